@@ -1,0 +1,116 @@
+# rankd -- hand-written Makefile (redis/hiredis style). `make help` lists the targets.
+#
+# Variables you may override: CC, CFLAGS_EXTRA, OPT, WERROR, SANITIZER, PREFIX, DESTDIR,
+# RANKD_LISTEN, RANKD_REDIS_URL (make run), TEST_REDIS_SERVER.
+
+CC ?= cc
+OPT ?= -O2
+WERROR ?= -Werror
+SANITIZER ?=
+PREFIX ?= /usr/local
+BUILD ?= build
+
+DEPS := libmicrohttpd hiredis libcjson
+TEST_DEPS := check libcurl
+PKG_CFLAGS = $(shell pkg-config --cflags $(DEPS) 2>/dev/null)
+PKG_LIBS = $(shell pkg-config --libs $(DEPS) 2>/dev/null)
+TEST_PKG_CFLAGS = $(shell pkg-config --cflags $(TEST_DEPS) 2>/dev/null)
+TEST_PKG_LIBS = $(shell pkg-config --libs $(TEST_DEPS) 2>/dev/null)
+
+WARN := -Wall -Wextra -Wpedantic $(WERROR) -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+        -Wwrite-strings -Wformat=2 -Wundef -Wcast-align -Wvla -Wimplicit-fallthrough
+ifneq ($(SANITIZER),)
+SANFLAGS := -fsanitize=$(SANITIZER) -fno-sanitize-recover=all
+endif
+CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(OPT) -g -fno-omit-frame-pointer -pthread -MMD -MP \
+          $(SANFLAGS) $(CFLAGS_EXTRA)
+LDFLAGS := -pthread $(SANFLAGS) -Wl,--as-needed,-z,relro,-z,now
+LIBS = $(PKG_LIBS) -lm
+
+SERVICE_SRC := $(filter-out service/main.c,$(wildcard service/*.c))
+SERVICE_OBJ := $(SERVICE_SRC:service/%.c=$(BUILD)/service/%.o)
+LUA := $(wildcard service/lua/*.lua)
+LUA_H := $(LUA:service/%.lua=$(BUILD)/gen/%.lua.h)
+UNIT_SRC := $(wildcard test/unit/*.c)
+UNIT_OBJ := $(UNIT_SRC:test/%.c=$(BUILD)/test/%.o)
+INTEG_SRC := $(wildcard test/integration/*.c) $(wildcard test/support/*.c)
+INTEG_OBJ := $(INTEG_SRC:test/%.c=$(BUILD)/test/%.o)
+
+.DEFAULT_GOAL := all
+.PHONY: all run test test-unit test-integration sanitize deps install clean format format-check \
+        lint help bench
+
+all: $(BUILD)/rankd
+
+$(BUILD)/gen/lua/%.lua.h: service/lua/%.lua
+	@mkdir -p $(dir $@)
+	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< > $@
+
+$(BUILD)/service/%.o: service/%.c | $(LUA_H)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) -I$(BUILD)/gen -c $< -o $@
+
+$(BUILD)/test/%.o: test/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_PKG_CFLAGS) -Iservice -Itest/support -c $< -o $@
+
+$(BUILD)/rankd: $(SERVICE_OBJ) $(BUILD)/service/main.o
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BUILD)/test-unit: $(UNIT_OBJ) $(SERVICE_OBJ)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) $(TEST_PKG_LIBS)
+
+$(BUILD)/test-integration: $(INTEG_OBJ) $(SERVICE_OBJ)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) $(TEST_PKG_LIBS)
+
+# Install missing Debian packages (as root), or print the one command that would.
+deps:
+	@scripts/deps.sh
+
+test: deps
+	$(MAKE) --no-print-directory test-unit test-integration
+	$(MAKE) --no-print-directory sanitize
+
+test-unit: $(BUILD)/test-unit
+	$(BUILD)/test-unit
+
+test-integration: $(BUILD)/test-integration $(BUILD)/rankd
+	scripts/with-redis.sh $(BUILD)/test-integration
+
+# ASan + UBSan build of everything in build/asan, then both suites.
+sanitize:
+	$(MAKE) --no-print-directory BUILD=build/asan OPT=-O1 SANITIZER=address,undefined \
+	    test-unit test-integration
+
+run: deps all
+	@scripts/run.sh
+
+bench: deps all
+	@bench/run.sh
+
+install: all
+	install -D -m 0755 $(BUILD)/rankd $(DESTDIR)$(PREFIX)/bin/rankd
+
+format:
+	clang-format -i service/*.c service/*.h test/*/*.c test/*/*.h
+
+format-check:
+	clang-format --dry-run --Werror service/*.c service/*.h test/*/*.c test/*/*.h
+
+lint: $(LUA_H)
+	clang-tidy --quiet service/*.c -- -std=c11 -D_GNU_SOURCE $(PKG_CFLAGS) -I$(BUILD)/gen
+	cppcheck --quiet --enable=warning,performance,portability --error-exitcode=1 \
+	    --suppress=missingIncludeSystem -I$(BUILD)/gen service
+
+clean:
+	rm -rf build
+
+help:
+	@echo "make            build build/rankd"
+	@echo "make run        install what is missing, build, start Redis, load the demo, serve on :8080"
+	@echo "make test       install what is missing, build, unit + integration tests, then under ASan/UBSan"
+	@echo "make sanitize   only the ASan/UBSan run"
+	@echo "make bench      benchmarks (bench/README.md)"
+	@echo "make lint | format | format-check | install | clean"
+
+-include $(SERVICE_OBJ:.o=.d) $(BUILD)/service/main.d $(UNIT_OBJ:.o=.d) $(INTEG_OBJ:.o=.d)

@@ -1,0 +1,770 @@
+/* board.c -- leaderboard model over Redis sorted sets; the contract is in board.h. */
+#include "board.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define KEY_MAX 192 /* prefix (64) + board (64) + punctuation and suffix */
+#define COMPACT_CHUNK 1000
+#define WRITE_RETRIES 8
+
+static _Atomic int64_t tie_cap = SCORE_TIE_CAP;
+
+void board_set_tie_cap(int64_t cap)
+{
+    atomic_store(&tie_cap, cap > 1 && cap <= SCORE_TIE_CAP ? cap : SCORE_TIE_CAP);
+}
+
+/* ---------------------------------------------------------------- keys and settings */
+
+struct board_keys {
+    char z[KEY_MAX], meta[KEY_MAX], items[KEY_MAX], registry[KEY_MAX];
+};
+
+static void make_keys(const struct board_model *m, const char *board, struct board_keys *k)
+{
+    snprintf(k->z, KEY_MAX, "%s:{%s}:z", m->prefix, board ? board : "");
+    snprintf(k->meta, KEY_MAX, "%s:{%s}:meta", m->prefix, board ? board : "");
+    snprintf(k->items, KEY_MAX, "%s:items", m->prefix);
+    snprintf(k->registry, KEY_MAX, "%s:boards", m->prefix);
+}
+
+void board_settings_default(struct board_settings *s)
+{
+    s->layout.order = SCORE_ORDER_DESC;
+    s->layout.tiebreak = SCORE_TIEBREAK_FIRST;
+    s->layout.decimals = 0;
+    s->page_size = BOARD_PAGE_SIZE_DEFAULT;
+    s->page_ttl_ms = BOARD_PAGE_TTL_MS_DEFAULT;
+}
+
+int board_name_valid(const char *name, size_t len)
+{
+    if (len == 0 || len > BOARD_NAME_LEN_MAX)
+        return 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = name[i];
+        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                 c == '.' || c == '_' || c == '-';
+        if (!ok)
+            return 0;
+    }
+    return 1;
+}
+
+static const char *order_name(enum score_order o)
+{
+    return o == SCORE_ORDER_ASC ? "asc" : "desc";
+}
+
+static const char *tiebreak_name(enum score_tiebreak t)
+{
+    return t == SCORE_TIEBREAK_LAST ? "last" : t == SCORE_TIEBREAK_ID ? "id" : "first";
+}
+
+/* Settings from a flat HGETALL array; unknown or damaged fields keep their defaults. */
+static void settings_from_reply(const redisReply *r, struct board_settings *s)
+{
+    board_settings_default(s);
+    for (size_t i = 0; r && r->type == REDIS_REPLY_ARRAY && i + 1 < r->elements; i += 2) {
+        const char *f = r->element[i]->str, *v = r->element[i + 1]->str;
+        if (!f || !v)
+            continue;
+        long n = strtol(v, NULL, 10);
+        if (strcmp(f, "order") == 0)
+            s->layout.order = strcmp(v, "asc") == 0 ? SCORE_ORDER_ASC : SCORE_ORDER_DESC;
+        else if (strcmp(f, "tiebreak") == 0)
+            s->layout.tiebreak = strcmp(v, "last") == 0 ? SCORE_TIEBREAK_LAST
+                                 : strcmp(v, "id") == 0 ? SCORE_TIEBREAK_ID
+                                                        : SCORE_TIEBREAK_FIRST;
+        else if (strcmp(f, "score_decimals") == 0 && n >= 0 && n <= SCORE_DECIMALS_MAX)
+            s->layout.decimals = (int)n;
+        else if (strcmp(f, "page_size") == 0 && n >= 1 && n <= BOARD_PAGE_SIZE_MAX)
+            s->page_size = (int)n;
+        else if (strcmp(f, "page_ttl_ms") == 0 && n >= 0 && n <= BOARD_PAGE_TTL_MS_MAX)
+            s->page_ttl_ms = (int)n;
+    }
+}
+
+int board_check_score(const struct board_settings *s, double score, int64_t *key)
+{
+    int64_t scaled;
+    int rc = score_codec_scale(&s->layout, score, &scaled);
+    if (rc < 0)
+        return rc;
+    *key = score_codec_key(&s->layout, scaled);
+    return 0;
+}
+
+/* Run one script on a borrowed connection. */
+static redisReply *run_script(struct board_model *m, enum store_script script, int nkeys,
+                              int nargs, const char **argv, const size_t *argvlen, int *err)
+{
+    struct store_conn *c = store_acquire(m->store, err);
+    if (!c)
+        return NULL;
+    redisReply *r = store_script(c, script, nkeys, nargs, argv, argvlen, err);
+    store_release(m->store, c);
+    return r;
+}
+
+static redisReply *run_command(struct board_model *m, int argc, const char **argv,
+                               const size_t *argvlen, int *err)
+{
+    struct store_conn *c = store_acquire(m->store, err);
+    if (!c)
+        return NULL;
+    redisReply *r = store_command(c, argc, argv, argvlen, err);
+    store_release(m->store, c);
+    return r;
+}
+
+int board_settings_get(struct board_model *m, const char *board, struct board_settings *out,
+                       int *exists)
+{
+    struct board_keys k;
+    make_keys(m, board, &k);
+    const char *argv[] = {"HGETALL", k.meta};
+    int err = 0;
+    redisReply *r = run_command(m, 2, argv, NULL, &err);
+    if (!r)
+        return err;
+    settings_from_reply(r, out);
+    *exists = r->type == REDIS_REPLY_ARRAY && r->elements > 0;
+    freeReplyObject(r);
+    return 0;
+}
+
+/* ---------------------------------------------------------------- writes */
+
+static double decode_stored(const struct score_layout *l, const char *s)
+{
+    double score = 0;
+    if (s && *s && score_codec_decode(l, strtod(s, NULL), &score) < 0)
+        score = 0;
+    return score;
+}
+
+/* Renumber a full tie group in chunks (compact.lua), so no single call grows with the group. */
+static int compact_group(struct board_model *m, const struct board_keys *k,
+                         const struct score_layout *l, const char *key_s)
+{
+    int64_t key = strtoll(key_s, NULL, 10);
+    int64_t cap = atomic_load(&tie_cap);
+    char lo[32], caps[32], start[32], chunk[16];
+    snprintf(lo, sizeof(lo), "%" PRId64, key * (INT64_C(1) << score_codec_tie_bits(l)));
+    snprintf(caps, sizeof(caps), "%" PRId64, cap);
+    snprintf(chunk, sizeof(chunk), "%d", COMPACT_CHUNK);
+    for (int64_t done = 0;;) {
+        snprintf(start, sizeof(start), "%" PRId64, done);
+        const char *argv[] = {k->z, lo, caps, tiebreak_name(l->tiebreak), start, chunk};
+        int err = 0;
+        redisReply *r = run_script(m, STORE_SCRIPT_COMPACT, 1, 5, argv, NULL, &err);
+        if (!r)
+            return err;
+        long long moved = r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
+        freeReplyObject(r);
+        done += moved;
+        if (moved < COMPACT_CHUNK)
+            return done >= cap ? -ENOSPC : 0;
+    }
+}
+
+/* The argv of one write.lua call: 4 keys, 11 header values, 4 values per entry. */
+struct write_args {
+    const char **argv;
+    size_t *len;
+    char (*num)[32]; /* each entry's key, formatted */
+    char hdr[7][32]; /* formatted header numbers */
+};
+
+#define WRITE_FIXED 15
+
+static int write_args_build(struct write_args *w, const struct board_keys *k, const char *board,
+                            const struct board_settings *s, const struct board_entry *e, size_t n,
+                            int want_rank)
+{
+    static const char *const ops[] = {"set", "best", "incr"};
+    size_t total = WRITE_FIXED + 4 * n;
+    w->argv = calloc(total, sizeof(*w->argv));
+    w->len = calloc(total, sizeof(*w->len));
+    w->num = calloc(n ? n : 1, sizeof(*w->num));
+    if (!w->argv || !w->len || !w->num)
+        return -ENOMEM;
+    const struct score_layout *l = &s->layout;
+    snprintf(w->hdr[0], 32, "%" PRId64, INT64_C(1) << score_codec_tie_bits(l));
+    snprintf(w->hdr[1], 32, "%" PRId64, atomic_load(&tie_cap));
+    snprintf(w->hdr[2], 32, "%" PRId64, score_codec_scaled_max(l));
+    snprintf(w->hdr[3], 32, "%d", l->decimals);
+    snprintf(w->hdr[4], 32, "%d", s->page_size);
+    snprintf(w->hdr[5], 32, "%d", s->page_ttl_ms);
+    snprintf(w->hdr[6], 32, "%zu", n);
+    const char *fixed[WRITE_FIXED] = {
+        k->z,      k->meta,   k->items,       k->registry,          w->hdr[0],
+        tiebreak_name(l->tiebreak), w->hdr[1], w->hdr[2], order_name(l->order), w->hdr[3],
+        w->hdr[4], w->hdr[5], board,          want_rank ? "1" : "0", w->hdr[6]};
+    for (size_t i = 0; i < WRITE_FIXED; i++) {
+        w->argv[i] = fixed[i];
+        w->len[i] = strlen(fixed[i]);
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t a = WRITE_FIXED + 4 * i;
+        snprintf(w->num[i], 32, "%" PRId64, e[i].key);
+        w->argv[a] = e[i].id;
+        w->len[a] = e[i].id_len;
+        w->argv[a + 1] = ops[e[i].op];
+        w->len[a + 1] = strlen(ops[e[i].op]);
+        w->argv[a + 2] = w->num[i];
+        w->len[a + 2] = strlen(w->num[i]);
+        w->argv[a + 3] = e[i].record ? e[i].record : "";
+        w->len[a + 3] = e[i].record ? e[i].record_len : 0;
+    }
+    return 0;
+}
+
+static void write_args_free(struct write_args *w)
+{
+    free(w->argv);
+    free(w->len);
+    free(w->num);
+}
+
+/* One write.lua call for e[0..n): *done entries handled; *full when entry *done met a full group. */
+static int write_once(struct board_model *m, const struct board_keys *k, const char *board,
+                      const struct board_settings *s, const struct board_entry *e, size_t n,
+                      int want_rank, struct board_outcome *out, size_t *done, int *full)
+{
+    struct write_args w = {0};
+    int rc = write_args_build(&w, k, board, s, e, n, want_rank);
+    redisReply *r = NULL;
+    if (rc == 0) {
+        int err = 0;
+        r = run_script(m, STORE_SCRIPT_WRITE, 4, (int)(WRITE_FIXED - 4 + 4 * n), w.argv, w.len,
+                       &err);
+        rc = r ? 0 : err;
+    }
+    write_args_free(&w);
+    if (rc)
+        return rc;
+    if (r->type != REDIS_REPLY_ARRAY || r->elements < 2) {
+        freeReplyObject(r);
+        return -EIO;
+    }
+    long long status = r->element[0]->integer;
+    size_t handled = (size_t)r->element[1]->integer;
+    if (status == 1 || handled > n || r->elements < 2 + 4 * handled) {
+        freeReplyObject(r);
+        return status == 1 ? -EAGAIN : -EIO;
+    }
+    for (size_t i = 0; i < handled; i++) {
+        redisReply **x = r->element + 2 + 4 * i;
+        out[i].rc = x[0]->integer == 0 ? 0 : -ERANGE;
+        out[i].score = decode_stored(&s->layout, x[1]->str);
+        out[i].rank = x[2]->integer + 1;
+        out[i].updated = (int)x[3]->integer;
+    }
+    *done = handled;
+    *full = status == 3;
+    freeReplyObject(r);
+    return 0;
+}
+
+/* The key a full group has: for incr it is only known after reading the current score. */
+static int group_key_of(struct board_model *m, const struct board_keys *k,
+                        const struct score_layout *l, const struct board_entry *e, char *out,
+                        size_t out_len)
+{
+    if (e->op != BOARD_OP_INCR) {
+        snprintf(out, out_len, "%" PRId64, e->key);
+        return 0;
+    }
+    const char *argv[] = {"ZSCORE", k->z, e->id};
+    size_t len[] = {6, strlen(k->z), e->id_len};
+    int err = 0;
+    redisReply *r = run_command(m, 3, argv, len, &err);
+    if (!r)
+        return err;
+    int64_t key = 0, tie = 0;
+    if (r->type == REDIS_REPLY_STRING)
+        score_codec_unpack(l, strtod(r->str, NULL), &key, &tie);
+    freeReplyObject(r);
+    snprintf(out, out_len, "%" PRId64, key + e->key);
+    return 0;
+}
+
+int board_write(struct board_model *m, const char *board, const struct board_settings *assumed,
+                const struct board_entry *entries, size_t n, int want_rank,
+                struct board_outcome *outcomes)
+{
+    struct board_keys k;
+    make_keys(m, board, &k);
+    size_t at = 0;
+    for (int attempt = 0; at < n && attempt < WRITE_RETRIES; attempt++) {
+        size_t done = 0;
+        int full = 0;
+        char full_key[32];
+        int rc = write_once(m, &k, board, assumed, entries + at, n - at, want_rank, outcomes + at,
+                            &done, &full);
+        if (rc)
+            return rc;
+        at += done;
+        if (!full)
+            continue;
+        rc = group_key_of(m, &k, &assumed->layout, &entries[at], full_key, sizeof(full_key));
+        if (rc == 0)
+            rc = compact_group(m, &k, &assumed->layout, full_key);
+        if (rc)
+            return rc;
+    }
+    return at == n ? 0 : -EAGAIN;
+}
+
+/* ---------------------------------------------------------------- reads */
+
+/* Fill items from a flat {member, stored, ...} range and a parallel records array. */
+static int fill_items(struct board_page *p, const redisReply *range, const redisReply *records,
+                      int64_t first_rank)
+{
+    size_t n = range->type == REDIS_REPLY_ARRAY ? range->elements / 2 : 0;
+    p->items = calloc(n ? n : 1, sizeof(*p->items));
+    if (!p->items)
+        return -ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        struct board_item *it = &p->items[i];
+        const redisReply *id = range->element[2 * i];
+        it->id = id->str;
+        it->id_len = id->len;
+        it->score = decode_stored(&p->settings.layout, range->element[2 * i + 1]->str);
+        it->rank = first_rank + (int64_t)i;
+        if (records && records->type == REDIS_REPLY_ARRAY && i < records->elements &&
+            records->element[i]->type == REDIS_REPLY_STRING) {
+            it->record = records->element[i]->str;
+            it->record_len = records->element[i]->len;
+        }
+    }
+    p->n = n;
+    return 0;
+}
+
+static int page_from_reply(redisReply *r, int64_t first_rank, int range_at,
+                           struct board_page **out)
+{
+    struct board_page *p = calloc(1, sizeof(*p));
+    if (!p) {
+        freeReplyObject(r);
+        return -ENOMEM;
+    }
+    settings_from_reply(r->element[0], &p->settings);
+    p->total = r->element[1]->integer;
+    p->size = (int)r->element[2]->integer;
+    p->reply = r;
+    int rc = fill_items(p, r->element[range_at], r->element[range_at + 1], first_rank);
+    if (rc) {
+        board_page_free(p);
+        return rc;
+    }
+    *out = p;
+    return 0;
+}
+
+int board_page_get(struct board_model *m, const char *board, int64_t page, int size,
+                   struct board_page **out)
+{
+    struct board_keys k;
+    make_keys(m, board, &k);
+    char page_s[32], size_s[16];
+    snprintf(page_s, sizeof(page_s), "%" PRId64, page);
+    snprintf(size_s, sizeof(size_s), "%d", size);
+    const char *argv[] = {k.meta, k.z, k.items, page_s, size_s};
+    int err = 0;
+    redisReply *r = run_script(m, STORE_SCRIPT_PAGE, 3, 2, argv, NULL, &err);
+    if (!r)
+        return err;
+    if (r->type != REDIS_REPLY_ARRAY) {
+        freeReplyObject(r);
+        return -ENOENT;
+    }
+    if (r->elements < 5) {
+        freeReplyObject(r);
+        return -EIO;
+    }
+    int64_t used = r->element[2]->integer;
+    return page_from_reply(r, (page - 1) * used + 1, 3, out);
+}
+
+int board_around_get(struct board_model *m, const char *board, const char *id, size_t id_len,
+                     int size, struct board_page **out)
+{
+    struct board_keys k;
+    make_keys(m, board, &k);
+    char size_s[16];
+    snprintf(size_s, sizeof(size_s), "%d", size);
+    const char *argv[] = {k.meta, k.z, k.items, id, size_s};
+    size_t len[] = {strlen(k.meta), strlen(k.z), strlen(k.items), id_len, strlen(size_s)};
+    int err = 0;
+    redisReply *r = run_script(m, STORE_SCRIPT_AROUND, 3, 2, argv, len, &err);
+    if (!r)
+        return err;
+    if (r->type != REDIS_REPLY_ARRAY) {
+        freeReplyObject(r);
+        return -ENOENT;
+    }
+    if (r->elements < 6) {
+        freeReplyObject(r);
+        return -EIO;
+    }
+    int64_t start = r->element[3]->integer;
+    if (start < 0) {
+        freeReplyObject(r);
+        return -ENODATA;
+    }
+    return page_from_reply(r, start + 1, 4, out);
+}
+
+void board_page_free(struct board_page *p)
+{
+    if (!p)
+        return;
+    freeReplyObject(p->reply);
+    free(p->items);
+    free(p);
+}
+
+int board_member_get(struct board_model *m, const char *board, const char *id, size_t id_len,
+                     struct board_member **out)
+{
+    struct board_keys k;
+    make_keys(m, board, &k);
+    const char *argv[] = {k.meta, k.z, k.items, id};
+    size_t len[] = {strlen(k.meta), strlen(k.z), strlen(k.items), id_len};
+    int err = 0;
+    redisReply *r = run_script(m, STORE_SCRIPT_MEMBER, 3, 1, argv, len, &err);
+    if (!r)
+        return err;
+    int rc = 0;
+    if (r->type != REDIS_REPLY_ARRAY)
+        rc = -ENOENT;
+    else if (r->elements < 5)
+        rc = -EIO;
+    else if (r->element[2]->type != REDIS_REPLY_STRING)
+        rc = -ENODATA;
+    struct board_member *mb = rc ? NULL : calloc(1, sizeof(*mb));
+    if (!rc && !mb)
+        rc = -ENOMEM;
+    if (rc) {
+        freeReplyObject(r);
+        return rc;
+    }
+    settings_from_reply(r->element[0], &mb->settings);
+    mb->total = r->element[1]->integer;
+    mb->score = decode_stored(&mb->settings.layout, r->element[2]->str);
+    mb->rank = r->element[3]->integer + 1;
+    if (r->element[4]->type == REDIS_REPLY_STRING) {
+        mb->record = r->element[4]->str;
+        mb->record_len = r->element[4]->len;
+    }
+    mb->reply = r;
+    *out = mb;
+    return 0;
+}
+
+void board_member_free(struct board_member *mb)
+{
+    if (!mb)
+        return;
+    freeReplyObject(mb->reply);
+    free(mb);
+}
+
+int board_info_get(struct board_model *m, const char *board, struct board_info *out)
+{
+    struct board_keys k;
+    make_keys(m, board, &k);
+    const char *a1[] = {"HGETALL", k.meta};
+    const char *a2[] = {"ZCARD", k.z};
+    const char *const *argv[] = {a1, a2};
+    const int argc[] = {2, 2};
+    const size_t l1[] = {7, strlen(k.meta)}, l2[] = {5, strlen(k.z)};
+    const size_t *const lens[] = {l1, l2};
+    redisReply *rs[2];
+    int err = 0;
+    struct store_conn *c = store_acquire(m->store, &err);
+    if (!c)
+        return err;
+    int rc = store_pipeline(c, 2, argc, argv, lens, rs);
+    store_release(m->store, c);
+    if (rc)
+        return rc;
+    if (rs[0]->type != REDIS_REPLY_ARRAY || rs[1]->type != REDIS_REPLY_INTEGER)
+        rc = -EIO;
+    else if (rs[0]->elements == 0)
+        rc = -ENOENT;
+    else {
+        settings_from_reply(rs[0], &out->settings);
+        out->total = rs[1]->integer;
+    }
+    freeReplyObject(rs[0]);
+    freeReplyObject(rs[1]);
+    return rc;
+}
+
+int board_put(struct board_model *m, const char *board, const struct board_settings_patch *patch,
+              int *created, const char **field, struct board_info *out)
+{
+    struct board_keys k;
+    make_keys(m, board, &k);
+    struct board_settings d;
+    board_settings_default(&d);
+    const struct board_settings *v = &patch->value;
+    char dec[12], ps[12], pt[16], ddec[12], dps[12], dpt[16];
+    snprintf(dec, sizeof(dec), "%d", v->layout.decimals);
+    snprintf(ps, sizeof(ps), "%d", v->page_size);
+    snprintf(pt, sizeof(pt), "%d", v->page_ttl_ms);
+    snprintf(ddec, sizeof(ddec), "%d", d.layout.decimals);
+    snprintf(dps, sizeof(dps), "%d", d.page_size);
+    snprintf(dpt, sizeof(dpt), "%d", d.page_ttl_ms);
+    const char *argv[] = {k.meta,
+                          k.z,
+                          k.registry,
+                          board,
+                          patch->has_order ? order_name(v->layout.order) : "",
+                          patch->has_tiebreak ? tiebreak_name(v->layout.tiebreak) : "",
+                          patch->has_decimals ? dec : "",
+                          patch->has_page_size ? ps : "",
+                          patch->has_page_ttl ? pt : "",
+                          order_name(d.layout.order),
+                          tiebreak_name(d.layout.tiebreak),
+                          ddec,
+                          dps,
+                          dpt};
+    int err = 0;
+    redisReply *r = run_script(m, STORE_SCRIPT_PUT_BOARD, 3, 11, argv, NULL, &err);
+    if (!r)
+        return err;
+    int rc = 0;
+    if (r->type != REDIS_REPLY_ARRAY || r->elements < 2)
+        rc = -EIO;
+    else if (r->element[0]->integer < 0) {
+        static const char *const names[] = {"order", "tiebreak", "score_decimals"};
+        *field = names[0];
+        for (size_t i = 0; i < 3; i++)
+            if (r->element[1]->str && strcmp(r->element[1]->str, names[i]) == 0)
+                *field = names[i];
+        rc = -EEXIST;
+    } else if (r->elements < 3)
+        rc = -EIO;
+    else {
+        *created = (int)r->element[0]->integer;
+        settings_from_reply(r->element[1], &out->settings);
+        out->total = r->element[2]->integer;
+    }
+    freeReplyObject(r);
+    return rc;
+}
+
+/* MULTI ... EXEC of up to 4 commands; returns the EXEC reply array (free it) or NULL. */
+static redisReply *transaction(struct board_model *m, int n, const int *argc,
+                               const char *const *const *argv, const size_t *const *lens, int *err)
+{
+    const char *multi[] = {"MULTI"}, *exec[] = {"EXEC"};
+    const size_t ml[] = {5}, el[] = {4};
+    const char *const *av[6];
+    const size_t *ls[6];
+    int ac[6];
+    av[0] = multi;
+    ls[0] = ml;
+    ac[0] = 1;
+    for (int i = 0; i < n; i++) {
+        av[1 + i] = argv[i];
+        ls[1 + i] = lens[i];
+        ac[1 + i] = argc[i];
+    }
+    av[n + 1] = exec;
+    ls[n + 1] = el;
+    ac[n + 1] = 1;
+    redisReply *rs[6];
+    struct store_conn *c = store_acquire(m->store, err);
+    if (!c)
+        return NULL;
+    int rc = store_pipeline(c, n + 2, ac, av, ls, rs);
+    store_release(m->store, c);
+    if (rc) {
+        *err = rc;
+        return NULL;
+    }
+    for (int i = 0; i < n + 1; i++)
+        freeReplyObject(rs[i]);
+    if (rs[n + 1]->type != REDIS_REPLY_ARRAY || rs[n + 1]->elements != (size_t)n) {
+        freeReplyObject(rs[n + 1]);
+        *err = -EIO;
+        return NULL;
+    }
+    return rs[n + 1];
+}
+
+int board_delete(struct board_model *m, const char *board)
+{
+    struct board_keys k;
+    make_keys(m, board, &k);
+    /* UNLINK: the sorted set is freed off Redis' main thread (never DEL: redis-discipline.md). */
+    const char *a1[] = {"UNLINK", k.meta, k.z};
+    const char *a2[] = {"SREM", k.registry, board};
+    const size_t l1[] = {6, strlen(k.meta), strlen(k.z)};
+    const size_t l2[] = {4, strlen(k.registry), strlen(board)};
+    const char *const *argv[] = {a1, a2};
+    const size_t *const lens[] = {l1, l2};
+    const int argc[] = {3, 3};
+    int err = 0;
+    redisReply *r = transaction(m, 2, argc, argv, lens, &err);
+    if (!r)
+        return err;
+    int rc = r->element[0]->type == REDIS_REPLY_INTEGER && r->element[0]->integer > 0 ? 0 : -ENOENT;
+    freeReplyObject(r);
+    return rc;
+}
+
+int board_member_delete(struct board_model *m, const char *board, const char *id, size_t id_len)
+{
+    struct board_keys k;
+    make_keys(m, board, &k);
+    const char *a1[] = {"EXISTS", k.meta};
+    const char *a2[] = {"ZREM", k.z, id};
+    const size_t l1[] = {6, strlen(k.meta)};
+    const size_t l2[] = {4, strlen(k.z), id_len};
+    const char *const *argv[] = {a1, a2};
+    const size_t *const lens[] = {l1, l2};
+    const int argc[] = {2, 3};
+    int err = 0;
+    redisReply *r = transaction(m, 2, argc, argv, lens, &err);
+    if (!r)
+        return err;
+    int rc = r->element[0]->integer == 0   ? -ENOENT
+             : r->element[1]->integer == 0 ? -ENODATA
+                                           : 0;
+    freeReplyObject(r);
+    return rc;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void board_list_free(struct board_list *l)
+{
+    if (!l)
+        return;
+    for (size_t i = 0; i < l->n; i++)
+        free(l->names[i]);
+    free(l->names);
+    free(l->totals);
+    free(l);
+}
+
+/* ZCARD of every board on one connection, pipelined. */
+static int list_totals(struct board_model *m, struct board_list *l)
+{
+    int err = 0;
+    struct store_conn *c = store_acquire(m->store, &err);
+    if (!c)
+        return err;
+    int rc = 0;
+    for (size_t i = 0; i < l->n && rc == 0; i++) {
+        struct board_keys k;
+        make_keys(m, l->names[i], &k);
+        const char *argv[] = {"ZCARD", k.z};
+        redisReply *r = store_command(c, 2, argv, NULL, &err);
+        if (!r)
+            rc = err;
+        else
+            l->totals[i] = r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
+        freeReplyObject(r);
+    }
+    store_release(m->store, c);
+    return rc;
+}
+
+int board_list_get(struct board_model *m, struct board_list **out)
+{
+    struct board_keys k;
+    make_keys(m, NULL, &k);
+    const char *argv[] = {"SMEMBERS", k.registry};
+    int err = 0;
+    redisReply *r = run_command(m, 2, argv, NULL, &err);
+    if (!r)
+        return err;
+    struct board_list *l = calloc(1, sizeof(*l));
+    size_t n = r->type == REDIS_REPLY_ARRAY ? r->elements : 0;
+    if (l) {
+        l->names = calloc(n ? n : 1, sizeof(*l->names));
+        l->totals = calloc(n ? n : 1, sizeof(*l->totals));
+    }
+    int rc = (!l || !l->names || !l->totals) ? -ENOMEM : 0;
+    for (size_t i = 0; i < n && rc == 0; i++, l->n++)
+        if (!(l->names[i] = strdup(r->element[i]->str)))
+            rc = -ENOMEM;
+    freeReplyObject(r);
+    if (rc == 0) {
+        qsort(l->names, l->n, sizeof(*l->names), cmp_names);
+        rc = list_totals(m, l);
+    }
+    if (rc) {
+        board_list_free(l);
+        return rc;
+    }
+    *out = l;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- records */
+
+int board_record_get(struct board_model *m, const char *id, size_t id_len, char **json)
+{
+    struct board_keys k;
+    make_keys(m, NULL, &k);
+    const char *argv[] = {"HGET", k.items, id};
+    size_t len[] = {4, strlen(k.items), id_len};
+    int err = 0;
+    redisReply *r = run_command(m, 3, argv, len, &err);
+    if (!r)
+        return err;
+    int rc = r->type == REDIS_REPLY_STRING ? 0 : -ENODATA;
+    if (rc == 0 && !(*json = strndup(r->str, r->len)))
+        rc = -ENOMEM;
+    freeReplyObject(r);
+    return rc;
+}
+
+int board_record_put(struct board_model *m, const char *id, size_t id_len, const char *json,
+                     size_t json_len)
+{
+    struct board_keys k;
+    make_keys(m, NULL, &k);
+    const char *argv[] = {"HSET", k.items, id, json};
+    size_t len[] = {4, strlen(k.items), id_len, json_len};
+    int err = 0;
+    redisReply *r = run_command(m, 4, argv, len, &err);
+    if (!r)
+        return err;
+    freeReplyObject(r);
+    return 0;
+}
+
+int board_record_delete(struct board_model *m, const char *id, size_t id_len)
+{
+    struct board_keys k;
+    make_keys(m, NULL, &k);
+    const char *argv[] = {"HDEL", k.items, id};
+    size_t len[] = {4, strlen(k.items), id_len};
+    int err = 0;
+    redisReply *r = run_command(m, 3, argv, len, &err);
+    if (!r)
+        return err;
+    int rc = r->type == REDIS_REPLY_INTEGER && r->integer > 0 ? 0 : -ENODATA;
+    freeReplyObject(r);
+    return rc;
+}

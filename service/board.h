@@ -1,0 +1,205 @@
+/*
+ * board.h -- the leaderboard model over Redis sorted sets: boards, members, scores, ranks, pages.
+ *
+ * No HTTP and no JSON parsing here: callers hand in validated names and ids; this module turns
+ * them into Redis keys, runs the short scripts of service/lua/ through store.h and hands back C
+ * values. Key schema (schema/redis-keys.md), with P the key prefix:
+ *   P:{board}:z     sorted set, member = id, score = stored value (score_codec.h), ascending = rank
+ *   P:{board}:meta  hash of the board's settings
+ *   P:items         hash id -> record JSON (records are shared by boards)
+ *   P:boards        set of board names (the registry; never a keyspace scan)
+ * The board name sits in a hash tag so all of a board's keys share one cluster slot. Ids are
+ * whole members (binary-safe, sent with lengths), never parts of a key, so no id can collide with
+ * another id or another board.
+ *
+ * Ranks are 1-based ordinal positions in every struct below. Every Redis cost is O(log N + page);
+ * board deletion uses UNLINK. Errors are negative errno: -ENOENT board absent, -ENODATA member or
+ * record absent, -EAGAIN the board's settings changed under a write (retry), -EEXIST a layout
+ * setting change on a non-empty board, -ERANGE/-EDOM/-EINVAL score validation, and the store.h
+ * codes for Redis faults. Out-params are written only on success. Thread-safe.
+ */
+#ifndef RANKD_BOARD_H
+#define RANKD_BOARD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "score_codec.h"
+#include "store.h"
+
+#define BOARD_NAME_LEN_MAX 64       /**< bytes, [A-Za-z0-9._-] */
+#define BOARD_ID_LEN_MAX 128        /**< bytes of UTF-8 */
+#define BOARD_PAGE_SIZE_MAX 100     /**< entries per page */
+#define BOARD_PAGE_SIZE_DEFAULT 20  /**< entries per page */
+#define BOARD_PAGE_TTL_MS_DEFAULT 1000
+#define BOARD_PAGE_TTL_MS_MAX 3600000 /**< one hour */
+#define BOARD_RECORD_BYTES_MAX 1024 /**< serialized record JSON */
+#define BOARD_BATCH_MAX 1000        /**< entries per write script call */
+
+/** Settings of one board (the meta hash). */
+struct board_settings {
+    struct score_layout layout; /**< order, tiebreak, decimals */
+    int page_size;              /**< default entries per page, 1..BOARD_PAGE_SIZE_MAX */
+    int page_ttl_ms;            /**< page cache soft TTL, 0 = no caching */
+};
+
+/** Partial settings from a PUT: a field is applied only when its has_ flag is set. */
+struct board_settings_patch {
+    struct board_settings value;
+    int has_order, has_tiebreak, has_decimals, has_page_size, has_page_ttl;
+};
+
+/** Shared state of the model: the store and the key prefix (borrowed; outlive the model). */
+struct board_model {
+    struct store *store;
+    const char *prefix; /**< key prefix, [A-Za-z0-9._:-]{1,64} */
+};
+
+enum board_op { BOARD_OP_SET = 0, BOARD_OP_BEST, BOARD_OP_INCR };
+
+/** One write, validated by board_check_score. Strings are borrowed for the call. */
+struct board_entry {
+    const char *id;     /**< member id, id_len bytes */
+    size_t id_len;
+    enum board_op op;
+    int64_t key;        /**< order key (or key delta for incr) from board_check_score */
+    const char *record; /**< record JSON, or NULL */
+    size_t record_len;
+};
+
+/** What happened to one entry. */
+struct board_outcome {
+    int rc;        /**< 0 applied (or unchanged), -ERANGE: the result left the board's range */
+    double score;  /**< the stored score after the write, board units (0 when none) */
+    int64_t rank;  /**< 1-based rank after the write, when ranks were asked for */
+    int updated;   /**< 1 when the stored score changed */
+};
+
+/** One ranked entry of a page; strings borrowed from the page. */
+struct board_item {
+    const char *id;
+    size_t id_len;
+    double score;       /**< board units */
+    int64_t rank;       /**< 1-based */
+    const char *record; /**< record JSON or NULL */
+    size_t record_len;
+};
+
+/** A page, or the entries around a member. Free with board_page_free. */
+struct board_page {
+    struct board_settings settings;
+    int64_t total;            /**< members on the board */
+    int size;                 /**< page size used */
+    size_t n;                 /**< entries in items */
+    struct board_item *items; /**< n entries, rank order */
+    void *reply;              /**< private: the Redis reply the strings point into */
+};
+
+/** One member: score, rank, the page holding it at `size`, record. Free with board_member_free. */
+struct board_member {
+    struct board_settings settings;
+    int64_t total;
+    double score;
+    int64_t rank;
+    const char *record; /**< record JSON or NULL, borrowed from reply */
+    size_t record_len;
+    void *reply;
+};
+
+/** A board's settings and member count. */
+struct board_info {
+    struct board_settings settings;
+    int64_t total;
+};
+
+/** A list of boards and totals. Free with board_list_free. */
+struct board_list {
+    size_t n;
+    char **names;    /**< n NUL-terminated names, sorted */
+    int64_t *totals; /**< n member counts */
+};
+
+/** Default settings of a new board: desc, first, 0 decimals, 20 per page, 1000 ms TTL. */
+void board_settings_default(struct board_settings *s);
+
+/** 1 when `name` is a valid board name ([A-Za-z0-9._-], 1..64 bytes), else 0. */
+int board_name_valid(const char *name, size_t len);
+
+/**
+ * Validate a score for a board and turn it into the key the write script takes.
+ * Returns 0, -EINVAL (not finite), -EDOM (too many decimals), -ERANGE (outside the range).
+ */
+int board_check_score(const struct board_settings *s, double score, int64_t *key);
+
+/**
+ * Read a board's settings. Returns 0 with *exists = 1, or 0 with *exists = 0 and the defaults in
+ * *out when the board does not exist, or a store error. One HGETALL.
+ */
+int board_settings_get(struct board_model *m, const char *board, struct board_settings *out,
+                       int *exists);
+
+/**
+ * Apply n (<= BOARD_BATCH_MAX) entries in order. `assumed` are the settings the keys were made
+ * with; when the board's settings differ, nothing is written and -EAGAIN is returned (re-read,
+ * re-validate, retry). A board that does not exist is created with `assumed`. outcomes[0..n-1]
+ * are filled on success; with want_rank they carry ranks. Store errors may leave a prefix of the
+ * entries applied. Full tie groups are compacted here, in chunks (compact.lua).
+ */
+int board_write(struct board_model *m, const char *board, const struct board_settings *assumed,
+                const struct board_entry *entries, size_t n, int want_rank,
+                struct board_outcome *outcomes);
+
+/** Page `page` (1-based) of `size` entries (0: the board's page_size). -ENOENT: no board. */
+int board_page_get(struct board_model *m, const char *board, int64_t page, int size,
+                   struct board_page **out);
+
+/**
+ * `size` entries (0: the board's page_size) centred on member `id`, clamped to the board.
+ * -ENOENT: no board; -ENODATA: no such member.
+ */
+int board_around_get(struct board_model *m, const char *board, const char *id, size_t id_len,
+                     int size, struct board_page **out);
+
+void board_page_free(struct board_page *p);
+
+/** One member. -ENOENT: no board; -ENODATA: no such member. */
+int board_member_get(struct board_model *m, const char *board, const char *id, size_t id_len,
+                     struct board_member **out);
+
+void board_member_free(struct board_member *mb);
+
+/** Settings and total. -ENOENT: no board. */
+int board_info_get(struct board_model *m, const char *board, struct board_info *out);
+
+/**
+ * Create or update a board. *created is 1 for a new board. -EEXIST with *field naming the
+ * setting when order, tiebreak or score_decimals would change on a non-empty board.
+ */
+int board_put(struct board_model *m, const char *board, const struct board_settings_patch *patch,
+              int *created, const char **field, struct board_info *out);
+
+/** Delete a board: UNLINK of its keys and removal from the registry. -ENOENT: no board. */
+int board_delete(struct board_model *m, const char *board);
+
+/** Remove one member from a board. -ENOENT: no board; -ENODATA: no such member. */
+int board_member_delete(struct board_model *m, const char *board, const char *id, size_t id_len);
+
+/** Every board with its total (registry SMEMBERS, then ZCARD of each, pipelined). */
+int board_list_get(struct board_model *m, struct board_list **out);
+
+void board_list_free(struct board_list *l);
+
+/** A record's JSON. Returns 0 and a new NUL-terminated string in *json (free()), or -ENODATA. */
+int board_record_get(struct board_model *m, const char *id, size_t id_len, char **json);
+
+/** Store a record (JSON object, already validated). */
+int board_record_put(struct board_model *m, const char *id, size_t id_len, const char *json,
+                     size_t json_len);
+
+/** Remove a record. -ENODATA when there was none. */
+int board_record_delete(struct board_model *m, const char *id, size_t id_len);
+
+/** Test hook: the tie capacity the write script uses (default SCORE_TIE_CAP; tests lower it). */
+void board_set_tie_cap(int64_t cap);
+
+#endif

@@ -1,0 +1,300 @@
+/* config.c -- flags and RANKD_* variables; see config.h. */
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "board.h"
+
+enum opt_kind { OPT_STR, OPT_INT };
+
+struct option_def {
+    const char *flag;   /**< long flag without dashes */
+    const char *env;    /**< environment variable */
+    const char *deflt;  /**< default as text */
+    const char *help;
+};
+
+enum {
+    O_LISTEN, O_REDIS, O_TOKEN, O_PREFIX, O_THREADS, O_DEFAULT_BOARD, O_MAX_CONN,
+    O_REDIS_TIMEOUT, O_CONNECT_TIMEOUT, O_LOG_LEVEL, O_COUNT
+};
+
+static const struct option_def defs[O_COUNT] = {
+    [O_LISTEN] = {"listen", "RANKD_LISTEN", "127.0.0.1:8080", "HTTP address, host:port ([::1]:port for IPv6; port 0 = any)"},
+    [O_REDIS] = {"redis", "RANKD_REDIS_URL", "redis://127.0.0.1:6379/0", "Redis URL: redis://[[user]:password@]host[:port][/db] or unix:///path[?db=N]"},
+    [O_TOKEN] = {"write-token", "RANKD_WRITE_TOKEN", "", "bearer token for writes; empty = every write is refused (403)"},
+    [O_PREFIX] = {"key-prefix", "RANKD_KEY_PREFIX", "rankd", "prefix of every Redis key, [A-Za-z0-9._:-]{1,64}"},
+    [O_THREADS] = {"threads", "RANKD_THREADS", "8", "Redis connections: requests that talk to Redis at once (1..256)"},
+    [O_DEFAULT_BOARD] = {"default-board", "RANKD_DEFAULT_BOARD", "default", "board read by GET /rank without board="},
+    [O_MAX_CONN] = {"max-connections", "RANKD_MAX_CONNECTIONS", "512", "HTTP connections served at once, one thread each (1..10000)"},
+    [O_REDIS_TIMEOUT] = {"redis-timeout-ms", "RANKD_REDIS_TIMEOUT_MS", "1000", "Redis command timeout and pool wait, ms (10..60000)"},
+    [O_CONNECT_TIMEOUT] = {"redis-connect-timeout-ms", "RANKD_REDIS_CONNECT_TIMEOUT_MS", "200", "Redis dial timeout, ms (10..60000)"},
+    [O_LOG_LEVEL] = {"log-level", "RANKD_LOG_LEVEL", "info", "debug, info, warn or error"},
+};
+
+void config_defaults(struct config *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    char err[256];
+    char name[] = "rankd";
+    char *argv[] = {name, NULL};
+    /* Defaults go through the same parser as user input, so they are validated the same way. */
+    config_parse(cfg, 1, argv, err, sizeof(err));
+}
+
+void config_usage(const char *argv0)
+{
+    printf("usage: %s [options]\n\nrankd -- leaderboards and paged ranks over Redis sorted sets.\n\n"
+           "Each option can also be set by its environment variable; a flag wins.\n\n",
+           argv0);
+    for (int i = 0; i < O_COUNT; i++)
+        printf("  --%s=VALUE\n      %s\n      env %s, default \"%s\"\n", defs[i].flag,
+               defs[i].help, defs[i].env, defs[i].deflt);
+    printf("  --help      this text\n  --version   print the version\n");
+}
+
+static int parse_int(const char *s, int lo, int hi, int *out)
+{
+    if (!s || !*s)
+        return -EINVAL;
+    char *end = NULL;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || v < lo || v > hi)
+        return -EINVAL;
+    *out = (int)v;
+    return 0;
+}
+
+static int copy_str(char *dst, size_t cap, const char *src)
+{
+    size_t n = strlen(src);
+    if (n >= cap)
+        return -EINVAL;
+    memcpy(dst, src, n + 1);
+    return 0;
+}
+
+int config_parse_listen(const char *text, char *host, size_t hostlen, int *port)
+{
+    const char *colon = strrchr(text, ':');
+    if (!colon)
+        return -EINVAL;
+    size_t hl = (size_t)(colon - text);
+    const char *h = text;
+    if (hl >= 2 && text[0] == '[' && text[hl - 1] == ']') {
+        h = text + 1;
+        hl -= 2;
+    } else if (memchr(text, ':', hl)) {
+        return -EINVAL; /* an IPv6 address needs brackets */
+    }
+    if (hl >= hostlen)
+        return -EINVAL;
+    memcpy(host, h, hl);
+    host[hl] = '\0';
+    if (hl == 0)
+        copy_str(host, hostlen, "0.0.0.0");
+    return parse_int(colon + 1, 0, 65535, port);
+}
+
+/* Percent-decode userinfo in place (passwords may hold reserved characters). */
+static int url_unescape(char *s)
+{
+    char *w = s;
+    for (const char *r = s; *r; r++) {
+        if (*r != '%') {
+            *w++ = *r;
+            continue;
+        }
+        char hex[3] = {r[1], r[1] ? r[2] : 0, 0};
+        char *end = NULL;
+        long v = strtol(hex, &end, 16);
+        if (!hex[0] || !hex[1] || *end || v == 0)
+            return -EINVAL;
+        *w++ = (char)v;
+        r += 2;
+    }
+    *w = '\0';
+    return 0;
+}
+
+static int parse_unix_url(const char *rest, struct redis_url *out)
+{
+    const char *q = strchr(rest, '?');
+    size_t plen = q ? (size_t)(q - rest) : strlen(rest);
+    if (plen == 0 || plen >= sizeof(out->unix_path) || rest[0] != '/')
+        return -EINVAL;
+    memcpy(out->unix_path, rest, plen);
+    out->unix_path[plen] = '\0';
+    if (q) {
+        if (strncmp(q, "?db=", 4) != 0)
+            return -EINVAL;
+        return parse_int(q + 4, 0, 1000000, &out->db);
+    }
+    return 0;
+}
+
+int config_parse_redis_url(const char *text, struct redis_url *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->port = 6379;
+    if (strncmp(text, "unix://", 7) == 0)
+        return parse_unix_url(text + 7, out);
+    if (strncmp(text, "redis://", 8) != 0)
+        return -EINVAL;
+    char buf[CONFIG_STR_MAX];
+    if (copy_str(buf, sizeof(buf), text + 8))
+        return -EINVAL;
+    char *hostpart = buf;
+    char *at = strrchr(buf, '@');
+    if (at) {
+        *at = '\0';
+        hostpart = at + 1;
+        char *colon = strchr(buf, ':');
+        const char *user = buf, *pass = colon ? colon + 1 : buf;
+        if (colon)
+            *colon = '\0';
+        else
+            user = "";
+        if (copy_str(out->username, sizeof(out->username), user) ||
+            copy_str(out->password, sizeof(out->password), pass) || url_unescape(out->username) ||
+            url_unescape(out->password))
+            return -EINVAL;
+    }
+    char *slash = strchr(hostpart, '/');
+    if (slash) {
+        *slash = '\0';
+        if (slash[1] && parse_int(slash + 1, 0, 1000000, &out->db))
+            return -EINVAL;
+    }
+    char *colon = strrchr(hostpart, ':');
+    if (hostpart[0] == '[') {
+        char *close = strchr(hostpart, ']');
+        if (!close)
+            return -EINVAL;
+        *close = '\0';
+        colon = close[1] == ':' ? close + 1 : NULL;
+        if (!colon && close[1])
+            return -EINVAL;
+        hostpart++;
+    } else if (colon) {
+        *colon = '\0';
+    }
+    if (colon && parse_int(colon + 1, 1, 65535, &out->port))
+        return -EINVAL;
+    if (!hostpart[0] || copy_str(out->host, sizeof(out->host), hostpart))
+        return -EINVAL;
+    return 0;
+}
+
+static int prefix_valid(const char *p)
+{
+    size_t n = strlen(p);
+    if (n == 0 || n > 64)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = p[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == '-' || c == ':'))
+            return 0;
+    }
+    return 1;
+}
+
+static int parse_level(const char *s, int *out)
+{
+    static const char *const names[] = {"debug", "info", "warn", "error"};
+    for (int i = 0; i < 4; i++)
+        if (strcmp(s, names[i]) == 0) {
+            *out = i;
+            return 0;
+        }
+    return -EINVAL;
+}
+
+/* Apply one option's text to cfg. Returns 0 or -EINVAL with the allowed values in *allowed. */
+static int apply(struct config *cfg, int opt, const char *v, const char **allowed)
+{
+    *allowed = defs[opt].help;
+    switch (opt) {
+    case O_LISTEN:
+        return config_parse_listen(v, cfg->listen_host, sizeof(cfg->listen_host),
+                                   &cfg->listen_port);
+    case O_REDIS:
+        if (copy_str(cfg->redis_url_text, sizeof(cfg->redis_url_text), v))
+            return -EINVAL;
+        return config_parse_redis_url(v, &cfg->redis);
+    case O_TOKEN:
+        return copy_str(cfg->write_token, sizeof(cfg->write_token), v);
+    case O_PREFIX:
+        return prefix_valid(v) ? copy_str(cfg->key_prefix, sizeof(cfg->key_prefix), v) : -EINVAL;
+    case O_THREADS:
+        return parse_int(v, 1, 256, &cfg->threads);
+    case O_DEFAULT_BOARD:
+        return board_name_valid(v, strlen(v))
+                   ? copy_str(cfg->default_board, sizeof(cfg->default_board), v)
+                   : -EINVAL;
+    case O_MAX_CONN:
+        return parse_int(v, 1, 10000, &cfg->max_connections);
+    case O_REDIS_TIMEOUT:
+        return parse_int(v, 10, 60000, &cfg->redis_timeout_ms);
+    case O_CONNECT_TIMEOUT:
+        return parse_int(v, 10, 60000, &cfg->connect_timeout_ms);
+    case O_LOG_LEVEL:
+        return parse_level(v, &cfg->log_level);
+    default:
+        return -EINVAL;
+    }
+}
+
+int config_parse(struct config *cfg, int argc, char **argv, char *err, size_t errlen)
+{
+    const char *value[O_COUNT] = {0};
+    int from_flag[O_COUNT] = {0};
+    struct option longopts[O_COUNT + 3];
+    for (int i = 0; i < O_COUNT; i++)
+        longopts[i] = (struct option){defs[i].flag, required_argument, NULL, i};
+    longopts[O_COUNT] = (struct option){"help", no_argument, NULL, 'h'};
+    longopts[O_COUNT + 1] = (struct option){"version", no_argument, NULL, 'V'};
+    longopts[O_COUNT + 2] = (struct option){NULL, 0, NULL, 0};
+    optind = 1;
+    opterr = 0;
+    int c;
+    while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+        if (c == 'h') {
+            config_usage(argv[0]);
+            return 1;
+        }
+        if (c == 'V') {
+            printf("rankd 1.0.0\n");
+            return 1;
+        }
+        if (c < 0 || c >= O_COUNT) {
+            snprintf(err, errlen, "unknown or incomplete option '%s' (see --help)",
+                     argv[optind - 1]);
+            return -EINVAL;
+        }
+        value[c] = optarg;
+        from_flag[c] = 1;
+    }
+    if (optind < argc) {
+        snprintf(err, errlen, "unexpected argument '%s' (see --help)", argv[optind]);
+        return -EINVAL;
+    }
+    for (int i = 0; i < O_COUNT; i++) {
+        const char *v = value[i] ? value[i] : getenv(defs[i].env);
+        if (!v)
+            v = defs[i].deflt;
+        const char *allowed = NULL;
+        if (apply(cfg, i, v, &allowed)) {
+            snprintf(err, errlen, "invalid %s%s '%s': %s", from_flag[i] ? "--" : "",
+                     from_flag[i] ? defs[i].flag : defs[i].env, v, allowed);
+            return -EINVAL;
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,59 @@
+/*
+ * config.h -- rankd's configuration from command-line flags and RANKD_* environment variables.
+ *
+ * Precedence: flag, then environment variable, then default. Every option has both forms; the
+ * table in config.c is the single source of names, defaults and help text (`rankd --help`).
+ * Validation happens here, once, at start-up: a bad value is one clear line and exit code 2.
+ */
+#ifndef RANKD_CONFIG_H
+#define RANKD_CONFIG_H
+
+#include <stddef.h>
+
+#define CONFIG_STR_MAX 512
+
+/** A parsed redis:// or unix:// URL. */
+struct redis_url {
+    char host[256];      /**< TCP host ("" for unix) */
+    int port;            /**< TCP port */
+    char unix_path[256]; /**< unix socket path ("" for TCP) */
+    char username[128];  /**< ACL user ("" when none) */
+    char password[256];  /**< AUTH password ("" when none) */
+    int db;              /**< database index */
+};
+
+struct config {
+    char listen_host[128];      /**< address to bind, e.g. 127.0.0.1 or ::1 */
+    int listen_port;            /**< TCP port, 0 = any free port */
+    char redis_url_text[CONFIG_STR_MAX];
+    struct redis_url redis;
+    char write_token[CONFIG_STR_MAX]; /**< "" = writes refused */
+    char key_prefix[65];
+    char default_board[65];
+    int threads;            /**< Redis connections (requests talking to Redis at once) */
+    int max_connections;    /**< HTTP connections (one thread each) */
+    int redis_timeout_ms;   /**< per Redis command and per wait for a connection */
+    int connect_timeout_ms; /**< per Redis dial */
+    int log_level;          /**< 0 debug .. 3 error */
+};
+
+/** Fill *cfg with the defaults. */
+void config_defaults(struct config *cfg);
+
+/**
+ * Parse argv and the environment over the defaults. Returns 0; 1 when --help or --version was
+ * printed (exit 0); or -EINVAL after writing one line naming the option and what is allowed into
+ * err[0..errlen).
+ */
+int config_parse(struct config *cfg, int argc, char **argv, char *err, size_t errlen);
+
+/** Parse a redis URL: redis://[[user]:password@]host[:port][/db] or unix:///path[?db=N]. 0 or -EINVAL. */
+int config_parse_redis_url(const char *text, struct redis_url *out);
+
+/** Parse "host:port", "[v6]:port" or ":port". 0 or -EINVAL. */
+int config_parse_listen(const char *text, char *host, size_t hostlen, int *port);
+
+/** Print the usage text to stdout. */
+void config_usage(const char *argv0);
+
+#endif

@@ -1,0 +1,933 @@
+/* handlers.c -- the endpoints: validate everything, call board.h, render; see handlers.h. */
+#include "handlers.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "board.h"
+#include "metrics.h"
+#include "render.h"
+#include "request.h"
+#include "server.h"
+
+#define MSG_MAX 400
+#define NDJSON_LINE_MAX (64 * 1024)
+#define REJECTED_SHOWN_MAX 1000
+
+/* ---------------------------------------------------------------- shared validation */
+
+/* The board path parameter (params[0]); 0 or a 400 in rp. */
+static int board_param(struct http_request *rq, struct http_reply *rp, const char **board)
+{
+    if (!board_name_valid(rq->params[0], rq->param_len[0]) ||
+        strlen(rq->params[0]) != rq->param_len[0]) {
+        http_reply_error(rp, 400, "invalid_board",
+                         "board must be 1 to %d characters from A-Z, a-z, 0-9, '.', '_' and '-'.",
+                         BOARD_NAME_LEN_MAX);
+        return -1;
+    }
+    *board = rq->params[0];
+    return 0;
+}
+
+/* The id path parameter (params[idx]); 0 or a 400 in rp. */
+static int id_param(struct http_request *rq, int idx, struct http_reply *rp)
+{
+    if (!request_id_valid(rq->params[idx], rq->param_len[idx])) {
+        http_reply_error(rp, 400, "invalid_id",
+                         "id must be 1 to %d bytes of valid UTF-8 without control characters.",
+                         BOARD_ID_LEN_MAX);
+        return -1;
+    }
+    return 0;
+}
+
+/* An optional count argument in 1..max; *out keeps its value when absent. 0 or a 400. */
+static int count_arg(struct http_request *rq, struct http_reply *rp, const char *name,
+                     int64_t max, int64_t *out)
+{
+    const char *v = NULL;
+    int n = http_arg(rq, name, &v);
+    if (n == 0)
+        return 0;
+    if (n > 1) {
+        http_reply_error(rp, 400, "invalid_parameter", "%s was given %d times; give it once.",
+                         name, n);
+        return -1;
+    }
+    if (request_parse_count(v, max, out)) {
+        http_reply_error(rp, 400, "invalid_parameter",
+                         "%s must be a whole number from 1 to %lld.", name, (long long)max);
+        return -1;
+    }
+    return 0;
+}
+
+static void reply_board_errno(struct http_reply *rp, int rc, const char *board, const char *id)
+{
+    if (rc == -ENOENT)
+        http_reply_error(rp, 404, "board_not_found", "Board '%s' does not exist.", board);
+    else if (rc == -ENODATA)
+        http_reply_error(rp, 404, "member_not_found", "Board '%s' has no member '%.200s'.", board,
+                         id ? id : "");
+    else
+        http_reply_errno(rp, rc);
+}
+
+/* ---------------------------------------------------------------- operations */
+
+void handle_healthz(struct http_request *rq, struct http_reply *rp)
+{
+    (void)rq;
+    http_reply_json(rp, 200, strdup("{\"status\":\"ok\"}"));
+}
+
+void handle_readyz(struct http_request *rq, struct http_reply *rp)
+{
+    int rc = store_ping(rq->app->store);
+    if (rc)
+        http_reply_errno(rp, rc);
+    else
+        http_reply_json(rp, 200, strdup("{\"status\":\"ready\"}"));
+}
+
+void handle_metrics(struct http_request *rq, struct http_reply *rp)
+{
+    struct buf out = {0};
+    if (metrics_render(&out, store_error_count(rq->app->store))) {
+        buf_free(&out);
+        http_reply_errno(rp, -ENOMEM);
+        return;
+    }
+    rp->status = 200;
+    rp->body = out;
+    rp->content_type = "text/plain; version=0.0.4; charset=utf-8";
+}
+
+/* ---------------------------------------------------------------- reads */
+
+static void rank_page(struct http_request *rq, struct http_reply *rp, const char *board)
+{
+    int64_t page = 1, size = 0;
+    if (count_arg(rq, rp, "page", REQUEST_PAGE_MAX, &page) ||
+        count_arg(rq, rp, "size", BOARD_PAGE_SIZE_MAX, &size))
+        return;
+    struct board_page *p = NULL;
+    int rc = board_page_get(&rq->app->model, board, page, (int)size, &p);
+    if (rc) {
+        reply_board_errno(rp, rc, board, NULL);
+        return;
+    }
+    http_reply_json(rp, 200, render_page(board, page, p));
+    board_page_free(p);
+}
+
+void handle_rank(struct http_request *rq, struct http_reply *rp)
+{
+    const char *board;
+    if (board_param(rq, rp, &board) == 0)
+        rank_page(rq, rp, board);
+}
+
+void handle_rank_default(struct http_request *rq, struct http_reply *rp)
+{
+    const char *board = rq->app->cfg.default_board;
+    int n = http_arg(rq, "board", &board);
+    if (n > 1 || !board_name_valid(board, strlen(board))) {
+        http_reply_error(rp, 400, "invalid_board",
+                         "board must be given once, 1 to %d characters from A-Z, a-z, 0-9, '.', "
+                         "'_' and '-'.",
+                         BOARD_NAME_LEN_MAX);
+        return;
+    }
+    rank_page(rq, rp, board);
+}
+
+void handle_member_get(struct http_request *rq, struct http_reply *rp)
+{
+    const char *board;
+    int64_t size = 0;
+    if (board_param(rq, rp, &board) || id_param(rq, 1, rp) ||
+        count_arg(rq, rp, "size", BOARD_PAGE_SIZE_MAX, &size))
+        return;
+    struct board_member *mb = NULL;
+    int rc = board_member_get(&rq->app->model, board, rq->params[1], rq->param_len[1], &mb);
+    if (rc) {
+        reply_board_errno(rp, rc, board, rq->params[1]);
+        return;
+    }
+    http_reply_json(rp, 200,
+                    render_member(rq->params[1], mb, size ? (int)size : mb->settings.page_size));
+    board_member_free(mb);
+}
+
+void handle_around_get(struct http_request *rq, struct http_reply *rp)
+{
+    const char *board;
+    int64_t size = 0;
+    if (board_param(rq, rp, &board) || id_param(rq, 1, rp) ||
+        count_arg(rq, rp, "size", BOARD_PAGE_SIZE_MAX, &size))
+        return;
+    struct board_page *p = NULL;
+    int rc = board_around_get(&rq->app->model, board, rq->params[1], rq->param_len[1], (int)size,
+                              &p);
+    if (rc) {
+        reply_board_errno(rp, rc, board, rq->params[1]);
+        return;
+    }
+    http_reply_json(rp, 200, render_around(board, p));
+    board_page_free(p);
+}
+
+void handle_boards_list(struct http_request *rq, struct http_reply *rp)
+{
+    struct board_list *l = NULL;
+    int rc = board_list_get(&rq->app->model, &l);
+    if (rc) {
+        http_reply_errno(rp, rc);
+        return;
+    }
+    http_reply_json(rp, 200, render_board_list(l));
+    board_list_free(l);
+}
+
+void handle_board_get(struct http_request *rq, struct http_reply *rp)
+{
+    const char *board;
+    if (board_param(rq, rp, &board))
+        return;
+    struct board_info info;
+    int rc = board_info_get(&rq->app->model, board, &info);
+    if (rc) {
+        reply_board_errno(rp, rc, board, NULL);
+        return;
+    }
+    http_reply_json(rp, 200, render_board(board, &info));
+}
+
+void handle_item_get(struct http_request *rq, struct http_reply *rp)
+{
+    if (id_param(rq, 0, rp))
+        return;
+    char *json = NULL;
+    int rc = board_record_get(&rq->app->model, rq->params[0], rq->param_len[0], &json);
+    if (rc == -ENODATA)
+        http_reply_error(rp, 404, "item_not_found", "No record is stored for id '%.200s'.",
+                         rq->params[0]);
+    else if (rc)
+        http_reply_errno(rp, rc);
+    else
+        http_reply_json(rp, 200, json);
+}
+
+/* ---------------------------------------------------------------- JSON bodies */
+
+/* Parse the JSON body; NULL after a 400 in rp. Free with cJSON_Delete. */
+static cJSON *parse_body(struct http_request *rq, struct http_reply *rp)
+{
+    if (rq->body.len == 0) {
+        http_reply_error(rp, 400, "invalid_json", "The request needs a JSON body.");
+        return NULL;
+    }
+    if (memmem(rq->body.data, rq->body.len, "\\u0000", 6)) {
+        http_reply_error(rp, 400, "invalid_json", "Strings must not contain \\u0000.");
+        return NULL;
+    }
+    const char *end = NULL;
+    cJSON *doc = cJSON_ParseWithLengthOpts(rq->body.data, rq->body.len + 1, &end, 1);
+    if (!doc) {
+        size_t at = end ? (size_t)(end - rq->body.data) : 0;
+        http_reply_error(rp, 400, "invalid_json", "The body is not valid JSON (near byte %zu).",
+                         at);
+    }
+    return doc;
+}
+
+/* A whole-number JSON field in lo..hi. 1 absent, 0 ok, -1 after a 400. */
+static int int_field(const cJSON *obj, const char *name, int lo, int hi, int *out,
+                     struct http_reply *rp)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
+    if (!v)
+        return 1;
+    double d = cJSON_IsNumber(v) ? v->valuedouble : NAN;
+    if (!(d >= lo && d <= hi && floor(d) == d)) {
+        http_reply_error(rp, 400, "invalid_field", "%s must be a whole number from %d to %d.",
+                         name, lo, hi);
+        return -1;
+    }
+    *out = (int)d;
+    return 0;
+}
+
+/* A string field that must be one of `choices`; returns the index, -2 absent, -1 after a 400. */
+static int enum_field(const cJSON *obj, const char *name, const char *const *choices, int n,
+                      struct http_reply *rp)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
+    if (!v)
+        return -2;
+    for (int i = 0; cJSON_IsString(v) && i < n; i++)
+        if (strcmp(v->valuestring, choices[i]) == 0)
+            return i;
+    http_reply_error(rp, 400, "invalid_field", "%s must be one of: %s%s%s%s%s.", name, choices[0],
+                     n > 1 ? ", " : "", n > 1 ? choices[1] : "", n > 2 ? ", " : "",
+                     n > 2 ? choices[2] : "");
+    return -1;
+}
+
+/* Reject fields not in `known` (typos would otherwise be silently ignored). */
+static int only_fields(const cJSON *obj, const char *const *known, int n, struct http_reply *rp,
+                       const char *where)
+{
+    for (const cJSON *f = obj->child; f; f = f->next) {
+        int ok = 0;
+        for (int i = 0; i < n && !ok; i++)
+            ok = strcmp(f->string, known[i]) == 0;
+        if (!ok) {
+            http_reply_error(rp, 400, "unknown_field", "%s has an unknown field '%.100s'.", where,
+                             f->string);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int parse_settings(const cJSON *doc, struct board_settings_patch *p, struct http_reply *rp)
+{
+    static const char *const known[] = {"order", "tiebreak", "page_size", "page_ttl_ms",
+                                        "score_decimals"};
+    static const char *const orders[] = {"desc", "asc"};
+    static const char *const ties[] = {"first", "last", "id"};
+    if (!cJSON_IsObject(doc)) {
+        http_reply_error(rp, 400, "invalid_body", "The body must be a JSON object of settings.");
+        return -1;
+    }
+    if (only_fields(doc, known, 5, rp, "The settings object"))
+        return -1;
+    memset(p, 0, sizeof(*p));
+    board_settings_default(&p->value);
+    int o = enum_field(doc, "order", orders, 2, rp);
+    int t = o == -1 ? -1 : enum_field(doc, "tiebreak", ties, 3, rp);
+    if (o == -1 || t == -1)
+        return -1;
+    p->has_order = o >= 0;
+    p->value.layout.order = o >= 0 ? (enum score_order)o : SCORE_ORDER_DESC;
+    p->has_tiebreak = t >= 0;
+    p->value.layout.tiebreak = t >= 0 ? (enum score_tiebreak)t : SCORE_TIEBREAK_FIRST;
+    int r1 = int_field(doc, "page_size", 1, BOARD_PAGE_SIZE_MAX, &p->value.page_size, rp);
+    int r2 = r1 < 0 ? -1
+                    : int_field(doc, "page_ttl_ms", 0, BOARD_PAGE_TTL_MS_MAX,
+                                &p->value.page_ttl_ms, rp);
+    int r3 = r2 < 0 ? -1
+                    : int_field(doc, "score_decimals", 0, SCORE_DECIMALS_MAX,
+                                &p->value.layout.decimals, rp);
+    if (r1 < 0 || r2 < 0 || r3 < 0)
+        return -1;
+    p->has_page_size = r1 == 0;
+    p->has_page_ttl = r2 == 0;
+    p->has_decimals = r3 == 0;
+    return 0;
+}
+
+void handle_board_put(struct http_request *rq, struct http_reply *rp)
+{
+    const char *board;
+    if (board_param(rq, rp, &board))
+        return;
+    cJSON *doc = parse_body(rq, rp);
+    if (!doc)
+        return;
+    struct board_settings_patch patch;
+    int bad = parse_settings(doc, &patch, rp);
+    cJSON_Delete(doc);
+    if (bad)
+        return;
+    int created = 0;
+    const char *field = NULL;
+    struct board_info info;
+    int rc = board_put(&rq->app->model, board, &patch, &created, &field, &info);
+    if (rc == -EEXIST)
+        http_reply_error(rp, 409, "board_not_empty",
+                         "%s cannot change on board '%s' while it has members; delete the board "
+                         "first or use a new one.",
+                         field, board);
+    else if (rc)
+        http_reply_errno(rp, rc);
+    else
+        http_reply_json(rp, created ? 201 : 200, render_board(board, &info));
+}
+
+void handle_board_delete(struct http_request *rq, struct http_reply *rp)
+{
+    const char *board;
+    if (board_param(rq, rp, &board))
+        return;
+    int rc = board_delete(&rq->app->model, board);
+    if (rc)
+        reply_board_errno(rp, rc, board, NULL);
+    else
+        rp->status = 204;
+}
+
+void handle_member_delete(struct http_request *rq, struct http_reply *rp)
+{
+    const char *board;
+    if (board_param(rq, rp, &board) || id_param(rq, 1, rp))
+        return;
+    int rc = board_member_delete(&rq->app->model, board, rq->params[1], rq->param_len[1]);
+    if (rc)
+        reply_board_errno(rp, rc, board, rq->params[1]);
+    else
+        rp->status = 204;
+}
+
+/* ---------------------------------------------------------------- records */
+
+/* Validate a record (flat object of strings, numbers, booleans, nulls; valid UTF-8) and print it.
+ * Returns the new JSON (free()) or NULL with status/code/message filled. */
+static char *record_json(const cJSON *rec, int *status, const char **code, char *msg)
+{
+    *status = 400;
+    *code = "invalid_record";
+    if (!cJSON_IsObject(rec)) {
+        snprintf(msg, MSG_MAX, "record must be a JSON object.");
+        return NULL;
+    }
+    for (const cJSON *f = rec->child; f; f = f->next) {
+        int flat = cJSON_IsString(f) || cJSON_IsNumber(f) || cJSON_IsBool(f) || cJSON_IsNull(f);
+        int utf8 = request_utf8_valid(f->string, strlen(f->string)) &&
+                   (!cJSON_IsString(f) || request_utf8_valid(f->valuestring, strlen(f->valuestring)));
+        if (!flat || !utf8 || (cJSON_IsNumber(f) && !isfinite(f->valuedouble))) {
+            snprintf(msg, MSG_MAX,
+                     "record field '%.100s' must be a string, finite number, boolean or null "
+                     "(records are flat), in valid UTF-8.",
+                     f->string);
+            return NULL;
+        }
+    }
+    char *json = cJSON_PrintUnformatted(rec);
+    if (json && strlen(json) > BOARD_RECORD_BYTES_MAX) {
+        free(json);
+        *status = 413;
+        *code = "record_too_large";
+        snprintf(msg, MSG_MAX, "record must be at most %d bytes of JSON.", BOARD_RECORD_BYTES_MAX);
+        return NULL;
+    }
+    if (!json) {
+        *status = 500;
+        *code = "internal";
+        snprintf(msg, MSG_MAX, "Out of memory.");
+    }
+    return json;
+}
+
+void handle_item_put(struct http_request *rq, struct http_reply *rp)
+{
+    if (id_param(rq, 0, rp))
+        return;
+    cJSON *doc = parse_body(rq, rp);
+    if (!doc)
+        return;
+    int status;
+    const char *code;
+    char msg[MSG_MAX];
+    char *json = record_json(doc, &status, &code, msg);
+    cJSON_Delete(doc);
+    if (!json) {
+        http_reply_error(rp, status, code, "%s", msg);
+        return;
+    }
+    int rc = board_record_put(&rq->app->model, rq->params[0], rq->param_len[0], json, strlen(json));
+    free(json);
+    if (rc)
+        http_reply_errno(rp, rc);
+    else
+        rp->status = 204;
+}
+
+void handle_item_delete(struct http_request *rq, struct http_reply *rp)
+{
+    if (id_param(rq, 0, rp))
+        return;
+    int rc = board_record_delete(&rq->app->model, rq->params[0], rq->param_len[0]);
+    if (rc == -ENODATA)
+        http_reply_error(rp, 404, "item_not_found", "No record is stored for id '%.200s'.",
+                         rq->params[0]);
+    else if (rc)
+        http_reply_errno(rp, rc);
+    else
+        rp->status = 204;
+}
+
+
+/* ---------------------------------------------------------------- score writes */
+
+/* One entry as parsed from JSON, owning its strings. */
+struct entry_in {
+    char *id;
+    enum board_op op;
+    double score;
+    char *record; /* validated JSON or NULL */
+    long line;    /* batch index or NDJSON line number */
+};
+
+static void entry_free(struct entry_in *e)
+{
+    free(e->id);
+    free(e->record);
+    e->id = e->record = NULL;
+}
+
+/* An error for one entry, before it is rendered into a reply or a rejected list. */
+struct entry_error {
+    int status;
+    const char *code;
+    char msg[MSG_MAX];
+};
+
+static int entry_fail(struct entry_error *err, int status, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static int entry_fail(struct entry_error *err, int status, const char *code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    err->status = status;
+    err->code = code;
+    vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static int parse_entry(const cJSON *e, struct entry_in *out, struct entry_error *err)
+{
+    static const char *const known[] = {"id", "score", "op", "record"};
+    static const char *const ops[] = {"set", "best", "incr"};
+    memset(out, 0, sizeof(*out));
+    if (!cJSON_IsObject(e))
+        return entry_fail(err, 400, "invalid_entry", "an entry must be a JSON object.");
+    for (const cJSON *f = e->child; f; f = f->next) {
+        int ok = 0;
+        for (int i = 0; i < 4 && !ok; i++)
+            ok = strcmp(f->string, known[i]) == 0;
+        if (!ok)
+            return entry_fail(err, 400, "unknown_field",
+                              "unknown field '%.100s'; an entry has id, score, op and record.",
+                              f->string);
+    }
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(e, "id");
+    if (!cJSON_IsString(id) || !request_id_valid(id->valuestring, strlen(id->valuestring)))
+        return entry_fail(err, 400, "invalid_id",
+                          "id must be a string of 1 to %d bytes of valid UTF-8 without control "
+                          "characters.",
+                          BOARD_ID_LEN_MAX);
+    const cJSON *op = cJSON_GetObjectItemCaseSensitive(e, "op");
+    int opi = 0;
+    if (op) {
+        opi = -1;
+        for (int i = 0; cJSON_IsString(op) && i < 3; i++)
+            if (strcmp(op->valuestring, ops[i]) == 0)
+                opi = i;
+        if (opi < 0)
+            return entry_fail(err, 400, "invalid_op", "op must be one of: set, best, incr.");
+    }
+    const cJSON *score = cJSON_GetObjectItemCaseSensitive(e, "score");
+    if (!cJSON_IsNumber(score) || !isfinite(score->valuedouble))
+        return entry_fail(err, 422, "invalid_score", "score must be a finite JSON number.");
+    const cJSON *rec = cJSON_GetObjectItemCaseSensitive(e, "record");
+    if (rec) {
+        out->record = record_json(rec, &err->status, &err->code, err->msg);
+        if (!out->record)
+            return -1;
+    }
+    out->id = strdup(id->valuestring);
+    if (!out->id) {
+        entry_free(out);
+        return entry_fail(err, 500, "internal", "Out of memory.");
+    }
+    out->op = (enum board_op)opi;
+    out->score = score->valuedouble;
+    return 0;
+}
+
+/* Shortest text that reads back as d (cJSON's own rule: 15 digits, else 17). */
+static void fmt_num(double d, char *out, size_t len)
+{
+    snprintf(out, len, "%.15g", d);
+    if (strtod(out, NULL) != d)
+        snprintf(out, len, "%.17g", d);
+}
+
+static int score_error(const struct board_settings *s, double score, int rc,
+                       struct entry_error *err)
+{
+    char v[40], lo[40], hi[40];
+    double min, max;
+    score_codec_range(&s->layout, &min, &max);
+    fmt_num(score, v, sizeof(v));
+    fmt_num(min, lo, sizeof(lo));
+    fmt_num(max, hi, sizeof(hi));
+    if (rc == -EDOM)
+        return entry_fail(err, 422, "invalid_score",
+                          "score %s has more fractional digits than this board keeps "
+                          "(score_decimals=%d).",
+                          v, s->layout.decimals);
+    if (rc == -ERANGE)
+        return entry_fail(err, 422, "score_out_of_range",
+                          "score %s is outside this board's exact range: from %s to %s.", v, lo,
+                          hi);
+    return entry_fail(err, 422, "invalid_score", "score must be a finite JSON number.");
+}
+
+/* Turn entries into board entries under settings s; -1 with err and *bad on the first failure. */
+static int prepare(const struct board_settings *s, const struct entry_in *in, size_t n,
+                   struct board_entry *out, size_t *bad, struct entry_error *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        int64_t key;
+        int rc = board_check_score(s, in[i].score, &key);
+        if (rc) {
+            *bad = i;
+            return score_error(s, in[i].score, rc, err);
+        }
+        out[i] = (struct board_entry){in[i].id, strlen(in[i].id), in[i].op, key, in[i].record,
+                                      in[i].record ? strlen(in[i].record) : 0};
+    }
+    return 0;
+}
+
+static void range_error(const struct board_settings *s, struct entry_error *err)
+{
+    char lo[40], hi[40];
+    double min, max;
+    score_codec_range(&s->layout, &min, &max);
+    fmt_num(min, lo, sizeof(lo));
+    fmt_num(max, hi, sizeof(hi));
+    entry_fail(err, 422, "score_out_of_range",
+               "the resulting score would be outside this board's exact range: from %s to %s; "
+               "nothing was written for this entry.",
+               lo, hi);
+}
+
+/*
+ * Read the settings, validate every score, write all entries in order. Returns 0 with outcomes,
+ * or -1 with err and *bad (validation: nothing written), or a negative errno (Redis).
+ */
+static int apply_entries(struct rankd *app, const char *board, const struct entry_in *in,
+                         size_t n, int want_rank, struct board_outcome *outcomes,
+                         struct board_settings *used, size_t *bad, struct entry_error *err)
+{
+    struct board_entry *be = calloc(n ? n : 1, sizeof(*be));
+    if (!be)
+        return -ENOMEM;
+    int rc = -EAGAIN;
+    for (int attempt = 0; attempt < 3 && rc == -EAGAIN; attempt++) {
+        int exists = 0;
+        rc = board_settings_get(&app->model, board, used, &exists);
+        if (rc)
+            break;
+        if (prepare(used, in, n, be, bad, err)) {
+            rc = -1;
+            break;
+        }
+        rc = n ? board_write(&app->model, board, used, be, n, want_rank, outcomes) : 0;
+    }
+    free(be);
+    return rc;
+}
+
+static void reply_entry_error(struct http_reply *rp, const struct entry_error *err,
+                              const char *where)
+{
+    http_reply_error(rp, err->status, err->code, "%s%s", where, err->msg);
+}
+
+static void scores_single(struct http_request *rq, struct http_reply *rp, const char *board,
+                          const cJSON *doc)
+{
+    struct entry_in in;
+    struct entry_error err;
+    if (parse_entry(doc, &in, &err)) {
+        reply_entry_error(rp, &err, "");
+        return;
+    }
+    struct board_outcome out = {0};
+    struct board_settings used;
+    size_t bad = 0;
+    int rc = apply_entries(rq->app, board, &in, 1, 1, &out, &used, &bad, &err);
+    if (rc == -1)
+        reply_entry_error(rp, &err, "");
+    else if (rc)
+        http_reply_errno(rp, rc);
+    else if (out.rc) {
+        range_error(&used, &err);
+        reply_entry_error(rp, &err, "");
+    } else
+        http_reply_json(rp, 200, render_write(in.id, &out));
+    entry_free(&in);
+}
+
+static cJSON *rejected_item(const char *key, long at, const struct entry_error *err)
+{
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddNumberToObject(r, key, (double)at);
+    cJSON *e = cJSON_AddObjectToObject(r, "error");
+    cJSON_AddStringToObject(e, "code", err->code);
+    cJSON_AddStringToObject(e, "message", err->msg);
+    return r;
+}
+
+static void scores_batch(struct http_request *rq, struct http_reply *rp, const char *board,
+                         const cJSON *entries)
+{
+    int n = cJSON_GetArraySize(entries);
+    if (!cJSON_IsArray(entries) || n > BOARD_BATCH_MAX) {
+        http_reply_error(rp, cJSON_IsArray(entries) ? 413 : 400, "invalid_entries",
+                         "entries must be an array of at most %d entries.", BOARD_BATCH_MAX);
+        return;
+    }
+    struct entry_in *in = calloc((size_t)n + 1, sizeof(*in));
+    struct board_outcome *out = calloc((size_t)n + 1, sizeof(*out));
+    struct entry_error err;
+    char where[48];
+    int rc = (!in || !out) ? -ENOMEM : 0, i = 0;
+    for (const cJSON *e = entries->child; e && !rc; e = e->next, i++) {
+        if (parse_entry(e, &in[i], &err)) {
+            snprintf(where, sizeof(where), "entries[%d]: ", i);
+            reply_entry_error(rp, &err, where);
+            rc = 1;
+        }
+    }
+    struct board_settings used;
+    size_t bad = 0;
+    if (!rc)
+        rc = apply_entries(rq->app, board, in, (size_t)n, 0, out, &used, &bad, &err);
+    if (rc == -1) {
+        snprintf(where, sizeof(where), "entries[%zu]: ", bad);
+        reply_entry_error(rp, &err, where);
+    } else if (rc < 0) {
+        http_reply_errno(rp, rc);
+    } else if (rc == 0) {
+        cJSON *doc = cJSON_CreateObject(), *rej = cJSON_CreateArray();
+        int applied = 0;
+        for (int k = 0; k < n; k++) {
+            if (out[k].rc == 0) {
+                applied++;
+                continue;
+            }
+            range_error(&used, &err);
+            cJSON_AddItemToArray(rej, rejected_item("index", k, &err));
+        }
+        cJSON_AddNumberToObject(doc, "applied", applied);
+        cJSON_AddItemToObject(doc, "rejected", rej);
+        http_reply_json(rp, 200, cJSON_PrintUnformatted(doc));
+        cJSON_Delete(doc);
+    }
+    for (int k = 0; in && k < n; k++)
+        entry_free(&in[k]);
+    free(in);
+    free(out);
+}
+
+void handle_scores_post(struct http_request *rq, struct http_reply *rp)
+{
+    const char *board;
+    if (board_param(rq, rp, &board))
+        return;
+    if (rq->streaming) {
+        handle_scores_stream(rq, NULL, 0, rp); /* end of the stream: flush and reply */
+        return;
+    }
+    cJSON *doc = parse_body(rq, rp);
+    if (!doc)
+        return;
+    const cJSON *entries = cJSON_GetObjectItemCaseSensitive(doc, "entries");
+    if (cJSON_IsObject(doc) && entries && cJSON_GetArraySize(doc) == 1)
+        scores_batch(rq, rp, board, entries);
+    else
+        scores_single(rq, rp, board, doc);
+    cJSON_Delete(doc);
+}
+
+/* ---------------------------------------------------------------- NDJSON stream */
+
+struct stream {
+    struct buf line;     /* the current partial line */
+    long line_no;        /* 1-based number of the line in `line` */
+    int skipping;        /* the current line is over NDJSON_LINE_MAX: drop to its end */
+    struct entry_in pending[BOARD_BATCH_MAX];
+    size_t npending;
+    long applied, rejected_total;
+    cJSON *rejected;     /* at most REJECTED_SHOWN_MAX items */
+    int failed;          /* a Redis fault ended the stream (rp holds the 503) */
+};
+
+void handle_scores_stream_free(void *state)
+{
+    struct stream *s = state;
+    if (!s)
+        return;
+    buf_free(&s->line);
+    for (size_t i = 0; i < s->npending; i++)
+        entry_free(&s->pending[i]);
+    cJSON_Delete(s->rejected);
+    free(s);
+}
+
+static void reject_line(struct stream *s, long line, const struct entry_error *err)
+{
+    s->rejected_total++;
+    if (cJSON_GetArraySize(s->rejected) < REJECTED_SHOWN_MAX)
+        cJSON_AddItemToArray(s->rejected, rejected_item("line", line, err));
+}
+
+/* Apply the pending entries; scores that fail validation become rejected lines. */
+static int stream_flush(struct http_request *rq, const char *board, struct stream *s)
+{
+    struct board_outcome *out = calloc(s->npending + 1, sizeof(*out));
+    if (!out)
+        return -ENOMEM;
+    size_t from = 0;
+    int rc = 0;
+    while (from < s->npending && rc == 0) {
+        struct board_settings used;
+        struct entry_error err;
+        size_t bad = 0;
+        size_t n = s->npending - from;
+        rc = apply_entries(rq->app, board, s->pending + from, n, 0, out + from, &used, &bad, &err);
+        if (rc == -1) { /* a score invalid for this board: apply the lines before it, reject it */
+            size_t at = bad;
+            struct entry_error first = err;
+            rc = at ? apply_entries(rq->app, board, s->pending + from, at, 0, out + from, &used,
+                                    &bad, &err)
+                    : 0;
+            reject_line(s, s->pending[from + at].line, &first);
+            out[from + at].rc = 1; /* counted as rejected already */
+            from += at + 1;
+            continue;
+        }
+        for (size_t i = from; rc == 0 && i < s->npending; i++) {
+            if (out[i].rc == -ERANGE) {
+                range_error(&used, &err);
+                reject_line(s, s->pending[i].line, &err);
+            }
+        }
+        from = s->npending;
+    }
+    for (size_t i = 0; i < s->npending; i++) {
+        if (rc == 0 && out[i].rc == 0)
+            s->applied++;
+        entry_free(&s->pending[i]);
+    }
+    s->npending = 0;
+    free(out);
+    return rc;
+}
+
+static int stream_line(struct http_request *rq, const char *board, struct stream *s)
+{
+    if (!s->line.data)
+        return 0;
+    char *text = s->line.data;
+    size_t len = s->line.len;
+    if (len && text[len - 1] == '\r')
+        text[--len] = '\0';
+    long line = s->line_no;
+    struct entry_error err;
+    size_t blank = strspn(text, " \t");
+    if (blank == len)
+        return 0;
+    cJSON *doc = NULL;
+    if (memmem(text, len, "\\u0000", 6))
+        entry_fail(&err, 400, "invalid_json", "strings must not contain \\u0000.");
+    else if (!(doc = cJSON_ParseWithLengthOpts(text, len + 1, NULL, 1)))
+        entry_fail(&err, 400, "invalid_json", "the line is not valid JSON.");
+    struct entry_in *e = &s->pending[s->npending];
+    if (doc && parse_entry(doc, e, &err) == 0) {
+        e->line = line;
+        s->npending++;
+    } else {
+        reject_line(s, line, &err);
+    }
+    cJSON_Delete(doc);
+    return s->npending == BOARD_BATCH_MAX ? stream_flush(rq, board, s) : 0;
+}
+
+/* Split a chunk into lines; a NULL chunk ends the stream. */
+static int stream_feed(struct http_request *rq, const char *board, struct stream *s,
+                       const char *data, size_t len)
+{
+    int rc = 0;
+    for (size_t i = 0; i < len && rc == 0;) {
+        const char *nl = memchr(data + i, '\n', len - i);
+        size_t part = nl ? (size_t)(nl - (data + i)) : len - i;
+        if (!s->skipping && s->line.len + part > NDJSON_LINE_MAX) {
+            struct entry_error err;
+            entry_fail(&err, 413, "line_too_large", "a line must be at most %d bytes.",
+                       NDJSON_LINE_MAX);
+            reject_line(s, s->line_no, &err);
+            s->skipping = 1;
+            buf_free(&s->line);
+        }
+        if (!s->skipping && part && buf_append(&s->line, data + i, part))
+            rc = -ENOMEM;
+        i += part;
+        if (nl && rc == 0) {
+            if (!s->skipping)
+                rc = stream_line(rq, board, s);
+            s->skipping = 0;
+            s->line.len = 0;
+            s->line_no++;
+            i++;
+        }
+    }
+    if (!data && rc == 0) {
+        if (s->line.len && !s->skipping)
+            rc = stream_line(rq, board, s);
+        if (rc == 0 && s->npending)
+            rc = stream_flush(rq, board, s);
+    }
+    return rc;
+}
+
+int handle_scores_stream(struct http_request *rq, const char *data, size_t len,
+                         struct http_reply *rp)
+{
+    const char *board;
+    if (board_param(rq, rp, &board))
+        return -1;
+    struct stream *s = rq->stream_state;
+    if (!s) {
+        s = rq->stream_state = calloc(1, sizeof(*s));
+        if (s) {
+            s->line_no = 1;
+            s->rejected = cJSON_CreateArray();
+        }
+        if (!s || !s->rejected) {
+            http_reply_errno(rp, -ENOMEM);
+            return -1;
+        }
+    }
+    int rc = stream_feed(rq, board, s, data, len);
+    if (rc) {
+        http_reply_errno(rp, rc);
+        return -1;
+    }
+    if (data)
+        return 0;
+    cJSON *doc = cJSON_CreateObject();
+    cJSON_AddNumberToObject(doc, "applied", (double)s->applied);
+    cJSON_AddNumberToObject(doc, "rejected_total", (double)s->rejected_total);
+    cJSON_AddItemToObject(doc, "rejected", s->rejected);
+    s->rejected = NULL;
+    http_reply_json(rp, 200, cJSON_PrintUnformatted(doc));
+    cJSON_Delete(doc);
+    return 0;
+}

@@ -1,0 +1,34 @@
+/*
+ * handlers.h -- one function per endpoint of the HTTP API (schema/openapi.yaml).
+ *
+ * Each handler validates ALL of its input first (path params, query, body) and replies 4xx
+ * without any Redis call when something is wrong; then it calls board.h; then it renders JSON
+ * (render.h). No Redis and no MHD here. Replies go into struct http_reply; errors use
+ * http_reply_error / http_reply_errno.
+ */
+#ifndef RANKD_HANDLERS_H
+#define RANKD_HANDLERS_H
+
+#include "http.h"
+
+void handle_healthz(struct http_request *rq, struct http_reply *rp);
+void handle_readyz(struct http_request *rq, struct http_reply *rp);
+void handle_metrics(struct http_request *rq, struct http_reply *rp);
+void handle_rank_default(struct http_request *rq, struct http_reply *rp);
+void handle_rank(struct http_request *rq, struct http_reply *rp);
+void handle_boards_list(struct http_request *rq, struct http_reply *rp);
+void handle_board_get(struct http_request *rq, struct http_reply *rp);
+void handle_board_put(struct http_request *rq, struct http_reply *rp);
+void handle_board_delete(struct http_request *rq, struct http_reply *rp);
+void handle_scores_post(struct http_request *rq, struct http_reply *rp);
+int handle_scores_stream(struct http_request *rq, const char *data, size_t len,
+                         struct http_reply *rp);
+void handle_scores_stream_free(void *state);
+void handle_member_get(struct http_request *rq, struct http_reply *rp);
+void handle_member_delete(struct http_request *rq, struct http_reply *rp);
+void handle_around_get(struct http_request *rq, struct http_reply *rp);
+void handle_item_get(struct http_request *rq, struct http_reply *rp);
+void handle_item_put(struct http_request *rq, struct http_reply *rp);
+void handle_item_delete(struct http_request *rq, struct http_reply *rp);
+
+#endif

@@ -1,0 +1,442 @@
+/* http.c -- libmicrohttpd glue: request lifecycle, bodies, auth, replies; see http.h. */
+#include "http.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include <cjson/cJSON.h>
+#include <microhttpd.h>
+
+#include "log.h"
+#include "metrics.h"
+#include "request.h"
+#include "route.h"
+#include "server.h"
+
+#define CONNECTION_TIMEOUT_S 30
+#define THREAD_STACK_BYTES (512 * 1024)
+#define ARG_BYTES_MAX 1024
+
+struct http_server {
+    struct MHD_Daemon *daemon;
+    struct rankd *app;
+    int port;
+};
+
+/* Per-request state, created on the first callback and freed in on_completed. */
+struct exchange {
+    struct http_request rq;
+    struct http_reply rp;
+    const struct route *route;
+    int64_t start_us;
+    int queued; /* a response was queued */
+};
+
+/* ---------------------------------------------------------------- replies */
+
+void http_reply_header(struct http_reply *rp, const char *name, const char *value)
+{
+    if (rp->nheaders >= HTTP_HEADERS_MAX)
+        return;
+    char *v = strdup(value);
+    if (!v)
+        return;
+    rp->headers[rp->nheaders].name = name;
+    rp->headers[rp->nheaders++].value = v;
+}
+
+void http_reply_json(struct http_reply *rp, int status, char *json)
+{
+    buf_free(&rp->body);
+    if (!json) {
+        http_reply_error(rp, 500, "internal", "The server ran out of memory rendering the reply.");
+        return;
+    }
+    rp->body.data = json;
+    rp->body.len = strlen(json);
+    rp->body.cap = rp->body.len + 1;
+    rp->status = status;
+    rp->content_type = "application/json; charset=utf-8";
+}
+
+void http_reply_error(struct http_reply *rp, int status, const char *code, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    cJSON *doc = cJSON_CreateObject();
+    cJSON *err = cJSON_AddObjectToObject(doc, "error");
+    cJSON_AddStringToObject(err, "code", code);
+    cJSON_AddStringToObject(err, "message", msg);
+    char *json = err ? cJSON_PrintUnformatted(doc) : NULL;
+    cJSON_Delete(doc);
+    buf_free(&rp->body);
+    rp->status = status;
+    rp->content_type = "application/json; charset=utf-8";
+    if (json) {
+        rp->body.data = json;
+        rp->body.len = strlen(json);
+        rp->body.cap = rp->body.len + 1;
+    }
+}
+
+void http_reply_errno(struct http_reply *rp, int rc)
+{
+    switch (rc) {
+    case -ECONNREFUSED:
+    case -ETIMEDOUT:
+    case -EIO:
+    case -EAGAIN:
+        http_reply_error(rp, 503, "redis_unavailable",
+                         "Redis is unavailable or too slow right now (%s); retry shortly.",
+                         strerror(-rc));
+        http_reply_header(rp, "Retry-After", "1");
+        break;
+    default:
+        http_reply_error(rp, 500, "internal", "Internal error: %s.", strerror(rc < 0 ? -rc : rc));
+    }
+}
+
+int http_arg(const struct http_request *rq, const char *name, const char **value)
+{
+    int count = 0;
+    for (size_t i = 0; i < rq->nargs; i++) {
+        if (strcmp(rq->args[i].name, name) != 0)
+            continue;
+        if (count++ == 0)
+            *value = rq->args[i].value;
+    }
+    return count;
+}
+
+/* ---------------------------------------------------------------- request set-up */
+
+/* Keep the raw path and query: rankd decodes each part itself, exactly once (see route.h). */
+static size_t unescape_none(void *cls, struct MHD_Connection *c, char *s)
+{
+    (void)cls;
+    (void)c;
+    return strlen(s);
+}
+
+struct arg_walk {
+    struct http_request *rq;
+    int bad;
+};
+
+static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+                                   const char *value)
+{
+    (void)kind;
+    struct arg_walk *w = cls;
+    struct http_request *rq = w->rq;
+    struct http_arg *grown = realloc(rq->args, (rq->nargs + 1) * sizeof(*grown));
+    if (!grown) {
+        w->bad = -ENOMEM;
+        return MHD_NO;
+    }
+    rq->args = grown;
+    char *name = malloc(ARG_BYTES_MAX + 1), *val = malloc(ARG_BYTES_MAX + 1);
+    size_t n1 = 0, n2 = 0;
+    int rc = (!name || !val) ? -ENOMEM : 0;
+    if (!rc)
+        rc = request_pct_decode(key, strlen(key), name, ARG_BYTES_MAX + 1, &n1);
+    if (!rc)
+        rc = request_pct_decode(value ? value : "", value ? strlen(value) : 0, val,
+                                ARG_BYTES_MAX + 1, &n2);
+    if (!rc && (strlen(name) != n1 || strlen(val) != n2))
+        rc = -EINVAL; /* an escaped NUL */
+    if (rc) {
+        free(name);
+        free(val);
+        w->bad = rc == -ENOMEM ? rc : -EINVAL;
+        return MHD_NO;
+    }
+    rq->args[rq->nargs].name = name;
+    rq->args[rq->nargs++].value = val;
+    return MHD_YES;
+}
+
+static int starts_with_ci(const char *s, const char *prefix)
+{
+    return s && strncasecmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* 0 when the request may write; else the reply is filled (401/403). */
+static int check_token(struct MHD_Connection *c, struct rankd *app, struct http_reply *rp)
+{
+    const char *token = rankd_write_token(app);
+    if (!token[0]) {
+        http_reply_error(rp, 403, "writes_disabled",
+                         "Writes are disabled: start rankd with --write-token=TOKEN or set "
+                         "RANKD_WRITE_TOKEN, then send 'Authorization: Bearer TOKEN'.");
+        return -1;
+    }
+    const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+    if (!auth || !starts_with_ci(auth, "Bearer ")) {
+        http_reply_error(rp, 401, "unauthorized",
+                         "Writes need the header 'Authorization: Bearer <token>'.");
+        http_reply_header(rp, "WWW-Authenticate", "Bearer realm=\"rankd\"");
+        return -1;
+    }
+    const char *given = auth + 7;
+    if (!util_secure_equal(given, strlen(given), token, strlen(token))) {
+        http_reply_error(rp, 403, "forbidden", "The bearer token is not valid for writes.");
+        return -1;
+    }
+    return 0;
+}
+
+/* Content-Type and Content-Length checks for routes with a body. */
+static void check_body(struct MHD_Connection *c, struct exchange *x)
+{
+    struct http_request *rq = &x->rq;
+    rq->content_type = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+    if ((x->route->flags & ROUTE_NDJSON) && starts_with_ci(rq->content_type, "application/x-ndjson")) {
+        rq->streaming = 1;
+        return;
+    }
+    /* curl -d sends application/x-www-form-urlencoded unless told otherwise: read it as JSON. */
+    if (rq->content_type && !starts_with_ci(rq->content_type, "application/json") &&
+        !starts_with_ci(rq->content_type, "application/x-www-form-urlencoded")) {
+        http_reply_error(&x->rp, 415, "unsupported_media_type",
+                         "Content-Type must be application/json%s.",
+                         (x->route->flags & ROUTE_NDJSON) ? " or application/x-ndjson" : "");
+        return;
+    }
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    if (cl && strtoll(cl, NULL, 10) > HTTP_BODY_MAX)
+        http_reply_error(&x->rp, 413, "body_too_large", "JSON bodies are limited to %d bytes.",
+                         HTTP_BODY_MAX);
+}
+
+static void begin(struct http_server *srv, struct MHD_Connection *c, const char *url,
+                  const char *method, struct exchange *x)
+{
+    x->rq.app = srv->app;
+    x->rq.method = method;
+    x->rq.if_none_match = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "If-None-Match");
+    char allow[64];
+    int rc = route_match(method, url, &x->rq, &x->route, allow, sizeof(allow));
+    if (rc == -ENOENT) {
+        http_reply_error(&x->rp, 404, "not_found", "No route for %s %.200s.", method, url);
+        return;
+    }
+    if (rc == -EPERM) {
+        http_reply_error(&x->rp, 405, "method_not_allowed", "%s is not allowed here; use %s.",
+                         method, allow);
+        http_reply_header(&x->rp, "Allow", allow);
+        return;
+    }
+    if (rc) {
+        http_reply_error(&x->rp, 400, "invalid_path",
+                         "The path has a malformed percent escape or an over-long segment.");
+        return;
+    }
+    struct arg_walk w = {&x->rq, 0};
+    MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, collect_arg, &w);
+    if (w.bad) {
+        http_reply_error(&x->rp, 400, "invalid_query",
+                         "The query string has a malformed percent escape or an over-long part.");
+        return;
+    }
+    if ((x->route->flags & ROUTE_WRITE) && check_token(c, srv->app, &x->rp))
+        return;
+    if (x->route->flags & ROUTE_BODY) {
+        check_body(c, x);
+        return;
+    }
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    if (cl && strtoll(cl, NULL, 10) > 0)
+        http_reply_error(&x->rp, 400, "unexpected_body", "This request takes no body.");
+}
+
+/* One chunk of request body. */
+static void consume(struct exchange *x, const char *data, size_t len)
+{
+    if (x->rq.streaming) {
+        x->route->stream(&x->rq, data, len, &x->rp);
+        return;
+    }
+    if (!(x->route->flags & ROUTE_BODY)) {
+        http_reply_error(&x->rp, 400, "unexpected_body", "This request takes no body.");
+        return;
+    }
+    if (x->rq.body.len + len > HTTP_BODY_MAX) {
+        http_reply_error(&x->rp, 413, "body_too_large", "JSON bodies are limited to %d bytes.",
+                         HTTP_BODY_MAX);
+        buf_free(&x->rq.body);
+        return;
+    }
+    if (buf_append(&x->rq.body, data, len))
+        http_reply_errno(&x->rp, -ENOMEM);
+}
+
+static enum MHD_Result send_reply(struct MHD_Connection *c, struct exchange *x)
+{
+    struct http_reply *rp = &x->rp;
+    if (!rp->status)
+        http_reply_error(rp, 500, "internal", "The handler produced no reply.");
+    struct MHD_Response *resp;
+    if (rp->body.data) {
+        resp = MHD_create_response_from_buffer(rp->body.len, rp->body.data, MHD_RESPMEM_MUST_FREE);
+        if (resp)
+            rp->body.data = NULL, rp->body.len = rp->body.cap = 0;
+    } else {
+        resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    }
+    if (!resp)
+        return MHD_NO;
+    if (rp->content_type && rp->status != 204 && rp->status != 304)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, rp->content_type);
+    for (int i = 0; i < rp->nheaders; i++)
+        MHD_add_response_header(resp, rp->headers[i].name, rp->headers[i].value);
+    enum MHD_Result ok = MHD_queue_response(c, (unsigned)rp->status, resp);
+    MHD_destroy_response(resp);
+    x->queued = 1;
+    return ok;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version,
+                                  const char *upload_data, size_t *upload_data_size, void **ctx)
+{
+    (void)version;
+    struct exchange *x = *ctx;
+    if (!x) {
+        x = calloc(1, sizeof(*x));
+        if (!x)
+            return MHD_NO;
+        x->start_us = util_now_us();
+        *ctx = x;
+        begin(cls, c, url, method, x);
+        /* Refused before the body: answer now; MHD closes the connection after the reply. */
+        return x->rp.status ? send_reply(c, x) : MHD_YES;
+    }
+    if (x->queued) {
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    if (*upload_data_size) {
+        /* MHD 0.9.75 refuses a reply queued mid-body: once an error is decided, the rest of the
+         * body is read and dropped, and the error goes out after it. */
+        if (!x->rp.status)
+            consume(x, upload_data, *upload_data_size);
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    if (!x->rp.status)
+        x->route->handler(&x->rq, &x->rp);
+    return send_reply(c, x);
+}
+
+static void exchange_free(struct exchange *x)
+{
+    for (int i = 0; i < x->rq.nparams; i++)
+        free(x->rq.params[i]);
+    for (size_t i = 0; i < x->rq.nargs; i++) {
+        free(x->rq.args[i].name);
+        free(x->rq.args[i].value);
+    }
+    free(x->rq.args);
+    buf_free(&x->rq.body);
+    if (x->rq.stream_state && x->route && x->route->stream_free)
+        x->route->stream_free(x->rq.stream_state);
+    buf_free(&x->rp.body);
+    for (int i = 0; i < x->rp.nheaders; i++)
+        free(x->rp.headers[i].value);
+    free(x);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
+                         enum MHD_RequestTerminationCode toe)
+{
+    (void)cls;
+    (void)c;
+    (void)toe;
+    struct exchange *x = *ctx;
+    if (!x)
+        return;
+    metrics_request(x->route ? x->route->metric : -1, x->rp.status,
+                    util_now_us() - x->start_us);
+    exchange_free(x);
+    *ctx = NULL;
+}
+
+/* ---------------------------------------------------------------- lifecycle */
+
+static int make_addr(const char *host, int port, struct sockaddr_storage *ss, int *v6)
+{
+    memset(ss, 0, sizeof(*ss));
+    struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
+    struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
+    const char *h = strcmp(host, "localhost") == 0 ? "127.0.0.1" : host;
+    if (inet_pton(AF_INET, h, &a4->sin_addr) == 1) {
+        a4->sin_family = AF_INET;
+        a4->sin_port = htons((uint16_t)port);
+        *v6 = 0;
+        return 0;
+    }
+    if (inet_pton(AF_INET6, h, &a6->sin6_addr) == 1) {
+        a6->sin6_family = AF_INET6;
+        a6->sin6_port = htons((uint16_t)port);
+        *v6 = 1;
+        return 0;
+    }
+    return -EINVAL;
+}
+
+struct http_server *http_start(struct rankd *app, const char *host, int port, int max_connections,
+                               int *err)
+{
+    struct sockaddr_storage ss;
+    int v6 = 0;
+    if (make_addr(host, port, &ss, &v6)) {
+        *err = -EINVAL;
+        return NULL;
+    }
+    struct http_server *srv = calloc(1, sizeof(*srv));
+    if (!srv) {
+        *err = -ENOMEM;
+        return NULL;
+    }
+    srv->app = app;
+    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD |
+                     MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0);
+    srv->daemon = MHD_start_daemon(
+        flags, (uint16_t)port, NULL, NULL, on_request, srv, MHD_OPTION_SOCK_ADDR,
+        (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, (unsigned)max_connections,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S,
+        MHD_OPTION_THREAD_STACK_SIZE, (size_t)THREAD_STACK_BYTES, MHD_OPTION_NOTIFY_COMPLETED,
+        on_completed, srv, MHD_OPTION_UNESCAPE_CALLBACK, unescape_none, NULL,
+        MHD_OPTION_END);
+    if (!srv->daemon) {
+        free(srv);
+        *err = -EADDRINUSE;
+        return NULL;
+    }
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
+    srv->port = info ? info->port : port;
+    return srv;
+}
+
+int http_port(const struct http_server *srv)
+{
+    return srv->port;
+}
+
+void http_stop(struct http_server *srv)
+{
+    if (!srv)
+        return;
+    MHD_stop_daemon(srv->daemon);
+    free(srv);
+}

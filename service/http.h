@@ -1,0 +1,100 @@
+/*
+ * http.h -- the HTTP layer: requests and replies as plain structs, and the daemon's lifecycle.
+ *
+ * Threading model (the reason for it): libmicrohttpd runs in THREAD-PER-CONNECTION mode
+ * (MHD_USE_THREAD_PER_CONNECTION with poll), capped by --max-connections. Every handler makes
+ * blocking hiredis calls; in MHD's thread-pool mode one thread multiplexes many connections and
+ * must never block, so one slow Redis reply there would stall every other connection on that
+ * thread. With a thread per connection a slow request only holds its own thread, and Redis
+ * concurrency is bounded separately by the store's connection pool (--threads). The cost is one
+ * thread (a small stack) per open connection, which the connection limit bounds; idle
+ * keep-alive connections are closed after 30 s.
+ *
+ * Only http.c includes microhttpd.h. Handlers (handlers.c) see struct http_request and fill
+ * struct http_reply; http.c sends it. Only http.c maps negative errno codes to statuses
+ * (http_reply_errno): Redis faults -> 503, -ENOMEM and anything unexpected -> 500.
+ */
+#ifndef RANKD_HTTP_H
+#define RANKD_HTTP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util.h"
+
+#define HTTP_PATH_PARAMS_MAX 4
+#define HTTP_HEADERS_MAX 8
+#define HTTP_BODY_MAX (1024 * 1024) /**< JSON body bytes; larger is 413 */
+
+struct rankd; /* server.h: the application (config, store, model) */
+
+/** A decoded query argument. */
+struct http_arg {
+    char *name;  /**< percent-decoded, owned by the request */
+    char *value; /**< percent-decoded, "" when the argument had no '=', owned */
+};
+
+struct http_request {
+    struct rankd *app;
+    const char *method;                         /**< borrowed from MHD */
+    char *params[HTTP_PATH_PARAMS_MAX];         /**< decoded {name} path segments, owned */
+    size_t param_len[HTTP_PATH_PARAMS_MAX];     /**< their lengths (ids are binary-safe) */
+    int nparams;
+    struct http_arg *args; /**< decoded query arguments, in request order, owned */
+    size_t nargs;
+    const char *content_type;   /**< header or NULL, borrowed */
+    const char *if_none_match;  /**< header or NULL, borrowed */
+    struct buf body;            /**< JSON body (non-streaming routes), owned */
+    int streaming;              /**< body is fed to the route's stream function */
+    void *stream_state;         /**< the handler's, freed by its stream_free */
+};
+
+struct http_header {
+    const char *name; /**< static string */
+    char *value;      /**< owned */
+};
+
+struct http_reply {
+    int status;               /**< 0 until a handler decides */
+    struct buf body;          /**< owned; handed to MHD */
+    const char *content_type; /**< static string */
+    struct http_header headers[HTTP_HEADERS_MAX];
+    int nheaders;
+};
+
+/**
+ * The query argument `name`: returns how many times it was given (0, 1, or more: callers treat
+ * more than one as 400) and sets *value to the first one.
+ */
+int http_arg(const struct http_request *rq, const char *name, const char **value);
+
+/** A JSON reply; takes ownership of `json` (a malloc'd string, e.g. from cJSON_PrintUnformatted),
+ *  even on failure. A NULL json becomes a 500. */
+void http_reply_json(struct http_reply *rp, int status, char *json);
+
+/** An error reply {"error":{"code","message"}}; message is printf-formatted. */
+void http_reply_error(struct http_reply *rp, int status, const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/** An error reply for a negative errno from store/board: 503 for Redis faults, 500 otherwise. */
+void http_reply_errno(struct http_reply *rp, int rc);
+
+/** Add a response header (value copied). Silently ignored past HTTP_HEADERS_MAX. */
+void http_reply_header(struct http_reply *rp, const char *name, const char *value);
+
+struct http_server;
+
+/**
+ * Start serving on host:port (port 0: any free port) with the route table of route.h.
+ * Returns NULL with *err set (-EADDRINUSE, -EINVAL, -ENOMEM...). Free with http_stop.
+ */
+struct http_server *http_start(struct rankd *app, const char *host, int port, int max_connections,
+                               int *err);
+
+/** The bound port (useful with port 0). */
+int http_port(const struct http_server *srv);
+
+/** Stop accepting, finish open connections, free. NULL is a no-op. */
+void http_stop(struct http_server *srv);
+
+#endif

@@ -1,0 +1,21 @@
+-- around.lua -- `size` entries centred on a member, clamped at both ends. O(log N + size).
+-- KEYS[1] board settings hash, KEYS[2] board sorted set, KEYS[3] records hash
+-- ARGV[1] member   ARGV[2] size, 0 for the board's page_size
+-- Reply: nil when the board does not exist, else
+--   {settings, total, size, start0 (-1 when the member is absent), range, records}
+local settings = redis.call('HGETALL', KEYS[1])
+if #settings == 0 then return false end
+local size = tonumber(ARGV[2])
+if size == 0 then
+  size = tonumber(redis.call('HGET', KEYS[1], 'page_size')) or 20
+end
+local total = redis.call('ZCARD', KEYS[2])
+local rank = redis.call('ZRANK', KEYS[2], ARGV[1])
+if not rank then return {settings, total, size, -1, {}, {}} end
+local start = rank - math.floor(size / 2)
+if start + size > total then start = total - size end
+if start < 0 then start = 0 end
+local range = redis.call('ZRANGE', KEYS[2], start, start + size - 1, 'WITHSCORES')
+local ids = {}
+for i = 1, #range, 2 do ids[#ids + 1] = range[i] end
+return {settings, total, size, start, range, redis.call('HMGET', KEYS[3], unpack(ids))}

@@ -1,0 +1,22 @@
+-- page.lua -- one page of a board, with its settings, total and records, in one round trip.
+-- O(log N + size). Ascending stored order is rank order, so ZRANGE (not REV) reads it.
+-- KEYS[1] board settings hash, KEYS[2] board sorted set, KEYS[3] records hash
+-- ARGV[1] page (1-based)   ARGV[2] size, 0 for the board's page_size
+-- Reply: nil when the board does not exist, else
+--   {settings (flat HGETALL), total, size, {member, stored, member, stored, ...}, {record|nil, ...}}
+local settings = redis.call('HGETALL', KEYS[1])
+if #settings == 0 then return false end
+local size = tonumber(ARGV[2])
+if size == 0 then
+  size = tonumber(redis.call('HGET', KEYS[1], 'page_size')) or 20
+end
+local total = redis.call('ZCARD', KEYS[2])
+local start = (tonumber(ARGV[1]) - 1) * size
+local range, records = {}, {}
+if start < total then
+  range = redis.call('ZRANGE', KEYS[2], start, start + size - 1, 'WITHSCORES')
+  local ids = {}
+  for i = 1, #range, 2 do ids[#ids + 1] = range[i] end
+  records = redis.call('HMGET', KEYS[3], unpack(ids))
+end
+return {settings, total, size, range, records}

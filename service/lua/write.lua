@@ -1,0 +1,82 @@
+-- write.lua -- a batch of score writes (set | best | incr) applied in order, each entry O(log N):
+-- one ZSCORE, at most one bounded ZRANGE BYSCORE LIMIT 0 1, one ZADD (and ZRANK when asked).
+-- Callers send at most 1000 entries per call, so one call stays in the low milliseconds.
+-- Layout (service/score_codec.h): stored = key * 2^T + tie; a smaller key is a better score.
+-- KEYS[1] board sorted set, KEYS[2] board settings hash, KEYS[3] records hash, KEYS[4] registry set
+-- ARGV[1] 2^T   ARGV[2] tiebreak   ARGV[3] tie cap   ARGV[4] largest |key|
+-- ARGV[5] order   ARGV[6] score_decimals   ARGV[7] default page_size   ARGV[8] default page_ttl_ms
+-- ARGV[9] board name   ARGV[10] '1' to return ranks   ARGV[11] entry count n
+-- then per entry 4 values: member, op, key (or key delta for incr), record JSON or ''.
+-- Reply {status, done, results...}; results hold 4 values per applied or refused entry:
+--   code (0 applied or unchanged, 2 key out of range: nothing written for it), stored, rank0, updated.
+-- status 0: all n entries handled; 1: the board's settings differ from ARGV, nothing written;
+-- 3: entry done+1 found its tie group full: nothing written for it or after it (compact, resume).
+local z, meta, items, registry = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local base, tiebreak, cap, kmax = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
+local want_rank, n = ARGV[10] == '1', tonumber(ARGV[11])
+local fmt = '%.17g'
+
+local m = redis.call('HMGET', meta, 'order', 'tiebreak', 'score_decimals')
+if not m[1] then
+  redis.call('HSET', meta, 'order', ARGV[5], 'tiebreak', tiebreak, 'score_decimals', ARGV[6],
+             'page_size', ARGV[7], 'page_ttl_ms', ARGV[8])
+  redis.call('SADD', registry, ARGV[9])
+elseif m[1] ~= ARGV[5] or m[2] ~= tiebreak or m[3] ~= ARGV[6] then
+  return {1, 0}
+end
+
+local out = {0, 0}
+local function rank_of(member)
+  if want_rank then return redis.call('ZRANK', z, member) end
+  return 0
+end
+
+for i = 0, n - 1 do
+  local a = 12 + i * 4
+  local member, op, arg, record = ARGV[a], ARGV[a + 1], tonumber(ARGV[a + 2]), ARGV[a + 3]
+  local old = redis.call('ZSCORE', z, member)
+  local oldkey = nil
+  if old then
+    old = tonumber(old)
+    oldkey = math.floor(old / base)
+  end
+  local key
+  if op == 'incr' then
+    key = (oldkey or 0) + arg
+  elseif op == 'best' and oldkey and oldkey <= arg then
+    key = oldkey
+  else
+    key = arg
+  end
+  local code, stored, updated = 0, old, 0
+  if key > kmax or key < -kmax then
+    code = 2
+  elseif not (old and key == oldkey) then
+    local lo = key * base
+    local tie = 0
+    if tiebreak == 'first' then
+      -- just after the group's current last entry
+      local r = redis.call('ZRANGE', z, lo + cap - 1, lo, 'BYSCORE', 'REV', 'LIMIT', 0, 1, 'WITHSCORES')
+      if r[2] then tie = tonumber(r[2]) - lo + 1 end
+      if tie >= cap then out[1] = 3; return out end
+    elseif tiebreak == 'last' then
+      -- just before the group's current first entry
+      local r = redis.call('ZRANGE', z, lo, lo + cap - 1, 'BYSCORE', 'LIMIT', 0, 1, 'WITHSCORES')
+      tie = cap - 1
+      if r[2] then tie = tonumber(r[2]) - lo - 1 end
+      if tie < 0 then out[1] = 3; return out end
+    end
+    stored = lo + tie
+    updated = 1
+    redis.call('ZADD', z, stored, member)
+  end
+  if code == 0 and record ~= '' then redis.call('HSET', items, member, record) end
+  local rank = 0
+  if code == 0 then rank = rank_of(member) end
+  out[#out + 1] = code
+  out[#out + 1] = stored and string.format(fmt, stored) or ''
+  out[#out + 1] = rank
+  out[#out + 1] = updated
+  out[2] = i + 1
+end
+return out

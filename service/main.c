@@ -1,0 +1,48 @@
+/* main.c -- rankd's entry point: parse configuration, start, wait for SIGINT/SIGTERM, stop. */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "config.h"
+#include "log.h"
+#include "server.h"
+
+int main(int argc, char **argv)
+{
+    struct config cfg;
+    char err[600];
+    config_defaults(&cfg);
+    int rc = config_parse(&cfg, argc, argv, err, sizeof(err));
+    if (rc == 1)
+        return 0;
+    if (rc) {
+        fprintf(stderr, "rankd: %s\n", err);
+        return 2;
+    }
+    log_set_level(cfg.log_level);
+    /* Block the stop signals in every thread; the main thread takes them with sigwait. */
+    sigset_t stop;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &stop, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    struct rankd *app = rankd_start(&cfg, &rc);
+    if (!app) {
+        fprintf(stderr, "rankd: cannot listen on %s:%d: %s\n", cfg.listen_host, cfg.listen_port,
+                rc == -EADDRINUSE ? "the address is in use or not available" : strerror(-rc));
+        return 2;
+    }
+    log_info("listening on %s:%d, redis %s:%d db %d, key prefix '%s', writes %s",
+             cfg.listen_host, rankd_port(app),
+             cfg.redis.unix_path[0] ? cfg.redis.unix_path : cfg.redis.host,
+             cfg.redis.unix_path[0] ? 0 : cfg.redis.port, cfg.redis.db, cfg.key_prefix,
+             cfg.write_token[0] ? "enabled (token set)" : "disabled (no --write-token)");
+    int sig = 0;
+    sigwait(&stop, &sig);
+    log_info("signal %d: stopping", sig);
+    rankd_stop(app);
+    return 0;
+}

@@ -1,0 +1,115 @@
+/* metrics.c -- atomic counters and a latency histogram; see metrics.h. */
+#include "metrics.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+
+/* Status codes rankd sends, in one small table (index = position). */
+static const int statuses[] = {200, 201, 204, 304, 400, 401, 403, 404, 405,
+                               409, 413, 415, 422, 500, 503};
+#define NSTATUS (sizeof(statuses) / sizeof(statuses[0]))
+
+/* Upper bounds in microseconds; the last bucket is +Inf. */
+static const int64_t bucket_us[] = {500,    1000,   2500,    5000,    10000,  25000,
+                                    50000,  100000, 250000,  500000,  1000000, 2500000,
+                                    10000000};
+#define NBUCKET (sizeof(bucket_us) / sizeof(bucket_us[0]))
+
+static const char *route_names[METRICS_ROUTES_MAX + 1] = {[METRICS_ROUTES_MAX] = "unmatched"};
+static int nroutes;
+static atomic_ulong requests[METRICS_ROUTES_MAX + 1][NSTATUS + 1]; /* +1: other status */
+static atomic_ulong buckets[NBUCKET + 1];
+static atomic_ullong latency_sum_us;
+static atomic_ullong latency_max_us;
+
+int metrics_route(const char *name)
+{
+    for (int i = 0; i < nroutes; i++)
+        if (route_names[i] == name)
+            return i;
+    if (nroutes >= METRICS_ROUTES_MAX)
+        return -1;
+    route_names[nroutes] = name;
+    return nroutes++;
+}
+
+void metrics_request(int route, int status, int64_t latency_us)
+{
+    size_t r = route >= 0 && route < METRICS_ROUTES_MAX ? (size_t)route : METRICS_ROUTES_MAX;
+    size_t s = NSTATUS;
+    for (size_t i = 0; i < NSTATUS; i++)
+        if (statuses[i] == status)
+            s = i;
+    atomic_fetch_add(&requests[r][s], 1);
+    size_t b = 0;
+    while (b < NBUCKET && latency_us > bucket_us[b])
+        b++;
+    atomic_fetch_add(&buckets[b], 1);
+    unsigned long long us = latency_us > 0 ? (unsigned long long)latency_us : 0;
+    atomic_fetch_add(&latency_sum_us, us);
+    unsigned long long prev = atomic_load(&latency_max_us);
+    while (us > prev && !atomic_compare_exchange_weak(&latency_max_us, &prev, us))
+        ;
+}
+
+__attribute__((format(printf, 2, 3))) static int put(struct buf *out, const char *fmt, ...)
+{
+    char line[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return -EINVAL;
+    return buf_append(out, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+}
+
+int metrics_render(struct buf *out, unsigned long redis_errors)
+{
+    int rc = put(out, "# HELP rankd_http_requests_total HTTP requests by route and status.\n"
+                      "# TYPE rankd_http_requests_total counter\n");
+    for (size_t r = 0; r <= METRICS_ROUTES_MAX && !rc; r++) {
+        if (!route_names[r])
+            continue;
+        for (size_t s = 0; s <= NSTATUS && !rc; s++) {
+            unsigned long v = atomic_load(&requests[r][s]);
+            if (v == 0)
+                continue;
+            if (s < NSTATUS)
+                rc = put(out, "rankd_http_requests_total{route=\"%s\",status=\"%d\"} %lu\n",
+                         route_names[r], statuses[s], v);
+            else
+                rc = put(out, "rankd_http_requests_total{route=\"%s\",status=\"other\"} %lu\n",
+                         route_names[r], v);
+        }
+    }
+    rc = rc ? rc
+            : put(out, "# HELP rankd_http_request_duration_seconds Request latency.\n"
+                       "# TYPE rankd_http_request_duration_seconds histogram\n");
+    unsigned long cum = 0;
+    for (size_t b = 0; b <= NBUCKET && !rc; b++) {
+        cum += atomic_load(&buckets[b]);
+        if (b < NBUCKET)
+            rc = put(out, "rankd_http_request_duration_seconds_bucket{le=\"%g\"} %lu\n",
+                     (double)bucket_us[b] / 1e6, cum);
+        else
+            rc = put(out, "rankd_http_request_duration_seconds_bucket{le=\"+Inf\"} %lu\n", cum);
+    }
+    if (rc)
+        return rc;
+    rc = put(out, "rankd_http_request_duration_seconds_sum %.6f\n"
+                  "rankd_http_request_duration_seconds_count %lu\n",
+             (double)atomic_load(&latency_sum_us) / 1e6, cum);
+    rc = rc ? rc
+            : put(out, "# HELP rankd_http_request_duration_max_seconds Slowest request so far.\n"
+                       "# TYPE rankd_http_request_duration_max_seconds gauge\n"
+                       "rankd_http_request_duration_max_seconds %.6f\n",
+                  (double)atomic_load(&latency_max_us) / 1e6);
+    rc = rc ? rc
+            : put(out, "# HELP rankd_redis_errors_total Redis faults: dial, I/O, timeouts, error replies.\n"
+                       "# TYPE rankd_redis_errors_total counter\nrankd_redis_errors_total %lu\n",
+                  redis_errors);
+    return rc;
+}

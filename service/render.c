@@ -1,0 +1,126 @@
+/* render.c -- JSON bodies; see render.h. */
+#include "render.h"
+
+#include <cjson/cJSON.h>
+
+int64_t render_pages(int64_t total, int size)
+{
+    return size > 0 ? (total + size - 1) / size : 0;
+}
+
+static char *finish(cJSON *doc)
+{
+    char *json = doc ? cJSON_PrintUnformatted(doc) : NULL;
+    cJSON_Delete(doc);
+    return json;
+}
+
+/* A record: the stored JSON verbatim (NUL-terminated by hiredis), or null. */
+static cJSON *record_node(const char *record, size_t len)
+{
+    (void)len;
+    return record ? cJSON_CreateRaw(record) : cJSON_CreateNull();
+}
+
+static cJSON *items_node(const struct board_page *p)
+{
+    cJSON *items = cJSON_CreateArray();
+    for (size_t i = 0; items && i < p->n; i++) {
+        const struct board_item *it = &p->items[i];
+        cJSON *o = cJSON_CreateObject();
+        if (!o || !cJSON_AddItemToArray(items, o))
+            break;
+        cJSON_AddNumberToObject(o, "rank", (double)it->rank);
+        cJSON_AddStringToObject(o, "id", it->id);
+        cJSON_AddNumberToObject(o, "score", it->score);
+        cJSON_AddItemToObject(o, "record", record_node(it->record, it->record_len));
+    }
+    return items;
+}
+
+static cJSON *page_doc(const char *board, int64_t page, const struct board_page *p)
+{
+    cJSON *doc = cJSON_CreateObject();
+    cJSON_AddStringToObject(doc, "board", board);
+    cJSON_AddNumberToObject(doc, "page", (double)page);
+    cJSON_AddNumberToObject(doc, "size", p->size);
+    cJSON_AddNumberToObject(doc, "total", (double)p->total);
+    cJSON_AddNumberToObject(doc, "pages", (double)render_pages(p->total, p->size));
+    cJSON_AddItemToObject(doc, "items", items_node(p));
+    return doc;
+}
+
+char *render_page(const char *board, int64_t page, const struct board_page *p)
+{
+    return finish(page_doc(board, page, p));
+}
+
+char *render_around(const char *board, const struct board_page *p)
+{
+    int64_t first = p->n ? p->items[0].rank : 1;
+    return finish(page_doc(board, (first - 1) / p->size + 1, p));
+}
+
+char *render_member(const char *id, const struct board_member *mb, int size)
+{
+    cJSON *doc = cJSON_CreateObject();
+    cJSON_AddStringToObject(doc, "id", id);
+    cJSON_AddNumberToObject(doc, "score", mb->score);
+    cJSON_AddNumberToObject(doc, "rank", (double)mb->rank);
+    cJSON_AddNumberToObject(doc, "page", (double)((mb->rank - 1) / size + 1));
+    cJSON_AddItemToObject(doc, "record", record_node(mb->record, mb->record_len));
+    return finish(doc);
+}
+
+static const char *order_text(enum score_order o)
+{
+    return o == SCORE_ORDER_ASC ? "asc" : "desc";
+}
+
+static const char *tiebreak_text(enum score_tiebreak t)
+{
+    return t == SCORE_TIEBREAK_LAST ? "last" : t == SCORE_TIEBREAK_ID ? "id" : "first";
+}
+
+char *render_board(const char *board, const struct board_info *info)
+{
+    const struct board_settings *s = &info->settings;
+    double min, max;
+    score_codec_range(&s->layout, &min, &max);
+    cJSON *doc = cJSON_CreateObject();
+    cJSON_AddStringToObject(doc, "board", board);
+    cJSON_AddStringToObject(doc, "order", order_text(s->layout.order));
+    cJSON_AddStringToObject(doc, "tiebreak", tiebreak_text(s->layout.tiebreak));
+    cJSON_AddNumberToObject(doc, "page_size", s->page_size);
+    cJSON_AddNumberToObject(doc, "page_ttl_ms", s->page_ttl_ms);
+    cJSON_AddNumberToObject(doc, "score_decimals", s->layout.decimals);
+    cJSON_AddNumberToObject(doc, "total", (double)info->total);
+    cJSON *range = cJSON_AddObjectToObject(doc, "score_range");
+    cJSON_AddNumberToObject(range, "min", min);
+    cJSON_AddNumberToObject(range, "max", max);
+    return finish(doc);
+}
+
+char *render_board_list(const struct board_list *l)
+{
+    cJSON *doc = cJSON_CreateObject();
+    cJSON *arr = cJSON_AddArrayToObject(doc, "boards");
+    for (size_t i = 0; arr && i < l->n; i++) {
+        cJSON *o = cJSON_CreateObject();
+        if (!o || !cJSON_AddItemToArray(arr, o))
+            break;
+        cJSON_AddStringToObject(o, "board", l->names[i]);
+        cJSON_AddNumberToObject(o, "total", (double)l->totals[i]);
+    }
+    return finish(doc);
+}
+
+char *render_write(const char *id, const struct board_outcome *o)
+{
+    cJSON *doc = cJSON_CreateObject();
+    cJSON_AddStringToObject(doc, "id", id);
+    cJSON_AddNumberToObject(doc, "score", o->score);
+    cJSON_AddNumberToObject(doc, "rank", (double)o->rank);
+    cJSON_AddBoolToObject(doc, "updated", o->updated);
+    return finish(doc);
+}

@@ -1,0 +1,37 @@
+/*
+ * render.h -- JSON bodies of the API (schema/openapi.yaml), built with cJSON.
+ *
+ * Every function returns a new NUL-terminated JSON string owned by the caller (free() it, or
+ * hand it to http_reply_json), or NULL when out of memory. Records are stored as validated JSON
+ * and inserted verbatim (cJSON raw), never re-parsed. Scores are doubles holding exact values
+ * (score_codec.h), printed by cJSON with up to 17 significant digits, so they read back exactly.
+ */
+#ifndef RANKD_RENDER_H
+#define RANKD_RENDER_H
+
+#include <stdint.h>
+
+#include "board.h"
+
+/** {"board","page","size","total","pages","items":[{"rank","id","score","record"}]} */
+char *render_page(const char *board, int64_t page, const struct board_page *p);
+
+/** The same shape for entries around a member; "page" is the page of the first entry. */
+char *render_around(const char *board, const struct board_page *p);
+
+/** {"id","score","rank","page","record"} with page computed at `size`. */
+char *render_member(const char *id, const struct board_member *mb, int size);
+
+/** {"board", settings..., "total", "score_range":{"min","max"}} */
+char *render_board(const char *board, const struct board_info *info);
+
+/** {"boards":[{"board","total"}]} */
+char *render_board_list(const struct board_list *l);
+
+/** {"id","score","rank","updated"} */
+char *render_write(const char *id, const struct board_outcome *o);
+
+/** Number of pages holding `total` entries at `size` per page (0 for an empty board). */
+int64_t render_pages(int64_t total, int size);
+
+#endif

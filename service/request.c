@@ -1,0 +1,125 @@
+/* request.c -- pure request parsing; see request.h. */
+#include "request.h"
+
+#include <errno.h>
+
+#include "board.h"
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+int request_pct_decode(const char *in, size_t inlen, char *out, size_t outcap, size_t *outlen)
+{
+    size_t w = 0;
+    for (size_t r = 0; r < inlen; r++) {
+        char c = in[r];
+        if (c == '%') {
+            if (inlen - r < 3)
+                return -EINVAL;
+            int h = hexval(in[r + 1]), l = hexval(in[r + 2]);
+            if (h < 0 || l < 0)
+                return -EINVAL;
+            c = (char)(h * 16 + l);
+            r += 2;
+        }
+        if (w + 1 >= outcap)
+            return -E2BIG;
+        out[w++] = c;
+    }
+    if (w >= outcap)
+        return -E2BIG;
+    out[w] = '\0';
+    *outlen = w;
+    return 0;
+}
+
+/* Length of the UTF-8 sequence at s (1..4), or 0 when it is invalid or truncated. */
+static size_t utf8_seq(const unsigned char *s, size_t left)
+{
+    unsigned char c = s[0];
+    if (c < 0x80)
+        return 1;
+    size_t n;
+    unsigned min;
+    unsigned cp;
+    if ((c & 0xE0) == 0xC0) {
+        n = 2, min = 0x80, cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+        n = 3, min = 0x800, cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+        n = 4, min = 0x10000, cp = c & 0x07;
+    } else {
+        return 0;
+    }
+    if (left < n)
+        return 0;
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (s[i] & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    return n;
+}
+
+int request_utf8_valid(const char *s, size_t len)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    for (size_t i = 0; i < len;) {
+        size_t n = utf8_seq(u + i, len - i);
+        if (n == 0)
+            return 0;
+        i += n;
+    }
+    return 1;
+}
+
+int request_id_valid(const char *id, size_t len)
+{
+    if (len == 0 || len > BOARD_ID_LEN_MAX)
+        return 0;
+    const unsigned char *s = (const unsigned char *)id;
+    for (size_t i = 0; i < len;) {
+        if (s[i] < 0x20 || s[i] == 0x7F)
+            return 0;
+        size_t n = utf8_seq(s + i, len - i);
+        if (n == 0)
+            return 0;
+        if (n == 2 && s[i] == 0xC2 && s[i + 1] <= 0x9F) /* C1 controls U+0080..U+009F */
+            return 0;
+        i += n;
+    }
+    return 1;
+}
+
+int request_parse_count(const char *s, int64_t max, int64_t *out)
+{
+    if (!s || !*s)
+        return -EINVAL;
+    int64_t v = 0;
+    int big = 0;
+    for (const char *p = s; *p; p++) {
+        if (*p < '0' || *p > '9')
+            return -EINVAL;
+        if (!big) {
+            v = v * 10 + (*p - '0');
+            if (v > max)
+                big = 1; /* keep scanning: junk after the digits is still -EINVAL */
+        }
+    }
+    if (big)
+        return -ERANGE;
+    if (v == 0)
+        return -EINVAL;
+    *out = v;
+    return 0;
+}

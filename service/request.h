@@ -1,0 +1,36 @@
+/*
+ * request.h -- pure parsing and validation of request parts: paths, query values, ids, numbers.
+ *
+ * No I/O, no allocation except where stated; unit-tested in test/unit/test_request.c.
+ * Errors: -EINVAL malformed input, -ERANGE a number too large, -E2BIG output does not fit.
+ */
+#ifndef RANKD_REQUEST_H
+#define RANKD_REQUEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/** Largest page number accepted (pages are 1-based). */
+#define REQUEST_PAGE_MAX INT64_C(2147483647)
+
+/**
+ * Percent-decode in[0..inlen) once into out (capacity outcap, NUL-terminated). '+' stays '+'.
+ * Returns 0 and *outlen, -EINVAL for a malformed escape (% not followed by two hex digits),
+ * -E2BIG when out is too small.
+ */
+int request_pct_decode(const char *in, size_t inlen, char *out, size_t outcap, size_t *outlen);
+
+/** 1 when id is 1..128 bytes of valid UTF-8 (no overlongs, no surrogates) without control
+ *  characters (C0, DEL, C1), else 0. */
+int request_id_valid(const char *id, size_t len);
+
+/** 1 when s[0..len) is valid UTF-8 (control characters allowed), else 0. */
+int request_utf8_valid(const char *s, size_t len);
+
+/**
+ * Parse a positive decimal count: digits only (leading zeros allowed), value 1..max.
+ * Returns 0 and *out; -EINVAL for empty, junk, sign, zero; -ERANGE above max.
+ */
+int request_parse_count(const char *s, int64_t max, int64_t *out);
+
+#endif

@@ -1,0 +1,49 @@
+/*
+ * route.h -- the route table: {method, pattern, handler, flags}, path parameters, 404 vs 405.
+ *
+ * Patterns are literal segments and {param} segments ("/boards/{board}/members/{id}"). A path
+ * is split on '/' before percent-decoding, so a decoded param may contain '/' ("%2F").
+ */
+#ifndef RANKD_ROUTE_H
+#define RANKD_ROUTE_H
+
+#include <stddef.h>
+
+#include "http.h"
+
+typedef void (*route_handler_fn)(struct http_request *rq, struct http_reply *rp);
+/** Feed one chunk of a streamed body; returns 0, or non-zero after filling rp with an error. */
+typedef int (*route_stream_fn)(struct http_request *rq, const char *data, size_t len,
+                               struct http_reply *rp);
+typedef void (*route_stream_free_fn)(void *state);
+
+enum route_flags {
+    ROUTE_WRITE = 1,       /**< needs the bearer token */
+    ROUTE_BODY = 2,        /**< takes a JSON body */
+    ROUTE_NDJSON = 4,      /**< also takes application/x-ndjson, streamed to `stream` */
+};
+
+struct route {
+    const char *method;
+    const char *pattern;
+    route_handler_fn handler;
+    int flags;
+    const char *name;            /**< metrics label */
+    route_stream_fn stream;      /**< NDJSON chunks, or NULL */
+    route_stream_free_fn stream_free;
+    int metric;                  /**< metrics index, set by route_init */
+};
+
+/** Register route names with metrics. Call once at start-up. */
+void route_init(void);
+
+/**
+ * Match a raw (still percent-encoded) path and method. On a match returns 0, *out, and the decoded
+ * params in rq->params (owned by rq). Returns -ENOENT (no pattern: 404), -EPERM (the path exists
+ * with other methods: 405, *allow lists them, e.g. "GET, PUT"), -EINVAL (a malformed escape or an
+ * over-long segment: 400), -ENOMEM.
+ */
+int route_match(const char *method, const char *path, struct http_request *rq,
+                const struct route **out, char *allow, size_t allow_len);
+
+#endif

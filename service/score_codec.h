@@ -1,0 +1,101 @@
+/*
+ * score_codec.h -- exact compound scores: (score, tie-break) packed into one double.
+ *
+ * A board's Redis sorted set is stored so that ASCENDING stored value is RANK ORDER: rank 1 is the
+ * lowest stored value, so `ZRANK`/`ZRANGE` (never the REV forms) read a board in rank order, and
+ * Redis' own fallback for equal stored values (member bytes ascending, memcmp) is the final,
+ * deterministic tie-break.
+ *
+ * Terms
+ *   score    the number a client sends, in board units (may have `decimals` fractional digits).
+ *   scaled   score * 10^decimals, an exact integer (int64).
+ *   key      the order key: -scaled on a `desc` board, +scaled on an `asc` board, so a smaller key
+ *            is always a better score.
+ *   tie      0 .. SCORE_TIE_CAP-1, the position of an entry inside its group of equal keys.
+ *   stored   the sorted-set score: key * 2^T + tie, with T = SCORE_TIE_BITS for tiebreak first|last
+ *            and T = 0 for tiebreak id (no tie bits; member bytes order equal keys).
+ *
+ * Bit budget (IEEE-754 binary64 represents every integer with |v| <= 2^53 exactly):
+ *   first|last: |key| <= 2^32 - 1 and 0 <= tie < 2^21, so
+ *               stored in [-(2^32-1)*2^21, (2^32-1)*2^21 + 2^21-1] = [-(2^53 - 2^21), 2^53 - 1].
+ *   id:         |key| <= 2^53 - 1, stored = key.
+ * Every stored value is an exact integer, so encode/decode round-trips bit for bit and the
+ * encoding is strictly monotone in (key, tie). Nothing is rounded: a score the layout cannot hold
+ * is -ERANGE, a score with more fractional digits than the board keeps is -EDOM.
+ * Source of the layout: schema/score-layout.md (the same text, with worked examples).
+ *
+ * All functions are pure and thread-safe.
+ */
+#ifndef RANKD_SCORE_CODEC_H
+#define RANKD_SCORE_CODEC_H
+
+#include <stdint.h>
+
+/** Tie-break bits for tiebreak first|last. */
+#define SCORE_TIE_BITS 21
+/** Entries one group of equal scores can place before it is compacted (2^21). */
+#define SCORE_TIE_CAP (INT64_C(1) << SCORE_TIE_BITS)
+/** Largest |scaled| for tiebreak first|last: 2^32 - 1 = 4,294,967,295. */
+#define SCORE_TIED_SCALED_MAX ((INT64_C(1) << 32) - 1)
+/** Largest |scaled| for tiebreak id: 2^53 - 1. */
+#define SCORE_EXACT_SCALED_MAX ((INT64_C(1) << 53) - 1)
+/** Largest score_decimals a board may set. */
+#define SCORE_DECIMALS_MAX 9
+
+enum score_order { SCORE_ORDER_DESC = 0, SCORE_ORDER_ASC = 1 };
+enum score_tiebreak { SCORE_TIEBREAK_FIRST = 0, SCORE_TIEBREAK_LAST = 1, SCORE_TIEBREAK_ID = 2 };
+
+/** How one board encodes scores. */
+struct score_layout {
+    enum score_order order;       /**< desc: higher score ranks first */
+    enum score_tiebreak tiebreak; /**< order among equal scores */
+    int decimals;                 /**< fractional digits kept, 0 .. SCORE_DECIMALS_MAX */
+};
+
+/** Tie bits T of a layout: SCORE_TIE_BITS, or 0 for tiebreak id. */
+int score_codec_tie_bits(const struct score_layout *layout);
+
+/** Largest |scaled| the layout accepts. */
+int64_t score_codec_scaled_max(const struct score_layout *layout);
+
+/** 10^decimals as an exact double (decimals 0 .. SCORE_DECIMALS_MAX). */
+double score_codec_pow10(int decimals);
+
+/**
+ * Scale a score in board units to an exact integer.
+ * Returns 0 and writes *scaled, or -EINVAL (not finite), -EDOM (more fractional digits than the
+ * board keeps: e.g. 0.15 on a 1-decimal board), -ERANGE (|scaled| above score_codec_scaled_max).
+ * "Exact" means: `score` is the double nearest to scaled / 10^decimals, which is exactly what a
+ * correctly rounding JSON parser produces for a decimal literal with that many digits.
+ */
+int score_codec_scale(const struct score_layout *layout, double score, int64_t *scaled);
+
+/** A scaled score back in board units (exact for every value score_codec_scale accepted). */
+double score_codec_unscale(const struct score_layout *layout, int64_t scaled);
+
+/** Order key of a scaled score: -scaled on desc boards, scaled on asc boards. */
+int64_t score_codec_key(const struct score_layout *layout, int64_t scaled);
+
+/** Inverse of score_codec_key. */
+int64_t score_codec_key_to_scaled(const struct score_layout *layout, int64_t key);
+
+/**
+ * Pack (key, tie) into the stored value. Returns 0 and writes *stored, or -ERANGE when
+ * |key| > scaled max or tie is outside 0..2^T-1.
+ */
+int score_codec_pack(const struct score_layout *layout, int64_t key, int64_t tie, double *stored);
+
+/**
+ * Unpack a stored value. Returns 0 and writes *key and *tie, or -ERANGE when `stored` is not an
+ * integer inside the layout's range (a value rankd did not write).
+ */
+int score_codec_unpack(const struct score_layout *layout, double stored, int64_t *key,
+                       int64_t *tie);
+
+/** The score (board units) of a stored value; -ERANGE as score_codec_unpack. */
+int score_codec_decode(const struct score_layout *layout, double stored, double *score);
+
+/** Inclusive score range in board units: [-max/10^d, +max/10^d]. */
+void score_codec_range(const struct score_layout *layout, double *min, double *max);
+
+#endif

@@ -1,0 +1,35 @@
+/*
+ * server.h -- the application: configuration, Redis store, board model and HTTP server wired
+ * together. main.c runs one; the integration tests run one in-process on port 0.
+ */
+#ifndef RANKD_SERVER_H
+#define RANKD_SERVER_H
+
+#include "board.h"
+#include "config.h"
+#include "store.h"
+
+struct rankd {
+    struct config cfg;          /**< a copy, immutable after start */
+    struct store *store;        /**< owned */
+    struct board_model model;   /**< borrows store and cfg.key_prefix */
+    struct http_server *http;   /**< owned */
+};
+
+/**
+ * Start rankd with `cfg` (copied). Redis need not be up: requests answer 503 until it is.
+ * Returns NULL with *err set (-EADDRINUSE when the listen address is taken, -EINVAL, -ENOMEM).
+ * Stop with rankd_stop.
+ */
+struct rankd *rankd_start(const struct config *cfg, int *err);
+
+/** The HTTP port rankd listens on. */
+int rankd_port(const struct rankd *app);
+
+/** The configured write token ("" when writes are disabled). Borrowed. */
+const char *rankd_write_token(const struct rankd *app);
+
+/** Stop serving and free everything. NULL is a no-op. */
+void rankd_stop(struct rankd *app);
+
+#endif

@@ -1,0 +1,104 @@
+/*
+ * store.h -- the Redis store: a small pool of hiredis connections, scripts by SHA, fault mapping.
+ *
+ * The only user of hiredis. A redisContext is not thread-safe and is unusable after any error
+ * (hiredis README), so each connection is borrowed by one request at a time
+ * (store_acquire/store_release) and a connection that saw an error is freed and re-dialled on its
+ * next use. Dialling backs off (50 ms doubling to 2 s) pool-wide after a failure, so while Redis is
+ * down every request fails in microseconds with -ECONNREFUSED instead of each waiting for a
+ * connect timeout. Every command has a timeout (socket SO_RCVTIMEO/SO_SNDTIMEO).
+ *
+ * Scripts are sent with EVALSHA; the SHAs come from SCRIPT LOAD on the first connection. A NOSCRIPT
+ * reply (SCRIPT FLUSH, a restarted or failed-over Redis) is answered with EVAL of the full body,
+ * which also reloads the script for the next call.
+ *
+ * Errors (negative errno, for every function below that returns int or takes `int *err`):
+ *   -ECONNREFUSED  Redis unreachable now (dial failed, or inside the back-off window)
+ *   -ETIMEDOUT     no pool connection free within the timeout, or Redis did not answer in time
+ *   -EIO           I/O or protocol error, or a Redis error reply (OOM, LOADING, READONLY, BUSY...)
+ *   -ENOMEM        out of memory
+ * http.c maps all of them but -ENOMEM to 503.
+ *
+ * Thread-safety: store_* functions are thread-safe; a struct store_conn is used by one thread
+ * between acquire and release.
+ */
+#ifndef RANKD_STORE_H
+#define RANKD_STORE_H
+
+#include <stddef.h>
+
+#include <hiredis/hiredis.h>
+
+/** Where Redis is and how to talk to it. Strings are borrowed for store_new only (copied). */
+struct store_config {
+    const char *host;       /**< TCP host, or NULL when unix_path is set */
+    int port;               /**< TCP port */
+    const char *unix_path;  /**< unix socket path, or NULL */
+    const char *username;   /**< ACL user for AUTH, or NULL */
+    const char *password;   /**< AUTH password, or NULL */
+    int db;                 /**< SELECT index, 0..  */
+    int pool_size;          /**< connections, >= 1 */
+    int timeout_ms;         /**< per command and per pool wait, > 0 */
+    int connect_timeout_ms; /**< per dial, > 0 */
+};
+
+/** Scripts the store knows (bodies in service/lua/, compiled in). */
+enum store_script {
+    STORE_SCRIPT_WRITE = 0,   /**< lua/write.lua: one score write */
+    STORE_SCRIPT_COMPACT,     /**< lua/compact.lua: renumber one tie group, one chunk */
+    STORE_SCRIPT_PAGE,        /**< lua/page.lua: settings + total + one page + records */
+    STORE_SCRIPT_MEMBER,      /**< lua/member.lua: settings + one member + its record */
+    STORE_SCRIPT_AROUND,      /**< lua/around.lua: a page centred on a member */
+    STORE_SCRIPT_PUT_BOARD,   /**< lua/put_board.lua: create or update settings */
+    STORE_SCRIPT_COUNT
+};
+
+struct store;
+struct store_conn;
+
+/** A new pool (no connection is made yet). Returns NULL on ENOMEM. Free with store_free. */
+struct store *store_new(const struct store_config *cfg);
+
+/** Close every connection and free the pool. NULL is a no-op. No connection may be borrowed. */
+void store_free(struct store *st);
+
+/**
+ * Borrow a connected connection, dialling if needed. Returns NULL and sets *err on failure.
+ * Give it back with store_release, exactly once.
+ */
+struct store_conn *store_acquire(struct store *st, int *err);
+
+/** Return a connection; a connection that saw an error is closed here. NULL is a no-op. */
+void store_release(struct store *st, struct store_conn *c);
+
+/**
+ * One command. Returns the reply (free with freeReplyObject) or NULL with *err set. A Redis error
+ * reply is returned as NULL with -EIO (its text is logged), never as a reply object.
+ */
+redisReply *store_command(struct store_conn *c, int argc, const char **argv, const size_t *argvlen,
+                          int *err);
+
+/**
+ * Pipeline: append `n` commands, then read `n` replies into replies[0..n-1]. Each command i is
+ * argv[i][0..argc[i]-1]. Returns 0, or a negative errno after which replies[] holds nothing
+ * (everything read so far was freed). Error replies are kept as REDIS_REPLY_ERROR objects here:
+ * the caller decides per command. Free each reply with freeReplyObject.
+ */
+int store_pipeline(struct store_conn *c, int n, const int *argc, const char *const *const *argv,
+                   const size_t *const *argvlen, redisReply **replies);
+
+/**
+ * Run a script: EVALSHA, falling back to EVAL on NOSCRIPT. argv holds keys then args
+ * (nkeys + nargs entries). Returns the reply (free with freeReplyObject) or NULL with *err set;
+ * a Redis error reply is -EIO.
+ */
+redisReply *store_script(struct store_conn *c, enum store_script script, int nkeys, int nargs,
+                         const char **argv, const size_t *argvlen, int *err);
+
+/** Count of Redis faults (dial, I/O, timeouts, error replies) since start, for /metrics. */
+unsigned long store_error_count(const struct store *st);
+
+/** 0 when a PING succeeds within the timeout, else a negative errno (for /readyz). */
+int store_ping(struct store *st);
+
+#endif

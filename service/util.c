@@ -1,0 +1,59 @@
+/* util.c -- clocks, buffers, constant-time compare. */
+#include "util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+int64_t util_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t util_now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+int util_secure_equal(const char *a, size_t alen, const char *b, size_t blen)
+{
+    /* Walk the longer input whole, so the time depends on lengths only, never on content. */
+    size_t n = alen > blen ? alen : blen;
+    unsigned char diff = (unsigned char)(alen != blen);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char x = i < alen ? (unsigned char)a[i] : 0;
+        unsigned char y = i < blen ? (unsigned char)b[i] : 0;
+        diff |= (unsigned char)(x ^ y);
+    }
+    return diff == 0;
+}
+
+int buf_append(struct buf *b, const char *data, size_t n)
+{
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *p = realloc(b->data, cap);
+        if (!p)
+            return -ENOMEM;
+        b->data = p;
+        b->cap = cap;
+    }
+    memcpy(b->data + b->len, data, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+    return 0;
+}
+
+void buf_free(struct buf *b)
+{
+    free(b->data);
+    b->data = NULL;
+    b->len = b->cap = 0;
+}

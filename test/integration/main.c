@@ -1,0 +1,82 @@
+/* main.c -- integration tests: one real redis-server for the run, rankd in-process per test. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <curl/curl.h>
+
+#include "suites.h"
+
+struct redis_proc g_redis;
+struct rankd *g_app;
+int g_port;
+redisContext *g_admin;
+
+void it_setup(void)
+{
+    g_admin = redis_admin(g_redis.port);
+    freeReplyObject(redis_admin_cmd(g_admin, "FLUSHALL"));
+    g_app = rankd_test_start(g_redis.port, TEST_TOKEN);
+    g_port = rankd_port(g_app);
+}
+
+void it_teardown(void)
+{
+    rankd_stop(g_app);
+    g_app = NULL;
+    redisFree(g_admin);
+    g_admin = NULL;
+}
+
+long it_status(const char *method, const char *path, const char *body)
+{
+    struct http_result r;
+    ck_assert_int_eq(http_req(g_port, method, path, body, body ? strlen(body) : 0, NULL,
+                              TEST_TOKEN, &r),
+                     0);
+    long s = r.status;
+    http_result_free(&r);
+    return s;
+}
+
+void it_post_score(const char *board, const char *json)
+{
+    char path[200];
+    snprintf(path, sizeof(path), "/boards/%s/scores", board);
+    struct http_result r;
+    ck_assert_int_eq(http_write(g_port, "POST", path, json, &r), 0);
+    ck_assert_msg(r.status == 200, "POST %s %s -> %ld %s", path, json, r.status, r.body);
+    http_result_free(&r);
+}
+
+long long it_dbsize(void)
+{
+    redisReply *r = redis_admin_cmd(g_admin, "DBSIZE");
+    long long n = r->integer;
+    freeReplyObject(r);
+    return n;
+}
+
+int main(void)
+{
+    int ci = getenv("CI") && strcmp(getenv("CI"), "true") == 0;
+    if (system("command -v redis-server >/dev/null 2>&1") != 0) {
+        fprintf(stderr, "redis-server is not installed (make deps installs it)\n");
+        return ci ? EXIT_FAILURE : 77;
+    }
+    if (redis_proc_start(&g_redis)) {
+        fprintf(stderr, "could not start redis-server\n");
+        return EXIT_FAILURE;
+    }
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    SRunner *sr = srunner_create(api_suite());
+    srunner_add_suite(sr, ordering_suite());
+    srunner_add_suite(sr, cities_suite());
+    srunner_add_suite(sr, faults_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    redis_proc_stop(&g_redis);
+    curl_global_cleanup();
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

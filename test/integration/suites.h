@@ -1,0 +1,32 @@
+/* suites.h -- the integration suites and their shared fixture (one Redis for the run). */
+#ifndef RANKD_TEST_SUITES_H
+#define RANKD_TEST_SUITES_H
+
+#include <check.h>
+
+#include "fixture.h"
+
+extern struct redis_proc g_redis; /* started by main.c for the whole run */
+extern struct rankd *g_app;       /* per test (checked fixture), port in g_port */
+extern int g_port;
+extern redisContext *g_admin; /* per test */
+
+/** Checked fixture: FLUSHALL, start rankd with TEST_TOKEN, open an admin connection. */
+void it_setup(void);
+void it_teardown(void);
+
+/** Status of one request (body may be NULL); the result is freed. */
+long it_status(const char *method, const char *path, const char *body);
+
+/** POST a JSON body to /boards/{board}/scores and assert 200. */
+void it_post_score(const char *board, const char *json);
+
+/** DBSIZE of the test database. */
+long long it_dbsize(void);
+
+Suite *api_suite(void);
+Suite *ordering_suite(void);
+Suite *cities_suite(void);
+Suite *faults_suite(void);
+
+#endif

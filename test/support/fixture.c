@@ -1,0 +1,239 @@
+/* fixture.c -- real redis-server, in-process rankd, libcurl client; see fixture.h. */
+#include "fixture.h"
+
+#include <arpa/inet.h>
+#include <check.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
+static int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(a);
+    int port = -1;
+    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+        port = ntohs(a.sin_port);
+    if (fd >= 0)
+        close(fd);
+    return port == 6379 ? free_port() : port;
+}
+
+static int wait_ping(int port, int ms)
+{
+    for (int waited = 0; waited < ms; waited += 20) {
+        struct timeval tv = {0, 200000};
+        redisContext *c = redisConnectWithTimeout("127.0.0.1", port, tv);
+        if (c && !c->err) {
+            redisReply *r = redisCommand(c, "PING");
+            int ok = r && r->type == REDIS_REPLY_STATUS;
+            freeReplyObject(r);
+            redisFree(c);
+            if (ok)
+                return 0;
+        } else {
+            redisFree(c);
+        }
+        usleep(20000);
+    }
+    return -1;
+}
+
+static int spawn(struct redis_proc *r)
+{
+    char port[16];
+    snprintf(port, sizeof(port), "%d", r->port);
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        char log[200];
+        snprintf(log, sizeof(log), "%s/redis.log", r->dir);
+        execlp("redis-server", "redis-server", "--port", port, "--bind", "127.0.0.1", "--save",
+               "", "--appendonly", "no", "--dir", r->dir, "--logfile", log, (char *)NULL);
+        _exit(127);
+    }
+    r->pid = pid;
+    if (wait_ping(r->port, 5000)) {
+        fprintf(stderr, "redis-server did not answer on port %d (see %s/redis.log)\n", r->port,
+                r->dir);
+        redis_proc_stop(r);
+        return -1;
+    }
+    return 0;
+}
+
+int redis_proc_start(struct redis_proc *r)
+{
+    memset(r, 0, sizeof(*r));
+    snprintf(r->dir, sizeof(r->dir), "/tmp/rankd-test-XXXXXX");
+    if (!mkdtemp(r->dir))
+        return -1;
+    r->port = free_port();
+    return spawn(r);
+}
+
+void redis_proc_stop(struct redis_proc *r)
+{
+    if (r->pid <= 0)
+        return;
+    kill(r->pid, SIGKILL);
+    waitpid(r->pid, NULL, 0);
+    r->pid = 0;
+}
+
+int redis_proc_restart(struct redis_proc *r)
+{
+    redis_proc_stop(r);
+    return spawn(r);
+}
+
+redisContext *redis_admin(int port)
+{
+    struct timeval tv = {2, 0};
+    redisContext *c = redisConnectWithTimeout("127.0.0.1", port, tv);
+    ck_assert_msg(c && !c->err, "admin connection to redis on port %d failed", port);
+    return c;
+}
+
+redisReply *redis_admin_cmd(redisContext *c, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    redisReply *r = redisvCommand(c, fmt, ap);
+    va_end(ap);
+    ck_assert_msg(r != NULL, "admin command failed: %s", c->errstr);
+    return r;
+}
+
+struct rankd *rankd_test_start(int redis_port, const char *token)
+{
+    struct config cfg;
+    config_defaults(&cfg);
+    snprintf(cfg.listen_host, sizeof(cfg.listen_host), "127.0.0.1");
+    cfg.listen_port = 0;
+    char url[64];
+    snprintf(url, sizeof(url), "redis://127.0.0.1:%d/0", redis_port);
+    ck_assert_int_eq(config_parse_redis_url(url, &cfg.redis), 0);
+    snprintf(cfg.write_token, sizeof(cfg.write_token), "%s", token);
+    snprintf(cfg.default_board, sizeof(cfg.default_board), "default");
+    cfg.threads = 4;
+    cfg.log_level = 3;
+    log_set_level(3);
+    int err = 0;
+    struct rankd *app = rankd_start(&cfg, &err);
+    ck_assert_msg(app != NULL, "rankd_start failed: %d", err);
+    return app;
+}
+
+static size_t on_data(char *p, size_t size, size_t n, void *userdata)
+{
+    struct buf *b = userdata;
+    return buf_append(b, p, size * n) == 0 ? size * n : 0;
+}
+
+int http_req(int port, const char *method, const char *path, const char *body, size_t body_len,
+             const char *ctype, const char *token, struct http_result *out)
+{
+    memset(out, 0, sizeof(*out));
+    CURL *curl = curl_easy_init();
+    if (!curl)
+        return -1;
+    char url[4096], auth[600], ct[200];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", port, path);
+    struct curl_slist *hdrs = NULL;
+    if (token) {
+        snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
+        hdrs = curl_slist_append(hdrs, auth);
+    }
+    if (body) {
+        snprintf(ct, sizeof(ct), "Content-Type: %s", ctype ? ctype : "application/json");
+        hdrs = curl_slist_append(hdrs, ct);
+        curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
+        curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
+    }
+    hdrs = curl_slist_append(hdrs, "Expect:");
+    struct buf b = {0}, h = {0};
+    curl_easy_setopt(curl, CURLOPT_URL, url);
+    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method);
+    if (strcmp(method, "HEAD") == 0)
+        curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
+    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, hdrs);
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &b);
+    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_data);
+    curl_easy_setopt(curl, CURLOPT_HEADERDATA, &h);
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT, 30L);
+    curl_easy_setopt(curl, CURLOPT_PATH_AS_IS, 1L);
+    CURLcode rc = curl_easy_perform(curl);
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &out->status);
+    curl_easy_getinfo(curl, CURLINFO_TOTAL_TIME, &out->seconds);
+    curl_slist_free_all(hdrs);
+    curl_easy_cleanup(curl);
+    if (rc != CURLE_OK) {
+        buf_free(&b);
+        buf_free(&h);
+        return -1;
+    }
+    if (!b.data)
+        buf_append(&b, "", 0);
+    out->body = b.data;
+    out->len = b.len;
+    out->headers = h.data;
+    out->json = cJSON_Parse(out->body);
+    return 0;
+}
+
+int http_get(int port, const char *path, struct http_result *out)
+{
+    return http_req(port, "GET", path, NULL, 0, NULL, NULL, out);
+}
+
+int http_write(int port, const char *method, const char *path, const char *json,
+               struct http_result *out)
+{
+    return http_req(port, method, path, json, json ? strlen(json) : 0, NULL, TEST_TOKEN, out);
+}
+
+void http_result_free(struct http_result *r)
+{
+    free(r->body);
+    free(r->headers);
+    cJSON_Delete(r->json);
+    memset(r, 0, sizeof(*r));
+}
+
+const char *http_error_code(const struct http_result *r)
+{
+    const cJSON *e = cJSON_GetObjectItem(r->json, "error");
+    const cJSON *c = cJSON_GetObjectItem(e, "code");
+    return cJSON_IsString(c) ? c->valuestring : "";
+}
+
+char *read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    struct buf b = {0};
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+        buf_append(&b, chunk, n);
+    fclose(f);
+    if (len)
+        *len = b.len;
+    return b.data;
+}

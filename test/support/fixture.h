@@ -1,0 +1,78 @@
+/*
+ * fixture.h -- integration-test support: a real redis-server process, rankd in-process on port 0,
+ * and a libcurl HTTP client. No mocks: every test talks to Redis and rankd over real sockets.
+ */
+#ifndef RANKD_TEST_FIXTURE_H
+#define RANKD_TEST_FIXTURE_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include <cjson/cJSON.h>
+#include <hiredis/hiredis.h>
+
+#include "log.h"
+#include "server.h"
+#include "util.h"
+
+/** A redis-server child process on a free loopback port (never 6379). */
+struct redis_proc {
+    pid_t pid;
+    int port;
+    char dir[128]; /**< mkdtemp working directory */
+};
+
+/** Start redis-server (no persistence). Returns 0, or -1 after printing why. */
+int redis_proc_start(struct redis_proc *r);
+
+/** Stop it (SIGTERM, wait). Safe to call twice. */
+void redis_proc_stop(struct redis_proc *r);
+
+/** Start again on the same port (after redis_proc_stop). 0 or -1. */
+int redis_proc_restart(struct redis_proc *r);
+
+/** A direct hiredis connection for assertions and set-up; aborts the test when it fails. */
+redisContext *redis_admin(int port);
+
+/** One command on an admin connection, printf-style as redisCommand; the reply must be freed. */
+redisReply *redis_admin_cmd(redisContext *c, const char *fmt, ...);
+
+/** Start rankd on 127.0.0.1:0 against Redis on `redis_port`, with `token` ("" = writes off). */
+struct rankd *rankd_test_start(int redis_port, const char *token);
+
+/** The token test rankd instances use. */
+#define TEST_TOKEN "test-token"
+
+/** One HTTP exchange. */
+struct http_result {
+    long status;
+    char *body;       /**< NUL-terminated */
+    size_t len;
+    char *headers;    /**< raw response headers */
+    cJSON *json;      /**< parsed body, or NULL */
+    double seconds;   /**< total time */
+};
+
+/**
+ * Send a request to rankd on `port`. body may be NULL; ctype NULL means application/json when a
+ * body is given; token NULL sends no Authorization header. Returns 0 or -1 (transport failure).
+ */
+int http_req(int port, const char *method, const char *path, const char *body, size_t body_len,
+             const char *ctype, const char *token, struct http_result *out);
+
+/** GET without a token. */
+int http_get(int port, const char *path, struct http_result *out);
+
+/** A write with the test token and a JSON body. */
+int http_write(int port, const char *method, const char *path, const char *json,
+               struct http_result *out);
+
+void http_result_free(struct http_result *r);
+
+/** The error code of an error body, or "" */
+const char *http_error_code(const struct http_result *r);
+
+/** Read a whole file into a new string (free()); NULL on failure. */
+char *read_file(const char *path, size_t *len);
+
+#endif
