@@ -75,7 +75,7 @@ test-unit: $(BUILD)/test-unit
 	$(BUILD)/test-unit
 
 test-integration: $(BUILD)/test-integration $(BUILD)/rankd
-	scripts/with-redis.sh $(BUILD)/test-integration
+	$(BUILD)/test-integration
 
 # ASan + UBSan build of everything in build/asan, then both suites.
 sanitize:

