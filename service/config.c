@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "board.h"
+#include "request.h"
 
 enum opt_kind { OPT_STR, OPT_INT };
 
@@ -110,12 +111,11 @@ static int url_unescape(char *s)
             *w++ = *r;
             continue;
         }
-        char hex[3] = {r[1], r[1] ? r[2] : 0, 0};
-        char *end = NULL;
-        long v = strtol(hex, &end, 16);
-        if (!hex[0] || !hex[1] || *end || v == 0)
+        char out[2];
+        size_t n = 0;
+        if (!r[1] || !r[2] || request_pct_decode(r, 3, out, sizeof(out), &n) || out[0] == '\0')
             return -EINVAL;
-        *w++ = (char)v;
+        *w++ = out[0];
         r += 2;
     }
     *w = '\0';
@@ -261,7 +261,7 @@ int config_parse(struct config *cfg, int argc, char **argv, char *err, size_t er
     longopts[O_COUNT] = (struct option){"help", no_argument, NULL, 'h'};
     longopts[O_COUNT + 1] = (struct option){"version", no_argument, NULL, 'V'};
     longopts[O_COUNT + 2] = (struct option){NULL, 0, NULL, 0};
-    optind = 1;
+    optind = 0; /* 0, not 1: glibc then also forgets a half-scanned "-xy" group */
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
@@ -274,8 +274,13 @@ int config_parse(struct config *cfg, int argc, char **argv, char *err, size_t er
             return 1;
         }
         if (c < 0 || c >= O_COUNT) {
-            snprintf(err, errlen, "unknown or incomplete option '%s' (see --help)",
-                     argv[optind - 1]);
+            if (optopt > 0 && optopt < O_COUNT)
+                snprintf(err, errlen, "option '--%s' needs a value (see --help)",
+                         defs[optopt].flag);
+            else if (optopt > 0)
+                snprintf(err, errlen, "unknown option '-%c' (see --help)", optopt);
+            else
+                snprintf(err, errlen, "unknown option '%s' (see --help)", argv[optind - 1]);
             return -EINVAL;
         }
         value[c] = optarg;

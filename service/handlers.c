@@ -412,7 +412,20 @@ static char *record_json(const cJSON *rec, int *status, const char **code, char 
             return NULL;
         }
     }
-    char *json = cJSON_PrintUnformatted(rec);
+    /* Print numbers exactly (cJSON alone may round a 16-17 digit value). */
+    cJSON *copy = cJSON_Duplicate(rec, 1);
+    for (cJSON *f = copy ? copy->child : NULL; f; f = f->next)
+        if (cJSON_IsNumber(f)) {
+            char text[40];
+            render_number_text(f->valuedouble, text, sizeof(text));
+            char *raw = strdup(text);
+            if (raw) {
+                f->type = cJSON_Raw;
+                f->valuestring = raw;
+            }
+        }
+    char *json = copy ? cJSON_PrintUnformatted(copy) : NULL;
+    cJSON_Delete(copy);
     if (json && strlen(json) > BOARD_RECORD_BYTES_MAX) {
         free(json);
         *status = 413;
@@ -557,23 +570,15 @@ static int parse_entry(const cJSON *e, struct entry_in *out, struct entry_error 
     return 0;
 }
 
-/* Shortest text that reads back as d (cJSON's own rule: 15 digits, else 17). */
-static void fmt_num(double d, char *out, size_t len)
-{
-    snprintf(out, len, "%.15g", d);
-    if (strtod(out, NULL) != d)
-        snprintf(out, len, "%.17g", d);
-}
-
 static int score_error(const struct board_settings *s, double score, int rc,
                        struct entry_error *err)
 {
     char v[40], lo[40], hi[40];
     double min, max;
     score_codec_range(&s->layout, &min, &max);
-    fmt_num(score, v, sizeof(v));
-    fmt_num(min, lo, sizeof(lo));
-    fmt_num(max, hi, sizeof(hi));
+    render_number_text(score, v, sizeof(v));
+    render_number_text(min, lo, sizeof(lo));
+    render_number_text(max, hi, sizeof(hi));
     if (rc == -EDOM)
         return entry_fail(err, 422, "invalid_score",
                           "score %s has more fractional digits than this board keeps "
@@ -608,8 +613,8 @@ static void range_error(const struct board_settings *s, struct entry_error *err)
     char lo[40], hi[40];
     double min, max;
     score_codec_range(&s->layout, &min, &max);
-    fmt_num(min, lo, sizeof(lo));
-    fmt_num(max, hi, sizeof(hi));
+    render_number_text(min, lo, sizeof(lo));
+    render_number_text(max, hi, sizeof(hi));
     entry_fail(err, 422, "score_out_of_range",
                "the resulting score would be outside this board's exact range: from %s to %s; "
                "nothing was written for this entry.",
@@ -788,46 +793,58 @@ static void reject_line(struct stream *s, long line, const struct entry_error *e
         cJSON_AddItemToArray(s->rejected, rejected_item("line", line, err));
 }
 
-/* Apply the pending entries; scores that fail validation become rejected lines. */
+/*
+ * Apply the pending lines in order. A score the board cannot hold, or an incr whose result leaves
+ * the range, rejects its own line only; the others are applied.
+ */
 static int stream_flush(struct http_request *rq, const char *board, struct stream *s)
 {
-    struct board_outcome *out = calloc(s->npending + 1, sizeof(*out));
-    if (!out)
-        return -ENOMEM;
-    size_t from = 0;
-    int rc = 0;
-    while (from < s->npending && rc == 0) {
-        struct board_settings used;
-        struct entry_error err;
-        size_t bad = 0;
-        size_t n = s->npending - from;
-        rc = apply_entries(rq->app, board, s->pending + from, n, 0, out + from, &used, &bad, &err);
-        if (rc == -1) { /* a score invalid for this board: apply the lines before it, reject it */
-            size_t at = bad;
-            struct entry_error first = err;
-            rc = at ? apply_entries(rq->app, board, s->pending + from, at, 0, out + from, &used,
-                                    &bad, &err)
-                    : 0;
-            reject_line(s, s->pending[from + at].line, &first);
-            out[from + at].rc = 1; /* counted as rejected already */
-            from += at + 1;
-            continue;
-        }
-        for (size_t i = from; rc == 0 && i < s->npending; i++) {
-            if (out[i].rc == -ERANGE) {
-                range_error(&used, &err);
-                reject_line(s, s->pending[i].line, &err);
+    size_t n = s->npending;
+    struct board_entry *be = calloc(n + 1, sizeof(*be));
+    struct board_outcome *out = calloc(n + 1, sizeof(*out));
+    int *bad = calloc(n + 1, sizeof(*bad));
+    size_t *idx = calloc(n + 1, sizeof(*idx));
+    struct board_settings used;
+    size_t ok = 0;
+    int rc = (!be || !out || !bad || !idx) ? -ENOMEM : -EAGAIN;
+    for (int attempt = 0; attempt < 3 && rc == -EAGAIN; attempt++) {
+        int exists = 0;
+        rc = board_settings_get(&rq->app->model, board, &used, &exists);
+        ok = 0;
+        for (size_t i = 0; rc == 0 && i < n; i++) {
+            const struct entry_in *e = &s->pending[i];
+            int64_t key = 0;
+            bad[i] = board_check_score(&used, e->score, &key);
+            if (bad[i] == 0) {
+                be[ok] = (struct board_entry){e->id, strlen(e->id), e->op, key, e->record,
+                                              e->record ? strlen(e->record) : 0};
+                idx[ok++] = i;
             }
         }
-        from = s->npending;
+        if (rc == 0 && ok)
+            rc = board_write(&rq->app->model, board, &used, be, ok, 0, out);
     }
-    for (size_t i = 0; i < s->npending; i++) {
-        if (rc == 0 && out[i].rc == 0)
+    for (size_t j = 0; rc == 0 && j < ok; j++)
+        if (out[j].rc)
+            bad[idx[j]] = out[j].rc == -ENOSPC ? -ENOSPC : -EOVERFLOW;
+    for (size_t i = 0; i < n; i++) {
+        struct entry_error err;
+        if (rc == 0 && bad[i] == 0)
             s->applied++;
+        else if (rc == 0 && bad[i] == -EOVERFLOW) {
+            range_error(&used, &err);
+            reject_line(s, s->pending[i].line, &err);
+        } else if (rc == 0) {
+            score_error(&used, s->pending[i].score, bad[i], &err);
+            reject_line(s, s->pending[i].line, &err);
+        }
         entry_free(&s->pending[i]);
     }
     s->npending = 0;
+    free(be);
     free(out);
+    free(bad);
+    free(idx);
     return rc;
 }
 

@@ -1,11 +1,40 @@
 /* render.c -- JSON bodies; see render.h. */
 #include "render.h"
 
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
 #include <cjson/cJSON.h>
 
 int64_t render_pages(int64_t total, int size)
 {
     return size > 0 ? (total + size - 1) / size : 0;
+}
+
+void render_number_text(double d, char *out, size_t len)
+{
+    /* cJSON accepts 15 digits when they read back within DBL_EPSILON, which rounds values such
+     * as 2^53 - 1; here only an exact read-back will do. */
+    for (int digits = 15; digits <= 17; digits++) {
+        snprintf(out, len, "%.*g", digits, d);
+        if (strtod(out, NULL) == d)
+            return;
+    }
+}
+
+cJSON *render_number(double d)
+{
+    if (!isfinite(d))
+        return cJSON_CreateNull();
+    char text[40];
+    render_number_text(d, text, sizeof(text));
+    return cJSON_CreateRaw(text);
+}
+
+static void add_number(cJSON *obj, const char *name, double d)
+{
+    cJSON_AddItemToObject(obj, name, render_number(d));
 }
 
 static char *finish(cJSON *doc)
@@ -32,7 +61,7 @@ static cJSON *items_node(const struct board_page *p)
             break;
         cJSON_AddNumberToObject(o, "rank", (double)it->rank);
         cJSON_AddStringToObject(o, "id", it->id);
-        cJSON_AddNumberToObject(o, "score", it->score);
+        add_number(o, "score", it->score);
         cJSON_AddItemToObject(o, "record", record_node(it->record, it->record_len));
     }
     return items;
@@ -65,7 +94,7 @@ char *render_member(const char *id, const struct board_member *mb, int size)
 {
     cJSON *doc = cJSON_CreateObject();
     cJSON_AddStringToObject(doc, "id", id);
-    cJSON_AddNumberToObject(doc, "score", mb->score);
+    add_number(doc, "score", mb->score);
     cJSON_AddNumberToObject(doc, "rank", (double)mb->rank);
     cJSON_AddNumberToObject(doc, "page", (double)((mb->rank - 1) / size + 1));
     cJSON_AddItemToObject(doc, "record", record_node(mb->record, mb->record_len));
@@ -96,8 +125,8 @@ char *render_board(const char *board, const struct board_info *info)
     cJSON_AddNumberToObject(doc, "score_decimals", s->layout.decimals);
     cJSON_AddNumberToObject(doc, "total", (double)info->total);
     cJSON *range = cJSON_AddObjectToObject(doc, "score_range");
-    cJSON_AddNumberToObject(range, "min", min);
-    cJSON_AddNumberToObject(range, "max", max);
+    add_number(range, "min", min);
+    add_number(range, "max", max);
     return finish(doc);
 }
 
@@ -119,7 +148,7 @@ char *render_write(const char *id, const struct board_outcome *o)
 {
     cJSON *doc = cJSON_CreateObject();
     cJSON_AddStringToObject(doc, "id", id);
-    cJSON_AddNumberToObject(doc, "score", o->score);
+    add_number(doc, "score", o->score);
     cJSON_AddNumberToObject(doc, "rank", (double)o->rank);
     cJSON_AddBoolToObject(doc, "updated", o->updated);
     return finish(doc);

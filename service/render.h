@@ -9,7 +9,10 @@
 #ifndef RANKD_RENDER_H
 #define RANKD_RENDER_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+#include <cjson/cJSON.h>
 
 #include "board.h"
 
@@ -30,6 +33,13 @@ char *render_board_list(const struct board_list *l);
 
 /** {"id","score","rank","updated"} */
 char *render_write(const char *id, const struct board_outcome *o);
+
+/** The shortest decimal text that reads back as exactly `d` (at most 17 significant digits). */
+void render_number_text(double d, char *out, size_t len);
+
+/** A cJSON node printing `d` exactly (render_number_text), or null when not finite. NULL on ENOMEM.
+ *  Free it with its tree. */
+cJSON *render_number(double d);
 
 /** Number of pages holding `total` entries at `size` per page (0 for an empty board). */
 int64_t render_pages(int64_t total, int size);

@@ -110,11 +110,11 @@ int request_parse_count(const char *s, int64_t max, int64_t *out)
     for (const char *p = s; *p; p++) {
         if (*p < '0' || *p > '9')
             return -EINVAL;
-        if (!big) {
-            v = v * 10 + (*p - '0');
-            if (v > max)
-                big = 1; /* keep scanning: junk after the digits is still -EINVAL */
-        }
+        int digit = *p - '0';
+        if (!big && v > (max - digit) / 10)
+            big = 1; /* v * 10 + digit > max; keep scanning: junk after it is still -EINVAL */
+        if (!big)
+            v = v * 10 + digit;
     }
     if (big)
         return -ERANGE;

@@ -11,7 +11,11 @@ int score_codec_tie_bits(const struct score_layout *layout)
 
 int64_t score_codec_scaled_max(const struct score_layout *layout)
 {
-    return layout->tiebreak == SCORE_TIEBREAK_ID ? SCORE_EXACT_SCALED_MAX : SCORE_TIED_SCALED_MAX;
+    if (layout->tiebreak != SCORE_TIEBREAK_ID)
+        return SCORE_TIED_SCALED_MAX;
+    /* With decimals, the score itself (scaled / 10^d) must survive the trip through a double:
+     * every decimal of at most 15 significant digits does (DBL_DIG), longer ones may not. */
+    return layout->decimals == 0 ? SCORE_EXACT_SCALED_MAX : SCORE_DECIMAL_SCALED_MAX;
 }
 
 double score_codec_pow10(int decimals)

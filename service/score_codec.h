@@ -18,7 +18,8 @@
  * Bit budget (IEEE-754 binary64 represents every integer with |v| <= 2^53 exactly):
  *   first|last: |key| <= 2^32 - 1 and 0 <= tie < 2^21, so
  *               stored in [-(2^32-1)*2^21, (2^32-1)*2^21 + 2^21-1] = [-(2^53 - 2^21), 2^53 - 1].
- *   id:         |key| <= 2^53 - 1, stored = key.
+ *   id:         |key| <= 2^53 - 1 with 0 decimals, stored = key. With decimals > 0 the limit is
+ *               10^15 - 1, so the score in board units (scaled / 10^d) is itself exact in a double.
  * Every stored value is an exact integer, so encode/decode round-trips bit for bit and the
  * encoding is strictly monotone in (key, tie). Nothing is rounded: a score the layout cannot hold
  * is -ERANGE, a score with more fractional digits than the board keeps is -EDOM.
@@ -37,8 +38,11 @@
 #define SCORE_TIE_CAP (INT64_C(1) << SCORE_TIE_BITS)
 /** Largest |scaled| for tiebreak first|last: 2^32 - 1 = 4,294,967,295. */
 #define SCORE_TIED_SCALED_MAX ((INT64_C(1) << 32) - 1)
-/** Largest |scaled| for tiebreak id: 2^53 - 1. */
+/** Largest |scaled| for tiebreak id with score_decimals 0: 2^53 - 1. */
 #define SCORE_EXACT_SCALED_MAX ((INT64_C(1) << 53) - 1)
+/** Largest |scaled| for tiebreak id with score_decimals > 0: 10^15 - 1 (15 significant digits,
+ *  DBL_DIG, always survive decimal -> double -> decimal; 16 may not). */
+#define SCORE_DECIMAL_SCALED_MAX (INT64_C(999999999999999))
 /** Largest score_decimals a board may set. */
 #define SCORE_DECIMALS_MAX 9
 

@@ -141,8 +141,9 @@ START_TEST(board_put_get_list_delete)
 
     cJSON *d = get_json("/boards/b1", 200);
     const cJSON *range = cJSON_GetObjectItem(d, "score_range");
-    ck_assert_double_eq(num(range, "max"), 90071992547409.91);
-    ck_assert_double_eq(num(range, "min"), -90071992547409.91);
+    /* tiebreak id with decimals: 15 significant digits, so every accepted score is exact */
+    ck_assert_double_eq(num(range, "max"), 9999999999999.99);
+    ck_assert_double_eq(num(range, "min"), -9999999999999.99);
     ck_assert_int_eq((int)num(d, "score_decimals"), 2);
     ck_assert_int_eq((int)num(d, "total"), 0);
     cJSON_Delete(d);
@@ -592,6 +593,48 @@ START_TEST(ndjson_stream)
 }
 END_TEST
 
+/* An incr overflow and a bad score in one NDJSON chunk each reject their own line only. */
+START_TEST(ndjson_mixed_rejections)
+{
+    const char *body = "{\"id\":\"a\",\"score\":4294967295}\n"
+                       "{\"id\":\"a\",\"score\":1,\"op\":\"incr\"}\n"
+                       "{\"id\":\"b\",\"score\":0.5}\n"
+                       "{\"id\":\"c\",\"score\":7}\n";
+    struct http_result r;
+    ck_assert_int_eq(http_req(g_port, "POST", "/boards/mx/scores", body, strlen(body),
+                              "application/x-ndjson", TEST_TOKEN, &r),
+                     0);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_int_eq((int)num(r.json, "applied"), 2);
+    ck_assert_int_eq((int)num(r.json, "rejected_total"), 2);
+    const cJSON *rej = cJSON_GetObjectItem(r.json, "rejected");
+    ck_assert_int_eq((int)num(cJSON_GetArrayItem(rej, 0), "line"), 2);
+    ck_assert_int_eq((int)num(cJSON_GetArrayItem(rej, 1), "line"), 3);
+    http_result_free(&r);
+    cJSON *d = get_json("/boards/mx/rank", 200);
+    ck_assert_int_eq((int)num(d, "total"), 2);
+    cJSON_Delete(d);
+}
+END_TEST
+
+/* Scores and record numbers print exactly: cJSON's own printer would round 2^53 - 1. */
+START_TEST(numbers_read_back_exactly)
+{
+    ck_assert_int_eq(it_status("PUT", "/boards/ex", "{\"tiebreak\":\"id\"}"), 201);
+    it_post_score("ex", "{\"id\":\"a\",\"score\":9007199254740991,"
+                        "\"record\":{\"big\":9007199254740991,\"f\":0.1}}");
+    struct http_result r;
+    ck_assert_int_eq(http_get(g_port, "/boards/ex/rank", &r), 0);
+    ck_assert_ptr_nonnull(strstr(r.body, "\"score\":9007199254740991"));
+    ck_assert_ptr_nonnull(strstr(r.body, "\"big\":9007199254740991"));
+    ck_assert_ptr_nonnull(strstr(r.body, "\"f\":0.1"));
+    http_result_free(&r);
+    ck_assert_int_eq(http_get(g_port, "/boards/ex", &r), 0);
+    ck_assert_ptr_nonnull(strstr(r.body, "\"max\":9007199254740991"));
+    http_result_free(&r);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- records */
 
 START_TEST(items_crud)
@@ -640,6 +683,8 @@ Suite *api_suite(void)
         {"write_validation", score_write_validation},
         {"bodies", body_limits_and_types},
         {"ndjson", ndjson_stream},
+        {"ndjson_mixed", ndjson_mixed_rejections},
+        {"exact_numbers", numbers_read_back_exactly},
         {"items", items_crud},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

@@ -1,0 +1,15 @@
+/* main.c -- unit tests: one SRunner over every suite (Check forks each test). */
+#include <stdlib.h>
+
+#include "suites.h"
+
+int main(void)
+{
+    SRunner *sr = srunner_create(score_codec_suite());
+    srunner_add_suite(sr, request_suite());
+    srunner_add_suite(sr, config_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -1,0 +1,11 @@
+/* suites.h -- the unit suites: pure functions only, no Redis and no network. */
+#ifndef RANKD_TEST_UNIT_SUITES_H
+#define RANKD_TEST_UNIT_SUITES_H
+
+#include <check.h>
+
+Suite *score_codec_suite(void);
+Suite *request_suite(void);
+Suite *config_suite(void);
+
+#endif

@@ -1,0 +1,492 @@
+/* test_config.c -- service/config.h: redis URLs, listen addresses, flags over RANKD_* variables.
+ *
+ * Check forks every test, so setenv/unsetenv and getopt's globals stay inside one test. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "suites.h"
+
+/* ---- config_parse_redis_url ---------------------------------------------------------------- */
+
+static struct redis_url url_ok(const char *text)
+{
+    struct redis_url u;
+    int rc = config_parse_redis_url(text, &u);
+    ck_assert_msg(rc == 0, "config_parse_redis_url(\"%s\") = %d", text, rc);
+    return u;
+}
+
+START_TEST(test_redis_url_tcp)
+{
+    struct redis_url u = url_ok("redis://127.0.0.1:6379/0");
+    ck_assert_str_eq(u.host, "127.0.0.1");
+    ck_assert_int_eq(u.port, 6379);
+    ck_assert_int_eq(u.db, 0);
+    ck_assert_str_eq(u.unix_path, "");
+    ck_assert_str_eq(u.username, "");
+    ck_assert_str_eq(u.password, "");
+
+    u = url_ok("redis://localhost");
+    ck_assert_str_eq(u.host, "localhost");
+    ck_assert_int_eq(u.port, 6379);
+    ck_assert_int_eq(u.db, 0);
+
+    u = url_ok("redis://h:1/");
+    ck_assert_str_eq(u.host, "h");
+    ck_assert_int_eq(u.port, 1);
+    ck_assert_int_eq(u.db, 0);
+
+    u = url_ok("redis://h:65535/15");
+    ck_assert_int_eq(u.port, 65535);
+    ck_assert_int_eq(u.db, 15);
+}
+END_TEST
+
+START_TEST(test_redis_url_auth)
+{
+    struct redis_url u = url_ok("redis://:pw@host:1234/3");
+    ck_assert_str_eq(u.host, "host");
+    ck_assert_int_eq(u.port, 1234);
+    ck_assert_int_eq(u.db, 3);
+    ck_assert_str_eq(u.username, "");
+    ck_assert_str_eq(u.password, "pw");
+
+    u = url_ok("redis://user:p%40ss@h");
+    ck_assert_str_eq(u.username, "user");
+    ck_assert_str_eq(u.password, "p@ss");
+    ck_assert_str_eq(u.host, "h");
+    ck_assert_int_eq(u.port, 6379);
+    ck_assert_int_eq(u.db, 0);
+
+    /* a password alone (no colon) */
+    u = url_ok("redis://secret@h:7000");
+    ck_assert_str_eq(u.username, "");
+    ck_assert_str_eq(u.password, "secret");
+    ck_assert_int_eq(u.port, 7000);
+
+    /* reserved characters escaped inside the password */
+    u = url_ok("redis://u:a%2Fb%3Ac%25@h/2");
+    ck_assert_str_eq(u.password, "a/b:c%");
+    ck_assert_int_eq(u.db, 2);
+}
+END_TEST
+
+START_TEST(test_redis_url_ipv6)
+{
+    struct redis_url u = url_ok("redis://[::1]:6380/1");
+    ck_assert_str_eq(u.host, "::1");
+    ck_assert_int_eq(u.port, 6380);
+    ck_assert_int_eq(u.db, 1);
+
+    u = url_ok("redis://[fe80::1]");
+    ck_assert_str_eq(u.host, "fe80::1");
+    ck_assert_int_eq(u.port, 6379);
+}
+END_TEST
+
+START_TEST(test_redis_url_unix)
+{
+    struct redis_url u = url_ok("unix:///tmp/r.sock?db=2");
+    ck_assert_str_eq(u.unix_path, "/tmp/r.sock");
+    ck_assert_str_eq(u.host, "");
+    ck_assert_int_eq(u.db, 2);
+
+    u = url_ok("unix:///var/run/redis.sock");
+    ck_assert_str_eq(u.unix_path, "/var/run/redis.sock");
+    ck_assert_int_eq(u.db, 0);
+}
+END_TEST
+
+START_TEST(test_redis_url_bad)
+{
+    static const char *const bad[] = {
+        "http://x",        "redis://",        "redis://h:99999", "redis://h:0",
+        "redis://h/abc",   "redis://h:",      "redis://h:-1",    "redis://h:80x",
+        "redis://h/-1",    "redis://[::1",    "redis://[::1]x",  "unix://",
+        "unix://rel.sock", "unix:///s?db=x",  "unix:///s?x=1",   "",
+        "REDIS",           "redis://u:%zz@h", "redis://u:%4@h",  "redis://u:%@h",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct redis_url u;
+        ck_assert_msg(config_parse_redis_url(bad[i], &u) == -EINVAL, "\"%s\" accepted", bad[i]);
+    }
+}
+END_TEST
+
+/* RFC 3986: pct-encoded = "%" HEXDIG HEXDIG; a sign or a blank is not a hex digit. */
+START_TEST(test_redis_url_bad_escape_strict)
+{
+    static const char *const bad[] = {"redis://u:%+1@h", "redis://u:%-1@h", "redis://u:% f@h"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct redis_url u;
+        int rc = config_parse_redis_url(bad[i], &u);
+        ck_assert_msg(rc == -EINVAL, "\"%s\" accepted (rc %d), password decoded to \\x%02x", bad[i],
+                      rc, rc == 0 ? (unsigned char)u.password[0] : 0);
+    }
+}
+END_TEST
+
+/* ---- config_parse_listen ------------------------------------------------------------------- */
+
+START_TEST(test_listen)
+{
+    char host[128];
+    int port = -1;
+    ck_assert_int_eq(config_parse_listen("127.0.0.1:8080", host, sizeof(host), &port), 0);
+    ck_assert_str_eq(host, "127.0.0.1");
+    ck_assert_int_eq(port, 8080);
+
+    ck_assert_int_eq(config_parse_listen("[::1]:0", host, sizeof(host), &port), 0);
+    ck_assert_str_eq(host, "::1");
+    ck_assert_int_eq(port, 0);
+
+    ck_assert_int_eq(config_parse_listen(":9000", host, sizeof(host), &port), 0);
+    ck_assert_str_eq(host, "0.0.0.0");
+    ck_assert_int_eq(port, 9000);
+
+    ck_assert_int_eq(config_parse_listen("localhost:65535", host, sizeof(host), &port), 0);
+    ck_assert_str_eq(host, "localhost");
+    ck_assert_int_eq(port, 65535);
+}
+END_TEST
+
+START_TEST(test_listen_bad)
+{
+    static const char *const bad[] = {"::1:80", "host", "h:70000", "h:",      "h:-1",
+                                      "h:80x",  "",     "[::1]",   "[::1:80", "h:65536"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char host[128];
+        int port = -1;
+        ck_assert_msg(config_parse_listen(bad[i], host, sizeof(host), &port) == -EINVAL,
+                      "\"%s\" accepted", bad[i]);
+    }
+    /* the host does not fit the buffer */
+    char small[4];
+    int port;
+    ck_assert_int_eq(config_parse_listen("abcd:80", small, sizeof(small), &port), -EINVAL);
+    ck_assert_int_eq(config_parse_listen("abc:80", small, sizeof(small), &port), 0);
+    ck_assert_str_eq(small, "abc");
+}
+END_TEST
+
+/* ---- config_parse -------------------------------------------------------------------------- */
+
+static const char *const k_env[] = {
+    "RANKD_LISTEN",          "RANKD_REDIS_URL",        "RANKD_WRITE_TOKEN",
+    "RANKD_KEY_PREFIX",      "RANKD_THREADS",          "RANKD_DEFAULT_BOARD",
+    "RANKD_MAX_CONNECTIONS", "RANKD_REDIS_TIMEOUT_MS", "RANKD_REDIS_CONNECT_TIMEOUT_MS",
+    "RANKD_LOG_LEVEL",
+};
+
+/* Checked fixture (runs in the test's own process): no RANKD_* variable from the caller. */
+static void clear_env(void)
+{
+    for (size_t i = 0; i < sizeof(k_env) / sizeof(k_env[0]); i++)
+        unsetenv(k_env[i]);
+}
+
+#define MAX_ARGS 8
+
+/* Writable copies of the arguments, since getopt_long may permute argv. */
+struct args {
+    char text[MAX_ARGS][CONFIG_STR_MAX];
+    char *argv[MAX_ARGS + 1];
+    int argc;
+};
+
+static char g_err[512];
+
+/* config_parse over {"rankd", args..., NULL}; the error line lands in g_err. */
+static int parse(struct config *cfg, const char *const *args)
+{
+    static struct args a;
+    memset(&a, 0, sizeof(a));
+    a.argc = 0;
+    strcpy(a.text[a.argc], "rankd");
+    a.argv[a.argc] = a.text[a.argc];
+    a.argc++;
+    for (; args && *args; args++) {
+        ck_assert_int_lt(a.argc, MAX_ARGS);
+        ck_assert_uint_lt(strlen(*args), CONFIG_STR_MAX);
+        strcpy(a.text[a.argc], *args);
+        a.argv[a.argc] = a.text[a.argc];
+        a.argc++;
+    }
+    a.argv[a.argc] = NULL;
+    memset(g_err, 0, sizeof(g_err));
+    memset(cfg, 0, sizeof(*cfg));
+    return config_parse(cfg, a.argc, a.argv, g_err, sizeof(g_err));
+}
+
+static void assert_err_mentions(const char *what)
+{
+    ck_assert_msg(strstr(g_err, what) != NULL, "error \"%s\" does not mention \"%s\"", g_err, what);
+}
+
+static void assert_defaults(const struct config *c)
+{
+    ck_assert_str_eq(c->listen_host, "127.0.0.1");
+    ck_assert_int_eq(c->listen_port, 8080);
+    ck_assert_str_eq(c->redis_url_text, "redis://127.0.0.1:6379/0");
+    ck_assert_str_eq(c->redis.host, "127.0.0.1");
+    ck_assert_int_eq(c->redis.port, 6379);
+    ck_assert_int_eq(c->redis.db, 0);
+    ck_assert_str_eq(c->redis.unix_path, "");
+    ck_assert_str_eq(c->redis.password, "");
+    ck_assert_str_eq(c->key_prefix, "rankd");
+    ck_assert_str_eq(c->default_board, "default");
+    ck_assert_str_eq(c->write_token, "");
+    ck_assert_int_eq(c->threads, 8);
+    ck_assert_int_eq(c->max_connections, 512);
+    ck_assert_int_eq(c->redis_timeout_ms, 1000);
+    ck_assert_int_eq(c->connect_timeout_ms, 200);
+    ck_assert_int_eq(c->log_level, 1);
+}
+
+START_TEST(test_parse_defaults)
+{
+    struct config c;
+    ck_assert_int_eq(parse(&c, NULL), 0);
+    assert_defaults(&c);
+
+    struct config d;
+    config_defaults(&d);
+    assert_defaults(&d);
+}
+END_TEST
+
+START_TEST(test_parse_flags)
+{
+    const char *const args[] = {"--listen=[::1]:0",  "--redis=unix:///tmp/r.sock?db=2",
+                                "--write-token=t0k", "--key-prefix=app:lb-1",
+                                "--threads",         "16",
+                                "--log-level=error", NULL};
+    struct config c;
+    ck_assert_int_eq(parse(&c, args), 0);
+    ck_assert_str_eq(c.listen_host, "::1");
+    ck_assert_int_eq(c.listen_port, 0);
+    ck_assert_str_eq(c.redis.unix_path, "/tmp/r.sock");
+    ck_assert_int_eq(c.redis.db, 2);
+    ck_assert_str_eq(c.redis_url_text, "unix:///tmp/r.sock?db=2");
+    ck_assert_str_eq(c.write_token, "t0k");
+    ck_assert_str_eq(c.key_prefix, "app:lb-1");
+    ck_assert_int_eq(c.threads, 16);
+    ck_assert_int_eq(c.log_level, 3);
+    ck_assert_str_eq(c.default_board, "default"); /* untouched options keep their defaults */
+}
+END_TEST
+
+START_TEST(test_parse_env)
+{
+    setenv("RANKD_THREADS", "4", 1);
+    setenv("RANKD_LISTEN", ":9000", 1);
+    setenv("RANKD_REDIS_URL", "redis://:pw@host:1234/3", 1);
+    setenv("RANKD_WRITE_TOKEN", "s3cret", 1);
+    setenv("RANKD_DEFAULT_BOARD", "weekly.2024-01", 1);
+    setenv("RANKD_LOG_LEVEL", "debug", 1);
+    struct config c;
+    ck_assert_int_eq(parse(&c, NULL), 0);
+    ck_assert_int_eq(c.threads, 4);
+    ck_assert_str_eq(c.listen_host, "0.0.0.0");
+    ck_assert_int_eq(c.listen_port, 9000);
+    ck_assert_str_eq(c.redis.host, "host");
+    ck_assert_int_eq(c.redis.port, 1234);
+    ck_assert_int_eq(c.redis.db, 3);
+    ck_assert_str_eq(c.redis.password, "pw");
+    ck_assert_str_eq(c.write_token, "s3cret");
+    ck_assert_str_eq(c.default_board, "weekly.2024-01");
+    ck_assert_int_eq(c.log_level, 0);
+}
+END_TEST
+
+START_TEST(test_parse_flag_wins)
+{
+    setenv("RANKD_THREADS", "4", 1);
+    setenv("RANKD_KEY_PREFIX", "fromenv", 1);
+    const char *const args[] = {"--threads=16", "--key-prefix=fromflag", NULL};
+    struct config c;
+    ck_assert_int_eq(parse(&c, args), 0);
+    ck_assert_int_eq(c.threads, 16);
+    ck_assert_str_eq(c.key_prefix, "fromflag");
+
+    /* a flag wins even over an invalid variable: the variable is never looked at */
+    setenv("RANKD_THREADS", "abc", 1);
+    const char *const args2[] = {"--threads=2", NULL};
+    ck_assert_int_eq(parse(&c, args2), 0);
+    ck_assert_int_eq(c.threads, 2);
+}
+END_TEST
+
+START_TEST(test_parse_bad_threads_flag)
+{
+    const char *const args[] = {"--threads=0", NULL};
+    struct config c;
+    ck_assert_int_eq(parse(&c, args), -EINVAL);
+    assert_err_mentions("--threads");
+    assert_err_mentions("'0'");
+
+    const char *const args2[] = {"--threads=257", NULL};
+    ck_assert_int_eq(parse(&c, args2), -EINVAL);
+    assert_err_mentions("--threads");
+}
+END_TEST
+
+START_TEST(test_parse_bad_threads_env)
+{
+    setenv("RANKD_THREADS", "abc", 1);
+    struct config c;
+    ck_assert_int_eq(parse(&c, NULL), -EINVAL);
+    assert_err_mentions("RANKD_THREADS");
+    assert_err_mentions("abc");
+}
+END_TEST
+
+START_TEST(test_parse_bad_names)
+{
+    struct config c;
+    const char *const a1[] = {"--key-prefix=a b", NULL};
+    ck_assert_int_eq(parse(&c, a1), -EINVAL);
+    assert_err_mentions("--key-prefix");
+
+    const char *const a2[] = {"--default-board=a/b", NULL};
+    ck_assert_int_eq(parse(&c, a2), -EINVAL);
+    assert_err_mentions("--default-board");
+
+    const char *const a3[] = {"--key-prefix=", NULL};
+    ck_assert_int_eq(parse(&c, a3), -EINVAL);
+
+    const char *const a4[] = {
+        "--key-prefix=aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+        NULL}; /* 65 bytes */
+    ck_assert_int_eq(parse(&c, a4), -EINVAL);
+
+    const char *const a5[] = {"--default-board=has:colon", NULL};
+    ck_assert_int_eq(parse(&c, a5), -EINVAL);
+
+    const char *const a6[] = {"--log-level=verbose", NULL};
+    ck_assert_int_eq(parse(&c, a6), -EINVAL);
+    assert_err_mentions("--log-level");
+
+    const char *const a7[] = {"--redis=http://x", NULL};
+    ck_assert_int_eq(parse(&c, a7), -EINVAL);
+    assert_err_mentions("--redis");
+
+    const char *const a8[] = {"--listen=host", NULL};
+    ck_assert_int_eq(parse(&c, a8), -EINVAL);
+    assert_err_mentions("--listen");
+}
+END_TEST
+
+START_TEST(test_parse_unknown)
+{
+    struct config c;
+    const char *const a1[] = {"--nope=1", NULL};
+    ck_assert_int_eq(parse(&c, a1), -EINVAL);
+    assert_err_mentions("--nope");
+
+    const char *const a2[] = {"stray", NULL};
+    ck_assert_int_eq(parse(&c, a2), -EINVAL);
+    assert_err_mentions("stray");
+
+    const char *const a3[] = {"--threads", NULL}; /* missing value */
+    ck_assert_int_eq(parse(&c, a3), -EINVAL);
+    assert_err_mentions("--threads");
+
+    const char *const a4[] = {"-x", NULL};
+    ck_assert_int_eq(parse(&c, a4), -EINVAL);
+}
+END_TEST
+
+START_TEST(test_parse_help_version)
+{
+    /* the usage text goes to stdout; keep the test log readable */
+    ck_assert_ptr_nonnull(freopen("/dev/null", "w", stdout));
+    struct config c;
+    const char *const a1[] = {"--version", NULL};
+    ck_assert_int_eq(parse(&c, a1), 1);
+    const char *const a2[] = {"--help", NULL};
+    ck_assert_int_eq(parse(&c, a2), 1);
+}
+END_TEST
+
+/* config_parse resets getopt (optind = 1): several calls in one process each start afresh. */
+START_TEST(test_parse_repeated)
+{
+    struct config c;
+    config_defaults(&c);
+    const char *const a1[] = {"--threads=3", "--nope", NULL};
+    ck_assert_int_eq(parse(&c, a1), -EINVAL);
+    const char *const a2[] = {"--threads=5", NULL};
+    ck_assert_int_eq(parse(&c, a2), 0);
+    ck_assert_int_eq(c.threads, 5);
+    ck_assert_int_eq(parse(&c, NULL), 0);
+    assert_defaults(&c);
+}
+END_TEST
+
+/* An unknown short option inside a cluster: the error must name it, not argv[0]. */
+START_TEST(test_parse_unknown_short_in_cluster)
+{
+    struct config c;
+    const char *const a1[] = {"-xh", NULL};
+    ck_assert_int_eq(parse(&c, a1), -EINVAL);
+    assert_err_mentions("-x");
+}
+END_TEST
+
+/* getopt stopped in the middle of "-xh"; the next config_parse must not resume at the stale 'h'
+ * (glibc keeps its scan position across calls unless optind is reset to 0). */
+START_TEST(test_parse_fresh_after_cluster_error)
+{
+    struct config c;
+    const char *const a1[] = {"-xh", NULL};
+    ck_assert_int_eq(parse(&c, a1), -EINVAL);
+    const char *const a2[] = {"--threads=3", NULL};
+    int rc = parse(&c, a2);
+    ck_assert_msg(rc == 0, "second config_parse(--threads=3) = %d, err \"%s\"", rc, g_err);
+    ck_assert_int_eq(c.threads, 3);
+}
+END_TEST
+
+Suite *config_suite(void)
+{
+    Suite *s = suite_create("config");
+
+    TCase *tc = tcase_create("redis_url");
+    tcase_set_timeout(tc, 5);
+    tcase_add_test(tc, test_redis_url_tcp);
+    tcase_add_test(tc, test_redis_url_auth);
+    tcase_add_test(tc, test_redis_url_ipv6);
+    tcase_add_test(tc, test_redis_url_unix);
+    tcase_add_test(tc, test_redis_url_bad);
+    tcase_add_test(tc, test_redis_url_bad_escape_strict);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("listen");
+    tcase_set_timeout(tc, 5);
+    tcase_add_test(tc, test_listen);
+    tcase_add_test(tc, test_listen_bad);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("parse");
+    tcase_set_timeout(tc, 5);
+    tcase_add_checked_fixture(tc, clear_env, NULL);
+    tcase_add_test(tc, test_parse_defaults);
+    tcase_add_test(tc, test_parse_flags);
+    tcase_add_test(tc, test_parse_env);
+    tcase_add_test(tc, test_parse_flag_wins);
+    tcase_add_test(tc, test_parse_bad_threads_flag);
+    tcase_add_test(tc, test_parse_bad_threads_env);
+    tcase_add_test(tc, test_parse_bad_names);
+    tcase_add_test(tc, test_parse_unknown);
+    tcase_add_test(tc, test_parse_help_version);
+    tcase_add_test(tc, test_parse_repeated);
+    tcase_add_test(tc, test_parse_unknown_short_in_cluster);
+    tcase_add_test(tc, test_parse_fresh_after_cluster_error);
+    suite_add_tcase(s, tc);
+
+    return s;
+}
