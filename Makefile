@@ -9,6 +9,10 @@ WERROR ?= -Werror
 SANITIZER ?=
 PREFIX ?= /usr/local
 BUILD ?= build
+V ?= 0
+ifeq ($(V),0)
+Q := @
+endif
 
 DEPS := libmicrohttpd hiredis libcjson
 TEST_DEPS := check libcurl
@@ -44,24 +48,29 @@ all: $(BUILD)/rankd
 
 $(BUILD)/gen/lua/%.lua.h: service/lua/%.lua
 	@mkdir -p $(dir $@)
-	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< > $@
+	$(Q)sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< > $@
 
 $(BUILD)/service/%.o: service/%.c | $(LUA_H)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) -I$(BUILD)/gen -c $< -o $@
+	@$(if $(Q),echo "  CC  $@")
+	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) -I$(BUILD)/gen -c $< -o $@
 
 $(BUILD)/test/%.o: test/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_PKG_CFLAGS) -Iservice -Itest/support -c $< -o $@
+	@$(if $(Q),echo "  CC  $@")
+	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_PKG_CFLAGS) -Iservice -Itest/support -c $< -o $@
 
 $(BUILD)/rankd: $(SERVICE_OBJ) $(BUILD)/service/main.o
-	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+	@$(if $(Q),echo "  LD  $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 $(BUILD)/test-unit: $(UNIT_OBJ) $(SERVICE_OBJ)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) $(TEST_PKG_LIBS)
+	@$(if $(Q),echo "  LD  $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) $(TEST_PKG_LIBS)
 
 $(BUILD)/test-integration: $(INTEG_OBJ) $(SERVICE_OBJ)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) $(TEST_PKG_LIBS)
+	@$(if $(Q),echo "  LD  $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) $(TEST_PKG_LIBS)
 
 # Install missing Debian packages (as root), or print the one command that would.
 deps:

@@ -298,29 +298,36 @@ static int group_key_of(struct board_model *m, const struct board_keys *k,
 
 int board_write(struct board_model *m, const char *board, const struct board_settings *assumed,
                 const struct board_entry *entries, size_t n, int want_rank,
-                struct board_outcome *outcomes)
+                struct board_outcome *outcomes, size_t *handled)
 {
     struct board_keys k;
     make_keys(m, board, &k);
     size_t at = 0;
-    for (int attempt = 0; at < n && attempt < WRITE_RETRIES; attempt++) {
+    int stalls = 0, rc = 0;
+    while (at < n && rc == 0) {
         size_t done = 0;
         int full = 0;
-        char full_key[32];
-        int rc = write_once(m, &k, board, assumed, entries + at, n - at, want_rank, outcomes + at,
-                            &done, &full);
+        rc = write_once(m, &k, board, assumed, entries + at, n - at, want_rank, outcomes + at,
+                        &done, &full);
         if (rc)
-            return rc;
+            break;
         at += done;
         if (!full)
-            continue;
+            break;
+        /* Compaction frees room unless the group is truly full; only rounds without progress
+         * count towards giving up. */
+        stalls = done ? 0 : stalls + 1;
+        if (stalls > WRITE_RETRIES) {
+            rc = -ENOSPC;
+            break;
+        }
+        char full_key[32];
         rc = group_key_of(m, &k, &assumed->layout, &entries[at], full_key, sizeof(full_key));
         if (rc == 0)
             rc = compact_group(m, &k, &assumed->layout, full_key);
-        if (rc)
-            return rc;
     }
-    return at == n ? 0 : -EAGAIN;
+    *handled = at;
+    return rc;
 }
 
 /* ---------------------------------------------------------------- reads */

@@ -14,7 +14,7 @@
  *
  * Ranks are 1-based ordinal positions in every struct below. Every Redis cost is O(log N + page);
  * board deletion uses UNLINK. Errors are negative errno: -ENOENT board absent, -ENODATA member or
- * record absent, -EAGAIN the board's settings changed under a write (retry), -EEXIST a layout
+ * record absent, -EAGAIN the board's settings changed under a write (resume), -EEXIST a layout
  * setting change on a non-empty board, -ERANGE/-EDOM/-EINVAL score validation, and the store.h
  * codes for Redis faults. Out-params are written only on success. Thread-safe.
  */
@@ -140,14 +140,16 @@ int board_settings_get(struct board_model *m, const char *board, struct board_se
 
 /**
  * Apply n (<= BOARD_BATCH_MAX) entries in order. `assumed` are the settings the keys were made
- * with; when the board's settings differ, nothing is written and -EAGAIN is returned (re-read,
- * re-validate, retry). A board that does not exist is created with `assumed`. outcomes[0..n-1]
- * are filled on success; with want_rank they carry ranks. Store errors may leave a prefix of the
- * entries applied. Full tie groups are compacted here, in chunks (compact.lua).
+ * with; a board that does not exist is created with them. Full tie groups are compacted here, in
+ * chunks (compact.lua), and the write resumes.
+ * Always sets *handled: entries[0..*handled) were applied (or refused for range) and their
+ * outcomes are filled; nothing after them was written. Returns 0 (then *handled == n), -EAGAIN
+ * when the board's settings no longer match `assumed` (re-read, re-validate, resume at
+ * *handled), -ENOSPC when a group of equal scores is truly full, or a store error.
  */
 int board_write(struct board_model *m, const char *board, const struct board_settings *assumed,
                 const struct board_entry *entries, size_t n, int want_rank,
-                struct board_outcome *outcomes);
+                struct board_outcome *outcomes, size_t *handled);
 
 /** Page `page` (1-based) of `size` entries (0: the board's page_size). -ENOENT: no board. */
 int board_page_get(struct board_model *m, const char *board, int64_t page, int size,

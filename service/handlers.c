@@ -622,8 +622,10 @@ static void range_error(const struct board_settings *s, struct entry_error *err)
 }
 
 /*
- * Read the settings, validate every score, write all entries in order. Returns 0 with outcomes,
- * or -1 with err and *bad (validation: nothing written), or a negative errno (Redis).
+ * Read the settings, validate the scores, write the entries in order. Returns 0 with outcomes,
+ * or -1 with err and *bad (a score the board cannot hold: nothing is written on the first
+ * attempt; after a concurrent settings change, the entries before *bad may be), or a negative
+ * errno (Redis; a prefix of the entries may be applied).
  */
 static int apply_entries(struct rankd *app, const char *board, const struct entry_in *in,
                          size_t n, int want_rank, struct board_outcome *outcomes,
@@ -632,17 +634,23 @@ static int apply_entries(struct rankd *app, const char *board, const struct entr
     struct board_entry *be = calloc(n ? n : 1, sizeof(*be));
     if (!be)
         return -ENOMEM;
+    size_t from = 0;
     int rc = -EAGAIN;
     for (int attempt = 0; attempt < 3 && rc == -EAGAIN; attempt++) {
         int exists = 0;
         rc = board_settings_get(&app->model, board, used, &exists);
         if (rc)
             break;
-        if (prepare(used, in, n, be, bad, err)) {
+        if (prepare(used, in + from, n - from, be, bad, err)) {
+            *bad += from;
             rc = -1;
             break;
         }
-        rc = n ? board_write(&app->model, board, used, be, n, want_rank, outcomes) : 0;
+        size_t handled = 0;
+        rc = n > from ? board_write(&app->model, board, used, be, n - from, want_rank,
+                                    outcomes + from, &handled)
+                      : 0;
+        from += handled; /* settings changed mid-way: resume after what was written */
     }
     free(be);
     return rc;
@@ -805,13 +813,13 @@ static int stream_flush(struct http_request *rq, const char *board, struct strea
     int *bad = calloc(n + 1, sizeof(*bad));
     size_t *idx = calloc(n + 1, sizeof(*idx));
     struct board_settings used;
-    size_t ok = 0;
+    size_t start = 0; /* lines before it are settled */
     int rc = (!be || !out || !bad || !idx) ? -ENOMEM : -EAGAIN;
     for (int attempt = 0; attempt < 3 && rc == -EAGAIN; attempt++) {
         int exists = 0;
         rc = board_settings_get(&rq->app->model, board, &used, &exists);
-        ok = 0;
-        for (size_t i = 0; rc == 0 && i < n; i++) {
+        size_t ok = 0;
+        for (size_t i = start; rc == 0 && i < n; i++) {
             const struct entry_in *e = &s->pending[i];
             int64_t key = 0;
             bad[i] = board_check_score(&used, e->score, &key);
@@ -821,12 +829,15 @@ static int stream_flush(struct http_request *rq, const char *board, struct strea
                 idx[ok++] = i;
             }
         }
+        size_t handled = 0;
         if (rc == 0 && ok)
-            rc = board_write(&rq->app->model, board, &used, be, ok, 0, out);
+            rc = board_write(&rq->app->model, board, &used, be, ok, 0, out, &handled);
+        for (size_t j = 0; j < handled; j++)
+            if (out[j].rc)
+                bad[idx[j]] = -EOVERFLOW; /* the incr result left the range */
+        if (rc == -EAGAIN && handled)
+            start = idx[handled - 1] + 1;
     }
-    for (size_t j = 0; rc == 0 && j < ok; j++)
-        if (out[j].rc)
-            bad[idx[j]] = out[j].rc == -ENOSPC ? -ENOSPC : -EOVERFLOW;
     for (size_t i = 0; i < n; i++) {
         struct entry_error err;
         if (rc == 0 && bad[i] == 0)

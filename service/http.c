@@ -100,6 +100,11 @@ void http_reply_errno(struct http_reply *rp, int rc)
                          strerror(-rc));
         http_reply_header(rp, "Retry-After", "1");
         break;
+    case -ENOSPC:
+        http_reply_error(rp, 422, "score_group_full",
+                         "2097152 members already share this exact score on this board; no more "
+                         "can be placed in that group (see schema/score-layout.md).");
+        break;
     default:
         http_reply_error(rp, 500, "internal", "Internal error: %s.", strerror(rc < 0 ? -rc : rc));
     }
