@@ -101,8 +101,8 @@ int board_check_score(const struct board_settings *s, double score, int64_t *key
 }
 
 /* Run one script on a borrowed connection. */
-static redisReply *run_script(struct board_model *m, enum store_script script, int nkeys,
-                              int nargs, const char **argv, const size_t *argvlen, int *err)
+static redisReply *run_script(struct board_model *m, enum store_script script, int nkeys, int nargs,
+                              const char **argv, const size_t *argvlen, int *err)
 {
     struct store_conn *c = store_acquire(m->store, err);
     if (!c)
@@ -203,10 +203,21 @@ static int write_args_build(struct write_args *w, const struct board_keys *k, co
     snprintf(w->hdr[4], 32, "%d", s->page_size);
     snprintf(w->hdr[5], 32, "%d", s->page_ttl_ms);
     snprintf(w->hdr[6], 32, "%zu", n);
-    const char *fixed[WRITE_FIXED] = {
-        k->z,      k->meta,   k->items,       k->registry,          w->hdr[0],
-        tiebreak_name(l->tiebreak), w->hdr[1], w->hdr[2], order_name(l->order), w->hdr[3],
-        w->hdr[4], w->hdr[5], board,          want_rank ? "1" : "0", w->hdr[6]};
+    const char *fixed[WRITE_FIXED] = {k->z,
+                                      k->meta,
+                                      k->items,
+                                      k->registry,
+                                      w->hdr[0],
+                                      tiebreak_name(l->tiebreak),
+                                      w->hdr[1],
+                                      w->hdr[2],
+                                      order_name(l->order),
+                                      w->hdr[3],
+                                      w->hdr[4],
+                                      w->hdr[5],
+                                      board,
+                                      want_rank ? "1" : "0",
+                                      w->hdr[6]};
     for (size_t i = 0; i < WRITE_FIXED; i++) {
         w->argv[i] = fixed[i];
         w->len[i] = strlen(fixed[i]);
@@ -233,22 +244,22 @@ static void write_args_free(struct write_args *w)
     free(w->num);
 }
 
-/* One write.lua call for e[0..n): *done entries handled; *full when entry *done met a full group. */
+/* One write.lua call for e[0..n): *done entries handled; *full when entry *done met a full group.
+ */
 static int write_once(struct board_model *m, const struct board_keys *k, const char *board,
                       const struct board_settings *s, const struct board_entry *e, size_t n,
                       int want_rank, struct board_outcome *out, size_t *done, int *full)
 {
     struct write_args w = {0};
     int rc = write_args_build(&w, k, board, s, e, n, want_rank);
-    redisReply *r = NULL;
-    if (rc == 0) {
-        int err = 0;
-        r = run_script(m, STORE_SCRIPT_WRITE, 4, (int)(WRITE_FIXED - 4 + 4 * n), w.argv, w.len,
-                       &err);
-        rc = r ? 0 : err;
+    if (rc) {
+        write_args_free(&w);
+        return rc;
     }
+    redisReply *r =
+        run_script(m, STORE_SCRIPT_WRITE, 4, (int)(WRITE_FIXED - 4 + 4 * n), w.argv, w.len, &rc);
     write_args_free(&w);
-    if (rc)
+    if (!r)
         return rc;
     if (r->type != REDIS_REPLY_ARRAY || r->elements < 2) {
         freeReplyObject(r);
@@ -357,8 +368,7 @@ static int fill_items(struct board_page *p, const redisReply *range, const redis
     return 0;
 }
 
-static int page_from_reply(redisReply *r, int64_t first_rank, int range_at,
-                           struct board_page **out)
+static int page_from_reply(redisReply *r, int64_t first_rank, int range_at, struct board_page **out)
 {
     struct board_page *p = calloc(1, sizeof(*p));
     if (!p) {
@@ -553,18 +563,18 @@ int board_put(struct board_model *m, const char *board, const struct board_setti
     if (!r)
         return err;
     int rc = 0;
-    if (r->type != REDIS_REPLY_ARRAY || r->elements < 2)
+    int ok = r->type == REDIS_REPLY_ARRAY && r->elements >= 2;
+    int conflict = ok && r->element[0]->integer < 0;
+    if (!ok || (!conflict && r->elements < 3)) {
         rc = -EIO;
-    else if (r->element[0]->integer < 0) {
+    } else if (conflict) {
         static const char *const names[] = {"order", "tiebreak", "score_decimals"};
         *field = names[0];
         for (size_t i = 0; i < 3; i++)
             if (r->element[1]->str && strcmp(r->element[1]->str, names[i]) == 0)
                 *field = names[i];
         rc = -EEXIST;
-    } else if (r->elements < 3)
-        rc = -EIO;
-    else {
+    } else {
         *created = (int)r->element[0]->integer;
         settings_from_reply(r->element[1], &out->settings);
         out->total = r->element[2]->integer;
@@ -649,9 +659,7 @@ int board_member_delete(struct board_model *m, const char *board, const char *id
     redisReply *r = transaction(m, 2, argc, argv, lens, &err);
     if (!r)
         return err;
-    int rc = r->element[0]->integer == 0   ? -ENOENT
-             : r->element[1]->integer == 0 ? -ENODATA
-                                           : 0;
+    int rc = r->element[0]->integer == 0 ? -ENOENT : r->element[1]->integer == 0 ? -ENODATA : 0;
     freeReplyObject(r);
     return rc;
 }

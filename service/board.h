@@ -27,14 +27,14 @@
 #include "score_codec.h"
 #include "store.h"
 
-#define BOARD_NAME_LEN_MAX 64       /**< bytes, [A-Za-z0-9._-] */
-#define BOARD_ID_LEN_MAX 128        /**< bytes of UTF-8 */
-#define BOARD_PAGE_SIZE_MAX 100     /**< entries per page */
-#define BOARD_PAGE_SIZE_DEFAULT 20  /**< entries per page */
+#define BOARD_NAME_LEN_MAX 64      /**< bytes, [A-Za-z0-9._-] */
+#define BOARD_ID_LEN_MAX 128       /**< bytes of UTF-8 */
+#define BOARD_PAGE_SIZE_MAX 100    /**< entries per page */
+#define BOARD_PAGE_SIZE_DEFAULT 20 /**< entries per page */
 #define BOARD_PAGE_TTL_MS_DEFAULT 1000
 #define BOARD_PAGE_TTL_MS_MAX 3600000 /**< one hour */
-#define BOARD_RECORD_BYTES_MAX 1024 /**< serialized record JSON */
-#define BOARD_BATCH_MAX 1000        /**< entries per write script call */
+#define BOARD_RECORD_BYTES_MAX 1024   /**< serialized record JSON */
+#define BOARD_BATCH_MAX 1000          /**< entries per write script call */
 
 /** Settings of one board (the meta hash). */
 struct board_settings {
@@ -59,7 +59,7 @@ enum board_op { BOARD_OP_SET = 0, BOARD_OP_BEST, BOARD_OP_INCR };
 
 /** One write, validated by board_check_score. Strings are borrowed for the call. */
 struct board_entry {
-    const char *id;     /**< member id, id_len bytes */
+    const char *id; /**< member id, id_len bytes */
     size_t id_len;
     enum board_op op;
     int64_t key;        /**< order key (or key delta for incr) from board_check_score */
@@ -69,10 +69,10 @@ struct board_entry {
 
 /** What happened to one entry. */
 struct board_outcome {
-    int rc;        /**< 0 applied (or unchanged), -ERANGE: the result left the board's range */
-    double score;  /**< the stored score after the write, board units (0 when none) */
-    int64_t rank;  /**< 1-based rank after the write, when ranks were asked for */
-    int updated;   /**< 1 when the stored score changed */
+    int rc;       /**< 0 applied (or unchanged), -ERANGE: the result left the board's range */
+    double score; /**< the stored score after the write, board units (0 when none) */
+    int64_t rank; /**< 1-based rank after the write, when ranks were asked for */
+    int updated;  /**< 1 when the stored score changed */
 };
 
 /** One ranked entry of a page; strings borrowed from the page. */

@@ -13,27 +13,45 @@
 enum opt_kind { OPT_STR, OPT_INT };
 
 struct option_def {
-    const char *flag;   /**< long flag without dashes */
-    const char *env;    /**< environment variable */
-    const char *deflt;  /**< default as text */
+    const char *flag;  /**< long flag without dashes */
+    const char *env;   /**< environment variable */
+    const char *deflt; /**< default as text */
     const char *help;
 };
 
 enum {
-    O_LISTEN, O_REDIS, O_TOKEN, O_PREFIX, O_THREADS, O_DEFAULT_BOARD, O_MAX_CONN,
-    O_REDIS_TIMEOUT, O_CONNECT_TIMEOUT, O_LOG_LEVEL, O_COUNT
+    O_LISTEN,
+    O_REDIS,
+    O_TOKEN,
+    O_PREFIX,
+    O_THREADS,
+    O_DEFAULT_BOARD,
+    O_MAX_CONN,
+    O_REDIS_TIMEOUT,
+    O_CONNECT_TIMEOUT,
+    O_LOG_LEVEL,
+    O_COUNT
 };
 
 static const struct option_def defs[O_COUNT] = {
-    [O_LISTEN] = {"listen", "RANKD_LISTEN", "127.0.0.1:8080", "HTTP address, host:port ([::1]:port for IPv6; port 0 = any)"},
-    [O_REDIS] = {"redis", "RANKD_REDIS_URL", "redis://127.0.0.1:6379/0", "Redis URL: redis://[[user]:password@]host[:port][/db] or unix:///path[?db=N]"},
-    [O_TOKEN] = {"write-token", "RANKD_WRITE_TOKEN", "", "bearer token for writes; empty = every write is refused (403)"},
-    [O_PREFIX] = {"key-prefix", "RANKD_KEY_PREFIX", "rankd", "prefix of every Redis key, [A-Za-z0-9._:-]{1,64}"},
-    [O_THREADS] = {"threads", "RANKD_THREADS", "8", "Redis connections: requests that talk to Redis at once (1..256)"},
-    [O_DEFAULT_BOARD] = {"default-board", "RANKD_DEFAULT_BOARD", "default", "board read by GET /rank without board="},
-    [O_MAX_CONN] = {"max-connections", "RANKD_MAX_CONNECTIONS", "512", "HTTP connections served at once, one thread each (1..10000)"},
-    [O_REDIS_TIMEOUT] = {"redis-timeout-ms", "RANKD_REDIS_TIMEOUT_MS", "1000", "Redis command timeout and pool wait, ms (10..60000)"},
-    [O_CONNECT_TIMEOUT] = {"redis-connect-timeout-ms", "RANKD_REDIS_CONNECT_TIMEOUT_MS", "200", "Redis dial timeout, ms (10..60000)"},
+    [O_LISTEN] = {"listen", "RANKD_LISTEN", "127.0.0.1:8080",
+                  "HTTP address, host:port ([::1]:port for IPv6; port 0 = any)"},
+    [O_REDIS] = {"redis", "RANKD_REDIS_URL", "redis://127.0.0.1:6379/0",
+                 "Redis URL: redis://[[user]:password@]host[:port][/db] or unix:///path[?db=N]"},
+    [O_TOKEN] = {"write-token", "RANKD_WRITE_TOKEN", "",
+                 "bearer token for writes; empty = every write is refused (403)"},
+    [O_PREFIX] = {"key-prefix", "RANKD_KEY_PREFIX", "rankd",
+                  "prefix of every Redis key, [A-Za-z0-9._:-]{1,64}"},
+    [O_THREADS] = {"threads", "RANKD_THREADS", "8",
+                   "Redis connections: requests that talk to Redis at once (1..256)"},
+    [O_DEFAULT_BOARD] = {"default-board", "RANKD_DEFAULT_BOARD", "default",
+                         "board read by GET /rank without board="},
+    [O_MAX_CONN] = {"max-connections", "RANKD_MAX_CONNECTIONS", "512",
+                    "HTTP connections served at once, one thread each (1..10000)"},
+    [O_REDIS_TIMEOUT] = {"redis-timeout-ms", "RANKD_REDIS_TIMEOUT_MS", "1000",
+                         "Redis command timeout and pool wait, ms (10..60000)"},
+    [O_CONNECT_TIMEOUT] = {"redis-connect-timeout-ms", "RANKD_REDIS_CONNECT_TIMEOUT_MS", "200",
+                           "Redis dial timeout, ms (10..60000)"},
     [O_LOG_LEVEL] = {"log-level", "RANKD_LOG_LEVEL", "info", "debug, info, warn or error"},
 };
 
@@ -49,12 +67,13 @@ void config_defaults(struct config *cfg)
 
 void config_usage(const char *argv0)
 {
-    printf("usage: %s [options]\n\nrankd -- leaderboards and paged ranks over Redis sorted sets.\n\n"
-           "Each option can also be set by its environment variable; a flag wins.\n\n",
-           argv0);
+    printf(
+        "usage: %s [options]\n\nrankd -- leaderboards and paged ranks over Redis sorted sets.\n\n"
+        "Each option can also be set by its environment variable; a flag wins.\n\n",
+        argv0);
     for (int i = 0; i < O_COUNT; i++)
-        printf("  --%s=VALUE\n      %s\n      env %s, default \"%s\"\n", defs[i].flag,
-               defs[i].help, defs[i].env, defs[i].deflt);
+        printf("  --%s=VALUE\n      %s\n      env %s, default \"%s\"\n", defs[i].flag, defs[i].help,
+               defs[i].env, defs[i].deflt);
     printf("  --help      this text\n  --version   print the version\n");
 }
 

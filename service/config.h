@@ -23,8 +23,8 @@ struct redis_url {
 };
 
 struct config {
-    char listen_host[128];      /**< address to bind, e.g. 127.0.0.1 or ::1 */
-    int listen_port;            /**< TCP port, 0 = any free port */
+    char listen_host[128]; /**< address to bind, e.g. 127.0.0.1 or ::1 */
+    int listen_port;       /**< TCP port, 0 = any free port */
     char redis_url_text[CONFIG_STR_MAX];
     struct redis_url redis;
     char write_token[CONFIG_STR_MAX]; /**< "" = writes refused */
@@ -47,7 +47,8 @@ void config_defaults(struct config *cfg);
  */
 int config_parse(struct config *cfg, int argc, char **argv, char *err, size_t errlen);
 
-/** Parse a redis URL: redis://[[user]:password@]host[:port][/db] or unix:///path[?db=N]. 0 or -EINVAL. */
+/** Parse a redis URL: redis://[[user]:password@]host[:port][/db] or unix:///path[?db=N]. 0 or
+ * -EINVAL. */
 int config_parse_redis_url(const char *text, struct redis_url *out);
 
 /** Parse "host:port", "[v6]:port" or ":port". 0 or -EINVAL. */

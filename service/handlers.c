@@ -1,6 +1,7 @@
 /* handlers.c -- the endpoints: validate everything, call board.h, render; see handlers.h. */
 #include "handlers.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -17,7 +18,7 @@
 #include "server.h"
 
 #define MSG_MAX 400
-#define NDJSON_LINE_MAX (64 * 1024)
+#define NDJSON_LINE_MAX (64L * 1024L)
 #define REJECTED_SHOWN_MAX 1000
 
 /* ---------------------------------------------------------------- shared validation */
@@ -49,21 +50,21 @@ static int id_param(struct http_request *rq, int idx, struct http_reply *rp)
 }
 
 /* An optional count argument in 1..max; *out keeps its value when absent. 0 or a 400. */
-static int count_arg(struct http_request *rq, struct http_reply *rp, const char *name,
-                     int64_t max, int64_t *out)
+static int count_arg(struct http_request *rq, struct http_reply *rp, const char *name, int64_t max,
+                     int64_t *out)
 {
     const char *v = NULL;
     int n = http_arg(rq, name, &v);
     if (n == 0)
         return 0;
     if (n > 1) {
-        http_reply_error(rp, 400, "invalid_parameter", "%s was given %d times; give it once.",
-                         name, n);
+        http_reply_error(rp, 400, "invalid_parameter", "%s was given %d times; give it once.", name,
+                         n);
         return -1;
     }
     if (request_parse_count(v, max, out)) {
-        http_reply_error(rp, 400, "invalid_parameter",
-                         "%s must be a whole number from 1 to %lld.", name, (long long)max);
+        http_reply_error(rp, 400, "invalid_parameter", "%s must be a whole number from 1 to %lld.",
+                         name, (long long)max);
         return -1;
     }
     return 0;
@@ -175,8 +176,8 @@ void handle_around_get(struct http_request *rq, struct http_reply *rp)
         count_arg(rq, rp, "size", BOARD_PAGE_SIZE_MAX, &size))
         return;
     struct board_page *p = NULL;
-    int rc = board_around_get(&rq->app->model, board, rq->params[1], rq->param_len[1], (int)size,
-                              &p);
+    int rc =
+        board_around_get(&rq->app->model, board, rq->params[1], rq->param_len[1], (int)size, &p);
     if (rc) {
         reply_board_errno(rp, rc, board, rq->params[1]);
         return;
@@ -258,8 +259,8 @@ static int int_field(const cJSON *obj, const char *name, int lo, int hi, int *ou
         return 1;
     double d = cJSON_IsNumber(v) ? v->valuedouble : NAN;
     if (!(d >= lo && d <= hi && floor(d) == d)) {
-        http_reply_error(rp, 400, "invalid_field", "%s must be a whole number from %d to %d.",
-                         name, lo, hi);
+        http_reply_error(rp, 400, "invalid_field", "%s must be a whole number from %d to %d.", name,
+                         lo, hi);
         return -1;
     }
     *out = (int)d;
@@ -322,9 +323,9 @@ static int parse_settings(const cJSON *doc, struct board_settings_patch *p, stru
     p->has_tiebreak = t >= 0;
     p->value.layout.tiebreak = t >= 0 ? (enum score_tiebreak)t : SCORE_TIEBREAK_FIRST;
     int r1 = int_field(doc, "page_size", 1, BOARD_PAGE_SIZE_MAX, &p->value.page_size, rp);
-    int r2 = r1 < 0 ? -1
-                    : int_field(doc, "page_ttl_ms", 0, BOARD_PAGE_TTL_MS_MAX,
-                                &p->value.page_ttl_ms, rp);
+    int r2 =
+        r1 < 0 ? -1
+               : int_field(doc, "page_ttl_ms", 0, BOARD_PAGE_TTL_MS_MAX, &p->value.page_ttl_ms, rp);
     int r3 = r2 < 0 ? -1
                     : int_field(doc, "score_decimals", 0, SCORE_DECIMALS_MAX,
                                 &p->value.layout.decimals, rp);
@@ -402,8 +403,9 @@ static char *record_json(const cJSON *rec, int *status, const char **code, char 
     }
     for (const cJSON *f = rec->child; f; f = f->next) {
         int flat = cJSON_IsString(f) || cJSON_IsNumber(f) || cJSON_IsBool(f) || cJSON_IsNull(f);
-        int utf8 = request_utf8_valid(f->string, strlen(f->string)) &&
-                   (!cJSON_IsString(f) || request_utf8_valid(f->valuestring, strlen(f->valuestring)));
+        int utf8 =
+            request_utf8_valid(f->string, strlen(f->string)) &&
+            (!cJSON_IsString(f) || request_utf8_valid(f->valuestring, strlen(f->valuestring)));
         if (!flat || !utf8 || (cJSON_IsNumber(f) && !isfinite(f->valuedouble))) {
             snprintf(msg, MSG_MAX,
                      "record field '%.100s' must be a string, finite number, boolean or null "
@@ -478,7 +480,6 @@ void handle_item_delete(struct http_request *rq, struct http_reply *rp)
     else
         rp->status = 204;
 }
-
 
 /* ---------------------------------------------------------------- score writes */
 
@@ -602,8 +603,10 @@ static int prepare(const struct board_settings *s, const struct entry_in *in, si
             *bad = i;
             return score_error(s, in[i].score, rc, err);
         }
-        out[i] = (struct board_entry){in[i].id, strlen(in[i].id), in[i].op, key, in[i].record,
-                                      in[i].record ? strlen(in[i].record) : 0};
+        assert(in[i].id); /* parse_entry always sets it */
+        out[i] = (struct board_entry){in[i].id,     strlen(in[i].id),
+                                      in[i].op,     key,
+                                      in[i].record, in[i].record ? strlen(in[i].record) : 0};
     }
     return 0;
 }
@@ -627,9 +630,9 @@ static void range_error(const struct board_settings *s, struct entry_error *err)
  * attempt; after a concurrent settings change, the entries before *bad may be), or a negative
  * errno (Redis; a prefix of the entries may be applied).
  */
-static int apply_entries(struct rankd *app, const char *board, const struct entry_in *in,
-                         size_t n, int want_rank, struct board_outcome *outcomes,
-                         struct board_settings *used, size_t *bad, struct entry_error *err)
+static int apply_entries(struct rankd *app, const char *board, const struct entry_in *in, size_t n,
+                         int want_rank, struct board_outcome *outcomes, struct board_settings *used,
+                         size_t *bad, struct entry_error *err)
 {
     struct board_entry *be = calloc(n ? n : 1, sizeof(*be));
     if (!be)
@@ -666,7 +669,7 @@ static void scores_single(struct http_request *rq, struct http_reply *rp, const 
                           const cJSON *doc)
 {
     struct entry_in in;
-    struct entry_error err;
+    struct entry_error err = {0};
     if (parse_entry(doc, &in, &err)) {
         reply_entry_error(rp, &err, "");
         return;
@@ -708,7 +711,7 @@ static void scores_batch(struct http_request *rq, struct http_reply *rp, const c
     }
     struct entry_in *in = calloc((size_t)n + 1, sizeof(*in));
     struct board_outcome *out = calloc((size_t)n + 1, sizeof(*out));
-    struct entry_error err;
+    struct entry_error err = {0};
     char where[48];
     int rc = (!in || !out) ? -ENOMEM : 0, i = 0;
     for (const cJSON *e = entries->child; e && !rc; e = e->next, i++) {
@@ -772,14 +775,14 @@ void handle_scores_post(struct http_request *rq, struct http_reply *rp)
 /* ---------------------------------------------------------------- NDJSON stream */
 
 struct stream {
-    struct buf line;     /* the current partial line */
-    long line_no;        /* 1-based number of the line in `line` */
-    int skipping;        /* the current line is over NDJSON_LINE_MAX: drop to its end */
+    struct buf line; /* the current partial line */
+    long line_no;    /* 1-based number of the line in `line` */
+    int skipping;    /* the current line is over NDJSON_LINE_MAX: drop to its end */
     struct entry_in pending[BOARD_BATCH_MAX];
     size_t npending;
     long applied, rejected_total;
-    cJSON *rejected;     /* at most REJECTED_SHOWN_MAX items */
-    int failed;          /* a Redis fault ended the stream (rp holds the 503) */
+    cJSON *rejected; /* at most REJECTED_SHOWN_MAX items */
+    int failed;      /* a Redis fault ended the stream (rp holds the 503) */
 };
 
 void handle_scores_stream_free(void *state)
@@ -824,8 +827,8 @@ static int stream_flush(struct http_request *rq, const char *board, struct strea
             int64_t key = 0;
             bad[i] = board_check_score(&used, e->score, &key);
             if (bad[i] == 0) {
-                be[ok] = (struct board_entry){e->id, strlen(e->id), e->op, key, e->record,
-                                              e->record ? strlen(e->record) : 0};
+                be[ok] = (struct board_entry){
+                    e->id, strlen(e->id), e->op, key, e->record, e->record ? strlen(e->record) : 0};
                 idx[ok++] = i;
             }
         }
@@ -839,7 +842,7 @@ static int stream_flush(struct http_request *rq, const char *board, struct strea
             start = idx[handled - 1] + 1;
     }
     for (size_t i = 0; i < n; i++) {
-        struct entry_error err;
+        struct entry_error err = {0};
         if (rc == 0 && bad[i] == 0)
             s->applied++;
         else if (rc == 0 && bad[i] == -EOVERFLOW) {
@@ -868,7 +871,7 @@ static int stream_line(struct http_request *rq, const char *board, struct stream
     if (len && text[len - 1] == '\r')
         text[--len] = '\0';
     long line = s->line_no;
-    struct entry_error err;
+    struct entry_error err = {0};
     size_t blank = strspn(text, " \t");
     if (blank == len)
         return 0;
@@ -897,8 +900,8 @@ static int stream_feed(struct http_request *rq, const char *board, struct stream
         const char *nl = memchr(data + i, '\n', len - i);
         size_t part = nl ? (size_t)(nl - (data + i)) : len - i;
         if (!s->skipping && s->line.len + part > NDJSON_LINE_MAX) {
-            struct entry_error err;
-            entry_fail(&err, 413, "line_too_large", "a line must be at most %d bytes.",
+            struct entry_error err = {0};
+            entry_fail(&err, 413, "line_too_large", "a line must be at most %ld bytes.",
                        NDJSON_LINE_MAX);
             reject_line(s, s->line_no, &err);
             s->skipping = 1;

@@ -205,7 +205,8 @@ static void check_body(struct MHD_Connection *c, struct exchange *x)
 {
     struct http_request *rq = &x->rq;
     rq->content_type = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
-    if ((x->route->flags & ROUTE_NDJSON) && starts_with_ci(rq->content_type, "application/x-ndjson")) {
+    if ((x->route->flags & ROUTE_NDJSON) &&
+        starts_with_ci(rq->content_type, "application/x-ndjson")) {
         rq->streaming = 1;
         return;
     }
@@ -219,7 +220,7 @@ static void check_body(struct MHD_Connection *c, struct exchange *x)
     }
     const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
     if (cl && strtoll(cl, NULL, 10) > HTTP_BODY_MAX)
-        http_reply_error(&x->rp, 413, "body_too_large", "JSON bodies are limited to %d bytes.",
+        http_reply_error(&x->rp, 413, "body_too_large", "JSON bodies are limited to %ld bytes.",
                          HTTP_BODY_MAX);
 }
 
@@ -275,8 +276,8 @@ static void consume(struct exchange *x, const char *data, size_t len)
         http_reply_error(&x->rp, 400, "unexpected_body", "This request takes no body.");
         return;
     }
-    if (x->rq.body.len + len > HTTP_BODY_MAX) {
-        http_reply_error(&x->rp, 413, "body_too_large", "JSON bodies are limited to %d bytes.",
+    if (x->rq.body.len + len > (size_t)HTTP_BODY_MAX) {
+        http_reply_error(&x->rp, 413, "body_too_large", "JSON bodies are limited to %ld bytes.",
                          HTTP_BODY_MAX);
         buf_free(&x->rq.body);
         return;
@@ -311,8 +312,8 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, struct exchange *x)
 }
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
-                                  const char *method, const char *version,
-                                  const char *upload_data, size_t *upload_data_size, void **ctx)
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **ctx)
 {
     (void)version;
     struct exchange *x = *ctx;
@@ -370,8 +371,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
     struct exchange *x = *ctx;
     if (!x)
         return;
-    metrics_request(x->route ? x->route->metric : -1, x->rp.status,
-                    util_now_us() - x->start_us);
+    metrics_request(x->route ? x->route->metric : -1, x->rp.status, util_now_us() - x->start_us);
     exchange_free(x);
     *ctx = NULL;
 }
@@ -419,10 +419,9 @@ struct http_server *http_start(struct rankd *app, const char *host, int port, in
     srv->daemon = MHD_start_daemon(
         flags, (uint16_t)port, NULL, NULL, on_request, srv, MHD_OPTION_SOCK_ADDR,
         (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, (unsigned)max_connections,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S,
-        MHD_OPTION_THREAD_STACK_SIZE, (size_t)THREAD_STACK_BYTES, MHD_OPTION_NOTIFY_COMPLETED,
-        on_completed, srv, MHD_OPTION_UNESCAPE_CALLBACK, unescape_none, NULL,
-        MHD_OPTION_END);
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S, MHD_OPTION_THREAD_STACK_SIZE,
+        (size_t)THREAD_STACK_BYTES, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+        MHD_OPTION_UNESCAPE_CALLBACK, unescape_none, NULL, MHD_OPTION_END);
     if (!srv->daemon) {
         free(srv);
         *err = -EADDRINUSE;

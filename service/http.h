@@ -24,7 +24,7 @@
 
 #define HTTP_PATH_PARAMS_MAX 4
 #define HTTP_HEADERS_MAX 8
-#define HTTP_BODY_MAX (1024 * 1024) /**< JSON body bytes; larger is 413 */
+#define HTTP_BODY_MAX (1024L * 1024L) /**< JSON body bytes; larger is 413 */
 
 struct rankd; /* server.h: the application (config, store, model) */
 
@@ -36,17 +36,17 @@ struct http_arg {
 
 struct http_request {
     struct rankd *app;
-    const char *method;                         /**< borrowed from MHD */
-    char *params[HTTP_PATH_PARAMS_MAX];         /**< decoded {name} path segments, owned */
-    size_t param_len[HTTP_PATH_PARAMS_MAX];     /**< their lengths (ids are binary-safe) */
+    const char *method;                     /**< borrowed from MHD */
+    char *params[HTTP_PATH_PARAMS_MAX];     /**< decoded {name} path segments, owned */
+    size_t param_len[HTTP_PATH_PARAMS_MAX]; /**< their lengths (ids are binary-safe) */
     int nparams;
     struct http_arg *args; /**< decoded query arguments, in request order, owned */
     size_t nargs;
-    const char *content_type;   /**< header or NULL, borrowed */
-    const char *if_none_match;  /**< header or NULL, borrowed */
-    struct buf body;            /**< JSON body (non-streaming routes), owned */
-    int streaming;              /**< body is fed to the route's stream function */
-    void *stream_state;         /**< the handler's, freed by its stream_free */
+    const char *content_type;  /**< header or NULL, borrowed */
+    const char *if_none_match; /**< header or NULL, borrowed */
+    struct buf body;           /**< JSON body (non-streaming routes), owned */
+    int streaming;             /**< body is fed to the route's stream function */
+    void *stream_state;        /**< the handler's, freed by its stream_free */
 };
 
 struct http_header {

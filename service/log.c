@@ -20,7 +20,8 @@ void log_set_level(int level)
     atomic_store(&min_level, level);
 }
 
-static void vlog(int level, const char *tag, const char *fmt, va_list ap)
+__attribute__((format(printf, 3, 0))) static void vlog(int level, const char *tag, const char *fmt,
+                                                       va_list ap)
 {
     if (level < atomic_load(&min_level))
         return;

@@ -35,9 +35,8 @@ int main(int argc, char **argv)
                 rc == -EADDRINUSE ? "the address is in use or not available" : strerror(-rc));
         return 2;
     }
-    log_info("listening on %s:%d, redis %s:%d db %d, key prefix '%s', writes %s",
-             cfg.listen_host, rankd_port(app),
-             cfg.redis.unix_path[0] ? cfg.redis.unix_path : cfg.redis.host,
+    log_info("listening on %s:%d, redis %s:%d db %d, key prefix '%s', writes %s", cfg.listen_host,
+             rankd_port(app), cfg.redis.unix_path[0] ? cfg.redis.unix_path : cfg.redis.host,
              cfg.redis.unix_path[0] ? 0 : cfg.redis.port, cfg.redis.db, cfg.key_prefix,
              cfg.write_token[0] ? "enabled (token set)" : "disabled (no --write-token)");
     int sig = 0;

@@ -7,14 +7,13 @@
 #include <stdio.h>
 
 /* Status codes rankd sends, in one small table (index = position). */
-static const int statuses[] = {200, 201, 204, 304, 400, 401, 403, 404, 405,
-                               409, 413, 415, 422, 500, 503};
+static const int statuses[] = {200, 201, 204, 304, 400, 401, 403, 404,
+                               405, 409, 413, 415, 422, 500, 503};
 #define NSTATUS (sizeof(statuses) / sizeof(statuses[0]))
 
 /* Upper bounds in microseconds; the last bucket is +Inf. */
-static const int64_t bucket_us[] = {500,    1000,   2500,    5000,    10000,  25000,
-                                    50000,  100000, 250000,  500000,  1000000, 2500000,
-                                    10000000};
+static const int64_t bucket_us[] = {500,    1000,   2500,   5000,    10000,   25000,   50000,
+                                    100000, 250000, 500000, 1000000, 2500000, 10000000};
 #define NBUCKET (sizeof(bucket_us) / sizeof(bucket_us[0]))
 
 static const char *route_names[METRICS_ROUTES_MAX + 1] = {[METRICS_ROUTES_MAX] = "unmatched"};
@@ -99,17 +98,21 @@ int metrics_render(struct buf *out, unsigned long redis_errors)
     }
     if (rc)
         return rc;
-    rc = put(out, "rankd_http_request_duration_seconds_sum %.6f\n"
-                  "rankd_http_request_duration_seconds_count %lu\n",
+    rc = put(out,
+             "rankd_http_request_duration_seconds_sum %.6f\n"
+             "rankd_http_request_duration_seconds_count %lu\n",
              (double)atomic_load(&latency_sum_us) / 1e6, cum);
     rc = rc ? rc
-            : put(out, "# HELP rankd_http_request_duration_max_seconds Slowest request so far.\n"
-                       "# TYPE rankd_http_request_duration_max_seconds gauge\n"
-                       "rankd_http_request_duration_max_seconds %.6f\n",
+            : put(out,
+                  "# HELP rankd_http_request_duration_max_seconds Slowest request so far.\n"
+                  "# TYPE rankd_http_request_duration_max_seconds gauge\n"
+                  "rankd_http_request_duration_max_seconds %.6f\n",
                   (double)atomic_load(&latency_max_us) / 1e6);
     rc = rc ? rc
-            : put(out, "# HELP rankd_redis_errors_total Redis faults: dial, I/O, timeouts, error replies.\n"
-                       "# TYPE rankd_redis_errors_total counter\nrankd_redis_errors_total %lu\n",
+            : put(out,
+                  "# HELP rankd_redis_errors_total Redis faults: dial, I/O, timeouts, error "
+                  "replies.\n"
+                  "# TYPE rankd_redis_errors_total counter\nrankd_redis_errors_total %lu\n",
                   redis_errors);
     return rc;
 }

@@ -96,7 +96,8 @@ char *render_member(const char *id, const struct board_member *mb, int size)
     cJSON_AddStringToObject(doc, "id", id);
     add_number(doc, "score", mb->score);
     cJSON_AddNumberToObject(doc, "rank", (double)mb->rank);
-    cJSON_AddNumberToObject(doc, "page", (double)((mb->rank - 1) / size + 1));
+    int64_t page = (mb->rank - 1) / size + 1; /* integer division: the page holding rank */
+    cJSON_AddNumberToObject(doc, "page", (double)page);
     cJSON_AddItemToObject(doc, "record", record_node(mb->record, mb->record_len));
     return finish(doc);
 }

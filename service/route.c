@@ -14,23 +14,25 @@
 #define SEG_BYTES_MAX 512 /* decoded bytes per segment; ids are at most 128 */
 
 static struct route routes[] = {
-    {"GET", "/healthz", handle_healthz, 0, "healthz", NULL, NULL, 0},
-    {"GET", "/readyz", handle_readyz, 0, "readyz", NULL, NULL, 0},
-    {"GET", "/metrics", handle_metrics, 0, "metrics", NULL, NULL, 0},
-    {"GET", "/rank", handle_rank_default, 0, "rank", NULL, NULL, 0},
-    {"GET", "/boards", handle_boards_list, 0, "boards", NULL, NULL, 0},
-    {"GET", "/boards/{board}", handle_board_get, 0, "board", NULL, NULL, 0},
-    {"PUT", "/boards/{board}", handle_board_put, ROUTE_WRITE | ROUTE_BODY, "board_put", NULL, NULL, 0},
-    {"DELETE", "/boards/{board}", handle_board_delete, ROUTE_WRITE, "board_delete", NULL, NULL, 0},
-    {"GET", "/boards/{board}/rank", handle_rank, 0, "rank", NULL, NULL, 0},
-    {"POST", "/boards/{board}/scores", handle_scores_post, ROUTE_WRITE | ROUTE_BODY | ROUTE_NDJSON,
-     "scores", handle_scores_stream, handle_scores_stream_free, 0},
-    {"GET", "/boards/{board}/members/{id}", handle_member_get, 0, "member", NULL, NULL, 0},
-    {"DELETE", "/boards/{board}/members/{id}", handle_member_delete, ROUTE_WRITE, "member_delete", NULL, NULL, 0},
-    {"GET", "/boards/{board}/members/{id}/around", handle_around_get, 0, "around", NULL, NULL, 0},
-    {"GET", "/items/{id}", handle_item_get, 0, "item", NULL, NULL, 0},
-    {"PUT", "/items/{id}", handle_item_put, ROUTE_WRITE | ROUTE_BODY, "item_put", NULL, NULL, 0},
-    {"DELETE", "/items/{id}", handle_item_delete, ROUTE_WRITE, "item_delete", NULL, NULL, 0},
+    {"GET", "/healthz", handle_healthz, "healthz", NULL, NULL, 0, 0},
+    {"GET", "/readyz", handle_readyz, "readyz", NULL, NULL, 0, 0},
+    {"GET", "/metrics", handle_metrics, "metrics", NULL, NULL, 0, 0},
+    {"GET", "/rank", handle_rank_default, "rank", NULL, NULL, 0, 0},
+    {"GET", "/boards", handle_boards_list, "boards", NULL, NULL, 0, 0},
+    {"GET", "/boards/{board}", handle_board_get, "board", NULL, NULL, 0, 0},
+    {"PUT", "/boards/{board}", handle_board_put, "board_put", NULL, NULL, ROUTE_WRITE | ROUTE_BODY,
+     0},
+    {"DELETE", "/boards/{board}", handle_board_delete, "board_delete", NULL, NULL, ROUTE_WRITE, 0},
+    {"GET", "/boards/{board}/rank", handle_rank, "rank", NULL, NULL, 0, 0},
+    {"POST", "/boards/{board}/scores", handle_scores_post, "scores", handle_scores_stream,
+     handle_scores_stream_free, ROUTE_WRITE | ROUTE_BODY | ROUTE_NDJSON, 0},
+    {"GET", "/boards/{board}/members/{id}", handle_member_get, "member", NULL, NULL, 0, 0},
+    {"DELETE", "/boards/{board}/members/{id}", handle_member_delete, "member_delete", NULL, NULL,
+     ROUTE_WRITE, 0},
+    {"GET", "/boards/{board}/members/{id}/around", handle_around_get, "around", NULL, NULL, 0, 0},
+    {"GET", "/items/{id}", handle_item_get, "item", NULL, NULL, 0, 0},
+    {"PUT", "/items/{id}", handle_item_put, "item_put", NULL, NULL, ROUTE_WRITE | ROUTE_BODY, 0},
+    {"DELETE", "/items/{id}", handle_item_delete, "item_delete", NULL, NULL, ROUTE_WRITE, 0},
 };
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))
 
@@ -49,6 +51,7 @@ struct segs {
 /* Split "/a/b/c" into raw segments; a path must start with '/'. -ENOENT when it cannot match. */
 static int split(const char *path, struct segs *s)
 {
+    s->n = 0;
     if (path[0] != '/')
         return -ENOENT;
     s->n = 0;
@@ -131,11 +134,7 @@ int route_match(const char *method, const char *path, struct http_request *rq,
             return decode_params(routes[i].pattern, &s, rq);
         }
         size_t used = strlen(allow);
-        if (used + strlen(routes[i].method) + 3 < allow_len) {
-            if (used)
-                strcat(allow, ", ");
-            strcat(allow, routes[i].method);
-        }
+        snprintf(allow + used, allow_len - used, "%s%s", used ? ", " : "", routes[i].method);
         shape = 1;
     }
     return shape ? -EPERM : -ENOENT;

@@ -18,20 +18,20 @@ typedef int (*route_stream_fn)(struct http_request *rq, const char *data, size_t
 typedef void (*route_stream_free_fn)(void *state);
 
 enum route_flags {
-    ROUTE_WRITE = 1,       /**< needs the bearer token */
-    ROUTE_BODY = 2,        /**< takes a JSON body */
-    ROUTE_NDJSON = 4,      /**< also takes application/x-ndjson, streamed to `stream` */
+    ROUTE_WRITE = 1,  /**< needs the bearer token */
+    ROUTE_BODY = 2,   /**< takes a JSON body */
+    ROUTE_NDJSON = 4, /**< also takes application/x-ndjson, streamed to `stream` */
 };
 
 struct route {
     const char *method;
     const char *pattern;
     route_handler_fn handler;
-    int flags;
-    const char *name;            /**< metrics label */
-    route_stream_fn stream;      /**< NDJSON chunks, or NULL */
+    const char *name;       /**< metrics label */
+    route_stream_fn stream; /**< NDJSON chunks, or NULL */
     route_stream_free_fn stream_free;
-    int metric;                  /**< metrics index, set by route_init */
+    int flags;  /**< enum route_flags */
+    int metric; /**< metrics index, set by route_init */
 };
 
 /** Register route names with metrics. Call once at start-up. */

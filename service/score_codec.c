@@ -74,8 +74,7 @@ int score_codec_pack(const struct score_layout *layout, int64_t key, int64_t tie
     return 0;
 }
 
-int score_codec_unpack(const struct score_layout *layout, double stored, int64_t *key,
-                       int64_t *tie)
+int score_codec_unpack(const struct score_layout *layout, double stored, int64_t *key, int64_t *tie)
 {
     if (!isfinite(stored) || fabs(stored) > 0x1p53 || nearbyint(stored) != stored)
         return -ERANGE;

@@ -41,8 +41,8 @@ struct rankd *rankd_start(const struct config *cfg, int *err)
     }
     app->model.store = app->store;
     app->model.prefix = app->cfg.key_prefix;
-    app->http = http_start(app, app->cfg.listen_host, app->cfg.listen_port,
-                           app->cfg.max_connections, err);
+    app->http =
+        http_start(app, app->cfg.listen_host, app->cfg.listen_port, app->cfg.max_connections, err);
     if (!app->http) {
         store_free(app->store);
         free(app);

@@ -10,10 +10,10 @@
 #include "store.h"
 
 struct rankd {
-    struct config cfg;          /**< a copy, immutable after start */
-    struct store *store;        /**< owned */
-    struct board_model model;   /**< borrows store and cfg.key_prefix */
-    struct http_server *http;   /**< owned */
+    struct config cfg;        /**< a copy, immutable after start */
+    struct store *store;      /**< owned */
+    struct board_model model; /**< borrows store and cfg.key_prefix */
+    struct http_server *http; /**< owned */
 };
 
 /**

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/time.h>
 #include <time.h>
 
@@ -43,10 +44,10 @@ struct store {
     char *host, *unix_path, *username, *password;
     int port, db, timeout_ms, connect_timeout_ms, pool_size;
     pthread_mutex_t lock;
-    pthread_cond_t freed;       /**< signalled when a connection is released */
-    struct store_conn *conns;   /**< pool_size slots */
-    int64_t down_until_ms;      /**< no dialling before this (monotonic ms); under lock */
-    int backoff_ms;             /**< next back-off step; under lock */
+    pthread_cond_t freed;     /**< signalled when a connection is released */
+    struct store_conn *conns; /**< pool_size slots */
+    int64_t down_until_ms;    /**< no dialling before this (monotonic ms); under lock */
+    int backoff_ms;           /**< next back-off step; under lock */
     char sha[STORE_SCRIPT_COUNT][SHA_LEN + 1]; /**< filled by the first successful load */
     atomic_int sha_loaded;
     atomic_ulong errors;
@@ -101,11 +102,12 @@ void store_free(struct store *st)
 
 static struct timeval ms_to_tv(int ms)
 {
-    struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
+    struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (suseconds_t)(ms % 1000) * 1000};
     return tv;
 }
 
-/* Map a failed context to an errno; hiredis reports a socket timeout as an I/O error with EAGAIN. */
+/* Map a failed context to an errno; hiredis reports a socket timeout as an I/O error with EAGAIN.
+ */
 static int ctx_errno(const redisContext *ctx)
 {
     if (!ctx)
@@ -226,6 +228,16 @@ static struct store_conn *take_slot(struct store *st, int *err)
     }
 }
 
+/* 1 when the server has closed an idle connection (EOF or an error is pending on its socket). */
+static int peer_closed(const redisContext *ctx)
+{
+    char byte;
+    ssize_t n = recv(ctx->fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n == 0)
+        return 1;
+    return n < 0 && errno != EAGAIN && errno != EWOULDBLOCK;
+}
+
 struct store_conn *store_acquire(struct store *st, int *err)
 {
     pthread_mutex_lock(&st->lock);
@@ -244,6 +256,12 @@ struct store_conn *store_acquire(struct store *st, int *err)
     c->busy = 1;
     c->failed = 0;
     pthread_mutex_unlock(&st->lock);
+    if (c->ctx && peer_closed(c->ctx)) {
+        /* Redis restarted, CLIENT KILL, a proxy's idle timeout: redial now rather than fail
+         * this request with an error the next one would not see. */
+        redisFree(c->ctx);
+        c->ctx = NULL;
+    }
     if (c->ctx)
         return c;
 
@@ -316,8 +334,7 @@ int store_pipeline(struct store_conn *c, int n, const int *argc, const char *con
                    const size_t *const *argvlen, redisReply **replies)
 {
     for (int i = 0; i < n; i++)
-        if (redisAppendCommandArgv(c->ctx, argc[i], (const char **)argv[i], argvlen[i]) !=
-            REDIS_OK)
+        if (redisAppendCommandArgv(c->ctx, argc[i], (const char **)argv[i], argvlen[i]) != REDIS_OK)
             return fail(c, "pipeline");
     for (int i = 0; i < n; i++) {
         void *r = NULL;
@@ -346,8 +363,7 @@ static void sha_of(struct store_conn *c, enum store_script s, char out[SHA_LEN +
 
 /* Build "EVALSHA|EVAL <sha|body> <nkeys> keys... args..." into a caller array of n + 3 slots. */
 static void script_argv(const char *verb, const char *head, const char *nkeys_s, int n,
-                        const char **argv, const size_t *argvlen, const char **out,
-                        size_t *outlen)
+                        const char **argv, const size_t *argvlen, const char **out, size_t *outlen)
 {
     out[0] = verb;
     outlen[0] = strlen(verb);

@@ -44,12 +44,12 @@ struct store_config {
 
 /** Scripts the store knows (bodies in service/lua/, compiled in). */
 enum store_script {
-    STORE_SCRIPT_WRITE = 0,   /**< lua/write.lua: one score write */
-    STORE_SCRIPT_COMPACT,     /**< lua/compact.lua: renumber one tie group, one chunk */
-    STORE_SCRIPT_PAGE,        /**< lua/page.lua: settings + total + one page + records */
-    STORE_SCRIPT_MEMBER,      /**< lua/member.lua: settings + one member + its record */
-    STORE_SCRIPT_AROUND,      /**< lua/around.lua: a page centred on a member */
-    STORE_SCRIPT_PUT_BOARD,   /**< lua/put_board.lua: create or update settings */
+    STORE_SCRIPT_WRITE = 0, /**< lua/write.lua: one score write */
+    STORE_SCRIPT_COMPACT,   /**< lua/compact.lua: renumber one tie group, one chunk */
+    STORE_SCRIPT_PAGE,      /**< lua/page.lua: settings + total + one page + records */
+    STORE_SCRIPT_MEMBER,    /**< lua/member.lua: settings + one member + its record */
+    STORE_SCRIPT_AROUND,    /**< lua/around.lua: a page centred on a member */
+    STORE_SCRIPT_PUT_BOARD, /**< lua/put_board.lua: create or update settings */
     STORE_SCRIPT_COUNT
 };
 

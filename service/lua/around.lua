@@ -1,3 +1,4 @@
+#!lua flags=no-writes
 -- around.lua -- `size` entries centred on a member, clamped at both ends. O(log N + size).
 -- KEYS[1] board settings hash, KEYS[2] board sorted set, KEYS[3] records hash
 -- ARGV[1] member   ARGV[2] size, 0 for the board's page_size

@@ -1,3 +1,4 @@
+#!lua flags=no-writes
 -- member.lua -- one member's stored score, rank and record, with the board settings. O(log N).
 -- KEYS[1] board settings hash, KEYS[2] board sorted set, KEYS[3] records hash
 -- ARGV[1] member

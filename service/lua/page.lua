@@ -1,3 +1,4 @@
+#!lua flags=no-writes
 -- page.lua -- one page of a board, with its settings, total and records, in one round trip.
 -- O(log N + size). Ascending stored order is rank order, so ZRANGE (not REV) reads it.
 -- KEYS[1] board settings hash, KEYS[2] board sorted set, KEYS[3] records hash

@@ -31,9 +31,8 @@ void it_teardown(void)
 long it_status(const char *method, const char *path, const char *body)
 {
     struct http_result r;
-    ck_assert_int_eq(http_req(g_port, method, path, body, body ? strlen(body) : 0, NULL,
-                              TEST_TOKEN, &r),
-                     0);
+    ck_assert_int_eq(
+        http_req(g_port, method, path, body, body ? strlen(body) : 0, NULL, TEST_TOKEN, &r), 0);
     long s = r.status;
     http_result_free(&r);
     return s;

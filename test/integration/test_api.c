@@ -50,7 +50,8 @@ static void seed(const char *board, int n)
 {
     for (int i = 1; i <= n; i++) {
         char body[160];
-        snprintf(body, sizeof(body), "{\"id\":\"m%d\",\"score\":%d,\"record\":{\"n\":%d}}", i, i, i);
+        snprintf(body, sizeof(body), "{\"id\":\"m%d\",\"score\":%d,\"record\":{\"n\":%d}}", i, i,
+                 i);
         it_post_score(board, body);
     }
 }
@@ -67,8 +68,10 @@ START_TEST(health_ready_metrics)
     struct http_result r;
     ck_assert_int_eq(http_get(g_port, "/metrics", &r), 0);
     ck_assert_int_eq(r.status, 200);
-    ck_assert_ptr_nonnull(strstr(r.body, "rankd_http_requests_total{route=\"healthz\",status=\"200\"} 1"));
-    ck_assert_ptr_nonnull(strstr(r.body, "rankd_http_request_duration_seconds_bucket{le=\"+Inf\"}"));
+    ck_assert_ptr_nonnull(
+        strstr(r.body, "rankd_http_requests_total{route=\"healthz\",status=\"200\"} 1"));
+    ck_assert_ptr_nonnull(
+        strstr(r.body, "rankd_http_request_duration_seconds_bucket{le=\"+Inf\"}"));
     ck_assert_ptr_nonnull(strstr(r.body, "rankd_redis_errors_total"));
     ck_assert_ptr_nonnull(strstr(r.headers, "text/plain"));
     http_result_free(&r);
@@ -203,8 +206,7 @@ START_TEST(board_layout_change_conflicts)
     it_post_score("b", "{\"id\":\"a\",\"score\":1}");
     expect_error("PUT", "/boards/b", "{\"order\":\"desc\"}", TEST_TOKEN, 409, "board_not_empty");
     expect_error("PUT", "/boards/b", "{\"tiebreak\":\"id\"}", TEST_TOKEN, 409, "board_not_empty");
-    expect_error("PUT", "/boards/b", "{\"score_decimals\":1}", TEST_TOKEN, 409,
-                 "board_not_empty");
+    expect_error("PUT", "/boards/b", "{\"score_decimals\":1}", TEST_TOKEN, 409, "board_not_empty");
     ck_assert_int_eq(it_status("PUT", "/boards/b", "{\"order\":\"asc\",\"page_size\":3}"), 200);
     cJSON *d = get_json("/boards/b", 200);
     ck_assert_str_eq(str(d, "order"), "asc");
@@ -272,9 +274,21 @@ START_TEST(rank_parameter_errors)
 {
     seed("p", 3);
     static const char *const bad[] = {
-        "page=0",      "page=-1",   "page=abc",   "page=",     "page=1.5",  "page=2147483648",
-        "page=99999999999999999999", "page=1&page=2", "size=0",   "size=101",  "size=1&size=2",
-        "size=-5",     "page=%zz",  "page=+1",    "page=1e3",
+        "page=0",
+        "page=-1",
+        "page=abc",
+        "page=",
+        "page=1.5",
+        "page=2147483648",
+        "page=99999999999999999999",
+        "page=1&page=2",
+        "size=0",
+        "size=101",
+        "size=1&size=2",
+        "size=-5",
+        "page=%zz",
+        "page=+1",
+        "page=1e3",
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         char path[200];
@@ -420,9 +434,8 @@ START_TEST(score_write_replies)
     ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(r.json, "updated")));
     http_result_free(&r);
     /* set to the same score: nothing changes */
-    ck_assert_int_eq(http_write(g_port, "POST", "/boards/s/scores", "{\"id\":\"a\",\"score\":10}",
-                                &r),
-                     0);
+    ck_assert_int_eq(
+        http_write(g_port, "POST", "/boards/s/scores", "{\"id\":\"a\",\"score\":10}", &r), 0);
     ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(r.json, "updated")));
     http_result_free(&r);
     /* incr, negative allowed */
@@ -455,11 +468,12 @@ END_TEST
 START_TEST(score_write_batch)
 {
     struct http_result r;
-    ck_assert_int_eq(http_write(g_port, "POST", "/boards/bt/scores",
-                                "{\"entries\":[{\"id\":\"a\",\"score\":1},{\"id\":\"b\",\"score\":2},"
-                                "{\"id\":\"a\",\"score\":5,\"op\":\"incr\"}]}",
-                                &r),
-                     0);
+    ck_assert_int_eq(
+        http_write(g_port, "POST", "/boards/bt/scores",
+                   "{\"entries\":[{\"id\":\"a\",\"score\":1},{\"id\":\"b\",\"score\":2},"
+                   "{\"id\":\"a\",\"score\":5,\"op\":\"incr\"}]}",
+                   &r),
+        0);
     ck_assert_int_eq(r.status, 200);
     ck_assert_int_eq((int)num(r.json, "applied"), 3);
     http_result_free(&r);
@@ -639,8 +653,9 @@ END_TEST
 
 START_TEST(items_crud)
 {
-    ck_assert_int_eq(it_status("PUT", "/items/it%2F1", "{\"name\":\"x\",\"v\":1.5,\"ok\":true,\"z\":null}"),
-                     204);
+    ck_assert_int_eq(
+        it_status("PUT", "/items/it%2F1", "{\"name\":\"x\",\"v\":1.5,\"ok\":true,\"z\":null}"),
+        204);
     cJSON *d = get_json("/items/it%2F1", 200);
     ck_assert_str_eq(str(d, "name"), "x");
     ck_assert(cJSON_IsNull(cJSON_GetObjectItem(d, "z")));

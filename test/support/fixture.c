@@ -2,7 +2,6 @@
 #include "fixture.h"
 
 #include <arpa/inet.h>
-#include <check.h>
 #include <errno.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -15,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <check.h>
 #include <curl/curl.h>
 
 static int free_port(void)
@@ -61,8 +61,8 @@ static int spawn(struct redis_proc *r)
     if (pid == 0) {
         char log[200];
         snprintf(log, sizeof(log), "%s/redis.log", r->dir);
-        execlp("redis-server", "redis-server", "--port", port, "--bind", "127.0.0.1", "--save",
-               "", "--appendonly", "no", "--dir", r->dir, "--logfile", log, (char *)NULL);
+        execlp("redis-server", "redis-server", "--port", port, "--bind", "127.0.0.1", "--save", "",
+               "--appendonly", "no", "--dir", r->dir, "--logfile", log, (char *)NULL);
         _exit(127);
     }
     r->pid = pid;

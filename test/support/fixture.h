@@ -46,11 +46,11 @@ struct rankd *rankd_test_start(int redis_port, const char *token);
 /** One HTTP exchange. */
 struct http_result {
     long status;
-    char *body;       /**< NUL-terminated */
+    char *body; /**< NUL-terminated */
     size_t len;
-    char *headers;    /**< raw response headers */
-    cJSON *json;      /**< parsed body, or NULL */
-    double seconds;   /**< total time */
+    char *headers;  /**< raw response headers */
+    cJSON *json;    /**< parsed body, or NULL */
+    double seconds; /**< total time */
 };
 
 /**

@@ -1,0 +1,1117 @@
+/*
+ * test_faults.c -- rankd under Redis faults, against a real redis-server:
+ *   - Redis down: every Redis-backed route answers 503 redis_unavailable + Retry-After, fast
+ *     (the store's dial back-off), /healthz stays 200 and /readyz is 503;
+ *   - Redis restarted: the same rankd serves reads and writes again within 3 s;
+ *   - script cache lost (SCRIPT FLUSH, restart): the NOSCRIPT -> EVAL fallback keeps writes and
+ *     reads working;
+ *   - no blocking commands: every operation on a 300,000-member board sends only bounded
+ *     commands (MONITOR), and deleting it sends UNLINK, never DEL / KEYS / FLUSH* (MONITOR and
+ *     INFO commandstats);
+ *   - a slow Redis (CLIENT PAUSE; a busy Lua script) or a failing one (maxmemory): requests fail
+ *     with 503 within the command timeout and rankd serves normally afterwards;
+ *   - isolation: requests stuck on a paused Redis do not delay /healthz on other connections;
+ *   - a write pause (what FAILOVER does): ranked reads keep working, only writes fail.
+ *
+ * Every test stops, restarts, pauses or MONITORs Redis, so each runs its OWN redis-server and its
+ * own rankd (never the shared g_redis): the checked fixture below starts both inside the forked
+ * test process and stops both after it. (DEBUG SLEEP is not used: Redis 7 refuses DEBUG unless
+ * enable-debug-command is set at start-up; CLIENT PAUSE and a busy script need no such option.)
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "score_codec.h"
+#include "suites.h"
+
+#define BIG "big"           /* the board deleted under MONITOR */
+#define BIG_MEMBERS 300000  /* members of the board deleted under MONITOR */
+#define ZADD_CHUNK 1000     /* members per pipelined ZADD when loading it */
+#define POLL_MS 50          /* recovery polling interval */
+#define RECOVERY_S 3.0      /* rankd must serve again within this after Redis is back */
+#define DOWN_LIMIT_S 1.0    /* a 503 while Redis is down must come faster than this */
+#define HEALTHZ_LIMIT_S 0.1 /* /healthz while other requests are stuck */
+#define PAUSE_MS 2000       /* CLIENT PAUSE length */
+#define MONITOR_MARKER "rankd-faults-monitor-end"
+
+/* This test's own Redis, rankd and admin connection (per forked test: checked fixture). */
+static struct redis_proc f_redis;
+static struct rankd *f_app;
+static int f_port;
+static redisContext *f_admin;
+
+static void faults_setup(void)
+{
+    /* As service/main.c does: a write on a connection Redis has reset must not kill us. */
+    signal(SIGPIPE, SIG_IGN);
+    ck_assert_msg(redis_proc_start(&f_redis) == 0, "could not start this test's redis-server");
+    f_app = rankd_test_start(f_redis.port, TEST_TOKEN);
+    f_port = rankd_port(f_app);
+    f_admin = redis_admin(f_redis.port);
+}
+
+static void faults_teardown(void)
+{
+    rankd_stop(f_app);
+    f_app = NULL;
+    redisFree(f_admin);
+    f_admin = NULL;
+    redis_proc_stop(&f_redis);
+    /* Passed: drop the scratch directory (a failed test keeps it, log included). */
+    char file[200];
+    snprintf(file, sizeof(file), "%s/redis.log", f_redis.dir);
+    unlink(file);
+    rmdir(f_redis.dir);
+}
+
+/* ---------------------------------------------------------------- helpers */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+/* rankd's Redis command timeout in seconds, and the bound a slow-Redis 503 must meet. */
+static double command_timeout_s(void)
+{
+    return f_app->cfg.redis_timeout_ms / 1000.0;
+}
+
+static double slow_limit_s(void)
+{
+    return command_timeout_s() + 0.8; /* 1.8 s with the default 1000 ms */
+}
+
+/* One request with the write token; a transport failure (rankd gone or hung) fails the test. */
+static void req(const char *method, const char *path, const char *body, const char *ctype,
+                struct http_result *r)
+{
+    int rc = http_req(f_port, method, path, body, body ? strlen(body) : 0, ctype, TEST_TOKEN, r);
+    ck_assert_msg(rc == 0, "%s %s: no HTTP answer from rankd", method, path);
+}
+
+/* 1 when the reply carries `Retry-After: N` with N >= 1 seconds. */
+static int has_retry_after(const struct http_result *r)
+{
+    const char *h = r->headers ? strcasestr(r->headers, "\nRetry-After:") : NULL;
+    return h && strtol(h + strlen("\nRetry-After:"), NULL, 10) >= 1;
+}
+
+/* Assert the Redis-fault reply (503, redis_unavailable, Retry-After) within limit_s; its time. */
+static double expect_unavailable(const char *method, const char *path, const char *body,
+                                 const char *ctype, double limit_s)
+{
+    struct http_result r;
+    req(method, path, body, ctype, &r);
+    ck_assert_msg(r.status == 503 && strcmp(http_error_code(&r), "redis_unavailable") == 0,
+                  "%s %s -> %ld %s; want 503 redis_unavailable", method, path, r.status, r.body);
+    ck_assert_msg(has_retry_after(&r), "%s %s: 503 without Retry-After; headers:\n%s", method, path,
+                  r.headers ? r.headers : "");
+    ck_assert_msg(r.seconds < limit_s, "%s %s took %.3f s; want < %.2f s", method, path, r.seconds,
+                  limit_s);
+    double s = r.seconds;
+    http_result_free(&r);
+    return s;
+}
+
+/* Assert a status; the parsed JSON body is handed back in *r (caller frees). */
+static void expect_status(const char *method, const char *path, const char *body, long want,
+                          struct http_result *r)
+{
+    req(method, path, body, NULL, r);
+    ck_assert_msg(r->status == want, "%s %s %s -> %ld %s; want %ld", method, path, body ? body : "",
+                  r->status, r->body, want);
+}
+
+static void expect_status_free(const char *method, const char *path, const char *body, long want)
+{
+    struct http_result r;
+    expect_status(method, path, body, want, &r);
+    http_result_free(&r);
+}
+
+static double json_num(const cJSON *obj, const char *name)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
+    ck_assert_msg(cJSON_IsNumber(v), "field %s is missing or not a number", name);
+    return v->valuedouble;
+}
+
+static void post_score(const char *board, const char *id, long score)
+{
+    char path[160], body[200];
+    snprintf(path, sizeof(path), "/boards/%s/scores", board);
+    snprintf(body, sizeof(body), "{\"id\":\"%s\",\"score\":%ld}", id, score);
+    expect_status_free("POST", path, body, 200);
+}
+
+/* GET /boards/{board}: its total (asserts 200). */
+static long long board_total(const char *board)
+{
+    char path[160];
+    snprintf(path, sizeof(path), "/boards/%s", board);
+    struct http_result r;
+    expect_status("GET", path, NULL, 200, &r);
+    long long n = (long long)json_num(r.json, "total");
+    http_result_free(&r);
+    return n;
+}
+
+/* GET /boards/{board}/members/{id}: assert 200 with this score and rank. */
+static void expect_member(const char *board, const char *id, double score, long rank)
+{
+    char path[200];
+    snprintf(path, sizeof(path), "/boards/%s/members/%s", board, id);
+    struct http_result r;
+    expect_status("GET", path, NULL, 200, &r);
+    ck_assert_msg(json_num(r.json, "score") == score && (long)json_num(r.json, "rank") == rank,
+                  "%s -> %s; want score %g rank %ld", path, r.body, score, rank);
+    http_result_free(&r);
+}
+
+/* Repeat a request every POLL_MS until it answers `want` or limit_s passes: seconds, or -1. */
+static double poll_until(const char *method, const char *path, const char *body, long want,
+                         double limit_s, int *tries)
+{
+    double t0 = now_s();
+    for (*tries = 1;; ++*tries) {
+        struct http_result r;
+        req(method, path, body, NULL, &r);
+        long status = r.status;
+        http_result_free(&r);
+        double took = now_s() - t0;
+        if (status == want)
+            return took;
+        if (took > limit_s)
+            return -1;
+        sleep_ms(POLL_MS);
+    }
+}
+
+/* The admin connection died with its Redis: dial the (restarted) one again. */
+static void admin_reconnect(void)
+{
+    redisFree(f_admin);
+    f_admin = redis_admin(f_redis.port);
+}
+
+/* `calls` of one command in INFO commandstats (0 when it never ran). */
+static long long cmd_calls(const char *cmd)
+{
+    redisReply *r = redis_admin_cmd(f_admin, "INFO commandstats");
+    ck_assert_int_eq(r->type, REDIS_REPLY_STRING);
+    char pat[64];
+    snprintf(pat, sizeof(pat), "cmdstat_%s:calls=", cmd);
+    long long n = 0;
+    for (const char *p = r->str; (p = strstr(p, pat)) != NULL; p++) {
+        if (p == r->str || p[-1] == '\n') {
+            n = strtoll(p + strlen(pat), NULL, 10);
+            break;
+        }
+    }
+    freeReplyObject(r);
+    return n;
+}
+
+/* A request on its own thread (assertions stay on the test's thread). */
+struct job {
+    pthread_t thread;
+    const char *method, *path, *body;
+    int rc;
+    struct http_result res;
+};
+
+static void *job_run(void *arg)
+{
+    struct job *j = arg;
+    j->rc = http_req(f_port, j->method, j->path, j->body, j->body ? strlen(j->body) : 0, NULL,
+                     TEST_TOKEN, &j->res);
+    return NULL;
+}
+
+static void job_start(struct job *j, const char *method, const char *path, const char *body)
+{
+    memset(j, 0, sizeof(*j));
+    j->method = method;
+    j->path = path;
+    j->body = body;
+    ck_assert_int_eq(pthread_create(&j->thread, NULL, job_run, j), 0);
+}
+
+/* Join and assert the Redis-fault reply within limit_s; the job's result is freed. */
+static double job_expect_unavailable(struct job *j, double limit_s)
+{
+    pthread_join(j->thread, NULL);
+    ck_assert_msg(j->rc == 0, "%s %s: no HTTP answer from rankd", j->method, j->path);
+    struct http_result *r = &j->res;
+    ck_assert_msg(r->status == 503 && strcmp(http_error_code(r), "redis_unavailable") == 0,
+                  "%s %s -> %ld %s; want 503 redis_unavailable", j->method, j->path, r->status,
+                  r->body);
+    ck_assert_msg(has_retry_after(r), "%s %s: 503 without Retry-After", j->method, j->path);
+    ck_assert_msg(r->seconds < limit_s, "%s %s took %.3f s while Redis was paused; want < %.2f s",
+                  j->method, j->path, r->seconds, limit_s);
+    double s = r->seconds;
+    http_result_free(r);
+    return s;
+}
+
+/* CLIENT PAUSE for ms, mode ALL or WRITE; returns when the pause started (monotonic seconds). */
+static double pause_redis(int ms, const char *mode)
+{
+    redisReply *r = redis_admin_cmd(f_admin, "CLIENT PAUSE %d %s", ms, mode);
+    ck_assert_msg(r->type == REDIS_REPLY_STATUS, "CLIENT PAUSE failed: %s", r->str);
+    freeReplyObject(r);
+    return now_s();
+}
+
+static void wait_until(double t)
+{
+    while (now_s() < t)
+        sleep_ms(10);
+}
+
+/* ---------------------------------------------------------------- 1. Redis down */
+
+/* Every Redis-backed route, with a valid request (so only the Redis fault can answer). */
+static const struct {
+    const char *method, *path, *body, *ctype;
+} redis_routes[] = {
+    {"GET", "/boards/x/rank", NULL, NULL},
+    {"GET", "/boards/x/members/a", NULL, NULL},
+    {"POST", "/boards/x/scores", "{\"id\":\"a\",\"score\":7}", NULL},
+    {"PUT", "/boards/x", "{\"page_size\":10}", NULL},
+    {"GET", "/boards", NULL, NULL},
+    {"GET", "/boards/x", NULL, NULL},
+    {"GET", "/rank?board=x", NULL, NULL},
+    {"GET", "/boards/x/members/a/around", NULL, NULL},
+    {"POST", "/boards/x/scores", "{\"entries\":[{\"id\":\"a\",\"score\":7}]}", NULL},
+    {"POST", "/boards/x/scores", "{\"id\":\"a\",\"score\":7}\n{\"id\":\"b\",\"score\":8}\n",
+     "application/x-ndjson"},
+    {"DELETE", "/boards/x/members/a", NULL, NULL},
+    {"DELETE", "/boards/x", NULL, NULL},
+    {"GET", "/items/a", NULL, NULL},
+    {"PUT", "/items/a", "{\"name\":\"A\"}", NULL},
+    {"DELETE", "/items/a", NULL, NULL},
+};
+#define N_REDIS_ROUTES (sizeof(redis_routes) / sizeof(redis_routes[0]))
+
+START_TEST(test_redis_down)
+{
+    /* rankd has live pool connections when Redis dies (the harder case: they fail on use). */
+    post_score("x", "a", 5);
+    expect_status_free("GET", "/readyz", NULL, 200);
+    redis_proc_stop(&f_redis);
+
+    for (size_t i = 0; i < N_REDIS_ROUTES; i++)
+        expect_unavailable(redis_routes[i].method, redis_routes[i].path, redis_routes[i].body,
+                           redis_routes[i].ctype, DOWN_LIMIT_S);
+
+    struct http_result r;
+    expect_status("GET", "/healthz", NULL, 200, &r);
+    ck_assert_msg(r.seconds < DOWN_LIMIT_S, "/healthz took %.3f s", r.seconds);
+    http_result_free(&r);
+    expect_unavailable("GET", "/readyz", NULL, NULL, DOWN_LIMIT_S);
+    expect_status_free("GET", "/metrics", NULL, 200);
+
+    /* 50 in a row: the back-off keeps every one fast, none waits for a dial or a timeout. */
+    double max = 0, total = 0;
+    for (int i = 0; i < 50; i++) {
+        size_t k = (size_t)i % 5; /* page, member, write, board settings, board list */
+        double s = expect_unavailable(redis_routes[k].method, redis_routes[k].path,
+                                      redis_routes[k].body, redis_routes[k].ctype, DOWN_LIMIT_S);
+        total += s;
+        if (s > max)
+            max = s;
+    }
+    ck_assert_msg(max < DOWN_LIMIT_S, "slowest of 50 requests with Redis down: %.3f s", max);
+    fprintf(stderr, "faults: Redis down: 50 requests, max %.4f s, mean %.4f s\n", max, total / 50);
+
+    /* Still alive. */
+    expect_status_free("GET", "/healthz", NULL, 200);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- 2. recovery */
+
+START_TEST(test_recovery_after_restart)
+{
+    post_score("r", "old", 5);
+    redis_proc_stop(&f_redis);
+    /* Keep failing for a while so the pool's back-off grows towards its 2 s ceiling. */
+    double t0 = now_s();
+    int down = 0;
+    while (now_s() - t0 < 1.5) {
+        expect_unavailable("GET", "/boards/r/rank", NULL, NULL, DOWN_LIMIT_S);
+        down++;
+        sleep_ms(20);
+    }
+
+    ck_assert_int_eq(redis_proc_restart(&f_redis), 0);
+    admin_reconnect();
+    double up = now_s();
+    int tries = 0;
+    double read_s = poll_until("GET", "/boards", NULL, 200, RECOVERY_S, &tries);
+    ck_assert_msg(read_s >= 0, "reads still fail %.1f s after Redis came back (%d tries)",
+                  RECOVERY_S, tries);
+    int wtries = 0;
+    double left = RECOVERY_S - (now_s() - up);
+    double write_s = poll_until("POST", "/boards/r/scores", "{\"id\":\"new\",\"score\":42}", 200,
+                                left > 0 ? left : 0, &wtries);
+    ck_assert_msg(write_s >= 0, "writes still fail %.1f s after Redis came back (%d tries)",
+                  RECOVERY_S, wtries);
+    fprintf(stderr,
+            "faults: recovery: %d requests while down; reads back after %.3f s (%d tries), "
+            "writes %.3f s later (%d tries)\n",
+            down, read_s, tries, write_s, wtries);
+
+    /* Data written after the restart reads back (the old data died with the unsaved Redis). */
+    expect_member("r", "new", 42, 1);
+    struct http_result r;
+    expect_status("GET", "/boards/r/rank", NULL, 200, &r);
+    ck_assert_msg(json_num(r.json, "total") == 1, "rank after restart: %s", r.body);
+    const cJSON *first = cJSON_GetArrayItem(cJSON_GetObjectItem(r.json, "items"), 0);
+    ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(first, "id")), "new");
+    http_result_free(&r);
+    expect_status_free("GET", "/readyz", NULL, 200);
+    redisReply *z = redis_admin_cmd(f_admin, "ZCARD %s:{r}:z", f_app->cfg.key_prefix);
+    ck_assert_int_eq(z->integer, 1);
+    freeReplyObject(z);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- 3. script cache lost */
+
+START_TEST(test_scripts_reloaded)
+{
+    post_score("sc", "a", 10);
+    expect_status_free("GET", "/boards/sc/rank", NULL, 200);
+
+    freeReplyObject(redis_admin_cmd(f_admin, "SCRIPT FLUSH"));
+    long long eval0 = cmd_calls("eval");
+    post_score("sc", "b", 20); /* EVALSHA -> NOSCRIPT -> EVAL */
+    long long eval1 = cmd_calls("eval");
+    ck_assert_msg(eval1 == eval0 + 1, "a write after SCRIPT FLUSH ran EVAL %lld times; want 1",
+                  eval1 - eval0);
+    post_score("sc", "c", 30); /* the EVAL cached the script again: EVALSHA works */
+    ck_assert_msg(cmd_calls("eval") == eval1,
+                  "the write script was not re-cached by the EVAL fallback (EVAL ran again)");
+
+    struct http_result r;
+    expect_status("GET", "/boards/sc/rank", NULL, 200, &r); /* page.lua: NOSCRIPT too */
+    ck_assert_msg(json_num(r.json, "total") == 3, "rank after SCRIPT FLUSH: %s", r.body);
+    const cJSON *items = cJSON_GetObjectItem(r.json, "items");
+    ck_assert_int_eq(cJSON_GetArraySize(items), 3);
+    ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(items, 0), "id")),
+                     "c");
+    http_result_free(&r);
+    expect_member("sc", "a", 10, 3);
+    expect_status_free("GET", "/boards/sc/members/b/around", NULL, 200);
+    expect_status_free("PUT", "/boards/sc", "{\"page_size\":5}", 200);
+    /* page, member, around and put_board each fell back to EVAL once */
+    ck_assert_int_eq(cmd_calls("eval"), eval1 + 4);
+
+    /* A restarted Redis: no data, no scripts; the same rankd must write and read again. */
+    ck_assert_int_eq(redis_proc_restart(&f_redis), 0);
+    admin_reconnect();
+    int tries = 0;
+    double s = poll_until("POST", "/boards/sc2/scores", "{\"id\":\"x\",\"score\":1}", 200,
+                          RECOVERY_S, &tries);
+    ck_assert_msg(s >= 0, "writes still fail %.1f s after the restart (%d tries)", RECOVERY_S,
+                  tries);
+    fprintf(stderr, "faults: scripts: writes back %.3f s after the restart (%d tries)\n", s, tries);
+    post_score("sc2", "y", 2);
+    expect_member("sc2", "y", 2, 1);
+    expect_member("sc2", "x", 1, 2);
+    ck_assert_int_eq(board_total("sc2"), 2);
+    expect_status_free("GET", "/boards/sc2/rank", NULL, 200);
+    expect_status_free("PUT", "/boards/sc3", "{\"page_size\":5}", 201);
+    expect_status_free("GET", "/boards/sc/rank", NULL, 404); /* gone with the old Redis */
+}
+END_TEST
+
+/* ---------------------------------------------------------------- 4. no blocking commands */
+
+/* Load `n` members straight into the board's keys (key schema of service/board.c), pipelined:
+ * distinct scores n..1, stored as rankd stores them on a desc/first/0-decimal board. */
+static void load_board_direct(const char *board, int n)
+{
+    const char *prefix = f_app->cfg.key_prefix;
+    char z[200];
+    snprintf(z, sizeof(z), "%s:{%s}:z", prefix, board);
+    const struct score_layout layout = {SCORE_ORDER_DESC, SCORE_TIEBREAK_FIRST, 0};
+    const int argc_max = 2 + 2 * ZADD_CHUNK;
+    const char **argv = calloc((size_t)argc_max, sizeof(*argv));
+    size_t *argvlen = calloc((size_t)argc_max, sizeof(*argvlen));
+    char(*text)[32] = calloc((size_t)argc_max, sizeof(*text));
+    ck_assert(argv && argvlen && text);
+    int commands = 0;
+    for (int at = 0; at < n; at += ZADD_CHUNK) {
+        int argc = 2;
+        argv[0] = "ZADD";
+        argv[1] = z;
+        for (int i = at; i < n && i < at + ZADD_CHUNK; i++) {
+            double stored;
+            ck_assert_int_eq(score_codec_pack(&layout, score_codec_key(&layout, n - i), 0, &stored),
+                             0);
+            snprintf(text[argc], sizeof(text[argc]), "%.17g", stored);
+            snprintf(text[argc + 1], sizeof(text[argc + 1]), "m%06d", i);
+            argv[argc] = text[argc];
+            argv[argc + 1] = text[argc + 1];
+            argc += 2;
+        }
+        for (int i = 0; i < argc; i++)
+            argvlen[i] = strlen(argv[i]);
+        ck_assert_int_eq(redisAppendCommandArgv(f_admin, argc, argv, argvlen), REDIS_OK);
+        commands++;
+    }
+    ck_assert_int_eq(redisAppendCommand(f_admin,
+                                        "HSET %s:{%s}:meta order desc tiebreak first "
+                                        "score_decimals 0 page_size 20 page_ttl_ms 1000",
+                                        prefix, board),
+                     REDIS_OK);
+    ck_assert_int_eq(redisAppendCommand(f_admin, "SADD %s:boards %s", prefix, board), REDIS_OK);
+    long long added = 0;
+    for (int i = 0; i < commands + 2; i++) {
+        void *v = NULL;
+        ck_assert_msg(redisGetReply(f_admin, &v) == REDIS_OK && v, "load: %s", f_admin->errstr);
+        redisReply *r = v;
+        ck_assert_msg(r->type == REDIS_REPLY_INTEGER, "load: reply %d: %s", i,
+                      r->type == REDIS_REPLY_ERROR ? r->str : "not an integer");
+        if (i < commands)
+            added += r->integer;
+        freeReplyObject(r);
+    }
+    ck_assert_int_eq(added, n);
+    free(argv);
+    free(argvlen);
+    free(text);
+}
+
+/* One MONITOR line: `1700000000.123456 [0 127.0.0.1:5555] "ZRANGE" "k" "0" "19"`, arguments
+ * quoted as sdscatrepr does; `[0 lua]` marks commands a script ran. */
+#define MON_TOKENS 12
+#define MON_TOKEN_LEN 96
+
+struct mon_cmd {
+    int lua;                              /* run by a script */
+    int argc;                             /* every argument, counted */
+    char argv[MON_TOKENS][MON_TOKEN_LEN]; /* the first MON_TOKENS, truncated */
+};
+
+static int mon_parse(const char *line, struct mon_cmd *c)
+{
+    memset(c, 0, sizeof(*c));
+    const char *open = strchr(line, '[');
+    const char *close = open ? strstr(open, "] ") : NULL;
+    if (!close)
+        return -1;
+    c->lua = close - open >= 4 && strncmp(close - 3, "lua", 3) == 0;
+    const char *p = close + 2;
+    while (*p == '"') {
+        char *out = c->argc < MON_TOKENS ? c->argv[c->argc] : NULL;
+        size_t n = 0;
+        for (p++; *p && *p != '"'; p++) {
+            if (*p == '\\' && p[1])
+                p++; /* \" \\ \n ...: keep the escaped character */
+            if (out && n + 1 < MON_TOKEN_LEN)
+                out[n++] = *p;
+        }
+        if (*p != '"')
+            return -1;
+        if (out)
+            out[n] = '\0';
+        c->argc++;
+        p++;
+        if (*p == ' ')
+            p++;
+    }
+    return c->argc > 0 ? 0 : -1;
+}
+
+static int mon_is(const struct mon_cmd *c, const char *name)
+{
+    return strcasecmp(c->argv[0], name) == 0;
+}
+
+/* Index of the first argument from `from` on equal to `word`, or -1. */
+static int mon_word(const struct mon_cmd *c, const char *word, int from)
+{
+    for (int i = from; i < c->argc && i < MON_TOKENS; i++)
+        if (strcasecmp(c->argv[i], word) == 0)
+            return i;
+    return -1;
+}
+
+#define RANGE_MAX 1000 /* the most items one command may touch (redis-discipline.md) */
+
+/*
+ * Why a command could block Redis or do work that grows with a board, or NULL when it is bounded:
+ * DEL, KEYS, FLUSH* without ASYNC, SAVE, whole-set operations, rank ranges over RANGE_MAX items,
+ * by-score ranges without LIMIT (or over RANGE_MAX), HGETALL of the shared records hash, and
+ * script calls over BOARD_BATCH_MAX entries.
+ */
+static const char *mon_unbounded(const struct mon_cmd *c, const char *items_key)
+{
+    static const char *const never[] = {"DEL",
+                                        "KEYS",
+                                        "SAVE",
+                                        "SORT",
+                                        "SORT_RO",
+                                        "ZUNIONSTORE",
+                                        "ZINTERSTORE",
+                                        "ZDIFFSTORE",
+                                        "ZRANGESTORE",
+                                        "ZUNION",
+                                        "ZINTER",
+                                        "ZDIFF",
+                                        "ZREMRANGEBYRANK",
+                                        "ZREMRANGEBYSCORE",
+                                        "ZREMRANGEBYLEX",
+                                        "HKEYS",
+                                        "HVALS",
+                                        "SCAN",
+                                        "ZSCAN",
+                                        "HSCAN",
+                                        "SUNIONSTORE",
+                                        "SMOVE",
+                                        "DEBUG"};
+    for (size_t i = 0; i < sizeof(never) / sizeof(never[0]); i++)
+        if (mon_is(c, never[i]))
+            return "a command rankd must never send";
+    if ((mon_is(c, "FLUSHALL") || mon_is(c, "FLUSHDB")) &&
+        !(c->argc >= 2 && strcasecmp(c->argv[1], "ASYNC") == 0))
+        return "FLUSHALL/FLUSHDB without ASYNC";
+    if (mon_is(c, "HGETALL") && c->argc >= 2 && strcmp(c->argv[1], items_key) == 0)
+        return "HGETALL of the records hash shared by all boards";
+    int by_name = mon_is(c, "ZRANGEBYSCORE") || mon_is(c, "ZREVRANGEBYSCORE") ||
+                  mon_is(c, "ZRANGEBYLEX") || mon_is(c, "ZREVRANGEBYLEX");
+    if (by_name || mon_is(c, "ZRANGE") || mon_is(c, "ZREVRANGE")) {
+        if (c->argc < 4)
+            return "malformed range";
+        if (by_name || mon_word(c, "BYSCORE", 4) > 0 || mon_word(c, "BYLEX", 4) > 0) {
+            int limit = mon_word(c, "LIMIT", 4);
+            if (limit < 0 || limit + 2 >= MON_TOKENS || limit + 2 >= c->argc)
+                return "a by-score range without LIMIT";
+            long count = strtol(c->argv[limit + 2], NULL, 10);
+            if (count < 0 || count > RANGE_MAX)
+                return "a by-score range with a LIMIT count over 1000 (or -1)";
+            return NULL;
+        }
+        long start = strtol(c->argv[2], NULL, 10), stop = strtol(c->argv[3], NULL, 10);
+        if ((start < 0) != (stop < 0) || labs(stop - start) >= RANGE_MAX)
+            return "a rank range over 1000 items";
+        return NULL;
+    }
+    if ((mon_is(c, "EVALSHA") || mon_is(c, "EVAL") || mon_is(c, "EVALSHA_RO") ||
+         mon_is(c, "EVAL_RO")) &&
+        c->argc > 3 + 15 + 4 * BOARD_BATCH_MAX)
+        return "a script call carrying more than 1000 entries";
+    return NULL;
+}
+
+/* The checker must catch what it is there for (or every MONITOR assertion would be vacuous). */
+static void mon_self_test(const char *items_key)
+{
+    static const struct {
+        const char *line;
+        int bad;
+    } cases[] = {
+        {"1.5 [0 127.0.0.1:1] \"DEL\" \"k\"", 1},
+        {"1.5 [0 lua] \"del\" \"k\"", 1},
+        {"1.5 [0 127.0.0.1:1] \"KEYS\" \"*\"", 1},
+        {"1.5 [0 127.0.0.1:1] \"FLUSHALL\"", 1},
+        {"1.5 [0 127.0.0.1:1] \"FLUSHDB\" \"ASYNC\"", 0},
+        {"1.5 [0 lua] \"ZRANGE\" \"k\" \"0\" \"-1\" \"WITHSCORES\"", 1},
+        {"1.5 [0 lua] \"ZRANGE\" \"k\" \"100\" \"5000\"", 1},
+        {"1.5 [0 lua] \"ZRANGE\" \"k\" \"149980\" \"149999\" \"WITHSCORES\"", 0},
+        {"1.5 [0 lua] \"ZRANGE\" \"k\" \"9\" \"1\" \"BYSCORE\" \"REV\" \"LIMIT\" \"0\" \"1\"", 0},
+        {"1.5 [0 lua] \"ZRANGE\" \"k\" \"1\" \"9\" \"BYSCORE\"", 1},
+        {"1.5 [0 lua] \"ZRANGEBYSCORE\" \"k\" \"-inf\" \"+inf\" \"LIMIT\" \"0\" \"-1\"", 1},
+        {"1.5 [0 lua] \"ZREMRANGEBYRANK\" \"k\" \"0\" \"0\"", 1},
+        {"1.5 [0 lua] \"UNLINK\" \"a\\\"b\" \"k\"", 0},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct mon_cmd c;
+        ck_assert_msg(mon_parse(cases[i].line, &c) == 0, "cannot parse %s", cases[i].line);
+        ck_assert_msg((mon_unbounded(&c, items_key) != NULL) == cases[i].bad,
+                      "checker misjudges %s", cases[i].line);
+    }
+    struct mon_cmd c;
+    char line[300];
+    snprintf(line, sizeof(line), "1.5 [0 lua] \"HGETALL\" \"%.200s\"", items_key);
+    ck_assert(mon_parse(line, &c) == 0 && mon_unbounded(&c, items_key) != NULL);
+    ck_assert(mon_parse("1.5 [0 lua] \"UNLINK\" \"a\\\"b\" \"k\"", &c) == 0 && c.lua &&
+              c.argc == 3 && strcmp(c.argv[1], "a\"b") == 0);
+}
+
+struct monitor_scan {
+    int lines, script_lines;
+    int unlink_board; /* an UNLINK naming the board's sorted set */
+    int unbounded;    /* commands mon_unbounded objects to */
+    char first_bad[400];
+    const char *first_reason;
+    int write_calls_big; /* EVALSHA/EVAL lines of write.lua for the big board */
+};
+
+/* Read the MONITOR stream up to the marker's ECHO, classifying every command. */
+static void scan_monitor(redisContext *mon, const char *zkey, const char *items_key,
+                         struct monitor_scan *s)
+{
+    memset(s, 0, sizeof(*s));
+    for (;;) {
+        void *v = NULL;
+        ck_assert_msg(redisGetReply(mon, &v) == REDIS_OK && v,
+                      "MONITOR stream ended before the marker: %s", mon->errstr);
+        redisReply *r = v;
+        ck_assert_int_eq(r->type, REDIS_REPLY_STATUS);
+        const char *line = r->str;
+        if (strstr(line, MONITOR_MARKER)) {
+            freeReplyObject(r);
+            return;
+        }
+        struct mon_cmd c;
+        ck_assert_msg(mon_parse(line, &c) == 0, "unreadable MONITOR line: %.300s", line);
+        s->lines++;
+        s->script_lines += c.lua;
+        if (mon_is(&c, "UNLINK") && mon_word(&c, zkey, 1) > 0)
+            s->unlink_board = 1;
+        if ((mon_is(&c, "EVALSHA") || mon_is(&c, "EVAL")) && mon_word(&c, zkey, 3) == 3)
+            s->write_calls_big++; /* write.lua and compact.lua take the set as KEYS[1] */
+        const char *why = mon_unbounded(&c, items_key);
+        if (why) {
+            if (!s->unbounded) {
+                snprintf(s->first_bad, sizeof(s->first_bad), "%.390s", line);
+                s->first_reason = why;
+            }
+            s->unbounded++;
+        }
+        freeReplyObject(r);
+    }
+}
+
+/* POST a body to /boards/{board}/scores and assert 200 with `applied` entries applied. */
+static void post_applied(const char *board, const char *body, const char *ctype, long applied)
+{
+    char path[160];
+    snprintf(path, sizeof(path), "/boards/%s/scores", board);
+    struct http_result r;
+    req("POST", path, body, ctype, &r);
+    ck_assert_msg(r.status == 200 && json_num(r.json, "applied") == applied,
+                  "POST %s (%s) -> %ld %.300s; want 200 with %ld applied", path,
+                  ctype ? ctype : "json", r.status, r.body, applied);
+    http_result_free(&r);
+}
+
+/* Every operation on a 300,000-member board, then its deletion, under MONITOR. */
+static void big_board_operations(void)
+{
+    const char *path = "/boards/" BIG "/scores";
+    struct http_result r;
+    /* pages at the start, the middle and the end; the biggest page */
+    expect_status("GET", "/boards/" BIG "/rank?page=7500", NULL, 200, &r);
+    const cJSON *first = cJSON_GetArrayItem(cJSON_GetObjectItem(r.json, "items"), 0);
+    ck_assert_int_eq((long)json_num(first, "rank"), 149981);
+    http_result_free(&r);
+    expect_status_free("GET", "/boards/" BIG "/rank?page=3000&size=100", NULL, 200);
+    expect_status_free("GET", "/boards/" BIG "/rank?page=15000", NULL, 200);
+    expect_status_free("GET", "/rank?board=" BIG, NULL, 200);
+    expect_member(BIG, "m150000", BIG_MEMBERS - 150000, 150001);
+    expect_status_free("GET", "/boards/" BIG "/members/m150000/around?size=100", NULL, 200);
+    expect_status_free("GET", "/boards/" BIG "/members/m299999/around", NULL, 200);
+    expect_status_free("GET", "/boards/" BIG, NULL, 200);
+    expect_status_free("GET", "/boards", NULL, 200);
+    expect_status_free("PUT", "/boards/" BIG, "{\"page_size\":50}", 200);
+
+    /* writes: a tie with an existing score (tiebreak first: after it), incr, best, a batch */
+    expect_status("POST", path, "{\"id\":\"tie\",\"score\":150000}", 200, &r);
+    ck_assert_msg(json_num(r.json, "rank") == 150002, "tie write: %s", r.body); /* m150000 +1 */
+    http_result_free(&r);
+    expect_status_free("POST", path, "{\"id\":\"m000005\",\"score\":5,\"op\":\"incr\"}", 200);
+    expect_status_free("POST", path, "{\"id\":\"m000006\",\"score\":1,\"op\":\"best\"}", 200);
+    struct buf batch = {0};
+    buf_append(&batch, "{\"entries\":[", 12);
+    for (int i = 0; i < BOARD_BATCH_MAX; i++) {
+        char e[64];
+        int n = snprintf(e, sizeof(e), "%s{\"id\":\"b%04d\",\"score\":%d}", i ? "," : "", i,
+                         1000 + i % 7);
+        buf_append(&batch, e, (size_t)n);
+    }
+    buf_append(&batch, "]}", 2);
+    post_applied(BIG, batch.data, NULL, BOARD_BATCH_MAX);
+    buf_free(&batch);
+    /* an NDJSON import of 2.5 batches: one script call per 1000 lines */
+    struct buf nd = {0};
+    for (int i = 0; i < 2500; i++) {
+        char e[64];
+        int n = snprintf(e, sizeof(e), "{\"id\":\"n%04d\",\"score\":%d}\n", i, 77);
+        buf_append(&nd, e, (size_t)n);
+    }
+    post_applied(BIG, nd.data, "application/x-ndjson", 2500);
+    buf_free(&nd);
+
+    expect_status_free("DELETE", "/boards/" BIG "/members/m000001", NULL, 204);
+    expect_status_free("PUT", "/items/m000002", "{\"name\":\"two\"}", 204);
+    expect_status_free("GET", "/items/m000002", NULL, 200);
+    expect_status_free("DELETE", "/items/m000002", NULL, 204);
+    ck_assert_int_eq(board_total(BIG), BIG_MEMBERS + 1 + BOARD_BATCH_MAX + 2500 - 1);
+}
+
+START_TEST(test_big_board_bounded_commands)
+{
+    const char *board = BIG, *prefix = f_app->cfg.key_prefix;
+    char zkey[200], items_key[200];
+    snprintf(zkey, sizeof(zkey), "%s:{%s}:z", prefix, board);
+    snprintf(items_key, sizeof(items_key), "%s:items", prefix);
+    mon_self_test(items_key);
+
+    double t0 = now_s();
+    load_board_direct(board, BIG_MEMBERS);
+    double load_s = now_s() - t0;
+    ck_assert_int_eq(board_total(board), BIG_MEMBERS);
+    expect_member(board, "m000000", BIG_MEMBERS, 1); /* rankd reads what was loaded */
+
+    static const char *const watched[] = {"del", "unlink", "keys", "flushall", "flushdb"};
+    enum { N_WATCHED = sizeof(watched) / sizeof(watched[0]) };
+    long long before[N_WATCHED], after[N_WATCHED];
+    for (int i = 0; i < N_WATCHED; i++)
+        before[i] = cmd_calls(watched[i]);
+
+    redisContext *mon = redis_admin(f_redis.port);
+    struct timeval tv = {10, 0};
+    redisSetTimeout(mon, tv);
+    redisReply *ok = redis_admin_cmd(mon, "MONITOR");
+    ck_assert_msg(ok->type == REDIS_REPLY_STATUS, "MONITOR refused");
+    freeReplyObject(ok);
+
+    double t1 = now_s();
+    big_board_operations();
+    double ops_s = now_s() - t1;
+    struct http_result r;
+    expect_status("DELETE", "/boards/" BIG, NULL, 204, &r);
+    double delete_s = r.seconds;
+    http_result_free(&r);
+    freeReplyObject(redis_admin_cmd(f_admin, "ECHO %s", MONITOR_MARKER));
+
+    struct monitor_scan scan;
+    scan_monitor(mon, zkey, items_key, &scan);
+    redisFree(mon);
+    for (int i = 0; i < N_WATCHED; i++)
+        after[i] = cmd_calls(watched[i]);
+    fprintf(stderr,
+            "faults: big board: %d members loaded in %.3f s; operations %.3f s; DELETE %.4f s; "
+            "%d commands on MONITOR (%d from scripts, %d write/compact calls)\n",
+            BIG_MEMBERS, load_s, ops_s, delete_s, scan.lines, scan.script_lines,
+            scan.write_calls_big);
+
+    ck_assert_msg(scan.unbounded == 0,
+                  "%d unbounded or blocking command(s) on MONITOR; first (%s): %s", scan.unbounded,
+                  scan.first_reason, scan.first_bad);
+    ck_assert_msg(scan.unlink_board, "no UNLINK of %s on MONITOR during DELETE", zkey);
+    /* write calls: tie, incr, best, the batch, and the NDJSON import in 3 chunks */
+    ck_assert_msg(scan.write_calls_big >= 7, "only %d write script calls seen",
+                  scan.write_calls_big);
+    ck_assert_msg(after[0] == before[0], "cmdstat_del calls went from %lld to %lld", before[0],
+                  after[0]);
+    ck_assert_msg(after[1] > before[1], "cmdstat_unlink did not grow (%lld)", after[1]);
+    for (int i = 2; i < N_WATCHED; i++)
+        ck_assert_msg(after[i] == before[i], "cmdstat_%s calls went from %lld to %lld", watched[i],
+                      before[i], after[i]);
+
+    /* The board is gone, keys and registry entry included; a write starts a fresh one. */
+    expect_status("GET", "/boards/" BIG, NULL, 404, &r);
+    ck_assert_str_eq(http_error_code(&r), "board_not_found");
+    http_result_free(&r);
+    redisReply *e = redis_admin_cmd(f_admin, "EXISTS %s %s:{%s}:meta", zkey, prefix, board);
+    ck_assert_int_eq(e->integer, 0);
+    freeReplyObject(e);
+    e = redis_admin_cmd(f_admin, "SISMEMBER %s:boards %s", prefix, board);
+    ck_assert_int_eq(e->integer, 0);
+    freeReplyObject(e);
+    post_score(board, "fresh", 3);
+    ck_assert_int_eq(board_total(board), 1);
+    expect_member(board, "fresh", 3, 1);
+    expect_status("GET", "/boards/" BIG, NULL, 200, &r);
+    ck_assert_int_eq((long)json_num(r.json, "page_size"), 20); /* defaults, not the old 50 */
+    http_result_free(&r);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- 5. slow Redis */
+
+START_TEST(test_paused_redis_times_out)
+{
+    post_score("slow", "a", 10);
+    expect_status_free("GET", "/boards/slow/rank", NULL, 200);
+
+    double limit = slow_limit_s();
+    double paused = pause_redis(PAUSE_MS, "ALL");
+    /* A read and a write at once, each on its own HTTP connection and pool connection. */
+    struct job rd, wr;
+    job_start(&rd, "GET", "/boards/slow/rank", NULL);
+    job_start(&wr, "POST", "/boards/slow-w/scores", "{\"id\":\"p\",\"score\":1}");
+    double read_s = job_expect_unavailable(&rd, limit);
+    double write_s = job_expect_unavailable(&wr, limit);
+    fprintf(stderr, "faults: paused Redis: read 503 after %.3f s, write 503 after %.3f s\n", read_s,
+            write_s);
+
+    /* After the pause: normal service on the first try, each reply for its own request (a
+     * connection that timed out must not be reused with its late reply still in flight). */
+    wait_until(paused + PAUSE_MS / 1000.0 + 0.05);
+    expect_member("slow", "a", 10, 1);
+    post_score("slow", "b", 20);
+    expect_member("slow", "b", 20, 1);
+    expect_member("slow", "a", 10, 2);
+    struct http_result r;
+    expect_status("GET", "/boards/slow/rank", NULL, 200, &r);
+    ck_assert_msg(json_num(r.json, "total") == 2, "rank after the pause: %s", r.body);
+    http_result_free(&r);
+    expect_status_free("GET", "/readyz", NULL, 200);
+}
+END_TEST
+
+/* A Lua script that never ends, run from its own connection until SCRIPT KILL. */
+static void *busy_script(void *arg)
+{
+    int port = *(const int *)arg;
+    struct timeval tv = {10, 0};
+    redisContext *c = redisConnectWithTimeout("127.0.0.1", port, tv);
+    if (c && !c->err) {
+        redisSetTimeout(c, tv);
+        freeReplyObject(redisCommand(c, "EVAL %s 0", "while true do end"));
+    }
+    redisFree(c);
+    return NULL;
+}
+
+START_TEST(test_busy_redis_answers_503)
+{
+    post_score("busy", "a", 10);
+    /* Past this, Redis answers other clients -BUSY while a script runs (busy-reply-threshold
+     * in Redis 7; lua-time-limit is its name in Redis 6 and an alias since). */
+    freeReplyObject(redis_admin_cmd(f_admin, "CONFIG SET lua-time-limit 100"));
+    pthread_t th;
+    int port = f_redis.port;
+    ck_assert_int_eq(pthread_create(&th, NULL, busy_script, &port), 0);
+    int busy = 0;
+    for (int i = 0; i < 100 && !busy; i++) {
+        sleep_ms(20);
+        redisReply *p = redis_admin_cmd(f_admin, "PING");
+        busy = p->type == REDIS_REPLY_ERROR && strncmp(p->str, "BUSY", 4) == 0;
+        freeReplyObject(p);
+    }
+    ck_assert_msg(busy, "Redis never became BUSY");
+
+    double read_s = expect_unavailable("GET", "/boards/busy/rank", NULL, NULL, slow_limit_s());
+    double write_s = expect_unavailable("POST", "/boards/busy/scores", "{\"id\":\"b\",\"score\":5}",
+                                        NULL, slow_limit_s());
+    expect_unavailable("GET", "/readyz", NULL, NULL, slow_limit_s());
+    fprintf(stderr, "faults: busy Redis: read 503 after %.3f s, write 503 after %.3f s\n", read_s,
+            write_s);
+
+    freeReplyObject(redis_admin_cmd(f_admin, "SCRIPT KILL"));
+    pthread_join(th, NULL);
+    expect_member("busy", "a", 10, 1);
+    post_score("busy", "c", 30);
+    expect_member("busy", "c", 30, 1);
+    ck_assert_int_eq(board_total("busy"), 2);
+}
+END_TEST
+
+/* Redis failing writes (maxmemory reached, noeviction): writes 503 at once, reads still 200. */
+START_TEST(test_redis_oom_writes_503)
+{
+    post_score("oom", "a", 10);
+    freeReplyObject(redis_admin_cmd(f_admin, "CONFIG SET maxmemory-policy noeviction"));
+    freeReplyObject(redis_admin_cmd(f_admin, "CONFIG SET maxmemory 1"));
+    redisReply *probe = redis_admin_cmd(f_admin, "SET oom-probe 1");
+    ck_assert_msg(probe->type == REDIS_REPLY_ERROR && strncmp(probe->str, "OOM", 3) == 0,
+                  "Redis is not refusing writes");
+    freeReplyObject(probe);
+
+    expect_unavailable("POST", "/boards/oom/scores", "{\"id\":\"b\",\"score\":20}", NULL,
+                       DOWN_LIMIT_S);
+    expect_unavailable("POST", "/boards/oom2/scores", "{\"id\":\"b\",\"score\":20}", NULL,
+                       DOWN_LIMIT_S);
+    expect_unavailable("PUT", "/boards/oom3", "{\"page_size\":5}", NULL, DOWN_LIMIT_S);
+    expect_unavailable("PUT", "/items/b", "{\"name\":\"B\"}", NULL, DOWN_LIMIT_S);
+    expect_member("oom", "a", 10, 1);
+    expect_status_free("GET", "/boards/oom/rank", NULL, 200);
+    expect_status_free("GET", "/boards/oom2", NULL, 404); /* the refused write left nothing */
+    expect_status_free("GET", "/readyz", NULL, 200);
+
+    freeReplyObject(redis_admin_cmd(f_admin, "CONFIG SET maxmemory 0"));
+    post_score("oom", "b", 20);
+    expect_member("oom", "b", 20, 1);
+    ck_assert_int_eq(board_total("oom"), 2);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- 6. isolation */
+
+START_TEST(test_stuck_requests_do_not_block_healthz)
+{
+    post_score("iso", "a", 1);
+    expect_status_free("GET", "/boards/iso/rank", NULL, 200);
+
+    /* As many stuck requests as rankd has Redis connections: the whole pool is held. */
+    enum { STUCK_MAX = 16 };
+    int stuck = f_app->cfg.threads < STUCK_MAX ? f_app->cfg.threads : STUCK_MAX;
+    struct job jobs[STUCK_MAX];
+    double paused = pause_redis(PAUSE_MS, "ALL");
+    for (int i = 0; i < stuck; i++)
+        job_start(&jobs[i], "GET", "/boards/iso/rank", NULL);
+    sleep_ms(200); /* they are all waiting on Redis now */
+
+    double worst = 0;
+    for (int i = 0; i < 5; i++) {
+        struct http_result r;
+        expect_status("GET", "/healthz", NULL, 200, &r);
+        ck_assert_msg(r.seconds < HEALTHZ_LIMIT_S,
+                      "/healthz took %.3f s while %d requests were stuck on Redis", r.seconds,
+                      stuck);
+        if (r.seconds > worst)
+            worst = r.seconds;
+        http_result_free(&r);
+        expect_status("GET", "/metrics", NULL, 200, &r);
+        ck_assert_msg(r.seconds < HEALTHZ_LIMIT_S, "/metrics took %.3f s", r.seconds);
+        http_result_free(&r);
+    }
+    ck_assert_msg(now_s() - paused < command_timeout_s(),
+                  "the probes ran after the stuck requests timed out: the test proved nothing");
+    double slowest = 0;
+    for (int i = 0; i < stuck; i++) {
+        double s = job_expect_unavailable(&jobs[i], slow_limit_s());
+        if (s > slowest)
+            slowest = s;
+    }
+    fprintf(stderr,
+            "faults: isolation: %d stuck requests (503 after at most %.3f s), /healthz at most "
+            "%.4f s\n",
+            stuck, slowest, worst);
+    wait_until(paused + PAUSE_MS / 1000.0 + 0.05);
+    expect_status_free("GET", "/boards/iso/rank", NULL, 200);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- 7. write pause (failover) */
+
+/*
+ * CLIENT PAUSE WRITE is what FAILOVER (and CLUSTER FAILOVER) does to a primary while a replica
+ * takes over: Redis keeps serving reads and holds only writes. Ranked reads must keep working
+ * then; only writes may fail (503 within the timeout). Redis 7 holds every EVALSHA/EVAL of a
+ * script not flagged `no-writes` during such a pause, read-only or not.
+ */
+START_TEST(test_reads_during_write_pause)
+{
+    post_score("wp", "a", 10);
+    post_score("wp", "b", 20);
+    expect_status_free("GET", "/boards/wp/rank", NULL, 200);
+
+    double paused = pause_redis(PAUSE_MS, "WRITE");
+    redisReply *z = redis_admin_cmd(f_admin, "ZCARD %s:{wp}:z", f_app->cfg.key_prefix);
+    ck_assert_int_eq(z->integer, 2); /* Redis itself answers reads */
+    freeReplyObject(z);
+    expect_status_free("GET", "/boards/wp", NULL, 200); /* plain commands */
+    expect_status_free("GET", "/readyz", NULL, 200);
+
+    static const char *const reads[] = {"/boards/wp/rank", "/boards/wp/members/a",
+                                        "/boards/wp/members/a/around", "/rank?board=wp"};
+    enum { N_READS = sizeof(reads) / sizeof(reads[0]) };
+    struct job jobs[N_READS];
+    for (int i = 0; i < N_READS; i++)
+        job_start(&jobs[i], "GET", reads[i], NULL);
+    char report[600] = "";
+    int ok = 1;
+    for (int i = 0; i < N_READS; i++) {
+        pthread_join(jobs[i].thread, NULL);
+        struct http_result *r = &jobs[i].res;
+        int good = jobs[i].rc == 0 && r->status == 200 && r->seconds < 0.5;
+        ok &= good;
+        size_t at = strlen(report);
+        snprintf(report + at, sizeof(report) - at, "%sGET %s -> %ld %s after %.3f s", i ? "; " : "",
+                 reads[i], r->status, jobs[i].rc == 0 ? http_error_code(r) : "no answer",
+                 r->seconds);
+        http_result_free(r);
+    }
+    fprintf(stderr, "faults: write pause: %s\n", report);
+    ck_assert_msg(ok,
+                  "reads during CLIENT PAUSE WRITE (Redis serves reads): %s; want 200 each, "
+                  "fast",
+                  report);
+
+    expect_unavailable("POST", "/boards/wp-w/scores", "{\"id\":\"p\",\"score\":1}", NULL,
+                       slow_limit_s());
+    wait_until(paused + PAUSE_MS / 1000.0 + 0.05);
+    post_score("wp", "c", 30);
+    expect_member("wp", "c", 30, 1);
+}
+END_TEST
+
+/* A connection Redis closed while idle (CLIENT KILL, a restart, a proxy timeout) is redialled
+ * before use: the next request succeeds instead of paying for the dead connection with a 503. */
+START_TEST(test_killed_connections_redialled)
+{
+    post_score("kc", "a", 5);
+    expect_member("kc", "a", 5, 1);
+    freeReplyObject(redis_admin_cmd(f_admin, "CLIENT KILL TYPE normal SKIPME yes"));
+    sleep_ms(50);
+    expect_status_free("GET", "/boards/kc/rank", NULL, 200);
+    post_score("kc", "b", 7);
+    expect_member("kc", "b", 7, 1);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- suite */
+
+static TCase *faults_tcase(const char *name, double timeout_s)
+{
+    TCase *tc = tcase_create(name);
+    tcase_add_checked_fixture(tc, faults_setup, faults_teardown);
+    tcase_set_timeout(tc, timeout_s);
+    return tc;
+}
+
+Suite *faults_suite(void)
+{
+    Suite *s = suite_create("faults");
+    TCase *down = faults_tcase("redis_down", 20);
+    tcase_add_test(down, test_redis_down);
+    tcase_add_test(down, test_recovery_after_restart);
+    suite_add_tcase(s, down);
+
+    TCase *scripts = faults_tcase("scripts", 20);
+    tcase_add_test(scripts, test_scripts_reloaded);
+    tcase_add_test(scripts, test_killed_connections_redialled);
+    suite_add_tcase(s, scripts);
+
+    TCase *blocking = faults_tcase("no_blocking_commands", 40);
+    tcase_add_test(blocking, test_big_board_bounded_commands);
+    suite_add_tcase(s, blocking);
+
+    TCase *slow = faults_tcase("slow_redis", 20);
+    tcase_add_test(slow, test_paused_redis_times_out);
+    tcase_add_test(slow, test_busy_redis_answers_503);
+    tcase_add_test(slow, test_redis_oom_writes_503);
+    tcase_add_test(slow, test_stuck_requests_do_not_block_healthz);
+    suite_add_tcase(s, slow);
+
+    TCase *failover = faults_tcase("write_pause", 20);
+    tcase_add_test(failover, test_reads_during_write_pause);
+    suite_add_tcase(s, failover);
+    return s;
+}
