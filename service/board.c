@@ -628,15 +628,21 @@ int board_delete(struct board_model *m, const char *board)
     struct board_keys k;
     make_keys(m, board, &k);
     /* UNLINK: the sorted set is freed off Redis' main thread (never DEL: redis-discipline.md). */
+    /* The generation is part of every cached page's key: bumping it retires them all at once
+     * (they expire by TTL). It is never deleted, so it never goes back to a used value. */
+    char gen[KEY_MAX];
+    snprintf(gen, sizeof(gen), "%s:{%s}:gen", m->prefix, board);
     const char *a1[] = {"UNLINK", k.meta, k.z};
     const char *a2[] = {"SREM", k.registry, board};
+    const char *a3[] = {"INCR", gen};
     const size_t l1[] = {6, strlen(k.meta), strlen(k.z)};
     const size_t l2[] = {4, strlen(k.registry), strlen(board)};
-    const char *const *argv[] = {a1, a2};
-    const size_t *const lens[] = {l1, l2};
-    const int argc[] = {3, 3};
+    const size_t l3[] = {4, strlen(gen)};
+    const char *const *argv[] = {a1, a2, a3};
+    const size_t *const lens[] = {l1, l2, l3};
+    const int argc[] = {3, 3, 2};
     int err = 0;
-    redisReply *r = transaction(m, 2, argc, argv, lens, &err);
+    redisReply *r = transaction(m, 3, argc, argv, lens, &err);
     if (!r)
         return err;
     int rc = r->element[0]->type == REDIS_REPLY_INTEGER && r->element[0]->integer > 0 ? 0 : -ENOENT;

@@ -30,6 +30,13 @@ enum {
     O_REDIS_TIMEOUT,
     O_CONNECT_TIMEOUT,
     O_LOG_LEVEL,
+    O_CACHE_REDIS,
+    O_GRACE,
+    O_LOCK_TTL,
+    O_MAX_WAIT,
+    O_BETA,
+    O_L1_TTL,
+    O_L1_BYTES,
     O_COUNT
 };
 
@@ -53,6 +60,13 @@ static const struct option_def defs[O_COUNT] = {
     [O_CONNECT_TIMEOUT] = {"redis-connect-timeout-ms", "RANKD_REDIS_CONNECT_TIMEOUT_MS", "200",
                            "Redis dial timeout, ms (10..60000)"},
     [O_LOG_LEVEL] = {"log-level", "RANKD_LOG_LEVEL", "info", "debug, info, warn or error"},
+    [O_CACHE_REDIS] = {"cache-redis", "RANKD_CACHE_REDIS_URL", "", "Redis URL for page caches and locks; empty = the data Redis"},
+    [O_GRACE] = {"page-grace-ms", "RANKD_PAGE_GRACE_MS", "10000", "how long past its TTL a page may be served while it refreshes, ms (0..600000)"},
+    [O_LOCK_TTL] = {"page-lock-ttl-ms", "RANKD_PAGE_LOCK_TTL_MS", "2000", "stampede lock TTL, longer than a page computation, ms (10..60000)"},
+    [O_MAX_WAIT] = {"page-max-wait-ms", "RANKD_PAGE_MAX_WAIT_MS", "250", "longest wait for another request's computation of the same page, ms (0..10000)"},
+    [O_BETA] = {"xfetch-beta", "RANKD_XFETCH_BETA", "1", "XFetch early-refresh eagerness, 0 = off (0..10)"},
+    [O_L1_TTL] = {"l1-ttl-ms", "RANKD_L1_TTL_MS", "0", "in-process page tier TTL, 0 = off, ms (0..500)"},
+    [O_L1_BYTES] = {"l1-max-bytes", "RANKD_L1_MAX_BYTES", "16777216", "in-process page tier budget, bytes (4096..1073741824)"},
 };
 
 void config_defaults(struct config *cfg)
@@ -87,6 +101,19 @@ static int parse_int(const char *s, int lo, int hi, int *out)
     if (errno || *end || v < lo || v > hi)
         return -EINVAL;
     *out = (int)v;
+    return 0;
+}
+
+static int parse_double(const char *s, double lo, double hi, double *out)
+{
+    if (!s || !*s)
+        return -EINVAL;
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || *end || !(v >= lo && v <= hi))
+        return -EINVAL;
+    *out = v;
     return 0;
 }
 
@@ -265,6 +292,26 @@ static int apply(struct config *cfg, int opt, const char *v, const char **allowe
         return parse_int(v, 10, 60000, &cfg->connect_timeout_ms);
     case O_LOG_LEVEL:
         return parse_level(v, &cfg->log_level);
+    case O_CACHE_REDIS:
+        if (copy_str(cfg->cache_url_text, sizeof(cfg->cache_url_text), v))
+            return -EINVAL;
+        return v[0] ? config_parse_redis_url(v, &cfg->cache_redis) : 0;
+    case O_GRACE:
+        return parse_int(v, 0, 600000, &cfg->page_grace_ms);
+    case O_LOCK_TTL:
+        return parse_int(v, 10, 60000, &cfg->page_lock_ttl_ms);
+    case O_MAX_WAIT:
+        return parse_int(v, 0, 10000, &cfg->page_max_wait_ms);
+    case O_BETA:
+        return parse_double(v, 0, 10, &cfg->xfetch_beta);
+    case O_L1_TTL:
+        return parse_int(v, 0, 500, &cfg->l1_ttl_ms);
+    case O_L1_BYTES: {
+        int n = 0;
+        int rc = parse_int(v, 4096, 1073741824, &n);
+        cfg->l1_max_bytes = n;
+        return rc;
+    }
     default:
         return -EINVAL;
     }

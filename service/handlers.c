@@ -13,6 +13,7 @@
 
 #include "board.h"
 #include "metrics.h"
+#include "page_cache.h"
 #include "render.h"
 #include "request.h"
 #include "server.h"
@@ -101,7 +102,12 @@ void handle_readyz(struct http_request *rq, struct http_reply *rp)
 void handle_metrics(struct http_request *rq, struct http_reply *rp)
 {
     struct buf out = {0};
-    if (metrics_render(&out, store_error_count(rq->app->store))) {
+    struct page_cache_stats cache;
+    page_cache_stats(rq->app->pages, &cache);
+    unsigned long errors = store_error_count(rq->app->store);
+    if (rq->app->cache_store != rq->app->store)
+        errors += store_error_count(rq->app->cache_store);
+    if (metrics_render(&out, errors, &cache)) {
         buf_free(&out);
         http_reply_errno(rp, -ENOMEM);
         return;
@@ -113,20 +119,43 @@ void handle_metrics(struct http_request *rq, struct http_reply *rp)
 
 /* ---------------------------------------------------------------- reads */
 
+/* ETag, Cache-Control, X-Cache and Age of a page reply. */
+static void page_headers(struct http_reply *rp, const struct page_reply *pr)
+{
+    static const char *const sources[] = {"hit", "miss", "stale"};
+    char v[96];
+    http_reply_header(rp, "ETag", pr->etag);
+    if (pr->cached)
+        snprintf(v, sizeof(v), "public, max-age=%lld, stale-while-revalidate=%d",
+                 (long long)pr->max_age_s, pr->grace_s);
+    else
+        snprintf(v, sizeof(v), "no-cache");
+    http_reply_header(rp, "Cache-Control", v);
+    http_reply_header(rp, "X-Cache", sources[pr->source]);
+    snprintf(v, sizeof(v), "%lld", (long long)pr->age_s);
+    http_reply_header(rp, "Age", v);
+}
+
 static void rank_page(struct http_request *rq, struct http_reply *rp, const char *board)
 {
     int64_t page = 1, size = 0;
     if (count_arg(rq, rp, "page", REQUEST_PAGE_MAX, &page) ||
         count_arg(rq, rp, "size", BOARD_PAGE_SIZE_MAX, &size))
         return;
-    struct board_page *p = NULL;
-    int rc = board_page_get(&rq->app->model, board, page, (int)size, &p);
+    struct page_reply pr;
+    int rc = page_cache_get(rq->app->pages, board, page, (int)size, rq->if_none_match, &pr);
     if (rc) {
         reply_board_errno(rp, rc, board, NULL);
         return;
     }
-    http_reply_json(rp, 200, render_page(board, page, p));
-    board_page_free(p);
+    page_headers(rp, &pr);
+    if (pr.not_modified) {
+        rp->status = 304;
+    } else {
+        http_reply_json(rp, 200, pr.body);
+        pr.body = NULL; /* the reply owns it now */
+    }
+    page_reply_free(&pr);
 }
 
 void handle_rank(struct http_request *rq, struct http_reply *rp)

@@ -1,6 +1,8 @@
 /* metrics.c -- atomic counters and a latency histogram; see metrics.h. */
 #include "metrics.h"
 
+#include "page_cache.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -22,6 +24,8 @@ static atomic_ulong requests[METRICS_ROUTES_MAX + 1][NSTATUS + 1]; /* +1: other 
 static atomic_ulong buckets[NBUCKET + 1];
 static atomic_ullong latency_sum_us;
 static atomic_ullong latency_max_us;
+static atomic_ulong compute_buckets[NBUCKET + 1];
+static atomic_ullong compute_sum_us;
 
 int metrics_route(const char *name)
 {
@@ -53,6 +57,15 @@ void metrics_request(int route, int status, int64_t latency_us)
         ;
 }
 
+void metrics_page_compute(int64_t us)
+{
+    size_t b = 0;
+    while (b < NBUCKET && us > bucket_us[b])
+        b++;
+    atomic_fetch_add(&compute_buckets[b], 1);
+    atomic_fetch_add(&compute_sum_us, (unsigned long long)(us > 0 ? us : 0));
+}
+
 __attribute__((format(printf, 2, 3))) static int put(struct buf *out, const char *fmt, ...)
 {
     char line[256];
@@ -65,7 +78,53 @@ __attribute__((format(printf, 2, 3))) static int put(struct buf *out, const char
     return buf_append(out, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
 }
 
-int metrics_render(struct buf *out, unsigned long redis_errors)
+static int render_histogram(struct buf *out, const char *name, const char *help,
+                            atomic_ulong *counts, unsigned long long sum_us)
+{
+    int rc = put(out, "# HELP %s %s\n# TYPE %s histogram\n", name, help, name);
+    unsigned long cum = 0;
+    for (size_t b = 0; b <= NBUCKET && !rc; b++) {
+        cum += atomic_load(&counts[b]);
+        if (b < NBUCKET)
+            rc = put(out, "%s_bucket{le=\"%g\"} %lu\n", name, (double)bucket_us[b] / 1e6, cum);
+        else
+            rc = put(out, "%s_bucket{le=\"+Inf\"} %lu\n", name, cum);
+    }
+    return rc ? rc
+              : put(out, "%s_sum %.6f\n%s_count %lu\n", name, (double)sum_us / 1e6, name, cum);
+}
+
+static int render_cache(struct buf *out, const struct page_cache_stats *c)
+{
+    const struct {
+        const char *name, *help;
+        unsigned long v;
+    } rows[] = {
+        {"hits", "pages served fresh from the cache (both tiers)", c->hits},
+        {"l1_hits", "pages served from the in-process tier", c->l1_hits},
+        {"misses", "pages computed for a request", c->misses},
+        {"stale", "pages served past their soft TTL while refreshing", c->stale},
+        {"lock_waits", "misses that waited for another holder's computation", c->lock_waits},
+        {"lock_wait_timeouts", "waits that gave up after max_wait and computed", c->lock_wait_timeouts},
+        {"uncached", "computations served without the cache (cache Redis failing)", c->uncached},
+        {"early_refreshes", "XFetch early refreshes started on a hit", c->early_refreshes},
+        {"refreshes", "background refreshes completed", c->refreshes},
+        {"errors", "cache or lock Redis errors", c->errors},
+    };
+    int rc = 0;
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]) && !rc; i++)
+        rc = put(out, "# HELP rankd_page_cache_%s_total %s\n# TYPE rankd_page_cache_%s_total counter\n"
+                      "rankd_page_cache_%s_total %lu\n",
+                 rows[i].name, rows[i].help, rows[i].name, rows[i].name, rows[i].v);
+    return rc ? rc
+              : put(out, "# HELP rankd_page_cache_breaker_open 1 while the cache is skipped.\n"
+                         "# TYPE rankd_page_cache_breaker_open gauge\n"
+                         "rankd_page_cache_breaker_open %d\n",
+                    c->breaker_open);
+}
+
+int metrics_render(struct buf *out, unsigned long redis_errors,
+                   const struct page_cache_stats *cache)
 {
     int rc = put(out, "# HELP rankd_http_requests_total HTTP requests by route and status.\n"
                       "# TYPE rankd_http_requests_total counter\n");
@@ -114,5 +173,9 @@ int metrics_render(struct buf *out, unsigned long redis_errors)
                   "replies.\n"
                   "# TYPE rankd_redis_errors_total counter\nrankd_redis_errors_total %lu\n",
                   redis_errors);
-    return rc;
+    rc = rc ? rc
+            : render_histogram(out, "rankd_page_compute_seconds",
+                               "Page computations: sorted-set read and JSON rendering.",
+                               compute_buckets, atomic_load(&compute_sum_us));
+    return rc || !cache ? rc : render_cache(out, cache);
 }

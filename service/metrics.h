@@ -23,8 +23,14 @@ int metrics_route(const char *name);
 /** Count one finished request: route index (or -1 for unmatched), status, latency in us. */
 void metrics_request(int route, int status, int64_t latency_us);
 
-/** Render every metric as Prometheus text into *out (appended). redis_errors comes from store.h.
- *  Returns 0 or -ENOMEM. */
-int metrics_render(struct buf *out, unsigned long redis_errors);
+/** Count one page computation (sorted-set read + render) that took `us` microseconds. */
+void metrics_page_compute(int64_t us);
+
+struct page_cache_stats;
+
+/** Render every metric as Prometheus text into *out (appended). redis_errors comes from store.h,
+ *  cache from page_cache.h. Returns 0 or -ENOMEM. */
+int metrics_render(struct buf *out, unsigned long redis_errors,
+                   const struct page_cache_stats *cache);
 
 #endif

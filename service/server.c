@@ -8,7 +8,24 @@
 #include "log.h"
 #include "route.h"
 
-struct rankd *rankd_start(const struct config *cfg, int *err)
+static struct store *store_for(const struct config *cfg, const struct redis_url *u)
+{
+    struct store_config sc = {
+        .host = u->unix_path[0] ? NULL : u->host,
+        .port = u->port,
+        .unix_path = u->unix_path[0] ? u->unix_path : NULL,
+        .username = u->username[0] ? u->username : NULL,
+        .password = u->password[0] ? u->password : NULL,
+        .db = u->db,
+        .pool_size = cfg->threads,
+        .timeout_ms = cfg->redis_timeout_ms,
+        .connect_timeout_ms = cfg->connect_timeout_ms,
+    };
+    return store_new(&sc);
+}
+
+struct rankd *rankd_start_hooked(const struct config *cfg, const struct rankd_hooks *hooks,
+                                 int *err)
 {
     static int routes_ready;
     if (!routes_ready) {
@@ -21,34 +38,44 @@ struct rankd *rankd_start(const struct config *cfg, int *err)
         return NULL;
     }
     app->cfg = *cfg;
-    const struct redis_url *u = &app->cfg.redis;
-    struct store_config sc = {
-        .host = u->unix_path[0] ? NULL : u->host,
-        .port = u->port,
-        .unix_path = u->unix_path[0] ? u->unix_path : NULL,
-        .username = u->username[0] ? u->username : NULL,
-        .password = u->password[0] ? u->password : NULL,
-        .db = u->db,
-        .pool_size = app->cfg.threads,
-        .timeout_ms = app->cfg.redis_timeout_ms,
-        .connect_timeout_ms = app->cfg.connect_timeout_ms,
+    app->store = store_for(&app->cfg, &app->cfg.redis);
+    app->cache_store = app->cfg.cache_url_text[0] ? store_for(&app->cfg, &app->cfg.cache_redis)
+                                                  : app->store;
+    app->model.store = app->store;
+    app->model.prefix = app->cfg.key_prefix;
+    struct page_cache_config pcc = {
+        .data = app->store,
+        .cache = app->cache_store,
+        .model = &app->model,
+        .prefix = app->cfg.key_prefix,
+        .grace_ms = app->cfg.page_grace_ms,
+        .lock_ttl_ms = app->cfg.page_lock_ttl_ms,
+        .max_wait_ms = app->cfg.page_max_wait_ms,
+        .beta = app->cfg.xfetch_beta,
+        .l1_ttl_ms = app->cfg.l1_ttl_ms,
+        .l1_max_bytes = (size_t)app->cfg.l1_max_bytes,
+        .refresh_max = 8,
+        .delay = hooks ? hooks->page_delay : NULL,
     };
-    app->store = store_new(&sc);
-    if (!app->store) {
-        free(app);
+    if (app->store && app->cache_store)
+        app->pages = page_cache_new(&pcc);
+    if (!app->pages) {
+        rankd_stop(app);
         *err = -ENOMEM;
         return NULL;
     }
-    app->model.store = app->store;
-    app->model.prefix = app->cfg.key_prefix;
-    app->http =
-        http_start(app, app->cfg.listen_host, app->cfg.listen_port, app->cfg.max_connections, err);
+    app->http = http_start(app, app->cfg.listen_host, app->cfg.listen_port,
+                           app->cfg.max_connections, err);
     if (!app->http) {
-        store_free(app->store);
-        free(app);
+        rankd_stop(app);
         return NULL;
     }
     return app;
+}
+
+struct rankd *rankd_start(const struct config *cfg, int *err)
+{
+    return rankd_start_hooked(cfg, NULL, err);
 }
 
 int rankd_port(const struct rankd *app)
@@ -66,6 +93,9 @@ void rankd_stop(struct rankd *app)
     if (!app)
         return;
     http_stop(app->http);
+    page_cache_free(app->pages);
+    if (app->cache_store != app->store)
+        store_free(app->cache_store);
     store_free(app->store);
     free(app);
 }

@@ -7,13 +7,21 @@
 
 #include "board.h"
 #include "config.h"
+#include "page_cache.h"
 #include "store.h"
 
 struct rankd {
-    struct config cfg;        /**< a copy, immutable after start */
-    struct store *store;      /**< owned */
-    struct board_model model; /**< borrows store and cfg.key_prefix */
-    struct http_server *http; /**< owned */
+    struct config cfg;          /**< a copy, immutable after start */
+    struct store *store;        /**< owned: board data */
+    struct store *cache_store;  /**< owned when --cache-redis is set, else == store */
+    struct board_model model;   /**< borrows store and cfg.key_prefix */
+    struct page_cache *pages;   /**< owned */
+    struct http_server *http;   /**< owned */
+};
+
+/** Test hooks; production passes NULL (rankd has no flag or variable for them). */
+struct rankd_hooks {
+    page_cache_delay_fn page_delay; /**< stall page computations */
 };
 
 /**
@@ -22,6 +30,10 @@ struct rankd {
  * Stop with rankd_stop.
  */
 struct rankd *rankd_start(const struct config *cfg, int *err);
+
+/** rankd_start with test hooks (may be NULL). */
+struct rankd *rankd_start_hooked(const struct config *cfg, const struct rankd_hooks *hooks,
+                                 int *err);
 
 /** The HTTP port rankd listens on. */
 int rankd_port(const struct rankd *app);

@@ -27,6 +27,10 @@ static const char *const script_body[STORE_SCRIPT_COUNT] = {
 #include "lua/around.lua.h"
     ,
 #include "lua/put_board.lua.h"
+    ,
+#include "lua/cache_get.lua.h"
+    ,
+#include "lua/lock_release.lua.h"
 };
 
 #define BACKOFF_MIN_MS 50

@@ -1,0 +1,810 @@
+/* page_cache.c -- page cache with stampede protection; the design is in page_cache.h. */
+#include "page_cache.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "metrics.h"
+#include "render.h"
+#include "util.h"
+
+#define KEY_MAX 256
+#define VALUE_MAGIC "rankd1"
+#define POLL_MIN_MS 5 /* waiters re-read the cache every 5..10 ms */
+#define POLL_JITTER_MS 5
+#define SOFT_JITTER_PCT 10 /* soft TTL shortened by up to 10%: pages made together expire apart */
+#define L1_BUCKETS 1024
+
+/* ---------------------------------------------------------------- state */
+
+/* One in-flight computation of one exact key (single-flight). */
+struct flight {
+    char key[KEY_MAX];
+    int refs;        /* requests (and at most one refresher) using the entry */
+    int done;        /* result published */
+    int rc;          /* 0, or why there is no value */
+    char *value;     /* formatted cache value (header + body), owned */
+    size_t len;
+    struct flight *next;
+};
+
+/* One page body in the in-process tier. */
+struct l1_entry {
+    char key[KEY_MAX];
+    char *value; /* formatted cache value, owned */
+    size_t len;
+    int64_t expires_ms; /* monotonic */
+    struct l1_entry *next;   /* bucket chain */
+    struct l1_entry *newer;  /* insertion order, for eviction */
+};
+
+struct page_cache {
+    struct page_cache_config cfg;
+    int same_store;
+    pthread_mutex_t lock; /* flights, refresh count */
+    pthread_cond_t changed;
+    struct flight *flights;
+    int refreshing;
+    pthread_mutex_t l1_lock;
+    struct l1_entry *l1[L1_BUCKETS];
+    struct l1_entry *l1_oldest, *l1_newest;
+    size_t l1_bytes;
+    atomic_int breaker_errors;
+    _Atomic int64_t breaker_until_ms;
+    atomic_ulong hits, misses, stale, l1_hits, lock_waits, lock_wait_timeouts, uncached,
+        early_refreshes, refreshes, errors;
+    _Atomic uint64_t seed;
+};
+
+/* A parsed cache value. */
+struct entry {
+    int64_t gen, created_ms, soft_ms, delta_ms;
+    char etag[48];
+    const char *body;
+    size_t len;
+};
+
+/* What a request is about. */
+struct page_req {
+    const char *board;
+    int64_t page;
+    int size; /* resolved */
+    int ttl_ms;
+    int64_t gen;
+    char key[KEY_MAX];
+};
+
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* xorshift64*: jitter and tokens; never used for anything secret. */
+static uint64_t next_rand(struct page_cache *pc)
+{
+    uint64_t x = atomic_load(&pc->seed), y;
+    do {
+        y = x ^ (x >> 12);
+        y ^= y << 25;
+        y ^= y >> 27;
+    } while (!atomic_compare_exchange_weak(&pc->seed, &x, y));
+    return y * UINT64_C(2685821657736338717);
+}
+
+static double rand_unit(struct page_cache *pc)
+{
+    return ((double)(next_rand(pc) >> 11) + 1.0) / 9007199254740993.0; /* (0, 1) */
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* ---------------------------------------------------------------- values */
+
+static uint64_t fnv1a(const char *p, size_t n)
+{
+    uint64_t h = UINT64_C(14695981039346656037);
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)p[i]) * UINT64_C(1099511628211);
+    return h;
+}
+
+static char *value_format(int64_t gen, int64_t created, int64_t soft, int64_t delta,
+                          const char *body, size_t len, size_t *out_len)
+{
+    char head[160];
+    int n = snprintf(head, sizeof(head),
+                     VALUE_MAGIC " %" PRId64 " %" PRId64 " %" PRId64 " %" PRId64 " \"g%" PRId64
+                                 "-%016" PRIx64 "\"\n",
+                     gen, created, soft, delta, gen, fnv1a(body, len));
+    char *v = malloc((size_t)n + len + 1);
+    if (!v)
+        return NULL;
+    memcpy(v, head, (size_t)n);
+    memcpy(v + n, body, len);
+    v[(size_t)n + len] = '\0';
+    *out_len = (size_t)n + len;
+    return v;
+}
+
+/* Parse a value; 0 or -EINVAL for anything rankd did not write (then it is a miss). */
+static int value_parse(const char *v, size_t len, struct entry *e)
+{
+    const char *nl = memchr(v, '\n', len);
+    if (!nl || strncmp(v, VALUE_MAGIC " ", sizeof(VALUE_MAGIC)) != 0)
+        return -EINVAL;
+    char head[160];
+    size_t hl = (size_t)(nl - v);
+    if (hl >= sizeof(head))
+        return -EINVAL;
+    memcpy(head, v, hl);
+    head[hl] = '\0';
+    if (sscanf(head, VALUE_MAGIC " %" SCNd64 " %" SCNd64 " %" SCNd64 " %" SCNd64 " %47s",
+               &e->gen, &e->created_ms, &e->soft_ms, &e->delta_ms, e->etag) != 5)
+        return -EINVAL;
+    e->body = nl + 1;
+    e->len = len - hl - 1;
+    return 0;
+}
+
+/* ---------------------------------------------------------------- breaker */
+
+static int breaker_open(struct page_cache *pc)
+{
+    return util_now_ms() < atomic_load(&pc->breaker_until_ms);
+}
+
+static void breaker_result(struct page_cache *pc, int failed)
+{
+    if (!failed) {
+        atomic_store(&pc->breaker_errors, 0);
+        return;
+    }
+    atomic_fetch_add(&pc->errors, 1);
+    if (atomic_fetch_add(&pc->breaker_errors, 1) + 1 >= PAGE_CACHE_BREAKER_ERRORS) {
+        atomic_store(&pc->breaker_until_ms, util_now_ms() + PAGE_CACHE_BREAKER_MS);
+        atomic_store(&pc->breaker_errors, 0);
+        log_warn("page cache: %d Redis errors in a row; skipping the cache for %d ms",
+                 PAGE_CACHE_BREAKER_ERRORS, PAGE_CACHE_BREAKER_MS);
+    }
+}
+
+/* ---------------------------------------------------------------- cache Redis commands */
+
+/* One command on the cache store; NULL (and a breaker error) on failure or an error reply. */
+static redisReply *cache_cmd(struct page_cache *pc, int argc, const char **argv,
+                             const size_t *lens)
+{
+    int err = 0;
+    struct store_conn *c = store_acquire(pc->cfg.cache, &err);
+    redisReply *r = c ? store_command(c, argc, argv, lens, &err) : NULL;
+    store_release(pc->cfg.cache, c);
+    breaker_result(pc, r == NULL);
+    return r;
+}
+
+/* GET the page; 1 found (value copied), 0 absent, -1 error. */
+static int cache_read(struct page_cache *pc, const char *key, char **value, size_t *len)
+{
+    const char *argv[] = {"GET", key};
+    redisReply *r = cache_cmd(pc, 2, argv, NULL);
+    if (!r)
+        return -1;
+    int found = r->type == REDIS_REPLY_STRING;
+    if (found) {
+        *value = malloc(r->len + 1);
+        if (*value) {
+            memcpy(*value, r->str, r->len + 1);
+            *len = r->len;
+        } else {
+            found = -1;
+        }
+    }
+    freeReplyObject(r);
+    return found;
+}
+
+static void cache_store(struct page_cache *pc, const struct page_req *q, const char *value,
+                        size_t len, int64_t soft_ms)
+{
+    int64_t px = soft_ms - wall_ms() + pc->cfg.grace_ms;
+    if (px <= 0)
+        return;
+    char pxs[24];
+    snprintf(pxs, sizeof(pxs), "%" PRId64, px);
+    const char *argv[] = {"SET", q->key, value, "PX", pxs};
+    size_t lens[] = {3, strlen(q->key), len, 2, strlen(pxs)};
+    freeReplyObject(cache_cmd(pc, 5, argv, lens));
+}
+
+/* SET key:lock token NX PX ttl: 1 taken, 0 held by someone else, -1 error. */
+static int lock_take(struct page_cache *pc, const struct page_req *q, char *token, size_t toklen)
+{
+    char lock[KEY_MAX + 8], ttl[16];
+    snprintf(lock, sizeof(lock), "%s:lock", q->key);
+    snprintf(token, toklen, "%016" PRIx64 "%016" PRIx64, next_rand(pc), next_rand(pc));
+    snprintf(ttl, sizeof(ttl), "%d", pc->cfg.lock_ttl_ms);
+    const char *argv[] = {"SET", lock, token, "NX", "PX", ttl};
+    redisReply *r = cache_cmd(pc, 6, argv, NULL);
+    if (!r)
+        return -1;
+    int taken = r->type == REDIS_REPLY_STATUS;
+    freeReplyObject(r);
+    return taken;
+}
+
+static void lock_release(struct page_cache *pc, const struct page_req *q, const char *token)
+{
+    char lock[KEY_MAX + 8];
+    snprintf(lock, sizeof(lock), "%s:lock", q->key);
+    const char *argv[] = {lock, token};
+    int err = 0;
+    struct store_conn *c = store_acquire(pc->cfg.cache, &err);
+    redisReply *r = c ? store_script(c, STORE_SCRIPT_LOCK_RELEASE, 1, 1, argv, NULL, &err) : NULL;
+    store_release(pc->cfg.cache, c);
+    breaker_result(pc, r == NULL);
+    freeReplyObject(r);
+}
+
+/* ---------------------------------------------------------------- computing a page */
+
+/* Read the board, render the page, format the cache value. */
+static int compute(struct page_cache *pc, const struct page_req *q, char **value, size_t *len)
+{
+    int64_t t0 = util_now_us();
+    if (pc->cfg.delay) {
+        int ms = pc->cfg.delay(q->board, q->page, q->size);
+        if (ms > 0)
+            sleep_ms(ms);
+    }
+    struct board_page *p = NULL;
+    int rc = board_page_get(pc->cfg.model, q->board, q->page, q->size, &p);
+    if (rc)
+        return rc;
+    char *body = render_page(q->board, q->page, p);
+    board_page_free(p);
+    if (!body)
+        return -ENOMEM;
+    int64_t delta_ms = (util_now_us() - t0) / 1000;
+    metrics_page_compute(util_now_us() - t0);
+    int64_t now = wall_ms();
+    int64_t jitter = q->ttl_ms * SOFT_JITTER_PCT / 100;
+    int64_t soft = now + q->ttl_ms - (jitter ? (int64_t)(next_rand(pc) % (uint64_t)jitter) : 0);
+    *value = value_format(q->gen, now, soft, delta_ms, body, strlen(body), len);
+    free(body);
+    return *value ? 0 : -ENOMEM;
+}
+
+/* Compute and store under the lock, or wait for another holder, or compute without the lock. */
+static int fetch_or_compute(struct page_cache *pc, const struct page_req *q, char **value,
+                            size_t *len)
+{
+    if (breaker_open(pc)) {
+        atomic_fetch_add(&pc->uncached, 1);
+        return compute(pc, q, value, len);
+    }
+    char token[40];
+    int taken = lock_take(pc, q, token, sizeof(token));
+    if (taken < 0) {
+        atomic_fetch_add(&pc->uncached, 1);
+        return compute(pc, q, value, len);
+    }
+    if (taken == 0) {
+        atomic_fetch_add(&pc->lock_waits, 1);
+        int64_t deadline = util_now_ms() + pc->cfg.max_wait_ms;
+        while (util_now_ms() < deadline) {
+            sleep_ms(POLL_MIN_MS + (int)(next_rand(pc) % (POLL_JITTER_MS + 1)));
+            int found = cache_read(pc, q->key, value, len);
+            if (found == 1)
+                return 0;
+            if (found < 0)
+                break;
+        }
+        atomic_fetch_add(&pc->lock_wait_timeouts, 1);
+    } else {
+        int found = cache_read(pc, q->key, value, len); /* a holder may just have stored it */
+        if (found == 1) {
+            lock_release(pc, q, token);
+            return 0;
+        }
+    }
+    struct entry e;
+    int rc = compute(pc, q, value, len);
+    if (rc == 0 && value_parse(*value, *len, &e) == 0)
+        cache_store(pc, q, *value, *len, e.soft_ms);
+    if (taken == 1)
+        lock_release(pc, q, token);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- single-flight */
+
+static struct flight *flight_find(struct page_cache *pc, const char *key)
+{
+    for (struct flight *f = pc->flights; f; f = f->next)
+        if (strcmp(f->key, key) == 0)
+            return f;
+    return NULL;
+}
+
+/* Join the flight for key (under pc->lock). *leader is 1 when this caller must compute. */
+static struct flight *flight_join(struct page_cache *pc, const char *key, int *leader)
+{
+    struct flight *f = flight_find(pc, key);
+    *leader = f == NULL;
+    if (!f) {
+        f = calloc(1, sizeof(*f));
+        if (!f)
+            return NULL;
+        snprintf(f->key, sizeof(f->key), "%s", key);
+        f->next = pc->flights;
+        pc->flights = f;
+    }
+    f->refs++;
+    return f;
+}
+
+/* Leave a flight (under pc->lock); the last one out frees it. */
+static void flight_leave(struct page_cache *pc, struct flight *f)
+{
+    if (--f->refs > 0)
+        return;
+    for (struct flight **p = &pc->flights; *p; p = &(*p)->next)
+        if (*p == f) {
+            *p = f->next;
+            break;
+        }
+    free(f->value);
+    free(f);
+}
+
+static void flight_publish(struct page_cache *pc, struct flight *f, int rc, char *value,
+                           size_t len)
+{
+    pthread_mutex_lock(&pc->lock);
+    f->rc = rc;
+    f->value = value;
+    f->len = len;
+    f->done = 1;
+    pthread_cond_broadcast(&pc->changed);
+    pthread_mutex_unlock(&pc->lock);
+}
+
+/* Wait for a flight's result and copy it. */
+static int flight_result(struct page_cache *pc, struct flight *f, char **value, size_t *len)
+{
+    pthread_mutex_lock(&pc->lock);
+    while (!f->done)
+        pthread_cond_wait(&pc->changed, &pc->lock);
+    int rc = f->rc;
+    if (rc == 0) {
+        *value = malloc(f->len + 1);
+        if (*value) {
+            memcpy(*value, f->value, f->len + 1);
+            *len = f->len;
+        } else {
+            rc = -ENOMEM;
+        }
+    }
+    flight_leave(pc, f);
+    pthread_mutex_unlock(&pc->lock);
+    return rc;
+}
+
+/* A miss: one computation per key in this process, whatever the number of requests. */
+static int miss(struct page_cache *pc, const struct page_req *q, char **value, size_t *len)
+{
+    int leader = 0;
+    pthread_mutex_lock(&pc->lock);
+    struct flight *f = flight_join(pc, q->key, &leader);
+    pthread_mutex_unlock(&pc->lock);
+    if (!f)
+        return -ENOMEM;
+    if (!leader) {
+        int rc = flight_result(pc, f, value, len);
+        /* a background refresh that gave up (lock held elsewhere) leaves no value: do it here */
+        return rc == -EBUSY ? fetch_or_compute(pc, q, value, len) : rc;
+    }
+    char *v = NULL;
+    size_t n = 0;
+    int rc = fetch_or_compute(pc, q, &v, &n);
+    char *copy = rc == 0 ? malloc(n + 1) : NULL;
+    if (copy)
+        memcpy(copy, v, n + 1);
+    flight_publish(pc, f, rc == 0 && !copy ? -ENOMEM : rc, copy, n);
+    pthread_mutex_lock(&pc->lock);
+    flight_leave(pc, f);
+    pthread_mutex_unlock(&pc->lock);
+    *value = v;
+    *len = n;
+    return rc;
+}
+
+/* ---------------------------------------------------------------- background refresh */
+
+struct refresh_job {
+    struct page_cache *pc;
+    struct page_req q;
+    char board[BOARD_NAME_LEN_MAX + 1];
+    struct flight *f;
+};
+
+static void *refresh_run(void *arg)
+{
+    struct refresh_job *job = arg;
+    struct page_cache *pc = job->pc;
+    job->q.board = job->board;
+    char token[40];
+    char *v = NULL;
+    size_t n = 0;
+    int rc = -EBUSY;
+    if (lock_take(pc, &job->q, token, sizeof(token)) == 1) { /* else: refreshing elsewhere */
+        struct entry e;
+        rc = compute(pc, &job->q, &v, &n);
+        if (rc == 0 && value_parse(v, n, &e) == 0)
+            cache_store(pc, &job->q, v, n, e.soft_ms);
+        lock_release(pc, &job->q, token);
+        atomic_fetch_add(&pc->refreshes, 1);
+    }
+    flight_publish(pc, job->f, rc, v, n);
+    pthread_mutex_lock(&pc->lock);
+    flight_leave(pc, job->f);
+    pc->refreshing--;
+    pthread_cond_broadcast(&pc->changed);
+    pthread_mutex_unlock(&pc->lock);
+    free(job);
+    return NULL;
+}
+
+/* Start one background refresh of q's key unless one is already in flight in this process. */
+static void refresh_async(struct page_cache *pc, const struct page_req *q)
+{
+    pthread_mutex_lock(&pc->lock);
+    if (flight_find(pc, q->key) || pc->refreshing >= pc->cfg.refresh_max) {
+        pthread_mutex_unlock(&pc->lock);
+        return;
+    }
+    struct refresh_job *job = calloc(1, sizeof(*job));
+    int leader = 0;
+    struct flight *f = job ? flight_join(pc, q->key, &leader) : NULL;
+    if (!f) {
+        pthread_mutex_unlock(&pc->lock);
+        free(job);
+        return;
+    }
+    job->pc = pc;
+    job->q = *q;
+    snprintf(job->board, sizeof(job->board), "%s", q->board);
+    job->f = f;
+    pc->refreshing++;
+    pthread_mutex_unlock(&pc->lock);
+    pthread_t t;
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&t, &attr, refresh_run, job) != 0) {
+        flight_publish(pc, f, -EBUSY, NULL, 0);
+        pthread_mutex_lock(&pc->lock);
+        flight_leave(pc, f);
+        pc->refreshing--;
+        pthread_mutex_unlock(&pc->lock);
+        free(job);
+    }
+    pthread_attr_destroy(&attr);
+}
+
+/* ---------------------------------------------------------------- in-process tier */
+
+static size_t l1_bucket(const char *key)
+{
+    return (size_t)(fnv1a(key, strlen(key)) % L1_BUCKETS);
+}
+
+static void l1_unlink(struct page_cache *pc, struct l1_entry *e)
+{
+    struct l1_entry **p = &pc->l1[l1_bucket(e->key)];
+    while (*p && *p != e)
+        p = &(*p)->next;
+    if (*p)
+        *p = e->next;
+    if (pc->l1_oldest == e)
+        pc->l1_oldest = e->newer;
+    else
+        for (struct l1_entry *o = pc->l1_oldest; o; o = o->newer)
+            if (o->newer == e) {
+                o->newer = e->newer;
+                if (pc->l1_newest == e)
+                    pc->l1_newest = o;
+                break;
+            }
+    if (pc->l1_newest == e)
+        pc->l1_newest = NULL;
+    pc->l1_bytes -= e->len;
+    free(e->value);
+    free(e);
+}
+
+static int l1_get(struct page_cache *pc, const char *key, char **value, size_t *len)
+{
+    int found = 0;
+    pthread_mutex_lock(&pc->l1_lock);
+    for (struct l1_entry *e = pc->l1[l1_bucket(key)]; e; e = e->next) {
+        if (strcmp(e->key, key) != 0)
+            continue;
+        if (util_now_ms() >= e->expires_ms) {
+            l1_unlink(pc, e);
+            break;
+        }
+        *value = malloc(e->len + 1);
+        if (*value) {
+            memcpy(*value, e->value, e->len + 1);
+            *len = e->len;
+            found = 1;
+        }
+        break;
+    }
+    pthread_mutex_unlock(&pc->l1_lock);
+    return found;
+}
+
+static void l1_put(struct page_cache *pc, const char *key, const char *value, size_t len,
+                   int64_t soft_ms)
+{
+    int64_t ttl = soft_ms - wall_ms();
+    if (ttl > pc->cfg.l1_ttl_ms)
+        ttl = pc->cfg.l1_ttl_ms;
+    if (ttl <= 0 || len > pc->cfg.l1_max_bytes)
+        return;
+    struct l1_entry *e = calloc(1, sizeof(*e));
+    char *copy = malloc(len + 1);
+    if (!e || !copy) {
+        free(e);
+        free(copy);
+        return;
+    }
+    memcpy(copy, value, len + 1);
+    snprintf(e->key, sizeof(e->key), "%s", key);
+    e->value = copy;
+    e->len = len;
+    e->expires_ms = util_now_ms() + ttl;
+    pthread_mutex_lock(&pc->l1_lock);
+    for (struct l1_entry *o = pc->l1[l1_bucket(key)]; o; o = o->next)
+        if (strcmp(o->key, key) == 0) {
+            l1_unlink(pc, o);
+            break;
+        }
+    while (pc->l1_oldest && pc->l1_bytes + len > pc->cfg.l1_max_bytes)
+        l1_unlink(pc, pc->l1_oldest);
+    size_t b = l1_bucket(key);
+    e->next = pc->l1[b];
+    pc->l1[b] = e;
+    if (pc->l1_newest)
+        pc->l1_newest->newer = e;
+    else
+        pc->l1_oldest = e;
+    pc->l1_newest = e;
+    pc->l1_bytes += len;
+    pthread_mutex_unlock(&pc->l1_lock);
+}
+
+/* ---------------------------------------------------------------- lookup */
+
+/* Board state (size, TTL, generation) and, with one store, the cached value: one round trip. */
+static int lookup(struct page_cache *pc, struct page_req *q, int requested_size, char **value,
+                  size_t *len)
+{
+    char meta[KEY_MAX], genk[KEY_MAX], prefix[160], page[24], size[16]; /* prefix <= 137 bytes */
+    snprintf(meta, sizeof(meta), "%s:{%s}:meta", pc->cfg.prefix, q->board);
+    snprintf(genk, sizeof(genk), "%s:{%s}:gen", pc->cfg.prefix, q->board);
+    snprintf(prefix, sizeof(prefix), "%s:{%s}:page:", pc->cfg.prefix, q->board);
+    snprintf(page, sizeof(page), "%" PRId64, q->page);
+    snprintf(size, sizeof(size), "%d", requested_size);
+    int inline_get = pc->same_store && !breaker_open(pc);
+    const char *argv[] = {meta, genk, prefix, page, size, inline_get ? "1" : "0"};
+    int err = 0;
+    struct store_conn *c = store_acquire(pc->cfg.data, &err);
+    redisReply *r = c ? store_script(c, STORE_SCRIPT_CACHE_GET, 2, 4, argv, NULL, &err) : NULL;
+    store_release(pc->cfg.data, c);
+    if (!r)
+        return err;
+    if (r->type != REDIS_REPLY_ARRAY || r->elements < 4) {
+        int nil = r->type == REDIS_REPLY_NIL;
+        freeReplyObject(r);
+        return nil ? -ENOENT : -EIO;
+    }
+    q->size = (int)r->element[0]->integer;
+    q->ttl_ms = (int)r->element[1]->integer;
+    q->gen = r->element[2]->str ? strtoll(r->element[2]->str, NULL, 10) : 0;
+    snprintf(q->key, sizeof(q->key), "%s%" PRId64 ":%d:%" PRId64, prefix, q->gen, q->size,
+             q->page);
+    const redisReply *v = r->element[3];
+    int found = 0;
+    if (v->type == REDIS_REPLY_STRING && (*value = malloc(v->len + 1))) {
+        memcpy(*value, v->str, v->len + 1);
+        *len = v->len;
+        found = 1;
+    }
+    freeReplyObject(r);
+    if (!found && !inline_get && q->ttl_ms > 0 && !breaker_open(pc))
+        found = cache_read(pc, q->key, value, len) == 1;
+    return found ? 1 : 0;
+}
+
+/* ---------------------------------------------------------------- the read path */
+
+static int reply_from_value(struct page_cache *pc, const struct page_req *q, char *value,
+                            size_t len, enum page_source source, const char *inm,
+                            struct page_reply *out)
+{
+    struct entry e;
+    if (value_parse(value, len, &e)) {
+        free(value);
+        return -EIO;
+    }
+    int64_t now = wall_ms();
+    memset(out, 0, sizeof(*out));
+    snprintf(out->etag, sizeof(out->etag), "%s", e.etag);
+    out->source = source;
+    out->cached = q->ttl_ms > 0;
+    out->age_s = now > e.created_ms ? (now - e.created_ms) / 1000 : 0;
+    out->max_age_s = e.soft_ms > now ? (e.soft_ms - now) / 1000 : 0;
+    out->grace_s = pc->cfg.grace_ms / 1000;
+    out->not_modified = inm && page_cache_etag_matches(inm, e.etag);
+    if (!out->not_modified) {
+        out->len = e.len;
+        out->body = malloc(e.len + 1);
+        if (!out->body) {
+            free(value);
+            return -ENOMEM;
+        }
+        memcpy(out->body, e.body, e.len + 1);
+    }
+    free(value);
+    return 0;
+}
+
+static void count(struct page_cache *pc, enum page_source s)
+{
+    atomic_fetch_add(s == PAGE_HIT ? &pc->hits : s == PAGE_STALE ? &pc->stale : &pc->misses, 1);
+}
+
+int page_cache_get(struct page_cache *pc, const char *board, int64_t page, int size,
+                   const char *if_none_match, struct page_reply *out)
+{
+    struct page_req q = {.board = board, .page = page};
+    char *value = NULL;
+    size_t len = 0;
+    char l1key[KEY_MAX];
+    snprintf(l1key, sizeof(l1key), "%s\n%" PRId64 "\n%d", board, page, size);
+    if (pc->cfg.l1_ttl_ms > 0 && l1_get(pc, l1key, &value, &len)) {
+        atomic_fetch_add(&pc->l1_hits, 1);
+        count(pc, PAGE_HIT);
+        q.ttl_ms = 1;
+        return reply_from_value(pc, &q, value, len, PAGE_HIT, if_none_match, out);
+    }
+    int found = lookup(pc, &q, size, &value, &len);
+    if (found < 0)
+        return found;
+    if (q.ttl_ms <= 0) { /* caching off for this board: always current */
+        int rc = compute(pc, &q, &value, &len);
+        if (rc)
+            return rc;
+        count(pc, PAGE_MISS);
+        return reply_from_value(pc, &q, value, len, PAGE_MISS, if_none_match, out);
+    }
+    struct entry e;
+    enum page_source source = PAGE_HIT;
+    if (found && value_parse(value, len, &e) == 0 && e.gen == q.gen) {
+        int64_t now = wall_ms();
+        if (now >= e.soft_ms) {
+            source = PAGE_STALE;
+            refresh_async(pc, &q);
+        } else if (pc->cfg.beta > 0 &&
+                   (double)now - (double)e.delta_ms * pc->cfg.beta * log(rand_unit(pc)) >=
+                       (double)e.soft_ms) {
+            atomic_fetch_add(&pc->early_refreshes, 1);
+            refresh_async(pc, &q);
+        }
+    } else {
+        free(value);
+        value = NULL;
+        int rc = miss(pc, &q, &value, &len);
+        if (rc)
+            return rc;
+        source = PAGE_MISS;
+    }
+    if (pc->cfg.l1_ttl_ms > 0 && value_parse(value, len, &e) == 0)
+        l1_put(pc, l1key, value, len, e.soft_ms);
+    count(pc, source);
+    return reply_from_value(pc, &q, value, len, source, if_none_match, out);
+}
+
+void page_reply_free(struct page_reply *r)
+{
+    free(r->body);
+    r->body = NULL;
+}
+
+/* ---------------------------------------------------------------- life cycle and stats */
+
+struct page_cache *page_cache_new(const struct page_cache_config *cfg)
+{
+    struct page_cache *pc = calloc(1, sizeof(*pc));
+    if (!pc)
+        return NULL;
+    pc->cfg = *cfg;
+    pc->same_store = cfg->data == cfg->cache;
+    if (pc->cfg.refresh_max <= 0)
+        pc->cfg.refresh_max = 8;
+    pthread_mutex_init(&pc->lock, NULL);
+    pthread_cond_init(&pc->changed, NULL);
+    pthread_mutex_init(&pc->l1_lock, NULL);
+    atomic_store(&pc->seed, (uint64_t)wall_ms() * UINT64_C(0x9E3779B97F4A7C15) ^ (uint64_t)getpid());
+    return pc;
+}
+
+void page_cache_free(struct page_cache *pc)
+{
+    if (!pc)
+        return;
+    pthread_mutex_lock(&pc->lock);
+    while (pc->refreshing > 0) /* refresh threads use pc */
+        pthread_cond_wait(&pc->changed, &pc->lock);
+    pthread_mutex_unlock(&pc->lock);
+    while (pc->l1_oldest)
+        l1_unlink(pc, pc->l1_oldest);
+    pthread_mutex_destroy(&pc->lock);
+    pthread_cond_destroy(&pc->changed);
+    pthread_mutex_destroy(&pc->l1_lock);
+    free(pc);
+}
+
+void page_cache_stats(struct page_cache *pc, struct page_cache_stats *out)
+{
+    out->hits = atomic_load(&pc->hits);
+    out->misses = atomic_load(&pc->misses);
+    out->stale = atomic_load(&pc->stale);
+    out->l1_hits = atomic_load(&pc->l1_hits);
+    out->lock_waits = atomic_load(&pc->lock_waits);
+    out->lock_wait_timeouts = atomic_load(&pc->lock_wait_timeouts);
+    out->uncached = atomic_load(&pc->uncached);
+    out->early_refreshes = atomic_load(&pc->early_refreshes);
+    out->refreshes = atomic_load(&pc->refreshes);
+    out->errors = atomic_load(&pc->errors);
+    out->breaker_open = breaker_open(pc);
+}
+
+int page_cache_etag_matches(const char *inm, const char *etag)
+{
+    size_t el = strlen(etag);
+    for (const char *p = inm; *p;) {
+        while (*p == ' ' || *p == '\t' || *p == ',')
+            p++;
+        if (*p == '*')
+            return 1;
+        if (strncmp(p, "W/", 2) == 0)
+            p += 2;
+        const char *end = strchr(p, ',');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        while (n && (p[n - 1] == ' ' || p[n - 1] == '\t'))
+            n--;
+        if (n == el && memcmp(p, etag, el) == 0)
+            return 1;
+        p += n;
+    }
+    return 0;
+}

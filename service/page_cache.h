@@ -1,0 +1,109 @@
+/*
+ * page_cache.h -- rendered pages cached in Redis with a short TTL, per-key stampede protection,
+ * early refresh and an optional in-process tier.
+ *
+ * What is cached: the exact JSON bytes of a `rank` reply, under one key per board, generation,
+ * size and page:  P:{board}:page:<gen>:<size>:<page>  (schema/redis-keys.md). The value is a
+ * one-line header ("rankd1 <gen> <created_ms> <soft_expiry_ms> <compute_ms> <etag>\n", wall-clock
+ * ms) followed by the body. The key only depends on the canonical request (resolved size, page),
+ * so parameter order, leading zeros and unknown parameters never make a new key.
+ *
+ * Freshness contract (README, openapi.yaml): with Redis healthy a page is never older than the
+ * board's page_ttl_ms plus one computation (plus l1_ttl_ms with the in-process tier). Past its
+ * soft expiry a page is served stale (X-Cache: stale) only while one refresh is in flight or
+ * failing, for at most the grace window. Delete/reset bump the board generation, which is part of
+ * the key: a page computed before them can never be served after them (the in-process tier
+ * excepted, for at most l1_ttl_ms).
+ *
+ * Stampede protection, always per exact key (never a pool of hashed slots):
+ *  - in-process single-flight: concurrent misses for one key in this process share one
+ *    computation (a table entry per key, created on demand, freed when its last user leaves);
+ *  - across processes: the first miss takes `SET <key>:lock <token> NX PX lock_ttl`, re-reads the
+ *    cache once, computes, stores, releases with compare-and-delete (lua/lock_release.lua); the
+ *    others re-read every 5-10 ms for at most max_wait, then compute without the lock;
+ *  - XFetch (Vattani et al., PVLDB 8(8) 2015): a hit triggers an early background refresh when
+ *    now - delta * beta * ln(rand()) >= soft_expiry, delta being the page's computation time;
+ *  - a stale hit is served at once and refreshes in the background (bounded thread count);
+ *  - cache or lock Redis errors (timeouts, OOM, ...) fall back to computing uncached; after
+ *    PAGE_CACHE_BREAKER_ERRORS in a row the cache is skipped for PAGE_CACHE_BREAKER_MS.
+ * Waits never block other requests: each request has its own thread (http.h).
+ *
+ * Thread-safe. Errors: -ENOENT board absent; store.h codes when the board cannot be read.
+ */
+#ifndef RANKD_PAGE_CACHE_H
+#define RANKD_PAGE_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "board.h"
+#include "store.h"
+
+#define PAGE_CACHE_BREAKER_ERRORS 5 /**< consecutive cache errors that open the breaker */
+#define PAGE_CACHE_BREAKER_MS 1000  /**< how long an open breaker skips the cache */
+#define PAGE_CACHE_L1_TTL_MS_MAX 500
+
+/** Test hook: milliseconds to stall the computation of one page (NULL in production: rankd
+ *  exposes no flag or variable for it; only in-process tests set it). */
+typedef int (*page_cache_delay_fn)(const char *board, int64_t page, int size);
+
+struct page_cache_config {
+    struct store *data;         /**< board data (borrowed) */
+    struct store *cache;        /**< pages and locks (borrowed; may be the same as data) */
+    struct board_model *model;  /**< borrowed */
+    const char *prefix;         /**< key prefix (borrowed) */
+    int grace_ms;               /**< stale window after the soft TTL; key TTL = soft + grace */
+    int lock_ttl_ms;            /**< stampede lock TTL; must exceed a computation */
+    int max_wait_ms;            /**< longest wait for another holder's result */
+    double beta;                /**< XFetch beta; 0 turns early refresh off */
+    int l1_ttl_ms;              /**< in-process tier TTL, 0 = off, <= PAGE_CACHE_L1_TTL_MS_MAX */
+    size_t l1_max_bytes;        /**< in-process tier budget */
+    int refresh_max;            /**< background refreshes at once */
+    page_cache_delay_fn delay;  /**< test hook, NULL */
+};
+
+enum page_source { PAGE_HIT = 0, PAGE_MISS, PAGE_STALE };
+
+/** One page ready to send. Free with page_reply_free. */
+struct page_reply {
+    char *body;              /**< JSON, owned (NULL when not_modified) */
+    size_t len;
+    char etag[48];           /**< quoted strong ETag */
+    enum page_source source; /**< X-Cache */
+    int64_t age_s;           /**< Age: seconds since the page was computed */
+    int64_t max_age_s;       /**< seconds of soft TTL left */
+    int grace_s;             /**< stale-while-revalidate */
+    int cached;              /**< the board caches pages (page_ttl_ms > 0) */
+    int not_modified;        /**< If-None-Match matched the current ETag: send 304 */
+};
+
+struct page_cache;
+
+/** A new cache. Returns NULL on ENOMEM. Free with page_cache_free (waits for refreshes). */
+struct page_cache *page_cache_new(const struct page_cache_config *cfg);
+
+void page_cache_free(struct page_cache *pc);
+
+/**
+ * Page `page` of `size` (0: the board's page_size) of a board, from the cache or computed.
+ * `if_none_match` is the request header or NULL. Returns 0 and fills *out, or -ENOENT (no board)
+ * or a store error (the board could not be read: 503).
+ */
+int page_cache_get(struct page_cache *pc, const char *board, int64_t page, int size,
+                   const char *if_none_match, struct page_reply *out);
+
+void page_reply_free(struct page_reply *r);
+
+/** Counters for /metrics (monotonic since start; breaker_open is 0 or 1). */
+struct page_cache_stats {
+    unsigned long hits, misses, stale, l1_hits, lock_waits, lock_wait_timeouts, uncached,
+        early_refreshes, refreshes, errors;
+    int breaker_open;
+};
+
+void page_cache_stats(struct page_cache *pc, struct page_cache_stats *out);
+
+/** 1 when the If-None-Match header value matches etag (a list, W/ prefixes and * allowed). */
+int page_cache_etag_matches(const char *if_none_match, const char *etag);
+
+#endif
