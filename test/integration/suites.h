@@ -28,5 +28,6 @@ Suite *api_suite(void);
 Suite *ordering_suite(void);
 Suite *cities_suite(void);
 Suite *faults_suite(void);
+Suite *page_cache_suite(void);
 
 #endif

@@ -118,7 +118,9 @@ redisReply *redis_admin_cmd(redisContext *c, const char *fmt, ...)
     return r;
 }
 
-struct rankd *rankd_test_start(int redis_port, const char *token)
+struct rankd *rankd_test_start_with(int redis_port, const char *token,
+                                    void (*tweak)(struct config *cfg),
+                                    const struct rankd_hooks *hooks)
 {
     struct config cfg;
     config_defaults(&cfg);
@@ -131,11 +133,18 @@ struct rankd *rankd_test_start(int redis_port, const char *token)
     snprintf(cfg.default_board, sizeof(cfg.default_board), "default");
     cfg.threads = 4;
     cfg.log_level = 3;
-    log_set_level(3);
+    if (tweak)
+        tweak(&cfg);
+    log_set_level(cfg.log_level);
     int err = 0;
-    struct rankd *app = rankd_start(&cfg, &err);
+    struct rankd *app = rankd_start_hooked(&cfg, hooks, &err);
     ck_assert_msg(app != NULL, "rankd_start failed: %d", err);
     return app;
+}
+
+struct rankd *rankd_test_start(int redis_port, const char *token)
+{
+    return rankd_test_start_with(redis_port, token, NULL, NULL);
 }
 
 static size_t on_data(char *p, size_t size, size_t n, void *userdata)

@@ -40,6 +40,12 @@ redisReply *redis_admin_cmd(redisContext *c, const char *fmt, ...);
 /** Start rankd on 127.0.0.1:0 against Redis on `redis_port`, with `token` ("" = writes off). */
 struct rankd *rankd_test_start(int redis_port, const char *token);
 
+/** The same with the configuration adjusted by `tweak` (may be NULL) after the test defaults,
+ *  and test hooks (may be NULL). */
+struct rankd *rankd_test_start_with(int redis_port, const char *token,
+                                    void (*tweak)(struct config *cfg),
+                                    const struct rankd_hooks *hooks);
+
 /** The token test rankd instances use. */
 #define TEST_TOKEN "test-token"
 
