@@ -42,7 +42,7 @@ INTEG_OBJ := $(INTEG_SRC:test/%.c=$(BUILD)/test/%.o)
 
 .DEFAULT_GOAL := all
 .PHONY: all run test test-unit test-integration sanitize deps install clean format format-check \
-        lint help bench
+        lint help
 
 all: $(BUILD)/rankd
 
@@ -94,9 +94,6 @@ sanitize:
 run: deps all
 	@scripts/run.sh
 
-bench: deps all
-	@bench/run.sh
-
 install: all
 	install -D -m 0755 $(BUILD)/rankd $(DESTDIR)$(PREFIX)/bin/rankd
 
@@ -120,7 +117,6 @@ help:
 	@echo "make run        install what is missing, build, start Redis, load the demo, serve on :8080"
 	@echo "make test       install what is missing, build, unit + integration tests, then under ASan/UBSan"
 	@echo "make sanitize   only the ASan/UBSan run"
-	@echo "make bench      benchmarks (bench/README.md)"
 	@echo "make lint | format | format-check | install | clean"
 
 -include $(SERVICE_OBJ:.o=.d) $(BUILD)/service/main.d $(UNIT_OBJ:.o=.d) $(INTEG_OBJ:.o=.d)

@@ -13,7 +13,7 @@ done
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ]; then
     echo "rankd needs these Debian packages: ${missing[*]}" >&2
-    echo "install them with:  sudo apt-get install -y ${missing[*]}" >&2
+    echo "install them with:  sudo apt-get update && sudo apt-get install -y ${missing[*]}" >&2
     exit 1
 fi
 echo "installing: ${missing[*]}"

