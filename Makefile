@@ -41,7 +41,7 @@ INTEG_SRC := $(wildcard test/integration/*.c) $(wildcard test/support/*.c)
 INTEG_OBJ := $(INTEG_SRC:test/%.c=$(BUILD)/test/%.o)
 
 .DEFAULT_GOAL := all
-.PHONY: all run test test-unit test-integration sanitize deps install clean format format-check \
+.PHONY: all run test test-unit test-integration test-clients sanitize deps install clean format format-check \
         lint help
 
 all: $(BUILD)/rankd
@@ -78,6 +78,7 @@ deps:
 
 test: deps
 	$(MAKE) --no-print-directory test-unit test-integration
+	$(MAKE) --no-print-directory test-clients
 	$(MAKE) --no-print-directory sanitize
 
 test-unit: $(BUILD)/test-unit
@@ -85,6 +86,11 @@ test-unit: $(BUILD)/test-unit
 
 test-integration: $(BUILD)/test-integration $(BUILD)/rankd
 	$(BUILD)/test-integration
+
+# The JS client (node --test) and the web frontend in Debian's chromium (playwright-core), against
+# a real rankd and redis-server that the script starts on free ports.
+test-clients: $(BUILD)/rankd
+	scripts/test-clients.sh $(BUILD)/rankd
 
 # ASan + UBSan build of everything in build/asan, then both suites.
 sanitize:
@@ -117,6 +123,7 @@ help:
 	@echo "make run        install what is missing, build, start Redis, load the demo, serve on :8080"
 	@echo "make test       install what is missing, build, unit + integration tests, then under ASan/UBSan"
 	@echo "make sanitize   only the ASan/UBSan run"
+	@echo "make test-clients  the JS client and browser tests"
 	@echo "make lint | format | format-check | install | clean"
 
 -include $(SERVICE_OBJ:.o=.d) $(BUILD)/service/main.d $(UNIT_OBJ:.o=.d) $(INTEG_OBJ:.o=.d)

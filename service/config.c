@@ -37,6 +37,7 @@ enum {
     O_BETA,
     O_L1_TTL,
     O_L1_BYTES,
+    O_STATIC_DIR,
     O_COUNT
 };
 
@@ -67,6 +68,8 @@ static const struct option_def defs[O_COUNT] = {
     [O_BETA] = {"xfetch-beta", "RANKD_XFETCH_BETA", "1", "XFetch early-refresh eagerness, 0 = off (0..10)"},
     [O_L1_TTL] = {"l1-ttl-ms", "RANKD_L1_TTL_MS", "0", "in-process page tier TTL, 0 = off, ms (0..500)"},
     [O_L1_BYTES] = {"l1-max-bytes", "RANKD_L1_MAX_BYTES", "16777216", "in-process page tier budget, bytes (4096..1073741824)"},
+    [O_STATIC_DIR] = {"static-dir", "RANKD_STATIC_DIR", "",
+                      "directory served at / (the web frontend); empty = clients/web of this build"},
 };
 
 void config_defaults(struct config *cfg)
@@ -306,6 +309,8 @@ static int apply(struct config *cfg, int opt, const char *v, const char **allowe
         return parse_double(v, 0, 10, &cfg->xfetch_beta);
     case O_L1_TTL:
         return parse_int(v, 0, 500, &cfg->l1_ttl_ms);
+    case O_STATIC_DIR:
+        return copy_str(cfg->static_dir, sizeof(cfg->static_dir), v);
     case O_L1_BYTES: {
         int n = 0;
         int rc = parse_int(v, 4096, 1073741824, &n);

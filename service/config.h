@@ -43,6 +43,7 @@ struct config {
     double xfetch_beta;     /**< early-refresh eagerness, 0 = off */
     int l1_ttl_ms;          /**< in-process page tier TTL, 0 = off, <= 500 */
     long l1_max_bytes;      /**< in-process page tier budget */
+    char static_dir[CONFIG_STR_MAX]; /**< web frontend directory, "" = found next to the binary */
 };
 
 /** Fill *cfg with the defaults. */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 #include <microhttpd.h>
@@ -18,6 +19,7 @@
 #include "request.h"
 #include "route.h"
 #include "server.h"
+#include "static_files.h"
 
 #define CONNECTION_TIMEOUT_S 30
 #define THREAD_STACK_BYTES (512 * 1024)
@@ -236,6 +238,35 @@ static void check_body(struct MHD_Connection *c, struct exchange *x)
                          HTTP_BODY_MAX);
 }
 
+/* GET/HEAD of a file of the web frontend; 0 when the reply is decided, else -ENOENT. */
+static int serve_static(struct rankd *app, const char *method, const char *url, struct exchange *x)
+{
+    const char *root = rankd_static_root(app);
+    if (!root[0] || (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0))
+        return -ENOENT;
+    struct static_file f;
+    int rc = static_files_open(root, url, &f);
+    if (rc == -EINVAL) {
+        http_reply_error(&x->rp, 400, "invalid_path", "The path has a malformed percent escape.");
+        return 0;
+    }
+    if (rc)
+        return -ENOENT; /* outside the directory looks exactly like absent */
+    http_reply_header(&x->rp, "ETag", f.etag);
+    http_reply_header(&x->rp, "Cache-Control", f.cache_control);
+    http_reply_header(&x->rp, "X-Content-Type-Options", "nosniff");
+    x->rp.content_type = f.content_type;
+    if (x->rq.if_none_match && strcmp(x->rq.if_none_match, f.etag) == 0) {
+        close(f.fd);
+        x->rp.status = 304;
+        return 0;
+    }
+    x->rp.status = 200;
+    x->rp.fd = f.fd;
+    x->rp.fd_size = f.size;
+    return 0;
+}
+
 static void begin(struct http_server *srv, struct MHD_Connection *c, const char *url,
                   const char *method, struct exchange *x)
 {
@@ -244,6 +275,8 @@ static void begin(struct http_server *srv, struct MHD_Connection *c, const char 
     x->rq.if_none_match = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "If-None-Match");
     char allow[64];
     int rc = route_match(method, url, &x->rq, &x->route, allow, sizeof(allow));
+    if (rc == -ENOENT && serve_static(srv->app, method, url, x) == 0)
+        return;
     if (rc == -ENOENT) {
         http_reply_error(&x->rp, 404, "not_found", "No route for %s %.200s.", method, url);
         return;
@@ -304,7 +337,11 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, struct exchange *x)
     if (!rp->status)
         http_reply_error(rp, 500, "internal", "The handler produced no reply.");
     struct MHD_Response *resp;
-    if (rp->body.data) {
+    if (rp->fd > 0) {
+        resp = MHD_create_response_from_fd64(rp->fd_size, rp->fd);
+        if (resp)
+            rp->fd = 0; /* MHD closes it */
+    } else if (rp->body.data) {
         resp = MHD_create_response_from_buffer(rp->body.len, rp->body.data, MHD_RESPMEM_MUST_FREE);
         if (resp)
             rp->body.data = NULL, rp->body.len = rp->body.cap = 0;
@@ -323,6 +360,13 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, struct exchange *x)
     return ok;
 }
 
+static int has_body(struct MHD_Connection *c)
+{
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding");
+    return (cl && strtoll(cl, NULL, 10) > 0) || te;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **ctx)
@@ -336,8 +380,9 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         x->start_us = util_now_us();
         *ctx = x;
         begin(cls, c, url, method, x);
-        /* Refused before the body: answer now; MHD closes the connection after the reply. */
-        return x->rp.status ? send_reply(c, x) : MHD_YES;
+        /* Refused before a body arrives: answer now and MHD closes the connection rather than
+         * read the body. Without a body, answer on the next call so the connection stays open. */
+        return x->rp.status && has_body(c) ? send_reply(c, x) : MHD_YES;
     }
     if (x->queued) {
         *upload_data_size = 0;
@@ -369,6 +414,8 @@ static void exchange_free(struct exchange *x)
     if (x->rq.stream_state && x->route && x->route->stream_free)
         x->route->stream_free(x->rq.stream_state);
     buf_free(&x->rp.body);
+    if (x->rp.fd > 0)
+        close(x->rp.fd);
     for (int i = 0; i < x->rp.nheaders; i++)
         free(x->rp.headers[i].value);
     free(x);

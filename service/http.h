@@ -57,6 +57,8 @@ struct http_header {
 struct http_reply {
     int status;               /**< 0 until a handler decides */
     struct buf body;          /**< owned; handed to MHD */
+    int fd;                   /**< > 0: send this file instead of body (owned, closed by MHD) */
+    uint64_t fd_size;         /**< its size in bytes */
     const char *content_type; /**< static string */
     struct http_header headers[HTTP_HEADERS_MAX];
     int nheaders;

@@ -7,6 +7,7 @@
 #include "http.h"
 #include "log.h"
 #include "route.h"
+#include "static_files.h"
 
 static struct store *store_for(const struct config *cfg, const struct redis_url *u)
 {
@@ -64,6 +65,8 @@ struct rankd *rankd_start_hooked(const struct config *cfg, const struct rankd_ho
         *err = -ENOMEM;
         return NULL;
     }
+    if (static_files_root(app->cfg.static_dir, app->static_root, sizeof(app->static_root)))
+        app->static_root[0] = '\0';
     app->http = http_start(app, app->cfg.listen_host, app->cfg.listen_port,
                            app->cfg.max_connections, err);
     if (!app->http) {
@@ -81,6 +84,11 @@ struct rankd *rankd_start(const struct config *cfg, int *err)
 int rankd_port(const struct rankd *app)
 {
     return http_port(app->http);
+}
+
+const char *rankd_static_root(const struct rankd *app)
+{
+    return app->static_root;
 }
 
 const char *rankd_write_token(const struct rankd *app)

@@ -17,6 +17,7 @@ struct rankd {
     struct board_model model;   /**< borrows store and cfg.key_prefix */
     struct page_cache *pages;   /**< owned */
     struct http_server *http;   /**< owned */
+    char static_root[4096];     /**< real path of the web frontend, "" = not served */
 };
 
 /** Test hooks; production passes NULL (rankd has no flag or variable for them). */
@@ -37,6 +38,9 @@ struct rankd *rankd_start_hooked(const struct config *cfg, const struct rankd_ho
 
 /** The HTTP port rankd listens on. */
 int rankd_port(const struct rankd *app);
+
+/** The real path of the directory served at `/` ("" when none). Borrowed. */
+const char *rankd_static_root(const struct rankd *app);
 
 /** The configured write token ("" when writes are disabled). Borrowed. */
 const char *rankd_write_token(const struct rankd *app);

@@ -2,6 +2,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "suites.h"
 
@@ -673,6 +675,70 @@ START_TEST(items_crud)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- static files */
+
+static char static_dir[64];
+
+static void use_static_dir(struct config *cfg)
+{
+    snprintf(cfg->static_dir, sizeof(cfg->static_dir), "%s", static_dir);
+}
+
+static long static_status(int port, const char *path, char *ctype, size_t ctype_len)
+{
+    struct http_result r;
+    ck_assert_int_eq(http_req(port, "GET", path, NULL, 0, NULL, NULL, &r), 0);
+    long s = r.status;
+    if (ctype) {
+        const char *ct = r.headers ? strstr(r.headers, "Content-Type: ") : NULL;
+        snprintf(ctype, ctype_len, "%.*s", ct ? (int)strcspn(ct + 14, "\r\n") : 0,
+                 ct ? ct + 14 : "");
+    }
+    http_result_free(&r);
+    return s;
+}
+
+/* Nothing outside the static directory is reachable: not by .., not encoded, not by symlink. */
+START_TEST(static_files_confined)
+{
+    snprintf(static_dir, sizeof(static_dir), "/tmp/rankd-static-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(static_dir));
+    char path[128];
+    snprintf(path, sizeof(path), "%s/index.html", static_dir);
+    FILE *f = fopen(path, "w");
+    fputs("<!doctype html><title>t</title>", f);
+    fclose(f);
+    snprintf(path, sizeof(path), "%s/app.js", static_dir);
+    f = fopen(path, "w");
+    fputs("export {};", f);
+    fclose(f);
+    snprintf(path, sizeof(path), "%s/passwd", static_dir);
+    ck_assert_int_eq(symlink("/etc/passwd", path), 0);
+    snprintf(path, sizeof(path), "%s/sub", static_dir);
+    ck_assert_int_eq(mkdir(path, 0755), 0);
+
+    struct rankd *app = rankd_test_start_with(g_redis.port, TEST_TOKEN, use_static_dir, NULL);
+    int port = rankd_port(app);
+    char ct[80];
+    ck_assert_int_eq(static_status(port, "/", ct, sizeof(ct)), 200);
+    ck_assert_str_eq(ct, "text/html; charset=utf-8");
+    ck_assert_int_eq(static_status(port, "/app.js", ct, sizeof(ct)), 200);
+    ck_assert_str_eq(ct, "text/javascript; charset=utf-8");
+    static const char *const outside[] = {
+        "/../etc/passwd", "/%2e%2e/etc/passwd", "/%2E%2E%2Fetc%2Fpasswd", "/sub/../../etc/passwd",
+        "/sub/%2e%2e/%2e%2e/etc/passwd", "/passwd", "/sub", "/./index.html", "/..%5cetc",
+        "/index.html%00.js", "/nope.html",
+    };
+    for (size_t i = 0; i < sizeof(outside) / sizeof(outside[0]); i++) {
+        long s = static_status(port, outside[i], NULL, 0);
+        ck_assert_msg(s == 404 || s == 400, "%s -> %ld", outside[i], s);
+    }
+    /* the API keeps its routes */
+    ck_assert_int_eq(static_status(port, "/healthz", NULL, 0), 200);
+    rankd_stop(app);
+}
+END_TEST
+
 Suite *api_suite(void)
 {
     Suite *s = suite_create("api");
@@ -701,6 +767,7 @@ Suite *api_suite(void)
         {"ndjson_mixed", ndjson_mixed_rejections},
         {"exact_numbers", numbers_read_back_exactly},
         {"items", items_crud},
+        {"static", static_files_confined},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         TCase *tc = tcase_create(cases[i].name);
