@@ -46,9 +46,10 @@ INTEG_OBJ := $(INTEG_SRC:test/%.c=$(BUILD)/test/%.o)
 
 all: $(BUILD)/rankd
 
+# Each script becomes a C string literal, its comment lines dropped (they stay in the .lua file).
 $(BUILD)/gen/lua/%.lua.h: service/lua/%.lua
 	@mkdir -p $(dir $@)
-	$(Q)sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< > $@
+	$(Q)sed -e '/^[[:space:]]*--/d' -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< > $@
 
 $(BUILD)/service/%.o: service/%.c | $(LUA_H)
 	@mkdir -p $(dir $@)

@@ -182,11 +182,11 @@ struct write_args {
     char hdr[7][32]; /* formatted header numbers */
 };
 
-#define WRITE_FIXED 15
+#define WRITE_FIXED 16
 
 static int write_args_build(struct write_args *w, const struct board_keys *k, const char *board,
                             const struct board_settings *s, const struct board_entry *e, size_t n,
-                            int want_rank)
+                            int flags)
 {
     static const char *const ops[] = {"set", "best", "incr"};
     size_t total = WRITE_FIXED + 4 * n;
@@ -216,8 +216,9 @@ static int write_args_build(struct write_args *w, const struct board_keys *k, co
                                       w->hdr[4],
                                       w->hdr[5],
                                       board,
-                                      want_rank ? "1" : "0",
-                                      w->hdr[6]};
+                                      (flags & BOARD_WRITE_RANKS) ? "1" : "0",
+                                      w->hdr[6],
+                                      (flags & BOARD_WRITE_ATOMIC) ? "1" : "0"};
     for (size_t i = 0; i < WRITE_FIXED; i++) {
         w->argv[i] = fixed[i];
         w->len[i] = strlen(fixed[i]);
@@ -244,14 +245,16 @@ static void write_args_free(struct write_args *w)
     free(w->num);
 }
 
-/* One write.lua call for e[0..n): *done entries handled; *full when entry *done met a full group.
- */
+/* One write.lua call for e[0..n): *done entries handled. When entry *done met a full tie group,
+ * *full is set and full_key holds the group's key. -ERANGE (all or nothing): entry *done would
+ * leave the range and nothing was written. */
 static int write_once(struct board_model *m, const struct board_keys *k, const char *board,
                       const struct board_settings *s, const struct board_entry *e, size_t n,
-                      int want_rank, struct board_outcome *out, size_t *done, int *full)
+                      int flags, struct board_outcome *out, size_t *done, int *full, char *full_key,
+                      size_t full_key_len)
 {
     struct write_args w = {0};
-    int rc = write_args_build(&w, k, board, s, e, n, want_rank);
+    int rc = write_args_build(&w, k, board, s, e, n, flags);
     if (rc) {
         write_args_free(&w);
         return rc;
@@ -267,9 +270,15 @@ static int write_once(struct board_model *m, const struct board_keys *k, const c
     }
     long long status = r->element[0]->integer;
     size_t handled = (size_t)r->element[1]->integer;
-    if (status == 1 || handled > n || r->elements < 2 + 4 * handled) {
+    size_t need = 2 + 4 * handled + (status == 3);
+    if (status == 1 || handled > n || (status != 2 && r->elements < need)) {
         freeReplyObject(r);
         return status == 1 ? -EAGAIN : -EIO;
+    }
+    *done = handled;
+    if (status == 2) {
+        freeReplyObject(r);
+        return -ERANGE;
     }
     for (size_t i = 0; i < handled; i++) {
         redisReply **x = r->element + 2 + 4 * i;
@@ -278,37 +287,16 @@ static int write_once(struct board_model *m, const struct board_keys *k, const c
         out[i].rank = x[2]->integer + 1;
         out[i].updated = (int)x[3]->integer;
     }
-    *done = handled;
     *full = status == 3;
+    if (*full)
+        snprintf(full_key, full_key_len, "%s",
+                 r->element[r->elements - 1]->str ? r->element[r->elements - 1]->str : "0");
     freeReplyObject(r);
-    return 0;
-}
-
-/* The key a full group has: for incr it is only known after reading the current score. */
-static int group_key_of(struct board_model *m, const struct board_keys *k,
-                        const struct score_layout *l, const struct board_entry *e, char *out,
-                        size_t out_len)
-{
-    if (e->op != BOARD_OP_INCR) {
-        snprintf(out, out_len, "%" PRId64, e->key);
-        return 0;
-    }
-    const char *argv[] = {"ZSCORE", k->z, e->id};
-    size_t len[] = {6, strlen(k->z), e->id_len};
-    int err = 0;
-    redisReply *r = run_command(m, 3, argv, len, &err);
-    if (!r)
-        return err;
-    int64_t key = 0, tie = 0;
-    if (r->type == REDIS_REPLY_STRING)
-        score_codec_unpack(l, strtod(r->str, NULL), &key, &tie);
-    freeReplyObject(r);
-    snprintf(out, out_len, "%" PRId64, key + e->key);
     return 0;
 }
 
 int board_write(struct board_model *m, const char *board, const struct board_settings *assumed,
-                const struct board_entry *entries, size_t n, int want_rank,
+                const struct board_entry *entries, size_t n, int flags,
                 struct board_outcome *outcomes, size_t *handled)
 {
     struct board_keys k;
@@ -318,23 +306,18 @@ int board_write(struct board_model *m, const char *board, const struct board_set
     while (at < n && rc == 0) {
         size_t done = 0;
         int full = 0;
-        rc = write_once(m, &k, board, assumed, entries + at, n - at, want_rank, outcomes + at,
-                        &done, &full);
-        if (rc)
-            break;
+        char full_key[32];
+        rc = write_once(m, &k, board, assumed, entries + at, n - at, flags, outcomes + at, &done,
+                        &full, full_key, sizeof(full_key));
         at += done;
-        if (!full)
+        if (rc || !full)
             break;
         /* Compaction frees room unless the group is truly full; only rounds without progress
          * count towards giving up. */
         stalls = done ? 0 : stalls + 1;
-        if (stalls > WRITE_RETRIES) {
+        if (stalls > WRITE_RETRIES)
             rc = -ENOSPC;
-            break;
-        }
-        char full_key[32];
-        rc = group_key_of(m, &k, &assumed->layout, &entries[at], full_key, sizeof(full_key));
-        if (rc == 0)
+        else
             rc = compact_group(m, &k, &assumed->layout, full_key);
     }
     *handled = at;

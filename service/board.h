@@ -138,17 +138,25 @@ int board_check_score(const struct board_settings *s, double score, int64_t *key
 int board_settings_get(struct board_model *m, const char *board, struct board_settings *out,
                        int *exists);
 
+enum board_write_flags {
+    BOARD_WRITE_RANKS = 1,  /**< fill outcomes[].rank */
+    BOARD_WRITE_ATOMIC = 2, /**< an entry whose result would leave the range refuses the call */
+};
+
 /**
  * Apply n (<= BOARD_BATCH_MAX) entries in order. `assumed` are the settings the keys were made
  * with; a board that does not exist is created with them. Full tie groups are compacted here, in
  * chunks (compact.lua), and the write resumes.
- * Always sets *handled: entries[0..*handled) were applied (or refused for range) and their
- * outcomes are filled; nothing after them was written. Returns 0 (then *handled == n), -EAGAIN
- * when the board's settings no longer match `assumed` (re-read, re-validate, resume at
- * *handled), -ENOSPC when a group of equal scores is truly full, or a store error.
+ * `flags` are enum board_write_flags. Always sets *handled: entries[0..*handled) were applied
+ * (or, without BOARD_WRITE_ATOMIC, refused alone for range) and their outcomes are filled;
+ * nothing after them was written. Returns 0 (then *handled == n); -ERANGE with
+ * BOARD_WRITE_ATOMIC: entry *handled would leave the range, nothing was written by this call;
+ * -EAGAIN when the board's settings no longer match `assumed` or the board was deleted
+ * (re-read, re-validate, resume at *handled); -ENOSPC when a group of equal scores is truly
+ * full; or a store error.
  */
 int board_write(struct board_model *m, const char *board, const struct board_settings *assumed,
-                const struct board_entry *entries, size_t n, int want_rank,
+                const struct board_entry *entries, size_t n, int flags,
                 struct board_outcome *outcomes, size_t *handled);
 
 /** Page `page` (1-based) of `size` entries (0: the board's page_size). -ENOENT: no board. */

@@ -61,15 +61,24 @@ static const struct option_def defs[O_COUNT] = {
     [O_CONNECT_TIMEOUT] = {"redis-connect-timeout-ms", "RANKD_REDIS_CONNECT_TIMEOUT_MS", "200",
                            "Redis dial timeout, ms (10..60000)"},
     [O_LOG_LEVEL] = {"log-level", "RANKD_LOG_LEVEL", "info", "debug, info, warn or error"},
-    [O_CACHE_REDIS] = {"cache-redis", "RANKD_CACHE_REDIS_URL", "", "Redis URL for page caches and locks; empty = the data Redis"},
-    [O_GRACE] = {"page-grace-ms", "RANKD_PAGE_GRACE_MS", "10000", "how long past its TTL a page may be served while it refreshes, ms (0..600000)"},
-    [O_LOCK_TTL] = {"page-lock-ttl-ms", "RANKD_PAGE_LOCK_TTL_MS", "2000", "stampede lock TTL, longer than a page computation, ms (10..60000)"},
-    [O_MAX_WAIT] = {"page-max-wait-ms", "RANKD_PAGE_MAX_WAIT_MS", "250", "longest wait for another request's computation of the same page, ms (0..10000)"},
-    [O_BETA] = {"xfetch-beta", "RANKD_XFETCH_BETA", "1", "XFetch early-refresh eagerness, 0 = off (0..10)"},
-    [O_L1_TTL] = {"l1-ttl-ms", "RANKD_L1_TTL_MS", "0", "in-process page tier TTL, 0 = off, ms (0..500)"},
-    [O_L1_BYTES] = {"l1-max-bytes", "RANKD_L1_MAX_BYTES", "16777216", "in-process page tier budget, bytes (4096..1073741824)"},
-    [O_STATIC_DIR] = {"static-dir", "RANKD_STATIC_DIR", "",
-                      "directory served at / (the web frontend); empty = clients/web of this build"},
+    [O_CACHE_REDIS] = {"cache-redis", "RANKD_CACHE_REDIS_URL", "",
+                       "Redis URL for page caches and locks; empty = the data Redis"},
+    [O_GRACE] = {"page-grace-ms", "RANKD_PAGE_GRACE_MS", "10000",
+                 "how long past its TTL a page may be served while it refreshes, ms (0..600000)"},
+    [O_LOCK_TTL] = {"page-lock-ttl-ms", "RANKD_PAGE_LOCK_TTL_MS", "2000",
+                    "stampede lock TTL, longer than a page computation, ms (10..60000)"},
+    [O_MAX_WAIT] =
+        {"page-max-wait-ms", "RANKD_PAGE_MAX_WAIT_MS", "250",
+         "longest wait for another request's computation of the same page, ms (0..10000)"},
+    [O_BETA] = {"xfetch-beta", "RANKD_XFETCH_BETA", "1",
+                "XFetch early-refresh eagerness, 0 = off (0..10)"},
+    [O_L1_TTL] = {"l1-ttl-ms", "RANKD_L1_TTL_MS", "0",
+                  "in-process page tier TTL, 0 = off, ms (0..500)"},
+    [O_L1_BYTES] = {"l1-max-bytes", "RANKD_L1_MAX_BYTES", "16777216",
+                    "in-process page tier budget, bytes (4096..1073741824)"},
+    [O_STATIC_DIR] =
+        {"static-dir", "RANKD_STATIC_DIR", "",
+         "directory served at / (the web frontend); empty = clients/web of this build"},
 };
 
 void config_defaults(struct config *cfg)

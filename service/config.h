@@ -37,12 +37,12 @@ struct config {
     int log_level;          /**< 0 debug .. 3 error */
     char cache_url_text[CONFIG_STR_MAX]; /**< "" = pages cached in the data Redis */
     struct redis_url cache_redis;
-    int page_grace_ms;      /**< stale window after a page's soft TTL */
-    int page_lock_ttl_ms;   /**< stampede lock TTL */
-    int page_max_wait_ms;   /**< longest wait for another holder's page */
-    double xfetch_beta;     /**< early-refresh eagerness, 0 = off */
-    int l1_ttl_ms;          /**< in-process page tier TTL, 0 = off, <= 500 */
-    long l1_max_bytes;      /**< in-process page tier budget */
+    int page_grace_ms;               /**< stale window after a page's soft TTL */
+    int page_lock_ttl_ms;            /**< stampede lock TTL */
+    int page_max_wait_ms;            /**< longest wait for another holder's page */
+    double xfetch_beta;              /**< early-refresh eagerness, 0 = off */
+    int l1_ttl_ms;                   /**< in-process page tier TTL, 0 = off, <= 500 */
+    long l1_max_bytes;               /**< in-process page tier budget */
     char static_dir[CONFIG_STR_MAX]; /**< web frontend directory, "" = found next to the binary */
 };
 

@@ -265,8 +265,11 @@ static cJSON *parse_body(struct http_request *rq, struct http_reply *rp)
         http_reply_error(rp, 400, "invalid_json", "The request needs a JSON body.");
         return NULL;
     }
-    if (memmem(rq->body.data, rq->body.len, "\\u0000", 6)) {
-        http_reply_error(rp, 400, "invalid_json", "Strings must not contain \\u0000.");
+    if (memchr(rq->body.data, '\0', rq->body.len) ||
+        memmem(rq->body.data, rq->body.len, "\\u0000", 6)) {
+        /* cJSON would end such a string early: the id written would not be the id sent */
+        http_reply_error(rp, 400, "invalid_json",
+                         "The body must not contain NUL (raw or \\u0000).");
         return NULL;
     }
     const char *end = NULL;
@@ -389,7 +392,7 @@ void handle_board_put(struct http_request *rq, struct http_reply *rp)
                          "first or use a new one.",
                          field, board);
     else if (rc)
-        http_reply_errno(rp, rc);
+        http_reply_write_errno(rp, rc);
     else
         http_reply_json(rp, created ? 201 : 200, render_board(board, &info));
 }
@@ -420,6 +423,26 @@ void handle_member_delete(struct http_request *rq, struct http_reply *rp)
 
 /* ---------------------------------------------------------------- records */
 
+/*
+ * 1 when a parsed JSON number can be stored as the client wrote it. Below 2^53 every integer and
+ * every decimal of up to 15 significant digits survives the double. From 2^53 on, neighbouring
+ * integers collapse (9007199254740993 parses as ...992), so a value there is accepted only when
+ * its shortest form has at most 15 significant digits (1.5e300 yes, 12345678901234567890 no).
+ */
+static int number_exact(double v)
+{
+    if (!isfinite(v))
+        return 0;
+    if (fabs(v) < 9007199254740992.0)
+        return 1;
+    char text[40];
+    render_number_text(v, text, sizeof(text));
+    int digits = 0;
+    for (const char *p = text; *p && *p != 'e' && *p != 'E'; p++)
+        digits += *p >= '0' && *p <= '9';
+    return digits <= 15;
+}
+
 /* Validate a record (flat object of strings, numbers, booleans, nulls; valid UTF-8) and print it.
  * Returns the new JSON (free()) or NULL with status/code/message filled. */
 static char *record_json(const cJSON *rec, int *status, const char **code, char *msg)
@@ -435,9 +458,11 @@ static char *record_json(const cJSON *rec, int *status, const char **code, char 
         int utf8 =
             request_utf8_valid(f->string, strlen(f->string)) &&
             (!cJSON_IsString(f) || request_utf8_valid(f->valuestring, strlen(f->valuestring)));
-        if (!flat || !utf8 || (cJSON_IsNumber(f) && !isfinite(f->valuedouble))) {
+        int exact = !cJSON_IsNumber(f) || number_exact(f->valuedouble);
+        if (!flat || !utf8 || !exact) {
             snprintf(msg, MSG_MAX,
-                     "record field '%.100s' must be a string, finite number, boolean or null "
+                     "record field '%.100s' must be a string, a number a double holds exactly "
+                     "(integers up to 2^53; send larger ones as strings), a boolean or null "
                      "(records are flat), in valid UTF-8.",
                      f->string);
             return NULL;
@@ -491,7 +516,7 @@ void handle_item_put(struct http_request *rq, struct http_reply *rp)
     int rc = board_record_put(&rq->app->model, rq->params[0], rq->param_len[0], json, strlen(json));
     free(json);
     if (rc)
-        http_reply_errno(rp, rc);
+        http_reply_write_errno(rp, rc);
     else
         rp->status = 204;
 }
@@ -505,7 +530,7 @@ void handle_item_delete(struct http_request *rq, struct http_reply *rp)
         http_reply_error(rp, 404, "item_not_found", "No record is stored for id '%.200s'.",
                          rq->params[0]);
     else if (rc)
-        http_reply_errno(rp, rc);
+        http_reply_write_errno(rp, rc);
     else
         rp->status = 204;
 }
@@ -649,7 +674,7 @@ static void range_error(const struct board_settings *s, struct entry_error *err)
     render_number_text(max, hi, sizeof(hi));
     entry_fail(err, 422, "score_out_of_range",
                "the resulting score would be outside this board's exact range: from %s to %s; "
-               "nothing was written for this entry.",
+               "nothing was written.",
                lo, hi);
 }
 
@@ -679,10 +704,16 @@ static int apply_entries(struct rankd *app, const char *board, const struct entr
             break;
         }
         size_t handled = 0;
-        rc = n > from ? board_write(&app->model, board, used, be, n - from, want_rank,
-                                    outcomes + from, &handled)
+        int flags = BOARD_WRITE_ATOMIC | (want_rank ? BOARD_WRITE_RANKS : 0);
+        rc = n > from ? board_write(&app->model, board, used, be, n - from, flags, outcomes + from,
+                                    &handled)
                       : 0;
-        from += handled; /* settings changed mid-way: resume after what was written */
+        from += handled;     /* settings changed mid-way: resume after what was written */
+        if (rc == -ERANGE) { /* an incr would leave the range: nothing written */
+            *bad = from;
+            range_error(used, err);
+            rc = -1;
+        }
     }
     free(be);
     return rc;
@@ -710,7 +741,7 @@ static void scores_single(struct http_request *rq, struct http_reply *rp, const 
     if (rc == -1)
         reply_entry_error(rp, &err, "");
     else if (rc)
-        http_reply_errno(rp, rc);
+        http_reply_write_errno(rp, rc);
     else if (out.rc) {
         range_error(&used, &err);
         reply_entry_error(rp, &err, "");
@@ -758,7 +789,7 @@ static void scores_batch(struct http_request *rq, struct http_reply *rp, const c
         snprintf(where, sizeof(where), "entries[%zu]: ", bad);
         reply_entry_error(rp, &err, where);
     } else if (rc < 0) {
-        http_reply_errno(rp, rc);
+        http_reply_write_errno(rp, rc);
     } else if (rc == 0) {
         cJSON *doc = cJSON_CreateObject(), *rej = cJSON_CreateArray();
         int applied = 0;
@@ -901,12 +932,14 @@ static int stream_line(struct http_request *rq, const char *board, struct stream
         text[--len] = '\0';
     long line = s->line_no;
     struct entry_error err = {0};
-    size_t blank = strspn(text, " \t");
+    size_t blank = 0;
+    while (blank < len && (text[blank] == ' ' || text[blank] == '\t'))
+        blank++;
     if (blank == len)
-        return 0;
+        return 0; /* a blank line */
     cJSON *doc = NULL;
-    if (memmem(text, len, "\\u0000", 6))
-        entry_fail(&err, 400, "invalid_json", "strings must not contain \\u0000.");
+    if (memchr(text, '\0', len) || memmem(text, len, "\\u0000", 6))
+        entry_fail(&err, 400, "invalid_json", "the line must not contain NUL (raw or \\u0000).");
     else if (!(doc = cJSON_ParseWithLengthOpts(text, len + 1, NULL, 1)))
         entry_fail(&err, 400, "invalid_json", "the line is not valid JSON.");
     struct entry_in *e = &s->pending[s->npending];
@@ -977,7 +1010,7 @@ int handle_scores_stream(struct http_request *rq, const char *data, size_t len,
     }
     int rc = stream_feed(rq, board, s, data, len);
     if (rc) {
-        http_reply_errno(rp, rc);
+        http_reply_write_errno(rp, rc);
         return -1;
     }
     if (data)

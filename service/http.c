@@ -95,6 +95,7 @@ void http_reply_errno(struct http_reply *rp, int rc)
     switch (rc) {
     case -ECONNREFUSED:
     case -ETIMEDOUT:
+    case -ETIME:
     case -EIO:
     case -EAGAIN:
         http_reply_error(rp, 503, "redis_unavailable",
@@ -110,6 +111,18 @@ void http_reply_errno(struct http_reply *rp, int rc)
     default:
         http_reply_error(rp, 500, "internal", "Internal error: %s.", strerror(rc < 0 ? -rc : rc));
     }
+}
+
+void http_reply_write_errno(struct http_reply *rp, int rc)
+{
+    if (rc != -ETIME) {
+        http_reply_errno(rp, rc);
+        return;
+    }
+    http_reply_error(rp, 503, "write_outcome_unknown",
+                     "Redis did not answer in time after the write was sent: it may or may not "
+                     "have been applied. Read the member before retrying an incr.");
+    http_reply_header(rp, "Retry-After", "1");
 }
 
 int http_arg(const struct http_request *rq, const char *name, const char **value)
@@ -480,7 +493,8 @@ struct http_server *http_start(struct rankd *app, const char *host, int port, in
         (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT, (unsigned)max_connections,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S, MHD_OPTION_THREAD_STACK_SIZE,
         (size_t)THREAD_STACK_BYTES, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
-        MHD_OPTION_UNESCAPE_CALLBACK, unescape_none, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
+        MHD_OPTION_UNESCAPE_CALLBACK, unescape_none, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
+        NULL, MHD_OPTION_END);
     if (!srv->daemon) {
         free(srv);
         *err = -EADDRINUSE;

@@ -81,6 +81,10 @@ void http_reply_error(struct http_reply *rp, int status, const char *code, const
 /** An error reply for a negative errno from store/board: 503 for Redis faults, 500 otherwise. */
 void http_reply_errno(struct http_reply *rp, int rc);
 
+/** As http_reply_errno, but a timeout after the write was sent (-ETIME) is 503
+ *  `write_outcome_unknown`: the client must read before retrying a non-idempotent incr. */
+void http_reply_write_errno(struct http_reply *rp, int rc);
+
 /** Add a response header (value copied). Silently ignored past HTTP_HEADERS_MAX. */
 void http_reply_header(struct http_reply *rp, const char *name, const char *value);
 

@@ -1,12 +1,12 @@
 /* metrics.c -- atomic counters and a latency histogram; see metrics.h. */
 #include "metrics.h"
 
-#include "page_cache.h"
-
 #include <errno.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
+
+#include "page_cache.h"
 
 /* Status codes rankd sends, in one small table (index = position). */
 static const int statuses[] = {200, 201, 204, 304, 400, 401, 403, 404,
@@ -90,8 +90,7 @@ static int render_histogram(struct buf *out, const char *name, const char *help,
         else
             rc = put(out, "%s_bucket{le=\"+Inf\"} %lu\n", name, cum);
     }
-    return rc ? rc
-              : put(out, "%s_sum %.6f\n%s_count %lu\n", name, (double)sum_us / 1e6, name, cum);
+    return rc ? rc : put(out, "%s_sum %.6f\n%s_count %lu\n", name, (double)sum_us / 1e6, name, cum);
 }
 
 static int render_cache(struct buf *out, const struct page_cache_stats *c)
@@ -105,7 +104,8 @@ static int render_cache(struct buf *out, const struct page_cache_stats *c)
         {"misses", "pages computed for a request", c->misses},
         {"stale", "pages served past their soft TTL while refreshing", c->stale},
         {"lock_waits", "misses that waited for another holder's computation", c->lock_waits},
-        {"lock_wait_timeouts", "waits that gave up after max_wait and computed", c->lock_wait_timeouts},
+        {"lock_wait_timeouts", "waits that gave up after max_wait and computed",
+         c->lock_wait_timeouts},
         {"uncached", "computations served without the cache (cache Redis failing)", c->uncached},
         {"early_refreshes", "XFetch early refreshes started on a hit", c->early_refreshes},
         {"refreshes", "background refreshes completed", c->refreshes},
@@ -113,13 +113,15 @@ static int render_cache(struct buf *out, const struct page_cache_stats *c)
     };
     int rc = 0;
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]) && !rc; i++)
-        rc = put(out, "# HELP rankd_page_cache_%s_total %s\n# TYPE rankd_page_cache_%s_total counter\n"
-                      "rankd_page_cache_%s_total %lu\n",
+        rc = put(out,
+                 "# HELP rankd_page_cache_%s_total %s\n# TYPE rankd_page_cache_%s_total counter\n"
+                 "rankd_page_cache_%s_total %lu\n",
                  rows[i].name, rows[i].help, rows[i].name, rows[i].name, rows[i].v);
     return rc ? rc
-              : put(out, "# HELP rankd_page_cache_breaker_open 1 while the cache is skipped.\n"
-                         "# TYPE rankd_page_cache_breaker_open gauge\n"
-                         "rankd_page_cache_breaker_open %d\n",
+              : put(out,
+                    "# HELP rankd_page_cache_breaker_open 1 while the cache is skipped.\n"
+                    "# TYPE rankd_page_cache_breaker_open gauge\n"
+                    "rankd_page_cache_breaker_open %d\n",
                     c->breaker_open);
 }
 

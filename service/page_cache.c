@@ -29,10 +29,10 @@
 /* One in-flight computation of one exact key (single-flight). */
 struct flight {
     char key[KEY_MAX];
-    int refs;        /* requests (and at most one refresher) using the entry */
-    int done;        /* result published */
-    int rc;          /* 0, or why there is no value */
-    char *value;     /* formatted cache value (header + body), owned */
+    int refs;    /* requests (and at most one refresher) using the entry */
+    int done;    /* result published */
+    int rc;      /* 0, or why there is no value */
+    char *value; /* formatted cache value (header + body), owned */
     size_t len;
     struct flight *next;
 };
@@ -42,9 +42,9 @@ struct l1_entry {
     char key[KEY_MAX];
     char *value; /* formatted cache value, owned */
     size_t len;
-    int64_t expires_ms; /* monotonic */
-    struct l1_entry *next;   /* bucket chain */
-    struct l1_entry *newer;  /* insertion order, for eviction */
+    int64_t expires_ms;     /* monotonic */
+    struct l1_entry *next;  /* bucket chain */
+    struct l1_entry *newer; /* insertion order, for eviction */
 };
 
 struct page_cache {
@@ -153,8 +153,8 @@ static int value_parse(const char *v, size_t len, struct entry *e)
         return -EINVAL;
     memcpy(head, v, hl);
     head[hl] = '\0';
-    if (sscanf(head, VALUE_MAGIC " %" SCNd64 " %" SCNd64 " %" SCNd64 " %" SCNd64 " %47s",
-               &e->gen, &e->created_ms, &e->soft_ms, &e->delta_ms, e->etag) != 5)
+    if (sscanf(head, VALUE_MAGIC " %" SCNd64 " %" SCNd64 " %" SCNd64 " %" SCNd64 " %47s", &e->gen,
+               &e->created_ms, &e->soft_ms, &e->delta_ms, e->etag) != 5)
         return -EINVAL;
     e->body = nl + 1;
     e->len = len - hl - 1;
@@ -186,8 +186,7 @@ static void breaker_result(struct page_cache *pc, int failed)
 /* ---------------------------------------------------------------- cache Redis commands */
 
 /* One command on the cache store; NULL (and a breaker error) on failure or an error reply. */
-static redisReply *cache_cmd(struct page_cache *pc, int argc, const char **argv,
-                             const size_t *lens)
+static redisReply *cache_cmd(struct page_cache *pc, int argc, const char **argv, const size_t *lens)
 {
     int err = 0;
     struct store_conn *c = store_acquire(pc->cfg.cache, &err);
@@ -372,8 +371,7 @@ static void flight_leave(struct page_cache *pc, struct flight *f)
     free(f);
 }
 
-static void flight_publish(struct page_cache *pc, struct flight *f, int rc, char *value,
-                           size_t len)
+static void flight_publish(struct page_cache *pc, struct flight *f, int rc, char *value, size_t len)
 {
     pthread_mutex_lock(&pc->lock);
     f->rc = rc;
@@ -629,8 +627,7 @@ static int lookup(struct page_cache *pc, struct page_req *q, int requested_size,
     q->size = (int)r->element[0]->integer;
     q->ttl_ms = (int)r->element[1]->integer;
     q->gen = r->element[2]->str ? strtoll(r->element[2]->str, NULL, 10) : 0;
-    snprintf(q->key, sizeof(q->key), "%s%" PRId64 ":%d:%" PRId64, prefix, q->gen, q->size,
-             q->page);
+    snprintf(q->key, sizeof(q->key), "%s%" PRId64 ":%d:%" PRId64, prefix, q->gen, q->size, q->page);
     const redisReply *v = r->element[3];
     int found = 0;
     if (v->type == REDIS_REPLY_STRING && (*value = malloc(v->len + 1))) {
@@ -753,7 +750,8 @@ struct page_cache *page_cache_new(const struct page_cache_config *cfg)
     pthread_mutex_init(&pc->lock, NULL);
     pthread_cond_init(&pc->changed, NULL);
     pthread_mutex_init(&pc->l1_lock, NULL);
-    atomic_store(&pc->seed, (uint64_t)wall_ms() * UINT64_C(0x9E3779B97F4A7C15) ^ (uint64_t)getpid());
+    atomic_store(&pc->seed,
+                 (uint64_t)wall_ms() * UINT64_C(0x9E3779B97F4A7C15) ^ (uint64_t)getpid());
     return pc;
 }
 

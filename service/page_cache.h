@@ -48,25 +48,25 @@
 typedef int (*page_cache_delay_fn)(const char *board, int64_t page, int size);
 
 struct page_cache_config {
-    struct store *data;         /**< board data (borrowed) */
-    struct store *cache;        /**< pages and locks (borrowed; may be the same as data) */
-    struct board_model *model;  /**< borrowed */
-    const char *prefix;         /**< key prefix (borrowed) */
-    int grace_ms;               /**< stale window after the soft TTL; key TTL = soft + grace */
-    int lock_ttl_ms;            /**< stampede lock TTL; must exceed a computation */
-    int max_wait_ms;            /**< longest wait for another holder's result */
-    double beta;                /**< XFetch beta; 0 turns early refresh off */
-    int l1_ttl_ms;              /**< in-process tier TTL, 0 = off, <= PAGE_CACHE_L1_TTL_MS_MAX */
-    size_t l1_max_bytes;        /**< in-process tier budget */
-    int refresh_max;            /**< background refreshes at once */
-    page_cache_delay_fn delay;  /**< test hook, NULL */
+    struct store *data;        /**< board data (borrowed) */
+    struct store *cache;       /**< pages and locks (borrowed; may be the same as data) */
+    struct board_model *model; /**< borrowed */
+    const char *prefix;        /**< key prefix (borrowed) */
+    int grace_ms;              /**< stale window after the soft TTL; key TTL = soft + grace */
+    int lock_ttl_ms;           /**< stampede lock TTL; must exceed a computation */
+    int max_wait_ms;           /**< longest wait for another holder's result */
+    double beta;               /**< XFetch beta; 0 turns early refresh off */
+    int l1_ttl_ms;             /**< in-process tier TTL, 0 = off, <= PAGE_CACHE_L1_TTL_MS_MAX */
+    size_t l1_max_bytes;       /**< in-process tier budget */
+    int refresh_max;           /**< background refreshes at once */
+    page_cache_delay_fn delay; /**< test hook, NULL */
 };
 
 enum page_source { PAGE_HIT = 0, PAGE_MISS, PAGE_STALE };
 
 /** One page ready to send. Free with page_reply_free. */
 struct page_reply {
-    char *body;              /**< JSON, owned (NULL when not_modified) */
+    char *body; /**< JSON, owned (NULL when not_modified) */
     size_t len;
     char etag[48];           /**< quoted strong ETag */
     enum page_source source; /**< X-Cache */

@@ -40,8 +40,8 @@ struct rankd *rankd_start_hooked(const struct config *cfg, const struct rankd_ho
     }
     app->cfg = *cfg;
     app->store = store_for(&app->cfg, &app->cfg.redis);
-    app->cache_store = app->cfg.cache_url_text[0] ? store_for(&app->cfg, &app->cfg.cache_redis)
-                                                  : app->store;
+    app->cache_store =
+        app->cfg.cache_url_text[0] ? store_for(&app->cfg, &app->cfg.cache_redis) : app->store;
     app->model.store = app->store;
     app->model.prefix = app->cfg.key_prefix;
     struct page_cache_config pcc = {
@@ -67,8 +67,8 @@ struct rankd *rankd_start_hooked(const struct config *cfg, const struct rankd_ho
     }
     if (static_files_root(app->cfg.static_dir, app->static_root, sizeof(app->static_root)))
         app->static_root[0] = '\0';
-    app->http = http_start(app, app->cfg.listen_host, app->cfg.listen_port,
-                           app->cfg.max_connections, err);
+    app->http =
+        http_start(app, app->cfg.listen_host, app->cfg.listen_port, app->cfg.max_connections, err);
     if (!app->http) {
         rankd_stop(app);
         return NULL;

@@ -16,11 +16,11 @@
 
 /** A file ready to send. */
 struct static_file {
-    int fd;                     /**< open, read-only; the caller owns and closes it */
-    uint64_t size;              /**< bytes */
-    const char *content_type;   /**< static string */
-    const char *cache_control;  /**< static string */
-    char etag[48];              /**< from size and mtime */
+    int fd;                    /**< open, read-only; the caller owns and closes it */
+    uint64_t size;             /**< bytes */
+    const char *content_type;  /**< static string */
+    const char *cache_control; /**< static string */
+    char etag[48];             /**< from size and mtime */
 };
 
 /**

@@ -11,6 +11,8 @@
 #include <sys/time.h>
 #include <time.h>
 
+#include <hiredis/sds.h>
+
 #include "log.h"
 #include "util.h"
 
@@ -41,7 +43,7 @@ struct store_conn {
     struct store *st;  /**< the pool this connection belongs to */
     redisContext *ctx; /**< NULL until dialled; freed after any error */
     int busy;          /**< borrowed by a request */
-    int failed;        /**< saw an error: close on release */
+    int failed;        /**< the negative errno it failed with: close on release */
 };
 
 struct store {
@@ -52,6 +54,8 @@ struct store {
     struct store_conn *conns; /**< pool_size slots */
     int64_t down_until_ms;    /**< no dialling before this (monotonic ms); under lock */
     int backoff_ms;           /**< next back-off step; under lock */
+    int64_t stalled_until_ms; /**< after a timeout: fail fast before this; under lock */
+    int stall_backoff_ms;     /**< next stall window; under lock */
     char sha[STORE_SCRIPT_COUNT][SHA_LEN + 1]; /**< filled by the first successful load */
     atomic_int sha_loaded;
     atomic_ulong errors;
@@ -78,10 +82,15 @@ struct store *store_new(const struct store_config *cfg)
     st->timeout_ms = cfg->timeout_ms;
     st->connect_timeout_ms = cfg->connect_timeout_ms;
     st->backoff_ms = BACKOFF_MIN_MS;
+    st->stall_backoff_ms = BACKOFF_MIN_MS;
     for (int i = 0; i < st->pool_size; i++)
         st->conns[i].st = st;
     pthread_mutex_init(&st->lock, NULL);
-    pthread_cond_init(&st->freed, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* pool waits ignore wall-clock jumps */
+    pthread_cond_init(&st->freed, &ca);
+    pthread_condattr_destroy(&ca);
     return st;
 }
 
@@ -134,8 +143,9 @@ static int setup_command(struct store *st, redisContext *ctx, int argc, const ch
 {
     redisReply *r = redisCommandArgv(ctx, argc, argv, NULL);
     if (!r) {
+        int rc = ctx_errno(ctx); /* before logging, which may change errno */
         note_error(st, "set-up", ctx->errstr);
-        return ctx_errno(ctx);
+        return rc;
     }
     int rc = r->type == REDIS_REPLY_ERROR ? -EIO : 0;
     if (rc)
@@ -205,7 +215,7 @@ static int dial(struct store *st, redisContext **out)
 static struct store_conn *take_slot(struct store *st, int *err)
 {
     struct timespec deadline;
-    clock_gettime(CLOCK_REALTIME, &deadline);
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
     deadline.tv_sec += st->timeout_ms / 1000;
     deadline.tv_nsec += (long)(st->timeout_ms % 1000) * 1000000L;
     if (deadline.tv_nsec >= 1000000000L) {
@@ -251,10 +261,15 @@ struct store_conn *store_acquire(struct store *st, int *err)
         note_error(st, "pool", "no connection free within the timeout");
         return NULL;
     }
-    if (!c->ctx && util_now_ms() < st->down_until_ms) {
+    int64_t now = util_now_ms();
+    if ((!c->ctx && now < st->down_until_ms) || now < st->stalled_until_ms) {
+        /* Redis refused a dial or just timed out: fail fast for a short, growing window
+         * instead of making every request wait for its own timeout. */
+        int stalled = now < st->stalled_until_ms;
+        pthread_cond_broadcast(&st->freed); /* the slot stays free: let another waiter look */
         pthread_mutex_unlock(&st->lock);
         atomic_fetch_add(&st->errors, 1);
-        *err = -ECONNREFUSED;
+        *err = stalled ? -ETIMEDOUT : -ECONNREFUSED;
         return NULL;
     }
     c->busy = 1;
@@ -276,7 +291,7 @@ struct store_conn *store_acquire(struct store *st, int *err)
         st->down_until_ms = util_now_ms() + st->backoff_ms;
         st->backoff_ms = st->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : st->backoff_ms * 2;
         c->busy = 0;
-        pthread_cond_signal(&st->freed);
+        pthread_cond_broadcast(&st->freed);
         pthread_mutex_unlock(&st->lock);
         *err = rc;
         return NULL;
@@ -297,17 +312,27 @@ void store_release(struct store *st, struct store_conn *c)
     if (c->failed) {
         dead = c->ctx;
         c->ctx = NULL;
+    } else {
+        st->stall_backoff_ms = BACKOFF_MIN_MS; /* Redis answered: it is not stalled */
+    }
+    if (c->failed == -ETIMEDOUT || c->failed == -ETIME) {
+        st->stalled_until_ms = util_now_ms() + st->stall_backoff_ms;
+        st->stall_backoff_ms =
+            st->stall_backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : st->stall_backoff_ms * 2;
     }
     c->busy = 0;
-    pthread_cond_signal(&st->freed);
+    pthread_cond_broadcast(&st->freed);
     pthread_mutex_unlock(&st->lock);
     redisFree(dead);
 }
 
 static int fail(struct store_conn *c, const char *what)
 {
-    c->failed = 1;
     int rc = ctx_errno(c->ctx);
+    /* A timeout after the whole command left the output buffer: Redis may still run it. */
+    if (rc == -ETIMEDOUT && c->ctx && c->ctx->obuf && sdslen(c->ctx->obuf) == 0)
+        rc = -ETIME;
+    c->failed = rc;
     note_error(c->st, what, c->ctx ? c->ctx->errstr : "out of memory");
     return rc;
 }

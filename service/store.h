@@ -14,7 +14,11 @@
  *
  * Errors (negative errno, for every function below that returns int or takes `int *err`):
  *   -ECONNREFUSED  Redis unreachable now (dial failed, or inside the back-off window)
- *   -ETIMEDOUT     no pool connection free within the timeout, or Redis did not answer in time
+ *   -ETIMEDOUT     no pool connection free within the timeout, Redis did not answer in time
+ *                  before the command was fully sent, or Redis timed out moments ago (after a
+ *                  timeout the pool fails fast for a window of 50 ms doubling to 2 s, reset by
+ *                  the next answer)
+ *   -ETIME         Redis did not answer in time AFTER the command was sent: it may have run
  *   -EIO           I/O or protocol error, or a Redis error reply (OOM, LOADING, READONLY, BUSY...)
  *   -ENOMEM        out of memory
  * http.c maps all of them but -ENOMEM to 503.
@@ -44,12 +48,12 @@ struct store_config {
 
 /** Scripts the store knows (bodies in service/lua/, compiled in). */
 enum store_script {
-    STORE_SCRIPT_WRITE = 0, /**< lua/write.lua: one score write */
-    STORE_SCRIPT_COMPACT,   /**< lua/compact.lua: renumber one tie group, one chunk */
-    STORE_SCRIPT_PAGE,      /**< lua/page.lua: settings + total + one page + records */
-    STORE_SCRIPT_MEMBER,    /**< lua/member.lua: settings + one member + its record */
-    STORE_SCRIPT_AROUND,    /**< lua/around.lua: a page centred on a member */
-    STORE_SCRIPT_PUT_BOARD, /**< lua/put_board.lua: create or update settings */
+    STORE_SCRIPT_WRITE = 0,    /**< lua/write.lua: one score write */
+    STORE_SCRIPT_COMPACT,      /**< lua/compact.lua: renumber one tie group, one chunk */
+    STORE_SCRIPT_PAGE,         /**< lua/page.lua: settings + total + one page + records */
+    STORE_SCRIPT_MEMBER,       /**< lua/member.lua: settings + one member + its record */
+    STORE_SCRIPT_AROUND,       /**< lua/around.lua: a page centred on a member */
+    STORE_SCRIPT_PUT_BOARD,    /**< lua/put_board.lua: create or update settings */
     STORE_SCRIPT_CACHE_GET,    /**< lua/cache_get.lua: board state + cached page */
     STORE_SCRIPT_LOCK_RELEASE, /**< lua/lock_release.lua: compare-and-delete of a lock */
     STORE_SCRIPT_COUNT
@@ -68,7 +72,7 @@ void store_free(struct store *st);
  * Borrow a connected connection, dialling if needed. Returns NULL and sets *err on failure.
  * Give it back with store_release, exactly once.
  */
-struct store_conn *store_acquire(struct store *st, int *err);
+struct store_conn *store_acquire(struct store *st, int *err); /* may block: pool wait + a dial */
 
 /** Return a connection; a connection that saw an error is closed here. NULL is a no-op. */
 void store_release(struct store *st, struct store_conn *c);

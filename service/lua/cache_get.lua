@@ -11,6 +11,7 @@ if not m[1] then return false end
 local gen = redis.call('GET', KEYS[2]) or '0'
 local size = tonumber(ARGV[3])
 if size == 0 then size = tonumber(m[1]) or 20 end
+if size < 1 or size > 100 then size = 20 end
 local ttl = tonumber(m[2]) or 1000
 local value = false
 if ARGV[4] == '1' and ttl > 0 then

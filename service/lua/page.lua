@@ -10,6 +10,7 @@ if #settings == 0 then return false end
 local size = tonumber(ARGV[2])
 if size == 0 then
   size = tonumber(redis.call('HGET', KEYS[1], 'page_size')) or 20
+  if size < 1 or size > 100 then size = 20 end -- a damaged hash must not read the whole board
 end
 local total = redis.call('ZCARD', KEYS[2])
 local start = (tonumber(ARGV[1]) - 1) * size

@@ -6,11 +6,15 @@
 -- ARGV[1] 2^T   ARGV[2] tiebreak   ARGV[3] tie cap   ARGV[4] largest |key|
 -- ARGV[5] order   ARGV[6] score_decimals   ARGV[7] default page_size   ARGV[8] default page_ttl_ms
 -- ARGV[9] board name   ARGV[10] '1' to return ranks   ARGV[11] entry count n
+-- ARGV[12] '1': all or nothing (an entry whose result leaves the range refuses the whole call),
+--          '0': such an entry is refused alone (NDJSON lines)
 -- then per entry 4 values: member, op, key (or key delta for incr), record JSON or ''.
 -- Reply {status, done, results...}; results hold 4 values per applied or refused entry:
 --   code (0 applied or unchanged, 2 key out of range: nothing written for it), stored, rank0, updated.
--- status 0: all n entries handled; 1: the board's settings differ from ARGV, nothing written;
--- 3: entry done+1 found its tie group full: nothing written for it or after it (compact, resume).
+-- status 0: all n entries handled; 1: the board's settings differ from ARGV (or the board is
+-- gone and ARGV are not the defaults), nothing written; 2 (all or nothing): entry done+1 would
+-- leave the range, nothing written; 3: entry done+1 found its tie group full: nothing written
+-- for it or after it, and the reply's last value is that group's key (compact, resume).
 local z, meta, items, registry = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local base, tiebreak, cap, kmax = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
 local want_rank, n = ARGV[10] == '1', tonumber(ARGV[11])
@@ -18,11 +22,38 @@ local fmt = '%.17g'
 
 local m = redis.call('HMGET', meta, 'order', 'tiebreak', 'score_decimals')
 if not m[1] then
+  -- a new board gets the defaults; settings read before a concurrent delete must not revive it
+  if ARGV[5] ~= 'desc' or tiebreak ~= 'first' or ARGV[6] ~= '0' or ARGV[7] ~= '20' or
+     ARGV[8] ~= '1000' then
+    return {1, 0}
+  end
   redis.call('HSET', meta, 'order', ARGV[5], 'tiebreak', tiebreak, 'score_decimals', ARGV[6],
              'page_size', ARGV[7], 'page_ttl_ms', ARGV[8])
   redis.call('SADD', registry, ARGV[9])
 elseif m[1] ~= ARGV[5] or m[2] ~= tiebreak or m[3] ~= ARGV[6] then
   return {1, 0}
+end
+
+local function result_key(op, arg, oldkey)
+  if op == 'incr' then return (oldkey or 0) + arg end
+  if op == 'best' and oldkey and oldkey <= arg then return oldkey end
+  return arg
+end
+
+if ARGV[12] == '1' then
+  -- first pass: would any entry leave the range? (members repeated in the batch included)
+  local cur = {}
+  for i = 0, n - 1 do
+    local a = 13 + i * 4
+    local member = ARGV[a]
+    if cur[member] == nil then
+      local s = redis.call('ZSCORE', z, member)
+      cur[member] = s and math.floor(tonumber(s) / base) or false
+    end
+    local key = result_key(ARGV[a + 1], tonumber(ARGV[a + 2]), cur[member] or nil)
+    if key > kmax or key < -kmax then return {2, i} end
+    cur[member] = key
+  end
 end
 
 local out = {0, 0}
@@ -32,7 +63,7 @@ local function rank_of(member)
 end
 
 for i = 0, n - 1 do
-  local a = 12 + i * 4
+  local a = 13 + i * 4
   local member, op, arg, record = ARGV[a], ARGV[a + 1], tonumber(ARGV[a + 2]), ARGV[a + 3]
   local old = redis.call('ZSCORE', z, member)
   local oldkey = nil
@@ -40,14 +71,7 @@ for i = 0, n - 1 do
     old = tonumber(old)
     oldkey = math.floor(old / base)
   end
-  local key
-  if op == 'incr' then
-    key = (oldkey or 0) + arg
-  elseif op == 'best' and oldkey and oldkey <= arg then
-    key = oldkey
-  else
-    key = arg
-  end
+  local key = result_key(op, arg, oldkey)
   local code, stored, updated = 0, old, 0
   if key > kmax or key < -kmax then
     code = 2
@@ -58,13 +82,13 @@ for i = 0, n - 1 do
       -- just after the group's current last entry
       local r = redis.call('ZRANGE', z, lo + cap - 1, lo, 'BYSCORE', 'REV', 'LIMIT', 0, 1, 'WITHSCORES')
       if r[2] then tie = tonumber(r[2]) - lo + 1 end
-      if tie >= cap then out[1] = 3; return out end
+      if tie >= cap then out[1] = 3; out[#out + 1] = string.format(fmt, key); return out end
     elseif tiebreak == 'last' then
       -- just before the group's current first entry
       local r = redis.call('ZRANGE', z, lo, lo + cap - 1, 'BYSCORE', 'LIMIT', 0, 1, 'WITHSCORES')
       tie = cap - 1
       if r[2] then tie = tonumber(r[2]) - lo - 1 end
-      if tie < 0 then out[1] = 3; return out end
+      if tie < 0 then out[1] = 3; out[#out + 1] = string.format(fmt, key); return out end
     end
     stored = lo + tie
     updated = 1

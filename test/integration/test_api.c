@@ -651,6 +651,59 @@ START_TEST(numbers_read_back_exactly)
 }
 END_TEST
 
+/* A raw NUL would end cJSON's string early: the id written would not be the id sent. */
+START_TEST(raw_nul_rejected)
+{
+    const char body[] = "{\"id\":\"ab\0cd\",\"score\":5}";
+    struct http_result r;
+    ck_assert_int_eq(http_req(g_port, "POST", "/boards/nul/scores", body, sizeof(body) - 1, NULL,
+                              TEST_TOKEN, &r),
+                     0);
+    ck_assert_int_eq(r.status, 400);
+    ck_assert_str_eq(http_error_code(&r), "invalid_json");
+    http_result_free(&r);
+    const char line[] = "{\"id\":\"ab\0cd\",\"score\":5}\n{\"id\":\"ok\",\"score\":1}\n";
+    ck_assert_int_eq(http_req(g_port, "POST", "/boards/nul/scores", line, sizeof(line) - 1,
+                              "application/x-ndjson", TEST_TOKEN, &r),
+                     0);
+    ck_assert_int_eq((int)num(r.json, "applied"), 1);
+    ck_assert_int_eq((int)num(r.json, "rejected_total"), 1);
+    http_result_free(&r);
+    expect_error("GET", "/boards/nul/members/ab", NULL, NULL, 404, "member_not_found");
+}
+END_TEST
+
+/* A blank line after an indented one is blank (the line buffer is not read past its end). */
+START_TEST(ndjson_blank_after_indented)
+{
+    const char *body = "  {\"id\":\"s1\",\"score\":1}\n\n\t\n{\"id\":\"s2\",\"score\":2}\n";
+    struct http_result r;
+    ck_assert_int_eq(http_req(g_port, "POST", "/boards/bl/scores", body, strlen(body),
+                              "application/x-ndjson", TEST_TOKEN, &r),
+                     0);
+    ck_assert_msg(r.status == 200 && num(r.json, "rejected_total") == 0, "%s", r.body);
+    ck_assert_int_eq((int)num(r.json, "applied"), 2);
+    http_result_free(&r);
+}
+END_TEST
+
+/* A record number a double cannot hold would be stored rounded: it is refused. */
+START_TEST(record_numbers_exact_or_refused)
+{
+    expect_error("PUT", "/items/n", "{\"big\":12345678901234567890}", TEST_TOKEN, 400,
+                 "invalid_record");
+    expect_error("PUT", "/items/n", "{\"big\":9007199254740993}", TEST_TOKEN, 400,
+                 "invalid_record");
+    expect_error("PUT", "/items/n", "{\"big\":9007199254740992}", TEST_TOKEN, 400,
+                 "invalid_record"); /* 2^53 + 1 would parse to it too */
+    ck_assert_int_eq(it_status("PUT", "/items/n", "{\"ok\":9007199254740991,\"f\":1.5e300}"), 204);
+    struct http_result r;
+    ck_assert_int_eq(http_get(g_port, "/items/n", &r), 0);
+    ck_assert_ptr_nonnull(strstr(r.body, "9007199254740991"));
+    http_result_free(&r);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- records */
 
 START_TEST(items_crud)
@@ -725,9 +778,17 @@ START_TEST(static_files_confined)
     ck_assert_int_eq(static_status(port, "/app.js", ct, sizeof(ct)), 200);
     ck_assert_str_eq(ct, "text/javascript; charset=utf-8");
     static const char *const outside[] = {
-        "/../etc/passwd", "/%2e%2e/etc/passwd", "/%2E%2E%2Fetc%2Fpasswd", "/sub/../../etc/passwd",
-        "/sub/%2e%2e/%2e%2e/etc/passwd", "/passwd", "/sub", "/./index.html", "/..%5cetc",
-        "/index.html%00.js", "/nope.html",
+        "/../etc/passwd",
+        "/%2e%2e/etc/passwd",
+        "/%2E%2E%2Fetc%2Fpasswd",
+        "/sub/../../etc/passwd",
+        "/sub/%2e%2e/%2e%2e/etc/passwd",
+        "/passwd",
+        "/sub",
+        "/./index.html",
+        "/..%5cetc",
+        "/index.html%00.js",
+        "/nope.html",
     };
     for (size_t i = 0; i < sizeof(outside) / sizeof(outside[0]); i++) {
         long s = static_status(port, outside[i], NULL, 0);
@@ -767,6 +828,9 @@ Suite *api_suite(void)
         {"ndjson_mixed", ndjson_mixed_rejections},
         {"exact_numbers", numbers_read_back_exactly},
         {"items", items_crud},
+        {"raw_nul", raw_nul_rejected},
+        {"ndjson_blank", ndjson_blank_after_indented},
+        {"record_numbers", record_numbers_exact_or_refused},
         {"static", static_files_confined},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {

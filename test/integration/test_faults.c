@@ -112,13 +112,20 @@ static int has_retry_after(const struct http_result *r)
     return h && strtol(h + strlen("\nRetry-After:"), NULL, 10) >= 1;
 }
 
+/* redis_unavailable; a write that timed out after it was sent is write_outcome_unknown. */
+static int fault_code_ok(const char *method, const char *code)
+{
+    return strcmp(code, "redis_unavailable") == 0 ||
+           (strcmp(method, "GET") != 0 && strcmp(code, "write_outcome_unknown") == 0);
+}
+
 /* Assert the Redis-fault reply (503, redis_unavailable, Retry-After) within limit_s; its time. */
 static double expect_unavailable(const char *method, const char *path, const char *body,
                                  const char *ctype, double limit_s)
 {
     struct http_result r;
     req(method, path, body, ctype, &r);
-    ck_assert_msg(r.status == 503 && strcmp(http_error_code(&r), "redis_unavailable") == 0,
+    ck_assert_msg(r.status == 503 && fault_code_ok(method, http_error_code(&r)),
                   "%s %s -> %ld %s; want 503 redis_unavailable", method, path, r.status, r.body);
     ck_assert_msg(has_retry_after(&r), "%s %s: 503 without Retry-After; headers:\n%s", method, path,
                   r.headers ? r.headers : "");
@@ -259,7 +266,7 @@ static double job_expect_unavailable(struct job *j, double limit_s)
     pthread_join(j->thread, NULL);
     ck_assert_msg(j->rc == 0, "%s %s: no HTTP answer from rankd", j->method, j->path);
     struct http_result *r = &j->res;
-    ck_assert_msg(r->status == 503 && strcmp(http_error_code(r), "redis_unavailable") == 0,
+    ck_assert_msg(r->status == 503 && fault_code_ok(j->method, http_error_code(r)),
                   "%s %s -> %ld %s; want 503 redis_unavailable", j->method, j->path, r->status,
                   r->body);
     ck_assert_msg(has_retry_after(r), "%s %s: 503 without Retry-After", j->method, j->path);
@@ -628,7 +635,7 @@ static const char *mon_unbounded(const struct mon_cmd *c, const char *items_key)
     }
     if ((mon_is(c, "EVALSHA") || mon_is(c, "EVAL") || mon_is(c, "EVALSHA_RO") ||
          mon_is(c, "EVAL_RO")) &&
-        c->argc > 3 + 15 + 4 * BOARD_BATCH_MAX)
+        c->argc > 3 + 16 + 4 * BOARD_BATCH_MAX) /* verb, sha, nkeys; write.lua's 16 fixed */
         return "a script call carrying more than 1000 entries";
     return NULL;
 }
@@ -1086,6 +1093,71 @@ START_TEST(test_killed_connections_redialled)
 }
 END_TEST
 
+/* A stalled Redis (SIGSTOP): after the first timeout, requests fail fast instead of each
+ * waiting for its own timeout; when Redis resumes, service comes back by itself. */
+START_TEST(test_stalled_redis_fails_fast)
+{
+    uncached_board("st");
+    post_score("st", "a", 1);
+    ck_assert_int_eq(kill(f_redis.pid, SIGSTOP), 0);
+    struct http_result r;
+    double slowest_after_first = 0;
+    for (int i = 0; i < 20; i++) {
+        req("GET", "/boards/st/rank", NULL, NULL, &r);
+        ck_assert_int_eq(r.status, 503);
+        if (i > 0 && r.seconds > slowest_after_first)
+            slowest_after_first = r.seconds;
+        http_result_free(&r);
+    }
+    ck_assert_int_eq(kill(f_redis.pid, SIGCONT), 0);
+    fprintf(stderr, "faults: stalled Redis: slowest of requests 2..20: %.3f s\n",
+            slowest_after_first);
+    /* 19 requests at the full 1 s timeout would take 19 s; the stall window bounds most of them */
+    ck_assert_msg(slowest_after_first < 1.5, "a request waited %.3f s", slowest_after_first);
+    int tries = 0;
+    ck_assert_msg(poll_until("GET", "/boards/st/rank", NULL, 200, RECOVERY_S, &tries) >= 0,
+                  "no recovery after SIGCONT");
+}
+END_TEST
+
+/* A write whose reply timed out after it was sent may have run: the client is told so. */
+static void tiny_timeout(struct config *cfg)
+{
+    cfg->redis_timeout_ms = 10;
+}
+
+START_TEST(test_write_outcome_unknown)
+{
+    struct rankd *app = rankd_test_start_with(f_redis.port, TEST_TOKEN, tiny_timeout, NULL);
+    int port = rankd_port(app);
+    struct buf big = {0};
+    buf_append(&big, "{\"entries\":[", 12);
+    for (int i = 0; i < 1000; i++) {
+        char e[1000];
+        int n =
+            snprintf(e, sizeof(e),
+                     "%s{\"id\":\"m%d\",\"score\":1,\"op\":\"incr\",\"record\":{\"p\":\"%0900d\"}}",
+                     i ? "," : "", i % 7, i);
+        buf_append(&big, e, (size_t)n);
+    }
+    buf_append(&big, "]}", 2);
+    int unknown = 0;
+    for (int i = 0; i < 10 && !unknown; i++) {
+        struct http_result r;
+        ck_assert_int_eq(
+            http_req(port, "POST", "/boards/ou/scores", big.data, big.len, NULL, TEST_TOKEN, &r),
+            0);
+        if (r.status == 503)
+            unknown = strcmp(http_error_code(&r), "write_outcome_unknown") == 0;
+        http_result_free(&r);
+        sleep_ms(300); /* past the pool's fail-fast window after a timeout */
+    }
+    buf_free(&big);
+    rankd_stop(app);
+    ck_assert_msg(unknown, "no write_outcome_unknown from a 1000-entry batch with a 10 ms timeout");
+}
+END_TEST
+
 /* ---------------------------------------------------------------- suite */
 
 static TCase *faults_tcase(const char *name, double timeout_s)
@@ -1119,6 +1191,11 @@ Suite *faults_suite(void)
     tcase_add_test(slow, test_redis_oom_writes_503);
     tcase_add_test(slow, test_stuck_requests_do_not_block_healthz);
     suite_add_tcase(s, slow);
+
+    TCase *stall = faults_tcase("stall", 40);
+    tcase_add_test(stall, test_stalled_redis_fails_fast);
+    tcase_add_test(stall, test_write_outcome_unknown);
+    suite_add_tcase(s, stall);
 
     TCase *failover = faults_tcase("write_pause", 20);
     tcase_add_test(failover, test_reads_during_write_pause);

@@ -136,7 +136,6 @@ static long post_scores(const char *board, const char *json, struct http_result 
     return r->status;
 }
 
-
 static double jnum(const struct http_result *r, const cJSON *obj, const char *name)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
@@ -164,6 +163,18 @@ static void expect_error(const struct http_result *r, long status, const char *c
 {
     ck_assert_msg(r->status == status && strcmp(http_error_code(r), code) == 0,
                   "%s: expected %ld %s, got %ld %s", what, status, code, r->status, r->body);
+}
+
+/* The member is not on the board (GET .../members/{id} is 404 member_not_found). */
+static void expect_absent(const char *board, const char *id)
+{
+    char path[256];
+    snprintf(path, sizeof(path), "/boards/%s/members/%s", board, id);
+    struct http_result r;
+    ck_assert_int_eq(http_get(g_port, path, &r), 0);
+    ck_assert_msg(r.status == 404 && strcmp(http_error_code(&r), "member_not_found") == 0,
+                  "GET %s -> %ld %s; want 404 member_not_found", path, r.status, r.body);
+    http_result_free(&r);
 }
 
 /* ---------------------------------------------------------------- reference model */
@@ -910,16 +921,24 @@ START_TEST(test_incr_overflow)
         expect_member_score(bd, "bottom", -4294967295.0, "\"score\":-4294967295");
         expect_order(bd, want, 3); /* top keeps its place ahead of other */
 
-        /* in a batch: the overflowing entry is refused, the others applied in order */
+        /* in a batch: an overflowing entry refuses the whole batch, nothing is written (even
+         * the entries before it, even when the overflow only comes from an earlier entry) */
         post_scores(bd,
-                    "{\"entries\":[{\"id\":\"top\",\"score\":1,\"op\":\"incr\"},"
-                    "{\"id\":\"new\",\"score\":3}]}",
+                    "{\"entries\":[{\"id\":\"new\",\"score\":3},"
+                    "{\"id\":\"top\",\"score\":1,\"op\":\"incr\"}]}",
                     &r);
-        ck_assert_msg(r.status == 200, "batch with an overflowing incr -> %ld %s", r.status,
-                      r.body);
+        expect_error(&r, 422, "score_out_of_range", "batch with an overflowing incr");
+        ck_assert_msg(strstr(r.body, "entries[1]") != NULL, "%s", r.body);
+        http_result_free(&r);
+        post_scores(bd,
+                    "{\"entries\":[{\"id\":\"new2\",\"score\":4294967290},"
+                    "{\"id\":\"new2\",\"score\":9,\"op\":\"incr\"}]}",
+                    &r);
+        expect_error(&r, 422, "score_out_of_range", "batch whose own set makes an incr overflow");
         http_result_free(&r);
         expect_member_score(bd, "top", 4294967295.0, "\"score\":4294967295");
-        expect_member_score(bd, "new", 3.0, "\"score\":3");
+        expect_absent(bd, "new");
+        expect_absent(bd, "new2");
     }
 }
 END_TEST

@@ -1,7 +1,1561 @@
-/* test_page_cache.c -- placeholder until the suite lands. */
+/*
+ * test_page_cache.c -- the page cache (issue 3) against a real redis-server and an in-process
+ * rankd. Computations are counted from outside (INFO commandstats: page.lua's ZRANGE is the only
+ * ZRANGE a page read sends; the cache lookup sends none) and from inside (the test-only
+ * page_delay hook, which also stalls chosen pages):
+ *   1. stampede: 200 concurrent cold requests, a 500 ms computation: one computation, one body;
+ *   2. isolation: page 1 of board A stalled 2 s; cold pages of A and B answer in normal time;
+ *   3. bounded wait: a hung lock holder elsewhere; 20 waiters answer within max_wait + one
+ *      computation, with one computation in this process; the foreign lock is left alone;
+ *   4. locks: a dead holder's lock expires after lock_ttl; an overrunning holder does not delete
+ *      the next holder's lock (and lock_release.lua itself); SCRIPT FLUSH and a Redis restart;
+ *   5. stale serving around the soft expiry: every request from cache, one refresh per window;
+ *   6. freshness: a write shows within page_ttl + one computation (+ l1_ttl with the l1 tier);
+ *   7. canonical keys: 1000 requests with junk parameters leave one key; invalid parameters
+ *      (page=0 ...) send nothing to Redis;
+ *   8. maxmemory + volatile-lru: pages evicted or refused, writes succeed, pages still served;
+ *   9. ETag / 304 (no ZRANGE), Cache-Control, X-Cache, Age; page_ttl_ms 0;
+ *  10. generation: an old page is never served after DELETE and re-creation (nor shared with a
+ *      computation in flight across the delete);
+ *  11. breaker: a separate cache Redis dies: pages 200 uncached, fast; breaker opens; recovery;
+ *  12. XFetch: hot pages refresh before they expire (beta 10): no miss, no stale.
+ *
+ * Tests that need special Redis state (restart, maxmemory, a second Redis) start their own
+ * redis_proc, stopped by the fixture. Timing bounds are generous for a loaded 2-core machine
+ * under ASan, and each is far below what the broken behaviour would take (a 2 s stall, a 10 s
+ * lock, a 10 s grace window, a 1 s Redis timeout).
+ */
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <curl/curl.h>
+
 #include "suites.h"
+
+/* ---------------------------------------------------------------- fixture */
+
+#define OWN_MAX 2
+
+static struct rankd *p_app;
+static int p_port;
+static redisContext *p_admin;      /* to the Redis the test's data lives in */
+static struct redis_proc p_own[OWN_MAX]; /* this test's own redis-servers (pid 0: unused) */
+
+static void hook_reset(void);
+
+static void pc_setup(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    hook_reset();
+    memset(p_own, 0, sizeof(p_own));
+    p_app = NULL;
+    p_port = 0;
+    p_admin = redis_admin(g_redis.port);
+    freeReplyObject(redis_admin_cmd(p_admin, "FLUSHALL"));
+}
+
+static void pc_teardown(void)
+{
+    rankd_stop(p_app);
+    p_app = NULL;
+    redisFree(p_admin);
+    p_admin = NULL;
+    for (int i = 0; i < OWN_MAX; i++) {
+        if (!p_own[i].dir[0])
+            continue;
+        redis_proc_stop(&p_own[i]);
+        char file[200];
+        snprintf(file, sizeof(file), "%s/redis.log", p_own[i].dir);
+        unlink(file);
+        rmdir(p_own[i].dir);
+    }
+}
+
+/* ---------------------------------------------------------------- the computation hook */
+
+#define HOOK_RULES_MAX 8
+#define HOOK_CALLS_MAX 8192
+
+struct hook_rule {
+    char board[BOARD_NAME_LEN_MAX + 1];
+    int64_t page; /* 0: every page */
+    int ms;
+    int times; /* stalls left, -1: always */
+};
+
+struct hook_call {
+    char board[BOARD_NAME_LEN_MAX + 1];
+    int64_t page;
+    double at; /* monotonic seconds */
+};
+
+static pthread_mutex_t h_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct hook_rule h_rules[HOOK_RULES_MAX];
+static int h_nrules;
+static struct hook_call h_calls[HOOK_CALLS_MAX];
+static int h_ncalls;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+/* Runs in rankd's threads at the start of every page computation. */
+static int hook_delay(const char *board, int64_t page, int size)
+{
+    (void)size;
+    int ms = 0;
+    pthread_mutex_lock(&h_mu);
+    if (h_ncalls < HOOK_CALLS_MAX) {
+        struct hook_call *c = &h_calls[h_ncalls++];
+        snprintf(c->board, sizeof(c->board), "%s", board);
+        c->page = page;
+        c->at = now_s();
+    }
+    for (int i = 0; i < h_nrules; i++) {
+        struct hook_rule *r = &h_rules[i];
+        if (r->times != 0 && strcmp(r->board, board) == 0 && (r->page == 0 || r->page == page)) {
+            ms = r->ms;
+            if (r->times > 0)
+                r->times--;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&h_mu);
+    return ms;
+}
+
+static const struct rankd_hooks h_hooks = {.page_delay = hook_delay};
+
+static void hook_reset(void)
+{
+    pthread_mutex_lock(&h_mu);
+    h_nrules = 0;
+    h_ncalls = 0;
+    pthread_mutex_unlock(&h_mu);
+}
+
+/* Stall computations of board/page (0: all pages) by ms, `times` times (-1: always). */
+static void hook_stall(const char *board, int64_t page, int ms, int times)
+{
+    pthread_mutex_lock(&h_mu);
+    ck_assert(h_nrules < HOOK_RULES_MAX);
+    struct hook_rule *r = &h_rules[h_nrules++];
+    snprintf(r->board, sizeof(r->board), "%s", board);
+    r->page = page;
+    r->ms = ms;
+    r->times = times;
+    pthread_mutex_unlock(&h_mu);
+}
+
+/* Computations of board/page (0: any page) so far; their start times into at[0..max). */
+static int hook_calls(const char *board, int64_t page, double *at, int max)
+{
+    int n = 0;
+    pthread_mutex_lock(&h_mu);
+    for (int i = 0; i < h_ncalls; i++)
+        if (strcmp(h_calls[i].board, board) == 0 && (page == 0 || h_calls[i].page == page)) {
+            if (at && n < max)
+                at[n] = h_calls[i].at;
+            n++;
+        }
+    pthread_mutex_unlock(&h_mu);
+    return n;
+}
+
+static int hook_count(const char *board, int64_t page)
+{
+    return hook_calls(board, page, NULL, 0);
+}
+
+/* Wait until board/page has been computed `n` times (or fail after limit_s). */
+static void hook_wait(const char *board, int64_t page, int n, double limit_s)
+{
+    double end = now_s() + limit_s;
+    while (hook_count(board, page) < n) {
+        ck_assert_msg(now_s() < end, "no computation of %s page %lld started within %.1f s", board,
+                      (long long)page, limit_s);
+        sleep_ms(1);
+    }
+}
+
+/* ---------------------------------------------------------------- rankd and Redis helpers */
+
+static void app_start(int redis_port, void (*tweak)(struct config *cfg))
+{
+    p_app = rankd_test_start_with(redis_port, TEST_TOKEN, tweak, &h_hooks);
+    p_port = rankd_port(p_app);
+}
+
+/* Start this test's own redis-server number i. */
+static struct redis_proc *own_redis(int i)
+{
+    ck_assert(i >= 0 && i < OWN_MAX);
+    ck_assert_msg(redis_proc_start(&p_own[i]) == 0, "could not start this test's redis-server");
+    return &p_own[i];
+}
+
+static long long info_field(redisContext *c, const char *section, const char *field)
+{
+    redisReply *r = redis_admin_cmd(c, "INFO %s", section);
+    ck_assert_msg(r->type == REDIS_REPLY_STRING, "INFO %s failed", section);
+    char pat[96];
+    snprintf(pat, sizeof(pat), "\n%s", field);
+    const char *p = strstr(r->str, pat);
+    long long v = -1;
+    if (p)
+        v = strtoll(p + strlen(pat), NULL, 10);
+    freeReplyObject(r);
+    return v;
+}
+
+/* Calls of one command so far (commands run by scripts are counted too). */
+static long long cmd_calls(redisContext *c, const char *cmd)
+{
+    char field[64];
+    snprintf(field, sizeof(field), "cmdstat_%s:calls=", cmd);
+    long long v = info_field(c, "commandstats", field);
+    return v < 0 ? 0 : v;
+}
+
+static long long zrange_calls(void)
+{
+    return cmd_calls(p_admin, "zrange");
+}
+
+/* Keys matching pattern (SCAN; fine in tests); the first one into first[0..n). */
+static int scan_keys(redisContext *c, const char *pattern, char *first, size_t n)
+{
+    char cursor[32] = "0";
+    int count = 0;
+    do {
+        redisReply *r = redis_admin_cmd(c, "SCAN %s MATCH %s COUNT 1000", cursor, pattern);
+        ck_assert(r->type == REDIS_REPLY_ARRAY && r->elements == 2);
+        snprintf(cursor, sizeof(cursor), "%s", r->element[0]->str);
+        for (size_t i = 0; i < r->element[1]->elements; i++) {
+            const char *k = r->element[1]->element[i]->str;
+            if (strlen(k) > 5 && strcmp(k + strlen(k) - 5, ":lock") == 0)
+                continue; /* locks are counted on their own */
+            if (count == 0 && first)
+                snprintf(first, n, "%s", k);
+            count++;
+        }
+        freeReplyObject(r);
+    } while (strcmp(cursor, "0") != 0);
+    return count;
+}
+
+/* Cache keys of a board's pages (locks excluded), and its lock keys. */
+static int page_keys(redisContext *c, const char *board, char *first, size_t n)
+{
+    char pat[200];
+    snprintf(pat, sizeof(pat), "%s:{%s}:page:*", p_app->cfg.key_prefix, board);
+    return scan_keys(c, pat, first, n);
+}
+
+static int lock_keys(redisContext *c, const char *board)
+{
+    char pat[200];
+    snprintf(pat, sizeof(pat), "%s:{%s}:page:*:lock", p_app->cfg.key_prefix, board);
+    redisReply *r = NULL;
+    int count = 0;
+    char cursor[32] = "0";
+    do {
+        r = redis_admin_cmd(c, "SCAN %s MATCH %s COUNT 1000", cursor, pat);
+        ck_assert(r->type == REDIS_REPLY_ARRAY && r->elements == 2);
+        snprintf(cursor, sizeof(cursor), "%s", r->element[0]->str);
+        count += (int)r->element[1]->elements;
+        freeReplyObject(r);
+    } while (strcmp(cursor, "0") != 0);
+    return count;
+}
+
+/* The cache key of a page (schema/redis-keys.md). */
+static void page_key(const char *board, long long gen, int size, long long page, char *out,
+                     size_t n)
+{
+    snprintf(out, n, "%s:{%s}:page:%lld:%d:%lld", p_app->cfg.key_prefix, board, gen, size, page);
+}
+
+static long long key_exists(redisContext *c, const char *key)
+{
+    redisReply *r = redis_admin_cmd(c, "EXISTS %s", key);
+    long long v = r->integer;
+    freeReplyObject(r);
+    return v;
+}
+
+/* ---------------------------------------------------------------- HTTP */
+
+static size_t on_data(char *p, size_t size, size_t n, void *userdata)
+{
+    return buf_append(userdata, p, size * n) == 0 ? size * n : 0;
+}
+
+/* GET with an optional If-None-Match; thread-safe, never asserts (0 or -1). */
+static int fetch(int port, const char *path, const char *inm, struct http_result *out)
+{
+    memset(out, 0, sizeof(*out));
+    CURL *curl = curl_easy_init();
+    if (!curl)
+        return -1;
+    char url[1200], h[200];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", port, path);
+    struct curl_slist *hdrs = NULL;
+    if (inm) {
+        snprintf(h, sizeof(h), "If-None-Match: %s", inm);
+        hdrs = curl_slist_append(hdrs, h);
+    }
+    struct buf b = {0}, hb = {0};
+    curl_easy_setopt(curl, CURLOPT_URL, url);
+    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, hdrs);
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_data);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &b);
+    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_data);
+    curl_easy_setopt(curl, CURLOPT_HEADERDATA, &hb);
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT, 30L);
+    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(curl, CURLOPT_PATH_AS_IS, 1L);
+    CURLcode rc = curl_easy_perform(curl);
+    curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &out->status);
+    curl_easy_getinfo(curl, CURLINFO_TOTAL_TIME, &out->seconds);
+    curl_slist_free_all(hdrs);
+    curl_easy_cleanup(curl);
+    if (rc != CURLE_OK) {
+        buf_free(&b);
+        buf_free(&hb);
+        return -1;
+    }
+    if (!b.data)
+        buf_append(&b, "", 0);
+    if (!hb.data)
+        buf_append(&hb, "", 0);
+    out->body = b.data;
+    out->len = b.len;
+    out->headers = hb.data;
+    return 0;
+}
+
+/* A response header's value ("" when absent). */
+static const char *header(const struct http_result *r, const char *name, char *out, size_t n)
+{
+    out[0] = '\0';
+    char pat[64];
+    snprintf(pat, sizeof(pat), "\n%s:", name);
+    const char *p = r->headers ? strcasestr(r->headers, pat) : NULL;
+    if (!p)
+        return out;
+    p += strlen(pat);
+    while (*p == ' ' || *p == '\t')
+        p++;
+    size_t len = strcspn(p, "\r\n");
+    snprintf(out, n, "%.*s", (int)(len < n ? len : n - 1), p);
+    return out;
+}
+
+static const char *xcache(const struct http_result *r)
+{
+    static char v[32];
+    return header(r, "X-Cache", v, sizeof(v));
+}
+
+/* GET that must answer `want`; the caller frees *r. */
+static void get_status(const char *path, const char *inm, long want, struct http_result *r)
+{
+    ck_assert_msg(fetch(p_port, path, inm, r) == 0, "GET %s: no answer", path);
+    ck_assert_msg(r->status == want, "GET %s -> %ld %s; want %ld", path, r->status, r->body, want);
+}
+
+static void write_status(const char *method, const char *path, const char *json, long want)
+{
+    struct http_result r;
+    ck_assert_int_eq(http_write(p_port, method, path, json, &r), 0);
+    ck_assert_msg(r.status == want, "%s %s %s -> %ld %s; want %ld", method, path,
+                  json ? json : "", r.status, r.body, want);
+    http_result_free(&r);
+}
+
+/* PUT board settings (created or updated). */
+static void put_board(const char *board, const char *json)
+{
+    char path[128];
+    snprintf(path, sizeof(path), "/boards/%s", board);
+    struct http_result r;
+    ck_assert_int_eq(http_write(p_port, "PUT", path, json, &r), 0);
+    ck_assert_msg(r.status == 200 || r.status == 201, "PUT %s %s -> %ld %s", path, json, r.status,
+                  r.body);
+    http_result_free(&r);
+}
+
+/* n members <prefix>00000.. with distinct scores n..1 (so <prefix>00000 ranks first), each with
+ * a record of `pad` bytes when pad > 0; batches of BOARD_BATCH_MAX. */
+static void load_board(const char *board, const char *prefix, int n, int pad)
+{
+    char path[128];
+    snprintf(path, sizeof(path), "/boards/%s/scores", board);
+    char *padding = calloc((size_t)pad + 1, 1);
+    ck_assert_ptr_nonnull(padding);
+    memset(padding, 'x', (size_t)pad);
+    for (int at = 0; at < n; at += BOARD_BATCH_MAX) {
+        struct buf b = {0};
+        ck_assert_int_eq(buf_append(&b, "{\"entries\":[", 12), 0);
+        int k = 0;
+        for (int i = at; i < n && i < at + BOARD_BATCH_MAX; i++, k++) {
+            char e[BOARD_RECORD_BYTES_MAX + 200];
+            int len = pad > 0 ? snprintf(e, sizeof(e),
+                                         "%s{\"id\":\"%s%05d\",\"score\":%d,\"record\":{\"pad\":"
+                                         "\"%s\"}}",
+                                         i > at ? "," : "", prefix, i, n - i, padding)
+                              : snprintf(e, sizeof(e), "%s{\"id\":\"%s%05d\",\"score\":%d}",
+                                         i > at ? "," : "", prefix, i, n - i);
+            ck_assert(len > 0 && (size_t)len < sizeof(e));
+            ck_assert_int_eq(buf_append(&b, e, (size_t)len), 0);
+        }
+        ck_assert_int_eq(buf_append(&b, "]}", 2), 0);
+        struct http_result r;
+        ck_assert_int_eq(http_req(p_port, "POST", path, b.data, b.len, NULL, TEST_TOKEN, &r), 0);
+        char want[64];
+        snprintf(want, sizeof(want), "\"applied\":%d", k);
+        ck_assert_msg(r.status == 200 && strstr(r.body, want), "loading %s: %ld %.300s", board,
+                      r.status, r.body);
+        http_result_free(&r);
+        buf_free(&b);
+    }
+    free(padding);
+}
+
+/* A counter or gauge from /metrics (-1 when absent). */
+static double metric(const char *name)
+{
+    struct http_result r;
+    get_status("/metrics", NULL, 200, &r);
+    char pat[128];
+    snprintf(pat, sizeof(pat), "\n%s ", name);
+    const char *p = strstr(r.body, pat);
+    double v = p ? strtod(p + strlen(pat), NULL) : -1;
+    http_result_free(&r);
+    return v;
+}
+
+/* ---------------------------------------------------------------- concurrent requests */
+
+struct job {
+    pthread_t th;
+    char path[256];
+    pthread_barrier_t *start; /* NULL: go at once */
+    int rc;
+    struct http_result res;
+    double t0, t1;
+};
+
+static void *job_run(void *arg)
+{
+    struct job *j = arg;
+    if (j->start)
+        pthread_barrier_wait(j->start);
+    j->t0 = now_s();
+    j->rc = fetch(p_port, j->path, NULL, &j->res);
+    j->t1 = now_s();
+    return NULL;
+}
+
+static void job_start(struct job *j, const char *path, pthread_barrier_t *start)
+{
+    memset(j, 0, sizeof(*j));
+    snprintf(j->path, sizeof(j->path), "%s", path);
+    j->start = start;
+    ck_assert_int_eq(pthread_create(&j->th, NULL, job_run, j), 0);
+}
+
+/* Join a job and assert a 200. */
+static void job_join_ok(struct job *j)
+{
+    pthread_join(j->th, NULL);
+    ck_assert_msg(j->rc == 0, "GET %s: no answer", j->path);
+    ck_assert_msg(j->res.status == 200, "GET %s -> %ld %s", j->path, j->res.status, j->res.body);
+}
+
+/* Several threads GET one path in a loop until a deadline, classifying X-Cache. */
+struct stream {
+    pthread_t th;
+    const char *path;
+    double until;
+    int n, hit, miss, stale, bad;
+    double worst, first_miss_at;
+    char note[200];
+};
+
+static void *stream_run(void *arg)
+{
+    struct stream *s = arg;
+    while (now_s() < s->until) {
+        struct http_result r;
+        double at = now_s();
+        if (fetch(p_port, s->path, NULL, &r) != 0) {
+            s->bad++;
+            snprintf(s->note, sizeof(s->note), "no answer");
+            continue;
+        }
+        s->n++;
+        char xc[32];
+        header(&r, "X-Cache", xc, sizeof(xc));
+        if (r.status != 200) {
+            s->bad++;
+            snprintf(s->note, sizeof(s->note), "status %ld %.100s", r.status, r.body);
+        } else if (strcmp(xc, "hit") == 0) {
+            s->hit++;
+        } else if (strcmp(xc, "stale") == 0) {
+            s->stale++;
+        } else if (strcmp(xc, "miss") == 0) {
+            if (!s->miss)
+                s->first_miss_at = at;
+            s->miss++;
+        } else {
+            s->bad++;
+            snprintf(s->note, sizeof(s->note), "X-Cache '%s'", xc);
+        }
+        if (r.seconds > s->worst)
+            s->worst = r.seconds;
+        http_result_free(&r);
+        sleep_ms(2);
+    }
+    return NULL;
+}
+
+#define STREAMS 4
+
+struct stream_totals {
+    int n, hit, miss, stale, bad;
+    double worst;
+};
+
+static struct stream_totals stream_for(const char *path, double seconds)
+{
+    struct stream s[STREAMS];
+    double until = now_s() + seconds;
+    for (int i = 0; i < STREAMS; i++) {
+        memset(&s[i], 0, sizeof(s[i]));
+        s[i].path = path;
+        s[i].until = until;
+        ck_assert_int_eq(pthread_create(&s[i].th, NULL, stream_run, &s[i]), 0);
+    }
+    struct stream_totals t = {0};
+    const char *note = "";
+    for (int i = 0; i < STREAMS; i++) {
+        pthread_join(s[i].th, NULL);
+        t.n += s[i].n;
+        t.hit += s[i].hit;
+        t.miss += s[i].miss;
+        t.stale += s[i].stale;
+        t.bad += s[i].bad;
+        if (s[i].worst > t.worst)
+            t.worst = s[i].worst;
+        if (s[i].note[0])
+            note = s[i].note;
+    }
+    ck_assert_msg(t.bad == 0, "GET %s: %d bad answers of %d (%s)", path, t.bad, t.n, note);
+    return t;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* ---------------------------------------------------------------- 1. stampede */
+
+#define STAMPEDE_N 200
+#define STAMPEDE_MS 500
+
+START_TEST(test_stampede_one_computation)
+{
+    app_start(g_redis.port, NULL);
+    load_board("st", "m", 100, 0);
+    hook_stall("st", 1, STAMPEDE_MS, -1);
+    long long z0 = zrange_calls();
+
+    struct job *jobs = calloc(STAMPEDE_N, sizeof(*jobs));
+    ck_assert_ptr_nonnull(jobs);
+    pthread_barrier_t bar;
+    pthread_barrier_init(&bar, NULL, STAMPEDE_N);
+    for (int i = 0; i < STAMPEDE_N; i++)
+        job_start(&jobs[i], "/boards/st/rank", &bar);
+    int shared = 0;
+    double worst = 0;
+    for (int i = 0; i < STAMPEDE_N; i++) {
+        job_join_ok(&jobs[i]);
+        ck_assert_msg(jobs[i].res.len == jobs[0].res.len &&
+                          memcmp(jobs[i].res.body, jobs[0].res.body, jobs[0].res.len) == 0,
+                      "request %d got a different body:\n%s\nvs\n%s", i, jobs[i].res.body,
+                      jobs[0].res.body);
+        shared += strcmp(xcache(&jobs[i].res), "miss") == 0;
+        if (jobs[i].res.seconds > worst)
+            worst = jobs[i].res.seconds;
+    }
+    pthread_barrier_destroy(&bar);
+    long long z = zrange_calls() - z0;
+    int computed = hook_count("st", 1);
+    fprintf(stderr,
+            "page_cache: stampede: %d requests, %d waited for the computation (X-Cache miss), "
+            "%d computation(s), ZRANGE delta %lld, slowest %.3f s\n",
+            STAMPEDE_N, shared, computed, z, worst);
+    ck_assert_msg(computed == 1, "%d computations of one page for %d concurrent requests",
+                  computed, STAMPEDE_N);
+    ck_assert_msg(z == 1, "ZRANGE ran %lld times (commandstats); want 1", z);
+    ck_assert_msg(strstr(jobs[0].res.body, "\"m00000\""), "unexpected body %s", jobs[0].res.body);
+    /* The test must have been a stampede: many requests overlapped the 500 ms computation. */
+    ck_assert_msg(shared >= 20, "only %d requests overlapped the computation", shared);
+    for (int i = 0; i < STAMPEDE_N; i++)
+        http_result_free(&jobs[i].res);
+    free(jobs);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- 2. isolation */
+
+#define ISO_STALL_MS 2000
+#define ISO_STALLED 5    /* requests for the stalled page */
+#define ISO_SEQ 30       /* sequential cold pages per board */
+#define ISO_THREADS 4
+#define ISO_PER_THREAD 15
+#define ISO_P99_S 0.050
+
+struct iso_worker {
+    pthread_t th;
+    int first_a, first_b; /* pages */
+    double seconds[ISO_PER_THREAD];
+    int bad;
+};
+
+static void *iso_run(void *arg)
+{
+    struct iso_worker *w = arg;
+    for (int i = 0; i < ISO_PER_THREAD; i++) {
+        char path[128];
+        if (i % 2 == 0)
+            snprintf(path, sizeof(path), "/boards/isoa/rank?page=%d&size=2", w->first_a + i / 2);
+        else
+            snprintf(path, sizeof(path), "/boards/isob/rank?size=2&page=%d", w->first_b + i / 2);
+        struct http_result r;
+        if (fetch(p_port, path, NULL, &r) != 0 || r.status != 200 ||
+            strcmp(xcache(&r), "miss") != 0)
+            w->bad++;
+        w->seconds[i] = r.seconds;
+        http_result_free(&r);
+    }
+    return NULL;
+}
+
+START_TEST(test_isolation_from_stalled_page)
+{
+    app_start(g_redis.port, NULL);
+    load_board("isoa", "a", 200, 0);
+    load_board("isob", "b", 200, 0);
+    hook_stall("isoa", 1, ISO_STALL_MS, 1);
+    struct job stalled[ISO_STALLED];
+    for (int i = 0; i < ISO_STALLED; i++)
+        job_start(&stalled[i], "/boards/isoa/rank?size=2", NULL);
+    hook_wait("isoa", 1, 1, 5);
+    double stall_at;
+    hook_calls("isoa", 1, &stall_at, 1);
+    sleep_ms(20); /* the other requests for page 1 are waiting for it now */
+
+    enum { N = 2 * ISO_SEQ + ISO_THREADS * ISO_PER_THREAD };
+    double s[N];
+    int n = 0;
+    for (int p = 2; p < 2 + ISO_SEQ; p++) {
+        char path[128];
+        snprintf(path, sizeof(path), "/boards/isoa/rank?page=%d&size=2", p);
+        struct http_result r;
+        get_status(path, NULL, 200, &r);
+        ck_assert_str_eq(xcache(&r), "miss");
+        s[n++] = r.seconds;
+        http_result_free(&r);
+        snprintf(path, sizeof(path), "/boards/isob/rank?page=%d&size=2", p - 1);
+        get_status(path, NULL, 200, &r);
+        ck_assert_str_eq(xcache(&r), "miss");
+        s[n++] = r.seconds;
+        http_result_free(&r);
+    }
+    struct iso_worker w[ISO_THREADS];
+    for (int i = 0; i < ISO_THREADS; i++) {
+        memset(&w[i], 0, sizeof(w[i]));
+        w[i].first_a = 2 + ISO_SEQ + i * ISO_PER_THREAD;
+        w[i].first_b = 1 + ISO_SEQ + i * ISO_PER_THREAD;
+        ck_assert_int_eq(pthread_create(&w[i].th, NULL, iso_run, &w[i]), 0);
+    }
+    for (int i = 0; i < ISO_THREADS; i++) {
+        pthread_join(w[i].th, NULL);
+        ck_assert_msg(w[i].bad == 0, "worker %d: %d failed or non-miss requests", i, w[i].bad);
+        for (int k = 0; k < ISO_PER_THREAD; k++)
+            s[n++] = w[i].seconds[k];
+    }
+    double measured = now_s() - stall_at;
+    qsort(s, (size_t)n, sizeof(s[0]), cmp_double);
+    double p99 = s[(int)ceil(0.99 * n) - 1], p50 = s[n / 2], max = s[n - 1];
+    fprintf(stderr,
+            "page_cache: isolation: %d cold requests during a %d ms stall (measured within "
+            "%.3f s of it): p50 %.4f s, p99 %.4f s, max %.4f s\n",
+            n, ISO_STALL_MS, measured, p50, p99, max);
+    ck_assert_msg(measured < ISO_STALL_MS / 1000.0 - 0.1,
+                  "the measurements took %.3f s: they did not all run during the stall", measured);
+    ck_assert_msg(p99 < ISO_P99_S, "p99 %.4f s (max %.4f s) while another page was stalled", p99,
+                  max);
+
+    for (int i = 0; i < ISO_STALLED; i++) {
+        job_join_ok(&stalled[i]);
+        ck_assert_msg(stalled[i].t1 - stall_at > ISO_STALL_MS / 1000.0 - 0.1,
+                      "a request for the stalled page answered after %.3f s",
+                      stalled[i].t1 - stall_at);
+        http_result_free(&stalled[i].res);
+    }
+    ck_assert_int_eq(hook_count("isoa", 1), 1);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- 3. bounded wait */
+
+#define BW_WAITERS 20
+#define BW_COMPUTE_MS 100
+
+START_TEST(test_bounded_wait_hung_holder)
+{
+    app_start(g_redis.port, NULL);
+    load_board("bw", "m", 50, 0);
+    hook_stall("bw", 1, BW_COMPUTE_MS, -1);
+    char key[256], lock[300];
+    page_key("bw", 0, BOARD_PAGE_SIZE_DEFAULT, 1, key, sizeof(key));
+    snprintf(lock, sizeof(lock), "%s:lock", key);
+    freeReplyObject(redis_admin_cmd(p_admin, "SET %s hung-holder PX 10000", lock));
+    long long z0 = zrange_calls();
+    double waits0 = metric("rankd_page_cache_lock_waits_total");
+    double timeouts0 = metric("rankd_page_cache_lock_wait_timeouts_total");
+
+    struct job jobs[BW_WAITERS];
+    pthread_barrier_t bar;
+    pthread_barrier_init(&bar, NULL, BW_WAITERS);
+    for (int i = 0; i < BW_WAITERS; i++)
+        job_start(&jobs[i], "/boards/bw/rank", &bar);
+    double max_wait = p_app->cfg.page_max_wait_ms / 1000.0;
+    double limit = max_wait + BW_COMPUTE_MS / 1000.0 + 0.4; /* 0.75 s by default */
+    double worst = 0, best = 1e9;
+    for (int i = 0; i < BW_WAITERS; i++) {
+        job_join_ok(&jobs[i]);
+        double t = jobs[i].res.seconds;
+        worst = t > worst ? t : worst;
+        best = t < best ? t : best;
+        ck_assert_msg(strstr(jobs[i].res.body, "\"m00000\""), "body %s", jobs[i].res.body);
+        http_result_free(&jobs[i].res);
+    }
+    pthread_barrier_destroy(&bar);
+    long long z = zrange_calls() - z0;
+    int computed = hook_count("bw", 1);
+    fprintf(stderr,
+            "page_cache: bounded wait: %d waiters on a hung lock answered in %.3f..%.3f s "
+            "(max_wait %.3f s), %d computation(s), ZRANGE delta %lld\n",
+            BW_WAITERS, best, worst, max_wait, computed, z);
+    ck_assert_msg(worst < limit, "a waiter took %.3f s; want < %.3f s", worst, limit);
+    ck_assert_msg(best >= max_wait - 0.02, "a waiter answered in %.3f s: the lock was ignored",
+                  best);
+    ck_assert_msg(computed == 1 && z == 1,
+                  "%d computations (ZRANGE %lld) for one key in one process; want 1", computed, z);
+    ck_assert_msg(metric("rankd_page_cache_lock_waits_total") - waits0 >= 1, "no lock wait counted");
+    ck_assert_msg(metric("rankd_page_cache_lock_wait_timeouts_total") - timeouts0 == 1,
+                  "lock wait timeouts: want exactly 1 (single-flight)");
+
+    /* The foreign lock is not ours: still there, untouched. The page was stored without it. */
+    redisReply *r = redis_admin_cmd(p_admin, "GET %s", lock);
+    ck_assert_msg(r->type == REDIS_REPLY_STRING && strcmp(r->str, "hung-holder") == 0,
+                  "rankd touched another holder's lock");
+    freeReplyObject(r);
+    struct http_result h;
+    get_status("/boards/bw/rank", NULL, 200, &h);
+    ck_assert_str_eq(xcache(&h), "hit");
+    ck_assert_msg(h.seconds < 0.2, "a hit took %.3f s", h.seconds);
+    http_result_free(&h);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- 4. locks and scripts */
+
+#define LOCK_TTL_MS 300
+
+static void tweak_lock_ttl_long_wait(struct config *cfg)
+{
+    cfg->page_lock_ttl_ms = LOCK_TTL_MS;
+    cfg->page_max_wait_ms = 1500; /* a request waiting on a live lock would take this long */
+}
+
+START_TEST(test_dead_holder_lock_expires)
+{
+    app_start(g_redis.port, tweak_lock_ttl_long_wait);
+    load_board("lk", "m", 100, 0);
+
+    /* rankd's own locks carry lock_ttl. */
+    hook_stall("lk", 2, 500, 1);
+    struct job j;
+    job_start(&j, "/boards/lk/rank?page=2", NULL);
+    hook_wait("lk", 2, 1, 5);
+    char key[256], lock[300];
+    page_key("lk", 0, BOARD_PAGE_SIZE_DEFAULT, 2, key, sizeof(key));
+    snprintf(lock, sizeof(lock), "%s:lock", key);
+    redisReply *r = redis_admin_cmd(p_admin, "PTTL %s", lock);
+    ck_assert_msg(r->integer > 0 && r->integer <= LOCK_TTL_MS,
+                  "the computing holder's lock has PTTL %lld; want 1..%d", r->integer,
+                  LOCK_TTL_MS);
+    freeReplyObject(r);
+    job_join_ok(&j);
+    http_result_free(&j.res);
+    ck_assert_int_eq(key_exists(p_admin, lock), 0); /* released */
+
+    /* A holder that died: its lock goes after lock_ttl, and the next request just computes. */
+    page_key("lk", 0, BOARD_PAGE_SIZE_DEFAULT, 1, key, sizeof(key));
+    snprintf(lock, sizeof(lock), "%s:lock", key);
+    freeReplyObject(redis_admin_cmd(p_admin, "SET %s dead-holder PX %d", lock, LOCK_TTL_MS));
+    double set_at = now_s();
+    while (key_exists(p_admin, lock)) {
+        ck_assert_msg(now_s() - set_at < 2.0, "the dead holder's lock did not expire");
+        sleep_ms(10);
+    }
+    double waits0 = metric("rankd_page_cache_lock_waits_total");
+    struct http_result h;
+    get_status("/boards/lk/rank", NULL, 200, &h);
+    fprintf(stderr,
+            "page_cache: dead holder: lock gone after %.3f s; the next request computed in "
+            "%.3f s\n",
+            now_s() - set_at, h.seconds);
+    ck_assert_str_eq(xcache(&h), "miss");
+    ck_assert_msg(h.seconds < 0.75, "the request after the lock expired took %.3f s", h.seconds);
+    ck_assert_int_eq(hook_count("lk", 1), 1);
+    ck_assert_msg(metric("rankd_page_cache_lock_waits_total") == waits0,
+                  "the request waited for an expired lock");
+    http_result_free(&h);
+    ck_assert_int_eq(key_exists(p_admin, key), 1);
+}
+END_TEST
+
+static void tweak_lock_ttl(struct config *cfg)
+{
+    cfg->page_lock_ttl_ms = LOCK_TTL_MS;
+}
+
+START_TEST(test_overrun_keeps_next_holders_lock)
+{
+    app_start(g_redis.port, tweak_lock_ttl);
+    load_board("ov", "m", 50, 0);
+    char key[256], lock[300];
+    page_key("ov", 0, BOARD_PAGE_SIZE_DEFAULT, 1, key, sizeof(key));
+    snprintf(lock, sizeof(lock), "%s:lock", key);
+
+    /* Our holder computes for longer than its lock lives; another process takes the lock. */
+    hook_stall("ov", 1, 3 * LOCK_TTL_MS, 1);
+    struct job j;
+    job_start(&j, "/boards/ov/rank", NULL);
+    hook_wait("ov", 1, 1, 5);
+    ck_assert_int_eq(key_exists(p_admin, lock), 1);
+    double t0 = now_s();
+    while (key_exists(p_admin, lock)) {
+        ck_assert_msg(now_s() - t0 < 2.0, "rankd's lock did not expire");
+        sleep_ms(5);
+    }
+    redisReply *r = redis_admin_cmd(p_admin, "SET %s next-holder NX PX 10000", lock);
+    ck_assert_int_eq(r->type, REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    int still_computing = hook_count("ov", 1) == 1 && now_s() - t0 < 2 * LOCK_TTL_MS / 1000.0;
+    job_join_ok(&j);
+    http_result_free(&j.res);
+    ck_assert_msg(still_computing, "the takeover came after the overrunning holder finished");
+    r = redis_admin_cmd(p_admin, "GET %s", lock);
+    ck_assert_msg(r->type == REDIS_REPLY_STRING && strcmp(r->str, "next-holder") == 0,
+                  "the overrunning holder deleted the next holder's lock");
+    freeReplyObject(r);
+
+    /* lock_release.lua itself: compare-and-delete. */
+    size_t len = 0;
+    char *body = read_file("service/lua/lock_release.lua", &len);
+    ck_assert_msg(body != NULL, "cannot read service/lua/lock_release.lua (run from the repo)");
+    r = redis_admin_cmd(p_admin, "EVAL %s 1 %s %s", body, lock, "someone-else");
+    ck_assert_msg(r->type == REDIS_REPLY_INTEGER && r->integer == 0, "release by a stranger");
+    freeReplyObject(r);
+    ck_assert_int_eq(key_exists(p_admin, lock), 1);
+    r = redis_admin_cmd(p_admin, "EVAL %s 1 %s %s", body, lock, "next-holder");
+    ck_assert_msg(r->type == REDIS_REPLY_INTEGER && r->integer == 1, "release by the holder");
+    freeReplyObject(r);
+    ck_assert_int_eq(key_exists(p_admin, lock), 0);
+    r = redis_admin_cmd(p_admin, "EVAL %s 1 %s %s", body, lock, "next-holder");
+    ck_assert_msg(r->type == REDIS_REPLY_INTEGER && r->integer == 0, "release of nothing");
+    freeReplyObject(r);
+    free(body);
+}
+END_TEST
+
+/* Requests succeed again after SCRIPT FLUSH and after a Redis restart (scripts reloaded). */
+START_TEST(test_scripts_flush_and_restart)
+{
+    struct redis_proc *rp = own_redis(0);
+    app_start(rp->port, NULL);
+    redisContext *a = redis_admin(rp->port);
+    load_board("sf", "m", 100, 0);
+    struct http_result r;
+    get_status("/boards/sf/rank", NULL, 200, &r);
+    http_result_free(&r);
+    get_status("/boards/sf/rank", NULL, 200, &r);
+    ck_assert_str_eq(xcache(&r), "hit");
+    http_result_free(&r);
+
+    freeReplyObject(redis_admin_cmd(a, "SCRIPT FLUSH"));
+    get_status("/boards/sf/rank", NULL, 200, &r); /* cache_get.lua */
+    ck_assert_str_eq(xcache(&r), "hit");
+    http_result_free(&r);
+    freeReplyObject(redis_admin_cmd(a, "SCRIPT FLUSH"));
+    get_status("/boards/sf/rank?page=2", NULL, 200, &r); /* + page.lua, lock_release.lua */
+    ck_assert_str_eq(xcache(&r), "miss");
+    ck_assert_msg(strstr(r.body, "\"m00020\""), "page 2: %s", r.body);
+    http_result_free(&r);
+    ck_assert_int_eq(lock_keys(a, "sf"), 0); /* the lock was released */
+
+    ck_assert_int_eq(redis_proc_restart(rp), 0);
+    redisFree(a);
+    a = redis_admin(rp->port);
+    double t0 = now_s();
+    for (;;) {
+        struct http_result w;
+        int rc = http_write(p_port, "PUT", "/boards/sf", "{\"page_size\":10}", &w);
+        long st = rc == 0 ? w.status : 0;
+        if (rc == 0)
+            http_result_free(&w);
+        if (st == 201)
+            break;
+        ck_assert_msg(now_s() - t0 < 3.0, "writes fail 3 s after the restart (%ld)", st);
+        sleep_ms(50);
+    }
+    load_board("sf", "n", 30, 0);
+    get_status("/boards/sf/rank", NULL, 200, &r);
+    ck_assert_msg(strstr(r.body, "\"n00000\"") && !strstr(r.body, "\"m000"), "after restart: %s",
+                  r.body);
+    ck_assert_str_eq(xcache(&r), "miss");
+    http_result_free(&r);
+    get_status("/boards/sf/rank?page=3", NULL, 200, &r);
+    ck_assert_msg(strstr(r.body, "\"n00020\""), "page 3 after restart: %s", r.body);
+    http_result_free(&r);
+    get_status("/boards/sf/rank", NULL, 200, &r);
+    ck_assert_str_eq(xcache(&r), "hit");
+    http_result_free(&r);
+    ck_assert_int_eq(lock_keys(a, "sf"), 0);
+    fprintf(stderr, "page_cache: scripts: pages served after SCRIPT FLUSH and %.3f s after a "
+                    "restart\n",
+            now_s() - t0);
+    redisFree(a);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- 5. stale serving */
+
+#define STALE_TTL_MS 500
+#define STALE_COMPUTE_MS 200
+#define STALE_RUN_S 2.0
+
+static void tweak_no_xfetch(struct config *cfg)
+{
+    cfg->xfetch_beta = 0; /* only soft expiry triggers refreshes here (XFetch: test 12) */
+}
+
+START_TEST(test_stale_serving_one_refresh)
+{
+    app_start(g_redis.port, tweak_no_xfetch);
+    put_board("hot", "{\"page_ttl_ms\":500}");
+    load_board("hot", "m", 50, 0);
+    hook_stall("hot", 1, STALE_COMPUTE_MS, -1);
+    struct http_result r;
+    get_status("/boards/hot/rank", NULL, 200, &r);
+    ck_assert_str_eq(xcache(&r), "miss");
+    http_result_free(&r);
+    double started = now_s();
+    double refreshes0 = metric("rankd_page_cache_refreshes_total");
+
+    struct stream_totals t = stream_for("/boards/hot/rank", STALE_RUN_S);
+    double ran = now_s() - started;
+    sleep_ms(STALE_COMPUTE_MS + 100); /* let a refresh in flight finish */
+    double at[64];
+    int n = hook_calls("hot", 1, at, 64) - 1; /* computations after the first (refreshes) */
+    double min_gap = 1e9;
+    for (int i = 2; i <= n && i < 64; i++)
+        min_gap = at[i] - at[i - 1] < min_gap ? at[i] - at[i - 1] : min_gap;
+    double refreshes = metric("rankd_page_cache_refreshes_total") - refreshes0;
+    fprintf(stderr,
+            "page_cache: stale serving: %d requests in %.2f s: %d hit, %d stale, %d miss; "
+            "%d refreshes (metric %.0f), closest two %.3f s apart, slowest request %.4f s\n",
+            t.n, ran, t.hit, t.stale, t.miss, n, refreshes, n >= 2 ? min_gap : 0, t.worst);
+    ck_assert_msg(t.miss == 0, "%d requests missed the cache around its soft expiry", t.miss);
+    ck_assert_msg(t.stale > 0, "no stale serve: the soft expiry was never crossed");
+    /* A window is soft TTL (450..500 ms) + one computation (200 ms); a second refresh in the
+     * same window would follow the first by about one computation. */
+    double window = (STALE_TTL_MS * 0.9 + STALE_COMPUTE_MS) / 1000.0;
+    ck_assert_msg(n >= 2, "%d refreshes in %.2f s; want one per expiry window", n, ran);
+    ck_assert_msg(n <= (int)(ran / window) + 1, "%d refreshes in %.2f s (windows of %.2f s)", n,
+                  ran, window);
+    ck_assert_msg(min_gap > 0.45, "two refreshes %.3f s apart: more than one per window", min_gap);
+    ck_assert_msg(refreshes >= n - 1, "refresh metric %.0f for %d refreshes", refreshes, n);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- 6. freshness */
+
+#define FRESH_TTL_MS 500
+#define FRESH_COMPUTE_MS 100
+#define FRESH_MARGIN_S 0.5
+#define L1_TTL_MS 200
+
+/* Write a new top member; poll page 1 until it shows; seconds after the write's reply. */
+static double freshness_run(const char *board)
+{
+    char path[128], json[200];
+    snprintf(json, sizeof(json), "{\"page_ttl_ms\":%d}", FRESH_TTL_MS);
+    put_board(board, json);
+    load_board(board, "m", 40, 0);
+    hook_stall(board, 1, FRESH_COMPUTE_MS, -1);
+    snprintf(path, sizeof(path), "/boards/%s/rank", board);
+    struct http_result r;
+    get_status(path, NULL, 200, &r);
+    http_result_free(&r);
+    for (int i = 0; i < 10; i++) { /* a hot page */
+        get_status(path, NULL, 200, &r);
+        http_result_free(&r);
+    }
+    char wpath[160];
+    snprintf(wpath, sizeof(wpath), "/boards/%s/scores", board);
+    write_status("POST", wpath, "{\"id\":\"newtop\",\"score\":1000000}", 200);
+    double w = now_s();
+    /* Member lookups are always current. */
+    char mpath[200];
+    snprintf(mpath, sizeof(mpath), "/boards/%s/members/newtop", board);
+    get_status(mpath, NULL, 200, &r);
+    ck_assert_msg(strstr(r.body, "\"rank\":1"), "member lookup: %s", r.body);
+    http_result_free(&r);
+    int old = 0;
+    for (;;) {
+        get_status(path, NULL, 200, &r);
+        int seen = strstr(r.body, "\"newtop\"") != NULL;
+        http_result_free(&r);
+        if (seen)
+            break;
+        old++;
+        ck_assert_msg(now_s() - w < 15, "the write never showed on its page");
+        sleep_ms(10);
+    }
+    double s = now_s() - w;
+    fprintf(stderr, "page_cache: freshness (%s): write visible on its page after %.3f s (%d older "
+                    "answers)\n",
+            board, s, old);
+    return s;
+}
+
+START_TEST(test_freshness_bound)
+{
+    app_start(g_redis.port, NULL);
+    double s = freshness_run("fr");
+    double bound = (FRESH_TTL_MS + FRESH_COMPUTE_MS) / 1000.0 + FRESH_MARGIN_S;
+    ck_assert_msg(s < bound, "a write took %.3f s to show; want < %.3f s (page_ttl + computation)",
+                  s, bound);
+}
+END_TEST
+
+static void tweak_l1(struct config *cfg)
+{
+    cfg->l1_ttl_ms = L1_TTL_MS;
+}
+
+START_TEST(test_freshness_bound_l1)
+{
+    app_start(g_redis.port, tweak_l1);
+    double s = freshness_run("frl1");
+    double bound = (FRESH_TTL_MS + FRESH_COMPUTE_MS + L1_TTL_MS) / 1000.0 + FRESH_MARGIN_S;
+    ck_assert_msg(metric("rankd_page_cache_l1_hits_total") > 0, "the l1 tier served nothing");
+    ck_assert_msg(s < bound, "a write took %.3f s to show with l1; want < %.3f s", s, bound);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- 7. canonical keys */
+
+#define CANON_N 1000
+
+static void rand_word(unsigned *seed, char *out, size_t n)
+{
+    static const char alnum[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_";
+    size_t len = 1 + (size_t)rand_r(seed) % 12;
+    if (len >= n)
+        len = n - 1;
+    for (size_t i = 0; i < len; i++)
+        out[i] = alnum[(size_t)rand_r(seed) % (sizeof(alnum) - 1)];
+    out[len] = '\0';
+}
+
+START_TEST(test_canonical_key_and_no_redis_for_invalid)
+{
+    app_start(g_redis.port, NULL);
+    load_board("ck", "m", 30, 0);
+    unsigned seed = 12345;
+    char *first = NULL;
+    for (int i = 0; i < CANON_N; i++) {
+        char k[16], v[16], path[200];
+        rand_word(&seed, k, sizeof(k));
+        rand_word(&seed, v, sizeof(v));
+        if (strcmp(k, "page") == 0 || strcmp(k, "size") == 0)
+            snprintf(k, sizeof(k), "x");
+        switch (i % 7) {
+        case 0: snprintf(path, sizeof(path), "/boards/ck/rank?page=01&size=20&x%s=%s", k, v); break;
+        case 1: snprintf(path, sizeof(path), "/boards/ck/rank?size=20&page=1&%s=%s", k, v); break;
+        case 2: snprintf(path, sizeof(path), "/boards/ck/rank?page=001&size=020"); break;
+        case 3: snprintf(path, sizeof(path), "/boards/ck/rank?%s=%s&page=1", k, v); break;
+        case 4: snprintf(path, sizeof(path), "/boards/ck/rank"); break;
+        case 5: snprintf(path, sizeof(path), "/boards/ck/rank?%s&size=0020&utm=%s&page=1", k, v); break;
+        default: snprintf(path, sizeof(path), "/rank?board=ck&%s=%s", k, v); break;
+        }
+        struct http_result r;
+        get_status(path, NULL, 200, &r);
+        if (!first)
+            first = strdup(r.body);
+        else
+            ck_assert_msg(strcmp(first, r.body) == 0, "GET %s: a different page:\n%s", path,
+                          r.body);
+        http_result_free(&r);
+    }
+    free(first);
+    char key[256], want[256];
+    int n = page_keys(p_admin, "ck", key, sizeof(key));
+    page_key("ck", 0, BOARD_PAGE_SIZE_DEFAULT, 1, want, sizeof(want));
+    fprintf(stderr, "page_cache: canonical: %d requests left %d cache key(s) (%s), %d computation(s)\n",
+            CANON_N, n, n ? key : "-", hook_count("ck", 0));
+    ck_assert_msg(n == 1, "%d cache keys for one page", n);
+    ck_assert_str_eq(key, want);
+    ck_assert_int_eq(lock_keys(p_admin, "ck"), 0);
+
+    /* Invalid parameters are rejected before any Redis call. */
+    static const char *const bad[] = {"page=0",     "page=00",   "page=-1", "page=x",
+                                      "size=0",     "size=101",  "page=1&page=1",
+                                      "page=99999999999999999999", "size=1.5"};
+    long long c0 = info_field(p_admin, "stats", "total_commands_processed:");
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char path[200];
+        snprintf(path, sizeof(path), "/boards/ck/rank?%s", bad[i]);
+        struct http_result r;
+        get_status(path, NULL, 400, &r);
+        http_result_free(&r);
+    }
+    long long c1 = info_field(p_admin, "stats", "total_commands_processed:");
+    ck_assert_msg(c1 - c0 == 1, "invalid parameters sent %lld command(s) to Redis; want 0",
+                  c1 - c0 - 1);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- 8. maxmemory */
+
+#define MEM_MEMBERS 3000
+#define MEM_PAD 300
+#define MEM_MARGIN 300000 /* bytes above the loaded data */
+#define MEM_PAGES 30
+
+START_TEST(test_maxmemory_volatile_pages_only)
+{
+    struct redis_proc *rp = own_redis(0);
+    app_start(rp->port, NULL);
+    redisContext *a = redis_admin(rp->port);
+    put_board("mem", "{\"page_ttl_ms\":60000}");
+    load_board("mem", "m", MEM_MEMBERS, MEM_PAD);
+    long long used = info_field(a, "memory", "used_memory:");
+    ck_assert(used > 0);
+    freeReplyObject(redis_admin_cmd(a, "CONFIG SET maxmemory-policy volatile-lru"));
+    freeReplyObject(redis_admin_cmd(a, "CONFIG SET maxmemory %lld", used + MEM_MARGIN));
+    double errors0 = metric("rankd_page_cache_errors_total");
+
+    int misses = 0;
+    for (int round = 0; round < 2; round++)
+        for (int p = 1; p <= MEM_PAGES; p++) {
+            char path[128];
+            snprintf(path, sizeof(path), "/boards/mem/rank?page=%d&size=100", p);
+            struct http_result r;
+            get_status(path, NULL, 200, &r);
+            ck_assert_int_eq(r.len > 100 * MEM_PAD, 1);
+            misses += strcmp(xcache(&r), "miss") == 0;
+            http_result_free(&r);
+        }
+    for (int i = 0; i < 20; i++) {
+        char json[100];
+        snprintf(json, sizeof(json), "{\"id\":\"w%02d\",\"score\":%d}", i, 100000 + i);
+        write_status("POST", "/boards/mem/scores", json, 200);
+    }
+    struct http_result r;
+    get_status("/boards/mem/rank?page=1&size=100", NULL, 200, &r);
+    ck_assert_msg(strstr(r.body, "\"w19\""), "page 1 after the writes: %.200s", r.body);
+    http_result_free(&r);
+    for (int p = 2; p <= MEM_PAGES; p += 7) {
+        char path[128];
+        snprintf(path, sizeof(path), "/boards/mem/rank?page=%d&size=100", p);
+        get_status(path, NULL, 200, &r);
+        http_result_free(&r);
+    }
+    long long evicted = info_field(a, "stats", "evicted_keys:");
+    double refused = metric("rankd_page_cache_errors_total") - errors0;
+    int cached = page_keys(a, "mem", NULL, 0);
+    char z[200];
+    snprintf(z, sizeof(z), "%s:{mem}:z", p_app->cfg.key_prefix);
+    redisReply *c = redis_admin_cmd(a, "ZCARD %s", z);
+    long long card = c->integer;
+    freeReplyObject(c);
+    fprintf(stderr,
+            "page_cache: maxmemory %lld + %d: %d page requests (%d misses), %lld keys evicted, "
+            "%.0f cache errors (refused), %d pages cached now, board intact: %lld members\n",
+            used, MEM_MARGIN, 2 * MEM_PAGES, misses, evicted, refused, cached, card);
+    ck_assert_msg(evicted > 0 || refused > 0, "pages were neither evicted nor refused");
+    ck_assert_msg(cached < 2 * MEM_PAGES, "every page is cached: maxmemory had no effect");
+    ck_assert_int_eq(card, MEM_MEMBERS + 20); /* board data is never evicted */
+    redisFree(a);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- 9. HTTP caching headers */
+
+/* max-age from Cache-Control, asserting its form; -1 for no-cache. */
+static long cache_control_max_age(const struct http_result *r)
+{
+    char cc[128];
+    header(r, "Cache-Control", cc, sizeof(cc));
+    if (strcmp(cc, "no-cache") == 0)
+        return -1;
+    long max_age = -2;
+    int swr = -1, used = 0;
+    ck_assert_msg(sscanf(cc, "public, max-age=%ld, stale-while-revalidate=%d%n", &max_age, &swr,
+                         &used) == 2 &&
+                      (size_t)used == strlen(cc),
+                  "Cache-Control '%s'", cc);
+    ck_assert_msg(swr == 10, "stale-while-revalidate=%d; want the 10 s grace", swr);
+    return max_age;
+}
+
+static long age_of(const struct http_result *r)
+{
+    char v[32];
+    header(r, "Age", v, sizeof(v));
+    ck_assert_msg(v[0], "no Age header");
+    return strtol(v, NULL, 10);
+}
+
+START_TEST(test_etag_304_and_headers)
+{
+    app_start(g_redis.port, NULL);
+    put_board("et", "{\"page_ttl_ms\":5000}");
+    load_board("et", "m", 30, 0);
+    struct http_result r1, r2, r3;
+    get_status("/boards/et/rank", NULL, 200, &r1);
+    char etag[64], e2[64], e3[64];
+    header(&r1, "ETag", etag, sizeof(etag));
+    ck_assert_msg(strlen(etag) > 2 && etag[0] == '"' && etag[strlen(etag) - 1] == '"',
+                  "ETag '%s'", etag);
+    ck_assert_str_eq(xcache(&r1), "miss");
+    long ma = cache_control_max_age(&r1);
+    ck_assert_msg(ma >= 4 && ma <= 5, "max-age=%ld for a fresh 5 s page", ma);
+    ck_assert_int_eq(age_of(&r1), 0);
+
+    get_status("/boards/et/rank", NULL, 200, &r2);
+    ck_assert_str_eq(xcache(&r2), "hit");
+    ck_assert_str_eq(header(&r2, "ETag", e2, sizeof(e2)), etag);
+    ck_assert(r2.len == r1.len && memcmp(r1.body, r2.body, r1.len) == 0);
+    http_result_free(&r2);
+
+    /* If-None-Match: 304, no body, no sorted-set read. */
+    long long z0 = zrange_calls();
+    char list[200];
+    snprintf(list, sizeof(list), "\"nope\", W/%s", etag);
+    const char *inms[] = {etag, list, "*"};
+    for (int i = 0; i < 3; i++) {
+        get_status("/boards/et/rank", inms[i], 304, &r3);
+        ck_assert_msg(r3.len == 0, "304 with a %zu-byte body", r3.len);
+        ck_assert_str_eq(header(&r3, "ETag", e3, sizeof(e3)), etag);
+        ck_assert_str_eq(xcache(&r3), "hit");
+        cache_control_max_age(&r3);
+        http_result_free(&r3);
+    }
+    ck_assert_msg(zrange_calls() == z0, "a 304 read the sorted set");
+    get_status("/boards/et/rank", "\"g0-0000000000000000\"", 200, &r3);
+    ck_assert(r3.len == r1.len);
+    http_result_free(&r3);
+
+    /* Age and max-age move with time. */
+    sleep_ms(1100);
+    get_status("/boards/et/rank", NULL, 200, &r3);
+    ck_assert_str_eq(xcache(&r3), "hit");
+    long age = age_of(&r3), ma2 = cache_control_max_age(&r3);
+    ck_assert_msg(age >= 1 && age <= 2, "Age %ld after 1.1 s", age);
+    ck_assert_msg(ma2 >= 2 && ma2 <= 4 && ma2 + age <= 5, "max-age=%ld with Age %ld", ma2, age);
+    http_result_free(&r3);
+    http_result_free(&r1);
+
+    /* Stale: past the soft TTL, served at once while one refresh runs. */
+    put_board("et2", "{\"page_ttl_ms\":300}");
+    load_board("et2", "m", 30, 0);
+    hook_stall("et2", 1, 300, -1);
+    get_status("/boards/et2/rank", NULL, 200, &r1);
+    ck_assert_str_eq(xcache(&r1), "miss");
+    sleep_ms(400);
+    get_status("/boards/et2/rank", NULL, 200, &r2);
+    ck_assert_str_eq(xcache(&r2), "stale");
+    ck_assert_msg(r2.seconds < 0.2, "a stale serve took %.3f s (it must not wait)", r2.seconds);
+    ck_assert_int_eq(cache_control_max_age(&r2), 0);
+    ck_assert_str_eq(header(&r2, "ETag", e2, sizeof(e2)), header(&r1, "ETag", e3, sizeof(e3)));
+    http_result_free(&r1);
+    http_result_free(&r2);
+    sleep_ms(500);
+    get_status("/boards/et2/rank", NULL, 200, &r3);
+    ck_assert_str_eq(xcache(&r3), "hit");
+    ck_assert_int_eq(age_of(&r3), 0);
+    http_result_free(&r3);
+    ck_assert_int_eq(hook_count("et2", 1), 2);
+
+    /* page_ttl_ms 0: no caching, still an ETag and 304. */
+    put_board("et0", "{\"page_ttl_ms\":0}");
+    load_board("et0", "m", 30, 0);
+    get_status("/boards/et0/rank", NULL, 200, &r1);
+    char cc[64];
+    ck_assert_str_eq(header(&r1, "Cache-Control", cc, sizeof(cc)), "no-cache");
+    ck_assert_str_eq(xcache(&r1), "miss");
+    header(&r1, "ETag", etag, sizeof(etag));
+    ck_assert_msg(strlen(etag) > 2, "no ETag with caching off");
+    get_status("/boards/et0/rank", etag, 304, &r2);
+    ck_assert_msg(r2.len == 0, "304 with a body");
+    ck_assert_str_eq(header(&r2, "Cache-Control", cc, sizeof(cc)), "no-cache");
+    http_result_free(&r1);
+    http_result_free(&r2);
+    ck_assert_int_eq(page_keys(p_admin, "et0", NULL, 0), 0);
+    ck_assert_int_eq(hook_count("et0", 1), 2); /* computed each time */
+}
+END_TEST
+
+/* ---------------------------------------------------------------- 10. generation */
+
+static void expect_new_page(const char *path, const char *old_etag)
+{
+    struct http_result r;
+    get_status(path, NULL, 200, &r);
+    ck_assert_msg(strstr(r.body, "\"new00000\"") && !strstr(r.body, "\"old"),
+                  "GET %s after delete and re-create served: %.300s", path, r.body);
+    char e[64];
+    ck_assert_str_ne(header(&r, "ETag", e, sizeof(e)), old_etag);
+    http_result_free(&r);
+}
+
+START_TEST(test_generation_retires_old_pages)
+{
+    app_start(g_redis.port, NULL);
+    put_board("gn", "{\"page_ttl_ms\":60000}");
+    load_board("gn", "old", 30, 0);
+    struct http_result r;
+    get_status("/boards/gn/rank", NULL, 200, &r);
+    ck_assert_msg(strstr(r.body, "\"old00000\""), "%s", r.body);
+    char old_etag[64], old_key[256];
+    header(&r, "ETag", old_etag, sizeof(old_etag));
+    http_result_free(&r);
+    ck_assert_int_eq(page_keys(p_admin, "gn", old_key, sizeof(old_key)), 1);
+
+    write_status("DELETE", "/boards/gn", NULL, 204);
+    get_status("/boards/gn/rank", NULL, 404, &r);
+    http_result_free(&r);
+    put_board("gn", "{\"page_ttl_ms\":60000}");
+    load_board("gn", "new", 30, 0);
+    for (int i = 0; i < 10; i++) {
+        expect_new_page("/boards/gn/rank", old_etag);
+        expect_new_page("/boards/gn/rank?page=01&size=20", old_etag);
+        expect_new_page("/rank?board=gn", old_etag);
+    }
+    ck_assert_msg(key_exists(p_admin, old_key) == 1, "the old page %s should live until its TTL",
+                  old_key);
+
+    /* A computation in flight across a delete is not shared with requests after it: they have
+     * a new key (the generation is part of it) and do not wait for it. */
+    hook_stall("gn", 2, 1500, 1);
+    struct job j;
+    job_start(&j, "/boards/gn/rank?page=2", NULL);
+    hook_wait("gn", 2, 1, 5);
+    double stalled_at = now_s();
+    write_status("DELETE", "/boards/gn", NULL, 204);
+    put_board("gn", "{\"page_ttl_ms\":60000}");
+    load_board("gn", "newer", 50, 0);
+    get_status("/boards/gn/rank?page=2", NULL, 200, &r);
+    double after = now_s() - stalled_at;
+    ck_assert_msg(strstr(r.body, "\"newer00020\""), "page 2 after the second delete: %.300s",
+                  r.body);
+    http_result_free(&r);
+    ck_assert_msg(after < 1.0, "a request after the delete waited %.3f s for an older computation",
+                  after);
+    job_join_ok(&j);
+    http_result_free(&j.res);
+    for (int i = 0; i < 5; i++) {
+        get_status("/boards/gn/rank?page=2", NULL, 200, &r);
+        ck_assert_msg(strstr(r.body, "\"newer00020\""), "page 2: %.300s", r.body);
+        http_result_free(&r);
+    }
+}
+END_TEST
+
+/* ---------------------------------------------------------------- 11. cache Redis failure */
+
+static int s_cache_port;
+
+static void tweak_cache_redis(struct config *cfg)
+{
+    snprintf(cfg->cache_url_text, sizeof(cfg->cache_url_text), "redis://127.0.0.1:%d/0",
+             s_cache_port);
+    ck_assert_int_eq(config_parse_redis_url(cfg->cache_url_text, &cfg->cache_redis), 0);
+}
+
+START_TEST(test_cache_redis_down_breaker)
+{
+    struct redis_proc *cache = own_redis(0);
+    s_cache_port = cache->port;
+    app_start(g_redis.port, tweak_cache_redis);
+    redisContext *ca = redis_admin(cache->port);
+    load_board("br", "m", 100, 0);
+    struct http_result r;
+    get_status("/boards/br/rank", NULL, 200, &r);
+    ck_assert_str_eq(xcache(&r), "miss");
+    http_result_free(&r);
+    get_status("/boards/br/rank", NULL, 200, &r);
+    ck_assert_str_eq(xcache(&r), "hit");
+    http_result_free(&r);
+    ck_assert_msg(page_keys(ca, "br", NULL, 0) == 1 && page_keys(p_admin, "br", NULL, 0) == 0,
+                  "pages must live in the cache Redis only");
+    redisFree(ca);
+
+    redis_proc_stop(cache);
+    double u0 = metric("rankd_page_cache_uncached_total");
+    double worst = 0;
+    for (int p = 1; p <= 3; p++) {
+        char path[128];
+        snprintf(path, sizeof(path), "/boards/br/rank?page=%d&size=5", p);
+        get_status(path, NULL, 200, &r);
+        ck_assert_str_eq(xcache(&r), "miss");
+        worst = r.seconds > worst ? r.seconds : worst;
+        http_result_free(&r);
+    }
+    double open = metric("rankd_page_cache_breaker_open");
+    double errors = metric("rankd_page_cache_errors_total");
+    for (int p = 4; p <= 12; p++) {
+        char path[128];
+        snprintf(path, sizeof(path), "/boards/br/rank?page=%d&size=5", p);
+        get_status(path, NULL, 200, &r);
+        ck_assert_msg(strstr(r.body, "\"rank\":"), "page %d: %s", p, r.body);
+        worst = r.seconds > worst ? r.seconds : worst;
+        http_result_free(&r);
+    }
+    double uncached = metric("rankd_page_cache_uncached_total") - u0;
+    fprintf(stderr,
+            "page_cache: cache Redis down: 12 pages served uncached (metric +%.0f), slowest "
+            "%.4f s; breaker_open %.0f after %.0f errors\n",
+            uncached, worst, open, errors);
+    ck_assert_msg(worst < 0.3, "an uncached page took %.3f s", worst);
+    ck_assert_msg(uncached >= 12, "uncached_total rose by %.0f for 12 uncached pages", uncached);
+    ck_assert_msg(errors >= 5 && open == 1, "breaker_open %.0f after %.0f errors", open, errors);
+
+    ck_assert_int_eq(redis_proc_restart(cache), 0);
+    ca = redis_admin(cache->port);
+    double t0 = now_s();
+    int hit = 0;
+    while (!hit) {
+        ck_assert_msg(now_s() - t0 < 6.0, "caching did not resume 6 s after the restart");
+        sleep_ms(50);
+        get_status("/boards/br/rank?page=1&size=5", NULL, 200, &r);
+        hit = strcmp(xcache(&r), "hit") == 0;
+        http_result_free(&r);
+    }
+    fprintf(stderr, "page_cache: cache Redis back: hits again after %.3f s\n", now_s() - t0);
+    ck_assert_int_ge(page_keys(ca, "br", NULL, 0), 1);
+    ck_assert_int_eq(page_keys(p_admin, "br", NULL, 0), 0);
+    ck_assert_msg(metric("rankd_page_cache_breaker_open") == 0, "breaker still open");
+    redisFree(ca);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- 12. XFetch */
+
+#define XF_TTL_MS 1000
+#define XF_COMPUTE_MS 100
+
+static void tweak_xfetch(struct config *cfg)
+{
+    cfg->xfetch_beta = 10;
+}
+
+START_TEST(test_xfetch_early_refresh)
+{
+    app_start(g_redis.port, tweak_xfetch);
+    put_board("xf", "{\"page_ttl_ms\":1000}");
+    load_board("xf", "m", 50, 0);
+    hook_stall("xf", 1, XF_COMPUTE_MS, -1);
+    struct http_result r;
+    get_status("/boards/xf/rank", NULL, 200, &r);
+    ck_assert_str_eq(xcache(&r), "miss");
+    http_result_free(&r);
+    double early0 = metric("rankd_page_cache_early_refreshes_total");
+    struct stream_totals t = stream_for("/boards/xf/rank", 2.0);
+    double early = metric("rankd_page_cache_early_refreshes_total") - early0;
+    int computed = hook_count("xf", 1);
+    fprintf(stderr,
+            "page_cache: xfetch: %d requests: %d hit, %d stale, %d miss; %.0f early refreshes "
+            "started, %d computations\n",
+            t.n, t.hit, t.stale, t.miss, early, computed);
+    ck_assert_msg(early > 0, "no early refresh with beta 10");
+    ck_assert_msg(computed >= 2, "no refresh computed");
+    ck_assert_msg(t.miss == 0 && t.stale == 0,
+                  "with early refresh no request should miss or be stale (%d miss, %d stale)",
+                  t.miss, t.stale);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- suite */
+
+static void add(Suite *s, const char *name, const TTest *test, double timeout_s)
+{
+    TCase *tc = tcase_create(name);
+    tcase_add_checked_fixture(tc, pc_setup, pc_teardown);
+    tcase_set_timeout(tc, timeout_s);
+    tcase_add_test(tc, test);
+    suite_add_tcase(s, tc);
+}
 
 Suite *page_cache_suite(void)
 {
-    return suite_create("page_cache");
+    Suite *s = suite_create("page_cache");
+    add(s, "stampede", test_stampede_one_computation, 30);
+    add(s, "isolation", test_isolation_from_stalled_page, 30);
+    add(s, "bounded_wait", test_bounded_wait_hung_holder, 20);
+    add(s, "lock_expiry", test_dead_holder_lock_expires, 20);
+    add(s, "lock_overrun", test_overrun_keeps_next_holders_lock, 20);
+    add(s, "scripts", test_scripts_flush_and_restart, 20);
+    add(s, "stale", test_stale_serving_one_refresh, 20);
+    add(s, "freshness", test_freshness_bound, 20);
+    add(s, "freshness_l1", test_freshness_bound_l1, 20);
+    add(s, "canonical_key", test_canonical_key_and_no_redis_for_invalid, 60);
+    add(s, "maxmemory", test_maxmemory_volatile_pages_only, 30);
+    add(s, "http_headers", test_etag_304_and_headers, 20);
+    add(s, "generation", test_generation_retires_old_pages, 20);
+    add(s, "breaker", test_cache_redis_down_breaker, 30);
+    add(s, "xfetch", test_xfetch_early_refresh, 20);
+    return s;
 }
