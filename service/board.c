@@ -628,7 +628,11 @@ int board_delete(struct board_model *m, const char *board)
     redisReply *r = transaction(m, 3, argc, argv, lens, &err);
     if (!r)
         return err;
-    int rc = r->element[0]->type == REDIS_REPLY_INTEGER && r->element[0]->integer > 0 ? 0 : -ENOENT;
+    int rc = 0;
+    if (r->element[0]->type != REDIS_REPLY_INTEGER)
+        rc = -EIO; /* an error reply inside EXEC */
+    else if (r->element[0]->integer == 0)
+        rc = -ENOENT;
     freeReplyObject(r);
     return rc;
 }
@@ -648,7 +652,13 @@ int board_member_delete(struct board_model *m, const char *board, const char *id
     redisReply *r = transaction(m, 2, argc, argv, lens, &err);
     if (!r)
         return err;
-    int rc = r->element[0]->integer == 0 ? -ENOENT : r->element[1]->integer == 0 ? -ENODATA : 0;
+    int rc = 0;
+    if (r->element[0]->type != REDIS_REPLY_INTEGER || r->element[1]->type != REDIS_REPLY_INTEGER)
+        rc = -EIO; /* an error reply inside EXEC */
+    else if (r->element[0]->integer == 0)
+        rc = -ENOENT;
+    else if (r->element[1]->integer == 0)
+        rc = -ENODATA;
     freeReplyObject(r);
     return rc;
 }
@@ -669,24 +679,40 @@ void board_list_free(struct board_list *l)
     free(l);
 }
 
-/* ZCARD of every board on one connection, pipelined. */
+/* ZCARD of every board on one connection, pipelined in chunks of LIST_CHUNK. */
+#define LIST_CHUNK 256
 static int list_totals(struct board_model *m, struct board_list *l)
 {
     int err = 0;
     struct store_conn *c = store_acquire(m->store, &err);
     if (!c)
         return err;
+    static const size_t zl = 5;
     int rc = 0;
-    for (size_t i = 0; i < l->n && rc == 0; i++) {
-        struct board_keys k;
-        make_keys(m, l->names[i], &k);
-        const char *argv[] = {"ZCARD", k.z};
-        redisReply *r = store_command(c, 2, argv, NULL, &err);
-        if (!r)
-            rc = err;
-        else
-            l->totals[i] = r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
-        freeReplyObject(r);
+    for (size_t at = 0; at < l->n && rc == 0; at += LIST_CHUNK) {
+        size_t n = l->n - at < LIST_CHUNK ? l->n - at : LIST_CHUNK;
+        struct board_keys k[LIST_CHUNK];
+        const char *args[LIST_CHUNK][2];
+        size_t lens[LIST_CHUNK][2];
+        const char *const *argv[LIST_CHUNK];
+        const size_t *lv[LIST_CHUNK];
+        int argc[LIST_CHUNK];
+        redisReply *rs[LIST_CHUNK];
+        for (size_t i = 0; i < n; i++) {
+            make_keys(m, l->names[at + i], &k[i]);
+            args[i][0] = "ZCARD";
+            args[i][1] = k[i].z;
+            lens[i][0] = zl;
+            lens[i][1] = strlen(k[i].z);
+            argv[i] = args[i];
+            lv[i] = lens[i];
+            argc[i] = 2;
+        }
+        rc = store_pipeline(c, (int)n, argc, argv, lv, rs);
+        for (size_t i = 0; rc == 0 && i < n; i++) {
+            l->totals[at + i] = rs[i]->type == REDIS_REPLY_INTEGER ? rs[i]->integer : 0;
+            freeReplyObject(rs[i]);
+        }
     }
     store_release(m->store, c);
     return rc;

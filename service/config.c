@@ -376,8 +376,11 @@ int config_parse(struct config *cfg, int argc, char **argv, char *err, size_t er
             v = defs[i].deflt;
         const char *allowed = NULL;
         if (apply(cfg, i, v, &allowed)) {
-            snprintf(err, errlen, "invalid %s%s '%s': %s", from_flag[i] ? "--" : "",
-                     from_flag[i] ? defs[i].flag : defs[i].env, v, allowed);
+            /* never echo a token or a URL that may carry a password */
+            int secret = i == O_TOKEN || i == O_REDIS || i == O_CACHE_REDIS;
+            snprintf(err, errlen, "invalid %s%s%s%s%s: %s", from_flag[i] ? "--" : "",
+                     from_flag[i] ? defs[i].flag : defs[i].env, secret ? "" : " '", secret ? "" : v,
+                     secret ? "" : "'", allowed);
             return -EINVAL;
         }
     }

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "page_cache.h"
 
@@ -30,7 +31,7 @@ static atomic_ullong compute_sum_us;
 int metrics_route(const char *name)
 {
     for (int i = 0; i < nroutes; i++)
-        if (route_names[i] == name)
+        if (strcmp(route_names[i], name) == 0)
             return i;
     if (nroutes >= METRICS_ROUTES_MAX)
         return -1;

@@ -217,6 +217,34 @@ START_TEST(board_layout_change_conflicts)
 }
 END_TEST
 
+/* GET /boards reads the registry and each board's total (pipelined in chunks of 256). */
+START_TEST(many_boards_listed)
+{
+    redisReply *r;
+    for (int i = 0; i < 600; i++) { /* set up directly: 600 boards through HTTP would be slow */
+        r = redis_admin_cmd(g_admin,
+                            "HSET rankd:{b%03d}:meta order desc tiebreak first "
+                            "score_decimals 0 page_size 20 page_ttl_ms 1000",
+                            i);
+        freeReplyObject(r);
+        freeReplyObject(redis_admin_cmd(g_admin, "SADD rankd:boards b%03d", i));
+        for (int m = 0; m < i % 3; m++)
+            freeReplyObject(redis_admin_cmd(g_admin, "ZADD rankd:{b%03d}:z %d m%d", i, m, m));
+    }
+    cJSON *d = get_json("/boards", 200);
+    const cJSON *list = cJSON_GetObjectItem(d, "boards");
+    ck_assert_int_eq(cJSON_GetArraySize(list), 600);
+    for (int i = 0; i < 600; i++) {
+        const cJSON *b = cJSON_GetArrayItem(list, i);
+        char name[8];
+        snprintf(name, sizeof(name), "b%03d", i);
+        ck_assert_str_eq(str(b, "board"), name);
+        ck_assert_int_eq((int)num(b, "total"), i % 3);
+    }
+    cJSON_Delete(d);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- paging */
 
 START_TEST(rank_pages)
@@ -814,6 +842,7 @@ Suite *api_suite(void)
         {"boards", board_put_get_list_delete},
         {"board_validation", board_put_validation},
         {"board_conflict", board_layout_change_conflicts},
+        {"many_boards", many_boards_listed},
         {"pages", rank_pages},
         {"page_errors", rank_parameter_errors},
         {"shorthand", rank_shorthand_and_empty_board},

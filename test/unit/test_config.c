@@ -334,6 +334,22 @@ START_TEST(test_parse_bad_threads_flag)
 }
 END_TEST
 
+/* A rejected URL or token is never echoed: it may carry a password. */
+START_TEST(test_parse_error_hides_secrets)
+{
+    const char *const args[] = {"--redis=redis://:s3cret@h:99999/0", NULL};
+    struct config c;
+    ck_assert_int_eq(parse(&c, args), -EINVAL);
+    assert_err_mentions("--redis");
+    ck_assert_ptr_null(strstr(g_err, "s3cret"));
+    setenv("RANKD_CACHE_REDIS_URL", "redis://:s3cret@h:0", 1);
+    const char *const none[] = {NULL};
+    ck_assert_int_eq(parse(&c, none), -EINVAL);
+    assert_err_mentions("RANKD_CACHE_REDIS_URL");
+    ck_assert_ptr_null(strstr(g_err, "s3cret"));
+}
+END_TEST
+
 START_TEST(test_parse_bad_threads_env)
 {
     setenv("RANKD_THREADS", "abc", 1);
@@ -480,6 +496,7 @@ Suite *config_suite(void)
     tcase_add_test(tc, test_parse_flag_wins);
     tcase_add_test(tc, test_parse_bad_threads_flag);
     tcase_add_test(tc, test_parse_bad_threads_env);
+    tcase_add_test(tc, test_parse_error_hides_secrets);
     tcase_add_test(tc, test_parse_bad_names);
     tcase_add_test(tc, test_parse_unknown);
     tcase_add_test(tc, test_parse_help_version);
