@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #define KEY_MAX 192 /* prefix (64) + board (64) + punctuation and suffix */
 #define COMPACT_CHUNK 1000
@@ -20,6 +22,18 @@ void board_set_tie_cap(int64_t cap)
 }
 
 /* ---------------------------------------------------------------- keys and settings */
+
+/* A new board generation: wall-clock microseconds and a random 0..999, unique in practice
+ * across processes and across a Redis that lost its data (unlike a counter restarting at 0). */
+static void new_generation(char out[32])
+{
+    static _Atomic uint64_t salt;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t us = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+    uint64_t r = atomic_fetch_add(&salt, 1) * 7919u + (uint64_t)getpid();
+    snprintf(out, 32, "%" PRIu64, us * 1000u + r % 1000u);
+}
 
 struct board_keys {
     char z[KEY_MAX], meta[KEY_MAX], items[KEY_MAX], registry[KEY_MAX];
@@ -179,10 +193,10 @@ struct write_args {
     const char **argv;
     size_t *len;
     char (*num)[32]; /* each entry's key, formatted */
-    char hdr[7][32]; /* formatted header numbers */
+    char hdr[8][32]; /* formatted header numbers */
 };
 
-#define WRITE_FIXED 16
+#define WRITE_FIXED 17
 
 static int write_args_build(struct write_args *w, const struct board_keys *k, const char *board,
                             const struct board_settings *s, const struct board_entry *e, size_t n,
@@ -203,6 +217,7 @@ static int write_args_build(struct write_args *w, const struct board_keys *k, co
     snprintf(w->hdr[4], 32, "%d", s->page_size);
     snprintf(w->hdr[5], 32, "%d", s->page_ttl_ms);
     snprintf(w->hdr[6], 32, "%zu", n);
+    new_generation(w->hdr[7]);
     const char *fixed[WRITE_FIXED] = {k->z,
                                       k->meta,
                                       k->items,
@@ -218,7 +233,8 @@ static int write_args_build(struct write_args *w, const struct board_keys *k, co
                                       board,
                                       (flags & BOARD_WRITE_RANKS) ? "1" : "0",
                                       w->hdr[6],
-                                      (flags & BOARD_WRITE_ATOMIC) ? "1" : "0"};
+                                      (flags & BOARD_WRITE_ATOMIC) ? "1" : "0",
+                                      w->hdr[7]};
     for (size_t i = 0; i < WRITE_FIXED; i++) {
         w->argv[i] = fixed[i];
         w->len[i] = strlen(fixed[i]);
@@ -527,6 +543,8 @@ int board_put(struct board_model *m, const char *board, const struct board_setti
     snprintf(ddec, sizeof(ddec), "%d", d.layout.decimals);
     snprintf(dps, sizeof(dps), "%d", d.page_size);
     snprintf(dpt, sizeof(dpt), "%d", d.page_ttl_ms);
+    char gen[32];
+    new_generation(gen);
     const char *argv[] = {k.meta,
                           k.z,
                           k.registry,
@@ -540,9 +558,10 @@ int board_put(struct board_model *m, const char *board, const struct board_setti
                           tiebreak_name(d.layout.tiebreak),
                           ddec,
                           dps,
-                          dpt};
+                          dpt,
+                          gen};
     int err = 0;
-    redisReply *r = run_script(m, STORE_SCRIPT_PUT_BOARD, 3, 11, argv, NULL, &err);
+    redisReply *r = run_script(m, STORE_SCRIPT_PUT_BOARD, 3, 12, argv, NULL, &err);
     if (!r)
         return err;
     int rc = 0;
@@ -611,21 +630,17 @@ int board_delete(struct board_model *m, const char *board)
     struct board_keys k;
     make_keys(m, board, &k);
     /* UNLINK: the sorted set is freed off Redis' main thread (never DEL: redis-discipline.md). */
-    /* The generation is part of every cached page's key: bumping it retires them all at once
-     * (they expire by TTL). It is never deleted, so it never goes back to a used value. */
-    char gen[KEY_MAX];
-    snprintf(gen, sizeof(gen), "%s:{%s}:gen", m->prefix, board);
+    /* The settings hash holds the board generation, part of every cached page's key: a board
+     * created again later gets a new one, so its old pages are never served (they expire). */
     const char *a1[] = {"UNLINK", k.meta, k.z};
     const char *a2[] = {"SREM", k.registry, board};
-    const char *a3[] = {"INCR", gen};
     const size_t l1[] = {6, strlen(k.meta), strlen(k.z)};
     const size_t l2[] = {4, strlen(k.registry), strlen(board)};
-    const size_t l3[] = {4, strlen(gen)};
-    const char *const *argv[] = {a1, a2, a3};
-    const size_t *const lens[] = {l1, l2, l3};
-    const int argc[] = {3, 3, 2};
+    const char *const *argv[] = {a1, a2};
+    const size_t *const lens[] = {l1, l2};
+    const int argc[] = {3, 3};
     int err = 0;
-    redisReply *r = transaction(m, 3, argc, argv, lens, &err);
+    redisReply *r = transaction(m, 2, argc, argv, lens, &err);
     if (!r)
         return err;
     int rc = 0;

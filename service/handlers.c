@@ -20,7 +20,8 @@
 
 #define MSG_MAX 400
 #define NDJSON_LINE_MAX (64L * 1024L)
-#define NDJSON_CHUNK_BYTES (128 * 1024) /* ~2 ms of script time at the measured ~17 ms per MB */
+#define NDJSON_CHUNK_BYTES (128UL * 1024UL) /* ~2 ms of script time at the measured ~17 ms per MB  \
+                                             */
 #define REJECTED_SHOWN_MAX 1000
 
 /* ---------------------------------------------------------------- shared validation */
@@ -949,6 +950,7 @@ static int stream_line(struct http_request *rq, const char *board, struct stream
     if (doc && parse_entry(doc, e, &err) == 0) {
         e->line = line;
         s->npending++;
+        assert(e->id); /* parse_entry sets it on success */
         s->pending_bytes += strlen(e->id) + (e->record ? strlen(e->record) : 0);
     } else {
         reject_line(s, line, &err);

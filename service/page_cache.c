@@ -153,9 +153,21 @@ static int value_parse(const char *v, size_t len, struct entry *e)
         return -EINVAL;
     memcpy(head, v, hl);
     head[hl] = '\0';
-    if (sscanf(head, VALUE_MAGIC " %" SCNd64 " %" SCNd64 " %" SCNd64 " %" SCNd64 " %47s", &e->gen,
-               &e->created_ms, &e->soft_ms, &e->delta_ms, e->etag) != 5)
+    /* five fields after the magic: four integers and the ETag */
+    int64_t *nums[] = {&e->gen, &e->created_ms, &e->soft_ms, &e->delta_ms};
+    char *p = head + sizeof(VALUE_MAGIC);
+    for (size_t i = 0; i < 4; i++) {
+        char *end = NULL;
+        errno = 0;
+        *nums[i] = strtoll(p, &end, 10);
+        if (errno || end == p || *end != ' ')
+            return -EINVAL;
+        p = end + 1;
+    }
+    size_t el = strlen(p);
+    if (el == 0 || el >= sizeof(e->etag) || strchr(p, ' '))
         return -EINVAL;
+    memcpy(e->etag, p, el + 1);
     e->body = nl + 1;
     e->len = len - hl - 1;
     return 0;
@@ -437,6 +449,7 @@ static int miss(struct page_cache *pc, const struct page_req *q, char **value, s
 struct refresh_job {
     struct page_cache *pc;
     struct page_req q;
+    int64_t seen_created_ms; /* creation time of the page that triggered the refresh */
     char board[BOARD_NAME_LEN_MAX + 1];
     struct flight *f;
 };
@@ -452,11 +465,20 @@ static void *refresh_run(void *arg)
     int rc = -EBUSY;
     if (lock_take(pc, &job->q, token, sizeof(token)) == 1) { /* else: refreshing elsewhere */
         struct entry e;
-        rc = compute(pc, &job->q, &v, &n);
-        if (rc == 0 && value_parse(v, n, &e) == 0)
-            cache_store(pc, &job->q, v, n, e.soft_ms);
+        /* Another refresh (here or in another process) may have finished between our read
+         * and this lock: then a newer page is stored and there is nothing to do. */
+        if (cache_read(pc, job->q.key, &v, &n) == 1 && value_parse(v, n, &e) == 0 &&
+            e.gen == job->q.gen && e.created_ms > job->seen_created_ms) {
+            rc = 0;
+        } else {
+            free(v);
+            v = NULL;
+            rc = compute(pc, &job->q, &v, &n);
+            if (rc == 0 && value_parse(v, n, &e) == 0)
+                cache_store(pc, &job->q, v, n, e.soft_ms);
+            atomic_fetch_add(&pc->refreshes, 1);
+        }
         lock_release(pc, &job->q, token);
-        atomic_fetch_add(&pc->refreshes, 1);
     }
     flight_publish(pc, job->f, rc, v, n);
     pthread_mutex_lock(&pc->lock);
@@ -468,8 +490,9 @@ static void *refresh_run(void *arg)
     return NULL;
 }
 
-/* Start one background refresh of q's key unless one is already in flight in this process. */
-static void refresh_async(struct page_cache *pc, const struct page_req *q)
+/* Start one background refresh of q's key unless one is already in flight in this process.
+ * seen_created_ms: when the page this request found was made (a newer one makes it moot). */
+static void refresh_async(struct page_cache *pc, const struct page_req *q, int64_t seen_created_ms)
 {
     pthread_mutex_lock(&pc->lock);
     if (flight_find(pc, q->key) || pc->refreshing >= pc->cfg.refresh_max) {
@@ -486,6 +509,7 @@ static void refresh_async(struct page_cache *pc, const struct page_req *q)
     }
     job->pc = pc;
     job->q = *q;
+    job->seen_created_ms = seen_created_ms;
     snprintf(job->board, sizeof(job->board), "%s", q->board);
     job->f = f;
     pc->refreshing++;
@@ -605,17 +629,16 @@ static void l1_put(struct page_cache *pc, const char *key, const char *value, si
 static int lookup(struct page_cache *pc, struct page_req *q, int requested_size, char **value,
                   size_t *len)
 {
-    char meta[KEY_MAX], genk[KEY_MAX], prefix[160], page[24], size[16]; /* prefix <= 137 bytes */
+    char meta[KEY_MAX], prefix[160], page[24], size[16]; /* prefix <= 137 bytes */
     snprintf(meta, sizeof(meta), "%s:{%s}:meta", pc->cfg.prefix, q->board);
-    snprintf(genk, sizeof(genk), "%s:{%s}:gen", pc->cfg.prefix, q->board);
     snprintf(prefix, sizeof(prefix), "%s:{%s}:page:", pc->cfg.prefix, q->board);
     snprintf(page, sizeof(page), "%" PRId64, q->page);
     snprintf(size, sizeof(size), "%d", requested_size);
     int inline_get = pc->same_store && !breaker_open(pc);
-    const char *argv[] = {meta, genk, prefix, page, size, inline_get ? "1" : "0"};
+    const char *argv[] = {meta, prefix, page, size, inline_get ? "1" : "0"};
     int err = 0;
     struct store_conn *c = store_acquire(pc->cfg.data, &err);
-    redisReply *r = c ? store_script(c, STORE_SCRIPT_CACHE_GET, 2, 4, argv, NULL, &err) : NULL;
+    redisReply *r = c ? store_script(c, STORE_SCRIPT_CACHE_GET, 1, 4, argv, NULL, &err) : NULL;
     store_release(pc->cfg.data, c);
     if (!r)
         return err;
@@ -709,12 +732,12 @@ int page_cache_get(struct page_cache *pc, const char *board, int64_t page, int s
         int64_t now = wall_ms();
         if (now >= e.soft_ms) {
             source = PAGE_STALE;
-            refresh_async(pc, &q);
+            refresh_async(pc, &q, e.created_ms);
         } else if (pc->cfg.beta > 0 &&
                    (double)now - (double)e.delta_ms * pc->cfg.beta * log(rand_unit(pc)) >=
                        (double)e.soft_ms) {
             atomic_fetch_add(&pc->early_refreshes, 1);
-            refresh_async(pc, &q);
+            refresh_async(pc, &q, e.created_ms);
         }
     } else {
         free(value);
@@ -786,10 +809,10 @@ void page_cache_stats(struct page_cache *pc, struct page_cache_stats *out)
     out->breaker_open = breaker_open(pc);
 }
 
-int page_cache_etag_matches(const char *inm, const char *etag)
+int page_cache_etag_matches(const char *if_none_match, const char *etag)
 {
     size_t el = strlen(etag);
-    for (const char *p = inm; *p;) {
+    for (const char *p = if_none_match; *p;) {
         while (*p == ' ' || *p == '\t' || *p == ',')
             p++;
         if (*p == '*')

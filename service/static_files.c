@@ -84,8 +84,9 @@ int static_files_open(const char *root, const char *raw_path, struct static_file
     out->fd = fd;
     out->size = (uint64_t)st.st_size;
     out->content_type = content_type(real);
-    out->cache_control =
-        strcmp(content_type(real), types[0].type) == 0 ? "no-cache" : "public, max-age=300";
+    /* File names do not change between versions: revalidate every time (a cheap 304) so a new
+     * index.html never runs with an old app.js. */
+    out->cache_control = "no-cache";
     snprintf(out->etag, sizeof(out->etag), "\"%" PRIx64 "-%" PRIx64 "\"", (uint64_t)st.st_size,
              (uint64_t)st.st_mtime);
     return 0;

@@ -4,9 +4,9 @@
  * Only regular files inside the static directory are reachable: the path is percent-decoded
  * once, any "." or ".." segment, backslash or NUL is refused, and the resolved real path (after
  * symlinks) must still lie inside the directory's real path, so neither `/../`, `%2e%2e` nor a
- * symlink can reach outside. `/` serves index.html. Content types come from the extension;
- * index.html is `no-cache` (links and the back button always get the current app), other files
- * may be cached for 5 minutes. Thread-safe.
+ * symlink can reach outside. `/` serves index.html. Content types come from the extension; every
+ * file is `no-cache` (file names do not change between versions, so a new index.html must never
+ * run with an old app.js); revalidation by ETag is a cheap 304. Thread-safe.
  */
 #ifndef RANKD_STATIC_FILES_H
 #define RANKD_STATIC_FILES_H

@@ -1,14 +1,15 @@
 #!lua flags=no-writes
 -- cache_get.lua -- a page's cache lookup in one round trip: board state, then the cached page.
--- O(1). The page key carries the board generation, so pages computed before a delete or reset
--- are never found again (they expire by TTL; nothing is scanned).
--- KEYS[1] board settings hash, KEYS[2] board generation string
+-- O(1). The page key carries the board generation, a unique value stored in the settings hash
+-- when the board is created (and renewed by a reset): pages computed before a delete and
+-- re-creation, or before Redis lost its data, are never found again (they expire by TTL).
+-- KEYS[1] board settings hash
 -- ARGV[1] page key prefix (P:{board}:page:)   ARGV[2] page   ARGV[3] size, 0 for the board's
 -- ARGV[4] '1' to read the page here (cache in this Redis), '0' for the state only
 -- Reply: nil when the board does not exist, else {size, page_ttl_ms, generation, page value|nil}
-local m = redis.call('HMGET', KEYS[1], 'page_size', 'page_ttl_ms')
+local m = redis.call('HMGET', KEYS[1], 'page_size', 'page_ttl_ms', 'gen')
 if not m[1] then return false end
-local gen = redis.call('GET', KEYS[2]) or '0'
+local gen = m[3] or '0'
 local size = tonumber(ARGV[3])
 if size == 0 then size = tonumber(m[1]) or 20 end
 if size < 1 or size > 100 then size = 20 end

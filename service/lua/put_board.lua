@@ -3,6 +3,7 @@
 -- ARGV[1] board name, then five values, '' where the request left the field out:
 -- ARGV[2] order  ARGV[3] tiebreak  ARGV[4] score_decimals  ARGV[5] page_size  ARGV[6] page_ttl_ms
 -- ARGV[7..11] the defaults for the same five fields (used when creating).
+-- ARGV[12] a new, unique board generation (stored when creating).
 -- Reply {created (0|1), settings (flat HGETALL), total}, or {-1, field} when a layout field
 -- (order, tiebreak, score_decimals) would change on a non-empty board.
 local names = {'order', 'tiebreak', 'score_decimals', 'page_size', 'page_ttl_ms'}
@@ -23,6 +24,7 @@ else
     if v == '' then v = ARGV[i + 6] end
     redis.call('HSET', KEYS[1], names[i], v)
   end
+  redis.call('HSET', KEYS[1], 'gen', ARGV[12])
   redis.call('SADD', KEYS[3], ARGV[1])
 end
 return {exists and 0 or 1, redis.call('HGETALL', KEYS[1]), redis.call('ZCARD', KEYS[2])}

@@ -8,6 +8,7 @@
 -- ARGV[9] board name   ARGV[10] '1' to return ranks   ARGV[11] entry count n
 -- ARGV[12] '1': all or nothing (an entry whose result leaves the range refuses the whole call),
 --          '0': such an entry is refused alone (NDJSON lines)
+-- ARGV[13] a new, unique board generation, stored if this call creates the board
 -- then per entry 4 values: member, op, key (or key delta for incr), record JSON or ''.
 -- Reply {status, done, results...}; results hold 4 values per applied or refused entry:
 --   code (0 applied or unchanged, 2 key out of range: nothing written for it), stored, rank0, updated.
@@ -28,7 +29,7 @@ if not m[1] then
     return {1, 0}
   end
   redis.call('HSET', meta, 'order', ARGV[5], 'tiebreak', tiebreak, 'score_decimals', ARGV[6],
-             'page_size', ARGV[7], 'page_ttl_ms', ARGV[8])
+             'page_size', ARGV[7], 'page_ttl_ms', ARGV[8], 'gen', ARGV[13])
   redis.call('SADD', registry, ARGV[9])
 elseif m[1] ~= ARGV[5] or m[2] ~= tiebreak or m[3] ~= ARGV[6] then
   return {1, 0}
@@ -44,7 +45,7 @@ if ARGV[12] == '1' then
   -- first pass: would any entry leave the range? (members repeated in the batch included)
   local cur = {}
   for i = 0, n - 1 do
-    local a = 13 + i * 4
+    local a = 14 + i * 4
     local member = ARGV[a]
     if cur[member] == nil then
       local s = redis.call('ZSCORE', z, member)
@@ -63,7 +64,7 @@ local function rank_of(member)
 end
 
 for i = 0, n - 1 do
-  local a = 13 + i * 4
+  local a = 14 + i * 4
   local member, op, arg, record = ARGV[a], ARGV[a + 1], tonumber(ARGV[a + 2]), ARGV[a + 3]
   local old = redis.call('ZSCORE', z, member)
   local oldkey = nil
