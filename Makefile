@@ -41,7 +41,7 @@ INTEG_SRC := $(wildcard test/integration/*.c) $(wildcard test/support/*.c)
 INTEG_OBJ := $(INTEG_SRC:test/%.c=$(BUILD)/test/%.o)
 
 .DEFAULT_GOAL := all
-.PHONY: all run test test-unit test-integration test-clients sanitize deps install clean format format-check \
+.PHONY: all run test test-unit test-integration test-clients sanitize bench deps install clean format format-check \
         lint help
 
 all: $(BUILD)/rankd
@@ -93,6 +93,11 @@ test-integration: $(BUILD)/test-integration $(BUILD)/rankd
 test-clients: $(BUILD)/rankd
 	scripts/test-clients.sh $(BUILD)/rankd
 
+# Benchmarks (bench/README.md): starts its own Redis, rankd and nginx on free loopback ports.
+# BENCH_QUICK=1 for the short variant.
+bench: deps all
+	bench/run.sh
+
 # ASan + UBSan build of everything in build/asan, then both suites.
 sanitize:
 	$(MAKE) --no-print-directory BUILD=build/asan OPT=-O1 SANITIZER=address,undefined \
@@ -125,6 +130,7 @@ help:
 	@echo "make test       install what is missing, build, unit + integration tests, then under ASan/UBSan"
 	@echo "make sanitize   only the ASan/UBSan run"
 	@echo "make test-clients  the JS client and browser tests"
+	@echo "make bench      benchmarks against nginx, redis-benchmark and full-page caching (BENCH_QUICK=1: short)"
 	@echo "make lint | format | format-check | install | clean"
 
 -include $(SERVICE_OBJ:.o=.d) $(BUILD)/service/main.d $(UNIT_OBJ:.o=.d) $(INTEG_OBJ:.o=.d)
