@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +53,9 @@ void board_settings_default(struct board_settings *s)
     s->layout.order = SCORE_ORDER_DESC;
     s->layout.tiebreak = SCORE_TIEBREAK_FIRST;
     s->layout.decimals = 0;
+    s->period = PERIOD_NONE;
+    s->tz_min = 0;
+    s->retain = 1;
     s->page_size = BOARD_PAGE_SIZE_DEFAULT;
     s->page_ttl_ms = BOARD_PAGE_TTL_MS_DEFAULT;
 }
@@ -101,7 +105,141 @@ static void settings_from_reply(const redisReply *r, struct board_settings *s)
             s->page_size = (int)n;
         else if (strcmp(f, "page_ttl_ms") == 0 && n >= 0 && n <= BOARD_PAGE_TTL_MS_MAX)
             s->page_ttl_ms = (int)n;
+        else if (strcmp(f, "period") == 0)
+            period_kind_parse(v, &s->period); /* unknown text keeps none */
+        else if (strcmp(f, "timezone") == 0 && n >= -PERIOD_TZ_MIN_MAX && n <= PERIOD_TZ_MIN_MAX)
+            s->tz_min = (int)n;
+        else if (strcmp(f, "retain") == 0 && n >= 0 && n <= PERIOD_RETAIN_MAX)
+            s->retain = (int)n;
     }
+}
+
+/* ---------------------------------------------------------------- periods: which set */
+
+/*
+ * What this process last saw of boards' period settings, so that a read goes to the right set in
+ * one round trip. Only a hint: every read script checks it against the settings hash and answers
+ * {'retry', ...} when it is stale. A fixed table; a collision just overwrites (costs a retry).
+ */
+#define HINT_SLOTS 1024
+struct hint {
+    char key[KEY_MAX]; /* prefix and board */
+    enum period_kind kind;
+    int tz_min, retain;
+};
+static struct hint hints[HINT_SLOTS];
+static pthread_mutex_t hint_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static size_t hint_slot(const char *key, char *full, size_t len, const struct board_model *m)
+{
+    snprintf(full, len, "%s\n%s", m->prefix, key);
+    uint64_t h = UINT64_C(14695981039346656037);
+    for (const char *p = full; *p; p++)
+        h = (h ^ (unsigned char)*p) * UINT64_C(1099511628211);
+    return (size_t)(h % HINT_SLOTS);
+}
+
+static void hint_read(const struct board_model *m, const char *board, struct hint *out)
+{
+    char full[KEY_MAX];
+    size_t i = hint_slot(board, full, sizeof(full), m);
+    pthread_mutex_lock(&hint_lock);
+    int hit = strcmp(hints[i].key, full) == 0;
+    if (hit) {
+        *out = hints[i];
+    } else {
+        memset(out, 0, sizeof(*out));
+        out->kind = PERIOD_NONE;
+        out->retain = 1;
+    }
+    pthread_mutex_unlock(&hint_lock);
+}
+
+static void hint_write(const struct board_model *m, const char *board, enum period_kind kind,
+                       int tz_min, int retain)
+{
+    char full[KEY_MAX];
+    size_t i = hint_slot(board, full, sizeof(full), m);
+    pthread_mutex_lock(&hint_lock);
+    snprintf(hints[i].key, sizeof(hints[i].key), "%s", full);
+    hints[i].kind = kind;
+    hints[i].tz_min = tz_min;
+    hints[i].retain = retain;
+    pthread_mutex_unlock(&hint_lock);
+}
+
+static int64_t now_ms(const struct board_model *m)
+{
+    if (m->clock_ms)
+        return m->clock_ms();
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The set for `requested` (NULL/"": current) under the given period settings. */
+static int where_resolve(const struct board_model *m, const char *board, enum period_kind kind,
+                         int tz_min, int retain, const char *requested, struct board_where *w)
+{
+    memset(w, 0, sizeof(*w));
+    w->kind = kind;
+    w->tz_min = tz_min;
+    w->retain = retain;
+    int asked = requested && requested[0];
+    if (kind == PERIOD_NONE) {
+        if (asked)
+            return -ENOTSUP;
+        snprintf(w->z, sizeof(w->z), "%s:{%s}:z", m->prefix, board);
+        return 0;
+    }
+    int64_t now = now_ms(m);
+    if (asked) {
+        int64_t start = 0;
+        if (period_id_start(kind, tz_min, requested, &start))
+            return -EINVAL;
+        if (start > period_start(kind, tz_min, now, 0) ||
+            start < period_start(kind, tz_min, now, -retain))
+            return -ESRCH;
+        snprintf(w->period, sizeof(w->period), "%s", requested);
+    } else {
+        period_id(kind, tz_min, now, w->period);
+    }
+    snprintf(w->z, sizeof(w->z), "%s:{%s}:z:%s", m->prefix, board, w->period);
+    return 0;
+}
+
+int board_where(struct board_model *m, const char *board, const char *period,
+                struct board_where *out)
+{
+    struct hint h;
+    hint_read(m, board, &h);
+    return where_resolve(m, board, h.kind, h.tz_min, h.retain, period, out);
+}
+
+int board_where_learn(struct board_model *m, const char *board, const redisReply *r)
+{
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements < 4 ||
+        r->element[0]->type != REDIS_REPLY_STRING || strcmp(r->element[0]->str, "retry") != 0)
+        return 0;
+    enum period_kind kind = PERIOD_NONE;
+    if (r->element[1]->str)
+        period_kind_parse(r->element[1]->str, &kind);
+    int tz = r->element[2]->str ? atoi(r->element[2]->str) : 0;
+    int retain = r->element[3]->str ? atoi(r->element[3]->str) : 1;
+    hint_write(m, board, kind, tz, retain);
+    return 1;
+}
+
+int board_periods(const struct board_model *m, const struct board_settings *s,
+                  char ids[][PERIOD_ID_MAX], int max)
+{
+    if (s->period == PERIOD_NONE)
+        return 0;
+    int64_t now = now_ms(m);
+    int n = 0;
+    for (int d = 0; d <= s->retain && n < max; d++)
+        period_id(s->period, s->tz_min, period_start(s->period, s->tz_min, now, -d), ids[n++]);
+    return n;
 }
 
 int board_check_score(const struct board_settings *s, double score, int64_t *key)
@@ -150,6 +288,7 @@ int board_settings_get(struct board_model *m, const char *board, struct board_se
     settings_from_reply(r, out);
     *exists = r->type == REDIS_REPLY_ARRAY && r->elements > 0;
     freeReplyObject(r);
+    hint_write(m, board, out->period, out->tz_min, out->retain);
     return 0;
 }
 
@@ -164,8 +303,8 @@ static double decode_stored(const struct score_layout *l, const char *s)
 }
 
 /* Renumber a full tie group in chunks (compact.lua), so no single call grows with the group. */
-static int compact_group(struct board_model *m, const struct board_keys *k,
-                         const struct score_layout *l, const char *key_s)
+static int compact_group(struct board_model *m, const char *zkey, const struct score_layout *l,
+                         const char *key_s)
 {
     int64_t key = strtoll(key_s, NULL, 10);
     int64_t cap = atomic_load(&tie_cap);
@@ -175,7 +314,7 @@ static int compact_group(struct board_model *m, const struct board_keys *k,
     snprintf(chunk, sizeof(chunk), "%d", COMPACT_CHUNK);
     for (int64_t done = 0;;) {
         snprintf(start, sizeof(start), "%" PRId64, done);
-        const char *argv[] = {k->z, lo, caps, tiebreak_name(l->tiebreak), start, chunk};
+        const char *argv[] = {zkey, lo, caps, tiebreak_name(l->tiebreak), start, chunk};
         int err = 0;
         redisReply *r = run_script(m, STORE_SCRIPT_COMPACT, 1, 5, argv, NULL, &err);
         if (!r)
@@ -192,15 +331,17 @@ static int compact_group(struct board_model *m, const struct board_keys *k,
 struct write_args {
     const char **argv;
     size_t *len;
-    char (*num)[32]; /* each entry's key, formatted */
-    char hdr[8][32]; /* formatted header numbers */
+    char (*num)[32];  /* each entry's key, formatted */
+    char hdr[10][32]; /* formatted header numbers */
+    char prev[192];   /* the previous period's set */
 };
 
-#define WRITE_FIXED 17
+#define WRITE_FIXED 21
 
-static int write_args_build(struct write_args *w, const struct board_keys *k, const char *board,
-                            const struct board_settings *s, const struct board_entry *e, size_t n,
-                            int flags)
+static int write_args_build(struct write_args *w, const struct board_keys *k,
+                            const struct board_where *where, struct board_model *m,
+                            const char *board, const struct board_settings *s,
+                            const struct board_entry *e, size_t n, int flags)
 {
     static const char *const ops[] = {"set", "best", "incr"};
     size_t total = WRITE_FIXED + 4 * n;
@@ -218,7 +359,19 @@ static int write_args_build(struct write_args *w, const struct board_keys *k, co
     snprintf(w->hdr[5], 32, "%d", s->page_ttl_ms);
     snprintf(w->hdr[6], 32, "%zu", n);
     new_generation(w->hdr[7]);
-    const char *fixed[WRITE_FIXED] = {k->z,
+    snprintf(w->hdr[8], 32, "%d", s->tz_min);
+    w->prev[0] = '\0';
+    w->hdr[9][0] = '0';
+    w->hdr[9][1] = '\0';
+    if (s->period != PERIOD_NONE) {
+        /* the previous period stays readable until `retain` more periods have begun */
+        int64_t now = now_ms(m);
+        char id[PERIOD_ID_MAX];
+        period_id(s->period, s->tz_min, period_start(s->period, s->tz_min, now, -1), id);
+        snprintf(w->prev, sizeof(w->prev), "%s:{%s}:z:%s", m->prefix, board, id);
+        snprintf(w->hdr[9], 32, "%" PRId64, period_start(s->period, s->tz_min, now, s->retain));
+    }
+    const char *fixed[WRITE_FIXED] = {where->z,
                                       k->meta,
                                       k->items,
                                       k->registry,
@@ -234,7 +387,11 @@ static int write_args_build(struct write_args *w, const struct board_keys *k, co
                                       (flags & BOARD_WRITE_RANKS) ? "1" : "0",
                                       w->hdr[6],
                                       (flags & BOARD_WRITE_ATOMIC) ? "1" : "0",
-                                      w->hdr[7]};
+                                      w->hdr[7],
+                                      period_kind_name(s->period),
+                                      w->hdr[8],
+                                      w->prev,
+                                      w->hdr[9]};
     for (size_t i = 0; i < WRITE_FIXED; i++) {
         w->argv[i] = fixed[i];
         w->len[i] = strlen(fixed[i]);
@@ -264,13 +421,14 @@ static void write_args_free(struct write_args *w)
 /* One write.lua call for e[0..n): *done entries handled. When entry *done met a full tie group,
  * *full is set and full_key holds the group's key. -ERANGE (all or nothing): entry *done would
  * leave the range and nothing was written. */
-static int write_once(struct board_model *m, const struct board_keys *k, const char *board,
+static int write_once(struct board_model *m, const struct board_keys *k,
+                      const struct board_where *where, const char *board,
                       const struct board_settings *s, const struct board_entry *e, size_t n,
                       int flags, struct board_outcome *out, size_t *done, int *full, char *full_key,
                       size_t full_key_len)
 {
     struct write_args w = {0};
-    int rc = write_args_build(&w, k, board, s, e, n, flags);
+    int rc = write_args_build(&w, k, where, m, board, s, e, n, flags);
     if (rc) {
         write_args_free(&w);
         return rc;
@@ -317,14 +475,17 @@ int board_write(struct board_model *m, const char *board, const struct board_set
 {
     struct board_keys k;
     make_keys(m, board, &k);
+    struct board_where where;
+    int rc =
+        where_resolve(m, board, assumed->period, assumed->tz_min, assumed->retain, NULL, &where);
     size_t at = 0;
-    int stalls = 0, rc = 0;
+    int stalls = 0;
     while (at < n && rc == 0) {
         size_t done = 0;
         int full = 0;
         char full_key[32];
-        rc = write_once(m, &k, board, assumed, entries + at, n - at, flags, outcomes + at, &done,
-                        &full, full_key, sizeof(full_key));
+        rc = write_once(m, &k, &where, board, assumed, entries + at, n - at, flags, outcomes + at,
+                        &done, &full, full_key, sizeof(full_key));
         at += done;
         if (rc || !full)
             break;
@@ -334,7 +495,7 @@ int board_write(struct board_model *m, const char *board, const struct board_set
         if (stalls > WRITE_RETRIES)
             rc = -ENOSPC;
         else
-            rc = compact_group(m, &k, &assumed->layout, full_key);
+            rc = compact_group(m, where.z, &assumed->layout, full_key);
     }
     *handled = at;
     return rc;
@@ -387,17 +548,59 @@ static int page_from_reply(redisReply *r, int64_t first_rank, int range_at, stru
     return 0;
 }
 
-int board_page_get(struct board_model *m, const char *board, int64_t page, int size,
-                   struct board_page **out)
+/*
+ * Run a read script on the set of `period` (NULL: current): KEYS meta, set, records; ARGV
+ * args[0..nargs) then the assumed period kind and offset. A stale period hint is answered by
+ * the script with the real settings; they are learnt and the call is made once more.
+ */
+static redisReply *read_script(struct board_model *m, const char *board, const char *period,
+                               enum store_script script, int nargs, const char **args,
+                               const size_t *lens, int *err)
 {
     struct board_keys k;
     make_keys(m, board, &k);
+    for (int attempt = 0; attempt < 3; attempt++) {
+        struct board_where w;
+        int rc = board_where(m, board, period, &w);
+        if (rc) {
+            *err = rc;
+            return NULL;
+        }
+        char tz[16];
+        snprintf(tz, sizeof(tz), "%d", w.tz_min);
+        const char *argv[3 + 8];
+        size_t argl[3 + 8];
+        const char *fixed[] = {k.meta, w.z, k.items};
+        for (int i = 0; i < 3; i++) {
+            argv[i] = fixed[i];
+            argl[i] = strlen(fixed[i]);
+        }
+        for (int i = 0; i < nargs; i++) {
+            argv[3 + i] = args[i];
+            argl[3 + i] = lens ? lens[i] : strlen(args[i]);
+        }
+        argv[3 + nargs] = period_kind_name(w.kind);
+        argl[3 + nargs] = strlen(argv[3 + nargs]);
+        argv[4 + nargs] = tz;
+        argl[4 + nargs] = strlen(tz);
+        redisReply *r = run_script(m, script, 3, nargs + 2, argv, argl, err);
+        if (!r || !board_where_learn(m, board, r))
+            return r;
+        freeReplyObject(r);
+    }
+    *err = -EAGAIN; /* the period settings keep changing under us */
+    return NULL;
+}
+
+int board_page_get(struct board_model *m, const char *board, const char *period, int64_t page,
+                   int size, struct board_page **out)
+{
     char page_s[32], size_s[16];
     snprintf(page_s, sizeof(page_s), "%" PRId64, page);
     snprintf(size_s, sizeof(size_s), "%d", size);
-    const char *argv[] = {k.meta, k.z, k.items, page_s, size_s};
+    const char *args[] = {page_s, size_s};
     int err = 0;
-    redisReply *r = run_script(m, STORE_SCRIPT_PAGE, 3, 2, argv, NULL, &err);
+    redisReply *r = read_script(m, board, period, STORE_SCRIPT_PAGE, 2, args, NULL, &err);
     if (!r)
         return err;
     if (r->type != REDIS_REPLY_ARRAY) {
@@ -412,17 +615,15 @@ int board_page_get(struct board_model *m, const char *board, int64_t page, int s
     return page_from_reply(r, (page - 1) * used + 1, 3, out);
 }
 
-int board_around_get(struct board_model *m, const char *board, const char *id, size_t id_len,
-                     int size, struct board_page **out)
+int board_around_get(struct board_model *m, const char *board, const char *period, const char *id,
+                     size_t id_len, int size, struct board_page **out)
 {
-    struct board_keys k;
-    make_keys(m, board, &k);
     char size_s[16];
     snprintf(size_s, sizeof(size_s), "%d", size);
-    const char *argv[] = {k.meta, k.z, k.items, id, size_s};
-    size_t len[] = {strlen(k.meta), strlen(k.z), strlen(k.items), id_len, strlen(size_s)};
+    const char *args[] = {id, size_s};
+    const size_t lens[] = {id_len, strlen(size_s)};
     int err = 0;
-    redisReply *r = run_script(m, STORE_SCRIPT_AROUND, 3, 2, argv, len, &err);
+    redisReply *r = read_script(m, board, period, STORE_SCRIPT_AROUND, 2, args, lens, &err);
     if (!r)
         return err;
     if (r->type != REDIS_REPLY_ARRAY) {
@@ -450,15 +651,13 @@ void board_page_free(struct board_page *p)
     free(p);
 }
 
-int board_member_get(struct board_model *m, const char *board, const char *id, size_t id_len,
-                     struct board_member **out)
+int board_member_get(struct board_model *m, const char *board, const char *period, const char *id,
+                     size_t id_len, struct board_member **out)
 {
-    struct board_keys k;
-    make_keys(m, board, &k);
-    const char *argv[] = {k.meta, k.z, k.items, id};
-    size_t len[] = {strlen(k.meta), strlen(k.z), strlen(k.items), id_len};
+    const char *args[] = {id};
+    const size_t lens[] = {id_len};
     int err = 0;
-    redisReply *r = run_script(m, STORE_SCRIPT_MEMBER, 3, 1, argv, len, &err);
+    redisReply *r = read_script(m, board, period, STORE_SCRIPT_MEMBER, 1, args, lens, &err);
     if (!r)
         return err;
     int rc = 0;
@@ -496,36 +695,46 @@ void board_member_free(struct board_member *mb)
     free(mb);
 }
 
-int board_info_get(struct board_model *m, const char *board, struct board_info *out)
+/* The board's settings and where its current members are; -ENOENT when it does not exist. */
+static int current_where(struct board_model *m, const char *board, struct board_settings *set,
+                         struct board_where *w)
 {
-    struct board_keys k;
-    make_keys(m, board, &k);
-    const char *a1[] = {"HGETALL", k.meta};
-    const char *a2[] = {"ZCARD", k.z};
-    const char *const *argv[] = {a1, a2};
-    const int argc[] = {2, 2};
-    const size_t l1[] = {7, strlen(k.meta)}, l2[] = {5, strlen(k.z)};
-    const size_t *const lens[] = {l1, l2};
-    redisReply *rs[2];
-    int err = 0;
-    struct store_conn *c = store_acquire(m->store, &err);
-    if (!c)
-        return err;
-    int rc = store_pipeline(c, 2, argc, argv, lens, rs);
-    store_release(m->store, c);
+    int exists = 0;
+    int rc = board_settings_get(m, board, set, &exists);
     if (rc)
         return rc;
-    if (rs[0]->type != REDIS_REPLY_ARRAY || rs[1]->type != REDIS_REPLY_INTEGER)
-        rc = -EIO;
-    else if (rs[0]->elements == 0)
-        rc = -ENOENT;
-    else {
-        settings_from_reply(rs[0], &out->settings);
-        out->total = rs[1]->integer;
-    }
-    freeReplyObject(rs[0]);
-    freeReplyObject(rs[1]);
-    return rc;
+    if (!exists)
+        return -ENOENT;
+    return where_resolve(m, board, set->period, set->tz_min, set->retain, NULL, w);
+}
+
+int board_info_get(struct board_model *m, const char *board, struct board_info *out)
+{
+    struct board_where w;
+    int rc = current_where(m, board, &out->settings, &w);
+    if (rc)
+        return rc;
+    const char *argv[] = {"ZCARD", w.z};
+    redisReply *r = run_command(m, 2, argv, NULL, &rc);
+    if (!r)
+        return rc;
+    out->total = r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
+    snprintf(out->period, sizeof(out->period), "%s", w.period);
+    freeReplyObject(r);
+    return 0;
+}
+
+/* Text of the eight settings put_board.lua takes, in its order (see the script). */
+static void settings_text(const struct board_settings *v, char out[8][24])
+{
+    snprintf(out[0], 24, "%s", order_name(v->layout.order));
+    snprintf(out[1], 24, "%s", tiebreak_name(v->layout.tiebreak));
+    snprintf(out[2], 24, "%d", v->layout.decimals);
+    snprintf(out[3], 24, "%s", period_kind_name(v->period));
+    snprintf(out[4], 24, "%d", v->tz_min);
+    snprintf(out[5], 24, "%d", v->page_size);
+    snprintf(out[6], 24, "%d", v->page_ttl_ms);
+    snprintf(out[7], 24, "%d", v->retain);
 }
 
 int board_put(struct board_model *m, const char *board, const struct board_settings_patch *patch,
@@ -533,46 +742,48 @@ int board_put(struct board_model *m, const char *board, const struct board_setti
 {
     struct board_keys k;
     make_keys(m, board, &k);
+    /* the emptiness check looks at the set the board's current settings write to */
+    struct board_settings cur;
+    struct board_where w;
+    int exists = 0;
+    int rc = board_settings_get(m, board, &cur, &exists);
+    if (rc == 0)
+        rc = where_resolve(m, board, cur.period, cur.tz_min, cur.retain, NULL, &w);
+    if (rc)
+        return rc;
     struct board_settings d;
     board_settings_default(&d);
-    const struct board_settings *v = &patch->value;
-    char dec[12], ps[12], pt[16], ddec[12], dps[12], dpt[16];
-    snprintf(dec, sizeof(dec), "%d", v->layout.decimals);
-    snprintf(ps, sizeof(ps), "%d", v->page_size);
-    snprintf(pt, sizeof(pt), "%d", v->page_ttl_ms);
-    snprintf(ddec, sizeof(ddec), "%d", d.layout.decimals);
-    snprintf(dps, sizeof(dps), "%d", d.page_size);
-    snprintf(dpt, sizeof(dpt), "%d", d.page_ttl_ms);
-    char gen[32];
+    char val[8][24], def[8][24], gen[32];
+    settings_text(&patch->value, val);
+    settings_text(&d, def);
     new_generation(gen);
-    const char *argv[] = {k.meta,
-                          k.z,
-                          k.registry,
-                          board,
-                          patch->has_order ? order_name(v->layout.order) : "",
-                          patch->has_tiebreak ? tiebreak_name(v->layout.tiebreak) : "",
-                          patch->has_decimals ? dec : "",
-                          patch->has_page_size ? ps : "",
-                          patch->has_page_ttl ? pt : "",
-                          order_name(d.layout.order),
-                          tiebreak_name(d.layout.tiebreak),
-                          ddec,
-                          dps,
-                          dpt,
-                          gen};
+    const int has[8] = {patch->has_order,    patch->has_tiebreak, patch->has_decimals,
+                        patch->has_period,   patch->has_tz,       patch->has_page_size,
+                        patch->has_page_ttl, patch->has_retain};
+    const char *argv[3 + 1 + 16 + 1];
+    argv[0] = k.meta;
+    argv[1] = w.z;
+    argv[2] = k.registry;
+    argv[3] = board;
+    for (int i = 0; i < 8; i++) {
+        argv[4 + i] = has[i] ? val[i] : "";
+        argv[12 + i] = def[i];
+    }
+    argv[20] = gen;
     int err = 0;
-    redisReply *r = run_script(m, STORE_SCRIPT_PUT_BOARD, 3, 12, argv, NULL, &err);
+    redisReply *r = run_script(m, STORE_SCRIPT_PUT_BOARD, 3, 18, argv, NULL, &err);
     if (!r)
         return err;
-    int rc = 0;
+    rc = 0;
     int ok = r->type == REDIS_REPLY_ARRAY && r->elements >= 2;
     int conflict = ok && r->element[0]->integer < 0;
     if (!ok || (!conflict && r->elements < 3)) {
         rc = -EIO;
     } else if (conflict) {
-        static const char *const names[] = {"order", "tiebreak", "score_decimals"};
+        static const char *const names[] = {"order", "tiebreak", "score_decimals", "period",
+                                            "timezone"};
         *field = names[0];
-        for (size_t i = 0; i < 3; i++)
+        for (size_t i = 0; i < 5; i++)
             if (r->element[1]->str && strcmp(r->element[1]->str, names[i]) == 0)
                 *field = names[i];
         rc = -EEXIST;
@@ -580,6 +791,11 @@ int board_put(struct board_model *m, const char *board, const struct board_setti
         *created = (int)r->element[0]->integer;
         settings_from_reply(r->element[1], &out->settings);
         out->total = r->element[2]->integer;
+        hint_write(m, board, out->settings.period, out->settings.tz_min, out->settings.retain);
+        struct board_where now_w;
+        if (where_resolve(m, board, out->settings.period, out->settings.tz_min,
+                          out->settings.retain, NULL, &now_w) == 0)
+            snprintf(out->period, sizeof(out->period), "%s", now_w.period);
     }
     freeReplyObject(r);
     return rc;
@@ -629,37 +845,114 @@ int board_delete(struct board_model *m, const char *board)
 {
     struct board_keys k;
     make_keys(m, board, &k);
-    /* UNLINK: the sorted set is freed off Redis' main thread (never DEL: redis-discipline.md). */
-    /* The settings hash holds the board generation, part of every cached page's key: a board
-     * created again later gets a new one, so its old pages are never served (they expire). */
-    const char *a1[] = {"UNLINK", k.meta, k.z};
-    const char *a2[] = {"SREM", k.registry, board};
-    const size_t l1[] = {6, strlen(k.meta), strlen(k.z)};
-    const size_t l2[] = {4, strlen(k.registry), strlen(board)};
-    const char *const *argv[] = {a1, a2};
-    const size_t *const lens[] = {l1, l2};
-    const int argc[] = {3, 3};
-    int err = 0;
-    redisReply *r = transaction(m, 2, argc, argv, lens, &err);
+    struct board_settings set;
+    int exists = 0;
+    int rc = board_settings_get(m, board, &set, &exists);
+    if (rc)
+        return rc;
+    if (!exists)
+        return -ENOENT;
+    /* the settings, the registry entry, the plain set and every readable period's set (older
+     * ones carry TTLs and expire by themselves) */
+    enum { MAX_KEYS = 3 + PERIOD_RETAIN_MAX + 2 };
+    char(*zs)[192] = calloc(MAX_KEYS, sizeof(*zs));
+    char(*ids)[PERIOD_ID_MAX] = calloc(MAX_KEYS, sizeof(*ids));
+    const char **argv = calloc(MAX_KEYS + 2, sizeof(*argv));
+    if (!zs || !ids || !argv) {
+        free(zs);
+        free(ids);
+        free(argv);
+        return -ENOMEM;
+    }
+    int nk = 0;
+    argv[nk++] = k.meta;
+    argv[nk++] = k.registry;
+    argv[nk++] = k.z;
+    int np = board_periods(m, &set, ids, MAX_KEYS - 3);
+    for (int i = 0; i < np; i++) {
+        snprintf(zs[i], sizeof(zs[i]), "%s:{%s}:z:%s", m->prefix, board, ids[i]);
+        argv[nk++] = zs[i];
+    }
+    argv[nk] = board;
+    redisReply *r = run_script(m, STORE_SCRIPT_DELETE_BOARD, nk, 1, argv, NULL, &rc);
+    free(zs);
+    free(ids);
+    free(argv);
     if (!r)
-        return err;
-    int rc = 0;
-    if (r->element[0]->type != REDIS_REPLY_INTEGER)
-        rc = -EIO; /* an error reply inside EXEC */
-    else if (r->element[0]->integer == 0)
-        rc = -ENOENT;
+        return rc;
+    rc = r->type == REDIS_REPLY_INTEGER ? (r->integer ? 0 : -ENOENT) : -EIO;
     freeReplyObject(r);
     return rc;
+}
+
+int board_reset(struct board_model *m, const char *board)
+{
+    struct board_keys k;
+    make_keys(m, board, &k);
+    struct board_settings set;
+    struct board_where w;
+    int rc = current_where(m, board, &set, &w);
+    if (rc)
+        return rc;
+    char gen[32];
+    new_generation(gen);
+    const char *argv[] = {k.meta, w.z, gen};
+    redisReply *r = run_script(m, STORE_SCRIPT_RESET_BOARD, 2, 1, argv, NULL, &rc);
+    if (!r)
+        return rc;
+    rc = r->type == REDIS_REPLY_INTEGER ? (r->integer ? 0 : -ENOENT) : -EIO;
+    freeReplyObject(r);
+    return rc;
+}
+
+#define TRIM_CHUNK 1000
+
+int board_trim(struct board_model *m, const char *board, int64_t keep, int64_t below_key,
+               int64_t *removed)
+{
+    struct board_settings set;
+    struct board_where w;
+    int rc = current_where(m, board, &set, &w);
+    if (rc)
+        return rc;
+    char from[32], chunk[16];
+    if (keep >= 0) {
+        snprintf(from, sizeof(from), "%" PRId64, keep);
+    } else {
+        /* the first stored value of a worse score: (key + 1) * 2^T */
+        int bits = score_codec_tie_bits(&set.layout);
+        snprintf(from, sizeof(from), "%" PRId64, (below_key + 1) * (INT64_C(1) << bits));
+    }
+    snprintf(chunk, sizeof(chunk), "%d", TRIM_CHUNK);
+    const char *argv[] = {w.z, keep >= 0 ? "rank" : "score", from, chunk};
+    int64_t total = 0;
+    for (;;) {
+        redisReply *r = run_script(m, STORE_SCRIPT_TRIM, 1, 3, argv, NULL, &rc);
+        if (!r)
+            return rc;
+        long long n = r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
+        freeReplyObject(r);
+        total += n;
+        if (n < TRIM_CHUNK)
+            break;
+    }
+    *removed = total;
+    return 0;
 }
 
 int board_member_delete(struct board_model *m, const char *board, const char *id, size_t id_len)
 {
     struct board_keys k;
     make_keys(m, board, &k);
+    struct board_settings set;
+    struct board_where w;
+    int found = current_where(m, board, &set, &w);
+    if (found)
+        return found;
     const char *a1[] = {"EXISTS", k.meta};
-    const char *a2[] = {"ZREM", k.z, id};
+    const char *a2[] = {"ZREM", w.z, id};
     const size_t l1[] = {6, strlen(k.meta)};
-    const size_t l2[] = {4, strlen(k.z), id_len};
+    const size_t l2[] = {4, strlen(w.z), id_len};
     const char *const *argv[] = {a1, a2};
     const size_t *const lens[] = {l1, l2};
     const int argc[] = {2, 3};
@@ -694,8 +987,8 @@ void board_list_free(struct board_list *l)
     free(l);
 }
 
-/* ZCARD of every board on one connection, pipelined in chunks of LIST_CHUNK. */
-#define LIST_CHUNK 256
+/* ZCARD of every board's current set on one connection, pipelined in chunks of LIST_CHUNK. */
+#define LIST_CHUNK 64 /* keys live on the stack: 64 boards, about 50 KB */
 static int list_totals(struct board_model *m, struct board_list *l)
 {
     int err = 0;
@@ -708,13 +1001,43 @@ static int list_totals(struct board_model *m, struct board_list *l)
         size_t n = l->n - at < LIST_CHUNK ? l->n - at : LIST_CHUNK;
         struct board_keys k[LIST_CHUNK];
         const char *args[LIST_CHUNK][2];
+        const char *hm[LIST_CHUNK][5];
         size_t lens[LIST_CHUNK][2];
         const char *const *argv[LIST_CHUNK];
         const size_t *lv[LIST_CHUNK];
         int argc[LIST_CHUNK];
         redisReply *rs[LIST_CHUNK];
+        /* first each board's period settings, then the size of its current set */
         for (size_t i = 0; i < n; i++) {
             make_keys(m, l->names[at + i], &k[i]);
+            hm[i][0] = "HMGET";
+            hm[i][1] = k[i].meta;
+            hm[i][2] = "period";
+            hm[i][3] = "timezone";
+            hm[i][4] = "retain";
+            argv[i] = hm[i];
+            lv[i] = NULL;
+            argc[i] = 5;
+        }
+        rc = store_pipeline(c, (int)n, argc, argv, lv, rs);
+        for (size_t i = 0; rc == 0 && i < n; i++) {
+            struct board_settings set;
+            board_settings_default(&set);
+            const redisReply *x = rs[i];
+            if (x->type == REDIS_REPLY_ARRAY && x->elements == 3) {
+                if (x->element[0]->str)
+                    period_kind_parse(x->element[0]->str, &set.period);
+                set.tz_min = x->element[1]->str ? atoi(x->element[1]->str) : 0;
+                set.retain = x->element[2]->str ? atoi(x->element[2]->str) : 1;
+            }
+            freeReplyObject(rs[i]);
+            struct board_where w;
+            where_resolve(m, l->names[at + i], set.period, set.tz_min, set.retain, NULL, &w);
+            snprintf(k[i].z, sizeof(k[i].z), "%s", w.z);
+        }
+        if (rc)
+            break;
+        for (size_t i = 0; i < n; i++) {
             args[i][0] = "ZCARD";
             args[i][1] = k[i].z;
             lens[i][0] = zl;

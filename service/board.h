@@ -5,6 +5,9 @@
  * them into Redis keys, runs the short scripts of service/lua/ through store.h and hands back C
  * values. Key schema (schema/redis-keys.md), with P the key prefix:
  *   P:{board}:z     sorted set, member = id, score = stored value (score_codec.h), ascending = rank
+ *   P:{board}:z:<period>  the same for one period of a periodic board (period.h); a period's set
+ *                   gets a TTL when the next period receives its first write, so old periods
+ *                   expire and nothing ever scans for them
  *   P:{board}:meta  hash of the board's settings
  *   P:items         hash id -> record JSON (records are shared by boards)
  *   P:boards        set of board names (the registry; never a keyspace scan)
@@ -14,7 +17,9 @@
  *
  * Ranks are 1-based ordinal positions in every struct below. Every Redis cost is O(log N + page);
  * board deletion uses UNLINK. Errors are negative errno: -ENOENT board absent, -ENODATA member or
- * record absent, -EAGAIN the board's settings changed under a write (resume), -EEXIST a layout
+ * record absent, -EAGAIN the board's settings changed under a write (resume), -ESRCH a period
+ * that is not (or no longer) readable, -ENOTSUP a period asked of a board without periods,
+ * -EINVAL a malformed period id, -EEXIST a layout
  * setting change on a non-empty board, -ERANGE/-EDOM/-EINVAL score validation, and the store.h
  * codes for Redis faults. Out-params are written only on success. Thread-safe.
  */
@@ -24,6 +29,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "period.h"
 #include "score_codec.h"
 #include "store.h"
 
@@ -39,6 +45,9 @@
 /** Settings of one board (the meta hash). */
 struct board_settings {
     struct score_layout layout; /**< order, tiebreak, decimals */
+    enum period_kind period;    /**< none, hourly, daily, weekly, monthly */
+    int tz_min;                 /**< UTC offset of the period boundaries, minutes east */
+    int retain;                 /**< past periods that stay readable, 0..PERIOD_RETAIN_MAX */
     int page_size;              /**< default entries per page, 1..BOARD_PAGE_SIZE_MAX */
     int page_ttl_ms;            /**< page cache soft TTL, 0 = no caching */
 };
@@ -46,13 +55,24 @@ struct board_settings {
 /** Partial settings from a PUT: a field is applied only when its has_ flag is set. */
 struct board_settings_patch {
     struct board_settings value;
-    int has_order, has_tiebreak, has_decimals, has_page_size, has_page_ttl;
+    int has_order, has_tiebreak, has_decimals, has_page_size, has_page_ttl, has_period, has_tz,
+        has_retain;
 };
 
 /** Shared state of the model: the store and the key prefix (borrowed; outlive the model). */
 struct board_model {
     struct store *store;
-    const char *prefix; /**< key prefix, [A-Za-z0-9._:-]{1,64} */
+    const char *prefix;        /**< key prefix, [A-Za-z0-9._:-]{1,64} */
+    int64_t (*clock_ms)(void); /**< wall clock for periods, ms since the epoch; NULL = real */
+};
+
+/** Which sorted set a request reads: a board's only set, or one period's. */
+struct board_where {
+    char z[192];                /**< the sorted-set key */
+    char period[PERIOD_ID_MAX]; /**< the period id, "" for a board without periods */
+    enum period_kind kind;      /**< the board's period settings used to choose it */
+    int tz_min;
+    int retain;
 };
 
 enum board_op { BOARD_OP_SET = 0, BOARD_OP_BEST, BOARD_OP_INCR };
@@ -109,7 +129,8 @@ struct board_member {
 /** A board's settings and member count. */
 struct board_info {
     struct board_settings settings;
-    int64_t total;
+    int64_t total;              /**< members of the current period (or the board) */
+    char period[PERIOD_ID_MAX]; /**< the current period, "" without periods */
 };
 
 /** A list of boards and totals. Free with board_list_free. */
@@ -159,22 +180,36 @@ int board_write(struct board_model *m, const char *board, const struct board_set
                 const struct board_entry *entries, size_t n, int flags,
                 struct board_outcome *outcomes, size_t *handled);
 
-/** Page `page` (1-based) of `size` entries (0: the board's page_size). -ENOENT: no board. */
-int board_page_get(struct board_model *m, const char *board, int64_t page, int size,
-                   struct board_page **out);
+/**
+ * Which set a read of `period` (NULL or "": the current one) goes to, from what this process
+ * last saw of the board's period settings (a hint the read scripts check; when it is stale they
+ * answer with the real settings, which board_where_learn records, and the caller retries).
+ * Returns 0, -EINVAL (not an id of the board's kind), -ESRCH (not readable now), -ENOTSUP.
+ */
+int board_where(struct board_model *m, const char *board, const char *period,
+                struct board_where *out);
+
+/** Record a board's period settings from a script's {'retry', kind, offset, retain} reply.
+ *  Returns 1 when the reply was such a reply, else 0. */
+int board_where_learn(struct board_model *m, const char *board, const redisReply *r);
+
+/** Page `page` (1-based) of `size` entries (0: the board's page_size) of `period` (NULL: the
+ *  current one). -ENOENT: no board; period errors as board_where. */
+int board_page_get(struct board_model *m, const char *board, const char *period, int64_t page,
+                   int size, struct board_page **out);
 
 /**
  * `size` entries (0: the board's page_size) centred on member `id`, clamped to the board.
  * -ENOENT: no board; -ENODATA: no such member.
  */
-int board_around_get(struct board_model *m, const char *board, const char *id, size_t id_len,
-                     int size, struct board_page **out);
+int board_around_get(struct board_model *m, const char *board, const char *period, const char *id,
+                     size_t id_len, int size, struct board_page **out);
 
 void board_page_free(struct board_page *p);
 
 /** One member. -ENOENT: no board; -ENODATA: no such member. */
-int board_member_get(struct board_model *m, const char *board, const char *id, size_t id_len,
-                     struct board_member **out);
+int board_member_get(struct board_model *m, const char *board, const char *period, const char *id,
+                     size_t id_len, struct board_member **out);
 
 void board_member_free(struct board_member *mb);
 
@@ -188,10 +223,30 @@ int board_info_get(struct board_model *m, const char *board, struct board_info *
 int board_put(struct board_model *m, const char *board, const struct board_settings_patch *patch,
               int *created, const char **field, struct board_info *out);
 
-/** Delete a board: UNLINK of its keys and removal from the registry. -ENOENT: no board. */
+/** Delete a board: UNLINK of its keys (the settings, the set, or the current and retained
+ *  periods' sets) and removal from the registry, in one short script. -ENOENT: no board. */
 int board_delete(struct board_model *m, const char *board);
 
-/** Remove one member from a board. -ENOENT: no board; -ENODATA: no such member. */
+/** Empty the current period (or the board) at once: UNLINK of its set and a new generation,
+ *  so no cached page of it is served again. -ENOENT: no board. */
+int board_reset(struct board_model *m, const char *board);
+
+/**
+ * Remove the tail of the current period (or the board) in chunks of 1000 (each one short script,
+ * so other clients interleave): with keep >= 0 every member ranked below `keep`; else every member
+ * whose score is worse than `below_key` (an order key from board_check_score: a desc board removes
+ * scores below it, an asc board scores above it). *removed counts them. -ENOENT: no board.
+ */
+int board_trim(struct board_model *m, const char *board, int64_t keep, int64_t below_key,
+               int64_t *removed);
+
+/** The ids of the readable periods, newest first (current, then up to `retain` past ones) into
+ *  ids[0..max); returns how many. */
+int board_periods(const struct board_model *m, const struct board_settings *s,
+                  char ids[][PERIOD_ID_MAX], int max);
+
+/** Remove one member from the current period (or the board). -ENOENT: no board; -ENODATA: no
+ *  such member. */
 int board_member_delete(struct board_model *m, const char *board, const char *id, size_t id_len);
 
 /** Every board with its total (registry SMEMBERS, then ZCARD of each, pipelined). */

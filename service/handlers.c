@@ -11,17 +11,20 @@
 
 #include <cjson/cJSON.h>
 
+#include "admin.h"
 #include "board.h"
 #include "metrics.h"
 #include "page_cache.h"
+#include "period.h"
 #include "render.h"
 #include "request.h"
 #include "server.h"
 
 #define MSG_MAX 400
 #define NDJSON_LINE_MAX (64L * 1024L)
-#define NDJSON_CHUNK_BYTES (128UL * 1024UL) /* ~2 ms of script time at the measured ~17 ms per MB  \
-                                             */
+#define NDJSON_CHUNK_BYTES                                                                         \
+    (128UL * 1024UL) /* ~2 ms of script time at the measured ~17 ms per MB                         \
+                      */
 #define REJECTED_SHOWN_MAX 1000
 
 /* ---------------------------------------------------------------- shared validation */
@@ -80,8 +83,39 @@ static void reply_board_errno(struct http_reply *rp, int rc, const char *board, 
     else if (rc == -ENODATA)
         http_reply_error(rp, 404, "member_not_found", "Board '%s' has no member '%.200s'.", board,
                          id ? id : "");
+    else if (rc == -EINVAL)
+        http_reply_error(rp, 400, "invalid_period",
+                         "period must be an id of this board's kind: 2026-11-30T14 (hourly), "
+                         "2026-11-30 (daily), 2026-W48 (weekly) or 2026-11 (monthly).");
+    else if (rc == -ESRCH)
+        http_reply_error(rp, 404, "period_not_found",
+                         "Board '%s' has no readable period by that id: it is in the future or "
+                         "older than the board's retain setting (GET /boards/%s lists them).",
+                         board, board);
+    else if (rc == -ENOTSUP)
+        http_reply_error(rp, 400, "board_has_no_periods",
+                         "Board '%s' has no periods (its period setting is none); leave out "
+                         "period.",
+                         board);
     else
         http_reply_errno(rp, rc);
+}
+
+/* The optional `period` argument (NULL when absent); 0 or a 400 in rp. */
+static int period_arg(struct http_request *rq, struct http_reply *rp, const char **period)
+{
+    *period = NULL;
+    int n = http_arg(rq, "period", period);
+    if (n > 1) {
+        http_reply_error(rp, 400, "invalid_parameter", "period was given %d times; give it once.",
+                         n);
+        return -1;
+    }
+    if (n == 1 && strlen(*period) >= PERIOD_ID_MAX) {
+        http_reply_error(rp, 400, "invalid_period", "period is too long to be a period id.");
+        return -1;
+    }
+    return 0;
 }
 
 /* ---------------------------------------------------------------- operations */
@@ -141,11 +175,12 @@ static void page_headers(struct http_reply *rp, const struct page_reply *pr)
 static void rank_page(struct http_request *rq, struct http_reply *rp, const char *board)
 {
     int64_t page = 1, size = 0;
+    const char *period = NULL;
     if (count_arg(rq, rp, "page", REQUEST_PAGE_MAX, &page) ||
-        count_arg(rq, rp, "size", BOARD_PAGE_SIZE_MAX, &size))
+        count_arg(rq, rp, "size", BOARD_PAGE_SIZE_MAX, &size) || period_arg(rq, rp, &period))
         return;
     struct page_reply pr;
-    int rc = page_cache_get(rq->app->pages, board, page, (int)size, rq->if_none_match, &pr);
+    int rc = page_cache_get(rq->app->pages, board, period, page, (int)size, rq->if_none_match, &pr);
     if (rc) {
         reply_board_errno(rp, rc, board, NULL);
         return;
@@ -183,13 +218,13 @@ void handle_rank_default(struct http_request *rq, struct http_reply *rp)
 
 void handle_member_get(struct http_request *rq, struct http_reply *rp)
 {
-    const char *board;
+    const char *board, *period = NULL;
     int64_t size = 0;
     if (board_param(rq, rp, &board) || id_param(rq, 1, rp) ||
-        count_arg(rq, rp, "size", BOARD_PAGE_SIZE_MAX, &size))
+        count_arg(rq, rp, "size", BOARD_PAGE_SIZE_MAX, &size) || period_arg(rq, rp, &period))
         return;
     struct board_member *mb = NULL;
-    int rc = board_member_get(&rq->app->model, board, rq->params[1], rq->param_len[1], &mb);
+    int rc = board_member_get(&rq->app->model, board, period, rq->params[1], rq->param_len[1], &mb);
     if (rc) {
         reply_board_errno(rp, rc, board, rq->params[1]);
         return;
@@ -201,14 +236,14 @@ void handle_member_get(struct http_request *rq, struct http_reply *rp)
 
 void handle_around_get(struct http_request *rq, struct http_reply *rp)
 {
-    const char *board;
+    const char *board, *period = NULL;
     int64_t size = 0;
     if (board_param(rq, rp, &board) || id_param(rq, 1, rp) ||
-        count_arg(rq, rp, "size", BOARD_PAGE_SIZE_MAX, &size))
+        count_arg(rq, rp, "size", BOARD_PAGE_SIZE_MAX, &size) || period_arg(rq, rp, &period))
         return;
     struct board_page *p = NULL;
-    int rc =
-        board_around_get(&rq->app->model, board, rq->params[1], rq->param_len[1], (int)size, &p);
+    int rc = board_around_get(&rq->app->model, board, period, rq->params[1], rq->param_len[1],
+                              (int)size, &p);
     if (rc) {
         reply_board_errno(rp, rc, board, rq->params[1]);
         return;
@@ -229,6 +264,15 @@ void handle_boards_list(struct http_request *rq, struct http_reply *rp)
     board_list_free(l);
 }
 
+/* A board's settings with its readable periods. */
+static void reply_board(struct http_request *rq, struct http_reply *rp, int status,
+                        const char *board, const struct board_info *info)
+{
+    char ids[PERIOD_RETAIN_MAX + 1][PERIOD_ID_MAX];
+    int n = board_periods(&rq->app->model, &info->settings, ids, PERIOD_RETAIN_MAX + 1);
+    http_reply_json(rp, status, render_board(board, info, (const char(*)[PERIOD_ID_MAX])ids, n));
+}
+
 void handle_board_get(struct http_request *rq, struct http_reply *rp)
 {
     const char *board;
@@ -240,7 +284,7 @@ void handle_board_get(struct http_request *rq, struct http_reply *rp)
         reply_board_errno(rp, rc, board, NULL);
         return;
     }
-    http_reply_json(rp, 200, render_board(board, &info));
+    reply_board(rq, rp, 200, board, &info);
 }
 
 void handle_item_get(struct http_request *rq, struct http_reply *rp)
@@ -317,6 +361,24 @@ static int enum_field(const cJSON *obj, const char *name, const char *const *cho
     return -1;
 }
 
+/* enum_field for any number of choices; the message lists them all. */
+static int enum_list_field(const cJSON *obj, const char *name, const char *const *choices, int n,
+                           struct http_reply *rp)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
+    if (!v)
+        return -2;
+    char list[200] = "";
+    for (int i = 0; i < n; i++) {
+        if (cJSON_IsString(v) && strcmp(v->valuestring, choices[i]) == 0)
+            return i;
+        size_t used = strlen(list);
+        snprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "", choices[i]);
+    }
+    http_reply_error(rp, 400, "invalid_field", "%s must be one of: %s.", name, list);
+    return -1;
+}
+
 /* Reject fields not in `known` (typos would otherwise be silently ignored). */
 static int only_fields(const cJSON *obj, const char *const *known, int n, struct http_reply *rp,
                        const char *where)
@@ -336,15 +398,16 @@ static int only_fields(const cJSON *obj, const char *const *known, int n, struct
 
 static int parse_settings(const cJSON *doc, struct board_settings_patch *p, struct http_reply *rp)
 {
-    static const char *const known[] = {"order", "tiebreak", "page_size", "page_ttl_ms",
-                                        "score_decimals"};
+    static const char *const known[] = {"order",          "tiebreak", "page_size", "page_ttl_ms",
+                                        "score_decimals", "period",   "timezone",  "retain"};
+    static const char *const periods[] = {"none", "hourly", "daily", "weekly", "monthly"};
     static const char *const orders[] = {"desc", "asc"};
     static const char *const ties[] = {"first", "last", "id"};
     if (!cJSON_IsObject(doc)) {
         http_reply_error(rp, 400, "invalid_body", "The body must be a JSON object of settings.");
         return -1;
     }
-    if (only_fields(doc, known, 5, rp, "The settings object"))
+    if (only_fields(doc, known, 8, rp, "The settings object"))
         return -1;
     memset(p, 0, sizeof(*p));
     board_settings_default(&p->value);
@@ -368,6 +431,23 @@ static int parse_settings(const cJSON *doc, struct board_settings_patch *p, stru
     p->has_page_size = r1 == 0;
     p->has_page_ttl = r2 == 0;
     p->has_decimals = r3 == 0;
+    int pk = enum_list_field(doc, "period", periods, 5, rp);
+    if (pk == -1)
+        return -1;
+    p->has_period = pk >= 0;
+    p->value.period = pk >= 0 ? (enum period_kind)pk : PERIOD_NONE;
+    const cJSON *tz = cJSON_GetObjectItemCaseSensitive(doc, "timezone");
+    if (tz && (!cJSON_IsString(tz) || period_tz_parse(tz->valuestring, &p->value.tz_min))) {
+        http_reply_error(rp, 400, "invalid_field",
+                         "timezone must be \"UTC\" or an offset \"+HH:MM\" / \"-HH:MM\" within "
+                         "14 hours.");
+        return -1;
+    }
+    p->has_tz = tz != NULL;
+    int r4 = int_field(doc, "retain", 0, PERIOD_RETAIN_MAX, &p->value.retain, rp);
+    if (r4 < 0)
+        return -1;
+    p->has_retain = r4 == 0;
     return 0;
 }
 
@@ -396,7 +476,7 @@ void handle_board_put(struct http_request *rq, struct http_reply *rp)
     else if (rc)
         http_reply_write_errno(rp, rc);
     else
-        http_reply_json(rp, created ? 201 : 200, render_board(board, &info));
+        reply_board(rq, rp, created ? 201 : 200, board, &info);
 }
 
 void handle_board_delete(struct http_request *rq, struct http_reply *rp)
@@ -421,6 +501,83 @@ void handle_member_delete(struct http_request *rq, struct http_reply *rp)
         reply_board_errno(rp, rc, board, rq->params[1]);
     else
         rp->status = 204;
+}
+
+/* ---------------------------------------------------------------- lifecycle */
+
+void handle_board_reset(struct http_request *rq, struct http_reply *rp)
+{
+    const char *board;
+    if (board_param(rq, rp, &board))
+        return;
+    int rc = board_reset(&rq->app->model, board);
+    if (rc)
+        reply_board_errno(rp, rc, board, NULL);
+    else
+        rp->status = 204;
+}
+
+/* DELETE /boards/{board}/members?keep=N or ?below=SCORE: trim the tail in chunks. */
+void handle_members_trim(struct http_request *rq, struct http_reply *rp)
+{
+    const char *board, *below = NULL;
+    int64_t keep = -1;
+    if (board_param(rq, rp, &board))
+        return;
+    int nb = http_arg(rq, "below", &below);
+    const char *keep_s = NULL;
+    int nk = http_arg(rq, "keep", &keep_s);
+    if (nb + nk != 1) {
+        http_reply_error(rp, 400, "invalid_parameter",
+                         "give exactly one of keep=N (keep the top N, remove the rest) or "
+                         "below=SCORE (remove every member whose score is worse).");
+        return;
+    }
+    if (nk && (strcmp(keep_s, "0") == 0 ? (keep = 0, 0)
+                                        : request_parse_count(keep_s, INT64_C(1) << 53, &keep))) {
+        http_reply_error(rp, 400, "invalid_parameter", "keep must be a whole number from 0.");
+        return;
+    }
+    int64_t key = 0;
+    if (nb) {
+        char *end = NULL;
+        double score = strtod(below, &end);
+        struct board_settings set;
+        int exists = 0;
+        int rc = end == below || *end ? -EINVAL
+                                      : board_settings_get(&rq->app->model, board, &set, &exists);
+        if (rc == 0 && !exists)
+            rc = -ENOENT;
+        if (rc == -EINVAL || (rc == 0 && board_check_score(&set, score, &key))) {
+            http_reply_error(rp, 400, "invalid_parameter",
+                             "below must be a score this board can hold (see GET /boards/%s).",
+                             board);
+            return;
+        }
+        if (rc) {
+            reply_board_errno(rp, rc, board, NULL);
+            return;
+        }
+    }
+    int64_t removed = 0;
+    int rc = board_trim(&rq->app->model, board, keep, key, &removed);
+    if (rc) {
+        reply_board_errno(rp, rc, board, NULL);
+        return;
+    }
+    char body[64];
+    snprintf(body, sizeof(body), "{\"removed\":%lld}", (long long)removed);
+    http_reply_json(rp, 200, strdup(body));
+}
+
+void handle_admin_redis(struct http_request *rq, struct http_reply *rp)
+{
+    char *json = NULL;
+    int rc = admin_redis_report(rq->app->store, &json);
+    if (rc)
+        http_reply_errno(rp, rc);
+    else
+        http_reply_json(rp, 200, json);
 }
 
 /* ---------------------------------------------------------------- records */

@@ -76,6 +76,8 @@ struct entry {
 /* What a request is about. */
 struct page_req {
     const char *board;
+    const char *requested;      /* the period asked for, NULL = current */
+    char period[PERIOD_ID_MAX]; /* the period read, "" for a board without periods */
     int64_t page;
     int size; /* resolved */
     int ttl_ms;
@@ -283,7 +285,10 @@ static int compute(struct page_cache *pc, const struct page_req *q, char **value
             sleep_ms(ms);
     }
     struct board_page *p = NULL;
-    int rc = board_page_get(pc->cfg.model, q->board, q->page, q->size, &p);
+    /* the period the key was made for, named explicitly so a boundary crossed meanwhile cannot
+     * put one period's page under another's key */
+    int rc = board_page_get(pc->cfg.model, q->board, q->period[0] ? q->period : NULL, q->page,
+                            q->size, &p);
     if (rc)
         return rc;
     char *body = render_page(q->board, q->page, p);
@@ -635,13 +640,36 @@ static int lookup(struct page_cache *pc, struct page_req *q, int requested_size,
     snprintf(page, sizeof(page), "%" PRId64, q->page);
     snprintf(size, sizeof(size), "%d", requested_size);
     int inline_get = pc->same_store && !breaker_open(pc);
-    const char *argv[] = {meta, prefix, page, size, inline_get ? "1" : "0"};
-    int err = 0;
-    struct store_conn *c = store_acquire(pc->cfg.data, &err);
-    redisReply *r = c ? store_script(c, STORE_SCRIPT_CACHE_GET, 1, 4, argv, NULL, &err) : NULL;
-    store_release(pc->cfg.data, c);
+    redisReply *r = NULL;
+    for (int attempt = 0; attempt < 3; attempt++) {
+        struct board_where w;
+        int rc = board_where(pc->cfg.model, q->board, q->requested, &w);
+        if (rc)
+            return rc;
+        snprintf(q->period, sizeof(q->period), "%s", w.period);
+        char tz[16];
+        snprintf(tz, sizeof(tz), "%d", w.tz_min);
+        const char *argv[] = {meta,
+                              prefix,
+                              page,
+                              size,
+                              inline_get ? "1" : "0",
+                              period_kind_name(w.kind),
+                              tz,
+                              w.period[0] ? w.period : "-"};
+        int err = 0;
+        struct store_conn *c = store_acquire(pc->cfg.data, &err);
+        r = c ? store_script(c, STORE_SCRIPT_CACHE_GET, 1, 7, argv, NULL, &err) : NULL;
+        store_release(pc->cfg.data, c);
+        if (!r)
+            return err;
+        if (!board_where_learn(pc->cfg.model, q->board, r))
+            break;
+        freeReplyObject(r); /* the board's period settings were not what we thought */
+        r = NULL;
+    }
     if (!r)
-        return err;
+        return -EAGAIN;
     if (r->type != REDIS_REPLY_ARRAY || r->elements < 4) {
         int nil = r->type == REDIS_REPLY_NIL;
         freeReplyObject(r);
@@ -650,7 +678,8 @@ static int lookup(struct page_cache *pc, struct page_req *q, int requested_size,
     q->size = (int)r->element[0]->integer;
     q->ttl_ms = (int)r->element[1]->integer;
     q->gen = r->element[2]->str ? strtoll(r->element[2]->str, NULL, 10) : 0;
-    snprintf(q->key, sizeof(q->key), "%s%" PRId64 ":%d:%" PRId64, prefix, q->gen, q->size, q->page);
+    snprintf(q->key, sizeof(q->key), "%s%" PRId64 ":%s:%d:%" PRId64, prefix, q->gen,
+             q->period[0] ? q->period : "-", q->size, q->page);
     const redisReply *v = r->element[3];
     int found = 0;
     if (v->type == REDIS_REPLY_STRING && (*value = malloc(v->len + 1))) {
@@ -702,14 +731,15 @@ static void count(struct page_cache *pc, enum page_source s)
     atomic_fetch_add(s == PAGE_HIT ? &pc->hits : s == PAGE_STALE ? &pc->stale : &pc->misses, 1);
 }
 
-int page_cache_get(struct page_cache *pc, const char *board, int64_t page, int size,
-                   const char *if_none_match, struct page_reply *out)
+int page_cache_get(struct page_cache *pc, const char *board, const char *period, int64_t page,
+                   int size, const char *if_none_match, struct page_reply *out)
 {
-    struct page_req q = {.board = board, .page = page};
+    struct page_req q = {.board = board, .requested = period, .page = page};
     char *value = NULL;
     size_t len = 0;
     char l1key[KEY_MAX];
-    snprintf(l1key, sizeof(l1key), "%s\n%" PRId64 "\n%d", board, page, size);
+    snprintf(l1key, sizeof(l1key), "%s\n%s\n%" PRId64 "\n%d", board, period ? period : "", page,
+             size);
     if (pc->cfg.l1_ttl_ms > 0 && l1_get(pc, l1key, &value, &len)) {
         atomic_fetch_add(&pc->l1_hits, 1);
         count(pc, PAGE_HIT);

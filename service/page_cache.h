@@ -3,10 +3,11 @@
  * early refresh and an optional in-process tier.
  *
  * What is cached: the exact JSON bytes of a `rank` reply, under one key per board, generation,
- * size and page:  P:{board}:page:<gen>:<size>:<page>  (schema/redis-keys.md). The value is a
- * one-line header ("rankd1 <gen> <created_ms> <soft_expiry_ms> <compute_ms> <etag>\n", wall-clock
- * ms) followed by the body. The key only depends on the canonical request (resolved size, page),
- * so parameter order, leading zeros and unknown parameters never make a new key.
+ * period, size and page:  P:{board}:page:<gen>:<period|->:<size>:<page>  (schema/redis-keys.md).
+ * The value is a one-line header ("rankd1 <gen> <created_ms> <soft_expiry_ms> <compute_ms>
+ * <etag>\n", wall-clock ms) followed by the body. The key only depends on the canonical request
+ * (resolved size, page), so parameter order, leading zeros and unknown parameters never make a new
+ * key.
  *
  * Freshness contract (README, openapi.yaml): with Redis healthy a page is never older than the
  * board's page_ttl_ms plus one computation (plus l1_ttl_ms with the in-process tier). Past its
@@ -85,12 +86,12 @@ struct page_cache *page_cache_new(const struct page_cache_config *cfg);
 void page_cache_free(struct page_cache *pc);
 
 /**
- * Page `page` of `size` (0: the board's page_size) of a board, from the cache or computed.
- * `if_none_match` is the request header or NULL. Returns 0 and fills *out, or -ENOENT (no board)
- * or a store error (the board could not be read: 503).
+ * Page `page` of `size` (0: the board's page_size) of a board's `period` (NULL: the current
+ * one), from the cache or computed. `if_none_match` is the request header or NULL. Returns 0 and
+ * fills *out, or -ENOENT (no board), a period error of board_where, or a store error (503).
  */
-int page_cache_get(struct page_cache *pc, const char *board, int64_t page, int size,
-                   const char *if_none_match, struct page_reply *out);
+int page_cache_get(struct page_cache *pc, const char *board, const char *period, int64_t page,
+                   int size, const char *if_none_match, struct page_reply *out);
 
 void page_reply_free(struct page_reply *r);
 

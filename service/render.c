@@ -112,7 +112,8 @@ static const char *tiebreak_text(enum score_tiebreak t)
     return t == SCORE_TIEBREAK_LAST ? "last" : t == SCORE_TIEBREAK_ID ? "id" : "first";
 }
 
-char *render_board(const char *board, const struct board_info *info)
+char *render_board(const char *board, const struct board_info *info,
+                   const char (*periods)[PERIOD_ID_MAX], int nperiods)
 {
     const struct board_settings *s = &info->settings;
     double min, max;
@@ -124,10 +125,21 @@ char *render_board(const char *board, const struct board_info *info)
     cJSON_AddNumberToObject(doc, "page_size", s->page_size);
     cJSON_AddNumberToObject(doc, "page_ttl_ms", s->page_ttl_ms);
     cJSON_AddNumberToObject(doc, "score_decimals", s->layout.decimals);
+    cJSON_AddStringToObject(doc, "period", period_kind_name(s->period));
+    char tz[16];
+    period_tz_format(s->tz_min, tz, sizeof(tz));
+    cJSON_AddStringToObject(doc, "timezone", tz);
+    cJSON_AddNumberToObject(doc, "retain", s->retain);
     cJSON_AddNumberToObject(doc, "total", (double)info->total);
     cJSON *range = cJSON_AddObjectToObject(doc, "score_range");
     add_number(range, "min", min);
     add_number(range, "max", max);
+    if (s->period != PERIOD_NONE) {
+        cJSON_AddStringToObject(doc, "current_period", info->period);
+        cJSON *list = cJSON_AddArrayToObject(doc, "periods");
+        for (int i = 0; list && i < nperiods; i++)
+            cJSON_AddItemToArray(list, cJSON_CreateString(periods[i]));
+    }
     return finish(doc);
 }
 

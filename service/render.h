@@ -25,8 +25,10 @@ char *render_around(const char *board, const struct board_page *p);
 /** {"id","score","rank","page","record"} with page computed at `size`. */
 char *render_member(const char *id, const struct board_member *mb, int size);
 
-/** {"board", settings..., "total", "score_range":{"min","max"}} */
-char *render_board(const char *board, const struct board_info *info);
+/** {"board", settings..., "total", "score_range":{"min","max"}} and, for a periodic board,
+ *  "current_period" and "periods" (the readable ones, newest first: periods[0..nperiods)). */
+char *render_board(const char *board, const struct board_info *info,
+                   const char (*periods)[PERIOD_ID_MAX], int nperiods);
 
 /** {"boards":[{"board","total"}]} */
 char *render_board_list(const struct board_list *l);

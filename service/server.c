@@ -44,6 +44,7 @@ struct rankd *rankd_start_hooked(const struct config *cfg, const struct rankd_ho
         app->cfg.cache_url_text[0] ? store_for(&app->cfg, &app->cfg.cache_redis) : app->store;
     app->model.store = app->store;
     app->model.prefix = app->cfg.key_prefix;
+    app->model.clock_ms = hooks ? hooks->clock_ms : NULL;
     struct page_cache_config pcc = {
         .data = app->store,
         .cache = app->cache_store,

@@ -23,6 +23,7 @@ struct rankd {
 /** Test hooks; production passes NULL (rankd has no flag or variable for them). */
 struct rankd_hooks {
     page_cache_delay_fn page_delay; /**< stall page computations */
+    int64_t (*clock_ms)(void);      /**< the wall clock periods are computed from */
 };
 
 /**

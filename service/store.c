@@ -33,6 +33,12 @@ static const char *const script_body[STORE_SCRIPT_COUNT] = {
 #include "lua/cache_get.lua.h"
     ,
 #include "lua/lock_release.lua.h"
+    ,
+#include "lua/reset_board.lua.h"
+    ,
+#include "lua/delete_board.lua.h"
+    ,
+#include "lua/trim.lua.h"
 };
 
 #define BACKOFF_MIN_MS 50

@@ -56,6 +56,9 @@ enum store_script {
     STORE_SCRIPT_PUT_BOARD,    /**< lua/put_board.lua: create or update settings */
     STORE_SCRIPT_CACHE_GET,    /**< lua/cache_get.lua: board state + cached page */
     STORE_SCRIPT_LOCK_RELEASE, /**< lua/lock_release.lua: compare-and-delete of a lock */
+    STORE_SCRIPT_RESET_BOARD,  /**< lua/reset_board.lua: empty the current period */
+    STORE_SCRIPT_DELETE_BOARD, /**< lua/delete_board.lua: UNLINK a board's keys */
+    STORE_SCRIPT_TRIM,         /**< lua/trim.lua: remove one chunk of a board's tail */
     STORE_SCRIPT_COUNT
 };
 

@@ -9,6 +9,10 @@
 -- ARGV[12] '1': all or nothing (an entry whose result leaves the range refuses the whole call),
 --          '0': such an entry is refused alone (NDJSON lines)
 -- ARGV[13] a new, unique board generation, stored if this call creates the board
+-- ARGV[14] period kind, ARGV[15] UTC offset (minutes): checked like order/tiebreak/decimals;
+-- KEYS[1] is then the current period's set. ARGV[16] the previous period's set ('' none) and
+-- ARGV[17] when it stops being readable (ms): it gets that expiry if it has none yet, so old
+-- periods expire by TTL and nothing ever scans for them.
 -- then per entry 4 values: member, op, key (or key delta for incr), record JSON or ''.
 -- Reply {status, done, results...}; results hold 4 values per applied or refused entry:
 --   code (0 applied or unchanged, 2 key out of range: nothing written for it), stored, rank0, updated.
@@ -21,18 +25,22 @@ local base, tiebreak, cap, kmax = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]),
 local want_rank, n = ARGV[10] == '1', tonumber(ARGV[11])
 local fmt = '%.17g'
 
-local m = redis.call('HMGET', meta, 'order', 'tiebreak', 'score_decimals')
+local m = redis.call('HMGET', meta, 'order', 'tiebreak', 'score_decimals', 'period', 'timezone')
 if not m[1] then
   -- a new board gets the defaults; settings read before a concurrent delete must not revive it
   if ARGV[5] ~= 'desc' or tiebreak ~= 'first' or ARGV[6] ~= '0' or ARGV[7] ~= '20' or
-     ARGV[8] ~= '1000' then
+     ARGV[8] ~= '1000' or ARGV[14] ~= 'none' or ARGV[15] ~= '0' then
     return {1, 0}
   end
   redis.call('HSET', meta, 'order', ARGV[5], 'tiebreak', tiebreak, 'score_decimals', ARGV[6],
              'page_size', ARGV[7], 'page_ttl_ms', ARGV[8], 'gen', ARGV[13])
   redis.call('SADD', registry, ARGV[9])
-elseif m[1] ~= ARGV[5] or m[2] ~= tiebreak or m[3] ~= ARGV[6] then
+elseif m[1] ~= ARGV[5] or m[2] ~= tiebreak or m[3] ~= ARGV[6] or (m[4] or 'none') ~= ARGV[14] or
+       (m[5] or '0') ~= ARGV[15] then
   return {1, 0}
+end
+if ARGV[16] ~= '' and redis.call('PTTL', ARGV[16]) == -1 then
+  redis.call('PEXPIREAT', ARGV[16], ARGV[17])
 end
 
 local function result_key(op, arg, oldkey)
@@ -45,7 +53,7 @@ if ARGV[12] == '1' then
   -- first pass: would any entry leave the range? (members repeated in the batch included)
   local cur = {}
   for i = 0, n - 1 do
-    local a = 14 + i * 4
+    local a = 18 + i * 4
     local member = ARGV[a]
     if cur[member] == nil then
       local s = redis.call('ZSCORE', z, member)
@@ -64,7 +72,7 @@ local function rank_of(member)
 end
 
 for i = 0, n - 1 do
-  local a = 14 + i * 4
+  local a = 18 + i * 4
   local member, op, arg, record = ARGV[a], ARGV[a + 1], tonumber(ARGV[a + 2]), ARGV[a + 3]
   local old = redis.call('ZSCORE', z, member)
   local oldkey = nil
