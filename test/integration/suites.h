@@ -29,5 +29,6 @@ Suite *ordering_suite(void);
 Suite *cities_suite(void);
 Suite *faults_suite(void);
 Suite *page_cache_suite(void);
+Suite *lifecycle_suite(void);
 
 #endif
