@@ -38,6 +38,7 @@ enum {
     O_L1_TTL,
     O_L1_BYTES,
     O_STATIC_DIR,
+    O_PER_IP,
     O_COUNT
 };
 
@@ -79,6 +80,9 @@ static const struct option_def defs[O_COUNT] = {
     [O_STATIC_DIR] =
         {"static-dir", "RANKD_STATIC_DIR", "",
          "directory served at / (the web frontend); empty = clients/web of this build"},
+    [O_PER_IP] = {"max-connections-per-ip", "RANKD_MAX_CONNECTIONS_PER_IP", "0",
+                  "HTTP connections from one client address, 0 = no limit (0..10000); set it "
+                  "when clients connect directly, leave it 0 behind a proxy"},
 };
 
 void config_defaults(struct config *cfg)
@@ -318,6 +322,8 @@ static int apply(struct config *cfg, int opt, const char *v, const char **allowe
         return parse_double(v, 0, 10, &cfg->xfetch_beta);
     case O_L1_TTL:
         return parse_int(v, 0, 500, &cfg->l1_ttl_ms);
+    case O_PER_IP:
+        return parse_int(v, 0, 10000, &cfg->max_per_ip);
     case O_STATIC_DIR:
         return copy_str(cfg->static_dir, sizeof(cfg->static_dir), v);
     case O_L1_BYTES: {

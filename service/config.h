@@ -32,6 +32,7 @@ struct config {
     char default_board[65];
     int threads;            /**< Redis connections (requests talking to Redis at once) */
     int max_connections;    /**< HTTP connections (one thread each) */
+    int max_per_ip;         /**< HTTP connections from one address, 0 = no limit */
     int redis_timeout_ms;   /**< per Redis command and per wait for a connection */
     int connect_timeout_ms; /**< per Redis dial */
     int log_level;          /**< 0 debug .. 3 error */

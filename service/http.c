@@ -472,7 +472,7 @@ static int make_addr(const char *host, int port, struct sockaddr_storage *ss, in
 }
 
 struct http_server *http_start(struct rankd *app, const char *host, int port, int max_connections,
-                               int *err)
+                               int max_per_ip, int *err)
 {
     struct sockaddr_storage ss;
     int v6 = 0;
@@ -491,9 +491,10 @@ struct http_server *http_start(struct rankd *app, const char *host, int port, in
     srv->daemon = MHD_start_daemon(
         flags, (uint16_t)port, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
         NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned)max_connections, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S,
-        MHD_OPTION_THREAD_STACK_SIZE, (size_t)THREAD_STACK_BYTES, MHD_OPTION_NOTIFY_COMPLETED,
-        on_completed, srv, MHD_OPTION_UNESCAPE_CALLBACK, unescape_none, NULL, MHD_OPTION_END);
+        (unsigned)max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)max_per_ip,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S, MHD_OPTION_THREAD_STACK_SIZE,
+        (size_t)THREAD_STACK_BYTES, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+        MHD_OPTION_UNESCAPE_CALLBACK, unescape_none, NULL, MHD_OPTION_END);
     if (!srv->daemon) {
         free(srv);
         *err = -EADDRINUSE;

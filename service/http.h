@@ -95,7 +95,7 @@ struct http_server;
  * Returns NULL with *err set (-EADDRINUSE, -EINVAL, -ENOMEM...). Free with http_stop.
  */
 struct http_server *http_start(struct rankd *app, const char *host, int port, int max_connections,
-                               int *err);
+                               int max_per_ip, int *err);
 
 /** The bound port (useful with port 0). */
 int http_port(const struct http_server *srv);

@@ -68,8 +68,8 @@ struct rankd *rankd_start_hooked(const struct config *cfg, const struct rankd_ho
     }
     if (static_files_root(app->cfg.static_dir, app->static_root, sizeof(app->static_root)))
         app->static_root[0] = '\0';
-    app->http =
-        http_start(app, app->cfg.listen_host, app->cfg.listen_port, app->cfg.max_connections, err);
+    app->http = http_start(app, app->cfg.listen_host, app->cfg.listen_port,
+                           app->cfg.max_connections, app->cfg.max_per_ip, err);
     if (!app->http) {
         rankd_stop(app);
         return NULL;
