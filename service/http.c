@@ -74,6 +74,7 @@ void http_reply_error(struct http_reply *rp, int status, const char *code, const
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
     va_end(ap);
+    request_utf8_sanitize(msg); /* echoed paths, ids and field names may be cut or invalid */
     cJSON *doc = cJSON_CreateObject();
     cJSON *err = cJSON_AddObjectToObject(doc, "error");
     cJSON_AddStringToObject(err, "code", code);

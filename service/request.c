@@ -2,6 +2,7 @@
 #include "request.h"
 
 #include <errno.h>
+#include <string.h>
 
 #include "board.h"
 
@@ -69,6 +70,20 @@ static size_t utf8_seq(const unsigned char *s, size_t left)
     if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
         return 0;
     return n;
+}
+
+void request_utf8_sanitize(char *s)
+{
+    size_t len = strlen(s);
+    unsigned char *u = (unsigned char *)s;
+    for (size_t i = 0; i < len;) {
+        size_t n = utf8_seq(u + i, len - i);
+        if (n == 0) {
+            u[i] = '?';
+            n = 1;
+        }
+        i += n;
+    }
 }
 
 int request_utf8_valid(const char *s, size_t len)

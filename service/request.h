@@ -27,6 +27,10 @@ int request_id_valid(const char *id, size_t len);
 /** 1 when s[0..len) is valid UTF-8 (control characters allowed), else 0. */
 int request_utf8_valid(const char *s, size_t len);
 
+/** Replace every byte of s that does not start a valid UTF-8 sequence with '?', in place
+ *  (for echoing client text in error messages). */
+void request_utf8_sanitize(char *s);
+
 /**
  * Parse a positive decimal count: digits only (leading zeros allowed), value 1..max.
  * Returns 0 and *out; -EINVAL for empty, junk, sign, zero; -ERANGE above max.

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "request.h"
 #include "suites.h"
 
 static cJSON *get_json(const char *path, long want_status)
@@ -76,6 +77,18 @@ START_TEST(health_ready_metrics)
         strstr(r.body, "rankd_http_request_duration_seconds_bucket{le=\"+Inf\"}"));
     ck_assert_ptr_nonnull(strstr(r.body, "rankd_redis_errors_total"));
     ck_assert_ptr_nonnull(strstr(r.headers, "text/plain"));
+    http_result_free(&r);
+}
+END_TEST
+
+/* Error messages that echo client text stay valid UTF-8 (and so valid JSON). */
+START_TEST(error_bodies_valid_utf8)
+{
+    struct http_result r;
+    ck_assert_int_eq(http_get(g_port, "/nope\xff\xfe/\xc3", &r), 0);
+    ck_assert_int_eq(r.status, 404);
+    ck_assert_msg(request_utf8_valid(r.body, r.len), "not UTF-8: %s", r.body);
+    ck_assert_ptr_nonnull(r.json);
     http_result_free(&r);
 }
 END_TEST
@@ -837,6 +850,7 @@ Suite *api_suite(void)
     } cases[] = {
         {"operations", health_ready_metrics},
         {"routing", unknown_route_and_method},
+        {"utf8_errors", error_bodies_valid_utf8},
         {"auth", writes_need_token},
         {"auth_off", writes_disabled_without_token},
         {"boards", board_put_get_list_delete},
