@@ -85,8 +85,10 @@ END_TEST
 START_TEST(error_bodies_valid_utf8)
 {
     struct http_result r;
-    ck_assert_int_eq(http_get(g_port, "/nope\xff\xfe/\xc3", &r), 0);
-    ck_assert_int_eq(r.status, 404);
+    const char *body = "{\"k\xff\xfe\":1}"; /* a field name that is not UTF-8 is echoed */
+    ck_assert_int_eq(http_req(g_port, "PUT", "/items/a", body, strlen(body), NULL, TEST_TOKEN, &r),
+                     0);
+    ck_assert_int_eq(r.status, 400);
     ck_assert_msg(request_utf8_valid(r.body, r.len), "not UTF-8: %s", r.body);
     ck_assert_ptr_nonnull(r.json);
     http_result_free(&r);
