@@ -198,6 +198,17 @@ static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const cha
     return MHD_YES;
 }
 
+/* 1 when the media type of a Content-Type value (before any ';' parameters) is `type`. */
+static int media_type_is(const char *value, const char *type)
+{
+    if (!value)
+        return 0;
+    size_t n = strcspn(value, ";");
+    while (n && (value[n - 1] == ' ' || value[n - 1] == '\t'))
+        n--;
+    return n == strlen(type) && strncasecmp(value, type, n) == 0;
+}
+
 static int starts_with_ci(const char *s, const char *prefix)
 {
     return s && strncasecmp(s, prefix, strlen(prefix)) == 0;
@@ -234,13 +245,13 @@ static void check_body(struct MHD_Connection *c, struct exchange *x)
     struct http_request *rq = &x->rq;
     rq->content_type = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
     if ((x->route->flags & ROUTE_NDJSON) &&
-        starts_with_ci(rq->content_type, "application/x-ndjson")) {
+        media_type_is(rq->content_type, "application/x-ndjson")) {
         rq->streaming = 1;
         return;
     }
     /* curl -d sends application/x-www-form-urlencoded unless told otherwise: read it as JSON. */
-    if (rq->content_type && !starts_with_ci(rq->content_type, "application/json") &&
-        !starts_with_ci(rq->content_type, "application/x-www-form-urlencoded")) {
+    if (rq->content_type && !media_type_is(rq->content_type, "application/json") &&
+        !media_type_is(rq->content_type, "application/x-www-form-urlencoded")) {
         http_reply_error(&x->rp, 415, "unsupported_media_type",
                          "Content-Type must be application/json%s.",
                          (x->route->flags & ROUTE_NDJSON) ? " or application/x-ndjson" : "");

@@ -615,6 +615,16 @@ START_TEST(body_limits_and_types)
                      0);
     ck_assert_int_eq(r.status, 415);
     http_result_free(&r);
+    ck_assert_int_eq(
+        http_req(g_port, "PUT", "/boards/b", "{}", 2, "application/jsonx", TEST_TOKEN, &r), 0);
+    ck_assert_int_eq(r.status, 415); /* a media type, not a prefix */
+    http_result_free(&r);
+    ck_assert_int_eq(http_req(g_port, "PUT", "/boards/b", "{}", 2,
+                              "Application/JSON ; charset=utf-8", TEST_TOKEN, &r),
+                     0);
+    ck_assert_int_eq(r.status, 201);
+    http_result_free(&r);
+    ck_assert_int_eq(it_status("DELETE", "/boards/b", NULL), 204);
     expect_error("DELETE", "/boards/b", "{}", TEST_TOKEN, 400, "unexpected_body");
     ck_assert_int_eq(it_dbsize(), 0);
 }
