@@ -213,7 +213,19 @@ int board_where(struct board_model *m, const char *board, const char *period,
 {
     struct hint h;
     hint_read(m, board, &h);
-    return where_resolve(m, board, h.kind, h.tz_min, h.retain, period, out);
+    int rc = where_resolve(m, board, h.kind, h.tz_min, h.retain, period, out);
+    if (rc == 0 || !(period && period[0]))
+        return rc;
+    /* An asked-for period the hint cannot place: the hint may be stale (another process
+     * changed the board, this one never saw it): decide on the settings themselves. */
+    struct board_settings set;
+    int exists = 0;
+    int err = board_settings_get(m, board, &set, &exists);
+    if (err)
+        return err;
+    if (!exists)
+        return -ENOENT;
+    return where_resolve(m, board, set.period, set.tz_min, set.retain, period, out);
 }
 
 int board_where_learn(struct board_model *m, const char *board, const redisReply *r)
@@ -333,7 +345,7 @@ struct write_args {
     size_t *len;
     char (*num)[32];  /* each entry's key, formatted */
     char hdr[10][32]; /* formatted header numbers */
-    char prev[192];   /* the previous period's set */
+    char prev[4];     /* "1" for a periodic board */
 };
 
 #define WRITE_FIXED 21
@@ -360,17 +372,13 @@ static int write_args_build(struct write_args *w, const struct board_keys *k,
     snprintf(w->hdr[6], 32, "%zu", n);
     new_generation(w->hdr[7]);
     snprintf(w->hdr[8], 32, "%d", s->tz_min);
-    w->prev[0] = '\0';
+    w->prev[0] = s->period != PERIOD_NONE ? '1' : '\0';
+    w->prev[1] = '\0';
     w->hdr[9][0] = '0';
     w->hdr[9][1] = '\0';
-    if (s->period != PERIOD_NONE) {
-        /* the previous period stays readable until `retain` more periods have begun */
-        int64_t now = now_ms(m);
-        char id[PERIOD_ID_MAX];
-        period_id(s->period, s->tz_min, period_start(s->period, s->tz_min, now, -1), id);
-        snprintf(w->prev, sizeof(w->prev), "%s:{%s}:z:%s", m->prefix, board, id);
-        snprintf(w->hdr[9], 32, "%" PRId64, period_start(s->period, s->tz_min, now, s->retain));
-    }
+    if (s->period != PERIOD_NONE) /* readable until `retain` more periods have begun */
+        snprintf(w->hdr[9], 32, "%" PRId64,
+                 period_start(s->period, s->tz_min, now_ms(m), s->retain + 1));
     const char *fixed[WRITE_FIXED] = {where->z,
                                       k->meta,
                                       k->items,
@@ -737,6 +745,31 @@ static void settings_text(const struct board_settings *v, char out[8][24])
     snprintf(out[7], 24, "%d", v->retain);
 }
 
+/* After `retain` changed: give every readable period's set the expiry its new readability
+ * ends at (period offset -d stays readable until retain + 1 - d more periods have begun). */
+static int extend_retention(struct board_model *m, const char *board,
+                            const struct board_settings *s)
+{
+    char ids[PERIOD_RETAIN_MAX + 1][PERIOD_ID_MAX];
+    int n = board_periods(m, s, ids, PERIOD_RETAIN_MAX + 1);
+    int64_t now = now_ms(m);
+    int err = 0;
+    struct store_conn *c = n ? store_acquire(m->store, &err) : NULL;
+    if (n && !c)
+        return err;
+    for (int d = 0; d < n && err == 0; d++) {
+        char key[192], at[32];
+        snprintf(key, sizeof(key), "%s:{%s}:z:%s", m->prefix, board, ids[d]);
+        snprintf(at, sizeof(at), "%" PRId64,
+                 period_start(s->period, s->tz_min, now, s->retain + 1 - d));
+        const char *argv[] = {"PEXPIREAT", key, at};
+        redisReply *r = store_command(c, 3, argv, NULL, &err); /* a missing set: no-op */
+        freeReplyObject(r);
+    }
+    store_release(m->store, c);
+    return err;
+}
+
 int board_put(struct board_model *m, const char *board, const struct board_settings_patch *patch,
               int *created, const char **field, struct board_info *out)
 {
@@ -796,6 +829,8 @@ int board_put(struct board_model *m, const char *board, const struct board_setti
         if (where_resolve(m, board, out->settings.period, out->settings.tz_min,
                           out->settings.retain, NULL, &now_w) == 0)
             snprintf(out->period, sizeof(out->period), "%s", now_w.period);
+        if (patch->has_retain && out->settings.period != PERIOD_NONE)
+            rc = extend_retention(m, board, &out->settings);
     }
     freeReplyObject(r);
     return rc;

@@ -5,9 +5,9 @@
  * them into Redis keys, runs the short scripts of service/lua/ through store.h and hands back C
  * values. Key schema (schema/redis-keys.md), with P the key prefix:
  *   P:{board}:z     sorted set, member = id, score = stored value (score_codec.h), ascending = rank
- *   P:{board}:z:<period>  the same for one period of a periodic board (period.h); a period's set
- *                   gets a TTL when the next period receives its first write, so old periods
- *                   expire and nothing ever scans for them
+ *   P:{board}:z:<period>  the same for one period of a periodic board (period.h); its first write
+ *                   gives the set a TTL ending when the period stops being readable, so old
+ *                   periods expire and nothing ever scans for them
  *   P:{board}:meta  hash of the board's settings
  *   P:items         hash id -> record JSON (records are shared by boards)
  *   P:boards        set of board names (the registry; never a keyspace scan)

@@ -10,9 +10,9 @@
 --          '0': such an entry is refused alone (NDJSON lines)
 -- ARGV[13] a new, unique board generation, stored if this call creates the board
 -- ARGV[14] period kind, ARGV[15] UTC offset (minutes): checked like order/tiebreak/decimals;
--- KEYS[1] is then the current period's set. ARGV[16] the previous period's set ('' none) and
--- ARGV[17] when it stops being readable (ms): it gets that expiry if it has none yet, so old
--- periods expire by TTL and nothing ever scans for them.
+-- KEYS[1] is then the current period's set. ARGV[16] '1' for a periodic board and ARGV[17] when
+-- the current period stops being readable (ms): its set gets that expiry when it has none yet,
+-- so old periods expire by TTL and nothing ever scans for them.
 -- then per entry 4 values: member, op, key (or key delta for incr), record JSON or ''.
 -- Reply {status, done, results...}; results hold 4 values per applied or refused entry:
 --   code (0 applied or unchanged, 2 key out of range: nothing written for it), stored, rank0, updated.
@@ -39,8 +39,8 @@ elseif m[1] ~= ARGV[5] or m[2] ~= tiebreak or m[3] ~= ARGV[6] or (m[4] or 'none'
        (m[5] or '0') ~= ARGV[15] then
   return {1, 0}
 end
-if ARGV[16] ~= '' and redis.call('PTTL', ARGV[16]) == -1 then
-  redis.call('PEXPIREAT', ARGV[16], ARGV[17])
+local function seal()
+  if ARGV[16] == '1' and redis.call('PTTL', z) == -1 then redis.call('PEXPIREAT', z, ARGV[17]) end
 end
 
 local function result_key(op, arg, oldkey)
@@ -102,6 +102,7 @@ for i = 0, n - 1 do
     stored = lo + tie
     updated = 1
     redis.call('ZADD', z, stored, member)
+    seal()
   end
   if code == 0 and record ~= '' then redis.call('HSET', items, member, record) end
   local rank = 0

@@ -251,7 +251,7 @@ START_TEST(many_boards_listed)
     ck_assert_int_eq(cJSON_GetArraySize(list), 600);
     for (int i = 0; i < 600; i++) {
         const cJSON *b = cJSON_GetArrayItem(list, i);
-        char name[8];
+        char name[16];
         snprintf(name, sizeof(name), "b%03d", i);
         ck_assert_str_eq(str(b, "board"), name);
         ck_assert_int_eq((int)num(b, "total"), i % 3);
