@@ -94,7 +94,7 @@ int admin_redis_report(struct store *st, char **json)
     redisReply *size = lat ? store_command(c, 1, a_size, NULL, &err) : NULL;
     store_release(st, c);
     int rc = size ? 0 : err;
-    cJSON *doc = rc ? NULL : cJSON_CreateObject();
+    cJSON *doc = rc || !info || !slow || !slen || !lat ? NULL : cJSON_CreateObject();
     if (doc) {
         cJSON *server = cJSON_AddObjectToObject(doc, "server");
         for (size_t i = 0; i < sizeof(info_fields) / sizeof(info_fields[0]); i++)

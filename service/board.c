@@ -31,9 +31,9 @@ static void new_generation(char out[32])
     static _Atomic uint64_t salt;
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    uint64_t us = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-    uint64_t r = atomic_fetch_add(&salt, 1) * 7919u + (uint64_t)getpid();
-    snprintf(out, 32, "%" PRIu64, us * 1000u + r % 1000u);
+    uint64_t us = (uint64_t)ts.tv_sec * 1000000U + (uint64_t)ts.tv_nsec / 1000U;
+    uint64_t r = atomic_fetch_add(&salt, 1) * 7919U + (uint64_t)getpid();
+    snprintf(out, 32, "%" PRIu64, us * 1000U + r % 1000U);
 }
 
 struct board_keys {
@@ -115,6 +115,14 @@ static void settings_from_reply(const redisReply *r, struct board_settings *s)
 }
 
 /* ---------------------------------------------------------------- periods: which set */
+
+/* A small integer from Redis text; 0 for anything else (settings are written by rankd). */
+static int text_int(const char *s)
+{
+    char *end = NULL;
+    long v = strtol(s, &end, 10);
+    return end != s && v >= INT32_MIN && v <= INT32_MAX ? (int)v : 0;
+}
 
 /*
  * What this process last saw of boards' period settings, so that a read goes to the right set in
@@ -236,8 +244,8 @@ int board_where_learn(struct board_model *m, const char *board, const redisReply
     enum period_kind kind = PERIOD_NONE;
     if (r->element[1]->str)
         period_kind_parse(r->element[1]->str, &kind);
-    int tz = r->element[2]->str ? atoi(r->element[2]->str) : 0;
-    int retain = r->element[3]->str ? atoi(r->element[3]->str) : 1;
+    int tz = r->element[2]->str ? text_int(r->element[2]->str) : 0;
+    int retain = r->element[3]->str ? text_int(r->element[3]->str) : 1;
     hint_write(m, board, kind, tz, retain);
     return 1;
 }
@@ -777,11 +785,13 @@ int board_put(struct board_model *m, const char *board, const struct board_setti
     make_keys(m, board, &k);
     /* the emptiness check looks at the set the board's current settings write to */
     struct board_settings cur;
+    board_settings_default(&cur);
     struct board_where w;
     int exists = 0;
     int rc = board_settings_get(m, board, &cur, &exists);
-    if (rc == 0)
-        rc = where_resolve(m, board, cur.period, cur.tz_min, cur.retain, NULL, &w);
+    if (rc)
+        return rc;
+    rc = where_resolve(m, board, cur.period, cur.tz_min, cur.retain, NULL, &w);
     if (rc)
         return rc;
     struct board_settings d;
@@ -1062,8 +1072,8 @@ static int list_totals(struct board_model *m, struct board_list *l)
             if (x->type == REDIS_REPLY_ARRAY && x->elements == 3) {
                 if (x->element[0]->str)
                     period_kind_parse(x->element[0]->str, &set.period);
-                set.tz_min = x->element[1]->str ? atoi(x->element[1]->str) : 0;
-                set.retain = x->element[2]->str ? atoi(x->element[2]->str) : 1;
+                set.tz_min = x->element[1]->str ? text_int(x->element[1]->str) : 0;
+                set.retain = x->element[2]->str ? text_int(x->element[2]->str) : 1;
             }
             freeReplyObject(rs[i]);
             struct board_where w;

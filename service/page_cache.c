@@ -146,6 +146,8 @@ static char *value_format(int64_t gen, int64_t created, int64_t soft, int64_t de
 /* Parse a value; 0 or -EINVAL for anything rankd did not write (then it is a miss). */
 static int value_parse(const char *v, size_t len, struct entry *e)
 {
+    if (!v)
+        return -EINVAL;
     const char *nl = memchr(v, '\n', len);
     if (!nl || strncmp(v, VALUE_MAGIC " ", sizeof(VALUE_MAGIC)) != 0)
         return -EINVAL;

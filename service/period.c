@@ -156,31 +156,54 @@ void period_id(enum period_kind k, int tz_min, int64_t t_ms, char out[PERIOD_ID_
     }
 }
 
+/* The number in s[0..n) when all n are digits, else -1. */
+static int digits(const char *s, int n)
+{
+    int v = 0;
+    for (int i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return -1;
+        v = v * 10 + (s[i] - '0');
+    }
+    return v;
+}
+
 int period_id_start(enum period_kind k, int tz_min, const char *id, int64_t *start_ms)
 {
-    int y = 0, m = 1, d = 1, h = 0, w = 0, n = 0;
+    int y = 0, m = 1, d = 1, h = 0, w = 0;
     int64_t local_days;
     size_t len = strlen(id);
+    /* fixed layouts, digits only: YYYY-MM-DDTHH, YYYY-MM-DD, YYYY-Www, YYYY-MM */
     switch (k) {
     case PERIOD_HOURLY:
-        if (len != 13 || sscanf(id, "%4d-%2d-%2dT%2d%n", &y, &m, &d, &h, &n) != 4 || n != 13)
+        if (len != 13 || id[4] != '-' || id[7] != '-' || id[10] != 'T')
             return -EINVAL;
+        h = digits(id + 11, 2);
+        d = digits(id + 8, 2);
+        m = digits(id + 5, 2);
         break;
     case PERIOD_DAILY:
-        if (len != 10 || sscanf(id, "%4d-%2d-%2d%n", &y, &m, &d, &n) != 3 || n != 10)
+        if (len != 10 || id[4] != '-' || id[7] != '-')
             return -EINVAL;
+        d = digits(id + 8, 2);
+        m = digits(id + 5, 2);
         break;
     case PERIOD_WEEKLY:
-        if (len != 8 || sscanf(id, "%4d-W%2d%n", &y, &w, &n) != 2 || n != 8 || w < 1 || w > 53)
+        if (len != 8 || id[4] != '-' || id[5] != 'W')
+            return -EINVAL;
+        w = digits(id + 6, 2);
+        if (w < 1 || w > 53)
             return -EINVAL;
         break;
     case PERIOD_MONTHLY:
-        if (len != 7 || sscanf(id, "%4d-%2d%n", &y, &m, &n) != 2 || n != 7)
+        if (len != 7 || id[4] != '-')
             return -EINVAL;
+        m = digits(id + 5, 2);
         break;
     default:
         return -EINVAL;
     }
+    y = digits(id, 4);
     if (m < 1 || m > 12 || d < 1 || d > 31 || h < 0 || h > 23 || y < 1970 || y > 9999)
         return -EINVAL;
     if (k == PERIOD_WEEKLY) {
