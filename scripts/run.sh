@@ -81,7 +81,7 @@ fi
 
 cat <<TXT
 
-rankd is serving on $BASE (Ctrl-C stops it). Try:
+rankd is serving on $BASE (Ctrl-C stops it). Open $BASE/ in a browser, or try:
 
   curl '$BASE/rank?page=1'
   curl '$BASE/rank?page=2'
