@@ -86,7 +86,7 @@ static void reply_board_errno(struct http_reply *rp, int rc, const char *board, 
     else if (rc == -EINVAL)
         http_reply_error(rp, 400, "invalid_period",
                          "period must be an id of this board's kind: 2026-11-30T14 (hourly), "
-                         "2026-11-30 (daily), 2026-W48 (weekly) or 2026-11 (monthly).");
+                         "2026-11-30 (daily), 2026-W49 (weekly) or 2026-11 (monthly).");
     else if (rc == -ESRCH)
         http_reply_error(rp, 404, "period_not_found",
                          "Board '%s' has no readable period by that id: it is in the future or "
