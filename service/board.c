@@ -236,17 +236,21 @@ int board_where(struct board_model *m, const char *board, const char *period,
     return where_resolve(m, board, set.period, set.tz_min, set.retain, period, out);
 }
 
+void board_where_note(struct board_model *m, const char *board, const char *kind_s,
+                      const char *tz_s, const char *retain_s)
+{
+    enum period_kind kind = PERIOD_NONE;
+    if (kind_s)
+        period_kind_parse(kind_s, &kind);
+    hint_write(m, board, kind, tz_s ? text_int(tz_s) : 0, retain_s ? text_int(retain_s) : 1);
+}
+
 int board_where_learn(struct board_model *m, const char *board, const redisReply *r)
 {
     if (!r || r->type != REDIS_REPLY_ARRAY || r->elements < 4 ||
         r->element[0]->type != REDIS_REPLY_STRING || strcmp(r->element[0]->str, "retry") != 0)
         return 0;
-    enum period_kind kind = PERIOD_NONE;
-    if (r->element[1]->str)
-        period_kind_parse(r->element[1]->str, &kind);
-    int tz = r->element[2]->str ? text_int(r->element[2]->str) : 0;
-    int retain = r->element[3]->str ? text_int(r->element[3]->str) : 1;
-    hint_write(m, board, kind, tz, retain);
+    board_where_note(m, board, r->element[1]->str, r->element[2]->str, r->element[3]->str);
     return 1;
 }
 

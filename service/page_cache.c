@@ -47,8 +47,18 @@ struct l1_entry {
     struct l1_entry *newer; /* insertion order, for eviction */
 };
 
+/* A guess at a board's page state (see lookup). */
+struct board_state {
+    char board[BOARD_NAME_LEN_MAX + 1];
+    int page_size;
+    int ttl_ms;
+    int64_t gen;
+};
+
 struct page_cache {
     struct page_cache_config cfg;
+    pthread_mutex_t state_lock;
+    struct board_state *states; /* STATE_SLOTS */
     int same_store;
     pthread_mutex_t lock; /* flights, refresh count */
     pthread_cond_t changed;
@@ -632,67 +642,147 @@ static void l1_put(struct page_cache *pc, const char *key, const char *value, si
 
 /* ---------------------------------------------------------------- lookup */
 
-/* Board state (size, TTL, generation) and, with one store, the cached value: one round trip. */
+/*
+ * A board's page state as this process last saw it (default page size, TTL, generation), only
+ * to guess the page key so that a hit is ONE round trip of plain commands: HMGET of the settings
+ * and GET of the guessed key, pipelined. The settings reply always decides: a wrong guess just
+ * costs a second GET. A fixed table; a collision overwrites.
+ */
+#define STATE_SLOTS 512
+
+static size_t state_slot(const char *board)
+{
+    return (size_t)(fnv1a(board, strlen(board)) % STATE_SLOTS);
+}
+
+static int state_get(struct page_cache *pc, const char *board, struct board_state *out)
+{
+    size_t i = state_slot(board);
+    pthread_mutex_lock(&pc->state_lock);
+    int hit = strcmp(pc->states[i].board, board) == 0;
+    if (hit)
+        *out = pc->states[i];
+    pthread_mutex_unlock(&pc->state_lock);
+    return hit;
+}
+
+static void state_put(struct page_cache *pc, const struct board_state *st)
+{
+    size_t i = state_slot(st->board);
+    pthread_mutex_lock(&pc->state_lock);
+    pc->states[i] = *st;
+    pthread_mutex_unlock(&pc->state_lock);
+}
+
+static void page_key(char *out, size_t len, const char *prefix, int64_t gen, const char *period,
+                     int size, int64_t page)
+{
+    snprintf(out, len, "%s%" PRId64 ":%s:%d:%" PRId64, prefix, gen, period[0] ? period : "-", size,
+             page);
+}
+
+/* Pipelined: HMGET of the settings, and GET of the guessed page key when there is a guess.
+ * *settings and *guessed (NULL when not asked) must be freed. */
+static int lookup_round_trip(struct page_cache *pc, const char *meta, const char *guess,
+                             redisReply **settings, redisReply **guessed)
+{
+    const char *hm[] = {"HMGET", meta,     "page_size", "page_ttl_ms",
+                        "gen",   "period", "timezone",  "retain"};
+    const char *get[] = {"GET", guess};
+    const char *const *argv[] = {hm, get};
+    const int argc[] = {8, 2};
+    const size_t *const lens[] = {NULL, NULL};
+    redisReply *rs[2] = {NULL, NULL};
+    int err = 0;
+    struct store_conn *c = store_acquire(pc->cfg.data, &err);
+    if (!c)
+        return err;
+    int n = guess ? 2 : 1;
+    int rc = store_pipeline(c, n, argc, argv, lens, rs);
+    store_release(pc->cfg.data, c);
+    if (rc)
+        return rc;
+    *settings = rs[0];
+    *guessed = guess ? rs[1] : NULL;
+    return 0;
+}
+
+static int reply_int(const redisReply *r, int deflt)
+{
+    if (!r || r->type != REDIS_REPLY_STRING)
+        return deflt;
+    char *end = NULL;
+    long v = strtol(r->str, &end, 10);
+    return end != r->str && v >= INT32_MIN && v <= INT32_MAX ? (int)v : deflt;
+}
+
+/* Board state and, with one store, the cached value: one round trip when the guess holds.
+ * Returns 1 with *value (found), 0 (not cached), or a negative errno. */
 static int lookup(struct page_cache *pc, struct page_req *q, int requested_size, char **value,
                   size_t *len)
 {
-    char meta[KEY_MAX], prefix[160], page[24], size[16]; /* prefix <= 137 bytes */
+    char meta[KEY_MAX], prefix[160], guess[KEY_MAX]; /* prefix <= 137 bytes */
     snprintf(meta, sizeof(meta), "%s:{%s}:meta", pc->cfg.prefix, q->board);
     snprintf(prefix, sizeof(prefix), "%s:{%s}:page:", pc->cfg.prefix, q->board);
-    snprintf(page, sizeof(page), "%" PRId64, q->page);
-    snprintf(size, sizeof(size), "%d", requested_size);
     int inline_get = pc->same_store && !breaker_open(pc);
-    redisReply *r = NULL;
     for (int attempt = 0; attempt < 3; attempt++) {
         struct board_where w;
         int rc = board_where(pc->cfg.model, q->board, q->requested, &w);
         if (rc)
             return rc;
         snprintf(q->period, sizeof(q->period), "%s", w.period);
-        char tz[16];
-        snprintf(tz, sizeof(tz), "%d", w.tz_min);
-        const char *argv[] = {meta,
-                              prefix,
-                              page,
-                              size,
-                              inline_get ? "1" : "0",
-                              period_kind_name(w.kind),
-                              tz,
-                              w.period[0] ? w.period : "-"};
-        int err = 0;
-        struct store_conn *c = store_acquire(pc->cfg.data, &err);
-        r = c ? store_script(c, STORE_SCRIPT_CACHE_GET, 1, 7, argv, NULL, &err) : NULL;
-        store_release(pc->cfg.data, c);
-        if (!r)
-            return err;
-        if (!board_where_learn(pc->cfg.model, q->board, r))
-            break;
-        freeReplyObject(r); /* the board's period settings were not what we thought */
-        r = NULL;
+        struct board_state st;
+        int guessed = inline_get && state_get(pc, q->board, &st) && st.ttl_ms > 0;
+        if (guessed)
+            page_key(guess, sizeof(guess), prefix, st.gen, w.period,
+                     requested_size ? requested_size : st.page_size, q->page);
+        redisReply *set = NULL, *got = NULL;
+        rc = lookup_round_trip(pc, meta, guessed ? guess : NULL, &set, &got);
+        if (rc)
+            return rc;
+        int ok = set->type == REDIS_REPLY_ARRAY && set->elements == 6;
+        if (!ok || set->element[0]->type != REDIS_REPLY_STRING) { /* no settings: no board */
+            freeReplyObject(set);
+            freeReplyObject(got);
+            return ok ? -ENOENT : -EIO;
+        }
+        redisReply **f = set->element;
+        const char *kind = f[3]->type == REDIS_REPLY_STRING ? f[3]->str : "none";
+        int tz = reply_int(f[4], 0);
+        if (strcmp(kind, period_kind_name(w.kind)) != 0 || tz != w.tz_min) {
+            /* the board's periods are not what this process thought: learn, choose again */
+            board_where_note(pc->cfg.model, q->board, kind, f[4]->str, f[5]->str);
+            freeReplyObject(set);
+            freeReplyObject(got);
+            continue;
+        }
+        memset(&st, 0, sizeof(st));
+        snprintf(st.board, sizeof(st.board), "%s", q->board);
+        st.page_size = reply_int(f[0], 20);
+        if (st.page_size < 1 || st.page_size > BOARD_PAGE_SIZE_MAX)
+            st.page_size = 20;
+        st.ttl_ms = reply_int(f[1], 1000);
+        st.gen = f[2]->type == REDIS_REPLY_STRING ? strtoll(f[2]->str, NULL, 10) : 0;
+        state_put(pc, &st);
+        freeReplyObject(set);
+        q->size = requested_size ? requested_size : st.page_size;
+        q->ttl_ms = st.ttl_ms;
+        q->gen = st.gen;
+        page_key(q->key, sizeof(q->key), prefix, q->gen, q->period, q->size, q->page);
+        int found = 0;
+        if (got && strcmp(guess, q->key) == 0 && got->type == REDIS_REPLY_STRING &&
+            (*value = malloc(got->len + 1))) {
+            memcpy(*value, got->str, got->len + 1);
+            *len = got->len;
+            found = 1;
+        }
+        int guess_held = got && strcmp(guess, q->key) == 0;
+        freeReplyObject(got);
+        if (!found && !guess_held && q->ttl_ms > 0 && !breaker_open(pc))
+            found = cache_read(pc, q->key, value, len) == 1;
+        return found;
     }
-    if (!r)
-        return -EAGAIN;
-    if (r->type != REDIS_REPLY_ARRAY || r->elements < 4) {
-        int nil = r->type == REDIS_REPLY_NIL;
-        freeReplyObject(r);
-        return nil ? -ENOENT : -EIO;
-    }
-    q->size = (int)r->element[0]->integer;
-    q->ttl_ms = (int)r->element[1]->integer;
-    q->gen = r->element[2]->str ? strtoll(r->element[2]->str, NULL, 10) : 0;
-    snprintf(q->key, sizeof(q->key), "%s%" PRId64 ":%s:%d:%" PRId64, prefix, q->gen,
-             q->period[0] ? q->period : "-", q->size, q->page);
-    const redisReply *v = r->element[3];
-    int found = 0;
-    if (v->type == REDIS_REPLY_STRING && (*value = malloc(v->len + 1))) {
-        memcpy(*value, v->str, v->len + 1);
-        *len = v->len;
-        found = 1;
-    }
-    freeReplyObject(r);
-    if (!found && !inline_get && q->ttl_ms > 0 && !breaker_open(pc))
-        found = cache_read(pc, q->key, value, len) == 1;
-    return found ? 1 : 0;
+    return -EAGAIN; /* the period settings keep changing under us */
 }
 
 /* ---------------------------------------------------------------- the read path */
@@ -802,6 +892,12 @@ struct page_cache *page_cache_new(const struct page_cache_config *cfg)
     pc->same_store = cfg->data == cfg->cache;
     if (pc->cfg.refresh_max <= 0)
         pc->cfg.refresh_max = 8;
+    pc->states = calloc(STATE_SLOTS, sizeof(*pc->states));
+    if (!pc->states) {
+        free(pc);
+        return NULL;
+    }
+    pthread_mutex_init(&pc->state_lock, NULL);
     pthread_mutex_init(&pc->lock, NULL);
     pthread_cond_init(&pc->changed, NULL);
     pthread_mutex_init(&pc->l1_lock, NULL);
@@ -823,6 +919,8 @@ void page_cache_free(struct page_cache *pc)
     pthread_mutex_destroy(&pc->lock);
     pthread_cond_destroy(&pc->changed);
     pthread_mutex_destroy(&pc->l1_lock);
+    pthread_mutex_destroy(&pc->state_lock);
+    free(pc->states);
     free(pc);
 }
 

@@ -30,8 +30,6 @@ static const char *const script_body[STORE_SCRIPT_COUNT] = {
     ,
 #include "lua/put_board.lua.h"
     ,
-#include "lua/cache_get.lua.h"
-    ,
 #include "lua/lock_release.lua.h"
     ,
 #include "lua/reset_board.lua.h"
@@ -272,7 +270,7 @@ struct store_conn *store_acquire(struct store *st, int *err)
         /* Redis refused a dial or just timed out: fail fast for a short, growing window
          * instead of making every request wait for its own timeout. */
         int stalled = now < st->stalled_until_ms;
-        pthread_cond_broadcast(&st->freed); /* the slot stays free: let another waiter look */
+        pthread_cond_signal(&st->freed); /* the slot stays free: pass the wake-up on */
         pthread_mutex_unlock(&st->lock);
         atomic_fetch_add(&st->errors, 1);
         *err = stalled ? -ETIMEDOUT : -ECONNREFUSED;
@@ -297,7 +295,7 @@ struct store_conn *store_acquire(struct store *st, int *err)
         st->down_until_ms = util_now_ms() + st->backoff_ms;
         st->backoff_ms = st->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : st->backoff_ms * 2;
         c->busy = 0;
-        pthread_cond_broadcast(&st->freed);
+        pthread_cond_signal(&st->freed); /* pass the wake-up on */
         pthread_mutex_unlock(&st->lock);
         *err = rc;
         return NULL;
@@ -327,7 +325,9 @@ void store_release(struct store *st, struct store_conn *c)
             st->stall_backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : st->stall_backoff_ms * 2;
     }
     c->busy = 0;
-    pthread_cond_broadcast(&st->freed);
+    /* one slot freed: wake one waiter (a broadcast would wake every waiting request thread,
+     * dozens under load, for one slot); a waiter that then fails fast passes the wake-up on */
+    pthread_cond_signal(&st->freed);
     pthread_mutex_unlock(&st->lock);
     redisFree(dead);
 }

@@ -54,7 +54,6 @@ enum store_script {
     STORE_SCRIPT_MEMBER,       /**< lua/member.lua: settings + one member + its record */
     STORE_SCRIPT_AROUND,       /**< lua/around.lua: a page centred on a member */
     STORE_SCRIPT_PUT_BOARD,    /**< lua/put_board.lua: create or update settings */
-    STORE_SCRIPT_CACHE_GET,    /**< lua/cache_get.lua: board state + cached page */
     STORE_SCRIPT_LOCK_RELEASE, /**< lua/lock_release.lua: compare-and-delete of a lock */
     STORE_SCRIPT_RESET_BOARD,  /**< lua/reset_board.lua: empty the current period */
     STORE_SCRIPT_DELETE_BOARD, /**< lua/delete_board.lua: UNLINK a board's keys */
