@@ -190,8 +190,8 @@ int board_where(struct board_model *m, const char *board, const char *period,
                 struct board_where *out);
 
 /** Record a board's period settings as read from its settings hash (NULL fields: defaults). */
-void board_where_note(struct board_model *m, const char *board, const char *kind,
-                      const char *tz_min, const char *retain);
+void board_where_note(struct board_model *m, const char *board, const char *kind_s,
+                      const char *tz_s, const char *retain_s);
 
 /** Record a board's period settings from a script's {'retry', kind, offset, retain} reply.
  *  Returns 1 when the reply was such a reply, else 0. */

@@ -603,6 +603,8 @@ static int l1_get(struct page_cache *pc, const char *key, char **value, size_t *
 static void l1_put(struct page_cache *pc, const char *key, const char *value, size_t len,
                    int64_t soft_ms)
 {
+    if (!value)
+        return;
     int64_t ttl = soft_ms - wall_ms();
     if (ttl > pc->cfg.l1_ttl_ms)
         ttl = pc->cfg.l1_ttl_ms;
@@ -702,6 +704,8 @@ static int lookup_round_trip(struct page_cache *pc, const char *meta, const char
     store_release(pc->cfg.data, c);
     if (rc)
         return rc;
+    if (!rs[0])
+        return -EIO;
     *settings = rs[0];
     *guessed = guess ? rs[1] : NULL;
     return 0;
