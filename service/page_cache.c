@@ -742,8 +742,8 @@ static int lookup(struct page_cache *pc, struct page_req *q, int requested_size,
                      requested_size ? requested_size : st.page_size, q->page);
         redisReply *set = NULL, *got = NULL;
         rc = lookup_round_trip(pc, meta, guessed ? guess : NULL, &set, &got);
-        if (rc)
-            return rc;
+        if (rc || !set)
+            return rc ? rc : -EIO;
         int ok = set->type == REDIS_REPLY_ARRAY && set->elements == 6;
         if (!ok || set->element[0]->type != REDIS_REPLY_STRING) { /* no settings: no board */
             freeReplyObject(set);
