@@ -390,7 +390,8 @@ static int write_args_build(struct write_args *w, const struct board_keys *k,
     w->hdr[9][1] = '\0';
     if (s->period != PERIOD_NONE) /* readable until `retain` more periods have begun */
         snprintf(w->hdr[9], 32, "%" PRId64,
-                 period_start(s->period, s->tz_min, now_ms(m), s->retain + 1));
+                 period_start(s->period, s->tz_min, now_ms(m), s->retain + 1) +
+                     BOARD_PERIOD_TTL_MARGIN_MS);
     const char *fixed[WRITE_FIXED] = {where->z,
                                       k->meta,
                                       k->items,
@@ -773,10 +774,34 @@ static int extend_retention(struct board_model *m, const char *board,
         char key[192], at[32];
         snprintf(key, sizeof(key), "%s:{%s}:z:%s", m->prefix, board, ids[d]);
         snprintf(at, sizeof(at), "%" PRId64,
-                 period_start(s->period, s->tz_min, now, s->retain + 1 - d));
+                 period_start(s->period, s->tz_min, now, s->retain + 1 - d) +
+                     BOARD_PERIOD_TTL_MARGIN_MS);
         const char *argv[] = {"PEXPIREAT", key, at};
         redisReply *r = store_command(c, 3, argv, NULL, &err); /* a missing set: no-op */
         freeReplyObject(r);
+    }
+    store_release(m->store, c);
+    return err;
+}
+
+/* UNLINK the sets of `old` periods the `now` settings no longer read (retain lowered, or the
+ * periods redefined while empty), so a later re-creation can never bring them back. */
+static int drop_periods(struct board_model *m, const char *board, const struct board_settings *old,
+                        const struct board_settings *now)
+{
+    int same = old->period == now->period && old->tz_min == now->tz_min;
+    int from = same ? now->retain + 1 : 0;
+    int64_t t = now_ms(m);
+    int err = 0;
+    struct store_conn *c = store_acquire(m->store, &err);
+    if (!c)
+        return err;
+    for (int d = from; d <= old->retain && err == 0; d++) {
+        char id[PERIOD_ID_MAX], key[192];
+        period_id(old->period, old->tz_min, period_start(old->period, old->tz_min, t, -d), id);
+        snprintf(key, sizeof(key), "%s:{%s}:z:%s", m->prefix, board, id);
+        const char *argv[] = {"UNLINK", key};
+        freeReplyObject(store_command(c, 2, argv, NULL, &err));
     }
     store_release(m->store, c);
     return err;
@@ -807,18 +832,36 @@ int board_put(struct board_model *m, const char *board, const struct board_setti
     const int has[8] = {patch->has_order,    patch->has_tiebreak, patch->has_decimals,
                         patch->has_period,   patch->has_tz,       patch->has_page_size,
                         patch->has_page_ttl, patch->has_retain};
-    const char *argv[3 + 1 + 16 + 1];
-    argv[0] = k.meta;
-    argv[1] = w.z;
-    argv[2] = k.registry;
-    argv[3] = board;
-    for (int i = 0; i < 8; i++) {
-        argv[4 + i] = has[i] ? val[i] : "";
-        argv[12 + i] = def[i];
+    /* every readable period counts for "non-empty", not only the current one */
+    char(*ids)[PERIOD_ID_MAX] = calloc(PERIOD_RETAIN_MAX + 1, sizeof(*ids));
+    char(*zs)[192] = calloc(PERIOD_RETAIN_MAX + 1, sizeof(*zs));
+    const char **argv = calloc(3 + PERIOD_RETAIN_MAX + 1 + 18, sizeof(*argv));
+    if (!ids || !zs || !argv) {
+        free(ids);
+        free(zs);
+        free(argv);
+        return -ENOMEM;
     }
-    argv[20] = gen;
+    int np = exists ? board_periods(m, &cur, ids, PERIOD_RETAIN_MAX + 1) : 0;
+    int nk = 0;
+    argv[nk++] = k.meta;
+    argv[nk++] = w.z;
+    argv[nk++] = k.registry;
+    for (int i = 1; i < np; i++) { /* ids[0] is the current period: w.z */
+        snprintf(zs[i], sizeof(zs[i]), "%s:{%s}:z:%s", m->prefix, board, ids[i]);
+        argv[nk++] = zs[i];
+    }
+    argv[nk] = board;
+    for (int i = 0; i < 8; i++) {
+        argv[nk + 1 + i] = has[i] ? val[i] : "";
+        argv[nk + 9 + i] = def[i];
+    }
+    argv[nk + 17] = gen;
     int err = 0;
-    redisReply *r = run_script(m, STORE_SCRIPT_PUT_BOARD, 3, 18, argv, NULL, &err);
+    redisReply *r = run_script(m, STORE_SCRIPT_PUT_BOARD, nk, 18, argv, NULL, &err);
+    free(ids);
+    free(zs);
+    free(argv);
     if (!r)
         return err;
     rc = 0;
@@ -845,6 +888,10 @@ int board_put(struct board_model *m, const char *board, const struct board_setti
             snprintf(out->period, sizeof(out->period), "%s", now_w.period);
         if (patch->has_retain && out->settings.period != PERIOD_NONE)
             rc = extend_retention(m, board, &out->settings);
+        if (rc == 0 && exists && cur.period != PERIOD_NONE &&
+            (out->settings.retain < cur.retain || out->settings.period != cur.period ||
+             out->settings.tz_min != cur.tz_min))
+            rc = drop_periods(m, board, &cur, &out->settings);
     }
     freeReplyObject(r);
     return rc;

@@ -41,6 +41,9 @@
 #define BOARD_PAGE_TTL_MS_MAX 3600000 /**< one hour */
 #define BOARD_RECORD_BYTES_MAX 1024   /**< serialized record JSON */
 #define BOARD_BATCH_MAX 1000          /**< entries per write script call */
+/** A period's set outlives its readability by this much (ms): longer than any page TTL plus
+ *  grace, so with maxmemory-policy volatile-ttl every page cache is evicted before it. */
+#define BOARD_PERIOD_TTL_MARGIN_MS (2 * 3600 * 1000)
 
 /** Settings of one board (the meta hash). */
 struct board_settings {

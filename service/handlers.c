@@ -101,6 +101,16 @@ static void reply_board_errno(struct http_reply *rp, int rc, const char *board, 
         http_reply_errno(rp, rc);
 }
 
+/* reply_board_errno for a write: a timeout after it was sent may have applied it. */
+static void reply_board_write_errno(struct http_reply *rp, int rc, const char *board,
+                                    const char *id)
+{
+    if (rc == -ETIME)
+        http_reply_write_errno(rp, rc);
+    else
+        reply_board_errno(rp, rc, board, id);
+}
+
 /* The optional `period` argument (NULL when absent); 0 or a 400 in rp. */
 static int period_arg(struct http_request *rq, struct http_reply *rp, const char **period)
 {
@@ -486,7 +496,7 @@ void handle_board_delete(struct http_request *rq, struct http_reply *rp)
         return;
     int rc = board_delete(&rq->app->model, board);
     if (rc)
-        reply_board_errno(rp, rc, board, NULL);
+        reply_board_write_errno(rp, rc, board, NULL);
     else
         rp->status = 204;
 }
@@ -498,7 +508,7 @@ void handle_member_delete(struct http_request *rq, struct http_reply *rp)
         return;
     int rc = board_member_delete(&rq->app->model, board, rq->params[1], rq->param_len[1]);
     if (rc)
-        reply_board_errno(rp, rc, board, rq->params[1]);
+        reply_board_write_errno(rp, rc, board, rq->params[1]);
     else
         rp->status = 204;
 }
@@ -512,7 +522,7 @@ void handle_board_reset(struct http_request *rq, struct http_reply *rp)
         return;
     int rc = board_reset(&rq->app->model, board);
     if (rc)
-        reply_board_errno(rp, rc, board, NULL);
+        reply_board_write_errno(rp, rc, board, NULL);
     else
         rp->status = 204;
 }
@@ -555,14 +565,14 @@ void handle_members_trim(struct http_request *rq, struct http_reply *rp)
             return;
         }
         if (rc) {
-            reply_board_errno(rp, rc, board, NULL);
+            reply_board_write_errno(rp, rc, board, NULL);
             return;
         }
     }
     int64_t removed = 0;
     int rc = board_trim(&rq->app->model, board, keep, key, &removed);
     if (rc) {
-        reply_board_errno(rp, rc, board, NULL);
+        reply_board_write_errno(rp, rc, board, NULL);
         return;
     }
     char body[64];

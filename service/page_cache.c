@@ -18,8 +18,8 @@
 #include "util.h"
 
 #define KEY_MAX 256
-#define VALUE_MAGIC "rankd1"
-#define POLL_MIN_MS 5 /* waiters re-read the cache every 5..10 ms */
+#define VALUE_MAGIC "rankd2" /* rankd1 held the computation time in ms */
+#define POLL_MIN_MS 5        /* waiters re-read the cache every 5..10 ms */
 #define POLL_JITTER_MS 5
 #define SOFT_JITTER_PCT 10 /* soft TTL shortened by up to 10%: pages made together expire apart */
 #define L1_BUCKETS 1024
@@ -77,7 +77,7 @@ struct page_cache {
 
 /* A parsed cache value. */
 struct entry {
-    int64_t gen, created_ms, soft_ms, delta_ms;
+    int64_t gen, created_ms, soft_ms, delta_us;
     char etag[48];
     const char *body;
     size_t len;
@@ -88,6 +88,8 @@ struct page_req {
     const char *board;
     const char *requested;      /* the period asked for, NULL = current */
     char period[PERIOD_ID_MAX]; /* the period read, "" for a board without periods */
+    enum period_kind kind;      /* the board's periods: a current page ends with its period */
+    int tz_min;
     int64_t page;
     int size; /* resolved */
     int ttl_ms;
@@ -168,7 +170,7 @@ static int value_parse(const char *v, size_t len, struct entry *e)
     memcpy(head, v, hl);
     head[hl] = '\0';
     /* five fields after the magic: four integers and the ETag */
-    int64_t *nums[] = {&e->gen, &e->created_ms, &e->soft_ms, &e->delta_ms};
+    int64_t *nums[] = {&e->gen, &e->created_ms, &e->soft_ms, &e->delta_us};
     char *p = head + sizeof(VALUE_MAGIC);
     for (size_t i = 0; i < 4; i++) {
         char *end = NULL;
@@ -307,12 +309,18 @@ static int compute(struct page_cache *pc, const struct page_req *q, char **value
     board_page_free(p);
     if (!body)
         return -ENOMEM;
-    int64_t delta_ms = (util_now_us() - t0) / 1000;
-    metrics_page_compute(util_now_us() - t0);
+    int64_t delta_us = util_now_us() - t0; /* microseconds: most pages take well under 1 ms */
+    metrics_page_compute(delta_us);
     int64_t now = wall_ms();
     int64_t jitter = q->ttl_ms * SOFT_JITTER_PCT / 100;
     int64_t soft = now + q->ttl_ms - (jitter ? (int64_t)(next_rand(pc) % (uint64_t)jitter) : 0);
-    *value = value_format(q->gen, now, soft, delta_ms, body, strlen(body), len);
+    if (q->kind != PERIOD_NONE && !(q->requested && q->requested[0])) {
+        /* the current period's page is fresh no longer than the period itself */
+        int64_t end = period_start(q->kind, q->tz_min, now, 1);
+        if (soft > end)
+            soft = end;
+    }
+    *value = value_format(q->gen, now, soft, delta_us, body, strlen(body), len);
     free(body);
     return *value ? 0 : -ENOMEM;
 }
@@ -735,6 +743,8 @@ static int lookup(struct page_cache *pc, struct page_req *q, int requested_size,
         if (rc)
             return rc;
         snprintf(q->period, sizeof(q->period), "%s", w.period);
+        q->kind = w.kind;
+        q->tz_min = w.tz_min;
         struct board_state st;
         int guessed = inline_get && state_get(pc, q->board, &st) && st.ttl_ms > 0;
         if (guessed)
@@ -834,8 +844,9 @@ int page_cache_get(struct page_cache *pc, const char *board, const char *period,
     char *value = NULL;
     size_t len = 0;
     char l1key[KEY_MAX];
-    snprintf(l1key, sizeof(l1key), "%s\n%s\n%" PRId64 "\n%d", board, period ? period : "", page,
-             size);
+    struct board_where lw; /* the tier is keyed by the period itself, never by "current" */
+    const char *resolved = board_where(pc->cfg.model, board, period, &lw) == 0 ? lw.period : "?";
+    snprintf(l1key, sizeof(l1key), "%s\n%s\n%" PRId64 "\n%d", board, resolved, page, size);
     if (pc->cfg.l1_ttl_ms > 0 && l1_get(pc, l1key, &value, &len)) {
         atomic_fetch_add(&pc->l1_hits, 1);
         count(pc, PAGE_HIT);
@@ -860,7 +871,7 @@ int page_cache_get(struct page_cache *pc, const char *board, const char *period,
             source = PAGE_STALE;
             refresh_async(pc, &q, e.created_ms);
         } else if (pc->cfg.beta > 0 &&
-                   (double)now - (double)e.delta_ms * pc->cfg.beta * log(rand_unit(pc)) >=
+                   (double)now - (double)e.delta_us / 1000.0 * pc->cfg.beta * log(rand_unit(pc)) >=
                        (double)e.soft_ms) {
             atomic_fetch_add(&pc->early_refreshes, 1);
             refresh_async(pc, &q, e.created_ms);

@@ -4,7 +4,7 @@
  *
  * What is cached: the exact JSON bytes of a `rank` reply, under one key per board, generation,
  * period, size and page:  P:{board}:page:<gen>:<period|->:<size>:<page>  (schema/redis-keys.md).
- * The value is a one-line header ("rankd1 <gen> <created_ms> <soft_expiry_ms> <compute_ms>
+ * The value is a one-line header ("rankd2 <gen> <created_ms> <soft_expiry_ms> <compute_us>
  * <etag>\n", wall-clock ms) followed by the body. The key only depends on the canonical request
  * (resolved size, page), so parameter order, leading zeros and unknown parameters never make a new
  * key.

@@ -56,7 +56,7 @@ struct rankd *rankd_start_hooked(const struct config *cfg, const struct rankd_ho
         .beta = app->cfg.xfetch_beta,
         .l1_ttl_ms = app->cfg.l1_ttl_ms,
         .l1_max_bytes = (size_t)app->cfg.l1_max_bytes,
-        .refresh_max = 8,
+        .refresh_max = 32,
         .delay = hooks ? hooks->page_delay : NULL,
     };
     if (app->store && app->cache_store)

@@ -87,8 +87,10 @@ int static_files_open(const char *root, const char *raw_path, struct static_file
     /* File names do not change between versions: revalidate every time (a cheap 304) so a new
      * index.html never runs with an old app.js. */
     out->cache_control = "no-cache";
-    snprintf(out->etag, sizeof(out->etag), "\"%" PRIx64 "-%" PRIx64 "\"", (uint64_t)st.st_size,
-             (uint64_t)st.st_mtime);
+    /* size, inode and mtime to the nanosecond: a same-size edit within a second still changes it */
+    snprintf(out->etag, sizeof(out->etag), "\"%" PRIx64 "-%" PRIx64 "-%" PRIx64 "\"",
+             (uint64_t)st.st_size, (uint64_t)st.st_ino,
+             (uint64_t)st.st_mtim.tv_sec * 1000000000U + (uint64_t)st.st_mtim.tv_nsec);
     return 0;
 }
 

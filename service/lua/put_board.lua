@@ -1,5 +1,6 @@
 -- put_board.lua -- create or update a board's settings. O(1).
--- KEYS[1] board settings hash, KEYS[2] the board's current sorted set, KEYS[3] registry set
+-- KEYS[1] board settings hash, KEYS[2] the board's current sorted set, KEYS[3] registry set,
+-- KEYS[4..] the sets of its other readable periods (all of them count for "non-empty")
 -- ARGV[1] board name, then eight values, '' where the request left the field out:
 --   ARGV[2] order  ARGV[3] tiebreak  ARGV[4] score_decimals  ARGV[5] period  ARGV[6] timezone
 --   ARGV[7] page_size  ARGV[8] page_ttl_ms  ARGV[9] retain
@@ -12,7 +13,11 @@ local names = {'order', 'tiebreak', 'score_decimals', 'period', 'timezone', 'pag
 local n = #names
 local exists = redis.call('EXISTS', KEYS[1]) == 1
 if exists then
-  if redis.call('ZCARD', KEYS[2]) > 0 then
+  local nonempty = redis.call('ZCARD', KEYS[2]) > 0
+  for i = 4, #KEYS do
+    if not nonempty and redis.call('ZCARD', KEYS[i]) > 0 then nonempty = true end
+  end
+  if nonempty then
     for i = 1, 5 do
       local v = ARGV[i + 1]
       local cur = redis.call('HGET', KEYS[1], names[i]) or ARGV[i + 1 + n]
