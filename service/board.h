@@ -43,7 +43,7 @@
 #define BOARD_BATCH_MAX 1000          /**< entries per write script call */
 /** A period's set outlives its readability by this much (ms): longer than any page TTL plus
  *  grace, so with maxmemory-policy volatile-ttl every page cache is evicted before it. */
-#define BOARD_PERIOD_TTL_MARGIN_MS (2 * 3600 * 1000)
+#define BOARD_PERIOD_TTL_MARGIN_MS (INT64_C(2) * 3600 * 1000)
 
 /** Settings of one board (the meta hash). */
 struct board_settings {
