@@ -1001,7 +1001,7 @@ int board_reset(struct board_model *m, const char *board)
     return rc;
 }
 
-#define TRIM_CHUNK 1000
+#define TRIM_CHUNK 250 /* measured: 1000 removals from a 3M set took 3-5 ms, over the 2 ms goal */
 
 int board_trim(struct board_model *m, const char *board, int64_t keep, int64_t below_key,
                int64_t *removed)

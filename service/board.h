@@ -239,7 +239,7 @@ int board_delete(struct board_model *m, const char *board);
 int board_reset(struct board_model *m, const char *board);
 
 /**
- * Remove the tail of the current period (or the board) in chunks of 1000 (each one short script,
+ * Remove the tail of the current period (or the board) in chunks of 250 (each one short script,
  * so other clients interleave): with keep >= 0 every member ranked below `keep`; else every member
  * whose score is worse than `below_key` (an order key from board_check_score: a desc board removes
  * scores below it, an asc board scores above it). *removed counts them. -ENOENT: no board.

@@ -226,6 +226,7 @@ static struct store_conn *take_slot(struct store *st, int *err)
         deadline.tv_sec++;
         deadline.tv_nsec -= 1000000000L;
     }
+    int timed_out = 0;
     for (;;) {
         struct store_conn *idle = NULL;
         for (int i = 0; i < st->pool_size; i++) {
@@ -239,10 +240,12 @@ static struct store_conn *take_slot(struct store *st, int *err)
         }
         if (idle)
             return idle;
-        if (pthread_cond_timedwait(&st->freed, &st->lock, &deadline) == ETIMEDOUT) {
+        if (timed_out) {
             *err = -ETIMEDOUT;
             return NULL;
         }
+        /* on a timeout, look once more: a wake-up that raced the timeout must not be lost */
+        timed_out = pthread_cond_timedwait(&st->freed, &st->lock, &deadline) == ETIMEDOUT;
     }
 }
 
