@@ -74,16 +74,6 @@ int board_name_valid(const char *name, size_t len)
     return 1;
 }
 
-static const char *order_name(enum score_order o)
-{
-    return o == SCORE_ORDER_ASC ? "asc" : "desc";
-}
-
-static const char *tiebreak_name(enum score_tiebreak t)
-{
-    return t == SCORE_TIEBREAK_LAST ? "last" : t == SCORE_TIEBREAK_ID ? "id" : "first";
-}
-
 /* Settings from a flat HGETALL array; unknown or damaged fields keep their defaults. */
 static void settings_from_reply(const redisReply *r, struct board_settings *s)
 {
@@ -338,7 +328,7 @@ static int compact_group(struct board_model *m, const char *zkey, const struct s
     snprintf(chunk, sizeof(chunk), "%d", COMPACT_CHUNK);
     for (int64_t done = 0;;) {
         snprintf(start, sizeof(start), "%" PRId64, done);
-        const char *argv[] = {zkey, lo, caps, tiebreak_name(l->tiebreak), start, chunk};
+        const char *argv[] = {zkey, lo, caps, score_tiebreak_name(l->tiebreak), start, chunk};
         int err = 0;
         redisReply *r = run_script(m, STORE_SCRIPT_COMPACT, 1, 5, argv, NULL, &err);
         if (!r)
@@ -397,10 +387,10 @@ static int write_args_build(struct write_args *w, const struct board_keys *k,
                                       k->items,
                                       k->registry,
                                       w->hdr[0],
-                                      tiebreak_name(l->tiebreak),
+                                      score_tiebreak_name(l->tiebreak),
                                       w->hdr[1],
                                       w->hdr[2],
-                                      order_name(l->order),
+                                      score_order_name(l->order),
                                       w->hdr[3],
                                       w->hdr[4],
                                       w->hdr[5],
@@ -748,8 +738,8 @@ int board_info_get(struct board_model *m, const char *board, struct board_info *
 /* Text of the eight settings put_board.lua takes, in its order (see the script). */
 static void settings_text(const struct board_settings *v, char out[8][24])
 {
-    snprintf(out[0], 24, "%s", order_name(v->layout.order));
-    snprintf(out[1], 24, "%s", tiebreak_name(v->layout.tiebreak));
+    snprintf(out[0], 24, "%s", score_order_name(v->layout.order));
+    snprintf(out[1], 24, "%s", score_tiebreak_name(v->layout.tiebreak));
     snprintf(out[2], 24, "%d", v->layout.decimals);
     snprintf(out[3], 24, "%s", period_kind_name(v->period));
     snprintf(out[4], 24, "%d", v->tz_min);

@@ -102,16 +102,6 @@ char *render_member(const char *id, const struct board_member *mb, int size)
     return finish(doc);
 }
 
-static const char *order_text(enum score_order o)
-{
-    return o == SCORE_ORDER_ASC ? "asc" : "desc";
-}
-
-static const char *tiebreak_text(enum score_tiebreak t)
-{
-    return t == SCORE_TIEBREAK_LAST ? "last" : t == SCORE_TIEBREAK_ID ? "id" : "first";
-}
-
 char *render_board(const char *board, const struct board_info *info,
                    const char (*periods)[PERIOD_ID_MAX], int nperiods)
 {
@@ -120,8 +110,8 @@ char *render_board(const char *board, const struct board_info *info,
     score_codec_range(&s->layout, &min, &max);
     cJSON *doc = cJSON_CreateObject();
     cJSON_AddStringToObject(doc, "board", board);
-    cJSON_AddStringToObject(doc, "order", order_text(s->layout.order));
-    cJSON_AddStringToObject(doc, "tiebreak", tiebreak_text(s->layout.tiebreak));
+    cJSON_AddStringToObject(doc, "order", score_order_name(s->layout.order));
+    cJSON_AddStringToObject(doc, "tiebreak", score_tiebreak_name(s->layout.tiebreak));
     cJSON_AddNumberToObject(doc, "page_size", s->page_size);
     cJSON_AddNumberToObject(doc, "page_ttl_ms", s->page_ttl_ms);
     cJSON_AddNumberToObject(doc, "score_decimals", s->layout.decimals);

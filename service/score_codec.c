@@ -4,6 +4,16 @@
 #include <errno.h>
 #include <math.h>
 
+const char *score_order_name(enum score_order o)
+{
+    return o == SCORE_ORDER_ASC ? "asc" : "desc";
+}
+
+const char *score_tiebreak_name(enum score_tiebreak t)
+{
+    return t == SCORE_TIEBREAK_LAST ? "last" : t == SCORE_TIEBREAK_ID ? "id" : "first";
+}
+
 int score_codec_tie_bits(const struct score_layout *layout)
 {
     return layout->tiebreak == SCORE_TIEBREAK_ID ? 0 : SCORE_TIE_BITS;

@@ -56,6 +56,12 @@ struct score_layout {
     int decimals;                 /**< fractional digits kept, 0 .. SCORE_DECIMALS_MAX */
 };
 
+/** "desc" or "asc": the name the API and the settings hash use. Never NULL. */
+const char *score_order_name(enum score_order o);
+
+/** "first", "last" or "id". Never NULL. */
+const char *score_tiebreak_name(enum score_tiebreak t);
+
 /** Tie bits T of a layout: SCORE_TIE_BITS, or 0 for tiebreak id. */
 int score_codec_tie_bits(const struct score_layout *layout);
 
