@@ -32,7 +32,6 @@
 
 #define BIG "big"           /* the board deleted under MONITOR */
 #define BIG_MEMBERS 300000  /* members of the board deleted under MONITOR */
-#define ZADD_CHUNK 1000     /* members per pipelined ZADD when loading it */
 #define POLL_MS 50          /* recovery polling interval */
 #define RECOVERY_S 3.0      /* rankd must serve again within this after Redis is back */
 #define DOWN_LIMIT_S 1.0    /* a 503 while Redis is down must come faster than this */
@@ -463,60 +462,11 @@ END_TEST
 
 /* ---------------------------------------------------------------- 4. no blocking commands */
 
-/* Load `n` members straight into the board's keys (key schema of service/board.c), pipelined:
- * distinct scores n..1, stored as rankd stores them on a desc/first/0-decimal board. */
+/* The board's keys, loaded straight into Redis (test/support/fixture.h). */
 static void load_board_direct(const char *board, int n)
 {
-    const char *prefix = f_app->cfg.key_prefix;
-    char z[200];
-    snprintf(z, sizeof(z), "%s:{%s}:z", prefix, board);
-    const struct score_layout layout = {SCORE_ORDER_DESC, SCORE_TIEBREAK_FIRST, 0};
-    const int argc_max = 2 + 2 * ZADD_CHUNK;
-    const char **argv = calloc((size_t)argc_max, sizeof(*argv));
-    size_t *argvlen = calloc((size_t)argc_max, sizeof(*argvlen));
-    char(*text)[32] = calloc((size_t)argc_max, sizeof(*text));
-    ck_assert(argv && argvlen && text);
-    int commands = 0;
-    for (int at = 0; at < n; at += ZADD_CHUNK) {
-        int argc = 2;
-        argv[0] = "ZADD";
-        argv[1] = z;
-        for (int i = at; i < n && i < at + ZADD_CHUNK; i++) {
-            double stored;
-            ck_assert_int_eq(score_codec_pack(&layout, score_codec_key(&layout, n - i), 0, &stored),
-                             0);
-            snprintf(text[argc], sizeof(text[argc]), "%.17g", stored);
-            snprintf(text[argc + 1], sizeof(text[argc + 1]), "m%06d", i);
-            argv[argc] = text[argc];
-            argv[argc + 1] = text[argc + 1];
-            argc += 2;
-        }
-        for (int i = 0; i < argc; i++)
-            argvlen[i] = strlen(argv[i]);
-        ck_assert_int_eq(redisAppendCommandArgv(f_admin, argc, argv, argvlen), REDIS_OK);
-        commands++;
-    }
-    ck_assert_int_eq(redisAppendCommand(f_admin,
-                                        "HSET %s:{%s}:meta order desc tiebreak first "
-                                        "score_decimals 0 page_size 20 page_ttl_ms 1000",
-                                        prefix, board),
-                     REDIS_OK);
-    ck_assert_int_eq(redisAppendCommand(f_admin, "SADD %s:boards %s", prefix, board), REDIS_OK);
-    long long added = 0;
-    for (int i = 0; i < commands + 2; i++) {
-        void *v = NULL;
-        ck_assert_msg(redisGetReply(f_admin, &v) == REDIS_OK && v, "load: %s", f_admin->errstr);
-        redisReply *r = v;
-        ck_assert_msg(r->type == REDIS_REPLY_INTEGER, "load: reply %d: %s", i,
-                      r->type == REDIS_REPLY_ERROR ? r->str : "not an integer");
-        if (i < commands)
-            added += r->integer;
-        freeReplyObject(r);
-    }
-    ck_assert_int_eq(added, n);
-    free(argv);
-    free(argvlen);
-    free(text);
+    fixture_load_board(f_admin, f_app->cfg.key_prefix, board, n,
+                       "order desc tiebreak first score_decimals 0 page_size 20 page_ttl_ms 1000");
 }
 
 /* One MONITOR line: `1700000000.123456 [0 127.0.0.1:5555] "ZRANGE" "k" "0" "19"`, arguments

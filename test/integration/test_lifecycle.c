@@ -39,7 +39,6 @@
 #include "suites.h"
 
 #define BIG_MEMBERS 300000
-#define ZADD_CHUNK 1000
 #define MONITOR_MARKER "rankd-lifecycle-monitor-end"
 #define LUA_CMDS_PER_SCRIPT_MAX 12 /* O(1) commands a lifecycle script may run (delete: 3 + k) */
 
@@ -357,63 +356,14 @@ static long long cmd_calls(const char *cmd)
 }
 
 /*
- * Load `n` members straight into P:{board}:z (distinct scores n..1 as rankd stores them on a
- * desc/first/0-decimal board: see test_faults.c) plus the settings hash, with a generation and a
- * long page TTL (so a page cached before a reset would surely still be fresh after it).
+ * Load `n` members straight into P:{board}:z plus the settings hash, with a generation and a long
+ * page TTL (so a page cached before a reset would surely still be fresh after it).
  */
 static void load_board_direct(const char *board, int n)
 {
-    const char *prefix = g_app->cfg.key_prefix;
-    char z[200];
-    zkey(z, sizeof(z), board, NULL);
-    const struct score_layout layout = {SCORE_ORDER_DESC, SCORE_TIEBREAK_FIRST, 0};
-    const int argc_max = 2 + 2 * ZADD_CHUNK;
-    const char **argv = calloc((size_t)argc_max, sizeof(*argv));
-    size_t *argvlen = calloc((size_t)argc_max, sizeof(*argvlen));
-    char(*text)[32] = calloc((size_t)argc_max, sizeof(*text));
-    ck_assert(argv && argvlen && text);
-    int commands = 0;
-    for (int at = 0; at < n; at += ZADD_CHUNK) {
-        int argc = 2;
-        argv[0] = "ZADD";
-        argv[1] = z;
-        for (int i = at; i < n && i < at + ZADD_CHUNK; i++) {
-            double stored;
-            ck_assert_int_eq(score_codec_pack(&layout, score_codec_key(&layout, n - i), 0, &stored),
-                             0);
-            snprintf(text[argc], sizeof(text[argc]), "%.17g", stored);
-            snprintf(text[argc + 1], sizeof(text[argc + 1]), "m%06d", i);
-            argv[argc] = text[argc];
-            argv[argc + 1] = text[argc + 1];
-            argc += 2;
-        }
-        for (int i = 0; i < argc; i++)
-            argvlen[i] = strlen(argv[i]);
-        ck_assert_int_eq(redisAppendCommandArgv(g_admin, argc, argv, argvlen), REDIS_OK);
-        commands++;
-    }
-    ck_assert_int_eq(redisAppendCommand(g_admin,
-                                        "HSET %s:{%s}:meta order desc tiebreak first "
-                                        "score_decimals 0 page_size 20 page_ttl_ms 60000 "
-                                        "period none timezone 0 retain 1 gen 4242",
-                                        prefix, board),
-                     REDIS_OK);
-    ck_assert_int_eq(redisAppendCommand(g_admin, "SADD %s:boards %s", prefix, board), REDIS_OK);
-    long long added = 0;
-    for (int i = 0; i < commands + 2; i++) {
-        void *v = NULL;
-        ck_assert_msg(redisGetReply(g_admin, &v) == REDIS_OK && v, "load: %s", g_admin->errstr);
-        redisReply *r = v;
-        ck_assert_msg(r->type == REDIS_REPLY_INTEGER, "load: reply %d: %s", i,
-                      r->type == REDIS_REPLY_ERROR ? r->str : "not an integer");
-        if (i < commands)
-            added += r->integer;
-        freeReplyObject(r);
-    }
-    ck_assert_int_eq(added, n);
-    free(argv);
-    free(argvlen);
-    free(text);
+    fixture_load_board(g_admin, g_app->cfg.key_prefix, board, n,
+                       "order desc tiebreak first score_decimals 0 page_size 20 page_ttl_ms 60000 "
+                       "period none timezone 0 retain 1 gen 4242");
 }
 
 /* ---------------------------------------------------------------- MONITOR */

@@ -17,6 +17,8 @@
 #include <check.h>
 #include <curl/curl.h>
 
+#include "score_codec.h"
+
 static int free_port(void)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -145,6 +147,60 @@ struct rankd *rankd_test_start_with(int redis_port, const char *token,
 struct rankd *rankd_test_start(int redis_port, const char *token)
 {
     return rankd_test_start_with(redis_port, token, NULL, NULL);
+}
+
+#define ZADD_CHUNK 1000 /* members per pipelined ZADD */
+
+void fixture_load_board(redisContext *admin, const char *prefix, const char *board, int n,
+                        const char *settings)
+{
+    char z[200];
+    snprintf(z, sizeof(z), "%s:{%s}:z", prefix, board);
+    const struct score_layout layout = {SCORE_ORDER_DESC, SCORE_TIEBREAK_FIRST, 0};
+    const int argc_max = 2 + 2 * ZADD_CHUNK;
+    const char **argv = calloc((size_t)argc_max, sizeof(*argv));
+    size_t *argvlen = calloc((size_t)argc_max, sizeof(*argvlen));
+    char(*text)[32] = calloc((size_t)argc_max, sizeof(*text));
+    ck_assert(argv && argvlen && text);
+    int commands = 0;
+    for (int at = 0; at < n; at += ZADD_CHUNK) {
+        int argc = 2;
+        argv[0] = "ZADD";
+        argv[1] = z;
+        for (int i = at; i < n && i < at + ZADD_CHUNK; i++) {
+            double stored;
+            ck_assert_int_eq(score_codec_pack(&layout, score_codec_key(&layout, n - i), 0, &stored),
+                             0);
+            snprintf(text[argc], sizeof(text[argc]), "%.17g", stored);
+            snprintf(text[argc + 1], sizeof(text[argc + 1]), "m%06d", i);
+            argv[argc] = text[argc];
+            argv[argc + 1] = text[argc + 1];
+            argc += 2;
+        }
+        for (int i = 0; i < argc; i++)
+            argvlen[i] = strlen(argv[i]);
+        ck_assert_int_eq(redisAppendCommandArgv(admin, argc, argv, argvlen), REDIS_OK);
+        commands++;
+    }
+    char hset[512];
+    snprintf(hset, sizeof(hset), "HSET %s:{%s}:meta %s", prefix, board, settings);
+    ck_assert_int_eq(redisAppendCommand(admin, hset), REDIS_OK);
+    ck_assert_int_eq(redisAppendCommand(admin, "SADD %s:boards %s", prefix, board), REDIS_OK);
+    long long added = 0;
+    for (int i = 0; i < commands + 2; i++) {
+        void *v = NULL;
+        ck_assert_msg(redisGetReply(admin, &v) == REDIS_OK && v, "load: %s", admin->errstr);
+        redisReply *r = v;
+        ck_assert_msg(r->type == REDIS_REPLY_INTEGER, "load: reply %d: %s", i,
+                      r->type == REDIS_REPLY_ERROR ? r->str : "not an integer");
+        if (i < commands)
+            added += r->integer;
+        freeReplyObject(r);
+    }
+    ck_assert_int_eq(added, n);
+    free(argv);
+    free(argvlen);
+    free(text);
 }
 
 static size_t on_data(char *p, size_t size, size_t n, void *userdata)
