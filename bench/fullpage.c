@@ -1,7 +1,7 @@
 /*
  * fullpage.c -- the classic baseline of the benchmark: whole rendered responses cached in Redis.
  *
- * A small HTTP/1.1 keep-alive server (one thread per connection, like rankd) that answers
+ * A small HTTP/1.1 keep-alive server (one thread per connection, as rankd 0.1 was) that answers
  *   GET /boards/{board}/rank?page=N      the same JSON body as rankd's page
  *   GET /boards/{board}/members/{id}     the same JSON body as rankd's member lookup
  *   GET /stats[?reset=1]                 {"hits","misses","source_queries"} (and reset them)

@@ -39,6 +39,7 @@ enum {
     O_L1_BYTES,
     O_STATIC_DIR,
     O_PER_IP,
+    O_HTTP_THREADS,
     O_COUNT
 };
 
@@ -56,7 +57,7 @@ static const struct option_def defs[O_COUNT] = {
     [O_DEFAULT_BOARD] = {"default-board", "RANKD_DEFAULT_BOARD", "default",
                          "board read by GET /rank without board="},
     [O_MAX_CONN] = {"max-connections", "RANKD_MAX_CONNECTIONS", "512",
-                    "HTTP connections served at once, one thread each (1..10000)"},
+                    "HTTP connections open at once; also the most worker threads (1..10000)"},
     [O_REDIS_TIMEOUT] = {"redis-timeout-ms", "RANKD_REDIS_TIMEOUT_MS", "1000",
                          "Redis command timeout and pool wait, ms (10..60000)"},
     [O_CONNECT_TIMEOUT] = {"redis-connect-timeout-ms", "RANKD_REDIS_CONNECT_TIMEOUT_MS", "200",
@@ -71,6 +72,8 @@ static const struct option_def defs[O_COUNT] = {
     [O_MAX_WAIT] =
         {"page-max-wait-ms", "RANKD_PAGE_MAX_WAIT_MS", "250",
          "longest wait for another request's computation of the same page, ms (0..10000)"},
+    [O_HTTP_THREADS] = {"http-threads", "RANKD_HTTP_THREADS", "2",
+                        "epoll threads that read requests and send replies (1..64)"},
     [O_BETA] = {"xfetch-beta", "RANKD_XFETCH_BETA", "1",
                 "XFetch early-refresh eagerness, 0 = off (0..10)"},
     [O_L1_TTL] = {"l1-ttl-ms", "RANKD_L1_TTL_MS", "0",
@@ -324,6 +327,8 @@ static int apply(struct config *cfg, int opt, const char *v, const char **allowe
         return parse_int(v, 0, 500, &cfg->l1_ttl_ms);
     case O_PER_IP:
         return parse_int(v, 0, 10000, &cfg->max_per_ip);
+    case O_HTTP_THREADS:
+        return parse_int(v, 1, 64, &cfg->http_threads);
     case O_STATIC_DIR:
         return copy_str(cfg->static_dir, sizeof(cfg->static_dir), v);
     case O_L1_BYTES: {

@@ -31,7 +31,8 @@ struct config {
     char key_prefix[65];
     char default_board[65];
     int threads;            /**< Redis connections (requests talking to Redis at once) */
-    int max_connections;    /**< HTTP connections (one thread each) */
+    int max_connections;    /**< HTTP connections open at once, and the most worker threads */
+    int http_threads;       /**< epoll threads of the HTTP layer */
     int max_per_ip;         /**< HTTP connections from one address, 0 = no limit */
     int redis_timeout_ms;   /**< per Redis command and per wait for a connection */
     int connect_timeout_ms; /**< per Redis dial */

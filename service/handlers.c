@@ -182,48 +182,115 @@ static void page_headers(struct http_reply *rp, const struct page_reply *pr)
     http_reply_header(rp, "Age", v);
 }
 
-static void rank_page(struct http_request *rq, struct http_reply *rp, const char *board)
+/* The canonical page request of GET /rank and GET /boards/{board}/rank. */
+struct rank_args {
+    const char *board;
+    const char *period; /* NULL: the current one */
+    int64_t page, size; /* size 0: the board's page size */
+};
+
+/* 0, or -1 with rp filled (400): every argument is checked before any Redis call. */
+static int rank_parse(struct http_request *rq, struct http_reply *rp, struct rank_args *a)
 {
-    int64_t page = 1, size = 0;
-    const char *period = NULL;
-    if (count_arg(rq, rp, "page", REQUEST_PAGE_MAX, &page) ||
-        count_arg(rq, rp, "size", BOARD_PAGE_SIZE_MAX, &size) || period_arg(rq, rp, &period))
-        return;
-    struct page_reply pr;
-    int rc = page_cache_get(rq->app->pages, board, period, page, (int)size, rq->if_none_match, &pr);
-    if (rc) {
-        reply_board_errno(rp, rc, board, NULL);
-        return;
+    a->page = 1;
+    a->size = 0;
+    a->period = NULL;
+    if (rq->nparams == 0) { /* GET /rank: the board is an argument */
+        a->board = rq->app->cfg.default_board;
+        int n = http_arg(rq, "board", &a->board);
+        if (n > 1 || !board_name_valid(a->board, strlen(a->board))) {
+            http_reply_error(rp, 400, "invalid_board",
+                             "board must be given once, 1 to %d characters from A-Z, a-z, 0-9, "
+                             "'.', '_' and '-'.",
+                             BOARD_NAME_LEN_MAX);
+            return -1;
+        }
+    } else if (board_param(rq, rp, &a->board)) {
+        return -1;
     }
-    page_headers(rp, &pr);
-    if (pr.not_modified) {
+    if (count_arg(rq, rp, "page", REQUEST_PAGE_MAX, &a->page) ||
+        count_arg(rq, rp, "size", BOARD_PAGE_SIZE_MAX, &a->size) || period_arg(rq, rp, &a->period))
+        return -1;
+    return 0;
+}
+
+/* Headers and body of a page; takes the body. */
+static void reply_page(struct http_reply *rp, struct page_reply *pr)
+{
+    page_headers(rp, pr);
+    if (pr->not_modified) {
         rp->status = 304;
     } else {
-        http_reply_json(rp, 200, pr.body);
-        pr.body = NULL; /* the reply owns it now */
+        http_reply_json(rp, 200, pr->body);
+        pr->body = NULL; /* the reply owns it now */
     }
-    page_reply_free(&pr);
+    page_reply_free(pr);
 }
 
 void handle_rank(struct http_request *rq, struct http_reply *rp)
 {
-    const char *board;
-    if (board_param(rq, rp, &board) == 0)
-        rank_page(rq, rp, board);
+    struct rank_args a;
+    if (rank_parse(rq, rp, &a))
+        return;
+    struct page_reply pr;
+    int rc = page_cache_get(rq->app->pages, a.board, a.period, a.page, (int)a.size,
+                            rq->if_none_match, &pr);
+    if (rc)
+        reply_board_errno(rp, rc, a.board, NULL);
+    else
+        reply_page(rp, &pr);
 }
 
-void handle_rank_default(struct http_request *rq, struct http_reply *rp)
+int handle_rank_quick(struct http_request *rq, struct http_reply *rp)
 {
-    const char *board = rq->app->cfg.default_board;
-    int n = http_arg(rq, "board", &board);
-    if (n > 1 || !board_name_valid(board, strlen(board))) {
-        http_reply_error(rp, 400, "invalid_board",
-                         "board must be given once, 1 to %d characters from A-Z, a-z, 0-9, '.', "
-                         "'_' and '-'.",
-                         BOARD_NAME_LEN_MAX);
-        return;
+    struct rank_args a;
+    if (rank_parse(rq, rp, &a))
+        return 1;
+    struct page_reply pr;
+    if (page_cache_get_l1(rq->app->pages, a.board, a.period, a.page, (int)a.size, rq->if_none_match,
+                          &pr))
+        return 0;
+    reply_page(rp, &pr);
+    return 1;
+}
+
+/* A page read on its way through the batched hit path. */
+struct rank_job {
+    struct page_cache_job job; /* first: the cache hands it back */
+    struct http_reply *rp;
+    struct http_async *async;
+};
+
+static void rank_job_done(struct page_cache_job *job, int rc)
+{
+    struct rank_job *rj = (struct rank_job *)job;
+    if (rc == 0)
+        reply_page(rj->rp, &job->out);
+    struct http_async *async = rj->async;
+    free(rj);
+    http_async_done(async, rc == 0);
+}
+
+int handle_rank_async(struct http_request *rq, struct http_reply *rp, struct http_async *async)
+{
+    struct rank_args a;
+    struct rank_job *rj = calloc(1, sizeof(*rj));
+    if (!rj || rank_parse(rq, rp, &a)) { /* cannot fail: handle_rank_quick parsed it */
+        free(rj);
+        return 0;
     }
-    rank_page(rq, rp, board);
+    rj->job = (struct page_cache_job){.board = a.board,
+                                      .period = a.period,
+                                      .page = a.page,
+                                      .size = (int)a.size,
+                                      .if_none_match = rq->if_none_match,
+                                      .done = rank_job_done};
+    rj->rp = rp;
+    rj->async = async;
+    if (page_cache_submit(rq->app->pages, &rj->job) == 0)
+        return 1;
+    free(rj);
+    return 0;
 }
 
 void handle_member_get(struct http_request *rq, struct http_reply *rp)

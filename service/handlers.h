@@ -3,8 +3,9 @@
  *
  * Each handler validates ALL of its input first (path params, query, body) and replies 4xx
  * without any Redis call when something is wrong; then it calls board.h; then it renders JSON
- * (render.h). No Redis and no MHD here. Replies go into struct http_reply; errors use
- * http_reply_error / http_reply_errno.
+ * (render.h). No Redis and no MHD here. Handlers run on worker threads and may block, except the
+ * _quick and _async variants, which run on the HTTP event threads and never wait. Replies go into
+ * struct http_reply; errors use http_reply_error / http_reply_errno.
  */
 #ifndef RANKD_HANDLERS_H
 #define RANKD_HANDLERS_H
@@ -14,8 +15,13 @@
 void handle_healthz(struct http_request *rq, struct http_reply *rp);
 void handle_readyz(struct http_request *rq, struct http_reply *rp);
 void handle_metrics(struct http_request *rq, struct http_reply *rp);
-void handle_rank_default(struct http_request *rq, struct http_reply *rp);
+/** GET /rank and GET /boards/{board}/rank (the board is the path's, else the board= argument). */
 void handle_rank(struct http_request *rq, struct http_reply *rp);
+/** The same from memory on an event thread: 1 when rp is filled (a 400, or an in-process tier
+ *  hit), 0 to go on with handle_rank_async. */
+int handle_rank_quick(struct http_request *rq, struct http_reply *rp);
+/** Queue the page on the cache's batched hit path (route.h, route_async_fn). */
+int handle_rank_async(struct http_request *rq, struct http_reply *rp, struct http_async *async);
 void handle_boards_list(struct http_request *rq, struct http_reply *rp);
 void handle_board_get(struct http_request *rq, struct http_reply *rp);
 void handle_board_put(struct http_request *rq, struct http_reply *rp);

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <netinet/in.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,24 +21,37 @@
 #include "route.h"
 #include "server.h"
 #include "static_files.h"
+#include "workers.h"
 
 #define CONNECTION_TIMEOUT_S 30
 #define THREAD_STACK_BYTES (512 * 1024)
 #define ARG_BYTES_MAX 1024
+#define STOP_WAIT_MS 30000 /* longest wait for suspended requests at shutdown */
 
 struct http_server {
     struct MHD_Daemon *daemon;
     struct rankd *app;
+    struct workers *workers;
+    atomic_int suspended; /* requests handed off the event threads */
+    atomic_int in_work;   /* requests handed off at least once and not completed yet */
+    atomic_int stopping;
     int port;
 };
 
-/* Per-request state, created on the first callback and freed in on_completed. */
+/* Per-request state, created on the first callback and freed in on_completed. While the
+ * connection is suspended only the thread doing its work touches it; that thread's last act is
+ * to resume the connection (resume_exchange), after which only the event thread does. */
 struct exchange {
     struct http_request rq;
     struct http_reply rp;
     const struct route *route;
+    struct http_server *srv;
+    struct MHD_Connection *conn;
+    struct buf chunk; /* a streamed body chunk handed to a worker */
     int64_t start_us;
-    int queued; /* a response was queued */
+    int replied;    /* the handler ran off the event thread: send rp on the next callback */
+    int handed_off; /* counted in srv->in_work */
+    int queued;     /* a response was queued */
 };
 
 /* ---------------------------------------------------------------- replies */
@@ -338,10 +352,6 @@ static void begin(struct http_server *srv, struct MHD_Connection *c, const char 
 /* One chunk of request body. */
 static void consume(struct exchange *x, const char *data, size_t len)
 {
-    if (x->rq.streaming) {
-        x->route->stream(&x->rq, data, len, &x->rp);
-        return;
-    }
     if (!(x->route->flags & ROUTE_BODY)) {
         http_reply_error(&x->rp, 400, "unexpected_body", "This request takes no body.");
         return;
@@ -392,6 +402,104 @@ static int has_body(struct MHD_Connection *c)
     return (cl && strtoll(cl, NULL, 10) > 0) || te;
 }
 
+/* ---------------------------------------------------------------- off the event threads */
+
+/* The event threads never block (see http.h): work that may wait on Redis runs on a worker
+ * while the connection is suspended, and the worker's last act is to resume it. */
+
+static void suspend_exchange(struct exchange *x)
+{
+    if (!x->handed_off) {
+        x->handed_off = 1;
+        atomic_fetch_add(&x->srv->in_work, 1);
+    }
+    atomic_fetch_add(&x->srv->suspended, 1);
+    MHD_suspend_connection(x->conn);
+}
+
+/* Hand the connection back to the event threads; x may be freed as soon as this starts. */
+static void resume_exchange(struct exchange *x)
+{
+    struct http_server *srv = x->srv;
+    MHD_resume_connection(x->conn);
+    atomic_fetch_sub(&srv->suspended, 1);
+}
+
+static void run_handler(void *arg)
+{
+    struct exchange *x = arg;
+    x->route->handler(&x->rq, &x->rp);
+    x->replied = 1;
+    resume_exchange(x);
+}
+
+static void run_stream(void *arg)
+{
+    struct exchange *x = arg;
+    x->route->stream(&x->rq, x->chunk.data, x->chunk.len, &x->rp);
+    x->chunk.len = 0;
+    resume_exchange(x);
+}
+
+static void reply_busy(struct http_reply *rp)
+{
+    http_reply_error(rp, 503, "overloaded", "rankd could not start a thread for this request.");
+    http_reply_header(rp, "Retry-After", "1");
+}
+
+/* Run fn(x) on a worker; the connection is suspended. */
+static void to_worker(struct exchange *x, workers_fn fn)
+{
+    if (workers_submit(x->srv->workers, fn, x) == 0)
+        return;
+    reply_busy(&x->rp);
+    x->replied = 1;
+    resume_exchange(x);
+}
+
+void http_async_done(struct http_async *a, int replied)
+{
+    struct exchange *x = (struct exchange *)a;
+    if (!replied) {
+        to_worker(x, run_handler);
+        return;
+    }
+    x->replied = 1;
+    resume_exchange(x);
+}
+
+/* A chunk of an NDJSON body: the stream function writes to Redis, so it runs on a worker. */
+static enum MHD_Result stream_chunk(struct exchange *x, const char *data, size_t *len)
+{
+    if (atomic_load(&x->srv->stopping)) {
+        http_reply_error(&x->rp, 503, "shutting_down", "rankd is shutting down.");
+    } else if (buf_append(&x->chunk, data, *len)) {
+        http_reply_errno(&x->rp, -ENOMEM);
+    } else {
+        suspend_exchange(x);
+        to_worker(x, run_stream);
+    }
+    *len = 0;
+    return MHD_YES;
+}
+
+/* The whole request is in: answer from memory, or hand it to the route's async step or a worker. */
+static enum MHD_Result dispatch(struct MHD_Connection *c, struct exchange *x)
+{
+    const struct route *r = x->route;
+    if (r->quick && r->quick(&x->rq, &x->rp))
+        return send_reply(c, x);
+    if (atomic_load(&x->srv->stopping)) {
+        http_reply_error(&x->rp, 503, "shutting_down", "rankd is shutting down.");
+        http_reply_header(&x->rp, "Retry-After", "1");
+        return send_reply(c, x);
+    }
+    suspend_exchange(x);
+    if (!(r->async && r->async(&x->rq, &x->rp, (struct http_async *)x)))
+        to_worker(x, run_handler);
+    return MHD_YES;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **ctx)
@@ -403,6 +511,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         if (!x)
             return MHD_NO;
         x->start_us = util_now_us();
+        x->srv = cls;
+        x->conn = c;
         *ctx = x;
         begin(cls, c, url, method, x);
         /* Refused before a body arrives: answer now and MHD closes the connection rather than
@@ -413,17 +523,21 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         *upload_data_size = 0;
         return MHD_YES;
     }
+    if (x->replied)
+        return send_reply(c, x);
     if (*upload_data_size) {
         /* MHD 0.9.75 refuses a reply queued mid-body: once an error is decided, the rest of the
          * body is read and dropped, and the error goes out after it. */
+        if (!x->rp.status && x->rq.streaming)
+            return stream_chunk(x, upload_data, upload_data_size);
         if (!x->rp.status)
             consume(x, upload_data, *upload_data_size);
         *upload_data_size = 0;
         return MHD_YES;
     }
-    if (!x->rp.status)
-        x->route->handler(&x->rq, &x->rp);
-    return send_reply(c, x);
+    if (x->rp.status)
+        return send_reply(c, x);
+    return dispatch(c, x);
 }
 
 static void exchange_free(struct exchange *x)
@@ -436,6 +550,7 @@ static void exchange_free(struct exchange *x)
     }
     free(x->rq.args);
     buf_free(&x->rq.body);
+    buf_free(&x->chunk);
     if (x->rq.stream_state && x->route && x->route->stream_free)
         x->route->stream_free(x->rq.stream_state);
     buf_free(&x->rp.body);
@@ -456,6 +571,8 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
     if (!x)
         return;
     metrics_request(x->route ? x->route->metric : -1, x->rp.status, util_now_us() - x->start_us);
+    if (x->handed_off)
+        atomic_fetch_sub(&x->srv->in_work, 1);
     exchange_free(x);
     *ctx = NULL;
 }
@@ -483,12 +600,11 @@ static int make_addr(const char *host, int port, struct sockaddr_storage *ss, in
     return -EINVAL;
 }
 
-struct http_server *http_start(struct rankd *app, const char *host, int port, int max_connections,
-                               int max_per_ip, int *err)
+struct http_server *http_start(struct rankd *app, const struct http_options *o, int *err)
 {
     struct sockaddr_storage ss;
     int v6 = 0;
-    if (make_addr(host, port, &ss, &v6)) {
+    if (make_addr(o->host, o->port, &ss, &v6)) {
         *err = -EINVAL;
         return NULL;
     }
@@ -498,22 +614,30 @@ struct http_server *http_start(struct rankd *app, const char *host, int port, in
         return NULL;
     }
     srv->app = app;
-    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_POLL_INTERNAL_THREAD |
+    /* a worker per open connection at most: a job never waits behind unrelated slow jobs */
+    srv->workers = workers_new(o->max_connections, (size_t)THREAD_STACK_BYTES);
+    if (!srv->workers) {
+        free(srv);
+        *err = -ENOMEM;
+        return NULL;
+    }
+    unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO |
                      MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0);
     srv->daemon = MHD_start_daemon(
-        flags, (uint16_t)port, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
-        NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned)max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)max_per_ip,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S, MHD_OPTION_THREAD_STACK_SIZE,
-        (size_t)THREAD_STACK_BYTES, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
-        MHD_OPTION_UNESCAPE_CALLBACK, unescape_none, NULL, MHD_OPTION_END);
+        flags, (uint16_t)o->port, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
+        NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_THREAD_POOL_SIZE,
+        (unsigned)(o->event_threads > 1 ? o->event_threads : 0), MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned)o->max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)o->max_per_ip,
+        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S, MHD_OPTION_NOTIFY_COMPLETED,
+        on_completed, srv, MHD_OPTION_UNESCAPE_CALLBACK, unescape_none, NULL, MHD_OPTION_END);
     if (!srv->daemon) {
+        workers_free(srv->workers);
         free(srv);
         *err = -EADDRINUSE;
         return NULL;
     }
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
-    srv->port = info ? info->port : port;
+    srv->port = info ? info->port : o->port;
     return srv;
 }
 
@@ -526,6 +650,18 @@ void http_stop(struct http_server *srv)
 {
     if (!srv)
         return;
+    /* MHD must not be stopped with suspended connections: refuse new work, let the requests in
+     * work finish and their replies go out (bounded by Redis timeouts and page waits), then stop.
+     * Past STOP_WAIT_MS only the suspended ones are waited for. */
+    atomic_store(&srv->stopping, 1);
+    MHD_socket listen_fd = MHD_quiesce_daemon(srv->daemon);
+    for (int waited = 0; atomic_load(&srv->in_work) > 0 && waited < STOP_WAIT_MS; waited++)
+        util_sleep_ms(1);
+    while (atomic_load(&srv->suspended) > 0)
+        util_sleep_ms(1);
     MHD_stop_daemon(srv->daemon);
+    if (listen_fd != MHD_INVALID_SOCKET)
+        close(listen_fd);
+    workers_free(srv->workers);
     free(srv);
 }

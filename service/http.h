@@ -1,14 +1,25 @@
 /*
  * http.h -- the HTTP layer: requests and replies as plain structs, and the daemon's lifecycle.
  *
- * Threading model (the reason for it): libmicrohttpd runs in THREAD-PER-CONNECTION mode
- * (MHD_USE_THREAD_PER_CONNECTION with poll), capped by --max-connections. Every handler makes
- * blocking hiredis calls; in MHD's thread-pool mode one thread multiplexes many connections and
- * must never block, so one slow Redis reply there would stall every other connection on that
- * thread. With a thread per connection a slow request only holds its own thread, and Redis
- * concurrency is bounded separately by the store's connection pool (--threads). The cost is one
- * thread (a small stack) per open connection, which the connection limit bounds; idle
- * keep-alive connections are closed after 30 s.
+ * Threading model (the reason for it): libmicrohttpd runs a few epoll event threads
+ * (MHD_USE_EPOLL_INTERNAL_THREAD, --http-threads, default 2) with MHD_ALLOW_SUSPEND_RESUME. An
+ * event thread multiplexes many connections, so it must never wait: it only parses, checks and
+ * answers from memory. A request then goes through up to three steps (route.h):
+ *   1. quick, on the event thread: 400s and in-process tier hits are answered at once;
+ *   2. async, connection suspended: a page read is queued on the page cache's batched hit path
+ *      (page_cache.h), where one thread sends the lookups of every waiting request in one
+ *      pipeline; a hit resumes the connection with its reply;
+ *   3. handler, connection suspended, on a worker thread (workers.h) that may block on Redis,
+ *      page locks or computations; the worker resumes the connection when the reply is ready.
+ * Workers are created on demand up to --max-connections (each connection has at most one
+ * request in work), so a slow page computation or lock wait holds one worker and nothing else:
+ * unrelated requests never queue behind it, and idle or slow clients hold no thread at all.
+ * Thread-per-connection (rankd 0.1) cost a thread wake-up, a stack and a Redis round trip of
+ * its own for every request, which capped a hot cached page at a quarter of nginx on 2 cores
+ * (bench/results). Redis concurrency is bounded separately by the store's pool (--threads).
+ * Shutdown stops accepting, lets suspended requests finish (MHD must not stop with suspended
+ * connections), answers new work 503, then stops the daemon. Idle keep-alive connections are
+ * closed after 30 s.
  *
  * Only http.c includes microhttpd.h. Handlers (handlers.c) see struct http_request and fill
  * struct http_reply; http.c sends it. Only http.c maps negative errno codes to statuses
@@ -90,12 +101,30 @@ void http_reply_header(struct http_reply *rp, const char *name, const char *valu
 
 struct http_server;
 
+/** What http_start needs from the configuration. */
+struct http_options {
+    const char *host;    /**< listen address (IPv4/IPv6 literal or "localhost") */
+    int port;            /**< 0: any free port */
+    int max_connections; /**< open connections at once; also the most worker threads */
+    int max_per_ip;      /**< 0: no per-address limit */
+    int event_threads;   /**< epoll threads; 1 or more */
+};
+
 /**
- * Start serving on host:port (port 0: any free port) with the route table of route.h.
- * Returns NULL with *err set (-EADDRINUSE, -EINVAL, -ENOMEM...). Free with http_stop.
+ * Start serving with the route table of route.h. Returns NULL with *err set (-EADDRINUSE,
+ * -EINVAL, -ENOMEM...). Free with http_stop.
  */
-struct http_server *http_start(struct rankd *app, const char *host, int port, int max_connections,
-                               int max_per_ip, int *err);
+struct http_server *http_start(struct rankd *app, const struct http_options *o, int *err);
+
+/**
+ * A request whose connection is suspended while a route's async step (route.h) runs. The step
+ * calls http_async_done exactly once, from any thread: replied = 1 when it filled the reply,
+ * 0 to run the route's blocking handler on a worker instead. The request and reply must not be
+ * touched after the call.
+ */
+struct http_async;
+
+void http_async_done(struct http_async *a, int replied);
 
 /** The bound port (useful with port 0). */
 int http_port(const struct http_server *srv);

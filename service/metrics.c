@@ -102,6 +102,9 @@ static int render_cache(struct buf *out, const struct page_cache_stats *c)
     } rows[] = {
         {"hits", "pages served fresh from the cache (both tiers)", c->hits},
         {"l1_hits", "pages served from the in-process tier", c->l1_hits},
+        {"batched_hits", "pages served by the batched hit path (no worker thread)",
+         c->batched_hits},
+        {"batches", "pipelines sent by the batched hit path", c->batches},
         {"misses", "pages computed for a request", c->misses},
         {"stale", "pages served past their soft TTL while refreshing", c->stale},
         {"lock_waits", "misses that waited for another holder's computation", c->lock_waits},

@@ -68,10 +68,15 @@ struct page_cache {
     struct l1_entry *l1[L1_BUCKETS];
     struct l1_entry *l1_oldest, *l1_newest;
     size_t l1_bytes;
+    pthread_mutex_t batch_lock; /* the batched hit path's queue */
+    pthread_cond_t batch_ready;
+    struct page_cache_job *batch_head, *batch_tail;
+    int batch_stop, batching;
+    pthread_t batcher;
     atomic_int breaker_errors;
     _Atomic int64_t breaker_until_ms;
     atomic_ulong hits, misses, stale, l1_hits, lock_waits, lock_wait_timeouts, uncached,
-        early_refreshes, refreshes, errors;
+        early_refreshes, refreshes, errors, batched_hits, batches;
     _Atomic uint64_t seed;
 };
 
@@ -728,73 +733,104 @@ static int reply_int(const redisReply *r, int deflt)
     return end != r->str && v >= INT32_MIN && v <= INT32_MAX ? (int)v : deflt;
 }
 
+/* What one lookup round trip said (settle): */
+enum settled {
+    SETTLED_FOUND = 1,     /* the guessed key held and the page is cached: *value */
+    SETTLED_ABSENT = 0,    /* q is complete; the guess held and the page is not cached */
+    SETTLED_UNGUESSED = 2, /* q is complete; the guess was wrong: the page key was not read */
+    SETTLED_RETRY = 3,     /* the board's periods were not what this process thought */
+};
+
+/* Complete q from the settings reply `set` (and the guessed value `got`, may be NULL), learn the
+ * board's state. Returns an enum settled, or -ENOENT (no board) / -EIO. Frees neither reply;
+ * SETTLED_FOUND moves got's string to *value (the caller frees it). */
+static int settle(struct page_cache *pc, struct page_req *q, int requested_size,
+                  const struct board_where *w, const char *guess, const redisReply *set,
+                  redisReply *got, char **value, size_t *len)
+{
+    int ok = set->type == REDIS_REPLY_ARRAY && set->elements == 6;
+    if (!ok || set->element[0]->type != REDIS_REPLY_STRING) /* no settings: no board */
+        return ok ? -ENOENT : -EIO;
+    redisReply **f = set->element;
+    const char *kind = f[3]->type == REDIS_REPLY_STRING ? f[3]->str : "none";
+    if (strcmp(kind, period_kind_name(w->kind)) != 0 || reply_int(f[4], 0) != w->tz_min) {
+        /* the board's periods are not what this process thought: learn, choose again */
+        board_where_note(pc->cfg.model, q->board, kind, f[4]->str, f[5]->str);
+        return SETTLED_RETRY;
+    }
+    struct board_state st;
+    memset(&st, 0, sizeof(st));
+    snprintf(st.board, sizeof(st.board), "%s", q->board);
+    st.page_size = reply_int(f[0], 20);
+    if (st.page_size < 1 || st.page_size > BOARD_PAGE_SIZE_MAX)
+        st.page_size = 20;
+    st.ttl_ms = reply_int(f[1], 1000);
+    st.gen = f[2]->type == REDIS_REPLY_STRING ? strtoll(f[2]->str, NULL, 10) : 0;
+    state_put(pc, &st);
+    q->size = requested_size ? requested_size : st.page_size;
+    q->ttl_ms = st.ttl_ms;
+    q->gen = st.gen;
+    char prefix[160]; /* <= 137 bytes */
+    snprintf(prefix, sizeof(prefix), "%s:{%s}:page:", pc->cfg.prefix, q->board);
+    page_key(q->key, sizeof(q->key), prefix, q->gen, q->period, q->size, q->page);
+    if (!got || strcmp(guess, q->key) != 0)
+        return SETTLED_UNGUESSED;
+    if (got->type != REDIS_REPLY_STRING)
+        return SETTLED_ABSENT;
+    *value = got->str; /* taken: hiredis 0.14 mallocs each string and frees NULL happily */
+    *len = got->len;
+    got->str = NULL;
+    return SETTLED_FOUND;
+}
+
+/* Where a request reads (period resolved from this process's hint) and the guessed page key
+ * ("" when there is no guess: board unseen, caching off, or pages in another Redis). */
+static int locate(struct page_cache *pc, struct page_req *q, int requested_size,
+                  struct board_where *w, char *guess, size_t guess_len)
+{
+    int rc = board_where(pc->cfg.model, q->board, q->requested, w);
+    if (rc)
+        return rc;
+    snprintf(q->period, sizeof(q->period), "%s", w->period);
+    q->kind = w->kind;
+    q->tz_min = w->tz_min;
+    guess[0] = '\0';
+    struct board_state st;
+    if (pc->same_store && !breaker_open(pc) && state_get(pc, q->board, &st) && st.ttl_ms > 0) {
+        char prefix[160];
+        snprintf(prefix, sizeof(prefix), "%s:{%s}:page:", pc->cfg.prefix, q->board);
+        page_key(guess, guess_len, prefix, st.gen, w->period,
+                 requested_size ? requested_size : st.page_size, q->page);
+    }
+    return 0;
+}
+
 /* Board state and, with one store, the cached value: one round trip when the guess holds.
  * Returns 1 with *value (found), 0 (not cached), or a negative errno. */
 static int lookup(struct page_cache *pc, struct page_req *q, int requested_size, char **value,
                   size_t *len)
 {
-    char meta[KEY_MAX], prefix[160], guess[KEY_MAX]; /* prefix <= 137 bytes */
+    char meta[KEY_MAX], guess[KEY_MAX];
     snprintf(meta, sizeof(meta), "%s:{%s}:meta", pc->cfg.prefix, q->board);
-    snprintf(prefix, sizeof(prefix), "%s:{%s}:page:", pc->cfg.prefix, q->board);
-    int inline_get = pc->same_store && !breaker_open(pc);
     for (int attempt = 0; attempt < 3; attempt++) {
         struct board_where w;
-        int rc = board_where(pc->cfg.model, q->board, q->requested, &w);
+        int rc = locate(pc, q, requested_size, &w, guess, sizeof(guess));
         if (rc)
             return rc;
-        snprintf(q->period, sizeof(q->period), "%s", w.period);
-        q->kind = w.kind;
-        q->tz_min = w.tz_min;
-        struct board_state st;
-        int guessed = inline_get && state_get(pc, q->board, &st) && st.ttl_ms > 0;
-        if (guessed)
-            page_key(guess, sizeof(guess), prefix, st.gen, w.period,
-                     requested_size ? requested_size : st.page_size, q->page);
         redisReply *set = NULL, *got = NULL;
-        rc = lookup_round_trip(pc, meta, guessed ? guess : NULL, &set, &got);
+        rc = lookup_round_trip(pc, meta, guess[0] ? guess : NULL, &set, &got);
         if (rc || !set)
             return rc ? rc : -EIO;
-        int ok = set->type == REDIS_REPLY_ARRAY && set->elements == 6;
-        if (!ok || set->element[0]->type != REDIS_REPLY_STRING) { /* no settings: no board */
-            freeReplyObject(set);
-            freeReplyObject(got);
-            return ok ? -ENOENT : -EIO;
-        }
-        redisReply **f = set->element;
-        const char *kind = f[3]->type == REDIS_REPLY_STRING ? f[3]->str : "none";
-        int tz = reply_int(f[4], 0);
-        if (strcmp(kind, period_kind_name(w.kind)) != 0 || tz != w.tz_min) {
-            /* the board's periods are not what this process thought: learn, choose again */
-            board_where_note(pc->cfg.model, q->board, kind, f[4]->str, f[5]->str);
-            freeReplyObject(set);
-            freeReplyObject(got);
-            continue;
-        }
-        memset(&st, 0, sizeof(st));
-        snprintf(st.board, sizeof(st.board), "%s", q->board);
-        st.page_size = reply_int(f[0], 20);
-        if (st.page_size < 1 || st.page_size > BOARD_PAGE_SIZE_MAX)
-            st.page_size = 20;
-        st.ttl_ms = reply_int(f[1], 1000);
-        st.gen = f[2]->type == REDIS_REPLY_STRING ? strtoll(f[2]->str, NULL, 10) : 0;
-        state_put(pc, &st);
+        rc = settle(pc, q, requested_size, &w, guess, set, got, value, len);
         freeReplyObject(set);
-        q->size = requested_size ? requested_size : st.page_size;
-        q->ttl_ms = st.ttl_ms;
-        q->gen = st.gen;
-        page_key(q->key, sizeof(q->key), prefix, q->gen, q->period, q->size, q->page);
-        int found = 0;
-        if (got && strcmp(guess, q->key) == 0 && got->type == REDIS_REPLY_STRING &&
-            (*value = malloc(got->len + 1))) {
-            memcpy(*value, got->str, got->len + 1);
-            *len = got->len;
-            found = 1;
-        }
-        int guess_held = got && strcmp(guess, q->key) == 0;
         freeReplyObject(got);
-        if (!found && !guess_held && q->ttl_ms > 0 && !breaker_open(pc))
-            found = cache_read(pc, q->key, value, len) == 1;
-        return found;
+        if (rc == SETTLED_RETRY)
+            continue;
+        if (rc < 0 || rc == SETTLED_FOUND)
+            return rc;
+        if (rc == SETTLED_UNGUESSED && q->ttl_ms > 0 && !breaker_open(pc))
+            return cache_read(pc, q->key, value, len) == 1;
+        return 0;
     }
     return -EAGAIN; /* the period settings keep changing under us */
 }
@@ -819,22 +855,73 @@ static int reply_from_value(struct page_cache *pc, const struct page_req *q, cha
     out->max_age_s = e.soft_ms > now ? (e.soft_ms - now) / 1000 : 0;
     out->grace_s = pc->cfg.grace_ms / 1000;
     out->not_modified = inm && page_cache_etag_matches(inm, e.etag);
-    if (!out->not_modified) {
-        out->len = e.len;
-        out->body = malloc(e.len + 1);
-        if (!out->body) {
-            free(value);
-            return -ENOMEM;
-        }
-        memcpy(out->body, e.body, e.len + 1);
+    if (out->not_modified) {
+        free(value);
+        return 0;
     }
-    free(value);
+    memmove(value, e.body, e.len + 1); /* the body, in place: no copy of the page */
+    out->body = value;
+    out->len = e.len;
     return 0;
 }
 
 static void count(struct page_cache *pc, enum page_source s)
 {
     atomic_fetch_add(s == PAGE_HIT ? &pc->hits : s == PAGE_STALE ? &pc->stale : &pc->misses, 1);
+}
+
+/* The in-process tier's key: the board, the period itself (never "current"), page, size. */
+static void l1_key(struct page_cache *pc, const char *board, const char *period, int64_t page,
+                   int size, char *out, size_t len)
+{
+    struct board_where w;
+    const char *resolved = board_where(pc->cfg.model, board, period, &w) == 0 ? w.period : "?";
+    snprintf(out, len, "%s\n%s\n%" PRId64 "\n%d", board, resolved, page, size);
+}
+
+int page_cache_get_l1(struct page_cache *pc, const char *board, const char *period, int64_t page,
+                      int size, const char *if_none_match, struct page_reply *out)
+{
+    if (pc->cfg.l1_ttl_ms <= 0)
+        return -EAGAIN;
+    char key[KEY_MAX], *value = NULL;
+    size_t len = 0;
+    l1_key(pc, board, period, page, size, key, sizeof(key));
+    if (!l1_get(pc, key, &value, &len))
+        return -EAGAIN;
+    atomic_fetch_add(&pc->l1_hits, 1);
+    count(pc, PAGE_HIT);
+    struct page_req q = {.board = board, .ttl_ms = 1};
+    return reply_from_value(pc, &q, value, len, PAGE_HIT, if_none_match, out);
+}
+
+/* A cached value of the current generation is served (fresh, or stale while one refresh runs,
+ * or fresh with an XFetch early refresh): returns 1 with *rc and *out. Else frees value and
+ * returns 0: the page must be computed. */
+static int serve_cached(struct page_cache *pc, const struct page_req *q, char *value, size_t len,
+                        const char *l1key, const char *inm, struct page_reply *out, int *rc)
+{
+    struct entry e;
+    if (value_parse(value, len, &e) || e.gen != q->gen) {
+        free(value);
+        return 0;
+    }
+    enum page_source source = PAGE_HIT;
+    int64_t now = wall_ms();
+    if (now >= e.soft_ms) {
+        source = PAGE_STALE;
+        refresh_async(pc, q, e.created_ms);
+    } else if (pc->cfg.beta > 0 &&
+               (double)now - (double)e.delta_us / 1000.0 * pc->cfg.beta * log(rand_unit(pc)) >=
+                   (double)e.soft_ms) {
+        atomic_fetch_add(&pc->early_refreshes, 1);
+        refresh_async(pc, q, e.created_ms);
+    }
+    if (pc->cfg.l1_ttl_ms > 0)
+        l1_put(pc, l1key, value, len, e.soft_ms);
+    count(pc, source);
+    *rc = reply_from_value(pc, q, value, len, source, inm, out);
+    return 1;
 }
 
 int page_cache_get(struct page_cache *pc, const char *board, const char *period, int64_t page,
@@ -844,15 +931,9 @@ int page_cache_get(struct page_cache *pc, const char *board, const char *period,
     char *value = NULL;
     size_t len = 0;
     char l1key[KEY_MAX];
-    struct board_where lw; /* the tier is keyed by the period itself, never by "current" */
-    const char *resolved = board_where(pc->cfg.model, board, period, &lw) == 0 ? lw.period : "?";
-    snprintf(l1key, sizeof(l1key), "%s\n%s\n%" PRId64 "\n%d", board, resolved, page, size);
-    if (pc->cfg.l1_ttl_ms > 0 && l1_get(pc, l1key, &value, &len)) {
-        atomic_fetch_add(&pc->l1_hits, 1);
-        count(pc, PAGE_HIT);
-        q.ttl_ms = 1;
-        return reply_from_value(pc, &q, value, len, PAGE_HIT, if_none_match, out);
-    }
+    if (page_cache_get_l1(pc, board, period, page, size, if_none_match, out) == 0)
+        return 0;
+    l1_key(pc, board, period, page, size, l1key, sizeof(l1key));
     int found = lookup(pc, &q, size, &value, &len);
     if (found < 0)
         return found;
@@ -863,31 +944,168 @@ int page_cache_get(struct page_cache *pc, const char *board, const char *period,
         count(pc, PAGE_MISS);
         return reply_from_value(pc, &q, value, len, PAGE_MISS, if_none_match, out);
     }
+    int rc = 0;
+    if (found && serve_cached(pc, &q, value, len, l1key, if_none_match, out, &rc))
+        return rc;
+    value = NULL;
+    rc = miss(pc, &q, &value, &len);
+    if (rc)
+        return rc;
     struct entry e;
-    enum page_source source = PAGE_HIT;
-    if (found && value_parse(value, len, &e) == 0 && e.gen == q.gen) {
-        int64_t now = wall_ms();
-        if (now >= e.soft_ms) {
-            source = PAGE_STALE;
-            refresh_async(pc, &q, e.created_ms);
-        } else if (pc->cfg.beta > 0 &&
-                   (double)now - (double)e.delta_us / 1000.0 * pc->cfg.beta * log(rand_unit(pc)) >=
-                       (double)e.soft_ms) {
-            atomic_fetch_add(&pc->early_refreshes, 1);
-            refresh_async(pc, &q, e.created_ms);
-        }
-    } else {
-        free(value);
-        value = NULL;
-        int rc = miss(pc, &q, &value, &len);
-        if (rc)
-            return rc;
-        source = PAGE_MISS;
-    }
     if (pc->cfg.l1_ttl_ms > 0 && value_parse(value, len, &e) == 0)
         l1_put(pc, l1key, value, len, e.soft_ms);
-    count(pc, source);
-    return reply_from_value(pc, &q, value, len, source, if_none_match, out);
+    count(pc, PAGE_MISS);
+    return reply_from_value(pc, &q, value, len, PAGE_MISS, if_none_match, out);
+}
+
+/* ---------------------------------------------------------------- batched hits */
+
+/*
+ * The hit path without a thread per request: page_cache_submit queues a job; one batcher
+ * thread takes every queued job (up to BATCH_MAX), sends their HMGET + GET pairs in one
+ * pipeline on one connection, and answers each hit (or stale hit) at once. Anything else (a
+ * wrong guess, a miss, an error) goes back to the caller to run page_cache_get on a thread that
+ * may block. Under load the queue fills while the previous batch is in flight, so Redis reads
+ * many commands per read(2) and rankd writes one pipeline per batch.
+ */
+#define BATCH_MAX 64
+
+struct batch_item {
+    struct page_cache_job *job;
+    struct page_req q;
+    struct board_where w;
+    char meta[KEY_MAX], guess[KEY_MAX];
+};
+
+/* Send the batch's commands in one pipeline; replies[2i], replies[2i+1] answer item i. */
+static int batch_round_trip(struct page_cache *pc, struct batch_item *it, int n,
+                            redisReply **replies)
+{
+    const char *cmds[2 * BATCH_MAX][8];
+    const char *const *argv[2 * BATCH_MAX];
+    int argc[2 * BATCH_MAX];
+    const size_t *lens[2 * BATCH_MAX];
+    static const char *const fields[] = {"page_size", "page_ttl_ms", "gen",
+                                         "period",    "timezone",    "retain"};
+    for (size_t i = 0; i < (size_t)n; i++) {
+        size_t k = 2 * i; /* the HMGET; k + 1 the GET */
+        const char **hm = cmds[k], **get = cmds[k + 1];
+        hm[0] = "HMGET";
+        hm[1] = it[i].meta;
+        for (int f = 0; f < 6; f++)
+            hm[2 + f] = fields[f];
+        get[0] = "GET";
+        get[1] = it[i].guess;
+        argv[k] = hm;
+        argv[k + 1] = get;
+        argc[k] = 8;
+        argc[k + 1] = 2;
+        lens[k] = lens[k + 1] = NULL;
+    }
+    int err = 0;
+    struct store_conn *c = store_acquire(pc->cfg.data, &err);
+    if (!c)
+        return err;
+    err = store_pipeline(c, 2 * n, argc, argv, lens, replies);
+    store_release(pc->cfg.data, c);
+    return err;
+}
+
+/* Finish one job from its replies: 0 served from the cache, else -EAGAIN. */
+static int batch_settle(struct page_cache *pc, struct batch_item *it, redisReply *set,
+                        redisReply *got)
+{
+    struct page_cache_job *j = it->job;
+    char *value = NULL, l1key[KEY_MAX];
+    size_t len = 0;
+    if (!set ||
+        settle(pc, &it->q, j->size, &it->w, it->guess, set, got, &value, &len) != SETTLED_FOUND)
+        return -EAGAIN;
+    l1_key(pc, j->board, j->period, j->page, j->size, l1key, sizeof(l1key));
+    int rc = 0;
+    if (!serve_cached(pc, &it->q, value, len, l1key, j->if_none_match, &j->out, &rc))
+        return -EAGAIN;
+    return rc ? -EAGAIN : 0;
+}
+
+static void batch_run(struct page_cache *pc, struct page_cache_job *jobs)
+{
+    struct batch_item items[BATCH_MAX];
+    redisReply *replies[2 * BATCH_MAX];
+    int n = 0;
+    for (struct page_cache_job *j = jobs, *next; j; j = next) {
+        next = j->next;
+        struct batch_item *it = &items[n];
+        memset(&it->q, 0, sizeof(it->q));
+        it->job = j;
+        it->q.board = j->board;
+        it->q.requested = j->period;
+        it->q.page = j->page;
+        snprintf(it->meta, sizeof(it->meta), "%s:{%s}:meta", pc->cfg.prefix, j->board);
+        if (locate(pc, &it->q, j->size, &it->w, it->guess, sizeof(it->guess)) || !it->guess[0])
+            j->done(j, -EAGAIN); /* no key to guess: the blocking path decides */
+        else
+            n++;
+    }
+    if (!n)
+        return;
+    for (size_t i = 0; i < 2 * (size_t)n; i++)
+        replies[i] = NULL;
+    int failed = batch_round_trip(pc, items, n, replies) != 0;
+    atomic_fetch_add(&pc->batches, 1);
+    for (size_t i = 0; i < (size_t)n; i++) {
+        struct page_cache_job *j = items[i].job;
+        redisReply *set = replies[2 * i], *got = replies[2 * i + 1];
+        int rc = failed ? -EAGAIN : batch_settle(pc, &items[i], set, got);
+        freeReplyObject(set);
+        freeReplyObject(got);
+        if (rc == 0)
+            atomic_fetch_add(&pc->batched_hits, 1);
+        j->done(j, rc); /* may free j */
+    }
+}
+
+static void *batcher_main(void *arg)
+{
+    struct page_cache *pc = arg;
+    pthread_mutex_lock(&pc->batch_lock);
+    for (;;) {
+        while (!pc->batch_head && !pc->batch_stop)
+            pthread_cond_wait(&pc->batch_ready, &pc->batch_lock);
+        if (!pc->batch_head)
+            break;
+        struct page_cache_job *jobs = pc->batch_head, *last = jobs;
+        for (int n = 1; last->next && n < BATCH_MAX; n++)
+            last = last->next;
+        pc->batch_head = last->next;
+        if (!pc->batch_head)
+            pc->batch_tail = NULL;
+        last->next = NULL;
+        pthread_mutex_unlock(&pc->batch_lock);
+        batch_run(pc, jobs);
+        pthread_mutex_lock(&pc->batch_lock);
+    }
+    pthread_mutex_unlock(&pc->batch_lock);
+    return NULL;
+}
+
+int page_cache_submit(struct page_cache *pc, struct page_cache_job *job)
+{
+    struct board_state st;
+    if (!pc->batching || !pc->same_store || breaker_open(pc) || !state_get(pc, job->board, &st) ||
+        st.ttl_ms <= 0)
+        return -EAGAIN;
+    memset(&job->out, 0, sizeof(job->out));
+    job->next = NULL;
+    pthread_mutex_lock(&pc->batch_lock);
+    if (pc->batch_tail)
+        pc->batch_tail->next = job;
+    else
+        pc->batch_head = job;
+    pc->batch_tail = job;
+    pthread_cond_signal(&pc->batch_ready);
+    pthread_mutex_unlock(&pc->batch_lock);
+    return 0;
 }
 
 void page_reply_free(struct page_reply *r)
@@ -916,8 +1134,11 @@ struct page_cache *page_cache_new(const struct page_cache_config *cfg)
     pthread_mutex_init(&pc->lock, NULL);
     pthread_cond_init(&pc->changed, NULL);
     pthread_mutex_init(&pc->l1_lock, NULL);
+    pthread_mutex_init(&pc->batch_lock, NULL);
+    pthread_cond_init(&pc->batch_ready, NULL);
     atomic_store(&pc->seed,
                  (uint64_t)wall_ms() * UINT64_C(0x9E3779B97F4A7C15) ^ (uint64_t)getpid());
+    pc->batching = pthread_create(&pc->batcher, NULL, batcher_main, pc) == 0;
     return pc;
 }
 
@@ -925,6 +1146,15 @@ void page_cache_free(struct page_cache *pc)
 {
     if (!pc)
         return;
+    if (pc->batching) { /* the batcher answers what is queued, then exits */
+        pthread_mutex_lock(&pc->batch_lock);
+        pc->batch_stop = 1;
+        pthread_cond_signal(&pc->batch_ready);
+        pthread_mutex_unlock(&pc->batch_lock);
+        pthread_join(pc->batcher, NULL);
+    }
+    pthread_mutex_destroy(&pc->batch_lock);
+    pthread_cond_destroy(&pc->batch_ready);
     pthread_mutex_lock(&pc->lock);
     while (pc->refreshing > 0) /* refresh threads use pc */
         pthread_cond_wait(&pc->changed, &pc->lock);
@@ -945,6 +1175,8 @@ void page_cache_stats(struct page_cache *pc, struct page_cache_stats *out)
     out->misses = atomic_load(&pc->misses);
     out->stale = atomic_load(&pc->stale);
     out->l1_hits = atomic_load(&pc->l1_hits);
+    out->batched_hits = atomic_load(&pc->batched_hits);
+    out->batches = atomic_load(&pc->batches);
     out->lock_waits = atomic_load(&pc->lock_waits);
     out->lock_wait_timeouts = atomic_load(&pc->lock_wait_timeouts);
     out->uncached = atomic_load(&pc->uncached);

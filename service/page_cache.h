@@ -27,7 +27,8 @@
  *  - a stale hit is served at once and refreshes in the background (bounded thread count);
  *  - cache or lock Redis errors (timeouts, OOM, ...) fall back to computing uncached; after
  *    PAGE_CACHE_BREAKER_ERRORS in a row the cache is skipped for PAGE_CACHE_BREAKER_MS.
- * Waits never block other requests: each request has its own thread (http.h).
+ * Waits never block other requests: page_cache_get runs on a worker thread of its own (http.h);
+ * the HTTP event threads only call page_cache_get_l1 (memory) and page_cache_submit (queued).
  *
  * Thread-safe. Errors: -ENOENT board absent; store.h codes when the board cannot be read.
  */
@@ -95,10 +96,45 @@ int page_cache_get(struct page_cache *pc, const char *board, const char *period,
 
 void page_reply_free(struct page_reply *r);
 
+/**
+ * The in-process tier only: no Redis call, no wait (safe on an event thread). Returns 0 and
+ * fills *out on a tier hit; -EAGAIN when the tier is off or does not hold the page (then use
+ * page_cache_submit or page_cache_get); -ENOMEM.
+ */
+int page_cache_get_l1(struct page_cache *pc, const char *board, const char *period, int64_t page,
+                      int size, const char *if_none_match, struct page_reply *out);
+
+/**
+ * A page read by the batched hit path. The caller fills the request fields (borrowed until
+ * `done`) and `done`; the cache fills `out` and calls done(job, rc) exactly once, from its
+ * batcher thread: rc 0 = out holds the page (a hit or a stale hit; the caller frees it with
+ * page_reply_free), -EAGAIN = not answerable from the cache in one round trip (a miss, a changed
+ * board, a Redis error): call page_cache_get on a thread that may block. `done` may free the job.
+ */
+struct page_cache_job {
+    const char *board, *period; /**< period NULL = the current one */
+    int64_t page;
+    int size; /**< 0 = the board's page size */
+    const char *if_none_match;
+    void (*done)(struct page_cache_job *job, int rc);
+    void *arg; /**< the caller's */
+    struct page_reply out;
+    struct page_cache_job *next; /**< the cache's */
+};
+
+/**
+ * Queue a job for the batcher: one thread sends the HMGET + GET pairs of every queued job in one
+ * pipeline. Returns 0 (done will be called), or -EAGAIN without calling done when the hit path
+ * cannot answer (board not seen yet by this process, caching off, pages in another Redis,
+ * breaker open, batcher not running).
+ */
+int page_cache_submit(struct page_cache *pc, struct page_cache_job *job);
+
 /** Counters for /metrics (monotonic since start; breaker_open is 0 or 1). */
 struct page_cache_stats {
     unsigned long hits, misses, stale, l1_hits, lock_waits, lock_wait_timeouts, uncached,
         early_refreshes, refreshes, errors;
+    unsigned long batched_hits, batches; /**< the batched hit path: pages served, pipelines */
     int breaker_open;
 };
 

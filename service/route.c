@@ -13,32 +13,53 @@
 #define SEGS_MAX 8
 #define SEG_BYTES_MAX 512 /* decoded bytes per segment; ids are at most 128 */
 
+/* R(method, pattern, handler, metric name, flags); rank routes add their non-blocking steps. */
+#define R(m, p, h, n, f)                                                                           \
+    {                                                                                              \
+        .method = (m), .pattern = (p), .handler = (h), .name = (n), .flags = (f)                   \
+    }
+#define W ROUTE_WRITE
+#define B ROUTE_BODY
 static struct route routes[] = {
-    {"GET", "/healthz", handle_healthz, "healthz", NULL, NULL, 0, 0},
-    {"GET", "/readyz", handle_readyz, "readyz", NULL, NULL, 0, 0},
-    {"GET", "/metrics", handle_metrics, "metrics", NULL, NULL, 0, 0},
-    {"GET", "/rank", handle_rank_default, "rank", NULL, NULL, 0, 0},
-    {"GET", "/boards", handle_boards_list, "boards", NULL, NULL, 0, 0},
-    {"GET", "/boards/{board}", handle_board_get, "board", NULL, NULL, 0, 0},
-    {"PUT", "/boards/{board}", handle_board_put, "board_put", NULL, NULL, ROUTE_WRITE | ROUTE_BODY,
-     0},
-    {"DELETE", "/boards/{board}", handle_board_delete, "board_delete", NULL, NULL, ROUTE_WRITE, 0},
-    {"GET", "/boards/{board}/rank", handle_rank, "rank", NULL, NULL, 0, 0},
-    {"POST", "/boards/{board}/scores", handle_scores_post, "scores", handle_scores_stream,
-     handle_scores_stream_free, ROUTE_WRITE | ROUTE_BODY | ROUTE_NDJSON, 0},
-    {"GET", "/boards/{board}/members/{id}", handle_member_get, "member", NULL, NULL, 0, 0},
-    {"DELETE", "/boards/{board}/members/{id}", handle_member_delete, "member_delete", NULL, NULL,
-     ROUTE_WRITE, 0},
-    {"POST", "/boards/{board}/reset", handle_board_reset, "board_reset", NULL, NULL, ROUTE_WRITE,
-     0},
-    {"DELETE", "/boards/{board}/members", handle_members_trim, "members_trim", NULL, NULL,
-     ROUTE_WRITE, 0},
-    {"GET", "/admin/redis", handle_admin_redis, "admin_redis", NULL, NULL, ROUTE_WRITE, 0},
-    {"GET", "/boards/{board}/members/{id}/around", handle_around_get, "around", NULL, NULL, 0, 0},
-    {"GET", "/items/{id}", handle_item_get, "item", NULL, NULL, 0, 0},
-    {"PUT", "/items/{id}", handle_item_put, "item_put", NULL, NULL, ROUTE_WRITE | ROUTE_BODY, 0},
-    {"DELETE", "/items/{id}", handle_item_delete, "item_delete", NULL, NULL, ROUTE_WRITE, 0},
+    R("GET", "/healthz", handle_healthz, "healthz", 0),
+    R("GET", "/readyz", handle_readyz, "readyz", 0),
+    R("GET", "/metrics", handle_metrics, "metrics", 0),
+    {.method = "GET",
+     .pattern = "/rank",
+     .handler = handle_rank,
+     .name = "rank",
+     .quick = handle_rank_quick,
+     .async = handle_rank_async},
+    R("GET", "/boards", handle_boards_list, "boards", 0),
+    R("GET", "/boards/{board}", handle_board_get, "board", 0),
+    R("PUT", "/boards/{board}", handle_board_put, "board_put", W | B),
+    R("DELETE", "/boards/{board}", handle_board_delete, "board_delete", W),
+    {.method = "GET",
+     .pattern = "/boards/{board}/rank",
+     .handler = handle_rank,
+     .name = "rank",
+     .quick = handle_rank_quick,
+     .async = handle_rank_async},
+    {.method = "POST",
+     .pattern = "/boards/{board}/scores",
+     .handler = handle_scores_post,
+     .name = "scores",
+     .stream = handle_scores_stream,
+     .stream_free = handle_scores_stream_free,
+     .flags = W | B | ROUTE_NDJSON},
+    R("GET", "/boards/{board}/members/{id}", handle_member_get, "member", 0),
+    R("DELETE", "/boards/{board}/members/{id}", handle_member_delete, "member_delete", W),
+    R("POST", "/boards/{board}/reset", handle_board_reset, "board_reset", W),
+    R("DELETE", "/boards/{board}/members", handle_members_trim, "members_trim", W),
+    R("GET", "/admin/redis", handle_admin_redis, "admin_redis", W),
+    R("GET", "/boards/{board}/members/{id}/around", handle_around_get, "around", 0),
+    R("GET", "/items/{id}", handle_item_get, "item", 0),
+    R("PUT", "/items/{id}", handle_item_put, "item_put", W | B),
+    R("DELETE", "/items/{id}", handle_item_delete, "item_delete", W),
 };
+#undef R
+#undef W
+#undef B
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))
 
 void route_init(void)

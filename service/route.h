@@ -16,6 +16,13 @@ typedef void (*route_handler_fn)(struct http_request *rq, struct http_reply *rp)
 typedef int (*route_stream_fn)(struct http_request *rq, const char *data, size_t len,
                                struct http_reply *rp);
 typedef void (*route_stream_free_fn)(void *state);
+/** Optional, on an HTTP event thread, without any wait: returns 1 when rp is filled. */
+typedef int (*route_quick_fn)(struct http_request *rq, struct http_reply *rp);
+/** Optional, on an HTTP event thread with the connection suspended, without any wait: returns 1
+ *  when it took the request (it will call http_async_done once), 0 to run `handler` on a
+ *  worker. */
+typedef int (*route_async_fn)(struct http_request *rq, struct http_reply *rp,
+                              struct http_async *async);
 
 enum route_flags {
     ROUTE_WRITE = 1,  /**< needs the bearer token */
@@ -23,10 +30,14 @@ enum route_flags {
     ROUTE_NDJSON = 4, /**< also takes application/x-ndjson, streamed to `stream` */
 };
 
+/* A request runs quick (if any), then async (if any), then handler on a worker thread, each
+ * only when the one before did not answer (http.h). */
 struct route {
     const char *method;
     const char *pattern;
-    route_handler_fn handler;
+    route_handler_fn handler; /**< on a worker thread: may block on Redis */
+    route_quick_fn quick;
+    route_async_fn async;
     const char *name;       /**< metrics label */
     route_stream_fn stream; /**< NDJSON chunks, or NULL */
     route_stream_free_fn stream_free;

@@ -68,8 +68,14 @@ struct rankd *rankd_start_hooked(const struct config *cfg, const struct rankd_ho
     }
     if (static_files_root(app->cfg.static_dir, app->static_root, sizeof(app->static_root)))
         app->static_root[0] = '\0';
-    app->http = http_start(app, app->cfg.listen_host, app->cfg.listen_port,
-                           app->cfg.max_connections, app->cfg.max_per_ip, err);
+    struct http_options ho = {
+        .host = app->cfg.listen_host,
+        .port = app->cfg.listen_port,
+        .max_connections = app->cfg.max_connections,
+        .max_per_ip = app->cfg.max_per_ip,
+        .event_threads = app->cfg.http_threads,
+    };
+    app->http = http_start(app, &ho, err);
     if (!app->http) {
         rankd_stop(app);
         return NULL;

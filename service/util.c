@@ -57,3 +57,10 @@ void buf_free(struct buf *b)
     b->data = NULL;
     b->len = b->cap = 0;
 }
+
+void util_sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+        ;
+}

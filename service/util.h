@@ -11,6 +11,9 @@ int64_t util_now_ms(void);
 /** Monotonic clock in microseconds. */
 int64_t util_now_us(void);
 
+/** Sleep `ms` milliseconds (restarted after signals). */
+void util_sleep_ms(int ms);
+
 /** 1 when a[0..alen) equals b[0..blen), in time that depends only on alen and blen. */
 int util_secure_equal(const char *a, size_t alen, const char *b, size_t blen);
 

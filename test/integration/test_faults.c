@@ -11,6 +11,7 @@
  *   - a slow Redis (CLIENT PAUSE; a busy Lua script) or a failing one (maxmemory): requests fail
  *     with 503 within the command timeout and rankd serves normally afterwards;
  *   - isolation: requests stuck on a paused Redis do not delay /healthz on other connections;
+ *     300 clients that send half a request hold no thread and delay no one;
  *   - a write pause (what FAILOVER does): ranked reads keep working, only writes fail.
  *
  * Every test stops, restarts, pauses or MONITORs Redis, so each runs its OWN redis-server and its
@@ -18,12 +19,15 @@
  * test process and stops both after it. (DEBUG SLEEP is not used: Redis 7 refuses DEBUG unless
  * enable-debug-command is set at start-up; CLIENT PAUSE and a busy script need no such option.)
  */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -976,6 +980,67 @@ START_TEST(test_stuck_requests_do_not_block_healthz)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- 6b. slow clients */
+
+#define SLOW_CLIENTS 300
+
+static int process_threads(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    int n = -1;
+    while (f && fgets(line, sizeof(line), f))
+        if (strncmp(line, "Threads:", 8) == 0)
+            n = atoi(line + 8);
+    if (f)
+        fclose(f);
+    return n;
+}
+
+static int connect_loopback(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
+/* Clients that send half a request and stall (slowloris) hold a connection each, but no thread,
+ * and requests from others are served at once. */
+START_TEST(test_slow_clients_hold_no_threads)
+{
+    post_score("sc", "a", 1);
+    expect_status_free("GET", "/boards/sc/rank", NULL, 200);
+    int before = process_threads();
+    int fds[SLOW_CLIENTS];
+    for (int i = 0; i < SLOW_CLIENTS; i++) {
+        fds[i] = connect_loopback(f_port);
+        ck_assert_msg(fds[i] >= 0, "connection %d refused", i);
+        const char *half = "GET /boards/sc/rank HTTP/1.1\r\nHost: x\r\nX-Slow: ";
+        ck_assert(write(fds[i], half, strlen(half)) == (ssize_t)strlen(half));
+    }
+    sleep_ms(300); /* rankd has accepted and read them all */
+    int during = process_threads();
+    struct http_result r;
+    expect_status("GET", "/boards/sc/rank", NULL, 200, &r);
+    double page_s = r.seconds;
+    http_result_free(&r);
+    for (int i = 0; i < SLOW_CLIENTS; i++)
+        close(fds[i]);
+    fprintf(stderr,
+            "faults: slow clients: %d half-sent requests; threads %d before, %d during; a page "
+            "took %.4f s meanwhile\n",
+            SLOW_CLIENTS, before, during, page_s);
+    ck_assert_msg(during - before < 20, "%d half-sent requests started %d threads", SLOW_CLIENTS,
+                  during - before);
+    ck_assert_msg(page_s < slow_limit_s(), "a page took %.3f s beside slow clients", page_s);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- 7. write pause (failover) */
 
 /*
@@ -1129,6 +1194,7 @@ Suite *faults_suite(void)
     tcase_add_test(slow, test_busy_redis_answers_503);
     tcase_add_test(slow, test_redis_oom_writes_503);
     tcase_add_test(slow, test_stuck_requests_do_not_block_healthz);
+    tcase_add_test(slow, test_slow_clients_hold_no_threads);
     suite_add_tcase(s, slow);
 
     TCase *stall = faults_tcase("stall", 40);

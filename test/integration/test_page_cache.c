@@ -20,7 +20,9 @@
  *      computation in flight across the delete), even after the data Redis lost its data while
  *      a separate cache Redis kept the pages;
  *  11. breaker: a separate cache Redis dies: pages 200 uncached, fast; breaker opens; recovery;
- *  12. XFetch: hot pages refresh before they expire (beta 10): no miss, no stale.
+ *  12. XFetch: hot pages refresh before they expire (beta 10): no miss, no stale;
+ *  13. batched hits: concurrent hits are one HMGET + GET each, pipelined, without a worker; a
+ *      rankd stopped while a page is in work sends that page first.
  *
  * Tests that need special Redis state (restart, maxmemory, a second Redis) start their own
  * redis_proc, stopped by the fixture. Timing bounds are generous for a loaded 2-core machine
@@ -1763,6 +1765,94 @@ START_TEST(test_xfetch_early_refresh)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- 13. batched hits, shutdown */
+
+#define BATCH_N 64
+
+/* 64 concurrent hits of a learned board go through the batched hit path: each is an HMGET and a
+ * GET (commandstats), no script, no ZRANGE, and none needs a worker thread. */
+START_TEST(test_batched_hits_one_round_trip)
+{
+    app_start(g_redis.port, NULL);
+    load_board("bh", "m", 100, 0);
+    struct http_result r;
+    get_status("/boards/bh/rank", NULL, 200, &r); /* computes; this process learns the board */
+    http_result_free(&r);
+    double served0 = metric("rankd_page_cache_batched_hits_total");
+    double batches0 = metric("rankd_page_cache_batches_total");
+    long long hm0 = cmd_calls(p_admin, "hmget"), get0 = cmd_calls(p_admin, "get");
+    long long ev0 = cmd_calls(p_admin, "evalsha"), z0 = zrange_calls();
+    struct job jobs[BATCH_N];
+    pthread_barrier_t bar;
+    pthread_barrier_init(&bar, NULL, BATCH_N);
+    for (int i = 0; i < BATCH_N; i++)
+        job_start(&jobs[i], "/boards/bh/rank", &bar);
+    for (int i = 0; i < BATCH_N; i++) {
+        job_join_ok(&jobs[i]);
+        ck_assert_str_eq(xcache(&jobs[i].res), "hit");
+        ck_assert_msg(strstr(jobs[i].res.body, "\"m00000\""), "body %s", jobs[i].res.body);
+        http_result_free(&jobs[i].res);
+    }
+    pthread_barrier_destroy(&bar);
+    double served = metric("rankd_page_cache_batched_hits_total") - served0;
+    double batches = metric("rankd_page_cache_batches_total") - batches0;
+    long long hm = cmd_calls(p_admin, "hmget") - hm0, get = cmd_calls(p_admin, "get") - get0;
+    long long ev = cmd_calls(p_admin, "evalsha") - ev0, z = zrange_calls() - z0;
+    fprintf(stderr,
+            "page_cache: batched hits: %d concurrent hits served by the batched path: %.0f, in "
+            "%.0f pipeline(s); Redis: %lld HMGET, %lld GET, %lld EVALSHA, %lld ZRANGE\n",
+            BATCH_N, served, batches, hm, get, ev, z);
+    ck_assert_msg(served == BATCH_N, "%.0f of %d hits took the batched path", served, BATCH_N);
+    ck_assert_msg(batches >= 1 && batches <= BATCH_N, "%.0f pipelines", batches);
+    /* the metric reads add nothing here: /metrics sends no Redis command */
+    ck_assert_msg(hm == BATCH_N && get == BATCH_N, "%lld HMGET and %lld GET for %d hits", hm, get,
+                  BATCH_N);
+    ck_assert_msg(ev == 0 && z == 0, "a hit ran %lld scripts and %lld ZRANGE", ev, z);
+}
+END_TEST
+
+struct stopper {
+    pthread_t th;
+    int delay_ms;
+    double stopped_at;
+};
+
+static void *stop_run(void *arg)
+{
+    struct stopper *st = arg;
+    sleep_ms(st->delay_ms);
+    rankd_stop(p_app);
+    st->stopped_at = now_s();
+    return NULL;
+}
+
+/* Stopping rankd while a page is being computed: the request in work gets its page, then rankd
+ * stops (MHD must never be stopped with a suspended connection). */
+START_TEST(test_stop_finishes_requests_in_work)
+{
+    app_start(g_redis.port, NULL);
+    load_board("sf", "m", 50, 0);
+    hook_stall("sf", 1, 800, 1);
+    struct job j;
+    job_start(&j, "/boards/sf/rank", NULL);
+    hook_wait("sf", 1, 1, 5);
+    struct stopper st = {.delay_ms = 100};
+    double t0 = now_s();
+    ck_assert_int_eq(pthread_create(&st.th, NULL, stop_run, &st), 0);
+    job_join_ok(&j);
+    pthread_join(st.th, NULL);
+    p_app = NULL; /* stopped */
+    fprintf(stderr,
+            "page_cache: stop: the page in work answered after %.3f s, rankd stopped after "
+            "%.3f s\n",
+            j.t1 - t0, st.stopped_at - t0);
+    ck_assert_msg(strstr(j.res.body, "\"m00000\""), "body %s", j.res.body);
+    ck_assert_msg(st.stopped_at >= j.t1 - 0.05, "rankd stopped before the reply went out");
+    ck_assert_msg(st.stopped_at - t0 < 5, "stopping took %.3f s", st.stopped_at - t0);
+    http_result_free(&j.res);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- suite */
 
 static void add(Suite *s, const char *name, const TTest *test, double timeout_s)
@@ -1795,5 +1885,7 @@ Suite *page_cache_suite(void)
     add(s, "breaker", test_cache_redis_down_breaker, 30);
     add(s, "generation_restart", test_generation_after_data_redis_restart, 20);
     add(s, "xfetch", test_xfetch_early_refresh, 20);
+    add(s, "batched_hits", test_batched_hits_one_round_trip, 20);
+    add(s, "stop_in_work", test_stop_finishes_requests_in_work, 20);
     return s;
 }
