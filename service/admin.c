@@ -76,43 +76,62 @@ static cJSON *reply_json(const redisReply *r)
     }
 }
 
+/* What a reply says, or an entry in "unavailable" when Redis refused the command. */
+static int usable(const redisReply *r, int type, cJSON *unavailable, const char *what)
+{
+    if (r->type == type)
+        return 1;
+    cJSON_AddStringToObject(unavailable, what,
+                            r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply type");
+    return 0;
+}
+
+static void report(cJSON *doc, redisReply **r)
+{
+    cJSON *unavailable = cJSON_CreateObject();
+    cJSON *server = cJSON_AddObjectToObject(doc, "server");
+    if (usable(r[0], REDIS_REPLY_STRING, unavailable, "info"))
+        for (size_t i = 0; i < sizeof(info_fields) / sizeof(info_fields[0]); i++)
+            add_info(server, r[0]->str, info_fields[i]);
+    if (usable(r[4], REDIS_REPLY_INTEGER, unavailable, "keys"))
+        cJSON_AddNumberToObject(doc, "keys", (double)r[4]->integer);
+    if (usable(r[2], REDIS_REPLY_INTEGER, unavailable, "slowlog_length"))
+        cJSON_AddNumberToObject(doc, "slowlog_length", (double)r[2]->integer);
+    if (usable(r[1], REDIS_REPLY_ARRAY, unavailable, "slowlog"))
+        cJSON_AddItemToObject(doc, "slowlog", reply_json(r[1]));
+    if (usable(r[3], REDIS_REPLY_ARRAY, unavailable, "latency_latest"))
+        cJSON_AddItemToObject(doc, "latency_latest", reply_json(r[3]));
+    if (cJSON_GetArraySize(unavailable) > 0)
+        cJSON_AddItemToObject(doc, "unavailable", unavailable);
+    else
+        cJSON_Delete(unavailable);
+}
+
 int admin_redis_report(struct store *st, char **json)
 {
+    static const char *const info[] = {"INFO",   "server",      "clients",
+                                       "memory", "persistence", "stats"};
+    static const char *const slow[] = {"SLOWLOG", "GET", "10"}, *const slen[] = {"SLOWLOG", "LEN"},
+                             *const lat[] = {"LATENCY", "LATEST"}, *const size[] = {"DBSIZE"};
+    const char *const *argv[] = {info, slow, slen, lat, size};
+    const int argc[] = {6, 3, 2, 2, 1};
+    const size_t *lens[] = {NULL, NULL, NULL, NULL, NULL};
+    redisReply *r[5] = {NULL};
     int err = 0;
     struct store_conn *c = store_acquire(st, &err);
     if (!c)
         return err;
-    const char *a_info[] = {"INFO", "everything"};
-    const char *a_slow[] = {"SLOWLOG", "GET", "10"};
-    const char *a_slen[] = {"SLOWLOG", "LEN"};
-    const char *a_lat[] = {"LATENCY", "LATEST"};
-    const char *a_size[] = {"DBSIZE"};
-    redisReply *info = store_command(c, 2, a_info, NULL, &err);
-    redisReply *slow = info ? store_command(c, 3, a_slow, NULL, &err) : NULL;
-    redisReply *slen = slow ? store_command(c, 2, a_slen, NULL, &err) : NULL;
-    redisReply *lat = slen ? store_command(c, 2, a_lat, NULL, &err) : NULL;
-    redisReply *size = lat ? store_command(c, 1, a_size, NULL, &err) : NULL;
+    /* one round trip; a command the Redis user may not run (ACL) is reported, not fatal */
+    err = store_pipeline(c, 5, argc, argv, lens, r);
     store_release(st, c);
-    int rc = size ? 0 : err;
-    cJSON *doc = rc || !info || !slow || !slen || !lat ? NULL : cJSON_CreateObject();
-    if (doc) {
-        cJSON *server = cJSON_AddObjectToObject(doc, "server");
-        for (size_t i = 0; i < sizeof(info_fields) / sizeof(info_fields[0]); i++)
-            add_info(server, info->str, info_fields[i]);
-        cJSON_AddNumberToObject(doc, "keys", (double)size->integer);
-        cJSON_AddNumberToObject(doc, "slowlog_length", (double)slen->integer);
-        cJSON_AddItemToObject(doc, "slowlog", reply_json(slow));
-        cJSON_AddItemToObject(doc, "latency_latest", reply_json(lat));
-        *json = cJSON_PrintUnformatted(doc);
-        cJSON_Delete(doc);
-        rc = *json ? 0 : -ENOMEM;
-    } else if (!rc) {
-        rc = -ENOMEM;
-    }
-    freeReplyObject(info);
-    freeReplyObject(slow);
-    freeReplyObject(slen);
-    freeReplyObject(lat);
-    freeReplyObject(size);
-    return rc;
+    if (err)
+        return err;
+    cJSON *doc = cJSON_CreateObject();
+    if (doc)
+        report(doc, r);
+    *json = doc ? cJSON_PrintUnformatted(doc) : NULL;
+    cJSON_Delete(doc);
+    for (int i = 0; i < 5; i++)
+        freeReplyObject(r[i]);
+    return *json ? 0 : -ENOMEM;
 }

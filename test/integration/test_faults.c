@@ -1041,6 +1041,42 @@ START_TEST(test_slow_clients_hold_no_threads)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- 6c. a restricted Redis user */
+
+static void limited_user(struct config *cfg)
+{
+    snprintf(cfg->redis.username, sizeof(cfg->redis.username), "limited");
+    snprintf(cfg->redis.password, sizeof(cfg->redis.password), "limited-pw");
+}
+
+/* GET /admin/redis with a Redis user that may not run SLOWLOG or LATENCY: the rest of the report,
+ * and the refused parts named (it was a 503 for the whole report). */
+START_TEST(test_admin_report_with_restricted_user)
+{
+    freeReplyObject(redis_admin_cmd(f_admin, "ACL SETUSER limited on >limited-pw ~* &* +@all "
+                                             "-slowlog -latency"));
+    struct rankd *app = rankd_test_start_with(f_redis.port, TEST_TOKEN, limited_user, NULL);
+    struct http_result r;
+    int rc = http_req(rankd_port(app), "GET", "/admin/redis", NULL, 0, NULL, TEST_TOKEN, &r);
+    rankd_stop(app);
+    ck_assert_int_eq(rc, 0);
+    ck_assert_msg(r.status == 200, "GET /admin/redis -> %ld %s", r.status, r.body);
+    cJSON *doc = cJSON_Parse(r.body);
+    ck_assert_ptr_nonnull(doc);
+    cJSON *server = cJSON_GetObjectItem(doc, "server");
+    ck_assert_msg(cJSON_IsNumber(cJSON_GetObjectItem(server, "used_memory")), "%s", r.body);
+    ck_assert_msg(cJSON_IsNumber(cJSON_GetObjectItem(doc, "keys")), "%s", r.body);
+    ck_assert_msg(!cJSON_GetObjectItem(doc, "slowlog"), "%s", r.body);
+    cJSON *un = cJSON_GetObjectItem(doc, "unavailable");
+    const char *why = cJSON_GetStringValue(cJSON_GetObjectItem(un, "slowlog"));
+    ck_assert_msg(why && strstr(why, "NOPERM"), "%s", r.body);
+    ck_assert_msg(cJSON_GetObjectItem(un, "latency_latest"), "%s", r.body);
+    fprintf(stderr, "faults: admin report with a restricted user: %.200s\n", r.body);
+    cJSON_Delete(doc);
+    http_result_free(&r);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- 7. write pause (failover) */
 
 /*
@@ -1195,6 +1231,7 @@ Suite *faults_suite(void)
     tcase_add_test(slow, test_redis_oom_writes_503);
     tcase_add_test(slow, test_stuck_requests_do_not_block_healthz);
     tcase_add_test(slow, test_slow_clients_hold_no_threads);
+    tcase_add_test(slow, test_admin_report_with_restricted_user);
     suite_add_tcase(s, slow);
 
     TCase *stall = faults_tcase("stall", 40);
