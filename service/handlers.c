@@ -388,8 +388,7 @@ static cJSON *parse_body(struct http_request *rq, struct http_reply *rp)
         http_reply_error(rp, 400, "invalid_json", "The request needs a JSON body.");
         return NULL;
     }
-    if (memchr(rq->body.data, '\0', rq->body.len) ||
-        memmem(rq->body.data, rq->body.len, "\\u0000", 6)) {
+    if (request_json_has_nul(rq->body.data, rq->body.len)) {
         /* cJSON would end such a string early: the id written would not be the id sent */
         http_reply_error(rp, 400, "invalid_json",
                          "The body must not contain NUL (raw or \\u0000).");
@@ -1176,7 +1175,7 @@ static int stream_line(struct http_request *rq, const char *board, struct stream
     if (blank == len)
         return 0; /* a blank line */
     cJSON *doc = NULL;
-    if (memchr(text, '\0', len) || memmem(text, len, "\\u0000", 6))
+    if (request_json_has_nul(text, len))
         entry_fail(&err, 400, "invalid_json", "the line must not contain NUL (raw or \\u0000).");
     else if (!(doc = cJSON_ParseWithLengthOpts(text, len + 1, NULL, 1)))
         entry_fail(&err, 400, "invalid_json", "the line is not valid JSON.");

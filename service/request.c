@@ -138,3 +138,18 @@ int request_parse_count(const char *s, int64_t max, int64_t *out)
     *out = v;
     return 0;
 }
+
+int request_json_has_nul(const char *s, size_t len)
+{
+    if (memchr(s, '\0', len))
+        return 1;
+    const char *end = s + len;
+    for (const char *p = s; (p = memmem(p, (size_t)(end - p), "u0000", 5)) != NULL; p += 5) {
+        const char *b = p; /* the run of backslashes before "u0000" is [b, p) */
+        while (b > s && b[-1] == '\\')
+            b--;
+        if ((p - b) % 2 == 1)
+            return 1;
+    }
+    return 0;
+}

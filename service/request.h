@@ -32,6 +32,13 @@ int request_utf8_valid(const char *s, size_t len);
 void request_utf8_sanitize(char *s);
 
 /**
+ * 1 when JSON text s[0..len) holds a NUL: a raw zero byte or a \u0000 escape (an odd run of
+ * backslashes before "u0000"; "\\u0000" is an escaped backslash and the text "u0000"). cJSON
+ * would end such a string early, so an id or record written would not be the one sent.
+ */
+int request_json_has_nul(const char *s, size_t len);
+
+/**
  * Parse a positive decimal count: digits only (leading zeros allowed), value 1..max.
  * Returns 0 and *out; -EINVAL for empty, junk, sign, zero; -ERANGE above max.
  */

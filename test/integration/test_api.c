@@ -594,6 +594,17 @@ START_TEST(score_write_validation)
     snprintf(body, sizeof(body), "{\"id\":\"%s\",\"score\":1}", id);
     expect_error("POST", "/boards/v/scores", body, TEST_TOKEN, 400, "invalid_id");
     ck_assert_int_eq(it_dbsize(), 0);
+
+    /* An escaped backslash before the text u0000 is no NUL: the id is the 7 bytes a\u0000. */
+    struct http_result r;
+    ck_assert_int_eq(
+        http_write(g_port, "POST", "/boards/v/scores", "{\"id\":\"a\\\\u0000\",\"score\":1}", &r),
+        0);
+    ck_assert_msg(r.status == 200, "-> %ld %s", r.status, r.body);
+    http_result_free(&r);
+    cJSON *m = get_json("/boards/v/members/a%5Cu0000", 200);
+    ck_assert_str_eq(str(m, "id"), "a\\u0000");
+    cJSON_Delete(m);
 }
 END_TEST
 

@@ -186,6 +186,30 @@ static int count(const char *s, int64_t max, int64_t *out)
     return request_parse_count(s, max, out);
 }
 
+START_TEST(test_json_has_nul)
+{
+    static const struct {
+        const char *text;
+        int nul;
+    } cases[] = {
+        {"{\"id\":\"a\"}", 0},
+        {"{\"id\":\"\\u0000\"}", 1},     /* the escape of NUL */
+        {"{\"id\":\"\\\\u0000\"}", 0},   /* an escaped backslash, then the text u0000 */
+        {"{\"id\":\"\\\\\\u0000\"}", 1}, /* an escaped backslash, then the escape */
+        {"{\"id\":\"u0000\"}", 0},       /* no backslash */
+        {"\\u0000", 1},                  /* at the very start */
+        {"{\"id\":\"\\u00000\"}", 1},    /* NUL then '0' */
+        {"{\"id\":\"\\u0001\"}", 0},     /* another control escape: cJSON keeps it */
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+        ck_assert_msg(request_json_has_nul(cases[i].text, strlen(cases[i].text)) == cases[i].nul,
+                      "%s: want %d", cases[i].text, cases[i].nul);
+    const char raw[] = {'"', 'a', '\0', 'b', '"'};
+    ck_assert_int_eq(request_json_has_nul(raw, sizeof(raw)), 1);
+    ck_assert_int_eq(request_json_has_nul("\\u000", 5), 0); /* cut short */
+}
+END_TEST
+
 START_TEST(test_parse_count)
 {
     int64_t v = -5;
@@ -257,6 +281,7 @@ Suite *request_suite(void)
     tcase_add_test(tc, test_id_utf8);
     tcase_add_test(tc, test_id_punctuation);
     tcase_add_test(tc, test_utf8_valid);
+    tcase_add_test(tc, test_json_has_nul);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("count");
