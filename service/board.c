@@ -1142,29 +1142,70 @@ static int list_totals(struct board_model *m, struct board_list *l)
     return rc;
 }
 
-int board_list_get(struct board_model *m, struct board_list **out)
+/* Append the names of one SSCAN reply to l (grown as needed); *cursor = the next cursor. */
+static int list_take(struct board_list *l, size_t *cap, const redisReply *r, uint64_t *cursor)
+{
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 || !r->element[0]->str ||
+        r->element[1]->type != REDIS_REPLY_ARRAY)
+        return -EIO;
+    *cursor = strtoull(r->element[0]->str, NULL, 10);
+    const redisReply *names = r->element[1];
+    for (size_t i = 0; i < names->elements; i++) {
+        if (l->n == *cap) {
+            size_t ncap = *cap ? 2 * *cap : 64;
+            char **nn = realloc(l->names, ncap * sizeof(*nn));
+            if (!nn)
+                return -ENOMEM;
+            l->names = nn;
+            *cap = ncap;
+        }
+        if (!(l->names[l->n] = strdup(names->element[i]->str)))
+            return -ENOMEM;
+        l->n++;
+    }
+    return 0;
+}
+
+/* Sort and drop the duplicates SSCAN may return. */
+static void list_sort_unique(struct board_list *l)
+{
+    if (l->n == 0)
+        return;
+    qsort(l->names, l->n, sizeof(*l->names), cmp_names);
+    size_t w = 1;
+    for (size_t i = 1; i < l->n; i++) {
+        if (strcmp(l->names[i], l->names[w - 1]) == 0)
+            free(l->names[i]);
+        else
+            l->names[w++] = l->names[i];
+    }
+    l->n = w;
+}
+
+int board_list_get(struct board_model *m, uint64_t cursor, int count, struct board_list **out)
 {
     struct board_keys k;
     make_keys(m, NULL, &k);
-    const char *argv[] = {"SMEMBERS", k.registry};
-    int err = 0;
-    redisReply *r = run_command(m, 2, argv, NULL, &err);
-    if (!r)
-        return err;
     struct board_list *l = calloc(1, sizeof(*l));
-    size_t n = r->type == REDIS_REPLY_ARRAY ? r->elements : 0;
-    if (l) {
-        l->names = calloc(n ? n : 1, sizeof(*l->names));
-        l->totals = calloc(n ? n : 1, sizeof(*l->totals));
-    }
-    int rc = (!l || !l->names || !l->totals) ? -ENOMEM : 0;
-    for (size_t i = 0; i < n && rc == 0; i++, l->n++)
-        if (!(l->names[i] = strdup(r->element[i]->str)))
-            rc = -ENOMEM;
-    freeReplyObject(r);
+    if (!l)
+        return -ENOMEM;
+    size_t cap = 0;
+    int rc = 0;
+    do { /* each SSCAN is O(COUNT); stop at `count` names or the end of the registry */
+        char cur[24], cnt[16];
+        snprintf(cur, sizeof(cur), "%" PRIu64, cursor);
+        snprintf(cnt, sizeof(cnt), "%d", count - (int)l->n);
+        const char *argv[] = {"SSCAN", k.registry, cur, "COUNT", cnt};
+        redisReply *r = run_command(m, 5, argv, NULL, &rc);
+        if (r)
+            rc = list_take(l, &cap, r, &cursor);
+        freeReplyObject(r);
+    } while (rc == 0 && cursor != 0 && l->n < (size_t)count);
     if (rc == 0) {
-        qsort(l->names, l->n, sizeof(*l->names), cmp_names);
-        rc = list_totals(m, l);
+        list_sort_unique(l);
+        l->next_cursor = cursor;
+        l->totals = calloc(l->n ? l->n : 1, sizeof(*l->totals));
+        rc = l->totals ? list_totals(m, l) : -ENOMEM;
     }
     if (rc) {
         board_list_free(l);

@@ -136,12 +136,15 @@ struct board_info {
     char period[PERIOD_ID_MAX]; /**< the current period, "" without periods */
 };
 
-/** A list of boards and totals. Free with board_list_free. */
+/** A page of the board list, with totals. Free with board_list_free. */
 struct board_list {
     size_t n;
-    char **names;    /**< n NUL-terminated names, sorted */
-    int64_t *totals; /**< n member counts */
+    char **names;         /**< n NUL-terminated names, sorted, unique within the page */
+    int64_t *totals;      /**< n member counts */
+    uint64_t next_cursor; /**< registry SSCAN cursor of the next page; 0 = this was the last */
 };
+
+#define BOARD_LIST_COUNT_MAX 1000 /**< boards per page of GET /boards (and the default) */
 
 /** Default settings of a new board: desc, first, 0 decimals, 20 per page, 1000 ms TTL. */
 void board_settings_default(struct board_settings *s);
@@ -256,8 +259,14 @@ int board_periods(const struct board_model *m, const struct board_settings *s,
  *  such member. */
 int board_member_delete(struct board_model *m, const char *board, const char *id, size_t id_len);
 
-/** Every board with its total (registry SMEMBERS, then ZCARD of each, pipelined). */
-int board_list_get(struct board_model *m, struct board_list **out);
+/**
+ * A page of about `count` boards (1..BOARD_LIST_COUNT_MAX) from registry cursor `cursor` (0 =
+ * the start), with totals: SSCAN calls of COUNT <= count until `count` names or the end, then
+ * each board's settings and ZCARD, pipelined. Redis may return a board on two pages (SSCAN's
+ * guarantee: every board present for the whole scan is returned at least once). Returns 0 and
+ * *out (free with board_list_free), a store error, -EIO (unexpected reply) or -ENOMEM.
+ */
+int board_list_get(struct board_model *m, uint64_t cursor, int count, struct board_list **out);
 
 void board_list_free(struct board_list *l);
 

@@ -329,10 +329,34 @@ void handle_around_get(struct http_request *rq, struct http_reply *rp)
     board_page_free(p);
 }
 
+/* ?cursor=: the registry cursor a previous page returned (decimal, 0 = the start). */
+static int cursor_arg(struct http_request *rq, struct http_reply *rp, uint64_t *cursor)
+{
+    const char *v = NULL;
+    int n = http_arg(rq, "cursor", &v);
+    *cursor = 0;
+    if (n == 0)
+        return 0;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long c = n == 1 && v[0] >= '0' && v[0] <= '9' ? strtoull(v, &end, 10) : 0;
+    if (n > 1 || !end || *end || errno) {
+        http_reply_error(rp, 400, "invalid_cursor",
+                         "cursor must be given once, as the next_cursor of a previous page.");
+        return -1;
+    }
+    *cursor = c;
+    return 0;
+}
+
 void handle_boards_list(struct http_request *rq, struct http_reply *rp)
 {
+    uint64_t cursor = 0;
+    int64_t count = BOARD_LIST_COUNT_MAX;
+    if (cursor_arg(rq, rp, &cursor) || count_arg(rq, rp, "count", BOARD_LIST_COUNT_MAX, &count))
+        return;
     struct board_list *l = NULL;
-    int rc = board_list_get(&rq->app->model, &l);
+    int rc = board_list_get(&rq->app->model, cursor, (int)count, &l);
     if (rc) {
         http_reply_errno(rp, rc);
         return;

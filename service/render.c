@@ -1,6 +1,7 @@
 /* render.c -- JSON bodies; see render.h. */
 #include "render.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -143,6 +144,13 @@ char *render_board_list(const struct board_list *l)
             break;
         cJSON_AddStringToObject(o, "board", l->names[i]);
         cJSON_AddNumberToObject(o, "total", (double)l->totals[i]);
+    }
+    if (l->next_cursor) { /* a string: cursors are 64-bit, beyond a double's exact integers */
+        char c[24];
+        snprintf(c, sizeof(c), "%" PRIu64, l->next_cursor);
+        cJSON_AddStringToObject(doc, "next_cursor", c);
+    } else {
+        cJSON_AddNullToObject(doc, "next_cursor");
     }
     return finish(doc);
 }

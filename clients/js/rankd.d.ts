@@ -41,6 +41,15 @@ export interface RankdBoardSummary {
 
 export interface RankdBoards {
     boards: RankdBoardSummary[];
+    /** Pass it as `cursor` for the next page; null on the last page. */
+    next_cursor: string | null;
+}
+
+export interface BoardsOptions extends RequestOptions {
+    /** The next_cursor of the previous page. */
+    cursor?: string;
+    /** Boards per page, 1..1000 (the default). */
+    count?: number;
 }
 
 export interface RankdBoardSettings {
@@ -132,8 +141,8 @@ export class RankdClient {
     member(board: string, id: string, options?: SizeOptions): Promise<RankdMember>;
     /** A page-shaped window of `size` entries centred on a member, clamped at both ends. */
     around(board: string, id: string, size?: number, options?: RequestOptions): Promise<RankdPage>;
-    /** Every board and its total. */
-    boards(options?: RequestOptions): Promise<RankdBoards>;
+    /** A page of boards (all of them when there are fewer than `count`) and their totals. */
+    boards(options?: BoardsOptions): Promise<RankdBoards>;
     /** A board's settings, total and exact score range. */
     board(name: string, options?: RequestOptions): Promise<RankdBoardSettings>;
     /** The record stored for an id. */

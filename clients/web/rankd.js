@@ -37,6 +37,7 @@
  *
  * @typedef {Object} RankdBoards
  * @property {RankdBoardSummary[]} boards
+ * @property {string|null} next_cursor  pass it as `cursor` for the next page; null on the last
  *
  * @typedef {Object} RankdBoardSettings
  * @property {string} board
@@ -201,12 +202,14 @@ export class RankdClient {
     }
 
     /**
-     * Every board and its total.
-     * @param {RequestOptions} [options]
+     * A page of boards (up to 1000, all of them when there are fewer) and their totals.
+     * @param {RequestOptions & {cursor?: string, count?: number}} [options]
+     *   cursor: the next_cursor of the previous page; count: boards per page (1..1000)
      * @returns {Promise<RankdBoards>}
      */
     async boards(options = {}) {
-        return this._get('/boards', {}, options.signal, false);
+        return this._get('/boards', { cursor: options.cursor, count: options.count },
+            options.signal, false);
     }
 
     /**

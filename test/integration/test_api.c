@@ -260,6 +260,57 @@ START_TEST(many_boards_listed)
 }
 END_TEST
 
+/* GET /boards pages a big registry with a cursor: every board once across the pages (SSCAN may
+ * repeat one; none here, the set does not change), each page bounded, the last with a null
+ * next_cursor; bad cursors and counts are 400 before any Redis call. */
+START_TEST(boards_listed_by_cursor)
+{
+    enum { NB = 1500, COUNT = 100 };
+    for (int i = 0; i < NB; i++) /* registry only: totals of absent sets are 0 */
+        freeReplyObject(redis_admin_cmd(g_admin, "SADD rankd:boards c%04d", i));
+    static char seen[NB];
+    memset(seen, 0, sizeof(seen));
+    char path[96] = "/boards?count=100";
+    int pages = 0, total = 0, largest = 0;
+    for (;;) {
+        cJSON *d = get_json(path, 200);
+        const cJSON *list = cJSON_GetObjectItem(d, "boards");
+        int n = cJSON_GetArraySize(list);
+        largest = n > largest ? n : largest;
+        for (int i = 0; i < n; i++) {
+            const char *name = str(cJSON_GetArrayItem(list, i), "board");
+            int at = atoi(name + 1);
+            ck_assert_msg(at >= 0 && at < NB && !seen[at], "board %s listed twice", name);
+            seen[at] = 1;
+            total++;
+        }
+        const cJSON *next = cJSON_GetObjectItem(d, "next_cursor");
+        ck_assert_msg(next, "no next_cursor");
+        pages++;
+        if (cJSON_IsNull(next)) {
+            cJSON_Delete(d);
+            break;
+        }
+        ck_assert_msg(cJSON_IsString(next), "next_cursor is not a string");
+        snprintf(path, sizeof(path), "/boards?count=%d&cursor=%s", COUNT, next->valuestring);
+        cJSON_Delete(d);
+        ck_assert_msg(pages < NB, "the cursor never ends");
+    }
+    fprintf(stderr, "api: boards by cursor: %d boards in %d pages of at most %d\n", total, pages,
+            largest);
+    ck_assert_int_eq(total, NB);
+    ck_assert_msg(pages >= NB / (3 * COUNT), "%d pages of count %d for %d boards", pages, COUNT,
+                  NB);
+    ck_assert_msg(largest <= 3 * COUNT, "a page of %d boards for count %d", largest, COUNT);
+    expect_error("GET", "/boards?cursor=-1", NULL, NULL, 400, "invalid_cursor");
+    expect_error("GET", "/boards?cursor=abc", NULL, NULL, 400, "invalid_cursor");
+    expect_error("GET", "/boards?cursor=99999999999999999999999", NULL, NULL, 400,
+                 "invalid_cursor");
+    expect_error("GET", "/boards?count=0", NULL, NULL, 400, "invalid_parameter");
+    expect_error("GET", "/boards?count=1001", NULL, NULL, 400, "invalid_parameter");
+}
+END_TEST
+
 /* ---------------------------------------------------------------- paging */
 
 START_TEST(rank_pages)
@@ -880,6 +931,7 @@ Suite *api_suite(void)
         {"board_validation", board_put_validation},
         {"board_conflict", board_layout_change_conflicts},
         {"many_boards", many_boards_listed},
+        {"boards_cursor", boards_listed_by_cursor},
         {"pages", rank_pages},
         {"page_errors", rank_parameter_errors},
         {"shorthand", rank_shorthand_and_empty_board},

@@ -52,6 +52,21 @@ describe('boards and settings', () => {
         const r = await client.boards();
         assert.ok(Array.isArray(r.boards));
         assert.deepEqual(r.boards.find((b) => b.board === board), { board, total: 26 });
+        assert.equal(r.next_cursor, null);
+    });
+
+    it('boards({cursor, count}) pages the registry until next_cursor is null', async () => {
+        const names = [];
+        let cursor;
+        for (let pages = 0; pages < 100; pages++) {
+            const r = await client.boards({ cursor, count: 1 });
+            names.push(...r.boards.map((b) => b.board));
+            if (r.next_cursor === null)
+                break;
+            assert.equal(typeof r.next_cursor, 'string');
+            cursor = r.next_cursor;
+        }
+        assert.ok(names.includes(board));
     });
 
     it('board(name) returns the settings', async () => {
