@@ -924,8 +924,8 @@ static int serve_cached(struct page_cache *pc, const struct page_req *q, char *v
     return 1;
 }
 
-int page_cache_get(struct page_cache *pc, const char *board, const char *period, int64_t page,
-                   int size, const char *if_none_match, struct page_reply *out)
+static int get_once(struct page_cache *pc, const char *board, const char *period, int64_t page,
+                    int size, const char *if_none_match, struct page_reply *out)
 {
     struct page_req q = {.board = board, .requested = period, .page = page};
     char *value = NULL;
@@ -956,6 +956,18 @@ int page_cache_get(struct page_cache *pc, const char *board, const char *period,
         l1_put(pc, l1key, value, len, e.soft_ms);
     count(pc, PAGE_MISS);
     return reply_from_value(pc, &q, value, len, PAGE_MISS, if_none_match, out);
+}
+
+int page_cache_get(struct page_cache *pc, const char *board, const char *period, int64_t page,
+                   int size, const char *if_none_match, struct page_reply *out)
+{
+    int rc = get_once(pc, board, period, page, size, if_none_match, out);
+    /* A current-period read whose computation ran past the period's end, on a board that keeps
+     * no past period (retain 0): the period it resolved is no longer readable. The current page
+     * is now the next period's: read that instead of answering 404. */
+    if (rc == -ESRCH && !(period && period[0]))
+        rc = get_once(pc, board, period, page, size, if_none_match, out);
+    return rc;
 }
 
 /* ---------------------------------------------------------------- batched hits */

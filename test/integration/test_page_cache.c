@@ -32,6 +32,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -149,7 +150,20 @@ static int hook_delay(const char *board, int64_t page, int size)
     return ms;
 }
 
-static const struct rankd_hooks h_hooks = {.page_delay = hook_delay};
+/* The wall clock rankd computes periods from: real time unless a test sets h_clock_ms. */
+static _Atomic int64_t h_clock_ms;
+
+static int64_t hook_clock(void)
+{
+    int64_t t = atomic_load(&h_clock_ms);
+    if (t)
+        return t;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static const struct rankd_hooks h_hooks = {.page_delay = hook_delay, .clock_ms = hook_clock};
 
 static void hook_reset(void)
 {
@@ -157,6 +171,7 @@ static void hook_reset(void)
     h_nrules = 0;
     h_ncalls = 0;
     pthread_mutex_unlock(&h_mu);
+    atomic_store(&h_clock_ms, 0);
 }
 
 /* Stall computations of board/page (0: all pages) by ms, `times` times (-1: always). */
@@ -1853,6 +1868,33 @@ START_TEST(test_stop_finishes_requests_in_work)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- 14. period boundary */
+
+/* A daily board that keeps no past period (retain 0): a request for the current page whose
+ * computation runs across midnight answers with the new day's page, never 404 (it did: the
+ * page was computed for the day it resolved, which had stopped being readable). */
+START_TEST(test_current_page_across_period_end)
+{
+    const int64_t midnight = INT64_C(1796083200000); /* 2026-12-01T00:00:00Z */
+    atomic_store(&h_clock_ms, midnight - 100);
+    app_start(g_redis.port, NULL);
+    put_board("pb", "{\"period\":\"daily\",\"retain\":0}");
+    write_status("POST", "/boards/pb/scores", "{\"id\":\"a\",\"score\":5}", 200);
+    hook_stall("pb", 1, 300, 1);
+    struct job j;
+    job_start(&j, "/boards/pb/rank", NULL);
+    hook_wait("pb", 1, 1, 5);
+    atomic_store(&h_clock_ms, midnight + 100); /* midnight passes during the computation */
+    pthread_join(j.th, NULL);
+    ck_assert_msg(j.rc == 0, "no answer");
+    fprintf(stderr, "page_cache: across midnight (retain 0): %ld %.200s\n", j.res.status,
+            j.res.body);
+    ck_assert_msg(j.res.status == 200, "-> %ld %s", j.res.status, j.res.body);
+    ck_assert_msg(strstr(j.res.body, "\"total\":0"), "not the new day's page: %s", j.res.body);
+    http_result_free(&j.res);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- suite */
 
 static void add(Suite *s, const char *name, const TTest *test, double timeout_s)
@@ -1887,5 +1929,6 @@ Suite *page_cache_suite(void)
     add(s, "xfetch", test_xfetch_early_refresh, 20);
     add(s, "batched_hits", test_batched_hits_one_round_trip, 20);
     add(s, "stop_in_work", test_stop_finishes_requests_in_work, 20);
+    add(s, "period_end", test_current_page_across_period_end, 20);
     return s;
 }
