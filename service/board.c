@@ -226,6 +226,15 @@ int board_where(struct board_model *m, const char *board, const char *period,
     return where_resolve(m, board, set.period, set.tz_min, set.retain, period, out);
 }
 
+int board_where_cached(struct board_model *m, const char *board, const char *period,
+                       struct board_where *out)
+{
+    struct hint h;
+    hint_read(m, board, &h);
+    int rc = where_resolve(m, board, h.kind, h.tz_min, h.retain, period, out);
+    return rc && period && period[0] ? -EAGAIN : rc;
+}
+
 void board_where_note(struct board_model *m, const char *board, const char *kind_s,
                       const char *tz_s, const char *retain_s)
 {

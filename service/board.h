@@ -195,6 +195,12 @@ int board_write(struct board_model *m, const char *board, const struct board_set
 int board_where(struct board_model *m, const char *board, const char *period,
                 struct board_where *out);
 
+/** board_where from this process's hint alone, never a Redis call (for threads that must not
+ *  wait): -EAGAIN where board_where would read the settings (an asked-for period the hint
+ *  cannot place). */
+int board_where_cached(struct board_model *m, const char *board, const char *period,
+                       struct board_where *out);
+
 /** Record a board's period settings as read from its settings hash (NULL fields: defaults). */
 void board_where_note(struct board_model *m, const char *board, const char *kind_s,
                       const char *tz_s, const char *retain_s);

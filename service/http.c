@@ -26,6 +26,9 @@
 #define CONNECTION_TIMEOUT_S 30
 #define THREAD_STACK_BYTES (512 * 1024)
 #define ARG_BYTES_MAX 1024
+/* MHD zeroes a connection's whole memory pool after every request: keep it small. It holds one
+ * request's line and headers, the reply headers and the read buffer (body chunks). */
+#define CONNECTION_MEMORY_BYTES (16 * 1024)
 #define STOP_WAIT_MS 30000 /* longest wait for suspended requests at shutdown */
 
 struct http_server {
@@ -34,6 +37,8 @@ struct http_server {
     struct workers *workers;
     atomic_int suspended; /* requests handed off the event threads */
     atomic_int in_work;   /* requests handed off at least once and not completed yet */
+    atomic_int open;      /* open connections, against max_connections (see http_start) */
+    int max_connections;
     atomic_int stopping;
     int port;
 };
@@ -51,6 +56,7 @@ struct exchange {
     int64_t start_us;
     int replied;    /* the handler ran off the event thread: send rp on the next callback */
     int handed_off; /* counted in srv->in_work */
+    int away;       /* handed off and perhaps not resumed yet: event threads only */
     int queued;     /* a response was queued */
 };
 
@@ -407,14 +413,46 @@ static int has_body(struct MHD_Connection *c)
 /* The event threads never block (see http.h): work that may wait on Redis runs on a worker
  * while the connection is suspended, and the worker's last act is to resume it. */
 
-static void suspend_exchange(struct exchange *x)
+/* Suspend x for work elsewhere. Returns 0, or -1 when rankd is stopping (x is not suspended).
+ * The counters go up before `stopping` is read, and http_stop sets `stopping` before it reads
+ * them (both sequentially consistent): either this sees the stop, or the stop waits for x. */
+static int suspend_exchange(struct exchange *x)
 {
+    struct http_server *srv = x->srv;
     if (!x->handed_off) {
         x->handed_off = 1;
-        atomic_fetch_add(&x->srv->in_work, 1);
+        atomic_fetch_add(&srv->in_work, 1);
     }
-    atomic_fetch_add(&x->srv->suspended, 1);
+    atomic_fetch_add(&srv->suspended, 1);
+    if (atomic_load(&srv->stopping)) {
+        atomic_fetch_sub(&srv->suspended, 1);
+        return -1;
+    }
+    x->away = 1;
     MHD_suspend_connection(x->conn);
+    return 0;
+}
+
+/* 1 while x's work may still be running: handed off and not resumed. MHD 0.9.75 goes on calling
+ * the handler with the rest of a chunked body after the connection is suspended; such calls must
+ * neither consume data nor start more work. Only the event threads resume connections, so "not
+ * suspended" means the worker has finished. */
+static int still_away(struct exchange *x)
+{
+    if (!x->away)
+        return 0;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(x->conn, MHD_CONNECTION_INFO_CONNECTION_SUSPENDED);
+    if (ci && ci->suspended == MHD_YES)
+        return 1;
+    x->away = 0;
+    return 0;
+}
+
+static void reply_stopping(struct http_reply *rp)
+{
+    http_reply_error(rp, 503, "shutting_down", "rankd is shutting down.");
+    http_reply_header(rp, "Retry-After", "1");
 }
 
 /* Hand the connection back to the event threads; x may be freed as soon as this starts. */
@@ -471,14 +509,12 @@ void http_async_done(struct http_async *a, int replied)
 /* A chunk of an NDJSON body: the stream function writes to Redis, so it runs on a worker. */
 static enum MHD_Result stream_chunk(struct exchange *x, const char *data, size_t *len)
 {
-    if (atomic_load(&x->srv->stopping)) {
-        http_reply_error(&x->rp, 503, "shutting_down", "rankd is shutting down.");
-    } else if (buf_append(&x->chunk, data, *len)) {
+    if (buf_append(&x->chunk, data, *len))
         http_reply_errno(&x->rp, -ENOMEM);
-    } else {
-        suspend_exchange(x);
+    else if (suspend_exchange(x) == 0)
         to_worker(x, run_stream);
-    }
+    else
+        reply_stopping(&x->rp);
     *len = 0;
     return MHD_YES;
 }
@@ -489,12 +525,10 @@ static enum MHD_Result dispatch(struct MHD_Connection *c, struct exchange *x)
     const struct route *r = x->route;
     if (r->quick && r->quick(&x->rq, &x->rp))
         return send_reply(c, x);
-    if (atomic_load(&x->srv->stopping)) {
-        http_reply_error(&x->rp, 503, "shutting_down", "rankd is shutting down.");
-        http_reply_header(&x->rp, "Retry-After", "1");
+    if (suspend_exchange(x)) {
+        reply_stopping(&x->rp);
         return send_reply(c, x);
     }
-    suspend_exchange(x);
     if (!(r->async && r->async(&x->rq, &x->rp, (struct http_async *)x)))
         to_worker(x, run_handler);
     return MHD_YES;
@@ -519,6 +553,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
          * read the body. Without a body, answer on the next call so the connection stays open. */
         return x->rp.status && has_body(c) ? send_reply(c, x) : MHD_YES;
     }
+    if (still_away(x))
+        return MHD_YES; /* leave the data: MHD offers it again after the resume */
     if (x->queued) {
         *upload_data_size = 0;
         return MHD_YES;
@@ -577,6 +613,29 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
     *ctx = NULL;
 }
 
+/* ---------------------------------------------------------------- connection limit */
+
+/* MHD divides MHD_OPTION_CONNECTION_LIMIT between its event threads and does not spread
+ * connections evenly, so a thread could refuse (or stall) connections well below the limit.
+ * rankd gives MHD a limit per thread as large as the whole limit and enforces the whole limit
+ * itself: counted on open and close, refused at accept. */
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    (void)c;
+    (void)socket_ctx;
+    struct http_server *srv = cls;
+    atomic_fetch_add(&srv->open, toe == MHD_CONNECTION_NOTIFY_STARTED ? 1 : -1);
+}
+
+static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr, socklen_t len)
+{
+    (void)addr;
+    (void)len;
+    struct http_server *srv = cls;
+    return atomic_load(&srv->open) < srv->max_connections ? MHD_YES : MHD_NO;
+}
+
 /* ---------------------------------------------------------------- lifecycle */
 
 static int make_addr(const char *host, int port, struct sockaddr_storage *ss, int *v6)
@@ -614,6 +673,8 @@ struct http_server *http_start(struct rankd *app, const struct http_options *o, 
         return NULL;
     }
     srv->app = app;
+    srv->max_connections = o->max_connections;
+    int threads = o->event_threads > 1 ? o->event_threads : 1;
     /* a worker per open connection at most: a job never waits behind unrelated slow jobs */
     srv->workers = workers_new(o->max_connections, (size_t)THREAD_STACK_BYTES);
     if (!srv->workers) {
@@ -624,10 +685,12 @@ struct http_server *http_start(struct rankd *app, const struct http_options *o, 
     unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO |
                      MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0);
     srv->daemon = MHD_start_daemon(
-        flags, (uint16_t)o->port, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER, mhd_log,
-        NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_THREAD_POOL_SIZE,
-        (unsigned)(o->event_threads > 1 ? o->event_threads : 0), MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned)o->max_connections, MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)o->max_per_ip,
+        flags, (uint16_t)o->port, accept_policy, srv, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER,
+        mhd_log, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_THREAD_POOL_SIZE,
+        (unsigned)(threads > 1 ? threads : 0), MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned)(o->max_connections * threads), MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)o->max_per_ip,
+        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY_BYTES,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S, MHD_OPTION_NOTIFY_COMPLETED,
         on_completed, srv, MHD_OPTION_UNESCAPE_CALLBACK, unescape_none, NULL, MHD_OPTION_END);
     if (!srv->daemon) {

@@ -17,9 +17,11 @@
  * Thread-per-connection (rankd 0.1) cost a thread wake-up, a stack and a Redis round trip of
  * its own for every request, which capped a hot cached page at a quarter of nginx on 2 cores
  * (bench/results). Redis concurrency is bounded separately by the store's pool (--threads).
- * Shutdown stops accepting, lets suspended requests finish (MHD must not stop with suspended
- * connections), answers new work 503, then stops the daemon. Idle keep-alive connections are
- * closed after 30 s.
+ * --max-connections is enforced by rankd for the whole process (an accept policy and a counter):
+ * MHD alone divides its limit between the event threads and does not spread connections
+ * evenly. Shutdown stops accepting, lets suspended requests finish (MHD must not stop with
+ * suspended connections), answers new work 503, then stops the daemon. Idle keep-alive
+ * connections are closed after 30 s.
  *
  * Only http.c includes microhttpd.h. Handlers (handlers.c) see struct http_request and fill
  * struct http_reply; http.c sends it. Only http.c maps negative errno codes to statuses

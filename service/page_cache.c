@@ -18,6 +18,7 @@
 #include "util.h"
 
 #define KEY_MAX 256
+#define BATCHERS 1 /* batcher threads: each sends one pipeline at a time on its own connection */
 #define VALUE_MAGIC "rankd2" /* rankd1 held the computation time in ms */
 #define POLL_MIN_MS 5        /* waiters re-read the cache every 5..10 ms */
 #define POLL_JITTER_MS 5
@@ -72,7 +73,8 @@ struct page_cache {
     pthread_cond_t batch_ready;
     struct page_cache_job *batch_head, *batch_tail;
     int batch_stop, batching;
-    pthread_t batcher;
+    pthread_t batcher[BATCHERS];
+    int nbatchers;
     atomic_int breaker_errors;
     _Atomic int64_t breaker_until_ms;
     atomic_ulong hits, misses, stale, l1_hits, lock_waits, lock_wait_timeouts, uncached,
@@ -783,12 +785,15 @@ static int settle(struct page_cache *pc, struct page_req *q, int requested_size,
     return SETTLED_FOUND;
 }
 
-/* Where a request reads (period resolved from this process's hint) and the guessed page key
- * ("" when there is no guess: board unseen, caching off, or pages in another Redis). */
-static int locate(struct page_cache *pc, struct page_req *q, int requested_size,
+/* Where a request reads (period resolved from this process's hint; with may_wait, from the
+ * settings when the hint cannot place an asked-for period) and the guessed page key ("" when
+ * there is no guess: board unseen, caching off, or pages in another Redis). Without may_wait
+ * it never calls Redis (-EAGAIN instead). */
+static int locate(struct page_cache *pc, struct page_req *q, int requested_size, int may_wait,
                   struct board_where *w, char *guess, size_t guess_len)
 {
-    int rc = board_where(pc->cfg.model, q->board, q->requested, w);
+    int rc = may_wait ? board_where(pc->cfg.model, q->board, q->requested, w)
+                      : board_where_cached(pc->cfg.model, q->board, q->requested, w);
     if (rc)
         return rc;
     snprintf(q->period, sizeof(q->period), "%s", w->period);
@@ -814,7 +819,7 @@ static int lookup(struct page_cache *pc, struct page_req *q, int requested_size,
     snprintf(meta, sizeof(meta), "%s:{%s}:meta", pc->cfg.prefix, q->board);
     for (int attempt = 0; attempt < 3; attempt++) {
         struct board_where w;
-        int rc = locate(pc, q, requested_size, &w, guess, sizeof(guess));
+        int rc = locate(pc, q, requested_size, 1, &w, guess, sizeof(guess));
         if (rc)
             return rc;
         redisReply *set = NULL, *got = NULL;
@@ -871,22 +876,21 @@ static void count(struct page_cache *pc, enum page_source s)
 }
 
 /* The in-process tier's key: the board, the period itself (never "current"), page, size. */
-static void l1_key(struct page_cache *pc, const char *board, const char *period, int64_t page,
-                   int size, char *out, size_t len)
+static void l1_key(const char *board, const char *resolved, int64_t page, int size, char *out,
+                   size_t len)
 {
-    struct board_where w;
-    const char *resolved = board_where(pc->cfg.model, board, period, &w) == 0 ? w.period : "?";
     snprintf(out, len, "%s\n%s\n%" PRId64 "\n%d", board, resolved, page, size);
 }
 
 int page_cache_get_l1(struct page_cache *pc, const char *board, const char *period, int64_t page,
                       int size, const char *if_none_match, struct page_reply *out)
 {
-    if (pc->cfg.l1_ttl_ms <= 0)
-        return -EAGAIN;
+    struct board_where w;
+    if (pc->cfg.l1_ttl_ms <= 0 || board_where_cached(pc->cfg.model, board, period, &w))
+        return -EAGAIN; /* no tier, or the period needs a Redis read to place: not here */
     char key[KEY_MAX], *value = NULL;
     size_t len = 0;
-    l1_key(pc, board, period, page, size, key, sizeof(key));
+    l1_key(board, w.period, page, size, key, sizeof(key));
     if (!l1_get(pc, key, &value, &len))
         return -EAGAIN;
     atomic_fetch_add(&pc->l1_hits, 1);
@@ -933,7 +937,9 @@ static int get_once(struct page_cache *pc, const char *board, const char *period
     char l1key[KEY_MAX];
     if (page_cache_get_l1(pc, board, period, page, size, if_none_match, out) == 0)
         return 0;
-    l1_key(pc, board, period, page, size, l1key, sizeof(l1key));
+    struct board_where lw; /* may read the settings: this runs where waiting is allowed */
+    const char *resolved = board_where(pc->cfg.model, board, period, &lw) == 0 ? lw.period : "?";
+    l1_key(board, resolved, page, size, l1key, sizeof(l1key));
     int found = lookup(pc, &q, size, &value, &len);
     if (found < 0)
         return found;
@@ -1033,7 +1039,7 @@ static int batch_settle(struct page_cache *pc, struct batch_item *it, redisReply
     if (!set ||
         settle(pc, &it->q, j->size, &it->w, it->guess, set, got, &value, &len) != SETTLED_FOUND)
         return -EAGAIN;
-    l1_key(pc, j->board, j->period, j->page, j->size, l1key, sizeof(l1key));
+    l1_key(j->board, it->q.period, j->page, j->size, l1key, sizeof(l1key));
     int rc = 0;
     if (!serve_cached(pc, &it->q, value, len, l1key, j->if_none_match, &j->out, &rc))
         return -EAGAIN;
@@ -1054,7 +1060,7 @@ static void batch_run(struct page_cache *pc, struct page_cache_job *jobs)
         it->q.requested = j->period;
         it->q.page = j->page;
         snprintf(it->meta, sizeof(it->meta), "%s:{%s}:meta", pc->cfg.prefix, j->board);
-        if (locate(pc, &it->q, j->size, &it->w, it->guess, sizeof(it->guess)) || !it->guess[0])
+        if (locate(pc, &it->q, j->size, 0, &it->w, it->guess, sizeof(it->guess)) || !it->guess[0])
             j->done(j, -EAGAIN); /* no key to guess: the blocking path decides */
         else
             n++;
@@ -1150,7 +1156,10 @@ struct page_cache *page_cache_new(const struct page_cache_config *cfg)
     pthread_cond_init(&pc->batch_ready, NULL);
     atomic_store(&pc->seed,
                  (uint64_t)wall_ms() * UINT64_C(0x9E3779B97F4A7C15) ^ (uint64_t)getpid());
-    pc->batching = pthread_create(&pc->batcher, NULL, batcher_main, pc) == 0;
+    for (int i = 0; i < BATCHERS; i++)
+        if (pthread_create(&pc->batcher[pc->nbatchers], NULL, batcher_main, pc) == 0)
+            pc->nbatchers++;
+    pc->batching = pc->nbatchers > 0;
     return pc;
 }
 
@@ -1161,9 +1170,10 @@ void page_cache_free(struct page_cache *pc)
     if (pc->batching) { /* the batcher answers what is queued, then exits */
         pthread_mutex_lock(&pc->batch_lock);
         pc->batch_stop = 1;
-        pthread_cond_signal(&pc->batch_ready);
+        pthread_cond_broadcast(&pc->batch_ready);
         pthread_mutex_unlock(&pc->batch_lock);
-        pthread_join(pc->batcher, NULL);
+        for (int i = 0; i < pc->nbatchers; i++)
+            pthread_join(pc->batcher[i], NULL);
     }
     pthread_mutex_destroy(&pc->batch_lock);
     pthread_cond_destroy(&pc->batch_ready);

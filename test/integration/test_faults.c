@@ -1077,6 +1077,129 @@ START_TEST(test_admin_report_with_restricted_user)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- 6d. the connection limit */
+
+#define LIMIT_CONNS 64
+#define LIMIT_THREADS 4
+
+static void four_event_threads(struct config *cfg)
+{
+    cfg->max_connections = LIMIT_CONNS;
+    cfg->http_threads = LIMIT_THREADS;
+}
+
+/* Reads one reply per socket (replies are small: one read each); returns how many answered
+ * 200 within limit_s; closed[i] = 1 when socket i was closed without a reply. */
+static int read_replies(const int *fds, int n, double limit_s, int *closed)
+{
+    int answered = 0, done = 0;
+    char *got = calloc((size_t)n, 1);
+    double until = now_s() + limit_s;
+    while (done < n && now_s() < until) {
+        for (int i = 0; i < n; i++) {
+            if (got[i])
+                continue;
+            char buf[4096];
+            ssize_t r = recv(fds[i], buf, sizeof(buf) - 1, MSG_DONTWAIT);
+            if (r > 0) {
+                buf[r] = '\0';
+                answered += strncmp(buf, "HTTP/1.1 200", 12) == 0;
+                got[i] = 1;
+                done++;
+            } else if (r == 0) {
+                closed[i] = 1;
+                got[i] = 1;
+                done++;
+            }
+        }
+        sleep_ms(5);
+    }
+    free(got);
+    return answered;
+}
+
+/* --max-connections is the whole process's limit, however many event threads: all of them are
+ * served (MHD alone splits the limit per thread and stalled some connections far below it), and
+ * connections past it are closed at once rather than left hanging. */
+START_TEST(test_connection_limit_across_event_threads)
+{
+    post_score("cl", "a", 1);
+    struct rankd *app = rankd_test_start_with(f_redis.port, TEST_TOKEN, four_event_threads, NULL);
+    int port = rankd_port(app);
+    int fds[LIMIT_CONNS + 8], closed[LIMIT_CONNS + 8] = {0};
+    const char *get = "GET /boards/cl/rank HTTP/1.1\r\nHost: t\r\n\r\n";
+    for (int i = 0; i < LIMIT_CONNS - 4; i++) {
+        fds[i] = connect_loopback(port);
+        ck_assert(fds[i] >= 0);
+    }
+    sleep_ms(100); /* all accepted */
+    for (int i = 0; i < LIMIT_CONNS - 4; i++)
+        ck_assert(write(fds[i], get, strlen(get)) == (ssize_t)strlen(get));
+    int ok = read_replies(fds, LIMIT_CONNS - 4, 5.0, closed);
+    /* past the limit: 12 more, of which at least 8 are over it */
+    for (int i = LIMIT_CONNS - 4; i < LIMIT_CONNS + 8; i++) {
+        fds[i] = connect_loopback(port);
+        ck_assert(fds[i] >= 0);
+        if (write(fds[i], get, strlen(get)) < 0)
+            closed[i] = 1;
+    }
+    int extra_ok = read_replies(fds + LIMIT_CONNS - 4, 12, 3.0, closed + LIMIT_CONNS - 4);
+    int refused = 0;
+    for (int i = LIMIT_CONNS - 4; i < LIMIT_CONNS + 8; i++)
+        refused += closed[i];
+    for (int i = 0; i < LIMIT_CONNS + 8; i++)
+        close(fds[i]);
+    rankd_stop(app);
+    fprintf(stderr,
+            "faults: connection limit %d over %d event threads: %d of %d answered; past the "
+            "limit %d answered, %d closed\n",
+            LIMIT_CONNS, LIMIT_THREADS, ok, LIMIT_CONNS - 4, extra_ok, refused);
+    ck_assert_msg(ok == LIMIT_CONNS - 4, "%d of %d connections under the limit answered", ok,
+                  LIMIT_CONNS - 4);
+    ck_assert_msg(extra_ok <= 4 && extra_ok + refused == 12,
+                  "past the limit: %d answered, %d closed, %d hanging", extra_ok, refused,
+                  12 - extra_ok - refused);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- 6e. event threads never wait */
+
+static void one_event_thread_l1(struct config *cfg)
+{
+    cfg->http_threads = 1;
+    cfg->l1_ttl_ms = 200;
+}
+
+/* A page of an asked-for period this process cannot place from memory needs the board's
+ * settings from Redis: that read happens on a worker, never on the one event thread, so a 400
+ * decided from memory on another connection is not held up while Redis is paused. */
+START_TEST(test_event_thread_never_waits_for_redis)
+{
+    rankd_stop(f_app);
+    f_app = rankd_test_start_with(f_redis.port, TEST_TOKEN, one_event_thread_l1, NULL);
+    f_port = rankd_port(f_app);
+    post_score("ev", "a", 1);
+    expect_status_free("GET", "/boards/ev/rank", NULL, 200);
+    double paused = pause_redis(PAUSE_MS, "ALL");
+    struct job j;
+    job_start(&j, "GET", "/boards/ev/rank?period=2020-01-01", NULL);
+    sleep_ms(100); /* that request is waiting on Redis now */
+    struct http_result r;
+    expect_status("GET", "/boards/ev/rank?page=0", NULL, 400, &r);
+    double quick = r.seconds;
+    http_result_free(&r);
+    ck_assert_msg(now_s() - paused < command_timeout_s(), "the probe came too late to prove it");
+    pthread_join(j.thread, NULL);
+    fprintf(stderr,
+            "faults: event thread: a 400 took %.4f s while a ?period= read waited on a paused "
+            "Redis (it answered %ld after %.3f s)\n",
+            quick, j.res.status, j.res.seconds);
+    http_result_free(&j.res);
+    ck_assert_msg(quick < HEALTHZ_LIMIT_S, "a 400 from memory took %.3f s", quick);
+    wait_until(paused + PAUSE_MS / 1000.0 + 0.05);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- 7. write pause (failover) */
 
 /*
@@ -1232,6 +1355,8 @@ Suite *faults_suite(void)
     tcase_add_test(slow, test_stuck_requests_do_not_block_healthz);
     tcase_add_test(slow, test_slow_clients_hold_no_threads);
     tcase_add_test(slow, test_admin_report_with_restricted_user);
+    tcase_add_test(slow, test_connection_limit_across_event_threads);
+    tcase_add_test(slow, test_event_thread_never_waits_for_redis);
     suite_add_tcase(s, slow);
 
     TCase *stall = faults_tcase("stall", 40);
