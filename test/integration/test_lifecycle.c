@@ -368,52 +368,6 @@ static void load_board_direct(const char *board, int n)
 
 /* ---------------------------------------------------------------- MONITOR */
 
-/* One MONITOR line: `1700000000.123456 [0 127.0.0.1:5555] "ZRANGE" "k" "0" "19"`, arguments
- * quoted as sdscatrepr does; `[0 lua]` marks commands a script ran (test_faults.c). */
-#define MON_TOKENS 12
-#define MON_TOKEN_LEN 96
-
-struct mon_cmd {
-    int lua;
-    int argc;
-    char argv[MON_TOKENS][MON_TOKEN_LEN];
-};
-
-static int mon_parse(const char *line, struct mon_cmd *c)
-{
-    memset(c, 0, sizeof(*c));
-    const char *open = strchr(line, '[');
-    const char *close = open ? strstr(open, "] ") : NULL;
-    if (!close)
-        return -1;
-    c->lua = close - open >= 4 && strncmp(close - 3, "lua", 3) == 0;
-    const char *p = close + 2;
-    while (*p == '"') {
-        char *out = c->argc < MON_TOKENS ? c->argv[c->argc] : NULL;
-        size_t n = 0;
-        for (p++; *p && *p != '"'; p++) {
-            if (*p == '\\' && p[1])
-                p++;
-            if (out && n + 1 < MON_TOKEN_LEN)
-                out[n++] = *p;
-        }
-        if (*p != '"')
-            return -1;
-        if (out)
-            out[n] = '\0';
-        c->argc++;
-        p++;
-        if (*p == ' ')
-            p++;
-    }
-    return c->argc > 0 ? 0 : -1;
-}
-
-static int mon_is(const struct mon_cmd *c, const char *name)
-{
-    return strcasecmp(c->argv[0], name) == 0;
-}
-
 static int mon_is_script(const struct mon_cmd *c)
 {
     return mon_is(c, "EVALSHA") || mon_is(c, "EVAL") || mon_is(c, "EVALSHA_RO") ||

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -301,4 +302,41 @@ char *read_file(const char *path, size_t *len)
     if (len)
         *len = b.len;
     return b.data;
+}
+
+/* ---------------------------------------------------------------- MONITOR lines */
+
+int mon_parse(const char *line, struct mon_cmd *c)
+{
+    memset(c, 0, sizeof(*c));
+    const char *open = strchr(line, '[');
+    const char *close = open ? strstr(open, "] ") : NULL;
+    if (!close)
+        return -1;
+    c->lua = close - open >= 4 && strncmp(close - 3, "lua", 3) == 0;
+    const char *p = close + 2;
+    while (*p == '"') {
+        char *out = c->argc < MON_TOKENS ? c->argv[c->argc] : NULL;
+        size_t n = 0;
+        for (p++; *p && *p != '"'; p++) {
+            if (*p == '\\' && p[1])
+                p++; /* \" \\ \n ...: keep the escaped character */
+            if (out && n + 1 < MON_TOKEN_LEN)
+                out[n++] = *p;
+        }
+        if (*p != '"')
+            return -1;
+        if (out)
+            out[n] = '\0';
+        c->argc++;
+        p++;
+        if (*p == ' ')
+            p++;
+    }
+    return c->argc > 0 ? 0 : -1;
+}
+
+int mon_is(const struct mon_cmd *c, const char *name)
+{
+    return strcasecmp(c->argv[0], name) == 0;
 }

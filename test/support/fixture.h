@@ -90,4 +90,21 @@ const char *http_error_code(const struct http_result *r);
 /** Read a whole file into a new string (free()); NULL on failure. */
 char *read_file(const char *path, size_t *len);
 
+/* One MONITOR line: `1700000000.123456 [0 127.0.0.1:5555] "ZRANGE" "k" "0" "19"`, arguments
+ * quoted as sdscatrepr does; `[0 lua]` marks commands a script ran. */
+#define MON_TOKENS 12
+#define MON_TOKEN_LEN 96
+
+struct mon_cmd {
+    int lua;                              /**< run by a script */
+    int argc;                             /**< every argument, counted */
+    char argv[MON_TOKENS][MON_TOKEN_LEN]; /**< the first MON_TOKENS, truncated */
+};
+
+/** Parse one MONITOR line. Returns 0, or -1 when the line is not a command (e.g. "OK"). */
+int mon_parse(const char *line, struct mon_cmd *c);
+
+/** 1 when the command is `name` (any case). */
+int mon_is(const struct mon_cmd *c, const char *name);
+
 #endif
