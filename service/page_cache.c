@@ -101,6 +101,7 @@ struct page_req {
     int size; /* resolved */
     int ttl_ms;
     int64_t gen;
+    int64_t older_than_ms; /* a cached page made at or before this is too old to take (0: any) */
     char key[KEY_MAX];
 };
 
@@ -333,6 +334,20 @@ static int compute(struct page_cache *pc, const struct page_req *q, char **value
 }
 
 /* Compute and store under the lock, or wait for another holder, or compute without the lock. */
+/* The cache holds q's page, new enough for q: 1 with *value; 0 (freed) or -1 (Redis error). */
+static int fresh_read(struct page_cache *pc, const struct page_req *q, char **value, size_t *len)
+{
+    int found = cache_read(pc, q->key, value, len);
+    if (found != 1 || q->older_than_ms == 0)
+        return found;
+    struct entry e;
+    if (value_parse(*value, *len, &e) == 0 && e.created_ms > q->older_than_ms)
+        return 1;
+    free(*value);
+    *value = NULL;
+    return 0;
+}
+
 static int fetch_or_compute(struct page_cache *pc, const struct page_req *q, char **value,
                             size_t *len)
 {
@@ -351,7 +366,7 @@ static int fetch_or_compute(struct page_cache *pc, const struct page_req *q, cha
         int64_t deadline = util_now_ms() + pc->cfg.max_wait_ms;
         while (util_now_ms() < deadline) {
             sleep_ms(POLL_MIN_MS + (int)(next_rand(pc) % (POLL_JITTER_MS + 1)));
-            int found = cache_read(pc, q->key, value, len);
+            int found = fresh_read(pc, q, value, len);
             if (found == 1)
                 return 0;
             if (found < 0)
@@ -359,7 +374,7 @@ static int fetch_or_compute(struct page_cache *pc, const struct page_req *q, cha
         }
         atomic_fetch_add(&pc->lock_wait_timeouts, 1);
     } else {
-        int found = cache_read(pc, q->key, value, len); /* a holder may just have stored it */
+        int found = fresh_read(pc, q, value, len); /* a holder may just have stored it */
         if (found == 1) {
             lock_release(pc, q, token);
             return 0;
@@ -899,20 +914,46 @@ int page_cache_get_l1(struct page_cache *pc, const char *board, const char *peri
     return reply_from_value(pc, &q, value, len, PAGE_HIT, if_none_match, out);
 }
 
-/* A cached value of the current generation is served (fresh, or stale while one refresh runs,
- * or fresh with an XFetch early refresh): returns 1 with *rc and *out. Else frees value and
- * returns 0: the page must be computed. */
-static int serve_cached(struct page_cache *pc, const struct page_req *q, char *value, size_t len,
-                        const char *l1key, const char *inm, struct page_reply *out, int *rc)
+/* What serve_cached decided. */
+enum served {
+    SERVED =
+        1, /* *out is the cached page (fresh, stale while a refresh runs, or early-refreshed) */
+    UNUSABLE = 0, /* not this generation's page, or unreadable: value freed; compute */
+    TOO_OLD = 2,  /* older than page_ttl_ms plus one computation and no refresh in flight: compute
+                   * now; value kept for the caller to serve if that computation fails */
+};
+
+/* 1 when a refresh of key runs in this process (a background refresh or a computation). */
+static int refresh_in_flight(struct page_cache *pc, const char *key)
+{
+    pthread_mutex_lock(&pc->lock);
+    int in_flight = flight_find(pc, key) != NULL;
+    pthread_mutex_unlock(&pc->lock);
+    return in_flight;
+}
+
+/*
+ * A cached value of the current generation. Fresh: served (XFetch may start an early refresh).
+ * Past its soft TTL: served stale, with one background refresh, only while that keeps the
+ * freshness contract: the page is at most page_ttl_ms plus one computation (its own delta) old,
+ * or a refresh is already in flight here. An older page (one nobody read for a while) is TOO_OLD:
+ * the request computes it, and the copy is only the fallback if that fails.
+ */
+static enum served serve_cached(struct page_cache *pc, const struct page_req *q, char *value,
+                                size_t len, const char *l1key, const char *inm,
+                                struct page_reply *out, int *rc)
 {
     struct entry e;
     if (value_parse(value, len, &e) || e.gen != q->gen) {
         free(value);
-        return 0;
+        return UNUSABLE;
     }
     enum page_source source = PAGE_HIT;
     int64_t now = wall_ms();
     if (now >= e.soft_ms) {
+        int64_t bound = q->ttl_ms + (e.delta_us + 999) / 1000;
+        if (now - e.created_ms > bound && !refresh_in_flight(pc, q->key))
+            return TOO_OLD;
         source = PAGE_STALE;
         refresh_async(pc, q, e.created_ms);
     } else if (pc->cfg.beta > 0 &&
@@ -925,7 +966,14 @@ static int serve_cached(struct page_cache *pc, const struct page_req *q, char *v
         l1_put(pc, l1key, value, len, e.soft_ms);
     count(pc, source);
     *rc = reply_from_value(pc, q, value, len, source, inm, out);
-    return 1;
+    return SERVED;
+}
+
+/* A Redis fault (as opposed to an answer such as "no board"): the grace copy may stand in. */
+static int is_fault(int rc)
+{
+    return rc == -ETIMEDOUT || rc == -ETIME || rc == -ECONNREFUSED || rc == -EIO || rc == -EAGAIN ||
+           rc == -EBUSY;
 }
 
 static int get_once(struct page_cache *pc, const char *board, const char *period, int64_t page,
@@ -951,13 +999,26 @@ static int get_once(struct page_cache *pc, const char *board, const char *period
         return reply_from_value(pc, &q, value, len, PAGE_MISS, if_none_match, out);
     }
     int rc = 0;
-    if (found && serve_cached(pc, &q, value, len, l1key, if_none_match, out, &rc))
-        return rc;
-    value = NULL;
-    rc = miss(pc, &q, &value, &len);
-    if (rc)
+    char *old = NULL; /* a TOO_OLD page: served only if the computation fails */
+    size_t old_len = len;
+    enum served sv =
+        found ? serve_cached(pc, &q, value, len, l1key, if_none_match, out, &rc) : UNUSABLE;
+    if (sv == SERVED)
         return rc;
     struct entry e;
+    if (sv == TOO_OLD && value_parse(value, len, &e) == 0) {
+        old = value;
+        q.older_than_ms = e.created_ms; /* the computation must not settle for this copy */
+    }
+    value = NULL;
+    rc = miss(pc, &q, &value, &len);
+    if (rc && old && is_fault(rc)) { /* the grace window, while the refresh is failing */
+        count(pc, PAGE_STALE);
+        return reply_from_value(pc, &q, old, old_len, PAGE_STALE, if_none_match, out);
+    }
+    free(old);
+    if (rc)
+        return rc;
     if (pc->cfg.l1_ttl_ms > 0 && value_parse(value, len, &e) == 0)
         l1_put(pc, l1key, value, len, e.soft_ms);
     count(pc, PAGE_MISS);
@@ -1041,9 +1102,10 @@ static int batch_settle(struct page_cache *pc, struct batch_item *it, redisReply
         return -EAGAIN;
     l1_key(j->board, it->q.period, j->page, j->size, l1key, sizeof(l1key));
     int rc = 0;
-    if (!serve_cached(pc, &it->q, value, len, l1key, j->if_none_match, &j->out, &rc))
-        return -EAGAIN;
-    return rc ? -EAGAIN : 0;
+    enum served sv = serve_cached(pc, &it->q, value, len, l1key, j->if_none_match, &j->out, &rc);
+    if (sv == TOO_OLD)
+        free(value); /* a worker computes it (and reads the copy again should that fail) */
+    return sv == SERVED && rc == 0 ? 0 : -EAGAIN;
 }
 
 static void batch_run(struct page_cache *pc, struct page_cache_job *jobs)

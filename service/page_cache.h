@@ -12,9 +12,11 @@
  * Freshness contract (README, openapi.yaml): with Redis healthy a page is never older than the
  * board's page_ttl_ms plus one computation (plus l1_ttl_ms with the in-process tier). Past its
  * soft expiry a page is served stale (X-Cache: stale) only while one refresh is in flight or
- * failing, for at most the grace window. Delete/reset bump the board generation, which is part of
- * the key: a page computed before them can never be served after them (the in-process tier
- * excepted, for at most l1_ttl_ms).
+ * failing, for at most the grace window: a copy still within page_ttl_ms plus its own computation
+ * time is served and refreshed in the background; an older copy is recomputed for the request
+ * that finds it (and served only if that computation fails with a Redis fault). Delete/reset bump
+ * the board generation, which is part of the key: a page computed before them can never be served
+ * after them (the in-process tier excepted, for at most l1_ttl_ms).
  *
  * Stampede protection, always per exact key (never a pool of hashed slots):
  *  - in-process single-flight: concurrent misses for one key in this process share one

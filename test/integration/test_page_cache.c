@@ -1895,6 +1895,30 @@ START_TEST(test_current_page_across_period_end)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- 15. freshness after idle */
+
+/* A page nobody read for a while is past its TTL by more than one computation: the next request
+ * computes it (X-Cache miss) instead of being served the old copy while a background refresh
+ * runs. The grace window is only for while a refresh is in flight (the freshness contract). */
+START_TEST(test_idle_page_is_refreshed_not_stale)
+{
+    app_start(g_redis.port, tweak_no_xfetch);
+    put_board("fi", "{\"page_ttl_ms\":300}");
+    load_board("fi", "m", 30, 0);
+    struct http_result r;
+    get_status("/boards/fi/rank", NULL, 200, &r);
+    http_result_free(&r);
+    write_status("POST", "/boards/fi/scores", "{\"id\":\"newtop\",\"score\":1000}", 200);
+    sleep_ms(900); /* three TTLs: the copy is still in Redis (10 s grace), but far too old */
+    get_status("/boards/fi/rank", NULL, 200, &r);
+    fprintf(stderr, "page_cache: idle page read 0.9 s after a write (TTL 0.3 s): X-Cache %s\n",
+            xcache(&r));
+    ck_assert_msg(strstr(r.body, "\"newtop\""), "a page older than its TTL was served: %s", r.body);
+    ck_assert_str_eq(xcache(&r), "miss");
+    http_result_free(&r);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- suite */
 
 static void add(Suite *s, const char *name, const TTest *test, double timeout_s)
@@ -1930,5 +1954,6 @@ Suite *page_cache_suite(void)
     add(s, "batched_hits", test_batched_hits_one_round_trip, 20);
     add(s, "stop_in_work", test_stop_finishes_requests_in_work, 20);
     add(s, "period_end", test_current_page_across_period_end, 20);
+    add(s, "idle_refresh", test_idle_page_is_refreshed_not_stale, 20);
     return s;
 }
