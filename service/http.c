@@ -247,13 +247,13 @@ static int check_token(struct MHD_Connection *c, struct rankd *app, struct http_
     const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
     if (!auth || !starts_with_ci(auth, "Bearer ")) {
         http_reply_error(rp, 401, "unauthorized",
-                         "Writes need the header 'Authorization: Bearer <token>'.");
+                         "Writes and /admin need the header 'Authorization: Bearer <token>'.");
         http_reply_header(rp, "WWW-Authenticate", "Bearer realm=\"rankd\"");
         return -1;
     }
     const char *given = auth + 7;
     if (!util_secure_equal(given, strlen(given), token, strlen(token))) {
-        http_reply_error(rp, 403, "forbidden", "The bearer token is not valid for writes.");
+        http_reply_error(rp, 403, "forbidden", "The bearer token is not valid.");
         return -1;
     }
     return 0;
