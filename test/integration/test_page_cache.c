@@ -727,6 +727,7 @@ struct iso_worker {
     int first_a, first_b; /* pages */
     double seconds[ISO_PER_THREAD];
     int bad;
+    char first_bad[200]; /* what the first bad answer was */
 };
 
 static void *iso_run(void *arg)
@@ -738,10 +739,11 @@ static void *iso_run(void *arg)
             snprintf(path, sizeof(path), "/boards/isoa/rank?page=%d&size=2", w->first_a + i / 2);
         else
             snprintf(path, sizeof(path), "/boards/isob/rank?size=2&page=%d", w->first_b + i / 2);
-        struct http_result r;
-        if (fetch(p_port, path, NULL, &r) != 0 || r.status != 200 ||
-            strcmp(xcache(&r), "miss") != 0)
-            w->bad++;
+        struct http_result r = {0};
+        int rc = fetch(p_port, path, NULL, &r);
+        if ((rc != 0 || r.status != 200 || strcmp(xcache(&r), "miss") != 0) && w->bad++ == 0)
+            snprintf(w->first_bad, sizeof(w->first_bad), "%s: rc %d, %ld, X-Cache %s after %.3f s",
+                     path, rc, rc ? 0L : r.status, rc ? "-" : xcache(&r), r.seconds);
         w->seconds[i] = r.seconds;
         http_result_free(&r);
     }
@@ -777,7 +779,8 @@ static double iso_measure(int first_a, int first_b, double *p50, double *max)
     }
     for (int i = 0; i < ISO_THREADS; i++) {
         pthread_join(w[i].th, NULL);
-        ck_assert_msg(w[i].bad == 0, "worker %d: %d failed or non-miss requests", i, w[i].bad);
+        ck_assert_msg(w[i].bad == 0, "worker %d: %d failed or non-miss requests, first %s", i,
+                      w[i].bad, w[i].first_bad);
         for (int k = 0; k < ISO_PER_THREAD; k++)
             s[n++] = w[i].seconds[k];
     }
