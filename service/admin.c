@@ -7,6 +7,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "request.h"
+
 /* INFO fields reported, by section. */
 static const char *const info_fields[] = {
     "redis_version",
@@ -56,6 +58,22 @@ static void add_info(cJSON *obj, const char *info, const char *name)
     }
 }
 
+/* A Redis string as JSON text: the slow log cuts arguments at 128 bytes, which can split a UTF-8
+ * character, and arguments may hold any bytes: NULs and invalid sequences become '?'. */
+static cJSON *text_json(const char *s, size_t len)
+{
+    char *copy = malloc(len + 1);
+    if (!copy)
+        return NULL;
+    for (size_t i = 0; i < len; i++)
+        copy[i] = s[i] ? s[i] : '?';
+    copy[len] = '\0';
+    request_utf8_sanitize(copy);
+    cJSON *j = cJSON_CreateString(copy);
+    free(copy);
+    return j;
+}
+
 /* A reply tree as JSON: arrays, integers, strings. */
 static cJSON *reply_json(const redisReply *r)
 {
@@ -64,7 +82,7 @@ static cJSON *reply_json(const redisReply *r)
         return cJSON_CreateNumber((double)r->integer);
     case REDIS_REPLY_STRING:
     case REDIS_REPLY_STATUS:
-        return cJSON_CreateString(r->str);
+        return text_json(r->str, r->len);
     case REDIS_REPLY_ARRAY: {
         cJSON *a = cJSON_CreateArray();
         for (size_t i = 0; a && i < r->elements; i++)

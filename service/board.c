@@ -276,26 +276,51 @@ int board_check_score(const struct board_settings *s, double score, int64_t *key
 }
 
 /* Run one script on a borrowed connection. */
+/* The pool writes go to (board_model.writes). */
+static struct store *writes_of(const struct board_model *m)
+{
+    return m->writes ? m->writes : m->store;
+}
+
+static int script_writes(enum store_script script)
+{
+    return script != STORE_SCRIPT_PAGE && script != STORE_SCRIPT_MEMBER &&
+           script != STORE_SCRIPT_AROUND && script != STORE_SCRIPT_LOCK_RELEASE;
+}
+
 static redisReply *run_script(struct board_model *m, enum store_script script, int nkeys, int nargs,
                               const char **argv, const size_t *argvlen, int *err)
 {
-    struct store_conn *c = store_acquire(m->store, err);
+    struct store *st = script_writes(script) ? writes_of(m) : m->store;
+    struct store_conn *c = store_acquire(st, err);
     if (!c)
         return NULL;
     redisReply *r = store_script(c, script, nkeys, nargs, argv, argvlen, err);
-    store_release(m->store, c);
+    store_release(st, c);
+    return r;
+}
+
+static redisReply *command_on(struct store *st, int argc, const char **argv, const size_t *argvlen,
+                              int *err)
+{
+    struct store_conn *c = store_acquire(st, err);
+    if (!c)
+        return NULL;
+    redisReply *r = store_command(c, argc, argv, argvlen, err);
+    store_release(st, c);
     return r;
 }
 
 static redisReply *run_command(struct board_model *m, int argc, const char **argv,
                                const size_t *argvlen, int *err)
 {
-    struct store_conn *c = store_acquire(m->store, err);
-    if (!c)
-        return NULL;
-    redisReply *r = store_command(c, argc, argv, argvlen, err);
-    store_release(m->store, c);
-    return r;
+    return command_on(m->store, argc, argv, argvlen, err);
+}
+
+static redisReply *run_write_command(struct board_model *m, int argc, const char **argv,
+                                     const size_t *argvlen, int *err)
+{
+    return command_on(writes_of(m), argc, argv, argvlen, err);
 }
 
 int board_settings_get(struct board_model *m, const char *board, struct board_settings *out,
@@ -766,7 +791,7 @@ static int extend_retention(struct board_model *m, const char *board,
     int n = board_periods(m, s, ids, PERIOD_RETAIN_MAX + 1);
     int64_t now = now_ms(m);
     int err = 0;
-    struct store_conn *c = n ? store_acquire(m->store, &err) : NULL;
+    struct store_conn *c = n ? store_acquire(writes_of(m), &err) : NULL;
     if (n && !c)
         return err;
     for (int d = 0; d < n && err == 0; d++) {
@@ -779,7 +804,7 @@ static int extend_retention(struct board_model *m, const char *board,
         redisReply *r = store_command(c, 3, argv, NULL, &err); /* a missing set: no-op */
         freeReplyObject(r);
     }
-    store_release(m->store, c);
+    store_release(writes_of(m), c);
     return err;
 }
 
@@ -792,7 +817,7 @@ static int drop_periods(struct board_model *m, const char *board, const struct b
     int from = same ? now->retain + 1 : 0;
     int64_t t = now_ms(m);
     int err = 0;
-    struct store_conn *c = store_acquire(m->store, &err);
+    struct store_conn *c = store_acquire(writes_of(m), &err);
     if (!c)
         return err;
     for (int d = from; d <= old->retain && err == 0; d++) {
@@ -802,7 +827,7 @@ static int drop_periods(struct board_model *m, const char *board, const struct b
         const char *argv[] = {"UNLINK", key};
         freeReplyObject(store_command(c, 2, argv, NULL, &err));
     }
-    store_release(m->store, c);
+    store_release(writes_of(m), c);
     return err;
 }
 
@@ -917,11 +942,11 @@ static redisReply *transaction(struct board_model *m, int n, const int *argc,
     ls[n + 1] = el;
     ac[n + 1] = 1;
     redisReply *rs[6];
-    struct store_conn *c = store_acquire(m->store, err);
+    struct store_conn *c = store_acquire(writes_of(m), err);
     if (!c)
         return NULL;
     int rc = store_pipeline(c, n + 2, ac, av, ls, rs);
-    store_release(m->store, c);
+    store_release(writes_of(m), c);
     if (rc) {
         *err = rc;
         return NULL;
@@ -1251,7 +1276,7 @@ int board_record_put(struct board_model *m, const char *id, size_t id_len, const
     const char *argv[] = {"HSET", k.items, id, json};
     size_t len[] = {4, strlen(k.items), id_len, json_len};
     int err = 0;
-    redisReply *r = run_command(m, 4, argv, len, &err);
+    redisReply *r = run_write_command(m, 4, argv, len, &err);
     if (!r)
         return err;
     freeReplyObject(r);
@@ -1265,7 +1290,7 @@ int board_record_delete(struct board_model *m, const char *id, size_t id_len)
     const char *argv[] = {"HDEL", k.items, id};
     size_t len[] = {4, strlen(k.items), id_len};
     int err = 0;
-    redisReply *r = run_command(m, 3, argv, len, &err);
+    redisReply *r = run_write_command(m, 3, argv, len, &err);
     if (!r)
         return err;
     int rc = r->type == REDIS_REPLY_INTEGER && r->integer > 0 ? 0 : -ENODATA;

@@ -64,7 +64,11 @@ struct board_settings_patch {
 
 /** Shared state of the model: the store and the key prefix (borrowed; outlive the model). */
 struct board_model {
-    struct store *store;
+    struct store *store;       /**< reads (borrowed) */
+    struct store *writes;      /**< writes and their scripts (borrowed); NULL = store. A pool of its
+                                *   own, so writes held up by Redis (CLIENT PAUSE WRITE during a
+                                *   failover) can neither take every connection nor trip the read
+                                *   pool's fail-fast window */
     const char *prefix;        /**< key prefix, [A-Za-z0-9._:-]{1,64} */
     int64_t (*clock_ms)(void); /**< wall clock for periods, ms since the epoch; NULL = real */
 };

@@ -150,9 +150,13 @@ void handle_metrics(struct http_request *rq, struct http_reply *rp)
     struct buf out = {0};
     struct page_cache_stats cache;
     page_cache_stats(rq->app->pages, &cache);
-    unsigned long errors = store_error_count(rq->app->store);
-    if (rq->app->cache_store != rq->app->store)
-        errors += store_error_count(rq->app->cache_store);
+    const struct rankd *app = rq->app;
+    unsigned long errors = store_error_count(app->store) + store_error_count(app->write_store) +
+                           store_error_count(app->hit_store);
+    if (app->cache_store != app->store)
+        errors += store_error_count(app->cache_store);
+    if (app->cache_write_store != app->write_store)
+        errors += store_error_count(app->cache_write_store);
     if (metrics_render(&out, errors, &cache)) {
         buf_free(&out);
         http_reply_errno(rp, -ENOMEM);
@@ -266,9 +270,11 @@ static void rank_job_done(struct page_cache_job *job, int rc)
     struct rank_job *rj = (struct rank_job *)job;
     if (rc == 0)
         reply_page(rj->rp, &job->out);
+    else if (rc != -EAGAIN) /* Redis failed the lookup: 503 at once */
+        reply_board_errno(rj->rp, rc, job->board, NULL);
     struct http_async *async = rj->async;
     free(rj);
-    http_async_done(async, rc == 0);
+    http_async_done(async, rc != -EAGAIN);
 }
 
 int handle_rank_async(struct http_request *rq, struct http_reply *rp, struct http_async *async)

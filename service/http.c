@@ -619,13 +619,24 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
  * connections evenly, so a thread could refuse (or stall) connections well below the limit.
  * rankd gives MHD a limit per thread as large as the whole limit and enforces the whole limit
  * itself: counted on open and close, refused at accept. */
+/* A slot this event thread reserved in accept_policy and its STARTED notification has not taken
+ * yet. The policy and the notification of one connection run one after the other on the thread
+ * that accepts it; a reservation still pending at the next accept was refused by MHD after the
+ * policy (its per-IP limit, say) and is given back then. */
+static __thread int slot_pending;
+
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx,
                           enum MHD_ConnectionNotificationCode toe)
 {
     (void)c;
     (void)socket_ctx;
     struct http_server *srv = cls;
-    atomic_fetch_add(&srv->open, toe == MHD_CONNECTION_NOTIFY_STARTED ? 1 : -1);
+    if (toe != MHD_CONNECTION_NOTIFY_STARTED)
+        atomic_fetch_sub(&srv->open, 1);
+    else if (slot_pending)
+        slot_pending = 0; /* counted at accept */
+    else
+        atomic_fetch_add(&srv->open, 1);
 }
 
 static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr, socklen_t len)
@@ -633,7 +644,17 @@ static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr, soc
     (void)addr;
     (void)len;
     struct http_server *srv = cls;
-    return atomic_load(&srv->open) < srv->max_connections ? MHD_YES : MHD_NO;
+    if (slot_pending) { /* the last connection accepted here never started */
+        atomic_fetch_sub(&srv->open, 1);
+        slot_pending = 0;
+    }
+    int open = atomic_load(&srv->open);
+    while (open < srv->max_connections)
+        if (atomic_compare_exchange_weak(&srv->open, &open, open + 1)) {
+            slot_pending = 1; /* reserved: several threads accept at once */
+            return MHD_YES;
+        }
+    return MHD_NO;
 }
 
 /* ---------------------------------------------------------------- lifecycle */

@@ -18,7 +18,7 @@
 #include "util.h"
 
 #define KEY_MAX 256
-#define BATCHERS 1 /* batcher threads: each sends one pipeline at a time on its own connection */
+#define BATCHERS 1 /* batcher threads; each sends one pipeline at a time (cfg.hits pool) */
 #define VALUE_MAGIC "rankd2" /* rankd1 held the computation time in ms */
 #define POLL_MIN_MS 5        /* waiters re-read the cache every 5..10 ms */
 #define POLL_JITTER_MS 5
@@ -222,14 +222,29 @@ static void breaker_result(struct page_cache *pc, int failed)
 /* ---------------------------------------------------------------- cache Redis commands */
 
 /* One command on the cache store; NULL (and a breaker error) on failure or an error reply. */
-static redisReply *cache_cmd(struct page_cache *pc, int argc, const char **argv, const size_t *lens)
+static redisReply *cache_on(struct page_cache *pc, struct store *st, int argc, const char **argv,
+                            const size_t *lens)
 {
     int err = 0;
-    struct store_conn *c = store_acquire(pc->cfg.cache, &err);
+    struct store_conn *c = store_acquire(st, &err);
     redisReply *r = c ? store_command(c, argc, argv, lens, &err) : NULL;
-    store_release(pc->cfg.cache, c);
+    store_release(st, c);
     breaker_result(pc, r == NULL);
     return r;
+}
+
+/* A read (GET) of the cache store. */
+static redisReply *cache_cmd(struct page_cache *pc, int argc, const char **argv, const size_t *lens)
+{
+    return cache_on(pc, pc->cfg.cache, argc, argv, lens);
+}
+
+/* A write (SET of a page or a lock): the cache's write pool, so that writes held up by Redis
+ * (CLIENT PAUSE WRITE) never take the connections page reads need. */
+static redisReply *cache_write(struct page_cache *pc, int argc, const char **argv,
+                               const size_t *lens)
+{
+    return cache_on(pc, pc->cfg.cache_writes, argc, argv, lens);
 }
 
 /* GET the page; 1 found (value copied), 0 absent, -1 error. */
@@ -263,7 +278,7 @@ static void cache_store(struct page_cache *pc, const struct page_req *q, const c
     snprintf(pxs, sizeof(pxs), "%" PRId64, px);
     const char *argv[] = {"SET", q->key, value, "PX", pxs};
     size_t lens[] = {3, strlen(q->key), len, 2, strlen(pxs)};
-    freeReplyObject(cache_cmd(pc, 5, argv, lens));
+    freeReplyObject(cache_write(pc, 5, argv, lens));
 }
 
 /* SET key:lock token NX PX ttl: 1 taken, 0 held by someone else, -1 error. */
@@ -274,7 +289,7 @@ static int lock_take(struct page_cache *pc, const struct page_req *q, char *toke
     snprintf(token, toklen, "%016" PRIx64 "%016" PRIx64, next_rand(pc), next_rand(pc));
     snprintf(ttl, sizeof(ttl), "%d", pc->cfg.lock_ttl_ms);
     const char *argv[] = {"SET", lock, token, "NX", "PX", ttl};
-    redisReply *r = cache_cmd(pc, 6, argv, NULL);
+    redisReply *r = cache_write(pc, 6, argv, NULL);
     if (!r)
         return -1;
     int taken = r->type == REDIS_REPLY_STATUS;
@@ -288,9 +303,9 @@ static void lock_release(struct page_cache *pc, const struct page_req *q, const 
     snprintf(lock, sizeof(lock), "%s:lock", q->key);
     const char *argv[] = {lock, token};
     int err = 0;
-    struct store_conn *c = store_acquire(pc->cfg.cache, &err);
+    struct store_conn *c = store_acquire(pc->cfg.cache_writes, &err);
     redisReply *r = c ? store_script(c, STORE_SCRIPT_LOCK_RELEASE, 1, 1, argv, NULL, &err) : NULL;
-    store_release(pc->cfg.cache, c);
+    store_release(pc->cfg.cache_writes, c);
     breaker_result(pc, r == NULL);
     freeReplyObject(r);
 }
@@ -985,12 +1000,12 @@ static int get_once(struct page_cache *pc, const char *board, const char *period
     char l1key[KEY_MAX];
     if (page_cache_get_l1(pc, board, period, page, size, if_none_match, out) == 0)
         return 0;
-    struct board_where lw; /* may read the settings: this runs where waiting is allowed */
-    const char *resolved = board_where(pc->cfg.model, board, period, &lw) == 0 ? lw.period : "?";
-    l1_key(board, resolved, page, size, l1key, sizeof(l1key));
     int found = lookup(pc, &q, size, &value, &len);
     if (found < 0)
         return found;
+    /* the tier's key names the period this lookup resolved, so a page computed just after a
+     * period rolled over is never stored under the previous period's key */
+    l1_key(board, q.period, page, size, l1key, sizeof(l1key));
     if (q.ttl_ms <= 0) { /* caching off for this board: always current */
         int rc = compute(pc, &q, &value, &len);
         if (rc)
@@ -1082,11 +1097,11 @@ static int batch_round_trip(struct page_cache *pc, struct batch_item *it, int n,
         lens[k] = lens[k + 1] = NULL;
     }
     int err = 0;
-    struct store_conn *c = store_acquire(pc->cfg.data, &err);
+    struct store_conn *c = store_acquire(pc->cfg.hits, &err);
     if (!c)
         return err;
     err = store_pipeline(c, 2 * n, argc, argv, lens, replies);
-    store_release(pc->cfg.data, c);
+    store_release(pc->cfg.hits, c);
     return err;
 }
 
@@ -1131,12 +1146,15 @@ static void batch_run(struct page_cache *pc, struct page_cache_job *jobs)
         return;
     for (size_t i = 0; i < 2 * (size_t)n; i++)
         replies[i] = NULL;
-    int failed = batch_round_trip(pc, items, n, replies) != 0;
+    /* A Redis fault fails the batch's requests at once (503): a worker retrying each would wait
+     * out the same slow Redis again. */
+    int failed = batch_round_trip(pc, items, n, replies);
     atomic_fetch_add(&pc->batches, 1);
     for (size_t i = 0; i < (size_t)n; i++) {
         struct page_cache_job *j = items[i].job;
         redisReply *set = replies[2 * i], *got = replies[2 * i + 1];
-        int rc = failed ? -EAGAIN : batch_settle(pc, &items[i], set, got);
+        int rc =
+            failed ? (is_fault(failed) ? failed : -EAGAIN) : batch_settle(pc, &items[i], set, got);
         freeReplyObject(set);
         freeReplyObject(got);
         if (rc == 0)
@@ -1203,6 +1221,10 @@ struct page_cache *page_cache_new(const struct page_cache_config *cfg)
         return NULL;
     pc->cfg = *cfg;
     pc->same_store = cfg->data == cfg->cache;
+    if (!pc->cfg.cache_writes)
+        pc->cfg.cache_writes = cfg->cache;
+    if (!pc->cfg.hits)
+        pc->cfg.hits = cfg->data;
     if (pc->cfg.refresh_max <= 0)
         pc->cfg.refresh_max = 8;
     pc->states = calloc(STATE_SLOTS, sizeof(*pc->states));

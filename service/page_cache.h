@@ -52,18 +52,22 @@
 typedef int (*page_cache_delay_fn)(const char *board, int64_t page, int size);
 
 struct page_cache_config {
-    struct store *data;        /**< board data (borrowed) */
-    struct store *cache;       /**< pages and locks (borrowed; may be the same as data) */
-    struct board_model *model; /**< borrowed */
-    const char *prefix;        /**< key prefix (borrowed) */
-    int grace_ms;              /**< stale window after the soft TTL; key TTL = soft + grace */
-    int lock_ttl_ms;           /**< stampede lock TTL; must exceed a computation */
-    int max_wait_ms;           /**< longest wait for another holder's result */
-    double beta;               /**< XFetch beta; 0 turns early refresh off */
-    int l1_ttl_ms;             /**< in-process tier TTL, 0 = off, <= PAGE_CACHE_L1_TTL_MS_MAX */
-    size_t l1_max_bytes;       /**< in-process tier budget */
-    int refresh_max;           /**< background refreshes at once */
-    page_cache_delay_fn delay; /**< test hook, NULL */
+    struct store *data;         /**< board data (borrowed) */
+    struct store *cache;        /**< pages and locks (borrowed; may be the same as data) */
+    struct store *cache_writes; /**< SET of pages and locks, lock release (borrowed); NULL =
+                                 *   cache. Its own pool: writes held up by Redis never take
+                                 *   the connections page reads need */
+    struct store *hits;         /**< the batched hit path's connection (borrowed); NULL = data */
+    struct board_model *model;  /**< borrowed */
+    const char *prefix;         /**< key prefix (borrowed) */
+    int grace_ms;               /**< stale window after the soft TTL; key TTL = soft + grace */
+    int lock_ttl_ms;            /**< stampede lock TTL; must exceed a computation */
+    int max_wait_ms;            /**< longest wait for another holder's result */
+    double beta;                /**< XFetch beta; 0 turns early refresh off */
+    int l1_ttl_ms;              /**< in-process tier TTL, 0 = off, <= PAGE_CACHE_L1_TTL_MS_MAX */
+    size_t l1_max_bytes;        /**< in-process tier budget */
+    int refresh_max;            /**< background refreshes at once */
+    page_cache_delay_fn delay;  /**< test hook, NULL */
 };
 
 enum page_source { PAGE_HIT = 0, PAGE_MISS, PAGE_STALE };
@@ -111,7 +115,8 @@ int page_cache_get_l1(struct page_cache *pc, const char *board, const char *peri
  * `done`) and `done`; the cache fills `out` and calls done(job, rc) exactly once, from its
  * batcher thread: rc 0 = out holds the page (a hit or a stale hit; the caller frees it with
  * page_reply_free), -EAGAIN = not answerable from the cache in one round trip (a miss, a changed
- * board, a Redis error): call page_cache_get on a thread that may block. `done` may free the job.
+ * board): call page_cache_get on a thread that may block; a store error (Redis timed out or is
+ * unreachable) = answer 503 now. `done` may free the job.
  */
 struct page_cache_job {
     const char *board, *period; /**< period NULL = the current one */

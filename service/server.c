@@ -9,7 +9,7 @@
 #include "route.h"
 #include "static_files.h"
 
-static struct store *store_for(const struct config *cfg, const struct redis_url *u)
+static struct store *store_for(const struct config *cfg, const struct redis_url *u, int pool)
 {
     struct store_config sc = {
         .host = u->unix_path[0] ? NULL : u->host,
@@ -18,7 +18,7 @@ static struct store *store_for(const struct config *cfg, const struct redis_url 
         .username = u->username[0] ? u->username : NULL,
         .password = u->password[0] ? u->password : NULL,
         .db = u->db,
-        .pool_size = cfg->threads,
+        .pool_size = pool,
         .timeout_ms = cfg->redis_timeout_ms,
         .connect_timeout_ms = cfg->connect_timeout_ms,
     };
@@ -39,15 +39,24 @@ struct rankd *rankd_start_hooked(const struct config *cfg, const struct rankd_ho
         return NULL;
     }
     app->cfg = *cfg;
-    app->store = store_for(&app->cfg, &app->cfg.redis);
-    app->cache_store =
-        app->cfg.cache_url_text[0] ? store_for(&app->cfg, &app->cfg.cache_redis) : app->store;
+    const struct config *c = &app->cfg;
+    app->store = store_for(c, &c->redis, c->threads);
+    app->write_store = store_for(c, &c->redis, c->threads);
+    app->hit_store = store_for(c, &c->redis, 1);
+    app->cache_store = c->cache_url_text[0] ? store_for(c, &c->cache_redis, c->threads) : NULL;
+    app->cache_write_store =
+        c->cache_url_text[0] ? store_for(c, &c->cache_redis, c->threads) : app->write_store;
+    if (!app->cache_store)
+        app->cache_store = app->store;
     app->model.store = app->store;
+    app->model.writes = app->write_store;
     app->model.prefix = app->cfg.key_prefix;
     app->model.clock_ms = hooks ? hooks->clock_ms : NULL;
     struct page_cache_config pcc = {
         .data = app->store,
         .cache = app->cache_store,
+        .cache_writes = app->cache_write_store,
+        .hits = app->hit_store,
         .model = &app->model,
         .prefix = app->cfg.key_prefix,
         .grace_ms = app->cfg.page_grace_ms,
@@ -59,7 +68,8 @@ struct rankd *rankd_start_hooked(const struct config *cfg, const struct rankd_ho
         .refresh_max = 32,
         .delay = hooks ? hooks->page_delay : NULL,
     };
-    if (app->store && app->cache_store)
+    if (app->store && app->cache_store && app->write_store && app->hit_store &&
+        app->cache_write_store)
         app->pages = page_cache_new(&pcc);
     if (!app->pages) {
         rankd_stop(app);
@@ -111,6 +121,10 @@ void rankd_stop(struct rankd *app)
     page_cache_free(app->pages);
     if (app->cache_store != app->store)
         store_free(app->cache_store);
+    if (app->cache_write_store != app->write_store)
+        store_free(app->cache_write_store);
+    store_free(app->hit_store);
+    store_free(app->write_store);
     store_free(app->store);
     free(app);
 }

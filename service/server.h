@@ -11,13 +11,16 @@
 #include "store.h"
 
 struct rankd {
-    struct config cfg;         /**< a copy, immutable after start */
-    struct store *store;       /**< owned: board data */
-    struct store *cache_store; /**< owned when --cache-redis is set, else == store */
-    struct board_model model;  /**< borrows store and cfg.key_prefix */
-    struct page_cache *pages;  /**< owned */
-    struct http_server *http;  /**< owned */
-    char static_root[4096];    /**< real path of the web frontend, "" = not served */
+    struct config cfg;               /**< a copy, immutable after start */
+    struct store *store;             /**< owned: board data, reads (--threads connections) */
+    struct store *write_store;       /**< owned: board writes (--threads connections) */
+    struct store *hit_store;         /**< owned: the page cache's batched hits (1 connection) */
+    struct store *cache_store;       /**< owned when --cache-redis is set, else == store */
+    struct store *cache_write_store; /**< owned when --cache-redis is set, else == write_store */
+    struct board_model model;        /**< borrows store and cfg.key_prefix */
+    struct page_cache *pages;        /**< owned */
+    struct http_server *http;        /**< owned */
+    char static_root[4096];          /**< real path of the web frontend, "" = not served */
 };
 
 /** Test hooks; production passes NULL (rankd has no flag or variable for them). */

@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "request.h"
 #include "score_codec.h"
 #include "suites.h"
 
@@ -1031,6 +1032,31 @@ START_TEST(test_admin_report_with_restricted_user)
 }
 END_TEST
 
+/* The slow log keeps 128 bytes of each argument: a record whose multi-byte characters straddle
+ * that cut must still give a report in valid UTF-8. */
+START_TEST(test_admin_report_is_valid_utf8)
+{
+    freeReplyObject(redis_admin_cmd(f_admin, "CONFIG SET slowlog-log-slower-than 0"));
+    char body[600] = "{\"id\":\"u1\",\"score\":5,\"record\":{\"n\":\"";
+    size_t at = strlen(body);
+    for (int i = 0; i < 113; i++)
+        body[at++] = 'a';
+    for (int i = 0; i < 40; i++) { /* é, two bytes each */
+        body[at++] = (char)0xc3;
+        body[at++] = (char)0xa9;
+    }
+    snprintf(body + at, sizeof(body) - at, "\"}}");
+    expect_status_free("POST", "/boards/u8/scores", body, 200);
+    struct http_result r;
+    req("GET", "/admin/redis", NULL, NULL, &r);
+    freeReplyObject(redis_admin_cmd(f_admin, "CONFIG SET slowlog-log-slower-than 10000"));
+    ck_assert_msg(r.status == 200, "-> %ld %s", r.status, r.body);
+    ck_assert_msg(request_utf8_valid(r.body, r.len), "the report is not valid UTF-8");
+    ck_assert_msg(strstr(r.body, "\"slowlog\":[["), "no slow log entries: %.300s", r.body);
+    http_result_free(&r);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- 6d. the connection limit */
 
 #define LIMIT_CONNS 64
@@ -1169,6 +1195,14 @@ START_TEST(test_reads_during_write_pause)
     expect_status_free("GET", "/boards/wp/rank", NULL, 200);
 
     double paused = pause_redis(PAUSE_MS, "WRITE");
+    /* Writers held by the pause, more than rankd has Redis connections: reads must not wait
+     * behind them (nor fail fast after their timeouts). */
+    enum { WRITERS = 24 };
+    struct job writers[WRITERS];
+    for (int i = 0; i < WRITERS; i++)
+        job_start(&writers[i], "POST", "/boards/wp/scores",
+                  "{\"id\":\"w\",\"score\":1,\"op\":\"incr\"}");
+    sleep_ms(200); /* all of them are waiting on Redis now */
     redisReply *z = redis_admin_cmd(f_admin, "ZCARD %s:{wp}:z", f_app->cfg.key_prefix);
     ck_assert_int_eq(z->integer, 2); /* Redis itself answers reads */
     freeReplyObject(z);
@@ -1200,6 +1234,10 @@ START_TEST(test_reads_during_write_pause)
                   "fast",
                   report);
 
+    for (int i = 0; i < WRITERS; i++) {
+        pthread_join(writers[i].thread, NULL);
+        http_result_free(&writers[i].res);
+    }
     expect_unavailable("POST", "/boards/wp-w/scores", "{\"id\":\"p\",\"score\":1}", NULL,
                        slow_limit_s());
     wait_until(paused + PAUSE_MS / 1000.0 + 0.05);
@@ -1309,6 +1347,7 @@ Suite *faults_suite(void)
     tcase_add_test(slow, test_stuck_requests_do_not_block_healthz);
     tcase_add_test(slow, test_slow_clients_hold_no_threads);
     tcase_add_test(slow, test_admin_report_with_restricted_user);
+    tcase_add_test(slow, test_admin_report_is_valid_utf8);
     tcase_add_test(slow, test_connection_limit_across_event_threads);
     tcase_add_test(slow, test_event_thread_never_waits_for_redis);
     suite_add_tcase(s, slow);
