@@ -53,7 +53,7 @@ static const struct option_def defs[O_COUNT] = {
     [O_PREFIX] = {"key-prefix", "RANKD_KEY_PREFIX", "rankd",
                   "prefix of every Redis key, [A-Za-z0-9._:-]{1,64}"},
     [O_THREADS] = {"threads", "RANKD_THREADS", "8",
-                   "Redis connections: requests that talk to Redis at once (1..256)"},
+                   "Redis connections per pool (reads, writes; 1..256)"},
     [O_DEFAULT_BOARD] = {"default-board", "RANKD_DEFAULT_BOARD", "default",
                          "board read by GET /rank without board="},
     [O_MAX_CONN] = {"max-connections", "RANKD_MAX_CONNECTIONS", "512",

@@ -30,7 +30,7 @@ struct config {
     char write_token[CONFIG_STR_MAX]; /**< "" = writes refused */
     char key_prefix[65];
     char default_board[65];
-    int threads;            /**< Redis connections (requests talking to Redis at once) */
+    int threads;            /**< Redis connections per pool (one for reads, one for writes) */
     int max_connections;    /**< HTTP connections open at once, and the most worker threads */
     int http_threads;       /**< epoll threads of the HTTP layer */
     int max_per_ip;         /**< HTTP connections from one address, 0 = no limit */
