@@ -644,6 +644,8 @@ static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr, soc
     (void)addr;
     (void)len;
     struct http_server *srv = cls;
+    if (atomic_load(&srv->stopping))
+        return MHD_NO;
     if (slot_pending) { /* the last connection accepted here never started */
         atomic_fetch_sub(&srv->open, 1);
         slot_pending = 0;
@@ -737,15 +739,15 @@ void http_stop(struct http_server *srv)
     /* MHD must not be stopped with suspended connections: refuse new work, let the requests in
      * work finish and their replies go out (bounded by Redis timeouts and page waits), then stop.
      * Past STOP_WAIT_MS only the suspended ones are waited for. */
+    /* Not MHD_quiesce_daemon: in 0.9.75 it races an epoll thread removing the listen socket
+     * from its epoll set and MHD aborts ("Failed to remove listen FD from epoll set"); the
+     * accept policy refuses new connections once `stopping` is set instead. */
     atomic_store(&srv->stopping, 1);
-    MHD_socket listen_fd = MHD_quiesce_daemon(srv->daemon);
     for (int waited = 0; atomic_load(&srv->in_work) > 0 && waited < STOP_WAIT_MS; waited++)
         util_sleep_ms(1);
     while (atomic_load(&srv->suspended) > 0)
         util_sleep_ms(1);
     MHD_stop_daemon(srv->daemon);
-    if (listen_fd != MHD_INVALID_SOCKET)
-        close(listen_fd);
     workers_free(srv->workers);
     free(srv);
 }
