@@ -22,7 +22,12 @@
 #define VALUE_MAGIC "rankd2" /* rankd1 held the computation time in ms */
 #define POLL_MIN_MS 5        /* waiters re-read the cache every 5..10 ms */
 #define POLL_JITTER_MS 5
-#define SOFT_JITTER_PCT 10 /* soft TTL shortened by up to 10%: pages made together expire apart */
+/* The soft TTL is 80-90% of page_ttl_ms: jittered by 10% so that pages made together expire
+ * apart, and ending at least a tenth early so that a busy page's stale copy, served while one
+ * refresh runs, stays within the freshness contract (page_ttl_ms plus one computation) even when
+ * requests arrive a little apart. */
+#define SOFT_EARLY_PCT 10
+#define SOFT_JITTER_PCT 10
 #define L1_BUCKETS 1024
 
 /* ---------------------------------------------------------------- state */
@@ -336,7 +341,8 @@ static int compute(struct page_cache *pc, const struct page_req *q, char **value
     metrics_page_compute(delta_us);
     int64_t now = wall_ms();
     int64_t jitter = q->ttl_ms * SOFT_JITTER_PCT / 100;
-    int64_t soft = now + q->ttl_ms - (jitter ? (int64_t)(next_rand(pc) % (uint64_t)jitter) : 0);
+    int64_t soft = now + q->ttl_ms - q->ttl_ms * SOFT_EARLY_PCT / 100 -
+                   (jitter ? (int64_t)(next_rand(pc) % (uint64_t)jitter) : 0);
     if (q->kind != PERIOD_NONE && !(q->requested && q->requested[0])) {
         /* the current period's page is fresh no longer than the period itself */
         int64_t end = period_start(q->kind, q->tz_min, now, 1);

@@ -14,7 +14,9 @@
  * soft expiry a page is served stale (X-Cache: stale) only while one refresh is in flight or
  * failing, for at most the grace window: a copy still within page_ttl_ms plus its own computation
  * time is served and refreshed in the background; an older copy is recomputed for the request
- * that finds it (and served only if that computation fails with a Redis fault). Delete/reset bump
+ * that finds it (and served only if that computation fails with a Redis fault). The soft TTL is
+ * 80-90% of page_ttl_ms (jittered; the last tenth is the margin for the stale copy of a busy
+ * page). Delete/reset bump
  * the board generation, which is part of the key: a page computed before them can never be served
  * after them (the in-process tier excepted, for at most l1_ttl_ms).
  *
