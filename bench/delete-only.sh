@@ -43,20 +43,10 @@ BIN=$ROOT/build/bench
 RANKD=$ROOT/build/rankd
 PY=/usr/bin/python3
 T_START=$(date +%s)
-say() { printf '[delete %3ds] %s\n' $(( $(date +%s) - T_START )) "$*" >&2; }
-die() { say "error: $*"; exit 1; }
-now_ms() { date +%s%3N; }
+BENCH_TAG=delete
+. bench/lib.sh # say, die, now_ms, build_tool, the foreign-CPU measure
 [ -x "$RANKD" ] || die "build/rankd is missing: run 'make' first"
 
-mkdir -p "$BIN"
-build_tool() {
-    local name=$1
-    shift
-    if [ ! -x "$BIN/$name" ] || [ "bench/$name.c" -nt "$BIN/$name" ]; then
-        cc -O2 -g -Wall -Wextra -std=gnu11 -o "$BIN/$name" "bench/$name.c" "$@" ||
-            die "could not build bench/$name.c"
-    fi
-}
 build_tool loadgen -lm
 build_tool gen
 build_tool drain -lhiredis
@@ -113,37 +103,9 @@ say "redis on :$RP, rankd $(git rev-parse --short HEAD) on :$RK"
 api PUT /boards/b1m -H 'Content-Type: application/json' -d '{"page_ttl_ms":0}' >/dev/null
 say "b1m ($N_LARGE) and the big source ($BIG_N) loaded"
 
-# -------------------------------------------------- foreign CPU (as in bench/run.sh)
-HZ=$(getconf CLK_TCK)
-NCPU=$(nproc)
-proc_cpu_us() {
-    [ -n "${1:-}" ] && [ -r "/proc/$1/stat" ] || { echo 0; return; }
-    awk -v hz="$HZ" '{printf "%.0f\n", ($14+$15)*1000000/hz}' "/proc/$1/stat"
-}
-ours_us() {
-    echo $(( $(proc_cpu_us "$REDIS_PID") + $(proc_cpu_us "$RK_PID") +
-        $(awk -v hz="$HZ" '{printf "%.0f\n", ($16+$17)*1000000/hz}' "/proc/$$/stat") ))
-}
-busy_us() { awk -v hz="$HZ" '/^cpu / {printf "%.0f\n", ($2+$3+$4+$7+$8+$9)*1000000/hz}' /proc/stat; }
-cpu_mark() { M_BUSY=$(busy_us); M_OURS=$(ours_us); M_T=$(now_ms); }
-cpu_foreign() {
-    local d_busy d_ours d_t
-    d_busy=$(( $(busy_us) - M_BUSY ))
-    d_ours=$(( $(ours_us) - M_OURS ))
-    d_t=$(( $(now_ms) - M_T ))
-    [ "$d_t" -gt 0 ] || d_t=1
-    FOREIGN=$(( (d_busy - d_ours) / (d_t * 10 * NCPU) ))
-    [ "$FOREIGN" -ge 0 ] || FOREIGN=0
-}
-
-wait_quiet() { # until others use under 10% for a second, at most $1 s
-    local end=$(( $(date +%s) + $1 ))
-    while [ "$(date +%s)" -lt "$end" ]; do
-        cpu_mark; sleep 1; cpu_foreign
-        [ "$FOREIGN" -lt 10 ] && return 0
-    done
-    return 0
-}
+# -------------------------------------------------- foreign CPU (bench/lib.sh)
+ours_us() { echo $(( $(proc_cpu_us "$REDIS_PID") + $(proc_cpu_us "$RK_PID") + $(children_cpu_us) )); }
+wait_quiet() { quiet_within "$1" || true; } # until others use under 10% for a second, at most $1 s
 
 # -------------------------------------------------- the cases
 READER=(--port "$RK" --conns 4 --rate 1000 --duration 120 --drain 5

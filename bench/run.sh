@@ -32,9 +32,8 @@ CONNS=64
 N_SMALL=10000
 N_LARGE=1000000
 
-say() { printf '[bench %3ds] %s\n' $(( $(date +%s) - T_START )) "$*" >&2; }
-die() { say "error: $*"; exit 1; }
-now_ms() { date +%s%3N; }
+BENCH_TAG=bench
+. bench/lib.sh # say, die, now_ms, build_tool, the foreign-CPU measure
 
 # ---------------------------------------------------------------- 0. tools and packages
 
@@ -58,15 +57,6 @@ PY=/usr/bin/python3
 [ -x "$PY" ] || PY=$(command -v python3)   # the system one: a version-manager shim starts slowly
 [ -x "$RANKD" ] || die "build/rankd is missing: run 'make bench' (it builds it first)"
 
-mkdir -p "$BIN"
-build_tool() { # build_tool NAME LIBS...: cc -O2 bench/NAME.c into build/bench/NAME when stale
-    local name=$1
-    shift
-    if [ ! -x "$BIN/$name" ] || [ "bench/$name.c" -nt "$BIN/$name" ]; then
-        cc -O2 -g -Wall -Wextra -std=gnu11 -o "$BIN/$name" "bench/$name.c" "$@" ||
-            die "could not build bench/$name.c"
-    fi
-}
 build_tool loadgen -lm
 build_tool gen
 build_tool fullpage -pthread -lhiredis
@@ -283,18 +273,12 @@ redis_stats() { # "commands main_thread_cpu_us"
         /^used_cpu_sys_main_thread:/ {s=$2}
         END {printf "%.0f %.0f\n", c, (u+s)*1000000}'
 }
-proc_cpu_us() { # utime+stime of a pid in microseconds
-    [ -n "${1:-}" ] && [ -r "/proc/$1/stat" ] || { echo 0; return; }
-    awk -v hz="$HZ" '{printf "%.0f\n", ($14+$15)*1000000/hz}' "/proc/$1/stat"
-}
 
 # Other processes on this machine (a test suite, a build) skew every number, so each row
 # measures how much CPU went to processes that are not the bench's: all busy CPU (/proc/stat,
 # steal included) minus the servers' CPU minus this shell's finished children (loadgen,
 # redis-benchmark, redis-cli...). A row with more than FOREIGN_MAX % of the machine taken by
 # others is run again once after waiting (bounded) for the machine to quiet down.
-HZ=$(getconf CLK_TCK)
-NCPU=$(nproc)
 FOREIGN_MAX=15
 ours_us() {
     local pids=("$REDIS_PID" "${RK_PID:-}" "${RKL1_PID:-}" "${RK64_PID:-}" "${FP_PID:-}") p sum=0
@@ -302,29 +286,10 @@ ours_us() {
     for p in "${pids[@]}"; do
         [ -n "$p" ] && sum=$((sum + $(proc_cpu_us "$p")))
     done
-    # this shell's waited-for children (fields 16, 17: cutime, cstime)
-    sum=$((sum + $(awk -v hz="$HZ" '{printf "%.0f\n", ($16+$17)*1000000/hz}' "/proc/$$/stat")))
-    echo "$sum"
-}
-busy_us() { awk -v hz="$HZ" '/^cpu / {printf "%.0f\n", ($2+$3+$4+$7+$8+$9)*1000000/hz}' /proc/stat; }
-cpu_mark() { M_BUSY=$(busy_us); M_OURS=$(ours_us); M_T=$(now_ms); }
-cpu_foreign() { # FOREIGN: % of all cores used by other processes since cpu_mark
-    local d_busy d_ours d_t
-    d_busy=$(( $(busy_us) - M_BUSY ))
-    d_ours=$(( $(ours_us) - M_OURS ))
-    d_t=$(( $(now_ms) - M_T ))
-    [ "$d_t" -gt 0 ] || d_t=1
-    FOREIGN=$(( (d_busy - d_ours) / (d_t * 10 * NCPU) ))
-    [ "$FOREIGN" -ge 0 ] || FOREIGN=0
+    echo $((sum + $(children_cpu_us)))
 }
 wait_quiet() { # wait_quiet SECONDS: until others use under 10% for a second, at most SECONDS
-    local end=$(( $(date +%s) + $1 ))
-    while [ "$(date +%s)" -lt "$end" ]; do
-        cpu_mark
-        sleep 1
-        cpu_foreign
-        [ "$FOREIGN" -lt 10 ] && return 0
-    done
+    quiet_within "$1" && return 0
     say "  the machine stayed busy (other processes: ${FOREIGN}% of the CPU); going on"
     BUSY_WAITS=$((BUSY_WAITS + 1))
     [ "$BUSY_WAITS" -lt 2 ] || RETRIES=0 # busy for good: retrying only costs time

@@ -1,0 +1,51 @@
+# lib.sh -- shell helpers shared by bench/run.sh and bench/delete-only.sh (sourced, not run).
+#
+# Needs before sourcing: T_START (epoch s), BENCH_TAG (log prefix), BIN (where tools are built).
+# cpu_mark / cpu_foreign call ours_us, which each script defines: the CPU (µs) of its own
+# servers and of its shell's finished children, so that the rest of the busy CPU is "foreign".
+
+say() { printf '[%s %3ds] %s\n' "$BENCH_TAG" $(( $(date +%s) - T_START )) "$*" >&2; }
+die() { say "error: $*"; exit 1; }
+now_ms() { date +%s%3N; }
+
+build_tool() { # build_tool NAME LIBS...: cc -O2 bench/NAME.c into $BIN/NAME when stale
+    local name=$1
+    shift
+    mkdir -p "$BIN"
+    if [ ! -x "$BIN/$name" ] || [ "bench/$name.c" -nt "$BIN/$name" ]; then
+        cc -O2 -g -Wall -Wextra -std=gnu11 -o "$BIN/$name" "bench/$name.c" "$@" ||
+            die "could not build bench/$name.c"
+    fi
+}
+
+HZ=$(getconf CLK_TCK)
+NCPU=$(nproc)
+
+proc_cpu_us() { # utime+stime of a pid in microseconds (0 when it is gone)
+    [ -n "${1:-}" ] && [ -r "/proc/$1/stat" ] || { echo 0; return; }
+    awk -v hz="$HZ" '{printf "%.0f\n", ($14+$15)*1000000/hz}' "/proc/$1/stat"
+}
+children_cpu_us() { # this shell's waited-for children (fields 16, 17: cutime, cstime)
+    awk -v hz="$HZ" '{printf "%.0f\n", ($16+$17)*1000000/hz}' "/proc/$$/stat"
+}
+busy_us() { awk -v hz="$HZ" '/^cpu / {printf "%.0f\n", ($2+$3+$4+$7+$8+$9)*1000000/hz}' /proc/stat; }
+cpu_mark() { M_BUSY=$(busy_us); M_OURS=$(ours_us); M_T=$(now_ms); }
+cpu_foreign() { # FOREIGN: % of all cores used by other processes since cpu_mark
+    local d_busy d_ours d_t
+    d_busy=$(( $(busy_us) - M_BUSY ))
+    d_ours=$(( $(ours_us) - M_OURS ))
+    d_t=$(( $(now_ms) - M_T ))
+    [ "$d_t" -gt 0 ] || d_t=1
+    FOREIGN=$(( (d_busy - d_ours) / (d_t * 10 * NCPU) ))
+    [ "$FOREIGN" -ge 0 ] || FOREIGN=0
+}
+quiet_within() { # quiet_within SECONDS: 0 once others use under 10% for a second, else 1
+    local end=$(( $(date +%s) + $1 ))
+    while [ "$(date +%s)" -lt "$end" ]; do
+        cpu_mark
+        sleep 1
+        cpu_foreign
+        [ "$FOREIGN" -lt 10 ] && return 0
+    done
+    return 1
+}
