@@ -940,25 +940,17 @@ enum served {
     SERVED =
         1, /* *out is the cached page (fresh, stale while a refresh runs, or early-refreshed) */
     UNUSABLE = 0, /* not this generation's page, or unreadable: value freed; compute */
-    TOO_OLD = 2,  /* older than page_ttl_ms plus one computation and no refresh in flight: compute
-                   * now; value kept for the caller to serve if that computation fails */
+    TOO_OLD = 2,  /* older than page_ttl_ms plus one computation: compute now (or share the
+                   * computation in flight); value kept for the caller to serve if it fails */
 };
-
-/* 1 when a refresh of key runs in this process (a background refresh or a computation). */
-static int refresh_in_flight(struct page_cache *pc, const char *key)
-{
-    pthread_mutex_lock(&pc->lock);
-    int in_flight = flight_find(pc, key) != NULL;
-    pthread_mutex_unlock(&pc->lock);
-    return in_flight;
-}
 
 /*
  * A cached value of the current generation. Fresh: served (XFetch may start an early refresh).
  * Past its soft TTL: served stale, with one background refresh, only while that keeps the
- * freshness contract: the page is at most page_ttl_ms plus one computation (its own delta) old,
- * or a refresh is already in flight here. An older page (one nobody read for a while) is TOO_OLD:
- * the request computes it, and the copy is only the fallback if that fails.
+ * freshness contract: the page is at most page_ttl_ms plus one computation (its own delta) old.
+ * An older page (one nobody read for a while) is TOO_OLD, even while a refresh runs: the request
+ * joins or starts the computation (single-flight), and the copy is only the fallback if that
+ * fails. (The soft TTL ends 10-20% early, so a busy page is stale-served within the bound.)
  */
 static enum served serve_cached(struct page_cache *pc, const struct page_req *q, char *value,
                                 size_t len, const char *l1key, const char *inm,
@@ -973,8 +965,8 @@ static enum served serve_cached(struct page_cache *pc, const struct page_req *q,
     int64_t now = wall_ms();
     if (now >= e.soft_ms) {
         int64_t bound = q->ttl_ms + (e.delta_us + 999) / 1000;
-        if (now - e.created_ms > bound && !refresh_in_flight(pc, q->key))
-            return TOO_OLD;
+        if (now - e.created_ms > bound)
+            return TOO_OLD; /* joins a computation in flight (single-flight) or starts one */
         source = PAGE_STALE;
         refresh_async(pc, q, e.created_ms);
     } else if (pc->cfg.beta > 0 &&

@@ -1919,6 +1919,29 @@ START_TEST(test_idle_page_is_refreshed_not_stale)
     ck_assert_msg(strstr(r.body, "\"newtop\""), "a page older than its TTL was served: %s", r.body);
     ck_assert_str_eq(xcache(&r), "miss");
     http_result_free(&r);
+
+    /* Many at once for a page that old: they share one computation, and none of them is served
+     * the old copy while it runs (it is older than the contract allows). */
+    write_status("POST", "/boards/fi/scores", "{\"id\":\"newer\",\"score\":2000}", 200);
+    sleep_ms(900);
+    hook_stall("fi", 1, 200, 1);
+    enum { N = 30 };
+    struct job jobs[N];
+    pthread_barrier_t bar;
+    pthread_barrier_init(&bar, NULL, N);
+    for (int i = 0; i < N; i++)
+        job_start(&jobs[i], "/boards/fi/rank", &bar);
+    int old = 0;
+    for (int i = 0; i < N; i++) {
+        job_join_ok(&jobs[i]);
+        old += strstr(jobs[i].res.body, "\"newer\"") == NULL;
+        http_result_free(&jobs[i].res);
+    }
+    pthread_barrier_destroy(&bar);
+    fprintf(stderr, "page_cache: %d concurrent reads of a 0.9 s old page (TTL 0.3 s): %d old\n", N,
+            old);
+    ck_assert_msg(old == 0, "%d of %d concurrent requests got the old page", old, N);
+    ck_assert_int_eq(hook_count("fi", 1), 3); /* the first miss, the idle read, one for all 30 */
 }
 END_TEST
 
