@@ -432,7 +432,7 @@ static const char *header(const struct http_result *r, const char *name, char *o
 
 static const char *xcache(const struct http_result *r)
 {
-    static char v[32];
+    static __thread char v[32]; /* per thread: the concurrent tests call it from many at once */
     return header(r, "X-Cache", v, sizeof(v));
 }
 
