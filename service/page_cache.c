@@ -40,6 +40,7 @@ struct flight {
     int rc;      /* 0, or why there is no value */
     char *value; /* formatted cache value (header + body), owned */
     size_t len;
+    int64_t started_ms; /* wall clock when the computation began */
     struct flight *next;
 };
 
@@ -430,6 +431,7 @@ static struct flight *flight_join(struct page_cache *pc, const char *key, int *l
         if (!f)
             return NULL;
         snprintf(f->key, sizeof(f->key), "%s", key);
+        f->started_ms = wall_ms();
         f->next = pc->flights;
         pc->flights = f;
     }
@@ -944,13 +946,23 @@ enum served {
                    * computation in flight); value kept for the caller to serve if it fails */
 };
 
+/* 1 when a computation of key runs in this process that began by `by_ms` (wall clock). */
+static int refresh_began_by(struct page_cache *pc, const char *key, int64_t by_ms)
+{
+    pthread_mutex_lock(&pc->lock);
+    struct flight *f = flight_find(pc, key);
+    int began = f && f->started_ms <= by_ms;
+    pthread_mutex_unlock(&pc->lock);
+    return began;
+}
+
 /*
  * A cached value of the current generation. Fresh: served (XFetch may start an early refresh).
  * Past its soft TTL: served stale, with one background refresh, only while that keeps the
- * freshness contract: the page is at most page_ttl_ms plus one computation (its own delta) old.
- * An older page (one nobody read for a while) is TOO_OLD, even while a refresh runs: the request
- * joins or starts the computation (single-flight), and the copy is only the fallback if that
- * fails. (The soft TTL ends 10-20% early, so a busy page is stale-served within the bound.)
+ * freshness contract: the page is at most page_ttl_ms plus one computation (its own delta) old,
+ * or the refresh replacing it began before it got older than that (a busy page whose refresh runs
+ * long). An older page (one nobody read for a while) is TOO_OLD: the request joins or starts the
+ * computation (single-flight), and the copy is only the fallback if that fails.
  */
 static enum served serve_cached(struct page_cache *pc, const struct page_req *q, char *value,
                                 size_t len, const char *l1key, const char *inm,
@@ -965,7 +977,9 @@ static enum served serve_cached(struct page_cache *pc, const struct page_req *q,
     int64_t now = wall_ms();
     if (now >= e.soft_ms) {
         int64_t bound = q->ttl_ms + (e.delta_us + 999) / 1000;
-        if (now - e.created_ms > bound)
+        /* past the bound, the copy is only served while the refresh that replaces it runs, if
+         * that refresh began in time (the page then lags by at most that one computation) */
+        if (now - e.created_ms > bound && !refresh_began_by(pc, q->key, e.created_ms + bound))
             return TOO_OLD; /* joins a computation in flight (single-flight) or starts one */
         source = PAGE_STALE;
         refresh_async(pc, q, e.created_ms);
