@@ -1,10 +1,7 @@
 /* test_api.c -- every route and status of the HTTP API, over real HTTP against a real Redis. */
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -699,10 +696,8 @@ END_TEST
  * socket is simpler), in chunks of `chunk` bytes; returns the raw reply (malloc'd). */
 static char *post_chunked(const char *path, const char *body, size_t len, size_t chunk)
 {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)g_port)};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ck_assert(fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0);
+    int fd = connect_loopback(g_port);
+    ck_assert(fd >= 0);
     struct buf req = {0};
     char head[512];
     int n = snprintf(head, sizeof(head),

@@ -19,8 +19,6 @@
  * test process and stops both after it. (DEBUG SLEEP is not used: Redis 7 refuses DEBUG unless
  * enable-debug-command is set at start-up; CLIENT PAUSE and a busy script need no such option.)
  */
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -950,18 +948,6 @@ static int process_threads(void)
     if (f)
         fclose(f);
     return n;
-}
-
-static int connect_loopback(int port)
-{
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
-        close(fd);
-        fd = -1;
-    }
-    return fd;
 }
 
 /* Clients that send half a request and stall (slowloris) hold a connection each, but no thread,

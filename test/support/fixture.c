@@ -34,6 +34,18 @@ static int free_port(void)
     return port == 6379 ? free_port() : port;
 }
 
+int connect_loopback(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) != 0) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
 static int wait_ping(int port, int ms)
 {
     for (int waited = 0; waited < ms; waited += 20) {

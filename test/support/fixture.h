@@ -37,6 +37,9 @@ redisContext *redis_admin(int port);
 /** One command on an admin connection, printf-style as redisCommand; the reply must be freed. */
 redisReply *redis_admin_cmd(redisContext *c, const char *fmt, ...);
 
+/** A TCP connection to 127.0.0.1:port (for raw HTTP: half-sent or chunked requests), or -1. */
+int connect_loopback(int port);
+
 /** Start rankd on 127.0.0.1:0 against Redis on `redis_port`, with `token` ("" = writes off). */
 struct rankd *rankd_test_start(int redis_port, const char *token);
 
