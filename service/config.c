@@ -72,8 +72,9 @@ static const struct option_def defs[O_COUNT] = {
     [O_MAX_WAIT] =
         {"page-max-wait-ms", "RANKD_PAGE_MAX_WAIT_MS", "250",
          "longest wait for another request's computation of the same page, ms (0..10000)"},
-    [O_HTTP_THREADS] = {"http-threads", "RANKD_HTTP_THREADS", "2",
-                        "epoll threads that read requests and send replies (1..64)"},
+    [O_HTTP_THREADS] = {"http-threads", "RANKD_HTTP_THREADS", "0",
+                        "event threads that read requests, send replies and never block; "
+                        "0 = half the cores, 1..8 (0..64)"},
     [O_BETA] = {"xfetch-beta", "RANKD_XFETCH_BETA", "1",
                 "XFetch early-refresh eagerness, 0 = off (0..10)"},
     [O_L1_TTL] = {"l1-ttl-ms", "RANKD_L1_TTL_MS", "0",
@@ -328,7 +329,7 @@ static int apply(struct config *cfg, int opt, const char *v, const char **allowe
     case O_PER_IP:
         return parse_int(v, 0, 10000, &cfg->max_per_ip);
     case O_HTTP_THREADS:
-        return parse_int(v, 1, 64, &cfg->http_threads);
+        return parse_int(v, 0, 64, &cfg->http_threads);
     case O_STATIC_DIR:
         return copy_str(cfg->static_dir, sizeof(cfg->static_dir), v);
     case O_L1_BYTES: {

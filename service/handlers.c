@@ -157,7 +157,10 @@ void handle_metrics(struct http_request *rq, struct http_reply *rp)
         errors += store_error_count(app->cache_store);
     if (app->cache_write_store != app->write_store)
         errors += store_error_count(app->cache_write_store);
-    if (metrics_render(&out, errors, &cache)) {
+    int conns[HTTP_EVENT_THREADS_MAX], up[HTTP_EVENT_THREADS_MAX];
+    int threads = http_event_threads(app->http, conns, up, HTTP_EVENT_THREADS_MAX);
+    if (metrics_render(&out, errors, &cache) ||
+        metrics_render_event_threads(&out, conns, up, threads)) {
         buf_free(&out);
         http_reply_errno(rp, -ENOMEM);
         return;
@@ -258,7 +261,7 @@ int handle_rank_quick(struct http_request *rq, struct http_reply *rp)
     return 1;
 }
 
-/* A page read on its way through the batched hit path. */
+/* A page read on its way through the batched hit path (on the event thread's connection). */
 struct rank_job {
     struct page_cache_job job; /* first: the cache hands it back */
     struct http_reply *rp;
@@ -293,7 +296,14 @@ int handle_rank_async(struct http_request *rq, struct http_reply *rp, struct htt
                                       .done = rank_job_done};
     rj->rp = rp;
     rj->async = async;
-    if (page_cache_submit(rq->app->pages, &rj->job) == 0)
+    int rc = page_cache_submit(rq->app->pages, http_async_store(async), &rj->job);
+    if (rc == -ETIMEDOUT) { /* Redis is not answering: 503 now, as the pools fail fast */
+        reply_board_errno(rp, rc, a.board, NULL);
+        free(rj);
+        http_async_done(async, 1);
+        return 1;
+    }
+    if (rc == 0)
         return 1;
     free(rj);
     return 0;

@@ -4,11 +4,14 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -21,6 +24,7 @@
 #include "route.h"
 #include "server.h"
 #include "static_files.h"
+#include "store_async.h"
 #include "workers.h"
 
 #define CONNECTION_TIMEOUT_S 30
@@ -30,15 +34,58 @@
  * request's line and headers, the reply headers and the read buffer (body chunks). */
 #define CONNECTION_MEMORY_BYTES (16 * 1024)
 #define STOP_WAIT_MS 30000 /* longest wait for suspended requests at shutdown */
+#define IP_BUCKETS 256
+#define LOOP_EVENTS 64
+#define ACCEPTS_PER_WAKE 16
+#define EMFILE_PAUSE_MS 100
+enum loop_tag { TAG_MHD = 1, TAG_WAKE, TAG_REDIS, TAG_LISTEN }; /* epoll_event.data.u64 in a loop */
+
+/* One event thread: a libmicrohttpd daemon in external-epoll mode sharing the listen socket, its
+ * own non-blocking Redis connection for page hits, and an eventfd to wake it. */
+struct loop {
+    struct http_server *srv;
+    struct MHD_Daemon *daemon;
+    struct store_async *hits; /* NULL without a hit store */
+    int epfd, wakefd;
+    pthread_t thread;
+    int running;
+    atomic_int load;             /* connections given to this loop: open, or in its inbox */
+    pthread_mutex_t inbox_lock;  /* accepted sockets another loop handed over */
+    struct handoff *inbox;       /* under inbox_lock */
+    int64_t listen_paused_until; /* out of descriptors: accept again after this (ms) */
+    int resumed;                 /* a connection was resumed on this thread: run the daemon */
+};
+
+/* An accepted socket on its way to the loop that will serve it. */
+struct handoff {
+    int fd;
+    struct sockaddr_storage addr;
+    socklen_t len;
+    struct handoff *next;
+};
+
+/* Open connections from one client address (--max-connections-per-ip, for the whole process). */
+struct ip_count {
+    unsigned char addr[16];
+    size_t len;
+    int count;
+    struct ip_count *next;
+};
 
 struct http_server {
-    struct MHD_Daemon *daemon;
+    struct loop *loops;
+    int nloops;
+    int listen_fd;
+    atomic_int quit; /* the loops return */
     struct rankd *app;
     struct workers *workers;
     atomic_int suspended; /* requests handed off the event threads */
     atomic_int in_work;   /* requests handed off at least once and not completed yet */
     atomic_int open;      /* open connections, against max_connections (see http_start) */
     int max_connections;
+    int max_per_ip;
+    pthread_mutex_t ip_lock;
+    struct ip_count *ips[IP_BUCKETS];
     atomic_int stopping;
     int port;
 };
@@ -51,6 +98,7 @@ struct exchange {
     struct http_reply rp;
     const struct route *route;
     struct http_server *srv;
+    struct loop *loop; /* the event thread that owns the connection */
     struct MHD_Connection *conn;
     struct buf chunk; /* a streamed body chunk handed to a worker */
     int64_t start_us;
@@ -455,12 +503,25 @@ static void reply_stopping(struct http_reply *rp)
     http_reply_header(rp, "Retry-After", "1");
 }
 
-/* Hand the connection back to the event threads; x may be freed as soon as this starts. */
+static void loop_wake(struct loop *l);
+
+/* The loop whose thread runs now (NULL elsewhere). */
+static __thread struct loop *this_loop;
+
+/* Hand the connection back to its event thread; x may be freed as soon as this starts. Without
+ * an internal polling thread MHD has no channel of its own to notice a resume, and applies
+ * resumes only when the daemon runs next: another thread wakes the loop; on the loop's own thread
+ * `resumed` makes the loop run the daemon again before it waits. */
 static void resume_exchange(struct exchange *x)
 {
     struct http_server *srv = x->srv;
+    struct loop *l = x->loop;
     MHD_resume_connection(x->conn);
-    atomic_fetch_sub(&srv->suspended, 1);
+    if (l != this_loop)
+        loop_wake(l);
+    else
+        l->resumed = 1;                   /* the loop runs the daemon again before it waits */
+    atomic_fetch_sub(&srv->suspended, 1); /* last: http_stop frees the loops once it is 0 */
 }
 
 static void run_handler(void *arg)
@@ -493,6 +554,12 @@ static void to_worker(struct exchange *x, workers_fn fn)
     reply_busy(&x->rp);
     x->replied = 1;
     resume_exchange(x);
+}
+
+struct store_async *http_async_store(struct http_async *a)
+{
+    struct exchange *x = (struct exchange *)a;
+    return x->loop && x->loop == this_loop ? x->loop->hits : NULL;
 }
 
 void http_async_done(struct http_async *a, int replied)
@@ -546,6 +613,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             return MHD_NO;
         x->start_us = util_now_us();
         x->srv = cls;
+        x->loop = this_loop;
         x->conn = c;
         *ctx = x;
         begin(cls, c, url, method, x);
@@ -613,50 +681,228 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
     *ctx = NULL;
 }
 
-/* ---------------------------------------------------------------- connection limit */
+/* ---------------------------------------------------------------- accepting */
 
-/* MHD divides MHD_OPTION_CONNECTION_LIMIT between its event threads and does not spread
- * connections evenly, so a thread could refuse (or stall) connections well below the limit.
- * rankd gives MHD a limit per thread as large as the whole limit and enforces the whole limit
- * itself: counted on open and close, refused at accept. */
-/* A slot this event thread reserved in accept_policy and its STARTED notification has not taken
- * yet. The policy and the notification of one connection run one after the other on the thread
- * that accepts it; a reservation still pending at the next accept was refused by MHD after the
- * policy (its per-IP limit, say) and is given back then. */
-static __thread int slot_pending;
+/*
+ * rankd accepts connections itself and gives each to the event thread with the fewest
+ * connections (MHD_add_connection on that thread), because the kernel wakes whichever thread it
+ * likes: left to MHD, one thread of two was seen holding 53 of 64 benchmark connections, and
+ * their requests queued behind each other while the other thread idled. Each event thread runs
+ * a daemon of its own and MHD counts connections per daemon, so rankd also enforces
+ * --max-connections and --max-connections-per-ip for the whole process: reserved at accept,
+ * given back when MHD reports the connection closed (or when MHD_add_connection refused it).
+ */
+
+/* Set while MHD_add_connection runs on this thread: its STARTED notification is counted. */
+static __thread int adding;
+
+/* The address bytes of an IPv4 or IPv6 peer; 0 for other families (not limited). */
+static size_t addr_bytes(const struct sockaddr *sa, unsigned char out[16])
+{
+    if (sa && sa->sa_family == AF_INET) {
+        memcpy(out, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4);
+        return 4;
+    }
+    if (sa && sa->sa_family == AF_INET6) {
+        memcpy(out, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, 16);
+        return 16;
+    }
+    return 0;
+}
+
+static size_t addr_hash(const unsigned char *a, size_t n)
+{
+    size_t h = 5381;
+    for (size_t i = 0; i < n; i++)
+        h = h * 33 + a[i];
+    return h % IP_BUCKETS;
+}
+
+/* Count one more connection from sa's address: 0, or -1 at the per-address limit. */
+static int ip_take(struct http_server *srv, const struct sockaddr *sa)
+{
+    unsigned char a[16];
+    size_t n = addr_bytes(sa, a);
+    if (!srv->max_per_ip || !n)
+        return 0;
+    size_t b = addr_hash(a, n);
+    int rc = 0;
+    pthread_mutex_lock(&srv->ip_lock);
+    struct ip_count *e = srv->ips[b];
+    while (e && !(e->len == n && memcmp(e->addr, a, n) == 0))
+        e = e->next;
+    if (!e && (e = calloc(1, sizeof(*e))) != NULL) {
+        memcpy(e->addr, a, n);
+        e->len = n;
+        e->next = srv->ips[b];
+        srv->ips[b] = e;
+    }
+    if (!e || e->count >= srv->max_per_ip)
+        rc = -1;
+    else
+        e->count++;
+    pthread_mutex_unlock(&srv->ip_lock);
+    return rc;
+}
+
+static void ip_give(struct http_server *srv, const struct sockaddr *sa)
+{
+    unsigned char a[16];
+    size_t n = addr_bytes(sa, a);
+    if (!srv->max_per_ip || !n)
+        return;
+    size_t b = addr_hash(a, n);
+    pthread_mutex_lock(&srv->ip_lock);
+    for (struct ip_count **pp = &srv->ips[b]; *pp; pp = &(*pp)->next) {
+        struct ip_count *e = *pp;
+        if (e->len != n || memcmp(e->addr, a, n) != 0)
+            continue;
+        if (--e->count <= 0) {
+            *pp = e->next;
+            free(e);
+        }
+        break;
+    }
+    pthread_mutex_unlock(&srv->ip_lock);
+}
+
+static void give_back(struct http_server *srv, const struct sockaddr *sa)
+{
+    ip_give(srv, sa);
+    atomic_fetch_sub(&srv->open, 1);
+}
+
+/* Reserve a connection slot for a peer: 0, or -1 (stopping, the limit, the per-address limit). */
+static int admit(struct http_server *srv, const struct sockaddr *sa)
+{
+    if (atomic_load(&srv->stopping))
+        return -1;
+    int open = atomic_load(&srv->open);
+    for (;;) {
+        if (open >= srv->max_connections)
+            return -1;
+        if (atomic_compare_exchange_weak(&srv->open, &open, open + 1))
+            break;
+    }
+    if (ip_take(srv, sa)) {
+        atomic_fetch_sub(&srv->open, 1);
+        return -1;
+    }
+    return 0;
+}
 
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx,
                           enum MHD_ConnectionNotificationCode toe)
 {
-    (void)c;
-    (void)socket_ctx;
     struct http_server *srv = cls;
-    if (toe != MHD_CONNECTION_NOTIFY_STARTED)
-        atomic_fetch_sub(&srv->open, 1);
-    else if (slot_pending)
-        slot_pending = 0; /* counted at accept */
-    else
-        atomic_fetch_add(&srv->open, 1);
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        *socket_ctx = this_loop; /* the loop whose load it is */
+        adding = 0;              /* reserved at accept */
+        return;
+    }
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    give_back(srv, ci ? ci->client_addr : NULL);
+    struct loop *l = *socket_ctx;
+    if (l)
+        atomic_fetch_sub(&l->load, 1);
 }
 
-static enum MHD_Result accept_policy(void *cls, const struct sockaddr *addr, socklen_t len)
+/* Serve an admitted socket on this thread's loop l. */
+static void add_connection(struct loop *l, struct handoff *h)
 {
-    (void)addr;
-    (void)len;
-    struct http_server *srv = cls;
-    if (atomic_load(&srv->stopping))
-        return MHD_NO;
-    if (slot_pending) { /* the last connection accepted here never started */
-        atomic_fetch_sub(&srv->open, 1);
-        slot_pending = 0;
+    adding = 1;
+    MHD_add_connection(l->daemon, h->fd, (const struct sockaddr *)&h->addr, h->len);
+    if (adding) { /* refused (out of memory); MHD closed the socket */
+        adding = 0;
+        give_back(l->srv, (const struct sockaddr *)&h->addr);
+        atomic_fetch_sub(&l->load, 1);
     }
-    int open = atomic_load(&srv->open);
-    while (open < srv->max_connections)
-        if (atomic_compare_exchange_weak(&srv->open, &open, open + 1)) {
-            slot_pending = 1; /* reserved: several threads accept at once */
-            return MHD_YES;
+}
+
+static struct loop *least_loaded(struct http_server *srv, struct loop *self)
+{
+    struct loop *best = self;
+    int least = atomic_load(&self->load);
+    for (int i = 0; i < srv->nloops; i++) {
+        int n = atomic_load(&srv->loops[i].load);
+        if (n < least) {
+            least = n;
+            best = &srv->loops[i];
         }
-    return MHD_NO;
+    }
+    return best;
+}
+
+static void hand_over(struct loop *to, struct handoff *h)
+{
+    struct handoff *copy = malloc(sizeof(*copy));
+    if (!copy) {
+        close(h->fd);
+        give_back(to->srv, (const struct sockaddr *)&h->addr);
+        atomic_fetch_sub(&to->load, 1);
+        return;
+    }
+    *copy = *h;
+    pthread_mutex_lock(&to->inbox_lock);
+    copy->next = to->inbox;
+    to->inbox = copy;
+    pthread_mutex_unlock(&to->inbox_lock);
+    loop_wake(to);
+}
+
+/* Sockets other loops handed to l. */
+static void take_inbox(struct loop *l)
+{
+    pthread_mutex_lock(&l->inbox_lock);
+    struct handoff *h = l->inbox;
+    l->inbox = NULL;
+    pthread_mutex_unlock(&l->inbox_lock);
+    while (h) {
+        struct handoff *next = h->next;
+        add_connection(l, h);
+        free(h);
+        h = next;
+    }
+}
+
+static void pause_listen(struct loop *l, int pause)
+{
+    struct epoll_event ev = {.events = EPOLLIN | EPOLLEXCLUSIVE, .data.u64 = TAG_LISTEN};
+    if (pause) {
+        epoll_ctl(l->epfd, EPOLL_CTL_DEL, l->srv->listen_fd, NULL);
+        l->listen_paused_until = util_now_ms() + EMFILE_PAUSE_MS;
+    } else if (epoll_ctl(l->epfd, EPOLL_CTL_ADD, l->srv->listen_fd, &ev) == 0) {
+        l->listen_paused_until = 0;
+    }
+}
+
+/* The listening socket is readable: accept, admit, and place each connection. */
+static void accept_new(struct loop *l)
+{
+    struct http_server *srv = l->srv;
+    for (int i = 0; i < ACCEPTS_PER_WAKE; i++) {
+        struct handoff h = {.len = sizeof(h.addr)};
+        h.fd = accept4(srv->listen_fd, (struct sockaddr *)&h.addr, &h.len,
+                       SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (h.fd < 0) {
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+                log_warn("accept: %s; not accepting for %d ms", strerror(errno), EMFILE_PAUSE_MS);
+                pause_listen(l, 1); /* level-triggered: it would spin otherwise */
+            }
+            return;
+        }
+        if (admit(srv, (const struct sockaddr *)&h.addr)) {
+            close(h.fd);
+            continue;
+        }
+        struct loop *to = least_loaded(srv, l);
+        atomic_fetch_add(&to->load, 1);
+        if (to == l)
+            add_connection(l, &h);
+        else
+            hand_over(to, &h);
+    }
 }
 
 /* ---------------------------------------------------------------- lifecycle */
@@ -682,6 +928,172 @@ static int make_addr(const char *host, int port, struct sockaddr_storage *ss, in
     return -EINVAL;
 }
 
+/* The listening socket: every loop polls it (EPOLLEXCLUSIVE) and accepts (accept_new). */
+static int listen_on(const struct sockaddr_storage *ss, int v6, int *err)
+{
+    int fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int one = 1;
+    socklen_t len = v6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+        (v6 && setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one))) ||
+        bind(fd, (const struct sockaddr *)ss, len) || listen(fd, SOMAXCONN)) {
+        *err = errno == EADDRINUSE || errno == EACCES ? -errno : -EADDRINUSE;
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+static int bound_port(int fd)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof(ss);
+    if (getsockname(fd, (struct sockaddr *)&ss, &len))
+        return 0;
+    return ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                          : ((struct sockaddr_in *)&ss)->sin_port);
+}
+
+/* One event thread: wait on the daemon's epoll set, the Redis connection and the wake eventfd;
+ * then, in this order, take Redis replies (they resume their connections), run the daemon
+ * (new requests, resumed replies, timeouts) and send the Redis commands the requests queued,
+ * all of this iteration's in one write. */
+static void *loop_main(void *arg)
+{
+    struct loop *l = arg;
+    this_loop = l;
+    if (l->hits)
+        store_async_start(l->hits);
+    struct epoll_event ev[LOOP_EVENTS];
+    while (!atomic_load(&l->srv->quit)) {
+        int redis_ms = l->hits ? store_async_tick(l->hits) : -1; /* may resume connections */
+        MHD_UNSIGNED_LONG_LONG mhd_ms = 0;
+        int wait_ms = MHD_get_timeout(l->daemon, &mhd_ms) == MHD_YES
+                          ? (mhd_ms > 60000 ? 60000 : (int)mhd_ms)
+                          : 60000;
+        if (redis_ms >= 0 && redis_ms < wait_ms)
+            wait_ms = redis_ms;
+        if (l->listen_paused_until && wait_ms > EMFILE_PAUSE_MS)
+            wait_ms = EMFILE_PAUSE_MS;
+        if (l->resumed) /* resumed on this thread since the daemon last ran */
+            wait_ms = 0;
+        int n = epoll_wait(l->epfd, ev, LOOP_EVENTS, wait_ms);
+        for (int i = 0; i < n; i++) {
+            if (ev[i].data.u64 == TAG_REDIS) {
+                store_async_ready(l->hits, ev[i].events);
+            } else if (ev[i].data.u64 == TAG_LISTEN) {
+                accept_new(l);
+            } else if (ev[i].data.u64 == TAG_WAKE) {
+                uint64_t v;
+                ssize_t r = read(l->wakefd, &v, sizeof(v));
+                (void)r;
+                take_inbox(l);
+            }
+        }
+        if (l->listen_paused_until && util_now_ms() >= l->listen_paused_until)
+            pause_listen(l, 0);
+        if (l->hits)
+            store_async_tick(l->hits);
+        l->resumed = 0;
+        MHD_run(l->daemon);
+        if (l->hits)
+            store_async_flush(l->hits);
+    }
+    return NULL;
+}
+
+static void loop_wake(struct loop *l)
+{
+    uint64_t one = 1;
+    ssize_t w = write(l->wakefd, &one, sizeof(one));
+    (void)w;
+}
+
+static int epoll_add(int epfd, int fd, uint64_t tag)
+{
+    struct epoll_event ev = {.events = EPOLLIN, .data.u64 = tag};
+    return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+/* Set up loop l (not started). Returns 0 or a negative errno; loop_close undoes a partial set-up.
+ */
+static int loop_open(struct http_server *srv, struct loop *l, const struct http_options *o)
+{
+    l->srv = srv;
+    pthread_mutex_init(&l->inbox_lock, NULL);
+    l->epfd = epoll_create1(EPOLL_CLOEXEC);
+    l->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (l->epfd < 0 || l->wakefd < 0)
+        return -errno;
+    /* rankd accepts (accept_new) and enforces the connection limits; MHD's are per daemon. */
+    unsigned flags = MHD_USE_EPOLL | MHD_USE_NO_LISTEN_SOCKET | MHD_ALLOW_SUSPEND_RESUME |
+                     MHD_USE_TURBO | MHD_USE_ERROR_LOG;
+    l->daemon = MHD_start_daemon(
+        flags, 0, NULL, NULL, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)o->max_connections + 16,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)CONNECTION_MEMORY_BYTES, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)CONNECTION_TIMEOUT_S, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
+        MHD_OPTION_UNESCAPE_CALLBACK, unescape_none, NULL, MHD_OPTION_END);
+    if (!l->daemon)
+        return -ENOMEM;
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(l->daemon, MHD_DAEMON_INFO_EPOLL_FD);
+    struct epoll_event lev = {.events = EPOLLIN | EPOLLEXCLUSIVE, .data.u64 = TAG_LISTEN};
+    if (!info || epoll_add(l->epfd, info->epoll_fd, TAG_MHD) ||
+        epoll_add(l->epfd, l->wakefd, TAG_WAKE) ||
+        epoll_ctl(l->epfd, EPOLL_CTL_ADD, srv->listen_fd, &lev))
+        return -EIO;
+    if (o->hits && !(l->hits = store_async_new(o->hits, l->epfd, TAG_REDIS, l->wakefd)))
+        return -ENOMEM;
+    return 0;
+}
+
+/* After the loop's thread has returned (or never started). */
+static void loop_close(struct loop *l)
+{
+    store_async_free(l->hits); /* nothing is pending: no connection is suspended */
+    for (struct handoff *h = l->inbox, *next; h; h = next) { /* handed over, never added */
+        next = h->next;
+        close(h->fd);
+        give_back(l->srv, (const struct sockaddr *)&h->addr);
+        free(h);
+    }
+    l->inbox = NULL;
+    if (l->daemon)
+        MHD_stop_daemon(l->daemon);
+    if (l->epfd > 0)
+        close(l->epfd);
+    if (l->wakefd > 0)
+        close(l->wakefd);
+    if (l->srv)
+        pthread_mutex_destroy(&l->inbox_lock);
+}
+
+static void server_free(struct http_server *srv)
+{
+    atomic_store(&srv->quit, 1);
+    for (int i = 0; i < srv->nloops; i++)
+        if (srv->loops[i].running) {
+            loop_wake(&srv->loops[i]);
+            pthread_join(srv->loops[i].thread, NULL);
+        }
+    for (int i = 0; i < srv->nloops; i++)
+        loop_close(&srv->loops[i]);
+    free(srv->loops);
+    if (srv->listen_fd >= 0)
+        close(srv->listen_fd);
+    workers_free(srv->workers);
+    for (int b = 0; b < IP_BUCKETS; b++)
+        while (srv->ips[b]) {
+            struct ip_count *e = srv->ips[b];
+            srv->ips[b] = e->next;
+            free(e);
+        }
+    pthread_mutex_destroy(&srv->ip_lock);
+    free(srv);
+}
+
 struct http_server *http_start(struct rankd *app, const struct http_options *o, int *err)
 {
     struct sockaddr_storage ss;
@@ -695,36 +1107,46 @@ struct http_server *http_start(struct rankd *app, const struct http_options *o, 
         *err = -ENOMEM;
         return NULL;
     }
+    pthread_mutex_init(&srv->ip_lock, NULL);
     srv->app = app;
     srv->max_connections = o->max_connections;
-    int threads = o->event_threads > 1 ? o->event_threads : 1;
+    srv->max_per_ip = o->max_per_ip;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    srv->nloops = o->event_threads > 0 ? o->event_threads
+                                       : (int)(cores >= 16  ? 8
+                                               : cores >= 2 ? cores / 2
+                                                            : 1);
+    srv->loops = calloc((size_t)srv->nloops, sizeof(*srv->loops));
     /* a worker per open connection at most: a job never waits behind unrelated slow jobs */
     srv->workers = workers_new(o->max_connections, (size_t)THREAD_STACK_BYTES);
-    if (!srv->workers) {
-        free(srv);
-        *err = -ENOMEM;
+    srv->listen_fd = -1;
+    *err = !srv->loops || !srv->workers ? -ENOMEM : 0;
+    int nloops = srv->nloops;
+    srv->nloops = 0;
+    if (!*err && (srv->listen_fd = listen_on(&ss, v6, err)) >= 0)
+        for (; srv->nloops < nloops && !*err; srv->nloops++)
+            *err = loop_open(srv, &srv->loops[srv->nloops], o);
+    for (int i = 0; !*err && i < srv->nloops; i++) {
+        struct loop *l = &srv->loops[i];
+        *err = -pthread_create(&l->thread, NULL, loop_main, l);
+        l->running = !*err;
+    }
+    if (*err) {
+        http_stop(srv); /* loops already running may hold suspended requests */
         return NULL;
     }
-    unsigned flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_TURBO |
-                     MHD_USE_ERROR_LOG | (v6 ? MHD_USE_IPv6 : 0);
-    srv->daemon = MHD_start_daemon(
-        flags, (uint16_t)o->port, accept_policy, srv, on_request, srv, MHD_OPTION_EXTERNAL_LOGGER,
-        mhd_log, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss, MHD_OPTION_THREAD_POOL_SIZE,
-        (unsigned)(threads > 1 ? threads : 0), MHD_OPTION_CONNECTION_LIMIT,
-        (unsigned)(o->max_connections * threads), MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)o->max_per_ip,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)CONNECTION_MEMORY_BYTES,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT_S, MHD_OPTION_NOTIFY_COMPLETED,
-        on_completed, srv, MHD_OPTION_UNESCAPE_CALLBACK, unescape_none, NULL, MHD_OPTION_END);
-    if (!srv->daemon) {
-        workers_free(srv->workers);
-        free(srv);
-        *err = -EADDRINUSE;
-        return NULL;
-    }
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(srv->daemon, MHD_DAEMON_INFO_BIND_PORT);
-    srv->port = info ? info->port : o->port;
+    srv->port = bound_port(srv->listen_fd);
     return srv;
+}
+
+int http_event_threads(const struct http_server *srv, int *connections, int *hit_connected, int max)
+{
+    int n = srv->nloops < max ? srv->nloops : max;
+    for (int i = 0; i < n; i++) {
+        connections[i] = atomic_load(&srv->loops[i].load);
+        hit_connected[i] = srv->loops[i].hits && store_async_connected(srv->loops[i].hits);
+    }
+    return n;
 }
 
 int http_port(const struct http_server *srv)
@@ -738,16 +1160,13 @@ void http_stop(struct http_server *srv)
         return;
     /* MHD must not be stopped with suspended connections: refuse new work, let the requests in
      * work finish and their replies go out (bounded by Redis timeouts and page waits), then stop.
-     * Past STOP_WAIT_MS only the suspended ones are waited for. */
-    /* Not MHD_quiesce_daemon: in 0.9.75 it races an epoll thread removing the listen socket
-     * from its epoll set and MHD aborts ("Failed to remove listen FD from epoll set"); the
-     * accept policy refuses new connections once `stopping` is set instead. */
+     * Past STOP_WAIT_MS only the suspended ones are waited for. The loops run meanwhile. */
+    /* Not MHD_quiesce_daemon: accept_new refuses new connections once `stopping` is set
+     * (in 0.9.75 quiesce raced the epoll threads over the listen socket and aborted). */
     atomic_store(&srv->stopping, 1);
     for (int waited = 0; atomic_load(&srv->in_work) > 0 && waited < STOP_WAIT_MS; waited++)
         util_sleep_ms(1);
     while (atomic_load(&srv->suspended) > 0)
         util_sleep_ms(1);
-    MHD_stop_daemon(srv->daemon);
-    workers_free(srv->workers);
-    free(srv);
+    server_free(srv);
 }

@@ -1,27 +1,36 @@
 /*
  * http.h -- the HTTP layer: requests and replies as plain structs, and the daemon's lifecycle.
  *
- * Threading model (the reason for it): libmicrohttpd runs a few epoll event threads
- * (MHD_USE_EPOLL_INTERNAL_THREAD, --http-threads, default 2) with MHD_ALLOW_SUSPEND_RESUME. An
- * event thread multiplexes many connections, so it must never wait: it only parses, checks and
- * answers from memory. A request then goes through up to three steps (route.h):
+ * Threading model (the reason for it): a few event threads (--http-threads, default half the
+ * cores: 1 on 2 cores), each
+ * running a libmicrohttpd daemon of its own in external-epoll mode (MHD_USE_EPOLL,
+ * MHD_ALLOW_SUSPEND_RESUME) on a shared listening socket, with its own epoll set that also holds
+ * the thread's own non-blocking Redis connection (store_async.h). An event thread multiplexes many
+ * connections, so it must never wait: it parses, checks, answers from memory and sends Redis
+ * commands without waiting for their replies. A request goes through up to three steps (route.h):
  *   1. quick, on the event thread: 400s and in-process tier hits are answered at once;
- *   2. async, connection suspended: a page read is queued on the page cache's batched hit path
- *      (page_cache.h), where one thread sends the lookups of every waiting request in one
- *      pipeline; a hit resumes the connection with its reply;
+ *   2. async, connection suspended, still on the event thread: a page read appends its lookup to
+ *      the thread's Redis connection (page_cache_submit); every lookup of one loop iteration
+ *      leaves in one write (a pipeline), and the reply, read by the same thread, answers the hit
+ *      and resumes the connection. No other thread and no wake-up is involved (only the page
+ *      cache's short in-memory locks): on 2 cores the hand-off to a batching thread and back
+ *      (rankd 0.2) was about a fifth of a hit's CPU (bench/results);
  *   3. handler, connection suspended, on a worker thread (workers.h) that may block on Redis,
- *      page locks or computations; the worker resumes the connection when the reply is ready.
+ *      page locks or computations (misses, writes, a hit the async step could not settle); the
+ *      worker resumes the connection when the reply is ready.
  * Workers are created on demand up to --max-connections (each connection has at most one
  * request in work), so a slow page computation or lock wait holds one worker and nothing else:
  * unrelated requests never queue behind it, and idle or slow clients hold no thread at all.
  * Thread-per-connection (rankd 0.1) cost a thread wake-up, a stack and a Redis round trip of
  * its own for every request, which capped a hot cached page at a quarter of nginx on 2 cores
- * (bench/results). Redis concurrency is bounded separately by the store's pool (--threads).
- * --max-connections is enforced by rankd for the whole process (an accept policy and a counter):
- * MHD alone divides its limit between the event threads and does not spread connections
- * evenly. Shutdown stops accepting, lets suspended requests finish (MHD must not stop with
- * suspended connections), answers new work 503, then stops the daemon. Idle keep-alive
- * connections are closed after 30 s.
+ * (bench/results). Redis concurrency is bounded separately by the store's pool (--threads) plus
+ * one hit connection per event thread.
+ * rankd accepts connections itself and gives each to the event thread with the fewest (left to
+ * the kernel, one thread of two held 53 of 64 connections), and enforces --max-connections and
+ * --max-connections-per-ip for the whole process at accept: MHD counts per daemon. Shutdown
+ * stops accepting, lets suspended
+ * requests finish (MHD must not stop with suspended connections), answers new work 503, then
+ * stops the loops and the daemons. Idle keep-alive connections are closed after 30 s.
  *
  * Only http.c includes microhttpd.h. Handlers (handlers.c) see struct http_request and fill
  * struct http_reply; http.c sends it. Only http.c maps negative errno codes to statuses
@@ -109,7 +118,10 @@ struct http_options {
     int port;            /**< 0: any free port */
     int max_connections; /**< open connections at once; also the most worker threads */
     int max_per_ip;      /**< 0: no per-address limit */
-    int event_threads;   /**< epoll threads; 1 or more */
+    int event_threads;   /**< event threads; 0 = half the online cores, at least 1, at most 8
+                          *   (the other half is left to Redis and the workers) */
+    struct store *hits;  /**< where the event threads' hit connections dial (borrowed; NULL:
+                          *   no hit connections, every async step falls back to workers) */
 };
 
 /**
@@ -127,6 +139,23 @@ struct http_server *http_start(struct rankd *app, const struct http_options *o, 
 struct http_async;
 
 void http_async_done(struct http_async *a, int replied);
+
+struct store;
+struct store_async;
+
+/** The calling event thread's own Redis connection for page hits (store_async.h), to be used
+ *  only from the async step of `a` on that thread; NULL when there is none. Not owned. */
+struct store_async *http_async_store(struct http_async *a);
+
+#define HTTP_EVENT_THREADS_MAX 64
+
+/**
+ * Per event thread i < the return value (at most `max`): connections[i] = connections given to
+ * it (open, or handed over and not yet added), hit_connected[i] = 1 while its Redis hit
+ * connection is up. Racy snapshots for /metrics; the hit state is read without a lock.
+ */
+int http_event_threads(const struct http_server *srv, int *connections, int *hit_connected,
+                       int max);
 
 /** The bound port (useful with port 0). */
 int http_port(const struct http_server *srv);

@@ -33,4 +33,9 @@ struct page_cache_stats;
 int metrics_render(struct buf *out, unsigned long redis_errors,
                    const struct page_cache_stats *cache);
 
+/** Render the per-event-thread gauges (http.h: http_event_threads) into *out. Returns 0 or
+ *  -ENOMEM. */
+int metrics_render_event_threads(struct buf *out, const int *connections, const int *hit_connected,
+                                 int n);
+
 #endif

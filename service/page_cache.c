@@ -18,7 +18,6 @@
 #include "util.h"
 
 #define KEY_MAX 256
-#define BATCHERS 1 /* batcher threads; each sends one pipeline at a time (cfg.hits pool) */
 #define VALUE_MAGIC "rankd2" /* rankd1 held the computation time in ms */
 #define POLL_MIN_MS 5        /* waiters re-read the cache every 5..10 ms */
 #define POLL_JITTER_MS 5
@@ -75,12 +74,6 @@ struct page_cache {
     struct l1_entry *l1[L1_BUCKETS];
     struct l1_entry *l1_oldest, *l1_newest;
     size_t l1_bytes;
-    pthread_mutex_t batch_lock; /* the batched hit path's queue */
-    pthread_cond_t batch_ready;
-    struct page_cache_job *batch_head, *batch_tail;
-    int batch_stop, batching;
-    pthread_t batcher[BATCHERS];
-    int nbatchers;
     atomic_int breaker_errors;
     _Atomic int64_t breaker_until_ms;
     atomic_ulong hits, misses, stale, l1_hits, lock_waits, lock_wait_timeouts, uncached,
@@ -1067,154 +1060,86 @@ int page_cache_get(struct page_cache *pc, const char *board, const char *period,
 /* ---------------------------------------------------------------- batched hits */
 
 /*
- * The hit path without a thread per request: page_cache_submit queues a job; one batcher
- * thread takes every queued job (up to BATCH_MAX), sends their HMGET + GET pairs in one
- * pipeline on one connection, and answers each hit (or stale hit) at once. Anything else (a
- * wrong guess, a miss, an error) goes back to the caller to run page_cache_get on a thread that
- * may block. Under load the queue fills while the previous batch is in flight, so Redis reads
- * many commands per read(2) and rankd writes one pipeline per batch.
+ * The hit path without a thread per request: page_cache_submit runs on an HTTP event thread,
+ * guesses the page key from what this process knows of the board, and appends HMGET (settings)
+ * + GET (guessed key) to that thread's own non-blocking connection (store_async.h). Every hit of
+ * one loop iteration leaves in one write; the replies settle each request on the same thread. A
+ * hit (or stale hit) is answered; anything else (a wrong guess, a miss, a changed board, a lost
+ * connection) goes back to the caller to run page_cache_get on a thread that may block.
  */
-#define BATCH_MAX 64
-
-struct batch_item {
+struct hit {
+    struct page_cache *pc;
     struct page_cache_job *job;
     struct page_req q;
     struct board_where w;
     char meta[KEY_MAX], guess[KEY_MAX];
 };
 
-/* Send the batch's commands in one pipeline; replies[2i], replies[2i+1] answer item i. */
-static int batch_round_trip(struct page_cache *pc, struct batch_item *it, int n,
-                            redisReply **replies)
-{
-    const char *cmds[2 * BATCH_MAX][8];
-    const char *const *argv[2 * BATCH_MAX];
-    int argc[2 * BATCH_MAX];
-    const size_t *lens[2 * BATCH_MAX];
-    static const char *const fields[] = {"page_size", "page_ttl_ms", "gen",
-                                         "period",    "timezone",    "retain"};
-    for (size_t i = 0; i < (size_t)n; i++) {
-        size_t k = 2 * i; /* the HMGET; k + 1 the GET */
-        const char **hm = cmds[k], **get = cmds[k + 1];
-        hm[0] = "HMGET";
-        hm[1] = it[i].meta;
-        for (int f = 0; f < 6; f++)
-            hm[2 + f] = fields[f];
-        get[0] = "GET";
-        get[1] = it[i].guess;
-        argv[k] = hm;
-        argv[k + 1] = get;
-        argc[k] = 8;
-        argc[k + 1] = 2;
-        lens[k] = lens[k + 1] = NULL;
-    }
-    int err = 0;
-    struct store_conn *c = store_acquire(pc->cfg.hits, &err);
-    if (!c)
-        return err;
-    err = store_pipeline(c, 2 * n, argc, argv, lens, replies);
-    store_release(pc->cfg.hits, c);
-    return err;
-}
-
 /* Finish one job from its replies: 0 served from the cache, else -EAGAIN. */
-static int batch_settle(struct page_cache *pc, struct batch_item *it, redisReply *set,
-                        redisReply *got)
+static int hit_settle(struct hit *h, redisReply *set, redisReply *got)
 {
-    struct page_cache_job *j = it->job;
+    struct page_cache *pc = h->pc;
+    struct page_cache_job *j = h->job;
     char *value = NULL, l1key[KEY_MAX];
     size_t len = 0;
-    if (!set ||
-        settle(pc, &it->q, j->size, &it->w, it->guess, set, got, &value, &len) != SETTLED_FOUND)
+    if (settle(pc, &h->q, j->size, &h->w, h->guess, set, got, &value, &len) != SETTLED_FOUND)
         return -EAGAIN;
-    l1_key(j->board, it->q.period, j->page, j->size, l1key, sizeof(l1key));
+    l1_key(j->board, h->q.period, j->page, j->size, l1key, sizeof(l1key));
     int rc = 0;
-    enum served sv = serve_cached(pc, &it->q, value, len, l1key, j->if_none_match, &j->out, &rc);
+    enum served sv = serve_cached(pc, &h->q, value, len, l1key, j->if_none_match, &j->out, &rc);
     if (sv == TOO_OLD)
         free(value); /* a worker computes it (and reads the copy again should that fail) */
     return sv == SERVED && rc == 0 ? 0 : -EAGAIN;
 }
 
-static void batch_run(struct page_cache *pc, struct page_cache_job *jobs)
+static void hit_done(void *arg, int rc, redisReply **replies)
 {
-    struct batch_item items[BATCH_MAX];
-    redisReply *replies[2 * BATCH_MAX];
-    int n = 0;
-    for (struct page_cache_job *j = jobs, *next; j; j = next) {
-        next = j->next;
-        struct batch_item *it = &items[n];
-        memset(&it->q, 0, sizeof(it->q));
-        it->job = j;
-        it->q.board = j->board;
-        it->q.requested = j->period;
-        it->q.page = j->page;
-        snprintf(it->meta, sizeof(it->meta), "%s:{%s}:meta", pc->cfg.prefix, j->board);
-        if (locate(pc, &it->q, j->size, 0, &it->w, it->guess, sizeof(it->guess)) || !it->guess[0])
-            j->done(j, -EAGAIN); /* no key to guess: the blocking path decides */
-        else
-            n++;
-    }
-    if (!n)
-        return;
-    for (size_t i = 0; i < 2 * (size_t)n; i++)
-        replies[i] = NULL;
-    /* A Redis fault fails the batch's requests at once (503): a worker retrying each would wait
-     * out the same slow Redis again. */
-    int failed = batch_round_trip(pc, items, n, replies);
-    atomic_fetch_add(&pc->batches, 1);
-    for (size_t i = 0; i < (size_t)n; i++) {
-        struct page_cache_job *j = items[i].job;
-        redisReply *set = replies[2 * i], *got = replies[2 * i + 1];
-        int rc =
-            failed ? (is_fault(failed) ? failed : -EAGAIN) : batch_settle(pc, &items[i], set, got);
-        freeReplyObject(set);
-        freeReplyObject(got);
-        if (rc == 0)
-            atomic_fetch_add(&pc->batched_hits, 1);
-        j->done(j, rc); /* may free j */
-    }
+    struct hit *h = arg;
+    struct page_cache_job *j = h->job;
+    /* Redis too slow: answer 503 now (a worker would wait out the same Redis again). A lost
+     * connection: the blocking path retries on a pool connection, which redials. */
+    if (rc)
+        rc = rc == -ETIMEDOUT ? rc : -EAGAIN;
+    else
+        rc = hit_settle(h, replies[0], replies[1]);
+    if (rc == 0)
+        atomic_fetch_add(&h->pc->batched_hits, 1);
+    free(h);
+    j->done(j, rc); /* may free j */
 }
 
-static void *batcher_main(void *arg)
-{
-    struct page_cache *pc = arg;
-    pthread_mutex_lock(&pc->batch_lock);
-    for (;;) {
-        while (!pc->batch_head && !pc->batch_stop)
-            pthread_cond_wait(&pc->batch_ready, &pc->batch_lock);
-        if (!pc->batch_head)
-            break;
-        struct page_cache_job *jobs = pc->batch_head, *last = jobs;
-        for (int n = 1; last->next && n < BATCH_MAX; n++)
-            last = last->next;
-        pc->batch_head = last->next;
-        if (!pc->batch_head)
-            pc->batch_tail = NULL;
-        last->next = NULL;
-        pthread_mutex_unlock(&pc->batch_lock);
-        batch_run(pc, jobs);
-        pthread_mutex_lock(&pc->batch_lock);
-    }
-    pthread_mutex_unlock(&pc->batch_lock);
-    return NULL;
-}
-
-int page_cache_submit(struct page_cache *pc, struct page_cache_job *job)
+int page_cache_submit(struct page_cache *pc, struct store_async *conn, struct page_cache_job *job)
 {
     struct board_state st;
-    if (!pc->batching || !pc->same_store || breaker_open(pc) || !state_get(pc, job->board, &st) ||
+    if (!conn || !pc->same_store || breaker_open(pc) || !state_get(pc, job->board, &st) ||
         st.ttl_ms <= 0)
         return -EAGAIN;
+    struct hit *h = calloc(1, sizeof(*h));
+    if (!h)
+        return -EAGAIN;
+    h->pc = pc;
+    h->job = job;
+    h->q.board = job->board;
+    h->q.requested = job->period;
+    h->q.page = job->page;
     memset(&job->out, 0, sizeof(job->out));
-    job->next = NULL;
-    pthread_mutex_lock(&pc->batch_lock);
-    if (pc->batch_tail)
-        pc->batch_tail->next = job;
-    else
-        pc->batch_head = job;
-    pc->batch_tail = job;
-    pthread_cond_signal(&pc->batch_ready);
-    pthread_mutex_unlock(&pc->batch_lock);
+    snprintf(h->meta, sizeof(h->meta), "%s:{%s}:meta", pc->cfg.prefix, job->board);
+    if (locate(pc, &h->q, job->size, 0, &h->w, h->guess, sizeof(h->guess)) || !h->guess[0]) {
+        free(h); /* no key to guess without Redis: the blocking path decides */
+        return -EAGAIN;
+    }
+    const char *hm[] = {"HMGET", h->meta,  "page_size", "page_ttl_ms",
+                        "gen",   "period", "timezone",  "retain"};
+    const char *get[] = {"GET", h->guess};
+    const char *const *argv[] = {hm, get};
+    const int argc[] = {8, 2};
+    int rc = store_async_send(conn, 2, argc, argv, hit_done, h);
+    if (rc < 0) {
+        free(h);
+        return rc == -ETIMEDOUT ? rc : -EAGAIN;
+    }
+    if (rc == 1)
+        atomic_fetch_add(&pc->batches, 1); /* this hit starts a new pipeline */
     return 0;
 }
 
@@ -1235,8 +1160,6 @@ struct page_cache *page_cache_new(const struct page_cache_config *cfg)
     pc->same_store = cfg->data == cfg->cache;
     if (!pc->cfg.cache_writes)
         pc->cfg.cache_writes = cfg->cache;
-    if (!pc->cfg.hits)
-        pc->cfg.hits = cfg->data;
     if (pc->cfg.refresh_max <= 0)
         pc->cfg.refresh_max = 8;
     pc->states = calloc(STATE_SLOTS, sizeof(*pc->states));
@@ -1248,14 +1171,8 @@ struct page_cache *page_cache_new(const struct page_cache_config *cfg)
     pthread_mutex_init(&pc->lock, NULL);
     pthread_cond_init(&pc->changed, NULL);
     pthread_mutex_init(&pc->l1_lock, NULL);
-    pthread_mutex_init(&pc->batch_lock, NULL);
-    pthread_cond_init(&pc->batch_ready, NULL);
     atomic_store(&pc->seed,
                  (uint64_t)wall_ms() * UINT64_C(0x9E3779B97F4A7C15) ^ (uint64_t)getpid());
-    for (int i = 0; i < BATCHERS; i++)
-        if (pthread_create(&pc->batcher[pc->nbatchers], NULL, batcher_main, pc) == 0)
-            pc->nbatchers++;
-    pc->batching = pc->nbatchers > 0;
     return pc;
 }
 
@@ -1263,16 +1180,6 @@ void page_cache_free(struct page_cache *pc)
 {
     if (!pc)
         return;
-    if (pc->batching) { /* the batcher answers what is queued, then exits */
-        pthread_mutex_lock(&pc->batch_lock);
-        pc->batch_stop = 1;
-        pthread_cond_broadcast(&pc->batch_ready);
-        pthread_mutex_unlock(&pc->batch_lock);
-        for (int i = 0; i < pc->nbatchers; i++)
-            pthread_join(pc->batcher[i], NULL);
-    }
-    pthread_mutex_destroy(&pc->batch_lock);
-    pthread_cond_destroy(&pc->batch_ready);
     pthread_mutex_lock(&pc->lock);
     while (pc->refreshing > 0) /* refresh threads use pc */
         pthread_cond_wait(&pc->changed, &pc->lock);

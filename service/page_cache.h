@@ -32,7 +32,9 @@
  *  - cache or lock Redis errors (timeouts, OOM, ...) fall back to computing uncached; after
  *    PAGE_CACHE_BREAKER_ERRORS in a row the cache is skipped for PAGE_CACHE_BREAKER_MS.
  * Waits never block other requests: page_cache_get runs on a worker thread of its own (http.h);
- * the HTTP event threads only call page_cache_get_l1 (memory) and page_cache_submit (queued).
+ * the HTTP event threads only call page_cache_get_l1 (memory) and page_cache_submit (sent on
+ * their own non-blocking connection; the reply is settled on the same thread, with the in-memory
+ * locks only, and may start a background refresh thread).
  *
  * Thread-safe. Errors: -ENOENT board absent; store.h codes when the board cannot be read.
  */
@@ -44,6 +46,7 @@
 
 #include "board.h"
 #include "store.h"
+#include "store_async.h"
 
 #define PAGE_CACHE_BREAKER_ERRORS 5 /**< consecutive cache errors that open the breaker */
 #define PAGE_CACHE_BREAKER_MS 1000  /**< how long an open breaker skips the cache */
@@ -59,7 +62,6 @@ struct page_cache_config {
     struct store *cache_writes; /**< SET of pages and locks, lock release (borrowed); NULL =
                                  *   cache. Its own pool: writes held up by Redis never take
                                  *   the connections page reads need */
-    struct store *hits;         /**< the batched hit path's connection (borrowed); NULL = data */
     struct board_model *model;  /**< borrowed */
     const char *prefix;         /**< key prefix (borrowed) */
     int grace_ms;               /**< stale window after the soft TTL; key TTL = soft + grace */
@@ -114,11 +116,11 @@ int page_cache_get_l1(struct page_cache *pc, const char *board, const char *peri
 
 /**
  * A page read by the batched hit path. The caller fills the request fields (borrowed until
- * `done`) and `done`; the cache fills `out` and calls done(job, rc) exactly once, from its
- * batcher thread: rc 0 = out holds the page (a hit or a stale hit; the caller frees it with
- * page_reply_free), -EAGAIN = not answerable from the cache in one round trip (a miss, a changed
- * board): call page_cache_get on a thread that may block; a store error (Redis timed out or is
- * unreachable) = answer 503 now. `done` may free the job.
+ * `done`) and `done`; the cache fills `out` and calls done(job, rc) exactly once, on the thread
+ * that runs the connection's loop: rc 0 = out holds the page (a hit or a stale hit; the caller
+ * frees it with page_reply_free), -EAGAIN = not answerable from the cache in one round trip (a
+ * miss, a changed board, a lost connection): call page_cache_get on a thread that may block;
+ * -ETIMEDOUT = Redis did not answer in time: answer 503 now. `done` may free the job.
  */
 struct page_cache_job {
     const char *board, *period; /**< period NULL = the current one */
@@ -128,22 +130,24 @@ struct page_cache_job {
     void (*done)(struct page_cache_job *job, int rc);
     void *arg; /**< the caller's */
     struct page_reply out;
-    struct page_cache_job *next; /**< the cache's */
 };
 
 /**
- * Queue a job for the batcher: one thread sends the HMGET + GET pairs of every queued job in one
- * pipeline. Returns 0 (done will be called), or -EAGAIN without calling done when the hit path
- * cannot answer (board not seen yet by this process, caching off, pages in another Redis,
- * breaker open, batcher not running).
+ * Send a job's lookup (HMGET of the settings + GET of the guessed page key) on `conn`, the
+ * calling event loop's own connection (store_async.h); every lookup sent in one loop iteration
+ * leaves in one pipeline. Never waits. Returns 0 (done will be called); -EAGAIN without
+ * calling done when the hit path cannot answer (conn NULL or not connected, board not seen yet
+ * by this process, caching off, pages in another Redis, breaker open); -ETIMEDOUT without
+ * calling done when Redis is not answering the connection (answer 503 now).
  */
-int page_cache_submit(struct page_cache *pc, struct page_cache_job *job);
+int page_cache_submit(struct page_cache *pc, struct store_async *conn, struct page_cache_job *job);
 
 /** Counters for /metrics (monotonic since start; breaker_open is 0 or 1). */
 struct page_cache_stats {
     unsigned long hits, misses, stale, l1_hits, lock_waits, lock_wait_timeouts, uncached,
         early_refreshes, refreshes, errors;
-    unsigned long batched_hits, batches; /**< the batched hit path: pages served, pipelines */
+    unsigned long batched_hits, batches; /**< the batched hit path: pages served, pipelines
+                                          *   begun */
     int breaker_open;
 };
 

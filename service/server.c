@@ -56,7 +56,6 @@ struct rankd *rankd_start_hooked(const struct config *cfg, const struct rankd_ho
         .data = app->store,
         .cache = app->cache_store,
         .cache_writes = app->cache_write_store,
-        .hits = app->hit_store,
         .model = &app->model,
         .prefix = app->cfg.key_prefix,
         .grace_ms = app->cfg.page_grace_ms,
@@ -84,6 +83,8 @@ struct rankd *rankd_start_hooked(const struct config *cfg, const struct rankd_ho
         .max_connections = app->cfg.max_connections,
         .max_per_ip = app->cfg.max_per_ip,
         .event_threads = app->cfg.http_threads,
+        /* hits come from the page cache's Redis only when it is the data Redis (page_cache.h) */
+        .hits = app->cache_store == app->store ? app->hit_store : NULL,
     };
     app->http = http_start(app, &ho, err);
     if (!app->http) {

@@ -14,7 +14,8 @@ struct rankd {
     struct config cfg;               /**< a copy, immutable after start */
     struct store *store;             /**< owned: board data, reads (--threads connections) */
     struct store *write_store;       /**< owned: board writes (--threads connections) */
-    struct store *hit_store;         /**< owned: the page cache's batched hits (1 connection) */
+    struct store *hit_store;         /**< owned: where the event threads' hit connections dial
+                                      *   (store_async.h; its pool is unused) */
     struct store *cache_store;       /**< owned when --cache-redis is set, else == store */
     struct store *cache_write_store; /**< owned when --cache-redis is set, else == write_store */
     struct board_model model;        /**< borrows store and cfg.key_prefix */

@@ -450,6 +450,41 @@ redisReply *store_script(struct store_conn *c, enum store_script script, int nke
     return r;
 }
 
+redisContext *store_dial(struct store *st, int *err)
+{
+    pthread_mutex_lock(&st->lock);
+    int down = util_now_ms() < st->down_until_ms;
+    pthread_mutex_unlock(&st->lock);
+    if (down) {
+        atomic_fetch_add(&st->errors, 1);
+        *err = -ECONNREFUSED;
+        return NULL;
+    }
+    redisContext *ctx = NULL;
+    int rc = dial(st, &ctx);
+    pthread_mutex_lock(&st->lock);
+    if (rc) {
+        st->down_until_ms = util_now_ms() + st->backoff_ms;
+        st->backoff_ms = st->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : st->backoff_ms * 2;
+    } else {
+        st->backoff_ms = BACKOFF_MIN_MS;
+        st->down_until_ms = 0;
+    }
+    pthread_mutex_unlock(&st->lock);
+    *err = rc;
+    return ctx;
+}
+
+int store_timeout_ms(const struct store *st)
+{
+    return st->timeout_ms;
+}
+
+void store_note_fault(struct store *st, const char *what, const char *detail)
+{
+    note_error(st, what, detail);
+}
+
 unsigned long store_error_count(const struct store *st)
 {
     return atomic_load(&st->errors);

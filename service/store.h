@@ -103,6 +103,21 @@ int store_pipeline(struct store_conn *c, int n, const int *argc, const char *con
 redisReply *store_script(struct store_conn *c, enum store_script script, int nkeys, int nargs,
                          const char **argv, const size_t *argvlen, int *err);
 
+/**
+ * A connection of the caller's own (the event loops' hit connections, store_async.h), dialled as
+ * a pool connection is (connect timeout, AUTH, SELECT, command timeouts) and sharing the pool's
+ * dial back-off: inside the back-off window it fails at once. May block up to the connect
+ * timeout plus the set-up commands: never call it on an HTTP event thread. Returns the context
+ * (the caller owns it and frees it with redisFree) or NULL with *err set.
+ */
+redisContext *store_dial(struct store *st, int *err);
+
+/** The per-command timeout in milliseconds (store_config.timeout_ms). */
+int store_timeout_ms(const struct store *st);
+
+/** Count and log a fault seen on a connection the caller owns (store_dial). */
+void store_note_fault(struct store *st, const char *what, const char *detail);
+
 /** Count of Redis faults (dial, I/O, timeouts, error replies) since start, for /metrics. */
 unsigned long store_error_count(const struct store *st);
 

@@ -1128,6 +1128,200 @@ START_TEST(test_connection_limit_across_event_threads)
 }
 END_TEST
 
+/* rankd places each new connection on the event thread with the fewest: left to the kernel
+ * (every thread waiting on the listening socket), one thread of two held 53 of 64 benchmark
+ * connections and their requests queued while the other idled. 40 connections over 2 threads:
+ * 20 each, give or take the /metrics connections. */
+static void two_event_threads(struct config *cfg)
+{
+    cfg->http_threads = 2;
+}
+
+START_TEST(test_connections_spread_over_event_threads)
+{
+    post_score("spread", "a", 1);
+    struct rankd *app = rankd_test_start_with(f_redis.port, TEST_TOKEN, two_event_threads, NULL);
+    int port = rankd_port(app);
+    enum { N = 40 };
+    int fds[N], closed[N] = {0};
+    const char *get = "GET /boards/spread/rank HTTP/1.1\r\nHost: t\r\n\r\n";
+    for (int i = 0; i < N; i++) {
+        fds[i] = connect_loopback(port);
+        ck_assert(fds[i] >= 0);
+        ck_assert(write(fds[i], get, strlen(get)) == (ssize_t)strlen(get));
+    }
+    int ok = read_replies(fds, N, 5.0, closed);
+    double t0 = http_metric(port, "rankd_http_connections{thread=\"0\"}");
+    double t1 = http_metric(port, "rankd_http_connections{thread=\"1\"}");
+    for (int i = 0; i < N; i++)
+        close(fds[i]);
+    rankd_stop(app);
+    fprintf(stderr, "faults: %d connections over 2 event threads: %.0f and %.0f\n", N, t0, t1);
+    ck_assert_int_eq(ok, N);
+    ck_assert_msg(t0 >= N / 2 - 1 && t0 <= N / 2 + 2 && t1 >= N / 2 - 1 && t1 <= N / 2 + 2,
+                  "%d connections spread %.0f / %.0f over the event threads", N, t0, t1);
+}
+END_TEST
+
+/* --max-connections-per-ip holds for the whole process, whichever event thread a connection
+ * lands on: each event thread runs a daemon of its own and MHD counts per daemon (without
+ * rankd's own count, 2 event threads let all 6 in). */
+static void per_ip_three(struct config *cfg)
+{
+    cfg->http_threads = 2;
+    cfg->max_per_ip = 3;
+}
+
+START_TEST(test_per_ip_limit_across_event_threads)
+{
+    post_score("perip", "a", 1);
+    struct rankd *app = rankd_test_start_with(f_redis.port, TEST_TOKEN, per_ip_three, NULL);
+    int port = rankd_port(app);
+    enum { N = 6 };
+    int fds[N], closed[N] = {0};
+    const char *get = "GET /boards/perip/rank HTTP/1.1\r\nHost: t\r\n\r\n";
+    for (int i = 0; i < N; i++) {
+        fds[i] = connect_loopback(port);
+        ck_assert(fds[i] >= 0);
+        sleep_ms(20); /* in order: the first three are the ones admitted */
+        if (write(fds[i], get, strlen(get)) < 0)
+            closed[i] = 1;
+    }
+    int ok = read_replies(fds, N, 3.0, closed);
+    int refused = 0;
+    for (int i = 0; i < N; i++)
+        refused += closed[i];
+    for (int i = 0; i < N; i++)
+        close(fds[i]);
+    /* the limit is given back on close: a new connection is served again */
+    sleep_ms(100);
+    struct http_result r;
+    ck_assert_int_eq(http_get(port, "/boards/perip/rank", &r), 0);
+    long after = r.status;
+    http_result_free(&r);
+    rankd_stop(app);
+    fprintf(stderr, "faults: per-address limit 3 over 2 event threads: %d answered, %d closed\n",
+            ok, refused);
+    ck_assert_msg(ok == 3 && refused == N - 3, "limit 3: %d answered, %d closed of %d", ok, refused,
+                  N);
+    ck_assert_int_eq(after, 200);
+}
+END_TEST
+
+/* The event thread's own Redis connection for page hits: a paused Redis answers the hit 503
+ * within the command timeout while the same event thread goes on answering other requests; when
+ * Redis is back, hits take the event-thread path again. */
+static void one_event_thread(struct config *cfg)
+{
+    cfg->http_threads = 1;
+}
+
+static double batched_hits(void)
+{
+    return http_metric(f_port, "rankd_page_cache_batched_hits_total");
+}
+
+START_TEST(test_hit_connection_times_out_and_redials)
+{
+    rankd_stop(f_app);
+    f_app = rankd_test_start_with(f_redis.port, TEST_TOKEN, one_event_thread, NULL);
+    f_port = rankd_port(f_app);
+    post_score("hc", "a", 1);
+    expect_status_free("GET", "/boards/hc/rank", NULL, 200); /* computed, cached */
+    double h0 = batched_hits();
+    expect_status_free("GET", "/boards/hc/rank", NULL, 200); /* a hit on the event thread */
+    ck_assert_msg(batched_hits() == h0 + 1, "the hit did not take the event thread's connection");
+    ck_assert_double_eq(http_metric(f_port, "rankd_hit_connection_up{thread=\"0\"}"), 1);
+
+    double paused = pause_redis(PAUSE_MS, "ALL");
+    struct job j;
+    job_start(&j, "GET", "/boards/hc/rank", NULL);
+    sleep_ms(100); /* its lookup is waiting on Redis now */
+    struct http_result r;
+    expect_status("GET", "/boards/hc/rank?page=0", NULL, 400, &r);
+    double quick = r.seconds;
+    http_result_free(&r);
+    double hit_s = job_expect_unavailable(&j, slow_limit_s());
+    fprintf(stderr,
+            "faults: hit connection: paused Redis, the hit answered 503 after %.3f s; a 400 on "
+            "the same event thread meanwhile took %.4f s\n",
+            hit_s, quick);
+    ck_assert_msg(quick < HEALTHZ_LIMIT_S, "a 400 waited %.3f s behind a pending hit", quick);
+
+    wait_until(paused + PAUSE_MS / 1000.0 + 0.05);
+    double up_by = now_s() + RECOVERY_S, h1 = batched_hits();
+    int ok = 0;
+    while (!ok && now_s() < up_by) {
+        expect_status_free("GET", "/boards/hc/rank", NULL, 200);
+        ok = batched_hits() > h1;
+        sleep_ms(20);
+    }
+    ck_assert_msg(ok, "hits never took the event thread's connection again after the pause");
+}
+END_TEST
+
+/* Hits on an event thread's connection while Redis is paused: each gets its own timeout (an
+ * older hit's timeout neither fails a younger one nor closes the connection); while the oldest
+ * is unanswered past its timeout, new hits fail fast (503 at once), as the pools do; and when
+ * Redis answers again, the same connection serves hits (the late replies are dropped). */
+START_TEST(test_hits_keep_their_own_timeout)
+{
+    rankd_stop(f_app);
+    f_app = rankd_test_start_with(f_redis.port, TEST_TOKEN, one_event_thread, NULL);
+    f_port = rankd_port(f_app);
+    post_score("hy", "a", 1);
+    expect_status_free("GET", "/boards/hy/rank", NULL, 200);
+    expect_status_free("GET", "/boards/hy/rank", NULL, 200);
+    double paused = pause_redis(1300, "ALL"); /* the command timeout is 1 s */
+    struct job older, younger;
+    job_start(&older, "GET", "/boards/hy/rank", NULL);
+    sleep_ms(500);
+    job_start(&younger, "GET", "/boards/hy/rank", NULL);
+    pthread_join(older.thread, NULL);
+    sleep_ms(50);
+    struct http_result probe;
+    req("GET", "/boards/hy/rank", NULL, NULL, &probe); /* the older hit was given up */
+    pthread_join(younger.thread, NULL);
+    fprintf(stderr,
+            "faults: hits on a paused Redis: the older answered %ld after %.3f s, a probe %ld "
+            "after %.4f s, the younger %ld after %.3f s\n",
+            older.res.status, older.res.seconds, probe.status, probe.seconds, younger.res.status,
+            younger.res.seconds);
+    long o = older.res.status, y = younger.res.status, p = probe.status;
+    double probe_s = probe.seconds;
+    http_result_free(&older.res);
+    http_result_free(&younger.res);
+    http_result_free(&probe);
+    wait_until(paused + 1.35);
+    ck_assert_int_eq(o, 503);
+    ck_assert_msg(p == 503 && probe_s < HEALTHZ_LIMIT_S,
+                  "a hit while Redis was unanswering: %ld after %.3f s (want a fast 503)", p,
+                  probe_s);
+    ck_assert_msg(y == 200, "the younger hit answered %ld with the older one's timeout", y);
+    double h0 = batched_hits();
+    expect_status_free("GET", "/boards/hy/rank", NULL, 200);
+    ck_assert_msg(batched_hits() == h0 + 1, "the connection did not survive the slow Redis");
+}
+END_TEST
+
+/* CLIENT KILL of every connection, the hit connections included: the next hit is served (from
+ * a worker while the event thread dials again), never a 503. */
+START_TEST(test_hit_connection_killed)
+{
+    rankd_stop(f_app);
+    f_app = rankd_test_start_with(f_redis.port, TEST_TOKEN, one_event_thread, NULL);
+    f_port = rankd_port(f_app);
+    post_score("hk", "a", 1);
+    expect_status_free("GET", "/boards/hk/rank", NULL, 200);
+    expect_status_free("GET", "/boards/hk/rank", NULL, 200);
+    for (int round = 0; round < 5; round++) {
+        freeReplyObject(redis_admin_cmd(f_admin, "CLIENT KILL TYPE normal SKIPME yes"));
+        for (int i = 0; i < 5; i++)
+            expect_status_free("GET", "/boards/hk/rank", NULL, 200);
+    }
+}
+END_TEST
+
 /* ---------------------------------------------------------------- 6e. event threads never wait */
 
 static void one_event_thread_l1(struct config *cfg)
@@ -1360,6 +1554,11 @@ Suite *faults_suite(void)
     tcase_add_test(slow, test_admin_report_with_restricted_user);
     tcase_add_test(slow, test_admin_report_is_valid_utf8);
     tcase_add_test(slow, test_connection_limit_across_event_threads);
+    tcase_add_test(slow, test_connections_spread_over_event_threads);
+    tcase_add_test(slow, test_per_ip_limit_across_event_threads);
+    tcase_add_test(slow, test_hit_connection_times_out_and_redials);
+    tcase_add_test(slow, test_hit_connection_killed);
+    tcase_add_test(slow, test_hits_keep_their_own_timeout);
     tcase_add_test(slow, test_event_thread_never_waits_for_redis);
     tcase_add_test(slow, test_stop_start_many_times);
     suite_add_tcase(s, slow);

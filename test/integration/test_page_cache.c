@@ -504,14 +504,7 @@ static void load_board(const char *board, const char *prefix, int n, int pad)
 /* A counter or gauge from /metrics (-1 when absent). */
 static double metric(const char *name)
 {
-    struct http_result r;
-    get_status("/metrics", NULL, 200, &r);
-    char pat[128];
-    snprintf(pat, sizeof(pat), "\n%s ", name);
-    const char *p = strstr(r.body, pat);
-    double v = p ? strtod(p + strlen(pat), NULL) : -1;
-    http_result_free(&r);
-    return v;
+    return http_metric(p_port, name);
 }
 
 /* ---------------------------------------------------------------- concurrent requests */

@@ -285,6 +285,22 @@ int http_write(int port, const char *method, const char *path, const char *json,
     return http_req(port, method, path, json, json ? strlen(json) : 0, NULL, TEST_TOKEN, out);
 }
 
+double http_metric(int port, const char *name)
+{
+    struct http_result r;
+    memset(&r, 0, sizeof(r));
+    if (http_get(port, "/metrics", &r) || r.status != 200 || !r.body) {
+        http_result_free(&r);
+        return -1;
+    }
+    char pat[160];
+    snprintf(pat, sizeof(pat), "\n%s ", name);
+    const char *p = strstr(r.body, pat);
+    double v = p ? strtod(p + strlen(pat), NULL) : -1;
+    http_result_free(&r);
+    return v;
+}
+
 void http_result_free(struct http_result *r)
 {
     free(r->body);

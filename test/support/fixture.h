@@ -87,6 +87,10 @@ int http_write(int port, const char *method, const char *path, const char *json,
 
 void http_result_free(struct http_result *r);
 
+/** A sample from GET /metrics: `name` is the whole series ("rankd_x_total" or
+ *  "rankd_x{thread=\"0\"}"). Returns its value, or -1 when absent or /metrics failed. */
+double http_metric(int port, const char *name);
+
 /** The error code of an error body, or "" */
 const char *http_error_code(const struct http_result *r);
 

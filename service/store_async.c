@@ -1,0 +1,360 @@
+/* store_async.c -- an event loop's pipelined non-blocking Redis connection; see store_async.h. */
+#include "store_async.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <hiredis/sds.h>
+
+#include "util.h"
+
+#define BACKOFF_MIN_MS 50
+#define BACKOFF_MAX_MS 2000
+#define READ_CHUNK (64 * 1024)
+#define ABANDON_TIMEOUTS 2     /* unanswered for this many timeouts: close and dial again */
+#define READ_MAX (1024 * 1024) /* bytes read per readiness event, for fairness */
+
+/* A group of commands waiting for its replies, in send order. */
+struct pending {
+    store_async_fn fn;
+    void *arg;
+    int n, got;
+    int64_t deadline_ms; /* monotonic */
+    int abandoned;       /* timed out: fn was called; its replies are read and dropped */
+    redisReply *replies[STORE_ASYNC_MAX_CMDS];
+    struct pending *next;
+};
+
+struct store_async {
+    struct store *st;
+    int epoll_fd, wake_fd;
+    uint64_t tag;
+    redisContext *ctx; /* NULL while not connected */
+    uint32_t events;   /* registered in epoll_fd for ctx->fd */
+    struct pending *head, *tail;
+    /* dialling: at most one helper thread; it hands its result over in `dialled` */
+    pthread_t dialer;
+    int dialing;
+    _Atomic(redisContext *) dialled;
+    atomic_int dial_done;
+    int64_t retry_at_ms; /* no dial before this (monotonic), after a failure */
+    atomic_int up;       /* ctx != NULL, for readers on other threads */
+    int broken;          /* the output buffer is unusable: fail at the next flush or tick */
+    int backoff_ms;
+};
+
+struct store_async *store_async_new(struct store *st, int epoll_fd, uint64_t tag, int wake_fd)
+{
+    struct store_async *sa = calloc(1, sizeof(*sa));
+    if (!sa)
+        return NULL;
+    sa->st = st;
+    sa->epoll_fd = epoll_fd;
+    sa->tag = tag;
+    sa->wake_fd = wake_fd;
+    sa->backoff_ms = BACKOFF_MIN_MS;
+    return sa;
+}
+
+/* ---------------------------------------------------------------- failure */
+
+static void set_events(struct store_async *sa, uint32_t events)
+{
+    if (!sa->ctx || events == sa->events)
+        return;
+    struct epoll_event ev = {.events = events, .data.u64 = sa->tag};
+    int op = sa->events ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+    if (epoll_ctl(sa->epoll_fd, op, sa->ctx->fd, &ev) == 0)
+        sa->events = events;
+}
+
+static void close_ctx(struct store_async *sa)
+{
+    if (!sa->ctx)
+        return;
+    if (sa->events) /* before the close: a reused fd number must not inherit the registration */
+        epoll_ctl(sa->epoll_fd, EPOLL_CTL_DEL, sa->ctx->fd, NULL);
+    sa->events = 0;
+    redisFree(sa->ctx);
+    sa->ctx = NULL;
+    atomic_store(&sa->up, 0);
+}
+
+static void later(struct store_async *sa)
+{
+    sa->retry_at_ms = util_now_ms() + sa->backoff_ms;
+    sa->backoff_ms = sa->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : sa->backoff_ms * 2;
+}
+
+/* Close the connection and fail every pending group with rc (callbacks run last: they may send,
+ * which then finds no connection). Groups already given up were answered already. */
+static void fail_all(struct store_async *sa, int rc, const char *what)
+{
+    if (rc != -ECANCELED)
+        store_note_fault(sa->st, what, sa->ctx && sa->ctx->errstr[0] ? sa->ctx->errstr : "");
+    close_ctx(sa);
+    sa->broken = 0;
+    if (rc != -ECANCELED)
+        later(sa);
+    struct pending *p = sa->head;
+    sa->head = sa->tail = NULL;
+    while (p) {
+        struct pending *next = p->next;
+        for (int i = 0; i < p->got; i++)
+            freeReplyObject(p->replies[i]);
+        if (!p->abandoned)
+            p->fn(p->arg, rc, NULL);
+        free(p);
+        p = next;
+    }
+}
+
+/* ---------------------------------------------------------------- dialling */
+
+static void *dial_main(void *arg)
+{
+    struct store_async *sa = arg;
+    int err = 0;
+    redisContext *c = store_dial(sa->st, &err);
+    atomic_store(&sa->dialled, c);
+    atomic_store(&sa->dial_done, 1);
+    uint64_t one = 1;
+    ssize_t w = write(sa->wake_fd, &one, sizeof(one)); /* wakes the loop: store_async_tick */
+    (void)w;
+    return NULL;
+}
+
+static void start_dial(struct store_async *sa)
+{
+    if (sa->ctx || sa->dialing || util_now_ms() < sa->retry_at_ms)
+        return;
+    atomic_store(&sa->dial_done, 0);
+    if (pthread_create(&sa->dialer, NULL, dial_main, sa) == 0)
+        sa->dialing = 1;
+    else
+        later(sa);
+}
+
+/* Take over a connection the helper dialled: non-blocking from now on. */
+static void adopt(struct store_async *sa, redisContext *c)
+{
+    int fl = fcntl(c->fd, F_GETFL);
+    if (fl < 0 || fcntl(c->fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+        store_note_fault(sa->st, "connect", "cannot make the socket non-blocking");
+        redisFree(c);
+        later(sa);
+        return;
+    }
+    c->flags &= ~REDIS_BLOCK; /* hiredis then treats EAGAIN as "try again later" */
+    sa->ctx = c;
+    sa->events = 0;
+    atomic_store(&sa->up, 1);
+    set_events(sa, EPOLLIN);
+    if (!sa->events) {
+        store_note_fault(sa->st, "connect", "epoll_ctl failed");
+        close_ctx(sa);
+        later(sa);
+    }
+}
+
+static void finish_dial(struct store_async *sa)
+{
+    if (!sa->dialing || !atomic_load(&sa->dial_done))
+        return;
+    pthread_join(sa->dialer, NULL);
+    sa->dialing = 0;
+    redisContext *c = atomic_exchange(&sa->dialled, NULL);
+    if (c)
+        adopt(sa, c);
+    else
+        later(sa); /* store_dial logged and counted it */
+}
+
+void store_async_start(struct store_async *sa)
+{
+    start_dial(sa);
+}
+
+/* ---------------------------------------------------------------- I/O */
+
+int store_async_send(struct store_async *sa, int n, const int *argc, const char *const *const *argv,
+                     store_async_fn fn, void *arg)
+{
+    if (n < 1 || n > STORE_ASYNC_MAX_CMDS)
+        return -EINVAL;
+    if (sa->broken)
+        return -EAGAIN;
+    if (sa->head && sa->head->abandoned)
+        return -ETIMEDOUT; /* Redis is not answering: fail fast, as the pools do (store.h) */
+    if (!sa->ctx) {
+        start_dial(sa);
+        return -EAGAIN;
+    }
+    struct pending *p = calloc(1, sizeof(*p));
+    if (!p)
+        return -ENOMEM;
+    int fresh = sdslen(sa->ctx->obuf) == 0;
+    for (int i = 0; i < n; i++)
+        if (redisAppendCommandArgv(sa->ctx, argc[i], (const char **)argv[i], NULL) != REDIS_OK) {
+            /* out of memory: part of the group may be in the buffer, so the connection must go;
+             * not from here (no callback runs inside a send): at the next flush or tick */
+            free(p);
+            sa->broken = 1;
+            return -ENOMEM;
+        }
+    p->fn = fn;
+    p->arg = arg;
+    p->n = n;
+    p->deadline_ms = util_now_ms() + store_timeout_ms(sa->st);
+    if (sa->tail)
+        sa->tail->next = p;
+    else
+        sa->head = p;
+    sa->tail = p;
+    return fresh;
+}
+
+void store_async_flush(struct store_async *sa)
+{
+    if (sa->broken) {
+        fail_all(sa, -EIO, "out of memory");
+        return;
+    }
+    if (!sa->ctx || sdslen(sa->ctx->obuf) == 0)
+        return;
+    int done = 0;
+    if (redisBufferWrite(sa->ctx, &done) == REDIS_ERR) {
+        fail_all(sa, -EIO, "write");
+        return;
+    }
+    set_events(sa, done ? EPOLLIN : EPOLLIN | EPOLLOUT);
+}
+
+/* Complete the head group with one more reply; 0, or -1 after failing everything. */
+static int take_reply(struct store_async *sa, redisReply *r)
+{
+    struct pending *p = sa->head;
+    if (!p) { /* a reply nobody asked for: the stream is out of step */
+        freeReplyObject(r);
+        fail_all(sa, -EIO, "unexpected reply");
+        return -1;
+    }
+    p->replies[p->got++] = r;
+    if (p->got < p->n)
+        return 0;
+    sa->head = p->next;
+    if (!sa->head)
+        sa->tail = NULL;
+    sa->backoff_ms = BACKOFF_MIN_MS; /* Redis answers */
+    if (!p->abandoned)
+        p->fn(p->arg, 0, p->replies);
+    for (int i = 0; i < p->n; i++)
+        freeReplyObject(p->replies[i]);
+    free(p);
+    return 0;
+}
+
+/* Everything the socket holds now, up to READ_MAX (a big page in one go rather than hiredis's
+ * 16 KiB per readiness event, each costing a loop iteration); then the complete replies. */
+static void read_replies(struct store_async *sa)
+{
+    static __thread char chunk[READ_CHUNK];
+    for (size_t total = 0; total < READ_MAX;) {
+        ssize_t n = recv(sa->ctx->fd, chunk, sizeof(chunk), MSG_DONTWAIT);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+            fail_all(sa, -EIO, n == 0 ? "server closed the connection" : strerror(errno));
+            return;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            break;
+        if (redisReaderFeed(sa->ctx->reader, chunk, (size_t)n) != REDIS_OK) {
+            fail_all(sa, -EIO, "protocol");
+            return;
+        }
+        total += (size_t)n;
+        if ((size_t)n < sizeof(chunk))
+            break;
+    }
+    while (sa->ctx) {
+        void *r = NULL;
+        if (redisGetReplyFromReader(sa->ctx, &r) == REDIS_ERR) {
+            fail_all(sa, -EIO, "protocol");
+            return;
+        }
+        if (!r || take_reply(sa, r))
+            return;
+    }
+}
+
+void store_async_ready(struct store_async *sa, uint32_t events)
+{
+    if (!sa->ctx)
+        return;
+    if (events & (EPOLLIN | EPOLLERR | EPOLLHUP))
+        read_replies(sa);
+    if (sa->ctx && (events & EPOLLOUT))
+        store_async_flush(sa);
+}
+
+/* Give up every group past its deadline (each gets its own time, and its callback -ETIMEDOUT);
+ * the connection stays, to read and drop their replies should Redis answer after all. Returns
+ * the first deadline still ahead (monotonic ms), or 0. */
+static int64_t give_up_late(struct store_async *sa, int64_t now)
+{
+    struct pending *p = sa->head;
+    for (; p && (p->abandoned || now >= p->deadline_ms); p = p->next) {
+        if (p->abandoned)
+            continue;
+        p->abandoned = 1;
+        store_note_fault(sa->st, "timeout", "Redis did not answer a page lookup in time");
+        p->fn(p->arg, -ETIMEDOUT, NULL);
+    }
+    return p ? p->deadline_ms : 0;
+}
+
+int store_async_tick(struct store_async *sa)
+{
+    if (sa->broken)
+        fail_all(sa, -EIO, "out of memory");
+    finish_dial(sa);
+    if (!sa->head)
+        return -1;
+    int64_t now = util_now_ms();
+    int64_t next = give_up_late(sa, now);
+    /* Silent for ABANDON_TIMEOUTS timeouts (a half-open connection, a Redis that moved): drop the
+     * connection; the groups still in time go to the caller's blocking path (-EIO). */
+    int64_t drop_at = sa->head->deadline_ms + (ABANDON_TIMEOUTS - 1) * store_timeout_ms(sa->st);
+    if (sa->head->abandoned && now >= drop_at) {
+        fail_all(sa, -EIO, "no answer: reconnecting");
+        return -1;
+    }
+    if (sa->head->abandoned && (!next || drop_at < next))
+        next = drop_at;
+    return (int)(next - now);
+}
+
+int store_async_connected(struct store_async *sa)
+{
+    return atomic_load(&sa->up);
+}
+
+void store_async_free(struct store_async *sa)
+{
+    if (!sa)
+        return;
+    if (sa->dialing) {
+        pthread_join(sa->dialer, NULL);
+        redisFree(atomic_exchange(&sa->dialled, NULL));
+    }
+    fail_all(sa, -ECANCELED, "free");
+    free(sa);
+}

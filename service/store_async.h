@@ -1,0 +1,98 @@
+/*
+ * store_async.h -- one pipelined, non-blocking Redis connection owned by one event loop.
+ *
+ * Why: a cached page is one Redis round trip, and the HTTP event threads (http.h) must never
+ * wait. Handing each hit to another thread that waits for Redis (rankd 0.2's batcher) cost two
+ * thread hand-offs per request, which on 2 cores was most of a hit's CPU. Instead each event
+ * thread owns one of these: a hit's commands are appended to the connection's output buffer, the
+ * buffer goes out once per loop iteration (every hit of that iteration in one write(2), a
+ * pipeline), and the replies complete their requests later on the same thread. No lock, no
+ * wake-up, no other thread.
+ *
+ * The connection: dialled on a short-lived helper thread with store_dial (the dial, AUTH and
+ * SELECT block; the store's dial back-off applies), adopted by the loop and made non-blocking.
+ * A group still unanswered at its own deadline (sent + the store's command timeout) is given up:
+ * its callback gets -ETIMEDOUT and its replies, should they come, are read and dropped, so the
+ * connection survives a Redis that was only slow. While the oldest group is given up (Redis is
+ * not answering), sends fail at once with -ETIMEDOUT, as the pools fail fast after a timeout
+ * (store.h). Unanswered for two timeouts (a half-open connection, a Redis that moved), or any I/O
+ * or protocol error, closes the connection and fails the groups still in time with -EIO. The
+ * next send starts a new dial: one at a time, and after a failure no sooner than a back-off of
+ * 50 ms doubling to 2 s (reset by the next answer). Without a connection a send returns -EAGAIN
+ * at once and the caller takes its blocking path instead.
+ *
+ * Replies come back in order (RESP2, no pub/sub, no MONITOR on this connection), so the pending
+ * commands are a FIFO of groups; a group is up to STORE_ASYNC_MAX_CMDS commands answered
+ * together.
+ *
+ * Not thread-safe: everything runs on the owning loop's thread, except the helper's hand-over of
+ * a dialled connection (an atomic pointer, then a write to the loop's wake eventfd).
+ */
+#ifndef RANKD_STORE_ASYNC_H
+#define RANKD_STORE_ASYNC_H
+
+#include <stdint.h>
+
+#include <hiredis/hiredis.h>
+
+#include "store.h"
+
+#define STORE_ASYNC_MAX_CMDS 4 /**< commands in one group */
+
+/**
+ * A group's completion, called once on the loop thread: rc 0 with replies[0..n-1] (borrowed,
+ * freed after the call; a Redis error reply is a REDIS_REPLY_ERROR object), or a negative errno
+ * with replies NULL: -ETIMEDOUT (unanswered within its own timeout), -EIO (I/O or protocol
+ * error, or the connection was dropped after older groups went unanswered for two timeouts),
+ * -ECANCELED (store_async_free).
+ */
+typedef void (*store_async_fn)(void *arg, int rc, redisReply **replies);
+
+struct store_async;
+
+/**
+ * A connection for the loop whose epoll set is `epoll_fd`: it registers its socket there with
+ * event.data.u64 = tag (the loop passes such events to store_async_ready) and writes to
+ * `wake_fd` (an eventfd the loop polls; the loop then calls store_async_tick) when a dial ends.
+ * `st` supplies the address, credentials, timeout and dial back-off (borrowed). No connection is
+ * made until store_async_start or the first send. Returns NULL on ENOMEM. Free with
+ * store_async_free.
+ */
+struct store_async *store_async_new(struct store *st, int epoll_fd, uint64_t tag, int wake_fd);
+
+/** Fail pending groups with -ECANCELED, wait for a dial in progress, close, free. NULL: no-op.
+ *  On the loop thread, or on any thread once the loop has stopped. */
+void store_async_free(struct store_async *sa);
+
+/** Start dialling now (at loop start, so the first hits need not fall back). */
+void store_async_start(struct store_async *sa);
+
+/**
+ * Append a group of n (1..STORE_ASYNC_MAX_CMDS) commands, argv[i][0..argc[i]-1] (NUL-terminated
+ * strings, copied). fn(arg, ...) is called once, later, from store_async_ready/tick/free, never
+ * from inside this call. Returns 1 when the group starts a new pipeline (the output buffer was
+ * empty), 0 when it joins one, -EAGAIN when there is no connection (a dial may start; fn is not
+ * called), -ETIMEDOUT when Redis is not answering (the oldest group was given up; fn is not
+ * called), -EINVAL (bad n), -ENOMEM (fn is not called; the connection is closed at the next
+ * flush or tick).
+ */
+int store_async_send(struct store_async *sa, int n, const int *argc, const char *const *const *argv,
+                     store_async_fn fn, void *arg);
+
+/** Write what the sends appended; call before the loop waits. Errors fail the pending groups. */
+void store_async_flush(struct store_async *sa);
+
+/** The loop saw `events` (EPOLLIN/EPOLLOUT/EPOLLERR/EPOLLHUP) on this connection's socket. */
+void store_async_ready(struct store_async *sa, uint32_t events);
+
+/**
+ * Adopt a finished dial, give up groups past their deadline, drop a connection silent for two
+ * timeouts. Returns the milliseconds until the next deadline, or -1 when nothing is pending (the
+ * loop's wait may be longer).
+ */
+int store_async_tick(struct store_async *sa);
+
+/** 1 while connected (for /metrics; safe from any thread). */
+int store_async_connected(struct store_async *sa);
+
+#endif
