@@ -948,6 +948,7 @@ static int listen_on(const struct sockaddr_storage *ss, int v6, int *err)
 static int bound_port(int fd)
 {
     struct sockaddr_storage ss;
+    memset(&ss, 0, sizeof(ss));
     socklen_t len = sizeof(ss);
     if (getsockname(fd, (struct sockaddr *)&ss, &len))
         return 0;

@@ -215,6 +215,19 @@ static int dial(struct store *st, redisContext **out)
     return 0;
 }
 
+/* After a dial that returned rc: back off (no dial before the window ends), or end the back-off.
+ * Under st->lock. */
+static void dialled(struct store *st, int rc)
+{
+    if (rc) {
+        st->down_until_ms = util_now_ms() + st->backoff_ms;
+        st->backoff_ms = st->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : st->backoff_ms * 2;
+    } else {
+        st->backoff_ms = BACKOFF_MIN_MS;
+        st->down_until_ms = 0;
+    }
+}
+
 /* Find a free slot, waiting up to timeout_ms. Under st->lock. */
 static struct store_conn *take_slot(struct store *st, int *err)
 {
@@ -294,17 +307,14 @@ struct store_conn *store_acquire(struct store *st, int *err)
     redisContext *ctx = NULL;
     int rc = dial(st, &ctx);
     pthread_mutex_lock(&st->lock);
+    dialled(st, rc);
     if (rc) {
-        st->down_until_ms = util_now_ms() + st->backoff_ms;
-        st->backoff_ms = st->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : st->backoff_ms * 2;
         c->busy = 0;
         pthread_cond_signal(&st->freed); /* pass the wake-up on */
         pthread_mutex_unlock(&st->lock);
         *err = rc;
         return NULL;
     }
-    st->backoff_ms = BACKOFF_MIN_MS;
-    st->down_until_ms = 0;
     c->ctx = ctx;
     pthread_mutex_unlock(&st->lock);
     return c;
@@ -463,13 +473,7 @@ redisContext *store_dial(struct store *st, int *err)
     redisContext *ctx = NULL;
     int rc = dial(st, &ctx);
     pthread_mutex_lock(&st->lock);
-    if (rc) {
-        st->down_until_ms = util_now_ms() + st->backoff_ms;
-        st->backoff_ms = st->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : st->backoff_ms * 2;
-    } else {
-        st->backoff_ms = BACKOFF_MIN_MS;
-        st->down_until_ms = 0;
-    }
+    dialled(st, rc);
     pthread_mutex_unlock(&st->lock);
     *err = rc;
     return ctx;

@@ -17,9 +17,9 @@
 
 #define BACKOFF_MIN_MS 50
 #define BACKOFF_MAX_MS 2000
-#define READ_CHUNK (64 * 1024)
-#define ABANDON_TIMEOUTS 2     /* unanswered for this many timeouts: close and dial again */
-#define READ_MAX (1024 * 1024) /* bytes read per readiness event, for fairness */
+#define READ_CHUNK ((size_t)64 * 1024)
+#define ABANDON_TIMEOUTS 2             /* unanswered for this many timeouts: close and dial again */
+#define READ_MAX ((size_t)1024 * 1024) /* bytes read per readiness event, for fairness */
 
 /* A group of commands waiting for its replies, in send order. */
 struct pending {
@@ -332,7 +332,8 @@ int store_async_tick(struct store_async *sa)
     int64_t next = give_up_late(sa, now);
     /* Silent for ABANDON_TIMEOUTS timeouts (a half-open connection, a Redis that moved): drop the
      * connection; the groups still in time go to the caller's blocking path (-EIO). */
-    int64_t drop_at = sa->head->deadline_ms + (ABANDON_TIMEOUTS - 1) * store_timeout_ms(sa->st);
+    int64_t drop_at =
+        sa->head->deadline_ms + (int64_t)(ABANDON_TIMEOUTS - 1) * store_timeout_ms(sa->st);
     if (sa->head->abandoned && now >= drop_at) {
         fail_all(sa, -EIO, "no answer: reconnecting");
         return -1;

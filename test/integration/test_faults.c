@@ -1137,6 +1137,22 @@ static void two_event_threads(struct config *cfg)
     cfg->http_threads = 2;
 }
 
+/* Open n connections (gap_ms apart) and send a GET of `path` on each: fds[i] is the socket,
+ * closed[i] = 1 when the send failed (rankd closed it at once). */
+static void open_and_get(int port, const char *path, int n, int gap_ms, int *fds, int *closed)
+{
+    char get[256];
+    snprintf(get, sizeof(get), "GET %s HTTP/1.1\r\nHost: t\r\n\r\n", path);
+    for (int i = 0; i < n; i++) {
+        fds[i] = connect_loopback(port);
+        ck_assert(fds[i] >= 0);
+        if (gap_ms)
+            sleep_ms(gap_ms);
+        if (write(fds[i], get, strlen(get)) < 0)
+            closed[i] = 1;
+    }
+}
+
 START_TEST(test_connections_spread_over_event_threads)
 {
     post_score("spread", "a", 1);
@@ -1144,12 +1160,7 @@ START_TEST(test_connections_spread_over_event_threads)
     int port = rankd_port(app);
     enum { N = 40 };
     int fds[N], closed[N] = {0};
-    const char *get = "GET /boards/spread/rank HTTP/1.1\r\nHost: t\r\n\r\n";
-    for (int i = 0; i < N; i++) {
-        fds[i] = connect_loopback(port);
-        ck_assert(fds[i] >= 0);
-        ck_assert(write(fds[i], get, strlen(get)) == (ssize_t)strlen(get));
-    }
+    open_and_get(port, "/boards/spread/rank", N, 0, fds, closed);
     int ok = read_replies(fds, N, 5.0, closed);
     double t0 = http_metric(port, "rankd_http_connections{thread=\"0\"}");
     double t1 = http_metric(port, "rankd_http_connections{thread=\"1\"}");
@@ -1179,14 +1190,7 @@ START_TEST(test_per_ip_limit_across_event_threads)
     int port = rankd_port(app);
     enum { N = 6 };
     int fds[N], closed[N] = {0};
-    const char *get = "GET /boards/perip/rank HTTP/1.1\r\nHost: t\r\n\r\n";
-    for (int i = 0; i < N; i++) {
-        fds[i] = connect_loopback(port);
-        ck_assert(fds[i] >= 0);
-        sleep_ms(20); /* in order: the first three are the ones admitted */
-        if (write(fds[i], get, strlen(get)) < 0)
-            closed[i] = 1;
-    }
+    open_and_get(port, "/boards/perip/rank", N, 20, fds, closed); /* in order: the first 3 in */
     int ok = read_replies(fds, N, 3.0, closed);
     int refused = 0;
     for (int i = 0; i < N; i++)
@@ -1221,26 +1225,44 @@ static double batched_hits(void)
     return http_metric(f_port, "rankd_page_cache_batched_hits_total");
 }
 
-START_TEST(test_hit_connection_times_out_and_redials)
+/* 100 ms after a request was sent to a paused Redis (it is waiting now): how long a 400 decided
+ * from memory takes on another connection (seconds). */
+static double probe_400_s(const char *board)
+{
+    sleep_ms(100);
+    char path[128];
+    snprintf(path, sizeof(path), "/boards/%s/rank?page=0", board);
+    struct http_result r;
+    expect_status("GET", path, NULL, 400, &r);
+    double s = r.seconds;
+    http_result_free(&r);
+    return s;
+}
+
+/* Restart rankd with one event thread; board gets a member and its page 1 is cached and read
+ * once more (a hit: the board is known to the event thread's hit path). */
+static void one_thread_warm_page(const char *board)
 {
     rankd_stop(f_app);
     f_app = rankd_test_start_with(f_redis.port, TEST_TOKEN, one_event_thread, NULL);
     f_port = rankd_port(f_app);
-    post_score("hc", "a", 1);
-    expect_status_free("GET", "/boards/hc/rank", NULL, 200); /* computed, cached */
-    double h0 = batched_hits();
-    expect_status_free("GET", "/boards/hc/rank", NULL, 200); /* a hit on the event thread */
-    ck_assert_msg(batched_hits() == h0 + 1, "the hit did not take the event thread's connection");
+    post_score(board, "a", 1);
+    char path[128];
+    snprintf(path, sizeof(path), "/boards/%s/rank", board);
+    expect_status_free("GET", path, NULL, 200); /* computed, cached */
+    expect_status_free("GET", path, NULL, 200); /* a hit */
+}
+
+START_TEST(test_hit_connection_times_out_and_redials)
+{
+    one_thread_warm_page("hc"); /* a fresh rankd: its one hit so far */
+    ck_assert_msg(batched_hits() == 1, "the hit did not take the event thread's connection");
     ck_assert_double_eq(http_metric(f_port, "rankd_hit_connection_up{thread=\"0\"}"), 1);
 
     double paused = pause_redis(PAUSE_MS, "ALL");
     struct job j;
     job_start(&j, "GET", "/boards/hc/rank", NULL);
-    sleep_ms(100); /* its lookup is waiting on Redis now */
-    struct http_result r;
-    expect_status("GET", "/boards/hc/rank?page=0", NULL, 400, &r);
-    double quick = r.seconds;
-    http_result_free(&r);
+    double quick = probe_400_s("hc"); /* while the hit's lookup waits on Redis */
     double hit_s = job_expect_unavailable(&j, slow_limit_s());
     fprintf(stderr,
             "faults: hit connection: paused Redis, the hit answered 503 after %.3f s; a 400 on "
@@ -1266,12 +1288,7 @@ END_TEST
  * Redis answers again, the same connection serves hits (the late replies are dropped). */
 START_TEST(test_hits_keep_their_own_timeout)
 {
-    rankd_stop(f_app);
-    f_app = rankd_test_start_with(f_redis.port, TEST_TOKEN, one_event_thread, NULL);
-    f_port = rankd_port(f_app);
-    post_score("hy", "a", 1);
-    expect_status_free("GET", "/boards/hy/rank", NULL, 200);
-    expect_status_free("GET", "/boards/hy/rank", NULL, 200);
+    one_thread_warm_page("hy");
     double paused = pause_redis(1300, "ALL"); /* the command timeout is 1 s */
     struct job older, younger;
     job_start(&older, "GET", "/boards/hy/rank", NULL);
@@ -1308,12 +1325,7 @@ END_TEST
  * a worker while the event thread dials again), never a 503. */
 START_TEST(test_hit_connection_killed)
 {
-    rankd_stop(f_app);
-    f_app = rankd_test_start_with(f_redis.port, TEST_TOKEN, one_event_thread, NULL);
-    f_port = rankd_port(f_app);
-    post_score("hk", "a", 1);
-    expect_status_free("GET", "/boards/hk/rank", NULL, 200);
-    expect_status_free("GET", "/boards/hk/rank", NULL, 200);
+    one_thread_warm_page("hk");
     for (int round = 0; round < 5; round++) {
         freeReplyObject(redis_admin_cmd(f_admin, "CLIENT KILL TYPE normal SKIPME yes"));
         for (int i = 0; i < 5; i++)
@@ -1343,11 +1355,7 @@ START_TEST(test_event_thread_never_waits_for_redis)
     double paused = pause_redis(PAUSE_MS, "ALL");
     struct job j;
     job_start(&j, "GET", "/boards/ev/rank?period=2020-01-01", NULL);
-    sleep_ms(100); /* that request is waiting on Redis now */
-    struct http_result r;
-    expect_status("GET", "/boards/ev/rank?page=0", NULL, 400, &r);
-    double quick = r.seconds;
-    http_result_free(&r);
+    double quick = probe_400_s("ev"); /* while that request waits on Redis */
     ck_assert_msg(now_s() - paused < command_timeout_s(), "the probe came too late to prove it");
     pthread_join(j.thread, NULL);
     fprintf(stderr,
