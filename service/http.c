@@ -33,7 +33,10 @@
 /* MHD zeroes a connection's whole memory pool after every request: keep it small. It holds one
  * request's line and headers, the reply headers and the read buffer (body chunks). */
 #define CONNECTION_MEMORY_BYTES (16 * 1024)
-#define STOP_WAIT_MS 30000 /* longest wait for suspended requests at shutdown */
+/* Longest wait at shutdown for requests in work to finish sending (a client that stalls its
+ * upload or never reads its reply must not hold the exit); suspended ones are always waited for
+ * (bounded by the Redis timeout and page waits): MHD must not stop with them. */
+#define STOP_WAIT_MS 5000
 #define IP_BUCKETS 256
 #define LOOP_EVENTS 64
 #define ACCEPTS_PER_WAKE 16
@@ -887,7 +890,11 @@ static void accept_new(struct loop *l)
                        SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (h.fd < 0) {
             if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
-                log_warn("accept: %s; not accepting for %d ms", strerror(errno), EMFILE_PAUSE_MS);
+                static _Atomic int64_t logged_ms;
+                int64_t now = util_now_ms(), last = atomic_load(&logged_ms);
+                if (now - last >= 10000 && atomic_compare_exchange_strong(&logged_ms, &last, now))
+                    log_warn("accept: %s; pausing accepts %d ms at a time (logged every 10 s)",
+                             strerror(errno), EMFILE_PAUSE_MS);
                 pause_listen(l, 1); /* level-triggered: it would spin otherwise */
             }
             return;

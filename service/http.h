@@ -28,9 +28,12 @@
  * rankd accepts connections itself and gives each to the event thread with the fewest (left to
  * the kernel, one thread of two held 53 of 64 connections), and enforces --max-connections and
  * --max-connections-per-ip for the whole process at accept: MHD counts per daemon. Shutdown
- * stops accepting, lets suspended
- * requests finish (MHD must not stop with suspended connections), answers new work 503, then
- * stops the loops and the daemons. Idle keep-alive connections are closed after 30 s.
+ * stops accepting, answers new work 503, gives requests in work up to 5 s to finish sending
+ * (a stalled upload or a client that never reads must not hold the exit), always lets suspended
+ * requests finish (MHD must not stop with suspended connections; they are bounded by the Redis
+ * timeout and page waits), then stops the loops and the daemons. Idle keep-alive connections are
+ * closed after 30 s; so is a connection whose client closed it in the middle of a request, which
+ * libmicrohttpd 0.9.75's edge-triggered epoll can miss (its slot counts until then).
  *
  * Only http.c includes microhttpd.h. Handlers (handlers.c) see struct http_request and fill
  * struct http_reply; http.c sends it. Only http.c maps negative errno codes to statuses

@@ -26,7 +26,7 @@ struct pending {
     store_async_fn fn;
     void *arg;
     int n, got;
-    int64_t deadline_ms; /* monotonic */
+    int64_t deadline_ms; /* monotonic; INT64_MAX until its flush (the clock starts when sent) */
     int abandoned;       /* timed out: fn was called; its replies are read and dropped */
     redisReply *replies[STORE_ASYNC_MAX_CMDS];
     struct pending *next;
@@ -39,6 +39,7 @@ struct store_async {
     redisContext *ctx; /* NULL while not connected */
     uint32_t events;   /* registered in epoll_fd for ctx->fd */
     struct pending *head, *tail;
+    struct pending *unsent; /* the first group appended since the last flush, or NULL */
     /* dialling: at most one helper thread; it hands its result over in `dialled` */
     pthread_t dialer;
     int dialing;
@@ -104,7 +105,7 @@ static void fail_all(struct store_async *sa, int rc, const char *what)
     if (rc != -ECANCELED)
         later(sa);
     struct pending *p = sa->head;
-    sa->head = sa->tail = NULL;
+    sa->head = sa->tail = sa->unsent = NULL;
     while (p) {
         struct pending *next = p->next;
         for (int i = 0; i < p->got; i++)
@@ -212,7 +213,9 @@ int store_async_send(struct store_async *sa, int n, const int *argc, const char 
     p->fn = fn;
     p->arg = arg;
     p->n = n;
-    p->deadline_ms = util_now_ms() + store_timeout_ms(sa->st);
+    p->deadline_ms = INT64_MAX;
+    if (!sa->unsent)
+        sa->unsent = p;
     if (sa->tail)
         sa->tail->next = p;
     else
@@ -229,6 +232,12 @@ void store_async_flush(struct store_async *sa)
     }
     if (!sa->ctx || sdslen(sa->ctx->obuf) == 0)
         return;
+    if (sa->unsent) { /* their time starts now, not when the request was parsed */
+        int64_t deadline = util_now_ms() + store_timeout_ms(sa->st);
+        for (struct pending *p = sa->unsent; p; p = p->next)
+            p->deadline_ms = deadline;
+        sa->unsent = NULL;
+    }
     int done = 0;
     if (redisBufferWrite(sa->ctx, &done) == REDIS_ERR) {
         fail_all(sa, -EIO, "write");
@@ -252,6 +261,8 @@ static int take_reply(struct store_async *sa, redisReply *r)
     sa->head = p->next;
     if (!sa->head)
         sa->tail = NULL;
+    if (sa->unsent == p) /* cannot happen: a reply to an unsent command */
+        sa->unsent = p->next;
     sa->backoff_ms = BACKOFF_MIN_MS; /* Redis answers */
     if (!p->abandoned)
         p->fn(p->arg, 0, p->replies);
@@ -329,6 +340,16 @@ int store_async_tick(struct store_async *sa)
     if (!sa->head)
         return -1;
     int64_t now = util_now_ms();
+    struct pending *first = sa->head;
+    while (first && first->abandoned)
+        first = first->next;
+    if (first && now >= first->deadline_ms && sa->ctx) {
+        /* Before judging anything late, take what the socket already holds: the loop itself may
+         * have been held up (a VM pause, a stopped process) while Redis answered in time. */
+        read_replies(sa);
+        if (!sa->head)
+            return -1;
+    }
     int64_t next = give_up_late(sa, now);
     /* Silent for ABANDON_TIMEOUTS timeouts (a half-open connection, a Redis that moved): drop the
      * connection; the groups still in time go to the caller's blocking path (-EIO). */

@@ -21,6 +21,7 @@
  */
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1334,6 +1335,98 @@ START_TEST(test_hit_connection_killed)
 }
 END_TEST
 
+/* rankd's own process held up (SIGSTOP here; a VM pause or an overloaded host in life) while
+ * page hits are in flight: Redis answered them in time, the replies wait in the socket, and they
+ * must be read, not judged late (503) because the clock moved while rankd was not running. */
+struct hammer {
+    int port;
+    atomic_int stop;
+    atomic_int ok, unavailable, other;
+};
+
+static void *hammer_run(void *arg)
+{
+    struct hammer *h = arg;
+    while (!atomic_load(&h->stop)) {
+        struct http_result r;
+        memset(&r, 0, sizeof(r));
+        if (http_get(h->port, "/boards/ps/rank", &r) == 0)
+            atomic_fetch_add(r.status == 200   ? &h->ok
+                             : r.status == 503 ? &h->unavailable
+                                               : &h->other,
+                             1);
+        http_result_free(&r);
+    }
+    return NULL;
+}
+
+START_TEST(test_process_pause_is_not_a_redis_timeout)
+{
+    const char *args[] = {"--http-threads=1", "--redis-timeout-ms=200", NULL};
+    struct rankd_proc p;
+    ck_assert_int_eq(rankd_proc_start(&p, f_redis.port, args), 0);
+    struct http_result r;
+    ck_assert_int_eq(
+        http_write(p.port, "POST", "/boards/ps/scores", "{\"id\":\"a\",\"score\":1}", &r), 0);
+    http_result_free(&r);
+    for (int i = 0; i < 2; i++) { /* cached, then a hit */
+        ck_assert_int_eq(http_get(p.port, "/boards/ps/rank", &r), 0);
+        http_result_free(&r);
+    }
+    struct hammer h = {.port = p.port};
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++)
+        ck_assert_int_eq(pthread_create(&th[i], NULL, hammer_run, &h), 0);
+    sleep_ms(200);
+    for (int round = 0; round < 10; round++) {
+        kill(p.pid, SIGSTOP);
+        sleep_ms(400); /* twice the Redis timeout */
+        kill(p.pid, SIGCONT);
+        sleep_ms(150);
+    }
+    atomic_store(&h.stop, 1);
+    for (int i = 0; i < 4; i++)
+        pthread_join(th[i], NULL);
+    double exit_s = rankd_proc_stop(&p);
+    fprintf(stderr,
+            "faults: rankd stopped 10 x 0.4 s under hits (Redis timeout 0.2 s): %d ok, %d 503, %d "
+            "other; exit %.2f s\n",
+            atomic_load(&h.ok), atomic_load(&h.unavailable), atomic_load(&h.other), exit_s);
+    ck_assert_msg(atomic_load(&h.unavailable) == 0 && atomic_load(&h.other) == 0,
+                  "%d hits answered 503 (and %d otherwise) though Redis answered them in time",
+                  atomic_load(&h.unavailable), atomic_load(&h.other));
+    ck_assert_int_gt(atomic_load(&h.ok), 100);
+}
+END_TEST
+
+/* Shutdown does not wait for a client that stalls its upload (or never reads its reply) longer
+ * than the grace period: it waited up to 30 s. */
+START_TEST(test_stop_does_not_wait_for_stalled_upload)
+{
+    struct rankd *app = rankd_test_start(f_redis.port, TEST_TOKEN);
+    int fd = connect_loopback(rankd_port(app));
+    ck_assert(fd >= 0);
+    char head[512];
+    int n = snprintf(head, sizeof(head),
+                     "POST /boards/stall/scores HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer %s\r\n"
+                     "Content-Type: application/x-ndjson\r\nContent-Length: 1000000\r\n\r\n",
+                     TEST_TOKEN);
+    ck_assert(write(fd, head, (size_t)n) == n);
+    for (int i = 0; i < 100; i++) {
+        char line[64];
+        int m = snprintf(line, sizeof(line), "{\"id\":\"s%d\",\"score\":%d}\n", i, i);
+        ck_assert(write(fd, line, (size_t)m) == m);
+    }
+    sleep_ms(300); /* the lines are in work; the rest of the body never comes */
+    double t0 = now_s();
+    rankd_stop(app);
+    double took = now_s() - t0;
+    close(fd);
+    fprintf(stderr, "faults: stop with a stalled upload took %.2f s\n", took);
+    ck_assert_msg(took < 7.0, "stopping took %.2f s behind one stalled upload", took);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- 6e. event threads never wait */
 
 static void one_event_thread_l1(struct config *cfg)
@@ -1574,6 +1667,8 @@ Suite *faults_suite(void)
     TCase *stall = faults_tcase("stall", 40);
     tcase_add_test(stall, test_stalled_redis_fails_fast);
     tcase_add_test(stall, test_write_outcome_unknown);
+    tcase_add_test(stall, test_process_pause_is_not_a_redis_timeout);
+    tcase_add_test(stall, test_stop_does_not_wait_for_stalled_upload);
     suite_add_tcase(s, stall);
 
     TCase *failover = faults_tcase("write_pause", 20);

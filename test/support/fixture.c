@@ -3,6 +3,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -113,6 +114,62 @@ int redis_proc_restart(struct redis_proc *r)
 {
     redis_proc_stop(r);
     return spawn(r);
+}
+
+int rankd_proc_start(struct rankd_proc *p, int redis_port, const char *const *args)
+{
+    char exe[PATH_MAX], listen[64], redis[64];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 16);
+    char *slash = n > 0 ? memrchr(exe, '/', (size_t)n) : NULL;
+    if (!slash)
+        return -1;
+    strcpy(slash + 1, "rankd");
+    memset(p, 0, sizeof(*p));
+    p->port = free_port();
+    snprintf(listen, sizeof(listen), "--listen=127.0.0.1:%d", p->port);
+    snprintf(redis, sizeof(redis), "--redis=redis://127.0.0.1:%d", redis_port);
+    const char *argv[32] = {exe, listen, redis, "--write-token=" TEST_TOKEN, "--log-level=warn"};
+    for (int i = 0, k = 5; args && args[i] && k < 31; i++)
+        argv[k++] = args[i];
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        execv(exe, (char *const *)argv);
+        _exit(127);
+    }
+    p->pid = pid;
+    for (int waited = 0; waited < 5000; waited += 20) {
+        struct http_result r;
+        memset(&r, 0, sizeof(r));
+        int ok = http_get(p->port, "/healthz", &r) == 0 && r.status == 200;
+        http_result_free(&r);
+        if (ok)
+            return 0;
+        usleep(20000);
+    }
+    fprintf(stderr, "%s did not answer on port %d\n", exe, p->port);
+    rankd_proc_stop(p);
+    return -1;
+}
+
+double rankd_proc_stop(struct rankd_proc *p)
+{
+    if (p->pid <= 0)
+        return 0;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    kill(p->pid, SIGCONT); /* a stopped process cannot take the TERM */
+    kill(p->pid, SIGTERM);
+    int waited = 0;
+    while (waitpid(p->pid, NULL, WNOHANG) == 0) {
+        if (++waited == 6000)
+            kill(p->pid, SIGKILL);
+        usleep(10000);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    p->pid = 0;
+    return (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 }
 
 redisContext *redis_admin(int port)

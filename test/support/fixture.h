@@ -31,6 +31,24 @@ void redis_proc_stop(struct redis_proc *r);
 /** Start again on the same port (after redis_proc_stop). 0 or -1. */
 int redis_proc_restart(struct redis_proc *r);
 
+/** build/rankd (the binary next to the test binary) as a child process, for what an in-process
+ *  rankd cannot show: the process itself stopped (SIGSTOP) or signalled. */
+struct rankd_proc {
+    pid_t pid;
+    int port;
+};
+
+/**
+ * Start it on a free loopback port against Redis on `redis_port`, write token TEST_TOKEN, with
+ * `args` (NULL-terminated, may be NULL) appended; waits until /healthz answers (5 s). Returns 0,
+ * or -1 after printing why.
+ */
+int rankd_proc_start(struct rankd_proc *p, int redis_port, const char *const *args);
+
+/** SIGTERM and wait for it; returns the seconds the exit took (SIGKILL after 60 s). No-op when
+ *  not running. */
+double rankd_proc_stop(struct rankd_proc *p);
+
 /** A direct hiredis connection for assertions and set-up; aborts the test when it fails. */
 redisContext *redis_admin(int port);
 
