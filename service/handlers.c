@@ -158,7 +158,7 @@ void handle_metrics(struct http_request *rq, struct http_reply *rp)
     if (app->cache_write_store != app->write_store)
         errors += store_error_count(app->cache_write_store);
     int conns[HTTP_EVENT_THREADS_MAX], up[HTTP_EVENT_THREADS_MAX];
-    int threads = http_event_threads(app->http, conns, up, HTTP_EVENT_THREADS_MAX);
+    int threads = http_event_threads(rq->server, conns, up, HTTP_EVENT_THREADS_MAX);
     if (metrics_render(&out, errors, &cache) ||
         metrics_render_event_threads(&out, conns, up, threads)) {
         buf_free(&out);

@@ -367,6 +367,7 @@ static void begin(struct http_server *srv, struct MHD_Connection *c, const char 
                   const char *method, struct exchange *x)
 {
     x->rq.app = srv->app;
+    x->rq.server = srv;
     x->rq.method = method;
     x->rq.if_none_match = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "If-None-Match");
     char allow[64];
@@ -1045,7 +1046,7 @@ static int loop_open(struct http_server *srv, struct loop *l, const struct http_
         (unsigned)CONNECTION_TIMEOUT_S, MHD_OPTION_NOTIFY_COMPLETED, on_completed, srv,
         MHD_OPTION_UNESCAPE_CALLBACK, unescape_none, NULL, MHD_OPTION_END);
     if (!l->daemon)
-        return -ENOMEM;
+        return errno == EMFILE || errno == ENFILE ? -errno : -ENOMEM;
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(l->daemon, MHD_DAEMON_INFO_EPOLL_FD);
     struct epoll_event lev = {.events = EPOLLIN | EPOLLEXCLUSIVE, .data.u64 = TAG_LISTEN};
     if (!info || epoll_add(l->epfd, info->epoll_fd, TAG_MHD) ||

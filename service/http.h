@@ -59,8 +59,11 @@ struct http_arg {
     char *value; /**< percent-decoded, "" when the argument had no '=', owned */
 };
 
+struct http_server;
+
 struct http_request {
     struct rankd *app;
+    const struct http_server *server;       /**< the HTTP server serving it (for /metrics) */
     const char *method;                     /**< borrowed from MHD */
     char *params[HTTP_PATH_PARAMS_MAX];     /**< decoded {name} path segments, owned */
     size_t param_len[HTTP_PATH_PARAMS_MAX]; /**< their lengths (ids are binary-safe) */
@@ -112,8 +115,6 @@ void http_reply_write_errno(struct http_reply *rp, int rc);
 
 /** Add a response header (value copied). Silently ignored past HTTP_HEADERS_MAX. */
 void http_reply_header(struct http_reply *rp, const char *name, const char *value);
-
-struct http_server;
 
 /** What http_start needs from the configuration. */
 struct http_options {

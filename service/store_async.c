@@ -48,12 +48,17 @@ struct store_async {
     int64_t retry_at_ms; /* no dial before this (monotonic), after a failure */
     atomic_int up;       /* ctx != NULL, for readers on other threads */
     int broken;          /* the output buffer is unusable: fail at the next flush or tick */
+    char *chunk;         /* READ_CHUNK bytes: what recv reads, before hiredis parses it */
     int backoff_ms;
 };
 
 struct store_async *store_async_new(struct store *st, int epoll_fd, uint64_t tag, int wake_fd)
 {
     struct store_async *sa = calloc(1, sizeof(*sa));
+    if (sa && !(sa->chunk = malloc(READ_CHUNK))) {
+        free(sa);
+        sa = NULL;
+    }
     if (!sa)
         return NULL;
     sa->st = st;
@@ -276,9 +281,8 @@ static int take_reply(struct store_async *sa, redisReply *r)
  * 16 KiB per readiness event, each costing a loop iteration); then the complete replies. */
 static void read_replies(struct store_async *sa)
 {
-    static __thread char chunk[READ_CHUNK];
     for (size_t total = 0; total < READ_MAX;) {
-        ssize_t n = recv(sa->ctx->fd, chunk, sizeof(chunk), MSG_DONTWAIT);
+        ssize_t n = recv(sa->ctx->fd, sa->chunk, READ_CHUNK, MSG_DONTWAIT);
         if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
             fail_all(sa, -EIO, n == 0 ? "server closed the connection" : strerror(errno));
             return;
@@ -287,12 +291,12 @@ static void read_replies(struct store_async *sa)
             continue;
         if (n < 0)
             break;
-        if (redisReaderFeed(sa->ctx->reader, chunk, (size_t)n) != REDIS_OK) {
+        if (redisReaderFeed(sa->ctx->reader, sa->chunk, (size_t)n) != REDIS_OK) {
             fail_all(sa, -EIO, "protocol");
             return;
         }
         total += (size_t)n;
-        if ((size_t)n < sizeof(chunk))
+        if ((size_t)n < READ_CHUNK)
             break;
     }
     while (sa->ctx) {
@@ -332,6 +336,22 @@ static int64_t give_up_late(struct store_async *sa, int64_t now)
     return p ? p->deadline_ms : 0;
 }
 
+/* When the connection is dropped for silence: ABANDON_TIMEOUTS timeouts after the oldest group
+ * was sent (only meaningful while that group is abandoned). */
+static int64_t drop_at(const struct store_async *sa)
+{
+    return sa->head->deadline_ms + (int64_t)(ABANDON_TIMEOUTS - 1) * store_timeout_ms(sa->st);
+}
+
+/* 1 when something is due: a group in time past its deadline, or the silence limit. */
+static int due(const struct store_async *sa, int64_t now)
+{
+    const struct pending *first = sa->head;
+    while (first && first->abandoned)
+        first = first->next;
+    return (first && now >= first->deadline_ms) || (sa->head->abandoned && now >= drop_at(sa));
+}
+
 int store_async_tick(struct store_async *sa)
 {
     if (sa->broken)
@@ -340,28 +360,29 @@ int store_async_tick(struct store_async *sa)
     if (!sa->head)
         return -1;
     int64_t now = util_now_ms();
-    struct pending *first = sa->head;
-    while (first && first->abandoned)
-        first = first->next;
-    if (first && now >= first->deadline_ms && sa->ctx) {
+    if (sa->ctx && due(sa, now)) {
         /* Before judging anything late, take what the socket already holds: the loop itself may
          * have been held up (a VM pause, a stopped process) while Redis answered in time. */
         read_replies(sa);
         if (!sa->head)
             return -1;
     }
-    int64_t next = give_up_late(sa, now);
-    /* Silent for ABANDON_TIMEOUTS timeouts (a half-open connection, a Redis that moved): drop the
-     * connection; the groups still in time go to the caller's blocking path (-EIO). */
-    int64_t drop_at =
-        sa->head->deadline_ms + (int64_t)(ABANDON_TIMEOUTS - 1) * store_timeout_ms(sa->st);
-    if (sa->head->abandoned && now >= drop_at) {
-        fail_all(sa, -EIO, "no answer: reconnecting");
-        return -1;
+    int64_t next = give_up_late(sa, now); /* 0: no group in time left */
+    if (sa->head->abandoned) {
+        /* Silent for ABANDON_TIMEOUTS timeouts (a half-open connection, a Redis that moved):
+         * drop the connection; the groups still in time go to the blocking path (-EIO). */
+        int64_t drop = drop_at(sa);
+        if (now >= drop) {
+            fail_all(sa, -EIO, "no answer: reconnecting");
+            return -1;
+        }
+        if (!next || drop < next)
+            next = drop;
     }
-    if (sa->head->abandoned && (!next || drop_at < next))
-        next = drop_at;
-    return (int)(next - now);
+    if (!next || next == INT64_MAX) /* only unsent groups: the flush starts their clock */
+        return -1;
+    int64_t wait = next - now;
+    return wait > 60000 ? 60000 : (int)wait;
 }
 
 int store_async_connected(struct store_async *sa)
@@ -377,6 +398,8 @@ void store_async_free(struct store_async *sa)
         pthread_join(sa->dialer, NULL);
         redisFree(atomic_exchange(&sa->dialled, NULL));
     }
+    sa->retry_at_ms = INT64_MAX; /* no dial from here on, whatever a callback does */
     fail_all(sa, -ECANCELED, "free");
+    free(sa->chunk);
     free(sa);
 }
