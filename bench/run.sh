@@ -3,7 +3,7 @@
 # classic full-page cache as references (method and results: bench/README.md).
 #
 # Starts its own redis-server, rankd (defaults; with the in-process tier; in a full run also with
-# --http-threads 2), nginx, the full-page baseline (bench/fullpage.c) and, if installed, PostgreSQL,
+# --http-threads 1), nginx, the full-page baseline (bench/fullpage.c) and, if installed, PostgreSQL,
 # all on free loopback ports (never 6379), in a throw-away directory; stops them all on exit and
 # on Ctrl-C. Every loop and wait here is bounded. Writes bench/results/latest.{md,json} and two
 # SVG charts.
@@ -166,7 +166,7 @@ start_rankd() { # start_rankd VAR EXTRA_FLAGS...: sets VAR to the port, VAR_PID 
 L1_TTL=250
 start_rankd RK
 start_rankd RKL1 --l1-ttl-ms "$L1_TTL"
-[ "$QUICK" = 1 ] || start_rankd RKT2 --http-threads 2
+[ "$QUICK" = 1 ] || start_rankd RKT1 --http-threads 1
 say "rankd on :$RK, rankd --l1-ttl-ms $L1_TTL on :$RKL1"
 
 for _ in 1 2 3; do
@@ -281,7 +281,7 @@ redis_stats() { # "commands main_thread_cpu_us"
 # others is run again once after waiting (bounded) for the machine to quiet down.
 FOREIGN_MAX=15
 ours_us() {
-    local pids=("$REDIS_PID" "${RK_PID:-}" "${RKL1_PID:-}" "${RKT2_PID:-}" "${FP_PID:-}") p sum=0
+    local pids=("$REDIS_PID" "${RK_PID:-}" "${RKL1_PID:-}" "${RKT1_PID:-}" "${FP_PID:-}") p sum=0
     [ -n "${NGINX_PID:-}" ] && pids+=("$NGINX_PID" "${NGINX_WORKERS[@]}")
     for p in "${pids[@]}"; do
         [ -n "$p" ] && sum=$((sum + $(proc_cpu_us "$p")))
@@ -399,14 +399,14 @@ row hot "rankd short-ttl (Redis-cached page)" "$RK_PID" "page_ttl_ms 1000" -- \
 row hot "rankd short-ttl + in-process tier" "$RKL1_PID" "--l1-ttl-ms $L1_TTL" -- \
     --port "$RKL1" "${LOAD[@]}" "${HOT[@]}"
 if [ "$QUICK" != 1 ]; then
-    # the same page through the same rankd with fewer connections, and with two event threads
-    # (the default is half the cores: one here): where does the cached path's time go?
+    # the same page through the same rankd with fewer connections, and with one event thread
+    # instead of the default two: where does the cached path's time go?
     for c in 8 16 32; do
         row hot-sweep "rankd short-ttl, $c connections" "$RK_PID" "default event threads" -- \
             --port "$RK" --conns "$c" --duration "$WDUR" --warmup 1 "${HOT[@]}"
     done
-    row hot-sweep "rankd short-ttl, $CONNS connections, --http-threads 2" "$RKT2_PID" \
-        "two event threads" -- --port "$RKT2" --conns "$CONNS" --duration "$WDUR" --warmup 1 \
+    row hot-sweep "rankd short-ttl, $CONNS connections, --http-threads 1" "$RKT1_PID" \
+        "one event thread" -- --port "$RKT1" --conns "$CONNS" --duration "$WDUR" --warmup 1 \
         "${HOT[@]}"
 fi
 set_ttl b10k 0

@@ -72,7 +72,7 @@ static const struct option_def defs[O_COUNT] = {
     [O_MAX_WAIT] =
         {"page-max-wait-ms", "RANKD_PAGE_MAX_WAIT_MS", "250",
          "longest wait for another request's computation of the same page, ms (0..10000)"},
-    [O_HTTP_THREADS] = {"http-threads", "RANKD_HTTP_THREADS", "0",
+    [O_HTTP_THREADS] = {"http-threads", "RANKD_HTTP_THREADS", "2",
                         "event threads that read requests, send replies and never block; "
                         "0 = half the cores, 1..8 (0..64)"},
     [O_BETA] = {"xfetch-beta", "RANKD_XFETCH_BETA", "1",

@@ -1,9 +1,8 @@
 /*
  * http.h -- the HTTP layer: requests and replies as plain structs, and the daemon's lifecycle.
  *
- * Threading model (the reason for it): a few event threads (--http-threads, default half the
- * cores: 1 on 2 cores), each
- * running a libmicrohttpd daemon of its own in external-epoll mode (MHD_USE_EPOLL,
+ * Threading model (the reason for it): a few event threads (--http-threads, default 2; 0 = half
+ * the cores), each running a libmicrohttpd daemon of its own in external-epoll mode (MHD_USE_EPOLL,
  * MHD_ALLOW_SUSPEND_RESUME) on a shared listening socket, with its own epoll set that also holds
  * the thread's own non-blocking Redis connection (store_async.h). An event thread multiplexes many
  * connections, so it must never wait: it parses, checks, answers from memory and sends Redis

@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# compare.sh -- two rankd builds on the same hot page, in the same run, in alternating rounds:
+# which is faster is only meaningful at the same moment on a VM whose speed drifts between runs.
+#
+#   bench/compare.sh OLD_RANKD NEW_RANKD [EXTRA_RANKD_FLAGS...]
+#   e.g. git worktree add /tmp/old HEAD~3 && make -C /tmp/old && \
+#        bench/compare.sh /tmp/old/build/rankd build/rankd
+#
+# Starts its own redis-server (schema/redis.conf, no persistence) on a free loopback port (never
+# 6379), loads a 1,000-member board through the NEW build, then BENCH_ROUNDS (default 5) rounds of:
+# OLD, then NEW, each a fresh rankd process with default flags (plus the extra ones), one warm-up
+# request, then bench/loadgen with 64 keep-alive connections on page 1 (Redis-cached, 1 s page
+# TTL) for BENCH_SECONDS (default 5) after 1 s of warm-up. Per row: req/s, p50/p99/p99.9/max, and
+# the rankd process's CPU per request (utime + stime over the loadgen run). Then the medians and
+# the NEW/OLD ratios of the medians. Rows where other processes took more than 15% of the CPU are
+# marked.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+. scripts/redis-fixture.sh
+[ $# -ge 2 ] || { sed -n '2,7p' "$0" >&2; exit 2; }
+OLD=$1 NEW=$2
+shift 2
+ROUNDS=${BENCH_ROUNDS:-5} SECONDS_PER=${BENCH_SECONDS:-5}
+BIN=$ROOT/build/bench
+T_START=$(date +%s)
+BENCH_TAG=compare
+. bench/lib.sh
+for b in "$OLD" "$NEW"; do [ -x "$b" ] || die "not an executable: $b"; done
+build_tool loadgen -lm
+build_tool gen
+
+WORK=$(mktemp -d /tmp/rankd-compare.XXXXXX)
+RK_PID=
+REDIS_PID=
+cleanup() {
+    local rc=$?
+    trap - EXIT INT TERM
+    [ -n "$RK_PID" ] && kill "$RK_PID" 2>/dev/null || true
+    redis_stop
+    rm -rf "$WORK"
+    exit "$rc"
+}
+trap cleanup EXIT
+trap 'say "interrupted"; exit 130' INT TERM
+printf 'include %s/schema/redis.conf\nappendonly no\nsave ""\n' "$ROOT" > "$WORK/redis.conf"
+redis_start "$WORK/redis" "$WORK/redis.conf" || die "redis-server did not start"
+ours_us() { local s=0 p; for p in "$REDIS_PID" "$RK_PID"; do [ -n "$p" ] && s=$((s + $(proc_cpu_us "$p"))); done; echo $((s + $(children_cpu_us))); }
+TOKEN=cmp$$
+
+start() { # start BINARY: RK_PORT, RK_PID
+    local bin=$1
+    shift
+    for _ in 1 2 3; do
+        RK_PORT=$(free_port)
+        "$bin" --listen "127.0.0.1:$RK_PORT" --redis "redis://127.0.0.1:$REDIS_PORT/0" \
+            --write-token "$TOKEN" --log-level warn "$@" > "$WORK/rankd.log" 2>&1 &
+        RK_PID=$!
+        for _ in $(seq 1 100); do
+            curl -fs "http://127.0.0.1:$RK_PORT/readyz" > /dev/null 2>&1 && return 0
+            kill -0 "$RK_PID" 2>/dev/null || break
+            sleep 0.05
+        done
+        kill "$RK_PID" 2>/dev/null || true
+        wait "$RK_PID" 2>/dev/null || true
+    done
+    die "$bin did not start ($WORK/rankd.log)"
+}
+stop() { kill "$RK_PID" 2>/dev/null || true; wait "$RK_PID" 2>/dev/null || true; RK_PID=; }
+
+start "$NEW" "$@"
+curl -fsS -X PUT -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
+    -d '{"page_size":20,"page_ttl_ms":1000}' "http://127.0.0.1:$RK_PORT/boards/cmp" > /dev/null
+"$BIN/gen" ndjson 1000 u > "$WORK/cmp.ndjson"
+curl -fsS -X POST -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/x-ndjson' \
+    --data-binary "@$WORK/cmp.ndjson" "http://127.0.0.1:$RK_PORT/boards/cmp/scores" > /dev/null
+stop
+
+ROWS=$WORK/rows.tsv
+: > "$ROWS"
+for r in $(seq 1 "$ROUNDS"); do
+    for side in OLD NEW; do
+        bin=$OLD
+        [ "$side" = NEW ] && bin=$NEW
+        start "$bin" "$@"
+        curl -fs "http://127.0.0.1:$RK_PORT/boards/cmp/rank?page=1" > /dev/null
+        c0=$(proc_cpu_us "$RK_PID")
+        cpu_mark
+        "$BIN/loadgen" --port "$RK_PORT" --conns 64 --duration "$SECONDS_PER" --warmup 1 \
+            --url '/boards/cmp/rank?page=1' --pages 1 --hot-pages 1 > "$WORK/lg.json"
+        cpu_foreign
+        c1=$(proc_cpu_us "$RK_PID")
+        stop
+        python3 - "$side" "$r" "$c0" "$c1" "$FOREIGN" "$WORK/lg.json" >> "$ROWS" <<'EOF'
+import json, sys
+side, rnd, c0, c1, foreign, path = sys.argv[1:]
+d = json.load(open(path))
+a = d["all"]
+print("\t".join(str(x) for x in (side, rnd, round(a["rps"]), a["p50_ms"], a["p99_ms"],
+      a["p999_ms"], a["max_ms"], round((int(c1) - int(c0)) / max(1, d["total_requests"]), 1),
+      foreign, a["non2xx"] + d["errors"] + d["timeouts"])))
+EOF
+        say "round $r $side: $(tail -1 "$ROWS" | cut -f3-8 | tr '\t' ' ')"
+    done
+done
+
+python3 - "$ROWS" "$OLD" "$NEW" "$ROUNDS" "$SECONDS_PER" <<'EOF'
+import statistics as st, sys
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
+old, new, rounds, secs = sys.argv[2:]
+print(f"# rankd A/B, one hot page, 64 connections, {rounds} rounds x {secs} s, alternating\n")
+print(f"OLD = `{old}`, NEW = `{new}`\n")
+print("| build | round | req/s | p50 ms | p99 ms | p99.9 ms | max ms | rankd CPU µs/req | other load % | errors |")
+print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+for r in rows:
+    flag = " (busy machine)" if float(r[8]) > 15 else ""
+    print(f"| {r[0]} | {r[1]} | {int(r[2]):,} | {r[3]} | {r[4]} | {r[5]} | {r[6]} | {r[7]} | {r[8]}{flag} | {r[9]} |")
+med = {}
+for side in ("OLD", "NEW"):
+    sel = [r for r in rows if r[0] == side and float(r[8]) <= 15] or [r for r in rows if r[0] == side]
+    med[side] = [st.median(float(r[i]) for r in sel) for i in (2, 3, 4, 7)]
+print("\n| median | req/s | p50 ms | p99 ms | rankd CPU µs/req |")
+print("| --- | ---: | ---: | ---: | ---: |")
+for side in ("OLD", "NEW"):
+    m = med[side]
+    print(f"| {side} | {m[0]:,.0f} | {m[1]:.3f} | {m[2]:.3f} | {m[3]:.1f} |")
+o, n = med["OLD"], med["NEW"]
+print(f"| NEW / OLD | {n[0]/o[0]:.2f} | {n[1]/o[1]:.2f} | {n[2]/o[2]:.2f} | {n[3]/o[3]:.2f} |")
+EOF
