@@ -13,7 +13,7 @@
  *      leaves in one write (a pipeline), and the reply, read by the same thread, answers the hit
  *      and resumes the connection. No other thread and no wake-up is involved (only the page
  *      cache's short in-memory locks): on 2 cores the hand-off to a batching thread and back
- *      (rankd 0.2) was about a fifth of a hit's CPU (bench/results);
+ *      (rankd 0.2) was about a quarter of a hit's CPU (bench/results/compare-issue3.md);
  *   3. handler, connection suspended, on a worker thread (workers.h) that may block on Redis,
  *      page locks or computations (misses, writes, a hit the async step could not settle); the
  *      worker resumes the connection when the reply is ready.

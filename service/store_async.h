@@ -3,7 +3,8 @@
  *
  * Why: a cached page is one Redis round trip, and the HTTP event threads (http.h) must never
  * wait. Handing each hit to another thread that waits for Redis (rankd 0.2's batcher) cost two
- * thread hand-offs per request, which on 2 cores was most of a hit's CPU. Instead each event
+ * thread hand-offs per request, about a quarter of a hit's CPU on 2 cores (measured:
+ * bench/results/compare-issue3.md). Instead each event
  * thread owns one of these: a hit's commands are appended to the connection's output buffer, the
  * buffer goes out once per loop iteration (every hit of that iteration in one write(2), a
  * pipeline), and the replies complete their requests later on the same thread. No lock, no
