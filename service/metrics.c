@@ -100,11 +100,14 @@ static int render_cache(struct buf *out, const struct page_cache_stats *c)
         const char *name, *help;
         unsigned long v;
     } rows[] = {
-        {"hits", "pages served fresh from the cache (both tiers)", c->hits},
+        {"hits", "pages served fresh from the cache (both tiers; stale ones count in stale)",
+         c->hits},
         {"l1_hits", "pages served from the in-process tier", c->l1_hits},
-        {"batched_hits", "pages served by the batched hit path (no worker thread)",
+        {"batched_hits",
+         "pages served from Redis by an event thread on its own connection, fresh or stale "
+         "(no worker thread)",
          c->batched_hits},
-        {"batches", "pipelines sent by the batched hit path", c->batches},
+        {"batches", "pipelines begun by that path", c->batches},
         {"misses", "pages computed for a request", c->misses},
         {"stale", "pages served past their soft TTL while refreshing", c->stale},
         {"lock_waits", "misses that waited for another holder's computation", c->lock_waits},

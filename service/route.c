@@ -160,7 +160,9 @@ int route_match(const char *method, const char *path, struct http_request *rq,
             return decode_params(routes[i].pattern, &s, rq);
         }
         size_t used = strlen(allow);
-        snprintf(allow + used, allow_len - used, "%s%s", used ? ", " : "", routes[i].method);
+        /* every GET route answers HEAD too (same_method), so Allow names it (RFC 9110 10.2.1) */
+        snprintf(allow + used, allow_len - used, "%s%s%s", used ? ", " : "", routes[i].method,
+                 strcmp(routes[i].method, "GET") == 0 ? ", HEAD" : "");
         shape = 1;
     }
     return shape ? -EPERM : -ENOENT;

@@ -103,7 +103,11 @@ START_TEST(unknown_route_and_method)
     ck_assert_int_eq(http_req(g_port, "POST", "/boards/x/rank", "{}", 2, NULL, TEST_TOKEN, &r), 0);
     ck_assert_int_eq(r.status, 405);
     ck_assert_str_eq(http_error_code(&r), "method_not_allowed");
-    ck_assert_ptr_nonnull(strstr(r.headers, "Allow: GET"));
+    ck_assert_msg(strstr(r.headers, "Allow: GET, HEAD\r\n"), "%s", r.headers);
+    http_result_free(&r);
+    /* and HEAD is answered where GET is */
+    ck_assert_int_eq(http_req(g_port, "HEAD", "/boards/x", NULL, 0, NULL, NULL, &r), 0);
+    ck_assert_int_eq(r.status, 404); /* no such board: the GET's status, without a body */
     http_result_free(&r);
     expect_error("PATCH", "/boards/x", "{}", TEST_TOKEN, 405, "method_not_allowed");
 }
