@@ -586,9 +586,10 @@ void handle_board_put(struct http_request *rq, struct http_reply *rp)
     int rc = board_put(&rq->app->model, board, &patch, &created, &field, &info);
     if (rc == -EEXIST)
         http_reply_error(rp, 409, "board_not_empty",
-                         "%s cannot change on board '%s' while it has members; delete the board "
-                         "first or use a new one.",
-                         field, board);
+                         "%s cannot change on board '%s' while it has members; empty it first "
+                         "(POST /boards/%s/reset empties the current period), delete it, or use "
+                         "a new board.",
+                         field, board, board);
     else if (rc)
         http_reply_write_errno(rp, rc);
     else
