@@ -1322,6 +1322,45 @@ START_TEST(test_hits_keep_their_own_timeout)
 }
 END_TEST
 
+/* Redis stopped (SIGSTOP) for longer than two timeouts while a page is hot: the first hit waits
+ * out its timeout (503), later ones fail fast while Redis is silent, the event thread drops its
+ * connection after two timeouts of silence and dials again, and hits take the event-thread path
+ * again once Redis runs. */
+START_TEST(test_hit_connection_dropped_after_silence)
+{
+    one_thread_warm_page("hs");
+    ck_assert_int_eq(kill(f_redis.pid, SIGSTOP), 0);
+    double stopped = now_s(), slowest_later = 0;
+    int n = 0;
+    while (now_s() - stopped < 3.0) {
+        struct http_result r;
+        req("GET", "/boards/hs/rank", NULL, NULL, &r);
+        ck_assert_msg(r.status == 503, "a hit on a stopped Redis answered %ld", r.status);
+        if (n++ > 0 && r.seconds > slowest_later)
+            slowest_later = r.seconds;
+        http_result_free(&r);
+        sleep_ms(50);
+    }
+    ck_assert_int_eq(kill(f_redis.pid, SIGCONT), 0);
+    double h0 = batched_hits(), back = now_s();
+    int ok = 0;
+    while (!ok && now_s() - back < RECOVERY_S) {
+        struct http_result r;
+        req("GET", "/boards/hs/rank", NULL, NULL, &r);
+        ok = r.status == 200 && batched_hits() > h0;
+        http_result_free(&r);
+        sleep_ms(50);
+    }
+    fprintf(stderr,
+            "faults: hits during a 3 s SIGSTOP of Redis: %d answered 503, the slowest after the "
+            "first %.3f s; hits on the event thread's connection again %.2f s after SIGCONT\n",
+            n, slowest_later, now_s() - back);
+    /* the stall window of the pools is up to 2 s, so a later request may wait out one timeout */
+    ck_assert_msg(slowest_later < slow_limit_s(), "a later hit took %.3f s", slowest_later);
+    ck_assert_msg(ok, "hits never took the event thread's connection again after SIGCONT");
+}
+END_TEST
+
 /* CLIENT KILL of every connection, the hit connections included: the next hit is served (from
  * a worker while the event thread dials again), never a 503. */
 START_TEST(test_hit_connection_killed)
@@ -1668,6 +1707,7 @@ Suite *faults_suite(void)
     tcase_add_test(stall, test_stalled_redis_fails_fast);
     tcase_add_test(stall, test_write_outcome_unknown);
     tcase_add_test(stall, test_process_pause_is_not_a_redis_timeout);
+    tcase_add_test(stall, test_hit_connection_dropped_after_silence);
     tcase_add_test(stall, test_stop_does_not_wait_for_stalled_upload);
     suite_add_tcase(s, stall);
 
