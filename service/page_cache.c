@@ -729,16 +729,27 @@ static void page_key(char *out, size_t len, const char *prefix, int64_t gen, con
              page);
 }
 
+/* HMGET of the board settings a lookup needs, in the order settle() reads them. */
+#define SETTINGS_ARGC 8
+static void settings_argv(const char *argv[SETTINGS_ARGC], const char *meta)
+{
+    static const char *const fields[] = {"page_size", "page_ttl_ms", "gen",
+                                         "period",    "timezone",    "retain"};
+    argv[0] = "HMGET";
+    argv[1] = meta;
+    for (int i = 0; i < SETTINGS_ARGC - 2; i++)
+        argv[2 + i] = fields[i];
+}
+
 /* Pipelined: HMGET of the settings, and GET of the guessed page key when there is a guess.
  * *settings and *guessed (NULL when not asked) must be freed. */
 static int lookup_round_trip(struct page_cache *pc, const char *meta, const char *guess,
                              redisReply **settings, redisReply **guessed)
 {
-    const char *hm[] = {"HMGET", meta,     "page_size", "page_ttl_ms",
-                        "gen",   "period", "timezone",  "retain"};
-    const char *get[] = {"GET", guess};
+    const char *hm[SETTINGS_ARGC], *get[] = {"GET", guess};
+    settings_argv(hm, meta);
     const char *const *argv[] = {hm, get};
-    const int argc[] = {8, 2};
+    const int argc[] = {SETTINGS_ARGC, 2};
     const size_t *const lens[] = {NULL, NULL};
     redisReply *rs[2] = {NULL, NULL};
     int err = 0;
@@ -781,7 +792,7 @@ static int settle(struct page_cache *pc, struct page_req *q, int requested_size,
                   const struct board_where *w, const char *guess, const redisReply *set,
                   redisReply *got, char **value, size_t *len)
 {
-    int ok = set->type == REDIS_REPLY_ARRAY && set->elements == 6;
+    int ok = set->type == REDIS_REPLY_ARRAY && set->elements == SETTINGS_ARGC - 2;
     if (!ok || set->element[0]->type != REDIS_REPLY_STRING) /* no settings: no board */
         return ok ? -ENOENT : -EIO;
     redisReply **f = set->element;
@@ -1110,9 +1121,7 @@ static void hit_done(void *arg, int rc, redisReply **replies)
 
 int page_cache_submit(struct page_cache *pc, struct store_async *conn, struct page_cache_job *job)
 {
-    struct board_state st;
-    if (!conn || !pc->same_store || breaker_open(pc) || !state_get(pc, job->board, &st) ||
-        st.ttl_ms <= 0)
+    if (!conn) /* locate decides the rest: no guess without one store, a known board, caching */
         return -EAGAIN;
     struct hit *h = calloc(1, sizeof(*h));
     if (!h)
@@ -1128,11 +1137,10 @@ int page_cache_submit(struct page_cache *pc, struct store_async *conn, struct pa
         free(h); /* no key to guess without Redis: the blocking path decides */
         return -EAGAIN;
     }
-    const char *hm[] = {"HMGET", h->meta,  "page_size", "page_ttl_ms",
-                        "gen",   "period", "timezone",  "retain"};
-    const char *get[] = {"GET", h->guess};
+    const char *hm[SETTINGS_ARGC], *get[] = {"GET", h->guess};
+    settings_argv(hm, h->meta);
     const char *const *argv[] = {hm, get};
-    const int argc[] = {8, 2};
+    const int argc[] = {SETTINGS_ARGC, 2};
     int rc = store_async_send(conn, 2, argc, argv, hit_done, h);
     if (rc < 0) {
         free(h);
