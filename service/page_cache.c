@@ -884,6 +884,15 @@ static int lookup(struct page_cache *pc, struct page_req *q, int requested_size,
 
 /* ---------------------------------------------------------------- the read path */
 
+/* A copy's soft expiry under the board's current page_ttl_ms: a TTL lowered since the copy was
+ * made shortens it (the freshness contract holds for the TTL in force, not the one the copy was
+ * made under). */
+static int64_t soft_expiry(const struct entry *e, int ttl_ms)
+{
+    int64_t by_ttl = e->created_ms + ttl_ms;
+    return by_ttl < e->soft_ms ? by_ttl : e->soft_ms;
+}
+
 static int reply_from_value(struct page_cache *pc, const struct page_req *q, char *value,
                             size_t len, enum page_source source, const char *inm,
                             struct page_reply *out)
@@ -899,7 +908,8 @@ static int reply_from_value(struct page_cache *pc, const struct page_req *q, cha
     out->source = source;
     out->cached = q->ttl_ms > 0;
     out->age_s = now > e.created_ms ? (now - e.created_ms) / 1000 : 0;
-    out->max_age_s = e.soft_ms > now ? (e.soft_ms - now) / 1000 : 0;
+    int64_t soft = soft_expiry(&e, q->ttl_ms);
+    out->max_age_s = soft > now ? (soft - now) / 1000 : 0;
     out->grace_s = pc->cfg.grace_ms / 1000;
     out->not_modified = inm && page_cache_etag_matches(inm, e.etag);
     if (out->not_modified) {
@@ -937,7 +947,7 @@ int page_cache_get_l1(struct page_cache *pc, const char *board, const char *peri
         return -EAGAIN;
     atomic_fetch_add(&pc->l1_hits, 1);
     count(pc, PAGE_HIT);
-    struct page_req q = {.board = board, .ttl_ms = 1};
+    struct page_req q = {.board = board, .ttl_ms = INT32_MAX}; /* the copy's own expiry stands */
     return reply_from_value(pc, &q, value, len, PAGE_HIT, if_none_match, out);
 }
 
@@ -961,8 +971,9 @@ static int refresh_began_by(struct page_cache *pc, const char *key, int64_t by_m
 }
 
 /*
- * A cached value of the current generation. Fresh: served (XFetch may start an early refresh).
- * Past its soft TTL: served stale, with one background refresh, only while that keeps the
+ * A cached value of the current generation, on a board that still caches pages (page_ttl_ms
+ * > 0 now). Fresh: served (XFetch may start an early refresh). Past its soft TTL (soft_expiry:
+ * under the TTL in force now): served stale, with one background refresh, only while that keeps the
  * freshness contract: the page is at most page_ttl_ms plus one computation (its own delta) old,
  * or the refresh replacing it began before it got older than that (a busy page whose refresh runs
  * long). An older page (one nobody read for a while) is TOO_OLD: the request joins or starts the
@@ -973,13 +984,13 @@ static enum served serve_cached(struct page_cache *pc, const struct page_req *q,
                                 struct page_reply *out, int *rc)
 {
     struct entry e;
-    if (value_parse(value, len, &e) || e.gen != q->gen) {
-        free(value);
+    if (q->ttl_ms <= 0 || value_parse(value, len, &e) || e.gen != q->gen) {
+        free(value); /* caching turned off since, or not this generation's page */
         return UNUSABLE;
     }
     enum page_source source = PAGE_HIT;
-    int64_t now = wall_ms();
-    if (now >= e.soft_ms) {
+    int64_t now = wall_ms(), soft = soft_expiry(&e, q->ttl_ms);
+    if (now >= soft) {
         int64_t bound = q->ttl_ms + (e.delta_us + 999) / 1000;
         /* past the bound, the copy is only served while the refresh that replaces it runs, if
          * that refresh began in time (the page then lags by at most that one computation) */
@@ -989,12 +1000,12 @@ static enum served serve_cached(struct page_cache *pc, const struct page_req *q,
         refresh_async(pc, q, e.created_ms);
     } else if (pc->cfg.beta > 0 &&
                (double)now - (double)e.delta_us / 1000.0 * pc->cfg.beta * log(rand_unit(pc)) >=
-                   (double)e.soft_ms) {
+                   (double)soft) {
         atomic_fetch_add(&pc->early_refreshes, 1);
         refresh_async(pc, q, e.created_ms);
     }
     if (pc->cfg.l1_ttl_ms > 0)
-        l1_put(pc, l1key, value, len, e.soft_ms);
+        l1_put(pc, l1key, value, len, soft);
     count(pc, source);
     *rc = reply_from_value(pc, q, value, len, source, inm, out);
     return SERVED;
@@ -1023,6 +1034,7 @@ static int get_once(struct page_cache *pc, const char *board, const char *period
      * period rolled over is never stored under the previous period's key */
     l1_key(board, q.period, page, size, l1key, sizeof(l1key));
     if (q.ttl_ms <= 0) { /* caching off for this board: always current */
+        free(value);     /* a copy from before caching was turned off */
         int rc = compute(pc, &q, &value, &len);
         if (rc)
             return rc;

@@ -1893,6 +1893,51 @@ END_TEST
 
 /* ---------------------------------------------------------------- 15. freshness after idle */
 
+/* Read page 1 of `board` (asserting 200) and return its X-Cache and whether `id` is on it. */
+static int page1_shows(const char *board, const char *id, char *xc, size_t xc_len)
+{
+    char path[128], quoted[64];
+    snprintf(path, sizeof(path), "/boards/%s/rank", board);
+    snprintf(quoted, sizeof(quoted), "\"%s\"", id);
+    struct http_result r;
+    get_status(path, NULL, 200, &r);
+    snprintf(xc, xc_len, "%s", xcache(&r));
+    int shows = strstr(r.body, quoted) != NULL;
+    http_result_free(&r);
+    return shows;
+}
+
+/* A board's page_ttl_ms lowered after its page was cached: the copy is held to the TTL in force
+ * (turned off: never served; shortened: no older than the new TTL plus one computation). The
+ * event threads' hit path served the old copy once in both cases, under the TTL it was made
+ * with (X-Cache: hit). */
+START_TEST(test_lowered_ttl_applies_to_cached_pages)
+{
+    app_start(g_redis.port, tweak_no_xfetch);
+    const char *boards[] = {"lt0", "lt1"};
+    for (int i = 0; i < 2; i++) {
+        put_board(boards[i], "{\"page_ttl_ms\":60000}");
+        load_board(boards[i], "m", 30, 0);
+        char xc[16];
+        page1_shows(boards[i], "top", xc, sizeof(xc)); /* computed and cached */
+        page1_shows(boards[i], "top", xc, sizeof(xc));
+        ck_assert_str_eq(xc, "hit"); /* the event thread's hit path knows the board */
+        char path[128];
+        snprintf(path, sizeof(path), "/boards/%s/scores", boards[i]);
+        write_status("POST", path, "{\"id\":\"top\",\"score\":1000000}", 200);
+    }
+    put_board("lt0", "{\"page_ttl_ms\":0}");
+    char xc[16];
+    int shows = page1_shows("lt0", "top", xc, sizeof(xc));
+    ck_assert_msg(shows, "caching turned off, yet the page cached before was served (%s)", xc);
+    ck_assert_str_eq(xc, "miss");
+    sleep_ms(1200);
+    put_board("lt1", "{\"page_ttl_ms\":1000}");
+    shows = page1_shows("lt1", "top", xc, sizeof(xc));
+    ck_assert_msg(shows, "TTL lowered to 1 s, yet a 1.2 s old copy was served (%s)", xc);
+}
+END_TEST
+
 /* A page nobody read for a while is past its TTL by more than one computation: the next request
  * computes it (X-Cache miss) instead of being served the old copy while a background refresh
  * runs. The grace window is only for while a refresh is in flight (the freshness contract). */
@@ -1974,5 +2019,6 @@ Suite *page_cache_suite(void)
     add(s, "stop_in_work", test_stop_finishes_requests_in_work, 20);
     add(s, "period_end", test_current_page_across_period_end, 20);
     add(s, "idle_refresh", test_idle_page_is_refreshed_not_stale, 20);
+    add(s, "lowered_ttl", test_lowered_ttl_applies_to_cached_pages, 20);
     return s;
 }
