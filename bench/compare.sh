@@ -13,7 +13,11 @@
 # TTL) for BENCH_SECONDS (default 5) after 1 s of warm-up. Per row: req/s, p50/p99/p99.9/max, and
 # the rankd process's CPU per request (utime + stime over the loadgen run). Then the medians and
 # the NEW/OLD ratios of the medians. Rows where other processes took more than 15% of the CPU are
-# marked.
+# marked. BENCH_OLD_FLAGS / BENCH_NEW_FLAGS add flags to one side only (the same build with two
+# settings: bench/compare.sh build/rankd build/rankd with BENCH_NEW_FLAGS="--http-threads 2").
+# When nginx is installed, each round also runs nginx serving the same page bytes as a static
+# file (the reference of issue #3's goals: "x nginx" and nginx's own p99 in the same rounds);
+# BENCH_NGINX=0 leaves it out.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -22,6 +26,8 @@ ROOT=$PWD
 OLD=$1 NEW=$2
 shift 2
 ROUNDS=${BENCH_ROUNDS:-5} SECONDS_PER=${BENCH_SECONDS:-5}
+read -r -a OLD_FLAGS <<< "${BENCH_OLD_FLAGS:-}"
+read -r -a NEW_FLAGS <<< "${BENCH_NEW_FLAGS:-}"
 BIN=$ROOT/build/bench
 T_START=$(date +%s)
 BENCH_TAG=compare
@@ -33,10 +39,12 @@ build_tool gen
 WORK=$(mktemp -d /tmp/rankd-compare.XXXXXX)
 RK_PID=
 REDIS_PID=
+NGINX_PID=
 cleanup() {
     local rc=$?
     trap - EXIT INT TERM
     [ -n "$RK_PID" ] && kill "$RK_PID" 2>/dev/null || true
+    [ -n "$NGINX_PID" ] && kill "$NGINX_PID" 2>/dev/null || true
     redis_stop
     rm -rf "$WORK"
     exit "$rc"
@@ -45,7 +53,7 @@ trap cleanup EXIT
 trap 'say "interrupted"; exit 130' INT TERM
 printf 'include %s/schema/redis.conf\nappendonly no\nsave ""\n' "$ROOT" > "$WORK/redis.conf"
 redis_start "$WORK/redis" "$WORK/redis.conf" || die "redis-server did not start"
-ours_us() { local s=0 p; for p in "$REDIS_PID" "$RK_PID"; do [ -n "$p" ] && s=$((s + $(proc_cpu_us "$p"))); done; echo $((s + $(children_cpu_us))); }
+ours_us() { local s=0 p; for p in "$REDIS_PID" "$RK_PID"; do [ -n "$p" ] && s=$((s + $(proc_cpu_us "$p"))); done; [ -n "$NGINX_PID" ] && s=$((s + $(nginx_cpu_us))); echo $((s + $(children_cpu_us))); }
 TOKEN=cmp$$
 
 start() { # start BINARY: RK_PORT, RK_PID
@@ -74,23 +82,47 @@ curl -fsS -X PUT -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application
 "$BIN/gen" ndjson 1000 u > "$WORK/cmp.ndjson"
 curl -fsS -X POST -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/x-ndjson' \
     --data-binary "@$WORK/cmp.ndjson" "http://127.0.0.1:$RK_PORT/boards/cmp/scores" > /dev/null
+SIDES="OLD NEW"
+if [ "${BENCH_NGINX:-1}" = 1 ] && { command -v nginx || [ -x /usr/sbin/nginx ]; } > /dev/null; then
+    mkdir -p "$WORK/nginx/www"
+    chmod 711 "$WORK"
+    curl -fs "http://127.0.0.1:$RK_PORT/boards/cmp/rank?page=1" > "$WORK/nginx/www/page.json"
+    for _ in 1 2 3; do
+        NG_PORT=$(free_port)
+        nginx_start "$WORK/nginx" "$NG_PORT" && break
+    done
+    [ -s "$WORK/nginx/nginx.pid" ] || die "nginx did not start ($WORK/nginx/error.log)"
+    NGINX_PID=$(cat "$WORK/nginx/nginx.pid")
+    SIDES="OLD NEW nginx"
+fi
 stop
+nginx_cpu_us() { local s=0 p; for p in $(ps -o pid= --ppid "$NGINX_PID"); do s=$((s + $(proc_cpu_us "$p"))); done; echo "$s"; }
 
 ROWS=$WORK/rows.tsv
 : > "$ROWS"
 for r in $(seq 1 "$ROUNDS"); do
-    for side in OLD NEW; do
-        bin=$OLD
-        [ "$side" = NEW ] && bin=$NEW
-        start "$bin" "$@"
-        curl -fs "http://127.0.0.1:$RK_PORT/boards/cmp/rank?page=1" > /dev/null
-        c0=$(proc_cpu_us "$RK_PID")
+    for side in $SIDES; do
+        if [ "$side" = nginx ]; then
+            port=$NG_PORT
+            c0=$(nginx_cpu_us)
+        else
+            bin=$OLD flags=("${OLD_FLAGS[@]}")
+            [ "$side" = NEW ] && bin=$NEW flags=("${NEW_FLAGS[@]}")
+            start "$bin" "$@" "${flags[@]}"
+            port=$RK_PORT
+            curl -fs "http://127.0.0.1:$RK_PORT/boards/cmp/rank?page=1" > /dev/null
+            c0=$(proc_cpu_us "$RK_PID")
+        fi
         cpu_mark
-        "$BIN/loadgen" --port "$RK_PORT" --conns 64 --duration "$SECONDS_PER" --warmup 1 \
+        "$BIN/loadgen" --port "$port" --conns 64 --duration "$SECONDS_PER" --warmup 1 \
             --url '/boards/cmp/rank?page=1' --pages 1 --hot-pages 1 > "$WORK/lg.json"
         cpu_foreign
-        c1=$(proc_cpu_us "$RK_PID")
-        stop
+        if [ "$side" = nginx ]; then
+            c1=$(nginx_cpu_us)
+        else
+            c1=$(proc_cpu_us "$RK_PID")
+            stop
+        fi
         python3 - "$side" "$r" "$c0" "$c1" "$FOREIGN" "$WORK/lg.json" >> "$ROWS" <<'EOF'
 import json, sys
 side, rnd, c0, c1, foreign, path = sys.argv[1:]
@@ -104,26 +136,35 @@ EOF
     done
 done
 
-python3 - "$ROWS" "$OLD" "$NEW" "$ROUNDS" "$SECONDS_PER" <<'EOF'
+python3 - "$ROWS" "$OLD ${BENCH_OLD_FLAGS:-} $*" "$NEW ${BENCH_NEW_FLAGS:-} $*" "$ROUNDS" \
+    "$SECONDS_PER" <<'EOF'
 import statistics as st, sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
-old, new, rounds, secs = sys.argv[2:]
+old, new, rounds, secs = (a.strip() for a in sys.argv[2:])
+old, new = (" ".join(x.split()) for x in (old, new))
+sides = [s for s in ("OLD", "NEW", "nginx") if any(r[0] == s for r in rows)]
 print(f"# rankd A/B, one hot page, 64 connections, {rounds} rounds x {secs} s, alternating\n")
-print(f"OLD = `{old}`, NEW = `{new}`\n")
-print("| build | round | req/s | p50 ms | p99 ms | p99.9 ms | max ms | rankd CPU µs/req | other load % | errors |")
+print(f"OLD = `{old}`, NEW = `{new}`" +
+      (", nginx = the same page bytes as a static file" if "nginx" in sides else "") + "\n")
+print("| side | round | req/s | p50 ms | p99 ms | p99.9 ms | max ms | server CPU µs/req | other load % | errors |")
 print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 for r in rows:
     flag = " (busy machine)" if float(r[8]) > 15 else ""
     print(f"| {r[0]} | {r[1]} | {int(r[2]):,} | {r[3]} | {r[4]} | {r[5]} | {r[6]} | {r[7]} | {r[8]}{flag} | {r[9]} |")
 med = {}
-for side in ("OLD", "NEW"):
+for side in sides:
     sel = [r for r in rows if r[0] == side and float(r[8]) <= 15] or [r for r in rows if r[0] == side]
     med[side] = [st.median(float(r[i]) for r in sel) for i in (2, 3, 4, 7)]
-print("\n| median | req/s | p50 ms | p99 ms | rankd CPU µs/req |")
-print("| --- | ---: | ---: | ---: | ---: |")
-for side in ("OLD", "NEW"):
+# x nginx: each round's req/s over nginx's in the same round, then the median
+ng = {r[1]: float(r[2]) for r in rows if r[0] == "nginx"}
+def x_nginx(side):
+    v = [float(r[2]) / ng[r[1]] for r in rows if r[0] == side and r[1] in ng]
+    return f"{st.median(v):.2f}" if v else "n/a"
+print("\n| median | req/s | × nginx | p50 ms | p99 ms | server CPU µs/req |")
+print("| --- | ---: | ---: | ---: | ---: | ---: |")
+for side in sides:
     m = med[side]
-    print(f"| {side} | {m[0]:,.0f} | {m[1]:.3f} | {m[2]:.3f} | {m[3]:.1f} |")
+    print(f"| {side} | {m[0]:,.0f} | {x_nginx(side)} | {m[1]:.3f} | {m[2]:.3f} | {m[3]:.1f} |")
 o, n = med["OLD"], med["NEW"]
-print(f"| NEW / OLD | {n[0]/o[0]:.2f} | {n[1]/o[1]:.2f} | {n[2]/o[2]:.2f} | {n[3]/o[3]:.2f} |")
+print(f"| NEW / OLD | {n[0]/o[0]:.2f} | | {n[1]/o[1]:.2f} | {n[2]/o[2]:.2f} | {n[3]/o[3]:.2f} |")
 EOF

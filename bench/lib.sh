@@ -49,3 +49,40 @@ quiet_within() { # quiet_within SECONDS: 0 once others use under 10% for a secon
     done
     return 1
 }
+
+# nginx_start DIR PORT: nginx (worker_processes auto, keep-alive, no access log) on 127.0.0.1:PORT
+# serving DIR/www/page.json for every path and DIR/www/heavy.json under /heavy; pid in
+# DIR/nginx.pid. 0 once it runs, else 1 (e.g. the port was taken: try another).
+nginx_start() {
+    local dir=$1 port=$2
+    NGINX=$(command -v nginx || echo /usr/sbin/nginx) # found now: deps may just have installed it
+    mkdir -p "$dir/www" "$dir/tmp"
+    chmod 711 "$dir" && chmod 755 "$dir/www" # workers (www-data when started as root) read www/
+    cat > "$dir/nginx.conf" <<EOF
+worker_processes auto;
+pid $dir/nginx.pid;
+error_log $dir/error.log warn;
+daemon on;
+events { worker_connections 1024; }
+http {
+    access_log off;
+    client_body_temp_path $dir/tmp;
+    proxy_temp_path $dir/tmp;
+    fastcgi_temp_path $dir/tmp;
+    uwsgi_temp_path $dir/tmp;
+    scgi_temp_path $dir/tmp;
+    keepalive_requests 10000000;
+    keepalive_timeout 60s;
+    server {
+        listen 127.0.0.1:$port;
+        root $dir/www;
+        location /heavy { default_type application/json; try_files /heavy.json =404; }
+        location / { default_type application/json; try_files /page.json =404; }
+    }
+}
+EOF
+    rm -f "$dir/nginx.pid"
+    "$NGINX" -c "$dir/nginx.conf" -p "$dir" -e "$dir/error.log" 2>/dev/null || return 1
+    for _ in $(seq 1 100); do [ -s "$dir/nginx.pid" ] && return 0; sleep 0.05; done
+    return 1
+}

@@ -360,8 +360,8 @@ class Report:
         sweep = self.sec("hot-sweep")
         if sweep:
             self.w("The cached path by number of connections (same page, same rankd unless "
-                   "said; rankd runs two event threads unless `--http-threads` says "
-                   "otherwise):")
+                   "said; rankd runs its default event threads, half the cores, unless "
+                   "`--http-threads` says otherwise):")
             self.w()
             self.table(["rankd short-ttl"] + self.STD + self.COST,
                        [[r["name"]] + self.std_cells(r) + self.cost_cells(r) for r in sweep])

@@ -3,7 +3,7 @@
 # classic full-page cache as references (method and results: bench/README.md).
 #
 # Starts its own redis-server, rankd (defaults; with the in-process tier; in a full run also with
-# --http-threads 1), nginx, the full-page baseline (bench/fullpage.c) and, if installed, PostgreSQL,
+# --http-threads 2), nginx, the full-page baseline (bench/fullpage.c) and, if installed, PostgreSQL,
 # all on free loopback ports (never 6379), in a throw-away directory; stops them all on exit and
 # on Ctrl-C. Every loop and wait here is bounded. Writes bench/results/latest.{md,json} and two
 # SVG charts.
@@ -52,7 +52,6 @@ if [ ${#extra[@]} -gt 0 ]; then
         done
     fi
 fi
-NGINX=$(command -v nginx || echo /usr/sbin/nginx)
 PY=/usr/bin/python3
 [ -x "$PY" ] || PY=$(command -v python3)   # the system one: a version-manager shim starts slowly
 [ -x "$RANKD" ] || die "build/rankd is missing: run 'make bench' (it builds it first)"
@@ -166,7 +165,7 @@ start_rankd() { # start_rankd VAR EXTRA_FLAGS...: sets VAR to the port, VAR_PID 
 L1_TTL=250
 start_rankd RK
 start_rankd RKL1 --l1-ttl-ms "$L1_TTL"
-[ "$QUICK" = 1 ] || start_rankd RKT1 --http-threads 1
+[ "$QUICK" = 1 ] || start_rankd RKT2 --http-threads 2
 say "rankd on :$RK, rankd --l1-ttl-ms $L1_TTL on :$RKL1"
 
 for _ in 1 2 3; do
@@ -222,41 +221,14 @@ last=$(curl -fs "http://127.0.0.1:$RK/boards/b1m/rank?page=$((N_LARGE / 20))" | 
 [ "$last" = 20 ] || die "b1m last page has $last items"
 
 # The same page bytes for nginx: page 1 of b10k as rankd renders it.
-mkdir -p "$WORK/nginx/www" "$WORK/nginx/tmp"
-chmod 711 "$WORK" "$WORK/nginx"   # nginx workers (www-data when started as root) read www/
-chmod 755 "$WORK/nginx/www"
+mkdir -p "$WORK/nginx/www"
+chmod 711 "$WORK"   # nginx workers (www-data when started as root) read www/
 curl -fs "http://127.0.0.1:$RK/boards/b10k/rank?page=1" > "$WORK/nginx/www/page.json"
 PAGE_BYTES=$(stat -c %s "$WORK/nginx/www/page.json")
 "$PY" bench/report.py heavy-page "$WORK/nginx/www/page.json" 10240 > "$WORK/nginx/www/heavy.json"
 for _ in 1 2 3; do
     new_port NG
-    cat > "$WORK/nginx/nginx.conf" <<EOF
-worker_processes auto;
-pid $WORK/nginx/nginx.pid;
-error_log $WORK/nginx/error.log warn;
-daemon on;
-events { worker_connections 1024; }
-http {
-    access_log off;
-    client_body_temp_path $WORK/nginx/tmp;
-    proxy_temp_path $WORK/nginx/tmp;
-    fastcgi_temp_path $WORK/nginx/tmp;
-    uwsgi_temp_path $WORK/nginx/tmp;
-    scgi_temp_path $WORK/nginx/tmp;
-    keepalive_requests 10000000;
-    keepalive_timeout 60s;
-    server {
-        listen 127.0.0.1:$NG;
-        root $WORK/nginx/www;
-        location /heavy { default_type application/json; try_files /heavy.json =404; }
-        location / { default_type application/json; try_files /page.json =404; }
-    }
-}
-EOF
-    "$NGINX" -c "$WORK/nginx/nginx.conf" -p "$WORK/nginx" -e "$WORK/nginx/error.log" 2>/dev/null ||
-        continue # the port was taken meanwhile: another one
-    for _ in $(seq 1 100); do [ -s "$WORK/nginx/nginx.pid" ] && break; sleep 0.05; done
-    [ -s "$WORK/nginx/nginx.pid" ] && break
+    nginx_start "$WORK/nginx" "$NG" && break # else the port was taken meanwhile: another one
 done
 [ -s "$WORK/nginx/nginx.pid" ] || die "nginx did not start ($WORK/nginx/error.log)"
 NGINX_PID=$(cat "$WORK/nginx/nginx.pid")
@@ -281,7 +253,7 @@ redis_stats() { # "commands main_thread_cpu_us"
 # others is run again once after waiting (bounded) for the machine to quiet down.
 FOREIGN_MAX=15
 ours_us() {
-    local pids=("$REDIS_PID" "${RK_PID:-}" "${RKL1_PID:-}" "${RKT1_PID:-}" "${FP_PID:-}") p sum=0
+    local pids=("$REDIS_PID" "${RK_PID:-}" "${RKL1_PID:-}" "${RKT2_PID:-}" "${FP_PID:-}") p sum=0
     [ -n "${NGINX_PID:-}" ] && pids+=("$NGINX_PID" "${NGINX_WORKERS[@]}")
     for p in "${pids[@]}"; do
         [ -n "$p" ] && sum=$((sum + $(proc_cpu_us "$p")))
@@ -399,14 +371,14 @@ row hot "rankd short-ttl (Redis-cached page)" "$RK_PID" "page_ttl_ms 1000" -- \
 row hot "rankd short-ttl + in-process tier" "$RKL1_PID" "--l1-ttl-ms $L1_TTL" -- \
     --port "$RKL1" "${LOAD[@]}" "${HOT[@]}"
 if [ "$QUICK" != 1 ]; then
-    # the same page through the same rankd with fewer connections, and with one event thread
-    # instead of the default two: where does the cached path's time go?
+    # the same page through the same rankd with fewer connections, and with two event threads
+    # instead of the default (half the cores: one on 2 cores): where does the cached path's time go?
     for c in 8 16 32; do
         row hot-sweep "rankd short-ttl, $c connections" "$RK_PID" "default event threads" -- \
             --port "$RK" --conns "$c" --duration "$WDUR" --warmup 1 "${HOT[@]}"
     done
-    row hot-sweep "rankd short-ttl, $CONNS connections, --http-threads 1" "$RKT1_PID" \
-        "one event thread" -- --port "$RKT1" --conns "$CONNS" --duration "$WDUR" --warmup 1 \
+    row hot-sweep "rankd short-ttl, $CONNS connections, --http-threads 2" "$RKT2_PID" \
+        "two event threads" -- --port "$RKT2" --conns "$CONNS" --duration "$WDUR" --warmup 1 \
         "${HOT[@]}"
 fi
 set_ttl b10k 0

@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util.h"
+
 #define KEY_MAX 192 /* prefix (64) + board (64) + punctuation and suffix */
 #define COMPACT_CHUNK 1000
 #define WRITE_RETRIES 8
@@ -175,6 +177,22 @@ static int64_t now_ms(const struct board_model *m)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* <prefix>:{<board>}:z, or with a period <prefix>:{<board>}:z:<period> (schema/redis-keys.md);
+ * on every page hit, hence no snprintf */
+static void z_key(char *out, size_t len, const char *prefix, const char *board, const char *period)
+{
+    struct strb b;
+    strb_init(&b, out, len);
+    strb_str(&b, prefix);
+    strb_str(&b, ":{");
+    strb_str(&b, board);
+    strb_str(&b, "}:z");
+    if (period) {
+        strb_str(&b, ":");
+        strb_str(&b, period);
+    }
+}
+
 /* The set for `requested` (NULL/"": current) under the given period settings. */
 static int where_resolve(const struct board_model *m, const char *board, enum period_kind kind,
                          int tz_min, int retain, const char *requested, struct board_where *w)
@@ -187,7 +205,7 @@ static int where_resolve(const struct board_model *m, const char *board, enum pe
     if (kind == PERIOD_NONE) {
         if (asked)
             return -ENOTSUP;
-        snprintf(w->z, sizeof(w->z), "%s:{%s}:z", m->prefix, board);
+        z_key(w->z, sizeof(w->z), m->prefix, board, NULL);
         return 0;
     }
     int64_t now = now_ms(m);
@@ -198,11 +216,11 @@ static int where_resolve(const struct board_model *m, const char *board, enum pe
         if (start > period_start(kind, tz_min, now, 0) ||
             start < period_start(kind, tz_min, now, -retain))
             return -ESRCH;
-        snprintf(w->period, sizeof(w->period), "%s", requested);
+        util_copy(w->period, sizeof(w->period), requested);
     } else {
         period_id(kind, tz_min, now, w->period);
     }
-    snprintf(w->z, sizeof(w->z), "%s:{%s}:z:%s", m->prefix, board, w->period);
+    z_key(w->z, sizeof(w->z), m->prefix, board, w->period);
     return 0;
 }
 

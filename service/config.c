@@ -72,7 +72,7 @@ static const struct option_def defs[O_COUNT] = {
     [O_MAX_WAIT] =
         {"page-max-wait-ms", "RANKD_PAGE_MAX_WAIT_MS", "250",
          "longest wait for another request's computation of the same page, ms (0..10000)"},
-    [O_HTTP_THREADS] = {"http-threads", "RANKD_HTTP_THREADS", "2",
+    [O_HTTP_THREADS] = {"http-threads", "RANKD_HTTP_THREADS", "0",
                         "event threads that read requests, send replies and never block "
                         "(1..64; 0 = half the cores, at least 1, at most 8)"},
     [O_BETA] = {"xfetch-beta", "RANKD_XFETCH_BETA", "1",

@@ -19,6 +19,7 @@
 #include "render.h"
 #include "request.h"
 #include "server.h"
+#include "util.h"
 
 #define MSG_MAX 400
 #define NDJSON_LINE_MAX (64L * 1024L)
@@ -177,15 +178,21 @@ static void page_headers(struct http_reply *rp, const struct page_reply *pr)
 {
     static const char *const sources[] = {"hit", "miss", "stale"};
     char v[96];
+    struct strb b;
     http_reply_header(rp, "ETag", pr->etag);
-    if (pr->cached)
-        snprintf(v, sizeof(v), "public, max-age=%lld, stale-while-revalidate=%d",
-                 (long long)pr->max_age_s, pr->grace_s);
-    else
-        snprintf(v, sizeof(v), "no-cache");
+    strb_init(&b, v, sizeof(v));
+    if (pr->cached) {
+        strb_str(&b, "public, max-age=");
+        strb_i64(&b, pr->max_age_s);
+        strb_str(&b, ", stale-while-revalidate=");
+        strb_i64(&b, pr->grace_s);
+    } else {
+        strb_str(&b, "no-cache");
+    }
     http_reply_header(rp, "Cache-Control", v);
     http_reply_header(rp, "X-Cache", sources[pr->source]);
-    snprintf(v, sizeof(v), "%lld", (long long)pr->age_s);
+    strb_init(&b, v, sizeof(v));
+    strb_i64(&b, pr->age_s);
     http_reply_header(rp, "Age", v);
 }
 

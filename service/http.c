@@ -115,11 +115,12 @@ struct exchange {
 
 void http_reply_header(struct http_reply *rp, const char *name, const char *value)
 {
-    if (rp->nheaders >= HTTP_HEADERS_MAX)
+    size_t n = strlen(value) + 1;
+    if (rp->nheaders >= HTTP_HEADERS_MAX || n > sizeof(rp->values) - rp->values_used)
         return;
-    char *v = strdup(value);
-    if (!v)
-        return;
+    char *v = rp->values + rp->values_used;
+    memcpy(v, value, n);
+    rp->values_used += n;
     rp->headers[rp->nheaders].name = name;
     rp->headers[rp->nheaders++].value = v;
 }
@@ -664,8 +665,6 @@ static void exchange_free(struct exchange *x)
     buf_free(&x->rp.body);
     if (x->rp.fd > 0)
         close(x->rp.fd);
-    for (int i = 0; i < x->rp.nheaders; i++)
-        free(x->rp.headers[i].value);
     free(x);
 }
 

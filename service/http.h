@@ -1,12 +1,15 @@
 /*
  * http.h -- the HTTP layer: requests and replies as plain structs, and the daemon's lifecycle.
  *
- * Threading model (the reason for it): a few event threads (--http-threads, default 2; 0 = half
- * the cores), each running a libmicrohttpd daemon of its own in external-epoll mode (MHD_USE_EPOLL,
- * MHD_ALLOW_SUSPEND_RESUME) on a shared listening socket, with its own epoll set that also holds
- * the thread's own non-blocking Redis connection (store_async.h). An event thread multiplexes many
- * connections, so it must never wait: it parses, checks, answers from memory and sends Redis
- * commands without waiting for their replies. A request goes through up to three steps (route.h):
+ * Threading model (the reason for it): a few event threads (--http-threads; the default 0 = half
+ * the cores, 1 to 8: the other half is left to Redis, the workers and the clients, since under
+ * load an event thread keeps a core busy; on 2 cores a second one made the hot page's p99 ~1.6 x
+ * longer at the same throughput, bench/results/compare-issue3.md), each running a libmicrohttpd
+ * daemon of its own in external-epoll mode (MHD_USE_EPOLL, MHD_ALLOW_SUSPEND_RESUME) on a shared
+ * listening socket, with its own epoll set that also holds the thread's own non-blocking Redis
+ * connection (store_async.h). An event thread multiplexes many connections, so it must never wait:
+ * it parses, checks, answers from memory and sends Redis commands without waiting for their
+ * replies. A request goes through up to three steps (route.h):
  *   1. quick, on the event thread: 400s and in-process tier hits are answered at once;
  *   2. async, connection suspended, still on the event thread: a page read appends its lookup to
  *      the thread's Redis connection (page_cache_submit); every lookup of one loop iteration
@@ -48,6 +51,7 @@
 
 #define HTTP_PATH_PARAMS_MAX 4
 #define HTTP_HEADERS_MAX 8
+#define HTTP_HEADER_BYTES 1024        /**< all header values of one reply, with their NULs */
 #define HTTP_BODY_MAX (1024L * 1024L) /**< JSON body bytes; larger is 413 */
 
 struct rankd; /* server.h: the application (config, store, model) */
@@ -78,7 +82,7 @@ struct http_request {
 
 struct http_header {
     const char *name; /**< static string */
-    char *value;      /**< owned */
+    char *value;      /**< in the reply's values[] (a reply is never copied) */
 };
 
 struct http_reply {
@@ -89,6 +93,9 @@ struct http_reply {
     const char *content_type; /**< static string */
     struct http_header headers[HTTP_HEADERS_MAX];
     int nheaders;
+    char values[HTTP_HEADER_BYTES]; /**< where the header values are kept (no malloc per
+                                     *   header on the hit path) */
+    size_t values_used;
 };
 
 /**
@@ -112,7 +119,8 @@ void http_reply_errno(struct http_reply *rp, int rc);
  *  `write_outcome_unknown`: the client must read before retrying a non-idempotent incr. */
 void http_reply_write_errno(struct http_reply *rp, int rc);
 
-/** Add a response header (value copied). Silently ignored past HTTP_HEADERS_MAX. */
+/** Add a response header (value copied into the reply). Silently ignored past HTTP_HEADERS_MAX
+ *  headers or HTTP_HEADER_BYTES of values. */
 void http_reply_header(struct http_reply *rp, const char *name, const char *value);
 
 /** What http_start needs from the configuration. */

@@ -108,6 +108,10 @@ static int render_cache(struct buf *out, const struct page_cache_stats *c)
          "(no worker thread)",
          c->batched_hits},
         {"batches", "pipelines begun by that path", c->batches},
+        {"shared_lookups",
+         "hits of that path that joined an identical lookup of the same loop iteration (one "
+         "HMGET + GET for all of them)",
+         c->shared_lookups},
         {"misses", "pages computed for a request", c->misses},
         {"stale", "pages served past their soft TTL while refreshing", c->stale},
         {"lock_waits", "misses that waited for another holder's computation", c->lock_waits},

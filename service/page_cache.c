@@ -77,7 +77,7 @@ struct page_cache {
     atomic_int breaker_errors;
     _Atomic int64_t breaker_until_ms;
     atomic_ulong hits, misses, stale, l1_hits, lock_waits, lock_wait_timeouts, uncached,
-        early_refreshes, refreshes, errors, batched_hits, batches;
+        early_refreshes, refreshes, errors, batched_hits, batches, shared_lookups;
     _Atomic uint64_t seed;
 };
 
@@ -722,11 +722,34 @@ static void state_put(struct page_cache *pc, const struct board_state *st)
     pthread_mutex_unlock(&pc->state_lock);
 }
 
-static void page_key(char *out, size_t len, const char *prefix, int64_t gen, const char *period,
-                     int size, int64_t page)
+/* <prefix>:{<board>}:page:<gen>:<period or ->:<size>:<page> (schema/redis-keys.md) */
+static void page_key(char *out, size_t len, const char *prefix, const char *board, int64_t gen,
+                     const char *period, int size, int64_t page)
 {
-    snprintf(out, len, "%s%" PRId64 ":%s:%d:%" PRId64, prefix, gen, period[0] ? period : "-", size,
-             page);
+    struct strb b;
+    strb_init(&b, out, len);
+    strb_str(&b, prefix);
+    strb_str(&b, ":{");
+    strb_str(&b, board);
+    strb_str(&b, "}:page:");
+    strb_i64(&b, gen);
+    strb_str(&b, ":");
+    strb_str(&b, period[0] ? period : "-");
+    strb_str(&b, ":");
+    strb_i64(&b, size);
+    strb_str(&b, ":");
+    strb_i64(&b, page);
+}
+
+/* <prefix>:{<board>}:meta, the settings hash */
+static void meta_key(char *out, size_t len, const char *prefix, const char *board)
+{
+    struct strb b;
+    strb_init(&b, out, len);
+    strb_str(&b, prefix);
+    strb_str(&b, ":{");
+    strb_str(&b, board);
+    strb_str(&b, "}:meta");
 }
 
 /* HMGET of the board settings a lookup needs, in the order settle() reads them. */
@@ -786,11 +809,12 @@ enum settled {
 };
 
 /* Complete q from the settings reply `set` (and the guessed value `got`, may be NULL), learn the
- * board's state. Returns an enum settled, or -ENOENT (no board) / -EIO. Frees neither reply;
- * SETTLED_FOUND moves got's string to *value (the caller frees it). */
+ * board's state. Returns an enum settled, or -ENOENT (no board) / -EIO. Changes and frees
+ * neither reply (the hit path's replies may be shared: store_async_send_shared): with
+ * SETTLED_FOUND the cached value is got->str. */
 static int settle(struct page_cache *pc, struct page_req *q, int requested_size,
                   const struct board_where *w, const char *guess, const redisReply *set,
-                  redisReply *got, char **value, size_t *len)
+                  const redisReply *got)
 {
     int ok = set->type == REDIS_REPLY_ARRAY && set->elements == SETTINGS_ARGC - 2;
     if (!ok || set->element[0]->type != REDIS_REPLY_STRING) /* no settings: no board */
@@ -804,7 +828,7 @@ static int settle(struct page_cache *pc, struct page_req *q, int requested_size,
     }
     struct board_state st;
     memset(&st, 0, sizeof(st));
-    snprintf(st.board, sizeof(st.board), "%s", q->board);
+    util_copy(st.board, sizeof(st.board), q->board);
     st.page_size = reply_int(f[0], 20);
     if (st.page_size < 1 || st.page_size > BOARD_PAGE_SIZE_MAX)
         st.page_size = 20;
@@ -814,17 +838,10 @@ static int settle(struct page_cache *pc, struct page_req *q, int requested_size,
     q->size = requested_size ? requested_size : st.page_size;
     q->ttl_ms = st.ttl_ms;
     q->gen = st.gen;
-    char prefix[160]; /* <= 137 bytes */
-    snprintf(prefix, sizeof(prefix), "%s:{%s}:page:", pc->cfg.prefix, q->board);
-    page_key(q->key, sizeof(q->key), prefix, q->gen, q->period, q->size, q->page);
+    page_key(q->key, sizeof(q->key), pc->cfg.prefix, q->board, q->gen, q->period, q->size, q->page);
     if (!got || strcmp(guess, q->key) != 0)
         return SETTLED_UNGUESSED;
-    if (got->type != REDIS_REPLY_STRING)
-        return SETTLED_ABSENT;
-    *value = got->str; /* taken: hiredis 0.14 mallocs each string and frees NULL happily */
-    *len = got->len;
-    got->str = NULL;
-    return SETTLED_FOUND;
+    return got->type == REDIS_REPLY_STRING ? SETTLED_FOUND : SETTLED_ABSENT;
 }
 
 /* Where a request reads (period resolved from this process's hint; with may_wait, from the
@@ -838,15 +855,13 @@ static int locate(struct page_cache *pc, struct page_req *q, int requested_size,
                       : board_where_cached(pc->cfg.model, q->board, q->requested, w);
     if (rc)
         return rc;
-    snprintf(q->period, sizeof(q->period), "%s", w->period);
+    util_copy(q->period, sizeof(q->period), w->period);
     q->kind = w->kind;
     q->tz_min = w->tz_min;
     guess[0] = '\0';
     struct board_state st;
     if (pc->same_store && !breaker_open(pc) && state_get(pc, q->board, &st) && st.ttl_ms > 0) {
-        char prefix[160];
-        snprintf(prefix, sizeof(prefix), "%s:{%s}:page:", pc->cfg.prefix, q->board);
-        page_key(guess, guess_len, prefix, st.gen, w->period,
+        page_key(guess, guess_len, pc->cfg.prefix, q->board, st.gen, w->period,
                  requested_size ? requested_size : st.page_size, q->page);
     }
     return 0;
@@ -858,7 +873,7 @@ static int lookup(struct page_cache *pc, struct page_req *q, int requested_size,
                   size_t *len)
 {
     char meta[KEY_MAX], guess[KEY_MAX];
-    snprintf(meta, sizeof(meta), "%s:{%s}:meta", pc->cfg.prefix, q->board);
+    meta_key(meta, sizeof(meta), pc->cfg.prefix, q->board);
     for (int attempt = 0; attempt < 3; attempt++) {
         struct board_where w;
         int rc = locate(pc, q, requested_size, 1, &w, guess, sizeof(guess));
@@ -868,7 +883,12 @@ static int lookup(struct page_cache *pc, struct page_req *q, int requested_size,
         rc = lookup_round_trip(pc, meta, guess[0] ? guess : NULL, &set, &got);
         if (rc || !set)
             return rc ? rc : -EIO;
-        rc = settle(pc, q, requested_size, &w, guess, set, got, value, len);
+        rc = settle(pc, q, requested_size, &w, guess, set, got);
+        if (rc == SETTLED_FOUND) { /* taken: hiredis 0.14 mallocs each string, frees NULL */
+            *value = got->str;
+            *len = got->len;
+            got->str = NULL;
+        }
         freeReplyObject(set);
         freeReplyObject(got);
         if (rc == SETTLED_RETRY)
@@ -904,7 +924,7 @@ static int reply_from_value(struct page_cache *pc, const struct page_req *q, cha
     }
     int64_t now = wall_ms();
     memset(out, 0, sizeof(*out));
-    snprintf(out->etag, sizeof(out->etag), "%s", e.etag);
+    util_copy(out->etag, sizeof(out->etag), e.etag);
     out->source = source;
     out->cached = q->ttl_ms > 0;
     out->age_s = now > e.created_ms ? (now - e.created_ms) / 1000 : 0;
@@ -931,7 +951,15 @@ static void count(struct page_cache *pc, enum page_source s)
 static void l1_key(const char *board, const char *resolved, int64_t page, int size, char *out,
                    size_t len)
 {
-    snprintf(out, len, "%s\n%s\n%" PRId64 "\n%d", board, resolved, page, size);
+    struct strb b;
+    strb_init(&b, out, len);
+    strb_str(&b, board);
+    strb_str(&b, "\n");
+    strb_str(&b, resolved);
+    strb_str(&b, "\n");
+    strb_i64(&b, page);
+    strb_str(&b, "\n");
+    strb_i64(&b, size);
 }
 
 int page_cache_get_l1(struct page_cache *pc, const char *board, const char *period, int64_t page,
@@ -1103,11 +1131,16 @@ static int hit_settle(struct hit *h, redisReply *set, redisReply *got)
 {
     struct page_cache *pc = h->pc;
     struct page_cache_job *j = h->job;
-    char *value = NULL, l1key[KEY_MAX];
-    size_t len = 0;
-    if (settle(pc, &h->q, j->size, &h->w, h->guess, set, got, &value, &len) != SETTLED_FOUND)
+    char l1key[KEY_MAX];
+    if (settle(pc, &h->q, j->size, &h->w, h->guess, set, got) != SETTLED_FOUND)
         return -EAGAIN;
-    l1_key(j->board, h->q.period, j->page, j->size, l1key, sizeof(l1key));
+    size_t len = got->len;
+    char *value = malloc(len + 1); /* a copy: other hits may share the reply */
+    if (!value)
+        return -EAGAIN;
+    memcpy(value, got->str, len + 1);
+    if (pc->cfg.l1_ttl_ms > 0) /* the tier's key, only with a tier */
+        l1_key(j->board, h->q.period, j->page, j->size, l1key, sizeof(l1key));
     int rc = 0;
     enum served sv = serve_cached(pc, &h->q, value, len, l1key, j->if_none_match, &j->out, &rc);
     if (sv == TOO_OLD)
@@ -1144,7 +1177,7 @@ int page_cache_submit(struct page_cache *pc, struct store_async *conn, struct pa
     h->q.requested = job->period;
     h->q.page = job->page;
     memset(&job->out, 0, sizeof(job->out));
-    snprintf(h->meta, sizeof(h->meta), "%s:{%s}:meta", pc->cfg.prefix, job->board);
+    meta_key(h->meta, sizeof(h->meta), pc->cfg.prefix, job->board);
     if (locate(pc, &h->q, job->size, 0, &h->w, h->guess, sizeof(h->guess)) || !h->guess[0]) {
         free(h); /* no key to guess without Redis: the blocking path decides */
         return -EAGAIN;
@@ -1153,13 +1186,15 @@ int page_cache_submit(struct page_cache *pc, struct store_async *conn, struct pa
     settings_argv(hm, h->meta);
     const char *const *argv[] = {hm, get};
     const int argc[] = {SETTINGS_ARGC, 2};
-    int rc = store_async_send(conn, 2, argc, argv, hit_done, h);
+    int rc = store_async_send_shared(conn, 2, argc, argv, hit_done, h);
     if (rc < 0) {
         free(h);
         return rc == -ETIMEDOUT ? rc : -EAGAIN;
     }
     if (rc == 1)
         atomic_fetch_add(&pc->batches, 1); /* this hit starts a new pipeline */
+    else if (rc == 2)
+        atomic_fetch_add(&pc->shared_lookups, 1); /* the same lookup is already on its way */
     return 0;
 }
 
@@ -1222,6 +1257,7 @@ void page_cache_stats(struct page_cache *pc, struct page_cache_stats *out)
     out->l1_hits = atomic_load(&pc->l1_hits);
     out->batched_hits = atomic_load(&pc->batched_hits);
     out->batches = atomic_load(&pc->batches);
+    out->shared_lookups = atomic_load(&pc->shared_lookups);
     out->lock_waits = atomic_load(&pc->lock_waits);
     out->lock_wait_timeouts = atomic_load(&pc->lock_wait_timeouts);
     out->uncached = atomic_load(&pc->uncached);

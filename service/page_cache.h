@@ -135,10 +135,12 @@ struct page_cache_job {
 /**
  * Send a job's lookup (HMGET of the settings + GET of the guessed page key) on `conn`, the
  * calling event loop's own connection (store_async.h); every lookup sent in one loop iteration
- * leaves in one pipeline. Never waits. Returns 0 (done will be called); -EAGAIN without
- * calling done when the hit path cannot answer (conn NULL or not connected, board not seen yet
- * by this process, caching off, pages in another Redis, breaker open); -ETIMEDOUT without
- * calling done when Redis is not answering the connection (answer 503 now).
+ * leaves in one pipeline, and identical lookups of one iteration (the same page of the same
+ * board) are sent once and answered together (store_async_send_shared). Never waits. Returns 0
+ * (done will be called); -EAGAIN without calling done when the hit path cannot answer (conn NULL or
+ * not connected, board not seen yet by this process, caching off, pages in another Redis, breaker
+ * open); -ETIMEDOUT without calling done when Redis is not answering the connection (answer 503
+ * now).
  */
 int page_cache_submit(struct page_cache *pc, struct store_async *conn, struct page_cache_job *job);
 
@@ -148,6 +150,8 @@ struct page_cache_stats {
         early_refreshes, refreshes, errors;
     unsigned long batched_hits, batches; /**< the batched hit path: pages served, pipelines
                                           *   begun */
+    unsigned long shared_lookups;        /**< hits that joined an identical lookup of the same loop
+                                          *   iteration instead of sending their own */
     int breaker_open;
 };
 

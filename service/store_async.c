@@ -20,6 +20,14 @@
 #define READ_CHUNK ((size_t)64 * 1024)
 #define ABANDON_TIMEOUTS 2             /* unanswered for this many timeouts: close and dial again */
 #define READ_MAX ((size_t)1024 * 1024) /* bytes read per readiness event, for fairness */
+#define SHARE_SLOTS 128                /* buckets of the unsent shareable groups (a power of 2) */
+
+/* A caller that joined a shared group: completed with the group's replies. */
+struct waiter {
+    store_async_fn fn;
+    void *arg;
+    struct waiter *next;
+};
 
 /* A group of commands waiting for its replies, in send order. */
 struct pending {
@@ -30,6 +38,14 @@ struct pending {
     int abandoned;       /* timed out: fn was called; its replies are read and dropped */
     redisReply *replies[STORE_ASYNC_MAX_CMDS];
     struct pending *next;
+    /* sharing (store_async_send_shared), while unsent: the commands as appended */
+    struct waiter *waiters;      /* callers that joined, completed after fn in join order */
+    struct waiter **waiters_end; /* where the next joiner goes */
+    uint64_t hash;               /* of argc[] and every argument, when shareable; else 0 */
+    int argc[STORE_ASYNC_MAX_CMDS];
+    char *args; /* every argument with its NUL, in order (args_len bytes) */
+    size_t args_len;
+    struct pending *share_next; /* the next unsent shareable group in the same bucket */
 };
 
 struct store_async {
@@ -50,6 +66,7 @@ struct store_async {
     int broken;          /* the output buffer is unusable: fail at the next flush or tick */
     char *chunk;         /* READ_CHUNK bytes: what recv reads, before hiredis parses it */
     int backoff_ms;
+    struct pending *share[SHARE_SLOTS]; /* unsent shareable groups by hash; empty after a flush */
 };
 
 struct store_async *store_async_new(struct store *st, int epoll_fd, uint64_t tag, int wake_fd)
@@ -99,6 +116,36 @@ static void later(struct store_async *sa)
     sa->backoff_ms = sa->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : sa->backoff_ms * 2;
 }
 
+/* Complete a group: its own caller, then every caller that joined it, with the same replies. */
+static void notify(struct pending *p, int rc, redisReply **replies)
+{
+    p->fn(p->arg, rc, replies);
+    for (struct waiter *w = p->waiters; w; w = w->next)
+        w->fn(w->arg, rc, replies);
+}
+
+static void pending_free(struct pending *p)
+{
+    for (int i = 0; i < p->got; i++)
+        freeReplyObject(p->replies[i]);
+    while (p->waiters) {
+        struct waiter *w = p->waiters;
+        p->waiters = w->next;
+        free(w);
+    }
+    free(p->args);
+    free(p);
+}
+
+/* The sends since the last flush are out (or failed): nothing unsent is left to join. */
+static void share_reset(struct store_async *sa)
+{
+    for (struct pending *p = sa->unsent; p; p = p->next)
+        if (p->hash)
+            sa->share[p->hash & (SHARE_SLOTS - 1)] = NULL;
+    sa->unsent = NULL;
+}
+
 /* Close the connection and fail every pending group with rc (callbacks run last: they may send,
  * which then finds no connection). Groups already given up were answered already. */
 static void fail_all(struct store_async *sa, int rc, const char *what)
@@ -109,15 +156,14 @@ static void fail_all(struct store_async *sa, int rc, const char *what)
     sa->broken = 0;
     if (rc != -ECANCELED)
         later(sa);
+    share_reset(sa);
     struct pending *p = sa->head;
-    sa->head = sa->tail = sa->unsent = NULL;
+    sa->head = sa->tail = NULL;
     while (p) {
         struct pending *next = p->next;
-        for (int i = 0; i < p->got; i++)
-            freeReplyObject(p->replies[i]);
         if (!p->abandoned)
-            p->fn(p->arg, rc, NULL);
-        free(p);
+            notify(p, rc, NULL);
+        pending_free(p);
         p = next;
     }
 }
@@ -190,8 +236,8 @@ void store_async_start(struct store_async *sa)
 
 /* ---------------------------------------------------------------- I/O */
 
-int store_async_send(struct store_async *sa, int n, const int *argc, const char *const *const *argv,
-                     store_async_fn fn, void *arg)
+/* Whether a send may go out now: 0, or the errno store_async_send returns. */
+static int can_send(struct store_async *sa, int n)
 {
     if (n < 1 || n > STORE_ASYNC_MAX_CMDS)
         return -EINVAL;
@@ -203,21 +249,23 @@ int store_async_send(struct store_async *sa, int n, const int *argc, const char 
         start_dial(sa);
         return -EAGAIN;
     }
-    struct pending *p = calloc(1, sizeof(*p));
-    if (!p)
-        return -ENOMEM;
+    return 0;
+}
+
+/* Append the group's commands and queue p for their replies. Returns 1 (a new pipeline), 0, or
+ * -ENOMEM (p freed; the connection is closed at the next flush or tick). */
+static int append_group(struct store_async *sa, struct pending *p, const int *argc,
+                        const char *const *const *argv)
+{
     int fresh = sdslen(sa->ctx->obuf) == 0;
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < p->n; i++)
         if (redisAppendCommandArgv(sa->ctx, argc[i], (const char **)argv[i], NULL) != REDIS_OK) {
             /* out of memory: part of the group may be in the buffer, so the connection must go;
              * not from here (no callback runs inside a send): at the next flush or tick */
-            free(p);
+            pending_free(p);
             sa->broken = 1;
             return -ENOMEM;
         }
-    p->fn = fn;
-    p->arg = arg;
-    p->n = n;
     p->deadline_ms = INT64_MAX;
     if (!sa->unsent)
         sa->unsent = p;
@@ -227,6 +275,118 @@ int store_async_send(struct store_async *sa, int n, const int *argc, const char 
         sa->head = p;
     sa->tail = p;
     return fresh;
+}
+
+int store_async_send(struct store_async *sa, int n, const int *argc, const char *const *const *argv,
+                     store_async_fn fn, void *arg)
+{
+    int rc = can_send(sa, n);
+    if (rc)
+        return rc;
+    struct pending *p = calloc(1, sizeof(*p));
+    if (!p)
+        return -ENOMEM;
+    p->fn = fn;
+    p->arg = arg;
+    p->n = n;
+    return append_group(sa, p, argc, argv);
+}
+
+/* FNV-1a over the argument counts and every argument with its NUL; never 0 (0: not shared). */
+static uint64_t group_hash(int n, const int *argc, const char *const *const *argv, size_t *len)
+{
+    uint64_t h = UINT64_C(14695981039346656037);
+    size_t total = 0;
+    for (int i = 0; i < n; i++) {
+        h = (h ^ (uint64_t)argc[i]) * UINT64_C(1099511628211);
+        for (int a = 0; a < argc[i]; a++) {
+            const char *s = argv[i][a];
+            do
+                h = (h ^ (unsigned char)*s) * UINT64_C(1099511628211);
+            while (*s++);
+            total += (size_t)(s - argv[i][a]);
+        }
+    }
+    *len = total;
+    return h ? h : 1;
+}
+
+/* 1 when the unsent group p was appended with exactly these commands. */
+static int same_group(const struct pending *p, int n, const int *argc,
+                      const char *const *const *argv, uint64_t hash, size_t len)
+{
+    if (p->hash != hash || p->n != n || p->args_len != len)
+        return 0;
+    const char *at = p->args;
+    for (int i = 0; i < n; i++) {
+        if (p->argc[i] != argc[i])
+            return 0;
+        for (int a = 0; a < argc[i]; a++) {
+            size_t l = strlen(argv[i][a]) + 1;
+            if (memcmp(at, argv[i][a], l) != 0)
+                return 0;
+            at += l;
+        }
+    }
+    return 1;
+}
+
+/* Keep the commands of a shareable group, for same_group; 0 or -ENOMEM. */
+static int keep_args(struct pending *p, const int *argc, const char *const *const *argv,
+                     uint64_t hash, size_t len)
+{
+    if (!(p->args = malloc(len + 1))) /* len >= 2: a command has a name */
+        return -ENOMEM;
+    char *at = p->args;
+    for (int i = 0; i < p->n; i++) {
+        p->argc[i] = argc[i];
+        for (int a = 0; a < argc[i]; a++) {
+            size_t l = strlen(argv[i][a]) + 1;
+            memcpy(at, argv[i][a], l);
+            at += l;
+        }
+    }
+    p->hash = hash;
+    p->args_len = len;
+    return 0;
+}
+
+int store_async_send_shared(struct store_async *sa, int n, const int *argc,
+                            const char *const *const *argv, store_async_fn fn, void *arg)
+{
+    int rc = can_send(sa, n);
+    if (rc)
+        return rc;
+    size_t len = 0;
+    uint64_t hash = group_hash(n, argc, argv, &len);
+    struct pending **slot = &sa->share[hash & (SHARE_SLOTS - 1)];
+    for (struct pending *p = *slot; p; p = p->share_next)
+        if (same_group(p, n, argc, argv, hash, len)) {
+            struct waiter *w = malloc(sizeof(*w));
+            if (!w)
+                return -ENOMEM;
+            *w = (struct waiter){.fn = fn, .arg = arg};
+            *p->waiters_end = w; /* first come, first answered */
+            p->waiters_end = &w->next;
+            return 2;
+        }
+    struct pending *p = calloc(1, sizeof(*p));
+    if (!p)
+        return -ENOMEM;
+    p->fn = fn;
+    p->arg = arg;
+    p->n = n;
+    p->waiters_end = &p->waiters;
+    if (keep_args(p, argc, argv, hash, len)) {
+        free(p);
+        return -ENOMEM;
+    }
+    rc = append_group(sa, p, argc, argv);
+    if (rc >= 0) {
+        p->share_next = *slot;
+        *slot = p;
+    }
+    return rc;
 }
 
 void store_async_flush(struct store_async *sa)
@@ -239,9 +399,12 @@ void store_async_flush(struct store_async *sa)
         return;
     if (sa->unsent) { /* their time starts now, not when the request was parsed */
         int64_t deadline = util_now_ms() + store_timeout_ms(sa->st);
-        for (struct pending *p = sa->unsent; p; p = p->next)
+        for (struct pending *p = sa->unsent; p; p = p->next) {
             p->deadline_ms = deadline;
-        sa->unsent = NULL;
+            free(p->args); /* sent: nobody joins it any more */
+            p->args = NULL;
+        }
+        share_reset(sa);
     }
     int done = 0;
     if (redisBufferWrite(sa->ctx, &done) == REDIS_ERR) {
@@ -267,13 +430,11 @@ static int take_reply(struct store_async *sa, redisReply *r)
     if (!sa->head)
         sa->tail = NULL;
     if (sa->unsent == p) /* cannot happen: a reply to an unsent command */
-        sa->unsent = p->next;
+        share_reset(sa);
     sa->backoff_ms = BACKOFF_MIN_MS; /* Redis answers */
     if (!p->abandoned)
-        p->fn(p->arg, 0, p->replies);
-    for (int i = 0; i < p->n; i++)
-        freeReplyObject(p->replies[i]);
-    free(p);
+        notify(p, 0, p->replies);
+    pending_free(p);
     return 0;
 }
 
@@ -331,7 +492,7 @@ static int64_t give_up_late(struct store_async *sa, int64_t now)
             continue;
         p->abandoned = 1;
         store_note_fault(sa->st, "timeout", "Redis did not answer a page lookup in time");
-        p->fn(p->arg, -ETIMEDOUT, NULL);
+        notify(p, -ETIMEDOUT, NULL);
     }
     return p ? p->deadline_ms : 0;
 }

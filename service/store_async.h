@@ -24,7 +24,9 @@
  *
  * Replies come back in order (RESP2, no pub/sub, no MONITOR on this connection), so the pending
  * commands are a FIFO of groups; a group is up to STORE_ASYNC_MAX_CMDS commands answered
- * together.
+ * together. Identical read-only groups of one loop iteration can share one send and one reply
+ * (store_async_send_shared): 64 connections reading the same hot page in one iteration cost
+ * Redis one lookup, not 64 (Varnish's request coalescing, for the hit path).
  *
  * Not thread-safe: everything runs on the owning loop's thread, except the helper's hand-over of
  * a dialled connection (an atomic pointer, then a write to the loop's wake eventfd).
@@ -79,6 +81,20 @@ void store_async_start(struct store_async *sa);
  */
 int store_async_send(struct store_async *sa, int n, const int *argc, const char *const *const *argv,
                      store_async_fn fn, void *arg);
+
+/**
+ * store_async_send for read-only groups whose replies several callers can share: when a group of
+ * exactly the same commands (the same n, argc and argument bytes) was appended since the last
+ * flush and is still unsent, this caller joins it instead of appending another; one reply then
+ * completes every caller of the group (in the order they were added, the first caller first),
+ * each with the same `replies`, which callbacks must only read (not change, not keep). A joined
+ * caller is failed, timed out and cancelled with the group. Only an unsent group is joined: its
+ * commands reach Redis after every joiner's request arrived, so the shared reply is never older
+ * than any of them. Returns 2 when it joined a group, else as store_async_send (1 or 0 for a new
+ * group; the same errors, fn not called).
+ */
+int store_async_send_shared(struct store_async *sa, int n, const int *argc,
+                            const char *const *const *argv, store_async_fn fn, void *arg);
 
 /** Write what the sends appended; call before the loop waits. Errors fail the pending groups. */
 void store_async_flush(struct store_async *sa);

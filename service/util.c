@@ -64,3 +64,49 @@ void util_sleep_ms(int ms)
     while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
         ;
 }
+
+void strb_init(struct strb *b, char *p, size_t cap)
+{
+    b->p = p;
+    b->cap = cap;
+    b->len = 0;
+    b->over = 0;
+    p[0] = '\0';
+}
+
+static void strb_mem(struct strb *b, const char *s, size_t n)
+{
+    size_t room = b->cap - 1 - b->len;
+    if (n > room) {
+        n = room;
+        b->over = 1;
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+    b->p[b->len] = '\0';
+}
+
+void strb_str(struct strb *b, const char *s)
+{
+    strb_mem(b, s, strlen(s));
+}
+
+void strb_i64(struct strb *b, int64_t v)
+{
+    char d[24], *at = d + sizeof(d);
+    uint64_t u = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
+    do
+        *--at = (char)('0' + u % 10);
+    while (u /= 10);
+    if (v < 0)
+        *--at = '-';
+    strb_mem(b, at, (size_t)(d + sizeof(d) - at));
+}
+
+size_t util_copy(char *dst, size_t cap, const char *src)
+{
+    struct strb b;
+    strb_init(&b, dst, cap);
+    strb_str(&b, src);
+    return b.len;
+}

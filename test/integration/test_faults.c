@@ -1438,6 +1438,139 @@ START_TEST(test_process_pause_is_not_a_redis_timeout)
 }
 END_TEST
 
+/* Reads one reply per socket (small replies: one read each) within limit_s; status[i] is its
+ * HTTP status, or 0 when socket i gave none (closed, or no answer in time). Returns how many
+ * answered. */
+static int read_statuses(const int *fds, int n, double limit_s, int *status)
+{
+    int done = 0;
+    double until = now_s() + limit_s;
+    for (int i = 0; i < n; i++)
+        status[i] = -1;
+    while (done < n && now_s() < until) {
+        for (int i = 0; i < n; i++) {
+            if (status[i] >= 0)
+                continue;
+            char buf[4096];
+            ssize_t r = recv(fds[i], buf, sizeof(buf) - 1, MSG_DONTWAIT);
+            if (r > 0) {
+                buf[r] = '\0';
+                status[i] = strncmp(buf, "HTTP/1.1 ", 9) == 0 ? atoi(buf + 9) : 0;
+                done++;
+            } else if (r == 0) {
+                status[i] = 0;
+                done++;
+            }
+        }
+        sleep_ms(5);
+    }
+    int answered = 0;
+    for (int i = 0; i < n; i++) {
+        status[i] = status[i] < 0 ? 0 : status[i];
+        answered += status[i] > 0;
+    }
+    return answered;
+}
+
+#define BURST_CONNS 16
+
+/* A rankd child process (one event thread, `timeout_ms` for Redis) with board `board` whose page
+ * 1 is cached for a minute, and BURST_CONNS keep-alive connections to it, each with one page
+ * read behind it. */
+static void burst_setup(struct rankd_proc *p, const char *board, const char *timeout_ms, int *fds)
+{
+    char tmo[64], path[128], body[64];
+    snprintf(tmo, sizeof(tmo), "--redis-timeout-ms=%s", timeout_ms);
+    const char *args[] = {"--http-threads=1", tmo, NULL};
+    ck_assert_int_eq(rankd_proc_start(p, f_redis.port, args), 0);
+    struct http_result r;
+    snprintf(path, sizeof(path), "/boards/%s", board);
+    ck_assert_int_eq(http_write(p->port, "PUT", path, "{\"page_ttl_ms\":60000}", &r), 0);
+    ck_assert_msg(r.status == 200 || r.status == 201, "PUT %s -> %ld", path, r.status);
+    http_result_free(&r);
+    snprintf(path, sizeof(path), "/boards/%s/scores", board);
+    snprintf(body, sizeof(body), "{\"id\":\"a\",\"score\":1}");
+    ck_assert_int_eq(http_write(p->port, "POST", path, body, &r), 0);
+    http_result_free(&r);
+    snprintf(path, sizeof(path), "/boards/%s/rank", board);
+    int closed[BURST_CONNS] = {0};
+    open_and_get(p->port, path, BURST_CONNS, 0, fds, closed);
+    ck_assert_int_eq(read_replies(fds, BURST_CONNS, 5.0, closed), BURST_CONNS);
+}
+
+/* One request for page 1 on every connection, all sent while rankd is stopped (SIGSTOP), so that
+ * one iteration of its one event loop reads them all when it runs again. */
+static void burst_send(struct rankd_proc *p, const char *board, const int *fds)
+{
+    char get[256];
+    snprintf(get, sizeof(get), "GET /boards/%s/rank HTTP/1.1\r\nHost: t\r\n\r\n", board);
+    kill(p->pid, SIGSTOP);
+    for (int i = 0; i < BURST_CONNS; i++)
+        ck_assert(write(fds[i], get, strlen(get)) == (ssize_t)strlen(get));
+    sleep_ms(100);
+    kill(p->pid, SIGCONT);
+}
+
+/* Hits for one page that one loop iteration reads send one lookup (HMGET + GET) on the event
+ * thread's connection, and its reply answers them all: each sent its own (16 GETs for 16 hits),
+ * so a hot page cost Redis as many lookups as requests (INFO commandstats counts them). */
+START_TEST(test_identical_hits_share_one_lookup)
+{
+    struct rankd_proc p;
+    int fds[BURST_CONNS], status[BURST_CONNS];
+    burst_setup(&p, "sh", "1000", fds);
+    long long gets = cmd_calls("get"), hmgets = cmd_calls("hmget");
+    burst_send(&p, "sh", fds);
+    int answered = read_statuses(fds, BURST_CONNS, 5.0, status);
+    long long dg = cmd_calls("get") - gets, dh = cmd_calls("hmget") - hmgets;
+    double shared = http_metric(p.port, "rankd_page_cache_shared_lookups_total");
+    for (int i = 0; i < BURST_CONNS; i++)
+        close(fds[i]);
+    rankd_proc_stop(&p);
+    int ok = 0;
+    for (int i = 0; i < BURST_CONNS; i++)
+        ok += status[i] == 200;
+    fprintf(stderr,
+            "faults: %d hits of one page in one loop iteration: %d answered 200, Redis ran %lld "
+            "GET and %lld HMGET; rankd_page_cache_shared_lookups_total %.0f\n",
+            BURST_CONNS, ok, dg, dh, shared);
+    ck_assert_msg(answered == BURST_CONNS && ok == BURST_CONNS, "%d of %d hits answered 200", ok,
+                  BURST_CONNS);
+    ck_assert_msg(dg <= 2 && dh <= 2, "%d hits of one page cost %lld GET and %lld HMGET",
+                  BURST_CONNS, dg, dh);
+    ck_assert_msg(shared >= BURST_CONNS - 2, "shared_lookups %.0f", shared);
+}
+END_TEST
+
+/* A shared lookup that Redis does not answer in time fails every hit that joined it, fast (503
+ * within about the timeout), none left waiting. */
+START_TEST(test_shared_lookup_times_out_for_all)
+{
+    struct rankd_proc p;
+    int fds[BURST_CONNS], status[BURST_CONNS];
+    burst_setup(&p, "st", "300", fds);
+    double paused = pause_redis(1500, "ALL");
+    burst_send(&p, "st", fds);
+    double t0 = now_s();
+    int answered = read_statuses(fds, BURST_CONNS, 3.0, status);
+    double took = now_s() - t0;
+    for (int i = 0; i < BURST_CONNS; i++)
+        close(fds[i]);
+    wait_until(paused + 1.6);
+    rankd_proc_stop(&p);
+    int unavailable = 0;
+    for (int i = 0; i < BURST_CONNS; i++)
+        unavailable += status[i] == 503;
+    fprintf(stderr,
+            "faults: %d hits sharing a lookup on a paused Redis (timeout 0.3 s): %d answered "
+            "503 within %.3f s\n",
+            BURST_CONNS, unavailable, took);
+    ck_assert_msg(answered == BURST_CONNS && unavailable == BURST_CONNS,
+                  "%d of %d answered, %d with 503", answered, BURST_CONNS, unavailable);
+    ck_assert_msg(took < 1.2, "the hits took %.3f s to fail; the timeout is 0.3 s", took);
+}
+END_TEST
+
 /* Shutdown does not wait for a client that stalls its upload (or never reads its reply) longer
  * than the grace period: it waited up to 30 s. */
 START_TEST(test_stop_does_not_wait_for_stalled_upload)
@@ -1707,6 +1840,8 @@ Suite *faults_suite(void)
     tcase_add_test(stall, test_stalled_redis_fails_fast);
     tcase_add_test(stall, test_write_outcome_unknown);
     tcase_add_test(stall, test_process_pause_is_not_a_redis_timeout);
+    tcase_add_test(stall, test_identical_hits_share_one_lookup);
+    tcase_add_test(stall, test_shared_lookup_times_out_for_all);
     tcase_add_test(stall, test_hit_connection_dropped_after_silence);
     tcase_add_test(stall, test_stop_does_not_wait_for_stalled_upload);
     suite_add_tcase(s, stall);

@@ -8,5 +8,6 @@ Suite *score_codec_suite(void);
 Suite *request_suite(void);
 Suite *config_suite(void);
 Suite *period_suite(void);
+Suite *util_suite(void);
 
 #endif
