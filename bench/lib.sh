@@ -1,4 +1,5 @@
-# lib.sh -- shell helpers shared by bench/run.sh and bench/delete-only.sh (sourced, not run).
+# lib.sh -- shell helpers shared by bench/run.sh, bench/compare.sh and bench/delete-only.sh
+# (sourced, not run).
 #
 # Needs before sourcing: T_START (epoch s), BENCH_TAG (log prefix), BIN (where tools are built).
 # cpu_mark / cpu_foreign call ours_us, which each script defines: the CPU (µs) of its own
@@ -84,5 +85,6 @@ EOF
     rm -f "$dir/nginx.pid"
     "$NGINX" -c "$dir/nginx.conf" -p "$dir" -e "$dir/error.log" 2>/dev/null || return 1
     for _ in $(seq 1 100); do [ -s "$dir/nginx.pid" ] && return 0; sleep 0.05; done
+    pkill -f "nginx: master process $NGINX -c $dir/nginx.conf" 2>/dev/null || true # late: stop it
     return 1
 }

@@ -1131,7 +1131,7 @@ static int hit_settle(struct hit *h, redisReply *set, redisReply *got)
 {
     struct page_cache *pc = h->pc;
     struct page_cache_job *j = h->job;
-    char l1key[KEY_MAX];
+    char l1key[KEY_MAX] = "";
     if (settle(pc, &h->q, j->size, &h->w, h->guess, set, got) != SETTLED_FOUND)
         return -EAGAIN;
     size_t len = got->len;

@@ -429,8 +429,10 @@ static int take_reply(struct store_async *sa, redisReply *r)
     sa->head = p->next;
     if (!sa->head)
         sa->tail = NULL;
-    if (sa->unsent == p) /* cannot happen: a reply to an unsent command */
+    if (sa->unsent == p) { /* cannot happen: a reply to an unsent command */
         share_reset(sa);
+        sa->unsent = p->next;
+    }
     sa->backoff_ms = BACKOFF_MIN_MS; /* Redis answers */
     if (!p->abandoned)
         notify(p, 0, p->replies);

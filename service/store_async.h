@@ -44,7 +44,8 @@
 
 /**
  * A group's completion, called once on the loop thread: rc 0 with replies[0..n-1] (borrowed,
- * freed after the call; a Redis error reply is a REDIS_REPLY_ERROR object), or a negative errno
+ * freed after the call, or for a shared group after its last caller's call: read-only; a Redis
+ * error reply is a REDIS_REPLY_ERROR object), or a negative errno
  * with replies NULL: -ETIMEDOUT (unanswered within its own timeout), -EIO (I/O or protocol
  * error, or the connection was dropped after older groups went unanswered for two timeouts),
  * -ECANCELED (store_async_free).
