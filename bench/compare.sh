@@ -17,7 +17,10 @@
 # settings: bench/compare.sh build/rankd build/rankd with BENCH_NEW_FLAGS="--http-threads 2").
 # When nginx is installed, each round also runs nginx serving the same page bytes as a static
 # file (the reference of issue #3's goals: "x nginx" and nginx's own p99 in the same rounds);
-# BENCH_NGINX=0 leaves it out.
+# BENCH_NGINX=0 leaves it out. BENCH_MEMBERS (default 1000) sizes the board (members u0..);
+# BENCH_LOAD replaces the load's URL arguments (default: page 1 only), e.g. a request mix:
+#   BENCH_MEMBERS=10000 BENCH_LOAD="--url /boards/cmp/rank?page={p} --pages 500 --hot-pages 5
+#   --hot-frac 0.8 --member-url /boards/cmp/members/u{m} --members 10000 --member-frac 0.1"
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -28,6 +31,8 @@ shift 2
 ROUNDS=${BENCH_ROUNDS:-5} SECONDS_PER=${BENCH_SECONDS:-5}
 read -r -a OLD_FLAGS <<< "${BENCH_OLD_FLAGS:-}"
 read -r -a NEW_FLAGS <<< "${BENCH_NEW_FLAGS:-}"
+MEMBERS=${BENCH_MEMBERS:-1000}
+read -r -a LOAD_ARGS <<< "${BENCH_LOAD:---url /boards/cmp/rank?page=1 --pages 1 --hot-pages 1}"
 BIN=$ROOT/build/bench
 T_START=$(date +%s)
 BENCH_TAG=compare
@@ -79,7 +84,7 @@ stop() { kill "$RK_PID" 2>/dev/null || true; wait "$RK_PID" 2>/dev/null || true;
 start "$NEW" "$@"
 curl -fsS -X PUT -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json' \
     -d '{"page_size":20,"page_ttl_ms":1000}' "http://127.0.0.1:$RK_PORT/boards/cmp" > /dev/null
-"$BIN/gen" ndjson 1000 u > "$WORK/cmp.ndjson"
+"$BIN/gen" ndjson "$MEMBERS" u > "$WORK/cmp.ndjson"
 curl -fsS -X POST -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/x-ndjson' \
     --data-binary "@$WORK/cmp.ndjson" "http://127.0.0.1:$RK_PORT/boards/cmp/scores" > /dev/null
 SIDES="OLD NEW"
@@ -115,7 +120,7 @@ for r in $(seq 1 "$ROUNDS"); do
         fi
         cpu_mark
         "$BIN/loadgen" --port "$port" --conns 64 --duration "$SECONDS_PER" --warmup 1 \
-            --url '/boards/cmp/rank?page=1' --pages 1 --hot-pages 1 > "$WORK/lg.json"
+            "${LOAD_ARGS[@]}" > "$WORK/lg.json"
         cpu_foreign
         if [ "$side" = nginx ]; then
             c1=$(nginx_cpu_us)
@@ -138,12 +143,14 @@ done
 
 python3 - "$ROWS" "$OLD ${BENCH_OLD_FLAGS:-} $*" "$NEW ${BENCH_NEW_FLAGS:-} $*" "$ROUNDS" \
     "$SECONDS_PER" <<'EOF'
-import statistics as st, sys
+import os, statistics as st, sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
 old, new, rounds, secs = (a.strip() for a in sys.argv[2:])
 old, new = (" ".join(x.split()) for x in (old, new))
 sides = [s for s in ("OLD", "NEW", "nginx") if any(r[0] == s for r in rows)]
-print(f"# rankd A/B, one hot page, 64 connections, {rounds} rounds x {secs} s, alternating\n")
+load = os.environ.get("BENCH_LOAD", "")
+what = f"load `{' '.join(load.split())}`" if load else "one hot page"
+print(f"# rankd A/B, {what}, 64 connections, {rounds} rounds x {secs} s, alternating\n")
 print(f"OLD = `{old}`, NEW = `{new}`" +
       (", nginx = the same page bytes as a static file" if "nginx" in sides else "") + "\n")
 print("| side | round | req/s | p50 ms | p99 ms | p99.9 ms | max ms | server CPU µs/req | other load % | errors |")
