@@ -3,8 +3,9 @@
  *
  * Threading model (the reason for it): a few event threads (--http-threads; the default 0 = half
  * the cores, 1 to 8: the other half is left to Redis, the workers and the clients, since under
- * load an event thread keeps a core busy; on 2 cores a second one made the hot page's p99 ~1.6 x
- * longer at the same throughput, bench/results/compare-issue3.md), each running a libmicrohttpd
+ * load an event thread keeps a core busy; on 2 cores a second one gave the hot page 1.19 x the
+ * throughput and 1.58 x the p99, the request mix 1.17 x and 1.09 x: bench/results/
+ * compare-issue3.md, sections 3 and 4), each running a libmicrohttpd
  * daemon of its own in external-epoll mode (MHD_USE_EPOLL, MHD_ALLOW_SUSPEND_RESUME) on a shared
  * listening socket, with its own epoll set that also holds the thread's own non-blocking Redis
  * connection (store_async.h). An event thread multiplexes many connections, so it must never wait:
