@@ -351,6 +351,11 @@ class Report:
                 goals.append(f"- {label}: {ratio:.2f} × nginx (goal ≥ {want}), p99 "
                              f"{fnum(a['p99_ms'])} ms (goal < 2 ms): "
                              f"**{'met' if ok else 'not met'}**")
+        ng = self.find("limits", "nginx static file, same page bytes")
+        if goals and ng:
+            p99 = ng["result"]["all"]["p99_ms"]
+            goals.append(f"- for reference, nginx itself (same bytes, same run): p99 {fnum(p99)} ms "
+                         f"({'under' if p99 < 2 else 'over'} the 2 ms goal)")
         if goals:
             self.w("Goals of issue #3 (same run, same machine):")
             self.w()
