@@ -277,19 +277,27 @@ static int append_group(struct store_async *sa, struct pending *p, const int *ar
     return fresh;
 }
 
+/* A new group of n commands for fn(arg), not queued yet; NULL on ENOMEM. */
+static struct pending *pending_new(store_async_fn fn, void *arg, int n)
+{
+    struct pending *p = calloc(1, sizeof(*p));
+    if (!p)
+        return NULL;
+    p->fn = fn;
+    p->arg = arg;
+    p->n = n;
+    p->waiters_end = &p->waiters;
+    return p;
+}
+
 int store_async_send(struct store_async *sa, int n, const int *argc, const char *const *const *argv,
                      store_async_fn fn, void *arg)
 {
     int rc = can_send(sa, n);
     if (rc)
         return rc;
-    struct pending *p = calloc(1, sizeof(*p));
-    if (!p)
-        return -ENOMEM;
-    p->fn = fn;
-    p->arg = arg;
-    p->n = n;
-    return append_group(sa, p, argc, argv);
+    struct pending *p = pending_new(fn, arg, n);
+    return p ? append_group(sa, p, argc, argv) : -ENOMEM;
 }
 
 /* FNV-1a over the argument counts and every argument with its NUL; never 0 (0: not shared). */
@@ -370,13 +378,9 @@ int store_async_send_shared(struct store_async *sa, int n, const int *argc,
             p->waiters_end = &w->next;
             return 2;
         }
-    struct pending *p = calloc(1, sizeof(*p));
+    struct pending *p = pending_new(fn, arg, n);
     if (!p)
         return -ENOMEM;
-    p->fn = fn;
-    p->arg = arg;
-    p->n = n;
-    p->waiters_end = &p->waiters;
     if (keep_args(p, argc, argv, hash, len)) {
         free(p);
         return -ENOMEM;
