@@ -514,6 +514,7 @@ struct refresh_job {
     struct page_req q;
     int64_t seen_created_ms; /* creation time of the page that triggered the refresh */
     char board[BOARD_NAME_LEN_MAX + 1];
+    char requested[PERIOD_ID_MAX]; /* q.requested's copy: the request's own ends with it */
     struct flight *f;
 };
 
@@ -521,7 +522,8 @@ static void *refresh_run(void *arg)
 {
     struct refresh_job *job = arg;
     struct page_cache *pc = job->pc;
-    job->q.board = job->board;
+    job->q.board = job->board; /* the copies: the request that started this may be gone */
+    job->q.requested = job->requested[0] ? job->requested : NULL;
     char token[40];
     char *v = NULL;
     size_t n = 0;
@@ -573,7 +575,8 @@ static void refresh_async(struct page_cache *pc, const struct page_req *q, int64
     job->pc = pc;
     job->q = *q;
     job->seen_created_ms = seen_created_ms;
-    snprintf(job->board, sizeof(job->board), "%s", q->board);
+    util_copy(job->board, sizeof(job->board), q->board);
+    util_copy(job->requested, sizeof(job->requested), q->requested ? q->requested : "");
     job->f = f;
     pc->refreshing++;
     pthread_mutex_unlock(&pc->lock);

@@ -1897,6 +1897,38 @@ START_TEST(test_current_page_across_period_end)
 }
 END_TEST
 
+/* Background refreshes of a page read with ?period=: the refresh used the request's period
+ * argument after the request had ended and freed it (a use-after-free that ASan aborts on: the
+ * event thread's hit path starts the refresh, answers, and the connection's arguments go). */
+START_TEST(test_refresh_of_asked_period_outlives_request)
+{
+    app_start(g_redis.port, NULL);
+    put_board("rp", "{\"period\":\"daily\",\"page_ttl_ms\":50}");
+    write_status("POST", "/boards/rp/scores", "{\"id\":\"a\",\"score\":5}", 200);
+    char today[16], path[128];
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(today, sizeof(today), "%Y-%m-%d", &tm);
+    snprintf(path, sizeof(path), "/boards/rp/rank?period=%s", today);
+    double refreshes0 = metric("rankd_page_cache_refreshes_total");
+    int ok = 0;
+    for (int i = 0; i < 120; i++) {
+        struct http_result r;
+        ck_assert_int_eq(fetch(p_port, path, NULL, &r), 0);
+        ok += r.status == 200;
+        http_result_free(&r);
+        sleep_ms(10);
+    }
+    double refreshes = metric("rankd_page_cache_refreshes_total") - refreshes0;
+    fprintf(stderr, "page_cache: %s read 120 times (TTL 50 ms): %d answered 200, %.0f refreshes\n",
+            path, ok, refreshes);
+    ck_assert_int_eq(ok, 120);
+    ck_assert_msg(refreshes >= 3, "only %.0f background refreshes: the path was not exercised",
+                  refreshes);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- 15. freshness after idle */
 
 /* Read page 1 of `board` (asserting 200) and return its X-Cache and whether `id` is on it. */
@@ -2026,5 +2058,6 @@ Suite *page_cache_suite(void)
     add(s, "period_end", test_current_page_across_period_end, 20);
     add(s, "idle_refresh", test_idle_page_is_refreshed_not_stale, 20);
     add(s, "lowered_ttl", test_lowered_ttl_applies_to_cached_pages, 20);
+    add(s, "refresh_period", test_refresh_of_asked_period_outlives_request, 30);
     return s;
 }
