@@ -401,7 +401,13 @@ void store_async_flush(struct store_async *sa)
     }
     if (!sa->ctx || sdslen(sa->ctx->obuf) == 0)
         return;
-    if (sa->unsent) { /* their time starts now, not when the request was parsed */
+    int done = 0;
+    if (redisBufferWrite(sa->ctx, &done) == REDIS_ERR) {
+        fail_all(sa, -EIO, "write");
+        return;
+    }
+    if (sa->unsent) { /* their time starts once written, not when the request was parsed (nor
+                       * before the write: a process stopped in between is not Redis's delay) */
         int64_t deadline = util_now_ms() + store_timeout_ms(sa->st);
         for (struct pending *p = sa->unsent; p; p = p->next) {
             p->deadline_ms = deadline;
@@ -409,11 +415,6 @@ void store_async_flush(struct store_async *sa)
             p->args = NULL;
         }
         share_reset(sa);
-    }
-    int done = 0;
-    if (redisBufferWrite(sa->ctx, &done) == REDIS_ERR) {
-        fail_all(sa, -EIO, "write");
-        return;
     }
     set_events(sa, done ? EPOLLIN : EPOLLIN | EPOLLOUT);
 }

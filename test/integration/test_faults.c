@@ -19,6 +19,7 @@
  * test process and stops both after it. (DEBUG SLEEP is not used: Redis 7 refuses DEBUG unless
  * enable-debug-command is set at start-up; CLIENT PAUSE and a busy script need no such option.)
  */
+#include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -1498,13 +1499,49 @@ static void burst_setup(struct rankd_proc *p, const char *board, const char *tim
     ck_assert_int_eq(read_replies(fds, BURST_CONNS, 5.0, closed), BURST_CONNS);
 }
 
+/* 1 when /proc/<pid>/task/<tid>/stat says the thread is stopped ('T'). */
+static int thread_stopped(pid_t pid, const char *tid)
+{
+    char path[384], stat[256];
+    snprintf(path, sizeof(path), "/proc/%d/task/%s/stat", (int)pid, tid);
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(stat, 1, sizeof(stat) - 1, f) : 0;
+    if (f)
+        fclose(f);
+    stat[n] = '\0';
+    const char *close_paren = strrchr(stat, ')'); /* "tid (comm) S ..." */
+    return !f || (close_paren && close_paren[1] == ' ' && close_paren[2] == 'T');
+}
+
+/* SIGSTOP pid and wait until every thread of it is stopped: kill returns before the signal has
+ * taken effect, and a thread running on another core may still read a request meanwhile. */
+static void stop_process(pid_t pid)
+{
+    kill(pid, SIGSTOP);
+    char dir[64];
+    snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+    for (int i = 0; i < 1000; i++) {
+        DIR *d = opendir(dir);
+        ck_assert_msg(d != NULL, "no %s", dir);
+        int all = 1;
+        for (struct dirent *e; (e = readdir(d)) != NULL;)
+            if (e->d_name[0] != '.' && !thread_stopped(pid, e->d_name))
+                all = 0;
+        closedir(d);
+        if (all)
+            return;
+        sleep_ms(1);
+    }
+    ck_abort_msg("process %d did not stop", (int)pid);
+}
+
 /* One request for page 1 on every connection, all sent while rankd is stopped (SIGSTOP), so that
  * one iteration of its one event loop reads them all when it runs again. */
 static void burst_send(struct rankd_proc *p, const char *board, const int *fds)
 {
     char get[256];
     snprintf(get, sizeof(get), "GET /boards/%s/rank HTTP/1.1\r\nHost: t\r\n\r\n", board);
-    kill(p->pid, SIGSTOP);
+    stop_process(p->pid);
     for (int i = 0; i < BURST_CONNS; i++)
         ck_assert(write(fds[i], get, strlen(get)) == (ssize_t)strlen(get));
     sleep_ms(100);
@@ -1536,9 +1573,11 @@ START_TEST(test_identical_hits_share_one_lookup)
             BURST_CONNS, ok, dg, dh, shared);
     ck_assert_msg(answered == BURST_CONNS && ok == BURST_CONNS, "%d of %d hits answered 200", ok,
                   BURST_CONNS);
-    ck_assert_msg(dg <= 2 && dh <= 2, "%d hits of one page cost %lld GET and %lld HMGET",
+    /* one lookup, give or take a loop iteration that read only some of the requests (one per
+     * hit before) */
+    ck_assert_msg(dg <= 3 && dh <= 3, "%d hits of one page cost %lld GET and %lld HMGET",
                   BURST_CONNS, dg, dh);
-    ck_assert_msg(shared >= BURST_CONNS - 2, "shared_lookups %.0f", shared);
+    ck_assert_msg(shared >= BURST_CONNS - 3, "shared_lookups %.0f", shared);
 }
 END_TEST
 
