@@ -42,10 +42,22 @@ struct board_keys {
     char z[KEY_MAX], meta[KEY_MAX], items[KEY_MAX], registry[KEY_MAX];
 };
 
+void board_key_start(struct strb *b, char *out, size_t len, const char *prefix, const char *board)
+{
+    strb_init(b, out, len);
+    strb_str(b, prefix);
+    strb_str(b, ":{");
+    strb_str(b, board);
+    strb_str(b, "}");
+}
+
 static void make_keys(const struct board_model *m, const char *board, struct board_keys *k)
 {
-    snprintf(k->z, KEY_MAX, "%s:{%s}:z", m->prefix, board ? board : "");
-    snprintf(k->meta, KEY_MAX, "%s:{%s}:meta", m->prefix, board ? board : "");
+    struct strb b;
+    board_key_start(&b, k->z, KEY_MAX, m->prefix, board ? board : "");
+    strb_str(&b, ":z");
+    board_key_start(&b, k->meta, KEY_MAX, m->prefix, board ? board : "");
+    strb_str(&b, ":meta");
     snprintf(k->items, KEY_MAX, "%s:items", m->prefix);
     snprintf(k->registry, KEY_MAX, "%s:boards", m->prefix);
 }
@@ -182,11 +194,8 @@ static int64_t now_ms(const struct board_model *m)
 static void z_key(char *out, size_t len, const char *prefix, const char *board, const char *period)
 {
     struct strb b;
-    strb_init(&b, out, len);
-    strb_str(&b, prefix);
-    strb_str(&b, ":{");
-    strb_str(&b, board);
-    strb_str(&b, "}:z");
+    board_key_start(&b, out, len, prefix, board);
+    strb_str(&b, ":z");
     if (period) {
         strb_str(&b, ":");
         strb_str(&b, period);

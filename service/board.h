@@ -32,6 +32,7 @@
 #include "period.h"
 #include "score_codec.h"
 #include "store.h"
+#include "util.h"
 
 #define BOARD_NAME_LEN_MAX 64      /**< bytes, [A-Za-z0-9._-] */
 #define BOARD_ID_LEN_MAX 128       /**< bytes of UTF-8 */
@@ -242,6 +243,13 @@ int board_info_get(struct board_model *m, const char *board, struct board_info *
  */
 int board_put(struct board_model *m, const char *board, const struct board_settings_patch *patch,
               int *created, const char **field, struct board_info *out);
+
+/**
+ * Start a key of `board` in out[0..len): "<prefix>:{<board>}" (the hash tag of the key schema
+ * above); the caller appends the rest (":z", ":meta", ":page:...") to *b with strb_*. Cut like
+ * snprintf when it does not fit (b->over). No allocation, no snprintf: it runs on every page hit.
+ */
+void board_key_start(struct strb *b, char *out, size_t len, const char *prefix, const char *board);
 
 /** Delete a board: UNLINK of its keys (the settings, the set, or the current and retained
  *  periods' sets) and removal from the registry, in one short script. -ENOENT: no board. */

@@ -730,11 +730,8 @@ static void page_key(char *out, size_t len, const char *prefix, const char *boar
                      const char *period, int size, int64_t page)
 {
     struct strb b;
-    strb_init(&b, out, len);
-    strb_str(&b, prefix);
-    strb_str(&b, ":{");
-    strb_str(&b, board);
-    strb_str(&b, "}:page:");
+    board_key_start(&b, out, len, prefix, board);
+    strb_str(&b, ":page:");
     strb_i64(&b, gen);
     strb_str(&b, ":");
     strb_str(&b, period[0] ? period : "-");
@@ -748,11 +745,8 @@ static void page_key(char *out, size_t len, const char *prefix, const char *boar
 static void meta_key(char *out, size_t len, const char *prefix, const char *board)
 {
     struct strb b;
-    strb_init(&b, out, len);
-    strb_str(&b, prefix);
-    strb_str(&b, ":{");
-    strb_str(&b, board);
-    strb_str(&b, "}:meta");
+    board_key_start(&b, out, len, prefix, board);
+    strb_str(&b, ":meta");
 }
 
 /* HMGET of the board settings a lookup needs, in the order settle() reads them. */

@@ -236,7 +236,7 @@ void store_async_start(struct store_async *sa)
 
 /* ---------------------------------------------------------------- I/O */
 
-/* Whether a send may go out now: 0, or the errno store_async_send returns. */
+/* Whether a send may go out now: 0, or the errno store_async_send_shared returns. */
 static int can_send(struct store_async *sa, int n)
 {
     if (n < 1 || n > STORE_ASYNC_MAX_CMDS)
@@ -288,16 +288,6 @@ static struct pending *pending_new(store_async_fn fn, void *arg, int n)
     p->n = n;
     p->waiters_end = &p->waiters;
     return p;
-}
-
-int store_async_send(struct store_async *sa, int n, const int *argc, const char *const *const *argv,
-                     store_async_fn fn, void *arg)
-{
-    int rc = can_send(sa, n);
-    if (rc)
-        return rc;
-    struct pending *p = pending_new(fn, arg, n);
-    return p ? append_group(sa, p, argc, argv) : -ENOMEM;
 }
 
 /* FNV-1a over the argument counts and every argument with its NUL; never 0 (0: not shared). */

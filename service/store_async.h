@@ -24,7 +24,7 @@
  *
  * Replies come back in order (RESP2, no pub/sub, no MONITOR on this connection), so the pending
  * commands are a FIFO of groups; a group is up to STORE_ASYNC_MAX_CMDS commands answered
- * together. Identical read-only groups of one loop iteration can share one send and one reply
+ * together. Identical groups of one loop iteration share one send and one reply
  * (store_async_send_shared): 64 connections reading the same hot page in one iteration cost
  * Redis one lookup, not 64 (Varnish's request coalescing, for the hit path).
  *
@@ -72,27 +72,19 @@ void store_async_free(struct store_async *sa);
 void store_async_start(struct store_async *sa);
 
 /**
- * Append a group of n (1..STORE_ASYNC_MAX_CMDS) commands, argv[i][0..argc[i]-1] (NUL-terminated
- * strings, copied). fn(arg, ...) is called once, later, from store_async_ready/tick/free, never
- * from inside this call. Returns 1 when the group starts a new pipeline (the output buffer was
- * empty), 0 when it joins one, -EAGAIN when there is no connection (a dial may start; fn is not
- * called), -ETIMEDOUT when Redis is not answering (the oldest group was given up; fn is not
- * called), -EINVAL (bad n), -ENOMEM (fn is not called; the connection is closed at the next
- * flush or tick).
- */
-int store_async_send(struct store_async *sa, int n, const int *argc, const char *const *const *argv,
-                     store_async_fn fn, void *arg);
-
-/**
- * store_async_send for read-only groups whose replies several callers can share: when a group of
- * exactly the same commands (the same n, argc and argument bytes) was appended since the last
- * flush and is still unsent, this caller joins it instead of appending another; one reply then
- * completes every caller of the group (in the order they were added, the first caller first),
- * each with the same `replies`, which callbacks must only read (not change, not keep). A joined
- * caller is failed, timed out and cancelled with the group. Only an unsent group is joined: its
- * commands reach Redis after every joiner's request arrived, so the shared reply is never older
- * than any of them. Returns 2 when it joined a group, else as store_async_send (1 or 0 for a new
- * group; the same errors, fn not called).
+ * Append a group of n (1..STORE_ASYNC_MAX_CMDS) read-only commands, argv[i][0..argc[i]-1]
+ * (NUL-terminated strings, copied), or join an identical one: when a group of exactly the same
+ * commands (the same n, argc and argument bytes) was appended since the last flush and is still
+ * unsent, this caller joins it instead of appending another; one reply then completes every
+ * caller of the group (in the order they were added, the first caller first), each with the same
+ * `replies`, which callbacks must only read (not change, not keep). A joined caller is failed,
+ * timed out and cancelled with the group. Only an unsent group is joined: its commands reach
+ * Redis after every joiner's request arrived, so the shared reply is never older than any of
+ * them. fn(arg, ...) is called once, later, from store_async_ready/tick/free, never from inside
+ * this call. Returns 2 when it joined a group, 1 when the new group starts a new pipeline (the
+ * output buffer was empty), 0 when it joins one; -EAGAIN when there is no connection (a dial may
+ * start), -ETIMEDOUT when Redis is not answering (the oldest group was given up), -EINVAL (bad
+ * n), -ENOMEM (the connection is closed at the next flush or tick); fn is not called on error.
  */
 int store_async_send_shared(struct store_async *sa, int n, const int *argc,
                             const char *const *const *argv, store_async_fn fn, void *arg);

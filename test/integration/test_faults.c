@@ -1056,34 +1056,49 @@ static void four_event_threads(struct config *cfg)
     cfg->http_threads = LIMIT_THREADS;
 }
 
-/* Reads one reply per socket (replies are small: one read each); returns how many answered
- * 200 within limit_s; closed[i] = 1 when socket i was closed without a reply. */
-static int read_replies(const int *fds, int n, double limit_s, int *closed)
+/* Reads one reply per socket (replies are small: one read each) within limit_s; status[i] is its
+ * HTTP status (1 for a reply that is not HTTP), 0 when socket i was closed without a reply, -1
+ * when it gave none in time. Returns how many answered. */
+static int read_statuses(const int *fds, int n, double limit_s, int *status)
 {
-    int answered = 0, done = 0;
-    char *got = calloc((size_t)n, 1);
+    int done = 0, answered = 0;
     double until = now_s() + limit_s;
+    for (int i = 0; i < n; i++)
+        status[i] = -1;
     while (done < n && now_s() < until) {
         for (int i = 0; i < n; i++) {
-            if (got[i])
+            if (status[i] >= 0)
                 continue;
             char buf[4096];
             ssize_t r = recv(fds[i], buf, sizeof(buf) - 1, MSG_DONTWAIT);
             if (r > 0) {
                 buf[r] = '\0';
-                answered += strncmp(buf, "HTTP/1.1 200", 12) == 0;
-                got[i] = 1;
+                status[i] = strncmp(buf, "HTTP/1.1 ", 9) == 0 ? atoi(buf + 9) : 1;
+                answered++;
                 done++;
             } else if (r == 0) {
-                closed[i] = 1;
-                got[i] = 1;
+                status[i] = 0;
                 done++;
             }
         }
         sleep_ms(5);
     }
-    free(got);
     return answered;
+}
+
+/* read_statuses: how many answered 200; closed[i] = 1 when socket i was closed without a reply. */
+static int read_replies(const int *fds, int n, double limit_s, int *closed)
+{
+    int *status = calloc((size_t)n, sizeof(int)), ok = 0;
+    ck_assert(status != NULL);
+    read_statuses(fds, n, limit_s, status);
+    for (int i = 0; i < n; i++) {
+        ok += status[i] == 200;
+        if (status[i] == 0)
+            closed[i] = 1;
+    }
+    free(status);
+    return ok;
 }
 
 /* --max-connections is the whole process's limit, however many event threads: all of them are
@@ -1445,40 +1460,6 @@ START_TEST(test_process_pause_is_not_a_redis_timeout)
     ck_assert_int_gt(atomic_load(&h.ok), 100);
 }
 END_TEST
-
-/* Reads one reply per socket (small replies: one read each) within limit_s; status[i] is its
- * HTTP status, or 0 when socket i gave none (closed, or no answer in time). Returns how many
- * answered. */
-static int read_statuses(const int *fds, int n, double limit_s, int *status)
-{
-    int done = 0;
-    double until = now_s() + limit_s;
-    for (int i = 0; i < n; i++)
-        status[i] = -1;
-    while (done < n && now_s() < until) {
-        for (int i = 0; i < n; i++) {
-            if (status[i] >= 0)
-                continue;
-            char buf[4096];
-            ssize_t r = recv(fds[i], buf, sizeof(buf) - 1, MSG_DONTWAIT);
-            if (r > 0) {
-                buf[r] = '\0';
-                status[i] = strncmp(buf, "HTTP/1.1 ", 9) == 0 ? atoi(buf + 9) : 0;
-                done++;
-            } else if (r == 0) {
-                status[i] = 0;
-                done++;
-            }
-        }
-        sleep_ms(5);
-    }
-    int answered = 0;
-    for (int i = 0; i < n; i++) {
-        status[i] = status[i] < 0 ? 0 : status[i];
-        answered += status[i] > 0;
-    }
-    return answered;
-}
 
 #define BURST_CONNS 16
 
