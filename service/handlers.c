@@ -502,10 +502,27 @@ static int enum_list_field(const cJSON *obj, const char *name, const char *const
     return -1;
 }
 
-/* Reject fields not in `known` (typos would otherwise be silently ignored). */
+/* The first field of obj whose name an earlier field already had, or NULL. cJSON keeps both and
+ * lookups take the first: {"score":1,"score":2} would be stored as 1 without a word. */
+static const char *duplicate_field(const cJSON *obj)
+{
+    for (const cJSON *f = obj->child; f; f = f->next)
+        for (const cJSON *g = obj->child; g != f; g = g->next)
+            if (strcmp(f->string, g->string) == 0)
+                return f->string;
+    return NULL;
+}
+
+/* Reject fields not in `known` (typos would otherwise be silently ignored) and repeated ones. */
 static int only_fields(const cJSON *obj, const char *const *known, int n, struct http_reply *rp,
                        const char *where)
 {
+    const char *dup = duplicate_field(obj);
+    if (dup) {
+        http_reply_error(rp, 400, "duplicate_field", "%s has the field '%.100s' more than once.",
+                         where, dup);
+        return -1;
+    }
     for (const cJSON *f = obj->child; f; f = f->next) {
         int ok = 0;
         for (int i = 0; i < n && !ok; i++)
@@ -864,6 +881,10 @@ static int parse_entry(const cJSON *e, struct entry_in *out, struct entry_error 
     memset(out, 0, sizeof(*out));
     if (!cJSON_IsObject(e))
         return entry_fail(err, 400, "invalid_entry", "an entry must be a JSON object.");
+    const char *dup = duplicate_field(e);
+    if (dup)
+        return entry_fail(err, 400, "duplicate_field",
+                          "the field '%.100s' is given more than once.", dup);
     for (const cJSON *f = e->child; f; f = f->next) {
         int ok = 0;
         for (int i = 0; i < 4 && !ok; i++)

@@ -208,6 +208,8 @@ START_TEST(board_put_validation)
     expect_error("PUT", "/boards/b", "{\"score_decimals\":10}", TEST_TOKEN, 400, "invalid_field");
     expect_error("PUT", "/boards/b", "{\"page_ttl_ms\":-1}", TEST_TOKEN, 400, "invalid_field");
     expect_error("PUT", "/boards/b", "{\"colour\":\"red\"}", TEST_TOKEN, 400, "unknown_field");
+    expect_error("PUT", "/boards/b", "{\"page_size\":5,\"page_size\":50}", TEST_TOKEN, 400,
+                 "duplicate_field");
     expect_error("PUT", "/boards/b", "[1]", TEST_TOKEN, 400, "invalid_body");
     expect_error("PUT", "/boards/b", "{", TEST_TOKEN, 400, "invalid_json");
     expect_error("PUT", "/boards/b", "", TEST_TOKEN, 400, "invalid_json");
@@ -626,6 +628,8 @@ START_TEST(score_write_validation)
         {"{\"id\":\"a\",\"score\":-4294967296}", 422, "score_out_of_range"},
         {"{\"id\":\"a\",\"score\":1,\"op\":\"max\"}", 400, "invalid_op"},
         {"{\"id\":\"a\",\"score\":1,\"extra\":1}", 400, "unknown_field"},
+        {"{\"id\":\"a\",\"score\":1,\"score\":2}", 400, "duplicate_field"},
+        {"{\"id\":\"a\",\"id\":\"b\",\"score\":1}", 400, "duplicate_field"},
         {"{\"id\":\"a\",\"score\":1,\"record\":[1]}", 400, "invalid_record"},
         {"{\"id\":\"a\",\"score\":1,\"record\":{\"n\":{\"deep\":1}}}", 400, "invalid_record"},
         {"{\"id\":\"a\",\"score\":1,\"record\":{\"n\":[1]}}", 400, "invalid_record"},
