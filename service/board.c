@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "store_async.h"
 #include "util.h"
 
 #define KEY_MAX 192 /* prefix (64) + board (64) + punctuation and suffix */
@@ -72,6 +73,7 @@ void board_settings_default(struct board_settings *s)
     s->retain = 1;
     s->page_size = BOARD_PAGE_SIZE_DEFAULT;
     s->page_ttl_ms = BOARD_PAGE_TTL_MS_DEFAULT;
+    s->gen = 0;
 }
 
 int board_name_valid(const char *name, size_t len)
@@ -115,6 +117,8 @@ static void settings_from_reply(const redisReply *r, struct board_settings *s)
             s->tz_min = (int)n;
         else if (strcmp(f, "retain") == 0 && n >= 0 && n <= PERIOD_RETAIN_MAX)
             s->retain = (int)n;
+        else if (strcmp(f, "gen") == 0)
+            s->gen = strtoll(v, NULL, 10);
     }
 }
 
@@ -178,6 +182,65 @@ static void hint_write(const struct board_model *m, const char *board, enum peri
     hints[i].tz_min = tz_min;
     hints[i].retain = retain;
     pthread_mutex_unlock(&hint_lock);
+}
+
+/*
+ * What this process last read of each board's whole settings hash (from a settings read, a read
+ * script's reply or a PUT), so that a write on an event thread can validate its scores and send
+ * its script without reading the settings first. The write script checks the layout and periods
+ * against the hash and refuses a stale view (-EAGAIN: read, validate again, resume); a view is
+ * used for at most VIEW_MAX_AGE_MS, which bounds how long a setting the script does not check
+ * (retain, for a new period's expiry) can lag another process's change. A fixed table.
+ */
+#define VIEW_MAX_AGE_MS 1000
+struct view {
+    char key[KEY_MAX]; /* prefix and board */
+    struct board_settings set;
+    int exists;
+    int64_t seen_ms; /* monotonic */
+};
+static struct view views[HINT_SLOTS];
+static pthread_mutex_t view_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void view_put(const struct board_model *m, const char *board,
+                     const struct board_settings *set, int exists)
+{
+    char full[KEY_MAX];
+    size_t i = hint_slot(board, full, sizeof(full), m);
+    pthread_mutex_lock(&view_lock);
+    util_copy(views[i].key, sizeof(views[i].key), full);
+    views[i].set = *set;
+    views[i].exists = exists;
+    views[i].seen_ms = util_now_ms();
+    pthread_mutex_unlock(&view_lock);
+    hint_write(m, board, set->period, set->tz_min, set->retain);
+}
+
+static void settings_from_reply(const redisReply *r, struct board_settings *s);
+
+/* A board's settings as a flat HGETALL reply (empty: no board): remember them. */
+static void view_note(const struct board_model *m, const char *board, const redisReply *r)
+{
+    if (!r || r->type != REDIS_REPLY_ARRAY)
+        return;
+    struct board_settings set;
+    settings_from_reply(r, &set);
+    view_put(m, board, &set, r->elements > 0);
+}
+
+int board_settings_cached(struct board_model *m, const char *board, struct board_settings *out,
+                          int *exists)
+{
+    char full[KEY_MAX];
+    size_t i = hint_slot(board, full, sizeof(full), m);
+    pthread_mutex_lock(&view_lock);
+    int hit = strcmp(views[i].key, full) == 0 && util_now_ms() - views[i].seen_ms < VIEW_MAX_AGE_MS;
+    if (hit) {
+        *out = views[i].set;
+        *exists = views[i].exists;
+    }
+    pthread_mutex_unlock(&view_lock);
+    return hit ? 0 : -EAGAIN;
 }
 
 static int64_t now_ms(const struct board_model *m)
@@ -363,7 +426,7 @@ int board_settings_get(struct board_model *m, const char *board, struct board_se
     settings_from_reply(r, out);
     *exists = r->type == REDIS_REPLY_ARRAY && r->elements > 0;
     freeReplyObject(r);
-    hint_write(m, board, out->period, out->tz_min, out->retain);
+    view_put(m, board, out, *exists);
     return 0;
 }
 
@@ -490,27 +553,16 @@ static void write_args_free(struct write_args *w)
     free(w->num);
 }
 
-/* One write.lua call for e[0..n): *done entries handled. When entry *done met a full tie group,
- * *full is set and full_key holds the group's key. -ERANGE (all or nothing): entry *done would
- * leave the range and nothing was written. */
-static int write_once(struct board_model *m, const struct board_keys *k,
-                      const struct board_where *where, const char *board,
-                      const struct board_settings *s, const struct board_entry *e, size_t n,
-                      int flags, struct board_outcome *out, size_t *done, int *full, char *full_key,
-                      size_t full_key_len)
+/* What one write.lua reply says for e[0..n) (r is freed): *done entries handled. When entry
+ * *done met a full tie group, *full is set and full_key holds the group's key. -ERANGE (all or
+ * nothing): entry *done would leave the range and nothing was written; -EAGAIN: the settings
+ * differ; -EIO: an error reply or an unexpected shape. */
+static int write_reply_take(redisReply *r, const struct board_settings *s, size_t n,
+                            struct board_outcome *out, size_t *done, int *full, char *full_key,
+                            size_t full_key_len)
 {
-    struct write_args w = {0};
-    int rc = write_args_build(&w, k, where, m, board, s, e, n, flags);
-    if (rc) {
-        write_args_free(&w);
-        return rc;
-    }
-    redisReply *r =
-        run_script(m, STORE_SCRIPT_WRITE, 4, (int)(WRITE_FIXED - 4 + 4 * n), w.argv, w.len, &rc);
-    write_args_free(&w);
-    if (!r)
-        return rc;
-    if (r->type != REDIS_REPLY_ARRAY || r->elements < 2) {
+    if (r->type != REDIS_REPLY_ARRAY || r->elements < 2 ||
+        r->element[0]->type != REDIS_REPLY_INTEGER || r->element[1]->type != REDIS_REPLY_INTEGER) {
         freeReplyObject(r);
         return -EIO;
     }
@@ -539,6 +591,27 @@ static int write_once(struct board_model *m, const struct board_keys *k,
                  r->element[r->elements - 1]->str ? r->element[r->elements - 1]->str : "0");
     freeReplyObject(r);
     return 0;
+}
+
+/* One write.lua call for e[0..n); as write_reply_take. */
+static int write_once(struct board_model *m, const struct board_keys *k,
+                      const struct board_where *where, const char *board,
+                      const struct board_settings *s, const struct board_entry *e, size_t n,
+                      int flags, struct board_outcome *out, size_t *done, int *full, char *full_key,
+                      size_t full_key_len)
+{
+    struct write_args w = {0};
+    int rc = write_args_build(&w, k, where, m, board, s, e, n, flags);
+    if (rc) {
+        write_args_free(&w);
+        return rc;
+    }
+    redisReply *r =
+        run_script(m, STORE_SCRIPT_WRITE, 4, (int)(WRITE_FIXED - 4 + 4 * n), w.argv, w.len, &rc);
+    write_args_free(&w);
+    if (!r)
+        return rc;
+    return write_reply_take(r, s, n, out, done, full, full_key, full_key_len);
 }
 
 int board_write(struct board_model *m, const char *board, const struct board_settings *assumed,
@@ -573,6 +646,161 @@ int board_write(struct board_model *m, const char *board, const struct board_set
     return rc;
 }
 
+/* ---------------------------------------------------------------- writes on an event loop */
+
+/* A failed step of a write job: what the caller must be told. A command written and not
+ * answered may have run; once entries were applied, nothing can be called "not written". */
+static int write_job_errno(const struct board_write_job *j, int rc, int sent)
+{
+    if (sent && (rc == -ETIMEDOUT || rc == -ECONNRESET))
+        rc = -ETIME;
+    else if (rc == -ECANCELED)
+        rc = -EIO;
+    if (j->at > 0 && rc != -EAGAIN && rc != -ERANGE && rc != -ENOSPC)
+        rc = -ETIME;
+    return rc;
+}
+
+static void write_job_finish(struct board_write_job *j, int rc)
+{
+    j->handled = j->at;
+    j->done(j, rc); /* may free j */
+}
+
+static int write_job_send(struct board_write_job *j);
+static int write_job_compact(struct board_write_job *j);
+
+static void compact_reply(void *arg, int rc, redisReply **replies)
+{
+    struct board_write_job *j = arg;
+    if (rc) {
+        write_job_finish(j, write_job_errno(j, rc, 1));
+        return;
+    }
+    const redisReply *r = replies[0];
+    if (r->type == REDIS_REPLY_ERROR) {
+        store_note_fault(writes_of(j->m), "compact", r->str);
+        write_job_finish(j, write_job_errno(j, -EIO, 1));
+        return;
+    }
+    long long moved = r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
+    j->compacted += moved;
+    if (moved >= COMPACT_CHUNK)
+        rc = write_job_compact(j);
+    else if (j->compacted >= atomic_load(&tie_cap))
+        rc = -ENOSPC;
+    else
+        rc = write_job_send(j);
+    if (rc < 0)
+        write_job_finish(j, write_job_errno(j, rc, 0));
+}
+
+/* One chunk of compact.lua for the full group j->full_key (as compact_group). */
+static int write_job_compact(struct board_write_job *j)
+{
+    const struct score_layout *l = &j->assumed.layout;
+    int64_t key = strtoll(j->full_key, NULL, 10);
+    char lo[32], caps[32], start[32], chunk[16];
+    snprintf(lo, sizeof(lo), "%" PRId64, key * (INT64_C(1) << score_codec_tie_bits(l)));
+    snprintf(caps, sizeof(caps), "%" PRId64, atomic_load(&tie_cap));
+    snprintf(chunk, sizeof(chunk), "%d", COMPACT_CHUNK);
+    snprintf(start, sizeof(start), "%" PRId64, j->compacted);
+    const char *argv[] = {j->where.z, lo, caps, score_tiebreak_name(l->tiebreak), start, chunk};
+    int rc = store_async_script(j->conn, STORE_SCRIPT_COMPACT, 1, 5, argv, NULL, j->deadline_ms,
+                                compact_reply, j);
+    return rc < 0 ? rc : 0;
+}
+
+static void write_reply(void *arg, int rc, redisReply **replies)
+{
+    struct board_write_job *j = arg;
+    if (rc) {
+        write_job_finish(j, write_job_errno(j, rc, 1));
+        return;
+    }
+    redisReply *r = replies[0];
+    replies[0] = NULL; /* taken: write_reply_take frees it */
+    if (r->type == REDIS_REPLY_ERROR)
+        store_note_fault(writes_of(j->m), "write", r->str);
+    size_t done = 0;
+    int full = 0;
+    rc = write_reply_take(r, &j->assumed, j->n - j->at, j->outcomes + j->at, &done, &full,
+                          j->full_key, sizeof(j->full_key));
+    j->at += done;
+    if (rc == -EIO) /* an error reply: the script ran (and wrote nothing after the error) */
+        rc = write_job_errno(j, rc, 0);
+    if (rc || !full) {
+        write_job_finish(j, rc);
+        return;
+    }
+    /* a full tie group: compact it in chunks, then resume (as board_write) */
+    j->stalls = done ? 0 : j->stalls + 1;
+    j->compacted = 0;
+    rc = j->stalls > WRITE_RETRIES ? -ENOSPC : write_job_compact(j);
+    if (rc < 0)
+        write_job_finish(j, write_job_errno(j, rc, 0));
+}
+
+/* Send write.lua for entries[at..n); 0 or a negative errno (nothing sent). */
+static int write_job_send(struct board_write_job *j)
+{
+    struct board_keys k;
+    make_keys(j->m, j->board, &k);
+    struct write_args w = {0};
+    size_t n = j->n - j->at;
+    int rc = write_args_build(&w, &k, &j->where, j->m, j->board, &j->assumed, j->entries + j->at, n,
+                              j->flags);
+    if (!rc)
+        rc = store_async_script(j->conn, STORE_SCRIPT_WRITE, 4, (int)(WRITE_FIXED - 4 + 4 * n),
+                                w.argv, w.len, j->deadline_ms, write_reply, j);
+    write_args_free(&w);
+    return rc < 0 ? rc : 0;
+}
+
+int board_write_submit(struct board_model *m, struct store_async *conn, struct board_write_job *j)
+{
+    j->m = m;
+    j->conn = conn;
+    j->at = j->handled = 0;
+    j->stalls = 0;
+    if (!conn || j->n == 0)
+        return -EAGAIN;
+    int rc = where_resolve(m, j->board, j->assumed.period, j->assumed.tz_min, j->assumed.retain,
+                           NULL, &j->where);
+    return rc ? rc : write_job_send(j);
+}
+
+static void settings_reply(void *arg, int rc, redisReply **replies)
+{
+    struct board_settings_job *j = arg;
+    if (rc == 0 && replies[0]->type != REDIS_REPLY_ARRAY) {
+        if (replies[0]->type == REDIS_REPLY_ERROR)
+            store_note_fault(j->m->store, "HGETALL", replies[0]->str);
+        rc = -EIO;
+    }
+    if (rc == 0) {
+        settings_from_reply(replies[0], &j->settings);
+        j->exists = replies[0]->elements > 0;
+        view_put(j->m, j->board, &j->settings, j->exists);
+    }
+    j->done(j, rc == -ECONNRESET || rc == -ECANCELED ? -EIO : rc); /* a read: nothing to lose */
+}
+
+int board_settings_submit(struct board_model *m, struct store_async *conn,
+                          struct board_settings_job *j)
+{
+    if (!conn)
+        return -EAGAIN;
+    j->m = m;
+    struct board_keys k;
+    make_keys(m, j->board, &k);
+    const char *argv[] = {"HGETALL", k.meta};
+    const char *const *av[] = {argv};
+    const int argc[] = {2};
+    int rc = store_async_send(conn, 1, argc, av, NULL, j->deadline_ms, settings_reply, j);
+    return rc < 0 ? rc : 0;
+}
+
 /* ---------------------------------------------------------------- reads */
 
 /* Fill items from a flat {member, stored, ...} range and a parallel records array. */
@@ -600,13 +828,15 @@ static int fill_items(struct board_page *p, const redisReply *range, const redis
     return 0;
 }
 
-static int page_from_reply(redisReply *r, int64_t first_rank, int range_at, struct board_page **out)
+static int page_from_reply(struct board_model *m, const char *board, redisReply *r,
+                           int64_t first_rank, int range_at, struct board_page **out)
 {
     struct board_page *p = calloc(1, sizeof(*p));
     if (!p) {
         freeReplyObject(r);
         return -ENOMEM;
     }
+    view_note(m, board, r->element[0]);
     settings_from_reply(r->element[0], &p->settings);
     p->total = r->element[1]->integer;
     p->size = (int)r->element[2]->integer;
@@ -620,61 +850,67 @@ static int page_from_reply(redisReply *r, int64_t first_rank, int range_at, stru
     return 0;
 }
 
-/*
- * Run a read script on the set of `period` (NULL: current): KEYS meta, set, records; ARGV
- * args[0..nargs) then the assumed period kind and offset. A stale period hint is answered by
- * the script with the real settings; they are learnt and the call is made once more.
- */
-static redisReply *read_script(struct board_model *m, const char *board, const char *period,
-                               enum store_script script, int nargs, const char **args,
-                               const size_t *lens, int *err)
+void board_read_prepare(struct board_model *m, const char *board, const struct board_where *w,
+                        enum board_read_kind kind, const char *id, size_t id_len, int64_t page,
+                        int size, struct board_read *out)
 {
+    static const enum store_script scripts[] = {STORE_SCRIPT_PAGE, STORE_SCRIPT_MEMBER,
+                                                STORE_SCRIPT_AROUND};
     struct board_keys k;
     make_keys(m, board, &k);
-    for (int attempt = 0; attempt < 3; attempt++) {
-        struct board_where w;
-        int rc = board_where(m, board, period, &w);
-        if (rc) {
-            *err = rc;
-            return NULL;
-        }
-        char tz[16];
-        snprintf(tz, sizeof(tz), "%d", w.tz_min);
-        const char *argv[3 + 8];
-        size_t argl[3 + 8];
-        const char *fixed[] = {k.meta, w.z, k.items};
-        for (int i = 0; i < 3; i++) {
-            argv[i] = fixed[i];
-            argl[i] = strlen(fixed[i]);
-        }
-        for (int i = 0; i < nargs; i++) {
-            argv[3 + i] = args[i];
-            argl[3 + i] = lens ? lens[i] : strlen(args[i]);
-        }
-        argv[3 + nargs] = period_kind_name(w.kind);
-        argl[3 + nargs] = strlen(argv[3 + nargs]);
-        argv[4 + nargs] = tz;
-        argl[4 + nargs] = strlen(tz);
-        redisReply *r = run_script(m, script, 3, nargs + 2, argv, argl, err);
-        if (!r || !board_where_learn(m, board, r))
-            return r;
-        freeReplyObject(r);
+    util_copy(out->meta, sizeof(out->meta), k.meta);
+    util_copy(out->items, sizeof(out->items), k.items);
+    util_copy(out->z, sizeof(out->z), w->z);
+    snprintf(out->tz, sizeof(out->tz), "%d", w->tz_min);
+    snprintf(out->num[0], sizeof(out->num[0]), "%" PRId64, page);
+    snprintf(out->num[1], sizeof(out->num[1]), "%d", size);
+    out->script = scripts[kind];
+    out->nkeys = 3;
+    int n = 0;
+    const char *args[4];
+    size_t lens[4];
+    if (kind == BOARD_READ_PAGE) { /* page.lua: page, size */
+        args[n] = out->num[0], lens[n++] = strlen(out->num[0]);
+        args[n] = out->num[1], lens[n++] = strlen(out->num[1]);
+    } else { /* member.lua: id; around.lua: id, size */
+        args[n] = id, lens[n++] = id_len;
+        if (kind == BOARD_READ_AROUND)
+            args[n] = out->num[1], lens[n++] = strlen(out->num[1]);
     }
-    *err = -EAGAIN; /* the period settings keep changing under us */
-    return NULL;
+    args[n] = period_kind_name(w->kind), lens[n] = strlen(args[n]), n++;
+    args[n] = out->tz, lens[n] = strlen(out->tz), n++;
+    const char *fixed[] = {out->meta, out->z, out->items};
+    for (int i = 0; i < 3; i++) {
+        out->argv[i] = fixed[i];
+        out->lens[i] = strlen(fixed[i]);
+    }
+    for (int i = 0; i < n; i++) {
+        out->argv[3 + i] = args[i];
+        out->lens[3 + i] = lens[i];
+    }
+    out->nargs = n;
 }
 
-int board_page_get(struct board_model *m, const char *board, const char *period, int64_t page,
-                   int size, struct board_page **out)
+/* A read script's reply before its shape is checked: 0, -EAGAIN for a {'retry', ...} answer
+ * (learnt), -EIO for a Redis error reply. Frees r unless 0. */
+static int read_reply_check(struct board_model *m, const char *board, redisReply *r)
 {
-    char page_s[32], size_s[16];
-    snprintf(page_s, sizeof(page_s), "%" PRId64, page);
-    snprintf(size_s, sizeof(size_s), "%d", size);
-    const char *args[] = {page_s, size_s};
-    int err = 0;
-    redisReply *r = read_script(m, board, period, STORE_SCRIPT_PAGE, 2, args, NULL, &err);
-    if (!r)
-        return err;
+    int rc = 0;
+    if (r->type == REDIS_REPLY_ERROR)
+        rc = -EIO;
+    else if (board_where_learn(m, board, r))
+        rc = -EAGAIN;
+    if (rc)
+        freeReplyObject(r);
+    return rc;
+}
+
+int board_page_take(struct board_model *m, const char *board, redisReply *r, int64_t page,
+                    struct board_page **out)
+{
+    int rc = read_reply_check(m, board, r);
+    if (rc)
+        return rc;
     if (r->type != REDIS_REPLY_ARRAY) {
         freeReplyObject(r);
         return -ENOENT;
@@ -684,20 +920,15 @@ int board_page_get(struct board_model *m, const char *board, const char *period,
         return -EIO;
     }
     int64_t used = r->element[2]->integer;
-    return page_from_reply(r, (page - 1) * used + 1, 3, out);
+    return page_from_reply(m, board, r, (page - 1) * used + 1, 3, out);
 }
 
-int board_around_get(struct board_model *m, const char *board, const char *period, const char *id,
-                     size_t id_len, int size, struct board_page **out)
+int board_around_take(struct board_model *m, const char *board, redisReply *r,
+                      struct board_page **out)
 {
-    char size_s[16];
-    snprintf(size_s, sizeof(size_s), "%d", size);
-    const char *args[] = {id, size_s};
-    const size_t lens[] = {id_len, strlen(size_s)};
-    int err = 0;
-    redisReply *r = read_script(m, board, period, STORE_SCRIPT_AROUND, 2, args, lens, &err);
-    if (!r)
-        return err;
+    int rc = read_reply_check(m, board, r);
+    if (rc)
+        return rc;
     if (r->type != REDIS_REPLY_ARRAY) {
         freeReplyObject(r);
         return -ENOENT;
@@ -708,37 +939,27 @@ int board_around_get(struct board_model *m, const char *board, const char *perio
     }
     int64_t start = r->element[3]->integer;
     if (start < 0) {
+        view_note(m, board, r->element[0]);
         freeReplyObject(r);
         return -ENODATA;
     }
-    return page_from_reply(r, start + 1, 4, out);
+    return page_from_reply(m, board, r, start + 1, 4, out);
 }
 
-void board_page_free(struct board_page *p)
+int board_member_take(struct board_model *m, const char *board, redisReply *r,
+                      struct board_member **out)
 {
-    if (!p)
-        return;
-    freeReplyObject(p->reply);
-    free(p->items);
-    free(p);
-}
-
-int board_member_get(struct board_model *m, const char *board, const char *period, const char *id,
-                     size_t id_len, struct board_member **out)
-{
-    const char *args[] = {id};
-    const size_t lens[] = {id_len};
-    int err = 0;
-    redisReply *r = read_script(m, board, period, STORE_SCRIPT_MEMBER, 1, args, lens, &err);
-    if (!r)
-        return err;
-    int rc = 0;
+    int rc = read_reply_check(m, board, r);
+    if (rc)
+        return rc;
     if (r->type != REDIS_REPLY_ARRAY)
         rc = -ENOENT;
     else if (r->elements < 5)
         rc = -EIO;
     else if (r->element[2]->type != REDIS_REPLY_STRING)
         rc = -ENODATA;
+    if (rc != -ENOENT && rc != -EIO)
+        view_note(m, board, r->element[0]);
     struct board_member *mb = rc ? NULL : calloc(1, sizeof(*mb));
     if (!rc && !mb)
         rc = -ENOMEM;
@@ -757,6 +978,61 @@ int board_member_get(struct board_model *m, const char *board, const char *perio
     mb->reply = r;
     *out = mb;
     return 0;
+}
+
+/*
+ * Run a read script on the set of `period` (NULL: current) and take its reply with `take`. A
+ * stale period hint is answered by the script with the real settings; they are learnt and the
+ * call is made once more.
+ */
+static int read_blocking(struct board_model *m, const char *board, const char *period,
+                         enum board_read_kind kind, const char *id, size_t id_len, int64_t page,
+                         int size, void *out)
+{
+    for (int attempt = 0; attempt < 3; attempt++) {
+        struct board_where w;
+        int rc = board_where(m, board, period, &w);
+        if (rc)
+            return rc;
+        struct board_read rd;
+        board_read_prepare(m, board, &w, kind, id, id_len, page, size, &rd);
+        redisReply *r = run_script(m, rd.script, rd.nkeys, rd.nargs, rd.argv, rd.lens, &rc);
+        if (!r)
+            return rc;
+        rc = kind == BOARD_READ_PAGE     ? board_page_take(m, board, r, page, out)
+             : kind == BOARD_READ_MEMBER ? board_member_take(m, board, r, out)
+                                         : board_around_take(m, board, r, out);
+        if (rc != -EAGAIN)
+            return rc;
+    }
+    return -EAGAIN; /* the period settings keep changing under us */
+}
+
+int board_page_get(struct board_model *m, const char *board, const char *period, int64_t page,
+                   int size, struct board_page **out)
+{
+    return read_blocking(m, board, period, BOARD_READ_PAGE, NULL, 0, page, size, out);
+}
+
+int board_around_get(struct board_model *m, const char *board, const char *period, const char *id,
+                     size_t id_len, int size, struct board_page **out)
+{
+    return read_blocking(m, board, period, BOARD_READ_AROUND, id, id_len, 0, size, out);
+}
+
+void board_page_free(struct board_page *p)
+{
+    if (!p)
+        return;
+    freeReplyObject(p->reply);
+    free(p->items);
+    free(p);
+}
+
+int board_member_get(struct board_model *m, const char *board, const char *period, const char *id,
+                     size_t id_len, struct board_member **out)
+{
+    return read_blocking(m, board, period, BOARD_READ_MEMBER, id, id_len, 0, 0, out);
 }
 
 void board_member_free(struct board_member *mb)
@@ -932,7 +1208,7 @@ int board_put(struct board_model *m, const char *board, const struct board_setti
         *created = (int)r->element[0]->integer;
         settings_from_reply(r->element[1], &out->settings);
         out->total = r->element[2]->integer;
-        hint_write(m, board, out->settings.period, out->settings.tz_min, out->settings.retain);
+        view_put(m, board, &out->settings, 1);
         struct board_where now_w;
         if (where_resolve(m, board, out->settings.period, out->settings.tz_min,
                           out->settings.retain, NULL, &now_w) == 0)
@@ -1029,6 +1305,10 @@ int board_delete(struct board_model *m, const char *board)
         return rc;
     rc = r->type == REDIS_REPLY_INTEGER ? (r->integer ? 0 : -ENOENT) : -EIO;
     freeReplyObject(r);
+    if (rc == 0) {
+        board_settings_default(&set);
+        view_put(m, board, &set, 0);
+    }
     return rc;
 }
 

@@ -32,6 +32,7 @@
 #include "period.h"
 #include "score_codec.h"
 #include "store.h"
+#include "store_async.h"
 #include "util.h"
 
 #define BOARD_NAME_LEN_MAX 64      /**< bytes, [A-Za-z0-9._-] */
@@ -54,6 +55,8 @@ struct board_settings {
     int retain;                 /**< past periods that stay readable, 0..PERIOD_RETAIN_MAX */
     int page_size;              /**< default entries per page, 1..BOARD_PAGE_SIZE_MAX */
     int page_ttl_ms;            /**< page cache soft TTL, 0 = no caching */
+    int64_t gen;                /**< generation (new at create, reset, re-create): part of
+                                 *   every page key and ETag; 0 when read from no hash */
 };
 
 /** Partial settings from a PUT: a field is applied only when its has_ flag is set. */
@@ -213,6 +216,100 @@ void board_where_note(struct board_model *m, const char *board, const char *kind
 /** Record a board's period settings from a script's {'retry', kind, offset, retain} reply.
  *  Returns 1 when the reply was such a reply, else 0. */
 int board_where_learn(struct board_model *m, const char *board, const redisReply *r);
+
+/**
+ * This process's last view of a board's settings (from any read of its settings hash in the last
+ * second, or its own PUT or DELETE), without a Redis call: 0 with *out and *exists (0: no such
+ * board, *out the defaults), or -EAGAIN when there is none. Write scripts check the layout and
+ * period settings against the hash, so a stale view costs a retry (-EAGAIN), never a wrong write.
+ */
+int board_settings_cached(struct board_model *m, const char *board, struct board_settings *out,
+                          int *exists);
+
+/* ---- the event loops' path: one script call, prepared here, sent by the caller (store_async.h),
+ * its reply taken here. No call below waits. */
+
+enum board_read_kind { BOARD_READ_PAGE = 0, BOARD_READ_MEMBER, BOARD_READ_AROUND };
+
+#define BOARD_READ_ARGV 8
+
+/** A read script call (lua/page.lua, member.lua, around.lua): KEYS settings, set, records; ARGV
+ *  as the script says. argv points into the struct itself and at the caller's id. */
+struct board_read {
+    enum store_script script;
+    int nkeys, nargs;
+    const char *argv[BOARD_READ_ARGV];
+    size_t lens[BOARD_READ_ARGV];
+    char meta[192], items[192], z[192], tz[16], num[2][32];
+};
+
+/** Prepare a read of `w` (board_where_cached or board_where): a page (page, size: 0 = the
+ *  board's page_size), a member (id) or the entries around one (id, size). */
+void board_read_prepare(struct board_model *m, const char *board, const struct board_where *w,
+                        enum board_read_kind kind, const char *id, size_t id_len, int64_t page,
+                        int size, struct board_read *out);
+
+/**
+ * Take a read script's reply r (ownership passes, even on error; the settings in it are
+ * remembered): 0 and *out (free with board_page_free / board_member_free), -EAGAIN when the
+ * script found other period settings than the call assumed (learnt: prepare and send again),
+ * -ENOENT no board, -ENODATA no such member, -EIO an error reply or an unexpected shape.
+ */
+int board_page_take(struct board_model *m, const char *board, redisReply *r, int64_t page,
+                    struct board_page **out);
+int board_around_take(struct board_model *m, const char *board, redisReply *r,
+                      struct board_page **out);
+int board_member_take(struct board_model *m, const char *board, redisReply *r,
+                      struct board_member **out);
+
+/**
+ * A score write on an event loop: board_write's work (write.lua, and compact.lua chunks for a
+ * full tie group) as a chain of non-blocking script calls on `conn`. The caller fills the first
+ * block (borrowed until done) and calls board_write_submit; done(job, rc) is called once, later,
+ * on the loop's thread, with job->handled as board_write's *handled and rc as board_write's,
+ * except that a step written to Redis and not answered (-ETIMEDOUT, -ECONNRESET), or any fault
+ * after entries were applied, is -ETIME: the outcome is unknown, never "not written".
+ */
+struct board_write_job {
+    const char *board;
+    struct board_settings assumed; /**< what the keys were made with */
+    const struct board_entry *entries;
+    size_t n;
+    int flags;                      /**< enum board_write_flags */
+    struct board_outcome *outcomes; /**< n */
+    int64_t deadline_ms;            /**< monotonic, for every call (0: the store's timeout) */
+    void (*done)(struct board_write_job *job, int rc);
+    size_t handled;
+    /* private */
+    struct board_model *m;
+    struct store_async *conn;
+    struct board_where where;
+    size_t at;
+    int stalls;
+    int64_t compacted;
+    char full_key[32];
+};
+
+/** Returns 0 (done will be called), or a negative errno with nothing sent and done not called:
+ *  -EAGAIN no connection (take the blocking path), -ETIMEDOUT Redis is not answering (503),
+ *  -ENOMEM. */
+int board_write_submit(struct board_model *m, struct store_async *conn,
+                       struct board_write_job *job);
+
+/** A read of a board's settings hash on an event loop (HGETALL; remembered as the view). done
+ *  gets rc 0 with settings and exists, or a negative errno (a read: never -ETIME). */
+struct board_settings_job {
+    const char *board;   /**< borrowed until done */
+    int64_t deadline_ms; /**< monotonic, 0: the store's timeout */
+    void (*done)(struct board_settings_job *job, int rc);
+    struct board_settings settings;
+    int exists;
+    struct board_model *m;
+};
+
+/** Returns 0 (done will be called) or a negative errno as board_write_submit. */
+int board_settings_submit(struct board_model *m, struct store_async *conn,
+                          struct board_settings_job *job);
 
 /** Page `page` (1-based) of `size` entries (0: the board's page_size) of `period` (NULL: the
  *  current one). -ENOENT: no board; period errors as board_where. */

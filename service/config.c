@@ -40,6 +40,7 @@ enum {
     O_STATIC_DIR,
     O_PER_IP,
     O_HTTP_THREADS,
+    O_REQUEST_TIMEOUT,
     O_COUNT
 };
 
@@ -84,6 +85,9 @@ static const struct option_def defs[O_COUNT] = {
     [O_STATIC_DIR] =
         {"static-dir", "RANKD_STATIC_DIR", "",
          "directory served at / (the web frontend); empty = clients/web of this build"},
+    [O_REQUEST_TIMEOUT] = {"request-timeout-ms", "RANKD_REQUEST_TIMEOUT_MS", "1000",
+                           "one deadline for a whole request on the event threads: every Redis "
+                           "round trip and wait of it, ms (10..60000)"},
     [O_PER_IP] = {"max-connections-per-ip", "RANKD_MAX_CONNECTIONS_PER_IP", "0",
                   "HTTP connections from one client address, 0 = no limit (0..10000); set it "
                   "when clients connect directly, leave it 0 behind a proxy"},
@@ -308,6 +312,8 @@ static int apply(struct config *cfg, int opt, const char *v, const char **allowe
         return parse_int(v, 1, 10000, &cfg->max_connections);
     case O_REDIS_TIMEOUT:
         return parse_int(v, 10, 60000, &cfg->redis_timeout_ms);
+    case O_REQUEST_TIMEOUT:
+        return parse_int(v, 10, 60000, &cfg->request_timeout_ms);
     case O_CONNECT_TIMEOUT:
         return parse_int(v, 10, 60000, &cfg->connect_timeout_ms);
     case O_LOG_LEVEL:

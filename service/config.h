@@ -36,6 +36,8 @@ struct config {
     int max_per_ip;         /**< HTTP connections from one address, 0 = no limit */
     int redis_timeout_ms;   /**< per Redis command and per wait for a connection */
     int connect_timeout_ms; /**< per Redis dial */
+    int request_timeout_ms; /**< one deadline across a request's round trips on the event
+                             *   threads (http_request.deadline_ms) */
     int log_level;          /**< 0 debug .. 3 error */
     char cache_url_text[CONFIG_STR_MAX]; /**< "" = pages cached in the data Redis */
     struct redis_url cache_redis;

@@ -106,7 +106,7 @@ static void reply_board_errno(struct http_reply *rp, int rc, const char *board, 
 static void reply_board_write_errno(struct http_reply *rp, int rc, const char *board,
                                     const char *id)
 {
-    if (rc == -ETIME)
+    if (rc == -ETIME || rc == -ECONNRESET)
         http_reply_write_errno(rp, rc);
     else
         reply_board_errno(rp, rc, board, id);
@@ -300,6 +300,7 @@ int handle_rank_async(struct http_request *rq, struct http_reply *rp, struct htt
                                       .page = a.page,
                                       .size = (int)a.size,
                                       .if_none_match = rq->if_none_match,
+                                      .deadline_ms = rq->deadline_ms,
                                       .done = rank_job_done};
     rj->rp = rp;
     rj->async = async;
@@ -350,6 +351,111 @@ void handle_around_get(struct http_request *rq, struct http_reply *rp)
     }
     http_reply_json(rp, 200, render_around(board, p));
     board_page_free(p);
+}
+
+/* A member or around read on the event thread: one script call on its own read connection
+ * (http_async_store), the reply rendered on the same thread. */
+struct read_job {
+    struct http_request *rq;
+    struct http_reply *rp;
+    struct http_async *async;
+    enum board_read_kind kind;
+    const char *board, *period; /* borrowed from the request */
+    int64_t size;
+    int attempts;
+};
+
+static int read_send(struct read_job *j);
+
+static void read_done(void *arg, int rc, redisReply **replies)
+{
+    struct read_job *j = arg;
+    struct rankd *app = j->rq->app;
+    const char *id = j->rq->params[1];
+    if (rc == 0) {
+        redisReply *r = replies[0];
+        replies[0] = NULL; /* taken */
+        if (j->kind == BOARD_READ_MEMBER) {
+            struct board_member *mb = NULL;
+            rc = board_member_take(&app->model, j->board, r, &mb);
+            if (rc == 0)
+                http_reply_json(
+                    j->rp, 200,
+                    render_member(id, mb, j->size ? (int)j->size : mb->settings.page_size));
+            board_member_free(mb);
+        } else {
+            struct board_page *p = NULL;
+            rc = board_around_take(&app->model, j->board, r, &p);
+            if (rc == 0)
+                http_reply_json(j->rp, 200, render_around(j->board, p));
+            board_page_free(p);
+        }
+        /* the periods were not what this process thought: learnt, so once more */
+        if (rc == -EAGAIN && ++j->attempts < 3)
+            rc = read_send(j);
+        if (rc == 0 && j->rp->status == 0)
+            return; /* sent again */
+    } else if (rc == -EIO) {
+        rc = -EAGAIN; /* not sent (the connection failed first): the blocking path redials */
+    }
+    struct http_async *async = j->async;
+    int replied = rc != -EAGAIN; /* -EAGAIN: the blocking path decides */
+    if (rc && replied)
+        reply_board_errno(j->rp, rc, j->board, id);
+    free(j);
+    http_async_done(async, replied);
+}
+
+/* 0 sent; else nothing was sent (-EAGAIN: take the blocking path, -ETIMEDOUT: 503 now). */
+static int read_send(struct read_job *j)
+{
+    struct http_request *rq = j->rq;
+    struct board_where w;
+    if (board_where_cached(&rq->app->model, j->board, j->period, &w))
+        return -EAGAIN; /* a period the hint cannot place: read the settings first */
+    struct board_read rd;
+    board_read_prepare(&rq->app->model, j->board, &w, j->kind, rq->params[1], rq->param_len[1], 0,
+                       (int)j->size, &rd);
+    int rc = store_async_script(http_async_store(j->async), rd.script, rd.nkeys, rd.nargs, rd.argv,
+                                rd.lens, rq->deadline_ms, read_done, j);
+    return rc < 0 ? rc : 0;
+}
+
+static int read_async(struct http_request *rq, struct http_reply *rp, struct http_async *async,
+                      enum board_read_kind kind)
+{
+    struct read_job *j = calloc(1, sizeof(*j));
+    if (!j || !http_async_store(async)) {
+        free(j);
+        return 0;
+    }
+    *j = (struct read_job){.rq = rq, .rp = rp, .async = async, .kind = kind};
+    if (board_param(rq, rp, &j->board) || id_param(rq, 1, rp) ||
+        count_arg(rq, rp, "size", BOARD_PAGE_SIZE_MAX, &j->size) ||
+        period_arg(rq, rp, &j->period)) {
+        free(j);
+        http_async_done(async, 1); /* a 400 */
+        return 1;
+    }
+    int rc = read_send(j);
+    if (rc == 0)
+        return 1;
+    free(j);
+    if (rc != -ETIMEDOUT)
+        return 0;
+    reply_board_errno(rp, rc, rq->params[0], NULL); /* Redis is not answering: 503 now */
+    http_async_done(async, 1);
+    return 1;
+}
+
+int handle_member_async(struct http_request *rq, struct http_reply *rp, struct http_async *async)
+{
+    return read_async(rq, rp, async, BOARD_READ_MEMBER);
+}
+
+int handle_around_async(struct http_request *rq, struct http_reply *rp, struct http_async *async)
+{
+    return read_async(rq, rp, async, BOARD_READ_AROUND);
 }
 
 /* ?cursor=: the registry cursor a previous page returned (decimal, 0 = the start). */

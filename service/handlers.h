@@ -31,6 +31,10 @@ int handle_scores_stream(struct http_request *rq, const char *data, size_t len,
                          struct http_reply *rp);
 void handle_scores_stream_free(void *state);
 void handle_member_get(struct http_request *rq, struct http_reply *rp);
+/** GET .../members/{id} and .../around as one script call on the event thread's own Redis
+ *  connection (route.h, route_async_fn); 0 when the worker must run the blocking handler. */
+int handle_member_async(struct http_request *rq, struct http_reply *rp, struct http_async *async);
+int handle_around_async(struct http_request *rq, struct http_reply *rp, struct http_async *async);
 void handle_member_delete(struct http_request *rq, struct http_reply *rp);
 void handle_around_get(struct http_request *rq, struct http_reply *rp);
 void handle_board_reset(struct http_request *rq, struct http_reply *rp);

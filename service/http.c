@@ -41,14 +41,23 @@
 #define LOOP_EVENTS 64
 #define ACCEPTS_PER_WAKE 16
 #define EMFILE_PAUSE_MS 100
-enum loop_tag { TAG_MHD = 1, TAG_WAKE, TAG_REDIS, TAG_LISTEN }; /* epoll_event.data.u64 in a loop */
+enum loop_tag {
+    TAG_MHD = 1,
+    TAG_WAKE,
+    TAG_REDIS,
+    TAG_LISTEN,
+    TAG_REDIS_W
+}; /* epoll_event.data.u64 in a loop */
 
 /* One event thread: a libmicrohttpd daemon in external-epoll mode sharing the listen socket, its
  * own non-blocking Redis connection for page hits, and an eventfd to wake it. */
 struct loop {
     struct http_server *srv;
     struct MHD_Daemon *daemon;
-    struct store_async *hits; /* NULL without a hit store */
+    struct store_async *hits;   /* reads: NULL without a hit store */
+    struct store_async *writes; /* writes (a connection of their own: a write held by Redis,
+                                 * as under CLIENT PAUSE WRITE, must not hold up the reads
+                                 * pipelined behind it); NULL without a write store */
     int epfd, wakefd;
     pthread_t thread;
     int running;
@@ -87,6 +96,7 @@ struct http_server {
     atomic_int open;      /* open connections, against max_connections (see http_start) */
     int max_connections;
     int max_per_ip;
+    int request_timeout_ms;
     pthread_mutex_t ip_lock;
     struct ip_count *ips[IP_BUCKETS];
     atomic_int stopping;
@@ -169,6 +179,7 @@ void http_reply_errno(struct http_reply *rp, int rc)
     case -ECONNREFUSED:
     case -ETIMEDOUT:
     case -ETIME:
+    case -ECONNRESET:
     case -EIO:
     case -EAGAIN:
         http_reply_error(rp, 503, "redis_unavailable",
@@ -188,13 +199,14 @@ void http_reply_errno(struct http_reply *rp, int rc)
 
 void http_reply_write_errno(struct http_reply *rp, int rc)
 {
-    if (rc != -ETIME) {
+    if (rc != -ETIME && rc != -ECONNRESET) {
         http_reply_errno(rp, rc);
         return;
     }
     http_reply_error(rp, 503, "write_outcome_unknown",
-                     "Redis did not answer in time after the write was sent: it may or may not "
-                     "have been applied. Read the member before retrying an incr.");
+                     "Redis did not answer after the write was sent (a timeout or a lost "
+                     "connection): it may or may not have been applied. Read the member before "
+                     "retrying an incr.");
     http_reply_header(rp, "Retry-After", "1");
 }
 
@@ -567,6 +579,12 @@ struct store_async *http_async_store(struct http_async *a)
     return x->loop && x->loop == this_loop ? x->loop->hits : NULL;
 }
 
+struct store_async *http_async_store_writes(struct http_async *a)
+{
+    struct exchange *x = (struct exchange *)a;
+    return x->loop && x->loop == this_loop ? x->loop->writes : NULL;
+}
+
 void http_async_done(struct http_async *a, int replied)
 {
     struct exchange *x = (struct exchange *)a;
@@ -595,6 +613,7 @@ static enum MHD_Result stream_chunk(struct exchange *x, const char *data, size_t
 static enum MHD_Result dispatch(struct MHD_Connection *c, struct exchange *x)
 {
     const struct route *r = x->route;
+    x->rq.deadline_ms = util_now_ms() + x->srv->request_timeout_ms;
     if (r->quick && r->quick(&x->rq, &x->rp))
         return send_reply(c, x);
     if (suspend_exchange(x)) {
@@ -973,9 +992,14 @@ static void *loop_main(void *arg)
     this_loop = l;
     if (l->hits)
         store_async_start(l->hits);
+    if (l->writes)
+        store_async_start(l->writes);
     struct epoll_event ev[LOOP_EVENTS];
     while (!atomic_load(&l->srv->quit)) {
         int redis_ms = l->hits ? store_async_tick(l->hits) : -1; /* may resume connections */
+        int write_ms = l->writes ? store_async_tick(l->writes) : -1;
+        if (write_ms >= 0 && (redis_ms < 0 || write_ms < redis_ms))
+            redis_ms = write_ms;
         MHD_UNSIGNED_LONG_LONG mhd_ms = 0;
         int wait_ms = MHD_get_timeout(l->daemon, &mhd_ms) == MHD_YES
                           ? (mhd_ms > 60000 ? 60000 : (int)mhd_ms)
@@ -990,6 +1014,8 @@ static void *loop_main(void *arg)
         for (int i = 0; i < n; i++) {
             if (ev[i].data.u64 == TAG_REDIS) {
                 store_async_ready(l->hits, ev[i].events);
+            } else if (ev[i].data.u64 == TAG_REDIS_W) {
+                store_async_ready(l->writes, ev[i].events);
             } else if (ev[i].data.u64 == TAG_LISTEN) {
                 accept_new(l);
             } else if (ev[i].data.u64 == TAG_WAKE) {
@@ -1003,10 +1029,14 @@ static void *loop_main(void *arg)
             pause_listen(l, 0);
         if (l->hits)
             store_async_tick(l->hits);
+        if (l->writes)
+            store_async_tick(l->writes);
         l->resumed = 0;
         MHD_run(l->daemon);
         if (l->hits)
             store_async_flush(l->hits);
+        if (l->writes)
+            store_async_flush(l->writes);
     }
     return NULL;
 }
@@ -1054,6 +1084,8 @@ static int loop_open(struct http_server *srv, struct loop *l, const struct http_
         return -EIO;
     if (o->hits && !(l->hits = store_async_new(o->hits, l->epfd, TAG_REDIS, l->wakefd)))
         return -ENOMEM;
+    if (o->writes && !(l->writes = store_async_new(o->writes, l->epfd, TAG_REDIS_W, l->wakefd)))
+        return -ENOMEM;
     return 0;
 }
 
@@ -1061,6 +1093,7 @@ static int loop_open(struct http_server *srv, struct loop *l, const struct http_
 static void loop_close(struct loop *l)
 {
     store_async_free(l->hits); /* nothing is pending: no connection is suspended */
+    store_async_free(l->writes);
     for (struct handoff *h = l->inbox, *next; h; h = next) { /* handed over, never added */
         next = h->next;
         close(h->fd);
@@ -1119,6 +1152,7 @@ struct http_server *http_start(struct rankd *app, const struct http_options *o, 
     srv->app = app;
     srv->max_connections = o->max_connections;
     srv->max_per_ip = o->max_per_ip;
+    srv->request_timeout_ms = o->request_timeout_ms > 0 ? o->request_timeout_ms : 1000;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     srv->nloops = o->event_threads > 0 ? o->event_threads
                                        : (int)(cores >= 16  ? 8

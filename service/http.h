@@ -78,6 +78,9 @@ struct http_request {
     const char *if_none_match; /**< header or NULL, borrowed */
     struct buf body;           /**< JSON body (non-streaming routes), owned */
     int streaming;             /**< body is fed to the route's stream function */
+    int64_t deadline_ms;       /**< monotonic (util_now_ms): when the whole request is in, plus
+                                *   --request-timeout-ms; every round trip of its async steps
+                                *   ends by then */
     void *stream_state;        /**< the handler's, freed by its stream_free */
 };
 
@@ -126,14 +129,16 @@ void http_reply_header(struct http_reply *rp, const char *name, const char *valu
 
 /** What http_start needs from the configuration. */
 struct http_options {
-    const char *host;    /**< listen address (IPv4/IPv6 literal or "localhost") */
-    int port;            /**< 0: any free port */
-    int max_connections; /**< open connections at once; also the most worker threads */
-    int max_per_ip;      /**< 0: no per-address limit */
-    int event_threads;   /**< event threads; 0 = half the online cores, at least 1, at most 8
-                          *   (the other half is left to Redis and the workers) */
-    struct store *hits;  /**< where the event threads' hit connections dial (borrowed; NULL:
-                          *   no hit connections, every async step falls back to workers) */
+    const char *host;       /**< listen address (IPv4/IPv6 literal or "localhost") */
+    int port;               /**< 0: any free port */
+    int max_connections;    /**< open connections at once; also the most worker threads */
+    int max_per_ip;         /**< 0: no per-address limit */
+    int event_threads;      /**< event threads; 0 = half the online cores, at least 1, at most 8
+                             *   (the other half is left to Redis and the workers) */
+    struct store *hits;     /**< where the event threads' read connections dial (borrowed; NULL:
+                             *   none, every async step falls back to workers) */
+    struct store *writes;   /**< where their write connections dial (borrowed; NULL: none) */
+    int request_timeout_ms; /**< http_request.deadline_ms; 0 = 1000 */
 };
 
 /**
@@ -158,6 +163,9 @@ struct store_async;
 /** The calling event thread's own Redis connection for page hits (store_async.h), to be used
  *  only from the async step of `a` on that thread; NULL when there is none. Not owned. */
 struct store_async *http_async_store(struct http_async *a);
+
+/** The calling event thread's own Redis connection for writes, as http_async_store. */
+struct store_async *http_async_store_writes(struct http_async *a);
 
 #define HTTP_EVENT_THREADS_MAX 64
 

@@ -1039,8 +1039,8 @@ static enum served serve_cached(struct page_cache *pc, const struct page_req *q,
 /* A Redis fault (as opposed to an answer such as "no board"): the grace copy may stand in. */
 static int is_fault(int rc)
 {
-    return rc == -ETIMEDOUT || rc == -ETIME || rc == -ECONNREFUSED || rc == -EIO || rc == -EAGAIN ||
-           rc == -EBUSY;
+    return rc == -ETIMEDOUT || rc == -ETIME || rc == -ECONNRESET || rc == -ECONNREFUSED ||
+           rc == -EIO || rc == -EAGAIN || rc == -EBUSY;
 }
 
 static int get_once(struct page_cache *pc, const char *board, const char *period, int64_t page,
@@ -1118,6 +1118,7 @@ int page_cache_get(struct page_cache *pc, const char *board, const char *period,
 struct hit {
     struct page_cache *pc;
     struct page_cache_job *job;
+    int64_t t0_us; /* a live page: when it was sent */
     struct page_req q;
     struct board_where w;
     char meta[KEY_MAX], guess[KEY_MAX];
@@ -1161,6 +1162,71 @@ static void hit_done(void *arg, int rc, redisReply **replies)
     j->done(j, rc); /* may free j */
 }
 
+/* A live page (the board caches no pages) on the event thread: page.lua on its connection, the
+ * reply rendered here; a board that caches pages again, or whose periods moved, goes back to the
+ * caller (-EAGAIN) for the path that decides with the settings. */
+static void live_done(void *arg, int rc, redisReply **replies)
+{
+    struct hit *h = arg;
+    struct page_cache *pc = h->pc;
+    struct page_cache_job *j = h->job;
+    struct board_page *p = NULL;
+    if (rc) /* written and unanswered: 503 now; not written: the blocking path redials */
+        rc = rc == -ETIMEDOUT || rc == -ECONNRESET ? -ETIMEDOUT : -EAGAIN;
+    else {
+        redisReply *r = replies[0];
+        replies[0] = NULL; /* taken */
+        rc = board_page_take(pc->cfg.model, j->board, r, j->page, &p);
+    }
+    if (rc == 0) {
+        struct board_state st = {.page_size = p->settings.page_size,
+                                 .ttl_ms = p->settings.page_ttl_ms,
+                                 .gen = p->settings.gen};
+        util_copy(st.board, sizeof(st.board), j->board);
+        state_put(pc, &st);
+        if (st.ttl_ms > 0)
+            rc = -EAGAIN; /* caching was turned on: the cache path serves it */
+    }
+    if (rc == 0 && pc->cfg.delay) /* counted as a computation; the event thread never stalls */
+        pc->cfg.delay(j->board, j->page, j->size);
+    char *body = rc == 0 ? render_page(j->board, j->page, p) : NULL;
+    board_page_free(p);
+    if (rc == 0 && !body)
+        rc = -ENOMEM;
+    if (rc == 0) {
+        int64_t delta_us = util_now_us() - h->t0_us, now = wall_ms();
+        size_t len = 0;
+        char *value = value_format(h->q.gen, now, now, delta_us, body, strlen(body), &len);
+        metrics_page_compute(delta_us);
+        h->q.ttl_ms = 0;
+        rc = value ? reply_from_value(pc, &h->q, value, len, PAGE_MISS, j->if_none_match, &j->out)
+                   : -ENOMEM;
+        if (rc == 0)
+            count(pc, PAGE_MISS);
+    }
+    free(body);
+    free(h);
+    j->done(j, rc); /* may free j */
+}
+
+static int live_submit(struct page_cache *pc, struct store_async *conn, struct hit *h,
+                       const struct board_state *st)
+{
+    struct page_cache_job *j = h->job;
+    struct board_read rd;
+    board_read_prepare(pc->cfg.model, j->board, &h->w, BOARD_READ_PAGE, NULL, 0, j->page, j->size,
+                       &rd);
+    h->q.gen = st->gen;
+    h->t0_us = util_now_us();
+    int rc = store_async_script(conn, rd.script, rd.nkeys, rd.nargs, rd.argv, rd.lens,
+                                j->deadline_ms, live_done, h);
+    if (rc < 0) {
+        free(h);
+        return rc == -ETIMEDOUT ? rc : -EAGAIN;
+    }
+    return 0;
+}
+
 int page_cache_submit(struct page_cache *pc, struct store_async *conn, struct page_cache_job *job)
 {
     if (!conn) /* locate decides the rest: no guess without one store, a known board, caching */
@@ -1175,7 +1241,14 @@ int page_cache_submit(struct page_cache *pc, struct store_async *conn, struct pa
     h->q.page = job->page;
     memset(&job->out, 0, sizeof(job->out));
     meta_key(h->meta, sizeof(h->meta), pc->cfg.prefix, job->board);
-    if (locate(pc, &h->q, job->size, 0, &h->w, h->guess, sizeof(h->guess)) || !h->guess[0]) {
+    if (locate(pc, &h->q, job->size, 0, &h->w, h->guess, sizeof(h->guess))) {
+        free(h); /* a period the hint cannot place: the blocking path decides */
+        return -EAGAIN;
+    }
+    struct board_state st;
+    if (!h->guess[0] && state_get(pc, job->board, &st) && st.ttl_ms == 0)
+        return live_submit(pc, conn, h, &st);
+    if (!h->guess[0]) {
         free(h); /* no key to guess without Redis: the blocking path decides */
         return -EAGAIN;
     }

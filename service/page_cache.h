@@ -53,7 +53,8 @@
 #define PAGE_CACHE_L1_TTL_MS_MAX 500
 
 /** Test hook: milliseconds to stall the computation of one page (NULL in production: rankd
- *  exposes no flag or variable for it; only in-process tests set it). */
+ *  exposes no flag or variable for it; only in-process tests set it). A live page computed on
+ *  an event thread calls it too, to be counted, but never stalls. */
 typedef int (*page_cache_delay_fn)(const char *board, int64_t page, int size);
 
 struct page_cache_config {
@@ -131,6 +132,7 @@ struct page_cache_job {
     int64_t page;
     int size; /**< 0 = the board's page size */
     const char *if_none_match;
+    int64_t deadline_ms; /**< monotonic: the request's deadline (http_request.deadline_ms) */
     void (*done)(struct page_cache_job *job, int rc);
     void *arg; /**< the caller's */
     struct page_reply out;

@@ -43,6 +43,7 @@ struct rankd *rankd_start_hooked(const struct config *cfg, const struct rankd_ho
     app->store = store_for(c, &c->redis, c->threads);
     app->write_store = store_for(c, &c->redis, c->threads);
     app->hit_store = store_for(c, &c->redis, 1);
+    app->hit_write_store = store_for(c, &c->redis, 1);
     app->cache_store = c->cache_url_text[0] ? store_for(c, &c->cache_redis, c->threads) : NULL;
     app->cache_write_store =
         c->cache_url_text[0] ? store_for(c, &c->cache_redis, c->threads) : app->write_store;
@@ -68,7 +69,7 @@ struct rankd *rankd_start_hooked(const struct config *cfg, const struct rankd_ho
         .delay = hooks ? hooks->page_delay : NULL,
     };
     if (app->store && app->cache_store && app->write_store && app->hit_store &&
-        app->cache_write_store)
+        app->hit_write_store && app->cache_write_store)
         app->pages = page_cache_new(&pcc);
     if (!app->pages) {
         rankd_stop(app);
@@ -83,8 +84,10 @@ struct rankd *rankd_start_hooked(const struct config *cfg, const struct rankd_ho
         .max_connections = app->cfg.max_connections,
         .max_per_ip = app->cfg.max_per_ip,
         .event_threads = app->cfg.http_threads,
-        /* hits come from the page cache's Redis only when it is the data Redis (page_cache.h) */
-        .hits = app->cache_store == app->store ? app->hit_store : NULL,
+        /* the data Redis; the page cache sends hits on it only when it holds the pages too */
+        .hits = app->hit_store,
+        .writes = app->hit_write_store,
+        .request_timeout_ms = app->cfg.request_timeout_ms,
     };
     app->http = http_start(app, &ho, err);
     if (!app->http) {
@@ -125,6 +128,7 @@ void rankd_stop(struct rankd *app)
     if (app->cache_write_store != app->write_store)
         store_free(app->cache_write_store);
     store_free(app->hit_store);
+    store_free(app->hit_write_store);
     store_free(app->write_store);
     store_free(app->store);
     free(app);

@@ -14,8 +14,9 @@ struct rankd {
     struct config cfg;               /**< a copy, immutable after start */
     struct store *store;             /**< owned: board data, reads (--threads connections) */
     struct store *write_store;       /**< owned: board writes (--threads connections) */
-    struct store *hit_store;         /**< owned: where the event threads' hit connections dial
+    struct store *hit_store;         /**< owned: where the event threads' read connections dial
                                       *   (store_async.h; its pool is unused) */
+    struct store *hit_write_store;   /**< owned: where their write connections dial (likewise) */
     struct store *cache_store;       /**< owned when --cache-redis is set, else == store */
     struct store *cache_write_store; /**< owned when --cache-redis is set, else == write_store */
     struct board_model model;        /**< borrows store and cfg.key_prefix */

@@ -40,8 +40,8 @@ static const char *const script_body[STORE_SCRIPT_COUNT] = {
 };
 
 #define BACKOFF_MIN_MS 50
-#define BACKOFF_MAX_MS 2000
-#define SHA_LEN 40
+#define BACKOFF_MAX_MS 100 /* store.h: a probe at least this often after a fault */
+#define SHA_LEN STORE_SHA_LEN
 
 struct store_conn {
     struct store *st;  /**< the pool this connection belongs to */
@@ -348,9 +348,13 @@ void store_release(struct store *st, struct store_conn *c)
 static int fail(struct store_conn *c, const char *what)
 {
     int rc = ctx_errno(c->ctx);
-    /* A timeout after the whole command left the output buffer: Redis may still run it. */
-    if (rc == -ETIMEDOUT && c->ctx && c->ctx->obuf && sdslen(c->ctx->obuf) == 0)
+    /* A timeout, EOF or reset after the whole command left the output buffer: Redis may have
+     * run it, or may still. */
+    int sent = c->ctx && c->ctx->obuf && sdslen(c->ctx->obuf) == 0;
+    if (rc == -ETIMEDOUT && sent)
         rc = -ETIME;
+    else if (rc == -EIO && sent)
+        rc = -ECONNRESET;
     c->failed = rc;
     note_error(c->st, what, c->ctx ? c->ctx->errstr : "out of memory");
     return rc;
@@ -458,6 +462,21 @@ redisReply *store_script(struct store_conn *c, enum store_script script, int nke
         return NULL;
     }
     return r;
+}
+
+int store_script_sha(struct store *st, enum store_script s, char out[STORE_SHA_LEN + 1])
+{
+    if (!atomic_load(&st->sha_loaded))
+        return -ENOENT;
+    pthread_mutex_lock(&st->lock);
+    memcpy(out, st->sha[s], SHA_LEN + 1);
+    pthread_mutex_unlock(&st->lock);
+    return 0;
+}
+
+const char *store_script_body(enum store_script s)
+{
+    return script_body[s];
 }
 
 redisContext *store_dial(struct store *st, int *err)

@@ -4,9 +4,10 @@
  * The only user of hiredis. A redisContext is not thread-safe and is unusable after any error
  * (hiredis README), so each connection is borrowed by one request at a time
  * (store_acquire/store_release) and a connection that saw an error is freed and re-dialled on its
- * next use. Dialling backs off (50 ms doubling to 2 s) pool-wide after a failure, so while Redis is
+ * next use. Dialling backs off (50 ms, then 100 ms) pool-wide after a failure, so while Redis is
  * down every request fails in microseconds with -ECONNREFUSED instead of each waiting for a
- * connect timeout. Every command has a timeout (socket SO_RCVTIMEO/SO_SNDTIMEO).
+ * connect timeout, and a probe goes through at least every 100 ms: the 503s stop within about
+ * 100 ms of Redis answering again. Every command has a timeout (socket SO_RCVTIMEO/SO_SNDTIMEO).
  *
  * Scripts are sent with EVALSHA; the SHAs come from SCRIPT LOAD on the first connection. A NOSCRIPT
  * reply (SCRIPT FLUSH, a restarted or failed-over Redis) is answered with EVAL of the full body,
@@ -16,9 +17,11 @@
  *   -ECONNREFUSED  Redis unreachable now (dial failed, or inside the back-off window)
  *   -ETIMEDOUT     no pool connection free within the timeout, Redis did not answer in time
  *                  before the command was fully sent, or Redis timed out moments ago (after a
- *                  timeout the pool fails fast for a window of 50 ms doubling to 2 s, reset by
+ *                  timeout the pool fails fast for a window of 50 ms, then 100 ms, reset by
  *                  the next answer)
  *   -ETIME         Redis did not answer in time AFTER the command was sent: it may have run
+ *   -ECONNRESET    the connection failed (EOF, reset, killed) AFTER the command was sent: it may
+ *                  have run (a write's outcome is unknown; never report it as safe to retry)
  *   -EIO           I/O or protocol error, or a Redis error reply (OOM, LOADING, READONLY, BUSY...)
  *   -ENOMEM        out of memory
  * http.c maps all of them but -ENOMEM to 503.
@@ -111,6 +114,15 @@ redisReply *store_script(struct store_conn *c, enum store_script script, int nke
  * (the caller owns it and frees it with redisFree) or NULL with *err set.
  */
 redisContext *store_dial(struct store *st, int *err);
+
+#define STORE_SHA_LEN 40
+
+/** The SHA1 of a script as SCRIPT LOAD returned it on this store's first connection: 0 and
+ *  out (40 hex digits and a NUL), or -ENOENT before any connection loaded the scripts. */
+int store_script_sha(struct store *st, enum store_script s, char out[STORE_SHA_LEN + 1]);
+
+/** A script's body (for EVAL; compiled in, static). */
+const char *store_script_body(enum store_script s);
 
 /** The per-command timeout in milliseconds (store_config.timeout_ms). */
 int store_timeout_ms(const struct store *st);

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -16,7 +17,9 @@
 #include "util.h"
 
 #define BACKOFF_MIN_MS 50
-#define BACKOFF_MAX_MS 2000
+#define BACKOFF_MAX_MS                                                                             \
+    100 /* a probe at least this often once Redis fails (the 503s stop                             \
+         * within about this long of Redis answering again) */
 #define READ_CHUNK ((size_t)64 * 1024)
 #define ABANDON_TIMEOUTS 2             /* unanswered for this many timeouts: close and dial again */
 #define READ_MAX ((size_t)1024 * 1024) /* bytes read per readiness event, for fairness */
@@ -35,7 +38,15 @@ struct pending {
     void *arg;
     int n, got;
     int64_t deadline_ms; /* monotonic; INT64_MAX until its flush (the clock starts when sent) */
+    int64_t limit_ms;    /* the caller's own deadline (monotonic), 0 = none */
     int abandoned;       /* timed out: fn was called; its replies are read and dropped */
+    int sent;            /* a flush wrote (some of) it: it may have reached Redis */
+    /* a script (store_async_script): what a NOSCRIPT reply needs to send it again as EVAL */
+    int script;        /* enum store_script, or -1 */
+    int script_argc;   /* keys + args */
+    char *script_args; /* every key and argument, back to back */
+    size_t *script_lens;
+    char script_nkeys[12];
     redisReply *replies[STORE_ASYNC_MAX_CMDS];
     struct pending *next;
     /* sharing (store_async_send_shared), while unsent: the commands as appended */
@@ -128,6 +139,8 @@ static void pending_free(struct pending *p)
 {
     for (int i = 0; i < p->got; i++)
         freeReplyObject(p->replies[i]);
+    free(p->script_args);
+    free(p->script_lens);
     while (p->waiters) {
         struct waiter *w = p->waiters;
         p->waiters = w->next;
@@ -162,7 +175,7 @@ static void fail_all(struct store_async *sa, int rc, const char *what)
     while (p) {
         struct pending *next = p->next;
         if (!p->abandoned)
-            notify(p, rc, NULL);
+            notify(p, rc == -EIO && p->sent ? -ECONNRESET : rc, NULL);
         pending_free(p);
         p = next;
     }
@@ -253,16 +266,17 @@ static int can_send(struct store_async *sa, int n)
 }
 
 /* Append the group's commands and queue p for their replies. Returns 1 (a new pipeline), 0, or
- * -ENOMEM (p freed; the connection is closed at the next flush or tick). */
+ * -ENOMEM (p is not queued and stays the caller's; the connection is closed at the next flush or
+ * tick). */
 static int append_group(struct store_async *sa, struct pending *p, const int *argc,
-                        const char *const *const *argv)
+                        const char *const *const *argv, const size_t *const *argvlen)
 {
     int fresh = sdslen(sa->ctx->obuf) == 0;
     for (int i = 0; i < p->n; i++)
-        if (redisAppendCommandArgv(sa->ctx, argc[i], (const char **)argv[i], NULL) != REDIS_OK) {
+        if (redisAppendCommandArgv(sa->ctx, argc[i], (const char **)argv[i],
+                                   argvlen ? argvlen[i] : NULL) != REDIS_OK) {
             /* out of memory: part of the group may be in the buffer, so the connection must go;
              * not from here (no callback runs inside a send): at the next flush or tick */
-            pending_free(p);
             sa->broken = 1;
             return -ENOMEM;
         }
@@ -286,6 +300,7 @@ static struct pending *pending_new(store_async_fn fn, void *arg, int n)
     p->fn = fn;
     p->arg = arg;
     p->n = n;
+    p->script = -1;
     p->waiters_end = &p->waiters;
     return p;
 }
@@ -375,11 +390,101 @@ int store_async_send_shared(struct store_async *sa, int n, const int *argc,
         free(p);
         return -ENOMEM;
     }
-    rc = append_group(sa, p, argc, argv);
+    rc = append_group(sa, p, argc, argv, NULL);
     if (rc >= 0) {
         p->share_next = *slot;
         *slot = p;
+    } else {
+        pending_free(p);
     }
+    return rc;
+}
+
+int store_async_send(struct store_async *sa, int n, const int *argc, const char *const *const *argv,
+                     const size_t *const *argvlen, int64_t deadline_ms, store_async_fn fn,
+                     void *arg)
+{
+    int rc = can_send(sa, n);
+    if (rc)
+        return rc;
+    struct pending *p = pending_new(fn, arg, n);
+    if (!p)
+        return -ENOMEM;
+    p->limit_ms = deadline_ms;
+    rc = append_group(sa, p, argc, argv, argvlen);
+    if (rc < 0)
+        pending_free(p);
+    return rc;
+}
+
+/* Append "EVALSHA <sha> nkeys ..." (or EVAL of the body when the SHA is not known yet, or `eval`
+ * is set) for p's script, from the copy p keeps; 1 or 0 as append_group, or -ENOMEM (p is not
+ * queued and stays the caller's). */
+static int append_script(struct store_async *sa, struct pending *p, int eval)
+{
+    int argc = p->script_argc + 3;
+    const char **argv = malloc(sizeof(*argv) * (size_t)argc);
+    size_t *lens = malloc(sizeof(*lens) * (size_t)argc);
+    char sha[STORE_SHA_LEN + 1];
+    if (!argv || !lens) {
+        free(argv);
+        free(lens);
+        return -ENOMEM;
+    }
+    int by_sha = !eval && store_script_sha(sa->st, (enum store_script)p->script, sha) == 0;
+    argv[0] = by_sha ? "EVALSHA" : "EVAL";
+    argv[1] = by_sha ? sha : store_script_body((enum store_script)p->script);
+    argv[2] = p->script_nkeys;
+    const char *at = p->script_args;
+    for (int i = 0; i < p->script_argc; i++) {
+        argv[3 + i] = at;
+        lens[3 + i] = p->script_lens[i];
+        at += p->script_lens[i];
+    }
+    for (int i = 0; i < 3; i++)
+        lens[i] = strlen(argv[i]);
+    const char *const *av[] = {argv};
+    const size_t *const lv[] = {lens};
+    int rc = append_group(sa, p, &argc, av, lv);
+    free(argv);
+    free(lens);
+    return rc;
+}
+
+int store_async_script(struct store_async *sa, enum store_script script, int nkeys, int nargs,
+                       const char *const *argv, const size_t *argvlen, int64_t deadline_ms,
+                       store_async_fn fn, void *arg)
+{
+    int rc = can_send(sa, 1);
+    if (rc)
+        return rc;
+    struct pending *p = pending_new(fn, arg, 1);
+    int n = nkeys + nargs;
+    size_t total = 0;
+    if (p && !(p->script_lens = malloc(sizeof(size_t) * (size_t)(n ? n : 1)))) {
+        pending_free(p);
+        p = NULL;
+    }
+    if (!p)
+        return -ENOMEM;
+    for (int i = 0; i < n; i++)
+        total += p->script_lens[i] = argvlen ? argvlen[i] : strlen(argv[i]);
+    if (!(p->script_args = malloc(total ? total : 1))) {
+        pending_free(p);
+        return -ENOMEM;
+    }
+    char *at = p->script_args;
+    for (int i = 0; i < n; i++) {
+        memcpy(at, argv[i], p->script_lens[i]);
+        at += p->script_lens[i];
+    }
+    p->script = (int)script;
+    p->script_argc = n;
+    p->limit_ms = deadline_ms;
+    snprintf(p->script_nkeys, sizeof(p->script_nkeys), "%d", nkeys);
+    rc = append_script(sa, p, 0);
+    if (rc < 0)
+        pending_free(p);
     return rc;
 }
 
@@ -400,7 +505,8 @@ void store_async_flush(struct store_async *sa)
                        * before the write: a process stopped in between is not Redis's delay) */
         int64_t deadline = util_now_ms() + store_timeout_ms(sa->st);
         for (struct pending *p = sa->unsent; p; p = p->next) {
-            p->deadline_ms = deadline;
+            p->deadline_ms = p->limit_ms && p->limit_ms < deadline ? p->limit_ms : deadline;
+            p->sent = 1;
             free(p->args); /* sent: nobody joins it any more */
             p->args = NULL;
         }
@@ -429,6 +535,22 @@ static int take_reply(struct store_async *sa, redisReply *r)
         sa->unsent = p->next;
     }
     sa->backoff_ms = BACKOFF_MIN_MS; /* Redis answers */
+    if (p->script >= 0 && !p->abandoned && r->type == REDIS_REPLY_ERROR &&
+        strncmp(r->str, "NOSCRIPT", 8) == 0) {
+        /* SCRIPT FLUSH, a restarted or failed-over Redis: the script did not run. Send its
+         * body (EVAL also loads it for the next EVALSHA) as a new group in the same place of
+         * the caller's sequence; the caller sees only the final reply. */
+        freeReplyObject(r);
+        p->got = 0;
+        p->next = NULL;
+        p->sent = 0;
+        p->deadline_ms = INT64_MAX;
+        if (append_script(sa, p, 1) < 0) {
+            notify(p, -EIO, NULL); /* it did not run: safe to report as unavailable */
+            pending_free(p);
+        }
+        return 0;
+    }
     if (!p->abandoned)
         notify(p, 0, p->replies);
     pending_free(p);

@@ -17,10 +17,11 @@
  * connection survives a Redis that was only slow. While the oldest group is given up (Redis is
  * not answering), sends fail at once with -ETIMEDOUT, as the pools fail fast after a timeout
  * (store.h). Unanswered for two timeouts (a half-open connection, a Redis that moved), or any I/O
- * or protocol error, closes the connection and fails the groups still in time with -EIO. The
- * next send starts a new dial: one at a time, and after a failure no sooner than a back-off of
- * 50 ms doubling to 2 s (reset by the next answer). Without a connection a send returns -EAGAIN
- * at once and the caller takes its blocking path instead.
+ * or protocol error, closes the connection and fails the groups still in time: -ECONNRESET for
+ * those already written (they may have run), -EIO for those not. The next send starts a new
+ * dial: one at a time, and after a failure no sooner than a back-off of 50 ms, then 100 ms (reset
+ * by the next answer), so a probe goes through at least every 100 ms. Without a connection a send
+ * returns -EAGAIN at once and the caller takes its blocking path instead.
  *
  * Replies come back in order (RESP2, no pub/sub, no MONITOR on this connection), so the pending
  * commands are a FIFO of groups; a group is up to STORE_ASYNC_MAX_CMDS commands answered
@@ -46,9 +47,9 @@
  * A group's completion, called once on the loop thread: rc 0 with replies[0..n-1] (borrowed,
  * freed after the call, or for a shared group after its last caller's call: read-only; a Redis
  * error reply is a REDIS_REPLY_ERROR object), or a negative errno
- * with replies NULL: -ETIMEDOUT (unanswered within its own timeout), -EIO (I/O or protocol
- * error, or the connection was dropped after older groups went unanswered for two timeouts),
- * -ECANCELED (store_async_free).
+ * with replies NULL: -ETIMEDOUT (written, unanswered within its own timeout: it may have run),
+ * -ECONNRESET (written, then the connection failed: it may have run), -EIO (not written: the
+ * connection failed first, or out of memory), -ECANCELED (store_async_free).
  */
 typedef void (*store_async_fn)(void *arg, int rc, redisReply **replies);
 
@@ -88,6 +89,28 @@ void store_async_start(struct store_async *sa);
  */
 int store_async_send_shared(struct store_async *sa, int n, const int *argc,
                             const char *const *const *argv, store_async_fn fn, void *arg);
+
+/**
+ * Append a group of n (1..STORE_ASYNC_MAX_CMDS) commands, argv[i][0..argc[i]-1] with lengths
+ * argvlen[i] (NULL: NUL-terminated strings), copied; never shared with another caller (writes,
+ * scripts). deadline_ms (monotonic, util_now_ms; 0 = none) caps the group's own timeout: it is
+ * given up at the earlier of that and its write plus the store's command timeout. Returns as
+ * store_async_send_shared (never 2).
+ */
+int store_async_send(struct store_async *sa, int n, const int *argc, const char *const *const *argv,
+                     const size_t *const *argvlen, int64_t deadline_ms, store_async_fn fn,
+                     void *arg);
+
+/**
+ * Run a script: EVALSHA of the SHA the store loaded (EVAL of the body before any connection of
+ * the store has loaded it), keys then args in argv[0..nkeys+nargs) with lengths (argvlen NULL:
+ * NUL-terminated), copied. A NOSCRIPT reply (SCRIPT FLUSH, a restarted Redis) is answered by
+ * sending EVAL of the body, once, behind the groups sent meanwhile; fn sees only the final
+ * reply, as replies[0]. Deadline and returns as store_async_send.
+ */
+int store_async_script(struct store_async *sa, enum store_script script, int nkeys, int nargs,
+                       const char *const *argv, const size_t *argvlen, int64_t deadline_ms,
+                       store_async_fn fn, void *arg);
 
 /** Write what the sends appended; call before the loop waits. Errors fail the pending groups. */
 void store_async_flush(struct store_async *sa);
