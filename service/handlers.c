@@ -4,6 +4,7 @@
 #include <assert.h>
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1135,31 +1136,6 @@ static void reply_entry_error(struct http_reply *rp, const struct entry_error *e
     http_reply_error(rp, err->status, err->code, "%s%s", where, err->msg);
 }
 
-static void scores_single(struct http_request *rq, struct http_reply *rp, const char *board,
-                          const cJSON *doc)
-{
-    struct entry_in in;
-    struct entry_error err = {0};
-    if (parse_entry(doc, &in, &err)) {
-        reply_entry_error(rp, &err, "");
-        return;
-    }
-    struct board_outcome out = {0};
-    struct board_settings used;
-    size_t bad = 0;
-    int rc = apply_entries(rq->app, board, &in, 1, 1, &out, &used, &bad, &err);
-    if (rc == -1)
-        reply_entry_error(rp, &err, "");
-    else if (rc)
-        http_reply_write_errno(rp, rc);
-    else if (out.rc) {
-        range_error(&used, &err);
-        reply_entry_error(rp, &err, "");
-    } else
-        http_reply_json(rp, 200, render_write(in.id, &out));
-    entry_free(&in);
-}
-
 static cJSON *rejected_item(const char *key, long at, const struct entry_error *err)
 {
     cJSON *r = cJSON_CreateObject();
@@ -1170,56 +1146,96 @@ static cJSON *rejected_item(const char *key, long at, const struct entry_error *
     return r;
 }
 
-static void scores_batch(struct http_request *rq, struct http_reply *rp, const char *board,
-                         const cJSON *entries)
+/* The entries of a score write: one entry, or a batch {"entries":[...]}. */
+struct scores_in {
+    struct entry_in *in; /* n entries, owned */
+    struct board_outcome *out;
+    size_t n;
+    int single;
+};
+
+static void scores_in_free(struct scores_in *si)
 {
-    int n = cJSON_GetArraySize(entries);
-    if (!cJSON_IsArray(entries) || n > BOARD_BATCH_MAX) {
+    for (size_t k = 0; si->in && k < si->n; k++)
+        entry_free(&si->in[k]);
+    free(si->in);
+    free(si->out);
+    si->in = NULL;
+    si->out = NULL;
+}
+
+/* Parse and validate a JSON score body (no Redis): 0, or -1 with rp filled (4xx/500). */
+static int scores_parse(struct http_request *rq, struct http_reply *rp, struct scores_in *si)
+{
+    memset(si, 0, sizeof(*si));
+    cJSON *doc = parse_body(rq, rp);
+    if (!doc)
+        return -1;
+    const cJSON *entries = cJSON_GetObjectItemCaseSensitive(doc, "entries");
+    si->single = !(cJSON_IsObject(doc) && entries && cJSON_GetArraySize(doc) == 1);
+    int n = si->single ? 1 : cJSON_GetArraySize(entries);
+    if (!si->single && (!cJSON_IsArray(entries) || n > BOARD_BATCH_MAX)) {
         http_reply_error(rp, cJSON_IsArray(entries) ? 413 : 400, "invalid_entries",
                          "entries must be an array of at most %d entries.", BOARD_BATCH_MAX);
-        return;
+        cJSON_Delete(doc);
+        return -1;
     }
-    struct entry_in *in = calloc((size_t)n + 1, sizeof(*in));
-    struct board_outcome *out = calloc((size_t)n + 1, sizeof(*out));
+    si->in = calloc((size_t)n + 1, sizeof(*si->in));
+    si->out = calloc((size_t)n + 1, sizeof(*si->out));
+    int rc = (!si->in || !si->out) ? -1 : 0;
+    if (rc)
+        http_reply_errno(rp, -ENOMEM);
     struct entry_error err = {0};
-    char where[48];
-    int rc = (!in || !out) ? -ENOMEM : 0, i = 0;
-    for (const cJSON *e = entries->child; e && !rc; e = e->next, i++) {
-        if (parse_entry(e, &in[i], &err)) {
-            snprintf(where, sizeof(where), "entries[%d]: ", i);
+    const cJSON *e = si->single ? doc : entries->child;
+    for (int i = 0; e && !rc && i < n; e = e->next, i++) {
+        if (parse_entry(e, &si->in[i], &err)) {
+            char where[48] = "";
+            if (!si->single)
+                snprintf(where, sizeof(where), "entries[%d]: ", i);
             reply_entry_error(rp, &err, where);
-            rc = 1;
+            rc = -1;
+        } else {
+            si->n = (size_t)i + 1;
         }
     }
-    struct board_settings used;
-    size_t bad = 0;
-    if (!rc)
-        rc = apply_entries(rq->app, board, in, (size_t)n, 0, out, &used, &bad, &err);
+    cJSON_Delete(doc);
+    if (rc)
+        scores_in_free(si);
+    return rc;
+}
+
+/* The reply to a write that ended (rc as apply_entries: 0, -1 with err and bad, or an errno). */
+static void scores_reply(struct http_reply *rp, const struct scores_in *si, int rc,
+                         const struct board_settings *used, size_t bad, struct entry_error *err)
+{
     if (rc == -1) {
-        snprintf(where, sizeof(where), "entries[%zu]: ", bad);
-        reply_entry_error(rp, &err, where);
-    } else if (rc < 0) {
+        char where[48] = "";
+        if (!si->single)
+            snprintf(where, sizeof(where), "entries[%zu]: ", bad);
+        reply_entry_error(rp, err, where);
+    } else if (rc) {
         http_reply_write_errno(rp, rc);
-    } else if (rc == 0) {
+    } else if (si->single && si->out[0].rc) {
+        range_error(used, err);
+        reply_entry_error(rp, err, "");
+    } else if (si->single) {
+        http_reply_json(rp, 200, render_write(si->in[0].id, &si->out[0]));
+    } else {
         cJSON *doc = cJSON_CreateObject(), *rej = cJSON_CreateArray();
         int applied = 0;
-        for (int k = 0; k < n; k++) {
-            if (out[k].rc == 0) {
+        for (size_t k = 0; k < si->n; k++) {
+            if (si->out[k].rc == 0) {
                 applied++;
                 continue;
             }
-            range_error(&used, &err);
-            cJSON_AddItemToArray(rej, rejected_item("index", k, &err));
+            range_error(used, err);
+            cJSON_AddItemToArray(rej, rejected_item("index", (long)k, err));
         }
         cJSON_AddNumberToObject(doc, "applied", applied);
         cJSON_AddItemToObject(doc, "rejected", rej);
         http_reply_json(rp, 200, cJSON_PrintUnformatted(doc));
         cJSON_Delete(doc);
     }
-    for (int k = 0; in && k < n; k++)
-        entry_free(&in[k]);
-    free(in);
-    free(out);
 }
 
 void handle_scores_post(struct http_request *rq, struct http_reply *rp)
@@ -1231,15 +1247,151 @@ void handle_scores_post(struct http_request *rq, struct http_reply *rp)
         handle_scores_stream(rq, NULL, 0, rp); /* end of the stream: flush and reply */
         return;
     }
-    cJSON *doc = parse_body(rq, rp);
-    if (!doc)
+    struct scores_in si;
+    if (scores_parse(rq, rp, &si))
         return;
-    const cJSON *entries = cJSON_GetObjectItemCaseSensitive(doc, "entries");
-    if (cJSON_IsObject(doc) && entries && cJSON_GetArraySize(doc) == 1)
-        scores_batch(rq, rp, board, entries);
+    struct board_settings used;
+    struct entry_error err = {0};
+    size_t bad = 0;
+    int rc = apply_entries(rq->app, board, si.in, si.n, si.single, si.out, &used, &bad, &err);
+    scores_reply(rp, &si, rc, &used, bad, &err);
+    scores_in_free(&si);
+}
+
+/*
+ * The same on the event thread, on its own write connection (http_async_store_writes): the
+ * settings this process last saw (else one HGETALL), the scores validated against them, then
+ * write.lua (and compact.lua for a full tie group: board_write_submit). Settings changed under
+ * the write (the script refuses it): read them again, validate, resume after what was written,
+ * as apply_entries does. Nothing sent yet and no connection: the blocking handler takes over.
+ */
+struct scores_job {
+    struct board_write_job w; /* first: board.c hands it back */
+    struct board_settings_job sj;
+    struct http_request *rq;
+    struct http_reply *rp;
+    struct http_async *async;
+    const char *board;
+    struct scores_in si;
+    struct board_entry *be;
+    size_t from; /* entries before it are settled */
+    int attempts;
+    int wrote; /* a write script was sent: the blocking path may not start over */
+};
+
+static void scores_job_end(struct scores_job *j, int rc, size_t bad, struct entry_error *err)
+{
+    struct http_async *async = j->async;
+    int fallback = rc == -EAGAIN && !j->wrote && j->attempts == 0;
+    if (!fallback) {
+        if (rc && rc != -1 && j->from > 0)
+            rc = -ETIME; /* part of it is applied: never "not written" */
+        scores_reply(j->rp, &j->si, rc, &j->w.assumed, bad, err);
+    }
+    scores_in_free(&j->si);
+    free(j->be);
+    free(j);
+    http_async_done(async, !fallback);
+}
+
+static void scores_written(struct board_write_job *w, int rc);
+
+/* Validate entries[from..n) under `set` and send them; ends the job on failure. */
+static void scores_send(struct scores_job *j, const struct board_settings *set)
+{
+    struct entry_error err = {0};
+    size_t bad = 0;
+    j->w.assumed = *set;
+    if (prepare(set, j->si.in + j->from, j->si.n - j->from, j->be, &bad, &err)) {
+        scores_job_end(j, -1, bad + j->from, &err);
+        return;
+    }
+    j->w = (struct board_write_job){
+        .board = j->board,
+        .assumed = *set,
+        .entries = j->be,
+        .n = j->si.n - j->from,
+        .flags = BOARD_WRITE_ATOMIC | (j->si.single ? BOARD_WRITE_RANKS : 0),
+        .outcomes = j->si.out + j->from,
+        .deadline_ms = j->rq->deadline_ms,
+        .done = scores_written};
+    int rc = board_write_submit(&j->rq->app->model, http_async_store_writes(j->async), &j->w);
+    if (rc == 0)
+        j->wrote = 1;
     else
-        scores_single(rq, rp, board, doc);
-    cJSON_Delete(doc);
+        scores_job_end(j, rc, 0, &err);
+}
+
+static void scores_settings_read(struct board_settings_job *sj, int rc)
+{
+    struct scores_job *j = (struct scores_job *)(void *)((char *)sj -
+                                                         offsetof(struct scores_job, sj));
+    if (rc) {
+        struct entry_error err = {0};
+        scores_job_end(j, rc, 0, &err);
+        return;
+    }
+    scores_send(j, &sj->settings);
+}
+
+/* Read the settings (HGETALL), then scores_send; ends the job when nothing could be sent. */
+static void scores_read_settings(struct scores_job *j)
+{
+    j->sj = (struct board_settings_job){
+        .board = j->board, .deadline_ms = j->rq->deadline_ms, .done = scores_settings_read};
+    int rc = board_settings_submit(&j->rq->app->model, http_async_store_writes(j->async), &j->sj);
+    if (rc) {
+        struct entry_error err = {0};
+        scores_job_end(j, rc, 0, &err);
+    }
+}
+
+static void scores_written(struct board_write_job *w, int rc)
+{
+    struct scores_job *j = (struct scores_job *)w;
+    struct entry_error err = {0};
+    j->from += w->handled;
+    if (rc == -EAGAIN && ++j->attempts < 3) { /* the settings changed: again, from `from` */
+        scores_read_settings(j);
+        return;
+    }
+    if (rc == -ERANGE) { /* an incr would leave the range: nothing written by that call */
+        range_error(&w->assumed, &err);
+        scores_job_end(j, -1, j->from, &err);
+        return;
+    }
+    scores_job_end(j, rc, 0, &err);
+}
+
+int handle_scores_async(struct http_request *rq, struct http_reply *rp, struct http_async *async)
+{
+    const char *board;
+    if (rq->streaming || !http_async_store_writes(async))
+        return 0;
+    struct scores_job *j = calloc(1, sizeof(*j));
+    if (!j)
+        return 0;
+    if (board_param(rq, rp, &board) || scores_parse(rq, rp, &j->si)) {
+        free(j);
+        http_async_done(async, 1); /* a 4xx */
+        return 1;
+    }
+    j->rq = rq;
+    j->rp = rp;
+    j->async = async;
+    j->board = board;
+    if (!(j->be = calloc(j->si.n + 1, sizeof(*j->be)))) {
+        scores_in_free(&j->si);
+        free(j);
+        return 0;
+    }
+    struct board_settings set;
+    int exists = 0;
+    if (board_settings_cached(&rq->app->model, board, &set, &exists) == 0)
+        scores_send(j, &set);
+    else
+        scores_read_settings(j);
+    return 1;
 }
 
 /* ---------------------------------------------------------------- NDJSON stream */

@@ -27,6 +27,9 @@ void handle_board_get(struct http_request *rq, struct http_reply *rp);
 void handle_board_put(struct http_request *rq, struct http_reply *rp);
 void handle_board_delete(struct http_request *rq, struct http_reply *rp);
 void handle_scores_post(struct http_request *rq, struct http_reply *rp);
+/** A JSON score write (one entry or a batch) on the event thread's own write connection; 0
+ *  (NDJSON streams, no connection) when the worker must run handle_scores_post. */
+int handle_scores_async(struct http_request *rq, struct http_reply *rp, struct http_async *async);
 int handle_scores_stream(struct http_request *rq, const char *data, size_t len,
                          struct http_reply *rp);
 void handle_scores_stream_free(void *state);

@@ -44,6 +44,7 @@ static struct route routes[] = {
      .pattern = "/boards/{board}/scores",
      .handler = handle_scores_post,
      .name = "scores",
+     .async = handle_scores_async,
      .stream = handle_scores_stream,
      .stream_free = handle_scores_stream_free,
      .flags = W | B | ROUTE_NDJSON},
