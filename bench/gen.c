@@ -5,7 +5,11 @@
  *   gen resp   N BOARD IDPFX PREFIX TTL_MS RECORDS(0|1)   RESP for `redis-cli --pipe`: the board in
  *              rankd's own key format (schema/redis-keys.md, schema/score-layout.md): settings hash
  *              P:{B}:meta, registry P:boards, sorted set P:{B}:z, records in P:items
- *   gen ndjson N IDPFX                                    NDJSON lines for POST /boards/{b}/scores
+ *   gen ndjson N IDPFX [OP]                               NDJSON lines for POST /boards/{b}/scores
+ *              (with "op":OP in every line when OP is given, e.g. set)
+ *   gen pipe   N ZKEY ITEMSKEY IDPFX                      RESP: the same entries and records as
+ *              `resp`, one `ZADD ZKEY stored id` and one `HSET ITEMSKEY id record` per entry (what
+ *              a plain client pipelines; the baseline of the NDJSON import)
  *   gen csv    N IDPFX                                    id,score,record for PostgreSQL COPY (CSV)
  *   gen weight KEY COUNT BYTES NESTED(0|1)                RESP: HSET KEY f1 v1 .. fCOUNT vCOUNT, each
  *              value a JSON record of about BYTES bytes (flat, or nested objects and arrays)
@@ -134,14 +138,42 @@ static int gen_resp(int64_t n, const char *board, const char *idp, const char *p
     return 0;
 }
 
-static int gen_ndjson(int64_t n, const char *idp)
+static int gen_ndjson(int64_t n, const char *idp, const char *op)
 {
     char rec[256];
     for (int64_t i = 1; i <= n; i++) {
         int64_t idn = id_of(i, n);
         record_of(idn, rec, sizeof(rec));
-        printf("{\"id\":\"%s%" PRId64 "\",\"score\":%" PRId64 ",\"record\":%s}\n", idp, idn,
-               score_of(i), rec);
+        printf("{\"id\":\"%s%" PRId64 "\",\"score\":%" PRId64 ",", idp, idn, score_of(i));
+        if (op)
+            printf("\"op\":\"%s\",", op);
+        printf("\"record\":%s}\n", rec);
+    }
+    return 0;
+}
+
+/* One ZADD and one HSET per entry, stored scores as in gen_resp (desc, tiebreak first). */
+static int gen_pipe(int64_t n, const char *zkey, const char *items, const char *idp)
+{
+    char v[64], id[64], rec[256];
+    int64_t prev_score = INT64_MIN, tie = 0;
+    for (int64_t i = 1; i <= n; i++) {
+        int64_t s = score_of(i), idn = id_of(i, n);
+        tie = s != prev_score ? 0 : tie + 1;
+        prev_score = s;
+        snprintf(v, sizeof(v), "%" PRId64, -s * ((int64_t)1 << TIE_BITS) + tie);
+        snprintf(id, sizeof(id), "%s%" PRId64, idp, idn);
+        cmd_header(4);
+        bulks("ZADD");
+        bulks(zkey);
+        bulks(v);
+        bulks(id);
+        int rl = record_of(idn, rec, sizeof(rec));
+        cmd_header(4);
+        bulks("HSET");
+        bulks(items);
+        bulks(id);
+        bulk(rec, (size_t)rl);
     }
     return 0;
 }
@@ -224,8 +256,10 @@ int main(int argc, char **argv)
     int rc = 2;
     if (argc == 8 && strcmp(argv[1], "resp") == 0)
         rc = gen_resp(atoll(argv[2]), argv[3], argv[4], argv[5], atol(argv[6]), atoi(argv[7]));
-    else if (argc == 4 && strcmp(argv[1], "ndjson") == 0)
-        rc = gen_ndjson(atoll(argv[2]), argv[3]);
+    else if ((argc == 4 || argc == 5) && strcmp(argv[1], "ndjson") == 0)
+        rc = gen_ndjson(atoll(argv[2]), argv[3], argc == 5 ? argv[4] : NULL);
+    else if (argc == 6 && strcmp(argv[1], "pipe") == 0)
+        rc = gen_pipe(atoll(argv[2]), argv[3], argv[4], argv[5]);
     else if (argc == 4 && strcmp(argv[1], "csv") == 0)
         rc = gen_csv(atoll(argv[2]), argv[3]);
     else if (argc == 6 && strcmp(argv[1], "weight") == 0)

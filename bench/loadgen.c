@@ -12,6 +12,11 @@
  * the rest pages: --hot-frac of them uniform over pages 1..--hot-pages, the others uniform over
  * 1..--pages. URLs come from templates: "{p}" is replaced by the page, "{m}" by the member number.
  *
+ * Write load (--body TPL): every reader request is instead a POST to --url (with --token as a
+ * bearer token, Content-Type application/json) whose body is TPL with "{m}" replaced by a member
+ * number uniform over 1..--members and "{s}" by a score uniform over 1..1,000,000, e.g.
+ * '{"id":"u{m}","score":{s},"op":"set"}'. These replies count as reads ("all") for the report.
+ *
  * Writers (optional, --write-frac F > 0): extra connections to --write-port that POST score
  * increments ({"id":"<idpfx><m>","score":1..100,"op":"incr"}), gated so that writes are F of all
  * requests (they wait while writes > F/(1-F) x reads). A probe connection sets member --probe-id to
@@ -81,7 +86,7 @@ struct lat {
 
 static struct opts {
     const char *host, *url, *member_url, *write_path, *token, *idpfx, *probe_id, *check_key,
-        *timeline, *label;
+        *timeline, *label, *body;
     int port, write_port, check_port, conns, write_conns, hot_pages, page_size;
     double duration, warmup, rate, hot_frac, member_frac, write_frac, check_frac, drain;
     int64_t pages, members, probe_base;
@@ -107,7 +112,7 @@ static struct conn conns[MAX_CONNS];
 static int nconns, epfd;
 static int64_t t0, t_measure, t_end;
 static struct lat lats[NCLS], all_read;
-static uint64_t errors, timeouts, non2xx[NCLS], bytes_in, xcache_n[4], sent_writes, done_reads;
+static uint64_t errors, timeouts, non2xx[NCLS], non2xx_read, bytes_in, xcache_n[4], sent_writes, done_reads;
 static uint64_t checked, wrong, total_done; /* total_done: every reply, warm-up included */
 static int64_t probe_done_ns[PROBE_MAX + 1];
 static int64_t probe_last_done = 0, probe_next_k = 1;
@@ -160,8 +165,9 @@ static size_t expand(char *out, size_t cap, const char *tpl, int64_t p, int64_t 
 {
     size_t n = 0;
     for (const char *s = tpl; *s && n + 24 < cap; s++) {
-        if (s[0] == '{' && (s[1] == 'p' || s[1] == 'm') && s[2] == '}') {
-            n += (size_t)snprintf(out + n, cap - n, "%" PRId64, s[1] == 'p' ? p : m);
+        if (s[0] == '{' && (s[1] == 'p' || s[1] == 'm' || s[1] == 's') && s[2] == '}') {
+            int64_t v = s[1] == 'p' ? p : s[1] == 'm' ? m : (int64_t)(rnd() % 1000000) + 1;
+            n += (size_t)snprintf(out + n, cap - n, "%" PRId64, v);
             s += 2;
         } else {
             out[n++] = *s;
@@ -171,10 +177,27 @@ static size_t expand(char *out, size_t cap, const char *tpl, int64_t p, int64_t 
     return n;
 }
 
+static void build_body_post(struct conn *c)
+{
+    char path[1024], body[1024];
+    c->cls = C_WRITE;
+    c->page = 0;
+    expand(path, sizeof(path), o.url, 0, 0);
+    size_t bl = expand(body, sizeof(body), o.body, 0, (int64_t)(rnd() % (uint64_t)o.members) + 1);
+    c->req_len = (size_t)snprintf(c->req, REQ_MAX,
+                                  "POST %s HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n"
+                                  "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
+                                  path, o.host, o.token ? o.token : "", bl, body);
+}
+
 static void build_get(struct conn *c)
 {
     char path[1024];
     c->page = 0;
+    if (o.body) {
+        build_body_post(c);
+        return;
+    }
     if (o.member_url && rnd01() < o.member_frac) {
         c->cls = C_MEMBER;
         expand(path, sizeof(path), o.member_url, 0, (int64_t)(rnd() % (uint64_t)o.members) + 1);
@@ -499,7 +522,8 @@ static void record(struct conn *c, int64_t t, int status)
 {
     int64_t lat = (t - c->sched_ns) / 1000;
     uint32_t us = lat < 0 ? 0 : lat > UINT32_MAX ? UINT32_MAX : (uint32_t)lat;
-    if (c->cls == C_PAGE || c->cls == C_MEMBER) {
+    int rd = c->role == R_READ; /* pages, member lookups, and --body writes */
+    if (rd) {
         done_reads++;
         if (timeline)
             fprintf(timeline, "%.3f,%u,%d\n", (double)(c->sched_ns - t0) / 1e6, us, status);
@@ -507,10 +531,13 @@ static void record(struct conn *c, int64_t t, int status)
     if (c->sched_ns < t_measure)
         return;
     lat_add(&lats[c->cls], us);
-    if (c->cls == C_PAGE || c->cls == C_MEMBER)
+    if (rd)
         lat_add(&all_read, us);
-    if (status < 200 || status > 299)
+    if (status < 200 || status > 299) {
         non2xx[c->cls]++;
+        if (rd)
+            non2xx_read++;
+    }
     if (status == 0)
         errors++;
 }
@@ -702,7 +729,7 @@ int main(int argc, char **argv)
         {"probe-base", 1, 0, 'j'},  {"check-port", 1, 0, 'k'},  {"check-key", 1, 0, 'K'},
         {"check-frac", 1, 0, 'q'},  {"page-size", 1, 0, 's'},   {"timeline", 1, 0, 'T'},
         {"label", 1, 0, 'l'},       {"seed", 1, 0, 'S'},        {"drain", 1, 0, 'D'},
-        {0, 0, 0, 0}};
+        {"body", 1, 0, 'y'},        {0, 0, 0, 0}};
     int ch;
     while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         switch (ch) {
@@ -736,6 +763,7 @@ int main(int argc, char **argv)
         case 'l': o.label = optarg; break;
         case 'S': o.seed = strtoull(optarg, NULL, 10); break;
         case 'D': o.drain = atof(optarg); break;
+        case 'y': o.body = optarg; break;
         default: usage();
         }
     }
@@ -843,8 +871,7 @@ int main(int argc, char **argv)
                pct(&probe_lag, 0.5), pct(&probe_lag, 0.99),
                probe_lag.n ? (double)probe_lag.v[probe_lag.n - 1] : 0, probe_last_done);
     }
-    uint64_t bad_read = non2xx[C_PAGE] + non2xx[C_MEMBER];
-    print_lat("all", &all_read, secs, bad_read, 0);
+    print_lat("all", &all_read, secs, non2xx_read, 0);
     printf("\"by_class\":{");
     int first = 1;
     for (int k = 0; k < NCLS; k++) {

@@ -8,6 +8,10 @@ Standard library only. Subcommands:
   wrk SECTION NAME JSON               a wrk run (bench's Lua done() output) as a row
   pgbench SECTION NAME NOTE SECONDS LOGS...   pgbench per-transaction logs as a row
   slowlog                             `redis-cli --json slowlog get` on stdin -> compact JSON
+  webdis-check WEBDIS.json RANKD.json N   webdis' reply of the page script against rankd's page
+                                      (same total, ids and records); exit 1 when they differ
+  import SECTION NAME NOTE BASELINE ENTRIES MS CMDS REDIS_CPU_US SERVER_CPU_US FOREIGN
+                                      a timed bulk import as a row (rate: entries/s)
   build META.json ROWS.jsonl OUTDIR   latest.json, latest.md, latest-delete.svg,
                                       latest-throughput.svg (written as *.tmp, then renamed)
   summary latest.json                 the short table the top-level README shows
@@ -85,6 +89,45 @@ def cmd_slowlog():
                       "top": sorted(out, key=lambda x: -x["us"])[:3]}))
 
 
+def cmd_webdis_check(wd_path, rk_path, n):
+    n = int(n)
+    with open(wd_path, "rb") as fh:
+        wraw = fh.read()
+    with open(rk_path, "rb") as fh:
+        rraw = fh.read()
+    problems = []
+    try:
+        w = json.loads(wraw)["EVALSHA"]
+        r = json.loads(rraw)
+        k = (len(w) - 1) // 3  # {total, id, stored, ..., record, ...}
+        ids, recs = w[1:1 + 2 * k:2], w[1 + 2 * k:]
+        if w[0] != n or r["total"] != n:
+            problems.append(f"totals {w[0]} (webdis), {r['total']} (rankd), expected {n}")
+        if len(ids) != 20 or len(recs) != 20 or len(w) != 61:
+            problems.append(f"{len(w)} values in webdis' reply, expected 61 (20 entries)")
+        if ids != [it["id"] for it in r["items"]]:
+            problems.append("the ids differ")
+        if [json.loads(x) if x else None for x in recs] != [it.get("record") for it in r["items"]]:
+            problems.append("the records differ")
+    except (ValueError, KeyError, TypeError, IndexError) as e:
+        problems.append(f"unreadable reply: {e!r}: {wraw[:200]!r}")
+    print(json.dumps({"ok": not problems, "problems": problems, "total": n, "entries": 20,
+                      "webdis_bytes": len(wraw), "rankd_bytes": len(rraw),
+                      "page": json.loads(rraw).get("page") if not problems else None}))
+    sys.exit(1 if problems else 0)
+
+
+def cmd_import(section, name, note, baseline, entries, ms, cmds, rcpu, scpu, foreign):
+    entries, ms = int(entries), max(1, int(ms))
+    row = {"section": section, "name": name, "kind": "import", "note": note,
+           "baseline": baseline, "redis_cmds": int(cmds), "redis_cpu_us": int(rcpu),
+           "server_cpu_us": int(scpu), "foreign_cpu_pct": int(foreign),
+           "first_try_foreign_pct": None,
+           "result": {"entries": entries, "ms": ms, "total_requests": entries, "errors": 0,
+                      "all": lat_block(entries, entries * 1000.0 / ms, None, None, None, None)}}
+    print(json.dumps(row))
+
+
 def cmd_heavy_page(path, nbytes):
     nbytes = int(nbytes)
     with open(path) as fh:
@@ -137,6 +180,9 @@ def line_of(row):
         extra += f" non2xx/errors={bad}"
     if (row.get("foreign_cpu_pct") or 0) >= 5:
         extra += f" others={row['foreign_cpu_pct']}%"
+    if row.get("kind") == "import":
+        return (f"{row['section']:<14} {row['name'][:44]:<44} {frps(a['rps']):>9} entries/s"
+                f"  ({r['entries']:,} in {r['ms']:,} ms){extra}")
     return (f"{row['section']:<14} {row['name'][:44]:<44} {frps(a['rps']):>9} req/s"
             f"  p50 {fnum(a['p50_ms'])}  p99 {fnum(a['p99_ms'])}  p99.9 {fnum(a['p999_ms'])}"
             f"  max {fnum(a['max_ms'])} ms{extra}")
@@ -259,6 +305,7 @@ class Report:
                f"p99.9.")
         self.w()
         self.headline()
+        self.goals12()
         self.limits()
         self.hot()
         self.mix()
@@ -267,6 +314,7 @@ class Report:
         self.delete()
         self.weight()
         self.memory()
+        self.vs()
         self.notes()
 
     def headline(self):
@@ -442,10 +490,12 @@ class Report:
                               fnum(bc.get("write", {}).get("p99_ms")),
                               f"{st.get('wrong_share', 0) * 100:.1f}% of {st.get('checked', 0):,}",
                               f"{st.get('page1_lag_p99_ms', 0):,.0f}",
-                              f"{st.get('page1_lag_max_ms', 0):,.0f}", other_load(r)])
+                              f"{st.get('page1_lag_max_ms', 0):,.0f}",
+                              fnum(per_req(r.get("server_cpu_us"), r), 0)
+                              if r.get("server_cpu_us") else "n/a", other_load(r)])
         self.table(["writes", "strategy", "read req/s", "× nginx", "read p99 ms", "read max ms",
                     "actual write share", "write p99 ms", "wrong pages", "page-1 lag p99 ms",
-                    "page-1 lag max ms", "other load"], lines)
+                    "page-1 lag max ms", "server CPU µs/req", "other load"], lines)
 
     def deep(self):
         rows = self.sec("deep")
@@ -453,12 +503,216 @@ class Report:
             return
         self.w("## 5. Deep paging (`b1m`, live)")
         self.w()
-        self.table(["row"] + self.STD + ["notes"],
-                   [[r["name"]] + self.std_cells(r) + [r.get("note", "")]
+        self.table(["row"] + self.STD + self.COST + ["notes"],
+                   [[r["name"]] + self.std_cells(r) + self.cost_cells(r) + [r.get("note", "")]
                     for r in rows if "all" in r["result"]])
+        dr = self.deep_ratio()
+        if dr:
+            self.w(f"Last page / page 1 through rankd (same connections, same run): p50 "
+                   f"{dr['p50']:.2f}, mean {dr['mean']:.2f}, p99 {dr['p99']:.2f}, throughput "
+                   f"{dr['rps']:.2f} (page {dr['last']:,} at {fnum(dr['a']['p50_ms'])} ms p50, "
+                   f"page 1 at {fnum(dr['b']['p50_ms'])} ms).")
+            self.w()
         for r in rows:
             if r["kind"] == "info":
                 self.w(f"- {r['name']}: skipped: {r['result'].get('skipped')}")
+        self.w()
+
+    def deep_ratio(self):
+        """Latency of the deepest rankd page row over page 1's (section 5)."""
+        p1 = self.find("deep", "rankd live, page 1")
+        pn = next((r for r in self.sec("deep") if r["name"].startswith("rankd live, page ")
+                   and r is not p1), None)
+        if not p1 or not pn:
+            return None
+        a, b = pn["result"]["all"], p1["result"]["all"]
+        if not (b["p50_ms"] and b["mean_ms"] and b["p99_ms"] and b["rps"]):
+            return None
+        return {"last": int(pn["name"].rsplit(" ", 1)[1]), "a": a, "b": b,
+                "p50": a["p50_ms"] / b["p50_ms"], "mean": a["mean_ms"] / b["mean_ms"],
+                "p99": a["p99_ms"] / b["p99_ms"], "rps": a["rps"] / b["rps"],
+                "foreign": max(p1.get("foreign_cpu_pct") or 0, pn.get("foreign_cpu_pct") or 0)}
+
+    # ------------------------------------------------------------ issue #12
+
+    VS_SECTIONS = (("vs-b200k", "200,000-member board (`b200k`, page_ttl_ms 0)"),
+                   ("vs-b1m", "1,000,000-member board (`b1m`, page_ttl_ms 0)"),
+                   ("vs-writes", "single-entry writes"),
+                   ("vs-import", "bulk import of 200,000 entries"))
+
+    def base_of(self, row):
+        """(ratio, baseline row) of a row with a baseline in its own section."""
+        name = row.get("baseline")
+        if not name:
+            return None, None
+        b = self.find(row["section"], name)
+        if not b or not b["result"].get("all", {}).get("rps") or not row["result"].get("all"):
+            return None, b
+        return row["result"]["all"]["rps"] / b["result"]["all"]["rps"], b
+
+    def vs(self):
+        if not any(self.sec(s) for s, _ in self.VS_SECTIONS):
+            return
+        m = self.meta
+        self.w("## 9. Against webdis, redis-benchmark and redis-cli --pipe (issue #12)")
+        self.w()
+        self.w(f"Baselines measured in the same run, {m['conns']} keep-alive connections "
+               f"({m.get('vs_warmup_s', '?')} s warm-up, {m.get('vs_duration_s', '?')} s "
+               f"measured). *webdis* ({m.get('webdis', 'n/a')}, Debian's package, 2 threads, "
+               "on the bench's Redis) runs one `EVALSHA` of the bench's own page script: `ZCARD`, "
+               "`ZRANGE` of 20 `WITHSCORES` and `HMGET` of their records on rankd's own keys, and "
+               "renders Redis' reply as JSON (`GET /EVALSHA/<sha>/2/rankd%3A%7B<board>%7D%3Az/"
+               "rankd%3Aitems/<page>`); the bench checks first that it answers 200 with the same "
+               "total, ids and records as rankd. rankd's member lookups are compared with "
+               "webdis' random pages of the same board. *redis-benchmark ZADD*: "
+               f"`redis-benchmark -c {m['conns']} -r 1000000 zadd bench:zadd __rand_int__ "
+               "m:__rand_int__`. *redis-cli --pipe*: one `ZADD` and one `HSET` per entry (RESP "
+               "generated beforehand), the same entries and records that rankd imports from one "
+               "NDJSON `POST`. `× baseline`: throughput (entries/s for imports) over the "
+               "baseline row's. *server CPU µs/req*: utime + stime of the server process "
+               "(rankd, or webdis on its rows) from `/proc/<pid>/stat` around the row, over the "
+               "requests it completed, warm-up included (per entry for imports).")
+        self.w()
+        head = ["row", "req/s", "× baseline", "p50 ms", "p99 ms", "p99.9 ms", "max ms",
+                "server CPU µs/req", "Redis cmds/req", "Redis CPU µs/req", "non-2xx",
+                "other load", "notes"]
+        for sec, title in self.VS_SECTIONS:
+            rows = [r for r in self.sec(sec) if "all" in r.get("result", {})]
+            if not rows:
+                continue
+            self.w(f"### {title}")
+            self.w()
+            lines = []
+            for r in rows:
+                a = r["result"]["all"]
+                ratio, b = self.base_of(r)
+                rx = "baseline" if not r.get("baseline") else "n/a" if ratio is None else \
+                    f"{ratio:.2f}"
+                cmds = per_req(r.get("redis_cmds"), r)
+                rcpu = per_req(r.get("redis_cpu_us"), r)
+                scpu = per_req(r.get("server_cpu_us"), r) if r.get("server_cpu_us") else None
+                bad = (a.get("non2xx") or 0) + (r["result"].get("errors") or 0)
+                rate = frps(a["rps"]) + (" entries/s" if r["kind"] == "import" else "")
+                note = r.get("note", "")
+                if r["kind"] == "import":
+                    note = f"{r['result']['entries']:,} entries in {r['result']['ms']:,} ms; {note}"
+                lines.append([r["name"], rate, rx, fnum(a["p50_ms"]), fnum(a["p99_ms"]),
+                              fnum(a["p999_ms"]), fnum(a["max_ms"]),
+                              "n/a" if scpu is None else fnum(scpu, 1), fnum(cmds, 1),
+                              fnum(rcpu, 1), str(bad), other_load(r), note])
+            self.table(head, lines)
+            info = [r["result"] for r in self.sec(sec) if r["kind"] == "info"]
+            for res in info:
+                if "skipped" in res:
+                    self.w(f"- webdis: skipped: {res['skipped']}")
+                for c in res.get("checks", []):
+                    self.w(f"- checked before timing: webdis answers 200 for page {c['page']:,} "
+                           f"with rankd's total ({c['total']:,}), 20 ids and records; "
+                           f"{c['webdis_bytes']:,} bytes against rankd's {c['rankd_bytes']:,}.")
+            if info:
+                self.w()
+
+    def goals12(self):
+        """The goals of issue #12, each met or not met with its numbers."""
+        if not any(self.sec(s) for s, _ in self.VS_SECTIONS):
+            return
+        out = []
+
+        def load(r):
+            return (r or {}).get("foreign_cpu_pct") or 0
+
+        def busy(r, b=None):
+            """Which way other load biases a ratio of rankd's row r over baseline b."""
+            fr, fb = load(r), load(b)
+            if fr > 15 and fb > 15:
+                return f" (other load {fr}% on rankd's row, {fb}% on the baseline's: noise)"
+            if fr > 15:
+                return f" (other load {fr}% on rankd's row: a lower bound)"
+            if fb > 15:
+                return f" (other load {fb}% on the baseline's row: an upper bound)"
+            return ""
+
+        def busy_cpu(rows):
+            f = max([load(r) for r in rows] or [0])
+            return f" (other load up to {f}%: CPU per request may be inflated)" if f > 15 else ""
+
+        def verdict(ok):
+            return "n/a" if ok is None else "**met**" if ok else "**not met**"
+
+        def ratio_goal(label, sec, name, want):
+            r = self.find(sec, name)
+            ratio, b = self.base_of(r) if r else (None, None)
+            if ratio is None:
+                out.append(f"- {label}: ≥ {want} × {r.get('baseline') if r else 'baseline'}: "
+                           f"n/a (row missing)")
+                return
+            out.append(f"- {label}: {r['result']['all']['rps']:,.0f} against "
+                       f"{b['result']['all']['rps']:,.0f} ({b['name']}): {ratio:.2f} × "
+                       f"(goal ≥ {want}): {verdict(ratio >= want)}{busy(r, b)}")
+
+        for b, bn in (("b200k", "200k"), ("b1m", "1M")):
+            ratio_goal(f"live page 1, {bn} board", "vs-" + b, "rankd live, page 1", 1.0)
+            ratio_goal(f"random live pages, {bn} board", "vs-" + b, "rankd live, random pages",
+                       1.0)
+            ratio_goal(f"member lookup, {bn} board (against webdis' random pages)", "vs-" + b,
+                       "rankd member lookup, random ids", 1.5)
+        ratio_goal("single-entry writes", "vs-writes", "rankd POST one entry (set), random ids",
+                   0.4)
+        ratio_goal("NDJSON import (entries/s)", "vs-import", "rankd NDJSON import (set)", 1.0)
+        hot = self.find("hot", "rankd short-ttl (Redis-cached page)")
+        ng = self.find("limits", "nginx static file, same page bytes")
+        if hot and ng:
+            a, n = hot["result"]["all"], ng["result"]["all"]
+            ok = a["rps"] >= n["rps"] and a["p99_ms"] <= 1.2 * n["p99_ms"]
+            out.append(f"- Redis-cached hot page: {a['rps']:,.0f} req/s, {a['rps'] / n['rps']:.2f} "
+                       f"× nginx (goal ≥ 1.0), p99 {fnum(a['p99_ms'])} ms against nginx's "
+                       f"{fnum(n['p99_ms'])} ms: {a['p99_ms'] / n['p99_ms']:.2f} × (goal ≤ 1.2): "
+                       f"{verdict(ok)}{busy(hot, ng)}")
+        else:
+            out.append("- Redis-cached hot page ≥ 1.0 × nginx, p99 ≤ 1.2 × nginx p99: n/a")
+
+        def cpu_goal(label, picks, want):
+            vals, rows = [], []
+            for sec, name, short in picks:
+                r = self.find(sec, name)
+                v = per_req(r.get("server_cpu_us"), r) if r and r.get("server_cpu_us") else None
+                if v is not None:
+                    vals.append((short, v))
+                    rows.append(r)
+            if not vals:
+                out.append(f"- rankd CPU per request, {label}: n/a (rows missing)")
+                return
+            ok = all(v <= want for _, v in vals)
+            out.append(f"- rankd CPU per request, {label}: "
+                       + ", ".join(f"{s} {v:.1f} µs" for s, v in vals)
+                       + f" (goal ≤ {want} µs): {verdict(ok)}{busy_cpu(rows)}")
+
+        cpu_goal("live page", [("vs-b200k", "rankd live, page 1", "200k page 1"),
+                               ("vs-b200k", "rankd live, random pages", "200k random"),
+                               ("vs-b1m", "rankd live, page 1", "1M page 1"),
+                               ("vs-b1m", "rankd live, random pages", "1M random")], 25)
+        cpu_goal("member lookup", [("vs-b200k", "rankd member lookup, random ids", "200k"),
+                                   ("vs-b1m", "rankd member lookup, random ids", "1M")], 15)
+        cpu_goal("cache hit", [("hot", "rankd short-ttl (Redis-cached page)",
+                                "hot page, short-ttl")], 10)
+        dr = self.deep_ratio()
+        if dr:
+            out.append(f"- page {dr['last']:,} / page 1 on the 1M board (p50, rankd live): "
+                       f"{fnum(dr['a']['p50_ms'])} / {fnum(dr['b']['p50_ms'])} ms = "
+                       f"{dr['p50']:.2f} (goal ≤ 1.1; mean {dr['mean']:.2f}, p99 "
+                       f"{dr['p99']:.2f}): {verdict(dr['p50'] <= 1.1)}"
+                       + (f" (other load {dr['foreign']}%)" if dr["foreign"] > 15 else ""))
+        else:
+            out.append("- page 50,000 / page 1 ≤ 1.1: n/a (deep rows missing)")
+        self.w("## Goals of issue #12 (same run, same machine)")
+        self.w()
+        self.w("Ratios against baselines of the same run (section 9 unless said; the hot page "
+               "from sections 1-2, the deep ratio from section 5). Other load above 15% on "
+               "rankd's row makes a ratio a lower bound, on the baseline's row an upper bound; "
+               "each case is named.")
+        self.w()
+        for s in out:
+            self.w(s)
         self.w()
 
     def delete(self):
@@ -555,8 +809,9 @@ class Report:
                    f"directly in rankd's key format by `bench/gen` + `redis-cli --pipe` in "
                    f"{m['direct_load']['ms']:,} ms and checked through rankd.")
         if m["quick"]:
-            self.w("- Quick variant: 2 s rows, one writer share (10%), a 1M-member board for the "
-                   "delete, no PostgreSQL, no reset/trim cases. Run `make bench` for the full set.")
+            self.w("- Quick variant: 2 s rows (section 9 too), one writer share (10%), a "
+                   "1M-member board for the delete, no PostgreSQL, no reset/trim cases. Run "
+                   "`make bench` for the full set.")
         self.w("- Redis runs `schema/redis.conf` with persistence off (`appendonly no`): an AOF "
                "rewrite fork during a row would be noise, and persistence is not measured.")
         self.w()
@@ -660,7 +915,8 @@ def delete_svg(meta, rows):
 
 def throughput_svg(meta, rows, nginx):
     groups = [("Physical limits", "limits"), ("One hot page", "hot"),
-              ("Mix, 10k board", "mix-b10k"), ("Mix, 1M board", "mix-b1m")]
+              ("Mix, 10k board", "mix-b10k"), ("Mix, 1M board", "mix-b1m"),
+              ("Against webdis, 1M board", "vs-b1m")]
     items = []
     for title, sec in groups:
         rs = [r for r in rows if r["section"] == sec and "all" in r.get("result", {})
@@ -749,7 +1005,12 @@ def cmd_summary(path):
              ("mix-b10k", "full-page", "10k mix: full-page (250 ms source)"),
              ("mix-b1m", "live", "1M mix: rankd live"),
              ("mix-b1m", "short-ttl", "1M mix: rankd short-ttl"),
-             ("mix-b1m", "full-page", "1M mix: full-page (250 ms source)")]
+             ("mix-b1m", "full-page", "1M mix: full-page (250 ms source)"),
+             ("vs-b1m", "webdis EVALSHA, page 1", "1M page 1: webdis EVALSHA"),
+             ("vs-b1m", "rankd live, page 1", "1M page 1: rankd live"),
+             ("vs-b1m", "webdis EVALSHA, random pages", "1M random pages: webdis EVALSHA"),
+             ("vs-b1m", "rankd live, random pages", "1M random pages: rankd live"),
+             ("vs-b1m", "rankd member lookup, random ids", "1M member lookup: rankd")]
     rows = []
     for sec, name, label in picks:
         r = rep.find(sec, name)
@@ -789,6 +1050,10 @@ def main(argv):
         cmd_pgbench(a[0], a[1], a[2], a[3], a[4:])
     elif cmd == "slowlog":
         cmd_slowlog()
+    elif cmd == "webdis-check":
+        cmd_webdis_check(*a)
+    elif cmd == "import":
+        cmd_import(*a)
     elif cmd == "build":
         cmd_build(*a)
     elif cmd == "summary":

@@ -3,12 +3,12 @@
 # classic full-page cache as references (method and results: bench/README.md).
 #
 # Starts its own redis-server, rankd (defaults; with the in-process tier; in a full run also with
-# --http-threads 2), nginx, the full-page baseline (bench/fullpage.c) and, if installed, PostgreSQL,
-# all on free loopback ports (never 6379), in a throw-away directory; stops them all on exit and
+# --http-threads 2), nginx, the full-page baseline (bench/fullpage.c), webdis (Debian's package,
+# for the issue-12 rows) and, if installed, PostgreSQL, all on free loopback ports (never 6379), in a throw-away directory; stops them all on exit and
 # on Ctrl-C. Every loop and wait here is bounded. Writes bench/results/latest.{md,json} and two
 # SVG charts.
 #
-# Environment: BENCH_QUICK=1 (short variant, under 2 minutes), BENCH_FP_DELAY_MS (full-page
+# Environment: BENCH_QUICK=1 (short variant, under 3 minutes), BENCH_FP_DELAY_MS (full-page
 # source delay, default 250), BENCH_KEEP=1 (keep the work directory and its logs),
 # BENCH_OUT (results directory, default bench/results).
 set -euo pipefail
@@ -25,11 +25,14 @@ T_START=$(date +%s)
 
 if [ "$QUICK" = 1 ]; then
     DUR=2 WARM=0.5 WDUR=2 QUIET_WAIT=5 BIG_N=1000000 RB_N=100000 DEL_PRE=1.5 DEL_POST=1.5 WRITE_SHARES="0.1"
+    VDUR=2 VWARM=0.5 # the issue-12 rows (section 9)
 else
     DUR=10 WARM=2 WDUR=5 QUIET_WAIT=20 BIG_N=3000000 RB_N=400000 DEL_PRE=2 DEL_POST=2.5 WRITE_SHARES="0.01 0.1 0.5"
+    VDUR=5 VWARM=1
 fi
 CONNS=64
 N_SMALL=10000
+N_MID=200000 # section 9: the 200k board, and the size of the NDJSON import
 N_LARGE=1000000
 
 BENCH_TAG=bench
@@ -40,14 +43,16 @@ BENCH_TAG=bench
 extra=()
 command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || extra+=(nginx-light)
 command -v wrk >/dev/null || extra+=(wrk)
+command -v webdis >/dev/null || extra+=(webdis)
 [ -x /usr/bin/python3 ] || command -v python3 >/dev/null || extra+=(python3)
 if [ ${#extra[@]} -gt 0 ]; then
     if [ "$(id -u)" -eq 0 ]; then
         scripts/deps.sh "${extra[@]}" || die "could not install ${extra[*]}"
     else
-        # wrk is only the load generator's cross-check; nginx and python3 are needed
+        # wrk is only the load generator's cross-check and webdis one baseline of section 9
+        # (its rows are then skipped); nginx and python3 are needed
         for p in "${extra[@]}"; do
-            [ "$p" = wrk ] && continue
+            [ "$p" = wrk ] || [ "$p" = webdis ] && continue
             die "bench needs $p: sudo apt-get install -y ${extra[*]}"
         done
     fi
@@ -65,7 +70,7 @@ build_tool fullpage -pthread -lhiredis
 WORK=$(mktemp -d /tmp/rankd-bench.XXXXXX)
 ROWS=$WORK/rows.jsonl
 : > "$ROWS"
-PIDS=()       # rankd, fullpage, background loadgens
+PIDS=()       # rankd, fullpage, webdis, background loadgens
 NGINX_PID=
 NGINX_WORKERS=()
 PG_DIR=
@@ -253,7 +258,7 @@ redis_stats() { # "commands main_thread_cpu_us"
 # others is run again once after waiting (bounded) for the machine to quiet down.
 FOREIGN_MAX=15
 ours_us() {
-    local pids=("$REDIS_PID" "${RK_PID:-}" "${RKL1_PID:-}" "${RKT2_PID:-}" "${FP_PID:-}") p sum=0
+    local pids=("$REDIS_PID" "${RK_PID:-}" "${RKL1_PID:-}" "${RKT2_PID:-}" "${FP_PID:-}" "${WD_PID:-}") p sum=0
     [ -n "${NGINX_PID:-}" ] && pids+=("$NGINX_PID" "${NGINX_WORKERS[@]}")
     for p in "${pids[@]}"; do
         [ -n "$p" ] && sum=$((sum + $(proc_cpu_us "$p")))
@@ -276,6 +281,7 @@ may_retry() { [ "$RETRIES" -gt 0 ] && [ "$(date +%s)" -lt "$RETRY_UNTIL" ]; }
 
 # row SECTION NAME SERVER_PID NOTE -- loadgen args: one loadgen run appended to rows.jsonl.
 # ROW_SETUP (optional): a command run before each attempt (e.g. emptying a cache).
+# ROW_BASE (optional): the name of the row of the same section this one is a ratio against.
 row() {
     local section=$1 name=$2 spid=$3 note=$4 rc0 ru0 rc1 ru1 c0 c1 out attempt first=null
     shift 5
@@ -296,9 +302,9 @@ row() {
         say "  other processes took ${FOREIGN}% of the CPU during '$name': once more when quiet"
         wait_quiet 15
     done
-    printf '{"section":"%s","name":"%s","kind":"loadgen","note":"%s","redis_cmds":%d,"redis_cpu_us":%d,"server_cpu_us":%d,"foreign_cpu_pct":%d,"first_try_foreign_pct":%s,"result":%s}\n' \
-        "$section" "$name" "$note" $((rc1 - rc0)) $((ru1 - ru0)) $((c1 - c0)) "$FOREIGN" "$first" \
-        "$out" >> "$ROWS"
+    printf '{"section":"%s","name":"%s","kind":"loadgen","note":"%s","baseline":"%s","redis_cmds":%d,"redis_cpu_us":%d,"server_cpu_us":%d,"foreign_cpu_pct":%d,"first_try_foreign_pct":%s,"result":%s}\n' \
+        "$section" "$name" "$note" "${ROW_BASE:-}" $((rc1 - rc0)) $((ru1 - ru0)) $((c1 - c0)) \
+        "$FOREIGN" "$first" "$out" >> "$ROWS"
     "$PY" bench/report.py line "$ROWS" >&2
 }
 
@@ -586,7 +592,149 @@ fact memory "b1m" "{\"members\":$N_LARGE,\"zset_bytes\":$zb,\"records\":$ih,\"re
 l1=$(curl -fs "http://127.0.0.1:$RKL1/metrics" | grep -E '^rankd_page_cache_l1' | tr '\n' ';' || true)
 fact memory "rankd metrics (in-process tier)" "{\"metrics\":\"$l1\"}"
 
-# ---------------------------------------------------------------- 12. report
+# ---------------------------------------------------------------- 12. against webdis and Redis' own clients
+
+# Issue #12: rankd's rows as ratios of baselines measured here, in the same run, 64 keep-alive
+# connections: webdis (Redis over HTTP, no logic of its own) running one EVALSHA of a page script,
+# redis-benchmark ZADD for single writes, redis-cli --pipe for the bulk import; and rankd's own CPU
+# per request (/proc/<pid>/stat utime+stime around the row, over the requests it completed).
+say "9. rankd against webdis, redis-benchmark ZADD and redis-cli --pipe ($N_MID and $N_LARGE members)"
+t0=$(now_ms)
+"$BIN/gen" resp "$N_MID" b200k u rankd 0 1 | rcli --pipe > "$WORK/pipe-b200k.log" ||
+    die "loading b200k failed ($WORK/pipe-b200k.log)"
+say "b200k: $N_MID members + records (page_ttl_ms 0) written with redis-cli --pipe in $(( $(now_ms) - t0 )) ms"
+b200k_total=$(curl -fs "http://127.0.0.1:$RK/boards/b200k" | sed -n 's/.*"total":\([0-9]*\).*/\1/p')
+[ "$b200k_total" = "$N_MID" ] || die "rankd sees $b200k_total members on b200k, expected $N_MID"
+set_ttl b1m 0
+
+# webdis: its own config (loopback, a free port, the bench's Redis, foreground, no logging)
+WD= WD_PID= WD_SHA= WD_VERSION=none
+if command -v webdis >/dev/null; then
+    WD_VERSION=$(dpkg-query -W -f='${Version}' webdis 2>/dev/null || echo unknown)
+    for _ in 1 2 3; do
+        new_port WD
+        cat > "$WORK/webdis.json" <<EOF
+{"redis_host":"127.0.0.1","redis_port":$RP,"redis_auth":null,
+ "http_host":"127.0.0.1","http_port":$WD,"threads":2,
+ "daemonize":false,"database":0,"verbosity":0,"logfile":"$WORK/webdis.log"}
+EOF
+        webdis "$WORK/webdis.json" > "$WORK/webdis.out" 2>&1 &
+        WD_PID=$!
+        PIDS+=("$WD_PID")
+        wait_http "http://127.0.0.1:$WD/PING" "$WD_PID" && break
+        kill "$WD_PID" 2>/dev/null || true
+        WD_PID=
+    done
+    [ -n "$WD_PID" ] || die "webdis did not start ($WORK/webdis.out, $WORK/webdis.log)"
+    # One page in one script: ZCARD, ZRANGE of 20 WITHSCORES, HMGET of their records. The reply
+    # is flat ({total, id, stored, ..., record, ...}): webdis 0.1.9 renders nested arrays as null.
+    cat > "$WORK/webdis-page.lua" <<'EOF'
+local total = redis.call('ZCARD', KEYS[1])
+local start = (tonumber(ARGV[1]) - 1) * 20
+local range = redis.call('ZRANGE', KEYS[1], start, start + 19, 'WITHSCORES')
+local out, ids = {total}, {}
+for i = 1, #range, 2 do ids[#ids + 1] = range[i] end
+for i = 1, #range do out[#out + 1] = range[i] end
+if #ids > 0 then
+  local records = redis.call('HMGET', KEYS[2], unpack(ids))
+  for i = 1, #ids do out[#out + 1] = records[i] end
+end
+return out
+EOF
+    WD_SHA=$(rcli script load "$(cat "$WORK/webdis-page.lua")")
+    [ ${#WD_SHA} = 40 ] || die "SCRIPT LOAD of the webdis page script failed: $WD_SHA"
+    say "webdis $WD_VERSION on :$WD (2 threads), page script $WD_SHA"
+fi
+wd_url() { # wd_url BOARD: webdis URL template of a page, keys percent-encoded ({ } :)
+    echo "/EVALSHA/$WD_SHA/2/rankd%3A%7B$1%7D%3Az/rankd%3Aitems/{p}"
+}
+VLOAD=(--conns "$CONNS" --duration "$VDUR" --warmup "$VWARM")
+for b in b200k b1m; do
+    if [ "$b" = b200k ]; then n=$N_MID; else n=$N_LARGE; fi
+    RANDP=(--pages $((n / 20)) --hot-frac 0)
+    if [ -n "$WD_PID" ]; then
+        # before timing: webdis answers 200 with the same 20 ids as rankd, and the records
+        chks=
+        for pg in 1 $((n / 20)); do
+            u=$(wd_url "$b")
+            code=$(curl -s -o "$WORK/wd-$b-$pg.json" -w '%{http_code}' --max-time 5 \
+                "http://127.0.0.1:$WD${u/\{p\}/$pg}")
+            [ "$code" = 200 ] || die "webdis answered $code for $b page $pg ($WORK/wd-$b-$pg.json)"
+            curl -fs --max-time 5 "http://127.0.0.1:$RK/boards/$b/rank?page=$pg" > "$WORK/rk-$b-$pg.json"
+            chk=$("$PY" bench/report.py webdis-check "$WORK/wd-$b-$pg.json" "$WORK/rk-$b-$pg.json" "$n") ||
+                die "webdis page $pg of $b does not match rankd's: $chk"
+            chks=${chks:+$chks,}$chk
+        done
+        fact "vs-$b" "webdis check" "{\"checks\":[$chks]}"
+        row "vs-$b" "webdis EVALSHA, page 1" "$WD_PID" "ZCARD + ZRANGE 20 + HMGET, one script" -- \
+            --port "$WD" "${VLOAD[@]}" --url "$(wd_url "$b")" --pages 1 --hot-pages 1
+    else
+        fact "vs-$b" "webdis" '{"skipped":"webdis is not installed (apt-get install -y webdis, as root)"}'
+    fi
+    ROW_BASE="webdis EVALSHA, page 1" row "vs-$b" "rankd live, page 1" "$RK_PID" "page_ttl_ms 0" -- \
+        --port "$RK" "${VLOAD[@]}" --url "/boards/$b/rank?page={p}" --pages 1 --hot-pages 1
+    if [ -n "$WD_PID" ]; then
+        row "vs-$b" "webdis EVALSHA, random pages" "$WD_PID" "uniform over $((n / 20)) pages" -- \
+            --port "$WD" "${VLOAD[@]}" --url "$(wd_url "$b")" "${RANDP[@]}"
+    fi
+    ROW_BASE="webdis EVALSHA, random pages" row "vs-$b" "rankd live, random pages" "$RK_PID" \
+        "uniform over $((n / 20)) pages" -- --port "$RK" "${VLOAD[@]}" \
+        --url "/boards/$b/rank?page={p}" "${RANDP[@]}"
+    ROW_BASE="webdis EVALSHA, random pages" row "vs-$b" "rankd member lookup, random ids" \
+        "$RK_PID" "GET /boards/$b/members/{id}" -- --port "$RK" "${VLOAD[@]}" \
+        --url "/boards/$b/rank?page=1" --member-url "/boards/$b/members/u{m}" --members "$n" \
+        --member-frac 1
+done
+
+# single-entry writes: redis-benchmark ZADD of random members into a fresh key, and rankd's
+# POST of one JSON entry (set, random score) for a random member of b1m
+rbench vs-writes "redis-benchmark ZADD, random members" "-r 1000000, a fresh key" "$RB_N" -- \
+    -r 1000000 zadd bench:zadd __rand_int__ m:__rand_int__
+ROW_BASE="redis-benchmark ZADD, random members" row vs-writes "rankd POST one entry (set), random ids" \
+    "$RK_PID" "b1m, Authorization: Bearer" -- --port "$RK" "${VLOAD[@]}" --url /boards/b1m/scores \
+    --token "$TOKEN" --members "$N_LARGE" --body '{"id":"u{m}","score":{s},"op":"set"}'
+rcli unlink bench:zadd > /dev/null
+
+# bulk import of the same N_MID entries (ids i1..., records ~110 B): redis-cli --pipe of one ZADD
+# and one HSET per entry (RESP made beforehand, so only the load is timed) into keys of its own,
+# then rankd's NDJSON endpoint into a new board. Rate: entries/s; CPU: rankd's per entry.
+"$BIN/gen" pipe "$N_MID" 'bench:{imp}:z' bench:items i > "$WORK/imp.resp"
+"$BIN/gen" ndjson "$N_MID" i set > "$WORK/imp.ndjson"
+# import_row NAME NOTE SERVER_PID CHECK -- command...: time command (its output in imp.out), then
+# CHECK (a function) must print the number of entries the target holds
+import_row() {
+    local name=$1 note=$2 spid=$3 check=$4 rc0 ru0 rc1 ru1 c0 c1 t0 t1 got
+    shift 5
+    read -r rc0 ru0 <<<"$(redis_stats)"
+    c0=$(proc_cpu_us "$spid")
+    cpu_mark
+    t0=$(now_ms)
+    "$@" > "$WORK/imp.out" 2>&1 || die "$name failed ($(head -c 300 "$WORK/imp.out"))"
+    t1=$(now_ms)
+    cpu_foreign
+    c1=$(proc_cpu_us "$spid")
+    read -r rc1 ru1 <<<"$(redis_stats)"
+    got=$($check)
+    [ "$got" = "$N_MID" ] || die "$name: $got entries after the import, expected $N_MID"
+    "$PY" bench/report.py import vs-import "$name" "$note" "${ROW_BASE:-}" "$N_MID" \
+        "$((t1 - t0))" "$((rc1 - rc0))" "$((ru1 - ru0))" "$((c1 - c0))" "$FOREIGN" >> "$ROWS"
+    "$PY" bench/report.py line "$ROWS" >&2
+}
+pipe_count() { rcli zcard 'bench:{imp}:z'; }
+imp_count() { curl -fs "http://127.0.0.1:$RK/boards/imp" | sed -n 's/.*"total":\([0-9]*\).*/\1/p'; }
+rcli_pipe_file() { rcli --pipe < "$1"; }
+import_row "redis-cli --pipe, ZADD + HSET per entry" "$(stat -c %s "$WORK/imp.resp") B of RESP" "" \
+    pipe_count -- rcli_pipe_file "$WORK/imp.resp"
+api PUT /boards/imp -H 'Content-Type: application/json' -d '{"page_size":20,"page_ttl_ms":0}' >/dev/null
+ROW_BASE="redis-cli --pipe, ZADD + HSET per entry" import_row "rankd NDJSON import (set)" \
+    "$(stat -c %s "$WORK/imp.ndjson") B, one POST" "$RK_PID" imp_count -- \
+    api POST /boards/imp/scores -H 'Content-Type: application/x-ndjson' --data-binary "@$WORK/imp.ndjson"
+grep -q "\"applied\":$N_MID" "$WORK/imp.out" || die "the NDJSON import did not apply $N_MID entries: $(head -c 300 "$WORK/imp.out")"
+api DELETE /boards/imp > /dev/null || true
+rcli unlink 'bench:{imp}:z' bench:items > /dev/null
+[ -z "$WD_PID" ] || { kill "$WD_PID" 2>/dev/null || true; }
+
+# ---------------------------------------------------------------- 13. report
 
 say "writing $OUT/latest.{md,json} and charts"
 mkdir -p "$OUT"
@@ -604,6 +752,7 @@ cat > "$WORK/meta.json" <<EOF
  "rankd_commit":"$(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- service 2>/dev/null || echo '+dirty')",
  "page_bytes":$PAGE_BYTES,"conns":$CONNS,"duration_s":$DUR,"warmup_s":$WARM,
  "fp_delay_ms":$FP_DELAY_MS,"l1_ttl_ms":$L1_TTL,"big_n":$BIG_N,
+ "webdis":"$WD_VERSION","vs_duration_s":$VDUR,"vs_warmup_s":$VWARM,"vs_members":[$N_MID,$N_LARGE],
  "import":{"entries":$N_SMALL,"ms":$IMPORT_MS,"bytes":$IMPORT_BYTES},
  "direct_load":{"members":$N_LARGE,"ms":$GEN_MS}}
 EOF
