@@ -432,10 +432,24 @@ int board_settings_get(struct board_model *m, const char *board, struct board_se
 
 /* ---------------------------------------------------------------- writes */
 
+/* A stored value as Redis prints it: plain digits for the integers it holds (every stored value
+ * is one, below 2^53), read without strtod's big-number path; anything else through strtod. */
+static double stored_value(const char *s)
+{
+    const char *p = s + (*s == '-');
+    int64_t v = 0;
+    int digits = 0;
+    for (; *p >= '0' && *p <= '9' && digits < 16; p++, digits++)
+        v = v * 10 + (*p - '0');
+    if (*p || !digits)
+        return strtod(s, NULL);
+    return *s == '-' ? -(double)v : (double)v;
+}
+
 static double decode_stored(const struct score_layout *l, const char *s)
 {
     double score = 0;
-    if (s && *s && score_codec_decode(l, strtod(s, NULL), &score) < 0)
+    if (s && *s && score_codec_decode(l, stored_value(s), &score) < 0)
         score = 0;
     return score;
 }

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include <cjson/cJSON.h>
 
@@ -13,8 +14,32 @@ int64_t render_pages(int64_t total, int size)
     return size > 0 ? (total + size - 1) / size : 0;
 }
 
+/* v in decimal at p (at least 21 bytes); returns the length. */
+static size_t i64_text(int64_t v, char *p)
+{
+    char tmp[24];
+    size_t n = 0;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do
+        tmp[n++] = (char)('0' + u % 10);
+    while ((u /= 10) != 0);
+    size_t len = 0;
+    if (v < 0)
+        p[len++] = '-';
+    while (n)
+        p[len++] = tmp[--n];
+    p[len] = '\0';
+    return len;
+}
+
 void render_number_text(double d, char *out, size_t len)
 {
+    /* Integers a double holds exactly (|d| <= 2^53) are plain digits, never exponent form
+     * (1e+15), and cost no printf. */
+    if (len >= 24 && d == floor(d) && fabs(d) <= 9007199254740992.0) {
+        i64_text((int64_t)d, out);
+        return;
+    }
     /* cJSON accepts 15 digits when they read back within DBL_EPSILON, which rounds values such
      * as 2^53 - 1; here only an exact read-back will do. */
     for (int digits = 15; digits <= 17; digits++) {
@@ -33,6 +58,158 @@ cJSON *render_number(double d)
     return cJSON_CreateRaw(text);
 }
 
+/* ---- the hot bodies (pages, members, writes) written straight into one buffer: no tree, no
+ * allocation per value, no printf for integers. The output is byte for byte what cJSON's
+ * unformatted printer makes of the same document (tests compare both). */
+struct out {
+    char *p;
+    size_t len, cap;
+    int oom;
+};
+
+static void out_reserve(struct out *o, size_t n)
+{
+    if (o->oom || o->len + n + 1 <= o->cap)
+        return;
+    size_t cap = o->cap ? o->cap : 512;
+    while (cap < o->len + n + 1)
+        cap *= 2;
+    char *p = realloc(o->p, cap);
+    if (!p) {
+        o->oom = 1;
+        return;
+    }
+    o->p = p;
+    o->cap = cap;
+}
+
+static void out_mem(struct out *o, const char *s, size_t n)
+{
+    out_reserve(o, n);
+    if (o->oom)
+        return;
+    memcpy(o->p + o->len, s, n);
+    o->len += n;
+}
+
+static void out_str(struct out *o, const char *s)
+{
+    out_mem(o, s, strlen(s));
+}
+
+static void out_i64(struct out *o, int64_t v)
+{
+    out_reserve(o, 24);
+    if (!o->oom)
+        o->len += i64_text(v, o->p + o->len);
+}
+
+static void out_score(struct out *o, double d)
+{
+    if (!isfinite(d)) {
+        out_str(o, "null");
+        return;
+    }
+    out_reserve(o, 40);
+    if (o->oom)
+        return;
+    render_number_text(d, o->p + o->len, 40);
+    o->len += strlen(o->p + o->len);
+}
+
+/* A JSON string as cJSON prints it: ", \ and the C0 controls escaped, the rest verbatim. */
+static void out_json_string(struct out *o, const char *s, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    out_reserve(o, n + 2);
+    out_mem(o, "\"", 1);
+    size_t run = 0;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 32 && c != '"' && c != '\\')
+            continue;
+        out_mem(o, s + run, i - run);
+        run = i + 1;
+        char esc[6] = {'\\', 0};
+        size_t el = 2;
+        switch (c) {
+        case '"': esc[1] = '"'; break;
+        case '\\': esc[1] = '\\'; break;
+        case '\b': esc[1] = 'b'; break;
+        case '\f': esc[1] = 'f'; break;
+        case '\n': esc[1] = 'n'; break;
+        case '\r': esc[1] = 'r'; break;
+        case '\t': esc[1] = 't'; break;
+        default:
+            esc[1] = 'u', esc[2] = '0', esc[3] = '0', esc[4] = hex[c >> 4], esc[5] = hex[c & 15];
+            el = 6;
+        }
+        out_mem(o, esc, el);
+    }
+    out_mem(o, s + run, n - run);
+    out_mem(o, "\"", 1);
+}
+
+static void out_record(struct out *o, const char *record, size_t len)
+{
+    if (record)
+        out_mem(o, record, len);
+    else
+        out_str(o, "null");
+}
+
+static char *out_finish(struct out *o)
+{
+    out_reserve(o, 1);
+    if (o->oom) {
+        free(o->p);
+        return NULL;
+    }
+    o->p[o->len] = '\0';
+    return o->p;
+}
+
+static void out_items(struct out *o, const struct board_page *p)
+{
+    out_str(o, "\"items\":[");
+    for (size_t i = 0; i < p->n; i++) {
+        const struct board_item *it = &p->items[i];
+        out_str(o, i ? ",{\"rank\":" : "{\"rank\":");
+        out_i64(o, it->rank);
+        out_str(o, ",\"id\":");
+        out_json_string(o, it->id, strlen(it->id));
+        out_str(o, ",\"score\":");
+        out_score(o, it->score);
+        out_str(o, ",\"record\":");
+        out_record(o, it->record, it->record_len);
+        out_mem(o, "}", 1);
+    }
+    out_mem(o, "]", 1);
+}
+
+static char *page_body(const char *board, int64_t page, const struct board_page *p)
+{
+    struct out o = {0};
+    size_t est = 128 + strlen(board);
+    for (size_t i = 0; i < p->n; i++)
+        est += 64 + p->items[i].id_len + p->items[i].record_len;
+    out_reserve(&o, est);
+    out_str(&o, "{\"board\":");
+    out_json_string(&o, board, strlen(board));
+    out_str(&o, ",\"page\":");
+    out_i64(&o, page);
+    out_str(&o, ",\"size\":");
+    out_i64(&o, p->size);
+    out_str(&o, ",\"total\":");
+    out_i64(&o, p->total);
+    out_str(&o, ",\"pages\":");
+    out_i64(&o, render_pages(p->total, p->size));
+    out_mem(&o, ",", 1);
+    out_items(&o, p);
+    out_mem(&o, "}", 1);
+    return out_finish(&o);
+}
+
 static void add_number(cJSON *obj, const char *name, double d)
 {
     cJSON_AddItemToObject(obj, name, render_number(d));
@@ -45,62 +222,33 @@ static char *finish(cJSON *doc)
     return json;
 }
 
-/* A record: the stored JSON verbatim (NUL-terminated by hiredis), or null. */
-static cJSON *record_node(const char *record, size_t len)
-{
-    (void)len;
-    return record ? cJSON_CreateRaw(record) : cJSON_CreateNull();
-}
-
-static cJSON *items_node(const struct board_page *p)
-{
-    cJSON *items = cJSON_CreateArray();
-    for (size_t i = 0; items && i < p->n; i++) {
-        const struct board_item *it = &p->items[i];
-        cJSON *o = cJSON_CreateObject();
-        if (!o || !cJSON_AddItemToArray(items, o))
-            break;
-        cJSON_AddNumberToObject(o, "rank", (double)it->rank);
-        cJSON_AddStringToObject(o, "id", it->id);
-        add_number(o, "score", it->score);
-        cJSON_AddItemToObject(o, "record", record_node(it->record, it->record_len));
-    }
-    return items;
-}
-
-static cJSON *page_doc(const char *board, int64_t page, const struct board_page *p)
-{
-    cJSON *doc = cJSON_CreateObject();
-    cJSON_AddStringToObject(doc, "board", board);
-    cJSON_AddNumberToObject(doc, "page", (double)page);
-    cJSON_AddNumberToObject(doc, "size", p->size);
-    cJSON_AddNumberToObject(doc, "total", (double)p->total);
-    cJSON_AddNumberToObject(doc, "pages", (double)render_pages(p->total, p->size));
-    cJSON_AddItemToObject(doc, "items", items_node(p));
-    return doc;
-}
-
 char *render_page(const char *board, int64_t page, const struct board_page *p)
 {
-    return finish(page_doc(board, page, p));
+    return page_body(board, page, p);
 }
 
 char *render_around(const char *board, const struct board_page *p)
 {
     int64_t first = p->n ? p->items[0].rank : 1;
-    return finish(page_doc(board, (first - 1) / p->size + 1, p));
+    return page_body(board, (first - 1) / p->size + 1, p);
 }
 
 char *render_member(const char *id, const struct board_member *mb, int size)
 {
-    cJSON *doc = cJSON_CreateObject();
-    cJSON_AddStringToObject(doc, "id", id);
-    add_number(doc, "score", mb->score);
-    cJSON_AddNumberToObject(doc, "rank", (double)mb->rank);
-    int64_t page = (mb->rank - 1) / size + 1; /* integer division: the page holding rank */
-    cJSON_AddNumberToObject(doc, "page", (double)page);
-    cJSON_AddItemToObject(doc, "record", record_node(mb->record, mb->record_len));
-    return finish(doc);
+    struct out o = {0};
+    out_reserve(&o, 96 + strlen(id) + mb->record_len);
+    out_str(&o, "{\"id\":");
+    out_json_string(&o, id, strlen(id));
+    out_str(&o, ",\"score\":");
+    out_score(&o, mb->score);
+    out_str(&o, ",\"rank\":");
+    out_i64(&o, mb->rank);
+    out_str(&o, ",\"page\":");
+    out_i64(&o, (mb->rank - 1) / size + 1); /* integer division: the page holding rank */
+    out_str(&o, ",\"record\":");
+    out_record(&o, mb->record, mb->record_len);
+    out_mem(&o, "}", 1);
+    return out_finish(&o);
 }
 
 char *render_board(const char *board, const struct board_info *info,
@@ -157,10 +305,13 @@ char *render_board_list(const struct board_list *l)
 
 char *render_write(const char *id, const struct board_outcome *o)
 {
-    cJSON *doc = cJSON_CreateObject();
-    cJSON_AddStringToObject(doc, "id", id);
-    add_number(doc, "score", o->score);
-    cJSON_AddNumberToObject(doc, "rank", (double)o->rank);
-    cJSON_AddBoolToObject(doc, "updated", o->updated);
-    return finish(doc);
+    struct out b = {0};
+    out_str(&b, "{\"id\":");
+    out_json_string(&b, id, strlen(id));
+    out_str(&b, ",\"score\":");
+    out_score(&b, o->score);
+    out_str(&b, ",\"rank\":");
+    out_i64(&b, o->rank);
+    out_str(&b, o->updated ? ",\"updated\":true}" : ",\"updated\":false}");
+    return out_finish(&b);
 }
