@@ -1,0 +1,323 @@
+/*
+ * test_path.c -- the request path on the event threads, against a real redis-server of each
+ * test's own:
+ *   1. round trips: every request kind sends the top-level commands it should and no more
+ *      (MONITOR: commands not run by a script), once the board's settings are known;
+ *   2. a write whose connection is lost after it was sent is write_outcome_unknown, never
+ *      redis_unavailable (a retried incr must never count twice);
+ *   3. one deadline per request (--request-timeout-ms) below the Redis command timeout;
+ *   4. after Redis was down, the 503s stop within about 100 ms of Redis answering again.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "suites.h"
+
+#define MARKER "rankd-path-monitor-end"
+
+static struct redis_proc p_redis;
+static struct rankd *p_app;
+static int p_port;
+static redisContext *p_admin;
+
+static void path_setup(void)
+{
+    signal(SIGPIPE, SIG_IGN);
+    ck_assert_msg(redis_proc_start(&p_redis) == 0, "could not start this test's redis-server");
+    p_admin = redis_admin(p_redis.port);
+}
+
+static void path_teardown(void)
+{
+    rankd_stop(p_app);
+    p_app = NULL;
+    redisFree(p_admin);
+    p_admin = NULL;
+    redis_proc_stop(&p_redis);
+    char file[200];
+    snprintf(file, sizeof(file), "%s/redis.log", p_redis.dir);
+    unlink(file);
+    rmdir(p_redis.dir);
+}
+
+static void start_with(void (*tweak)(struct config *cfg))
+{
+    p_app = rankd_test_start_with(p_redis.port, TEST_TOKEN, tweak, NULL);
+    ck_assert_ptr_nonnull(p_app);
+    p_port = rankd_port(p_app);
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+static void expect(const char *method, const char *path, const char *body, long status,
+                   struct http_result *r)
+{
+    ck_assert_int_eq(
+        http_req(p_port, method, path, body, body ? strlen(body) : 0, NULL, TEST_TOKEN, r), 0);
+    ck_assert_msg(r->status == status, "%s %s -> %ld %s; want %ld", method, path, r->status,
+                  r->body, status);
+}
+
+static void expect_free(const char *method, const char *path, const char *body, long status)
+{
+    struct http_result r;
+    expect(method, path, body, status, &r);
+    http_result_free(&r);
+}
+
+/* ---------------------------------------------------------------- 1. round trips */
+
+static redisContext *mon_start(void)
+{
+    redisContext *mon = redis_admin(p_redis.port);
+    struct timeval tv = {10, 0};
+    redisSetTimeout(mon, tv);
+    redisReply *ok = redis_admin_cmd(mon, "MONITOR");
+    ck_assert_msg(ok->type == REDIS_REPLY_STATUS, "MONITOR refused");
+    freeReplyObject(ok);
+    return mon;
+}
+
+/* The top-level commands seen since mon_start, as "VERB VERB ..." (scripts' own commands not
+ * counted); frees mon. */
+static int mon_top_level(redisContext *mon, char *verbs, size_t len)
+{
+    freeReplyObject(redis_admin_cmd(p_admin, "ECHO %s", MARKER));
+    int n = 0;
+    verbs[0] = '\0';
+    for (;;) {
+        void *v = NULL;
+        ck_assert_msg(redisGetReply(mon, &v) == REDIS_OK && v, "MONITOR stream ended early: %s",
+                      mon->errstr);
+        redisReply *r = v;
+        int end = strstr(r->str, MARKER) != NULL;
+        struct mon_cmd c;
+        if (!end && mon_parse(r->str, &c) == 0 && !c.lua) {
+            n++;
+            size_t at = strlen(verbs);
+            snprintf(verbs + at, len - at, "%s%s", at ? " " : "", c.argv[0]);
+        }
+        freeReplyObject(r);
+        if (end)
+            break;
+    }
+    redisFree(mon);
+    return n;
+}
+
+/* One request, and the top-level commands it cost Redis. */
+static int commands_of(const char *method, const char *path, const char *body, long status,
+                       char *verbs, size_t len)
+{
+    redisContext *mon = mon_start();
+    expect_free(method, path, body, status);
+    return mon_top_level(mon, verbs, len);
+}
+
+static void expect_commands(const char *method, const char *path, const char *body, long status,
+                            int want, const char *want_verbs)
+{
+    char verbs[400];
+    int n = commands_of(method, path, body, status, verbs, sizeof(verbs));
+    fprintf(stderr, "path: %s %s: %d top-level command(s): %s\n", method, path, n, verbs);
+    ck_assert_msg(n == want && strcmp(verbs, want_verbs) == 0,
+                  "%s %s cost %d top-level commands (%s); want %d (%s)", method, path, n, verbs,
+                  want, want_verbs);
+}
+
+START_TEST(test_round_trips_per_request)
+{
+    start_with(NULL);
+    expect_free("PUT", "/boards/rt", "{\"page_ttl_ms\":0}", 201);
+    expect_free("PUT", "/boards/rc", "{\"page_ttl_ms\":60000}", 201);
+    for (int i = 0; i < 30; i++) {
+        char body[96];
+        snprintf(body, sizeof(body), "{\"id\":\"m%d\",\"score\":%d}", i, 100 - i);
+        expect_free("POST", "/boards/rt/scores", body, 200);
+        expect_free("POST", "/boards/rc/scores", body, 200);
+    }
+    /* every connection dialled and every board seen once */
+    expect_free("GET", "/boards/rt/rank", NULL, 200);
+    expect_free("GET", "/boards/rt/members/m3", NULL, 200);
+    expect_free("GET", "/boards/rc/rank?page=2", NULL, 200);
+    expect_free("GET", "/boards/rc/rank?page=2", NULL, 200);
+
+    expect_commands("GET", "/boards/rt/rank?page=2", NULL, 200, 1, "EVALSHA");
+    expect_commands("GET", "/boards/rt/members/m7", NULL, 200, 1, "EVALSHA");
+    expect_commands("GET", "/boards/rt/members/nobody", NULL, 404, 1, "EVALSHA");
+    expect_commands("GET", "/boards/rt/members/m7/around?size=5", NULL, 200, 1, "EVALSHA");
+    expect_commands("POST", "/boards/rt/scores", "{\"id\":\"m1\",\"score\":5,\"op\":\"incr\"}", 200,
+                    1, "EVALSHA");
+    expect_commands("POST", "/boards/rt/scores",
+                    "{\"entries\":[{\"id\":\"b1\",\"score\":1},{\"id\":\"b2\",\"score\":2}]}", 200,
+                    1, "EVALSHA");
+    /* a cached page: one round trip of two commands */
+    expect_commands("GET", "/boards/rc/rank?page=2", NULL, 200, 2, "HMGET GET");
+    /* a write to a board this process has not seen in the last second reads its settings */
+    sleep_ms(1100);
+    expect_commands("POST", "/boards/rt/scores", "{\"id\":\"m2\",\"score\":9}", 200, 2,
+                    "HGETALL EVALSHA");
+}
+END_TEST
+
+/* ---------------------------------------------------------------- 2. lost after sent */
+
+struct bg {
+    pthread_t t;
+    const char *path, *body;
+    struct http_result r;
+    int rc;
+};
+
+static void *bg_main(void *arg)
+{
+    struct bg *b = arg;
+    b->rc = http_req(p_port, "POST", b->path, b->body, strlen(b->body), NULL, TEST_TOKEN, &b->r);
+    return NULL;
+}
+
+static void long_timeout(struct config *cfg)
+{
+    cfg->redis_timeout_ms = 5000;
+    cfg->request_timeout_ms = 5000;
+}
+
+/* The write is sent and held (CLIENT PAUSE WRITE), then its connection is killed: Redis may or
+ * may not have run it, so the reply must not say "retry safely". (Before: redis_unavailable.) */
+START_TEST(test_write_lost_after_sent_is_unknown)
+{
+    start_with(long_timeout);
+    expect_free("POST", "/boards/lost/scores", "{\"id\":\"a\",\"score\":1}", 200);
+    freeReplyObject(redis_admin_cmd(p_admin, "CLIENT PAUSE 3000 WRITE"));
+    struct bg b = {.path = "/boards/lost/scores",
+                   .body = "{\"id\":\"a\",\"score\":1,\"op\":\"incr\"}"};
+    ck_assert_int_eq(pthread_create(&b.t, NULL, bg_main, &b), 0);
+    sleep_ms(300); /* the write is in Redis now, held by the pause */
+    freeReplyObject(redis_admin_cmd(p_admin, "CLIENT KILL TYPE normal SKIPME yes"));
+    pthread_join(b.t, NULL);
+    freeReplyObject(redis_admin_cmd(p_admin, "CLIENT UNPAUSE"));
+    ck_assert_int_eq(b.rc, 0);
+    ck_assert_msg(b.r.status == 503 && strcmp(http_error_code(&b.r), "write_outcome_unknown") == 0,
+                  "a write whose connection was killed after it was sent -> %ld %s; want 503 "
+                  "write_outcome_unknown",
+                  b.r.status, b.r.body);
+    ck_assert_msg(b.r.seconds < 1.0, "the lost write took %.3f s to answer", b.r.seconds);
+    http_result_free(&b.r);
+    /* and the service goes on */
+    expect_free("POST", "/boards/lost/scores", "{\"id\":\"c\",\"score\":3}", 200);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- 3. one deadline */
+
+static void short_request(struct config *cfg)
+{
+    cfg->redis_timeout_ms = 2000;
+    cfg->request_timeout_ms = 200;
+}
+
+START_TEST(test_request_deadline_below_command_timeout)
+{
+    start_with(short_request);
+    expect_free("PUT", "/boards/dl", "{\"page_ttl_ms\":0}", 201);
+    expect_free("POST", "/boards/dl/scores", "{\"id\":\"a\",\"score\":1}", 200);
+    expect_free("GET", "/boards/dl/members/a", NULL, 200);
+    expect_free("GET", "/boards/dl/rank", NULL, 200);
+    static const char *const reads[] = {"/boards/dl/members/a", "/boards/dl/rank",
+                                        "/boards/dl/members/a/around"};
+    for (size_t i = 0; i < sizeof(reads) / sizeof(reads[0]); i++) {
+        freeReplyObject(redis_admin_cmd(p_admin, "CLIENT PAUSE 700 ALL"));
+        struct http_result r;
+        expect("GET", reads[i], NULL, 503, &r);
+        ck_assert_str_eq(http_error_code(&r), "redis_unavailable");
+        fprintf(stderr, "path: GET %s under a pause: 503 after %.3f s\n", reads[i], r.seconds);
+        ck_assert_msg(r.seconds >= 0.15 && r.seconds < 0.6,
+                      "GET %s answered after %.3f s; the request deadline is 0.2 s", reads[i],
+                      r.seconds);
+        http_result_free(&r);
+        sleep_ms(800); /* the pause is over and the late reply was read */
+    }
+    freeReplyObject(redis_admin_cmd(p_admin, "CLIENT PAUSE 700 WRITE"));
+    struct http_result r;
+    expect("POST", "/boards/dl/scores", "{\"id\":\"b\",\"score\":1}", 503, &r);
+    ck_assert_str_eq(http_error_code(&r), "write_outcome_unknown");
+    ck_assert_msg(r.seconds < 0.6, "the write answered after %.3f s", r.seconds);
+    http_result_free(&r);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- 4. recovery */
+
+START_TEST(test_recovery_within_100ms_of_redis)
+{
+    start_with(NULL);
+    expect_free("PUT", "/boards/rv", "{\"page_ttl_ms\":0}", 201);
+    expect_free("POST", "/boards/rv/scores", "{\"id\":\"a\",\"score\":1}", 200);
+    redis_proc_stop(&p_redis);
+    /* long enough down for every back-off to reach its longest step */
+    double until = now_s() + 2.0;
+    while (now_s() < until) {
+        struct http_result r;
+        ck_assert_int_eq(http_get(p_port, "/boards/rv/members/a", &r), 0);
+        ck_assert_int_eq(r.status, 503);
+        http_result_free(&r);
+        sleep_ms(20);
+    }
+    ck_assert_int_eq(redis_proc_restart(&p_redis), 0);
+    redisFree(p_admin);
+    p_admin = redis_admin(p_redis.port); /* Redis answers from here on */
+    double up = now_s(), first_ok = 0;
+    int reads = 0, writes = 0;
+    while (!first_ok && now_s() < up + 3.0) {
+        struct http_result r;
+        const char *body = "{\"id\":\"b\",\"score\":2}";
+        ck_assert_int_eq(
+            http_req(p_port, "POST", "/boards/rv/scores", body, strlen(body), NULL, TEST_TOKEN, &r),
+            0);
+        writes += r.status == 200;
+        http_result_free(&r);
+        ck_assert_int_eq(http_get(p_port, "/boards/rv/members/b", &r), 0);
+        reads += r.status == 200;
+        if (reads && writes)
+            first_ok = now_s();
+        http_result_free(&r);
+        sleep_ms(5);
+    }
+    fprintf(stderr, "path: Redis back: reads and writes served again after %.3f s\n",
+            first_ok - up);
+    ck_assert_msg(first_ok && first_ok - up < 0.35,
+                  "reads and writes came back %.3f s after Redis answered (goal about 0.1 s)",
+                  first_ok ? first_ok - up : -1.0);
+}
+END_TEST
+
+Suite *path_suite(void)
+{
+    Suite *s = suite_create("request_path");
+    TCase *tc = tcase_create("event_threads");
+    tcase_add_checked_fixture(tc, path_setup, path_teardown);
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, test_round_trips_per_request);
+    tcase_add_test(tc, test_write_lost_after_sent_is_unknown);
+    tcase_add_test(tc, test_request_deadline_below_command_timeout);
+    tcase_add_test(tc, test_recovery_within_100ms_of_redis);
+    suite_add_tcase(s, tc);
+    return s;
+}
