@@ -30,5 +30,6 @@ Suite *cities_suite(void);
 Suite *faults_suite(void);
 Suite *page_cache_suite(void);
 Suite *lifecycle_suite(void);
+Suite *hardening_suite(void);
 
 #endif
