@@ -658,6 +658,24 @@ void handle_board_reset(struct http_request *rq, struct http_reply *rp)
         rp->status = 204;
 }
 
+/* 1 when s is a plain decimal number: an optional '-', digits, and optionally '.' and digits.
+ * strtod alone would also take hex, inf, nan, exponents and leading spaces. */
+static int plain_decimal(const char *s)
+{
+    s += *s == '-';
+    size_t whole = strspn(s, "0123456789");
+    if (whole == 0)
+        return 0;
+    s += whole;
+    if (*s == '.') {
+        size_t frac = strspn(s + 1, "0123456789");
+        if (frac == 0)
+            return 0;
+        s += 1 + frac;
+    }
+    return *s == '\0';
+}
+
 /* DELETE /boards/{board}/members?keep=N or ?below=SCORE: trim the tail in chunks. */
 void handle_members_trim(struct http_request *rq, struct http_reply *rp)
 {
@@ -674,8 +692,8 @@ void handle_members_trim(struct http_request *rq, struct http_reply *rp)
                          "below=SCORE (remove every member whose score is worse).");
         return;
     }
-    if (nk && (strcmp(keep_s, "0") == 0 ? (keep = 0, 0)
-                                        : request_parse_count(keep_s, INT64_C(1) << 53, &keep))) {
+    int zero = keep_s && keep_s[0] && keep_s[strspn(keep_s, "0")] == '\0'; /* "0", "00"... */
+    if (nk && (zero ? (keep = 0, 0) : request_parse_count(keep_s, INT64_C(1) << 53, &keep))) {
         http_reply_error(rp, 400, "invalid_parameter", "keep must be a whole number from 0.");
         return;
     }
@@ -685,8 +703,9 @@ void handle_members_trim(struct http_request *rq, struct http_reply *rp)
         double score = strtod(below, &end);
         struct board_settings set;
         int exists = 0;
-        int rc = end == below || *end ? -EINVAL
-                                      : board_settings_get(&rq->app->model, board, &set, &exists);
+        int rc = !plain_decimal(below) || end == below || *end
+                     ? -EINVAL
+                     : board_settings_get(&rq->app->model, board, &set, &exists);
         if (rc == 0 && !exists)
             rc = -ENOENT;
         if (rc == -EINVAL || (rc == 0 && board_check_score(&set, score, &key))) {

@@ -36,6 +36,77 @@ START_TEST(sighup_ignored)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- trims */
+
+/* DELETE `path` with the token; asserts the status and, for a 200, the removed count (for a
+ * 400, the code invalid_parameter). */
+static void expect_trim(const char *path, long status, long long removed)
+{
+    struct http_result r;
+    ck_assert_int_eq(http_req(g_port, "DELETE", path, NULL, 0, NULL, TEST_TOKEN, &r), 0);
+    ck_assert_msg(r.status == status, "DELETE %s -> %ld %s (want %ld)", path, r.status, r.body,
+                  status);
+    if (status == 200) {
+        const cJSON *n = cJSON_GetObjectItem(r.json, "removed");
+        ck_assert_msg(cJSON_IsNumber(n) && (long long)n->valuedouble == removed,
+                      "DELETE %s: %s (want removed %lld)", path, r.body, removed);
+    } else {
+        ck_assert_str_eq(http_error_code(&r), "invalid_parameter");
+    }
+    http_result_free(&r);
+}
+
+/* Five members with scores 1..5 on board `board` (desc). */
+static void seed5(const char *board)
+{
+    for (int i = 1; i <= 5; i++) {
+        char body[64];
+        snprintf(body, sizeof(body), "{\"id\":\"m%d\",\"score\":%d}", i, i);
+        it_post_score(board, body);
+    }
+}
+
+/* keep=00 is keep=0, and leading zeros count as for any count. */
+START_TEST(trim_keep_leading_zeros)
+{
+    seed5("tk");
+    expect_trim("/boards/tk/members?keep=01000", 200, 0);
+    expect_trim("/boards/tk/members?keep=0003", 200, 2);
+    expect_trim("/boards/tk/members?keep=00", 200, 3);
+    seed5("tk0");
+    expect_trim("/boards/tk0/members?keep=0", 200, 5);
+    expect_trim("/boards/tk0/members?keep=", 400, 0);
+    expect_trim("/boards/tk0/members?keep=-0", 400, 0);
+    expect_trim("/boards/tk0/members?keep=0x1", 400, 0);
+    ck_assert_int_eq(it_dbsize() > 0, 1);
+}
+END_TEST
+
+/* below takes a plain decimal number only: no hex, inf, nan, exponent, sign '+' or spaces. */
+START_TEST(trim_below_plain_decimal)
+{
+    seed5("tb");
+    static const char *const bad[] = {
+        "0x3", "0X3", "inf", "-inf", "nan", "infinity", "3e0", "1E1",   "%203", "3%20",
+        "+3",  "",    "-",   "3.",   ".5",  "1.5.2",    "--3", "0x1p1", "3,5",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char path[96];
+        snprintf(path, sizeof(path), "/boards/tb/members?below=%s", bad[i]);
+        expect_trim(path, 400, 0);
+    }
+    expect_trim("/boards/tb/members?below=-1", 200, 0);
+    expect_trim("/boards/tb/members?below=2.0", 200, 1);  /* removes 1 */
+    expect_trim("/boards/tb/members?below=2.5", 400, 0);  /* not a score of this board */
+    expect_trim("/boards/tb/members?below=0004", 200, 2); /* removes 2 and 3 */
+    expect_trim("/boards/tb/members?below=-0", 200, 0);
+    struct http_result r;
+    ck_assert_int_eq(http_get(g_port, "/boards/tb", &r), 0);
+    ck_assert_msg(strstr(r.body, "\"total\":2"), "%s", r.body);
+    http_result_free(&r);
+}
+END_TEST
+
 Suite *hardening_suite(void)
 {
     Suite *s = suite_create("hardening");
@@ -44,6 +115,8 @@ Suite *hardening_suite(void)
         const TTest *test;
     } cases[] = {
         {"sighup", sighup_ignored},
+        {"trim_keep", trim_keep_leading_zeros},
+        {"trim_below", trim_below_plain_decimal},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         TCase *tc = tcase_create(cases[i].name);
