@@ -15,6 +15,12 @@ int64_t render_pages(int64_t total, int size)
 
 void render_number_text(double d, char *out, size_t len)
 {
+    /* %g switches to an exponent from 15 digits on (1e+15, 9.007199254740991e+15): an integer a
+     * double holds exactly, as every one within 2^53 is, prints as its plain digits. */
+    if (fabs(d) <= 9007199254740992.0 && floor(d) == d) {
+        snprintf(out, len, "%.0f", d);
+        return;
+    }
     /* cJSON accepts 15 digits when they read back within DBL_EPSILON, which rounds values such
      * as 2^53 - 1; here only an exact read-back will do. */
     for (int digits = 15; digits <= 17; digits++) {

@@ -107,6 +107,70 @@ START_TEST(trim_below_plain_decimal)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- numbers */
+
+/* GET `path` and assert the exact body. */
+static void expect_body(const char *path, const char *want)
+{
+    struct http_result r;
+    ck_assert_int_eq(http_get(g_port, path, &r), 0);
+    ck_assert_msg(r.status == 200 && strcmp(r.body, want) == 0, "GET %s -> %ld\n%s\nwant\n%s", path,
+                  r.status, r.body, want);
+    http_result_free(&r);
+}
+
+/* Exact integers print as plain digits, never 1e+15 or 9.00719925474099e+15. */
+START_TEST(integers_plain_digits)
+{
+    ck_assert_int_eq(it_status("PUT", "/boards/nb", "{\"tiebreak\":\"id\"}"), 201);
+    struct http_result r;
+    ck_assert_int_eq(http_write(g_port, "POST", "/boards/nb/scores",
+                                "{\"id\":\"a\",\"score\":1000000000000000,\"record\":{\"e\":1e15}}",
+                                &r),
+                     0);
+    ck_assert_str_eq(r.body,
+                     "{\"id\":\"a\",\"score\":1000000000000000,\"rank\":1,\"updated\":true}");
+    http_result_free(&r);
+    ck_assert_int_eq(
+        http_write(g_port, "POST", "/boards/nb/scores",
+                   "{\"entries\":[{\"id\":\"b\",\"score\":9007199254740991},"
+                   "{\"id\":\"d\",\"score\":9007199254740990},"
+                   "{\"id\":\"c\",\"score\":-9007199254740991,\"record\":{\"n\":-2e15}}]}",
+                   &r),
+        0);
+    ck_assert_int_eq(r.status, 200);
+    http_result_free(&r);
+    expect_body("/boards/nb/rank",
+                "{\"board\":\"nb\",\"page\":1,\"size\":20,\"total\":4,\"pages\":1,\"items\":["
+                "{\"rank\":1,\"id\":\"b\",\"score\":9007199254740991,\"record\":null},"
+                "{\"rank\":2,\"id\":\"d\",\"score\":9007199254740990,\"record\":null},"
+                "{\"rank\":3,\"id\":\"a\",\"score\":1000000000000000,"
+                "\"record\":{\"e\":1000000000000000}},"
+                "{\"rank\":4,\"id\":\"c\",\"score\":-9007199254740991,"
+                "\"record\":{\"n\":-2000000000000000}}]}");
+    expect_body("/boards/nb/members/a",
+                "{\"id\":\"a\",\"score\":1000000000000000,\"rank\":3,\"page\":1,"
+                "\"record\":{\"e\":1000000000000000}}");
+    expect_body("/items/a", "{\"e\":1000000000000000}");
+    ck_assert_int_eq(http_get(g_port, "/boards/nb", &r), 0);
+    ck_assert_msg(strstr(r.body, "\"score_range\":{\"min\":-9007199254740991,"
+                                 "\"max\":9007199254740991}"),
+                  "%s", r.body);
+    http_result_free(&r);
+    /* a record put directly, and a score out of range named in plain digits */
+    ck_assert_int_eq(it_status("PUT", "/items/z", "{\"e\":1e15,\"f\":0.5,\"g\":1.5e300}"), 204);
+    expect_body("/items/z", "{\"e\":1000000000000000,\"f\":0.5,\"g\":1.5e+300}");
+    ck_assert_int_eq(http_write(g_port, "POST", "/boards/nb/scores",
+                                "{\"id\":\"x\",\"score\":9007199254740992}", &r),
+                     0);
+    ck_assert_int_eq(r.status, 422);
+    ck_assert_msg(strstr(r.body, "score 9007199254740992 is outside") &&
+                      strstr(r.body, "from -9007199254740991 to 9007199254740991"),
+                  "%s", r.body);
+    http_result_free(&r);
+}
+END_TEST
+
 Suite *hardening_suite(void)
 {
     Suite *s = suite_create("hardening");
@@ -117,6 +181,7 @@ Suite *hardening_suite(void)
         {"sighup", sighup_ignored},
         {"trim_keep", trim_keep_leading_zeros},
         {"trim_below", trim_below_plain_decimal},
+        {"integers", integers_plain_digits},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         TCase *tc = tcase_create(cases[i].name);

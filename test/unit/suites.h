@@ -9,5 +9,6 @@ Suite *request_suite(void);
 Suite *config_suite(void);
 Suite *period_suite(void);
 Suite *util_suite(void);
+Suite *hardening_suite(void);
 
 #endif
