@@ -171,6 +171,102 @@ START_TEST(integers_plain_digits)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- duplicate fields */
+
+/* Assert status and code of a write with the token. */
+static void expect_write_error(const char *method, const char *path, const char *body,
+                               const char *ctype, long status, const char *code)
+{
+    struct http_result r;
+    ck_assert_int_eq(http_req(g_port, method, path, body, strlen(body), ctype, TEST_TOKEN, &r), 0);
+    ck_assert_msg(r.status == status && strcmp(http_error_code(&r), code) == 0,
+                  "%s %s %.80s -> %ld %.300s (want %ld %s)", method, path, body, r.status, r.body,
+                  status, code);
+    http_result_free(&r);
+}
+
+/* A key given twice inside a record is refused like one given twice in an entry. */
+START_TEST(record_duplicate_field)
+{
+    expect_write_error("PUT", "/items/d", "{\"x\":1,\"y\":2,\"x\":3}", NULL, 400,
+                       "duplicate_field");
+    expect_write_error("POST", "/boards/dup/scores",
+                       "{\"id\":\"a\",\"score\":1,\"record\":{\"x\":1,\"x\":1}}", NULL, 400,
+                       "duplicate_field");
+    expect_write_error("POST", "/boards/dup/scores",
+                       "{\"entries\":[{\"id\":\"a\",\"score\":1,\"record\":{\"n\":\"a\",\"n\":"
+                       "\"b\"}}]}",
+                       NULL, 400, "duplicate_field");
+    struct http_result r;
+    const char *nd = "{\"id\":\"a\",\"score\":1,\"record\":{\"n\":1,\"n\":2}}\n"
+                     "{\"id\":\"b\",\"score\":2,\"record\":{\"n\":1,\"m\":2}}\n";
+    ck_assert_int_eq(http_req(g_port, "POST", "/boards/dup/scores", nd, strlen(nd),
+                              "application/x-ndjson", TEST_TOKEN, &r),
+                     0);
+    ck_assert_msg(r.status == 200 && strstr(r.body, "\"applied\":1,\"rejected_total\":1") &&
+                      strstr(r.body, "\"line\":1,\"error\":{\"code\":\"duplicate_field\""),
+                  "%s", r.body);
+    http_result_free(&r);
+    ck_assert_int_eq(it_status("PUT", "/items/d", "{\"x\":1,\"X\":2}"), 204); /* case counts */
+}
+END_TEST
+
+/* A body of `n` (at most 100000) distinct keys "00000".."<n-1>" with value 0, inside `prefix`
+ * ... `suffix`: 10 bytes a key, 1 MB for 100000. */
+static char *many_keys(const char *prefix, int n, const char *suffix, size_t *len)
+{
+    struct buf b = {0};
+    buf_append(&b, prefix, strlen(prefix));
+    for (int i = 0; i < n; i++) {
+        char k[32];
+        int w = snprintf(k, sizeof(k), "%s\"%05d\":0", i ? "," : "", i);
+        buf_append(&b, k, (size_t)w);
+    }
+    buf_append(&b, suffix, strlen(suffix) + 1);
+    *len = b.len - 1;
+    return b.data;
+}
+
+/* The duplicate check is linear: ~1 MB of distinct keys is answered at once (it was quadratic,
+ * ~26 s of CPU), in settings, entries and records alike. */
+START_TEST(many_distinct_keys_fast)
+{
+    static const struct {
+        const char *method, *path, *prefix, *suffix;
+        long status;
+        const char *code;
+    } cases[] = {
+        {"PUT", "/boards/mk", "{", "}", 400, "unknown_field"},
+        {"POST", "/boards/mk/scores", "{", "}", 400, "unknown_field"},
+        {"POST", "/boards/mk/scores", "{\"entries\":[{", "}]}", 400, "unknown_field"},
+        {"PUT", "/items/mk", "{", "}", 413, "record_too_large"},
+        {"POST", "/boards/mk/scores", "{\"id\":\"a\",\"score\":1,\"record\":{", "}}", 413,
+         "record_too_large"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        size_t len = 0;
+        char *body = many_keys(cases[i].prefix, 100000, cases[i].suffix, &len);
+        ck_assert_int_le(len, 1024 * 1024);
+        struct http_result r;
+        ck_assert_int_eq(
+            http_req(g_port, cases[i].method, cases[i].path, body, len, NULL, TEST_TOKEN, &r), 0);
+        ck_assert_msg(r.status == cases[i].status &&
+                          strcmp(http_error_code(&r), cases[i].code) == 0,
+                      "%s %s: %ld %.200s", cases[i].method, cases[i].path, r.status, r.body);
+        ck_assert_msg(r.seconds < 2.0, "%s %s with %zu bytes of distinct keys took %.2f s",
+                      cases[i].method, cases[i].path, len, r.seconds);
+        http_result_free(&r);
+        free(body);
+    }
+    /* and a duplicate at the very end of such a body is still found */
+    size_t len = 0;
+    char *body = many_keys("{", 99999, ",\"00005\":1}", &len);
+    expect_write_error("PUT", "/items/mk", body, NULL, 400, "duplicate_field");
+    free(body);
+    ck_assert_int_eq(it_dbsize(), 0);
+}
+END_TEST
+
 Suite *hardening_suite(void)
 {
     Suite *s = suite_create("hardening");
@@ -182,6 +278,8 @@ Suite *hardening_suite(void)
         {"trim_keep", trim_keep_leading_zeros},
         {"trim_below", trim_below_plain_decimal},
         {"integers", integers_plain_digits},
+        {"record_duplicate", record_duplicate_field},
+        {"many_keys", many_distinct_keys_fast},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         TCase *tc = tcase_create(cases[i].name);
