@@ -3,6 +3,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -1198,8 +1199,14 @@ struct stream {
     size_t npending;
     size_t pending_bytes; /* ids and records of the pending lines */
     long applied, rejected_total;
-    cJSON *rejected; /* at most REJECTED_SHOWN_MAX items */
-    int failed;      /* a Redis fault ended the stream (rp holds the 503) */
+    cJSON *rejected; /* at most REJECTED_SHOWN_MAX items, in line order */
+    int shown;       /* items in `rejected` */
+    /* Lines refused when read while earlier lines wait for the flush (which may refuse them
+     * too): listed when the flush has placed those, so `rejected` stays in line order. At most
+     * REJECTED_SHOWN_MAX - shown items (later ones could never be among the first shown). */
+    cJSON *deferred;
+    int ndeferred;
+    int failed; /* a Redis fault ended the stream (rp holds the 503) */
 };
 
 void handle_scores_stream_free(void *state)
@@ -1211,14 +1218,57 @@ void handle_scores_stream_free(void *state)
     for (size_t i = 0; i < s->npending; i++)
         entry_free(&s->pending[i]);
     cJSON_Delete(s->rejected);
+    cJSON_Delete(s->deferred);
     free(s);
 }
 
+/* List a rejected line (takes the item), or drop it past REJECTED_SHOWN_MAX. */
+static void show_rejected(struct stream *s, cJSON *item)
+{
+    if (item && s->shown < REJECTED_SHOWN_MAX && cJSON_AddItemToArray(s->rejected, item))
+        s->shown++;
+    else
+        cJSON_Delete(item);
+}
+
+/* List the deferred rejections of lines before `line`. */
+static void show_deferred(struct stream *s, long line)
+{
+    while (s->ndeferred) {
+        const cJSON *at = cJSON_GetObjectItemCaseSensitive(s->deferred->child, "line");
+        if (at->valuedouble >= (double)line)
+            break;
+        s->ndeferred--;
+        show_rejected(s, cJSON_DetachItemFromArray(s->deferred, 0));
+    }
+}
+
+/* A line refused when read: listed now, or after the pending lines before it are written. */
 static void reject_line(struct stream *s, long line, const struct entry_error *err)
 {
     s->rejected_total++;
-    if (cJSON_GetArraySize(s->rejected) < REJECTED_SHOWN_MAX)
-        cJSON_AddItemToArray(s->rejected, rejected_item("line", line, err));
+    if (s->shown + s->ndeferred >= REJECTED_SHOWN_MAX)
+        return;
+    if (!s->npending) {
+        show_rejected(s, rejected_item("line", line, err));
+        return;
+    }
+    if (!s->deferred)
+        s->deferred = cJSON_CreateArray();
+    cJSON *item = rejected_item("line", line, err);
+    if (s->deferred && item && cJSON_AddItemToArray(s->deferred, item))
+        s->ndeferred++;
+    else
+        cJSON_Delete(item);
+}
+
+/* A pending line refused when written: listed after the earlier lines refused when read. */
+static void reject_pending(struct stream *s, long line, const struct entry_error *err)
+{
+    s->rejected_total++;
+    show_deferred(s, line);
+    if (s->shown < REJECTED_SHOWN_MAX)
+        show_rejected(s, rejected_item("line", line, err));
 }
 
 /*
@@ -1264,13 +1314,15 @@ static int stream_flush(struct http_request *rq, const char *board, struct strea
             s->applied++;
         else if (rc == 0 && bad[i] == -EOVERFLOW) {
             range_error(&used, &err);
-            reject_line(s, s->pending[i].line, &err);
+            reject_pending(s, s->pending[i].line, &err);
         } else if (rc == 0) {
             score_error(&used, s->pending[i].score, bad[i], &err);
-            reject_line(s, s->pending[i].line, &err);
+            reject_pending(s, s->pending[i].line, &err);
         }
         entry_free(&s->pending[i]);
     }
+    if (rc == 0)
+        show_deferred(s, LONG_MAX); /* every line before the next one read is settled */
     s->npending = 0;
     s->pending_bytes = 0;
     free(be);
@@ -1291,10 +1343,10 @@ static int stream_line(struct http_request *rq, const char *board, struct stream
     long line = s->line_no;
     struct entry_error err = {0};
     size_t blank = 0;
-    while (blank < len && (text[blank] == ' ' || text[blank] == '\t'))
+    while (blank < len && (text[blank] == ' ' || text[blank] == '\t' || text[blank] == '\r'))
         blank++;
     if (blank == len)
-        return 0; /* a blank line */
+        return 0; /* a blank line: spaces, tabs and carriage returns only ("\r\r\n" too) */
     cJSON *doc = NULL;
     if (request_json_has_nul(text, len))
         entry_fail(&err, 400, "invalid_json", "the line must not contain NUL (raw or \\u0000).");

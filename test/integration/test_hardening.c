@@ -267,6 +267,83 @@ START_TEST(many_distinct_keys_fast)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- NDJSON */
+
+static cJSON *post_ndjson(const char *board, const char *body, size_t len)
+{
+    char path[96];
+    snprintf(path, sizeof(path), "/boards/%s/scores", board);
+    struct http_result r;
+    ck_assert_int_eq(
+        http_req(g_port, "POST", path, body, len, "application/x-ndjson", TEST_TOKEN, &r), 0);
+    ck_assert_msg(r.status == 200 && r.json, "%ld %.300s", r.status, r.body);
+    cJSON *doc = r.json;
+    r.json = NULL;
+    http_result_free(&r);
+    return doc;
+}
+
+static long line_at(const cJSON *rejected, int i)
+{
+    const cJSON *line = cJSON_GetObjectItem(cJSON_GetArrayItem(rejected, i), "line");
+    ck_assert_msg(cJSON_IsNumber(line), "rejected[%d] has no line", i);
+    return (long)line->valuedouble;
+}
+
+/* Lines of carriage returns (and blanks) are blank; rejected lines are listed in line order,
+ * whether refused when read (bad JSON) or when written (a score the board cannot hold). */
+START_TEST(ndjson_cr_blank_and_line_order)
+{
+    const char *body = "{\"id\":\"a\",\"score\":1}\n"         /* 1 */
+                       "{\"id\":\"b\",\"score\":0.5}\n"       /* 2: bad score, at flush */
+                       "not json\n"                           /* 3: bad JSON, at once */
+                       "{\"id\":\"c\",\"score\":2}\r\n"       /* 4 */
+                       "\r\n"                                 /* 5 */
+                       "\r\r\n"                               /* 6 */
+                       " \r\t\r\n"                            /* 7 */
+                       "{\"id\":\"d\",\"score\":3,\"x\":1}\n" /* 8: unknown field, at once */
+                       "{\"id\":\"e\",\"score\":1e300}\n"     /* 9: out of range, at flush */
+                       "\r";                                  /* 10, last, no newline */
+    cJSON *doc = post_ndjson("ord", body, strlen(body));
+    const cJSON *rej = cJSON_GetObjectItem(doc, "rejected");
+    char *text = cJSON_PrintUnformatted(doc);
+    ck_assert_msg(cJSON_GetArraySize(rej) == 4 && line_at(rej, 0) == 2 && line_at(rej, 1) == 3 &&
+                      line_at(rej, 2) == 8 && line_at(rej, 3) == 9,
+                  "%s", text);
+    ck_assert_msg(strstr(text, "\"applied\":2,\"rejected_total\":4"), "%s", text);
+    free(text);
+    cJSON_Delete(doc);
+
+    /* across many flushes: the first 1000 rejected lines, in order */
+    struct buf b = {0};
+    long want[1000];
+    int nwant = 0;
+    for (int i = 1; i <= 4000; i++) {
+        char line[64];
+        int n;
+        if (i % 4 == 1) /* refused when written */
+            n = snprintf(line, sizeof(line), "{\"id\":\"s%d\",\"score\":%d.5}\n", i, i);
+        else if (i % 4 == 2) /* refused when read */
+            n = snprintf(line, sizeof(line), "{\"id\":\"s%d\"\n", i);
+        else
+            n = snprintf(line, sizeof(line), "{\"id\":\"s%d\",\"score\":%d}\n", i, i);
+        if ((i % 4 == 1 || i % 4 == 2) && nwant < 1000)
+            want[nwant++] = i;
+        buf_append(&b, line, (size_t)n);
+    }
+    doc = post_ndjson("ord2", b.data, b.len);
+    buf_free(&b);
+    rej = cJSON_GetObjectItem(doc, "rejected");
+    ck_assert_int_eq(cJSON_GetArraySize(rej), 1000);
+    ck_assert_int_eq((int)cJSON_GetObjectItem(doc, "rejected_total")->valuedouble, 2000);
+    ck_assert_int_eq((int)cJSON_GetObjectItem(doc, "applied")->valuedouble, 2000);
+    for (int i = 0; i < 1000; i++)
+        ck_assert_msg(line_at(rej, i) == want[i], "rejected[%d] is line %ld, want %ld", i,
+                      line_at(rej, i), want[i]);
+    cJSON_Delete(doc);
+}
+END_TEST
+
 Suite *hardening_suite(void)
 {
     Suite *s = suite_create("hardening");
@@ -280,6 +357,7 @@ Suite *hardening_suite(void)
         {"integers", integers_plain_digits},
         {"record_duplicate", record_duplicate_field},
         {"many_keys", many_distinct_keys_fast},
+        {"ndjson_order", ndjson_cr_blank_and_line_order},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         TCase *tc = tcase_create(cases[i].name);
