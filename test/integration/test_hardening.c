@@ -1,10 +1,14 @@
 /* test_hardening.c -- the hardening issue: signals, duplicate fields, trim arguments, NDJSON
  * lines, HTTP framing, special files and number rendering, each over real HTTP. */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -344,6 +348,67 @@ START_TEST(ndjson_cr_blank_and_line_order)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- static files */
+
+static char static_dir[64];
+
+static void use_static_dir(struct config *cfg)
+{
+    snprintf(cfg->static_dir, sizeof(cfg->static_dir), "%s", static_dir);
+}
+
+/* The status of a raw GET, or -1 when nothing came within 3 s. */
+static long raw_get_status(int port, const char *path)
+{
+    int fd = connect_loopback(port);
+    ck_assert(fd >= 0);
+    struct timeval tv = {3, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    char req[256], in[512];
+    int n =
+        snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n", path);
+    ck_assert_int_eq(write(fd, req, (size_t)n), n);
+    ssize_t got = read(fd, in, sizeof(in) - 1);
+    close(fd);
+    if (got < 12)
+        return -1;
+    in[got] = '\0';
+    return strtol(in + 9, NULL, 10);
+}
+
+/* A FIFO in the static directory: open() would wait for a writer on the event thread. */
+START_TEST(static_fifo_not_served)
+{
+    snprintf(static_dir, sizeof(static_dir), "/tmp/rankd-static-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(static_dir));
+    char fifo[128], file[128];
+    snprintf(fifo, sizeof(fifo), "%s/pipe.js", static_dir);
+    snprintf(file, sizeof(file), "%s/index.html", static_dir);
+    ck_assert_int_eq(mkfifo(fifo, 0644), 0);
+    FILE *f = fopen(file, "w");
+    fputs("<!doctype html>", f);
+    fclose(f);
+    struct rankd *app = rankd_test_start_with(g_redis.port, TEST_TOKEN, use_static_dir, NULL);
+    int port = rankd_port(app);
+    double t0 = (double)util_now_ms();
+    long status = raw_get_status(port, "/pipe.js");
+    double took_s = ((double)util_now_ms() - t0) / 1000.0;
+    long health = raw_get_status(port, "/healthz");
+    long index = raw_get_status(port, "/");
+    /* a writer releases an event thread stuck in open(), so that rankd can stop */
+    int w = open(fifo, O_WRONLY | O_NONBLOCK);
+    if (w >= 0)
+        close(w);
+    rankd_stop(app);
+    unlink(fifo);
+    unlink(file);
+    rmdir(static_dir);
+    ck_assert_msg(status == 404 && took_s < 1.0, "GET of a FIFO: %ld after %.2f s", status, took_s);
+    ck_assert_int_eq(health, 200);
+    ck_assert_int_eq(index, 200);
+}
+END_TEST
+
 Suite *hardening_suite(void)
 {
     Suite *s = suite_create("hardening");
@@ -358,6 +423,7 @@ Suite *hardening_suite(void)
         {"record_duplicate", record_duplicate_field},
         {"many_keys", many_distinct_keys_fast},
         {"ndjson_order", ndjson_cr_blank_and_line_order},
+        {"static_fifo", static_fifo_not_served},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         TCase *tc = tcase_create(cases[i].name);
