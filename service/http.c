@@ -364,6 +364,51 @@ static int serve_static(struct rankd *app, const char *method, const char *url, 
     return 0;
 }
 
+/* How often one request header was given, and whether its values differ. */
+struct header_count {
+    const char *name;
+    const char *first; /* the first value */
+    int n;
+    int differ;
+};
+
+static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    const char *value)
+{
+    (void)kind;
+    struct header_count *h = cls;
+    if (strcasecmp(key, h->name) != 0)
+        return MHD_YES;
+    if (h->n++ == 0)
+        h->first = value ? value : "";
+    else if (strcmp(h->first, value ? value : "") != 0)
+        h->differ = 1;
+    return MHD_YES;
+}
+
+/* 0 when the body is framed one way only; else the reply is filled. libmicrohttpd 0.9.75 frames
+ * by the first Content-Length and reads any Transfer-Encoding but chunked as a body running to
+ * the end of the connection; a proxy in front may take another header: a smuggled request. The
+ * reply closes the connection, so nothing after it is read as a request. */
+static int check_framing(struct MHD_Connection *c, struct http_reply *rp)
+{
+    struct header_count cl = {.name = "Content-Length"}, te = {.name = "Transfer-Encoding"};
+    MHD_get_connection_values(c, MHD_HEADER_KIND, count_header, &cl);
+    MHD_get_connection_values(c, MHD_HEADER_KIND, count_header, &te);
+    if (cl.differ)
+        http_reply_error(rp, 400, "invalid_content_length",
+                         "The request has Content-Length headers with different values.");
+    else if (te.n && (te.n > 1 || strcasecmp(te.first, "chunked") != 0))
+        http_reply_error(rp, 501, "not_implemented",
+                         "Transfer-Encoding '%.60s' is not supported: send the body with a "
+                         "Content-Length or as Transfer-Encoding: chunked.",
+                         te.n > 1 ? "given twice" : te.first);
+    else
+        return 0;
+    http_reply_header(rp, "Connection", "close");
+    return -1;
+}
+
 static void begin(struct http_server *srv, struct MHD_Connection *c, const char *url,
                   const char *method, struct exchange *x)
 {
@@ -371,6 +416,8 @@ static void begin(struct http_server *srv, struct MHD_Connection *c, const char 
     x->rq.server = srv;
     x->rq.method = method;
     x->rq.if_none_match = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "If-None-Match");
+    if (check_framing(c, &x->rp))
+        return;
     char allow[64];
     int rc = route_match(method, url, &x->rq, &x->route, allow, sizeof(allow));
     if (rc == -ENOENT && serve_static(srv->app, method, url, x) == 0)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -409,6 +410,101 @@ START_TEST(static_fifo_not_served)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- HTTP framing */
+
+/* Send `req` raw on a new connection and read until rankd closes it (3 s at most); returns the
+ * whole reply (malloc'd, NUL-terminated) and sets *closed when the connection was closed. */
+static char *raw_exchange(int port, const char *req, size_t len, int *closed)
+{
+    int fd = connect_loopback(port);
+    ck_assert(fd >= 0);
+    struct timeval tv = {3, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    for (size_t sent = 0; sent < len;) {
+        ssize_t w = write(fd, req + sent, len - sent);
+        if (w <= 0)
+            break; /* rankd may close before reading all of it */
+        sent += (size_t)w;
+    }
+    struct buf reply = {0};
+    char in[4096];
+    ssize_t r;
+    while ((r = read(fd, in, sizeof(in))) > 0)
+        buf_append(&reply, in, (size_t)r);
+    *closed = r == 0 || (r < 0 && errno == ECONNRESET);
+    close(fd);
+    if (!reply.data)
+        buf_append(&reply, "", 0);
+    return reply.data;
+}
+
+/* The number of replies in a raw stream (status lines). */
+static int count_replies(const char *raw)
+{
+    int n = 0;
+    for (const char *p = raw; (p = strstr(p, "HTTP/1.1 ")) != NULL; p += 9)
+        n++;
+    return n;
+}
+
+static void expect_raw(const char *req, const char *status_line, const char *code, int replies)
+{
+    int closed = 0;
+    char *raw = raw_exchange(g_port, req, strlen(req), &closed);
+    ck_assert_msg(strncmp(raw, status_line, strlen(status_line)) == 0, "%s\n->\n%s", req, raw);
+    if (code) {
+        char want[96];
+        snprintf(want, sizeof(want), "{\"error\":{\"code\":\"%s\"", code);
+        ck_assert_msg(strstr(raw, want), "%s\n-> no %s:\n%s", req, code, raw);
+    }
+    ck_assert_msg(closed, "%s: the connection stayed open", req);
+    ck_assert_msg(replies < 0 || count_replies(raw) == replies, "%s: %d replies, want %d:\n%s", req,
+                  count_replies(raw), replies, raw);
+    free(raw);
+}
+
+/* Two different Content-Length values, or a transfer coding rankd cannot decode, would frame
+ * the body differently for rankd and for a proxy in front: refused, and the connection closed
+ * (what follows is never read as the next request). */
+START_TEST(framing_content_length_and_transfer_encoding)
+{
+    expect_raw("POST /boards/f/scores HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer " TEST_TOKEN
+               "\r\nContent-Type: application/json\r\nContent-Length: 22\r\n"
+               "Content-Length: 5\r\n\r\n{\"id\":\"a\",\"score\":1}",
+               "HTTP/1.1 400", "invalid_content_length", 1);
+    expect_raw("GET /healthz HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\nContent-Length: 29\r\n\r\n"
+               "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n",
+               "HTTP/1.1 400", "invalid_content_length", 1);
+    expect_raw("POST /boards/f/scores HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer " TEST_TOKEN
+               "\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip\r\n\r\nxxxx",
+               "HTTP/1.1 501", "not_implemented", 1);
+    expect_raw("POST /boards/f/scores HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer " TEST_TOKEN
+               "\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"
+               "0\r\n\r\n",
+               "HTTP/1.1 501", "not_implemented", 1);
+    expect_raw("POST /boards/f/scores HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer " TEST_TOKEN
+               "\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n"
+               "Transfer-Encoding: identity\r\n\r\n0\r\n\r\n",
+               "HTTP/1.1 501", "not_implemented", 1);
+    expect_raw("GET /healthz HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: deflate\r\n\r\n",
+               "HTTP/1.1 501", "not_implemented", 1);
+    ck_assert_int_eq(it_dbsize(), 0);
+    /* the same length twice is one length; chunked in any case is chunked */
+    expect_raw("POST /boards/f/scores HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer " TEST_TOKEN
+               "\r\nContent-Type: application/json\r\nContent-Length: 21\r\n"
+               "Content-Length: 21\r\nConnection: close\r\n\r\n{\"id\":\"a\",\"score\":10}",
+               "HTTP/1.1 200", NULL, 1);
+    expect_raw("POST /boards/f/scores HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer " TEST_TOKEN
+               "\r\nContent-Type: application/json\r\nTransfer-Encoding: Chunked\r\n"
+               "Connection: close\r\n\r\n15\r\n{\"id\":\"b\",\"score\":20}\r\n0\r\n\r\n",
+               "HTTP/1.1 200", NULL, 1);
+    struct http_result r;
+    ck_assert_int_eq(http_get(g_port, "/boards/f", &r), 0);
+    ck_assert_msg(strstr(r.body, "\"total\":2"), "%s", r.body);
+    http_result_free(&r);
+}
+END_TEST
+
 Suite *hardening_suite(void)
 {
     Suite *s = suite_create("hardening");
@@ -424,6 +520,7 @@ Suite *hardening_suite(void)
         {"many_keys", many_distinct_keys_fast},
         {"ndjson_order", ndjson_cr_blank_and_line_order},
         {"static_fifo", static_fifo_not_served},
+        {"framing", framing_content_length_and_transfer_encoding},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         TCase *tc = tcase_create(cases[i].name);
