@@ -447,6 +447,17 @@ static int count_replies(const char *raw)
     return n;
 }
 
+/* A header's presence in the first reply of a raw stream, by name (any case). */
+static int has_header(const char *raw, const char *name)
+{
+    const char *end = strstr(raw, "\r\n\r\n");
+    size_t n = strlen(name);
+    for (const char *p = strstr(raw, "\r\n"); p && (!end || p < end); p = strstr(p + 2, "\r\n"))
+        if (strncasecmp(p + 2, name, n) == 0 && p[2 + n] == ':')
+            return 1;
+    return 0;
+}
+
 static void expect_raw(const char *req, const char *status_line, const char *code, int replies)
 {
     int closed = 0;
@@ -505,6 +516,45 @@ START_TEST(framing_content_length_and_transfer_encoding)
 }
 END_TEST
 
+/* A 304 has no body and must not claim one: no Content-Length (0 would be the wrong length of
+ * the page it stands for), for pages and static files alike. */
+START_TEST(not_modified_without_content_length)
+{
+    it_post_score("nm", "{\"id\":\"a\",\"score\":1}");
+    struct http_result r;
+    ck_assert_int_eq(http_get(g_port, "/boards/nm/rank", &r), 0);
+    const char *e = strstr(r.headers, "ETag: ");
+    ck_assert_ptr_nonnull(e);
+    char etag[64];
+    snprintf(etag, sizeof(etag), "%.*s", (int)strcspn(e + 6, "\r\n"), e + 6);
+    http_result_free(&r);
+    char req[256];
+    snprintf(req, sizeof(req),
+             "GET /boards/nm/rank HTTP/1.1\r\nHost: t\r\nIf-None-Match: %s\r\n\r\n", etag);
+    int closed = 0;
+    char *raw = raw_exchange(g_port, req, strlen(req), &closed);
+    ck_assert_msg(strncmp(raw, "HTTP/1.1 304", 12) == 0, "%s", raw);
+    ck_assert_msg(!has_header(raw, "Content-Length"), "a page 304 with Content-Length:\n%s", raw);
+    ck_assert_msg(!has_header(raw, "Transfer-Encoding"), "a page 304 with a coding:\n%s", raw);
+    ck_assert_msg(has_header(raw, "ETag"), "%s", raw);
+    ck_assert_msg(strstr(raw, "\r\n\r\n") && strstr(raw, "\r\n\r\n")[4] == '\0',
+                  "a 304 with a body:\n%s", raw);
+    free(raw);
+
+    ck_assert_int_eq(http_get(g_port, "/", &r), 0);
+    ck_assert_int_eq(r.status, 200);
+    e = strstr(r.headers, "ETag: ");
+    ck_assert_ptr_nonnull(e);
+    snprintf(etag, sizeof(etag), "%.*s", (int)strcspn(e + 6, "\r\n"), e + 6);
+    http_result_free(&r);
+    snprintf(req, sizeof(req), "GET / HTTP/1.1\r\nHost: t\r\nIf-None-Match: %s\r\n\r\n", etag);
+    raw = raw_exchange(g_port, req, strlen(req), &closed);
+    ck_assert_msg(strncmp(raw, "HTTP/1.1 304", 12) == 0, "%s", raw);
+    ck_assert_msg(!has_header(raw, "Content-Length"), "a static 304 with Content-Length:\n%s", raw);
+    free(raw);
+}
+END_TEST
+
 Suite *hardening_suite(void)
 {
     Suite *s = suite_create("hardening");
@@ -521,6 +571,7 @@ Suite *hardening_suite(void)
         {"ndjson_order", ndjson_cr_blank_and_line_order},
         {"static_fifo", static_fifo_not_served},
         {"framing", framing_content_length_and_transfer_encoding},
+        {"not_modified", not_modified_without_content_length},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         TCase *tc = tcase_create(cases[i].name);
