@@ -1,4 +1,6 @@
-/* main.c -- rankd's entry point: parse configuration, start, wait for SIGINT/SIGTERM, stop. */
+/* main.c -- rankd's entry point: parse configuration, start, wait for SIGINT/SIGTERM, stop.
+ * SIGHUP is ignored: rankd has no configuration to reload, and a closed terminal or a process
+ * manager's reload signal must not stop it. */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -29,6 +31,7 @@ int main(int argc, char **argv)
     sigaddset(&stop, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &stop, NULL);
     signal(SIGPIPE, SIG_IGN);
+    signal(SIGHUP, SIG_IGN); /* not a stop signal (see the top of this file) */
     struct rankd *app = rankd_start(&cfg, &rc);
     if (!app) {
         fprintf(stderr, "rankd: cannot listen on %s:%d: %s\n", cfg.listen_host, cfg.listen_port,

@@ -952,6 +952,7 @@ static int reply_from_value(struct page_cache *pc, const struct page_req *q, cha
     out->max_age_s = soft > now ? (soft - now) / 1000 : 0;
     out->grace_s = pc->cfg.grace_ms / 1000;
     out->not_modified = inm && page_cache_etag_matches(inm, e.etag);
+    out->len = e.len; /* a 304's Content-Length too */
     if (out->not_modified) {
         free(value);
         return 0;

@@ -80,7 +80,7 @@ enum page_source { PAGE_HIT = 0, PAGE_MISS, PAGE_STALE };
 /** One page ready to send. Free with page_reply_free. */
 struct page_reply {
     char *body; /**< JSON, owned (NULL when not_modified) */
-    size_t len;
+    size_t len; /**< its length (also when not_modified: the 304's Content-Length) */
     char etag[48];           /**< quoted strong ETag */
     enum page_source source; /**< X-Cache */
     int64_t age_s;           /**< Age: seconds since the page was computed */

@@ -4,7 +4,8 @@
  * Every function returns a new NUL-terminated JSON string owned by the caller (free() it, or
  * hand it to http_reply_json), or NULL when out of memory. Records are stored as validated JSON
  * and inserted verbatim (cJSON raw), never re-parsed. Scores are doubles holding exact values
- * (score_codec.h), printed by cJSON with up to 17 significant digits, so they read back exactly.
+ * (score_codec.h), printed by render_number_text (up to 17 significant digits, integers as plain
+ * digits), so they read back exactly.
  */
 #ifndef RANKD_RENDER_H
 #define RANKD_RENDER_H
@@ -36,7 +37,8 @@ char *render_board_list(const struct board_list *l);
 /** {"id","score","rank","updated"} */
 char *render_write(const char *id, const struct board_outcome *o);
 
-/** The shortest decimal text that reads back as exactly `d` (at most 17 significant digits). */
+/** The shortest decimal text that reads back as exactly `d` (at most 17 significant digits);
+ *  an integer within 2^53 in magnitude is its plain digits (1000000000000000, never 1e+15). */
 void render_number_text(double d, char *out, size_t len);
 
 /** A cJSON node printing `d` exactly (render_number_text), or null when not finite. NULL on ENOMEM.

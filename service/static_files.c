@@ -73,8 +73,13 @@ int static_files_open(const char *root, const char *raw_path, struct static_file
     size_t rl = strlen(root);
     if (strncmp(real, root, rl) != 0 || real[rl] != '/') /* a symlink pointing outside */
         return -EACCES;
-    int fd = open(real, O_RDONLY | O_CLOEXEC);
+    /* Regular files only. This runs on an event thread, where opening a FIFO would wait for a
+     * writer and a device may block or act on open: stat first, then open without blocking or
+     * following a link swapped in meanwhile, and check what was opened. */
     struct stat st;
+    if (stat(real, &st) || !S_ISREG(st.st_mode))
+        return -ENOENT;
+    int fd = open(real, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOFOLLOW | O_NOCTTY);
     if (fd < 0)
         return -ENOENT;
     if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {

@@ -6,7 +6,8 @@
  * symlinks) must still lie inside the directory's real path, so neither `/../`, `%2e%2e` nor a
  * symlink can reach outside. `/` serves index.html. Content types come from the extension; every
  * file is `no-cache` (file names do not change between versions, so a new index.html must never
- * run with an old app.js); revalidation by ETag is a cheap 304. Thread-safe.
+ * run with an old app.js); revalidation by ETag is a cheap 304. A FIFO, device or socket in the
+ * directory is absent (-ENOENT), and is never opened in a way that could block. Thread-safe.
  */
 #ifndef RANKD_STATIC_FILES_H
 #define RANKD_STATIC_FILES_H

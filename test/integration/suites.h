@@ -31,5 +31,6 @@ Suite *faults_suite(void);
 Suite *page_cache_suite(void);
 Suite *lifecycle_suite(void);
 Suite *path_suite(void);
+Suite *hardening_suite(void);
 
 #endif

@@ -10,5 +10,6 @@ Suite *config_suite(void);
 Suite *period_suite(void);
 Suite *util_suite(void);
 Suite *render_suite(void);
+Suite *hardening_suite(void);
 
 #endif
