@@ -5,8 +5,8 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <stddef.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -290,6 +290,12 @@ static void rank_job_done(struct page_cache_job *job, int rc)
     http_async_done(async, rc != -EAGAIN);
 }
 
+/* page_cache_job.after: a timer on the request's event thread. */
+static int rank_after(void *ctx, int ms, void (*fn)(void *arg), void *arg)
+{
+    return http_timer_after(ctx, ms, fn, arg) ? 0 : -1;
+}
+
 int handle_rank_async(struct http_request *rq, struct http_reply *rp, struct http_async *async)
 {
     struct rank_args a;
@@ -304,6 +310,9 @@ int handle_rank_async(struct http_request *rq, struct http_reply *rp, struct htt
                                       .size = (int)a.size,
                                       .if_none_match = rq->if_none_match,
                                       .deadline_ms = rq->deadline_ms,
+                                      .writes = http_async_store_writes(async),
+                                      .after = rank_after,
+                                      .after_ctx = async,
                                       .done = rank_job_done};
     rj->rp = rp;
     rj->async = async;
@@ -1360,15 +1369,15 @@ static void scores_send(struct scores_job *j, const struct board_settings *set)
         scores_job_end(j, -1, bad + j->from, &err);
         return;
     }
-    j->w = (struct board_write_job){
-        .board = j->board,
-        .assumed = *set,
-        .entries = j->be,
-        .n = j->si.n - j->from,
-        .flags = BOARD_WRITE_ATOMIC | (j->si.single ? BOARD_WRITE_RANKS : 0),
-        .outcomes = j->si.out + j->from,
-        .deadline_ms = j->rq->deadline_ms,
-        .done = scores_written};
+    j->w = (struct board_write_job){.board = j->board,
+                                    .assumed = *set,
+                                    .entries = j->be,
+                                    .n = j->si.n - j->from,
+                                    .flags =
+                                        BOARD_WRITE_ATOMIC | (j->si.single ? BOARD_WRITE_RANKS : 0),
+                                    .outcomes = j->si.out + j->from,
+                                    .deadline_ms = j->rq->deadline_ms,
+                                    .done = scores_written};
     int rc = board_write_submit(&j->rq->app->model, http_async_store_writes(j->async), &j->w);
     if (rc == 0)
         j->wrote = 1;
@@ -1378,8 +1387,8 @@ static void scores_send(struct scores_job *j, const struct board_settings *set)
 
 static void scores_settings_read(struct board_settings_job *sj, int rc)
 {
-    struct scores_job *j = (struct scores_job *)(void *)((char *)sj -
-                                                         offsetof(struct scores_job, sj));
+    struct scores_job *j =
+        (struct scores_job *)(void *)((char *)sj - offsetof(struct scores_job, sj));
     if (rc) {
         struct entry_error err = {0};
         scores_job_end(j, rc, 0, &err);

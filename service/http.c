@@ -67,6 +67,15 @@ struct loop {
     struct handoff *inbox;       /* under inbox_lock */
     int64_t listen_paused_until; /* out of descriptors: accept again after this (ms) */
     int resumed;                 /* a connection was resumed on this thread: run the daemon */
+    struct http_timer *timers;   /* pending, soonest first; this thread only */
+};
+
+/* A one-shot timer of one loop (http_timer_after). */
+struct http_timer {
+    int64_t at_ms; /* monotonic */
+    void (*fn)(void *arg);
+    void *arg;
+    struct http_timer *next;
 };
 
 /* An accepted socket on its way to the loop that will serve it. */
@@ -649,6 +658,42 @@ struct store_async *http_async_store(struct http_async *a)
     return x->loop && x->loop == this_loop ? x->loop->hits : NULL;
 }
 
+struct http_timer *http_timer_after(struct http_async *a, int ms, void (*fn)(void *arg), void *arg)
+{
+    struct exchange *x = (struct exchange *)a;
+    struct loop *l = x->loop;
+    struct http_timer *t = l && l == this_loop ? calloc(1, sizeof(*t)) : NULL;
+    if (!t)
+        return NULL;
+    t->at_ms = util_now_ms() + (ms > 0 ? ms : 0);
+    t->fn = fn;
+    t->arg = arg;
+    struct http_timer **pp = &l->timers;
+    while (*pp && (*pp)->at_ms <= t->at_ms) /* after the ones due as soon: first set, first run */
+        pp = &(*pp)->next;
+    t->next = *pp;
+    *pp = t;
+    return t;
+}
+
+/* Run the timers that are due; the milliseconds until the next one, or -1. */
+static int run_timers(struct loop *l)
+{
+    int64_t now = util_now_ms();
+    while (l->timers && l->timers->at_ms <= now) {
+        struct http_timer *t = l->timers;
+        l->timers = t->next;
+        void (*fn)(void *) = t->fn;
+        void *arg = t->arg;
+        free(t);
+        fn(arg); /* may add timers */
+    }
+    if (!l->timers)
+        return -1;
+    int64_t wait = l->timers->at_ms - now;
+    return wait > 60000 ? 60000 : (int)wait;
+}
+
 struct store_async *http_async_store_writes(struct http_async *a)
 {
     struct exchange *x = (struct exchange *)a;
@@ -1074,6 +1119,9 @@ static void *loop_main(void *arg)
         int write_ms = l->writes ? store_async_tick(l->writes) : -1;
         if (write_ms >= 0 && (redis_ms < 0 || write_ms < redis_ms))
             redis_ms = write_ms;
+        int timer_ms = run_timers(l);
+        if (timer_ms >= 0 && (redis_ms < 0 || timer_ms < redis_ms))
+            redis_ms = timer_ms;
         MHD_UNSIGNED_LONG_LONG mhd_ms = 0;
         int wait_ms = MHD_get_timeout(l->daemon, &mhd_ms) == MHD_YES
                           ? (mhd_ms > 60000 ? 60000 : (int)mhd_ms)
@@ -1105,6 +1153,7 @@ static void *loop_main(void *arg)
             store_async_tick(l->hits);
         if (l->writes)
             store_async_tick(l->writes);
+        run_timers(l);
         l->resumed = 0;
         MHD_run(l->daemon);
         if (l->hits)
@@ -1166,6 +1215,11 @@ static int loop_open(struct http_server *srv, struct loop *l, const struct http_
 /* After the loop's thread has returned (or never started). */
 static void loop_close(struct loop *l)
 {
+    while (l->timers) { /* their requests have completed: nothing is waiting for them */
+        struct http_timer *t = l->timers;
+        l->timers = t->next;
+        free(t);
+    }
     store_async_free(l->hits); /* nothing is pending: no connection is suspended */
     store_async_free(l->writes);
     for (struct handoff *h = l->inbox, *next; h; h = next) { /* handed over, never added */

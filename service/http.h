@@ -166,6 +166,17 @@ struct store_async;
  *  only from the async step of `a` on that thread; NULL when there is none. Not owned. */
 struct store_async *http_async_store(struct http_async *a);
 
+/**
+ * A one-shot timer on the event thread of `a` (call it from that thread, in an async step or a
+ * callback of one): fn(arg) runs on the same thread once `ms` (>= 0) have passed, never from
+ * inside this call; timers due together run in the order they were set. Returns NULL when out
+ * of memory or called from another thread (then fn is never called). A timer cannot be
+ * cancelled: fn must check whether it still has work. Waits (a page lock held elsewhere, a
+ * test stall) are timers, never sleeps: an event thread never waits.
+ */
+struct http_timer;
+struct http_timer *http_timer_after(struct http_async *a, int ms, void (*fn)(void *arg), void *arg);
+
 /** The calling event thread's own Redis connection for writes, as http_async_store. */
 struct store_async *http_async_store_writes(struct http_async *a);
 

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "page_cache.h"
@@ -76,7 +77,19 @@ __attribute__((format(printf, 2, 3))) static int put(struct buf *out, const char
     va_end(ap);
     if (n < 0)
         return -EINVAL;
-    return buf_append(out, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+    if ((size_t)n < sizeof(line))
+        return buf_append(out, line, (size_t)n);
+    /* a longer line (a long help text) is printed whole, never cut: a cut sample line made the
+     * exposition invalid */
+    char *big = malloc((size_t)n + 1);
+    if (!big)
+        return -ENOMEM;
+    va_start(ap, fmt);
+    vsnprintf(big, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    int rc = buf_append(out, big, (size_t)n);
+    free(big);
+    return rc;
 }
 
 static int render_histogram(struct buf *out, const char *name, const char *help,
@@ -113,6 +126,10 @@ static int render_cache(struct buf *out, const struct page_cache_stats *c)
          "HMGET + GET for all of them)",
          c->shared_lookups},
         {"misses", "pages computed for a request", c->misses},
+        {"misses_on_loop",
+         "misses computed on an event thread (page_fill.lua: the cached page, or the lock and the "
+         "rows), without a worker thread",
+         c->misses_on_loop},
         {"stale", "pages served past their soft TTL while refreshing", c->stale},
         {"lock_waits", "misses that waited for another holder's computation", c->lock_waits},
         {"lock_wait_timeouts", "waits that gave up after max_wait and computed",

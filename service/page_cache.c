@@ -31,6 +31,8 @@
 
 /* ---------------------------------------------------------------- state */
 
+struct fill;
+
 /* One in-flight computation of one exact key (single-flight). */
 struct flight {
     char key[KEY_MAX];
@@ -76,8 +78,9 @@ struct page_cache {
     size_t l1_bytes;
     atomic_int breaker_errors;
     _Atomic int64_t breaker_until_ms;
+    struct fill *fills; /* misses being computed on event loops; under lock */
     atomic_ulong hits, misses, stale, l1_hits, lock_waits, lock_wait_timeouts, uncached,
-        early_refreshes, refreshes, errors, batched_hits, batches, shared_lookups;
+        early_refreshes, refreshes, errors, batched_hits, batches, shared_lookups, misses_on_loop;
     _Atomic uint64_t seed;
 };
 
@@ -334,6 +337,25 @@ static void lock_release(struct page_cache *pc, const struct page_req *q, const 
 
 /* ---------------------------------------------------------------- computing a page */
 
+/* The cache value of a page computed now in delta_us: soft expiry 80-90% of the TTL (jittered),
+ * never past the end of the current period for a current-period page. NULL on ENOMEM. */
+static char *make_value(struct page_cache *pc, const struct page_req *q, const char *body,
+                        int64_t delta_us, size_t *len)
+{
+    metrics_page_compute(delta_us);
+    int64_t now = wall_ms();
+    int64_t jitter = q->ttl_ms * SOFT_JITTER_PCT / 100;
+    int64_t soft = now + q->ttl_ms - q->ttl_ms * SOFT_EARLY_PCT / 100 -
+                   (jitter ? (int64_t)(next_rand(pc) % (uint64_t)jitter) : 0);
+    if (q->kind != PERIOD_NONE && !(q->requested && q->requested[0])) {
+        /* the current period's page is fresh no longer than the period itself */
+        int64_t end = period_start(q->kind, q->tz_min, now, 1);
+        if (soft > end)
+            soft = end;
+    }
+    return value_format(q->gen, now, soft, delta_us, body, strlen(body), len);
+}
+
 /* Read the board, render the page, format the cache value. */
 static int compute(struct page_cache *pc, const struct page_req *q, char **value, size_t *len)
 {
@@ -355,18 +377,7 @@ static int compute(struct page_cache *pc, const struct page_req *q, char **value
     if (!body)
         return -ENOMEM;
     int64_t delta_us = util_now_us() - t0; /* microseconds: most pages take well under 1 ms */
-    metrics_page_compute(delta_us);
-    int64_t now = wall_ms();
-    int64_t jitter = q->ttl_ms * SOFT_JITTER_PCT / 100;
-    int64_t soft = now + q->ttl_ms - q->ttl_ms * SOFT_EARLY_PCT / 100 -
-                   (jitter ? (int64_t)(next_rand(pc) % (uint64_t)jitter) : 0);
-    if (q->kind != PERIOD_NONE && !(q->requested && q->requested[0])) {
-        /* the current period's page is fresh no longer than the period itself */
-        int64_t end = period_start(q->kind, q->tz_min, now, 1);
-        if (soft > end)
-            soft = end;
-    }
-    *value = value_format(q->gen, now, soft, delta_us, body, strlen(body), len);
+    *value = make_value(pc, q, body, delta_us, len);
     free(body);
     return *value ? 0 : -ENOMEM;
 }
@@ -1142,20 +1153,382 @@ int page_cache_get(struct page_cache *pc, const char *board, const char *period,
 struct hit {
     struct page_cache *pc;
     struct page_cache_job *job;
-    int64_t t0_us; /* a live page: when it was sent */
+    struct store_async *reads; /* the loop's read connection */
+    int64_t t0_us;             /* a live page: when it was sent */
+    struct hit *next_waiter;   /* in a fill */
+    char *old;                 /* a miss: the copy too old to serve, the fallback if it fails */
+    size_t old_len;
     struct page_req q;
     struct board_where w;
     char meta[KEY_MAX], guess[KEY_MAX];
 };
 
-/* Finish one job from its replies: 0 served from the cache, else -EAGAIN. */
-static int hit_settle(struct hit *h, redisReply *set, redisReply *got)
+/* ---------------------------------------------------------------- misses on an event loop */
+
+/*
+ * A miss found by the hit path is computed on the same event thread, without a worker: one
+ * page_fill.lua call on the loop's write connection (it takes a lock, so a write pause holds it
+ * and never the reads behind it) answers the page another computation stored meanwhile, or takes
+ * the page's stampede lock and returns its rows, or says the lock is held elsewhere. The rows are
+ * rendered here, the reply goes out, and the page is stored (SET PX) and the lock released on the
+ * write connection without the request waiting for it: a miss costs the request two round trips
+ * after its lookup is known to miss. Misses of the same key on the same loop share one fill (the
+ * loop's single-flight; across loops and processes the Redis lock decides). A lock held
+ * elsewhere is waited for with timers that re-read the page every 5-10 ms for at most
+ * max_wait_ms, then the page is computed without the lock (page.lua) and stored, as
+ * fetch_or_compute does. A fill whose lock call fails or times out computes without the lock
+ * and stores nothing (the cache is the part that failed).
+ */
+struct fill {
+    struct page_cache *pc;
+    char key[KEY_MAX];
+    struct store_async *reads, *writes; /* the loop's connections */
+    struct hit *waiters;                /* the first one started it; joined in order */
+    struct hit **waiters_end;
+    char token[40];
+    int locked;              /* this fill holds the page's lock */
+    int store;               /* store the computed page */
+    int64_t wait_until_ms;   /* waiting for another holder until then (monotonic) */
+    int64_t t0_us;           /* the computation's start */
+    struct board_page *rows; /* rows held while a test stall runs */
+    struct fill *next;       /* in pc->fills */
+};
+
+static void fill_unlink(struct page_cache *pc, struct fill *f)
+{
+    pthread_mutex_lock(&pc->lock);
+    for (struct fill **p = &pc->fills; *p; p = &(*p)->next)
+        if (*p == f) {
+            *p = f->next;
+            break;
+        }
+    pthread_mutex_unlock(&pc->lock);
+}
+
+/* Every waiter gets value (a copy each; may be NULL) or rc; the fill is freed. A waiter that
+ * holds a copy too old to serve gets it as a stale page when rc is a Redis fault (the grace
+ * window), as get_once does. */
+static void fill_finish(struct fill *f, int rc, const char *value, size_t len)
+{
+    struct page_cache *pc = f->pc;
+    fill_unlink(pc, f);
+    struct hit *h = f->waiters;
+    while (h) {
+        struct hit *next = h->next_waiter;
+        struct page_cache_job *j = h->job;
+        int out = rc;
+        char *copy = NULL;
+        size_t n = len;
+        enum page_source source = PAGE_MISS;
+        if (!rc && value && (copy = malloc(len + 1))) {
+            memcpy(copy, value, len);
+            copy[len] = '\0';
+        } else if (!rc) {
+            out = -ENOMEM;
+        }
+        if (out && h->old && is_fault(out)) { /* the grace copy, while the refresh fails */
+            copy = h->old;
+            n = h->old_len;
+            h->old = NULL;
+            source = PAGE_STALE;
+            out = 0;
+        }
+        if (!out) {
+            struct entry e;
+            if (source == PAGE_MISS && pc->cfg.l1_ttl_ms > 0 && value_parse(copy, n, &e) == 0) {
+                char l1key[KEY_MAX];
+                l1_key(j->board, h->q.period, j->page, j->size, l1key, sizeof(l1key));
+                l1_put(pc, l1key, copy, n, e.soft_ms);
+            }
+            count(pc, source);
+            out = reply_from_value(pc, &h->q, copy, n, source, j->if_none_match, &j->out);
+        }
+        free(h->old);
+        free(h);
+        j->done(j, out); /* may free j */
+        h = next;
+    }
+    board_page_free(f->rows);
+    free(f);
+}
+
+static void ignore_reply(void *arg, int rc, redisReply **replies)
+{
+    struct page_cache *pc = arg;
+    breaker_result(pc, rc != 0 || replies[0]->type == REDIS_REPLY_ERROR);
+}
+
+/* Store the page and release the lock, on the write connection; nobody waits for either. */
+static void fill_store(struct fill *f, const char *value, size_t len, int64_t soft_ms)
+{
+    struct page_cache *pc = f->pc;
+    int64_t px = soft_ms - wall_ms() + pc->cfg.grace_ms;
+    if (f->store && px > 0) {
+        char pxs[24];
+        snprintf(pxs, sizeof(pxs), "%" PRId64, px);
+        const char *set[] = {"SET", f->key, value, "PX", pxs};
+        const size_t lens[] = {3, strlen(f->key), len, 2, strlen(pxs)};
+        const char *const *av[] = {set};
+        const size_t *const lv[] = {lens};
+        const int argc[] = {5};
+        store_async_send(f->writes, 1, argc, av, lv, 0, ignore_reply, pc);
+    }
+    if (f->locked) {
+        char lock[KEY_MAX + 8];
+        snprintf(lock, sizeof(lock), "%s:lock", f->key);
+        const char *argv[] = {lock, f->token};
+        store_async_script(f->writes, STORE_SCRIPT_LOCK_RELEASE, 1, 1, argv, NULL, 0, ignore_reply,
+                           pc);
+        f->locked = 0;
+    }
+    store_async_flush(f->writes); /* before the replies go out: a reader that sees the page can
+                                   * find it stored and its lock gone */
+}
+
+/* The rows are in (f->rows): render, reply to every waiter, store. */
+static void fill_render(void *arg)
+{
+    struct fill *f = arg;
+    struct hit *lead = f->waiters;
+    char *body = render_page(lead->job->board, lead->job->page, f->rows);
+    board_page_free(f->rows);
+    f->rows = NULL;
+    size_t len = 0;
+    char *value = body ? make_value(f->pc, &lead->q, body, util_now_us() - f->t0_us, &len) : NULL;
+    free(body);
+    struct entry e;
+    if (value && value_parse(value, len, &e) == 0)
+        fill_store(f, value, len, e.soft_ms);
+    else
+        fill_store(f, NULL, 0, 0); /* the lock, at least */
+    fill_finish(f, value ? 0 : -ENOMEM, value, len);
+    free(value);
+}
+
+/* A page.lua (or page_fill.lua) reply with the rows: taken; the test stall, if any, then
+ * fill_render. */
+static void fill_rows(struct fill *f, redisReply *r)
+{
+    struct page_cache *pc = f->pc;
+    struct hit *lead = f->waiters;
+    struct page_cache_job *j = lead->job;
+    int rc = board_page_take(pc->cfg.model, j->board, r, j->page, &f->rows);
+    if (rc) {
+        fill_store(f, NULL, 0, 0);
+        fill_finish(f, rc, NULL, 0);
+        return;
+    }
+    int ms = pc->cfg.delay ? pc->cfg.delay(j->board, j->page, lead->q.size) : 0;
+    if (ms > 0 && j->after(j->after_ctx, ms, fill_render, f) == 0)
+        return; /* stalled on a timer, never on the thread */
+    fill_render(f);
+}
+
+static void compute_reply(void *arg, int rc, redisReply **replies)
+{
+    struct fill *f = arg;
+    if (rc) { /* a read: never lost work */
+        fill_finish(f, rc == -ETIMEDOUT || rc == -ECONNRESET ? -ETIMEDOUT : -EIO, NULL, 0);
+        return;
+    }
+    redisReply *r = replies[0];
+    replies[0] = NULL; /* taken */
+    fill_rows(f, r);
+}
+
+/* Compute without the lock: page.lua on the read connection. */
+static void fill_compute(struct fill *f, int store)
+{
+    struct page_cache *pc = f->pc;
+    struct hit *lead = f->waiters;
+    f->store = store;
+    f->t0_us = util_now_us();
+    atomic_fetch_add(&pc->uncached, !store);
+    struct board_read rd;
+    board_read_prepare(pc->cfg.model, lead->job->board, &lead->w, BOARD_READ_PAGE, NULL, 0,
+                       lead->job->page, lead->q.size, &rd);
+    int rc = store_async_script(f->reads, rd.script, rd.nkeys, rd.nargs, rd.argv, rd.lens,
+                                lead->job->deadline_ms, compute_reply, f);
+    if (rc < 0)
+        fill_finish(f, rc == -ETIMEDOUT ? rc : -EIO, NULL, 0);
+}
+
+static void fill_poll(void *arg);
+
+static void poll_reply(void *arg, int rc, redisReply **replies)
+{
+    struct fill *f = arg;
+    struct hit *lead = f->waiters;
+    const redisReply *r = rc ? NULL : replies[0];
+    struct entry e;
+    if (r && r->type == REDIS_REPLY_STRING && value_parse(r->str, r->len, &e) == 0 &&
+        e.gen == lead->q.gen && e.created_ms > lead->q.older_than_ms) {
+        fill_finish(f, 0, r->str, r->len); /* the holder stored it */
+        return;
+    }
+    if (!rc && util_now_ms() < f->wait_until_ms &&
+        lead->job->after(lead->job->after_ctx,
+                         POLL_MIN_MS + (int)(next_rand(f->pc) % (POLL_JITTER_MS + 1)), fill_poll,
+                         f) == 0)
+        return;
+    if (!rc)
+        atomic_fetch_add(&f->pc->lock_wait_timeouts, 1);
+    fill_compute(f, 1); /* waited long enough (or the read failed): compute without the lock */
+}
+
+static void fill_poll(void *arg)
+{
+    struct fill *f = arg;
+    const char *get[] = {"GET", f->key};
+    const char *const *argv[] = {get};
+    const int argc[] = {2};
+    if (store_async_send_shared(f->reads, 1, argc, argv, poll_reply, f) < 0)
+        fill_compute(f, 1);
+}
+
+static void fill_reply(void *arg, int rc, redisReply **replies)
+{
+    struct fill *f = arg;
+    struct page_cache *pc = f->pc;
+    struct hit *lead = f->waiters;
+    redisReply *r = rc ? NULL : replies[0];
+    if (!r || r->type == REDIS_REPLY_ERROR) { /* the lock call failed (OOM, a write pause) */
+        if (r)
+            store_note_fault(pc->cfg.cache, "page_fill", r->str);
+        breaker_result(pc, 1);
+        fill_compute(f, 0);
+        return;
+    }
+    breaker_result(pc, 0);
+    if (r->type != REDIS_REPLY_ARRAY) { /* nil: no such board */
+        fill_finish(f, -ENOENT, NULL, 0);
+        return;
+    }
+    const redisReply *tag = r->elements ? r->element[0] : NULL;
+    if (tag && tag->type == REDIS_REPLY_STRING) {
+        if (strcmp(tag->str, "cached") == 0 && r->elements == 2) {
+            fill_finish(f, 0, r->element[1]->str, r->element[1]->len);
+        } else if (strcmp(tag->str, "locked") == 0) {
+            atomic_fetch_add(&pc->lock_waits, 1);
+            f->wait_until_ms = util_now_ms() + pc->cfg.max_wait_ms;
+            if (lead->job->after(lead->job->after_ctx,
+                                 POLL_MIN_MS + (int)(next_rand(pc) % (POLL_JITTER_MS + 1)),
+                                 fill_poll, f) != 0)
+                fill_compute(f, 1);
+        } else { /* 'retry' (learnt) or 'gen': the settings moved: the blocking path decides */
+            board_where_learn(pc->cfg.model, lead->job->board, r);
+            fill_finish(f, -EAGAIN, NULL, 0);
+        }
+        return;
+    }
+    f->locked = 1;
+    f->store = 1;
+    replies[0] = NULL; /* taken */
+    fill_rows(f, r);
+}
+
+/*
+ * Compute h's page on its loop (h->q is complete: key, generation, TTL > 0, period). Returns 1
+ * when h belongs to a fill now (its job completes from there), or -EAGAIN / -ETIMEDOUT as
+ * page_cache_submit (nothing sent, h still the caller's). `old` (may be NULL) is a copy too old
+ * to serve, kept as the fallback if the computation fails; it is owned by h from here on.
+ */
+static int miss_begin(struct hit *h, int64_t older_than_ms, char *old, size_t old_len)
 {
     struct page_cache *pc = h->pc;
     struct page_cache_job *j = h->job;
-    char l1key[KEY_MAX] = "";
-    if (settle(pc, &h->q, j->size, &h->w, h->guess, set, got) != SETTLED_FOUND)
+    h->q.older_than_ms = older_than_ms;
+    if (!j->writes || !j->after || !pc->same_store || h->q.ttl_ms <= 0 || breaker_open(pc)) {
+        free(old);
+        return -EAGAIN; /* the blocking path: its cache, its breaker */
+    }
+    h->old = old;
+    h->old_len = old_len;
+    pthread_mutex_lock(&pc->lock);
+    struct fill *f = pc->fills, *elsewhere = NULL;
+    for (; f && !(f->reads == h->reads && strcmp(f->key, h->q.key) == 0); f = f->next)
+        if (!elsewhere && strcmp(f->key, h->q.key) == 0)
+            elsewhere = f;
+    if (f) { /* this loop computes the page already: join it */
+        *f->waiters_end = h;
+        f->waiters_end = &h->next_waiter;
+        pthread_mutex_unlock(&pc->lock);
+        return 1;
+    }
+    pthread_mutex_unlock(&pc->lock);
+    if (!(f = calloc(1, sizeof(*f)))) {
+        free(old);
+        h->old = NULL;
         return -EAGAIN;
+    }
+    f->pc = pc;
+    util_copy(f->key, sizeof(f->key), h->q.key);
+    f->reads = h->reads;
+    f->writes = j->writes;
+    f->waiters = h;
+    f->waiters_end = &h->next_waiter;
+    f->t0_us = util_now_us();
+    snprintf(f->token, sizeof(f->token), "%016" PRIx64 "%016" PRIx64, next_rand(pc), next_rand(pc));
+    int64_t now = util_now_ms(), left = j->deadline_ms ? j->deadline_ms - now : 1000;
+    if (elsewhere) {
+        /* another event thread of this process computes it: wait for its copy (the process's
+         * single-flight across loops), longer than for a holder elsewhere, within the request */
+        f->wait_until_ms = now + (left > 100 ? left / 2 : 50);
+        if (j->after(j->after_ctx, POLL_MIN_MS, fill_poll, f) != 0) {
+            free(f);
+            h->old = NULL;
+            free(old);
+            return -EAGAIN;
+        }
+        atomic_fetch_add(&pc->lock_waits, 1);
+        pthread_mutex_lock(&pc->lock);
+        f->next = pc->fills;
+        pc->fills = f;
+        pthread_mutex_unlock(&pc->lock);
+        return 1;
+    }
+    char lock[KEY_MAX + 8], page_s[24], size_s[16], tz[16], gen[24], ttl[16], older[24];
+    snprintf(lock, sizeof(lock), "%s:lock", h->q.key);
+    snprintf(page_s, sizeof(page_s), "%" PRId64, j->page);
+    snprintf(size_s, sizeof(size_s), "%d", h->q.size);
+    snprintf(tz, sizeof(tz), "%d", h->q.tz_min);
+    snprintf(gen, sizeof(gen), "%" PRId64, h->q.gen);
+    snprintf(ttl, sizeof(ttl), "%d", pc->cfg.lock_ttl_ms);
+    snprintf(older, sizeof(older), "%" PRId64, older_than_ms);
+    struct board_read rd; /* its keys: settings, set, records */
+    board_read_prepare(pc->cfg.model, j->board, &h->w, BOARD_READ_PAGE, NULL, 0, j->page, h->q.size,
+                       &rd);
+    const char *argv[] = {
+        rd.meta, rd.z, rd.items, h->q.key, lock, page_s, size_s, period_kind_name(h->q.kind),
+        tz,      gen,  f->token, ttl,      older};
+    /* half the request's time at most: a write pause holding the lock call must leave time to
+     * compute without it */
+    int64_t deadline = now + (left > 100 ? left / 2 : 50);
+    int rc = store_async_script(f->writes, STORE_SCRIPT_PAGE_FILL, 5, 8, argv, NULL, deadline,
+                                fill_reply, f);
+    if (rc < 0) {
+        free(f);
+        h->old = NULL;
+        free(old);
+        return rc == -ETIMEDOUT ? rc : -EAGAIN;
+    }
+    atomic_fetch_add(&pc->misses_on_loop, 1);
+    pthread_mutex_lock(&pc->lock);
+    f->next = pc->fills;
+    pc->fills = f;
+    pthread_mutex_unlock(&pc->lock);
+    return 1;
+}
+
+/* A cached value for h (got: the GET's reply, read-only): serve it, or compute. Returns as
+ * hit_settle. */
+static int hit_serve(struct hit *h, const redisReply *got)
+{
+    struct page_cache *pc = h->pc;
+    struct page_cache_job *j = h->job;
+    if (got->type != REDIS_REPLY_STRING)
+        return miss_begin(h, 0, NULL, 0);
+    char l1key[KEY_MAX] = "";
     size_t len = got->len;
     char *value = malloc(len + 1); /* a copy: other hits may share the reply */
     if (!value)
@@ -1165,9 +1538,59 @@ static int hit_settle(struct hit *h, redisReply *set, redisReply *got)
         l1_key(j->board, h->q.period, j->page, j->size, l1key, sizeof(l1key));
     int rc = 0;
     enum served sv = serve_cached(pc, &h->q, value, len, l1key, j->if_none_match, &j->out, &rc);
-    if (sv == TOO_OLD)
-        free(value); /* a worker computes it (and reads the copy again should that fail) */
-    return sv == SERVED && rc == 0 ? 0 : -EAGAIN;
+    if (sv == TOO_OLD) { /* compute it now; the copy is the fallback should that fail */
+        struct entry e;
+        if (value_parse(value, len, &e) == 0)
+            return miss_begin(h, e.created_ms, value, len);
+        free(value);
+        return -EAGAIN;
+    }
+    if (sv == UNUSABLE) /* another generation's page, or caching turned off */
+        return miss_begin(h, 0, NULL, 0);
+    return rc == 0 ? 0 : -EAGAIN;
+}
+
+static void hit_done(void *arg, int rc, redisReply **replies);
+
+/* The page key was not guessed (a board this process had not seen, or its state moved): its GET
+ * now, as the blocking lookup does. */
+static void hit_got(void *arg, int rc, redisReply **replies)
+{
+    struct hit *h = arg;
+    struct page_cache_job *j = h->job;
+    if (rc)
+        rc = rc == -ETIMEDOUT ? rc : -EAGAIN;
+    else
+        rc = hit_serve(h, replies[0]);
+    if (rc == 1)
+        return; /* a fill has it */
+    if (rc == 0)
+        atomic_fetch_add(&h->pc->batched_hits, 1);
+    free(h);
+    j->done(j, rc); /* may free j */
+}
+
+/* Finish one job from its lookup's replies: 0 served from the cache, 1 a miss or a second read
+ * now under way on the loop (it completes the job), else a negative errno (-EAGAIN: the blocking
+ * path). */
+static int hit_settle(struct hit *h, redisReply *set, redisReply *got)
+{
+    struct page_cache_job *j = h->job;
+    int st = settle(h->pc, &h->q, j->size, &h->w, h->guess, set, got);
+    if (st == -ENOENT)
+        return st; /* no such board: 404 now */
+    if (st == SETTLED_ABSENT)
+        return miss_begin(h, 0, NULL, 0);
+    if (st == SETTLED_UNGUESSED && h->q.ttl_ms > 0) {
+        const char *get[] = {"GET", h->q.key};
+        const char *const *argv[] = {get};
+        const int argc[] = {2};
+        int rc = store_async_send_shared(h->reads, 1, argc, argv, hit_got, h);
+        return rc < 0 ? (rc == -ETIMEDOUT ? rc : -EAGAIN) : 1;
+    }
+    if (st != SETTLED_FOUND)
+        return -EAGAIN;
+    return hit_serve(h, got);
 }
 
 static void hit_done(void *arg, int rc, redisReply **replies)
@@ -1179,7 +1602,9 @@ static void hit_done(void *arg, int rc, redisReply **replies)
     if (rc)
         rc = rc == -ETIMEDOUT ? rc : -EAGAIN;
     else
-        rc = hit_settle(h, replies[0], replies[1]);
+        rc = hit_settle(h, replies[0], h->guess[0] ? replies[1] : NULL);
+    if (rc == 1)
+        return; /* a fill has it */
     if (rc == 0)
         atomic_fetch_add(&h->pc->batched_hits, 1);
     free(h);
@@ -1226,7 +1651,8 @@ static void live_done(void *arg, int rc, redisReply **replies)
         page_etag(h->q.gen, body, out->len, out->etag);
         out->source = PAGE_MISS;
         out->grace_s = pc->cfg.grace_ms / 1000;
-        out->not_modified = j->if_none_match && page_cache_etag_matches(j->if_none_match, out->etag);
+        out->not_modified =
+            j->if_none_match && page_cache_etag_matches(j->if_none_match, out->etag);
         if (!out->not_modified) {
             out->body = body;
             body = NULL;
@@ -1264,6 +1690,7 @@ int page_cache_submit(struct page_cache *pc, struct store_async *conn, struct pa
         return -EAGAIN;
     h->pc = pc;
     h->job = job;
+    h->reads = conn;
     h->q.board = job->board;
     h->q.requested = job->period;
     h->q.page = job->page;
@@ -1276,15 +1703,17 @@ int page_cache_submit(struct page_cache *pc, struct store_async *conn, struct pa
     struct board_state st;
     if (!h->guess[0] && state_get(pc, job->board, &st) && st.ttl_ms == 0)
         return live_submit(pc, conn, h, &st);
-    if (!h->guess[0]) {
-        free(h); /* no key to guess without Redis: the blocking path decides */
+    if (!h->guess[0] && !(pc->same_store && !breaker_open(pc) && job->writes)) {
+        free(h); /* no key to guess and no miss on the loop: the blocking path decides */
         return -EAGAIN;
     }
+    /* a board this process has not seen (or one that caches no pages now): the settings alone,
+     * and the miss path reads the page key they give */
     const char *hm[SETTINGS_ARGC], *get[] = {"GET", h->guess};
     settings_argv(hm, h->meta);
     const char *const *argv[] = {hm, get};
     const int argc[] = {SETTINGS_ARGC, 2};
-    int rc = store_async_send_shared(conn, 2, argc, argv, hit_done, h);
+    int rc = store_async_send_shared(conn, h->guess[0] ? 2 : 1, argc, argv, hit_done, h);
     if (rc < 0) {
         free(h);
         return rc == -ETIMEDOUT ? rc : -EAGAIN;
@@ -1356,6 +1785,7 @@ void page_cache_stats(struct page_cache *pc, struct page_cache_stats *out)
     out->batched_hits = atomic_load(&pc->batched_hits);
     out->batches = atomic_load(&pc->batches);
     out->shared_lookups = atomic_load(&pc->shared_lookups);
+    out->misses_on_loop = atomic_load(&pc->misses_on_loop);
     out->lock_waits = atomic_load(&pc->lock_waits);
     out->lock_wait_timeouts = atomic_load(&pc->lock_wait_timeouts);
     out->uncached = atomic_load(&pc->uncached);

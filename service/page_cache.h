@@ -79,8 +79,8 @@ enum page_source { PAGE_HIT = 0, PAGE_MISS, PAGE_STALE };
 
 /** One page ready to send. Free with page_reply_free. */
 struct page_reply {
-    char *body; /**< JSON, owned (NULL when not_modified) */
-    size_t len; /**< its length (also when not_modified: the 304's Content-Length) */
+    char *body;              /**< JSON, owned (NULL when not_modified) */
+    size_t len;              /**< its length (also when not_modified: the 304's Content-Length) */
     char etag[48];           /**< quoted strong ETag */
     enum page_source source; /**< X-Cache */
     int64_t age_s;           /**< Age: seconds since the page was computed */
@@ -132,7 +132,13 @@ struct page_cache_job {
     int64_t page;
     int size; /**< 0 = the board's page size */
     const char *if_none_match;
-    int64_t deadline_ms; /**< monotonic: the request's deadline (http_request.deadline_ms) */
+    int64_t deadline_ms;        /**< monotonic: the request's deadline (http_request.deadline_ms) */
+    struct store_async *writes; /**< the loop's write connection (misses: lock, store); NULL:
+                                 *   misses go back to the caller (-EAGAIN) */
+    /** Run fn(arg) on the loop's thread after ms (http_timer_after); 0, or -1 when it cannot
+     *  (then fn never runs). NULL: as writes NULL. */
+    int (*after)(void *ctx, int ms, void (*fn)(void *arg), void *arg);
+    void *after_ctx;
     void (*done)(struct page_cache_job *job, int rc);
     void *arg; /**< the caller's */
     struct page_reply out;
@@ -158,6 +164,7 @@ struct page_cache_stats {
                                           *   begun */
     unsigned long shared_lookups;        /**< hits that joined an identical lookup of the same loop
                                           *   iteration instead of sending their own */
+    unsigned long misses_on_loop;        /**< misses computed on an event loop (page_fill.lua) */
     int breaker_open;
 };
 

@@ -37,6 +37,8 @@ static const char *const script_body[STORE_SCRIPT_COUNT] = {
 #include "lua/delete_board.lua.h"
     ,
 #include "lua/trim.lua.h"
+    ,
+#include "lua/page_fill.lua.h"
 };
 
 #define BACKOFF_MIN_MS 50

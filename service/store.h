@@ -61,6 +61,7 @@ enum store_script {
     STORE_SCRIPT_RESET_BOARD,  /**< lua/reset_board.lua: empty the current period */
     STORE_SCRIPT_DELETE_BOARD, /**< lua/delete_board.lua: UNLINK a board's keys */
     STORE_SCRIPT_TRIM,         /**< lua/trim.lua: remove one chunk of a board's tail */
+    STORE_SCRIPT_PAGE_FILL,    /**< lua/page_fill.lua: a miss: cached page, or lock + rows */
     STORE_SCRIPT_COUNT
 };
 

@@ -170,6 +170,12 @@ START_TEST(test_round_trips_per_request)
                     1, "EVALSHA");
     /* a cached page: one round trip of two commands */
     expect_commands("GET", "/boards/rc/rank?page=2", NULL, 200, 2, "HMGET GET");
+    /* a miss: the lookup, then page_fill.lua (lock and rows) answers the request; the page is
+     * stored and the lock released after it, without the request waiting */
+    double on_loop = http_metric(p_port, "rankd_page_cache_misses_on_loop_total");
+    expect_commands("GET", "/boards/rc/rank?page=1", NULL, 200, 5, "HMGET GET EVALSHA SET EVALSHA");
+    ck_assert_msg(http_metric(p_port, "rankd_page_cache_misses_on_loop_total") == on_loop + 1,
+                  "the miss was not computed on the event thread");
     /* a write to a board this process has not seen in the last second reads its settings */
     sleep_ms(1100);
     expect_commands("POST", "/boards/rt/scores", "{\"id\":\"m2\",\"score\":9}", 200, 2,
