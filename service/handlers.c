@@ -16,6 +16,7 @@
 #include "admin.h"
 #include "board.h"
 #include "metrics.h"
+#include "ndjson.h"
 #include "page_cache.h"
 #include "period.h"
 #include "render.h"
@@ -1426,11 +1427,18 @@ static void scores_written(struct board_write_job *w, int rc)
     scores_job_end(j, rc, 0, &err);
 }
 
+static int scores_stream_end(struct http_request *rq, struct http_reply *rp,
+                             struct http_async *async);
+
 int handle_scores_async(struct http_request *rq, struct http_reply *rp, struct http_async *async)
 {
     const char *board;
-    if (rq->streaming || !http_async_store_writes(async))
+    if (!http_async_store_writes(async))
         return 0;
+    if (rq->streaming) /* on this thread only while its write connection is up */
+        return store_async_connected(http_async_store_writes(async))
+                   ? scores_stream_end(rq, rp, async)
+                   : 0;
     struct scores_job *j = calloc(1, sizeof(*j));
     if (!j)
         return 0;
@@ -1459,22 +1467,22 @@ int handle_scores_async(struct http_request *rq, struct http_reply *rp, struct h
 
 /* ---------------------------------------------------------------- NDJSON stream */
 
+struct stream_flush;
+
 struct stream {
-    struct buf line; /* the current partial line */
-    long line_no;    /* 1-based number of the line in `line` */
-    int skipping;    /* the current line is over NDJSON_LINE_MAX: drop to its end */
+    struct ndjson nd; /* the splitter (ndjson.h) */
     struct entry_in pending[BOARD_BATCH_MAX];
     size_t npending;
     size_t pending_bytes; /* ids and records of the pending lines */
     long applied, rejected_total;
-    cJSON *rejected; /* at most REJECTED_SHOWN_MAX items, in line order */
-    int shown;       /* items in `rejected` */
+    long settled_line; /* every line up to this one is applied or rejected */
+    cJSON *rejected;   /* at most REJECTED_SHOWN_MAX items, in line order */
+    int shown;         /* items in `rejected` */
     /* Lines refused when read while earlier lines wait for the flush (which may refuse them
      * too): listed when the flush has placed those, so `rejected` stays in line order. At most
      * REJECTED_SHOWN_MAX - shown items (later ones could never be among the first shown). */
     cJSON *deferred;
     int ndeferred;
-    int failed; /* a Redis fault ended the stream (rp holds the 503) */
 };
 
 void handle_scores_stream_free(void *state)
@@ -1482,7 +1490,7 @@ void handle_scores_stream_free(void *state)
     struct stream *s = state;
     if (!s)
         return;
-    buf_free(&s->line);
+    ndjson_free(&s->nd);
     for (size_t i = 0; i < s->npending; i++)
         entry_free(&s->pending[i]);
     cJSON_Delete(s->rejected);
@@ -1515,6 +1523,8 @@ static void show_deferred(struct stream *s, long line)
 static void reject_line(struct stream *s, long line, const struct entry_error *err)
 {
     s->rejected_total++;
+    if (!s->npending)
+        s->settled_line = line;
     if (s->shown + s->ndeferred >= REJECTED_SHOWN_MAX)
         return;
     if (!s->npending) {
@@ -1539,82 +1549,114 @@ static void reject_pending(struct stream *s, long line, const struct entry_error
         show_rejected(s, rejected_item("line", line, err));
 }
 
-/*
- * Apply the pending lines in order. A score the board cannot hold, or an incr whose result leaves
- * the range, rejects its own line only; the others are applied.
- */
-static int stream_flush(struct http_request *rq, const char *board, struct stream *s)
+/* The buffers of one flush of the pending lines. */
+struct flush_bufs {
+    struct board_entry *be; /* the lines sent, in order */
+    struct board_outcome *out;
+    int *bad;     /* per pending line: 0, or why it was refused */
+    size_t *idx;  /* be[k] is pending[idx[k]] */
+    size_t start; /* lines before it are settled */
+};
+
+static int flush_bufs_new(struct flush_bufs *b, size_t n)
 {
-    size_t n = s->npending;
-    struct board_entry *be = calloc(n + 1, sizeof(*be));
-    struct board_outcome *out = calloc(n + 1, sizeof(*out));
-    int *bad = calloc(n + 1, sizeof(*bad));
-    size_t *idx = calloc(n + 1, sizeof(*idx));
-    struct board_settings used;
-    size_t start = 0; /* lines before it are settled */
-    int rc = (!be || !out || !bad || !idx) ? -ENOMEM : -EAGAIN;
-    for (int attempt = 0; attempt < 3 && rc == -EAGAIN; attempt++) {
-        int exists = 0;
-        rc = board_settings_get(&rq->app->model, board, &used, &exists);
-        size_t ok = 0;
-        for (size_t i = start; rc == 0 && i < n; i++) {
-            const struct entry_in *e = &s->pending[i];
-            int64_t key = 0;
-            bad[i] = board_check_score(&used, e->score, &key);
-            if (bad[i] == 0) {
-                be[ok] = (struct board_entry){
-                    e->id, strlen(e->id), e->op, key, e->record, e->record ? strlen(e->record) : 0};
-                idx[ok++] = i;
-            }
+    memset(b, 0, sizeof(*b));
+    b->be = calloc(n + 1, sizeof(*b->be));
+    b->out = calloc(n + 1, sizeof(*b->out));
+    b->bad = calloc(n + 1, sizeof(*b->bad));
+    b->idx = calloc(n + 1, sizeof(*b->idx));
+    return b->be && b->out && b->bad && b->idx ? 0 : -ENOMEM;
+}
+
+static void flush_bufs_free(struct flush_bufs *b)
+{
+    free(b->be);
+    free(b->out);
+    free(b->bad);
+    free(b->idx);
+}
+
+/* The pending lines from b->start that `used` can hold, as board entries; returns how many. */
+static size_t flush_prepare(struct stream *s, const struct board_settings *used,
+                            struct flush_bufs *b)
+{
+    size_t ok = 0;
+    for (size_t i = b->start; i < s->npending; i++) {
+        const struct entry_in *e = &s->pending[i];
+        int64_t key = 0;
+        b->bad[i] = board_check_score(used, e->score, &key);
+        if (b->bad[i] == 0) {
+            b->be[ok] = (struct board_entry){
+                e->id, strlen(e->id), e->op, key, e->record, e->record ? strlen(e->record) : 0};
+            b->idx[ok++] = i;
         }
-        size_t handled = 0;
-        if (rc == 0 && ok)
-            rc = board_write(&rq->app->model, board, &used, be, ok, 0, out, &handled);
-        for (size_t j = 0; j < handled; j++)
-            if (out[j].rc)
-                bad[idx[j]] = -EOVERFLOW; /* the incr result left the range */
-        if (rc == -EAGAIN && handled)
-            start = idx[handled - 1] + 1;
     }
-    for (size_t i = 0; i < n; i++) {
+    return ok;
+}
+
+/* After a write of b->be[0..handled): the incr results that left the range, and where a retry
+ * after a settings change resumes. */
+static void flush_written(struct flush_bufs *b, size_t handled, int rc)
+{
+    for (size_t j = 0; j < handled; j++)
+        if (b->out[j].rc)
+            b->bad[b->idx[j]] = -EOVERFLOW; /* the incr result left the range */
+    if (rc == -EAGAIN && handled)
+        b->start = b->idx[handled - 1] + 1;
+}
+
+/* The flush ended with rc: count and list the pending lines, empty them. */
+static void flush_settle(struct stream *s, int rc, const struct board_settings *used,
+                         const struct flush_bufs *b)
+{
+    for (size_t i = 0; i < s->npending; i++) {
         struct entry_error err = {0};
-        if (rc == 0 && bad[i] == 0)
+        if (rc == 0 && b->bad[i] == 0)
             s->applied++;
-        else if (rc == 0 && bad[i] == -EOVERFLOW) {
-            range_error(&used, &err);
+        else if (rc == 0 && b->bad[i] == -EOVERFLOW) {
+            range_error(used, &err);
             reject_pending(s, s->pending[i].line, &err);
         } else if (rc == 0) {
-            score_error(&used, s->pending[i].score, bad[i], &err);
+            score_error(used, s->pending[i].score, b->bad[i], &err);
             reject_pending(s, s->pending[i].line, &err);
         }
+        if (rc == 0)
+            s->settled_line = s->pending[i].line;
         entry_free(&s->pending[i]);
     }
     if (rc == 0)
         show_deferred(s, LONG_MAX); /* every line before the next one read is settled */
     s->npending = 0;
     s->pending_bytes = 0;
-    free(be);
-    free(out);
-    free(bad);
-    free(idx);
+}
+
+/*
+ * Apply the pending lines in order (blocking). A score the board cannot hold, or an incr whose
+ * result leaves the range, rejects its own line only; the others are applied.
+ */
+static int stream_flush(struct http_request *rq, const char *board, struct stream *s)
+{
+    struct flush_bufs b;
+    struct board_settings used;
+    int rc = flush_bufs_new(&b, s->npending) ? -ENOMEM : -EAGAIN;
+    for (int attempt = 0; attempt < 3 && rc == -EAGAIN; attempt++) {
+        int exists = 0;
+        rc = board_settings_get(&rq->app->model, board, &used, &exists);
+        size_t ok = rc == 0 ? flush_prepare(s, &used, &b) : 0;
+        size_t handled = 0;
+        if (rc == 0 && ok)
+            rc = board_write(&rq->app->model, board, &used, b.be, ok, 0, b.out, &handled);
+        flush_written(&b, handled, rc);
+    }
+    flush_settle(s, rc, &used, &b);
+    flush_bufs_free(&b);
     return rc;
 }
 
-static int stream_line(struct http_request *rq, const char *board, struct stream *s)
+/* One line read: parsed into the pending lines, or rejected. */
+static void stream_line(struct stream *s, char *text, size_t len, long line)
 {
-    if (!s->line.data)
-        return 0;
-    char *text = s->line.data;
-    size_t len = s->line.len;
-    if (len && text[len - 1] == '\r')
-        text[--len] = '\0';
-    long line = s->line_no;
     struct entry_error err = {0};
-    size_t blank = 0;
-    while (blank < len && (text[blank] == ' ' || text[blank] == '\t' || text[blank] == '\r'))
-        blank++;
-    if (blank == len)
-        return 0; /* a blank line: spaces, tabs and carriage returns only ("\r\r\n" too) */
     cJSON *doc = NULL;
     if (request_json_has_nul(text, len))
         entry_fail(&err, 400, "invalid_json", "the line must not contain NUL (raw or \\u0000).");
@@ -1630,46 +1672,81 @@ static int stream_line(struct http_request *rq, const char *board, struct stream
         reject_line(s, line, &err);
     }
     cJSON_Delete(doc);
-    /* a chunk is one script call: bounded in entries and in bytes, so it stays short in Redis */
-    int full = s->npending == BOARD_BATCH_MAX || s->pending_bytes >= NDJSON_CHUNK_BYTES;
-    return full ? stream_flush(rq, board, s) : 0;
 }
 
-/* Split a chunk into lines; a NULL chunk ends the stream. */
-static int stream_feed(struct http_request *rq, const char *board, struct stream *s,
-                       const char *data, size_t len)
+/*
+ * Read lines from data[*at..len) (NULL: the end of the stream) into the pending lines until the
+ * data is used up (0) or they make a full chunk (1: flush it, then call again with the rest); a
+ * chunk is one script call, bounded in entries and in bytes, so it stays short in Redis.
+ * -ENOMEM.
+ */
+static int stream_take(struct stream *s, const char *data, size_t len, size_t *at)
 {
-    int rc = 0;
-    for (size_t i = 0; i < len && rc == 0;) {
-        const char *nl = memchr(data + i, '\n', len - i);
-        size_t part = nl ? (size_t)(nl - (data + i)) : len - i;
-        if (!s->skipping && s->line.len + part > NDJSON_LINE_MAX) {
+    for (;;) {
+        if (s->npending == BOARD_BATCH_MAX || s->pending_bytes >= NDJSON_CHUNK_BYTES)
+            return 1;
+        const char *text = NULL;
+        size_t tl = 0;
+        long line = 0;
+        enum ndjson_event ev = ndjson_next(&s->nd, data, len, at, &text, &tl, &line);
+        if (ev == NDJSON_MORE)
+            return 0;
+        if (ev == NDJSON_NO_MEMORY)
+            return -ENOMEM;
+        if (ev == NDJSON_TOO_LONG) {
             struct entry_error err = {0};
             entry_fail(&err, 413, "line_too_large", "a line must be at most %ld bytes.",
                        NDJSON_LINE_MAX);
-            reject_line(s, s->line_no, &err);
-            s->skipping = 1;
-            buf_free(&s->line);
+            reject_line(s, line, &err);
+            continue;
         }
-        if (!s->skipping && part && buf_append(&s->line, data + i, part))
-            rc = -ENOMEM;
-        i += part;
-        if (nl && rc == 0) {
-            if (!s->skipping)
-                rc = stream_line(rq, board, s);
-            s->skipping = 0;
-            s->line.len = 0;
-            s->line_no++;
-            i++;
+        stream_line(s, (char *)text, tl, line);
+    }
+}
+
+/* The stream of a request, created on its first chunk; NULL after a 500 in rp. */
+static struct stream *stream_of(struct http_request *rq, struct http_reply *rp)
+{
+    struct stream *s = rq->stream_state;
+    if (!s) {
+        s = rq->stream_state = calloc(1, sizeof(*s));
+        if (s) {
+            ndjson_init(&s->nd, NDJSON_LINE_MAX);
+            s->rejected = cJSON_CreateArray();
+        }
+        if (!s || !s->rejected) {
+            http_reply_errno(rp, -ENOMEM);
+            return NULL;
         }
     }
-    if (!data && rc == 0) {
-        if (s->line.len && !s->skipping)
-            rc = stream_line(rq, board, s);
-        if (rc == 0 && s->npending)
-            rc = stream_flush(rq, board, s);
-    }
-    return rc;
+    return s;
+}
+
+/* The reply to a stream a Redis fault cut: what was applied and where to resume. */
+static void stream_fault(struct http_reply *rp, const struct stream *s, int rc)
+{
+    int unknown = rc == -ETIME || rc == -ECONNRESET;
+    http_reply_error(
+        rp, 503, unknown ? "write_outcome_unknown" : "redis_unavailable",
+        "Redis %s while the upload was applied: %ld lines were applied and %ld "
+        "rejected, every line up to line %ld is settled%s; send the lines after "
+        "line %ld again%s.",
+        unknown ? "did not answer after a chunk was sent" : "failed", s->applied, s->rejected_total,
+        s->settled_line, unknown ? ", and the chunk after it may or may not be applied" : "",
+        s->settled_line, unknown ? " (read the members of the chunk first if it has incr)" : "");
+    http_reply_header(rp, "Retry-After", "1");
+}
+
+/* The reply at the end of a stream. */
+static void stream_reply(struct http_reply *rp, struct stream *s)
+{
+    cJSON *doc = cJSON_CreateObject();
+    cJSON_AddNumberToObject(doc, "applied", (double)s->applied);
+    cJSON_AddNumberToObject(doc, "rejected_total", (double)s->rejected_total);
+    cJSON_AddItemToObject(doc, "rejected", s->rejected);
+    s->rejected = NULL;
+    http_reply_json(rp, 200, cJSON_PrintUnformatted(doc));
+    cJSON_Delete(doc);
 }
 
 int handle_scores_stream(struct http_request *rq, const char *data, size_t len,
@@ -1678,31 +1755,191 @@ int handle_scores_stream(struct http_request *rq, const char *data, size_t len,
     const char *board;
     if (board_param(rq, rp, &board))
         return -1;
-    struct stream *s = rq->stream_state;
-    if (!s) {
-        s = rq->stream_state = calloc(1, sizeof(*s));
-        if (s) {
-            s->line_no = 1;
-            s->rejected = cJSON_CreateArray();
-        }
-        if (!s || !s->rejected) {
-            http_reply_errno(rp, -ENOMEM);
-            return -1;
-        }
-    }
-    int rc = stream_feed(rq, board, s, data, len);
+    struct stream *s = stream_of(rq, rp);
+    if (!s)
+        return -1;
+    size_t at = 0;
+    int rc;
+    while ((rc = stream_take(s, data, len, &at)) == 1)
+        if ((rc = stream_flush(rq, board, s)) != 0)
+            break;
+    if (rc == 0 && !data && s->npending)
+        rc = stream_flush(rq, board, s);
     if (rc) {
-        http_reply_write_errno(rp, rc);
+        stream_fault(rp, s, rc);
         return -1;
     }
-    if (data)
-        return 0;
-    cJSON *doc = cJSON_CreateObject();
-    cJSON_AddNumberToObject(doc, "applied", (double)s->applied);
-    cJSON_AddNumberToObject(doc, "rejected_total", (double)s->rejected_total);
-    cJSON_AddItemToObject(doc, "rejected", s->rejected);
-    s->rejected = NULL;
-    http_reply_json(rp, 200, cJSON_PrintUnformatted(doc));
-    cJSON_Delete(doc);
+    if (!data)
+        stream_reply(rp, s);
     return 0;
+}
+
+/*
+ * The same on the event thread: lines are split and parsed as they arrive; a full chunk is
+ * written (write.lua on the loop's write connection, board_write_submit) while the connection is
+ * suspended, so a client sends no faster than Redis applies (back-pressure, bounded memory),
+ * then the rest of the data is read. Settings changed under a chunk: read them again, validate,
+ * resume after what was written.
+ */
+struct stream_flush {
+    struct board_write_job w; /* first: board.c hands it back */
+    struct board_settings_job sj;
+    struct http_request *rq;
+    struct http_reply *rp;
+    struct http_async *async;
+    struct stream *s;
+    const char *board;
+    struct flush_bufs b;
+    struct board_settings used;
+    int attempts;
+    int final; /* the end of the stream: reply after it */
+};
+
+static void flush_end(struct stream_flush *f, int rc)
+{
+    struct stream *s = f->s;
+    flush_settle(s, rc, &f->used, &f->b);
+    flush_bufs_free(&f->b);
+    struct http_async *async = f->async;
+    int final = f->final;
+    if (rc)
+        stream_fault(f->rp, s, rc);
+    else if (final)
+        stream_reply(f->rp, s);
+    free(f);
+    if (final)
+        http_async_done(async, 1);
+    else
+        http_stream_done(async); /* read on (after an error: the rest is dropped, then rp) */
+}
+
+static void flush_written_async(struct board_write_job *w, int rc);
+static void flush_read_settings(struct stream_flush *f);
+
+static void flush_send(struct stream_flush *f, const struct board_settings *set)
+{
+    f->used = *set;
+    size_t ok = flush_prepare(f->s, set, &f->b);
+    if (!ok) {
+        flush_end(f, 0);
+        return;
+    }
+    f->w =
+        (struct board_write_job){.board = f->board,
+                                 .assumed = *set,
+                                 .entries = f->b.be,
+                                 .n = ok,
+                                 .flags = 0,
+                                 .outcomes = f->b.out,
+                                 .deadline_ms = util_now_ms() + f->rq->app->cfg.request_timeout_ms,
+                                 .done = flush_written_async};
+    int rc = board_write_submit(&f->rq->app->model, http_async_store_writes(f->async), &f->w);
+    if (rc)
+        flush_end(f, rc == -EAGAIN ? -EIO : rc);
+}
+
+static void flush_written_async(struct board_write_job *w, int rc)
+{
+    struct stream_flush *f = (struct stream_flush *)w;
+    flush_written(&f->b, w->handled, rc);
+    if (rc == -EAGAIN && ++f->attempts < 3) {
+        flush_read_settings(f);
+        return;
+    }
+    flush_end(f, rc);
+}
+
+static void flush_settings_read(struct board_settings_job *sj, int rc)
+{
+    struct stream_flush *f =
+        (struct stream_flush *)(void *)((char *)sj - offsetof(struct stream_flush, sj));
+    if (rc)
+        flush_end(f, rc == -EAGAIN ? -EIO : rc);
+    else
+        flush_send(f, &sj->settings);
+}
+
+static void flush_read_settings(struct stream_flush *f)
+{
+    f->sj = (struct board_settings_job){.board = f->board,
+                                        .deadline_ms =
+                                            util_now_ms() + f->rq->app->cfg.request_timeout_ms,
+                                        .done = flush_settings_read};
+    int rc = board_settings_submit(&f->rq->app->model, http_async_store_writes(f->async), &f->sj);
+    if (rc)
+        flush_end(f, rc == -EAGAIN ? -EIO : rc);
+}
+
+/* Start writing the pending lines; the flush ends the suspension (or the request, if final). */
+static void flush_start(struct http_request *rq, struct http_reply *rp, struct http_async *async,
+                        struct stream *s, const char *board, int final)
+{
+    struct stream_flush *f = calloc(1, sizeof(*f));
+    if (!f || flush_bufs_new(&f->b, s->npending)) {
+        if (f)
+            flush_bufs_free(&f->b);
+        free(f);
+        http_reply_errno(rp, -ENOMEM);
+        if (final)
+            http_async_done(async, 1);
+        else
+            http_stream_done(async);
+        return;
+    }
+    *f = (struct stream_flush){
+        .rq = rq, .rp = rp, .async = async, .s = s, .board = board, .b = f->b, .final = final};
+    struct board_settings set;
+    int exists = 0;
+    if (board_settings_cached(&rq->app->model, board, &set, &exists) == 0)
+        flush_send(f, &set);
+    else
+        flush_read_settings(f);
+}
+
+int handle_scores_stream_async(struct http_request *rq, const char *data, size_t len, size_t *used,
+                               struct http_reply *rp, struct http_async *async)
+{
+    const char *board;
+    *used = 0;
+    if (board_param(rq, rp, &board))
+        return -1;
+    struct stream *s = stream_of(rq, rp);
+    if (!s)
+        return -1;
+    int rc = stream_take(s, data, len, used);
+    if (rc < 0) {
+        http_reply_errno(rp, rc);
+        return -1;
+    }
+    if (rc == 0)
+        return 0; /* all of it read: more, please */
+    flush_start(rq, rp, async, s, board, 0);
+    return 1;
+}
+
+/* The end of a stream on the event thread (from handle_scores_async). */
+static int scores_stream_end(struct http_request *rq, struct http_reply *rp,
+                             struct http_async *async)
+{
+    const char *board;
+    if (board_param(rq, rp, &board)) {
+        http_async_done(async, 1);
+        return 1;
+    }
+    struct stream *s = stream_of(rq, rp);
+    size_t at = 0;
+    int rc = s ? stream_take(s, NULL, 0, &at) : -1;
+    if (rc < 0) {
+        if (s)
+            http_reply_errno(rp, rc);
+        http_async_done(async, 1);
+        return 1;
+    }
+    if (s->npending) {
+        flush_start(rq, rp, async, s, board, 1); /* replies when written */
+        return 1;
+    }
+    stream_reply(rp, s);
+    http_async_done(async, 1);
+    return 1;
 }

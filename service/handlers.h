@@ -33,6 +33,10 @@ int handle_scores_async(struct http_request *rq, struct http_reply *rp, struct h
 int handle_scores_stream(struct http_request *rq, const char *data, size_t len,
                          struct http_reply *rp);
 void handle_scores_stream_free(void *state);
+/** The same on the event thread (route.h, route_stream_async_fn): a full chunk of lines is written
+ *  on the thread's own write connection while the connection is suspended. */
+int handle_scores_stream_async(struct http_request *rq, const char *data, size_t len, size_t *used,
+                               struct http_reply *rp, struct http_async *async);
 void handle_member_get(struct http_request *rq, struct http_reply *rp);
 /** GET .../members/{id} and .../around as one script call on the event thread's own Redis
  *  connection (route.h, route_async_fn); 0 when the worker must run the blocking handler. */

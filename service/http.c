@@ -711,9 +711,43 @@ void http_async_done(struct http_async *a, int replied)
     resume_exchange(x);
 }
 
-/* A chunk of an NDJSON body: the stream function writes to Redis, so it runs on a worker. */
+void http_stream_done(struct http_async *a)
+{
+    resume_exchange((struct exchange *)a);
+}
+
+/* Suspend x for work already started on this thread (it cannot be undone when rankd is
+ * stopping: the stop waits for it, as for any suspended request). */
+static void suspend_started(struct exchange *x)
+{
+    struct http_server *srv = x->srv;
+    if (!x->handed_off) {
+        x->handed_off = 1;
+        atomic_fetch_add(&srv->in_work, 1);
+    }
+    atomic_fetch_add(&srv->suspended, 1);
+    x->away = 1;
+    MHD_suspend_connection(x->conn);
+}
+
+/* A chunk of an NDJSON body: on the event thread when it has a write connection (a full chunk of
+ * lines is written while the connection is suspended), else on a worker (it writes to Redis). */
 static enum MHD_Result stream_chunk(struct exchange *x, const char *data, size_t *len)
 {
+    if (x->route->stream_async && x->loop && x->loop->writes &&
+        store_async_connected(x->loop->writes)) {
+        if (atomic_load(&x->srv->stopping)) {
+            reply_stopping(&x->rp);
+            *len = 0;
+            return MHD_YES;
+        }
+        size_t used = 0;
+        int rc = x->route->stream_async(&x->rq, data, *len, &used, &x->rp, (struct http_async *)x);
+        *len = rc < 0 ? 0 : *len - used; /* an error: the rest is read and dropped */
+        if (rc == 1)
+            suspend_started(x);
+        return MHD_YES;
+    }
     if (buf_append(&x->chunk, data, *len))
         http_reply_errno(&x->rp, -ENOMEM);
     else if (suspend_exchange(x) == 0)

@@ -159,6 +159,11 @@ struct http_async;
 
 void http_async_done(struct http_async *a, int replied);
 
+/** A streamed body's chunk work (route_stream_async_fn) is done: the connection reads on. Once,
+ *  on the event thread; after an error in the reply the rest of the body is dropped and the
+ *  error sent at its end. */
+void http_stream_done(struct http_async *a);
+
 struct store;
 struct store_async;
 

@@ -46,6 +46,7 @@ static struct route routes[] = {
      .name = "scores",
      .async = handle_scores_async,
      .stream = handle_scores_stream,
+     .stream_async = handle_scores_stream_async,
      .stream_free = handle_scores_stream_free,
      .flags = W | B | ROUTE_NDJSON},
     {.method = "GET",

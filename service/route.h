@@ -16,6 +16,12 @@ typedef void (*route_handler_fn)(struct http_request *rq, struct http_reply *rp)
 typedef int (*route_stream_fn)(struct http_request *rq, const char *data, size_t len,
                                struct http_reply *rp);
 typedef void (*route_stream_free_fn)(void *state);
+/** Optional, on an HTTP event thread, without any wait: feed data[0..len) of a streamed body,
+ *  setting *used to the bytes taken. Returns 0 when it took all of it; 1 when it took *used bytes
+ *  and started work the connection waits for (it calls http_stream_done once, later; the rest
+ *  of the data is offered again after that); -1 after filling rp with an error. */
+typedef int (*route_stream_async_fn)(struct http_request *rq, const char *data, size_t len,
+                                     size_t *used, struct http_reply *rp, struct http_async *async);
 /** Optional, on an HTTP event thread, without any wait: returns 1 when rp is filled. */
 typedef int (*route_quick_fn)(struct http_request *rq, struct http_reply *rp);
 /** Optional, on an HTTP event thread with the connection suspended, without any wait: returns 1
@@ -38,8 +44,10 @@ struct route {
     route_handler_fn handler; /**< on a worker thread: may block on Redis */
     route_quick_fn quick;
     route_async_fn async;
-    const char *name;       /**< metrics label */
-    route_stream_fn stream; /**< NDJSON chunks, or NULL */
+    const char *name;                   /**< metrics label */
+    route_stream_fn stream;             /**< NDJSON chunks on a worker thread, or NULL */
+    route_stream_async_fn stream_async; /**< the same on the event thread (preferred when the
+                                         *   thread has a write connection) */
     route_stream_free_fn stream_free;
     int flags;  /**< enum route_flags */
     int metric; /**< metrics index, set by route_init */

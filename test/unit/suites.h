@@ -10,6 +10,7 @@ Suite *config_suite(void);
 Suite *period_suite(void);
 Suite *util_suite(void);
 Suite *render_suite(void);
+Suite *ndjson_suite(void);
 Suite *hardening_suite(void);
 
 #endif
