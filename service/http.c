@@ -129,6 +129,7 @@ struct exchange {
     int handed_off; /* counted in srv->in_work */
     int away;       /* handed off and perhaps not resumed yet: event threads only */
     int queued;     /* a response was queued */
+    int no_drain;   /* refused for its framing: answered before its body, then closed */
 };
 
 /* ---------------------------------------------------------------- replies */
@@ -439,8 +440,10 @@ static void begin(struct http_server *srv, struct MHD_Connection *c, const char 
     x->rq.server = srv;
     x->rq.method = method;
     x->rq.if_none_match = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "If-None-Match");
-    if (check_framing(c, &x->rp))
+    if (check_framing(c, &x->rp)) {
+        x->no_drain = 1; /* its body's length is in doubt: never read it */
         return;
+    }
     char allow[64];
     int rc = route_match(method, url, &x->rq, &x->route, allow, sizeof(allow));
     if (rc == -ENOENT && serve_static(srv->app, method, url, x) == 0)
@@ -543,6 +546,17 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, struct exchange *x)
     MHD_destroy_response(resp);
     x->queued = 1;
     return ok;
+}
+
+/* A refused request's body that is read and dropped rather than cut off (see on_request). */
+#define DRAIN_MAX (8L * 1024L * 1024L)
+
+static int drainable(struct MHD_Connection *c)
+{
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding");
+    long long n = cl ? strtoll(cl, NULL, 10) : -1;
+    return !te && n > 0 && n <= DRAIN_MAX;
 }
 
 static int has_body(struct MHD_Connection *c)
@@ -794,9 +808,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         x->conn = c;
         *ctx = x;
         begin(cls, c, url, method, x);
-        /* Refused before a body arrives: answer now and MHD closes the connection rather than
-         * read the body. Without a body, answer on the next call so the connection stays open. */
-        return x->rp.status && has_body(c) ? send_reply(c, x) : MHD_YES;
+        /* Refused before a body arrives. A body of a known length up to DRAIN_MAX is read and
+         * dropped, and the error goes out after it: answered mid-upload, MHD closes a socket
+         * with unread data, the kernel resets the connection, and the client may never see the
+         * reply (seen as a failed upload instead of the 413). A larger or unknown-length body:
+         * answer now and close. Without a body, answer on the next call (keep-alive). */
+        if (x->rp.status && has_body(c) && (x->no_drain || !drainable(c)))
+            return send_reply(c, x);
+        return MHD_YES;
     }
     if (still_away(x))
         return MHD_YES; /* leave the data: MHD offers it again after the resume */

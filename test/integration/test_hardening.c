@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "suites.h"
@@ -518,6 +519,48 @@ END_TEST
 
 /* A 304 has no body and must not claim one: no Content-Length (0 would be the wrong length of
  * the page it stands for), for pages and static files alike. */
+/* A body refused before it arrives (413 over the limit, 401 without a token) is read and
+ * dropped, then the error is sent. Answered while the body was still coming, rankd closed the
+ * connection: the client's next write failed (a reset), and a client that stops at a failed
+ * write, as libcurl does, never read the 413 (seen in CI as a failed upload). */
+START_TEST(refused_body_still_answered)
+{
+    size_t body = 2 * 1024 * 1024;
+    signal(SIGPIPE, SIG_IGN);
+    for (int auth = 0; auth < 2; auth++) {
+        char head[256];
+        int n = snprintf(head, sizeof(head),
+                         "PUT /boards/big HTTP/1.1\r\nHost: t\r\n%sContent-Type: "
+                         "application/json\r\nContent-Length: %zu\r\n\r\n",
+                         auth ? "Authorization: Bearer " TEST_TOKEN "\r\n" : "", body);
+        int fd = connect_loopback(g_port);
+        ck_assert(fd >= 0);
+        struct timeval tv = {3, 0};
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        ck_assert_int_eq(write(fd, head, (size_t)n), n);
+        struct timespec pause = {0, 200 * 1000 * 1000}; /* rankd has decided by now */
+        nanosleep(&pause, NULL);
+        char *blank = malloc(body);
+        memset(blank, ' ', body);
+        size_t sent = 0;
+        while (sent < body) {
+            ssize_t w = write(fd, blank + sent, body - sent);
+            if (w <= 0)
+                break;
+            sent += (size_t)w;
+        }
+        free(blank);
+        char reply[512] = "";
+        ssize_t r = read(fd, reply, sizeof(reply) - 1);
+        close(fd);
+        const char *want = auth ? "HTTP/1.1 413" : "HTTP/1.1 401";
+        ck_assert_msg(sent == body, "%s: the upload broke after %zu of %zu bytes", want, sent,
+                      body);
+        ck_assert_msg(r > 12 && strncmp(reply, want, 12) == 0, "%s: got \"%.200s\"", want, reply);
+    }
+}
+END_TEST
+
 /* The Content-Length value of the first reply in raw, or -1. */
 static long content_length(const char *raw)
 {
@@ -617,6 +660,7 @@ Suite *hardening_suite(void)
         {"static_fifo", static_fifo_not_served},
         {"framing", framing_content_length_and_transfer_encoding},
         {"not_modified", not_modified_keeps_its_length},
+        {"refused_body", refused_body_still_answered},
         {"library_errors", library_errors_pinned},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
