@@ -46,10 +46,11 @@ INTEG_OBJ := $(INTEG_SRC:test/%.c=$(BUILD)/test/%.o)
 
 all: $(BUILD)/rankd
 
-# Each script becomes a C string literal, its comment lines dropped (they stay in the .lua file).
+# Each script becomes a C string literal, its comment lines and indentation dropped (they stay in
+# the .lua file; a literal must stay under the 4095 bytes C compilers must support).
 $(BUILD)/gen/lua/%.lua.h: service/lua/%.lua
 	@mkdir -p $(dir $@)
-	$(Q)sed -e '/^[[:space:]]*--/d' -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< > $@
+	$(Q)sed -e '/^[[:space:]]*--/d' -e 's/^[[:space:]]*//' -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< > $@
 
 $(BUILD)/service/%.o: service/%.c | $(LUA_H)
 	@mkdir -p $(dir $@)
