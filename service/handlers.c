@@ -15,6 +15,7 @@
 
 #include "admin.h"
 #include "board.h"
+#include "json_number.h"
 #include "metrics.h"
 #include "page_cache.h"
 #include "period.h"
@@ -552,12 +553,33 @@ static cJSON *parse_body(struct http_request *rq, struct http_reply *rp)
     }
     const char *end = NULL;
     cJSON *doc = cJSON_ParseWithLengthOpts(rq->body.data, rq->body.len + 1, &end, 1);
-    if (!doc) {
-        size_t at = end ? (size_t)(end - rq->body.data) : 0;
+    size_t at = end ? (size_t)(end - rq->body.data) : 0;
+    /* every number keeps its literal: scores, settings and records are judged by its digits */
+    int rc = doc ? json_number_annotate(doc, rq->body.data, rq->body.len, &at) : -EINVAL;
+    if (rc == -ENOMEM)
+        http_reply_errno(rp, rc);
+    else if (rc)
         http_reply_error(rp, 400, "invalid_json", "The body is not valid JSON (near byte %zu).",
                          at);
+    if (rc) {
+        cJSON_Delete(doc);
+        doc = NULL;
     }
     return doc;
+}
+
+/* The literal of a number node (json_number_annotate); a node without one (not from a client's
+ * text) is judged by the shortest text of its double. 0, or -EINVAL. */
+static int number_literal(const cJSON *v, struct json_number *out)
+{
+    const char *lit = json_number_literal(v);
+    if (lit)
+        return json_number_parse(lit, strlen(lit), out);
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+        return -EINVAL;
+    char text[40];
+    render_number_text(v->valuedouble, text, sizeof(text));
+    return json_number_parse(text, strlen(text), out);
 }
 
 /* A whole-number JSON field in lo..hi. 1 absent, 0 ok, -1 after a 400. */
@@ -937,6 +959,7 @@ static char *record_json(const cJSON *rec, int *status, const char **code, char 
             render_number_text(f->valuedouble, text, sizeof(text));
             char *raw = strdup(text);
             if (raw) {
+                free(f->valuestring); /* the literal json_number_annotate gave it */
                 f->type = cJSON_Raw;
                 f->valuestring = raw;
             }
@@ -1002,9 +1025,9 @@ void handle_item_delete(struct http_request *rq, struct http_reply *rp)
 struct entry_in {
     char *id;
     enum board_op op;
-    double score;
-    char *record; /* validated JSON or NULL */
-    long line;    /* batch index or NDJSON line number */
+    struct json_number score; /* the literal, judged against the board by check_score */
+    char *record;             /* validated JSON or NULL */
+    long line;                /* batch index or NDJSON line number */
 };
 
 static void entry_free(struct entry_in *e)
@@ -1072,8 +1095,8 @@ static int parse_entry(const cJSON *e, struct entry_in *out, struct entry_error 
             return entry_fail(err, 400, "invalid_op", "op must be one of: set, best, incr.");
     }
     const cJSON *score = cJSON_GetObjectItemCaseSensitive(e, "score");
-    if (!cJSON_IsNumber(score) || !isfinite(score->valuedouble))
-        return entry_fail(err, 422, "invalid_score", "score must be a finite JSON number.");
+    if (!cJSON_IsNumber(score) || number_literal(score, &out->score))
+        return entry_fail(err, 422, "invalid_score", "score must be a JSON number.");
     const cJSON *rec = cJSON_GetObjectItemCaseSensitive(e, "record");
     if (rec) {
         out->record = record_json(rec, &err->status, &err->code, err->msg);
@@ -1086,17 +1109,29 @@ static int parse_entry(const cJSON *e, struct entry_in *out, struct entry_error 
         return entry_fail(err, 500, "internal", "Out of memory.");
     }
     out->op = (enum board_op)opi;
-    out->score = score->valuedouble;
     return 0;
 }
 
-static int score_error(const struct board_settings *s, double score, int rc,
+/* board_check_score on the literal's own digits, never through a double: 0 and *key, -EDOM,
+ * -ERANGE. */
+static int check_score(const struct board_settings *s, const struct json_number *score,
+                       int64_t *key)
+{
+    int64_t scaled;
+    int rc = json_number_score(&s->layout, score, &scaled);
+    if (rc == 0)
+        *key = score_codec_key(&s->layout, scaled);
+    return rc;
+}
+
+/* The 422 of a score check_score refused; the message quotes the literal as sent. */
+static int score_error(const struct board_settings *s, const struct json_number *score, int rc,
                        struct entry_error *err)
 {
-    char v[40], lo[40], hi[40];
+    char lo[40], hi[40];
+    const char *v = score->text;
     double min, max;
     score_codec_range(&s->layout, &min, &max);
-    render_number_text(score, v, sizeof(v));
     render_number_text(min, lo, sizeof(lo));
     render_number_text(max, hi, sizeof(hi));
     if (rc == -EDOM)
@@ -1108,7 +1143,7 @@ static int score_error(const struct board_settings *s, double score, int rc,
         return entry_fail(err, 422, "score_out_of_range",
                           "score %s is outside this board's exact range: from %s to %s.", v, lo,
                           hi);
-    return entry_fail(err, 422, "invalid_score", "score must be a finite JSON number.");
+    return entry_fail(err, 422, "invalid_score", "score must be a JSON number.");
 }
 
 /* Turn entries into board entries under settings s; -1 with err and *bad on the first failure. */
@@ -1117,10 +1152,10 @@ static int prepare(const struct board_settings *s, const struct entry_in *in, si
 {
     for (size_t i = 0; i < n; i++) {
         int64_t key;
-        int rc = board_check_score(s, in[i].score, &key);
+        int rc = check_score(s, &in[i].score, &key);
         if (rc) {
             *bad = i;
-            return score_error(s, in[i].score, rc, err);
+            return score_error(s, &in[i].score, rc, err);
         }
         assert(in[i].id); /* parse_entry always sets it */
         out[i] = (struct board_entry){in[i].id,     strlen(in[i].id),
@@ -1551,7 +1586,7 @@ static int stream_flush(struct http_request *rq, const char *board, struct strea
         for (size_t i = start; rc == 0 && i < n; i++) {
             const struct entry_in *e = &s->pending[i];
             int64_t key = 0;
-            bad[i] = board_check_score(&used, e->score, &key);
+            bad[i] = check_score(&used, &e->score, &key);
             if (bad[i] == 0) {
                 be[ok] = (struct board_entry){
                     e->id, strlen(e->id), e->op, key, e->record, e->record ? strlen(e->record) : 0};
@@ -1575,7 +1610,7 @@ static int stream_flush(struct http_request *rq, const char *board, struct strea
             range_error(&used, &err);
             reject_pending(s, s->pending[i].line, &err);
         } else if (rc == 0) {
-            score_error(&used, s->pending[i].score, bad[i], &err);
+            score_error(&used, &s->pending[i].score, bad[i], &err);
             reject_pending(s, s->pending[i].line, &err);
         }
         entry_free(&s->pending[i]);
@@ -1611,6 +1646,17 @@ static int stream_line(struct http_request *rq, const char *board, struct stream
         entry_fail(&err, 400, "invalid_json", "the line must not contain NUL (raw or \\u0000).");
     else if (!(doc = cJSON_ParseWithLengthOpts(text, len + 1, NULL, 1)))
         entry_fail(&err, 400, "invalid_json", "the line is not valid JSON.");
+    size_t at = 0;
+    int lit = doc ? json_number_annotate(doc, text, len, &at) : 0; /* numbers keep their text */
+    if (lit) {
+        if (lit == -ENOMEM)
+            entry_fail(&err, 500, "internal", "Out of memory.");
+        else
+            entry_fail(&err, 400, "invalid_json", "the line is not valid JSON (near byte %zu).",
+                       at);
+        cJSON_Delete(doc);
+        doc = NULL;
+    }
     struct entry_in *e = &s->pending[s->npending];
     if (doc && parse_entry(doc, e, &err) == 0) {
         e->line = line;

@@ -11,5 +11,6 @@ Suite *period_suite(void);
 Suite *util_suite(void);
 Suite *render_suite(void);
 Suite *hardening_suite(void);
+Suite *json_number_suite(void);
 
 #endif
