@@ -582,20 +582,24 @@ static int number_literal(const cJSON *v, struct json_number *out)
     return json_number_parse(text, strlen(text), out);
 }
 
-/* A whole-number JSON field in lo..hi. 1 absent, 0 ok, -1 after a 400. */
+/* A whole-number JSON field in lo..hi, judged by its literal: any exact form of a whole number
+ * (20, 20.0, 2e1, 200e-1) is that number; 20.00000000000000001 is not, although its double is.
+ * 1 absent, 0 ok, -1 after a 400. */
 static int int_field(const cJSON *obj, const char *name, int lo, int hi, int *out,
                      struct http_reply *rp)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
     if (!v)
         return 1;
-    double d = cJSON_IsNumber(v) ? v->valuedouble : NAN;
-    if (!(d >= lo && d <= hi && floor(d) == d)) {
+    struct json_number n;
+    int64_t w = 0;
+    if (!cJSON_IsNumber(v) || number_literal(v, &n) || json_number_scale(&n, 0, INT_MAX, &w) ||
+        w < lo || w > hi) {
         http_reply_error(rp, 400, "invalid_field", "%s must be a whole number from %d to %d.", name,
                          lo, hi);
         return -1;
     }
-    *out = (int)d;
+    *out = (int)w;
     return 0;
 }
 

@@ -258,6 +258,65 @@ START_TEST(scores_malformed_and_long)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- settings */
+
+/* Whole-number settings are judged by the literal: any exact form of a whole number is that
+ * number (20.0, 2e1, 200e-1), a literal that only rounds to one is refused and writes nothing.
+ * 20.00000000000000001 was accepted as 20 before. */
+START_TEST(settings_judged_by_literal)
+{
+    static const struct {
+        const char *field, *lit, *message;
+    } refused[] = {
+        {"page_size", "20.00000000000000001", "page_size must be a whole number from 1 to 100."},
+        {"page_size", "20.0000000001", "page_size must be a whole number from 1 to 100."},
+        {"page_size", "1e-400", "page_size must be a whole number from 1 to 100."},
+        {"page_size", "1e400", "page_size must be a whole number from 1 to 100."},
+        {"page_size", "1e3", "page_size must be a whole number from 1 to 100."},
+        {"page_size", "0.9999999999999999999", "page_size must be a whole number from 1 to 100."},
+        {"score_decimals", "2.0000000000000001",
+         "score_decimals must be a whole number from 0 to 9."},
+        {"score_decimals", "-0.00000000000000001",
+         "score_decimals must be a whole number from 0 to 9."},
+        {"page_ttl_ms", "1000.00000000000001",
+         "page_ttl_ms must be a whole number from 0 to 3600000."},
+        {"page_ttl_ms", "12345678901234567890",
+         "page_ttl_ms must be a whole number from 0 to 3600000."},
+        {"retain", "1.0000000000000000001", "retain must be a whole number from 0 to 400."},
+    };
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        char body[128], want[300];
+        snprintf(body, sizeof(body), "{\"%s\":%s}", refused[i].field, refused[i].lit);
+        error_body(want, sizeof(want), "invalid_field", refused[i].message);
+        expect("PUT", "/boards/s", body, NULL, 400, want);
+        expect("GET", "/boards/s", NULL, NULL, 404, NULL);
+    }
+    static const struct {
+        const char *body, *shows;
+    } ok[] = {
+        {"{\"page_size\":20.0}", "\"page_size\":20,"},
+        {"{\"page_size\":2e1}", "\"page_size\":20,"},
+        {"{\"page_size\":1e1}", "\"page_size\":10,"},
+        {"{\"page_size\":250E-1}", "\"page_size\":25,"},
+        {"{\"page_size\":1.00000000000000000000e2}", "\"page_size\":100,"},
+        {"{\"page_ttl_ms\":-0}", "\"page_ttl_ms\":0,"},
+        {"{\"page_ttl_ms\":3.6e6}", "\"page_ttl_ms\":3600000,"},
+        {"{\"score_decimals\":2.0}", "\"score_decimals\":2,"},
+        {"{\"period\":\"daily\",\"retain\":3E0}", "\"retain\":3,"},
+    };
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        char path[32];
+        snprintf(path, sizeof(path), "/boards/ok%zu", i);
+        struct http_result r;
+        ck_assert_int_eq(
+            http_req(g_port, "PUT", path, ok[i].body, strlen(ok[i].body), NULL, TEST_TOKEN, &r), 0);
+        ck_assert_msg(r.status == 201 && strstr(r.body, ok[i].shows), "PUT %s %s -> %ld %s", path,
+                      ok[i].body, r.status, r.body);
+        http_result_free(&r);
+    }
+}
+END_TEST
+
 Suite *numbers_suite(void)
 {
     Suite *s = suite_create("numbers");
@@ -269,6 +328,7 @@ Suite *numbers_suite(void)
         {"scores_exact", scores_exact_forms_accepted},
         {"scores_ndjson", scores_ndjson_by_literal},
         {"scores_malformed", scores_malformed_and_long},
+        {"settings_literal", settings_judged_by_literal},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         TCase *tc = tcase_create(cases[i].name);
