@@ -905,23 +905,20 @@ void handle_admin_redis(struct http_request *rq, struct http_reply *rp)
 /* ---------------------------------------------------------------- records */
 
 /*
- * 1 when a parsed JSON number can be stored as the client wrote it. Below 2^53 every integer and
- * every decimal of up to 15 significant digits survives the double. From 2^53 on, neighbouring
- * integers collapse (9007199254740993 parses as ...992), so a value there is accepted only when
- * its shortest form has at most 15 significant digits (1.5e300 yes, 12345678901234567890 no).
+ * 1 when a record number reads back as the value the client wrote. A record keeps the double
+ * and prints it with render_number_text, so the literal's exact decimal value (not its double)
+ * must equal the value of that text: 0.1, 1.50, 2.5e1, 1.5e300, 0.30000000000000004 and
+ * 9007199254740992 do; 0.10000000000000001, 1e-400 (0), 5e-324, 9007199254740990.5 and
+ * 9007199254740993 (neighbouring integers collapse from 2^53 on) do not.
  */
-static int number_exact(double v)
+static int number_exact(const cJSON *f)
 {
-    if (!isfinite(v))
+    struct json_number lit, back;
+    if (number_literal(f, &lit) || !isfinite(f->valuedouble))
         return 0;
-    if (fabs(v) < 9007199254740992.0)
-        return 1;
     char text[40];
-    render_number_text(v, text, sizeof(text));
-    int digits = 0;
-    for (const char *p = text; *p && *p != 'e' && *p != 'E'; p++)
-        digits += *p >= '0' && *p <= '9';
-    return digits <= 15;
+    render_number_text(f->valuedouble, text, sizeof(text));
+    return json_number_parse(text, strlen(text), &back) == 0 && json_number_equal(&lit, &back);
 }
 
 /* Validate a record (flat object of strings, numbers, booleans, nulls; valid UTF-8) and print it.
@@ -939,7 +936,7 @@ static char *record_json(const cJSON *rec, int *status, const char **code, char 
         int utf8 =
             request_utf8_valid(f->string, strlen(f->string)) &&
             (!cJSON_IsString(f) || request_utf8_valid(f->valuestring, strlen(f->valuestring)));
-        int exact = !cJSON_IsNumber(f) || number_exact(f->valuedouble);
+        int exact = !cJSON_IsNumber(f) || number_exact(f);
         if (!flat || !utf8 || !exact) {
             snprintf(msg, MSG_MAX,
                      "record field '%.100s' must be a string, a number a double holds exactly "

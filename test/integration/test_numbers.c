@@ -317,6 +317,69 @@ START_TEST(settings_judged_by_literal)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- records */
+
+/* A record number must read back as the value sent, judged by its literal: one that only rounds
+ * to a double (0.10000000000000001, 1e-400, 9007199254740990.5, all below 2^53) was stored as
+ * that double before; now it is 400 invalid_record and nothing is written. */
+START_TEST(records_judged_by_literal)
+{
+    static const char *const refused[] = {
+        "0.10000000000000001",
+        "1.000000000000000001",
+        "1e-400",
+        "-1e-400",
+        "5e-324",
+        "9007199254740990.5",
+        "9007199254740991.5",
+        "9007199254740993",
+        "12345678901234567890",
+        "1e400",
+        "0.3000000000000000444",
+        "123456789012345678e2",
+    };
+    char want[400];
+    error_body(want, sizeof(want), "invalid_record",
+               "record field 'x' must be a string, a number a double holds exactly (integers up "
+               "to 2^53; send larger ones as strings), a boolean or null (records are flat), in "
+               "valid UTF-8.");
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        char body[160];
+        snprintf(body, sizeof(body), "{\"a\":1,\"x\":%s}", refused[i]);
+        expect("PUT", "/items/r", body, NULL, 400, want);
+        expect("GET", "/items/r", NULL, NULL, 404, NULL);
+        snprintf(body, sizeof(body), "{\"id\":\"r\",\"score\":1,\"record\":{\"x\":%s}}",
+                 refused[i]);
+        expect("POST", "/boards/rb/scores", body, NULL, 400, want);
+        expect_no_member("rb", "r");
+    }
+    static const struct {
+        const char *lit, *back;
+    } ok[] = {
+        {"0.1", "0.1"},
+        {"1.50", "1.5"},
+        {"2.5e1", "25"},
+        {"-0", "0"},
+        {"1e15", "1000000000000000"},
+        {"1.5e300", "1.5e+300"},
+        {"1e-300", "1e-300"},
+        {"0.30000000000000004", "0.30000000000000004"},
+        {"9007199254740991", "9007199254740991"},
+        {"9007199254740992", "9007199254740992"},
+        {"-9007199254740994", "-9007199254740994"},
+        {"1.2345678901234567e19", "1.2345678901234567e+19"},
+    };
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        char path[32], body[96], back[96];
+        snprintf(path, sizeof(path), "/items/a%zu", i);
+        snprintf(body, sizeof(body), "{\"x\":%s}", ok[i].lit);
+        snprintf(back, sizeof(back), "{\"x\":%s}", ok[i].back);
+        expect("PUT", path, body, NULL, 204, NULL);
+        expect("GET", path, NULL, NULL, 200, back);
+    }
+}
+END_TEST
+
 Suite *numbers_suite(void)
 {
     Suite *s = suite_create("numbers");
@@ -329,6 +392,7 @@ Suite *numbers_suite(void)
         {"scores_ndjson", scores_ndjson_by_literal},
         {"scores_malformed", scores_malformed_and_long},
         {"settings_literal", settings_judged_by_literal},
+        {"records_literal", records_judged_by_literal},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         TCase *tc = tcase_create(cases[i].name);
