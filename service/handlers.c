@@ -582,6 +582,18 @@ static int number_literal(const cJSON *v, struct json_number *out)
     return json_number_parse(text, strlen(text), out);
 }
 
+/* board_check_score on the literal's own digits, never through a double: 0 and *key, -EDOM,
+ * -ERANGE. */
+static int check_score(const struct board_settings *s, const struct json_number *score,
+                       int64_t *key)
+{
+    int64_t scaled;
+    int rc = json_number_score(&s->layout, score, &scaled);
+    if (rc == 0)
+        *key = score_codec_key(&s->layout, scaled);
+    return rc;
+}
+
 /* A whole-number JSON field in lo..hi, judged by its literal: any exact form of a whole number
  * (20, 20.0, 2e1, 200e-1) is that number; 20.00000000000000001 is not, although its double is.
  * 1 absent, 0 ok, -1 after a 400. */
@@ -820,24 +832,6 @@ void handle_board_reset(struct http_request *rq, struct http_reply *rp)
         rp->status = 204;
 }
 
-/* 1 when s is a plain decimal number: an optional '-', digits, and optionally '.' and digits.
- * strtod alone would also take hex, inf, nan, exponents and leading spaces. */
-static int plain_decimal(const char *s)
-{
-    s += *s == '-';
-    size_t whole = strspn(s, "0123456789");
-    if (whole == 0)
-        return 0;
-    s += whole;
-    if (*s == '.') {
-        size_t frac = strspn(s + 1, "0123456789");
-        if (frac == 0)
-            return 0;
-        s += 1 + frac;
-    }
-    return *s == '\0';
-}
-
 /* DELETE /boards/{board}/members?keep=N or ?below=SCORE: trim the tail in chunks. */
 void handle_members_trim(struct http_request *rq, struct http_reply *rp)
 {
@@ -861,16 +855,17 @@ void handle_members_trim(struct http_request *rq, struct http_reply *rp)
     }
     int64_t key = 0;
     if (nb) {
-        char *end = NULL;
-        double score = strtod(below, &end);
+        /* a plain decimal (no exponent, hex, inf or spaces, which strtod would take), judged by
+         * its digits like a score: 1.000000000000000001 is not 1 */
+        struct json_number score;
         struct board_settings set;
         int exists = 0;
-        int rc = !plain_decimal(below) || end == below || *end
+        int rc = json_number_parse_plain(below, strlen(below), &score)
                      ? -EINVAL
                      : board_settings_get(&rq->app->model, board, &set, &exists);
         if (rc == 0 && !exists)
             rc = -ENOENT;
-        if (rc == -EINVAL || (rc == 0 && board_check_score(&set, score, &key))) {
+        if (rc == -EINVAL || (rc == 0 && check_score(&set, &score, &key))) {
             http_reply_error(rp, 400, "invalid_parameter",
                              "below must be a score this board can hold (see GET /boards/%s).",
                              board);
@@ -1111,18 +1106,6 @@ static int parse_entry(const cJSON *e, struct entry_in *out, struct entry_error 
     }
     out->op = (enum board_op)opi;
     return 0;
-}
-
-/* board_check_score on the literal's own digits, never through a double: 0 and *key, -EDOM,
- * -ERANGE. */
-static int check_score(const struct board_settings *s, const struct json_number *score,
-                       int64_t *key)
-{
-    int64_t scaled;
-    int rc = json_number_score(&s->layout, score, &scaled);
-    if (rc == 0)
-        *key = score_codec_key(&s->layout, scaled);
-    return rc;
 }
 
 /* The 422 of a score check_score refused; the message quotes the literal as sent. */

@@ -380,6 +380,61 @@ START_TEST(records_judged_by_literal)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- trims */
+
+/* DELETE with the token; asserts the status and, for a 200, the whole body. */
+static void expect_trim(const char *path, long status, const char *want)
+{
+    expect("DELETE", path, NULL, NULL, status, want);
+}
+
+/* `below` is judged by its digits like a score: 1.000000000000000001 is not the score 1 (it was
+ * taken as 1 before and removed the members below 1). */
+START_TEST(trim_below_by_literal)
+{
+    make_boards();
+    for (int i = 0; i <= 3; i++) {
+        char body[64];
+        snprintf(body, sizeof(body), "{\"id\":\"m%d\",\"score\":%d}", i, i);
+        it_post_score("f0", body);
+        snprintf(body, sizeof(body), "{\"id\":\"m%d\",\"score\":%d.5}", i, i);
+        it_post_score("f1", body);
+        snprintf(body, sizeof(body), "{\"id\":\"m%d\",\"score\":900719925474098%d}", i, i);
+        it_post_score("i0", body);
+    }
+    char want[300];
+    static const struct {
+        const char *board, *below;
+    } refused[] = {
+        {"f0", "1.000000000000000001"}, {"f0", "0.9999999999999999999"},
+        {"f1", "0.10000000000000001"},  {"f0", "4294967296"},
+        {"i0", "9007199254740990.5"},   {"i0", "9007199254740993"},
+        {"i0", "12345678901234567890"},
+    };
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        char path[128], msg[128];
+        snprintf(path, sizeof(path), "/boards/%s/members?below=%s", refused[i].board,
+                 refused[i].below);
+        snprintf(msg, sizeof(msg),
+                 "below must be a score this board can hold (see GET /boards/%s).",
+                 refused[i].board);
+        error_body(want, sizeof(want), "invalid_parameter", msg);
+        expect_trim(path, 400, want);
+    }
+    expect_total("f0", 4);
+    expect_total("f1", 4);
+    expect_total("i0", 4);
+    expect_trim("/boards/f0/members?below=1.000000000000000000", 200, "{\"removed\":1}");
+    expect_trim("/boards/f1/members?below=1.50", 200, "{\"removed\":1}");
+    expect_trim("/boards/i0/members?below=9007199254740982", 200, "{\"removed\":2}");
+    expect_no_member("f0", "m0");
+    expect_score("f0", "m1", "1");
+    expect_no_member("f1", "m0");
+    expect_score("f1", "m1", "1.5");
+    expect_score("i0", "m2", "9007199254740982");
+}
+END_TEST
+
 Suite *numbers_suite(void)
 {
     Suite *s = suite_create("numbers");
@@ -393,6 +448,7 @@ Suite *numbers_suite(void)
         {"scores_malformed", scores_malformed_and_long},
         {"settings_literal", settings_judged_by_literal},
         {"records_literal", records_judged_by_literal},
+        {"trim_below", trim_below_by_literal},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         TCase *tc = tcase_create(cases[i].name);
