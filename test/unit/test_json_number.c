@@ -373,6 +373,36 @@ START_TEST(annotate_literals)
 }
 END_TEST
 
+/* cJSON reads a number of any length (to a double, inf for 400 nines); the node gets all of
+ * its literal, and the judge reads every digit. */
+START_TEST(annotate_long_literal)
+{
+    char text[600];
+    memcpy(text, "{\"score\":", 9);
+    memset(text + 9, '9', 400);
+    memcpy(text + 409, ",\"r\":1.", 7);
+    memset(text + 416, '0', 100);
+    memcpy(text + 516, "1}", 3);
+    cJSON *doc = cJSON_Parse(text);
+    ck_assert_ptr_nonnull(doc);
+    size_t at = 0;
+    ck_assert_int_eq(json_number_annotate(doc, text, strlen(text), &at), 0);
+    const char *lit = json_number_literal(cJSON_GetObjectItem(doc, "score"));
+    ck_assert_int_eq(strlen(lit), 400);
+    struct json_number n;
+    int64_t s;
+    ck_assert_int_eq(json_number_parse(lit, strlen(lit), &n), 0);
+    ck_assert_int_eq(json_number_score(&id0, &n, &s), -ERANGE);
+    lit = json_number_literal(cJSON_GetObjectItem(doc, "r"));
+    ck_assert_int_eq(strlen(lit), 103);
+    ck_assert_int_eq(json_number_parse(lit, strlen(lit), &n), 0);
+    ck_assert(n.wide && n.exp == -101); /* 102 significant digits */
+    ck_assert_int_eq(json_number_score(&first9, &n, &s), -EDOM);
+    ck_assert(cJSON_GetObjectItem(doc, "r")->valuedouble == 1.0); /* what the double said */
+    cJSON_Delete(doc);
+}
+END_TEST
+
 /* cJSON takes "01", "1." and "-.5" (strtod does); JSON does not, and annotate says where. */
 START_TEST(annotate_refuses_non_json)
 {
@@ -429,6 +459,7 @@ Suite *json_number_suite(void)
     tcase_set_timeout(tc, 10);
     tcase_add_test(tc, scanner_tokens);
     tcase_add_test(tc, annotate_literals);
+    tcase_add_test(tc, annotate_long_literal);
     tcase_add_test(tc, annotate_refuses_non_json);
     tcase_add_test(tc, annotate_mismatch);
     suite_add_tcase(s, tc);
