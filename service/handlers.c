@@ -15,6 +15,7 @@
 
 #include "admin.h"
 #include "board.h"
+#include "json_number.h"
 #include "metrics.h"
 #include "ndjson.h"
 #include "page_cache.h"
@@ -157,15 +158,16 @@ void handle_metrics(struct http_request *rq, struct http_reply *rp)
     page_cache_stats(rq->app->pages, &cache);
     const struct rankd *app = rq->app;
     unsigned long errors = store_error_count(app->store) + store_error_count(app->write_store) +
-                           store_error_count(app->hit_store);
+                           store_error_count(app->hit_store) +
+                           store_error_count(app->hit_write_store);
     if (app->cache_store != app->store)
         errors += store_error_count(app->cache_store);
     if (app->cache_write_store != app->write_store)
         errors += store_error_count(app->cache_write_store);
-    int conns[HTTP_EVENT_THREADS_MAX], up[HTTP_EVENT_THREADS_MAX];
-    int threads = http_event_threads(rq->server, conns, up, HTTP_EVENT_THREADS_MAX);
+    int conns[HTTP_EVENT_THREADS_MAX], up[HTTP_EVENT_THREADS_MAX], wup[HTTP_EVENT_THREADS_MAX];
+    int threads = http_event_threads(rq->server, conns, up, wup, HTTP_EVENT_THREADS_MAX);
     if (metrics_render(&out, errors, &cache) ||
-        metrics_render_event_threads(&out, conns, up, threads)) {
+        metrics_render_event_threads(&out, conns, up, wup, threads)) {
         buf_free(&out);
         http_reply_errno(rp, -ENOMEM);
         return;
@@ -563,28 +565,65 @@ static cJSON *parse_body(struct http_request *rq, struct http_reply *rp)
     }
     const char *end = NULL;
     cJSON *doc = cJSON_ParseWithLengthOpts(rq->body.data, rq->body.len + 1, &end, 1);
-    if (!doc) {
-        size_t at = end ? (size_t)(end - rq->body.data) : 0;
+    size_t at = end ? (size_t)(end - rq->body.data) : 0;
+    /* every number keeps its literal: scores, settings and records are judged by its digits */
+    int rc = doc ? json_number_annotate(doc, rq->body.data, rq->body.len, &at) : -EINVAL;
+    if (rc == -ENOMEM)
+        http_reply_errno(rp, rc);
+    else if (rc)
         http_reply_error(rp, 400, "invalid_json", "The body is not valid JSON (near byte %zu).",
                          at);
+    if (rc) {
+        cJSON_Delete(doc);
+        doc = NULL;
     }
     return doc;
 }
 
-/* A whole-number JSON field in lo..hi. 1 absent, 0 ok, -1 after a 400. */
+/* The literal of a number node (json_number_annotate); a node without one (not from a client's
+ * text) is judged by the shortest text of its double. 0, or -EINVAL. */
+static int number_literal(const cJSON *v, struct json_number *out)
+{
+    const char *lit = json_number_literal(v);
+    if (lit)
+        return json_number_parse(lit, strlen(lit), out);
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+        return -EINVAL;
+    char text[40];
+    render_number_text(v->valuedouble, text, sizeof(text));
+    return json_number_parse(text, strlen(text), out);
+}
+
+/* board_check_score on the literal's own digits, never through a double: 0 and *key, -EDOM,
+ * -ERANGE. */
+static int check_score(const struct board_settings *s, const struct json_number *score,
+                       int64_t *key)
+{
+    int64_t scaled;
+    int rc = json_number_score(&s->layout, score, &scaled);
+    if (rc == 0)
+        *key = score_codec_key(&s->layout, scaled);
+    return rc;
+}
+
+/* A whole-number JSON field in lo..hi, judged by its literal: any exact form of a whole number
+ * (20, 20.0, 2e1, 200e-1) is that number; 20.00000000000000001 is not, although its double is.
+ * 1 absent, 0 ok, -1 after a 400. */
 static int int_field(const cJSON *obj, const char *name, int lo, int hi, int *out,
                      struct http_reply *rp)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
     if (!v)
         return 1;
-    double d = cJSON_IsNumber(v) ? v->valuedouble : NAN;
-    if (!(d >= lo && d <= hi && floor(d) == d)) {
+    struct json_number n;
+    int64_t w = 0;
+    if (!cJSON_IsNumber(v) || number_literal(v, &n) || json_number_scale(&n, 0, INT_MAX, &w) ||
+        w < lo || w > hi) {
         http_reply_error(rp, 400, "invalid_field", "%s must be a whole number from %d to %d.", name,
                          lo, hi);
         return -1;
     }
-    *out = (int)d;
+    *out = (int)w;
     return 0;
 }
 
@@ -805,24 +844,6 @@ void handle_board_reset(struct http_request *rq, struct http_reply *rp)
         rp->status = 204;
 }
 
-/* 1 when s is a plain decimal number: an optional '-', digits, and optionally '.' and digits.
- * strtod alone would also take hex, inf, nan, exponents and leading spaces. */
-static int plain_decimal(const char *s)
-{
-    s += *s == '-';
-    size_t whole = strspn(s, "0123456789");
-    if (whole == 0)
-        return 0;
-    s += whole;
-    if (*s == '.') {
-        size_t frac = strspn(s + 1, "0123456789");
-        if (frac == 0)
-            return 0;
-        s += 1 + frac;
-    }
-    return *s == '\0';
-}
-
 /* DELETE /boards/{board}/members?keep=N or ?below=SCORE: trim the tail in chunks. */
 void handle_members_trim(struct http_request *rq, struct http_reply *rp)
 {
@@ -846,16 +867,17 @@ void handle_members_trim(struct http_request *rq, struct http_reply *rp)
     }
     int64_t key = 0;
     if (nb) {
-        char *end = NULL;
-        double score = strtod(below, &end);
+        /* a plain decimal (no exponent, hex, inf or spaces, which strtod would take), judged by
+         * its digits like a score: 1.000000000000000001 is not 1 */
+        struct json_number score;
         struct board_settings set;
         int exists = 0;
-        int rc = !plain_decimal(below) || end == below || *end
+        int rc = json_number_parse_plain(below, strlen(below), &score)
                      ? -EINVAL
                      : board_settings_get(&rq->app->model, board, &set, &exists);
         if (rc == 0 && !exists)
             rc = -ENOENT;
-        if (rc == -EINVAL || (rc == 0 && board_check_score(&set, score, &key))) {
+        if (rc == -EINVAL || (rc == 0 && check_score(&set, &score, &key))) {
             http_reply_error(rp, 400, "invalid_parameter",
                              "below must be a score this board can hold (see GET /boards/%s).",
                              board);
@@ -890,23 +912,20 @@ void handle_admin_redis(struct http_request *rq, struct http_reply *rp)
 /* ---------------------------------------------------------------- records */
 
 /*
- * 1 when a parsed JSON number can be stored as the client wrote it. Below 2^53 every integer and
- * every decimal of up to 15 significant digits survives the double. From 2^53 on, neighbouring
- * integers collapse (9007199254740993 parses as ...992), so a value there is accepted only when
- * its shortest form has at most 15 significant digits (1.5e300 yes, 12345678901234567890 no).
+ * 1 when a record number reads back as the value the client wrote. A record keeps the double
+ * and prints it with render_number_text, so the literal's exact decimal value (not its double)
+ * must equal the value of that text: 0.1, 1.50, 2.5e1, 1.5e300, 0.30000000000000004 and
+ * 9007199254740992 do; 0.10000000000000001, 1e-400 (0), 5e-324, 9007199254740990.5 and
+ * 9007199254740993 (neighbouring integers collapse from 2^53 on) do not.
  */
-static int number_exact(double v)
+static int number_exact(const cJSON *f)
 {
-    if (!isfinite(v))
+    struct json_number lit, back;
+    if (number_literal(f, &lit) || !isfinite(f->valuedouble))
         return 0;
-    if (fabs(v) < 9007199254740992.0)
-        return 1;
     char text[40];
-    render_number_text(v, text, sizeof(text));
-    int digits = 0;
-    for (const char *p = text; *p && *p != 'e' && *p != 'E'; p++)
-        digits += *p >= '0' && *p <= '9';
-    return digits <= 15;
+    render_number_text(f->valuedouble, text, sizeof(text));
+    return json_number_parse(text, strlen(text), &back) == 0 && json_number_equal(&lit, &back);
 }
 
 /* Validate a record (flat object of strings, numbers, booleans, nulls; valid UTF-8) and print it.
@@ -924,7 +943,7 @@ static char *record_json(const cJSON *rec, int *status, const char **code, char 
         int utf8 =
             request_utf8_valid(f->string, strlen(f->string)) &&
             (!cJSON_IsString(f) || request_utf8_valid(f->valuestring, strlen(f->valuestring)));
-        int exact = !cJSON_IsNumber(f) || number_exact(f->valuedouble);
+        int exact = !cJSON_IsNumber(f) || number_exact(f);
         if (!flat || !utf8 || !exact) {
             snprintf(msg, MSG_MAX,
                      "record field '%.100s' must be a string, a number a double holds exactly "
@@ -948,6 +967,7 @@ static char *record_json(const cJSON *rec, int *status, const char **code, char 
             render_number_text(f->valuedouble, text, sizeof(text));
             char *raw = strdup(text);
             if (raw) {
+                free(f->valuestring); /* the literal json_number_annotate gave it */
                 f->type = cJSON_Raw;
                 f->valuestring = raw;
             }
@@ -1013,9 +1033,9 @@ void handle_item_delete(struct http_request *rq, struct http_reply *rp)
 struct entry_in {
     char *id;
     enum board_op op;
-    double score;
-    char *record; /* validated JSON or NULL */
-    long line;    /* batch index or NDJSON line number */
+    struct json_number score; /* the literal, judged against the board by check_score */
+    char *record;             /* validated JSON or NULL */
+    long line;                /* batch index or NDJSON line number */
 };
 
 static void entry_free(struct entry_in *e)
@@ -1083,8 +1103,8 @@ static int parse_entry(const cJSON *e, struct entry_in *out, struct entry_error 
             return entry_fail(err, 400, "invalid_op", "op must be one of: set, best, incr.");
     }
     const cJSON *score = cJSON_GetObjectItemCaseSensitive(e, "score");
-    if (!cJSON_IsNumber(score) || !isfinite(score->valuedouble))
-        return entry_fail(err, 422, "invalid_score", "score must be a finite JSON number.");
+    if (!cJSON_IsNumber(score) || number_literal(score, &out->score))
+        return entry_fail(err, 422, "invalid_score", "score must be a JSON number.");
     const cJSON *rec = cJSON_GetObjectItemCaseSensitive(e, "record");
     if (rec) {
         out->record = record_json(rec, &err->status, &err->code, err->msg);
@@ -1097,17 +1117,17 @@ static int parse_entry(const cJSON *e, struct entry_in *out, struct entry_error 
         return entry_fail(err, 500, "internal", "Out of memory.");
     }
     out->op = (enum board_op)opi;
-    out->score = score->valuedouble;
     return 0;
 }
 
-static int score_error(const struct board_settings *s, double score, int rc,
+/* The 422 of a score check_score refused; the message quotes the literal as sent. */
+static int score_error(const struct board_settings *s, const struct json_number *score, int rc,
                        struct entry_error *err)
 {
-    char v[40], lo[40], hi[40];
+    char lo[40], hi[40];
+    const char *v = score->text;
     double min, max;
     score_codec_range(&s->layout, &min, &max);
-    render_number_text(score, v, sizeof(v));
     render_number_text(min, lo, sizeof(lo));
     render_number_text(max, hi, sizeof(hi));
     if (rc == -EDOM)
@@ -1119,7 +1139,7 @@ static int score_error(const struct board_settings *s, double score, int rc,
         return entry_fail(err, 422, "score_out_of_range",
                           "score %s is outside this board's exact range: from %s to %s.", v, lo,
                           hi);
-    return entry_fail(err, 422, "invalid_score", "score must be a finite JSON number.");
+    return entry_fail(err, 422, "invalid_score", "score must be a JSON number.");
 }
 
 /* Turn entries into board entries under settings s; -1 with err and *bad on the first failure. */
@@ -1128,10 +1148,10 @@ static int prepare(const struct board_settings *s, const struct entry_in *in, si
 {
     for (size_t i = 0; i < n; i++) {
         int64_t key;
-        int rc = board_check_score(s, in[i].score, &key);
+        int rc = check_score(s, &in[i].score, &key);
         if (rc) {
             *bad = i;
-            return score_error(s, in[i].score, rc, err);
+            return score_error(s, &in[i].score, rc, err);
         }
         assert(in[i].id); /* parse_entry always sets it */
         out[i] = (struct board_entry){in[i].id,     strlen(in[i].id),
@@ -1585,7 +1605,7 @@ static size_t flush_prepare(struct stream *s, const struct board_settings *used,
     for (size_t i = b->start; i < s->npending; i++) {
         const struct entry_in *e = &s->pending[i];
         int64_t key = 0;
-        b->bad[i] = board_check_score(used, e->score, &key);
+        b->bad[i] = check_score(used, &e->score, &key);
         if (b->bad[i] == 0) {
             b->be[ok] = (struct board_entry){
                 e->id, strlen(e->id), e->op, key, e->record, e->record ? strlen(e->record) : 0};
@@ -1618,7 +1638,7 @@ static void flush_settle(struct stream *s, int rc, const struct board_settings *
             range_error(used, &err);
             reject_pending(s, s->pending[i].line, &err);
         } else if (rc == 0) {
-            score_error(used, s->pending[i].score, b->bad[i], &err);
+            score_error(used, &s->pending[i].score, b->bad[i], &err);
             reject_pending(s, s->pending[i].line, &err);
         }
         if (rc == 0)
@@ -1663,6 +1683,17 @@ static void stream_line(struct stream *s, char *text, size_t len, long line)
         entry_fail(&err, 400, "invalid_json", "the line must not contain NUL (raw or \\u0000).");
     else if (!(doc = cJSON_ParseWithLengthOpts(text, len + 1, NULL, 1)))
         entry_fail(&err, 400, "invalid_json", "the line is not valid JSON.");
+    size_t at = 0;
+    int lit = doc ? json_number_annotate(doc, text, len, &at) : 0; /* numbers keep their text */
+    if (lit) {
+        if (lit == -ENOMEM)
+            entry_fail(&err, 500, "internal", "Out of memory.");
+        else
+            entry_fail(&err, 400, "invalid_json", "the line is not valid JSON (near byte %zu).",
+                       at);
+        cJSON_Delete(doc);
+        doc = NULL;
+    }
     struct entry_in *e = &s->pending[s->npending];
     if (doc && parse_entry(doc, e, &err) == 0) {
         e->line = line;

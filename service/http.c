@@ -1362,12 +1362,14 @@ struct http_server *http_start(struct rankd *app, const struct http_options *o, 
     return srv;
 }
 
-int http_event_threads(const struct http_server *srv, int *connections, int *hit_connected, int max)
+int http_event_threads(const struct http_server *srv, int *connections, int *hit_connected,
+                       int *write_connected, int max)
 {
     int n = srv->nloops < max ? srv->nloops : max;
     for (int i = 0; i < n; i++) {
         connections[i] = atomic_load(&srv->loops[i].load);
         hit_connected[i] = srv->loops[i].hits && store_async_connected(srv->loops[i].hits);
+        write_connected[i] = srv->loops[i].writes && store_async_connected(srv->loops[i].writes);
     }
     return n;
 }

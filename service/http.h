@@ -190,10 +190,11 @@ struct store_async *http_async_store_writes(struct http_async *a);
 /**
  * Per event thread i < the return value (at most `max`): connections[i] = connections given to
  * it (open, or handed over and not yet added), hit_connected[i] = 1 while its Redis hit
- * connection is up. Racy snapshots for /metrics; the hit state is read without a lock.
+ * read connection is up, write_connected[i] = 1 while its write connection is. Racy snapshots
+ * for /metrics; the connection states are read without a lock.
  */
 int http_event_threads(const struct http_server *srv, int *connections, int *hit_connected,
-                       int max);
+                       int *write_connected, int max);
 
 /** The bound port (useful with port 0). */
 int http_port(const struct http_server *srv);

@@ -211,7 +211,7 @@ int metrics_render(struct buf *out, unsigned long redis_errors,
 }
 
 int metrics_render_event_threads(struct buf *out, const int *connections, const int *hit_connected,
-                                 int n)
+                                 const int *write_connected, int n)
 {
     int rc = put(out, "# HELP rankd_http_connections Open connections per event thread.\n"
                       "# TYPE rankd_http_connections gauge\n");
@@ -219,9 +219,16 @@ int metrics_render_event_threads(struct buf *out, const int *connections, const 
         rc = put(out, "rankd_http_connections{thread=\"%d\"} %d\n", i, connections[i]);
     rc = rc ? rc
             : put(out, "# HELP rankd_hit_connection_up 1 while the event thread's own Redis "
-                       "connection (page hits) is connected.\n"
+                       "connection for reads (pages, members, misses' lookups) is connected.\n"
                        "# TYPE rankd_hit_connection_up gauge\n");
     for (int i = 0; i < n && !rc; i++)
         rc = put(out, "rankd_hit_connection_up{thread=\"%d\"} %d\n", i, hit_connected[i]);
+    rc = rc ? rc
+            : put(out, "# HELP rankd_write_connection_up 1 while the event thread's own Redis "
+                       "connection for writes (scores, NDJSON chunks, page locks and stores) is "
+                       "connected.\n"
+                       "# TYPE rankd_write_connection_up gauge\n");
+    for (int i = 0; i < n && !rc; i++)
+        rc = put(out, "rankd_write_connection_up{thread=\"%d\"} %d\n", i, write_connected[i]);
     return rc;
 }

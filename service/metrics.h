@@ -36,6 +36,6 @@ int metrics_render(struct buf *out, unsigned long redis_errors,
 /** Render the per-event-thread gauges (http.h: http_event_threads) into *out. Returns 0 or
  *  -ENOMEM. */
 int metrics_render_event_threads(struct buf *out, const int *connections, const int *hit_connected,
-                                 int n);
+                                 const int *write_connected, int n);
 
 #endif

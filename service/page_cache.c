@@ -1205,10 +1205,12 @@ static void fill_unlink(struct page_cache *pc, struct fill *f)
     pthread_mutex_unlock(&pc->lock);
 }
 
-/* Every waiter gets value (a copy each; may be NULL) or rc; the fill is freed. A waiter that
- * holds a copy too old to serve gets it as a stale page when rc is a Redis fault (the grace
- * window), as get_once does. */
-static void fill_finish(struct fill *f, int rc, const char *value, size_t len)
+/* Every waiter gets value (a copy each; may be NULL) as `served` (a miss: computed or waited for;
+ * a hit: another computation had stored it when the fill looked), or rc; the fill is freed. A
+ * waiter that holds a copy too old to serve gets it as a stale page when rc is a Redis fault
+ * (the grace window), as get_once does. */
+static void fill_served(struct fill *f, int rc, const char *value, size_t len,
+                        enum page_source served)
 {
     struct page_cache *pc = f->pc;
     fill_unlink(pc, f);
@@ -1219,7 +1221,7 @@ static void fill_finish(struct fill *f, int rc, const char *value, size_t len)
         int out = rc;
         char *copy = NULL;
         size_t n = len;
-        enum page_source source = PAGE_MISS;
+        enum page_source source = served;
         if (!rc && value && (copy = malloc(len + 1))) {
             memcpy(copy, value, len);
             copy[len] = '\0';
@@ -1235,7 +1237,7 @@ static void fill_finish(struct fill *f, int rc, const char *value, size_t len)
         }
         if (!out) {
             struct entry e;
-            if (source == PAGE_MISS && pc->cfg.l1_ttl_ms > 0 && value_parse(copy, n, &e) == 0) {
+            if (source != PAGE_STALE && pc->cfg.l1_ttl_ms > 0 && value_parse(copy, n, &e) == 0) {
                 char l1key[KEY_MAX];
                 l1_key(j->board, h->q.period, j->page, j->size, l1key, sizeof(l1key));
                 l1_put(pc, l1key, copy, n, e.soft_ms);
@@ -1250,6 +1252,11 @@ static void fill_finish(struct fill *f, int rc, const char *value, size_t len)
     }
     board_page_free(f->rows);
     free(f);
+}
+
+static void fill_finish(struct fill *f, int rc, const char *value, size_t len)
+{
+    fill_served(f, rc, value, len, PAGE_MISS);
 }
 
 static void ignore_reply(void *arg, int rc, redisReply **replies)
@@ -1407,7 +1414,9 @@ static void fill_reply(void *arg, int rc, redisReply **replies)
     const redisReply *tag = r->elements ? r->element[0] : NULL;
     if (tag && tag->type == REDIS_REPLY_STRING) {
         if (strcmp(tag->str, "cached") == 0 && r->elements == 2) {
-            fill_finish(f, 0, r->element[1]->str, r->element[1]->len);
+            /* stored by another computation since the lookup: a hit, as a second lookup
+             * would have found it */
+            fill_served(f, 0, r->element[1]->str, r->element[1]->len, PAGE_HIT);
         } else if (strcmp(tag->str, "locked") == 0) {
             atomic_fetch_add(&pc->lock_waits, 1);
             f->wait_until_ms = util_now_ms() + pc->cfg.max_wait_ms;

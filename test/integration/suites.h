@@ -32,5 +32,6 @@ Suite *page_cache_suite(void);
 Suite *lifecycle_suite(void);
 Suite *path_suite(void);
 Suite *hardening_suite(void);
+Suite *numbers_suite(void);
 
 #endif

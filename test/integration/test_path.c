@@ -45,11 +45,22 @@ static void path_teardown(void)
     rmdir(p_redis.dir);
 }
 
+static void sleep_ms(int ms);
+
+/* rankd with both of its event thread's Redis connections up (until then requests take the
+ * worker path, whose commands and timeouts differ). */
 static void start_with(void (*tweak)(struct config *cfg))
 {
     p_app = rankd_test_start_with(p_redis.port, TEST_TOKEN, tweak, NULL);
     ck_assert_ptr_nonnull(p_app);
     p_port = rankd_port(p_app);
+    for (int i = 0; i < 500; i++) {
+        if (http_metric(p_port, "rankd_hit_connection_up{thread=\"0\"}") == 1 &&
+            http_metric(p_port, "rankd_write_connection_up{thread=\"0\"}") == 1)
+            return;
+        sleep_ms(10);
+    }
+    ck_abort_msg("the event thread's Redis connections did not come up in 5 s");
 }
 
 static double now_s(void)

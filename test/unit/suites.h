@@ -12,5 +12,6 @@ Suite *util_suite(void);
 Suite *render_suite(void);
 Suite *ndjson_suite(void);
 Suite *hardening_suite(void);
+Suite *json_number_suite(void);
 
 #endif
