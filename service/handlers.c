@@ -240,7 +240,6 @@ static void reply_page(struct http_reply *rp, struct page_reply *pr)
     page_headers(rp, pr);
     if (pr->not_modified) {
         rp->status = 304;
-        rp->full_length = pr->len;
     } else {
         http_reply_json(rp, 200, pr->body);
         pr->body = NULL; /* the reply owns it now */

@@ -379,7 +379,6 @@ static int serve_static(struct rankd *app, const char *method, const char *url, 
     if (x->rq.if_none_match && strcmp(x->rq.if_none_match, f.etag) == 0) {
         close(f.fd);
         x->rp.status = 304;
-        x->rp.full_length = f.size;
         return 0;
     }
     x->rp.status = 200;
@@ -498,7 +497,7 @@ static void consume(struct exchange *x, const char *data, size_t len)
         http_reply_errno(&x->rp, -ENOMEM);
 }
 
-/* Never called: libmicrohttpd sends no body with a 304; the size only sets Content-Length. */
+/* Never called: libmicrohttpd sends no body with a 304; this only makes its size unknown. */
 /* NOLINTNEXTLINE(readability-non-const-parameter): the type MHD_ContentReaderCallback */
 static ssize_t no_body(void *cls, uint64_t pos, char *buf, size_t max)
 {
@@ -517,14 +516,19 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, struct exchange *x)
     struct MHD_Response *resp;
     if (rp->status == 304) {
         /* libmicrohttpd 0.9.75 gives a 304 the Content-Length of its response, 0 from an empty
-         * buffer (wrong: the page is not empty), and sends no body for a 304 whatever the size.
-         * The header says what RFC 9110 8.6 allows, the length of the 200 body it stands for,
-         * and the connection stays open (a revalidation must not cost a reconnect). */
+         * buffer (wrong: the page is not empty), or, for an unknown size, "Transfer-Encoding:
+         * chunked" and a stray last chunk. The true length (RFC 9110 8.6 allows it) breaks
+         * Node's fetch (undici drops the connection: no body of that length came). Only an
+         * unknown size without chunking sends neither header, and that closes the connection
+         * after the reply (MHD_RF_HEAD_ONLY_RESPONSE, which keeps it open, is 0.9.77+); behind a
+         * proxy that is the proxy's upstream connection only. */
         if (rp->fd > 0)
             close(rp->fd);
         rp->fd = 0;
         buf_free(&rp->body);
-        resp = MHD_create_response_from_callback(rp->full_length, 4096, no_body, NULL, NULL);
+        resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64, no_body, NULL, NULL);
+        if (resp)
+            MHD_set_response_options(resp, MHD_RF_HTTP_1_0_COMPATIBLE_STRICT, MHD_RO_END);
     } else if (rp->fd > 0) {
         resp = MHD_create_response_from_fd64(rp->fd_size, rp->fd);
         if (resp)

@@ -94,8 +94,6 @@ struct http_reply {
     struct buf body;          /**< owned; handed to MHD */
     int fd;                   /**< > 0: send this file instead of body (owned, closed by MHD) */
     uint64_t fd_size;         /**< its size in bytes */
-    uint64_t full_length;     /**< a 304: the length of the 200 body it stands for (its
-                               *   Content-Length, RFC 9110 8.6) */
     const char *content_type; /**< static string */
     struct http_header headers[HTTP_HEADERS_MAX];
     int nheaders;

@@ -1112,6 +1112,8 @@ static int get_once(struct page_cache *pc, const char *board, const char *period
     if (sv == TOO_OLD && value_parse(value, len, &e) == 0) {
         old = value;
         q.older_than_ms = e.created_ms; /* the computation must not settle for this copy */
+    } else if (sv == TOO_OLD) {
+        free(value); /* cannot happen: serve_cached parsed it */
     }
     value = NULL;
     rc = miss(pc, &q, &value, &len);

@@ -272,7 +272,8 @@ static int append_group(struct store_async *sa, struct pending *p, const int *ar
                         const char *const *const *argv, const size_t *const *argvlen)
 {
     int fresh = sdslen(sa->ctx->obuf) == 0;
-    for (int i = 0; i < p->n; i++)
+    const int n = p->n;
+    for (int i = 0; i < n; i++)
         if (redisAppendCommandArgv(sa->ctx, argc[i], (const char **)argv[i],
                                    argvlen ? argvlen[i] : NULL) != REDIS_OK) {
             /* out of memory: part of the group may be in the buffer, so the connection must go;
@@ -423,8 +424,8 @@ int store_async_send(struct store_async *sa, int n, const int *argc, const char 
 static int append_script(struct store_async *sa, struct pending *p, int eval)
 {
     int argc = p->script_argc + 3;
-    const char **argv = malloc(sizeof(*argv) * (size_t)argc);
-    size_t *lens = malloc(sizeof(*lens) * (size_t)argc);
+    const char **argv = calloc((size_t)argc, sizeof(*argv));
+    size_t *lens = calloc((size_t)argc, sizeof(*lens));
     char sha[STORE_SHA_LEN + 1];
     if (!argv || !lens) {
         free(argv);
@@ -445,6 +446,7 @@ static int append_script(struct store_async *sa, struct pending *p, int eval)
         lens[i] = strlen(argv[i]);
     const char *const *av[] = {argv};
     const size_t *const lv[] = {lens};
+    p->n = 1; /* a script is one command */
     int rc = append_group(sa, p, &argc, av, lv);
     free(argv);
     free(lens);
