@@ -119,6 +119,8 @@ async function load(v, { focusRow = false, focusTable = false } = {}) {
     setState('loading'); // the old rows dim; the status line speaks when the new ones are in
     let notice = '';
     try {
+        // A board missing from the list: the list may be older than the board, so read it again.
+        if (boards && view.board && !boards.some((b) => b.board === view.board)) boards = null;
         if (!boards) {
             boards = (await client.boards({ signal })).boards;
             fillBoards();
@@ -131,7 +133,7 @@ async function load(v, { focusRow = false, focusTable = false } = {}) {
             view.board = boards.some((b) => b.board === 'cities') ? 'cities' : boards[0].board;
             history.replaceState(null, '', urlOf(view));
         }
-        ui.board.value = boards.some((b) => b.board === view.board) ? view.board : '';
+        selectBoard(view.board);
         const settings = await settingsOf(view.board, signal, shownSettings?.board !== view.board);
         if (signal.aborted) return;
         if (view.period && !isPeriodic(settings)) {
@@ -185,6 +187,18 @@ function fillBoards() {
     });
     ui.board.replaceChildren(...opts);
     ui.board.disabled = boards.length === 0;
+}
+
+/** Select board b in the picker; a board not in the list gets a placeholder saying so. */
+function selectBoard(b) {
+    ui.board.querySelector('option[data-placeholder]')?.remove();
+    if (boards && !boards.some((x) => x.board === b)) {
+        const o = new Option(`${b}: no such board`, '', true, true);
+        o.dataset.placeholder = '';
+        o.disabled = true;
+        ui.board.prepend(o);
+    }
+    ui.board.value = boards && boards.some((x) => x.board === b) ? b : '';
 }
 
 // ---------------------------------------------------------------- periods

@@ -623,7 +623,21 @@ describe('top 3, numbers, empty and unknown boards', () => {
         assert.equal(await page.isHidden('#retry'), true);
         assert.equal(await page.getAttribute('#error', 'data-retryable'), 'false');
         assert.equal(await page.isHidden('#results'), true);
-        // The board picker is right there.
+        assert.equal(await page.$eval('#board', (s) => s.options[s.selectedIndex].textContent), 'no-such-board: no such board');
+        // A board created after the list was read is found (the list is read again).
+        await page.goto(`${BASE}/?board=cities`);
+        assert.equal(await settled(), 'ready');
+        await writeApi('POST', '/boards/zz-new/scores', JSON.stringify({ id: 'solo', score: 1 }));
+        await page.evaluate(() => {
+            history.pushState(null, '', '?board=zz-new&page=1');
+            dispatchEvent(new PopStateEvent('popstate'));
+        });
+        await page.waitForFunction(() => document.querySelector('#rows tr')?.dataset.id === 'solo');
+        assert.equal(await page.$eval('#board', (s) => s.value), 'zz-new');
+        assert.equal(await page.$$eval('#board option[data-placeholder]', (o) => o.length), 0);
+        await writeApi('DELETE', '/boards/zz-new');
+        await page.goto(`${BASE}/?board=no-such-board&page=1`);
+        assert.equal(await settled(), 'error');
         await page.selectOption('#board', 'cities');
         await page.waitForURL(/board=cities/);
         assert.equal(await settled(), 'ready');
