@@ -450,6 +450,21 @@ describe('ETag reuse', () => {
         assert.equal(responseInfo(await c.page(cached, 1)).notModified, false);
     });
 
+    // Known issue, recorded as a todo: rankd's 304 carries the 200 body's Content-Length (RFC 9110
+    // 8.6, since 360b0b1), and Node's fetch (undici, Node 20) then never reuses that connection:
+    // each revalidation opens a new one, left open until rankd's idle timeout (and a script that
+    // made one lingers ~30 s before it exits). Browsers reuse it. Passes once either side changes.
+    it('revalidations reuse connections in Node', { todo: 'undici does not reuse a connection after a 304 with Content-Length' }, async () => {
+        const open = async () => [...(await (await fetch(`${BASE}/metrics`)).text())
+            .matchAll(/^rankd_http_connections\{[^}]*\} (\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
+        const c = new RankdClient({ baseUrl: BASE });
+        await c.page(cached, 1);
+        const before = await open();
+        for (let i = 0; i < 10; i++) await c.page(cached, 1);
+        assert.equal(c.stats.notModified, 10);
+        assert.ok(await open() <= before + 2, `${before} connections before 10 revalidations, ${await open()} after`);
+    });
+
     it('the remembered pages are bounded (least recently used goes first)', async () => {
         const log = [];
         const c = new RankdClient({ baseUrl: BASE, etagCacheSize: 2, fetch: recordingFetch(log) });
