@@ -698,6 +698,10 @@ describe('periodic boards', () => {
     before(async () => {
         settings = (await api(`/boards/${WEEKLY}`)).body;
         assert.equal(settings.periods.length, 4);
+        // Last week gets members too: writes only reach the current period, so its set is made
+        // in Redis from ranks 7-14 of this week's (the scores are already in the board's packing).
+        const key = (period) => `rankd:{${WEEKLY}}:z:${period}`;
+        assert.equal(redisCli('ZRANGESTORE', key(settings.periods[1]), key(settings.current_period), '6', '13'), '8');
     });
 
     it('a period picker lists the readable periods; the current one is shown on the page', async () => {
@@ -723,7 +727,7 @@ describe('periodic boards', () => {
         assert.equal(new URL(page.url()).searchParams.get('period'), null);
         await page.screenshot({ path: join(SHOTS, 'periodic.png'), fullPage: true });
 
-        // A past period: ?period= in the URL and in the reads; it is empty (writes go to the current one).
+        // A past period: ?period= in the URL and in the reads, and that period's own ranking.
         const past = settings.periods[1];
         ranks.length = 0;
         await page.selectOption('#period', past);
@@ -731,18 +735,37 @@ describe('periodic boards', () => {
         assert.equal(await settled(), 'ready');
         assert.ok(ranks.some((u) => u.pathname.endsWith('/rank') && u.searchParams.get('period') === past), ranks.join(' '));
         assert.equal(await page.textContent('#period-label'), `Week ${past} · past`);
-        assert.equal(await page.textContent('#empty'), `Board ${WEEKLY} has no members in Week ${past}.`);
-        assert.match(await page.textContent('#status'), new RegExp(`^Week ${past} · Page 1 of 1 · 0 members$`));
+        const pastRows = await rows();
+        assert.deepEqual(pastRows.map((x) => [x.rank, x.id]), reference.slice(6, 14).map((e, i) => [i + 1, e.id]));
+        assert.deepEqual(pastRows.map((x) => x.id), (await api(`/boards/${WEEKLY}/rank?page=1&period=${past}`)).body.items.map((it) => it.id));
+        assert.match(await page.textContent('#status'), new RegExp(`^Week ${past} · Page 1 of 1 · ranks 1–8 of 8$`));
         assert.match(await page.getAttribute('#api-link', 'href'), new RegExp(`period=${past}`));
         assert.match(await page.title(), new RegExp(`${WEEKLY} · ${past} · page 1`));
+        await page.screenshot({ path: join(SHOTS, 'periodic-past.png'), fullPage: true });
+        // Its member lookups are in that period: rank 1 there is rank 7 this week.
+        await page.fill('#member', reference[6].id);
+        await page.press('#member', 'Enter');
+        await page.waitForSelector('tr.is-member');
+        assert.match(await page.textContent('#status'), new RegExp(`^Week ${past} · .*: rank 1, `));
+        await page.goBack();
+        await settled();
 
-        // A member looked up in the past period is not there: a notice, as for any board.
+        // An older period is empty (nothing was written then).
+        const older = settings.periods[2];
+        await page.selectOption('#period', older);
+        await page.waitForURL(new RegExp(`period=${older}`));
+        assert.equal(await settled(), 'ready');
+        assert.equal(await page.textContent('#empty'), `Board ${WEEKLY} has no members in Week ${older}.`);
+        assert.match(await page.textContent('#status'), new RegExp(`^Week ${older} · Page 1 of 1 · 0 members$`));
+
+        // A member looked up in a period without them: a notice, as for any board.
         await page.fill('#member', reference[0].id);
         await page.press('#member', 'Enter');
         await page.waitForFunction(() => /No member/.test(document.querySelector('#status').textContent));
-        assert.match(await page.textContent('#status'), new RegExp(`in Week ${past}\\.`));
+        assert.match(await page.textContent('#status'), new RegExp(`in Week ${older}\\.`));
         ranks.length = 0;
-        await page.goBack(); // the past period, before the search
+        await page.goBack(); // the older period, before the search
+        await page.goBack(); // last week
         await page.goBack(); // the current period
         await page.waitForFunction(() => !/period=/.test(location.search));
         assert.equal(await settled(), 'ready');
