@@ -5,7 +5,8 @@
 #
 # Installs what is missing: Debian's chromium (as root; otherwise it prints the apt-get line and
 # fails) and test/browser/node_modules (npm ci). The tests seed their own boards through rankd's
-# write API with the token generated here. The screenshot goes to build/screenshots/.
+# write API with the token generated here. Screenshots go to build/screenshots/, the npm pack
+# tarball of clients/js to build/npm/.
 # Ends with one line: "clients: N passed, M failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."

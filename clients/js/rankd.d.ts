@@ -1,4 +1,5 @@
-// Types of the rankd read client (clients/web/rankd.js, re-exported by clients/js/rankd.js).
+// Types of the rankd client (clients/web/rankd.js, re-exported by clients/js/rankd.js): the read
+// client RankdClient and the write client RankdWriteClient (servers only: it holds the write token).
 
 /** A member's flat record: strings, numbers, booleans and nulls. */
 export type RankdRecord = Record<string, string | number | boolean | null>;
@@ -61,7 +62,18 @@ export interface RankdBoardSettings {
     score_decimals: number;
     total: number;
     score_range: { min: number; max: number };
+    period: RankdPeriodKind;
+    /** 'UTC' or a fixed offset such as '+02:00' */
+    timezone: string;
+    /** past periods that stay readable */
+    retain: number;
+    /** periodic boards only: the period written to and read by default, e.g. '2026-W49' */
+    current_period?: string;
+    /** periodic boards only: every readable period id, newest first (the current one first) */
+    periods?: string[];
 }
+
+export type RankdPeriodKind = 'none' | 'hourly' | 'daily' | 'weekly' | 'monthly';
 
 export interface RankdResponseInfo {
     url: string;
@@ -91,12 +103,22 @@ export interface RequestOptions {
     signal?: AbortSignal;
 }
 
-export interface SizeOptions extends RequestOptions {
+export interface ReadOptions extends RequestOptions {
     /** entries per page, 1..100 (default: the board's page_size) */
     size?: number;
+    /**
+     * A periodic board's period to read instead of the current one: '2026-11-30T14' (hourly),
+     * '2026-11-30' (daily), '2026-W49' (weekly), '2026-11' (monthly). GET /boards/{board}
+     * (`board()`) lists the readable ones. Absent or '': the current period. On a board without
+     * periods any other value is 400 board_has_no_periods; an unreadable one 404 period_not_found.
+     */
+    period?: string;
 }
 
-export interface PageOptions extends SizeOptions {
+/** The older name of ReadOptions. */
+export type SizeOptions = ReadOptions;
+
+export interface PageOptions extends ReadOptions {
     /** read the page that holds this 1-based rank (n is then ignored); without size, the board's
      * page_size is read first (one more request) */
     rank?: number;
@@ -109,7 +131,7 @@ export class RankdError extends Error {
         code: string,
         message: string,
         body?: unknown,
-        extra?: { cause?: unknown; retryAfter?: number | null; url?: string },
+        extra?: { cause?: unknown; retryAfter?: number | null; url?: string; outcomeUnknown?: boolean },
     );
     name: 'RankdError';
     /** HTTP status; 0 when rankd could not be reached */
@@ -123,6 +145,18 @@ export class RankdError extends Error {
     /** seconds from Retry-After (rankd sends 1 with 503 redis_unavailable) */
     retryAfter: number | null;
     url?: string;
+    /**
+     * True when a write may or may not have been applied: code 'write_outcome_unknown' (503), or
+     * the connection failed after the write was sent (status 0, code 'network_error'). Not safe to
+     * retry blindly: read the member (or board) first, above all before retrying an `incr`.
+     */
+    outcomeUnknown: boolean;
+    /**
+     * Whether sending the same request again may succeed: true for status 0 (rankd unreachable),
+     * 429, 502, 503 and 504; false for other statuses (a 404 board stays missing, a 400 stays
+     * invalid) and whenever `outcomeUnknown` is true.
+     */
+    readonly retryable: boolean;
 }
 
 /** A client for one rankd. Aborted requests reject with the signal's AbortError, not a RankdError. */
@@ -137,10 +171,12 @@ export class RankdClient {
      * rank. A repeated page sends If-None-Match and a 304 returns the remembered body.
      */
     page(board: string | null, n?: number, options?: PageOptions): Promise<RankdPage>;
-    /** A member's rank, score, record and the page that holds it at `size`. */
-    member(board: string, id: string, options?: SizeOptions): Promise<RankdMember>;
-    /** A page-shaped window of `size` entries centred on a member, clamped at both ends. */
-    around(board: string, id: string, size?: number, options?: RequestOptions): Promise<RankdPage>;
+    /** A member's rank, score, record and the page that holds it at `size` (in `period`). */
+    member(board: string, id: string, options?: ReadOptions): Promise<RankdMember>;
+    /** A page-shaped window of `size` entries centred on a member (in `period`), clamped at both ends. */
+    around(board: string, id: string, options?: ReadOptions): Promise<RankdPage>;
+    /** @deprecated the positional size: use `around(board, id, { size, signal })`. */
+    around(board: string, id: string, size: number | undefined, options?: RequestOptions): Promise<RankdPage>;
     /** A page of boards (all of them when there are fewer than `count`) and their totals. */
     boards(options?: BoardsOptions): Promise<RankdBoards>;
     /** A board's settings, total and exact score range. */
@@ -149,6 +185,122 @@ export class RankdClient {
     item(id: string, options?: RequestOptions): Promise<RankdRecord>;
     /** Forget every remembered ETag and body. */
     clearCache(): void;
+}
+
+export interface RankdWriteClientOptions extends RankdClientOptions {
+    /** rankd's --write-token / RANKD_WRITE_TOKEN, sent as `Authorization: Bearer <token>` */
+    token: string;
+}
+
+export interface WriteOptions extends RequestOptions {
+    /**
+     * Sent as the `Idempotency-Key` header (true: a random UUID): a rankd that supports it applies
+     * a retried write once. Reuse the same key when retrying the same write. 1..255 visible ASCII.
+     */
+    idempotencyKey?: string | boolean;
+}
+
+export interface RankdScoreEntry {
+    id: string;
+    score: number;
+    /** 'set' (default): store it; 'best': keep the better of stored and new; 'incr': add it */
+    op?: 'set' | 'best' | 'incr';
+    /** stored at /items/{id}, replacing the previous record */
+    record?: RankdRecord;
+}
+
+export interface RankdWriteResult {
+    id: string;
+    /** the score stored after the write (for a `best` that lost, the old one) */
+    score: number;
+    /** the member's rank after the write */
+    rank: number;
+    /** whether the stored score changed */
+    updated: boolean;
+}
+
+export interface RankdRejection {
+    error: { code: string; message: string };
+    /** 1-based line number in an NDJSON upload */
+    line?: number;
+    /** 0-based index in a batch (batches are all or nothing, so never present today) */
+    index?: number;
+}
+
+export interface RankdBatchResult {
+    applied: number;
+    /** always empty: a batch is all or nothing */
+    rejected: RankdRejection[];
+}
+
+export interface RankdStreamResult {
+    /** lines applied */
+    applied: number;
+    /** lines rejected, all of them */
+    rejected_total: number;
+    /** the first 1000 rejected lines, in line order */
+    rejected: RankdRejection[];
+}
+
+export interface RankdBoardSettingsInput {
+    order?: 'desc' | 'asc';
+    tiebreak?: 'first' | 'last' | 'id';
+    /** 1..100 */
+    page_size?: number;
+    page_ttl_ms?: number;
+    /** 0..9 */
+    score_decimals?: number;
+    period?: RankdPeriodKind;
+    /** 'UTC' or a fixed offset such as '+02:00' */
+    timezone?: string;
+    /** past periods kept readable, 0..400 */
+    retain?: number;
+}
+
+/**
+ * What `uploadNdjson` sends: a Node Readable (byte chunks are sent as they are; an object-mode
+ * stream of entries works too), any iterable or async iterable of entries (one JSON line each),
+ * strings or bytes (NDJSON text as it is), a web ReadableStream of bytes, or one string or
+ * Uint8Array of NDJSON.
+ */
+export type NdjsonSource =
+    | string
+    | Uint8Array
+    | ReadableStream<Uint8Array>
+    | Iterable<RankdScoreEntry | string | Uint8Array>
+    | AsyncIterable<RankdScoreEntry | string | Uint8Array>;
+
+/**
+ * The read client plus every write, for servers (the token must not reach a browser). Errors are
+ * RankdErrors; see `outcomeUnknown` before retrying a write.
+ */
+export class RankdWriteClient extends RankdClient {
+    constructor(options: RankdWriteClientOptions);
+    /** POST /boards/{board}/scores with one entry. */
+    writeScore(board: string, entry: RankdScoreEntry, options?: WriteOptions): Promise<RankdWriteResult>;
+    /** POST /boards/{board}/scores with `{"entries": [...]}`: up to 1000, in order, all or nothing. */
+    writeScores(board: string, entries: RankdScoreEntry[], options?: WriteOptions): Promise<RankdBatchResult>;
+    /**
+     * POST /boards/{board}/scores as `application/x-ndjson`, streamed: any length; bad lines are
+     * rejected one by one and reported, the others applied. If the source throws, the upload
+     * rejects with that error (lines sent before it may have been applied).
+     */
+    uploadNdjson(board: string, source: NdjsonSource, options?: WriteOptions): Promise<RankdStreamResult>;
+    /** PUT /boards/{board}: create or update the settings; returns them. */
+    putBoard(board: string, settings?: RankdBoardSettingsInput, options?: WriteOptions): Promise<RankdBoardSettings>;
+    /** DELETE /boards/{board}. */
+    deleteBoard(board: string, options?: WriteOptions): Promise<void>;
+    /** POST /boards/{board}/reset: empty the current period (or the board). */
+    resetBoard(board: string, options?: WriteOptions): Promise<void>;
+    /** DELETE /boards/{board}/members?keep=N or ?below=SCORE (exactly one). */
+    trim(board: string, which: { keep: number; below?: undefined } | { below: number | string; keep?: undefined },
+        options?: WriteOptions): Promise<{ removed: number }>;
+    /** DELETE /boards/{board}/members/{id} (from the current period). */
+    deleteMember(board: string, id: string, options?: WriteOptions): Promise<void>;
+    /** PUT /items/{id}: store (create or replace) a record. */
+    putItem(id: string, record: RankdRecord, options?: WriteOptions): Promise<void>;
+    /** DELETE /items/{id}. */
+    deleteItem(id: string, options?: WriteOptions): Promise<void>;
 }
 
 /** Shorthand for `new RankdClient({ ...options, baseUrl })`. */

@@ -1,30 +1,45 @@
-// app.js -- rankd's web frontend: pick a board, page through it, find a member.
+// app.js -- rankd's web frontend: pick a board (and a period), page through it, find a member.
 // Plain ES module, no build step. The view is a function of the URL query
-// (?board=B&page=N&size=M&member=ID), so every view can be linked, and back/forward work
-// (history.pushState + popstate).
-import { RankdClient, RankdError } from './rankd.js';
+// (?board=B&period=P&page=N&size=M&member=ID&refresh=S), so every view can be linked, and
+// back/forward work (history.pushState + popstate).
+import { RankdClient, RankdError, responseInfo } from './rankd.js';
 
 const client = new RankdClient();
 const SIZES = [10, 20, 50, 100];
+const REFRESH_DEFAULT = 5; // seconds between auto-refreshes when the toggle is switched on
+const SETTINGS_MAX_AGE = 60000; // ms a board's settings (periods) are reused before being read again
 const $ = (id) => /** @type {any} */ (document.getElementById(id));
 const ui = {
     board: $('board'), size: $('size'), find: $('find'), member: $('member'),
+    period: $('period'), periodField: $('period-field'), auto: $('auto'), autoStatus: $('auto-status'),
+    viewBoard: $('view-board'), periodLabel: $('period-label'),
     error: $('error'), errorTitle: $('error-title'), errorMessage: $('error-message'),
     errorDetail: $('error-detail'), retry: $('retry'),
     first: $('first'), prev: $('prev'), next: $('next'), last: $('last'),
     goto: $('goto'), page: $('page'), pages: $('pages'), status: $('status'),
+    whereBottom: $('where-bottom'),
     table: $('results'), caption: $('caption'), head: $('head'), rows: $('rows'), empty: $('empty'),
     credit: $('credit'), apiLink: $('api-link'),
 };
+/** Every pager button, top and bottom (data-go = first|prev|next|last). */
+const goButtons = [...document.querySelectorAll('.pager button[data-go]')];
+
+// One formatter for every number on the page: ranks, scores, totals, page numbers.
 const numberFormat = new Intl.NumberFormat(undefined, { maximumFractionDigits: 9 });
 const fmt = (n) => (typeof n === 'number' ? numberFormat.format(n) : String(n ?? ''));
+/** The last page number shown: an empty board has pages 0 but is shown as page 1 of 1. */
+const lastPage = (page) => Math.max(page.pages, 1);
 
 /** @type {{board: string, total: number}[] | null} */
 let boards = null;
-/** The view on screen: {board, page, size, member}; size null = the board's page_size. */
+/** board -> {at, settings}: settings (with current_period and periods) read recently. */
+const settingsCache = new Map();
+/** The view on screen: {board, period, page, size, member, refresh}; size null = page_size. */
 let view = null;
-/** The last page shown (for pager arithmetic). */
+/** The last page shown (for pager arithmetic and refreshes), the member found and the settings. */
 let shown = null;
+let shownFound = null;
+let shownSettings = null;
 let inflight = null;
 
 // ---------------------------------------------------------------- URL <-> view
@@ -35,30 +50,36 @@ function posInt(s) {
 
 function readUrl() {
     const q = new URLSearchParams(location.search);
+    const refresh = posInt(q.get('refresh'));
     return {
         board: q.get('board') || null,
+        period: q.get('period') || null,
         page: posInt(q.get('page')) || 1,
         size: posInt(q.get('size')),
         member: q.get('member') || null,
+        refresh: refresh ? Math.min(refresh, 3600) : null,
     };
 }
 
 function urlOf(v) {
     const q = new URLSearchParams();
     if (v.board) q.set('board', v.board);
+    if (v.period) q.set('period', v.period);
     q.set('page', String(v.page));
     if (v.size) q.set('size', String(v.size));
     if (v.member) q.set('member', v.member);
+    if (v.refresh) q.set('refresh', String(v.refresh));
     return `${location.pathname}?${q}`;
 }
 
 /** Show view v; push a history entry unless it is a back/forward or a retry. */
-function go(v, { push = true, focusRow = false } = {}) {
+function go(v, { push = true, focusRow = false, focusTable = false } = {}) {
+    v = { refresh: view ? view.refresh : null, ...v };
     if (push && view && urlOf(v) !== urlOf(view))
         history.pushState(null, '', urlOf(v));
     else
         history.replaceState(null, '', urlOf(v));
-    return load(v, { focusRow });
+    return load(v, { focusRow, focusTable });
 }
 
 // ---------------------------------------------------------------- loading
@@ -72,7 +93,18 @@ function say(text) {
     if (ui.status.textContent !== text) ui.status.textContent = text;
 }
 
-async function load(v, { focusRow = false } = {}) {
+/** A board's settings, reused for a minute (a periodic board's current period can move on). */
+async function settingsOf(board, signal, fresh = false) {
+    const c = settingsCache.get(board);
+    if (!fresh && c && Date.now() - c.at < SETTINGS_MAX_AGE) return c.settings;
+    const settings = await client.board(board, { signal });
+    settingsCache.set(board, { at: Date.now(), settings });
+    return settings;
+}
+
+const isPeriodic = (s) => Boolean(s && s.period && s.period !== 'none' && Array.isArray(s.periods));
+
+async function load(v, { focusRow = false, focusTable = false } = {}) {
     inflight?.abort();
     const ctl = new AbortController();
     inflight = ctl;
@@ -83,9 +115,12 @@ async function load(v, { focusRow = false } = {}) {
         ui.board.replaceChildren(new Option(view.board, view.board));
     }
     if (view.size && SIZES.includes(view.size)) ui.size.value = String(view.size);
+    ui.auto.checked = Boolean(view.refresh);
     setState('loading'); // the old rows dim; the status line speaks when the new ones are in
     let notice = '';
     try {
+        // A board missing from the list: the list may be older than the board, so read it again.
+        if (boards && view.board && !boards.some((b) => b.board === view.board)) boards = null;
         if (!boards) {
             boards = (await client.boards({ signal })).boards;
             fillBoards();
@@ -98,32 +133,48 @@ async function load(v, { focusRow = false } = {}) {
             view.board = boards.some((b) => b.board === 'cities') ? 'cities' : boards[0].board;
             history.replaceState(null, '', urlOf(view));
         }
-        ui.board.value = boards.some((b) => b.board === view.board) ? view.board : '';
+        selectBoard(view.board);
+        const settings = await settingsOf(view.board, signal, shownSettings?.board !== view.board);
+        if (signal.aborted) return;
+        if (view.period && !isPeriodic(settings)) {
+            notice = `Board ${view.board} has no periods: showing the whole board.`;
+            view.period = null;
+            history.replaceState(null, '', urlOf(view));
+        }
+        fillPeriods(settings, view.period);
         const size = view.size ?? undefined;
+        const period = view.period ?? undefined;
         let found = null;
         if (view.member) {
             try {
-                found = await client.member(view.board, view.member, { size, signal });
+                found = await client.member(view.board, view.member, { size, period, signal });
                 if (found.page !== view.page) {
                     view.page = found.page;
                     history.replaceState(null, '', urlOf(view));
                 }
             } catch (e) {
                 if (!(e instanceof RankdError) || e.code !== 'member_not_found') throw e;
-                notice = `No member “${view.member}” on board ${view.board}.`;
+                notice = `No member “${view.member}” on board ${view.board}${period ? ` in ${periodName(settings, period)}` : ''}.`;
                 view.member = null;
                 history.replaceState(null, '', urlOf(view));
             }
         }
-        const page = await client.page(view.board, view.page, { size, signal });
+        const page = await client.page(view.board, view.page, { size, period, signal });
         if (signal.aborted) return;
-        render(page, found, notice, focusRow);
+        shownSettings = settings;
+        render(page, found, notice, { focusRow });
         setState('ready');
+        if (focusTable) {
+            // From the bottom pager: the new page starts at the top, and so does keyboard focus.
+            document.querySelector('.pager-top').scrollIntoView({ block: 'start' });
+            ui.table.focus({ preventScroll: true });
+        }
     } catch (e) {
         if (signal.aborted || e?.name === 'AbortError') return;
         showError(e);
     } finally {
         if (inflight === ctl) inflight = null;
+        scheduleRefresh();
     }
 }
 
@@ -138,6 +189,61 @@ function fillBoards() {
     ui.board.disabled = boards.length === 0;
 }
 
+/** Select board b in the picker; a board not in the list gets a placeholder saying so. */
+function selectBoard(b) {
+    ui.board.querySelector('option[data-placeholder]')?.remove();
+    if (boards && !boards.some((x) => x.board === b)) {
+        const o = new Option(`${b}: no such board`, '', true, true);
+        o.dataset.placeholder = '';
+        o.disabled = true;
+        ui.board.prepend(o);
+    }
+    ui.board.value = boards && boards.some((x) => x.board === b) ? b : '';
+}
+
+// ---------------------------------------------------------------- periods
+
+const KIND_WORD = { hourly: 'Hour', daily: 'Day', weekly: 'Week', monthly: 'Month' };
+
+/** "Week 2026-W49", "Day 2026-11-30", "Month 2026-11", "Hour 2026-11-30 14:00". */
+function periodName(settings, id) {
+    const word = KIND_WORD[settings?.period] || 'Period';
+    const text = settings?.period === 'hourly' ? id.replace('T', ' ') + ':00' : id;
+    return `${word} ${text}`;
+}
+
+/** The period picker: shown for periodic boards only; '' is the current period. */
+function fillPeriods(settings, selected) {
+    if (!isPeriodic(settings)) {
+        ui.periodField.hidden = true;
+        ui.period.replaceChildren();
+        return;
+    }
+    const opts = settings.periods.map((id) => {
+        const current = id === settings.current_period;
+        const o = new Option(current ? `${periodName(settings, id)} (current)` : periodName(settings, id),
+            current ? '' : id);
+        o.dataset.period = id;
+        return o;
+    });
+    if (selected && !settings.periods.includes(selected)) {
+        // A link to a period no longer readable: shown as such (the read answers 404).
+        const o = new Option(`${periodName(settings, selected)} (not readable)`, selected);
+        o.dataset.period = selected;
+        opts.push(o);
+    }
+    ui.period.replaceChildren(...opts);
+    ui.period.value = selected && selected !== settings.current_period ? selected : '';
+    ui.periodField.hidden = false;
+}
+
+/** The period on screen: {id, current} or null for a board without periods. */
+function shownPeriod() {
+    if (!isPeriodic(shownSettings)) return null;
+    const id = view.period || shownSettings.current_period;
+    return { id, current: id === shownSettings.current_period };
+}
+
 function showEmptyService() {
     shown = null;
     ui.error.hidden = true;
@@ -145,6 +251,8 @@ function showEmptyService() {
     ui.rows.replaceChildren();
     ui.empty.hidden = false;
     ui.empty.textContent = 'rankd has no boards yet. Create one with PUT /boards/{name} and add scores with POST /boards/{name}/scores.';
+    ui.viewBoard.textContent = '';
+    ui.periodLabel.hidden = true;
     updatePager(null);
     say('No boards.');
     setState('ready');
@@ -174,8 +282,11 @@ function heading(text) {
     return text.charAt(0).toUpperCase() + text.slice(1).replace(/_/g, ' ');
 }
 
-function render(page, found, notice, focusRow) {
+const MEDALS = { 1: 'first place', 2: 'second place', 3: 'third place' };
+
+function render(page, found, notice, { focusRow = false, refresh = false } = {}) {
     shown = page;
+    shownFound = found;
     ui.error.hidden = true;
     const cols = recordColumns(page.items);
     const idIsPrimary = cols.length === 0;
@@ -191,11 +302,25 @@ function render(page, found, notice, focusRow) {
         th('score', 'Score'),
     );
     let hl = null;
+    let rankChars = 1;
     const rows = page.items.map((it) => {
         const tr = document.createElement('tr');
         tr.dataset.id = it.id;
         tr.dataset.rank = String(it.rank);
-        tr.append(cell('td', 'rank', String(it.rank)));
+        const rankText = fmt(it.rank);
+        rankChars = Math.max(rankChars, rankText.length);
+        let rank;
+        if (MEDALS[it.rank]) {
+            // Top 3: a medal badge and a bolder row, and words for screen readers (not colour alone).
+            tr.classList.add('podium', `podium-${it.rank}`);
+            rank = document.createElement('td');
+            rank.className = 'rank';
+            rank.title = MEDALS[it.rank];
+            rank.append(cell('span', 'medal', rankText), cell('span', 'visually-hidden', ` (${MEDALS[it.rank]})`));
+        } else {
+            rank = cell('td', 'rank', rankText);
+        }
+        tr.append(rank);
         cols.forEach((k, i) => {
             const v = it.record ? it.record[k] : null;
             tr.append(cell('td', i === 0 ? 'primary' : 'secondary', v === null || v === undefined ? '' : String(v)));
@@ -212,13 +337,22 @@ function render(page, found, notice, focusRow) {
         }
         return tr;
     });
+    // The rank column fits the widest rank on the page (phone layout: see style.css).
+    ui.table.style.setProperty('--rank-chars', String(rankChars));
     ui.rows.replaceChildren(...rows);
-    ui.caption.textContent = `Board ${page.board}, page ${fmt(page.page)} of ${fmt(page.pages)}`;
+    const last = lastPage(page);
+    const per = shownPeriod();
+    const perText = per ? `${periodName(shownSettings, per.id)}${per.current ? ' (current)' : ''}` : '';
+    ui.viewBoard.textContent = page.board;
+    ui.periodLabel.hidden = !per;
+    ui.periodLabel.textContent = per ? `${periodName(shownSettings, per.id)} · ${per.current ? 'current' : 'past'}` : '';
+    ui.periodLabel.classList.toggle('past', Boolean(per && !per.current));
+    ui.caption.textContent = `Board ${page.board}${per ? `, ${perText}` : ''}, page ${fmt(page.page)} of ${fmt(last)}`;
     ui.empty.hidden = page.items.length > 0;
     if (!page.items.length)
         ui.empty.textContent = page.total === 0
-            ? `Board ${page.board} has no members yet.`
-            : `Page ${fmt(page.page)} is past the end: the last page is ${fmt(page.pages)}.`;
+            ? (per ? `Board ${page.board} has no members in ${perText}.` : `Board ${page.board} has no members yet.`)
+            : `Page ${fmt(page.page)} is past the end: the last page is ${fmt(last)}.`;
     if (!SIZES.includes(page.size) && ![...ui.size.options].some((o) => Number(o.value) === page.size)) {
         const o = document.createElement('option');
         o.value = String(page.size);
@@ -228,18 +362,23 @@ function render(page, found, notice, focusRow) {
     ui.size.value = String(page.size);
     updatePager(page);
     const first = page.items[0];
-    const range = first ? `ranks ${fmt(first.rank)}–${fmt(page.items[page.items.length - 1].rank)} of ${fmt(page.total)}` : `${fmt(page.total)} members`;
-    let text = `Page ${fmt(page.page)} of ${fmt(page.pages)} · ${range}`;
+    const range = first
+        ? `ranks ${fmt(first.rank)}–${fmt(page.items[page.items.length - 1].rank)} of ${fmt(page.total)}`
+        : page.total === 1 ? '1 member' : `${fmt(page.total)} members`;
+    let text = `Page ${fmt(page.page)} of ${fmt(last)} · ${range}`;
     if (found) {
         const name = found.record && found.record.name ? `${found.record.name} (${found.id})` : found.id;
         text = `${name}: rank ${fmt(found.rank)}, score ${fmt(found.score)}, on page ${fmt(page.page)}.`;
     }
+    if (per) text = `${perText} · ${text}`;
     say(notice ? `${notice} ${text}` : text);
     ui.status.classList.toggle('notice', Boolean(notice));
-    document.title = `${page.board} · page ${page.page} · rankd`;
+    document.title = `${page.board}${per ? ` · ${per.id}` : ''} · page ${page.page} · rankd`;
     ui.credit.hidden = page.board !== 'cities';
-    ui.apiLink.href = `/boards/${encodeURIComponent(page.board)}/rank?page=${page.page}&size=${page.size}`;
-    if (hl) {
+    const q = new URLSearchParams({ page: String(page.page), size: String(page.size) });
+    if (view.period) q.set('period', view.period);
+    ui.apiLink.href = `/boards/${encodeURIComponent(page.board)}/rank?${q}`;
+    if (hl && !refresh) {
         hl.scrollIntoView({ block: 'center' });
         if (focusRow) hl.focus({ preventScroll: true });
     }
@@ -247,22 +386,31 @@ function render(page, found, notice, focusRow) {
 
 function updatePager(page) {
     const n = page ? page.page : 1;
-    const last = page ? Math.max(page.pages, 1) : 1;
+    const last = page ? lastPage(page) : 1;
     const active = document.activeElement;
-    ui.first.disabled = ui.prev.disabled = !page || n <= 1;
-    ui.next.disabled = ui.last.disabled = !page || n >= last;
+    for (const b of goButtons) {
+        const back = b.dataset.go === 'first' || b.dataset.go === 'prev';
+        b.disabled = !page || (back ? n <= 1 : n >= last);
+    }
     ui.page.value = String(n);
     ui.page.max = String(last);
     ui.page.disabled = !page;
     ui.pages.textContent = `of ${fmt(last)}`;
-    // A button that just got disabled drops keyboard focus: keep it in the pager.
-    if (active && active.disabled) ui.page.focus();
+    ui.whereBottom.textContent = `Page ${fmt(n)} of ${fmt(last)}`;
+    // A button that just got disabled drops keyboard focus: keep it in its pager.
+    if (active && active.disabled) {
+        const nav = active.closest('.pager');
+        const other = nav && [...nav.querySelectorAll('button[data-go]')].find((b) => !b.disabled);
+        (nav && nav.classList.contains('pager-bottom') ? other || ui.table : ui.page).focus();
+    }
 }
 
 function showError(e) {
     let title = 'Something went wrong';
     let msg = e instanceof Error ? e.message : String(e);
     let detail = '';
+    // A 404 or a 400 stays what it is: no Retry for those, only for rankd or Redis being away.
+    const retryable = e instanceof RankdError ? e.retryable : true;
     if (e instanceof RankdError) {
         detail = e.status ? `rankd: ${e.status} ${e.code}. ${e.message}` : `${e.code}: ${e.message}`;
         if (e.code === 'redis_unavailable') {
@@ -272,9 +420,14 @@ function showError(e) {
             title = 'Cannot reach rankd';
             msg = 'The rankd server does not answer: it may be stopped or restarting, or this device is offline. Retry in a moment.';
         } else if (e.code === 'board_not_found') {
-            title = 'No such board';
-            msg = `There is no board “${view?.board ?? ''}”. Pick another board above.`;
-            boards = null; // the list may be stale: fetch it again on retry
+            title = 'This board does not exist';
+            const others = boards && boards.length ? ' Pick one of the boards above.' : '';
+            msg = `There is no board “${view?.board ?? ''}” on this rankd: it may have been deleted, or the link is wrong.${others}`;
+            boards = null; // the list may be stale: read it again on the next load
+            settingsCache.delete(view?.board);
+        } else if (e.code === 'period_not_found') {
+            title = 'This period cannot be read';
+            msg = `Board ${view?.board ?? ''} has no readable period “${view?.period ?? ''}”: it is older than the board keeps, or still to come. Pick a period above.`;
         } else if (e.status === 400) {
             title = 'That request was not valid';
         } else {
@@ -282,16 +435,98 @@ function showError(e) {
         }
         if (msg === e.message) detail = `rankd: ${e.status} ${e.code}.`;
     }
+    shown = null;
     ui.errorTitle.textContent = title;
     ui.errorMessage.textContent = msg;
     ui.errorDetail.textContent = detail;
     ui.errorDetail.hidden = !detail;
+    ui.retry.hidden = !retryable;
+    ui.error.dataset.retryable = String(retryable);
     ui.error.hidden = false;
     const a = document.activeElement;
     setState('error');
     say(title);
-    // The pager and table are hidden now: keyboard focus goes to Retry rather than the void.
-    if (!a || a === document.body || a.closest('.pager, .table-wrap')) ui.retry.focus();
+    // The pager and table are hidden now: keyboard focus goes to Retry (or, when there is
+    // nothing to retry, to the board picker) rather than the void.
+    if (!a || a === document.body || a.closest('.pager, .table-wrap'))
+        (retryable ? ui.retry : ui.board).focus();
+}
+
+// ---------------------------------------------------------------- auto-refresh
+
+let refreshTimer = null;
+let refreshing = null;
+
+function clock() {
+    return new Date().toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
+}
+
+function autoSay(text) {
+    ui.autoStatus.hidden = !text;
+    if (ui.autoStatus.textContent !== text) ui.autoStatus.textContent = text;
+}
+
+function scheduleRefresh() {
+    clearTimeout(refreshTimer);
+    refreshTimer = null;
+    if (!view || !view.refresh) {
+        autoSay('');
+        return;
+    }
+    if (!ui.autoStatus.textContent) autoSay(`Auto-refresh every ${fmt(view.refresh)} s.`);
+    refreshTimer = setTimeout(refreshNow, view.refresh * 1000);
+}
+
+/**
+ * Revalidate the page on screen: the client sends If-None-Match, and a 304 leaves the table as
+ * it is (same rows, same focus, same scroll); a 200 redraws it in place. A failure keeps the rows
+ * and says so; the next tick tries again.
+ */
+async function refreshNow() {
+    refreshTimer = null;
+    if (!view || !view.refresh) return;
+    if (document.hidden || inflight || refreshing || !shown || document.body.dataset.state !== 'ready') {
+        scheduleRefresh(); // not now: a load is running, the view is an error, or the tab is hidden
+        return;
+    }
+    const ctl = new AbortController();
+    refreshing = ctl;
+    const v = view;
+    try {
+        // A periodic board's current period moves on: its settings are read again once a minute.
+        const settings = isPeriodic(shownSettings) ? await settingsOf(v.board, ctl.signal) : shownSettings;
+        const page = await client.page(v.board, v.page, { size: v.size ?? undefined, period: v.period ?? undefined, signal: ctl.signal });
+        if (view !== v || ctl.signal.aborted) return;
+        const periodMoved = settings !== shownSettings && settings?.current_period !== shownSettings?.current_period;
+        shownSettings = settings;
+        if (periodMoved) fillPeriods(settings, v.period);
+        // A 304, or a 200 with the same rows (a new ETag for the same body, e.g. after a board
+        // generation bump): the table stays as it is.
+        const same = responseInfo(page)?.notModified || JSON.stringify(page) === JSON.stringify(shown);
+        if (same && !periodMoved) {
+            autoSay(`Auto-refresh every ${fmt(v.refresh)} s · unchanged at ${clock()}.`);
+        } else {
+            const it = shownFound && page.items.find((x) => x.id === shownFound.id);
+            const found = it ? { ...shownFound, rank: it.rank, score: it.score, record: it.record, page: page.page } : null;
+            render(page, found, '', { refresh: true });
+            autoSay(`Auto-refresh every ${fmt(v.refresh)} s · updated at ${clock()}.`);
+        }
+    } catch (e) {
+        if (ctl.signal.aborted || e?.name === 'AbortError') return;
+        const why = e instanceof RankdError ? (e.code === 'network_error' ? 'rankd does not answer' : `${e.status} ${e.code}`) : String(e);
+        autoSay(`Auto-refresh failed at ${clock()} (${why}); showing the page as it was. Trying again in ${fmt(v.refresh)} s.`);
+    } finally {
+        if (refreshing === ctl) refreshing = null;
+        if (view === v) scheduleRefresh();
+    }
+}
+
+function setAuto(on) {
+    refreshing?.abort();
+    view = { ...(view || readUrl()), refresh: on ? (view?.refresh || REFRESH_DEFAULT) : null };
+    history.replaceState(null, '', urlOf(view));
+    autoSay('');
+    scheduleRefresh();
 }
 
 // ---------------------------------------------------------------- events
@@ -302,7 +537,12 @@ function current() {
 
 ui.board.addEventListener('change', () => {
     const v = current();
-    go({ board: ui.board.value, page: 1, size: v.size, member: null });
+    go({ board: ui.board.value, period: null, page: 1, size: v.size, member: null });
+});
+
+ui.period.addEventListener('change', () => {
+    const v = current();
+    go({ board: v.board, period: ui.period.value || null, page: 1, size: v.size, member: v.member });
 });
 
 ui.size.addEventListener('change', () => {
@@ -310,16 +550,18 @@ ui.size.addEventListener('change', () => {
     const size = Number(ui.size.value);
     // Keep the first row on screen in view: the new page holds its rank.
     const firstRank = shown && shown.items.length ? shown.items[0].rank : 1;
-    go({ board: v.board, page: Math.floor((firstRank - 1) / size) + 1, size, member: v.member });
+    go({ board: v.board, period: v.period, page: Math.floor((firstRank - 1) / size) + 1, size, member: v.member });
 });
 
-for (const b of [ui.first, ui.prev, ui.next, ui.last]) {
+for (const b of goButtons) {
     b.addEventListener('click', () => {
         if (!shown) return;
-        const last = Math.max(shown.pages, 1);
+        const last = lastPage(shown);
         const to = { first: 1, prev: shown.page - 1, next: shown.page + 1, last }[b.dataset.go];
         const v = current();
-        go({ board: v.board, page: Math.min(Math.max(to, 1), last), size: v.size, member: null });
+        const bottom = Boolean(b.closest('.pager-bottom'));
+        go({ board: v.board, period: v.period, page: Math.min(Math.max(to, 1), last), size: v.size, member: null },
+            { focusTable: bottom });
     });
 }
 
@@ -331,9 +573,9 @@ ui.goto.addEventListener('submit', (ev) => {
         ui.page.focus();
         return;
     }
-    const last = shown ? Math.max(shown.pages, 1) : n;
+    const last = shown ? lastPage(shown) : n;
     const v = current();
-    go({ board: v.board, page: Math.min(n, last), size: v.size, member: null });
+    go({ board: v.board, period: v.period, page: Math.min(n, last), size: v.size, member: null });
 });
 
 ui.find.addEventListener('submit', (ev) => {
@@ -341,11 +583,17 @@ ui.find.addEventListener('submit', (ev) => {
     const id = ui.member.value.trim();
     if (!id) return;
     const v = current();
-    go({ board: v.board, page: v.page, size: v.size, member: id }, { focusRow: false });
+    go({ board: v.board, period: v.period, page: v.page, size: v.size, member: id }, { focusRow: false });
 });
+
+ui.auto.addEventListener('change', () => setAuto(ui.auto.checked));
 
 ui.retry.addEventListener('click', () => {
     load(current());
+});
+
+document.addEventListener('visibilitychange', () => {
+    if (!document.hidden && view?.refresh && !refreshTimer && !refreshing) refreshNow();
 });
 
 window.addEventListener('popstate', () => {

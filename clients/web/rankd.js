@@ -1,4 +1,7 @@
-// rankd.js -- a small, dependency-free client for rankd's read API (ES module).
+// rankd.js -- a small, dependency-free client for rankd's API (ES module).
+//
+// RankdClient reads (browsers and servers); RankdWriteClient adds the writes, which need the write
+// token and so belong on servers, never in a browser page.
 //
 // Works in browsers and in Node 18+ (global fetch). This file is the one source of the client:
 // rankd serves it to pages at /rankd.js (it lives in clients/web, the static dir), and
@@ -48,6 +51,11 @@
  * @property {number} score_decimals
  * @property {number} total
  * @property {{min: number, max: number}} score_range
+ * @property {'none'|'hourly'|'daily'|'weekly'|'monthly'} [period]
+ * @property {string} [timezone]
+ * @property {number} [retain]
+ * @property {string} [current_period]  periodic boards: the period written and read by default
+ * @property {string[]} [periods]  periodic boards: the readable periods, newest first
  *
  * @typedef {Object} RankdResponseInfo
  * @property {string} url
@@ -67,12 +75,60 @@
  * @typedef {Object} RequestOptions
  * @property {AbortSignal} [signal]
  *
- * @typedef {Object} SizeOptions
+ * @typedef {Object} ReadOptions
  * @property {number} [size]  entries per page (1..100; default: the board's page_size)
+ * @property {string} [period]  a periodic board's period id ('2026-W49', '2026-11-30', ...) to read
+ *   instead of the current one; GET /boards/{board} lists the readable ones
  * @property {AbortSignal} [signal]
+ *
+ * @typedef {ReadOptions} SizeOptions  (the older name of ReadOptions)
+ *
+ * @typedef {Object} WriteOptions
+ * @property {AbortSignal} [signal]
+ * @property {string|boolean} [idempotencyKey]  sent as the Idempotency-Key header (true: a random
+ *   UUID); a server that supports it applies a retried write once
+ *
+ * @typedef {Object} RankdScoreEntry
+ * @property {string} id
+ * @property {number} score
+ * @property {'set'|'best'|'incr'} [op]  default 'set'
+ * @property {RankdRecord} [record]  stored at /items/{id}
+ *
+ * @typedef {Object} RankdWriteResult
+ * @property {string} id
+ * @property {number} score   the score stored after the write
+ * @property {number} rank
+ * @property {boolean} updated  whether the stored score changed
+ *
+ * @typedef {Object} RankdRejection
+ * @property {{code: string, message: string}} error
+ * @property {number} [line]   1-based line of an NDJSON upload
+ * @property {number} [index]  0-based index in a batch
+ *
+ * @typedef {Object} RankdBatchResult
+ * @property {number} applied
+ * @property {RankdRejection[]} rejected  always empty (a batch is all or nothing)
+ *
+ * @typedef {Object} RankdStreamResult
+ * @property {number} applied
+ * @property {number} rejected_total  every rejected line
+ * @property {RankdRejection[]} rejected  the first 1000 rejected lines
+ *
+ * @typedef {Object} RankdBoardSettingsInput
+ * @property {'desc'|'asc'} [order]
+ * @property {'first'|'last'|'id'} [tiebreak]
+ * @property {number} [page_size]
+ * @property {number} [page_ttl_ms]
+ * @property {number} [score_decimals]
+ * @property {'none'|'hourly'|'daily'|'weekly'|'monthly'} [period]
+ * @property {string} [timezone]
+ * @property {number} [retain]
+ *
+ * @typedef {string | Uint8Array | ReadableStream<Uint8Array> | Iterable<RankdScoreEntry|string|Uint8Array> | AsyncIterable<RankdScoreEntry|string|Uint8Array>} NdjsonSource
  *
  * @typedef {Object} PageOptions
  * @property {number} [size]  entries per page (1..100; default: the board's page_size)
+ * @property {string} [period]  a periodic board's period id to read instead of the current one
  * @property {number} [rank]  read the page that holds this 1-based rank (n is then ignored)
  * @property {AbortSignal} [signal]
  */
@@ -84,7 +140,7 @@ export class RankdError extends Error {
      * @param {string} code    rankd's error code, e.g. 'board_not_found', 'redis_unavailable'
      * @param {string} message
      * @param {any} [body]     the parsed JSON error body, when there was one
-     * @param {{cause?: unknown, retryAfter?: number|null, url?: string}} [extra]
+     * @param {{cause?: unknown, retryAfter?: number|null, url?: string, outcomeUnknown?: boolean}} [extra]
      */
     constructor(status, code, message, body = null, extra = {}) {
         super(message, extra.cause === undefined ? undefined : { cause: extra.cause });
@@ -99,6 +155,25 @@ export class RankdError extends Error {
         this.retryAfter = extra.retryAfter ?? null;
         /** @type {string|undefined} */
         this.url = extra.url;
+        /**
+         * True when a write may or may not have been applied (code 'write_outcome_unknown', or the
+         * connection failed after a write was sent): not safe to retry blindly (read first).
+         * @type {boolean}
+         */
+        this.outcomeUnknown = extra.outcomeUnknown ?? code === 'write_outcome_unknown';
+    }
+
+    /**
+     * Whether repeating the same request may succeed: rankd unreachable, Redis unavailable (503),
+     * 502/504 from a proxy, 429. False for 4xx answers (a 404 board stays missing) and for a write
+     * whose outcome is unknown (see outcomeUnknown).
+     * @type {boolean}
+     */
+    get retryable() {
+        if (this.outcomeUnknown)
+            return false;
+        return this.status === 0 || this.status === 429 || this.status === 502 || this.status === 503 ||
+            this.status === 504;
     }
 }
 
@@ -173,32 +248,38 @@ export class RankdClient {
             n = Math.floor((r - 1) / size) + 1;
         }
         const path = board == null ? '/rank' : `/boards/${seg(board)}/rank`;
-        return this._get(path, { page: n, size }, options.signal, true);
+        return this._get(path, { page: n, size, period: period(options) }, options.signal, true);
     }
 
     /**
-     * A member's rank, score, record and the page that holds it at `size`.
+     * A member's rank, score, record and the page that holds it at `size` (in `period`).
      * @param {string} board
      * @param {string} id
-     * @param {SizeOptions} [options]
+     * @param {ReadOptions} [options]
      * @returns {Promise<RankdMember>}
      */
     async member(board, id, options = {}) {
-        return this._get(`/boards/${seg(board)}/members/${seg(id)}`, { size: options.size },
-            options.signal, false);
+        return this._get(`/boards/${seg(board)}/members/${seg(id)}`,
+            { size: options.size, period: period(options) }, options.signal, false);
     }
 
     /**
      * A page-shaped window of `size` entries centred on a member, clamped at both ends.
+     * `around(board, id, {size, period, signal})`; the older `around(board, id, size, {signal})`
+     * still works (deprecated).
      * @param {string} board
      * @param {string} id
-     * @param {number} [size]  default: the board's page_size
-     * @param {RequestOptions} [options]
+     * @param {ReadOptions|number} [options]  a number: the deprecated positional size
+     * @param {RequestOptions} [legacy]  the options of the deprecated positional form
      * @returns {Promise<RankdPage>}
      */
-    async around(board, id, size, options = {}) {
-        return this._get(`/boards/${seg(board)}/members/${seg(id)}/around`, { size },
-            options.signal, false);
+    async around(board, id, options = {}, legacy = undefined) {
+        if (typeof options === 'number' || options === undefined || options === null)
+            options = { ...(legacy || {}), size: options ?? undefined };
+        else if (typeof options !== 'object')
+            throw new TypeError('around(board, id, {size, period, signal}): options must be an object');
+        return this._get(`/boards/${seg(board)}/members/${seg(id)}/around`,
+            { size: options.size, period: period(options) }, options.signal, false);
     }
 
     /**
@@ -239,7 +320,7 @@ export class RankdClient {
 
     /**
      * @param {string} path
-     * @param {Record<string, number|undefined>} query
+     * @param {Record<string, number|string|undefined>} query
      * @param {AbortSignal|undefined} signal
      * @param {boolean} conditional  remember ETags and send If-None-Match
      */
@@ -316,6 +397,305 @@ export class RankdClient {
         });
         return body;
     }
+}
+
+/** Network failures that mean the request never reached rankd (so a write was not applied). */
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH',
+    'UND_ERR_CONNECT_TIMEOUT', 'ERR_INVALID_URL']);
+
+/**
+ * The whole API, writes included, for servers (the write token does not belong in a browser).
+ * Every write takes `{signal, idempotencyKey}`; errors are RankdErrors whose `outcomeUnknown` is
+ * true when the write may or may not have been applied (503 write_outcome_unknown, or the
+ * connection lost after the request was sent): read before retrying an `incr`.
+ */
+export class RankdWriteClient extends RankdClient {
+    /** @param {RankdClientOptions & {token: string}} options */
+    constructor(options) {
+        super(options);
+        if (typeof options?.token !== 'string' || options.token === '')
+            throw new TypeError('RankdWriteClient needs options.token (rankd\'s --write-token)');
+        /** @type {string} */
+        this._token = options.token;
+    }
+
+    /**
+     * Write one score: `{id, score, op?: 'set'|'best'|'incr', record?}`.
+     * @param {string} board
+     * @param {RankdScoreEntry} entry
+     * @param {WriteOptions} [options]
+     * @returns {Promise<RankdWriteResult>}
+     */
+    async writeScore(board, entry, options = {}) {
+        if (!entry || typeof entry !== 'object' || Array.isArray(entry))
+            throw new TypeError('writeScore(board, entry): entry must be an object {id, score, ...}');
+        return this._send('POST', `/boards/${seg(board)}/scores`, undefined, JSON.stringify(entry),
+            'application/json', options);
+    }
+
+    /**
+     * Write up to 1000 scores at once, in order, all or nothing (`{"entries": [...]}`).
+     * @param {string} board
+     * @param {RankdScoreEntry[]} entries
+     * @param {WriteOptions} [options]
+     * @returns {Promise<RankdBatchResult>}
+     */
+    async writeScores(board, entries, options = {}) {
+        if (!Array.isArray(entries))
+            throw new TypeError('writeScores(board, entries): entries must be an array');
+        return this._send('POST', `/boards/${seg(board)}/scores`, undefined,
+            JSON.stringify({ entries }), 'application/json', options);
+    }
+
+    /**
+     * Stream scores as NDJSON (any length; bad lines are rejected one by one, the others applied).
+     * `source` is a Node Readable or any (async) iterable of entry objects (one line each), of
+     * strings or of bytes (Buffer, Uint8Array: NDJSON text as it is), or one string or Uint8Array.
+     * @param {string} board
+     * @param {NdjsonSource} source
+     * @param {WriteOptions} [options]
+     * @returns {Promise<RankdStreamResult>}
+     */
+    async uploadNdjson(board, source, options = {}) {
+        const failed = { error: undefined };
+        const path = `/boards/${seg(board)}/scores`;
+        const body = ndjsonBody(source, failed);
+        try {
+            return await this._send('POST', path, undefined, body, 'application/x-ndjson', options);
+        } catch (e) {
+            // The source itself failed (lines sent before it may have been applied): its error.
+            if (failed.error !== undefined && !(e instanceof RankdError && e.status !== 0))
+                throw failed.error;
+            if (!(e instanceof RankdError) || e.status !== 0 || !e.outcomeUnknown ||
+                typeof body === 'string' || body instanceof Uint8Array)
+                throw e;
+            // rankd answers a stream it refuses before reading it (token, board name, type) at
+            // once and closes the connection, and fetch then reports the broken upload instead of
+            // the answer. The same request with an empty body (which writes nothing) gets that
+            // answer; if it succeeds, the failure was the network's and the outcome is unknown.
+            try {
+                await this._send('POST', path, undefined, '', 'application/x-ndjson',
+                    { signal: options.signal });
+            } catch (pe) {
+                if (pe instanceof RankdError && pe.status !== 0)
+                    throw pe; // refused before any line was read: nothing was applied
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * Create (201) or update (200) a board's settings; returns them.
+     * @param {string} board
+     * @param {RankdBoardSettingsInput} settings
+     * @param {WriteOptions} [options]
+     * @returns {Promise<RankdBoardSettings>}
+     */
+    async putBoard(board, settings = {}, options = {}) {
+        return this._send('PUT', `/boards/${seg(board)}`, undefined, JSON.stringify(settings),
+            'application/json', options);
+    }
+
+    /**
+     * Delete a board (its settings and every readable period); records stay.
+     * @param {string} board
+     * @param {WriteOptions} [options]
+     * @returns {Promise<void>}
+     */
+    async deleteBoard(board, options = {}) {
+        await this._send('DELETE', `/boards/${seg(board)}`, undefined, undefined, undefined, options);
+    }
+
+    /**
+     * Empty the current period (or the board) at once; the settings stay.
+     * @param {string} board
+     * @param {WriteOptions} [options]
+     * @returns {Promise<void>}
+     */
+    async resetBoard(board, options = {}) {
+        await this._send('POST', `/boards/${seg(board)}/reset`, undefined, undefined, undefined, options);
+    }
+
+    /**
+     * Trim the current period (or the board): `{keep: N}` keeps the top N, `{below: SCORE}`
+     * removes every member with a worse score.
+     * @param {string} board
+     * @param {{keep?: number, below?: number|string}} which
+     * @param {WriteOptions} [options]
+     * @returns {Promise<{removed: number}>}
+     */
+    async trim(board, which, options = {}) {
+        const { keep, below } = which || {};
+        if ((keep === undefined) === (below === undefined))
+            throw new TypeError('trim(board, {keep} or {below}): exactly one of them');
+        return this._send('DELETE', `/boards/${seg(board)}/members`, { keep, below }, undefined,
+            undefined, options);
+    }
+
+    /**
+     * Remove one member from the current period (or the board).
+     * @param {string} board
+     * @param {string} id
+     * @param {WriteOptions} [options]
+     * @returns {Promise<void>}
+     */
+    async deleteMember(board, id, options = {}) {
+        await this._send('DELETE', `/boards/${seg(board)}/members/${seg(id)}`, undefined, undefined,
+            undefined, options);
+    }
+
+    /**
+     * Store (create or replace) the record of an id.
+     * @param {string} id
+     * @param {RankdRecord} record
+     * @param {WriteOptions} [options]
+     * @returns {Promise<void>}
+     */
+    async putItem(id, record, options = {}) {
+        await this._send('PUT', `/items/${seg(id)}`, undefined, JSON.stringify(record),
+            'application/json', options);
+    }
+
+    /**
+     * Remove the record of an id.
+     * @param {string} id
+     * @param {WriteOptions} [options]
+     * @returns {Promise<void>}
+     */
+    async deleteItem(id, options = {}) {
+        await this._send('DELETE', `/items/${seg(id)}`, undefined, undefined, undefined, options);
+    }
+
+    /**
+     * @param {string} method
+     * @param {string} path
+     * @param {Record<string, number|string|undefined>|undefined} query
+     * @param {string|ReadableStream|undefined} body
+     * @param {string|undefined} type
+     * @param {WriteOptions} options
+     */
+    async _send(method, path, query, body, type, options) {
+        const params = new URLSearchParams();
+        for (const [k, v] of Object.entries(query || {}))
+            if (v !== undefined && v !== null)
+                params.set(k, String(v));
+        const qs = params.toString();
+        const url = this.baseUrl + path + (qs ? `?${qs}` : '');
+        /** @type {Record<string, string>} */
+        const headers = { ...this._headers, Authorization: `Bearer ${this._token}` };
+        if (type)
+            headers['Content-Type'] = type;
+        const key = options.idempotencyKey;
+        if (key !== undefined && key !== null && key !== false) {
+            const k = key === true ? randomKey() : key;
+            if (typeof k !== 'string' || !/^[\x21-\x7e]{1,255}$/.test(k))
+                throw new TypeError('idempotencyKey must be 1..255 visible ASCII characters (or true for a random one)');
+            headers['Idempotency-Key'] = k;
+        }
+        const signal = options.signal;
+        /** @type {RequestInit & {duplex?: string}} */
+        const init = { method, headers, signal };
+        if (body !== undefined) {
+            init.body = body;
+            if (typeof body !== 'string' && !(body instanceof Uint8Array))
+                init.duplex = 'half'; // a streamed request body (Node's fetch requires it)
+        }
+        this.stats.requests++;
+        let res;
+        let text;
+        try {
+            res = await this._fetch(url, init);
+            text = await res.text();
+        } catch (e) {
+            if (signal?.aborted || (e && /** @type {any} */ (e).name === 'AbortError'))
+                throw e;
+            const cause = /** @type {any} */ (e)?.cause;
+            const why = cause?.code || cause?.message || /** @type {any} */ (e)?.message || String(e);
+            const notSent = !res && NOT_SENT.has(cause?.code);
+            throw new RankdError(0, 'network_error',
+                `${method} ${path} to rankd at ${this.baseUrl} failed: ${why}` +
+                (notSent ? '' : ' (the write may or may not have been applied)'),
+                null, { cause: e, url, outcomeUnknown: !notSent });
+        }
+        if (!res.ok)
+            throw errorFrom(res, text, url);
+        if (!text)
+            return undefined; // 204
+        try {
+            return JSON.parse(text);
+        } catch (e) {
+            throw new RankdError(res.status, 'invalid_response',
+                `rankd sent a reply that is not JSON (${res.headers.get('content-type') || 'no type'})`,
+                null, { cause: e, url });
+        }
+    }
+}
+
+function randomKey() {
+    const c = /** @type {any} */ (globalThis).crypto;
+    if (c && typeof c.randomUUID === 'function')
+        return c.randomUUID();
+    throw new TypeError('idempotencyKey: true needs crypto.randomUUID; pass a key');
+}
+
+const encoder = new TextEncoder();
+
+/** One NDJSON line (bytes) for an item of an NDJSON source. */
+function ndjsonChunk(v) {
+    if (typeof v === 'string')
+        return encoder.encode(v);
+    if (v instanceof Uint8Array)
+        return v;
+    if (v instanceof ArrayBuffer)
+        return new Uint8Array(v);
+    if (v && typeof v === 'object')
+        return encoder.encode(`${JSON.stringify(v)}\n`);
+    throw new TypeError(`uploadNdjson: cannot send ${v === null ? 'null' : typeof v} (entries must be objects, strings or bytes)`);
+}
+
+/**
+ * The request body of an NDJSON upload: a string or bytes as they are, or a ReadableStream
+ * pulled from an (async) iterable (a Node Readable is one) as fetch sends it.
+ * @param {NdjsonSource} source
+ * @param {{error: unknown}} failed  receives an error the source threw
+ */
+function ndjsonBody(source, failed) {
+    if (typeof source === 'string')
+        return source;
+    if (source instanceof Uint8Array)
+        return source;
+    if (typeof ReadableStream !== 'undefined' && source instanceof ReadableStream)
+        return source;
+    const it = source && (source[Symbol.asyncIterator]?.call(source) ?? source[Symbol.iterator]?.call(source));
+    if (!it || typeof it.next !== 'function')
+        throw new TypeError('uploadNdjson: source must be a Node stream, an (async) iterable, a ReadableStream, a string or bytes');
+    return new ReadableStream({
+        async pull(ctl) {
+            try {
+                const { value, done } = await it.next();
+                if (done)
+                    ctl.close();
+                else
+                    ctl.enqueue(ndjsonChunk(value));
+            } catch (e) {
+                failed.error = e;
+                ctl.error(e);
+            }
+        },
+        async cancel(reason) {
+            await it.return?.(reason);
+        },
+    });
+}
+
+/** The period option: undefined (the current period) or a non-empty string. */
+function period(options) {
+    const p = options.period;
+    if (p === undefined || p === null || p === '') // '' reads the current period, as absent does
+        return undefined;
+    if (typeof p !== 'string' || p === '')
+        throw new TypeError('period must be a non-empty period id such as "2026-W49"');
+    return p;
 }
 
 /** @param {Response} res @param {string} text @param {string} url */

@@ -1,16 +1,18 @@
-// The JS client against a real rankd: pages, members, around, boards, errors, abort, ETag reuse.
+// The JS read client against a real rankd: pages, members, around, periods, boards, errors, abort,
+// ETag reuse. Writes: write.test.js; the npm package: package.test.js.
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 
 import * as viaJs from '../rankd.js';
 import * as viaWeb from '../../web/rankd.js';
-import { RankdClient, RankdError, createClient, responseInfo } from '../rankd.js';
+import { RankdClient, RankdError, RankdWriteClient, createClient, responseInfo } from '../rankd.js';
 import { BASE, closedPort, recordingFetch, requireEnv, uniqueBoard, write } from './support.js';
 
 const ODD = 'a/b c+é'; // an id that needs percent-encoding: '/', ' ', '+', UTF-8
 const board = uniqueBoard('js');
 const cached = uniqueBoard('jscache');
+const weekly = uniqueBoard('jsweekly');
 
 /** The 26 members of `board`, in rank order: p01 (1000) .. p25 (760), then ODD (5). */
 const members = [];
@@ -31,12 +33,15 @@ before(async () => {
     assert.equal(r.applied, members.length);
     await write('PUT', `/boards/${cached}`, { page_size: 5 });
     await write('POST', `/boards/${cached}/scores`, { entries: members.slice(0, 12) });
+    await write('PUT', `/boards/${weekly}`, { period: 'weekly', retain: 2, page_size: 3, page_ttl_ms: 0 });
+    await write('POST', `/boards/${weekly}/scores`, { entries: members.slice(0, 5) });
 });
 
 after(async () => {
     if (!BASE) return;
     await fetch(`${BASE}/boards/${board}`, { method: 'DELETE', headers: { Authorization: `Bearer ${process.env.RANKD_WRITE_TOKEN}` } });
     await fetch(`${BASE}/boards/${cached}`, { method: 'DELETE', headers: { Authorization: `Bearer ${process.env.RANKD_WRITE_TOKEN}` } });
+    await fetch(`${BASE}/boards/${weekly}`, { method: 'DELETE', headers: { Authorization: `Bearer ${process.env.RANKD_WRITE_TOKEN}` } });
 });
 
 function expectItems(items, fromRank, count) {
@@ -157,23 +162,105 @@ describe('members', () => {
         assert.deepEqual(await client.item(ODD), { name: 'Odd One', team: 'none' });
     });
 
-    it('around() centres on the member', async () => {
-        const p = await client.around(board, 'p13', 5);
+    it('around(board, id, {size}) centres on the member', async () => {
+        const p = await client.around(board, 'p13', { size: 5 });
         assert.equal(p.size, 5);
         assert.equal(p.total, 26);
         expectItems(p.items, 11, 5);
     });
 
     it('around() is clamped at both ends', async () => {
-        expectItems((await client.around(board, 'p01', 5)).items, 1, 5);
-        expectItems((await client.around(board, ODD, 4)).items, 23, 4);
+        expectItems((await client.around(board, 'p01', { size: 5 })).items, 1, 5);
+        expectItems((await client.around(board, ODD, { size: 4 })).items, 23, 4);
     });
 
-    it('around() without size uses the board page size', async () => {
-        const p = await client.around(board, 'p20');
-        assert.equal(p.size, 10);
-        assert.equal(p.items.length, 10);
-        assert.ok(p.items.some((it) => it.id === 'p20'));
+    it('around() without size (or with {}) uses the board page size', async () => {
+        for (const p of [await client.around(board, 'p20'), await client.around(board, 'p20', {})]) {
+            assert.equal(p.size, 10);
+            assert.equal(p.items.length, 10);
+            assert.ok(p.items.some((it) => it.id === 'p20'));
+        }
+    });
+
+    it('the deprecated positional around(board, id, size, {signal}) still works', async () => {
+        expectItems((await client.around(board, 'p13', 5)).items, 11, 5);
+        const ctl = new AbortController();
+        expectItems((await client.around(board, 'p13', 3, { signal: ctl.signal })).items, 12, 3);
+        expectItems((await client.around(board, 'p13', undefined, {})).items, 8, 10);
+        ctl.abort();
+        const e = await client.around(board, 'p13', 3, { signal: ctl.signal }).catch((err) => err);
+        assert.equal(e.name, 'AbortError');
+        await assert.rejects(client.around(board, 'p13', 'five'), TypeError);
+    });
+
+    it('around({size, signal}) sends size and honours the signal', async () => {
+        const log = [];
+        const c = new RankdClient({ baseUrl: BASE, fetch: recordingFetch(log) });
+        await c.around(board, 'p13', { size: 7 });
+        assert.equal(new URL(log[0].url).search, '?size=7');
+        const ctl = new AbortController();
+        ctl.abort();
+        const e = await c.around(board, 'p13', { size: 7, signal: ctl.signal }).catch((err) => err);
+        assert.equal(e.name, 'AbortError');
+    });
+});
+
+describe('periods', () => {
+    it('board() lists current_period and the readable periods, newest first', async () => {
+        const s = await client.board(weekly);
+        assert.equal(s.period, 'weekly');
+        assert.match(s.current_period, /^\d{4}-W\d{2}$/);
+        assert.equal(s.periods.length, 3); // the current one and retain 2
+        assert.equal(s.periods[0], s.current_period);
+        assert.deepEqual([...s.periods].sort().reverse(), s.periods);
+        const plain = await client.board(board);
+        assert.equal(plain.period, 'none');
+        assert.equal(plain.current_period, undefined);
+    });
+
+    it('every read takes {period}: page, member, around', async () => {
+        const s = await client.board(weekly);
+        const [now, past] = s.periods;
+        const log = [];
+        const c = new RankdClient({ baseUrl: BASE, fetch: recordingFetch(log) });
+        const p = await c.page(weekly, 1, { period: now });
+        assert.equal(p.total, 5);
+        expectItems(p.items, 1, 3);
+        assert.equal(new URL(log.at(-1).url).searchParams.get('period'), now);
+        assert.deepEqual(await c.page(weekly, 1, { period: now }), p); // a 304 per period URL too
+        assert.equal(c.stats.notModified, 1);
+
+        const m = await c.member(weekly, 'p04', { period: now, size: 2 });
+        assert.deepEqual([m.rank, m.page], [4, 2]);
+        assert.equal(new URL(log.at(-1).url).searchParams.get('period'), now);
+        const w = await c.around(weekly, 'p04', { period: now, size: 3 });
+        expectItems(w.items, 3, 3);
+        assert.equal(new URL(log.at(-1).url).searchParams.get('period'), now);
+
+        // A past period is readable and empty (writes go to the current one).
+        const old = await c.page(weekly, 1, { period: past });
+        assert.deepEqual([old.total, old.pages, old.items], [0, 0, []]);
+        assert.equal(new URL(log.at(-1).url).searchParams.get('period'), past);
+        await assert.rejects(c.member(weekly, 'p04', { period: past }), (e) => e.code === 'member_not_found');
+        await assert.rejects(c.around(weekly, 'p04', { period: past }), (e) => e.code === 'member_not_found');
+    });
+
+    it('no period (or an empty one) reads the current period', async () => {
+        const log = [];
+        const c = new RankdClient({ baseUrl: BASE, fetch: recordingFetch(log) });
+        assert.equal((await c.page(weekly, 1)).total, 5);
+        assert.equal((await c.page(weekly, 1, { period: '' })).total, 5);
+        assert.ok(log.every((r) => !new URL(r.url).searchParams.has('period')));
+        await assert.rejects(c.page(weekly, 1, { period: 49 }), TypeError);
+    });
+
+    it('period errors: not readable 404, wrong kind 400, board without periods 400', async () => {
+        const e1 = await client.page(weekly, 1, { period: '2001-W01' }).catch((e) => e);
+        assert.deepEqual([e1.status, e1.code, e1.retryable], [404, 'period_not_found', false]);
+        const e2 = await client.page(weekly, 1, { period: '2026-11-30' }).catch((e) => e);
+        assert.deepEqual([e2.status, e2.code], [400, 'invalid_period']);
+        const e3 = await client.member(board, 'p01', { period: '2026-W49' }).catch((e) => e);
+        assert.deepEqual([e3.status, e3.code], [400, 'board_has_no_periods']);
     });
 });
 
@@ -195,13 +282,15 @@ describe('errors', () => {
     it('an unknown board is 404 board_not_found', async () => {
         const e = await rejectsWith(client.page('no-such-board-xyz', 1), 404, 'board_not_found');
         assert.match(e.message, /no-such-board-xyz/);
+        assert.equal(e.retryable, false, 'a 404 is not retryable');
+        assert.equal(e.outcomeUnknown, false);
         await rejectsWith(client.board('no-such-board-xyz'), 404, 'board_not_found');
         await rejectsWith(client.member('no-such-board-xyz', 'p01'), 404, 'board_not_found');
     });
 
     it('an unknown member is 404 member_not_found', async () => {
         await rejectsWith(client.member(board, 'nobody'), 404, 'member_not_found');
-        await rejectsWith(client.around(board, 'nobody', 3), 404, 'member_not_found');
+        await rejectsWith(client.around(board, 'nobody', { size: 3 }), 404, 'member_not_found');
         await rejectsWith(client.item('nobody-at-all'), 404, 'item_not_found');
     });
 
@@ -222,6 +311,7 @@ describe('errors', () => {
         const e = await rejectsWith(c.boards(), 0, 'network_error');
         assert.ok(e.cause);
         assert.equal(e.body, null);
+        assert.equal(e.retryable, true);
     });
 
     it('503 redis_unavailable carries Retry-After', async () => {
@@ -232,6 +322,8 @@ describe('errors', () => {
         const c = new RankdClient({ baseUrl: 'http://rankd.invalid', fetch: fake });
         const e = await rejectsWith(c.page('x', 1), 503, 'redis_unavailable');
         assert.equal(e.retryAfter, 1);
+        assert.equal(e.retryable, true);
+        assert.equal(e.outcomeUnknown, false);
         assert.deepEqual(e.body, body);
     });
 
@@ -259,7 +351,7 @@ describe('abort', () => {
         for (const call of [
             (signal) => client.page(board, 2, { signal }),
             (signal) => client.member(board, 'p02', { signal }),
-            (signal) => client.around(board, 'p02', 3, { signal }),
+            (signal) => client.around(board, 'p02', { size: 3, signal }),
             (signal) => client.boards({ signal }),
             (signal) => client.board(board, { signal }),
         ]) {
@@ -339,7 +431,7 @@ describe('ETag reuse', () => {
         const c = new RankdClient({ baseUrl: BASE, fetch: recordingFetch(log) });
         for (let i = 0; i < 2; i++) {
             await c.member(board, 'p01');
-            await c.around(board, 'p01', 3);
+            await c.around(board, 'p01', { size: 3 });
             await c.boards();
         }
         assert.ok(log.every((r) => r.headers['If-None-Match'] === undefined));
@@ -356,6 +448,21 @@ describe('ETag reuse', () => {
         await c.page(cached, 1);
         c.clearCache();
         assert.equal(responseInfo(await c.page(cached, 1)).notModified, false);
+    });
+
+    // Known issue, recorded as a todo: rankd's 304 carries the 200 body's Content-Length (RFC 9110
+    // 8.6, since 360b0b1), and Node's fetch (undici, Node 20) then never reuses that connection:
+    // each revalidation opens a new one, left open until rankd's idle timeout (and a script that
+    // made one lingers ~30 s before it exits). Browsers reuse it. Passes once either side changes.
+    it('revalidations reuse connections in Node', { todo: 'undici does not reuse a connection after a 304 with Content-Length' }, async () => {
+        const open = async () => [...(await (await fetch(`${BASE}/metrics`)).text())
+            .matchAll(/^rankd_http_connections\{[^}]*\} (\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
+        const c = new RankdClient({ baseUrl: BASE });
+        await c.page(cached, 1);
+        const before = await open();
+        for (let i = 0; i < 10; i++) await c.page(cached, 1);
+        assert.equal(c.stats.notModified, 10);
+        assert.ok(await open() <= before + 2, `${before} connections before 10 revalidations, ${await open()} after`);
     });
 
     it('the remembered pages are bounded (least recently used goes first)', async () => {
@@ -378,14 +485,30 @@ describe('packaging', () => {
             assert.equal(viaJs[k], viaWeb[k], k);
     });
 
-    it('rankd.d.ts declares every export and every client method', async () => {
+    it('rankd.d.ts declares every export, and every method and property in its class', async () => {
         const dts = await readFile(new URL('../rankd.d.ts', import.meta.url), 'utf8');
         for (const k of Object.keys(viaWeb))
             assert.match(dts, new RegExp(`export (class|function) ${k}\\b`), k);
-        const methods = Object.getOwnPropertyNames(RankdClient.prototype)
-            .filter((m) => m !== 'constructor' && !m.startsWith('_'));
-        for (const m of methods)
-            assert.match(dts, new RegExp(`\\n\\s+${m}\\(`), m);
+        const classBody = (name) => {
+            const m = dts.match(new RegExp(`export class ${name}\\b[^{]*\\{([\\s\\S]*?)\\n\\}`));
+            assert.ok(m, `class ${name} in rankd.d.ts`);
+            return m[1];
+        };
+        for (const cls of [RankdClient, RankdWriteClient, RankdError]) {
+            const body = classBody(cls.name);
+            const own = Object.getOwnPropertyNames(cls.prototype)
+                .filter((m) => m !== 'constructor' && !m.startsWith('_'));
+            assert.ok(own.length > 0 || cls === RankdError, cls.name);
+            for (const m of own)
+                assert.match(body, new RegExp(`\\n\\s+(readonly )?${m}[(:]`), `${cls.name}.${m}`);
+        }
+        // Instance fields too (not on the prototype).
+        const e = new RankdError(404, 'x', 'y');
+        for (const k of Object.keys(e).filter((k) => !k.startsWith('_')))
+            assert.match(classBody('RankdError'), new RegExp(`\\n\\s+${k}\\??:`), `RankdError.${k}`);
+        const c = new RankdClient({ baseUrl: BASE });
+        for (const k of Object.keys(c).filter((k) => !k.startsWith('_')))
+            assert.match(classBody('RankdClient'), new RegExp(`\\n\\s+(readonly )?${k}:`), `RankdClient.${k}`);
     });
 
     it('the client has no cursor API (rankd has none)', () => {

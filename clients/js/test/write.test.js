@@ -1,0 +1,244 @@
+// The write client (RankdWriteClient) against a real rankd: token, single and batch writes, NDJSON
+// uploads from Node streams and (async) iterables, settings, deletes, Idempotency-Key, typed errors.
+import assert from 'node:assert/strict';
+import { Readable } from 'node:stream';
+import { after, before, describe, it } from 'node:test';
+
+import { RankdClient, RankdError, RankdWriteClient } from '../rankd.js';
+import { BASE, closedPort, recordingFetch, requireEnv, uniqueBoard } from './support.js';
+
+const TOKEN = process.env.RANKD_WRITE_TOKEN;
+const board = uniqueBoard('jsw');
+const stream = uniqueBoard('jswnd');
+const periodic = uniqueBoard('jswdaily');
+let w;
+
+before(() => {
+    requireEnv();
+    w = new RankdWriteClient({ baseUrl: BASE, token: TOKEN });
+});
+
+after(async () => {
+    if (!BASE) return;
+    const c = new RankdWriteClient({ baseUrl: BASE, token: TOKEN });
+    for (const b of [board, stream, periodic])
+        await c.deleteBoard(b).catch(() => {});
+});
+
+/** A fetch that records every request, headers and method included. */
+function logged() {
+    const log = [];
+    return { log, client: new RankdWriteClient({ baseUrl: BASE, token: TOKEN, fetch: recordingFetch(log) }) };
+}
+
+async function rejection(promise) {
+    return promise.then(() => assert.fail('expected a rejection'), (e) => e);
+}
+
+describe('construction', () => {
+    it('needs a token; it is a RankdClient too (reads work)', async () => {
+        assert.throws(() => new RankdWriteClient({ baseUrl: BASE }), TypeError);
+        assert.throws(() => new RankdWriteClient({ baseUrl: BASE, token: '' }), TypeError);
+        assert.ok(w instanceof RankdClient);
+        assert.ok(Array.isArray((await w.boards()).boards));
+    });
+});
+
+describe('scores', () => {
+    it('putBoard creates a board and returns its settings', async () => {
+        const s = await w.putBoard(board, { page_size: 5, page_ttl_ms: 0 });
+        assert.equal(s.board, board);
+        assert.equal(s.page_size, 5);
+        assert.equal(s.total, 0);
+    });
+
+    it('writeScore: one entry, with the Authorization header; set, best and incr', async () => {
+        const { log, client } = logged();
+        const r = await client.writeScore(board, { id: 'ann', score: 10, record: { name: 'Ann' } });
+        assert.deepEqual(r, { id: 'ann', score: 10, rank: 1, updated: true });
+        assert.equal(log[0].headers.Authorization, `Bearer ${TOKEN}`);
+        assert.equal(log[0].headers['Content-Type'], 'application/json');
+        assert.equal(log[0].headers['Idempotency-Key'], undefined);
+        assert.deepEqual(await client.writeScore(board, { id: 'ann', score: 5, op: 'best' }),
+            { id: 'ann', score: 10, rank: 1, updated: false });
+        assert.deepEqual(await client.writeScore(board, { id: 'ann', score: 3, op: 'incr' }),
+            { id: 'ann', score: 13, rank: 1, updated: true });
+        assert.deepEqual(await w.item('ann'), { name: 'Ann' });
+    });
+
+    it('writeScores: a batch in order, all or nothing', async () => {
+        const r = await w.writeScores(board, [
+            { id: 'bob', score: 20 }, { id: 'cy', score: 7 }, { id: 'dee', score: 7 },
+        ]);
+        assert.deepEqual(r, { applied: 3, rejected: [] });
+        const p = await w.page(board, 1);
+        assert.deepEqual(p.items.map((it) => [it.rank, it.id, it.score]),
+            [[1, 'bob', 20], [2, 'ann', 13], [3, 'cy', 7], [4, 'dee', 7]]);
+        // One bad entry refuses the whole batch: nothing is written.
+        const e = await rejection(w.writeScores(board, [{ id: 'eve', score: 1 }, { id: 'fay', score: 1.5 }]));
+        assert.ok(e instanceof RankdError);
+        assert.deepEqual([e.status, e.code, e.retryable, e.outcomeUnknown], [422, 'invalid_score', false, false]);
+        assert.match(e.message, /^entries\[1\]: /);
+        assert.equal((await rejection(w.member(board, 'eve'))).code, 'member_not_found');
+        await assert.rejects(w.writeScores(board, { entries: [] }), TypeError);
+        await assert.rejects(w.writeScore(board, [{ id: 'x', score: 1 }]), TypeError);
+    });
+
+    it('deleteMember, trim, putItem and deleteItem', async () => {
+        await w.deleteMember(board, 'dee');
+        assert.equal((await w.board(board)).total, 3);
+        assert.deepEqual(await w.trim(board, { keep: 2 }), { removed: 1 });
+        assert.deepEqual(await w.trim(board, { below: 15 }), { removed: 1 });
+        assert.deepEqual((await w.page(board, 1)).items.map((it) => it.id), ['bob']);
+        await assert.rejects(w.trim(board, {}), TypeError);
+        await assert.rejects(w.trim(board, { keep: 1, below: 2 }), TypeError);
+        await w.putItem('bob', { name: 'Bob', level: 3 });
+        assert.deepEqual(await w.item('bob'), { name: 'Bob', level: 3 });
+        await w.deleteItem('bob');
+        assert.equal((await rejection(w.item('bob'))).code, 'item_not_found');
+        await w.resetBoard(board);
+        assert.equal((await w.board(board)).total, 0);
+    });
+});
+
+describe('NDJSON uploads', () => {
+    const entries = (n, from = 0) => Array.from({ length: n }, (_, i) => ({ id: `n${from + i}`, score: from + i }));
+
+    it('from an async iterable of entries (several thousand lines, streamed)', async () => {
+        const { log, client } = logged();
+        async function* gen() {
+            for (const e of entries(2500)) yield e;
+        }
+        const r = await client.uploadNdjson(stream, gen());
+        assert.deepEqual(r, { applied: 2500, rejected_total: 0, rejected: [] });
+        assert.equal(log[0].headers['Content-Type'], 'application/x-ndjson');
+        assert.equal((await w.board(stream)).total, 2500);
+        assert.equal((await w.member(stream, 'n2499')).rank, 1);
+    });
+
+    it('from a Node Readable of bytes; bad lines are rejected and counted, the others applied', async () => {
+        const text = `${entries(3, 5000).map((e) => JSON.stringify(e)).join('\n')}\nnot json\n{"id":"half","score":1.5}\n`;
+        // Chunks that split lines in the middle: the stream is sent as it is.
+        const bytes = Buffer.from(text);
+        const chunks = [bytes.subarray(0, 7), bytes.subarray(7, 40), bytes.subarray(40)];
+        const r = await w.uploadNdjson(stream, Readable.from(chunks));
+        assert.equal(r.applied, 3);
+        assert.equal(r.rejected_total, 2);
+        assert.deepEqual(r.rejected.map((x) => [x.line, x.error.code]), [[4, 'invalid_json'], [5, 'invalid_score']]);
+        assert.equal((await w.member(stream, 'n5002')).score, 5002);
+    });
+
+    it('from an object-mode Readable, a plain array, a string and a Uint8Array', async () => {
+        assert.equal((await w.uploadNdjson(stream, Readable.from(entries(4, 6000)))).applied, 4);
+        assert.equal((await w.uploadNdjson(stream, entries(2, 6100))).applied, 2);
+        assert.equal((await w.uploadNdjson(stream, '{"id":"s1","score":1}\n{"id":"s2","score":2}\n')).applied, 2);
+        assert.equal((await w.uploadNdjson(stream, new TextEncoder().encode('{"id":"u1","score":1}\n'))).applied, 1);
+        assert.equal((await w.board(stream)).total, 2500 + 3 + 4 + 2 + 2 + 1);
+    });
+
+    it('a source that throws rejects with its own error', async () => {
+        async function* broken() {
+            yield { id: 'b1', score: 1 };
+            throw new Error('the source broke');
+        }
+        const e = await rejection(w.uploadNdjson(stream, broken()));
+        assert.equal(e.message, 'the source broke');
+        await assert.rejects(w.uploadNdjson(stream, 42), TypeError);
+        await assert.rejects(w.uploadNdjson(stream, [null]), TypeError);
+    });
+
+    it('a refused stream (wrong token, invalid board) is that answer, not a network error', async () => {
+        const bad = new RankdWriteClient({ baseUrl: BASE, token: 'not-the-token' });
+        async function* gen() {
+            for (const e of entries(3000, 9000)) yield e;
+        }
+        const e = await rejection(bad.uploadNdjson(stream, gen()));
+        assert.ok(e instanceof RankdError);
+        assert.deepEqual([e.status, e.code, e.outcomeUnknown], [403, 'forbidden', false]);
+        const e2 = await rejection(w.uploadNdjson('bad board!', gen()));
+        assert.deepEqual([e2.status, e2.code], [400, 'invalid_board']);
+        await assert.rejects(w.member(stream, 'n9000'), (x) => x.code === 'member_not_found');
+    });
+});
+
+describe('periods', () => {
+    it('writes go to the current period, which reads with and without {period}', async () => {
+        const s = await w.putBoard(periodic, { period: 'daily', retain: 1 });
+        assert.deepEqual([s.period, s.periods.length], ['daily', 2]);
+        await w.writeScores(periodic, [{ id: 'a', score: 2 }, { id: 'b', score: 1 }]);
+        const now = await w.page(periodic, 1, { period: s.current_period });
+        assert.deepEqual(now.items.map((it) => it.id), ['a', 'b']);
+        assert.equal((await w.page(periodic, 1, { period: s.periods[1] })).total, 0);
+    });
+});
+
+describe('Idempotency-Key', () => {
+    it('is sent when given (a string, or true for a random UUID) and not otherwise', async () => {
+        const { log, client } = logged();
+        await client.writeScore(board, { id: 'k', score: 1 }, { idempotencyKey: 'order-42' });
+        assert.equal(log.at(-1).headers['Idempotency-Key'], 'order-42');
+        await client.writeScores(board, [{ id: 'k', score: 2 }], { idempotencyKey: true });
+        assert.match(log.at(-1).headers['Idempotency-Key'], /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+        await client.uploadNdjson(board, [{ id: 'k', score: 3 }], { idempotencyKey: 'batch-7' });
+        assert.equal(log.at(-1).headers['Idempotency-Key'], 'batch-7');
+        await client.putBoard(board, { page_size: 5 }, { idempotencyKey: 'settings-1' });
+        assert.equal(log.at(-1).headers['Idempotency-Key'], 'settings-1');
+        await client.writeScore(board, { id: 'k', score: 4 });
+        assert.equal(log.at(-1).headers['Idempotency-Key'], undefined);
+        assert.equal((await w.member(board, 'k')).score, 4);
+        await assert.rejects(client.writeScore(board, { id: 'k', score: 1 }, { idempotencyKey: 'has space' }), TypeError);
+        await assert.rejects(client.writeScore(board, { id: 'k', score: 1 }, { idempotencyKey: '' }), TypeError);
+    });
+});
+
+describe('errors', () => {
+    it('no token is 401, a wrong token 403', async () => {
+        const e = await rejection(new RankdWriteClient({ baseUrl: BASE, token: 'wrong' }).writeScore(board, { id: 'x', score: 1 }));
+        assert.deepEqual([e.status, e.code, e.retryable], [403, 'forbidden', false]);
+        const res = await fetch(`${BASE}/boards/${board}/scores`, { method: 'POST', body: '{}' });
+        assert.equal(res.status, 401);
+    });
+
+    it('503 write_outcome_unknown: outcomeUnknown, not retryable', async () => {
+        const body = { error: { code: 'write_outcome_unknown', message: 'The write was sent to Redis but its reply did not arrive in time; it may or may not have been applied.' } };
+        const fake = async () => new Response(JSON.stringify(body), {
+            status: 503, headers: { 'Content-Type': 'application/json', 'Retry-After': '1' },
+        });
+        const c = new RankdWriteClient({ baseUrl: 'http://rankd.invalid', token: 't', fetch: fake });
+        for (const call of [
+            () => c.writeScore('b', { id: 'x', score: 1, op: 'incr' }),
+            () => c.writeScores('b', [{ id: 'x', score: 1 }]),
+            () => c.uploadNdjson('b', '{"id":"x","score":1}\n'),
+        ]) {
+            const e = await rejection(call());
+            assert.ok(e instanceof RankdError);
+            assert.deepEqual([e.status, e.code, e.outcomeUnknown, e.retryable, e.retryAfter],
+                [503, 'write_outcome_unknown', true, false, 1]);
+        }
+    });
+
+    it('503 redis_unavailable on a write: retryable, outcome known', async () => {
+        const fake = async () => new Response('{"error":{"code":"redis_unavailable","message":"down"}}', { status: 503, headers: { 'Retry-After': '1' } });
+        const e = await rejection(new RankdWriteClient({ baseUrl: 'http://rankd.invalid', token: 't', fetch: fake }).writeScore('b', { id: 'x', score: 1 }));
+        assert.deepEqual([e.code, e.outcomeUnknown, e.retryable], ['redis_unavailable', false, true]);
+    });
+
+    it('connection refused: not sent (retryable); a connection lost after sending: outcome unknown', async () => {
+        const c = new RankdWriteClient({ baseUrl: `http://127.0.0.1:${await closedPort()}`, token: 't' });
+        const e = await rejection(c.writeScore('b', { id: 'x', score: 1 }));
+        assert.deepEqual([e.status, e.code, e.outcomeUnknown, e.retryable], [0, 'network_error', false, true]);
+        const reset = async () => {
+            throw new TypeError('fetch failed', { cause: Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' }) });
+        };
+        const e2 = await rejection(new RankdWriteClient({ baseUrl: 'http://rankd.invalid', token: 't', fetch: reset }).writeScore('b', { id: 'x', score: 1 }));
+        assert.deepEqual([e2.status, e2.code, e2.outcomeUnknown, e2.retryable], [0, 'network_error', true, false]);
+        assert.match(e2.message, /may or may not have been applied/);
+    });
+
+    it('an aborted write rejects with AbortError', async () => {
+        const ctl = new AbortController();
+        ctl.abort();
+        const e = await rejection(w.writeScore(board, { id: 'x', score: 1 }, { signal: ctl.signal }));
+        assert.equal(e.name, 'AbortError');
+    });
+});
