@@ -1002,6 +1002,7 @@ static int read_blocking(struct board_model *m, const char *board, const char *p
                          enum board_read_kind kind, const char *id, size_t id_len, int64_t page,
                          int size, void *out)
 {
+    int resent = 0;
     for (int attempt = 0; attempt < 3; attempt++) {
         struct board_where w;
         int rc = board_where(m, board, period, &w);
@@ -1010,6 +1011,10 @@ static int read_blocking(struct board_model *m, const char *board, const char *p
         struct board_read rd;
         board_read_prepare(m, board, &w, kind, id, id_len, page, size, &rd);
         redisReply *r = run_script(m, rd.script, rd.nkeys, rd.nargs, rd.argv, rd.lens, &rc);
+        if (!r && rc == -ECONNRESET && !resent++) { /* a read: once more, on a new connection */
+            attempt--;
+            continue;
+        }
         if (!r)
             return rc;
         rc = kind == BOARD_READ_PAGE     ? board_page_take(m, board, r, page, out)

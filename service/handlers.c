@@ -410,8 +410,8 @@ static void read_done(void *arg, int rc, redisReply **replies)
             rc = read_send(j);
         if (rc == 0 && j->rp->status == 0)
             return; /* sent again */
-    } else if (rc == -EIO) {
-        rc = -EAGAIN; /* not sent (the connection failed first): the blocking path redials */
+    } else if (rc == -EIO || rc == -ECONNRESET) {
+        rc = -EAGAIN; /* the connection failed: a read, so the blocking path redials and reads */
     }
     struct http_async *async = j->async;
     int replied = rc != -EAGAIN; /* -EAGAIN: the blocking path decides */

@@ -806,13 +806,15 @@ static int lookup_round_trip(struct page_cache *pc, const char *meta, const char
     const int argc[] = {SETTINGS_ARGC, 2};
     const size_t *const lens[] = {NULL, NULL};
     redisReply *rs[2] = {NULL, NULL};
-    int err = 0;
-    struct store_conn *c = store_acquire(pc->cfg.data, &err);
-    if (!c)
-        return err;
-    int n = guess ? 2 : 1;
-    int rc = store_pipeline(c, n, argc, argv, lens, rs);
-    store_release(pc->cfg.data, c);
+    int n = guess ? 2 : 1, rc = -ECONNRESET;
+    for (int attempt = 0; attempt < 2 && rc == -ECONNRESET; attempt++) {
+        /* a read whose connection was cut after it was sent: once more, on a new connection */
+        struct store_conn *c = store_acquire(pc->cfg.data, &rc);
+        if (!c)
+            return rc;
+        rc = store_pipeline(c, n, argc, argv, lens, rs);
+        store_release(pc->cfg.data, c);
+    }
     if (rc)
         return rc;
     if (!rs[0])
@@ -1336,8 +1338,9 @@ static void fill_rows(struct fill *f, redisReply *r)
 static void compute_reply(void *arg, int rc, redisReply **replies)
 {
     struct fill *f = arg;
-    if (rc) { /* a read: never lost work */
-        fill_finish(f, rc == -ETIMEDOUT || rc == -ECONNRESET ? -ETIMEDOUT : -EIO, NULL, 0);
+    if (rc) { /* a read: unanswered in time is a 503, a lost connection goes to the blocking
+               * path (-EAGAIN), which redials */
+        fill_finish(f, rc == -ETIMEDOUT ? rc : -EAGAIN, NULL, 0);
         return;
     }
     redisReply *r = replies[0];
@@ -1363,6 +1366,19 @@ static void fill_compute(struct fill *f, int store)
 }
 
 static void fill_poll(void *arg);
+
+/* How long a miss may wait for another computation: max_ms, but never so long that computing
+ * it after the wait would not fit in the request's time (a third of what is left is kept). */
+static int64_t wait_limit(const struct page_cache_job *j, int64_t max_ms)
+{
+    int64_t now = util_now_ms(), until = now + max_ms;
+    if (j->deadline_ms) {
+        int64_t keep = (j->deadline_ms - now) / 3, latest = j->deadline_ms - keep;
+        if (latest < until)
+            until = latest;
+    }
+    return until;
+}
 
 static void poll_reply(void *arg, int rc, redisReply **replies)
 {
@@ -1391,7 +1407,8 @@ static void fill_poll(void *arg)
     const char *get[] = {"GET", f->key};
     const char *const *argv[] = {get};
     const int argc[] = {2};
-    if (store_async_send_shared(f->reads, 1, argc, argv, poll_reply, f) < 0)
+    if (store_async_send_shared(f->reads, 1, argc, argv, f->waiters->job->deadline_ms, poll_reply,
+                                f) < 0)
         fill_compute(f, 1);
 }
 
@@ -1421,7 +1438,7 @@ static void fill_reply(void *arg, int rc, redisReply **replies)
             fill_served(f, 0, r->element[1]->str, r->element[1]->len, PAGE_HIT);
         } else if (strcmp(tag->str, "locked") == 0) {
             atomic_fetch_add(&pc->lock_waits, 1);
-            f->wait_until_ms = util_now_ms() + pc->cfg.max_wait_ms;
+            f->wait_until_ms = wait_limit(lead->job, pc->cfg.max_wait_ms);
             if (lead->job->after(lead->job->after_ctx,
                                  POLL_MIN_MS + (int)(next_rand(pc) % (POLL_JITTER_MS + 1)),
                                  fill_poll, f) != 0)
@@ -1484,7 +1501,7 @@ static int miss_begin(struct hit *h, int64_t older_than_ms, char *old, size_t ol
     if (elsewhere) {
         /* another event thread of this process computes it: wait for its copy (the process's
          * single-flight across loops), longer than for a holder elsewhere, within the request */
-        f->wait_until_ms = now + (left > 100 ? left / 2 : 50);
+        f->wait_until_ms = wait_limit(j, left > 100 ? left / 2 : 50);
         if (j->after(j->after_ctx, POLL_MIN_MS, fill_poll, f) != 0) {
             free(f);
             h->old = NULL;
@@ -1517,17 +1534,21 @@ static int miss_begin(struct hit *h, int64_t older_than_ms, char *old, size_t ol
     int64_t deadline = now + (left > 100 ? left / 2 : 50);
     int rc = store_async_script(f->writes, STORE_SCRIPT_PAGE_FILL, 5, 8, argv, NULL, deadline,
                                 fill_reply, f);
-    if (rc < 0) {
+    if (rc < 0 && rc != -ETIMEDOUT) {
         free(f);
         h->old = NULL;
         free(old);
-        return rc == -ETIMEDOUT ? rc : -EAGAIN;
+        return -EAGAIN; /* no write connection: the blocking path */
     }
     atomic_fetch_add(&pc->misses_on_loop, 1);
     pthread_mutex_lock(&pc->lock);
     f->next = pc->fills;
     pc->fills = f;
     pthread_mutex_unlock(&pc->lock);
+    if (rc == -ETIMEDOUT) { /* the write connection is held (a write pause): reads are not */
+        breaker_result(pc, 1);
+        fill_compute(f, 0);
+    }
     return 1;
 }
 
@@ -1596,7 +1617,7 @@ static int hit_settle(struct hit *h, redisReply *set, redisReply *got)
         const char *get[] = {"GET", h->q.key};
         const char *const *argv[] = {get};
         const int argc[] = {2};
-        int rc = store_async_send_shared(h->reads, 1, argc, argv, hit_got, h);
+        int rc = store_async_send_shared(h->reads, 1, argc, argv, h->job->deadline_ms, hit_got, h);
         return rc < 0 ? (rc == -ETIMEDOUT ? rc : -EAGAIN) : 1;
     }
     if (st != SETTLED_FOUND)
@@ -1631,8 +1652,9 @@ static void live_done(void *arg, int rc, redisReply **replies)
     struct page_cache *pc = h->pc;
     struct page_cache_job *j = h->job;
     struct board_page *p = NULL;
-    if (rc) /* written and unanswered: 503 now; not written: the blocking path redials */
-        rc = rc == -ETIMEDOUT || rc == -ECONNRESET ? -ETIMEDOUT : -EAGAIN;
+    if (rc) /* unanswered in time: 503 now; a lost connection: a read, retried on the blocking
+             * path (which redials) */
+        rc = rc == -ETIMEDOUT ? rc : -EAGAIN;
     else {
         redisReply *r = replies[0];
         replies[0] = NULL; /* taken */
@@ -1724,7 +1746,8 @@ int page_cache_submit(struct page_cache *pc, struct store_async *conn, struct pa
     settings_argv(hm, h->meta);
     const char *const *argv[] = {hm, get};
     const int argc[] = {SETTINGS_ARGC, 2};
-    int rc = store_async_send_shared(conn, h->guess[0] ? 2 : 1, argc, argv, hit_done, h);
+    int rc = store_async_send_shared(conn, h->guess[0] ? 2 : 1, argc, argv, job->deadline_ms,
+                                     hit_done, h);
     if (rc < 0) {
         free(h);
         return rc == -ETIMEDOUT ? rc : -EAGAIN;

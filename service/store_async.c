@@ -39,6 +39,7 @@ struct pending {
     int n, got;
     int64_t deadline_ms; /* monotonic; INT64_MAX until its flush (the clock starts when sent) */
     int64_t limit_ms;    /* the caller's own deadline (monotonic), 0 = none */
+    int64_t sent_ms;     /* when a flush first wrote it (monotonic) */
     int abandoned;       /* timed out: fn was called; its replies are read and dropped */
     int sent;            /* a flush wrote (some of) it: it may have reached Redis */
     /* a script (store_async_script): what a NOSCRIPT reply needs to send it again as EVAL */
@@ -366,7 +367,8 @@ static int keep_args(struct pending *p, const int *argc, const char *const *cons
 }
 
 int store_async_send_shared(struct store_async *sa, int n, const int *argc,
-                            const char *const *const *argv, store_async_fn fn, void *arg)
+                            const char *const *const *argv, int64_t deadline_ms, store_async_fn fn,
+                            void *arg)
 {
     int rc = can_send(sa, n);
     if (rc)
@@ -382,11 +384,14 @@ int store_async_send_shared(struct store_async *sa, int n, const int *argc,
             *w = (struct waiter){.fn = fn, .arg = arg};
             *p->waiters_end = w; /* first come, first answered */
             p->waiters_end = &w->next;
+            if (deadline_ms && (!p->limit_ms || deadline_ms < p->limit_ms))
+                p->limit_ms = deadline_ms; /* the group keeps its most pressed caller's time */
             return 2;
         }
     struct pending *p = pending_new(fn, arg, n);
     if (!p)
         return -ENOMEM;
+    p->limit_ms = deadline_ms;
     if (keep_args(p, argc, argv, hash, len)) {
         free(p);
         return -ENOMEM;
@@ -505,9 +510,10 @@ void store_async_flush(struct store_async *sa)
     }
     if (sa->unsent) { /* their time starts once written, not when the request was parsed (nor
                        * before the write: a process stopped in between is not Redis's delay) */
-        int64_t deadline = util_now_ms() + store_timeout_ms(sa->st);
+        int64_t now = util_now_ms(), deadline = now + store_timeout_ms(sa->st);
         for (struct pending *p = sa->unsent; p; p = p->next) {
             p->deadline_ms = p->limit_ms && p->limit_ms < deadline ? p->limit_ms : deadline;
+            p->sent_ms = now;
             p->sent = 1;
             free(p->args); /* sent: nobody joins it any more */
             p->args = NULL;
@@ -602,36 +608,44 @@ void store_async_ready(struct store_async *sa, uint32_t events)
         store_async_flush(sa);
 }
 
-/* Give up every group past its deadline (each gets its own time, and its callback -ETIMEDOUT);
- * the connection stays, to read and drop their replies should Redis answer after all. Returns
- * the first deadline still ahead (monotonic ms), or 0. */
+/* Give up every group past its deadline, wherever it stands in the FIFO (deadlines are the
+ * requests' own: a later group may be due first); each gets -ETIMEDOUT, and the connection stays,
+ * to read and drop their replies should Redis answer after all. Returns the earliest deadline
+ * still ahead (monotonic ms), or 0. */
 static int64_t give_up_late(struct store_async *sa, int64_t now)
 {
-    struct pending *p = sa->head;
-    for (; p && (p->abandoned || now >= p->deadline_ms); p = p->next) {
+    int64_t next = 0;
+    for (struct pending *p = sa->head; p; p = p->next) {
         if (p->abandoned)
             continue;
+        if (now < p->deadline_ms) {
+            if (!next || p->deadline_ms < next)
+                next = p->deadline_ms;
+            continue;
+        }
         p->abandoned = 1;
-        store_note_fault(sa->st, "timeout", "Redis did not answer a page lookup in time");
-        notify(p, -ETIMEDOUT, NULL);
+        store_note_fault(sa->st, "timeout",
+                         "Redis did not answer within the request's deadline or the command "
+                         "timeout");
+        notify(p, -ETIMEDOUT, NULL); /* may append groups: they are not due */
     }
-    return p ? p->deadline_ms : 0;
+    return next;
 }
 
-/* When the connection is dropped for silence: ABANDON_TIMEOUTS timeouts after the oldest group
- * was sent (only meaningful while that group is abandoned). */
+/* When the connection is dropped for silence: ABANDON_TIMEOUTS command timeouts after the oldest
+ * group was written (only meaningful while that group is abandoned). */
 static int64_t drop_at(const struct store_async *sa)
 {
-    return sa->head->deadline_ms + (int64_t)(ABANDON_TIMEOUTS - 1) * store_timeout_ms(sa->st);
+    return sa->head->sent_ms + (int64_t)ABANDON_TIMEOUTS * store_timeout_ms(sa->st);
 }
 
 /* 1 when something is due: a group in time past its deadline, or the silence limit. */
 static int due(const struct store_async *sa, int64_t now)
 {
-    const struct pending *first = sa->head;
-    while (first && first->abandoned)
-        first = first->next;
-    return (first && now >= first->deadline_ms) || (sa->head->abandoned && now >= drop_at(sa));
+    for (const struct pending *p = sa->head; p; p = p->next)
+        if (!p->abandoned && now >= p->deadline_ms)
+            return 1;
+    return sa->head->abandoned && now >= drop_at(sa);
 }
 
 int store_async_tick(struct store_async *sa)

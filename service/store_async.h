@@ -12,7 +12,9 @@
  *
  * The connection: dialled on a short-lived helper thread with store_dial (the dial, AUTH and
  * SELECT block; the store's dial back-off applies), adopted by the loop and made non-blocking.
- * A group still unanswered at its own deadline (sent + the store's command timeout) is given up:
+ * A group still unanswered at its own deadline (the earlier of its caller's deadline and its write
+ * plus the store's command timeout; groups are judged each by its own, wherever they stand) is
+ * given up:
  * its callback gets -ETIMEDOUT and its replies, should they come, are read and dropped, so the
  * connection survives a Redis that was only slow. While the oldest group is given up (Redis is
  * not answering), sends fail at once with -ETIMEDOUT, as the pools fail fast after a timeout
@@ -88,7 +90,8 @@ void store_async_start(struct store_async *sa);
  * n), -ENOMEM (the connection is closed at the next flush or tick); fn is not called on error.
  */
 int store_async_send_shared(struct store_async *sa, int n, const int *argc,
-                            const char *const *const *argv, store_async_fn fn, void *arg);
+                            const char *const *const *argv, int64_t deadline_ms, store_async_fn fn,
+                            void *arg);
 
 /**
  * Append a group of n (1..STORE_ASYNC_MAX_CMDS) commands, argv[i][0..argc[i]-1] with lengths

@@ -280,6 +280,139 @@ START_TEST(test_request_deadline_below_command_timeout)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- found by the attacker */
+
+/* During a write pause (a failover), cold page misses are computed without the lock on the
+ * read connection, not answered 503: reads work. (Before: the first miss waited for its lock
+ * call, every later one got 503 at once while that call was stuck.) */
+START_TEST(test_misses_during_write_pause)
+{
+    start_with(NULL);
+    expect_free("PUT", "/boards/wpm", "{\"page_size\":2}", 201);
+    for (int i = 0; i < 40; i++) {
+        char body[64];
+        snprintf(body, sizeof(body), "{\"id\":\"m%d\",\"score\":%d}", i, i);
+        expect_free("POST", "/boards/wpm/scores", body, 200);
+    }
+    expect_free("GET", "/boards/wpm/rank?page=1", NULL, 200);
+    freeReplyObject(redis_admin_cmd(p_admin, "CLIENT PAUSE 2500 WRITE"));
+    for (int page = 2; page <= 8; page++) {
+        char path[64];
+        snprintf(path, sizeof(path), "/boards/wpm/rank?page=%d", page);
+        struct http_result r;
+        expect("GET", path, NULL, 200, &r);
+        ck_assert_msg(r.seconds < 0.9, "GET %s took %.3f s", path, r.seconds);
+        http_result_free(&r);
+    }
+    freeReplyObject(redis_admin_cmd(p_admin, "CLIENT UNPAUSE"));
+}
+END_TEST
+
+static void short_request_long_wait(struct config *cfg)
+{
+    cfg->redis_timeout_ms = 2000;
+    cfg->request_timeout_ms = 300;
+    cfg->page_max_wait_ms = 3000;
+}
+
+struct bg_get {
+    pthread_t t;
+    const char *path;
+    struct http_result r;
+};
+
+static void *bg_get_main(void *arg)
+{
+    struct bg_get *b = arg;
+    http_get(p_port, b->path, &b->r);
+    return NULL;
+}
+
+/* Cached-page lookups keep the request's deadline too, and a request is given up at its own
+ * deadline even when older lookups with later deadlines are still pending (before: the cached
+ * page and the live page and member behind it answered after the 2 s command timeout). */
+START_TEST(test_cached_lookups_keep_the_deadline)
+{
+    start_with(short_request_long_wait);
+    expect_free("PUT", "/boards/cl", "{\"page_ttl_ms\":60000}", 201);
+    expect_free("PUT", "/boards/cl0", "{\"page_ttl_ms\":0}", 201);
+    expect_free("POST", "/boards/cl/scores", "{\"id\":\"a\",\"score\":1}", 200);
+    expect_free("POST", "/boards/cl0/scores", "{\"id\":\"a\",\"score\":1}", 200);
+    expect_free("GET", "/boards/cl/rank", NULL, 200);
+    expect_free("GET", "/boards/cl/rank", NULL, 200);
+    expect_free("GET", "/boards/cl0/rank", NULL, 200);
+    expect_free("GET", "/boards/cl0/members/a", NULL, 200);
+    freeReplyObject(redis_admin_cmd(p_admin, "CLIENT PAUSE 1500 ALL"));
+    struct bg_get g[] = {{.path = "/boards/cl/rank"},
+                         {.path = "/boards/cl0/rank"},
+                         {.path = "/boards/cl0/members/a"}};
+    for (size_t i = 0; i < 3; i++) {
+        ck_assert_int_eq(pthread_create(&g[i].t, NULL, bg_get_main, &g[i]), 0);
+        sleep_ms(20);
+    }
+    for (size_t i = 0; i < 3; i++) {
+        pthread_join(g[i].t, NULL);
+        fprintf(stderr, "path: GET %s under a pause: %ld after %.3f s\n", g[i].path, g[i].r.status,
+                g[i].r.seconds);
+        ck_assert_msg(g[i].r.status == 503 && g[i].r.seconds < 0.6,
+                      "GET %s under a pause -> %ld after %.3f s; the request deadline is 0.3 s",
+                      g[i].path, g[i].r.status, g[i].r.seconds);
+        http_result_free(&g[i].r);
+    }
+    freeReplyObject(redis_admin_cmd(p_admin, "CLIENT UNPAUSE"));
+}
+END_TEST
+
+/* A page lock held elsewhere is waited for within the request's deadline, then the page is
+ * computed: 200 in about the request timeout, not page_max_wait_ms (3 s here). */
+START_TEST(test_lock_wait_keeps_the_deadline)
+{
+    start_with(short_request_long_wait);
+    expect_free("PUT", "/boards/lw", "{\"page_ttl_ms\":60000}", 201);
+    expect_free("POST", "/boards/lw/scores", "{\"id\":\"a\",\"score\":1}", 200);
+    expect_free("GET", "/boards/lw/rank?page=1", NULL, 200); /* the board is known */
+    redisReply *g = redis_admin_cmd(p_admin, "HGET %s:{lw}:meta gen", p_app->cfg.key_prefix);
+    ck_assert_int_eq(g->type, REDIS_REPLY_STRING);
+    freeReplyObject(redis_admin_cmd(p_admin, "SET %s:{lw}:page:%s:-:20:3:lock x PX 20000",
+                                    p_app->cfg.key_prefix, g->str));
+    freeReplyObject(g);
+    struct http_result r;
+    expect("GET", "/boards/lw/rank?page=3", NULL, 200, &r);
+    fprintf(stderr, "path: a page locked elsewhere: 200 after %.3f s\n", r.seconds);
+    ck_assert_msg(r.seconds < 0.5, "the locked page took %.3f s (deadline 0.3 s)", r.seconds);
+    http_result_free(&r);
+}
+END_TEST
+
+/* A read whose connection is killed while it waits in Redis is read again on the blocking path
+ * (a read is safe to repeat), not answered 503. */
+START_TEST(test_read_cut_by_kill_is_retried)
+{
+    start_with(NULL);
+    expect_free("PUT", "/boards/rk", "{\"page_ttl_ms\":0}", 201);
+    expect_free("POST", "/boards/rk/scores", "{\"id\":\"a\",\"score\":1}", 200);
+    expect_free("GET", "/boards/rk/members/a", NULL, 200);
+    expect_free("GET", "/boards/rk/rank", NULL, 200);
+    static const char *const paths[] = {"/boards/rk/members/a", "/boards/rk/rank"};
+    for (size_t i = 0; i < 2; i++) {
+        /* wait for the event thread's read connection after the previous kill */
+        for (int k = 0;
+             k < 300 && http_metric(p_port, "rankd_hit_connection_up{thread=\"0\"}") != 1; k++)
+            sleep_ms(10);
+        freeReplyObject(redis_admin_cmd(p_admin, "CLIENT PAUSE 400 ALL"));
+        struct bg_get b = {.path = paths[i]};
+        ck_assert_int_eq(pthread_create(&b.t, NULL, bg_get_main, &b), 0);
+        sleep_ms(100); /* the read waits in Redis */
+        freeReplyObject(redis_admin_cmd(p_admin, "CLIENT KILL TYPE normal SKIPME yes"));
+        pthread_join(b.t, NULL);
+        ck_assert_msg(b.r.status == 200, "GET %s cut by CLIENT KILL -> %ld %s", paths[i],
+                      b.r.status, b.r.body);
+        http_result_free(&b.r);
+        sleep_ms(400);
+    }
+}
+END_TEST
+
 /* ---------------------------------------------------------------- 4. recovery */
 
 START_TEST(test_recovery_within_100ms_of_redis)
@@ -335,6 +468,10 @@ Suite *path_suite(void)
     tcase_add_test(tc, test_write_lost_after_sent_is_unknown);
     tcase_add_test(tc, test_request_deadline_below_command_timeout);
     tcase_add_test(tc, test_recovery_within_100ms_of_redis);
+    tcase_add_test(tc, test_misses_during_write_pause);
+    tcase_add_test(tc, test_cached_lookups_keep_the_deadline);
+    tcase_add_test(tc, test_lock_wait_keeps_the_deadline);
+    tcase_add_test(tc, test_read_cut_by_kill_is_retried);
     suite_add_tcase(s, tc);
     return s;
 }
