@@ -216,7 +216,6 @@ static void view_put(const struct board_model *m, const char *board,
     hint_write(m, board, set->period, set->tz_min, set->retain);
 }
 
-
 /* A board's settings as a flat HGETALL reply (empty: no board): remember them. */
 static void view_note(const struct board_model *m, const char *board, const redisReply *r)
 {

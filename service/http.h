@@ -2,32 +2,31 @@
  * http.h -- the HTTP layer: requests and replies as plain structs, and the daemon's lifecycle.
  *
  * Threading model (the reason for it): a few event threads (--http-threads; the default 0 = half
- * the cores, 1 to 8: the other half is left to Redis, the workers and the clients, since under
- * load an event thread keeps a core busy; on 2 cores a second one gave the hot page 1.19 x the
- * throughput and 1.58 x the p99, the request mix 1.17 x and 1.09 x: bench/results/
- * compare-issue3.md, sections 3 and 4), each running a libmicrohttpd
- * daemon of its own in external-epoll mode (MHD_USE_EPOLL, MHD_ALLOW_SUSPEND_RESUME) on a shared
- * listening socket, with its own epoll set that also holds the thread's own non-blocking Redis
- * connection (store_async.h). An event thread multiplexes many connections, so it must never wait:
- * it parses, checks, answers from memory and sends Redis commands without waiting for their
+ * the cores, 1 to 8: the other half is left to Redis and the clients, since under load an event
+ * thread keeps a core busy; on 2 cores a second one gave the hot page 1.19 x the throughput and
+ * 1.58 x the p99: bench/results/compare-issue3.md, sections 3 and 4), each running a
+ * libmicrohttpd daemon of its own in external-epoll mode (MHD_USE_EPOLL,
+ * MHD_ALLOW_SUSPEND_RESUME) on a shared listening socket, with its own epoll set that also holds
+ * the thread's two non-blocking Redis connections (store_async.h: one for reads, one for writes,
+ * so a write held by Redis never holds up the reads behind it) and its timers
+ * (http_timer_after). An event thread multiplexes many connections, so it must never wait: it
+ * parses, checks, answers from memory and sends Redis commands without waiting for their
  * replies. A request goes through up to three steps (route.h):
  *   1. quick, on the event thread: 400s and in-process tier hits are answered at once;
- *   2. async, connection suspended, still on the event thread: a page read appends its lookup to
- *      the thread's Redis connection (page_cache_submit); every lookup of one loop iteration
- *      leaves in one write (a pipeline), and the reply, read by the same thread, answers the hit
- *      and resumes the connection. No other thread and no wake-up is involved (only the page
- *      cache's short in-memory locks): on 2 cores the hand-off to a batching thread and back
- *      (rankd 0.2) was about a quarter of a hit's CPU (bench/results/compare-issue3.md);
- *   3. handler, connection suspended, on a worker thread (workers.h) that may block on Redis,
- *      page locks or computations (misses, writes, a hit the async step could not settle); the
- *      worker resumes the connection when the reply is ready.
+ *   2. async, connection suspended, still on the event thread: pages, members, around, score
+ *      writes and NDJSON chunks append their script calls or lookups to the thread's
+ *      connections; every command of one loop iteration leaves in one write per connection (a
+ *      pipeline), and the replies, read by the same thread, answer the requests and resume
+ *      their connections; waits (a page lock held elsewhere) are timers. One deadline per
+ *      request (http_request.deadline_ms, --request-timeout-ms) bounds all of it. No other
+ *      thread and no wake-up is involved: on 2 cores a hand-off to another thread and back was
+ *      about a quarter of a hit's CPU (bench/results/compare-issue3.md);
+ *   3. handler, connection suspended, on a worker thread (workers.h) that may block on Redis:
+ *      the control routes (settings, delete, reset, trim, records, lists, admin) and what an
+ *      async step hands back (its thread's connection is being dialled, a period its hint cannot
+ *      place, a separate cache Redis); the worker resumes the connection when the reply is ready.
  * Workers are created on demand up to --max-connections (each connection has at most one
- * request in work), so a slow page computation or lock wait holds one worker and nothing else:
- * unrelated requests never queue behind it, and idle or slow clients hold no thread at all.
- * Thread-per-connection (rankd 0.1) cost a thread wake-up, a stack and a Redis round trip of
- * its own for every request, which capped a hot cached page at a quarter of nginx on 2 cores
- * (bench/results). Redis concurrency is bounded separately by the store's pool (--threads) plus
- * one hit connection per event thread.
+ * request in work), so a slow handler holds one worker and nothing else.
  * rankd accepts connections itself and gives each to the event thread with the fewest (left to
  * the kernel, one thread of two held 53 of 64 connections), and enforces --max-connections and
  * --max-connections-per-ip for the whole process at accept: MHD counts per daemon. Shutdown

@@ -31,10 +31,11 @@
  *  - a stale hit is served at once and refreshes in the background (bounded thread count);
  *  - cache or lock Redis errors (timeouts, OOM, ...) fall back to computing uncached; after
  *    PAGE_CACHE_BREAKER_ERRORS in a row the cache is skipped for PAGE_CACHE_BREAKER_MS.
- * Waits never block other requests: page_cache_get runs on a worker thread of its own (http.h);
- * the HTTP event threads only call page_cache_get_l1 (memory) and page_cache_submit (sent on
- * their own non-blocking connection; the reply is settled on the same thread, with the in-memory
- * locks only, and may start a background refresh thread).
+ * Waits never block other requests: on the event threads (page_cache_submit) a miss is one
+ * page_fill.lua call on the thread's write connection (the cached page, or the lock and the rows)
+ * and lock waits are timers, all within the request's deadline (see page_cache.c, "misses on an
+ * event loop"); page_cache_get is the blocking path, for worker threads only; a background
+ * refresh runs on a thread of its own.
  *
  * Thread-safe. Errors: -ENOENT board absent; store.h codes when the board cannot be read.
  */

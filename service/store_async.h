@@ -1,9 +1,11 @@
 /*
  * store_async.h -- one pipelined, non-blocking Redis connection owned by one event loop.
  *
- * Why: a cached page is one Redis round trip, and the HTTP event threads (http.h) must never
- * wait. Handing each hit to another thread that waits for Redis (rankd 0.2's batcher) cost two
- * thread hand-offs per request, about a quarter of a hit's CPU on 2 cores (measured:
+ * Why: every request on an HTTP event thread (http.h) is one or two Redis round trips (a cached
+ * page, a script call for a member, a live page, a write, an NDJSON chunk, a miss's fill), and the
+ * event threads must never wait. Each has two of these, one for reads and one for writes. Handing
+ * each hit to another thread that waits for Redis (rankd 0.2's batcher) cost two thread hand-offs
+ * per request, about a quarter of a hit's CPU on 2 cores (measured:
  * bench/results/compare-issue3.md). Instead each event
  * thread owns one of these: a hit's commands are appended to the connection's output buffer, the
  * buffer goes out once per loop iteration (every hit of that iteration in one write(2), a
