@@ -33,7 +33,7 @@ LIBS = $(PKG_LIBS) -lm
 
 SERVICE_SRC := $(filter-out service/main.c,$(wildcard service/*.c))
 SERVICE_OBJ := $(SERVICE_SRC:service/%.c=$(BUILD)/service/%.o)
-LUA := $(wildcard service/lua/*.lua)
+LUA := $(filter-out service/lua/prelude_%.lua,$(wildcard service/lua/*.lua))
 LUA_H := $(LUA:service/%.lua=$(BUILD)/gen/%.lua.h)
 UNIT_SRC := $(wildcard test/unit/*.c)
 UNIT_OBJ := $(UNIT_SRC:test/%.c=$(BUILD)/test/%.o)
@@ -48,9 +48,11 @@ all: $(BUILD)/rankd
 
 # Each script becomes a C string literal, its comment lines and indentation dropped (they stay in
 # the .lua file; a literal must stay under the 4095 bytes C compilers must support).
-$(BUILD)/gen/lua/%.lua.h: service/lua/%.lua
+# A line "--@prelude" becomes service/lua/prelude_read.lua (the read scripts' shared opening).
+$(BUILD)/gen/lua/%.lua.h: service/lua/%.lua service/lua/prelude_read.lua
 	@mkdir -p $(dir $@)
-	$(Q)sed -e '/^[[:space:]]*--/d' -e 's/^[[:space:]]*//' -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< > $@
+	$(Q)awk '/^--@prelude$$/ { while ((getline l < "service/lua/prelude_read.lua") > 0) print l; next } { print }' $< | \
+	sed -e '/^[[:space:]]*--/d' -e 's/^[[:space:]]*//' -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' > $@
 
 $(BUILD)/service/%.o: service/%.c | $(LUA_H)
 	@mkdir -p $(dir $@)

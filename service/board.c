@@ -879,8 +879,11 @@ void board_read_prepare(struct board_model *m, const char *board, const struct b
     out->script = scripts[kind];
     out->nkeys = 3;
     int n = 0;
-    const char *args[4];
-    size_t lens[4];
+    const char *args[5];
+    size_t lens[5];
+    /* lua/prelude_read.lua's layout: the assumed period kind and offset first */
+    args[n] = period_kind_name(w->kind), lens[n] = strlen(args[n]), n++;
+    args[n] = out->tz, lens[n] = strlen(out->tz), n++;
     if (kind == BOARD_READ_PAGE) { /* page.lua: page, size */
         args[n] = out->num[0], lens[n++] = strlen(out->num[0]);
         args[n] = out->num[1], lens[n++] = strlen(out->num[1]);
@@ -889,8 +892,6 @@ void board_read_prepare(struct board_model *m, const char *board, const struct b
         if (kind == BOARD_READ_AROUND)
             args[n] = out->num[1], lens[n++] = strlen(out->num[1]);
     }
-    args[n] = period_kind_name(w->kind), lens[n] = strlen(args[n]), n++;
-    args[n] = out->tz, lens[n] = strlen(out->tz), n++;
     const char *fixed[] = {out->meta, out->z, out->items};
     for (int i = 0; i < 3; i++) {
         out->argv[i] = fixed[i];

@@ -231,7 +231,7 @@ int board_settings_cached(struct board_model *m, const char *board, struct board
 
 enum board_read_kind { BOARD_READ_PAGE = 0, BOARD_READ_MEMBER, BOARD_READ_AROUND };
 
-#define BOARD_READ_ARGV 8
+#define BOARD_READ_ARGV 8 /**< 3 keys and at most 4 arguments (lua/prelude_read.lua's layout) */
 
 /** A read script call (lua/page.lua, member.lua, around.lua): KEYS settings, set, records; ARGV
  *  as the script says. argv points into the struct itself and at the caller's id. */

@@ -1526,9 +1526,10 @@ static int miss_begin(struct hit *h, int64_t older_than_ms, char *old, size_t ol
     struct board_read rd; /* its keys: settings, set, records */
     board_read_prepare(pc->cfg.model, j->board, &h->w, BOARD_READ_PAGE, NULL, 0, j->page, h->q.size,
                        &rd);
+    /* lua/prelude_read.lua's layout (keys, the assumed period kind and offset), then the fill's */
     const char *argv[] = {
-        rd.meta, rd.z, rd.items, h->q.key, lock, page_s, size_s, period_kind_name(h->q.kind),
-        tz,      gen,  f->token, ttl,      older};
+        rd.meta, rd.z, rd.items, h->q.key, lock, period_kind_name(h->q.kind), tz, page_s,
+        size_s,  gen,  f->token, ttl,      older};
     /* half the request's time at most: a write pause holding the lock call must leave time to
      * compute without it */
     int64_t deadline = now + (left > 100 ? left / 2 : 50);

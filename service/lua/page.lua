@@ -1,25 +1,13 @@
 #!lua flags=no-writes
 -- page.lua -- one page of a board, with its settings, total and records, in one round trip.
 -- O(log N + size). Ascending stored order is rank order, so ZRANGE (not REV) reads it.
--- KEYS[1] board settings hash, KEYS[2] board sorted set (of the period read), KEYS[3] records
--- ARGV[3] period kind and ARGV[4] UTC offset (minutes) the caller assumed for KEYS[2]
--- ARGV[1] page (1-based)   ARGV[2] size, 0 for the board's page_size
--- Reply: nil when the board does not exist, {'retry', period, offset, retain} (see above), else
+-- KEYS and ARGV[1..2] as prelude_read.lua; ARGV[3] page (1-based), ARGV[4] size (0: the board's)
+-- Reply: nil when the board does not exist, {'retry', period, offset, retain} (prelude), else
 --   {settings (flat HGETALL), total, size, {member, stored, member, stored, ...}, {record|nil, ...}}
-local settings = redis.call('HGETALL', KEYS[1])
-if #settings == 0 then return false end
-local pm = redis.call('HMGET', KEYS[1], 'period', 'timezone', 'retain')
-if (pm[1] or 'none') ~= ARGV[3] or (pm[2] or '0') ~= ARGV[4] then
-  -- the caller built KEYS[2] for other period settings: tell it the real ones
-  return {'retry', pm[1] or 'none', pm[2] or '0', pm[3] or '1'}
-end
-local size = tonumber(ARGV[2])
-if size == 0 then
-  size = tonumber(redis.call('HGET', KEYS[1], 'page_size')) or 20
-  if size < 1 or size > 100 then size = 20 end -- a damaged hash must not read the whole board
-end
+--@prelude
+local size = page_size(ARGV[4])
 local total = redis.call('ZCARD', KEYS[2])
-local start = (tonumber(ARGV[1]) - 1) * size
+local start = (tonumber(ARGV[3]) - 1) * size
 local range, records = {}, {}
 if start < total then
   range = redis.call('ZRANGE', KEYS[2], start, start + size - 1, 'WITHSCORES')

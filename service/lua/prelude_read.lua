@@ -1,0 +1,22 @@
+-- prelude_read.lua -- the opening every read script shares, put in place of its "--@prelude"
+-- line at build time (Makefile). One KEYS/ARGV layout for all of them: KEYS[1] the board's
+-- settings hash, KEYS[2] the sorted set of the period read, KEYS[3] the records hash; ARGV[1] the
+-- period kind and ARGV[2] the UTC offset (minutes) the caller assumed for KEYS[2]; the script's
+-- own arguments from ARGV[3] on. One HGETALL, checked in Lua (a second redis.call costs more
+-- than the loop). Gives `settings` (the flat HGETALL, for the reply), `s` (field -> value) and
+-- page_size(asked); returns nil when the board does not exist and {'retry', period, offset,
+-- retain} when its periods are not what the caller assumed (it learns them and calls again).
+local settings = redis.call('HGETALL', KEYS[1])
+if #settings == 0 then return false end
+local s = {}
+for i = 1, #settings, 2 do s[settings[i]] = settings[i + 1] end
+if (s.period or 'none') ~= ARGV[1] or (s.timezone or '0') ~= ARGV[2] then
+  return {'retry', s.period or 'none', s.timezone or '0', s.retain or '1'}
+end
+-- the size asked for, or the board's page_size for 0; a damaged hash must not read the board
+local function page_size(asked)
+  local size = tonumber(asked)
+  if size == 0 then size = tonumber(s.page_size) or 20 end
+  if not size or size < 1 or size > 100 then size = 20 end
+  return size
+end
