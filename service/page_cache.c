@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "freshness.h"
 #include "log.h"
 #include "metrics.h"
 #include "render.h"
@@ -937,13 +938,11 @@ static int lookup(struct page_cache *pc, struct page_req *q, int requested_size,
 
 /* ---------------------------------------------------------------- the read path */
 
-/* A copy's soft expiry under the board's current page_ttl_ms: a TTL lowered since the copy was
- * made shortens it (the freshness contract holds for the TTL in force, not the one the copy was
- * made under). */
+/* A copy's soft expiry under the board's current page_ttl_ms (freshness.h). */
 static int64_t soft_expiry(const struct entry *e, int ttl_ms)
 {
-    int64_t by_ttl = e->created_ms + ttl_ms;
-    return by_ttl < e->soft_ms ? by_ttl : e->soft_ms;
+    struct fresh_copy c = {e->created_ms, e->soft_ms, e->delta_us};
+    return fresh_soft_expiry(&c, ttl_ms);
 }
 
 static int reply_from_value(struct page_cache *pc, const struct page_req *q, char *value,
@@ -1022,12 +1021,12 @@ enum served {
                    * computation in flight); value kept for the caller to serve if it fails */
 };
 
-/* 1 when a computation of key runs in this process that began by `by_ms` (wall clock). */
-static int refresh_began_by(struct page_cache *pc, const char *key, int64_t by_ms)
+/* When a computation of key in flight in this process began (wall clock), or 0. */
+static int64_t refresh_started(struct page_cache *pc, const char *key)
 {
     pthread_mutex_lock(&pc->lock);
     struct flight *f = flight_find(pc, key);
-    int began = f && f->started_ms <= by_ms;
+    int64_t began = f ? f->started_ms : 0;
     pthread_mutex_unlock(&pc->lock);
     return began;
 }
@@ -1051,20 +1050,22 @@ static enum served serve_cached(struct page_cache *pc, const struct page_req *q,
         return UNUSABLE;
     }
     enum page_source source = PAGE_HIT;
-    int64_t now = wall_ms(), soft = soft_expiry(&e, q->ttl_ms);
-    if (now >= soft) {
-        int64_t bound = q->ttl_ms + (e.delta_us + 999) / 1000;
-        /* past the bound, the copy is only served while the refresh that replaces it runs, if
-         * that refresh began in time (the page then lags by at most that one computation) */
-        if (now - e.created_ms > bound && !refresh_began_by(pc, q->key, e.created_ms + bound))
-            return TOO_OLD; /* joins a computation in flight (single-flight) or starts one */
+    struct fresh_copy copy = {e.created_ms, e.soft_ms, e.delta_us};
+    int64_t now = wall_ms(), soft = fresh_soft_expiry(&copy, q->ttl_ms);
+    switch (fresh_decide(&copy, q->ttl_ms, now, refresh_started(pc, q->key), pc->cfg.beta,
+                         pc->cfg.beta > 0 ? rand_unit(pc) : 0.5)) {
+    case FRESH_TOO_OLD:
+        return TOO_OLD; /* joins a computation in flight (single-flight) or starts one */
+    case FRESH_STALE_REFRESH:
         source = PAGE_STALE;
         refresh_async(pc, q, e.created_ms);
-    } else if (pc->cfg.beta > 0 &&
-               (double)now - (double)e.delta_us / 1000.0 * pc->cfg.beta * log(rand_unit(pc)) >=
-                   (double)soft) {
+        break;
+    case FRESH_EARLY_REFRESH:
         atomic_fetch_add(&pc->early_refreshes, 1);
         refresh_async(pc, q, e.created_ms);
+        break;
+    case FRESH_SERVE:
+        break;
     }
     if (pc->cfg.l1_ttl_ms > 0)
         l1_put(pc, l1key, value, len, soft);

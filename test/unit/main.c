@@ -12,6 +12,7 @@ int main(void)
     srunner_add_suite(sr, util_suite());
     srunner_add_suite(sr, render_suite());
     srunner_add_suite(sr, ndjson_suite());
+    srunner_add_suite(sr, freshness_suite());
     srunner_add_suite(sr, hardening_suite());
     srunner_add_suite(sr, json_number_suite());
     srunner_run_all(sr, CK_NORMAL);

@@ -11,6 +11,7 @@ Suite *period_suite(void);
 Suite *util_suite(void);
 Suite *render_suite(void);
 Suite *ndjson_suite(void);
+Suite *freshness_suite(void);
 Suite *hardening_suite(void);
 Suite *json_number_suite(void);
 
