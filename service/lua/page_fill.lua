@@ -18,14 +18,4 @@ if v then
   if created and created > tonumber(ARGV[8]) then return {'cached', v} end
 end
 if not redis.call('SET', KEYS[5], ARGV[6], 'NX', 'PX', ARGV[7]) then return {'locked'} end
-local size = page_size(ARGV[4])
-local total = redis.call('ZCARD', KEYS[2])
-local start = (tonumber(ARGV[3]) - 1) * size
-local range, records = {}, {}
-if start < total then
-  range = redis.call('ZRANGE', KEYS[2], start, start + size - 1, 'WITHSCORES')
-  local ids = {}
-  for i = 1, #range, 2 do ids[#ids + 1] = range[i] end
-  records = redis.call('HMGET', KEYS[3], unpack(ids))
-end
-return {settings, total, size, range, records}
+return page_reply(tonumber(ARGV[3]), page_size(ARGV[4]))

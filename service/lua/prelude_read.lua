@@ -4,7 +4,7 @@
 -- period kind and ARGV[2] the UTC offset (minutes) the caller assumed for KEYS[2]; the script's
 -- own arguments from ARGV[3] on. One HGETALL, checked in Lua (a second redis.call costs more
 -- than the loop). Gives `settings` (the flat HGETALL, for the reply), `s` (field -> value) and
--- page_size(asked); returns nil when the board does not exist and {'retry', period, offset,
+-- page_size(asked) and page_reply(page, size); returns nil when the board does not exist and {'retry', period, offset,
 -- retain} when its periods are not what the caller assumed (it learns them and calls again).
 local settings = redis.call('HGETALL', KEYS[1])
 if #settings == 0 then return false end
@@ -19,4 +19,18 @@ local function page_size(asked)
   if size == 0 then size = tonumber(s.page_size) or 20 end
   if not size or size < 1 or size > 100 then size = 20 end
   return size
+end
+-- page `page` of `size` entries: page.lua's reply {settings, total, size, {member, stored, ...},
+-- {record|nil, ...}}. O(log N + size). Ascending stored order is rank order (ZRANGE, not REV).
+local function page_reply(page, size)
+  local total = redis.call('ZCARD', KEYS[2])
+  local start = (page - 1) * size
+  local range, records = {}, {}
+  if start < total then
+    range = redis.call('ZRANGE', KEYS[2], start, start + size - 1, 'WITHSCORES')
+    local ids = {}
+    for i = 1, #range, 2 do ids[#ids + 1] = range[i] end
+    records = redis.call('HMGET', KEYS[3], unpack(ids))
+  end
+  return {settings, total, size, range, records}
 end
