@@ -413,6 +413,98 @@ START_TEST(test_read_cut_by_kill_is_retried)
 }
 END_TEST
 
+/* CLIENT KILL of every connection, over and over, under concurrent incr batches: a batch
+ * answered 200 is applied, one answered redis_unavailable is absent (safe to retry), one
+ * answered write_outcome_unknown is applied whole or not at all; so a client that retries
+ * exactly the unavailable ones ends with the exact total. */
+#define KB_THREADS 4
+#define KB_BATCHES 60
+#define KB_SIZE 10
+
+struct kb_writer {
+    pthread_t t;
+    int id;
+    long status[KB_BATCHES];
+    char code[KB_BATCHES][32];
+};
+
+static void *kb_writer_main(void *arg)
+{
+    struct kb_writer *w = arg;
+    for (int b = 0; b < KB_BATCHES; b++) {
+        char body[1024] = "{\"entries\":[";
+        for (int i = 0; i < KB_SIZE; i++) {
+            size_t at = strlen(body);
+            snprintf(body + at, sizeof(body) - at,
+                     "%s{\"id\":\"w%d-b%d-%d\",\"score\":1,\"op\":\"incr\"}", i ? "," : "", w->id,
+                     b, i);
+        }
+        strcat(body, "]}");
+        struct http_result r;
+        if (http_req(p_port, "POST", "/boards/kb/scores", body, strlen(body), NULL, TEST_TOKEN,
+                     &r) == 0) {
+            w->status[b] = r.status;
+            snprintf(w->code[b], sizeof(w->code[b]), "%s", http_error_code(&r));
+            http_result_free(&r);
+        }
+    }
+    return NULL;
+}
+
+START_TEST(test_killed_connections_under_incr_batches)
+{
+    start_with(NULL);
+    expect_free("POST", "/boards/kb/scores", "{\"id\":\"seed\",\"score\":1}", 200);
+    static struct kb_writer w[KB_THREADS];
+    memset(w, 0, sizeof(w));
+    for (int i = 0; i < KB_THREADS; i++) {
+        w[i].id = i;
+        ck_assert_int_eq(pthread_create(&w[i].t, NULL, kb_writer_main, &w[i]), 0);
+    }
+    int kills = 0;
+    for (int k = 0; k < 40; k++, kills++) {
+        sleep_ms(25);
+        freeReplyObject(redis_admin_cmd(p_admin, "CLIENT KILL TYPE normal SKIPME yes"));
+    }
+    for (int i = 0; i < KB_THREADS; i++)
+        pthread_join(w[i].t, NULL);
+    int ok = 0, unavailable = 0, unknown = 0;
+    for (int i = 0; i < KB_THREADS; i++)
+        for (int b = 0; b < KB_BATCHES; b++) {
+            int present = 0;
+            for (int e = 0; e < KB_SIZE; e++) {
+                redisReply *r = redis_admin_cmd(p_admin, "ZSCORE %s:{kb}:z w%d-b%d-%d",
+                                                p_app->cfg.key_prefix, i, b, e);
+                present += r->type == REDIS_REPLY_STRING;
+                freeReplyObject(r);
+            }
+            const char *code = w[i].code[b];
+            if (w[i].status[b] == 200) {
+                ok++;
+                ck_assert_msg(present == KB_SIZE, "batch w%d-b%d answered 200: %d of %d applied", i,
+                              b, present, KB_SIZE);
+            } else if (strcmp(code, "redis_unavailable") == 0) {
+                unavailable++;
+                ck_assert_msg(present == 0,
+                              "batch w%d-b%d answered redis_unavailable (safe to retry) but %d of "
+                              "%d are applied",
+                              i, b, present, KB_SIZE);
+            } else {
+                ck_assert_msg(strcmp(code, "write_outcome_unknown") == 0, "batch w%d-b%d: %ld %s",
+                              i, b, w[i].status[b], code);
+                unknown++;
+                ck_assert_msg(present == 0 || present == KB_SIZE,
+                              "batch w%d-b%d half applied: %d of %d", i, b, present, KB_SIZE);
+            }
+        }
+    fprintf(stderr,
+            "path: %d CLIENT KILLs under %d incr batches: %d applied, %d unavailable (absent), "
+            "%d outcome unknown\n",
+            kills, KB_THREADS * KB_BATCHES, ok, unavailable, unknown);
+    ck_assert_msg(ok > 0, "no batch got through");
+}
+END_TEST
+
 /* ---------------------------------------------------------------- 4. recovery */
 
 START_TEST(test_recovery_within_100ms_of_redis)
@@ -472,6 +564,7 @@ Suite *path_suite(void)
     tcase_add_test(tc, test_cached_lookups_keep_the_deadline);
     tcase_add_test(tc, test_lock_wait_keeps_the_deadline);
     tcase_add_test(tc, test_read_cut_by_kill_is_retried);
+    tcase_add_test(tc, test_killed_connections_under_incr_batches);
     suite_add_tcase(s, tc);
     return s;
 }
