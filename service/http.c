@@ -421,6 +421,9 @@ static int check_framing(struct MHD_Connection *c, struct http_reply *rp)
     if (cl.differ)
         http_reply_error(rp, 400, "invalid_content_length",
                          "The request has Content-Length headers with different values.");
+    else if (cl.n && te.n) /* RFC 9112 6.3: a proxy may frame it by either: refuse, close */
+        http_reply_error(rp, 400, "invalid_content_length",
+                         "The request has both Content-Length and Transfer-Encoding.");
     else if (te.n && (te.n > 1 || strcasecmp(te.first, "chunked") != 0))
         http_reply_error(rp, 501, "not_implemented",
                          "Transfer-Encoding '%.60s' is not supported: send the body with a "
