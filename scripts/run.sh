@@ -88,8 +88,10 @@ rankd is serving on $BASE (Ctrl-C stops it). Open $BASE/ in a browser, or try:
   curl '$BASE/boards/cities/rank?page=6762'
   curl '$BASE/boards/cities/members/1796236'
   curl '$BASE/boards/cities/members/3039163/around?size=5'
-  curl -X POST '$BASE/boards/cities/scores' -H 'Authorization: Bearer $RANKD_WRITE_TOKEN' \\
+  # a write of your own, to a board of its own (the cities board stays as loaded):
+  curl -X POST '$BASE/boards/sandbox/scores' -H 'Authorization: Bearer $RANKD_WRITE_TOKEN' \\
        -H 'Content-Type: application/json' -d '{"id":"my-town","score":123456,"record":{"name":"My Town"}}'
+  curl '$BASE/boards/sandbox/rank'
 
 TXT
 wait "$RANKD_PID"
