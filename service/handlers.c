@@ -1368,8 +1368,8 @@ static void scores_job_end(struct scores_job *j, int rc, size_t bad, struct entr
     struct http_async *async = j->async;
     int fallback = rc == -EAGAIN && !j->wrote && j->attempts == 0;
     if (!fallback) {
-        if (rc && rc != -1 && j->from > 0)
-            rc = -ETIME; /* part of it is applied: never "not written" */
+        if (rc && j->from > 0)
+            rc = -ETIME; /* part of it is applied (a 422 too): never "not written" */
         scores_reply(j->rp, &j->si, rc, &j->w.assumed, bad, err);
     }
     scores_in_free(&j->si);
@@ -1434,14 +1434,14 @@ static void scores_written(struct board_write_job *w, int rc)
 {
     struct scores_job *j = (struct scores_job *)w;
     struct entry_error err = {0};
+    if (rc == -ERANGE) { /* entry from + handled would leave the range: that call wrote nothing */
+        range_error(&w->assumed, &err);
+        scores_job_end(j, -1, j->from + w->handled, &err);
+        return;
+    }
     j->from += w->handled;
     if (rc == -EAGAIN && ++j->attempts < 3) { /* the settings changed: again, from `from` */
         scores_read_settings(j);
-        return;
-    }
-    if (rc == -ERANGE) { /* an incr would leave the range: nothing written by that call */
-        range_error(&w->assumed, &err);
-        scores_job_end(j, -1, j->from, &err);
         return;
     }
     scores_job_end(j, rc, 0, &err);
@@ -1629,18 +1629,21 @@ static void flush_written(struct flush_bufs *b, size_t handled, int rc)
 static void flush_settle(struct stream *s, int rc, const struct board_settings *used,
                          const struct flush_bufs *b)
 {
+    /* after a fault, the lines before b->start were still written (a call that wrote part of
+     * the chunk, then a settings change): they count, and the stream is settled up to them */
+    size_t settled = rc == 0 ? s->npending : b->start;
     for (size_t i = 0; i < s->npending; i++) {
         struct entry_error err = {0};
-        if (rc == 0 && b->bad[i] == 0)
+        if (i < settled && b->bad[i] == 0)
             s->applied++;
-        else if (rc == 0 && b->bad[i] == -EOVERFLOW) {
+        else if (i < settled && b->bad[i] == -EOVERFLOW) {
             range_error(used, &err);
             reject_pending(s, s->pending[i].line, &err);
-        } else if (rc == 0) {
+        } else if (i < settled) {
             score_error(used, &s->pending[i].score, b->bad[i], &err);
             reject_pending(s, s->pending[i].line, &err);
         }
-        if (rc == 0)
+        if (i < settled)
             s->settled_line = s->pending[i].line;
         entry_free(&s->pending[i]);
     }
@@ -1753,18 +1756,37 @@ static struct stream *stream_of(struct http_request *rq, struct http_reply *rp)
     return s;
 }
 
-/* The reply to a stream a Redis fault cut: what was applied and where to resume. */
+/* The reply to a stream cut by a Redis fault (rc) or by rankd stopping (rc 0): what was
+ * applied and rejected up to the settled line, and where to resume. Lines rejected when read
+ * after it are not counted: the client sends them again. */
 static void stream_fault(struct http_reply *rp, const struct stream *s, int rc)
 {
     int unknown = rc == -ETIME || rc == -ECONNRESET;
-    http_reply_error(
-        rp, 503, unknown ? "write_outcome_unknown" : "redis_unavailable",
-        "Redis %s while the upload was applied: %ld lines were applied and %ld "
-        "rejected, every line up to line %ld is settled%s; send the lines after "
-        "line %ld again%s.",
-        unknown ? "did not answer after a chunk was sent" : "failed", s->applied, s->rejected_total,
-        s->settled_line, unknown ? ", and the chunk after it may or may not be applied" : "",
-        s->settled_line, unknown ? " (read the members of the chunk first if it has incr)" : "");
+    long rejected = s->rejected_total - s->ndeferred;
+    const char *code = !rc       ? "shutting_down"
+                       : unknown ? "write_outcome_unknown"
+                                 : "redis_unavailable";
+    const char *what = !rc       ? "rankd is shutting down"
+                       : unknown ? "Redis did not answer after a chunk was sent"
+                                 : "Redis failed";
+    http_reply_error(rp, 503, code,
+                     "%s: %ld lines were applied and %ld rejected, every line up to line %ld is "
+                     "settled%s; send the lines after line %ld again%s.",
+                     what, s->applied, rejected, s->settled_line,
+                     unknown ? ", and the chunk after it may or may not be applied" : "",
+                     s->settled_line,
+                     unknown ? " (read the members of the chunk first if it has incr)" : "");
+    http_reply_header(rp, "Retry-After", "1");
+}
+
+void handle_scores_stream_stopped(struct http_request *rq, struct http_reply *rp)
+{
+    struct stream *s = rq->stream_state;
+    if (s)
+        stream_fault(rp, s, 0);
+    else
+        http_reply_error(rp, 503, "shutting_down",
+                         "rankd is shutting down: no line of the upload was applied.");
     http_reply_header(rp, "Retry-After", "1");
 }
 

@@ -35,6 +35,9 @@ int handle_scores_stream(struct http_request *rq, const char *data, size_t len,
 void handle_scores_stream_free(void *state);
 /** The same on the event thread (route.h, route_stream_async_fn): a full chunk of lines is written
  *  on the thread's own write connection while the connection is suspended. */
+/** rankd stops in the middle of a stream: a 503 shutting_down with the lines applied so far and
+ *  the line up to which everything is settled. */
+void handle_scores_stream_stopped(struct http_request *rq, struct http_reply *rp);
 int handle_scores_stream_async(struct http_request *rq, const char *data, size_t len, size_t *used,
                                struct http_reply *rp, struct http_async *async);
 void handle_member_get(struct http_request *rq, struct http_reply *rp);

@@ -751,6 +751,16 @@ static void suspend_started(struct exchange *x)
     MHD_suspend_connection(x->conn);
 }
 
+/* rankd stops in the middle of a streamed body: the route says how far it got (a client must
+ * resume without applying a line twice), or a plain 503. */
+static void stream_stopped(struct exchange *x)
+{
+    if (x->route->stream_stopped)
+        x->route->stream_stopped(&x->rq, &x->rp);
+    else
+        reply_stopping(&x->rp);
+}
+
 /* A chunk of an NDJSON body: on the event thread when it has a write connection (a full chunk of
  * lines is written while the connection is suspended), else on a worker (it writes to Redis). */
 static enum MHD_Result stream_chunk(struct exchange *x, const char *data, size_t *len)
@@ -758,7 +768,7 @@ static enum MHD_Result stream_chunk(struct exchange *x, const char *data, size_t
     if (x->route->stream_async && x->loop && x->loop->writes &&
         store_async_connected(x->loop->writes)) {
         if (atomic_load(&x->srv->stopping)) {
-            reply_stopping(&x->rp);
+            stream_stopped(x);
             *len = 0;
             return MHD_YES;
         }
@@ -774,7 +784,7 @@ static enum MHD_Result stream_chunk(struct exchange *x, const char *data, size_t
     else if (suspend_exchange(x) == 0)
         to_worker(x, run_stream);
     else
-        reply_stopping(&x->rp);
+        stream_stopped(x);
     *len = 0;
     return MHD_YES;
 }

@@ -37,6 +37,10 @@ static enum ndjson_event take_line(struct ndjson *nd, const char **text, size_t 
         return NDJSON_MORE;
     if (n && nd->line.data[n - 1] == '\r')
         n--;
+    if (n > nd->max) { /* max + 1 bytes without a '\r' */
+        *line_no = no;
+        return NDJSON_TOO_LONG;
+    }
     nd->line.data[n] = '\0';
     *text = nd->line.data;
     *text_len = n;
@@ -56,7 +60,8 @@ enum ndjson_event ndjson_next(struct ndjson *nd, const char *data, size_t len, s
         const char *p = data + *at;
         const char *nl = memchr(p, '\n', len - *at);
         size_t part = nl ? (size_t)(nl - p) : len - *at;
-        if (!nd->skipping && nd->line.len + part > nd->max) {
+        /* one byte more than max may be kept: a '\r' before the '\n' is no part of the line */
+        if (!nd->skipping && nd->line.len + part > nd->max + 1) {
             nd->skipping = 1; /* reported now; its bytes are dropped up to the '\n' */
             nd->line.len = 0;
             *line_no = nd->line_no;

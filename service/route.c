@@ -47,6 +47,7 @@ static struct route routes[] = {
      .async = handle_scores_async,
      .stream = handle_scores_stream,
      .stream_async = handle_scores_stream_async,
+     .stream_stopped = handle_scores_stream_stopped,
      .stream_free = handle_scores_stream_free,
      .flags = W | B | ROUTE_NDJSON},
     {.method = "GET",

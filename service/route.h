@@ -49,6 +49,9 @@ struct route {
     route_stream_async_fn stream_async; /**< the same on the event thread (preferred when the
                                          *   thread has a write connection) */
     route_stream_free_fn stream_free;
+    /** rankd is stopping in the middle of the stream: fill rp with a 503 that says how far it
+     *  got. NULL: a plain 503 shutting_down. */
+    void (*stream_stopped)(struct http_request *rq, struct http_reply *rp);
     int flags;  /**< enum route_flags */
     int metric; /**< metrics index, set by route_init */
 };

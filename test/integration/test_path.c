@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -505,6 +507,65 @@ START_TEST(test_killed_connections_under_incr_batches)
 }
 END_TEST
 
+/* rankd stopped (SIGTERM) in the middle of an NDJSON upload: the 503 says how many lines were
+ * applied and up to which line, so the client resumes without applying an incr twice. (Before:
+ * "rankd is shutting down." and nothing else, with thousands of lines applied.) */
+START_TEST(test_upload_cut_by_shutdown_says_how_far)
+{
+    struct rankd_proc p = {0};
+    ck_assert_int_eq(rankd_proc_start(&p, p_redis.port, NULL), 0);
+    struct buf body = {0};
+    size_t first = 0;
+    for (int i = 0; i < 6000; i++) { /* twenty chunks: the first half, then the stop */
+        char line[64];
+        int n = snprintf(line, sizeof(line), "{\"id\":\"m%d\",\"score\":1,\"op\":\"incr\"}\n", i);
+        buf_append(&body, line, (size_t)n);
+        if (i == 2999)
+            first = body.len;
+    }
+    char head[256];
+    int hn =
+        snprintf(head, sizeof(head),
+                 "POST /boards/up/scores HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer " TEST_TOKEN
+                 "\r\nContent-Type: application/x-ndjson\r\nContent-Length: %zu\r\n\r\n",
+                 body.len);
+    int fd = connect_loopback(p.port);
+    ck_assert(fd >= 0);
+    ck_assert_int_eq(write(fd, head, (size_t)hn), hn);
+    ck_assert_int_eq(write(fd, body.data, first), (ssize_t)first);
+    sleep_ms(300); /* the first half is applied */
+    kill(p.pid, SIGTERM);
+    sleep_ms(50);
+    for (size_t sent = first; sent < body.len;) {
+        ssize_t w = write(fd, body.data + sent, body.len - sent);
+        if (w <= 0)
+            break;
+        sent += (size_t)w;
+    }
+    buf_free(&body);
+    struct timeval tv = {8, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    char reply[2048] = "";
+    size_t got = 0;
+    ssize_t r;
+    while (got < sizeof(reply) - 1 && (r = read(fd, reply + got, sizeof(reply) - 1 - got)) > 0)
+        got += (size_t)r;
+    reply[got] = '\0';
+    close(fd);
+    rankd_proc_stop(&p);
+    redisReply *z = redis_admin_cmd(p_admin, "ZCARD rankd:{up}:z");
+    long long applied = z->integer;
+    freeReplyObject(z);
+    fprintf(stderr, "path: upload cut by SIGTERM after %lld lines: %.200s\n", applied,
+            strstr(reply, "{") ? strstr(reply, "{") : reply);
+    ck_assert_msg(strstr(reply, "HTTP/1.1 503") && strstr(reply, "shutting_down"), "%s", reply);
+    char want[64];
+    snprintf(want, sizeof(want), "%lld lines were applied", applied);
+    ck_assert_msg(applied > 0 && strstr(reply, want), "the reply does not say \"%s\": %s", want,
+                  reply);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- 4. recovery */
 
 START_TEST(test_recovery_within_100ms_of_redis)
@@ -565,6 +626,7 @@ Suite *path_suite(void)
     tcase_add_test(tc, test_lock_wait_keeps_the_deadline);
     tcase_add_test(tc, test_read_cut_by_kill_is_retried);
     tcase_add_test(tc, test_killed_connections_under_incr_batches);
+    tcase_add_test(tc, test_upload_cut_by_shutdown_says_how_far);
     suite_add_tcase(s, tc);
     return s;
 }

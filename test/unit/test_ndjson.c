@@ -65,6 +65,18 @@ START_TEST(test_too_long_lines)
 }
 END_TEST
 
+/* the limit is the line's own bytes: a '\r' before its '\n' does not count */
+START_TEST(test_limit_without_the_cr)
+{
+    for (size_t step = 1; step <= 8; step++) {
+        char out[128];
+        split("12345\r\n123456\r\n12345\n123456\n12345\r", step, 5, out, sizeof(out));
+        ck_assert_msg(strcmp(out, "1:12345|2:LONG|3:12345|4:LONG|5:12345|") == 0, "step %zu: %s",
+                      step, out);
+    }
+}
+END_TEST
+
 START_TEST(test_empty_and_last_line)
 {
     char out[128];
@@ -88,6 +100,7 @@ Suite *ndjson_suite(void)
     tcase_add_test(tc, test_lines_any_chunking);
     tcase_add_test(tc, test_too_long_lines);
     tcase_add_test(tc, test_empty_and_last_line);
+    tcase_add_test(tc, test_limit_without_the_cr);
     suite_add_tcase(s, tc);
     return s;
 }
