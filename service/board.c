@@ -732,15 +732,18 @@ static void write_reply(void *arg, int rc, redisReply **replies)
     }
     redisReply *r = replies[0];
     replies[0] = NULL; /* taken: write_reply_take frees it */
-    if (r->type == REDIS_REPLY_ERROR)
+    int refused = 0;
+    if (r->type == REDIS_REPLY_ERROR) {
         store_note_fault(writes_of(j->m), "write", r->str);
+        refused = store_error_errno(r->str); /* OOM, READONLY: refused, nothing written */
+    }
     size_t done = 0;
     int full = 0;
     rc = write_reply_take(r, &j->assumed, j->n - j->at, j->outcomes + j->at, &done, &full,
                           j->full_key, sizeof(j->full_key));
     j->at += done;
     if (rc == -EIO) /* an error reply: the script ran (and wrote nothing after the error) */
-        rc = write_job_errno(j, rc, 0);
+        rc = write_job_errno(j, refused ? refused : rc, 0);
     if (rc || !full) {
         write_job_finish(j, rc);
         return;

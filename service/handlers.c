@@ -1763,13 +1763,17 @@ static void stream_fault(struct http_reply *rp, const struct stream *s, int rc)
 {
     int unknown = rc == -ETIME || rc == -ECONNRESET;
     long rejected = s->rejected_total - s->ndeferred;
-    const char *code = !rc       ? "shutting_down"
-                       : unknown ? "write_outcome_unknown"
-                                 : "redis_unavailable";
-    const char *what = !rc       ? "rankd is shutting down"
-                       : unknown ? "Redis did not answer after a chunk was sent"
-                                 : "Redis failed";
-    http_reply_error(rp, 503, code,
+    const char *code = !rc             ? "shutting_down"
+                       : unknown       ? "write_outcome_unknown"
+                       : rc == -EDQUOT ? "insufficient_storage"
+                       : rc == -EROFS  ? "primary_changed"
+                                       : "redis_unavailable";
+    const char *what = !rc             ? "rankd is shutting down"
+                       : unknown       ? "Redis did not answer after a chunk was sent"
+                       : rc == -EDQUOT ? "Redis is out of memory (maxmemory) and refuses writes"
+                       : rc == -EROFS  ? "Redis answered READONLY (a replica now: a failover)"
+                                       : "Redis failed";
+    http_reply_error(rp, rc == -EDQUOT ? 507 : 503, code,
                      "%s: %ld lines were applied and %ld rejected, every line up to line %ld is "
                      "settled%s; send the lines after line %ld again%s.",
                      what, s->applied, rejected, s->settled_line,

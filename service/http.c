@@ -198,6 +198,18 @@ void http_reply_errno(struct http_reply *rp, int rc)
                          strerror(-rc));
         http_reply_header(rp, "Retry-After", "1");
         break;
+    case -EDQUOT:
+        http_reply_error(rp, 507, "insufficient_storage",
+                         "Redis is out of memory (maxmemory) and refuses writes: nothing was "
+                         "written. Deleting members or boards frees memory; so does raising "
+                         "maxmemory.");
+        break;
+    case -EROFS:
+        http_reply_error(rp, 503, "primary_changed",
+                         "Redis answered READONLY: the instance rankd writes to is a replica now "
+                         "(a failover); nothing was written. Point rankd at the new primary.");
+        http_reply_header(rp, "Retry-After", "1");
+        break;
     case -ENOSPC:
         http_reply_error(rp, 422, "score_group_full",
                          "2097152 members already share this exact score on this board; no more "

@@ -362,11 +362,21 @@ static int fail(struct store_conn *c, const char *what)
     return rc;
 }
 
+int store_error_errno(const char *msg)
+{
+    if (msg && strncmp(msg, "OOM", 3) == 0)
+        return -EDQUOT; /* maxmemory reached: writes refused until memory is freed */
+    if (msg && strncmp(msg, "READONLY", 8) == 0)
+        return -EROFS; /* a replica now: the primary changed (a failover) */
+    return -EIO;
+}
+
 static int error_reply(struct store_conn *c, redisReply *r, const char *what)
 {
     note_error(c->st, what, r->str);
+    int rc = store_error_errno(r->str);
     freeReplyObject(r);
-    return -EIO;
+    return rc;
 }
 
 redisReply *store_command(struct store_conn *c, int argc, const char **argv, const size_t *argvlen,

@@ -22,7 +22,9 @@
  *   -ETIME         Redis did not answer in time AFTER the command was sent: it may have run
  *   -ECONNRESET    the connection failed (EOF, reset, killed) AFTER the command was sent: it may
  *                  have run (a write's outcome is unknown; never report it as safe to retry)
- *   -EIO           I/O or protocol error, or a Redis error reply (OOM, LOADING, READONLY, BUSY...)
+ *   -EDQUOT        Redis refused a write with OOM (maxmemory reached, noeviction)
+ *   -EROFS         Redis answered READONLY: it is a replica now (the primary changed)
+ *   -EIO           I/O or protocol error, or another Redis error reply (LOADING, BUSY...)
  *   -ENOMEM        out of memory
  * http.c maps all of them but -ENOMEM to 503.
  *
@@ -117,6 +119,9 @@ redisReply *store_script(struct store_conn *c, enum store_script script, int nke
 redisContext *store_dial(struct store *st, int *err);
 
 #define STORE_SHA_LEN 40
+
+/** The errno of a Redis error reply's text: -EDQUOT (OOM), -EROFS (READONLY), else -EIO. */
+int store_error_errno(const char *msg);
 
 /** The SHA1 of a script as SCRIPT LOAD returned it on this store's first connection: 0 and
  *  out (40 hex digits and a NUL), or -ENOENT before any connection loaded the scripts. */

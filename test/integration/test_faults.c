@@ -860,7 +860,7 @@ START_TEST(test_busy_redis_answers_503)
 END_TEST
 
 /* Redis failing writes (maxmemory reached, noeviction): writes 503 at once, reads still 200. */
-START_TEST(test_redis_oom_writes_503)
+START_TEST(test_redis_oom_writes_507)
 {
     post_score("oom", "a", 10);
     freeReplyObject(redis_admin_cmd(f_admin, "CONFIG SET maxmemory-policy noeviction"));
@@ -870,12 +870,27 @@ START_TEST(test_redis_oom_writes_503)
                   "Redis is not refusing writes");
     freeReplyObject(probe);
 
-    expect_unavailable("POST", "/boards/oom/scores", "{\"id\":\"b\",\"score\":20}", NULL,
-                       DOWN_LIMIT_S);
-    expect_unavailable("POST", "/boards/oom2/scores", "{\"id\":\"b\",\"score\":20}", NULL,
-                       DOWN_LIMIT_S);
-    expect_unavailable("PUT", "/boards/oom3", "{\"page_size\":5}", NULL, DOWN_LIMIT_S);
-    expect_unavailable("PUT", "/items/b", "{\"name\":\"B\"}", NULL, DOWN_LIMIT_S);
+    /* not "retry shortly": 507 insufficient_storage, nothing written (before: 503
+     * redis_unavailable, which tells a client to retry the same write at once) */
+    static const struct {
+        const char *method, *path, *body, *ctype;
+    } refused[] = {
+        {"POST", "/boards/oom/scores", "{\"id\":\"b\",\"score\":20}", NULL},
+        {"POST", "/boards/oom2/scores", "{\"id\":\"b\",\"score\":20}", NULL},
+        {"POST", "/boards/oom/scores", "{\"id\":\"c\",\"score\":1}\n", "application/x-ndjson"},
+        {"PUT", "/boards/oom3", "{\"page_size\":5}", NULL},
+        {"PUT", "/items/b", "{\"name\":\"B\"}", NULL},
+    };
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        struct http_result r;
+        req(refused[i].method, refused[i].path, refused[i].body, refused[i].ctype, &r);
+        ck_assert_msg(r.status == 507 && strcmp(http_error_code(&r), "insufficient_storage") == 0,
+                      "%s %s at maxmemory -> %ld %s; want 507 insufficient_storage",
+                      refused[i].method, refused[i].path, r.status, r.body);
+        ck_assert_msg(r.seconds < DOWN_LIMIT_S, "%s %s took %.3f s", refused[i].method,
+                      refused[i].path, r.seconds);
+        http_result_free(&r);
+    }
     expect_member("oom", "a", 10, 1);
     expect_status_free("GET", "/boards/oom/rank", NULL, 200);
     expect_status_free("GET", "/boards/oom2", NULL, 404); /* the refused write left nothing */
@@ -1848,7 +1863,7 @@ Suite *faults_suite(void)
     TCase *slow = faults_tcase("slow_redis", 20);
     tcase_add_test(slow, test_paused_redis_times_out);
     tcase_add_test(slow, test_busy_redis_answers_503);
-    tcase_add_test(slow, test_redis_oom_writes_503);
+    tcase_add_test(slow, test_redis_oom_writes_507);
     tcase_add_test(slow, test_stuck_requests_do_not_block_healthz);
     tcase_add_test(slow, test_slow_clients_hold_no_threads);
     tcase_add_test(slow, test_admin_report_with_restricted_user);

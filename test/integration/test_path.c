@@ -566,6 +566,23 @@ START_TEST(test_upload_cut_by_shutdown_says_how_far)
 }
 END_TEST
 
+/* A Redis that became a replica (a failover) answers writes READONLY: 503 primary_changed,
+ * not "retry shortly" (before: 503 redis_unavailable); reads go on. */
+START_TEST(test_readonly_is_primary_changed)
+{
+    start_with(NULL);
+    expect_free("POST", "/boards/ro/scores", "{\"id\":\"a\",\"score\":1}", 200);
+    freeReplyObject(redis_admin_cmd(p_admin, "REPLICAOF 127.0.0.1 1")); /* nobody there */
+    struct http_result r;
+    expect("POST", "/boards/ro/scores", "{\"id\":\"b\",\"score\":2}", 503, &r);
+    ck_assert_msg(strcmp(http_error_code(&r), "primary_changed") == 0, "%s", r.body);
+    http_result_free(&r);
+    expect_free("GET", "/boards/ro/members/a", NULL, 200);
+    freeReplyObject(redis_admin_cmd(p_admin, "REPLICAOF NO ONE"));
+    expect_free("POST", "/boards/ro/scores", "{\"id\":\"b\",\"score\":2}", 200);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- 4. recovery */
 
 START_TEST(test_recovery_within_100ms_of_redis)
@@ -627,6 +644,7 @@ Suite *path_suite(void)
     tcase_add_test(tc, test_read_cut_by_kill_is_retried);
     tcase_add_test(tc, test_killed_connections_under_incr_batches);
     tcase_add_test(tc, test_upload_cut_by_shutdown_says_how_far);
+    tcase_add_test(tc, test_readonly_is_primary_changed);
     suite_add_tcase(s, tc);
     return s;
 }
