@@ -48,6 +48,19 @@ void it_post_score(const char *board, const char *json)
     http_result_free(&r);
 }
 
+Suite *it_suite(const char *name, const struct it_case *cases, size_t n)
+{
+    Suite *s = suite_create(name);
+    for (size_t i = 0; i < n; i++) {
+        TCase *tc = tcase_create(cases[i].name);
+        tcase_add_checked_fixture(tc, it_setup, it_teardown);
+        tcase_set_timeout(tc, 30);
+        tcase_add_test(tc, cases[i].test);
+        suite_add_tcase(s, tc);
+    }
+    return s;
+}
+
 long long it_dbsize(void)
 {
     redisReply *r = redis_admin_cmd(g_admin, "DBSIZE");

@@ -24,6 +24,15 @@ void it_post_score(const char *board, const char *json);
 /** DBSIZE of the test database. */
 long long it_dbsize(void);
 
+/** One test case of a suite of it_suite. */
+struct it_case {
+    const char *name;
+    const TTest *test;
+};
+
+/** A suite of one TCase per case, each with the checked fixture above and a 30 s timeout. */
+Suite *it_suite(const char *name, const struct it_case *cases, size_t n);
+
 Suite *api_suite(void);
 Suite *ordering_suite(void);
 Suite *cities_suite(void);

@@ -994,11 +994,8 @@ END_TEST
 
 Suite *api_suite(void)
 {
-    Suite *s = suite_create("api");
-    struct {
-        const char *name;
-        const TTest *test;
-    } cases[] = {
+    static const char *const suite_name = "api";
+    const struct it_case cases[] = {
         {"operations", health_ready_metrics},
         {"routing", unknown_route_and_method},
         {"utf8_errors", error_bodies_valid_utf8},
@@ -1029,12 +1026,5 @@ Suite *api_suite(void)
         {"record_numbers", record_numbers_exact_or_refused},
         {"static", static_files_confined},
     };
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        TCase *tc = tcase_create(cases[i].name);
-        tcase_add_checked_fixture(tc, it_setup, it_teardown);
-        tcase_set_timeout(tc, 30);
-        tcase_add_test(tc, cases[i].test);
-        suite_add_tcase(s, tc);
-    }
-    return s;
+    return it_suite(suite_name, cases, sizeof(cases) / sizeof(cases[0]));
 }

@@ -633,11 +633,8 @@ END_TEST
 
 Suite *hardening_suite(void)
 {
-    Suite *s = suite_create("hardening");
-    struct {
-        const char *name;
-        const TTest *test;
-    } cases[] = {
+    static const char *const suite_name = "hardening";
+    const struct it_case cases[] = {
         {"sighup", sighup_ignored},
         {"trim_keep", trim_keep_leading_zeros},
         {"trim_below", trim_below_plain_decimal},
@@ -651,12 +648,5 @@ Suite *hardening_suite(void)
         {"refused_body", refused_body_still_answered},
         {"library_errors", library_errors_pinned},
     };
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        TCase *tc = tcase_create(cases[i].name);
-        tcase_add_checked_fixture(tc, it_setup, it_teardown);
-        tcase_set_timeout(tc, 30);
-        tcase_add_test(tc, cases[i].test);
-        suite_add_tcase(s, tc);
-    }
-    return s;
+    return it_suite(suite_name, cases, sizeof(cases) / sizeof(cases[0]));
 }

@@ -437,11 +437,8 @@ END_TEST
 
 Suite *numbers_suite(void)
 {
-    Suite *s = suite_create("numbers");
-    struct {
-        const char *name;
-        const TTest *test;
-    } cases[] = {
+    static const char *const suite_name = "numbers";
+    const struct it_case cases[] = {
         {"scores_literal", scores_judged_by_literal},
         {"scores_exact", scores_exact_forms_accepted},
         {"scores_ndjson", scores_ndjson_by_literal},
@@ -450,12 +447,5 @@ Suite *numbers_suite(void)
         {"records_literal", records_judged_by_literal},
         {"trim_below", trim_below_by_literal},
     };
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        TCase *tc = tcase_create(cases[i].name);
-        tcase_add_checked_fixture(tc, it_setup, it_teardown);
-        tcase_set_timeout(tc, 30);
-        tcase_add_test(tc, cases[i].test);
-        suite_add_tcase(s, tc);
-    }
-    return s;
+    return it_suite(suite_name, cases, sizeof(cases) / sizeof(cases[0]));
 }

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# cpu-per-request.sh -- rankd's CPU per request (utime + stime from /proc, over the requests
+# completed) and the throughput for one kind of request, on a 200,000-member live board: the quick
+# measurement behind the CPU numbers in the session notes (make bench has the full tables).
+#
+#   bench/cpu-per-request.sh [live|member|random] [seconds]      (build first: make; make bench
+#                                                                  builds build/bench/*)
+# Starts its own redis-server and rankd on free loopback ports (never 6379) and stops both on exit.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+KIND=${1:-live}
+SECS=${2:-4}
+BIN=$ROOT/build/bench
+[ -x "$BIN/loadgen" ] && [ -x "$BIN/gen" ] && [ -x "$ROOT/build/rankd" ] ||
+    { echo "build first: make && make bench (or BENCH_QUICK=1 make bench)" >&2; exit 2; }
+port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
+RP=$(port); HP=$(port); DIR=$(mktemp -d)
+cleanup() { kill "${RK:-}" 2>/dev/null || true; redis-cli -p "$RP" shutdown nosave >/dev/null 2>&1 || true; rm -rf "$DIR"; }
+trap cleanup EXIT
+redis-server --port "$RP" --bind 127.0.0.1 --save '' --appendonly no --dir "$DIR" --daemonize yes \
+    --logfile "$DIR/redis.log"
+for _ in $(seq 50); do redis-cli -p "$RP" ping >/dev/null 2>&1 && break; sleep 0.1; done
+"$BIN/gen" resp 200000 live u rankd 0 1 | redis-cli -p "$RP" --pipe >/dev/null
+"$ROOT/build/rankd" --listen "127.0.0.1:$HP" --redis "redis://127.0.0.1:$RP" >"$DIR/rankd.log" 2>&1 &
+RK=$!
+for _ in $(seq 50); do curl -fs "127.0.0.1:$HP/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+case "$KIND" in
+live) ARGS=(--url '/boards/live/rank?page={p}' --pages 1 --hot-pages 1) ;;
+random) ARGS=(--url '/boards/live/rank?page={p}' --pages 10000 --hot-pages 1 --hot-frac 0) ;;
+member) ARGS=(--url '/x' --member-url '/boards/live/members/u{m}' --member-frac 1 --members 200000) ;;
+*) echo "kind: live, random or member" >&2; exit 2 ;;
+esac
+"$BIN/loadgen" --port "$HP" --conns 64 --duration 1 --warmup 0 "${ARGS[@]}" >/dev/null
+t0=$(awk '{print $14+$15}' "/proc/$RK/stat")
+out=$("$BIN/loadgen" --port "$HP" --conns 64 --duration "$SECS" --warmup 0 "${ARGS[@]}")
+t1=$(awk '{print $14+$15}' "/proc/$RK/stat")
+echo "$out" | python3 -c "
+import json, sys, os
+d = json.load(sys.stdin); a = d['all']; n = d['total_requests']
+tck = os.sysconf('SC_CLK_TCK')
+print('$KIND: %.0f req/s, p99 %.2f ms, non-2xx %d, rankd CPU %.1f us per request'
+      % (a['rps'], a['p99_ms'], a['non2xx'], ($t1 - $t0) * 1e6 / tck / n))"
