@@ -14,7 +14,7 @@ ifeq ($(V),0)
 Q := @
 endif
 
-DEPS := libmicrohttpd hiredis libcjson
+DEPS := libmicrohttpd hiredis libcjson zlib
 TEST_DEPS := check libcurl
 PKG_CFLAGS = $(shell pkg-config --cflags $(DEPS) 2>/dev/null)
 PKG_LIBS = $(shell pkg-config --libs $(DEPS) 2>/dev/null)

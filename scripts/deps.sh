@@ -3,7 +3,7 @@
 # As root it runs apt-get; otherwise it prints the one command that would, and fails.
 set -euo pipefail
 pkgs=(build-essential pkg-config libmicrohttpd-dev libhiredis-dev libcjson-dev check
-      libcurl4-openssl-dev redis-server curl)
+      libcurl4-openssl-dev zlib1g-dev redis-server curl)
 # Extra packages for optional parts, named by the caller (e.g. nodejs npm for the demo loader).
 pkgs+=("$@")
 missing=()

@@ -14,5 +14,7 @@ Suite *ndjson_suite(void);
 Suite *freshness_suite(void);
 Suite *hardening_suite(void);
 Suite *json_number_suite(void);
+Suite *gzip_suite(void);
+Suite *cors_suite(void);
 
 #endif

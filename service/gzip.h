@@ -1,0 +1,35 @@
+/*
+ * gzip.h -- gzip content coding for replies (RFC 9110 8.4.1.3, RFC 1952), with zlib.
+ *
+ * Who compresses what: a page is compressed once, when it is computed, and its gzip form is
+ * cached next to it (page_cache.h), so a hit never compresses; other JSON replies of at least
+ * GZIP_MIN_BYTES are compressed when they are sent, for clients that accept gzip. Smaller bodies
+ * are sent as they are: a gzip header and trailer cost 18 bytes, and below about a kilobyte the
+ * saving does not pay for the CPU.
+ */
+#ifndef RANKD_GZIP_H
+#define RANKD_GZIP_H
+
+#include <stddef.h>
+
+#include "util.h"
+
+#define GZIP_MIN_BYTES 1024 /**< bodies shorter than this are never compressed */
+#define GZIP_LEVEL 6        /**< zlib's default: 13 KB pages shrink ~6x at ~60 MB/s of one core */
+
+/**
+ * 1 when an Accept-Encoding field value (NULL: the header is absent) accepts gzip, else 0.
+ * RFC 9110 12.5.3: a comma-separated list of codings with optional weights ("gzip;q=0.5");
+ * "gzip" and "x-gzip" name it, case-insensitively; "*" stands for every coding not listed;
+ * a weight of 0 (q=0, q=0.0, q=0.000) refuses. A malformed weight counts as 0 (refused),
+ * so a garbled header never gets a coding the client may not decode.
+ */
+int gzip_accepted(const char *accept_encoding);
+
+/**
+ * Compress in[0..len) into *out (appended; out keeps its buffer on error) as one gzip member
+ * at GZIP_LEVEL. Returns 0, -ENOMEM, or -EIO (zlib refused: never expected).
+ */
+int gzip_compress(const void *in, size_t len, struct buf *out);
+
+#endif
