@@ -41,7 +41,7 @@ INTEG_SRC := $(wildcard test/integration/*.c) $(wildcard test/support/*.c)
 INTEG_OBJ := $(INTEG_SRC:test/%.c=$(BUILD)/test/%.o)
 
 .DEFAULT_GOAL := all
-.PHONY: all run test test-unit test-integration test-clients sanitize bench deps install clean format format-check \
+.PHONY: all run test test-unit test-integration test-clients test-tls sanitize bench deps install clean format format-check \
         lint help
 
 all: $(BUILD)/rankd
@@ -83,6 +83,7 @@ deps:
 test: deps
 	$(MAKE) --no-print-directory test-unit test-integration
 	$(MAKE) --no-print-directory test-clients
+	$(MAKE) --no-print-directory test-tls
 	$(MAKE) --no-print-directory sanitize
 
 test-unit: $(BUILD)/test-unit
@@ -95,6 +96,10 @@ test-integration: $(BUILD)/test-integration $(BUILD)/rankd
 # a real rankd and redis-server that the script starts on free ports.
 test-clients: $(BUILD)/rankd
 	scripts/test-clients.sh $(BUILD)/rankd
+
+# rankd through schema/stunnel-redis.conf to a TLS-only redis-server (a few seconds).
+test-tls: $(BUILD)/rankd
+	scripts/test-tls.sh $(BUILD)/rankd
 
 # Benchmarks (bench/README.md): starts its own Redis, rankd and nginx on free loopback ports.
 # BENCH_QUICK=1 for the short variant.
@@ -137,6 +142,7 @@ help:
 	@echo "make test       install what is missing, build, unit + integration tests, then under ASan/UBSan"
 	@echo "make sanitize   only the ASan/UBSan run"
 	@echo "make test-clients  the JS client and browser tests"
+	@echo "make test-tls      rankd through the stunnel sample to a TLS-only Redis"
 	@echo "make bench      benchmarks against nginx, redis-benchmark and full-page caching (BENCH_QUICK=1: short)"
 	@echo "make lint | format | format-check | install | clean"
 

@@ -286,6 +286,11 @@ static int parse_level(const char *s, int *out)
     return -EINVAL;
 }
 
+/* hiredis 0.14 has no TLS: rediss:// is refused with the supported way instead. */
+#define TLS_REFUSED                                                                            \
+    "rediss:// (TLS) is not built in: hiredis 0.14 has no TLS. Run a local TLS tunnel (Debian's " \
+    "stunnel4, sample: schema/stunnel-redis.conf) and give --redis redis://127.0.0.1:<its port>"
+
 /* Apply one option's text to cfg. Returns 0 or -EINVAL with the allowed values in *allowed. */
 static int apply(struct config *cfg, int opt, const char *v, const char **allowed)
 {
@@ -295,6 +300,10 @@ static int apply(struct config *cfg, int opt, const char *v, const char **allowe
         return config_parse_listen(v, cfg->listen_host, sizeof(cfg->listen_host),
                                    &cfg->listen_port);
     case O_REDIS:
+        if (strncmp(v, "rediss://", 9) == 0) {
+            *allowed = TLS_REFUSED;
+            return -EINVAL;
+        }
         if (copy_str(cfg->redis_url_text, sizeof(cfg->redis_url_text), v))
             return -EINVAL;
         return config_parse_redis_url(v, &cfg->redis);
@@ -319,6 +328,10 @@ static int apply(struct config *cfg, int opt, const char *v, const char **allowe
     case O_LOG_LEVEL:
         return parse_level(v, &cfg->log_level);
     case O_CACHE_REDIS:
+        if (strncmp(v, "rediss://", 9) == 0) {
+            *allowed = TLS_REFUSED;
+            return -EINVAL;
+        }
         if (copy_str(cfg->cache_url_text, sizeof(cfg->cache_url_text), v))
             return -EINVAL;
         return v[0] ? config_parse_redis_url(v, &cfg->cache_redis) : 0;

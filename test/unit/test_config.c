@@ -467,6 +467,24 @@ START_TEST(test_parse_fresh_after_cluster_error)
 }
 END_TEST
 
+/* rediss:// is refused with the supported way (a local TLS tunnel), and the URL, which may carry
+ * a password, is not echoed. */
+START_TEST(test_parse_tls_refused)
+{
+    struct config c;
+    const char *a[] = {"--redis", "rediss://:secret@redis.example:6380/0", NULL};
+    ck_assert_int_eq(parse(&c, a), -EINVAL);
+    assert_err_mentions("--redis");
+    assert_err_mentions("stunnel4");
+    assert_err_mentions("schema/stunnel-redis.conf");
+    ck_assert_ptr_null(strstr(g_err, "secret"));
+    const char *b[] = {"--cache-redis", "rediss://cache.example:6380", NULL};
+    ck_assert_int_eq(parse(&c, b), -EINVAL);
+    assert_err_mentions("--cache-redis");
+    assert_err_mentions("TLS");
+}
+END_TEST
+
 Suite *config_suite(void)
 {
     Suite *s = suite_create("config");
@@ -503,6 +521,7 @@ Suite *config_suite(void)
     tcase_add_test(tc, test_parse_repeated);
     tcase_add_test(tc, test_parse_unknown_short_in_cluster);
     tcase_add_test(tc, test_parse_fresh_after_cluster_error);
+    tcase_add_test(tc, test_parse_tls_refused);
     suite_add_tcase(s, tc);
 
     return s;
