@@ -41,7 +41,7 @@ INTEG_SRC := $(wildcard test/integration/*.c) $(wildcard test/support/*.c)
 INTEG_OBJ := $(INTEG_SRC:test/%.c=$(BUILD)/test/%.o)
 
 .DEFAULT_GOAL := all
-.PHONY: all run test test-unit test-integration test-clients test-tls sanitize bench deps install clean format format-check \
+.PHONY: all run test test-unit test-integration test-clients test-tls test-nginx sanitize bench deps install clean format format-check \
         lint help
 
 all: $(BUILD)/rankd
@@ -83,7 +83,7 @@ deps:
 test: deps
 	$(MAKE) --no-print-directory test-unit test-integration
 	$(MAKE) --no-print-directory test-clients
-	$(MAKE) --no-print-directory test-tls
+	$(MAKE) --no-print-directory test-tls test-nginx
 	$(MAKE) --no-print-directory sanitize
 
 test-unit: $(BUILD)/test-unit
@@ -100,6 +100,10 @@ test-clients: $(BUILD)/rankd
 # rankd through schema/stunnel-redis.conf to a TLS-only redis-server (a few seconds).
 test-tls: $(BUILD)/rankd
 	scripts/test-tls.sh $(BUILD)/rankd
+
+# Two rankd processes on one Redis behind nginx running schema/nginx-rankd.conf (a few seconds).
+test-nginx: $(BUILD)/rankd
+	scripts/test-nginx.sh $(BUILD)/rankd
 
 # Benchmarks (bench/README.md): starts its own Redis, rankd and nginx on free loopback ports.
 # BENCH_QUICK=1 for the short variant.
@@ -143,6 +147,7 @@ help:
 	@echo "make sanitize   only the ASan/UBSan run"
 	@echo "make test-clients  the JS client and browser tests"
 	@echo "make test-tls      rankd through the stunnel sample to a TLS-only Redis"
+	@echo "make test-nginx    two rankd processes behind nginx (schema/nginx-rankd.conf)"
 	@echo "make bench      benchmarks against nginx, redis-benchmark and full-page caching (BENCH_QUICK=1: short)"
 	@echo "make lint | format | format-check | install | clean"
 

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# test-nginx.sh BIN -- two rankd processes (BIN) on one Redis behind a real nginx running the
+# shipped schema/nginx-rankd.conf (its marked values filled in), all on free loopback ports and
+# always stopped. Checks: a write through nginx is visible through both processes within the
+# page TTL; 64 concurrent cold requests through nginx, spread over both processes, compute the
+# page about once (one computation: one ZRANGE in Redis' commandstats; at most one more where a
+# lock expires on a loaded machine); with
+# one process killed, reads through nginx keep answering; a POST is never retried by nginx.
+# Ends with one line: "nginx: N passed, M failed".
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BIN=${1:-build/rankd}
+. scripts/redis-fixture.sh
+
+passed=0
+failed=0
+die() { echo "test-nginx: $*" >&2; echo "nginx: $passed passed, $((failed + 1)) failed"; exit 1; }
+check() { # check NAME COMMAND...
+    if "${@:2}"; then passed=$((passed + 1)); echo "ok   $1"; else failed=$((failed + 1)); echo "FAIL $1"; fi
+}
+
+[ -x "$BIN" ] || die "no rankd binary at '$BIN' (run make first)"
+NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+[ -x "$NGINX" ] || { scripts/deps.sh nginx-light && NGINX=$(command -v nginx || echo /usr/sbin/nginx); } ||
+    die "nginx is missing"
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/rankd-nginx.XXXXXX")
+PIDS=() NGINX_UP=
+cleanup() {
+    trap - EXIT INT TERM
+    [ -n "$NGINX_UP" ] && "$NGINX" -p "$WORK/nginx" -c nginx.conf -s stop 2>/dev/null
+    for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
+    redis_stop
+    rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+redis_start "$WORK/redis" || die "could not start redis-server"
+TOKEN=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
+start_rankd() { # start_rankd N: sets PORT_N
+    RANKD_WRITE_TOKEN=$TOKEN "$BIN" --listen 127.0.0.1:0 --redis "redis://127.0.0.1:$REDIS_PORT/0" \
+        >"$WORK/rankd$1.log" 2>&1 &
+    PIDS+=($!)
+    local pid=$! port=
+    for _ in $(seq 1 200); do
+        port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9][0-9]*\).*/\1/p' "$WORK/rankd$1.log" | head -1)
+        [ -n "$port" ] && curl -fs --max-time 1 "http://127.0.0.1:$port/readyz" >/dev/null && break
+        kill -0 "$pid" 2>/dev/null || { cat "$WORK/rankd$1.log" >&2; die "rankd $1 did not start"; }
+        sleep 0.05
+    done
+    eval "PORT_$1=$port"
+}
+start_rankd 1
+start_rankd 2
+A="http://127.0.0.1:$PORT_1" B="http://127.0.0.1:$PORT_2"
+
+# ---------------------------------------------------------------- nginx with the shipped file
+mkdir -p "$WORK/nginx/logs" "$WORK/nginx/tmp"
+for attempt in 1 2 3; do # a port found free can be taken before nginx binds it: try another
+NGINX_PORT=$(free_port)
+awk -v a="$PORT_1" -v b="$PORT_2" -v l="$NGINX_PORT" '
+    /^    server 127\.0\.0\.1:8081 / { sub(/8081/, a) }
+    /^    server 127\.0\.0\.1:8082 / { sub(/8082/, b) }
+    /^    listen 127\.0\.0\.1:8080;/ { sub(/8080/, l) }
+    { print }' schema/nginx-rankd.conf >"$WORK/nginx/rankd.conf"
+[ "$(diff schema/nginx-rankd.conf "$WORK/nginx/rankd.conf" | grep -c '^>')" -eq 3 ] ||
+    die "schema/nginx-rankd.conf no longer has the three marked lines the test fills in"
+cat >"$WORK/nginx/nginx.conf" <<CONF
+daemon on;
+worker_processes 1;
+pid $WORK/nginx/nginx.pid;
+error_log $WORK/nginx/logs/error.log warn;
+events { worker_connections 512; }
+http {
+    access_log $WORK/nginx/logs/access.log;
+    client_body_temp_path $WORK/nginx/tmp/body;
+    proxy_temp_path $WORK/nginx/tmp/proxy;
+    fastcgi_temp_path $WORK/nginx/tmp/fastcgi;
+    uwsgi_temp_path $WORK/nginx/tmp/uwsgi;
+    scgi_temp_path $WORK/nginx/tmp/scgi;
+    include $WORK/nginx/rankd.conf;
+}
+CONF
+"$NGINX" -p "$WORK/nginx" -c nginx.conf -t >"$WORK/nginx/t.log" 2>&1 || { cat "$WORK/nginx/t.log" >&2; die "nginx -t refused the sample"; }
+"$NGINX" -p "$WORK/nginx" -c nginx.conf 2>"$WORK/nginx/start.log" && { NGINX_UP=1; break; }
+done
+[ -n "$NGINX_UP" ] || { cat "$WORK/nginx/start.log" >&2; die "nginx did not start"; }
+N="http://127.0.0.1:$NGINX_PORT"
+for _ in $(seq 1 100); do curl -fs --max-time 1 "$N/healthz" >/dev/null && break; sleep 0.05; done
+
+auth=(-H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/json')
+curl -fs --max-time 3 -X PUT "${auth[@]}" -d '{"page_ttl_ms":500}' "$N/boards/multi" >/dev/null ||
+    die "PUT /boards/multi through nginx failed"
+# ---------------------------------------------------------------- 1. a write seen by both
+curl -fs --max-time 3 "${auth[@]}" -d '{"id":"p1","score":10}' "$N/boards/multi/scores" >/dev/null
+curl -fs "$A/boards/multi/rank" >/dev/null # cache page 1 on A (score 10)
+curl -fs "$B/boards/multi/rank" >/dev/null
+curl -fs --max-time 3 "${auth[@]}" -d '{"id":"p1","score":99}' "$N/boards/multi/scores" >/dev/null
+sleep 0.6 # past the 500 ms page TTL (a stale copy is served at most while one refresh runs)
+curl -fs "$A/boards/multi/rank" >/dev/null
+curl -fs "$B/boards/multi/rank" >/dev/null
+sleep 0.1
+check "write visible through process 1" grep -q '"score":99' <<<"$(curl -fs "$A/boards/multi/rank")"
+check "write visible through process 2" grep -q '"score":99' <<<"$(curl -fs "$B/boards/multi/rank")"
+check "member through nginx" grep -q '"score":99' <<<"$(curl -fs "$N/boards/multi/members/p1")"
+# ---------------------------------------------------------------- 2. 64 cold requests, two processes
+batch=$(printf '{"id":"m%d","score":%d},' $(for i in $(seq 1 300); do echo "$i $((i * 7 % 1000))"; done))
+curl -fs --max-time 5 "${auth[@]}" -d "{\"entries\":[${batch%,}]}" "$N/boards/multi/scores" >/dev/null ||
+    die "batch write failed"
+sleep 0.6
+computed() { # page computations so far: each is one ZRANGE in Redis (page_fill.lua)
+    redis-cli -p "$REDIS_PORT" INFO commandstats | tr -d '\r' |
+        sed -n 's/^cmdstat_zrange:calls=\([0-9]*\),.*/\1/p' | grep . || echo 0
+}
+c0=$(computed)
+urls=()
+for i in $(seq 1 64); do urls+=(-o /dev/null "$N/boards/multi/rank?page=3&size=20"); done
+curl -s --parallel --parallel-immediate --parallel-max 64 -w '%{http_code} %header{x-cache}\n' \
+    "${urls[@]}" >"$WORK/cold.txt" 2>/dev/null
+ok=$(grep -c '^200 ' "$WORK/cold.txt")
+misses=$(( $(computed) - c0 ))
+check "64 cold requests answered 200 ($ok)" test "$ok" -eq 64
+check "computed about once across both processes ($misses computations)" test "$misses" -ge 1 -a "$misses" -le 2
+served1=$(grep -c 'GET /boards/multi/rank?page=3' "$WORK/nginx/logs/access.log")
+check "nginx logged the 64 requests ($served1)" test "$served1" -ge 64
+
+# ---------------------------------------------------------------- 3. one process down
+kill "${PIDS[0]}"; wait "${PIDS[0]}" 2>/dev/null
+fails=0
+for i in $(seq 1 20); do curl -fs --max-time 3 "$N/boards/multi/members/m$i" >/dev/null || fails=$((fails + 1)); done
+check "reads through nginx with one process down ($fails failed of 20)" test "$fails" -eq 0
+for i in 1 2 3 4; do
+    curl -s --max-time 3 "${auth[@]}" -d '{"id":"w1","score":5,"op":"incr"}' "$N/boards/multi/scores" >/dev/null
+done
+check "incr through nginx applied once per request" grep -q '"score":20' <<<"$(curl -fs "$N/boards/multi/members/w1")"
+
+echo "nginx: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
