@@ -5,6 +5,9 @@
 #
 #   bench/cpu-per-request.sh [live|member|random] [seconds]      (build first: make; make bench
 #                                                                  builds build/bench/*)
+#   PERF=out.txt bench/cpu-per-request.sh ...   also samples rankd with `perf record -g` over the
+#                                               measured seconds and writes the flat profile
+#                                               (self time, top 40 symbols) to out.txt
 # Starts its own redis-server and rankd on free loopback ports (never 6379) and stops both on exit.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,8 +35,17 @@ member) ARGS=(--url '/x' --member-url '/boards/live/members/u{m}' --member-frac 
 esac
 "$BIN/loadgen" --port "$HP" --conns 64 --duration 1 --warmup 0 "${ARGS[@]}" >/dev/null
 t0=$(awk '{print $14+$15}' "/proc/$RK/stat")
+if [ -n "${PERF:-}" ]; then
+    perf record -q -F 2999 -g -p "$RK" -o "$DIR/perf.data" -- sleep "$SECS" 2>/dev/null &
+    PERF_PID=$!
+fi
 out=$("$BIN/loadgen" --port "$HP" --conns 64 --duration "$SECS" --warmup 0 "${ARGS[@]}")
 t1=$(awk '{print $14+$15}' "/proc/$RK/stat")
+if [ -n "${PERF:-}" ]; then
+    wait "$PERF_PID" || true
+    { perf report -q -i "$DIR/perf.data" --no-children --sort dso,symbol --stdio -g none 2>&1 |
+        grep -v '^$' | head -40 >"$PERF"; } || true
+fi
 echo "$out" | python3 -c "
 import json, sys, os
 d = json.load(sys.stdin); a = d['all']; n = d['total_requests']
