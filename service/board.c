@@ -877,16 +877,18 @@ void board_read_prepare(struct board_model *m, const char *board, const struct b
     util_copy(out->items, sizeof(out->items), k.items);
     util_copy(out->z, sizeof(out->z), w->z);
     snprintf(out->tz, sizeof(out->tz), "%d", w->tz_min);
+    snprintf(out->retain, sizeof(out->retain), "%d", w->retain);
     snprintf(out->num[0], sizeof(out->num[0]), "%" PRId64, page);
     snprintf(out->num[1], sizeof(out->num[1]), "%d", size);
     out->script = scripts[kind];
     out->nkeys = 3;
     int n = 0;
-    const char *args[5];
-    size_t lens[5];
-    /* lua/prelude_read.lua's layout: the assumed period kind and offset first */
+    const char *args[BOARD_READ_ARGV - 3];
+    size_t lens[BOARD_READ_ARGV - 3];
+    /* lua/prelude_read.lua's layout: the assumed period kind, offset and retain first */
     args[n] = period_kind_name(w->kind), lens[n] = strlen(args[n]), n++;
     args[n] = out->tz, lens[n] = strlen(out->tz), n++;
+    args[n] = out->retain, lens[n] = strlen(out->retain), n++;
     if (kind == BOARD_READ_PAGE) { /* page.lua: page, size */
         args[n] = out->num[0], lens[n++] = strlen(out->num[0]);
         args[n] = out->num[1], lens[n++] = strlen(out->num[1]);

@@ -231,7 +231,7 @@ int board_settings_cached(struct board_model *m, const char *board, struct board
 
 enum board_read_kind { BOARD_READ_PAGE = 0, BOARD_READ_MEMBER, BOARD_READ_AROUND };
 
-#define BOARD_READ_ARGV 8 /**< 3 keys and at most 4 arguments (lua/prelude_read.lua's layout) */
+#define BOARD_READ_ARGV 9 /**< 3 keys and at most 5 arguments (lua/prelude_read.lua's layout) */
 
 /** A read script call (lua/page.lua, member.lua, around.lua): KEYS settings, set, records; ARGV
  *  as the script says. argv points into the struct itself and at the caller's id. */
@@ -240,7 +240,7 @@ struct board_read {
     int nkeys, nargs;
     const char *argv[BOARD_READ_ARGV];
     size_t lens[BOARD_READ_ARGV];
-    char meta[192], items[192], z[192], tz[16], num[2][32];
+    char meta[192], items[192], z[192], tz[16], retain[16], num[2][32];
 };
 
 /** Prepare a read of `w` (board_where_cached or board_where): a page (page, size: 0 = the
