@@ -46,13 +46,17 @@ INTEG_OBJ := $(INTEG_SRC:test/%.c=$(BUILD)/test/%.o)
 
 all: $(BUILD)/rankd
 
-# Each script becomes a C string literal, its comment lines and indentation dropped (they stay in
-# the .lua file; a literal must stay under the 4095 bytes C compilers must support).
-# A line "--@prelude" becomes service/lua/prelude_read.lua (the read scripts' shared opening).
+# Each script becomes a C array of its bytes and a NUL, as a compound literal
+# "(const char[]){0x23,...,0}": unlike a string literal, no length limit (C compilers need only
+# support 4095 bytes in a literal, and -Wpedantic holds us to it). Comment lines and indentation
+# are dropped (they stay in the .lua file; EVAL of the body sends fewer bytes). A line
+# "--@prelude" becomes service/lua/prelude_read.lua (the read scripts' shared opening).
 $(BUILD)/gen/lua/%.lua.h: service/lua/%.lua service/lua/prelude_read.lua
 	@mkdir -p $(dir $@)
-	$(Q)awk '/^--@prelude$$/ { while ((getline l < "service/lua/prelude_read.lua") > 0) print l; next } { print }' $< | \
-	sed -e '/^[[:space:]]*--/d' -e 's/^[[:space:]]*//' -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' > $@
+	$(Q){ echo '(const char[]){'; \
+	awk '/^--@prelude$$/ { while ((getline l < "service/lua/prelude_read.lua") > 0) print l; next } { print }' $< | \
+	sed -e '/^[[:space:]]*--/d' -e 's/^[[:space:]]*//' | od -An -v -tx1 | \
+	sed -e 's/ \([0-9a-f][0-9a-f]\)/0x\1,/g'; echo '0}'; } > $@
 
 $(BUILD)/service/%.o: service/%.c | $(LUA_H)
 	@mkdir -p $(dir $@)

@@ -41,6 +41,7 @@ static void new_generation(char out[32])
 
 struct board_keys {
     char z[KEY_MAX], meta[KEY_MAX], items[KEY_MAX], registry[KEY_MAX];
+    char index[KEY_MAX]; /* the period index: every period set of the board, by period start */
 };
 
 void board_key_start(struct strb *b, char *out, size_t len, const char *prefix, const char *board)
@@ -59,6 +60,8 @@ static void make_keys(const struct board_model *m, const char *board, struct boa
     strb_str(&b, ":z");
     board_key_start(&b, k->meta, KEY_MAX, m->prefix, board ? board : "");
     strb_str(&b, ":meta");
+    board_key_start(&b, k->index, KEY_MAX, m->prefix, board ? board : "");
+    strb_str(&b, ":periods");
     snprintf(k->items, KEY_MAX, "%s:items", m->prefix);
     snprintf(k->registry, KEY_MAX, "%s:boards", m->prefix);
 }
@@ -190,7 +193,8 @@ static void hint_write(const struct board_model *m, const char *board, enum peri
  * its script without reading the settings first. The write script checks the layout and periods
  * against the hash and refuses a stale view (-EAGAIN: read, validate again, resume); a view is
  * used for at most VIEW_MAX_AGE_MS, which bounds how long a setting the script does not check
- * (retain, for a new period's expiry) can lag another process's change. A fixed table.
+ * (retain: the sweep after a new period's first write is computed from it, and sweep.lua checks
+ * it, so a stale one only skips that sweep) can lag another process's change. A fixed table.
  */
 #define VIEW_MAX_AGE_MS 1000
 struct view {
@@ -428,6 +432,118 @@ int board_settings_get(struct board_model *m, const char *board, struct board_se
     return 0;
 }
 
+/* ---------------------------------------------------------------- period expiry: the sweep */
+
+/*
+ * Board data never carries a TTL (maxmemory-policy volatile-ttl could evict it): the sets of
+ * periods that stopped being readable are removed by sweep.lua, in chunks of SWEEP_CHUNK
+ * UNLINKs, found through the board's period index (write.lua lists each period set there, by
+ * its period's start, in the call that creates it). A sweep runs when a write listed a new set
+ * (a period began: the oldest readable one may have just stopped being readable), behind that
+ * write's reply; put_board.lua sweeps a chunk too, and delete_board.lua removes every listed
+ * set. The sweep checks the settings its cut was computed from, and holds a lock across its
+ * chunks so that two processes do not sweep one board at once. A failed sweep is left for the
+ * next trigger: the sets it would remove are unreadable already (the read scripts check retain).
+ */
+#define SWEEP_CHUNK 64         /* sets per sweep.lua call: 64 UNLINKs, well under 1 ms */
+#define SWEEP_ROUNDS_MAX 32    /* calls per sweep; a longer backlog waits for the next trigger */
+#define SWEEP_LOCK_TTL_MS 2000 /* a sweep lock outlives its holder by at most this */
+#define SWEEP_ARGC (3 + 7)
+
+struct sweep_args {
+    char keys[3][KEY_MAX]; /* settings, period index, lock */
+    char tz[16], retain[16], cut[32], token[32], ttl[16], chunk[16];
+    const char *argv[SWEEP_ARGC];
+};
+
+/* sweep.lua's arguments for `board` under settings s; -EINVAL for a board without periods. */
+static int sweep_args_build(const struct board_model *m, const char *board,
+                            const struct board_settings *s, struct sweep_args *a)
+{
+    if (s->period == PERIOD_NONE)
+        return -EINVAL;
+    struct board_keys k;
+    make_keys(m, board, &k);
+    util_copy(a->keys[0], KEY_MAX, k.meta);
+    util_copy(a->keys[1], KEY_MAX, k.index);
+    struct strb b;
+    board_key_start(&b, a->keys[2], KEY_MAX, m->prefix, board);
+    strb_str(&b, ":sweep");
+    snprintf(a->tz, sizeof(a->tz), "%d", s->tz_min);
+    snprintf(a->retain, sizeof(a->retain), "%d", s->retain);
+    /* the oldest readable period: the one `retain` periods before the current one */
+    snprintf(a->cut, sizeof(a->cut), "%" PRId64,
+             period_start(s->period, s->tz_min, now_ms(m), -s->retain));
+    new_generation(a->token);
+    snprintf(a->ttl, sizeof(a->ttl), "%d", SWEEP_LOCK_TTL_MS);
+    snprintf(a->chunk, sizeof(a->chunk), "%d", SWEEP_CHUNK);
+    const char *argv[SWEEP_ARGC] = {a->keys[0], a->keys[1], a->keys[2], period_kind_name(s->period),
+                                    a->tz,      a->retain,  a->cut,     a->token,
+                                    a->ttl,     a->chunk};
+    memcpy(a->argv, argv, sizeof(argv));
+    return 0;
+}
+
+/* 1 when a sweep.lua reply says a full chunk went (call again). */
+static int sweep_more(const redisReply *r)
+{
+    return r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
+           r->element[1]->type == REDIS_REPLY_INTEGER && r->element[1]->integer == 1;
+}
+
+/* The sweep on the blocking pool (worker threads). Best effort: a fault ends it. */
+static void sweep_blocking(struct board_model *m, const char *board, const struct board_settings *s)
+{
+    struct sweep_args a = {0};
+    if (sweep_args_build(m, board, s, &a))
+        return;
+    for (int round = 0; round < SWEEP_ROUNDS_MAX; round++) {
+        int err = 0;
+        redisReply *r = run_script(m, STORE_SCRIPT_SWEEP, 3, 7, a.argv, NULL, &err);
+        int more = sweep_more(r);
+        freeReplyObject(r);
+        if (!more)
+            return;
+    }
+}
+
+/* The sweep on an event loop's connection: its chunks go one after the other, behind whatever
+ * the loop sends meanwhile; nothing waits for them. */
+struct sweep_job {
+    struct store_async *conn;
+    int rounds;
+    struct sweep_args a;
+};
+
+static int sweep_job_send(struct sweep_job *sj);
+
+static void sweep_reply(void *arg, int rc, redisReply **replies)
+{
+    struct sweep_job *sj = arg;
+    if (rc == 0 && sweep_more(replies[0]) && ++sj->rounds < SWEEP_ROUNDS_MAX &&
+        sweep_job_send(sj) == 0)
+        return;
+    free(sj);
+}
+
+static int sweep_job_send(struct sweep_job *sj)
+{
+    int rc = store_async_script(sj->conn, STORE_SCRIPT_SWEEP, 3, 7, sj->a.argv, NULL, 0,
+                                sweep_reply, sj);
+    return rc < 0 ? rc : 0;
+}
+
+static void sweep_submit(struct board_model *m, struct store_async *conn, const char *board,
+                         const struct board_settings *s)
+{
+    struct sweep_job *sj = calloc(1, sizeof(*sj));
+    if (!sj)
+        return;
+    sj->conn = conn;
+    if (sweep_args_build(m, board, s, &sj->a) || sweep_job_send(sj))
+        free(sj);
+}
+
 /* ---------------------------------------------------------------- writes */
 
 /* A stored value as Redis prints it: plain digits for the integers it holds (every stored value
@@ -477,7 +593,7 @@ static int compact_group(struct board_model *m, const char *zkey, const struct s
     }
 }
 
-/* The argv of one write.lua call: 4 keys, 11 header values, 4 values per entry. */
+/* The argv of one write.lua call: 5 keys, 17 header values, 4 values per entry. */
 struct write_args {
     const char **argv;
     size_t *len;
@@ -486,7 +602,8 @@ struct write_args {
     char prev[4];     /* "1" for a periodic board */
 };
 
-#define WRITE_FIXED 21
+#define WRITE_KEYS 5
+#define WRITE_FIXED 22
 
 static int write_args_build(struct write_args *w, const struct board_keys *k,
                             const struct board_where *where, struct board_model *m,
@@ -514,14 +631,13 @@ static int write_args_build(struct write_args *w, const struct board_keys *k,
     w->prev[1] = '\0';
     w->hdr[9][0] = '0';
     w->hdr[9][1] = '\0';
-    if (s->period != PERIOD_NONE) /* readable until `retain` more periods have begun */
-        snprintf(w->hdr[9], 32, "%" PRId64,
-                 period_start(s->period, s->tz_min, now_ms(m), s->retain + 1) +
-                     BOARD_PERIOD_TTL_MARGIN_MS);
+    if (s->period != PERIOD_NONE) /* the current period's start: its score in the index */
+        snprintf(w->hdr[9], 32, "%" PRId64, period_start(s->period, s->tz_min, now_ms(m), 0));
     const char *fixed[WRITE_FIXED] = {where->z,
                                       k->meta,
                                       k->items,
                                       k->registry,
+                                      k->index,
                                       w->hdr[0],
                                       score_tiebreak_name(l->tiebreak),
                                       w->hdr[1],
@@ -566,21 +682,27 @@ static void write_args_free(struct write_args *w)
 }
 
 /* What one write.lua reply says for e[0..n) (r is freed): *done entries handled. When entry
- * *done met a full tie group, *full is set and full_key holds the group's key. -ERANGE (all or
- * nothing): entry *done would leave the range and nothing was written; -EAGAIN: the settings
- * differ; -EIO: an error reply or an unexpected shape. */
+ * *done met a full tie group, *full is set and full_key holds the group's key. *listed is set
+ * (never cleared) when the call listed a new period set in the index: a period began, the sets
+ * of periods that stopped being readable may be swept. -ERANGE (all or nothing): entry *done
+ * would leave the range and nothing was written; -EAGAIN: the settings differ; -EIO: an error
+ * reply or an unexpected shape. */
+#define WRITE_REPLY_HEAD 3 /* status, done, listed */
 static int write_reply_take(redisReply *r, const struct board_settings *s, size_t n,
                             struct board_outcome *out, size_t *done, int *full, char *full_key,
-                            size_t full_key_len)
+                            size_t full_key_len, int *listed)
 {
-    if (r->type != REDIS_REPLY_ARRAY || r->elements < 2 ||
-        r->element[0]->type != REDIS_REPLY_INTEGER || r->element[1]->type != REDIS_REPLY_INTEGER) {
+    if (r->type != REDIS_REPLY_ARRAY || r->elements < WRITE_REPLY_HEAD ||
+        r->element[0]->type != REDIS_REPLY_INTEGER || r->element[1]->type != REDIS_REPLY_INTEGER ||
+        r->element[2]->type != REDIS_REPLY_INTEGER) {
         freeReplyObject(r);
         return -EIO;
     }
     long long status = r->element[0]->integer;
     size_t handled = (size_t)r->element[1]->integer;
-    size_t need = 2 + 4 * handled + (status == 3);
+    if (r->element[2]->integer == 1)
+        *listed = 1;
+    size_t need = WRITE_REPLY_HEAD + 4 * handled + (status == 3);
     if (status == 1 || handled > n || (status != 2 && r->elements < need)) {
         freeReplyObject(r);
         return status == 1 ? -EAGAIN : -EIO;
@@ -591,7 +713,7 @@ static int write_reply_take(redisReply *r, const struct board_settings *s, size_
         return -ERANGE;
     }
     for (size_t i = 0; i < handled; i++) {
-        redisReply **x = r->element + 2 + 4 * i;
+        redisReply **x = r->element + WRITE_REPLY_HEAD + 4 * i;
         out[i].rc = x[0]->integer == 0 ? 0 : -ERANGE;
         out[i].score = decode_stored(&s->layout, x[1]->str);
         out[i].rank = x[2]->integer + 1;
@@ -610,7 +732,7 @@ static int write_once(struct board_model *m, const struct board_keys *k,
                       const struct board_where *where, const char *board,
                       const struct board_settings *s, const struct board_entry *e, size_t n,
                       int flags, struct board_outcome *out, size_t *done, int *full, char *full_key,
-                      size_t full_key_len)
+                      size_t full_key_len, int *listed)
 {
     struct write_args w = {0};
     int rc = write_args_build(&w, k, where, m, board, s, e, n, flags);
@@ -618,12 +740,13 @@ static int write_once(struct board_model *m, const struct board_keys *k,
         write_args_free(&w);
         return rc;
     }
-    redisReply *r =
-        run_script(m, STORE_SCRIPT_WRITE, 4, (int)(WRITE_FIXED - 4 + 4 * n), w.argv, w.len, &rc);
+    redisReply *r = run_script(m, STORE_SCRIPT_WRITE, WRITE_KEYS,
+                               (int)(WRITE_FIXED - WRITE_KEYS + 4 * n), w.argv, w.len, &rc);
     write_args_free(&w);
+    store_note_write(r ? 0 : rc);
     if (!r)
         return rc;
-    return write_reply_take(r, s, n, out, done, full, full_key, full_key_len);
+    return write_reply_take(r, s, n, out, done, full, full_key, full_key_len, listed);
 }
 
 int board_write(struct board_model *m, const char *board, const struct board_settings *assumed,
@@ -636,13 +759,13 @@ int board_write(struct board_model *m, const char *board, const struct board_set
     int rc =
         where_resolve(m, board, assumed->period, assumed->tz_min, assumed->retain, NULL, &where);
     size_t at = 0;
-    int stalls = 0;
+    int stalls = 0, listed = 0;
     while (at < n && rc == 0) {
         size_t done = 0;
         int full = 0;
         char full_key[32];
         rc = write_once(m, &k, &where, board, assumed, entries + at, n - at, flags, outcomes + at,
-                        &done, &full, full_key, sizeof(full_key));
+                        &done, &full, full_key, sizeof(full_key), &listed);
         at += done;
         if (rc || !full)
             break;
@@ -654,6 +777,8 @@ int board_write(struct board_model *m, const char *board, const struct board_set
         else
             rc = compact_group(m, where.z, &assumed->layout, full_key);
     }
+    if (listed) /* a period began: sweep the sets of those no longer readable */
+        sweep_blocking(m, board, assumed);
     *handled = at;
     return rc;
 }
@@ -675,6 +800,8 @@ static int write_job_errno(const struct board_write_job *j, int rc, int sent)
 
 static void write_job_finish(struct board_write_job *j, int rc)
 {
+    if (j->listed) /* a period began: sweep, behind this write's reply */
+        sweep_submit(j->m, j->conn, j->board, &j->assumed);
     j->handled = j->at;
     j->done(j, rc); /* may free j */
 }
@@ -737,10 +864,11 @@ static void write_reply(void *arg, int rc, redisReply **replies)
         store_note_fault(writes_of(j->m), "write", r->str);
         refused = store_error_errno(r->str); /* OOM, READONLY: refused, nothing written */
     }
+    store_note_write(refused);
     size_t done = 0;
     int full = 0;
     rc = write_reply_take(r, &j->assumed, j->n - j->at, j->outcomes + j->at, &done, &full,
-                          j->full_key, sizeof(j->full_key));
+                          j->full_key, sizeof(j->full_key), &j->listed);
     j->at += done;
     if (rc == -EIO) /* an error reply: the script ran (and wrote nothing after the error) */
         rc = write_job_errno(j, refused ? refused : rc, 0);
@@ -766,8 +894,9 @@ static int write_job_send(struct board_write_job *j)
     int rc = write_args_build(&w, &k, &j->where, j->m, j->board, &j->assumed, j->entries + j->at, n,
                               j->flags);
     if (!rc)
-        rc = store_async_script(j->conn, STORE_SCRIPT_WRITE, 4, (int)(WRITE_FIXED - 4 + 4 * n),
-                                w.argv, w.len, j->deadline_ms, write_reply, j);
+        rc = store_async_script(j->conn, STORE_SCRIPT_WRITE, WRITE_KEYS,
+                                (int)(WRITE_FIXED - WRITE_KEYS + 4 * n), w.argv, w.len,
+                                j->deadline_ms, write_reply, j);
     write_args_free(&w);
     return rc < 0 ? rc : 0;
 }
@@ -778,6 +907,7 @@ int board_write_submit(struct board_model *m, struct store_async *conn, struct b
     j->conn = conn;
     j->at = j->handled = 0;
     j->stalls = 0;
+    j->listed = 0;
     if (!conn || j->n == 0)
         return -EAGAIN;
     int rc = where_resolve(m, j->board, j->assumed.period, j->assumed.tz_min, j->assumed.retain,
@@ -877,16 +1007,18 @@ void board_read_prepare(struct board_model *m, const char *board, const struct b
     util_copy(out->items, sizeof(out->items), k.items);
     util_copy(out->z, sizeof(out->z), w->z);
     snprintf(out->tz, sizeof(out->tz), "%d", w->tz_min);
+    snprintf(out->retain, sizeof(out->retain), "%d", w->retain);
     snprintf(out->num[0], sizeof(out->num[0]), "%" PRId64, page);
     snprintf(out->num[1], sizeof(out->num[1]), "%d", size);
     out->script = scripts[kind];
     out->nkeys = 3;
     int n = 0;
-    const char *args[5];
-    size_t lens[5];
-    /* lua/prelude_read.lua's layout: the assumed period kind and offset first */
+    const char *args[BOARD_READ_ARGV - 3];
+    size_t lens[BOARD_READ_ARGV - 3];
+    /* lua/prelude_read.lua's layout: the assumed period kind, offset and retain first */
     args[n] = period_kind_name(w->kind), lens[n] = strlen(args[n]), n++;
     args[n] = out->tz, lens[n] = strlen(out->tz), n++;
+    args[n] = out->retain, lens[n] = strlen(out->retain), n++;
     if (kind == BOARD_READ_PAGE) { /* page.lua: page, size */
         args[n] = out->num[0], lens[n++] = strlen(out->num[0]);
         args[n] = out->num[1], lens[n++] = strlen(out->num[1]);
@@ -1106,118 +1238,163 @@ static void settings_text(const struct board_settings *v, char out[8][24])
     snprintf(out[7], 24, "%d", v->retain);
 }
 
-/* After `retain` changed: give every readable period's set the expiry its new readability
- * ends at (period offset -d stays readable until retain + 1 - d more periods have begun). */
-static int extend_retention(struct board_model *m, const char *board,
-                            const struct board_settings *s)
+/* The key of the period `d` periods before the one holding `now` under the given period
+ * settings: <prefix>:{<board>}:z:<period id> */
+static void period_set_key(const struct board_model *m, const char *board, enum period_kind kind,
+                           int tz_min, int64_t now, int d, char out[KEY_MAX])
 {
-    char ids[PERIOD_RETAIN_MAX + 1][PERIOD_ID_MAX];
-    int n = board_periods(m, s, ids, PERIOD_RETAIN_MAX + 1);
-    int64_t now = now_ms(m);
-    int err = 0;
-    struct store_conn *c = n ? store_acquire(writes_of(m), &err) : NULL;
-    if (n && !c)
-        return err;
-    for (int d = 0; d < n && err == 0; d++) {
-        char key[192], at[32];
-        snprintf(key, sizeof(key), "%s:{%s}:z:%s", m->prefix, board, ids[d]);
-        snprintf(at, sizeof(at), "%" PRId64,
-                 period_start(s->period, s->tz_min, now, s->retain + 1 - d) +
-                     BOARD_PERIOD_TTL_MARGIN_MS);
-        const char *argv[] = {"PEXPIREAT", key, at};
-        redisReply *r = store_command(c, 3, argv, NULL, &err); /* a missing set: no-op */
-        freeReplyObject(r);
-    }
-    store_release(writes_of(m), c);
-    return err;
+    char id[PERIOD_ID_MAX];
+    period_id(kind, tz_min, period_start(kind, tz_min, now, -d), id);
+    z_key(out, KEY_MAX, m->prefix, board, id);
 }
 
-/* UNLINK the sets of `old` periods the `now` settings no longer read (retain lowered, or the
- * periods redefined while empty), so a later re-creation can never bring them back. */
-static int drop_periods(struct board_model *m, const char *board, const struct board_settings *old,
-                        const struct board_settings *now)
+/* `base` with the fields the patch sets. */
+static void patch_apply(const struct board_settings *base, const struct board_settings_patch *p,
+                        struct board_settings *out)
 {
-    int same = old->period == now->period && old->tz_min == now->tz_min;
-    int from = same ? now->retain + 1 : 0;
-    int64_t t = now_ms(m);
-    int err = 0;
-    struct store_conn *c = store_acquire(writes_of(m), &err);
-    if (!c)
-        return err;
-    for (int d = from; d <= old->retain && err == 0; d++) {
-        char id[PERIOD_ID_MAX], key[192];
-        period_id(old->period, old->tz_min, period_start(old->period, old->tz_min, t, -d), id);
-        snprintf(key, sizeof(key), "%s:{%s}:z:%s", m->prefix, board, id);
-        const char *argv[] = {"UNLINK", key};
-        freeReplyObject(store_command(c, 2, argv, NULL, &err));
-    }
-    store_release(writes_of(m), c);
-    return err;
+    *out = *base;
+    const struct board_settings *v = &p->value;
+    if (p->has_order)
+        out->layout.order = v->layout.order;
+    if (p->has_tiebreak)
+        out->layout.tiebreak = v->layout.tiebreak;
+    if (p->has_decimals)
+        out->layout.decimals = v->layout.decimals;
+    if (p->has_period)
+        out->period = v->period;
+    if (p->has_tz)
+        out->tz_min = v->tz_min;
+    if (p->has_page_size)
+        out->page_size = v->page_size;
+    if (p->has_page_ttl)
+        out->page_ttl_ms = v->page_ttl_ms;
+    if (p->has_retain)
+        out->retain = v->retain;
 }
 
-int board_put(struct board_model *m, const char *board, const struct board_settings_patch *patch,
-              int *created, const char **field, struct board_info *out)
+/* What put_board.lua and create_board.lua answer on success: {code, settings, total}. */
+static void put_reply_take(struct board_model *m, const char *board, const redisReply *r,
+                           struct board_info *out)
+{
+    settings_from_reply(r->element[1], &out->settings);
+    out->total = r->element[2]->type == REDIS_REPLY_INTEGER ? r->element[2]->integer : 0;
+    view_put(m, board, &out->settings, 1);
+    struct board_where now_w;
+    out->period[0] = '\0';
+    if (where_resolve(m, board, out->settings.period, out->settings.tz_min, out->settings.retain,
+                      NULL, &now_w) == 0)
+        snprintf(out->period, sizeof(out->period), "%s", now_w.period);
+}
+
+#define PUT_AGAIN 1 /* the board appeared, went or changed under the call: read it again */
+
+/* A new board (create_board.lua): 0, PUT_AGAIN when it exists after all, or an error. */
+static int put_create(struct board_model *m, const char *board,
+                      const struct board_settings_patch *patch, struct board_info *out)
+{
+    static const char *const names[] = {"order",    "tiebreak",  "score_decimals", "period",
+                                        "timezone", "page_size", "page_ttl_ms",    "retain"};
+    struct board_keys k;
+    make_keys(m, board, &k);
+    struct board_settings d, v;
+    board_settings_default(&d);
+    patch_apply(&d, patch, &v);
+    struct board_where w;
+    int rc = where_resolve(m, board, v.period, v.tz_min, v.retain, NULL, &w);
+    if (rc)
+        return rc;
+    char val[8][24], gen[32];
+    settings_text(&v, val);
+    new_generation(gen);
+    const char *argv[4 + 16 + 2] = {k.meta, k.registry, w.z, board};
+    for (int i = 0; i < 8; i++) {
+        argv[4 + 2 * i] = names[i];
+        argv[5 + 2 * i] = val[i];
+    }
+    argv[20] = "gen";
+    argv[21] = gen;
+    redisReply *r = run_script(m, STORE_SCRIPT_CREATE_BOARD, 3, 19, argv, NULL, &rc);
+    store_note_write(r ? 0 : rc);
+    if (!r)
+        return rc;
+    if (r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
+        r->element[0]->type == REDIS_REPLY_INTEGER && r->element[0]->integer == 0)
+        rc = PUT_AGAIN;
+    else if (r->type == REDIS_REPLY_ARRAY && r->elements == 3 &&
+             r->element[1]->type == REDIS_REPLY_ARRAY)
+        put_reply_take(m, board, r, out);
+    else
+        rc = -EIO;
+    freeReplyObject(r);
+    return rc;
+}
+
+/*
+ * A change of an existing board read as `cur` (put_board.lua): 0, PUT_AGAIN (gone, or changed
+ * since it was read), -EEXIST with *field, or an error. The script is sent the current set, the
+ * index and the past periods' sets by name: first those both the current and the new retain
+ * keep readable (they count for "non-empty"), then those only one of them does (emptied).
+ */
+static int put_update(struct board_model *m, const char *board, const struct board_settings *cur,
+                      const struct board_settings_patch *patch, const char **field,
+                      struct board_info *out)
 {
     struct board_keys k;
     make_keys(m, board, &k);
-    /* the emptiness check looks at the set the board's current settings write to */
-    struct board_settings cur;
-    board_settings_default(&cur);
-    struct board_where w;
-    int exists = 0;
-    int rc = board_settings_get(m, board, &cur, &exists);
-    if (rc)
-        return rc;
-    rc = where_resolve(m, board, cur.period, cur.tz_min, cur.retain, NULL, &w);
-    if (rc)
-        return rc;
-    struct board_settings d;
-    board_settings_default(&d);
-    char val[8][24], def[8][24], gen[32];
-    settings_text(&patch->value, val);
-    settings_text(&d, def);
-    new_generation(gen);
-    const int has[8] = {patch->has_order,    patch->has_tiebreak, patch->has_decimals,
-                        patch->has_period,   patch->has_tz,       patch->has_page_size,
-                        patch->has_page_ttl, patch->has_retain};
-    /* every readable period counts for "non-empty", not only the current one */
-    char(*ids)[PERIOD_ID_MAX] = calloc(PERIOD_RETAIN_MAX + 1, sizeof(*ids));
-    char(*zs)[192] = calloc(PERIOD_RETAIN_MAX + 1, sizeof(*zs));
-    const char **argv = calloc(3 + PERIOD_RETAIN_MAX + 1 + 18, sizeof(*argv));
-    if (!ids || !zs || !argv) {
-        free(ids);
+    int periodic = cur->period != PERIOD_NONE;
+    int next = patch->has_retain ? patch->value.retain : cur->retain;
+    int lo = periodic ? (next < cur->retain ? next : cur->retain) : 0;
+    int hi = periodic ? (next > cur->retain ? next : cur->retain) : 0;
+    int64_t now = now_ms(m);
+    char(*zs)[KEY_MAX] = calloc((size_t)hi + 1, sizeof(*zs));
+    const char **argv = calloc((size_t)hi + 3 + 14, sizeof(*argv));
+    if (!zs || !argv) {
         free(zs);
         free(argv);
         return -ENOMEM;
     }
-    int np = exists ? board_periods(m, &cur, ids, PERIOD_RETAIN_MAX + 1) : 0;
+    if (periodic)
+        period_set_key(m, board, cur->period, cur->tz_min, now, 0, zs[0]);
+    else
+        z_key(zs[0], KEY_MAX, m->prefix, board, NULL);
+    for (int d = 1; d <= hi; d++)
+        period_set_key(m, board, cur->period, cur->tz_min, now, d, zs[d]);
+    char val[8][24], tz[16], retain[16], gen[32], nkeep[16], cut[32];
+    settings_text(&patch->value, val);
+    const int has[8] = {patch->has_order,    patch->has_tiebreak, patch->has_decimals,
+                        patch->has_period,   patch->has_tz,       patch->has_page_size,
+                        patch->has_page_ttl, patch->has_retain};
+    snprintf(tz, sizeof(tz), "%d", cur->tz_min);
+    snprintf(retain, sizeof(retain), "%d", cur->retain);
+    new_generation(gen);
+    snprintf(nkeep, sizeof(nkeep), "%d", lo);
+    snprintf(cut, sizeof(cut), "%" PRId64,
+             periodic ? period_start(cur->period, cur->tz_min, now, -lo) : 0);
     int nk = 0;
     argv[nk++] = k.meta;
-    argv[nk++] = w.z;
-    argv[nk++] = k.registry;
-    for (int i = 1; i < np; i++) { /* ids[0] is the current period: w.z */
-        snprintf(zs[i], sizeof(zs[i]), "%s:{%s}:z:%s", m->prefix, board, ids[i]);
-        argv[nk++] = zs[i];
-    }
-    argv[nk] = board;
-    for (int i = 0; i < 8; i++) {
-        argv[nk + 1 + i] = has[i] ? val[i] : "";
-        argv[nk + 9 + i] = def[i];
-    }
-    argv[nk + 17] = gen;
-    int err = 0;
-    redisReply *r = run_script(m, STORE_SCRIPT_PUT_BOARD, nk, 18, argv, NULL, &err);
-    free(ids);
+    argv[nk++] = zs[0];
+    argv[nk++] = k.index;
+    for (int d = 1; d <= hi; d++)
+        argv[nk++] = zs[d];
+    int na = nk;
+    argv[na++] = period_kind_name(cur->period);
+    argv[na++] = tz;
+    argv[na++] = retain;
+    for (int i = 0; i < 8; i++)
+        argv[na++] = has[i] ? val[i] : "";
+    argv[na++] = gen;
+    argv[na++] = nkeep;
+    argv[na++] = cut;
+    int rc = 0;
+    redisReply *r = run_script(m, STORE_SCRIPT_PUT_BOARD, nk, na - nk, argv, NULL, &rc);
     free(zs);
     free(argv);
     if (!r)
-        return err;
-    rc = 0;
-    int ok = r->type == REDIS_REPLY_ARRAY && r->elements >= 2;
-    int conflict = ok && r->element[0]->integer < 0;
-    if (!ok || (!conflict && r->elements < 3)) {
-        rc = -EIO;
-    } else if (conflict) {
+        return rc;
+    const redisReply *e0 = r->type == REDIS_REPLY_ARRAY && r->elements >= 1 ? r->element[0] : NULL;
+    if (e0 && e0->type == REDIS_REPLY_STRING) { /* 'absent' or 'retry' */
+        rc = PUT_AGAIN;
+    } else if (e0 && e0->type == REDIS_REPLY_INTEGER && e0->integer < 0 && r->elements == 2) {
         static const char *const names[] = {"order", "tiebreak", "score_decimals", "period",
                                             "timezone"};
         *field = names[0];
@@ -1225,64 +1402,34 @@ int board_put(struct board_model *m, const char *board, const struct board_setti
             if (r->element[1]->str && strcmp(r->element[1]->str, names[i]) == 0)
                 *field = names[i];
         rc = -EEXIST;
+    } else if (e0 && e0->type == REDIS_REPLY_INTEGER && r->elements == 3 &&
+               r->element[1]->type == REDIS_REPLY_ARRAY) {
+        put_reply_take(m, board, r, out);
     } else {
-        *created = (int)r->element[0]->integer;
-        settings_from_reply(r->element[1], &out->settings);
-        out->total = r->element[2]->integer;
-        view_put(m, board, &out->settings, 1);
-        struct board_where now_w;
-        if (where_resolve(m, board, out->settings.period, out->settings.tz_min,
-                          out->settings.retain, NULL, &now_w) == 0)
-            snprintf(out->period, sizeof(out->period), "%s", now_w.period);
-        if (patch->has_retain && out->settings.period != PERIOD_NONE)
-            rc = extend_retention(m, board, &out->settings);
-        if (rc == 0 && exists && cur.period != PERIOD_NONE &&
-            (out->settings.retain < cur.retain || out->settings.period != cur.period ||
-             out->settings.tz_min != cur.tz_min))
-            rc = drop_periods(m, board, &cur, &out->settings);
+        rc = -EIO;
     }
     freeReplyObject(r);
     return rc;
 }
 
-/* MULTI ... EXEC of up to 4 commands; returns the EXEC reply array (free it) or NULL. */
-static redisReply *transaction(struct board_model *m, int n, const int *argc,
-                               const char *const *const *argv, const size_t *const *lens, int *err)
+int board_put(struct board_model *m, const char *board, const struct board_settings_patch *patch,
+              int *created, const char **field, struct board_info *out)
 {
-    const char *multi[] = {"MULTI"}, *exec[] = {"EXEC"};
-    const size_t ml[] = {5}, el[] = {4};
-    const char *const *av[6];
-    const size_t *ls[6];
-    int ac[6];
-    av[0] = multi;
-    ls[0] = ml;
-    ac[0] = 1;
-    for (int i = 0; i < n; i++) {
-        av[1 + i] = argv[i];
-        ls[1 + i] = lens[i];
-        ac[1 + i] = argc[i];
+    for (int attempt = 0; attempt < WRITE_RETRIES; attempt++) {
+        struct board_settings cur;
+        int exists = 0;
+        int rc = board_settings_get(m, board, &cur, &exists);
+        if (rc)
+            return rc;
+        rc = exists ? put_update(m, board, &cur, patch, field, out)
+                    : put_create(m, board, patch, out);
+        if (rc == PUT_AGAIN)
+            continue;
+        if (rc == 0)
+            *created = !exists;
+        return rc;
     }
-    av[n + 1] = exec;
-    ls[n + 1] = el;
-    ac[n + 1] = 1;
-    redisReply *rs[6];
-    struct store_conn *c = store_acquire(writes_of(m), err);
-    if (!c)
-        return NULL;
-    int rc = store_pipeline(c, n + 2, ac, av, ls, rs);
-    store_release(writes_of(m), c);
-    if (rc) {
-        *err = rc;
-        return NULL;
-    }
-    for (int i = 0; i < n + 1; i++)
-        freeReplyObject(rs[i]);
-    if (rs[n + 1]->type != REDIS_REPLY_ARRAY || rs[n + 1]->elements != (size_t)n) {
-        freeReplyObject(rs[n + 1]);
-        *err = -EIO;
-        return NULL;
-    }
-    return rs[n + 1];
+    return -EAGAIN; /* the board keeps changing under us */
 }
 
 int board_delete(struct board_model *m, const char *board)
@@ -1296,9 +1443,10 @@ int board_delete(struct board_model *m, const char *board)
         return rc;
     if (!exists)
         return -ENOENT;
-    /* the settings, the registry entry, the plain set and every readable period's set (older
-     * ones carry TTLs and expire by themselves) */
-    enum { MAX_KEYS = 3 + PERIOD_RETAIN_MAX + 2 };
+    /* the settings, the registry entry, the period index (delete_board.lua UNLINKs every set it
+     * lists), the plain set and every readable period's set (listed too; named here as well, so
+     * a set the index does not list, written by an older rankd, goes with them) */
+    enum { MAX_KEYS = 4 + PERIOD_RETAIN_MAX + 2 };
     char(*zs)[192] = calloc(MAX_KEYS, sizeof(*zs));
     char(*ids)[PERIOD_ID_MAX] = calloc(MAX_KEYS, sizeof(*ids));
     const char **argv = calloc(MAX_KEYS + 2, sizeof(*argv));
@@ -1311,8 +1459,9 @@ int board_delete(struct board_model *m, const char *board)
     int nk = 0;
     argv[nk++] = k.meta;
     argv[nk++] = k.registry;
+    argv[nk++] = k.index;
     argv[nk++] = k.z;
-    int np = board_periods(m, &set, ids, MAX_KEYS - 3);
+    int np = board_periods(m, &set, ids, MAX_KEYS - 4);
     for (int i = 0; i < np; i++) {
         snprintf(zs[i], sizeof(zs[i]), "%s:{%s}:z:%s", m->prefix, board, ids[i]);
         argv[nk++] = zs[i];
@@ -1394,27 +1543,18 @@ int board_member_delete(struct board_model *m, const char *board, const char *id
     make_keys(m, board, &k);
     struct board_settings set;
     struct board_where w;
-    int found = current_where(m, board, &set, &w);
-    if (found)
-        return found;
-    const char *a1[] = {"EXISTS", k.meta};
-    const char *a2[] = {"ZREM", w.z, id};
-    const size_t l1[] = {6, strlen(k.meta)};
-    const size_t l2[] = {4, strlen(w.z), id_len};
-    const char *const *argv[] = {a1, a2};
-    const size_t *const lens[] = {l1, l2};
-    const int argc[] = {2, 3};
-    int err = 0;
-    redisReply *r = transaction(m, 2, argc, argv, lens, &err);
+    int rc = current_where(m, board, &set, &w);
+    if (rc)
+        return rc;
+    const char *argv[] = {k.meta, w.z, id};
+    const size_t lens[] = {strlen(k.meta), strlen(w.z), id_len};
+    redisReply *r = run_script(m, STORE_SCRIPT_DELETE_MEMBER, 2, 1, argv, lens, &rc);
     if (!r)
-        return err;
-    int rc = 0;
-    if (r->element[0]->type != REDIS_REPLY_INTEGER || r->element[1]->type != REDIS_REPLY_INTEGER)
-        rc = -EIO; /* an error reply inside EXEC */
-    else if (r->element[0]->integer == 0)
-        rc = -ENOENT;
-    else if (r->element[1]->integer == 0)
-        rc = -ENODATA;
+        return rc;
+    rc = r->type != REDIS_REPLY_INTEGER ? -EIO
+         : r->integer < 0               ? -ENOENT
+         : r->integer == 0              ? -ENODATA
+                                        : 0;
     freeReplyObject(r);
     return rc;
 }

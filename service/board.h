@@ -5,9 +5,12 @@
  * them into Redis keys, runs the short scripts of service/lua/ through store.h and hands back C
  * values. Key schema (schema/redis-keys.md), with P the key prefix:
  *   P:{board}:z     sorted set, member = id, score = stored value (score_codec.h), ascending = rank
- *   P:{board}:z:<period>  the same for one period of a periodic board (period.h); its first write
- *                   gives the set a TTL ending when the period stops being readable, so old
- *                   periods expire and nothing ever scans for them
+ *   P:{board}:z:<period>  the same for one period of a periodic board (period.h), no TTL (board
+ *                   data is never evictable); listed in the period index by the write that
+ *                   creates it
+ *   P:{board}:periods  sorted set, member = a period set's key, score = its period's start (ms):
+ *                   how the sweep (sweep.lua) finds the sets of periods no longer readable, and
+ *                   how a delete or a layout change finds every set, without scanning
  *   P:{board}:meta  hash of the board's settings
  *   P:items         hash id -> record JSON (records are shared by boards)
  *   P:boards        set of board names (the registry; never a keyspace scan)
@@ -43,9 +46,6 @@
 #define BOARD_PAGE_TTL_MS_MAX 3600000 /**< one hour */
 #define BOARD_RECORD_BYTES_MAX 1024   /**< serialized record JSON */
 #define BOARD_BATCH_MAX 1000          /**< entries per write script call */
-/** A period's set outlives its readability by this much (ms): longer than any page TTL plus
- *  grace, so with maxmemory-policy volatile-ttl every page cache is evicted before it. */
-#define BOARD_PERIOD_TTL_MARGIN_MS (INT64_C(2) * 3600 * 1000)
 
 /** Settings of one board (the meta hash). */
 struct board_settings {
@@ -188,7 +188,8 @@ enum board_write_flags {
  * BOARD_WRITE_ATOMIC: entry *handled would leave the range, nothing was written by this call;
  * -EAGAIN when the board's settings no longer match `assumed` or the board was deleted
  * (re-read, re-validate, resume at *handled); -ENOSPC when a group of equal scores is truly
- * full; or a store error.
+ * full; or a store error. A write that began a period (its set was listed in the period index)
+ * is followed by the sweep of the periods no longer readable (board.c, sweep.lua).
  */
 int board_write(struct board_model *m, const char *board, const struct board_settings *assumed,
                 const struct board_entry *entries, size_t n, int flags,
@@ -231,7 +232,7 @@ int board_settings_cached(struct board_model *m, const char *board, struct board
 
 enum board_read_kind { BOARD_READ_PAGE = 0, BOARD_READ_MEMBER, BOARD_READ_AROUND };
 
-#define BOARD_READ_ARGV 8 /**< 3 keys and at most 4 arguments (lua/prelude_read.lua's layout) */
+#define BOARD_READ_ARGV 9 /**< 3 keys and at most 5 arguments (lua/prelude_read.lua's layout) */
 
 /** A read script call (lua/page.lua, member.lua, around.lua): KEYS settings, set, records; ARGV
  *  as the script says. argv points into the struct itself and at the caller's id. */
@@ -240,7 +241,7 @@ struct board_read {
     int nkeys, nargs;
     const char *argv[BOARD_READ_ARGV];
     size_t lens[BOARD_READ_ARGV];
-    char meta[192], items[192], z[192], tz[16], num[2][32];
+    char meta[192], items[192], z[192], tz[16], retain[16], num[2][32];
 };
 
 /** Prepare a read of `w` (board_where_cached or board_where): a page (page, size: 0 = the
@@ -286,6 +287,7 @@ struct board_write_job {
     struct board_where where;
     size_t at;
     int stalls;
+    int listed; /* a call listed a new period set: sweep when done */
     int64_t compacted;
     char full_key[32];
 };
@@ -335,8 +337,13 @@ void board_member_free(struct board_member *mb);
 int board_info_get(struct board_model *m, const char *board, struct board_info *out);
 
 /**
- * Create or update a board. *created is 1 for a new board. -EEXIST with *field naming the
- * setting when order, tiebreak or score_decimals would change on a non-empty board.
+ * Create (create_board.lua: refused at maxmemory, -EDQUOT) or update (put_board.lua: allowed at
+ * maxmemory) a board. *created is 1 for a new board. -EEXIST with *field naming the setting when
+ * order, tiebreak, score_decimals, period or timezone would change while the current set or a
+ * past period's set that stays readable (under the new retain) has members. A layout change
+ * UNLINKs every set of the board; a retain change UNLINKs the sets of the periods only one of
+ * the two retains shows (so a period that stopped being readable never comes back). One
+ * HGETALL, then one script (again when the board changed under it). schema/redis-keys.md.
  */
 int board_put(struct board_model *m, const char *board, const struct board_settings_patch *patch,
               int *created, const char **field, struct board_info *out);
@@ -348,8 +355,9 @@ int board_put(struct board_model *m, const char *board, const struct board_setti
  */
 void board_key_start(struct strb *b, char *out, size_t len, const char *prefix, const char *board);
 
-/** Delete a board: UNLINK of its keys (the settings, the set, or the current and retained
- *  periods' sets) and removal from the registry, in one short script. -ENOENT: no board. */
+/** Delete a board: UNLINK of its keys (the settings, the set, the readable periods' sets and
+ *  every set its period index lists, and the index) and removal from the registry, in one short
+ *  script. -ENOENT: no board. */
 int board_delete(struct board_model *m, const char *board);
 
 /** Empty the current period (or the board) at once: UNLINK of its set and a new generation,
@@ -370,8 +378,8 @@ int board_trim(struct board_model *m, const char *board, int64_t keep, int64_t b
 int board_periods(const struct board_model *m, const struct board_settings *s,
                   char ids[][PERIOD_ID_MAX], int max);
 
-/** Remove one member from the current period (or the board). -ENOENT: no board; -ENODATA: no
- *  such member. */
+/** Remove one member from the current period (or the board): delete_member.lua, allowed at
+ *  maxmemory. -ENOENT: no board; -ENODATA: no such member. */
 int board_member_delete(struct board_model *m, const char *board, const char *id, size_t id_len);
 
 /**

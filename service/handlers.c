@@ -142,13 +142,24 @@ void handle_healthz(struct http_request *rq, struct http_reply *rp)
     http_reply_json(rp, 200, strdup("{\"status\":\"ok\"}"));
 }
 
+/* 200 while Redis answers (reads are served); `writes` says whether Redis accepts writes now
+ * (store_write_probe): "refused" with the code writes answer (insufficient_storage at maxmemory,
+ * primary_changed on a replica), "unknown" when the probe itself failed. */
 void handle_readyz(struct http_request *rq, struct http_reply *rp)
 {
     int rc = store_ping(rq->app->store);
-    if (rc)
+    if (rc) {
         http_reply_errno(rp, rc);
-    else
-        http_reply_json(rp, 200, strdup("{\"status\":\"ready\"}"));
+        return;
+    }
+    int w = store_write_probe(rq->app->write_store);
+    const char *writes = w == 0 ? "ok" : w == -EDQUOT || w == -EROFS ? "refused" : "unknown";
+    const char *why = w == -EDQUOT  ? ",\"writes_error\":\"insufficient_storage\""
+                      : w == -EROFS ? ",\"writes_error\":\"primary_changed\""
+                                    : "";
+    char body[128];
+    snprintf(body, sizeof(body), "{\"status\":\"ready\",\"writes\":\"%s\"%s}", writes, why);
+    http_reply_json(rp, 200, strdup(body));
 }
 
 void handle_metrics(struct http_request *rq, struct http_reply *rp)
@@ -167,6 +178,7 @@ void handle_metrics(struct http_request *rq, struct http_reply *rp)
     int conns[HTTP_EVENT_THREADS_MAX], up[HTTP_EVENT_THREADS_MAX], wup[HTTP_EVENT_THREADS_MAX];
     int threads = http_event_threads(rq->server, conns, up, wup, HTTP_EVENT_THREADS_MAX);
     if (metrics_render(&out, errors, &cache) ||
+        metrics_render_writes(&out, store_write_refusal()) ||
         metrics_render_event_threads(&out, conns, up, wup, threads)) {
         buf_free(&out);
         http_reply_errno(rp, -ENOMEM);
@@ -795,9 +807,11 @@ void handle_board_put(struct http_request *rq, struct http_reply *rp)
     int rc = board_put(&rq->app->model, board, &patch, &created, &field, &info);
     if (rc == -EEXIST)
         http_reply_error(rp, 409, "board_not_empty",
-                         "%s cannot change on board '%s' while it has members; empty it first "
-                         "(POST /boards/%s/reset empties the current period), delete it, or use "
-                         "a new board.",
+                         "%s cannot change on board '%s' while it has members in its current "
+                         "period (or, without periods, in the board) or in a past period it "
+                         "keeps readable. Empty those first: POST /boards/%s/reset empties the "
+                         "current period, and \"retain\":0 in the same PUT lets the past "
+                         "periods go with the change; or delete the board, or use a new one.",
                          field, board, board);
     else if (rc)
         http_reply_write_errno(rp, rc);

@@ -12,7 +12,7 @@
 
 /* Status codes rankd sends, in one small table (index = position). */
 static const int statuses[] = {200, 201, 204, 304, 400, 401, 403, 404,
-                               405, 409, 413, 415, 422, 500, 503};
+                               405, 409, 413, 415, 422, 500, 503, 507};
 #define NSTATUS (sizeof(statuses) / sizeof(statuses[0]))
 
 /* Upper bounds in microseconds; the last bucket is +Inf. */
@@ -208,6 +208,19 @@ int metrics_render(struct buf *out, unsigned long redis_errors,
                                "Page computations: sorted-set read and JSON rendering.",
                                compute_buckets, atomic_load(&compute_sum_us));
     return rc || !cache ? rc : render_cache(out, cache);
+}
+
+int metrics_render_writes(struct buf *out, int probe_rc)
+{
+    return put(out,
+               "# HELP rankd_redis_writes_refused 1 while Redis refuses writes, by reason: oom "
+               "(maxmemory reached and nothing left to evict: writes answer 507 "
+               "insufficient_storage), readonly (a replica: 503 primary_changed); as Redis "
+               "answered the latest score write, board creation or /readyz probe.\n"
+               "# TYPE rankd_redis_writes_refused gauge\n"
+               "rankd_redis_writes_refused{reason=\"oom\"} %d\n"
+               "rankd_redis_writes_refused{reason=\"readonly\"} %d\n",
+               probe_rc == -EDQUOT, probe_rc == -EROFS);
 }
 
 int metrics_render_event_threads(struct buf *out, const int *connections, const int *hit_connected,

@@ -33,6 +33,10 @@ struct page_cache_stats;
 int metrics_render(struct buf *out, unsigned long redis_errors,
                    const struct page_cache_stats *cache);
 
+/** Render rankd_redis_writes_refused from store_write_refusal's answer (store.h: 0, -EDQUOT,
+ *  -EROFS). Returns 0 or -ENOMEM. */
+int metrics_render_writes(struct buf *out, int probe_rc);
+
 /** Render the per-event-thread gauges (http.h: http_event_threads) into *out. Returns 0 or
  *  -ENOMEM. */
 int metrics_render_event_threads(struct buf *out, const int *connections, const int *hit_connected,

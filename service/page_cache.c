@@ -855,8 +855,10 @@ static int settle(struct page_cache *pc, struct page_req *q, int requested_size,
         return ok ? -ENOENT : -EIO;
     redisReply **f = set->element;
     const char *kind = f[3]->type == REDIS_REPLY_STRING ? f[3]->str : "none";
-    if (strcmp(kind, period_kind_name(w->kind)) != 0 || reply_int(f[4], 0) != w->tz_min) {
-        /* the board's periods are not what this process thought: learn, choose again */
+    if (strcmp(kind, period_kind_name(w->kind)) != 0 || reply_int(f[4], 0) != w->tz_min ||
+        reply_int(f[5], 1) != w->retain) {
+        /* the board's periods (or which of them are readable) are not what this process
+         * thought: learn, choose again */
         board_where_note(pc->cfg.model, q->board, kind, f[4]->str, f[5]->str);
         return SETTLED_RETRY;
     }
@@ -1527,14 +1529,15 @@ static int miss_begin(struct hit *h, int64_t older_than_ms, char *old, size_t ol
     struct board_read rd; /* its keys: settings, set, records */
     board_read_prepare(pc->cfg.model, j->board, &h->w, BOARD_READ_PAGE, NULL, 0, j->page, h->q.size,
                        &rd);
-    /* lua/prelude_read.lua's layout (keys, the assumed period kind and offset), then the fill's */
-    const char *argv[] = {
-        rd.meta, rd.z, rd.items, h->q.key, lock, period_kind_name(h->q.kind), tz, page_s,
-        size_s,  gen,  f->token, ttl,      older};
+    /* lua/prelude_read.lua's layout (keys, the assumed period kind, offset, retain), then the
+     * fill's */
+    const char *argv[] = {rd.meta, rd.z,      rd.items, h->q.key, lock, period_kind_name(h->q.kind),
+                          tz,      rd.retain, page_s,   size_s,   gen,  f->token,
+                          ttl,     older};
     /* half the request's time at most: a write pause holding the lock call must leave time to
      * compute without it */
     int64_t deadline = now + (left > 100 ? left / 2 : 50);
-    int rc = store_async_script(f->writes, STORE_SCRIPT_PAGE_FILL, 5, 8, argv, NULL, deadline,
+    int rc = store_async_script(f->writes, STORE_SCRIPT_PAGE_FILL, 5, 9, argv, NULL, deadline,
                                 fill_reply, f);
     if (rc < 0 && rc != -ETIMEDOUT) {
         free(f);

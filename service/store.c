@@ -39,6 +39,14 @@ static const char *const script_body[STORE_SCRIPT_COUNT] = {
 #include "lua/trim.lua.h"
     ,
 #include "lua/page_fill.lua.h"
+    ,
+#include "lua/create_board.lua.h"
+    ,
+#include "lua/sweep.lua.h"
+    ,
+#include "lua/write_probe.lua.h"
+    ,
+#include "lua/delete_member.lua.h"
 };
 
 #define BACKOFF_MIN_MS 50
@@ -523,6 +531,53 @@ void store_note_fault(struct store *st, const char *what, const char *detail)
 unsigned long store_error_count(const struct store *st)
 {
     return atomic_load(&st->errors);
+}
+
+/* The probe's own connection waits this long for Redis: a write pause (a failover) holds it,
+ * and /readyz must answer within a load balancer's timeout (often 1 s) all the same. */
+#define PROBE_TIMEOUT_MS 250
+
+static atomic_int write_refusal; /* store_note_write: 0, -EDQUOT or -EROFS */
+
+void store_note_write(int rc)
+{
+    if (rc == 0 || rc == -EDQUOT || rc == -EROFS)
+        atomic_store(&write_refusal, rc);
+}
+
+int store_write_refusal(void)
+{
+    return atomic_load(&write_refusal);
+}
+
+int store_write_probe(struct store *st)
+{
+    /* a connection of its own, dropped after: a pool connection would wait for a free slot,
+     * and a timed-out probe would make the pool fail fast for the writes behind it */
+    int rc = 0;
+    redisContext *ctx = store_dial(st, &rc);
+    if (!ctx)
+        return rc;
+    redisReply *r = NULL;
+    char sha[SHA_LEN + 1];
+    if (redisSetTimeout(ctx, ms_to_tv(PROBE_TIMEOUT_MS)) != REDIS_OK) {
+        redisFree(ctx);
+        return -EIO;
+    }
+    if (store_script_sha(st, STORE_SCRIPT_WRITE_PROBE, sha) == 0) {
+        const char *argv[] = {"EVALSHA", sha, "0"};
+        r = redisCommandArgv(ctx, 3, argv, NULL);
+    }
+    if (!r || is_noscript(r)) { /* not loaded yet, or flushed: EVAL of the body (tiny) */
+        freeReplyObject(r);
+        const char *argv[] = {"EVAL", script_body[STORE_SCRIPT_WRITE_PROBE], "0"};
+        r = ctx->err ? NULL : redisCommandArgv(ctx, 3, argv, NULL);
+    }
+    rc = !r ? ctx_errno(ctx) : r->type == REDIS_REPLY_ERROR ? store_error_errno(r->str) : 0;
+    freeReplyObject(r);
+    redisFree(ctx);
+    store_note_write(rc);
+    return rc;
 }
 
 int store_ping(struct store *st)

@@ -53,17 +53,21 @@ struct store_config {
 
 /** Scripts the store knows (bodies in service/lua/, compiled in). */
 enum store_script {
-    STORE_SCRIPT_WRITE = 0,    /**< lua/write.lua: one score write */
-    STORE_SCRIPT_COMPACT,      /**< lua/compact.lua: renumber one tie group, one chunk */
-    STORE_SCRIPT_PAGE,         /**< lua/page.lua: settings + total + one page + records */
-    STORE_SCRIPT_MEMBER,       /**< lua/member.lua: settings + one member + its record */
-    STORE_SCRIPT_AROUND,       /**< lua/around.lua: a page centred on a member */
-    STORE_SCRIPT_PUT_BOARD,    /**< lua/put_board.lua: create or update settings */
-    STORE_SCRIPT_LOCK_RELEASE, /**< lua/lock_release.lua: compare-and-delete of a lock */
-    STORE_SCRIPT_RESET_BOARD,  /**< lua/reset_board.lua: empty the current period */
-    STORE_SCRIPT_DELETE_BOARD, /**< lua/delete_board.lua: UNLINK a board's keys */
-    STORE_SCRIPT_TRIM,         /**< lua/trim.lua: remove one chunk of a board's tail */
-    STORE_SCRIPT_PAGE_FILL,    /**< lua/page_fill.lua: a miss: cached page, or lock + rows */
+    STORE_SCRIPT_WRITE = 0,     /**< lua/write.lua: one score write */
+    STORE_SCRIPT_COMPACT,       /**< lua/compact.lua: renumber one tie group, one chunk */
+    STORE_SCRIPT_PAGE,          /**< lua/page.lua: settings + total + one page + records */
+    STORE_SCRIPT_MEMBER,        /**< lua/member.lua: settings + one member + its record */
+    STORE_SCRIPT_AROUND,        /**< lua/around.lua: a page centred on a member */
+    STORE_SCRIPT_PUT_BOARD,     /**< lua/put_board.lua: create or update settings */
+    STORE_SCRIPT_LOCK_RELEASE,  /**< lua/lock_release.lua: compare-and-delete of a lock */
+    STORE_SCRIPT_RESET_BOARD,   /**< lua/reset_board.lua: empty the current period */
+    STORE_SCRIPT_DELETE_BOARD,  /**< lua/delete_board.lua: UNLINK a board's keys */
+    STORE_SCRIPT_TRIM,          /**< lua/trim.lua: remove one chunk of a board's tail */
+    STORE_SCRIPT_PAGE_FILL,     /**< lua/page_fill.lua: a miss: cached page, or lock + rows */
+    STORE_SCRIPT_CREATE_BOARD,  /**< lua/create_board.lua: a new board's settings */
+    STORE_SCRIPT_SWEEP,         /**< lua/sweep.lua: UNLINK one chunk of unreadable period sets */
+    STORE_SCRIPT_WRITE_PROBE,   /**< lua/write_probe.lua: would Redis accept a write now? */
+    STORE_SCRIPT_DELETE_MEMBER, /**< lua/delete_member.lua: remove one member */
     STORE_SCRIPT_COUNT
 };
 
@@ -141,5 +145,27 @@ unsigned long store_error_count(const struct store *st);
 
 /** 0 when a PING succeeds within the timeout, else a negative errno (for /readyz). */
 int store_ping(struct store *st);
+
+/**
+ * Would Redis accept a write now? One call of lua/write_probe.lua, which writes nothing but is
+ * flagged as a writing script without allow-oom, so Redis judges it exactly as it judges
+ * write.lua (after evicting what maxmemory-policy allows): 0 yes, -EDQUOT refused for memory
+ * (maxmemory), -EROFS refused as a replica, or another store error (-ETIMEDOUT after 250 ms:
+ * a write pause holds it). On a connection of its own (store_dial), closed after. Blocks up to
+ * the connect timeout plus 250 ms (for /readyz; never on an event thread). Noted as
+ * store_note_write does.
+ */
+int store_write_probe(struct store *st);
+
+/**
+ * Note how Redis answered a write that can grow memory (write.lua, create_board.lua, the probe):
+ * rc 0 accepted, -EDQUOT refused for memory, -EROFS refused as a replica; other codes (faults,
+ * timeouts: no answer) are ignored. Process-wide, lock-free, any thread.
+ */
+void store_note_write(int rc);
+
+/** The latest noted answer: 0, -EDQUOT or -EROFS (0 before any), for /metrics: it costs no
+ *  Redis call, so /metrics stays instant while Redis is slow. */
+int store_write_refusal(void);
 
 #endif

@@ -3,19 +3,19 @@
 -- page.lua), else word that someone else holds the lock. O(log N + size). Not flagged
 -- no-writes (it takes the lock), so rankd sends it on an event thread's write connection: a
 -- write pause holds it, never the reads behind it.
--- KEYS[1..3] and ARGV[1..2] as prelude_read.lua; KEYS[4] the page's cache key, KEYS[5] its lock
--- ARGV[3] page (1-based)   ARGV[4] size (resolved, 1..100)   ARGV[5] the generation the key was
--- made for   ARGV[6] lock token   ARGV[7] lock TTL (ms)   ARGV[8] a cached copy made at or before
+-- KEYS[1..3] and ARGV[1..3] as prelude_read.lua; KEYS[4] the page's cache key, KEYS[5] its lock
+-- ARGV[4] page (1-based)   ARGV[5] size (resolved, 1..100)   ARGV[6] the generation the key was
+-- made for   ARGV[7] lock token   ARGV[8] lock TTL (ms)   ARGV[9] a cached copy made at or before
 -- this (wall ms) does not count (0: any copy counts)
 -- Reply: nil when the board does not exist; {'retry', period, offset, retain} (prelude); {'gen'}
 --   (a new generation: the key is stale); {'cached', value}; {'locked'}; else, with the lock
 --   taken, page.lua's reply {settings, total, size, range, records}
 --@prelude
-if (s.gen or '0') ~= ARGV[5] then return {'gen'} end
+if (s.gen or '0') ~= ARGV[6] then return {'gen'} end
 local v = redis.call('GET', KEYS[4])
 if v then
   local created = tonumber(string.match(v, '^rankd2 %-?%d+ (%d+) '))
-  if created and created > tonumber(ARGV[8]) then return {'cached', v} end
+  if created and created > tonumber(ARGV[9]) then return {'cached', v} end
 end
-if not redis.call('SET', KEYS[5], ARGV[6], 'NX', 'PX', ARGV[7]) then return {'locked'} end
-return page_reply(tonumber(ARGV[3]), page_size(ARGV[4]))
+if not redis.call('SET', KEYS[5], ARGV[7], 'NX', 'PX', ARGV[8]) then return {'locked'} end
+return page_reply(tonumber(ARGV[4]), page_size(ARGV[5]))

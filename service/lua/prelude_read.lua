@@ -1,8 +1,10 @@
 -- prelude_read.lua -- the opening every read script shares, put in place of its "--@prelude"
 -- line at build time (Makefile). One KEYS/ARGV layout for all of them: KEYS[1] the board's
 -- settings hash, KEYS[2] the sorted set of the period read, KEYS[3] the records hash; ARGV[1] the
--- period kind and ARGV[2] the UTC offset (minutes) the caller assumed for KEYS[2]; the script's
--- own arguments from ARGV[3] on. One HGETALL, checked in Lua (a second redis.call costs more
+-- period kind, ARGV[2] the UTC offset (minutes) and ARGV[3] the retain the caller assumed when it
+-- chose KEYS[2] (and judged the period readable); the script's own arguments from ARGV[4] on.
+-- Checking retain here is what makes processes agree on which periods are readable: a process
+-- whose retain is stale (another one changed it) is told the real one and judges again. One HGETALL, checked in Lua (a second redis.call costs more
 -- than the loop). Gives `settings` (the flat HGETALL, for the reply), `s` (field -> value) and
 -- page_size(asked) and page_reply(page, size); returns nil when the board does not exist and {'retry', period, offset,
 -- retain} when its periods are not what the caller assumed (it learns them and calls again).
@@ -10,7 +12,8 @@ local settings = redis.call('HGETALL', KEYS[1])
 if #settings == 0 then return false end
 local s = {}
 for i = 1, #settings, 2 do s[settings[i]] = settings[i + 1] end
-if (s.period or 'none') ~= ARGV[1] or (s.timezone or '0') ~= ARGV[2] then
+if (s.period or 'none') ~= ARGV[1] or (s.timezone or '0') ~= ARGV[2] or
+   (s.retain or '1') ~= ARGV[3] then
   return {'retry', s.period or 'none', s.timezone or '0', s.retain or '1'}
 end
 -- the size asked for, or the board's page_size for 0; a damaged hash must not read the board

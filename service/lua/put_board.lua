@@ -1,39 +1,65 @@
--- put_board.lua -- create or update a board's settings. O(1).
--- KEYS[1] board settings hash, KEYS[2] the board's current sorted set, KEYS[3] registry set,
--- KEYS[4..] the sets of its other readable periods (all of them count for "non-empty")
--- ARGV[1] board name, then eight values, '' where the request left the field out:
---   ARGV[2] order  ARGV[3] tiebreak  ARGV[4] score_decimals  ARGV[5] period  ARGV[6] timezone
---   ARGV[7] page_size  ARGV[8] page_ttl_ms  ARGV[9] retain
--- ARGV[10..17] the defaults of the same eight fields (used when creating, or for a field an
--- older board lacks). ARGV[18] a new, unique board generation (stored when creating).
--- The first five shape the stored data; changing one on a non-empty board is refused.
--- Reply {created (0|1), settings (flat HGETALL), total}, or {-1, field} for such a change.
+#!lua flags=allow-oom
+-- put_board.lua -- change an existing board's settings. O(1), plus one UNLINK (O(1) on the main
+-- thread) per period set it lets go of: at most 2 * PERIOD_RETAIN_MAX + 1 named keys, and the
+-- period index's sets on a layout change. allow-oom: a settings change keeps or frees memory, so
+-- it works at maxmemory (a new board grows memory: create_board.lua, which Redis refuses there).
+-- KEYS[1] settings hash, KEYS[2] the set of the current period (or of the board), KEYS[3] the
+-- period index, KEYS[4 .. 3+ARGV[13]] the sets of the past periods both the current and the new
+-- retain keep readable, KEYS[4+ARGV[13] ..] the sets of the periods only one of them keeps
+-- (dropped by a lower retain, or shown again by a higher one: emptied either way, so a period
+-- that stopped being readable never comes back). All named under the current period settings.
+-- ARGV[1] period kind, ARGV[2] UTC offset, ARGV[3] retain: the settings the keys were named
+-- from ({'retry'} when the hash holds others)
+-- ARGV[4..11] order tiebreak score_decimals period timezone page_size page_ttl_ms retain, ''
+-- where the request left the field out   ARGV[12] a new, unique board generation
+-- ARGV[13] how many kept past sets follow KEYS[3]   ARGV[14] the start (ms) of the oldest period
+-- both retains keep readable: the index's sets of older periods are swept here (a chunk of 64)
+-- The first five fields shape the stored data: changing one is refused while the sets that stay
+-- readable (KEYS[2], the kept ones) have members; allowed, it UNLINKs every set in the index,
+-- so no set written under the old layout or periods can ever be read under the new ones.
+-- Reply {0, settings (flat HGETALL), total}, {-1, field} for a refused change, {'absent'} (no
+-- such board: create it), {'retry'}
 local names = {'order', 'tiebreak', 'score_decimals', 'period', 'timezone', 'page_size',
                'page_ttl_ms', 'retain'}
-local n = #names
-local exists = redis.call('EXISTS', KEYS[1]) == 1
-if exists then
-  local nonempty = redis.call('ZCARD', KEYS[2]) > 0
-  for i = 4, #KEYS do
-    if not nonempty and redis.call('ZCARD', KEYS[i]) > 0 then nonempty = true end
-  end
-  if nonempty then
-    for i = 1, 5 do
-      local v = ARGV[i + 1]
-      local cur = redis.call('HGET', KEYS[1], names[i]) or ARGV[i + 1 + n]
-      if v ~= '' and v ~= cur then return {-1, names[i]} end
-    end
-  end
-  for i = 1, n do
-    if ARGV[i + 1] ~= '' then redis.call('HSET', KEYS[1], names[i], ARGV[i + 1]) end
-  end
-else
-  for i = 1, n do
-    local v = ARGV[i + 1]
-    if v == '' then v = ARGV[i + 1 + n] end
-    redis.call('HSET', KEYS[1], names[i], v)
-  end
-  redis.call('HSET', KEYS[1], 'gen', ARGV[2 + 2 * n])
-  redis.call('SADD', KEYS[3], ARGV[1])
+local defaults = {'desc', 'first', '0', 'none', '0', '20', '1000', '1'}
+local flat = redis.call('HGETALL', KEYS[1])
+if #flat == 0 then return {'absent'} end
+local s = {}
+for i = 1, #flat, 2 do s[flat[i]] = flat[i + 1] end
+if (s.period or 'none') ~= ARGV[1] or (s.timezone or '0') ~= ARGV[2] or
+   (s.retain or '1') ~= ARGV[3] then
+  return {'retry'}
 end
-return {exists and 0 or 1, redis.call('HGETALL', KEYS[1]), redis.call('ZCARD', KEYS[2])}
+local nkeep = tonumber(ARGV[13])
+local shaping = false
+for i = 1, 5 do
+  local v = ARGV[i + 3]
+  if not shaping and v ~= '' and v ~= (s[names[i]] or defaults[i]) then shaping = names[i] end
+end
+if shaping then
+  for i = 2, 3 + nkeep do
+    if i ~= 3 and redis.call('EXISTS', KEYS[i]) == 1 then return {-1, shaping} end
+  end
+end
+for i = 1, 8 do
+  if ARGV[i + 3] ~= '' then redis.call('HSET', KEYS[1], names[i], ARGV[i + 3]) end
+end
+for i = 4 + nkeep, #KEYS do redis.call('UNLINK', KEYS[i]) end
+-- a set an older rankd wrote carries a TTL (evictable, and cut short by a higher retain)
+for i = 4, 3 + nkeep do redis.call('PERSIST', KEYS[i]) end
+if shaping then
+  local all = redis.call('ZRANGE', KEYS[3], 0, 999) -- as delete_board.lua: a bound, not a cut
+  for i = 1, #all do redis.call('UNLINK', all[i]) end
+  redis.call('UNLINK', KEYS[3])
+else
+  local old = redis.call('ZRANGE', KEYS[3], '-inf', '(' .. ARGV[14], 'BYSCORE', 'LIMIT', 0, 64)
+  for i = 1, #old do redis.call('UNLINK', old[i]) end
+  if #old > 0 then redis.call('ZREM', KEYS[3], unpack(old)) end
+end
+-- a new generation retires every cached page: after a layout change, and when a higher retain
+-- shows periods again (a page cached while one was readable must not show its old members)
+local retain = ARGV[11] ~= '' and ARGV[11] or ARGV[3]
+if shaping or tonumber(retain) > tonumber(ARGV[3]) then
+  redis.call('HSET', KEYS[1], 'gen', ARGV[12])
+end
+return {0, redis.call('HGETALL', KEYS[1]), redis.call('ZCARD', KEYS[2])}

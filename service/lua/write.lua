@@ -1,10 +1,14 @@
+#!lua
 -- write.lua -- a batch of score writes (set | best | incr) applied in order, O(k log N) for k
 -- entries in few commands: one ZMSCORE of every member, at most one bounded ZRANGE BYSCORE
 -- LIMIT 0 1 per tie group the batch enters, then one variadic ZADD and one HSET (and ZRANK when
 -- asked). Each redis.call costs Lua about 4 us beyond its command, so per-entry calls were two
 -- thirds of a batch's time. Callers bound a call's entries and bytes so it stays short.
+-- Flagged (no allow-oom): at maxmemory Redis refuses the whole call before it runs, so a write
+-- refused for memory wrote nothing.
 -- Layout (service/score_codec.h): stored = key * 2^T + tie; a smaller key is a better score.
--- KEYS[1] board sorted set, KEYS[2] board settings hash, KEYS[3] records hash, KEYS[4] registry set
+-- KEYS[1] board sorted set, KEYS[2] board settings hash, KEYS[3] records hash, KEYS[4] registry set,
+-- KEYS[5] the board's period index (schema/redis-keys.md)
 -- ARGV[1] 2^T   ARGV[2] tiebreak   ARGV[3] tie cap   ARGV[4] largest |key|
 -- ARGV[5] order   ARGV[6] score_decimals   ARGV[7] default page_size   ARGV[8] default page_ttl_ms
 -- ARGV[9] board name   ARGV[10] '1' to return ranks   ARGV[11] entry count n
@@ -12,11 +16,14 @@
 --          '0': such an entry is refused alone (NDJSON lines)
 -- ARGV[13] a new, unique board generation, stored if this call creates the board
 -- ARGV[14] period kind, ARGV[15] UTC offset (minutes): checked like order/tiebreak/decimals;
--- KEYS[1] is then the current period's set. ARGV[16] '1' for a periodic board and ARGV[17] when
--- the current period stops being readable (ms): its set gets that expiry when it has none yet,
--- so old periods expire by TTL and nothing ever scans for them.
+-- KEYS[1] is then the current period's set. ARGV[16] '1' for a periodic board and ARGV[17] the
+-- current period's start (ms): the set is listed in the period index with that score (ZADD NX),
+-- in the same call as its first write, so every period set is listed while it exists. Board data
+-- never carries a TTL (it would make it evictable); sweep.lua removes the sets of periods no
+-- longer readable, and this call says when to run it: when it listed a new set.
 -- then per entry 4 values: member, op, key (or key delta for incr), record JSON or ''.
--- Reply {status, done, results...}; results hold 4 values per applied or refused entry:
+-- Reply {status, done, listed (1: this call listed a new period set), results...}; results hold
+-- 4 values per applied or refused entry:
 --   code (0 applied or unchanged, 2 key out of range: nothing written for it), stored, rank0, updated.
 -- status 0: all n entries handled; 1: the board's settings differ from ARGV (or the board is
 -- gone and ARGV are not the defaults), nothing written; 2 (all or nothing): entry done+1 would
@@ -32,17 +39,21 @@ if not m[1] then
   -- a new board gets the defaults; settings read before a concurrent delete must not revive it
   if ARGV[5] ~= 'desc' or tiebreak ~= 'first' or ARGV[6] ~= '0' or ARGV[7] ~= '20' or
      ARGV[8] ~= '1000' or ARGV[14] ~= 'none' or ARGV[15] ~= '0' then
-    return {1, 0}
+    return {1, 0, 0}
   end
   redis.call('HSET', meta, 'order', ARGV[5], 'tiebreak', tiebreak, 'score_decimals', ARGV[6],
              'page_size', ARGV[7], 'page_ttl_ms', ARGV[8], 'gen', ARGV[13])
   redis.call('SADD', registry, ARGV[9])
 elseif m[1] ~= ARGV[5] or m[2] ~= tiebreak or m[3] ~= ARGV[6] or (m[4] or 'none') ~= ARGV[14] or
        (m[5] or '0') ~= ARGV[15] then
-  return {1, 0}
+  return {1, 0, 0}
 end
+local out = {0, 0, 0}
 local function seal()
-  if ARGV[16] == '1' and redis.call('PTTL', z) == -1 then redis.call('PEXPIREAT', z, ARGV[17]) end
+  if ARGV[16] == '1' and out[3] == 0 and redis.call('ZADD', KEYS[5], 'NX', ARGV[17], z) == 1 then
+    out[3] = 1
+    redis.call('PERSIST', z) -- a set an older rankd wrote carries a TTL: it must not expire
+  end
 end
 
 local function result_key(op, arg, oldkey)
@@ -77,7 +88,7 @@ if ARGV[12] == '1' then
       keys[member] = cur[member] and math.floor(cur[member] / base) or false
     end
     local key = result_key(ARGV[a + 1], tonumber(ARGV[a + 2]), keys[member] or nil)
-    if key > kmax or key < -kmax then return {2, i} end
+    if key > kmax or key < -kmax then return {2, i, 0} end
     keys[member] = key
   end
 end
@@ -115,7 +126,6 @@ local function flush()
   adds, records = {}, {}
 end
 
-local out = {0, 0}
 local results = {} -- per entry: code, stored, member (for its rank) or false, updated
 -- Write what was handled, then the ranks asked for (after every write of the call: ranks are
 -- asked for single entries only), into the reply.

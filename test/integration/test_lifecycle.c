@@ -9,8 +9,9 @@
  *   2. periods with the injected clock: daily (retain 1, the page cache across the boundary),
  *      weekly (ISO weeks: Sunday -> Monday, a week belonging to the next ISO year, 52/53-week
  *      years), monthly (Nov 30 -> Dec 1, Dec -> Jan), UTC offsets (+02:00, -05:00, +05:30
- *      hourly), a leap day, retain 0; each past set gets a PEXPIREAT equal to the start of the
- *      period in which it stops being readable; malformed / future / expired period ids;
+ *      hourly), a leap day, retain 0; period sets carry no TTL and are listed in the period
+ *      index, and the first write of a period sweeps those no longer readable; malformed /
+ *      future / expired period ids;
  *   3. trimming: 5,000 members with heavy ties to the top 1000 (exactly those, in order, removed
  *      4000); below=SCORE on a desc and on an asc board (exactly the worse scores go, ties with
  *      SCORE stay); bad parameters are 400 and run nothing;
@@ -19,12 +20,12 @@
  *      its back through Redis) go to the right set;
  *   5. GET /admin/redis: 401 without the token, the operator's fields with it.
  * Further tests pin defects found while writing these (see the comment on each):
- *   - a past period whose successor received no write never gets a TTL;
- *   - raising retain does not extend the TTLs already set;
+ *   - a past period whose successor received no write was never freed;
+ *   - raising retain did not keep the periods it promised;
  *   - a ?period= read is refused from rankd's in-process hint without asking Redis.
  *
- * The dates are in 2036-2037 on purpose: period sets expire by Redis' real clock (PEXPIREAT of
- * the fake time), so every fake date must stay in the real future for the sets to be readable.
+ * The dates are in 2036-2037: period sets expired by Redis' real clock when they carried TTLs.
+ * They carry none now (test_boarddata.c), so any date would do.
  */
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -284,13 +285,6 @@ static long long pttl_of(const char *board, const char *period)
     return key_int("PTTL", k);
 }
 
-static long long pexpiretime_of(const char *board, const char *period)
-{
-    char k[256];
-    zkey(k, sizeof(k), board, period);
-    return key_int("PEXPIRETIME", k);
-}
-
 /* A score as rankd stores it on a desc/first/0-decimal board (tie 0), as text. */
 static void stored_text(long score, char out[32])
 {
@@ -311,30 +305,55 @@ static int zhas(const char *board, const char *period, const char *id)
     return has;
 }
 
-/* A past period's set: present with `members`, and its expiry is exactly `expire_iso` (the start
- * of the period in which it stops being readable). */
-static void expect_expiry(const char *board, const char *period, long long members,
-                          const char *expire_iso)
+/* The score of a period's set in the board's period index (its period's start, ms), or -1 when
+ * the index does not list it. */
+static long long index_score(const char *board, const char *period)
 {
-    ck_assert_msg(zcard_of(board, period) == members, "ZCARD of %s's %s: %lld; want %lld", board,
-                  period, zcard_of(board, period), members);
-    long long pttl = pttl_of(board, period);
-    ck_assert_msg(pttl > 0, "%s's set of %s has PTTL %lld; want a TTL", board, period, pttl);
-    long long at = pexpiretime_of(board, period);
-    /* it stops being readable at expire_iso and stays a safety margin longer (board.h) */
-    long long want = (long long)ts(expire_iso) + BOARD_PERIOD_TTL_MARGIN_MS;
-    ck_assert_msg(at == want, "%s's set of %s expires at %lld; want %lld (%s + margin)", board,
-                  period, at, want, expire_iso);
+    char k[256];
+    zkey(k, sizeof(k), board, period);
+    redisReply *r =
+        redis_admin_cmd(g_admin, "ZSCORE %s:{%s}:periods %s", g_app->cfg.key_prefix, board, k);
+    long long v = r->type == REDIS_REPLY_STRING ? strtoll(r->str, NULL, 10) : -1;
+    freeReplyObject(r);
+    return v;
 }
 
-/* A current period's set: present with `members`. Its first write gave it the expiry at which
- * it will stop being readable (so a period nobody writes after still goes away). */
+/* A period's set: present with `members`, no TTL (board data is never evictable: only page
+ * caches and locks carry TTLs), listed in the board's period index (how the sweep finds it). */
 static void expect_current_set(const char *board, const char *period, long long members)
 {
     ck_assert_msg(zcard_of(board, period) == members, "ZCARD of %s's %s: %lld; want %lld", board,
                   period, zcard_of(board, period), members);
-    ck_assert_msg(pttl_of(board, period) > 0, "%s's current set %s has PTTL %lld; want a TTL",
-                  board, period, pttl_of(board, period));
+    ck_assert_msg(pttl_of(board, period) == -1, "%s's set %s has PTTL %lld; want no TTL", board,
+                  period, pttl_of(board, period));
+    ck_assert_msg(index_score(board, period) > 0, "%s's set %s is not in the period index", board,
+                  period);
+}
+
+/* A past period's set while it is readable: as a current one, listed with its period's start,
+ * which is before `unreadable_iso` (the start of the period in which it stops being readable;
+ * the sweep removes it after that: expect_swept). */
+static void expect_listed(const char *board, const char *period, long long members,
+                          const char *unreadable_iso)
+{
+    expect_current_set(board, period, members);
+    long long start = index_score(board, period);
+    ck_assert_msg(start < (long long)ts(unreadable_iso), "%s's %s listed at %lld, not before %s",
+                  board, period, start, unreadable_iso);
+}
+
+/* The set of a period no longer readable is gone and no longer listed: swept by the first write
+ * of a new period (behind that write's reply, so this waits up to 2 s for it). */
+static void expect_swept(const char *board, const char *period)
+{
+    char k[256];
+    zkey(k, sizeof(k), board, period);
+    for (int waited = 0; waited < 2000 && (key_int("EXISTS", k) || index_score(board, period) >= 0);
+         waited += 10)
+        nanosleep(&(struct timespec){0, 10000000L}, NULL);
+    ck_assert_msg(key_int("EXISTS", k) == 0, "%s's set of %s (no longer readable) is still there",
+                  board, period);
+    ck_assert_msg(index_score(board, period) < 0, "%s's set of %s is still listed", board, period);
 }
 
 /* `calls` of one command in INFO commandstats (0 when it never ran). */
@@ -406,6 +425,13 @@ static const char *mon_forbidden(const struct mon_cmd *c)
                                         "RENAME"};
     static const char *const lua_ok[] = {"EXISTS", "HSET", "HGET",  "HMGET", "HGETALL",  "UNLINK",
                                          "SREM",   "SADD", "ZCARD", "PTTL",  "PEXPIREAT"};
+    /* the period index lists the board's period sets (retain + 1 of them, not its members): a
+     * delete reads a bounded range of it to UNLINK them */
+    size_t klen = c->argc >= 2 ? strlen(c->argv[1]) : 0;
+    if (c->lua && mon_is(c, "ZRANGE") && c->argc == 4 && klen > 8 &&
+        strcmp(c->argv[1] + klen - 8, ":periods") == 0 && strcmp(c->argv[2], "0") == 0 &&
+        strtol(c->argv[3], NULL, 10) >= 0 && strtol(c->argv[3], NULL, 10) < 1024)
+        return NULL;
     for (size_t i = 0; i < sizeof(never) / sizeof(never[0]); i++)
         if (mon_is(c, never[i]))
             return "a command that deletes synchronously, scans, or grows with the board";
@@ -689,9 +715,9 @@ START_TEST(test_delete_big_board)
             slow_cmd);
     ck_assert_msg(s.bad == 0, "%d forbidden command(s) during the delete; first (%s): %s", s.bad,
                   s.why, s.first_bad);
-    /* a board without periods: its settings, the registry and its one set */
-    ck_assert_msg(s.scripts >= 1 && s.max_keys <= 3,
-                  "delete: %d script calls, up to %d keys; want one script on at most 3 keys",
+    /* a board without periods: its settings, the registry, its (empty) period index, its set */
+    ck_assert_msg(s.scripts >= 1 && s.max_keys <= 4,
+                  "delete: %d script calls, up to %d keys; want one script on at most 4 keys",
                   s.scripts, s.max_keys);
     ck_assert_msg(s.lua_lines <= LUA_CMDS_PER_SCRIPT_MAX * s.scripts,
                   "delete: scripts ran %d commands", s.lua_lines);
@@ -751,8 +777,8 @@ START_TEST(test_delete_periodic_board)
     mon_finish(mon, zk, &s);
     expect_same_calls(before, "periodic delete");
     ck_assert_msg(s.bad == 0, "%d forbidden command(s); first (%s): %s", s.bad, s.why, s.first_bad);
-    /* settings, registry, plain set, current + 2 retained periods */
-    ck_assert_msg(s.max_keys <= 3 + 2 + 1, "delete named %d keys; want at most 6", s.max_keys);
+    /* settings, registry, period index, plain set, current + 2 retained periods */
+    ck_assert_msg(s.max_keys <= 4 + 2 + 1, "delete named %d keys; want at most 7", s.max_keys);
     ck_assert_msg(s.unlink_board, "no UNLINK of %s", zk);
     ck_assert_int_eq(zcard_of(board, "2036-11-28"), 0);
     ck_assert_int_eq(zcard_of(board, "2036-11-29"), 0);
@@ -797,7 +823,7 @@ START_TEST(test_period_daily_rollover)
     expect_current_set(b, "2036-12-01", 1);
     ck_assert(zhas(b, "2036-12-01", "b") && !zhas(b, "2036-12-01", "a"));
     ck_assert(zhas(b, "2036-11-30", "a") && !zhas(b, "2036-11-30", "b"));
-    expect_expiry(b, "2036-11-30", 1, "2036-12-02T00:00:00.000Z");
+    expect_listed(b, "2036-11-30", 1, "2036-12-02T00:00:00.000Z");
     expect_page(b, NULL, 1, "b");
     expect_page(b, "2036-12-01", 1, "b");
     expect_page(b, "2036-11-30", 1, "a");
@@ -831,10 +857,10 @@ START_TEST(test_period_daily_rollover)
     static const char *const p3[] = {"2036-12-02", "2036-12-01"};
     expect_periods(b, "2036-12-02", p3, 2);
 
-    /* the first write of Dec 2 gives Dec 1 its expiry; Nov 30's is unchanged */
+    /* the first write of Dec 2 lists Dec 2's set; Nov 30's, unreadable since Dec 2, is swept */
     post_score(b, "c", 30);
-    expect_expiry(b, "2036-12-01", 1, "2036-12-03T00:00:00.000Z");
-    expect_expiry(b, "2036-11-30", 1, "2036-12-02T00:00:00.000Z");
+    expect_listed(b, "2036-12-01", 1, "2036-12-03T00:00:00.000Z");
+    expect_swept(b, "2036-11-30");
     expect_current_set(b, "2036-12-02", 1);
 
     /* a board without periods takes no period id */
@@ -855,7 +881,7 @@ START_TEST(test_period_weekly_iso)
     expect_current_set(b, "2036-W48", 1);
     write_at("2036-12-01T00:00:00.000Z", b, "b", 2);
     expect_current_set(b, "2036-W49", 1);
-    expect_expiry(b, "2036-W48", 1, "2036-12-15T00:00:00.000Z"); /* start of W51: retain 2 */
+    expect_listed(b, "2036-W48", 1, "2036-12-15T00:00:00.000Z"); /* start of W51: retain 2 */
     static const char *const p1[] = {"2036-W49", "2036-W48", "2036-W47"};
     expect_periods(b, "2036-W49", p1, 3);
     expect_page(b, "2036-W48", 1, "a");
@@ -871,7 +897,7 @@ START_TEST(test_period_weekly_iso)
     expect_current_set(b, "2036-W52", 1);
     write_at("2036-12-29T00:00:00.000Z", b, "d", 4);
     expect_current_set(b, "2037-W01", 1);
-    expect_expiry(b, "2036-W52", 1, "2037-01-12T00:00:00.000Z");
+    expect_listed(b, "2036-W52", 1, "2037-01-12T00:00:00.000Z");
     static const char *const p2[] = {"2037-W01", "2036-W52", "2036-W51"};
     expect_periods(b, "2037-W01", p2, 3);
     set_clock("2037-01-01T09:00:00.000Z"); /* a Thursday, still 2037-W01 */
@@ -894,7 +920,7 @@ START_TEST(test_period_weekly_iso)
     expect_current_set(b, "2037-W53", 1);
     write_at("2038-01-04T00:00:00.000Z", b, "f", 6);
     expect_current_set(b, "2038-W01", 1);
-    expect_expiry(b, "2037-W53", 1, "2038-01-18T00:00:00.000Z");
+    expect_listed(b, "2037-W53", 1, "2038-01-18T00:00:00.000Z");
     expect_page(b, "2037-W53", 1, "e");
 }
 END_TEST
@@ -908,7 +934,7 @@ START_TEST(test_period_monthly)
     expect_current_set(b, "2036-11", 1);
     write_at("2036-12-01T00:00:00.000Z", b, "b", 2);
     expect_current_set(b, "2036-12", 1);
-    expect_expiry(b, "2036-11", 1, "2037-01-01T00:00:00.000Z"); /* retain defaults to 1 */
+    expect_listed(b, "2036-11", 1, "2037-01-01T00:00:00.000Z"); /* retain defaults to 1 */
     static const char *const p1[] = {"2036-12", "2036-11"};
     expect_periods(b, "2036-12", p1, 2);
     expect_page(b, "2036-11", 1, "a");
@@ -923,7 +949,7 @@ START_TEST(test_period_monthly)
     write_at("2037-01-01T00:00:00.000Z", b, "c", 3);
     expect_period_error(b, "2036-11", 404, "period_not_found");
     expect_current_set(b, "2037-01", 1);
-    expect_expiry(b, "2036-12", 1, "2037-02-01T00:00:00.000Z");
+    expect_listed(b, "2036-12", 1, "2037-02-01T00:00:00.000Z");
     static const char *const p2[] = {"2037-01", "2036-12"};
     expect_periods(b, "2037-01", p2, 2);
     expect_page(b, "2036-12", 1, "b");
@@ -945,7 +971,7 @@ START_TEST(test_period_utc_offsets)
     expect_current_set(b, "2036-11-30", 1);
     write_at("2036-11-30T22:30:00.000Z", b, "b", 2); /* 00:30 on Dec 1 at +02:00 */
     expect_current_set(b, "2036-12-01", 1);
-    expect_expiry(b, "2036-11-30", 1, "2036-12-01T22:00:00.000Z");
+    expect_listed(b, "2036-11-30", 1, "2036-12-01T22:00:00.000Z");
     static const char *const p1[] = {"2036-12-01", "2036-11-30"};
     expect_periods(b, "2036-12-01", p1, 2);
     expect_page(b, "2036-11-30", 1, "a");
@@ -966,7 +992,7 @@ START_TEST(test_period_utc_offsets)
     expect_current_set("west", "2036-11-30", 1);
     write_at("2036-12-01T05:00:00.000Z", "west", "b", 2);
     expect_current_set("west", "2036-12-01", 1);
-    expect_expiry("west", "2036-11-30", 1, "2036-12-02T05:00:00.000Z");
+    expect_listed("west", "2036-11-30", 1, "2036-12-02T05:00:00.000Z");
 
     /* +05:30 hourly: the local hour 14 runs from 08:30 to 09:30 UTC */
     set_clock("2036-11-30T08:30:00.000Z");
@@ -978,7 +1004,7 @@ START_TEST(test_period_utc_offsets)
     expect_current_set("hr", "2036-11-30T14", 1);
     write_at("2036-11-30T09:30:00.000Z", "hr", "b", 2);
     expect_current_set("hr", "2036-11-30T15", 1);
-    expect_expiry("hr", "2036-11-30T14", 1, "2036-11-30T10:30:00.000Z");
+    expect_listed("hr", "2036-11-30T14", 1, "2036-11-30T10:30:00.000Z");
     expect_page("hr", "2036-11-30T14", 1, "a");
     expect_period_error("hr", "2036-11-30T24", 400, "invalid_period");
     expect_period_error("hr", "2036-11-30", 400, "invalid_period");
@@ -1003,12 +1029,12 @@ START_TEST(test_period_leap_day)
     expect_current_set(b, "2036-02-28", 1);
     write_at("2036-02-29T00:00:00.000Z", b, "b", 2);
     expect_current_set(b, "2036-02-29", 1);
-    expect_expiry(b, "2036-02-28", 1, "2036-03-01T00:00:00.000Z");
+    expect_listed(b, "2036-02-28", 1, "2036-03-01T00:00:00.000Z");
     static const char *const p1[] = {"2036-02-29", "2036-02-28"};
     expect_periods(b, "2036-02-29", p1, 2);
     write_at("2036-03-01T00:00:00.000Z", b, "c", 3);
     expect_current_set(b, "2036-03-01", 1);
-    expect_expiry(b, "2036-02-29", 1, "2036-03-02T00:00:00.000Z");
+    expect_listed(b, "2036-02-29", 1, "2036-03-02T00:00:00.000Z");
     static const char *const p2[] = {"2036-03-01", "2036-02-29"};
     expect_periods(b, "2036-03-01", p2, 2);
     expect_page(b, "2036-02-29", 1, "b");
@@ -1027,12 +1053,12 @@ START_TEST(test_period_leap_day)
     expect_current_set("feb", "2036-02", 1);
     write_at("2036-03-01T00:00:00.000Z", "feb", "y", 2);
     expect_current_set("feb", "2036-03", 1);
-    expect_expiry("feb", "2036-02", 1, "2036-04-01T00:00:00.000Z");
+    expect_listed("feb", "2036-02", 1, "2036-04-01T00:00:00.000Z");
 }
 END_TEST
 
-/* retain 0: only the current period is readable; the previous set expires when the current
- * period began (already past in board time, still ahead of Redis' real clock). */
+/* retain 0: only the current period is readable; the previous set is swept by the first write
+ * of the current period. */
 START_TEST(test_period_retain_zero)
 {
     const char *b = "r0";
@@ -1043,7 +1069,7 @@ START_TEST(test_period_retain_zero)
     post_score(b, "a", 1);
     write_at("2036-12-01T00:00:00.000Z", b, "b", 2);
     expect_period_error(b, "2036-11-30", 404, "period_not_found");
-    expect_expiry(b, "2036-11-30", 1, "2036-12-01T00:00:00.000Z");
+    expect_swept(b, "2036-11-30");
     static const char *const p2[] = {"2036-12-01"};
     expect_periods(b, "2036-12-01", p2, 1);
     expect_page(b, NULL, 1, "b");
@@ -1051,12 +1077,9 @@ START_TEST(test_period_retain_zero)
 END_TEST
 
 /*
- * DEFECT: a past period whose successor received no write never gets a TTL. write.lua gives a
- * TTL only to the period just before the one written to (ARGV[16], built by
- * service/board.c:write_args_build from period_start(..., -1)), and only when a write reaches
- * that next period. A day with no writes (a quiet board, a holiday) leaves the day before it
- * without TTL forever: unreadable (404 period_not_found) but never freed, and not removed by
- * DELETE either (board_delete names only the readable periods).
+ * Pinned DEFECT (fixed): a past period whose successor received no write was never freed. A day
+ * with no writes (a quiet board, a holiday) must not leave the day before it behind: the first
+ * write after the gap sweeps every listed set no longer readable, whatever lies between.
  */
 START_TEST(test_period_gap_gets_ttl)
 {
@@ -1067,19 +1090,15 @@ START_TEST(test_period_gap_gets_ttl)
     /* no write at all on Dec 1 */
     write_at("2036-12-02T12:00:00.000Z", b, "b", 2);
     expect_period_error(b, "2036-11-30", 404, "period_not_found");
-    long long pttl = pttl_of(b, "2036-11-30");
-    ck_assert_msg(pttl != -1,
-                  "the set of 2036-11-30 (no longer readable since 2036-12-02) has no TTL after a "
-                  "day without writes: it is never freed (PTTL %lld)",
-                  pttl);
+    expect_swept(b, "2036-11-30");
 }
 END_TEST
 
 /*
- * DEFECT: raising `retain` does not extend TTLs already set. A daily board with retain 1 gives
- * Nov 30's set an expiry of Dec 2 00:00 on Dec 1's first write; PUT retain 3 then promises Nov 30
- * until Dec 4 (GET /boards lists it), but the set still expires on Dec 2 and the period reads as
- * empty from then on. put_board.lua (and board_put) leave the retained sets' TTLs alone.
+ * Pinned DEFECT (fixed): raising `retain` must keep a period readable for longer. A daily board
+ * with retain 1 keeps Nov 30 until Dec 2; PUT retain 3 promises it until Dec 4 (GET /boards lists
+ * it), and it must still read as it was written then, with no TTL to cut it short and no sweep
+ * removing it (the first write of Dec 3 sweeps only what retain 3 no longer shows).
  */
 START_TEST(test_period_retain_raised)
 {
@@ -1088,16 +1107,18 @@ START_TEST(test_period_retain_raised)
     expect_free("PUT", "/boards/rr", "{\"period\":\"daily\",\"retain\":1,\"page_ttl_ms\":0}", 201);
     post_score(b, "a", 1);
     write_at("2036-12-01T12:00:00.000Z", b, "b", 2);
-    expect_expiry(b, "2036-11-30", 1, "2036-12-02T00:00:00.000Z");
+    expect_listed(b, "2036-11-30", 1, "2036-12-02T00:00:00.000Z");
     expect_free("PUT", "/boards/rr", "{\"retain\":3}", 200);
     set_clock("2036-12-03T12:00:00.000Z");
     static const char *const p[] = {"2036-12-03", "2036-12-02", "2036-12-01", "2036-11-30"};
     expect_periods(b, "2036-12-03", p, 4);
-    long long at = pexpiretime_of(b, "2036-11-30");
-    ck_assert_msg(at == -1 || at >= ts("2036-12-04T00:00:00.000Z"),
-                  "retain 3 lists 2036-11-30 as readable until 2036-12-04, but its set still "
-                  "expires at %lld (2036-12-02, the retain-1 expiry): the period reads empty",
-                  at);
+    post_score(b, "c", 3); /* the first write of Dec 3: a sweep, which must keep Nov 30 */
+    expect_listed(b, "2036-11-30", 1, "2036-12-04T00:00:00.000Z");
+    expect_page(b, "2036-11-30", 1, "a");
+    set_clock("2036-12-04T00:00:00.000Z");
+    expect_period_error(b, "2036-11-30", 404, "period_not_found");
+    post_score(b, "d", 4);
+    expect_swept(b, "2036-11-30");
 }
 END_TEST
 

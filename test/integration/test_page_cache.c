@@ -1877,8 +1877,12 @@ END_TEST
 /* ---------------------------------------------------------------- 14. period boundary */
 
 /* A daily board that keeps no past period (retain 0): a request for the current page whose
- * computation runs across midnight answers with the new day's page, never 404 (it did: the
- * page was computed for the day it resolved, which had stopped being readable). */
+ * computation runs across midnight answers 200, never 404 (it did: the page was computed for
+ * the day it resolved, which had stopped being readable): with the new day's page, or with the
+ * page of the day it read before midnight (the event thread's fill reads the rows first, and
+ * the test's stall comes after). It used to see only the new day's page because Redis' real
+ * clock had passed the TTL that rankd then gave the set of Nov 30 (Dec 1, 02:00 UTC): that set
+ * was gone before it was read. Board data carries no TTL now. */
 START_TEST(test_current_page_across_period_end)
 {
     const int64_t midnight = INT64_C(1796083200000); /* 2026-12-01T00:00:00Z */
@@ -1896,7 +1900,10 @@ START_TEST(test_current_page_across_period_end)
     fprintf(stderr, "page_cache: across midnight (retain 0): %ld %.200s\n", j.res.status,
             j.res.body);
     ck_assert_msg(j.res.status == 200, "-> %ld %s", j.res.status, j.res.body);
-    ck_assert_msg(strstr(j.res.body, "\"total\":0"), "not the new day's page: %s", j.res.body);
+    ck_assert_msg(strstr(j.res.body, "\"total\":0") ||
+                      strstr(j.res.body, "\"total\":1,\"pages\":1,\"items\":[{\"rank\":1,"
+                                         "\"id\":\"a\",\"score\":5,"),
+                  "neither the new day's page nor the one read before midnight: %s", j.res.body);
     http_result_free(&j.res);
 }
 END_TEST
