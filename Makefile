@@ -58,7 +58,7 @@ FUZZ_REPLAY_OBJ := $(FUZZ_PURE:%=$(BUILD)/service/%.o) $(BUILD)/test/fuzz/replay
 
 .DEFAULT_GOAL := all
 .PHONY: all run test test-unit test-integration test-clients sanitize bench deps install clean format format-check \
-        lint help fuzz fuzz-build
+        lint help fuzz fuzz-build soak valgrind
 
 all: $(BUILD)/rankd
 
@@ -145,6 +145,13 @@ test-clients: $(BUILD)/rankd
 bench: deps all
 	bench/run.sh
 
+# Soak (bench/soak.sh): capacity measured briefly, then SOAK_SECONDS (300) of mixed reads and
+# writes at 80% of it; RSS every 10 s; the table in bench/results/soak.md. Run it on a quiet
+# machine (its result notes the load).
+soak: deps all
+	@scripts/deps.sh python3
+	bench/soak.sh
+
 # ASan + UBSan build of everything in build/asan, then both suites.
 # A smaller ASan quarantine (default 256 MB): recycling a large one page-faults tens of MB at
 # once, which stalled rankd's one event thread for up to 0.6 s mid-test (12,000+ minor faults in
@@ -182,6 +189,8 @@ help:
 	@echo "make sanitize   only the ASan/UBSan run"
 	@echo "make test-clients  the JS client and browser tests"
 	@echo "make fuzz       the fuzz targets, FUZZ_SECONDS each (default 5), from test/fuzz/corpus"
+	@echo "make soak       5 minutes of mixed load at 80% of measured capacity (bench/results/soak.md)"
+	@echo "make valgrind   the integration suite once under valgrind memcheck (slow: not in make test)"
 	@echo "make bench      benchmarks against nginx, redis-benchmark and full-page caching (BENCH_QUICK=1: short)"
 	@echo "make lint | format | format-check | install | clean"
 
