@@ -11,8 +11,13 @@ for t in "$@"; do
     work=build/fuzz/corpus/$t
     log=build/fuzz/$t.log
     mkdir -p "$work"
+    dict=()
+    case $t in
+    entry | settings) dict=(-dict=test/fuzz/json.dict) ;;
+    path) dict=(-dict=test/fuzz/path.dict) ;;
+    esac
     if ! "build/fuzz/fuzz_$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
-        -max_len=4096 -print_final_stats=1 -artifact_prefix="build/fuzz/crashes/$t-" \
+        -max_len=4096 -print_final_stats=1 "${dict[@]}" -artifact_prefix="build/fuzz/crashes/$t-" \
         "$work" "test/fuzz/corpus/$t" >"$log" 2>&1; then
         tail -n 40 "$log" >&2
         echo "fuzz $t: FAILED (log $log); the input is in build/fuzz/crashes/: replay it with" \
