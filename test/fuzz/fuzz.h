@@ -21,7 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 #define FUZZ_CHECK(cond, ...)                                                                      \
     do {                                                                                           \
         if (!(cond)) {                                                                             \
-            fprintf(stderr, "fuzz property broken at %s:%d: %s: ", __FILE__, __LINE__, #cond);    \
+            fprintf(stderr, "fuzz property broken at %s:%d: %s: ", __FILE__, __LINE__, #cond);     \
             fprintf(stderr, __VA_ARGS__);                                                          \
             fputc('\n', stderr);                                                                   \
             abort();                                                                               \

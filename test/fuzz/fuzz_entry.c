@@ -77,8 +77,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check_score(&e.score);
         entry_free(&e);
     } else {
-        FUZZ_CHECK(err.status >= 400 && err.status <= 500 && err.code && err.code[0] &&
-                       err.msg[0],
+        FUZZ_CHECK(err.status >= 400 && err.status <= 500 && err.code && err.code[0] && err.msg[0],
                    "refusal %d", err.status);
     }
     /* the record validator alone, on any object */

@@ -76,15 +76,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             const char *text = NULL;
             size_t tl = 0;
             long no = 0;
-            enum ndjson_event e = ndjson_next(&nd, end ? NULL : d + off, step, &at, &text, &tl, &no);
+            enum ndjson_event e =
+                ndjson_next(&nd, end ? NULL : d + off, step, &at, &text, &tl, &no);
             if (e == NDJSON_MORE)
                 break;
             FUZZ_CHECK(e != NDJSON_NO_MEMORY, "out of memory");
             FUZZ_CHECK(got < nwant, "an extra event at line %ld", no);
             const struct event *w = &want[got++];
             FUZZ_CHECK(no == w->line_no, "event %zu: line %ld, want %ld", got, no, w->line_no);
-            FUZZ_CHECK((e == NDJSON_TOO_LONG) == w->too_long, "line %ld: too long %d, want %d",
-                       no, e == NDJSON_TOO_LONG, w->too_long);
+            FUZZ_CHECK((e == NDJSON_TOO_LONG) == w->too_long, "line %ld: too long %d, want %d", no,
+                       e == NDJSON_TOO_LONG, w->too_long);
             if (e == NDJSON_LINE)
                 FUZZ_CHECK(tl == w->len && memcmp(text, d + w->off, tl) == 0 && text[tl] == '\0',
                            "line %ld: text of %zu bytes, want %zu", no, tl, w->len);

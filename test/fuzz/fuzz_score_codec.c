@@ -20,11 +20,16 @@ static int64_t pick(struct fuzz_in *in, int64_t max)
     uint64_t w = fuzz_u64(in);
     int64_t small = (int64_t)(w >> 3) % 4096 - 2048;
     switch (w & 7) {
-    case 0: return small;
-    case 1: return max + small % 4;
-    case 2: return -max + small % 4;
-    case 3: return (int64_t)(w >> 3) % (max + 3) - (int64_t)(w & 8 ? max + 1 : 0);
-    default: return (int64_t)w;
+    case 0:
+        return small;
+    case 1:
+        return max + small % 4;
+    case 2:
+        return -max + small % 4;
+    case 3:
+        return (int64_t)(w >> 3) % (max + 3) - (int64_t)(w & 8 ? max + 1 : 0);
+    default:
+        return (int64_t)w;
     }
 }
 
@@ -89,8 +94,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             int rc = score_codec_scale(&l, score, &back);
             FUZZ_CHECK(rc == 0 && back == scaled, "scale(unscale(%lld)) = %d, %lld",
                        (long long)scaled, rc, (long long)back);
-            FUZZ_CHECK(score_codec_key_to_scaled(&l, score_codec_key(&l, scaled)) == scaled,
-                       "key");
+            FUZZ_CHECK(score_codec_key_to_scaled(&l, score_codec_key(&l, scaled)) == scaled, "key");
         }
         /* any double as a score: what scale accepts unscales to itself */
         int64_t sc = 0;
