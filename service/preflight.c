@@ -22,7 +22,7 @@ static const struct probe {
 
 static struct timeval tv_of(int ms)
 {
-    struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
+    struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (suseconds_t)(ms % 1000) * 1000};
     return tv;
 }
 
