@@ -145,6 +145,15 @@ test-clients: $(BUILD)/rankd
 bench: deps all
 	bench/run.sh
 
+# The integration suite once under valgrind's memcheck (test/valgrind.sh: no error, no definite
+# leak; test/valgrind.supp holds third-party noise only). -O0 in build/valgrind. Not part of
+# make test: it takes VALGRIND_MINUTES.
+valgrind:
+	@scripts/deps.sh valgrind
+	$(MAKE) --no-print-directory BUILD=build/valgrind OPT=-O0 build/valgrind/test-integration \
+	    build/valgrind/rankd
+	test/valgrind.sh build/valgrind/test-integration
+
 # Soak (bench/soak.sh): capacity measured briefly, then SOAK_SECONDS (300) of mixed reads and
 # writes at 80% of it; RSS every 10 s; the table in bench/results/soak.md. Run it on a quiet
 # machine (its result notes the load).
