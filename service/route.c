@@ -1,4 +1,4 @@
-/* route.c -- the route table and path matching; see route.h. */
+/* route.c -- the route table (the matching itself: route_match.c); see route.h. */
 #include "route.h"
 
 #include "board.h"
