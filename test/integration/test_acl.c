@@ -20,16 +20,18 @@ struct run {
     char err[4096];
 };
 
-/* build/rankd with --redis=url on a free port; waits up to `wait_ms` for it to exit (collecting
- * its stderr), else stops it with SIGTERM. */
-static void run_rankd(const char *url, int wait_ms, struct run *out)
+/* build/rankd with --redis=url (and --cache-redis=cache_url unless NULL) on a free port; waits
+ * up to `wait_ms` for it to exit (collecting its stderr), else stops it with SIGTERM. */
+static void run_rankd_cache(const char *url, const char *cache_url, int wait_ms, struct run *out)
 {
-    char exe[PATH_MAX], redis[256];
+    char exe[PATH_MAX], redis[256], cache[256] = "--log-level=error";
     ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 16);
     char *slash = n > 0 ? memrchr(exe, '/', (size_t)n) : NULL;
     ck_assert_ptr_nonnull(slash);
     strcpy(slash + 1, "rankd");
     snprintf(redis, sizeof(redis), "--redis=%s", url);
+    if (cache_url)
+        snprintf(cache, sizeof(cache), "--cache-redis=%s", cache_url);
     int fds[2];
     ck_assert_int_eq(pipe(fds), 0);
     pid_t pid = fork();
@@ -38,7 +40,7 @@ static void run_rankd(const char *url, int wait_ms, struct run *out)
         dup2(fds[1], 2);
         close(fds[0]);
         close(fds[1]);
-        execl(exe, exe, "--listen=127.0.0.1:0", redis, "--log-level=error", (char *)NULL);
+        execl(exe, exe, "--listen=127.0.0.1:0", redis, "--log-level=error", cache, (char *)NULL);
         _exit(127);
     }
     close(fds[1]);
@@ -62,6 +64,11 @@ static void run_rankd(const char *url, int wait_ms, struct run *out)
         got += (size_t)r;
     out->err[got] = '\0';
     close(fds[0]);
+}
+
+static void run_rankd(const char *url, int wait_ms, struct run *out)
+{
+    run_rankd_cache(url, NULL, wait_ms, out);
 }
 
 static long long cached_scripts(void)
@@ -147,6 +154,23 @@ START_TEST(allowed_user_starts)
 }
 END_TEST
 
+/* The cache Redis (--cache-redis) runs scripts too (the page locks): checked the same way. */
+START_TEST(cache_redis_checked)
+{
+    stop_fixture_app();
+    freeReplyObject(redis_admin_cmd(g_admin, "ACL SETUSER acl_cache on >pw ~* &* +@all -evalsha"));
+    char url[128], cache[128];
+    snprintf(url, sizeof(url), "redis://127.0.0.1:%d", g_redis.port);
+    snprintf(cache, sizeof(cache), "redis://acl_cache:pw@127.0.0.1:%d", g_redis.port);
+    struct run r;
+    run_rankd_cache(url, cache, 5000, &r);
+    freeReplyObject(redis_admin_cmd(g_admin, "ACL DELUSER acl_cache"));
+    ck_assert_msg(r.exited && r.status == 2, "exited %d, status %d: %s", r.exited, r.status, r.err);
+    ck_assert_msg(strstr(r.err, "rankd: the cache Redis user 'acl_cache' may not run evalsha"),
+                  "%s", r.err);
+}
+END_TEST
+
 /* Redis down at start-up: rankd starts as before (it dials again and recovers). */
 START_TEST(redis_down_still_starts)
 {
@@ -162,6 +186,7 @@ Suite *acl_suite(void)
         {"without_script_load", without_script_load},
         {"without_evalsha", without_evalsha},
         {"allowed_user_starts", allowed_user_starts},
+        {"cache_redis_checked", cache_redis_checked},
         {"redis_down_still_starts", redis_down_still_starts},
     };
     return it_suite("acl", cases, sizeof(cases) / sizeof(cases[0]));
