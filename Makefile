@@ -40,9 +40,25 @@ UNIT_OBJ := $(UNIT_SRC:test/%.c=$(BUILD)/test/%.o)
 INTEG_SRC := $(wildcard test/integration/*.c) $(wildcard test/support/*.c)
 INTEG_OBJ := $(INTEG_SRC:test/%.c=$(BUILD)/test/%.o)
 
+# Fuzz targets (test/fuzz/README.md): each links only these pure modules and libcjson (no Redis,
+# no sockets). Built with clang's libFuzzer into build/fuzz/; with $(CC) and test/fuzz/replay.c
+# into $(BUILD)/fuzz-replay/ (test-unit replays the seed corpus, in every build).
+FUZZ_TARGETS := path entry settings ndjson score_codec json_number
+FUZZ_PURE := request route_match validate json_number ndjson score_codec render period util
+FUZZ_SECONDS ?= 5
+FUZZ_CC ?= clang
+FUZZ_BIN := $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
+FUZZ_OBJ := $(FUZZ_PURE:%=build/fuzz/service/%.o)
+FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -O1 -g -fno-omit-frame-pointer -MMD -MP \
+              -fsanitize=address,undefined -fno-sanitize-recover=all \
+              $(shell pkg-config --cflags $(DEPS) 2>/dev/null) -Iservice
+FUZZ_LIBS = $(shell pkg-config --libs libcjson 2>/dev/null) -lm
+FUZZ_REPLAY := $(FUZZ_TARGETS:%=$(BUILD)/fuzz-replay/%)
+FUZZ_REPLAY_OBJ := $(FUZZ_PURE:%=$(BUILD)/service/%.o) $(BUILD)/test/fuzz/replay.o
+
 .DEFAULT_GOAL := all
 .PHONY: all run test test-unit test-integration test-clients test-tls test-nginx sanitize bench deps install clean format format-check \
-        lint help
+        lint help fuzz fuzz-build soak valgrind
 
 all: $(BUILD)/rankd
 
@@ -80,18 +96,46 @@ $(BUILD)/test-integration: $(INTEG_OBJ) $(SERVICE_OBJ)
 	@$(if $(Q),echo "  LD  $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS) $(TEST_PKG_LIBS)
 
+$(BUILD)/fuzz-replay/%: $(BUILD)/test/fuzz/fuzz_%.o $(FUZZ_REPLAY_OBJ)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD  $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+build/fuzz/service/%.o: service/%.c
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC  $@")
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+build/fuzz/fuzz_%: test/fuzz/fuzz_%.c $(FUZZ_OBJ)
+	@$(if $(Q),echo "  LD  $@")
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) $(FUZZ_LIBS)
+
 # Install missing Debian packages (as root), or print the one command that would.
 deps:
 	@scripts/deps.sh
 
 test: deps
 	$(MAKE) --no-print-directory test-unit test-integration
+	$(MAKE) --no-print-directory fuzz
 	$(MAKE) --no-print-directory test-clients
 	$(MAKE) --no-print-directory test-tls test-nginx
 	$(MAKE) --no-print-directory sanitize
 
-test-unit: $(BUILD)/test-unit
+test-unit: $(BUILD)/test-unit $(FUZZ_REPLAY)
 	$(BUILD)/test-unit
+	$(Q)for t in $(FUZZ_TARGETS); do $(BUILD)/fuzz-replay/$$t test/fuzz/corpus/$$t || exit 1; done
+
+# Every fuzz target for FUZZ_SECONDS (default 5: about 30 s in all) from its seed corpus, under
+# ASan + UBSan (clang's libFuzzer: Debian's clang and libclang-rt-14-dev, installed when missing).
+# A longer hunt: make fuzz FUZZ_SECONDS=600.
+fuzz:
+	@scripts/deps.sh clang libclang-rt-14-dev
+	$(MAKE) --no-print-directory fuzz-build
+	test/fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+fuzz-build: $(FUZZ_BIN)
+
+.SECONDARY: $(FUZZ_OBJ) $(BUILD)/test/fuzz/replay.o $(FUZZ_TARGETS:%=$(BUILD)/test/fuzz/fuzz_%.o)
 
 test-integration: $(BUILD)/test-integration $(BUILD)/rankd
 	$(BUILD)/test-integration
@@ -113,6 +157,22 @@ test-nginx: $(BUILD)/rankd
 # BENCH_QUICK=1 for the short variant.
 bench: deps all
 	bench/run.sh
+
+# The integration suite once under valgrind's memcheck (test/valgrind.sh: no error, no definite
+# leak; test/valgrind.supp holds third-party noise only). -O0 in build/valgrind. Not part of
+# make test: it takes VALGRIND_MINUTES.
+valgrind:
+	@scripts/deps.sh valgrind
+	$(MAKE) --no-print-directory BUILD=build/valgrind OPT=-O0 build/valgrind/test-integration \
+	    build/valgrind/rankd
+	test/valgrind.sh build/valgrind/test-integration
+
+# Soak (bench/soak.sh): capacity measured briefly, then SOAK_SECONDS (300) of mixed reads and
+# writes at 80% of it; RSS every 10 s; the table in bench/results/soak.md. Run it on a quiet
+# machine (its result notes the load).
+soak: deps all
+	@scripts/deps.sh python3
+	bench/soak.sh
 
 # ASan + UBSan build of everything in build/asan, then both suites.
 # A smaller ASan quarantine (default 256 MB): recycling a large one page-faults tens of MB at
@@ -152,7 +212,12 @@ help:
 	@echo "make test-clients  the JS client and browser tests"
 	@echo "make test-tls      rankd through the stunnel sample to a TLS-only Redis"
 	@echo "make test-nginx    two rankd processes behind nginx (schema/nginx-rankd.conf)"
+	@echo "make fuzz       the fuzz targets, FUZZ_SECONDS each (default 5), from test/fuzz/corpus"
+	@echo "make soak       5 minutes of mixed load at 80% of measured capacity (bench/results/soak.md)"
+	@echo "make valgrind   the integration suite once under valgrind memcheck (slow: not in make test)"
 	@echo "make bench      benchmarks against nginx, redis-benchmark and full-page caching (BENCH_QUICK=1: short)"
 	@echo "make lint | format | format-check | install | clean"
 
 -include $(SERVICE_OBJ:.o=.d) $(BUILD)/service/main.d $(UNIT_OBJ:.o=.d) $(INTEG_OBJ:.o=.d)
+-include $(FUZZ_OBJ:.o=.d) $(FUZZ_BIN:=.d) $(BUILD)/test/fuzz/replay.d \
+         $(FUZZ_TARGETS:%=$(BUILD)/test/fuzz/fuzz_%.d)

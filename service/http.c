@@ -288,12 +288,10 @@ static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const cha
     size_t n1 = 0, n2 = 0;
     int rc = (!name || !val) ? -ENOMEM : 0;
     if (!rc)
-        rc = request_pct_decode(key, strlen(key), name, ARG_BYTES_MAX + 1, &n1);
+        rc = request_arg_decode(key, strlen(key), name, ARG_BYTES_MAX + 1, &n1);
     if (!rc)
-        rc = request_pct_decode(value ? value : "", value ? strlen(value) : 0, val,
+        rc = request_arg_decode(value ? value : "", value ? strlen(value) : 0, val,
                                 ARG_BYTES_MAX + 1, &n2);
-    if (!rc && (strlen(name) != n1 || strlen(val) != n2))
-        rc = -EINVAL; /* an escaped NUL */
     if (rc) {
         free(name);
         free(val);

@@ -1,6 +1,7 @@
 /* main.c -- rankd's entry point: parse configuration, start, wait for SIGINT/SIGTERM, stop.
  * SIGHUP is ignored: rankd has no configuration to reload, and a closed terminal or a process
- * manager's reload signal must not stop it. */
+ * manager's reload signal must not stop it. A Redis user that may not run rankd's scripts stops
+ * start-up with exit code 2, like bad configuration (preflight.h). */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -9,6 +10,7 @@
 
 #include "config.h"
 #include "log.h"
+#include "preflight.h"
 #include "server.h"
 
 int main(int argc, char **argv)
@@ -24,6 +26,16 @@ int main(int argc, char **argv)
         return 2;
     }
     log_set_level(cfg.log_level);
+    /* a Redis user that may not run the scripts: one clear line and exit 2 (preflight.h) */
+    char why[1024];
+    if (preflight_scripts(&cfg.redis, "Redis", cfg.connect_timeout_ms, cfg.redis_timeout_ms, why,
+                          sizeof(why)) ||
+        (cfg.cache_url_text[0] &&
+         preflight_scripts(&cfg.cache_redis, "the cache Redis", cfg.connect_timeout_ms,
+                           cfg.redis_timeout_ms, why, sizeof(why)))) {
+        fprintf(stderr, "rankd: %s\n", why);
+        return 2;
+    }
     /* Block the stop signals in every thread; the main thread takes them with sigwait. */
     sigset_t stop;
     sigemptyset(&stop);

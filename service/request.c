@@ -42,6 +42,14 @@ int request_pct_decode(const char *in, size_t inlen, char *out, size_t outcap, s
     return 0;
 }
 
+int request_arg_decode(const char *in, size_t inlen, char *out, size_t outcap, size_t *outlen)
+{
+    int rc = request_pct_decode(in, inlen, out, outcap, outlen);
+    if (rc == 0 && strlen(out) != *outlen)
+        return -EINVAL; /* an escaped NUL */
+    return rc;
+}
+
 /* Length of the UTF-8 sequence at s (1..4), or 0 when it is invalid or truncated. */
 static size_t utf8_seq(const unsigned char *s, size_t left)
 {

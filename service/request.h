@@ -20,6 +20,13 @@
  */
 int request_pct_decode(const char *in, size_t inlen, char *out, size_t outcap, size_t *outlen);
 
+/**
+ * One name or value of the query string (libmicrohttpd splits it on '&' and '=' and hands the
+ * parts over raw): request_pct_decode, and -EINVAL for an escaped NUL ("%00"), which would cut
+ * the C string every handler reads.
+ */
+int request_arg_decode(const char *in, size_t inlen, char *out, size_t outcap, size_t *outlen);
+
 /** 1 when id is 1..128 bytes of valid UTF-8 (no overlongs, no surrogates) without control
  *  characters (C0, DEL, C1), else 0. */
 int request_id_valid(const char *id, size_t len);

@@ -68,4 +68,10 @@ void route_init(void);
 int route_match(const char *method, const char *path, struct http_request *rq,
                 const struct route **out, char *allow, size_t allow_len);
 
+/** route_match against `table` (n routes), in service/route_match.c: pure, no I/O, for the
+ *  fuzz target (test/fuzz/), which cannot link the handlers the real table points to. */
+int route_match_in(const struct route *table, size_t n, const char *method, const char *path,
+                   struct http_request *rq, const struct route **out, char *allow,
+                   size_t allow_len);
+
 #endif

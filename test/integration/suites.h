@@ -43,5 +43,6 @@ Suite *path_suite(void);
 Suite *hardening_suite(void);
 Suite *numbers_suite(void);
 Suite *boarddata_suite(void);
+Suite *acl_suite(void);
 
 #endif

@@ -16,5 +16,6 @@ Suite *hardening_suite(void);
 Suite *json_number_suite(void);
 Suite *gzip_suite(void);
 Suite *cors_suite(void);
+Suite *validate_suite(void);
 
 #endif

@@ -261,6 +261,23 @@ START_TEST(test_parse_count_int64_max)
 }
 END_TEST
 
+/* One query name or value: decoded once; an escaped NUL is refused (it would cut the C string). */
+START_TEST(test_arg_decode)
+{
+    char out[16];
+    size_t n = 0;
+    ck_assert_int_eq(request_arg_decode("a%2Bb", 5, out, sizeof(out), &n), 0);
+    ck_assert_str_eq(out, "a+b");
+    ck_assert_uint_eq(n, 3);
+    ck_assert_int_eq(request_arg_decode("", 0, out, sizeof(out), &n), 0);
+    ck_assert_uint_eq(n, 0);
+    ck_assert_int_eq(request_arg_decode("a%00b", 5, out, sizeof(out), &n), -EINVAL);
+    ck_assert_int_eq(request_arg_decode("%00", 3, out, sizeof(out), &n), -EINVAL);
+    ck_assert_int_eq(request_arg_decode("%0", 2, out, sizeof(out), &n), -EINVAL);
+    ck_assert_int_eq(request_arg_decode("0123456789abcdef", 16, out, sizeof(out), &n), -E2BIG);
+}
+END_TEST
+
 Suite *request_suite(void)
 {
     Suite *s = suite_create("request");
@@ -272,6 +289,7 @@ Suite *request_suite(void)
     tcase_add_test(tc, test_pct_decode_malformed);
     tcase_add_test(tc, test_pct_decode_embedded_nul);
     tcase_add_test(tc, test_pct_decode_capacity);
+    tcase_add_test(tc, test_arg_decode);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("id");

@@ -1,0 +1,206 @@
+#!/usr/bin/env bash
+# soak.sh -- `make soak`: rankd under a steady mixed load for a long time, to show it holds: no
+# errors, no memory growth, no latency drift (issue 13, "Prove it").
+#
+#   1. its own redis-server (schema/redis.conf, persistence off) and build/rankd on free loopback
+#      ports (never 6379); a 100,000-member board with records (bench/gen, redis-cli --pipe);
+#   2. capacity, measured first in the same run: SOAK_CAP_SECONDS (15) of the mix in a closed loop
+#      on 64 connections (after 2 s of warm-up);
+#   3. the soak: SOAK_SECONDS (300) of the same mix paced at SOAK_LOAD (0.8) of that capacity:
+#      readers on a schedule (bench/loadgen --rate: latency from the scheduled time, no
+#      coordinated omission), 10% of all requests writes (incr of an existing member, 8
+#      connections); rankd's RSS (and Redis' used_memory) every 10 s;
+#   4. bench/results/soak.md (SOAK_OUT): the run, per-minute latency of the reads, the RSS
+#      samples, errors, and the verdict: errors 0 and the last minute's p99 at most 2 x the
+#      first's + 1 ms. Exit 1 when the verdict fails.
+#
+# The mix: 90% pages (80% of them pages 1-5, cached with page_ttl_ms 1000; 20% uniform over all
+# 5,000 pages) and 10% member lookups, plus the writes. Run it on a quiet machine: the load
+# average (uptime) before and after and the CPU other processes used during the soak are in the
+# result.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+T_START=$(date +%s)
+BENCH_TAG=soak
+BIN=$ROOT/build/bench
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
+# shellcheck source=scripts/redis-fixture.sh
+. scripts/redis-fixture.sh
+
+SECS=${SOAK_SECONDS:-300}
+LOAD=${SOAK_LOAD:-0.8}
+CAP_SECS=${SOAK_CAP_SECONDS:-15}
+OUT=${SOAK_OUT:-bench/results/soak.md}
+N=100000
+WRITE_FRAC=0.1
+CONNS=64
+RANKD=$ROOT/build/rankd
+[ -x "$RANKD" ] || die "build first: make"
+build_tool loadgen -lm
+build_tool gen
+
+WORK=$(mktemp -d /tmp/rankd-soak.XXXXXX)
+RK_PID=
+SAMPLER=
+cleanup() {
+    [ -n "$SAMPLER" ] && kill "$SAMPLER" 2>/dev/null
+    [ -n "$RK_PID" ] && kill "$RK_PID" 2>/dev/null && wait "$RK_PID" 2>/dev/null
+    redis_stop
+    [ "${SOAK_KEEP:-0}" = 1 ] && say "kept $WORK" || rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'say "interrupted"; exit 130' INT TERM
+
+LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
+cat > "$WORK/redis.conf" <<CONF
+include $ROOT/schema/redis.conf
+appendonly no
+save ""
+CONF
+redis_start "$WORK/redis" "$WORK/redis.conf" || die "redis-server did not start"
+RP=$REDIS_PORT
+"$BIN/gen" resp "$N" soak u rankd 1000 1 | redis-cli -p "$RP" --pipe > /dev/null
+TOKEN=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
+for _ in 1 2 3; do
+    HP=$(free_port)
+    "$RANKD" --listen "127.0.0.1:$HP" --redis "redis://127.0.0.1:$RP/0" --write-token "$TOKEN" \
+        --log-level warn > "$WORK/rankd.log" 2>&1 &
+    RK_PID=$!
+    for _ in $(seq 1 200); do
+        curl -fs --max-time 1 -o /dev/null "http://127.0.0.1:$HP/readyz" && break
+        kill -0 "$RK_PID" 2>/dev/null || break
+        sleep 0.05
+    done
+    curl -fs --max-time 1 -o /dev/null "http://127.0.0.1:$HP/readyz" && break
+    kill "$RK_PID" 2>/dev/null || true
+    RK_PID=
+done
+[ -n "$RK_PID" ] || die "rankd did not start ($WORK/rankd.log)"
+say "redis on :$RP, rankd on :$HP, board soak: $N members; load average $LOAD_BEFORE"
+
+MIX=(--port "$HP" --conns "$CONNS" --url '/boards/soak/rank?page={p}' --pages $((N / 20))
+     --hot-pages 5 --hot-frac 0.8 --member-url '/boards/soak/members/u{m}' --members "$N"
+     --member-frac 0.1 --write-port "$HP" --write-path /boards/soak/scores --token "$TOKEN"
+     --write-frac "$WRITE_FRAC" --write-conns 8 --id-prefix u --drain 5)
+
+say "capacity: ${CAP_SECS} s closed loop"
+"$BIN/loadgen" --label capacity "${MIX[@]}" --warmup 2 --duration "$CAP_SECS" > "$WORK/capacity.json"
+CAP=$(python3 -c "
+import json; d = json.load(open('$WORK/capacity.json'))
+w = d['by_class'].get('write', {'rps': 0})
+print('%.0f' % (d['all']['rps'] + w['rps']))")
+RATE=$(python3 -c "print('%.0f' % ($CAP * $LOAD * (1 - $WRITE_FRAC)))")
+say "capacity $CAP req/s (reads + writes); soak: reads paced at $RATE/s, writes ${WRITE_FRAC} of all, ${SECS} s"
+
+rss_sampler() { # every 10 s: seconds, rankd VmRSS kB, Redis used_memory bytes
+    local t0 now
+    t0=$(date +%s)
+    while kill -0 "$RK_PID" 2>/dev/null; do
+        now=$(date +%s)
+        printf '%s %s %s\n' $((now - t0)) \
+            "$(awk '/^VmRSS:/ {print $2}' "/proc/$RK_PID/status")" \
+            "$(redis-cli -p "$RP" info memory | tr -d '\r' | sed -n 's/^used_memory://p')"
+        sleep 10
+    done
+}
+ours_us() { echo $(( $(proc_cpu_us "$RK_PID") + $(proc_cpu_us "$REDIS_PID") + $(children_cpu_us) )); }
+cpu_mark
+rss_sampler > "$WORK/rss.txt" &
+SAMPLER=$!
+"$BIN/loadgen" --label soak "${MIX[@]}" --rate "$RATE" --warmup 0 --duration "$SECS" \
+    --timeline "$WORK/timeline.csv" > "$WORK/soak.json"
+cpu_foreign
+kill "$SAMPLER" 2>/dev/null || true
+wait "$SAMPLER" 2>/dev/null || true
+SAMPLER=
+printf '%s %s %s\n' "$SECS" "$(awk '/^VmRSS:/ {print $2}' "/proc/$RK_PID/status")" \
+    "$(redis-cli -p "$RP" info memory | tr -d '\r' | sed -n 's/^used_memory://p')" >> "$WORK/rss.txt"
+LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
+say "soak done; load average $LOAD_AFTER, other processes used ${FOREIGN}% of the CPU"
+
+mkdir -p "$(dirname "$OUT")"
+set +e
+python3 - "$WORK" "$OUT" <<PY
+import json, sys, os
+work, out = sys.argv[1], sys.argv[2]
+cap = json.load(open(os.path.join(work, 'capacity.json')))
+soak = json.load(open(os.path.join(work, 'soak.json')))
+mins = {}
+for line in open(os.path.join(work, 'timeline.csv')):
+    parts = line.strip().split(',')
+    try:
+        t, lat, st = float(parts[0]), int(parts[1]), int(parts[2])
+    except (ValueError, IndexError):
+        continue
+    m = mins.setdefault(int(t // 60000), [[], 0])
+    m[0].append(lat)
+    if not 200 <= st < 400:
+        m[1] += 1
+def q(v, p):
+    return v[min(len(v) - 1, max(0, int(-(-p * len(v) // 1)) - 1))] / 1000.0
+rows = []
+for k in sorted(mins):
+    v, bad = mins[k]
+    v.sort()
+    rows.append((k + 1, len(v), bad, q(v, .5), q(v, .99), q(v, .999), v[-1] / 1000.0))
+rows = [r for r in rows if r[0] <= int($SECS) // 60]  # whole minutes only
+rss = [l.split() for l in open(os.path.join(work, 'rss.txt')) if len(l.split()) == 3]
+w = soak['by_class'].get('write', {'n': 0, 'non2xx': 0, 'rps': 0, 'p50_ms': 0, 'p99_ms': 0, 'max_ms': 0})
+reads = soak['all']
+errors = soak['errors'] + soak['timeouts'] + reads['non2xx'] + w['non2xx']
+total = reads['n'] + w['n']
+first, last = rows[0], rows[-1]
+stable = last[4] <= 2 * first[4] + 1.0
+rss0, rss1 = int(rss[0][1]), int(rss[-1][1])
+ok = errors == 0 and stable
+L = []
+L.append('# Soak: %d s of mixed reads and writes at %.0f%% of measured capacity' % ($SECS, 100 * $LOAD))
+L.append('')
+L.append('\`make soak\` (bench/soak.sh), %s UTC, rankd \`%s\`, on %s cores (%s), Redis %s.' % (
+    os.popen('date -u "+%Y-%m-%d %H:%M"').read().strip(), os.popen('git rev-parse --short HEAD').read().strip(),
+    os.cpu_count(), os.popen("sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -1").read().strip(),
+    os.popen("redis-server --version | sed -n 's/.*v=\\\\([^ ]*\\\\).*/\\\\1/p'").read().strip()))
+L.append('Machine load: load average %s before, %s after; other processes used %s%% of all cores during the soak.' % (
+    '$LOAD_BEFORE', '$LOAD_AFTER', '$FOREIGN'))
+L.append('')
+L.append('Board \`soak\`: %d members with ~110-byte records, page_ttl_ms 1000. Mix: 90%% pages (80%% of them pages 1-5, 20%% uniform over %d pages), 10%% member lookups, and writes (\`incr\` of an existing member) as %d%% of all requests; 64 reader connections, 8 writer connections, keep-alive, loopback.' % ($N, $N // 20, 100 * $WRITE_FRAC))
+L.append('')
+L.append('| | value |')
+L.append('| --- | ---: |')
+L.append('| capacity (closed loop, %d s after 2 s warm-up): reads + writes | %s req/s (reads %.0f, p99 %.2f ms; writes %.0f) |' % (
+    $CAP_SECS, '{:,}'.format(int($CAP)), cap['all']['rps'], cap['all']['p99_ms'], cap['by_class'].get('write', {'rps': 0})['rps']))
+L.append('| soak: reads paced at | %s req/s (%.0f%% of capacity with the writes) |' % ('{:,}'.format(int($RATE)), 100 * $LOAD))
+L.append('| soak: reads served | %s (%.0f req/s; p50 %.3f ms, p99 %.3f ms, p99.9 %.3f ms, max %.1f ms) |' % (
+    '{:,}'.format(reads['n']), reads['rps'], reads['p50_ms'], reads['p99_ms'], reads['p999_ms'], reads['max_ms']))
+L.append('| soak: writes served | %s (%.0f req/s; p50 %.3f ms, p99 %.3f ms, max %.1f ms) |' % (
+    '{:,}'.format(w['n']), w['rps'], w['p50_ms'], w['p99_ms'], w['max_ms']))
+L.append('| errors (non-2xx, connection errors, timeouts) | %d of %s (%s) |' % (errors, '{:,}'.format(total), 'rate 0' if errors == 0 else 'rate %.2g' % (errors / total)))
+L.append('| X-Cache of reads: hit / miss / stale / none | %d / %d / %d / %d |' % (
+    soak['xcache']['hit'], soak['xcache']['miss'], soak['xcache']['stale'], soak['xcache']['none']))
+L.append('| rankd RSS: first sample, last, max | %.1f MB, %.1f MB, %.1f MB |' % (rss0 / 1024, rss1 / 1024, max(int(r[1]) for r in rss) / 1024))
+L.append('| p99 of reads: first minute, last minute | %.3f ms, %.3f ms (%s: last <= 2 x first + 1 ms) |' % (first[4], last[4], 'stable' if stable else 'NOT stable'))
+L.append('| verdict | %s |' % ('pass' if ok else 'FAIL'))
+L.append('')
+L.append('Reads per minute (latency from the scheduled send time):')
+L.append('')
+L.append('| minute | reads | non-2xx | p50 ms | p99 ms | p99.9 ms | max ms |')
+L.append('| ---: | ---: | ---: | ---: | ---: | ---: | ---: |')
+for r in rows:
+    L.append('| %d | %s | %d | %.3f | %.3f | %.3f | %.1f |' % (r[0], '{:,}'.format(r[1]), r[2], r[3], r[4], r[5], r[6]))
+L.append('')
+L.append('rankd RSS and Redis memory, every 10 s:')
+L.append('')
+L.append('| s | rankd RSS MB | Redis used_memory MB |')
+L.append('| ---: | ---: | ---: |')
+for s, kb, um in rss:
+    L.append('| %s | %.1f | %.1f |' % (s, int(kb) / 1024, int(um) / 1048576))
+open(out, 'w').write('\n'.join(L) + '\n')
+print('soak: %s; errors %d of %d; p99 first/last minute %.3f/%.3f ms; RSS %.1f -> %.1f MB; written to %s' % (
+    'pass' if ok else 'FAIL', errors, total, first[4], last[4], rss0 / 1024, rss1 / 1024, out))
+sys.exit(0 if ok else 1)
+PY
+rc=$?
+set -e
+exit $rc

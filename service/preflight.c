@@ -1,0 +1,88 @@
+/* preflight.c -- may the Redis user run rankd's scripts? See preflight.h. */
+#include "preflight.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <hiredis/hiredis.h>
+
+/* The probes: each is refused with NOPERM when the user may not run it, and otherwise fails
+ * harmlessly (a compile error, NOSCRIPT) without loading or running anything. */
+static const struct probe {
+    const char *name; /**< as an ACL rule names it */
+    int argc;
+    const char *argv[4];
+} probes[] = {
+    {"script|load", 3, {"SCRIPT", "LOAD", "!"}},
+    {"evalsha", 3, {"EVALSHA", "0000000000000000000000000000000000000000", "0"}},
+    {"eval", 3, {"EVAL", "!", "0"}},
+};
+#define NPROBES (sizeof(probes) / sizeof(probes[0]))
+
+static struct timeval tv_of(int ms)
+{
+    struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (suseconds_t)(ms % 1000) * 1000};
+    return tv;
+}
+
+/* One set-up command (AUTH, SELECT): 0, or -1 when it failed (rankd's own dials report it). */
+static int setup(redisContext *c, int argc, const char **argv)
+{
+    redisReply *r = redisCommandArgv(c, argc, argv, NULL);
+    int ok = r && r->type != REDIS_REPLY_ERROR;
+    freeReplyObject(r);
+    return ok ? 0 : -1;
+}
+
+int preflight_scripts(const struct redis_url *u, const char *what, int connect_timeout_ms,
+                      int timeout_ms, char *msg, size_t len)
+{
+    redisContext *c = u->unix_path[0]
+                          ? redisConnectUnixWithTimeout(u->unix_path, tv_of(connect_timeout_ms))
+                          : redisConnectWithTimeout(u->host, u->port, tv_of(connect_timeout_ms));
+    if (!c || c->err || redisSetTimeout(c, tv_of(timeout_ms)) != REDIS_OK) {
+        redisFree(c);
+        return 0; /* not reachable now: rankd starts and keeps dialling */
+    }
+    const char *user = u->username[0] ? u->username : "default";
+    const char *auth2[] = {"AUTH", u->password};
+    const char *auth3[] = {"AUTH", u->username, u->password};
+    char db[16];
+    snprintf(db, sizeof(db), "%d", u->db);
+    const char *sel[] = {"SELECT", db};
+    if ((u->password[0] && setup(c, u->username[0] ? 3 : 2, u->username[0] ? auth3 : auth2)) ||
+        (u->db && setup(c, 2, sel))) {
+        redisFree(c);
+        return 0;
+    }
+    char missing[128] = "", rules[128] = "", first[200] = "";
+    for (size_t i = 0; i < NPROBES; i++) {
+        const char *argv[4];
+        memcpy(argv, probes[i].argv, sizeof(argv));
+        redisReply *r = redisCommandArgv(c, probes[i].argc, argv, NULL);
+        if (!r) {
+            redisFree(c);
+            return 0; /* Redis went away: the dials report it */
+        }
+        if (r->type == REDIS_REPLY_ERROR && strncmp(r->str, "NOPERM", 6) == 0) {
+            size_t m = strlen(missing), k = strlen(rules);
+            snprintf(missing + m, sizeof(missing) - m, "%s%s", m ? ", " : "", probes[i].name);
+            snprintf(rules + k, sizeof(rules) - k, " +%s", probes[i].name);
+            if (!first[0])
+                snprintf(first, sizeof(first), "%.190s", r->str);
+        }
+        freeReplyObject(r);
+    }
+    redisFree(c);
+    if (!missing[0])
+        return 0;
+    int many = strchr(missing, ',') != NULL;
+    snprintf(msg, len,
+             "%s user '%s' may not run %s (%s). rankd runs every board read and write as a Lua "
+             "script (SCRIPT LOAD once per connection, then EVALSHA; EVAL after a SCRIPT FLUSH): "
+             "without %s only /healthz and /metrics would work and every other route would "
+             "fail, so rankd does not start. Fix: ACL SETUSER %s%s (or +@scripting).",
+             what, user, missing, first, many ? "them" : "it", user, rules);
+    return -EACCES;
+}

@@ -1,0 +1,352 @@
+/* validate.c -- the pure validators of JSON request bodies; see validate.h. */
+#include "validate.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "period.h"
+#include "render.h"
+#include "request.h"
+
+void entry_free(struct entry_in *e)
+{
+    free(e->id);
+    free(e->record);
+    e->id = e->record = NULL;
+}
+
+int entry_fail(struct entry_error *err, int status, const char *code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    err->status = status;
+    err->code = code;
+    vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* The literal of a number node (json_number_annotate); a node without one (not from a client's
+ * text) is judged by the shortest text of its double. 0, or -EINVAL. */
+static int number_literal(const cJSON *v, struct json_number *out)
+{
+    const char *lit = json_number_literal(v);
+    if (lit)
+        return json_number_parse(lit, strlen(lit), out);
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble))
+        return -EINVAL;
+    char text[40];
+    render_number_text(v->valuedouble, text, sizeof(text));
+    return json_number_parse(text, strlen(text), out);
+}
+
+/* A whole-number JSON field in lo..hi, judged by its literal: any exact form of a whole number
+ * (20, 20.0, 2e1, 200e-1) is that number; 20.00000000000000001 is not, although its double is.
+ * 1 absent, 0 ok, -1 after a 400. */
+static int int_field(const cJSON *obj, const char *name, int lo, int hi, int *out,
+                     struct entry_error *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
+    if (!v)
+        return 1;
+    struct json_number n;
+    int64_t w = 0;
+    if (!cJSON_IsNumber(v) || number_literal(v, &n) || json_number_scale(&n, 0, INT_MAX, &w) ||
+        w < lo || w > hi) {
+        entry_fail(err, 400, "invalid_field", "%s must be a whole number from %d to %d.", name, lo,
+                   hi);
+        return -1;
+    }
+    *out = (int)w;
+    return 0;
+}
+
+/* A string field that must be one of `choices`; returns the index, -2 absent, -1 after a 400. */
+static int enum_field(const cJSON *obj, const char *name, const char *const *choices, int n,
+                      struct entry_error *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
+    if (!v)
+        return -2;
+    for (int i = 0; cJSON_IsString(v) && i < n; i++)
+        if (strcmp(v->valuestring, choices[i]) == 0)
+            return i;
+    entry_fail(err, 400, "invalid_field", "%s must be one of: %s%s%s%s%s.", name, choices[0],
+               n > 1 ? ", " : "", n > 1 ? choices[1] : "", n > 2 ? ", " : "",
+               n > 2 ? choices[2] : "");
+    return -1;
+}
+
+/* enum_field for any number of choices; the message lists them all. */
+static int enum_list_field(const cJSON *obj, const char *name, const char *const *choices, int n,
+                           struct entry_error *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
+    if (!v)
+        return -2;
+    char list[200] = "";
+    for (int i = 0; i < n; i++) {
+        if (cJSON_IsString(v) && strcmp(v->valuestring, choices[i]) == 0)
+            return i;
+        size_t used = strlen(list);
+        snprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "", choices[i]);
+    }
+    entry_fail(err, 400, "invalid_field", "%s must be one of: %s.", name, list);
+    return -1;
+}
+
+#define DUP_SCAN_MAX 16 /* fields compared pairwise; more go through a hash table */
+
+/* The first field of obj whose name an earlier field already had, or NULL. cJSON keeps both and
+ * lookups take the first: {"score":1,"score":2} would be stored as 1 without a word. Linear in
+ * the fields (an open-addressing table of their names, at most half full): comparing every pair
+ * cost ~26 s of CPU for one 1 MB body of 100,000 distinct keys. */
+static const char *duplicate_field(const cJSON *obj)
+{
+    size_t n = 0;
+    for (const cJSON *f = obj->child; f; f = f->next)
+        n++;
+    size_t cap = (size_t)DUP_SCAN_MAX * 2;
+    while (cap < 2 * n)
+        cap *= 2;
+    const char **slots = n > DUP_SCAN_MAX ? calloc(cap, sizeof(*slots)) : NULL;
+    if (!slots) { /* a few fields (or out of memory): pairwise */
+        for (const cJSON *f = obj->child; f; f = f->next)
+            for (const cJSON *g = obj->child; g != f; g = g->next)
+                if (strcmp(f->string, g->string) == 0)
+                    return f->string;
+        return NULL;
+    }
+    const char *dup = NULL;
+    for (const cJSON *f = obj->child; f && !dup; f = f->next) {
+        uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+        for (const unsigned char *p = (const unsigned char *)f->string; *p; p++)
+            h = (h ^ *p) * 1099511628211ULL;
+        size_t i = (size_t)h & (cap - 1);
+        while (slots[i] && strcmp(slots[i], f->string) != 0)
+            i = (i + 1) & (cap - 1);
+        if (slots[i])
+            dup = f->string;
+        slots[i] = f->string;
+    }
+    free(slots);
+    return dup;
+}
+
+/* Reject fields not in `known` (typos would otherwise be silently ignored) and repeated ones. */
+static int only_fields(const cJSON *obj, const char *const *known, int n, struct entry_error *err,
+                       const char *where)
+{
+    const char *dup = duplicate_field(obj);
+    if (dup) {
+        entry_fail(err, 400, "duplicate_field", "%s has the field '%.100s' more than once.", where,
+                   dup);
+        return -1;
+    }
+    for (const cJSON *f = obj->child; f; f = f->next) {
+        int ok = 0;
+        for (int i = 0; i < n && !ok; i++)
+            ok = strcmp(f->string, known[i]) == 0;
+        if (!ok) {
+            entry_fail(err, 400, "unknown_field", "%s has an unknown field '%.100s'.", where,
+                       f->string);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int validate_settings(const cJSON *doc, const struct board_settings *defaults,
+                      struct board_settings_patch *p, struct entry_error *err)
+{
+    static const char *const known[] = {"order",          "tiebreak", "page_size", "page_ttl_ms",
+                                        "score_decimals", "period",   "timezone",  "retain"};
+    static const char *const periods[] = {"none", "hourly", "daily", "weekly", "monthly"};
+    static const char *const orders[] = {"desc", "asc"};
+    static const char *const ties[] = {"first", "last", "id"};
+    if (!cJSON_IsObject(doc)) {
+        entry_fail(err, 400, "invalid_body", "The body must be a JSON object of settings.");
+        return -1;
+    }
+    if (only_fields(doc, known, 8, err, "The settings object"))
+        return -1;
+    memset(p, 0, sizeof(*p));
+    p->value = *defaults;
+    int o = enum_field(doc, "order", orders, 2, err);
+    int t = o == -1 ? -1 : enum_field(doc, "tiebreak", ties, 3, err);
+    if (o == -1 || t == -1)
+        return -1;
+    p->has_order = o >= 0;
+    p->value.layout.order = o >= 0 ? (enum score_order)o : SCORE_ORDER_DESC;
+    p->has_tiebreak = t >= 0;
+    p->value.layout.tiebreak = t >= 0 ? (enum score_tiebreak)t : SCORE_TIEBREAK_FIRST;
+    int r1 = int_field(doc, "page_size", 1, BOARD_PAGE_SIZE_MAX, &p->value.page_size, err);
+    int r2 = r1 < 0 ? -1
+                    : int_field(doc, "page_ttl_ms", 0, BOARD_PAGE_TTL_MS_MAX, &p->value.page_ttl_ms,
+                                err);
+    int r3 = r2 < 0 ? -1
+                    : int_field(doc, "score_decimals", 0, SCORE_DECIMALS_MAX,
+                                &p->value.layout.decimals, err);
+    if (r1 < 0 || r2 < 0 || r3 < 0)
+        return -1;
+    p->has_page_size = r1 == 0;
+    p->has_page_ttl = r2 == 0;
+    p->has_decimals = r3 == 0;
+    int pk = enum_list_field(doc, "period", periods, 5, err);
+    if (pk == -1)
+        return -1;
+    p->has_period = pk >= 0;
+    p->value.period = pk >= 0 ? (enum period_kind)pk : PERIOD_NONE;
+    const cJSON *tz = cJSON_GetObjectItemCaseSensitive(doc, "timezone");
+    if (tz && (!cJSON_IsString(tz) || period_tz_parse(tz->valuestring, &p->value.tz_min))) {
+        entry_fail(err, 400, "invalid_field",
+                   "timezone must be \"UTC\" or an offset \"+HH:MM\" / \"-HH:MM\" within "
+                   "14 hours.");
+        return -1;
+    }
+    p->has_tz = tz != NULL;
+    int r4 = int_field(doc, "retain", 0, PERIOD_RETAIN_MAX, &p->value.retain, err);
+    if (r4 < 0)
+        return -1;
+    p->has_retain = r4 == 0;
+    return 0;
+}
+
+/*
+ * 1 when a record number reads back as the value the client wrote. A record keeps the double
+ * and prints it with render_number_text, so the literal's exact decimal value (not its double)
+ * must equal the value of that text: 0.1, 1.50, 2.5e1, 1.5e300, 0.30000000000000004 and
+ * 9007199254740992 do; 0.10000000000000001, 1e-400 (0), 5e-324, 9007199254740990.5 and
+ * 9007199254740993 (neighbouring integers collapse from 2^53 on) do not.
+ */
+static int number_exact(const cJSON *f)
+{
+    struct json_number lit, back;
+    if (number_literal(f, &lit) || !isfinite(f->valuedouble))
+        return 0;
+    char text[40];
+    render_number_text(f->valuedouble, text, sizeof(text));
+    return json_number_parse(text, strlen(text), &back) == 0 && json_number_equal(&lit, &back);
+}
+
+/* Validate a record (flat object of strings, numbers, booleans, nulls; valid UTF-8) and print it.
+ * Returns the new JSON (free()) or NULL with status/code/message filled. */
+char *validate_record(const cJSON *rec, int *status, const char **code, char *msg)
+{
+    *status = 400;
+    *code = "invalid_record";
+    if (!cJSON_IsObject(rec)) {
+        snprintf(msg, VALIDATE_MSG_MAX, "record must be a JSON object.");
+        return NULL;
+    }
+    for (const cJSON *f = rec->child; f; f = f->next) {
+        int flat = cJSON_IsString(f) || cJSON_IsNumber(f) || cJSON_IsBool(f) || cJSON_IsNull(f);
+        int utf8 =
+            request_utf8_valid(f->string, strlen(f->string)) &&
+            (!cJSON_IsString(f) || request_utf8_valid(f->valuestring, strlen(f->valuestring)));
+        int exact = !cJSON_IsNumber(f) || number_exact(f);
+        if (!flat || !utf8 || !exact) {
+            snprintf(msg, VALIDATE_MSG_MAX,
+                     "record field '%.100s' must be a string, a number a double holds exactly "
+                     "(integers up to 2^53; send larger ones as strings), a boolean or null "
+                     "(records are flat), in valid UTF-8.",
+                     f->string);
+            return NULL;
+        }
+    }
+    const char *dup = duplicate_field(rec);
+    if (dup) {
+        *code = "duplicate_field";
+        snprintf(msg, VALIDATE_MSG_MAX, "record has the field '%.100s' more than once.", dup);
+        return NULL;
+    }
+    /* Print numbers exactly (cJSON alone may round a 16-17 digit value). */
+    cJSON *copy = cJSON_Duplicate(rec, 1);
+    for (cJSON *f = copy ? copy->child : NULL; f; f = f->next)
+        if (cJSON_IsNumber(f)) {
+            char text[40];
+            render_number_text(f->valuedouble, text, sizeof(text));
+            char *raw = strdup(text);
+            if (raw) {
+                free(f->valuestring); /* the literal json_number_annotate gave it */
+                f->type = cJSON_Raw;
+                f->valuestring = raw;
+            }
+        }
+    char *json = copy ? cJSON_PrintUnformatted(copy) : NULL;
+    cJSON_Delete(copy);
+    if (json && strlen(json) > BOARD_RECORD_BYTES_MAX) {
+        free(json);
+        *status = 413;
+        *code = "record_too_large";
+        snprintf(msg, VALIDATE_MSG_MAX, "record must be at most %d bytes of JSON.",
+                 BOARD_RECORD_BYTES_MAX);
+        return NULL;
+    }
+    if (!json) {
+        *status = 500;
+        *code = "internal";
+        snprintf(msg, VALIDATE_MSG_MAX, "Out of memory.");
+    }
+    return json;
+}
+
+int validate_entry(const cJSON *e, struct entry_in *out, struct entry_error *err)
+{
+    static const char *const known[] = {"id", "score", "op", "record"};
+    static const char *const ops[] = {"set", "best", "incr"};
+    memset(out, 0, sizeof(*out));
+    if (!cJSON_IsObject(e))
+        return entry_fail(err, 400, "invalid_entry", "an entry must be a JSON object.");
+    const char *dup = duplicate_field(e);
+    if (dup)
+        return entry_fail(err, 400, "duplicate_field",
+                          "the field '%.100s' is given more than once.", dup);
+    for (const cJSON *f = e->child; f; f = f->next) {
+        int ok = 0;
+        for (int i = 0; i < 4 && !ok; i++)
+            ok = strcmp(f->string, known[i]) == 0;
+        if (!ok)
+            return entry_fail(err, 400, "unknown_field",
+                              "unknown field '%.100s'; an entry has id, score, op and record.",
+                              f->string);
+    }
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(e, "id");
+    if (!cJSON_IsString(id) || !request_id_valid(id->valuestring, strlen(id->valuestring)))
+        return entry_fail(err, 400, "invalid_id",
+                          "id must be a string of 1 to %d bytes of valid UTF-8 without control "
+                          "characters.",
+                          BOARD_ID_LEN_MAX);
+    const cJSON *op = cJSON_GetObjectItemCaseSensitive(e, "op");
+    int opi = 0;
+    if (op) {
+        opi = -1;
+        for (int i = 0; cJSON_IsString(op) && i < 3; i++)
+            if (strcmp(op->valuestring, ops[i]) == 0)
+                opi = i;
+        if (opi < 0)
+            return entry_fail(err, 400, "invalid_op", "op must be one of: set, best, incr.");
+    }
+    const cJSON *score = cJSON_GetObjectItemCaseSensitive(e, "score");
+    if (!cJSON_IsNumber(score) || number_literal(score, &out->score))
+        return entry_fail(err, 422, "invalid_score", "score must be a JSON number.");
+    const cJSON *rec = cJSON_GetObjectItemCaseSensitive(e, "record");
+    if (rec) {
+        out->record = validate_record(rec, &err->status, &err->code, err->msg);
+        if (!out->record)
+            return -1;
+    }
+    out->id = strdup(id->valuestring);
+    if (!out->id) {
+        entry_free(out);
+        return entry_fail(err, 500, "internal", "Out of memory.");
+    }
+    out->op = (enum board_op)opi;
+    return 0;
+}
