@@ -3,6 +3,10 @@
 # Variables you may override: CC, CFLAGS_EXTRA, OPT, WERROR, SANITIZER, PREFIX, DESTDIR,
 # RANKD_LISTEN, RANKD_REDIS_URL (make run), TEST_REDIS_SERVER.
 
+# The one place the version is written (debian/changelog must say the same: make deb checks).
+VERSION := 1.0.0
+# The commit built, for --version and rankd_build_info (git describe; "unknown" outside git).
+REVISION ?= $(shell git describe --always --dirty --abbrev=12 2>/dev/null || echo unknown)
 CC ?= cc
 OPT ?= -O2
 WERROR ?= -Werror
@@ -42,7 +46,7 @@ INTEG_OBJ := $(INTEG_SRC:test/%.c=$(BUILD)/test/%.o)
 
 .DEFAULT_GOAL := all
 .PHONY: all run test test-unit test-integration test-clients sanitize bench deps install clean format format-check \
-        lint help
+        lint help FORCE
 
 all: $(BUILD)/rankd
 
@@ -54,7 +58,15 @@ $(BUILD)/gen/lua/%.lua.h: service/lua/%.lua service/lua/prelude_read.lua
 	$(Q)awk '/^--@prelude$$/ { while ((getline l < "service/lua/prelude_read.lua") > 0) print l; next } { print }' $< | \
 	sed -e '/^[[:space:]]*--/d' -e 's/^[[:space:]]*//' -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' > $@
 
-$(BUILD)/service/%.o: service/%.c | $(LUA_H)
+# version.h is rewritten only when VERSION or REVISION changed (the objects that include it are
+# rebuilt then, through their -MMD dependencies).
+$(BUILD)/gen/version.h: FORCE
+	@mkdir -p $(dir $@)
+	@printf '#define RANKD_VERSION "%s"\n#define RANKD_REVISION "%s"\n' '$(VERSION)' '$(REVISION)' > $@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+FORCE:
+
+$(BUILD)/service/%.o: service/%.c | $(LUA_H) $(BUILD)/gen/version.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC  $@")
 	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) -I$(BUILD)/gen -c $< -o $@
@@ -124,7 +136,7 @@ format-check:
 
 # Quiet when clean: clang-tidy's "N warnings generated." lines (warnings in system headers that
 # it suppresses itself) are dropped; its findings and its exit status are kept.
-lint: $(LUA_H)
+lint: $(LUA_H) $(BUILD)/gen/version.h
 	@out=$$(clang-tidy --quiet service/*.c -- -std=c11 -D_GNU_SOURCE $(PKG_CFLAGS) -I$(BUILD)/gen 2>&1); \
 	    rc=$$?; printf '%s\n' "$$out" | grep -Ev '^([0-9]+ warnings? generated\.)?$$' || true; \
 	    [ $$rc -eq 0 ] || { echo "make lint: clang-tidy failed (exit $$rc)" >&2; exit 1; }
