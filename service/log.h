@@ -34,7 +34,13 @@
 #include <stdint.h>
 
 /* LOG_LEVEL_NONE writes nothing at all (the in-process tests' rankd). */
-enum log_level { LOG_LEVEL_DEBUG = 0, LOG_LEVEL_INFO, LOG_LEVEL_WARN, LOG_LEVEL_ERROR, LOG_LEVEL_NONE };
+enum log_level {
+    LOG_LEVEL_DEBUG = 0,
+    LOG_LEVEL_INFO,
+    LOG_LEVEL_WARN,
+    LOG_LEVEL_ERROR,
+    LOG_LEVEL_NONE
+};
 enum log_format { LOG_FORMAT_TEXT = 0, LOG_FORMAT_JSON };
 
 #define LOG_WARN_BURST 20          /**< warnings a second, at most */
