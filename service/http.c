@@ -1447,16 +1447,31 @@ struct http_server *http_start(struct rankd *app, const struct http_options *o, 
     return srv;
 }
 
-int http_event_threads(const struct http_server *srv, int *connections, int *hit_connected,
-                       int *write_connected, int max)
+int http_event_threads(const struct http_server *srv, struct metrics_thread *out, int max)
 {
     int n = srv->nloops < max ? srv->nloops : max;
     for (int i = 0; i < n; i++) {
-        connections[i] = atomic_load(&srv->loops[i].load);
-        hit_connected[i] = srv->loops[i].hits && store_async_connected(srv->loops[i].hits);
-        write_connected[i] = srv->loops[i].writes && store_async_connected(srv->loops[i].writes);
+        struct loop *l = &srv->loops[i];
+        memset(&out[i], 0, sizeof(out[i]));
+        out[i].connections = atomic_load(&l->load);
+        out[i].busy = atomic_load_explicit(&l->active, memory_order_relaxed);
+        out[i].waiting = atomic_load_explicit(&l->waiting, memory_order_relaxed);
+        if (l->hits)
+            store_async_stats(l->hits, &out[i].reads);
+        if (l->writes)
+            store_async_stats(l->writes, &out[i].writes);
     }
     return n;
+}
+
+int http_workers_busy(const struct http_server *srv)
+{
+    return workers_busy(srv->workers);
+}
+
+const char *http_library_version(void)
+{
+    return MHD_get_version();
 }
 
 int http_port(const struct http_server *srv)

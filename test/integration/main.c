@@ -90,6 +90,7 @@ int main(void)
     srunner_add_suite(sr, path_suite());
     srunner_add_suite(sr, hardening_suite());
     srunner_add_suite(sr, numbers_suite());
+    srunner_add_suite(sr, ops_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);

@@ -42,5 +42,6 @@ Suite *lifecycle_suite(void);
 Suite *path_suite(void);
 Suite *hardening_suite(void);
 Suite *numbers_suite(void);
+Suite *ops_suite(void);
 
 #endif
