@@ -1,6 +1,7 @@
 # rankd -- hand-written Makefile (redis/hiredis style). `make help` lists the targets.
 #
-# Variables you may override: CC, CFLAGS_EXTRA, OPT, WERROR, SANITIZER, PREFIX, DESTDIR,
+# Variables you may override: CC, CFLAGS_EXTRA, LDFLAGS_EXTRA, OPT, WERROR, SANITIZER, PREFIX,
+# DESTDIR, BINDIR, DATADIR, MANDIR, SYSCONFDIR, SYSTEMD_UNIT_DIR,
 # RANKD_LISTEN, RANKD_REDIS_URL (make run), TEST_REDIS_SERVER.
 
 # The one place the version is written (debian/changelog must say the same: make deb checks).
@@ -12,6 +13,12 @@ OPT ?= -O2
 WERROR ?= -Werror
 SANITIZER ?=
 PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+DATADIR ?= $(PREFIX)/share/rankd
+MANDIR ?= $(PREFIX)/share/man
+# /etc and /lib/systemd/system for PREFIX=/usr (the Debian package), else under PREFIX
+SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+SYSTEMD_UNIT_DIR ?= $(if $(filter /usr,$(PREFIX)),/lib/systemd/system,$(PREFIX)/lib/systemd/system)
 BUILD ?= build
 V ?= 0
 ifeq ($(V),0)
@@ -32,7 +39,7 @@ SANFLAGS := -fsanitize=$(SANITIZER) -fno-sanitize-recover=all
 endif
 CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(OPT) -g -fno-omit-frame-pointer -pthread -MMD -MP \
           $(SANFLAGS) $(CFLAGS_EXTRA)
-LDFLAGS := -pthread $(SANFLAGS) -Wl,--as-needed,-z,relro,-z,now
+LDFLAGS := -pthread $(SANFLAGS) -Wl,--as-needed,-z,relro,-z,now $(LDFLAGS_EXTRA)
 LIBS = $(PKG_LIBS) -lm
 
 SERVICE_SRC := $(filter-out service/main.c,$(wildcard service/*.c))
@@ -45,8 +52,8 @@ INTEG_SRC := $(wildcard test/integration/*.c) $(wildcard test/support/*.c)
 INTEG_OBJ := $(INTEG_SRC:test/%.c=$(BUILD)/test/%.o)
 
 .DEFAULT_GOAL := all
-.PHONY: all run test test-unit test-integration test-clients sanitize bench deps install clean format format-check \
-        lint help FORCE
+.PHONY: all run test test-unit test-integration test-clients test-package sanitize bench deps install \
+        deb clean format format-check lint help FORCE
 
 all: $(BUILD)/rankd
 
@@ -92,8 +99,13 @@ $(BUILD)/test-integration: $(INTEG_OBJ) $(SERVICE_OBJ)
 deps:
 	@scripts/deps.sh
 
+# The package check: the make install part always (seconds); the make deb part (dpkg-buildpackage
+# and lintian, over a minute) when CI=true, or by itself with `make test-package`.
+PACKAGE_CHECKS := $(if $(filter true,$(CI)),all,install)
+
 test: deps
 	$(MAKE) --no-print-directory test-unit test-integration
+	scripts/test-package.sh $(BUILD) $(PACKAGE_CHECKS)
 	$(MAKE) --no-print-directory test-clients
 	$(MAKE) --no-print-directory sanitize
 
@@ -125,8 +137,36 @@ sanitize:
 run: deps all
 	@scripts/run.sh
 
+# The binary, the web page (found by the binary at ../share/rankd/web), the shipped Redis
+# configurations, the man page, a hardened systemd unit and its environment file (never
+# overwritten: it holds the operator's settings). The unit reads the token file through the
+# rankd-tokens group (the Debian package creates it; see README, "Install").
+WEB_FILES := $(wildcard clients/web/*.html clients/web/*.js clients/web/*.css)
 install: all
-	install -D -m 0755 $(BUILD)/rankd $(DESTDIR)$(PREFIX)/bin/rankd
+	install -D -m 0755 $(BUILD)/rankd $(DESTDIR)$(BINDIR)/rankd
+	install -d $(DESTDIR)$(DATADIR)/web $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(SYSTEMD_UNIT_DIR) \
+	    $(DESTDIR)$(SYSCONFDIR)/default
+	install -m 0644 $(WEB_FILES) $(DESTDIR)$(DATADIR)/web/
+	install -m 0644 schema/redis.conf schema/redis-cache.conf $(DESTDIR)$(DATADIR)/
+	install -m 0644 dist/rankd.1 $(DESTDIR)$(MANDIR)/man1/rankd.1
+	sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' -e 's|@DATADIR@|$(DATADIR)|g' \
+	    dist/rankd.service.in > $(BUILD)/rankd.service
+	install -m 0644 $(BUILD)/rankd.service $(DESTDIR)$(SYSTEMD_UNIT_DIR)/rankd.service
+	sed -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' -e 's|@DATADIR@|$(DATADIR)|g' dist/rankd.env.in \
+	    > $(BUILD)/rankd.env
+	[ -e $(DESTDIR)$(SYSCONFDIR)/default/rankd ] || \
+	    install -m 0644 $(BUILD)/rankd.env $(DESTDIR)$(SYSCONFDIR)/default/rankd
+
+# A Debian package (debhelper) of this tree, built in a copy under build/deb/:
+# build/deb/rankd_$(VERSION)_<arch>.deb. Installs with: apt install ./build/deb/rankd_*.deb
+deb:
+	@scripts/deps.sh debhelper dpkg-dev
+	@REVISION='$(REVISION)' scripts/make-deb.sh '$(VERSION)' $(BUILD)/deb
+
+# make install into a scratch DESTDIR and make deb, each checked: files, lintian, the installed
+# binary serving the web page (scripts/test-package.sh).
+test-package: $(BUILD)/rankd
+	scripts/test-package.sh $(BUILD)
 
 format:
 	clang-format -i service/*.c service/*.h test/*/*.c test/*/*.h
@@ -154,6 +194,9 @@ help:
 	@echo "make sanitize   only the ASan/UBSan run"
 	@echo "make test-clients  the JS client and browser tests"
 	@echo "make bench      benchmarks against nginx, redis-benchmark and full-page caching (BENCH_QUICK=1: short)"
-	@echo "make lint | format | format-check | install | clean"
+	@echo "make install    binary, web page, redis.conf, man page, systemd unit, /etc/default/rankd (PREFIX, DESTDIR)"
+	@echo "make deb        a Debian package in build/deb/ (apt install ./build/deb/rankd_*.deb)"
+	@echo "make test-package  make install and make deb, checked (contents, lintian, the installed binary)"
+	@echo "make lint | format | format-check | clean"
 
 -include $(SERVICE_OBJ:.o=.d) $(BUILD)/service/main.d $(UNIT_OBJ:.o=.d) $(INTEG_OBJ:.o=.d)
