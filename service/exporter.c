@@ -31,14 +31,24 @@ int exporter_parse_stat(const char *stat, long boot_s, long hz, long page_bytes,
     const char *p = strrchr(stat, ')');
     if (!p || hz <= 0)
         return -EINVAL;
-    unsigned long long utime, stime, start, vsize;
-    long long rss;
-    int n = sscanf(p + 1,
-                   " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d %*d "
-                   "%*d %llu %llu %lld",
-                   &utime, &stime, &start, &vsize, &rss);
-    if (n != 5)
-        return -EINVAL;
+    unsigned long long v[25] = {0};
+    p++;
+    for (int field = 3; field <= 24; field++) {
+        while (*p == ' ')
+            p++;
+        if (!*p)
+            return -EINVAL;
+        char *end = NULL;
+        if (field == 3)
+            end = (char *)p + 1; /* the state letter */
+        else
+            v[field] = strtoull(p, &end, 10);
+        if (end == p || (*end != ' ' && *end != '\0' && *end != '\n'))
+            return -EINVAL;
+        p = end;
+    }
+    unsigned long long utime = v[14], stime = v[15], start = v[22], vsize = v[23];
+    long long rss = (long long)v[24];
     out->cpu_seconds = (double)(utime + stime) / (double)hz;
     out->start_time_seconds = (double)boot_s + (double)start / (double)hz;
     out->virtual_bytes = (double)vsize;

@@ -64,7 +64,7 @@ static void put(struct line *l, const char *s, size_t n)
     l->len += n;
 }
 
-static void puts_(struct line *l, const char *s)
+static void put_str(struct line *l, const char *s)
 {
     put(l, s, strlen(s));
 }
@@ -102,7 +102,7 @@ static void put_time(struct line *l, int64_t wall_us)
         strftime(cached, sizeof(cached), "%Y-%m-%dT%H:%M:%S", &tm);
         cached_s = s;
     }
-    puts_(l, cached);
+    put_str(l, cached);
     int ms = (int)(wall_us / 1000 % 1000);
     char frac[6] = {
         '.', (char)('0' + ms / 100), (char)('0' + ms / 10 % 10), (char)('0' + ms % 10), 'Z', '\0'};
@@ -126,7 +126,10 @@ static void put_json_escaped(struct line *l, const char *s, size_t limit)
             e[1] = (char)c;
             n = 2;
         } else if (c < 0x20 || c == 0x7f) {
-            memcpy(e, "\\u00", 4);
+            e[0] = '\\';
+            e[1] = 'u';
+            e[2] = '0';
+            e[3] = '0';
             e[4] = hex[c >> 4];
             e[5] = hex[c & 15];
             n = 6;
@@ -164,7 +167,7 @@ static void put_logfmt_value(struct line *l, const char *s)
     for (const unsigned char *p = (const unsigned char *)s; *p && bare; p++)
         bare = *p > 0x20 && *p != '"' && *p != '\\' && *p != '=' && *p != 0x7f;
     if (bare) {
-        puts_(l, s);
+        put_str(l, s);
         return;
     }
     put(l, "\"", 1);
@@ -182,19 +185,19 @@ static void put_field(struct line *l, int json, const char *key, const char *val
     if (json) {
         if (l->len + JSON_FIELD_ROOM > l->cap)
             return;
-        puts_(l, ",\"");
-        puts_(l, key);
+        put_str(l, ",\"");
+        put_str(l, key);
         if (!value) {
-            puts_(l, "\":null");
+            put_str(l, "\":null");
             return;
         }
-        puts_(l, "\":\"");
+        put_str(l, "\":\"");
         put_json_escaped(l, value, l->cap - 2);
         put(l, "\"", 1);
         return;
     }
     put(l, " ", 1);
-    puts_(l, key);
+    put_str(l, key);
     put(l, "=", 1);
     if (value)
         put_logfmt_value(l, value);
@@ -206,9 +209,9 @@ static void put_number(struct line *l, int json, const char *key, int64_t v)
 {
     if (json && l->len + JSON_FIELD_ROOM > l->cap)
         return;
-    puts_(l, json ? ",\"" : " ");
-    puts_(l, key);
-    puts_(l, json ? "\":" : "=");
+    put_str(l, json ? ",\"" : " ");
+    put_str(l, key);
+    put_str(l, json ? "\":" : "=");
     put_i64(l, v);
 }
 
@@ -226,7 +229,7 @@ static void put_request(struct line *l, int json, const struct log_request *r)
     if (r->cause)
         put_field(l, json, "cause", r->cause);
     if (r->aborted && (!json || l->len + JSON_FIELD_ROOM <= l->cap))
-        puts_(l, json ? ",\"aborted\":true" : " aborted=1");
+        put_str(l, json ? ",\"aborted\":true" : " aborted=1");
 }
 
 size_t log_format(char *out, size_t cap, int format, int64_t wall_us, int level, const char *msg,
@@ -237,11 +240,11 @@ size_t log_format(char *out, size_t cap, int format, int64_t wall_us, int level,
     /* text: room for "\n" and the NUL; JSON: also for "}" */
     struct line l = {out, cap - (json ? 3 : 2), 0};
     if (json) {
-        puts_(&l, "{\"time\":\"");
+        put_str(&l, "{\"time\":\"");
         put_time(&l, wall_us);
-        puts_(&l, "\",\"level\":\"");
-        puts_(&l, name);
-        puts_(&l, "\",\"msg\":\"");
+        put_str(&l, "\",\"level\":\"");
+        put_str(&l, name);
+        put_str(&l, "\",\"msg\":\"");
         put_json_escaped(&l, r ? "access" : msg,
                          l.cap > JSON_FIELD_ROOM ? l.cap - JSON_FIELD_ROOM : 0);
         put(&l, "\"", 1);
@@ -250,14 +253,14 @@ size_t log_format(char *out, size_t cap, int format, int64_t wall_us, int level,
         out[l.len++] = '}';
     } else {
         put_time(&l, wall_us);
-        puts_(&l, " rankd ");
-        puts_(&l, name);
-        puts_(&l, ": ");
+        put_str(&l, " rankd ");
+        put_str(&l, name);
+        put_str(&l, ": ");
         if (r) {
-            puts_(&l, "access");
+            put_str(&l, "access");
             put_request(&l, 0, r);
         } else {
-            puts_(&l, msg);
+            put_str(&l, msg);
         }
     }
     out[l.len++] = '\n';

@@ -10,8 +10,8 @@
  *          token file that other users can read
  *   info   lifecycle (start-up with the configuration, stop, reload) and one access line per
  *          request when the access log is on (--access-log, default on)
- *   debug  detail for diagnosis: Redis connections dialled, dropped and adopted by the event
- *          threads; HTTP connections opened and closed, with the event thread serving them
+ *   debug  detail for diagnosis: HTTP connections opened and closed, with the event thread
+ *          serving them and its count
  * Warnings are limited to LOG_WARN_BURST a second (a Redis outage must not flood the log; the
  * rest are counted and reported once); errors are not limited.
  *

@@ -8,7 +8,9 @@
 #include <cjson/cJSON.h>
 
 #include "access.h"
+#include "exporter.h"
 #include "log.h"
+#include "metrics.h"
 #include "suites.h"
 #include "tokens.h"
 
@@ -244,6 +246,23 @@ START_TEST(test_tokens_check_and_reload)
 }
 END_TEST
 
+/* process_* from /proc/self/stat: a command name with spaces and parentheses does not shift the
+ * fields; a cut line is refused. */
+START_TEST(test_proc_stat)
+{
+    const char *stat = "4242 (rankd (x) y) S 1 4242 4242 0 -1 4194560 500 0 0 0 250 50 0 0 20 0 9 "
+                       "0 123400 249331712 1421 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17";
+    struct metrics_process p;
+    ck_assert_int_eq(exporter_parse_stat(stat, 1796000000, 100, 4096, &p), 0);
+    ck_assert_double_eq_tol(p.cpu_seconds, 3.0, 1e-9);                 /* (250 + 50) / 100 */
+    ck_assert_double_eq_tol(p.start_time_seconds, 1796001234.0, 1e-6); /* boot + 123400 / 100 */
+    ck_assert_double_eq_tol(p.virtual_bytes, 249331712.0, 0.5);
+    ck_assert_double_eq_tol(p.resident_bytes, 1421.0 * 4096, 0.5);
+    ck_assert_int_eq(exporter_parse_stat("4242 (rankd) S 1 2 3", 0, 100, 4096, &p), -EINVAL);
+    ck_assert_int_eq(exporter_parse_stat("no parenthesis", 0, 100, 4096, &p), -EINVAL);
+}
+END_TEST
+
 Suite *log_suite(void)
 {
     Suite *s = suite_create("log");
@@ -259,6 +278,7 @@ Suite *log_suite(void)
     tcase_set_timeout(tc, 5);
     tcase_add_test(tc, test_request_ids);
     tcase_add_test(tc, test_fault_of);
+    tcase_add_test(tc, test_proc_stat);
     suite_add_tcase(s, tc);
     tc = tcase_create("tokens");
     tcase_set_timeout(tc, 5);
