@@ -30,7 +30,9 @@ serves() {
     pid=$!
     PIDS+=("$pid")
     for _ in $(seq 50); do curl -fs "127.0.0.1:$p/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
-    curl -fs "127.0.0.1:$p/" | grep -q '<html' || { echo "/ did not answer the web page"; return 1; }
+    local page # not `curl | grep -q`: grep leaving early makes curl fail (pipefail)
+    page=$(curl -fs "127.0.0.1:$p/") && grep -q '<html' <<<"$page" ||
+        { echo "/ did not answer the web page"; return 1; }
     curl -fs -o /dev/null "127.0.0.1:$p/app.js" || { echo "/app.js missing"; return 1; }
     kill "$pid"; wait "$pid" 2>/dev/null
     ! grep -q 'static files' "$log" || { cat "$log"; return 1; }
