@@ -1,13 +1,24 @@
 # rankd -- hand-written Makefile (redis/hiredis style). `make help` lists the targets.
 #
-# Variables you may override: CC, CFLAGS_EXTRA, OPT, WERROR, SANITIZER, PREFIX, DESTDIR,
+# Variables you may override: CC, CFLAGS_EXTRA, LDFLAGS_EXTRA, OPT, WERROR, SANITIZER, PREFIX,
+# DESTDIR, BINDIR, DATADIR, MANDIR, SYSCONFDIR, SYSTEMD_UNIT_DIR,
 # RANKD_LISTEN, RANKD_REDIS_URL (make run), TEST_REDIS_SERVER.
 
+# The one place the version is written (debian/changelog must say the same: make deb checks).
+VERSION := 1.0.0
+# The commit built, for --version and rankd_build_info (git describe; "unknown" outside git).
+REVISION ?= $(shell git describe --always --dirty --abbrev=12 2>/dev/null || echo unknown)
 CC ?= cc
 OPT ?= -O2
 WERROR ?= -Werror
 SANITIZER ?=
 PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+DATADIR ?= $(PREFIX)/share/rankd
+MANDIR ?= $(PREFIX)/share/man
+# /etc and /lib/systemd/system for PREFIX=/usr (the Debian package), else under PREFIX
+SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+SYSTEMD_UNIT_DIR ?= $(if $(filter /usr,$(PREFIX)),/lib/systemd/system,$(PREFIX)/lib/systemd/system)
 BUILD ?= build
 V ?= 0
 ifeq ($(V),0)
@@ -28,7 +39,7 @@ SANFLAGS := -fsanitize=$(SANITIZER) -fno-sanitize-recover=all
 endif
 CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(OPT) -g -fno-omit-frame-pointer -pthread -MMD -MP \
           $(SANFLAGS) $(CFLAGS_EXTRA)
-LDFLAGS := -pthread $(SANFLAGS) -Wl,--as-needed,-z,relro,-z,now
+LDFLAGS := -pthread $(SANFLAGS) -Wl,--as-needed,-z,relro,-z,now $(LDFLAGS_EXTRA)
 LIBS = $(PKG_LIBS) -lm
 
 SERVICE_SRC := $(filter-out service/main.c,$(wildcard service/*.c))
@@ -57,8 +68,8 @@ FUZZ_REPLAY := $(FUZZ_TARGETS:%=$(BUILD)/fuzz-replay/%)
 FUZZ_REPLAY_OBJ := $(FUZZ_PURE:%=$(BUILD)/service/%.o) $(BUILD)/test/fuzz/replay.o
 
 .DEFAULT_GOAL := all
-.PHONY: all run test test-unit test-integration test-clients test-tls test-nginx sanitize bench deps install clean format format-check \
-        lint help fuzz fuzz-build soak valgrind
+.PHONY: all run test test-unit test-integration test-clients test-tls test-nginx test-package sanitize \
+        bench deps install deb clean format format-check lint help fuzz fuzz-build soak valgrind FORCE
 
 all: $(BUILD)/rankd
 
@@ -74,7 +85,15 @@ $(BUILD)/gen/lua/%.lua.h: service/lua/%.lua service/lua/prelude_read.lua
 	sed -e '/^[[:space:]]*--/d' -e 's/^[[:space:]]*//' | od -An -v -tx1 | \
 	sed -e 's/ \([0-9a-f][0-9a-f]\)/0x\1,/g'; echo '0}'; } > $@
 
-$(BUILD)/service/%.o: service/%.c | $(LUA_H)
+# version.h is rewritten only when VERSION or REVISION changed (the objects that include it are
+# rebuilt then, through their -MMD dependencies).
+$(BUILD)/gen/version.h: FORCE
+	@mkdir -p $(dir $@)
+	@printf '#define RANKD_VERSION "%s"\n#define RANKD_REVISION "%s"\n' '$(VERSION)' '$(REVISION)' > $@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+FORCE:
+
+$(BUILD)/service/%.o: service/%.c | $(LUA_H) $(BUILD)/gen/version.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC  $@")
 	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) -I$(BUILD)/gen -c $< -o $@
@@ -114,9 +133,14 @@ build/fuzz/fuzz_%: test/fuzz/fuzz_%.c $(FUZZ_OBJ)
 deps:
 	@scripts/deps.sh
 
+# The package check: the make install part always (seconds); the make deb part (dpkg-buildpackage
+# and lintian, over a minute) when CI=true, or by itself with `make test-package`.
+PACKAGE_CHECKS := $(if $(filter true,$(CI)),all,install)
+
 test: deps
 	$(MAKE) --no-print-directory test-unit test-integration
 	$(MAKE) --no-print-directory fuzz
+	scripts/test-package.sh $(BUILD) $(PACKAGE_CHECKS)
 	$(MAKE) --no-print-directory test-clients
 	$(MAKE) --no-print-directory test-tls test-nginx
 	$(MAKE) --no-print-directory sanitize
@@ -186,8 +210,36 @@ sanitize:
 run: deps all
 	@scripts/run.sh
 
+# The binary, the web page (found by the binary at ../share/rankd/web), the shipped Redis
+# configurations, the man page, a hardened systemd unit and its environment file (never
+# overwritten: it holds the operator's settings). The unit reads the token file through the
+# rankd-tokens group (the Debian package creates it; see README, "Install").
+WEB_FILES := $(wildcard clients/web/*.html clients/web/*.js clients/web/*.css)
 install: all
-	install -D -m 0755 $(BUILD)/rankd $(DESTDIR)$(PREFIX)/bin/rankd
+	install -D -m 0755 $(BUILD)/rankd $(DESTDIR)$(BINDIR)/rankd
+	install -d $(DESTDIR)$(DATADIR)/web $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(SYSTEMD_UNIT_DIR) \
+	    $(DESTDIR)$(SYSCONFDIR)/default
+	install -m 0644 $(WEB_FILES) $(DESTDIR)$(DATADIR)/web/
+	install -m 0644 schema/redis.conf schema/redis-cache.conf $(DESTDIR)$(DATADIR)/
+	install -m 0644 dist/rankd.1 $(DESTDIR)$(MANDIR)/man1/rankd.1
+	sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' -e 's|@DATADIR@|$(DATADIR)|g' \
+	    dist/rankd.service.in > $(BUILD)/rankd.service
+	install -m 0644 $(BUILD)/rankd.service $(DESTDIR)$(SYSTEMD_UNIT_DIR)/rankd.service
+	sed -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' -e 's|@DATADIR@|$(DATADIR)|g' dist/rankd.env.in \
+	    > $(BUILD)/rankd.env
+	[ -e $(DESTDIR)$(SYSCONFDIR)/default/rankd ] || \
+	    install -m 0644 $(BUILD)/rankd.env $(DESTDIR)$(SYSCONFDIR)/default/rankd
+
+# A Debian package (debhelper) of this tree, built in a copy under build/deb/:
+# build/deb/rankd_$(VERSION)_<arch>.deb. Installs with: apt install ./build/deb/rankd_*.deb
+deb:
+	@scripts/deps.sh debhelper dpkg-dev
+	@REVISION='$(REVISION)' scripts/make-deb.sh '$(VERSION)' $(BUILD)/deb
+
+# make install into a scratch DESTDIR and make deb, each checked: files, lintian, the installed
+# binary serving the web page (scripts/test-package.sh).
+test-package: $(BUILD)/rankd
+	scripts/test-package.sh $(BUILD)
 
 format:
 	clang-format -i service/*.c service/*.h test/*/*.c test/*/*.h
@@ -195,10 +247,14 @@ format:
 format-check:
 	clang-format --dry-run --Werror service/*.c service/*.h test/*/*.c test/*/*.h
 
-lint: $(LUA_H)
-	clang-tidy --quiet service/*.c -- -std=c11 -D_GNU_SOURCE $(PKG_CFLAGS) -I$(BUILD)/gen
+# Quiet when clean: clang-tidy's "N warnings generated." lines (warnings in system headers that
+# it suppresses itself) are dropped; its findings and its exit status are kept.
+lint: $(LUA_H) $(BUILD)/gen/version.h
+	@out=$$(clang-tidy --quiet service/*.c -- -std=c11 -D_GNU_SOURCE $(PKG_CFLAGS) -I$(BUILD)/gen 2>&1); \
+	    rc=$$?; printf '%s\n' "$$out" | grep -Ev '^([0-9]+ warnings? generated\.)?$$' || true; \
+	    [ $$rc -eq 0 ] || { echo "make lint: clang-tidy failed (exit $$rc)" >&2; exit 1; }
 	@# ctuuninitvar: cppcheck 2.10 flags out-params that the callee fills (make_keys).
-	cppcheck --quiet --enable=warning,performance,portability --error-exitcode=1 \
+	@cppcheck --quiet --enable=warning,performance,portability --error-exitcode=1 \
 	    --suppress=missingIncludeSystem --suppress=ctuuninitvar -I$(BUILD)/gen service
 
 clean:
@@ -216,7 +272,10 @@ help:
 	@echo "make soak       5 minutes of mixed load at 80% of measured capacity (bench/results/soak.md)"
 	@echo "make valgrind   the integration suite once under valgrind memcheck (slow: not in make test)"
 	@echo "make bench      benchmarks against nginx, redis-benchmark and full-page caching (BENCH_QUICK=1: short)"
-	@echo "make lint | format | format-check | install | clean"
+	@echo "make install    binary, web page, redis.conf, man page, systemd unit, /etc/default/rankd (PREFIX, DESTDIR)"
+	@echo "make deb        a Debian package in build/deb/ (apt install ./build/deb/rankd_*.deb)"
+	@echo "make test-package  make install and make deb, checked (contents, lintian, the installed binary)"
+	@echo "make lint | format | format-check | clean"
 
 -include $(SERVICE_OBJ:.o=.d) $(BUILD)/service/main.d $(UNIT_OBJ:.o=.d) $(INTEG_OBJ:.o=.d)
 -include $(FUZZ_OBJ:.o=.d) $(FUZZ_BIN:=.d) $(BUILD)/test/fuzz/replay.d \

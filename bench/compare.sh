@@ -66,8 +66,9 @@ start() { # start BINARY: RK_PORT, RK_PID
     shift
     for _ in 1 2 3; do
         RK_PORT=$(free_port)
-        "$bin" --listen "127.0.0.1:$RK_PORT" --redis "redis://127.0.0.1:$REDIS_PORT/0" \
-            --write-token "$TOKEN" --log-level warn "$@" > "$WORK/rankd.log" 2>&1 &
+        # the token in the environment (old builds have no --write-token-file; ps shows flags)
+        RANKD_WRITE_TOKEN=$TOKEN "$bin" --listen "127.0.0.1:$RK_PORT" \
+            --redis "redis://127.0.0.1:$REDIS_PORT/0" --log-level warn "$@" > "$WORK/rankd.log" 2>&1 &
         RK_PID=$!
         for _ in $(seq 1 100); do
             curl -fs "http://127.0.0.1:$RK_PORT/readyz" > /dev/null 2>&1 && return 0

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # cpu-per-request.sh -- rankd's CPU per request (utime + stime from /proc, over the requests
-# completed) and the throughput for one kind of request, on a 200,000-member live board: the quick
-# measurement behind the CPU numbers in the session notes (make bench has the full tables).
+# completed) and the throughput for one kind of request, on a 200,000-member board (live, or with
+# page_ttl_ms 1000 for `hit`): the quick measurement behind the CPU numbers in the session notes
+# (make bench has the full tables).
 #
-#   bench/cpu-per-request.sh [live|member|random] [seconds]      (build first: make; make bench
+#   bench/cpu-per-request.sh [live|hit|member|random] [seconds]  (build first: make; make bench
 #                                                                  builds build/bench/*)
 #   PERF=out.txt bench/cpu-per-request.sh ...   also samples rankd with `perf record -g` over the
 #                                               measured seconds and writes the flat profile
 #                                               (self time, top 40 symbols) to out.txt
+#   ACCESS_LOG=on|off (default off): rankd's access log, written to a file as in production
+#   (--log-level info); the pair of runs is what the access log costs a request.
 # Starts its own redis-server and rankd on free loopback ports (never 6379) and stops both on exit.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,14 +27,18 @@ redis-server --port "$RP" --bind 127.0.0.1 --save '' --appendonly no --dir "$DIR
     --logfile "$DIR/redis.log"
 for _ in $(seq 50); do redis-cli -p "$RP" ping >/dev/null 2>&1 && break; sleep 0.1; done
 "$BIN/gen" resp 200000 live u rankd 0 1 | redis-cli -p "$RP" --pipe >/dev/null
-"$ROOT/build/rankd" --listen "127.0.0.1:$HP" --redis "redis://127.0.0.1:$RP" >"$DIR/rankd.log" 2>&1 &
+"$BIN/gen" resp 200000 hot u rankd 1000 1 | redis-cli -p "$RP" --pipe >/dev/null
+ACCESS_LOG=${ACCESS_LOG:-off}
+"$ROOT/build/rankd" --listen "127.0.0.1:$HP" --redis "redis://127.0.0.1:$RP" --log-level info \
+    --access-log "$ACCESS_LOG" >"$DIR/rankd.log" 2>&1 &
 RK=$!
 for _ in $(seq 50); do curl -fs "127.0.0.1:$HP/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
 case "$KIND" in
 live) ARGS=(--url '/boards/live/rank?page={p}' --pages 1 --hot-pages 1) ;;
+hit) ARGS=(--url '/boards/hot/rank?page={p}' --pages 1 --hot-pages 1) ;;
 random) ARGS=(--url '/boards/live/rank?page={p}' --pages 10000 --hot-pages 1 --hot-frac 0) ;;
 member) ARGS=(--url '/x' --member-url '/boards/live/members/u{m}' --member-frac 1 --members 200000) ;;
-*) echo "kind: live, random or member" >&2; exit 2 ;;
+*) echo "kind: live, hit, random or member" >&2; exit 2 ;;
 esac
 "$BIN/loadgen" --port "$HP" --conns 64 --duration 1 --warmup 0 "${ARGS[@]}" >/dev/null
 t0=$(awk '{print $14+$15}' "/proc/$RK/stat")
@@ -50,5 +57,6 @@ echo "$out" | python3 -c "
 import json, sys, os
 d = json.load(sys.stdin); a = d['all']; n = d['total_requests']
 tck = os.sysconf('SC_CLK_TCK')
-print('$KIND: %.0f req/s, p99 %.2f ms, non-2xx %d, rankd CPU %.1f us per request'
+print('$KIND, access log $ACCESS_LOG: %.0f req/s, p99 %.2f ms, non-2xx %d, rankd CPU %.1f us per request'
       % (a['rps'], a['p99_ms'], a['non2xx'], ($t1 - $t0) * 1e6 / tck / n))"
+[ "$ACCESS_LOG" = off ] || echo "access lines written: $(grep -c ' access ' "$DIR/rankd.log")"

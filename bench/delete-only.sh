@@ -77,10 +77,11 @@ RP=$REDIS_PORT
 rcli() { redis-cli -p "$RP" "$@"; }
 
 TOKEN=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
+printf '%s\n' "$TOKEN" > "$WORK/write-token" # a file, not a flag: ps shows flags
 for _ in 1 2 3; do
     RK=$(free_port)
     [ "$RK" != "$RP" ] || continue
-    "$RANKD" --listen "127.0.0.1:$RK" --redis "redis://127.0.0.1:$RP/0" --write-token "$TOKEN" \
+    "$RANKD" --listen "127.0.0.1:$RK" --redis "redis://127.0.0.1:$RP/0" --write-token-file "$WORK/write-token" \
         --log-level warn > "$WORK/rankd.log" 2>&1 &
     RK_PID=$!
     PIDS+=("$RK_PID")

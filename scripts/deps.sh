@@ -2,8 +2,9 @@
 # deps.sh -- install the Debian packages rankd needs to build, test and run, when they are missing.
 # As root it runs apt-get; otherwise it prints the one command that would, and fails.
 set -euo pipefail
+# prometheus: its promtool checks /metrics in the tests (test_ops.c)
 pkgs=(build-essential pkg-config libmicrohttpd-dev libhiredis-dev libcjson-dev check
-      libcurl4-openssl-dev zlib1g-dev redis-server curl)
+      libcurl4-openssl-dev zlib1g-dev redis-server curl prometheus)
 # Extra packages for optional parts, named by the caller (e.g. nodejs npm for the demo loader).
 pkgs+=("$@")
 missing=()

@@ -42,12 +42,19 @@ if [ -z "${RANKD_REDIS_URL:-}" ]; then
     echo "started redis-server on 127.0.0.1:$REDIS_PORT (schema/redis.conf, data in $RUN_DIR/redis)"
 fi
 
-# 2. A write token for this machine, generated once.
-if [ -z "${RANKD_WRITE_TOKEN:-}" ]; then
+# 2. A write token for this machine, generated once, in a file (a flag would show in ps):
+#    rankd reads .run/write-token (RANKD_WRITE_TOKEN_FILE; SIGHUP reads it again), and curl
+#    sends the header from .run/write-header (curl -H @file), so no token is on a command line.
+if [ -z "${RANKD_WRITE_TOKEN:-}" ] && [ -z "${RANKD_WRITE_TOKEN_FILE:-}" ]; then
     [ -s "$RUN_DIR/write-token" ] || od -An -tx1 -N16 /dev/urandom | tr -d ' \n' > "$RUN_DIR/write-token"
-    RANKD_WRITE_TOKEN=$(cat "$RUN_DIR/write-token")
-    export RANKD_WRITE_TOKEN
+    export RANKD_WRITE_TOKEN_FILE="$PWD/$RUN_DIR/write-token"
 fi
+if [ -n "${RANKD_WRITE_TOKEN_FILE:-}" ]; then
+    RANKD_WRITE_TOKEN_SHOWN=$(grep -v '^[[:space:]]*\(#\|$\)' "$RANKD_WRITE_TOKEN_FILE" | head -1 | tr -d ' \t\r')
+else
+    RANKD_WRITE_TOKEN_SHOWN=$RANKD_WRITE_TOKEN
+fi
+printf 'Authorization: Bearer %s\n' "$RANKD_WRITE_TOKEN_SHOWN" > "$RUN_DIR/write-header"
 
 # 3. rankd in the background until the demo is loaded, then waited on in the foreground.
 build/rankd &
@@ -72,9 +79,9 @@ if [ -z "$total" ] || [ "$total" -lt "$CITIES" ]; then
         (cd clients/loader && npm ci --no-audit --no-fund --loglevel=error)
     mkdir -p build
     node clients/loader/cities-ndjson.js > build/cities.ndjson
-    curl -fsS -X PUT "$BASE/boards/cities" -H "Authorization: Bearer $RANKD_WRITE_TOKEN" \
+    curl -fsS -X PUT "$BASE/boards/cities" -H @"$RUN_DIR/write-header" \
         -H 'Content-Type: application/json' -d '{"order":"desc","tiebreak":"first","page_size":20}' >/dev/null
-    curl -fsS -X POST "$BASE/boards/cities/scores" -H "Authorization: Bearer $RANKD_WRITE_TOKEN" \
+    curl -fsS -X POST "$BASE/boards/cities/scores" -H @"$RUN_DIR/write-header" \
         -H 'Content-Type: application/x-ndjson' --data-binary @build/cities.ndjson |
         sed -n 's/.*"applied":\([0-9]*\).*"rejected_total":\([0-9]*\).*/  applied \1 entries, rejected \2/p'
 fi
@@ -89,9 +96,11 @@ rankd is serving on $BASE (Ctrl-C stops it). Open $BASE/ in a browser, or try:
   curl '$BASE/boards/cities/members/1796236'
   curl '$BASE/boards/cities/members/3039163/around?size=5'
   # a write of your own, to a board of its own (the cities board stays as loaded):
-  curl -X POST '$BASE/boards/sandbox/scores' -H 'Authorization: Bearer $RANKD_WRITE_TOKEN' \\
+  curl -X POST '$BASE/boards/sandbox/scores' -H @$RUN_DIR/write-header \\
        -H 'Content-Type: application/json' -d '{"id":"my-town","score":123456,"record":{"name":"My Town"}}'
   curl '$BASE/boards/sandbox/rank'
+
+  # the token itself is in $RUN_DIR/write-token (the header in $RUN_DIR/write-header)
 
 TXT
 wait "$RANKD_PID"

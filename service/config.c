@@ -9,6 +9,8 @@
 
 #include "board.h"
 #include "request.h"
+#include "tokens.h"
+#include "version.h"
 
 enum opt_kind { OPT_STR, OPT_INT };
 
@@ -41,6 +43,9 @@ enum {
     O_PER_IP,
     O_HTTP_THREADS,
     O_REQUEST_TIMEOUT,
+    O_TOKEN_FILE,
+    O_LOG_FORMAT,
+    O_ACCESS_LOG,
     O_COUNT
 };
 
@@ -50,7 +55,16 @@ static const struct option_def defs[O_COUNT] = {
     [O_REDIS] = {"redis", "RANKD_REDIS_URL", "redis://127.0.0.1:6379/0",
                  "Redis URL: redis://[[user]:password@]host[:port][/db] or unix:///path[?db=N]"},
     [O_TOKEN] = {"write-token", "RANKD_WRITE_TOKEN", "",
-                 "bearer token for writes; empty = every write is refused (403)"},
+                 "a bearer token for writes (visible in ps as a flag: prefer --write-token-file); "
+                 "no token at all = every write is refused (403)"},
+    [O_TOKEN_FILE] = {"write-token-file", "RANKD_WRITE_TOKEN_FILE", "",
+                      "file of bearer tokens for writes, one a line ('#' comments), all valid at "
+                      "once (rotation); read again on SIGHUP"},
+    [O_LOG_FORMAT] = {"log-format", "RANKD_LOG_FORMAT", "text",
+                      "text or json (one JSON object a line)"},
+    [O_ACCESS_LOG] = {"access-log", "RANKD_ACCESS_LOG", "on",
+                      "on or off: one info line per request (5xx are logged as errors either "
+                      "way)"},
     [O_PREFIX] = {"key-prefix", "RANKD_KEY_PREFIX", "rankd",
                   "prefix of every Redis key, [A-Za-z0-9._:-]{1,64}"},
     [O_THREADS] = {"threads", "RANKD_THREADS", "8",
@@ -290,6 +304,15 @@ static int parse_level(const char *s, int *out)
 #define TLS_REFUSED                                                                            \
     "rediss:// (TLS) is not built in: hiredis 0.14 has no TLS. Run a local TLS tunnel (Debian's " \
     "stunnel4, sample: schema/stunnel-redis.conf) and give --redis redis://127.0.0.1:<its port>"
+/* 0 for `zero`, 1 for `one`, else -EINVAL. */
+static int parse_choice(const char *s, const char *zero, const char *one, int *out)
+{
+    if (strcmp(s, zero) == 0 || strcmp(s, one) == 0) {
+        *out = strcmp(s, one) == 0;
+        return 0;
+    }
+    return -EINVAL;
+}
 
 /* Apply one option's text to cfg. Returns 0 or -EINVAL with the allowed values in *allowed. */
 static int apply(struct config *cfg, int opt, const char *v, const char **allowed)
@@ -309,6 +332,23 @@ static int apply(struct config *cfg, int opt, const char *v, const char **allowe
         return config_parse_redis_url(v, &cfg->redis);
     case O_TOKEN:
         return copy_str(cfg->write_token, sizeof(cfg->write_token), v);
+    case O_TOKEN_FILE: {
+        if (copy_str(cfg->write_token_file, sizeof(cfg->write_token_file), v))
+            return -EINVAL;
+        if (!v[0])
+            return 0;
+        /* read once here, so a missing or malformed file is a bad configuration (exit 2) */
+        static __thread char why[CONFIG_STR_MAX + 160];
+        int world = 0;
+        struct tokens *t = tokens_new(NULL, v, &world, why, sizeof(why));
+        tokens_free(t);
+        *allowed = why;
+        return t ? 0 : -EINVAL;
+    }
+    case O_LOG_FORMAT:
+        return parse_choice(v, "text", "json", &cfg->log_format);
+    case O_ACCESS_LOG:
+        return parse_choice(v, "off", "on", &cfg->access_log);
     case O_PREFIX:
         return prefix_valid(v) ? copy_str(cfg->key_prefix, sizeof(cfg->key_prefix), v) : -EINVAL;
     case O_THREADS:
@@ -381,7 +421,7 @@ int config_parse(struct config *cfg, int argc, char **argv, char *err, size_t er
             return 1;
         }
         if (c == 'V') {
-            printf("rankd 1.0.0\n");
+            printf("rankd %s (%s)\n", RANKD_VERSION, RANKD_REVISION);
             return 1;
         }
         if (c < 0 || c >= O_COUNT) {

@@ -27,7 +27,8 @@ struct config {
     int listen_port;       /**< TCP port, 0 = any free port */
     char redis_url_text[CONFIG_STR_MAX];
     struct redis_url redis;
-    char write_token[CONFIG_STR_MAX]; /**< "" = writes refused */
+    char write_token[CONFIG_STR_MAX];      /**< a token from the flag or variable, "" = none */
+    char write_token_file[CONFIG_STR_MAX]; /**< a file of tokens (tokens.h), "" = none */
     char key_prefix[65];
     char default_board[65];
     int threads;            /**< Redis connections per pool (one for reads, one for writes) */
@@ -38,7 +39,9 @@ struct config {
     int connect_timeout_ms; /**< per Redis dial */
     int request_timeout_ms; /**< one deadline across a request's round trips on the event
                              *   threads (http_request.deadline_ms) */
-    int log_level;          /**< 0 debug .. 3 error */
+    int log_level;          /**< enum log_level: 0 debug .. 3 error */
+    int log_format;         /**< enum log_format: 0 text, 1 json */
+    int access_log;         /**< 1: an access line per request (log.h) */
     char cache_url_text[CONFIG_STR_MAX]; /**< "" = pages cached in the data Redis */
     struct redis_url cache_redis;
     int page_grace_ms;               /**< stale window after a page's soft TTL */

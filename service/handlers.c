@@ -15,6 +15,7 @@
 
 #include "admin.h"
 #include "board.h"
+#include "exporter.h"
 #include "json_number.h"
 #include "metrics.h"
 #include "ndjson.h"
@@ -166,21 +167,7 @@ void handle_readyz(struct http_request *rq, struct http_reply *rp)
 void handle_metrics(struct http_request *rq, struct http_reply *rp)
 {
     struct buf out = {0};
-    struct page_cache_stats cache;
-    page_cache_stats(rq->app->pages, &cache);
-    const struct rankd *app = rq->app;
-    unsigned long errors = store_error_count(app->store) + store_error_count(app->write_store) +
-                           store_error_count(app->hit_store) +
-                           store_error_count(app->hit_write_store);
-    if (app->cache_store != app->store)
-        errors += store_error_count(app->cache_store);
-    if (app->cache_write_store != app->write_store)
-        errors += store_error_count(app->cache_write_store);
-    int conns[HTTP_EVENT_THREADS_MAX], up[HTTP_EVENT_THREADS_MAX], wup[HTTP_EVENT_THREADS_MAX];
-    int threads = http_event_threads(rq->server, conns, up, wup, HTTP_EVENT_THREADS_MAX);
-    if (metrics_render(&out, errors, &cache) ||
-        metrics_render_writes(&out, store_write_refusal()) ||
-        metrics_render_event_threads(&out, conns, up, wup, threads)) {
+    if (exporter_render(rq->app, rq->server, &out)) {
         buf_free(&out);
         http_reply_errno(rp, -ENOMEM);
         return;
@@ -946,6 +933,7 @@ static int scores_parse(struct http_request *rq, struct http_reply *rp, struct s
     const cJSON *e = si->single ? doc : entries->child;
     for (int i = 0; e && !rc && i < n; e = e->next, i++) {
         if (validate_entry(e, &si->in[i], &err)) {
+            metrics_write(METRICS_OP_UNKNOWN, 0);
             char where[48] = "";
             if (!si->single)
                 snprintf(where, sizeof(where), "entries[%d]: ", i);
@@ -961,10 +949,21 @@ static int scores_parse(struct http_request *rq, struct http_reply *rp, struct s
     return rc;
 }
 
+/* Count a JSON write's entries that ended (rc as scores_reply): applied, or rejected for what
+ * they hold; a refused batch counts its refused entry; a fault counts nothing (unknown). */
+static void count_writes(const struct scores_in *si, int rc, size_t bad)
+{
+    if (rc == -1 && bad < si->n)
+        metrics_write((int)si->in[bad].op, 0);
+    for (size_t k = 0; rc == 0 && k < si->n; k++)
+        metrics_write((int)si->in[k].op, si->out[k].rc == 0);
+}
+
 /* The reply to a write that ended (rc as apply_entries: 0, -1 with err and bad, or an errno). */
 static void scores_reply(struct http_reply *rp, const struct scores_in *si, int rc,
                          const struct board_settings *used, size_t bad, struct entry_error *err)
 {
+    count_writes(si, rc, bad);
     if (rc == -1) {
         char where[48] = "";
         if (!si->single)
@@ -1215,6 +1214,7 @@ static void show_deferred(struct stream *s, long line)
 /* A line refused when read: listed now, or after the pending lines before it are written. */
 static void reject_line(struct stream *s, long line, const struct entry_error *err)
 {
+    metrics_write(METRICS_OP_UNKNOWN, 0);
     s->rejected_total++;
     if (!s->npending)
         s->settled_line = line;
@@ -1307,6 +1307,8 @@ static void flush_settle(struct stream *s, int rc, const struct board_settings *
     size_t settled = rc == 0 ? s->npending : b->start;
     for (size_t i = 0; i < s->npending; i++) {
         struct entry_error err = {0};
+        if (i < settled)
+            metrics_write((int)s->pending[i].op, b->bad[i] == 0);
         if (i < settled && b->bad[i] == 0)
             s->applied++;
         else if (i < settled && b->bad[i] == -EOVERFLOW) {

@@ -19,6 +19,7 @@
 #include <cjson/cJSON.h>
 #include <microhttpd.h>
 
+#include "access.h"
 #include "log.h"
 #include "metrics.h"
 #include "request.h"
@@ -26,6 +27,7 @@
 #include "server.h"
 #include "static_files.h"
 #include "store_async.h"
+#include "tokens.h"
 #include "workers.h"
 
 #define CONNECTION_TIMEOUT_S 30
@@ -67,6 +69,9 @@ struct loop {
     struct handoff *inbox;       /* under inbox_lock */
     int64_t listen_paused_until; /* out of descriptors: accept again after this (ms) */
     int resumed;                 /* a connection was resumed on this thread: run the daemon */
+    int index;                   /* 0.., for /metrics and the debug log */
+    atomic_int active;           /* connections with a request in progress (for /metrics) */
+    atomic_int waiting;          /* of those, suspended: for Redis, a timer or a worker */
     struct http_timer *timers;   /* pending, soonest first; this thread only */
 };
 
@@ -130,6 +135,10 @@ struct exchange {
     int away;       /* handed off and perhaps not resumed yet: event threads only */
     int queued;     /* a response was queued */
     int no_drain;   /* refused for its framing: answered before its body, then closed */
+    int is_static;  /* a file of the web page (served without a route) */
+    uint64_t bytes; /* body bytes of the queued reply */
+    struct access_fault *fault;         /* a 5xx's code and cause (access.h), or NULL */
+    char request_id[ACCESS_ID_MAX + 1]; /* X-Request-Id, given or made (access.h) */
 };
 
 /* ---------------------------------------------------------------- replies */
@@ -322,11 +331,11 @@ static int starts_with_ci(const char *s, const char *prefix)
 /* 0 when the request may write; else the reply is filled (401/403). */
 static int check_token(struct MHD_Connection *c, struct rankd *app, struct http_reply *rp)
 {
-    const char *token = rankd_write_token(app);
-    if (!token[0]) {
+    struct tokens *tokens = rankd_tokens(app);
+    if (tokens_count(tokens) == 0) {
         http_reply_error(rp, 403, "writes_disabled",
-                         "Writes are disabled: start rankd with --write-token=TOKEN or set "
-                         "RANKD_WRITE_TOKEN, then send 'Authorization: Bearer TOKEN'.");
+                         "Writes are disabled: start rankd with --write-token-file=FILE (or "
+                         "RANKD_WRITE_TOKEN), then send 'Authorization: Bearer TOKEN'.");
         return -1;
     }
     const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
@@ -337,7 +346,7 @@ static int check_token(struct MHD_Connection *c, struct rankd *app, struct http_
         return -1;
     }
     const char *given = auth + 7;
-    if (!util_secure_equal(given, strlen(given), token, strlen(token))) {
+    if (!tokens_check(tokens, given, strlen(given))) {
         http_reply_error(rp, 403, "forbidden", "The bearer token is not valid.");
         return -1;
     }
@@ -452,14 +461,18 @@ static void begin(struct http_server *srv, struct MHD_Connection *c, const char 
     x->rq.server = srv;
     x->rq.method = method;
     x->rq.if_none_match = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "If-None-Match");
+    access_request_id(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Request-Id"),
+                      x->request_id);
     if (check_framing(c, &x->rp)) {
         x->no_drain = 1; /* its body's length is in doubt: never read it */
         return;
     }
     char allow[64];
     int rc = route_match(method, url, &x->rq, &x->route, allow, sizeof(allow));
-    if (rc == -ENOENT && serve_static(srv->app, method, url, x) == 0)
+    if (rc == -ENOENT && serve_static(srv->app, method, url, x) == 0) {
+        x->is_static = 1;
         return;
+    }
     if (rc == -ENOENT) {
         http_reply_error(&x->rp, 404, "not_found", "No route for %s %.200s.", method, url);
         return;
@@ -526,6 +539,11 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, struct exchange *x)
     struct http_reply *rp = &x->rp;
     if (!rp->status)
         http_reply_error(rp, 500, "internal", "The handler produced no reply.");
+    x->bytes = rp->status == 304 || strcmp(x->rq.method, "HEAD") == 0 ? 0
+               : rp->fd > 0                                           ? rp->fd_size
+                                                                      : rp->body.len;
+    if (rp->status >= 500 && !x->fault)
+        x->fault = access_fault_of(rp->status, rp->body.data, rp->body.len);
     struct MHD_Response *resp;
     if (rp->status == 304) {
         /* libmicrohttpd 0.9.75 gives a 304 the Content-Length of its response, 0 from an empty
@@ -559,6 +577,7 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, struct exchange *x)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, rp->content_type);
     for (int i = 0; i < rp->nheaders; i++)
         MHD_add_response_header(resp, rp->headers[i].name, rp->headers[i].value);
+    MHD_add_response_header(resp, "X-Request-Id", x->request_id);
     enum MHD_Result ok = MHD_queue_response(c, (unsigned)rp->status, resp);
     MHD_destroy_response(resp);
     x->queued = 1;
@@ -604,6 +623,7 @@ static int suspend_exchange(struct exchange *x)
         return -1;
     }
     x->away = 1;
+    atomic_fetch_add_explicit(&x->loop->waiting, 1, memory_order_relaxed);
     MHD_suspend_connection(x->conn);
     return 0;
 }
@@ -643,6 +663,7 @@ static void resume_exchange(struct exchange *x)
 {
     struct http_server *srv = x->srv;
     struct loop *l = x->loop;
+    atomic_fetch_sub_explicit(&l->waiting, 1, memory_order_relaxed);
     MHD_resume_connection(x->conn);
     if (l != this_loop)
         loop_wake(l);
@@ -758,6 +779,7 @@ static void suspend_started(struct exchange *x)
     }
     atomic_fetch_add(&srv->suspended, 1);
     x->away = 1;
+    atomic_fetch_add_explicit(&x->loop->waiting, 1, memory_order_relaxed);
     MHD_suspend_connection(x->conn);
 }
 
@@ -832,6 +854,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         x->start_us = util_now_us();
         x->srv = cls;
         x->loop = this_loop;
+        atomic_fetch_add_explicit(&this_loop->active, 1, memory_order_relaxed);
         x->conn = c;
         *ctx = x;
         begin(cls, c, url, method, x);
@@ -883,7 +906,17 @@ static void exchange_free(struct exchange *x)
     buf_free(&x->rp.body);
     if (x->rp.fd > 0)
         close(x->rp.fd);
+    free(x->fault);
     free(x);
+}
+
+/* A header of the reply, or NULL. */
+static const char *reply_header(const struct http_reply *rp, const char *name)
+{
+    for (int i = 0; i < rp->nheaders; i++)
+        if (strcmp(rp->headers[i].name, name) == 0)
+            return rp->headers[i].value;
+    return NULL;
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
@@ -891,11 +924,26 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
 {
     (void)cls;
     (void)c;
-    (void)toe;
     struct exchange *x = *ctx;
     if (!x)
         return;
-    metrics_request(x->route ? x->route->metric : -1, x->rp.status, util_now_us() - x->start_us);
+    access_done(&(struct access_record){
+        .method = x->rq.method,
+        .route = x->route       ? x->route->name
+                 : x->is_static ? "static"
+                                : "unmatched",
+        .route_metric = x->route       ? x->route->metric
+                        : x->is_static ? route_static_metric()
+                                       : -1,
+        .status = x->queued ? x->rp.status : 0,
+        .bytes = x->queued ? x->bytes : 0,
+        .us = util_now_us() - x->start_us,
+        .cache = reply_header(&x->rp, "X-Cache"),
+        .request_id = x->request_id,
+        .fault = x->fault,
+        .aborted = toe != MHD_REQUEST_TERMINATED_COMPLETED_OK,
+    });
+    atomic_fetch_sub_explicit(&x->loop->active, 1, memory_order_relaxed);
     if (x->handed_off)
         atomic_fetch_sub(&x->srv->in_work, 1);
     exchange_free(x);
@@ -1019,6 +1067,10 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx
     if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
         *socket_ctx = this_loop; /* the loop whose load it is */
         adding = 0;              /* reserved at accept */
+        if (log_enabled(LOG_LEVEL_DEBUG))
+            log_debug("http: connection opened on event thread %d (%d there)",
+                      this_loop ? this_loop->index : -1,
+                      this_loop ? atomic_load(&this_loop->load) : 0);
         return;
     }
     const union MHD_ConnectionInfo *ci =
@@ -1027,6 +1079,9 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx
     struct loop *l = *socket_ctx;
     if (l)
         atomic_fetch_sub(&l->load, 1);
+    if (l && log_enabled(LOG_LEVEL_DEBUG))
+        log_debug("http: connection closed on event thread %d (%d there)", l->index,
+                  atomic_load(&l->load));
 }
 
 /* Serve an admitted socket on this thread's loop l. */
@@ -1262,6 +1317,7 @@ static int epoll_add(int epfd, int fd, uint64_t tag)
 static int loop_open(struct http_server *srv, struct loop *l, const struct http_options *o)
 {
     l->srv = srv;
+    l->index = srv->nloops;
     pthread_mutex_init(&l->inbox_lock, NULL);
     l->epfd = epoll_create1(EPOLL_CLOEXEC);
     l->wakefd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
@@ -1389,16 +1445,31 @@ struct http_server *http_start(struct rankd *app, const struct http_options *o, 
     return srv;
 }
 
-int http_event_threads(const struct http_server *srv, int *connections, int *hit_connected,
-                       int *write_connected, int max)
+int http_event_threads(const struct http_server *srv, struct metrics_thread *out, int max)
 {
     int n = srv->nloops < max ? srv->nloops : max;
     for (int i = 0; i < n; i++) {
-        connections[i] = atomic_load(&srv->loops[i].load);
-        hit_connected[i] = srv->loops[i].hits && store_async_connected(srv->loops[i].hits);
-        write_connected[i] = srv->loops[i].writes && store_async_connected(srv->loops[i].writes);
+        struct loop *l = &srv->loops[i];
+        memset(&out[i], 0, sizeof(out[i]));
+        out[i].connections = atomic_load(&l->load);
+        out[i].busy = atomic_load_explicit(&l->active, memory_order_relaxed);
+        out[i].waiting = atomic_load_explicit(&l->waiting, memory_order_relaxed);
+        if (l->hits)
+            store_async_stats(l->hits, &out[i].reads);
+        if (l->writes)
+            store_async_stats(l->writes, &out[i].writes);
     }
     return n;
+}
+
+int http_workers_busy(const struct http_server *srv)
+{
+    return workers_busy(srv->workers);
+}
+
+const char *http_library_version(void)
+{
+    return MHD_get_version();
 }
 
 int http_port(const struct http_server *srv)

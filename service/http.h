@@ -184,14 +184,21 @@ struct store_async *http_async_store_writes(struct http_async *a);
 
 #define HTTP_EVENT_THREADS_MAX 64
 
+struct metrics_thread; /* metrics.h */
+
 /**
- * Per event thread i < the return value (at most `max`): connections[i] = connections given to
- * it (open, or handed over and not yet added), hit_connected[i] = 1 while its Redis hit
- * read connection is up, write_connected[i] = 1 while its write connection is. Racy snapshots
- * for /metrics; the connection states are read without a lock.
+ * Per event thread i < the return value (at most `max`): its connections (given to it: open, or
+ * handed over and not yet added), how many have a request in progress and how many of those
+ * wait (suspended), and the round trips, commands, groups in flight and state of its two Redis
+ * connections. Racy snapshots for /metrics, safe from any thread.
  */
-int http_event_threads(const struct http_server *srv, int *connections, int *hit_connected,
-                       int *write_connected, int max);
+int http_event_threads(const struct http_server *srv, struct metrics_thread *out, int max);
+
+/** Jobs queued or running on the worker threads (workers.h), for /metrics. */
+int http_workers_busy(const struct http_server *srv);
+
+/** libmicrohttpd's version ("0.9.75"), for rankd_build_info. */
+const char *http_library_version(void);
 
 /** The bound port (useful with port 0). */
 int http_port(const struct http_server *srv);

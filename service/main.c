@@ -1,7 +1,8 @@
-/* main.c -- rankd's entry point: parse configuration, start, wait for SIGINT/SIGTERM, stop.
- * SIGHUP is ignored: rankd has no configuration to reload, and a closed terminal or a process
- * manager's reload signal must not stop it. A Redis user that may not run rankd's scripts stops
- * start-up with exit code 2, like bad configuration (preflight.h). */
+/* main.c -- rankd's entry point: parse configuration, start, serve until SIGINT/SIGTERM, stop.
+ * SIGHUP reloads what can change without a restart (the write tokens of --write-token-file:
+ * rankd_reload); it never stops rankd, so a closed terminal cannot either.
+ * A Redis user that may not run rankd's scripts stops start-up with exit code 2, like bad
+ * configuration (preflight.h). */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -12,6 +13,8 @@
 #include "log.h"
 #include "preflight.h"
 #include "server.h"
+#include "tokens.h"
+#include "version.h"
 
 int main(int argc, char **argv)
 {
@@ -26,6 +29,8 @@ int main(int argc, char **argv)
         return 2;
     }
     log_set_level(cfg.log_level);
+    log_set_format(cfg.log_format);
+    log_set_access(cfg.access_log);
     /* a Redis user that may not run the scripts: one clear line and exit 2 (preflight.h) */
     char why[1024];
     if (preflight_scripts(&cfg.redis, "Redis", cfg.connect_timeout_ms, cfg.redis_timeout_ms, why,
@@ -36,27 +41,41 @@ int main(int argc, char **argv)
         fprintf(stderr, "rankd: %s\n", why);
         return 2;
     }
-    /* Block the stop signals in every thread; the main thread takes them with sigwait. */
-    sigset_t stop;
-    sigemptyset(&stop);
-    sigaddset(&stop, SIGINT);
-    sigaddset(&stop, SIGTERM);
-    pthread_sigmask(SIG_BLOCK, &stop, NULL);
+    /* Block the signals in every thread; the main thread takes them with sigwait. */
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
     signal(SIGPIPE, SIG_IGN);
-    signal(SIGHUP, SIG_IGN); /* not a stop signal (see the top of this file) */
+    log_start(2); /* lines are buffered from here on: requests never wait for stderr */
     struct rankd *app = rankd_start(&cfg, &rc);
     if (!app) {
+        log_stop();
         fprintf(stderr, "rankd: cannot listen on %s:%d: %s\n", cfg.listen_host, cfg.listen_port,
                 rc == -EADDRINUSE ? "the address is in use or not available" : strerror(-rc));
         return 2;
     }
-    log_info("listening on %s:%d, redis %s:%d db %d, key prefix '%s', writes %s", cfg.listen_host,
-             rankd_port(app), cfg.redis.unix_path[0] ? cfg.redis.unix_path : cfg.redis.host,
+    int ntokens = tokens_count(rankd_tokens(app));
+    log_info("rankd %s (%s) listening on %s:%d, redis %s:%d db %d, key prefix '%s', writes %s%s, "
+             "log %s, access log %s",
+             RANKD_VERSION, RANKD_REVISION, cfg.listen_host, rankd_port(app),
+             cfg.redis.unix_path[0] ? cfg.redis.unix_path : cfg.redis.host,
              cfg.redis.unix_path[0] ? 0 : cfg.redis.port, cfg.redis.db, cfg.key_prefix,
-             cfg.write_token[0] ? "enabled (token set)" : "disabled (no --write-token)");
+             ntokens ? "enabled" : "disabled (no write token)",
+             cfg.write_token_file[0] ? " (token file, SIGHUP reads it again)" : "",
+             cfg.log_format ? "json" : "text", cfg.access_log ? "on" : "off");
     int sig = 0;
-    sigwait(&stop, &sig);
+    for (;;) {
+        sigwait(&sigs, &sig);
+        if (sig != SIGHUP)
+            break;
+        rankd_reload(app);
+    }
     log_info("signal %d: stopping", sig);
     rankd_stop(app);
+    log_info("stopped");
+    log_stop();
     return 0;
 }

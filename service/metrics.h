@@ -1,10 +1,16 @@
 /*
- * metrics.h -- process counters served as Prometheus text at GET /metrics.
+ * metrics.h -- process counters served as Prometheus text at GET /metrics (exporter.h gathers
+ * the gauges of the other modules and calls the render functions below).
  *
- * Counters are <stdatomic.h> integers: recording is lock-free and safe from any thread.
+ * Counters are <stdatomic.h> integers: recording is lock-free and safe from any thread. Each
+ * recording thread adds to one of METRICS_SHARDS shards (threads take them in turn), so the event
+ * threads never write the same cache line: the per-request counters cost a few uncontended
+ * atomic adds. Rendering sums the shards.
+ *
  * Requests are counted by route (a fixed label from the route table, never the raw path, so the
- * label set is bounded) and by status code; latency goes into a fixed-bucket histogram in seconds
- * (Prometheus convention), buckets from 0.5 ms to 10 s, so p99/p999/max can be read off it.
+ * label set is bounded) and by status code; their latency goes into a histogram per route and
+ * status class (2xx, 4xx...), in seconds (Prometheus convention), buckets from 0.1 ms to 10 s.
+ * Writes are counted per entry (a batch's entries, an NDJSON upload's lines) by op and outcome.
  */
 #ifndef RANKD_METRICS_H
 #define RANKD_METRICS_H
@@ -15,31 +21,98 @@
 
 /** Most route labels a process has (the route table is smaller). */
 #define METRICS_ROUTES_MAX 32
+/** Shards of the counters (see above). */
+#define METRICS_SHARDS 8
 
 /** Register a route label; returns its index, or -1 when the table is full. Not thread-safe:
  *  call at start-up only. `name` is borrowed and must outlive the process. */
 int metrics_route(const char *name);
 
-/** Count one finished request: route index (or -1 for unmatched), status, latency in us. */
+/** Count one finished request: route index (or -1 for unmatched), status (0: none sent),
+ *  latency in us. */
 void metrics_request(int route, int status, int64_t latency_us);
 
 /** Count one page computation (sorted-set read + render) that took `us` microseconds. */
 void metrics_page_compute(int64_t us);
 
+/** Write ops, as board.h's enum board_op (set 0, best 1, incr 2), and entries whose op could not
+ *  be read (an invalid JSON line or entry). */
+enum metrics_write_op {
+    METRICS_OP_SET = 0,
+    METRICS_OP_BEST,
+    METRICS_OP_INCR,
+    METRICS_OP_UNKNOWN,
+    METRICS_OPS
+};
+
+/** Count one written entry (`applied` 1) or one refused for what it holds (`applied` 0: a score
+ *  the board cannot hold, a result out of range, an invalid entry or line). `op` is an enum
+ *  metrics_write_op (anything else counts as unknown). */
+void metrics_write(int op, int applied);
+
 struct page_cache_stats;
 
-/** Render every metric as Prometheus text into *out (appended). redis_errors comes from store.h,
- *  cache from page_cache.h. Returns 0 or -ENOMEM. */
-int metrics_render(struct buf *out, unsigned long redis_errors,
-                   const struct page_cache_stats *cache);
+/** The version, revision and libraries this binary was built with (rankd_build_info). */
+struct metrics_build {
+    const char *version, *revision, *libmicrohttpd, *hiredis, *cjson;
+};
 
 /** Render rankd_redis_writes_refused from store_write_refusal's answer (store.h: 0, -EDQUOT,
  *  -EROFS). Returns 0 or -ENOMEM. */
 int metrics_render_writes(struct buf *out, int probe_rc);
 
-/** Render the per-event-thread gauges (http.h: http_event_threads) into *out. Returns 0 or
- *  -ENOMEM. */
-int metrics_render_event_threads(struct buf *out, const int *connections, const int *hit_connected,
-                                 const int *write_connected, int n);
+/** The process_* family: what a Prometheus client library exports for its process. */
+struct metrics_process {
+    double cpu_seconds;        /**< user + system */
+    double resident_bytes;     /**< RSS */
+    double virtual_bytes;      /**< address space */
+    double start_time_seconds; /**< since the Unix epoch */
+    long open_fds;             /**< -1: unknown */
+    long max_fds;              /**< the soft limit; -1: unknown */
+};
+
+/** Render the counters as Prometheus text into *out (appended): requests, latency histograms,
+ *  writes, page computations, build info, process_*, `redis_errors` (store.h), `log_dropped`
+ *  (log.h), the cache (page_cache.h; NULL: left out). Returns 0 or -ENOMEM. */
+int metrics_render(struct buf *out, const struct metrics_build *build,
+                   const struct metrics_process *proc, unsigned long redis_errors,
+                   unsigned long log_dropped, const struct page_cache_stats *cache);
+
+/** States of a Redis connection of an event thread. */
+enum metrics_conn_state { METRICS_CONN_DOWN = 0, METRICS_CONN_DIALLING, METRICS_CONN_UP };
+
+/** One Redis connection of an event thread (store_async.h fills it). */
+struct metrics_conn {
+    unsigned long long round_trips; /**< pipelines written (one write, its replies awaited) */
+    unsigned long long commands;    /**< commands in them */
+    int in_flight;                  /**< groups written or queued, not answered yet */
+    int state;                      /**< enum metrics_conn_state */
+};
+
+/** One event thread (http.h fills it). */
+struct metrics_thread {
+    int connections; /**< HTTP connections given to it */
+    int busy;        /**< of those, with a request in progress on the thread */
+    int waiting;     /**< of those, suspended: for Redis, a timer or a worker */
+    struct metrics_conn reads, writes;
+};
+
+/** One blocking connection pool (store.h fills it). */
+struct metrics_pool {
+    const char *name;               /**< label: reads, writes, cache_reads, cache_writes */
+    unsigned long long round_trips; /**< commands or pipelines sent, each awaited */
+    unsigned long long commands;
+    int busy;   /**< slots borrowed by a request now */
+    int idle;   /**< free slots with an open connection */
+    int closed; /**< free slots without one (dialled on their next use) */
+};
+
+/** Render the per-event-thread families (HTTP connection states, Redis connection states, round
+ *  trips, commands, groups in flight) for threads[0..n). Returns 0 or -ENOMEM. */
+int metrics_render_event_threads(struct buf *out, const struct metrics_thread *threads, int n);
+
+/** Render the blocking pools' families and the busy worker threads. Returns 0 or -ENOMEM. */
+int metrics_render_pools(struct buf *out, const struct metrics_pool *pools, int n,
+                         int workers_busy);
 
 #endif

@@ -65,10 +65,18 @@ static struct route routes[] = {
 #undef B
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))
 
+static int static_metric = -1;
+
 void route_init(void)
 {
     for (size_t i = 0; i < NROUTES; i++)
         routes[i].metric = metrics_route(routes[i].name);
+    static_metric = metrics_route("static");
+}
+
+int route_static_metric(void)
+{
+    return static_metric;
 }
 
 int route_match(const char *method, const char *path, struct http_request *rq,

@@ -56,8 +56,12 @@ struct route {
     int metric; /**< metrics index, set by route_init */
 };
 
-/** Register route names with metrics. Call once at start-up. */
+/** Register route names with metrics (and "static", the files of the web page). Call once at
+ *  start-up. */
 void route_init(void);
+
+/** The metrics index of "static" (route_init). */
+int route_static_metric(void);
 
 /**
  * Match a raw (still percent-encoded) path and method. On a match returns 0, *out, and the decoded

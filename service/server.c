@@ -8,6 +8,7 @@
 #include "log.h"
 #include "route.h"
 #include "static_files.h"
+#include "tokens.h"
 
 static struct store *store_for(const struct config *cfg, const struct redis_url *u, int pool)
 {
@@ -40,6 +41,18 @@ struct rankd *rankd_start_hooked(const struct config *cfg, const struct rankd_ho
     }
     app->cfg = *cfg;
     const struct config *c = &app->cfg;
+    char why[CONFIG_STR_MAX + 160];
+    int world = 0;
+    app->tokens = tokens_new(c->write_token, c->write_token_file, &world, why, sizeof(why));
+    if (!app->tokens) {
+        log_error("write tokens: %s", why);
+        rankd_stop(app);
+        *err = -EINVAL;
+        return NULL;
+    }
+    if (world)
+        log_warn("write tokens: %s can be read by every user of this machine (chmod o-r it)",
+                 c->write_token_file);
     app->store = store_for(c, &c->redis, c->threads);
     app->write_store = store_for(c, &c->redis, c->threads);
     app->hit_store = store_for(c, &c->redis, 1);
@@ -76,8 +89,17 @@ struct rankd *rankd_start_hooked(const struct config *cfg, const struct rankd_ho
         *err = -ENOMEM;
         return NULL;
     }
-    if (static_files_root(app->cfg.static_dir, app->static_root, sizeof(app->static_root)))
+    if (static_files_root(app->cfg.static_dir, app->static_root, sizeof(app->static_root))) {
         app->static_root[0] = '\0';
+        if (app->cfg.static_dir[0])
+            log_warn("static files: --static-dir %s is not a directory: / and the web page "
+                     "answer 404",
+                     app->cfg.static_dir);
+        else
+            log_warn("static files: no web directory found (clients/web of the build, or "
+                     "share/rankd/web of the install prefix): / and the web page answer 404; "
+                     "set --static-dir");
+    }
     struct http_options ho = {
         .host = app->cfg.listen_host,
         .port = app->cfg.listen_port,
@@ -112,9 +134,32 @@ const char *rankd_static_root(const struct rankd *app)
     return app->static_root;
 }
 
-const char *rankd_write_token(const struct rankd *app)
+struct tokens *rankd_tokens(const struct rankd *app)
 {
-    return app->cfg.write_token;
+    return app->tokens;
+}
+
+void rankd_reload(struct rankd *app)
+{
+    char why[CONFIG_STR_MAX + 160];
+    int world = 0;
+    if (!tokens_path(app->tokens)[0]) {
+        log_info("reload: nothing to read again (no --write-token-file); %d write token%s in "
+                 "force",
+                 tokens_count(app->tokens), tokens_count(app->tokens) == 1 ? "" : "s");
+        return;
+    }
+    int n = tokens_reload(app->tokens, &world, why, sizeof(why));
+    if (n < 0) {
+        log_error("reload: write tokens: %s; the %d token%s loaded before stay in force", why,
+                  tokens_count(app->tokens), tokens_count(app->tokens) == 1 ? "" : "s");
+        return;
+    }
+    log_info("reload: write tokens read again from %s: %d in force%s", tokens_path(app->tokens), n,
+             n ? "" : " (writes are refused)");
+    if (world)
+        log_warn("write tokens: %s can be read by every user of this machine (chmod o-r it)",
+                 tokens_path(app->tokens));
 }
 
 void rankd_stop(struct rankd *app)
@@ -131,5 +176,6 @@ void rankd_stop(struct rankd *app)
     store_free(app->hit_write_store);
     store_free(app->write_store);
     store_free(app->store);
+    tokens_free(app->tokens);
     free(app);
 }

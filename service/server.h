@@ -23,6 +23,7 @@ struct rankd {
     struct page_cache *pages;        /**< owned */
     struct http_server *http;        /**< owned */
     char static_root[4096];          /**< real path of the web frontend, "" = not served */
+    struct tokens *tokens;           /**< owned: the write tokens (tokens.h) */
 };
 
 /** Test hooks; production passes NULL (rankd has no flag or variable for them). */
@@ -48,8 +49,12 @@ int rankd_port(const struct rankd *app);
 /** The real path of the directory served at `/` ("" when none). Borrowed. */
 const char *rankd_static_root(const struct rankd *app);
 
-/** The configured write token ("" when writes are disabled). Borrowed. */
-const char *rankd_write_token(const struct rankd *app);
+/** The write tokens (tokens.h); none in force = writes disabled. Borrowed. */
+struct tokens *rankd_tokens(const struct rankd *app);
+
+/** What SIGHUP does: read the --write-token-file again (tokens.h) and log the outcome (info:
+ *  how many tokens are in force; error: why the file was refused, the old tokens staying). */
+void rankd_reload(struct rankd *app);
 
 /** Stop serving and free everything. NULL is a no-op. */
 void rankd_stop(struct rankd *app);

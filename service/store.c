@@ -14,6 +14,7 @@
 #include <hiredis/sds.h>
 
 #include "log.h"
+#include "metrics.h"
 #include "util.h"
 
 /* Script bodies: service/lua/NAME.lua, turned into C string literals by the Makefile. */
@@ -73,7 +74,15 @@ struct store {
     char sha[STORE_SCRIPT_COUNT][SHA_LEN + 1]; /**< filled by the first successful load */
     atomic_int sha_loaded;
     atomic_ulong errors;
+    atomic_ullong round_trips, commands; /**< of store_command/_pipeline/_script, for /metrics */
 };
+
+/* Count a round trip of n commands (relaxed: a counter for /metrics). */
+static void count_trip(struct store *st, unsigned long long n)
+{
+    atomic_fetch_add_explicit(&st->round_trips, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&st->commands, n, memory_order_relaxed);
+}
 
 struct store *store_new(const struct store_config *cfg)
 {
@@ -391,6 +400,7 @@ redisReply *store_command(struct store_conn *c, int argc, const char **argv, con
                           int *err)
 {
     redisReply *r = redisCommandArgv(c->ctx, argc, argv, argvlen);
+    count_trip(c->st, 1);
     if (!r) {
         *err = fail(c, argv[0]);
         return NULL;
@@ -405,6 +415,7 @@ redisReply *store_command(struct store_conn *c, int argc, const char **argv, con
 int store_pipeline(struct store_conn *c, int n, const int *argc, const char *const *const *argv,
                    const size_t *const *argvlen, redisReply **replies)
 {
+    count_trip(c->st, (unsigned long long)n);
     for (int i = 0; i < n; i++)
         if (redisAppendCommandArgv(c->ctx, argc[i], (const char **)argv[i], argvlen[i]) != REDIS_OK)
             return fail(c, "pipeline");
@@ -466,7 +477,9 @@ redisReply *store_script(struct store_conn *c, enum store_script script, int nke
     snprintf(nk, sizeof(nk), "%d", nkeys);
     script_argv("EVALSHA", sha, nk, n, argv, argvlen, full, fulllen);
     redisReply *r = redisCommandArgv(c->ctx, n + 3, full, fulllen);
+    count_trip(c->st, 1);
     if (is_noscript(r)) {
+        count_trip(c->st, 1);
         freeReplyObject(r);
         script_argv("EVAL", script_body[script], nk, n, argv, argvlen, full, fulllen);
         r = redisCommandArgv(c->ctx, n + 3, full, fulllen);
@@ -578,6 +591,24 @@ int store_write_probe(struct store *st)
     redisFree(ctx);
     store_note_write(rc);
     return rc;
+}
+
+void store_pool_stats(struct store *st, struct metrics_pool *out)
+{
+    out->round_trips = atomic_load_explicit(&st->round_trips, memory_order_relaxed);
+    out->commands = atomic_load_explicit(&st->commands, memory_order_relaxed);
+    out->busy = out->idle = out->closed = 0;
+    pthread_mutex_lock(&st->lock);
+    for (int i = 0; i < st->pool_size; i++) {
+        const struct store_conn *c = &st->conns[i];
+        if (c->busy)
+            out->busy++;
+        else if (c->ctx)
+            out->idle++;
+        else
+            out->closed++;
+    }
+    pthread_mutex_unlock(&st->lock);
 }
 
 int store_ping(struct store *st)

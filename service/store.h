@@ -143,6 +143,12 @@ void store_note_fault(struct store *st, const char *what, const char *detail);
 /** Count of Redis faults (dial, I/O, timeouts, error replies) since start, for /metrics. */
 unsigned long store_error_count(const struct store *st);
 
+struct metrics_pool; /* metrics.h */
+
+/** The pool's round trips and commands since start and its slots now (busy, idle, closed), for
+ *  /metrics; out->name is left as it is. Takes the pool's lock briefly. */
+void store_pool_stats(struct store *st, struct metrics_pool *out);
+
 /** 0 when a PING succeeds within the timeout, else a negative errno (for /readyz). */
 int store_ping(struct store *st);
 

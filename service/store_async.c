@@ -14,6 +14,7 @@
 
 #include <hiredis/sds.h>
 
+#include "metrics.h"
 #include "util.h"
 
 #define BACKOFF_MIN_MS 50
@@ -77,8 +78,12 @@ struct store_async {
     atomic_int dial_done;
     int64_t retry_at_ms; /* no dial before this (monotonic), after a failure */
     atomic_int up;       /* ctx != NULL, for readers on other threads */
-    int broken;          /* the output buffer is unusable: fail at the next flush or tick */
-    char *chunk;         /* READ_CHUNK bytes: what recv reads, before hiredis parses it */
+    /* for /metrics (store_async_stats), written on the loop thread only */
+    atomic_int dialing_now;              /* a dial is in progress */
+    atomic_int in_flight;                /* groups in the FIFO (head..tail) */
+    atomic_ullong round_trips, commands; /* flushes that wrote new groups; their commands */
+    int broken;  /* the output buffer is unusable: fail at the next flush or tick */
+    char *chunk; /* READ_CHUNK bytes: what recv reads, before hiredis parses it */
     int backoff_ms;
     struct pending *share[SHARE_SLOTS]; /* unsent shareable groups by hash; empty after a flush */
 };
@@ -175,6 +180,7 @@ static void fail_all(struct store_async *sa, int rc, const char *what)
     share_reset(sa);
     struct pending *p = sa->head;
     sa->head = sa->tail = NULL;
+    atomic_store_explicit(&sa->in_flight, 0, memory_order_relaxed);
     while (p) {
         struct pending *next = p->next;
         if (!p->abandoned)
@@ -208,6 +214,7 @@ static void start_dial(struct store_async *sa)
         sa->dialing = 1;
     else
         later(sa);
+    atomic_store(&sa->dialing_now, sa->dialing);
 }
 
 /* Take over a connection the helper dialled: non-blocking from now on. */
@@ -238,6 +245,7 @@ static void finish_dial(struct store_async *sa)
         return;
     pthread_join(sa->dialer, NULL);
     sa->dialing = 0;
+    atomic_store(&sa->dialing_now, 0);
     redisContext *c = atomic_exchange(&sa->dialled, NULL);
     if (c)
         adopt(sa, c);
@@ -292,6 +300,7 @@ static int append_group(struct store_async *sa, struct pending *p, const int *ar
     else
         sa->head = p;
     sa->tail = p;
+    atomic_fetch_add_explicit(&sa->in_flight, 1, memory_order_relaxed);
     return fresh;
 }
 
@@ -513,13 +522,17 @@ void store_async_flush(struct store_async *sa)
     if (sa->unsent) { /* their time starts once written, not when the request was parsed (nor
                        * before the write: a process stopped in between is not Redis's delay) */
         int64_t now = util_now_ms(), deadline = now + store_timeout_ms(sa->st);
+        unsigned long long cmds = 0;
         for (struct pending *p = sa->unsent; p; p = p->next) {
+            cmds += (unsigned long long)p->n;
             p->deadline_ms = p->limit_ms && p->limit_ms < deadline ? p->limit_ms : deadline;
             p->sent_ms = now;
             p->sent = 1;
             free(p->args); /* sent: nobody joins it any more */
             p->args = NULL;
         }
+        atomic_fetch_add_explicit(&sa->round_trips, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&sa->commands, cmds, memory_order_relaxed);
         share_reset(sa);
     }
     set_events(sa, done ? EPOLLIN : EPOLLIN | EPOLLOUT);
@@ -540,6 +553,7 @@ static int take_reply(struct store_async *sa, redisReply *r)
     sa->head = p->next;
     if (!sa->head)
         sa->tail = NULL;
+    atomic_fetch_sub_explicit(&sa->in_flight, 1, memory_order_relaxed);
     if (sa->unsent == p) { /* cannot happen: a reply to an unsent command */
         share_reset(sa);
         sa->unsent = p->next;
@@ -705,6 +719,16 @@ int store_async_tick(struct store_async *sa)
 int store_async_connected(struct store_async *sa)
 {
     return atomic_load(&sa->up);
+}
+
+void store_async_stats(struct store_async *sa, struct metrics_conn *out)
+{
+    out->round_trips = atomic_load_explicit(&sa->round_trips, memory_order_relaxed);
+    out->commands = atomic_load_explicit(&sa->commands, memory_order_relaxed);
+    out->in_flight = atomic_load_explicit(&sa->in_flight, memory_order_relaxed);
+    out->state = atomic_load(&sa->up)            ? METRICS_CONN_UP
+                 : atomic_load(&sa->dialing_now) ? METRICS_CONN_DIALLING
+                                                 : METRICS_CONN_DOWN;
 }
 
 void store_async_free(struct store_async *sa)

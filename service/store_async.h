@@ -133,4 +133,11 @@ int store_async_tick(struct store_async *sa);
 /** 1 while connected (for /metrics; safe from any thread). */
 int store_async_connected(struct store_async *sa);
 
+struct metrics_conn; /* metrics.h */
+
+/** Round trips (flushes that wrote new groups) and commands since start, groups in flight and
+ *  the connection's state (up, dialling, down), for /metrics; safe from any thread (a racy
+ *  snapshot). */
+void store_async_stats(struct store_async *sa, struct metrics_conn *out);
+
 #endif

@@ -44,5 +44,6 @@ Suite *hardening_suite(void);
 Suite *numbers_suite(void);
 Suite *boarddata_suite(void);
 Suite *acl_suite(void);
+Suite *ops_suite(void);
 
 #endif

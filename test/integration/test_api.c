@@ -73,8 +73,9 @@ START_TEST(health_ready_metrics)
     ck_assert_int_eq(r.status, 200);
     ck_assert_ptr_nonnull(
         strstr(r.body, "rankd_http_requests_total{route=\"healthz\",status=\"200\"} 1"));
-    ck_assert_ptr_nonnull(
-        strstr(r.body, "rankd_http_request_duration_seconds_bucket{le=\"+Inf\"}"));
+    ck_assert_ptr_nonnull(strstr(r.body,
+                                 "rankd_http_request_duration_seconds_bucket{route=\"healthz\","
+                                 "status_class=\"2xx\",le=\"+Inf\"} 1\n"));
     ck_assert_ptr_nonnull(strstr(r.body, "rankd_redis_errors_total"));
     ck_assert_ptr_nonnull(strstr(r.headers, "text/plain"));
     http_result_free(&r);

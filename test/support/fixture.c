@@ -118,6 +118,12 @@ int redis_proc_restart(struct redis_proc *r)
 
 int rankd_proc_start(struct rankd_proc *p, int redis_port, const char *const *args)
 {
+    struct rankd_proc_opts o = {.args = args};
+    return rankd_proc_start_opts(p, redis_port, &o);
+}
+
+int rankd_proc_start_opts(struct rankd_proc *p, int redis_port, const struct rankd_proc_opts *o)
+{
     char exe[PATH_MAX], listen[64], redis[64];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 16);
     char *slash = n > 0 ? memrchr(exe, '/', (size_t)n) : NULL;
@@ -128,13 +134,23 @@ int rankd_proc_start(struct rankd_proc *p, int redis_port, const char *const *ar
     p->port = free_port();
     snprintf(listen, sizeof(listen), "--listen=127.0.0.1:%d", p->port);
     snprintf(redis, sizeof(redis), "--redis=redis://127.0.0.1:%d", redis_port);
-    const char *argv[32] = {exe, listen, redis, "--write-token=" TEST_TOKEN, "--log-level=warn"};
-    for (int i = 0, k = 5; args && args[i] && k < 31; i++)
-        argv[k++] = args[i];
+    const char *argv[32] = {exe, listen, redis};
+    int k = 3;
+    if (!o->no_token)
+        argv[k++] = "--write-token=" TEST_TOKEN;
+    if (!o->log_path)
+        argv[k++] = "--log-level=warn";
+    for (int i = 0; o->args && o->args[i] && k < 31; i++)
+        argv[k++] = o->args[i];
     pid_t pid = fork();
     if (pid < 0)
         return -1;
     if (pid == 0) {
+        if (o->log_path) {
+            FILE *f = freopen(o->log_path, "w", stderr);
+            if (!f)
+                _exit(126);
+        }
         execv(exe, (char *const *)argv);
         _exit(127);
     }
@@ -204,7 +220,7 @@ struct rankd *rankd_test_start_with(int redis_port, const char *token,
     snprintf(cfg.write_token, sizeof(cfg.write_token), "%s", token);
     snprintf(cfg.default_board, sizeof(cfg.default_board), "default");
     cfg.threads = 4;
-    cfg.log_level = 3;
+    cfg.log_level = LOG_LEVEL_NONE; /* 5xx lines would flood the fault tests' output */
     if (tweak)
         tweak(&cfg);
     log_set_level(cfg.log_level);

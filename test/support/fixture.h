@@ -45,6 +45,17 @@ struct rankd_proc {
  */
 int rankd_proc_start(struct rankd_proc *p, int redis_port, const char *const *args);
 
+/** How rankd_proc_start_opts starts it. */
+struct rankd_proc_opts {
+    const char *const *args; /**< appended, NULL-terminated; may be NULL */
+    const char *log_path;    /**< stderr goes to this file (no --log-level=warn then: rankd's
+                              *   own default, info); NULL: inherited, at warn */
+    int no_token;            /**< 1: no --write-token=TEST_TOKEN */
+};
+
+/** rankd_proc_start with options. */
+int rankd_proc_start_opts(struct rankd_proc *p, int redis_port, const struct rankd_proc_opts *o);
+
 /** SIGTERM and wait for it; returns the seconds the exit took (SIGKILL after 60 s). No-op when
  *  not running. */
 double rankd_proc_stop(struct rankd_proc *p);

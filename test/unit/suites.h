@@ -17,5 +17,6 @@ Suite *json_number_suite(void);
 Suite *gzip_suite(void);
 Suite *cors_suite(void);
 Suite *validate_suite(void);
+Suite *log_suite(void);
 
 #endif

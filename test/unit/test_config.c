@@ -2,9 +2,11 @@
  *
  * Check forks every test, so setenv/unsetenv and getopt's globals stay inside one test. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "suites.h"
@@ -175,10 +177,11 @@ END_TEST
 /* ---- config_parse -------------------------------------------------------------------------- */
 
 static const char *const k_env[] = {
-    "RANKD_LISTEN",          "RANKD_REDIS_URL",        "RANKD_WRITE_TOKEN",
-    "RANKD_KEY_PREFIX",      "RANKD_THREADS",          "RANKD_DEFAULT_BOARD",
-    "RANKD_MAX_CONNECTIONS", "RANKD_REDIS_TIMEOUT_MS", "RANKD_REDIS_CONNECT_TIMEOUT_MS",
-    "RANKD_LOG_LEVEL",
+    "RANKD_LISTEN",           "RANKD_REDIS_URL",        "RANKD_WRITE_TOKEN",
+    "RANKD_KEY_PREFIX",       "RANKD_THREADS",          "RANKD_DEFAULT_BOARD",
+    "RANKD_MAX_CONNECTIONS",  "RANKD_REDIS_TIMEOUT_MS", "RANKD_REDIS_CONNECT_TIMEOUT_MS",
+    "RANKD_LOG_LEVEL",        "RANKD_LOG_FORMAT",       "RANKD_ACCESS_LOG",
+    "RANKD_WRITE_TOKEN_FILE",
 };
 
 /* Checked fixture (runs in the test's own process): no RANKD_* variable from the caller. */
@@ -485,6 +488,46 @@ START_TEST(test_parse_tls_refused)
 }
 END_TEST
 
+/* --log-format, --access-log and --write-token-file: values, defaults, and a token file that
+ * cannot be read is a bad configuration (named, exit 2), not a rankd without writes. */
+START_TEST(test_parse_ops_options)
+{
+    struct config c;
+    ck_assert_int_eq(parse(&c, NULL), 0);
+    ck_assert_int_eq(c.log_format, 0);
+    ck_assert_int_eq(c.access_log, 1);
+    ck_assert_str_eq(c.write_token_file, "");
+    const char *const a1[] = {"--log-format=json", "--access-log=off", NULL};
+    ck_assert_int_eq(parse(&c, a1), 0);
+    ck_assert_int_eq(c.log_format, 1);
+    ck_assert_int_eq(c.access_log, 0);
+    const char *const a2[] = {"--log-format=xml", NULL};
+    ck_assert_int_eq(parse(&c, a2), -EINVAL);
+    assert_err_mentions("--log-format");
+    const char *const a3[] = {"--access-log=yes", NULL};
+    ck_assert_int_eq(parse(&c, a3), -EINVAL);
+    const char *const a4[] = {"--write-token-file=/nonexistent/tokens", NULL};
+    ck_assert_int_eq(parse(&c, a4), -EINVAL);
+    assert_err_mentions("/nonexistent/tokens");
+    assert_err_mentions("No such file");
+    char path[] = "/tmp/rankd-cfg-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_eq(write(fd, "t1\nt2\n", 6), 6);
+    close(fd);
+    char flag[64];
+    snprintf(flag, sizeof(flag), "--write-token-file=%s", path);
+    const char *const a5[] = {flag, NULL};
+    ck_assert_int_eq(parse(&c, a5), 0);
+    ck_assert_str_eq(c.write_token_file, path);
+    fd = open(path, O_WRONLY | O_TRUNC);
+    ck_assert_int_eq(write(fd, "a b\n", 4), 4); /* a space: refused, the line named */
+    close(fd);
+    ck_assert_int_eq(parse(&c, a5), -EINVAL);
+    assert_err_mentions("line 1");
+    unlink(path);
+}
+END_TEST
+
 Suite *config_suite(void)
 {
     Suite *s = suite_create("config");
@@ -522,6 +565,7 @@ Suite *config_suite(void)
     tcase_add_test(tc, test_parse_unknown_short_in_cluster);
     tcase_add_test(tc, test_parse_fresh_after_cluster_error);
     tcase_add_test(tc, test_parse_tls_refused);
+    tcase_add_test(tc, test_parse_ops_options);
     suite_add_tcase(s, tc);
 
     return s;

@@ -1,0 +1,149 @@
+/* exporter.c -- the /metrics exposition, gathered from every module; see exporter.h. */
+#include "exporter.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "http.h"
+#include "log.h"
+#include "metrics.h"
+#include "page_cache.h"
+#include "server.h"
+#include "store.h"
+#include "version.h"
+
+#define STR2(x) #x
+#define STR(x) STR2(x)
+
+int exporter_parse_stat(const char *stat, long boot_s, long hz, long page_bytes,
+                        struct metrics_process *out)
+{
+    /* "pid (comm) state ppid ...": comm may hold spaces and parentheses: fields start after the
+     * last ')'. Field 3 is state; utime, stime are 14 and 15, starttime 22, vsize 23, rss 24. */
+    const char *p = strrchr(stat, ')');
+    if (!p || hz <= 0)
+        return -EINVAL;
+    unsigned long long v[25] = {0};
+    p++;
+    for (int field = 3; field <= 24; field++) {
+        while (*p == ' ')
+            p++;
+        if (!*p)
+            return -EINVAL;
+        char *end = NULL;
+        if (field == 3)
+            end = (char *)p + 1; /* the state letter */
+        else
+            v[field] = strtoull(p, &end, 10);
+        if (end == p || (*end != ' ' && *end != '\0' && *end != '\n'))
+            return -EINVAL;
+        p = end;
+    }
+    unsigned long long utime = v[14], stime = v[15], start = v[22], vsize = v[23];
+    long long rss = (long long)v[24];
+    out->cpu_seconds = (double)(utime + stime) / (double)hz;
+    out->start_time_seconds = (double)boot_s + (double)start / (double)hz;
+    out->virtual_bytes = (double)vsize;
+    out->resident_bytes = (double)rss * (double)page_bytes;
+    return 0;
+}
+
+static char *slurp(const char *path, char *buf, size_t cap)
+{
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return NULL;
+    size_t n = fread(buf, 1, cap - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return buf;
+}
+
+static long boot_time_s(void)
+{
+    static atomic_long boot = -1; /* fixed for the machine's uptime; racing first reads agree */
+    if (atomic_load(&boot) >= 0)
+        return atomic_load(&boot);
+    char text[8192];
+    const char *b = slurp("/proc/stat", text, sizeof(text));
+    const char *at = b ? strstr(b, "\nbtime ") : NULL;
+    long v = at ? strtol(at + 7, NULL, 10) : 0;
+    atomic_store(&boot, v);
+    return v;
+}
+
+static void process_stats(struct metrics_process *p)
+{
+    memset(p, 0, sizeof(*p));
+    p->open_fds = p->max_fds = -1;
+    char text[1024];
+    if (!slurp("/proc/self/stat", text, sizeof(text)) ||
+        exporter_parse_stat(text, boot_time_s(), sysconf(_SC_CLK_TCK), sysconf(_SC_PAGESIZE), p)) {
+        struct rusage ru; /* not Linux's /proc: CPU time at least */
+        if (getrusage(RUSAGE_SELF, &ru) == 0)
+            p->cpu_seconds = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+                             (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+    }
+    DIR *d = opendir("/proc/self/fd");
+    if (d) {
+        long n = 0;
+        for (const struct dirent *e; (e = readdir(d)) != NULL;)
+            n += e->d_name[0] != '.';
+        closedir(d);
+        p->open_fds = n - 1; /* the directory's own descriptor */
+    }
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        p->max_fds = (long)rl.rlim_cur;
+}
+
+int exporter_render(const struct rankd *app, const struct http_server *srv, struct buf *out)
+{
+    struct page_cache_stats cache;
+    page_cache_stats(app->pages, &cache);
+    unsigned long errors = store_error_count(app->store) + store_error_count(app->write_store) +
+                           store_error_count(app->hit_store) +
+                           store_error_count(app->hit_write_store);
+    if (app->cache_store != app->store)
+        errors += store_error_count(app->cache_store);
+    if (app->cache_write_store != app->write_store)
+        errors += store_error_count(app->cache_write_store);
+    const struct metrics_build build = {
+        .version = RANKD_VERSION,
+        .revision = RANKD_REVISION,
+        .libmicrohttpd = http_library_version(),
+        .hiredis = STR(HIREDIS_MAJOR) "." STR(HIREDIS_MINOR) "." STR(HIREDIS_PATCH),
+        .cjson = cJSON_Version(),
+    };
+    struct metrics_process proc;
+    process_stats(&proc);
+    struct metrics_thread *threads = calloc(HTTP_EVENT_THREADS_MAX, sizeof(*threads));
+    if (!threads)
+        return -ENOMEM;
+    int n = http_event_threads(srv, threads, HTTP_EVENT_THREADS_MAX);
+    struct metrics_pool pools[4];
+    int npools = 0;
+    struct store *const ps[] = {
+        app->store, app->write_store, app->cache_store != app->store ? app->cache_store : NULL,
+        app->cache_write_store != app->write_store ? app->cache_write_store : NULL};
+    static const char *const names[] = {"reads", "writes", "cache_reads", "cache_writes"};
+    for (int i = 0; i < 4; i++) {
+        if (!ps[i])
+            continue;
+        store_pool_stats(ps[i], &pools[npools]);
+        pools[npools++].name = names[i];
+    }
+    int rc = metrics_render(out, &build, &proc, errors, log_dropped(), &cache);
+    rc = rc ? rc : metrics_render_writes(out, store_write_refusal());
+    rc = rc ? rc : metrics_render_event_threads(out, threads, n);
+    free(threads);
+    return rc ? rc : metrics_render_pools(out, pools, npools, http_workers_busy(srv));
+}

@@ -1,0 +1,289 @@
+/* test_log.c -- log lines (log.h), request ids (access.h) and token files (tokens.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "access.h"
+#include "exporter.h"
+#include "log.h"
+#include "metrics.h"
+#include "suites.h"
+#include "tokens.h"
+
+/* 2026-12-01T10:00:00.123456Z */
+#define T0 (1796119200LL * 1000000 + 123456)
+
+START_TEST(test_text_line)
+{
+    char line[512];
+    size_t n = log_format(line, sizeof(line), LOG_FORMAT_TEXT, T0, LOG_LEVEL_WARN,
+                          "redis: connect: Connection refused", NULL);
+    ck_assert_str_eq(line,
+                     "2026-12-01T10:00:00.123Z rankd warn: redis: connect: Connection refused\n");
+    ck_assert_uint_eq(n, strlen(line));
+}
+END_TEST
+
+START_TEST(test_text_access_line)
+{
+    struct log_request r = {.method = "GET",
+                            .route = "rank",
+                            .status = 200,
+                            .bytes = 3259,
+                            .us = 812,
+                            .cache = "hit",
+                            .request_id = "abc-1"};
+    char line[512];
+    log_format(line, sizeof(line), LOG_FORMAT_TEXT, T0, LOG_LEVEL_INFO, NULL, &r);
+    ck_assert_str_eq(line, "2026-12-01T10:00:00.123Z rankd info: access method=GET route=rank "
+                           "status=200 bytes=3259 us=812 cache=hit request_id=abc-1\n");
+    /* a 5xx: its code and cause, quoted (logfmt) since the cause has spaces and quotes */
+    struct log_request e = {.method = "POST",
+                            .route = "scores",
+                            .status = 503,
+                            .bytes = 10,
+                            .us = 1000,
+                            .request_id = "x",
+                            .error = "redis_unavailable",
+                            .cause = "Redis said \"no\"",
+                            .aborted = 1};
+    log_format(line, sizeof(line), LOG_FORMAT_TEXT, T0, LOG_LEVEL_ERROR, NULL, &e);
+    ck_assert_str_eq(line, "2026-12-01T10:00:00.123Z rankd error: access method=POST "
+                           "route=scores status=503 bytes=10 us=1000 cache=- request_id=x "
+                           "error=redis_unavailable cause=\"Redis said \\\"no\\\"\" aborted=1\n");
+}
+END_TEST
+
+/* The line parses as JSON and has field `key` equal to `want` (string) */
+static cJSON *parse_line(const char *line)
+{
+    size_t n = strlen(line);
+    ck_assert_msg(n > 0 && line[n - 1] == '\n', "no newline: %s", line);
+    ck_assert_msg(strchr(line, '\n') == line + n - 1, "more than one line: %s", line);
+    cJSON *doc = cJSON_Parse(line);
+    ck_assert_msg(doc != NULL, "not JSON: %s", line);
+    return doc;
+}
+
+START_TEST(test_json_access_line)
+{
+    struct log_request r = {.method = "GET",
+                            .route = "member",
+                            .status = 503,
+                            .bytes = 130,
+                            .us = 1587,
+                            .request_id = "r1",
+                            .error = "redis_unavailable",
+                            .cause = "tab\there, \"quoted\", back\\slash, \x01 and caf\xc3\xa9"};
+    char line[1024];
+    log_format(line, sizeof(line), LOG_FORMAT_JSON, T0, LOG_LEVEL_ERROR, NULL, &r);
+    cJSON *doc = parse_line(line);
+    ck_assert_str_eq(cJSON_GetObjectItem(doc, "time")->valuestring, "2026-12-01T10:00:00.123Z");
+    ck_assert_str_eq(cJSON_GetObjectItem(doc, "level")->valuestring, "error");
+    ck_assert_str_eq(cJSON_GetObjectItem(doc, "msg")->valuestring, "access");
+    ck_assert_str_eq(cJSON_GetObjectItem(doc, "route")->valuestring, "member");
+    ck_assert_int_eq(cJSON_GetObjectItem(doc, "status")->valueint, 503);
+    ck_assert_int_eq(cJSON_GetObjectItem(doc, "bytes")->valueint, 130);
+    ck_assert_int_eq(cJSON_GetObjectItem(doc, "us")->valueint, 1587);
+    ck_assert(cJSON_IsNull(cJSON_GetObjectItem(doc, "cache")));
+    ck_assert_str_eq(cJSON_GetObjectItem(doc, "cause")->valuestring,
+                     "tab\there, \"quoted\", back\\slash, \x01 and caf\xc3\xa9");
+    ck_assert_ptr_null(cJSON_GetObjectItem(doc, "aborted"));
+    cJSON_Delete(doc);
+}
+END_TEST
+
+/* Bytes that are not UTF-8 become U+FFFD: the line stays valid JSON. */
+START_TEST(test_json_invalid_utf8)
+{
+    char line[256];
+    log_format(line, sizeof(line), LOG_FORMAT_JSON, T0, LOG_LEVEL_INFO,
+               "a\xff"
+               "b\xc3"
+               "c\xe2\x82",
+               NULL);
+    cJSON *doc = parse_line(line);
+    ck_assert_str_eq(cJSON_GetObjectItem(doc, "msg")->valuestring, "a\xef\xbf\xbd"
+                                                                   "b\xef\xbf\xbd"
+                                                                   "c\xef\xbf\xbd");
+    cJSON_Delete(doc);
+}
+END_TEST
+
+/* A line longer than its buffer is cut, and a cut JSON line is still one valid object. */
+START_TEST(test_cut_lines_stay_valid)
+{
+    char msg[3000];
+    for (size_t i = 0; i < sizeof(msg) - 1; i++)
+        msg[i] = i % 7 == 0 ? '"' : 'x';
+    msg[sizeof(msg) - 1] = '\0';
+    struct log_request r = {.method = "GET", .route = "rank", .status = 500, .cause = msg};
+    for (size_t cap = 64; cap <= 400; cap += 37) {
+        char line[400];
+        memset(line, '#', sizeof(line));
+        size_t n = log_format(line, cap, LOG_FORMAT_JSON, T0, LOG_LEVEL_INFO, msg, NULL);
+        ck_assert_uint_lt(n, cap);
+        cJSON_Delete(parse_line(line));
+        n = log_format(line, cap, LOG_FORMAT_JSON, T0, LOG_LEVEL_ERROR, NULL, &r);
+        ck_assert_uint_lt(n, cap);
+        cJSON_Delete(parse_line(line));
+        n = log_format(line, cap, LOG_FORMAT_TEXT, T0, LOG_LEVEL_ERROR, NULL, &r);
+        ck_assert_uint_lt(n, cap);
+        ck_assert_int_eq(line[n - 1], '\n');
+        ck_assert_int_eq(line[n], '\0');
+    }
+}
+END_TEST
+
+START_TEST(test_request_ids)
+{
+    char a[ACCESS_ID_MAX + 1], b[ACCESS_ID_MAX + 1];
+    access_request_id("trace-1:abc/def+x=y@z_2.3", a);
+    ck_assert_str_eq(a, "trace-1:abc/def+x=y@z_2.3");
+    /* refused: empty, a space, a quote, a control byte, too long: a new id instead */
+    char longest[ACCESS_ID_MAX + 2];
+    memset(longest, 'a', sizeof(longest) - 1);
+    longest[sizeof(longest) - 1] = '\0';
+    const char *bad[] = {"", "a b", "a\"b", "a\nb", "caf\xc3\xa9", longest, NULL};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        access_request_id(bad[i], a);
+        ck_assert_uint_eq(strlen(a), 16);
+        ck_assert_uint_eq(strspn(a, "0123456789abcdef"), 16);
+    }
+    longest[ACCESS_ID_MAX] = '\0'; /* exactly the maximum is kept */
+    access_request_id(longest, a);
+    ck_assert_str_eq(a, longest);
+    access_request_id(NULL, a);
+    access_request_id(NULL, b);
+    ck_assert_str_ne(a, b);
+}
+END_TEST
+
+START_TEST(test_fault_of)
+{
+    const char *body =
+        "{\"error\":{\"code\":\"redis_unavailable\",\"message\":\"Redis is down.\"}}";
+    ck_assert_ptr_null(access_fault_of(404, body, strlen(body)));
+    struct access_fault *f = access_fault_of(503, body, strlen(body));
+    ck_assert_str_eq(f->code, "redis_unavailable");
+    ck_assert_str_eq(f->cause, "Redis is down.");
+    free(f);
+    f = access_fault_of(500, "oops", 4);
+    ck_assert_str_eq(f->code, "internal");
+    free(f);
+}
+END_TEST
+
+static void free_tokens(char **list, int n)
+{
+    for (int i = 0; i < n; i++)
+        free(list[i]);
+}
+
+START_TEST(test_tokens_parse)
+{
+    char *list[TOKENS_MAX], err[160];
+    int n = -1;
+    const char *text = "# rotation: old, then new\r\n  old-token \r\n\n\tnew+token/=\n#x\n";
+    ck_assert_int_eq(tokens_parse(text, strlen(text), list, &n, err, sizeof(err)), 0);
+    ck_assert_int_eq(n, 2);
+    ck_assert_str_eq(list[0], "old-token");
+    ck_assert_str_eq(list[1], "new+token/=");
+    free_tokens(list, n);
+    ck_assert_int_eq(tokens_parse("", 0, list, &n, err, sizeof(err)), 0); /* none: writes off */
+    ck_assert_int_eq(n, 0);
+    const char *bad = "ok\nnot ok\n";
+    ck_assert_int_eq(tokens_parse(bad, strlen(bad), list, &n, err, sizeof(err)), -EINVAL);
+    ck_assert_msg(strstr(err, "line 2") && !strstr(err, "not ok"), "err: %s", err);
+    char many[TOKENS_MAX * 4 + 8] = "";
+    for (int i = 0; i <= TOKENS_MAX; i++)
+        sprintf(many + strlen(many), "t%d\n", i);
+    ck_assert_int_eq(tokens_parse(many, strlen(many), list, &n, err, sizeof(err)), -EINVAL);
+    char big[TOKENS_LEN_MAX + 2];
+    memset(big, 'k', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    ck_assert_int_eq(tokens_parse(big, strlen(big), list, &n, err, sizeof(err)), -EINVAL);
+    big[TOKENS_LEN_MAX] = '\0';
+    ck_assert_int_eq(tokens_parse(big, strlen(big), list, &n, err, sizeof(err)), 0);
+    free_tokens(list, n);
+}
+END_TEST
+
+START_TEST(test_tokens_check_and_reload)
+{
+    char path[] = "/tmp/rankd-tokens-XXXXXX", err[300];
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, "a1\n", 3), 3);
+    close(fd);
+    int world = -1;
+    struct tokens *t = tokens_new("fixed", path, &world, err, sizeof(err));
+    ck_assert_ptr_nonnull(t);
+    ck_assert_int_eq(world, 0); /* mkstemp: 0600 */
+    ck_assert_int_eq(tokens_count(t), 2);
+    ck_assert(tokens_check(t, "a1", 2) && tokens_check(t, "fixed", 5));
+    ck_assert(!tokens_check(t, "a", 1) && !tokens_check(t, "a12", 3) && !tokens_check(t, "", 0));
+    FILE *f = fopen(path, "w");
+    fputs("a1\nb2\n", f);
+    fclose(f);
+    ck_assert_int_eq(tokens_reload(t, &world, err, sizeof(err)), 3);
+    ck_assert(tokens_check(t, "b2", 2) && tokens_check(t, "a1", 2));
+    f = fopen(path, "w");
+    fputs("b2 and junk\n", f); /* refused whole: a1 and b2 stay */
+    fclose(f);
+    ck_assert_int_eq(tokens_reload(t, &world, err, sizeof(err)), -EINVAL);
+    ck_assert(tokens_check(t, "b2", 2) && tokens_check(t, "a1", 2));
+    unlink(path);
+    ck_assert_int_eq(tokens_reload(t, &world, err, sizeof(err)), -ENOENT);
+    ck_assert_int_eq(tokens_count(t), 3);
+    tokens_free(t);
+    ck_assert_ptr_null(tokens_new(NULL, path, &world, err, sizeof(err)));
+    ck_assert_msg(strstr(err, path) != NULL, "err: %s", err);
+}
+END_TEST
+
+/* process_* from /proc/self/stat: a command name with spaces and parentheses does not shift the
+ * fields; a cut line is refused. */
+START_TEST(test_proc_stat)
+{
+    const char *stat = "4242 (rankd (x) y) S 1 4242 4242 0 -1 4194560 500 0 0 0 250 50 0 0 20 0 9 "
+                       "0 123400 249331712 1421 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17";
+    struct metrics_process p;
+    ck_assert_int_eq(exporter_parse_stat(stat, 1796000000, 100, 4096, &p), 0);
+    ck_assert_double_eq_tol(p.cpu_seconds, 3.0, 1e-9);                 /* (250 + 50) / 100 */
+    ck_assert_double_eq_tol(p.start_time_seconds, 1796001234.0, 1e-6); /* boot + 123400 / 100 */
+    ck_assert_double_eq_tol(p.virtual_bytes, 249331712.0, 0.5);
+    ck_assert_double_eq_tol(p.resident_bytes, 1421.0 * 4096, 0.5);
+    ck_assert_int_eq(exporter_parse_stat("4242 (rankd) S 1 2 3", 0, 100, 4096, &p), -EINVAL);
+    ck_assert_int_eq(exporter_parse_stat("no parenthesis", 0, 100, 4096, &p), -EINVAL);
+}
+END_TEST
+
+Suite *log_suite(void)
+{
+    Suite *s = suite_create("log");
+    TCase *tc = tcase_create("lines");
+    tcase_set_timeout(tc, 5);
+    tcase_add_test(tc, test_text_line);
+    tcase_add_test(tc, test_text_access_line);
+    tcase_add_test(tc, test_json_access_line);
+    tcase_add_test(tc, test_json_invalid_utf8);
+    tcase_add_test(tc, test_cut_lines_stay_valid);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("access");
+    tcase_set_timeout(tc, 5);
+    tcase_add_test(tc, test_request_ids);
+    tcase_add_test(tc, test_fault_of);
+    tcase_add_test(tc, test_proc_stat);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("tokens");
+    tcase_set_timeout(tc, 5);
+    tcase_add_test(tc, test_tokens_parse);
+    tcase_add_test(tc, test_tokens_check_and_reload);
+    suite_add_tcase(s, tc);
+    return s;
+}
