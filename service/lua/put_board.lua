@@ -59,7 +59,7 @@ end
 -- a new generation retires every cached page: after a layout change, and when a higher retain
 -- shows periods again (a page cached while one was readable must not show its old members)
 local retain = ARGV[11] ~= '' and ARGV[11] or ARGV[3]
-if shaping or tonumber(retain) > tonumber(ARGV[3]) then
+if shaping or (ARGV[1] ~= 'none' and tonumber(retain) > tonumber(ARGV[3])) then
   redis.call('HSET', KEYS[1], 'gen', ARGV[12])
 end
 return {0, redis.call('HGETALL', KEYS[1]), redis.call('ZCARD', KEYS[2])}
