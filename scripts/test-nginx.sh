@@ -104,6 +104,10 @@ sleep 0.1
 check "write visible through process 1" grep -q '"score":99' <<<"$(curl -fs "$A/boards/multi/rank")"
 check "write visible through process 2" grep -q '"score":99' <<<"$(curl -fs "$B/boards/multi/rank")"
 check "member through nginx" grep -q '"score":99' <<<"$(curl -fs "$N/boards/multi/members/p1")"
+ids=$(curl -fsD - -o /dev/null -H 'X-Request-Id: abc-123' "$N/boards/multi/members/p1" | tr -d '\r')
+check "a client's X-Request-Id kept through nginx" grep -qi '^x-request-id: abc-123$' <<<"$ids"
+ids=$(curl -fsD - -o /dev/null "$N/boards/multi/members/p1" | tr -d '\r')
+check "nginx gives one to a request without" grep -qiE '^x-request-id: [0-9a-f]{32}$' <<<"$ids"
 # ---------------------------------------------------------------- 2. 64 cold requests, two processes
 batch=$(printf '{"id":"m%d","score":%d},' $(for i in $(seq 1 300); do echo "$i $((i * 7 % 1000))"; done))
 curl -fs --max-time 5 "${auth[@]}" -d "{\"entries\":[${batch%,}]}" "$N/boards/multi/scores" >/dev/null ||
