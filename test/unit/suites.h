@@ -14,5 +14,6 @@ Suite *ndjson_suite(void);
 Suite *freshness_suite(void);
 Suite *hardening_suite(void);
 Suite *json_number_suite(void);
+Suite *http_suite(void);
 
 #endif
