@@ -1726,26 +1726,22 @@ static struct stream *stream_of(struct http_request *rq, struct http_reply *rp)
  * after it are not counted: the client sends them again. */
 static void stream_fault(struct http_reply *rp, const struct stream *s, int rc)
 {
-    int unknown = rc == -ETIME || rc == -ECONNRESET;
+    /* status, code and opening clause from http.h's table (as a write: a chunk was sent) */
+    const struct http_errno_row *e = rc ? http_errno_find(HTTP_ERRNO_WRITE, rc) : NULL;
+    int unknown = e && e->scope == HTTP_ERRNO_WRITE;
     long rejected = s->rejected_total - s->ndeferred;
-    const char *code = !rc             ? "shutting_down"
-                       : unknown       ? "write_outcome_unknown"
-                       : rc == -EDQUOT ? "insufficient_storage"
-                       : rc == -EROFS  ? "primary_changed"
-                                       : "redis_unavailable";
-    const char *what = !rc             ? "rankd is shutting down"
-                       : unknown       ? "Redis did not answer after a chunk was sent"
-                       : rc == -EDQUOT ? "Redis is out of memory (maxmemory) and refuses writes"
-                       : rc == -EROFS  ? "Redis answered READONLY (a replica now: a failover)"
-                                       : "Redis failed";
-    http_reply_error(rp, rc == -EDQUOT ? 507 : 503, code,
+    char what[160] = "rankd is shutting down";
+    if (e)
+        http_errno_summary(e, rc, what, sizeof(what));
+    http_reply_error(rp, e ? e->status : 503, e ? e->code : "shutting_down",
                      "%s: %ld lines were applied and %ld rejected, every line up to line %ld is "
                      "settled%s; send the lines after line %ld again%s.",
                      what, s->applied, rejected, s->settled_line,
                      unknown ? ", and the chunk after it may or may not be applied" : "",
                      s->settled_line,
                      unknown ? " (read the members of the chunk first if it has incr)" : "");
-    http_reply_header(rp, "Retry-After", "1");
+    if (e && e->retry_after_s > 0) /* a stop: handle_scores_stream_stopped adds it */
+        http_reply_header(rp, "Retry-After", "1");
 }
 
 void handle_scores_stream_stopped(struct http_request *rq, struct http_reply *rp)
