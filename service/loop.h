@@ -7,7 +7,7 @@
  * daemon and leaves the waiting to the caller, so each event thread waits on one epoll set of its
  * own that holds its daemon's epoll fd, its Redis connections' sockets, a wake eventfd and the
  * shared listening socket; timers are the waits of that same call. An event thread multiplexes
- * many connections, so nothing registered with a loop may block (http.h says what runs where).
+ * many connections, so nothing registered with a loop may block (httpd.h says what runs where).
  *
  * Accept and balancing: every loop polls the listening socket (EPOLLEXCLUSIVE) and accepts, then
  * gives each connection to the loop with the fewest (loop_load): left to the kernel, one thread

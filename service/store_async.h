@@ -1,7 +1,7 @@
 /*
  * store_async.h -- one pipelined, non-blocking Redis connection owned by one event loop.
  *
- * Why: every request on an HTTP event thread (http.h) is one or two Redis round trips (a cached
+ * Why: every request on an HTTP event thread (httpd.h) is one or two Redis round trips (a cached
  * page, a script call for a member, a live page, a write, an NDJSON chunk, a miss's fill), and the
  * event threads must never wait. Each has two of these, one for reads and one for writes. Handing
  * each hit to another thread that waits for Redis (rankd 0.2's batcher) cost two thread hand-offs
