@@ -208,7 +208,7 @@ static size_t fill(const char *t, int err, const struct http_errno_args *a, char
         size_t max = 0;
         const char *v = close ? placeholder(p + 1, (size_t)(close - p - 1), err, a, &max) : NULL;
         if (v) {
-            for (size_t i = 0; v[i] && i < max && n + 1 < cap; i++)
+            for (size_t i = 0; i < max && v[i] && n + 1 < cap; i++)
                 out[n++] = v[i];
             p = close + 1;
             continue;
