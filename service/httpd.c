@@ -409,7 +409,7 @@ static int has_body(struct MHD_Connection *c)
 }
 /* ---------------------------------------------------------------- off the event threads */
 
-/* The event threads never block (see http.h): work that may wait on Redis runs on a worker
+/* The event threads never block (see httpd.h): work that may wait on Redis runs on a worker
  * while the connection is suspended, and the worker's last act is to resume it. */
 
 /* Suspend x for work elsewhere. Returns 0, or -1 when rankd is stopping (x is not suspended).
