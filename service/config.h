@@ -33,7 +33,7 @@ struct config {
     char default_board[65];
     int threads;            /**< Redis connections per pool (one for reads, one for writes) */
     int max_connections;    /**< HTTP connections open at once, and the most worker threads */
-    int http_threads;       /**< event threads of the HTTP layer; 0 = auto (http.h) */
+    int http_threads;       /**< event threads of the HTTP layer; 0 = auto (loop.h) */
     int max_per_ip;         /**< HTTP connections from one address, 0 = no limit */
     int redis_timeout_ms;   /**< per Redis command and per wait for a connection */
     int connect_timeout_ms; /**< per Redis dial */

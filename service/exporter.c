@@ -16,7 +16,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "page_cache.h"
-#include "server.h"
+#include "app.h"
 #include "store.h"
 #include "version.h"
 
@@ -105,7 +105,7 @@ static void process_stats(struct metrics_process *p)
         p->max_fds = (long)rl.rlim_cur;
 }
 
-int exporter_render(const struct rankd *app, const struct http_server *srv, struct buf *out)
+int exporter_render(const struct rankd *app, const struct httpd *srv, struct buf *out)
 {
     struct page_cache_stats cache;
     page_cache_stats(app->pages, &cache);

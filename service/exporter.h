@@ -12,10 +12,10 @@
 #include "util.h"
 
 struct rankd;
-struct http_server;
+struct httpd;
 
 /** Append the whole exposition to *out. Returns 0 or -ENOMEM. Thread-safe. */
-int exporter_render(const struct rankd *app, const struct http_server *srv, struct buf *out);
+int exporter_render(const struct rankd *app, const struct httpd *srv, struct buf *out);
 
 /**
  * The process_* values of metrics.h from the text of /proc/self/stat (`stat`), the system boot

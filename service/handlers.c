@@ -14,6 +14,7 @@
 #include <cjson/cJSON.h>
 
 #include "admin.h"
+#include "app.h"
 #include "board.h"
 #include "exporter.h"
 #include "json_number.h"
@@ -23,7 +24,6 @@
 #include "period.h"
 #include "render.h"
 #include "request.h"
-#include "server.h"
 #include "util.h"
 #include "validate.h"
 
@@ -84,39 +84,19 @@ static int count_arg(struct http_request *rq, struct http_reply *rp, const char 
     return 0;
 }
 
+/* The reply to a board call's errno (http.h's table: board, member, period, Redis faults). */
 static void reply_board_errno(struct http_reply *rp, int rc, const char *board, const char *id)
 {
-    if (rc == -ENOENT)
-        http_reply_error(rp, 404, "board_not_found", "Board '%s' does not exist.", board);
-    else if (rc == -ENODATA)
-        http_reply_error(rp, 404, "member_not_found", "Board '%s' has no member '%.200s'.", board,
-                         id ? id : "");
-    else if (rc == -EINVAL)
-        http_reply_error(rp, 400, "invalid_period",
-                         "period must be an id of this board's kind: 2026-11-30T14 (hourly), "
-                         "2026-11-30 (daily), 2026-W49 (weekly) or 2026-11 (monthly).");
-    else if (rc == -ESRCH)
-        http_reply_error(rp, 404, "period_not_found",
-                         "Board '%s' has no readable period by that id: it is in the future or "
-                         "older than the board's retain setting (GET /boards/%s lists them).",
-                         board, board);
-    else if (rc == -ENOTSUP)
-        http_reply_error(rp, 400, "board_has_no_periods",
-                         "Board '%s' has no periods (its period setting is none); leave out "
-                         "period.",
-                         board);
-    else
-        http_reply_errno(rp, rc);
+    struct http_errno_args a = {.board = board, .id = id};
+    http_reply_errno_in(rp, HTTP_ERRNO_BOARD, rc, &a);
 }
 
 /* reply_board_errno for a write: a timeout after it was sent may have applied it. */
 static void reply_board_write_errno(struct http_reply *rp, int rc, const char *board,
                                     const char *id)
 {
-    if (rc == -ETIME || rc == -ECONNRESET)
-        http_reply_write_errno(rp, rc);
-    else
-        reply_board_errno(rp, rc, board, id);
+    struct http_errno_args a = {.board = board, .id = id};
+    http_reply_errno_in(rp, HTTP_ERRNO_WRITE | HTTP_ERRNO_BOARD, rc, &a);
 }
 
 /* The optional `period` argument (NULL when absent); 0 or a 400 in rp. */
@@ -538,11 +518,9 @@ void handle_item_get(struct http_request *rq, struct http_reply *rp)
         return;
     char *json = NULL;
     int rc = board_record_get(&rq->app->model, rq->params[0], rq->param_len[0], &json);
-    if (rc == -ENODATA)
-        http_reply_error(rp, 404, "item_not_found", "No record is stored for id '%.200s'.",
-                         rq->params[0]);
-    else if (rc)
-        http_reply_errno(rp, rc);
+    struct http_errno_args a = {.id = rq->params[0]};
+    if (rc)
+        http_reply_errno_in(rp, HTTP_ERRNO_ITEM, rc, &a);
     else
         http_reply_json(rp, 200, json);
 }
@@ -620,16 +598,9 @@ void handle_board_put(struct http_request *rq, struct http_reply *rp)
     const char *field = NULL;
     struct board_info info;
     int rc = board_put(&rq->app->model, board, &patch, &created, &field, &info);
-    if (rc == -EEXIST)
-        http_reply_error(rp, 409, "board_not_empty",
-                         "%s cannot change on board '%s' while it has members in its current "
-                         "period (or, without periods, in the board) or in a past period it "
-                         "keeps readable. Empty those first: POST /boards/%s/reset empties the "
-                         "current period, and \"retain\":0 in the same PUT lets the past "
-                         "periods go with the change; or delete the board, or use a new one.",
-                         field, board, board);
-    else if (rc)
-        http_reply_write_errno(rp, rc);
+    struct http_errno_args a = {.board = board, .field = field};
+    if (rc)
+        http_reply_errno_in(rp, HTTP_ERRNO_SETTINGS | HTTP_ERRNO_WRITE, rc, &a);
     else
         reply_board(rq, rp, created ? 201 : 200, board, &info);
 }
@@ -768,11 +739,9 @@ void handle_item_delete(struct http_request *rq, struct http_reply *rp)
     if (id_param(rq, 0, rp))
         return;
     int rc = board_record_delete(&rq->app->model, rq->params[0], rq->param_len[0]);
-    if (rc == -ENODATA)
-        http_reply_error(rp, 404, "item_not_found", "No record is stored for id '%.200s'.",
-                         rq->params[0]);
-    else if (rc)
-        http_reply_write_errno(rp, rc);
+    struct http_errno_args a = {.id = rq->params[0]};
+    if (rc)
+        http_reply_errno_in(rp, HTTP_ERRNO_ITEM | HTTP_ERRNO_WRITE, rc, &a);
     else
         rp->status = 204;
 }
@@ -783,22 +752,16 @@ void handle_item_delete(struct http_request *rq, struct http_reply *rp)
 static int score_error(const struct board_settings *s, const struct json_number *score, int rc,
                        struct entry_error *err)
 {
-    char lo[40], hi[40];
-    const char *v = score->text;
+    char lo[40], hi[40], decimals[16], msg[MSG_MAX];
     double min, max;
     score_codec_range(&s->layout, &min, &max);
     render_number_text(min, lo, sizeof(lo));
     render_number_text(max, hi, sizeof(hi));
-    if (rc == -EDOM)
-        return entry_fail(err, 422, "invalid_score",
-                          "score %s has more fractional digits than this board keeps "
-                          "(score_decimals=%d).",
-                          v, s->layout.decimals);
-    if (rc == -ERANGE)
-        return entry_fail(err, 422, "score_out_of_range",
-                          "score %s is outside this board's exact range: from %s to %s.", v, lo,
-                          hi);
-    return entry_fail(err, 422, "invalid_score", "score must be a JSON number.");
+    snprintf(decimals, sizeof(decimals), "%d", s->layout.decimals);
+    struct http_errno_args a = {.score = score->text, .min = lo, .max = hi, .decimals = decimals};
+    const struct http_errno_row *e = http_errno_find(HTTP_ERRNO_SCORE, rc);
+    http_errno_format(e, rc, &a, msg, sizeof(msg));
+    return entry_fail(err, e->status, e->code, "%s", msg);
 }
 
 /* Turn entries into board entries under settings s; -1 with err and *bad on the first failure. */
@@ -1436,26 +1399,22 @@ static struct stream *stream_of(struct http_request *rq, struct http_reply *rp)
  * after it are not counted: the client sends them again. */
 static void stream_fault(struct http_reply *rp, const struct stream *s, int rc)
 {
-    int unknown = rc == -ETIME || rc == -ECONNRESET;
+    /* status, code and opening clause from http.h's table (as a write: a chunk was sent) */
+    const struct http_errno_row *e = rc ? http_errno_find(HTTP_ERRNO_WRITE, rc) : NULL;
+    int unknown = e && e->scope == HTTP_ERRNO_WRITE;
     long rejected = s->rejected_total - s->ndeferred;
-    const char *code = !rc             ? "shutting_down"
-                       : unknown       ? "write_outcome_unknown"
-                       : rc == -EDQUOT ? "insufficient_storage"
-                       : rc == -EROFS  ? "primary_changed"
-                                       : "redis_unavailable";
-    const char *what = !rc             ? "rankd is shutting down"
-                       : unknown       ? "Redis did not answer after a chunk was sent"
-                       : rc == -EDQUOT ? "Redis is out of memory (maxmemory) and refuses writes"
-                       : rc == -EROFS  ? "Redis answered READONLY (a replica now: a failover)"
-                                       : "Redis failed";
-    http_reply_error(rp, rc == -EDQUOT ? 507 : 503, code,
+    char what[160] = "rankd is shutting down";
+    if (e)
+        http_errno_summary(e, rc, what, sizeof(what));
+    http_reply_error(rp, e ? e->status : 503, e ? e->code : "shutting_down",
                      "%s: %ld lines were applied and %ld rejected, every line up to line %ld is "
                      "settled%s; send the lines after line %ld again%s.",
                      what, s->applied, rejected, s->settled_line,
                      unknown ? ", and the chunk after it may or may not be applied" : "",
                      s->settled_line,
                      unknown ? " (read the members of the chunk first if it has incr)" : "");
-    http_reply_header(rp, "Retry-After", "1");
+    if (e && e->retry_after_s > 0) /* a stop: handle_scores_stream_stopped adds it */
+        http_reply_header(rp, "Retry-After", "1");
 }
 
 void handle_scores_stream_stopped(struct http_request *rq, struct http_reply *rp)

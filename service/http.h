@@ -1,45 +1,19 @@
 /*
- * http.h -- the HTTP layer: requests and replies as plain structs, and the daemon's lifecycle.
+ * http.h -- HTTP requests and replies as plain structs, what handlers and route.c use of them:
+ * the reply helpers, the async-step API, and the one errno -> status table.
  *
- * Threading model (the reason for it): a few event threads (--http-threads; the default 0 = half
- * the cores, 1 to 8: the other half is left to Redis and the clients, since under load an event
- * thread keeps a core busy; on 2 cores a second one gave the hot page 1.19 x the throughput and
- * 1.58 x the p99: bench/results/compare-issue3.md, sections 3 and 4), each running a
- * libmicrohttpd daemon of its own in external-epoll mode (MHD_USE_EPOLL,
- * MHD_ALLOW_SUSPEND_RESUME) on a shared listening socket, with its own epoll set that also holds
- * the thread's two non-blocking Redis connections (store_async.h: one for reads, one for writes,
- * so a write held by Redis never holds up the reads behind it) and its timers
- * (http_timer_after). An event thread multiplexes many connections, so it must never wait: it
- * parses, checks, answers from memory and sends Redis commands without waiting for their
- * replies. A request goes through up to three steps (route.h):
- *   1. quick, on the event thread: 400s and in-process tier hits are answered at once;
- *   2. async, connection suspended, still on the event thread: pages, members, around, score
- *      writes and NDJSON chunks append their script calls or lookups to the thread's
- *      connections; every command of one loop iteration leaves in one write per connection (a
- *      pipeline), and the replies, read by the same thread, answer the requests and resume
- *      their connections; waits (a page lock held elsewhere) are timers. One deadline per
- *      request (http_request.deadline_ms, --request-timeout-ms) bounds all of it. No other
- *      thread and no wake-up is involved: on 2 cores a hand-off to another thread and back was
- *      about a quarter of a hit's CPU (bench/results/compare-issue3.md);
- *   3. handler, connection suspended, on a worker thread (workers.h) that may block on Redis:
- *      the control routes (settings, delete, reset, trim, records, lists, admin) and what an
- *      async step hands back (its thread's connection is being dialled, a period its hint cannot
- *      place, a separate cache Redis); the worker resumes the connection when the reply is ready.
- * Workers are created on demand up to --max-connections (each connection has at most one
- * request in work), so a slow handler holds one worker and nothing else.
- * rankd accepts connections itself and gives each to the event thread with the fewest (left to
- * the kernel, one thread of two held 53 of 64 connections), and enforces --max-connections and
- * --max-connections-per-ip for the whole process at accept: MHD counts per daemon. Shutdown
- * stops accepting, answers new work 503, gives requests in work up to 5 s to finish sending
- * (a stalled upload or a client that never reads must not hold the exit), always lets suspended
- * requests finish (MHD must not stop with suspended connections; they are bounded by the Redis
- * timeout and page waits), then stops the loops and the daemons. Idle keep-alive connections are
- * closed after 30 s; so is a connection whose client closed it in the middle of a request, which
- * libmicrohttpd 0.9.75's edge-triggered epoll can miss (its slot counts until then).
+ * Nothing here sees libmicrohttpd or the event loops: httpd.c fills struct http_request, runs a
+ * route's steps (route.h) and sends struct http_reply; handlers (handlers.c) read the one and
+ * fill the other. A request goes through up to three steps (httpd.h says why): quick, on the event
+ * thread, answered from memory; async, on the event thread with the connection suspended, its
+ * Redis calls on the thread's own connections (http_async_store) and its waits on timers
+ * (http_timer_after), finished with http_async_done; handler, on a worker thread, which may block.
  *
- * Only http.c includes microhttpd.h. Handlers (handlers.c) see struct http_request and fill
- * struct http_reply; http.c sends it. Only http.c maps negative errno codes to statuses
- * (http_reply_errno): Redis faults -> 503, -ENOMEM and anything unexpected -> 500.
+ * The errno table (http_errno_rows) is the only place where a negative errno becomes a status, a
+ * code and a message. The same errno means different things depending on what failed (-ENOENT:
+ * no route, no board), so each row belongs to a scope and a lookup names the scopes that apply,
+ * the rows of every lookup ending with the Redis faults and the 500 for anything else: Redis
+ * faults are 503 (Retry-After: 1), a full tie group 422, -ENOMEM and anything unexpected 500.
  */
 #ifndef RANKD_HTTP_H
 #define RANKD_HTTP_H
@@ -53,8 +27,10 @@
 #define HTTP_HEADERS_MAX 8
 #define HTTP_HEADER_BYTES 1024        /**< all header values of one reply, with their NULs */
 #define HTTP_BODY_MAX (1024L * 1024L) /**< JSON body bytes; larger is 413 */
+#define HTTP_EVENT_THREADS_MAX 64     /**< event threads at most (loop.h: LOOP_THREADS_MAX) */
 
-struct rankd; /* server.h: the application (config, store, model) */
+struct rankd; /* app.h: the application (configuration, stores, model), passed through */
+struct httpd; /* httpd.h: the HTTP server serving the request */
 
 /** A decoded query argument. */
 struct http_arg {
@@ -62,12 +38,10 @@ struct http_arg {
     char *value; /**< percent-decoded, "" when the argument had no '=', owned */
 };
 
-struct http_server;
-
 struct http_request {
     struct rankd *app;
-    const struct http_server *server;       /**< the HTTP server serving it (for /metrics) */
-    const char *method;                     /**< borrowed from MHD */
+    const struct httpd *server;             /**< the HTTP server serving it (for /metrics) */
+    const char *method;                     /**< borrowed from libmicrohttpd */
     char *params[HTTP_PATH_PARAMS_MAX];     /**< decoded {name} path segments, owned */
     size_t param_len[HTTP_PATH_PARAMS_MAX]; /**< their lengths (ids are binary-safe) */
     int nparams;
@@ -90,8 +64,8 @@ struct http_header {
 
 struct http_reply {
     int status;               /**< 0 until a handler decides */
-    struct buf body;          /**< owned; handed to MHD */
-    int fd;                   /**< > 0: send this file instead of body (owned, closed by MHD) */
+    struct buf body;          /**< owned; handed to libmicrohttpd */
+    int fd;                   /**< > 0: send this file instead of body (owned, closed when sent) */
     uint64_t fd_size;         /**< its size in bytes */
     const char *content_type; /**< static string */
     struct http_header headers[HTTP_HEADERS_MAX];
@@ -111,46 +85,90 @@ int http_arg(const struct http_request *rq, const char *name, const char **value
  *  even on failure. A NULL json becomes a 500. */
 void http_reply_json(struct http_reply *rp, int status, char *json);
 
-/** An error reply {"error":{"code","message"}}; message is printf-formatted. */
+/** An error reply {"error":{"code","message"}}; message is printf-formatted, cut at 511 bytes
+ *  and made valid UTF-8. */
 void http_reply_error(struct http_reply *rp, int status, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-
-/** An error reply for a negative errno from store/board: 503 for Redis faults, 500 otherwise. */
-void http_reply_errno(struct http_reply *rp, int rc);
-
-/** As http_reply_errno, but a timeout after the write was sent (-ETIME) is 503
- *  `write_outcome_unknown`: the client must read before retrying a non-idempotent incr. */
-void http_reply_write_errno(struct http_reply *rp, int rc);
 
 /** Add a response header (value copied into the reply). Silently ignored past HTTP_HEADERS_MAX
  *  headers or HTTP_HEADER_BYTES of values. */
 void http_reply_header(struct http_reply *rp, const char *name, const char *value);
 
-/** What http_start needs from the configuration. */
-struct http_options {
-    const char *host;       /**< listen address (IPv4/IPv6 literal or "localhost") */
-    int port;               /**< 0: any free port */
-    int max_connections;    /**< open connections at once; also the most worker threads */
-    int max_per_ip;         /**< 0: no per-address limit */
-    int event_threads;      /**< event threads; 0 = half the online cores, at least 1, at most 8
-                             *   (the other half is left to Redis and the workers) */
-    struct store *hits;     /**< where the event threads' read connections dial (borrowed; NULL:
-                             *   none, every async step falls back to workers) */
-    struct store *writes;   /**< where their write connections dial (borrowed; NULL: none) */
-    int request_timeout_ms; /**< http_request.deadline_ms; 0 = 1000 */
+/* ---------------------------------------------------------------- the errno -> status table */
+
+/** What failed, for the errno table: a lookup names the scopes that apply to its caller. */
+enum http_errno_scope {
+    HTTP_ERRNO_FAULT = 1 << 0,    /**< any store call (every lookup has it): Redis faults, 500 */
+    HTTP_ERRNO_WRITE = 1 << 1,    /**< a write that may have been sent: a lost reply leaves its
+                                   *   outcome unknown, so it must not say "retry safely" */
+    HTTP_ERRNO_BOARD = 1 << 2,    /**< a board's lookup: the board, member or period is missing */
+    HTTP_ERRNO_ITEM = 1 << 3,     /**< a record's lookup */
+    HTTP_ERRNO_SETTINGS = 1 << 4, /**< a settings change the board's state refuses */
+    HTTP_ERRNO_SCORE = 1 << 5,    /**< a score literal judged against a board's layout */
+    HTTP_ERRNO_ROUTE = 1 << 6,    /**< route_match: no route, wrong method, bad path */
+    HTTP_ERRNO_FILE = 1 << 7,     /**< a static file's path */
+    HTTP_ERRNO_QUERY = 1 << 8,    /**< the query string */
 };
 
 /**
- * Start serving with the route table of route.h. Returns NULL with *err set (-EADDRINUSE,
- * -EINVAL, -ENOMEM...). Free with http_stop.
+ * One row: in `scope`, errno `err` is `status` with `code` and `message`. Messages name what
+ * they quote in braces, filled by http_errno_format: {board}, {id} (cut at 200 bytes), {method},
+ * {path} (cut at 200 bytes), {allow}, {field}, {score}, {min}, {max}, {decimals} and {reason}
+ * (strerror of the errno).
  */
-struct http_server *http_start(struct rankd *app, const struct http_options *o, int *err);
+struct http_errno_row {
+    int err;             /**< a negative errno; 0: every errno of the scope not matched above */
+    unsigned scope;      /**< one enum http_errno_scope bit; the default row has them all */
+    int status;          /**< 400..599 */
+    int retry_after_s;   /**< > 0: the reply has Retry-After with this many seconds */
+    const char *code;    /**< snake_case, as schema/openapi.yaml lists it */
+    const char *message; /**< the whole message, a template as above */
+    const char *summary; /**< for Redis faults and writes: a clause replies that say more of
+                          *   their own begin with (a cut upload: how far it got); else NULL */
+};
+
+/** The table, in lookup order: the first row whose scope is asked for and whose err is the
+ *  errno (or 0) answers; the last row (err 0, every scope) is the 500 for anything else. */
+extern const struct http_errno_row http_errno_rows[];
+extern const size_t http_errno_nrows;
+
+/** What a message template quotes (NULL members are ""). */
+struct http_errno_args {
+    const char *board, *id, *method, *path, *allow, *field, *score, *min, *max, *decimals;
+};
+
+/** The row for errno `err` (negative; a positive one is read as its negative) in `scopes` (enum
+ *  http_errno_scope bits; HTTP_ERRNO_FAULT is always added). Never NULL. */
+const struct http_errno_row *http_errno_find(unsigned scopes, int err);
+
+/** Fill row e's message for errno `err` into out[0..cap) (cut, always NUL-terminated; cap >= 1),
+ *  quoting from `a` (may be NULL). Returns the length written. */
+size_t http_errno_format(const struct http_errno_row *e, int err, const struct http_errno_args *a,
+                         char *out, size_t cap);
+
+/** Row e's summary clause for errno `err` (its code when it has none) into out[0..cap), as
+ *  http_errno_format. Returns the length written. */
+size_t http_errno_summary(const struct http_errno_row *e, int err, char *out, size_t cap);
+
+/** The error reply of errno `err` in `scopes` (as http_errno_find), quoting from `a` (may be
+ *  NULL), with Retry-After when the row has one. */
+void http_reply_errno_in(struct http_reply *rp, unsigned scopes, int err,
+                         const struct http_errno_args *a);
+
+/** http_reply_errno_in for a store call: 503 for Redis faults, 500 otherwise. */
+void http_reply_errno(struct http_reply *rp, int rc);
+
+/** The same for a write: a timeout or a lost connection after the write was sent (-ETIME,
+ *  -ECONNRESET) is 503 `write_outcome_unknown`: the client must read before retrying an incr. */
+void http_reply_write_errno(struct http_reply *rp, int rc);
+
+/* ---------------------------------------------------------------- async steps (httpd.c) */
 
 /**
- * A request whose connection is suspended while a route's async step (route.h) runs. The step
- * calls http_async_done exactly once, from any thread: replied = 1 when it filled the reply,
- * 0 to run the route's blocking handler on a worker instead. The request and reply must not be
- * touched after the call.
+ * A request whose connection is suspended while a route's async step (route.h) runs on its event
+ * thread. The step calls http_async_done exactly once, from any thread: replied = 1 when it
+ * filled the reply, 0 to run the route's blocking handler on a worker instead. The request and
+ * reply must not be touched after the call.
  */
 struct http_async;
 
@@ -161,28 +179,25 @@ void http_async_done(struct http_async *a, int replied);
  *  error sent at its end. */
 void http_stream_done(struct http_async *a);
 
-struct store;
 struct store_async;
 
-/** The calling event thread's own Redis connection for page hits (store_async.h), to be used
- *  only from the async step of `a` on that thread; NULL when there is none. Not owned. */
+/** The calling event thread's own Redis connection for reads (store_async.h), to be used only
+ *  from the async step of `a` on that thread; NULL when there is none. Not owned. */
 struct store_async *http_async_store(struct http_async *a);
-
-/**
- * A one-shot timer on the event thread of `a` (call it from that thread, in an async step or a
- * callback of one): fn(arg) runs on the same thread once `ms` (>= 0) have passed, never from
- * inside this call; timers due together run in the order they were set. Returns NULL when out
- * of memory or called from another thread (then fn is never called). A timer cannot be
- * cancelled: fn must check whether it still has work. Waits (a page lock held elsewhere, a
- * test stall) are timers, never sleeps: an event thread never waits.
- */
-struct http_timer;
-struct http_timer *http_timer_after(struct http_async *a, int ms, void (*fn)(void *arg), void *arg);
 
 /** The calling event thread's own Redis connection for writes, as http_async_store. */
 struct store_async *http_async_store_writes(struct http_async *a);
 
-#define HTTP_EVENT_THREADS_MAX 64
+/**
+ * A one-shot timer on the event thread of `a`, from that thread (an async step or a callback of
+ * one): fn(arg) runs on the same thread once `ms` (>= 0) have passed, never from inside this
+ * call; timers due together run in the order they were set. Returns NULL when out of memory or
+ * called from another thread (then fn is never called); the result only says it was set: a
+ * timer cannot be cancelled, so fn must check whether it still has work. Waits (a page lock held
+ * elsewhere, a test stall) are timers, never sleeps: an event thread never waits.
+ */
+struct http_timer;
+struct http_timer *http_timer_after(struct http_async *a, int ms, void (*fn)(void *arg), void *arg);
 
 struct metrics_thread; /* metrics.h */
 
@@ -192,18 +207,12 @@ struct metrics_thread; /* metrics.h */
  * wait (suspended), and the round trips, commands, groups in flight and state of its two Redis
  * connections. Racy snapshots for /metrics, safe from any thread.
  */
-int http_event_threads(const struct http_server *srv, struct metrics_thread *out, int max);
+int http_event_threads(const struct httpd *srv, struct metrics_thread *out, int max);
 
 /** Jobs queued or running on the worker threads (workers.h), for /metrics. */
-int http_workers_busy(const struct http_server *srv);
+int http_workers_busy(const struct httpd *srv);
 
 /** libmicrohttpd's version ("0.9.75"), for rankd_build_info. */
 const char *http_library_version(void);
-
-/** The bound port (useful with port 0). */
-int http_port(const struct http_server *srv);
-
-/** Stop accepting, finish open connections, free. NULL is a no-op. */
-void http_stop(struct http_server *srv);
 
 #endif

@@ -126,7 +126,7 @@ int page_cache_get_l1(struct page_cache *pc, const char *board, const char *peri
  */
 struct page_cache_job {
     /* board, period and if_none_match are borrowed from the request: they live until its
-     * on_completed (http.c), which libmicrohttpd 0.9.75 never calls while the connection is
+     * on_completed (httpd.c), which libmicrohttpd 0.9.75 never calls while the connection is
      * suspended, i.e. before done has run. A libmicrohttpd that times out or closes suspended
      * connections would need copies here. */
     const char *board, *period; /**< period NULL = the current one */

@@ -37,7 +37,7 @@ enum route_flags {
 };
 
 /* A request runs quick (if any), then async (if any), then handler on a worker thread, each
- * only when the one before did not answer (http.h). */
+ * only when the one before did not answer (httpd.h). */
 struct route {
     const char *method;
     const char *pattern;

@@ -1,14 +1,16 @@
-/* server.c -- wiring of config, store, model and HTTP; see server.h. */
+/* server.c -- wiring of config, stores, model, page cache, loops and HTTP; see server.h. */
 #include "server.h"
 
 #include <errno.h>
 #include <stdlib.h>
 
-#include "http.h"
+#include "httpd.h"
 #include "log.h"
+#include "loop.h"
 #include "route.h"
 #include "static_files.h"
 #include "tokens.h"
+#include "store_async.h"
 
 static struct store *store_for(const struct config *cfg, const struct redis_url *u, int pool)
 {
@@ -24,6 +26,51 @@ static struct store *store_for(const struct config *cfg, const struct redis_url 
         .connect_timeout_ms = cfg->connect_timeout_ms,
     };
     return store_new(&sc);
+}
+
+/* The event loops, an HTTP daemon and two Redis connections (reads, writes) on each, started.
+ * Returns 0 or a negative errno (rankd_stop undoes what was done). */
+static int serve(struct rankd *app)
+{
+    const struct config *c = &app->cfg;
+    struct loop_group_options lo = {
+        .host = c->listen_host,
+        .port = c->listen_port,
+        .threads = c->http_threads,
+        .max_connections = c->max_connections,
+        .max_per_ip = c->max_per_ip,
+    };
+    struct httpd_options ho = {
+        .app = app,
+        .tokens = app->tokens,
+        .static_root = app->static_root,
+        .max_connections = c->max_connections,
+        .request_timeout_ms = c->request_timeout_ms,
+    };
+    int err = 0;
+    if (!(app->loops = loop_group_new(&lo, &err)))
+        return err;
+    int n = loop_group_size(app->loops);
+    app->conns = calloc((size_t)n, sizeof(struct rankd_conns));
+    app->http = httpd_new(&ho);
+    if (!app->conns || !app->http)
+        return -ENOMEM;
+    app->nconns = n;
+    for (int i = 0; i < n; i++) {
+        struct loop *l = loop_group_loop(app->loops, i);
+        struct rankd_conns *t = &app->conns[i];
+        /* the data Redis; the page cache sends hits on it only when it holds the pages too.
+         * Added before the daemon: each iteration's commands go out after MHD has run. */
+        t->reads = store_async_new(app->hit_store, l);
+        t->writes = store_async_new(app->hit_write_store, l);
+        if (!t->reads || !t->writes)
+            return -ENOMEM;
+        if ((err = httpd_attach(app->http, l, t->reads, t->writes)) != 0)
+            return err;
+        store_async_start(t->reads); /* dial now, so the first requests need not fall back */
+        store_async_start(t->writes);
+    }
+    return loop_group_start(app->loops);
 }
 
 struct rankd *rankd_start_hooked(const struct config *cfg, const struct rankd_hooks *hooks,
@@ -100,19 +147,7 @@ struct rankd *rankd_start_hooked(const struct config *cfg, const struct rankd_ho
                      "share/rankd/web of the install prefix): / and the web page answer 404; "
                      "set --static-dir");
     }
-    struct http_options ho = {
-        .host = app->cfg.listen_host,
-        .port = app->cfg.listen_port,
-        .max_connections = app->cfg.max_connections,
-        .max_per_ip = app->cfg.max_per_ip,
-        .event_threads = app->cfg.http_threads,
-        /* the data Redis; the page cache sends hits on it only when it holds the pages too */
-        .hits = app->hit_store,
-        .writes = app->hit_write_store,
-        .request_timeout_ms = app->cfg.request_timeout_ms,
-    };
-    app->http = http_start(app, &ho, err);
-    if (!app->http) {
+    if ((*err = serve(app)) != 0) {
         rankd_stop(app);
         return NULL;
     }
@@ -126,7 +161,7 @@ struct rankd *rankd_start(const struct config *cfg, int *err)
 
 int rankd_port(const struct rankd *app)
 {
-    return http_port(app->http);
+    return loop_group_port(app->loops);
 }
 
 const char *rankd_static_root(const struct rankd *app)
@@ -166,7 +201,21 @@ void rankd_stop(struct rankd *app)
 {
     if (!app)
         return;
-    http_stop(app->http);
+    /* No new connections, then no new work; the requests in work finish while the loops run
+     * (MHD must not stop with suspended connections). Then the loops stop; the connections, the
+     * daemons and the loops go in that order (each unregisters from its loop first). */
+    if (app->loops)
+        loop_group_quiesce(app->loops);
+    httpd_quiesce(app->http);
+    if (app->loops)
+        loop_group_stop(app->loops);
+    for (int i = 0; i < app->nconns; i++) { /* nothing is pending: no request is suspended */
+        store_async_free(app->conns[i].reads);
+        store_async_free(app->conns[i].writes);
+    }
+    free(app->conns);
+    httpd_free(app->http);
+    loop_group_free(app->loops);
     page_cache_free(app->pages);
     if (app->cache_store != app->store)
         store_free(app->cache_store);

@@ -1,30 +1,13 @@
 /*
- * server.h -- the application: configuration, Redis store, board model and HTTP server wired
- * together. main.c runs one; the integration tests run one in-process on port 0.
+ * server.h -- the application's lifecycle: configuration, Redis stores, board model, page cache,
+ * event loops and HTTP server wired together (struct rankd, app.h). main.c runs one; the
+ * integration tests run one in-process on port 0. The top of the dependency graph: main ->
+ * server -> httpd -> route -> handlers -> board, page_cache -> store_async -> loop, store.
  */
 #ifndef RANKD_SERVER_H
 #define RANKD_SERVER_H
 
-#include "board.h"
-#include "config.h"
-#include "page_cache.h"
-#include "store.h"
-
-struct rankd {
-    struct config cfg;               /**< a copy, immutable after start */
-    struct store *store;             /**< owned: board data, reads (--threads connections) */
-    struct store *write_store;       /**< owned: board writes (--threads connections) */
-    struct store *hit_store;         /**< owned: where the event threads' read connections dial
-                                      *   (store_async.h; its pool is unused) */
-    struct store *hit_write_store;   /**< owned: where their write connections dial (likewise) */
-    struct store *cache_store;       /**< owned when --cache-redis is set, else == store */
-    struct store *cache_write_store; /**< owned when --cache-redis is set, else == write_store */
-    struct board_model model;        /**< borrows store and cfg.key_prefix */
-    struct page_cache *pages;        /**< owned */
-    struct http_server *http;        /**< owned */
-    char static_root[4096];          /**< real path of the web frontend, "" = not served */
-    struct tokens *tokens;           /**< owned: the write tokens (tokens.h) */
-};
+#include "app.h"
 
 /** Test hooks; production passes NULL (rankd has no flag or variable for them). */
 struct rankd_hooks {

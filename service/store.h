@@ -26,7 +26,8 @@
  *   -EROFS         Redis answered READONLY: it is a replica now (the primary changed)
  *   -EIO           I/O or protocol error, or another Redis error reply (LOADING, BUSY...)
  *   -ENOMEM        out of memory
- * http.c maps all of them but -ENOMEM to 503.
+ * http.c's errno table (http_errno_rows) gives each its status: 503 for the faults, 507 for
+ * -EDQUOT, 500 for -ENOMEM.
  *
  * Thread-safety: store_* functions are thread-safe; a struct store_conn is used by one thread
  * between acquire and release.

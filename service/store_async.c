@@ -10,11 +10,11 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <hiredis/sds.h>
 
 #include "metrics.h"
+#include "loop.h"
 #include "util.h"
 
 #define BACKOFF_MIN_MS 50
@@ -65,10 +65,10 @@ struct pending {
 
 struct store_async {
     struct store *st;
-    int epoll_fd, wake_fd;
-    uint64_t tag;
-    redisContext *ctx; /* NULL while not connected */
-    uint32_t events;   /* registered in epoll_fd for ctx->fd */
+    struct loop *loop;
+    struct loop_watch *watch; /* ctx->fd in the loop, NULL while not registered */
+    redisContext *ctx;        /* NULL while not connected */
+    uint32_t events;          /* what `watch` waits for */
     struct pending *head, *tail;
     struct pending *unsent; /* the first group appended since the last flush, or NULL */
     /* dialling: at most one helper thread; it hands its result over in `dialled` */
@@ -88,7 +88,11 @@ struct store_async {
     struct pending *share[SHARE_SLOTS]; /* unsent shareable groups by hash; empty after a flush */
 };
 
-struct store_async *store_async_new(struct store *st, int epoll_fd, uint64_t tag, int wake_fd)
+static int tick_hook(void *arg);
+static void check_hook(void *arg);
+static void flush_hook(void *arg);
+
+struct store_async *store_async_new(struct store *st, struct loop *loop)
 {
     struct store_async *sa = calloc(1, sizeof(*sa));
     if (sa && !(sa->chunk = malloc(READ_CHUNK))) {
@@ -98,22 +102,31 @@ struct store_async *store_async_new(struct store *st, int epoll_fd, uint64_t tag
     if (!sa)
         return NULL;
     sa->st = st;
-    sa->epoll_fd = epoll_fd;
-    sa->tag = tag;
-    sa->wake_fd = wake_fd;
+    sa->loop = loop;
     sa->backoff_ms = BACKOFF_MIN_MS;
+    /* deadlines and finished dials before the wait (its timeout) and after the events; the
+     * iteration's commands go out last, after libmicrohttpd has run the requests */
+    struct loop_hooks h = {
+        .prepare = tick_hook, .check = check_hook, .flush = flush_hook, .arg = sa};
+    if (loop_hooks_add(loop, &h)) {
+        free(sa->chunk);
+        free(sa);
+        return NULL;
+    }
     return sa;
 }
 
 /* ---------------------------------------------------------------- failure */
 
+static void ready(void *arg, uint32_t events);
+
 static void set_events(struct store_async *sa, uint32_t events)
 {
     if (!sa->ctx || events == sa->events)
         return;
-    struct epoll_event ev = {.events = events, .data.u64 = sa->tag};
-    int op = sa->events ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
-    if (epoll_ctl(sa->epoll_fd, op, sa->ctx->fd, &ev) == 0)
+    if (!sa->watch)
+        sa->watch = loop_watch_add(sa->loop, sa->ctx->fd, events, ready, sa);
+    if (sa->watch && loop_watch_set(sa->watch, events) == 0)
         sa->events = events;
 }
 
@@ -121,8 +134,8 @@ static void close_ctx(struct store_async *sa)
 {
     if (!sa->ctx)
         return;
-    if (sa->events) /* before the close: a reused fd number must not inherit the registration */
-        epoll_ctl(sa->epoll_fd, EPOLL_CTL_DEL, sa->ctx->fd, NULL);
+    loop_watch_remove(sa->watch); /* before the close: a reused fd number must not inherit it */
+    sa->watch = NULL;
     sa->events = 0;
     redisFree(sa->ctx);
     sa->ctx = NULL;
@@ -199,9 +212,7 @@ static void *dial_main(void *arg)
     redisContext *c = store_dial(sa->st, &err);
     atomic_store(&sa->dialled, c);
     atomic_store(&sa->dial_done, 1);
-    uint64_t one = 1;
-    ssize_t w = write(sa->wake_fd, &one, sizeof(one)); /* wakes the loop: store_async_tick */
-    (void)w;
+    loop_wake(sa->loop); /* the loop adopts it in its next tick */
     return NULL;
 }
 
@@ -233,7 +244,7 @@ static void adopt(struct store_async *sa, redisContext *c)
     atomic_store(&sa->up, 1);
     set_events(sa, EPOLLIN);
     if (!sa->events) {
-        store_note_fault(sa->st, "connect", "epoll_ctl failed");
+        store_note_fault(sa->st, "connect", "the loop cannot watch the socket");
         close_ctx(sa);
         later(sa);
     }
@@ -633,7 +644,8 @@ static void read_replies(struct store_async *sa)
     }
 }
 
-void store_async_ready(struct store_async *sa, uint32_t events)
+/* The loop saw `events` on the connection's socket. */
+static void store_async_ready(struct store_async *sa, uint32_t events)
 {
     if (!sa->ctx)
         return;
@@ -683,7 +695,9 @@ static int due(const struct store_async *sa, int64_t now)
     return sa->head->abandoned && now >= drop_at(sa);
 }
 
-int store_async_tick(struct store_async *sa)
+/* Adopt a finished dial, give up groups past their deadline, drop a connection silent for two
+ * timeouts. Returns the milliseconds until the next deadline, or -1 when nothing is pending. */
+static int store_async_tick(struct store_async *sa)
 {
     if (sa->broken)
         fail_all(sa, -EIO, "out of memory");
@@ -714,6 +728,26 @@ int store_async_tick(struct store_async *sa)
         return -1;
     int64_t wait = next - now;
     return wait > 60000 ? 60000 : (int)wait;
+}
+
+static void ready(void *arg, uint32_t events)
+{
+    store_async_ready(arg, events);
+}
+
+static int tick_hook(void *arg)
+{
+    return store_async_tick(arg);
+}
+
+static void check_hook(void *arg)
+{
+    store_async_tick(arg);
+}
+
+static void flush_hook(void *arg)
+{
+    store_async_flush(arg);
 }
 
 int store_async_connected(struct store_async *sa)

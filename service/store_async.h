@@ -1,7 +1,7 @@
 /*
  * store_async.h -- one pipelined, non-blocking Redis connection owned by one event loop.
  *
- * Why: every request on an HTTP event thread (http.h) is one or two Redis round trips (a cached
+ * Why: every request on an HTTP event thread (httpd.h) is one or two Redis round trips (a cached
  * page, a script call for a member, a live page, a write, an NDJSON chunk, a miss's fill), and the
  * event threads must never wait. Each has two of these, one for reads and one for writes. Handing
  * each hit to another thread that waits for Redis (rankd 0.2's batcher) cost two thread hand-offs
@@ -33,8 +33,12 @@
  * (store_async_send_shared): 64 connections reading the same hot page in one iteration cost
  * Redis one lookup, not 64 (Varnish's request coalescing, for the hit path).
  *
+ * It plugs into its loop (loop.h) by itself: its socket is a watch of the loop, and a hook of the
+ * loop gives up late groups and adopts dials before each wait and after the events, and sends
+ * what the iteration appended last (step 5 of an iteration: one write per connection).
+ *
  * Not thread-safe: everything runs on the owning loop's thread, except the helper's hand-over of
- * a dialled connection (an atomic pointer, then a write to the loop's wake eventfd).
+ * a dialled connection (an atomic pointer, then loop_wake).
  */
 #ifndef RANKD_STORE_ASYNC_H
 #define RANKD_STORE_ASYNC_H
@@ -44,6 +48,8 @@
 #include <hiredis/hiredis.h>
 
 #include "store.h"
+
+struct loop;
 
 #define STORE_ASYNC_MAX_CMDS 4 /**< commands in one group */
 
@@ -60,20 +66,19 @@ typedef void (*store_async_fn)(void *arg, int rc, redisReply **replies);
 struct store_async;
 
 /**
- * A connection for the loop whose epoll set is `epoll_fd`: it registers its socket there with
- * event.data.u64 = tag (the loop passes such events to store_async_ready) and writes to
- * `wake_fd` (an eventfd the loop polls; the loop then calls store_async_tick) when a dial ends.
- * `st` supplies the address, credentials, timeout and dial back-off (borrowed). No connection is
- * made until store_async_start or the first send. Returns NULL on ENOMEM. Free with
- * store_async_free.
+ * A connection of `loop` (borrowed; call before its group starts: this adds a hook): its socket
+ * is watched by the loop, and a dial that ends wakes it. `st` supplies the address, credentials,
+ * timeout and dial back-off (borrowed). No connection is made until store_async_start or the
+ * first send. Returns NULL on ENOMEM (or a loop with no hook left). Free with store_async_free.
  */
-struct store_async *store_async_new(struct store *st, int epoll_fd, uint64_t tag, int wake_fd);
+struct store_async *store_async_new(struct store *st, struct loop *loop);
 
 /** Fail pending groups with -ECANCELED, wait for a dial in progress, close, free. NULL: no-op.
- *  On the loop thread, or on any thread once the loop has stopped. */
+ *  Once the loop has stopped (its hook would run on), on any thread. */
 void store_async_free(struct store_async *sa);
 
-/** Start dialling now (at loop start, so the first hits need not fall back). */
+/** Start dialling now (before the loop starts, or on its thread), so the first requests need
+ *  not fall back. */
 void store_async_start(struct store_async *sa);
 
 /**
@@ -85,11 +90,12 @@ void store_async_start(struct store_async *sa);
  * `replies`, which callbacks must only read (not change, not keep). A joined caller is failed,
  * timed out and cancelled with the group. Only an unsent group is joined: its commands reach
  * Redis after every joiner's request arrived, so the shared reply is never older than any of
- * them. fn(arg, ...) is called once, later, from store_async_ready/tick/free, never from inside
- * this call. Returns 2 when it joined a group, 1 when the new group starts a new pipeline (the
- * output buffer was empty), 0 when it joins one; -EAGAIN when there is no connection (a dial may
- * start), -ETIMEDOUT when Redis is not answering (the oldest group was given up), -EINVAL (bad
- * n), -ENOMEM (the connection is closed at the next flush or tick); fn is not called on error.
+ * them. fn(arg, ...) is called once, later, from the loop's watch or hook or store_async_free,
+ * never from inside this call. Returns 2 when it joined a group, 1 when the new group starts a new
+ * pipeline (the output buffer was empty), 0 when it joins one; -EAGAIN when there is no connection
+ * (a dial may start), -ETIMEDOUT when Redis is not answering (the oldest group was given up),
+ * -EINVAL (bad n), -ENOMEM (the connection is closed at the next flush or tick); fn is not called
+ * on error.
  */
 int store_async_send_shared(struct store_async *sa, int n, const int *argc,
                             const char *const *const *argv, int64_t deadline_ms, store_async_fn fn,
@@ -117,18 +123,9 @@ int store_async_script(struct store_async *sa, enum store_script script, int nke
                        const char *const *argv, const size_t *argvlen, int64_t deadline_ms,
                        store_async_fn fn, void *arg);
 
-/** Write what the sends appended; call before the loop waits. Errors fail the pending groups. */
+/** Write what the sends appended now, rather than at the end of the loop iteration (the loop's
+ *  hook does it then). Errors fail the pending groups. */
 void store_async_flush(struct store_async *sa);
-
-/** The loop saw `events` (EPOLLIN/EPOLLOUT/EPOLLERR/EPOLLHUP) on this connection's socket. */
-void store_async_ready(struct store_async *sa, uint32_t events);
-
-/**
- * Adopt a finished dial, give up groups past their deadline, drop a connection silent for two
- * timeouts. Returns the milliseconds until the next deadline, or -1 when nothing is pending (the
- * loop's wait may be longer).
- */
-int store_async_tick(struct store_async *sa);
 
 /** 1 while connected (for /metrics; safe from any thread). */
 int store_async_connected(struct store_async *sa);

@@ -1,7 +1,7 @@
 /*
  * workers.h -- an elastic pool of threads for the blocking part of requests.
  *
- * The HTTP event threads (http.h) never block; whatever may wait on Redis (a page computation, a
+ * The HTTP event threads (httpd.h) never block; whatever may wait on Redis (a page computation, a
  * stampede-lock wait, a write) runs here. The pool grows on demand up to `max` threads and an
  * idle thread exits after WORKERS_IDLE_MS, so a slow job holds only its own thread: with `max`
  * equal to the connection limit a job never waits for a thread behind unrelated slow jobs (the

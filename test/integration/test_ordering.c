@@ -1067,6 +1067,41 @@ START_TEST(test_tie_group_compaction)
 }
 END_TEST
 
+/*
+ * A tie group that is truly full (tie cap 4: four members share score 5) ends a write with 422
+ * score_group_full, a JSON batch and an NDJSON stream alike, as openapi.yaml says. The stream
+ * took its status from a map of its own and answered 503 redis_unavailable ("Redis failed"),
+ * telling the client to retry what can never succeed.
+ */
+START_TEST(test_full_group_is_score_group_full)
+{
+    board_set_tie_cap(4);
+    put_board("full", "{\"tiebreak\":\"first\"}");
+    const char *fill = "{\"entries\":[{\"id\":\"a\",\"score\":5},{\"id\":\"b\",\"score\":5},"
+                       "{\"id\":\"c\",\"score\":5},{\"id\":\"d\",\"score\":5}]}";
+    struct http_result r;
+    post_scores("full", fill, &r);
+    ck_assert_msg(r.status == 200, "filling the group -> %ld %s", r.status, r.body);
+    http_result_free(&r);
+    ck_assert_int_eq(http_write(g_port, "POST", "/boards/full/scores",
+                                "{\"entries\":[{\"id\":\"e\",\"score\":5}]}", &r),
+                     0);
+    ck_assert_msg(r.status == 422 && strcmp(http_error_code(&r), "score_group_full") == 0,
+                  "a batch into the full group -> %ld %s", r.status, r.body);
+    http_result_free(&r);
+    const char *lines = "{\"id\":\"f\",\"score\":5}\n{\"id\":\"g\",\"score\":5}\n";
+    ck_assert_int_eq(http_req(g_port, "POST", "/boards/full/scores", lines, strlen(lines),
+                              "application/x-ndjson", TEST_TOKEN, &r),
+                     0);
+    ck_assert_msg(r.status == 422 && strcmp(http_error_code(&r), "score_group_full") == 0 &&
+                      strstr(r.body, "lines were applied"),
+                  "a stream into the full group -> %ld %s", r.status, r.body);
+    printf("ordering: a stream into a full tie group: %ld %s\n", r.status, r.body);
+    http_result_free(&r);
+    board_set_tie_cap(0);
+}
+END_TEST
+
 /* Teardown of the compaction cases: the default tie cap again, even after a failed check. */
 static void tie_cap_reset(void)
 {
@@ -1139,6 +1174,7 @@ Suite *ordering_suite(void)
     tcase_add_checked_fixture(compact, NULL, tie_cap_reset);
     tcase_set_timeout(compact, 60);
     tcase_add_loop_test(compact, test_tie_group_compaction, 0, 2);
+    tcase_add_test(compact, test_full_group_is_score_group_full);
     suite_add_tcase(s, compact);
     return s;
 }

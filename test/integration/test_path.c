@@ -563,6 +563,10 @@ START_TEST(test_upload_cut_by_shutdown_says_how_far)
     snprintf(want, sizeof(want), "%lld lines were applied", applied);
     ck_assert_msg(applied > 0 && strstr(reply, want), "the reply does not say \"%s\": %s", want,
                   reply);
+    int retry_after = 0; /* once (it was sent twice) */
+    for (const char *h = reply; (h = strstr(h, "\r\nRetry-After: 1\r\n")) != NULL; h += 2)
+        retry_after++;
+    ck_assert_msg(retry_after == 1, "Retry-After %d times: %s", retry_after, reply);
 }
 END_TEST
 

@@ -18,5 +18,6 @@ Suite *gzip_suite(void);
 Suite *cors_suite(void);
 Suite *validate_suite(void);
 Suite *log_suite(void);
+Suite *http_suite(void);
 
 #endif

@@ -1,0 +1,47 @@
+/*
+ * app.h -- the running application as the handlers see it: the configuration, the Redis stores,
+ * the board model and the page cache, reached from every request (http_request.app).
+ *
+ * A plain struct with no functions of its own: server.c builds it (rankd_start, server.h) and
+ * frees it; handlers only read it. Its wiring members (loops, HTTP server, the event threads'
+ * connections) are opaque here and used by server.c alone.
+ */
+#ifndef RANKD_APP_H
+#define RANKD_APP_H
+
+#include "board.h"
+#include "config.h"
+#include "page_cache.h"
+#include "store.h"
+
+struct loop_group;
+struct httpd;
+struct store_async;
+struct tokens;
+
+/** One event thread's own Redis connections (store_async.h). */
+struct rankd_conns {
+    struct store_async *reads;  /**< owned: pages, members, around */
+    struct store_async *writes; /**< owned: writes, NDJSON chunks, page fills */
+};
+
+struct rankd {
+    struct config cfg;               /**< a copy, immutable after start */
+    struct store *store;             /**< owned: board data, reads (--threads connections) */
+    struct store *write_store;       /**< owned: board writes (--threads connections) */
+    struct store *hit_store;         /**< owned: where the event threads' read connections dial
+                                      *   (store_async.h; its pool is unused) */
+    struct store *hit_write_store;   /**< owned: where their write connections dial (likewise) */
+    struct store *cache_store;       /**< owned when --cache-redis is set, else == store */
+    struct store *cache_write_store; /**< owned when --cache-redis is set, else == write_store */
+    struct board_model model;        /**< borrows store and cfg.key_prefix */
+    struct page_cache *pages;        /**< owned */
+    struct loop_group *loops;        /**< owned: the event threads (loop.h) */
+    struct httpd *http;              /**< owned: libmicrohttpd on each of them (httpd.h) */
+    struct rankd_conns *conns;       /**< owned: per event thread */
+    int nconns;                      /**< entries of conns (one per event thread) */
+    char static_root[4096];          /**< real path of the web frontend, "" = not served */
+    struct tokens *tokens;           /**< owned: the write tokens (tokens.h) */
+};
+
+#endif

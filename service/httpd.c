@@ -1,0 +1,913 @@
+/* httpd.c -- the HTTP exchange over libmicrohttpd: requests, bodies, suspend and resume,
+ * replies; see httpd.h. */
+#include "httpd.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "log.h"
+#include "loop.h"
+#include "metrics.h"
+#include "access.h"
+#include "request.h"
+#include "route.h"
+#include "static_files.h"
+#include "store_async.h"
+#include "tokens.h"
+#include "workers.h"
+
+#define CONNECTION_TIMEOUT_S 30
+#define THREAD_STACK_BYTES (512 * 1024)
+#define ARG_BYTES_MAX 1024
+/* MHD zeroes a connection's whole memory pool after every request: keep it small. It holds one
+ * request's line and headers, the reply headers and the read buffer (body chunks). */
+#define CONNECTION_MEMORY_BYTES (16 * 1024)
+/* Longest wait at shutdown for requests in work to finish sending (a client that stalls its
+ * upload or never reads its reply must not hold the exit); suspended ones are always waited for
+ * (bounded by the Redis timeout and page waits): MHD must not stop with them. */
+#define STOP_WAIT_MS 5000
+
+/* One event thread's daemon: libmicrohttpd in external-epoll mode on the connections its loop is
+ * given, and the loop's Redis connections for the async steps. */
+struct httpd_thread {
+    struct httpd *srv;
+    struct loop *loop;
+    struct MHD_Daemon *daemon;
+    struct loop_watch *watch;   /* the daemon's epoll fd in the loop */
+    struct store_async *reads;  /* NULL without a read connection */
+    struct store_async *writes; /* writes (a connection of their own: a write held by Redis, as
+                                 * under CLIENT PAUSE WRITE, must not hold up the reads
+                                 * pipelined behind it); NULL without one */
+    int index;                  /* 0.., for /metrics and the debug log */
+    atomic_int active;          /* connections with a request in progress (for /metrics) */
+    atomic_int waiting;         /* of those, suspended: for Redis, a timer or a worker */
+};
+
+struct httpd {
+    struct httpd_options o;
+    struct httpd_thread threads[HTTP_EVENT_THREADS_MAX];
+    int nthreads;
+    struct workers *workers;
+    atomic_int suspended; /* requests handed off the event threads */
+    atomic_int in_work;   /* requests handed off at least once and not completed yet */
+    atomic_int stopping;
+};
+
+/* Per-request state, created on the first callback and freed in on_completed. While the
+ * connection is suspended only the thread doing its work touches it; that thread's last act is
+ * to resume the connection (resume_exchange), after which only the event thread does. */
+struct exchange {
+    struct http_request rq;
+    struct http_reply rp;
+    const struct route *route;
+    struct httpd *srv;
+    struct httpd_thread *thread; /* the event thread that owns the connection */
+    struct MHD_Connection *conn;
+    struct buf chunk; /* a streamed body chunk handed to a worker */
+    int64_t start_us;
+    int replied;    /* the handler ran off the event thread: send rp on the next callback */
+    int handed_off; /* counted in srv->in_work */
+    int away;       /* handed off and perhaps not resumed yet: event threads only */
+    int queued;     /* a response was queued */
+    int no_drain;   /* refused for its framing: answered before its body, then closed */
+    int is_static;  /* a file of the web page (served without a route) */
+    uint64_t bytes; /* body bytes of the queued reply */
+    struct access_fault *fault;         /* a 5xx's code and cause (access.h), or NULL */
+    char request_id[ACCESS_ID_MAX + 1]; /* X-Request-Id, given or made (access.h) */
+};
+
+/* ---------------------------------------------------------------- request set-up */
+
+/* libmicrohttpd's own messages go through rankd's log, prefixed, rate-limited. */
+__attribute__((format(printf, 2, 0))) static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    (void)cls;
+    char line[512];
+    vsnprintf(line, sizeof(line), fmt, ap);
+    size_t n = strlen(line);
+    while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+        line[--n] = '\0';
+    log_warn("libmicrohttpd: %s", line);
+}
+
+/* Keep the raw path and query: rankd decodes each part itself, exactly once (see route.h). */
+static size_t unescape_none(void *cls, struct MHD_Connection *c, char *s)
+{
+    (void)cls;
+    (void)c;
+    return strlen(s);
+}
+
+struct arg_walk {
+    struct http_request *rq;
+    int bad;
+};
+
+static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+                                   const char *value)
+{
+    (void)kind;
+    struct arg_walk *w = cls;
+    struct http_request *rq = w->rq;
+    struct http_arg *grown = realloc(rq->args, (rq->nargs + 1) * sizeof(*grown));
+    if (!grown) {
+        w->bad = -ENOMEM;
+        return MHD_NO;
+    }
+    rq->args = grown;
+    char *name = malloc(ARG_BYTES_MAX + 1), *val = malloc(ARG_BYTES_MAX + 1);
+    size_t n1 = 0, n2 = 0;
+    int rc = (!name || !val) ? -ENOMEM : 0;
+    if (!rc)
+        rc = request_arg_decode(key, strlen(key), name, ARG_BYTES_MAX + 1, &n1);
+    if (!rc)
+        rc = request_arg_decode(value ? value : "", value ? strlen(value) : 0, val,
+                                ARG_BYTES_MAX + 1, &n2);
+    if (rc) {
+        free(name);
+        free(val);
+        w->bad = rc == -ENOMEM ? rc : -EINVAL;
+        return MHD_NO;
+    }
+    rq->args[rq->nargs].name = name;
+    rq->args[rq->nargs++].value = val;
+    return MHD_YES;
+}
+
+/* 1 when the media type of a Content-Type value (before any ';' parameters) is `type`. */
+static int media_type_is(const char *value, const char *type)
+{
+    if (!value)
+        return 0;
+    size_t n = strcspn(value, ";");
+    while (n && (value[n - 1] == ' ' || value[n - 1] == '\t'))
+        n--;
+    return n == strlen(type) && strncasecmp(value, type, n) == 0;
+}
+
+static int starts_with_ci(const char *s, const char *prefix)
+{
+    return s && strncasecmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* 0 when the request may write; else the reply is filled (401/403). */
+static int check_token(struct MHD_Connection *c, const struct httpd *srv, struct http_reply *rp)
+{
+    struct tokens *tokens = srv->o.tokens;
+    if (!tokens || tokens_count(tokens) == 0) {
+        http_reply_error(rp, 403, "writes_disabled",
+                         "Writes are disabled: start rankd with --write-token-file=FILE (or "
+                         "RANKD_WRITE_TOKEN), then send 'Authorization: Bearer TOKEN'.");
+        return -1;
+    }
+    const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
+    if (!auth || !starts_with_ci(auth, "Bearer ")) {
+        http_reply_error(rp, 401, "unauthorized",
+                         "Writes and /admin need the header 'Authorization: Bearer <token>'.");
+        http_reply_header(rp, "WWW-Authenticate", "Bearer realm=\"rankd\"");
+        return -1;
+    }
+    const char *given = auth + 7;
+    if (!tokens_check(tokens, given, strlen(given))) {
+        http_reply_error(rp, 403, "forbidden", "The bearer token is not valid.");
+        return -1;
+    }
+    return 0;
+}
+
+/* Content-Type and Content-Length checks for routes with a body. */
+static void check_body(struct MHD_Connection *c, struct exchange *x)
+{
+    struct http_request *rq = &x->rq;
+    rq->content_type = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+    if ((x->route->flags & ROUTE_NDJSON) &&
+        media_type_is(rq->content_type, "application/x-ndjson")) {
+        rq->streaming = 1;
+        return;
+    }
+    /* curl -d sends application/x-www-form-urlencoded unless told otherwise: read it as JSON. */
+    if (rq->content_type && !media_type_is(rq->content_type, "application/json") &&
+        !media_type_is(rq->content_type, "application/x-www-form-urlencoded")) {
+        http_reply_error(&x->rp, 415, "unsupported_media_type",
+                         "Content-Type must be application/json%s.",
+                         (x->route->flags & ROUTE_NDJSON) ? " or application/x-ndjson" : "");
+        return;
+    }
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    if (cl && strtoll(cl, NULL, 10) > HTTP_BODY_MAX)
+        http_reply_error(&x->rp, 413, "body_too_large", "JSON bodies are limited to %ld bytes.",
+                         HTTP_BODY_MAX);
+}
+
+/* GET/HEAD of a file of the web frontend; 0 when the reply is decided, else -ENOENT. */
+static int serve_static(const struct httpd *srv, const char *method, const char *url,
+                        struct exchange *x)
+{
+    const char *root = srv->o.static_root;
+    if (!root[0] || (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0))
+        return -ENOENT;
+    struct static_file f;
+    int rc = static_files_open(root, url, &f);
+    if (rc == -EINVAL) {
+        http_reply_errno_in(&x->rp, HTTP_ERRNO_FILE, rc, NULL);
+        return 0;
+    }
+    if (rc)
+        return -ENOENT; /* outside the directory looks exactly like absent */
+    http_reply_header(&x->rp, "ETag", f.etag);
+    http_reply_header(&x->rp, "Cache-Control", f.cache_control);
+    http_reply_header(&x->rp, "X-Content-Type-Options", "nosniff");
+    x->rp.content_type = f.content_type;
+    if (x->rq.if_none_match && strcmp(x->rq.if_none_match, f.etag) == 0) {
+        close(f.fd);
+        x->rp.status = 304;
+        return 0;
+    }
+    x->rp.status = 200;
+    x->rp.fd = f.fd;
+    x->rp.fd_size = f.size;
+    return 0;
+}
+
+/* How often one request header was given, and whether its values differ. */
+struct header_count {
+    const char *name;
+    const char *first; /* the first value */
+    int n;
+    int differ;
+};
+
+static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    const char *value)
+{
+    (void)kind;
+    struct header_count *h = cls;
+    if (strcasecmp(key, h->name) != 0)
+        return MHD_YES;
+    if (h->n++ == 0)
+        h->first = value ? value : "";
+    else if (strcmp(h->first, value ? value : "") != 0)
+        h->differ = 1;
+    return MHD_YES;
+}
+
+/* 0 when the body is framed one way only; else the reply is filled. libmicrohttpd 0.9.75 frames
+ * by the first Content-Length and reads any Transfer-Encoding but chunked as a body running to
+ * the end of the connection; a proxy in front may take another header: a smuggled request. The
+ * reply closes the connection, so nothing after it is read as a request. */
+static int check_framing(struct MHD_Connection *c, struct http_reply *rp)
+{
+    struct header_count cl = {.name = "Content-Length"}, te = {.name = "Transfer-Encoding"};
+    MHD_get_connection_values(c, MHD_HEADER_KIND, count_header, &cl);
+    MHD_get_connection_values(c, MHD_HEADER_KIND, count_header, &te);
+    if (cl.differ)
+        http_reply_error(rp, 400, "invalid_content_length",
+                         "The request has Content-Length headers with different values.");
+    else if (cl.n && te.n) /* RFC 9112 6.3: a proxy may frame it by either: refuse, close */
+        http_reply_error(rp, 400, "invalid_content_length",
+                         "The request has both Content-Length and Transfer-Encoding.");
+    else if (te.n && (te.n > 1 || strcasecmp(te.first, "chunked") != 0))
+        http_reply_error(rp, 501, "not_implemented",
+                         "Transfer-Encoding '%.60s' is not supported: send the body with a "
+                         "Content-Length or as Transfer-Encoding: chunked.",
+                         te.n > 1 ? "given twice" : te.first);
+    else
+        return 0;
+    http_reply_header(rp, "Connection", "close");
+    return -1;
+}
+
+static void begin(struct httpd *srv, struct MHD_Connection *c, const char *url, const char *method,
+                  struct exchange *x)
+{
+    x->rq.app = srv->o.app;
+    x->rq.server = srv;
+    x->rq.method = method;
+    x->rq.if_none_match = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "If-None-Match");
+    access_request_id(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Request-Id"),
+                      x->request_id);
+    if (check_framing(c, &x->rp)) {
+        x->no_drain = 1; /* its body's length is in doubt: never read it */
+        return;
+    }
+    char allow[64];
+    int rc = route_match(method, url, &x->rq, &x->route, allow, sizeof(allow));
+    if (rc == -ENOENT && serve_static(srv, method, url, x) == 0) {
+        x->is_static = 1;
+        return;
+    }
+    if (rc) {
+        struct http_errno_args a = {.method = method, .path = url, .allow = allow};
+        http_reply_errno_in(&x->rp, HTTP_ERRNO_ROUTE, rc, &a);
+        if (rc == -EPERM)
+            http_reply_header(&x->rp, "Allow", allow);
+        return;
+    }
+    struct arg_walk w = {&x->rq, 0};
+    MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, collect_arg, &w);
+    if (w.bad) {
+        http_reply_errno_in(&x->rp, HTTP_ERRNO_QUERY, w.bad, NULL);
+        return;
+    }
+    if ((x->route->flags & ROUTE_WRITE) && check_token(c, srv, &x->rp))
+        return;
+    if (x->route->flags & ROUTE_BODY) {
+        check_body(c, x);
+        return;
+    }
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    if (cl && strtoll(cl, NULL, 10) > 0)
+        http_reply_error(&x->rp, 400, "unexpected_body", "This request takes no body.");
+}
+
+/* One chunk of request body. */
+static void consume(struct exchange *x, const char *data, size_t len)
+{
+    if (!(x->route->flags & ROUTE_BODY)) {
+        http_reply_error(&x->rp, 400, "unexpected_body", "This request takes no body.");
+        return;
+    }
+    if (x->rq.body.len + len > (size_t)HTTP_BODY_MAX) {
+        http_reply_error(&x->rp, 413, "body_too_large", "JSON bodies are limited to %ld bytes.",
+                         HTTP_BODY_MAX);
+        buf_free(&x->rq.body);
+        return;
+    }
+    if (buf_append(&x->rq.body, data, len))
+        http_reply_errno(&x->rp, -ENOMEM);
+}
+
+/* Never called: libmicrohttpd sends no body with a 304; this only makes its size unknown. */
+/* NOLINTNEXTLINE(readability-non-const-parameter): the type MHD_ContentReaderCallback */
+static ssize_t no_body(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    (void)cls;
+    (void)pos;
+    (void)buf;
+    (void)max;
+    return MHD_CONTENT_READER_END_OF_STREAM;
+}
+
+static enum MHD_Result send_reply(struct MHD_Connection *c, struct exchange *x)
+{
+    struct http_reply *rp = &x->rp;
+    if (!rp->status)
+        http_reply_error(rp, 500, "internal", "The handler produced no reply.");
+    x->bytes = rp->status == 304 || strcmp(x->rq.method, "HEAD") == 0 ? 0
+               : rp->fd > 0                                           ? rp->fd_size
+                                                                      : rp->body.len;
+    if (rp->status >= 500 && !x->fault)
+        x->fault = access_fault_of(rp->status, rp->body.data, rp->body.len);
+    struct MHD_Response *resp;
+    if (rp->status == 304) {
+        /* libmicrohttpd 0.9.75 gives a 304 the Content-Length of its response, 0 from an empty
+         * buffer (wrong: the page is not empty), or, for an unknown size, "Transfer-Encoding:
+         * chunked" and a stray last chunk. The true length (RFC 9110 8.6 allows it) breaks
+         * Node's fetch (undici drops the connection: no body of that length came). Only an
+         * unknown size without chunking sends neither header, and that closes the connection
+         * after the reply (MHD_RF_HEAD_ONLY_RESPONSE, which keeps it open, is 0.9.77+); behind a
+         * proxy that is the proxy's upstream connection only. */
+        if (rp->fd > 0)
+            close(rp->fd);
+        rp->fd = 0;
+        buf_free(&rp->body);
+        resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64, no_body, NULL, NULL);
+        if (resp)
+            MHD_set_response_options(resp, MHD_RF_HTTP_1_0_COMPATIBLE_STRICT, MHD_RO_END);
+    } else if (rp->fd > 0) {
+        resp = MHD_create_response_from_fd64(rp->fd_size, rp->fd);
+        if (resp)
+            rp->fd = 0; /* MHD closes it */
+    } else if (rp->body.data) {
+        resp = MHD_create_response_from_buffer(rp->body.len, rp->body.data, MHD_RESPMEM_MUST_FREE);
+        if (resp)
+            rp->body.data = NULL, rp->body.len = rp->body.cap = 0;
+    } else {
+        resp = MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    }
+    if (!resp)
+        return MHD_NO;
+    if (rp->content_type && rp->status != 204 && rp->status != 304)
+        MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, rp->content_type);
+    for (int i = 0; i < rp->nheaders; i++)
+        MHD_add_response_header(resp, rp->headers[i].name, rp->headers[i].value);
+    MHD_add_response_header(resp, "X-Request-Id", x->request_id);
+    enum MHD_Result ok = MHD_queue_response(c, (unsigned)rp->status, resp);
+    MHD_destroy_response(resp);
+    x->queued = 1;
+    return ok;
+}
+
+/* A refused request's body that is read and dropped rather than cut off (see on_request). */
+#define DRAIN_MAX (8L * 1024L * 1024L)
+
+static int drainable(struct MHD_Connection *c)
+{
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding");
+    long long n = cl ? strtoll(cl, NULL, 10) : -1;
+    return !te && n > 0 && n <= DRAIN_MAX;
+}
+
+static int has_body(struct MHD_Connection *c)
+{
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding");
+    return (cl && strtoll(cl, NULL, 10) > 0) || te;
+}
+/* ---------------------------------------------------------------- off the event threads */
+
+/* The event threads never block (see httpd.h): work that may wait on Redis runs on a worker
+ * while the connection is suspended, and the worker's last act is to resume it. */
+
+/* Suspend x for work elsewhere. Returns 0, or -1 when rankd is stopping (x is not suspended).
+ * The counters go up before `stopping` is read, and httpd_quiesce sets `stopping` before it reads
+ * them (both sequentially consistent): either this sees the stop, or the stop waits for x. */
+static int suspend_exchange(struct exchange *x)
+{
+    struct httpd *srv = x->srv;
+    if (!x->handed_off) {
+        x->handed_off = 1;
+        atomic_fetch_add(&srv->in_work, 1);
+    }
+    atomic_fetch_add(&srv->suspended, 1);
+    if (atomic_load(&srv->stopping)) {
+        atomic_fetch_sub(&srv->suspended, 1);
+        return -1;
+    }
+    x->away = 1;
+    atomic_fetch_add_explicit(&x->thread->waiting, 1, memory_order_relaxed);
+    MHD_suspend_connection(x->conn);
+    return 0;
+}
+
+/* 1 while x's work may still be running: handed off and not resumed. MHD 0.9.75 goes on calling
+ * the handler with the rest of a chunked body after the connection is suspended; such calls must
+ * neither consume data nor start more work. Only the event threads resume connections, so "not
+ * suspended" means the worker has finished. */
+static int still_away(struct exchange *x)
+{
+    if (!x->away)
+        return 0;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(x->conn, MHD_CONNECTION_INFO_CONNECTION_SUSPENDED);
+    if (ci && ci->suspended == MHD_YES)
+        return 1;
+    x->away = 0;
+    return 0;
+}
+
+static void reply_stopping(struct http_reply *rp)
+{
+    http_reply_error(rp, 503, "shutting_down", "rankd is shutting down.");
+    http_reply_header(rp, "Retry-After", "1");
+}
+
+/* 1 when x's connection belongs to the calling event thread. */
+static int on_own_thread(const struct exchange *x)
+{
+    return x->thread && x->thread->loop == loop_current();
+}
+
+/* Hand the connection back to its event thread; x may be freed as soon as this starts. Without
+ * an internal polling thread MHD has no channel of its own to notice a resume, and applies
+ * resumes only when the daemon runs next: loop_wake wakes the loop from another thread, and on
+ * the loop's own thread makes it run the daemon again before it waits. */
+static void resume_exchange(struct exchange *x)
+{
+    struct httpd *srv = x->srv;
+    atomic_fetch_sub_explicit(&x->thread->waiting, 1, memory_order_relaxed);
+    MHD_resume_connection(x->conn);
+    loop_wake(x->thread->loop);
+    atomic_fetch_sub(&srv->suspended, 1); /* last: httpd_quiesce returns once it is 0 */
+}
+
+static void run_handler(void *arg)
+{
+    struct exchange *x = arg;
+    x->route->handler(&x->rq, &x->rp);
+    x->replied = 1;
+    resume_exchange(x);
+}
+
+static void run_stream(void *arg)
+{
+    struct exchange *x = arg;
+    x->route->stream(&x->rq, x->chunk.data, x->chunk.len, &x->rp);
+    x->chunk.len = 0;
+    resume_exchange(x);
+}
+
+static void reply_busy(struct http_reply *rp)
+{
+    http_reply_error(rp, 503, "overloaded", "rankd could not start a thread for this request.");
+    http_reply_header(rp, "Retry-After", "1");
+}
+
+/* Run fn(x) on a worker; the connection is suspended. */
+static void to_worker(struct exchange *x, workers_fn fn)
+{
+    if (workers_submit(x->srv->workers, fn, x) == 0)
+        return;
+    reply_busy(&x->rp);
+    x->replied = 1;
+    resume_exchange(x);
+}
+
+struct store_async *http_async_store(struct http_async *a)
+{
+    struct exchange *x = (struct exchange *)a;
+    return on_own_thread(x) ? x->thread->reads : NULL;
+}
+
+struct http_timer *http_timer_after(struct http_async *a, int ms, void (*fn)(void *arg), void *arg)
+{
+    struct exchange *x = (struct exchange *)a;
+    if (!on_own_thread(x))
+        return NULL;
+    /* the caller only tests the result: an http_timer is a loop timer under another name */
+    return (struct http_timer *)(void *)loop_timer_after(x->thread->loop, ms, fn, arg);
+}
+
+struct store_async *http_async_store_writes(struct http_async *a)
+{
+    struct exchange *x = (struct exchange *)a;
+    return on_own_thread(x) ? x->thread->writes : NULL;
+}
+
+void http_async_done(struct http_async *a, int replied)
+{
+    struct exchange *x = (struct exchange *)a;
+    if (!replied) {
+        to_worker(x, run_handler);
+        return;
+    }
+    x->replied = 1;
+    resume_exchange(x);
+}
+
+void http_stream_done(struct http_async *a)
+{
+    resume_exchange((struct exchange *)a);
+}
+
+/* Suspend x for work already started on this thread (it cannot be undone when rankd is
+ * stopping: the stop waits for it, as for any suspended request). */
+static void suspend_started(struct exchange *x)
+{
+    struct httpd *srv = x->srv;
+    if (!x->handed_off) {
+        x->handed_off = 1;
+        atomic_fetch_add(&srv->in_work, 1);
+    }
+    atomic_fetch_add(&srv->suspended, 1);
+    x->away = 1;
+    atomic_fetch_add_explicit(&x->thread->waiting, 1, memory_order_relaxed);
+    MHD_suspend_connection(x->conn);
+}
+
+/* rankd stops in the middle of a streamed body: the route says how far it got (a client must
+ * resume without applying a line twice), or a plain 503. */
+static void stream_stopped(struct exchange *x)
+{
+    if (x->route->stream_stopped)
+        x->route->stream_stopped(&x->rq, &x->rp);
+    else
+        reply_stopping(&x->rp);
+}
+
+/* A chunk of an NDJSON body: on the event thread when it has a write connection (a full chunk of
+ * lines is written while the connection is suspended), else on a worker (it writes to Redis). */
+static enum MHD_Result stream_chunk(struct exchange *x, const char *data, size_t *len)
+{
+    if (x->route->stream_async && x->thread && x->thread->writes &&
+        store_async_connected(x->thread->writes)) {
+        if (atomic_load(&x->srv->stopping)) {
+            stream_stopped(x);
+            *len = 0;
+            return MHD_YES;
+        }
+        size_t used = 0;
+        int rc = x->route->stream_async(&x->rq, data, *len, &used, &x->rp, (struct http_async *)x);
+        *len = rc < 0 ? 0 : *len - used; /* an error: the rest is read and dropped */
+        if (rc == 1)
+            suspend_started(x);
+        return MHD_YES;
+    }
+    if (buf_append(&x->chunk, data, *len))
+        http_reply_errno(&x->rp, -ENOMEM);
+    else if (suspend_exchange(x) == 0)
+        to_worker(x, run_stream);
+    else
+        stream_stopped(x);
+    *len = 0;
+    return MHD_YES;
+}
+
+/* The whole request is in: answer from memory, or hand it to the route's async step or a worker. */
+static enum MHD_Result dispatch(struct MHD_Connection *c, struct exchange *x)
+{
+    const struct route *r = x->route;
+    x->rq.deadline_ms = util_now_ms() + x->srv->o.request_timeout_ms;
+    if (r->quick && r->quick(&x->rq, &x->rp))
+        return send_reply(c, x);
+    if (suspend_exchange(x)) {
+        reply_stopping(&x->rp);
+        return send_reply(c, x);
+    }
+    if (!(r->async && r->async(&x->rq, &x->rp, (struct http_async *)x)))
+        to_worker(x, run_handler);
+    return MHD_YES;
+}
+
+/* The request callback. libmicrohttpd 0.9.75 answers some malformed requests itself, before
+ * this is ever called and with compiled-in HTML bodies it has no hook to replace (400 request or
+ * header line, Content-Length value or chunk syntax; 413 Content-Length past 2^64 or chunk size;
+ * 414/431 past CONNECTION_MEMORY_BYTES; 505): README, "HTTP framing". */
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
+                                  const char *method, const char *version, const char *upload_data,
+                                  size_t *upload_data_size, void **ctx)
+{
+    (void)version;
+    struct exchange *x = *ctx;
+    if (!x) {
+        x = calloc(1, sizeof(*x));
+        if (!x)
+            return MHD_NO;
+        x->start_us = util_now_us();
+        struct httpd_thread *t = cls;
+        x->srv = t->srv;
+        x->thread = t;
+        atomic_fetch_add_explicit(&t->active, 1, memory_order_relaxed);
+        x->conn = c;
+        *ctx = x;
+        begin(t->srv, c, url, method, x);
+        /* Refused before a body arrives. A body of a known length up to DRAIN_MAX is read and
+         * dropped, and the error goes out after it: answered mid-upload, MHD closes a socket
+         * with unread data, the kernel resets the connection, and the client may never see the
+         * reply (seen as a failed upload instead of the 413). A larger or unknown-length body:
+         * answer now and close. Without a body, answer on the next call (keep-alive). */
+        if (x->rp.status && has_body(c) && (x->no_drain || !drainable(c)))
+            return send_reply(c, x);
+        return MHD_YES;
+    }
+    if (still_away(x))
+        return MHD_YES; /* leave the data: MHD offers it again after the resume */
+    if (x->queued) {
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    if (x->replied)
+        return send_reply(c, x);
+    if (*upload_data_size) {
+        /* MHD 0.9.75 refuses a reply queued mid-body: once an error is decided, the rest of the
+         * body is read and dropped, and the error goes out after it. */
+        if (!x->rp.status && x->rq.streaming)
+            return stream_chunk(x, upload_data, upload_data_size);
+        if (!x->rp.status)
+            consume(x, upload_data, *upload_data_size);
+        *upload_data_size = 0;
+        return MHD_YES;
+    }
+    if (x->rp.status)
+        return send_reply(c, x);
+    return dispatch(c, x);
+}
+
+static void exchange_free(struct exchange *x)
+{
+    for (int i = 0; i < x->rq.nparams; i++)
+        free(x->rq.params[i]);
+    for (size_t i = 0; i < x->rq.nargs; i++) {
+        free(x->rq.args[i].name);
+        free(x->rq.args[i].value);
+    }
+    free(x->rq.args);
+    buf_free(&x->rq.body);
+    buf_free(&x->chunk);
+    if (x->rq.stream_state && x->route && x->route->stream_free)
+        x->route->stream_free(x->rq.stream_state);
+    buf_free(&x->rp.body);
+    if (x->rp.fd > 0)
+        close(x->rp.fd);
+    free(x->fault);
+    free(x);
+}
+
+/* A header of the reply, or NULL. */
+static const char *reply_header(const struct http_reply *rp, const char *name)
+{
+    for (int i = 0; i < rp->nheaders; i++)
+        if (strcmp(rp->headers[i].name, name) == 0)
+            return rp->headers[i].value;
+    return NULL;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
+                         enum MHD_RequestTerminationCode toe)
+{
+    (void)cls;
+    (void)c;
+    struct exchange *x = *ctx;
+    if (!x)
+        return;
+    access_done(&(struct access_record){
+        .method = x->rq.method,
+        .route = x->route       ? x->route->name
+                 : x->is_static ? "static"
+                                : "unmatched",
+        .route_metric = x->route       ? x->route->metric
+                        : x->is_static ? route_static_metric()
+                                       : -1,
+        .status = x->queued ? x->rp.status : 0,
+        .bytes = x->queued ? x->bytes : 0,
+        .us = util_now_us() - x->start_us,
+        .cache = reply_header(&x->rp, "X-Cache"),
+        .request_id = x->request_id,
+        .fault = x->fault,
+        .aborted = toe != MHD_REQUEST_TERMINATED_COMPLETED_OK,
+    });
+    atomic_fetch_sub_explicit(&x->thread->active, 1, memory_order_relaxed);
+    if (x->handed_off)
+        atomic_fetch_sub(&x->srv->in_work, 1);
+    exchange_free(x);
+    *ctx = NULL;
+}
+
+/* ---------------------------------------------------------------- connections */
+
+/* Set while MHD_add_connection runs on this thread: its STARTED notification clears it. */
+static __thread int adding;
+
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    (void)socket_ctx;
+    struct httpd_thread *t = cls;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        adding = 0; /* taken: its close gives the slot back */
+        if (log_enabled(LOG_LEVEL_DEBUG))
+            log_debug("http: connection opened on event thread %d (%d there)", t->index,
+                      loop_load(t->loop));
+        return;
+    }
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    loop_connection_closed(t->loop, ci ? ci->client_addr : NULL);
+    if (log_enabled(LOG_LEVEL_DEBUG))
+        log_debug("http: connection closed on event thread %d (%d there)", t->index,
+                  loop_load(t->loop));
+}
+
+/* The loop gives this thread's daemon a connection (loop_connection_fn). */
+static int serve(void *arg, int fd, const struct sockaddr *addr, socklen_t len)
+{
+    struct httpd_thread *t = arg;
+    adding = 1;
+    MHD_add_connection(t->daemon, fd, addr, len);
+    if (adding) { /* refused (out of memory); MHD closed the socket */
+        adding = 0;
+        return -1;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- the daemons in the loops */
+
+/* Step 1 of a loop iteration: how long the daemon may wait (its idle timeouts). */
+static int daemon_prepare(void *arg)
+{
+    struct httpd_thread *t = arg;
+    MHD_UNSIGNED_LONG_LONG ms = 0;
+    if (MHD_get_timeout(t->daemon, &ms) != MHD_YES)
+        return -1;
+    return ms > 60000 ? 60000 : (int)ms;
+}
+
+/* Step 4: new requests, resumed replies, timeouts. */
+static void daemon_run(void *arg)
+{
+    struct httpd_thread *t = arg;
+    MHD_run(t->daemon);
+}
+
+/* The daemon's epoll fd is ready: daemon_run, which runs every iteration, takes it. */
+static void daemon_ready(void *arg, uint32_t events)
+{
+    (void)arg;
+    (void)events;
+}
+
+struct httpd *httpd_new(const struct httpd_options *o)
+{
+    struct httpd *d = calloc(1, sizeof(*d));
+    if (!d)
+        return NULL;
+    d->o = *o;
+    if (d->o.request_timeout_ms <= 0)
+        d->o.request_timeout_ms = 1000;
+    /* a worker per open connection at most: a job never waits behind unrelated slow jobs */
+    d->workers = workers_new(o->max_connections, (size_t)THREAD_STACK_BYTES);
+    if (!d->workers) {
+        free(d);
+        return NULL;
+    }
+    return d;
+}
+
+int httpd_attach(struct httpd *d, struct loop *l, struct store_async *reads,
+                 struct store_async *writes)
+{
+    if (d->nthreads == HTTP_EVENT_THREADS_MAX)
+        return -ENOSPC;
+    struct httpd_thread *t = &d->threads[d->nthreads];
+    *t = (struct httpd_thread){
+        .srv = d, .loop = l, .reads = reads, .writes = writes, .index = d->nthreads};
+    /* the loops accept and enforce the connection limits; MHD's are per daemon */
+    unsigned flags = MHD_USE_EPOLL | MHD_USE_NO_LISTEN_SOCKET | MHD_ALLOW_SUSPEND_RESUME |
+                     MHD_USE_TURBO | MHD_USE_ERROR_LOG;
+    t->daemon = MHD_start_daemon(
+        flags, 0, NULL, NULL, on_request, t, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)d->o.max_connections + 16,
+        MHD_OPTION_NOTIFY_CONNECTION, on_connection, t, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+        (size_t)CONNECTION_MEMORY_BYTES, MHD_OPTION_CONNECTION_TIMEOUT,
+        (unsigned)CONNECTION_TIMEOUT_S, MHD_OPTION_NOTIFY_COMPLETED, on_completed, t,
+        MHD_OPTION_UNESCAPE_CALLBACK, unescape_none, NULL, MHD_OPTION_END);
+    if (!t->daemon)
+        return errno == EMFILE || errno == ENFILE ? -errno : -ENOMEM;
+    d->nthreads++; /* httpd_free stops it from here on */
+    const union MHD_DaemonInfo *info = MHD_get_daemon_info(t->daemon, MHD_DAEMON_INFO_EPOLL_FD);
+    struct loop_hooks h = {.prepare = daemon_prepare, .run = daemon_run, .arg = t};
+    if (!info || !(t->watch = loop_watch_add(l, info->epoll_fd, EPOLLIN, daemon_ready, t)))
+        return -EIO;
+    if (loop_hooks_add(l, &h))
+        return -ENOSPC;
+    loop_on_connection(l, serve, t);
+    return 0;
+}
+
+int http_event_threads(const struct httpd *srv, struct metrics_thread *out, int max)
+{
+    int n = srv->nthreads < max ? srv->nthreads : max;
+    for (int i = 0; i < n; i++) {
+        const struct httpd_thread *t = &srv->threads[i];
+        memset(&out[i], 0, sizeof(out[i]));
+        out[i].connections = loop_load(t->loop);
+        out[i].busy = atomic_load_explicit(&t->active, memory_order_relaxed);
+        out[i].waiting = atomic_load_explicit(&t->waiting, memory_order_relaxed);
+        if (t->reads)
+            store_async_stats(t->reads, &out[i].reads);
+        if (t->writes)
+            store_async_stats(t->writes, &out[i].writes);
+    }
+    return n;
+}
+
+int http_workers_busy(const struct httpd *srv)
+{
+    return workers_busy(srv->workers);
+}
+
+const char *http_library_version(void)
+{
+    return MHD_get_version();
+}
+
+void httpd_quiesce(struct httpd *d)
+{
+    if (!d)
+        return;
+    /* MHD must not be stopped with suspended connections: refuse new work, let the requests in
+     * work finish and their replies go out (bounded by Redis timeouts and page waits). Past
+     * STOP_WAIT_MS only the suspended ones are waited for. The loops run meanwhile. The
+     * counters go up before `stopping` is read (suspend_exchange), and this sets `stopping`
+     * before it reads them (both sequentially consistent): either a request sees the stop, or
+     * the stop waits for it. */
+    atomic_store(&d->stopping, 1);
+    for (int waited = 0; atomic_load(&d->in_work) > 0 && waited < STOP_WAIT_MS; waited++)
+        util_sleep_ms(1);
+    while (atomic_load(&d->suspended) > 0)
+        util_sleep_ms(1);
+}
+
+void httpd_free(struct httpd *d)
+{
+    if (!d)
+        return;
+    for (int i = 0; i < d->nthreads; i++) {
+        struct httpd_thread *t = &d->threads[i];
+        loop_watch_remove(t->watch); /* before MHD closes its epoll fd */
+        MHD_stop_daemon(t->daemon);  /* its connections close: on_connection gives them back */
+    }
+    workers_free(d->workers);
+    free(d);
+}

@@ -1,0 +1,86 @@
+/*
+ * httpd.h -- the HTTP exchange over libmicrohttpd: one daemon per event loop (loop.h), the
+ * request callback, suspend and resume, body uploads and streams, and sending replies. The only
+ * user of microhttpd.h; handlers see only http.h.
+ *
+ * Threading model (the reason for it): a few event threads (--http-threads; the default 0 = half
+ * the cores, 1 to 8: the other half is left to Redis and the clients, since under load an event
+ * thread keeps a core busy; on 2 cores a second one gave the hot page 1.19 x the throughput and
+ * 1.58 x the p99: bench/results/compare-issue3.md, sections 3 and 4), each with a daemon of its
+ * own in external-epoll mode (MHD_USE_EPOLL, MHD_ALLOW_SUSPEND_RESUME) whose epoll fd is a watch
+ * of the thread's loop, next to the thread's two Redis connections (store_async.h) and its timers.
+ * An event thread multiplexes many connections, so it must never wait: it parses, checks, answers
+ * from memory and sends Redis commands without waiting for their replies. A request goes through
+ * up to three steps (route.h):
+ *   1. quick, on the event thread: 400s and in-process tier hits are answered at once;
+ *   2. async, connection suspended, still on the event thread: pages, members, around, score
+ *      writes and NDJSON chunks append their script calls or lookups to the thread's
+ *      connections; every command of one loop iteration leaves in one write per connection (a
+ *      pipeline), and the replies, read by the same thread, answer the requests and resume
+ *      their connections; waits (a page lock held elsewhere) are timers. One deadline per
+ *      request (http_request.deadline_ms, --request-timeout-ms) bounds all of it. No other
+ *      thread and no wake-up is involved: on 2 cores a hand-off to another thread and back was
+ *      about a quarter of a hit's CPU (bench/results/compare-issue3.md);
+ *   3. handler, connection suspended, on a worker thread (workers.h) that may block on Redis:
+ *      the control routes (settings, delete, reset, trim, records, lists, admin) and what an
+ *      async step hands back (its thread's connection is being dialled, a period its hint cannot
+ *      place, a separate cache Redis); the worker resumes the connection when the reply is ready.
+ * Workers are created on demand up to --max-connections (each connection has at most one
+ * request in work), so a slow handler holds one worker and nothing else.
+ *
+ * Connections come from the loops (loop_on_connection: the loop group accepts and balances them
+ * and enforces the connection limits) and are handed to the thread's daemon
+ * (MHD_add_connection); MHD's close notification gives them back (loop_connection_closed).
+ * Shutdown (httpd_quiesce) answers new work 503, gives requests in work up to 5 s to finish
+ * sending (a stalled upload or a client that never reads must not hold the exit), and always lets
+ * suspended requests finish (MHD must not stop with suspended connections; they are bounded by
+ * the Redis timeout and page waits). Idle keep-alive connections are closed after 30 s; so is a
+ * connection whose client closed it in the middle of a request, which libmicrohttpd 0.9.75's
+ * edge-triggered epoll can miss (its slot counts until then).
+ */
+#ifndef RANKD_HTTPD_H
+#define RANKD_HTTPD_H
+
+#include "http.h"
+
+struct loop;
+struct store_async;
+struct tokens;
+
+/** What httpd_new needs from the application. */
+struct httpd_options {
+    struct rankd *app;       /**< given to every request (http_request.app), borrowed */
+    struct tokens *tokens;   /**< bearer tokens for ROUTE_WRITE routes (tokens.h); none in
+                              *   force: writes refused (403); borrowed, outlives the server */
+    const char *static_root; /**< real path of the directory served at `/`; "": none; borrowed */
+    int max_connections;     /**< the most worker threads (one per connection at most), and each
+                              *   daemon's own limit (the loops enforce the real one) */
+    int request_timeout_ms;  /**< http_request.deadline_ms; 0 = 1000 */
+};
+
+/** A server with no daemon yet (httpd_attach adds them). Returns NULL on ENOMEM. Free with
+ *  httpd_free. */
+struct httpd *httpd_new(const struct httpd_options *o);
+
+/**
+ * Serve the connections of loop `l` with a daemon of its own, before the loop's group starts:
+ * the daemon's epoll fd becomes a watch of l, MHD runs in step 4 of each iteration, and l's
+ * connections go to it. `reads` and `writes` are the loop's Redis connections for the async
+ * steps (http_async_store, http_async_store_writes; borrowed, may be NULL). Returns 0, -ENOSPC
+ * (HTTP_EVENT_THREADS_MAX daemons already), -EMFILE, -ENOMEM, -EIO.
+ */
+int httpd_attach(struct httpd *d, struct loop *l, struct store_async *reads,
+                 struct store_async *writes);
+
+/**
+ * Stop taking work: requests from now on are 503 shutting_down; wait up to 5 s for the requests
+ * in work to finish sending, and for as long as it takes for the suspended ones (the loops must
+ * run meanwhile). From a thread that is not an event thread.
+ */
+void httpd_quiesce(struct httpd *d);
+
+/** After the loops have stopped (loop_group_stop): close the daemons and their connections
+ *  (each given back to its loop), stop the workers, free. NULL: no-op. */
+void httpd_free(struct httpd *d);
+
+#endif
