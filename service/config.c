@@ -46,6 +46,7 @@ enum {
     O_TOKEN_FILE,
     O_LOG_FORMAT,
     O_ACCESS_LOG,
+    O_HEADER_TIMEOUT,
     O_COUNT
 };
 
@@ -102,9 +103,13 @@ static const struct option_def defs[O_COUNT] = {
     [O_REQUEST_TIMEOUT] = {"request-timeout-ms", "RANKD_REQUEST_TIMEOUT_MS", "1000",
                            "one deadline for a whole request on the event threads: every Redis "
                            "round trip and wait of it, ms (10..60000)"},
-    [O_PER_IP] = {"max-connections-per-ip", "RANKD_MAX_CONNECTIONS_PER_IP", "0",
-                  "HTTP connections from one client address, 0 = no limit (0..10000); set it "
-                  "when clients connect directly, leave it 0 behind a proxy"},
+    [O_PER_IP] = {"max-connections-per-ip", "RANKD_MAX_CONNECTIONS_PER_IP", "256",
+                  "HTTP connections from one client address, 0 = no limit (0..10000); behind a "
+                  "proxy every client has the proxy's address: set it above the proxy's "
+                  "connections to rankd, or 0"},
+    [O_HEADER_TIMEOUT] = {"header-timeout-ms", "RANKD_HEADER_TIMEOUT_MS", "10000",
+                          "a request's line and headers must arrive within this, ms, however "
+                          "slowly they trickle (else 408 and closed; 100..600000)"},
 };
 
 void config_defaults(struct config *cfg)
@@ -301,8 +306,8 @@ static int parse_level(const char *s, int *out)
 }
 
 /* hiredis 0.14 has no TLS: rediss:// is refused with the supported way instead. */
-#define TLS_REFUSED                                                                            \
-    "rediss:// (TLS) is not built in: hiredis 0.14 has no TLS. Run a local TLS tunnel (Debian's " \
+#define TLS_REFUSED                                                                                \
+    "rediss:// (TLS) is not built in: hiredis 0.14 has no TLS. Run a local TLS tunnel (Debian's "  \
     "stunnel4, sample: schema/stunnel-redis.conf) and give --redis redis://127.0.0.1:<its port>"
 /* 0 for `zero`, 1 for `one`, else -EINVAL. */
 static int parse_choice(const char *s, const char *zero, const char *one, int *out)
@@ -387,6 +392,8 @@ static int apply(struct config *cfg, int opt, const char *v, const char **allowe
         return parse_int(v, 0, 500, &cfg->l1_ttl_ms);
     case O_PER_IP:
         return parse_int(v, 0, 10000, &cfg->max_per_ip);
+    case O_HEADER_TIMEOUT:
+        return parse_int(v, 100, 600000, &cfg->header_timeout_ms);
     case O_HTTP_THREADS:
         return parse_int(v, 0, 64, &cfg->http_threads);
     case O_STATIC_DIR:

@@ -34,7 +34,12 @@ struct config {
     int threads;            /**< Redis connections per pool (one for reads, one for writes) */
     int max_connections;    /**< HTTP connections open at once, and the most worker threads */
     int http_threads;       /**< event threads of the HTTP layer; 0 = auto (loop.h) */
-    int max_per_ip;         /**< HTTP connections from one address, 0 = no limit */
+    int max_per_ip;         /**< HTTP connections from one address, 0 = no limit. The default,
+                             *   256, is half of --max-connections' 512: no one address can take
+                             *   the whole service, while a proxy's keep-alive pool and bursts,
+                             *   a backend's connection pool or a benchmark's 64-200
+                             *   connections fit */
+    int header_timeout_ms;  /**< a request's line and headers arrive within this (408 else) */
     int redis_timeout_ms;   /**< per Redis command and per wait for a connection */
     int connect_timeout_ms; /**< per Redis dial */
     int request_timeout_ms; /**< one deadline across a request's round trips on the event

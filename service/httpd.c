@@ -14,10 +14,10 @@
 
 #include <microhttpd.h>
 
+#include "access.h"
 #include "log.h"
 #include "loop.h"
 #include "metrics.h"
-#include "access.h"
 #include "request.h"
 #include "route.h"
 #include "static_files.h"
@@ -35,6 +35,23 @@
  * upload or never reads its reply must not hold the exit); suspended ones are always waited for
  * (bounded by the Redis timeout and page waits): MHD must not stop with them. */
 #define STOP_WAIT_MS 5000
+#define CUT_LINGER_MS 200 /* a connection cut for its headers closes this long after its 408 */
+
+/* Where a connection is in its requests, for the header deadline (httpd_options). */
+enum conn_phase {
+    PHASE_HEADERS, /* a request line and headers are arriving (the deadline runs) */
+    PHASE_REQUEST, /* the headers are in: the request's own deadline governs */
+    PHASE_IDLE,    /* between requests (keep-alive): MHD's idle timeout governs */
+    PHASE_CUT,     /* answered 408: closed CUT_LINGER_MS after it */
+};
+
+/* One open connection of a daemon (MHD's socket context), on the daemon's thread only. */
+struct conn_clock {
+    struct conn_clock *prev, *next;
+    int64_t since_ms; /* when its phase began */
+    int phase;        /* enum conn_phase */
+    int fd;
+};
 
 /* One event thread's daemon: libmicrohttpd in external-epoll mode on the connections its loop is
  * given, and the loop's Redis connections for the async steps. */
@@ -48,6 +65,8 @@ struct httpd_thread {
                                  * under CLIENT PAUSE WRITE, must not hold up the reads
                                  * pipelined behind it); NULL without one */
     int index;                  /* 0.., for /metrics and the debug log */
+    struct conn_clock *conns;   /* its open connections (the header deadline) */
+    int sweeping;               /* a sweep timer is set */
     atomic_int active;          /* connections with a request in progress (for /metrics) */
     atomic_int waiting;         /* of those, suspended: for Redis, a timer or a worker */
 };
@@ -633,6 +652,81 @@ static enum MHD_Result dispatch(struct MHD_Connection *c, struct exchange *x)
  * this is ever called and with compiled-in HTML bodies it has no hook to replace (400 request or
  * header line, Content-Length value or chunk syntax; 413 Content-Length past 2^64 or chunk size;
  * 414/431 past CONNECTION_MEMORY_BYTES; 505): README, "HTTP framing". */
+/* ---------------------------------------------------------------- the header deadline */
+
+static void sweep_headers(void *arg);
+
+/* A sweep soon, unless one is set: it runs while any connection is in PHASE_HEADERS or CUT. */
+static void arm_sweep(struct httpd_thread *t)
+{
+    if (t->sweeping)
+        return;
+    int every = t->srv->o.header_timeout_ms / 4;
+    if (every > 250)
+        every = 250;
+    t->sweeping = loop_timer_after(t->loop, every, sweep_headers, t) != NULL;
+}
+
+static struct conn_clock *clock_of(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
+/* Answer 408 on a connection whose request line and headers are late, before libmicrohttpd has
+ * written anything on it (it writes nothing until the headers are in), and stop sending; it
+ * closes CUT_LINGER_MS later, once the client has had the time to read the 408. */
+static void cut_late(struct httpd_thread *t, struct conn_clock *k, int64_t now)
+{
+    char json[256], msg[512];
+    int jn = snprintf(json, sizeof(json),
+                      "{\"error\":{\"code\":\"header_timeout\",\"message\":\"The request line "
+                      "and headers did not arrive within %d ms (--header-timeout-ms).\"}}",
+                      t->srv->o.header_timeout_ms);
+    int n = snprintf(msg, sizeof(msg),
+                     "HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json\r\n"
+                     "Connection: close\r\nContent-Length: %d\r\n\r\n%s",
+                     jn, json);
+    ssize_t sent = send(k->fd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+    (void)sent; /* best effort: the close says the rest */
+    shutdown(k->fd, SHUT_WR);
+    k->phase = PHASE_CUT;
+    k->since_ms = now;
+}
+
+static void sweep_headers(void *arg)
+{
+    struct httpd_thread *t = arg;
+    t->sweeping = 0;
+    int64_t now = util_now_ms();
+    int pending = 0;
+    for (struct conn_clock *k = t->conns; k; k = k->next) {
+        if (k->phase == PHASE_HEADERS && now - k->since_ms >= t->srv->o.header_timeout_ms)
+            cut_late(t, k, now);
+        else if (k->phase == PHASE_CUT && now - k->since_ms >= CUT_LINGER_MS)
+            shutdown(k->fd, SHUT_RDWR); /* MHD reads the end, closes, and says so */
+        pending |= k->phase == PHASE_HEADERS || k->phase == PHASE_CUT;
+    }
+    if (pending)
+        arm_sweep(t);
+}
+
+/* The request line is in (MHD_OPTION_URI_LOG_CALLBACK): on a keep-alive connection, the next
+ * request's deadline starts now (a first request's started at the accept). */
+static void *on_request_line(void *cls, const char *uri, struct MHD_Connection *c)
+{
+    (void)uri;
+    struct httpd_thread *t = cls;
+    struct conn_clock *k = clock_of(c);
+    if (k && k->phase == PHASE_IDLE) {
+        k->phase = PHASE_HEADERS;
+        k->since_ms = util_now_ms();
+        arm_sweep(t);
+    }
+    return NULL; /* the request's own context is made in on_request */
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **ctx)
@@ -640,6 +734,11 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
     (void)version;
     struct exchange *x = *ctx;
     if (!x) {
+        struct conn_clock *k = clock_of(c);
+        if (k && k->phase == PHASE_CUT)
+            return MHD_NO; /* answered 408 already: headers that came after all are dropped */
+        if (k)
+            k->phase = PHASE_REQUEST;
         x = calloc(1, sizeof(*x));
         if (!x)
             return MHD_NO;
@@ -716,7 +815,6 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
                          enum MHD_RequestTerminationCode toe)
 {
     (void)cls;
-    (void)c;
     struct exchange *x = *ctx;
     if (!x)
         return;
@@ -737,6 +835,11 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
         .aborted = toe != MHD_REQUEST_TERMINATED_COMPLETED_OK,
     });
     atomic_fetch_sub_explicit(&x->thread->active, 1, memory_order_relaxed);
+    struct conn_clock *k = clock_of(c);
+    if (k && k->phase == PHASE_REQUEST) {
+        k->phase = PHASE_IDLE;
+        k->since_ms = util_now_ms();
+    }
     if (x->handed_off)
         atomic_fetch_sub(&x->srv->in_work, 1);
     exchange_free(x);
@@ -751,14 +854,38 @@ static __thread int adding;
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx,
                           enum MHD_ConnectionNotificationCode toe)
 {
-    (void)socket_ctx;
     struct httpd_thread *t = cls;
     if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
         adding = 0; /* taken: its close gives the slot back */
+        const union MHD_ConnectionInfo *fi =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        struct conn_clock *k = fi ? calloc(1, sizeof(*k)) : NULL;
+        if (k) { /* without it the connection has MHD's idle timeout only */
+            k->fd = fi->connect_fd;
+            k->since_ms = util_now_ms();
+            k->phase = PHASE_HEADERS;
+            k->next = t->conns;
+            if (t->conns)
+                t->conns->prev = k;
+            t->conns = k;
+            arm_sweep(t);
+        }
+        *socket_ctx = k;
         if (log_enabled(LOG_LEVEL_DEBUG))
             log_debug("http: connection opened on event thread %d (%d there)", t->index,
                       loop_load(t->loop));
         return;
+    }
+    struct conn_clock *k = *socket_ctx;
+    if (k) {
+        if (k->prev)
+            k->prev->next = k->next;
+        else
+            t->conns = k->next;
+        if (k->next)
+            k->next->prev = k->prev;
+        free(k);
+        *socket_ctx = NULL;
     }
     const union MHD_ConnectionInfo *ci =
         MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
@@ -815,6 +942,8 @@ struct httpd *httpd_new(const struct httpd_options *o)
     d->o = *o;
     if (d->o.request_timeout_ms <= 0)
         d->o.request_timeout_ms = 1000;
+    if (d->o.header_timeout_ms <= 0)
+        d->o.header_timeout_ms = 10000;
     /* a worker per open connection at most: a job never waits behind unrelated slow jobs */
     d->workers = workers_new(o->max_connections, (size_t)THREAD_STACK_BYTES);
     if (!d->workers) {
@@ -835,13 +964,14 @@ int httpd_attach(struct httpd *d, struct loop *l, struct store_async *reads,
     /* the loops accept and enforce the connection limits; MHD's are per daemon */
     unsigned flags = MHD_USE_EPOLL | MHD_USE_NO_LISTEN_SOCKET | MHD_ALLOW_SUSPEND_RESUME |
                      MHD_USE_TURBO | MHD_USE_ERROR_LOG;
-    t->daemon = MHD_start_daemon(
-        flags, 0, NULL, NULL, on_request, t, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)d->o.max_connections + 16,
-        MHD_OPTION_NOTIFY_CONNECTION, on_connection, t, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-        (size_t)CONNECTION_MEMORY_BYTES, MHD_OPTION_CONNECTION_TIMEOUT,
-        (unsigned)CONNECTION_TIMEOUT_S, MHD_OPTION_NOTIFY_COMPLETED, on_completed, t,
-        MHD_OPTION_UNESCAPE_CALLBACK, unescape_none, NULL, MHD_OPTION_END);
+    t->daemon = MHD_start_daemon(flags, 0, NULL, NULL, on_request, t, MHD_OPTION_EXTERNAL_LOGGER,
+                                 mhd_log, NULL, MHD_OPTION_CONNECTION_LIMIT,
+                                 (unsigned)d->o.max_connections + 16, MHD_OPTION_NOTIFY_CONNECTION,
+                                 on_connection, t, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+                                 (size_t)CONNECTION_MEMORY_BYTES, MHD_OPTION_CONNECTION_TIMEOUT,
+                                 (unsigned)CONNECTION_TIMEOUT_S, MHD_OPTION_NOTIFY_COMPLETED,
+                                 on_completed, t, MHD_OPTION_UNESCAPE_CALLBACK, unescape_none, NULL,
+                                 MHD_OPTION_URI_LOG_CALLBACK, on_request_line, t, MHD_OPTION_END);
     if (!t->daemon)
         return errno == EMFILE || errno == ENFILE ? -errno : -ENOMEM;
     d->nthreads++; /* httpd_free stops it from here on */

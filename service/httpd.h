@@ -56,6 +56,11 @@ struct httpd_options {
     int max_connections;     /**< the most worker threads (one per connection at most), and each
                               *   daemon's own limit (the loops enforce the real one) */
     int request_timeout_ms;  /**< http_request.deadline_ms; 0 = 1000 */
+    int header_timeout_ms;   /**< a request's line and headers must arrive within this, however
+                              *   slowly they trickle: the first request's from the accept, a
+                              *   later one's from its request line (an idle keep-alive
+                              *   connection is MHD's 30 s idle timeout's); past it, 408
+                              *   header_timeout and the connection closed. 0 = 10000 */
 };
 
 /** A server with no daemon yet (httpd_attach adds them). Returns NULL on ENOMEM. Free with

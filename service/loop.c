@@ -7,10 +7,12 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -20,6 +22,8 @@
 #define ACCEPTS_PER_WAKE 16 /* accepts per readiness of the listening socket, for fairness */
 #define IP_BUCKETS 256
 #define WAIT_MAX_MS 60000
+#define REFUSALS_MAX 64        /* refused connections lingering per loop; beyond, closed at once */
+#define REFUSAL_LINGER_MS 1000 /* how long a refused connection waits for its client to close */
 
 /* A watched fd; epoll_event.data.ptr points here. fn NULL: removed during the current dispatch
  * (freed after it). */
@@ -74,6 +78,19 @@ struct loop {
     int nhooks;
     loop_connection_fn serve;
     void *serve_arg;
+    struct refusal *refusals; /* refused connections waiting for their client's close */
+    int nrefusals;
+};
+
+/* A connection refused at accept (a limit, or stopping): its 503 is written at once, then it
+ * lingers, reading and dropping what the client sends, until the client closes or
+ * REFUSAL_LINGER_MS pass. Closed with the request unread, the kernel would reset the connection
+ * and the client could lose the 503 (it would see a reset, as for a silent close). */
+struct refusal {
+    struct refusal *next;
+    struct loop *loop;
+    struct loop_watch *w;
+    int fd; /* -1 once closed */
 };
 
 struct loop_group {
@@ -281,23 +298,120 @@ static void give_back(struct loop_group *g, const struct sockaddr *sa)
     atomic_fetch_sub(&g->open, 1);
 }
 
-/* Reserve a connection slot for a peer: 0, or -1 (stopping, the limit, the per-address limit). */
+enum refused { REFUSED_STOPPING = 1, REFUSED_LIMIT, REFUSED_PER_ADDRESS };
+
+/* Reserve a connection slot for a peer: 0, or why not (enum refused). */
 static int admit(struct loop_group *g, const struct sockaddr *sa)
 {
     if (atomic_load(&g->stopping))
-        return -1;
+        return REFUSED_STOPPING;
     int open = atomic_load(&g->open);
     for (;;) {
         if (open >= g->max_connections)
-            return -1;
+            return REFUSED_LIMIT;
         if (atomic_compare_exchange_weak(&g->open, &open, open + 1))
             break;
     }
     if (ip_take(g, sa)) {
         atomic_fetch_sub(&g->open, 1);
-        return -1;
+        return REFUSED_PER_ADDRESS;
     }
     return 0;
+}
+
+/* Read and drop what the client sent: 1 when it has closed (or the socket failed), else 0. */
+static int drain_peer(int fd)
+{
+    char buf[4096];
+    for (int i = 0; i < 16; i++) {
+        ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+            return 1;
+        if (n < 0)
+            return 0;
+    }
+    return 0;
+}
+
+static void refusal_close(struct refusal *r)
+{
+    if (r->fd < 0)
+        return;
+    loop_watch_remove(r->w);
+    r->w = NULL;
+    close(r->fd);
+    r->fd = -1;
+}
+
+static void refusal_ready(void *arg, uint32_t events)
+{
+    struct refusal *r = arg;
+    if (drain_peer(r->fd) || (events & (EPOLLERR | EPOLLHUP)))
+        refusal_close(r);
+}
+
+/* Its linger is over: close it if the client has not, and forget it. */
+static void refusal_expire(void *arg)
+{
+    struct refusal *r = arg;
+    struct loop *l = r->loop;
+    refusal_close(r);
+    for (struct refusal **pp = &l->refusals; *pp; pp = &(*pp)->next)
+        if (*pp == r) {
+            *pp = r->next;
+            break;
+        }
+    l->nrefusals--;
+    free(r);
+}
+
+/* Answer a connection admit refused with a 503 that says why (rankd's JSON error shape,
+ * Retry-After: 1, Connection: close), then let it linger (struct refusal). */
+static void refuse(struct loop *l, int fd, int why)
+{
+    const struct loop_group *g = l->group;
+    char body[320], msg[640];
+    const char *code = why == REFUSED_STOPPING ? "shutting_down"
+                       : why == REFUSED_LIMIT  ? "too_many_connections"
+                                               : "too_many_connections_from_address";
+    if (why == REFUSED_STOPPING)
+        snprintf(body, sizeof(body), "rankd is shutting down.");
+    else if (why == REFUSED_LIMIT)
+        snprintf(body, sizeof(body),
+                 "rankd has as many connections open as it takes (--max-connections %d); retry "
+                 "shortly.",
+                 g->max_connections);
+    else
+        snprintf(body, sizeof(body),
+                 "This client address has as many connections open to rankd as one address may "
+                 "(--max-connections-per-ip %d); reuse them (keep-alive) or retry shortly.",
+                 g->max_per_ip);
+    char json[480];
+    int jn = snprintf(json, sizeof(json), "{\"error\":{\"code\":\"%s\",\"message\":\"%s\"}}", code,
+                      body);
+    int n = snprintf(msg, sizeof(msg),
+                     "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
+                     "Retry-After: 1\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s",
+                     jn, json);
+    ssize_t sent = send(fd, msg, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+    (void)sent; /* a fresh socket's buffer takes it; if not, the client sees the close */
+    shutdown(fd, SHUT_WR);
+    struct refusal *r = NULL;
+    if (drain_peer(fd) || l->nrefusals >= REFUSALS_MAX || !(r = calloc(1, sizeof(*r)))) {
+        close(fd);
+        return;
+    }
+    *r = (struct refusal){.loop = l, .fd = fd};
+    r->w = loop_watch_add(l, fd, EPOLLIN | EPOLLRDHUP, refusal_ready, r);
+    if (!r->w || !loop_timer_after(l, REFUSAL_LINGER_MS, refusal_expire, r)) {
+        loop_watch_remove(r->w);
+        close(fd);
+        free(r);
+        return;
+    }
+    r->next = l->refusals;
+    l->refusals = r;
+    l->nrefusals++;
 }
 
 void loop_connection_closed(struct loop *l, const struct sockaddr *addr)
@@ -409,8 +523,9 @@ static void accept_ready(void *arg, uint32_t events)
             }
             return;
         }
-        if (admit(g, (const struct sockaddr *)&h.addr)) {
-            close(h.fd);
+        int why = admit(g, (const struct sockaddr *)&h.addr);
+        if (why) {
+            refuse(l, h.fd, why);
             continue;
         }
         struct loop *to = least_loaded(g, l);
@@ -562,6 +677,12 @@ static void loop_close(struct loop *l)
         struct loop_timer *t = l->timers;
         l->timers = t->next;
         free(t);
+    }
+    while (l->refusals) { /* their timers are gone with the others */
+        struct refusal *r = l->refusals;
+        l->refusals = r->next;
+        refusal_close(r);
+        free(r);
     }
     for (struct handoff *h = l->inbox, *next; h; h = next) { /* handed over, never added */
         next = h->next;

@@ -46,6 +46,7 @@ static int serve(struct rankd *app)
         .static_root = app->static_root,
         .max_connections = c->max_connections,
         .request_timeout_ms = c->request_timeout_ms,
+        .header_timeout_ms = c->header_timeout_ms,
     };
     int err = 0;
     if (!(app->loops = loop_group_new(&lo, &err)))

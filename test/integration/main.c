@@ -90,6 +90,7 @@ int main(void)
     srunner_add_suite(sr, path_suite());
     srunner_add_suite(sr, hardening_suite());
     srunner_add_suite(sr, numbers_suite());
+    srunner_add_suite(sr, clients_suite());
     srunner_add_suite(sr, boarddata_suite());
     srunner_add_suite(sr, acl_suite());
     srunner_add_suite(sr, ops_suite());

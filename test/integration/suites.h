@@ -42,6 +42,7 @@ Suite *lifecycle_suite(void);
 Suite *path_suite(void);
 Suite *hardening_suite(void);
 Suite *numbers_suite(void);
+Suite *clients_suite(void);
 Suite *boarddata_suite(void);
 Suite *acl_suite(void);
 Suite *ops_suite(void);

@@ -1,0 +1,207 @@
+/* test_clients.c -- slow and greedy clients (the hardening issue): a request's headers arrive
+ * within --header-timeout-ms however slowly they trickle, a client over a connection limit gets
+ * a quick 503 with Retry-After (not a silent close), and the per-address limit is on by default. */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "suites.h"
+
+/* Read what rankd sends on fd until it closes the connection or `ms` pass; returns the bytes
+ * (malloc'd, NUL-terminated), *closed = 1 when it was closed, *took_ms the time until then. */
+static char *read_until_closed(int fd, int ms, int *closed, int64_t *took_ms)
+{
+    size_t cap = 8192, len = 0;
+    char *out = calloc(1, cap);
+    int64_t t0 = util_now_ms();
+    *closed = 0;
+    while (util_now_ms() - t0 < ms && len + 1 < cap) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, 50) <= 0)
+            continue;
+        ssize_t n = recv(fd, out + len, cap - len - 1, 0);
+        if (n <= 0) {
+            *closed = 1;
+            break;
+        }
+        len += (size_t)n;
+    }
+    *took_ms = util_now_ms() - t0;
+    out[len] = '\0';
+    return out;
+}
+
+static int g_header_timeout_ms;
+static void short_header_timeout(struct config *cfg)
+{
+    cfg->header_timeout_ms = g_header_timeout_ms;
+}
+
+/* Headers trickled one byte every 50 ms (each byte resets an idle timeout, never this one):
+ * rankd answers 408 and closes once --header-timeout-ms has passed since the connection opened.
+ * Before: the connection stayed open as long as the bytes kept coming. */
+START_TEST(headers_trickled)
+{
+    signal(SIGPIPE, SIG_IGN);
+    g_header_timeout_ms = 400;
+    struct rankd *app = rankd_test_start_with(g_redis.port, TEST_TOKEN, short_header_timeout, NULL);
+    int port = rankd_port(app);
+    int fd = connect_loopback(port);
+    ck_assert_int_ge(fd, 0);
+    const char *req =
+        "GET /healthz HTTP/1.1\r\nHost: t\r\nX-Slow: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+        "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa";
+    int64_t t0 = util_now_ms();
+    int cut = 0;
+    for (size_t i = 0; req[i] && util_now_ms() - t0 < 3000; i++) {
+        if (send(fd, req + i, 1, MSG_NOSIGNAL) != 1) {
+            cut = 1;
+            break;
+        }
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, 50) > 0)
+            break; /* rankd answered */
+    }
+    int closed = 0;
+    int64_t took = 0;
+    char *got = read_until_closed(fd, 3000, &closed, &took);
+    int64_t total = util_now_ms() - t0;
+    close(fd);
+    /* a request that does arrive in time still works on a fresh connection */
+    long health = 0;
+    {
+        struct http_result r;
+        ck_assert_int_eq(http_get(port, "/healthz", &r), 0);
+        health = r.status;
+        http_result_free(&r);
+    }
+    rankd_stop(app);
+    fprintf(stderr, "clients: trickled headers cut after %lld ms: %.40s\n", (long long)total, got);
+    ck_assert_msg(closed || cut, "the connection stayed open for %lld ms", (long long)total);
+    ck_assert_msg(total >= 350 && total < 1500, "cut after %lld ms, want about 400",
+                  (long long)total);
+    ck_assert_msg(strncmp(got, "HTTP/1.1 408", 12) == 0, "want a 408 before the close, got: %s",
+                  got);
+    ck_assert_msg(strstr(got, "\"code\":\"header_timeout\""), "%s", got);
+    ck_assert_int_eq(health, 200);
+    free(got);
+}
+END_TEST
+
+/* A keep-alive connection idle between requests is not cut by the header deadline (the idle
+ * timeout governs it), and its next request's headers get the whole deadline again. */
+START_TEST(keep_alive_not_cut)
+{
+    g_header_timeout_ms = 300;
+    struct rankd *app = rankd_test_start_with(g_redis.port, TEST_TOKEN, short_header_timeout, NULL);
+    int port = rankd_port(app);
+    int fd = connect_loopback(port);
+    ck_assert_int_ge(fd, 0);
+    const char *req = "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n";
+    for (int round = 0; round < 3; round++) {
+        ck_assert_int_eq(send(fd, req, strlen(req), MSG_NOSIGNAL), (ssize_t)strlen(req));
+        char buf[2048];
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        ck_assert_int_eq(poll(&p, 1, 2000), 1);
+        ssize_t n = recv(fd, buf, sizeof(buf) - 1, 0);
+        ck_assert_int_gt(n, 0);
+        buf[n] = '\0';
+        ck_assert_msg(strncmp(buf, "HTTP/1.1 200", 12) == 0, "round %d: %s", round, buf);
+        util_sleep_ms(500); /* idle longer than the header deadline */
+    }
+    close(fd);
+    rankd_stop(app);
+}
+END_TEST
+
+static int g_max_conn, g_max_per_ip;
+static void small_limits(struct config *cfg)
+{
+    cfg->max_connections = g_max_conn;
+    cfg->max_per_ip = g_max_per_ip;
+}
+
+/* Open connections until one more is over the limit; that one gets a 503 with Retry-After and
+ * rankd's JSON error, at once (before: a silent close). */
+static void expect_over_limit(int max_conn, int max_per_ip, int open_first, const char *code)
+{
+    signal(SIGPIPE, SIG_IGN);
+    g_max_conn = max_conn;
+    g_max_per_ip = max_per_ip;
+    struct rankd *app = rankd_test_start_with(g_redis.port, TEST_TOKEN, small_limits, NULL);
+    int port = rankd_port(app);
+    int fds[16];
+    ck_assert_int_le(open_first, 16);
+    for (int i = 0; i < open_first; i++) {
+        fds[i] = connect_loopback(port);
+        ck_assert_int_ge(fds[i], 0);
+        /* one request each, so rankd has surely taken the connection */
+        const char *req = "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n";
+        ck_assert_int_eq(send(fds[i], req, strlen(req), MSG_NOSIGNAL), (ssize_t)strlen(req));
+        char buf[1024];
+        struct pollfd p = {.fd = fds[i], .events = POLLIN};
+        ck_assert_int_eq(poll(&p, 1, 2000), 1);
+        ck_assert_int_gt(recv(fds[i], buf, sizeof(buf), 0), 0);
+    }
+    int fd = connect_loopback(port);
+    ck_assert_int_ge(fd, 0);
+    const char *req = "GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n";
+    send(fd, req, strlen(req), MSG_NOSIGNAL);
+    int closed = 0;
+    int64_t took = 0;
+    char *got = read_until_closed(fd, 2000, &closed, &took);
+    close(fd);
+    for (int i = 0; i < open_first; i++)
+        close(fds[i]);
+    rankd_stop(app);
+    fprintf(stderr, "clients: over the limit (%d, per address %d) after %lld ms: %.60s\n", max_conn,
+            max_per_ip, (long long)took, got);
+    ck_assert_msg(strncmp(got, "HTTP/1.1 503", 12) == 0, "want 503, got: %s", got);
+    ck_assert_msg(strcasestr(got, "\r\nRetry-After: 1\r\n"), "no Retry-After: %s", got);
+    char want[64];
+    snprintf(want, sizeof(want), "\"code\":\"%s\"", code);
+    ck_assert_msg(strstr(got, want), "want %s: %s", code, got);
+    ck_assert_msg(closed && took < 500, "closed %d after %lld ms", closed, (long long)took);
+    free(got);
+}
+
+START_TEST(over_max_connections)
+{
+    expect_over_limit(3, 0, 3, "too_many_connections");
+}
+END_TEST
+
+START_TEST(over_per_address_limit)
+{
+    expect_over_limit(100, 2, 2, "too_many_connections_from_address");
+}
+END_TEST
+
+/* The per-address limit is on by default (config.h says why the number). */
+START_TEST(per_address_default_on)
+{
+    struct config c;
+    config_defaults(&c);
+    ck_assert_int_gt(c.max_per_ip, 0);
+    ck_assert_int_lt(c.max_per_ip, c.max_connections);
+    ck_assert_int_eq(c.header_timeout_ms, 10000);
+}
+END_TEST
+
+Suite *clients_suite(void)
+{
+    const struct it_case cases[] = {
+        {"headers_trickled", headers_trickled},
+        {"keep_alive_not_cut", keep_alive_not_cut},
+        {"over_max_connections", over_max_connections},
+        {"over_per_address_limit", over_per_address_limit},
+        {"per_address_default_on", per_address_default_on},
+    };
+    return it_suite("slow_clients", cases, sizeof(cases) / sizeof(cases[0]));
+}
