@@ -47,6 +47,7 @@ enum {
     O_LOG_FORMAT,
     O_ACCESS_LOG,
     O_HEADER_TIMEOUT,
+    O_CORS,
     O_COUNT
 };
 
@@ -107,6 +108,10 @@ static const struct option_def defs[O_COUNT] = {
                   "HTTP connections from one client address, 0 = no limit (0..10000); behind a "
                   "proxy every client has the proxy's address: set it above the proxy's "
                   "connections to rankd, or 0"},
+    [O_CORS] = {"cors-origin", "RANKD_CORS_ORIGIN", "",
+                "web origins that may read rankd from a browser: a comma-separated list of "
+                "scheme://host[:port], or * for any; empty = none (writes are never offered "
+                "cross-origin)"},
     [O_HEADER_TIMEOUT] = {"header-timeout-ms", "RANKD_HEADER_TIMEOUT_MS", "10000",
                           "a request's line and headers must arrive within this, ms, however "
                           "slowly they trickle (else 408 and closed; 100..600000)"},
@@ -392,6 +397,14 @@ static int apply(struct config *cfg, int opt, const char *v, const char **allowe
         return parse_int(v, 0, 500, &cfg->l1_ttl_ms);
     case O_PER_IP:
         return parse_int(v, 0, 10000, &cfg->max_per_ip);
+    case O_CORS: {
+        static __thread char why[200];
+        if (cors_parse(v, &cfg->cors, why, sizeof(why))) {
+            *allowed = why;
+            return -EINVAL;
+        }
+        return copy_str(cfg->cors_text, sizeof(cfg->cors_text), v);
+    }
     case O_HEADER_TIMEOUT:
         return parse_int(v, 100, 600000, &cfg->header_timeout_ms);
     case O_HTTP_THREADS:

@@ -10,6 +10,8 @@
 
 #include <stddef.h>
 
+#include "cors.h"
+
 #define CONFIG_STR_MAX 512
 
 /** A parsed redis:// or unix:// URL. */
@@ -40,6 +42,8 @@ struct config {
                              *   a backend's connection pool or a benchmark's 64-200
                              *   connections fit */
     int header_timeout_ms;  /**< a request's line and headers arrive within this (408 else) */
+    char cors_text[CONFIG_STR_MAX]; /**< --cors-origin as given */
+    struct cors cors;               /**< parsed: the origins that may read cross-origin */
     int redis_timeout_ms;   /**< per Redis command and per wait for a connection */
     int connect_timeout_ms; /**< per Redis dial */
     int request_timeout_ms; /**< one deadline across a request's round trips on the event

@@ -15,6 +15,7 @@
 #include <microhttpd.h>
 
 #include "access.h"
+#include "cors.h"
 #include "log.h"
 #include "loop.h"
 #include "metrics.h"
@@ -102,6 +103,7 @@ struct exchange {
     uint64_t bytes; /* body bytes of the queued reply */
     struct access_fault *fault;         /* a 5xx's code and cause (access.h), or NULL */
     char request_id[ACCESS_ID_MAX + 1]; /* X-Request-Id, given or made (access.h) */
+    const char *cors_origin; /* Access-Control-Allow-Origin of a cross-origin read, or NULL */
 };
 
 /* ---------------------------------------------------------------- request set-up */
@@ -305,6 +307,40 @@ static int check_framing(struct MHD_Connection *c, struct http_reply *rp)
     return -1;
 }
 
+/* CORS (cors.h): a read from an allowed origin gets its headers when it is sent (send_reply); a
+ * preflight is answered here: returns 1 when x is answered. */
+static int cross_origin(struct httpd *srv, struct MHD_Connection *c, const char *method,
+                        struct exchange *x)
+{
+    const struct cors *cors = srv->o.cors;
+    const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+    if (!cors || !cors_enabled(cors) || !origin)
+        return 0;
+    if (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0) {
+        x->cors_origin = cors_allow_origin(cors, origin);
+        return 0;
+    }
+    const char *want =
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Access-Control-Request-Method");
+    if (strcmp(method, "OPTIONS") != 0 || !want)
+        return 0; /* a cross-origin write: no CORS headers, the browser keeps the reply from it */
+    const char *allow = cors_allow_origin(cors, origin);
+    if (!allow || !cors_method_offered(want)) {
+        http_reply_error(&x->rp, 403, "cors_not_allowed",
+                         "Cross-origin requests may only read (GET, HEAD), from an origin in "
+                         "rankd's --cors-origin.");
+        return 1;
+    }
+    x->rp.status = 204;
+    http_reply_header(&x->rp, "Access-Control-Allow-Origin", allow);
+    if (strcmp(allow, "*") != 0)
+        http_reply_header(&x->rp, "Vary", "Origin");
+    http_reply_header(&x->rp, "Access-Control-Allow-Methods", CORS_ALLOW_METHODS);
+    http_reply_header(&x->rp, "Access-Control-Allow-Headers", CORS_ALLOW_HEADERS);
+    http_reply_header(&x->rp, "Access-Control-Max-Age", CORS_MAX_AGE_S);
+    return 1;
+}
+
 static void begin(struct httpd *srv, struct MHD_Connection *c, const char *url, const char *method,
                   struct exchange *x)
 {
@@ -318,6 +354,8 @@ static void begin(struct httpd *srv, struct MHD_Connection *c, const char *url, 
         x->no_drain = 1; /* its body's length is in doubt: never read it */
         return;
     }
+    if (cross_origin(srv, c, method, x))
+        return;
     char allow[64];
     int rc = route_match(method, url, &x->rq, &x->route, allow, sizeof(allow));
     if (rc == -ENOENT && serve_static(srv, method, url, x) == 0) {
@@ -420,6 +458,12 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, struct exchange *x)
     for (int i = 0; i < rp->nheaders; i++)
         MHD_add_response_header(resp, rp->headers[i].name, rp->headers[i].value);
     MHD_add_response_header(resp, "X-Request-Id", x->request_id);
+    if (x->cors_origin) {
+        MHD_add_response_header(resp, "Access-Control-Allow-Origin", x->cors_origin);
+        MHD_add_response_header(resp, "Access-Control-Expose-Headers", CORS_EXPOSE_HEADERS);
+        if (strcmp(x->cors_origin, "*") != 0)
+            MHD_add_response_header(resp, "Vary", "Origin");
+    }
     enum MHD_Result ok = MHD_queue_response(c, (unsigned)rp->status, resp);
     MHD_destroy_response(resp);
     x->queued = 1;

@@ -46,6 +46,7 @@
 struct loop;
 struct store_async;
 struct tokens;
+struct cors;
 
 /** What httpd_new needs from the application. */
 struct httpd_options {
@@ -56,6 +57,8 @@ struct httpd_options {
     int max_connections;     /**< the most worker threads (one per connection at most), and each
                               *   daemon's own limit (the loops enforce the real one) */
     int request_timeout_ms;  /**< http_request.deadline_ms; 0 = 1000 */
+    const struct cors *cors; /**< the origins that may read cross-origin (cors.h); NULL or
+                              *   empty: no CORS headers; borrowed, outlives the server */
     int header_timeout_ms;   /**< a request's line and headers must arrive within this, however
                               *   slowly they trickle: the first request's from the accept, a
                               *   later one's from its request line (an idle keep-alive

@@ -47,6 +47,7 @@ static int serve(struct rankd *app)
         .max_connections = c->max_connections,
         .request_timeout_ms = c->request_timeout_ms,
         .header_timeout_ms = c->header_timeout_ms,
+        .cors = &c->cors,
     };
     int err = 0;
     if (!(app->loops = loop_group_new(&lo, &err)))

@@ -194,6 +194,90 @@ START_TEST(per_address_default_on)
 }
 END_TEST
 
+static void cors_two_origins(struct config *cfg)
+{
+    char err[160];
+    ck_assert_int_eq(
+        cors_parse("https://app.example, http://localhost:5173", &cfg->cors, err, sizeof(err)), 0);
+}
+
+/* One raw request with Connection: close; the whole reply (malloc'd). */
+static char *raw(int port, const char *req)
+{
+    int fd = connect_loopback(port);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(send(fd, req, strlen(req), MSG_NOSIGNAL), (ssize_t)strlen(req));
+    int closed = 0;
+    int64_t took = 0;
+    char *got = read_until_closed(fd, 3000, &closed, &took);
+    close(fd);
+    return got;
+}
+
+/* --cors-origin: an allowed origin's reads carry Access-Control-Allow-Origin (and Vary: Origin),
+ * its GET preflight is 204 with the methods and headers; another origin, or a write, gets none
+ * (before: no CORS headers at all, and OPTIONS was 405). */
+START_TEST(cors_reads_only)
+{
+    struct rankd *app = rankd_test_start_with(g_redis.port, TEST_TOKEN, cors_two_origins, NULL);
+    int port = rankd_port(app);
+    char *a = raw(port, "GET /healthz HTTP/1.1\r\nHost: t\r\nOrigin: https://app.example\r\n"
+                        "Connection: close\r\n\r\n");
+    char *b = raw(port, "GET /healthz HTTP/1.1\r\nHost: t\r\nOrigin: https://evil.example\r\n"
+                        "Connection: close\r\n\r\n");
+    char *pre =
+        raw(port, "OPTIONS /boards/x/rank HTTP/1.1\r\nHost: t\r\n"
+                  "Origin: http://localhost:5173\r\nAccess-Control-Request-Method: GET\r\n"
+                  "Access-Control-Request-Headers: if-none-match\r\nConnection: close\r\n\r\n");
+    char *prew =
+        raw(port, "OPTIONS /boards/x/scores HTTP/1.1\r\nHost: t\r\n"
+                  "Origin: http://localhost:5173\r\nAccess-Control-Request-Method: POST\r\n"
+                  "Connection: close\r\n\r\n");
+    char *w =
+        raw(port, "POST /boards/x/scores HTTP/1.1\r\nHost: t\r\nOrigin: https://app.example\r\n"
+                  "Authorization: Bearer " TEST_TOKEN "\r\nContent-Type: application/json\r\n"
+                  "Content-Length: 21\r\nConnection: close\r\n\r\n{\"id\":\"a\",\"score\":10}");
+    rankd_stop(app);
+    ck_assert_msg(strncmp(a, "HTTP/1.1 200", 12) == 0, "%s", a);
+    ck_assert_msg(strcasestr(a, "\r\nAccess-Control-Allow-Origin: https://app.example\r\n"), "%s",
+                  a);
+    ck_assert_msg(strcasestr(a, "\r\nVary: Origin\r\n"), "%s", a);
+    ck_assert_msg(strcasestr(a, "\r\nAccess-Control-Expose-Headers: ETag"), "%s", a);
+    ck_assert_msg(strncmp(b, "HTTP/1.1 200", 12) == 0 && !strcasestr(b, "Access-Control-"), "%s",
+                  b);
+    ck_assert_msg(strncmp(pre, "HTTP/1.1 204", 12) == 0, "%s", pre);
+    ck_assert_msg(strcasestr(pre, "\r\nAccess-Control-Allow-Origin: http://localhost:5173\r\n"),
+                  "%s", pre);
+    ck_assert_msg(strcasestr(pre, "\r\nAccess-Control-Allow-Methods: GET, HEAD\r\n"), "%s", pre);
+    ck_assert_msg(strcasestr(pre, "\r\nAccess-Control-Allow-Headers: If-None-Match"), "%s", pre);
+    ck_assert_msg(strncmp(prew, "HTTP/1.1 403", 12) == 0 && strstr(prew, "cors_not_allowed") &&
+                      !strcasestr(prew, "Access-Control-Allow-Origin"),
+                  "%s", prew);
+    ck_assert_msg(strncmp(w, "HTTP/1.1 200", 12) == 0 && !strcasestr(w, "Access-Control-"), "%s",
+                  w);
+    free(a);
+    free(b);
+    free(pre);
+    free(prew);
+    free(w);
+}
+END_TEST
+
+/* Without --cors-origin nothing changes: no CORS headers, OPTIONS is 405. */
+START_TEST(cors_off_by_default)
+{
+    char *a = raw(g_port, "GET /healthz HTTP/1.1\r\nHost: t\r\nOrigin: https://app.example\r\n"
+                          "Connection: close\r\n\r\n");
+    char *pre =
+        raw(g_port, "OPTIONS /boards/x/rank HTTP/1.1\r\nHost: t\r\nOrigin: https://app.example\r\n"
+                    "Access-Control-Request-Method: GET\r\nConnection: close\r\n\r\n");
+    ck_assert_msg(!strcasestr(a, "Access-Control-"), "%s", a);
+    ck_assert_msg(strncmp(pre, "HTTP/1.1 405", 12) == 0, "%s", pre);
+    free(a);
+    free(pre);
+}
+END_TEST
+
 Suite *clients_suite(void)
 {
     const struct it_case cases[] = {
@@ -202,6 +286,8 @@ Suite *clients_suite(void)
         {"over_max_connections", over_max_connections},
         {"over_per_address_limit", over_per_address_limit},
         {"per_address_default_on", per_address_default_on},
+        {"cors_reads_only", cors_reads_only},
+        {"cors_off_by_default", cors_off_by_default},
     };
     return it_suite("slow_clients", cases, sizeof(cases) / sizeof(cases[0]));
 }
