@@ -1101,7 +1101,9 @@ static int read_statuses(const int *fds, int n, double limit_s, int *status)
     return answered;
 }
 
-/* read_statuses: how many answered 200; closed[i] = 1 when socket i was closed without a reply. */
+/* read_statuses: how many answered 200; closed[i] = 1 when socket i was refused: closed without
+ * a reply, or answered 503 at accept (too_many_connections...: rankd refuses a connection over a
+ * limit with a 503 that says why, then closes it). */
 static int read_replies(const int *fds, int n, double limit_s, int *closed)
 {
     int *status = calloc((size_t)n, sizeof(int)), ok = 0;
@@ -1109,7 +1111,7 @@ static int read_replies(const int *fds, int n, double limit_s, int *closed)
     read_statuses(fds, n, limit_s, status);
     for (int i = 0; i < n; i++) {
         ok += status[i] == 200;
-        if (status[i] == 0)
+        if (status[i] == 0 || status[i] == 503)
             closed[i] = 1;
     }
     free(status);

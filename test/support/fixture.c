@@ -214,6 +214,7 @@ struct rankd *rankd_test_start_with(int redis_port, const char *token,
     config_defaults(&cfg);
     snprintf(cfg.listen_host, sizeof(cfg.listen_host), "127.0.0.1");
     cfg.listen_port = 0;
+    cfg.max_per_ip = 0; /* every test client is 127.0.0.1; the tests of the limit set their own */
     char url[64];
     snprintf(url, sizeof(url), "redis://127.0.0.1:%d/0", redis_port);
     ck_assert_int_eq(config_parse_redis_url(url, &cfg.redis), 0);
