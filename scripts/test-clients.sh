@@ -70,8 +70,16 @@ for _ in $(seq 1 600); do # up to 30 s: a loaded CI machine can be slow
 done
 [ -n "$RANKD_PORT" ] && curl -fs --max-time 2 "http://127.0.0.1:$RANKD_PORT/readyz" >/dev/null ||
     { cat "$WORK/rankd.log" >&2; die "rankd did not become ready"; }
-curl -fs --max-time 2 "http://127.0.0.1:$RANKD_PORT/" | grep -q '<html' ||
-    die "rankd does not serve clients/web at / (--static-dir)"
+served=
+for _ in 1 2 3; do # a loaded CI machine can be slow to answer the first request
+    if curl -fs --max-time 5 "http://127.0.0.1:$RANKD_PORT/" -o "$WORK/index.html"; then
+        served=1
+        break
+    fi
+    sleep 0.5
+done
+{ [ -n "$served" ] && grep -q '<html' "$WORK/index.html"; } ||
+    { tail -20 "$WORK/rankd.log" >&2; die "rankd does not serve clients/web at / (--static-dir)"; }
 echo "redis-server on 127.0.0.1:$REDIS_PORT, rankd on 127.0.0.1:$RANKD_PORT ($(( $(date +%s) - T0 )) s)"
 
 export RANKD_URL="http://127.0.0.1:$RANKD_PORT"
