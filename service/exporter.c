@@ -12,11 +12,11 @@
 
 #include <cjson/cJSON.h>
 
+#include "app.h"
 #include "http.h"
 #include "log.h"
 #include "metrics.h"
 #include "page_cache.h"
-#include "app.h"
 #include "store.h"
 #include "version.h"
 

@@ -43,12 +43,12 @@ static int weight_positive(const char *s, size_t n)
     return positive;
 }
 
-int gzip_accepted(const char *ae)
+int gzip_accepted(const char *accept_encoding)
 {
-    if (!ae)
+    if (!accept_encoding)
         return 0;
     int gzip = -1, star = -1; /* -1: not listed; 0 refused; 1 accepted */
-    const char *p = ae;
+    const char *p = accept_encoding;
     while (*p) {
         const char *end = strchr(p, ',');
         size_t n = end ? (size_t)(end - p) : strlen(p);
@@ -113,7 +113,7 @@ int gzip_stream_compress(struct gzip_stream *gs, const void *in, size_t len, str
         out->data = d;
         out->cap = need;
     }
-    z->next_in = (Bytef *)(uintptr_t)in; /* zlib's next_in is not const; it only reads */
+    z->next_in = (Bytef *)in; /* zlib's next_in is not const; it only reads */
     z->avail_in = (uInt)len;
     z->next_out = (Bytef *)out->data + out->len;
     z->avail_out = (uInt)bound;

@@ -498,11 +498,14 @@ static int encode_reply(struct exchange *x, const char *etag)
     struct buf gz = {0};
     if (etag && etag[0] == '"') {
         const struct buf *kept = gz_kept(t, etag, rp->body.data, rp->body.len);
-        if (!kept || buf_append(&gz, kept->data, kept->len))
-            return buf_free(&gz), 0;
+        if (!kept || buf_append(&gz, kept->data, kept->len)) {
+            buf_free(&gz);
+            return 0;
+        }
     } else if ((!t->gz_fast && !(t->gz_fast = gzip_stream_new(GZIP_LEVEL_FAST))) ||
                gzip_stream_compress(t->gz_fast, rp->body.data, rp->body.len, &gz)) {
-        return buf_free(&gz), 0;
+        buf_free(&gz);
+        return 0;
     }
     buf_free(&rp->body);
     rp->body = gz;

@@ -9,8 +9,8 @@
 #include "loop.h"
 #include "route.h"
 #include "static_files.h"
-#include "tokens.h"
 #include "store_async.h"
+#include "tokens.h"
 
 static struct store *store_for(const struct config *cfg, const struct redis_url *u, int pool)
 {

@@ -13,8 +13,8 @@
 
 #include <hiredis/sds.h>
 
-#include "metrics.h"
 #include "loop.h"
+#include "metrics.h"
 #include "util.h"
 
 #define BACKOFF_MIN_MS 50
@@ -24,9 +24,10 @@
 #define READ_CHUNK ((size_t)64 * 1024)
 #define ABANDON_TIMEOUTS 2             /* unanswered for this many timeouts: close and dial again */
 #define READ_MAX ((size_t)1024 * 1024) /* bytes read per readiness event, for fairness */
-#define FEED_SLICE ((size_t)4 * 1024)  /* bytes given to hiredis' reader at a time (read_replies)  \
-                                        */
-#define SHARE_SLOTS 128                /* buckets of the unsent shareable groups (a power of 2) */
+#define FEED_SLICE                                                                                 \
+    ((size_t)4 * 1024)  /* bytes given to hiredis' reader at a time (read_replies)                 \
+                         */
+#define SHARE_SLOTS 128 /* buckets of the unsent shareable groups (a power of 2) */
 
 /* A caller that joined a shared group: completed with the group's replies. */
 struct waiter {
