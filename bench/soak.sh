@@ -200,7 +200,7 @@ L.append('| rankd RSS: first sample, last, max | %.1f MB, %.1f MB, %.1f MB |' % 
 L.append('| p99 of reads: first minute, last minute | %.3f ms, %.3f ms (%s: last <= 2 x first + 1 ms) |' % (first[4], last[4], 'stable' if stable else 'NOT stable'))
 L.append('| verdict | %s |' % ('pass' if ok else 'FAIL'))
 L.append('')
-L.append('The machine is shared: at %.0f%% of capacity, other processes taking more than the remaining %.0f%% of the CPU push the paced load past what is left, the schedule falls behind and every later request is charged the backlog (latency counts from the scheduled time). The CPU column below tells such minutes from a drift of rankd\'s own.' % (100 * $LOAD, 100 - 100 * $LOAD))
+L.append('The machine is shared: at %.0f%% of capacity, other processes taking more than the remaining %.0f%% of the CPU push the paced load past what is left, the schedule falls behind and every later request is charged the backlog (latency counts from the scheduled time). The CPU column below tells such minutes from a drift of rankd\'s own (an upper bound: loopback work the kernel charges to no process counts there too).' % (100 * $LOAD, 100 - 100 * $LOAD))
 L.append('')
 L.append('Reads per minute (latency from the scheduled send time):')
 L.append('')
