@@ -8,6 +8,7 @@
 #include <cjson/cJSON.h>
 
 #include "request.h"
+#include "util.h"
 
 /* INFO fields reported, by section. */
 static const char *const info_fields[] = {
@@ -125,14 +126,27 @@ static void report(cJSON *doc, redisReply **r)
         cJSON_Delete(unavailable);
 }
 
+static const char *const info_cmd[] = {"INFO",   "server",      "clients",
+                                       "memory", "persistence", "stats"};
+static const char *const slow_cmd[] = {"SLOWLOG", "GET", "10"},
+                         *const slen_cmd[] = {"SLOWLOG", "LEN"},
+                         *const lat_cmd[] = {"LATENCY", "LATEST"}, *const size_cmd[] = {"DBSIZE"};
+static const char *const *const report_argv[] = {info_cmd, slow_cmd, slen_cmd, lat_cmd, size_cmd};
+static const int report_argc[] = {6, 3, 2, 2, 1};
+
+/* The report from the five replies (not freed): a new string, or NULL (ENOMEM). */
+static char *report_json(redisReply **r)
+{
+    cJSON *doc = cJSON_CreateObject();
+    if (doc)
+        report(doc, r);
+    char *json = doc ? cJSON_PrintUnformatted(doc) : NULL;
+    cJSON_Delete(doc);
+    return json;
+}
+
 int admin_redis_report(struct store *st, char **json)
 {
-    static const char *const info[] = {"INFO",   "server",      "clients",
-                                       "memory", "persistence", "stats"};
-    static const char *const slow[] = {"SLOWLOG", "GET", "10"}, *const slen[] = {"SLOWLOG", "LEN"},
-                             *const lat[] = {"LATENCY", "LATEST"}, *const size[] = {"DBSIZE"};
-    const char *const *argv[] = {info, slow, slen, lat, size};
-    const int argc[] = {6, 3, 2, 2, 1};
     const size_t *lens[] = {NULL, NULL, NULL, NULL, NULL};
     redisReply *r[5] = {NULL};
     int err = 0;
@@ -140,16 +154,60 @@ int admin_redis_report(struct store *st, char **json)
     if (!c)
         return err;
     /* one round trip; a command the Redis user may not run (ACL) is reported, not fatal */
-    err = store_pipeline(c, 5, argc, argv, lens, r);
+    err = store_pipeline(c, 5, report_argc, report_argv, lens, r);
     store_release(st, c);
     if (err)
         return err;
-    cJSON *doc = cJSON_CreateObject();
-    if (doc)
-        report(doc, r);
-    *json = doc ? cJSON_PrintUnformatted(doc) : NULL;
-    cJSON_Delete(doc);
+    *json = report_json(r);
     for (int i = 0; i < 5; i++)
         freeReplyObject(r[i]);
     return *json ? 0 : -ENOMEM;
+}
+
+static int admin_send(struct admin_job *j);
+
+static void admin_reply(void *arg, int rc, redisReply **replies)
+{
+    struct admin_job *j = arg;
+    if ((rc == -ECONNRESET || rc == -EIO) && !j->resent &&
+        (!j->deadline_ms || util_now_ms() < j->deadline_ms)) {
+        j->resent = 1; /* a read: once more, on the connection dialled again */
+        if ((rc = admin_send(j)) == 0)
+            return;
+    }
+    if (rc == 0 && j->ping)
+        rc = replies[0]->type == REDIS_REPLY_ERROR ? -EIO : 0; /* LOADING, say: not ready */
+    else if (rc == 0 && !(j->json = report_json(replies)))
+        rc = -ENOMEM;
+    j->done(j, rc == -ECONNRESET || rc == -ECANCELED ? -EIO : rc); /* may free j */
+}
+
+static int admin_send(struct admin_job *j)
+{
+    static const char *const ping[] = {"PING"};
+    static const char *const *const ping_argv[] = {ping};
+    static const int ping_argc[] = {1};
+    int rc = j->ping ? store_async_send(j->conn, 1, ping_argc, ping_argv, NULL, j->deadline_ms,
+                                        admin_reply, j)
+                     : store_async_send(j->conn, 5, report_argc, report_argv, NULL, j->deadline_ms,
+                                        admin_reply, j);
+    return rc < 0 ? rc : 0;
+}
+
+int admin_redis_submit(struct store_async *conn, struct admin_job *job)
+{
+    job->conn = conn;
+    job->ping = 0;
+    job->resent = 0;
+    job->json = NULL;
+    return conn ? admin_send(job) : -ECONNREFUSED;
+}
+
+int admin_ping_submit(struct store_async *conn, struct admin_job *job)
+{
+    job->conn = conn;
+    job->ping = 1;
+    job->resent = 0;
+    job->json = NULL;
+    return conn ? admin_send(job) : -ECONNREFUSED;
 }

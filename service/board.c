@@ -314,6 +314,14 @@ int board_where(struct board_model *m, const char *board, const char *period,
     return where_resolve(m, board, set.period, set.tz_min, set.retain, period, out);
 }
 
+int board_where_settled(struct board_model *m, const char *board, const char *period,
+                        const struct board_settings *s, int exists, struct board_where *out)
+{
+    if (!exists)
+        return -ENOENT;
+    return where_resolve(m, board, s->period, s->tz_min, s->retain, period, out);
+}
+
 int board_where_cached(struct board_model *m, const char *board, const char *period,
                        struct board_where *out)
 {
@@ -778,16 +786,26 @@ int board_write_submit(struct board_model *m, struct store_async *conn, struct b
     j->conn = conn;
     j->at = j->handled = 0;
     j->stalls = 0;
-    if (!conn || j->n == 0)
+    if (!conn)
+        return -ECONNREFUSED;
+    if (j->n == 0)
         return -EAGAIN;
     int rc = where_resolve(m, j->board, j->assumed.period, j->assumed.tz_min, j->assumed.retain,
                            NULL, &j->where);
     return rc ? rc : write_job_send(j);
 }
 
+static int settings_send(struct board_settings_job *j);
+
 static void settings_reply(void *arg, int rc, redisReply **replies)
 {
     struct board_settings_job *j = arg;
+    if ((rc == -ECONNRESET || rc == -EIO) && !j->resent &&
+        (!j->deadline_ms || util_now_ms() < j->deadline_ms)) {
+        j->resent = 1; /* a read: once more, on the connection dialled again */
+        if ((rc = settings_send(j)) == 0)
+            return;
+    }
     if (rc == 0 && replies[0]->type != REDIS_REPLY_ARRAY) {
         if (replies[0]->type == REDIS_REPLY_ERROR)
             store_note_fault(j->m->store, "HGETALL", replies[0]->str);
@@ -801,19 +819,26 @@ static void settings_reply(void *arg, int rc, redisReply **replies)
     j->done(j, rc == -ECONNRESET || rc == -ECANCELED ? -EIO : rc); /* a read: nothing to lose */
 }
 
+static int settings_send(struct board_settings_job *j)
+{
+    struct board_keys k;
+    make_keys(j->m, j->board, &k);
+    const char *argv[] = {"HGETALL", k.meta};
+    const char *const *av[] = {argv};
+    const int argc[] = {2};
+    int rc = store_async_send(j->conn, 1, argc, av, NULL, j->deadline_ms, settings_reply, j);
+    return rc < 0 ? rc : 0;
+}
+
 int board_settings_submit(struct board_model *m, struct store_async *conn,
                           struct board_settings_job *j)
 {
     if (!conn)
-        return -EAGAIN;
+        return -ECONNREFUSED;
     j->m = m;
-    struct board_keys k;
-    make_keys(m, j->board, &k);
-    const char *argv[] = {"HGETALL", k.meta};
-    const char *const *av[] = {argv};
-    const int argc[] = {2};
-    int rc = store_async_send(conn, 1, argc, av, NULL, j->deadline_ms, settings_reply, j);
-    return rc < 0 ? rc : 0;
+    j->conn = conn;
+    j->resent = 0;
+    return settings_send(j);
 }
 
 /* ---------------------------------------------------------------- reads */
@@ -1064,6 +1089,14 @@ void board_member_free(struct board_member *mb)
     free(mb);
 }
 
+/* ---------------------------------------------------------------- control operations: calls */
+
+/*
+ * Each control operation's commands and the reading of their replies, shared by the blocking
+ * functions below and the event loops' chains (board_ctl_submit): a _prepare fills a call's
+ * keys and arguments, a _take reads its reply (never freeing it).
+ */
+
 /* The board's settings and where its current members are; -ENOENT when it does not exist. */
 static int current_where(struct board_model *m, const char *board, struct board_settings *set,
                          struct board_where *w)
@@ -1077,20 +1110,31 @@ static int current_where(struct board_model *m, const char *board, struct board_
     return where_resolve(m, board, set->period, set->tz_min, set->retain, NULL, w);
 }
 
-int board_info_get(struct board_model *m, const char *board, struct board_info *out)
+/* The sets of a board's readable periods under `s` (P:{board}:z:<id>, the current one first):
+ * their number, and *z (calloc'd, free() it; NULL when there are none). -ENOMEM. */
+static int period_set_keys(const struct board_model *m, const char *board,
+                           const struct board_settings *s, char (**z)[KEY_MAX])
 {
-    struct board_where w;
-    int rc = current_where(m, board, &out->settings, &w);
-    if (rc)
-        return rc;
-    const char *argv[] = {"ZCARD", w.z};
-    redisReply *r = run_command(m, 2, argv, NULL, &rc);
-    if (!r)
-        return rc;
+    char(*ids)[PERIOD_ID_MAX] = calloc(PERIOD_RETAIN_MAX + 1, sizeof(*ids));
+    char(*zs)[KEY_MAX] = calloc(PERIOD_RETAIN_MAX + 1, sizeof(*zs));
+    if (!ids || !zs) {
+        free(ids);
+        free(zs);
+        return -ENOMEM;
+    }
+    int n = board_periods(m, s, ids, PERIOD_RETAIN_MAX + 1);
+    for (int i = 0; i < n; i++)
+        snprintf(zs[i], KEY_MAX, "%s:{%s}:z:%s", m->prefix, board, ids[i]);
+    free(ids);
+    *z = zs;
+    return n;
+}
+
+/* ZCARD's reply as board_info_get's total. */
+static void info_take(const redisReply *r, const struct board_where *w, struct board_info *out)
+{
     out->total = r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
-    snprintf(out->period, sizeof(out->period), "%s", w.period);
-    freeReplyObject(r);
-    return 0;
+    snprintf(out->period, sizeof(out->period), "%s", w->period);
 }
 
 /* Text of the eight settings put_board.lua takes, in its order (see the script). */
@@ -1106,50 +1150,339 @@ static void settings_text(const struct board_settings *v, char out[8][24])
     snprintf(out[7], 24, "%d", v->retain);
 }
 
-/* After `retain` changed: give every readable period's set the expiry its new readability
- * ends at (period offset -d stays readable until retain + 1 - d more periods have begun). */
-static int extend_retention(struct board_model *m, const char *board,
-                            const struct board_settings *s)
+/* put_board.lua's call: keys (settings, the current set, registry, the other readable periods'
+ * sets) and 18 arguments, in argv (pointing into the struct and at `board`). */
+struct put_call {
+    struct board_keys k;
+    struct board_where w; /* the set the current settings write to */
+    char (*zs)[KEY_MAX];
+    const char **argv;
+    int nkeys;
+    char val[8][24], def[8][24], gen[32];
+};
+
+static void put_call_free(struct put_call *c)
 {
-    char ids[PERIOD_RETAIN_MAX + 1][PERIOD_ID_MAX];
-    int n = board_periods(m, s, ids, PERIOD_RETAIN_MAX + 1);
+    free(c->zs);
+    free(c->argv);
+    c->zs = NULL;
+    c->argv = NULL;
+}
+
+/* 0, a period error of where_resolve, or -ENOMEM. */
+static int put_prepare(struct board_model *m, const char *board,
+                       const struct board_settings_patch *patch, const struct board_settings *cur,
+                       int exists, struct put_call *c)
+{
+    make_keys(m, board, &c->k);
+    /* the emptiness check looks at the set the board's current settings write to */
+    int rc = where_resolve(m, board, cur->period, cur->tz_min, cur->retain, NULL, &c->w);
+    if (rc)
+        return rc;
+    struct board_settings d;
+    board_settings_default(&d);
+    settings_text(&patch->value, c->val);
+    settings_text(&d, c->def);
+    new_generation(c->gen);
+    const int has[8] = {patch->has_order,    patch->has_tiebreak, patch->has_decimals,
+                        patch->has_period,   patch->has_tz,       patch->has_page_size,
+                        patch->has_page_ttl, patch->has_retain};
+    /* every readable period counts for "non-empty", not only the current one */
+    int np = exists ? period_set_keys(m, board, cur, &c->zs) : 0;
+    c->argv = np >= 0 ? calloc(3 + PERIOD_RETAIN_MAX + 1 + 18, sizeof(*c->argv)) : NULL;
+    if (!c->argv) {
+        put_call_free(c);
+        return -ENOMEM;
+    }
+    int nk = 0;
+    c->argv[nk++] = c->k.meta;
+    c->argv[nk++] = c->w.z;
+    c->argv[nk++] = c->k.registry;
+    for (int i = 1; i < np; i++) /* zs[0] is the current period: w.z */
+        c->argv[nk++] = c->zs[i];
+    c->argv[nk] = board;
+    for (int i = 0; i < 8; i++) {
+        c->argv[nk + 1 + i] = has[i] ? c->val[i] : "";
+        c->argv[nk + 9 + i] = c->def[i];
+    }
+    c->argv[nk + 17] = c->gen;
+    c->nkeys = nk;
+    return 0;
+}
+
+/* put_board.lua's reply: 0 with *created and *out (remembered as the board's view), -EEXIST
+ * with *field, or -EIO. */
+static int put_take(struct board_model *m, const char *board, const redisReply *r, int *created,
+                    const char **field, struct board_info *out)
+{
+    int ok = r->type == REDIS_REPLY_ARRAY && r->elements >= 2;
+    int conflict = ok && r->element[0]->integer < 0;
+    if (!ok || (!conflict && r->elements < 3))
+        return -EIO;
+    if (conflict) {
+        static const char *const names[] = {"order", "tiebreak", "score_decimals", "period",
+                                            "timezone"};
+        *field = names[0];
+        for (size_t i = 0; i < 5; i++)
+            if (r->element[1]->str && strcmp(r->element[1]->str, names[i]) == 0)
+                *field = names[i];
+        return -EEXIST;
+    }
+    *created = (int)r->element[0]->integer;
+    settings_from_reply(r->element[1], &out->settings);
+    out->total = r->element[2]->integer;
+    view_put(m, board, &out->settings, 1);
+    struct board_where now_w;
+    if (where_resolve(m, board, out->settings.period, out->settings.tz_min, out->settings.retain,
+                      NULL, &now_w) == 0)
+        snprintf(out->period, sizeof(out->period), "%s", now_w.period);
+    return 0;
+}
+
+/* After a PUT that changed `retain`: the PEXPIREAT of every readable period's set, to the time
+ * its new readability ends (period offset -d stays readable until retain + 1 - d more periods
+ * have begun). Fills keys[] and at[] (PERIOD_RETAIN_MAX + 1 each); returns how many. */
+static int retention_commands(const struct board_model *m, const char *board,
+                              const struct board_settings *s, char (*keys)[KEY_MAX], char (*at)[32])
+{
+    char(*ids)[PERIOD_ID_MAX] = calloc(PERIOD_RETAIN_MAX + 1, sizeof(*ids));
+    int n = ids ? board_periods(m, s, ids, PERIOD_RETAIN_MAX + 1) : 0;
     int64_t now = now_ms(m);
+    for (int d = 0; d < n; d++) {
+        snprintf(keys[d], KEY_MAX, "%s:{%s}:z:%s", m->prefix, board, ids[d]);
+        snprintf(at[d], 32, "%" PRId64,
+                 period_start(s->period, s->tz_min, now, s->retain + 1 - d) +
+                     BOARD_PERIOD_TTL_MARGIN_MS);
+    }
+    free(ids);
+    return n;
+}
+
+/* 1 when a PUT must give the readable periods' sets new expiries (retain was given). */
+static int put_extends(const struct board_settings_patch *patch, const struct board_info *out)
+{
+    return patch->has_retain && out->settings.period != PERIOD_NONE;
+}
+
+/* 1 when a PUT leaves periods of the `old` settings unread (retain lowered, or the periods
+ * redefined while empty): their sets are dropped, so a later re-creation can never bring them
+ * back. */
+static int put_drops(int exists, const struct board_settings *old, const struct board_info *out)
+{
+    return exists && old->period != PERIOD_NONE &&
+           (out->settings.retain < old->retain || out->settings.period != old->period ||
+            out->settings.tz_min != old->tz_min);
+}
+
+/* The sets put_drops drops: the UNLINK keys (PERIOD_RETAIN_MAX + 1); returns how many. */
+static int drop_commands(const struct board_model *m, const char *board,
+                         const struct board_settings *old, const struct board_settings *now,
+                         char (*keys)[KEY_MAX])
+{
+    int same = old->period == now->period && old->tz_min == now->tz_min;
+    int from = same ? now->retain + 1 : 0;
+    int64_t t = now_ms(m);
+    int n = 0;
+    for (int d = from; d <= old->retain; d++) {
+        char id[PERIOD_ID_MAX];
+        period_id(old->period, old->tz_min, period_start(old->period, old->tz_min, t, -d), id);
+        snprintf(keys[n++], KEY_MAX, "%s:{%s}:z:%s", m->prefix, board, id);
+    }
+    return n;
+}
+
+/* delete_board.lua's call: keys (settings, registry, the plain set, every readable period's
+ * set), then the board's name. */
+struct delete_call {
+    struct board_keys k;
+    char (*zs)[KEY_MAX];
+    const char **argv;
+    int nkeys;
+};
+
+static void delete_call_free(struct delete_call *c)
+{
+    free(c->zs);
+    free(c->argv);
+    c->zs = NULL;
+    c->argv = NULL;
+}
+
+static int delete_prepare(struct board_model *m, const char *board,
+                          const struct board_settings *set, struct delete_call *c)
+{
+    make_keys(m, board, &c->k);
+    /* the settings, the registry entry, the plain set and every readable period's set (older
+     * ones carry TTLs and expire by themselves) */
+    int np = period_set_keys(m, board, set, &c->zs);
+    c->argv = np >= 0 ? calloc(3 + (size_t)np + 1, sizeof(*c->argv)) : NULL;
+    if (!c->argv) {
+        delete_call_free(c);
+        return -ENOMEM;
+    }
+    int nk = 0;
+    c->argv[nk++] = c->k.meta;
+    c->argv[nk++] = c->k.registry;
+    c->argv[nk++] = c->k.z;
+    for (int i = 0; i < np; i++)
+        c->argv[nk++] = c->zs[i];
+    c->argv[nk] = board;
+    c->nkeys = nk;
+    return 0;
+}
+
+/* 0 deleted (the view remembers the board is gone), -ENOENT, -EIO. */
+static int delete_take(struct board_model *m, const char *board, const redisReply *r)
+{
+    int rc = r->type == REDIS_REPLY_INTEGER ? (r->integer ? 0 : -ENOENT) : -EIO;
+    if (rc == 0) {
+        struct board_settings set;
+        board_settings_default(&set);
+        view_put(m, board, &set, 0);
+    }
+    return rc;
+}
+
+/* reset_board.lua's call: the settings, the current set, a new generation. */
+struct reset_call {
+    struct board_keys k;
+    char gen[32];
+    const char *argv[3];
+};
+
+static void reset_prepare(struct board_model *m, const char *board, const struct board_where *w,
+                          struct reset_call *c)
+{
+    make_keys(m, board, &c->k);
+    new_generation(c->gen);
+    c->argv[0] = c->k.meta;
+    c->argv[1] = w->z;
+    c->argv[2] = c->gen;
+}
+
+/* reset_board.lua's and delete_board.lua's 1/0 reply. */
+static int one_or_enoent(const redisReply *r)
+{
+    return r->type == REDIS_REPLY_INTEGER ? (r->integer ? 0 : -ENOENT) : -EIO;
+}
+
+#define TRIM_CHUNK 250 /* measured: 1000 removals from a 3M set took 3-5 ms, over the 2 ms goal */
+
+/* trim.lua's call, repeated until a chunk removes fewer than TRIM_CHUNK. */
+struct trim_call {
+    char from[32], chunk[16];
+    const char *argv[4];
+};
+
+static void trim_prepare(const struct board_settings *set, const struct board_where *w,
+                         int64_t keep, int64_t below_key, struct trim_call *c)
+{
+    if (keep >= 0) {
+        snprintf(c->from, sizeof(c->from), "%" PRId64, keep);
+    } else {
+        /* the first stored value of a worse score: (key + 1) * 2^T */
+        int bits = score_codec_tie_bits(&set->layout);
+        snprintf(c->from, sizeof(c->from), "%" PRId64, (below_key + 1) * (INT64_C(1) << bits));
+    }
+    snprintf(c->chunk, sizeof(c->chunk), "%d", TRIM_CHUNK);
+    c->argv[0] = w->z;
+    c->argv[1] = keep >= 0 ? "rank" : "score";
+    c->argv[2] = c->from;
+    c->argv[3] = c->chunk;
+}
+
+/* The members one trim.lua call removed. */
+static long long trim_take(const redisReply *r)
+{
+    return r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
+}
+
+/* MULTI, EXISTS of the settings, ZREM of the member, EXEC. */
+struct member_delete_call {
+    struct board_keys k;
+    const char *multi[1], *exists[2], *zrem[3], *exec[1];
+    size_t lm[1], le[2], lz[3], lx[1];
+    const char *const *argv[4];
+    const size_t *lens[4];
+    int argc[4];
+};
+
+static void member_delete_prepare(struct board_model *m, const char *board,
+                                  const struct board_where *w, const char *id, size_t id_len,
+                                  struct member_delete_call *c)
+{
+    make_keys(m, board, &c->k);
+    c->multi[0] = "MULTI";
+    c->lm[0] = 5;
+    c->exists[0] = "EXISTS";
+    c->exists[1] = c->k.meta;
+    c->le[0] = 6;
+    c->le[1] = strlen(c->k.meta);
+    c->zrem[0] = "ZREM";
+    c->zrem[1] = w->z;
+    c->zrem[2] = id;
+    c->lz[0] = 4;
+    c->lz[1] = strlen(w->z);
+    c->lz[2] = id_len;
+    c->exec[0] = "EXEC";
+    c->lx[0] = 4;
+    const char *const *av[] = {c->multi, c->exists, c->zrem, c->exec};
+    const size_t *lv[] = {c->lm, c->le, c->lz, c->lx};
+    const int ac[] = {1, 2, 3, 1};
+    for (int i = 0; i < 4; i++) {
+        c->argv[i] = av[i];
+        c->lens[i] = lv[i];
+        c->argc[i] = ac[i];
+    }
+}
+
+/* The EXEC reply of a member delete: 0, -ENOENT no board, -ENODATA no such member, -EIO. */
+static int member_delete_take(const redisReply *r)
+{
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 ||
+        r->element[0]->type != REDIS_REPLY_INTEGER || r->element[1]->type != REDIS_REPLY_INTEGER)
+        return -EIO; /* an error reply inside EXEC */
+    if (r->element[0]->integer == 0)
+        return -ENOENT;
+    return r->element[1]->integer == 0 ? -ENODATA : 0;
+}
+
+/* HGET of a record's reply: 0 and a new copy in *json, -ENODATA, -ENOMEM. */
+static int record_take(const redisReply *r, char **json)
+{
+    if (r->type != REDIS_REPLY_STRING)
+        return -ENODATA;
+    return (*json = strndup(r->str, r->len)) ? 0 : -ENOMEM;
+}
+
+/* ---------------------------------------------------------------- control operations, blocking */
+
+int board_info_get(struct board_model *m, const char *board, struct board_info *out)
+{
+    struct board_where w;
+    int rc = current_where(m, board, &out->settings, &w);
+    if (rc)
+        return rc;
+    const char *argv[] = {"ZCARD", w.z};
+    redisReply *r = run_command(m, 2, argv, NULL, &rc);
+    if (!r)
+        return rc;
+    info_take(r, &w, out);
+    freeReplyObject(r);
+    return 0;
+}
+
+/* One command per key on one write connection: argv0 key [arg]. */
+static int commands_each(struct board_model *m, const char *verb, char (*keys)[KEY_MAX],
+                         char (*args)[32], int n)
+{
     int err = 0;
     struct store_conn *c = n ? store_acquire(writes_of(m), &err) : NULL;
     if (n && !c)
         return err;
     for (int d = 0; d < n && err == 0; d++) {
-        char key[192], at[32];
-        snprintf(key, sizeof(key), "%s:{%s}:z:%s", m->prefix, board, ids[d]);
-        snprintf(at, sizeof(at), "%" PRId64,
-                 period_start(s->period, s->tz_min, now, s->retain + 1 - d) +
-                     BOARD_PERIOD_TTL_MARGIN_MS);
-        const char *argv[] = {"PEXPIREAT", key, at};
-        redisReply *r = store_command(c, 3, argv, NULL, &err); /* a missing set: no-op */
-        freeReplyObject(r);
-    }
-    store_release(writes_of(m), c);
-    return err;
-}
-
-/* UNLINK the sets of `old` periods the `now` settings no longer read (retain lowered, or the
- * periods redefined while empty), so a later re-creation can never bring them back. */
-static int drop_periods(struct board_model *m, const char *board, const struct board_settings *old,
-                        const struct board_settings *now)
-{
-    int same = old->period == now->period && old->tz_min == now->tz_min;
-    int from = same ? now->retain + 1 : 0;
-    int64_t t = now_ms(m);
-    int err = 0;
-    struct store_conn *c = store_acquire(writes_of(m), &err);
-    if (!c)
-        return err;
-    for (int d = from; d <= old->retain && err == 0; d++) {
-        char id[PERIOD_ID_MAX], key[192];
-        period_id(old->period, old->tz_min, period_start(old->period, old->tz_min, t, -d), id);
-        snprintf(key, sizeof(key), "%s:{%s}:z:%s", m->prefix, board, id);
-        const char *argv[] = {"UNLINK", key};
-        freeReplyObject(store_command(c, 2, argv, NULL, &err));
+        const char *argv[] = {verb, keys[d], args ? args[d] : NULL};
+        freeReplyObject(store_command(c, args ? 3 : 2, argv, NULL, &err)); /* missing: no-op */
     }
     store_release(writes_of(m), c);
     return err;
@@ -1158,90 +1491,37 @@ static int drop_periods(struct board_model *m, const char *board, const struct b
 int board_put(struct board_model *m, const char *board, const struct board_settings_patch *patch,
               int *created, const char **field, struct board_info *out)
 {
-    struct board_keys k;
-    make_keys(m, board, &k);
-    /* the emptiness check looks at the set the board's current settings write to */
     struct board_settings cur;
     board_settings_default(&cur);
-    struct board_where w;
     int exists = 0;
     int rc = board_settings_get(m, board, &cur, &exists);
     if (rc)
         return rc;
-    rc = where_resolve(m, board, cur.period, cur.tz_min, cur.retain, NULL, &w);
-    if (rc)
+    struct put_call *c = calloc(1, sizeof(*c));
+    rc = c ? put_prepare(m, board, patch, &cur, exists, c) : -ENOMEM;
+    if (rc) {
+        free(c);
         return rc;
-    struct board_settings d;
-    board_settings_default(&d);
-    char val[8][24], def[8][24], gen[32];
-    settings_text(&patch->value, val);
-    settings_text(&d, def);
-    new_generation(gen);
-    const int has[8] = {patch->has_order,    patch->has_tiebreak, patch->has_decimals,
-                        patch->has_period,   patch->has_tz,       patch->has_page_size,
-                        patch->has_page_ttl, patch->has_retain};
-    /* every readable period counts for "non-empty", not only the current one */
-    char(*ids)[PERIOD_ID_MAX] = calloc(PERIOD_RETAIN_MAX + 1, sizeof(*ids));
-    char(*zs)[192] = calloc(PERIOD_RETAIN_MAX + 1, sizeof(*zs));
-    const char **argv = calloc(3 + PERIOD_RETAIN_MAX + 1 + 18, sizeof(*argv));
-    if (!ids || !zs || !argv) {
-        free(ids);
-        free(zs);
-        free(argv);
-        return -ENOMEM;
     }
-    int np = exists ? board_periods(m, &cur, ids, PERIOD_RETAIN_MAX + 1) : 0;
-    int nk = 0;
-    argv[nk++] = k.meta;
-    argv[nk++] = w.z;
-    argv[nk++] = k.registry;
-    for (int i = 1; i < np; i++) { /* ids[0] is the current period: w.z */
-        snprintf(zs[i], sizeof(zs[i]), "%s:{%s}:z:%s", m->prefix, board, ids[i]);
-        argv[nk++] = zs[i];
-    }
-    argv[nk] = board;
-    for (int i = 0; i < 8; i++) {
-        argv[nk + 1 + i] = has[i] ? val[i] : "";
-        argv[nk + 9 + i] = def[i];
-    }
-    argv[nk + 17] = gen;
-    int err = 0;
-    redisReply *r = run_script(m, STORE_SCRIPT_PUT_BOARD, nk, 18, argv, NULL, &err);
-    free(ids);
-    free(zs);
-    free(argv);
+    redisReply *r = run_script(m, STORE_SCRIPT_PUT_BOARD, c->nkeys, 18, c->argv, NULL, &rc);
+    put_call_free(c);
+    free(c);
     if (!r)
-        return err;
-    rc = 0;
-    int ok = r->type == REDIS_REPLY_ARRAY && r->elements >= 2;
-    int conflict = ok && r->element[0]->integer < 0;
-    if (!ok || (!conflict && r->elements < 3)) {
-        rc = -EIO;
-    } else if (conflict) {
-        static const char *const names[] = {"order", "tiebreak", "score_decimals", "period",
-                                            "timezone"};
-        *field = names[0];
-        for (size_t i = 0; i < 5; i++)
-            if (r->element[1]->str && strcmp(r->element[1]->str, names[i]) == 0)
-                *field = names[i];
-        rc = -EEXIST;
-    } else {
-        *created = (int)r->element[0]->integer;
-        settings_from_reply(r->element[1], &out->settings);
-        out->total = r->element[2]->integer;
-        view_put(m, board, &out->settings, 1);
-        struct board_where now_w;
-        if (where_resolve(m, board, out->settings.period, out->settings.tz_min,
-                          out->settings.retain, NULL, &now_w) == 0)
-            snprintf(out->period, sizeof(out->period), "%s", now_w.period);
-        if (patch->has_retain && out->settings.period != PERIOD_NONE)
-            rc = extend_retention(m, board, &out->settings);
-        if (rc == 0 && exists && cur.period != PERIOD_NONE &&
-            (out->settings.retain < cur.retain || out->settings.period != cur.period ||
-             out->settings.tz_min != cur.tz_min))
-            rc = drop_periods(m, board, &cur, &out->settings);
-    }
+        return rc;
+    rc = put_take(m, board, r, created, field, out);
     freeReplyObject(r);
+    char(*keys)[KEY_MAX] = rc ? NULL : calloc(PERIOD_RETAIN_MAX + 1, sizeof(*keys));
+    char(*at)[32] = rc ? NULL : calloc(PERIOD_RETAIN_MAX + 1, sizeof(*at));
+    if (!rc && (!keys || !at))
+        rc = -ENOMEM;
+    if (rc == 0 && put_extends(patch, out))
+        rc = commands_each(m, "PEXPIREAT", keys, at,
+                           retention_commands(m, board, &out->settings, keys, at));
+    if (rc == 0 && put_drops(exists, &cur, out))
+        rc = commands_each(m, "UNLINK", keys, NULL,
+                           drop_commands(m, board, &cur, &out->settings, keys));
+    free(keys);
+    free(at);
     return rc;
 }
 
@@ -1287,8 +1567,6 @@ static redisReply *transaction(struct board_model *m, int n, const int *argc,
 
 int board_delete(struct board_model *m, const char *board)
 {
-    struct board_keys k;
-    make_keys(m, board, &k);
     struct board_settings set;
     int exists = 0;
     int rc = board_settings_get(m, board, &set, &exists);
@@ -1296,64 +1574,34 @@ int board_delete(struct board_model *m, const char *board)
         return rc;
     if (!exists)
         return -ENOENT;
-    /* the settings, the registry entry, the plain set and every readable period's set (older
-     * ones carry TTLs and expire by themselves) */
-    enum { MAX_KEYS = 3 + PERIOD_RETAIN_MAX + 2 };
-    char(*zs)[192] = calloc(MAX_KEYS, sizeof(*zs));
-    char(*ids)[PERIOD_ID_MAX] = calloc(MAX_KEYS, sizeof(*ids));
-    const char **argv = calloc(MAX_KEYS + 2, sizeof(*argv));
-    if (!zs || !ids || !argv) {
-        free(zs);
-        free(ids);
-        free(argv);
-        return -ENOMEM;
-    }
-    int nk = 0;
-    argv[nk++] = k.meta;
-    argv[nk++] = k.registry;
-    argv[nk++] = k.z;
-    int np = board_periods(m, &set, ids, MAX_KEYS - 3);
-    for (int i = 0; i < np; i++) {
-        snprintf(zs[i], sizeof(zs[i]), "%s:{%s}:z:%s", m->prefix, board, ids[i]);
-        argv[nk++] = zs[i];
-    }
-    argv[nk] = board;
-    redisReply *r = run_script(m, STORE_SCRIPT_DELETE_BOARD, nk, 1, argv, NULL, &rc);
-    free(zs);
-    free(ids);
-    free(argv);
+    struct delete_call c = {0};
+    if ((rc = delete_prepare(m, board, &set, &c)))
+        return rc;
+    redisReply *r = run_script(m, STORE_SCRIPT_DELETE_BOARD, c.nkeys, 1, c.argv, NULL, &rc);
+    delete_call_free(&c);
     if (!r)
         return rc;
-    rc = r->type == REDIS_REPLY_INTEGER ? (r->integer ? 0 : -ENOENT) : -EIO;
+    rc = delete_take(m, board, r);
     freeReplyObject(r);
-    if (rc == 0) {
-        board_settings_default(&set);
-        view_put(m, board, &set, 0);
-    }
     return rc;
 }
 
 int board_reset(struct board_model *m, const char *board)
 {
-    struct board_keys k;
-    make_keys(m, board, &k);
     struct board_settings set;
     struct board_where w;
     int rc = current_where(m, board, &set, &w);
     if (rc)
         return rc;
-    char gen[32];
-    new_generation(gen);
-    const char *argv[] = {k.meta, w.z, gen};
-    redisReply *r = run_script(m, STORE_SCRIPT_RESET_BOARD, 2, 1, argv, NULL, &rc);
+    struct reset_call c;
+    reset_prepare(m, board, &w, &c);
+    redisReply *r = run_script(m, STORE_SCRIPT_RESET_BOARD, 2, 1, c.argv, NULL, &rc);
     if (!r)
         return rc;
-    rc = r->type == REDIS_REPLY_INTEGER ? (r->integer ? 0 : -ENOENT) : -EIO;
+    rc = one_or_enoent(r);
     freeReplyObject(r);
     return rc;
 }
-
-#define TRIM_CHUNK 250 /* measured: 1000 removals from a 3M set took 3-5 ms, over the 2 ms goal */
 
 int board_trim(struct board_model *m, const char *board, int64_t keep, int64_t below_key,
                int64_t *removed)
@@ -1363,22 +1611,14 @@ int board_trim(struct board_model *m, const char *board, int64_t keep, int64_t b
     int rc = current_where(m, board, &set, &w);
     if (rc)
         return rc;
-    char from[32], chunk[16];
-    if (keep >= 0) {
-        snprintf(from, sizeof(from), "%" PRId64, keep);
-    } else {
-        /* the first stored value of a worse score: (key + 1) * 2^T */
-        int bits = score_codec_tie_bits(&set.layout);
-        snprintf(from, sizeof(from), "%" PRId64, (below_key + 1) * (INT64_C(1) << bits));
-    }
-    snprintf(chunk, sizeof(chunk), "%d", TRIM_CHUNK);
-    const char *argv[] = {w.z, keep >= 0 ? "rank" : "score", from, chunk};
+    struct trim_call c;
+    trim_prepare(&set, &w, keep, below_key, &c);
     int64_t total = 0;
     for (;;) {
-        redisReply *r = run_script(m, STORE_SCRIPT_TRIM, 1, 3, argv, NULL, &rc);
+        redisReply *r = run_script(m, STORE_SCRIPT_TRIM, 1, 3, c.argv, NULL, &rc);
         if (!r)
             return rc;
-        long long n = r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
+        long long n = trim_take(r);
         freeReplyObject(r);
         total += n;
         if (n < TRIM_CHUNK)
@@ -1390,31 +1630,18 @@ int board_trim(struct board_model *m, const char *board, int64_t keep, int64_t b
 
 int board_member_delete(struct board_model *m, const char *board, const char *id, size_t id_len)
 {
-    struct board_keys k;
-    make_keys(m, board, &k);
     struct board_settings set;
     struct board_where w;
     int found = current_where(m, board, &set, &w);
     if (found)
         return found;
-    const char *a1[] = {"EXISTS", k.meta};
-    const char *a2[] = {"ZREM", w.z, id};
-    const size_t l1[] = {6, strlen(k.meta)};
-    const size_t l2[] = {4, strlen(w.z), id_len};
-    const char *const *argv[] = {a1, a2};
-    const size_t *const lens[] = {l1, l2};
-    const int argc[] = {2, 3};
+    struct member_delete_call c;
+    member_delete_prepare(m, board, &w, id, id_len, &c);
     int err = 0;
-    redisReply *r = transaction(m, 2, argc, argv, lens, &err);
+    redisReply *r = transaction(m, 2, c.argc + 1, c.argv + 1, c.lens + 1, &err);
     if (!r)
         return err;
-    int rc = 0;
-    if (r->element[0]->type != REDIS_REPLY_INTEGER || r->element[1]->type != REDIS_REPLY_INTEGER)
-        rc = -EIO; /* an error reply inside EXEC */
-    else if (r->element[0]->integer == 0)
-        rc = -ENOENT;
-    else if (r->element[1]->integer == 0)
-        rc = -ENODATA;
+    int rc = member_delete_take(r);
     freeReplyObject(r);
     return rc;
 }
@@ -1433,6 +1660,33 @@ void board_list_free(struct board_list *l)
     free(l->names);
     free(l->totals);
     free(l);
+}
+
+/* HMGET of the period settings of board `name` (for list_where). */
+static void list_hmget(const struct board_keys *k, const char *hm[5])
+{
+    hm[0] = "HMGET";
+    hm[1] = k->meta;
+    hm[2] = "period";
+    hm[3] = "timezone";
+    hm[4] = "retain";
+}
+
+/* The set a board's total is counted in, from its HMGET reply x (not freed). */
+static void list_where(const struct board_model *m, const char *name, const redisReply *x,
+                       char z[KEY_MAX])
+{
+    struct board_settings set;
+    board_settings_default(&set);
+    if (x->type == REDIS_REPLY_ARRAY && x->elements == 3) {
+        if (x->element[0]->str)
+            period_kind_parse(x->element[0]->str, &set.period);
+        set.tz_min = x->element[1]->str ? text_int(x->element[1]->str) : 0;
+        set.retain = x->element[2]->str ? text_int(x->element[2]->str) : 1;
+    }
+    struct board_where w;
+    where_resolve(m, name, set.period, set.tz_min, set.retain, NULL, &w);
+    snprintf(z, KEY_MAX, "%s", w.z);
 }
 
 /* ZCARD of every board's current set on one connection, pipelined in chunks of LIST_CHUNK. */
@@ -1458,30 +1712,15 @@ static int list_totals(struct board_model *m, struct board_list *l)
         /* first each board's period settings, then the size of its current set */
         for (size_t i = 0; i < n; i++) {
             make_keys(m, l->names[at + i], &k[i]);
-            hm[i][0] = "HMGET";
-            hm[i][1] = k[i].meta;
-            hm[i][2] = "period";
-            hm[i][3] = "timezone";
-            hm[i][4] = "retain";
+            list_hmget(&k[i], hm[i]);
             argv[i] = hm[i];
             lv[i] = NULL;
             argc[i] = 5;
         }
         rc = store_pipeline(c, (int)n, argc, argv, lv, rs);
         for (size_t i = 0; rc == 0 && i < n; i++) {
-            struct board_settings set;
-            board_settings_default(&set);
-            const redisReply *x = rs[i];
-            if (x->type == REDIS_REPLY_ARRAY && x->elements == 3) {
-                if (x->element[0]->str)
-                    period_kind_parse(x->element[0]->str, &set.period);
-                set.tz_min = x->element[1]->str ? text_int(x->element[1]->str) : 0;
-                set.retain = x->element[2]->str ? text_int(x->element[2]->str) : 1;
-            }
+            list_where(m, l->names[at + i], rs[i], k[i].z);
             freeReplyObject(rs[i]);
-            struct board_where w;
-            where_resolve(m, l->names[at + i], set.period, set.tz_min, set.retain, NULL, &w);
-            snprintf(k[i].z, sizeof(k[i].z), "%s", w.z);
         }
         if (rc)
             break;
@@ -1544,6 +1783,19 @@ static void list_sort_unique(struct board_list *l)
     l->n = w;
 }
 
+/* SSCAN of the registry from `cursor`, asking for what `count` still lacks. */
+static void list_sscan(const struct board_keys *k, uint64_t cursor, int want, char cur[24],
+                       char cnt[16], const char *argv[5])
+{
+    snprintf(cur, 24, "%" PRIu64, cursor);
+    snprintf(cnt, 16, "%d", want);
+    argv[0] = "SSCAN";
+    argv[1] = k->registry;
+    argv[2] = cur;
+    argv[3] = "COUNT";
+    argv[4] = cnt;
+}
+
 int board_list_get(struct board_model *m, uint64_t cursor, int count, struct board_list **out)
 {
     struct board_keys k;
@@ -1555,9 +1807,8 @@ int board_list_get(struct board_model *m, uint64_t cursor, int count, struct boa
     int rc = 0;
     do { /* each SSCAN is O(COUNT); stop at `count` names or the end of the registry */
         char cur[24], cnt[16];
-        snprintf(cur, sizeof(cur), "%" PRIu64, cursor);
-        snprintf(cnt, sizeof(cnt), "%d", count - (int)l->n);
-        const char *argv[] = {"SSCAN", k.registry, cur, "COUNT", cnt};
+        const char *argv[5];
+        list_sscan(&k, cursor, count - (int)l->n, cur, cnt, argv);
         redisReply *r = run_command(m, 5, argv, NULL, &rc);
         if (r)
             rc = list_take(l, &cap, r, &cursor);
@@ -1589,9 +1840,7 @@ int board_record_get(struct board_model *m, const char *id, size_t id_len, char 
     redisReply *r = run_command(m, 3, argv, len, &err);
     if (!r)
         return err;
-    int rc = r->type == REDIS_REPLY_STRING ? 0 : -ENODATA;
-    if (rc == 0 && !(*json = strndup(r->str, r->len)))
-        rc = -ENOMEM;
+    int rc = record_take(r, json);
     freeReplyObject(r);
     return rc;
 }
@@ -1623,5 +1872,566 @@ int board_record_delete(struct board_model *m, const char *id, size_t id_len)
         return err;
     int rc = r->type == REDIS_REPLY_INTEGER && r->integer > 0 ? 0 : -ENODATA;
     freeReplyObject(r);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- control operations on a loop */
+
+/*
+ * board_ctl_submit: each operation as a chain of steps, one short command or script each, sent
+ * on the loop's connections without waiting; each step's reply starts the next. The calls are
+ * the blocking functions' own (the _prepare and _take helpers above).
+ */
+
+/* The operation's prepared calls and buffers; freed when the job ends. */
+struct ctl_state {
+    union {
+        struct put_call put;
+        struct delete_call del;
+        struct reset_call reset;
+        struct trim_call trim;
+        struct member_delete_call mdel;
+    } u;
+    char (*keys)[KEY_MAX]; /* put's follow-up commands, list's sets */
+    char (*at)[32];
+    int n;               /* how many of them */
+    struct board_keys k; /* list: the registry; records: the records hash */
+    size_t cap;          /* list: names allocated */
+};
+
+static void ctl_end(struct board_ctl_job *j, int rc)
+{
+    struct ctl_state *s = j->state;
+    if (s && j->op == BOARD_CTL_PUT)
+        put_call_free(&s->u.put);
+    if (s && j->op == BOARD_CTL_DELETE)
+        delete_call_free(&s->u.del);
+    if (s) {
+        free(s->keys);
+        free(s->at);
+        free(s);
+    }
+    j->state = NULL;
+    if (rc && j->list) {
+        board_list_free(j->list);
+        j->list = NULL;
+    }
+    j->done(j, rc == -ECANCELED ? -EIO : rc); /* may free j */
+}
+
+/* The start of every reply: 1 to go on with the replies; 0 when the job ended here (a fault, an
+ * error reply) or a read cut by a lost connection was sent once more (j->again). A write step
+ * written and not answered may have run: -ETIME. */
+static int ctl_ok(struct board_ctl_job *j, int rc, redisReply **replies, int n, int write)
+{
+    if (rc == 0) {
+        for (int i = 0; i < n; i++)
+            if (replies[i]->type == REDIS_REPLY_ERROR) {
+                store_note_fault(write ? writes_of(j->m) : j->m->store, "control", replies[i]->str);
+                ctl_end(j, store_error_errno(replies[i]->str)); /* the command did not run */
+                return 0;
+            }
+        return 1;
+    }
+    if (!write && (rc == -ECONNRESET || rc == -EIO) && j->again && !j->resent &&
+        (!j->deadline_ms || util_now_ms() < j->deadline_ms)) {
+        j->resent = 1; /* a read: once more, on the connection dialled again */
+        rc = j->again(j);
+        if (rc == 0)
+            return 0;
+    } else if (write && (rc == -ETIMEDOUT || rc == -ECONNRESET)) {
+        rc = -ETIME;
+    } else if (!write && rc == -ECONNRESET) {
+        rc = -EIO;
+    }
+    ctl_end(j, rc);
+    return 0;
+}
+
+/* Send one group, or a script, for a step; 0 or a negative errno (nothing sent). */
+static int ctl_send(struct board_ctl_job *j, int write, int n, const int *argc,
+                    const char *const *const *argv, const size_t *const *lens, int64_t deadline,
+                    store_async_fn fn)
+{
+    int rc = store_async_send(write ? j->writes : j->reads, n, argc, argv, lens,
+                              deadline ? deadline : j->deadline_ms, fn, j);
+    return rc < 0 ? rc : 0;
+}
+
+static int ctl_script(struct board_ctl_job *j, enum store_script script, int nkeys, int nargs,
+                      const char *const *argv, int64_t deadline, store_async_fn fn)
+{
+    int rc = store_async_script(j->writes, script, nkeys, nargs, argv, NULL,
+                                deadline ? deadline : j->deadline_ms, fn, j);
+    return rc < 0 ? rc : 0;
+}
+
+/* A step's send failed: nothing was sent, so its code stands (-ECONNREFUSED, -ETIMEDOUT...). */
+static void ctl_step(struct board_ctl_job *j, int rc)
+{
+    if (rc)
+        ctl_end(j, rc);
+}
+
+/* ---- the settings read most operations start with */
+
+static void ctl_settings_reply(void *arg, int rc, redisReply **replies)
+{
+    struct board_ctl_job *j = arg;
+    if (!ctl_ok(j, rc, replies, 1, 0))
+        return;
+    if (replies[0]->type != REDIS_REPLY_ARRAY) {
+        ctl_end(j, -EIO);
+        return;
+    }
+    settings_from_reply(replies[0], &j->cur);
+    j->exists = replies[0]->elements > 0;
+    view_put(j->m, j->board, &j->cur, j->exists);
+    j->again = NULL;
+    j->resent = 0;
+    if (j->op != BOARD_CTL_PUT && !j->exists) {
+        ctl_end(j, -ENOENT);
+        return;
+    }
+    rc = where_resolve(j->m, j->board, j->cur.period, j->cur.tz_min, j->cur.retain, NULL, &j->w);
+    if (rc)
+        ctl_end(j, rc);
+    else
+        j->then(j);
+}
+
+static int ctl_settings_send(struct board_ctl_job *j)
+{
+    struct board_keys k;
+    make_keys(j->m, j->board, &k);
+    const char *argv[] = {"HGETALL", k.meta};
+    const char *const *av[] = {argv};
+    const int argc[] = {2};
+    return ctl_send(j, 0, 1, argc, av, NULL, 0, ctl_settings_reply);
+}
+
+/* Read the settings (HGETALL, remembered as the board's view), then then(j) with j->cur,
+ * j->exists and j->w (where the current members are); -ENOENT ends the job before then(j)
+ * unless it is a PUT. */
+static int ctl_with_settings(struct board_ctl_job *j, void (*then)(struct board_ctl_job *j))
+{
+    j->then = then;
+    j->again = ctl_settings_send;
+    return ctl_settings_send(j);
+}
+
+/* ---- GET /boards/{board}: settings, then ZCARD */
+
+static void info_reply(void *arg, int rc, redisReply **replies)
+{
+    struct board_ctl_job *j = arg;
+    if (!ctl_ok(j, rc, replies, 1, 0))
+        return;
+    j->info.settings = j->cur;
+    info_take(replies[0], &j->w, &j->info);
+    ctl_end(j, 0);
+}
+
+static int info_send(struct board_ctl_job *j)
+{
+    const char *argv[] = {"ZCARD", j->w.z};
+    const char *const *av[] = {argv};
+    const int argc[] = {2};
+    return ctl_send(j, 0, 1, argc, av, NULL, 0, info_reply);
+}
+
+static void info_then(struct board_ctl_job *j)
+{
+    j->again = info_send;
+    ctl_step(j, info_send(j));
+}
+
+/* ---- a batch of one-key commands, pipelined (a PUT's follow-ups, the list's totals): each
+ * reply is taken in order (one connection answers in order), then `after` runs */
+
+static void batch_next(struct board_ctl_job *j);
+
+static void batch_reply(void *arg, int rc, redisReply **replies)
+{
+    struct board_ctl_job *j = arg;
+    if (!j->failed) {
+        if (rc)
+            j->failed = j->batch_write && (rc == -ETIMEDOUT || rc == -ECONNRESET) ? -ETIME
+                        : rc == -ECONNRESET                                       ? -EIO
+                                                                                  : rc;
+        else if (replies[0]->type == REDIS_REPLY_ERROR)
+            j->failed = store_error_errno(replies[0]->str);
+        else if (j->batch_take)
+            j->batch_take(j, j->batch_at, replies[0]);
+    }
+    j->batch_at++;
+    if (--j->outstanding > 0)
+        return;
+    if (j->failed)
+        ctl_end(j, j->failed);
+    else
+        batch_next(j);
+}
+
+/* Send verb keys[i] [args[i]] for i in 0..n, on the writes (write) or reads connection. Ends
+ * the job on a failed send once the replies already due are in. */
+static void batch_send(struct board_ctl_job *j, const char *verb, char (*keys)[KEY_MAX],
+                       char (*args)[32], int n, int write,
+                       void (*take)(struct board_ctl_job *j, int i, const redisReply *r),
+                       void (*after)(struct board_ctl_job *j))
+{
+    j->batch_write = write;
+    j->batch_take = take;
+    j->batch_after = after;
+    j->batch_at = 0;
+    j->failed = 0;
+    j->outstanding = 0;
+    for (int i = 0; i < n; i++) {
+        const char *argv[] = {verb, keys[i], args ? args[i] : NULL};
+        const char *const *av[] = {argv};
+        const int argc[] = {args ? 3 : 2};
+        int rc = ctl_send(j, write, 1, argc, av, NULL, 0, batch_reply);
+        if (rc) {
+            j->failed = rc;
+            break;
+        }
+        j->outstanding++;
+    }
+    if (j->outstanding == 0) { /* nothing in flight: go on (or end) now */
+        if (j->failed)
+            ctl_end(j, j->failed);
+        else
+            batch_next(j);
+    }
+}
+
+static void batch_next(struct board_ctl_job *j)
+{
+    void (*after)(struct board_ctl_job *) = j->batch_after;
+    j->batch_after = NULL;
+    after(j);
+}
+
+/* ---- PUT /boards/{board}: settings, put_board.lua, then PEXPIREAT and UNLINK batches */
+
+static void put_finish(struct board_ctl_job *j)
+{
+    ctl_end(j, 0);
+}
+
+static void put_drop(struct board_ctl_job *j)
+{
+    struct ctl_state *s = j->state;
+    if (!put_drops(j->exists, &j->cur, &j->info)) {
+        put_finish(j);
+        return;
+    }
+    s->n = drop_commands(j->m, j->board, &j->cur, &j->info.settings, s->keys);
+    batch_send(j, "UNLINK", s->keys, NULL, s->n, 1, NULL, put_finish);
+}
+
+static void put_reply(void *arg, int rc, redisReply **replies)
+{
+    struct board_ctl_job *j = arg;
+    struct ctl_state *s = j->state;
+    if (!ctl_ok(j, rc, replies, 1, 1))
+        return;
+    put_call_free(&s->u.put);
+    rc = put_take(j->m, j->board, replies[0], &j->created, &j->field, &j->info);
+    if (rc) {
+        ctl_end(j, rc);
+        return;
+    }
+    s->keys = calloc(PERIOD_RETAIN_MAX + 1, sizeof(*s->keys));
+    s->at = calloc(PERIOD_RETAIN_MAX + 1, sizeof(*s->at));
+    if (!s->keys || !s->at) {
+        ctl_end(j, -ENOMEM);
+        return;
+    }
+    if (!put_extends(j->patch, &j->info)) {
+        put_drop(j);
+        return;
+    }
+    s->n = retention_commands(j->m, j->board, &j->info.settings, s->keys, s->at);
+    batch_send(j, "PEXPIREAT", s->keys, s->at, s->n, 1, NULL, put_drop);
+}
+
+static void put_then(struct board_ctl_job *j)
+{
+    struct ctl_state *s = j->state;
+    int rc = put_prepare(j->m, j->board, j->patch, &j->cur, j->exists, &s->u.put);
+    if (!rc)
+        rc = ctl_script(j, STORE_SCRIPT_PUT_BOARD, s->u.put.nkeys, 18, s->u.put.argv, 0, put_reply);
+    ctl_step(j, rc);
+}
+
+/* ---- DELETE /boards/{board}, POST reset: settings, then one script */
+
+static void delete_reply(void *arg, int rc, redisReply **replies)
+{
+    struct board_ctl_job *j = arg;
+    if (ctl_ok(j, rc, replies, 1, 1))
+        ctl_end(j, delete_take(j->m, j->board, replies[0]));
+}
+
+static void delete_then(struct board_ctl_job *j)
+{
+    struct delete_call *c = &((struct ctl_state *)j->state)->u.del;
+    int rc = delete_prepare(j->m, j->board, &j->cur, c);
+    if (!rc)
+        rc = ctl_script(j, STORE_SCRIPT_DELETE_BOARD, c->nkeys, 1, c->argv, 0, delete_reply);
+    ctl_step(j, rc);
+}
+
+static void reset_reply(void *arg, int rc, redisReply **replies)
+{
+    struct board_ctl_job *j = arg;
+    if (ctl_ok(j, rc, replies, 1, 1))
+        ctl_end(j, one_or_enoent(replies[0]));
+}
+
+static void reset_then(struct board_ctl_job *j)
+{
+    struct reset_call *c = &((struct ctl_state *)j->state)->u.reset;
+    reset_prepare(j->m, j->board, &j->w, c);
+    ctl_step(j, ctl_script(j, STORE_SCRIPT_RESET_BOARD, 2, 1, c->argv, 0, reset_reply));
+}
+
+/* ---- DELETE /boards/{board}/members?keep|below: settings, then trim.lua chunks */
+
+static int trim_send(struct board_ctl_job *j);
+
+static void trim_reply(void *arg, int rc, redisReply **replies)
+{
+    struct board_ctl_job *j = arg;
+    if (!ctl_ok(j, rc, replies, 1, 1))
+        return;
+    long long n = trim_take(replies[0]);
+    j->removed += n;
+    if (n < TRIM_CHUNK)
+        ctl_end(j, 0);
+    else
+        ctl_step(j, trim_send(j)); /* the next chunk: other clients ran in between */
+}
+
+static int trim_send(struct board_ctl_job *j)
+{
+    struct trim_call *c = &((struct ctl_state *)j->state)->u.trim;
+    /* each chunk has the request's time from its send: a trim's work grows with what it
+     * removes, like an upload's (each chunk stays short in Redis) */
+    int64_t deadline = j->chunk_timeout_ms ? util_now_ms() + j->chunk_timeout_ms : 0;
+    return ctl_script(j, STORE_SCRIPT_TRIM, 1, 3, c->argv, deadline, trim_reply);
+}
+
+static void trim_then(struct board_ctl_job *j)
+{
+    trim_prepare(&j->cur, &j->w, j->keep, j->below_key, &((struct ctl_state *)j->state)->u.trim);
+    j->removed = 0;
+    ctl_step(j, trim_send(j));
+}
+
+/* ---- DELETE /boards/{board}/members/{id}: settings, then MULTI EXISTS ZREM EXEC */
+
+static void member_delete_reply(void *arg, int rc, redisReply **replies)
+{
+    struct board_ctl_job *j = arg;
+    if (ctl_ok(j, rc, replies, 4, 1)) /* an error queued aborts the EXEC: none ran */
+        ctl_end(j, member_delete_take(replies[3]));
+}
+
+static void member_delete_then(struct board_ctl_job *j)
+{
+    struct member_delete_call *c = &((struct ctl_state *)j->state)->u.mdel;
+    member_delete_prepare(j->m, j->board, &j->w, j->id, j->id_len, c);
+    ctl_step(j, ctl_send(j, 1, 4, c->argc, c->argv, c->lens, 0, member_delete_reply));
+}
+
+/* ---- GET /boards: SSCAN steps, then HMGET and ZCARD batches */
+
+static int list_send(struct board_ctl_job *j);
+
+static void list_count(struct board_ctl_job *j, int i, const redisReply *r)
+{
+    j->list->totals[i] = r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
+}
+
+static void list_done(struct board_ctl_job *j)
+{
+    ctl_end(j, 0);
+}
+
+static void list_placed(struct board_ctl_job *j, int i, const redisReply *r)
+{
+    struct ctl_state *s = j->state;
+    list_where(j->m, j->list->names[i], r, s->keys[i]);
+}
+
+static void list_totals_async(struct board_ctl_job *j)
+{
+    struct ctl_state *s = j->state;
+    batch_send(j, "ZCARD", s->keys, NULL, s->n, 0, list_count, list_done);
+}
+
+static void list_reply(void *arg, int rc, redisReply **replies)
+{
+    struct board_ctl_job *j = arg;
+    struct ctl_state *s = j->state;
+    if (!ctl_ok(j, rc, replies, 1, 0))
+        return;
+    uint64_t cursor = 0;
+    rc = list_take(j->list, &s->cap, replies[0], &cursor);
+    j->cursor = cursor;
+    j->resent = 0;
+    if (!rc && cursor != 0 && j->list->n < (size_t)j->count) {
+        ctl_step(j, list_send(j));
+        return;
+    }
+    struct board_list *l = j->list;
+    if (!rc) {
+        list_sort_unique(l);
+        l->next_cursor = cursor;
+        l->totals = calloc(l->n ? l->n : 1, sizeof(*l->totals));
+        s->keys = calloc(l->n ? l->n : 1, sizeof(*s->keys));
+        rc = l->totals && s->keys ? 0 : -ENOMEM;
+    }
+    if (rc) {
+        ctl_end(j, rc);
+        return;
+    }
+    /* first each board's period settings, then the size of its current set */
+    s->n = (int)l->n;
+    for (int i = 0; i < s->n; i++) {
+        struct board_keys k;
+        make_keys(j->m, l->names[i], &k);
+        util_copy(s->keys[i], KEY_MAX, k.meta);
+    }
+    j->again = NULL;
+    /* HMGET meta period timezone retain, as one batch: the keys are the settings hashes */
+    j->batch_write = 0;
+    j->batch_take = list_placed;
+    j->batch_after = list_totals_async;
+    j->batch_at = 0;
+    j->failed = 0;
+    j->outstanding = 0;
+    for (int i = 0; i < s->n; i++) {
+        const char *hm[] = {"HMGET", s->keys[i], "period", "timezone", "retain"};
+        const char *const *av[] = {hm};
+        const int argc[] = {5};
+        rc = ctl_send(j, 0, 1, argc, av, NULL, 0, batch_reply);
+        if (rc) {
+            j->failed = rc;
+            break;
+        }
+        j->outstanding++;
+    }
+    if (j->outstanding == 0) {
+        if (j->failed)
+            ctl_end(j, j->failed);
+        else
+            batch_next(j);
+    }
+}
+
+static int list_send(struct board_ctl_job *j)
+{
+    struct ctl_state *s = j->state;
+    char cur[24], cnt[16];
+    const char *argv[5];
+    list_sscan(&s->k, j->cursor, j->count - (int)j->list->n, cur, cnt, argv);
+    const char *const *av[] = {argv};
+    const int argc[] = {5};
+    return ctl_send(j, 0, 1, argc, av, NULL, 0, list_reply);
+}
+
+/* ---- records: one command */
+
+static void record_reply(void *arg, int rc, redisReply **replies)
+{
+    struct board_ctl_job *j = arg;
+    int write = j->op != BOARD_CTL_RECORD_GET;
+    if (!ctl_ok(j, rc, replies, 1, write))
+        return;
+    const redisReply *r = replies[0];
+    if (j->op == BOARD_CTL_RECORD_GET)
+        rc = record_take(r, &j->record);
+    else if (j->op == BOARD_CTL_RECORD_DELETE)
+        rc = r->type == REDIS_REPLY_INTEGER && r->integer > 0 ? 0 : -ENODATA;
+    ctl_end(j, rc);
+}
+
+static int record_send(struct board_ctl_job *j)
+{
+    struct ctl_state *s = j->state;
+    static const char *const verbs[] = {[BOARD_CTL_RECORD_GET] = "HGET",
+                                        [BOARD_CTL_RECORD_PUT] = "HSET",
+                                        [BOARD_CTL_RECORD_DELETE] = "HDEL"};
+    const char *argv[] = {verbs[j->op], s->k.items, j->id, j->json};
+    const size_t len[] = {4, strlen(s->k.items), j->id_len, j->json_len};
+    const char *const *av[] = {argv};
+    const size_t *const lv[] = {len};
+    const int argc[] = {j->op == BOARD_CTL_RECORD_PUT ? 4 : 3};
+    return ctl_send(j, j->op != BOARD_CTL_RECORD_GET, 1, argc, av, lv, 0, record_reply);
+}
+
+int board_ctl_submit(struct board_model *m, struct store_async *reads, struct store_async *writes,
+                     enum board_ctl op, struct board_ctl_job *j)
+{
+    if (!reads || !writes)
+        return -ECONNREFUSED;
+    struct ctl_state *s = calloc(1, sizeof(*s));
+    if (!s)
+        return -ENOMEM;
+    j->m = m;
+    j->reads = reads;
+    j->writes = writes;
+    j->op = op;
+    j->state = s;
+    j->resent = 0;
+    j->again = NULL;
+    j->list = NULL;
+    j->record = NULL;
+    j->removed = 0;
+    j->created = 0;
+    j->field = NULL;
+    int rc = 0;
+    switch (op) {
+    case BOARD_CTL_INFO:
+        rc = ctl_with_settings(j, info_then);
+        break;
+    case BOARD_CTL_PUT:
+        rc = ctl_with_settings(j, put_then);
+        break;
+    case BOARD_CTL_DELETE:
+        rc = ctl_with_settings(j, delete_then);
+        break;
+    case BOARD_CTL_RESET:
+        rc = ctl_with_settings(j, reset_then);
+        break;
+    case BOARD_CTL_TRIM:
+        rc = ctl_with_settings(j, trim_then);
+        break;
+    case BOARD_CTL_MEMBER_DELETE:
+        rc = ctl_with_settings(j, member_delete_then);
+        break;
+    case BOARD_CTL_LIST:
+        make_keys(m, NULL, &s->k);
+        j->list = calloc(1, sizeof(*j->list));
+        j->again = list_send;
+        rc = j->list ? list_send(j) : -ENOMEM;
+        break;
+    case BOARD_CTL_RECORD_GET:
+    case BOARD_CTL_RECORD_PUT:
+    case BOARD_CTL_RECORD_DELETE:
+        make_keys(m, NULL, &s->k);
+        j->again = op == BOARD_CTL_RECORD_GET ? record_send : NULL;
+        rc = record_send(j);
+        break;
+    }
+    if (rc) { /* nothing sent: the job is the caller's again, done is not called */
+        board_list_free(j->list);
+        j->list = NULL;
+        free(s);
+        j->state = NULL;
+    }
     return rc;
 }

@@ -209,6 +209,11 @@ int board_where(struct board_model *m, const char *board, const char *period,
 int board_where_cached(struct board_model *m, const char *board, const char *period,
                        struct board_where *out);
 
+/** board_where under settings read from Redis (board_settings_submit's settings and exists):
+ *  never a Redis call. Returns as board_where, or -ENOENT when the board does not exist. */
+int board_where_settled(struct board_model *m, const char *board, const char *period,
+                        const struct board_settings *s, int exists, struct board_where *out);
+
 /** Record a board's period settings as read from its settings hash (NULL fields: defaults). */
 void board_where_note(struct board_model *m, const char *board, const char *kind_s,
                       const char *tz_s, const char *retain_s);
@@ -291,13 +296,14 @@ struct board_write_job {
 };
 
 /** Returns 0 (done will be called), or a negative errno with nothing sent and done not called:
- *  -EAGAIN no connection (take the blocking path), -ETIMEDOUT Redis is not answering (503),
- *  -ENOMEM. */
+ *  -ECONNREFUSED no connection can be had now, -ETIMEDOUT Redis is not answering (503), -EAGAIN
+ *  no entries, -ENOMEM. */
 int board_write_submit(struct board_model *m, struct store_async *conn,
                        struct board_write_job *job);
 
 /** A read of a board's settings hash on an event loop (HGETALL; remembered as the view). done
- *  gets rc 0 with settings and exists, or a negative errno (a read: never -ETIME). */
+ *  gets rc 0 with settings and exists, or a negative errno (a read: never -ETIME; one cut by a
+ *  lost connection is sent once more while the deadline allows). */
 struct board_settings_job {
     const char *board;   /**< borrowed until done */
     int64_t deadline_ms; /**< monotonic, 0: the store's timeout */
@@ -305,11 +311,98 @@ struct board_settings_job {
     struct board_settings settings;
     int exists;
     struct board_model *m;
+    struct store_async *conn;
+    int resent;
 };
 
 /** Returns 0 (done will be called) or a negative errno as board_write_submit. */
 int board_settings_submit(struct board_model *m, struct store_async *conn,
                           struct board_settings_job *job);
+
+/**
+ * The control operations on an event loop: each the work of the blocking function named, as a
+ * chain of short non-blocking calls (the same commands and scripts), reads on the loop's `reads`
+ * connection and writes on `writes`; each reply starts the next call, so nothing waits.
+ *   BOARD_CTL_INFO           board_info_get: HGETALL, ZCARD                  out: info
+ *   BOARD_CTL_PUT            board_put: HGETALL, put_board.lua, then the PEXPIREATs (retain
+ *                            given) and UNLINKs (periods no longer read), pipelined
+ *                            in: patch; out: created, field (-EEXIST), info
+ *   BOARD_CTL_DELETE         board_delete: HGETALL, delete_board.lua
+ *   BOARD_CTL_RESET          board_reset: HGETALL, reset_board.lua
+ *   BOARD_CTL_TRIM           board_trim: HGETALL, then trim.lua chunks of 250 one after the
+ *                            other (other clients run between them)   in: keep, below_key;
+ *                            out: removed
+ *   BOARD_CTL_MEMBER_DELETE  board_member_delete: HGETALL, MULTI EXISTS ZREM EXEC   in: id
+ *   BOARD_CTL_LIST           board_list_get: SSCANs, then HMGETs and ZCARDs pipelined
+ *                            in: cursor, count (1..BOARD_LIST_COUNT_MAX); out: list (the
+ *                            caller's after rc 0: board_list_free)
+ *   BOARD_CTL_RECORD_GET     board_record_get: HGET   in: id; out: record (malloc'd, free())
+ *   BOARD_CTL_RECORD_PUT     board_record_put: HSET   in: id, json
+ *   BOARD_CTL_RECORD_DELETE  board_record_delete: HDEL   in: id
+ * The caller fills the inputs (borrowed until done), deadline_ms and done; done(job, rc) is
+ * called once, later, on the loop's thread, with rc as the blocking function's, except: a write
+ * written and not answered (-ETIMEDOUT, -ECONNRESET) is -ETIME (it may have run), a call never
+ * written keeps its code (-ECONNREFUSED, -ETIMEDOUT, -EIO: nothing of it ran), and a Redis error
+ * reply is store_error_errno's (-EDQUOT, -EROFS, -EIO). A read cut by a lost connection is sent
+ * once more while the deadline allows. Every call has deadline_ms, except trim's chunks: each
+ * has chunk_timeout_ms from its own send (0: the store's command timeout), since a trim's work
+ * grows with what it removes, like an upload's.
+ */
+enum board_ctl {
+    BOARD_CTL_INFO = 0,
+    BOARD_CTL_PUT,
+    BOARD_CTL_DELETE,
+    BOARD_CTL_RESET,
+    BOARD_CTL_TRIM,
+    BOARD_CTL_MEMBER_DELETE,
+    BOARD_CTL_LIST,
+    BOARD_CTL_RECORD_GET,
+    BOARD_CTL_RECORD_PUT,
+    BOARD_CTL_RECORD_DELETE,
+};
+
+struct board_ctl_job {
+    /* in */
+    const char *board; /**< every board operation */
+    const char *id;    /**< member delete and records: id_len bytes */
+    size_t id_len;
+    const struct board_settings_patch *patch; /**< put */
+    int64_t keep, below_key;                  /**< trim, as board_trim */
+    const char *json;                         /**< record put: json_len bytes */
+    size_t json_len;
+    uint64_t cursor;      /**< list: registry cursor (0: the start) */
+    int count;            /**< list: boards wanted */
+    int64_t deadline_ms;  /**< monotonic, for every call (0: the store's timeout) */
+    int chunk_timeout_ms; /**< trim: each chunk's time from its send */
+    void (*done)(struct board_ctl_job *job, int rc);
+    void *arg; /**< the caller's */
+    /* out */
+    struct board_info info;
+    int created;
+    const char *field;
+    int64_t removed;
+    struct board_list *list;
+    char *record;
+    /* private */
+    enum board_ctl op;
+    struct board_model *m;
+    struct store_async *reads, *writes;
+    void *state;
+    void (*then)(struct board_ctl_job *j);
+    int (*again)(struct board_ctl_job *j);
+    int resent, outstanding, failed, batch_write, batch_at;
+    void (*batch_take)(struct board_ctl_job *j, int i, const redisReply *r);
+    void (*batch_after)(struct board_ctl_job *j);
+    struct board_settings cur;
+    int exists;
+    struct board_where w;
+};
+
+/** Start operation `op`. Returns 0 (done will be called), or a negative errno with nothing sent
+ *  and done not called: -ECONNREFUSED (no connection can be had now), -ETIMEDOUT (Redis is not
+ *  answering), -ENOMEM. */
+int board_ctl_submit(struct board_model *m, struct store_async *reads, struct store_async *writes,
+                     enum board_ctl op, struct board_ctl_job *job);
 
 /** Page `page` (1-based) of `size` entries (0: the board's page_size) of `period` (NULL: the
  *  current one). -ENOENT: no board; period errors as board_where. */

@@ -136,22 +136,62 @@ static int period_arg(struct http_request *rq, struct http_reply *rp, const char
 
 /* ---------------------------------------------------------------- operations */
 
-void handle_healthz(struct http_request *rq, struct http_reply *rp)
+int handle_healthz(struct http_request *rq, struct http_reply *rp)
 {
     (void)rq;
     http_reply_json(rp, 200, strdup("{\"status\":\"ok\"}"));
+    return 1;
 }
 
-void handle_readyz(struct http_request *rq, struct http_reply *rp)
+/* A probe on the event thread's own connection (admin.h), its reply rendered there. */
+struct admin_request {
+    struct admin_job job; /* first: admin.c hands it back */
+    struct http_reply *rp;
+    struct http_async *async;
+};
+
+static void admin_request_done(struct admin_job *job, int rc)
 {
-    int rc = store_ping(rq->app->store);
+    struct admin_request *a = (struct admin_request *)job;
+    struct http_async *async = a->async;
     if (rc)
-        http_reply_errno(rp, rc);
+        http_reply_errno(a->rp, rc);
+    else if (job->ping)
+        http_reply_json(a->rp, 200, strdup("{\"status\":\"ready\"}"));
     else
-        http_reply_json(rp, 200, strdup("{\"status\":\"ready\"}"));
+        http_reply_json(a->rp, 200, job->json); /* takes it */
+    free(a);
+    http_async_done(async, 1);
 }
 
-void handle_metrics(struct http_request *rq, struct http_reply *rp)
+static int admin_request(struct http_request *rq, struct http_reply *rp, struct http_async *async,
+                         int ping)
+{
+    struct admin_request *a = calloc(1, sizeof(*a));
+    if (!a) {
+        http_reply_errno(rp, -ENOMEM);
+        http_async_done(async, 1);
+        return 1;
+    }
+    a->rp = rp;
+    a->async = async;
+    a->job.deadline_ms = rq->deadline_ms;
+    a->job.done = admin_request_done;
+    int rc = ping ? admin_ping_submit(http_async_store(async), &a->job)
+                  : admin_redis_submit(http_async_store(async), &a->job);
+    if (rc) {
+        a->job.ping = ping;
+        admin_request_done(&a->job, rc);
+    }
+    return 1;
+}
+
+int handle_readyz(struct http_request *rq, struct http_reply *rp, struct http_async *async)
+{
+    return admin_request(rq, rp, async, 1);
+}
+
+int handle_metrics(struct http_request *rq, struct http_reply *rp)
 {
     struct buf out = {0};
     struct page_cache_stats cache;
@@ -170,11 +210,88 @@ void handle_metrics(struct http_request *rq, struct http_reply *rp)
         metrics_render_event_threads(&out, conns, up, wup, threads)) {
         buf_free(&out);
         http_reply_errno(rp, -ENOMEM);
-        return;
+        return 1;
     }
     rp->status = 200;
     rp->body = out;
     rp->content_type = "text/plain; version=0.0.4; charset=utf-8";
+    return 1;
+}
+
+/* ---------------------------------------------------------------- control requests */
+
+/* A control request on the event thread (board_ctl_submit on its own connections): validated
+ * first, then one board_ctl_job, its reply rendered on the same thread when the job ends. */
+struct ctl_request {
+    struct board_ctl_job job;     /* first: board.c hands it back */
+    struct board_settings_job sj; /* trim by score: the settings first */
+    struct http_request *rq;
+    struct http_reply *rp;
+    struct http_async *async;
+    void (*reply)(struct ctl_request *c, int rc);
+    struct board_settings_patch patch;
+    struct json_number below;
+    char *json;
+};
+
+static void ctl_request_done(struct board_ctl_job *job, int rc)
+{
+    struct ctl_request *c = (struct ctl_request *)job;
+    struct http_async *async = c->async;
+    if (c->reply) /* NULL: answered already */
+        c->reply(c, rc);
+    board_list_free(job->list);
+    free(job->record);
+    free(c->json);
+    free(c);
+    http_async_done(async, 1);
+}
+
+/* A new control request answered by `reply`; NULL after a 500 (answered). */
+static struct ctl_request *ctl_request_new(struct http_request *rq, struct http_reply *rp,
+                                           struct http_async *async,
+                                           void (*reply)(struct ctl_request *c, int rc))
+{
+    struct ctl_request *c = calloc(1, sizeof(*c));
+    if (!c) {
+        http_reply_errno(rp, -ENOMEM);
+        http_async_done(async, 1);
+        return NULL;
+    }
+    c->rq = rq;
+    c->rp = rp;
+    c->async = async;
+    c->reply = reply;
+    return c;
+}
+
+/* Start operation `op` of c; a failure to send is answered at once. Returns 1 (taken). */
+static int ctl_request_start(struct ctl_request *c, enum board_ctl op)
+{
+    c->job.deadline_ms = c->rq->deadline_ms;
+    c->job.chunk_timeout_ms = c->rq->app->cfg.request_timeout_ms;
+    c->job.done = ctl_request_done;
+    int rc = board_ctl_submit(&c->rq->app->model, http_async_store(c->async),
+                              http_async_store_writes(c->async), op, &c->job);
+    if (rc)
+        ctl_request_done(&c->job, rc);
+    return 1;
+}
+
+/* A 4xx decided before any Redis call: answered now. Returns 1 (taken). */
+static int answered(struct http_async *async)
+{
+    http_async_done(async, 1);
+    return 1;
+}
+
+/* The reply of a write that either happened or not: 204, or its error. */
+static void reply_204_or_write_errno(struct ctl_request *c, int rc)
+{
+    if (rc)
+        reply_board_write_errno(c->rp, rc, c->job.board, c->job.id);
+    else
+        c->rp->status = 204;
 }
 
 /* ---------------------------------------------------------------- reads */
@@ -286,11 +403,11 @@ static void rank_job_done(struct page_cache_job *job, int rc)
     struct rank_job *rj = (struct rank_job *)job;
     if (rc == 0)
         reply_page(rj->rp, &job->out);
-    else if (rc != -EAGAIN) /* Redis failed the lookup: 503 at once */
+    else
         reply_board_errno(rj->rp, rc, job->board, NULL);
     struct http_async *async = rj->async;
     free(rj);
-    http_async_done(async, rc != -EAGAIN);
+    http_async_done(async, 1);
 }
 
 /* page_cache_job.after: a timer on the request's event thread. */
@@ -303,9 +420,11 @@ int handle_rank_async(struct http_request *rq, struct http_reply *rp, struct htt
 {
     struct rank_args a;
     struct rank_job *rj = calloc(1, sizeof(*rj));
-    if (!rj || rank_parse(rq, rp, &a)) { /* cannot fail: handle_rank_quick parsed it */
+    if (!rj || rank_parse(rq, rp, &a)) { /* parsing cannot fail: handle_rank_quick parsed it */
         free(rj);
-        return 0;
+        if (!rp->status)
+            http_reply_errno(rp, -ENOMEM);
+        return answered(async);
     }
     rj->job = (struct page_cache_job){.board = a.board,
                                       .period = a.period,
@@ -314,22 +433,20 @@ int handle_rank_async(struct http_request *rq, struct http_reply *rp, struct htt
                                       .if_none_match = rq->if_none_match,
                                       .deadline_ms = rq->deadline_ms,
                                       .writes = http_async_store_writes(async),
+                                      .cache_reads = http_async_store_cache(async, 0),
+                                      .cache_writes = http_async_store_cache(async, 1),
                                       .after = rank_after,
                                       .after_ctx = async,
                                       .done = rank_job_done};
     rj->rp = rp;
     rj->async = async;
     int rc = page_cache_submit(rq->app->pages, http_async_store(async), &rj->job);
-    if (rc == -ETIMEDOUT) { /* Redis is not answering: 503 now, as the pools fail fast */
+    if (rc) { /* Redis is not answering, or cannot be reached: 503 now */
         reply_board_errno(rp, rc, a.board, NULL);
         free(rj);
-        http_async_done(async, 1);
-        return 1;
+        return answered(async);
     }
-    if (rc == 0)
-        return 1;
-    free(rj);
-    return 0;
+    return 1;
 }
 
 void handle_member_get(struct http_request *rq, struct http_reply *rp)
@@ -369,7 +486,8 @@ void handle_around_get(struct http_request *rq, struct http_reply *rp)
 }
 
 /* A member or around read on the event thread: one script call on its own read connection
- * (http_async_store), the reply rendered on the same thread. */
+ * (http_async_store), the reply rendered on the same thread. A period this process cannot place
+ * from memory is placed from the settings, read first on the same connection. */
 struct read_job {
     struct http_request *rq;
     struct http_reply *rp;
@@ -377,10 +495,20 @@ struct read_job {
     enum board_read_kind kind;
     const char *board, *period; /* borrowed from the request */
     int64_t size;
-    int attempts;
+    int attempts, resent;
+    struct board_settings_job sj;
 };
 
 static int read_send(struct read_job *j);
+
+static void read_end(struct read_job *j, int rc)
+{
+    struct http_async *async = j->async;
+    if (rc)
+        reply_board_errno(j->rp, rc, j->board, j->rq->params[1]);
+    free(j);
+    http_async_done(async, 1);
+}
 
 static void read_done(void *arg, int rc, redisReply **replies)
 {
@@ -406,60 +534,76 @@ static void read_done(void *arg, int rc, redisReply **replies)
             board_page_free(p);
         }
         /* the periods were not what this process thought: learnt, so once more */
-        if (rc == -EAGAIN && ++j->attempts < 3)
-            rc = read_send(j);
-        if (rc == 0 && j->rp->status == 0)
-            return; /* sent again */
-    } else if (rc == -EIO || rc == -ECONNRESET) {
-        rc = -EAGAIN; /* the connection failed: a read, so the blocking path redials and reads */
+        if (rc == -EAGAIN && ++j->attempts < 3 && (rc = read_send(j)) == 0)
+            return;
+    } else if ((rc == -EIO || rc == -ECONNRESET) && !j->resent++ &&
+               util_now_ms() < j->rq->deadline_ms) {
+        /* the connection failed: a read, so once more, on the connection dialled again */
+        if ((rc = read_send(j)) == 0)
+            return;
     }
-    struct http_async *async = j->async;
-    int replied = rc != -EAGAIN; /* -EAGAIN: the blocking path decides */
-    if (rc && replied)
-        reply_board_errno(j->rp, rc, j->board, id);
-    free(j);
-    http_async_done(async, replied);
+    read_end(j, rc == -ECONNRESET ? -EIO : rc);
 }
 
-/* 0 sent; else nothing was sent (-EAGAIN: take the blocking path, -ETIMEDOUT: 503 now). */
+/* The script call for the set `w`; 0 sent, else nothing was sent. */
+static int read_send_at(struct read_job *j, const struct board_where *w)
+{
+    struct http_request *rq = j->rq;
+    struct store_async *conn = http_async_store(j->async);
+    if (!conn)
+        return -ECONNREFUSED;
+    struct board_read rd;
+    board_read_prepare(&rq->app->model, j->board, w, j->kind, rq->params[1], rq->param_len[1], 0,
+                       (int)j->size, &rd);
+    int rc = store_async_script(conn, rd.script, rd.nkeys, rd.nargs, rd.argv, rd.lens,
+                                rq->deadline_ms, read_done, j);
+    return rc < 0 ? rc : 0;
+}
+
+static void read_settings_done(struct board_settings_job *sj, int rc)
+{
+    struct read_job *j = (struct read_job *)(void *)((char *)sj - offsetof(struct read_job, sj));
+    struct board_where w;
+    if (rc == 0)
+        rc = board_where_settled(&j->rq->app->model, j->board, j->period, &sj->settings, sj->exists,
+                                 &w);
+    if (rc == 0)
+        rc = read_send_at(j, &w);
+    if (rc)
+        read_end(j, rc);
+}
+
+/* 0 sent (the script, or the settings read first); else nothing was sent. */
 static int read_send(struct read_job *j)
 {
     struct http_request *rq = j->rq;
     struct board_where w;
-    if (board_where_cached(&rq->app->model, j->board, j->period, &w))
-        return -EAGAIN; /* a period the hint cannot place: read the settings first */
-    struct board_read rd;
-    board_read_prepare(&rq->app->model, j->board, &w, j->kind, rq->params[1], rq->param_len[1], 0,
-                       (int)j->size, &rd);
-    int rc = store_async_script(http_async_store(j->async), rd.script, rd.nkeys, rd.nargs, rd.argv,
-                                rd.lens, rq->deadline_ms, read_done, j);
-    return rc < 0 ? rc : 0;
+    if (board_where_cached(&rq->app->model, j->board, j->period, &w) == 0)
+        return read_send_at(j, &w);
+    /* a period the hint cannot place: the settings decide */
+    j->sj = (struct board_settings_job){
+        .board = j->board, .deadline_ms = rq->deadline_ms, .done = read_settings_done};
+    return board_settings_submit(&rq->app->model, http_async_store(j->async), &j->sj);
 }
 
 static int read_async(struct http_request *rq, struct http_reply *rp, struct http_async *async,
                       enum board_read_kind kind)
 {
     struct read_job *j = calloc(1, sizeof(*j));
-    if (!j || !http_async_store(async)) {
-        free(j);
-        return 0;
+    if (!j) {
+        http_reply_errno(rp, -ENOMEM);
+        return answered(async);
     }
     *j = (struct read_job){.rq = rq, .rp = rp, .async = async, .kind = kind};
     if (board_param(rq, rp, &j->board) || id_param(rq, 1, rp) ||
         count_arg(rq, rp, "size", BOARD_PAGE_SIZE_MAX, &j->size) ||
         period_arg(rq, rp, &j->period)) {
         free(j);
-        http_async_done(async, 1); /* a 400 */
-        return 1;
+        return answered(async); /* a 400 */
     }
     int rc = read_send(j);
-    if (rc == 0)
-        return 1;
-    free(j);
-    if (rc != -ETIMEDOUT)
-        return 0;
-    reply_board_errno(rp, rc, rq->params[0], NULL); /* Redis is not answering: 503 now */
-    http_async_done(async, 1);
+    if (rc) /* Redis is not answering, or cannot be reached: 503 now */
+        read_end(j, rc);
     return 1;
 }
 
@@ -493,20 +637,26 @@ static int cursor_arg(struct http_request *rq, struct http_reply *rp, uint64_t *
     return 0;
 }
 
-void handle_boards_list(struct http_request *rq, struct http_reply *rp)
+static void boards_list_reply(struct ctl_request *c, int rc)
+{
+    if (rc)
+        http_reply_errno(c->rp, rc);
+    else
+        http_reply_json(c->rp, 200, render_board_list(c->job.list));
+}
+
+int handle_boards_list(struct http_request *rq, struct http_reply *rp, struct http_async *async)
 {
     uint64_t cursor = 0;
     int64_t count = BOARD_LIST_COUNT_MAX;
     if (cursor_arg(rq, rp, &cursor) || count_arg(rq, rp, "count", BOARD_LIST_COUNT_MAX, &count))
-        return;
-    struct board_list *l = NULL;
-    int rc = board_list_get(&rq->app->model, cursor, (int)count, &l);
-    if (rc) {
-        http_reply_errno(rp, rc);
-        return;
-    }
-    http_reply_json(rp, 200, render_board_list(l));
-    board_list_free(l);
+        return answered(async);
+    struct ctl_request *c = ctl_request_new(rq, rp, async, boards_list_reply);
+    if (!c)
+        return 1;
+    c->job.cursor = cursor;
+    c->job.count = (int)count;
+    return ctl_request_start(c, BOARD_CTL_LIST);
 }
 
 /* A board's settings with its readable periods. */
@@ -518,33 +668,49 @@ static void reply_board(struct http_request *rq, struct http_reply *rp, int stat
     http_reply_json(rp, status, render_board(board, info, (const char(*)[PERIOD_ID_MAX])ids, n));
 }
 
-void handle_board_get(struct http_request *rq, struct http_reply *rp)
+static void board_get_reply(struct ctl_request *c, int rc)
+{
+    if (rc)
+        reply_board_errno(c->rp, rc, c->job.board, NULL);
+    else
+        reply_board(c->rq, c->rp, 200, c->job.board, &c->job.info);
+}
+
+int handle_board_get(struct http_request *rq, struct http_reply *rp, struct http_async *async)
 {
     const char *board;
     if (board_param(rq, rp, &board))
-        return;
-    struct board_info info;
-    int rc = board_info_get(&rq->app->model, board, &info);
-    if (rc) {
-        reply_board_errno(rp, rc, board, NULL);
-        return;
-    }
-    reply_board(rq, rp, 200, board, &info);
+        return answered(async);
+    struct ctl_request *c = ctl_request_new(rq, rp, async, board_get_reply);
+    if (!c)
+        return 1;
+    c->job.board = board;
+    return ctl_request_start(c, BOARD_CTL_INFO);
 }
 
-void handle_item_get(struct http_request *rq, struct http_reply *rp)
+static void item_get_reply(struct ctl_request *c, int rc)
+{
+    if (rc == -ENODATA)
+        http_reply_error(c->rp, 404, "item_not_found", "No record is stored for id '%.200s'.",
+                         c->job.id);
+    else if (rc)
+        http_reply_errno(c->rp, rc);
+    else
+        http_reply_json(c->rp, 200, c->job.record); /* takes it */
+    if (rc == 0)
+        c->job.record = NULL;
+}
+
+int handle_item_get(struct http_request *rq, struct http_reply *rp, struct http_async *async)
 {
     if (id_param(rq, 0, rp))
-        return;
-    char *json = NULL;
-    int rc = board_record_get(&rq->app->model, rq->params[0], rq->param_len[0], &json);
-    if (rc == -ENODATA)
-        http_reply_error(rp, 404, "item_not_found", "No record is stored for id '%.200s'.",
-                         rq->params[0]);
-    else if (rc)
-        http_reply_errno(rp, rc);
-    else
-        http_reply_json(rp, 200, json);
+        return answered(async);
+    struct ctl_request *c = ctl_request_new(rq, rp, async, item_get_reply);
+    if (!c)
+        return 1;
+    c->job.id = rq->params[0];
+    c->job.id_len = rq->param_len[0];
+    return ctl_request_start(c, BOARD_CTL_RECORD_GET);
 }
 
 /* ---------------------------------------------------------------- JSON bodies */
@@ -776,80 +942,124 @@ static int parse_settings(const cJSON *doc, struct board_settings_patch *p, stru
     return 0;
 }
 
-void handle_board_put(struct http_request *rq, struct http_reply *rp)
+static void board_put_reply(struct ctl_request *c, int rc)
+{
+    const char *board = c->job.board;
+    if (rc == -EEXIST)
+        http_reply_error(c->rp, 409, "board_not_empty",
+                         "%s cannot change on board '%s' while it has members; empty it first "
+                         "(POST /boards/%s/reset empties the current period), delete it, or use "
+                         "a new board.",
+                         c->job.field, board, board);
+    else if (rc)
+        http_reply_write_errno(c->rp, rc);
+    else
+        reply_board(c->rq, c->rp, c->job.created ? 201 : 200, board, &c->job.info);
+}
+
+int handle_board_put(struct http_request *rq, struct http_reply *rp, struct http_async *async)
 {
     const char *board;
     if (board_param(rq, rp, &board))
-        return;
+        return answered(async);
     cJSON *doc = parse_body(rq, rp);
     if (!doc)
-        return;
+        return answered(async);
     struct board_settings_patch patch;
     int bad = parse_settings(doc, &patch, rp);
     cJSON_Delete(doc);
     if (bad)
-        return;
-    int created = 0;
-    const char *field = NULL;
-    struct board_info info;
-    int rc = board_put(&rq->app->model, board, &patch, &created, &field, &info);
-    if (rc == -EEXIST)
-        http_reply_error(rp, 409, "board_not_empty",
-                         "%s cannot change on board '%s' while it has members; empty it first "
-                         "(POST /boards/%s/reset empties the current period), delete it, or use "
-                         "a new board.",
-                         field, board, board);
-    else if (rc)
-        http_reply_write_errno(rp, rc);
-    else
-        reply_board(rq, rp, created ? 201 : 200, board, &info);
+        return answered(async);
+    struct ctl_request *c = ctl_request_new(rq, rp, async, board_put_reply);
+    if (!c)
+        return 1;
+    c->patch = patch;
+    c->job.board = board;
+    c->job.patch = &c->patch;
+    return ctl_request_start(c, BOARD_CTL_PUT);
 }
 
-void handle_board_delete(struct http_request *rq, struct http_reply *rp)
+int handle_board_delete(struct http_request *rq, struct http_reply *rp, struct http_async *async)
 {
     const char *board;
     if (board_param(rq, rp, &board))
-        return;
-    int rc = board_delete(&rq->app->model, board);
-    if (rc)
-        reply_board_write_errno(rp, rc, board, NULL);
-    else
-        rp->status = 204;
+        return answered(async);
+    struct ctl_request *c = ctl_request_new(rq, rp, async, reply_204_or_write_errno);
+    if (!c)
+        return 1;
+    c->job.board = board;
+    return ctl_request_start(c, BOARD_CTL_DELETE);
 }
 
-void handle_member_delete(struct http_request *rq, struct http_reply *rp)
+int handle_member_delete(struct http_request *rq, struct http_reply *rp, struct http_async *async)
 {
     const char *board;
     if (board_param(rq, rp, &board) || id_param(rq, 1, rp))
-        return;
-    int rc = board_member_delete(&rq->app->model, board, rq->params[1], rq->param_len[1]);
-    if (rc)
-        reply_board_write_errno(rp, rc, board, rq->params[1]);
-    else
-        rp->status = 204;
+        return answered(async);
+    struct ctl_request *c = ctl_request_new(rq, rp, async, reply_204_or_write_errno);
+    if (!c)
+        return 1;
+    c->job.board = board;
+    c->job.id = rq->params[1];
+    c->job.id_len = rq->param_len[1];
+    return ctl_request_start(c, BOARD_CTL_MEMBER_DELETE);
 }
 
 /* ---------------------------------------------------------------- lifecycle */
 
-void handle_board_reset(struct http_request *rq, struct http_reply *rp)
+int handle_board_reset(struct http_request *rq, struct http_reply *rp, struct http_async *async)
 {
     const char *board;
     if (board_param(rq, rp, &board))
-        return;
-    int rc = board_reset(&rq->app->model, board);
-    if (rc)
-        reply_board_write_errno(rp, rc, board, NULL);
-    else
-        rp->status = 204;
+        return answered(async);
+    struct ctl_request *c = ctl_request_new(rq, rp, async, reply_204_or_write_errno);
+    if (!c)
+        return 1;
+    c->job.board = board;
+    return ctl_request_start(c, BOARD_CTL_RESET);
 }
 
 /* DELETE /boards/{board}/members?keep=N or ?below=SCORE: trim the tail in chunks. */
-void handle_members_trim(struct http_request *rq, struct http_reply *rp)
+static void trim_reply(struct ctl_request *c, int rc)
+{
+    if (rc) {
+        reply_board_write_errno(c->rp, rc, c->job.board, NULL);
+        return;
+    }
+    char body[64];
+    snprintf(body, sizeof(body), "{\"removed\":%lld}", (long long)c->job.removed);
+    http_reply_json(c->rp, 200, strdup(body));
+}
+
+/* below=SCORE: the board's settings turn the score into an order key, then the trim. */
+static void trim_settings_read(struct board_settings_job *sj, int rc)
+{
+    struct ctl_request *c =
+        (struct ctl_request *)(void *)((char *)sj - offsetof(struct ctl_request, sj));
+    if (rc == 0 && !sj->exists)
+        rc = -ENOENT;
+    if (rc == 0 && check_score(&sj->settings, &c->below, &c->job.below_key)) {
+        http_reply_error(c->rp, 400, "invalid_parameter",
+                         "below must be a score this board can hold (see GET /boards/%s).",
+                         c->job.board);
+        c->reply = NULL; /* the reply is the 400 */
+        ctl_request_done(&c->job, 0);
+        return;
+    }
+    if (rc) {
+        ctl_request_done(&c->job, rc);
+        return;
+    }
+    ctl_request_start(c, BOARD_CTL_TRIM);
+}
+
+/* DELETE /boards/{board}/members?keep=N or ?below=SCORE: trim the tail in chunks. */
+int handle_members_trim(struct http_request *rq, struct http_reply *rp, struct http_async *async)
 {
     const char *board, *below = NULL;
     int64_t keep = -1;
     if (board_param(rq, rp, &board))
-        return;
+        return answered(async);
     int nb = http_arg(rq, "below", &below);
     const char *keep_s = NULL;
     int nk = http_arg(rq, "keep", &keep_s);
@@ -857,55 +1067,40 @@ void handle_members_trim(struct http_request *rq, struct http_reply *rp)
         http_reply_error(rp, 400, "invalid_parameter",
                          "give exactly one of keep=N (keep the top N, remove the rest) or "
                          "below=SCORE (remove every member whose score is worse).");
-        return;
+        return answered(async);
     }
     int zero = keep_s && keep_s[0] && keep_s[strspn(keep_s, "0")] == '\0'; /* "0", "00"... */
     if (nk && (zero ? (keep = 0, 0) : request_parse_count(keep_s, INT64_C(1) << 53, &keep))) {
         http_reply_error(rp, 400, "invalid_parameter", "keep must be a whole number from 0.");
-        return;
+        return answered(async);
     }
-    int64_t key = 0;
-    if (nb) {
-        /* a plain decimal (no exponent, hex, inf or spaces, which strtod would take), judged by
-         * its digits like a score: 1.000000000000000001 is not 1 */
-        struct json_number score;
-        struct board_settings set;
-        int exists = 0;
-        int rc = json_number_parse_plain(below, strlen(below), &score)
-                     ? -EINVAL
-                     : board_settings_get(&rq->app->model, board, &set, &exists);
-        if (rc == 0 && !exists)
-            rc = -ENOENT;
-        if (rc == -EINVAL || (rc == 0 && check_score(&set, &score, &key))) {
-            http_reply_error(rp, 400, "invalid_parameter",
-                             "below must be a score this board can hold (see GET /boards/%s).",
-                             board);
-            return;
-        }
-        if (rc) {
-            reply_board_write_errno(rp, rc, board, NULL);
-            return;
-        }
+    /* a plain decimal (no exponent, hex, inf or spaces, which strtod would take), judged by its
+     * digits like a score: 1.000000000000000001 is not 1 */
+    struct json_number score;
+    if (nb && json_number_parse_plain(below, strlen(below), &score)) {
+        http_reply_error(rp, 400, "invalid_parameter",
+                         "below must be a score this board can hold (see GET /boards/%s).", board);
+        return answered(async);
     }
-    int64_t removed = 0;
-    int rc = board_trim(&rq->app->model, board, keep, key, &removed);
-    if (rc) {
-        reply_board_write_errno(rp, rc, board, NULL);
-        return;
-    }
-    char body[64];
-    snprintf(body, sizeof(body), "{\"removed\":%lld}", (long long)removed);
-    http_reply_json(rp, 200, strdup(body));
+    struct ctl_request *c = ctl_request_new(rq, rp, async, trim_reply);
+    if (!c)
+        return 1;
+    c->job.board = board;
+    c->job.keep = keep;
+    if (!nb)
+        return ctl_request_start(c, BOARD_CTL_TRIM);
+    c->below = score;
+    c->sj = (struct board_settings_job){
+        .board = board, .deadline_ms = rq->deadline_ms, .done = trim_settings_read};
+    int rc = board_settings_submit(&rq->app->model, http_async_store(async), &c->sj);
+    if (rc)
+        ctl_request_done(&c->job, rc);
+    return 1;
 }
 
-void handle_admin_redis(struct http_request *rq, struct http_reply *rp)
+int handle_admin_redis(struct http_request *rq, struct http_reply *rp, struct http_async *async)
 {
-    char *json = NULL;
-    int rc = admin_redis_report(rq->app->store, &json);
-    if (rc)
-        http_reply_errno(rp, rc);
-    else
-        http_reply_json(rp, 200, json);
+    return admin_request(rq, rp, async, 0);
 }
 
 /* ---------------------------------------------------------------- records */
@@ -988,13 +1183,21 @@ static char *record_json(const cJSON *rec, int *status, const char **code, char 
     return json;
 }
 
-void handle_item_put(struct http_request *rq, struct http_reply *rp)
+static void item_put_reply(struct ctl_request *c, int rc)
+{
+    if (rc)
+        http_reply_write_errno(c->rp, rc);
+    else
+        c->rp->status = 204;
+}
+
+int handle_item_put(struct http_request *rq, struct http_reply *rp, struct http_async *async)
 {
     if (id_param(rq, 0, rp))
-        return;
+        return answered(async);
     cJSON *doc = parse_body(rq, rp);
     if (!doc)
-        return;
+        return answered(async);
     int status;
     const char *code;
     char msg[MSG_MAX];
@@ -1002,28 +1205,42 @@ void handle_item_put(struct http_request *rq, struct http_reply *rp)
     cJSON_Delete(doc);
     if (!json) {
         http_reply_error(rp, status, code, "%s", msg);
-        return;
+        return answered(async);
     }
-    int rc = board_record_put(&rq->app->model, rq->params[0], rq->param_len[0], json, strlen(json));
-    free(json);
-    if (rc)
-        http_reply_write_errno(rp, rc);
-    else
-        rp->status = 204;
+    struct ctl_request *c = ctl_request_new(rq, rp, async, item_put_reply);
+    if (!c) {
+        free(json);
+        return 1;
+    }
+    c->json = json;
+    c->job.id = rq->params[0];
+    c->job.id_len = rq->param_len[0];
+    c->job.json = json;
+    c->job.json_len = strlen(json);
+    return ctl_request_start(c, BOARD_CTL_RECORD_PUT);
 }
 
-void handle_item_delete(struct http_request *rq, struct http_reply *rp)
+static void item_delete_reply(struct ctl_request *c, int rc)
+{
+    if (rc == -ENODATA)
+        http_reply_error(c->rp, 404, "item_not_found", "No record is stored for id '%.200s'.",
+                         c->job.id);
+    else if (rc)
+        http_reply_write_errno(c->rp, rc);
+    else
+        c->rp->status = 204;
+}
+
+int handle_item_delete(struct http_request *rq, struct http_reply *rp, struct http_async *async)
 {
     if (id_param(rq, 0, rp))
-        return;
-    int rc = board_record_delete(&rq->app->model, rq->params[0], rq->param_len[0]);
-    if (rc == -ENODATA)
-        http_reply_error(rp, 404, "item_not_found", "No record is stored for id '%.200s'.",
-                         rq->params[0]);
-    else if (rc)
-        http_reply_write_errno(rp, rc);
-    else
-        rp->status = 204;
+        return answered(async);
+    struct ctl_request *c = ctl_request_new(rq, rp, async, item_delete_reply);
+    if (!c)
+        return 1;
+    c->job.id = rq->params[0];
+    c->job.id_len = rq->param_len[0];
+    return ctl_request_start(c, BOARD_CTL_RECORD_DELETE);
 }
 
 /* ---------------------------------------------------------------- score writes */
@@ -1360,22 +1577,18 @@ struct scores_job {
     struct board_entry *be;
     size_t from; /* entries before it are settled */
     int attempts;
-    int wrote; /* a write script was sent: the blocking path may not start over */
 };
 
 static void scores_job_end(struct scores_job *j, int rc, size_t bad, struct entry_error *err)
 {
     struct http_async *async = j->async;
-    int fallback = rc == -EAGAIN && !j->wrote && j->attempts == 0;
-    if (!fallback) {
-        if (rc && j->from > 0)
-            rc = -ETIME; /* part of it is applied (a 422 too): never "not written" */
-        scores_reply(j->rp, &j->si, rc, &j->w.assumed, bad, err);
-    }
+    if (rc && j->from > 0)
+        rc = -ETIME; /* part of it is applied (a 422 too): never "not written" */
+    scores_reply(j->rp, &j->si, rc, &j->w.assumed, bad, err);
     scores_in_free(&j->si);
     free(j->be);
     free(j);
-    http_async_done(async, !fallback);
+    http_async_done(async, 1);
 }
 
 static void scores_written(struct board_write_job *w, int rc);
@@ -1390,6 +1603,10 @@ static void scores_send(struct scores_job *j, const struct board_settings *set)
         scores_job_end(j, -1, bad + j->from, &err);
         return;
     }
+    if (j->from == j->si.n) { /* nothing (left) to write: an empty batch */
+        scores_job_end(j, 0, 0, &err);
+        return;
+    }
     j->w = (struct board_write_job){.board = j->board,
                                     .assumed = *set,
                                     .entries = j->be,
@@ -1400,9 +1617,7 @@ static void scores_send(struct scores_job *j, const struct board_settings *set)
                                     .deadline_ms = j->rq->deadline_ms,
                                     .done = scores_written};
     int rc = board_write_submit(&j->rq->app->model, http_async_store_writes(j->async), &j->w);
-    if (rc == 0)
-        j->wrote = 1;
-    else
+    if (rc)
         scores_job_end(j, rc, 0, &err);
 }
 
@@ -1453,19 +1668,16 @@ static int scores_stream_end(struct http_request *rq, struct http_reply *rp,
 int handle_scores_async(struct http_request *rq, struct http_reply *rp, struct http_async *async)
 {
     const char *board;
-    if (!http_async_store_writes(async))
-        return 0;
-    if (rq->streaming) /* on this thread only while its write connection is up */
-        return store_async_connected(http_async_store_writes(async))
-                   ? scores_stream_end(rq, rp, async)
-                   : 0;
+    if (rq->streaming)
+        return scores_stream_end(rq, rp, async);
     struct scores_job *j = calloc(1, sizeof(*j));
-    if (!j)
-        return 0;
+    if (!j) {
+        http_reply_errno(rp, -ENOMEM);
+        return answered(async);
+    }
     if (board_param(rq, rp, &board) || scores_parse(rq, rp, &j->si)) {
         free(j);
-        http_async_done(async, 1); /* a 4xx */
-        return 1;
+        return answered(async); /* a 4xx */
     }
     j->rq = rq;
     j->rp = rp;
@@ -1474,7 +1686,8 @@ int handle_scores_async(struct http_request *rq, struct http_reply *rp, struct h
     if (!(j->be = calloc(j->si.n + 1, sizeof(*j->be)))) {
         scores_in_free(&j->si);
         free(j);
-        return 0;
+        http_reply_errno(rp, -ENOMEM);
+        return answered(async);
     }
     struct board_settings set;
     int exists = 0;

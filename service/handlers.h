@@ -12,9 +12,11 @@
 
 #include "http.h"
 
-void handle_healthz(struct http_request *rq, struct http_reply *rp);
-void handle_readyz(struct http_request *rq, struct http_reply *rp);
-void handle_metrics(struct http_request *rq, struct http_reply *rp);
+/** GET /healthz and GET /metrics, from memory (route_quick_fn: always 1). */
+int handle_healthz(struct http_request *rq, struct http_reply *rp);
+int handle_metrics(struct http_request *rq, struct http_reply *rp);
+/** GET /readyz: a PING on the event thread's read connection (route_async_fn: always 1). */
+int handle_readyz(struct http_request *rq, struct http_reply *rp, struct http_async *async);
 /** GET /rank and GET /boards/{board}/rank (the board is the path's, else the board= argument). */
 void handle_rank(struct http_request *rq, struct http_reply *rp);
 /** The same from memory on an event thread: 1 when rp is filled (a 400, or an in-process tier
@@ -22,10 +24,12 @@ void handle_rank(struct http_request *rq, struct http_reply *rp);
 int handle_rank_quick(struct http_request *rq, struct http_reply *rp);
 /** Queue the page on the cache's batched hit path (route.h, route_async_fn). */
 int handle_rank_async(struct http_request *rq, struct http_reply *rp, struct http_async *async);
-void handle_boards_list(struct http_request *rq, struct http_reply *rp);
-void handle_board_get(struct http_request *rq, struct http_reply *rp);
-void handle_board_put(struct http_request *rq, struct http_reply *rp);
-void handle_board_delete(struct http_request *rq, struct http_reply *rp);
+/** The control routes, each a board_ctl_job on the event thread's own connections
+ *  (route_async_fn: always 1, the reply is made when the job ends). */
+int handle_boards_list(struct http_request *rq, struct http_reply *rp, struct http_async *async);
+int handle_board_get(struct http_request *rq, struct http_reply *rp, struct http_async *async);
+int handle_board_put(struct http_request *rq, struct http_reply *rp, struct http_async *async);
+int handle_board_delete(struct http_request *rq, struct http_reply *rp, struct http_async *async);
 void handle_scores_post(struct http_request *rq, struct http_reply *rp);
 /** A JSON score write (one entry or a batch) on the event thread's own write connection; 0
  *  (NDJSON streams, no connection) when the worker must run handle_scores_post. */
@@ -45,13 +49,13 @@ void handle_member_get(struct http_request *rq, struct http_reply *rp);
  *  connection (route.h, route_async_fn); 0 when the worker must run the blocking handler. */
 int handle_member_async(struct http_request *rq, struct http_reply *rp, struct http_async *async);
 int handle_around_async(struct http_request *rq, struct http_reply *rp, struct http_async *async);
-void handle_member_delete(struct http_request *rq, struct http_reply *rp);
+int handle_member_delete(struct http_request *rq, struct http_reply *rp, struct http_async *async);
 void handle_around_get(struct http_request *rq, struct http_reply *rp);
-void handle_board_reset(struct http_request *rq, struct http_reply *rp);
-void handle_members_trim(struct http_request *rq, struct http_reply *rp);
-void handle_admin_redis(struct http_request *rq, struct http_reply *rp);
-void handle_item_get(struct http_request *rq, struct http_reply *rp);
-void handle_item_put(struct http_request *rq, struct http_reply *rp);
-void handle_item_delete(struct http_request *rq, struct http_reply *rp);
+int handle_board_reset(struct http_request *rq, struct http_reply *rp, struct http_async *async);
+int handle_members_trim(struct http_request *rq, struct http_reply *rp, struct http_async *async);
+int handle_admin_redis(struct http_request *rq, struct http_reply *rp, struct http_async *async);
+int handle_item_get(struct http_request *rq, struct http_reply *rp, struct http_async *async);
+int handle_item_put(struct http_request *rq, struct http_reply *rp, struct http_async *async);
+int handle_item_delete(struct http_request *rq, struct http_reply *rp, struct http_async *async);
 
 #endif

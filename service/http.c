@@ -47,7 +47,9 @@ enum loop_tag {
     TAG_WAKE,
     TAG_REDIS,
     TAG_LISTEN,
-    TAG_REDIS_W
+    TAG_REDIS_W,
+    TAG_CACHE,
+    TAG_CACHE_W
 }; /* epoll_event.data.u64 in a loop */
 
 /* One event thread: a libmicrohttpd daemon in external-epoll mode sharing the listen socket, its
@@ -59,6 +61,8 @@ struct loop {
     struct store_async *writes; /* writes (a connection of their own: a write held by Redis,
                                  * as under CLIENT PAUSE WRITE, must not hold up the reads
                                  * pipelined behind it); NULL without a write store */
+    struct store_async *cache_hits, *cache_writes; /* the same to a cache Redis of its own
+                                                    * (--cache-redis), else NULL */
     int epfd, wakefd;
     pthread_t thread;
     int running;
@@ -694,7 +698,7 @@ struct store_async *http_async_store(struct http_async *a)
 struct http_timer *http_timer_after(struct http_async *a, int ms, void (*fn)(void *arg), void *arg)
 {
     struct exchange *x = (struct exchange *)a;
-    struct loop *l = x->loop;
+    struct loop *l = x ? x->loop : this_loop;
     struct http_timer *t = l && l == this_loop ? calloc(1, sizeof(*t)) : NULL;
     if (!t)
         return NULL;
@@ -731,6 +735,14 @@ struct store_async *http_async_store_writes(struct http_async *a)
 {
     struct exchange *x = (struct exchange *)a;
     return x->loop && x->loop == this_loop ? x->loop->writes : NULL;
+}
+
+struct store_async *http_async_store_cache(struct http_async *a, int writes)
+{
+    struct exchange *x = (struct exchange *)a;
+    if (!x->loop || x->loop != this_loop)
+        return NULL;
+    return writes ? x->loop->cache_writes : x->loop->cache_hits;
 }
 
 void http_async_done(struct http_async *a, int replied)
@@ -777,8 +789,7 @@ static void stream_stopped(struct exchange *x)
  * lines is written while the connection is suspended), else on a worker (it writes to Redis). */
 static enum MHD_Result stream_chunk(struct exchange *x, const char *data, size_t *len)
 {
-    if (x->route->stream_async && x->loop && x->loop->writes &&
-        store_async_connected(x->loop->writes)) {
+    if (x->route->stream_async && x->loop && x->loop->writes) {
         if (atomic_load(&x->srv->stopping)) {
             stream_stopped(x);
             *len = 0;
@@ -1195,12 +1206,21 @@ static void *loop_main(void *arg)
         store_async_start(l->hits);
     if (l->writes)
         store_async_start(l->writes);
+    struct store_async *const cache[] = {l->cache_hits, l->cache_writes};
+    for (int i = 0; i < 2; i++)
+        if (cache[i])
+            store_async_start(cache[i]);
     struct epoll_event ev[LOOP_EVENTS];
     while (!atomic_load(&l->srv->quit)) {
         int redis_ms = l->hits ? store_async_tick(l->hits) : -1; /* may resume connections */
         int write_ms = l->writes ? store_async_tick(l->writes) : -1;
         if (write_ms >= 0 && (redis_ms < 0 || write_ms < redis_ms))
             redis_ms = write_ms;
+        for (int i = 0; i < 2; i++) {
+            int ms = cache[i] ? store_async_tick(cache[i]) : -1;
+            if (ms >= 0 && (redis_ms < 0 || ms < redis_ms))
+                redis_ms = ms;
+        }
         int timer_ms = run_timers(l);
         if (timer_ms >= 0 && (redis_ms < 0 || timer_ms < redis_ms))
             redis_ms = timer_ms;
@@ -1220,6 +1240,8 @@ static void *loop_main(void *arg)
                 store_async_ready(l->hits, ev[i].events);
             } else if (ev[i].data.u64 == TAG_REDIS_W) {
                 store_async_ready(l->writes, ev[i].events);
+            } else if (ev[i].data.u64 == TAG_CACHE || ev[i].data.u64 == TAG_CACHE_W) {
+                store_async_ready(cache[ev[i].data.u64 == TAG_CACHE_W], ev[i].events);
             } else if (ev[i].data.u64 == TAG_LISTEN) {
                 accept_new(l);
             } else if (ev[i].data.u64 == TAG_WAKE) {
@@ -1235,6 +1257,9 @@ static void *loop_main(void *arg)
             store_async_tick(l->hits);
         if (l->writes)
             store_async_tick(l->writes);
+        for (int i = 0; i < 2; i++)
+            if (cache[i])
+                store_async_tick(cache[i]);
         run_timers(l);
         l->resumed = 0;
         MHD_run(l->daemon);
@@ -1242,6 +1267,9 @@ static void *loop_main(void *arg)
             store_async_flush(l->hits);
         if (l->writes)
             store_async_flush(l->writes);
+        for (int i = 0; i < 2; i++)
+            if (cache[i])
+                store_async_flush(cache[i]);
     }
     return NULL;
 }
@@ -1291,6 +1319,12 @@ static int loop_open(struct http_server *srv, struct loop *l, const struct http_
         return -ENOMEM;
     if (o->writes && !(l->writes = store_async_new(o->writes, l->epfd, TAG_REDIS_W, l->wakefd)))
         return -ENOMEM;
+    if (o->cache_hits &&
+        !(l->cache_hits = store_async_new(o->cache_hits, l->epfd, TAG_CACHE, l->wakefd)))
+        return -ENOMEM;
+    if (o->cache_writes &&
+        !(l->cache_writes = store_async_new(o->cache_writes, l->epfd, TAG_CACHE_W, l->wakefd)))
+        return -ENOMEM;
     return 0;
 }
 
@@ -1304,6 +1338,8 @@ static void loop_close(struct loop *l)
     }
     store_async_free(l->hits); /* nothing is pending: no connection is suspended */
     store_async_free(l->writes);
+    store_async_free(l->cache_hits);
+    store_async_free(l->cache_writes);
     for (struct handoff *h = l->inbox, *next; h; h = next) { /* handed over, never added */
         next = h->next;
         close(h->fd);

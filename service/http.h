@@ -128,16 +128,19 @@ void http_reply_header(struct http_reply *rp, const char *name, const char *valu
 
 /** What http_start needs from the configuration. */
 struct http_options {
-    const char *host;       /**< listen address (IPv4/IPv6 literal or "localhost") */
-    int port;               /**< 0: any free port */
-    int max_connections;    /**< open connections at once; also the most worker threads */
-    int max_per_ip;         /**< 0: no per-address limit */
-    int event_threads;      /**< event threads; 0 = half the online cores, at least 1, at most 8
-                             *   (the other half is left to Redis and the workers) */
-    struct store *hits;     /**< where the event threads' read connections dial (borrowed; NULL:
-                             *   none, every async step falls back to workers) */
-    struct store *writes;   /**< where their write connections dial (borrowed; NULL: none) */
-    int request_timeout_ms; /**< http_request.deadline_ms; 0 = 1000 */
+    const char *host;           /**< listen address (IPv4/IPv6 literal or "localhost") */
+    int port;                   /**< 0: any free port */
+    int max_connections;        /**< open connections at once; also the most worker threads */
+    int max_per_ip;             /**< 0: no per-address limit */
+    int event_threads;          /**< event threads; 0 = half the online cores, at least 1, at most 8
+                                 *   (the other half is left to Redis and the workers) */
+    struct store *hits;         /**< where the event threads' read connections dial (borrowed; NULL:
+                                 *   none, every async step falls back to workers) */
+    struct store *writes;       /**< where their write connections dial (borrowed; NULL: none) */
+    struct store *cache_hits;   /**< a cache Redis of its own (--cache-redis): where the event
+                                 *   threads' read connections to it dial (borrowed; NULL: none) */
+    struct store *cache_writes; /**< and their write connections to it (borrowed; NULL: none) */
+    int request_timeout_ms;     /**< http_request.deadline_ms; 0 = 1000 */
 };
 
 /**
@@ -174,13 +177,19 @@ struct store_async *http_async_store(struct http_async *a);
  * inside this call; timers due together run in the order they were set. Returns NULL when out
  * of memory or called from another thread (then fn is never called). A timer cannot be
  * cancelled: fn must check whether it still has work. Waits (a page lock held elsewhere, a
- * test stall) are timers, never sleeps: an event thread never waits.
+ * test stall) are timers, never sleeps: an event thread never waits. `a` NULL: a timer of the
+ * calling event thread itself, for work no request waits for (a background page refresh); at
+ * shutdown a timer not yet due is dropped without running.
  */
 struct http_timer;
 struct http_timer *http_timer_after(struct http_async *a, int ms, void (*fn)(void *arg), void *arg);
 
 /** The calling event thread's own Redis connection for writes, as http_async_store. */
 struct store_async *http_async_store_writes(struct http_async *a);
+
+/** The calling event thread's connection to the cache Redis (http_options.cache_hits; writes:
+ *  cache_writes), as http_async_store; NULL without one. */
+struct store_async *http_async_store_cache(struct http_async *a, int writes);
 
 #define HTTP_EVENT_THREADS_MAX 64
 

@@ -134,10 +134,14 @@ struct page_cache_job {
     int size; /**< 0 = the board's page size */
     const char *if_none_match;
     int64_t deadline_ms;        /**< monotonic: the request's deadline (http_request.deadline_ms) */
-    struct store_async *writes; /**< the loop's write connection (misses: lock, store); NULL:
-                                 *   misses go back to the caller (-EAGAIN) */
+    struct store_async *writes; /**< the loop's write connection (misses: lock, store) */
+    struct store_async *cache_reads;  /**< with the pages in a Redis of their own
+                                       *   (page_cache_config.cache != data): the loop's read
+                                       *   connection to it (page GETs); else unused */
+    struct store_async *cache_writes; /**< and its write connection (page SETs, locks) */
     /** Run fn(arg) on the loop's thread after ms (http_timer_after); 0, or -1 when it cannot
-     *  (then fn never runs). NULL: as writes NULL. */
+     *  (then fn never runs). ctx is after_ctx, or NULL for a timer not tied to the request (a
+     *  background refresh, which may outlive it). */
     int (*after)(void *ctx, int ms, void (*fn)(void *arg), void *arg);
     void *after_ctx;
     void (*done)(struct page_cache_job *job, int rc);

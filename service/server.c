@@ -49,6 +49,10 @@ struct rankd *rankd_start_hooked(const struct config *cfg, const struct rankd_ho
         c->cache_url_text[0] ? store_for(c, &c->cache_redis, c->threads) : app->write_store;
     if (!app->cache_store)
         app->cache_store = app->store;
+    if (c->cache_url_text[0]) {
+        app->cache_hit_store = store_for(c, &c->cache_redis, 1);
+        app->cache_hit_write_store = store_for(c, &c->cache_redis, 1);
+    }
     app->model.store = app->store;
     app->model.writes = app->write_store;
     app->model.prefix = app->cfg.key_prefix;
@@ -69,7 +73,8 @@ struct rankd *rankd_start_hooked(const struct config *cfg, const struct rankd_ho
         .delay = hooks ? hooks->page_delay : NULL,
     };
     if (app->store && app->cache_store && app->write_store && app->hit_store &&
-        app->hit_write_store && app->cache_write_store)
+        app->hit_write_store && app->cache_write_store &&
+        (!c->cache_url_text[0] || (app->cache_hit_store && app->cache_hit_write_store)))
         app->pages = page_cache_new(&pcc);
     if (!app->pages) {
         rankd_stop(app);
@@ -87,6 +92,8 @@ struct rankd *rankd_start_hooked(const struct config *cfg, const struct rankd_ho
         /* the data Redis; the page cache sends hits on it only when it holds the pages too */
         .hits = app->hit_store,
         .writes = app->hit_write_store,
+        .cache_hits = app->cache_hit_store,
+        .cache_writes = app->cache_hit_write_store,
         .request_timeout_ms = app->cfg.request_timeout_ms,
     };
     app->http = http_start(app, &ho, err);
@@ -127,6 +134,8 @@ void rankd_stop(struct rankd *app)
         store_free(app->cache_store);
     if (app->cache_write_store != app->write_store)
         store_free(app->cache_write_store);
+    store_free(app->cache_hit_store);
+    store_free(app->cache_hit_write_store);
     store_free(app->hit_store);
     store_free(app->hit_write_store);
     store_free(app->write_store);

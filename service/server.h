@@ -19,10 +19,13 @@ struct rankd {
     struct store *hit_write_store;   /**< owned: where their write connections dial (likewise) */
     struct store *cache_store;       /**< owned when --cache-redis is set, else == store */
     struct store *cache_write_store; /**< owned when --cache-redis is set, else == write_store */
-    struct board_model model;        /**< borrows store and cfg.key_prefix */
-    struct page_cache *pages;        /**< owned */
-    struct http_server *http;        /**< owned */
-    char static_root[4096];          /**< real path of the web frontend, "" = not served */
+    struct store *cache_hit_store;   /**< owned, --cache-redis only: where the event threads'
+                                      *   read connections to the cache Redis dial, else NULL */
+    struct store *cache_hit_write_store; /**< owned, likewise for their write connections */
+    struct board_model model;            /**< borrows store and cfg.key_prefix */
+    struct page_cache *pages;            /**< owned */
+    struct http_server *http;            /**< owned */
+    char static_root[4096];              /**< real path of the web frontend, "" = not served */
 };
 
 /** Test hooks; production passes NULL (rankd has no flag or variable for them). */
