@@ -145,25 +145,6 @@ static char *report_json(redisReply **r)
     return json;
 }
 
-int admin_redis_report(struct store *st, char **json)
-{
-    const size_t *lens[] = {NULL, NULL, NULL, NULL, NULL};
-    redisReply *r[5] = {NULL};
-    int err = 0;
-    struct store_conn *c = store_acquire(st, &err);
-    if (!c)
-        return err;
-    /* one round trip; a command the Redis user may not run (ACL) is reported, not fatal */
-    err = store_pipeline(c, 5, report_argc, report_argv, lens, r);
-    store_release(st, c);
-    if (err)
-        return err;
-    *json = report_json(r);
-    for (int i = 0; i < 5; i++)
-        freeReplyObject(r[i]);
-    return *json ? 0 : -ENOMEM;
-}
-
 static int admin_send(struct admin_job *j);
 
 static void admin_reply(void *arg, int rc, redisReply **replies)

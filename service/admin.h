@@ -13,18 +13,12 @@
 
 #include <stdint.h>
 
-#include "store.h"
 #include "store_async.h"
-
-/**
- * Build the report as a new JSON string in *json (free()). Returns 0 (also when some commands
- * were refused), a store error when Redis cannot be reached or answer, or -ENOMEM.
- */
-int admin_redis_report(struct store *st, char **json);
 
 /** A report (admin_redis_submit) or a readiness probe (admin_ping_submit) on an event loop. The
  *  caller fills deadline_ms and done; done(job, rc) is called once, later, on the loop's thread:
- *  rc 0 (a report: job->json, a new string the caller frees), or a negative errno of
+ *  rc 0 (a report: job->json, a new string the caller frees; also when some commands were
+ *  refused: they are named under "unavailable"), or a negative errno of
  *  store_async.h (a PING that Redis answered with an error: -EIO; LOADING, say). A probe cut by
  *  a lost connection is sent once more while the deadline allows. */
 struct admin_job {

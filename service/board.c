@@ -294,26 +294,6 @@ static int where_resolve(const struct board_model *m, const char *board, enum pe
     return 0;
 }
 
-int board_where(struct board_model *m, const char *board, const char *period,
-                struct board_where *out)
-{
-    struct hint h;
-    hint_read(m, board, &h);
-    int rc = where_resolve(m, board, h.kind, h.tz_min, h.retain, period, out);
-    if (rc == 0 || !(period && period[0]))
-        return rc;
-    /* An asked-for period the hint cannot place: the hint may be stale (another process
-     * changed the board, this one never saw it): decide on the settings themselves. */
-    struct board_settings set;
-    int exists = 0;
-    int err = board_settings_get(m, board, &set, &exists);
-    if (err)
-        return err;
-    if (!exists)
-        return -ENOENT;
-    return where_resolve(m, board, set.period, set.tz_min, set.retain, period, out);
-}
-
 int board_where_settled(struct board_model *m, const char *board, const char *period,
                         const struct board_settings *s, int exists, struct board_where *out)
 {
@@ -371,69 +351,10 @@ int board_check_score(const struct board_settings *s, double score, int64_t *key
     return 0;
 }
 
-/* Run one script on a borrowed connection. */
-/* The pool writes go to (board_model.writes). */
+/* The store writes' faults are counted on (board_model.writes). */
 static struct store *writes_of(const struct board_model *m)
 {
     return m->writes ? m->writes : m->store;
-}
-
-static int script_writes(enum store_script script)
-{
-    return script != STORE_SCRIPT_PAGE && script != STORE_SCRIPT_MEMBER &&
-           script != STORE_SCRIPT_AROUND && script != STORE_SCRIPT_LOCK_RELEASE;
-}
-
-static redisReply *run_script(struct board_model *m, enum store_script script, int nkeys, int nargs,
-                              const char **argv, const size_t *argvlen, int *err)
-{
-    struct store *st = script_writes(script) ? writes_of(m) : m->store;
-    struct store_conn *c = store_acquire(st, err);
-    if (!c)
-        return NULL;
-    redisReply *r = store_script(c, script, nkeys, nargs, argv, argvlen, err);
-    store_release(st, c);
-    return r;
-}
-
-static redisReply *command_on(struct store *st, int argc, const char **argv, const size_t *argvlen,
-                              int *err)
-{
-    struct store_conn *c = store_acquire(st, err);
-    if (!c)
-        return NULL;
-    redisReply *r = store_command(c, argc, argv, argvlen, err);
-    store_release(st, c);
-    return r;
-}
-
-static redisReply *run_command(struct board_model *m, int argc, const char **argv,
-                               const size_t *argvlen, int *err)
-{
-    return command_on(m->store, argc, argv, argvlen, err);
-}
-
-static redisReply *run_write_command(struct board_model *m, int argc, const char **argv,
-                                     const size_t *argvlen, int *err)
-{
-    return command_on(writes_of(m), argc, argv, argvlen, err);
-}
-
-int board_settings_get(struct board_model *m, const char *board, struct board_settings *out,
-                       int *exists)
-{
-    struct board_keys k;
-    make_keys(m, board, &k);
-    const char *argv[] = {"HGETALL", k.meta};
-    int err = 0;
-    redisReply *r = run_command(m, 2, argv, NULL, &err);
-    if (!r)
-        return err;
-    settings_from_reply(r, out);
-    *exists = r->type == REDIS_REPLY_ARRAY && r->elements > 0;
-    freeReplyObject(r);
-    view_put(m, board, out, *exists);
-    return 0;
 }
 
 /* ---------------------------------------------------------------- writes */
@@ -458,31 +379,6 @@ static double decode_stored(const struct score_layout *l, const char *s)
     if (s && *s && score_codec_decode(l, stored_value(s), &score) < 0)
         score = 0;
     return score;
-}
-
-/* Renumber a full tie group in chunks (compact.lua), so no single call grows with the group. */
-static int compact_group(struct board_model *m, const char *zkey, const struct score_layout *l,
-                         const char *key_s)
-{
-    int64_t key = strtoll(key_s, NULL, 10);
-    int64_t cap = atomic_load(&tie_cap);
-    char lo[32], caps[32], start[32], chunk[16];
-    snprintf(lo, sizeof(lo), "%" PRId64, key * (INT64_C(1) << score_codec_tie_bits(l)));
-    snprintf(caps, sizeof(caps), "%" PRId64, cap);
-    snprintf(chunk, sizeof(chunk), "%d", COMPACT_CHUNK);
-    for (int64_t done = 0;;) {
-        snprintf(start, sizeof(start), "%" PRId64, done);
-        const char *argv[] = {zkey, lo, caps, score_tiebreak_name(l->tiebreak), start, chunk};
-        int err = 0;
-        redisReply *r = run_script(m, STORE_SCRIPT_COMPACT, 1, 5, argv, NULL, &err);
-        if (!r)
-            return err;
-        long long moved = r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
-        freeReplyObject(r);
-        done += moved;
-        if (moved < COMPACT_CHUNK)
-            return done >= cap ? -ENOSPC : 0;
-    }
 }
 
 /* The argv of one write.lua call: 4 keys, 11 header values, 4 values per entry. */
@@ -611,59 +507,6 @@ static int write_reply_take(redisReply *r, const struct board_settings *s, size_
                  r->element[r->elements - 1]->str ? r->element[r->elements - 1]->str : "0");
     freeReplyObject(r);
     return 0;
-}
-
-/* One write.lua call for e[0..n); as write_reply_take. */
-static int write_once(struct board_model *m, const struct board_keys *k,
-                      const struct board_where *where, const char *board,
-                      const struct board_settings *s, const struct board_entry *e, size_t n,
-                      int flags, struct board_outcome *out, size_t *done, int *full, char *full_key,
-                      size_t full_key_len)
-{
-    struct write_args w = {0};
-    int rc = write_args_build(&w, k, where, m, board, s, e, n, flags);
-    if (rc) {
-        write_args_free(&w);
-        return rc;
-    }
-    redisReply *r =
-        run_script(m, STORE_SCRIPT_WRITE, 4, (int)(WRITE_FIXED - 4 + 4 * n), w.argv, w.len, &rc);
-    write_args_free(&w);
-    if (!r)
-        return rc;
-    return write_reply_take(r, s, n, out, done, full, full_key, full_key_len);
-}
-
-int board_write(struct board_model *m, const char *board, const struct board_settings *assumed,
-                const struct board_entry *entries, size_t n, int flags,
-                struct board_outcome *outcomes, size_t *handled)
-{
-    struct board_keys k;
-    make_keys(m, board, &k);
-    struct board_where where;
-    int rc =
-        where_resolve(m, board, assumed->period, assumed->tz_min, assumed->retain, NULL, &where);
-    size_t at = 0;
-    int stalls = 0;
-    while (at < n && rc == 0) {
-        size_t done = 0;
-        int full = 0;
-        char full_key[32];
-        rc = write_once(m, &k, &where, board, assumed, entries + at, n - at, flags, outcomes + at,
-                        &done, &full, full_key, sizeof(full_key));
-        at += done;
-        if (rc || !full)
-            break;
-        /* Compaction frees room unless the group is truly full; only rounds without progress
-         * count towards giving up. */
-        stalls = done ? 0 : stalls + 1;
-        if (stalls > WRITE_RETRIES)
-            rc = -ENOSPC;
-        else
-            rc = compact_group(m, where.z, &assumed->layout, full_key);
-    }
-    *handled = at;
-    return rc;
 }
 
 /* ---------------------------------------------------------------- writes on an event loop */
@@ -1021,51 +864,6 @@ int board_member_take(struct board_model *m, const char *board, redisReply *r,
     return 0;
 }
 
-/*
- * Run a read script on the set of `period` (NULL: current) and take its reply with `take`. A
- * stale period hint is answered by the script with the real settings; they are learnt and the
- * call is made once more.
- */
-static int read_blocking(struct board_model *m, const char *board, const char *period,
-                         enum board_read_kind kind, const char *id, size_t id_len, int64_t page,
-                         int size, void *out)
-{
-    int resent = 0;
-    for (int attempt = 0; attempt < 3; attempt++) {
-        struct board_where w;
-        int rc = board_where(m, board, period, &w);
-        if (rc)
-            return rc;
-        struct board_read rd;
-        board_read_prepare(m, board, &w, kind, id, id_len, page, size, &rd);
-        redisReply *r = run_script(m, rd.script, rd.nkeys, rd.nargs, rd.argv, rd.lens, &rc);
-        if (!r && rc == -ECONNRESET && !resent++) { /* a read: once more, on a new connection */
-            attempt--;
-            continue;
-        }
-        if (!r)
-            return rc;
-        rc = kind == BOARD_READ_PAGE     ? board_page_take(m, board, r, page, out)
-             : kind == BOARD_READ_MEMBER ? board_member_take(m, board, r, out)
-                                         : board_around_take(m, board, r, out);
-        if (rc != -EAGAIN)
-            return rc;
-    }
-    return -EAGAIN; /* the period settings keep changing under us */
-}
-
-int board_page_get(struct board_model *m, const char *board, const char *period, int64_t page,
-                   int size, struct board_page **out)
-{
-    return read_blocking(m, board, period, BOARD_READ_PAGE, NULL, 0, page, size, out);
-}
-
-int board_around_get(struct board_model *m, const char *board, const char *period, const char *id,
-                     size_t id_len, int size, struct board_page **out)
-{
-    return read_blocking(m, board, period, BOARD_READ_AROUND, id, id_len, 0, size, out);
-}
-
 void board_page_free(struct board_page *p)
 {
     if (!p)
@@ -1073,12 +871,6 @@ void board_page_free(struct board_page *p)
     freeReplyObject(p->reply);
     free(p->items);
     free(p);
-}
-
-int board_member_get(struct board_model *m, const char *board, const char *period, const char *id,
-                     size_t id_len, struct board_member **out)
-{
-    return read_blocking(m, board, period, BOARD_READ_MEMBER, id, id_len, 0, 0, out);
 }
 
 void board_member_free(struct board_member *mb)
@@ -1096,19 +888,6 @@ void board_member_free(struct board_member *mb)
  * functions below and the event loops' chains (board_ctl_submit): a _prepare fills a call's
  * keys and arguments, a _take reads its reply (never freeing it).
  */
-
-/* The board's settings and where its current members are; -ENOENT when it does not exist. */
-static int current_where(struct board_model *m, const char *board, struct board_settings *set,
-                         struct board_where *w)
-{
-    int exists = 0;
-    int rc = board_settings_get(m, board, set, &exists);
-    if (rc)
-        return rc;
-    if (!exists)
-        return -ENOENT;
-    return where_resolve(m, board, set->period, set->tz_min, set->retain, NULL, w);
-}
 
 /* The sets of a board's readable periods under `s` (P:{board}:z:<id>, the current one first):
  * their number, and *z (calloc'd, free() it; NULL when there are none). -ENOMEM. */
@@ -1455,197 +1234,6 @@ static int record_take(const redisReply *r, char **json)
     return (*json = strndup(r->str, r->len)) ? 0 : -ENOMEM;
 }
 
-/* ---------------------------------------------------------------- control operations, blocking */
-
-int board_info_get(struct board_model *m, const char *board, struct board_info *out)
-{
-    struct board_where w;
-    int rc = current_where(m, board, &out->settings, &w);
-    if (rc)
-        return rc;
-    const char *argv[] = {"ZCARD", w.z};
-    redisReply *r = run_command(m, 2, argv, NULL, &rc);
-    if (!r)
-        return rc;
-    info_take(r, &w, out);
-    freeReplyObject(r);
-    return 0;
-}
-
-/* One command per key on one write connection: argv0 key [arg]. */
-static int commands_each(struct board_model *m, const char *verb, char (*keys)[KEY_MAX],
-                         char (*args)[32], int n)
-{
-    int err = 0;
-    struct store_conn *c = n ? store_acquire(writes_of(m), &err) : NULL;
-    if (n && !c)
-        return err;
-    for (int d = 0; d < n && err == 0; d++) {
-        const char *argv[] = {verb, keys[d], args ? args[d] : NULL};
-        freeReplyObject(store_command(c, args ? 3 : 2, argv, NULL, &err)); /* missing: no-op */
-    }
-    store_release(writes_of(m), c);
-    return err;
-}
-
-int board_put(struct board_model *m, const char *board, const struct board_settings_patch *patch,
-              int *created, const char **field, struct board_info *out)
-{
-    struct board_settings cur;
-    board_settings_default(&cur);
-    int exists = 0;
-    int rc = board_settings_get(m, board, &cur, &exists);
-    if (rc)
-        return rc;
-    struct put_call *c = calloc(1, sizeof(*c));
-    rc = c ? put_prepare(m, board, patch, &cur, exists, c) : -ENOMEM;
-    if (rc) {
-        free(c);
-        return rc;
-    }
-    redisReply *r = run_script(m, STORE_SCRIPT_PUT_BOARD, c->nkeys, 18, c->argv, NULL, &rc);
-    put_call_free(c);
-    free(c);
-    if (!r)
-        return rc;
-    rc = put_take(m, board, r, created, field, out);
-    freeReplyObject(r);
-    char(*keys)[KEY_MAX] = rc ? NULL : calloc(PERIOD_RETAIN_MAX + 1, sizeof(*keys));
-    char(*at)[32] = rc ? NULL : calloc(PERIOD_RETAIN_MAX + 1, sizeof(*at));
-    if (!rc && (!keys || !at))
-        rc = -ENOMEM;
-    if (rc == 0 && put_extends(patch, out))
-        rc = commands_each(m, "PEXPIREAT", keys, at,
-                           retention_commands(m, board, &out->settings, keys, at));
-    if (rc == 0 && put_drops(exists, &cur, out))
-        rc = commands_each(m, "UNLINK", keys, NULL,
-                           drop_commands(m, board, &cur, &out->settings, keys));
-    free(keys);
-    free(at);
-    return rc;
-}
-
-/* MULTI ... EXEC of up to 4 commands; returns the EXEC reply array (free it) or NULL. */
-static redisReply *transaction(struct board_model *m, int n, const int *argc,
-                               const char *const *const *argv, const size_t *const *lens, int *err)
-{
-    const char *multi[] = {"MULTI"}, *exec[] = {"EXEC"};
-    const size_t ml[] = {5}, el[] = {4};
-    const char *const *av[6];
-    const size_t *ls[6];
-    int ac[6];
-    av[0] = multi;
-    ls[0] = ml;
-    ac[0] = 1;
-    for (int i = 0; i < n; i++) {
-        av[1 + i] = argv[i];
-        ls[1 + i] = lens[i];
-        ac[1 + i] = argc[i];
-    }
-    av[n + 1] = exec;
-    ls[n + 1] = el;
-    ac[n + 1] = 1;
-    redisReply *rs[6];
-    struct store_conn *c = store_acquire(writes_of(m), err);
-    if (!c)
-        return NULL;
-    int rc = store_pipeline(c, n + 2, ac, av, ls, rs);
-    store_release(writes_of(m), c);
-    if (rc) {
-        *err = rc;
-        return NULL;
-    }
-    for (int i = 0; i < n + 1; i++)
-        freeReplyObject(rs[i]);
-    if (rs[n + 1]->type != REDIS_REPLY_ARRAY || rs[n + 1]->elements != (size_t)n) {
-        freeReplyObject(rs[n + 1]);
-        *err = -EIO;
-        return NULL;
-    }
-    return rs[n + 1];
-}
-
-int board_delete(struct board_model *m, const char *board)
-{
-    struct board_settings set;
-    int exists = 0;
-    int rc = board_settings_get(m, board, &set, &exists);
-    if (rc)
-        return rc;
-    if (!exists)
-        return -ENOENT;
-    struct delete_call c = {0};
-    if ((rc = delete_prepare(m, board, &set, &c)))
-        return rc;
-    redisReply *r = run_script(m, STORE_SCRIPT_DELETE_BOARD, c.nkeys, 1, c.argv, NULL, &rc);
-    delete_call_free(&c);
-    if (!r)
-        return rc;
-    rc = delete_take(m, board, r);
-    freeReplyObject(r);
-    return rc;
-}
-
-int board_reset(struct board_model *m, const char *board)
-{
-    struct board_settings set;
-    struct board_where w;
-    int rc = current_where(m, board, &set, &w);
-    if (rc)
-        return rc;
-    struct reset_call c;
-    reset_prepare(m, board, &w, &c);
-    redisReply *r = run_script(m, STORE_SCRIPT_RESET_BOARD, 2, 1, c.argv, NULL, &rc);
-    if (!r)
-        return rc;
-    rc = one_or_enoent(r);
-    freeReplyObject(r);
-    return rc;
-}
-
-int board_trim(struct board_model *m, const char *board, int64_t keep, int64_t below_key,
-               int64_t *removed)
-{
-    struct board_settings set;
-    struct board_where w;
-    int rc = current_where(m, board, &set, &w);
-    if (rc)
-        return rc;
-    struct trim_call c;
-    trim_prepare(&set, &w, keep, below_key, &c);
-    int64_t total = 0;
-    for (;;) {
-        redisReply *r = run_script(m, STORE_SCRIPT_TRIM, 1, 3, c.argv, NULL, &rc);
-        if (!r)
-            return rc;
-        long long n = trim_take(r);
-        freeReplyObject(r);
-        total += n;
-        if (n < TRIM_CHUNK)
-            break;
-    }
-    *removed = total;
-    return 0;
-}
-
-int board_member_delete(struct board_model *m, const char *board, const char *id, size_t id_len)
-{
-    struct board_settings set;
-    struct board_where w;
-    int found = current_where(m, board, &set, &w);
-    if (found)
-        return found;
-    struct member_delete_call c;
-    member_delete_prepare(m, board, &w, id, id_len, &c);
-    int err = 0;
-    redisReply *r = transaction(m, 2, c.argc + 1, c.argv + 1, c.lens + 1, &err);
-    if (!r)
-        return err;
-    int rc = member_delete_take(r);
-    freeReplyObject(r);
-    return rc;
-}
-
 static int cmp_names(const void *a, const void *b)
 {
     return strcmp(*(char *const *)a, *(char *const *)b);
@@ -1660,16 +1248,6 @@ void board_list_free(struct board_list *l)
     free(l->names);
     free(l->totals);
     free(l);
-}
-
-/* HMGET of the period settings of board `name` (for list_where). */
-static void list_hmget(const struct board_keys *k, const char *hm[5])
-{
-    hm[0] = "HMGET";
-    hm[1] = k->meta;
-    hm[2] = "period";
-    hm[3] = "timezone";
-    hm[4] = "retain";
 }
 
 /* The set a board's total is counted in, from its HMGET reply x (not freed). */
@@ -1687,60 +1265,6 @@ static void list_where(const struct board_model *m, const char *name, const redi
     struct board_where w;
     where_resolve(m, name, set.period, set.tz_min, set.retain, NULL, &w);
     snprintf(z, KEY_MAX, "%s", w.z);
-}
-
-/* ZCARD of every board's current set on one connection, pipelined in chunks of LIST_CHUNK. */
-#define LIST_CHUNK 64 /* keys live on the stack: 64 boards, about 50 KB */
-static int list_totals(struct board_model *m, struct board_list *l)
-{
-    int err = 0;
-    struct store_conn *c = store_acquire(m->store, &err);
-    if (!c)
-        return err;
-    static const size_t zl = 5;
-    int rc = 0;
-    for (size_t at = 0; at < l->n && rc == 0; at += LIST_CHUNK) {
-        size_t n = l->n - at < LIST_CHUNK ? l->n - at : LIST_CHUNK;
-        struct board_keys k[LIST_CHUNK];
-        const char *args[LIST_CHUNK][2];
-        const char *hm[LIST_CHUNK][5];
-        size_t lens[LIST_CHUNK][2];
-        const char *const *argv[LIST_CHUNK];
-        const size_t *lv[LIST_CHUNK];
-        int argc[LIST_CHUNK];
-        redisReply *rs[LIST_CHUNK];
-        /* first each board's period settings, then the size of its current set */
-        for (size_t i = 0; i < n; i++) {
-            make_keys(m, l->names[at + i], &k[i]);
-            list_hmget(&k[i], hm[i]);
-            argv[i] = hm[i];
-            lv[i] = NULL;
-            argc[i] = 5;
-        }
-        rc = store_pipeline(c, (int)n, argc, argv, lv, rs);
-        for (size_t i = 0; rc == 0 && i < n; i++) {
-            list_where(m, l->names[at + i], rs[i], k[i].z);
-            freeReplyObject(rs[i]);
-        }
-        if (rc)
-            break;
-        for (size_t i = 0; i < n; i++) {
-            args[i][0] = "ZCARD";
-            args[i][1] = k[i].z;
-            lens[i][0] = zl;
-            lens[i][1] = strlen(k[i].z);
-            argv[i] = args[i];
-            lv[i] = lens[i];
-            argc[i] = 2;
-        }
-        rc = store_pipeline(c, (int)n, argc, argv, lv, rs);
-        for (size_t i = 0; rc == 0 && i < n; i++) {
-            l->totals[at + i] = rs[i]->type == REDIS_REPLY_INTEGER ? rs[i]->integer : 0;
-            freeReplyObject(rs[i]);
-        }
-    }
-    store_release(m->store, c);
-    return rc;
 }
 
 /* Append the names of one SSCAN reply to l (grown as needed); *cursor = the next cursor. */
@@ -1794,85 +1318,6 @@ static void list_sscan(const struct board_keys *k, uint64_t cursor, int want, ch
     argv[2] = cur;
     argv[3] = "COUNT";
     argv[4] = cnt;
-}
-
-int board_list_get(struct board_model *m, uint64_t cursor, int count, struct board_list **out)
-{
-    struct board_keys k;
-    make_keys(m, NULL, &k);
-    struct board_list *l = calloc(1, sizeof(*l));
-    if (!l)
-        return -ENOMEM;
-    size_t cap = 0;
-    int rc = 0;
-    do { /* each SSCAN is O(COUNT); stop at `count` names or the end of the registry */
-        char cur[24], cnt[16];
-        const char *argv[5];
-        list_sscan(&k, cursor, count - (int)l->n, cur, cnt, argv);
-        redisReply *r = run_command(m, 5, argv, NULL, &rc);
-        if (r)
-            rc = list_take(l, &cap, r, &cursor);
-        freeReplyObject(r);
-    } while (rc == 0 && cursor != 0 && l->n < (size_t)count);
-    if (rc == 0) {
-        list_sort_unique(l);
-        l->next_cursor = cursor;
-        l->totals = calloc(l->n ? l->n : 1, sizeof(*l->totals));
-        rc = l->totals ? list_totals(m, l) : -ENOMEM;
-    }
-    if (rc) {
-        board_list_free(l);
-        return rc;
-    }
-    *out = l;
-    return 0;
-}
-
-/* ---------------------------------------------------------------- records */
-
-int board_record_get(struct board_model *m, const char *id, size_t id_len, char **json)
-{
-    struct board_keys k;
-    make_keys(m, NULL, &k);
-    const char *argv[] = {"HGET", k.items, id};
-    size_t len[] = {4, strlen(k.items), id_len};
-    int err = 0;
-    redisReply *r = run_command(m, 3, argv, len, &err);
-    if (!r)
-        return err;
-    int rc = record_take(r, json);
-    freeReplyObject(r);
-    return rc;
-}
-
-int board_record_put(struct board_model *m, const char *id, size_t id_len, const char *json,
-                     size_t json_len)
-{
-    struct board_keys k;
-    make_keys(m, NULL, &k);
-    const char *argv[] = {"HSET", k.items, id, json};
-    size_t len[] = {4, strlen(k.items), id_len, json_len};
-    int err = 0;
-    redisReply *r = run_write_command(m, 4, argv, len, &err);
-    if (!r)
-        return err;
-    freeReplyObject(r);
-    return 0;
-}
-
-int board_record_delete(struct board_model *m, const char *id, size_t id_len)
-{
-    struct board_keys k;
-    make_keys(m, NULL, &k);
-    const char *argv[] = {"HDEL", k.items, id};
-    size_t len[] = {4, strlen(k.items), id_len};
-    int err = 0;
-    redisReply *r = run_write_command(m, 3, argv, len, &err);
-    if (!r)
-        return err;
-    int rc = r->type == REDIS_REPLY_INTEGER && r->integer > 0 ? 0 : -ENODATA;
-    freeReplyObject(r);
-    return rc;
 }
 
 /* ---------------------------------------------------------------- control operations on a loop */

@@ -30,8 +30,8 @@ struct config {
     char write_token[CONFIG_STR_MAX]; /**< "" = writes refused */
     char key_prefix[65];
     char default_board[65];
-    int threads;            /**< Redis connections per pool (one for reads, one for writes) */
-    int max_connections;    /**< HTTP connections open at once, and the most worker threads */
+    int threads;            /**< --threads: parsed and ignored (there is no blocking pool) */
+    int max_connections;    /**< HTTP connections open at once */
     int http_threads;       /**< event threads of the HTTP layer; 0 = auto (http.h) */
     int max_per_ip;         /**< HTTP connections from one address, 0 = no limit */
     int redis_timeout_ms;   /**< per Redis command and per wait for a connection */

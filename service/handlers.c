@@ -161,17 +161,17 @@ static void admin_request_done(struct admin_job *job, int rc)
     else
         http_reply_json(a->rp, 200, job->json); /* takes it */
     free(a);
-    http_async_done(async, 1);
+    http_async_done(async);
 }
 
-static int admin_request(struct http_request *rq, struct http_reply *rp, struct http_async *async,
-                         int ping)
+static void admin_request(struct http_request *rq, struct http_reply *rp, struct http_async *async,
+                          int ping)
 {
     struct admin_request *a = calloc(1, sizeof(*a));
     if (!a) {
         http_reply_errno(rp, -ENOMEM);
-        http_async_done(async, 1);
-        return 1;
+        http_async_done(async);
+        return;
     }
     a->rp = rp;
     a->async = async;
@@ -183,12 +183,11 @@ static int admin_request(struct http_request *rq, struct http_reply *rp, struct 
         a->job.ping = ping;
         admin_request_done(&a->job, rc);
     }
-    return 1;
 }
 
-int handle_readyz(struct http_request *rq, struct http_reply *rp, struct http_async *async)
+void handle_readyz(struct http_request *rq, struct http_reply *rp, struct http_async *async)
 {
-    return admin_request(rq, rp, async, 1);
+    admin_request(rq, rp, async, 1);
 }
 
 int handle_metrics(struct http_request *rq, struct http_reply *rp)
@@ -197,13 +196,9 @@ int handle_metrics(struct http_request *rq, struct http_reply *rp)
     struct page_cache_stats cache;
     page_cache_stats(rq->app->pages, &cache);
     const struct rankd *app = rq->app;
-    unsigned long errors = store_error_count(app->store) + store_error_count(app->write_store) +
-                           store_error_count(app->hit_store) +
-                           store_error_count(app->hit_write_store);
-    if (app->cache_store != app->store)
-        errors += store_error_count(app->cache_store);
-    if (app->cache_write_store != app->write_store)
-        errors += store_error_count(app->cache_write_store);
+    unsigned long errors = store_error_count(app->reads) + store_error_count(app->writes);
+    if (app->cache_reads)
+        errors += store_error_count(app->cache_reads) + store_error_count(app->cache_writes);
     int conns[HTTP_EVENT_THREADS_MAX], up[HTTP_EVENT_THREADS_MAX], wup[HTTP_EVENT_THREADS_MAX];
     int threads = http_event_threads(rq->server, conns, up, wup, HTTP_EVENT_THREADS_MAX);
     if (metrics_render(&out, errors, &cache) ||
@@ -244,7 +239,7 @@ static void ctl_request_done(struct board_ctl_job *job, int rc)
     free(job->record);
     free(c->json);
     free(c);
-    http_async_done(async, 1);
+    http_async_done(async);
 }
 
 /* A new control request answered by `reply`; NULL after a 500 (answered). */
@@ -255,7 +250,7 @@ static struct ctl_request *ctl_request_new(struct http_request *rq, struct http_
     struct ctl_request *c = calloc(1, sizeof(*c));
     if (!c) {
         http_reply_errno(rp, -ENOMEM);
-        http_async_done(async, 1);
+        http_async_done(async);
         return NULL;
     }
     c->rq = rq;
@@ -266,7 +261,7 @@ static struct ctl_request *ctl_request_new(struct http_request *rq, struct http_
 }
 
 /* Start operation `op` of c; a failure to send is answered at once. Returns 1 (taken). */
-static int ctl_request_start(struct ctl_request *c, enum board_ctl op)
+static void ctl_request_start(struct ctl_request *c, enum board_ctl op)
 {
     c->job.deadline_ms = c->rq->deadline_ms;
     c->job.chunk_timeout_ms = c->rq->app->cfg.request_timeout_ms;
@@ -275,14 +270,12 @@ static int ctl_request_start(struct ctl_request *c, enum board_ctl op)
                               http_async_store_writes(c->async), op, &c->job);
     if (rc)
         ctl_request_done(&c->job, rc);
-    return 1;
 }
 
 /* A 4xx decided before any Redis call: answered now. Returns 1 (taken). */
-static int answered(struct http_async *async)
+static void answered(struct http_async *async)
 {
-    http_async_done(async, 1);
-    return 1;
+    http_async_done(async);
 }
 
 /* The reply of a write that either happened or not: 204, or its error. */
@@ -364,20 +357,6 @@ static void reply_page(struct http_reply *rp, struct page_reply *pr)
     page_reply_free(pr);
 }
 
-void handle_rank(struct http_request *rq, struct http_reply *rp)
-{
-    struct rank_args a;
-    if (rank_parse(rq, rp, &a))
-        return;
-    struct page_reply pr;
-    int rc = page_cache_get(rq->app->pages, a.board, a.period, a.page, (int)a.size,
-                            rq->if_none_match, &pr);
-    if (rc)
-        reply_board_errno(rp, rc, a.board, NULL);
-    else
-        reply_page(rp, &pr);
-}
-
 int handle_rank_quick(struct http_request *rq, struct http_reply *rp)
 {
     struct rank_args a;
@@ -407,7 +386,7 @@ static void rank_job_done(struct page_cache_job *job, int rc)
         reply_board_errno(rj->rp, rc, job->board, NULL);
     struct http_async *async = rj->async;
     free(rj);
-    http_async_done(async, 1);
+    http_async_done(async);
 }
 
 /* page_cache_job.after: a timer on the request's event thread. */
@@ -416,7 +395,7 @@ static int rank_after(void *ctx, int ms, void (*fn)(void *arg), void *arg)
     return http_timer_after(ctx, ms, fn, arg) ? 0 : -1;
 }
 
-int handle_rank_async(struct http_request *rq, struct http_reply *rp, struct http_async *async)
+void handle_rank_async(struct http_request *rq, struct http_reply *rp, struct http_async *async)
 {
     struct rank_args a;
     struct rank_job *rj = calloc(1, sizeof(*rj));
@@ -424,7 +403,8 @@ int handle_rank_async(struct http_request *rq, struct http_reply *rp, struct htt
         free(rj);
         if (!rp->status)
             http_reply_errno(rp, -ENOMEM);
-        return answered(async);
+        answered(async);
+        return;
     }
     rj->job = (struct page_cache_job){.board = a.board,
                                       .period = a.period,
@@ -444,45 +424,9 @@ int handle_rank_async(struct http_request *rq, struct http_reply *rp, struct htt
     if (rc) { /* Redis is not answering, or cannot be reached: 503 now */
         reply_board_errno(rp, rc, a.board, NULL);
         free(rj);
-        return answered(async);
-    }
-    return 1;
-}
-
-void handle_member_get(struct http_request *rq, struct http_reply *rp)
-{
-    const char *board, *period = NULL;
-    int64_t size = 0;
-    if (board_param(rq, rp, &board) || id_param(rq, 1, rp) ||
-        count_arg(rq, rp, "size", BOARD_PAGE_SIZE_MAX, &size) || period_arg(rq, rp, &period))
-        return;
-    struct board_member *mb = NULL;
-    int rc = board_member_get(&rq->app->model, board, period, rq->params[1], rq->param_len[1], &mb);
-    if (rc) {
-        reply_board_errno(rp, rc, board, rq->params[1]);
+        answered(async);
         return;
     }
-    http_reply_json(rp, 200,
-                    render_member(rq->params[1], mb, size ? (int)size : mb->settings.page_size));
-    board_member_free(mb);
-}
-
-void handle_around_get(struct http_request *rq, struct http_reply *rp)
-{
-    const char *board, *period = NULL;
-    int64_t size = 0;
-    if (board_param(rq, rp, &board) || id_param(rq, 1, rp) ||
-        count_arg(rq, rp, "size", BOARD_PAGE_SIZE_MAX, &size) || period_arg(rq, rp, &period))
-        return;
-    struct board_page *p = NULL;
-    int rc = board_around_get(&rq->app->model, board, period, rq->params[1], rq->param_len[1],
-                              (int)size, &p);
-    if (rc) {
-        reply_board_errno(rp, rc, board, rq->params[1]);
-        return;
-    }
-    http_reply_json(rp, 200, render_around(board, p));
-    board_page_free(p);
 }
 
 /* A member or around read on the event thread: one script call on its own read connection
@@ -507,7 +451,7 @@ static void read_end(struct read_job *j, int rc)
     if (rc)
         reply_board_errno(j->rp, rc, j->board, j->rq->params[1]);
     free(j);
-    http_async_done(async, 1);
+    http_async_done(async);
 }
 
 static void read_done(void *arg, int rc, redisReply **replies)
@@ -586,35 +530,36 @@ static int read_send(struct read_job *j)
     return board_settings_submit(&rq->app->model, http_async_store(j->async), &j->sj);
 }
 
-static int read_async(struct http_request *rq, struct http_reply *rp, struct http_async *async,
-                      enum board_read_kind kind)
+static void read_async(struct http_request *rq, struct http_reply *rp, struct http_async *async,
+                       enum board_read_kind kind)
 {
     struct read_job *j = calloc(1, sizeof(*j));
     if (!j) {
         http_reply_errno(rp, -ENOMEM);
-        return answered(async);
+        answered(async);
+        return;
     }
     *j = (struct read_job){.rq = rq, .rp = rp, .async = async, .kind = kind};
     if (board_param(rq, rp, &j->board) || id_param(rq, 1, rp) ||
         count_arg(rq, rp, "size", BOARD_PAGE_SIZE_MAX, &j->size) ||
         period_arg(rq, rp, &j->period)) {
         free(j);
-        return answered(async); /* a 400 */
+        answered(async); /* a 400 */
+        return;
     }
     int rc = read_send(j);
     if (rc) /* Redis is not answering, or cannot be reached: 503 now */
         read_end(j, rc);
-    return 1;
 }
 
-int handle_member_async(struct http_request *rq, struct http_reply *rp, struct http_async *async)
+void handle_member_async(struct http_request *rq, struct http_reply *rp, struct http_async *async)
 {
-    return read_async(rq, rp, async, BOARD_READ_MEMBER);
+    read_async(rq, rp, async, BOARD_READ_MEMBER);
 }
 
-int handle_around_async(struct http_request *rq, struct http_reply *rp, struct http_async *async)
+void handle_around_async(struct http_request *rq, struct http_reply *rp, struct http_async *async)
 {
-    return read_async(rq, rp, async, BOARD_READ_AROUND);
+    read_async(rq, rp, async, BOARD_READ_AROUND);
 }
 
 /* ?cursor=: the registry cursor a previous page returned (decimal, 0 = the start). */
@@ -645,18 +590,20 @@ static void boards_list_reply(struct ctl_request *c, int rc)
         http_reply_json(c->rp, 200, render_board_list(c->job.list));
 }
 
-int handle_boards_list(struct http_request *rq, struct http_reply *rp, struct http_async *async)
+void handle_boards_list(struct http_request *rq, struct http_reply *rp, struct http_async *async)
 {
     uint64_t cursor = 0;
     int64_t count = BOARD_LIST_COUNT_MAX;
-    if (cursor_arg(rq, rp, &cursor) || count_arg(rq, rp, "count", BOARD_LIST_COUNT_MAX, &count))
-        return answered(async);
+    if (cursor_arg(rq, rp, &cursor) || count_arg(rq, rp, "count", BOARD_LIST_COUNT_MAX, &count)) {
+        answered(async);
+        return;
+    }
     struct ctl_request *c = ctl_request_new(rq, rp, async, boards_list_reply);
     if (!c)
-        return 1;
+        return;
     c->job.cursor = cursor;
     c->job.count = (int)count;
-    return ctl_request_start(c, BOARD_CTL_LIST);
+    ctl_request_start(c, BOARD_CTL_LIST);
 }
 
 /* A board's settings with its readable periods. */
@@ -676,16 +623,18 @@ static void board_get_reply(struct ctl_request *c, int rc)
         reply_board(c->rq, c->rp, 200, c->job.board, &c->job.info);
 }
 
-int handle_board_get(struct http_request *rq, struct http_reply *rp, struct http_async *async)
+void handle_board_get(struct http_request *rq, struct http_reply *rp, struct http_async *async)
 {
     const char *board;
-    if (board_param(rq, rp, &board))
-        return answered(async);
+    if (board_param(rq, rp, &board)) {
+        answered(async);
+        return;
+    }
     struct ctl_request *c = ctl_request_new(rq, rp, async, board_get_reply);
     if (!c)
-        return 1;
+        return;
     c->job.board = board;
-    return ctl_request_start(c, BOARD_CTL_INFO);
+    ctl_request_start(c, BOARD_CTL_INFO);
 }
 
 static void item_get_reply(struct ctl_request *c, int rc)
@@ -701,16 +650,18 @@ static void item_get_reply(struct ctl_request *c, int rc)
         c->job.record = NULL;
 }
 
-int handle_item_get(struct http_request *rq, struct http_reply *rp, struct http_async *async)
+void handle_item_get(struct http_request *rq, struct http_reply *rp, struct http_async *async)
 {
-    if (id_param(rq, 0, rp))
-        return answered(async);
+    if (id_param(rq, 0, rp)) {
+        answered(async);
+        return;
+    }
     struct ctl_request *c = ctl_request_new(rq, rp, async, item_get_reply);
     if (!c)
-        return 1;
+        return;
     c->job.id = rq->params[0];
     c->job.id_len = rq->param_len[0];
-    return ctl_request_start(c, BOARD_CTL_RECORD_GET);
+    ctl_request_start(c, BOARD_CTL_RECORD_GET);
 }
 
 /* ---------------------------------------------------------------- JSON bodies */
@@ -957,66 +908,78 @@ static void board_put_reply(struct ctl_request *c, int rc)
         reply_board(c->rq, c->rp, c->job.created ? 201 : 200, board, &c->job.info);
 }
 
-int handle_board_put(struct http_request *rq, struct http_reply *rp, struct http_async *async)
+void handle_board_put(struct http_request *rq, struct http_reply *rp, struct http_async *async)
 {
     const char *board;
-    if (board_param(rq, rp, &board))
-        return answered(async);
+    if (board_param(rq, rp, &board)) {
+        answered(async);
+        return;
+    }
     cJSON *doc = parse_body(rq, rp);
-    if (!doc)
-        return answered(async);
+    if (!doc) {
+        answered(async);
+        return;
+    }
     struct board_settings_patch patch;
     int bad = parse_settings(doc, &patch, rp);
     cJSON_Delete(doc);
-    if (bad)
-        return answered(async);
+    if (bad) {
+        answered(async);
+        return;
+    }
     struct ctl_request *c = ctl_request_new(rq, rp, async, board_put_reply);
     if (!c)
-        return 1;
+        return;
     c->patch = patch;
     c->job.board = board;
     c->job.patch = &c->patch;
-    return ctl_request_start(c, BOARD_CTL_PUT);
+    ctl_request_start(c, BOARD_CTL_PUT);
 }
 
-int handle_board_delete(struct http_request *rq, struct http_reply *rp, struct http_async *async)
+void handle_board_delete(struct http_request *rq, struct http_reply *rp, struct http_async *async)
 {
     const char *board;
-    if (board_param(rq, rp, &board))
-        return answered(async);
+    if (board_param(rq, rp, &board)) {
+        answered(async);
+        return;
+    }
     struct ctl_request *c = ctl_request_new(rq, rp, async, reply_204_or_write_errno);
     if (!c)
-        return 1;
+        return;
     c->job.board = board;
-    return ctl_request_start(c, BOARD_CTL_DELETE);
+    ctl_request_start(c, BOARD_CTL_DELETE);
 }
 
-int handle_member_delete(struct http_request *rq, struct http_reply *rp, struct http_async *async)
+void handle_member_delete(struct http_request *rq, struct http_reply *rp, struct http_async *async)
 {
     const char *board;
-    if (board_param(rq, rp, &board) || id_param(rq, 1, rp))
-        return answered(async);
+    if (board_param(rq, rp, &board) || id_param(rq, 1, rp)) {
+        answered(async);
+        return;
+    }
     struct ctl_request *c = ctl_request_new(rq, rp, async, reply_204_or_write_errno);
     if (!c)
-        return 1;
+        return;
     c->job.board = board;
     c->job.id = rq->params[1];
     c->job.id_len = rq->param_len[1];
-    return ctl_request_start(c, BOARD_CTL_MEMBER_DELETE);
+    ctl_request_start(c, BOARD_CTL_MEMBER_DELETE);
 }
 
 /* ---------------------------------------------------------------- lifecycle */
 
-int handle_board_reset(struct http_request *rq, struct http_reply *rp, struct http_async *async)
+void handle_board_reset(struct http_request *rq, struct http_reply *rp, struct http_async *async)
 {
     const char *board;
-    if (board_param(rq, rp, &board))
-        return answered(async);
+    if (board_param(rq, rp, &board)) {
+        answered(async);
+        return;
+    }
     struct ctl_request *c = ctl_request_new(rq, rp, async, reply_204_or_write_errno);
     if (!c)
-        return 1;
+        return;
     c->job.board = board;
-    return ctl_request_start(c, BOARD_CTL_RESET);
+    ctl_request_start(c, BOARD_CTL_RESET);
 }
 
 /* DELETE /boards/{board}/members?keep=N or ?below=SCORE: trim the tail in chunks. */
@@ -1054,12 +1017,14 @@ static void trim_settings_read(struct board_settings_job *sj, int rc)
 }
 
 /* DELETE /boards/{board}/members?keep=N or ?below=SCORE: trim the tail in chunks. */
-int handle_members_trim(struct http_request *rq, struct http_reply *rp, struct http_async *async)
+void handle_members_trim(struct http_request *rq, struct http_reply *rp, struct http_async *async)
 {
     const char *board, *below = NULL;
     int64_t keep = -1;
-    if (board_param(rq, rp, &board))
-        return answered(async);
+    if (board_param(rq, rp, &board)) {
+        answered(async);
+        return;
+    }
     int nb = http_arg(rq, "below", &below);
     const char *keep_s = NULL;
     int nk = http_arg(rq, "keep", &keep_s);
@@ -1067,12 +1032,14 @@ int handle_members_trim(struct http_request *rq, struct http_reply *rp, struct h
         http_reply_error(rp, 400, "invalid_parameter",
                          "give exactly one of keep=N (keep the top N, remove the rest) or "
                          "below=SCORE (remove every member whose score is worse).");
-        return answered(async);
+        answered(async);
+        return;
     }
     int zero = keep_s && keep_s[0] && keep_s[strspn(keep_s, "0")] == '\0'; /* "0", "00"... */
     if (nk && (zero ? (keep = 0, 0) : request_parse_count(keep_s, INT64_C(1) << 53, &keep))) {
         http_reply_error(rp, 400, "invalid_parameter", "keep must be a whole number from 0.");
-        return answered(async);
+        answered(async);
+        return;
     }
     /* a plain decimal (no exponent, hex, inf or spaces, which strtod would take), judged by its
      * digits like a score: 1.000000000000000001 is not 1 */
@@ -1080,27 +1047,29 @@ int handle_members_trim(struct http_request *rq, struct http_reply *rp, struct h
     if (nb && json_number_parse_plain(below, strlen(below), &score)) {
         http_reply_error(rp, 400, "invalid_parameter",
                          "below must be a score this board can hold (see GET /boards/%s).", board);
-        return answered(async);
+        answered(async);
+        return;
     }
     struct ctl_request *c = ctl_request_new(rq, rp, async, trim_reply);
     if (!c)
-        return 1;
+        return;
     c->job.board = board;
     c->job.keep = keep;
-    if (!nb)
-        return ctl_request_start(c, BOARD_CTL_TRIM);
+    if (!nb) {
+        ctl_request_start(c, BOARD_CTL_TRIM);
+        return;
+    }
     c->below = score;
     c->sj = (struct board_settings_job){
         .board = board, .deadline_ms = rq->deadline_ms, .done = trim_settings_read};
     int rc = board_settings_submit(&rq->app->model, http_async_store(async), &c->sj);
     if (rc)
         ctl_request_done(&c->job, rc);
-    return 1;
 }
 
-int handle_admin_redis(struct http_request *rq, struct http_reply *rp, struct http_async *async)
+void handle_admin_redis(struct http_request *rq, struct http_reply *rp, struct http_async *async)
 {
-    return admin_request(rq, rp, async, 0);
+    admin_request(rq, rp, async, 0);
 }
 
 /* ---------------------------------------------------------------- records */
@@ -1191,13 +1160,17 @@ static void item_put_reply(struct ctl_request *c, int rc)
         c->rp->status = 204;
 }
 
-int handle_item_put(struct http_request *rq, struct http_reply *rp, struct http_async *async)
+void handle_item_put(struct http_request *rq, struct http_reply *rp, struct http_async *async)
 {
-    if (id_param(rq, 0, rp))
-        return answered(async);
+    if (id_param(rq, 0, rp)) {
+        answered(async);
+        return;
+    }
     cJSON *doc = parse_body(rq, rp);
-    if (!doc)
-        return answered(async);
+    if (!doc) {
+        answered(async);
+        return;
+    }
     int status;
     const char *code;
     char msg[MSG_MAX];
@@ -1205,19 +1178,20 @@ int handle_item_put(struct http_request *rq, struct http_reply *rp, struct http_
     cJSON_Delete(doc);
     if (!json) {
         http_reply_error(rp, status, code, "%s", msg);
-        return answered(async);
+        answered(async);
+        return;
     }
     struct ctl_request *c = ctl_request_new(rq, rp, async, item_put_reply);
     if (!c) {
         free(json);
-        return 1;
+        return;
     }
     c->json = json;
     c->job.id = rq->params[0];
     c->job.id_len = rq->param_len[0];
     c->job.json = json;
     c->job.json_len = strlen(json);
-    return ctl_request_start(c, BOARD_CTL_RECORD_PUT);
+    ctl_request_start(c, BOARD_CTL_RECORD_PUT);
 }
 
 static void item_delete_reply(struct ctl_request *c, int rc)
@@ -1231,16 +1205,18 @@ static void item_delete_reply(struct ctl_request *c, int rc)
         c->rp->status = 204;
 }
 
-int handle_item_delete(struct http_request *rq, struct http_reply *rp, struct http_async *async)
+void handle_item_delete(struct http_request *rq, struct http_reply *rp, struct http_async *async)
 {
-    if (id_param(rq, 0, rp))
-        return answered(async);
+    if (id_param(rq, 0, rp)) {
+        answered(async);
+        return;
+    }
     struct ctl_request *c = ctl_request_new(rq, rp, async, item_delete_reply);
     if (!c)
-        return 1;
+        return;
     c->job.id = rq->params[0];
     c->job.id_len = rq->param_len[0];
-    return ctl_request_start(c, BOARD_CTL_RECORD_DELETE);
+    ctl_request_start(c, BOARD_CTL_RECORD_DELETE);
 }
 
 /* ---------------------------------------------------------------- score writes */
@@ -1390,47 +1366,6 @@ static void range_error(const struct board_settings *s, struct entry_error *err)
                lo, hi);
 }
 
-/*
- * Read the settings, validate the scores, write the entries in order. Returns 0 with outcomes,
- * or -1 with err and *bad (a score the board cannot hold: nothing is written on the first
- * attempt; after a concurrent settings change, the entries before *bad may be), or a negative
- * errno (Redis; a prefix of the entries may be applied).
- */
-static int apply_entries(struct rankd *app, const char *board, const struct entry_in *in, size_t n,
-                         int want_rank, struct board_outcome *outcomes, struct board_settings *used,
-                         size_t *bad, struct entry_error *err)
-{
-    struct board_entry *be = calloc(n ? n : 1, sizeof(*be));
-    if (!be)
-        return -ENOMEM;
-    size_t from = 0;
-    int rc = -EAGAIN;
-    for (int attempt = 0; attempt < 3 && rc == -EAGAIN; attempt++) {
-        int exists = 0;
-        rc = board_settings_get(&app->model, board, used, &exists);
-        if (rc)
-            break;
-        if (prepare(used, in + from, n - from, be, bad, err)) {
-            *bad += from;
-            rc = -1;
-            break;
-        }
-        size_t handled = 0;
-        int flags = BOARD_WRITE_ATOMIC | (want_rank ? BOARD_WRITE_RANKS : 0);
-        rc = n > from ? board_write(&app->model, board, used, be, n - from, flags, outcomes + from,
-                                    &handled)
-                      : 0;
-        from += handled;     /* settings changed mid-way: resume after what was written */
-        if (rc == -ERANGE) { /* an incr would leave the range: nothing written */
-            *bad = from;
-            range_error(used, err);
-            rc = -1;
-        }
-    }
-    free(be);
-    return rc;
-}
-
 static void reply_entry_error(struct http_reply *rp, const struct entry_error *err,
                               const char *where)
 {
@@ -1539,26 +1474,6 @@ static void scores_reply(struct http_reply *rp, const struct scores_in *si, int 
     }
 }
 
-void handle_scores_post(struct http_request *rq, struct http_reply *rp)
-{
-    const char *board;
-    if (board_param(rq, rp, &board))
-        return;
-    if (rq->streaming) {
-        handle_scores_stream(rq, NULL, 0, rp); /* end of the stream: flush and reply */
-        return;
-    }
-    struct scores_in si;
-    if (scores_parse(rq, rp, &si))
-        return;
-    struct board_settings used;
-    struct entry_error err = {0};
-    size_t bad = 0;
-    int rc = apply_entries(rq->app, board, si.in, si.n, si.single, si.out, &used, &bad, &err);
-    scores_reply(rp, &si, rc, &used, bad, &err);
-    scores_in_free(&si);
-}
-
 /*
  * The same on the event thread, on its own write connection (http_async_store_writes): the
  * settings this process last saw (else one HGETALL), the scores validated against them, then
@@ -1588,7 +1503,7 @@ static void scores_job_end(struct scores_job *j, int rc, size_t bad, struct entr
     scores_in_free(&j->si);
     free(j->be);
     free(j);
-    http_async_done(async, 1);
+    http_async_done(async);
 }
 
 static void scores_written(struct board_write_job *w, int rc);
@@ -1662,22 +1577,26 @@ static void scores_written(struct board_write_job *w, int rc)
     scores_job_end(j, rc, 0, &err);
 }
 
-static int scores_stream_end(struct http_request *rq, struct http_reply *rp,
-                             struct http_async *async);
+static void scores_stream_end(struct http_request *rq, struct http_reply *rp,
+                              struct http_async *async);
 
-int handle_scores_async(struct http_request *rq, struct http_reply *rp, struct http_async *async)
+void handle_scores_async(struct http_request *rq, struct http_reply *rp, struct http_async *async)
 {
     const char *board;
-    if (rq->streaming)
-        return scores_stream_end(rq, rp, async);
+    if (rq->streaming) {
+        scores_stream_end(rq, rp, async);
+        return;
+    }
     struct scores_job *j = calloc(1, sizeof(*j));
     if (!j) {
         http_reply_errno(rp, -ENOMEM);
-        return answered(async);
+        answered(async);
+        return;
     }
     if (board_param(rq, rp, &board) || scores_parse(rq, rp, &j->si)) {
         free(j);
-        return answered(async); /* a 4xx */
+        answered(async); /* a 4xx */
+        return;
     }
     j->rq = rq;
     j->rp = rp;
@@ -1687,7 +1606,8 @@ int handle_scores_async(struct http_request *rq, struct http_reply *rp, struct h
         scores_in_free(&j->si);
         free(j);
         http_reply_errno(rp, -ENOMEM);
-        return answered(async);
+        answered(async);
+        return;
     }
     struct board_settings set;
     int exists = 0;
@@ -1695,7 +1615,6 @@ int handle_scores_async(struct http_request *rq, struct http_reply *rp, struct h
         scores_send(j, &set);
     else
         scores_read_settings(j);
-    return 1;
 }
 
 /* ---------------------------------------------------------------- NDJSON stream */
@@ -1866,29 +1785,6 @@ static void flush_settle(struct stream *s, int rc, const struct board_settings *
     s->pending_bytes = 0;
 }
 
-/*
- * Apply the pending lines in order (blocking). A score the board cannot hold, or an incr whose
- * result leaves the range, rejects its own line only; the others are applied.
- */
-static int stream_flush(struct http_request *rq, const char *board, struct stream *s)
-{
-    struct flush_bufs b;
-    struct board_settings used;
-    int rc = flush_bufs_new(&b, s->npending) ? -ENOMEM : -EAGAIN;
-    for (int attempt = 0; attempt < 3 && rc == -EAGAIN; attempt++) {
-        int exists = 0;
-        rc = board_settings_get(&rq->app->model, board, &used, &exists);
-        size_t ok = rc == 0 ? flush_prepare(s, &used, &b) : 0;
-        size_t handled = 0;
-        if (rc == 0 && ok)
-            rc = board_write(&rq->app->model, board, &used, b.be, ok, 0, b.out, &handled);
-        flush_written(&b, handled, rc);
-    }
-    flush_settle(s, rc, &used, &b);
-    flush_bufs_free(&b);
-    return rc;
-}
-
 /* One line read: parsed into the pending lines, or rejected. */
 static void stream_line(struct stream *s, char *text, size_t len, long line)
 {
@@ -2019,31 +1915,6 @@ static void stream_reply(struct http_reply *rp, struct stream *s)
     cJSON_Delete(doc);
 }
 
-int handle_scores_stream(struct http_request *rq, const char *data, size_t len,
-                         struct http_reply *rp)
-{
-    const char *board;
-    if (board_param(rq, rp, &board))
-        return -1;
-    struct stream *s = stream_of(rq, rp);
-    if (!s)
-        return -1;
-    size_t at = 0;
-    int rc;
-    while ((rc = stream_take(s, data, len, &at)) == 1)
-        if ((rc = stream_flush(rq, board, s)) != 0)
-            break;
-    if (rc == 0 && !data && s->npending)
-        rc = stream_flush(rq, board, s);
-    if (rc) {
-        stream_fault(rp, s, rc);
-        return -1;
-    }
-    if (!data)
-        stream_reply(rp, s);
-    return 0;
-}
-
 /*
  * The same on the event thread: lines are split and parsed as they arrive; a full chunk is
  * written (write.lua on the loop's write connection, board_write_submit) while the connection is
@@ -2078,7 +1949,7 @@ static void flush_end(struct stream_flush *f, int rc)
         stream_reply(f->rp, s);
     free(f);
     if (final)
-        http_async_done(async, 1);
+        http_async_done(async);
     else
         http_stream_done(async); /* read on (after an error: the rest is dropped, then rp) */
 }
@@ -2151,7 +2022,7 @@ static void flush_start(struct http_request *rq, struct http_reply *rp, struct h
         free(f);
         http_reply_errno(rp, -ENOMEM);
         if (final)
-            http_async_done(async, 1);
+            http_async_done(async);
         else
             http_stream_done(async);
         return;
@@ -2188,13 +2059,13 @@ int handle_scores_stream_async(struct http_request *rq, const char *data, size_t
 }
 
 /* The end of a stream on the event thread (from handle_scores_async). */
-static int scores_stream_end(struct http_request *rq, struct http_reply *rp,
-                             struct http_async *async)
+static void scores_stream_end(struct http_request *rq, struct http_reply *rp,
+                              struct http_async *async)
 {
     const char *board;
     if (board_param(rq, rp, &board)) {
-        http_async_done(async, 1);
-        return 1;
+        http_async_done(async);
+        return;
     }
     struct stream *s = stream_of(rq, rp);
     size_t at = 0;
@@ -2202,14 +2073,13 @@ static int scores_stream_end(struct http_request *rq, struct http_reply *rp,
     if (rc < 0) {
         if (s)
             http_reply_errno(rp, rc);
-        http_async_done(async, 1);
-        return 1;
+        http_async_done(async);
+        return;
     }
     if (s->npending) {
         flush_start(rq, rp, async, s, board, 1); /* replies when written */
-        return 1;
+        return;
     }
     stream_reply(rp, s);
-    http_async_done(async, 1);
-    return 1;
+    http_async_done(async);
 }

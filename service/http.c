@@ -26,10 +26,8 @@
 #include "server.h"
 #include "static_files.h"
 #include "store_async.h"
-#include "workers.h"
 
 #define CONNECTION_TIMEOUT_S 30
-#define THREAD_STACK_BYTES (512 * 1024)
 #define ARG_BYTES_MAX 1024
 /* MHD zeroes a connection's whole memory pool after every request: keep it small. It holds one
  * request's line and headers, the reply headers and the read buffer (body chunks). */
@@ -104,9 +102,8 @@ struct http_server {
     int listen_fd;
     atomic_int quit; /* the loops return */
     struct rankd *app;
-    struct workers *workers;
-    atomic_int suspended; /* requests handed off the event threads */
-    atomic_int in_work;   /* requests handed off at least once and not completed yet */
+    atomic_int suspended; /* requests suspended for their async step (Redis, timers) */
+    atomic_int in_work;   /* requests suspended at least once and not completed yet */
     atomic_int open;      /* open connections, against max_connections (see http_start) */
     int max_connections;
     int max_per_ip;
@@ -117,9 +114,8 @@ struct http_server {
     int port;
 };
 
-/* Per-request state, created on the first callback and freed in on_completed. While the
- * connection is suspended only the thread doing its work touches it; that thread's last act is
- * to resume the connection (resume_exchange), after which only the event thread does. */
+/* Per-request state, created on the first callback and freed in on_completed; touched only by
+ * the event thread that owns the connection. */
 struct exchange {
     struct http_request rq;
     struct http_reply rp;
@@ -127,11 +123,10 @@ struct exchange {
     struct http_server *srv;
     struct loop *loop; /* the event thread that owns the connection */
     struct MHD_Connection *conn;
-    struct buf chunk; /* a streamed body chunk handed to a worker */
     int64_t start_us;
-    int replied;    /* the handler ran off the event thread: send rp on the next callback */
+    int replied;    /* the async step is done: send rp on the next callback */
     int handed_off; /* counted in srv->in_work */
-    int away;       /* handed off and perhaps not resumed yet: event threads only */
+    int away;       /* suspended and perhaps not resumed yet */
     int queued;     /* a response was queued */
     int no_drain;   /* refused for its framing: answered before its body, then closed */
 };
@@ -589,12 +584,12 @@ static int has_body(struct MHD_Connection *c)
     return (cl && strtoll(cl, NULL, 10) > 0) || te;
 }
 
-/* ---------------------------------------------------------------- off the event threads */
+/* ---------------------------------------------------------------- async steps */
 
-/* The event threads never block (see http.h): work that may wait on Redis runs on a worker
- * while the connection is suspended, and the worker's last act is to resume it. */
+/* The event threads never block (see http.h): a request that waits for Redis or a timer is
+ * suspended while its async step runs on the same thread, and resumed when it is done. */
 
-/* Suspend x for work elsewhere. Returns 0, or -1 when rankd is stopping (x is not suspended).
+/* Suspend x for its async step. Returns 0, or -1 when rankd is stopping (x is not suspended).
  * The counters go up before `stopping` is read, and http_stop sets `stopping` before it reads
  * them (both sequentially consistent): either this sees the stop, or the stop waits for x. */
 static int suspend_exchange(struct exchange *x)
@@ -614,10 +609,9 @@ static int suspend_exchange(struct exchange *x)
     return 0;
 }
 
-/* 1 while x's work may still be running: handed off and not resumed. MHD 0.9.75 goes on calling
- * the handler with the rest of a chunked body after the connection is suspended; such calls must
- * neither consume data nor start more work. Only the event threads resume connections, so "not
- * suspended" means the worker has finished. */
+/* 1 while x's async step may still be running: suspended and not resumed. MHD 0.9.75 goes on
+ * calling the handler with the rest of a chunked body after the connection is suspended; such
+ * calls must neither consume data nor start more work. */
 static int still_away(struct exchange *x)
 {
     if (!x->away)
@@ -641,10 +635,10 @@ static void loop_wake(struct loop *l);
 /* The loop whose thread runs now (NULL elsewhere). */
 static __thread struct loop *this_loop;
 
-/* Hand the connection back to its event thread; x may be freed as soon as this starts. Without
- * an internal polling thread MHD has no channel of its own to notice a resume, and applies
- * resumes only when the daemon runs next: another thread wakes the loop; on the loop's own thread
- * `resumed` makes the loop run the daemon again before it waits. */
+/* Resume the connection; x may be freed as soon as this starts. Without an internal polling
+ * thread MHD has no channel of its own to notice a resume, and applies resumes only when the
+ * daemon runs next: `resumed` makes the loop run the daemon again before it waits (another
+ * thread, which never happens now, would have to wake the loop). */
 static void resume_exchange(struct exchange *x)
 {
     struct http_server *srv = x->srv;
@@ -655,38 +649,6 @@ static void resume_exchange(struct exchange *x)
     else
         l->resumed = 1;                   /* the loop runs the daemon again before it waits */
     atomic_fetch_sub(&srv->suspended, 1); /* last: http_stop frees the loops once it is 0 */
-}
-
-static void run_handler(void *arg)
-{
-    struct exchange *x = arg;
-    x->route->handler(&x->rq, &x->rp);
-    x->replied = 1;
-    resume_exchange(x);
-}
-
-static void run_stream(void *arg)
-{
-    struct exchange *x = arg;
-    x->route->stream(&x->rq, x->chunk.data, x->chunk.len, &x->rp);
-    x->chunk.len = 0;
-    resume_exchange(x);
-}
-
-static void reply_busy(struct http_reply *rp)
-{
-    http_reply_error(rp, 503, "overloaded", "rankd could not start a thread for this request.");
-    http_reply_header(rp, "Retry-After", "1");
-}
-
-/* Run fn(x) on a worker; the connection is suspended. */
-static void to_worker(struct exchange *x, workers_fn fn)
-{
-    if (workers_submit(x->srv->workers, fn, x) == 0)
-        return;
-    reply_busy(&x->rp);
-    x->replied = 1;
-    resume_exchange(x);
 }
 
 struct store_async *http_async_store(struct http_async *a)
@@ -745,13 +707,9 @@ struct store_async *http_async_store_cache(struct http_async *a, int writes)
     return writes ? x->loop->cache_writes : x->loop->cache_hits;
 }
 
-void http_async_done(struct http_async *a, int replied)
+void http_async_done(struct http_async *a)
 {
     struct exchange *x = (struct exchange *)a;
-    if (!replied) {
-        to_worker(x, run_handler);
-        return;
-    }
     x->replied = 1;
     resume_exchange(x);
 }
@@ -785,46 +743,39 @@ static void stream_stopped(struct exchange *x)
         reply_stopping(&x->rp);
 }
 
-/* A chunk of an NDJSON body: on the event thread when it has a write connection (a full chunk of
- * lines is written while the connection is suspended), else on a worker (it writes to Redis). */
+/* A chunk of an NDJSON body, on the event thread: a full chunk of lines is written while the
+ * connection is suspended. */
 static enum MHD_Result stream_chunk(struct exchange *x, const char *data, size_t *len)
 {
-    if (x->route->stream_async && x->loop && x->loop->writes) {
-        if (atomic_load(&x->srv->stopping)) {
-            stream_stopped(x);
-            *len = 0;
-            return MHD_YES;
-        }
-        size_t used = 0;
-        int rc = x->route->stream_async(&x->rq, data, *len, &used, &x->rp, (struct http_async *)x);
-        *len = rc < 0 ? 0 : *len - used; /* an error: the rest is read and dropped */
-        if (rc == 1)
-            suspend_started(x);
+    if (atomic_load(&x->srv->stopping)) {
+        stream_stopped(x);
+        *len = 0;
         return MHD_YES;
     }
-    if (buf_append(&x->chunk, data, *len))
-        http_reply_errno(&x->rp, -ENOMEM);
-    else if (suspend_exchange(x) == 0)
-        to_worker(x, run_stream);
-    else
-        stream_stopped(x);
-    *len = 0;
+    size_t used = 0;
+    int rc = x->route->stream_async(&x->rq, data, *len, &used, &x->rp, (struct http_async *)x);
+    *len = rc < 0 ? 0 : *len - used; /* an error: the rest is read and dropped */
+    if (rc == 1)
+        suspend_started(x);
     return MHD_YES;
 }
 
-/* The whole request is in: answer from memory, or hand it to the route's async step or a worker. */
+/* The whole request is in: answer from memory, or run the route's async step. */
 static enum MHD_Result dispatch(struct MHD_Connection *c, struct exchange *x)
 {
     const struct route *r = x->route;
     x->rq.deadline_ms = util_now_ms() + x->srv->request_timeout_ms;
     if (r->quick && r->quick(&x->rq, &x->rp))
         return send_reply(c, x);
+    if (!r->async) { /* a route table bug: every route has a step that answers */
+        http_reply_error(&x->rp, 500, "internal", "The route has no step that answers.");
+        return send_reply(c, x);
+    }
     if (suspend_exchange(x)) {
         reply_stopping(&x->rp);
         return send_reply(c, x);
     }
-    if (!(r->async && r->async(&x->rq, &x->rp, (struct http_async *)x)))
-        to_worker(x, run_handler);
+    r->async(&x->rq, &x->rp, (struct http_async *)x);
     return MHD_YES;
 }
 
@@ -890,7 +841,6 @@ static void exchange_free(struct exchange *x)
     }
     free(x->rq.args);
     buf_free(&x->rq.body);
-    buf_free(&x->chunk);
     if (x->rq.stream_state && x->route && x->route->stream_free)
         x->route->stream_free(x->rq.stream_state);
     buf_free(&x->rp.body);
@@ -1370,7 +1320,6 @@ static void server_free(struct http_server *srv)
     free(srv->loops);
     if (srv->listen_fd >= 0)
         close(srv->listen_fd);
-    workers_free(srv->workers);
     for (int b = 0; b < IP_BUCKETS; b++)
         while (srv->ips[b]) {
             struct ip_count *e = srv->ips[b];
@@ -1405,10 +1354,8 @@ struct http_server *http_start(struct rankd *app, const struct http_options *o, 
                                                : cores >= 2 ? cores / 2
                                                             : 1);
     srv->loops = calloc((size_t)srv->nloops, sizeof(*srv->loops));
-    /* a worker per open connection at most: a job never waits behind unrelated slow jobs */
-    srv->workers = workers_new(o->max_connections, (size_t)THREAD_STACK_BYTES);
     srv->listen_fd = -1;
-    *err = !srv->loops || !srv->workers ? -ENOMEM : 0;
+    *err = !srv->loops ? -ENOMEM : 0;
     int nloops = srv->nloops;
     srv->nloops = 0;
     if (!*err && (srv->listen_fd = listen_on(&ss, v6, err)) >= 0)

@@ -11,33 +11,31 @@
  * so a write held by Redis never holds up the reads behind it) and its timers
  * (http_timer_after). An event thread multiplexes many connections, so it must never wait: it
  * parses, checks, answers from memory and sends Redis commands without waiting for their
- * replies. A request goes through up to three steps (route.h):
- *   1. quick, on the event thread: 400s and in-process tier hits are answered at once;
- *   2. async, connection suspended, still on the event thread: pages, members, around, score
- *      writes and NDJSON chunks append their script calls or lookups to the thread's
- *      connections; every command of one loop iteration leaves in one write per connection (a
- *      pipeline), and the replies, read by the same thread, answer the requests and resume
- *      their connections; waits (a page lock held elsewhere) are timers. One deadline per
- *      request (http_request.deadline_ms, --request-timeout-ms) bounds all of it. No other
- *      thread and no wake-up is involved: on 2 cores a hand-off to another thread and back was
- *      about a quarter of a hit's CPU (bench/results/compare-issue3.md);
- *   3. handler, connection suspended, on a worker thread (workers.h) that may block on Redis:
- *      the control routes (settings, delete, reset, trim, records, lists, admin) and what an
- *      async step hands back (its thread's connection is being dialled, a period its hint cannot
- *      place, a separate cache Redis); the worker resumes the connection when the reply is ready.
- * Workers are created on demand up to --max-connections (each connection has at most one
- * request in work), so a slow handler holds one worker and nothing else.
+ * replies. A request goes through one or two steps (route.h), both on the event thread that read
+ * it; no other thread and no wake-up is involved (on 2 cores a hand-off to another thread and
+ * back was about a quarter of a hit's CPU: bench/results/compare-issue3.md):
+ *   1. quick: 400s, /healthz, /metrics and in-process tier hits are answered at once;
+ *   2. async, connection suspended: every other request appends its script calls, commands or
+ *      lookups to the thread's connections; every command of one loop iteration leaves in one
+ *      write per connection (a pipeline), and the replies, read by the same thread, start the
+ *      request's next call or answer it and resume its connection; waits (a page lock held
+ *      elsewhere) are timers. Control operations (settings, delete, reset, trim, the board list,
+ *      records, /admin, /readyz) are chains of such calls (board_ctl_submit), and an NDJSON
+ *      upload writes each full chunk of lines while its connection is suspended. One deadline
+ *      per request (http_request.deadline_ms, --request-timeout-ms) bounds all of it. A request
+ *      that arrives while its thread's connection is being dialled waits for that dial within
+ *      its deadline (store_async.h).
  * rankd accepts connections itself and gives each to the event thread with the fewest (left to
  * the kernel, one thread of two held 53 of 64 connections), and enforces --max-connections and
  * --max-connections-per-ip for the whole process at accept: MHD counts per daemon. Shutdown
  * stops accepting, answers new work 503, gives requests in work up to 5 s to finish sending
  * (a stalled upload or a client that never reads must not hold the exit), always lets suspended
- * requests finish (MHD must not stop with suspended connections; they are bounded by the Redis
- * timeout and page waits), then stops the loops and the daemons. Idle keep-alive connections are
+ * requests finish (MHD must not stop with suspended connections; they are bounded by their
+ * deadlines), then stops the loops and the daemons. Idle keep-alive connections are
  * closed after 30 s; so is a connection whose client closed it in the middle of a request, which
  * libmicrohttpd 0.9.75's edge-triggered epoll can miss (its slot counts until then).
  *
- * Only http.c includes microhttpd.h. Handlers (handlers.c) see struct http_request and fill
+ * Only http.c includes microhttpd.h. Handlers (handlers_*.c) see struct http_request and fill
  * struct http_reply; http.c sends it. Only http.c maps negative errno codes to statuses
  * (http_reply_errno): Redis faults -> 503, -ENOMEM and anything unexpected -> 500.
  */
@@ -130,13 +128,12 @@ void http_reply_header(struct http_reply *rp, const char *name, const char *valu
 struct http_options {
     const char *host;           /**< listen address (IPv4/IPv6 literal or "localhost") */
     int port;                   /**< 0: any free port */
-    int max_connections;        /**< open connections at once; also the most worker threads */
+    int max_connections;        /**< open connections at once */
     int max_per_ip;             /**< 0: no per-address limit */
     int event_threads;          /**< event threads; 0 = half the online cores, at least 1, at most 8
-                                 *   (the other half is left to Redis and the workers) */
-    struct store *hits;         /**< where the event threads' read connections dial (borrowed; NULL:
-                                 *   none, every async step falls back to workers) */
-    struct store *writes;       /**< where their write connections dial (borrowed; NULL: none) */
+                                 *   (the other half is left to Redis and the clients) */
+    struct store *hits;         /**< where the event threads' read connections dial (borrowed) */
+    struct store *writes;       /**< where their write connections dial (borrowed) */
     struct store *cache_hits;   /**< a cache Redis of its own (--cache-redis): where the event
                                  *   threads' read connections to it dial (borrowed; NULL: none) */
     struct store *cache_writes; /**< and their write connections to it (borrowed; NULL: none) */
@@ -151,13 +148,12 @@ struct http_server *http_start(struct rankd *app, const struct http_options *o, 
 
 /**
  * A request whose connection is suspended while a route's async step (route.h) runs. The step
- * calls http_async_done exactly once, from any thread: replied = 1 when it filled the reply,
- * 0 to run the route's blocking handler on a worker instead. The request and reply must not be
- * touched after the call.
+ * calls http_async_done exactly once, on the event thread, when it has filled the reply. The
+ * request and reply must not be touched after the call.
  */
 struct http_async;
 
-void http_async_done(struct http_async *a, int replied);
+void http_async_done(struct http_async *a);
 
 /** A streamed body's chunk work (route_stream_async_fn) is done: the connection reads on. Once,
  *  on the event thread; after an error in the reply the rest of the body is dropped and the

@@ -117,8 +117,7 @@ static int render_cache(struct buf *out, const struct page_cache_stats *c)
          c->hits},
         {"l1_hits", "pages served from the in-process tier", c->l1_hits},
         {"batched_hits",
-         "pages served from Redis by an event thread on its own connection, fresh or stale "
-         "(no worker thread)",
+         "pages served from Redis by an event thread on its own connection, fresh or stale",
          c->batched_hits},
         {"batches", "pipelines begun by that path", c->batches},
         {"shared_lookups",
@@ -128,7 +127,7 @@ static int render_cache(struct buf *out, const struct page_cache_stats *c)
         {"misses", "pages computed for a request", c->misses},
         {"misses_on_loop",
          "misses computed on an event thread (page_fill.lua: the cached page, or the lock and the "
-         "rows), without a worker thread",
+         "rows)",
          c->misses_on_loop},
         {"stale", "pages served past their soft TTL while refreshing", c->stale},
         {"lock_waits", "misses that waited for another holder's computation", c->lock_waits},

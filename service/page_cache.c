@@ -34,18 +34,6 @@
 
 struct fill;
 
-/* One in-flight computation of one exact key (single-flight). */
-struct flight {
-    char key[KEY_MAX];
-    int refs;    /* requests (and at most one refresher) using the entry */
-    int done;    /* result published */
-    int rc;      /* 0, or why there is no value */
-    char *value; /* formatted cache value (header + body), owned */
-    size_t len;
-    int64_t started_ms; /* wall clock when the computation began */
-    struct flight *next;
-};
-
 /* One page body in the in-process tier. */
 struct l1_entry {
     char key[KEY_MAX];
@@ -69,10 +57,7 @@ struct page_cache {
     pthread_mutex_t state_lock;
     struct board_state *states; /* STATE_SLOTS */
     int same_store;
-    pthread_mutex_t lock; /* flights, refresh count */
-    pthread_cond_t changed;
-    struct flight *flights;
-    int refreshing;
+    pthread_mutex_t lock; /* fills */
     pthread_mutex_t l1_lock;
     struct l1_entry *l1[L1_BUCKETS];
     struct l1_entry *l1_oldest, *l1_newest;
@@ -131,12 +116,6 @@ static uint64_t next_rand(struct page_cache *pc)
 static double rand_unit(struct page_cache *pc)
 {
     return ((double)(next_rand(pc) >> 11) + 1.0) / 9007199254740993.0; /* (0, 1) */
-}
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
 }
 
 /* ---------------------------------------------------------------- values */
@@ -246,97 +225,6 @@ static void breaker_result(struct page_cache *pc, int failed)
     }
 }
 
-/* ---------------------------------------------------------------- cache Redis commands */
-
-/* One command on the cache store; NULL (and a breaker error) on failure or an error reply. */
-static redisReply *cache_on(struct page_cache *pc, struct store *st, int argc, const char **argv,
-                            const size_t *lens)
-{
-    int err = 0;
-    struct store_conn *c = store_acquire(st, &err);
-    redisReply *r = c ? store_command(c, argc, argv, lens, &err) : NULL;
-    store_release(st, c);
-    breaker_result(pc, r == NULL);
-    return r;
-}
-
-/* A read (GET) of the cache store. */
-static redisReply *cache_cmd(struct page_cache *pc, int argc, const char **argv, const size_t *lens)
-{
-    return cache_on(pc, pc->cfg.cache, argc, argv, lens);
-}
-
-/* A write (SET of a page or a lock): the cache's write pool, so that writes held up by Redis
- * (CLIENT PAUSE WRITE) never take the connections page reads need. */
-static redisReply *cache_write(struct page_cache *pc, int argc, const char **argv,
-                               const size_t *lens)
-{
-    return cache_on(pc, pc->cfg.cache_writes, argc, argv, lens);
-}
-
-/* GET the page; 1 found (value copied), 0 absent, -1 error. */
-static int cache_read(struct page_cache *pc, const char *key, char **value, size_t *len)
-{
-    const char *argv[] = {"GET", key};
-    redisReply *r = cache_cmd(pc, 2, argv, NULL);
-    if (!r)
-        return -1;
-    int found = r->type == REDIS_REPLY_STRING;
-    if (found) {
-        *value = malloc(r->len + 1);
-        if (*value) {
-            memcpy(*value, r->str, r->len + 1);
-            *len = r->len;
-        } else {
-            found = -1;
-        }
-    }
-    freeReplyObject(r);
-    return found;
-}
-
-static void cache_store(struct page_cache *pc, const struct page_req *q, const char *value,
-                        size_t len, int64_t soft_ms)
-{
-    int64_t px = soft_ms - wall_ms() + pc->cfg.grace_ms;
-    if (px <= 0)
-        return;
-    char pxs[24];
-    snprintf(pxs, sizeof(pxs), "%" PRId64, px);
-    const char *argv[] = {"SET", q->key, value, "PX", pxs};
-    size_t lens[] = {3, strlen(q->key), len, 2, strlen(pxs)};
-    freeReplyObject(cache_write(pc, 5, argv, lens));
-}
-
-/* SET key:lock token NX PX ttl: 1 taken, 0 held by someone else, -1 error. */
-static int lock_take(struct page_cache *pc, const struct page_req *q, char *token, size_t toklen)
-{
-    char lock[KEY_MAX + 8], ttl[16];
-    snprintf(lock, sizeof(lock), "%s:lock", q->key);
-    snprintf(token, toklen, "%016" PRIx64 "%016" PRIx64, next_rand(pc), next_rand(pc));
-    snprintf(ttl, sizeof(ttl), "%d", pc->cfg.lock_ttl_ms);
-    const char *argv[] = {"SET", lock, token, "NX", "PX", ttl};
-    redisReply *r = cache_write(pc, 6, argv, NULL);
-    if (!r)
-        return -1;
-    int taken = r->type == REDIS_REPLY_STATUS;
-    freeReplyObject(r);
-    return taken;
-}
-
-static void lock_release(struct page_cache *pc, const struct page_req *q, const char *token)
-{
-    char lock[KEY_MAX + 8];
-    snprintf(lock, sizeof(lock), "%s:lock", q->key);
-    const char *argv[] = {lock, token};
-    int err = 0;
-    struct store_conn *c = store_acquire(pc->cfg.cache_writes, &err);
-    redisReply *r = c ? store_script(c, STORE_SCRIPT_LOCK_RELEASE, 1, 1, argv, NULL, &err) : NULL;
-    store_release(pc->cfg.cache_writes, c);
-    breaker_result(pc, r == NULL);
-    freeReplyObject(r);
-}
-
 /* ---------------------------------------------------------------- computing a page */
 
 /* The cache value of a page computed now in delta_us: soft expiry 80-90% of the TTL (jittered),
@@ -358,278 +246,7 @@ static char *make_value(struct page_cache *pc, const struct page_req *q, const c
     return value_format(q->gen, now, soft, delta_us, body, strlen(body), len);
 }
 
-/* Read the board, render the page, format the cache value. */
-static int compute(struct page_cache *pc, const struct page_req *q, char **value, size_t *len)
-{
-    int64_t t0 = util_now_us();
-    if (pc->cfg.delay) {
-        int ms = pc->cfg.delay(q->board, q->page, q->size);
-        if (ms > 0)
-            sleep_ms(ms);
-    }
-    struct board_page *p = NULL;
-    /* the period the key was made for, named explicitly so a boundary crossed meanwhile cannot
-     * put one period's page under another's key */
-    int rc = board_page_get(pc->cfg.model, q->board, q->period[0] ? q->period : NULL, q->page,
-                            q->size, &p);
-    if (rc)
-        return rc;
-    char *body = render_page(q->board, q->page, p);
-    board_page_free(p);
-    if (!body)
-        return -ENOMEM;
-    int64_t delta_us = util_now_us() - t0; /* microseconds: most pages take well under 1 ms */
-    *value = make_value(pc, q, body, delta_us, len);
-    free(body);
-    return *value ? 0 : -ENOMEM;
-}
-
-/* Compute and store under the lock, or wait for another holder, or compute without the lock. */
-/* The cache holds q's page, new enough for q: 1 with *value; 0 (freed) or -1 (Redis error). */
-static int fresh_read(struct page_cache *pc, const struct page_req *q, char **value, size_t *len)
-{
-    int found = cache_read(pc, q->key, value, len);
-    if (found != 1 || q->older_than_ms == 0)
-        return found;
-    struct entry e;
-    if (value_parse(*value, *len, &e) == 0 && e.created_ms > q->older_than_ms)
-        return 1;
-    free(*value);
-    *value = NULL;
-    return 0;
-}
-
-static int fetch_or_compute(struct page_cache *pc, const struct page_req *q, char **value,
-                            size_t *len)
-{
-    if (breaker_open(pc)) {
-        atomic_fetch_add(&pc->uncached, 1);
-        return compute(pc, q, value, len);
-    }
-    char token[40];
-    int taken = lock_take(pc, q, token, sizeof(token));
-    if (taken < 0) {
-        atomic_fetch_add(&pc->uncached, 1);
-        return compute(pc, q, value, len);
-    }
-    if (taken == 0) {
-        atomic_fetch_add(&pc->lock_waits, 1);
-        int64_t deadline = util_now_ms() + pc->cfg.max_wait_ms;
-        while (util_now_ms() < deadline) {
-            sleep_ms(POLL_MIN_MS + (int)(next_rand(pc) % (POLL_JITTER_MS + 1)));
-            int found = fresh_read(pc, q, value, len);
-            if (found == 1)
-                return 0;
-            if (found < 0)
-                break;
-        }
-        atomic_fetch_add(&pc->lock_wait_timeouts, 1);
-    } else {
-        int found = fresh_read(pc, q, value, len); /* a holder may just have stored it */
-        if (found == 1) {
-            lock_release(pc, q, token);
-            return 0;
-        }
-    }
-    struct entry e;
-    int rc = compute(pc, q, value, len);
-    if (rc == 0 && value_parse(*value, *len, &e) == 0)
-        cache_store(pc, q, *value, *len, e.soft_ms);
-    if (taken == 1)
-        lock_release(pc, q, token);
-    return rc;
-}
-
-/* ---------------------------------------------------------------- single-flight */
-
-static struct flight *flight_find(struct page_cache *pc, const char *key)
-{
-    for (struct flight *f = pc->flights; f; f = f->next)
-        if (strcmp(f->key, key) == 0)
-            return f;
-    return NULL;
-}
-
-/* Join the flight for key (under pc->lock). *leader is 1 when this caller must compute. */
-static struct flight *flight_join(struct page_cache *pc, const char *key, int *leader)
-{
-    struct flight *f = flight_find(pc, key);
-    *leader = f == NULL;
-    if (!f) {
-        f = calloc(1, sizeof(*f));
-        if (!f)
-            return NULL;
-        snprintf(f->key, sizeof(f->key), "%s", key);
-        f->started_ms = wall_ms();
-        f->next = pc->flights;
-        pc->flights = f;
-    }
-    f->refs++;
-    return f;
-}
-
-/* Leave a flight (under pc->lock); the last one out frees it. */
-static void flight_leave(struct page_cache *pc, struct flight *f)
-{
-    if (--f->refs > 0)
-        return;
-    for (struct flight **p = &pc->flights; *p; p = &(*p)->next)
-        if (*p == f) {
-            *p = f->next;
-            break;
-        }
-    free(f->value);
-    free(f);
-}
-
-static void flight_publish(struct page_cache *pc, struct flight *f, int rc, char *value, size_t len)
-{
-    pthread_mutex_lock(&pc->lock);
-    f->rc = rc;
-    f->value = value;
-    f->len = len;
-    f->done = 1;
-    pthread_cond_broadcast(&pc->changed);
-    pthread_mutex_unlock(&pc->lock);
-}
-
-/* Wait for a flight's result and copy it. */
-static int flight_result(struct page_cache *pc, struct flight *f, char **value, size_t *len)
-{
-    pthread_mutex_lock(&pc->lock);
-    while (!f->done)
-        pthread_cond_wait(&pc->changed, &pc->lock);
-    int rc = f->rc;
-    if (rc == 0) {
-        *value = malloc(f->len + 1);
-        if (*value) {
-            memcpy(*value, f->value, f->len + 1);
-            *len = f->len;
-        } else {
-            rc = -ENOMEM;
-        }
-    }
-    flight_leave(pc, f);
-    pthread_mutex_unlock(&pc->lock);
-    return rc;
-}
-
-/* A miss: one computation per key in this process, whatever the number of requests. */
-static int miss(struct page_cache *pc, const struct page_req *q, char **value, size_t *len)
-{
-    int leader = 0;
-    pthread_mutex_lock(&pc->lock);
-    struct flight *f = flight_join(pc, q->key, &leader);
-    pthread_mutex_unlock(&pc->lock);
-    if (!f)
-        return -ENOMEM;
-    if (!leader) {
-        int rc = flight_result(pc, f, value, len);
-        /* a background refresh that gave up (lock held elsewhere) leaves no value: do it here */
-        return rc == -EBUSY ? fetch_or_compute(pc, q, value, len) : rc;
-    }
-    char *v = NULL;
-    size_t n = 0;
-    int rc = fetch_or_compute(pc, q, &v, &n);
-    char *copy = rc == 0 ? malloc(n + 1) : NULL;
-    if (copy)
-        memcpy(copy, v, n + 1);
-    flight_publish(pc, f, rc == 0 && !copy ? -ENOMEM : rc, copy, n);
-    pthread_mutex_lock(&pc->lock);
-    flight_leave(pc, f);
-    pthread_mutex_unlock(&pc->lock);
-    *value = v;
-    *len = n;
-    return rc;
-}
-
 /* ---------------------------------------------------------------- background refresh */
-
-struct refresh_job {
-    struct page_cache *pc;
-    struct page_req q;
-    int64_t seen_created_ms; /* creation time of the page that triggered the refresh */
-    char board[BOARD_NAME_LEN_MAX + 1];
-    char requested[PERIOD_ID_MAX]; /* q.requested's copy: the request's own ends with it */
-    struct flight *f;
-};
-
-static void *refresh_run(void *arg)
-{
-    struct refresh_job *job = arg;
-    struct page_cache *pc = job->pc;
-    job->q.board = job->board; /* the copies: the request that started this may be gone */
-    job->q.requested = job->requested[0] ? job->requested : NULL;
-    char token[40];
-    char *v = NULL;
-    size_t n = 0;
-    int rc = -EBUSY;
-    if (lock_take(pc, &job->q, token, sizeof(token)) == 1) { /* else: refreshing elsewhere */
-        struct entry e;
-        /* Another refresh (here or in another process) may have finished between our read
-         * and this lock: then a newer page is stored and there is nothing to do. */
-        if (cache_read(pc, job->q.key, &v, &n) == 1 && value_parse(v, n, &e) == 0 &&
-            e.gen == job->q.gen && e.created_ms > job->seen_created_ms) {
-            rc = 0;
-        } else {
-            free(v);
-            v = NULL;
-            rc = compute(pc, &job->q, &v, &n);
-            if (rc == 0 && value_parse(v, n, &e) == 0)
-                cache_store(pc, &job->q, v, n, e.soft_ms);
-            atomic_fetch_add(&pc->refreshes, 1);
-        }
-        lock_release(pc, &job->q, token);
-    }
-    flight_publish(pc, job->f, rc, v, n);
-    pthread_mutex_lock(&pc->lock);
-    flight_leave(pc, job->f);
-    pc->refreshing--;
-    pthread_cond_broadcast(&pc->changed);
-    pthread_mutex_unlock(&pc->lock);
-    free(job);
-    return NULL;
-}
-
-/* Start one background refresh of q's key unless one is already in flight in this process.
- * seen_created_ms: when the page this request found was made (a newer one makes it moot). */
-static void refresh_async(struct page_cache *pc, const struct page_req *q, int64_t seen_created_ms)
-{
-    pthread_mutex_lock(&pc->lock);
-    if (flight_find(pc, q->key) || pc->refreshing >= pc->cfg.refresh_max) {
-        pthread_mutex_unlock(&pc->lock);
-        return;
-    }
-    struct refresh_job *job = calloc(1, sizeof(*job));
-    int leader = 0;
-    struct flight *f = job ? flight_join(pc, q->key, &leader) : NULL;
-    if (!f) {
-        pthread_mutex_unlock(&pc->lock);
-        free(job);
-        return;
-    }
-    job->pc = pc;
-    job->q = *q;
-    job->seen_created_ms = seen_created_ms;
-    util_copy(job->board, sizeof(job->board), q->board);
-    util_copy(job->requested, sizeof(job->requested), q->requested ? q->requested : "");
-    job->f = f;
-    pc->refreshing++;
-    pthread_mutex_unlock(&pc->lock);
-    pthread_t t;
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    if (pthread_create(&t, &attr, refresh_run, job) != 0) {
-        flight_publish(pc, f, -EBUSY, NULL, 0);
-        pthread_mutex_lock(&pc->lock);
-        flight_leave(pc, f);
-        pc->refreshing--;
-        pthread_mutex_unlock(&pc->lock);
-        free(job);
-    }
-    pthread_attr_destroy(&attr);
-}
 
 /* ---------------------------------------------------------------- in-process tier */
 
@@ -797,35 +414,6 @@ static void settings_argv(const char *argv[SETTINGS_ARGC], const char *meta)
         argv[2 + i] = fields[i];
 }
 
-/* Pipelined: HMGET of the settings, and GET of the guessed page key when there is a guess.
- * *settings and *guessed (NULL when not asked) must be freed. */
-static int lookup_round_trip(struct page_cache *pc, const char *meta, const char *guess,
-                             redisReply **settings, redisReply **guessed)
-{
-    const char *hm[SETTINGS_ARGC], *get[] = {"GET", guess};
-    settings_argv(hm, meta);
-    const char *const *argv[] = {hm, get};
-    const int argc[] = {SETTINGS_ARGC, 2};
-    const size_t *const lens[] = {NULL, NULL};
-    redisReply *rs[2] = {NULL, NULL};
-    int n = guess ? 2 : 1, rc = -ECONNRESET;
-    for (int attempt = 0; attempt < 2 && rc == -ECONNRESET; attempt++) {
-        /* a read whose connection was cut after it was sent: once more, on a new connection */
-        struct store_conn *c = store_acquire(pc->cfg.data, &rc);
-        if (!c)
-            return rc;
-        rc = store_pipeline(c, n, argc, argv, lens, rs);
-        store_release(pc->cfg.data, c);
-    }
-    if (rc)
-        return rc;
-    if (!rs[0])
-        return -EIO;
-    *settings = rs[0];
-    *guessed = guess ? rs[1] : NULL;
-    return 0;
-}
-
 static int reply_int(const redisReply *r, int deflt)
 {
     if (!r || r->type != REDIS_REPLY_STRING)
@@ -886,11 +474,10 @@ static int settle(struct page_cache *pc, struct page_req *q, int requested_size,
 static void place(struct page_cache *pc, struct page_req *q, int requested_size,
                   const struct board_where *w, char *guess, size_t guess_len);
 
-static int locate(struct page_cache *pc, struct page_req *q, int requested_size, int may_wait,
+static int locate(struct page_cache *pc, struct page_req *q, int requested_size,
                   struct board_where *w, char *guess, size_t guess_len)
 {
-    int rc = may_wait ? board_where(pc->cfg.model, q->board, q->requested, w)
-                      : board_where_cached(pc->cfg.model, q->board, q->requested, w);
+    int rc = board_where_cached(pc->cfg.model, q->board, q->requested, w);
     if (rc)
         return rc;
     place(pc, q, requested_size, w, guess, guess_len);
@@ -910,41 +497,6 @@ static void place(struct page_cache *pc, struct page_req *q, int requested_size,
         page_key(guess, guess_len, pc->cfg.prefix, q->board, st.gen, w->period,
                  requested_size ? requested_size : st.page_size, q->page);
     }
-}
-
-/* Board state and, with one store, the cached value: one round trip when the guess holds.
- * Returns 1 with *value (found), 0 (not cached), or a negative errno. */
-static int lookup(struct page_cache *pc, struct page_req *q, int requested_size, char **value,
-                  size_t *len)
-{
-    char meta[KEY_MAX], guess[KEY_MAX];
-    meta_key(meta, sizeof(meta), pc->cfg.prefix, q->board);
-    for (int attempt = 0; attempt < 3; attempt++) {
-        struct board_where w;
-        int rc = locate(pc, q, requested_size, 1, &w, guess, sizeof(guess));
-        if (rc)
-            return rc;
-        redisReply *set = NULL, *got = NULL;
-        rc = lookup_round_trip(pc, meta, guess[0] ? guess : NULL, &set, &got);
-        if (rc || !set)
-            return rc ? rc : -EIO;
-        rc = settle(pc, q, requested_size, &w, guess, set, got);
-        if (rc == SETTLED_FOUND) { /* taken: hiredis 0.14 mallocs each string, frees NULL */
-            *value = got->str;
-            *len = got->len;
-            got->str = NULL;
-        }
-        freeReplyObject(set);
-        freeReplyObject(got);
-        if (rc == SETTLED_RETRY)
-            continue;
-        if (rc < 0 || rc == SETTLED_FOUND)
-            return rc;
-        if (rc == SETTLED_UNGUESSED && q->ttl_ms > 0 && !breaker_open(pc))
-            return cache_read(pc, q->key, value, len) == 1;
-        return 0;
-    }
-    return -EAGAIN; /* the period settings keep changing under us */
 }
 
 /* ---------------------------------------------------------------- the read path */
@@ -1038,8 +590,7 @@ static int64_t fill_started(struct page_cache *pc, const char *key);
 static int64_t refresh_started(struct page_cache *pc, const char *key)
 {
     pthread_mutex_lock(&pc->lock);
-    struct flight *f = flight_find(pc, key);
-    int64_t began = f ? f->started_ms : fill_started(pc, key);
+    int64_t began = fill_started(pc, key);
     pthread_mutex_unlock(&pc->lock);
     return began;
 }
@@ -1074,17 +625,11 @@ static enum served serve_cached(struct page_cache *pc, const struct page_req *q,
         return TOO_OLD; /* joins a computation in flight (single-flight) or starts one */
     case FRESH_STALE_REFRESH:
         source = PAGE_STALE;
-        if (h)
-            refresh_on_loop(h, e.created_ms);
-        else
-            refresh_async(pc, q, e.created_ms);
+        refresh_on_loop(h, e.created_ms);
         break;
     case FRESH_EARLY_REFRESH:
         atomic_fetch_add(&pc->early_refreshes, 1);
-        if (h)
-            refresh_on_loop(h, e.created_ms);
-        else
-            refresh_async(pc, q, e.created_ms);
+        refresh_on_loop(h, e.created_ms);
         break;
     case FRESH_SERVE:
         break;
@@ -1101,70 +646,6 @@ static int is_fault(int rc)
 {
     return rc == -ETIMEDOUT || rc == -ETIME || rc == -ECONNRESET || rc == -ECONNREFUSED ||
            rc == -EIO || rc == -EAGAIN || rc == -EBUSY;
-}
-
-static int get_once(struct page_cache *pc, const char *board, const char *period, int64_t page,
-                    int size, const char *if_none_match, struct page_reply *out)
-{
-    struct page_req q = {.board = board, .requested = period, .page = page};
-    char *value = NULL;
-    size_t len = 0;
-    char l1key[KEY_MAX];
-    if (page_cache_get_l1(pc, board, period, page, size, if_none_match, out) == 0)
-        return 0;
-    int found = lookup(pc, &q, size, &value, &len);
-    if (found < 0)
-        return found;
-    /* the tier's key names the period this lookup resolved, so a page computed just after a
-     * period rolled over is never stored under the previous period's key */
-    l1_key(board, q.period, page, size, l1key, sizeof(l1key));
-    if (q.ttl_ms <= 0) { /* caching off for this board: always current */
-        free(value);     /* a copy from before caching was turned off */
-        int rc = compute(pc, &q, &value, &len);
-        if (rc)
-            return rc;
-        count(pc, PAGE_MISS);
-        return reply_from_value(pc, &q, value, len, PAGE_MISS, if_none_match, out);
-    }
-    int rc = 0;
-    char *old = NULL; /* a TOO_OLD page: served only if the computation fails */
-    size_t old_len = len;
-    enum served sv =
-        found ? serve_cached(pc, &q, value, len, l1key, if_none_match, out, &rc, NULL) : UNUSABLE;
-    if (sv == SERVED)
-        return rc;
-    struct entry e;
-    if (sv == TOO_OLD && value_parse(value, len, &e) == 0) {
-        old = value;
-        q.older_than_ms = e.created_ms; /* the computation must not settle for this copy */
-    } else if (sv == TOO_OLD) {
-        free(value); /* cannot happen: serve_cached parsed it */
-    }
-    value = NULL;
-    rc = miss(pc, &q, &value, &len);
-    if (rc && old && is_fault(rc)) { /* the grace window, while the refresh is failing */
-        count(pc, PAGE_STALE);
-        return reply_from_value(pc, &q, old, old_len, PAGE_STALE, if_none_match, out);
-    }
-    free(old);
-    if (rc)
-        return rc;
-    if (pc->cfg.l1_ttl_ms > 0 && value_parse(value, len, &e) == 0)
-        l1_put(pc, l1key, value, len, e.soft_ms);
-    count(pc, PAGE_MISS);
-    return reply_from_value(pc, &q, value, len, PAGE_MISS, if_none_match, out);
-}
-
-int page_cache_get(struct page_cache *pc, const char *board, const char *period, int64_t page,
-                   int size, const char *if_none_match, struct page_reply *out)
-{
-    int rc = get_once(pc, board, period, page, size, if_none_match, out);
-    /* A current-period read whose computation ran past the period's end, on a board that keeps
-     * no past period (retain 0): the period it resolved is no longer readable. The current page
-     * is now the next period's: read that instead of answering 404. */
-    if (rc == -ESRCH && !(period && period[0]))
-        rc = get_once(pc, board, period, page, size, if_none_match, out);
-    return rc;
 }
 
 /* ---------------------------------------------------------------- batched hits */
@@ -1244,7 +725,7 @@ static int hit_retry(struct hit *h)
 /* ---------------------------------------------------------------- misses on an event loop */
 
 /*
- * A miss found by the hit path is computed on the same event thread, without a worker: one
+ * A miss found by the hit path is computed on the same event thread: one
  * page_fill.lua call on the loop's write connection (it takes a lock, so a write pause holds it
  * and never the reads behind it) answers the page another computation stored meanwhile, or takes
  * the page's stampede lock and returns its rows, or says the lock is held elsewhere. The rows are
@@ -1253,11 +734,11 @@ static int hit_retry(struct hit *h)
  * after its lookup is known to miss. Misses of the same key on the same loop share one fill (the
  * loop's single-flight; across loops and processes the Redis lock decides). A lock held
  * elsewhere is waited for with timers that re-read the page every 5-10 ms for at most
- * max_wait_ms, then the page is computed without the lock (page.lua) and stored, as
- * fetch_or_compute does. A fill whose lock call fails or times out, or that finds the breaker
- * open, computes without the lock and stores nothing (the cache is the part that failed). With
- * the pages in a Redis of their own the lock is SET NX PX there, the page read again there once
- * it is held, computed with page.lua on the data Redis, and stored and released there.
+ * max_wait_ms, then the page is computed without the lock (page.lua) and stored. A fill whose lock
+ * call fails or times out, or that finds the breaker open, computes without the lock and stores
+ * nothing (the cache is the part that failed). With the pages in a Redis of their own the lock is
+ * SET NX PX there, the page read again there once it is held, computed with page.lua on the data
+ * Redis, and stored and released there.
  *
  * A background refresh (a stale page served, or XFetch's early refresh) is a fill without
  * waiters: it takes the lock the same way, gives up when another computation holds it, and
@@ -1358,7 +839,7 @@ static struct fill *fill_new(struct hit *h)
 /* Every waiter gets value (a copy each; may be NULL) as `served` (a miss: computed or waited for;
  * a hit: another computation had stored it when the fill looked), or rc; the fill is freed. A
  * waiter that holds a copy too old to serve gets it as a stale page when rc is a Redis fault
- * (the grace window), as get_once does; one whose board's periods moved (-EAGAIN) looks again. */
+ * (the grace window); one whose board's periods moved (-EAGAIN) looks again. */
 static void fill_served(struct fill *f, int rc, const char *value, size_t len,
                         enum page_source served)
 {
@@ -1812,8 +1293,7 @@ static void refresh_on_loop(struct hit *h, int64_t seen_created_ms)
     if (!j->writes || !j->after || (!pc->same_store && (!j->cache_reads || !j->cache_writes)))
         return;
     pthread_mutex_lock(&pc->lock);
-    int busy = fill_started(pc, h->q.key) || flight_find(pc, h->q.key) ||
-               pc->refreshing + pc->refresh_fills >= pc->cfg.refresh_max;
+    int busy = fill_started(pc, h->q.key) || pc->refresh_fills >= pc->cfg.refresh_max;
     if (!busy)
         pc->refresh_fills++;
     pthread_mutex_unlock(&pc->lock);
@@ -2059,7 +1539,7 @@ static void hit_placed(struct board_settings_job *sj, int rc)
 static int hit_begin(struct hit *h)
 {
     struct page_cache_job *j = h->job;
-    if (locate(h->pc, &h->q, j->size, 0, &h->w, h->guess, sizeof(h->guess)) == 0)
+    if (locate(h->pc, &h->q, j->size, &h->w, h->guess, sizeof(h->guess)) == 0)
         return hit_send(h);
     h->sj = (struct board_settings_job){
         .board = j->board, .deadline_ms = j->deadline_ms, .done = hit_placed};
@@ -2102,8 +1582,6 @@ struct page_cache *page_cache_new(const struct page_cache_config *cfg)
         return NULL;
     pc->cfg = *cfg;
     pc->same_store = cfg->data == cfg->cache;
-    if (!pc->cfg.cache_writes)
-        pc->cfg.cache_writes = cfg->cache;
     if (pc->cfg.refresh_max <= 0)
         pc->cfg.refresh_max = 8;
     pc->states = calloc(STATE_SLOTS, sizeof(*pc->states));
@@ -2113,7 +1591,6 @@ struct page_cache *page_cache_new(const struct page_cache_config *cfg)
     }
     pthread_mutex_init(&pc->state_lock, NULL);
     pthread_mutex_init(&pc->lock, NULL);
-    pthread_cond_init(&pc->changed, NULL);
     pthread_mutex_init(&pc->l1_lock, NULL);
     atomic_store(&pc->seed,
                  (uint64_t)wall_ms() * UINT64_C(0x9E3779B97F4A7C15) ^ (uint64_t)getpid());
@@ -2124,10 +1601,6 @@ void page_cache_free(struct page_cache *pc)
 {
     if (!pc)
         return;
-    pthread_mutex_lock(&pc->lock);
-    while (pc->refreshing > 0) /* refresh threads use pc */
-        pthread_cond_wait(&pc->changed, &pc->lock);
-    pthread_mutex_unlock(&pc->lock);
     while (pc->l1_oldest)
         l1_unlink(pc, pc->l1_oldest);
     while (pc->fills) { /* a refresh stalled on a timer of a loop that has stopped */
@@ -2137,7 +1610,6 @@ void page_cache_free(struct page_cache *pc)
         free(f);
     }
     pthread_mutex_destroy(&pc->lock);
-    pthread_cond_destroy(&pc->changed);
     pthread_mutex_destroy(&pc->l1_lock);
     pthread_mutex_destroy(&pc->state_lock);
     free(pc->states);

@@ -9,7 +9,7 @@
 #include "route.h"
 #include "static_files.h"
 
-static struct store *store_for(const struct config *cfg, const struct redis_url *u, int pool)
+static struct store *store_for(const struct config *cfg, const struct redis_url *u)
 {
     struct store_config sc = {
         .host = u->unix_path[0] ? NULL : u->host,
@@ -18,7 +18,6 @@ static struct store *store_for(const struct config *cfg, const struct redis_url 
         .username = u->username[0] ? u->username : NULL,
         .password = u->password[0] ? u->password : NULL,
         .db = u->db,
-        .pool_size = pool,
         .timeout_ms = cfg->redis_timeout_ms,
         .connect_timeout_ms = cfg->connect_timeout_ms,
     };
@@ -40,27 +39,19 @@ struct rankd *rankd_start_hooked(const struct config *cfg, const struct rankd_ho
     }
     app->cfg = *cfg;
     const struct config *c = &app->cfg;
-    app->store = store_for(c, &c->redis, c->threads);
-    app->write_store = store_for(c, &c->redis, c->threads);
-    app->hit_store = store_for(c, &c->redis, 1);
-    app->hit_write_store = store_for(c, &c->redis, 1);
-    app->cache_store = c->cache_url_text[0] ? store_for(c, &c->cache_redis, c->threads) : NULL;
-    app->cache_write_store =
-        c->cache_url_text[0] ? store_for(c, &c->cache_redis, c->threads) : app->write_store;
-    if (!app->cache_store)
-        app->cache_store = app->store;
+    app->reads = store_for(c, &c->redis);
+    app->writes = store_for(c, &c->redis);
     if (c->cache_url_text[0]) {
-        app->cache_hit_store = store_for(c, &c->cache_redis, 1);
-        app->cache_hit_write_store = store_for(c, &c->cache_redis, 1);
+        app->cache_reads = store_for(c, &c->cache_redis);
+        app->cache_writes = store_for(c, &c->cache_redis);
     }
-    app->model.store = app->store;
-    app->model.writes = app->write_store;
+    app->model.store = app->reads;
+    app->model.writes = app->writes;
     app->model.prefix = app->cfg.key_prefix;
     app->model.clock_ms = hooks ? hooks->clock_ms : NULL;
     struct page_cache_config pcc = {
-        .data = app->store,
-        .cache = app->cache_store,
-        .cache_writes = app->cache_write_store,
+        .data = app->reads,
+        .cache = app->cache_reads ? app->cache_reads : app->reads,
         .model = &app->model,
         .prefix = app->cfg.key_prefix,
         .grace_ms = app->cfg.page_grace_ms,
@@ -72,9 +63,8 @@ struct rankd *rankd_start_hooked(const struct config *cfg, const struct rankd_ho
         .refresh_max = 32,
         .delay = hooks ? hooks->page_delay : NULL,
     };
-    if (app->store && app->cache_store && app->write_store && app->hit_store &&
-        app->hit_write_store && app->cache_write_store &&
-        (!c->cache_url_text[0] || (app->cache_hit_store && app->cache_hit_write_store)))
+    if (app->reads && app->writes &&
+        (!c->cache_url_text[0] || (app->cache_reads && app->cache_writes)))
         app->pages = page_cache_new(&pcc);
     if (!app->pages) {
         rankd_stop(app);
@@ -89,11 +79,10 @@ struct rankd *rankd_start_hooked(const struct config *cfg, const struct rankd_ho
         .max_connections = app->cfg.max_connections,
         .max_per_ip = app->cfg.max_per_ip,
         .event_threads = app->cfg.http_threads,
-        /* the data Redis; the page cache sends hits on it only when it holds the pages too */
-        .hits = app->hit_store,
-        .writes = app->hit_write_store,
-        .cache_hits = app->cache_hit_store,
-        .cache_writes = app->cache_hit_write_store,
+        .hits = app->reads,
+        .writes = app->writes,
+        .cache_hits = app->cache_reads,
+        .cache_writes = app->cache_writes,
         .request_timeout_ms = app->cfg.request_timeout_ms,
     };
     app->http = http_start(app, &ho, err);
@@ -130,15 +119,9 @@ void rankd_stop(struct rankd *app)
         return;
     http_stop(app->http);
     page_cache_free(app->pages);
-    if (app->cache_store != app->store)
-        store_free(app->cache_store);
-    if (app->cache_write_store != app->write_store)
-        store_free(app->cache_write_store);
-    store_free(app->cache_hit_store);
-    store_free(app->cache_hit_write_store);
-    store_free(app->hit_store);
-    store_free(app->hit_write_store);
-    store_free(app->write_store);
-    store_free(app->store);
+    store_free(app->cache_reads);
+    store_free(app->cache_writes);
+    store_free(app->reads);
+    store_free(app->writes);
     free(app);
 }

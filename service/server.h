@@ -1,5 +1,5 @@
 /*
- * server.h -- the application: configuration, Redis store, board model and HTTP server wired
+ * server.h -- the application: configuration, Redis stores, board model and HTTP server wired
  * together. main.c runs one; the integration tests run one in-process on port 0.
  */
 #ifndef RANKD_SERVER_H
@@ -11,21 +11,17 @@
 #include "store.h"
 
 struct rankd {
-    struct config cfg;               /**< a copy, immutable after start */
-    struct store *store;             /**< owned: board data, reads (--threads connections) */
-    struct store *write_store;       /**< owned: board writes (--threads connections) */
-    struct store *hit_store;         /**< owned: where the event threads' read connections dial
-                                      *   (store_async.h; its pool is unused) */
-    struct store *hit_write_store;   /**< owned: where their write connections dial (likewise) */
-    struct store *cache_store;       /**< owned when --cache-redis is set, else == store */
-    struct store *cache_write_store; /**< owned when --cache-redis is set, else == write_store */
-    struct store *cache_hit_store;   /**< owned, --cache-redis only: where the event threads'
-                                      *   read connections to the cache Redis dial, else NULL */
-    struct store *cache_hit_write_store; /**< owned, likewise for their write connections */
-    struct board_model model;            /**< borrows store and cfg.key_prefix */
-    struct page_cache *pages;            /**< owned */
-    struct http_server *http;            /**< owned */
-    char static_root[4096];              /**< real path of the web frontend, "" = not served */
+    struct config cfg;          /**< a copy, immutable after start */
+    struct store *reads;        /**< owned: where the event threads' read connections dial
+                                 *   (store.h: the dial and the scripts; no pool) */
+    struct store *writes;       /**< owned: where their write connections dial */
+    struct store *cache_reads;  /**< owned, --cache-redis only (else NULL): where their
+                                 *   read connections to the cache Redis dial */
+    struct store *cache_writes; /**< owned, likewise for their write connections */
+    struct board_model model;   /**< borrows the stores and cfg.key_prefix */
+    struct page_cache *pages;   /**< owned */
+    struct http_server *http;   /**< owned */
+    char static_root[4096];     /**< real path of the web frontend, "" = not served */
 };
 
 /** Test hooks; production passes NULL (rankd has no flag or variable for them). */

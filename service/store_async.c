@@ -382,7 +382,7 @@ static int can_send(struct store_async *sa, int n)
     if (sa->broken)
         return -EIO;
     if (sa->head && sa->head->abandoned)
-        return -ETIMEDOUT; /* Redis is not answering: fail fast, as the pools do (store.h) */
+        return -ETIMEDOUT; /* Redis is not answering: fail fast */
     if (!sa->ctx) {
         start_dial(sa); /* held until it ends (hold_group); in the back-off window: fail fast */
         return sa->dialing ? 0 : -ECONNREFUSED;
@@ -797,7 +797,7 @@ int store_async_tick(struct store_async *sa)
     int64_t next = give_up_late(sa, now); /* 0: no group in time left */
     if (sa->head->abandoned) {
         /* Silent for ABANDON_TIMEOUTS timeouts (a half-open connection, a Redis that moved):
-         * drop the connection; the groups still in time go to the blocking path (-EIO). */
+         * drop the connection; the groups still in time fail (-EIO; reads are sent again). */
         int64_t drop = drop_at(sa);
         if (now >= drop) {
             fail_all(sa, -EIO, "no answer: reconnecting");

@@ -19,19 +19,18 @@
  * given up:
  * its callback gets -ETIMEDOUT and its replies, should they come, are read and dropped, so the
  * connection survives a Redis that was only slow. While the oldest group is given up (Redis is
- * not answering), sends fail at once with -ETIMEDOUT, as the pools fail fast after a timeout
- * (store.h). Unanswered for two timeouts (a half-open connection, a Redis that moved), or any I/O
- * or protocol error, closes the connection and fails the groups still in time: -ECONNRESET for
- * those already written (they may have run), -EIO for those not. The next send starts a new
- * dial: one at a time; a connection that was answering (then killed, reset) is dialled again at
- * once, and after a failed dial no sooner than a back-off of 50 ms, then 100 ms (reset by the
- * next answer), so a probe goes through at least every 100 ms. Without a connection a send is
- * held while a dial runs (the one it starts, or the one in progress: a request arriving at
- * start-up or after a CLIENT KILL waits for it, never fails just because the dial has not ended)
- * and written when the dial succeeds; the dial failing, or the group's own deadline passing
- * first, fails it with -ECONNREFUSED, and it is never written afterwards. Inside the back-off
- * window after a failed dial a send fails at once (-ECONNREFUSED): Redis is down, the 503 is
- * fast.
+ * not answering), sends fail at once with -ETIMEDOUT. Unanswered for two timeouts (a half-open
+ * connection, a Redis that moved), or any I/O or protocol error, closes the connection and fails
+ * the groups still in time: -ECONNRESET for those already written (they may have run), -EIO for
+ * those not. The next send starts a new dial: one at a time; a connection that was answering (then
+ * killed, reset) is dialled again at once, and after a failed dial no sooner than a back-off of 50
+ * ms, then 100 ms (reset by the next answer), so a probe goes through at least every 100 ms.
+ * Without a connection a send is held while a dial runs (the one it starts, or the one in progress:
+ * a request arriving at start-up or after a CLIENT KILL waits for it, never fails just because the
+ * dial has not ended) and written when the dial succeeds; the dial failing, or the group's own
+ * deadline passing first, fails it with -ECONNREFUSED, and it is never written afterwards. Inside
+ * the back-off window after a failed dial a send fails at once (-ECONNREFUSED): Redis is down, the
+ * 503 is fast.
  *
  * Replies come back in order (RESP2, no pub/sub, no MONITOR on this connection), so the pending
  * commands are a FIFO of groups; a group is up to STORE_ASYNC_MAX_CMDS commands answered

@@ -52,8 +52,8 @@ static void path_teardown(void)
 
 static void sleep_ms(int ms);
 
-/* rankd with both of its event thread's Redis connections up (until then requests take the
- * worker path, whose commands and timeouts differ). */
+/* rankd with both of its event thread's Redis connections up (until then requests wait for the
+ * dial, and the commands counted would include its SCRIPT LOADs). */
 static void start_with(void (*tweak)(struct config *cfg))
 {
     p_app = rankd_test_start_with(p_redis.port, TEST_TOKEN, tweak, NULL);
@@ -391,8 +391,8 @@ START_TEST(test_lock_wait_keeps_the_deadline)
 }
 END_TEST
 
-/* A read whose connection is killed while it waits in Redis is read again on the blocking path
- * (a read is safe to repeat), not answered 503. */
+/* A read whose connection is killed while it waits in Redis is sent again on the connection
+ * the event thread dials at once (a read is safe to repeat), not answered 503. */
 START_TEST(test_read_cut_by_kill_is_retried)
 {
     start_with(NULL);
@@ -657,7 +657,7 @@ static int redis_clients(void)
  * between accepting the connection and answering the dial's SCRIPT LOAD) wait for that dial
  * within their deadline and are answered on the event thread: 200, never a 503 for "not
  * connected yet", and Redis sees only the event thread's two connections. (Before: each went
- * to a worker thread, which dialled a blocking pool connection of its own: 6 connections.) */
+ * to a worker thread, which dialled a blocking pool connection of its own: 8 connections.) */
 START_TEST(test_requests_wait_for_the_dial)
 {
     fixture_load_board(
