@@ -695,14 +695,20 @@ static int may_resend(int rc, int *resent, int64_t deadline_ms)
 }
 
 /* h is answered (rc 0: job->out holds the page) or failed: its job completes. */
-static void hit_finish(struct hit *h, int rc)
+static void hit_end(struct hit *h, int rc)
 {
     struct page_cache_job *j = h->job;
-    if (rc == 0)
-        atomic_fetch_add(&h->pc->batched_hits, 1);
     free(h->old);
     free(h);
     j->done(j, rc == -ECONNRESET || rc == -ECANCELED ? -EIO : rc); /* may free j */
+}
+
+/* The same for a page served from the cache's hit path (counted as a batched hit). */
+static void hit_finish(struct hit *h, int rc)
+{
+    if (rc == 0)
+        atomic_fetch_add(&h->pc->batched_hits, 1);
+    hit_end(h, rc);
 }
 
 static int hit_begin(struct hit *h);
@@ -1445,7 +1451,7 @@ static void live_done(void *arg, int rc, redisReply **replies)
     if (rc == -EAGAIN) { /* periods learnt, or caching on: the lookup again */
         board_page_free(p);
         if ((rc = hit_retry(h)) != 1)
-            hit_finish(h, rc);
+            hit_end(h, rc);
         return;
     }
     if (rc == 0 && pc->cfg.delay) /* counted as a computation; the event thread never stalls */
@@ -1471,7 +1477,7 @@ static void live_done(void *arg, int rc, redisReply **replies)
         }
     }
     free(body);
-    hit_finish(h, rc);
+    hit_end(h, rc); /* a computation, not a hit */
 }
 
 static int live_send(struct hit *h)
@@ -1485,11 +1491,10 @@ static int live_send(struct hit *h)
     return rc < 0 ? rc : 0;
 }
 
-/* page.lua for h (the board's state says it caches no pages); 0 sent, or a negative errno. */
+/* page.lua for h (the board caches no pages; h->q.gen is its generation, for the ETag); 0 sent,
+ * or a negative errno. */
 static int live_submit(struct hit *h)
 {
-    struct board_state st;
-    h->q.gen = state_get(h->pc, h->job->board, &st) ? st.gen : h->q.gen;
     h->t0_us = util_now_us();
     return live_send(h);
 }
@@ -1502,8 +1507,10 @@ static int hit_send(struct hit *h)
     struct page_cache *pc = h->pc;
     struct page_cache_job *j = h->job;
     struct board_state st;
-    if (!h->guess[0] && state_get(pc, j->board, &st) && st.ttl_ms == 0)
+    if (!h->guess[0] && state_get(pc, j->board, &st) && st.ttl_ms == 0) {
+        h->q.gen = st.gen;
         return live_submit(h);
+    }
     /* a board this process has not seen (or one that caches no pages now, or pages in the
      * cache Redis): the settings alone, and the page key they give is read next */
     const char *hm[SETTINGS_ARGC], *get[] = {"GET", h->guess};
