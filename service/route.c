@@ -6,7 +6,10 @@
 #include <string.h>
 
 #include "board.h"
-#include "handlers.h"
+#include "handlers_control.h"
+#include "handlers_read.h"
+#include "handlers_stream.h"
+#include "handlers_write.h"
 #include "metrics.h"
 #include "request.h"
 

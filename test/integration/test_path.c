@@ -514,7 +514,8 @@ END_TEST
 
 /* rankd stopped (SIGTERM) in the middle of an NDJSON upload: the 503 says how many lines were
  * applied and up to which line, so the client resumes without applying an incr twice. (Before:
- * "rankd is shutting down." and nothing else, with thousands of lines applied.) */
+ * "rankd is shutting down." and nothing else, with thousands of lines applied; and until the
+ * handlers split, two Retry-After headers.) */
 START_TEST(test_upload_cut_by_shutdown_says_how_far)
 {
     struct rankd_proc p = {0};
@@ -564,6 +565,9 @@ START_TEST(test_upload_cut_by_shutdown_says_how_far)
     fprintf(stderr, "path: upload cut by SIGTERM after %lld lines: %.200s\n", applied,
             strstr(reply, "{") ? strstr(reply, "{") : reply);
     ck_assert_msg(strstr(reply, "HTTP/1.1 503") && strstr(reply, "shutting_down"), "%s", reply);
+    const char *ra = strstr(reply, "Retry-After");
+    ck_assert_msg(ra && !strstr(ra + 1, "Retry-After"), "the 503 has %s Retry-After header: %s",
+                  ra ? "more than one" : "no", reply);
     char want[64];
     snprintf(want, sizeof(want), "%lld lines were applied", applied);
     ck_assert_msg(applied > 0 && strstr(reply, want), "the reply does not say \"%s\": %s", want,
@@ -657,7 +661,7 @@ static int redis_clients(void)
  * between accepting the connection and answering the dial's SCRIPT LOAD) wait for that dial
  * within their deadline and are answered on the event thread: 200, never a 503 for "not
  * connected yet", and Redis sees only the event thread's two connections. (Before: each went
- * to a worker thread, which dialled a blocking pool connection of its own: 8 connections.) */
+ * to a worker thread, which dialled a blocking pool connection of its own: 7 or 8 in all.) */
 START_TEST(test_requests_wait_for_the_dial)
 {
     fixture_load_board(

@@ -15,6 +15,8 @@ int main(void)
     srunner_add_suite(sr, freshness_suite());
     srunner_add_suite(sr, hardening_suite());
     srunner_add_suite(sr, json_number_suite());
+    srunner_add_suite(sr, entry_suite());
+    srunner_add_suite(sr, upload_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);

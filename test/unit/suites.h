@@ -14,5 +14,7 @@ Suite *ndjson_suite(void);
 Suite *freshness_suite(void);
 Suite *hardening_suite(void);
 Suite *json_number_suite(void);
+Suite *entry_suite(void);
+Suite *upload_suite(void);
 
 #endif
