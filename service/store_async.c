@@ -782,6 +782,8 @@ int store_async_tick(struct store_async *sa)
     if (sa->broken)
         fail_all(sa, -EIO, "out of memory");
     finish_dial(sa);
+    if (!sa->head && !sa->held)
+        return -1;
     int64_t now = util_now_ms();
     int64_t held = sa->held ? give_up_held(sa, now) : 0;
     int held_ms = held ? (int)(held - now > 60000 ? 60000 : held - now) : -1;
