@@ -33,24 +33,24 @@ struct config {
     char write_token_file[CONFIG_STR_MAX]; /**< a file of tokens (tokens.h), "" = none */
     char key_prefix[65];
     char default_board[65];
-    int threads;            /**< Redis connections per pool (one for reads, one for writes) */
-    int max_connections;    /**< HTTP connections open at once, and the most worker threads */
-    int http_threads;       /**< event threads of the HTTP layer; 0 = auto (loop.h) */
-    int max_per_ip;         /**< HTTP connections from one address, 0 = no limit. The default,
-                             *   256, is half of --max-connections' 512: no one address can take
-                             *   the whole service, while a proxy's keep-alive pool and bursts,
-                             *   a backend's connection pool or a benchmark's 64-200
-                             *   connections fit */
-    int header_timeout_ms;  /**< a request's line and headers arrive within this (408 else) */
+    int threads;           /**< --threads: parsed and ignored (there is no blocking pool) */
+    int max_connections;   /**< HTTP connections open at once */
+    int http_threads;      /**< event threads of the HTTP layer; 0 = auto (loop.h) */
+    int max_per_ip;        /**< HTTP connections from one address, 0 = no limit. The default,
+                            *   256, is half of --max-connections' 512: no one address can take
+                            *   the whole service, while a proxy's keep-alive pool and bursts,
+                            *   a backend's connection pool or a benchmark's 64-200
+                            *   connections fit */
+    int header_timeout_ms; /**< a request's line and headers arrive within this (408 else) */
     char cors_text[CONFIG_STR_MAX]; /**< --cors-origin as given */
     struct cors cors;               /**< parsed: the origins that may read cross-origin */
-    int redis_timeout_ms;   /**< per Redis command and per wait for a connection */
-    int connect_timeout_ms; /**< per Redis dial */
-    int request_timeout_ms; /**< one deadline across a request's round trips on the event
-                             *   threads (http_request.deadline_ms) */
-    int log_level;          /**< enum log_level: 0 debug .. 3 error */
-    int log_format;         /**< enum log_format: 0 text, 1 json */
-    int access_log;         /**< 1: an access line per request (log.h) */
+    int redis_timeout_ms;           /**< per Redis command and per wait for a connection */
+    int connect_timeout_ms;         /**< per Redis dial */
+    int request_timeout_ms;         /**< one deadline across a request's round trips on the event
+                                     *   threads (http_request.deadline_ms) */
+    int log_level;                  /**< enum log_level: 0 debug .. 3 error */
+    int log_format;                 /**< enum log_format: 0 text, 1 json */
+    int access_log;                 /**< 1: an access line per request (log.h) */
     char cache_url_text[CONFIG_STR_MAX]; /**< "" = pages cached in the data Redis */
     struct redis_url cache_redis;
     int page_grace_ms;               /**< stale window after a page's soft TTL */
