@@ -184,7 +184,7 @@ bench: deps all
 
 # The integration suite once under valgrind's memcheck (test/valgrind.sh: no error, no definite
 # leak; test/valgrind.supp holds third-party noise only). -O0 in build/valgrind. Not part of
-# make test: it takes VALGRIND_MINUTES.
+# make test: it takes about 15 minutes on 2 cores.
 valgrind:
 	@scripts/deps.sh valgrind
 	$(MAKE) --no-print-directory BUILD=build/valgrind OPT=-O0 build/valgrind/test-integration \

@@ -110,7 +110,8 @@ const char *cors_allow_origin(const struct cors *c, const char *origin)
     return NULL;
 }
 
-int cors_method_offered(const char *m)
+int cors_method_offered(const char *request_method)
 {
-    return m && (strcmp(m, "GET") == 0 || strcmp(m, "HEAD") == 0);
+    return request_method &&
+           (strcmp(request_method, "GET") == 0 || strcmp(request_method, "HEAD") == 0);
 }

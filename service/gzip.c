@@ -43,12 +43,12 @@ static int weight_positive(const char *s, size_t n)
     return positive;
 }
 
-int gzip_accepted(const char *ae)
+int gzip_accepted(const char *accept_encoding)
 {
-    if (!ae)
+    if (!accept_encoding)
         return 0;
     int gzip = -1, star = -1; /* -1: not listed; 0 refused; 1 accepted */
-    const char *p = ae;
+    const char *p = accept_encoding;
     while (*p) {
         const char *end = strchr(p, ',');
         size_t n = end ? (size_t)(end - p) : strlen(p);
@@ -73,37 +73,65 @@ int gzip_accepted(const char *ae)
     return gzip >= 0 ? gzip : star == 1;
 }
 
-int gzip_compress(const void *in, size_t len, struct buf *out)
+struct gzip_stream {
+    z_stream z;
+};
+
+struct gzip_stream *gzip_stream_new(int level)
+{
+    struct gzip_stream *gs = calloc(1, sizeof(*gs));
+    /* windowBits 15 + 16: a gzip header and trailer instead of zlib's; memLevel 8 is zlib's
+     * default */
+    if (gs && deflateInit2(&gs->z, level, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+        free(gs);
+        return NULL;
+    }
+    return gs;
+}
+
+void gzip_stream_free(struct gzip_stream *gs)
+{
+    if (!gs)
+        return;
+    deflateEnd(&gs->z);
+    free(gs);
+}
+
+int gzip_stream_compress(struct gzip_stream *gs, const void *in, size_t len, struct buf *out)
 {
     if (len > (size_t)1 << 30) /* zlib counts in uInt; rankd's bodies are far smaller */
         return -EIO;
-    z_stream z;
-    memset(&z, 0, sizeof(z));
-    /* windowBits 15 + 16: a gzip header and trailer instead of zlib's; memLevel 8 is zlib's
-     * default */
-    if (deflateInit2(&z, GZIP_LEVEL, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-        return -ENOMEM;
-    uLong bound = deflateBound(&z, (uLong)len);
+    z_stream *z = &gs->z;
+    if (deflateReset(z) != Z_OK)
+        return -EIO;
+    uLong bound = deflateBound(z, (uLong)len);
     size_t need = out->len + (size_t)bound + 1;
     if (need > out->cap) {
         char *d = realloc(out->data, need);
-        if (!d) {
-            deflateEnd(&z);
+        if (!d)
             return -ENOMEM;
-        }
         out->data = d;
         out->cap = need;
     }
-    z.next_in = (Bytef *)(uintptr_t)in; /* zlib's next_in is not const; it only reads */
-    z.avail_in = (uInt)len;
-    z.next_out = (Bytef *)out->data + out->len;
-    z.avail_out = (uInt)bound;
-    int rc = deflate(&z, Z_FINISH); /* one call: the output has deflateBound bytes */
-    size_t produced = (size_t)bound - z.avail_out;
-    deflateEnd(&z);
+    z->next_in = (Bytef *)in; /* zlib's next_in is not const; it only reads */
+    z->avail_in = (uInt)len;
+    z->next_out = (Bytef *)out->data + out->len;
+    z->avail_out = (uInt)bound;
+    int rc = deflate(z, Z_FINISH); /* one call: the output has deflateBound bytes */
+    size_t produced = (size_t)bound - z->avail_out;
     if (rc != Z_STREAM_END)
         return -EIO;
     out->len += produced;
     out->data[out->len] = '\0';
     return 0;
+}
+
+int gzip_compress(const void *in, size_t len, struct buf *out)
+{
+    struct gzip_stream *gs = gzip_stream_new(GZIP_LEVEL);
+    if (!gs)
+        return -ENOMEM;
+    int rc = gzip_stream_compress(gs, in, len, out);
+    gzip_stream_free(gs);
+    return rc;
 }

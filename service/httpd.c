@@ -16,6 +16,7 @@
 
 #include "access.h"
 #include "cors.h"
+#include "gzip.h"
 #include "log.h"
 #include "loop.h"
 #include "metrics.h"
@@ -52,6 +53,17 @@ struct conn_clock {
     int fd;
 };
 
+#define GZ_CACHE_ENTRIES 64 /* gzip forms kept per event thread, by ETag */
+
+/* The gzip form of a reply body with a strong ETag (a page's version): compressed once per event
+ * thread, so hits of that version never compress again. */
+struct gz_entry {
+    char etag[64];
+    size_t identity_len; /* the identity body's length (with the ETag, the key) */
+    struct buf gz;
+    uint64_t used; /* the thread's gz_clock when last used: the least recent goes first */
+};
+
 /* One event thread's daemon: libmicrohttpd in external-epoll mode on the connections its loop is
  * given, and the loop's Redis connections for the async steps. */
 struct httpd_thread {
@@ -67,7 +79,10 @@ struct httpd_thread {
                                                      * (--cache-redis), else NULL */
     int index;                                      /* 0.., for /metrics and the debug log */
     struct conn_clock *conns;                       /* its open connections (the header deadline) */
-    int sweeping;                                   /* a sweep timer is set */
+    struct gzip_stream *gz_keep, *gz_fast; /* deflate streams (GZIP_LEVEL, _FAST), made lazily */
+    struct gz_entry gz[GZ_CACHE_ENTRIES];
+    uint64_t gz_clock;
+    int sweeping;       /* a sweep timer is set */
     atomic_int active;  /* connections with a request in progress (for /metrics) */
     atomic_int waiting; /* of those, suspended: for Redis or a timer */
 };
@@ -101,6 +116,9 @@ struct exchange {
     struct access_fault *fault; /* a 5xx's code and cause (access.h), or NULL */
     char request_id[ACCESS_ID_MAX + 1]; /* X-Request-Id, given or made (access.h) */
     const char *cors_origin; /* Access-Control-Allow-Origin of a cross-origin read, or NULL */
+    int gzip_ok;             /* the client accepts gzip (Accept-Encoding) */
+    int inm_gz;              /* its If-None-Match named a gzip form ("...-gz") */
+    char inm[72];            /* that If-None-Match without "-gz": what the handlers compare */
 };
 
 /* ---------------------------------------------------------------- request set-up */
@@ -345,6 +363,15 @@ static void begin(struct httpd *srv, struct MHD_Connection *c, const char *url, 
     x->rq.server = srv;
     x->rq.method = method;
     x->rq.if_none_match = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "If-None-Match");
+    x->gzip_ok = gzip_accepted(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept-Encoding"));
+    size_t inm_n = x->rq.if_none_match ? strlen(x->rq.if_none_match) : 0;
+    if (x->gzip_ok && inm_n > 5 && inm_n < sizeof(x->inm) &&
+        memcmp(x->rq.if_none_match + inm_n - 4, "-gz\"", 4) == 0) {
+        memcpy(x->inm, x->rq.if_none_match, inm_n - 4);
+        memcpy(x->inm + inm_n - 4, "\"", 2);
+        x->rq.if_none_match = x->inm; /* the handlers know a page's ETag, not its gzip form's */
+        x->inm_gz = 1;
+    }
     access_request_id(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Request-Id"),
                       x->request_id);
     if (check_framing(c, &x->rp)) {
@@ -411,6 +438,77 @@ static ssize_t no_body(void *cls, uint64_t pos, char *buf, size_t max)
     return MHD_CONTENT_READER_END_OF_STREAM;
 }
 
+/* A header of the reply, or NULL. */
+static const char *reply_header(const struct http_reply *rp, const char *name)
+{
+    for (int i = 0; i < rp->nheaders; i++)
+        if (strcmp(rp->headers[i].name, name) == 0)
+            return rp->headers[i].value;
+    return NULL;
+}
+
+static int compressible(const char *type)
+{
+    return type && (strncmp(type, "application/json", 16) == 0 || strncmp(type, "text/", 5) == 0);
+}
+
+/* The gzip form of body[0..len) with strong ETag `etag` from t's cache, compressing and keeping
+ * it on a miss; NULL on ENOMEM. */
+static const struct buf *gz_kept(struct httpd_thread *t, const char *etag, const char *body,
+                                 size_t len)
+{
+    size_t n = strlen(etag);
+    struct gz_entry *victim = &t->gz[0];
+    for (int i = 0; i < GZ_CACHE_ENTRIES; i++) {
+        struct gz_entry *e = &t->gz[i];
+        if (e->identity_len == len && n < sizeof(e->etag) && strcmp(e->etag, etag) == 0) {
+            e->used = ++t->gz_clock;
+            return &e->gz;
+        }
+        if (e->used < victim->used)
+            victim = e;
+    }
+    if (n >= sizeof(victim->etag) || (!t->gz_keep && !(t->gz_keep = gzip_stream_new(GZIP_LEVEL))))
+        return NULL;
+    victim->gz.len = 0;
+    if (gzip_stream_compress(t->gz_keep, body, len, &victim->gz)) {
+        victim->identity_len = 0;
+        victim->etag[0] = '\0';
+        return NULL;
+    }
+    memcpy(victim->etag, etag, n + 1);
+    victim->identity_len = len;
+    victim->used = ++t->gz_clock;
+    return &victim->gz;
+}
+
+/* A reply the client may take gzipped (x->gzip_ok), a JSON or text body: with a strong ETag
+ * (pages) always, from the thread's kept forms; without one from GZIP_MIN_BYTES, compressed for
+ * this reply at GZIP_LEVEL_FAST. Returns 1 when rp's body is now gzip. */
+static int encode_reply(struct exchange *x, const char *etag)
+{
+    struct http_reply *rp = &x->rp;
+    if (!x->gzip_ok || rp->status != 200 || rp->fd > 0 || !rp->body.data ||
+        !compressible(rp->content_type) || (!etag && rp->body.len < GZIP_MIN_BYTES))
+        return 0;
+    struct httpd_thread *t = x->thread;
+    struct buf gz = {0};
+    if (etag && etag[0] == '"') {
+        const struct buf *kept = gz_kept(t, etag, rp->body.data, rp->body.len);
+        if (!kept || buf_append(&gz, kept->data, kept->len)) {
+            buf_free(&gz);
+            return 0;
+        }
+    } else if ((!t->gz_fast && !(t->gz_fast = gzip_stream_new(GZIP_LEVEL_FAST))) ||
+               gzip_stream_compress(t->gz_fast, rp->body.data, rp->body.len, &gz)) {
+        buf_free(&gz);
+        return 0;
+    }
+    buf_free(&rp->body);
+    rp->body = gz;
+    return 1;
+}
+
 static enum MHD_Result send_reply(struct MHD_Connection *c, struct exchange *x)
 {
     struct http_reply *rp = &x->rp;
@@ -421,6 +519,14 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, struct exchange *x)
                                                                       : rp->body.len;
     if (rp->status >= 500 && !x->fault)
         x->fault = access_fault_of(rp->status, rp->body.data, rp->body.len);
+    const char *etag = reply_header(rp, "ETag");
+    int vary = rp->fd <= 0 && compressible(rp->content_type) && rp->status != 304;
+    int gzipped = encode_reply(x, etag);
+    /* the gzip form has its own strong ETag (RFC 9110 8.8.3): the page's, "-gz" added; a 304
+     * names the form the client asked about */
+    int gz_etag = etag && (gzipped || (rp->status == 304 && x->inm_gz));
+    if (gzipped && rp->status == 200 && strcmp(x->rq.method, "HEAD") != 0)
+        x->bytes = rp->body.len;
     struct MHD_Response *resp;
     if (rp->status == 304) {
         /* libmicrohttpd 0.9.75 gives a 304 the Content-Length of its response, 0 from an empty
@@ -452,8 +558,23 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, struct exchange *x)
         return MHD_NO;
     if (rp->content_type && rp->status != 204 && rp->status != 304)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, rp->content_type);
-    for (int i = 0; i < rp->nheaders; i++)
+    for (int i = 0; i < rp->nheaders; i++) {
+        if (gz_etag && rp->headers[i].value == etag) {
+            char v[80];
+            size_t n = strlen(etag);
+            if (n >= 2 && n + 3 < sizeof(v) && etag[n - 1] == '"') {
+                memcpy(v, etag, n - 1);
+                memcpy(v + n - 1, "-gz\"", 5);
+                MHD_add_response_header(resp, "ETag", v);
+                continue;
+            }
+        }
         MHD_add_response_header(resp, rp->headers[i].name, rp->headers[i].value);
+    }
+    if (gzipped)
+        MHD_add_response_header(resp, "Content-Encoding", "gzip");
+    if (vary || (rp->status == 304 && etag))
+        MHD_add_response_header(resp, "Vary", "Accept-Encoding");
     MHD_add_response_header(resp, "X-Request-Id", x->request_id);
     if (x->cors_origin) {
         MHD_add_response_header(resp, "Access-Control-Allow-Origin", x->cors_origin);
@@ -807,15 +928,6 @@ static void exchange_free(struct exchange *x)
     free(x);
 }
 
-/* A header of the reply, or NULL. */
-static const char *reply_header(const struct http_reply *rp, const char *name)
-{
-    for (int i = 0; i < rp->nheaders; i++)
-        if (strcmp(rp->headers[i].name, name) == 0)
-            return rp->headers[i].value;
-    return NULL;
-}
-
 static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
                          enum MHD_RequestTerminationCode toe)
 {
@@ -1035,6 +1147,10 @@ void httpd_free(struct httpd *d)
         struct httpd_thread *t = &d->threads[i];
         loop_watch_remove(t->watch); /* before MHD closes its epoll fd */
         MHD_stop_daemon(t->daemon);  /* its connections close: on_connection gives them back */
+        gzip_stream_free(t->gz_keep);
+        gzip_stream_free(t->gz_fast);
+        for (int k = 0; k < GZ_CACHE_ENTRIES; k++)
+            buf_free(&t->gz[k].gz);
     }
     free(d);
 }

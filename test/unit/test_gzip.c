@@ -86,6 +86,16 @@ START_TEST(round_trip)
     ck_assert_int_eq(gzip_compress("", 0, &e), 0);
     inflate_back(&e, "", 0);
     buf_free(&e);
+    /* a kept stream gives the same bytes body after body (deflateReset between them) */
+    struct gzip_stream *gs = gzip_stream_new(GZIP_LEVEL_FAST);
+    ck_assert_ptr_nonnull(gs);
+    for (int round = 0; round < 3; round++) {
+        struct buf f = {0};
+        ck_assert_int_eq(gzip_stream_compress(gs, page.data, page.len, &f), 0);
+        inflate_back(&f, page.data, page.len);
+        buf_free(&f);
+    }
+    gzip_stream_free(gs);
     buf_free(&page);
 }
 END_TEST
