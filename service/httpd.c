@@ -33,7 +33,7 @@
 #define CONNECTION_MEMORY_BYTES (16 * 1024)
 /* Longest wait at shutdown for requests in work to finish sending (a client that stalls its
  * upload or never reads its reply must not hold the exit); suspended ones are always waited for
- * (bounded by the Redis timeout and page waits): MHD must not stop with them. */
+ * (bounded by their deadlines): MHD must not stop with them. */
 #define STOP_WAIT_MS 5000
 #define CUT_LINGER_MS 200 /* a connection cut for its headers closes this long after its 408 */
 
