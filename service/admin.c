@@ -8,6 +8,7 @@
 #include <cjson/cJSON.h>
 
 #include "request.h"
+#include "util.h"
 
 /* INFO fields reported, by section. */
 static const char *const info_fields[] = {
@@ -125,31 +126,94 @@ static void report(cJSON *doc, redisReply **r)
         cJSON_Delete(unavailable);
 }
 
-int admin_redis_report(struct store *st, char **json)
-{
-    static const char *const info[] = {"INFO",   "server",      "clients",
+static const char *const info_cmd[] = {"INFO",   "server",      "clients",
                                        "memory", "persistence", "stats"};
-    static const char *const slow[] = {"SLOWLOG", "GET", "10"}, *const slen[] = {"SLOWLOG", "LEN"},
-                             *const lat[] = {"LATENCY", "LATEST"}, *const size[] = {"DBSIZE"};
-    const char *const *argv[] = {info, slow, slen, lat, size};
-    const int argc[] = {6, 3, 2, 2, 1};
-    const size_t *lens[] = {NULL, NULL, NULL, NULL, NULL};
-    redisReply *r[5] = {NULL};
-    int err = 0;
-    struct store_conn *c = store_acquire(st, &err);
-    if (!c)
-        return err;
-    /* one round trip; a command the Redis user may not run (ACL) is reported, not fatal */
-    err = store_pipeline(c, 5, argc, argv, lens, r);
-    store_release(st, c);
-    if (err)
-        return err;
+static const char *const slow_cmd[] = {"SLOWLOG", "GET", "10"},
+                         *const slen_cmd[] = {"SLOWLOG", "LEN"},
+                         *const lat_cmd[] = {"LATENCY", "LATEST"}, *const size_cmd[] = {"DBSIZE"};
+static const char *const *const report_argv[] = {info_cmd, slow_cmd, slen_cmd, lat_cmd, size_cmd};
+static const int report_argc[] = {6, 3, 2, 2, 1};
+
+/* The report from the five replies (not freed): a new string, or NULL (ENOMEM). */
+static char *report_json(redisReply **r)
+{
     cJSON *doc = cJSON_CreateObject();
     if (doc)
         report(doc, r);
-    *json = doc ? cJSON_PrintUnformatted(doc) : NULL;
+    char *json = doc ? cJSON_PrintUnformatted(doc) : NULL;
     cJSON_Delete(doc);
-    for (int i = 0; i < 5; i++)
-        freeReplyObject(r[i]);
-    return *json ? 0 : -ENOMEM;
+    return json;
+}
+
+enum admin_kind { ADMIN_REPORT = 0, ADMIN_PING, ADMIN_PROBE };
+
+static int admin_send(struct admin_job *j);
+
+static void admin_reply(void *arg, int rc, redisReply **replies)
+{
+    struct admin_job *j = arg;
+    if (j->kind != ADMIN_PROBE && (rc == -ECONNRESET || rc == -EIO) && !j->resent &&
+        (!j->deadline_ms || util_now_ms() < j->deadline_ms)) {
+        j->resent = 1; /* a read: once more, on the connection dialled again */
+        if ((rc = admin_send(j)) == 0)
+            return;
+    }
+    if (rc == 0 && j->kind == ADMIN_PING) {
+        rc = replies[0]->type == REDIS_REPLY_ERROR ? -EIO : 0; /* LOADING, say: not ready */
+    } else if (rc == 0 && j->kind == ADMIN_PROBE) {
+        /* refused before it ran (OOM at maxmemory, READONLY on a replica), or accepted */
+        rc = replies[0]->type == REDIS_REPLY_ERROR ? store_error_errno(replies[0]->str) : 0;
+        store_note_write(rc);
+    } else if (rc == 0 && !(j->json = report_json(replies))) {
+        rc = -ENOMEM;
+    }
+    j->done(j, rc == -ECONNRESET || rc == -ECANCELED ? -EIO : rc); /* may free j */
+}
+
+static int admin_send(struct admin_job *j)
+{
+    static const char *const ping[] = {"PING"};
+    static const char *const *const ping_argv[] = {ping};
+    static const int ping_argc[] = {1};
+    int rc;
+    if (j->kind == ADMIN_PROBE) {
+        /* its own short deadline: a write pause (a failover) holds it, and readiness must be
+         * answered within a load balancer's timeout (often 1 s) all the same */
+        int64_t deadline = util_now_ms() + ADMIN_PROBE_TIMEOUT_MS;
+        if (j->deadline_ms && j->deadline_ms < deadline)
+            deadline = j->deadline_ms;
+        rc = store_async_script(j->conn, STORE_SCRIPT_WRITE_PROBE, 0, 0, NULL, NULL, deadline,
+                                admin_reply, j);
+    } else if (j->kind == ADMIN_PING) {
+        rc = store_async_send(j->conn, 1, ping_argc, ping_argv, NULL, j->deadline_ms, admin_reply,
+                              j);
+    } else {
+        rc = store_async_send(j->conn, 5, report_argc, report_argv, NULL, j->deadline_ms,
+                              admin_reply, j);
+    }
+    return rc < 0 ? rc : 0;
+}
+
+static int admin_submit(struct store_async *conn, struct admin_job *job, int kind)
+{
+    job->conn = conn;
+    job->kind = kind;
+    job->resent = 0;
+    job->json = NULL;
+    return conn ? admin_send(job) : -ECONNREFUSED;
+}
+
+int admin_redis_submit(struct store_async *conn, struct admin_job *job)
+{
+    return admin_submit(conn, job, ADMIN_REPORT);
+}
+
+int admin_ping_submit(struct store_async *conn, struct admin_job *job)
+{
+    return admin_submit(conn, job, ADMIN_PING);
+}
+
+int admin_write_probe_submit(struct store_async *conn, struct admin_job *job)
+{
+    return admin_submit(conn, job, ADMIN_PROBE);
 }

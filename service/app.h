@@ -21,27 +21,28 @@ struct tokens;
 
 /** One event thread's own Redis connections (store_async.h). */
 struct rankd_conns {
-    struct store_async *reads;  /**< owned: pages, members, around */
-    struct store_async *writes; /**< owned: writes, NDJSON chunks, page fills */
+    struct store_async *reads;        /**< owned: pages, members, around, control reads */
+    struct store_async *writes;       /**< owned: writes, NDJSON chunks, page fills, control */
+    struct store_async *cache_reads;  /**< owned, --cache-redis only (else NULL): page GETs */
+    struct store_async *cache_writes; /**< owned, likewise: page stores, locks, releases */
 };
 
 struct rankd {
-    struct config cfg;               /**< a copy, immutable after start */
-    struct store *store;             /**< owned: board data, reads (--threads connections) */
-    struct store *write_store;       /**< owned: board writes (--threads connections) */
-    struct store *hit_store;         /**< owned: where the event threads' read connections dial
-                                      *   (store_async.h; its pool is unused) */
-    struct store *hit_write_store;   /**< owned: where their write connections dial (likewise) */
-    struct store *cache_store;       /**< owned when --cache-redis is set, else == store */
-    struct store *cache_write_store; /**< owned when --cache-redis is set, else == write_store */
-    struct board_model model;        /**< borrows store and cfg.key_prefix */
-    struct page_cache *pages;        /**< owned */
-    struct loop_group *loops;        /**< owned: the event threads (loop.h) */
-    struct httpd *http;              /**< owned: libmicrohttpd on each of them (httpd.h) */
-    struct rankd_conns *conns;       /**< owned: per event thread */
-    int nconns;                      /**< entries of conns (one per event thread) */
-    char static_root[4096];          /**< real path of the web frontend, "" = not served */
-    struct tokens *tokens;           /**< owned: the write tokens (tokens.h) */
+    struct config cfg;          /**< a copy, immutable after start */
+    struct store *reads;        /**< owned: where the event threads' read connections dial
+                                 *   (store.h: the dial and the scripts; no pool) */
+    struct store *writes;       /**< owned: where their write connections dial */
+    struct store *cache_reads;  /**< owned, --cache-redis only (else NULL): where their read
+                                 *   connections to the cache Redis dial */
+    struct store *cache_writes; /**< owned, likewise for their write connections */
+    struct board_model model;   /**< borrows the stores and cfg.key_prefix */
+    struct page_cache *pages;   /**< owned */
+    struct loop_group *loops;   /**< owned: the event threads (loop.h) */
+    struct httpd *http;         /**< owned: libmicrohttpd on each of them (httpd.h) */
+    struct rankd_conns *conns;  /**< owned: per event thread */
+    int nconns;                 /**< entries of conns (one per event thread) */
+    char static_root[4096];     /**< real path of the web frontend, "" = not served */
+    struct tokens *tokens;      /**< owned: the write tokens (tokens.h) */
 };
 
 #endif

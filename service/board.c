@@ -298,24 +298,12 @@ static int where_resolve(const struct board_model *m, const char *board, enum pe
     return 0;
 }
 
-int board_where(struct board_model *m, const char *board, const char *period,
-                struct board_where *out)
+int board_where_settled(struct board_model *m, const char *board, const char *period,
+                        const struct board_settings *s, int exists, struct board_where *out)
 {
-    struct hint h;
-    hint_read(m, board, &h);
-    int rc = where_resolve(m, board, h.kind, h.tz_min, h.retain, period, out);
-    if (rc == 0 || !(period && period[0]))
-        return rc;
-    /* An asked-for period the hint cannot place: the hint may be stale (another process
-     * changed the board, this one never saw it): decide on the settings themselves. */
-    struct board_settings set;
-    int exists = 0;
-    int err = board_settings_get(m, board, &set, &exists);
-    if (err)
-        return err;
     if (!exists)
         return -ENOENT;
-    return where_resolve(m, board, set.period, set.tz_min, set.retain, period, out);
+    return where_resolve(m, board, s->period, s->tz_min, s->retain, period, out);
 }
 
 int board_where_cached(struct board_model *m, const char *board, const char *period,
@@ -367,69 +355,10 @@ int board_check_score(const struct board_settings *s, double score, int64_t *key
     return 0;
 }
 
-/* Run one script on a borrowed connection. */
-/* The pool writes go to (board_model.writes). */
+/* The store writes' faults are counted on (board_model.writes). */
 static struct store *writes_of(const struct board_model *m)
 {
     return m->writes ? m->writes : m->store;
-}
-
-static int script_writes(enum store_script script)
-{
-    return script != STORE_SCRIPT_PAGE && script != STORE_SCRIPT_MEMBER &&
-           script != STORE_SCRIPT_AROUND && script != STORE_SCRIPT_LOCK_RELEASE;
-}
-
-static redisReply *run_script(struct board_model *m, enum store_script script, int nkeys, int nargs,
-                              const char **argv, const size_t *argvlen, int *err)
-{
-    struct store *st = script_writes(script) ? writes_of(m) : m->store;
-    struct store_conn *c = store_acquire(st, err);
-    if (!c)
-        return NULL;
-    redisReply *r = store_script(c, script, nkeys, nargs, argv, argvlen, err);
-    store_release(st, c);
-    return r;
-}
-
-static redisReply *command_on(struct store *st, int argc, const char **argv, const size_t *argvlen,
-                              int *err)
-{
-    struct store_conn *c = store_acquire(st, err);
-    if (!c)
-        return NULL;
-    redisReply *r = store_command(c, argc, argv, argvlen, err);
-    store_release(st, c);
-    return r;
-}
-
-static redisReply *run_command(struct board_model *m, int argc, const char **argv,
-                               const size_t *argvlen, int *err)
-{
-    return command_on(m->store, argc, argv, argvlen, err);
-}
-
-static redisReply *run_write_command(struct board_model *m, int argc, const char **argv,
-                                     const size_t *argvlen, int *err)
-{
-    return command_on(writes_of(m), argc, argv, argvlen, err);
-}
-
-int board_settings_get(struct board_model *m, const char *board, struct board_settings *out,
-                       int *exists)
-{
-    struct board_keys k;
-    make_keys(m, board, &k);
-    const char *argv[] = {"HGETALL", k.meta};
-    int err = 0;
-    redisReply *r = run_command(m, 2, argv, NULL, &err);
-    if (!r)
-        return err;
-    settings_from_reply(r, out);
-    *exists = r->type == REDIS_REPLY_ARRAY && r->elements > 0;
-    freeReplyObject(r);
-    view_put(m, board, out, *exists);
-    return 0;
 }
 
 /* ---------------------------------------------------------------- period expiry: the sweep */
@@ -491,24 +420,8 @@ static int sweep_more(const redisReply *r)
            r->element[1]->type == REDIS_REPLY_INTEGER && r->element[1]->integer == 1;
 }
 
-/* The sweep on the blocking pool (worker threads). Best effort: a fault ends it. */
-static void sweep_blocking(struct board_model *m, const char *board, const struct board_settings *s)
-{
-    struct sweep_args a = {0};
-    if (sweep_args_build(m, board, s, &a))
-        return;
-    for (int round = 0; round < SWEEP_ROUNDS_MAX; round++) {
-        int err = 0;
-        redisReply *r = run_script(m, STORE_SCRIPT_SWEEP, 3, 7, a.argv, NULL, &err);
-        int more = sweep_more(r);
-        freeReplyObject(r);
-        if (!more)
-            return;
-    }
-}
-
-/* The sweep on an event loop's connection: its chunks go one after the other, behind whatever
- * the loop sends meanwhile; nothing waits for them. */
+/* The sweep on an event loop's write connection: its chunks go one after the other, behind
+ * whatever the loop sends meanwhile; nothing waits for them. Best effort: a fault ends it. */
 struct sweep_job {
     struct store_async *conn;
     int rounds;
@@ -566,31 +479,6 @@ static double decode_stored(const struct score_layout *l, const char *s)
     if (s && *s && score_codec_decode(l, stored_value(s), &score) < 0)
         score = 0;
     return score;
-}
-
-/* Renumber a full tie group in chunks (compact.lua), so no single call grows with the group. */
-static int compact_group(struct board_model *m, const char *zkey, const struct score_layout *l,
-                         const char *key_s)
-{
-    int64_t key = strtoll(key_s, NULL, 10);
-    int64_t cap = atomic_load(&tie_cap);
-    char lo[32], caps[32], start[32], chunk[16];
-    snprintf(lo, sizeof(lo), "%" PRId64, key * (INT64_C(1) << score_codec_tie_bits(l)));
-    snprintf(caps, sizeof(caps), "%" PRId64, cap);
-    snprintf(chunk, sizeof(chunk), "%d", COMPACT_CHUNK);
-    for (int64_t done = 0;;) {
-        snprintf(start, sizeof(start), "%" PRId64, done);
-        const char *argv[] = {zkey, lo, caps, score_tiebreak_name(l->tiebreak), start, chunk};
-        int err = 0;
-        redisReply *r = run_script(m, STORE_SCRIPT_COMPACT, 1, 5, argv, NULL, &err);
-        if (!r)
-            return err;
-        long long moved = r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
-        freeReplyObject(r);
-        done += moved;
-        if (moved < COMPACT_CHUNK)
-            return done >= cap ? -ENOSPC : 0;
-    }
 }
 
 /* The argv of one write.lua call: 5 keys, 17 header values, 4 values per entry. */
@@ -727,62 +615,6 @@ static int write_reply_take(redisReply *r, const struct board_settings *s, size_
     return 0;
 }
 
-/* One write.lua call for e[0..n); as write_reply_take. */
-static int write_once(struct board_model *m, const struct board_keys *k,
-                      const struct board_where *where, const char *board,
-                      const struct board_settings *s, const struct board_entry *e, size_t n,
-                      int flags, struct board_outcome *out, size_t *done, int *full, char *full_key,
-                      size_t full_key_len, int *listed)
-{
-    struct write_args w = {0};
-    int rc = write_args_build(&w, k, where, m, board, s, e, n, flags);
-    if (rc) {
-        write_args_free(&w);
-        return rc;
-    }
-    redisReply *r = run_script(m, STORE_SCRIPT_WRITE, WRITE_KEYS,
-                               (int)(WRITE_FIXED - WRITE_KEYS + 4 * n), w.argv, w.len, &rc);
-    write_args_free(&w);
-    store_note_write(r ? 0 : rc);
-    if (!r)
-        return rc;
-    return write_reply_take(r, s, n, out, done, full, full_key, full_key_len, listed);
-}
-
-int board_write(struct board_model *m, const char *board, const struct board_settings *assumed,
-                const struct board_entry *entries, size_t n, int flags,
-                struct board_outcome *outcomes, size_t *handled)
-{
-    struct board_keys k;
-    make_keys(m, board, &k);
-    struct board_where where;
-    int rc =
-        where_resolve(m, board, assumed->period, assumed->tz_min, assumed->retain, NULL, &where);
-    size_t at = 0;
-    int stalls = 0, listed = 0;
-    while (at < n && rc == 0) {
-        size_t done = 0;
-        int full = 0;
-        char full_key[32];
-        rc = write_once(m, &k, &where, board, assumed, entries + at, n - at, flags, outcomes + at,
-                        &done, &full, full_key, sizeof(full_key), &listed);
-        at += done;
-        if (rc || !full)
-            break;
-        /* Compaction frees room unless the group is truly full; only rounds without progress
-         * count towards giving up. */
-        stalls = done ? 0 : stalls + 1;
-        if (stalls > WRITE_RETRIES)
-            rc = -ENOSPC;
-        else
-            rc = compact_group(m, where.z, &assumed->layout, full_key);
-    }
-    if (listed) /* a period began: sweep the sets of those no longer readable */
-        sweep_blocking(m, board, assumed);
-    *handled = at;
-    return rc;
-}
-
 /* ---------------------------------------------------------------- writes on an event loop */
 
 /* A failed step of a write job: what the caller must be told. A command written and not
@@ -834,7 +666,8 @@ static void compact_reply(void *arg, int rc, redisReply **replies)
         write_job_finish(j, write_job_errno(j, rc, 0));
 }
 
-/* One chunk of compact.lua for the full group j->full_key (as compact_group). */
+/* One chunk of compact.lua for the full group j->full_key: renumbered in chunks, so no single
+ * call grows with the group. */
 static int write_job_compact(struct board_write_job *j)
 {
     const struct score_layout *l = &j->assumed.layout;
@@ -876,7 +709,8 @@ static void write_reply(void *arg, int rc, redisReply **replies)
         write_job_finish(j, rc);
         return;
     }
-    /* a full tie group: compact it in chunks, then resume (as board_write) */
+    /* a full tie group: compact it in chunks, then resume; only rounds without progress count
+     * towards giving up */
     j->stalls = done ? 0 : j->stalls + 1;
     j->compacted = 0;
     rc = j->stalls > WRITE_RETRIES ? -ENOSPC : write_job_compact(j);
@@ -908,16 +742,26 @@ int board_write_submit(struct board_model *m, struct store_async *conn, struct b
     j->at = j->handled = 0;
     j->stalls = 0;
     j->listed = 0;
-    if (!conn || j->n == 0)
+    if (!conn)
+        return -ECONNREFUSED;
+    if (j->n == 0)
         return -EAGAIN;
     int rc = where_resolve(m, j->board, j->assumed.period, j->assumed.tz_min, j->assumed.retain,
                            NULL, &j->where);
     return rc ? rc : write_job_send(j);
 }
 
+static int settings_send(struct board_settings_job *j);
+
 static void settings_reply(void *arg, int rc, redisReply **replies)
 {
     struct board_settings_job *j = arg;
+    if ((rc == -ECONNRESET || rc == -EIO) && !j->resent &&
+        (!j->deadline_ms || util_now_ms() < j->deadline_ms)) {
+        j->resent = 1; /* a read: once more, on the connection dialled again */
+        if ((rc = settings_send(j)) == 0)
+            return;
+    }
     if (rc == 0 && replies[0]->type != REDIS_REPLY_ARRAY) {
         if (replies[0]->type == REDIS_REPLY_ERROR)
             store_note_fault(j->m->store, "HGETALL", replies[0]->str);
@@ -931,19 +775,26 @@ static void settings_reply(void *arg, int rc, redisReply **replies)
     j->done(j, rc == -ECONNRESET || rc == -ECANCELED ? -EIO : rc); /* a read: nothing to lose */
 }
 
+static int settings_send(struct board_settings_job *j)
+{
+    struct board_keys k;
+    make_keys(j->m, j->board, &k);
+    const char *argv[] = {"HGETALL", k.meta};
+    const char *const *av[] = {argv};
+    const int argc[] = {2};
+    int rc = store_async_send(j->conn, 1, argc, av, NULL, j->deadline_ms, settings_reply, j);
+    return rc < 0 ? rc : 0;
+}
+
 int board_settings_submit(struct board_model *m, struct store_async *conn,
                           struct board_settings_job *j)
 {
     if (!conn)
-        return -EAGAIN;
+        return -ECONNREFUSED;
     j->m = m;
-    struct board_keys k;
-    make_keys(m, j->board, &k);
-    const char *argv[] = {"HGETALL", k.meta};
-    const char *const *av[] = {argv};
-    const int argc[] = {2};
-    int rc = store_async_send(conn, 1, argc, av, NULL, j->deadline_ms, settings_reply, j);
-    return rc < 0 ? rc : 0;
+    j->conn = conn;
+    j->resent = 0;
+    return settings_send(j);
 }
 
 /* ---------------------------------------------------------------- reads */
@@ -1128,51 +979,6 @@ int board_member_take(struct board_model *m, const char *board, redisReply *r,
     return 0;
 }
 
-/*
- * Run a read script on the set of `period` (NULL: current) and take its reply with `take`. A
- * stale period hint is answered by the script with the real settings; they are learnt and the
- * call is made once more.
- */
-static int read_blocking(struct board_model *m, const char *board, const char *period,
-                         enum board_read_kind kind, const char *id, size_t id_len, int64_t page,
-                         int size, void *out)
-{
-    int resent = 0;
-    for (int attempt = 0; attempt < 3; attempt++) {
-        struct board_where w;
-        int rc = board_where(m, board, period, &w);
-        if (rc)
-            return rc;
-        struct board_read rd;
-        board_read_prepare(m, board, &w, kind, id, id_len, page, size, &rd);
-        redisReply *r = run_script(m, rd.script, rd.nkeys, rd.nargs, rd.argv, rd.lens, &rc);
-        if (!r && rc == -ECONNRESET && !resent++) { /* a read: once more, on a new connection */
-            attempt--;
-            continue;
-        }
-        if (!r)
-            return rc;
-        rc = kind == BOARD_READ_PAGE     ? board_page_take(m, board, r, page, out)
-             : kind == BOARD_READ_MEMBER ? board_member_take(m, board, r, out)
-                                         : board_around_take(m, board, r, out);
-        if (rc != -EAGAIN)
-            return rc;
-    }
-    return -EAGAIN; /* the period settings keep changing under us */
-}
-
-int board_page_get(struct board_model *m, const char *board, const char *period, int64_t page,
-                   int size, struct board_page **out)
-{
-    return read_blocking(m, board, period, BOARD_READ_PAGE, NULL, 0, page, size, out);
-}
-
-int board_around_get(struct board_model *m, const char *board, const char *period, const char *id,
-                     size_t id_len, int size, struct board_page **out)
-{
-    return read_blocking(m, board, period, BOARD_READ_AROUND, id, id_len, 0, size, out);
-}
-
 void board_page_free(struct board_page *p)
 {
     if (!p)
@@ -1180,12 +986,6 @@ void board_page_free(struct board_page *p)
     freeReplyObject(p->reply);
     free(p->items);
     free(p);
-}
-
-int board_member_get(struct board_model *m, const char *board, const char *period, const char *id,
-                     size_t id_len, struct board_member **out)
-{
-    return read_blocking(m, board, period, BOARD_READ_MEMBER, id, id_len, 0, 0, out);
 }
 
 void board_member_free(struct board_member *mb)
@@ -1196,33 +996,39 @@ void board_member_free(struct board_member *mb)
     free(mb);
 }
 
-/* The board's settings and where its current members are; -ENOENT when it does not exist. */
-static int current_where(struct board_model *m, const char *board, struct board_settings *set,
-                         struct board_where *w)
+/* ---------------------------------------------------------------- control operations: calls */
+
+/*
+ * Each control operation's commands and the reading of their replies, for the event loops'
+ * chains (board_ctl_submit): a _prepare fills a call's keys and arguments, a _take reads its
+ * reply (never freeing it).
+ */
+
+/* The sets of a board's readable periods under `s` (P:{board}:z:<id>, the current one first):
+ * their number, and *z (calloc'd, free() it; NULL when there are none). -ENOMEM. */
+static int period_set_keys(const struct board_model *m, const char *board,
+                           const struct board_settings *s, char (**z)[KEY_MAX])
 {
-    int exists = 0;
-    int rc = board_settings_get(m, board, set, &exists);
-    if (rc)
-        return rc;
-    if (!exists)
-        return -ENOENT;
-    return where_resolve(m, board, set->period, set->tz_min, set->retain, NULL, w);
+    char(*ids)[PERIOD_ID_MAX] = calloc(PERIOD_RETAIN_MAX + 1, sizeof(*ids));
+    char(*zs)[KEY_MAX] = calloc(PERIOD_RETAIN_MAX + 1, sizeof(*zs));
+    if (!ids || !zs) {
+        free(ids);
+        free(zs);
+        return -ENOMEM;
+    }
+    int n = board_periods(m, s, ids, PERIOD_RETAIN_MAX + 1);
+    for (int i = 0; i < n; i++)
+        snprintf(zs[i], KEY_MAX, "%s:{%s}:z:%s", m->prefix, board, ids[i]);
+    free(ids);
+    *z = zs;
+    return n;
 }
 
-int board_info_get(struct board_model *m, const char *board, struct board_info *out)
+/* ZCARD's reply as board_info_get's total. */
+static void info_take(const redisReply *r, const struct board_where *w, struct board_info *out)
 {
-    struct board_where w;
-    int rc = current_where(m, board, &out->settings, &w);
-    if (rc)
-        return rc;
-    const char *argv[] = {"ZCARD", w.z};
-    redisReply *r = run_command(m, 2, argv, NULL, &rc);
-    if (!r)
-        return rc;
     out->total = r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
-    snprintf(out->period, sizeof(out->period), "%s", w.period);
-    freeReplyObject(r);
-    return 0;
+    snprintf(out->period, sizeof(out->period), "%s", w->period);
 }
 
 /* Text of the eight settings put_board.lua takes, in its order (see the script). */
@@ -1288,275 +1094,300 @@ static void put_reply_take(struct board_model *m, const char *board, const redis
 
 #define PUT_AGAIN 1 /* the board appeared, went or changed under the call: read it again */
 
-/* A new board (create_board.lua): 0, PUT_AGAIN when it exists after all, or an error. */
-static int put_create(struct board_model *m, const char *board,
-                      const struct board_settings_patch *patch, struct board_info *out)
+/*
+ * A PUT's one script, prepared from the settings just read: create_board.lua for a new board
+ * (refused at maxmemory: a new board grows memory), put_board.lua for a change of an existing
+ * one (allowed at maxmemory). put_board.lua is sent the current set, the index and the past
+ * periods' sets by name: first those both the current and the new retain keep readable (they
+ * count for "non-empty"), then those only one of them does (emptied); it sweeps one chunk of the
+ * index's unreadable sets itself. argv points into the struct and at `board`.
+ */
+struct put_call {
+    struct board_keys k;
+    struct board_where w; /* create: the set the new settings write to */
+    char (*zs)[KEY_MAX];
+    const char **argv;
+    int create;
+    int nkeys, nargs;
+    char val[8][24], tz[16], retain[16], gen[32], nkeep[16], cut[32];
+};
+
+static void put_call_free(struct put_call *c)
+{
+    free(c->zs);
+    free(c->argv);
+    c->zs = NULL;
+    c->argv = NULL;
+}
+
+/* create_board.lua's call for a new board: 0, a period error of where_resolve, or -ENOMEM. */
+static int put_create_prepare(struct board_model *m, const char *board,
+                              const struct board_settings_patch *patch, struct put_call *c)
 {
     static const char *const names[] = {"order",    "tiebreak",  "score_decimals", "period",
                                         "timezone", "page_size", "page_ttl_ms",    "retain"};
-    struct board_keys k;
-    make_keys(m, board, &k);
+    make_keys(m, board, &c->k);
     struct board_settings d, v;
     board_settings_default(&d);
     patch_apply(&d, patch, &v);
-    struct board_where w;
-    int rc = where_resolve(m, board, v.period, v.tz_min, v.retain, NULL, &w);
+    int rc = where_resolve(m, board, v.period, v.tz_min, v.retain, NULL, &c->w);
     if (rc)
         return rc;
-    char val[8][24], gen[32];
-    settings_text(&v, val);
-    new_generation(gen);
-    const char *argv[4 + 16 + 2] = {k.meta, k.registry, w.z, board};
+    settings_text(&v, c->val);
+    new_generation(c->gen);
+    c->argv = calloc(4 + 16 + 2, sizeof(*c->argv));
+    if (!c->argv)
+        return -ENOMEM;
+    c->argv[0] = c->k.meta;
+    c->argv[1] = c->k.registry;
+    c->argv[2] = c->w.z;
+    c->argv[3] = board;
     for (int i = 0; i < 8; i++) {
-        argv[4 + 2 * i] = names[i];
-        argv[5 + 2 * i] = val[i];
+        c->argv[4 + 2 * i] = names[i];
+        c->argv[5 + 2 * i] = c->val[i];
     }
-    argv[20] = "gen";
-    argv[21] = gen;
-    redisReply *r = run_script(m, STORE_SCRIPT_CREATE_BOARD, 3, 19, argv, NULL, &rc);
-    store_note_write(r ? 0 : rc);
-    if (!r)
-        return rc;
-    if (r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
-        r->element[0]->type == REDIS_REPLY_INTEGER && r->element[0]->integer == 0)
-        rc = PUT_AGAIN;
-    else if (r->type == REDIS_REPLY_ARRAY && r->elements == 3 &&
-             r->element[1]->type == REDIS_REPLY_ARRAY)
-        put_reply_take(m, board, r, out);
-    else
-        rc = -EIO;
-    freeReplyObject(r);
-    return rc;
+    c->argv[20] = "gen";
+    c->argv[21] = c->gen;
+    c->create = 1;
+    c->nkeys = 3;
+    c->nargs = 19;
+    return 0;
 }
 
-/*
- * A change of an existing board read as `cur` (put_board.lua): 0, PUT_AGAIN (gone, or changed
- * since it was read), -EEXIST with *field, or an error. The script is sent the current set, the
- * index and the past periods' sets by name: first those both the current and the new retain
- * keep readable (they count for "non-empty"), then those only one of them does (emptied).
- */
-static int put_update(struct board_model *m, const char *board, const struct board_settings *cur,
-                      const struct board_settings_patch *patch, const char **field,
-                      struct board_info *out)
+/* put_board.lua's call for a change of an existing board read as `cur`: 0 or -ENOMEM. */
+static int put_update_prepare(struct board_model *m, const char *board,
+                              const struct board_settings *cur,
+                              const struct board_settings_patch *patch, struct put_call *c)
 {
-    struct board_keys k;
-    make_keys(m, board, &k);
+    make_keys(m, board, &c->k);
     int periodic = cur->period != PERIOD_NONE;
     int next = patch->has_retain ? patch->value.retain : cur->retain;
     int lo = periodic ? (next < cur->retain ? next : cur->retain) : 0;
     int hi = periodic ? (next > cur->retain ? next : cur->retain) : 0;
     int64_t now = now_ms(m);
-    char(*zs)[KEY_MAX] = calloc((size_t)hi + 1, sizeof(*zs));
-    const char **argv = calloc((size_t)hi + 3 + 14, sizeof(*argv));
-    if (!zs || !argv) {
-        free(zs);
-        free(argv);
+    c->zs = calloc((size_t)hi + 1, sizeof(*c->zs));
+    c->argv = calloc((size_t)hi + 3 + 14, sizeof(*c->argv));
+    if (!c->zs || !c->argv) {
+        put_call_free(c);
         return -ENOMEM;
     }
     if (periodic)
-        period_set_key(m, board, cur->period, cur->tz_min, now, 0, zs[0]);
+        period_set_key(m, board, cur->period, cur->tz_min, now, 0, c->zs[0]);
     else
-        z_key(zs[0], KEY_MAX, m->prefix, board, NULL);
+        z_key(c->zs[0], KEY_MAX, m->prefix, board, NULL);
     for (int d = 1; d <= hi; d++)
-        period_set_key(m, board, cur->period, cur->tz_min, now, d, zs[d]);
-    char val[8][24], tz[16], retain[16], gen[32], nkeep[16], cut[32];
-    settings_text(&patch->value, val);
+        period_set_key(m, board, cur->period, cur->tz_min, now, d, c->zs[d]);
+    settings_text(&patch->value, c->val);
     const int has[8] = {patch->has_order,    patch->has_tiebreak, patch->has_decimals,
                         patch->has_period,   patch->has_tz,       patch->has_page_size,
                         patch->has_page_ttl, patch->has_retain};
-    snprintf(tz, sizeof(tz), "%d", cur->tz_min);
-    snprintf(retain, sizeof(retain), "%d", cur->retain);
-    new_generation(gen);
-    snprintf(nkeep, sizeof(nkeep), "%d", lo);
-    snprintf(cut, sizeof(cut), "%" PRId64,
+    snprintf(c->tz, sizeof(c->tz), "%d", cur->tz_min);
+    snprintf(c->retain, sizeof(c->retain), "%d", cur->retain);
+    new_generation(c->gen);
+    snprintf(c->nkeep, sizeof(c->nkeep), "%d", lo);
+    snprintf(c->cut, sizeof(c->cut), "%" PRId64,
              periodic ? period_start(cur->period, cur->tz_min, now, -lo) : 0);
     int nk = 0;
-    argv[nk++] = k.meta;
-    argv[nk++] = zs[0];
-    argv[nk++] = k.index;
+    c->argv[nk++] = c->k.meta;
+    c->argv[nk++] = c->zs[0];
+    c->argv[nk++] = c->k.index;
     for (int d = 1; d <= hi; d++)
-        argv[nk++] = zs[d];
+        c->argv[nk++] = c->zs[d];
     int na = nk;
-    argv[na++] = period_kind_name(cur->period);
-    argv[na++] = tz;
-    argv[na++] = retain;
+    c->argv[na++] = period_kind_name(cur->period);
+    c->argv[na++] = c->tz;
+    c->argv[na++] = c->retain;
     for (int i = 0; i < 8; i++)
-        argv[na++] = has[i] ? val[i] : "";
-    argv[na++] = gen;
-    argv[na++] = nkeep;
-    argv[na++] = cut;
-    int rc = 0;
-    redisReply *r = run_script(m, STORE_SCRIPT_PUT_BOARD, nk, na - nk, argv, NULL, &rc);
-    free(zs);
-    free(argv);
-    if (!r)
-        return rc;
+        c->argv[na++] = has[i] ? c->val[i] : "";
+    c->argv[na++] = c->gen;
+    c->argv[na++] = c->nkeep;
+    c->argv[na++] = c->cut;
+    c->create = 0;
+    c->nkeys = nk;
+    c->nargs = na - nk;
+    return 0;
+}
+
+/* The reply of the PUT's script: 0 with *out (remembered as the board's view), PUT_AGAIN (the
+ * board appeared, went or changed since it was read), -EEXIST with *field, or -EIO. */
+static int put_take(struct board_model *m, const char *board, int create, const redisReply *r,
+                    const char **field, struct board_info *out)
+{
+    if (create) {
+        if (r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
+            r->element[0]->type == REDIS_REPLY_INTEGER && r->element[0]->integer == 0)
+            return PUT_AGAIN; /* it exists after all: update it instead */
+        if (r->type == REDIS_REPLY_ARRAY && r->elements == 3 &&
+            r->element[1]->type == REDIS_REPLY_ARRAY) {
+            put_reply_take(m, board, r, out);
+            return 0;
+        }
+        return -EIO;
+    }
     const redisReply *e0 = r->type == REDIS_REPLY_ARRAY && r->elements >= 1 ? r->element[0] : NULL;
-    if (e0 && e0->type == REDIS_REPLY_STRING) { /* 'absent' or 'retry' */
-        rc = PUT_AGAIN;
-    } else if (e0 && e0->type == REDIS_REPLY_INTEGER && e0->integer < 0 && r->elements == 2) {
+    if (e0 && e0->type == REDIS_REPLY_STRING) /* 'absent' or 'retry' */
+        return PUT_AGAIN;
+    if (e0 && e0->type == REDIS_REPLY_INTEGER && e0->integer < 0 && r->elements == 2) {
         static const char *const names[] = {"order", "tiebreak", "score_decimals", "period",
                                             "timezone"};
         *field = names[0];
         for (size_t i = 0; i < 5; i++)
             if (r->element[1]->str && strcmp(r->element[1]->str, names[i]) == 0)
                 *field = names[i];
-        rc = -EEXIST;
-    } else if (e0 && e0->type == REDIS_REPLY_INTEGER && r->elements == 3 &&
-               r->element[1]->type == REDIS_REPLY_ARRAY) {
+        return -EEXIST;
+    }
+    if (e0 && e0->type == REDIS_REPLY_INTEGER && r->elements == 3 &&
+        r->element[1]->type == REDIS_REPLY_ARRAY) {
         put_reply_take(m, board, r, out);
-    } else {
-        rc = -EIO;
+        return 0;
     }
-    freeReplyObject(r);
-    return rc;
+    return -EIO;
 }
 
-int board_put(struct board_model *m, const char *board, const struct board_settings_patch *patch,
-              int *created, const char **field, struct board_info *out)
-{
-    for (int attempt = 0; attempt < WRITE_RETRIES; attempt++) {
-        struct board_settings cur;
-        int exists = 0;
-        int rc = board_settings_get(m, board, &cur, &exists);
-        if (rc)
-            return rc;
-        rc = exists ? put_update(m, board, &cur, patch, field, out)
-                    : put_create(m, board, patch, out);
-        if (rc == PUT_AGAIN)
-            continue;
-        if (rc == 0)
-            *created = !exists;
-        return rc;
-    }
-    return -EAGAIN; /* the board keeps changing under us */
-}
-
-int board_delete(struct board_model *m, const char *board)
-{
+/* delete_board.lua's call: keys (settings, registry, the period index, the plain set, every
+ * readable period's set), then the board's name. */
+struct delete_call {
     struct board_keys k;
-    make_keys(m, board, &k);
-    struct board_settings set;
-    int exists = 0;
-    int rc = board_settings_get(m, board, &set, &exists);
-    if (rc)
-        return rc;
-    if (!exists)
-        return -ENOENT;
+    char (*zs)[KEY_MAX];
+    const char **argv;
+    int nkeys;
+};
+
+static void delete_call_free(struct delete_call *c)
+{
+    free(c->zs);
+    free(c->argv);
+    c->zs = NULL;
+    c->argv = NULL;
+}
+
+static int delete_prepare(struct board_model *m, const char *board,
+                          const struct board_settings *set, struct delete_call *c)
+{
+    make_keys(m, board, &c->k);
     /* the settings, the registry entry, the period index (delete_board.lua UNLINKs every set it
      * lists), the plain set and every readable period's set (listed too; named here as well, so
      * a set the index does not list, written by an older rankd, goes with them) */
-    enum { MAX_KEYS = 4 + PERIOD_RETAIN_MAX + 2 };
-    char(*zs)[192] = calloc(MAX_KEYS, sizeof(*zs));
-    char(*ids)[PERIOD_ID_MAX] = calloc(MAX_KEYS, sizeof(*ids));
-    const char **argv = calloc(MAX_KEYS + 2, sizeof(*argv));
-    if (!zs || !ids || !argv) {
-        free(zs);
-        free(ids);
-        free(argv);
+    int np = period_set_keys(m, board, set, &c->zs);
+    c->argv = np >= 0 ? calloc(4 + (size_t)np + 1, sizeof(*c->argv)) : NULL;
+    if (!c->argv) {
+        delete_call_free(c);
         return -ENOMEM;
     }
     int nk = 0;
-    argv[nk++] = k.meta;
-    argv[nk++] = k.registry;
-    argv[nk++] = k.index;
-    argv[nk++] = k.z;
-    int np = board_periods(m, &set, ids, MAX_KEYS - 4);
-    for (int i = 0; i < np; i++) {
-        snprintf(zs[i], sizeof(zs[i]), "%s:{%s}:z:%s", m->prefix, board, ids[i]);
-        argv[nk++] = zs[i];
-    }
-    argv[nk] = board;
-    redisReply *r = run_script(m, STORE_SCRIPT_DELETE_BOARD, nk, 1, argv, NULL, &rc);
-    free(zs);
-    free(ids);
-    free(argv);
-    if (!r)
-        return rc;
-    rc = r->type == REDIS_REPLY_INTEGER ? (r->integer ? 0 : -ENOENT) : -EIO;
-    freeReplyObject(r);
+    c->argv[nk++] = c->k.meta;
+    c->argv[nk++] = c->k.registry;
+    c->argv[nk++] = c->k.index;
+    c->argv[nk++] = c->k.z;
+    for (int i = 0; i < np; i++)
+        c->argv[nk++] = c->zs[i];
+    c->argv[nk] = board;
+    c->nkeys = nk;
+    return 0;
+}
+
+/* 0 deleted (the view remembers the board is gone), -ENOENT, -EIO. */
+static int delete_take(struct board_model *m, const char *board, const redisReply *r)
+{
+    int rc = r->type == REDIS_REPLY_INTEGER ? (r->integer ? 0 : -ENOENT) : -EIO;
     if (rc == 0) {
+        struct board_settings set;
         board_settings_default(&set);
         view_put(m, board, &set, 0);
     }
     return rc;
 }
 
-int board_reset(struct board_model *m, const char *board)
-{
+/* reset_board.lua's call: the settings, the current set, a new generation. */
+struct reset_call {
     struct board_keys k;
-    make_keys(m, board, &k);
-    struct board_settings set;
-    struct board_where w;
-    int rc = current_where(m, board, &set, &w);
-    if (rc)
-        return rc;
     char gen[32];
-    new_generation(gen);
-    const char *argv[] = {k.meta, w.z, gen};
-    redisReply *r = run_script(m, STORE_SCRIPT_RESET_BOARD, 2, 1, argv, NULL, &rc);
-    if (!r)
-        return rc;
-    rc = r->type == REDIS_REPLY_INTEGER ? (r->integer ? 0 : -ENOENT) : -EIO;
-    freeReplyObject(r);
-    return rc;
+    const char *argv[3];
+};
+
+static void reset_prepare(struct board_model *m, const char *board, const struct board_where *w,
+                          struct reset_call *c)
+{
+    make_keys(m, board, &c->k);
+    new_generation(c->gen);
+    c->argv[0] = c->k.meta;
+    c->argv[1] = w->z;
+    c->argv[2] = c->gen;
+}
+
+/* reset_board.lua's and delete_board.lua's 1/0 reply. */
+static int one_or_enoent(const redisReply *r)
+{
+    return r->type == REDIS_REPLY_INTEGER ? (r->integer ? 0 : -ENOENT) : -EIO;
 }
 
 #define TRIM_CHUNK 250 /* measured: 1000 removals from a 3M set took 3-5 ms, over the 2 ms goal */
 
-int board_trim(struct board_model *m, const char *board, int64_t keep, int64_t below_key,
-               int64_t *removed)
-{
-    struct board_settings set;
-    struct board_where w;
-    int rc = current_where(m, board, &set, &w);
-    if (rc)
-        return rc;
+/* trim.lua's call, repeated until a chunk removes fewer than TRIM_CHUNK. */
+struct trim_call {
     char from[32], chunk[16];
+    const char *argv[4];
+};
+
+static void trim_prepare(const struct board_settings *set, const struct board_where *w,
+                         int64_t keep, int64_t below_key, struct trim_call *c)
+{
     if (keep >= 0) {
-        snprintf(from, sizeof(from), "%" PRId64, keep);
+        snprintf(c->from, sizeof(c->from), "%" PRId64, keep);
     } else {
         /* the first stored value of a worse score: (key + 1) * 2^T */
-        int bits = score_codec_tie_bits(&set.layout);
-        snprintf(from, sizeof(from), "%" PRId64, (below_key + 1) * (INT64_C(1) << bits));
+        int bits = score_codec_tie_bits(&set->layout);
+        snprintf(c->from, sizeof(c->from), "%" PRId64, (below_key + 1) * (INT64_C(1) << bits));
     }
-    snprintf(chunk, sizeof(chunk), "%d", TRIM_CHUNK);
-    const char *argv[] = {w.z, keep >= 0 ? "rank" : "score", from, chunk};
-    int64_t total = 0;
-    for (;;) {
-        redisReply *r = run_script(m, STORE_SCRIPT_TRIM, 1, 3, argv, NULL, &rc);
-        if (!r)
-            return rc;
-        long long n = r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
-        freeReplyObject(r);
-        total += n;
-        if (n < TRIM_CHUNK)
-            break;
-    }
-    *removed = total;
-    return 0;
+    snprintf(c->chunk, sizeof(c->chunk), "%d", TRIM_CHUNK);
+    c->argv[0] = w->z;
+    c->argv[1] = keep >= 0 ? "rank" : "score";
+    c->argv[2] = c->from;
+    c->argv[3] = c->chunk;
 }
 
-int board_member_delete(struct board_model *m, const char *board, const char *id, size_t id_len)
+/* The members one trim.lua call removed. */
+static long long trim_take(const redisReply *r)
 {
+    return r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
+}
+
+/* delete_member.lua's call (allow-oom: it must work at maxmemory, where Redis refuses to queue
+ * any command of a MULTI ... EXEC): the settings, the current set, the member. */
+struct member_delete_call {
     struct board_keys k;
-    make_keys(m, board, &k);
-    struct board_settings set;
-    struct board_where w;
-    int rc = current_where(m, board, &set, &w);
-    if (rc)
-        return rc;
-    const char *argv[] = {k.meta, w.z, id};
-    const size_t lens[] = {strlen(k.meta), strlen(w.z), id_len};
-    redisReply *r = run_script(m, STORE_SCRIPT_DELETE_MEMBER, 2, 1, argv, lens, &rc);
-    if (!r)
-        return rc;
-    rc = r->type != REDIS_REPLY_INTEGER ? -EIO
-         : r->integer < 0               ? -ENOENT
-         : r->integer == 0              ? -ENODATA
-                                        : 0;
-    freeReplyObject(r);
-    return rc;
+    const char *argv[3];
+    size_t lens[3];
+};
+
+static void member_delete_prepare(struct board_model *m, const char *board,
+                                  const struct board_where *w, const char *id, size_t id_len,
+                                  struct member_delete_call *c)
+{
+    make_keys(m, board, &c->k);
+    c->argv[0] = c->k.meta;
+    c->argv[1] = w->z;
+    c->argv[2] = id;
+    c->lens[0] = strlen(c->k.meta);
+    c->lens[1] = strlen(w->z);
+    c->lens[2] = id_len;
+}
+
+/* delete_member.lua's reply: 0, -ENOENT no board, -ENODATA no such member, -EIO. */
+static int member_delete_take(const redisReply *r)
+{
+    return r->type != REDIS_REPLY_INTEGER ? -EIO
+           : r->integer < 0               ? -ENOENT
+           : r->integer == 0              ? -ENODATA
+                                          : 0;
+}
+
+/* HGET of a record's reply: 0 and a new copy in *json, -ENODATA, -ENOMEM. */
+static int record_take(const redisReply *r, char **json)
+{
+    if (r->type != REDIS_REPLY_STRING)
+        return -ENODATA;
+    return (*json = strndup(r->str, r->len)) ? 0 : -ENOMEM;
 }
 
 static int cmp_names(const void *a, const void *b)
@@ -1575,73 +1406,21 @@ void board_list_free(struct board_list *l)
     free(l);
 }
 
-/* ZCARD of every board's current set on one connection, pipelined in chunks of LIST_CHUNK. */
-#define LIST_CHUNK 64 /* keys live on the stack: 64 boards, about 50 KB */
-static int list_totals(struct board_model *m, struct board_list *l)
+/* The set a board's total is counted in, from its HMGET reply x (not freed). */
+static void list_where(const struct board_model *m, const char *name, const redisReply *x,
+                       char z[KEY_MAX])
 {
-    int err = 0;
-    struct store_conn *c = store_acquire(m->store, &err);
-    if (!c)
-        return err;
-    static const size_t zl = 5;
-    int rc = 0;
-    for (size_t at = 0; at < l->n && rc == 0; at += LIST_CHUNK) {
-        size_t n = l->n - at < LIST_CHUNK ? l->n - at : LIST_CHUNK;
-        struct board_keys k[LIST_CHUNK];
-        const char *args[LIST_CHUNK][2];
-        const char *hm[LIST_CHUNK][5];
-        size_t lens[LIST_CHUNK][2];
-        const char *const *argv[LIST_CHUNK];
-        const size_t *lv[LIST_CHUNK];
-        int argc[LIST_CHUNK];
-        redisReply *rs[LIST_CHUNK];
-        /* first each board's period settings, then the size of its current set */
-        for (size_t i = 0; i < n; i++) {
-            make_keys(m, l->names[at + i], &k[i]);
-            hm[i][0] = "HMGET";
-            hm[i][1] = k[i].meta;
-            hm[i][2] = "period";
-            hm[i][3] = "timezone";
-            hm[i][4] = "retain";
-            argv[i] = hm[i];
-            lv[i] = NULL;
-            argc[i] = 5;
-        }
-        rc = store_pipeline(c, (int)n, argc, argv, lv, rs);
-        for (size_t i = 0; rc == 0 && i < n; i++) {
-            struct board_settings set;
-            board_settings_default(&set);
-            const redisReply *x = rs[i];
-            if (x->type == REDIS_REPLY_ARRAY && x->elements == 3) {
-                if (x->element[0]->str)
-                    period_kind_parse(x->element[0]->str, &set.period);
-                set.tz_min = x->element[1]->str ? text_int(x->element[1]->str) : 0;
-                set.retain = x->element[2]->str ? text_int(x->element[2]->str) : 1;
-            }
-            freeReplyObject(rs[i]);
-            struct board_where w;
-            where_resolve(m, l->names[at + i], set.period, set.tz_min, set.retain, NULL, &w);
-            snprintf(k[i].z, sizeof(k[i].z), "%s", w.z);
-        }
-        if (rc)
-            break;
-        for (size_t i = 0; i < n; i++) {
-            args[i][0] = "ZCARD";
-            args[i][1] = k[i].z;
-            lens[i][0] = zl;
-            lens[i][1] = strlen(k[i].z);
-            argv[i] = args[i];
-            lv[i] = lens[i];
-            argc[i] = 2;
-        }
-        rc = store_pipeline(c, (int)n, argc, argv, lv, rs);
-        for (size_t i = 0; rc == 0 && i < n; i++) {
-            l->totals[at + i] = rs[i]->type == REDIS_REPLY_INTEGER ? rs[i]->integer : 0;
-            freeReplyObject(rs[i]);
-        }
+    struct board_settings set;
+    board_settings_default(&set);
+    if (x->type == REDIS_REPLY_ARRAY && x->elements == 3) {
+        if (x->element[0]->str)
+            period_kind_parse(x->element[0]->str, &set.period);
+        set.tz_min = x->element[1]->str ? text_int(x->element[1]->str) : 0;
+        set.retain = x->element[2]->str ? text_int(x->element[2]->str) : 1;
     }
-    store_release(m->store, c);
-    return rc;
+    struct board_where w;
+    where_resolve(m, name, set.period, set.tz_min, set.retain, NULL, &w);
+    snprintf(z, KEY_MAX, "%s", w.z);
 }
 
 /* Append the names of one SSCAN reply to l (grown as needed); *cursor = the next cursor. */
@@ -1684,84 +1463,568 @@ static void list_sort_unique(struct board_list *l)
     l->n = w;
 }
 
-int board_list_get(struct board_model *m, uint64_t cursor, int count, struct board_list **out)
+/* SSCAN of the registry from `cursor`, asking for what `count` still lacks. */
+static void list_sscan(const struct board_keys *k, uint64_t cursor, int want, char cur[24],
+                       char cnt[16], const char *argv[5])
+{
+    snprintf(cur, 24, "%" PRIu64, cursor);
+    snprintf(cnt, 16, "%d", want);
+    argv[0] = "SSCAN";
+    argv[1] = k->registry;
+    argv[2] = cur;
+    argv[3] = "COUNT";
+    argv[4] = cnt;
+}
+
+/* ---------------------------------------------------------------- control operations on a loop */
+
+/*
+ * board_ctl_submit: each operation as a chain of steps, one short command or script each, sent
+ * on the loop's connections without waiting; each step's reply starts the next. The calls are
+ * the blocking functions' own (the _prepare and _take helpers above).
+ */
+
+/* The operation's prepared calls and buffers; freed when the job ends. */
+struct ctl_state {
+    union {
+        struct put_call put;
+        struct delete_call del;
+        struct reset_call reset;
+        struct trim_call trim;
+        struct member_delete_call mdel;
+    } u;
+    char (*keys)[KEY_MAX]; /* list's sets */
+    int n;                 /* how many of them */
+    struct board_keys k;   /* list: the registry; records: the records hash */
+    size_t cap;            /* list: names allocated */
+};
+
+static void ctl_end(struct board_ctl_job *j, int rc)
+{
+    struct ctl_state *s = j->state;
+    if (s && j->op == BOARD_CTL_PUT)
+        put_call_free(&s->u.put);
+    if (s && j->op == BOARD_CTL_DELETE)
+        delete_call_free(&s->u.del);
+    if (s) {
+        free(s->keys);
+        free(s);
+    }
+    j->state = NULL;
+    if (rc && j->list) {
+        board_list_free(j->list);
+        j->list = NULL;
+    }
+    j->done(j, rc == -ECANCELED ? -EIO : rc); /* may free j */
+}
+
+/* The start of every reply: 1 to go on with the replies; 0 when the job ended here (a fault, an
+ * error reply) or a read cut by a lost connection was sent once more (j->again). A write step
+ * written and not answered may have run: -ETIME. */
+static int ctl_ok(struct board_ctl_job *j, int rc, redisReply **replies, int n, int write)
+{
+    if (rc == 0) {
+        for (int i = 0; i < n; i++)
+            if (replies[i]->type == REDIS_REPLY_ERROR) {
+                store_note_fault(write ? writes_of(j->m) : j->m->store, "control", replies[i]->str);
+                ctl_end(j, store_error_errno(replies[i]->str)); /* the command did not run */
+                return 0;
+            }
+        return 1;
+    }
+    if (!write && (rc == -ECONNRESET || rc == -EIO) && j->again && !j->resent &&
+        (!j->deadline_ms || util_now_ms() < j->deadline_ms)) {
+        j->resent = 1; /* a read: once more, on the connection dialled again */
+        rc = j->again(j);
+        if (rc == 0)
+            return 0;
+    } else if (write && (rc == -ETIMEDOUT || rc == -ECONNRESET)) {
+        rc = -ETIME;
+    } else if (!write && rc == -ECONNRESET) {
+        rc = -EIO;
+    }
+    ctl_end(j, rc);
+    return 0;
+}
+
+/* Send one group, or a script, for a step; 0 or a negative errno (nothing sent). */
+static int ctl_send(struct board_ctl_job *j, int write, int n, const int *argc,
+                    const char *const *const *argv, const size_t *const *lens, int64_t deadline,
+                    store_async_fn fn)
+{
+    int rc = store_async_send(write ? j->writes : j->reads, n, argc, argv, lens,
+                              deadline ? deadline : j->deadline_ms, fn, j);
+    return rc < 0 ? rc : 0;
+}
+
+static int ctl_script(struct board_ctl_job *j, enum store_script script, int nkeys, int nargs,
+                      const char *const *argv, const size_t *lens, int64_t deadline,
+                      store_async_fn fn)
+{
+    int rc = store_async_script(j->writes, script, nkeys, nargs, argv, lens,
+                                deadline ? deadline : j->deadline_ms, fn, j);
+    return rc < 0 ? rc : 0;
+}
+
+/* A step's send failed: nothing was sent, so its code stands (-ECONNREFUSED, -ETIMEDOUT...). */
+static void ctl_step(struct board_ctl_job *j, int rc)
+{
+    if (rc)
+        ctl_end(j, rc);
+}
+
+/* ---- the settings read most operations start with */
+
+static void ctl_settings_reply(void *arg, int rc, redisReply **replies)
+{
+    struct board_ctl_job *j = arg;
+    if (!ctl_ok(j, rc, replies, 1, 0))
+        return;
+    if (replies[0]->type != REDIS_REPLY_ARRAY) {
+        ctl_end(j, -EIO);
+        return;
+    }
+    settings_from_reply(replies[0], &j->cur);
+    j->exists = replies[0]->elements > 0;
+    view_put(j->m, j->board, &j->cur, j->exists);
+    j->again = NULL;
+    j->resent = 0;
+    if (j->op != BOARD_CTL_PUT && !j->exists) {
+        ctl_end(j, -ENOENT);
+        return;
+    }
+    rc = where_resolve(j->m, j->board, j->cur.period, j->cur.tz_min, j->cur.retain, NULL, &j->w);
+    if (rc)
+        ctl_end(j, rc);
+    else
+        j->then(j);
+}
+
+static int ctl_settings_send(struct board_ctl_job *j)
 {
     struct board_keys k;
-    make_keys(m, NULL, &k);
-    struct board_list *l = calloc(1, sizeof(*l));
-    if (!l)
-        return -ENOMEM;
-    size_t cap = 0;
-    int rc = 0;
-    do { /* each SSCAN is O(COUNT); stop at `count` names or the end of the registry */
-        char cur[24], cnt[16];
-        snprintf(cur, sizeof(cur), "%" PRIu64, cursor);
-        snprintf(cnt, sizeof(cnt), "%d", count - (int)l->n);
-        const char *argv[] = {"SSCAN", k.registry, cur, "COUNT", cnt};
-        redisReply *r = run_command(m, 5, argv, NULL, &rc);
-        if (r)
-            rc = list_take(l, &cap, r, &cursor);
-        freeReplyObject(r);
-    } while (rc == 0 && cursor != 0 && l->n < (size_t)count);
-    if (rc == 0) {
+    make_keys(j->m, j->board, &k);
+    const char *argv[] = {"HGETALL", k.meta};
+    const char *const *av[] = {argv};
+    const int argc[] = {2};
+    return ctl_send(j, 0, 1, argc, av, NULL, 0, ctl_settings_reply);
+}
+
+/* Read the settings (HGETALL, remembered as the board's view), then then(j) with j->cur,
+ * j->exists and j->w (where the current members are); -ENOENT ends the job before then(j)
+ * unless it is a PUT. */
+static int ctl_with_settings(struct board_ctl_job *j, void (*then)(struct board_ctl_job *j))
+{
+    j->then = then;
+    j->again = ctl_settings_send;
+    return ctl_settings_send(j);
+}
+
+/* ---- GET /boards/{board}: settings, then ZCARD */
+
+static void info_reply(void *arg, int rc, redisReply **replies)
+{
+    struct board_ctl_job *j = arg;
+    if (!ctl_ok(j, rc, replies, 1, 0))
+        return;
+    j->info.settings = j->cur;
+    info_take(replies[0], &j->w, &j->info);
+    ctl_end(j, 0);
+}
+
+static int info_send(struct board_ctl_job *j)
+{
+    const char *argv[] = {"ZCARD", j->w.z};
+    const char *const *av[] = {argv};
+    const int argc[] = {2};
+    return ctl_send(j, 0, 1, argc, av, NULL, 0, info_reply);
+}
+
+static void info_then(struct board_ctl_job *j)
+{
+    j->again = info_send;
+    ctl_step(j, info_send(j));
+}
+
+/* ---- a batch of one-key commands, pipelined (a PUT's follow-ups, the list's totals): each
+ * reply is taken in order (one connection answers in order), then `after` runs */
+
+static void batch_next(struct board_ctl_job *j);
+
+static void batch_reply(void *arg, int rc, redisReply **replies)
+{
+    struct board_ctl_job *j = arg;
+    if (!j->failed) {
+        if (rc)
+            j->failed = j->batch_write && (rc == -ETIMEDOUT || rc == -ECONNRESET) ? -ETIME
+                        : rc == -ECONNRESET                                       ? -EIO
+                                                                                  : rc;
+        else if (replies[0]->type == REDIS_REPLY_ERROR)
+            j->failed = store_error_errno(replies[0]->str);
+        else if (j->batch_take)
+            j->batch_take(j, j->batch_at, replies[0]);
+    }
+    j->batch_at++;
+    if (--j->outstanding > 0)
+        return;
+    if (j->failed)
+        ctl_end(j, j->failed);
+    else
+        batch_next(j);
+}
+
+/* Send verb keys[i] [args[i]] for i in 0..n, on the writes (write) or reads connection. Ends
+ * the job on a failed send once the replies already due are in. */
+static void batch_send(struct board_ctl_job *j, const char *verb, char (*keys)[KEY_MAX],
+                       char (*args)[32], int n, int write,
+                       void (*take)(struct board_ctl_job *j, int i, const redisReply *r),
+                       void (*after)(struct board_ctl_job *j))
+{
+    j->batch_write = write;
+    j->batch_take = take;
+    j->batch_after = after;
+    j->batch_at = 0;
+    j->failed = 0;
+    j->outstanding = 0;
+    for (int i = 0; i < n; i++) {
+        const char *argv[] = {verb, keys[i], args ? args[i] : NULL};
+        const char *const *av[] = {argv};
+        const int argc[] = {args ? 3 : 2};
+        int rc = ctl_send(j, write, 1, argc, av, NULL, 0, batch_reply);
+        if (rc) {
+            j->failed = rc;
+            break;
+        }
+        j->outstanding++;
+    }
+    if (j->outstanding == 0) { /* nothing in flight: go on (or end) now */
+        if (j->failed)
+            ctl_end(j, j->failed);
+        else
+            batch_next(j);
+    }
+}
+
+static void batch_next(struct board_ctl_job *j)
+{
+    void (*after)(struct board_ctl_job *) = j->batch_after;
+    j->batch_after = NULL;
+    after(j);
+}
+
+/* ---- PUT /boards/{board}: settings, then create_board.lua or put_board.lua (again, from the
+ * settings, when the board changed under it) */
+
+static void put_then(struct board_ctl_job *j);
+
+static void put_reply(void *arg, int rc, redisReply **replies)
+{
+    struct board_ctl_job *j = arg;
+    struct ctl_state *s = j->state;
+    int create = s->u.put.create;
+    if (create && rc == 0) /* how Redis answered a write that grows memory (/readyz, /metrics) */
+        store_note_write(replies[0]->type == REDIS_REPLY_ERROR ? store_error_errno(replies[0]->str)
+                                                               : 0);
+    if (!ctl_ok(j, rc, replies, 1, 1))
+        return;
+    put_call_free(&s->u.put);
+    rc = put_take(j->m, j->board, create, replies[0], &j->field, &j->info);
+    if (rc == PUT_AGAIN) {
+        if (++j->attempts >= WRITE_RETRIES) {
+            ctl_end(j, -EAGAIN); /* the board keeps changing under us */
+            return;
+        }
+        j->resent = 0;
+        ctl_step(j, ctl_with_settings(j, put_then));
+        return;
+    }
+    if (rc == 0)
+        j->created = create;
+    ctl_end(j, rc);
+}
+
+static void put_then(struct board_ctl_job *j)
+{
+    struct put_call *c = &((struct ctl_state *)j->state)->u.put;
+    put_call_free(c);
+    memset(c, 0, sizeof(*c));
+    int rc = j->exists ? put_update_prepare(j->m, j->board, &j->cur, j->patch, c)
+                       : put_create_prepare(j->m, j->board, j->patch, c);
+    if (!rc)
+        rc = ctl_script(j, c->create ? STORE_SCRIPT_CREATE_BOARD : STORE_SCRIPT_PUT_BOARD, c->nkeys,
+                        c->nargs, c->argv, NULL, 0, put_reply);
+    ctl_step(j, rc);
+}
+
+/* ---- DELETE /boards/{board}, POST reset: settings, then one script */
+
+static void delete_reply(void *arg, int rc, redisReply **replies)
+{
+    struct board_ctl_job *j = arg;
+    if (ctl_ok(j, rc, replies, 1, 1))
+        ctl_end(j, delete_take(j->m, j->board, replies[0]));
+}
+
+static void delete_then(struct board_ctl_job *j)
+{
+    struct delete_call *c = &((struct ctl_state *)j->state)->u.del;
+    int rc = delete_prepare(j->m, j->board, &j->cur, c);
+    if (!rc)
+        rc = ctl_script(j, STORE_SCRIPT_DELETE_BOARD, c->nkeys, 1, c->argv, NULL, 0, delete_reply);
+    ctl_step(j, rc);
+}
+
+static void reset_reply(void *arg, int rc, redisReply **replies)
+{
+    struct board_ctl_job *j = arg;
+    if (ctl_ok(j, rc, replies, 1, 1))
+        ctl_end(j, one_or_enoent(replies[0]));
+}
+
+static void reset_then(struct board_ctl_job *j)
+{
+    struct reset_call *c = &((struct ctl_state *)j->state)->u.reset;
+    reset_prepare(j->m, j->board, &j->w, c);
+    ctl_step(j, ctl_script(j, STORE_SCRIPT_RESET_BOARD, 2, 1, c->argv, NULL, 0, reset_reply));
+}
+
+/* ---- DELETE /boards/{board}/members?keep|below: settings, then trim.lua chunks */
+
+static int trim_send(struct board_ctl_job *j);
+
+static void trim_reply(void *arg, int rc, redisReply **replies)
+{
+    struct board_ctl_job *j = arg;
+    if (!ctl_ok(j, rc, replies, 1, 1))
+        return;
+    long long n = trim_take(replies[0]);
+    j->removed += n;
+    if (n < TRIM_CHUNK)
+        ctl_end(j, 0);
+    else
+        ctl_step(j, trim_send(j)); /* the next chunk: other clients ran in between */
+}
+
+static int trim_send(struct board_ctl_job *j)
+{
+    struct trim_call *c = &((struct ctl_state *)j->state)->u.trim;
+    /* each chunk has the request's time from its send: a trim's work grows with what it
+     * removes, like an upload's (each chunk stays short in Redis) */
+    int64_t deadline = j->chunk_timeout_ms ? util_now_ms() + j->chunk_timeout_ms : 0;
+    return ctl_script(j, STORE_SCRIPT_TRIM, 1, 3, c->argv, NULL, deadline, trim_reply);
+}
+
+static void trim_then(struct board_ctl_job *j)
+{
+    trim_prepare(&j->cur, &j->w, j->keep, j->below_key, &((struct ctl_state *)j->state)->u.trim);
+    j->removed = 0;
+    ctl_step(j, trim_send(j));
+}
+
+/* ---- DELETE /boards/{board}/members/{id}: settings, then delete_member.lua */
+
+static void member_delete_reply(void *arg, int rc, redisReply **replies)
+{
+    struct board_ctl_job *j = arg;
+    if (ctl_ok(j, rc, replies, 1, 1))
+        ctl_end(j, member_delete_take(replies[0]));
+}
+
+static void member_delete_then(struct board_ctl_job *j)
+{
+    struct member_delete_call *c = &((struct ctl_state *)j->state)->u.mdel;
+    member_delete_prepare(j->m, j->board, &j->w, j->id, j->id_len, c);
+    ctl_step(j, ctl_script(j, STORE_SCRIPT_DELETE_MEMBER, 2, 1, c->argv, c->lens, 0,
+                           member_delete_reply));
+}
+
+/* ---- GET /boards: SSCAN steps, then HMGET and ZCARD batches */
+
+static int list_send(struct board_ctl_job *j);
+
+static void list_count(struct board_ctl_job *j, int i, const redisReply *r)
+{
+    j->list->totals[i] = r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
+}
+
+static void list_done(struct board_ctl_job *j)
+{
+    ctl_end(j, 0);
+}
+
+static void list_placed(struct board_ctl_job *j, int i, const redisReply *r)
+{
+    struct ctl_state *s = j->state;
+    list_where(j->m, j->list->names[i], r, s->keys[i]);
+}
+
+static void list_totals_async(struct board_ctl_job *j)
+{
+    struct ctl_state *s = j->state;
+    batch_send(j, "ZCARD", s->keys, NULL, s->n, 0, list_count, list_done);
+}
+
+static void list_reply(void *arg, int rc, redisReply **replies)
+{
+    struct board_ctl_job *j = arg;
+    struct ctl_state *s = j->state;
+    if (!ctl_ok(j, rc, replies, 1, 0))
+        return;
+    uint64_t cursor = 0;
+    rc = list_take(j->list, &s->cap, replies[0], &cursor);
+    j->cursor = cursor;
+    j->resent = 0;
+    if (!rc && cursor != 0 && j->list->n < (size_t)j->count) {
+        ctl_step(j, list_send(j));
+        return;
+    }
+    struct board_list *l = j->list;
+    if (!rc) {
         list_sort_unique(l);
         l->next_cursor = cursor;
         l->totals = calloc(l->n ? l->n : 1, sizeof(*l->totals));
-        rc = l->totals ? list_totals(m, l) : -ENOMEM;
+        s->keys = calloc(l->n ? l->n : 1, sizeof(*s->keys));
+        rc = l->totals && s->keys ? 0 : -ENOMEM;
     }
     if (rc) {
-        board_list_free(l);
-        return rc;
+        ctl_end(j, rc);
+        return;
     }
-    *out = l;
-    return 0;
+    /* first each board's period settings, then the size of its current set */
+    s->n = (int)l->n;
+    for (int i = 0; i < s->n; i++) {
+        struct board_keys k;
+        make_keys(j->m, l->names[i], &k);
+        util_copy(s->keys[i], KEY_MAX, k.meta);
+    }
+    j->again = NULL;
+    /* HMGET meta period timezone retain, as one batch: the keys are the settings hashes */
+    j->batch_write = 0;
+    j->batch_take = list_placed;
+    j->batch_after = list_totals_async;
+    j->batch_at = 0;
+    j->failed = 0;
+    j->outstanding = 0;
+    for (int i = 0; i < s->n; i++) {
+        const char *hm[] = {"HMGET", s->keys[i], "period", "timezone", "retain"};
+        const char *const *av[] = {hm};
+        const int argc[] = {5};
+        rc = ctl_send(j, 0, 1, argc, av, NULL, 0, batch_reply);
+        if (rc) {
+            j->failed = rc;
+            break;
+        }
+        j->outstanding++;
+    }
+    if (j->outstanding == 0) {
+        if (j->failed)
+            ctl_end(j, j->failed);
+        else
+            batch_next(j);
+    }
 }
 
-/* ---------------------------------------------------------------- records */
-
-int board_record_get(struct board_model *m, const char *id, size_t id_len, char **json)
+static int list_send(struct board_ctl_job *j)
 {
-    struct board_keys k;
-    make_keys(m, NULL, &k);
-    const char *argv[] = {"HGET", k.items, id};
-    size_t len[] = {4, strlen(k.items), id_len};
-    int err = 0;
-    redisReply *r = run_command(m, 3, argv, len, &err);
-    if (!r)
-        return err;
-    int rc = r->type == REDIS_REPLY_STRING ? 0 : -ENODATA;
-    if (rc == 0 && !(*json = strndup(r->str, r->len)))
-        rc = -ENOMEM;
-    freeReplyObject(r);
-    return rc;
+    struct ctl_state *s = j->state;
+    char cur[24], cnt[16];
+    const char *argv[5];
+    list_sscan(&s->k, j->cursor, j->count - (int)j->list->n, cur, cnt, argv);
+    const char *const *av[] = {argv};
+    const int argc[] = {5};
+    return ctl_send(j, 0, 1, argc, av, NULL, 0, list_reply);
 }
 
-int board_record_put(struct board_model *m, const char *id, size_t id_len, const char *json,
-                     size_t json_len)
+/* ---- records: one command */
+
+static void record_reply(void *arg, int rc, redisReply **replies)
 {
-    struct board_keys k;
-    make_keys(m, NULL, &k);
-    const char *argv[] = {"HSET", k.items, id, json};
-    size_t len[] = {4, strlen(k.items), id_len, json_len};
-    int err = 0;
-    redisReply *r = run_write_command(m, 4, argv, len, &err);
-    if (!r)
-        return err;
-    freeReplyObject(r);
-    return 0;
+    struct board_ctl_job *j = arg;
+    int write = j->op != BOARD_CTL_RECORD_GET;
+    if (!ctl_ok(j, rc, replies, 1, write))
+        return;
+    const redisReply *r = replies[0];
+    if (j->op == BOARD_CTL_RECORD_GET)
+        rc = record_take(r, &j->record);
+    else if (j->op == BOARD_CTL_RECORD_DELETE)
+        rc = r->type == REDIS_REPLY_INTEGER && r->integer > 0 ? 0 : -ENODATA;
+    ctl_end(j, rc);
 }
 
-int board_record_delete(struct board_model *m, const char *id, size_t id_len)
+static int record_send(struct board_ctl_job *j)
 {
-    struct board_keys k;
-    make_keys(m, NULL, &k);
-    const char *argv[] = {"HDEL", k.items, id};
-    size_t len[] = {4, strlen(k.items), id_len};
-    int err = 0;
-    redisReply *r = run_write_command(m, 3, argv, len, &err);
-    if (!r)
-        return err;
-    int rc = r->type == REDIS_REPLY_INTEGER && r->integer > 0 ? 0 : -ENODATA;
-    freeReplyObject(r);
+    struct ctl_state *s = j->state;
+    static const char *const verbs[] = {[BOARD_CTL_RECORD_GET] = "HGET",
+                                        [BOARD_CTL_RECORD_PUT] = "HSET",
+                                        [BOARD_CTL_RECORD_DELETE] = "HDEL"};
+    const char *argv[] = {verbs[j->op], s->k.items, j->id, j->json};
+    const size_t len[] = {4, strlen(s->k.items), j->id_len, j->json_len};
+    const char *const *av[] = {argv};
+    const size_t *const lv[] = {len};
+    const int argc[] = {j->op == BOARD_CTL_RECORD_PUT ? 4 : 3};
+    return ctl_send(j, j->op != BOARD_CTL_RECORD_GET, 1, argc, av, lv, 0, record_reply);
+}
+
+int board_ctl_submit(struct board_model *m, struct store_async *reads, struct store_async *writes,
+                     enum board_ctl op, struct board_ctl_job *j)
+{
+    if (!reads || !writes)
+        return -ECONNREFUSED;
+    struct ctl_state *s = calloc(1, sizeof(*s));
+    if (!s)
+        return -ENOMEM;
+    j->m = m;
+    j->reads = reads;
+    j->writes = writes;
+    j->op = op;
+    j->state = s;
+    j->resent = 0;
+    j->again = NULL;
+    j->list = NULL;
+    j->record = NULL;
+    j->removed = 0;
+    j->created = 0;
+    j->attempts = 0;
+    j->field = NULL;
+    int rc = 0;
+    switch (op) {
+    case BOARD_CTL_INFO:
+        rc = ctl_with_settings(j, info_then);
+        break;
+    case BOARD_CTL_PUT:
+        rc = ctl_with_settings(j, put_then);
+        break;
+    case BOARD_CTL_DELETE:
+        rc = ctl_with_settings(j, delete_then);
+        break;
+    case BOARD_CTL_RESET:
+        rc = ctl_with_settings(j, reset_then);
+        break;
+    case BOARD_CTL_TRIM:
+        rc = ctl_with_settings(j, trim_then);
+        break;
+    case BOARD_CTL_MEMBER_DELETE:
+        rc = ctl_with_settings(j, member_delete_then);
+        break;
+    case BOARD_CTL_LIST:
+        make_keys(m, NULL, &s->k);
+        j->list = calloc(1, sizeof(*j->list));
+        j->again = list_send;
+        rc = j->list ? list_send(j) : -ENOMEM;
+        break;
+    case BOARD_CTL_RECORD_GET:
+    case BOARD_CTL_RECORD_PUT:
+    case BOARD_CTL_RECORD_DELETE:
+        make_keys(m, NULL, &s->k);
+        j->again = op == BOARD_CTL_RECORD_GET ? record_send : NULL;
+        rc = record_send(j);
+        break;
+    }
+    if (rc) { /* nothing sent: the job is the caller's again, done is not called */
+        board_list_free(j->list);
+        j->list = NULL;
+        free(s);
+        j->state = NULL;
+    }
     return rc;
 }

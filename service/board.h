@@ -2,14 +2,13 @@
  * board.h -- the leaderboard model over Redis sorted sets: boards, members, scores, ranks, pages.
  *
  * No HTTP and no JSON parsing here: callers hand in validated names and ids; this module turns
- * them into Redis keys, runs the short scripts of service/lua/ through store.h and hands back C
- * values. Key schema (schema/redis-keys.md), with P the key prefix:
- *   P:{board}:z     sorted set, member = id, score = stored value (score_codec.h), ascending = rank
- *   P:{board}:z:<period>  the same for one period of a periodic board (period.h), no TTL (board
- *                   data is never evictable); listed in the period index by the write that
- *                   creates it
- *   P:{board}:periods  sorted set, member = a period set's key, score = its period's start (ms):
- *                   how the sweep (sweep.lua) finds the sets of periods no longer readable, and
+ * them into Redis keys and the short scripts and commands of service/lua/, sends them on an event
+ * loop's connections (store_async.h) without waiting, and hands back C values. Key schema
+ * (schema/redis-keys.md), with P the key prefix: P:{board}:z     sorted set, member = id, score =
+ * stored value (score_codec.h), ascending = rank P:{board}:z:<period>  the same for one period of a
+ * periodic board (period.h), no TTL (board data is never evictable); listed in the period index by
+ * the write that creates it P:{board}:periods  sorted set, member = a period set's key, score = its
+ * period's start (ms): how the sweep (sweep.lua) finds the sets of periods no longer readable, and
  *                   how a delete or a layout change finds every set, without scanning
  *   P:{board}:meta  hash of the board's settings
  *   P:items         hash id -> record JSON (records are shared by boards)
@@ -68,11 +67,8 @@ struct board_settings_patch {
 
 /** Shared state of the model: the store and the key prefix (borrowed; outlive the model). */
 struct board_model {
-    struct store *store;       /**< reads (borrowed) */
-    struct store *writes;      /**< writes and their scripts (borrowed); NULL = store. A pool of its
-                                *   own, so writes held up by Redis (CLIENT PAUSE WRITE during a
-                                *   failover) can neither take every connection nor trip the read
-                                *   pool's fail-fast window */
+    struct store *store;       /**< where reads' faults are counted (borrowed) */
+    struct store *writes;      /**< where writes' faults are counted (borrowed); NULL = store */
     const char *prefix;        /**< key prefix, [A-Za-z0-9._:-]{1,64} */
     int64_t (*clock_ms)(void); /**< wall clock for periods, ms since the epoch; NULL = real */
 };
@@ -167,48 +163,21 @@ int board_name_valid(const char *name, size_t len);
 int board_check_score(const struct board_settings *s, double score, int64_t *key);
 
 /**
- * Read a board's settings. Returns 0 with *exists = 1, or 0 with *exists = 0 and the defaults in
- * *out when the board does not exist, or a store error. One HGETALL.
- */
-int board_settings_get(struct board_model *m, const char *board, struct board_settings *out,
-                       int *exists);
-
-enum board_write_flags {
-    BOARD_WRITE_RANKS = 1,  /**< fill outcomes[].rank */
-    BOARD_WRITE_ATOMIC = 2, /**< an entry whose result would leave the range refuses the call */
-};
-
-/**
- * Apply n (<= BOARD_BATCH_MAX) entries in order. `assumed` are the settings the keys were made
- * with; a board that does not exist is created with them. Full tie groups are compacted here, in
- * chunks (compact.lua), and the write resumes.
- * `flags` are enum board_write_flags. Always sets *handled: entries[0..*handled) were applied
- * (or, without BOARD_WRITE_ATOMIC, refused alone for range) and their outcomes are filled;
- * nothing after them was written. Returns 0 (then *handled == n); -ERANGE with
- * BOARD_WRITE_ATOMIC: entry *handled would leave the range, nothing was written by this call;
- * -EAGAIN when the board's settings no longer match `assumed` or the board was deleted
- * (re-read, re-validate, resume at *handled); -ENOSPC when a group of equal scores is truly
- * full; or a store error. A write that began a period (its set was listed in the period index)
- * is followed by the sweep of the periods no longer readable (board.c, sweep.lua).
- */
-int board_write(struct board_model *m, const char *board, const struct board_settings *assumed,
-                const struct board_entry *entries, size_t n, int flags,
-                struct board_outcome *outcomes, size_t *handled);
-
-/**
  * Which set a read of `period` (NULL or "": the current one) goes to, from what this process
  * last saw of the board's period settings (a hint the read scripts check; when it is stale they
- * answer with the real settings, which board_where_learn records, and the caller retries).
- * Returns 0, -EINVAL (not an id of the board's kind), -ESRCH (not readable now), -ENOTSUP.
+ * answer with the real settings, which board_where_learn records, and the caller retries). Never
+ * a Redis call. Returns 0, -EINVAL (not an id of the board's kind), -ESRCH (not readable now),
+ * -ENOTSUP; -EAGAIN for an asked-for period the hint cannot place (read the settings,
+ * board_settings_submit, then board_where_settled).
  */
-int board_where(struct board_model *m, const char *board, const char *period,
-                struct board_where *out);
-
-/** board_where from this process's hint alone, never a Redis call (for threads that must not
- *  wait): -EAGAIN where board_where would read the settings (an asked-for period the hint
- *  cannot place). */
 int board_where_cached(struct board_model *m, const char *board, const char *period,
                        struct board_where *out);
+
+/** board_where_cached under settings read from Redis (board_settings_submit's settings and
+ *  exists): never a Redis call. Returns as board_where_cached (never -EAGAIN), or -ENOENT when
+ *  the board does not exist. */
+int board_where_settled(struct board_model *m, const char *board, const char *period,
+                        const struct board_settings *s, int exists, struct board_where *out);
 
 /** Record a board's period settings as read from its settings hash (NULL fields: defaults). */
 void board_where_note(struct board_model *m, const char *board, const char *kind_s,
@@ -227,8 +196,8 @@ int board_where_learn(struct board_model *m, const char *board, const redisReply
 int board_settings_cached(struct board_model *m, const char *board, struct board_settings *out,
                           int *exists);
 
-/* ---- the event loops' path: one script call, prepared here, sent by the caller (store_async.h),
- * its reply taken here. No call below waits. */
+/* ---- the event loops' calls: prepared here, sent on the loop's connections (store_async.h),
+ * their replies taken here. No call below waits. */
 
 enum board_read_kind { BOARD_READ_PAGE = 0, BOARD_READ_MEMBER, BOARD_READ_AROUND };
 
@@ -244,7 +213,7 @@ struct board_read {
     char meta[192], items[192], z[192], tz[16], retain[16], num[2][32];
 };
 
-/** Prepare a read of `w` (board_where_cached or board_where): a page (page, size: 0 = the
+/** Prepare a read of `w` (board_where_cached or board_where_settled): a page (page, size: 0 = the
  *  board's page_size), a member (id) or the entries around one (id, size). */
 void board_read_prepare(struct board_model *m, const char *board, const struct board_where *w,
                         enum board_read_kind kind, const char *id, size_t id_len, int64_t page,
@@ -263,13 +232,28 @@ int board_around_take(struct board_model *m, const char *board, redisReply *r,
 int board_member_take(struct board_model *m, const char *board, redisReply *r,
                       struct board_member **out);
 
+enum board_write_flags {
+    BOARD_WRITE_RANKS = 1,  /**< fill outcomes[].rank */
+    BOARD_WRITE_ATOMIC = 2, /**< an entry whose result would leave the range refuses the call */
+};
+
 /**
- * A score write on an event loop: board_write's work (write.lua, and compact.lua chunks for a
- * full tie group) as a chain of non-blocking script calls on `conn`. The caller fills the first
- * block (borrowed until done) and calls board_write_submit; done(job, rc) is called once, later,
- * on the loop's thread, with job->handled as board_write's *handled and rc as board_write's,
- * except that a step written to Redis and not answered (-ETIMEDOUT, -ECONNRESET), or any fault
- * after entries were applied, is -ETIME: the outcome is unknown, never "not written".
+ * A score write on an event loop: n (<= BOARD_BATCH_MAX) entries applied in order, one write.lua
+ * call, and compact.lua chunks for a full tie group (then the write resumes), as a chain of
+ * non-blocking script calls on `conn`. `assumed` are the settings the keys were made with; a
+ * board that does not exist is created with them. The caller fills the first block (borrowed
+ * until done) and calls board_write_submit; done(job, rc) is called once, later, on the loop's
+ * thread. job->handled is always set: entries[0..handled) were applied (or, without
+ * BOARD_WRITE_ATOMIC, refused alone for range) and their outcomes are filled; nothing after them
+ * was written. rc 0 (then handled == n); -ERANGE with BOARD_WRITE_ATOMIC: entry `handled` would
+ * leave the range, nothing was written by that call; -EAGAIN when the board's settings no longer
+ * match `assumed` or the board was deleted (re-read, re-validate, resume at `handled`); -ENOSPC
+ * when a group of equal scores is truly full; -ETIME when a step was written to Redis and not
+ * answered (-ETIMEDOUT, -ECONNRESET), or any fault after entries were applied: the outcome is
+ * unknown, never "not written"; else the store_async.h code of a step never written. A write
+ * that began a period (write.lua listed its set in the period index) is followed by the sweep
+ * of the periods no longer readable: sweep.lua chunks on `conn`, behind the reply, which
+ * nothing waits for (board.c).
  */
 struct board_write_job {
     const char *board;
@@ -293,13 +277,14 @@ struct board_write_job {
 };
 
 /** Returns 0 (done will be called), or a negative errno with nothing sent and done not called:
- *  -EAGAIN no connection (take the blocking path), -ETIMEDOUT Redis is not answering (503),
- *  -ENOMEM. */
+ *  -ECONNREFUSED no connection can be had now, -ETIMEDOUT Redis is not answering (503), -EAGAIN
+ *  no entries, -ENOMEM. */
 int board_write_submit(struct board_model *m, struct store_async *conn,
                        struct board_write_job *job);
 
 /** A read of a board's settings hash on an event loop (HGETALL; remembered as the view). done
- *  gets rc 0 with settings and exists, or a negative errno (a read: never -ETIME). */
+ *  gets rc 0 with settings and exists, or a negative errno (a read: never -ETIME; one cut by a
+ *  lost connection is sent once more while the deadline allows). */
 struct board_settings_job {
     const char *board;   /**< borrowed until done */
     int64_t deadline_ms; /**< monotonic, 0: the store's timeout */
@@ -307,46 +292,125 @@ struct board_settings_job {
     struct board_settings settings;
     int exists;
     struct board_model *m;
+    struct store_async *conn;
+    int resent;
 };
 
 /** Returns 0 (done will be called) or a negative errno as board_write_submit. */
 int board_settings_submit(struct board_model *m, struct store_async *conn,
                           struct board_settings_job *job);
 
-/** Page `page` (1-based) of `size` entries (0: the board's page_size) of `period` (NULL: the
- *  current one). -ENOENT: no board; period errors as board_where. */
-int board_page_get(struct board_model *m, const char *board, const char *period, int64_t page,
-                   int size, struct board_page **out);
-
 /**
- * `size` entries (0: the board's page_size) centred on member `id`, clamped to the board.
- * -ENOENT: no board; -ENODATA: no such member.
+ * The control operations on an event loop, each a chain of short non-blocking calls, reads on the
+ * loop's `reads` connection and writes on `writes`; each reply starts the next call, so nothing
+ * waits. Every operation on a board starts with one HGETALL of its settings (remembered as the
+ * board's view) and fails with -ENOENT when it does not exist (PUT creates it):
+ *   BOARD_CTL_INFO           settings and total: ZCARD of the current set   out: info
+ *   BOARD_CTL_PUT            create (create_board.lua: refused at maxmemory, -EDQUOT) or
+ *                            update (put_board.lua: allowed at maxmemory); the settings are read
+ *                            again and the script sent again when the board appeared, went or
+ *                            changed under it (-EAGAIN after WRITE_RETRIES)   in: patch;
+ *                            out: created (1: a new board), info; -EEXIST with field naming the
+ *                            setting when order, tiebreak, score_decimals, period or timezone
+ *                            would change while the current set or a past period's set that
+ *                            stays readable (under the new retain) has members. A layout change
+ *                            UNLINKs every set of the board; a retain change UNLINKs the sets of
+ *                            the periods only one of the two retains shows (so a period that
+ *                            stopped being readable never comes back); put_board.lua also sweeps
+ *                            one chunk of the index's unreadable sets. schema/redis-keys.md
+ *   BOARD_CTL_DELETE         UNLINK of its keys (the settings, the set, the readable periods'
+ *                            sets and every set its period index lists, and the index) and
+ *                            removal from the registry, in one short script (delete_board.lua)
+ *   BOARD_CTL_RESET          empty the current period (or the board) at once: UNLINK of its set
+ *                            and a new generation (reset_board.lua), so no cached page of it is
+ *                            served again
+ *   BOARD_CTL_TRIM           remove the tail of the current period (or the board) in trim.lua
+ *                            chunks of 250, one after the other (other clients run between
+ *                            them): with keep >= 0 every member ranked below `keep`; else every
+ *                            member whose score is worse than below_key (an order key from
+ *                            board_check_score: a desc board removes scores below it, an asc
+ *                            board scores above it)   in: keep, below_key; out: removed
+ *   BOARD_CTL_MEMBER_DELETE  remove member `id` from the current period (or the board):
+ *                            delete_member.lua, allowed at maxmemory; -ENODATA: no such member
+ *   BOARD_CTL_LIST           about `count` boards (1..BOARD_LIST_COUNT_MAX) from registry cursor
+ *                            `cursor` (0: the start), with totals: SSCAN calls of COUNT <= count
+ *                            until `count` names or the end, then each board's period settings
+ *                            (HMGET) and ZCARD, pipelined. Redis may return a board on two pages
+ *                            (SSCAN's guarantee: every board present for the whole scan is
+ *                            returned at least once)   out: list (the caller's after rc 0:
+ *                            board_list_free)
+ *   BOARD_CTL_RECORD_GET     HGET of record `id`   out: record (a new string, free()); -ENODATA
+ *   BOARD_CTL_RECORD_PUT     HSET of record `id` (json: an object, already validated)
+ *   BOARD_CTL_RECORD_DELETE  HDEL of record `id`; -ENODATA when there was none
+ * The caller fills the inputs (borrowed until done), deadline_ms and done; done(job, rc) is
+ * called once, later, on the loop's thread, with rc 0, an error above, a period error of
+ * board_where_cached, or: -ETIME for a write written and not answered (-ETIMEDOUT, -ECONNRESET:
+ * it may have run), the code of a call never written (-ECONNREFUSED, -ETIMEDOUT, -EIO: nothing
+ * of it ran), and store_error_errno's for a Redis error reply (-EDQUOT, -EROFS, -EIO). A read
+ * cut by a lost connection is sent once more while the deadline allows. Every call has
+ * deadline_ms, except trim's chunks: each has chunk_timeout_ms from its own send (0: the store's
+ * command timeout), since a trim's work grows with what it removes, like an upload's.
  */
-int board_around_get(struct board_model *m, const char *board, const char *period, const char *id,
-                     size_t id_len, int size, struct board_page **out);
+enum board_ctl {
+    BOARD_CTL_INFO = 0,
+    BOARD_CTL_PUT,
+    BOARD_CTL_DELETE,
+    BOARD_CTL_RESET,
+    BOARD_CTL_TRIM,
+    BOARD_CTL_MEMBER_DELETE,
+    BOARD_CTL_LIST,
+    BOARD_CTL_RECORD_GET,
+    BOARD_CTL_RECORD_PUT,
+    BOARD_CTL_RECORD_DELETE,
+};
+
+struct board_ctl_job {
+    /* in */
+    const char *board; /**< every board operation */
+    const char *id;    /**< member delete and records: id_len bytes */
+    size_t id_len;
+    const struct board_settings_patch *patch; /**< put */
+    int64_t keep, below_key;                  /**< trim, as board_trim */
+    const char *json;                         /**< record put: json_len bytes */
+    size_t json_len;
+    uint64_t cursor;      /**< list: registry cursor (0: the start) */
+    int count;            /**< list: boards wanted */
+    int64_t deadline_ms;  /**< monotonic, for every call (0: the store's timeout) */
+    int chunk_timeout_ms; /**< trim: each chunk's time from its send */
+    void (*done)(struct board_ctl_job *job, int rc);
+    void *arg; /**< the caller's */
+    /* out */
+    struct board_info info;
+    int created;
+    const char *field;
+    int64_t removed;
+    struct board_list *list;
+    char *record;
+    /* private */
+    enum board_ctl op;
+    struct board_model *m;
+    struct store_async *reads, *writes;
+    void *state;
+    void (*then)(struct board_ctl_job *j);
+    int (*again)(struct board_ctl_job *j);
+    int resent, outstanding, failed, batch_write, batch_at;
+    int attempts; /* put: scripts sent (again when the board changed under one) */
+    void (*batch_take)(struct board_ctl_job *j, int i, const redisReply *r);
+    void (*batch_after)(struct board_ctl_job *j);
+    struct board_settings cur;
+    int exists;
+    struct board_where w;
+};
+
+/** Start operation `op`. Returns 0 (done will be called), or a negative errno with nothing sent
+ *  and done not called: -ECONNREFUSED (no connection can be had now), -ETIMEDOUT (Redis is not
+ *  answering), -ENOMEM. */
+int board_ctl_submit(struct board_model *m, struct store_async *reads, struct store_async *writes,
+                     enum board_ctl op, struct board_ctl_job *job);
 
 void board_page_free(struct board_page *p);
 
-/** One member. -ENOENT: no board; -ENODATA: no such member. */
-int board_member_get(struct board_model *m, const char *board, const char *period, const char *id,
-                     size_t id_len, struct board_member **out);
-
 void board_member_free(struct board_member *mb);
-
-/** Settings and total. -ENOENT: no board. */
-int board_info_get(struct board_model *m, const char *board, struct board_info *out);
-
-/**
- * Create (create_board.lua: refused at maxmemory, -EDQUOT) or update (put_board.lua: allowed at
- * maxmemory) a board. *created is 1 for a new board. -EEXIST with *field naming the setting when
- * order, tiebreak, score_decimals, period or timezone would change while the current set or a
- * past period's set that stays readable (under the new retain) has members. A layout change
- * UNLINKs every set of the board; a retain change UNLINKs the sets of the periods only one of
- * the two retains shows (so a period that stopped being readable never comes back). One
- * HGETALL, then one script (again when the board changed under it). schema/redis-keys.md.
- */
-int board_put(struct board_model *m, const char *board, const struct board_settings_patch *patch,
-              int *created, const char **field, struct board_info *out);
 
 /**
  * Start a key of `board` in out[0..len): "<prefix>:{<board>}" (the hash tag of the key schema
@@ -355,53 +419,12 @@ int board_put(struct board_model *m, const char *board, const struct board_setti
  */
 void board_key_start(struct strb *b, char *out, size_t len, const char *prefix, const char *board);
 
-/** Delete a board: UNLINK of its keys (the settings, the set, the readable periods' sets and
- *  every set its period index lists, and the index) and removal from the registry, in one short
- *  script. -ENOENT: no board. */
-int board_delete(struct board_model *m, const char *board);
-
-/** Empty the current period (or the board) at once: UNLINK of its set and a new generation,
- *  so no cached page of it is served again. -ENOENT: no board. */
-int board_reset(struct board_model *m, const char *board);
-
-/**
- * Remove the tail of the current period (or the board) in chunks of 250 (each one short script,
- * so other clients interleave): with keep >= 0 every member ranked below `keep`; else every member
- * whose score is worse than `below_key` (an order key from board_check_score: a desc board removes
- * scores below it, an asc board scores above it). *removed counts them. -ENOENT: no board.
- */
-int board_trim(struct board_model *m, const char *board, int64_t keep, int64_t below_key,
-               int64_t *removed);
-
 /** The ids of the readable periods, newest first (current, then up to `retain` past ones) into
  *  ids[0..max); returns how many. */
 int board_periods(const struct board_model *m, const struct board_settings *s,
                   char ids[][PERIOD_ID_MAX], int max);
 
-/** Remove one member from the current period (or the board): delete_member.lua, allowed at
- *  maxmemory. -ENOENT: no board; -ENODATA: no such member. */
-int board_member_delete(struct board_model *m, const char *board, const char *id, size_t id_len);
-
-/**
- * A page of about `count` boards (1..BOARD_LIST_COUNT_MAX) from registry cursor `cursor` (0 =
- * the start), with totals: SSCAN calls of COUNT <= count until `count` names or the end, then
- * each board's settings and ZCARD, pipelined. Redis may return a board on two pages (SSCAN's
- * guarantee: every board present for the whole scan is returned at least once). Returns 0 and
- * *out (free with board_list_free), a store error, -EIO (unexpected reply) or -ENOMEM.
- */
-int board_list_get(struct board_model *m, uint64_t cursor, int count, struct board_list **out);
-
 void board_list_free(struct board_list *l);
-
-/** A record's JSON. Returns 0 and a new NUL-terminated string in *json (free()), or -ENODATA. */
-int board_record_get(struct board_model *m, const char *id, size_t id_len, char **json);
-
-/** Store a record (JSON object, already validated). */
-int board_record_put(struct board_model *m, const char *id, size_t id_len, const char *json,
-                     size_t json_len);
-
-/** Remove a record. -ENODATA when there was none. */
-int board_record_delete(struct board_model *m, const char *id, size_t id_len);
 
 /** Test hook: the tie capacity the write script uses (default SCORE_TIE_CAP; tests lower it). */
 void board_set_tie_cap(int64_t cap);

@@ -33,8 +33,8 @@ struct config {
     char write_token_file[CONFIG_STR_MAX]; /**< a file of tokens (tokens.h), "" = none */
     char key_prefix[65];
     char default_board[65];
-    int threads;           /**< Redis connections per pool (one for reads, one for writes) */
-    int max_connections;   /**< HTTP connections open at once, and the most worker threads */
+    int threads;           /**< --threads: parsed and ignored (there is no blocking pool) */
+    int max_connections;   /**< HTTP connections open at once */
     int http_threads;      /**< event threads of the HTTP layer; 0 = auto (loop.h) */
     int max_per_ip;        /**< HTTP connections from one address, 0 = no limit. The default,
                             *   256, is half of --max-connections' 512: no one address can take

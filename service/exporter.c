@@ -109,13 +109,9 @@ int exporter_render(const struct rankd *app, const struct httpd *srv, struct buf
 {
     struct page_cache_stats cache;
     page_cache_stats(app->pages, &cache);
-    unsigned long errors = store_error_count(app->store) + store_error_count(app->write_store) +
-                           store_error_count(app->hit_store) +
-                           store_error_count(app->hit_write_store);
-    if (app->cache_store != app->store)
-        errors += store_error_count(app->cache_store);
-    if (app->cache_write_store != app->write_store)
-        errors += store_error_count(app->cache_write_store);
+    unsigned long errors = store_error_count(app->reads) + store_error_count(app->writes);
+    if (app->cache_reads)
+        errors += store_error_count(app->cache_reads) + store_error_count(app->cache_writes);
     const struct metrics_build build = {
         .version = RANKD_VERSION,
         .revision = RANKD_REVISION,
@@ -129,21 +125,9 @@ int exporter_render(const struct rankd *app, const struct httpd *srv, struct buf
     if (!threads)
         return -ENOMEM;
     int n = http_event_threads(srv, threads, HTTP_EVENT_THREADS_MAX);
-    struct metrics_pool pools[4];
-    int npools = 0;
-    struct store *const ps[] = {
-        app->store, app->write_store, app->cache_store != app->store ? app->cache_store : NULL,
-        app->cache_write_store != app->write_store ? app->cache_write_store : NULL};
-    static const char *const names[] = {"reads", "writes", "cache_reads", "cache_writes"};
-    for (int i = 0; i < 4; i++) {
-        if (!ps[i])
-            continue;
-        store_pool_stats(ps[i], &pools[npools]);
-        pools[npools++].name = names[i];
-    }
     int rc = metrics_render(out, &build, &proc, errors, log_dropped(), &cache);
     rc = rc ? rc : metrics_render_writes(out, store_write_refusal());
     rc = rc ? rc : metrics_render_event_threads(out, threads, n);
     free(threads);
-    return rc ? rc : metrics_render_pools(out, pools, npools, http_workers_busy(srv));
+    return rc;
 }

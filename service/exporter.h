@@ -3,8 +3,8 @@
  * the page cache, the event threads, the process from /proc) and renders them as Prometheus
  * text, valid for `promtool check metrics` (an integration test runs it).
  *
- * It sends no Redis command and takes no lock longer than a pool's slot count, so /metrics
- * answers while Redis is down or slow.
+ * It sends no Redis command and takes no lock (the counters are atomics read racily), so
+ * /metrics answers at once while Redis is down or slow.
  */
 #ifndef RANKD_EXPORTER_H
 #define RANKD_EXPORTER_H

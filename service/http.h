@@ -3,11 +3,12 @@
  * the reply helpers, the async-step API, and the one errno -> status table.
  *
  * Nothing here sees libmicrohttpd or the event loops: httpd.c fills struct http_request, runs a
- * route's steps (route.h) and sends struct http_reply; handlers (handlers.c) read the one and
- * fill the other. A request goes through up to three steps (httpd.h says why): quick, on the event
- * thread, answered from memory; async, on the event thread with the connection suspended, its
- * Redis calls on the thread's own connections (http_async_store) and its waits on timers
- * (http_timer_after), finished with http_async_done; handler, on a worker thread, which may block.
+ * route's steps (route.h) and sends struct http_reply; handlers (handlers_*.c) read the one and
+ * fill the other. A request goes through one or two steps (httpd.h says why), both on the event
+ * thread that read it: quick, answered from memory; async, with the connection suspended, its
+ * Redis calls on the thread's own connections (http_async_store, http_async_store_writes,
+ * http_async_store_cache) and its waits on timers (http_timer_after), finished with
+ * http_async_done. No step runs on another thread and none blocks.
  *
  * The errno table (http_errno_rows) is the only place where a negative errno becomes a status, a
  * code and a message. The same errno means different things depending on what failed (-ENOENT:
@@ -166,13 +167,12 @@ void http_reply_write_errno(struct http_reply *rp, int rc);
 
 /**
  * A request whose connection is suspended while a route's async step (route.h) runs on its event
- * thread. The step calls http_async_done exactly once, from any thread: replied = 1 when it
- * filled the reply, 0 to run the route's blocking handler on a worker instead. The request and
- * reply must not be touched after the call.
+ * thread. The step calls http_async_done exactly once, on that thread, when it has filled the
+ * reply. The request and reply must not be touched after the call.
  */
 struct http_async;
 
-void http_async_done(struct http_async *a, int replied);
+void http_async_done(struct http_async *a);
 
 /** A streamed body's chunk work (route_stream_async_fn) is done: the connection reads on. Once,
  *  on the event thread; after an error in the reply the rest of the body is dropped and the
@@ -188,13 +188,19 @@ struct store_async *http_async_store(struct http_async *a);
 /** The calling event thread's own Redis connection for writes, as http_async_store. */
 struct store_async *http_async_store_writes(struct http_async *a);
 
+/** The calling event thread's connection to the cache Redis (--cache-redis; writes: its write
+ *  connection), as http_async_store; NULL without one. */
+struct store_async *http_async_store_cache(struct http_async *a, int writes);
+
 /**
  * A one-shot timer on the event thread of `a`, from that thread (an async step or a callback of
  * one): fn(arg) runs on the same thread once `ms` (>= 0) have passed, never from inside this
  * call; timers due together run in the order they were set. Returns NULL when out of memory or
  * called from another thread (then fn is never called); the result only says it was set: a
  * timer cannot be cancelled, so fn must check whether it still has work. Waits (a page lock held
- * elsewhere, a test stall) are timers, never sleeps: an event thread never waits.
+ * elsewhere, a test stall) are timers, never sleeps: an event thread never waits. `a` NULL: a
+ * timer of the calling event thread itself, for work no request waits for (a background page
+ * refresh); at shutdown a timer not yet due is dropped without running.
  */
 struct http_timer;
 struct http_timer *http_timer_after(struct http_async *a, int ms, void (*fn)(void *arg), void *arg);
@@ -208,9 +214,6 @@ struct metrics_thread; /* metrics.h */
  * connections. Racy snapshots for /metrics, safe from any thread.
  */
 int http_event_threads(const struct httpd *srv, struct metrics_thread *out, int max);
-
-/** Jobs queued or running on the worker threads (workers.h), for /metrics. */
-int http_workers_busy(const struct httpd *srv);
 
 /** libmicrohttpd's version ("0.9.75"), for rankd_build_info. */
 const char *http_library_version(void);

@@ -25,17 +25,15 @@
 #include "static_files.h"
 #include "store_async.h"
 #include "tokens.h"
-#include "workers.h"
 
 #define CONNECTION_TIMEOUT_S 30
-#define THREAD_STACK_BYTES (512 * 1024)
 #define ARG_BYTES_MAX 1024
 /* MHD zeroes a connection's whole memory pool after every request: keep it small. It holds one
  * request's line and headers, the reply headers and the read buffer (body chunks). */
 #define CONNECTION_MEMORY_BYTES (16 * 1024)
 /* Longest wait at shutdown for requests in work to finish sending (a client that stalls its
  * upload or never reads its reply must not hold the exit); suspended ones are always waited for
- * (bounded by the Redis timeout and page waits): MHD must not stop with them. */
+ * (bounded by their deadlines): MHD must not stop with them. */
 #define STOP_WAIT_MS 5000
 #define CUT_LINGER_MS 200 /* a connection cut for its headers closes this long after its 408 */
 
@@ -77,29 +75,29 @@ struct httpd_thread {
     struct store_async *writes; /* writes (a connection of their own: a write held by Redis, as
                                  * under CLIENT PAUSE WRITE, must not hold up the reads
                                  * pipelined behind it); NULL without one */
-    int index;                  /* 0.., for /metrics and the debug log */
-    struct conn_clock *conns;   /* its open connections (the header deadline) */
+    struct store_async *cache_reads, *cache_writes; /* the same to a cache Redis of its own
+                                                     * (--cache-redis), else NULL */
+    int index;                                      /* 0.., for /metrics and the debug log */
+    struct conn_clock *conns;                       /* its open connections (the header deadline) */
     struct gzip_stream *gz_keep, *gz_fast; /* deflate streams (GZIP_LEVEL, _FAST), made lazily */
     struct gz_entry gz[GZ_CACHE_ENTRIES];
     uint64_t gz_clock;
     int sweeping;       /* a sweep timer is set */
     atomic_int active;  /* connections with a request in progress (for /metrics) */
-    atomic_int waiting; /* of those, suspended: for Redis, a timer or a worker */
+    atomic_int waiting; /* of those, suspended: for Redis or a timer */
 };
 
 struct httpd {
     struct httpd_options o;
     struct httpd_thread threads[HTTP_EVENT_THREADS_MAX];
     int nthreads;
-    struct workers *workers;
-    atomic_int suspended; /* requests handed off the event threads */
-    atomic_int in_work;   /* requests handed off at least once and not completed yet */
+    atomic_int suspended; /* requests suspended for their async step (Redis, timers) */
+    atomic_int in_work;   /* requests suspended at least once and not completed yet */
     atomic_int stopping;
 };
 
-/* Per-request state, created on the first callback and freed in on_completed. While the
- * connection is suspended only the thread doing its work touches it; that thread's last act is
- * to resume the connection (resume_exchange), after which only the event thread does. */
+/* Per-request state, created on the first callback and freed in on_completed; touched only by
+ * the event thread that owns the connection. */
 struct exchange {
     struct http_request rq;
     struct http_reply rp;
@@ -107,16 +105,15 @@ struct exchange {
     struct httpd *srv;
     struct httpd_thread *thread; /* the event thread that owns the connection */
     struct MHD_Connection *conn;
-    struct buf chunk; /* a streamed body chunk handed to a worker */
     int64_t start_us;
-    int replied;    /* the handler ran off the event thread: send rp on the next callback */
-    int handed_off; /* counted in srv->in_work */
-    int away;       /* handed off and perhaps not resumed yet: event threads only */
-    int queued;     /* a response was queued */
-    int no_drain;   /* refused for its framing: answered before its body, then closed */
-    int is_static;  /* a file of the web page (served without a route) */
-    uint64_t bytes; /* body bytes of the queued reply */
-    struct access_fault *fault;         /* a 5xx's code and cause (access.h), or NULL */
+    int replied;                /* the async step is done: send rp on the next callback */
+    int handed_off;             /* counted in srv->in_work */
+    int away;                   /* suspended and perhaps not resumed yet */
+    int queued;                 /* a response was queued */
+    int no_drain;               /* refused for its framing: answered before its body, then closed */
+    int is_static;              /* a file of the web page (served without a route) */
+    uint64_t bytes;             /* body bytes of the queued reply */
+    struct access_fault *fault; /* a 5xx's code and cause (access.h), or NULL */
     char request_id[ACCESS_ID_MAX + 1]; /* X-Request-Id, given or made (access.h) */
     const char *cors_origin; /* Access-Control-Allow-Origin of a cross-origin read, or NULL */
     int gzip_ok;             /* the client accepts gzip (Accept-Encoding) */
@@ -608,12 +605,13 @@ static int has_body(struct MHD_Connection *c)
     const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Transfer-Encoding");
     return (cl && strtoll(cl, NULL, 10) > 0) || te;
 }
-/* ---------------------------------------------------------------- off the event threads */
 
-/* The event threads never block (see httpd.h): work that may wait on Redis runs on a worker
- * while the connection is suspended, and the worker's last act is to resume it. */
+/* ---------------------------------------------------------------- async steps */
 
-/* Suspend x for work elsewhere. Returns 0, or -1 when rankd is stopping (x is not suspended).
+/* The event threads never block (see httpd.h): a request that waits for Redis or a timer is
+ * suspended while its async step runs on the same thread, and resumed when it is done. */
+
+/* Suspend x for its async step. Returns 0, or -1 when rankd is stopping (x is not suspended).
  * The counters go up before `stopping` is read, and httpd_quiesce sets `stopping` before it reads
  * them (both sequentially consistent): either this sees the stop, or the stop waits for x. */
 static int suspend_exchange(struct exchange *x)
@@ -634,10 +632,9 @@ static int suspend_exchange(struct exchange *x)
     return 0;
 }
 
-/* 1 while x's work may still be running: handed off and not resumed. MHD 0.9.75 goes on calling
- * the handler with the rest of a chunked body after the connection is suspended; such calls must
- * neither consume data nor start more work. Only the event threads resume connections, so "not
- * suspended" means the worker has finished. */
+/* 1 while x's async step may still be running: suspended and not resumed. MHD 0.9.75 goes on
+ * calling the handler with the rest of a chunked body after the connection is suspended; such
+ * calls must neither consume data nor start more work. */
 static int still_away(struct exchange *x)
 {
     if (!x->away)
@@ -662,10 +659,10 @@ static int on_own_thread(const struct exchange *x)
     return x->thread && x->thread->loop == loop_current();
 }
 
-/* Hand the connection back to its event thread; x may be freed as soon as this starts. Without
- * an internal polling thread MHD has no channel of its own to notice a resume, and applies
- * resumes only when the daemon runs next: loop_wake wakes the loop from another thread, and on
- * the loop's own thread makes it run the daemon again before it waits. */
+/* Resume the connection; x may be freed as soon as this starts. Without an internal polling
+ * thread MHD has no channel of its own to notice a resume, and applies resumes only when the
+ * daemon runs next: loop_wake, on the loop's own thread, makes it run the daemon again before it
+ * waits. */
 static void resume_exchange(struct exchange *x)
 {
     struct httpd *srv = x->srv;
@@ -673,38 +670,6 @@ static void resume_exchange(struct exchange *x)
     MHD_resume_connection(x->conn);
     loop_wake(x->thread->loop);
     atomic_fetch_sub(&srv->suspended, 1); /* last: httpd_quiesce returns once it is 0 */
-}
-
-static void run_handler(void *arg)
-{
-    struct exchange *x = arg;
-    x->route->handler(&x->rq, &x->rp);
-    x->replied = 1;
-    resume_exchange(x);
-}
-
-static void run_stream(void *arg)
-{
-    struct exchange *x = arg;
-    x->route->stream(&x->rq, x->chunk.data, x->chunk.len, &x->rp);
-    x->chunk.len = 0;
-    resume_exchange(x);
-}
-
-static void reply_busy(struct http_reply *rp)
-{
-    http_reply_error(rp, 503, "overloaded", "rankd could not start a thread for this request.");
-    http_reply_header(rp, "Retry-After", "1");
-}
-
-/* Run fn(x) on a worker; the connection is suspended. */
-static void to_worker(struct exchange *x, workers_fn fn)
-{
-    if (workers_submit(x->srv->workers, fn, x) == 0)
-        return;
-    reply_busy(&x->rp);
-    x->replied = 1;
-    resume_exchange(x);
 }
 
 struct store_async *http_async_store(struct http_async *a)
@@ -716,10 +681,11 @@ struct store_async *http_async_store(struct http_async *a)
 struct http_timer *http_timer_after(struct http_async *a, int ms, void (*fn)(void *arg), void *arg)
 {
     struct exchange *x = (struct exchange *)a;
-    if (!on_own_thread(x))
+    struct loop *l = x ? (on_own_thread(x) ? x->thread->loop : NULL) : loop_current();
+    if (!l)
         return NULL;
     /* the caller only tests the result: an http_timer is a loop timer under another name */
-    return (struct http_timer *)(void *)loop_timer_after(x->thread->loop, ms, fn, arg);
+    return (struct http_timer *)(void *)loop_timer_after(l, ms, fn, arg);
 }
 
 struct store_async *http_async_store_writes(struct http_async *a)
@@ -728,13 +694,17 @@ struct store_async *http_async_store_writes(struct http_async *a)
     return on_own_thread(x) ? x->thread->writes : NULL;
 }
 
-void http_async_done(struct http_async *a, int replied)
+struct store_async *http_async_store_cache(struct http_async *a, int writes)
 {
     struct exchange *x = (struct exchange *)a;
-    if (!replied) {
-        to_worker(x, run_handler);
-        return;
-    }
+    if (!on_own_thread(x))
+        return NULL;
+    return writes ? x->thread->cache_writes : x->thread->cache_reads;
+}
+
+void http_async_done(struct http_async *a)
+{
+    struct exchange *x = (struct exchange *)a;
     x->replied = 1;
     resume_exchange(x);
 }
@@ -769,47 +739,39 @@ static void stream_stopped(struct exchange *x)
         reply_stopping(&x->rp);
 }
 
-/* A chunk of an NDJSON body: on the event thread when it has a write connection (a full chunk of
- * lines is written while the connection is suspended), else on a worker (it writes to Redis). */
+/* A chunk of an NDJSON body, on the event thread: a full chunk of lines is written while the
+ * connection is suspended. */
 static enum MHD_Result stream_chunk(struct exchange *x, const char *data, size_t *len)
 {
-    if (x->route->stream_async && x->thread && x->thread->writes &&
-        store_async_connected(x->thread->writes)) {
-        if (atomic_load(&x->srv->stopping)) {
-            stream_stopped(x);
-            *len = 0;
-            return MHD_YES;
-        }
-        size_t used = 0;
-        int rc = x->route->stream_async(&x->rq, data, *len, &used, &x->rp, (struct http_async *)x);
-        *len = rc < 0 ? 0 : *len - used; /* an error: the rest is read and dropped */
-        if (rc == 1)
-            suspend_started(x);
+    if (atomic_load(&x->srv->stopping)) {
+        stream_stopped(x);
+        *len = 0;
         return MHD_YES;
     }
-    if (buf_append(&x->chunk, data, *len))
-        http_reply_errno(&x->rp, -ENOMEM);
-    else if (suspend_exchange(x) == 0)
-        to_worker(x, run_stream);
-    else
-        stream_stopped(x);
-    *len = 0;
+    size_t used = 0;
+    int rc = x->route->stream_async(&x->rq, data, *len, &used, &x->rp, (struct http_async *)x);
+    *len = rc < 0 ? 0 : *len - used; /* an error: the rest is read and dropped */
+    if (rc == 1)
+        suspend_started(x);
     return MHD_YES;
 }
 
-/* The whole request is in: answer from memory, or hand it to the route's async step or a worker. */
+/* The whole request is in: answer from memory, or run the route's async step. */
 static enum MHD_Result dispatch(struct MHD_Connection *c, struct exchange *x)
 {
     const struct route *r = x->route;
     x->rq.deadline_ms = util_now_ms() + x->srv->o.request_timeout_ms;
     if (r->quick && r->quick(&x->rq, &x->rp))
         return send_reply(c, x);
+    if (!r->async) { /* a route table bug: every route has a step that answers */
+        http_reply_error(&x->rp, 500, "internal", "The route has no step that answers.");
+        return send_reply(c, x);
+    }
     if (suspend_exchange(x)) {
         reply_stopping(&x->rp);
         return send_reply(c, x);
     }
-    if (!(r->async && r->async(&x->rq, &x->rp, (struct http_async *)x)))
-        to_worker(x, run_handler);
+    r->async(&x->rq, &x->rp, (struct http_async *)x);
     return MHD_YES;
 }
 
@@ -957,7 +919,6 @@ static void exchange_free(struct exchange *x)
     }
     free(x->rq.args);
     buf_free(&x->rq.body);
-    buf_free(&x->chunk);
     if (x->rq.stream_state && x->route && x->route->stream_free)
         x->route->stream_free(x->rq.stream_state);
     buf_free(&x->rp.body);
@@ -1100,23 +1061,21 @@ struct httpd *httpd_new(const struct httpd_options *o)
         d->o.request_timeout_ms = 1000;
     if (d->o.header_timeout_ms <= 0)
         d->o.header_timeout_ms = 10000;
-    /* a worker per open connection at most: a job never waits behind unrelated slow jobs */
-    d->workers = workers_new(o->max_connections, (size_t)THREAD_STACK_BYTES);
-    if (!d->workers) {
-        free(d);
-        return NULL;
-    }
     return d;
 }
 
-int httpd_attach(struct httpd *d, struct loop *l, struct store_async *reads,
-                 struct store_async *writes)
+int httpd_attach(struct httpd *d, struct loop *l, const struct httpd_conns *c)
 {
     if (d->nthreads == HTTP_EVENT_THREADS_MAX)
         return -ENOSPC;
     struct httpd_thread *t = &d->threads[d->nthreads];
-    *t = (struct httpd_thread){
-        .srv = d, .loop = l, .reads = reads, .writes = writes, .index = d->nthreads};
+    *t = (struct httpd_thread){.srv = d,
+                               .loop = l,
+                               .reads = c->reads,
+                               .writes = c->writes,
+                               .cache_reads = c->cache_reads,
+                               .cache_writes = c->cache_writes,
+                               .index = d->nthreads};
     /* the loops accept and enforce the connection limits; MHD's are per daemon */
     unsigned flags = MHD_USE_EPOLL | MHD_USE_NO_LISTEN_SOCKET | MHD_ALLOW_SUSPEND_RESUME |
                      MHD_USE_TURBO | MHD_USE_ERROR_LOG;
@@ -1158,11 +1117,6 @@ int http_event_threads(const struct httpd *srv, struct metrics_thread *out, int 
     return n;
 }
 
-int http_workers_busy(const struct httpd *srv)
-{
-    return workers_busy(srv->workers);
-}
-
 const char *http_library_version(void)
 {
     return MHD_get_version();
@@ -1198,6 +1152,5 @@ void httpd_free(struct httpd *d)
         for (int k = 0; k < GZ_CACHE_ENTRIES; k++)
             buf_free(&t->gz[k].gz);
     }
-    workers_free(d->workers);
     free(d);
 }

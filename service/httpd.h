@@ -11,22 +11,21 @@
  * of the thread's loop, next to the thread's two Redis connections (store_async.h) and its timers.
  * An event thread multiplexes many connections, so it must never wait: it parses, checks, answers
  * from memory and sends Redis commands without waiting for their replies. A request goes through
- * up to three steps (route.h):
- *   1. quick, on the event thread: 400s and in-process tier hits are answered at once;
- *   2. async, connection suspended, still on the event thread: pages, members, around, score
- *      writes and NDJSON chunks append their script calls or lookups to the thread's
- *      connections; every command of one loop iteration leaves in one write per connection (a
- *      pipeline), and the replies, read by the same thread, answer the requests and resume
- *      their connections; waits (a page lock held elsewhere) are timers. One deadline per
- *      request (http_request.deadline_ms, --request-timeout-ms) bounds all of it. No other
- *      thread and no wake-up is involved: on 2 cores a hand-off to another thread and back was
- *      about a quarter of a hit's CPU (bench/results/compare-issue3.md);
- *   3. handler, connection suspended, on a worker thread (workers.h) that may block on Redis:
- *      the control routes (settings, delete, reset, trim, records, lists, admin) and what an
- *      async step hands back (its thread's connection is being dialled, a period its hint cannot
- *      place, a separate cache Redis); the worker resumes the connection when the reply is ready.
- * Workers are created on demand up to --max-connections (each connection has at most one
- * request in work), so a slow handler holds one worker and nothing else.
+ * one or two steps (route.h), both on the event thread that read it; no other thread and no
+ * wake-up is involved (on 2 cores a hand-off to another thread and back was about a quarter of a
+ * hit's CPU: bench/results/compare-issue3.md):
+ *   1. quick: 400s, /healthz, /metrics and in-process tier hits are answered at once;
+ *   2. async, connection suspended: every other request appends its script calls, commands or
+ *      lookups to the thread's connections; every command of one loop iteration leaves in one
+ *      write per connection (a pipeline), and the replies, read by the same thread, start the
+ *      request's next call or answer it and resume its connection; waits (a page lock held
+ *      elsewhere) are timers. Control operations (settings, delete, reset, trim, the board list,
+ *      records, /admin, /readyz) are chains of such calls (board_ctl_submit), and an NDJSON
+ *      upload writes each full chunk of lines while its connection is suspended. One deadline
+ *      per request (http_request.deadline_ms, --request-timeout-ms) bounds all of it. A request
+ *      that arrives while its thread's connection is being dialled waits for that dial within
+ *      its deadline (store_async.h); the dial itself, which hiredis does only blockingly, runs
+ *      on a short-lived helper thread.
  *
  * Connections come from the loops (loop_on_connection: the loop group accepts and balances them
  * and enforces the connection limits) and are handed to the thread's daemon
@@ -34,7 +33,7 @@
  * Shutdown (httpd_quiesce) answers new work 503, gives requests in work up to 5 s to finish
  * sending (a stalled upload or a client that never reads must not hold the exit), and always lets
  * suspended requests finish (MHD must not stop with suspended connections; they are bounded by
- * the Redis timeout and page waits). Idle keep-alive connections are closed after 30 s; so is a
+ * their deadlines). Idle keep-alive connections are closed after 30 s; so is a
  * connection whose client closed it in the middle of a request, which libmicrohttpd 0.9.75's
  * edge-triggered epoll can miss (its slot counts until then).
  */
@@ -54,8 +53,7 @@ struct httpd_options {
     struct tokens *tokens;   /**< bearer tokens for ROUTE_WRITE routes (tokens.h); none in
                               *   force: writes refused (403); borrowed, outlives the server */
     const char *static_root; /**< real path of the directory served at `/`; "": none; borrowed */
-    int max_connections;     /**< the most worker threads (one per connection at most), and each
-                              *   daemon's own limit (the loops enforce the real one) */
+    int max_connections;     /**< each daemon's own limit (the loops enforce the real one) */
     int request_timeout_ms;  /**< http_request.deadline_ms; 0 = 1000 */
     const struct cors *cors; /**< the origins that may read cross-origin (cors.h); NULL or
                               *   empty: no CORS headers; borrowed, outlives the server */
@@ -70,15 +68,21 @@ struct httpd_options {
  *  httpd_free. */
 struct httpd *httpd_new(const struct httpd_options *o);
 
+/** One loop's Redis connections for the async steps (borrowed; each may be NULL). */
+struct httpd_conns {
+    struct store_async *reads;        /**< http_async_store */
+    struct store_async *writes;       /**< http_async_store_writes */
+    struct store_async *cache_reads;  /**< http_async_store_cache(a, 0): --cache-redis only */
+    struct store_async *cache_writes; /**< http_async_store_cache(a, 1): likewise */
+};
+
 /**
  * Serve the connections of loop `l` with a daemon of its own, before the loop's group starts:
  * the daemon's epoll fd becomes a watch of l, MHD runs in step 4 of each iteration, and l's
- * connections go to it. `reads` and `writes` are the loop's Redis connections for the async
- * steps (http_async_store, http_async_store_writes; borrowed, may be NULL). Returns 0, -ENOSPC
+ * connections go to it. `c` names the loop's Redis connections (copied). Returns 0, -ENOSPC
  * (HTTP_EVENT_THREADS_MAX daemons already), -EMFILE, -ENOMEM, -EIO.
  */
-int httpd_attach(struct httpd *d, struct loop *l, struct store_async *reads,
-                 struct store_async *writes);
+int httpd_attach(struct httpd *d, struct loop *l, const struct httpd_conns *c);
 
 /**
  * Stop taking work: requests from now on are 503 shutting_down; wait up to 5 s for the requests
@@ -88,7 +92,7 @@ int httpd_attach(struct httpd *d, struct loop *l, struct store_async *reads,
 void httpd_quiesce(struct httpd *d);
 
 /** After the loops have stopped (loop_group_stop): close the daemons and their connections
- *  (each given back to its loop), stop the workers, free. NULL: no-op. */
+ *  (each given back to its loop), free. NULL: no-op. */
 void httpd_free(struct httpd *d);
 
 #endif

@@ -256,8 +256,7 @@ static int render_cache(struct buf *out, const struct page_cache_stats *c)
          c->hits},
         {"l1_hits", "pages served from the in-process tier", c->l1_hits},
         {"batched_hits",
-         "pages served from Redis by an event thread on its own connection, fresh or stale "
-         "(no worker thread)",
+         "pages served from Redis by an event thread on its own connection, fresh or stale",
          c->batched_hits},
         {"batches", "pipelines begun by that path", c->batches},
         {"shared_lookups",
@@ -267,7 +266,7 @@ static int render_cache(struct buf *out, const struct page_cache_stats *c)
         {"misses", "pages computed for a request", c->misses},
         {"misses_on_loop",
          "misses computed on an event thread (page_fill.lua: the cached page, or the lock and the "
-         "rows), without a worker thread",
+         "rows)",
          c->misses_on_loop},
         {"stale", "pages served past their soft TTL while refreshing", c->stale},
         {"lock_waits", "misses that waited for another holder's computation", c->lock_waits},
@@ -375,8 +374,8 @@ int metrics_render_event_threads(struct buf *out, const struct metrics_thread *t
     rc = rc ? rc
             : head(out, "rankd_http_connection_states", "gauge",
                    "Connections per event thread by state: idle (between requests), busy (a "
-                   "request read or answered on the thread), waiting (suspended for Redis, a "
-                   "timer or a worker thread).");
+                   "request read or answered on the thread), waiting (suspended for Redis or a "
+                   "timer).");
     for (int i = 0; i < n && !rc; i++) {
         int idle = t[i].connections - t[i].busy;
         int busy = t[i].busy - t[i].waiting;
@@ -437,35 +436,4 @@ int metrics_render_event_threads(struct buf *out, const struct metrics_thread *t
             }
     }
     return rc;
-}
-
-int metrics_render_pools(struct buf *out, const struct metrics_pool *p, int n, int workers_busy)
-{
-    int rc = head(out, "rankd_redis_pool_round_trips_total", "counter",
-                  "Round trips of the blocking connection pools (worker threads: control "
-                  "routes and fallbacks), by pool.");
-    for (int i = 0; i < n && !rc; i++)
-        rc = put(out, "rankd_redis_pool_round_trips_total{pool=\"%s\"} %llu\n", p[i].name,
-                 p[i].round_trips);
-    rc = rc ? rc
-            : head(out, "rankd_redis_pool_commands_total", "counter",
-                   "Commands sent by the blocking pools.");
-    for (int i = 0; i < n && !rc; i++)
-        rc = put(out, "rankd_redis_pool_commands_total{pool=\"%s\"} %llu\n", p[i].name,
-                 p[i].commands);
-    rc = rc ? rc
-            : head(out, "rankd_redis_pool_connections", "gauge",
-                   "Slots of each blocking pool: busy (borrowed), idle (connected, free), "
-                   "closed (dialled on next use).");
-    for (int i = 0; i < n && !rc; i++)
-        rc = put(out,
-                 "rankd_redis_pool_connections{pool=\"%s\",state=\"busy\"} %d\n"
-                 "rankd_redis_pool_connections{pool=\"%s\",state=\"idle\"} %d\n"
-                 "rankd_redis_pool_connections{pool=\"%s\",state=\"closed\"} %d\n",
-                 p[i].name, p[i].busy, p[i].name, p[i].idle, p[i].name, p[i].closed);
-    return rc ? rc
-              : put(out,
-                    "# HELP rankd_worker_jobs Jobs queued or running on the worker threads.\n"
-                    "# TYPE rankd_worker_jobs gauge\nrankd_worker_jobs %d\n",
-                    workers_busy);
 }

@@ -93,26 +93,12 @@ struct metrics_conn {
 struct metrics_thread {
     int connections; /**< HTTP connections given to it */
     int busy;        /**< of those, with a request in progress on the thread */
-    int waiting;     /**< of those, suspended: for Redis, a timer or a worker */
+    int waiting;     /**< of those, suspended: for Redis or a timer */
     struct metrics_conn reads, writes;
-};
-
-/** One blocking connection pool (store.h fills it). */
-struct metrics_pool {
-    const char *name;               /**< label: reads, writes, cache_reads, cache_writes */
-    unsigned long long round_trips; /**< commands or pipelines sent, each awaited */
-    unsigned long long commands;
-    int busy;   /**< slots borrowed by a request now */
-    int idle;   /**< free slots with an open connection */
-    int closed; /**< free slots without one (dialled on their next use) */
 };
 
 /** Render the per-event-thread families (HTTP connection states, Redis connection states, round
  *  trips, commands, groups in flight) for threads[0..n). Returns 0 or -ENOMEM. */
 int metrics_render_event_threads(struct buf *out, const struct metrics_thread *threads, int n);
-
-/** Render the blocking pools' families and the busy worker threads. Returns 0 or -ENOMEM. */
-int metrics_render_pools(struct buf *out, const struct metrics_pool *pools, int n,
-                         int workers_busy);
 
 #endif

@@ -34,18 +34,6 @@
 
 struct fill;
 
-/* One in-flight computation of one exact key (single-flight). */
-struct flight {
-    char key[KEY_MAX];
-    int refs;    /* requests (and at most one refresher) using the entry */
-    int done;    /* result published */
-    int rc;      /* 0, or why there is no value */
-    char *value; /* formatted cache value (header + body), owned */
-    size_t len;
-    int64_t started_ms; /* wall clock when the computation began */
-    struct flight *next;
-};
-
 /* One page body in the in-process tier. */
 struct l1_entry {
     char key[KEY_MAX];
@@ -69,10 +57,7 @@ struct page_cache {
     pthread_mutex_t state_lock;
     struct board_state *states; /* STATE_SLOTS */
     int same_store;
-    pthread_mutex_t lock; /* flights, refresh count */
-    pthread_cond_t changed;
-    struct flight *flights;
-    int refreshing;
+    pthread_mutex_t lock; /* fills */
     pthread_mutex_t l1_lock;
     struct l1_entry *l1[L1_BUCKETS];
     struct l1_entry *l1_oldest, *l1_newest;
@@ -80,6 +65,7 @@ struct page_cache {
     atomic_int breaker_errors;
     _Atomic int64_t breaker_until_ms;
     struct fill *fills; /* misses being computed on event loops; under lock */
+    int refresh_fills;  /* background refreshes among them; under lock */
     atomic_ulong hits, misses, stale, l1_hits, lock_waits, lock_wait_timeouts, uncached,
         early_refreshes, refreshes, errors, batched_hits, batches, shared_lookups, misses_on_loop;
     _Atomic uint64_t seed;
@@ -130,12 +116,6 @@ static uint64_t next_rand(struct page_cache *pc)
 static double rand_unit(struct page_cache *pc)
 {
     return ((double)(next_rand(pc) >> 11) + 1.0) / 9007199254740993.0; /* (0, 1) */
-}
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
 }
 
 /* ---------------------------------------------------------------- values */
@@ -245,97 +225,6 @@ static void breaker_result(struct page_cache *pc, int failed)
     }
 }
 
-/* ---------------------------------------------------------------- cache Redis commands */
-
-/* One command on the cache store; NULL (and a breaker error) on failure or an error reply. */
-static redisReply *cache_on(struct page_cache *pc, struct store *st, int argc, const char **argv,
-                            const size_t *lens)
-{
-    int err = 0;
-    struct store_conn *c = store_acquire(st, &err);
-    redisReply *r = c ? store_command(c, argc, argv, lens, &err) : NULL;
-    store_release(st, c);
-    breaker_result(pc, r == NULL);
-    return r;
-}
-
-/* A read (GET) of the cache store. */
-static redisReply *cache_cmd(struct page_cache *pc, int argc, const char **argv, const size_t *lens)
-{
-    return cache_on(pc, pc->cfg.cache, argc, argv, lens);
-}
-
-/* A write (SET of a page or a lock): the cache's write pool, so that writes held up by Redis
- * (CLIENT PAUSE WRITE) never take the connections page reads need. */
-static redisReply *cache_write(struct page_cache *pc, int argc, const char **argv,
-                               const size_t *lens)
-{
-    return cache_on(pc, pc->cfg.cache_writes, argc, argv, lens);
-}
-
-/* GET the page; 1 found (value copied), 0 absent, -1 error. */
-static int cache_read(struct page_cache *pc, const char *key, char **value, size_t *len)
-{
-    const char *argv[] = {"GET", key};
-    redisReply *r = cache_cmd(pc, 2, argv, NULL);
-    if (!r)
-        return -1;
-    int found = r->type == REDIS_REPLY_STRING;
-    if (found) {
-        *value = malloc(r->len + 1);
-        if (*value) {
-            memcpy(*value, r->str, r->len + 1);
-            *len = r->len;
-        } else {
-            found = -1;
-        }
-    }
-    freeReplyObject(r);
-    return found;
-}
-
-static void cache_store(struct page_cache *pc, const struct page_req *q, const char *value,
-                        size_t len, int64_t soft_ms)
-{
-    int64_t px = soft_ms - wall_ms() + pc->cfg.grace_ms;
-    if (px <= 0)
-        return;
-    char pxs[24];
-    snprintf(pxs, sizeof(pxs), "%" PRId64, px);
-    const char *argv[] = {"SET", q->key, value, "PX", pxs};
-    size_t lens[] = {3, strlen(q->key), len, 2, strlen(pxs)};
-    freeReplyObject(cache_write(pc, 5, argv, lens));
-}
-
-/* SET key:lock token NX PX ttl: 1 taken, 0 held by someone else, -1 error. */
-static int lock_take(struct page_cache *pc, const struct page_req *q, char *token, size_t toklen)
-{
-    char lock[KEY_MAX + 8], ttl[16];
-    snprintf(lock, sizeof(lock), "%s:lock", q->key);
-    snprintf(token, toklen, "%016" PRIx64 "%016" PRIx64, next_rand(pc), next_rand(pc));
-    snprintf(ttl, sizeof(ttl), "%d", pc->cfg.lock_ttl_ms);
-    const char *argv[] = {"SET", lock, token, "NX", "PX", ttl};
-    redisReply *r = cache_write(pc, 6, argv, NULL);
-    if (!r)
-        return -1;
-    int taken = r->type == REDIS_REPLY_STATUS;
-    freeReplyObject(r);
-    return taken;
-}
-
-static void lock_release(struct page_cache *pc, const struct page_req *q, const char *token)
-{
-    char lock[KEY_MAX + 8];
-    snprintf(lock, sizeof(lock), "%s:lock", q->key);
-    const char *argv[] = {lock, token};
-    int err = 0;
-    struct store_conn *c = store_acquire(pc->cfg.cache_writes, &err);
-    redisReply *r = c ? store_script(c, STORE_SCRIPT_LOCK_RELEASE, 1, 1, argv, NULL, &err) : NULL;
-    store_release(pc->cfg.cache_writes, c);
-    breaker_result(pc, r == NULL);
-    freeReplyObject(r);
-}
-
 /* ---------------------------------------------------------------- computing a page */
 
 /* The cache value of a page computed now in delta_us: soft expiry 80-90% of the TTL (jittered),
@@ -357,278 +246,7 @@ static char *make_value(struct page_cache *pc, const struct page_req *q, const c
     return value_format(q->gen, now, soft, delta_us, body, strlen(body), len);
 }
 
-/* Read the board, render the page, format the cache value. */
-static int compute(struct page_cache *pc, const struct page_req *q, char **value, size_t *len)
-{
-    int64_t t0 = util_now_us();
-    if (pc->cfg.delay) {
-        int ms = pc->cfg.delay(q->board, q->page, q->size);
-        if (ms > 0)
-            sleep_ms(ms);
-    }
-    struct board_page *p = NULL;
-    /* the period the key was made for, named explicitly so a boundary crossed meanwhile cannot
-     * put one period's page under another's key */
-    int rc = board_page_get(pc->cfg.model, q->board, q->period[0] ? q->period : NULL, q->page,
-                            q->size, &p);
-    if (rc)
-        return rc;
-    char *body = render_page(q->board, q->page, p);
-    board_page_free(p);
-    if (!body)
-        return -ENOMEM;
-    int64_t delta_us = util_now_us() - t0; /* microseconds: most pages take well under 1 ms */
-    *value = make_value(pc, q, body, delta_us, len);
-    free(body);
-    return *value ? 0 : -ENOMEM;
-}
-
-/* Compute and store under the lock, or wait for another holder, or compute without the lock. */
-/* The cache holds q's page, new enough for q: 1 with *value; 0 (freed) or -1 (Redis error). */
-static int fresh_read(struct page_cache *pc, const struct page_req *q, char **value, size_t *len)
-{
-    int found = cache_read(pc, q->key, value, len);
-    if (found != 1 || q->older_than_ms == 0)
-        return found;
-    struct entry e;
-    if (value_parse(*value, *len, &e) == 0 && e.created_ms > q->older_than_ms)
-        return 1;
-    free(*value);
-    *value = NULL;
-    return 0;
-}
-
-static int fetch_or_compute(struct page_cache *pc, const struct page_req *q, char **value,
-                            size_t *len)
-{
-    if (breaker_open(pc)) {
-        atomic_fetch_add(&pc->uncached, 1);
-        return compute(pc, q, value, len);
-    }
-    char token[40];
-    int taken = lock_take(pc, q, token, sizeof(token));
-    if (taken < 0) {
-        atomic_fetch_add(&pc->uncached, 1);
-        return compute(pc, q, value, len);
-    }
-    if (taken == 0) {
-        atomic_fetch_add(&pc->lock_waits, 1);
-        int64_t deadline = util_now_ms() + pc->cfg.max_wait_ms;
-        while (util_now_ms() < deadline) {
-            sleep_ms(POLL_MIN_MS + (int)(next_rand(pc) % (POLL_JITTER_MS + 1)));
-            int found = fresh_read(pc, q, value, len);
-            if (found == 1)
-                return 0;
-            if (found < 0)
-                break;
-        }
-        atomic_fetch_add(&pc->lock_wait_timeouts, 1);
-    } else {
-        int found = fresh_read(pc, q, value, len); /* a holder may just have stored it */
-        if (found == 1) {
-            lock_release(pc, q, token);
-            return 0;
-        }
-    }
-    struct entry e;
-    int rc = compute(pc, q, value, len);
-    if (rc == 0 && value_parse(*value, *len, &e) == 0)
-        cache_store(pc, q, *value, *len, e.soft_ms);
-    if (taken == 1)
-        lock_release(pc, q, token);
-    return rc;
-}
-
-/* ---------------------------------------------------------------- single-flight */
-
-static struct flight *flight_find(struct page_cache *pc, const char *key)
-{
-    for (struct flight *f = pc->flights; f; f = f->next)
-        if (strcmp(f->key, key) == 0)
-            return f;
-    return NULL;
-}
-
-/* Join the flight for key (under pc->lock). *leader is 1 when this caller must compute. */
-static struct flight *flight_join(struct page_cache *pc, const char *key, int *leader)
-{
-    struct flight *f = flight_find(pc, key);
-    *leader = f == NULL;
-    if (!f) {
-        f = calloc(1, sizeof(*f));
-        if (!f)
-            return NULL;
-        snprintf(f->key, sizeof(f->key), "%s", key);
-        f->started_ms = wall_ms();
-        f->next = pc->flights;
-        pc->flights = f;
-    }
-    f->refs++;
-    return f;
-}
-
-/* Leave a flight (under pc->lock); the last one out frees it. */
-static void flight_leave(struct page_cache *pc, struct flight *f)
-{
-    if (--f->refs > 0)
-        return;
-    for (struct flight **p = &pc->flights; *p; p = &(*p)->next)
-        if (*p == f) {
-            *p = f->next;
-            break;
-        }
-    free(f->value);
-    free(f);
-}
-
-static void flight_publish(struct page_cache *pc, struct flight *f, int rc, char *value, size_t len)
-{
-    pthread_mutex_lock(&pc->lock);
-    f->rc = rc;
-    f->value = value;
-    f->len = len;
-    f->done = 1;
-    pthread_cond_broadcast(&pc->changed);
-    pthread_mutex_unlock(&pc->lock);
-}
-
-/* Wait for a flight's result and copy it. */
-static int flight_result(struct page_cache *pc, struct flight *f, char **value, size_t *len)
-{
-    pthread_mutex_lock(&pc->lock);
-    while (!f->done)
-        pthread_cond_wait(&pc->changed, &pc->lock);
-    int rc = f->rc;
-    if (rc == 0) {
-        *value = malloc(f->len + 1);
-        if (*value) {
-            memcpy(*value, f->value, f->len + 1);
-            *len = f->len;
-        } else {
-            rc = -ENOMEM;
-        }
-    }
-    flight_leave(pc, f);
-    pthread_mutex_unlock(&pc->lock);
-    return rc;
-}
-
-/* A miss: one computation per key in this process, whatever the number of requests. */
-static int miss(struct page_cache *pc, const struct page_req *q, char **value, size_t *len)
-{
-    int leader = 0;
-    pthread_mutex_lock(&pc->lock);
-    struct flight *f = flight_join(pc, q->key, &leader);
-    pthread_mutex_unlock(&pc->lock);
-    if (!f)
-        return -ENOMEM;
-    if (!leader) {
-        int rc = flight_result(pc, f, value, len);
-        /* a background refresh that gave up (lock held elsewhere) leaves no value: do it here */
-        return rc == -EBUSY ? fetch_or_compute(pc, q, value, len) : rc;
-    }
-    char *v = NULL;
-    size_t n = 0;
-    int rc = fetch_or_compute(pc, q, &v, &n);
-    char *copy = rc == 0 ? malloc(n + 1) : NULL;
-    if (copy)
-        memcpy(copy, v, n + 1);
-    flight_publish(pc, f, rc == 0 && !copy ? -ENOMEM : rc, copy, n);
-    pthread_mutex_lock(&pc->lock);
-    flight_leave(pc, f);
-    pthread_mutex_unlock(&pc->lock);
-    *value = v;
-    *len = n;
-    return rc;
-}
-
 /* ---------------------------------------------------------------- background refresh */
-
-struct refresh_job {
-    struct page_cache *pc;
-    struct page_req q;
-    int64_t seen_created_ms; /* creation time of the page that triggered the refresh */
-    char board[BOARD_NAME_LEN_MAX + 1];
-    char requested[PERIOD_ID_MAX]; /* q.requested's copy: the request's own ends with it */
-    struct flight *f;
-};
-
-static void *refresh_run(void *arg)
-{
-    struct refresh_job *job = arg;
-    struct page_cache *pc = job->pc;
-    job->q.board = job->board; /* the copies: the request that started this may be gone */
-    job->q.requested = job->requested[0] ? job->requested : NULL;
-    char token[40];
-    char *v = NULL;
-    size_t n = 0;
-    int rc = -EBUSY;
-    if (lock_take(pc, &job->q, token, sizeof(token)) == 1) { /* else: refreshing elsewhere */
-        struct entry e;
-        /* Another refresh (here or in another process) may have finished between our read
-         * and this lock: then a newer page is stored and there is nothing to do. */
-        if (cache_read(pc, job->q.key, &v, &n) == 1 && value_parse(v, n, &e) == 0 &&
-            e.gen == job->q.gen && e.created_ms > job->seen_created_ms) {
-            rc = 0;
-        } else {
-            free(v);
-            v = NULL;
-            rc = compute(pc, &job->q, &v, &n);
-            if (rc == 0 && value_parse(v, n, &e) == 0)
-                cache_store(pc, &job->q, v, n, e.soft_ms);
-            atomic_fetch_add(&pc->refreshes, 1);
-        }
-        lock_release(pc, &job->q, token);
-    }
-    flight_publish(pc, job->f, rc, v, n);
-    pthread_mutex_lock(&pc->lock);
-    flight_leave(pc, job->f);
-    pc->refreshing--;
-    pthread_cond_broadcast(&pc->changed);
-    pthread_mutex_unlock(&pc->lock);
-    free(job);
-    return NULL;
-}
-
-/* Start one background refresh of q's key unless one is already in flight in this process.
- * seen_created_ms: when the page this request found was made (a newer one makes it moot). */
-static void refresh_async(struct page_cache *pc, const struct page_req *q, int64_t seen_created_ms)
-{
-    pthread_mutex_lock(&pc->lock);
-    if (flight_find(pc, q->key) || pc->refreshing >= pc->cfg.refresh_max) {
-        pthread_mutex_unlock(&pc->lock);
-        return;
-    }
-    struct refresh_job *job = calloc(1, sizeof(*job));
-    int leader = 0;
-    struct flight *f = job ? flight_join(pc, q->key, &leader) : NULL;
-    if (!f) {
-        pthread_mutex_unlock(&pc->lock);
-        free(job);
-        return;
-    }
-    job->pc = pc;
-    job->q = *q;
-    job->seen_created_ms = seen_created_ms;
-    util_copy(job->board, sizeof(job->board), q->board);
-    util_copy(job->requested, sizeof(job->requested), q->requested ? q->requested : "");
-    job->f = f;
-    pc->refreshing++;
-    pthread_mutex_unlock(&pc->lock);
-    pthread_t t;
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    if (pthread_create(&t, &attr, refresh_run, job) != 0) {
-        flight_publish(pc, f, -EBUSY, NULL, 0);
-        pthread_mutex_lock(&pc->lock);
-        flight_leave(pc, f);
-        pc->refreshing--;
-        pthread_mutex_unlock(&pc->lock);
-        free(job);
-    }
-    pthread_attr_destroy(&attr);
-}
 
 /* ---------------------------------------------------------------- in-process tier */
 
@@ -796,35 +414,6 @@ static void settings_argv(const char *argv[SETTINGS_ARGC], const char *meta)
         argv[2 + i] = fields[i];
 }
 
-/* Pipelined: HMGET of the settings, and GET of the guessed page key when there is a guess.
- * *settings and *guessed (NULL when not asked) must be freed. */
-static int lookup_round_trip(struct page_cache *pc, const char *meta, const char *guess,
-                             redisReply **settings, redisReply **guessed)
-{
-    const char *hm[SETTINGS_ARGC], *get[] = {"GET", guess};
-    settings_argv(hm, meta);
-    const char *const *argv[] = {hm, get};
-    const int argc[] = {SETTINGS_ARGC, 2};
-    const size_t *const lens[] = {NULL, NULL};
-    redisReply *rs[2] = {NULL, NULL};
-    int n = guess ? 2 : 1, rc = -ECONNRESET;
-    for (int attempt = 0; attempt < 2 && rc == -ECONNRESET; attempt++) {
-        /* a read whose connection was cut after it was sent: once more, on a new connection */
-        struct store_conn *c = store_acquire(pc->cfg.data, &rc);
-        if (!c)
-            return rc;
-        rc = store_pipeline(c, n, argc, argv, lens, rs);
-        store_release(pc->cfg.data, c);
-    }
-    if (rc)
-        return rc;
-    if (!rs[0])
-        return -EIO;
-    *settings = rs[0];
-    *guessed = guess ? rs[1] : NULL;
-    return 0;
-}
-
 static int reply_int(const redisReply *r, int deflt)
 {
     if (!r || r->type != REDIS_REPLY_STRING)
@@ -884,13 +473,23 @@ static int settle(struct page_cache *pc, struct page_req *q, int requested_size,
  * settings when the hint cannot place an asked-for period) and the guessed page key ("" when
  * there is no guess: board unseen, caching off, or pages in another Redis). Without may_wait
  * it never calls Redis (-EAGAIN instead). */
-static int locate(struct page_cache *pc, struct page_req *q, int requested_size, int may_wait,
+static void place(struct page_cache *pc, struct page_req *q, int requested_size,
+                  const struct board_where *w, char *guess, size_t guess_len);
+
+static int locate(struct page_cache *pc, struct page_req *q, int requested_size,
                   struct board_where *w, char *guess, size_t guess_len)
 {
-    int rc = may_wait ? board_where(pc->cfg.model, q->board, q->requested, w)
-                      : board_where_cached(pc->cfg.model, q->board, q->requested, w);
+    int rc = board_where_cached(pc->cfg.model, q->board, q->requested, w);
     if (rc)
         return rc;
+    place(pc, q, requested_size, w, guess, guess_len);
+    return 0;
+}
+
+/* q's period from w, and the guessed page key (locate). */
+static void place(struct page_cache *pc, struct page_req *q, int requested_size,
+                  const struct board_where *w, char *guess, size_t guess_len)
+{
     util_copy(q->period, sizeof(q->period), w->period);
     q->kind = w->kind;
     q->tz_min = w->tz_min;
@@ -900,42 +499,6 @@ static int locate(struct page_cache *pc, struct page_req *q, int requested_size,
         page_key(guess, guess_len, pc->cfg.prefix, q->board, st.gen, w->period,
                  requested_size ? requested_size : st.page_size, q->page);
     }
-    return 0;
-}
-
-/* Board state and, with one store, the cached value: one round trip when the guess holds.
- * Returns 1 with *value (found), 0 (not cached), or a negative errno. */
-static int lookup(struct page_cache *pc, struct page_req *q, int requested_size, char **value,
-                  size_t *len)
-{
-    char meta[KEY_MAX], guess[KEY_MAX];
-    meta_key(meta, sizeof(meta), pc->cfg.prefix, q->board);
-    for (int attempt = 0; attempt < 3; attempt++) {
-        struct board_where w;
-        int rc = locate(pc, q, requested_size, 1, &w, guess, sizeof(guess));
-        if (rc)
-            return rc;
-        redisReply *set = NULL, *got = NULL;
-        rc = lookup_round_trip(pc, meta, guess[0] ? guess : NULL, &set, &got);
-        if (rc || !set)
-            return rc ? rc : -EIO;
-        rc = settle(pc, q, requested_size, &w, guess, set, got);
-        if (rc == SETTLED_FOUND) { /* taken: hiredis 0.14 mallocs each string, frees NULL */
-            *value = got->str;
-            *len = got->len;
-            got->str = NULL;
-        }
-        freeReplyObject(set);
-        freeReplyObject(got);
-        if (rc == SETTLED_RETRY)
-            continue;
-        if (rc < 0 || rc == SETTLED_FOUND)
-            return rc;
-        if (rc == SETTLED_UNGUESSED && q->ttl_ms > 0 && !breaker_open(pc))
-            return cache_read(pc, q->key, value, len) == 1;
-        return 0;
-    }
-    return -EAGAIN; /* the period settings keep changing under us */
 }
 
 /* ---------------------------------------------------------------- the read path */
@@ -1024,11 +587,12 @@ enum served {
 };
 
 /* When a computation of key in flight in this process began (wall clock), or 0. */
+static int64_t fill_started(struct page_cache *pc, const char *key);
+
 static int64_t refresh_started(struct page_cache *pc, const char *key)
 {
     pthread_mutex_lock(&pc->lock);
-    struct flight *f = flight_find(pc, key);
-    int64_t began = f ? f->started_ms : 0;
+    int64_t began = fill_started(pc, key);
     pthread_mutex_unlock(&pc->lock);
     return began;
 }
@@ -1042,9 +606,12 @@ static int64_t refresh_started(struct page_cache *pc, const char *key)
  * long). An older page (one nobody read for a while) is TOO_OLD: the request joins or starts the
  * computation (single-flight), and the copy is only the fallback if that fails.
  */
+struct hit;
+static void refresh_on_loop(struct hit *h, int64_t seen_created_ms);
+
 static enum served serve_cached(struct page_cache *pc, const struct page_req *q, char *value,
                                 size_t len, const char *l1key, const char *inm,
-                                struct page_reply *out, int *rc)
+                                struct page_reply *out, int *rc, struct hit *h)
 {
     struct entry e;
     if (q->ttl_ms <= 0 || value_parse(value, len, &e) || e.gen != q->gen) {
@@ -1060,11 +627,11 @@ static enum served serve_cached(struct page_cache *pc, const struct page_req *q,
         return TOO_OLD; /* joins a computation in flight (single-flight) or starts one */
     case FRESH_STALE_REFRESH:
         source = PAGE_STALE;
-        refresh_async(pc, q, e.created_ms);
+        refresh_on_loop(h, e.created_ms);
         break;
     case FRESH_EARLY_REFRESH:
         atomic_fetch_add(&pc->early_refreshes, 1);
-        refresh_async(pc, q, e.created_ms);
+        refresh_on_loop(h, e.created_ms);
         break;
     case FRESH_SERVE:
         break;
@@ -1083,79 +650,19 @@ static int is_fault(int rc)
            rc == -EIO || rc == -EAGAIN || rc == -EBUSY;
 }
 
-static int get_once(struct page_cache *pc, const char *board, const char *period, int64_t page,
-                    int size, const char *if_none_match, struct page_reply *out)
-{
-    struct page_req q = {.board = board, .requested = period, .page = page};
-    char *value = NULL;
-    size_t len = 0;
-    char l1key[KEY_MAX];
-    if (page_cache_get_l1(pc, board, period, page, size, if_none_match, out) == 0)
-        return 0;
-    int found = lookup(pc, &q, size, &value, &len);
-    if (found < 0)
-        return found;
-    /* the tier's key names the period this lookup resolved, so a page computed just after a
-     * period rolled over is never stored under the previous period's key */
-    l1_key(board, q.period, page, size, l1key, sizeof(l1key));
-    if (q.ttl_ms <= 0) { /* caching off for this board: always current */
-        free(value);     /* a copy from before caching was turned off */
-        int rc = compute(pc, &q, &value, &len);
-        if (rc)
-            return rc;
-        count(pc, PAGE_MISS);
-        return reply_from_value(pc, &q, value, len, PAGE_MISS, if_none_match, out);
-    }
-    int rc = 0;
-    char *old = NULL; /* a TOO_OLD page: served only if the computation fails */
-    size_t old_len = len;
-    enum served sv =
-        found ? serve_cached(pc, &q, value, len, l1key, if_none_match, out, &rc) : UNUSABLE;
-    if (sv == SERVED)
-        return rc;
-    struct entry e;
-    if (sv == TOO_OLD && value_parse(value, len, &e) == 0) {
-        old = value;
-        q.older_than_ms = e.created_ms; /* the computation must not settle for this copy */
-    } else if (sv == TOO_OLD) {
-        free(value); /* cannot happen: serve_cached parsed it */
-    }
-    value = NULL;
-    rc = miss(pc, &q, &value, &len);
-    if (rc && old && is_fault(rc)) { /* the grace window, while the refresh is failing */
-        count(pc, PAGE_STALE);
-        return reply_from_value(pc, &q, old, old_len, PAGE_STALE, if_none_match, out);
-    }
-    free(old);
-    if (rc)
-        return rc;
-    if (pc->cfg.l1_ttl_ms > 0 && value_parse(value, len, &e) == 0)
-        l1_put(pc, l1key, value, len, e.soft_ms);
-    count(pc, PAGE_MISS);
-    return reply_from_value(pc, &q, value, len, PAGE_MISS, if_none_match, out);
-}
-
-int page_cache_get(struct page_cache *pc, const char *board, const char *period, int64_t page,
-                   int size, const char *if_none_match, struct page_reply *out)
-{
-    int rc = get_once(pc, board, period, page, size, if_none_match, out);
-    /* A current-period read whose computation ran past the period's end, on a board that keeps
-     * no past period (retain 0): the period it resolved is no longer readable. The current page
-     * is now the next period's: read that instead of answering 404. */
-    if (rc == -ESRCH && !(period && period[0]))
-        rc = get_once(pc, board, period, page, size, if_none_match, out);
-    return rc;
-}
-
 /* ---------------------------------------------------------------- batched hits */
 
 /*
- * The hit path without a thread per request: page_cache_submit runs on an HTTP event thread,
- * guesses the page key from what this process knows of the board, and appends HMGET (settings)
- * + GET (guessed key) to that thread's own non-blocking connection (store_async.h). Every hit of
- * one loop iteration leaves in one write; the replies settle each request on the same thread. A
- * hit (or stale hit) is answered; anything else (a wrong guess, a miss, a changed board, a lost
- * connection) goes back to the caller to run page_cache_get on a thread that may block.
+ * Every page read on an event thread, without another thread: page_cache_submit guesses the page
+ * key from what this process knows of the board, and appends HMGET (settings) + GET (guessed
+ * key) to that thread's own non-blocking connection (store_async.h). Every lookup of one loop
+ * iteration leaves in one write; the replies settle each request on the same thread: a hit (or
+ * stale hit) is answered, a wrong guess reads the right key, a miss is computed (below), a live
+ * board's page is one page.lua call, a period this process cannot place from memory is placed
+ * from the settings (one HGETALL first), periods that moved under the request are learnt and the
+ * lookup made again, and a read cut by a lost connection is sent once more. With the page cache
+ * in a Redis of its own (--cache-redis) the settings come from the data Redis and the page GET,
+ * SET and locks go to the loop's connections to the cache Redis.
  */
 struct hit {
     struct page_cache *pc;
@@ -1165,15 +672,68 @@ struct hit {
     struct hit *next_waiter;   /* in a fill */
     char *old;                 /* a miss: the copy too old to serve, the fallback if it fails */
     size_t old_len;
+    int attempts;                 /* lookups begun again: the periods moved under the request */
+    int resent;                   /* a read cut by a lost connection was sent once more */
+    struct board_settings_job sj; /* a period the hint cannot place: the settings first */
     struct page_req q;
     struct board_where w;
     char meta[KEY_MAX], guess[KEY_MAX];
 };
 
+/* Where h's page GETs go (the cache Redis' connection when the pages live there). */
+static struct store_async *page_reads(const struct hit *h)
+{
+    return h->pc->same_store ? h->reads : h->job->cache_reads;
+}
+
+/* 1 when a read that failed with rc may be sent once more (a lost connection, in time). */
+static int may_resend(int rc, int *resent, int64_t deadline_ms)
+{
+    if ((rc != -EIO && rc != -ECONNRESET) || *resent ||
+        (deadline_ms && util_now_ms() >= deadline_ms))
+        return 0;
+    *resent = 1;
+    return 1;
+}
+
+/* h is answered (rc 0: job->out holds the page) or failed: its job completes. */
+static void hit_end(struct hit *h, int rc)
+{
+    struct page_cache_job *j = h->job;
+    free(h->old);
+    free(h);
+    j->done(j, rc == -ECONNRESET || rc == -ECANCELED ? -EIO : rc); /* may free j */
+}
+
+/* The same for a page served from the cache's hit path (counted as a batched hit). */
+static void hit_finish(struct hit *h, int rc)
+{
+    if (rc == 0)
+        atomic_fetch_add(&h->pc->batched_hits, 1);
+    hit_end(h, rc);
+}
+
+static int hit_begin(struct hit *h);
+static int hit_send(struct hit *h);
+static int live_submit(struct hit *h);
+
+/* The periods moved under h (learnt): the lookup again, at most three times in all. 1 sent
+ * (the job completes from there), else a negative errno. */
+static int hit_retry(struct hit *h)
+{
+    if (++h->attempts >= 3)
+        return -EAGAIN; /* the period settings keep changing under us */
+    free(h->old);
+    h->old = NULL;
+    h->resent = 0;
+    int rc = hit_begin(h);
+    return rc ? rc : 1;
+}
+
 /* ---------------------------------------------------------------- misses on an event loop */
 
 /*
- * A miss found by the hit path is computed on the same event thread, without a worker: one
+ * A miss found by the hit path is computed on the same event thread: one
  * page_fill.lua call on the loop's write connection (it takes a lock, so a write pause holds it
  * and never the reads behind it) answers the page another computation stored meanwhile, or takes
  * the page's stampede lock and returns its rows, or says the lock is held elsewhere. The rows are
@@ -1182,24 +742,55 @@ struct hit {
  * after its lookup is known to miss. Misses of the same key on the same loop share one fill (the
  * loop's single-flight; across loops and processes the Redis lock decides). A lock held
  * elsewhere is waited for with timers that re-read the page every 5-10 ms for at most
- * max_wait_ms, then the page is computed without the lock (page.lua) and stored, as
- * fetch_or_compute does. A fill whose lock call fails or times out computes without the lock
- * and stores nothing (the cache is the part that failed).
+ * max_wait_ms, then the page is computed without the lock (page.lua) and stored. A fill whose lock
+ * call fails or times out, or that finds the breaker open, computes without the lock and stores
+ * nothing (the cache is the part that failed). With the pages in a Redis of their own the lock is
+ * SET NX PX there, the page read again there once it is held, computed with page.lua on the data
+ * Redis, and stored and released there.
+ *
+ * A background refresh (a stale page served, or XFetch's early refresh) is a fill without
+ * waiters: it takes the lock the same way, gives up when another computation holds it, and
+ * stores the page it computed; nothing waits for it. It keeps copies of the request it came
+ * from, which may end first.
  */
 struct fill {
     struct page_cache *pc;
     char key[KEY_MAX];
-    struct store_async *reads, *writes; /* the loop's connections */
-    struct hit *waiters;                /* the first one started it; joined in order */
+    struct store_async *reads;       /* the loop's data read connection: page.lua */
+    struct store_async *writes;      /* the loop's data write connection: page_fill.lua */
+    struct store_async *page_reads;  /* GET of pages: reads, or the cache Redis' */
+    struct store_async *page_writes; /* SET of pages and locks, lock release: writes, or the
+                                      * cache Redis' */
+    struct hit *waiters;             /* the first one started it; joined in order */
     struct hit **waiters_end;
     char token[40];
     int locked;              /* this fill holds the page's lock */
     int store;               /* store the computed page */
+    int refresh;             /* a background refresh: no waiter, nothing waits */
+    int resent;              /* a computation cut by a lost connection was sent once more */
     int64_t wait_until_ms;   /* waiting for another holder until then (monotonic) */
     int64_t t0_us;           /* the computation's start */
+    int64_t started_ms;      /* wall clock, for the freshness decision (refresh_started) */
     struct board_page *rows; /* rows held while a test stall runs */
     struct fill *next;       /* in pc->fills */
+    /* the request computed, copied: a refresh outlives the request it came from */
+    char board[BOARD_NAME_LEN_MAX + 1], requested[PERIOD_ID_MAX];
+    int64_t page;
+    struct page_req q;
+    struct board_where w;
+    int64_t deadline_ms;
+    int (*after)(void *ctx, int ms, void (*fn)(void *arg), void *arg); /* NULL: no waits */
+    void *after_ctx;
 };
+
+/* Under pc->lock: when a fill of key began (wall clock), or 0. */
+static int64_t fill_started(struct page_cache *pc, const char *key)
+{
+    for (const struct fill *f = pc->fills; f; f = f->next)
+        if (strcmp(f->key, key) == 0)
+            return f->started_ms;
+    return 0;
+}
 
 static void fill_unlink(struct page_cache *pc, struct fill *f)
 {
@@ -1209,13 +800,54 @@ static void fill_unlink(struct page_cache *pc, struct fill *f)
             *p = f->next;
             break;
         }
+    if (f->refresh)
+        pc->refresh_fills--;
     pthread_mutex_unlock(&pc->lock);
+}
+
+static void fill_link(struct page_cache *pc, struct fill *f)
+{
+    pthread_mutex_lock(&pc->lock);
+    f->next = pc->fills;
+    pc->fills = f;
+    pthread_mutex_unlock(&pc->lock);
+}
+
+/* A new fill of h's page (its key, request and connections copied from h). NULL on ENOMEM. */
+static struct fill *fill_new(struct hit *h)
+{
+    struct page_cache *pc = h->pc;
+    struct page_cache_job *j = h->job;
+    struct fill *f = calloc(1, sizeof(*f));
+    if (!f)
+        return NULL;
+    f->pc = pc;
+    util_copy(f->key, sizeof(f->key), h->q.key);
+    f->reads = h->reads;
+    f->writes = j->writes;
+    f->page_reads = pc->same_store ? h->reads : j->cache_reads;
+    f->page_writes = pc->same_store ? j->writes : j->cache_writes;
+    f->waiters_end = &f->waiters;
+    f->t0_us = util_now_us();
+    f->started_ms = wall_ms();
+    util_copy(f->board, sizeof(f->board), j->board);
+    util_copy(f->requested, sizeof(f->requested), j->period ? j->period : "");
+    f->page = j->page;
+    f->q = h->q;
+    f->q.board = f->board;
+    f->q.requested = f->requested[0] ? f->requested : NULL;
+    f->w = h->w;
+    f->deadline_ms = j->deadline_ms;
+    f->after = j->after;
+    f->after_ctx = j->after_ctx;
+    snprintf(f->token, sizeof(f->token), "%016" PRIx64 "%016" PRIx64, next_rand(pc), next_rand(pc));
+    return f;
 }
 
 /* Every waiter gets value (a copy each; may be NULL) as `served` (a miss: computed or waited for;
  * a hit: another computation had stored it when the fill looked), or rc; the fill is freed. A
  * waiter that holds a copy too old to serve gets it as a stale page when rc is a Redis fault
- * (the grace window), as get_once does. */
+ * (the grace window); one whose board's periods moved (-EAGAIN) looks again. */
 static void fill_served(struct fill *f, int rc, const char *value, size_t len,
                         enum page_source served)
 {
@@ -1229,10 +861,15 @@ static void fill_served(struct fill *f, int rc, const char *value, size_t len,
         char *copy = NULL;
         size_t n = len;
         enum page_source source = served;
-        if (!rc && value && (copy = malloc(len + 1))) {
+        h->next_waiter = NULL;
+        if (out == -EAGAIN && (out = hit_retry(h)) == 1) { /* looks again: not done yet */
+            h = next;
+            continue;
+        }
+        if (!out && value && (copy = malloc(len + 1))) {
             memcpy(copy, value, len);
             copy[len] = '\0';
-        } else if (!rc) {
+        } else if (!out) {
             out = -ENOMEM;
         }
         if (out && h->old && is_fault(out)) { /* the grace copy, while the refresh fails */
@@ -1254,7 +891,7 @@ static void fill_served(struct fill *f, int rc, const char *value, size_t len,
         }
         free(h->old);
         free(h);
-        j->done(j, out); /* may free j */
+        j->done(j, out == -ECONNRESET || out == -ECANCELED ? -EIO : out); /* may free j */
         h = next;
     }
     board_page_free(f->rows);
@@ -1269,15 +906,16 @@ static void fill_finish(struct fill *f, int rc, const char *value, size_t len)
 static void ignore_reply(void *arg, int rc, redisReply **replies)
 {
     struct page_cache *pc = arg;
-    breaker_result(pc, rc != 0 || replies[0]->type == REDIS_REPLY_ERROR);
+    if (rc != -ECANCELED)
+        breaker_result(pc, rc != 0 || replies[0]->type == REDIS_REPLY_ERROR);
 }
 
-/* Store the page and release the lock, on the write connection; nobody waits for either. */
+/* Store the page and release the lock, on the page write connection; nobody waits for either. */
 static void fill_store(struct fill *f, const char *value, size_t len, int64_t soft_ms)
 {
     struct page_cache *pc = f->pc;
     int64_t px = soft_ms - wall_ms() + pc->cfg.grace_ms;
-    if (f->store && px > 0) {
+    if (f->store && value && px > 0) {
         char pxs[24];
         snprintf(pxs, sizeof(pxs), "%" PRId64, px);
         const char *set[] = {"SET", f->key, value, "PX", pxs};
@@ -1285,36 +923,44 @@ static void fill_store(struct fill *f, const char *value, size_t len, int64_t so
         const char *const *av[] = {set};
         const size_t *const lv[] = {lens};
         const int argc[] = {5};
-        store_async_send(f->writes, 1, argc, av, lv, 0, ignore_reply, pc);
+        store_async_send(f->page_writes, 1, argc, av, lv, 0, ignore_reply, pc);
     }
     if (f->locked) {
         char lock[KEY_MAX + 8];
         snprintf(lock, sizeof(lock), "%s:lock", f->key);
         const char *argv[] = {lock, f->token};
-        store_async_script(f->writes, STORE_SCRIPT_LOCK_RELEASE, 1, 1, argv, NULL, 0, ignore_reply,
-                           pc);
+        store_async_script(f->page_writes, STORE_SCRIPT_LOCK_RELEASE, 1, 1, argv, NULL, 0,
+                           ignore_reply, pc);
         f->locked = 0;
     }
-    store_async_flush(f->writes); /* before the replies go out: a reader that sees the page can
-                                   * find it stored and its lock gone */
+    store_async_flush(f->page_writes); /* before the replies go out: a reader that sees the page
+                                        * can find it stored and its lock gone */
+}
+
+/* The loop's connections are being freed (rankd stops): end without sending anything more. */
+static void fill_cancelled(struct fill *f)
+{
+    f->locked = 0;
+    fill_finish(f, -EIO, NULL, 0);
 }
 
 /* The rows are in (f->rows): render, reply to every waiter, store. */
 static void fill_render(void *arg)
 {
     struct fill *f = arg;
-    struct hit *lead = f->waiters;
-    char *body = render_page(lead->job->board, lead->job->page, f->rows);
+    char *body = render_page(f->board, f->page, f->rows);
     board_page_free(f->rows);
     f->rows = NULL;
     size_t len = 0;
-    char *value = body ? make_value(f->pc, &lead->q, body, util_now_us() - f->t0_us, &len) : NULL;
+    char *value = body ? make_value(f->pc, &f->q, body, util_now_us() - f->t0_us, &len) : NULL;
     free(body);
     struct entry e;
     if (value && value_parse(value, len, &e) == 0)
         fill_store(f, value, len, e.soft_ms);
     else
         fill_store(f, NULL, 0, 0); /* the lock, at least */
+    if (f->refresh && value)
+        atomic_fetch_add(&f->pc->refreshes, 1);
     fill_finish(f, value ? 0 : -ENOMEM, value, len);
     free(value);
 }
@@ -1324,26 +970,32 @@ static void fill_render(void *arg)
 static void fill_rows(struct fill *f, redisReply *r)
 {
     struct page_cache *pc = f->pc;
-    struct hit *lead = f->waiters;
-    struct page_cache_job *j = lead->job;
-    int rc = board_page_take(pc->cfg.model, j->board, r, j->page, &f->rows);
+    int rc = board_page_take(pc->cfg.model, f->board, r, f->page, &f->rows);
     if (rc) {
         fill_store(f, NULL, 0, 0);
         fill_finish(f, rc, NULL, 0);
         return;
     }
-    int ms = pc->cfg.delay ? pc->cfg.delay(j->board, j->page, lead->q.size) : 0;
-    if (ms > 0 && j->after(j->after_ctx, ms, fill_render, f) == 0)
+    int ms = pc->cfg.delay ? pc->cfg.delay(f->board, f->page, f->q.size) : 0;
+    if (ms > 0 && f->after(f->after_ctx, ms, fill_render, f) == 0)
         return; /* stalled on a timer, never on the thread */
     fill_render(f);
 }
 
+static int fill_compute_send(struct fill *f);
+
 static void compute_reply(void *arg, int rc, redisReply **replies)
 {
     struct fill *f = arg;
-    if (rc) { /* a read: unanswered in time is a 503, a lost connection goes to the blocking
-               * path (-EAGAIN), which redials */
-        fill_finish(f, rc == -ETIMEDOUT ? rc : -EAGAIN, NULL, 0);
+    if (rc == -ECANCELED) {
+        fill_cancelled(f);
+        return;
+    }
+    if (rc && may_resend(rc, &f->resent, f->deadline_ms) && fill_compute_send(f) == 0)
+        return; /* a read cut by a lost connection: once more */
+    if (rc) {   /* unanswered in time, or lost twice: 503 (the lock, if any, is released) */
+        fill_store(f, NULL, 0, 0);
+        fill_finish(f, rc == -ETIMEDOUT ? rc : -EIO, NULL, 0);
         return;
     }
     redisReply *r = replies[0];
@@ -1351,54 +1003,86 @@ static void compute_reply(void *arg, int rc, redisReply **replies)
     fill_rows(f, r);
 }
 
-/* Compute without the lock: page.lua on the read connection. */
+static int fill_compute_send(struct fill *f)
+{
+    struct board_read rd;
+    board_read_prepare(f->pc->cfg.model, f->board, &f->w, BOARD_READ_PAGE, NULL, 0, f->page,
+                       f->q.size, &rd);
+    int rc = store_async_script(f->reads, rd.script, rd.nkeys, rd.nargs, rd.argv, rd.lens,
+                                f->deadline_ms, compute_reply, f);
+    return rc < 0 ? rc : 0;
+}
+
+/* Compute with page.lua on the read connection (store: keep the page afterwards, under the lock
+ * or without one). A background refresh without the lock has nothing to do: it ends. */
 static void fill_compute(struct fill *f, int store)
 {
     struct page_cache *pc = f->pc;
-    struct hit *lead = f->waiters;
+    if (f->refresh && !f->locked) {
+        fill_finish(f, -EBUSY, NULL, 0);
+        return;
+    }
     f->store = store;
     f->t0_us = util_now_us();
     atomic_fetch_add(&pc->uncached, !store);
-    struct board_read rd;
-    board_read_prepare(pc->cfg.model, lead->job->board, &lead->w, BOARD_READ_PAGE, NULL, 0,
-                       lead->job->page, lead->q.size, &rd);
-    int rc = store_async_script(f->reads, rd.script, rd.nkeys, rd.nargs, rd.argv, rd.lens,
-                                lead->job->deadline_ms, compute_reply, f);
-    if (rc < 0)
+    int rc = fill_compute_send(f);
+    if (rc < 0) {
+        fill_store(f, NULL, 0, 0);
         fill_finish(f, rc == -ETIMEDOUT ? rc : -EIO, NULL, 0);
+    }
 }
 
 static void fill_poll(void *arg);
 
 /* How long a miss may wait for another computation: max_ms, but never so long that computing
  * it after the wait would not fit in the request's time (a third of what is left is kept). */
-static int64_t wait_limit(const struct page_cache_job *j, int64_t max_ms)
+static int64_t wait_limit(const struct fill *f, int64_t max_ms)
 {
     int64_t now = util_now_ms(), until = now + max_ms;
-    if (j->deadline_ms) {
-        int64_t keep = (j->deadline_ms - now) / 3, latest = j->deadline_ms - keep;
+    if (f->deadline_ms) {
+        int64_t keep = (f->deadline_ms - now) / 3, latest = f->deadline_ms - keep;
         if (latest < until)
             until = latest;
     }
     return until;
 }
 
+/* Wait for another holder of the lock (a timer, then fill_poll); a refresh never waits. */
+static void fill_wait(struct fill *f)
+{
+    struct page_cache *pc = f->pc;
+    if (f->refresh ||
+        f->after(f->after_ctx, POLL_MIN_MS + (int)(next_rand(pc) % (POLL_JITTER_MS + 1)), fill_poll,
+                 f) != 0)
+        fill_compute(f, 1);
+}
+
+/* The cache held a copy for f: 1 when it is this generation's and new enough to take. */
+static int fill_fresh(const struct fill *f, const redisReply *r)
+{
+    struct entry e;
+    return r && r->type == REDIS_REPLY_STRING && value_parse(r->str, r->len, &e) == 0 &&
+           e.gen == f->q.gen && e.created_ms > f->q.older_than_ms;
+}
+
 static void poll_reply(void *arg, int rc, redisReply **replies)
 {
     struct fill *f = arg;
-    struct hit *lead = f->waiters;
+    if (rc == -ECANCELED) {
+        fill_cancelled(f);
+        return;
+    }
     const redisReply *r = rc ? NULL : replies[0];
-    struct entry e;
-    if (r && r->type == REDIS_REPLY_STRING && value_parse(r->str, r->len, &e) == 0 &&
-        e.gen == lead->q.gen && e.created_ms > lead->q.older_than_ms) {
+    if (!f->pc->same_store)
+        breaker_result(f->pc, rc != 0 || r->type == REDIS_REPLY_ERROR);
+    if (fill_fresh(f, r)) {
         fill_finish(f, 0, r->str, r->len); /* the holder stored it */
         return;
     }
-    if (!rc && util_now_ms() < f->wait_until_ms &&
-        lead->job->after(lead->job->after_ctx,
-                         POLL_MIN_MS + (int)(next_rand(f->pc) % (POLL_JITTER_MS + 1)), fill_poll,
-                         f) == 0)
+    if (!rc && util_now_ms() < f->wait_until_ms) {
+        fill_wait(f);
         return;
+    }
     if (!rc)
         atomic_fetch_add(&f->pc->lock_wait_timeouts, 1);
     fill_compute(f, 1); /* waited long enough (or the read failed): compute without the lock */
@@ -1410,8 +1094,7 @@ static void fill_poll(void *arg)
     const char *get[] = {"GET", f->key};
     const char *const *argv[] = {get};
     const int argc[] = {2};
-    if (store_async_send_shared(f->reads, 1, argc, argv, f->waiters->job->deadline_ms, poll_reply,
-                                f) < 0)
+    if (store_async_send_shared(f->page_reads, 1, argc, argv, f->deadline_ms, poll_reply, f) < 0)
         fill_compute(f, 1);
 }
 
@@ -1419,7 +1102,10 @@ static void fill_reply(void *arg, int rc, redisReply **replies)
 {
     struct fill *f = arg;
     struct page_cache *pc = f->pc;
-    struct hit *lead = f->waiters;
+    if (rc == -ECANCELED) {
+        fill_cancelled(f);
+        return;
+    }
     redisReply *r = rc ? NULL : replies[0];
     if (!r || r->type == REDIS_REPLY_ERROR) { /* the lock call failed (OOM, a write pause) */
         if (r)
@@ -1440,14 +1126,11 @@ static void fill_reply(void *arg, int rc, redisReply **replies)
              * would have found it */
             fill_served(f, 0, r->element[1]->str, r->element[1]->len, PAGE_HIT);
         } else if (strcmp(tag->str, "locked") == 0) {
-            atomic_fetch_add(&pc->lock_waits, 1);
-            f->wait_until_ms = wait_limit(lead->job, pc->cfg.max_wait_ms);
-            if (lead->job->after(lead->job->after_ctx,
-                                 POLL_MIN_MS + (int)(next_rand(pc) % (POLL_JITTER_MS + 1)),
-                                 fill_poll, f) != 0)
-                fill_compute(f, 1);
-        } else { /* 'retry' (learnt) or 'gen': the settings moved: the blocking path decides */
-            board_where_learn(pc->cfg.model, lead->job->board, r);
+            atomic_fetch_add(&pc->lock_waits, !f->refresh);
+            f->wait_until_ms = wait_limit(f, pc->cfg.max_wait_ms);
+            fill_wait(f);
+        } else { /* 'retry' (learnt) or 'gen': the settings moved: the waiters look again */
+            board_where_learn(pc->cfg.model, f->board, r);
             fill_finish(f, -EAGAIN, NULL, 0);
         }
         return;
@@ -1458,26 +1141,125 @@ static void fill_reply(void *arg, int rc, redisReply **replies)
     fill_rows(f, r);
 }
 
+/* The pages in a Redis of their own: the page read again once the lock is held. */
+static void recheck_reply(void *arg, int rc, redisReply **replies)
+{
+    struct fill *f = arg;
+    if (rc == -ECANCELED) {
+        fill_cancelled(f);
+        return;
+    }
+    breaker_result(f->pc, rc != 0 || replies[0]->type == REDIS_REPLY_ERROR);
+    if (!rc && fill_fresh(f, replies[0])) { /* a holder stored it just before the lock */
+        fill_store(f, NULL, 0, 0);          /* releases the lock */
+        fill_served(f, 0, replies[0]->str, replies[0]->len, PAGE_MISS);
+        return;
+    }
+    fill_compute(f, 1);
+}
+
+/* The pages in a Redis of their own: SET key:lock token NX PX ttl there. */
+static void lock_reply(void *arg, int rc, redisReply **replies)
+{
+    struct fill *f = arg;
+    struct page_cache *pc = f->pc;
+    if (rc == -ECANCELED) {
+        fill_cancelled(f);
+        return;
+    }
+    const redisReply *r = rc ? NULL : replies[0];
+    breaker_result(pc, !r || r->type == REDIS_REPLY_ERROR);
+    if (!r || r->type == REDIS_REPLY_ERROR) {
+        fill_compute(f, 0); /* the cache failed: compute, store nothing */
+        return;
+    }
+    if (r->type != REDIS_REPLY_STATUS) { /* held by someone else */
+        atomic_fetch_add(&pc->lock_waits, !f->refresh);
+        f->wait_until_ms = wait_limit(f, pc->cfg.max_wait_ms);
+        fill_wait(f);
+        return;
+    }
+    f->locked = 1;
+    const char *get[] = {"GET", f->key};
+    const char *const *argv[] = {get};
+    const int argc[] = {2};
+    if (store_async_send(f->page_reads, 1, argc, argv, NULL, f->deadline_ms, recheck_reply, f) < 0)
+        fill_compute(f, 1);
+}
+
+/* Start computing f's page: take the lock (page_fill.lua on the data Redis, or SET NX PX on the
+ * cache Redis), or compute without it when the breaker is open. f is linked in pc->fills. */
+static void fill_start(struct fill *f)
+{
+    struct page_cache *pc = f->pc;
+    if (breaker_open(pc)) {
+        fill_compute(f, 0);
+        return;
+    }
+    int64_t now = util_now_ms(), left = f->deadline_ms ? f->deadline_ms - now : 1000;
+    /* half the request's time at most: a write pause holding the lock call must leave time to
+     * compute without it */
+    int64_t deadline = now + (left > 100 ? left / 2 : 50);
+    int rc;
+    char lock[KEY_MAX + 8], ttl[16];
+    snprintf(lock, sizeof(lock), "%s:lock", f->key);
+    snprintf(ttl, sizeof(ttl), "%d", pc->cfg.lock_ttl_ms);
+    if (pc->same_store) {
+        char page_s[24], size_s[16], tz[16], gen[24], older[24];
+        snprintf(page_s, sizeof(page_s), "%" PRId64, f->page);
+        snprintf(size_s, sizeof(size_s), "%d", f->q.size);
+        snprintf(tz, sizeof(tz), "%d", f->q.tz_min);
+        snprintf(gen, sizeof(gen), "%" PRId64, f->q.gen);
+        snprintf(older, sizeof(older), "%" PRId64, f->q.older_than_ms);
+        struct board_read rd; /* its keys: settings, set, records */
+        board_read_prepare(pc->cfg.model, f->board, &f->w, BOARD_READ_PAGE, NULL, 0, f->page,
+                           f->q.size, &rd);
+        /* lua/prelude_read.lua's layout (keys, the assumed period kind, offset, retain), then
+         * the fill's */
+        const char *argv[] = {
+            rd.meta, rd.z,      rd.items, f->key, lock, period_kind_name(f->q.kind),
+            tz,      rd.retain, page_s,   size_s, gen,  f->token,
+            ttl,     older};
+        rc = store_async_script(f->writes, STORE_SCRIPT_PAGE_FILL, 5, 9, argv, NULL, deadline,
+                                fill_reply, f);
+    } else {
+        const char *set[] = {"SET", lock, f->token, "NX", "PX", ttl};
+        const char *const *av[] = {set};
+        const int argc[] = {6};
+        rc = store_async_send(f->page_writes, 1, argc, av, NULL, deadline, lock_reply, f);
+    }
+    if (rc < 0) { /* the write connection is held (a write pause) or down: reads may not be */
+        breaker_result(pc, 1);
+        fill_compute(f, 0);
+    }
+}
+
 /*
  * Compute h's page on its loop (h->q is complete: key, generation, TTL > 0, period). Returns 1
- * when h belongs to a fill now (its job completes from there), or -EAGAIN / -ETIMEDOUT as
- * page_cache_submit (nothing sent, h still the caller's). `old` (may be NULL) is a copy too old
- * to serve, kept as the fallback if the computation fails; it is owned by h from here on.
+ * when h belongs to a fill now (its job completes from there), or a negative errno (nothing
+ * sent, h still the caller's). `old` (may be NULL) is a copy too old to serve, kept as the
+ * fallback if the computation fails; it is owned by h from here on.
  */
 static int miss_begin(struct hit *h, int64_t older_than_ms, char *old, size_t old_len)
 {
     struct page_cache *pc = h->pc;
     struct page_cache_job *j = h->job;
     h->q.older_than_ms = older_than_ms;
-    if (!j->writes || !j->after || !pc->same_store || h->q.ttl_ms <= 0 || breaker_open(pc)) {
-        free(old);
-        return -EAGAIN; /* the blocking path: its cache, its breaker */
-    }
+    free(h->old);
     h->old = old;
     h->old_len = old_len;
+    if (h->q.ttl_ms <= 0) { /* caching turned off: always current, never a cached copy */
+        free(h->old);
+        h->old = NULL;
+        int rc = live_submit(h);
+        return rc ? rc : 1;
+    }
+    if (!j->writes || !j->after || (!pc->same_store && (!j->cache_reads || !j->cache_writes)))
+        return -ECONNREFUSED;
     pthread_mutex_lock(&pc->lock);
     struct fill *f = pc->fills, *elsewhere = NULL;
-    for (; f && !(f->reads == h->reads && strcmp(f->key, h->q.key) == 0); f = f->next)
+    for (; f && !(f->reads == h->reads && !f->refresh && strcmp(f->key, h->q.key) == 0);
+         f = f->next)
         if (!elsewhere && strcmp(f->key, h->q.key) == 0)
             elsewhere = f;
     if (f) { /* this loop computes the page already: join it */
@@ -1487,74 +1269,58 @@ static int miss_begin(struct hit *h, int64_t older_than_ms, char *old, size_t ol
         return 1;
     }
     pthread_mutex_unlock(&pc->lock);
-    if (!(f = calloc(1, sizeof(*f)))) {
-        free(old);
-        h->old = NULL;
-        return -EAGAIN;
-    }
-    f->pc = pc;
-    util_copy(f->key, sizeof(f->key), h->q.key);
-    f->reads = h->reads;
-    f->writes = j->writes;
+    if (!(f = fill_new(h)))
+        return -ENOMEM;
     f->waiters = h;
     f->waiters_end = &h->next_waiter;
-    f->t0_us = util_now_us();
-    snprintf(f->token, sizeof(f->token), "%016" PRIx64 "%016" PRIx64, next_rand(pc), next_rand(pc));
-    int64_t now = util_now_ms(), left = j->deadline_ms ? j->deadline_ms - now : 1000;
     if (elsewhere) {
-        /* another event thread of this process computes it: wait for its copy (the process's
-         * single-flight across loops), longer than for a holder elsewhere, within the request */
-        f->wait_until_ms = wait_limit(j, left > 100 ? left / 2 : 50);
-        if (j->after(j->after_ctx, POLL_MIN_MS, fill_poll, f) != 0) {
+        /* another event thread of this process computes it (or refreshes it): wait for its
+         * copy (the process's single-flight across loops), longer than for a holder elsewhere,
+         * within the request */
+        int64_t left = j->deadline_ms ? j->deadline_ms - util_now_ms() : 1000;
+        f->wait_until_ms = wait_limit(f, left > 100 ? left / 2 : 50);
+        if (f->after(f->after_ctx, POLL_MIN_MS, fill_poll, f) != 0) {
             free(f);
-            h->old = NULL;
-            free(old);
-            return -EAGAIN;
+            return -ENOMEM;
         }
         atomic_fetch_add(&pc->lock_waits, 1);
-        pthread_mutex_lock(&pc->lock);
-        f->next = pc->fills;
-        pc->fills = f;
-        pthread_mutex_unlock(&pc->lock);
+        fill_link(pc, f);
         return 1;
     }
-    char lock[KEY_MAX + 8], page_s[24], size_s[16], tz[16], gen[24], ttl[16], older[24];
-    snprintf(lock, sizeof(lock), "%s:lock", h->q.key);
-    snprintf(page_s, sizeof(page_s), "%" PRId64, j->page);
-    snprintf(size_s, sizeof(size_s), "%d", h->q.size);
-    snprintf(tz, sizeof(tz), "%d", h->q.tz_min);
-    snprintf(gen, sizeof(gen), "%" PRId64, h->q.gen);
-    snprintf(ttl, sizeof(ttl), "%d", pc->cfg.lock_ttl_ms);
-    snprintf(older, sizeof(older), "%" PRId64, older_than_ms);
-    struct board_read rd; /* its keys: settings, set, records */
-    board_read_prepare(pc->cfg.model, j->board, &h->w, BOARD_READ_PAGE, NULL, 0, j->page, h->q.size,
-                       &rd);
-    /* lua/prelude_read.lua's layout (keys, the assumed period kind, offset, retain), then the
-     * fill's */
-    const char *argv[] = {rd.meta, rd.z,      rd.items, h->q.key, lock, period_kind_name(h->q.kind),
-                          tz,      rd.retain, page_s,   size_s,   gen,  f->token,
-                          ttl,     older};
-    /* half the request's time at most: a write pause holding the lock call must leave time to
-     * compute without it */
-    int64_t deadline = now + (left > 100 ? left / 2 : 50);
-    int rc = store_async_script(f->writes, STORE_SCRIPT_PAGE_FILL, 5, 9, argv, NULL, deadline,
-                                fill_reply, f);
-    if (rc < 0 && rc != -ETIMEDOUT) {
-        free(f);
-        h->old = NULL;
-        free(old);
-        return -EAGAIN; /* no write connection: the blocking path */
-    }
     atomic_fetch_add(&pc->misses_on_loop, 1);
-    pthread_mutex_lock(&pc->lock);
-    f->next = pc->fills;
-    pc->fills = f;
-    pthread_mutex_unlock(&pc->lock);
-    if (rc == -ETIMEDOUT) { /* the write connection is held (a write pause): reads are not */
-        breaker_result(pc, 1);
-        fill_compute(f, 0);
-    }
+    fill_link(pc, f);
+    fill_start(f);
     return 1;
+}
+
+/* A stale or early-refreshed page served from h's lookup: refresh it in the background, on h's
+ * loop, unless a computation of it is in flight in this process or refresh_max run already. */
+static void refresh_on_loop(struct hit *h, int64_t seen_created_ms)
+{
+    struct page_cache *pc = h->pc;
+    struct page_cache_job *j = h->job;
+    if (!j->writes || !j->after || (!pc->same_store && (!j->cache_reads || !j->cache_writes)))
+        return;
+    pthread_mutex_lock(&pc->lock);
+    int busy = fill_started(pc, h->q.key) || pc->refresh_fills >= pc->cfg.refresh_max;
+    if (!busy)
+        pc->refresh_fills++;
+    pthread_mutex_unlock(&pc->lock);
+    if (busy)
+        return;
+    struct fill *f = fill_new(h);
+    if (!f) {
+        pthread_mutex_lock(&pc->lock);
+        pc->refresh_fills--;
+        pthread_mutex_unlock(&pc->lock);
+        return;
+    }
+    f->refresh = 1;
+    f->after_ctx = NULL; /* the request may end first: timers of the loop itself (a test stall) */
+    /* a newer copy than the one served (another refresh finished meanwhile) makes it moot */
+    f->q.older_than_ms = seen_created_ms;
+    fill_link(pc, f);
+    fill_start(f);
 }
 
 /* A cached value for h (got: the GET's reply, read-only): serve it, or compute. Returns as
@@ -1569,98 +1335,109 @@ static int hit_serve(struct hit *h, const redisReply *got)
     size_t len = got->len;
     char *value = malloc(len + 1); /* a copy: other hits may share the reply */
     if (!value)
-        return -EAGAIN;
+        return -ENOMEM;
     memcpy(value, got->str, len + 1);
     if (pc->cfg.l1_ttl_ms > 0) /* the tier's key, only with a tier */
         l1_key(j->board, h->q.period, j->page, j->size, l1key, sizeof(l1key));
     int rc = 0;
-    enum served sv = serve_cached(pc, &h->q, value, len, l1key, j->if_none_match, &j->out, &rc);
+    enum served sv = serve_cached(pc, &h->q, value, len, l1key, j->if_none_match, &j->out, &rc, h);
     if (sv == TOO_OLD) { /* compute it now; the copy is the fallback should that fail */
         struct entry e;
         if (value_parse(value, len, &e) == 0)
             return miss_begin(h, e.created_ms, value, len);
         free(value);
-        return -EAGAIN;
+        return -EIO;
     }
     if (sv == UNUSABLE) /* another generation's page, or caching turned off */
         return miss_begin(h, 0, NULL, 0);
-    return rc == 0 ? 0 : -EAGAIN;
+    return rc;
 }
 
 static void hit_done(void *arg, int rc, redisReply **replies);
 
-/* The page key was not guessed (a board this process had not seen, or its state moved): its GET
- * now, as the blocking lookup does. */
+/* The page key was not guessed (a board this process had not seen, or its state moved, or the
+ * pages live in the cache Redis): its GET now. */
 static void hit_got(void *arg, int rc, redisReply **replies)
 {
     struct hit *h = arg;
-    struct page_cache_job *j = h->job;
-    if (rc)
-        rc = rc == -ETIMEDOUT ? rc : -EAGAIN;
-    else
+    if (!h->pc->same_store) { /* the cache Redis: its faults open the breaker, then compute */
+        breaker_result(h->pc, rc != 0 || replies[0]->type == REDIS_REPLY_ERROR);
+        rc = rc || replies[0]->type == REDIS_REPLY_ERROR ? miss_begin(h, 0, NULL, 0)
+                                                         : hit_serve(h, replies[0]);
+    } else if (rc && may_resend(rc, &h->resent, h->job->deadline_ms)) {
+        rc = hit_send(h); /* a lookup cut by a lost connection: once more, from the start */
+        rc = rc ? rc : 1;
+    } else if (!rc) {
         rc = hit_serve(h, replies[0]);
-    if (rc == 1)
-        return; /* a fill has it */
-    if (rc == 0)
-        atomic_fetch_add(&h->pc->batched_hits, 1);
-    free(h);
-    j->done(j, rc); /* may free j */
+    }
+    if (rc != 1)
+        hit_finish(h, rc);
 }
 
-/* Finish one job from its lookup's replies: 0 served from the cache, 1 a miss or a second read
- * now under way on the loop (it completes the job), else a negative errno (-EAGAIN: the blocking
- * path). */
+/* Finish one job from its lookup's replies: 0 served from the cache, 1 a miss, a second read
+ * or a live page now under way on the loop (it completes the job), else a negative errno. */
 static int hit_settle(struct hit *h, redisReply *set, redisReply *got)
 {
+    struct page_cache *pc = h->pc;
     struct page_cache_job *j = h->job;
-    int st = settle(h->pc, &h->q, j->size, &h->w, h->guess, set, got);
-    if (st == -ENOENT)
-        return st; /* no such board: 404 now */
+    int st = settle(pc, &h->q, j->size, &h->w, h->guess, set, got);
+    if (st < 0)
+        return st; /* no such board: 404 now; or an unexpected reply */
+    if (st == SETTLED_RETRY)
+        return hit_retry(h); /* the periods were not what this process thought: learnt */
     if (st == SETTLED_ABSENT)
         return miss_begin(h, 0, NULL, 0);
-    if (st == SETTLED_UNGUESSED && h->q.ttl_ms > 0) {
-        const char *get[] = {"GET", h->q.key};
-        const char *const *argv[] = {get};
-        const int argc[] = {2};
-        int rc = store_async_send_shared(h->reads, 1, argc, argv, h->job->deadline_ms, hit_got, h);
-        return rc < 0 ? (rc == -ETIMEDOUT ? rc : -EAGAIN) : 1;
+    if (st == SETTLED_FOUND)
+        return hit_serve(h, got);
+    /* SETTLED_UNGUESSED: the settings say where the page is */
+    if (h->q.ttl_ms <= 0) { /* a board that caches no pages: a live page */
+        int rc = live_submit(h);
+        return rc ? rc : 1;
     }
-    if (st != SETTLED_FOUND)
-        return -EAGAIN;
-    return hit_serve(h, got);
+    if (breaker_open(pc))
+        return miss_begin(h, 0, NULL, 0); /* the cache is skipped for now */
+    const char *get[] = {"GET", h->q.key};
+    const char *const *argv[] = {get};
+    const int argc[] = {2};
+    struct store_async *conn = page_reads(h);
+    int rc = conn ? store_async_send_shared(conn, 1, argc, argv, j->deadline_ms, hit_got, h)
+                  : -ECONNREFUSED;
+    if (rc >= 0)
+        return 1;
+    if (pc->same_store)
+        return rc;
+    breaker_result(pc, 1); /* the cache Redis cannot be reached: compute */
+    return miss_begin(h, 0, NULL, 0);
 }
 
 static void hit_done(void *arg, int rc, redisReply **replies)
 {
     struct hit *h = arg;
-    struct page_cache_job *j = h->job;
-    /* Redis too slow: answer 503 now (a worker would wait out the same Redis again). A lost
-     * connection: the blocking path retries on a pool connection, which redials. */
-    if (rc)
-        rc = rc == -ETIMEDOUT ? rc : -EAGAIN;
-    else
+    /* Redis too slow: answer 503 now. A lost connection: the lookup once more (a read). */
+    if (rc && may_resend(rc, &h->resent, h->job->deadline_ms)) {
+        rc = hit_send(h);
+        rc = rc ? rc : 1;
+    } else if (!rc) {
         rc = hit_settle(h, replies[0], h->guess[0] ? replies[1] : NULL);
-    if (rc == 1)
-        return; /* a fill has it */
-    if (rc == 0)
-        atomic_fetch_add(&h->pc->batched_hits, 1);
-    free(h);
-    j->done(j, rc); /* may free j */
+    }
+    if (rc != 1)
+        hit_finish(h, rc);
 }
 
+static int live_send(struct hit *h);
+
 /* A live page (the board caches no pages) on the event thread: page.lua on its connection, the
- * reply rendered here; a board that caches pages again, or whose periods moved, goes back to the
- * caller (-EAGAIN) for the path that decides with the settings. */
+ * reply rendered here; a board that caches pages again, or whose periods moved, is looked up
+ * again. */
 static void live_done(void *arg, int rc, redisReply **replies)
 {
     struct hit *h = arg;
     struct page_cache *pc = h->pc;
     struct page_cache_job *j = h->job;
     struct board_page *p = NULL;
-    if (rc) /* unanswered in time: 503 now; a lost connection: a read, retried on the blocking
-             * path (which redials) */
-        rc = rc == -ETIMEDOUT ? rc : -EAGAIN;
-    else {
+    if (rc && may_resend(rc, &h->resent, j->deadline_ms) && live_send(h) == 0)
+        return; /* a read cut by a lost connection: once more */
+    if (rc == 0) {
         redisReply *r = replies[0];
         replies[0] = NULL; /* taken */
         rc = board_page_take(pc->cfg.model, j->board, r, j->page, &p);
@@ -1673,6 +1450,12 @@ static void live_done(void *arg, int rc, redisReply **replies)
         state_put(pc, &st);
         if (st.ttl_ms > 0)
             rc = -EAGAIN; /* caching was turned on: the cache path serves it */
+    }
+    if (rc == -EAGAIN) { /* periods learnt, or caching on: the lookup again */
+        board_page_free(p);
+        if ((rc = hit_retry(h)) != 1)
+            hit_end(h, rc);
+        return;
     }
     if (rc == 0 && pc->cfg.delay) /* counted as a computation; the event thread never stalls */
         pc->cfg.delay(j->board, j->page, j->size);
@@ -1697,35 +1480,89 @@ static void live_done(void *arg, int rc, redisReply **replies)
         }
     }
     free(body);
-    free(h);
-    j->done(j, rc); /* may free j */
+    hit_end(h, rc); /* a computation, not a hit */
 }
 
-static int live_submit(struct page_cache *pc, struct store_async *conn, struct hit *h,
-                       const struct board_state *st)
+static int live_send(struct hit *h)
 {
     struct page_cache_job *j = h->job;
     struct board_read rd;
-    board_read_prepare(pc->cfg.model, j->board, &h->w, BOARD_READ_PAGE, NULL, 0, j->page, j->size,
-                       &rd);
-    h->q.gen = st->gen;
-    h->t0_us = util_now_us();
-    int rc = store_async_script(conn, rd.script, rd.nkeys, rd.nargs, rd.argv, rd.lens,
+    board_read_prepare(h->pc->cfg.model, j->board, &h->w, BOARD_READ_PAGE, NULL, 0, j->page,
+                       j->size, &rd);
+    int rc = store_async_script(h->reads, rd.script, rd.nkeys, rd.nargs, rd.argv, rd.lens,
                                 j->deadline_ms, live_done, h);
-    if (rc < 0) {
-        free(h);
-        return rc == -ETIMEDOUT ? rc : -EAGAIN;
+    return rc < 0 ? rc : 0;
+}
+
+/* page.lua for h (the board caches no pages; h->q.gen is its generation, for the ETag); 0 sent,
+ * or a negative errno. */
+static int live_submit(struct hit *h)
+{
+    h->t0_us = util_now_us();
+    return live_send(h);
+}
+
+/* The lookup for h (its period placed, the key guessed): page.lua for a board known to cache no
+ * pages, else HMGET of the settings and GET of the guessed key, shared with identical lookups
+ * of this loop iteration. 0 sent, or a negative errno (nothing sent). */
+static int hit_send(struct hit *h)
+{
+    struct page_cache *pc = h->pc;
+    struct page_cache_job *j = h->job;
+    struct board_state st;
+    if (!h->guess[0] && state_get(pc, j->board, &st) && st.ttl_ms == 0) {
+        h->q.gen = st.gen;
+        return live_submit(h);
     }
-    return 0;
+    /* a board this process has not seen (or one that caches no pages now, or pages in the
+     * cache Redis): the settings alone, and the page key they give is read next */
+    const char *hm[SETTINGS_ARGC], *get[] = {"GET", h->guess};
+    settings_argv(hm, h->meta);
+    const char *const *argv[] = {hm, get};
+    const int argc[] = {SETTINGS_ARGC, 2};
+    int rc = store_async_send_shared(h->reads, h->guess[0] ? 2 : 1, argc, argv, j->deadline_ms,
+                                     hit_done, h);
+    if (rc == 1)
+        atomic_fetch_add(&pc->batches, 1); /* this lookup starts a new pipeline */
+    else if (rc == 2)
+        atomic_fetch_add(&pc->shared_lookups, 1); /* the same lookup is already on its way */
+    return rc < 0 ? rc : 0;
+}
+
+/* A period the hint could not place, placed from the settings just read. */
+static void hit_placed(struct board_settings_job *sj, int rc)
+{
+    struct hit *h = (struct hit *)(void *)((char *)sj - offsetof(struct hit, sj));
+    if (rc == 0)
+        rc = board_where_settled(h->pc->cfg.model, h->job->board, h->job->period, &sj->settings,
+                                 sj->exists, &h->w);
+    if (rc == 0) {
+        place(h->pc, &h->q, h->job->size, &h->w, h->guess, sizeof(h->guess));
+        rc = hit_send(h);
+    }
+    if (rc)
+        hit_finish(h, rc);
+}
+
+/* Place h's period (from this process's hint, else from the settings, read first) and send its
+ * lookup. 0 sent, or a negative errno (nothing sent). */
+static int hit_begin(struct hit *h)
+{
+    struct page_cache_job *j = h->job;
+    if (locate(h->pc, &h->q, j->size, &h->w, h->guess, sizeof(h->guess)) == 0)
+        return hit_send(h);
+    h->sj = (struct board_settings_job){
+        .board = j->board, .deadline_ms = j->deadline_ms, .done = hit_placed};
+    return board_settings_submit(h->pc->cfg.model, h->reads, &h->sj);
 }
 
 int page_cache_submit(struct page_cache *pc, struct store_async *conn, struct page_cache_job *job)
 {
-    if (!conn) /* locate decides the rest: no guess without one store, a known board, caching */
-        return -EAGAIN;
+    if (!conn)
+        return -ECONNREFUSED;
     struct hit *h = calloc(1, sizeof(*h));
     if (!h)
-        return -EAGAIN;
+        return -ENOMEM;
     h->pc = pc;
     h->job = job;
     h->reads = conn;
@@ -1734,34 +1571,10 @@ int page_cache_submit(struct page_cache *pc, struct store_async *conn, struct pa
     h->q.page = job->page;
     memset(&job->out, 0, sizeof(job->out));
     meta_key(h->meta, sizeof(h->meta), pc->cfg.prefix, job->board);
-    if (locate(pc, &h->q, job->size, 0, &h->w, h->guess, sizeof(h->guess))) {
-        free(h); /* a period the hint cannot place: the blocking path decides */
-        return -EAGAIN;
-    }
-    struct board_state st;
-    if (!h->guess[0] && state_get(pc, job->board, &st) && st.ttl_ms == 0)
-        return live_submit(pc, conn, h, &st);
-    if (!h->guess[0] && !(pc->same_store && !breaker_open(pc) && job->writes)) {
-        free(h); /* no key to guess and no miss on the loop: the blocking path decides */
-        return -EAGAIN;
-    }
-    /* a board this process has not seen (or one that caches no pages now): the settings alone,
-     * and the miss path reads the page key they give */
-    const char *hm[SETTINGS_ARGC], *get[] = {"GET", h->guess};
-    settings_argv(hm, h->meta);
-    const char *const *argv[] = {hm, get};
-    const int argc[] = {SETTINGS_ARGC, 2};
-    int rc = store_async_send_shared(conn, h->guess[0] ? 2 : 1, argc, argv, job->deadline_ms,
-                                     hit_done, h);
-    if (rc < 0) {
+    int rc = hit_begin(h);
+    if (rc)
         free(h);
-        return rc == -ETIMEDOUT ? rc : -EAGAIN;
-    }
-    if (rc == 1)
-        atomic_fetch_add(&pc->batches, 1); /* this hit starts a new pipeline */
-    else if (rc == 2)
-        atomic_fetch_add(&pc->shared_lookups, 1); /* the same lookup is already on its way */
-    return 0;
+    return rc;
 }
 
 void page_reply_free(struct page_reply *r)
@@ -1779,8 +1592,6 @@ struct page_cache *page_cache_new(const struct page_cache_config *cfg)
         return NULL;
     pc->cfg = *cfg;
     pc->same_store = cfg->data == cfg->cache;
-    if (!pc->cfg.cache_writes)
-        pc->cfg.cache_writes = cfg->cache;
     if (pc->cfg.refresh_max <= 0)
         pc->cfg.refresh_max = 8;
     pc->states = calloc(STATE_SLOTS, sizeof(*pc->states));
@@ -1790,7 +1601,6 @@ struct page_cache *page_cache_new(const struct page_cache_config *cfg)
     }
     pthread_mutex_init(&pc->state_lock, NULL);
     pthread_mutex_init(&pc->lock, NULL);
-    pthread_cond_init(&pc->changed, NULL);
     pthread_mutex_init(&pc->l1_lock, NULL);
     atomic_store(&pc->seed,
                  (uint64_t)wall_ms() * UINT64_C(0x9E3779B97F4A7C15) ^ (uint64_t)getpid());
@@ -1801,14 +1611,15 @@ void page_cache_free(struct page_cache *pc)
 {
     if (!pc)
         return;
-    pthread_mutex_lock(&pc->lock);
-    while (pc->refreshing > 0) /* refresh threads use pc */
-        pthread_cond_wait(&pc->changed, &pc->lock);
-    pthread_mutex_unlock(&pc->lock);
     while (pc->l1_oldest)
         l1_unlink(pc, pc->l1_oldest);
+    while (pc->fills) { /* a refresh stalled on a timer of a loop that has stopped */
+        struct fill *f = pc->fills;
+        pc->fills = f->next;
+        board_page_free(f->rows);
+        free(f);
+    }
     pthread_mutex_destroy(&pc->lock);
-    pthread_cond_destroy(&pc->changed);
     pthread_mutex_destroy(&pc->l1_lock);
     pthread_mutex_destroy(&pc->state_lock);
     free(pc->states);

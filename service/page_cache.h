@@ -21,21 +21,24 @@
  * after them (the in-process tier excepted, for at most l1_ttl_ms).
  *
  * Stampede protection, always per exact key (never a pool of hashed slots):
- *  - in-process single-flight: concurrent misses for one key in this process share one
- *    computation (a table entry per key, created on demand, freed when its last user leaves);
- *  - across processes: the first miss takes `SET <key>:lock <token> NX PX lock_ttl`, re-reads the
- *    cache once, computes, stores, releases with compare-and-delete (lua/lock_release.lua); the
- *    others re-read every 5-10 ms for at most max_wait, then compute without the lock;
+ *  - in-process single-flight: concurrent misses for one key on one event thread share one
+ *    computation (a fill), and a miss on another event thread waits for it (timers re-read the
+ *    page);
+ *  - across processes: the first miss takes the page's lock (page_fill.lua: `SET <key>:lock
+ *    <token> NX PX lock_ttl` after a re-read of the cache, in one call; with the pages in a Redis
+ *    of their own, SET NX PX there, then a re-read), computes, stores, releases with
+ *    compare-and-delete (lua/lock_release.lua); the others re-read every 5-10 ms for at most
+ *    max_wait, then compute without the lock;
  *  - XFetch (Vattani et al., PVLDB 8(8) 2015): a hit triggers an early background refresh when
  *    now - delta * beta * ln(rand()) >= soft_expiry, delta being the page's computation time;
- *  - a stale hit is served at once and refreshes in the background (bounded thread count);
+ *  - a stale hit is served at once and refreshes in the background (at most refresh_max at once);
  *  - cache or lock Redis errors (timeouts, OOM, ...) fall back to computing uncached; after
  *    PAGE_CACHE_BREAKER_ERRORS in a row the cache is skipped for PAGE_CACHE_BREAKER_MS.
- * Waits never block other requests: on the event threads (page_cache_submit) a miss is one
- * page_fill.lua call on the thread's write connection (the cached page, or the lock and the rows)
- * and lock waits are timers, all within the request's deadline (see page_cache.c, "misses on an
- * event loop"); page_cache_get is the blocking path, for worker threads only; a background
- * refresh runs on a thread of its own.
+ * Everything runs on the event thread that read the request (page_cache_submit), on its own
+ * connections, and never waits: a miss is one page_fill.lua call on the thread's write
+ * connection (the cached page, or the lock and the rows), lock waits are timers, all within the
+ * request's deadline; a background refresh is a computation nobody waits for (see page_cache.c,
+ * "misses on an event loop").
  *
  * Thread-safe. Errors: -ENOENT board absent; store.h codes when the board cannot be read.
  */
@@ -59,21 +62,20 @@
 typedef int (*page_cache_delay_fn)(const char *board, int64_t page, int size);
 
 struct page_cache_config {
-    struct store *data;         /**< board data (borrowed) */
-    struct store *cache;        /**< pages and locks (borrowed; may be the same as data) */
-    struct store *cache_writes; /**< SET of pages and locks, lock release (borrowed); NULL =
-                                 *   cache. Its own pool: writes held up by Redis never take
-                                 *   the connections page reads need */
-    struct board_model *model;  /**< borrowed */
-    const char *prefix;         /**< key prefix (borrowed) */
-    int grace_ms;               /**< stale window after the soft TTL; key TTL = soft + grace */
-    int lock_ttl_ms;            /**< stampede lock TTL; must exceed a computation */
-    int max_wait_ms;            /**< longest wait for another holder's result */
-    double beta;                /**< XFetch beta; 0 turns early refresh off */
-    int l1_ttl_ms;              /**< in-process tier TTL, 0 = off, <= PAGE_CACHE_L1_TTL_MS_MAX */
-    size_t l1_max_bytes;        /**< in-process tier budget */
-    int refresh_max;            /**< background refreshes at once */
-    page_cache_delay_fn delay;  /**< test hook, NULL */
+    struct store *data;        /**< board data (borrowed: names the Redis, counts its faults) */
+    struct store *cache;       /**< pages and locks (borrowed); == data: the pages live with
+                                *   the data; else a Redis of their own, reached through the
+                                *   jobs' cache_reads and cache_writes */
+    struct board_model *model; /**< borrowed */
+    const char *prefix;        /**< key prefix (borrowed) */
+    int grace_ms;              /**< stale window after the soft TTL; key TTL = soft + grace */
+    int lock_ttl_ms;           /**< stampede lock TTL; must exceed a computation */
+    int max_wait_ms;           /**< longest wait for another holder's result */
+    double beta;               /**< XFetch beta; 0 turns early refresh off */
+    int l1_ttl_ms;             /**< in-process tier TTL, 0 = off, <= PAGE_CACHE_L1_TTL_MS_MAX */
+    size_t l1_max_bytes;       /**< in-process tier budget */
+    int refresh_max;           /**< background refreshes at once */
+    page_cache_delay_fn delay; /**< test hook, NULL */
 };
 
 enum page_source { PAGE_HIT = 0, PAGE_MISS, PAGE_STALE };
@@ -93,36 +95,31 @@ struct page_reply {
 
 struct page_cache;
 
-/** A new cache. Returns NULL on ENOMEM. Free with page_cache_free (waits for refreshes). */
+/** A new cache. Returns NULL on ENOMEM. Free with page_cache_free, once the event loops have
+ *  stopped. */
 struct page_cache *page_cache_new(const struct page_cache_config *cfg);
 
 void page_cache_free(struct page_cache *pc);
-
-/**
- * Page `page` of `size` (0: the board's page_size) of a board's `period` (NULL: the current
- * one), from the cache or computed. `if_none_match` is the request header or NULL. Returns 0 and
- * fills *out, or -ENOENT (no board), a period error of board_where, or a store error (503).
- */
-int page_cache_get(struct page_cache *pc, const char *board, const char *period, int64_t page,
-                   int size, const char *if_none_match, struct page_reply *out);
 
 void page_reply_free(struct page_reply *r);
 
 /**
  * The in-process tier only: no Redis call, no wait (safe on an event thread). Returns 0 and
  * fills *out on a tier hit; -EAGAIN when the tier is off or does not hold the page (then use
- * page_cache_submit or page_cache_get); -ENOMEM.
+ * page_cache_submit); -ENOMEM.
  */
 int page_cache_get_l1(struct page_cache *pc, const char *board, const char *period, int64_t page,
                       int size, const char *if_none_match, struct page_reply *out);
 
 /**
- * A page read by the batched hit path. The caller fills the request fields (borrowed until
+ * A page read: `page` of `size` (0: the board's page_size) of a board's `period` (NULL: the
+ * current one), from the cache or computed. The caller fills the request fields (borrowed until
  * `done`) and `done`; the cache fills `out` and calls done(job, rc) exactly once, on the thread
- * that runs the connection's loop: rc 0 = out holds the page (a hit or a stale hit; the caller
- * frees it with page_reply_free), -EAGAIN = not answerable from the cache in one round trip (a
- * miss, a changed board, a lost connection): call page_cache_get on a thread that may block;
- * -ETIMEDOUT = Redis did not answer in time: answer 503 now. `done` may free the job.
+ * that runs the connection's loop: rc 0 = out holds the page (a hit, a stale hit or a miss
+ * computed; the caller frees it with page_reply_free), -ENOENT no board, a period error of
+ * board_where_cached, -EAGAIN the board's periods kept changing under the request (three
+ * lookups), or a store_async.h code (-ETIMEDOUT: Redis did not answer in time; answer 503).
+ * `done` may free the job.
  */
 struct page_cache_job {
     /* board, period and if_none_match are borrowed from the request: they live until its
@@ -134,10 +131,14 @@ struct page_cache_job {
     int size; /**< 0 = the board's page size */
     const char *if_none_match;
     int64_t deadline_ms;        /**< monotonic: the request's deadline (http_request.deadline_ms) */
-    struct store_async *writes; /**< the loop's write connection (misses: lock, store); NULL:
-                                 *   misses go back to the caller (-EAGAIN) */
+    struct store_async *writes; /**< the loop's write connection (misses: lock, store) */
+    struct store_async *cache_reads;  /**< with the pages in a Redis of their own
+                                       *   (page_cache_config.cache != data): the loop's read
+                                       *   connection to it (page GETs); else unused */
+    struct store_async *cache_writes; /**< and its write connection (page SETs, locks) */
     /** Run fn(arg) on the loop's thread after ms (http_timer_after); 0, or -1 when it cannot
-     *  (then fn never runs). NULL: as writes NULL. */
+     *  (then fn never runs). ctx is after_ctx, or NULL for a timer not tied to the request (a
+     *  background refresh, which may outlive it). */
     int (*after)(void *ctx, int ms, void (*fn)(void *arg), void *arg);
     void *after_ctx;
     void (*done)(struct page_cache_job *job, int rc);
@@ -146,14 +147,13 @@ struct page_cache_job {
 };
 
 /**
- * Send a job's lookup (HMGET of the settings + GET of the guessed page key) on `conn`, the
- * calling event loop's own connection (store_async.h); every lookup sent in one loop iteration
- * leaves in one pipeline, and identical lookups of one iteration (the same page of the same
- * board) are sent once and answered together (store_async_send_shared). Never waits. Returns 0
- * (done will be called); -EAGAIN without calling done when the hit path cannot answer (conn NULL or
- * not connected, board not seen yet by this process, caching off, pages in another Redis, breaker
- * open); -ETIMEDOUT without calling done when Redis is not answering the connection (answer 503
- * now).
+ * Start a job on `conn`, the calling event loop's own read connection (store_async.h): its
+ * lookup (HMGET of the settings + GET of the guessed page key; every lookup sent in one loop
+ * iteration leaves in one pipeline, and identical lookups of one iteration, the same page of the
+ * same board, are sent once and answered together), or the settings first for a period this
+ * process cannot place, or page.lua for a board known to cache no pages. Never waits. Returns 0
+ * (done will be called), or a negative errno without calling done (nothing sent: -ECONNREFUSED,
+ * -ETIMEDOUT Redis is not answering, -ENOMEM; answer 503 now).
  */
 int page_cache_submit(struct page_cache *pc, struct store_async *conn, struct page_cache_job *job);
 

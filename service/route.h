@@ -1,5 +1,5 @@
 /*
- * route.h -- the route table: {method, pattern, handler, flags}, path parameters, 404 vs 405.
+ * route.h -- the route table: {method, pattern, steps, flags}, path parameters, 404 vs 405.
  *
  * Patterns are literal segments and {param} segments ("/boards/{board}/members/{id}"). A path
  * is split on '/' before percent-decoding, so a decoded param may contain '/' ("%2F").
@@ -11,43 +11,36 @@
 
 #include "http.h"
 
-typedef void (*route_handler_fn)(struct http_request *rq, struct http_reply *rp);
-/** Feed one chunk of a streamed body; returns 0, or non-zero after filling rp with an error. */
-typedef int (*route_stream_fn)(struct http_request *rq, const char *data, size_t len,
-                               struct http_reply *rp);
 typedef void (*route_stream_free_fn)(void *state);
-/** Optional, on an HTTP event thread, without any wait: feed data[0..len) of a streamed body,
- *  setting *used to the bytes taken. Returns 0 when it took all of it; 1 when it took *used bytes
- *  and started work the connection waits for (it calls http_stream_done once, later; the rest
- *  of the data is offered again after that); -1 after filling rp with an error. */
+/** On an HTTP event thread, without any wait: feed data[0..len) of a streamed body, setting
+ *  *used to the bytes taken. Returns 0 when it took all of it; 1 when it took *used bytes and
+ *  started work the connection waits for (it calls http_stream_done once, later; the rest of the
+ *  data is offered again after that); -1 after filling rp with an error. */
 typedef int (*route_stream_async_fn)(struct http_request *rq, const char *data, size_t len,
                                      size_t *used, struct http_reply *rp, struct http_async *async);
 /** Optional, on an HTTP event thread, without any wait: returns 1 when rp is filled. */
 typedef int (*route_quick_fn)(struct http_request *rq, struct http_reply *rp);
-/** Optional, on an HTTP event thread with the connection suspended, without any wait: returns 1
- *  when it took the request (it will call http_async_done once), 0 to run `handler` on a
- *  worker. */
-typedef int (*route_async_fn)(struct http_request *rq, struct http_reply *rp,
-                              struct http_async *async);
+/** On an HTTP event thread with the connection suspended, without any wait: the request's work
+ *  (its Redis calls appended to the thread's own connections, their replies taken on the same
+ *  thread); it calls http_async_done exactly once, now or later, when rp is filled. */
+typedef void (*route_async_fn)(struct http_request *rq, struct http_reply *rp,
+                               struct http_async *async);
 
 enum route_flags {
     ROUTE_WRITE = 1,  /**< needs the bearer token */
     ROUTE_BODY = 2,   /**< takes a JSON body */
-    ROUTE_NDJSON = 4, /**< also takes application/x-ndjson, streamed to `stream` */
+    ROUTE_NDJSON = 4, /**< also takes application/x-ndjson, streamed to `stream_async` */
 };
 
-/* A request runs quick (if any), then async (if any), then handler on a worker thread, each
- * only when the one before did not answer (httpd.h). */
+/* A request runs quick (if any), then, when quick did not answer, async; both on the event
+ * thread that read the request (httpd.h). Every route has one of them at least. */
 struct route {
     const char *method;
     const char *pattern;
-    route_handler_fn handler; /**< on a worker thread: may block on Redis */
     route_quick_fn quick;
     route_async_fn async;
     const char *name;                   /**< metrics label */
-    route_stream_fn stream;             /**< NDJSON chunks on a worker thread, or NULL */
-    route_stream_async_fn stream_async; /**< the same on the event thread (preferred when the
-                                         *   thread has a write connection) */
+    route_stream_async_fn stream_async; /**< NDJSON chunks, or NULL */
     route_stream_free_fn stream_free;
     /** rankd is stopping in the middle of the stream: fill rp with a 503 that says how far it
      *  got. NULL: a plain 503 shutting_down. */

@@ -12,7 +12,7 @@
 #include "store_async.h"
 #include "tokens.h"
 
-static struct store *store_for(const struct config *cfg, const struct redis_url *u, int pool)
+static struct store *store_for(const struct config *cfg, const struct redis_url *u)
 {
     struct store_config sc = {
         .host = u->unix_path[0] ? NULL : u->host,
@@ -21,15 +21,15 @@ static struct store *store_for(const struct config *cfg, const struct redis_url 
         .username = u->username[0] ? u->username : NULL,
         .password = u->password[0] ? u->password : NULL,
         .db = u->db,
-        .pool_size = pool,
         .timeout_ms = cfg->redis_timeout_ms,
         .connect_timeout_ms = cfg->connect_timeout_ms,
     };
     return store_new(&sc);
 }
 
-/* The event loops, an HTTP daemon and two Redis connections (reads, writes) on each, started.
- * Returns 0 or a negative errno (rankd_stop undoes what was done). */
+/* The event loops, an HTTP daemon and two Redis connections (reads, writes) on each, two more
+ * to the cache Redis with --cache-redis, started. Returns 0 or a negative errno (rankd_stop
+ * undoes what was done). */
 static int serve(struct rankd *app)
 {
     const struct config *c = &app->cfg;
@@ -61,16 +61,30 @@ static int serve(struct rankd *app)
     for (int i = 0; i < n; i++) {
         struct loop *l = loop_group_loop(app->loops, i);
         struct rankd_conns *t = &app->conns[i];
-        /* the data Redis; the page cache sends hits on it only when it holds the pages too.
-         * Added before the daemon: each iteration's commands go out after MHD has run. */
-        t->reads = store_async_new(app->hit_store, l);
-        t->writes = store_async_new(app->hit_write_store, l);
+        /* the data Redis, and the cache Redis when it is a separate one (page GETs, locks and
+         * stores there; page.lua on the data Redis). Added before the daemon: each iteration's
+         * commands go out after MHD has run. */
+        t->reads = store_async_new(app->reads, l);
+        t->writes = store_async_new(app->writes, l);
         if (!t->reads || !t->writes)
             return -ENOMEM;
-        if ((err = httpd_attach(app->http, l, t->reads, t->writes)) != 0)
+        if (app->cache_reads) {
+            t->cache_reads = store_async_new(app->cache_reads, l);
+            t->cache_writes = store_async_new(app->cache_writes, l);
+            if (!t->cache_reads || !t->cache_writes)
+                return -ENOMEM;
+        }
+        struct httpd_conns hc = {.reads = t->reads,
+                                 .writes = t->writes,
+                                 .cache_reads = t->cache_reads,
+                                 .cache_writes = t->cache_writes};
+        if ((err = httpd_attach(app->http, l, &hc)) != 0)
             return err;
-        store_async_start(t->reads); /* dial now, so the first requests need not fall back */
-        store_async_start(t->writes);
+        /* dial now, so the first requests need not wait for a dial */
+        struct store_async *const all[] = {t->reads, t->writes, t->cache_reads, t->cache_writes};
+        for (size_t k = 0; k < sizeof(all) / sizeof(all[0]); k++)
+            if (all[k])
+                store_async_start(all[k]);
     }
     return loop_group_start(app->loops);
 }
@@ -102,23 +116,19 @@ struct rankd *rankd_start_hooked(const struct config *cfg, const struct rankd_ho
     if (world)
         log_warn("write tokens: %s can be read by every user of this machine (chmod o-r it)",
                  c->write_token_file);
-    app->store = store_for(c, &c->redis, c->threads);
-    app->write_store = store_for(c, &c->redis, c->threads);
-    app->hit_store = store_for(c, &c->redis, 1);
-    app->hit_write_store = store_for(c, &c->redis, 1);
-    app->cache_store = c->cache_url_text[0] ? store_for(c, &c->cache_redis, c->threads) : NULL;
-    app->cache_write_store =
-        c->cache_url_text[0] ? store_for(c, &c->cache_redis, c->threads) : app->write_store;
-    if (!app->cache_store)
-        app->cache_store = app->store;
-    app->model.store = app->store;
-    app->model.writes = app->write_store;
+    app->reads = store_for(c, &c->redis);
+    app->writes = store_for(c, &c->redis);
+    if (c->cache_url_text[0]) {
+        app->cache_reads = store_for(c, &c->cache_redis);
+        app->cache_writes = store_for(c, &c->cache_redis);
+    }
+    app->model.store = app->reads;
+    app->model.writes = app->writes;
     app->model.prefix = app->cfg.key_prefix;
     app->model.clock_ms = hooks ? hooks->clock_ms : NULL;
     struct page_cache_config pcc = {
-        .data = app->store,
-        .cache = app->cache_store,
-        .cache_writes = app->cache_write_store,
+        .data = app->reads,
+        .cache = app->cache_reads ? app->cache_reads : app->reads,
         .model = &app->model,
         .prefix = app->cfg.key_prefix,
         .grace_ms = app->cfg.page_grace_ms,
@@ -130,8 +140,8 @@ struct rankd *rankd_start_hooked(const struct config *cfg, const struct rankd_ho
         .refresh_max = 32,
         .delay = hooks ? hooks->page_delay : NULL,
     };
-    if (app->store && app->cache_store && app->write_store && app->hit_store &&
-        app->hit_write_store && app->cache_write_store)
+    if (app->reads && app->writes &&
+        (!c->cache_url_text[0] || (app->cache_reads && app->cache_writes)))
         app->pages = page_cache_new(&pcc);
     if (!app->pages) {
         rankd_stop(app);
@@ -214,19 +224,17 @@ void rankd_stop(struct rankd *app)
     for (int i = 0; i < app->nconns; i++) { /* nothing is pending: no request is suspended */
         store_async_free(app->conns[i].reads);
         store_async_free(app->conns[i].writes);
+        store_async_free(app->conns[i].cache_reads);
+        store_async_free(app->conns[i].cache_writes);
     }
     free(app->conns);
     httpd_free(app->http);
     loop_group_free(app->loops);
     page_cache_free(app->pages);
-    if (app->cache_store != app->store)
-        store_free(app->cache_store);
-    if (app->cache_write_store != app->write_store)
-        store_free(app->cache_write_store);
-    store_free(app->hit_store);
-    store_free(app->hit_write_store);
-    store_free(app->write_store);
-    store_free(app->store);
+    store_free(app->cache_reads);
+    store_free(app->cache_writes);
+    store_free(app->reads);
+    store_free(app->writes);
     tokens_free(app->tokens);
     free(app);
 }

@@ -52,6 +52,7 @@ struct pending {
     char *script_args; /* every key and argument, back to back */
     size_t *script_lens;
     char script_nkeys[12];
+    sds held; /* while there is no connection: its commands, formatted, to go out once there is */
     redisReply *replies[STORE_ASYNC_MAX_CMDS];
     struct pending *next;
     /* sharing (store_async_send_shared), while unsent: the commands as appended */
@@ -71,7 +72,8 @@ struct store_async {
     redisContext *ctx;        /* NULL while not connected */
     uint32_t events;          /* what `watch` waits for */
     struct pending *head, *tail;
-    struct pending *unsent; /* the first group appended since the last flush, or NULL */
+    struct pending *unsent;           /* the first group appended since the last flush, or NULL */
+    struct pending *held, *held_tail; /* sent while a dial runs: written once it succeeds */
     /* dialling: at most one helper thread; it hands its result over in `dialled` */
     pthread_t dialer;
     int dialing;
@@ -83,6 +85,7 @@ struct store_async {
     atomic_int dialing_now;              /* a dial is in progress */
     atomic_int in_flight;                /* groups in the FIFO (head..tail) */
     atomic_ullong round_trips, commands; /* flushes that wrote new groups; their commands */
+    int answered;                        /* this connection has answered since it was adopted */
     int broken;  /* the output buffer is unusable: fail at the next flush or tick */
     char *chunk; /* READ_CHUNK bytes: what recv reads, before hiredis parses it */
     int backoff_ms;
@@ -163,6 +166,7 @@ static void pending_free(struct pending *p)
         freeReplyObject(p->replies[i]);
     free(p->script_args);
     free(p->script_lens);
+    sdsfree(p->held);
     while (p->waiters) {
         struct waiter *w = p->waiters;
         p->waiters = w->next;
@@ -189,8 +193,12 @@ static void fail_all(struct store_async *sa, int rc, const char *what)
         store_note_fault(sa->st, what, sa->ctx && sa->ctx->errstr[0] ? sa->ctx->errstr : "");
     close_ctx(sa);
     sa->broken = 0;
-    if (rc != -ECANCELED)
+    if (rc != -ECANCELED && sa->answered)
+        sa->retry_at_ms = 0; /* it worked until now (CLIENT KILL, a proxy's reset): dial at once,
+                              * so the reads resent and the requests held meanwhile go out */
+    else if (rc != -ECANCELED)
         later(sa);
+    sa->answered = 0;
     share_reset(sa);
     struct pending *p = sa->head;
     sa->head = sa->tail = NULL;
@@ -202,6 +210,119 @@ static void fail_all(struct store_async *sa, int rc, const char *what)
         pending_free(p);
         p = next;
     }
+}
+
+/* ---------------------------------------------------------------- held while dialling */
+
+/* Fail every held group with rc (none of them was written). Callbacks run after the list is
+ * detached: a callback may send again, which then holds or fails as the connection stands. */
+static void fail_held(struct store_async *sa, int rc)
+{
+    struct pending *p = sa->held;
+    sa->held = sa->held_tail = NULL;
+    while (p) {
+        struct pending *next = p->next;
+        notify(p, rc, NULL);
+        pending_free(p);
+        p = next;
+    }
+}
+
+/* Keep a group sent while there is no connection: its commands formatted now, written once the
+ * dial in progress succeeds. Its clock runs from now: it is given up (not written) at its own
+ * deadline, or the command timeout when it has none. 0, or -ENOMEM (p stays the caller's). */
+static int hold_group(struct store_async *sa, struct pending *p, const int *argc,
+                      const char *const *const *argv, const size_t *const *argvlen)
+{
+    sds all = sdsempty();
+    for (int i = 0; all && i < p->n; i++) {
+        sds one = NULL;
+        if (redisFormatSdsCommandArgv(&one, argc[i], (const char **)argv[i],
+                                      argvlen ? argvlen[i] : NULL) < 0) {
+            sdsfree(all);
+            return -ENOMEM;
+        }
+        sds grown = sdscatsds(all, one);
+        sdsfree(one);
+        if (!grown) {
+            sdsfree(all);
+            return -ENOMEM;
+        }
+        all = grown;
+    }
+    if (!all)
+        return -ENOMEM;
+    sdsfree(p->held);
+    p->held = all;
+    p->deadline_ms = p->limit_ms ? p->limit_ms : util_now_ms() + store_timeout_ms(sa->st);
+    p->next = NULL;
+    if (sa->held_tail)
+        sa->held_tail->next = p;
+    else
+        sa->held = p;
+    sa->held_tail = p;
+    return 0;
+}
+
+/* A dial succeeded: the held groups join the output buffer, in the order they were sent (the
+ * loop's flush writes them). */
+static void release_held(struct store_async *sa)
+{
+    while (sa->ctx && sa->held) {
+        struct pending *p = sa->held;
+        sa->held = p->next;
+        if (!sa->held)
+            sa->held_tail = NULL;
+        p->next = NULL;
+        if (redisAppendFormattedCommand(sa->ctx, p->held, sdslen(p->held)) != REDIS_OK) {
+            sa->broken = 1; /* out of memory: part of it may be in the buffer (store_async_flush) */
+            notify(p, -ECONNREFUSED, NULL);
+            pending_free(p);
+            continue;
+        }
+        sdsfree(p->held);
+        p->held = NULL;
+        p->deadline_ms = INT64_MAX;
+        if (!sa->unsent)
+            sa->unsent = p;
+        if (sa->tail)
+            sa->tail->next = p;
+        else
+            sa->head = p;
+        sa->tail = p;
+        atomic_fetch_add_explicit(&sa->in_flight, 1, memory_order_relaxed);
+    }
+}
+
+/* Give up the held groups past their deadline (never written: -ECONNREFUSED). Returns the
+ * earliest deadline still ahead (monotonic ms), or 0. */
+static int64_t give_up_held(struct store_async *sa, int64_t now)
+{
+    struct pending *late = NULL, **late_end = &late, **pp = &sa->held;
+    int64_t next = 0;
+    sa->held_tail = NULL;
+    while (*pp) {
+        struct pending *p = *pp;
+        if (now >= p->deadline_ms) {
+            *pp = p->next;
+            p->next = NULL;
+            *late_end = p;
+            late_end = &p->next;
+            continue;
+        }
+        if (!next || p->deadline_ms < next)
+            next = p->deadline_ms;
+        sa->held_tail = p;
+        pp = &p->next;
+    }
+    while (late) {
+        struct pending *p = late;
+        late = p->next;
+        store_note_fault(sa->st, "connect", "no connection within the request's deadline");
+        notify(p, -ECONNREFUSED, NULL);
+        pending_free(p);
+    }
+    return next;
 }
 
 /* ---------------------------------------------------------------- dialling */
@@ -263,6 +384,10 @@ static void finish_dial(struct store_async *sa)
         adopt(sa, c);
     else
         later(sa); /* store_dial logged and counted it */
+    if (sa->ctx)
+        release_held(sa);
+    else
+        fail_held(sa, -ECONNREFUSED); /* the dial failed: Redis is unreachable now */
 }
 
 void store_async_start(struct store_async *sa)
@@ -278,12 +403,12 @@ static int can_send(struct store_async *sa, int n)
     if (n < 1 || n > STORE_ASYNC_MAX_CMDS)
         return -EINVAL;
     if (sa->broken)
-        return -EAGAIN;
+        return -EIO;
     if (sa->head && sa->head->abandoned)
-        return -ETIMEDOUT; /* Redis is not answering: fail fast, as the pools do (store.h) */
+        return -ETIMEDOUT; /* Redis is not answering: fail fast */
     if (!sa->ctx) {
-        start_dial(sa);
-        return -EAGAIN;
+        start_dial(sa); /* held until it ends (hold_group); in the back-off window: fail fast */
+        return sa->dialing ? 0 : -ECONNREFUSED;
     }
     return 0;
 }
@@ -294,6 +419,8 @@ static int can_send(struct store_async *sa, int n)
 static int append_group(struct store_async *sa, struct pending *p, const int *argc,
                         const char *const *const *argv, const size_t *const *argvlen)
 {
+    if (!sa->ctx)
+        return hold_group(sa, p, argc, argv, argvlen);
     int fresh = sdslen(sa->ctx->obuf) == 0;
     const int n = p->n;
     for (int i = 0; i < n; i++)
@@ -396,6 +523,8 @@ int store_async_send_shared(struct store_async *sa, int n, const int *argc,
     int rc = can_send(sa, n);
     if (rc)
         return rc;
+    if (!sa->ctx) /* held while the dial runs: not shared (the share table is for the buffer) */
+        return store_async_send(sa, n, argc, argv, NULL, deadline_ms, fn, arg);
     size_t len = 0;
     uint64_t hash = group_hash(n, argc, argv, &len);
     struct pending **slot = &sa->share[hash & (SHARE_SLOTS - 1)];
@@ -571,6 +700,7 @@ static int take_reply(struct store_async *sa, redisReply *r)
         sa->unsent = p->next;
     }
     sa->backoff_ms = BACKOFF_MIN_MS; /* Redis answers */
+    sa->answered = 1;
     if (p->script >= 0 && !p->abandoned && r->type == REDIS_REPLY_ERROR &&
         strncmp(r->str, "NOSCRIPT", 8) == 0) {
         /* SCRIPT FLUSH, a restarted or failed-over Redis: the script did not run. Send its
@@ -593,8 +723,6 @@ static int take_reply(struct store_async *sa, redisReply *r)
     return 0;
 }
 
-/* Everything the socket holds now, up to READ_MAX (a big page in one go rather than hiredis's
- * 16 KiB per readiness event, each costing a loop iteration); then the complete replies. */
 /* Take every complete reply the reader holds. Returns 0, or -1 when the connection failed or a
  * callback closed it (stop reading). */
 static int drain_replies(struct store_async *sa)
@@ -613,7 +741,9 @@ static int drain_replies(struct store_async *sa)
     return -1;
 }
 
-/* What was received is fed to hiredis' reader FEED_SLICE bytes at a time, each slice drained of
+/* Everything the socket holds now, up to READ_MAX (a big page in one go rather than hiredis's
+ * 16 KiB per readiness event, each costing a loop iteration). What was received is fed to
+ * hiredis' reader FEED_SLICE bytes at a time, each slice drained of
  * its complete replies before the next: the reader moves its unread bytes to the front of its
  * buffer at every reply once it has consumed 1 KB (hiredis 0.14 read.c, sdsrange), so feeding
  * 64 KB of pipelined page replies at once moved about 9 times that (4% of a live page's CPU,
@@ -703,28 +833,34 @@ static int store_async_tick(struct store_async *sa)
     if (sa->broken)
         fail_all(sa, -EIO, "out of memory");
     finish_dial(sa);
-    if (!sa->head)
+    if (!sa->head && !sa->held)
         return -1;
     int64_t now = util_now_ms();
+    int64_t held = sa->held ? give_up_held(sa, now) : 0;
+    int held_ms = held ? (int)(held - now > 60000 ? 60000 : held - now) : -1;
+    if (!sa->head)
+        return held_ms;
     if (sa->ctx && due(sa, now)) {
         /* Before judging anything late, take what the socket already holds: the loop itself may
          * have been held up (a VM pause, a stopped process) while Redis answered in time. */
         read_replies(sa);
         if (!sa->head)
-            return -1;
+            return held_ms;
     }
     int64_t next = give_up_late(sa, now); /* 0: no group in time left */
     if (sa->head->abandoned) {
         /* Silent for ABANDON_TIMEOUTS timeouts (a half-open connection, a Redis that moved):
-         * drop the connection; the groups still in time go to the blocking path (-EIO). */
+         * drop the connection; the groups still in time fail (-EIO; reads are sent again). */
         int64_t drop = drop_at(sa);
         if (now >= drop) {
             fail_all(sa, -EIO, "no answer: reconnecting");
-            return -1;
+            return held_ms;
         }
         if (!next || drop < next)
             next = drop;
     }
+    if (held && (!next || held < next))
+        next = held;
     if (!next || next == INT64_MAX) /* only unsent groups: the flush starts their clock */
         return -1;
     int64_t wait = next - now;
@@ -775,6 +911,7 @@ void store_async_free(struct store_async *sa)
         redisFree(atomic_exchange(&sa->dialled, NULL));
     }
     sa->retry_at_ms = INT64_MAX; /* no dial from here on, whatever a callback does */
+    fail_held(sa, -ECANCELED);
     fail_all(sa, -ECANCELED, "free");
     free(sa->chunk);
     free(sa);

@@ -19,13 +19,18 @@
  * given up:
  * its callback gets -ETIMEDOUT and its replies, should they come, are read and dropped, so the
  * connection survives a Redis that was only slow. While the oldest group is given up (Redis is
- * not answering), sends fail at once with -ETIMEDOUT, as the pools fail fast after a timeout
- * (store.h). Unanswered for two timeouts (a half-open connection, a Redis that moved), or any I/O
- * or protocol error, closes the connection and fails the groups still in time: -ECONNRESET for
- * those already written (they may have run), -EIO for those not. The next send starts a new
- * dial: one at a time, and after a failure no sooner than a back-off of 50 ms, then 100 ms (reset
- * by the next answer), so a probe goes through at least every 100 ms. Without a connection a send
- * returns -EAGAIN at once and the caller takes its blocking path instead.
+ * not answering), sends fail at once with -ETIMEDOUT. Unanswered for two timeouts (a half-open
+ * connection, a Redis that moved), or any I/O or protocol error, closes the connection and fails
+ * the groups still in time: -ECONNRESET for those already written (they may have run), -EIO for
+ * those not. The next send starts a new dial: one at a time; a connection that was answering (then
+ * killed, reset) is dialled again at once, and after a failed dial no sooner than a back-off of 50
+ * ms, then 100 ms (reset by the next answer), so a probe goes through at least every 100 ms.
+ * Without a connection a send is held while a dial runs (the one it starts, or the one in progress:
+ * a request arriving at start-up or after a CLIENT KILL waits for it, never fails just because the
+ * dial has not ended) and written when the dial succeeds; the dial failing, or the group's own
+ * deadline passing first, fails it with -ECONNREFUSED, and it is never written afterwards. Inside
+ * the back-off window after a failed dial a send fails at once (-ECONNREFUSED): Redis is down, the
+ * 503 is fast.
  *
  * Replies come back in order (RESP2, no pub/sub, no MONITOR on this connection), so the pending
  * commands are a FIFO of groups; a group is up to STORE_ASYNC_MAX_CMDS commands answered
@@ -51,7 +56,7 @@
 
 struct loop;
 
-#define STORE_ASYNC_MAX_CMDS 4 /**< commands in one group */
+#define STORE_ASYNC_MAX_CMDS 5 /**< commands in one group (/admin/redis sends five) */
 
 /**
  * A group's completion, called once on the loop thread: rc 0 with replies[0..n-1] (borrowed,
@@ -59,7 +64,8 @@ struct loop;
  * error reply is a REDIS_REPLY_ERROR object), or a negative errno
  * with replies NULL: -ETIMEDOUT (written, unanswered within its own timeout: it may have run),
  * -ECONNRESET (written, then the connection failed: it may have run), -EIO (not written: the
- * connection failed first, or out of memory), -ECANCELED (store_async_free).
+ * connection failed first, or out of memory), -ECONNREFUSED (not written: held while a dial ran,
+ * and the dial failed or the group's deadline came first), -ECANCELED (store_async_free).
  */
 typedef void (*store_async_fn)(void *arg, int rc, redisReply **replies);
 
@@ -78,7 +84,7 @@ struct store_async *store_async_new(struct store *st, struct loop *loop);
 void store_async_free(struct store_async *sa);
 
 /** Start dialling now (before the loop starts, or on its thread), so the first requests need
- *  not fall back. */
+ *  not wait for a dial. */
 void store_async_start(struct store_async *sa);
 
 /**
@@ -92,10 +98,11 @@ void store_async_start(struct store_async *sa);
  * Redis after every joiner's request arrived, so the shared reply is never older than any of
  * them. fn(arg, ...) is called once, later, from the loop's watch or hook or store_async_free,
  * never from inside this call. Returns 2 when it joined a group, 1 when the new group starts a new
- * pipeline (the output buffer was empty), 0 when it joins one; -EAGAIN when there is no connection
- * (a dial may start), -ETIMEDOUT when Redis is not answering (the oldest group was given up),
- * -EINVAL (bad n), -ENOMEM (the connection is closed at the next flush or tick); fn is not called
- * on error.
+ * pipeline (the output buffer was empty), 0 when it joins one or is held for the dial in progress
+ * (held groups are not shared); -ECONNREFUSED when there is no connection and none can be dialled
+ * now (the back-off after a failed dial), -ETIMEDOUT when Redis is not answering (the oldest group
+ * was given up), -EINVAL (bad n), -EIO or -ENOMEM (the connection is closed at the next flush or
+ * tick); fn is not called on error.
  */
 int store_async_send_shared(struct store_async *sa, int n, const int *argc,
                             const char *const *const *argv, int64_t deadline_ms, store_async_fn fn,

@@ -1,6 +1,7 @@
 /* validate.c -- the pure validators of JSON request bodies; see validate.h. */
 #include "validate.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -10,9 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "http.h"
 #include "period.h"
 #include "render.h"
 #include "request.h"
+#include "score_codec.h"
 
 void entry_free(struct entry_in *e)
 {
@@ -34,7 +37,7 @@ int entry_fail(struct entry_error *err, int status, const char *code, const char
 
 /* The literal of a number node (json_number_annotate); a node without one (not from a client's
  * text) is judged by the shortest text of its double. 0, or -EINVAL. */
-static int number_literal(const cJSON *v, struct json_number *out)
+int validate_number_literal(const cJSON *v, struct json_number *out)
 {
     const char *lit = json_number_literal(v);
     if (lit)
@@ -57,8 +60,8 @@ static int int_field(const cJSON *obj, const char *name, int lo, int hi, int *ou
         return 1;
     struct json_number n;
     int64_t w = 0;
-    if (!cJSON_IsNumber(v) || number_literal(v, &n) || json_number_scale(&n, 0, INT_MAX, &w) ||
-        w < lo || w > hi) {
+    if (!cJSON_IsNumber(v) || validate_number_literal(v, &n) ||
+        json_number_scale(&n, 0, INT_MAX, &w) || w < lo || w > hi) {
         entry_fail(err, 400, "invalid_field", "%s must be a whole number from %d to %d.", name, lo,
                    hi);
         return -1;
@@ -107,7 +110,7 @@ static int enum_list_field(const cJSON *obj, const char *name, const char *const
  * lookups take the first: {"score":1,"score":2} would be stored as 1 without a word. Linear in
  * the fields (an open-addressing table of their names, at most half full): comparing every pair
  * cost ~26 s of CPU for one 1 MB body of 100,000 distinct keys. */
-static const char *duplicate_field(const cJSON *obj)
+const char *validate_duplicate_field(const cJSON *obj)
 {
     size_t n = 0;
     for (const cJSON *f = obj->child; f; f = f->next)
@@ -143,7 +146,7 @@ static const char *duplicate_field(const cJSON *obj)
 static int only_fields(const cJSON *obj, const char *const *known, int n, struct entry_error *err,
                        const char *where)
 {
-    const char *dup = duplicate_field(obj);
+    const char *dup = validate_duplicate_field(obj);
     if (dup) {
         entry_fail(err, 400, "duplicate_field", "%s has the field '%.100s' more than once.", where,
                    dup);
@@ -228,7 +231,7 @@ int validate_settings(const cJSON *doc, const struct board_settings *defaults,
 static int number_exact(const cJSON *f)
 {
     struct json_number lit, back;
-    if (number_literal(f, &lit) || !isfinite(f->valuedouble))
+    if (validate_number_literal(f, &lit) || !isfinite(f->valuedouble))
         return 0;
     char text[40];
     render_number_text(f->valuedouble, text, sizeof(text));
@@ -260,7 +263,7 @@ char *validate_record(const cJSON *rec, int *status, const char **code, char *ms
             return NULL;
         }
     }
-    const char *dup = duplicate_field(rec);
+    const char *dup = validate_duplicate_field(rec);
     if (dup) {
         *code = "duplicate_field";
         snprintf(msg, VALIDATE_MSG_MAX, "record has the field '%.100s' more than once.", dup);
@@ -304,7 +307,7 @@ int validate_entry(const cJSON *e, struct entry_in *out, struct entry_error *err
     memset(out, 0, sizeof(*out));
     if (!cJSON_IsObject(e))
         return entry_fail(err, 400, "invalid_entry", "an entry must be a JSON object.");
-    const char *dup = duplicate_field(e);
+    const char *dup = validate_duplicate_field(e);
     if (dup)
         return entry_fail(err, 400, "duplicate_field",
                           "the field '%.100s' is given more than once.", dup);
@@ -334,7 +337,7 @@ int validate_entry(const cJSON *e, struct entry_in *out, struct entry_error *err
             return entry_fail(err, 400, "invalid_op", "op must be one of: set, best, incr.");
     }
     const cJSON *score = cJSON_GetObjectItemCaseSensitive(e, "score");
-    if (!cJSON_IsNumber(score) || number_literal(score, &out->score))
+    if (!cJSON_IsNumber(score) || validate_number_literal(score, &out->score))
         return entry_fail(err, 422, "invalid_score", "score must be a JSON number.");
     const cJSON *rec = cJSON_GetObjectItemCaseSensitive(e, "record");
     if (rec) {
@@ -349,4 +352,73 @@ int validate_entry(const cJSON *e, struct entry_in *out, struct entry_error *err
     }
     out->op = (enum board_op)opi;
     return 0;
+}
+
+int validate_check_score(const struct board_settings *s, const struct json_number *score,
+                         int64_t *key)
+{
+    int64_t scaled;
+    int rc = json_number_score(&s->layout, score, &scaled);
+    if (rc == 0)
+        *key = score_codec_key(&s->layout, scaled);
+    return rc;
+}
+
+/* The board's exact range as text. */
+static void range_text(const struct board_settings *s, char lo[40], char hi[40])
+{
+    double min, max;
+    score_codec_range(&s->layout, &min, &max);
+    render_number_text(min, lo, 40);
+    render_number_text(max, hi, 40);
+}
+
+int validate_score_error(const struct board_settings *s, const struct json_number *score, int rc,
+                         struct entry_error *err)
+{
+    char lo[40], hi[40], decimals[16], msg[VALIDATE_MSG_MAX];
+    range_text(s, lo, hi);
+    snprintf(decimals, sizeof(decimals), "%d", s->layout.decimals);
+    struct http_errno_args a = {.score = score->text, .min = lo, .max = hi, .decimals = decimals};
+    const struct http_errno_row *e = http_errno_find(HTTP_ERRNO_SCORE, rc);
+    http_errno_format(e, rc, &a, msg, sizeof(msg));
+    return entry_fail(err, e->status, e->code, "%s", msg);
+}
+
+int validate_prepare(const struct board_settings *s, const struct entry_in *in, size_t n,
+                     struct board_entry *out, size_t *bad, struct entry_error *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        int64_t key;
+        int rc = validate_check_score(s, &in[i].score, &key);
+        if (rc) {
+            *bad = i;
+            return validate_score_error(s, &in[i].score, rc, err);
+        }
+        assert(in[i].id); /* validate_entry always sets it */
+        out[i] = (struct board_entry){in[i].id,     strlen(in[i].id),
+                                      in[i].op,     key,
+                                      in[i].record, in[i].record ? strlen(in[i].record) : 0};
+    }
+    return 0;
+}
+
+void validate_range_error(const struct board_settings *s, struct entry_error *err)
+{
+    char lo[40], hi[40];
+    range_text(s, lo, hi);
+    entry_fail(err, 422, "score_out_of_range",
+               "the resulting score would be outside this board's exact range: from %s to %s; "
+               "nothing was written.",
+               lo, hi);
+}
+
+cJSON *validate_rejected(const char *key, long at, const struct entry_error *err)
+{
+    cJSON *r = cJSON_CreateObject();
+    cJSON_AddNumberToObject(r, key, (double)at);
+    cJSON *e = cJSON_AddObjectToObject(r, "error");
+    cJSON_AddStringToObject(e, "code", err->code);
+    cJSON_AddStringToObject(e, "message", err->msg);
+    return r;
 }

@@ -2,12 +2,17 @@
  * validate.h -- the pure validators of JSON request bodies: score entries, records and board
  * settings, judged on a tree cJSON parsed and json_number_annotate gave its literals.
  *
- * No I/O and no Redis: handlers.c calls them and turns a refusal into the reply; the fuzz
- * targets (test/fuzz/) call them on arbitrary input. A refusal is a struct entry_error (status,
- * code, message) that the caller renders; nothing here writes a reply.
+ * No I/O and no Redis: the handlers (handlers_*.c) and the upload (upload.c) call them and turn a
+ * refusal into the reply; the fuzz targets (test/fuzz/) call them on arbitrary input. A refusal
+ * is a struct entry_error (status, code, message) that the caller renders; nothing here writes a
+ * reply. A score is judged by its literal against the board's settings, never through a double;
+ * a score's refusal takes its status, code and message from http.h's errno table.
  */
 #ifndef RANKD_VALIDATE_H
 #define RANKD_VALIDATE_H
+
+#include <stddef.h>
+#include <stdint.h>
 
 #include <cjson/cJSON.h>
 
@@ -62,5 +67,38 @@ char *validate_record(const cJSON *rec, int *status, const char **code, char *ms
  */
 int validate_settings(const cJSON *doc, const struct board_settings *defaults,
                       struct board_settings_patch *p, struct entry_error *err);
+
+/** The first field of object `obj` whose name an earlier field already had (borrowed from obj),
+ *  or NULL. cJSON keeps both and lookups take the first: {"score":1,"score":2} would be read as
+ *  1 without a word. Linear in the fields. */
+const char *validate_duplicate_field(const cJSON *obj);
+
+/** The literal of a number node (json_number_annotate) in *out; a node without one (not from a
+ *  client's text) is judged by the shortest text of its double. 0, or -EINVAL (not a finite
+ *  number). */
+int validate_number_literal(const cJSON *v, struct json_number *out);
+
+/** board_check_score on the literal's own digits, never through a double: 0 and *key, -EDOM (too
+ *  many fractional digits), -ERANGE (outside the board's range), -EINVAL. */
+int validate_check_score(const struct board_settings *s, const struct json_number *score,
+                         int64_t *key);
+
+/** The 422 of a score validate_check_score refused with rc (http.h's table, scope score: -EDOM,
+ *  -ERANGE, else invalid_score); the message quotes the literal as sent and the board's range.
+ *  Returns -1. */
+int validate_score_error(const struct board_settings *s, const struct json_number *score, int rc,
+                         struct entry_error *err);
+
+/** Turn in[0..n) into board entries out[0..n) under settings s (borrowing their strings): 0, or
+ *  -1 with err and *bad, the first entry whose score the board cannot hold. */
+int validate_prepare(const struct board_settings *s, const struct entry_in *in, size_t n,
+                     struct board_entry *out, size_t *bad, struct entry_error *err);
+
+/** The 422 score_out_of_range of an incr whose result would leave the board's range. */
+void validate_range_error(const struct board_settings *s, struct entry_error *err);
+
+/** {"<key>": at, "error": {"code", "message"}} for a rejected list: a new cJSON node (NULL on
+ *  ENOMEM). */
+cJSON *validate_rejected(const char *key, long at, const struct entry_error *err);
 
 #endif

@@ -1,7 +1,7 @@
 /*
  * fuzz_entry.c -- a score entry body (one JSON object; NDJSON lines and batch entries are the
  * same) through parse_body's steps and validate_entry, then the score checked against every
- * layout as handlers.c's check_score does (json_number_score).
+ * layout as validate_check_score does (json_number_score).
  *
  * Properties: an accepted entry has a valid id and an op; its record is a JSON object of at most
  * BOARD_RECORD_BYTES_MAX bytes that validates again to the same text (the printed form is a

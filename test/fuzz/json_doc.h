@@ -1,7 +1,7 @@
 /*
- * json_doc.h -- a request body parsed the way handlers.c's parse_body and stream_line do it:
- * NUL refused (request_json_has_nul), cJSON_ParseWithLengthOpts requiring the whole text, then
- * json_number_annotate. Shared by the entry and settings targets.
+ * json_doc.h -- a request body parsed the way handlers_common.c's handlers_parse_body and
+ * upload.c's stream_line do it: NUL refused (request_json_has_nul), cJSON_ParseWithLengthOpts
+ * requiring the whole text, then json_number_annotate. Shared by the entry and settings targets.
  *
  * Properties checked on the way: annotate never says -EPROTO (its tokens and cJSON's number
  * nodes always pair up), and every literal it gives a node is RFC 8259 and reads (strtod) as the

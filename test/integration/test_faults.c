@@ -1285,7 +1285,7 @@ static void one_thread_warm_page(const char *board)
     snprintf(path, sizeof(path), "/boards/%s/rank", board);
     expect_status_free("GET", path, NULL, 200); /* computed, cached */
     /* the event thread dials its Redis connection on a helper thread at start: wait for it, so
-     * that the next read is a hit on it and not on the blocking path (a timing flake in CI) */
+     * that the next read is a hit on an open connection (a timing flake in CI) */
     double up_by = now_s() + 2.0;
     while (http_metric(f_port, "rankd_hit_connection_up{thread=\"0\"}") != 1 && now_s() < up_by)
         sleep_ms(10);
@@ -1402,7 +1402,7 @@ START_TEST(test_hit_connection_dropped_after_silence)
 END_TEST
 
 /* CLIENT KILL of every connection, the hit connections included: the next hit is served (from
- * a worker while the event thread dials again), never a 503. */
+ * the new connection the event thread dials at once), never a 503. */
 START_TEST(test_hit_connection_killed)
 {
     one_thread_warm_page("hk");
@@ -1652,8 +1652,8 @@ static void one_event_thread_l1(struct config *cfg)
 }
 
 /* A page of an asked-for period this process cannot place from memory needs the board's
- * settings from Redis: that read happens on a worker, never on the one event thread, so a 400
- * decided from memory on another connection is not held up while Redis is paused. */
+ * settings from Redis: that read is sent without waiting for it, so a 400 decided from memory on
+ * another connection of the one event thread is not held up while Redis is paused. */
 START_TEST(test_event_thread_never_waits_for_redis)
 {
     rankd_stop(f_app);

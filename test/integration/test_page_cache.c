@@ -21,7 +21,7 @@
  *      a separate cache Redis kept the pages;
  *  11. breaker: a separate cache Redis dies: pages 200 uncached, fast; breaker opens; recovery;
  *  12. XFetch: hot pages refresh before they expire (beta 10): no miss, no stale;
- *  13. batched hits: concurrent hits are one HMGET + GET each, pipelined, without a worker; a
+ *  13. batched hits: concurrent hits are one HMGET + GET each, pipelined; a
  *      rankd stopped while a page is in work sends that page first.
  *
  * Tests that need special Redis state (restart, maxmemory, a second Redis) start their own
@@ -1785,7 +1785,7 @@ END_TEST
 #define BATCH_N 64
 
 /* 64 concurrent hits of a learned board go through the batched hit path: each is an HMGET and a
- * GET (commandstats), no script, no ZRANGE, and none needs a worker thread. */
+ * GET (commandstats), no script, no ZRANGE. */
 START_TEST(test_batched_hits_one_round_trip)
 {
     app_start(g_redis.port, NULL);

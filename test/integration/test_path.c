@@ -6,7 +6,10 @@
  *   2. a write whose connection is lost after it was sent is write_outcome_unknown, never
  *      redis_unavailable (a retried incr must never count twice);
  *   3. one deadline per request (--request-timeout-ms) below the Redis command timeout;
- *   4. after Redis was down, the 503s stop within about 100 ms of Redis answering again.
+ *   4. after Redis was down, the 503s stop within about 100 ms of Redis answering again (the
+ *      control routes too);
+ *   5. requests that arrive while the event thread's connection is being dialled wait for the
+ *      dial and are served on the event thread.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -49,8 +52,8 @@ static void path_teardown(void)
 
 static void sleep_ms(int ms);
 
-/* rankd with both of its event thread's Redis connections up (until then requests take the
- * worker path, whose commands and timeouts differ). */
+/* rankd with both of its event thread's Redis connections up (until then requests wait for the
+ * dial, and the commands counted would include its SCRIPT LOADs). */
 static void start_with(void (*tweak)(struct config *cfg))
 {
     p_app = rankd_test_start_with(p_redis.port, TEST_TOKEN, tweak, NULL);
@@ -201,6 +204,7 @@ END_TEST
 struct bg {
     pthread_t t;
     const char *path, *body;
+    const char *method; /* NULL: POST */
     struct http_result r;
     int rc;
 };
@@ -208,7 +212,8 @@ struct bg {
 static void *bg_main(void *arg)
 {
     struct bg *b = arg;
-    b->rc = http_req(p_port, "POST", b->path, b->body, strlen(b->body), NULL, TEST_TOKEN, &b->r);
+    b->rc = http_req(p_port, b->method ? b->method : "POST", b->path, b->body,
+                     b->body ? strlen(b->body) : 0, NULL, TEST_TOKEN, &b->r);
     return NULL;
 }
 
@@ -386,8 +391,8 @@ START_TEST(test_lock_wait_keeps_the_deadline)
 }
 END_TEST
 
-/* A read whose connection is killed while it waits in Redis is read again on the blocking path
- * (a read is safe to repeat), not answered 503. */
+/* A read whose connection is killed while it waits in Redis is sent again on the connection
+ * the event thread dials at once (a read is safe to repeat), not answered 503. */
 START_TEST(test_read_cut_by_kill_is_retried)
 {
     start_with(NULL);
@@ -509,7 +514,8 @@ END_TEST
 
 /* rankd stopped (SIGTERM) in the middle of an NDJSON upload: the 503 says how many lines were
  * applied and up to which line, so the client resumes without applying an incr twice. (Before:
- * "rankd is shutting down." and nothing else, with thousands of lines applied.) */
+ * "rankd is shutting down." and nothing else, with thousands of lines applied; and until the
+ * handlers split, two Retry-After headers.) */
 START_TEST(test_upload_cut_by_shutdown_says_how_far)
 {
     struct rankd_proc p = {0};
@@ -559,6 +565,9 @@ START_TEST(test_upload_cut_by_shutdown_says_how_far)
     fprintf(stderr, "path: upload cut by SIGTERM after %lld lines: %.200s\n", applied,
             strstr(reply, "{") ? strstr(reply, "{") : reply);
     ck_assert_msg(strstr(reply, "HTTP/1.1 503") && strstr(reply, "shutting_down"), "%s", reply);
+    const char *ra = strstr(reply, "Retry-After");
+    ck_assert_msg(ra && !strstr(ra + 1, "Retry-After"), "the 503 has %s Retry-After header: %s",
+                  ra ? "more than one" : "no", reply);
     char want[64];
     snprintf(want, sizeof(want), "%lld lines were applied", applied);
     ck_assert_msg(applied > 0 && strstr(reply, want), "the reply does not say \"%s\": %s", want,
@@ -632,6 +641,124 @@ START_TEST(test_recovery_within_100ms_of_redis)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- 5. while the connection dials */
+
+static void one_thread_long_timeouts(struct config *cfg)
+{
+    cfg->http_threads = 1;
+    cfg->redis_timeout_ms = 3000;
+    cfg->request_timeout_ms = 3000;
+}
+
+/* Clients connected to this Redis, but for the test's own admin connection. */
+static int redis_clients(void)
+{
+    redisReply *r = redis_admin_cmd(p_admin, "CLIENT LIST");
+    int n = 0;
+    for (const char *at = r->str; at && *at; at = strchr(at, '\n') ? strchr(at, '\n') + 1 : NULL)
+        n += *at != '\0';
+    freeReplyObject(r);
+    return n - 1;
+}
+
+/* Requests that arrive while the event thread's first dial is still under way (Redis stopped
+ * between accepting the connection and answering the dial's SCRIPT LOAD) wait for that dial
+ * within their deadline and are answered on the event thread: 200, never a 503 for "not
+ * connected yet", and Redis sees only the event thread's two connections. (Before: each went
+ * to a worker thread, which dialled a blocking pool connection of its own: 7 or 8 in all.) */
+START_TEST(test_requests_wait_for_the_dial)
+{
+    fixture_load_board(
+        p_admin, "rankd", "dd", 30,
+        "order desc tiebreak first score_decimals 0 page_size 20 page_ttl_ms 0 gen 1");
+    kill(p_redis.pid, SIGSTOP);
+    p_app = rankd_test_start_with(p_redis.port, TEST_TOKEN, one_thread_long_timeouts, NULL);
+    p_port = rankd_port(p_app);
+    sleep_ms(150); /* the dial has connected and waits for SCRIPT LOAD */
+    struct bg b[] = {
+        {.method = "GET", .path = "/boards/dd/members/m000003"},
+        {.method = "GET", .path = "/boards/dd/rank?page=2"},
+        {.method = "GET", .path = "/boards/dd"},
+        {.method = "GET", .path = "/boards"},
+        {.method = "GET", .path = "/readyz"},
+        {.path = "/boards/dd/scores", .body = "{\"id\":\"new\",\"score\":7}"},
+        {.method = "PUT", .path = "/items/it", .body = "{\"name\":\"x\"}"},
+    };
+    enum { N = sizeof(b) / sizeof(b[0]) };
+    for (int i = 0; i < N; i++)
+        ck_assert_int_eq(pthread_create(&b[i].t, NULL, bg_main, &b[i]), 0);
+    sleep_ms(400);
+    double cont = now_s();
+    kill(p_redis.pid, SIGCONT);
+    for (int i = 0; i < N; i++) {
+        pthread_join(b[i].t, NULL);
+        ck_assert_int_eq(b[i].rc, 0);
+        fprintf(stderr, "path: %s during the dial: %ld after %.3f s\n", b[i].path, b[i].r.status,
+                b[i].r.seconds);
+        ck_assert_msg(b[i].r.status == 200 || b[i].r.status == 204,
+                      "%s sent while the first dial ran -> %ld %s", b[i].path, b[i].r.status,
+                      b[i].r.body);
+        ck_assert_msg(b[i].r.seconds > 0.3, "%s answered after %.3f s, before Redis did", b[i].path,
+                      b[i].r.seconds);
+        http_result_free(&b[i].r);
+    }
+    ck_assert_msg(now_s() - cont < 1.0, "the requests came %.3f s after Redis answered",
+                  now_s() - cont);
+    int clients = redis_clients();
+    fprintf(stderr, "path: Redis clients of rankd after the dial: %d\n", clients);
+    ck_assert_msg(clients == 2, "rankd holds %d Redis connections; want the event thread's 2",
+                  clients);
+}
+END_TEST
+
+/* The control routes fail fast while Redis is down (503 redis_unavailable for a read and for a
+ * write that was never sent) and come back within about 100 ms of Redis answering again. */
+START_TEST(test_control_routes_down_and_back)
+{
+    start_with(NULL);
+    expect_free("PUT", "/boards/cr", "{\"page_size\":5}", 201);
+    expect_free("PUT", "/items/cr", "{\"name\":\"x\"}", 204);
+    redis_proc_stop(&p_redis);
+    static const char *const methods[] = {"GET", "PUT", "DELETE", "GET"};
+    static const char *const paths[] = {"/boards/cr", "/items/cr", "/boards/cr/members/a",
+                                        "/boards"};
+    static const char *const bodies[] = {NULL, "{\"name\":\"y\"}", NULL, NULL};
+    double until = now_s() + 1.5, worst = 0;
+    while (now_s() < until) {
+        for (int i = 0; i < 4; i++) {
+            struct http_result r;
+            expect(methods[i], paths[i], bodies[i], 503, &r);
+            ck_assert_msg(strcmp(http_error_code(&r), "redis_unavailable") == 0, "%s %s: %s",
+                          methods[i], paths[i], r.body);
+            worst = r.seconds > worst ? r.seconds : worst;
+            http_result_free(&r);
+        }
+        sleep_ms(20);
+    }
+    fprintf(stderr, "path: control routes with Redis down: 503 within %.4f s\n", worst);
+    ck_assert_msg(worst < 0.25, "a control request took %.3f s to fail with Redis down", worst);
+    ck_assert_int_eq(redis_proc_restart(&p_redis), 0);
+    redisFree(p_admin);
+    p_admin = redis_admin(p_redis.port); /* Redis answers from here on (empty: no persistence) */
+    double up = now_s(), first_ok = 0;
+    while (!first_ok && now_s() < up + 3.0) {
+        struct http_result r, w;
+        ck_assert_int_eq(http_get(p_port, "/boards", &r), 0);
+        ck_assert_int_eq(
+            http_req(p_port, "PUT", "/items/cr", "{\"name\":\"z\"}", 12, NULL, TEST_TOKEN, &w), 0);
+        if (r.status == 200 && w.status == 204)
+            first_ok = now_s();
+        http_result_free(&r);
+        http_result_free(&w);
+        sleep_ms(5);
+    }
+    fprintf(stderr, "path: Redis back: control routes served again after %.3f s\n", first_ok - up);
+    ck_assert_msg(first_ok && first_ok - up < 0.35,
+                  "the control routes came back %.3f s after Redis answered (goal about 0.1 s)",
+                  first_ok ? first_ok - up : -1.0);
+}
+END_TEST
+
 Suite *path_suite(void)
 {
     Suite *s = suite_create("request_path");
@@ -649,6 +776,8 @@ Suite *path_suite(void)
     tcase_add_test(tc, test_killed_connections_under_incr_batches);
     tcase_add_test(tc, test_upload_cut_by_shutdown_says_how_far);
     tcase_add_test(tc, test_readonly_is_primary_changed);
+    tcase_add_test(tc, test_requests_wait_for_the_dial);
+    tcase_add_test(tc, test_control_routes_down_and_back);
     suite_add_tcase(s, tc);
     return s;
 }

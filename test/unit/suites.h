@@ -19,5 +19,6 @@ Suite *cors_suite(void);
 Suite *validate_suite(void);
 Suite *log_suite(void);
 Suite *http_suite(void);
+Suite *upload_suite(void);
 
 #endif

@@ -1,6 +1,8 @@
 /* test_validate.c -- service/validate.h: the JSON body validators on parsed trees (entries,
- * records, settings), their refusals as status, code and message. */
+ * records, settings), their refusals as status, code and message; scores judged by their
+ * literals against a board, records printed exactly, fields given twice. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,7 +67,7 @@ START_TEST(test_settings_fields)
 }
 END_TEST
 
-/* The messages handlers.c sends as they were before the validators moved (settings, PUT). */
+/* The messages the handlers send as they were before the validators moved (settings, PUT). */
 START_TEST(test_settings_refusals)
 {
     settings_refused("[1]", "invalid_body", "The body must be a JSON object of settings.");
@@ -136,6 +138,148 @@ START_TEST(test_record)
 }
 END_TEST
 
+static const struct {
+    const char *json;
+    int status; /* 0: accepted */
+    const char *code;
+} entries[] = {
+    {"{\"id\":\"a\",\"score\":1}", 0, NULL},
+    {"{\"id\":\"a\",\"score\":1,\"op\":\"incr\",\"record\":{\"n\":\"A\"}}", 0, NULL},
+    {"[1]", 400, "invalid_entry"},
+    {"{\"id\":\"a\",\"score\":1,\"score\":2}", 400, "duplicate_field"},
+    {"{\"id\":\"a\",\"score\":1,\"rank\":2}", 400, "unknown_field"},
+    {"{\"id\":\"\",\"score\":1}", 400, "invalid_id"},
+    {"{\"id\":7,\"score\":1}", 400, "invalid_id"},
+    {"{\"id\":\"a\",\"score\":1,\"op\":\"add\"}", 400, "invalid_op"},
+    {"{\"id\":\"a\",\"score\":\"1\"}", 422, "invalid_score"},
+    {"{\"id\":\"a\"}", 422, "invalid_score"},
+    {"{\"id\":\"a\",\"score\":1,\"record\":[1]}", 400, "invalid_record"},
+    {"{\"id\":\"a\",\"score\":1,\"record\":{\"x\":{\"y\":1}}}", 400, "invalid_record"},
+    {"{\"id\":\"a\",\"score\":1,\"record\":{\"x\":0.10000000000000001}}", 400, "invalid_record"},
+    {"{\"id\":\"a\",\"score\":1,\"record\":{\"x\":1,\"x\":2}}", 400, "duplicate_field"},
+};
+
+START_TEST(test_entry_refusals)
+{
+    cJSON *doc = doc_of(entries[_i].json);
+    struct entry_in e;
+    struct entry_error err = {0};
+    int rc = validate_entry(doc, &e, &err);
+    if (!entries[_i].status) {
+        ck_assert_msg(rc == 0, "%s: %d %s %s", entries[_i].json, err.status, err.code, err.msg);
+        ck_assert_str_eq(e.id, "a");
+        entry_free(&e);
+    } else {
+        ck_assert_msg(rc == -1 && err.status == entries[_i].status &&
+                          strcmp(err.code, entries[_i].code) == 0,
+                      "%s: %d %s, want %d %s", entries[_i].json, err.status,
+                      rc ? err.code : "accepted", entries[_i].status, entries[_i].code);
+        ck_assert_msg(err.msg[0], "no message");
+    }
+    cJSON_Delete(doc);
+}
+END_TEST
+
+/* Scores are judged by their digits against the board, and the 422 quotes them as sent. */
+START_TEST(test_prepare)
+{
+    struct board_settings s;
+    board_settings_default(&s); /* 0 decimals */
+    const char *body[] = {"{\"id\":\"a\",\"score\":2.5e1}", "{\"id\":\"b\",\"score\":4294967295}",
+                          "{\"id\":\"c\",\"score\":1.000000000000000001}"};
+    struct entry_in in[3];
+    for (int i = 0; i < 3; i++) {
+        cJSON *doc = doc_of(body[i]);
+        struct entry_error err = {0};
+        ck_assert_int_eq(validate_entry(doc, &in[i], &err), 0);
+        cJSON_Delete(doc);
+    }
+    struct board_entry be[3];
+    size_t bad = 99;
+    struct entry_error err = {0};
+    ck_assert_int_eq(validate_prepare(&s, in, 2, be, &bad, &err), 0);
+    ck_assert_str_eq(be[0].id, "a");
+    ck_assert_int_eq(validate_prepare(&s, in, 3, be, &bad, &err), -1);
+    ck_assert_uint_eq(bad, 2);
+    ck_assert_int_eq(err.status, 422);
+    ck_assert_str_eq(err.code, "invalid_score");
+    ck_assert_msg(strstr(err.msg, "1.000000000000000001"), "%s", err.msg);
+    struct json_number big;
+    ck_assert_int_eq(json_number_parse("4294967296", 10, &big), 0);
+    int64_t key = 0;
+    int rc = validate_check_score(&s, &big, &key);
+    ck_assert_int_eq(rc, -ERANGE);
+    validate_score_error(&s, &big, rc, &err);
+    ck_assert_str_eq(err.code, "score_out_of_range");
+    ck_assert_msg(strstr(err.msg, "4294967296") && strstr(err.msg, "-4294967295"), "%s", err.msg);
+    for (int i = 0; i < 3; i++)
+        entry_free(&in[i]);
+}
+END_TEST
+
+/* A record prints its numbers exactly, and is at most BOARD_RECORD_BYTES_MAX bytes. */
+START_TEST(test_record_exact_and_capped)
+{
+    cJSON *doc = doc_of("{\"n\":\"x\",\"v\":0.30000000000000004,\"b\":true,\"z\":null}");
+    int status = 0;
+    const char *code = NULL;
+    char msg[VALIDATE_MSG_MAX];
+    char *json = validate_record(doc, &status, &code, msg);
+    ck_assert_ptr_nonnull(json);
+    ck_assert_str_eq(json, "{\"n\":\"x\",\"v\":0.30000000000000004,\"b\":true,\"z\":null}");
+    free(json);
+    cJSON_Delete(doc);
+    char big[BOARD_RECORD_BYTES_MAX + 64];
+    snprintf(big, sizeof(big), "{\"t\":\"%0*d\"}", BOARD_RECORD_BYTES_MAX, 0);
+    doc = doc_of(big);
+    ck_assert_ptr_null(validate_record(doc, &status, &code, msg));
+    ck_assert_int_eq(status, 413);
+    ck_assert_str_eq(code, "record_too_large");
+    cJSON_Delete(doc);
+}
+END_TEST
+
+/* A field given twice is found among a few fields and among many (the hash table's path). */
+START_TEST(test_duplicate_fields)
+{
+    cJSON *few = doc_of("{\"a\":1,\"b\":2,\"a\":3}");
+    ck_assert_str_eq(validate_duplicate_field(few), "a");
+    cJSON_Delete(few);
+    char text[4096] = "{";
+    for (int i = 0; i < 200; i++) {
+        size_t at = strlen(text);
+        snprintf(text + at, sizeof(text) - at, "\"f%d\":%d,", i, i);
+    }
+    strcat(text, "\"f150\":0}");
+    cJSON *many = doc_of(text);
+    ck_assert_str_eq(validate_duplicate_field(many), "f150");
+    cJSON_Delete(many);
+    text[strlen(text) - strlen("\"f150\":0}")] = '\0';
+    strcat(text, "\"g\":0}");
+    many = doc_of(text);
+    ck_assert_ptr_null(validate_duplicate_field(many));
+    cJSON_Delete(many);
+}
+END_TEST
+
+/* A number node keeps its literal; a node made by rankd (no literal) is judged by its double. */
+START_TEST(test_number_literal)
+{
+    cJSON *doc = doc_of("{\"x\":1.50}");
+    struct json_number n;
+    ck_assert_int_eq(validate_number_literal(cJSON_GetObjectItem(doc, "x"), &n), 0);
+    ck_assert_str_eq(n.text, "1.50");
+    cJSON_Delete(doc);
+    cJSON *made = cJSON_CreateNumber(0.25);
+    ck_assert_int_eq(validate_number_literal(made, &n), 0);
+    ck_assert_str_eq(n.text, "0.25");
+    cJSON_Delete(made);
+    cJSON *str = cJSON_CreateString("1");
+    ck_assert_int_eq(validate_number_literal(str, &n), -EINVAL);
+    cJSON_Delete(str);
+}
+END_TEST
+
 Suite *validate_suite(void)
 {
     Suite *s = suite_create("validate");
@@ -145,6 +289,17 @@ Suite *validate_suite(void)
     tcase_add_test(tc, test_settings_refusals);
     tcase_add_test(tc, test_entry);
     tcase_add_test(tc, test_record);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("entries");
+    tcase_set_timeout(tc, 10);
+    tcase_add_loop_test(tc, test_entry_refusals, 0, (int)(sizeof(entries) / sizeof(entries[0])));
+    tcase_add_test(tc, test_prepare);
+    tcase_add_test(tc, test_record_exact_and_capped);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("json_checks");
+    tcase_set_timeout(tc, 10);
+    tcase_add_test(tc, test_duplicate_fields);
+    tcase_add_test(tc, test_number_literal);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,0 +1,28 @@
+/*
+ * handlers_read.h -- the read endpoints: pages (GET /rank, GET /boards/{board}/rank), a member,
+ * the entries around one, a record (GET /items/{id}). Each validates every argument first (a 400
+ * without any Redis call), then reads on the event thread's own read connection without waiting
+ * (page_cache.h, board.h) and renders the reply there (render.h). A read cut by a lost
+ * connection is sent once more; past the request's deadline it is 503 redis_unavailable.
+ */
+#ifndef RANKD_HANDLERS_READ_H
+#define RANKD_HANDLERS_READ_H
+
+#include "http.h"
+
+/** A page from memory (route_quick_fn): 1 when rp is filled (a 400, or an in-process tier
+ *  hit), 0 to go on with handle_rank_async. The board is the path's, else the board= argument. */
+int handle_rank_quick(struct http_request *rq, struct http_reply *rp);
+
+/** The page through the cache (page_cache_submit): a hit in one round trip, else computed. */
+void handle_rank_async(struct http_request *rq, struct http_reply *rp, struct http_async *async);
+
+/** GET .../members/{id} and .../members/{id}/around: one script call on the read connection (a
+ *  period this process cannot place: the settings first). */
+void handle_member_async(struct http_request *rq, struct http_reply *rp, struct http_async *async);
+void handle_around_async(struct http_request *rq, struct http_reply *rp, struct http_async *async);
+
+/** GET /items/{id}: one HGET. */
+void handle_item_get(struct http_request *rq, struct http_reply *rp, struct http_async *async);
+
+#endif

@@ -1,0 +1,288 @@
+/* upload.c -- the NDJSON upload's state machine; see upload.h. */
+#include "upload.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "http.h"
+#include "json_number.h"
+#include "metrics.h"
+#include "ndjson.h"
+#include "request.h"
+#include "validate.h"
+
+struct upload {
+    struct ndjson nd; /* the splitter (ndjson.h) */
+    struct entry_in pending[BOARD_BATCH_MAX];
+    size_t npending;
+    size_t pending_bytes; /* ids and records of the pending lines */
+    long applied, rejected_total;
+    long settled_line; /* every line up to this one is applied or rejected */
+    cJSON *rejected;   /* at most UPLOAD_SHOWN_MAX items, in line order */
+    int shown;         /* items in `rejected` */
+    /* Lines refused when read while earlier lines wait for the flush (which may refuse them
+     * too): listed when the flush has placed those, so `rejected` stays in line order. At most
+     * UPLOAD_SHOWN_MAX - shown items (later ones could never be among the first shown). */
+    cJSON *deferred;
+    int ndeferred;
+};
+
+struct upload *upload_new(void)
+{
+    struct upload *u = calloc(1, sizeof(*u));
+    if (!u)
+        return NULL;
+    ndjson_init(&u->nd, UPLOAD_LINE_MAX);
+    if (!(u->rejected = cJSON_CreateArray())) {
+        free(u);
+        return NULL;
+    }
+    return u;
+}
+
+void upload_free(struct upload *u)
+{
+    if (!u)
+        return;
+    ndjson_free(&u->nd);
+    for (size_t i = 0; i < u->npending; i++)
+        entry_free(&u->pending[i]);
+    cJSON_Delete(u->rejected);
+    cJSON_Delete(u->deferred);
+    free(u);
+}
+
+size_t upload_pending(const struct upload *u)
+{
+    return u->npending;
+}
+
+/* List a rejected line (takes the item), or drop it past UPLOAD_SHOWN_MAX. */
+static void show_rejected(struct upload *u, cJSON *item)
+{
+    if (item && u->shown < UPLOAD_SHOWN_MAX && cJSON_AddItemToArray(u->rejected, item))
+        u->shown++;
+    else
+        cJSON_Delete(item);
+}
+
+/* List the deferred rejections of lines before `line`. */
+static void show_deferred(struct upload *u, long line)
+{
+    while (u->ndeferred) {
+        const cJSON *at = cJSON_GetObjectItemCaseSensitive(u->deferred->child, "line");
+        if (at->valuedouble >= (double)line)
+            break;
+        u->ndeferred--;
+        show_rejected(u, cJSON_DetachItemFromArray(u->deferred, 0));
+    }
+}
+
+/* A line refused when read: listed now, or after the pending lines before it are written. */
+static void reject_line(struct upload *u, long line, const struct entry_error *err)
+{
+    metrics_write(METRICS_OP_UNKNOWN, 0);
+    u->rejected_total++;
+    if (!u->npending)
+        u->settled_line = line;
+    if (u->shown + u->ndeferred >= UPLOAD_SHOWN_MAX)
+        return;
+    if (!u->npending) {
+        show_rejected(u, validate_rejected("line", line, err));
+        return;
+    }
+    if (!u->deferred)
+        u->deferred = cJSON_CreateArray();
+    cJSON *item = validate_rejected("line", line, err);
+    if (u->deferred && item && cJSON_AddItemToArray(u->deferred, item))
+        u->ndeferred++;
+    else
+        cJSON_Delete(item);
+}
+
+/* A pending line refused when written: listed after the earlier lines refused when read. */
+static void reject_pending(struct upload *u, long line, const struct entry_error *err)
+{
+    u->rejected_total++;
+    show_deferred(u, line);
+    if (u->shown < UPLOAD_SHOWN_MAX)
+        show_rejected(u, validate_rejected("line", line, err));
+}
+
+int upload_chunk_new(struct upload_chunk *c, size_t pending)
+{
+    memset(c, 0, sizeof(*c));
+    c->be = calloc(pending + 1, sizeof(*c->be));
+    c->out = calloc(pending + 1, sizeof(*c->out));
+    c->bad = calloc(pending + 1, sizeof(*c->bad));
+    c->idx = calloc(pending + 1, sizeof(*c->idx));
+    return c->be && c->out && c->bad && c->idx ? 0 : -ENOMEM;
+}
+
+void upload_chunk_free(struct upload_chunk *c)
+{
+    free(c->be);
+    free(c->out);
+    free(c->bad);
+    free(c->idx);
+}
+
+/* The pending lines from c->start that `used` can hold, as board entries; returns how many. */
+size_t upload_chunk_entries(const struct upload *u, const struct board_settings *used,
+                            struct upload_chunk *c)
+{
+    size_t ok = 0;
+    for (size_t i = c->start; i < u->npending; i++) {
+        const struct entry_in *e = &u->pending[i];
+        int64_t key = 0;
+        c->bad[i] = validate_check_score(used, &e->score, &key);
+        if (c->bad[i] == 0) {
+            c->be[ok] = (struct board_entry){
+                e->id, strlen(e->id), e->op, key, e->record, e->record ? strlen(e->record) : 0};
+            c->idx[ok++] = i;
+        }
+    }
+    return ok;
+}
+
+/* After a write of c->be[0..handled): the incr results that left the range, and where a retry
+ * after a settings change resumes. */
+void upload_chunk_written(struct upload_chunk *c, size_t handled, int rc)
+{
+    for (size_t j = 0; j < handled; j++)
+        if (c->out[j].rc)
+            c->bad[c->idx[j]] = -EOVERFLOW; /* the incr result left the range */
+    if (rc == -EAGAIN && handled)
+        c->start = c->idx[handled - 1] + 1;
+}
+
+/* The flush ended with rc: count and list the pending lines, empty them. */
+void upload_settle(struct upload *u, int rc, const struct board_settings *used,
+                   const struct upload_chunk *c)
+{
+    /* after a fault, the lines before c->start were still written (a call that wrote part of
+     * the chunk, then a settings change): they count, and the stream is settled up to them */
+    size_t settled = rc == 0 ? u->npending : c->start;
+    for (size_t i = 0; i < u->npending; i++) {
+        struct entry_error err = {0};
+        if (i < settled)
+            metrics_write((int)u->pending[i].op, c->bad[i] == 0);
+        if (i < settled && c->bad[i] == 0)
+            u->applied++;
+        else if (i < settled && c->bad[i] == -EOVERFLOW) {
+            validate_range_error(used, &err);
+            reject_pending(u, u->pending[i].line, &err);
+        } else if (i < settled) {
+            validate_score_error(used, &u->pending[i].score, c->bad[i], &err);
+            reject_pending(u, u->pending[i].line, &err);
+        }
+        if (i < settled)
+            u->settled_line = u->pending[i].line;
+        entry_free(&u->pending[i]);
+    }
+    if (rc == 0)
+        show_deferred(u, LONG_MAX); /* every line before the next one read is settled */
+    u->npending = 0;
+    u->pending_bytes = 0;
+}
+
+/* One line read: parsed into the pending lines, or rejected. */
+static void stream_line(struct upload *u, char *text, size_t len, long line)
+{
+    struct entry_error err = {0};
+    cJSON *doc = NULL;
+    if (request_json_has_nul(text, len))
+        entry_fail(&err, 400, "invalid_json", "the line must not contain NUL (raw or \\u0000).");
+    else if (!(doc = cJSON_ParseWithLengthOpts(text, len + 1, NULL, 1)))
+        entry_fail(&err, 400, "invalid_json", "the line is not valid JSON.");
+    size_t at = 0;
+    int lit = doc ? json_number_annotate(doc, text, len, &at) : 0; /* numbers keep their text */
+    if (lit) {
+        if (lit == -ENOMEM)
+            entry_fail(&err, 500, "internal", "Out of memory.");
+        else
+            entry_fail(&err, 400, "invalid_json", "the line is not valid JSON (near byte %zu).",
+                       at);
+        cJSON_Delete(doc);
+        doc = NULL;
+    }
+    struct entry_in *e = &u->pending[u->npending];
+    if (doc && validate_entry(doc, e, &err) == 0) {
+        e->line = line;
+        u->npending++;
+        assert(e->id); /* parse_entry sets it on success */
+        u->pending_bytes += strlen(e->id) + (e->record ? strlen(e->record) : 0);
+    } else {
+        reject_line(u, line, &err);
+    }
+    cJSON_Delete(doc);
+}
+
+/*
+ * Read lines from data[*at..len) (NULL: the end of the stream) into the pending lines until the
+ * data is used up (0) or they make a full chunk (1: flush it, then call again with the rest); a
+ * chunk is one script call, bounded in entries and in bytes, so it stays short in Redis.
+ * -ENOMEM.
+ */
+int upload_take(struct upload *u, const char *data, size_t len, size_t *at)
+{
+    for (;;) {
+        if (u->npending == UPLOAD_CHUNK_LINES || u->pending_bytes >= UPLOAD_CHUNK_BYTES)
+            return 1;
+        const char *text = NULL;
+        size_t tl = 0;
+        long line = 0;
+        enum ndjson_event ev = ndjson_next(&u->nd, data, len, at, &text, &tl, &line);
+        if (ev == NDJSON_MORE)
+            return 0;
+        if (ev == NDJSON_NO_MEMORY)
+            return -ENOMEM;
+        if (ev == NDJSON_TOO_LONG) {
+            struct entry_error err = {0};
+            entry_fail(&err, 413, "line_too_large", "a line must be at most %ld bytes.",
+                       UPLOAD_LINE_MAX);
+            reject_line(u, line, &err);
+            continue;
+        }
+        stream_line(u, (char *)text, tl, line);
+    }
+}
+
+char *upload_reply(struct upload *u)
+{
+    cJSON *doc = cJSON_CreateObject();
+    cJSON_AddNumberToObject(doc, "applied", (double)u->applied);
+    cJSON_AddNumberToObject(doc, "rejected_total", (double)u->rejected_total);
+    cJSON_AddItemToObject(doc, "rejected", u->rejected);
+    u->rejected = NULL;
+    char *json = cJSON_PrintUnformatted(doc);
+    cJSON_Delete(doc);
+    return json;
+}
+
+void upload_fault(const struct upload *u, int rc, int *status, const char **code,
+                  int *retry_after_s, char *msg, size_t len)
+{
+    /* status, code and opening clause from http.h's table (as a write: a chunk was sent) */
+    const struct http_errno_row *e = rc ? http_errno_find(HTTP_ERRNO_WRITE, rc) : NULL;
+    int unknown = e && e->scope == HTTP_ERRNO_WRITE;
+    long rejected = u->rejected_total - u->ndeferred;
+    char what[160] = "rankd is shutting down";
+    if (e)
+        http_errno_summary(e, rc, what, sizeof(what));
+    *status = e ? e->status : 503;
+    *code = e ? e->code : "shutting_down";
+    *retry_after_s = e ? e->retry_after_s : 1;
+    snprintf(msg, len,
+             "%s: %ld lines were applied and %ld rejected, every line up to line %ld is settled%s; "
+             "send the lines after line %ld again%s.",
+             what, u->applied, rejected, u->settled_line,
+             unknown ? ", and the chunk after it may or may not be applied" : "", u->settled_line,
+             unknown ? " (read the members of the chunk first if it has incr)" : "");
+}

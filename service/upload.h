@@ -1,0 +1,100 @@
+/*
+ * upload.h -- the state machine of an NDJSON score upload: bytes in, chunks of entries out,
+ * outcomes in, counts and the rejected list kept in line order. Pure: no I/O (the caller writes
+ * each chunk and reports how it went); unit tests in test/unit/test_upload.c.
+ *
+ * Lines are split by ndjson.h and parsed as entries (validate.h). A line that is not an entry is
+ * rejected when read; the others wait, pending, until they make a chunk: UPLOAD_CHUNK_LINES
+ * lines or UPLOAD_CHUNK_BYTES of ids and records (one write.lua call, about 2 ms of Redis time),
+ * or the end of the upload. The caller then writes the chunk:
+ *
+ *   upload_take -> 1 (a chunk is pending)
+ *     upload_chunk_new, then per attempt (settings read, or read again after a change):
+ *       upload_chunk_entries (the lines the settings can hold) -> write them ->
+ *       upload_chunk_written (what the write did)
+ *     upload_settle (the chunk's end: counted, listed, emptied) -> upload_take again ...
+ *   upload_take(NULL) at the end of the body, then a last chunk if any, then upload_reply.
+ *
+ * A score the board cannot hold, or an incr whose result leaves the range, rejects its own line
+ * only. `rejected` lists at most UPLOAD_SHOWN_MAX rejections, always in line order: a line
+ * refused when read while earlier lines wait is listed once those are settled. Every line up to
+ * `settled_line` is applied or rejected, so a client cut off (a Redis fault, rankd stopping)
+ * resends from the line after it without applying one twice.
+ */
+#ifndef RANKD_UPLOAD_H
+#define RANKD_UPLOAD_H
+
+#include <stddef.h>
+
+#include "board.h"
+
+#define UPLOAD_LINE_MAX (64L * 1024L) /**< bytes of one line ('\r' not counted); longer: 413 */
+/* A chunk of lines is one write.lua call: bounded so it stays about 2 ms on Redis' main thread
+ * (measured: 1000 lines with ~100-byte records took 5.9 ms, 5.9 us a line). */
+#define UPLOAD_CHUNK_LINES 300             /**< lines of a chunk */
+#define UPLOAD_CHUNK_BYTES (48UL * 1024UL) /**< bytes of ids and records of a chunk */
+#define UPLOAD_SHOWN_MAX 1000              /**< rejections listed (all are counted) */
+
+struct upload;
+
+/** A new upload. NULL on ENOMEM. Free with upload_free. */
+struct upload *upload_new(void);
+
+/** Free u and its pending lines. NULL is a no-op. */
+void upload_free(struct upload *u);
+
+/**
+ * Read lines from data[*at..len) (data NULL: the end of the upload, its last line without a
+ * '\n') into the pending lines, advancing *at, until the data is used up (0) or they make a full
+ * chunk (1: write it and settle it, then call again with the rest). -ENOMEM: u cannot go on.
+ */
+int upload_take(struct upload *u, const char *data, size_t len, size_t *at);
+
+/** Lines pending (read, parsed, not written yet). */
+size_t upload_pending(const struct upload *u);
+
+/** The buffers of one chunk's write. */
+struct upload_chunk {
+    struct board_entry *be;    /**< the lines to send, in order (strings borrowed from u) */
+    struct board_outcome *out; /**< their outcomes, filled by the write */
+    int *bad;                  /**< per pending line: 0, or why it was refused */
+    size_t *idx;               /**< be[k] is pending line idx[k] */
+    size_t start;              /**< pending lines before it are written (a resumed chunk) */
+};
+
+/** Buffers for the chunk of u's pending lines: 0, or -ENOMEM (then upload_chunk_free). */
+int upload_chunk_new(struct upload_chunk *c, size_t pending);
+
+void upload_chunk_free(struct upload_chunk *c);
+
+/** The pending lines from c->start that `used` (the board's settings) can hold, as c->be; the
+ *  others are marked bad. Returns how many entries to write (0: nothing to write). */
+size_t upload_chunk_entries(const struct upload *u, const struct board_settings *used,
+                            struct upload_chunk *c);
+
+/** A write of c->be[0..handled) ended with rc (board_write_job's): the incr results that left
+ *  the range become rejections, and after a settings change (-EAGAIN) a retry resumes after
+ *  what was written. */
+void upload_chunk_written(struct upload_chunk *c, size_t handled, int rc);
+
+/** The chunk ended with rc (0, or the fault that stopped the upload): its lines up to what was
+ *  written are counted (applied or rejected, in line order) and the settled line moves; the
+ *  pending lines are emptied. */
+void upload_settle(struct upload *u, int rc, const struct board_settings *used,
+                   const struct upload_chunk *c);
+
+/** The reply at the end: {"applied", "rejected_total", "rejected": [{"line", "error"}...]}, a
+ *  new string (free()), or NULL on ENOMEM. The rejected list is handed over: call once. */
+char *upload_reply(struct upload *u);
+
+/** The error of an upload cut by a fault rc (status, code and opening clause from http.h's errno
+ *  table, as a write: -ETIME and -ECONNRESET are write_outcome_unknown, -EDQUOT 507
+ *  insufficient_storage, -EROFS primary_changed, a full tie group 422 score_group_full, -ENOMEM
+ *  500, the faults redis_unavailable) or by rankd stopping (rc 0: 503 shutting_down): *status,
+ *  *code (static), *retry_after_s (the Retry-After the reply carries, 0: none) and msg[len],
+ *  saying how many lines were applied and rejected up to the settled line and where to resume.
+ *  Lines rejected when read after it are not counted: the client sends them again. */
+void upload_fault(const struct upload *u, int rc, int *status, const char **code,
+                  int *retry_after_s, char *msg, size_t len);
+
+#endif
