@@ -12,12 +12,8 @@ cd "$(dirname "$0")/.."
 BIN=${1:-build/rankd}
 . scripts/redis-fixture.sh
 
-passed=0
-failed=0
-die() { echo "test-nginx: $*" >&2; echo "nginx: $passed passed, $((failed + 1)) failed"; exit 1; }
-check() { # check NAME COMMAND...
-    if "${@:2}"; then passed=$((passed + 1)); echo "ok   $1"; else failed=$((failed + 1)); echo "FAIL $1"; fi
-}
+CHECKS_NAME=nginx
+. scripts/checks.sh
 
 [ -x "$BIN" ] || die "no rankd binary at '$BIN' (run make first)"
 NGINX=$(command -v nginx || echo /usr/sbin/nginx)
@@ -139,5 +135,4 @@ for i in 1 2 3 4; do
 done
 check "incr through nginx applied once per request" grep -q '"score":20' <<<"$(curl -fs "$N/boards/multi/members/w1")"
 
-echo "nginx: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+checks_end

@@ -10,12 +10,8 @@ cd "$(dirname "$0")/.."
 BIN=${1:-build/rankd}
 . scripts/redis-fixture.sh
 
-passed=0
-failed=0
-die() { echo "test-tls: $*" >&2; echo "tls: $passed passed, $((failed + 1)) failed"; exit 1; }
-check() { # check NAME COMMAND...: one result line
-    if "${@:2}"; then passed=$((passed + 1)); echo "ok   $1"; else failed=$((failed + 1)); echo "FAIL $1"; fi
-}
+CHECKS_NAME=tls
+. scripts/checks.sh
 
 [ -x "$BIN" ] || die "no rankd binary at '$BIN' (run make first)"
 command -v stunnel4 >/dev/null || command -v stunnel >/dev/null || scripts/deps.sh stunnel4 openssl ||
@@ -109,5 +105,4 @@ code=$?
 check "rediss:// exits 2" test "$code" -eq 2
 check "rediss:// names the tunnel" grep -q 'stunnel4.*schema/stunnel-redis.conf' <<<"$refused"
 
-echo "tls: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+checks_end

@@ -193,18 +193,25 @@ static void board_get_reply(struct handlers_ctl *c, int rc)
         reply_board(c->rq, c->rp, 200, c->job.board, &c->job.info);
 }
 
-void handle_board_get(struct http_request *rq, struct http_reply *rp, struct http_async *async)
+/* A control operation on {board} alone, answered by `reply`. */
+static void board_op(struct http_request *rq, struct http_reply *rp, struct http_async *async,
+                     enum board_ctl op, void (*reply)(struct handlers_ctl *c, int rc))
 {
     const char *board;
     if (handlers_board_param(rq, rp, &board)) {
         handlers_answered(async);
         return;
     }
-    struct handlers_ctl *c = handlers_ctl_new(rq, rp, async, board_get_reply);
+    struct handlers_ctl *c = handlers_ctl_new(rq, rp, async, reply);
     if (!c)
         return;
     c->job.board = board;
-    handlers_ctl_start(c, BOARD_CTL_INFO);
+    handlers_ctl_start(c, op);
+}
+
+void handle_board_get(struct http_request *rq, struct http_reply *rp, struct http_async *async)
+{
+    board_op(rq, rp, async, BOARD_CTL_INFO, board_get_reply);
 }
 
 /* ---------------------------------------------------------------- settings */
@@ -261,25 +268,9 @@ void handle_board_put(struct http_request *rq, struct http_reply *rp, struct htt
 
 /* ---------------------------------------------------------------- delete, reset, trim */
 
-/* A board operation without arguments answered 204 (delete, reset). */
-static void board_op_204(struct http_request *rq, struct http_reply *rp, struct http_async *async,
-                         enum board_ctl op)
-{
-    const char *board;
-    if (handlers_board_param(rq, rp, &board)) {
-        handlers_answered(async);
-        return;
-    }
-    struct handlers_ctl *c = handlers_ctl_new(rq, rp, async, handlers_reply_204);
-    if (!c)
-        return;
-    c->job.board = board;
-    handlers_ctl_start(c, op);
-}
-
 void handle_board_delete(struct http_request *rq, struct http_reply *rp, struct http_async *async)
 {
-    board_op_204(rq, rp, async, BOARD_CTL_DELETE);
+    board_op(rq, rp, async, BOARD_CTL_DELETE, handlers_reply_204);
 }
 
 void handle_member_delete(struct http_request *rq, struct http_reply *rp, struct http_async *async)
@@ -302,7 +293,7 @@ void handle_member_delete(struct http_request *rq, struct http_reply *rp, struct
 
 void handle_board_reset(struct http_request *rq, struct http_reply *rp, struct http_async *async)
 {
-    board_op_204(rq, rp, async, BOARD_CTL_RESET);
+    board_op(rq, rp, async, BOARD_CTL_RESET, handlers_reply_204);
 }
 
 /* DELETE /boards/{board}/members?keep=N or ?below=SCORE: trim the tail in chunks. */

@@ -160,6 +160,21 @@ static void notify(struct pending *p, int rc, redisReply **replies)
         w->fn(w->arg, rc, replies);
 }
 
+/* Put p at the end of the FIFO of groups (sent, or to send at the next flush), counted in
+ * flight; its deadline is set when it is written (INT64_MAX until then). */
+static void queue_append(struct store_async *sa, struct pending *p)
+{
+    p->deadline_ms = INT64_MAX;
+    if (!sa->unsent)
+        sa->unsent = p;
+    if (sa->tail)
+        sa->tail->next = p;
+    else
+        sa->head = p;
+    sa->tail = p;
+    atomic_fetch_add_explicit(&sa->in_flight, 1, memory_order_relaxed);
+}
+
 static void pending_free(struct pending *p)
 {
     for (int i = 0; i < p->got; i++)
@@ -282,15 +297,7 @@ static void release_held(struct store_async *sa)
         }
         sdsfree(p->held);
         p->held = NULL;
-        p->deadline_ms = INT64_MAX;
-        if (!sa->unsent)
-            sa->unsent = p;
-        if (sa->tail)
-            sa->tail->next = p;
-        else
-            sa->head = p;
-        sa->tail = p;
-        atomic_fetch_add_explicit(&sa->in_flight, 1, memory_order_relaxed);
+        queue_append(sa, p);
     }
 }
 
@@ -431,15 +438,7 @@ static int append_group(struct store_async *sa, struct pending *p, const int *ar
             sa->broken = 1;
             return -ENOMEM;
         }
-    p->deadline_ms = INT64_MAX;
-    if (!sa->unsent)
-        sa->unsent = p;
-    if (sa->tail)
-        sa->tail->next = p;
-    else
-        sa->head = p;
-    sa->tail = p;
-    atomic_fetch_add_explicit(&sa->in_flight, 1, memory_order_relaxed);
+    queue_append(sa, p);
     return fresh;
 }
 
