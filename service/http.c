@@ -92,11 +92,23 @@ int http_arg(const struct http_request *rq, const char *name, const char **value
         "or may not have been applied. Read the member before retrying an incr.",                  \
         "Redis did not answer after a write was sent", 1)
 
+/* The same for a write that carried an Idempotency-Key: its first reply is kept in the same
+ * script as the write, so sending it again with the same key and body applies it at most once. */
+#define OUTCOME_UNKNOWN_IDEMPOTENT(e)                                                              \
+    ROW((e), HTTP_ERRNO_IDEMPOTENT, 503, "write_outcome_unknown",                                  \
+        "Redis did not answer after the write was sent (a timeout or a lost connection): it may "  \
+        "or may not have been applied. It carried an Idempotency-Key: send it again with the "     \
+        "same key and body; it is applied at most once (a replay says Idempotent-Replayed: "       \
+        "true).",                                                                                  \
+        "Redis did not answer after a write was sent", 1)
+
 /* In lookup order: the specific scopes first, then the Redis faults every lookup has, then the
  * default. Where two rows could answer one lookup (the same errno in two scopes a caller names
  * together), the earlier wins: a write's lost reply is write_outcome_unknown, not
  * redis_unavailable. */
 const struct http_errno_row http_errno_rows[] = {
+    OUTCOME_UNKNOWN_IDEMPOTENT(-ETIME),
+    OUTCOME_UNKNOWN_IDEMPOTENT(-ECONNRESET),
     OUTCOME_UNKNOWN(-ETIME),
     OUTCOME_UNKNOWN(-ECONNRESET),
     ROW(-ENOENT, HTTP_ERRNO_BOARD, 404, "board_not_found", "Board '{board}' does not exist.", NULL,
@@ -122,12 +134,17 @@ const struct http_errno_row http_errno_rows[] = {
         "same PUT lets the past periods go with the change; or delete the board, or use a new "
         "one.",
         NULL, 0),
+    ROW(-EKEYREJECTED, HTTP_ERRNO_WRITE, 422, "idempotency_key_reused",
+        "This Idempotency-Key was used for another request on board '{board}' in the last 24 "
+        "hours (another body, board or shape); nothing was written. Use a new key for a new "
+        "write.",
+        "the Idempotency-Key was used for another request", 0),
     ROW(-EDOM, HTTP_ERRNO_SCORE, 422, "invalid_score",
-        "score {score} has more fractional digits than this board keeps "
+        "{field} {score} has more fractional digits than this board keeps "
         "(score_decimals={decimals}).",
         NULL, 0),
     ROW(-ERANGE, HTTP_ERRNO_SCORE, 422, "score_out_of_range",
-        "score {score} is outside this board's exact range: from {min} to {max}.", NULL, 0),
+        "{field} {score} is outside this board's exact range: from {min} to {max}.", NULL, 0),
     ROW(0, HTTP_ERRNO_SCORE, 422, "invalid_score", "score must be a JSON number.", NULL, 0),
     ROW(-ENOENT, HTTP_ERRNO_ROUTE, 404, "not_found", "No route for {method} {path}.", NULL, 0),
     ROW(-EPERM, HTTP_ERRNO_ROUTE, 405, "method_not_allowed",

@@ -48,14 +48,15 @@ struct http_request {
     int nparams;
     struct http_arg *args; /**< decoded query arguments, in request order, owned */
     size_t nargs;
-    const char *content_type;  /**< header or NULL, borrowed */
-    const char *if_none_match; /**< header or NULL, borrowed */
-    struct buf body;           /**< JSON body (non-streaming routes), owned */
-    int streaming;             /**< body is fed to the route's stream function */
-    int64_t deadline_ms;       /**< monotonic (util_now_ms): when the whole request is in, plus
-                                *   --request-timeout-ms; every round trip of its async steps
-                                *   ends by then */
-    void *stream_state;        /**< the handler's, freed by its stream_free */
+    const char *content_type;    /**< header or NULL, borrowed */
+    const char *if_none_match;   /**< header or NULL, borrowed */
+    const char *idempotency_key; /**< the Idempotency-Key header or NULL, borrowed */
+    struct buf body;             /**< JSON body (non-streaming routes), owned */
+    int streaming;               /**< body is fed to the route's stream function */
+    int64_t deadline_ms;         /**< monotonic (util_now_ms): when the whole request is in, plus
+                                  *   --request-timeout-ms; every round trip of its async steps
+                                  *   ends by then */
+    void *stream_state;          /**< the handler's, freed by its stream_free */
 };
 
 struct http_header {
@@ -99,16 +100,18 @@ void http_reply_header(struct http_reply *rp, const char *name, const char *valu
 
 /** What failed, for the errno table: a lookup names the scopes that apply to its caller. */
 enum http_errno_scope {
-    HTTP_ERRNO_FAULT = 1 << 0,    /**< any store call (every lookup has it): Redis faults, 500 */
-    HTTP_ERRNO_WRITE = 1 << 1,    /**< a write that may have been sent: a lost reply leaves its
-                                   *   outcome unknown, so it must not say "retry safely" */
-    HTTP_ERRNO_BOARD = 1 << 2,    /**< a board's lookup: the board, member or period is missing */
-    HTTP_ERRNO_ITEM = 1 << 3,     /**< a record's lookup */
-    HTTP_ERRNO_SETTINGS = 1 << 4, /**< a settings change the board's state refuses */
-    HTTP_ERRNO_SCORE = 1 << 5,    /**< a score literal judged against a board's layout */
-    HTTP_ERRNO_ROUTE = 1 << 6,    /**< route_match: no route, wrong method, bad path */
-    HTTP_ERRNO_FILE = 1 << 7,     /**< a static file's path */
-    HTTP_ERRNO_QUERY = 1 << 8,    /**< the query string */
+    HTTP_ERRNO_FAULT = 1 << 0,      /**< any store call (every lookup has it): Redis faults, 500 */
+    HTTP_ERRNO_WRITE = 1 << 1,      /**< a write that may have been sent: a lost reply leaves its
+                                     *   outcome unknown, so it must not say "retry safely" */
+    HTTP_ERRNO_BOARD = 1 << 2,      /**< a board's lookup: the board, member or period is missing */
+    HTTP_ERRNO_ITEM = 1 << 3,       /**< a record's lookup */
+    HTTP_ERRNO_SETTINGS = 1 << 4,   /**< a settings change the board's state refuses */
+    HTTP_ERRNO_SCORE = 1 << 5,      /**< a score literal judged against a board's layout */
+    HTTP_ERRNO_ROUTE = 1 << 6,      /**< route_match: no route, wrong method, bad path */
+    HTTP_ERRNO_FILE = 1 << 7,       /**< a static file's path */
+    HTTP_ERRNO_QUERY = 1 << 8,      /**< the query string */
+    HTTP_ERRNO_IDEMPOTENT = 1 << 9, /**< a write with an Idempotency-Key: a lost reply may be
+                                     *   retried with the same key and body */
 };
 
 /**

@@ -363,6 +363,9 @@ static void begin(struct httpd *srv, struct MHD_Connection *c, const char *url, 
     x->rq.server = srv;
     x->rq.method = method;
     x->rq.if_none_match = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "If-None-Match");
+    struct header_count idem = {.name = "Idempotency-Key"};
+    MHD_get_connection_values(c, MHD_HEADER_KIND, count_header, &idem);
+    x->rq.idempotency_key = idem.n > 1 ? "" : idem.first; /* twice: refused where honoured */
     x->gzip_ok = gzip_accepted(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept-Encoding"));
     size_t inm_n = x->rq.if_none_match ? strlen(x->rq.if_none_match) : 0;
     if (x->gzip_ok && inm_n > 5 && inm_n < sizeof(x->inm) &&

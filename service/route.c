@@ -46,6 +46,7 @@ static struct route routes[] = {
      .stream_stopped = handle_scores_stream_stopped,
      .stream_free = handle_scores_stream_free,
      .flags = W | B | ROUTE_NDJSON},
+    A("POST", "/scores", handle_scores_boards_async, "scores_boards", W | B),
     {.method = "GET",
      .pattern = "/boards/{board}/members/{id}",
      .name = "member",

@@ -17,6 +17,8 @@ static const struct expect {
     const char *code;
     int retry_after_s;
 } expected[] = {
+    {HTTP_ERRNO_IDEMPOTENT, -ETIME, 503, "write_outcome_unknown", 1},
+    {HTTP_ERRNO_IDEMPOTENT, -ECONNRESET, 503, "write_outcome_unknown", 1},
     {HTTP_ERRNO_WRITE, -ETIME, 503, "write_outcome_unknown", 1},
     {HTTP_ERRNO_WRITE, -ECONNRESET, 503, "write_outcome_unknown", 1},
     {HTTP_ERRNO_BOARD, -ENOENT, 404, "board_not_found", 0},
@@ -26,6 +28,7 @@ static const struct expect {
     {HTTP_ERRNO_BOARD, -ENOTSUP, 400, "board_has_no_periods", 0},
     {HTTP_ERRNO_ITEM, -ENODATA, 404, "item_not_found", 0},
     {HTTP_ERRNO_SETTINGS, -EEXIST, 409, "board_not_empty", 0},
+    {HTTP_ERRNO_WRITE, -EKEYREJECTED, 422, "idempotency_key_reused", 0},
     {HTTP_ERRNO_SCORE, -EDOM, 422, "invalid_score", 0},
     {HTTP_ERRNO_SCORE, -ERANGE, 422, "score_out_of_range", 0},
     {HTTP_ERRNO_SCORE, 0, 422, "invalid_score", 0},
