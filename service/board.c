@@ -157,6 +157,8 @@ void board_settings_default(struct board_settings *s)
     s->page_size = BOARD_PAGE_SIZE_DEFAULT;
     s->page_ttl_ms = BOARD_PAGE_TTL_MS_DEFAULT;
     s->gen = 0;
+    s->max_members = 0;
+    s->version = 0;
 }
 
 int board_name_valid(const char *name, size_t len)
@@ -202,6 +204,10 @@ static void settings_from_reply(const struct store_reply *r, struct board_settin
             s->retain = (int)n;
         else if (strcmp(f, "gen") == 0)
             s->gen = strtoll(v, NULL, 10);
+        else if (strcmp(f, "max_members") == 0 && n >= 0 && n <= BOARD_MAX_MEMBERS_MAX)
+            s->max_members = n;
+        else if (strcmp(f, "version") == 0)
+            s->version = strtoll(v, NULL, 10);
     }
 }
 
@@ -1247,9 +1253,10 @@ static void info_take(const struct store_reply *r, const struct board_where *w,
     snprintf(out->period, sizeof(out->period), "%s", w->period);
 }
 
-/* Text of the eight settings put_board.lua takes, in its order (see the script). */
-static void settings_text(const struct board_settings *v, char out[8][24])
+/* Text of the nine settings put_board.lua takes, in its order (see the script). */
+static void settings_text(const struct board_settings *v, char out[9][24])
 {
+    snprintf(out[8], 24, "%" PRId64, v->max_members);
     snprintf(out[0], 24, "%s", score_order_name(v->layout.order));
     snprintf(out[1], 24, "%s", score_tiebreak_name(v->layout.tiebreak));
     snprintf(out[2], 24, "%d", v->layout.decimals);
@@ -1292,6 +1299,8 @@ static void patch_apply(const struct board_settings *base, const struct board_se
         out->page_ttl_ms = v->page_ttl_ms;
     if (p->has_retain)
         out->retain = v->retain;
+    if (p->has_max_members)
+        out->max_members = v->max_members;
 }
 
 /* What put_board.lua and create_board.lua answer on success: {code, settings, total}. */
@@ -1325,7 +1334,7 @@ struct put_call {
     const char **argv;
     int create;
     int nkeys, nargs;
-    char val[8][24], tz[16], retain[16], gen[32], nkeep[16], cut[32];
+    char val[9][24], tz[16], retain[16], gen[32], nkeep[16], cut[32];
 };
 
 static void put_call_free(struct put_call *c)
@@ -1340,8 +1349,9 @@ static void put_call_free(struct put_call *c)
 static int put_create_prepare(struct board_model *m, const char *board,
                               const struct board_settings_patch *patch, struct put_call *c)
 {
-    static const char *const names[] = {"order",    "tiebreak",  "score_decimals", "period",
-                                        "timezone", "page_size", "page_ttl_ms",    "retain"};
+    static const char *const names[] = {"order",       "tiebreak", "score_decimals",
+                                        "period",      "timezone", "page_size",
+                                        "page_ttl_ms", "retain",   "max_members"};
     make_keys(m, board, &c->k);
     struct board_settings d, v;
     board_settings_default(&d);
@@ -1351,22 +1361,22 @@ static int put_create_prepare(struct board_model *m, const char *board,
         return rc;
     settings_text(&v, c->val);
     new_generation(c->gen);
-    c->argv = calloc(4 + 16 + 2, sizeof(*c->argv));
+    c->argv = calloc(4 + 18 + 2, sizeof(*c->argv));
     if (!c->argv)
         return -ENOMEM;
     c->argv[0] = c->k.meta;
     c->argv[1] = c->k.registry;
     c->argv[2] = c->w.z;
     c->argv[3] = board;
-    for (int i = 0; i < 8; i++) {
+    for (int i = 0; i < 9; i++) {
         c->argv[4 + 2 * i] = names[i];
         c->argv[5 + 2 * i] = c->val[i];
     }
-    c->argv[20] = "gen";
-    c->argv[21] = c->gen;
+    c->argv[22] = "gen";
+    c->argv[23] = c->gen;
     c->create = 1;
     c->nkeys = 3;
-    c->nargs = 19;
+    c->nargs = 21;
     return 0;
 }
 
@@ -1382,7 +1392,7 @@ static int put_update_prepare(struct board_model *m, const char *board,
     int hi = periodic ? (next > cur->retain ? next : cur->retain) : 0;
     int64_t now = now_ms(m);
     c->zs = calloc((size_t)hi + 1, sizeof(*c->zs));
-    c->argv = calloc((size_t)hi + 3 + 14, sizeof(*c->argv));
+    c->argv = calloc((size_t)hi + 3 + 15, sizeof(*c->argv));
     if (!c->zs || !c->argv) {
         put_call_free(c);
         return -ENOMEM;
@@ -1418,6 +1428,7 @@ static int put_update_prepare(struct board_model *m, const char *board,
     c->argv[na++] = c->gen;
     c->argv[na++] = c->nkeep;
     c->argv[na++] = c->cut;
+    c->argv[na++] = patch->has_max_members ? c->val[8] : "";
     c->create = 0;
     c->nkeys = nk;
     c->nargs = na - nk;

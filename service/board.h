@@ -42,9 +42,10 @@
 #define BOARD_PAGE_SIZE_MAX 100    /**< entries per page */
 #define BOARD_PAGE_SIZE_DEFAULT 20 /**< entries per page */
 #define BOARD_PAGE_TTL_MS_DEFAULT 1000
-#define BOARD_PAGE_TTL_MS_MAX 3600000 /**< one hour */
-#define BOARD_RECORD_BYTES_MAX 1024   /**< serialized record JSON */
-#define BOARD_BATCH_MAX 1000          /**< entries per write script call */
+#define BOARD_PAGE_TTL_MS_MAX 3600000   /**< one hour */
+#define BOARD_RECORD_BYTES_MAX 1024     /**< serialized record JSON */
+#define BOARD_BATCH_MAX 1000            /**< entries per write script call */
+#define BOARD_MAX_MEMBERS_MAX 100000000 /**< the largest max_members setting */
 
 /** Settings of one board (the meta hash). */
 struct board_settings {
@@ -56,13 +57,17 @@ struct board_settings {
     int page_ttl_ms;            /**< page cache soft TTL, 0 = no caching */
     int64_t gen;                /**< generation (new at create, reset, re-create): part of
                                  *   every page key and ETag; 0 when read from no hash */
+    int64_t max_members;        /**< keep the top this many: every write removes the worst
+                                 *   members past it (bounded per call); 0 = no limit */
+    int64_t version;            /**< the board's write counter (write.lua bumps it once per
+                                 *   call); read-only, 0 before the first write */
 };
 
 /** Partial settings from a PUT: a field is applied only when its has_ flag is set. */
 struct board_settings_patch {
     struct board_settings value;
     int has_order, has_tiebreak, has_decimals, has_page_size, has_page_ttl, has_period, has_tz,
-        has_retain;
+        has_retain, has_max_members;
 };
 
 /** Shared state of the model: the store and the key prefix (borrowed; outlive the model). */

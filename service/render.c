@@ -283,6 +283,11 @@ char *render_board(const char *board, const struct board_info *info,
     period_tz_format(s->tz_min, tz, sizeof(tz));
     cJSON_AddStringToObject(doc, "timezone", tz);
     cJSON_AddNumberToObject(doc, "retain", s->retain);
+    if (s->max_members > 0)
+        cJSON_AddNumberToObject(doc, "max_members", (double)s->max_members);
+    else
+        cJSON_AddNullToObject(doc, "max_members");
+    cJSON_AddNumberToObject(doc, "version", (double)s->version);
     cJSON_AddNumberToObject(doc, "total", (double)info->total);
     cJSON *range = cJSON_AddObjectToObject(doc, "score_range");
     add_number(range, "min", min);

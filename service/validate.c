@@ -168,8 +168,9 @@ static int only_fields(const cJSON *obj, const char *const *known, int n, struct
 int validate_settings(const cJSON *doc, const struct board_settings *defaults,
                       struct board_settings_patch *p, struct entry_error *err)
 {
-    static const char *const known[] = {"order",          "tiebreak", "page_size", "page_ttl_ms",
-                                        "score_decimals", "period",   "timezone",  "retain"};
+    static const char *const known[] = {"order",       "tiebreak",       "page_size",
+                                        "page_ttl_ms", "score_decimals", "period",
+                                        "timezone",    "retain",         "max_members"};
     static const char *const periods[] = {"none", "hourly", "daily", "weekly", "monthly"};
     static const char *const orders[] = {"desc", "asc"};
     static const char *const ties[] = {"first", "last", "id"};
@@ -177,7 +178,7 @@ int validate_settings(const cJSON *doc, const struct board_settings *defaults,
         entry_fail(err, 400, "invalid_body", "The body must be a JSON object of settings.");
         return -1;
     }
-    if (only_fields(doc, known, 8, err, "The settings object"))
+    if (only_fields(doc, known, 9, err, "The settings object"))
         return -1;
     memset(p, 0, sizeof(*p));
     p->value = *defaults;
@@ -218,6 +219,12 @@ int validate_settings(const cJSON *doc, const struct board_settings *defaults,
     if (r4 < 0)
         return -1;
     p->has_retain = r4 == 0;
+    int maxm = 0;
+    int r5 = int_field(doc, "max_members", 0, BOARD_MAX_MEMBERS_MAX, &maxm, err);
+    if (r5 < 0)
+        return -1;
+    p->has_max_members = r5 == 0;
+    p->value.max_members = maxm;
     return 0;
 }
 

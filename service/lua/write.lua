@@ -257,7 +257,10 @@ for b = 0, nb - 1 do
         redis.call('PERSIST', z) -- a set an older rankd wrote carries a TTL: it must not expire
       end
       -- keep the top max_members: a call adds at most its entries, so removing at most that
-      -- many (plus a slack that catches up after max_members was lowered) keeps the work bounded
+      -- many (plus a slack that catches up after max_members was lowered) keeps the work bounded.
+      -- The worst members are the largest stored values: ZPOPMAX returns them with their values
+      -- (their keys are keys they left, for whatever keeps per-key state of the set). Their
+      -- records stay: records are shared by boards.
       if maxm[b] > 0 then
         local excess = redis.call('ZCARD', z) - maxm[b]
         if excess > 0 then

@@ -404,6 +404,92 @@ START_TEST(one_entry_many_boards)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- keep the top N */
+
+static long long board_total(const char *board)
+{
+    char path[100];
+    snprintf(path, sizeof(path), "/boards/%s", board);
+    struct http_result r;
+    ck_assert_int_eq(http_get(g_port, path, &r), 0);
+    const cJSON *t = cJSON_GetObjectItem(r.json, "total");
+    ck_assert_msg(r.status == 200 && cJSON_IsNumber(t), "%s", r.body);
+    long long n = (long long)t->valuedouble;
+    http_result_free(&r);
+    return n;
+}
+
+START_TEST(keep_top_n)
+{
+    struct http_result r;
+    req("PUT", "/boards/top", "{\"max_members\":3}", NULL, NULL, 201, NULL, &r);
+    ck_assert_msg(strstr(r.body, "\"max_members\":3,\"version\":0,"), "%s", r.body);
+    http_result_free(&r);
+    /* a batch bigger than N: the board keeps the best 3, the others' ranks are null */
+    expect(
+        "POST", "/boards/top/scores",
+        "{\"entries\":[{\"id\":\"m1\",\"score\":1,\"record\":{\"n\":1}},{\"id\":\"m2\",\"score\":2}"
+        ","
+        "{\"id\":\"m3\",\"score\":3},{\"id\":\"m4\",\"score\":4},{\"id\":\"m5\",\"score\":5}]}",
+        200,
+        "{\"applied\":5,\"rejected\":[],\"results\":[{\"score\":1,\"rank\":null,\"updated\":true},"
+        "{\"score\":2,\"rank\":null,\"updated\":true},{\"score\":3,\"rank\":3,\"updated\":true},"
+        "{\"score\":4,\"rank\":2,\"updated\":true},{\"score\":5,\"rank\":1,\"updated\":true}],"
+        "\"version\":1}");
+    ck_assert_int_eq(board_total("top"), 3);
+    expect("GET", "/items/m1", NULL, 200, "{\"n\":1}"); /* records stay: they are shared */
+    expect_score("top", "m1", "absent");
+    /* a write below the cut is applied and removed at once */
+    expect("POST", "/boards/top/scores", "{\"id\":\"m6\",\"score\":0}", 200,
+           "{\"id\":\"m6\",\"score\":0,\"rank\":null,\"updated\":true,\"prev_score\":null,"
+           "\"prev_rank\":null,\"version\":2}");
+    expect("POST", "/boards/top/scores", "{\"id\":\"m1\",\"score\":10}", 200,
+           "{\"id\":\"m1\",\"score\":10,\"rank\":1,\"updated\":true,\"prev_score\":null,"
+           "\"prev_rank\":null,\"version\":3}");
+    ck_assert_int_eq(board_total("top"), 3);
+    expect_score("top", "m3", "absent");
+    expect_score("top", "m4", "4");
+    /* an upload trims chunk by chunk */
+    char nd[2000] = "";
+    for (int i = 0; i < 20; i++) {
+        size_t at = strlen(nd);
+        snprintf(nd + at, sizeof(nd) - at, "{\"id\":\"u%d\",\"score\":%d}\n", i, 100 + i);
+    }
+    req("POST", "/boards/top/scores", nd, "application/x-ndjson", NULL, 200, NULL, &r);
+    http_result_free(&r);
+    ck_assert_int_eq(board_total("top"), 3);
+    expect_score("top", "u19", "119");
+    expect_score("top", "u17", "117");
+    expect_score("top", "u16", "absent");
+
+    /* a lowered max_members: no PUT trims, and each write removes at most its entries plus 64 */
+    char batch[8000] = "{\"entries\":[";
+    for (int i = 0; i < 100; i++) {
+        size_t at = strlen(batch);
+        snprintf(batch + at, sizeof(batch) - at, "%s{\"id\":\"b%d\",\"score\":%d}", i ? "," : "", i,
+                 i);
+    }
+    strcat(batch, "]}");
+    expect("POST", "/boards/lower/scores", batch, 200, NULL);
+    expect("PUT", "/boards/lower", "{\"max_members\":3}", 200, NULL);
+    ck_assert_int_eq(board_total("lower"), 100);
+    expect("POST", "/boards/lower/scores", "{\"id\":\"x\",\"score\":1000}", 200, NULL);
+    ck_assert_int_eq(board_total("lower"), 101 - 65);
+    expect("POST", "/boards/lower/scores", "{\"id\":\"y\",\"score\":1001}", 200, NULL);
+    ck_assert_int_eq(board_total("lower"), 3);
+    expect_score("lower", "b99", "99");
+    expect_score("lower", "b98", "absent");
+    /* 0: no limit */
+    req("PUT", "/boards/lower", "{\"max_members\":0}", NULL, NULL, 200, NULL, &r);
+    ck_assert_msg(strstr(r.body, "\"max_members\":null"), "%s", r.body);
+    http_result_free(&r);
+    expect("POST", "/boards/lower/scores", "{\"id\":\"z\",\"score\":1}", 200, NULL);
+    ck_assert_int_eq(board_total("lower"), 4);
+    expect_error("PUT", "/boards/lower", "{\"max_members\":-1}", NULL, 400, "invalid_field");
+    expect_error("PUT", "/boards/lower", "{\"max_members\":100000001}", NULL, 400, "invalid_field");
+}
+END_TEST
+
 Suite *writes_suite(void)
 {
     const struct it_case cases[] = {
@@ -413,6 +499,7 @@ Suite *writes_suite(void)
         {"idempotency_key_checked", idempotency_key_checked},
         {"idempotent_retry_after_lost_reply", idempotent_retry_after_lost_reply},
         {"one_entry_many_boards", one_entry_many_boards},
+        {"keep_top_n", keep_top_n},
     };
     return it_suite("writes", cases, sizeof(cases) / sizeof(cases[0]));
 }
