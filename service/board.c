@@ -887,8 +887,11 @@ static int write_job_compact(struct board_write_job *j)
     snprintf(caps, sizeof(caps), "%" PRId64, atomic_load(&tie_cap));
     snprintf(chunk, sizeof(chunk), "%d", COMPACT_CHUNK);
     snprintf(start, sizeof(start), "%" PRId64, j->compacted);
-    const char *argv[] = {t->where.z, lo, caps, score_tiebreak_name(l->tiebreak), start, chunk};
-    int rc = store_async_script(j->conn, script(SCRIPT_COMPACT), 1, 5, argv, NULL, j->deadline_ms,
+    struct board_keys k;
+    make_keys(j->m, t->board, &k);
+    const char *argv[] = {t->where.z, k.meta, lo, caps, score_tiebreak_name(l->tiebreak),
+                          start,      chunk};
+    int rc = store_async_script(j->conn, script(SCRIPT_COMPACT), 2, 5, argv, NULL, j->deadline_ms,
                                 compact_reply, j);
     return rc < 0 ? rc : 0;
 }
@@ -1553,13 +1556,17 @@ static int one_or_enoent(const struct store_reply *r)
 
 /* trim.lua's call, repeated until a chunk removes fewer than TRIM_CHUNK. */
 struct trim_call {
-    char from[32], chunk[16];
-    const char *argv[4];
+    char from[32], chunk[16], meta[KEY_MAX];
+    const char *argv[5];
 };
 
-static void trim_prepare(const struct board_settings *set, const struct board_where *w,
+static void trim_prepare(const struct board_model *m, const char *board,
+                         const struct board_settings *set, const struct board_where *w,
                          int64_t keep, int64_t below_key, struct trim_call *c)
 {
+    struct board_keys k;
+    make_keys(m, board, &k);
+    util_copy(c->meta, sizeof(c->meta), k.meta);
     if (keep >= 0) {
         snprintf(c->from, sizeof(c->from), "%" PRId64, keep);
     } else {
@@ -1569,9 +1576,10 @@ static void trim_prepare(const struct board_settings *set, const struct board_wh
     }
     snprintf(c->chunk, sizeof(c->chunk), "%d", TRIM_CHUNK);
     c->argv[0] = w->z;
-    c->argv[1] = keep >= 0 ? "rank" : "score";
-    c->argv[2] = c->from;
-    c->argv[3] = c->chunk;
+    c->argv[1] = c->meta;
+    c->argv[2] = keep >= 0 ? "rank" : "score";
+    c->argv[3] = c->from;
+    c->argv[4] = c->chunk;
 }
 
 /* The members one trim.lua call removed. */
@@ -2040,12 +2048,13 @@ static int trim_send(struct board_ctl_job *j)
     /* each chunk has the request's time from its send: a trim's work grows with what it
      * removes, like an upload's (each chunk stays short in Redis) */
     int64_t deadline = j->chunk_timeout_ms ? util_now_ms() + j->chunk_timeout_ms : 0;
-    return ctl_script(j, script(SCRIPT_TRIM), 1, 3, c->argv, NULL, deadline, trim_reply);
+    return ctl_script(j, script(SCRIPT_TRIM), 2, 3, c->argv, NULL, deadline, trim_reply);
 }
 
 static void trim_then(struct board_ctl_job *j)
 {
-    trim_prepare(&j->cur, &j->w, j->keep, j->below_key, &((struct ctl_state *)j->state)->u.trim);
+    trim_prepare(j->m, j->board, &j->cur, &j->w, j->keep, j->below_key,
+                 &((struct ctl_state *)j->state)->u.trim);
     j->removed = 0;
     ctl_step(j, trim_send(j));
 }

@@ -25,9 +25,28 @@ void http_reply_header(struct http_reply *rp, const char *name, const char *valu
     rp->headers[rp->nheaders++].value = v;
 }
 
+/* A streamed body the reply no longer sends: its source is freed. */
+static void drop_stream(struct http_reply *rp)
+{
+    if (rp->stream.free)
+        rp->stream.free(rp->stream.arg);
+    memset(&rp->stream, 0, sizeof(rp->stream));
+}
+
+void http_reply_stream(struct http_reply *rp, int status, const char *content_type,
+                       const struct http_body_source *src)
+{
+    buf_free(&rp->body);
+    drop_stream(rp);
+    rp->stream = *src;
+    rp->status = status;
+    rp->content_type = content_type;
+}
+
 void http_reply_json(struct http_reply *rp, int status, char *json)
 {
     buf_free(&rp->body);
+    drop_stream(rp);
     if (!json) {
         http_reply_error(rp, 500, "internal", "The server ran out of memory rendering the reply.");
         return;
@@ -54,6 +73,7 @@ void http_reply_error(struct http_reply *rp, int status, const char *code, const
     char *json = err ? cJSON_PrintUnformatted(doc) : NULL;
     cJSON_Delete(doc);
     buf_free(&rp->body);
+    drop_stream(rp);
     rp->status = status;
     rp->content_type = "application/json; charset=utf-8";
     if (json) {
@@ -122,6 +142,11 @@ const struct http_errno_row http_errno_rows[] = {
     ROW(-ESRCH, HTTP_ERRNO_BOARD, 404, "period_not_found",
         "Board '{board}' has no readable period by that id: it is in the future or older than the "
         "board's retain setting (GET /boards/{board} lists them).",
+        NULL, 0),
+    ROW(-ESTALE, HTTP_ERRNO_BOARD, 409, "export_interrupted",
+        "Board '{board}' was reset, deleted or given another layout, or the period's set was "
+        "swept, while the export's snapshot was taken: nothing consistent can be exported. Ask "
+        "again.",
         NULL, 0),
     ROW(-ENOTSUP, HTTP_ERRNO_BOARD, 400, "board_has_no_periods",
         "Board '{board}' has no periods (its period setting is none); leave out period.", NULL, 0),

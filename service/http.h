@@ -59,6 +59,23 @@ struct http_request {
     void *stream_state;          /**< the handler's, freed by its stream_free */
 };
 
+struct http_body; /* a streamed reply body being sent (httpd.c) */
+
+/**
+ * A reply body made while it is sent (an export's NDJSON), never held whole. read() is called
+ * on the event thread whenever the connection can take more: it copies up to `max` bytes into
+ * buf and returns how many (> 0); 0 when none are ready yet, which suspends the connection until
+ * the source calls http_body_ready(body) once (on the same thread, never from inside read);
+ * -1 at the end of the body; -2 on a failure, which cuts the body (the client sees a body
+ * without its end: chunked encoding without the last chunk). free(arg) is called once when the
+ * reply is done with: sent, cut, or never sent.
+ */
+struct http_body_source {
+    long (*read)(void *arg, struct http_body *body, char *buf, size_t max);
+    void (*free)(void *arg);
+    void *arg;
+};
+
 struct http_header {
     const char *name; /**< static string */
     char *value;      /**< in the reply's values[] (a reply is never copied) */
@@ -75,6 +92,7 @@ struct http_reply {
     char values[HTTP_HEADER_BYTES]; /**< where the header values are kept (no malloc per
                                      *   header on the hit path) */
     size_t values_used;
+    struct http_body_source stream; /**< a streamed body (http_reply_stream) when stream.read */
 };
 
 /**
@@ -91,6 +109,15 @@ void http_reply_json(struct http_reply *rp, int status, char *json);
  *  and made valid UTF-8. */
 void http_reply_error(struct http_reply *rp, int status, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+
+/** A reply whose body is streamed from src (http_body_source): `status`, `content_type`
+ *  (static). Takes src: its free is called even when the reply is replaced or never sent. */
+void http_reply_stream(struct http_reply *rp, int status, const char *content_type,
+                       const struct http_body_source *src);
+
+/** A streamed body's read that returned 0 has bytes (or its end) now: the connection goes on.
+ *  Once per such read, on the event thread of the request. */
+void http_body_ready(struct http_body *body);
 
 /** Add a response header (value copied into the reply). Silently ignored past HTTP_HEADERS_MAX
  *  headers or HTTP_HEADER_BYTES of values. */

@@ -395,3 +395,28 @@ char *render_boards_write(const char *id, const char *const *boards,
     out_str(&b, "]}");
     return out_finish(&b);
 }
+
+char *render_export_rows(const struct board_item *items, size_t n, size_t *len)
+{
+    struct out o = {0};
+    size_t est = 1;
+    for (size_t i = 0; i < n; i++)
+        est += 64 + items[i].id_len + items[i].record_len;
+    out_reserve(&o, est);
+    for (size_t i = 0; i < n; i++) {
+        const struct board_item *it = &items[i];
+        out_str(&o, "{\"rank\":");
+        out_i64(&o, it->rank);
+        out_str(&o, ",\"id\":");
+        out_json_string(&o, it->id, it->id_len);
+        out_str(&o, ",\"score\":");
+        out_score(&o, it->score);
+        out_str(&o, ",\"record\":");
+        out_record(&o, it->record, it->record_len);
+        out_mem(&o, "}\n", 2);
+    }
+    char *text = out_finish(&o);
+    if (text)
+        *len = o.len;
+    return text;
+}

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "admin.h"
+#include "export.h"
 #include "httpd.h"
 #include "log.h"
 #include "loop.h"
@@ -101,6 +102,7 @@ struct rankd *rankd_start_hooked(const struct config *cfg, const struct rankd_ho
     /* each owner's scripts, before any store dials: a store's first dial loads them (the page
      * cache registers its own in page_cache_new, also before serve dials) */
     board_scripts_register();
+    export_scripts_register();
     admin_scripts_register();
     struct rankd *app = calloc(1, sizeof(*app));
     if (!app) {

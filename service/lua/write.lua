@@ -53,6 +53,7 @@
 --   (members max_members removed), then per handled entry: code (0 applied or unchanged, 2 key
 --   out of range: nothing written for it), stored, rank0 (-1: none asked, or not on the board
 --   after the call), updated, previous stored ('' none), previous rank0 (-1 none)}
+--@prelude export
 local KB, HB, H0 = 4, 13, 10
 local TRIM_SLACK = 64 -- members a write may remove beyond its own entries (a lowered max_members)
 local n, nb = tonumber(ARGV[1]), tonumber(ARGV[2])
@@ -94,11 +95,11 @@ if digest ~= '' then
 end
 
 -- Phase 1: every board's settings as the caller assumed them.
-local create, maxm = {}, {}
+local create, maxm, exports = {}, {}, {}
 for b = 0, nb - 1 do
   if not replay[b] then
     local m = redis.call('HMGET', key_of(b, 2), 'order', 'tiebreak', 'score_decimals', 'period',
-                         'timezone', 'max_members')
+                         'timezone', 'max_members', 'exports')
     if not m[1] then
       if not create_ok then return {4, 0, '', b, 0} end
       -- a new board gets the defaults; settings read before a concurrent delete must not revive it
@@ -112,6 +113,7 @@ for b = 0, nb - 1 do
       return {1, 0, '', b, 0}
     end
     maxm[b] = tonumber(m[6] or '0') or 0
+    exports[b] = m[7]
   end
 end
 
@@ -148,10 +150,13 @@ local status, done, info, at_board = 0, n, '', 0
 for b = 0, nb - 1 do
   if not replay[b] then
     local z, base, tiebreak, kmax = key_of(b, 1), tonumber(hdr(b, 0)), hdr(b, 1), tonumber(hdr(b, 2))
-    local cur = {} -- member -> stored value (number) or false
+    local cur, cur0 = {}, {} -- member -> stored value (number) or false: now, before the call
     if #members > 0 then
       local got = redis.call('ZMSCORE', z, unpack(members))
-      for i = 1, #members do cur[members[i]] = got[i] and tonumber(got[i]) or false end
+      for i = 1, #members do
+        cur[members[i]] = got[i] and tonumber(got[i]) or false
+        cur0[members[i]] = cur[members[i]]
+      end
     end
     if atomic then
       -- would any entry leave the range? (members repeated in the call included), before a full
@@ -187,7 +192,7 @@ for b = 0, nb - 1 do
       return t
     end
     -- adds_before[i]: the ZADD values of the entries before entry i (a full group cuts there)
-    local plan = {adds = {}, results = {}, adds_before = {}}
+    local plan = {adds = {}, results = {}, adds_before = {}, cur0 = cur0}
     for i = first, n - 1 do
       local e = E0 + EV * i
       local member, op = ARGV[e], ARGV[e + 1]
@@ -261,11 +266,22 @@ for b = 0, nb - 1 do
       -- The worst members are the largest stored values: ZPOPMAX returns them with their values
       -- (their keys are keys they left, for whatever keeps per-key state of the set). Their
       -- records stay: records are shared by boards.
+      local popped = {}
       if maxm[b] > 0 then
         local excess = redis.call('ZCARD', z) - maxm[b]
         if excess > 0 then
-          trimmed = #redis.call('ZPOPMAX', z, math.min(excess, #adds / 2 + TRIM_SLACK)) / 2
+          popped = redis.call('ZPOPMAX', z, math.min(excess, #adds / 2 + TRIM_SLACK))
+          trimmed = #popped / 2
         end
+      end
+      if exports[b] then -- an export copying z sees each changed member as it was before
+        local before = {}
+        for k = 2, #adds, 2 do before[adds[k]] = plan.cur0[adds[k]] end
+        for k = 1, #popped, 2 do
+          local m = popped[k]
+          if before[m] == nil then before[m] = plan.cur0[m] == nil and tonumber(popped[k + 1]) or plan.cur0[m] end
+        end
+        export_note(key_of(b, 2), exports[b], z, before, true)
       end
     end
     local version = done > first and redis.call('HINCRBY', meta, 'version', 1) or

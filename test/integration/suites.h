@@ -47,5 +47,6 @@ Suite *boarddata_suite(void);
 Suite *acl_suite(void);
 Suite *ops_suite(void);
 Suite *writes_suite(void);
+Suite *export_suite(void);
 
 #endif
