@@ -34,7 +34,7 @@ void export_scripts_register(void)
     pthread_once(&scripts_once, scripts_init);
 }
 
-enum { K_SET = 0, K_META, K_ROWS, K_SEEN, K_MOVES, K_ITEMS };
+enum { K_SET = 0, K_META, K_ROWS, K_MOVES, K_ITEMS };
 
 /* A token no other export of any process uses at once: the clock, a counter and the pid, in hex
  * (export.lua lists it in a field of words). */
@@ -53,28 +53,28 @@ static int64_t deadline(const struct export_job *j)
     return j->call_timeout_ms > 0 ? util_now_ms() + j->call_timeout_ms : 0;
 }
 
-/* export.lua with step `step` from rank j->next; fn gets the reply. */
+/* export.lua with step `step` from the edge (j->edge, j->off); fn gets the reply. */
 static int copy_send(struct export_job *j, const char *step, store_async_fn fn)
 {
-    char from[24], chunk[16], lease[16], ttl[16];
-    snprintf(from, sizeof(from), "%" PRId64, j->next);
+    char off[24], chunk[16], lease[16], ttl[16];
+    snprintf(off, sizeof(off), "%" PRId64, j->off);
     snprintf(chunk, sizeof(chunk), "%d", EXPORT_COPY_CHUNK);
     snprintf(lease, sizeof(lease), "%d", EXPORT_LEASE_MS);
     snprintf(ttl, sizeof(ttl), "%d", EXPORT_TTL_MS);
     const char *argv[] = {j->keys[K_SET],
                           j->keys[K_META],
                           j->keys[K_ROWS],
-                          j->keys[K_SEEN],
                           j->keys[K_MOVES],
                           step,
                           j->token,
                           j->gen,
-                          from,
+                          j->edge,
+                          off,
                           chunk,
                           lease,
                           ttl,
                           j->size0};
-    int rc = store_async_script(j->conn, script_copy, 5, 8, argv, NULL, deadline(j), fn, j);
+    int rc = store_async_script(j->conn, script_copy, 4, 9, argv, NULL, deadline(j), fn, j);
     return rc < 0 ? rc : 0;
 }
 
@@ -97,9 +97,10 @@ static void copy_reply(void *arg, int rc, struct store_reply **replies)
     struct export_job *j = arg;
     const char *w = rc ? NULL : reply_word(replies[0], &rc);
     const struct store_reply *r = rc ? NULL : replies[0];
-    if (w && strcmp(w, "more") == 0 && r->elements == 2 &&
-        r->element[1]->type == STORE_REPLY_INTEGER) {
-        j->next = r->element[1]->integer;
+    if (w && strcmp(w, "more") == 0 && r->elements == 3 && r->element[1]->str &&
+        r->element[1]->len < sizeof(j->edge) && r->element[2]->type == STORE_REPLY_INTEGER) {
+        memcpy(j->edge, r->element[1]->str, r->element[1]->len + 1);
+        j->off = r->element[2]->integer;
         rc = copy_send(j, "copy", copy_reply);
         if (rc == 0)
             return;
@@ -120,7 +121,8 @@ static void start_reply(void *arg, int rc, struct store_reply **replies)
         r->element[2]->type == STORE_REPLY_INTEGER) {
         util_copy(j->gen, sizeof(j->gen), r->element[1]->str);
         snprintf(j->size0, sizeof(j->size0), "%lld", r->element[2]->integer);
-        j->next = 0;
+        j->edge[0] = '\0';
+        j->off = 0;
         rc = copy_send(j, "copy", copy_reply);
         if (rc == 0)
             return;
@@ -154,11 +156,12 @@ int export_snapshot(struct board_model *m, struct export_job *j)
     board_key_start(&b, j->keys[K_META], EXPORT_KEY_MAX, m->prefix, j->board);
     strb_str(&b, ":meta");
     export_key(j, "rows", j->keys[K_ROWS]);
-    export_key(j, "seen", j->keys[K_SEEN]);
     export_key(j, "moves", j->keys[K_MOVES]);
     snprintf(j->keys[K_ITEMS], EXPORT_KEY_MAX, "%s:items", m->prefix);
     j->gen[0] = '\0';
     j->size0[0] = '\0';
+    j->edge[0] = '\0';
+    j->off = 0;
     return copy_send(j, "start", start_reply);
 }
 
@@ -289,8 +292,8 @@ void export_release(struct export_job *j)
 {
     if (!j->token[0] || !j->conn)
         return;
-    const char *argv[] = {"UNLINK", j->keys[K_ROWS], j->keys[K_SEEN], j->keys[K_MOVES]};
+    const char *argv[] = {"UNLINK", j->keys[K_ROWS], j->keys[K_MOVES]};
     const char *const *av[] = {argv};
-    const int argc[] = {4};
+    const int argc[] = {3};
     store_async_send(j->conn, 1, argc, av, NULL, 0, release_reply, NULL);
 }

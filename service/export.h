@@ -3,10 +3,10 @@
  * model side of GET /boards/{board}/export (handlers_export.h streams it as NDJSON).
  *
  * The snapshot is taken without blocking Redis and while writes go on (lua/export.lua has the
- * proof): the set is copied in chunks of EXPORT_COPY_CHUNK ranks into a temporary set
+ * proof): the set is copied in order, in chunks of EXPORT_COPY_CHUNK members, into a temporary set
  * P:{board}:export:<token>:rows, each chunk one short export.lua call, while every script that
  * changes a member of the set (write.lua, delete_member.lua, trim.lua, compact.lua, through
- * lua/prelude_export.lua) records that member's value before its first change for the export;
+ * lua/prelude_export.lua) adds that member's value before its first change to the snapshot;
  * so the copy ends holding the set exactly as it was when the export started, however members
  * moved, arrived or left meanwhile. Then the rows are read in chunks of EXPORT_READ_CHUNK
  * (ZRANGE of the snapshot, which nothing changes any more, and HMGET of their records as they
@@ -33,7 +33,7 @@
 
 #include "board.h"
 
-#define EXPORT_COPY_CHUNK 250 /**< ranks copied per export.lua call */
+#define EXPORT_COPY_CHUNK 200 /**< ranks copied per export.lua call */
 #define EXPORT_READ_CHUNK 500 /**< rows read per ZRANGE (then one HMGET of their records) */
 #define EXPORT_LEASE_MS                                                                            \
     30000                          /**< an export's listing lapses this long after its last copy   \
@@ -53,8 +53,9 @@ struct export_job {
     /* private */
     struct board_model *m;
     char token[24], gen[32], size0[24];
-    char keys[6][EXPORT_KEY_MAX]; /* the set, settings, rows, seen, moves, records */
-    int64_t next;
+    char keys[5][EXPORT_KEY_MAX]; /* the set, settings, rows, moves, records */
+    char edge[40]; /* the stored value the copy has reached ("" before its first chunk) */
+    int64_t off;   /* members of that value it has taken */
 };
 
 /** Register export.lua with the store (once per process, before the stores dial). */
@@ -72,7 +73,7 @@ typedef void (*export_rows_fn)(void *arg, int rc, const struct board_item *items
  *  export_snapshot took. Returns 0 (fn will be called) or a negative errno with nothing sent. */
 int export_read(struct export_job *j, int64_t from, int count, export_rows_fn fn, void *arg);
 
-/** Remove the snapshot's keys (three UNLINKs behind whatever the connection sends; nothing waits
+/** Remove the snapshot's keys (one UNLINK behind whatever the connection sends; nothing waits
  *  for them). Once the job is no longer needed; safe after a failed snapshot. */
 void export_release(struct export_job *j);
 

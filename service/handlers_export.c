@@ -92,7 +92,9 @@ static long body_read(void *arg, struct http_body *body, char *buf, size_t max)
             req_release(e);
             return -1;
         }
-        if (export_read(&e->job, e->next, EXPORT_READ_CHUNK, rows_read, e))
+        int64_t left = e->job.total - e->next; /* past the total: members added since (+inf) */
+        int count = left < EXPORT_READ_CHUNK ? (int)left : EXPORT_READ_CHUNK;
+        if (export_read(&e->job, e->next, count, rows_read, e))
             return -2;
         e->reading = 1;
     }

@@ -3,8 +3,7 @@
 -- Renumbering the i-th remaining member to start+i never raises a tie (first) or lowers it
 -- (last), so the group's order holds after every chunk, even with writers in between.
 -- KEYS[1] board sorted set, KEYS[2] the board's settings hash (its exports: an export copying
--- the set sees the renumbered members as they were, prelude_export.lua; the order is kept, so
--- no rank moves)
+-- the set sees the renumbered members as they were, prelude_export.lua)
 -- ARGV[1] lo (key * 2^T)   ARGV[2] tie cap   ARGV[3] tiebreak   ARGV[4] start   ARGV[5] chunk
 -- Reply: members renumbered in this chunk.
 --@prelude export
@@ -21,7 +20,7 @@ local exports = redis.call('HGET', KEYS[2], 'exports')
 if exports then
   local before = {}
   for i = 1, #r, 2 do before[r[i]] = tonumber(r[i + 1]) end
-  export_note(KEYS[2], exports, z, before, false)
+  export_note(KEYS[2], exports, z, before)
 end
 for i = 1, #r / 2 do
   local tie = ARGV[3] == 'first' and start + i - 1 or cap - 1 - start - (i - 1)

@@ -10,6 +10,6 @@ local exports = redis.call('HGET', KEYS[1], 'exports')
 if not exports and redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
 if exports then
   local old = redis.call('ZSCORE', KEYS[2], ARGV[1])
-  if old then export_note(KEYS[1], exports, KEYS[2], {[ARGV[1]] = tonumber(old)}, true) end
+  if old then export_note(KEYS[1], exports, KEYS[2], {[ARGV[1]] = tonumber(old)}) end
 end
 return redis.call('ZREM', KEYS[2], ARGV[1])

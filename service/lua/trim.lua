@@ -14,7 +14,7 @@ local exports = redis.call('HGET', KEYS[2], 'exports')
 local function note(pairs_)
   local before = {}
   for i = 1, #pairs_, 2 do before[pairs_[i]] = tonumber(pairs_[i + 1]) end
-  export_note(KEYS[2], exports, KEYS[1], before, true)
+  export_note(KEYS[2], exports, KEYS[1], before)
 end
 if ARGV[1] == 'rank' then
   local start = tonumber(ARGV[2])

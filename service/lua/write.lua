@@ -281,7 +281,7 @@ for b = 0, nb - 1 do
           local m = popped[k]
           if before[m] == nil then before[m] = plan.cur0[m] == nil and tonumber(popped[k + 1]) or plan.cur0[m] end
         end
-        export_note(key_of(b, 2), exports[b], z, before, true)
+        export_note(key_of(b, 2), exports[b], z, before)
       end
     end
     local version = done > first and redis.call('HINCRBY', meta, 'version', 1) or

@@ -120,6 +120,7 @@ END_TEST
 /* An export read with libcurl, noting when its headers arrived (the snapshot is taken then). */
 struct export_get {
     pthread_t t;
+    const char *board; /* NULL: big */
     struct buf body;
     long status;
     atomic_int headers_in; /* the reply's header block arrived: the copy is done */
@@ -145,14 +146,18 @@ static void *eg_main(void *arg)
     struct export_get *g = arg;
     CURL *c = curl_easy_init();
     char url[128];
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d/boards/big/export", g_port);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/boards/%s/export", g_port,
+             g->board ? g->board : "big");
     curl_easy_setopt(c, CURLOPT_URL, url);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, eg_body);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, g);
     curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, eg_header);
     curl_easy_setopt(c, CURLOPT_HEADERDATA, g);
     curl_easy_setopt(c, CURLOPT_TIMEOUT, 60L);
-    g->rc = curl_easy_perform(c) == CURLE_OK ? 0 : -1;
+    CURLcode cc = curl_easy_perform(c);
+    g->rc = cc == CURLE_OK ? 0 : -1;
+    if (cc != CURLE_OK)
+        fprintf(stderr, "export: curl: %s after %zu bytes\n", curl_easy_strerror(cc), g->body.len);
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &g->status);
     curl_easy_cleanup(c);
     atomic_store(&g->headers_in, 1);
@@ -298,11 +303,11 @@ START_TEST(export_during_writes)
     pthread_join(g.t, NULL);
     pthread_join(w.t, NULL);
     free(w.score);
+    fprintf(stderr, "export: %d entries written, %d during the copy, %d new members\n", w.written,
+            w.during_copy, w.fresh);
     ck_assert_msg(!w.failed[0], "%s", w.failed);
     ck_assert_int_eq(g.rc, 0);
     ck_assert_int_eq(g.status, 200);
-    fprintf(stderr, "export: %d entries written, %d during the copy, %d new members\n", w.written,
-            w.during_copy, w.fresh);
     ck_assert_int_ge(w.written, 10000);
     ck_assert_msg(w.during_copy > 0, "no write happened while the snapshot was copied");
     size_t n = 0;
@@ -399,6 +404,78 @@ START_TEST(export_is_the_board_at_its_start)
 }
 END_TEST
 
+/* A board of tiebreak id whose members all share one score: the copy walks one group of equal
+ * values, and members leaving and joining it before and after the copy's place must not make it
+ * skip or repeat one. */
+START_TEST(export_within_one_tie_group)
+{
+    const int n = 100000;
+    const char *z = "rankd:{ties}:z";
+    for (int at = 0; at < n; at += 1000) {
+        char cmd[32];
+        snprintf(cmd, sizeof(cmd), "ZADD");
+        const char *argv[2 + 2000];
+        size_t lens[2 + 2000];
+        static char ids[2000][16];
+        int k = 0;
+        argv[k] = "ZADD", lens[k++] = 4;
+        argv[k] = z, lens[k++] = strlen(z);
+        for (int i = at; i < at + 1000; i++) {
+            argv[k] = "0", lens[k++] = 1;
+            snprintf(ids[i - at], sizeof(ids[0]), "t%06d", i);
+            argv[k] = ids[i - at], lens[k] = strlen(ids[i - at]), k++;
+        }
+        redisReply *r = redisCommandArgv(g_admin, k, argv, lens);
+        ck_assert_msg(r && r->type == REDIS_REPLY_INTEGER && r->integer == 1000, "load");
+        freeReplyObject(r);
+    }
+    freeReplyObject(
+        redis_admin_cmd(g_admin, "HSET rankd:{ties}:meta order desc tiebreak id score_decimals 0 "
+                                 "page_size 20 page_ttl_ms 1000 gen 5"));
+    freeReplyObject(redis_admin_cmd(g_admin, "SADD rankd:boards ties"));
+    struct export_get g = {.board = "ties"};
+    ck_assert_int_eq(pthread_create(&g.t, NULL, eg_main, &g), 0);
+    int listed = 0;
+    for (int i = 0; i < 2000 && !listed; i++) {
+        listed = exports_listed("ties");
+        if (!listed)
+            sleep_ms(1);
+    }
+    ck_assert(listed);
+    /* members leave the group from everywhere (deletes, a move up), new ones join it */
+    static const int gone[] = {0, 1, 2, 500, 5000, 20000, 50000, 99999};
+    for (size_t i = 0; i < sizeof(gone) / sizeof(gone[0]); i++) {
+        char path[64];
+        snprintf(path, sizeof(path), "/boards/ties/members/t%06d", gone[i]);
+        expect("DELETE", path, NULL, 204);
+    }
+    expect("POST", "/boards/ties/scores",
+           "{\"entries\":[{\"id\":\"t030000\",\"score\":5},{\"id\":\"a-new\",\"score\":0},"
+           "{\"id\":\"t099998\",\"score\":-1},{\"id\":\"zz-new\",\"score\":0}]}",
+           200);
+    int copying = exports_listed("ties");
+    pthread_join(g.t, NULL);
+    ck_assert_int_eq(g.rc, 0);
+    ck_assert_int_eq(g.status, 200);
+    fprintf(stderr, "export: the tie group changed %s the copy ended\n",
+            copying ? "before" : "after");
+    size_t rows = 0;
+    const char *p = g.body.data;
+    for (int i = 0; i < n; i++, rows++) {
+        char want[96];
+        int len =
+            snprintf(want, sizeof(want),
+                     "{\"rank\":%d,\"id\":\"t%06d\",\"score\":0,\"record\":null}\n", i + 1, i);
+        ck_assert_msg(p && strncmp(p, want, (size_t)len) == 0, "row %d: %.80s, want %s", i + 1,
+                      p ? p : "(end)", want);
+        p += len;
+    }
+    ck_assert_str_eq(p, "");
+    buf_free(&g.body);
+    ck_assert_int_eq(export_keys_left("ties"), 0);
+}
+END_TEST
+
 /* A reset during the copy: nothing consistent is left to export. */
 START_TEST(export_interrupted_by_reset)
 {
@@ -429,6 +506,7 @@ Suite *export_suite(void)
         {"export_small_exact", export_small_exact},
         {"export_during_writes", export_during_writes},
         {"export_is_the_board_at_its_start", export_is_the_board_at_its_start},
+        {"export_within_one_tie_group", export_within_one_tie_group},
         {"export_interrupted_by_reset", export_interrupted_by_reset},
     };
     Suite *s = suite_create("export");
