@@ -304,8 +304,8 @@ export class RankdClient {
         const path = board == null ? '/rank' : `/boards/${seg(board)}/rank`;
         const mv = options.minVersion;
         if (mv !== undefined && (!Number.isSafeInteger(mv) || mv < 0))
-            throw new TypeError('minVersion must be a whole number from 0 (a write\'s version)');
-        return this._get(path, { page: n, size, period: period(options), min_version: mv },
+            throw new TypeError('minVersion must be a whole number from 0 (a write\'s version; 0: any page)');
+        return this._get(path, { page: n, size, period: period(options), min_version: mv || undefined },
             options.signal, true);
     }
 

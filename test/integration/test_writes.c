@@ -5,6 +5,7 @@
  * reused for another body, a retry after the connection was killed before the reply), and one
  * entry written to several boards (all or nothing, an unknown board refusing the whole write).
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -490,6 +491,116 @@ START_TEST(keep_top_n)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- read your writes */
+
+/* The ids of a page's items, "a,b,c", and its X-Cache. */
+static void page_ids(const char *path, char *ids, size_t cap, char *cache, size_t ccap)
+{
+    struct http_result r;
+    ck_assert_int_eq(http_get(g_port, path, &r), 0);
+    ck_assert_msg(r.status == 200, "GET %s -> %ld %s", path, r.status, r.body);
+    ids[0] = '\0';
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItem(r.json, "items"))
+    {
+        size_t at = strlen(ids);
+        snprintf(ids + at, cap - at, "%s%s", at ? "," : "",
+                 cJSON_GetObjectItem(it, "id")->valuestring);
+    }
+    header_value(&r, "X-Cache", cache, ccap);
+    http_result_free(&r);
+}
+
+struct get_thread {
+    pthread_t t;
+    const char *path;
+    char ids[200], cache[16];
+};
+
+static void *get_main(void *arg)
+{
+    struct get_thread *g = arg;
+    page_ids(g->path, g->ids, sizeof(g->ids), g->cache, sizeof(g->cache));
+    return NULL;
+}
+
+static long long cmdstat_calls(const char *cmd)
+{
+    redisReply *r = redis_admin_cmd(g_admin, "INFO commandstats");
+    char pat[64];
+    snprintf(pat, sizeof(pat), "cmdstat_%s:calls=", cmd);
+    const char *p = strstr(r->str, pat);
+    long long n = p ? atoll(p + strlen(pat)) : 0;
+    freeReplyObject(r);
+    return n;
+}
+
+/* A write, then its page with ?min_version=: never the page cached before the write. Without
+ * min_version the same read is answered from the cache, without the write (which is what the
+ * feature is for: this test fails there without it). */
+START_TEST(min_version_after_write)
+{
+    expect("PUT", "/boards/mv", "{\"page_ttl_ms\":60000}", 201, NULL);
+    expect("POST", "/boards/mv/scores",
+           "{\"entries\":[{\"id\":\"a\",\"score\":10},{\"id\":\"b\",\"score\":5}]}", 200, NULL);
+    char ids[200], cache[16];
+    page_ids("/boards/mv/rank?page=1", ids, sizeof(ids), cache, sizeof(cache));
+    ck_assert_str_eq(ids, "a,b");
+    page_ids("/boards/mv/rank?page=1", ids, sizeof(ids), cache, sizeof(cache));
+    ck_assert_str_eq(cache, "hit");
+    struct http_result r;
+    req("POST", "/boards/mv/scores", "{\"id\":\"c\",\"score\":20}", NULL, NULL, 200, NULL, &r);
+    ck_assert_msg(strstr(r.body, "\"version\":2}"), "%s", r.body);
+    http_result_free(&r);
+    /* without min_version: the page cached before the write, as the freshness contract allows */
+    page_ids("/boards/mv/rank?page=1", ids, sizeof(ids), cache, sizeof(cache));
+    ck_assert_str_eq(ids, "a,b");
+    ck_assert_str_eq(cache, "hit");
+    /* with it: computed (a miss), and the write is there; concurrent readers share one
+     * computation (one ZRANGE in Redis for all of them) */
+    freeReplyObject(redis_admin_cmd(g_admin, "CONFIG RESETSTAT"));
+    struct get_thread g[8];
+    for (int i = 0; i < 8; i++) {
+        g[i].path = "/boards/mv/rank?page=1&min_version=2";
+        ck_assert_int_eq(pthread_create(&g[i].t, NULL, get_main, &g[i]), 0);
+    }
+    for (int i = 0; i < 8; i++) {
+        pthread_join(g[i].t, NULL);
+        ck_assert_str_eq(g[i].ids, "c,a,b");
+    }
+    ck_assert_int_eq(cmdstat_calls("zrange"), 1);
+    /* the page computed for them is the cached page now, for everyone */
+    page_ids("/boards/mv/rank?page=1", ids, sizeof(ids), cache, sizeof(cache));
+    ck_assert_str_eq(ids, "c,a,b");
+    ck_assert_str_eq(cache, "hit");
+    page_ids("/boards/mv/rank?page=1&min_version=2", ids, sizeof(ids), cache, sizeof(cache));
+    ck_assert_str_eq(cache, "hit");
+    page_ids("/boards/mv/rank?page=1&min_version=1", ids, sizeof(ids), cache, sizeof(cache));
+    ck_assert_str_eq(cache, "hit");
+    /* the value says what it was computed at */
+    redisReply *keys = redis_admin_cmd(g_admin, "KEYS rankd:{mv}:page:*");
+    ck_assert_uint_eq(keys->elements, 1);
+    redisReply *v = redis_admin_cmd(g_admin, "GET %s", keys->element[0]->str);
+    long long gen = 0, stamp = 0;
+    ck_assert_msg(sscanf(v->str, "rankd3 %lld %lld ", &gen, &stamp) == 2 && stamp == 2, "%.80s",
+                  v->str);
+    freeReplyObject(v);
+    freeReplyObject(keys);
+    /* a counter the board has not reached (a board made again): computed for the request */
+    page_ids("/boards/mv/rank?page=1&min_version=99", ids, sizeof(ids), cache, sizeof(cache));
+    ck_assert_str_eq(ids, "c,a,b");
+    ck_assert_str_eq(cache, "miss");
+    expect_error("GET", "/boards/mv/rank?min_version=0", NULL, NULL, 400, "invalid_parameter");
+    expect_error("GET", "/boards/mv/rank?min_version=x", NULL, NULL, 400, "invalid_parameter");
+    expect_error("GET", "/boards/mv/rank?min_version=1&min_version=2", NULL, NULL, 400,
+                 "invalid_parameter");
+    /* GET /boards/{board} says where the counter is */
+    req("GET", "/boards/mv", NULL, NULL, NULL, 200, NULL, &r);
+    ck_assert_msg(strstr(r.body, "\"version\":2,"), "%s", r.body);
+    http_result_free(&r);
+}
+END_TEST
+
 Suite *writes_suite(void)
 {
     const struct it_case cases[] = {
@@ -500,6 +611,7 @@ Suite *writes_suite(void)
         {"idempotent_retry_after_lost_reply", idempotent_retry_after_lost_reply},
         {"one_entry_many_boards", one_entry_many_boards},
         {"keep_top_n", keep_top_n},
+        {"min_version_after_write", min_version_after_write},
     };
     return it_suite("writes", cases, sizeof(cases) / sizeof(cases[0]));
 }

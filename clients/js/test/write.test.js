@@ -243,6 +243,21 @@ describe('one entry on several boards', () => {
     });
 });
 
+describe('read your writes', () => {
+    it('page(..., {minVersion}) is never a page cached before that write', async () => {
+        const rw = uniqueBoard('jswrw');
+        await w.putBoard(rw, { page_ttl_ms: 60000 });
+        await w.writeScore(rw, { id: 'first', score: 1 });
+        assert.deepEqual((await w.page(rw, 1)).items.map((it) => it.id), ['first']); // now cached
+        const r = await w.writeScore(rw, { id: 'second', score: 2 });
+        assert.deepEqual((await w.page(rw, 1)).items.map((it) => it.id), ['first']); // the cached page
+        const p = await w.page(rw, 1, { minVersion: r.version });
+        assert.deepEqual(p.items.map((it) => it.id), ['second', 'first']);
+        await assert.rejects(w.page(rw, 1, { minVersion: -1 }), TypeError);
+        await w.deleteBoard(rw);
+    });
+});
+
 describe('errors', () => {
     it('no token is 401, a wrong token 403', async () => {
         const e = await rejection(new RankdWriteClient({ baseUrl: BASE, token: 'wrong' }).writeScore(board, { id: 'x', score: 1 }));
