@@ -33,7 +33,7 @@
 
 #include "board.h"
 
-#define EXPORT_COPY_CHUNK 200 /**< ranks copied per export.lua call */
+#define EXPORT_COPY_CHUNK 100 /**< ranks copied per export.lua call */
 #define EXPORT_READ_CHUNK 500 /**< rows read per ZRANGE (then one HMGET of their records) */
 #define EXPORT_LEASE_MS                                                                            \
     30000                          /**< an export's listing lapses this long after its last copy   \
