@@ -142,6 +142,27 @@ static char *value_format(int64_t version, int64_t stamp, int64_t created, int64
     return v;
 }
 
+/* A decimal int64 at p, then a space: 0, *v and *end just past the space; -EINVAL for anything
+ * else (the cache writes plain digits; strtoll's locale and whitespace handling was a tenth of a
+ * cached hit's instructions, two values' headers of four numbers each). */
+static int parse_i64(const char *p, int64_t *v, const char **end)
+{
+    int neg = *p == '-';
+    const char *d = p + neg, *at = d;
+    uint64_t u = 0;
+    for (; *at >= '0' && *at <= '9'; at++) {
+        unsigned digit = (unsigned)(*at - '0');
+        if (u > (UINT64_MAX - digit) / 10)
+            return -EINVAL;
+        u = u * 10 + digit;
+    }
+    if (at == d || *at != ' ' || u > (uint64_t)INT64_MAX + (uint64_t)neg)
+        return -EINVAL;
+    *v = neg ? (int64_t)(0 - u) : (int64_t)u;
+    *end = at + 1;
+    return 0;
+}
+
 int page_cache_value_parse(const char *v, size_t len, struct page_cache_value *out)
 {
     if (!v)
@@ -159,17 +180,10 @@ int page_cache_value_parse(const char *v, size_t len, struct page_cache_value *o
     /* after the magic: five integers (four in a rankd2 header, which has no stamp) and the tag */
     out->stamp = 0;
     int64_t *nums[] = {&out->version, &out->stamp, &out->created_ms, &out->soft_ms, &out->delta_us};
-    char *p = head + sizeof(VALUE_MAGIC);
-    for (size_t i = 0; i < 5; i++) {
-        if (v2 && i == 1)
-            continue;
-        char *end = NULL;
-        errno = 0;
-        *nums[i] = strtoll(p, &end, 10);
-        if (errno || end == p || *end != ' ')
+    const char *p = head + sizeof(VALUE_MAGIC);
+    for (size_t i = 0; i < 5; i++)
+        if (!(v2 && i == 1) && parse_i64(p, nums[i], &p))
             return -EINVAL;
-        p = end + 1;
-    }
     size_t el = strlen(p);
     if (el == 0 || el >= sizeof(out->tag) || strchr(p, ' '))
         return -EINVAL;
