@@ -922,12 +922,12 @@ static void write_reply(void *arg, int rc, struct store_reply **replies)
     int full = 0;
     size_t at = call_at(j), before = j->at;
     rc = write_reply_take(r, j, j->n - at, &done, &full);
-    if (rc == 0)
+    /* -ERANGE (all or nothing): handled names the entry refused, none written by this call; but
+     * refused after an earlier call applied a part (a writer in between), the outcome is mixed */
+    if (rc == -ERANGE && before > 0)
+        rc = -ETIME;
+    else if (rc == 0 || rc == -ERANGE)
         j->at = at + done;
-    else if (rc == -ERANGE && before == 0)
-        j->at = at + done; /* all or nothing: handled names the entry refused, none written */
-    else if (rc == -ERANGE)
-        rc = -ETIME; /* refused after an earlier call applied a part (a writer in between) */
     done = j->at > before ? j->at - before : 0; /* progress made by this call */
     if (rc == -EIO) /* an error reply: the script ran (and wrote nothing after the error) */
         rc = write_job_errno(j, refused ? refused : rc, 0);

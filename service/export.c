@@ -178,13 +178,17 @@ struct read_call {
 static void read_end(struct read_call *c, int rc, const struct store_reply *records)
 {
     const struct store_reply *r = c->rows;
-    size_t n = rc ? 0 : r->elements / 2;
-    struct board_item *items = n ? calloc(n, sizeof(*items)) : NULL;
-    if (n && !items)
-        rc = -ENOMEM;
-    if (!rc && n && (!records || records->type != STORE_REPLY_ARRAY || records->elements != n))
+    size_t n = !rc && r ? r->elements / 2 : 0;
+    if (n && (!records || records->type != STORE_REPLY_ARRAY || records->elements != n)) {
         rc = -EIO;
-    for (size_t i = 0; !rc && i < n; i++) {
+        n = 0;
+    }
+    struct board_item *items = n ? calloc(n, sizeof(*items)) : NULL;
+    if (n && !items) {
+        rc = -ENOMEM;
+        n = 0;
+    }
+    for (size_t i = 0; records && i < n; i++) {
         const struct store_reply *id = r->element[2 * i], *st = r->element[2 * i + 1];
         double score = 0;
         if (!id->str || !st->str ||
@@ -227,7 +231,7 @@ static void rows_reply(void *arg, int rc, struct store_reply **replies)
     }
     c->rows = replies[0];
     replies[0] = NULL; /* taken */
-    size_t n = c->rows->elements / 2;
+    size_t n = c->rows ? c->rows->elements / 2 : 0;
     if (n == 0) {
         read_end(c, 0, NULL);
         return;

@@ -58,15 +58,11 @@ static void rows_read(void *arg, int rc, const struct board_item *items, size_t 
     free(e->chunk);
     e->chunk = NULL;
     e->len = e->off = 0;
-    if (rc) {
+    /* n 0: rows the snapshot counted are gone (its TTL, an UNLINK): cut, as for a fault */
+    if (rc || n == 0 || !(e->chunk = render_export_rows(items, n, &e->len)))
         e->failed = 1;
-    } else if (n == 0) {
-        e->failed = 1; /* rows the snapshot counted are gone (its TTL, an UNLINK): cut */
-    } else if (!(e->chunk = render_export_rows(items, n, &e->len))) {
-        e->failed = 1;
-    } else {
+    else
         e->next += (int64_t)n;
-    }
     struct http_body *b = e->body;
     e->body = NULL;
     if (b)

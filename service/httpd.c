@@ -522,6 +522,8 @@ static int encode_reply(struct exchange *x, const char *etag)
     return 1;
 }
 
+#define BODY_BLOCK_BYTES ((size_t)32 * 1024) /* a streamed body's reads at most */
+
 static void suspend_started(struct exchange *x);
 static void resume_exchange(struct exchange *x);
 
@@ -577,8 +579,8 @@ static struct MHD_Response *stream_response(struct exchange *x)
     b->x = x;
     b->src = x->rp.stream;
     memset(&x->rp.stream, 0, sizeof(x->rp.stream));
-    struct MHD_Response *resp =
-        MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 32 * 1024, body_reader, b, body_free);
+    struct MHD_Response *resp = MHD_create_response_from_callback(
+        MHD_SIZE_UNKNOWN, BODY_BLOCK_BYTES, body_reader, b, body_free);
     if (!resp) {
         b->x = NULL;
         body_free(b);

@@ -35,10 +35,10 @@ static uint32_t ror(uint32_t x, int n)
 static void sha256_block(struct idem_sha256 *s, const unsigned char *p)
 {
     uint32_t w[64];
-    for (int i = 0; i < 16; i++)
+    for (size_t i = 0; i < 16; i++)
         w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
                (uint32_t)p[4 * i + 2] << 8 | (uint32_t)p[4 * i + 3];
-    for (int i = 16; i < 64; i++) {
+    for (size_t i = 16; i < 64; i++) {
         uint32_t s0 = ror(w[i - 15], 7) ^ ror(w[i - 15], 18) ^ (w[i - 15] >> 3);
         uint32_t s1 = ror(w[i - 2], 17) ^ ror(w[i - 2], 19) ^ (w[i - 2] >> 10);
         w[i] = w[i - 16] + s0 + w[i - 7] + s1;
@@ -104,7 +104,7 @@ void idem_sha256_final(struct idem_sha256 *s, unsigned char out[32])
     for (int i = 0; i < 8; i++)
         pad[padlen + (size_t)i] = (unsigned char)(bits >> (56 - 8 * i));
     idem_sha256_update(s, pad, padlen + 8);
-    for (int i = 0; i < 8; i++) {
+    for (size_t i = 0; i < 8; i++) {
         out[4 * i] = (unsigned char)(s->h[i] >> 24);
         out[4 * i + 1] = (unsigned char)(s->h[i] >> 16);
         out[4 * i + 2] = (unsigned char)(s->h[i] >> 8);
@@ -165,6 +165,6 @@ void idem_digest(enum idem_shape shape, const char *const *boards, size_t nboard
     }
     unsigned char d[32];
     idem_sha256_final(&s, d);
-    for (int i = 0; i < 32; i++)
+    for (size_t i = 0; i < 32; i++)
         snprintf(out + 2 * i, 3, "%02x", d[i]);
 }
