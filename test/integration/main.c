@@ -50,11 +50,16 @@ void it_post_score(const char *board, const char *json)
 
 Suite *it_suite(const char *name, const struct it_case *cases, size_t n)
 {
+    return it_suite_timeout(name, cases, n, 30);
+}
+
+Suite *it_suite_timeout(const char *name, const struct it_case *cases, size_t n, int timeout_s)
+{
     Suite *s = suite_create(name);
     for (size_t i = 0; i < n; i++) {
         TCase *tc = tcase_create(cases[i].name);
         tcase_add_checked_fixture(tc, it_setup, it_teardown);
-        tcase_set_timeout(tc, 30);
+        tcase_set_timeout(tc, timeout_s);
         tcase_add_test(tc, cases[i].test);
         suite_add_tcase(s, tc);
     }

@@ -33,6 +33,9 @@ struct it_case {
 /** A suite of one TCase per case, each with the checked fixture above and a 30 s timeout. */
 Suite *it_suite(const char *name, const struct it_case *cases, size_t n);
 
+/** The same with another timeout (seconds) for each case. */
+Suite *it_suite_timeout(const char *name, const struct it_case *cases, size_t n, int timeout_s);
+
 Suite *api_suite(void);
 Suite *ordering_suite(void);
 Suite *cities_suite(void);

@@ -166,6 +166,24 @@ static void *eg_main(void *arg)
     return NULL;
 }
 
+/* Wait (2 s at most) until an export of `board` has begun copying: listed in its settings. */
+static void wait_listed(const char *board)
+{
+    for (int i = 0; i < 2000; i++) {
+        if (exports_listed(board))
+            return;
+        sleep_ms(1);
+    }
+    ck_abort_msg("the export of %s never started copying", board);
+}
+
+/* Start g's export in a thread, and wait until it has begun copying. */
+static void export_begun(struct export_get *g)
+{
+    ck_assert_int_eq(pthread_create(&g->t, NULL, eg_main, g), 0);
+    wait_listed(g->board ? g->board : "big");
+}
+
 static void load_big(void)
 {
     fixture_load_board(g_admin, g_app->cfg.key_prefix, "big", BIG,
@@ -366,14 +384,7 @@ START_TEST(export_is_the_board_at_its_start)
 {
     load_big();
     struct export_get g = {0};
-    ck_assert_int_eq(pthread_create(&g.t, NULL, eg_main, &g), 0);
-    int listed = 0;
-    for (int i = 0; i < 2000 && !listed; i++) { /* the snapshot's start: now it is taken */
-        listed = exports_listed("big");
-        if (!listed)
-            sleep_ms(1);
-    }
-    ck_assert_msg(listed, "the export never started copying");
+    export_begun(&g); /* the snapshot's start: now it is taken */
     expect("DELETE", "/boards/big/members/m100000", NULL, 204);
     expect("DELETE", "/boards/big/members/m000000", NULL, 204);
     expect("POST", "/boards/big/scores",
@@ -441,14 +452,7 @@ START_TEST(export_within_one_tie_group)
                                  "page_size 20 page_ttl_ms 1000 gen 5"));
     freeReplyObject(redis_admin_cmd(g_admin, "SADD rankd:boards ties"));
     struct export_get g = {.board = "ties"};
-    ck_assert_int_eq(pthread_create(&g.t, NULL, eg_main, &g), 0);
-    int listed = 0;
-    for (int i = 0; i < 2000 && !listed; i++) {
-        listed = exports_listed("ties");
-        if (!listed)
-            sleep_ms(1);
-    }
-    ck_assert(listed);
+    export_begun(&g);
     /* members leave the group from everywhere (deletes, a move up), new ones join it */
     static const int gone[] = {0, 1, 2, 500, 5000, 20000, 50000, 99999};
     for (size_t i = 0; i < sizeof(gone) / sizeof(gone[0]); i++) {
@@ -488,14 +492,7 @@ START_TEST(export_interrupted_by_reset)
 {
     load_big();
     struct export_get g = {0};
-    ck_assert_int_eq(pthread_create(&g.t, NULL, eg_main, &g), 0);
-    int listed = 0;
-    for (int i = 0; i < 2000 && !listed; i++) {
-        listed = exports_listed("big");
-        if (!listed)
-            sleep_ms(1);
-    }
-    ck_assert(listed);
+    export_begun(&g);
     expect("POST", "/boards/big/reset", NULL, 204);
     pthread_join(g.t, NULL);
     ck_assert_int_eq(g.rc, 0);
@@ -516,13 +513,5 @@ Suite *export_suite(void)
         {"export_within_one_tie_group", export_within_one_tie_group},
         {"export_interrupted_by_reset", export_interrupted_by_reset},
     };
-    Suite *s = suite_create("export");
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        TCase *tc = tcase_create(cases[i].name);
-        tcase_add_checked_fixture(tc, it_setup, it_teardown);
-        tcase_set_timeout(tc, 120);
-        tcase_add_test(tc, cases[i].test);
-        suite_add_tcase(s, tc);
-    }
-    return s;
+    return it_suite_timeout("export", cases, sizeof(cases) / sizeof(cases[0]), 120);
 }

@@ -224,21 +224,28 @@ static void long_timeout(struct config *cfg)
     cfg->request_timeout_ms = 5000;
 }
 
-/* The write is sent and held (CLIENT PAUSE WRITE), then its connection is killed: Redis may or
- * may not have run it, so the reply must not say "retry safely". (Before: redis_unavailable.) */
-START_TEST(test_write_lost_after_sent_is_unknown)
+/* POST b's body to b's path while Redis holds writes (CLIENT PAUSE WRITE), and kill every
+ * connection once it is in Redis: Redis may or may not run it; b.r is rankd's answer. */
+static void write_lost_after_sent(struct bg *b)
 {
     start_with(long_timeout);
     expect_free("POST", "/boards/lost/scores", "{\"id\":\"a\",\"score\":1}", 200);
     freeReplyObject(redis_admin_cmd(p_admin, "CLIENT PAUSE 3000 WRITE"));
-    struct bg b = {.path = "/boards/lost/scores",
-                   .body = "{\"id\":\"a\",\"score\":1,\"op\":\"incr\"}"};
-    ck_assert_int_eq(pthread_create(&b.t, NULL, bg_main, &b), 0);
+    ck_assert_int_eq(pthread_create(&b->t, NULL, bg_main, b), 0);
     sleep_ms(300); /* the write is in Redis now, held by the pause */
     freeReplyObject(redis_admin_cmd(p_admin, "CLIENT KILL TYPE normal SKIPME yes"));
-    pthread_join(b.t, NULL);
+    pthread_join(b->t, NULL);
     freeReplyObject(redis_admin_cmd(p_admin, "CLIENT UNPAUSE"));
-    ck_assert_int_eq(b.rc, 0);
+    ck_assert_int_eq(b->rc, 0);
+}
+
+/* The write is sent and held (CLIENT PAUSE WRITE), then its connection is killed: Redis may or
+ * may not have run it, so the reply must not say "retry safely". (Before: redis_unavailable.) */
+START_TEST(test_write_lost_after_sent_is_unknown)
+{
+    struct bg b = {.path = "/boards/lost/scores",
+                   .body = "{\"id\":\"a\",\"score\":1,\"op\":\"incr\"}"};
+    write_lost_after_sent(&b);
     ck_assert_msg(b.r.status == 503 && strcmp(http_error_code(&b.r), "write_outcome_unknown") == 0,
                   "a write whose connection was killed after it was sent -> %ld %s; want 503 "
                   "write_outcome_unknown",
@@ -254,18 +261,10 @@ END_TEST
  * again (twice) applies the incr exactly once, whether or not the lost call ran. */
 START_TEST(test_idempotent_write_lost_after_sent)
 {
-    start_with(long_timeout);
-    expect_free("POST", "/boards/lost/scores", "{\"id\":\"a\",\"score\":1}", 200);
     static const char *const key[] = {"Idempotency-Key: lost-incr-1", NULL};
     const char *body = "{\"id\":\"a\",\"score\":1,\"op\":\"incr\"}";
-    freeReplyObject(redis_admin_cmd(p_admin, "CLIENT PAUSE 3000 WRITE"));
     struct bg b = {.path = "/boards/lost/scores", .body = body, .headers = key};
-    ck_assert_int_eq(pthread_create(&b.t, NULL, bg_main, &b), 0);
-    sleep_ms(300); /* the write is in Redis now, held by the pause */
-    freeReplyObject(redis_admin_cmd(p_admin, "CLIENT KILL TYPE normal SKIPME yes"));
-    pthread_join(b.t, NULL);
-    freeReplyObject(redis_admin_cmd(p_admin, "CLIENT UNPAUSE"));
-    ck_assert_int_eq(b.rc, 0);
+    write_lost_after_sent(&b);
     ck_assert_msg(b.r.status == 503 &&
                       strcmp(http_error_code(&b.r), "write_outcome_unknown") == 0 &&
                       strstr(b.r.body, "It carried an Idempotency-Key: send it again"),
