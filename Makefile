@@ -77,13 +77,22 @@ all: $(BUILD)/rankd
 # "(const char[]){0x23,...,0}": unlike a string literal, no length limit (C compilers need only
 # support 4095 bytes in a literal, and -Wpedantic holds us to it). Comment lines and indentation
 # are dropped (they stay in the .lua file; EVAL of the body sends fewer bytes). A line
-# "--@prelude" becomes service/lua/prelude_read.lua (the read scripts' shared opening).
-$(BUILD)/gen/lua/%.lua.h: service/lua/%.lua service/lua/prelude_read.lua
+# "--@prelude NAME" becomes service/lua/prelude_NAME.lua (a prelude may hold such lines too), a
+# bare "--@prelude" service/lua/prelude_read.lua (the read scripts' shared opening); a prelude
+# that does not exist fails the build.
+PRELUDES := $(wildcard service/lua/prelude_*.lua)
+PRELUDE_AWK := function put(f, l, n, r) { while ((r = (getline l < f)) > 0) { \
+	if (l ~ /^--@prelude( [a-z]+)?$$/) { n = l; sub(/^--@prelude ?/, "", n); \
+	put("service/lua/prelude_" (n == "" ? "read" : n) ".lua") } else print l } \
+	if (r < 0) { print "no such prelude: " f > "/dev/stderr"; exit 1 } close(f) } \
+	BEGIN { put(ARGV[1]); exit }
+$(BUILD)/gen/lua/%.lua.h: service/lua/%.lua $(PRELUDES)
 	@mkdir -p $(dir $@)
+	$(Q)awk '$(PRELUDE_AWK)' $< > $@.lua
 	$(Q){ echo '(const char[]){'; \
-	awk '/^--@prelude$$/ { while ((getline l < "service/lua/prelude_read.lua") > 0) print l; next } { print }' $< | \
-	sed -e '/^[[:space:]]*--/d' -e 's/^[[:space:]]*//' | od -An -v -tx1 | \
+	sed -e '/^[[:space:]]*--/d' -e 's/^[[:space:]]*//' $@.lua | od -An -v -tx1 | \
 	sed -e 's/ \([0-9a-f][0-9a-f]\)/0x\1,/g'; echo '0}'; } > $@
+	@rm -f $@.lua
 
 # version.h is rewritten only when VERSION or REVISION changed (the objects that include it are
 # rebuilt then, through their -MMD dependencies).

@@ -42,6 +42,7 @@ static void new_generation(char out[32])
 struct board_keys {
     char z[KEY_MAX], meta[KEY_MAX], items[KEY_MAX], registry[KEY_MAX];
     char index[KEY_MAX]; /* the period index: every period set of the board, by period start */
+    char dense[KEY_MAX]; /* the distinct scores of z */
 };
 
 void board_key_start(struct strb *b, char *out, size_t len, const char *prefix, const char *board)
@@ -58,6 +59,8 @@ static void make_keys(const struct board_model *m, const char *board, struct boa
     struct strb b;
     board_key_start(&b, k->z, KEY_MAX, m->prefix, board ? board : "");
     strb_str(&b, ":z");
+    board_key_start(&b, k->dense, KEY_MAX, m->prefix, board ? board : "");
+    strb_str(&b, ":dense");
     board_key_start(&b, k->meta, KEY_MAX, m->prefix, board ? board : "");
     strb_str(&b, ":meta");
     board_key_start(&b, k->index, KEY_MAX, m->prefix, board ? board : "");
@@ -254,17 +257,31 @@ static int64_t now_ms(const struct board_model *m)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* <prefix>:{<board>}:z, or with a period <prefix>:{<board>}:z:<period> (schema/redis-keys.md);
- * on every page hit, hence no snprintf */
-static void z_key(char *out, size_t len, const char *prefix, const char *board, const char *period)
+/* <prefix>:{<board>}:<what>, or with a period <prefix>:{<board>}:<what>:<period>
+ * (schema/redis-keys.md): what is "z" (the set) or "dense" (its distinct scores); on every page
+ * hit, hence no snprintf */
+static void set_key(char *out, size_t len, const char *prefix, const char *board, const char *what,
+                    const char *period)
 {
     struct strb b;
     board_key_start(&b, out, len, prefix, board);
-    strb_str(&b, ":z");
+    strb_str(&b, ":");
+    strb_str(&b, what);
     if (period) {
         strb_str(&b, ":");
         strb_str(&b, period);
     }
+}
+
+static void z_key(char *out, size_t len, const char *prefix, const char *board, const char *period)
+{
+    set_key(out, len, prefix, board, "z", period);
+}
+
+static void dense_key(char *out, size_t len, const char *prefix, const char *board,
+                      const char *period)
+{
+    set_key(out, len, prefix, board, "dense", period);
 }
 
 /* The set for `requested` (NULL/"": current) under the given period settings. */
@@ -280,6 +297,7 @@ static int where_resolve(const struct board_model *m, const char *board, enum pe
         if (asked)
             return -ENOTSUP;
         z_key(w->z, sizeof(w->z), m->prefix, board, NULL);
+        dense_key(w->dense, sizeof(w->dense), m->prefix, board, NULL);
         return 0;
     }
     int64_t now = now_ms(m);
@@ -295,6 +313,7 @@ static int where_resolve(const struct board_model *m, const char *board, enum pe
         period_id(kind, tz_min, now, w->period);
     }
     z_key(w->z, sizeof(w->z), m->prefix, board, w->period);
+    dense_key(w->dense, sizeof(w->dense), m->prefix, board, w->period);
     return 0;
 }
 
@@ -481,7 +500,7 @@ static double decode_stored(const struct score_layout *l, const char *s)
     return score;
 }
 
-/* The argv of one write.lua call: 5 keys, 17 header values, 4 values per entry. */
+/* The argv of one write.lua call: 6 keys, 17 header values, 4 values per entry. */
 struct write_args {
     const char **argv;
     size_t *len;
@@ -490,8 +509,8 @@ struct write_args {
     char prev[4];     /* "1" for a periodic board */
 };
 
-#define WRITE_KEYS 5
-#define WRITE_FIXED 22
+#define WRITE_KEYS 6
+#define WRITE_FIXED 23
 
 static int write_args_build(struct write_args *w, const struct board_keys *k,
                             const struct board_where *where, struct board_model *m,
@@ -526,6 +545,7 @@ static int write_args_build(struct write_args *w, const struct board_keys *k,
                                       k->items,
                                       k->registry,
                                       k->index,
+                                      where->dense,
                                       w->hdr[0],
                                       score_tiebreak_name(l->tiebreak),
                                       w->hdr[1],
@@ -1004,24 +1024,27 @@ void board_member_free(struct board_member *mb)
  * reply (never freeing it).
  */
 
-/* The sets of a board's readable periods under `s` (P:{board}:z:<id>, the current one first):
- * their number, and *z (calloc'd, free() it; NULL when there are none). -ENOMEM. */
+/* The sets of a board's readable periods under `s` (P:{board}:z:<id>, the current one first),
+ * each followed by its distinct scores (P:{board}:dense:<id>): how many keys, and *z (calloc'd,
+ * free() it). -ENOMEM. */
 static int period_set_keys(const struct board_model *m, const char *board,
                            const struct board_settings *s, char (**z)[KEY_MAX])
 {
     char(*ids)[PERIOD_ID_MAX] = calloc(PERIOD_RETAIN_MAX + 1, sizeof(*ids));
-    char(*zs)[KEY_MAX] = calloc(PERIOD_RETAIN_MAX + 1, sizeof(*zs));
+    char(*zs)[KEY_MAX] = calloc(2 * (PERIOD_RETAIN_MAX + 1), sizeof(*zs));
     if (!ids || !zs) {
         free(ids);
         free(zs);
         return -ENOMEM;
     }
     int n = board_periods(m, s, ids, PERIOD_RETAIN_MAX + 1);
-    for (int i = 0; i < n; i++)
-        snprintf(zs[i], KEY_MAX, "%s:{%s}:z:%s", m->prefix, board, ids[i]);
+    for (int i = 0; i < n; i++) {
+        z_key(zs[2 * i], KEY_MAX, m->prefix, board, ids[i]);
+        dense_key(zs[2 * i + 1], KEY_MAX, m->prefix, board, ids[i]);
+    }
     free(ids);
     *z = zs;
-    return n;
+    return 2 * n;
 }
 
 /* ZCARD's reply as board_info_get's total. */
@@ -1044,14 +1067,14 @@ static void settings_text(const struct board_settings *v, char out[8][24])
     snprintf(out[7], 24, "%d", v->retain);
 }
 
-/* The key of the period `d` periods before the one holding `now` under the given period
- * settings: <prefix>:{<board>}:z:<period id> */
+/* The key of the set (dense: of the distinct scores) of the period `d` periods before the one
+ * holding `now` under the given period settings: <prefix>:{<board>}:z:<period id> */
 static void period_set_key(const struct board_model *m, const char *board, enum period_kind kind,
-                           int tz_min, int64_t now, int d, char out[KEY_MAX])
+                           int tz_min, int64_t now, int d, int dense, char out[KEY_MAX])
 {
     char id[PERIOD_ID_MAX];
     period_id(kind, tz_min, period_start(kind, tz_min, now, -d), id);
-    z_key(out, KEY_MAX, m->prefix, board, id);
+    set_key(out, KEY_MAX, m->prefix, board, dense ? "dense" : "z", id);
 }
 
 /* `base` with the fields the patch sets. */
@@ -1165,18 +1188,21 @@ static int put_update_prepare(struct board_model *m, const char *board,
     int lo = periodic ? (next < cur->retain ? next : cur->retain) : 0;
     int hi = periodic ? (next > cur->retain ? next : cur->retain) : 0;
     int64_t now = now_ms(m);
-    c->zs = calloc((size_t)hi + 1, sizeof(*c->zs));
-    c->argv = calloc((size_t)hi + 3 + 14, sizeof(*c->argv));
+    /* the current set, the past ones, then the distinct scores of those emptied (d > lo) */
+    c->zs = calloc(2 * (size_t)hi + 1, sizeof(*c->zs));
+    c->argv = calloc(2 * (size_t)hi + 3 + 14, sizeof(*c->argv));
     if (!c->zs || !c->argv) {
         put_call_free(c);
         return -ENOMEM;
     }
     if (periodic)
-        period_set_key(m, board, cur->period, cur->tz_min, now, 0, c->zs[0]);
+        period_set_key(m, board, cur->period, cur->tz_min, now, 0, 0, c->zs[0]);
     else
         z_key(c->zs[0], KEY_MAX, m->prefix, board, NULL);
     for (int d = 1; d <= hi; d++)
-        period_set_key(m, board, cur->period, cur->tz_min, now, d, c->zs[d]);
+        period_set_key(m, board, cur->period, cur->tz_min, now, d, 0, c->zs[d]);
+    for (int d = lo + 1; d <= hi; d++)
+        period_set_key(m, board, cur->period, cur->tz_min, now, d, 1, c->zs[hi + d - lo]);
     settings_text(&patch->value, c->val);
     const int has[8] = {patch->has_order,    patch->has_tiebreak, patch->has_decimals,
                         patch->has_period,   patch->has_tz,       patch->has_page_size,
@@ -1191,7 +1217,7 @@ static int put_update_prepare(struct board_model *m, const char *board,
     c->argv[nk++] = c->k.meta;
     c->argv[nk++] = c->zs[0];
     c->argv[nk++] = c->k.index;
-    for (int d = 1; d <= hi; d++)
+    for (int d = 1; d <= hi + (hi - lo); d++)
         c->argv[nk++] = c->zs[d];
     int na = nk;
     c->argv[na++] = period_kind_name(cur->period);
@@ -1266,10 +1292,11 @@ static int delete_prepare(struct board_model *m, const char *board,
 {
     make_keys(m, board, &c->k);
     /* the settings, the registry entry, the period index (delete_board.lua UNLINKs every set it
-     * lists), the plain set and every readable period's set (listed too; named here as well, so
-     * a set the index does not list, written by an older rankd, goes with them) */
+     * lists), the plain set and every readable period's set, each with its distinct scores
+     * (listed too; named here as well, so a set the index does not list, written by an older
+     * rankd, goes with them) */
     int np = period_set_keys(m, board, set, &c->zs);
-    c->argv = np >= 0 ? calloc(4 + (size_t)np + 1, sizeof(*c->argv)) : NULL;
+    c->argv = np >= 0 ? calloc(5 + (size_t)np + 1, sizeof(*c->argv)) : NULL;
     if (!c->argv) {
         delete_call_free(c);
         return -ENOMEM;
@@ -1279,6 +1306,7 @@ static int delete_prepare(struct board_model *m, const char *board,
     c->argv[nk++] = c->k.registry;
     c->argv[nk++] = c->k.index;
     c->argv[nk++] = c->k.z;
+    c->argv[nk++] = c->k.dense;
     for (int i = 0; i < np; i++)
         c->argv[nk++] = c->zs[i];
     c->argv[nk] = board;
@@ -1298,11 +1326,12 @@ static int delete_take(struct board_model *m, const char *board, const redisRepl
     return rc;
 }
 
-/* reset_board.lua's call: the settings, the current set, a new generation. */
+/* reset_board.lua's call: the settings, the current set and its distinct scores, a new
+ * generation. */
 struct reset_call {
     struct board_keys k;
     char gen[32];
-    const char *argv[3];
+    const char *argv[4];
 };
 
 static void reset_prepare(struct board_model *m, const char *board, const struct board_where *w,
@@ -1312,7 +1341,8 @@ static void reset_prepare(struct board_model *m, const char *board, const struct
     new_generation(c->gen);
     c->argv[0] = c->k.meta;
     c->argv[1] = w->z;
-    c->argv[2] = c->gen;
+    c->argv[2] = w->dense;
+    c->argv[3] = c->gen;
 }
 
 /* reset_board.lua's and delete_board.lua's 1/0 reply. */
@@ -1323,15 +1353,20 @@ static int one_or_enoent(const redisReply *r)
 
 #define TRIM_CHUNK 250 /* measured: 1000 removals from a 3M set took 3-5 ms, over the 2 ms goal */
 
-/* trim.lua's call, repeated until a chunk removes fewer than TRIM_CHUNK. */
+/* trim.lua's call, repeated until a chunk removes fewer than TRIM_CHUNK: the set, its distinct
+ * scores, the settings; then the mode, where the tail starts, the chunk. */
 struct trim_call {
-    char from[32], chunk[16];
-    const char *argv[4];
+    char from[32], chunk[16], meta[KEY_MAX];
+    const char *argv[6];
 };
 
-static void trim_prepare(const struct board_settings *set, const struct board_where *w,
-                         int64_t keep, int64_t below_key, struct trim_call *c)
+static void trim_prepare(struct board_model *m, const char *board, const struct board_settings *set,
+                         const struct board_where *w, int64_t keep, int64_t below_key,
+                         struct trim_call *c)
 {
+    struct board_keys k;
+    make_keys(m, board, &k);
+    util_copy(c->meta, sizeof(c->meta), k.meta);
     if (keep >= 0) {
         snprintf(c->from, sizeof(c->from), "%" PRId64, keep);
     } else {
@@ -1341,9 +1376,11 @@ static void trim_prepare(const struct board_settings *set, const struct board_wh
     }
     snprintf(c->chunk, sizeof(c->chunk), "%d", TRIM_CHUNK);
     c->argv[0] = w->z;
-    c->argv[1] = keep >= 0 ? "rank" : "score";
-    c->argv[2] = c->from;
-    c->argv[3] = c->chunk;
+    c->argv[1] = w->dense;
+    c->argv[2] = c->meta;
+    c->argv[3] = keep >= 0 ? "rank" : "score";
+    c->argv[4] = c->from;
+    c->argv[5] = c->chunk;
 }
 
 /* The members one trim.lua call removed. */
@@ -1353,11 +1390,12 @@ static long long trim_take(const redisReply *r)
 }
 
 /* delete_member.lua's call (allow-oom: it must work at maxmemory, where Redis refuses to queue
- * any command of a MULTI ... EXEC): the settings, the current set, the member. */
+ * any command of a MULTI ... EXEC): the settings, the current set, its distinct scores, the
+ * member. */
 struct member_delete_call {
     struct board_keys k;
-    const char *argv[3];
-    size_t lens[3];
+    const char *argv[4];
+    size_t lens[4];
 };
 
 static void member_delete_prepare(struct board_model *m, const char *board,
@@ -1367,10 +1405,12 @@ static void member_delete_prepare(struct board_model *m, const char *board,
     make_keys(m, board, &c->k);
     c->argv[0] = c->k.meta;
     c->argv[1] = w->z;
-    c->argv[2] = id;
+    c->argv[2] = w->dense;
+    c->argv[3] = id;
     c->lens[0] = strlen(c->k.meta);
     c->lens[1] = strlen(w->z);
-    c->lens[2] = id_len;
+    c->lens[2] = strlen(w->dense);
+    c->lens[3] = id_len;
 }
 
 /* delete_member.lua's reply: 0, -ENOENT no board, -ENODATA no such member, -EIO. */
@@ -1785,7 +1825,7 @@ static void reset_then(struct board_ctl_job *j)
 {
     struct reset_call *c = &((struct ctl_state *)j->state)->u.reset;
     reset_prepare(j->m, j->board, &j->w, c);
-    ctl_step(j, ctl_script(j, STORE_SCRIPT_RESET_BOARD, 2, 1, c->argv, NULL, 0, reset_reply));
+    ctl_step(j, ctl_script(j, STORE_SCRIPT_RESET_BOARD, 3, 1, c->argv, NULL, 0, reset_reply));
 }
 
 /* ---- DELETE /boards/{board}/members?keep|below: settings, then trim.lua chunks */
@@ -1811,12 +1851,13 @@ static int trim_send(struct board_ctl_job *j)
     /* each chunk has the request's time from its send: a trim's work grows with what it
      * removes, like an upload's (each chunk stays short in Redis) */
     int64_t deadline = j->chunk_timeout_ms ? util_now_ms() + j->chunk_timeout_ms : 0;
-    return ctl_script(j, STORE_SCRIPT_TRIM, 1, 3, c->argv, NULL, deadline, trim_reply);
+    return ctl_script(j, STORE_SCRIPT_TRIM, 3, 3, c->argv, NULL, deadline, trim_reply);
 }
 
 static void trim_then(struct board_ctl_job *j)
 {
-    trim_prepare(&j->cur, &j->w, j->keep, j->below_key, &((struct ctl_state *)j->state)->u.trim);
+    trim_prepare(j->m, j->board, &j->cur, &j->w, j->keep, j->below_key,
+                 &((struct ctl_state *)j->state)->u.trim);
     j->removed = 0;
     ctl_step(j, trim_send(j));
 }
@@ -1834,7 +1875,7 @@ static void member_delete_then(struct board_ctl_job *j)
 {
     struct member_delete_call *c = &((struct ctl_state *)j->state)->u.mdel;
     member_delete_prepare(j->m, j->board, &j->w, j->id, j->id_len, c);
-    ctl_step(j, ctl_script(j, STORE_SCRIPT_DELETE_MEMBER, 2, 1, c->argv, c->lens, 0,
+    ctl_step(j, ctl_script(j, STORE_SCRIPT_DELETE_MEMBER, 3, 1, c->argv, c->lens, 0,
                            member_delete_reply));
 }
 

@@ -10,6 +10,10 @@
  * the write that creates it P:{board}:periods  sorted set, member = a period set's key, score = its
  * period's start (ms): how the sweep (sweep.lua) finds the sets of periods no longer readable, and
  *                   how a delete or a layout change finds every set, without scanning
+ *   P:{board}:dense[:<period>]  sorted set, the distinct keys of the set of the same name (member =
+ *                   the key as text, score = the key): dense ranks in O(log N); changed in the same
+ *                   script as every change of its set (lua/prelude_dense.lua), listed in the
+ *                   period index with it
  *   P:{board}:meta  hash of the board's settings
  *   P:items         hash id -> record JSON (records are shared by boards)
  *   P:boards        set of board names (the registry; never a keyspace scan)
@@ -76,6 +80,7 @@ struct board_model {
 /** Which sorted set a request reads: a board's only set, or one period's. */
 struct board_where {
     char z[192];                /**< the sorted-set key */
+    char dense[192];            /**< its distinct scores (P:{board}:dense[:<period>]) */
     char period[PERIOD_ID_MAX]; /**< the period id, "" for a board without periods */
     enum period_kind kind;      /**< the board's period settings used to choose it */
     int tz_min;

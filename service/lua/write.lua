@@ -8,7 +8,9 @@
 -- refused for memory wrote nothing.
 -- Layout (service/score_codec.h): stored = key * 2^T + tie; a smaller key is a better score.
 -- KEYS[1] board sorted set, KEYS[2] board settings hash, KEYS[3] records hash, KEYS[4] registry set,
--- KEYS[5] the board's period index (schema/redis-keys.md)
+-- KEYS[5] the board's period index, KEYS[6] the set's distinct scores (schema/redis-keys.md): kept
+-- in this call (prelude_dense.lua), listed in the period index with the set when this call
+-- starts it
 -- ARGV[1] 2^T   ARGV[2] tiebreak   ARGV[3] tie cap   ARGV[4] largest |key|
 -- ARGV[5] order   ARGV[6] score_decimals   ARGV[7] default page_size   ARGV[8] default page_ttl_ms
 -- ARGV[9] board name   ARGV[10] '1' to return ranks   ARGV[11] entry count n
@@ -29,7 +31,8 @@
 -- gone and ARGV are not the defaults), nothing written; 2 (all or nothing): entry done+1 would
 -- leave the range, nothing written; 3: entry done+1 found its tie group full: nothing written
 -- for it or after it, and the reply's last value is that group's key (compact, resume).
-local z, meta, items, registry = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+--@prelude dense
+local z, meta, items, registry, dz = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[6]
 local base, tiebreak, cap, kmax = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
 local want_rank, n = ARGV[10] == '1', tonumber(ARGV[11])
 local fmt = '%.17g'
@@ -49,7 +52,12 @@ elseif m[1] ~= ARGV[5] or m[2] ~= tiebreak or m[3] ~= ARGV[6] or (m[4] or 'none'
   return {1, 0, 0}
 end
 local out = {0, 0, 0}
+local dense = dense_state(z, dz) -- before the first write of this call
 local function seal()
+  if ARGV[16] == '1' and dense == 'new' then
+    redis.call('ZADD', KEYS[5], 'NX', ARGV[17], dz) -- the side set goes with its period's set
+    dense = 'kept'
+  end
   if ARGV[16] == '1' and out[3] == 0 and redis.call('ZADD', KEYS[5], 'NX', ARGV[17], z) == 1 then
     out[3] = 1
     redis.call('PERSIST', z) -- a set an older rankd wrote carries a TTL: it must not expire
@@ -127,10 +135,16 @@ local function flush()
 end
 
 local results = {} -- per entry: code, stored, member (for its rank) or false, updated
--- Write what was handled, then the ranks asked for (after every write of the call: ranks are
--- asked for single entries only), into the reply.
+local moved, left = {}, {} -- members whose stored value changed; the keys they left
+-- Write what was handled, the distinct scores it changed, then the ranks asked for (after every
+-- write of the call: ranks are asked for single entries only), into the reply.
 local function finish()
   flush()
+  if dense then
+    local held = {}
+    for member in pairs(moved) do held[math.floor(cur[member] / base)] = true end
+    dense_update(z, dz, base, held, left)
+  end
   for k = 1, #results, 4 do
     local m = results[k + 2]
     results[k + 2] = m and redis.call('ZRANK', z, m) or 0
@@ -156,6 +170,8 @@ for i = 0, n - 1 do
       return out
     end
     edge[key] = tiebreak == 'last' and tie - 1 or (tiebreak == 'first' and tie + 1 or 0)
+    if old then left[oldkey] = true end
+    moved[member] = true
     stored = lo + tie
     updated = 1
     cur[member] = stored

@@ -181,13 +181,16 @@ static long long zcard_of(const char *board, const char *period)
     return admin_int(g_admin, "ZCARD %s", k);
 }
 
-/* Wait up to 2 s for a period's set to be gone (a sweep runs behind the write that starts it). */
+/* Wait up to 2 s for a period's set and its distinct scores to be gone (a sweep runs behind the
+ * write that starts it). */
 static int set_gone(const char *board, const char *period)
 {
-    char k[256];
+    char k[256], d[256];
     zkey(k, sizeof(k), board, period);
+    snprintf(d, sizeof(d), "%s:{%s}:dense%s%s", g_app->cfg.key_prefix, board, period ? ":" : "",
+             period ? period : "");
     for (int waited = 0; waited < 2000; waited += 10) {
-        if (admin_int(g_admin, "EXISTS %s", k) == 0)
+        if (admin_int(g_admin, "EXISTS %s", k) == 0 && admin_int(g_admin, "EXISTS %s", d) == 0)
             return 1;
         sleep_ms(10);
     }
@@ -402,7 +405,7 @@ START_TEST(test_sweep_lock_and_catch_up)
     ck_assert_msg(set_gone("sw", "2036-11-30") && set_gone("sw", "2036-12-01"),
                   "the sets of 2036-11-30 and 2036-12-01 are still there after the sweep");
     redisReply *r = redis_admin_cmd(g_admin, "ZCARD %s:{sw}:periods", prefix);
-    ck_assert_int_eq(r->integer, 1); /* only 2036-12-03 is listed */
+    ck_assert_int_eq(r->integer, 2); /* only 2036-12-03 is listed: its set, its distinct scores */
     freeReplyObject(r);
     r = redis_admin_cmd(g_admin, "EXISTS %s:{sw}:sweep", prefix);
     ck_assert_int_eq(r->integer, 0); /* released */
@@ -510,6 +513,27 @@ START_TEST(test_maxmemory_keeps_board_data)
             ck_assert_int_eq(status, 200);
             pages++;
         }
+    }
+    /* Redis counts a client's query buffer as used memory: a batch's 100 KB of arguments can be
+     * what tips it over the limit, and once refused, memory is under the limit again and a
+     * small write would pass. Single entries fill that last gap, so the data itself is at the
+     * limit (what /readyz must say) */
+    for (int i = 0; refused == 1 && i < 4000; i++) {
+        char body[320];
+        snprintf(body, sizeof(body),
+                 "{\"id\":\"f%06d\",\"score\":%d,\"record\":{\"name\":\"filler %d, padded to take "
+                 "some room: xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\"}}",
+                 i, -i, i);
+        ck_assert_int_eq(
+            http_req(port, "POST", "/boards/mem/scores", body, strlen(body), NULL, TEST_TOKEN, &r),
+            0);
+        if (r.status == 200)
+            acked++;
+        else
+            refused = 2;
+        ck_assert_msg(r.status == 200 || r.status == 507, "a filler write -> %ld %.300s",
+                      r.status, r.body);
+        http_result_free(&r);
     }
     char z[256];
     snprintf(z, sizeof(z), "%s:{mem}:z:%s", app->cfg.key_prefix, period);

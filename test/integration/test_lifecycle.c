@@ -644,15 +644,20 @@ START_TEST(test_reset_big_board)
             slow_cmd);
     ck_assert_msg(s.bad == 0, "%d forbidden command(s) during the reset; first (%s): %s", s.bad,
                   s.why, s.first_bad);
-    ck_assert_msg(s.scripts >= 1 && s.max_keys <= 2,
-                  "reset: %d script calls, up to %d keys; want one script on at most 2 keys",
+    /* the settings, the set, its distinct scores */
+    ck_assert_msg(s.scripts >= 1 && s.max_keys <= 3,
+                  "reset: %d script calls, up to %d keys; want one script on at most 3 keys",
                   s.scripts, s.max_keys);
     ck_assert_msg(s.lua_lines <= LUA_CMDS_PER_SCRIPT_MAX * s.scripts,
                   "reset: scripts ran %d commands", s.lua_lines);
     ck_assert_msg(s.unlink_board, "no UNLINK of %s during the reset", zk);
 
-    /* empty at once; the cached pages are not served; the settings stay */
+    /* empty at once (its distinct scores too); the cached pages are not served; the settings
+     * stay */
     ck_assert_int_eq(key_int("EXISTS", zk), 0);
+    char dk[200];
+    snprintf(dk, sizeof(dk), "%s:{%s}:dense", g_app->cfg.key_prefix, board);
+    ck_assert_int_eq(key_int("EXISTS", dk), 0);
     expect("GET", "/boards/big/rank?page=7500", NULL, 200, &r);
     ck_assert_msg(jnum(r.json, "total") == 0 && cJSON_GetArraySize(jget(r.json, "items")) == 0,
                   "page 7500 after the reset: %.300s", r.body);
@@ -715,9 +720,10 @@ START_TEST(test_delete_big_board)
             slow_cmd);
     ck_assert_msg(s.bad == 0, "%d forbidden command(s) during the delete; first (%s): %s", s.bad,
                   s.why, s.first_bad);
-    /* a board without periods: its settings, the registry, its (empty) period index, its set */
-    ck_assert_msg(s.scripts >= 1 && s.max_keys <= 4,
-                  "delete: %d script calls, up to %d keys; want one script on at most 4 keys",
+    /* a board without periods: its settings, the registry, its (empty) period index, its set and
+     * the set's distinct scores */
+    ck_assert_msg(s.scripts >= 1 && s.max_keys <= 5,
+                  "delete: %d script calls, up to %d keys; want one script on at most 5 keys",
                   s.scripts, s.max_keys);
     ck_assert_msg(s.lua_lines <= LUA_CMDS_PER_SCRIPT_MAX * s.scripts,
                   "delete: scripts ran %d commands", s.lua_lines);
@@ -732,6 +738,9 @@ START_TEST(test_delete_big_board)
     expect_error("POST", "/boards/bigd/reset", NULL, 404, "board_not_found");
     ck_assert_int_eq(key_int("EXISTS", zk), 0);
     ck_assert_int_eq(key_int("EXISTS", meta), 0);
+    char dk[200];
+    snprintf(dk, sizeof(dk), "%s:{%s}:dense", g_app->cfg.key_prefix, board);
+    ck_assert_int_eq(key_int("EXISTS", dk), 0);
     redisReply *m =
         redis_admin_cmd(g_admin, "SISMEMBER %s:boards %s", g_app->cfg.key_prefix, board);
     ck_assert_int_eq(m->integer, 0);
@@ -777,8 +786,10 @@ START_TEST(test_delete_periodic_board)
     mon_finish(mon, zk, &s);
     expect_same_calls(before, "periodic delete");
     ck_assert_msg(s.bad == 0, "%d forbidden command(s); first (%s): %s", s.bad, s.why, s.first_bad);
-    /* settings, registry, period index, plain set, current + 2 retained periods */
-    ck_assert_msg(s.max_keys <= 4 + 2 + 1, "delete named %d keys; want at most 7", s.max_keys);
+    /* settings, registry, period index, plain set, current + 2 retained periods, each set with
+     * its distinct scores */
+    ck_assert_msg(s.max_keys <= 3 + 2 * (1 + 2 + 1), "delete named %d keys; want at most 11",
+                  s.max_keys);
     ck_assert_msg(s.unlink_board, "no UNLINK of %s", zk);
     ck_assert_int_eq(zcard_of(board, "2036-11-28"), 0);
     ck_assert_int_eq(zcard_of(board, "2036-11-29"), 0);

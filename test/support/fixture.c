@@ -241,8 +241,9 @@ struct rankd *rankd_test_start(int redis_port, const char *token)
 void fixture_load_board(redisContext *admin, const char *prefix, const char *board, int n,
                         const char *settings)
 {
-    char z[200];
+    char z[200], dense[200];
     snprintf(z, sizeof(z), "%s:{%s}:z", prefix, board);
+    snprintf(dense, sizeof(dense), "%s:{%s}:dense", prefix, board); /* its distinct scores */
     const struct score_layout layout = {SCORE_ORDER_DESC, SCORE_TIEBREAK_FIRST, 0};
     const int argc_max = 2 + 2 * ZADD_CHUNK;
     const char **argv = calloc((size_t)argc_max, sizeof(*argv));
@@ -251,23 +252,28 @@ void fixture_load_board(redisContext *admin, const char *prefix, const char *boa
     ck_assert(argv && argvlen && text);
     int commands = 0;
     for (int at = 0; at < n; at += ZADD_CHUNK) {
-        int argc = 2;
-        argv[0] = "ZADD";
-        argv[1] = z;
-        for (int i = at; i < n && i < at + ZADD_CHUNK; i++) {
-            double stored;
-            ck_assert_int_eq(score_codec_pack(&layout, score_codec_key(&layout, n - i), 0, &stored),
-                             0);
-            snprintf(text[argc], sizeof(text[argc]), "%.17g", stored);
-            snprintf(text[argc + 1], sizeof(text[argc + 1]), "m%06d", i);
-            argv[argc] = text[argc];
-            argv[argc + 1] = text[argc + 1];
-            argc += 2;
+        for (int set = 0; set < 2; set++) { /* the members, then their keys (all distinct) */
+            int argc = 2;
+            argv[0] = "ZADD";
+            argv[1] = set ? dense : z;
+            for (int i = at; i < n && i < at + ZADD_CHUNK; i++) {
+                int64_t key = score_codec_key(&layout, n - i);
+                double stored;
+                ck_assert_int_eq(score_codec_pack(&layout, key, 0, &stored), 0);
+                snprintf(text[argc], sizeof(text[argc]), "%.17g", set ? (double)key : stored);
+                if (set)
+                    snprintf(text[argc + 1], sizeof(text[argc + 1]), "%lld", (long long)key);
+                else
+                    snprintf(text[argc + 1], sizeof(text[argc + 1]), "m%06d", i);
+                argv[argc] = text[argc];
+                argv[argc + 1] = text[argc + 1];
+                argc += 2;
+            }
+            for (int i = 0; i < argc; i++)
+                argvlen[i] = strlen(argv[i]);
+            ck_assert_int_eq(redisAppendCommandArgv(admin, argc, argv, argvlen), REDIS_OK);
+            commands++;
         }
-        for (int i = 0; i < argc; i++)
-            argvlen[i] = strlen(argv[i]);
-        ck_assert_int_eq(redisAppendCommandArgv(admin, argc, argv, argvlen), REDIS_OK);
-        commands++;
     }
     char hset[512];
     snprintf(hset, sizeof(hset), "HSET %s:{%s}:meta %s", prefix, board, settings);
@@ -284,7 +290,7 @@ void fixture_load_board(redisContext *admin, const char *prefix, const char *boa
             added += r->integer;
         freeReplyObject(r);
     }
-    ck_assert_int_eq(added, n);
+    ck_assert_int_eq(added, 2 * (long long)n);
     free(argv);
     free(argvlen);
     free(text);

@@ -80,8 +80,9 @@ struct rankd *rankd_test_start_with(int redis_port, const char *token,
 
 /**
  * Load `n` members m000000.. straight into P:{board}:z (distinct scores n..1, stored as rankd
- * stores them on a desc/first/0-decimal board), the settings hash (`settings`: field value pairs
- * separated by spaces) and the registry, pipelined on `admin`. Much faster than HTTP for big
+ * stores them on a desc/first/0-decimal board) and their keys into P:{board}:dense (its distinct
+ * scores), the settings hash (`settings`: field value pairs separated by spaces) and the
+ * registry, pipelined on `admin`. Much faster than HTTP for big
  * boards. Asserts on failure.
  */
 void fixture_load_board(redisContext *admin, const char *prefix, const char *board, int n,
