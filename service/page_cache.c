@@ -88,6 +88,7 @@ struct page_req {
     int tz_min;
     int64_t page;
     int size; /* resolved */
+    enum rank_type rank;
     int ttl_ms;
     int64_t gen;
     int64_t older_than_ms; /* a cached page made at or before this is too old to take (0: any) */
@@ -378,9 +379,10 @@ static void state_put(struct page_cache *pc, const struct board_state *st)
     pthread_mutex_unlock(&pc->state_lock);
 }
 
-/* <prefix>:{<board>}:page:<gen>:<period or ->:<size>:<page> (schema/redis-keys.md) */
+/* <prefix>:{<board>}:page:<gen>:<period or ->:<size>:<page>[:<rank type>] (schema/redis-keys.md;
+ * the rank type only when it is not ordinal) */
 static void page_key(char *out, size_t len, const char *prefix, const char *board, int64_t gen,
-                     const char *period, int size, int64_t page)
+                     const char *period, int size, int64_t page, enum rank_type rank)
 {
     struct strb b;
     board_key_start(&b, out, len, prefix, board);
@@ -392,6 +394,10 @@ static void page_key(char *out, size_t len, const char *prefix, const char *boar
     strb_i64(&b, size);
     strb_str(&b, ":");
     strb_i64(&b, page);
+    if (rank != RANK_ORDINAL) {
+        strb_str(&b, ":");
+        strb_str(&b, rank_type_name(rank));
+    }
 }
 
 /* <prefix>:{<board>}:meta, the settings hash */
@@ -463,7 +469,8 @@ static int settle(struct page_cache *pc, struct page_req *q, int requested_size,
     q->size = requested_size ? requested_size : st.page_size;
     q->ttl_ms = st.ttl_ms;
     q->gen = st.gen;
-    page_key(q->key, sizeof(q->key), pc->cfg.prefix, q->board, q->gen, q->period, q->size, q->page);
+    page_key(q->key, sizeof(q->key), pc->cfg.prefix, q->board, q->gen, q->period, q->size, q->page,
+             q->rank);
     if (!got || strcmp(guess, q->key) != 0)
         return SETTLED_UNGUESSED;
     return got->type == REDIS_REPLY_STRING ? SETTLED_FOUND : SETTLED_ABSENT;
@@ -497,7 +504,7 @@ static void place(struct page_cache *pc, struct page_req *q, int requested_size,
     struct board_state st;
     if (pc->same_store && !breaker_open(pc) && state_get(pc, q->board, &st) && st.ttl_ms > 0) {
         page_key(guess, guess_len, pc->cfg.prefix, q->board, st.gen, w->period,
-                 requested_size ? requested_size : st.page_size, q->page);
+                 requested_size ? requested_size : st.page_size, q->page, q->rank);
     }
 }
 
@@ -545,9 +552,10 @@ static void count(struct page_cache *pc, enum page_source s)
     atomic_fetch_add(s == PAGE_HIT ? &pc->hits : s == PAGE_STALE ? &pc->stale : &pc->misses, 1);
 }
 
-/* The in-process tier's key: the board, the period itself (never "current"), page, size. */
-static void l1_key(const char *board, const char *resolved, int64_t page, int size, char *out,
-                   size_t len)
+/* The in-process tier's key: the board, the period itself (never "current"), page, size, rank
+ * type. */
+static void l1_key(const char *board, const char *resolved, int64_t page, int size,
+                   enum rank_type rank, char *out, size_t len)
 {
     struct strb b;
     strb_init(&b, out, len);
@@ -558,17 +566,20 @@ static void l1_key(const char *board, const char *resolved, int64_t page, int si
     strb_i64(&b, page);
     strb_str(&b, "\n");
     strb_i64(&b, size);
+    strb_str(&b, "\n");
+    strb_str(&b, rank_type_name(rank));
 }
 
 int page_cache_get_l1(struct page_cache *pc, const char *board, const char *period, int64_t page,
-                      int size, const char *if_none_match, struct page_reply *out)
+                      int size, enum rank_type rank, const char *if_none_match,
+                      struct page_reply *out)
 {
     struct board_where w;
     if (pc->cfg.l1_ttl_ms <= 0 || board_where_cached(pc->cfg.model, board, period, &w))
         return -EAGAIN; /* no tier, or the period needs a Redis read to place: not here */
     char key[KEY_MAX], *value = NULL;
     size_t len = 0;
-    l1_key(board, w.period, page, size, key, sizeof(key));
+    l1_key(board, w.period, page, size, rank, key, sizeof(key));
     if (!l1_get(pc, key, &value, &len))
         return -EAGAIN;
     atomic_fetch_add(&pc->l1_hits, 1);
@@ -883,7 +894,7 @@ static void fill_served(struct fill *f, int rc, const char *value, size_t len,
             struct entry e;
             if (source != PAGE_STALE && pc->cfg.l1_ttl_ms > 0 && value_parse(copy, n, &e) == 0) {
                 char l1key[KEY_MAX];
-                l1_key(j->board, h->q.period, j->page, j->size, l1key, sizeof(l1key));
+                l1_key(j->board, h->q.period, j->page, j->size, j->rank, l1key, sizeof(l1key));
                 l1_put(pc, l1key, copy, n, e.soft_ms);
             }
             count(pc, source);
@@ -1006,8 +1017,9 @@ static void compute_reply(void *arg, int rc, redisReply **replies)
 static int fill_compute_send(struct fill *f)
 {
     struct board_read rd;
-    board_read_prepare(f->pc->cfg.model, f->board, &f->w, BOARD_READ_PAGE, NULL, 0, f->page,
-                       f->q.size, &rd);
+    struct board_read_args ra = {
+        .kind = BOARD_READ_PAGE, .rank = f->q.rank, .page = f->page, .size = f->q.size};
+    board_read_prepare(f->pc->cfg.model, f->board, &f->w, &ra, &rd);
     int rc = store_async_script(f->reads, rd.script, rd.nkeys, rd.nargs, rd.argv, rd.lens,
                                 f->deadline_ms, compute_reply, f);
     return rc < 0 ? rc : 0;
@@ -1211,16 +1223,29 @@ static void fill_start(struct fill *f)
         snprintf(tz, sizeof(tz), "%d", f->q.tz_min);
         snprintf(gen, sizeof(gen), "%" PRId64, f->q.gen);
         snprintf(older, sizeof(older), "%" PRId64, f->q.older_than_ms);
-        struct board_read rd; /* its keys: settings, set, records */
-        board_read_prepare(pc->cfg.model, f->board, &f->w, BOARD_READ_PAGE, NULL, 0, f->page,
-                           f->q.size, &rd);
-        /* lua/prelude_read.lua's layout (keys, the assumed period kind, offset, retain), then
-         * the fill's */
-        const char *argv[] = {
-            rd.meta, rd.z,      rd.items, f->key, lock, period_kind_name(f->q.kind),
-            tz,      rd.retain, page_s,   size_s, gen,  f->token,
-            ttl,     older};
-        rc = store_async_script(f->writes, STORE_SCRIPT_PAGE_FILL, 5, 9, argv, NULL, deadline,
+        struct board_read rd; /* its keys: settings, set, records, distinct scores */
+        struct board_read_args ra = {
+            .kind = BOARD_READ_PAGE, .rank = f->q.rank, .page = f->page, .size = f->q.size};
+        board_read_prepare(pc->cfg.model, f->board, &f->w, &ra, &rd);
+        /* lua/prelude_read.lua's layout (keys, the assumed period kind, offset, retain, the rank
+         * type), then the fill's */
+        const char *argv[] = {rd.meta,
+                              rd.z,
+                              rd.items,
+                              rd.dense,
+                              f->key,
+                              lock,
+                              period_kind_name(f->q.kind),
+                              tz,
+                              rd.retain,
+                              rank_type_name(f->q.rank),
+                              page_s,
+                              size_s,
+                              gen,
+                              f->token,
+                              ttl,
+                              older};
+        rc = store_async_script(f->writes, STORE_SCRIPT_PAGE_FILL, 6, 10, argv, NULL, deadline,
                                 fill_reply, f);
     } else {
         const char *set[] = {"SET", lock, f->token, "NX", "PX", ttl};
@@ -1338,7 +1363,7 @@ static int hit_serve(struct hit *h, const redisReply *got)
         return -ENOMEM;
     memcpy(value, got->str, len + 1);
     if (pc->cfg.l1_ttl_ms > 0) /* the tier's key, only with a tier */
-        l1_key(j->board, h->q.period, j->page, j->size, l1key, sizeof(l1key));
+        l1_key(j->board, h->q.period, j->page, j->size, j->rank, l1key, sizeof(l1key));
     int rc = 0;
     enum served sv = serve_cached(pc, &h->q, value, len, l1key, j->if_none_match, &j->out, &rc, h);
     if (sv == TOO_OLD) { /* compute it now; the copy is the fallback should that fail */
@@ -1487,8 +1512,9 @@ static int live_send(struct hit *h)
 {
     struct page_cache_job *j = h->job;
     struct board_read rd;
-    board_read_prepare(h->pc->cfg.model, j->board, &h->w, BOARD_READ_PAGE, NULL, 0, j->page,
-                       j->size, &rd);
+    struct board_read_args ra = {
+        .kind = BOARD_READ_PAGE, .rank = j->rank, .page = j->page, .size = j->size};
+    board_read_prepare(h->pc->cfg.model, j->board, &h->w, &ra, &rd);
     int rc = store_async_script(h->reads, rd.script, rd.nkeys, rd.nargs, rd.argv, rd.lens,
                                 j->deadline_ms, live_done, h);
     return rc < 0 ? rc : 0;
@@ -1569,6 +1595,7 @@ int page_cache_submit(struct page_cache *pc, struct store_async *conn, struct pa
     h->q.board = job->board;
     h->q.requested = job->period;
     h->q.page = job->page;
+    h->q.rank = job->rank;
     memset(&job->out, 0, sizeof(job->out));
     meta_key(h->meta, sizeof(h->meta), pc->cfg.prefix, job->board);
     int rc = hit_begin(h);

@@ -3,11 +3,12 @@
  * early refresh and an optional in-process tier.
  *
  * What is cached: the exact JSON bytes of a `rank` reply, under one key per board, generation,
- * period, size and page:  P:{board}:page:<gen>:<period|->:<size>:<page>  (schema/redis-keys.md).
+ * period, size, page and rank type:  P:{board}:page:<gen>:<period|->:<size>:<page>[:<rank type>]
+ * (schema/redis-keys.md; no rank type for ordinal).
  * The value is a one-line header ("rankd2 <gen> <created_ms> <soft_expiry_ms> <compute_us>
  * <etag>\n", wall-clock ms) followed by the body. The key only depends on the canonical request
- * (resolved size, page), so parameter order, leading zeros and unknown parameters never make a new
- * key.
+ * (resolved size, page, rank type), so parameter order, leading zeros and unknown parameters never
+ * make a new key.
  *
  * Freshness contract (README, openapi.yaml): with Redis healthy a page is never older than the
  * board's page_ttl_ms plus one computation (plus l1_ttl_ms with the in-process tier). Past its
@@ -109,7 +110,8 @@ void page_reply_free(struct page_reply *r);
  * page_cache_submit); -ENOMEM.
  */
 int page_cache_get_l1(struct page_cache *pc, const char *board, const char *period, int64_t page,
-                      int size, const char *if_none_match, struct page_reply *out);
+                      int size, enum rank_type rank, const char *if_none_match,
+                      struct page_reply *out);
 
 /**
  * A page read: `page` of `size` (0: the board's page_size) of a board's `period` (NULL: the
@@ -128,7 +130,8 @@ struct page_cache_job {
      * connections would need copies here. */
     const char *board, *period; /**< period NULL = the current one */
     int64_t page;
-    int size; /**< 0 = the board's page size */
+    int size;            /**< 0 = the board's page size */
+    enum rank_type rank; /**< the items' ranks (rank.h): part of the page's key */
     const char *if_none_match;
     int64_t deadline_ms;        /**< monotonic: the request's deadline (http_request.deadline_ms) */
     struct store_async *writes; /**< the loop's write connection (misses: lock, store) */

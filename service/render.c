@@ -9,6 +9,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "rank.h"
+
 int64_t render_pages(int64_t total, int size)
 {
     return size > 0 ? (total + size - 1) / size : 0;
@@ -201,7 +203,8 @@ static void out_items(struct out *o, const struct board_page *p)
     out_mem(o, "]", 1);
 }
 
-static char *page_body(const char *board, int64_t page, const struct board_page *p)
+/* A page-shaped body; count >= 0 adds "count" after "pages" (top). */
+static char *page_body(const char *board, int64_t page, const struct board_page *p, int64_t count)
 {
     struct out o = {0};
     size_t est = 128 + strlen(board);
@@ -218,6 +221,10 @@ static char *page_body(const char *board, int64_t page, const struct board_page 
     out_i64(&o, p->total);
     out_str(&o, ",\"pages\":");
     out_i64(&o, render_pages(p->total, p->size));
+    if (count >= 0) {
+        out_str(&o, ",\"count\":");
+        out_i64(&o, count);
+    }
     out_mem(&o, ",", 1);
     out_items(&o, p);
     out_mem(&o, "}", 1);
@@ -238,13 +245,26 @@ static char *finish(cJSON *doc)
 
 char *render_page(const char *board, int64_t page, const struct board_page *p)
 {
-    return page_body(board, page, p);
+    return page_body(board, page, p, -1);
 }
 
 char *render_around(const char *board, const struct board_page *p)
 {
-    int64_t first = p->n ? p->items[0].rank : 1;
-    return page_body(board, (first - 1) / p->size + 1, p);
+    int64_t first = p->n ? p->items[0].ordinal : 1;
+    return page_body(board, p->size > 0 ? (first - 1) / p->size + 1 : 1, p, -1);
+}
+
+char *render_top(const char *board, const struct board_page *p)
+{
+    return page_body(board, 1, p, p->count);
+}
+
+/* A percentile (hundredths) as a JSON number: 66.67, 50, 12.5. */
+static void out_cents(struct out *o, int64_t cents)
+{
+    char text[32];
+    rank_decimal_text(cents, 2, text, sizeof(text));
+    out_str(o, text);
 }
 
 char *render_member(const char *id, const struct board_member *mb, int size)
@@ -258,7 +278,9 @@ char *render_member(const char *id, const struct board_member *mb, int size)
     out_str(&o, ",\"rank\":");
     out_i64(&o, mb->rank);
     out_str(&o, ",\"page\":");
-    out_i64(&o, (mb->rank - 1) / size + 1); /* integer division: the page holding rank */
+    out_i64(&o, (mb->ordinal - 1) / size + 1); /* integer division: the page holding it */
+    out_str(&o, ",\"percentile\":");
+    out_cents(&o, rank_percentile_cents(mb->total, mb->ordinal));
     out_str(&o, ",\"record\":");
     out_record(&o, mb->record, mb->record_len);
     out_mem(&o, "}", 1);
@@ -328,4 +350,67 @@ char *render_write(const char *id, const struct board_outcome *o)
     out_i64(&b, o->rank);
     out_str(&b, o->updated ? ",\"updated\":true}" : ",\"updated\":false}");
     return out_finish(&b);
+}
+
+char *render_lookup(const char *board, const struct board_lookup *l)
+{
+    struct out o = {0};
+    out_str(&o, "{\"board\":");
+    out_json_string(&o, board, strlen(board));
+    out_mem(&o, ",", 1);
+    struct board_page p = {.n = l->n, .items = l->items};
+    out_items(&o, &p);
+    out_str(&o, ",\"missing\":[");
+    for (size_t i = 0; i < l->nmissing; i++) {
+        if (i)
+            out_mem(&o, ",", 1);
+        out_json_string(&o, l->missing[i], l->missing_len[i]);
+    }
+    out_str(&o, "]}");
+    return out_finish(&o);
+}
+
+char *render_percentile(const char *p, const struct board_percentile *pc)
+{
+    struct out o = {0};
+    out_str(&o, "{\"p\":");
+    out_str(&o, p);
+    if (pc->rank > 0) {
+        out_str(&o, ",\"rank\":");
+        out_i64(&o, pc->rank);
+        out_str(&o, ",\"id\":");
+        out_json_string(&o, pc->id, pc->id_len);
+        out_str(&o, ",\"score\":");
+        out_score(&o, pc->score);
+        out_mem(&o, "}", 1);
+    } else {
+        out_str(&o, ",\"rank\":null,\"id\":null,\"score\":null}");
+    }
+    return out_finish(&o);
+}
+
+char *render_member_boards(const char *id, const char *const *boards,
+                           const struct board_on_board *on, size_t n)
+{
+    struct out o = {0};
+    out_str(&o, "{\"id\":");
+    out_json_string(&o, id, strlen(id));
+    out_str(&o, ",\"boards\":[");
+    for (size_t i = 0; i < n; i++) {
+        out_str(&o, i ? ",{\"board\":" : "{\"board\":");
+        out_json_string(&o, boards[i], strlen(boards[i]));
+        if (on[i].found) {
+            out_str(&o, ",\"rank\":");
+            out_i64(&o, on[i].rank);
+            out_str(&o, ",\"score\":");
+            out_score(&o, on[i].score);
+            out_str(&o, ",\"percentile\":");
+            out_cents(&o, rank_percentile_cents(on[i].total, on[i].ordinal));
+            out_mem(&o, "}", 1);
+        } else {
+            out_str(&o, ",\"rank\":null,\"score\":null,\"percentile\":null}");
+        }
+    }
+    out_str(&o, "]}");
+    return out_finish(&o);
 }

@@ -47,6 +47,16 @@ static const char *const script_body[STORE_SCRIPT_COUNT] = {
 #include "lua/write_probe.lua.h"
     ,
 #include "lua/delete_member.lua.h"
+    ,
+#include "lua/around_score.lua.h"
+    ,
+#include "lua/lookup.lua.h"
+    ,
+#include "lua/percentile.lua.h"
+    ,
+#include "lua/top.lua.h"
+    ,
+#include "lua/member_boards.lua.h"
 };
 
 #define BACKOFF_MIN_MS 50

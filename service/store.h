@@ -65,6 +65,11 @@ enum store_script {
     STORE_SCRIPT_SWEEP,         /**< lua/sweep.lua: UNLINK one chunk of unreadable period sets */
     STORE_SCRIPT_WRITE_PROBE,   /**< lua/write_probe.lua: would Redis accept a write now? */
     STORE_SCRIPT_DELETE_MEMBER, /**< lua/delete_member.lua: remove one member */
+    STORE_SCRIPT_AROUND_SCORE,  /**< lua/around_score.lua: a page centred on a score */
+    STORE_SCRIPT_LOOKUP,        /**< lua/lookup.lua: many members of one board */
+    STORE_SCRIPT_PERCENTILE,    /**< lua/percentile.lua: the member at a percentile */
+    STORE_SCRIPT_TOP,           /**< lua/top.lua: the first members up to a percent */
+    STORE_SCRIPT_MEMBER_BOARDS, /**< lua/member_boards.lua: one member on several boards */
     STORE_SCRIPT_COUNT
 };
 

@@ -94,6 +94,7 @@ int main(void)
     srunner_add_suite(sr, boarddata_suite());
     srunner_add_suite(sr, acl_suite());
     srunner_add_suite(sr, ops_suite());
+    srunner_add_suite(sr, reads_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);

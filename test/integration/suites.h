@@ -46,5 +46,6 @@ Suite *clients_suite(void);
 Suite *boarddata_suite(void);
 Suite *acl_suite(void);
 Suite *ops_suite(void);
+Suite *reads_suite(void);
 
 #endif

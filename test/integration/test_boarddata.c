@@ -531,8 +531,8 @@ START_TEST(test_maxmemory_keeps_board_data)
             acked++;
         else
             refused = 2;
-        ck_assert_msg(r.status == 200 || r.status == 507, "a filler write -> %ld %.300s",
-                      r.status, r.body);
+        ck_assert_msg(r.status == 200 || r.status == 507, "a filler write -> %ld %.300s", r.status,
+                      r.body);
         http_result_free(&r);
     }
     char z[256];

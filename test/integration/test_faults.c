@@ -545,7 +545,7 @@ static const char *mon_unbounded(const struct mon_cmd *c, const char *items_key)
     }
     if ((mon_is(c, "EVALSHA") || mon_is(c, "EVAL") || mon_is(c, "EVALSHA_RO") ||
          mon_is(c, "EVAL_RO")) &&
-        c->argc > 3 + 22 + 4 * BOARD_BATCH_MAX) /* verb, sha, nkeys; write.lua's 22 fixed */
+        c->argc > 3 + 23 + 4 * BOARD_BATCH_MAX) /* verb, sha, nkeys; write.lua's 23 fixed */
         return "a script call carrying more than 1000 entries";
     return NULL;
 }
