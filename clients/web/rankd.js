@@ -7,8 +7,9 @@
 // rankd serves it to pages at /rankd.js (it lives in clients/web, the static dir), and
 // clients/js/rankd.js re-exports it for Node and bundlers. Types: clients/js/rankd.d.ts.
 //
-// rankd has no cursor API (no `after(cursor)`): pages are addressed by number, and a page costs
-// O(log N + page) in Redis whatever its number, so page(board, n) is the way to walk a board.
+// Pages are addressed by number, and a page costs O(log N + page) in Redis whatever its number,
+// so page(board, n) is the way to walk a board. Every read that returns ranks takes a `rankType`
+// option: 'ordinal' (the default), 'competition' (1224) or 'dense' (1223), sent as `?rank=`.
 
 /**
  * @typedef {Object<string, string|number|boolean|null>} RankdRecord  a member's flat record
@@ -30,9 +31,35 @@
  * @typedef {Object} RankdMember
  * @property {string} id
  * @property {number} score
- * @property {number} rank
- * @property {number} page    the page that holds this member at the size asked for
+ * @property {number} rank    of the rank type asked (ordinal by default)
+ * @property {number} page    the page that holds this member's position at the size asked for
+ * @property {number} percentile  100 * (total - position) / total, two decimals
  * @property {RankdRecord|null} record
+ *
+ * @typedef {Object} RankdMembers
+ * @property {string} board
+ * @property {RankdItem[]} items  the members found, in rank order
+ * @property {string[]} missing   the ids not on the board, in the order asked
+ *
+ * @typedef {Object} RankdPercentile
+ * @property {number} p
+ * @property {number|null} rank  the ordinal rank at that percentile; null on an empty board
+ * @property {string|null} id
+ * @property {number|null} score
+ *
+ * @typedef {RankdPage & {count: number}} RankdTopPage  `count`: the members the percent asks for
+ *
+ * @typedef {Object} RankdMemberOnBoard
+ * @property {string} board
+ * @property {number|null} rank  null where the board or the member is absent
+ * @property {number|null} score
+ * @property {number|null} percentile
+ *
+ * @typedef {Object} RankdMemberBoards
+ * @property {string} id
+ * @property {RankdMemberOnBoard[]} boards  in the order asked, each board once
+ *
+ * @typedef {'ordinal'|'competition'|'dense'} RankdRankType
  *
  * @typedef {Object} RankdBoardSummary
  * @property {string} board
@@ -79,6 +106,7 @@
  * @property {number} [size]  entries per page (1..100; default: the board's page_size)
  * @property {string} [period]  a periodic board's period id ('2026-W49', '2026-11-30', ...) to read
  *   instead of the current one; GET /boards/{board} lists the readable ones
+ * @property {RankdRankType} [rankType]  the ranks' type (`?rank=`; default 'ordinal')
  * @property {AbortSignal} [signal]
  *
  * @typedef {ReadOptions} SizeOptions  (the older name of ReadOptions)
@@ -130,6 +158,7 @@
  * @property {number} [size]  entries per page (1..100; default: the board's page_size)
  * @property {string} [period]  a periodic board's period id to read instead of the current one
  * @property {number} [rank]  read the page that holds this 1-based rank (n is then ignored)
+ * @property {RankdRankType} [rankType]  the ranks' type (`?rank=`; default 'ordinal')
  * @property {AbortSignal} [signal]
  */
 
@@ -248,7 +277,8 @@ export class RankdClient {
             n = Math.floor((r - 1) / size) + 1;
         }
         const path = board == null ? '/rank' : `/boards/${seg(board)}/rank`;
-        return this._get(path, { page: n, size, period: period(options) }, options.signal, true);
+        return this._get(path, { page: n, size, period: period(options), rank: rankType(options) },
+            options.signal, true);
     }
 
     /**
@@ -260,7 +290,8 @@ export class RankdClient {
      */
     async member(board, id, options = {}) {
         return this._get(`/boards/${seg(board)}/members/${seg(id)}`,
-            { size: options.size, period: period(options) }, options.signal, false);
+            { size: options.size, period: period(options), rank: rankType(options) },
+            options.signal, false);
     }
 
     /**
@@ -279,7 +310,85 @@ export class RankdClient {
         else if (typeof options !== 'object')
             throw new TypeError('around(board, id, {size, period, signal}): options must be an object');
         return this._get(`/boards/${seg(board)}/members/${seg(id)}/around`,
-            { size: options.size, period: period(options) }, options.signal, false);
+            { size: options.size, period: period(options), rank: rankType(options) },
+            options.signal, false);
+    }
+
+    /**
+     * Many members by id (a friends list), in rank order, with the ids not on the board in
+     * `missing`. Up to 100 ids go as `GET .../members?ids=` (each percent-encoded, so an id may
+     * hold ','), up to 1000 as `POST .../lookup` (a read: no token; not offered cross-origin).
+     * @param {string} board
+     * @param {string[]} ids
+     * @param {ReadOptions} [options]  period, rankType, signal
+     * @returns {Promise<RankdMembers>}
+     */
+    async members(board, ids, options = {}) {
+        if (!Array.isArray(ids) || ids.length === 0 || ids.length > 1000)
+            throw new TypeError('members(board, ids): ids must be an array of 1 to 1000 ids');
+        const query = { period: period(options), rank: rankType(options) };
+        if (ids.length > 100)
+            return this._get(`/boards/${seg(board)}/lookup`, query, options.signal, false,
+                { body: JSON.stringify({ ids }) });
+        return this._get(`/boards/${seg(board)}/members`, query, options.signal, false,
+            { rawQuery: `ids=${ids.map(seg).join(',')}` });
+    }
+
+    /**
+     * A page-shaped window of `size` entries centred on the first member whose score is `score`
+     * or worse, filled from both sides at the edges. Pass the score as a string to keep its exact
+     * literal ('12.50'); a number is sent as JavaScript prints it.
+     * @param {string} board
+     * @param {number|string} score
+     * @param {ReadOptions} [options]
+     * @returns {Promise<RankdPage>}
+     */
+    async aroundScore(board, score, options = {}) {
+        return this._get(`/boards/${seg(board)}/around`,
+            { score: literal(score, 'score'), size: options.size, period: period(options),
+              rank: rankType(options) }, options.signal, false);
+    }
+
+    /**
+     * The member at percentile `p` (0..100, at most 4 decimals): ordinal rank
+     * max(1, ceil(total * (100 - p) / 100)); rank, id and score null on an empty board.
+     * @param {string} board
+     * @param {number|string} p
+     * @param {ReadOptions} [options]  period, signal
+     * @returns {Promise<RankdPercentile>}
+     */
+    async percentile(board, p, options = {}) {
+        return this._get(`/boards/${seg(board)}/percentile`,
+            { p: literal(p, 'p'), period: period(options) }, options.signal, false);
+    }
+
+    /**
+     * The first ceil(total * percent / 100) members (at most 100 items), page-shaped, with
+     * `count` the uncapped number.
+     * @param {string} board
+     * @param {number|string} percent  0..100, at most 4 decimals
+     * @param {ReadOptions} [options]  period, rankType, signal
+     * @returns {Promise<RankdTopPage>}
+     */
+    async top(board, percent, options = {}) {
+        return this._get(`/boards/${seg(board)}/top`,
+            { percent: literal(percent, 'percent'), period: period(options), rank: rankType(options) },
+            options.signal, false);
+    }
+
+    /**
+     * One member on up to 20 boards (each in its current period): rank, score and percentile
+     * per board, null where the board or the member is absent.
+     * @param {string} id
+     * @param {string[]} boards
+     * @param {{rankType?: RankdRankType, signal?: AbortSignal}} [options]
+     * @returns {Promise<RankdMemberBoards>}
+     */
+    async memberBoards(id, boards, options = {}) {
+        if (!Array.isArray(boards) || boards.length === 0 || boards.length > 20)
+            throw new TypeError('memberBoards(id, boards): boards must be an array of 1 to 20 names');
+        return this._get(`/members/${seg(id)}`, { rank: rankType(options) }, options.signal, false,
+            { rawQuery: `boards=${boards.map(seg).join(',')}` });
     }
 
     /**
@@ -319,17 +428,20 @@ export class RankdClient {
     }
 
     /**
+     * A read: GET, or POST of a JSON body for the reads that take one (lookup; no token).
      * @param {string} path
      * @param {Record<string, number|string|undefined>} query
      * @param {AbortSignal|undefined} signal
      * @param {boolean} conditional  remember ETags and send If-None-Match
+     * @param {{rawQuery?: string, body?: string}} [extra]  rawQuery: a query part already
+     *   percent-encoded (a list split on raw ','); body: POST it as application/json
      */
-    async _get(path, query, signal, conditional) {
+    async _get(path, query, signal, conditional, extra = {}) {
         const params = new URLSearchParams();
         for (const [k, v] of Object.entries(query))
             if (v !== undefined && v !== null)
                 params.set(k, String(v));
-        const qs = params.toString();
+        const qs = [params.toString(), extra.rawQuery].filter(Boolean).join('&');
         const url = this.baseUrl + path + (qs ? `?${qs}` : '');
         const useEtag = conditional && this._etagMax > 0;
         const cached = useEtag ? this._etags.get(url) : undefined;
@@ -337,10 +449,17 @@ export class RankdClient {
         const headers = { ...this._headers };
         if (cached)
             headers['If-None-Match'] = cached.etag;
+        /** @type {RequestInit} */
+        const init = { method: 'GET', headers, signal };
+        if (extra.body !== undefined) {
+            init.method = 'POST';
+            init.body = extra.body;
+            headers['Content-Type'] = 'application/json';
+        }
         this.stats.requests++;
         let res;
         try {
-            res = await this._fetch(url, { method: 'GET', headers, signal });
+            res = await this._fetch(url, init);
         } catch (e) {
             if (signal?.aborted || (e && /** @type {any} */ (e).name === 'AbortError'))
                 throw e;
@@ -696,6 +815,25 @@ function period(options) {
     if (typeof p !== 'string' || p === '')
         throw new TypeError('period must be a non-empty period id such as "2026-W49"');
     return p;
+}
+
+/** The rankType option: undefined (ordinal, rankd's default) or one of the three names. */
+function rankType(options) {
+    const t = options.rankType;
+    if (t === undefined || t === null)
+        return undefined;
+    if (t !== 'ordinal' && t !== 'competition' && t !== 'dense')
+        throw new TypeError("rankType must be 'ordinal', 'competition' or 'dense'");
+    return t;
+}
+
+/** A number for the query: a finite number as JavaScript prints it, or a string as it is. */
+function literal(v, name) {
+    if (typeof v === 'number' && Number.isFinite(v))
+        return String(v);
+    if (typeof v === 'string' && v !== '')
+        return v;
+    throw new TypeError(`${name} must be a finite number or a non-empty numeric string`);
 }
 
 /** @param {Response} res @param {string} text @param {string} url */
