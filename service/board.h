@@ -197,7 +197,7 @@ void board_where_note(struct board_model *m, const char *board, const char *kind
 
 /** Record a board's period settings from a script's {'retry', kind, offset, retain} reply.
  *  Returns 1 when the reply was such a reply, else 0. */
-int board_where_learn(struct board_model *m, const char *board, const redisReply *r);
+int board_where_learn(struct board_model *m, const char *board, const struct store_reply *r);
 
 /**
  * This process's last view of a board's settings (from any read of its settings hash in the last
@@ -244,7 +244,7 @@ struct board_read_args {
 /** A read script call of one board: KEYS settings, set, records, distinct scores; ARGV as the
  *  script says. argv points into the struct itself and at the caller's id. */
 struct board_read {
-    enum store_script script;
+    const struct store_script *script; /**< the script to run (store_async_script) */
     int nkeys, nargs;
     const char *argv[BOARD_READ_ARGV];
     size_t lens[BOARD_READ_ARGV];
@@ -262,18 +262,18 @@ void board_read_prepare(struct board_model *m, const char *board, const struct b
  * -ENOENT no board, -ENODATA no such member, -ENOSYS dense ranks unavailable (board.h's top),
  * -EIO an error reply or an unexpected shape. board_page_take also takes top.lua's reply.
  */
-int board_page_take(struct board_model *m, const char *board, redisReply *r, int64_t page,
+int board_page_take(struct board_model *m, const char *board, struct store_reply *r, int64_t page,
                     struct board_page **out);
-int board_around_take(struct board_model *m, const char *board, redisReply *r,
+int board_around_take(struct board_model *m, const char *board, struct store_reply *r,
                       struct board_page **out);
-int board_member_take(struct board_model *m, const char *board, redisReply *r,
+int board_member_take(struct board_model *m, const char *board, struct store_reply *r,
                       struct board_member **out);
 
 /** around_score.lua's reply, as board_around_take; and -ESTALE with *seen (the board's settings,
  *  remembered) when the score must be judged again under them: the layout differed from the one
  *  it was judged under, or it was refused under the right one (judged again, it is refused
  *  again: answer that). An empty board is a page without items. */
-int board_around_score_take(struct board_model *m, const char *board, redisReply *r,
+int board_around_score_take(struct board_model *m, const char *board, struct store_reply *r,
                             struct board_settings *seen, struct board_page **out);
 
 /** The member at a percentile (percentile.lua). Free with board_percentile_free. */
@@ -289,7 +289,7 @@ struct board_percentile {
 
 /** percentile.lua's reply: 0 and *out (free with board_percentile_free), errors as
  *  board_page_take (never -ENODATA: an empty board has rank 0). */
-int board_percentile_take(struct board_model *m, const char *board, redisReply *r,
+int board_percentile_take(struct board_model *m, const char *board, struct store_reply *r,
                           struct board_percentile **out);
 
 void board_percentile_free(struct board_percentile *p);
@@ -300,6 +300,7 @@ void board_percentile_free(struct board_percentile *p);
  *  lens are allocated: free with board_lookup_call_free. */
 struct board_lookup_call {
     struct board_read head; /**< keys and the prelude's arguments */
+    const struct store_script *script;
     const char **argv;
     size_t *lens;
     int nkeys, nargs;
@@ -326,7 +327,7 @@ struct board_lookup {
 };
 
 /** lookup.lua's reply: 0 and *out, errors as board_page_take. */
-int board_lookup_take(struct board_model *m, const char *board, redisReply *r,
+int board_lookup_take(struct board_model *m, const char *board, struct store_reply *r,
                       struct board_lookup **out);
 
 void board_lookup_free(struct board_lookup *l);
@@ -341,6 +342,7 @@ void board_lookup_free(struct board_lookup *l);
  * names and id.
  */
 struct board_boards_call {
+    const struct store_script *script;
     int nkeys, nargs;
     const char *argv[2 + 6 * BOARD_MEMBER_BOARDS_MAX];
     size_t lens[2 + 6 * BOARD_MEMBER_BOARDS_MAX];
@@ -367,8 +369,8 @@ struct board_on_board {
 /** member_boards.lua's reply (r is freed) for n boards: 0 and out[0..n), -EAGAIN (some boards'
  *  periods were learnt: prepare and send again), -ENOSYS (dense ranks unavailable on a board;
  *  *bad its index), -EIO. */
-int board_boards_take(struct board_model *m, const char *const *boards, size_t n, redisReply *r,
-                      struct board_on_board *out, size_t *bad);
+int board_boards_take(struct board_model *m, const char *const *boards, size_t n,
+                      struct store_reply *r, struct board_on_board *out, size_t *bad);
 
 enum board_write_flags {
     BOARD_WRITE_RANKS = 1,  /**< fill outcomes[].rank */
@@ -484,7 +486,7 @@ int board_settings_submit(struct board_model *m, struct store_async *conn,
  * called once, later, on the loop's thread, with rc 0, an error above, a period error of
  * board_where_cached, or: -ETIME for a write written and not answered (-ETIMEDOUT, -ECONNRESET:
  * it may have run), the code of a call never written (-ECONNREFUSED, -ETIMEDOUT, -EIO: nothing
- * of it ran), and store_error_errno's for a Redis error reply (-EDQUOT, -EROFS, -EIO). A read
+ * of it ran), and store_reply_errno's for a Redis error reply (-EDQUOT, -EROFS, -EIO). A read
  * cut by a lost connection is sent once more while the deadline allows. Every call has
  * deadline_ms, except trim's chunks: each has chunk_timeout_ms from its own send (0: the store's
  * command timeout), since a trim's work grows with what it removes, like an upload's.
@@ -533,7 +535,7 @@ struct board_ctl_job {
     int (*again)(struct board_ctl_job *j);
     int resent, outstanding, failed, batch_write, batch_at;
     int attempts; /* put: scripts sent (again when the board changed under one) */
-    void (*batch_take)(struct board_ctl_job *j, int i, const redisReply *r);
+    void (*batch_take)(struct board_ctl_job *j, int i, const struct store_reply *r);
     void (*batch_after)(struct board_ctl_job *j);
     struct board_settings cur;
     int exists;
@@ -563,6 +565,13 @@ int board_periods(const struct board_model *m, const struct board_settings *s,
                   char ids[][PERIOD_ID_MAX], int max);
 
 void board_list_free(struct board_list *l);
+
+/** Register the model's scripts (service/lua/: write, compact, page, member, around, create,
+ *  put, reset, delete, trim, sweep, member delete, around score, lookup, percentile, top,
+ *  member boards) with the store (store_script_register), once
+ *  per process; call before the stores dial (rankd_start), so that their first dial loads them.
+ *  Thread-safe. */
+void board_scripts_register(void);
 
 /** Test hook: the tie capacity the write script uses (default SCORE_TIE_CAP; tests lower it). */
 void board_set_tie_cap(int64_t cap);

@@ -226,7 +226,7 @@ static int around_score_judge(const struct read_job *j, int64_t *key)
 
 /* Take the script's reply r (taken) and render j's reply: 0 answered, -EAGAIN to send again
  * (periods learnt, or a score to judge again), else the error. */
-static int read_take(struct read_job *j, redisReply *r)
+static int read_take(struct read_job *j, struct store_reply *r)
 {
     struct board_model *m = &j->rq->app->model;
     struct board_page *p = NULL;
@@ -286,11 +286,11 @@ static int read_take(struct read_job *j, redisReply *r)
     return rc;
 }
 
-static void read_done(void *arg, int rc, redisReply **replies)
+static void read_done(void *arg, int rc, struct store_reply **replies)
 {
     struct read_job *j = arg;
     if (rc == 0) {
-        redisReply *r = replies[0];
+        struct store_reply *r = replies[0];
         replies[0] = NULL; /* taken */
         rc = read_take(j, r);
         /* the periods (or the layout of a score) were not what this process thought: learnt,
@@ -324,7 +324,7 @@ static int read_send_at(struct read_job *j, const struct board_where *w)
         rc = board_lookup_prepare(&rq->app->model, j->board, w, j->rank, j->ids, j->lens, j->nids,
                                   &c);
         if (rc == 0)
-            rc = store_async_script(conn, STORE_SCRIPT_LOOKUP, c.nkeys, c.nargs, c.argv, c.lens,
+            rc = store_async_script(conn, c.script, c.nkeys, c.nargs, c.argv, c.lens,
                                     rq->deadline_ms, read_done, j);
         board_lookup_call_free(&c);
         return rc < 0 ? rc : 0;
@@ -588,12 +588,12 @@ static void boards_end(struct boards_job *j, int rc, size_t bad)
     http_async_done(async);
 }
 
-static void boards_done(void *arg, int rc, redisReply **replies)
+static void boards_done(void *arg, int rc, struct store_reply **replies)
 {
     struct boards_job *j = arg;
     size_t bad = 0;
     if (rc == 0) {
-        redisReply *r = replies[0];
+        struct store_reply *r = replies[0];
         replies[0] = NULL; /* taken */
         rc = board_boards_take(&j->rq->app->model, j->names, j->n, r, j->on, &bad);
         if (rc == 0)
@@ -617,8 +617,8 @@ static int boards_send(struct boards_job *j)
         return -ECONNREFUSED;
     board_boards_prepare(&rq->app->model, j->names, j->n, rq->params[0], rq->param_len[0], j->rank,
                          &j->call);
-    int rc = store_async_script(conn, STORE_SCRIPT_MEMBER_BOARDS, j->call.nkeys, j->call.nargs,
-                                j->call.argv, j->call.lens, rq->deadline_ms, boards_done, j);
+    int rc = store_async_script(conn, j->call.script, j->call.nkeys, j->call.nargs, j->call.argv,
+                                j->call.lens, rq->deadline_ms, boards_done, j);
     return rc < 0 ? rc : 0;
 }
 

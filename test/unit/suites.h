@@ -21,5 +21,6 @@ Suite *log_suite(void);
 Suite *http_suite(void);
 Suite *upload_suite(void);
 Suite *rank_suite(void);
+Suite *store_reply_suite(void);
 
 #endif
