@@ -11,7 +11,6 @@
  *      (judged exactly like write scores), percentiles and top percent at their edges, one member
  *      across boards (an absent board, an absent member, a periodic board).
  */
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,44 +20,8 @@
 #include "score_codec.h"
 #include "suites.h"
 
-/* ---------------------------------------------------------------- fixture, clock, helpers */
-
-static _Atomic int64_t fake_now_ms; /* 0: the real clock */
-
-static int64_t rd_clock(void)
-{
-    int64_t v = atomic_load(&fake_now_ms);
-    if (v)
-        return v;
-    struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
-    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
-static const struct rankd_hooks rd_hooks = {.page_delay = NULL, .clock_ms = rd_clock};
-
-static void rd_setup(void)
-{
-    atomic_store(&fake_now_ms, 0);
-    g_admin = redis_admin(g_redis.port);
-    freeReplyObject(redis_admin_cmd(g_admin, "FLUSHALL"));
-    g_app = rankd_test_start_with(g_redis.port, TEST_TOKEN, NULL, &rd_hooks);
-    g_port = rankd_port(g_app);
-}
-
-/* "2036-11-30T12:00:00Z" -> ms since the epoch */
-static void set_clock(const char *iso)
-{
-    int y, mo, d, h, mi, s;
-    ck_assert(sscanf(iso, "%d-%d-%dT%d:%d:%dZ", &y, &mo, &d, &h, &mi, &s) == 6);
-    struct tm tm = {.tm_year = y - 1900,
-                    .tm_mon = mo - 1,
-                    .tm_mday = d,
-                    .tm_hour = h,
-                    .tm_min = mi,
-                    .tm_sec = s};
-    atomic_store(&fake_now_ms, (int64_t)timegm(&tm) * 1000);
-}
+/* ---------------------------------------------------------------- helpers (the fake wall clock:
+ * fixture.h) */
 
 static void sleep_ms(int ms)
 {
@@ -95,6 +58,29 @@ static void expect_error(const char *method, const char *path, const char *body,
     ck_assert_msg(r.status == status && strcmp(http_error_code(&r), code) == 0,
                   "%s %s -> %ld %.400s; want %ld %s", method, path, r.status, r.body, status, code);
     http_result_free(&r);
+}
+
+/* One refused request: method, path, body (may be NULL), status, code. */
+struct refusal {
+    const char *method, *path, *body;
+    long status;
+    const char *code;
+};
+
+static void expect_refusals(const struct refusal *r, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        expect_error(r[i].method, r[i].path, r[i].body, r[i].status, r[i].code);
+}
+
+/* prefix, then n items stem0,stem1,... (a list argument of n entries) into out. */
+static void list_path(char *out, size_t len, const char *prefix, const char *stem, int n)
+{
+    snprintf(out, len, "%s", prefix);
+    for (int i = 0; i < n; i++) {
+        size_t at = strlen(out);
+        snprintf(out + at, len - at, "%s%s%d", i ? "," : "", stem, i);
+    }
 }
 
 static void write_json(const char *board, const char *json)
@@ -464,12 +450,12 @@ END_TEST
  * lower retain. */
 START_TEST(test_dense_period_sweep_and_retain)
 {
-    set_clock("2036-11-28T12:00:00Z");
+    fixture_set_clock("2036-11-28T12:00:00Z");
     put_board("pd", "{\"period\":\"daily\",\"retain\":2,\"page_ttl_ms\":0}", 201);
     write_json("pd", "{\"entries\":[{\"id\":\"a\",\"score\":3},{\"id\":\"b\",\"score\":3}]}");
-    set_clock("2036-11-29T12:00:00Z");
+    fixture_set_clock("2036-11-29T12:00:00Z");
     write_json("pd", "{\"entries\":[{\"id\":\"a\",\"score\":5},{\"id\":\"b\",\"score\":4}]}");
-    set_clock("2036-11-30T12:00:00Z");
+    fixture_set_clock("2036-11-30T12:00:00Z");
     write_json("pd", "{\"id\":\"c\",\"score\":1}");
     ck_assert_int_eq(dense_exact("pd", "2036-11-28"), 1);
     ck_assert_int_eq(dense_exact("pd", "2036-11-29"), 2);
@@ -478,7 +464,7 @@ START_TEST(test_dense_period_sweep_and_retain)
     expect_items("/boards/pd/rank?period=2036-11-29&rank=dense", "a:1 b:2");
     /* 2036-12-01: 11-28 is past retain 2; the sweep behind this write removes its set and its
      * distinct scores (both listed in the period index) */
-    set_clock("2036-12-01T12:00:00Z");
+    fixture_set_clock("2036-12-01T12:00:00Z");
     write_json("pd", "{\"id\":\"d\",\"score\":2}");
     int gone = 0;
     for (int waited = 0; waited < 2000 && !gone; waited += 20) {
@@ -743,30 +729,30 @@ START_TEST(test_many_members)
     cJSON_Delete(d);
     free(body);
     /* bad input: 400, nothing read */
-    char many[2048] = "/boards/mm/members?ids=i0";
-    for (int i = 1; i <= 100; i++) {
-        size_t at = strlen(many);
-        snprintf(many + at, sizeof(many) - at, ",i%d", i);
-    }
-    expect_error("GET", many, NULL, 400, "invalid_ids"); /* 101 ids */
-    expect_error("GET", "/boards/mm/members", NULL, 400, "invalid_parameter");
-    expect_error("GET", "/boards/mm/members?ids=", NULL, 400, "invalid_id");
-    expect_error("GET", "/boards/mm/members?ids=a,,b", NULL, 400, "invalid_id");
-    expect_error("GET", "/boards/mm/members?ids=a,", NULL, 400, "invalid_id");
-    expect_error("GET", "/boards/mm/members?ids=a%01b", NULL, 400, "invalid_id");
-    expect_error("GET", "/boards/mm/members?ids=%FF", NULL, 400, "invalid_id");
-    expect_error("GET", "/boards/mm/members?ids=a&ids=b", NULL, 400, "invalid_parameter");
-    expect_error("GET", "/boards/mm/members?ids=a%zz", NULL, 400, "invalid_query");
-    expect_error("GET", "/boards/mm/members?ids=a&rank=x", NULL, 400, "invalid_parameter");
-    expect_error("GET", "/boards/nope/members?ids=a", NULL, 404, "board_not_found");
-    expect_error("POST", "/boards/mm/lookup", "{\"ids\":[]}", 400, "invalid_ids");
-    expect_error("POST", "/boards/mm/lookup", "{\"ids\":\"a\"}", 400, "invalid_ids");
-    expect_error("POST", "/boards/mm/lookup", "{\"ids\":[1]}", 400, "invalid_id");
-    expect_error("POST", "/boards/mm/lookup", "{\"ids\":[\"\"]}", 400, "invalid_id");
-    expect_error("POST", "/boards/mm/lookup", "{\"ids\":[\"a\"],\"x\":1}", 400, "unknown_field");
-    expect_error("POST", "/boards/mm/lookup", "[\"a\"]", 400, "invalid_body");
-    expect_error("POST", "/boards/mm/lookup", "{", 400, "invalid_json");
-    expect_error("POST", "/boards/nope/lookup", "{\"ids\":[\"a\"]}", 404, "board_not_found");
+    char many[2048];
+    list_path(many, sizeof(many), "/boards/mm/members?ids=", "i", 101);
+    const struct refusal bad[] = {
+        {"GET", many, NULL, 400, "invalid_ids"}, /* 101 ids */
+        {"GET", "/boards/mm/members", NULL, 400, "invalid_parameter"},
+        {"GET", "/boards/mm/members?ids=", NULL, 400, "invalid_id"},
+        {"GET", "/boards/mm/members?ids=a,,b", NULL, 400, "invalid_id"},
+        {"GET", "/boards/mm/members?ids=a,", NULL, 400, "invalid_id"},
+        {"GET", "/boards/mm/members?ids=a%01b", NULL, 400, "invalid_id"},
+        {"GET", "/boards/mm/members?ids=%FF", NULL, 400, "invalid_id"},
+        {"GET", "/boards/mm/members?ids=a&ids=b", NULL, 400, "invalid_parameter"},
+        {"GET", "/boards/mm/members?ids=a%zz", NULL, 400, "invalid_query"},
+        {"GET", "/boards/mm/members?ids=a&rank=x", NULL, 400, "invalid_parameter"},
+        {"GET", "/boards/nope/members?ids=a", NULL, 404, "board_not_found"},
+        {"POST", "/boards/mm/lookup", "{\"ids\":[]}", 400, "invalid_ids"},
+        {"POST", "/boards/mm/lookup", "{\"ids\":\"a\"}", 400, "invalid_ids"},
+        {"POST", "/boards/mm/lookup", "{\"ids\":[1]}", 400, "invalid_id"},
+        {"POST", "/boards/mm/lookup", "{\"ids\":[\"\"]}", 400, "invalid_id"},
+        {"POST", "/boards/mm/lookup", "{\"ids\":[\"a\"],\"x\":1}", 400, "unknown_field"},
+        {"POST", "/boards/mm/lookup", "[\"a\"]", 400, "invalid_body"},
+        {"POST", "/boards/mm/lookup", "{", 400, "invalid_json"},
+        {"POST", "/boards/nope/lookup", "{\"ids\":[\"a\"]}", 404, "board_not_found"},
+    };
+    expect_refusals(bad, sizeof(bad) / sizeof(bad[0]));
     body = malloc(1001 * 8 + 32);
     ck_assert_ptr_nonnull(body);
     n = (size_t)sprintf(body, "{\"ids\":[\"i0\"");
@@ -807,16 +793,19 @@ START_TEST(test_around_score)
     /* exponent forms are plain values; the literal is judged exactly like a write's */
     expect_items("/boards/as/around?score=3e1&size=1", "d:4");
     expect_items("/boards/as/around?score=30.000&size=1", "d:4");
-    expect_error("GET", "/boards/as/around?score=2.5", NULL, 422, "invalid_score");
-    expect_error("GET", "/boards/as/around?score=1.000000000000000001", NULL, 422, "invalid_score");
-    expect_error("GET", "/boards/as/around?score=4294967296", NULL, 422, "score_out_of_range");
-    expect_error("GET", "/boards/as/around?score=1e400", NULL, 422, "score_out_of_range");
-    expect_error("GET", "/boards/as/around?score=abc", NULL, 400, "invalid_parameter");
-    expect_error("GET", "/boards/as/around?score=01", NULL, 400, "invalid_parameter");
-    expect_error("GET", "/boards/as/around", NULL, 400, "invalid_parameter");
-    expect_error("GET", "/boards/as/around?score=1&score=2", NULL, 400, "invalid_parameter");
-    expect_error("GET", "/boards/as/around?score=1&size=0", NULL, 400, "invalid_parameter");
-    expect_error("GET", "/boards/nope/around?score=1", NULL, 404, "board_not_found");
+    const struct refusal bad[] = {
+        {"GET", "/boards/as/around?score=2.5", NULL, 422, "invalid_score"},
+        {"GET", "/boards/as/around?score=1.000000000000000001", NULL, 422, "invalid_score"},
+        {"GET", "/boards/as/around?score=4294967296", NULL, 422, "score_out_of_range"},
+        {"GET", "/boards/as/around?score=1e400", NULL, 422, "score_out_of_range"},
+        {"GET", "/boards/as/around?score=abc", NULL, 400, "invalid_parameter"},
+        {"GET", "/boards/as/around?score=01", NULL, 400, "invalid_parameter"},
+        {"GET", "/boards/as/around", NULL, 400, "invalid_parameter"},
+        {"GET", "/boards/as/around?score=1&score=2", NULL, 400, "invalid_parameter"},
+        {"GET", "/boards/as/around?score=1&size=0", NULL, 400, "invalid_parameter"},
+        {"GET", "/boards/nope/around?score=1", NULL, 404, "board_not_found"},
+    };
+    expect_refusals(bad, sizeof(bad) / sizeof(bad[0]));
     /* an empty board: a page without items */
     put_board("empty", "{}", 201);
     d = get("/boards/empty/around?score=5");
@@ -1002,46 +991,38 @@ START_TEST(test_member_across_boards)
     ck_assert_int_eq(
         (int)num(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(d, "boards"), 0), "rank"), 1);
     cJSON_Delete(d);
-    char many[512] = "/members/m?boards=b0";
-    for (int i = 1; i <= 20; i++) {
-        size_t at = strlen(many);
-        snprintf(many + at, sizeof(many) - at, ",b%d", i);
-    }
-    expect_error("GET", many, NULL, 400, "invalid_parameter"); /* 21 boards */
-    expect_error("GET", "/members/m", NULL, 400, "invalid_parameter");
-    expect_error("GET", "/members/m?boards=", NULL, 400, "invalid_board");
-    expect_error("GET", "/members/m?boards=a,,b", NULL, 400, "invalid_board");
-    expect_error("GET", "/members/m?boards=a%3Ab", NULL, 400, "invalid_board");
-    expect_error("GET", "/members/m?boards=alltime&rank=top", NULL, 400, "invalid_parameter");
-    expect_error("GET", "/members/%01?boards=alltime", NULL, 400, "invalid_id");
+    char many[512];
+    list_path(many, sizeof(many), "/members/m?boards=", "b", 21);
+    const struct refusal bad[] = {
+        {"GET", many, NULL, 400, "invalid_parameter"}, /* 21 boards */
+        {"GET", "/members/m", NULL, 400, "invalid_parameter"},
+        {"GET", "/members/m?boards=", NULL, 400, "invalid_board"},
+        {"GET", "/members/m?boards=a,,b", NULL, 400, "invalid_board"},
+        {"GET", "/members/m?boards=a%3Ab", NULL, 400, "invalid_board"},
+        {"GET", "/members/m?boards=alltime&rank=top", NULL, 400, "invalid_parameter"},
+        {"GET", "/members/%01?boards=alltime", NULL, 400, "invalid_id"},
+    };
+    expect_refusals(bad, sizeof(bad) / sizeof(bad[0]));
 }
 END_TEST
 
 /* ---------------------------------------------------------------- suite */
 
-static void add(Suite *s, const char *name, const TTest *test, double timeout_s)
-{
-    TCase *tc = tcase_create(name);
-    tcase_add_checked_fixture(tc, rd_setup, it_teardown);
-    tcase_set_timeout(tc, timeout_s);
-    tcase_add_test(tc, test);
-    suite_add_tcase(s, tc);
-}
-
 Suite *reads_suite(void)
 {
-    Suite *s = suite_create("reads");
-    add(s, "rank_types_pages", test_rank_types_on_pages, 30);
-    add(s, "rank_types_members", test_rank_types_on_member_reads, 30);
-    add(s, "rank_types_asc", test_rank_types_asc_and_ties, 30);
-    add(s, "dense_after_changes", test_dense_after_changes, 30);
-    add(s, "dense_big_trim", test_dense_big_trim_and_compact, 30);
-    add(s, "dense_period_sweep", test_dense_period_sweep_and_retain, 30);
-    add(s, "dense_unavailable", test_dense_unavailable_for_old_sets, 30);
-    add(s, "dense_random_walk", test_dense_random_walk, 120);
-    add(s, "many_members", test_many_members, 30);
-    add(s, "around_score", test_around_score, 30);
-    add(s, "percentiles", test_percentiles, 30);
-    add(s, "member_across_boards", test_member_across_boards, 30);
-    return s;
+    const struct it_timed_case cases[] = {
+        {"rank_types_pages", test_rank_types_on_pages, 30},
+        {"rank_types_members", test_rank_types_on_member_reads, 30},
+        {"rank_types_asc", test_rank_types_asc_and_ties, 30},
+        {"dense_after_changes", test_dense_after_changes, 30},
+        {"dense_big_trim", test_dense_big_trim_and_compact, 30},
+        {"dense_period_sweep", test_dense_period_sweep_and_retain, 30},
+        {"dense_unavailable", test_dense_unavailable_for_old_sets, 30},
+        {"dense_random_walk", test_dense_random_walk, 120},
+        {"many_members", test_many_members, 30},
+        {"around_score", test_around_score, 30},
+        {"percentiles", test_percentiles, 30},
+        {"member_across_boards", test_member_across_boards, 30},
+    };
+    return it_suite_with("reads", cases, sizeof(cases) / sizeof(cases[0]), it_setup_clock);
 }

@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,6 +238,44 @@ struct rankd *rankd_test_start(int redis_port, const char *token)
 }
 
 #define ZADD_CHUNK 1000 /* members per pipelined ZADD */
+
+static _Atomic int64_t fake_now_ms; /* 0: the real clock */
+
+static int64_t fixture_clock(void)
+{
+    int64_t v = atomic_load(&fake_now_ms);
+    if (v)
+        return v;
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+const struct rankd_hooks fixture_clock_hooks = {.page_delay = NULL, .clock_ms = fixture_clock};
+
+int64_t fixture_ts(const char *iso)
+{
+    int y, mo, d, h, mi, s, ms = 0;
+    char z = 0;
+    int n = sscanf(iso, "%d-%d-%dT%d:%d:%d.%dZ", &y, &mo, &d, &h, &mi, &s, &ms);
+    if (n == 6)
+        n = sscanf(iso, "%d-%d-%dT%d:%d:%d%c", &y, &mo, &d, &h, &mi, &s, &z) == 7 && z == 'Z' ? 7
+                                                                                              : 0;
+    ck_assert_msg(n == 7, "bad test timestamp %s", iso);
+    struct tm tm = {0};
+    tm.tm_year = y - 1900;
+    tm.tm_mon = mo - 1;
+    tm.tm_mday = d;
+    tm.tm_hour = h;
+    tm.tm_min = mi;
+    tm.tm_sec = s;
+    return (int64_t)timegm(&tm) * 1000 + ms;
+}
+
+void fixture_set_clock(const char *iso)
+{
+    atomic_store(&fake_now_ms, iso ? fixture_ts(iso) : 0);
+}
 
 void fixture_load_board(redisContext *admin, const char *prefix, const char *board, int n,
                         const char *settings)

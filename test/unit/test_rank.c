@@ -84,25 +84,18 @@ END_TEST
 
 START_TEST(test_decimal_text)
 {
-    char t[32];
-    rank_decimal_text(6667, 2, t, sizeof(t));
-    ck_assert_str_eq(t, "66.67");
-    rank_decimal_text(5000, 2, t, sizeof(t));
-    ck_assert_str_eq(t, "50");
-    rank_decimal_text(1250, 2, t, sizeof(t));
-    ck_assert_str_eq(t, "12.5");
-    rank_decimal_text(5, 2, t, sizeof(t));
-    ck_assert_str_eq(t, "0.05");
-    rank_decimal_text(0, 4, t, sizeof(t));
-    ck_assert_str_eq(t, "0");
-    rank_decimal_text(999000, 4, t, sizeof(t));
-    ck_assert_str_eq(t, "99.9");
-    rank_decimal_text(1, 4, t, sizeof(t));
-    ck_assert_str_eq(t, "0.0001");
-    rank_decimal_text(10000, 2, t, sizeof(t));
-    ck_assert_str_eq(t, "100");
-    rank_decimal_text(12345, 0, t, sizeof(t));
-    ck_assert_str_eq(t, "12345");
+    static const struct {
+        int64_t v;
+        int decimals;
+        const char *text;
+    } cases[] = {{6667, 2, "66.67"}, {5000, 2, "50"},   {1250, 2, "12.5"},
+                 {5, 2, "0.05"},     {0, 4, "0"},       {999000, 4, "99.9"},
+                 {1, 4, "0.0001"},   {10000, 2, "100"}, {12345, 0, "12345"}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char t[32];
+        rank_decimal_text(cases[i].v, cases[i].decimals, t, sizeof(t));
+        ck_assert_str_eq(t, cases[i].text);
+    }
 }
 END_TEST
 
