@@ -1383,11 +1383,10 @@ void board_boards_prepare(struct board_model *m, const char *const *boards, size
 int board_boards_take(struct board_model *m, const char *const *boards, size_t n,
                       struct store_reply *r, struct board_on_board *out, size_t *bad)
 {
-    int rc = 0;
+    /* an error reply, or not this script's shape: -EIO */
+    int rc = r->type == STORE_REPLY_ARRAY && r->elements == n ? 0 : -EIO;
     const struct store_reply *tag = reply_array(r, 2) ? r->element[0] : NULL;
-    if (r->type == STORE_REPLY_ERROR || r->type != STORE_REPLY_ARRAY) {
-        rc = -EIO;
-    } else if (tag && tag->type == STORE_REPLY_STRING && strcmp(tag->str, "retry") == 0) {
+    if (tag && tag->type == STORE_REPLY_STRING && strcmp(tag->str, "retry") == 0) {
         const struct store_reply *x = r->element[1]; /* {i, period, offset, retain, ...} */
         for (size_t i = 0; reply_array(x, i + 4); i += 4) {
             int64_t b = reply_i64(x->element[i], -1);
@@ -1398,10 +1397,9 @@ int board_boards_take(struct board_model *m, const char *const *boards, size_t n
         rc = -EAGAIN;
     } else if (tag && tag->type == STORE_REPLY_STRING &&
                strcmp(tag->str, "dense_unavailable") == 0) {
-        *bad = (size_t)reply_i64(r->element[1], 0);
-        rc = -ENOSYS;
-    } else if (r->elements != n) {
-        rc = -EIO;
+        int64_t b = reply_i64(r->element[1], -1);
+        *bad = b >= 0 && (size_t)b < n ? (size_t)b : 0;
+        rc = b >= 0 && (size_t)b < n ? -ENOSYS : -EIO;
     }
     for (size_t i = 0; rc == 0 && i < n; i++) {
         const struct store_reply *e = r->element[i];
@@ -1455,20 +1453,20 @@ static int period_set_keys(const struct board_model *m, const char *board,
                            const struct board_settings *s, char (**z)[KEY_MAX])
 {
     char(*ids)[PERIOD_ID_MAX] = calloc(PERIOD_RETAIN_MAX + 1, sizeof(*ids));
-    char(*zs)[KEY_MAX] = calloc(2 * (PERIOD_RETAIN_MAX + 1), sizeof(*zs));
+    char(*zs)[KEY_MAX] = calloc(2 * (size_t)(PERIOD_RETAIN_MAX + 1), sizeof(*zs));
     if (!ids || !zs) {
         free(ids);
         free(zs);
         return -ENOMEM;
     }
-    int n = board_periods(m, s, ids, PERIOD_RETAIN_MAX + 1);
-    for (int i = 0; i < n; i++) {
+    size_t n = (size_t)board_periods(m, s, ids, PERIOD_RETAIN_MAX + 1); /* 0..retain + 1 */
+    for (size_t i = 0; i < n; i++) {
         z_key(zs[2 * i], KEY_MAX, m->prefix, board, ids[i]);
         dense_key(zs[2 * i + 1], KEY_MAX, m->prefix, board, ids[i]);
     }
     free(ids);
     *z = zs;
-    return 2 * n;
+    return (int)(2 * n);
 }
 
 /* ZCARD's reply as board_info_get's total. */

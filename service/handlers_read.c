@@ -401,10 +401,10 @@ static void read_start(struct read_job *j)
         read_end(j, rc);
 }
 
-/* A 400 found after the job was made: answered, the job freed. */
+/* A refusal found after the job was made (rp filled: a 400, or 500 out of memory): answered,
+ * the job freed. */
 static void read_refused(struct read_job *j)
 {
-    j->rp->status = j->rp->status ? j->rp->status : 400;
     read_end(j, 0);
 }
 
@@ -526,8 +526,8 @@ void handle_members_get_async(struct http_request *rq, struct http_reply *rp,
         read_refused(j);
         return;
     }
-    j->ids = malloc(j->list.n * sizeof(*j->ids));
-    j->lens = malloc(j->list.n * sizeof(*j->lens));
+    j->ids = calloc(j->list.n ? j->list.n : 1, sizeof(*j->ids)); /* n >= 1: split says so */
+    j->lens = calloc(j->list.n ? j->list.n : 1, sizeof(*j->lens));
     if (!j->ids || !j->lens) {
         http_reply_errno(rp, -ENOMEM);
         read_refused(j);
@@ -622,6 +622,35 @@ static int boards_send(struct boards_job *j)
     return rc < 0 ? rc : 0;
 }
 
+/* The boards= list (raw: as sent) of j's request into j->names, each board once, in the order
+ * first named: 0, or -1 with a 400 in j->rp. */
+static int boards_parse(struct boards_job *j, const char *raw)
+{
+    int rc = request_list_split(raw, BOARD_MEMBER_BOARDS_MAX, &j->list);
+    if (rc) {
+        http_reply_error(j->rp, 400, rc == -E2BIG ? "invalid_parameter" : "invalid_board",
+                         "boards must be 1 to %d board names separated by ','.",
+                         BOARD_MEMBER_BOARDS_MAX);
+        return -1;
+    }
+    for (size_t i = 0; i < j->list.n; i++) {
+        const char *b = j->list.items[i];
+        if (!board_name_valid(b, j->list.lens[i]) || strlen(b) != j->list.lens[i]) {
+            http_reply_error(j->rp, 400, "invalid_board",
+                             "boards[%zu] must be 1 to %d characters from A-Z, a-z, 0-9, '.', '_' "
+                             "and '-'.",
+                             i, BOARD_NAME_LEN_MAX);
+            return -1;
+        }
+        size_t k = 0;
+        while (k < j->n && strcmp(j->names[k], b) != 0)
+            k++;
+        if (k == j->n)
+            j->names[j->n++] = b;
+    }
+    return 0;
+}
+
 void handle_member_boards_async(struct http_request *rq, struct http_reply *rp,
                                 struct http_async *async)
 {
@@ -635,35 +664,14 @@ void handle_member_boards_async(struct http_request *rq, struct http_reply *rp,
     j->rp = rp;
     j->async = async;
     const char *v = NULL, *raw = NULL;
-    int rc = handlers_id_param(rq, 0, rp) || handlers_rank_arg(rq, rp, &j->rank) ||
-             handlers_required_arg(rq, rp, "boards", &v, &raw);
-    if (!rc && (rc = request_list_split(raw, BOARD_MEMBER_BOARDS_MAX, &j->list)) != 0)
-        http_reply_error(rp, 400, rc == -E2BIG ? "invalid_parameter" : "invalid_board",
-                         "boards must be 1 to %d board names separated by ','.",
-                         BOARD_MEMBER_BOARDS_MAX);
-    for (size_t i = 0; !rc && i < j->list.n; i++) {
-        const char *b = j->list.items[i];
-        if (!board_name_valid(b, j->list.lens[i]) || strlen(b) != j->list.lens[i]) {
-            http_reply_error(rp, 400, "invalid_board",
-                             "boards[%zu] must be 1 to %d characters from A-Z, a-z, 0-9, '.', '_' "
-                             "and '-'.",
-                             i, BOARD_NAME_LEN_MAX);
-            rc = -1;
-        }
-        size_t k = 0;
-        while (k < j->n && strcmp(j->names[k], b) != 0)
-            k++;
-        if (!rc && k == j->n) /* each board once, in the order first named */
-            j->names[j->n++] = b;
-    }
-    if (!rc)
-        rc = boards_send(j);
-    if (rc && j->rp->status) { /* a 400 */
+    if (handlers_id_param(rq, 0, rp) || handlers_rank_arg(rq, rp, &j->rank) ||
+        handlers_required_arg(rq, rp, "boards", &v, &raw) || boards_parse(j, raw)) {
         request_list_free(&j->list);
         free(j);
-        handlers_answered(async);
+        handlers_answered(async); /* a 400 */
         return;
     }
+    int rc = boards_send(j);
     if (rc) /* Redis is not answering, or cannot be reached: 503 now */
         boards_end(j, rc, 0);
 }

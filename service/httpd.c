@@ -32,7 +32,7 @@
 #define CONNECTION_MEMORY_BYTES (16 * 1024)
 /* A query name or value, decoded: the request line cannot be longer anyway (a list of 100 ids
  * needs more than a few bytes). */
-#define ARG_BYTES_MAX CONNECTION_MEMORY_BYTES
+#define ARG_BYTES_MAX ((size_t)CONNECTION_MEMORY_BYTES)
 /* Longest wait at shutdown for requests in work to finish sending (a client that stalls its
  * upload or never reads its reply must not hold the exit); suspended ones are always waited for
  * (bounded by their deadlines): MHD must not stop with them. */
