@@ -22,5 +22,6 @@ Suite *http_suite(void);
 Suite *upload_suite(void);
 Suite *rank_suite(void);
 Suite *store_reply_suite(void);
+Suite *page_values_suite(void);
 
 #endif
