@@ -40,6 +40,7 @@ enum {
     SCRIPT_PERCENTILE,    /* lua/percentile.lua: the member at a percentile */
     SCRIPT_TOP,           /* lua/top.lua: the first members up to a percent */
     SCRIPT_MEMBER_BOARDS, /* lua/member_boards.lua: one member on several boards */
+    SCRIPT_WALK,          /* lua/walk.lua: a page by score range and/or from a cursor */
     SCRIPT_COUNT
 };
 
@@ -94,6 +95,9 @@ static const char *const script_body[SCRIPT_COUNT] = {
         ,
     [SCRIPT_MEMBER_BOARDS] =
 #include "lua/member_boards.lua.h"
+        ,
+    [SCRIPT_WALK] =
+#include "lua/walk.lua.h"
         ,
 };
 
@@ -957,6 +961,7 @@ static int fill_items(struct board_page *p, const struct store_reply *range,
         it->id = id->str;
         it->id_len = id->len;
         it->score = decode_stored(&p->settings.layout, range->element[2 * i + 1]->str);
+        it->stored = (int64_t)stored_value(range->element[2 * i + 1]->str);
         it->ordinal = first + (int64_t)i;
         it->rank =
             reply_array(ranks, i + 1) ? reply_i64(ranks->element[i], it->ordinal) : it->ordinal;
@@ -980,6 +985,8 @@ static int page_from_reply(struct board_model *m, const char *board, struct stor
     settings_from_reply(r->element[0], &p->settings);
     p->total = reply_i64(r->element[1], 0);
     p->size = (int)reply_i64(r->element[2], 0);
+    p->first = 0;
+    p->end = p->total;
     p->reply = r;
     int rc = fill_items(p, r->element[range_at], r->element[range_at + 1],
                         r->elements > range_at + 2 ? r->element[range_at + 2] : NULL, first_rank);
@@ -1027,7 +1034,9 @@ void board_read_prepare(struct board_model *m, const char *board, const struct b
                         const struct board_read_args *a, struct board_read *out)
 {
     static const int scripts[] = {SCRIPT_PAGE,         SCRIPT_MEMBER,     SCRIPT_AROUND,
-                                  SCRIPT_AROUND_SCORE, SCRIPT_PERCENTILE, SCRIPT_TOP};
+                                  SCRIPT_AROUND_SCORE, SCRIPT_PERCENTILE, SCRIPT_TOP,
+                                  SCRIPT_WALK};
+    static const char *const walks[] = {"page", "after", "before", "check"};
     int k = read_head(m, board, w, a->kind == BOARD_READ_PERCENTILE ? RANK_ORDINAL : a->rank, out);
     out->script = script(scripts[a->kind]);
     char(*num)[32] = out->num;
@@ -1061,6 +1070,26 @@ void board_read_prepare(struct board_model *m, const char *board, const struct b
         snprintf(num[4], 32, "%" PRId64, a->den);
         arg_put(out, &k, num[3], strlen(num[3]));
         arg_put(out, &k, num[4], strlen(num[4]));
+        break;
+    case BOARD_READ_WALK: /* the layout, lo, hi, mode, page, edge stored, id, gen, size */
+        snprintf(num[2], 32, "%d", a->layout.decimals);
+        snprintf(num[3], 32, "%" PRId64, a->lo);
+        snprintf(num[4], 32, "%" PRId64, a->hi);
+        snprintf(num[5], 32, "%" PRId64, a->edge_stored);
+        snprintf(num[6], 32, "%" PRId64, a->edge_gen);
+        arg_put(out, &k, score_order_name(a->layout.order),
+                strlen(score_order_name(a->layout.order)));
+        arg_put(out, &k, score_tiebreak_name(a->layout.tiebreak),
+                strlen(score_tiebreak_name(a->layout.tiebreak)));
+        arg_put(out, &k, num[2], strlen(num[2]));
+        arg_put(out, &k, num[3], a->has_lo ? strlen(num[3]) : 0);
+        arg_put(out, &k, num[4], a->has_hi ? strlen(num[4]) : 0);
+        arg_put(out, &k, walks[a->walk], strlen(walks[a->walk]));
+        arg_put(out, &k, num[0], strlen(num[0]));
+        arg_put(out, &k, num[5], strlen(num[5]));
+        arg_put(out, &k, a->edge_id ? a->edge_id : "", a->edge_id ? a->edge_id_len : 0);
+        arg_put(out, &k, num[6], strlen(num[6]));
+        arg_put(out, &k, num[1], strlen(num[1]));
         break;
     }
     out->nargs = k - out->nkeys;
@@ -1140,6 +1169,38 @@ int board_around_score_take(struct board_model *m, const char *board, struct sto
         return -ESTALE;
     }
     return board_around_take(m, board, r, out);
+}
+
+int board_walk_take(struct board_model *m, const char *board, struct store_reply *r, int ranged,
+                    struct board_settings *seen, struct board_page **out)
+{
+    int rc = read_reply_shape(m, board, r, 1);
+    if (rc)
+        return rc;
+    const struct store_reply *tag = r->element[0];
+    if (tag->type == STORE_REPLY_STRING && strcmp(tag->str, "expired") == 0)
+        rc = -EKEYEXPIRED;
+    else if (tag->type == STORE_REPLY_STRING && r->elements > 1 &&
+             (strcmp(tag->str, "layout") == 0 || strcmp(tag->str, "refused") == 0))
+        rc = -ESTALE;
+    else if (r->elements < 9)
+        rc = -EIO;
+    if (rc == -ESTALE) {
+        view_note(m, board, r->element[1]);
+        settings_from_reply(r->element[1], seen);
+    }
+    if (rc) {
+        store_reply_free(r);
+        return rc;
+    }
+    int64_t first = reply_i64(r->element[7], 0), end = reply_i64(r->element[8], 0);
+    rc = page_from_reply(m, board, r, reply_i64(r->element[3], 0) + 1, 4, out);
+    if (rc == 0) {
+        (*out)->first = first;
+        (*out)->end = end;
+        (*out)->ranged = ranged;
+    }
+    return rc;
 }
 
 int board_member_take(struct board_model *m, const char *board, struct store_reply *r,

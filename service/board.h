@@ -118,6 +118,7 @@ struct board_item {
     double score;       /**< board units */
     int64_t rank;       /**< 1-based, of the rank type read */
     int64_t ordinal;    /**< 1-based position */
+    int64_t stored;     /**< the stored value (score_codec.h): what a cursor names it by */
     const char *record; /**< record JSON or NULL */
     size_t record_len;
 };
@@ -125,12 +126,17 @@ struct board_item {
 /** A page, or the entries around a member. Free with board_page_free. */
 struct board_page {
     struct board_settings settings;
-    int64_t total;            /**< members on the board */
-    int size;                 /**< page size used (top: the entries sent, 0..100) */
-    size_t n;                 /**< entries in items */
-    struct board_item *items; /**< n entries, rank order */
-    int64_t count;            /**< top: the members the percent asked for (uncapped); else 0 */
-    void *reply;              /**< private: the Redis reply the strings point into */
+    int64_t total;              /**< members on the board */
+    int size;                   /**< page size used (top: the entries sent, 0..100) */
+    size_t n;                   /**< entries in items */
+    struct board_item *items;   /**< n entries, rank order */
+    int64_t count;              /**< top: the members the percent asked for (uncapped); else 0 */
+    int64_t first, end;         /**< the positions [first, end) on the board the page is taken
+                                 *   from: [0, total), or a score range's (walk.lua) */
+    int ranged;                 /**< a score range was asked: `total` of the reply is end - first */
+    char period[PERIOD_ID_MAX]; /**< the period read ("" without periods), for the cursors: the
+                                 *   caller's to set (board_page_take does not know it) */
+    void *reply;                /**< private: the Redis reply the strings point into */
 };
 
 /** One member: score, rank, the page holding it at `size`, record. Free with board_member_free. */
@@ -218,9 +224,15 @@ enum board_read_kind {
     BOARD_READ_AROUND_SCORE, /**< lua/around_score.lua: `size` entries centred on a score */
     BOARD_READ_PERCENTILE,   /**< lua/percentile.lua: the member at a percentile */
     BOARD_READ_TOP,          /**< lua/top.lua: the first members up to a percent */
+    BOARD_READ_WALK,         /**< lua/walk.lua: by score range and/or from a cursor */
 };
 
-#define BOARD_READ_ARGV 14 /**< 4 keys and at most 10 arguments (lua/prelude_read.lua's layout) */
+#define BOARD_READ_ARGV 20 /**< 4 keys and at most 16 arguments (lua/prelude_read.lua's layout) */
+
+/** Where a walk (BOARD_READ_WALK) starts: page `page` of the range, or after / before an edge;
+ *  CHECK: a bound was refused under `layout`, only that layout is checked (the reply is -ESTALE
+ *  either way: judge again under the settings it gives). */
+enum board_walk { BOARD_WALK_PAGE = 0, BOARD_WALK_AFTER, BOARD_WALK_BEFORE, BOARD_WALK_CHECK };
 
 /** What a read of one board asks (board_read_prepare); strings are borrowed for the call. */
 struct board_read_args {
@@ -239,6 +251,15 @@ struct board_read_args {
     /** percentile, top: the share of the board, num / den (0 <= num <= den <= RANK_SHARE_DEN):
      *  the rank max(1, ceil(total * num / den)), or the first ceil(total * num / den) members */
     int64_t num, den;
+    /** walk: the score range as keys (inclusive; has_lo/has_hi 0: no bound), judged under
+     *  `layout` (which the script checks when a bound is given); where it starts; the edge
+     *  (stored value, id) of after/before and the generation the cursor was made under */
+    int has_lo, has_hi;
+    int64_t lo, hi;
+    enum board_walk walk;
+    int64_t edge_stored, edge_gen;
+    const char *edge_id;
+    size_t edge_id_len;
 };
 
 /** A read script call of one board: KEYS settings, set, records, distinct scores; ARGV as the
@@ -248,7 +269,7 @@ struct board_read {
     int nkeys, nargs;
     const char *argv[BOARD_READ_ARGV];
     size_t lens[BOARD_READ_ARGV];
-    char meta[192], items[192], z[192], dense[192], tz[16], retain[16], num[5][32];
+    char meta[192], items[192], z[192], dense[192], tz[16], retain[16], num[8][32];
 };
 
 /** Prepare the read `a` of the set `w` (board_where_cached or board_where_settled). */
@@ -273,6 +294,13 @@ int board_member_take(struct board_model *m, const char *board, struct store_rep
  *  remembered) when the score must be judged again under them: the layout differed from the one
  *  it was judged under, or it was refused under the right one (judged again, it is refused
  *  again: answer that). An empty board is a page without items. */
+/** walk.lua's reply, as board_page_take (p->first, end and ranged set, the items at their
+ *  positions); -ESTALE with *seen when the range must be judged again under those settings,
+ *  -EKEYEXPIRED when the cursor's generation is not the board's any more (reset, layout change,
+ *  re-created board). */
+int board_walk_take(struct board_model *m, const char *board, struct store_reply *r, int ranged,
+                    struct board_settings *seen, struct board_page **out);
+
 int board_around_score_take(struct board_model *m, const char *board, struct store_reply *r,
                             struct board_settings *seen, struct board_page **out);
 

@@ -8,6 +8,7 @@
 
 #include "app.h"
 #include "board.h"
+#include "cursor.h"
 #include "handlers_common.h"
 #include "pages.h"
 #include "rank.h"
@@ -47,7 +48,70 @@ struct rank_args {
     const char *period; /* NULL: the current one */
     int64_t page, size; /* size 0: the board's page size */
     enum rank_type rank;
+    /* a walk (walk.lua, never cached): a score range and/or a cursor */
+    int walk;
+    enum board_walk from; /* page, after or before */
+    struct cursor cursor; /* after, before */
+    int has_min, has_max; /* the score range's bounds, as literals */
+    struct json_number min, max;
 };
+
+/* The cursor argument `name` (after= or before=, of the kind it must be): 0 (a->cursor, and the
+ * period the cursor was read in), or -1 with a 400 invalid_cursor in rp. */
+static int cursor_arg(struct http_request *rq, struct http_reply *rp, const char *name,
+                      enum cursor_kind kind, struct rank_args *a)
+{
+    const char *v = NULL;
+    http_arg(rq, name, &v);
+    if (cursor_decode(v, &a->cursor) || a->cursor.kind != kind ||
+        (a->period && a->period[0] && strcmp(a->period, a->cursor.period) != 0)) {
+        http_reply_error(rp, 400, "invalid_cursor",
+                         "%s must be the %s cursor of a page of this board, as rankd sent it%s.",
+                         name, kind == CURSOR_NEXT ? "next" : "prev",
+                         a->period && a->period[0] ? " (and of the period asked)" : "");
+        return -1;
+    }
+    a->period = a->cursor.period[0] ? a->cursor.period : NULL;
+    return 0;
+}
+
+/* The score bound `name` (min= or max=), a number literal; 0 or -1 with a 400 in rp. */
+static int bound_arg(struct http_request *rq, struct http_reply *rp, const char *name, int *has,
+                     struct json_number *out)
+{
+    const char *v = NULL;
+    int n = http_arg(rq, name, &v);
+    *has = n == 1;
+    if (n > 1 || (n == 1 && json_number_parse(v, strlen(v), out))) {
+        http_reply_error(rp, 400, "invalid_parameter",
+                         "%s must be given once, a number (a JSON number literal, e.g. 1500).",
+                         name);
+        return -1;
+    }
+    return 0;
+}
+
+/* after=, before=, min=, max= (a walk), checked with the rest; 0 or -1 with a 400 in rp. */
+static int walk_parse(struct http_request *rq, struct http_reply *rp, struct rank_args *a)
+{
+    const char *v = NULL;
+    int na = http_arg(rq, "after", &v), nb = http_arg(rq, "before", &v);
+    int np = http_arg(rq, "page", &v);
+    if (na > 1 || nb > 1 || (na && nb) || ((na || nb) && np)) {
+        http_reply_error(rp, 400, "invalid_parameter",
+                         "give after or before once, and not with page (a cursor says where the "
+                         "page is).");
+        return -1;
+    }
+    a->from = na ? BOARD_WALK_AFTER : nb ? BOARD_WALK_BEFORE : BOARD_WALK_PAGE;
+    if ((na && cursor_arg(rq, rp, "after", CURSOR_NEXT, a)) ||
+        (nb && cursor_arg(rq, rp, "before", CURSOR_PREV, a)) ||
+        bound_arg(rq, rp, "min", &a->has_min, &a->min) ||
+        bound_arg(rq, rp, "max", &a->has_max, &a->max))
+        return -1;
+    a->walk = na || nb || a->has_min || a->has_max;
+    return 0;
+}
 
 /* 0, or -1 with rp filled (400): every argument is checked before any Redis call. */
 static int rank_parse(struct http_request *rq, struct http_reply *rp, struct rank_args *a)
@@ -70,7 +134,8 @@ static int rank_parse(struct http_request *rq, struct http_reply *rp, struct ran
     }
     if (handlers_count_arg(rq, rp, "page", REQUEST_PAGE_MAX, &a->page) ||
         handlers_count_arg(rq, rp, "size", BOARD_PAGE_SIZE_MAX, &a->size) ||
-        handlers_period_arg(rq, rp, &a->period) || handlers_rank_arg(rq, rp, &a->rank))
+        handlers_period_arg(rq, rp, &a->period) || handlers_rank_arg(rq, rp, &a->rank) ||
+        walk_parse(rq, rp, a))
         return -1;
     return 0;
 }
@@ -93,6 +158,8 @@ int handle_rank_quick(struct http_request *rq, struct http_reply *rp)
     struct rank_args a;
     if (rank_parse(rq, rp, &a))
         return 1;
+    if (a.walk) /* a score range or a cursor: walk.lua, never cached */
+        return 0;
     struct page_reply pr;
     if (pages_get_l1(rq->app->pages, a.board, a.period, a.page, (int)a.size, a.rank,
                      rq->if_none_match, &pr))
@@ -126,6 +193,9 @@ static int rank_after(void *ctx, int ms, void (*fn)(void *arg), void *arg)
     return http_timer_after(ctx, ms, fn, arg) ? 0 : -1;
 }
 
+static void walk_start(struct http_request *rq, struct http_reply *rp, struct http_async *async,
+                       const struct rank_args *a);
+
 void handle_rank_async(struct http_request *rq, struct http_reply *rp, struct http_async *async)
 {
     struct rank_args a;
@@ -135,6 +205,11 @@ void handle_rank_async(struct http_request *rq, struct http_reply *rp, struct ht
         if (!rp->status)
             http_reply_errno(rp, -ENOMEM);
         handlers_answered(async);
+        return;
+    }
+    if (a.walk) {
+        free(rj);
+        walk_start(rq, rp, async, &a);
         return;
     }
     rj->job = (struct pages_job){.board = a.board,
@@ -175,6 +250,7 @@ enum read_what {
     READ_PERCENTILE,   /* GET .../percentile?p= */
     READ_TOP,          /* GET .../top?percent= */
     READ_LOOKUP,       /* GET .../members?ids=, POST .../lookup */
+    READ_WALK,         /* GET .../rank?min=&max=, ?after=, ?before= */
 };
 
 struct read_job {
@@ -196,6 +272,9 @@ struct read_job {
     /* percentile, top: the share asked (P * 10^4 of 10^6) and P's text */
     int64_t share;
     char share_text[32];
+    /* walk: the request's range and cursor (judged under `judged`), and the period read */
+    struct rank_args walk;
+    char walk_period[PERIOD_ID_MAX];
     /* lookup: the ids (ids and lens owned), borrowed from the query's list or from the body */
     struct request_list list;
     cJSON *body;
@@ -222,6 +301,42 @@ static void read_end(struct read_job *j, int rc)
 static int around_score_judge(const struct read_job *j, int64_t *key)
 {
     return validate_check_score(&j->judged, &j->score, key);
+}
+
+/* A walk's range as keys under j->judged (the better end lo) into a: 0, or the refusal of the
+ * bound *bad (-EDOM, -ERANGE), or -EINVAL for min above max. */
+static int walk_judge(const struct read_job *j, struct board_read_args *a,
+                      const struct json_number **bad)
+{
+    const struct rank_args *w = &j->walk;
+    int64_t kmin = 0, kmax = 0;
+    int rc = 0;
+    if (w->has_min && (rc = validate_check_score(&j->judged, &w->min, &kmin)) != 0)
+        *bad = &w->min;
+    else if (w->has_max && (rc = validate_check_score(&j->judged, &w->max, &kmax)) != 0)
+        *bad = &w->max;
+    if (rc)
+        return rc;
+    /* keys: a smaller key is a better score, so on a desc board max is the better end */
+    int desc = j->judged.layout.order == SCORE_ORDER_DESC;
+    a->has_lo = desc ? w->has_max : w->has_min;
+    a->has_hi = desc ? w->has_min : w->has_max;
+    a->lo = desc ? kmax : kmin;
+    a->hi = desc ? kmin : kmax;
+    return a->has_lo && a->has_hi && a->lo > a->hi ? -EINVAL : 0;
+}
+
+/* The refusal rc of bound `bad`, judged under settings that are the board's: 422, or 400 for
+ * min above max. */
+static void walk_refusal(struct read_job *j, int rc, const struct json_number *bad)
+{
+    if (rc == -EINVAL) {
+        http_reply_error(j->rp, 400, "invalid_parameter", "min must not be above max.");
+        return;
+    }
+    struct entry_error err = {0};
+    validate_score_error(&j->judged, bad, rc, &err);
+    http_reply_error(j->rp, err.status, err.code, "%s", err.msg);
 }
 
 /* Take the script's reply r (taken) and render j's reply: 0 answered, -EAGAIN to send again
@@ -279,6 +394,29 @@ static int read_take(struct read_job *j, struct store_reply *r)
         board_lookup_free(l);
         return rc;
     }
+    case READ_WALK: {
+        struct board_settings seen;
+        int ranged = j->walk.has_min || j->walk.has_max;
+        rc = board_walk_take(m, j->board, r, ranged, &seen, &p);
+        if (rc == -ESTALE) { /* the settings the bounds must be judged under */
+            struct board_read_args a = {0};
+            const struct json_number *bad = NULL;
+            j->judged = seen;
+            int refused = walk_judge(j, &a, &bad);
+            if (!refused)
+                return -EAGAIN;
+            walk_refusal(j, refused, bad);
+            return 0;
+        }
+        if (rc == 0) {
+            util_copy(p->period, sizeof(p->period), j->walk_period);
+            http_reply_json(
+                j->rp, 200,
+                render_walk(j->board, j->walk.from == BOARD_WALK_PAGE ? j->walk.page : 0, p));
+        }
+        board_page_free(p);
+        return rc;
+    }
     }
     if (rc == 0) /* around a member or a score */
         http_reply_json(j->rp, 200, render_around(j->board, p));
@@ -313,7 +451,8 @@ static int read_send_at(struct read_job *j, const struct board_where *w)
                                                  [READ_AROUND] = BOARD_READ_AROUND,
                                                  [READ_AROUND_SCORE] = BOARD_READ_AROUND_SCORE,
                                                  [READ_PERCENTILE] = BOARD_READ_PERCENTILE,
-                                                 [READ_TOP] = BOARD_READ_TOP};
+                                                 [READ_TOP] = BOARD_READ_TOP,
+                                                 [READ_WALK] = BOARD_READ_WALK};
     struct http_request *rq = j->rq;
     struct store_async *conn = http_async_store(j->async);
     if (!conn)
@@ -337,6 +476,17 @@ static int read_send_at(struct read_job *j, const struct board_where *w)
                                 .layout = j->judged.layout};
     if (j->what == READ_AROUND_SCORE)
         a.refused = around_score_judge(j, &a.key) != 0;
+    if (j->what == READ_WALK) {
+        const struct rank_args *wk = &j->walk;
+        const struct json_number *bad = NULL;
+        a.page = wk->page;
+        a.walk = walk_judge(j, &a, &bad) ? BOARD_WALK_CHECK : wk->from;
+        a.edge_stored = wk->cursor.stored;
+        a.edge_gen = wk->cursor.gen;
+        a.edge_id = wk->cursor.id;
+        a.edge_id_len = wk->cursor.id_len;
+        util_copy(j->walk_period, sizeof(j->walk_period), w->period);
+    }
     a.num = j->what == READ_PERCENTILE ? RANK_SHARE_DEN - j->share : j->share;
     a.den = RANK_SHARE_DEN;
     struct board_read rd;
@@ -454,6 +604,30 @@ void handle_around_score_async(struct http_request *rq, struct http_reply *rp,
     }
     /* judged first under this process's view of the board (the defaults without one); the
      * script checks that layout and says when to judge again */
+    int exists = 0;
+    if (board_settings_cached(&rq->app->model, j->board, &j->judged, &exists))
+        board_settings_default(&j->judged);
+    read_start(j);
+}
+
+/* GET .../rank with min=/max= and/or after=/before= (rank_parse checked it all): walk.lua, the
+ * bounds judged under this process's view of the layout (the script checks it). */
+static void walk_start(struct http_request *rq, struct http_reply *rp, struct http_async *async,
+                       const struct rank_args *a)
+{
+    struct read_job *j = calloc(1, sizeof(*j));
+    if (!j) {
+        http_reply_errno(rp, -ENOMEM);
+        handlers_answered(async);
+        return;
+    }
+    *j = (struct read_job){.rq = rq, .rp = rp, .async = async, .what = READ_WALK};
+    j->walk = *a;
+    j->board = a->board;
+    j->size = a->size;
+    j->rank = a->rank;
+    /* the cursor's period (its copy here: a is the caller's), or the request's */
+    j->period = a->period == a->cursor.period ? j->walk.cursor.period : a->period;
     int exists = 0;
     if (board_settings_cached(&rq->app->model, j->board, &j->judged, &exists))
         board_settings_default(&j->judged);

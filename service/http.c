@@ -132,6 +132,10 @@ const struct http_errno_row http_errno_rows[] = {
         NULL, 0),
     ROW(-ENOTSUP, HTTP_ERRNO_BOARD, 400, "board_has_no_periods",
         "Board '{board}' has no periods (its period setting is none); leave out period.", NULL, 0),
+    ROW(-EKEYEXPIRED, HTTP_ERRNO_BOARD, 410, "cursor_expired",
+        "The cursor is from before board '{board}' was reset, re-created or given another layout; "
+        "start again from a page without after or before.",
+        NULL, 0),
     ROW(-ENOSYS, HTTP_ERRNO_BOARD, 409, "dense_rank_unavailable",
         "Dense ranks of board '{board}' cannot be read here: the set read was written before "
         "rankd kept its distinct scores. They start once the set is empty again (POST "

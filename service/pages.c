@@ -473,6 +473,7 @@ static void fill_ctx_free(void *ctx)
 static void fill_render(void *arg)
 {
     struct fill_ctx *c = arg;
+    util_copy(c->rows->period, sizeof(c->rows->period), c->q.period); /* for the cursors */
     char *body = render_page(c->board, c->page, c->rows);
     board_page_free(c->rows);
     c->rows = NULL;
@@ -857,6 +858,8 @@ static void live_done(void *arg, int rc, struct store_reply **replies)
     }
     if (rc == 0 && pg->cfg.delay) /* counted as a computation; the event thread never stalls */
         pg->cfg.delay(j->board, j->page, j->size);
+    if (rc == 0)
+        util_copy(p->period, sizeof(p->period), h->q.period); /* for the cursors */
     char *body = rc == 0 ? render_page(j->board, j->page, p) : NULL;
     board_page_free(p);
     if (rc == 0 && !body)

@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "cursor.h"
 #include "rank.h"
 
 int64_t render_pages(int64_t total, int size)
@@ -203,8 +204,32 @@ static void out_items(struct out *o, const struct board_page *p)
     out_mem(o, "]", 1);
 }
 
-/* A page-shaped body; count >= 0 adds "count" after "pages" (top). */
-static char *page_body(const char *board, int64_t page, const struct board_page *p, int64_t count)
+/* ,"<name>":"<cursor of item it>" (kind, the page's generation and period), or null. */
+static void out_cursor(struct out *o, const char *name, const struct board_page *p,
+                       const struct board_item *it, enum cursor_kind kind)
+{
+    out_str(o, name);
+    struct cursor c = {.kind = kind, .gen = p->settings.gen, .stored = it ? it->stored : 0};
+    char text[CURSOR_TEXT_MAX];
+    if (it && it->id_len <= CURSOR_ID_MAX) {
+        snprintf(c.period, sizeof(c.period), "%s", p->period);
+        memcpy(c.id, it->id, it->id_len);
+        c.id_len = it->id_len;
+    }
+    if (it && it->id_len <= CURSOR_ID_MAX && cursor_encode(&c, text, sizeof(text)) == 0) {
+        out_mem(o, "\"", 1);
+        out_str(o, text); /* base64url: nothing to escape */
+        out_mem(o, "\"", 1);
+    } else {
+        out_str(o, "null");
+    }
+}
+
+/* A page-shaped body; count >= 0 adds "count" after "pages" (top); cursors adds "next" and
+ * "prev" (a rank page): the cursors of its last and first items, null at the ends of the board
+ * (or of the score range read). A score range's "total" is the members in it. */
+static char *page_body(const char *board, int64_t page, const struct board_page *p, int64_t count,
+                       int cursors)
 {
     struct out o = {0};
     size_t est = 128 + strlen(board);
@@ -217,13 +242,21 @@ static char *page_body(const char *board, int64_t page, const struct board_page 
     out_i64(&o, page);
     out_str(&o, ",\"size\":");
     out_i64(&o, p->size);
+    int64_t total = p->ranged ? p->end - p->first : p->total;
     out_str(&o, ",\"total\":");
-    out_i64(&o, p->total);
+    out_i64(&o, total);
     out_str(&o, ",\"pages\":");
-    out_i64(&o, render_pages(p->total, p->size));
+    out_i64(&o, render_pages(total, p->size));
     if (count >= 0) {
         out_str(&o, ",\"count\":");
         out_i64(&o, count);
+    }
+    if (cursors) {
+        const struct board_item *last = p->n ? &p->items[p->n - 1] : NULL;
+        const struct board_item *first = p->n ? &p->items[0] : NULL;
+        out_cursor(&o, ",\"next\":", p, last && last->ordinal < p->end ? last : NULL, CURSOR_NEXT);
+        out_cursor(&o, ",\"prev\":", p, first && first->ordinal - 1 > p->first ? first : NULL,
+                   CURSOR_PREV);
     }
     out_mem(&o, ",", 1);
     out_items(&o, p);
@@ -245,18 +278,29 @@ static char *finish(cJSON *doc)
 
 char *render_page(const char *board, int64_t page, const struct board_page *p)
 {
-    return page_body(board, page, p, -1);
+    return page_body(board, page, p, -1, 1);
+}
+
+/* The page (at p->size) of the first item's place counted from `from` (a 0-based position). */
+static int64_t page_of_first(const struct board_page *p, int64_t from)
+{
+    int64_t first = p->n ? p->items[0].ordinal - 1 - from : 0;
+    return p->size > 0 && first > 0 ? first / p->size + 1 : 1;
+}
+
+char *render_walk(const char *board, int64_t page, const struct board_page *p)
+{
+    return page_body(board, page ? page : page_of_first(p, p->first), p, -1, 1);
 }
 
 char *render_around(const char *board, const struct board_page *p)
 {
-    int64_t first = p->n ? p->items[0].ordinal : 1;
-    return page_body(board, p->size > 0 ? (first - 1) / p->size + 1 : 1, p, -1);
+    return page_body(board, page_of_first(p, 0), p, -1, 0);
 }
 
 char *render_top(const char *board, const struct board_page *p)
 {
-    return page_body(board, 1, p, p->count);
+    return page_body(board, 1, p, p->count, 0);
 }
 
 /* A percentile (hundredths) as a JSON number: 66.67, 50, 12.5. */

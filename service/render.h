@@ -17,8 +17,16 @@
 
 #include "board.h"
 
-/** {"board","page","size","total","pages","items":[{"rank","id","score","record"}]} */
+/** {"board","page","size","total","pages","next","prev","items":[{"rank","id","score","record"}]}:
+ *  next and prev the cursors (cursor.h) of the last and first items (p->period and the
+ *  generation in p->settings), null at the board's ends (or the score range's: p->first,
+ *  p->end). */
 char *render_page(const char *board, int64_t page, const struct board_page *p);
+
+/** The same for a walk (walk.lua: a score range and/or a cursor); "total" is the members in the
+ *  range when one was asked (p->ranged); "page" is `page`, or with 0 the page (at p->size) of
+ *  the first item's place in the range. */
+char *render_walk(const char *board, int64_t page, const struct board_page *p);
 
 /** The same shape for entries around a member or a score; "page" is the page of the first
  *  entry's position. */

@@ -29,6 +29,10 @@ export interface RankdPage {
     total: number;
     /** number of pages at this size */
     pages: number;
+    /** rank pages: the cursor for the page after this one (pass it as `after`); null on the last */
+    next?: string | null;
+    /** rank pages: the cursor for the page before this one (pass it as `before`); null on the first */
+    prev?: string | null;
     /** empty past the last page */
     items: RankdItem[];
 }
@@ -171,6 +175,16 @@ export interface PageOptions extends ReadOptions {
     /** read the page that holds this 1-based rank (n is then ignored); without size, the board's
      * page_size is read first (one more request) */
     rank?: number;
+    /** A page's `next` cursor: the page after it, by its last member, wherever members moved
+     * (n is ignored). 410 cursor_expired after a reset, a layout change or a re-created board. */
+    after?: string;
+    /** A page's `prev` cursor: the page before it (n is ignored). */
+    before?: string;
+    /** Only members whose score is at least `min` (inclusive; a string keeps the exact literal);
+     * `total` and `pages` then count the members in the range. */
+    min?: number | string;
+    /** Only members whose score is at most `max` (inclusive). */
+    max?: number | string;
 }
 
 /** An error reply from rankd (`{"error":{"code","message"}}`), or a failure to reach it. */

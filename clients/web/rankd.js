@@ -26,6 +26,10 @@
  * @property {number} size    entries per page
  * @property {number} total   members on the board
  * @property {number} pages   number of pages at this size
+ * @property {string|null} [next]  rank pages: the cursor for the page after it (pass it as
+ *   `after`), null on the last
+ * @property {string|null} [prev]  rank pages: the cursor for the page before it (`before`), null
+ *   on the first
  * @property {RankdItem[]} items  empty past the last page
  *
  * @typedef {Object} RankdMember
@@ -159,6 +163,11 @@
  * @property {string} [period]  a periodic board's period id to read instead of the current one
  * @property {number} [rank]  read the page that holds this 1-based rank (n is then ignored)
  * @property {RankdRankType} [rankType]  the ranks' type (`?rank=`; default 'ordinal')
+ * @property {string} [after]  a page's `next` cursor: the page after that page (n is ignored)
+ * @property {string} [before]  a page's `prev` cursor: the page before that page (n is ignored)
+ * @property {number|string} [min]  only members whose score is at least this (inclusive)
+ * @property {number|string} [max]  only members whose score is at most this (inclusive);
+ *   with min and/or max, `total` and `pages` count the members in the range
  * @property {AbortSignal} [signal]
  */
 
@@ -277,8 +286,18 @@ export class RankdClient {
             n = Math.floor((r - 1) / size) + 1;
         }
         const path = board == null ? '/rank' : `/boards/${seg(board)}/rank`;
-        return this._get(path, { page: n, size, period: period(options), rank: rankType(options) },
-            options.signal, true);
+        const { after, before } = options;
+        if (after !== undefined && before !== undefined)
+            throw new TypeError('page(board, n, {after} or {before}): not both');
+        const cursor = after ?? before;
+        if (cursor !== undefined && (typeof cursor !== 'string' || cursor === ''))
+            throw new TypeError('after and before take a page\'s next or prev cursor');
+        return this._get(path, {
+            page: cursor === undefined ? n : undefined, size, period: period(options),
+            rank: rankType(options), after, before,
+            min: options.min === undefined ? undefined : literal(options.min, 'min'),
+            max: options.max === undefined ? undefined : literal(options.max, 'max'),
+        }, options.signal, true);
     }
 
     /**

@@ -147,7 +147,8 @@ START_TEST(integers_plain_digits)
     ck_assert_int_eq(r.status, 200);
     http_result_free(&r);
     expect_body("/boards/nb/rank",
-                "{\"board\":\"nb\",\"page\":1,\"size\":20,\"total\":4,\"pages\":1,\"items\":["
+                "{\"board\":\"nb\",\"page\":1,\"size\":20,\"total\":4,\"pages\":1,\"next\":null,"
+                "\"prev\":null,\"items\":["
                 "{\"rank\":1,\"id\":\"b\",\"score\":9007199254740991,\"record\":null},"
                 "{\"rank\":2,\"id\":\"d\",\"score\":9007199254740990,\"record\":null},"
                 "{\"rank\":3,\"id\":\"a\",\"score\":1000000000000000,"

@@ -198,6 +198,18 @@ START_TEST(test_round_trips_per_request)
     expect_commands("GET", "/boards/rt/percentile?p=90", NULL, 200, 1, "EVALSHA");
     expect_commands("GET", "/boards/rt/top?percent=10&rank=dense", NULL, 200, 1, "EVALSHA");
     expect_commands("GET", "/members/m7?boards=rt,rc,nope&rank=dense", NULL, 200, 1, "EVALSHA");
+    /* score ranges and cursors: walk.lua, one call (never cached) */
+    expect_commands("GET", "/boards/rt/rank?min=75&max=90&rank=competition", NULL, 200, 1,
+                    "EVALSHA");
+    expect_commands("GET", "/boards/rc/rank?min=75&size=5", NULL, 200, 1, "EVALSHA");
+    struct http_result pr;
+    expect("GET", "/boards/rt/rank?size=5", NULL, 200, &pr);
+    const cJSON *next = cJSON_GetObjectItemCaseSensitive(pr.json, "next");
+    ck_assert(cJSON_IsString(next));
+    char after[512];
+    snprintf(after, sizeof(after), "/boards/rt/rank?size=5&after=%s", next->valuestring);
+    http_result_free(&pr);
+    expect_commands("GET", after, NULL, 200, 1, "EVALSHA");
     /* a cached page: one round trip of two commands */
     expect_commands("GET", "/boards/rc/rank?page=2", NULL, 200, 2, "HMGET GET");
     expect_free("GET", "/boards/rc/rank?page=2&rank=dense", NULL, 200);

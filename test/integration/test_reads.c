@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "board.h"
+#include "cursor.h"
 #include "score_codec.h"
 #include "suites.h"
 
@@ -1006,6 +1007,304 @@ START_TEST(test_member_across_boards)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- score ranges and cursors */
+
+/* The cursor `name` (next or prev) of a page body, copied into out; 0 when it is null. */
+static int cursor_of(const cJSON *doc, const char *name, char *out, size_t len)
+{
+    const cJSON *c = cJSON_GetObjectItemCaseSensitive(doc, name);
+    ck_assert_msg(cJSON_IsString(c) || cJSON_IsNull(c), "no %s in the page", name);
+    if (!cJSON_IsString(c))
+        return 0;
+    snprintf(out, len, "%s", c->valuestring);
+    return 1;
+}
+
+START_TEST(test_score_range)
+{
+    put_board("sr", "{\"page_ttl_ms\":0}", 201);
+    write_example("sr");
+    /* inclusive at both ends, global ranks, total the members in the range */
+    cJSON *d = get("/boards/sr/rank?min=8&max=50&size=3");
+    ck_assert_int_eq((int)num(d, "total"), 7);
+    ck_assert_int_eq((int)num(d, "pages"), 3);
+    ck_assert_int_eq((int)num(d, "page"), 1);
+    char got[512], next[CURSOR_TEXT_MAX];
+    items_text(d, got, sizeof(got));
+    ck_assert_str_eq(got, "b:2 c:3 d:4");
+    ck_assert(cursor_of(d, "next", next, sizeof(next)) && !cursor_of(d, "prev", got, sizeof(got)));
+    cJSON_Delete(d);
+    expect_items("/boards/sr/rank?min=8&max=50&size=3&page=2", "e:5 f:6 g:7");
+    expect_items("/boards/sr/rank?min=8&max=50&size=3&page=3", "h:8");
+    expect_items("/boards/sr/rank?min=8&max=50&size=3&page=4", "");
+    d = get("/boards/sr/rank?min=8&max=50&size=3&page=3");
+    ck_assert(!cursor_of(d, "next", got, sizeof(got))); /* the range's end, not the board's */
+    cJSON_Delete(d);
+    /* a cursor continues inside the range */
+    char path[1024];
+    snprintf(path, sizeof(path), "/boards/sr/rank?min=8&max=50&size=3&after=%s&rank=dense", next);
+    expect_items(path, "e:4 f:5 g:5");
+    /* one bound, the other open; the rank types; exact ends between scores */
+    expect_items("/boards/sr/rank?min=30", "a:1 b:2 c:3 d:4");
+    expect_items("/boards/sr/rank?max=9&rank=competition", "f:6 g:6 h:6 i:9");
+    expect_items("/boards/sr/rank?min=9&max=49&rank=dense", "d:3 e:4");
+    expect_items("/boards/sr/rank?min=50&max=50", "b:2 c:3");
+    expect_items("/boards/sr/rank?min=60&max=90", "");
+    d = get("/boards/sr/rank?min=60&max=90");
+    ck_assert_int_eq((int)num(d, "total"), 0);
+    ck_assert_int_eq((int)num(d, "pages"), 0);
+    cJSON_Delete(d);
+    expect_items("/rank?board=sr&min=1e2", "a:1");
+    /* an asc board: lower is better, min and max still score bounds */
+    put_board("sa", "{\"order\":\"asc\",\"page_ttl_ms\":0,\"score_decimals\":1}", 201);
+    write_json("sa", "{\"entries\":[{\"id\":\"p\",\"score\":1.5},{\"id\":\"q\",\"score\":2},"
+                     "{\"id\":\"r\",\"score\":-3.5},{\"id\":\"s\",\"score\":2.5}]}");
+    expect_items("/boards/sa/rank?min=1.5&max=2.4", "p:2 q:3");
+    expect_items("/boards/sa/rank?max=0", "r:1");
+    const struct refusal bad[] = {
+        {"GET", "/boards/sr/rank?min=50&max=8", NULL, 400, "invalid_parameter"},
+        {"GET", "/boards/sr/rank?min=abc", NULL, 400, "invalid_parameter"},
+        {"GET", "/boards/sr/rank?max=1&max=2", NULL, 400, "invalid_parameter"},
+        {"GET", "/boards/sr/rank?min=2.5", NULL, 422, "invalid_score"},
+        {"GET", "/boards/sr/rank?max=4294967296", NULL, 422, "score_out_of_range"},
+        {"GET", "/boards/sa/rank?min=1.55", NULL, 422, "invalid_score"},
+        {"GET", "/boards/nope/rank?min=1", NULL, 404, "board_not_found"},
+    };
+    expect_refusals(bad, sizeof(bad) / sizeof(bad[0]));
+}
+END_TEST
+
+/* The ids of a page body's items, "id id ...", into out. */
+static void ids_text(const cJSON *doc, char *out, size_t len)
+{
+    out[0] = '\0';
+    const cJSON *it;
+    cJSON_ArrayForEach(it, items(doc))
+    {
+        size_t at = strlen(out);
+        snprintf(out + at, len - at, "%s%s", at ? " " : "", str(it, "id"));
+    }
+}
+
+enum { WALK_MAX = 400 };
+
+/* The page of `path`: its ids appended to seen[] (in walk order: reversed when walking
+ * backwards), each item's rank checked against Redis right now (the writer waits between
+ * pages); returns whether it has the cursor `name`, copied into cur. */
+static int walk_page(const char *board, const char *path, const char *name, char *cur,
+                     char (*seen)[16], int *n, int backwards)
+{
+    cJSON *d = get(path);
+    char zk[256];
+    zkey(zk, sizeof(zk), "z", board, NULL);
+    const cJSON *its = items(d);
+    int count = cJSON_GetArraySize(its);
+    for (int k = 0; k < count; k++) {
+        const cJSON *it = cJSON_GetArrayItem(its, backwards ? count - 1 - k : k);
+        redisReply *r = redis_admin_cmd(g_admin, "ZRANK %s %s", zk, str(it, "id"));
+        ck_assert_msg(r->type == REDIS_REPLY_INTEGER &&
+                          r->integer + 1 == (long long)num(it, "rank"),
+                      "%s: %s has rank %d, Redis says %lld", path, str(it, "id"),
+                      (int)num(it, "rank"), r->integer + 1);
+        freeReplyObject(r);
+        ck_assert(*n < 4 * WALK_MAX);
+        snprintf(seen[(*n)++], sizeof(seen[0]), "%s", str(it, "id"));
+    }
+    int more = cursor_of(d, name, cur, CURSOR_TEXT_MAX);
+    cJSON_Delete(d);
+    return more;
+}
+
+/* Walk board (members `prefix`000.. in the board's order before) with cursors, forwards or
+ * backwards, while a writer moves three members between pages: every member that did not move
+ * is seen exactly once, in order, and every rank is the global one. */
+static void cursor_walk(const char *board, const char *prefix, int backwards)
+{
+    static char order[WALK_MAX][16], seen[4 * WALK_MAX][16];
+    static char moved[WALK_MAX];
+    char zk[256];
+    zkey(zk, sizeof(zk), "z", board, NULL);
+    redisReply *all = redis_admin_cmd(g_admin, "ZRANGE %s 0 -1", zk);
+    int members = (int)all->elements;
+    ck_assert(members <= WALK_MAX);
+    for (int i = 0; i < members; i++)
+        snprintf(order[i], sizeof(order[i]), "%s", all->element[i]->str);
+    freeReplyObject(all);
+    memset(moved, 0, sizeof(moved));
+    int n = 0, pages = 0;
+    uint64_t seed = 12345 + (uint64_t)backwards;
+    char cur[CURSOR_TEXT_MAX], path[1024];
+    if (backwards) /* from the last page by number, then prev cursors */
+        snprintf(path, sizeof(path), "/boards/%s/rank?size=7&page=%d", board, (members + 6) / 7);
+    else
+        snprintf(path, sizeof(path), "/boards/%s/rank?size=7", board);
+    const char *name = backwards ? "prev" : "next";
+    int more = walk_page(board, path, name, cur, seen, &n, backwards);
+    while (more) {
+        for (int w = 0; w < 3; w++) { /* the writer */
+            seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+            int i = (int)((seed >> 33) % (uint64_t)members);
+            char id[16], body[96];
+            snprintf(id, sizeof(id), "%s%03d", prefix, i);
+            for (int k = 0; k < members; k++)
+                moved[k] |= strcmp(order[k], id) == 0;
+            snprintf(body, sizeof(body), "{\"id\":\"%s\",\"score\":%d,\"op\":\"incr\"}", id,
+                     (int)((seed >> 20) % 7) - 3);
+            write_json(board, body);
+        }
+        snprintf(path, sizeof(path), "/boards/%s/rank?size=7&%s=%s", board,
+                 backwards ? "before" : "after", cur);
+        more = walk_page(board, path, name, cur, seen, &n, backwards);
+        ck_assert_msg(++pages < 2 * members, "the walk does not end");
+    }
+    int at = 0, unmoved = 0;
+    for (int k = 0; k < members; k++) {
+        int idx = backwards ? members - 1 - k : k;
+        if (moved[idx])
+            continue;
+        unmoved++;
+        int found = 0;
+        while (at < n && !found)
+            found = strcmp(seen[at++], order[idx]) == 0;
+        ck_assert_msg(found, "%s walk %s: %s (unmoved) missing or out of order", board,
+                      backwards ? "backwards" : "forwards", order[idx]);
+        for (int r = at; r < n; r++)
+            ck_assert_msg(strcmp(seen[r], order[idx]) != 0, "%s walk: %s seen twice", board,
+                          order[idx]);
+    }
+    fprintf(stderr, "reads: %s walked %s in %d pages: %d items seen, %d of %d members unmoved\n",
+            board, backwards ? "backwards" : "forwards", pages + 1, n, unmoved, members);
+}
+
+/* entries "<prefix>000".."<prefix><n-1>" with scores i % groups, as one batch */
+static void write_members(const char *board, const char *prefix, int n, int groups)
+{
+    char *body = malloc((size_t)n * 40 + 32);
+    ck_assert_ptr_nonnull(body);
+    size_t at = (size_t)sprintf(body, "{\"entries\":[");
+    for (int i = 0; i < n; i++)
+        at += (size_t)sprintf(body + at, "%s{\"id\":\"%s%03d\",\"score\":%d}", i ? "," : "", prefix,
+                              i, i % groups);
+    sprintf(body + at, "]}");
+    write_json(board, body);
+    free(body);
+}
+
+START_TEST(test_cursor_walks)
+{
+    /* tiebreak first, heavy ties: 300 members over 40 scores */
+    put_board("cw", "{\"page_ttl_ms\":0}", 201);
+    write_members("cw", "w", 300, 40);
+    cursor_walk("cw", "w", 0);
+    cursor_walk("cw", "w", 1);
+    /* tiebreak id: the members of one score share a stored value (ordered by id bytes), so a
+     * cursor's edge is found by a binary search in its group */
+    put_board("cid", "{\"page_ttl_ms\":0,\"tiebreak\":\"id\"}", 201);
+    write_members("cid", "v", 200, 3);
+    cursor_walk("cid", "v", 0);
+    cursor_walk("cid", "v", 1);
+    /* the edge member itself gone: the next page starts where it was */
+    cJSON *d = get("/boards/cid/rank?size=5");
+    char next[CURSOR_TEXT_MAX], want[256], got[256], path[1024];
+    ck_assert(cursor_of(d, "next", next, sizeof(next)));
+    snprintf(path, sizeof(path), "/boards/cid/members/%s",
+             str(cJSON_GetArrayItem(items(d), 4), "id"));
+    cJSON_Delete(d);
+    d = get("/boards/cid/rank?size=5&page=2");
+    ids_text(d, want, sizeof(want));
+    cJSON_Delete(d);
+    cJSON_Delete(req_json("DELETE", path, NULL, 204));
+    snprintf(path, sizeof(path), "/boards/cid/rank?size=5&after=%s", next);
+    d = get(path);
+    ids_text(d, got, sizeof(got));
+    cJSON_Delete(d);
+    ck_assert_str_eq(got, want);
+}
+END_TEST
+
+/* Cursors expire with the board's generation (410); malformed ones are 400. */
+START_TEST(test_cursor_expiry_and_errors)
+{
+    put_board("ce", "{\"page_ttl_ms\":0}", 201);
+    write_example("ce");
+    write_example("other");
+    char next[CURSOR_TEXT_MAX], prev[CURSOR_TEXT_MAX], path[1024];
+    cJSON *d = get("/boards/ce/rank?size=3&page=2");
+    ck_assert(cursor_of(d, "next", next, sizeof(next)) && cursor_of(d, "prev", prev, sizeof(prev)));
+    cJSON_Delete(d);
+    snprintf(path, sizeof(path), "/boards/ce/rank?size=3&before=%s", prev);
+    expect_items(path, "a:1 b:2 c:3");
+    /* another board's cursor: another generation */
+    snprintf(path, sizeof(path), "/boards/other/rank?after=%s", next);
+    expect_error("GET", path, NULL, 410, "cursor_expired");
+    /* the kinds are not interchangeable; a period on a board without periods is refused */
+    snprintf(path, sizeof(path), "/boards/ce/rank?before=%s", next);
+    expect_error("GET", path, NULL, 400, "invalid_cursor");
+    snprintf(path, sizeof(path), "/boards/ce/rank?after=%s&before=%s", next, prev);
+    expect_error("GET", path, NULL, 400, "invalid_parameter");
+    snprintf(path, sizeof(path), "/boards/ce/rank?after=%s&page=2", next);
+    expect_error("GET", path, NULL, 400, "invalid_parameter");
+    snprintf(path, sizeof(path), "/boards/ce/rank?after=%s&period=2026-W49", next);
+    expect_error("GET", path, NULL, 400, "invalid_cursor");
+    const struct refusal bad[] = {
+        {"GET", "/boards/ce/rank?after=", NULL, 400, "invalid_cursor"},
+        {"GET", "/boards/ce/rank?after=abc", NULL, 400, "invalid_cursor"},
+        {"GET", "/boards/ce/rank?before=%2B%2B%2B", NULL, 400, "invalid_cursor"},
+        {"GET", "/boards/ce/rank?after=MW4xOjotNTph%3D", NULL, 400, "invalid_cursor"},
+    };
+    expect_refusals(bad, sizeof(bad) / sizeof(bad[0]));
+    /* a reset: 410 */
+    snprintf(path, sizeof(path), "/boards/ce/rank?after=%s", next);
+    cJSON_Delete(req_json("POST", "/boards/ce/reset", NULL, 204));
+    expect_error("GET", path, NULL, 410, "cursor_expired");
+    /* a layout change (of the emptied board): 410 */
+    write_example("ce");
+    d = get("/boards/ce/rank?size=3");
+    ck_assert(cursor_of(d, "next", next, sizeof(next)));
+    cJSON_Delete(d);
+    cJSON_Delete(req_json("POST", "/boards/ce/reset", NULL, 204));
+    put_board("ce", "{\"order\":\"asc\"}", 200);
+    write_example("ce");
+    snprintf(path, sizeof(path), "/boards/ce/rank?after=%s", next);
+    expect_error("GET", path, NULL, 410, "cursor_expired");
+    /* deleted: 404; re-created: 410 */
+    d = get("/boards/ce/rank?size=3");
+    ck_assert(cursor_of(d, "next", next, sizeof(next)));
+    cJSON_Delete(d);
+    cJSON_Delete(req_json("DELETE", "/boards/ce", NULL, 204));
+    snprintf(path, sizeof(path), "/boards/ce/rank?after=%s", next);
+    expect_error("GET", path, NULL, 404, "board_not_found");
+    write_example("ce");
+    expect_error("GET", path, NULL, 410, "cursor_expired");
+}
+END_TEST
+
+/* A periodic board's cursor keeps its period: continued after the period turned, it still walks
+ * the period it came from. */
+START_TEST(test_cursor_keeps_period)
+{
+    fixture_set_clock("2036-11-30T12:00:00Z");
+    put_board("cp", "{\"period\":\"daily\",\"retain\":1,\"page_ttl_ms\":0}", 201);
+    write_example("cp");
+    cJSON *d = get("/boards/cp/rank?size=4");
+    char next[CURSOR_TEXT_MAX], path[1024];
+    ck_assert(cursor_of(d, "next", next, sizeof(next)));
+    cJSON_Delete(d);
+    fixture_set_clock("2036-12-01T12:00:00Z");
+    write_json("cp", "{\"id\":\"new\",\"score\":1000}");
+    snprintf(path, sizeof(path), "/boards/cp/rank?size=4&after=%s", next);
+    expect_items(path, "e:5 f:6 g:7 h:8");
+    snprintf(path, sizeof(path), "/boards/cp/rank?size=4&after=%s&period=2036-11-30", next);
+    expect_items(path, "e:5 f:6 g:7 h:8");
+    snprintf(path, sizeof(path), "/boards/cp/rank?size=4&after=%s&period=2036-12-01", next);
+    expect_error("GET", path, NULL, 400, "invalid_cursor");
+    /* two periods on: not readable any more */
+    fixture_set_clock("2036-12-02T12:00:00Z");
+    snprintf(path, sizeof(path), "/boards/cp/rank?size=4&after=%s", next);
+    expect_error("GET", path, NULL, 404, "period_not_found");
+}
+END_TEST
+
 /* ---------------------------------------------------------------- suite */
 
 Suite *reads_suite(void)
@@ -1023,6 +1322,10 @@ Suite *reads_suite(void)
         {"around_score", test_around_score, 30},
         {"percentiles", test_percentiles, 30},
         {"member_across_boards", test_member_across_boards, 30},
+        {"score_range", test_score_range, 30},
+        {"cursor_walks", test_cursor_walks, 120},
+        {"cursor_expiry", test_cursor_expiry_and_errors, 30},
+        {"cursor_period", test_cursor_keeps_period, 30},
     };
     return it_suite_with("reads", cases, sizeof(cases) / sizeof(cases[0]), it_setup_clock);
 }

@@ -18,6 +18,8 @@ static char *page_by_cjson(const char *board, int64_t page, const struct board_p
     cJSON_AddNumberToObject(doc, "size", p->size);
     cJSON_AddNumberToObject(doc, "total", (double)p->total);
     cJSON_AddNumberToObject(doc, "pages", (double)render_pages(p->total, p->size));
+    cJSON_AddNullToObject(doc, "next"); /* the items are at no place of the board */
+    cJSON_AddNullToObject(doc, "prev");
     cJSON *items = cJSON_AddArrayToObject(doc, "items");
     for (size_t i = 0; i < p->n; i++) {
         const struct board_item *it = &p->items[i];

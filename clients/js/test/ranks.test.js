@@ -127,3 +127,37 @@ describe('one member across boards', () => {
         await assert.rejects(client.memberBoards('g', []), TypeError);
     });
 });
+
+describe('score ranges and cursors', () => {
+    it('min and max read a range with global ranks; total counts the range', async () => {
+        const p = await client.page(board, 1, { min: 8, max: 50, size: 3 });
+        assert.equal(p.total, 7);
+        assert.equal(p.pages, 3);
+        assert.equal(ranksOf(p.items), `b:2 ${ODD}:3 d:4`);
+        assert.equal(p.prev, null);
+        assert.equal(typeof p.next, 'string');
+        const p2 = await client.page(board, 1, { min: '8', max: '50', size: 3, after: p.next, rankType: 'dense' });
+        assert.equal(ranksOf(p2.items), 'e:4 f:5 g:5');
+        assert.doesNotMatch(log.at(-1).url, /[?&]page=/);
+        await assert.rejects(client.page(board, 1, { min: '2.5' }),
+            (e) => e instanceof RankdError && e.status === 422 && e.code === 'invalid_score');
+    });
+
+    it('next and prev walk the board both ways, URL-safe and opaque', async () => {
+        const seen = [];
+        let p = await client.page(board, 1, { size: 4 });
+        seen.push(...p.items.map((it) => it.id));
+        while (p.next) {
+            assert.match(p.next, /^[A-Za-z0-9_-]+$/);
+            p = await client.page(board, 1, { size: 4, after: p.next });
+            seen.push(...p.items.map((it) => it.id));
+        }
+        assert.deepEqual(seen, scores.map(([id]) => id));
+        assert.equal(p.items.at(-1).rank, 9);
+        const back = await client.page(board, 1, { size: 4, before: p.prev });
+        assert.equal(ranksOf(back.items), 'e:5 f:6 g:7 h:8');
+        await assert.rejects(client.page(board, 1, { after: 'x', before: 'y' }), TypeError);
+        await assert.rejects(client.page(board, 1, { after: 'not-a-cursor' }),
+            (e) => e instanceof RankdError && e.status === 400 && e.code === 'invalid_cursor');
+    });
+});
