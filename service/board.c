@@ -169,8 +169,12 @@ static void make_keys(const struct board_model *m, const char *board, struct boa
     strb_str(&b, ":meta");
     board_key_start(&b, k->index, KEY_MAX, m->prefix, board ? board : "");
     strb_str(&b, ":periods");
-    snprintf(k->items, KEY_MAX, "%s:items", m->prefix);
-    snprintf(k->registry, KEY_MAX, "%s:boards", m->prefix);
+    strb_init(&b, k->items, KEY_MAX); /* no snprintf: every read makes its keys */
+    strb_str(&b, m->prefix);
+    strb_str(&b, ":items");
+    strb_init(&b, k->registry, KEY_MAX);
+    strb_str(&b, m->prefix);
+    strb_str(&b, ":boards");
 }
 
 void board_settings_default(struct board_settings *s)
@@ -208,7 +212,9 @@ static void settings_from_reply(const struct store_reply *r, struct board_settin
         const char *f = r->element[i]->str, *v = r->element[i + 1]->str;
         if (!f || !v)
             continue;
-        long n = strtol(v, NULL, 10);
+        /* strtol is 0 for text anyway; skipping it for the text fields halves this loop */
+        int text = (*v >= 'a' && *v <= 'z') || (*v >= 'A' && *v <= 'Z');
+        long n = text ? 0 : strtol(v, NULL, 10);
         if (strcmp(f, "order") == 0)
             s->layout.order = strcmp(v, "asc") == 0 ? SCORE_ORDER_ASC : SCORE_ORDER_DESC;
         else if (strcmp(f, "tiebreak") == 0)
@@ -258,11 +264,12 @@ static pthread_mutex_t hint_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static size_t hint_slot(const char *key, char *full, size_t len, const struct board_model *m)
 {
-    snprintf(full, len, "%s\n%s", m->prefix, key);
-    uint64_t h = UINT64_C(14695981039346656037);
-    for (const char *p = full; *p; p++)
-        h = (h ^ (unsigned char)*p) * UINT64_C(1099511628211);
-    return (size_t)(h % HINT_SLOTS);
+    struct strb b; /* no snprintf: every read and write looks its board up here */
+    strb_init(&b, full, len);
+    strb_str(&b, m->prefix);
+    strb_str(&b, "\n");
+    strb_str(&b, key);
+    return (size_t)(util_fnv1a(full, b.len) % HINT_SLOTS);
 }
 
 static void hint_read(const struct board_model *m, const char *board, struct hint *out)
@@ -287,7 +294,7 @@ static void hint_write(const struct board_model *m, const char *board, enum peri
     char full[KEY_MAX];
     size_t i = hint_slot(board, full, sizeof(full), m);
     pthread_mutex_lock(&hint_lock);
-    snprintf(hints[i].key, sizeof(hints[i].key), "%s", full);
+    util_copy(hints[i].key, sizeof(hints[i].key), full);
     hints[i].kind = kind;
     hints[i].tz_min = tz_min;
     hints[i].retain = retain;
@@ -327,14 +334,14 @@ static void view_put(const struct board_model *m, const char *board,
     hint_write(m, board, set->period, set->tz_min, set->retain);
 }
 
-/* A board's settings as a flat HGETALL reply (empty: no board): remember them. */
-static void view_note(const struct board_model *m, const char *board, const struct store_reply *r)
+/* A board's settings as a flat HGETALL reply (empty: no board): parsed into *out (the defaults
+ * when r is not one) and remembered. */
+static void view_note(const struct board_model *m, const char *board, const struct store_reply *r,
+                      struct board_settings *out)
 {
-    if (!r || r->type != STORE_REPLY_ARRAY)
-        return;
-    struct board_settings set;
-    settings_from_reply(r, &set);
-    view_put(m, board, &set, r->elements > 0);
+    settings_from_reply(r, out);
+    if (r && r->type == STORE_REPLY_ARRAY)
+        view_put(m, board, out, r->elements > 0);
 }
 
 int board_settings_cached(struct board_model *m, const char *board, struct board_settings *out,
@@ -981,8 +988,7 @@ static int page_from_reply(struct board_model *m, const char *board, struct stor
         store_reply_free(r);
         return -ENOMEM;
     }
-    view_note(m, board, r->element[0]);
-    settings_from_reply(r->element[0], &p->settings);
+    view_note(m, board, r->element[0], &p->settings);
     p->total = reply_i64(r->element[1], 0);
     p->size = (int)reply_i64(r->element[2], 0);
     p->first = 0;
@@ -998,6 +1004,14 @@ static int page_from_reply(struct board_model *m, const char *board, struct stor
     return 0;
 }
 
+/* v in decimal into out[0..len). */
+static void i64_text(char *out, size_t len, int64_t v)
+{
+    struct strb b;
+    strb_init(&b, out, len);
+    strb_i64(&b, v);
+}
+
 /* Keys and the prelude's arguments of a read of one board (lua/prelude_read.lua's layout):
  * settings, set, records, distinct scores; period kind, offset, retain, rank type. Returns how
  * many argv slots it filled (8). */
@@ -1010,8 +1024,8 @@ static int read_head(struct board_model *m, const char *board, const struct boar
     util_copy(out->items, sizeof(out->items), k.items);
     util_copy(out->z, sizeof(out->z), w->z);
     util_copy(out->dense, sizeof(out->dense), w->dense);
-    snprintf(out->tz, sizeof(out->tz), "%d", w->tz_min);
-    snprintf(out->retain, sizeof(out->retain), "%d", w->retain);
+    i64_text(out->tz, sizeof(out->tz), w->tz_min); /* no snprintf: every read prepares one */
+    i64_text(out->retain, sizeof(out->retain), w->retain);
     const char *head[] = {
         out->meta, out->z,      out->items,          out->dense, period_kind_name(w->kind),
         out->tz,   out->retain, rank_type_name(rank)};
@@ -1040,8 +1054,8 @@ void board_read_prepare(struct board_model *m, const char *board, const struct b
     int k = read_head(m, board, w, a->kind == BOARD_READ_PERCENTILE ? RANK_ORDINAL : a->rank, out);
     out->script = script(scripts[a->kind]);
     char(*num)[32] = out->num;
-    snprintf(num[0], 32, "%" PRId64, a->page);
-    snprintf(num[1], 32, "%d", a->size);
+    i64_text(num[0], 32, a->page);
+    i64_text(num[1], 32, a->size);
     switch (a->kind) {
     case BOARD_READ_PAGE: /* page.lua: page, size */
         arg_put(out, &k, num[0], strlen(num[0]));
@@ -1054,8 +1068,8 @@ void board_read_prepare(struct board_model *m, const char *board, const struct b
             arg_put(out, &k, num[1], strlen(num[1]));
         break;
     case BOARD_READ_AROUND_SCORE: /* the layout judged under, the key or '', size */
-        snprintf(num[2], 32, "%d", a->layout.decimals);
-        snprintf(num[3], 32, "%" PRId64, a->key);
+        i64_text(num[2], 32, a->layout.decimals);
+        i64_text(num[3], 32, a->key);
         arg_put(out, &k, score_order_name(a->layout.order),
                 strlen(score_order_name(a->layout.order)));
         arg_put(out, &k, score_tiebreak_name(a->layout.tiebreak),
@@ -1066,17 +1080,17 @@ void board_read_prepare(struct board_model *m, const char *board, const struct b
         break;
     case BOARD_READ_PERCENTILE: /* percentile.lua, top.lua: num, den */
     case BOARD_READ_TOP:
-        snprintf(num[3], 32, "%" PRId64, a->num);
-        snprintf(num[4], 32, "%" PRId64, a->den);
+        i64_text(num[3], 32, a->num);
+        i64_text(num[4], 32, a->den);
         arg_put(out, &k, num[3], strlen(num[3]));
         arg_put(out, &k, num[4], strlen(num[4]));
         break;
     case BOARD_READ_WALK: /* the layout, lo, hi, mode, page, edge stored, id, gen, size */
-        snprintf(num[2], 32, "%d", a->layout.decimals);
-        snprintf(num[3], 32, "%" PRId64, a->lo);
-        snprintf(num[4], 32, "%" PRId64, a->hi);
-        snprintf(num[5], 32, "%" PRId64, a->edge_stored);
-        snprintf(num[6], 32, "%" PRId64, a->edge_gen);
+        i64_text(num[2], 32, a->layout.decimals);
+        i64_text(num[3], 32, a->lo);
+        i64_text(num[4], 32, a->hi);
+        i64_text(num[5], 32, a->edge_stored);
+        i64_text(num[6], 32, a->edge_gen);
         arg_put(out, &k, score_order_name(a->layout.order),
                 strlen(score_order_name(a->layout.order)));
         arg_put(out, &k, score_tiebreak_name(a->layout.tiebreak),
@@ -1147,7 +1161,8 @@ int board_around_take(struct board_model *m, const char *board, struct store_rep
         return rc;
     int64_t start = reply_i64(r->element[3], -1);
     if (start < 0) {
-        view_note(m, board, r->element[0]);
+        struct board_settings set;
+        view_note(m, board, r->element[0], &set);
         store_reply_free(r);
         return -ENODATA;
     }
@@ -1163,8 +1178,7 @@ int board_around_score_take(struct board_model *m, const char *board, struct sto
     const struct store_reply *tag = r->element[0];
     if (tag->type == STORE_REPLY_STRING &&
         (strcmp(tag->str, "layout") == 0 || strcmp(tag->str, "refused") == 0)) {
-        view_note(m, board, r->element[1]);
-        settings_from_reply(r->element[1], seen);
+        view_note(m, board, r->element[1], seen);
         store_reply_free(r);
         return -ESTALE;
     }
@@ -1186,8 +1200,7 @@ int board_walk_take(struct board_model *m, const char *board, struct store_reply
     else if (r->elements < 9)
         rc = -EIO;
     if (rc == -ESTALE) {
-        view_note(m, board, r->element[1]);
-        settings_from_reply(r->element[1], seen);
+        view_note(m, board, r->element[1], seen);
     }
     if (rc) {
         store_reply_free(r);
@@ -1209,7 +1222,8 @@ int board_member_take(struct board_model *m, const char *board, struct store_rep
     int rc = read_reply_shape(m, board, r, 6);
     if (rc)
         return rc;
-    view_note(m, board, r->element[0]);
+    struct board_settings set;
+    view_note(m, board, r->element[0], &set);
     struct board_member *mb = NULL;
     if (r->element[2]->type != STORE_REPLY_STRING)
         rc = -ENODATA;
@@ -1219,7 +1233,7 @@ int board_member_take(struct board_model *m, const char *board, struct store_rep
         store_reply_free(r);
         return rc;
     }
-    settings_from_reply(r->element[0], &mb->settings);
+    mb->settings = set;
     mb->total = reply_i64(r->element[1], 0);
     mb->score = decode_stored(&mb->settings.layout, r->element[2]->str);
     mb->ordinal = reply_i64(r->element[3], 0) + 1;
@@ -1239,13 +1253,14 @@ int board_percentile_take(struct board_model *m, const char *board, struct store
     int rc = read_reply_shape(m, board, r, 3);
     if (rc)
         return rc;
-    view_note(m, board, r->element[0]);
+    struct board_settings set;
+    view_note(m, board, r->element[0], &set);
     struct board_percentile *p = calloc(1, sizeof(*p));
     if (!p) {
         store_reply_free(r);
         return -ENOMEM;
     }
-    settings_from_reply(r->element[0], &p->settings);
+    p->settings = set;
     p->total = reply_i64(r->element[1], 0);
     p->rank = reply_i64(r->element[2], 0);
     if (p->rank > 0 && r->elements >= 5 && r->element[3]->type == STORE_REPLY_STRING &&
@@ -1364,7 +1379,8 @@ int board_lookup_take(struct board_model *m, const char *board, struct store_rep
         store_reply_free(r);
         return -EIO;
     }
-    view_note(m, board, r->element[0]);
+    struct board_settings set;
+    view_note(m, board, r->element[0], &set);
     struct board_lookup *l = calloc(1, sizeof(*l));
     size_t n = found->elements / 4, nm = missing->elements;
     if (l) {
@@ -1380,7 +1396,7 @@ int board_lookup_take(struct board_model *m, const char *board, struct store_rep
             store_reply_free(r);
         return -ENOMEM;
     }
-    settings_from_reply(r->element[0], &l->settings);
+    l->settings = set;
     l->total = reply_i64(r->element[1], 0);
     for (size_t i = 0; i < n; i++) {
         struct store_reply **x = found->element + 4 * i;
@@ -1467,9 +1483,8 @@ int board_boards_take(struct board_model *m, const char *const *boards, size_t n
         memset(&out[i], 0, sizeof(out[i]));
         if (!reply_array(e, 5)) /* nil: no such board */
             continue;
-        view_note(m, boards[i], e->element[0]);
+        view_note(m, boards[i], e->element[0], &out[i].settings);
         out[i].exists = 1;
-        settings_from_reply(e->element[0], &out[i].settings);
         out[i].total = reply_i64(e->element[1], 0);
         if (e->element[2]->type != STORE_REPLY_STRING)
             continue;

@@ -137,6 +137,27 @@ static char *value_format(int64_t version, int64_t created, int64_t soft, int64_
     return v;
 }
 
+/* A decimal int64 at p, then a space: 0, *v and *end just past the space; -EINVAL for anything
+ * else (the cache writes plain digits; strtoll's locale and whitespace handling was a tenth of a
+ * cached hit's instructions, two values' headers of four numbers each). */
+static int parse_i64(const char *p, int64_t *v, const char **end)
+{
+    int neg = *p == '-';
+    const char *d = p + neg, *at = d;
+    uint64_t u = 0;
+    for (; *at >= '0' && *at <= '9'; at++) {
+        unsigned digit = (unsigned)(*at - '0');
+        if (u > (UINT64_MAX - digit) / 10)
+            return -EINVAL;
+        u = u * 10 + digit;
+    }
+    if (at == d || *at != ' ' || u > (uint64_t)INT64_MAX + (uint64_t)neg)
+        return -EINVAL;
+    *v = neg ? (int64_t)(0 - u) : (int64_t)u;
+    *end = at + 1;
+    return 0;
+}
+
 int page_cache_value_parse(const char *v, size_t len, struct page_cache_value *out)
 {
     if (!v)
@@ -152,15 +173,10 @@ int page_cache_value_parse(const char *v, size_t len, struct page_cache_value *o
     head[hl] = '\0';
     /* five fields after the magic: four integers and the tag */
     int64_t *nums[] = {&out->version, &out->created_ms, &out->soft_ms, &out->delta_us};
-    char *p = head + sizeof(VALUE_MAGIC);
-    for (size_t i = 0; i < 4; i++) {
-        char *end = NULL;
-        errno = 0;
-        *nums[i] = strtoll(p, &end, 10);
-        if (errno || end == p || *end != ' ')
+    const char *p = head + sizeof(VALUE_MAGIC);
+    for (size_t i = 0; i < 4; i++)
+        if (parse_i64(p, nums[i], &p))
             return -EINVAL;
-        p = end + 1;
-    }
     size_t el = strlen(p);
     if (el == 0 || el >= sizeof(out->tag) || strchr(p, ' '))
         return -EINVAL;

@@ -109,15 +109,13 @@ static int etag_matches(const char *if_none_match, const char *etag)
     return 0;
 }
 
-/* The reply for a cache value (taken: freed, or its body kept in place as out->body). */
-static int reply_from_value(struct pages *pg, const struct page_req *q, char *value, size_t len,
-                            enum page_source source, const char *inm, struct page_reply *out)
+/* The reply for a cache value parsed as e (taken: freed, or its body kept in place as
+ * out->body). */
+static int reply_from_entry(struct pages *pg, const struct page_req *q, char *value,
+                            const struct page_cache_value *ep, enum page_source source,
+                            const char *inm, struct page_reply *out)
 {
-    struct page_cache_value e;
-    if (page_cache_value_parse(value, len, &e)) {
-        free(value);
-        return -EIO;
-    }
+    const struct page_cache_value e = *ep; /* it points into value, which moves */
     int64_t now = util_wall_ms();
     memset(out, 0, sizeof(*out));
     util_copy(out->etag, sizeof(out->etag), e.tag);
@@ -137,6 +135,18 @@ static int reply_from_value(struct pages *pg, const struct page_req *q, char *va
     out->body = value;
     out->len = e.len;
     return 0;
+}
+
+/* The same for a value not parsed yet; -EIO (value freed) when it is not the cache's. */
+static int reply_from_value(struct pages *pg, const struct page_req *q, char *value, size_t len,
+                            enum page_source source, const char *inm, struct page_reply *out)
+{
+    struct page_cache_value e;
+    if (page_cache_value_parse(value, len, &e)) {
+        free(value);
+        return -EIO;
+    }
+    return reply_from_entry(pg, q, value, &e, source, inm, out);
 }
 
 void page_reply_free(struct page_reply *r)
@@ -747,7 +757,7 @@ static int hit_serve(struct hit *h, const struct store_reply *got)
     }
     if (refresh)
         refresh_on_loop(h, e.created_ms);
-    return reply_from_value(pg, &h->q, value, len, source, j->if_none_match, &j->out);
+    return reply_from_entry(pg, &h->q, value, &e, source, j->if_none_match, &j->out);
 }
 
 static void hit_done(void *arg, int rc, struct store_reply **replies);
