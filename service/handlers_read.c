@@ -118,10 +118,8 @@ static int walk_parse(struct http_request *rq, struct http_reply *rp, struct ran
 /* 0, or -1 with rp filled (400): every argument is checked before any Redis call. */
 static int rank_parse(struct http_request *rq, struct http_reply *rp, struct rank_args *a)
 {
-    a->page = 1;
-    a->size = 0;
-    a->min_version = 0;
-    a->period = NULL;
+    /* every field set: a walk without a cursor sends the cursor's (empty) id too */
+    *a = (struct rank_args){.page = 1};
     if (rq->nparams == 0) { /* GET /rank: the board is an argument */
         a->board = rq->app->cfg.default_board;
         int n = http_arg(rq, "board", &a->board);
