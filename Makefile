@@ -55,7 +55,7 @@ INTEG_OBJ := $(INTEG_SRC:test/%.c=$(BUILD)/test/%.o)
 # no sockets). Built with clang's libFuzzer into build/fuzz/; with $(CC) and test/fuzz/replay.c
 # into $(BUILD)/fuzz-replay/ (test-unit replays the seed corpus, in every build).
 FUZZ_TARGETS := path entry settings ndjson score_codec json_number
-FUZZ_PURE := request route_match validate http json_number ndjson score_codec render period util
+FUZZ_PURE := request route_match validate http json_number ndjson score_codec render period util rank cursor
 FUZZ_SECONDS ?= 5
 FUZZ_CC ?= clang
 FUZZ_BIN := $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)

@@ -35,6 +35,12 @@ enum {
     SCRIPT_TRIM,          /* lua/trim.lua: remove one chunk of a board's tail */
     SCRIPT_SWEEP,         /* lua/sweep.lua: UNLINK one chunk of unreadable period sets */
     SCRIPT_DELETE_MEMBER, /* lua/delete_member.lua: remove one member */
+    SCRIPT_AROUND_SCORE,  /* lua/around_score.lua: a page centred on a score */
+    SCRIPT_LOOKUP,        /* lua/lookup.lua: many members of one board */
+    SCRIPT_PERCENTILE,    /* lua/percentile.lua: the member at a percentile */
+    SCRIPT_TOP,           /* lua/top.lua: the first members up to a percent */
+    SCRIPT_MEMBER_BOARDS, /* lua/member_boards.lua: one member on several boards */
+    SCRIPT_WALK,          /* lua/walk.lua: a page by score range and/or from a cursor */
     SCRIPT_COUNT
 };
 
@@ -74,6 +80,24 @@ static const char *const script_body[SCRIPT_COUNT] = {
         ,
     [SCRIPT_DELETE_MEMBER] =
 #include "lua/delete_member.lua.h"
+        ,
+    [SCRIPT_AROUND_SCORE] =
+#include "lua/around_score.lua.h"
+        ,
+    [SCRIPT_LOOKUP] =
+#include "lua/lookup.lua.h"
+        ,
+    [SCRIPT_PERCENTILE] =
+#include "lua/percentile.lua.h"
+        ,
+    [SCRIPT_TOP] =
+#include "lua/top.lua.h"
+        ,
+    [SCRIPT_MEMBER_BOARDS] =
+#include "lua/member_boards.lua.h"
+        ,
+    [SCRIPT_WALK] =
+#include "lua/walk.lua.h"
         ,
 };
 
@@ -122,6 +146,7 @@ static void new_generation(char out[32])
 struct board_keys {
     char z[KEY_MAX], meta[KEY_MAX], items[KEY_MAX], registry[KEY_MAX];
     char index[KEY_MAX]; /* the period index: every period set of the board, by period start */
+    char dense[KEY_MAX]; /* the distinct scores of z */
 };
 
 void board_key_start(struct strb *b, char *out, size_t len, const char *prefix, const char *board)
@@ -138,6 +163,8 @@ static void make_keys(const struct board_model *m, const char *board, struct boa
     struct strb b;
     board_key_start(&b, k->z, KEY_MAX, m->prefix, board ? board : "");
     strb_str(&b, ":z");
+    board_key_start(&b, k->dense, KEY_MAX, m->prefix, board ? board : "");
+    strb_str(&b, ":dense");
     board_key_start(&b, k->meta, KEY_MAX, m->prefix, board ? board : "");
     strb_str(&b, ":meta");
     board_key_start(&b, k->index, KEY_MAX, m->prefix, board ? board : "");
@@ -347,17 +374,31 @@ static int64_t now_ms(const struct board_model *m)
     return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* <prefix>:{<board>}:z, or with a period <prefix>:{<board>}:z:<period> (schema/redis-keys.md);
- * on every page hit, hence no snprintf */
-static void z_key(char *out, size_t len, const char *prefix, const char *board, const char *period)
+/* <prefix>:{<board>}:<what>, or with a period <prefix>:{<board>}:<what>:<period>
+ * (schema/redis-keys.md): what is "z" (the set) or "dense" (its distinct scores); on every page
+ * hit, hence no snprintf */
+static void set_key(char *out, size_t len, const char *prefix, const char *board, const char *what,
+                    const char *period)
 {
     struct strb b;
     board_key_start(&b, out, len, prefix, board);
-    strb_str(&b, ":z");
+    strb_str(&b, ":");
+    strb_str(&b, what);
     if (period) {
         strb_str(&b, ":");
         strb_str(&b, period);
     }
+}
+
+static void z_key(char *out, size_t len, const char *prefix, const char *board, const char *period)
+{
+    set_key(out, len, prefix, board, "z", period);
+}
+
+static void dense_key(char *out, size_t len, const char *prefix, const char *board,
+                      const char *period)
+{
+    set_key(out, len, prefix, board, "dense", period);
 }
 
 /* The set for `requested` (NULL/"": current) under the given period settings. */
@@ -373,6 +414,7 @@ static int where_resolve(const struct board_model *m, const char *board, enum pe
         if (asked)
             return -ENOTSUP;
         z_key(w->z, sizeof(w->z), m->prefix, board, NULL);
+        dense_key(w->dense, sizeof(w->dense), m->prefix, board, NULL);
         return 0;
     }
     int64_t now = now_ms(m);
@@ -388,6 +430,7 @@ static int where_resolve(const struct board_model *m, const char *board, enum pe
         period_id(kind, tz_min, now, w->period);
     }
     z_key(w->z, sizeof(w->z), m->prefix, board, w->period);
+    dense_key(w->dense, sizeof(w->dense), m->prefix, board, w->period);
     return 0;
 }
 
@@ -574,10 +617,11 @@ static double decode_stored(const struct score_layout *l, const char *s)
     return score;
 }
 
-/* The argv of one write.lua call (its header says the layout): per target 4 keys and 13 header
+/* The argv of one write.lua call (its header says the layout): per target 5 keys (the set, its
+ * settings, the period index, the idempotency record, the set's distinct scores) and 13 header
  * values, then the records hash and the registry; 9 values before the targets' headers; per
  * entry 3 values and 3 per target. */
-#define WRITE_TARGET_KEYS 4
+#define WRITE_TARGET_KEYS 5
 #define WRITE_TARGET_HDR 13
 #define WRITE_GLOBAL_ARGS 9
 #define IDEM_KEY_MAX (KEY_MAX + BOARD_IDEM_KEY_MAX + 8)
@@ -652,6 +696,7 @@ static int write_args_build(struct write_args *w, const struct board_write_job *
         args_str(w, &k, ta->meta);
         args_str(w, &k, ta->index);
         args_put(w, &k, ta->idem, idem_len);
+        args_str(w, &k, t->where.dense);
         if (b == 0) {
             util_copy(w->items, sizeof(w->items), keys.items);
             util_copy(w->registry, sizeof(w->registry), keys.registry);
@@ -1031,9 +1076,33 @@ int board_settings_submit(struct board_model *m, struct store_async *conn,
 
 /* ---------------------------------------------------------------- reads */
 
-/* Fill items from a flat {member, stored, ...} range and a parallel records array. */
+/* An integer reply element (Lua numbers arrive as integers), else deflt. */
+static int64_t reply_i64(const struct store_reply *r, int64_t deflt)
+{
+    return r && r->type == STORE_REPLY_INTEGER ? r->integer : deflt;
+}
+
+/* 1 when r is an array of at least n elements. */
+static int reply_array(const struct store_reply *r, size_t n)
+{
+    return r && r->type == STORE_REPLY_ARRAY && r->elements >= n;
+}
+
+/* The record at records[i], when there is one. */
+static void item_record(struct board_item *it, const struct store_reply *records, size_t i)
+{
+    if (reply_array(records, i + 1) && records->element[i]->type == STORE_REPLY_STRING) {
+        it->record = records->element[i]->str;
+        it->record_len = records->element[i]->len;
+    }
+}
+
+/* Fill items from a flat {member, stored, ...} range, a parallel records array and the ranks of
+ * the type read (empty for ordinal: the position is the rank); the first entry is at 1-based
+ * position `first`. */
 static int fill_items(struct board_page *p, const struct store_reply *range,
-                      const struct store_reply *records, int64_t first_rank)
+                      const struct store_reply *records, const struct store_reply *ranks,
+                      int64_t first)
 {
     size_t n = range->type == STORE_REPLY_ARRAY ? range->elements / 2 : 0;
     p->items = calloc(n ? n : 1, sizeof(*p->items));
@@ -1045,19 +1114,20 @@ static int fill_items(struct board_page *p, const struct store_reply *range,
         it->id = id->str;
         it->id_len = id->len;
         it->score = decode_stored(&p->settings.layout, range->element[2 * i + 1]->str);
-        it->rank = first_rank + (int64_t)i;
-        if (records && records->type == STORE_REPLY_ARRAY && i < records->elements &&
-            records->element[i]->type == STORE_REPLY_STRING) {
-            it->record = records->element[i]->str;
-            it->record_len = records->element[i]->len;
-        }
+        it->stored = (int64_t)stored_value(range->element[2 * i + 1]->str);
+        it->ordinal = first + (int64_t)i;
+        it->rank =
+            reply_array(ranks, i + 1) ? reply_i64(ranks->element[i], it->ordinal) : it->ordinal;
+        item_record(it, records, i);
     }
     p->n = n;
     return 0;
 }
 
+/* A page-shaped reply {settings, total, size, ..., range, records, ranks} with the range at
+ * range_at (r is taken). */
 static int page_from_reply(struct board_model *m, const char *board, struct store_reply *r,
-                           int64_t first_rank, int range_at, struct board_page **out)
+                           int64_t first_rank, size_t range_at, struct board_page **out)
 {
     struct board_page *p = calloc(1, sizeof(*p));
     if (!p) {
@@ -1065,10 +1135,13 @@ static int page_from_reply(struct board_model *m, const char *board, struct stor
         return -ENOMEM;
     }
     view_note(m, board, r->element[0], &p->settings);
-    p->total = r->element[1]->integer;
-    p->size = (int)r->element[2]->integer;
+    p->total = reply_i64(r->element[1], 0);
+    p->size = (int)reply_i64(r->element[2], 0);
+    p->first = 0;
+    p->end = p->total;
     p->reply = r;
-    int rc = fill_items(p, r->element[range_at], r->element[range_at + 1], first_rank);
+    int rc = fill_items(p, r->element[range_at], r->element[range_at + 1],
+                        r->elements > range_at + 2 ? r->element[range_at + 2] : NULL, first_rank);
     if (rc) {
         board_page_free(p);
         return rc;
@@ -1085,51 +1158,105 @@ static void i64_text(char *out, size_t len, int64_t v)
     strb_i64(&b, v);
 }
 
-void board_read_prepare(struct board_model *m, const char *board, const struct board_where *w,
-                        enum board_read_kind kind, const char *id, size_t id_len, int64_t page,
-                        int size, struct board_read *out)
+/* Keys and the prelude's arguments of a read of one board (lua/prelude_read.lua's layout):
+ * settings, set, records, distinct scores; period kind, offset, retain, rank type. Returns how
+ * many argv slots it filled (8). */
+static int read_head(struct board_model *m, const char *board, const struct board_where *w,
+                     enum rank_type rank, struct board_read *out)
 {
-    static const int scripts[] = {SCRIPT_PAGE, SCRIPT_MEMBER, SCRIPT_AROUND};
     struct board_keys k;
     make_keys(m, board, &k);
     util_copy(out->meta, sizeof(out->meta), k.meta);
     util_copy(out->items, sizeof(out->items), k.items);
     util_copy(out->z, sizeof(out->z), w->z);
+    util_copy(out->dense, sizeof(out->dense), w->dense);
     i64_text(out->tz, sizeof(out->tz), w->tz_min); /* no snprintf: every read prepares one */
     i64_text(out->retain, sizeof(out->retain), w->retain);
-    i64_text(out->num[0], sizeof(out->num[0]), page);
-    i64_text(out->num[1], sizeof(out->num[1]), size);
-    out->script = script(scripts[kind]);
-    out->nkeys = 3;
-    int n = 0;
-    const char *args[BOARD_READ_ARGV - 3];
-    size_t lens[BOARD_READ_ARGV - 3];
-    /* lua/prelude_read.lua's layout: the assumed period kind, offset and retain first */
-    args[n] = period_kind_name(w->kind), lens[n] = strlen(args[n]), n++;
-    args[n] = out->tz, lens[n] = strlen(out->tz), n++;
-    args[n] = out->retain, lens[n] = strlen(out->retain), n++;
-    if (kind == BOARD_READ_PAGE) { /* page.lua: page, size */
-        args[n] = out->num[0], lens[n++] = strlen(out->num[0]);
-        args[n] = out->num[1], lens[n++] = strlen(out->num[1]);
-    } else { /* member.lua: id; around.lua: id, size */
-        args[n] = id, lens[n++] = id_len;
-        if (kind == BOARD_READ_AROUND)
-            args[n] = out->num[1], lens[n++] = strlen(out->num[1]);
+    const char *head[] = {
+        out->meta, out->z,      out->items,          out->dense, period_kind_name(w->kind),
+        out->tz,   out->retain, rank_type_name(rank)};
+    for (int i = 0; i < 8; i++) {
+        out->argv[i] = head[i];
+        out->lens[i] = strlen(head[i]);
     }
-    const char *fixed[] = {out->meta, out->z, out->items};
-    for (int i = 0; i < 3; i++) {
-        out->argv[i] = fixed[i];
-        out->lens[i] = strlen(fixed[i]);
+    out->nkeys = 4;
+    return 8;
+}
+
+/* Append the argument s (n bytes) at argv[*k] (read calls). */
+static void arg_put(struct board_read *r, int *k, const char *s, size_t n)
+{
+    r->argv[*k] = s;
+    r->lens[(*k)++] = n;
+}
+
+void board_read_prepare(struct board_model *m, const char *board, const struct board_where *w,
+                        const struct board_read_args *a, struct board_read *out)
+{
+    static const int scripts[] = {SCRIPT_PAGE,         SCRIPT_MEMBER,     SCRIPT_AROUND,
+                                  SCRIPT_AROUND_SCORE, SCRIPT_PERCENTILE, SCRIPT_TOP,
+                                  SCRIPT_WALK};
+    static const char *const walks[] = {"page", "after", "before", "check"};
+    int k = read_head(m, board, w, a->kind == BOARD_READ_PERCENTILE ? RANK_ORDINAL : a->rank, out);
+    out->script = script(scripts[a->kind]);
+    char(*num)[32] = out->num;
+    i64_text(num[0], 32, a->page);
+    i64_text(num[1], 32, a->size);
+    switch (a->kind) {
+    case BOARD_READ_PAGE: /* page.lua: page, size */
+        arg_put(out, &k, num[0], strlen(num[0]));
+        arg_put(out, &k, num[1], strlen(num[1]));
+        break;
+    case BOARD_READ_MEMBER: /* member.lua: id; around.lua: id, size */
+    case BOARD_READ_AROUND:
+        arg_put(out, &k, a->id, a->id_len);
+        if (a->kind == BOARD_READ_AROUND)
+            arg_put(out, &k, num[1], strlen(num[1]));
+        break;
+    case BOARD_READ_AROUND_SCORE: /* the layout judged under, the key or '', size */
+        i64_text(num[2], 32, a->layout.decimals);
+        i64_text(num[3], 32, a->key);
+        arg_put(out, &k, score_order_name(a->layout.order),
+                strlen(score_order_name(a->layout.order)));
+        arg_put(out, &k, score_tiebreak_name(a->layout.tiebreak),
+                strlen(score_tiebreak_name(a->layout.tiebreak)));
+        arg_put(out, &k, num[2], strlen(num[2]));
+        arg_put(out, &k, num[3], a->refused ? 0 : strlen(num[3]));
+        arg_put(out, &k, num[1], strlen(num[1]));
+        break;
+    case BOARD_READ_PERCENTILE: /* percentile.lua, top.lua: num, den */
+    case BOARD_READ_TOP:
+        i64_text(num[3], 32, a->num);
+        i64_text(num[4], 32, a->den);
+        arg_put(out, &k, num[3], strlen(num[3]));
+        arg_put(out, &k, num[4], strlen(num[4]));
+        break;
+    case BOARD_READ_WALK: /* the layout, lo, hi, mode, page, edge stored, id, gen, size */
+        i64_text(num[2], 32, a->layout.decimals);
+        i64_text(num[3], 32, a->lo);
+        i64_text(num[4], 32, a->hi);
+        i64_text(num[5], 32, a->edge_stored);
+        i64_text(num[6], 32, a->edge_gen);
+        arg_put(out, &k, score_order_name(a->layout.order),
+                strlen(score_order_name(a->layout.order)));
+        arg_put(out, &k, score_tiebreak_name(a->layout.tiebreak),
+                strlen(score_tiebreak_name(a->layout.tiebreak)));
+        arg_put(out, &k, num[2], strlen(num[2]));
+        arg_put(out, &k, num[3], a->has_lo ? strlen(num[3]) : 0);
+        arg_put(out, &k, num[4], a->has_hi ? strlen(num[4]) : 0);
+        arg_put(out, &k, walks[a->walk], strlen(walks[a->walk]));
+        arg_put(out, &k, num[0], strlen(num[0]));
+        arg_put(out, &k, num[5], strlen(num[5]));
+        arg_put(out, &k, a->edge_id ? a->edge_id : "", a->edge_id ? a->edge_id_len : 0);
+        arg_put(out, &k, num[6], strlen(num[6]));
+        arg_put(out, &k, num[1], strlen(num[1]));
+        break;
     }
-    for (int i = 0; i < n; i++) {
-        out->argv[3 + i] = args[i];
-        out->lens[3 + i] = lens[i];
-    }
-    out->nargs = n;
+    out->nargs = k - out->nkeys;
 }
 
 /* A read script's reply before its shape is checked: 0, -EAGAIN for a {'retry', ...} answer
- * (learnt), -EIO for a Redis error reply. Frees r unless 0. */
+ * (learnt), -ENOSYS for {'dense_unavailable'}, -EIO for a Redis error reply. Frees r unless 0. */
 static int read_reply_check(struct board_model *m, const char *board, struct store_reply *r)
 {
     int rc = 0;
@@ -1137,6 +1264,22 @@ static int read_reply_check(struct board_model *m, const char *board, struct sto
         rc = -EIO;
     else if (board_where_learn(m, board, r))
         rc = -EAGAIN;
+    else if (reply_array(r, 1) && r->element[0]->type == STORE_REPLY_STRING &&
+             strcmp(r->element[0]->str, "dense_unavailable") == 0)
+        rc = -ENOSYS;
+    if (rc)
+        store_reply_free(r);
+    return rc;
+}
+
+/* read_reply_check, then: nil (no board) -ENOENT, fewer than n elements -EIO; r freed unless 0. */
+static int read_reply_shape(struct board_model *m, const char *board, struct store_reply *r,
+                            size_t n)
+{
+    int rc = read_reply_check(m, board, r);
+    if (rc)
+        return rc;
+    rc = r->type != STORE_REPLY_ARRAY ? -ENOENT : r->elements < n ? -EIO : 0;
     if (rc)
         store_reply_free(r);
     return rc;
@@ -1145,36 +1288,24 @@ static int read_reply_check(struct board_model *m, const char *board, struct sto
 int board_page_take(struct board_model *m, const char *board, struct store_reply *r, int64_t page,
                     struct board_page **out)
 {
-    int rc = read_reply_check(m, board, r);
+    int rc = read_reply_shape(m, board, r, 6);
     if (rc)
         return rc;
-    if (r->type != STORE_REPLY_ARRAY) {
-        store_reply_free(r);
-        return -ENOENT;
-    }
-    if (r->elements < 5) {
-        store_reply_free(r);
-        return -EIO;
-    }
-    int64_t used = r->element[2]->integer;
-    return page_from_reply(m, board, r, (page - 1) * used + 1, 3, out);
+    int64_t used = reply_i64(r->element[2], 0);
+    int64_t count = r->elements > 6 ? reply_i64(r->element[6], 0) : 0; /* top.lua's */
+    rc = page_from_reply(m, board, r, (page - 1) * used + 1, 3, out);
+    if (rc == 0)
+        (*out)->count = count;
+    return rc;
 }
 
 int board_around_take(struct board_model *m, const char *board, struct store_reply *r,
                       struct board_page **out)
 {
-    int rc = read_reply_check(m, board, r);
+    int rc = read_reply_shape(m, board, r, 7);
     if (rc)
         return rc;
-    if (r->type != STORE_REPLY_ARRAY) {
-        store_reply_free(r);
-        return -ENOENT;
-    }
-    if (r->elements < 6) {
-        store_reply_free(r);
-        return -EIO;
-    }
-    int64_t start = r->element[3]->integer;
+    int64_t start = reply_i64(r->element[3], -1);
     if (start < 0) {
         struct board_settings set;
         view_note(m, board, r->element[0], &set);
@@ -1184,32 +1315,75 @@ int board_around_take(struct board_model *m, const char *board, struct store_rep
     return page_from_reply(m, board, r, start + 1, 4, out);
 }
 
+int board_around_score_take(struct board_model *m, const char *board, struct store_reply *r,
+                            struct board_settings *seen, struct board_page **out)
+{
+    int rc = read_reply_shape(m, board, r, 2);
+    if (rc)
+        return rc;
+    const struct store_reply *tag = r->element[0];
+    if (tag->type == STORE_REPLY_STRING &&
+        (strcmp(tag->str, "layout") == 0 || strcmp(tag->str, "refused") == 0)) {
+        view_note(m, board, r->element[1], seen);
+        store_reply_free(r);
+        return -ESTALE;
+    }
+    return board_around_take(m, board, r, out);
+}
+
+int board_walk_take(struct board_model *m, const char *board, struct store_reply *r, int ranged,
+                    struct board_settings *seen, struct board_page **out)
+{
+    int rc = read_reply_shape(m, board, r, 1);
+    if (rc)
+        return rc;
+    const struct store_reply *tag = r->element[0];
+    if (tag->type == STORE_REPLY_STRING && strcmp(tag->str, "expired") == 0)
+        rc = -EKEYEXPIRED;
+    else if (tag->type == STORE_REPLY_STRING && r->elements > 1 &&
+             (strcmp(tag->str, "layout") == 0 || strcmp(tag->str, "refused") == 0))
+        rc = -ESTALE;
+    else if (r->elements < 9)
+        rc = -EIO;
+    if (rc == -ESTALE) {
+        view_note(m, board, r->element[1], seen);
+    }
+    if (rc) {
+        store_reply_free(r);
+        return rc;
+    }
+    int64_t first = reply_i64(r->element[7], 0), end = reply_i64(r->element[8], 0);
+    rc = page_from_reply(m, board, r, reply_i64(r->element[3], 0) + 1, 4, out);
+    if (rc == 0) {
+        (*out)->first = first;
+        (*out)->end = end;
+        (*out)->ranged = ranged;
+    }
+    return rc;
+}
+
 int board_member_take(struct board_model *m, const char *board, struct store_reply *r,
                       struct board_member **out)
 {
-    int rc = read_reply_check(m, board, r);
+    int rc = read_reply_shape(m, board, r, 6);
     if (rc)
         return rc;
-    if (r->type != STORE_REPLY_ARRAY)
-        rc = -ENOENT;
-    else if (r->elements < 5)
-        rc = -EIO;
-    else if (r->element[2]->type != STORE_REPLY_STRING)
-        rc = -ENODATA;
     struct board_settings set;
-    if (rc != -ENOENT && rc != -EIO)
-        view_note(m, board, r->element[0], &set);
-    struct board_member *mb = rc ? NULL : calloc(1, sizeof(*mb));
-    if (!rc && !mb)
+    view_note(m, board, r->element[0], &set);
+    struct board_member *mb = NULL;
+    if (r->element[2]->type != STORE_REPLY_STRING)
+        rc = -ENODATA;
+    else if (!(mb = calloc(1, sizeof(*mb))))
         rc = -ENOMEM;
     if (rc) {
         store_reply_free(r);
         return rc;
     }
     mb->settings = set;
-    mb->total = r->element[1]->integer;
+    mb->total = reply_i64(r->element[1], 0);
     mb->score = decode_stored(&mb->settings.layout, r->element[2]->str);
-    mb->rank = r->element[3]->integer + 1;
+    mb->ordinal = reply_i64(r->element[3], 0) + 1;
+    mb->rank = reply_i64(r->element[5], mb->ordinal);
     if (r->element[4]->type == STORE_REPLY_STRING) {
         mb->record = r->element[4]->str;
         mb->record_len = r->element[4]->len;
@@ -1217,6 +1391,256 @@ int board_member_take(struct board_model *m, const char *board, struct store_rep
     mb->reply = r;
     *out = mb;
     return 0;
+}
+
+int board_percentile_take(struct board_model *m, const char *board, struct store_reply *r,
+                          struct board_percentile **out)
+{
+    int rc = read_reply_shape(m, board, r, 3);
+    if (rc)
+        return rc;
+    struct board_settings set;
+    view_note(m, board, r->element[0], &set);
+    struct board_percentile *p = calloc(1, sizeof(*p));
+    if (!p) {
+        store_reply_free(r);
+        return -ENOMEM;
+    }
+    p->settings = set;
+    p->total = reply_i64(r->element[1], 0);
+    p->rank = reply_i64(r->element[2], 0);
+    if (p->rank > 0 && r->elements >= 5 && r->element[3]->type == STORE_REPLY_STRING &&
+        r->element[4]->type == STORE_REPLY_STRING) {
+        p->id = r->element[3]->str;
+        p->id_len = r->element[3]->len;
+        p->score = decode_stored(&p->settings.layout, r->element[4]->str);
+    } else {
+        p->rank = 0;
+    }
+    p->reply = r;
+    *out = p;
+    return 0;
+}
+
+void board_percentile_free(struct board_percentile *p)
+{
+    if (!p)
+        return;
+    store_reply_free(p->reply);
+    free(p);
+}
+
+/* ---- many members of one board */
+
+/* An id and where it was asked, for finding the ids given twice. */
+struct id_ref {
+    const char *id;
+    size_t len, at;
+};
+
+static int cmp_id_ref(const void *a, const void *b)
+{
+    const struct id_ref *x = a, *y = b;
+    if (x->len != y->len)
+        return x->len < y->len ? -1 : 1;
+    int c = memcmp(x->id, y->id, x->len);
+    if (c)
+        return c;
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+void board_lookup_call_free(struct board_lookup_call *c)
+{
+    free(c->argv);
+    free(c->lens);
+    c->argv = NULL;
+    c->lens = NULL;
+}
+
+int board_lookup_prepare(struct board_model *m, const char *board, const struct board_where *w,
+                         enum rank_type rank, const char *const *ids, const size_t *lens, size_t n,
+                         struct board_lookup_call *out)
+{
+    memset(out, 0, sizeof(*out));
+    int head = read_head(m, board, w, rank, &out->head);
+    struct id_ref *refs = calloc(n ? n : 1, sizeof(*refs));
+    char *twice = calloc(n ? n : 1, 1);
+    out->argv = calloc((size_t)head + n, sizeof(*out->argv));
+    out->lens = calloc((size_t)head + n, sizeof(*out->lens));
+    if (!refs || !twice || !out->argv || !out->lens) {
+        free(refs);
+        free(twice);
+        board_lookup_call_free(out);
+        return -ENOMEM;
+    }
+    /* each id once, where it was first asked: sorted by bytes, the later copies marked */
+    for (size_t i = 0; i < n; i++)
+        refs[i] = (struct id_ref){ids[i], lens[i], i};
+    qsort(refs, n, sizeof(*refs), cmp_id_ref);
+    for (size_t i = 1; i < n; i++)
+        if (refs[i].len == refs[i - 1].len && memcmp(refs[i].id, refs[i - 1].id, refs[i].len) == 0)
+            twice[refs[i].at] = 1;
+    memcpy(out->argv, out->head.argv, (size_t)head * sizeof(*out->argv));
+    memcpy(out->lens, out->head.lens, (size_t)head * sizeof(*out->lens));
+    int k = head;
+    for (size_t i = 0; i < n; i++)
+        if (!twice[i]) {
+            out->argv[k] = ids[i];
+            out->lens[k++] = lens[i];
+        }
+    free(refs);
+    free(twice);
+    out->script = script(SCRIPT_LOOKUP);
+    out->nkeys = out->head.nkeys;
+    out->nargs = k - out->nkeys;
+    return 0;
+}
+
+static int cmp_item_ordinal(const void *a, const void *b)
+{
+    const struct board_item *x = a, *y = b;
+    return x->ordinal < y->ordinal ? -1 : x->ordinal > y->ordinal;
+}
+
+void board_lookup_free(struct board_lookup *l)
+{
+    if (!l)
+        return;
+    store_reply_free(l->reply);
+    free(l->items);
+    free(l->missing);
+    free(l->missing_len);
+    free(l);
+}
+
+int board_lookup_take(struct board_model *m, const char *board, struct store_reply *r,
+                      struct board_lookup **out)
+{
+    int rc = read_reply_shape(m, board, r, 5);
+    if (rc)
+        return rc;
+    const struct store_reply *found = r->element[2], *missing = r->element[3],
+                             *records = r->element[4];
+    if (found->type != STORE_REPLY_ARRAY || missing->type != STORE_REPLY_ARRAY) {
+        store_reply_free(r);
+        return -EIO;
+    }
+    struct board_settings set;
+    view_note(m, board, r->element[0], &set);
+    struct board_lookup *l = calloc(1, sizeof(*l));
+    size_t n = found->elements / 4, nm = missing->elements;
+    if (l) {
+        l->reply = r;
+        l->items = calloc(n ? n : 1, sizeof(*l->items));
+        l->missing = calloc(nm ? nm : 1, sizeof(*l->missing));
+        l->missing_len = calloc(nm ? nm : 1, sizeof(*l->missing_len));
+    }
+    if (!l || !l->items || !l->missing || !l->missing_len) {
+        if (l)
+            board_lookup_free(l);
+        else
+            store_reply_free(r);
+        return -ENOMEM;
+    }
+    l->settings = set;
+    l->total = reply_i64(r->element[1], 0);
+    for (size_t i = 0; i < n; i++) {
+        struct store_reply **x = found->element + 4 * i;
+        struct board_item *it = &l->items[i];
+        it->id = x[0]->str;
+        it->id_len = x[0]->len;
+        it->score = decode_stored(&l->settings.layout, x[1]->str);
+        it->ordinal = reply_i64(x[2], 0) + 1;
+        it->rank = reply_i64(x[3], it->ordinal);
+        item_record(it, records, i);
+    }
+    qsort(l->items, n, sizeof(*l->items), cmp_item_ordinal);
+    l->n = n;
+    for (size_t i = 0; i < nm; i++) {
+        l->missing[i] = missing->element[i]->str;
+        l->missing_len[i] = missing->element[i]->len;
+    }
+    l->nmissing = nm;
+    *out = l;
+    return 0;
+}
+
+/* ---- one member on several boards */
+
+void board_boards_prepare(struct board_model *m, const char *const *boards, size_t n,
+                          const char *id, size_t id_len, enum rank_type rank,
+                          struct board_boards_call *out)
+{
+    int nk = 0, na = 0;
+    const char *args[2 + 3 * BOARD_MEMBER_BOARDS_MAX];
+    size_t alens[2 + 3 * BOARD_MEMBER_BOARDS_MAX];
+    args[na] = id, alens[na++] = id_len;
+    args[na] = rank_type_name(rank), alens[na] = strlen(args[na]), na++;
+    for (size_t i = 0; i < n && i < BOARD_MEMBER_BOARDS_MAX; i++) {
+        struct board_keys k;
+        struct board_where w;
+        make_keys(m, boards[i], &k);
+        board_where_cached(m, boards[i], NULL, &w); /* the current period: never a Redis call */
+        util_copy(out->keys[nk++], KEY_MAX, k.meta);
+        util_copy(out->keys[nk++], KEY_MAX, w.z);
+        util_copy(out->keys[nk++], KEY_MAX, w.dense);
+        snprintf(out->nums[2 * i], sizeof(out->nums[0]), "%d", w.tz_min);
+        snprintf(out->nums[2 * i + 1], sizeof(out->nums[0]), "%d", w.retain);
+        args[na] = period_kind_name(w.kind), alens[na] = strlen(args[na]), na++;
+        args[na] = out->nums[2 * i], alens[na] = strlen(args[na]), na++;
+        args[na] = out->nums[2 * i + 1], alens[na] = strlen(args[na]), na++;
+    }
+    for (int i = 0; i < nk; i++) {
+        out->argv[i] = out->keys[i];
+        out->lens[i] = strlen(out->keys[i]);
+    }
+    for (int i = 0; i < na; i++) {
+        out->argv[nk + i] = args[i];
+        out->lens[nk + i] = alens[i];
+    }
+    out->script = script(SCRIPT_MEMBER_BOARDS);
+    out->nkeys = nk;
+    out->nargs = na;
+}
+
+int board_boards_take(struct board_model *m, const char *const *boards, size_t n,
+                      struct store_reply *r, struct board_on_board *out, size_t *bad)
+{
+    /* an error reply, or not this script's shape: -EIO */
+    int rc = r->type == STORE_REPLY_ARRAY && r->elements == n ? 0 : -EIO;
+    const struct store_reply *tag = reply_array(r, 2) ? r->element[0] : NULL;
+    if (tag && tag->type == STORE_REPLY_STRING && strcmp(tag->str, "retry") == 0) {
+        const struct store_reply *x = r->element[1]; /* {i, period, offset, retain, ...} */
+        for (size_t i = 0; reply_array(x, i + 4); i += 4) {
+            int64_t b = reply_i64(x->element[i], -1);
+            if (b >= 0 && (size_t)b < n)
+                board_where_note(m, boards[b], x->element[i + 1]->str, x->element[i + 2]->str,
+                                 x->element[i + 3]->str);
+        }
+        rc = -EAGAIN;
+    } else if (tag && tag->type == STORE_REPLY_STRING &&
+               strcmp(tag->str, "dense_unavailable") == 0) {
+        int64_t b = reply_i64(r->element[1], -1);
+        *bad = b >= 0 && (size_t)b < n ? (size_t)b : 0;
+        rc = b >= 0 && (size_t)b < n ? -ENOSYS : -EIO;
+    }
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        const struct store_reply *e = r->element[i];
+        memset(&out[i], 0, sizeof(out[i]));
+        if (!reply_array(e, 5)) /* nil: no such board */
+            continue;
+        view_note(m, boards[i], e->element[0], &out[i].settings);
+        out[i].exists = 1;
+        out[i].total = reply_i64(e->element[1], 0);
+        if (e->element[2]->type != STORE_REPLY_STRING)
+            continue;
+        out[i].found = 1;
+        out[i].score = decode_stored(&out[i].settings.layout, e->element[2]->str);
+        out[i].ordinal = reply_i64(e->element[3], 0) + 1;
+        out[i].rank = reply_i64(e->element[4], out[i].ordinal);
+    }
+    store_reply_free(r);
+    return rc;
 }
 
 void board_page_free(struct board_page *p)
@@ -1244,24 +1668,27 @@ void board_member_free(struct board_member *mb)
  * reply (never freeing it).
  */
 
-/* The sets of a board's readable periods under `s` (P:{board}:z:<id>, the current one first):
- * their number, and *z (calloc'd, free() it; NULL when there are none). -ENOMEM. */
+/* The sets of a board's readable periods under `s` (P:{board}:z:<id>, the current one first),
+ * each followed by its distinct scores (P:{board}:dense:<id>): how many keys, and *z (calloc'd,
+ * free() it). -ENOMEM. */
 static int period_set_keys(const struct board_model *m, const char *board,
                            const struct board_settings *s, char (**z)[KEY_MAX])
 {
     char(*ids)[PERIOD_ID_MAX] = calloc(PERIOD_RETAIN_MAX + 1, sizeof(*ids));
-    char(*zs)[KEY_MAX] = calloc(PERIOD_RETAIN_MAX + 1, sizeof(*zs));
+    char(*zs)[KEY_MAX] = calloc(2 * (size_t)(PERIOD_RETAIN_MAX + 1), sizeof(*zs));
     if (!ids || !zs) {
         free(ids);
         free(zs);
         return -ENOMEM;
     }
-    int n = board_periods(m, s, ids, PERIOD_RETAIN_MAX + 1);
-    for (int i = 0; i < n; i++)
-        snprintf(zs[i], KEY_MAX, "%s:{%s}:z:%s", m->prefix, board, ids[i]);
+    size_t n = (size_t)board_periods(m, s, ids, PERIOD_RETAIN_MAX + 1); /* 0..retain + 1 */
+    for (size_t i = 0; i < n; i++) {
+        z_key(zs[2 * i], KEY_MAX, m->prefix, board, ids[i]);
+        dense_key(zs[2 * i + 1], KEY_MAX, m->prefix, board, ids[i]);
+    }
     free(ids);
     *z = zs;
-    return n;
+    return (int)(2 * n);
 }
 
 /* ZCARD's reply as board_info_get's total. */
@@ -1286,14 +1713,14 @@ static void settings_text(const struct board_settings *v, char out[9][24])
     snprintf(out[7], 24, "%d", v->retain);
 }
 
-/* The key of the period `d` periods before the one holding `now` under the given period
- * settings: <prefix>:{<board>}:z:<period id> */
+/* The key of the set (dense: of the distinct scores) of the period `d` periods before the one
+ * holding `now` under the given period settings: <prefix>:{<board>}:z:<period id> */
 static void period_set_key(const struct board_model *m, const char *board, enum period_kind kind,
-                           int tz_min, int64_t now, int d, char out[KEY_MAX])
+                           int tz_min, int64_t now, int d, int dense, char out[KEY_MAX])
 {
     char id[PERIOD_ID_MAX];
     period_id(kind, tz_min, period_start(kind, tz_min, now, -d), id);
-    z_key(out, KEY_MAX, m->prefix, board, id);
+    set_key(out, KEY_MAX, m->prefix, board, dense ? "dense" : "z", id);
 }
 
 /* `base` with the fields the patch sets. */
@@ -1410,18 +1837,21 @@ static int put_update_prepare(struct board_model *m, const char *board,
     int lo = periodic ? (next < cur->retain ? next : cur->retain) : 0;
     int hi = periodic ? (next > cur->retain ? next : cur->retain) : 0;
     int64_t now = now_ms(m);
-    c->zs = calloc((size_t)hi + 1, sizeof(*c->zs));
-    c->argv = calloc((size_t)hi + 3 + 15, sizeof(*c->argv));
+    /* the current set, the past ones, then the distinct scores of those emptied (d > lo) */
+    c->zs = calloc(2 * (size_t)hi + 1, sizeof(*c->zs));
+    c->argv = calloc(2 * (size_t)hi + 3 + 15, sizeof(*c->argv));
     if (!c->zs || !c->argv) {
         put_call_free(c);
         return -ENOMEM;
     }
     if (periodic)
-        period_set_key(m, board, cur->period, cur->tz_min, now, 0, c->zs[0]);
+        period_set_key(m, board, cur->period, cur->tz_min, now, 0, 0, c->zs[0]);
     else
         z_key(c->zs[0], KEY_MAX, m->prefix, board, NULL);
     for (int d = 1; d <= hi; d++)
-        period_set_key(m, board, cur->period, cur->tz_min, now, d, c->zs[d]);
+        period_set_key(m, board, cur->period, cur->tz_min, now, d, 0, c->zs[d]);
+    for (int d = lo + 1; d <= hi; d++)
+        period_set_key(m, board, cur->period, cur->tz_min, now, d, 1, c->zs[hi + d - lo]);
     settings_text(&patch->value, c->val);
     const int has[8] = {patch->has_order,    patch->has_tiebreak, patch->has_decimals,
                         patch->has_period,   patch->has_tz,       patch->has_page_size,
@@ -1436,7 +1866,7 @@ static int put_update_prepare(struct board_model *m, const char *board,
     c->argv[nk++] = c->k.meta;
     c->argv[nk++] = c->zs[0];
     c->argv[nk++] = c->k.index;
-    for (int d = 1; d <= hi; d++)
+    for (int d = 1; d <= hi + (hi - lo); d++)
         c->argv[nk++] = c->zs[d];
     int na = nk;
     c->argv[na++] = period_kind_name(cur->period);
@@ -1513,10 +1943,11 @@ static int delete_prepare(struct board_model *m, const char *board,
 {
     make_keys(m, board, &c->k);
     /* the settings, the registry entry, the period index (delete_board.lua UNLINKs every set it
-     * lists), the plain set and every readable period's set (listed too; named here as well, so
-     * a set the index does not list, written by an older rankd, goes with them) */
+     * lists), the plain set and every readable period's set, each with its distinct scores
+     * (listed too; named here as well, so a set the index does not list, written by an older
+     * rankd, goes with them) */
     int np = period_set_keys(m, board, set, &c->zs);
-    c->argv = np >= 0 ? calloc(4 + (size_t)np + 1, sizeof(*c->argv)) : NULL;
+    c->argv = np >= 0 ? calloc(5 + (size_t)np + 1, sizeof(*c->argv)) : NULL;
     if (!c->argv) {
         delete_call_free(c);
         return -ENOMEM;
@@ -1526,6 +1957,7 @@ static int delete_prepare(struct board_model *m, const char *board,
     c->argv[nk++] = c->k.registry;
     c->argv[nk++] = c->k.index;
     c->argv[nk++] = c->k.z;
+    c->argv[nk++] = c->k.dense;
     for (int i = 0; i < np; i++)
         c->argv[nk++] = c->zs[i];
     c->argv[nk] = board;
@@ -1545,11 +1977,12 @@ static int delete_take(struct board_model *m, const char *board, const struct st
     return rc;
 }
 
-/* reset_board.lua's call: the settings, the current set, a new generation. */
+/* reset_board.lua's call: the settings, the current set and its distinct scores, a new
+ * generation. */
 struct reset_call {
     struct board_keys k;
     char gen[32];
-    const char *argv[3];
+    const char *argv[4];
 };
 
 static void reset_prepare(struct board_model *m, const char *board, const struct board_where *w,
@@ -1559,7 +1992,8 @@ static void reset_prepare(struct board_model *m, const char *board, const struct
     new_generation(c->gen);
     c->argv[0] = c->k.meta;
     c->argv[1] = w->z;
-    c->argv[2] = c->gen;
+    c->argv[2] = w->dense;
+    c->argv[3] = c->gen;
 }
 
 /* reset_board.lua's and delete_board.lua's 1/0 reply. */
@@ -1570,10 +2004,11 @@ static int one_or_enoent(const struct store_reply *r)
 
 #define TRIM_CHUNK 250 /* measured: 1000 removals from a 3M set took 3-5 ms, over the 2 ms goal */
 
-/* trim.lua's call, repeated until a chunk removes fewer than TRIM_CHUNK. */
+/* trim.lua's call, repeated until a chunk removes fewer than TRIM_CHUNK: the set, its distinct
+ * scores, the settings; then the mode, where the tail starts, the chunk. */
 struct trim_call {
     char from[32], chunk[16], meta[KEY_MAX];
-    const char *argv[5];
+    const char *argv[6];
 };
 
 static void trim_prepare(const struct board_model *m, const char *board,
@@ -1592,10 +2027,11 @@ static void trim_prepare(const struct board_model *m, const char *board,
     }
     snprintf(c->chunk, sizeof(c->chunk), "%d", TRIM_CHUNK);
     c->argv[0] = w->z;
-    c->argv[1] = c->meta;
-    c->argv[2] = keep >= 0 ? "rank" : "score";
-    c->argv[3] = c->from;
-    c->argv[4] = c->chunk;
+    c->argv[1] = w->dense;
+    c->argv[2] = c->meta;
+    c->argv[3] = keep >= 0 ? "rank" : "score";
+    c->argv[4] = c->from;
+    c->argv[5] = c->chunk;
 }
 
 /* The members one trim.lua call removed. */
@@ -1605,11 +2041,12 @@ static long long trim_take(const struct store_reply *r)
 }
 
 /* delete_member.lua's call (allow-oom: it must work at maxmemory, where Redis refuses to queue
- * any command of a MULTI ... EXEC): the settings, the current set, the member. */
+ * any command of a MULTI ... EXEC): the settings, the current set, its distinct scores, the
+ * member. */
 struct member_delete_call {
     struct board_keys k;
-    const char *argv[3];
-    size_t lens[3];
+    const char *argv[4];
+    size_t lens[4];
 };
 
 static void member_delete_prepare(struct board_model *m, const char *board,
@@ -1619,10 +2056,12 @@ static void member_delete_prepare(struct board_model *m, const char *board,
     make_keys(m, board, &c->k);
     c->argv[0] = c->k.meta;
     c->argv[1] = w->z;
-    c->argv[2] = id;
+    c->argv[2] = w->dense;
+    c->argv[3] = id;
     c->lens[0] = strlen(c->k.meta);
     c->lens[1] = strlen(w->z);
-    c->lens[2] = id_len;
+    c->lens[2] = strlen(w->dense);
+    c->lens[3] = id_len;
 }
 
 /* delete_member.lua's reply: 0, -ENOENT no board, -ENODATA no such member, -EIO. */
@@ -2038,7 +2477,7 @@ static void reset_then(struct board_ctl_job *j)
 {
     struct reset_call *c = &((struct ctl_state *)j->state)->u.reset;
     reset_prepare(j->m, j->board, &j->w, c);
-    ctl_step(j, ctl_script(j, script(SCRIPT_RESET_BOARD), 2, 1, c->argv, NULL, 0, reset_reply));
+    ctl_step(j, ctl_script(j, script(SCRIPT_RESET_BOARD), 3, 1, c->argv, NULL, 0, reset_reply));
 }
 
 /* ---- DELETE /boards/{board}/members?keep|below: settings, then trim.lua chunks */
@@ -2064,7 +2503,7 @@ static int trim_send(struct board_ctl_job *j)
     /* each chunk has the request's time from its send: a trim's work grows with what it
      * removes, like an upload's (each chunk stays short in Redis) */
     int64_t deadline = j->chunk_timeout_ms ? util_now_ms() + j->chunk_timeout_ms : 0;
-    return ctl_script(j, script(SCRIPT_TRIM), 2, 3, c->argv, NULL, deadline, trim_reply);
+    return ctl_script(j, script(SCRIPT_TRIM), 3, 3, c->argv, NULL, deadline, trim_reply);
 }
 
 static void trim_then(struct board_ctl_job *j)
@@ -2088,7 +2527,7 @@ static void member_delete_then(struct board_ctl_job *j)
 {
     struct member_delete_call *c = &((struct ctl_state *)j->state)->u.mdel;
     member_delete_prepare(j->m, j->board, &j->w, j->id, j->id_len, c);
-    ctl_step(j, ctl_script(j, script(SCRIPT_DELETE_MEMBER), 2, 1, c->argv, c->lens, 0,
+    ctl_step(j, ctl_script(j, script(SCRIPT_DELETE_MEMBER), 3, 1, c->argv, c->lens, 0,
                            member_delete_reply));
 }
 

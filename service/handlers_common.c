@@ -83,6 +83,35 @@ int handlers_period_arg(struct http_request *rq, struct http_reply *rp, const ch
     return 0;
 }
 
+int handlers_rank_arg(struct http_request *rq, struct http_reply *rp, enum rank_type *rank)
+{
+    const char *v = NULL;
+    *rank = RANK_ORDINAL;
+    int n = http_arg(rq, "rank", &v);
+    if (n == 0)
+        return 0;
+    if (n > 1 || rank_type_parse(v, rank)) {
+        http_reply_error(rp, 400, "invalid_parameter",
+                         "rank must be given once: ordinal (the default), competition or dense.");
+        return -1;
+    }
+    return 0;
+}
+
+int handlers_required_arg(struct http_request *rq, struct http_reply *rp, const char *name,
+                          const char **value, const char **raw)
+{
+    int n = http_arg(rq, name, value);
+    if (raw && n)
+        http_arg_raw(rq, name, raw);
+    if (n != 1) {
+        http_reply_error(rp, 400, "invalid_parameter",
+                         "%s must be given once (it was given %d times).", name, n);
+        return -1;
+    }
+    return 0;
+}
+
 cJSON *handlers_parse_body(struct http_request *rq, struct http_reply *rp)
 {
     if (rq->body.len == 0) {

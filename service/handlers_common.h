@@ -32,6 +32,15 @@ int handlers_count_arg(struct http_request *rq, struct http_reply *rp, const cha
 /** The optional `period` argument in *period (NULL when absent; borrowed); 0 or a 400. */
 int handlers_period_arg(struct http_request *rq, struct http_reply *rp, const char **period);
 
+/** The optional `rank` argument (ordinal, competition or dense: rank.h) in *rank (ordinal when
+ *  absent); 0 or a 400 invalid_parameter. */
+int handlers_rank_arg(struct http_request *rq, struct http_reply *rp, enum rank_type *rank);
+
+/** The argument `name` given once (a 400 invalid_parameter when absent or repeated): its value
+ *  in *value (borrowed), and with raw its undecoded form in *raw. 0 or -1. */
+int handlers_required_arg(struct http_request *rq, struct http_reply *rp, const char *name,
+                          const char **value, const char **raw);
+
 /** The reply for a negative errno of board.h, from http.h's errno table (scope board): 404
  *  board_not_found (-ENOENT), member_not_found (-ENODATA, naming id), period_not_found
  *  (-ESRCH); 400 invalid_period (-EINVAL), board_has_no_periods (-ENOTSUP); the Redis faults. */

@@ -83,16 +83,35 @@ void http_reply_error(struct http_reply *rp, int status, const char *code, const
     }
 }
 
-int http_arg(const struct http_request *rq, const char *name, const char **value)
+/* How many times argument `name` was given, and the first one. */
+static int arg_find(const struct http_request *rq, const char *name, const struct http_arg **first)
 {
     int count = 0;
     for (size_t i = 0; i < rq->nargs; i++) {
         if (strcmp(rq->args[i].name, name) != 0)
             continue;
         if (count++ == 0)
-            *value = rq->args[i].value;
+            *first = &rq->args[i];
     }
     return count;
+}
+
+int http_arg(const struct http_request *rq, const char *name, const char **value)
+{
+    const struct http_arg *a = NULL;
+    int n = arg_find(rq, name, &a);
+    if (n)
+        *value = a->value;
+    return n;
+}
+
+int http_arg_raw(const struct http_request *rq, const char *name, const char **raw)
+{
+    const struct http_arg *a = NULL;
+    int n = arg_find(rq, name, &a);
+    if (n)
+        *raw = a->raw;
+    return n;
 }
 
 /* ---------------------------------------------------------------- the errno -> status table */
@@ -150,6 +169,16 @@ const struct http_errno_row http_errno_rows[] = {
         NULL, 0),
     ROW(-ENOTSUP, HTTP_ERRNO_BOARD, 400, "board_has_no_periods",
         "Board '{board}' has no periods (its period setting is none); leave out period.", NULL, 0),
+    ROW(-EKEYEXPIRED, HTTP_ERRNO_BOARD, 410, "cursor_expired",
+        "The cursor is from before board '{board}' was reset, re-created or given another layout; "
+        "start again from a page without after or before.",
+        NULL, 0),
+    ROW(-ENOSYS, HTTP_ERRNO_BOARD, 409, "dense_rank_unavailable",
+        "Dense ranks of board '{board}' cannot be read here: the set read was written before "
+        "rankd kept its distinct scores. They start once the set is empty again (POST "
+        "/boards/{board}/reset empties the current period); ordinal and competition ranks work "
+        "as they are.",
+        NULL, 0),
     ROW(-ENODATA, HTTP_ERRNO_ITEM, 404, "item_not_found", "No record is stored for id '{id}'.",
         NULL, 0),
     ROW(-EEXIST, HTTP_ERRNO_SETTINGS, 409, "board_not_empty",

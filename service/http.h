@@ -37,6 +37,8 @@ struct httpd; /* httpd.h: the HTTP server serving the request */
 struct http_arg {
     char *name;  /**< percent-decoded, owned by the request */
     char *value; /**< percent-decoded, "" when the argument had no '=', owned */
+    char *raw;   /**< the value as sent, still percent-encoded (lists split on a raw ',', so an
+                  *   id may hold "%2C"), owned */
 };
 
 struct http_request {
@@ -100,6 +102,9 @@ struct http_reply {
  * more than one as 400) and sets *value to the first one.
  */
 int http_arg(const struct http_request *rq, const char *name, const char **value);
+
+/** http_arg, with *raw the first one as sent (http_arg.raw). */
+int http_arg_raw(const struct http_request *rq, const char *name, const char **raw);
 
 /** A JSON reply; takes ownership of `json` (a malloc'd string, e.g. from cJSON_PrintUnformatted),
  *  even on failure. A NULL json becomes a 500. */

@@ -27,10 +27,12 @@
 #include "tokens.h"
 
 #define CONNECTION_TIMEOUT_S 30
-#define ARG_BYTES_MAX 1024
 /* MHD zeroes a connection's whole memory pool after every request: keep it small. It holds one
  * request's line and headers, the reply headers and the read buffer (body chunks). */
 #define CONNECTION_MEMORY_BYTES (16 * 1024)
+/* A query name or value, decoded: the request line cannot be longer anyway (a list of 100 ids
+ * needs more than a few bytes). */
+#define ARG_BYTES_MAX ((size_t)CONNECTION_MEMORY_BYTES)
 /* Longest wait at shutdown for requests in work to finish sending (a client that stalls its
  * upload or never reads its reply must not hold the exit); suspended ones are always waited for
  * (bounded by their deadlines): MHD must not stop with them. */
@@ -170,21 +172,26 @@ static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const cha
         return MHD_NO;
     }
     rq->args = grown;
-    char *name = malloc(ARG_BYTES_MAX + 1), *val = malloc(ARG_BYTES_MAX + 1);
+    /* decoding never makes a part longer: each gets its own length (and a NUL) */
+    size_t klen = strlen(key), vlen = value ? strlen(value) : 0;
+    char *name = malloc(klen + 1), *val = malloc(vlen + 1), *raw = strdup(value ? value : "");
     size_t n1 = 0, n2 = 0;
-    int rc = (!name || !val) ? -ENOMEM : 0;
+    int rc = (!name || !val || !raw) ? -ENOMEM : 0;
+    if (!rc && (klen > ARG_BYTES_MAX || vlen > ARG_BYTES_MAX))
+        rc = -EINVAL;
     if (!rc)
-        rc = request_arg_decode(key, strlen(key), name, ARG_BYTES_MAX + 1, &n1);
+        rc = request_arg_decode(key, klen, name, klen + 1, &n1);
     if (!rc)
-        rc = request_arg_decode(value ? value : "", value ? strlen(value) : 0, val,
-                                ARG_BYTES_MAX + 1, &n2);
+        rc = request_arg_decode(value ? value : "", vlen, val, vlen + 1, &n2);
     if (rc) {
         free(name);
         free(val);
+        free(raw);
         w->bad = rc == -ENOMEM ? rc : -EINVAL;
         return MHD_NO;
     }
     rq->args[rq->nargs].name = name;
+    rq->args[rq->nargs].raw = raw;
     rq->args[rq->nargs++].value = val;
     return MHD_YES;
 }
@@ -1000,6 +1007,7 @@ static void exchange_free(struct exchange *x)
     for (size_t i = 0; i < x->rq.nargs; i++) {
         free(x->rq.args[i].name);
         free(x->rq.args[i].value);
+        free(x->rq.args[i].raw);
     }
     free(x->rq.args);
     buf_free(&x->rq.body);

@@ -47,6 +47,7 @@ struct page_req {
     int tz_min;
     int64_t page;
     int size; /* resolved */
+    enum rank_type rank;
     int ttl_ms;
     int64_t gen;
     char key[KEY_MAX];
@@ -186,9 +187,10 @@ static void state_put(struct pages *pg, const struct board_state *st)
     pthread_mutex_unlock(&pg->state_lock);
 }
 
-/* <prefix>:{<board>}:page:<gen>:<period or ->:<size>:<page> (schema/redis-keys.md) */
+/* <prefix>:{<board>}:page:<gen>:<period or ->:<size>:<page>[:<rank type>] (schema/redis-keys.md;
+ * the rank type only when it is not ordinal) */
 static void page_key(char *out, size_t len, const char *prefix, const char *board, int64_t gen,
-                     const char *period, int size, int64_t page)
+                     const char *period, int size, int64_t page, enum rank_type rank)
 {
     struct strb b;
     board_key_start(&b, out, len, prefix, board);
@@ -200,6 +202,10 @@ static void page_key(char *out, size_t len, const char *prefix, const char *boar
     strb_i64(&b, size);
     strb_str(&b, ":");
     strb_i64(&b, page);
+    if (rank != RANK_ORDINAL) {
+        strb_str(&b, ":");
+        strb_str(&b, rank_type_name(rank));
+    }
 }
 
 /* <prefix>:{<board>}:meta, the settings hash */
@@ -210,9 +216,10 @@ static void meta_key(char *out, size_t len, const char *prefix, const char *boar
     strb_str(&b, ":meta");
 }
 
-/* The in-process tier's key: the board, the period itself (never "current"), page, size. */
-static void l1_key(const char *board, const char *resolved, int64_t page, int size, char *out,
-                   size_t len)
+/* The in-process tier's key: the board, the period itself (never "current"), page, size, rank
+ * type. */
+static void l1_key(const char *board, const char *resolved, int64_t page, int size,
+                   enum rank_type rank, char *out, size_t len)
 {
     struct strb b;
     strb_init(&b, out, len);
@@ -223,6 +230,8 @@ static void l1_key(const char *board, const char *resolved, int64_t page, int si
     strb_i64(&b, page);
     strb_str(&b, "\n");
     strb_i64(&b, size);
+    strb_str(&b, "\n");
+    strb_str(&b, rank_type_name(rank));
 }
 
 /* HMGET of the board settings a lookup needs, in the order settle() reads them. */
@@ -286,7 +295,8 @@ static int settle(struct pages *pg, struct page_req *q, int requested_size,
     q->size = requested_size ? requested_size : st.page_size;
     q->ttl_ms = st.ttl_ms;
     q->gen = st.gen;
-    page_key(q->key, sizeof(q->key), pg->cfg.prefix, q->board, q->gen, q->period, q->size, q->page);
+    page_key(q->key, sizeof(q->key), pg->cfg.prefix, q->board, q->gen, q->period, q->size, q->page,
+             q->rank);
     if (!got || strcmp(guess, q->key) != 0)
         return SETTLED_UNGUESSED;
     return got->type == STORE_REPLY_STRING ? SETTLED_FOUND : SETTLED_ABSENT;
@@ -305,7 +315,7 @@ static void place(struct pages *pg, struct page_req *q, int requested_size,
     if (!pg->cfg.cache_apart && !page_cache_breaker_open(pg->cfg.cache) &&
         state_get(pg, q->board, &st) && st.ttl_ms > 0) {
         page_key(guess, guess_len, pg->cfg.prefix, q->board, st.gen, w->period,
-                 requested_size ? requested_size : st.page_size, q->page);
+                 requested_size ? requested_size : st.page_size, q->page, q->rank);
     }
 }
 
@@ -322,14 +332,15 @@ static int locate(struct pages *pg, struct page_req *q, int requested_size, stru
 }
 
 int pages_get_l1(struct pages *pg, const char *board, const char *period, int64_t page, int size,
-                 int64_t min_version, const char *if_none_match, struct page_reply *out)
+                 enum rank_type rank, int64_t min_version, const char *if_none_match,
+                 struct page_reply *out)
 {
     struct board_where w;
     if (!page_cache_l1_on(pg->cfg.cache) || board_where_cached(pg->cfg.model, board, period, &w))
         return -EAGAIN; /* no tier, or the period needs a Redis read to place: not here */
     char key[KEY_MAX], *value = NULL;
     size_t len = 0;
-    l1_key(board, w.period, page, size, key, sizeof(key));
+    l1_key(board, w.period, page, size, rank, key, sizeof(key));
     if (!page_cache_l1_get(pg->cfg.cache, key, &value, &len))
         return -EAGAIN;
     struct page_cache_value e;
@@ -480,6 +491,7 @@ static void fill_render(void *arg)
     struct fill_ctx *c = arg;
     /* the board's write counter the rows were read at: the value's stamp (min_version) */
     page_cache_fill_stamp(c->f, c->rows->settings.version);
+    util_copy(c->rows->period, sizeof(c->rows->period), c->q.period); /* for the cursors */
     char *body = render_page(c->board, c->page, c->rows);
     board_page_free(c->rows);
     c->rows = NULL;
@@ -530,8 +542,9 @@ static void compute_reply(void *arg, int rc, struct store_reply **replies)
 static int fill_compute_send(struct fill_ctx *c)
 {
     struct board_read rd;
-    board_read_prepare(c->pg->cfg.model, c->board, &c->w, BOARD_READ_PAGE, NULL, 0, c->page,
-                       c->q.size, &rd);
+    struct board_read_args ra = {
+        .kind = BOARD_READ_PAGE, .rank = c->q.rank, .page = c->page, .size = c->q.size};
+    board_read_prepare(c->pg->cfg.model, c->board, &c->w, &ra, &rd);
     int rc = store_async_script(c->reads, rd.script, rd.nkeys, rd.nargs, rd.argv, rd.lens,
                                 c->deadline_ms, compute_reply, c);
     return rc < 0 ? rc : 0;
@@ -599,16 +612,30 @@ static int fill_lock_call(struct page_cache_fill *f, void *ctx, const struct pag
     snprintf(ttl, sizeof(ttl), "%d", lk->ttl_ms);
     snprintf(older, sizeof(older), "%" PRId64, lk->older_than_ms);
     snprintf(stamp, sizeof(stamp), "%" PRId64, lk->min_stamp);
-    struct board_read rd; /* its keys: settings, set, records */
-    board_read_prepare(c->pg->cfg.model, c->board, &c->w, BOARD_READ_PAGE, NULL, 0, c->page,
-                       c->q.size, &rd);
-    /* lua/prelude_read.lua's layout (keys, the assumed period kind, offset, retain), then the
-     * fill's */
-    const char *argv[] = {
-        rd.meta, rd.z,      rd.items, lk->key, lk->lock, period_kind_name(c->q.kind),
-        tz,      rd.retain, page_s,   size_s,  gen,      lk->token,
-        ttl,     older,     stamp};
-    int rc = store_async_script(c->writes, c->pg->page_fill, 5, 10, argv, NULL, deadline_ms,
+    struct board_read rd; /* its keys: settings, set, records, distinct scores */
+    struct board_read_args ra = {
+        .kind = BOARD_READ_PAGE, .rank = c->q.rank, .page = c->page, .size = c->q.size};
+    board_read_prepare(c->pg->cfg.model, c->board, &c->w, &ra, &rd);
+    /* lua/prelude_read.lua's layout (keys, the assumed period kind, offset, retain, the rank
+     * type), then the fill's */
+    const char *argv[] = {rd.meta,
+                          rd.z,
+                          rd.items,
+                          rd.dense,
+                          lk->key,
+                          lk->lock,
+                          period_kind_name(c->q.kind),
+                          tz,
+                          rd.retain,
+                          rank_type_name(c->q.rank),
+                          page_s,
+                          size_s,
+                          gen,
+                          lk->token,
+                          ttl,
+                          older,
+                          stamp};
+    int rc = store_async_script(c->writes, c->pg->page_fill, 6, 11, argv, NULL, deadline_ms,
                                 fill_reply, c);
     return rc < 0 ? rc : 0;
 }
@@ -688,7 +715,7 @@ static int miss_begin(struct hit *h, int64_t older_than_ms, char *old, size_t ol
         return -ECONNREFUSED;
     h->l1key[0] = '\0';
     if (page_cache_l1_on(pg->cfg.cache))
-        l1_key(j->board, h->q.period, j->page, j->size, h->l1key, sizeof(h->l1key));
+        l1_key(j->board, h->q.period, j->page, j->size, j->rank, h->l1key, sizeof(h->l1key));
     h->wt.l1key = h->l1key;
     h->wt.served = hit_served;
     h->wt.min_stamp = j->min_version;
@@ -726,7 +753,7 @@ static int hit_serve(struct hit *h, const struct store_reply *got)
         return -ENOMEM;
     memcpy(value, got->str, len + 1);
     if (page_cache_l1_on(pg->cfg.cache)) /* the tier's key, only with a tier */
-        l1_key(j->board, h->q.period, j->page, j->size, l1key, sizeof(l1key));
+        l1_key(j->board, h->q.period, j->page, j->size, j->rank, l1key, sizeof(l1key));
     enum page_source source = PAGE_HIT;
     int refresh = 0;
     struct page_cache_value e;
@@ -854,6 +881,8 @@ static void live_done(void *arg, int rc, struct store_reply **replies)
     }
     if (rc == 0 && pg->cfg.delay) /* counted as a computation; the event thread never stalls */
         pg->cfg.delay(j->board, j->page, j->size);
+    if (rc == 0)
+        util_copy(p->period, sizeof(p->period), h->q.period); /* for the cursors */
     char *body = rc == 0 ? render_page(j->board, j->page, p) : NULL;
     board_page_free(p);
     if (rc == 0 && !body)
@@ -881,8 +910,9 @@ static int live_send(struct hit *h)
 {
     struct pages_job *j = h->job;
     struct board_read rd;
-    board_read_prepare(h->pg->cfg.model, j->board, &h->w, BOARD_READ_PAGE, NULL, 0, j->page,
-                       j->size, &rd);
+    struct board_read_args ra = {
+        .kind = BOARD_READ_PAGE, .rank = j->rank, .page = j->page, .size = j->size};
+    board_read_prepare(h->pg->cfg.model, j->board, &h->w, &ra, &rd);
     int rc = store_async_script(h->reads, rd.script, rd.nkeys, rd.nargs, rd.argv, rd.lens,
                                 j->deadline_ms, live_done, h);
     return rc < 0 ? rc : 0;
@@ -965,6 +995,7 @@ int pages_submit(struct pages *pg, struct store_async *conn, struct pages_job *j
     h->q.board = job->board;
     h->q.requested = job->period;
     h->q.page = job->page;
+    h->q.rank = job->rank;
     memset(&job->out, 0, sizeof(job->out));
     meta_key(h->meta, sizeof(h->meta), pg->cfg.prefix, job->board);
     int rc = hit_begin(h);

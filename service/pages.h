@@ -6,19 +6,20 @@
  *
  * Read your writes: a page value's stamp is the board's write counter (`version` of the settings
  * hash, which every write.lua call bumps) that its rows were read at, in the same script; a
- * request with min_version V takes no page of a smaller stamp (pages_job.min_version).
+ * request with min_version V takes no page of a smaller stamp (pages_job.min_version). The stamp
+ * is the value's, whatever the page's rank type: each rank type's page is its own value.
  *
- * The page key, one per board, generation, period, size and page:
- *   P:{board}:page:<gen>:<period|->:<size>:<page>  (schema/redis-keys.md),
- * made from the canonical request (resolved size and page), so parameter order, leading zeros and
- * unknown parameters never make a new key. The cached value is the page cache's value of the
- * exact JSON bytes of the `rank` reply, with the board generation as its version and the page's
- * strong ETag (the generation and a hash of the body) as its tag; a current-period page is fresh
- * no longer than its period. Delete and reset bump the generation: a page computed before them
- * is never served after them (the in-process tier excepted, for at most l1_ttl_ms). With Redis
- * healthy a page is never older than the board's page_ttl_ms plus one computation (plus
- * l1_ttl_ms with the in-process tier): the freshness contract (README, openapi.yaml), which the
- * page cache keeps.
+ * The page key, one per board, generation, period, size, page and rank type (rank.h):
+ *   P:{board}:page:<gen>:<period|->:<size>:<page>[:<rank type>]  (schema/redis-keys.md; no rank
+ * type for ordinal), made from the canonical request (resolved size, page, rank type), so
+ * parameter order, leading zeros and unknown parameters never make a new key. The cached value is
+ * the page cache's value of the exact JSON bytes of the `rank` reply, with the board generation as
+ * its version and the page's strong ETag (the generation and a hash of the body) as its tag; a
+ * current-period page is fresh no longer than its period. Delete and reset bump the generation: a
+ * page computed before them is never served after them (the in-process tier excepted, for at most
+ * l1_ttl_ms). With Redis healthy a page is never older than the board's page_ttl_ms plus one
+ * computation (plus l1_ttl_ms with the in-process tier): the freshness contract (README,
+ * openapi.yaml), which the page cache keeps.
  *
  * Everything runs on the event thread that read the request (pages_submit), on its own
  * connections, and never waits:
@@ -98,7 +99,8 @@ void pages_free(struct pages *pg);
  * pages_submit); -ENOMEM.
  */
 int pages_get_l1(struct pages *pg, const char *board, const char *period, int64_t page, int size,
-                 int64_t min_version, const char *if_none_match, struct page_reply *out);
+                 enum rank_type rank, int64_t min_version, const char *if_none_match,
+                 struct page_reply *out);
 
 /**
  * A page read: `page` of `size` (0: the board's page_size) of a board's `period` (NULL: the
@@ -118,6 +120,7 @@ struct pages_job {
     const char *board, *period; /**< period NULL = the current one */
     int64_t page;
     int size;            /**< 0 = the board's page size */
+    enum rank_type rank; /**< the items' ranks (rank.h): part of the page's key */
     int64_t min_version; /**< never a page computed before the board's write counter
                           *   reached this (a write's `version`; 0: any): an older cached
                           *   page is a miss, computed with the same stampede protection,

@@ -9,6 +9,9 @@
 
 #include <cjson/cJSON.h>
 
+#include "cursor.h"
+#include "rank.h"
+
 int64_t render_pages(int64_t total, int size)
 {
     return size > 0 ? (total + size - 1) / size : 0;
@@ -201,7 +204,32 @@ static void out_items(struct out *o, const struct board_page *p)
     out_mem(o, "]", 1);
 }
 
-static char *page_body(const char *board, int64_t page, const struct board_page *p)
+/* ,"<name>":"<cursor of item it>" (kind, the page's generation and period), or null. */
+static void out_cursor(struct out *o, const char *name, const struct board_page *p,
+                       const struct board_item *it, enum cursor_kind kind)
+{
+    out_str(o, name);
+    struct cursor c = {.kind = kind, .gen = p->settings.gen, .stored = it ? it->stored : 0};
+    char text[CURSOR_TEXT_MAX];
+    if (it && it->id_len <= CURSOR_ID_MAX) {
+        snprintf(c.period, sizeof(c.period), "%s", p->period);
+        memcpy(c.id, it->id, it->id_len);
+        c.id_len = it->id_len;
+    }
+    if (it && it->id_len <= CURSOR_ID_MAX && cursor_encode(&c, text, sizeof(text)) == 0) {
+        out_mem(o, "\"", 1);
+        out_str(o, text); /* base64url: nothing to escape */
+        out_mem(o, "\"", 1);
+    } else {
+        out_str(o, "null");
+    }
+}
+
+/* A page-shaped body; count >= 0 adds "count" after "pages" (top); cursors adds "next" and
+ * "prev" (a rank page): the cursors of its last and first items, null at the ends of the board
+ * (or of the score range read). A score range's "total" is the members in it. */
+static char *page_body(const char *board, int64_t page, const struct board_page *p, int64_t count,
+                       int cursors)
 {
     struct out o = {0};
     size_t est = 128 + strlen(board);
@@ -214,10 +242,22 @@ static char *page_body(const char *board, int64_t page, const struct board_page 
     out_i64(&o, page);
     out_str(&o, ",\"size\":");
     out_i64(&o, p->size);
+    int64_t total = p->ranged ? p->end - p->first : p->total;
     out_str(&o, ",\"total\":");
-    out_i64(&o, p->total);
+    out_i64(&o, total);
     out_str(&o, ",\"pages\":");
-    out_i64(&o, render_pages(p->total, p->size));
+    out_i64(&o, render_pages(total, p->size));
+    if (count >= 0) {
+        out_str(&o, ",\"count\":");
+        out_i64(&o, count);
+    }
+    if (cursors) {
+        const struct board_item *last = p->n ? &p->items[p->n - 1] : NULL;
+        const struct board_item *first = p->n ? &p->items[0] : NULL;
+        out_cursor(&o, ",\"next\":", p, last && last->ordinal < p->end ? last : NULL, CURSOR_NEXT);
+        out_cursor(&o, ",\"prev\":", p, first && first->ordinal - 1 > p->first ? first : NULL,
+                   CURSOR_PREV);
+    }
     out_mem(&o, ",", 1);
     out_items(&o, p);
     out_mem(&o, "}", 1);
@@ -238,13 +278,37 @@ static char *finish(cJSON *doc)
 
 char *render_page(const char *board, int64_t page, const struct board_page *p)
 {
-    return page_body(board, page, p);
+    return page_body(board, page, p, -1, 1);
+}
+
+/* The page (at p->size) of the first item's place counted from `from` (a 0-based position). */
+static int64_t page_of_first(const struct board_page *p, int64_t from)
+{
+    int64_t first = p->n ? p->items[0].ordinal - 1 - from : 0;
+    return p->size > 0 && first > 0 ? first / p->size + 1 : 1;
+}
+
+char *render_walk(const char *board, int64_t page, const struct board_page *p)
+{
+    return page_body(board, page ? page : page_of_first(p, p->first), p, -1, 1);
 }
 
 char *render_around(const char *board, const struct board_page *p)
 {
-    int64_t first = p->n ? p->items[0].rank : 1;
-    return page_body(board, (first - 1) / p->size + 1, p);
+    return page_body(board, page_of_first(p, 0), p, -1, 0);
+}
+
+char *render_top(const char *board, const struct board_page *p)
+{
+    return page_body(board, 1, p, p->count, 0);
+}
+
+/* A percentile (hundredths) as a JSON number: 66.67, 50, 12.5. */
+static void out_cents(struct out *o, int64_t cents)
+{
+    char text[32];
+    rank_decimal_text(cents, 2, text, sizeof(text));
+    out_str(o, text);
 }
 
 char *render_member(const char *id, const struct board_member *mb, int size)
@@ -258,7 +322,9 @@ char *render_member(const char *id, const struct board_member *mb, int size)
     out_str(&o, ",\"rank\":");
     out_i64(&o, mb->rank);
     out_str(&o, ",\"page\":");
-    out_i64(&o, (mb->rank - 1) / size + 1); /* integer division: the page holding rank */
+    out_i64(&o, (mb->ordinal - 1) / size + 1); /* integer division: the page holding it */
+    out_str(&o, ",\"percentile\":");
+    out_cents(&o, rank_percentile_cents(mb->total, mb->ordinal));
     out_str(&o, ",\"record\":");
     out_record(&o, mb->record, mb->record_len);
     out_mem(&o, "}", 1);
@@ -419,4 +485,67 @@ char *render_export_rows(const struct board_item *items, size_t n, size_t *len)
     if (text)
         *len = o.len;
     return text;
+}
+
+char *render_lookup(const char *board, const struct board_lookup *l)
+{
+    struct out o = {0};
+    out_str(&o, "{\"board\":");
+    out_json_string(&o, board, strlen(board));
+    out_mem(&o, ",", 1);
+    struct board_page p = {.n = l->n, .items = l->items};
+    out_items(&o, &p);
+    out_str(&o, ",\"missing\":[");
+    for (size_t i = 0; i < l->nmissing; i++) {
+        if (i)
+            out_mem(&o, ",", 1);
+        out_json_string(&o, l->missing[i], l->missing_len[i]);
+    }
+    out_str(&o, "]}");
+    return out_finish(&o);
+}
+
+char *render_percentile(const char *p, const struct board_percentile *pc)
+{
+    struct out o = {0};
+    out_str(&o, "{\"p\":");
+    out_str(&o, p);
+    if (pc->rank > 0) {
+        out_str(&o, ",\"rank\":");
+        out_i64(&o, pc->rank);
+        out_str(&o, ",\"id\":");
+        out_json_string(&o, pc->id, pc->id_len);
+        out_str(&o, ",\"score\":");
+        out_score(&o, pc->score);
+        out_mem(&o, "}", 1);
+    } else {
+        out_str(&o, ",\"rank\":null,\"id\":null,\"score\":null}");
+    }
+    return out_finish(&o);
+}
+
+char *render_member_boards(const char *id, const char *const *boards,
+                           const struct board_on_board *on, size_t n)
+{
+    struct out o = {0};
+    out_str(&o, "{\"id\":");
+    out_json_string(&o, id, strlen(id));
+    out_str(&o, ",\"boards\":[");
+    for (size_t i = 0; i < n; i++) {
+        out_str(&o, i ? ",{\"board\":" : "{\"board\":");
+        out_json_string(&o, boards[i], strlen(boards[i]));
+        if (on[i].found) {
+            out_str(&o, ",\"rank\":");
+            out_i64(&o, on[i].rank);
+            out_str(&o, ",\"score\":");
+            out_score(&o, on[i].score);
+            out_str(&o, ",\"percentile\":");
+            out_cents(&o, rank_percentile_cents(on[i].total, on[i].ordinal));
+            out_mem(&o, "}", 1);
+        } else {
+            out_str(&o, ",\"rank\":null,\"score\":null,\"percentile\":null}");
+        }
+    }
+    out_str(&o, "]}");
+    return out_finish(&o);
 }

@@ -17,14 +17,41 @@
 
 #include "board.h"
 
-/** {"board","page","size","total","pages","items":[{"rank","id","score","record"}]} */
+/** {"board","page","size","total","pages","next","prev","items":[{"rank","id","score","record"}]}:
+ *  next and prev the cursors (cursor.h) of the last and first items (p->period and the
+ *  generation in p->settings), null at the board's ends (or the score range's: p->first,
+ *  p->end). */
 char *render_page(const char *board, int64_t page, const struct board_page *p);
 
-/** The same shape for entries around a member; "page" is the page of the first entry. */
+/** The same for a walk (walk.lua: a score range and/or a cursor); "total" is the members in the
+ *  range when one was asked (p->ranged); "page" is `page`, or with 0 the page (at p->size) of
+ *  the first item's place in the range. */
+char *render_walk(const char *board, int64_t page, const struct board_page *p);
+
+/** The same shape for entries around a member or a score; "page" is the page of the first
+ *  entry's position. */
 char *render_around(const char *board, const struct board_page *p);
 
-/** {"id","score","rank","page","record"} with page computed at `size`. */
+/** The same shape for top.lua's members, with "count" (the uncapped number) after "pages";
+ *  "page" is 1 and "size" the entries sent. */
+char *render_top(const char *board, const struct board_page *p);
+
+/** {"id","score","rank","page","percentile","record"}: rank of the type read, page (at `size`)
+ *  and percentile (rank_percentile_cents, two decimals) of the member's position. */
 char *render_member(const char *id, const struct board_member *mb, int size);
+
+/** {"board","items":[{"rank","id","score","record"}...],"missing":[id...]}: items in rank
+ *  order, missing in the order asked. */
+char *render_lookup(const char *board, const struct board_lookup *l);
+
+/** {"p","rank","id","score"}: p the percentile asked (the text of a JSON number); rank, id and
+ *  score null on an empty board. */
+char *render_percentile(const char *p, const struct board_percentile *pc);
+
+/** {"id","boards":[{"board","rank","score","percentile"}...]} for boards[0..n) and what each said
+ *  (on[0..n)): rank, score and percentile null where the board or the member is absent. */
+char *render_member_boards(const char *id, const char *const *boards,
+                           const struct board_on_board *on, size_t n);
 
 /** {"board", settings..., "total", "score_range":{"min","max"}} and, for a periodic board,
  *  "current_period" and "periods" (the readable ones, newest first: periods[0..nperiods)). */

@@ -2,6 +2,7 @@
 #include "request.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "board.h"
@@ -48,6 +49,47 @@ int request_arg_decode(const char *in, size_t inlen, char *out, size_t outcap, s
     if (rc == 0 && strlen(out) != *outlen)
         return -EINVAL; /* an escaped NUL */
     return rc;
+}
+
+void request_list_free(struct request_list *l)
+{
+    free(l->items);
+    free(l->lens);
+    free(l->storage);
+    memset(l, 0, sizeof(*l));
+}
+
+int request_list_split(const char *raw, size_t max, struct request_list *out)
+{
+    memset(out, 0, sizeof(*out));
+    size_t len = strlen(raw), parts = 1;
+    if (len == 0)
+        return -EINVAL;
+    for (size_t i = 0; i < len; i++)
+        parts += raw[i] == ',';
+    if (parts > max)
+        return -E2BIG;
+    out->items = calloc(parts, sizeof(*out->items));
+    out->lens = calloc(parts, sizeof(*out->lens));
+    out->storage = malloc(len + parts); /* decoding never grows a part; a NUL each */
+    if (!out->items || !out->lens || !out->storage) {
+        request_list_free(out);
+        return -ENOMEM;
+    }
+    char *at = out->storage;
+    for (const char *p = raw;; p++) {
+        size_t n = strcspn(p, ",");
+        int rc = n ? request_arg_decode(p, n, at, n + 1, &out->lens[out->n]) : -EINVAL;
+        if (rc) {
+            request_list_free(out);
+            return -EINVAL;
+        }
+        out->items[out->n++] = at;
+        at += out->lens[out->n - 1] + 1;
+        p += n;
+        if (!*p)
+            return 0;
+    }
 }
 
 /* Length of the UTF-8 sequence at s (1..4), or 0 when it is invalid or truncated. */

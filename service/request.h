@@ -30,6 +30,25 @@ int request_pct_decode(const char *in, size_t inlen, char *out, size_t outcap, s
  */
 int request_arg_decode(const char *in, size_t inlen, char *out, size_t outcap, size_t *outlen);
 
+/** A list argument (ids=a,b,c) split and decoded (request_list_split). */
+struct request_list {
+    size_t n;
+    char **items;  /**< n NUL-terminated, decoded parts, owned (request_list_free) */
+    size_t *lens;  /**< their lengths */
+    char *storage; /**< where they live */
+};
+
+/**
+ * Split a raw (still percent-encoded) query value on ',' and percent-decode each part once, so
+ * a part may hold ',' as "%2C" (and spaces as "%20", any UTF-8 as its escapes): "a%2Cb,c" is the
+ * two parts "a,b" and "c". Returns 0 and *out (free with request_list_free), -EINVAL for an
+ * empty value, an empty part ("a,,b", "a,"), a malformed escape or an escaped NUL, -E2BIG for
+ * more than max parts, -ENOMEM.
+ */
+int request_list_split(const char *raw, size_t max, struct request_list *out);
+
+void request_list_free(struct request_list *l);
+
 /** 1 when id is 1..128 bytes of valid UTF-8 (no overlongs, no surrogates) without control
  *  characters (C0, DEL, C1), else 0. */
 int request_id_valid(const char *id, size_t len);

@@ -323,6 +323,45 @@ static int bound_field(const cJSON *e, const char *name, int incr, struct json_n
     return 1;
 }
 
+int validate_lookup(const cJSON *doc, size_t max, const char ***ids, size_t **lens, size_t *n,
+                    struct entry_error *err)
+{
+    static const char *const known[] = {"ids"};
+    if (!cJSON_IsObject(doc))
+        return entry_fail(err, 400, "invalid_body",
+                          "The body must be a JSON object {\"ids\":[...]}.");
+    if (only_fields(doc, known, 1, err, "the body"))
+        return -1;
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(doc, "ids");
+    size_t count = cJSON_IsArray(list) ? (size_t)cJSON_GetArraySize(list) : 0;
+    if (count == 0 || count > max)
+        return entry_fail(err, 400, "invalid_ids", "ids must be an array of 1 to %zu ids.", max);
+    const char **v = calloc(count, sizeof(*v));
+    size_t *l = calloc(count, sizeof(*l));
+    if (!v || !l) {
+        free(v);
+        free(l);
+        return entry_fail(err, 500, "internal", "The server ran out of memory.");
+    }
+    size_t i = 0;
+    for (const cJSON *e = list->child; e; e = e->next, i++) {
+        if (!cJSON_IsString(e) || !request_id_valid(e->valuestring, strlen(e->valuestring))) {
+            free(v);
+            free(l);
+            return entry_fail(err, 400, "invalid_id",
+                              "ids[%zu] must be a string of 1 to %d bytes of valid UTF-8 without "
+                              "control characters.",
+                              i, BOARD_ID_LEN_MAX);
+        }
+        v[i] = e->valuestring;
+        l[i] = strlen(e->valuestring);
+    }
+    *ids = v;
+    *lens = l;
+    *n = count;
+    return 0;
+}
+
 int validate_entry(const cJSON *e, struct entry_in *out, struct entry_error *err)
 {
     static const char *const known[] = {"id", "score", "op", "record", "floor", "ceiling"};

@@ -73,6 +73,15 @@ char *validate_record(const cJSON *rec, int *status, const char **code, char *ms
 int validate_settings(const cJSON *doc, const struct board_settings *defaults,
                       struct board_settings_patch *p, struct entry_error *err);
 
+/**
+ * The body of POST /boards/{board}/lookup: {"ids":[...]} with no other field, 1 to max ids, each
+ * a string that is a valid id (1..128 bytes of UTF-8, no control characters). Returns 0 with
+ * *ids (borrowed from doc) and *lens (their byte lengths), both calloc'd arrays of *n (free()
+ * them), or -1 with *err (a 400, or a 500 out of memory).
+ */
+int validate_lookup(const cJSON *doc, size_t max, const char ***ids, size_t **lens, size_t *n,
+                    struct entry_error *err);
+
 /** The first field of object `obj` whose name an earlier field already had (borrowed from obj),
  *  or NULL. cJSON keeps both and lookups take the first: {"score":1,"score":2} would be read as
  *  1 without a word. Linear in the fields. */

@@ -4,8 +4,15 @@
 /** A member's flat record: strings, numbers, booleans and nulls. */
 export type RankdRecord = Record<string, string | number | boolean | null>;
 
+/**
+ * How a read ranks members (`?rank=`): 'ordinal' (the default: the position, 1 2 3 4),
+ * 'competition' (1 + members with a strictly better score: 1 2 2 4) or 'dense' (1 + distinct
+ * better scores: 1 2 2 3). Ranks are global: a tie group across a page edge has one rank.
+ */
+export type RankdRankType = 'ordinal' | 'competition' | 'dense';
+
 export interface RankdItem {
-    /** 1-based position on the board */
+    /** 1-based and global: the position on the board, or the rank of the rank type asked */
     rank: number;
     id: string;
     score: number;
@@ -22,6 +29,10 @@ export interface RankdPage {
     total: number;
     /** number of pages at this size */
     pages: number;
+    /** rank pages: the cursor for the page after this one (pass it as `after`); null on the last */
+    next?: string | null;
+    /** rank pages: the cursor for the page before this one (pass it as `before`); null on the first */
+    prev?: string | null;
     /** empty past the last page */
     items: RankdItem[];
 }
@@ -29,10 +40,49 @@ export interface RankdPage {
 export interface RankdMember {
     id: string;
     score: number;
+    /** of the rank type asked (ordinal by default) */
     rank: number;
-    /** the page that holds this member at the size asked for */
+    /** the page that holds this member's position at the size asked for */
     page: number;
+    /** 100 * (total - position) / total, rounded half up to two decimals (the last member: 0) */
+    percentile: number;
     record: RankdRecord | null;
+}
+
+export interface RankdMembers {
+    board: string;
+    /** the members found, in rank order */
+    items: RankdItem[];
+    /** the ids asked that are not on the board (the period read), in the order asked */
+    missing: string[];
+}
+
+export interface RankdPercentile {
+    /** the percentile asked */
+    p: number;
+    /** the ordinal rank max(1, ceil(total * (100 - p) / 100)); null on an empty board */
+    rank: number | null;
+    id: string | null;
+    score: number | null;
+}
+
+export interface RankdTopPage extends RankdPage {
+    /** ceil(total * percent / 100), exactly; `items` holds its first 100 at most */
+    count: number;
+}
+
+export interface RankdMemberOnBoard {
+    board: string;
+    /** null where the board or the member is absent */
+    rank: number | null;
+    score: number | null;
+    percentile: number | null;
+}
+
+export interface RankdMemberBoards {
+    id: string;
+    /** in the order asked, each board once */
+    boards: RankdMemberOnBoard[];
 }
 
 export interface RankdBoardSummary {
@@ -120,6 +170,9 @@ export interface ReadOptions extends RequestOptions {
      * periods any other value is 400 board_has_no_periods; an unreadable one 404 period_not_found.
      */
     period?: string;
+    /** The ranks' type (`?rank=`), on the reads that return ranks; default 'ordinal'. Dense
+     * ranks of a set an older rankd wrote are 409 dense_rank_unavailable. */
+    rankType?: RankdRankType;
 }
 
 /** The older name of ReadOptions. */
@@ -132,6 +185,16 @@ export interface PageOptions extends ReadOptions {
     /** never a page computed before this write counter: pass a write's `version` to see that
      * write on the page (`?min_version=`) */
     minVersion?: number;
+    /** A page's `next` cursor: the page after it, by its last member, wherever members moved
+     * (n is ignored). 410 cursor_expired after a reset, a layout change or a re-created board. */
+    after?: string;
+    /** A page's `prev` cursor: the page before it (n is ignored). */
+    before?: string;
+    /** Only members whose score is at least `min` (inclusive; a string keeps the exact literal);
+     * `total` and `pages` then count the members in the range. */
+    min?: number | string;
+    /** Only members whose score is at most `max` (inclusive). */
+    max?: number | string;
 }
 
 export interface ExportOptions extends RequestOptions {
@@ -215,6 +278,22 @@ export class RankdClient {
      * once, read as they arrive. A cut reply rejects with a RankdError (network_error).
      */
     exportRows(board: string, options?: ExportOptions): AsyncGenerator<RankdExportRow>;
+    /**
+     * Many members by id (1..1000), in rank order, with the ids not on the board in `missing`.
+     * Up to 100 go as GET .../members?ids= (any id, ',' included), more as POST .../lookup (a
+     * read: no token; not offered cross-origin).
+     */
+    members(board: string, ids: string[], options?: ReadOptions): Promise<RankdMembers>;
+    /** `size` entries centred on the first member whose score is `score` or worse (a string keeps
+     * the exact literal); 422 invalid_score / score_out_of_range as for writes. */
+    aroundScore(board: string, score: number | string, options?: ReadOptions): Promise<RankdPage>;
+    /** The member at percentile `p` (0..100, at most 4 decimals), by nearest rank. */
+    percentile(board: string, p: number | string, options?: ReadOptions): Promise<RankdPercentile>;
+    /** The first ceil(total * percent / 100) members, at most 100 of them, with `count`. */
+    top(board: string, percent: number | string, options?: ReadOptions): Promise<RankdTopPage>;
+    /** One member on 1..20 boards (each in its current period), null where absent. */
+    memberBoards(id: string, boards: string[],
+        options?: RequestOptions & { rankType?: RankdRankType }): Promise<RankdMemberBoards>;
     /** Forget every remembered ETag and body. */
     clearCache(): void;
 }

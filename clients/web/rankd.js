@@ -9,7 +9,8 @@
 //
 // Pages are addressed by number, and a page costs O(log N + page) in Redis whatever its number,
 // so page(board, n) is the way to walk a board; exportRows(board) reads a whole board as it was at
-// one instant, however it changes meanwhile.
+// one instant, however it changes meanwhile. Every read that returns ranks takes a `rankType`
+// option: 'ordinal' (the default), 'competition' (1224) or 'dense' (1223), sent as `?rank=`.
 
 /**
  * @typedef {Object<string, string|number|boolean|null>} RankdRecord  a member's flat record
@@ -26,14 +27,44 @@
  * @property {number} size    entries per page
  * @property {number} total   members on the board
  * @property {number} pages   number of pages at this size
+ * @property {string|null} [next]  rank pages: the cursor for the page after it (pass it as
+ *   `after`), null on the last
+ * @property {string|null} [prev]  rank pages: the cursor for the page before it (`before`), null
+ *   on the first
  * @property {RankdItem[]} items  empty past the last page
  *
  * @typedef {Object} RankdMember
  * @property {string} id
  * @property {number} score
- * @property {number} rank
- * @property {number} page    the page that holds this member at the size asked for
+ * @property {number} rank    of the rank type asked (ordinal by default)
+ * @property {number} page    the page that holds this member's position at the size asked for
+ * @property {number} percentile  100 * (total - position) / total, two decimals
  * @property {RankdRecord|null} record
+ *
+ * @typedef {Object} RankdMembers
+ * @property {string} board
+ * @property {RankdItem[]} items  the members found, in rank order
+ * @property {string[]} missing   the ids not on the board, in the order asked
+ *
+ * @typedef {Object} RankdPercentile
+ * @property {number} p
+ * @property {number|null} rank  the ordinal rank at that percentile; null on an empty board
+ * @property {string|null} id
+ * @property {number|null} score
+ *
+ * @typedef {RankdPage & {count: number}} RankdTopPage  `count`: the members the percent asks for
+ *
+ * @typedef {Object} RankdMemberOnBoard
+ * @property {string} board
+ * @property {number|null} rank  null where the board or the member is absent
+ * @property {number|null} score
+ * @property {number|null} percentile
+ *
+ * @typedef {Object} RankdMemberBoards
+ * @property {string} id
+ * @property {RankdMemberOnBoard[]} boards  in the order asked, each board once
+ *
+ * @typedef {'ordinal'|'competition'|'dense'} RankdRankType
  *
  * @typedef {Object} RankdBoardSummary
  * @property {string} board
@@ -84,6 +115,7 @@
  * @property {number} [size]  entries per page (1..100; default: the board's page_size)
  * @property {string} [period]  a periodic board's period id ('2026-W49', '2026-11-30', ...) to read
  *   instead of the current one; GET /boards/{board} lists the readable ones
+ * @property {RankdRankType} [rankType]  the ranks' type (`?rank=`; default 'ordinal')
  * @property {AbortSignal} [signal]
  *
  * @typedef {ReadOptions} SizeOptions  (the older name of ReadOptions)
@@ -176,6 +208,12 @@
  * @property {number} [rank]  read the page that holds this 1-based rank (n is then ignored)
  * @property {number} [minVersion]  never a page computed before this write counter (a write's
  *   `version`): read your own writes
+ * @property {RankdRankType} [rankType]  the ranks' type (`?rank=`; default 'ordinal')
+ * @property {string} [after]  a page's `next` cursor: the page after that page (n is ignored)
+ * @property {string} [before]  a page's `prev` cursor: the page before that page (n is ignored)
+ * @property {number|string} [min]  only members whose score is at least this (inclusive)
+ * @property {number|string} [max]  only members whose score is at most this (inclusive);
+ *   with min and/or max, `total` and `pages` count the members in the range
  * @property {AbortSignal} [signal]
  */
 
@@ -305,8 +343,18 @@ export class RankdClient {
         const mv = options.minVersion;
         if (mv !== undefined && (!Number.isSafeInteger(mv) || mv < 0))
             throw new TypeError('minVersion must be a whole number from 0 (a write\'s version; 0: any page)');
-        return this._get(path, { page: n, size, period: period(options), min_version: mv || undefined },
-            options.signal, true);
+        const { after, before } = options;
+        if (after !== undefined && before !== undefined)
+            throw new TypeError('page(board, n, {after} or {before}): not both');
+        const cursor = after ?? before;
+        if (cursor !== undefined && (typeof cursor !== 'string' || cursor === ''))
+            throw new TypeError('after and before take a page\'s next or prev cursor');
+        return this._get(path, {
+            page: cursor === undefined ? n : undefined, size, period: period(options),
+            rank: rankType(options), after, before, min_version: mv || undefined,
+            min: options.min === undefined ? undefined : literal(options.min, 'min'),
+            max: options.max === undefined ? undefined : literal(options.max, 'max'),
+        }, options.signal, true);
     }
 
     /**
@@ -380,7 +428,8 @@ export class RankdClient {
      */
     async member(board, id, options = {}) {
         return this._get(`/boards/${seg(board)}/members/${seg(id)}`,
-            { size: options.size, period: period(options) }, options.signal, false);
+            { size: options.size, period: period(options), rank: rankType(options) },
+            options.signal, false);
     }
 
     /**
@@ -399,7 +448,85 @@ export class RankdClient {
         else if (typeof options !== 'object')
             throw new TypeError('around(board, id, {size, period, signal}): options must be an object');
         return this._get(`/boards/${seg(board)}/members/${seg(id)}/around`,
-            { size: options.size, period: period(options) }, options.signal, false);
+            { size: options.size, period: period(options), rank: rankType(options) },
+            options.signal, false);
+    }
+
+    /**
+     * Many members by id (a friends list), in rank order, with the ids not on the board in
+     * `missing`. Up to 100 ids go as `GET .../members?ids=` (each percent-encoded, so an id may
+     * hold ','), up to 1000 as `POST .../lookup` (a read: no token; not offered cross-origin).
+     * @param {string} board
+     * @param {string[]} ids
+     * @param {ReadOptions} [options]  period, rankType, signal
+     * @returns {Promise<RankdMembers>}
+     */
+    async members(board, ids, options = {}) {
+        if (!Array.isArray(ids) || ids.length === 0 || ids.length > 1000)
+            throw new TypeError('members(board, ids): ids must be an array of 1 to 1000 ids');
+        const query = { period: period(options), rank: rankType(options) };
+        if (ids.length > 100)
+            return this._get(`/boards/${seg(board)}/lookup`, query, options.signal, false,
+                { body: JSON.stringify({ ids }) });
+        return this._get(`/boards/${seg(board)}/members`, query, options.signal, false,
+            { rawQuery: `ids=${ids.map(seg).join(',')}` });
+    }
+
+    /**
+     * A page-shaped window of `size` entries centred on the first member whose score is `score`
+     * or worse, filled from both sides at the edges. Pass the score as a string to keep its exact
+     * literal ('12.50'); a number is sent as JavaScript prints it.
+     * @param {string} board
+     * @param {number|string} score
+     * @param {ReadOptions} [options]
+     * @returns {Promise<RankdPage>}
+     */
+    async aroundScore(board, score, options = {}) {
+        return this._get(`/boards/${seg(board)}/around`,
+            { score: literal(score, 'score'), size: options.size, period: period(options),
+              rank: rankType(options) }, options.signal, false);
+    }
+
+    /**
+     * The member at percentile `p` (0..100, at most 4 decimals): ordinal rank
+     * max(1, ceil(total * (100 - p) / 100)); rank, id and score null on an empty board.
+     * @param {string} board
+     * @param {number|string} p
+     * @param {ReadOptions} [options]  period, signal
+     * @returns {Promise<RankdPercentile>}
+     */
+    async percentile(board, p, options = {}) {
+        return this._get(`/boards/${seg(board)}/percentile`,
+            { p: literal(p, 'p'), period: period(options) }, options.signal, false);
+    }
+
+    /**
+     * The first ceil(total * percent / 100) members (at most 100 items), page-shaped, with
+     * `count` the uncapped number.
+     * @param {string} board
+     * @param {number|string} percent  0..100, at most 4 decimals
+     * @param {ReadOptions} [options]  period, rankType, signal
+     * @returns {Promise<RankdTopPage>}
+     */
+    async top(board, percent, options = {}) {
+        return this._get(`/boards/${seg(board)}/top`,
+            { percent: literal(percent, 'percent'), period: period(options), rank: rankType(options) },
+            options.signal, false);
+    }
+
+    /**
+     * One member on up to 20 boards (each in its current period): rank, score and percentile
+     * per board, null where the board or the member is absent.
+     * @param {string} id
+     * @param {string[]} boards
+     * @param {{rankType?: RankdRankType, signal?: AbortSignal}} [options]
+     * @returns {Promise<RankdMemberBoards>}
+     */
+    async memberBoards(id, boards, options = {}) {
+        if (!Array.isArray(boards) || boards.length === 0 || boards.length > 20)
+            throw new TypeError('memberBoards(id, boards): boards must be an array of 1 to 20 names');
+        return this._get(`/members/${seg(id)}`, { rank: rankType(options) }, options.signal, false,
+            { rawQuery: `boards=${boards.map(seg).join(',')}` });
     }
 
     /**
@@ -439,17 +566,20 @@ export class RankdClient {
     }
 
     /**
+     * A read: GET, or POST of a JSON body for the reads that take one (lookup; no token).
      * @param {string} path
      * @param {Record<string, number|string|undefined>} query
      * @param {AbortSignal|undefined} signal
      * @param {boolean} conditional  remember ETags and send If-None-Match
+     * @param {{rawQuery?: string, body?: string}} [extra]  rawQuery: a query part already
+     *   percent-encoded (a list split on raw ','); body: POST it as application/json
      */
-    async _get(path, query, signal, conditional) {
+    async _get(path, query, signal, conditional, extra = {}) {
         const params = new URLSearchParams();
         for (const [k, v] of Object.entries(query))
             if (v !== undefined && v !== null)
                 params.set(k, String(v));
-        const qs = params.toString();
+        const qs = [params.toString(), extra.rawQuery].filter(Boolean).join('&');
         const url = this.baseUrl + path + (qs ? `?${qs}` : '');
         const useEtag = conditional && this._etagMax > 0;
         const cached = useEtag ? this._etags.get(url) : undefined;
@@ -457,10 +587,17 @@ export class RankdClient {
         const headers = { ...this._headers };
         if (cached)
             headers['If-None-Match'] = cached.etag;
+        /** @type {RequestInit} */
+        const init = { method: 'GET', headers, signal };
+        if (extra.body !== undefined) {
+            init.method = 'POST';
+            init.body = extra.body;
+            headers['Content-Type'] = 'application/json';
+        }
         this.stats.requests++;
         let res;
         try {
-            res = await this._fetch(url, { method: 'GET', headers, signal });
+            res = await this._fetch(url, init);
         } catch (e) {
             if (signal?.aborted || (e && /** @type {any} */ (e).name === 'AbortError'))
                 throw e;
@@ -857,6 +994,25 @@ function period(options) {
     if (typeof p !== 'string' || p === '')
         throw new TypeError('period must be a non-empty period id such as "2026-W49"');
     return p;
+}
+
+/** The rankType option: undefined (ordinal, rankd's default) or one of the three names. */
+function rankType(options) {
+    const t = options.rankType;
+    if (t === undefined || t === null)
+        return undefined;
+    if (t !== 'ordinal' && t !== 'competition' && t !== 'dense')
+        throw new TypeError("rankType must be 'ordinal', 'competition' or 'dense'");
+    return t;
+}
+
+/** A number for the query: a finite number as JavaScript prints it, or a string as it is. */
+function literal(v, name) {
+    if (typeof v === 'number' && Number.isFinite(v))
+        return String(v);
+    if (typeof v === 'string' && v !== '')
+        return v;
+    throw new TypeError(`${name} must be a finite number or a non-empty numeric string`);
 }
 
 /** @param {Response} res @param {string} text @param {string} url */

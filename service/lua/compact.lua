@@ -1,7 +1,8 @@
 -- compact.lua -- renumber one chunk of a full tie group, keeping its order (tiebreak first|last).
 -- O(log N + chunk). The caller loops until a chunk returns fewer than `chunk` members.
 -- Renumbering the i-th remaining member to start+i never raises a tie (first) or lowers it
--- (last), so the group's order holds after every chunk, even with writers in between.
+-- (last), so the group's order holds after every chunk, even with writers in between. Every
+-- member keeps its key, so the set's distinct scores (prelude_dense.lua) stay as they are.
 -- KEYS[1] board sorted set, KEYS[2] the board's settings hash (its exports: an export copying
 -- the set sees the renumbered members as they were, prelude_export.lua)
 -- ARGV[1] lo (key * 2^T)   ARGV[2] tie cap   ARGV[3] tiebreak   ARGV[4] start   ARGV[5] chunk

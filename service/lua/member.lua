@@ -1,10 +1,15 @@
 #!lua flags=no-writes
 -- member.lua -- one member's stored score, rank and record, with the board settings. O(log N).
--- KEYS and ARGV[1..3] as prelude_read.lua; ARGV[4] member
--- Reply: nil when the board does not exist, {'retry', period, offset, retain} (prelude), else
---   {settings, total, stored|nil, rank0|nil, record|nil}
+-- KEYS and ARGV[1..4] as prelude_read.lua; ARGV[5] member
+-- Reply: nil when the board does not exist, the prelude's {'retry', ...} or
+--   {'dense_unavailable'}, else {settings, total, stored|nil, rank0|nil, record|nil, rank|nil}
+--   (rank0 the 0-based ordinal position, rank the 1-based rank of the type asked)
 --@prelude
-local stored = redis.call('ZSCORE', KEYS[2], ARGV[4])
-local rank = false
-if stored then rank = redis.call('ZRANK', KEYS[2], ARGV[4]) end
-return {settings, redis.call('ZCARD', KEYS[2]), stored, rank, redis.call('HGET', KEYS[3], ARGV[4])}
+local stored = redis.call('ZSCORE', KEYS[2], ARGV[5])
+local rank0, rank = false, false
+if stored then
+  rank0 = redis.call('ZRANK', KEYS[2], ARGV[5])
+  rank = rank_of(tonumber(stored), rank0)
+end
+return {settings, redis.call('ZCARD', KEYS[2]), stored, rank0, redis.call('HGET', KEYS[3], ARGV[5]),
+        rank}

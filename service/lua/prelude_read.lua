@@ -1,13 +1,20 @@
--- prelude_read.lua -- the opening every read script shares, put in place of its "--@prelude"
--- line at build time (Makefile). One KEYS/ARGV layout for all of them: KEYS[1] the board's
--- settings hash, KEYS[2] the sorted set of the period read, KEYS[3] the records hash; ARGV[1] the
--- period kind, ARGV[2] the UTC offset (minutes) and ARGV[3] the retain the caller assumed when it
--- chose KEYS[2] (and judged the period readable); the script's own arguments from ARGV[4] on.
+-- prelude_read.lua -- the opening every read script of one board shares, put in place of its
+-- "--@prelude" line at build time (Makefile). One KEYS/ARGV layout for all of them: KEYS[1] the
+-- board's settings hash, KEYS[2] the sorted set of the period read, KEYS[3] the records hash,
+-- KEYS[4] the set's distinct scores (prelude_dense.lua); ARGV[1] the period kind, ARGV[2] the UTC
+-- offset (minutes) and ARGV[3] the retain the caller assumed when it chose KEYS[2] (and judged
+-- the period readable), ARGV[4] the rank type ('ordinal', 'competition' or 'dense'); the
+-- script's own arguments from ARGV[5] on.
 -- Checking retain here is what makes processes agree on which periods are readable: a process
--- whose retain is stale (another one changed it) is told the real one and judges again. One HGETALL, checked in Lua (a second redis.call costs more
--- than the loop). Gives `settings` (the flat HGETALL, for the reply), `s` (field -> value) and
--- page_size(asked) and page_reply(page, size); returns nil when the board does not exist and {'retry', period, offset,
--- retain} when its periods are not what the caller assumed (it learns them and calls again).
+-- whose retain is stale (another one changed it) is told the real one and judges again. One
+-- HGETALL, checked in Lua (a second redis.call costs more than the loop). Gives `settings` (the
+-- flat HGETALL, for the reply), `s` (field -> value), `base` (2^T), page_size(asked), rows(start,
+-- count), ranks(range, start), rank_of(stored, r0), page_reply(page, size), window(center, size,
+-- total) and share(total, num, den); returns nil when the board does not exist, {'retry', period,
+-- offset, retain} when its periods are not what the caller assumed (it learns them and calls
+-- again), and {'dense_unavailable'} for a dense read of a set written before rankd kept its
+-- distinct scores.
+--@prelude layout
 local settings = redis.call('HGETALL', KEYS[1])
 if #settings == 0 then return false end
 local s = {}
@@ -16,6 +23,10 @@ if (s.period or 'none') ~= ARGV[1] or (s.timezone or '0') ~= ARGV[2] or
    (s.retain or '1') ~= ARGV[3] then
   return {'retry', s.period or 'none', s.timezone or '0', s.retain or '1'}
 end
+local rank_type, base = ARGV[4], tie_base(s.tiebreak)
+if rank_type == 'dense' and not dense_readable(KEYS[2], KEYS[4]) then
+  return {'dense_unavailable'}
+end
 -- the size asked for, or the board's page_size for 0; a damaged hash must not read the board
 local function page_size(asked)
   local size = tonumber(asked)
@@ -23,17 +34,69 @@ local function page_size(asked)
   if not size or size < 1 or size > 100 then size = 20 end
   return size
 end
+-- `count` (>= 0) entries from 0-based position `start`: {member, stored, ...} and their records.
+-- O(log N + count). Ascending stored order is rank order (ZRANGE, not REV).
+local function rows(start, count)
+  if count <= 0 then return {}, {} end
+  local range = redis.call('ZRANGE', KEYS[2], start, start + count - 1, 'WITHSCORES')
+  if #range == 0 then return range, {} end
+  local ids = {}
+  for i = 1, #range, 2 do ids[#ids + 1] = range[i] end
+  return range, redis.call('HMGET', KEYS[3], unpack(ids))
+end
+local memo = {}
+-- the rank of the member with stored value `stored` at 0-based position r0, by the rank type
+local function rank_of(stored, r0)
+  return rank_in(KEYS[2], KEYS[4], base, rank_type, stored, r0, memo)
+end
+-- The ranks of a range {member, stored, ...} from 0-based position start, by the rank type: {}
+-- for ordinal (the caller counts). Ranks are global: the first entry's is asked of the whole set
+-- (one ZCOUNT), each next one follows from it (a new key: its position + 1 for competition, one
+-- more for dense; the same key: the same rank), so a tie group across a page edge has one rank.
+local function ranks(range, start)
+  local out = {}
+  if (rank_type ~= 'competition' and rank_type ~= 'dense') or #range == 0 then return out end
+  local prev = math.floor(tonumber(range[2]) / base)
+  local r = rank_of(tonumber(range[2]), start)
+  out[1] = r
+  for i = 2, #range / 2 do
+    local key = math.floor(tonumber(range[2 * i]) / base)
+    if key ~= prev then
+      prev = key
+      if rank_type == 'competition' then r = start + i else r = r + 1 end
+    end
+    out[i] = r
+  end
+  return out
+end
 -- page `page` of `size` entries: page.lua's reply {settings, total, size, {member, stored, ...},
--- {record|nil, ...}}. O(log N + size). Ascending stored order is rank order (ZRANGE, not REV).
+-- {record|nil, ...}, ranks}. O(log N + size).
 local function page_reply(page, size)
   local total = redis.call('ZCARD', KEYS[2])
   local start = (page - 1) * size
   local range, records = {}, {}
-  if start < total then
-    range = redis.call('ZRANGE', KEYS[2], start, start + size - 1, 'WITHSCORES')
-    local ids = {}
-    for i = 1, #range, 2 do ids[#ids + 1] = range[i] end
-    records = redis.call('HMGET', KEYS[3], unpack(ids))
-  end
-  return {settings, total, size, range, records}
+  if start < total then range, records = rows(start, size) end
+  return {settings, total, size, range, records, ranks(range, start)}
+end
+-- `size` entries centred on 0-based position `center` of `total`, clamped at both ends:
+-- {settings, total, size, start0, range, records, ranks}. O(log N + size).
+local function window(center, size, total)
+  local start = center - math.floor(size / 2)
+  if start + size > total then start = total - size end
+  if start < 0 then start = 0 end
+  local range, records = rows(start, size)
+  return {settings, total, size, start, range, records, ranks(range, start)}
+end
+-- ceil(total * num / den) exactly, for 0 <= total < 2^53 and 0 <= num <= den <= 10^6 (Lua
+-- numbers are doubles: every step stays an integer below 2^53).
+local function share(total, num, den)
+  local q = math.floor(total / den)
+  local r = total - q * den
+  if r < 0 then q, r = q - 1, r + den elseif r >= den then q, r = q + 1, r - den end
+  local x = r * num
+  local c = math.floor(x / den)
+  local rem = x - c * den
+  if rem < 0 then c, rem = c - 1, rem + den elseif rem >= den then c, rem = c + 1, rem - den end
+  if rem > 0 then c = c + 1 end
+  return q * num + c
 end

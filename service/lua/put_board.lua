@@ -1,13 +1,14 @@
 #!lua flags=allow-oom
 -- put_board.lua -- change an existing board's settings. O(1), plus one UNLINK (O(1) on the main
--- thread) per period set it lets go of: at most 2 * PERIOD_RETAIN_MAX + 1 named keys, and the
--- period index's sets on a layout change. allow-oom: a settings change keeps or frees memory, so
+-- thread) per period set (and its distinct scores) it lets go of: at most 3 * PERIOD_RETAIN_MAX +
+-- 3 named keys, and the period index's keys on a layout change. allow-oom: a settings change keeps or frees memory, so
 -- it works at maxmemory (a new board grows memory: create_board.lua, which Redis refuses there).
 -- KEYS[1] settings hash, KEYS[2] the set of the current period (or of the board), KEYS[3] the
 -- period index, KEYS[4 .. 3+ARGV[13]] the sets of the past periods both the current and the new
 -- retain keep readable, KEYS[4+ARGV[13] ..] the sets of the periods only one of them keeps
 -- (dropped by a lower retain, or shown again by a higher one: emptied either way, so a period
--- that stopped being readable never comes back). All named under the current period settings.
+-- that stopped being readable never comes back), each followed by its distinct scores
+-- (prelude_dense.lua). All named under the current period settings.
 -- ARGV[1] period kind, ARGV[2] UTC offset, ARGV[3] retain: the settings the keys were named
 -- from ({'retry'} when the hash holds others)
 -- ARGV[4..11] order tiebreak score_decimals period timezone page_size page_ttl_ms retain, ''

@@ -3,7 +3,9 @@
 -- readable, found in the board's period index (never a keyspace scan), go with UNLINK and leave
 -- the index. O(log N + chunk) for N listed sets, each key O(1) on Redis' main thread (a big set
 -- is freed by the lazy-free thread). Board data carries no TTL: this, run by rankd, is how old
--- periods go. allow-oom: it frees memory, and must work exactly when memory is full.
+-- periods go. allow-oom: it frees memory, and must work exactly when memory is full. A period's
+-- distinct scores (prelude_dense.lua) are listed with its set, under the same start, so they go
+-- in the same chunks.
 -- The caller computed the cut from the settings it read; they are checked here, so a process
 -- whose view is stale (another one raised retain) never removes a period still readable.
 -- Lock-protected across processes: the first chunk takes KEYS[3] with the caller's token (SET PX),

@@ -1,29 +1,36 @@
 #!lua flags=allow-oom
 -- trim.lua -- remove one chunk of a board's tail, for trimming to the top N or below a score.
 -- O(log N + chunk): the caller repeats it until a chunk removes fewer than `chunk` members, so
--- other clients interleave between chunks. allow-oom: removing frees memory.
--- KEYS[1] board sorted set, KEYS[2] the board's settings hash (its exports: an export copying
--- the set sees the removed members as they were, prelude_export.lua)
+-- other clients interleave between chunks. allow-oom: removing frees memory. The set's
+-- distinct scores lose the keys the chunk took whole (prelude_dense.lua: a chunk is a run in
+-- rank order, so only its two edge keys are counted). An export copying the set sees the
+-- removed members as they were (prelude_export.lua).
+-- KEYS[1] board sorted set, KEYS[2] its distinct scores, KEYS[3] board settings hash (its
+-- tiebreak gives 2^T; its exports)
 -- ARGV[1] 'rank': remove ranks ARGV[2] (0-based) .. ARGV[2] + chunk - 1
 --         'score': remove members whose stored value is >= ARGV[2] (the tail of the board)
 -- ARGV[3] chunk
 -- Reply: members removed
 --@prelude export
+--@prelude dense
 local chunk = tonumber(ARGV[3])
-local exports = redis.call('HGET', KEYS[2], 'exports')
-local function note(pairs_)
-  local before = {}
-  for i = 1, #pairs_, 2 do before[pairs_[i]] = tonumber(pairs_[i + 1]) end
-  export_note(KEYS[2], exports, KEYS[1], before)
-end
+local range
 if ARGV[1] == 'rank' then
   local start = tonumber(ARGV[2])
-  if exports then note(redis.call('ZRANGE', KEYS[1], start, start + chunk - 1, 'WITHSCORES')) end
-  return redis.call('ZREMRANGEBYRANK', KEYS[1], start, start + chunk - 1)
+  range = redis.call('ZRANGE', KEYS[1], start, start + chunk - 1, 'WITHSCORES')
+else
+  range = redis.call('ZRANGE', KEYS[1], ARGV[2], '+inf', 'BYSCORE', 'LIMIT', 0, chunk, 'WITHSCORES')
 end
-local got = redis.call('ZRANGE', KEYS[1], ARGV[2], '+inf', 'BYSCORE', 'LIMIT', 0, chunk, 'WITHSCORES')
-if #got == 0 then return 0 end
-if exports then note(got) end
+if #range == 0 then return 0 end
+local s = redis.call('HMGET', KEYS[3], 'tiebreak', 'exports')
+if s[2] then
+  local before = {}
+  for i = 1, #range, 2 do before[range[i]] = tonumber(range[i + 1]) end
+  export_note(KEYS[3], s[2], KEYS[1], before)
+end
 local ids = {}
-for i = 1, #got, 2 do ids[#ids + 1] = got[i] end
-return redis.call('ZREM', KEYS[1], unpack(ids))
+for i = 1, #range, 2 do ids[#ids + 1] = range[i] end
+local removed = redis.call('ZREM', KEYS[1], unpack(ids))
+local base = tie_base(s[1])
+dense_cut(KEYS[1], KEYS[2], base, tonumber(range[2]), tonumber(range[#range]))
+return removed

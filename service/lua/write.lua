@@ -17,7 +17,10 @@
 --
 -- KEYS: per board b (0-based), KB keys from KB*b + 1: its set (the current period's on a
 -- periodic board), settings hash, period index, idempotency record (P:{board}:idem:<key>; named
--- even without a key, never touched then); then the records hash and the registry set.
+-- even without a key, never touched then), the set's distinct scores (P:{board}:dense[:<period>],
+-- prelude_dense.lua: kept in this call for every change of the set, the max_members trim
+-- included, and listed in the period index with the set when this call starts it); then the
+-- records hash and the registry set.
 -- ARGV[1] entries n   ARGV[2] boards nb   ARGV[3] '1' return ranks   ARGV[4] '1' all or nothing
 -- (an entry whose result leaves the range refuses the whole call; '0': such an entry is refused
 -- alone: NDJSON). Either way a full tie group stops the call after the entries before it.
@@ -54,7 +57,8 @@
 --   out of range: nothing written for it), stored, rank0 (-1: none asked, or not on the board
 --   after the call), updated, previous stored ('' none), previous rank0 (-1 none)}
 --@prelude export
-local KB, HB, H0 = 4, 13, 10
+--@prelude dense
+local KB, HB, H0 = 5, 13, 10
 local TRIM_SLACK = 64 -- members a write may remove beyond its own entries (a lowered max_members)
 local n, nb = tonumber(ARGV[1]), tonumber(ARGV[2])
 local want_rank, atomic, create_ok, want_prev =
@@ -66,7 +70,8 @@ local items, registry = KEYS[KB * nb + 1], KEYS[KB * nb + 2]
 local fmt = '%.17g'
 
 local function hdr(b, k) return ARGV[H0 + HB * b + k] end
-local function key_of(b, name) return KEYS[KB * b + name] end -- 1 set, 2 settings, 3 index, 4 idem
+-- 1 set, 2 settings, 3 index, 4 idem, 5 distinct scores
+local function key_of(b, name) return KEYS[KB * b + name] end
 
 -- Phase 0: a request already applied under this Idempotency-Key is answered from its record
 -- {digest, done, section}; one applied in part (a full tie group stopped it) goes on after the
@@ -256,10 +261,27 @@ for b = 0, nb - 1 do
     end
     local listed, trimmed = 0, 0
     if #adds > 0 then
+      local dz, base = key_of(b, 5), tonumber(hdr(b, 0))
+      local dense = dense_state(z, dz) -- before this board's first write
       redis.call('ZADD', z, unpack(adds))
+      if hdr(b, 11) == '1' and dense == 'new' then
+        redis.call('ZADD', key_of(b, 3), 'NX', hdr(b, 12), dz) -- the side set goes with its set
+      end
       if hdr(b, 11) == '1' and redis.call('ZADD', key_of(b, 3), 'NX', hdr(b, 12), z) == 1 then
         listed = 1
         redis.call('PERSIST', z) -- a set an older rankd wrote carries a TTL: it must not expire
+      end
+      if dense then
+        -- the keys the written members hold now (ZADD applied the pairs in order: a member's
+        -- last pair is its value) and the keys they held before the call
+        local final, held, left = {}, {}, {}
+        for k = 1, #adds, 2 do final[adds[k + 1]] = adds[k] end
+        for m, v in pairs(final) do
+          held[math.floor(v / base)] = true
+          local v0 = plan.cur0[m]
+          if v0 then left[math.floor(v0 / base)] = true end
+        end
+        dense_update(z, dz, base, held, left)
       end
       -- keep the top max_members: a call adds at most its entries, so removing at most that
       -- many (plus a slack that catches up after max_members was lowered) keeps the work bounded.
@@ -272,6 +294,11 @@ for b = 0, nb - 1 do
         if excess > 0 then
           popped = redis.call('ZPOPMAX', z, math.min(excess, #adds / 2 + TRIM_SLACK))
           trimmed = #popped / 2
+          -- the popped members are a run of the set's tail (highest stored values first): the
+          -- keys strictly inside it go, its two edge keys are counted
+          if dense and #popped > 0 then
+            dense_cut(z, dz, base, tonumber(popped[#popped]), tonumber(popped[2]))
+          end
         end
       end
       if exports[b] then -- an export copying z sees each changed member as it was before

@@ -12,12 +12,24 @@ struct rankd *g_app;
 int g_port;
 redisContext *g_admin;
 
-void it_setup(void)
+/* FLUSHALL, then rankd (with hooks, may be NULL) and an admin connection. */
+static void setup_with(const struct rankd_hooks *hooks)
 {
     g_admin = redis_admin(g_redis.port);
     freeReplyObject(redis_admin_cmd(g_admin, "FLUSHALL"));
-    g_app = rankd_test_start(g_redis.port, TEST_TOKEN);
+    g_app = rankd_test_start_with(g_redis.port, TEST_TOKEN, NULL, hooks);
     g_port = rankd_port(g_app);
+}
+
+void it_setup(void)
+{
+    setup_with(NULL);
+}
+
+void it_setup_clock(void)
+{
+    fixture_set_clock(NULL);
+    setup_with(&fixture_clock_hooks);
 }
 
 void it_teardown(void)
@@ -48,6 +60,16 @@ void it_post_score(const char *board, const char *json)
     http_result_free(&r);
 }
 
+/* One TCase: the checked fixture setup/it_teardown, the timeout, the test. */
+static TCase *it_tcase(const char *name, const TTest *test, double timeout_s, void (*setup)(void))
+{
+    TCase *tc = tcase_create(name);
+    tcase_add_checked_fixture(tc, setup, it_teardown);
+    tcase_set_timeout(tc, timeout_s);
+    tcase_add_test(tc, test);
+    return tc;
+}
+
 Suite *it_suite(const char *name, const struct it_case *cases, size_t n)
 {
     return it_suite_timeout(name, cases, n, 30);
@@ -56,13 +78,17 @@ Suite *it_suite(const char *name, const struct it_case *cases, size_t n)
 Suite *it_suite_timeout(const char *name, const struct it_case *cases, size_t n, int timeout_s)
 {
     Suite *s = suite_create(name);
-    for (size_t i = 0; i < n; i++) {
-        TCase *tc = tcase_create(cases[i].name);
-        tcase_add_checked_fixture(tc, it_setup, it_teardown);
-        tcase_set_timeout(tc, timeout_s);
-        tcase_add_test(tc, cases[i].test);
-        suite_add_tcase(s, tc);
-    }
+    for (size_t i = 0; i < n; i++)
+        suite_add_tcase(s, it_tcase(cases[i].name, cases[i].test, timeout_s, it_setup));
+    return s;
+}
+
+Suite *it_suite_with(const char *name, const struct it_timed_case *cases, size_t n,
+                     void (*setup)(void))
+{
+    Suite *s = suite_create(name);
+    for (size_t i = 0; i < n; i++)
+        suite_add_tcase(s, it_tcase(cases[i].name, cases[i].test, cases[i].timeout_s, setup));
     return s;
 }
 
@@ -101,6 +127,7 @@ int main(void)
     srunner_add_suite(sr, ops_suite());
     srunner_add_suite(sr, writes_suite());
     srunner_add_suite(sr, export_suite());
+    srunner_add_suite(sr, reads_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);

@@ -13,6 +13,9 @@ extern redisContext *g_admin; /* per test */
 
 /** Checked fixture: FLUSHALL, start rankd with TEST_TOKEN, open an admin connection. */
 void it_setup(void);
+
+/** it_setup with rankd on fixture_clock_hooks, the clock the real one until a test sets it. */
+void it_setup_clock(void);
 void it_teardown(void);
 
 /** Status of one request (body may be NULL); the result is freed. */
@@ -35,6 +38,17 @@ Suite *it_suite(const char *name, const struct it_case *cases, size_t n);
 
 /** The same with another timeout (seconds) for each case. */
 Suite *it_suite_timeout(const char *name, const struct it_case *cases, size_t n, int timeout_s);
+/** One test case of it_suite_with: its own timeout. */
+struct it_timed_case {
+    const char *name;
+    const TTest *test;
+    double timeout_s;
+};
+
+/** A suite of one TCase per case with another checked set-up (it_setup_clock), it_teardown
+ *  after each case. */
+Suite *it_suite_with(const char *name, const struct it_timed_case *cases, size_t n,
+                     void (*setup)(void));
 
 Suite *api_suite(void);
 Suite *ordering_suite(void);
@@ -51,5 +65,6 @@ Suite *acl_suite(void);
 Suite *ops_suite(void);
 Suite *writes_suite(void);
 Suite *export_suite(void);
+Suite *reads_suite(void);
 
 #endif

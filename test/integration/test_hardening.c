@@ -147,7 +147,8 @@ START_TEST(integers_plain_digits)
     ck_assert_int_eq(r.status, 200);
     http_result_free(&r);
     expect_body("/boards/nb/rank",
-                "{\"board\":\"nb\",\"page\":1,\"size\":20,\"total\":4,\"pages\":1,\"items\":["
+                "{\"board\":\"nb\",\"page\":1,\"size\":20,\"total\":4,\"pages\":1,\"next\":null,"
+                "\"prev\":null,\"items\":["
                 "{\"rank\":1,\"id\":\"b\",\"score\":9007199254740991,\"record\":null},"
                 "{\"rank\":2,\"id\":\"d\",\"score\":9007199254740990,\"record\":null},"
                 "{\"rank\":3,\"id\":\"a\",\"score\":1000000000000000,"
@@ -156,7 +157,14 @@ START_TEST(integers_plain_digits)
                 "\"record\":{\"n\":-2000000000000000}}]}");
     expect_body("/boards/nb/members/a",
                 "{\"id\":\"a\",\"score\":1000000000000000,\"rank\":3,\"page\":1,"
-                "\"record\":{\"e\":1000000000000000}}");
+                "\"percentile\":25,\"record\":{\"e\":1000000000000000}}");
+    /* the distinct scores hold the extreme keys exactly: dense and competition ranks at 2^53 */
+    expect_body("/boards/nb/members/c?rank=dense",
+                "{\"id\":\"c\",\"score\":-9007199254740991,\"rank\":4,\"page\":1,"
+                "\"percentile\":0,\"record\":{\"n\":-2000000000000000}}");
+    expect_body("/boards/nb/members/d?rank=competition",
+                "{\"id\":\"d\",\"score\":9007199254740990,\"rank\":2,\"page\":1,"
+                "\"percentile\":50,\"record\":null}");
     expect_body("/items/a", "{\"e\":1000000000000000}");
     ck_assert_int_eq(http_get(g_port, "/boards/nb", &r), 0);
     ck_assert_msg(strstr(r.body, "\"score_range\":{\"min\":-9007199254740991,"

@@ -28,7 +28,6 @@
  * They carry none now (test_boarddata.c), so any date would do.
  */
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,51 +42,8 @@
 #define MONITOR_MARKER "rankd-lifecycle-monitor-end"
 #define LUA_CMDS_PER_SCRIPT_MAX 12 /* O(1) commands a lifecycle script may run (delete: 3 + k) */
 
-/* ---------------------------------------------------------------- fixture and clock */
-
-static _Atomic int64_t fake_now_ms; /* 0: the real clock */
-
-static int64_t lc_clock(void)
-{
-    int64_t v = atomic_load(&fake_now_ms);
-    if (v)
-        return v;
-    struct timespec t;
-    clock_gettime(CLOCK_REALTIME, &t);
-    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
-static const struct rankd_hooks lc_hooks = {.page_delay = NULL, .clock_ms = lc_clock};
-
-static void lc_setup(void)
-{
-    atomic_store(&fake_now_ms, 0);
-    g_admin = redis_admin(g_redis.port);
-    freeReplyObject(redis_admin_cmd(g_admin, "FLUSHALL"));
-    g_app = rankd_test_start_with(g_redis.port, TEST_TOKEN, NULL, &lc_hooks);
-    g_port = rankd_port(g_app);
-}
-
-/* "2036-11-30T23:59:59.999Z" -> ms since the epoch (timegm: independent of period.c). */
-static int64_t ts(const char *iso)
-{
-    int y, mo, d, h, mi, s, ms;
-    ck_assert_msg(sscanf(iso, "%d-%d-%dT%d:%d:%d.%dZ", &y, &mo, &d, &h, &mi, &s, &ms) == 7,
-                  "bad test timestamp %s", iso);
-    struct tm tm = {0};
-    tm.tm_year = y - 1900;
-    tm.tm_mon = mo - 1;
-    tm.tm_mday = d;
-    tm.tm_hour = h;
-    tm.tm_min = mi;
-    tm.tm_sec = s;
-    return (int64_t)timegm(&tm) * 1000 + ms;
-}
-
-static void set_clock(const char *iso)
-{
-    atomic_store(&fake_now_ms, ts(iso));
-}
+/* ---------------------------------------------------------------- clocks (the fake wall clock:
+ * fixture.h) */
 
 static double mono_s(void)
 {
@@ -163,7 +119,7 @@ static void post_score(const char *board, const char *id, double score)
 /* Set the fake clock, then write one score. */
 static void write_at(const char *iso, const char *board, const char *id, double score)
 {
-    set_clock(iso);
+    fixture_set_clock(iso);
     post_score(board, id, score);
 }
 
@@ -338,8 +294,8 @@ static void expect_listed(const char *board, const char *period, long long membe
 {
     expect_current_set(board, period, members);
     long long start = index_score(board, period);
-    ck_assert_msg(start < (long long)ts(unreadable_iso), "%s's %s listed at %lld, not before %s",
-                  board, period, start, unreadable_iso);
+    ck_assert_msg(start < (long long)fixture_ts(unreadable_iso),
+                  "%s's %s listed at %lld, not before %s", board, period, start, unreadable_iso);
 }
 
 /* The set of a period no longer readable is gone and no longer listed: swept by the first write
@@ -644,15 +600,20 @@ START_TEST(test_reset_big_board)
             slow_cmd);
     ck_assert_msg(s.bad == 0, "%d forbidden command(s) during the reset; first (%s): %s", s.bad,
                   s.why, s.first_bad);
-    ck_assert_msg(s.scripts >= 1 && s.max_keys <= 2,
-                  "reset: %d script calls, up to %d keys; want one script on at most 2 keys",
+    /* the settings, the set, its distinct scores */
+    ck_assert_msg(s.scripts >= 1 && s.max_keys <= 3,
+                  "reset: %d script calls, up to %d keys; want one script on at most 3 keys",
                   s.scripts, s.max_keys);
     ck_assert_msg(s.lua_lines <= LUA_CMDS_PER_SCRIPT_MAX * s.scripts,
                   "reset: scripts ran %d commands", s.lua_lines);
     ck_assert_msg(s.unlink_board, "no UNLINK of %s during the reset", zk);
 
-    /* empty at once; the cached pages are not served; the settings stay */
+    /* empty at once (its distinct scores too); the cached pages are not served; the settings
+     * stay */
     ck_assert_int_eq(key_int("EXISTS", zk), 0);
+    char dk[200];
+    snprintf(dk, sizeof(dk), "%s:{%s}:dense", g_app->cfg.key_prefix, board);
+    ck_assert_int_eq(key_int("EXISTS", dk), 0);
     expect("GET", "/boards/big/rank?page=7500", NULL, 200, &r);
     ck_assert_msg(jnum(r.json, "total") == 0 && cJSON_GetArraySize(jget(r.json, "items")) == 0,
                   "page 7500 after the reset: %.300s", r.body);
@@ -715,9 +676,10 @@ START_TEST(test_delete_big_board)
             slow_cmd);
     ck_assert_msg(s.bad == 0, "%d forbidden command(s) during the delete; first (%s): %s", s.bad,
                   s.why, s.first_bad);
-    /* a board without periods: its settings, the registry, its (empty) period index, its set */
-    ck_assert_msg(s.scripts >= 1 && s.max_keys <= 4,
-                  "delete: %d script calls, up to %d keys; want one script on at most 4 keys",
+    /* a board without periods: its settings, the registry, its (empty) period index, its set and
+     * the set's distinct scores */
+    ck_assert_msg(s.scripts >= 1 && s.max_keys <= 5,
+                  "delete: %d script calls, up to %d keys; want one script on at most 5 keys",
                   s.scripts, s.max_keys);
     ck_assert_msg(s.lua_lines <= LUA_CMDS_PER_SCRIPT_MAX * s.scripts,
                   "delete: scripts ran %d commands", s.lua_lines);
@@ -732,6 +694,9 @@ START_TEST(test_delete_big_board)
     expect_error("POST", "/boards/bigd/reset", NULL, 404, "board_not_found");
     ck_assert_int_eq(key_int("EXISTS", zk), 0);
     ck_assert_int_eq(key_int("EXISTS", meta), 0);
+    char dk[200];
+    snprintf(dk, sizeof(dk), "%s:{%s}:dense", g_app->cfg.key_prefix, board);
+    ck_assert_int_eq(key_int("EXISTS", dk), 0);
     redisReply *m =
         redis_admin_cmd(g_admin, "SISMEMBER %s:boards %s", g_app->cfg.key_prefix, board);
     ck_assert_int_eq(m->integer, 0);
@@ -756,7 +721,7 @@ END_TEST
 START_TEST(test_delete_periodic_board)
 {
     const char *board = "pdel";
-    set_clock("2036-11-28T12:00:00.000Z");
+    fixture_set_clock("2036-11-28T12:00:00.000Z");
     expect_free("PUT", "/boards/pdel", "{\"period\":\"daily\",\"retain\":2,\"page_ttl_ms\":0}",
                 201);
     write_at("2036-11-28T12:00:00.000Z", board, "a", 1);
@@ -777,8 +742,10 @@ START_TEST(test_delete_periodic_board)
     mon_finish(mon, zk, &s);
     expect_same_calls(before, "periodic delete");
     ck_assert_msg(s.bad == 0, "%d forbidden command(s); first (%s): %s", s.bad, s.why, s.first_bad);
-    /* settings, registry, period index, plain set, current + 2 retained periods */
-    ck_assert_msg(s.max_keys <= 4 + 2 + 1, "delete named %d keys; want at most 7", s.max_keys);
+    /* settings, registry, period index, plain set, current + 2 retained periods, each set with
+     * its distinct scores */
+    ck_assert_msg(s.max_keys <= 3 + 2 * (1 + 2 + 1), "delete named %d keys; want at most 11",
+                  s.max_keys);
     ck_assert_msg(s.unlink_board, "no UNLINK of %s", zk);
     ck_assert_int_eq(zcard_of(board, "2036-11-28"), 0);
     ck_assert_int_eq(zcard_of(board, "2036-11-29"), 0);
@@ -798,7 +765,7 @@ END_TEST
 START_TEST(test_period_daily_rollover)
 {
     const char *b = "day";
-    set_clock("2036-11-30T12:00:00.000Z");
+    fixture_set_clock("2036-11-30T12:00:00.000Z");
     struct http_result r;
     expect("PUT", "/boards/day", "{\"period\":\"daily\",\"retain\":1,\"page_ttl_ms\":60000}", 201,
            &r);
@@ -847,9 +814,9 @@ START_TEST(test_period_daily_rollover)
     expect_period_error(b, "2036-12-01-and-more-text", 400, "invalid_period");
 
     /* still readable in the last millisecond of Dec 1, gone at Dec 2 00:00 */
-    set_clock("2036-12-01T23:59:59.999Z");
+    fixture_set_clock("2036-12-01T23:59:59.999Z");
     expect_page(b, "2036-11-30", 1, "a");
-    set_clock("2036-12-02T00:00:00.000Z");
+    fixture_set_clock("2036-12-02T00:00:00.000Z");
     expect_period_error(b, "2036-11-30", 404, "period_not_found");
     expect_error("GET", "/boards/day/members/a?period=2036-11-30", NULL, 404, "period_not_found");
     expect_page(b, "2036-12-01", 1, "b");
@@ -874,7 +841,7 @@ END_TEST
 START_TEST(test_period_weekly_iso)
 {
     const char *b = "wk";
-    set_clock("2036-11-30T12:00:00.000Z");
+    fixture_set_clock("2036-11-30T12:00:00.000Z");
     expect_free("PUT", "/boards/wk", "{\"period\":\"weekly\",\"retain\":2,\"page_ttl_ms\":0}", 201);
     /* Sunday 2036-11-30 23:59:59.999 is the end of 2036-W48; Monday 00:00 starts 2036-W49 */
     write_at("2036-11-30T23:59:59.999Z", b, "a", 1);
@@ -886,9 +853,9 @@ START_TEST(test_period_weekly_iso)
     expect_periods(b, "2036-W49", p1, 3);
     expect_page(b, "2036-W48", 1, "a");
     expect_page(b, NULL, 1, "b");
-    set_clock("2036-12-14T23:59:59.999Z");
+    fixture_set_clock("2036-12-14T23:59:59.999Z");
     expect_page(b, "2036-W48", 1, "a");
-    set_clock("2036-12-15T00:00:00.000Z");
+    fixture_set_clock("2036-12-15T00:00:00.000Z");
     expect_period_error(b, "2036-W48", 404, "period_not_found");
     expect_page(b, "2036-W49", 1, "b");
 
@@ -900,7 +867,7 @@ START_TEST(test_period_weekly_iso)
     expect_listed(b, "2036-W52", 1, "2037-01-12T00:00:00.000Z");
     static const char *const p2[] = {"2037-W01", "2036-W52", "2036-W51"};
     expect_periods(b, "2037-W01", p2, 3);
-    set_clock("2037-01-01T09:00:00.000Z"); /* a Thursday, still 2037-W01 */
+    fixture_set_clock("2037-01-01T09:00:00.000Z"); /* a Thursday, still 2037-W01 */
     expect_periods(b, "2037-W01", p2, 3);
     expect_page(b, NULL, 1, "d");
     expect_page(b, "2036-W52", 1, "c");
@@ -910,9 +877,9 @@ START_TEST(test_period_weekly_iso)
     expect_period_error(b, "2037-W00", 400, "invalid_period");
     expect_period_error(b, "2037-01-01", 400, "invalid_period");
     expect_period_error(b, "2037-w01", 400, "invalid_period");
-    set_clock("2037-01-11T23:59:59.999Z");
+    fixture_set_clock("2037-01-11T23:59:59.999Z");
     expect_page(b, "2036-W52", 1, "c");
-    set_clock("2037-01-12T00:00:00.000Z");
+    fixture_set_clock("2037-01-12T00:00:00.000Z");
     expect_period_error(b, "2036-W52", 404, "period_not_found");
 
     /* a 53-week year: Sunday 2038-01-03 is in 2037-W53, Monday 2038-01-04 starts 2038-W01 */
@@ -928,7 +895,7 @@ END_TEST
 START_TEST(test_period_monthly)
 {
     const char *b = "mon";
-    set_clock("2036-11-15T12:00:00.000Z");
+    fixture_set_clock("2036-11-15T12:00:00.000Z");
     expect_free("PUT", "/boards/mon", "{\"period\":\"monthly\",\"page_ttl_ms\":0}", 201);
     write_at("2036-11-30T23:59:59.999Z", b, "a", 1);
     expect_current_set(b, "2036-11", 1);
@@ -943,7 +910,7 @@ START_TEST(test_period_monthly)
     expect_period_error(b, "2036-00", 400, "invalid_period");
     expect_period_error(b, "2036-1", 400, "invalid_period");
     expect_period_error(b, "2036-12-01", 400, "invalid_period");
-    set_clock("2036-12-31T23:59:59.999Z");
+    fixture_set_clock("2036-12-31T23:59:59.999Z");
     expect_page(b, "2036-11", 1, "a");
     /* December -> January: a new year */
     write_at("2037-01-01T00:00:00.000Z", b, "c", 3);
@@ -961,7 +928,7 @@ START_TEST(test_period_utc_offsets)
 {
     /* +02:00: the day starts at 22:00 UTC */
     const char *b = "off";
-    set_clock("2036-11-30T12:00:00.000Z");
+    fixture_set_clock("2036-11-30T12:00:00.000Z");
     struct http_result r;
     expect("PUT", "/boards/off", "{\"period\":\"daily\",\"timezone\":\"+02:00\",\"page_ttl_ms\":0}",
            201, &r);
@@ -976,14 +943,14 @@ START_TEST(test_period_utc_offsets)
     expect_periods(b, "2036-12-01", p1, 2);
     expect_page(b, "2036-11-30", 1, "a");
     expect_page(b, NULL, 1, "b");
-    set_clock("2036-12-01T21:59:59.999Z");
+    fixture_set_clock("2036-12-01T21:59:59.999Z");
     expect_page(b, "2036-11-30", 1, "a");
-    set_clock("2036-12-01T22:00:00.000Z");
+    fixture_set_clock("2036-12-01T22:00:00.000Z");
     expect_period_error(b, "2036-11-30", 404, "period_not_found");
     expect_page(b, "2036-12-01", 1, "b");
 
     /* -05:00: 04:59:59.999 UTC on Dec 1 is still Nov 30 */
-    set_clock("2036-11-30T12:00:00.000Z");
+    fixture_set_clock("2036-11-30T12:00:00.000Z");
     expect("PUT", "/boards/west",
            "{\"period\":\"daily\",\"timezone\":\"-05:00\",\"page_ttl_ms\":0}", 201, &r);
     ck_assert_str_eq(jstr(r.json, "timezone"), "-05:00");
@@ -995,7 +962,7 @@ START_TEST(test_period_utc_offsets)
     expect_listed("west", "2036-11-30", 1, "2036-12-02T05:00:00.000Z");
 
     /* +05:30 hourly: the local hour 14 runs from 08:30 to 09:30 UTC */
-    set_clock("2036-11-30T08:30:00.000Z");
+    fixture_set_clock("2036-11-30T08:30:00.000Z");
     expect_free("PUT", "/boards/hr",
                 "{\"period\":\"hourly\",\"timezone\":\"+05:30\",\"page_ttl_ms\":0}", 201);
     static const char *const p2[] = {"2036-11-30T14", "2036-11-30T13"};
@@ -1023,7 +990,7 @@ END_TEST
 START_TEST(test_period_leap_day)
 {
     const char *b = "leap";
-    set_clock("2036-02-28T12:00:00.000Z");
+    fixture_set_clock("2036-02-28T12:00:00.000Z");
     expect_free("PUT", "/boards/leap", "{\"period\":\"daily\",\"page_ttl_ms\":0}", 201);
     write_at("2036-02-28T23:59:59.999Z", b, "a", 1);
     expect_current_set(b, "2036-02-28", 1);
@@ -1047,7 +1014,7 @@ START_TEST(test_period_leap_day)
     expect_period_error(b, "2027-02-29", 400, "invalid_period");
 
     /* a monthly board across February of a leap year */
-    set_clock("2036-02-29T23:59:59.999Z");
+    fixture_set_clock("2036-02-29T23:59:59.999Z");
     expect_free("PUT", "/boards/feb", "{\"period\":\"monthly\",\"page_ttl_ms\":0}", 201);
     post_score("feb", "x", 1);
     expect_current_set("feb", "2036-02", 1);
@@ -1062,7 +1029,7 @@ END_TEST
 START_TEST(test_period_retain_zero)
 {
     const char *b = "r0";
-    set_clock("2036-11-30T12:00:00.000Z");
+    fixture_set_clock("2036-11-30T12:00:00.000Z");
     expect_free("PUT", "/boards/r0", "{\"period\":\"daily\",\"retain\":0,\"page_ttl_ms\":0}", 201);
     static const char *const p1[] = {"2036-11-30"};
     expect_periods(b, "2036-11-30", p1, 1);
@@ -1084,7 +1051,7 @@ END_TEST
 START_TEST(test_period_gap_gets_ttl)
 {
     const char *b = "gap";
-    set_clock("2036-11-30T12:00:00.000Z");
+    fixture_set_clock("2036-11-30T12:00:00.000Z");
     expect_free("PUT", "/boards/gap", "{\"period\":\"daily\",\"retain\":1,\"page_ttl_ms\":0}", 201);
     post_score(b, "a", 1);
     /* no write at all on Dec 1 */
@@ -1103,19 +1070,19 @@ END_TEST
 START_TEST(test_period_retain_raised)
 {
     const char *b = "rr";
-    set_clock("2036-11-30T12:00:00.000Z");
+    fixture_set_clock("2036-11-30T12:00:00.000Z");
     expect_free("PUT", "/boards/rr", "{\"period\":\"daily\",\"retain\":1,\"page_ttl_ms\":0}", 201);
     post_score(b, "a", 1);
     write_at("2036-12-01T12:00:00.000Z", b, "b", 2);
     expect_listed(b, "2036-11-30", 1, "2036-12-02T00:00:00.000Z");
     expect_free("PUT", "/boards/rr", "{\"retain\":3}", 200);
-    set_clock("2036-12-03T12:00:00.000Z");
+    fixture_set_clock("2036-12-03T12:00:00.000Z");
     static const char *const p[] = {"2036-12-03", "2036-12-02", "2036-12-01", "2036-11-30"};
     expect_periods(b, "2036-12-03", p, 4);
     post_score(b, "c", 3); /* the first write of Dec 3: a sweep, which must keep Nov 30 */
     expect_listed(b, "2036-11-30", 1, "2036-12-04T00:00:00.000Z");
     expect_page(b, "2036-11-30", 1, "a");
-    set_clock("2036-12-04T00:00:00.000Z");
+    fixture_set_clock("2036-12-04T00:00:00.000Z");
     expect_period_error(b, "2036-11-30", 404, "period_not_found");
     post_score(b, "d", 4);
     expect_swept(b, "2036-11-30");
@@ -1132,7 +1099,7 @@ END_TEST
  */
 START_TEST(test_period_read_stale_hint)
 {
-    set_clock("2036-12-01T12:00:00.000Z");
+    fixture_set_clock("2036-12-01T12:00:00.000Z");
     const char *prefix = g_app->cfg.key_prefix;
     /* a daily board written by another rankd process (this one never saw it) */
     freeReplyObject(redis_admin_cmd(g_admin,
@@ -1159,7 +1126,7 @@ END_TEST
  * corrected by a {'retry', ...} reply; only a write, a PUT or GET /boards/{board} re-reads it. */
 START_TEST(test_period_read_stale_retain)
 {
-    set_clock("2036-12-01T12:00:00.000Z");
+    fixture_set_clock("2036-12-01T12:00:00.000Z");
     const char *prefix = g_app->cfg.key_prefix;
     char five[32];
     stored_text(5, five);
@@ -1354,10 +1321,10 @@ END_TEST
  * retained periods are not cannot change (their stored values would be read wrongly). */
 START_TEST(test_settings_past_period_counts)
 {
-    set_clock("2036-12-07T12:00:00.000Z"); /* a Sunday: week 2036-W49 */
+    fixture_set_clock("2036-12-07T12:00:00.000Z"); /* a Sunday: week 2036-W49 */
     expect_free("PUT", "/boards/pp", "{\"period\":\"weekly\",\"retain\":3}", 201);
     post_score("pp", "a", 7);
-    set_clock("2036-12-08T01:00:00.000Z"); /* Monday: a new, empty week */
+    fixture_set_clock("2036-12-08T01:00:00.000Z"); /* Monday: a new, empty week */
     expect_error("PUT", "/boards/pp", "{\"order\":\"asc\"}", 409, "board_not_empty");
     expect_error("PUT", "/boards/pp", "{\"score_decimals\":3}", 409, "board_not_empty");
     expect_error("PUT", "/boards/pp", "{\"period\":\"none\"}", 409, "board_not_empty");
@@ -1369,10 +1336,10 @@ END_TEST
  * never bring their data back. */
 START_TEST(test_retain_lowered_drops_periods)
 {
-    set_clock("2036-12-07T12:00:00.000Z");
+    fixture_set_clock("2036-12-07T12:00:00.000Z");
     expect_free("PUT", "/boards/rl", "{\"period\":\"weekly\",\"retain\":3}", 201);
     post_score("rl", "old-secret", 7);
-    set_clock("2036-12-08T01:00:00.000Z");
+    fixture_set_clock("2036-12-08T01:00:00.000Z");
     post_score("rl", "new", 1);
     expect_free("PUT", "/boards/rl", "{\"retain\":0}", 200);
     ck_assert_int_eq(zcard_of("rl", "2036-W49"), 0); /* unlinked, not only unreadable */
@@ -1384,7 +1351,7 @@ END_TEST
 
 START_TEST(test_settings_period_changes)
 {
-    set_clock("2036-11-30T12:00:00.000Z");
+    fixture_set_clock("2036-11-30T12:00:00.000Z");
     /* a non-empty board without periods */
     post_score("ne", "a", 1);
     expect_error("PUT", "/boards/ne", "{\"period\":\"daily\"}", 409, "board_not_empty");
@@ -1428,7 +1395,7 @@ END_TEST
 
 START_TEST(test_settings_recreated_board_writes)
 {
-    set_clock("2036-11-30T12:00:00.000Z");
+    fixture_set_clock("2036-11-30T12:00:00.000Z");
     const char *prefix = g_app->cfg.key_prefix;
     char plain[200];
     zkey(plain, sizeof(plain), "h", NULL);
@@ -1455,8 +1422,8 @@ START_TEST(test_settings_recreated_board_writes)
                                     "page_size 20 page_ttl_ms 0 period daily timezone 60 "
                                     "retain 1 gen 99",
                                     prefix));
-    set_clock("2036-11-30T23:30:00.000Z"); /* 00:30 on Dec 1 at +01:00 */
-    expect_page("h2", NULL, 0, NULL);      /* a read with the stale hint learns the settings */
+    fixture_set_clock("2036-11-30T23:30:00.000Z"); /* 00:30 on Dec 1 at +01:00 */
+    expect_page("h2", NULL, 0, NULL); /* a read with the stale hint learns the settings */
     expect_page("h2", "2036-12-01", 0, NULL);
     post_score("h2", "b", 2);
     ck_assert_int_eq(zcard_of("h2", NULL), 0);
@@ -1507,38 +1474,30 @@ END_TEST
 
 /* ---------------------------------------------------------------- suite */
 
-static void add(Suite *s, const char *name, const TTest *test, double timeout_s)
-{
-    TCase *tc = tcase_create(name);
-    tcase_add_checked_fixture(tc, lc_setup, it_teardown);
-    tcase_set_timeout(tc, timeout_s);
-    tcase_add_test(tc, test);
-    suite_add_tcase(s, tc);
-}
-
 Suite *lifecycle_suite(void)
 {
-    Suite *s = suite_create("lifecycle");
-    add(s, "reset_big", test_reset_big_board, 60);
-    add(s, "delete_big", test_delete_big_board, 60);
-    add(s, "delete_periodic", test_delete_periodic_board, 20);
-    add(s, "daily", test_period_daily_rollover, 20);
-    add(s, "weekly", test_period_weekly_iso, 20);
-    add(s, "monthly", test_period_monthly, 20);
-    add(s, "offsets", test_period_utc_offsets, 20);
-    add(s, "leap_day", test_period_leap_day, 20);
-    add(s, "retain_zero", test_period_retain_zero, 20);
-    add(s, "gap_ttl", test_period_gap_gets_ttl, 20);
-    add(s, "retain_raised", test_period_retain_raised, 20);
-    add(s, "read_stale_hint", test_period_read_stale_hint, 20);
-    add(s, "read_stale_retain", test_period_read_stale_retain, 20);
-    add(s, "trim_keep", test_trim_keep_top_with_ties, 30);
-    add(s, "trim_below", test_trim_below, 30);
-    add(s, "trim_bad", test_trim_bad_parameters, 20);
-    add(s, "period_changes", test_settings_period_changes, 20);
-    add(s, "past_period_counts", test_settings_past_period_counts, 20);
-    add(s, "retain_lowered", test_retain_lowered_drops_periods, 20);
-    add(s, "recreated_writes", test_settings_recreated_board_writes, 20);
-    add(s, "admin_redis", test_admin_redis, 20);
-    return s;
+    const struct it_timed_case cases[] = {
+        {"reset_big", test_reset_big_board, 60},
+        {"delete_big", test_delete_big_board, 60},
+        {"delete_periodic", test_delete_periodic_board, 20},
+        {"daily", test_period_daily_rollover, 20},
+        {"weekly", test_period_weekly_iso, 20},
+        {"monthly", test_period_monthly, 20},
+        {"offsets", test_period_utc_offsets, 20},
+        {"leap_day", test_period_leap_day, 20},
+        {"retain_zero", test_period_retain_zero, 20},
+        {"gap_ttl", test_period_gap_gets_ttl, 20},
+        {"retain_raised", test_period_retain_raised, 20},
+        {"read_stale_hint", test_period_read_stale_hint, 20},
+        {"read_stale_retain", test_period_read_stale_retain, 20},
+        {"trim_keep", test_trim_keep_top_with_ties, 30},
+        {"trim_below", test_trim_below, 30},
+        {"trim_bad", test_trim_bad_parameters, 20},
+        {"period_changes", test_settings_period_changes, 20},
+        {"past_period_counts", test_settings_past_period_counts, 20},
+        {"retain_lowered", test_retain_lowered_drops_periods, 20},
+        {"recreated_writes", test_settings_recreated_board_writes, 20},
+        {"admin_redis", test_admin_redis, 20},
+    };
+    return it_suite_with("lifecycle", cases, sizeof(cases) / sizeof(cases[0]), it_setup_clock);
 }

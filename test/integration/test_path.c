@@ -184,8 +184,36 @@ START_TEST(test_round_trips_per_request)
     expect_commands("POST", "/boards/rt/scores",
                     "{\"entries\":[{\"id\":\"b1\",\"score\":1},{\"id\":\"b2\",\"score\":2}]}", 200,
                     1, "EVALSHA");
+    /* issue 14's reads: one script call each, whatever the rank type */
+    expect_commands("GET", "/boards/rt/rank?page=2&rank=dense", NULL, 200, 1, "EVALSHA");
+    expect_commands("GET", "/boards/rt/members/m7?rank=competition", NULL, 200, 1, "EVALSHA");
+    expect_commands("GET", "/boards/rt/members/m7/around?size=5&rank=dense", NULL, 200, 1,
+                    "EVALSHA");
+    expect_commands("GET", "/boards/rt/members?ids=m1,m%2C2,nobody&rank=dense", NULL, 200, 1,
+                    "EVALSHA");
+    expect_commands("POST", "/boards/rt/lookup", "{\"ids\":[\"m3\",\"m4\",\"x\"]}", 200, 1,
+                    "EVALSHA");
+    expect_commands("GET", "/boards/rt/around?score=80&size=5&rank=competition", NULL, 200, 1,
+                    "EVALSHA");
+    expect_commands("GET", "/boards/rt/percentile?p=90", NULL, 200, 1, "EVALSHA");
+    expect_commands("GET", "/boards/rt/top?percent=10&rank=dense", NULL, 200, 1, "EVALSHA");
+    expect_commands("GET", "/members/m7?boards=rt,rc,nope&rank=dense", NULL, 200, 1, "EVALSHA");
+    /* score ranges and cursors: walk.lua, one call (never cached) */
+    expect_commands("GET", "/boards/rt/rank?min=75&max=90&rank=competition", NULL, 200, 1,
+                    "EVALSHA");
+    expect_commands("GET", "/boards/rc/rank?min=75&size=5", NULL, 200, 1, "EVALSHA");
+    struct http_result pr;
+    expect("GET", "/boards/rt/rank?size=5", NULL, 200, &pr);
+    const cJSON *next = cJSON_GetObjectItemCaseSensitive(pr.json, "next");
+    ck_assert(cJSON_IsString(next));
+    char after[512];
+    snprintf(after, sizeof(after), "/boards/rt/rank?size=5&after=%s", next->valuestring);
+    http_result_free(&pr);
+    expect_commands("GET", after, NULL, 200, 1, "EVALSHA");
     /* a cached page: one round trip of two commands */
     expect_commands("GET", "/boards/rc/rank?page=2", NULL, 200, 2, "HMGET GET");
+    expect_free("GET", "/boards/rc/rank?page=2&rank=dense", NULL, 200);
+    expect_commands("GET", "/boards/rc/rank?page=2&rank=dense", NULL, 200, 2, "HMGET GET");
     /* a miss: the lookup, then page_fill.lua (lock and rows) answers the request; the page is
      * stored and the lock released after it, without the request waiting */
     double on_loop = http_metric(p_port, "rankd_page_cache_misses_on_loop_total");

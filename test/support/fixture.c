@@ -7,6 +7,7 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -238,11 +239,50 @@ struct rankd *rankd_test_start(int redis_port, const char *token)
 
 #define ZADD_CHUNK 1000 /* members per pipelined ZADD */
 
+static _Atomic int64_t fake_now_ms; /* 0: the real clock */
+
+static int64_t fixture_clock(void)
+{
+    int64_t v = atomic_load(&fake_now_ms);
+    if (v)
+        return v;
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+const struct rankd_hooks fixture_clock_hooks = {.page_delay = NULL, .clock_ms = fixture_clock};
+
+int64_t fixture_ts(const char *iso)
+{
+    int y, mo, d, h, mi, s, ms = 0;
+    char z = 0;
+    int n = sscanf(iso, "%d-%d-%dT%d:%d:%d.%dZ", &y, &mo, &d, &h, &mi, &s, &ms);
+    if (n == 6)
+        n = sscanf(iso, "%d-%d-%dT%d:%d:%d%c", &y, &mo, &d, &h, &mi, &s, &z) == 7 && z == 'Z' ? 7
+                                                                                              : 0;
+    ck_assert_msg(n == 7, "bad test timestamp %s", iso);
+    struct tm tm = {0};
+    tm.tm_year = y - 1900;
+    tm.tm_mon = mo - 1;
+    tm.tm_mday = d;
+    tm.tm_hour = h;
+    tm.tm_min = mi;
+    tm.tm_sec = s;
+    return (int64_t)timegm(&tm) * 1000 + ms;
+}
+
+void fixture_set_clock(const char *iso)
+{
+    atomic_store(&fake_now_ms, iso ? fixture_ts(iso) : 0);
+}
+
 void fixture_load_board(redisContext *admin, const char *prefix, const char *board, int n,
                         const char *settings)
 {
-    char z[200];
+    char z[200], dense[200];
     snprintf(z, sizeof(z), "%s:{%s}:z", prefix, board);
+    snprintf(dense, sizeof(dense), "%s:{%s}:dense", prefix, board); /* its distinct scores */
     const struct score_layout layout = {SCORE_ORDER_DESC, SCORE_TIEBREAK_FIRST, 0};
     const int argc_max = 2 + 2 * ZADD_CHUNK;
     const char **argv = calloc((size_t)argc_max, sizeof(*argv));
@@ -251,23 +291,28 @@ void fixture_load_board(redisContext *admin, const char *prefix, const char *boa
     ck_assert(argv && argvlen && text);
     int commands = 0;
     for (int at = 0; at < n; at += ZADD_CHUNK) {
-        int argc = 2;
-        argv[0] = "ZADD";
-        argv[1] = z;
-        for (int i = at; i < n && i < at + ZADD_CHUNK; i++) {
-            double stored;
-            ck_assert_int_eq(score_codec_pack(&layout, score_codec_key(&layout, n - i), 0, &stored),
-                             0);
-            snprintf(text[argc], sizeof(text[argc]), "%.17g", stored);
-            snprintf(text[argc + 1], sizeof(text[argc + 1]), "m%06d", i);
-            argv[argc] = text[argc];
-            argv[argc + 1] = text[argc + 1];
-            argc += 2;
+        for (int set = 0; set < 2; set++) { /* the members, then their keys (all distinct) */
+            int argc = 2;
+            argv[0] = "ZADD";
+            argv[1] = set ? dense : z;
+            for (int i = at; i < n && i < at + ZADD_CHUNK; i++) {
+                int64_t key = score_codec_key(&layout, n - i);
+                double stored;
+                ck_assert_int_eq(score_codec_pack(&layout, key, 0, &stored), 0);
+                snprintf(text[argc], sizeof(text[argc]), "%.17g", set ? (double)key : stored);
+                if (set)
+                    snprintf(text[argc + 1], sizeof(text[argc + 1]), "%lld", (long long)key);
+                else
+                    snprintf(text[argc + 1], sizeof(text[argc + 1]), "m%06d", i);
+                argv[argc] = text[argc];
+                argv[argc + 1] = text[argc + 1];
+                argc += 2;
+            }
+            for (int i = 0; i < argc; i++)
+                argvlen[i] = strlen(argv[i]);
+            ck_assert_int_eq(redisAppendCommandArgv(admin, argc, argv, argvlen), REDIS_OK);
+            commands++;
         }
-        for (int i = 0; i < argc; i++)
-            argvlen[i] = strlen(argv[i]);
-        ck_assert_int_eq(redisAppendCommandArgv(admin, argc, argv, argvlen), REDIS_OK);
-        commands++;
     }
     char hset[512];
     snprintf(hset, sizeof(hset), "HSET %s:{%s}:meta %s", prefix, board, settings);
@@ -284,7 +329,7 @@ void fixture_load_board(redisContext *admin, const char *prefix, const char *boa
             added += r->integer;
         freeReplyObject(r);
     }
-    ck_assert_int_eq(added, n);
+    ck_assert_int_eq(added, 2 * (long long)n);
     free(argv);
     free(argvlen);
     free(text);

@@ -6,6 +6,7 @@
 #define RANKD_TEST_FIXTURE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include <cjson/cJSON.h>
@@ -80,12 +81,25 @@ struct rankd *rankd_test_start_with(int redis_port, const char *token,
 
 /**
  * Load `n` members m000000.. straight into P:{board}:z (distinct scores n..1, stored as rankd
- * stores them on a desc/first/0-decimal board), the settings hash (`settings`: field value pairs
- * separated by spaces) and the registry, pipelined on `admin`. Much faster than HTTP for big
+ * stores them on a desc/first/0-decimal board) and their keys into P:{board}:dense (its distinct
+ * scores), the settings hash (`settings`: field value pairs separated by spaces) and the
+ * registry, pipelined on `admin`. Much faster than HTTP for big
  * boards. Asserts on failure.
  */
 void fixture_load_board(redisContext *admin, const char *prefix, const char *board, int n,
                         const char *settings);
+
+/** The wall clock of test rankd instances started with fixture_clock_hooks (their periods'
+ *  rankd_hooks.clock_ms): the time fixture_set_clock set, or the real clock (the default, and
+ *  after fixture_set_clock(NULL)). */
+extern const struct rankd_hooks fixture_clock_hooks;
+
+/** Set that clock to "2036-11-30T12:00:00Z" or "2036-11-30T23:59:59.999Z" (UTC, read with
+ *  timegm: independent of period.c); NULL: the real clock again. Asserts on a malformed time. */
+void fixture_set_clock(const char *iso);
+
+/** The milliseconds since the epoch of such a time. */
+int64_t fixture_ts(const char *iso);
 
 /** The token test rankd instances use. */
 #define TEST_TOKEN "test-token"

@@ -22,6 +22,8 @@ int main(void)
     srunner_add_suite(sr, http_suite());
     srunner_add_suite(sr, upload_suite());
     srunner_add_suite(sr, idem_suite());
+    srunner_add_suite(sr, rank_suite());
+    srunner_add_suite(sr, cursor_suite());
     srunner_add_suite(sr, store_reply_suite());
     srunner_add_suite(sr, page_values_suite());
     srunner_run_all(sr, CK_NORMAL);

@@ -21,6 +21,8 @@ Suite *log_suite(void);
 Suite *http_suite(void);
 Suite *upload_suite(void);
 Suite *idem_suite(void);
+Suite *rank_suite(void);
+Suite *cursor_suite(void);
 Suite *store_reply_suite(void);
 Suite *page_values_suite(void);
 

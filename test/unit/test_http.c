@@ -27,6 +27,8 @@ static const struct expect {
     {HTTP_ERRNO_BOARD, -ESRCH, 404, "period_not_found", 0},
     {HTTP_ERRNO_BOARD, -ESTALE, 409, "export_interrupted", 0},
     {HTTP_ERRNO_BOARD, -ENOTSUP, 400, "board_has_no_periods", 0},
+    {HTTP_ERRNO_BOARD, -EKEYEXPIRED, 410, "cursor_expired", 0},
+    {HTTP_ERRNO_BOARD, -ENOSYS, 409, "dense_rank_unavailable", 0},
     {HTTP_ERRNO_ITEM, -ENODATA, 404, "item_not_found", 0},
     {HTTP_ERRNO_SETTINGS, -EEXIST, 409, "board_not_empty", 0},
     {HTTP_ERRNO_WRITE, -EKEYREJECTED, 422, "idempotency_key_reused", 0},

@@ -18,6 +18,8 @@ static char *page_by_cjson(const char *board, int64_t page, const struct board_p
     cJSON_AddNumberToObject(doc, "size", p->size);
     cJSON_AddNumberToObject(doc, "total", (double)p->total);
     cJSON_AddNumberToObject(doc, "pages", (double)render_pages(p->total, p->size));
+    cJSON_AddNullToObject(doc, "next"); /* the items are at no place of the board */
+    cJSON_AddNullToObject(doc, "prev");
     cJSON *items = cJSON_AddArrayToObject(doc, "items");
     for (size_t i = 0; i < p->n; i++) {
         const struct board_item *it = &p->items[i];
@@ -68,15 +70,22 @@ END_TEST
 
 START_TEST(test_member_and_write_bodies)
 {
-    struct board_member mb = {.score = 1e15, .rank = 41, .record = "{\"a\":1}", .record_len = 7};
+    struct board_member mb = {.score = 1e15,
+                              .rank = 40, /* competition: a tie with the member above */
+                              .ordinal = 41,
+                              .total = 123,
+                              .record = "{\"a\":1}",
+                              .record_len = 7};
     char *got = render_member("m\"1", &mb, 20);
-    ck_assert_str_eq(got, "{\"id\":\"m\\\"1\",\"score\":1000000000000000,\"rank\":41,\"page\":3,"
-                          "\"record\":{\"a\":1}}");
+    ck_assert_str_eq(got, "{\"id\":\"m\\\"1\",\"score\":1000000000000000,\"rank\":40,\"page\":3,"
+                          "\"percentile\":66.67,\"record\":{\"a\":1}}");
     free(got);
     mb.record = NULL;
     mb.score = -0.5;
+    mb.total = 41;
     got = render_member("x", &mb, 41);
-    ck_assert_str_eq(got, "{\"id\":\"x\",\"score\":-0.5,\"rank\":41,\"page\":1,\"record\":null}");
+    ck_assert_str_eq(got, "{\"id\":\"x\",\"score\":-0.5,\"rank\":40,\"page\":1,\"percentile\":0,"
+                          "\"record\":null}");
     free(got);
     struct board_outcome o = {.score = 9007199254740991.0, .rank = 1, .updated = 1};
     got = render_write("w", &o, 7);
@@ -103,6 +112,45 @@ START_TEST(test_member_and_write_bodies)
                           "\"updated\":true,\"prev_score\":null,\"prev_rank\":null,\"version\":3},"
                           "{\"board\":\"b\",\"score\":5,\"rank\":1,\"updated\":false,"
                           "\"prev_score\":null,\"prev_rank\":null,\"version\":4}]}");
+    free(got);
+}
+END_TEST
+
+/* The many-member, percentile and cross-board bodies: nulls where absent, ids escaped. */
+START_TEST(test_lookup_percentile_boards_bodies)
+{
+    struct board_item items[] = {{.id = "a,b", .id_len = 3, .score = 50, .rank = 2, .ordinal = 3},
+                                 {.id = "caf\xc3\xa9 x",
+                                  .id_len = 7,
+                                  .score = 8,
+                                  .rank = 6,
+                                  .ordinal = 8,
+                                  .record = "{\"n\":1}",
+                                  .record_len = 7}};
+    const char *missing[] = {"q\"", "z"};
+    size_t missing_len[] = {2, 1};
+    struct board_lookup l = {
+        .n = 2, .items = items, .nmissing = 2, .missing = missing, .missing_len = missing_len};
+    char *got = render_lookup("ex", &l);
+    ck_assert_str_eq(got, "{\"board\":\"ex\",\"items\":[{\"rank\":2,\"id\":\"a,b\",\"score\":50,"
+                          "\"record\":null},{\"rank\":6,\"id\":\"caf\xc3\xa9 x\",\"score\":8,"
+                          "\"record\":{\"n\":1}}],\"missing\":[\"q\\\"\",\"z\"]}");
+    free(got);
+    struct board_percentile pc = {.rank = 9, .id = "i", .id_len = 1, .score = 1};
+    got = render_percentile("99.5", &pc);
+    ck_assert_str_eq(got, "{\"p\":99.5,\"rank\":9,\"id\":\"i\",\"score\":1}");
+    free(got);
+    pc.rank = 0;
+    got = render_percentile("0", &pc);
+    ck_assert_str_eq(got, "{\"p\":0,\"rank\":null,\"id\":null,\"score\":null}");
+    free(got);
+    const char *boards[] = {"a", "gone"};
+    struct board_on_board on[] = {
+        {.exists = 1, .found = 1, .total = 3, .score = 7.5, .rank = 1, .ordinal = 2}, {0}};
+    got = render_member_boards("m", boards, on, 2);
+    ck_assert_str_eq(got, "{\"id\":\"m\",\"boards\":[{\"board\":\"a\",\"rank\":1,\"score\":7.5,"
+                          "\"percentile\":33.33},{\"board\":\"gone\",\"rank\":null,\"score\":null,"
+                          "\"percentile\":null}]}");
     free(got);
 }
 END_TEST
@@ -135,6 +183,7 @@ Suite *render_suite(void)
     TCase *tc = tcase_create("bodies");
     tcase_add_test(tc, test_page_body_matches_cjson);
     tcase_add_test(tc, test_member_and_write_bodies);
+    tcase_add_test(tc, test_lookup_percentile_boards_bodies);
     tcase_add_test(tc, test_number_text_plain_integers);
     suite_add_tcase(s, tc);
     return s;

@@ -278,6 +278,32 @@ START_TEST(test_arg_decode)
 }
 END_TEST
 
+/* ids=a,b,c: split on the raw ',' first, then each part decoded once ("%2C" stays in its id). */
+START_TEST(test_list_split)
+{
+    struct request_list l;
+    ck_assert_int_eq(request_list_split("a%2Cb,c%20d,caf%C3%A9,%2B+", 10, &l), 0);
+    ck_assert_uint_eq(l.n, 4);
+    ck_assert_str_eq(l.items[0], "a,b");
+    ck_assert_uint_eq(l.lens[0], 3);
+    ck_assert_str_eq(l.items[1], "c d");
+    ck_assert_str_eq(l.items[2], "caf\xc3\xa9");
+    ck_assert_uint_eq(l.lens[2], 5);
+    ck_assert_str_eq(l.items[3], "++");
+    request_list_free(&l);
+    ck_assert_int_eq(request_list_split("one", 1, &l), 0);
+    ck_assert_uint_eq(l.n, 1);
+    ck_assert_str_eq(l.items[0], "one");
+    request_list_free(&l);
+    ck_assert_int_eq(request_list_split("a,b,c", 2, &l), -E2BIG);
+    static const char *const bad[] = {"", ",", "a,", ",a", "a,,b", "a%zz", "a%00b", "%2"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        ck_assert_msg(request_list_split(bad[i], 10, &l) == -EINVAL && l.n == 0 && !l.items,
+                      "'%s' accepted", bad[i]);
+    request_list_free(&l); /* safe on an emptied list */
+}
+END_TEST
+
 Suite *request_suite(void)
 {
     Suite *s = suite_create("request");
@@ -290,6 +316,7 @@ Suite *request_suite(void)
     tcase_add_test(tc, test_pct_decode_embedded_nul);
     tcase_add_test(tc, test_pct_decode_capacity);
     tcase_add_test(tc, test_arg_decode);
+    tcase_add_test(tc, test_list_split);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("id");

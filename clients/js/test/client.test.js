@@ -144,9 +144,10 @@ describe('pages', () => {
 });
 
 describe('members', () => {
-    it('member() gives rank, score, page and record', async () => {
+    it('member() gives rank, score, page, percentile and record', async () => {
         const m = await client.member(board, 'p13');
-        assert.deepEqual(m, { id: 'p13', score: members[12].score, rank: 13, page: 2, record: members[12].record });
+        // percentile: 100 * (26 - 13) / 26
+        assert.deepEqual(m, { id: 'p13', score: members[12].score, rank: 13, page: 2, percentile: 50, record: members[12].record });
     });
 
     it('member() with size computes the page at that size', async () => {

@@ -1,0 +1,119 @@
+/* cursor.c -- page cursors; see cursor.h. */
+#include "cursor.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "request.h"
+
+#define RAW_MAX 200 /* "1n" + gen (20) + ':' + period (15) + ':' + stored (17) + ':' + id (128) */
+#define STORED_MAX INT64_C(9007199254740992) /* 2^53 */
+
+static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+int cursor_encode(const struct cursor *c, char *out, size_t len)
+{
+    unsigned char raw[RAW_MAX + 8];
+    int n = snprintf((char *)raw, sizeof(raw), "1%c%lld:%s:%lld:", (char)c->kind, (long long)c->gen,
+                     c->period, (long long)c->stored);
+    if (n < 0 || (size_t)n + c->id_len > RAW_MAX)
+        return -E2BIG;
+    memcpy(raw + n, c->id, c->id_len);
+    size_t rn = (size_t)n + c->id_len, w = 0;
+    if ((rn * 4 + 2) / 3 + 1 > len)
+        return -E2BIG;
+    for (size_t i = 0; i < rn; i += 3) {
+        unsigned v = (unsigned)raw[i] << 16;
+        if (i + 1 < rn)
+            v |= (unsigned)raw[i + 1] << 8;
+        if (i + 2 < rn)
+            v |= raw[i + 2];
+        out[w++] = alphabet[(v >> 18) & 63];
+        out[w++] = alphabet[(v >> 12) & 63];
+        if (i + 1 < rn)
+            out[w++] = alphabet[(v >> 6) & 63];
+        if (i + 2 < rn)
+            out[w++] = alphabet[v & 63];
+    }
+    out[w] = '\0';
+    return 0;
+}
+
+static int sextet(char ch)
+{
+    const char *p = ch ? strchr(alphabet, ch) : NULL;
+    return p ? (int)(p - alphabet) : -1;
+}
+
+/* The decimal at *p, ended by ':' before `end`, |v| <= max (a '-' first when neg_ok): 0 and *v
+ * with *p past the ':', or -EINVAL. */
+static int number(const char **p, const char *end, int neg_ok, int64_t max, int64_t *v)
+{
+    const char *s = *p;
+    int neg = neg_ok && s < end && *s == '-';
+    s += neg;
+    int64_t x = 0;
+    const char *digits = s;
+    while (s < end && *s >= '0' && *s <= '9') {
+        if (x > (max - (*s - '0')) / 10)
+            return -EINVAL;
+        x = x * 10 + (*s++ - '0');
+    }
+    if (s == digits || s >= end || *s != ':')
+        return -EINVAL;
+    *v = neg ? -x : x;
+    *p = s + 1;
+    return 0;
+}
+
+int cursor_decode(const char *text, struct cursor *out)
+{
+    unsigned char raw[RAW_MAX + 4];
+    size_t tn = strlen(text), rn = 0;
+    if (tn == 0 || tn >= CURSOR_TEXT_MAX || tn % 4 == 1)
+        return -EINVAL;
+    for (size_t i = 0; i < tn; i += 4) {
+        unsigned v = 0;
+        size_t k = 0;
+        for (; k < 4 && i + k < tn; k++) {
+            int s = sextet(text[i + k]);
+            if (s < 0)
+                return -EINVAL;
+            v |= (unsigned)s << (18 - 6 * k);
+        }
+        for (size_t b = 0; b + 1 < k; b++) {
+            if (rn >= RAW_MAX)
+                return -EINVAL;
+            raw[rn++] = (unsigned char)(v >> (16 - 8 * b));
+        }
+        /* the bits past the last whole byte are 0 when rankd encodes: 2 characters hold one
+         * byte and 4 spare bits, 3 hold two bytes and 2 spare bits */
+        if ((k == 2 && (v & 0xF000U)) || (k == 3 && (v & 0xC0U)))
+            return -EINVAL;
+    }
+    struct cursor c;
+    memset(&c, 0, sizeof(c));
+    const char *p = (const char *)raw, *end = p + rn;
+    if (rn < 2 || p[0] != '1' || (p[1] != CURSOR_NEXT && p[1] != CURSOR_PREV))
+        return -EINVAL;
+    c.kind = (enum cursor_kind)p[1];
+    p += 2;
+    if (number(&p, end, 0, INT64_MAX, &c.gen))
+        return -EINVAL;
+    const char *colon = memchr(p, ':', (size_t)(end - p));
+    if (!colon || colon - p >= PERIOD_ID_MAX)
+        return -EINVAL;
+    memcpy(c.period, p, (size_t)(colon - p));
+    if (memchr(c.period, '\0', (size_t)(colon - p)))
+        return -EINVAL;
+    p = colon + 1;
+    if (number(&p, end, 1, STORED_MAX, &c.stored))
+        return -EINVAL;
+    c.id_len = (size_t)(end - p);
+    if (c.id_len > CURSOR_ID_MAX || !request_id_valid(p, c.id_len))
+        return -EINVAL;
+    memcpy(c.id, p, c.id_len);
+    *out = c;
+    return 0;
+}

@@ -1,0 +1,48 @@
+/*
+ * cursor.h -- page cursors: the opaque, URL-safe `next` and `prev` of a page reply.
+ *
+ * A cursor names the edge item of a page by its stored value and id (never by its position), so
+ * `?after=<next>` continues with the first member ordered after that item and `?before=<prev>`
+ * ends just before it, wherever the members around them moved meanwhile: a walk returns every
+ * member that did not move exactly once, in order. It also carries the board's generation (a
+ * reset, a layout change or a re-created board makes a new one: the cursor is then expired, 410
+ * cursor_expired), the period it was read in ("" without periods) and its kind (a `next` is
+ * for after=, a `prev` for before=).
+ *
+ * Text: base64url without padding of "1<kind><gen>:<period>:<stored>:<id>" (version 1; kind 'n'
+ * or 'p'; gen and stored in decimal; the id's raw bytes last, so it may hold ':'), at most
+ * CURSOR_TEXT_MAX bytes with the NUL. Opaque to clients: only rankd reads it.
+ *
+ * Pure and thread-safe; unit-tested in test/unit/test_cursor.c.
+ */
+#ifndef RANKD_CURSOR_H
+#define RANKD_CURSOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "period.h"
+
+#define CURSOR_ID_MAX 128   /**< bytes of the edge item's id (BOARD_ID_LEN_MAX) */
+#define CURSOR_TEXT_MAX 272 /**< bytes of a cursor's text, NUL included */
+
+enum cursor_kind { CURSOR_NEXT = 'n', CURSOR_PREV = 'p' };
+
+struct cursor {
+    enum cursor_kind kind;
+    int64_t gen;                /**< the board generation the page was read under */
+    char period[PERIOD_ID_MAX]; /**< the period read, "" for a board without periods */
+    int64_t stored;             /**< the edge item's stored value (score_codec.h), |v| <= 2^53 */
+    char id[CURSOR_ID_MAX + 1]; /**< the edge item's id, id_len bytes (and a NUL) */
+    size_t id_len;
+};
+
+/** c's text into out[0..len): 0, or -E2BIG when it does not fit (CURSOR_TEXT_MAX always does). */
+int cursor_encode(const struct cursor *c, char *out, size_t len);
+
+/** Read a cursor's text: 0 and *out, or -EINVAL for anything rankd did not make (bad base64url,
+ *  another version or kind, a number out of range, a period id of 16 bytes or more, an id that is
+ *  not 1..128 bytes of valid UTF-8 without control characters). */
+int cursor_decode(const char *text, struct cursor *out);
+
+#endif

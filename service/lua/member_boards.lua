@@ -1,0 +1,41 @@
+#!lua flags=no-writes
+-- member_boards.lua -- one member on several boards in one call: on each board its stored score,
+-- ordinal position and rank of the type asked, and the board's total. O(b log N) for b boards
+-- (the caller bounds b: 20). On one Redis this is one script over the keys of several boards;
+-- in Redis Cluster each board's keys live in their own slot (their hash tag), so there it is one
+-- call per board's node.
+-- KEYS: per board its settings hash, the sorted set of its current period (or of the board),
+-- the set's distinct scores (prelude_dense.lua)   ARGV[1] member, ARGV[2] rank type, then per
+-- board the period kind, UTC offset and retain the caller assumed when it named the set
+-- Reply: {'retry', {i, period, offset, retain, ...}} for the boards (0-based i) whose periods are
+--   not what the caller assumed (it learns them and calls again), {'dense_unavailable', i}, else
+--   one entry per board: false (no such board) or {settings, total, stored|nil, rank0|nil,
+--   rank|nil}
+--@prelude layout
+local id, kind, out, retry = ARGV[1], ARGV[2], {}, {}
+for b = 0, #KEYS / 3 - 1 do
+  local meta, z, d, a = KEYS[3 * b + 1], KEYS[3 * b + 2], KEYS[3 * b + 3], 3 + 3 * b
+  local flat = redis.call('HGETALL', meta)
+  local s = {}
+  for i = 1, #flat, 2 do s[flat[i]] = flat[i + 1] end
+  if #flat == 0 then
+    out[#out + 1] = false
+  elseif (s.period or 'none') ~= ARGV[a] or (s.timezone or '0') ~= ARGV[a + 1] or
+         (s.retain or '1') ~= ARGV[a + 2] then
+    for _, v in ipairs({b, s.period or 'none', s.timezone or '0', s.retain or '1'}) do
+      retry[#retry + 1] = v
+    end
+  elseif kind == 'dense' and not dense_readable(z, d) then
+    return {'dense_unavailable', b}
+  else
+    local stored = redis.call('ZSCORE', z, id)
+    local rank0, rank = false, false
+    if stored then
+      rank0 = redis.call('ZRANK', z, id)
+      rank = rank_in(z, d, tie_base(s.tiebreak), kind, tonumber(stored), rank0, nil)
+    end
+    out[#out + 1] = {flat, redis.call('ZCARD', z), stored, rank0, rank}
+  end
+end
+if #retry > 0 then return {'retry', retry} end
+return out

@@ -1,0 +1,38 @@
+-- prelude_layout.lua -- the stored-value layout and the rank types, as every script that needs
+-- them shares them, put in place of a "--@prelude layout" line at build time (Makefile).
+-- stored = key * 2^T + tie (service/score_codec.h, schema/score-layout.md): T = 21
+-- (SCORE_TIE_BITS) for tiebreak first|last, 0 for tiebreak id; a smaller key is a better score.
+local TIE_BASE = 2097152
+-- 2^T of a board's tiebreak
+local function tie_base(tiebreak)
+  if tiebreak == 'id' then return 1 end
+  return TIE_BASE
+end
+-- a key or stored value (an integer below 2^53 in magnitude) as exact text; 0, never -0
+local function key_text(v)
+  if v == 0 then return '0' end
+  return string.format('%.17g', v)
+end
+-- The 1-based rank of a member with stored value `stored` (a number) at 0-based position r0 of
+-- set z, whose distinct keys are the side set d, by rank type `kind` (README, "Rank types"):
+-- 'ordinal' r0 + 1; 'competition' 1 + the members with a strictly better key (ZCOUNT of the
+-- stored values below the key's band); 'dense' 1 + the distinct better keys (ZCOUNT of d).
+-- O(log N). `memo` (a table, may be nil) keeps the answers by key for the members that share one.
+local function rank_in(z, d, base, kind, stored, r0, memo)
+  if kind ~= 'competition' and kind ~= 'dense' then return r0 + 1 end
+  local key = math.floor(stored / base)
+  local r = memo and memo[key]
+  if r then return r end
+  if kind == 'competition' then
+    r = redis.call('ZCOUNT', z, '-inf', '(' .. key_text(key * base)) + 1
+  else
+    r = redis.call('ZCOUNT', d, '-inf', '(' .. key_text(key)) + 1
+  end
+  if memo then memo[key] = r end
+  return r
+end
+-- 1 when a dense rank of set z can be read: its side set d exists, or z is empty. A set written
+-- before rankd kept distinct scores has members and no side set.
+local function dense_readable(z, d)
+  return redis.call('EXISTS', d) == 1 or redis.call('EXISTS', z) == 0
+end

@@ -1,0 +1,66 @@
+#!lua flags=no-writes
+-- walk.lua -- a page of a board by score range and/or from a cursor's edge item, with global
+-- ranks. O(log N + size): every position is a ZCOUNT, or a binary search over the members that
+-- share the edge's stored value (ZRANGE i i: O(log^2 N) at worst, on tiebreak id boards).
+-- KEYS and ARGV[1..4] as prelude_read.lua
+-- ARGV[5] order, ARGV[6] tiebreak, ARGV[7] score_decimals: the layout the range's keys were
+--   made under (checked when a bound is given); ARGV[8] lo, ARGV[9] hi: the range as keys
+--   (inclusive, lo the better end; '' for no bound)
+-- ARGV[10] mode: 'page' (ARGV[11] the 1-based page within the range), 'after' or 'before' (the
+--   edge: ARGV[12] its stored value, ARGV[13] its id; ARGV[14] the generation the cursor was
+--   made under), or 'check': a bound was refused under ARGV[5..7], is that the board's layout?
+--   ARGV[15] size (0: the board's)
+-- Reply: nil when the board does not exist, the prelude's {'retry', ...} or
+--   {'dense_unavailable'}, {'layout', settings} (judge the bounds again under these),
+--   {'refused', settings} ('check': the layout held, the refusal stands),
+--   {'expired'} (a new generation since the cursor), else {settings, total, size, start0, range,
+--   records, ranks, first0, end0} with [first0, end0) the range's positions on the board
+--@prelude
+local mode, bounded = ARGV[10], ARGV[8] ~= '' or ARGV[9] ~= '' or ARGV[10] == 'check'
+if bounded and ((s.order or 'desc') ~= ARGV[5] or (s.tiebreak or 'first') ~= ARGV[6] or
+                (s.score_decimals or '0') ~= ARGV[7]) then
+  return {'layout', settings}
+end
+if mode == 'check' then return {'refused', settings} end
+if mode ~= 'page' and (s.gen or '0') ~= ARGV[14] then return {'expired'} end
+local z, size = KEYS[2], page_size(ARGV[15])
+local total = redis.call('ZCARD', z)
+local first, stop = 0, total
+if ARGV[8] ~= '' then first = redis.call('ZCOUNT', z, '-inf', '(' .. key_text(tonumber(ARGV[8]) * base)) end
+if ARGV[9] ~= '' then
+  stop = redis.call('ZCOUNT', z, '-inf', '(' .. key_text((tonumber(ARGV[9]) + 1) * base))
+end
+if stop < first then stop = first end
+-- a < b in byte order (Redis orders equal scores by memcmp; Lua's < follows the locale)
+local function before(a, b)
+  for i = 1, math.min(#a, #b) do
+    local x, y = a:byte(i), b:byte(i)
+    if x ~= y then return x < y end
+  end
+  return #a < #b
+end
+-- the 0-based position of the first member ordered after the edge (strictly, or at or after)
+local function position(stored, id, strictly)
+  local lo = redis.call('ZCOUNT', z, '-inf', '(' .. stored)
+  local hi = lo + redis.call('ZCOUNT', z, stored, stored)
+  while lo < hi do
+    local mid = math.floor((lo + hi) / 2)
+    local x = redis.call('ZRANGE', z, mid, mid)[1]
+    if before(x, id) or (strictly and x == id) then lo = mid + 1 else hi = mid end
+  end
+  return lo
+end
+local start, count
+if mode == 'page' then
+  start = first + (tonumber(ARGV[11]) - 1) * size
+  count = math.min(size, stop - start)
+elseif mode == 'after' then
+  start = math.max(position(ARGV[12], ARGV[13], true), first)
+  count = math.min(size, stop - start)
+else
+  local e = math.min(position(ARGV[12], ARGV[13], false), stop)
+  start = math.max(e - size, first)
+  count = e - start
+end
+local range, records = rows(start, count)
+return {settings, total, size, start, range, records, ranks(range, start), first, stop}
