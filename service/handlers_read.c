@@ -631,6 +631,7 @@ static void walk_start(struct http_request *rq, struct http_reply *rp, struct ht
     j->rank = a->rank;
     /* the cursor's period (its copy here: a is the caller's), or the request's */
     j->period = a->period == a->cursor.period ? j->walk.cursor.period : a->period;
+    j->walk.period = j->period;
     int exists = 0;
     if (board_settings_cached(&rq->app->model, j->board, &j->judged, &exists))
         board_settings_default(&j->judged);
