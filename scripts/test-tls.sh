@@ -43,17 +43,27 @@ trap 'exit 130' INT TERM
 
 # ---------------------------------------------------------------- a TLS-only redis-server
 mkdir -p "$WORK/redis"
-TLS_PORT=$(free_port)
-redis-server --port 0 --tls-port "$TLS_PORT" --bind 127.0.0.1 --tls-cert-file "$WORK/redis.pem" \
-    --tls-key-file "$WORK/redis.key" --tls-ca-cert-file "$WORK/ca.pem" --tls-auth-clients no \
-    --dir "$WORK/redis" --pidfile "$WORK/redis/redis.pid" --logfile "$WORK/redis/redis.log" \
-    --save "" --appendonly no --daemonize yes || die "redis-server with --tls-port did not start"
-RCLI=(redis-cli -h 127.0.0.1 -p "$TLS_PORT" --tls --cacert "$WORK/ca.pem")
-for _ in $(seq 1 100); do
+# a port free_port found may still be taken by the time redis-server binds it (another test's
+# server, or an outgoing connection's ephemeral port): up to five ports, as redis_start does
+for _attempt in 1 2 3 4 5; do
+    TLS_PORT=$(free_port)
+    rm -f "$WORK/redis/redis.pid"
+    redis-server --port 0 --tls-port "$TLS_PORT" --bind 127.0.0.1 --tls-cert-file "$WORK/redis.pem" \
+        --tls-key-file "$WORK/redis.key" --tls-ca-cert-file "$WORK/ca.pem" --tls-auth-clients no \
+        --dir "$WORK/redis" --pidfile "$WORK/redis/redis.pid" --logfile "$WORK/redis/redis.log" \
+        --save "" --appendonly no --daemonize yes || die "redis-server with --tls-port did not start"
+    RCLI=(redis-cli -h 127.0.0.1 -p "$TLS_PORT" --tls --cacert "$WORK/ca.pem")
+    for _ in $(seq 1 100); do
+        "${RCLI[@]}" ping 2>/dev/null | grep -q PONG && break
+        grep -q 'Address already in use' "$WORK/redis/redis.log" 2>/dev/null && break
+        sleep 0.05
+    done
+    REDIS_PID=$(cat "$WORK/redis/redis.pid" 2>/dev/null)
     "${RCLI[@]}" ping 2>/dev/null | grep -q PONG && break
-    sleep 0.05
+    [ -n "$REDIS_PID" ] && kill "$REDIS_PID" 2>/dev/null
+    grep -q 'Address already in use' "$WORK/redis/redis.log" 2>/dev/null || break
+    mv "$WORK/redis/redis.log" "$WORK/redis/redis.log.$_attempt"
 done
-REDIS_PID=$(cat "$WORK/redis/redis.pid" 2>/dev/null)
 "${RCLI[@]}" ping 2>/dev/null | grep -q PONG || die "the TLS redis-server does not answer (redis.log: $(tail -3 "$WORK/redis/redis.log"))"
 
 # ---------------------------------------------------------------- the shipped tunnel sample
