@@ -1,9 +1,11 @@
 /*
  * gzip.h -- gzip content coding for replies (RFC 9110 8.4.1.3, RFC 1952), with zlib.
  *
- * Who compresses what: a page is compressed once, when it is computed, and its gzip form is
- * cached next to it (page_cache.h), so a hit never compresses; other JSON replies of at least
- * GZIP_MIN_BYTES are compressed when they are sent, for clients that accept gzip. Smaller bodies
+ * Who compresses what (httpd.c, for clients that accept gzip): a reply with a strong ETag (a
+ * page's version) is compressed once per event thread at GZIP_LEVEL and its gzip form kept by
+ * that ETag in the thread's small cache, so repeated hits on a page do not compress again; other
+ * JSON replies of at least GZIP_MIN_BYTES are compressed for that one reply at GZIP_LEVEL_FAST.
+ * Smaller bodies
  * are sent as they are: a gzip header and trailer cost 18 bytes, and below about a kilobyte the
  * saving does not pay for the CPU.
  */
