@@ -20,5 +20,6 @@ Suite *validate_suite(void);
 Suite *log_suite(void);
 Suite *http_suite(void);
 Suite *upload_suite(void);
+Suite *crc16_suite(void);
 
 #endif
