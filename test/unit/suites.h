@@ -21,5 +21,6 @@ Suite *log_suite(void);
 Suite *http_suite(void);
 Suite *upload_suite(void);
 Suite *crc16_suite(void);
+Suite *store_cluster_suite(void);
 
 #endif
