@@ -68,7 +68,7 @@ FUZZ_REPLAY := $(FUZZ_TARGETS:%=$(BUILD)/fuzz-replay/%)
 FUZZ_REPLAY_OBJ := $(FUZZ_PURE:%=$(BUILD)/service/%.o) $(BUILD)/test/fuzz/replay.o
 
 .DEFAULT_GOAL := all
-.PHONY: all run test test-unit test-integration test-clients test-tls test-nginx test-package sanitize \
+.PHONY: all run test test-unit test-integration test-integration-cluster test-clients test-tls test-nginx test-package sanitize \
         bench deps install deb clean format format-check lint help fuzz fuzz-build soak valgrind FORCE
 
 all: $(BUILD)/rankd
@@ -163,6 +163,11 @@ fuzz-build: $(FUZZ_BIN)
 
 test-integration: $(BUILD)/test-integration $(BUILD)/rankd
 	$(BUILD)/test-integration
+
+# The same binary on a real Redis Cluster (scripts/cluster-fixture.sh: 3 masters, a replica
+# each): the suites that hold for both modes and the cluster's own (test/integration/main.c).
+test-integration-cluster: $(BUILD)/test-integration $(BUILD)/rankd
+	RANKD_TEST_CLUSTER=1 $(BUILD)/test-integration
 
 # The JS client (node --test) and the web frontend in Debian's chromium (playwright-core), against
 # a real rankd and redis-server that the script starts on free ports.
@@ -265,6 +270,7 @@ help:
 	@echo "make run        install what is missing, build, start Redis, load the demo, serve on :8080"
 	@echo "make test       install what is missing, build, unit + integration tests, then under ASan/UBSan"
 	@echo "make sanitize   only the ASan/UBSan run"
+	@echo "make test-integration-cluster  the integration suites on a real Redis Cluster"
 	@echo "make test-clients  the JS client and browser tests"
 	@echo "make test-tls      rankd through the stunnel sample to a TLS-only Redis"
 	@echo "make test-nginx    two rankd processes behind nginx (schema/nginx-rankd.conf)"

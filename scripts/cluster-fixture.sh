@@ -12,53 +12,67 @@
 # Sourced: cluster_start DIR sets CLUSTER_PORTS (array); cluster_stop DIR; cluster_wait DIR [S].
 #
 # Never uses 6379. Each node needs its port and port + 10000 (the cluster bus) free, so ports are
-# drawn from 20000..50000. cluster-node-timeout is CLUSTER_NODE_TIMEOUT_MS (default 1000): a
+# drawn from 10000..22767 (bus ports below 32768, where the kernel's ephemeral ports start). cluster-node-timeout is CLUSTER_NODE_TIMEOUT_MS (default 1000): a
 # killed master is failed over in about 2-3 s instead of the default's 15 s and more. No
 # persistence (no AOF, no RDB): the nodes' data is gone with DIR.
 set -u
-. "$(dirname "${BASH_SOURCE[0]}")/redis-fixture.sh"
 
 CLUSTER_NODES=6
 
-cluster_port_free() {
-    ! (exec 3<>/dev/tcp/127.0.0.1/"$1") 2>/dev/null && ! (exec 3<>/dev/tcp/127.0.0.1/$(($1 + 10000))) 2>/dev/null
+# A port for a node: it and its bus port (+10000) free, both below the kernel's ephemeral range
+# (32768.. here), so no client socket's local port takes one between this check and the bind.
+cluster_free_port() {
+    local port
+    for _ in $(seq 1 100); do
+        port=$((10000 + RANDOM % 12768))
+        if ! (exec 3<>/dev/tcp/127.0.0.1/"$port") 2>/dev/null &&
+            ! (exec 3<>/dev/tcp/127.0.0.1/$((port + 10000))) 2>/dev/null; then
+            echo "$port"
+            return 0
+        fi
+    done
+    return 1
 }
 
-# One node in DIR/PORT, daemonized; its pid in DIR/PORT/redis.pid.
+# One node in DIR/PORT, daemonized, answering PING; its pid in DIR/PORT/redis.pid. 0 or 1.
 cluster_node_start() {
     local dir=$1 port=$2
     mkdir -p "$dir/$port"
     redis-server --port "$port" --bind 127.0.0.1 --dir "$dir/$port" \
         --cluster-enabled yes --cluster-config-file "$dir/$port/nodes.conf" \
         --cluster-node-timeout "${CLUSTER_NODE_TIMEOUT_MS:-1000}" \
-        --save '' --appendonly no --pidfile "$dir/$port/redis.pid" \
-        --logfile "$dir/$port/redis.log" --daemonize yes
+        --save "" --appendonly no --repl-diskless-sync-delay 0 --pidfile "$dir/$port/redis.pid" \
+        --logfile "$dir/$port/redis.log" --daemonize yes || return 1
+    for _ in $(seq 1 100); do
+        redis-cli -p "$port" ping 2>/dev/null | grep -q PONG && return 0
+        [ -f "$dir/$port/redis.pid" ] || ! grep -q 'aborting' "$dir/$port/redis.log" 2>/dev/null || return 1
+        sleep 0.05
+    done
+    [ -f "$dir/$port/redis.pid" ] && kill "$(cat "$dir/$port/redis.pid")" 2>/dev/null
+    return 1
 }
 
 cluster_start() {
-    local dir=$1 port i
+    local dir=$1 port i started
     mkdir -p "$dir"
     : >"$dir/ports"
     : >"$dir/pids"
     CLUSTER_PORTS=()
     for i in $(seq 1 "$CLUSTER_NODES"); do
-        for _ in $(seq 1 50); do
-            port=$(free_port) || return 1
-            [ "$port" -le 50000 ] && cluster_port_free "$port" && break
+        started=0
+        for _ in 1 2 3 4 5; do # a port taken between the check and the bind: another one
+            port=$(cluster_free_port) || return 1
+            if cluster_node_start "$dir" "$port"; then
+                started=1
+                break
+            fi
         done
-        cluster_node_start "$dir" "$port" || return 1
+        if [ "$started" = 0 ]; then
+            echo "cluster node $i did not start (see $dir/*/redis.log)" >&2
+            return 1
+        fi
         CLUSTER_PORTS+=("$port")
         echo "$port" >>"$dir/ports"
-    done
-    for port in "${CLUSTER_PORTS[@]}"; do
-        for _ in $(seq 1 100); do
-            redis-cli -p "$port" ping 2>/dev/null | grep -q PONG && break
-            sleep 0.05
-        done
-        redis-cli -p "$port" ping 2>/dev/null | grep -q PONG || {
-            echo "cluster node $port did not start (see $dir/$port/redis.log)" >&2
-            return 1
-        }
         cat "$dir/$port/redis.pid" >>"$dir/pids"
     done
     local addrs=()
