@@ -17,7 +17,10 @@
 # The mix: 90% pages (80% of them pages 1-5, cached with page_ttl_ms 1000; 20% uniform over all
 # 5,000 pages) and 10% member lookups, plus the writes. Run it on a quiet machine: the load
 # average (uptime) before and after and the CPU other processes used during the soak are in the
-# result.
+# result. The script runs itself, rankd, Redis and loadgen at nice -19 when it may (bench_priority
+# in bench/lib.sh; BENCH_PRIORITY=0 turns it off), and samples every second the CPU of its own
+# processes and of the rest of the machine, so that a second that fell behind can be told apart:
+# the result lists the worst seconds with the CPU others took in them.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -44,15 +47,20 @@ build_tool gen
 WORK=$(mktemp -d /tmp/rankd-soak.XXXXXX)
 RK_PID=
 SAMPLER=
+CPU_SAMPLER=
 cleanup() {
     [ -n "$SAMPLER" ] && kill "$SAMPLER" 2>/dev/null
+    [ -n "$CPU_SAMPLER" ] && kill "$CPU_SAMPLER" 2>/dev/null
     [ -n "$RK_PID" ] && kill "$RK_PID" 2>/dev/null && wait "$RK_PID" 2>/dev/null
     redis_stop
     [ "${SOAK_KEEP:-0}" = 1 ] && say "kept $WORK" || rm -rf "$WORK"
+    bench_priority_restore
 }
 trap cleanup EXIT
 trap 'say "interrupted"; exit 130' INT TERM
 
+bench_priority
+say "priority: $PRIORITY"
 LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
 cat > "$WORK/redis.conf" <<CONF
 include $ROOT/schema/redis.conf
@@ -60,6 +68,7 @@ appendonly no
 save ""
 CONF
 redis_start "$WORK/redis" "$WORK/redis.conf" || die "redis-server did not start"
+bench_boost "$REDIS_PID"
 RP=$REDIS_PORT
 "$BIN/gen" resp "$N" soak u rankd 1000 1 | redis-cli -p "$RP" --pipe > /dev/null
 TOKEN=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
@@ -108,21 +117,33 @@ rss_sampler() { # every 10 s until stopped
         sleep 10
     done
 }
+cpu_sampler() { # every second until stopped: ms since SOAK_T0, busy CPU us of all cores, CPU us of
+    # rankd + Redis + loadgen
+    while kill -0 "$RK_PID" 2>/dev/null; do
+        printf '%s %s %s\n' $(($(now_ms) - SOAK_T0_MS)) "$(busy_us)" \
+            $(($(proc_cpu_us "$RK_PID") + $(proc_cpu_us "$REDIS_PID") + $(proc_cpu_us "${LG_PID:-}")))
+        sleep 1
+    done
+}
 ours_us() { echo $(( $(proc_cpu_us "$RK_PID") + $(proc_cpu_us "$REDIS_PID") + $(children_cpu_us) )); }
 cpu_mark
 SOAK_T0=$(date +%s)
+SOAK_T0_MS=$(now_ms)
 "$BIN/loadgen" --label soak "${MIX[@]}" --rate "$RATE" --warmup 0 --duration "$SECS" \
     --timeline "$WORK/timeline.csv" > "$WORK/soak.json" &
 LG_PID=$!
 rss_sampler > "$WORK/rss.txt" &
 SAMPLER=$!
+cpu_sampler > "$WORK/cpu.txt" &
+CPU_SAMPLER=$!
 wait "$LG_PID" || die "loadgen failed"
 sample >> "$WORK/rss.txt" # the end (loadgen's CPU: counted by cpu_foreign as a waited child)
 LG_PID=
 cpu_foreign
-kill "$SAMPLER" 2>/dev/null || true
-wait "$SAMPLER" 2>/dev/null || true
+kill "$SAMPLER" "$CPU_SAMPLER" 2>/dev/null || true
+wait "$SAMPLER" "$CPU_SAMPLER" 2>/dev/null || true
 SAMPLER=
+CPU_SAMPLER=
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 say "soak done; load average $LOAD_AFTER, other processes used ${FOREIGN}% of the CPU"
 
@@ -134,12 +155,14 @@ work, out = sys.argv[1], sys.argv[2]
 cap = json.load(open(os.path.join(work, 'capacity.json')))
 soak = json.load(open(os.path.join(work, 'soak.json')))
 mins = {}
+secs = {}
 for line in open(os.path.join(work, 'timeline.csv')):
     parts = line.strip().split(',')
     try:
         t, lat, st = float(parts[0]), int(parts[1]), int(parts[2])
     except (ValueError, IndexError):
         continue
+    secs.setdefault(int(t // 1000), []).append(lat)
     m = mins.setdefault(int(t // 60000), [[], 0])
     m[0].append(lat)
     if not 200 <= st < 400:
@@ -164,6 +187,22 @@ for a, b in zip(rss, rss[1:]):
     f = foreign(a, b)
     if f is not None:
         fmin.setdefault(int(b[0]) // 60 if int(b[0]) % 60 else int(b[0]) // 60 - 1, []).append(f)
+cpu = [l.split() for l in open(os.path.join(work, 'cpu.txt')) if len(l.split()) == 3]
+sec_foreign = {}  # second -> % of all cores others used in the sample interval ending in it
+for a, b in zip(cpu, cpu[1:]):
+    dt = (int(b[0]) - int(a[0])) * 1000.0 * ncpu
+    if dt > 0 and int(b[2]) >= int(a[2]):
+        sec_foreign[int(b[0]) // 1000] = max(0.0, 100.0 * ((int(b[1]) - int(a[1])) - (int(b[2]) - int(a[2]))) / dt)
+sec_rows = []
+for k in sorted(secs):
+    v = sorted(secs[k])
+    sec_rows.append((k, q(v, .5), q(v, .99), v[-1] / 1000.0))
+med_p99 = sorted(r[2] for r in sec_rows)[len(sec_rows) // 2] if sec_rows else 0
+def others(k):  # the most others took in this second or the one before (a backlog lags its cause)
+    f = [sec_foreign[j] for j in (k - 1, k) if j in sec_foreign]
+    return max(f) if f else None
+slow = [r for r in sec_rows if r[2] > 10 * med_p99 + 1.0]
+slow_busy = [r for r in slow if (others(r[0]) or 0) > 100 - 100 * $LOAD]
 w = soak['by_class'].get('write', {'n': 0, 'non2xx': 0, 'rps': 0, 'p50_ms': 0, 'p99_ms': 0, 'max_ms': 0})
 reads = soak['all']
 errors = soak['errors'] + soak['timeouts'] + reads['non2xx'] + w['non2xx']
@@ -198,6 +237,9 @@ L.append('| X-Cache of reads: hit / miss / stale / none | %d / %d / %d / %d |' %
     soak['xcache']['hit'], soak['xcache']['miss'], soak['xcache']['stale'], soak['xcache']['none']))
 L.append('| rankd RSS: first sample, last, max | %.1f MB, %.1f MB, %.1f MB |' % (rss0 / 1024, rss1 / 1024, max(int(r[1]) for r in rss) / 1024))
 L.append('| p99 of reads: first minute, last minute | %.3f ms, %.3f ms (%s: last <= 2 x first + 1 ms) |' % (first[4], last[4], 'stable' if stable else 'NOT stable'))
+L.append('| priority of the soak\'s processes (bench_priority) | %s |' % '$PRIORITY')
+L.append('| seconds whose p99 exceeds 10 x the median second\'s (%.3f ms) + 1 ms | %d of %d; %d of them with other processes taking over %.0f%% of the CPU in that second or the one before |' % (
+    med_p99, len(slow), len(sec_rows), len(slow_busy), 100 - 100 * $LOAD))
 L.append('| verdict | %s |' % ('pass' if ok else 'FAIL'))
 L.append('')
 L.append('The machine is shared: at %.0f%% of capacity, other processes taking more than the remaining %.0f%% of the CPU push the paced load past what is left, the schedule falls behind and every later request is charged the backlog (latency counts from the scheduled time). The CPU column below tells such minutes from a drift of rankd\'s own (an upper bound: loopback work the kernel charges to no process counts there too).' % (100 * $LOAD, 100 - 100 * $LOAD))
@@ -210,6 +252,15 @@ for r in rows:
     f = fmin.get(r[0] - 1)
     L.append('| %d | %s | %d | %.3f | %.3f | %.3f | %.1f | %s |' % (r[0], '{:,}'.format(r[1]), r[2], r[3], r[4], r[5], r[6],
              '%.0f%%' % (sum(f) / len(f)) if f else 'n/a'))
+L.append('')
+L.append('The worst seconds by p99 (latency from the scheduled send time; the CPU others took, % of all cores, sampled every second):')
+L.append('')
+L.append('| second | p50 ms | p99 ms | max ms | other processes\' CPU (that second, the one before) |')
+L.append('| ---: | ---: | ---: | ---: | ---: |')
+def pct(k):
+    return '%.0f%%' % sec_foreign[k] if k in sec_foreign else 'n/a'
+for r in sorted(sec_rows, key=lambda r: -r[2])[:8]:
+    L.append('| %d | %.3f | %.3f | %.1f | %s, %s |' % (r[0], r[1], r[2], r[3], pct(r[0]), pct(r[0] - 1)))
 L.append('')
 L.append('rankd RSS, Redis memory and the CPU other processes used (% of all cores, over the 10 s before), every 10 s:')
 L.append('')

@@ -2,6 +2,7 @@
 #include "admin.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,6 +10,23 @@
 
 #include "request.h"
 #include "util.h"
+
+/* lua/write_probe.lua (the Makefile's build/gen/lua/write_probe.lua.h), registered once. */
+static const char *const write_probe_body =
+#include "lua/write_probe.lua.h"
+    ;
+static const struct store_script *write_probe;
+static pthread_once_t scripts_once = PTHREAD_ONCE_INIT;
+
+static void scripts_init(void)
+{
+    write_probe = store_script_register(write_probe_body);
+}
+
+void admin_scripts_register(void)
+{
+    pthread_once(&scripts_once, scripts_init);
+}
 
 /* INFO fields reported, by section. */
 static const char *const info_fields[] = {
@@ -76,15 +94,15 @@ static cJSON *text_json(const char *s, size_t len)
 }
 
 /* A reply tree as JSON: arrays, integers, strings. */
-static cJSON *reply_json(const redisReply *r)
+static cJSON *reply_json(const struct store_reply *r)
 {
     switch (r->type) {
-    case REDIS_REPLY_INTEGER:
+    case STORE_REPLY_INTEGER:
         return cJSON_CreateNumber((double)r->integer);
-    case REDIS_REPLY_STRING:
-    case REDIS_REPLY_STATUS:
+    case STORE_REPLY_STRING:
+    case STORE_REPLY_STATUS:
         return text_json(r->str, r->len);
-    case REDIS_REPLY_ARRAY: {
+    case STORE_REPLY_ARRAY: {
         cJSON *a = cJSON_CreateArray();
         for (size_t i = 0; a && i < r->elements; i++)
             cJSON_AddItemToArray(a, reply_json(r->element[i]));
@@ -96,29 +114,29 @@ static cJSON *reply_json(const redisReply *r)
 }
 
 /* What a reply says, or an entry in "unavailable" when Redis refused the command. */
-static int usable(const redisReply *r, int type, cJSON *unavailable, const char *what)
+static int usable(const struct store_reply *r, int type, cJSON *unavailable, const char *what)
 {
     if (r->type == type)
         return 1;
     cJSON_AddStringToObject(unavailable, what,
-                            r->type == REDIS_REPLY_ERROR ? r->str : "unexpected reply type");
+                            r->type == STORE_REPLY_ERROR ? r->str : "unexpected reply type");
     return 0;
 }
 
-static void report(cJSON *doc, redisReply **r)
+static void report(cJSON *doc, struct store_reply **r)
 {
     cJSON *unavailable = cJSON_CreateObject();
     cJSON *server = cJSON_AddObjectToObject(doc, "server");
-    if (usable(r[0], REDIS_REPLY_STRING, unavailable, "info"))
+    if (usable(r[0], STORE_REPLY_STRING, unavailable, "info"))
         for (size_t i = 0; i < sizeof(info_fields) / sizeof(info_fields[0]); i++)
             add_info(server, r[0]->str, info_fields[i]);
-    if (usable(r[4], REDIS_REPLY_INTEGER, unavailable, "keys"))
+    if (usable(r[4], STORE_REPLY_INTEGER, unavailable, "keys"))
         cJSON_AddNumberToObject(doc, "keys", (double)r[4]->integer);
-    if (usable(r[2], REDIS_REPLY_INTEGER, unavailable, "slowlog_length"))
+    if (usable(r[2], STORE_REPLY_INTEGER, unavailable, "slowlog_length"))
         cJSON_AddNumberToObject(doc, "slowlog_length", (double)r[2]->integer);
-    if (usable(r[1], REDIS_REPLY_ARRAY, unavailable, "slowlog"))
+    if (usable(r[1], STORE_REPLY_ARRAY, unavailable, "slowlog"))
         cJSON_AddItemToObject(doc, "slowlog", reply_json(r[1]));
-    if (usable(r[3], REDIS_REPLY_ARRAY, unavailable, "latency_latest"))
+    if (usable(r[3], STORE_REPLY_ARRAY, unavailable, "latency_latest"))
         cJSON_AddItemToObject(doc, "latency_latest", reply_json(r[3]));
     if (cJSON_GetArraySize(unavailable) > 0)
         cJSON_AddItemToObject(doc, "unavailable", unavailable);
@@ -135,7 +153,7 @@ static const char *const *const report_argv[] = {info_cmd, slow_cmd, slen_cmd, l
 static const int report_argc[] = {6, 3, 2, 2, 1};
 
 /* The report from the five replies (not freed): a new string, or NULL (ENOMEM). */
-static char *report_json(redisReply **r)
+static char *report_json(struct store_reply **r)
 {
     cJSON *doc = cJSON_CreateObject();
     if (doc)
@@ -149,7 +167,7 @@ enum admin_kind { ADMIN_REPORT = 0, ADMIN_PING, ADMIN_PROBE };
 
 static int admin_send(struct admin_job *j);
 
-static void admin_reply(void *arg, int rc, redisReply **replies)
+static void admin_reply(void *arg, int rc, struct store_reply **replies)
 {
     struct admin_job *j = arg;
     if (j->kind != ADMIN_PROBE && (rc == -ECONNRESET || rc == -EIO) && !j->resent &&
@@ -159,10 +177,10 @@ static void admin_reply(void *arg, int rc, redisReply **replies)
             return;
     }
     if (rc == 0 && j->kind == ADMIN_PING) {
-        rc = replies[0]->type == REDIS_REPLY_ERROR ? -EIO : 0; /* LOADING, say: not ready */
+        rc = replies[0]->type == STORE_REPLY_ERROR ? -EIO : 0; /* LOADING, say: not ready */
     } else if (rc == 0 && j->kind == ADMIN_PROBE) {
         /* refused before it ran (OOM at maxmemory, READONLY on a replica), or accepted */
-        rc = replies[0]->type == REDIS_REPLY_ERROR ? store_error_errno(replies[0]->str) : 0;
+        rc = store_reply_errno(replies[0]);
         store_note_write(rc);
     } else if (rc == 0 && !(j->json = report_json(replies))) {
         rc = -ENOMEM;
@@ -182,8 +200,8 @@ static int admin_send(struct admin_job *j)
         int64_t deadline = util_now_ms() + ADMIN_PROBE_TIMEOUT_MS;
         if (j->deadline_ms && j->deadline_ms < deadline)
             deadline = j->deadline_ms;
-        rc = store_async_script(j->conn, STORE_SCRIPT_WRITE_PROBE, 0, 0, NULL, NULL, deadline,
-                                admin_reply, j);
+        admin_scripts_register();
+        rc = store_async_script(j->conn, write_probe, 0, 0, NULL, NULL, deadline, admin_reply, j);
     } else if (j->kind == ADMIN_PING) {
         rc = store_async_send(j->conn, 1, ping_argc, ping_argv, NULL, j->deadline_ms, admin_reply,
                               j);

@@ -52,4 +52,9 @@ int admin_ping_submit(struct store_async *conn, struct admin_job *job);
  */
 int admin_write_probe_submit(struct store_async *conn, struct admin_job *job);
 
+/** Register this module's script (lua/write_probe.lua) with the store (store_script_register),
+ *  once per process; call before the stores dial (rankd_start), so that their first dial loads
+ *  it. Thread-safe. */
+void admin_scripts_register(void);
+
 #endif

@@ -18,6 +18,86 @@
 #define COMPACT_CHUNK 1000
 #define WRITE_RETRIES 8
 
+/* ---------------------------------------------------------------- the model's scripts */
+
+/* The bodies of service/lua/ (the Makefile makes each build/gen/lua/NAME.lua.h), registered with
+ * the store once per process (board_scripts_register); the store knows them by handle only. */
+enum {
+    SCRIPT_WRITE = 0,     /* lua/write.lua: score writes */
+    SCRIPT_COMPACT,       /* lua/compact.lua: renumber one tie group, one chunk */
+    SCRIPT_PAGE,          /* lua/page.lua: settings + total + one page + records */
+    SCRIPT_MEMBER,        /* lua/member.lua: settings + one member + its record */
+    SCRIPT_AROUND,        /* lua/around.lua: a page centred on a member */
+    SCRIPT_CREATE_BOARD,  /* lua/create_board.lua: a new board's settings */
+    SCRIPT_PUT_BOARD,     /* lua/put_board.lua: change settings */
+    SCRIPT_RESET_BOARD,   /* lua/reset_board.lua: empty the current period */
+    SCRIPT_DELETE_BOARD,  /* lua/delete_board.lua: UNLINK a board's keys */
+    SCRIPT_TRIM,          /* lua/trim.lua: remove one chunk of a board's tail */
+    SCRIPT_SWEEP,         /* lua/sweep.lua: UNLINK one chunk of unreadable period sets */
+    SCRIPT_DELETE_MEMBER, /* lua/delete_member.lua: remove one member */
+    SCRIPT_COUNT
+};
+
+static const char *const script_body[SCRIPT_COUNT] = {
+    [SCRIPT_WRITE] =
+#include "lua/write.lua.h"
+        ,
+    [SCRIPT_COMPACT] =
+#include "lua/compact.lua.h"
+        ,
+    [SCRIPT_PAGE] =
+#include "lua/page.lua.h"
+        ,
+    [SCRIPT_MEMBER] =
+#include "lua/member.lua.h"
+        ,
+    [SCRIPT_AROUND] =
+#include "lua/around.lua.h"
+        ,
+    [SCRIPT_CREATE_BOARD] =
+#include "lua/create_board.lua.h"
+        ,
+    [SCRIPT_PUT_BOARD] =
+#include "lua/put_board.lua.h"
+        ,
+    [SCRIPT_RESET_BOARD] =
+#include "lua/reset_board.lua.h"
+        ,
+    [SCRIPT_DELETE_BOARD] =
+#include "lua/delete_board.lua.h"
+        ,
+    [SCRIPT_TRIM] =
+#include "lua/trim.lua.h"
+        ,
+    [SCRIPT_SWEEP] =
+#include "lua/sweep.lua.h"
+        ,
+    [SCRIPT_DELETE_MEMBER] =
+#include "lua/delete_member.lua.h"
+        ,
+};
+
+static const struct store_script *script_handle[SCRIPT_COUNT];
+static pthread_once_t scripts_once = PTHREAD_ONCE_INIT;
+
+static void scripts_init(void)
+{
+    for (int i = 0; i < SCRIPT_COUNT; i++)
+        script_handle[i] = store_script_register(script_body[i]);
+}
+
+void board_scripts_register(void)
+{
+    pthread_once(&scripts_once, scripts_init);
+}
+
+/* The handle of one of the model's scripts. */
+static const struct store_script *script(int which)
+{
+    board_scripts_register();
+    return script_handle[which];
+}
+
 static _Atomic int64_t tie_cap = SCORE_TIE_CAP;
 
 void board_set_tie_cap(int64_t cap)
@@ -94,10 +174,10 @@ int board_name_valid(const char *name, size_t len)
 }
 
 /* Settings from a flat HGETALL array; unknown or damaged fields keep their defaults. */
-static void settings_from_reply(const redisReply *r, struct board_settings *s)
+static void settings_from_reply(const struct store_reply *r, struct board_settings *s)
 {
     board_settings_default(s);
-    for (size_t i = 0; r && r->type == REDIS_REPLY_ARRAY && i + 1 < r->elements; i += 2) {
+    for (size_t i = 0; r && r->type == STORE_REPLY_ARRAY && i + 1 < r->elements; i += 2) {
         const char *f = r->element[i]->str, *v = r->element[i + 1]->str;
         if (!f || !v)
             continue;
@@ -221,9 +301,9 @@ static void view_put(const struct board_model *m, const char *board,
 }
 
 /* A board's settings as a flat HGETALL reply (empty: no board): remember them. */
-static void view_note(const struct board_model *m, const char *board, const redisReply *r)
+static void view_note(const struct board_model *m, const char *board, const struct store_reply *r)
 {
-    if (!r || r->type != REDIS_REPLY_ARRAY)
+    if (!r || r->type != STORE_REPLY_ARRAY)
         return;
     struct board_settings set;
     settings_from_reply(r, &set);
@@ -324,10 +404,10 @@ void board_where_note(struct board_model *m, const char *board, const char *kind
     hint_write(m, board, kind, tz_s ? text_int(tz_s) : 0, retain_s ? text_int(retain_s) : 1);
 }
 
-int board_where_learn(struct board_model *m, const char *board, const redisReply *r)
+int board_where_learn(struct board_model *m, const char *board, const struct store_reply *r)
 {
-    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements < 4 ||
-        r->element[0]->type != REDIS_REPLY_STRING || strcmp(r->element[0]->str, "retry") != 0)
+    if (!r || r->type != STORE_REPLY_ARRAY || r->elements < 4 ||
+        r->element[0]->type != STORE_REPLY_STRING || strcmp(r->element[0]->str, "retry") != 0)
         return 0;
     board_where_note(m, board, r->element[1]->str, r->element[2]->str, r->element[3]->str);
     return 1;
@@ -414,10 +494,10 @@ static int sweep_args_build(const struct board_model *m, const char *board,
 }
 
 /* 1 when a sweep.lua reply says a full chunk went (call again). */
-static int sweep_more(const redisReply *r)
+static int sweep_more(const struct store_reply *r)
 {
-    return r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 &&
-           r->element[1]->type == REDIS_REPLY_INTEGER && r->element[1]->integer == 1;
+    return r && r->type == STORE_REPLY_ARRAY && r->elements == 2 &&
+           r->element[1]->type == STORE_REPLY_INTEGER && r->element[1]->integer == 1;
 }
 
 /* The sweep on an event loop's write connection: its chunks go one after the other, behind
@@ -430,7 +510,7 @@ struct sweep_job {
 
 static int sweep_job_send(struct sweep_job *sj);
 
-static void sweep_reply(void *arg, int rc, redisReply **replies)
+static void sweep_reply(void *arg, int rc, struct store_reply **replies)
 {
     struct sweep_job *sj = arg;
     if (rc == 0 && sweep_more(replies[0]) && ++sj->rounds < SWEEP_ROUNDS_MAX &&
@@ -441,7 +521,7 @@ static void sweep_reply(void *arg, int rc, redisReply **replies)
 
 static int sweep_job_send(struct sweep_job *sj)
 {
-    int rc = store_async_script(sj->conn, STORE_SCRIPT_SWEEP, 3, 7, sj->a.argv, NULL, 0,
+    int rc = store_async_script(sj->conn, script(SCRIPT_SWEEP), 3, 7, sj->a.argv, NULL, 0,
                                 sweep_reply, sj);
     return rc < 0 ? rc : 0;
 }
@@ -576,14 +656,14 @@ static void write_args_free(struct write_args *w)
  * would leave the range and nothing was written; -EAGAIN: the settings differ; -EIO: an error
  * reply or an unexpected shape. */
 #define WRITE_REPLY_HEAD 3 /* status, done, listed */
-static int write_reply_take(redisReply *r, const struct board_settings *s, size_t n,
+static int write_reply_take(struct store_reply *r, const struct board_settings *s, size_t n,
                             struct board_outcome *out, size_t *done, int *full, char *full_key,
                             size_t full_key_len, int *listed)
 {
-    if (r->type != REDIS_REPLY_ARRAY || r->elements < WRITE_REPLY_HEAD ||
-        r->element[0]->type != REDIS_REPLY_INTEGER || r->element[1]->type != REDIS_REPLY_INTEGER ||
-        r->element[2]->type != REDIS_REPLY_INTEGER) {
-        freeReplyObject(r);
+    if (r->type != STORE_REPLY_ARRAY || r->elements < WRITE_REPLY_HEAD ||
+        r->element[0]->type != STORE_REPLY_INTEGER || r->element[1]->type != STORE_REPLY_INTEGER ||
+        r->element[2]->type != STORE_REPLY_INTEGER) {
+        store_reply_free(r);
         return -EIO;
     }
     long long status = r->element[0]->integer;
@@ -592,16 +672,16 @@ static int write_reply_take(redisReply *r, const struct board_settings *s, size_
         *listed = 1;
     size_t need = WRITE_REPLY_HEAD + 4 * handled + (status == 3);
     if (status == 1 || handled > n || (status != 2 && r->elements < need)) {
-        freeReplyObject(r);
+        store_reply_free(r);
         return status == 1 ? -EAGAIN : -EIO;
     }
     *done = handled;
     if (status == 2) {
-        freeReplyObject(r);
+        store_reply_free(r);
         return -ERANGE;
     }
     for (size_t i = 0; i < handled; i++) {
-        redisReply **x = r->element + WRITE_REPLY_HEAD + 4 * i;
+        struct store_reply **x = r->element + WRITE_REPLY_HEAD + 4 * i;
         out[i].rc = x[0]->integer == 0 ? 0 : -ERANGE;
         out[i].score = decode_stored(&s->layout, x[1]->str);
         out[i].rank = x[2]->integer + 1;
@@ -611,7 +691,7 @@ static int write_reply_take(redisReply *r, const struct board_settings *s, size_
     if (*full)
         snprintf(full_key, full_key_len, "%s",
                  r->element[r->elements - 1]->str ? r->element[r->elements - 1]->str : "0");
-    freeReplyObject(r);
+    store_reply_free(r);
     return 0;
 }
 
@@ -641,20 +721,20 @@ static void write_job_finish(struct board_write_job *j, int rc)
 static int write_job_send(struct board_write_job *j);
 static int write_job_compact(struct board_write_job *j);
 
-static void compact_reply(void *arg, int rc, redisReply **replies)
+static void compact_reply(void *arg, int rc, struct store_reply **replies)
 {
     struct board_write_job *j = arg;
     if (rc) {
         write_job_finish(j, write_job_errno(j, rc, 1));
         return;
     }
-    const redisReply *r = replies[0];
-    if (r->type == REDIS_REPLY_ERROR) {
+    const struct store_reply *r = replies[0];
+    if (r->type == STORE_REPLY_ERROR) {
         store_note_fault(writes_of(j->m), "compact", r->str);
         write_job_finish(j, write_job_errno(j, -EIO, 1));
         return;
     }
-    long long moved = r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
+    long long moved = r->type == STORE_REPLY_INTEGER ? r->integer : 0;
     j->compacted += moved;
     if (moved >= COMPACT_CHUNK)
         rc = write_job_compact(j);
@@ -678,24 +758,24 @@ static int write_job_compact(struct board_write_job *j)
     snprintf(chunk, sizeof(chunk), "%d", COMPACT_CHUNK);
     snprintf(start, sizeof(start), "%" PRId64, j->compacted);
     const char *argv[] = {j->where.z, lo, caps, score_tiebreak_name(l->tiebreak), start, chunk};
-    int rc = store_async_script(j->conn, STORE_SCRIPT_COMPACT, 1, 5, argv, NULL, j->deadline_ms,
+    int rc = store_async_script(j->conn, script(SCRIPT_COMPACT), 1, 5, argv, NULL, j->deadline_ms,
                                 compact_reply, j);
     return rc < 0 ? rc : 0;
 }
 
-static void write_reply(void *arg, int rc, redisReply **replies)
+static void write_reply(void *arg, int rc, struct store_reply **replies)
 {
     struct board_write_job *j = arg;
     if (rc) {
         write_job_finish(j, write_job_errno(j, rc, 1));
         return;
     }
-    redisReply *r = replies[0];
+    struct store_reply *r = replies[0];
     replies[0] = NULL; /* taken: write_reply_take frees it */
     int refused = 0;
-    if (r->type == REDIS_REPLY_ERROR) {
+    if (r->type == STORE_REPLY_ERROR) {
         store_note_fault(writes_of(j->m), "write", r->str);
-        refused = store_error_errno(r->str); /* OOM, READONLY: refused, nothing written */
+        refused = store_reply_errno(r); /* OOM, READONLY: refused, nothing written */
     }
     store_note_write(refused);
     size_t done = 0;
@@ -728,7 +808,7 @@ static int write_job_send(struct board_write_job *j)
     int rc = write_args_build(&w, &k, &j->where, j->m, j->board, &j->assumed, j->entries + j->at, n,
                               j->flags);
     if (!rc)
-        rc = store_async_script(j->conn, STORE_SCRIPT_WRITE, WRITE_KEYS,
+        rc = store_async_script(j->conn, script(SCRIPT_WRITE), WRITE_KEYS,
                                 (int)(WRITE_FIXED - WRITE_KEYS + 4 * n), w.argv, w.len,
                                 j->deadline_ms, write_reply, j);
     write_args_free(&w);
@@ -753,7 +833,7 @@ int board_write_submit(struct board_model *m, struct store_async *conn, struct b
 
 static int settings_send(struct board_settings_job *j);
 
-static void settings_reply(void *arg, int rc, redisReply **replies)
+static void settings_reply(void *arg, int rc, struct store_reply **replies)
 {
     struct board_settings_job *j = arg;
     if ((rc == -ECONNRESET || rc == -EIO) && !j->resent &&
@@ -762,8 +842,8 @@ static void settings_reply(void *arg, int rc, redisReply **replies)
         if ((rc = settings_send(j)) == 0)
             return;
     }
-    if (rc == 0 && replies[0]->type != REDIS_REPLY_ARRAY) {
-        if (replies[0]->type == REDIS_REPLY_ERROR)
+    if (rc == 0 && replies[0]->type != STORE_REPLY_ARRAY) {
+        if (replies[0]->type == STORE_REPLY_ERROR)
             store_note_fault(j->m->store, "HGETALL", replies[0]->str);
         rc = -EIO;
     }
@@ -800,22 +880,22 @@ int board_settings_submit(struct board_model *m, struct store_async *conn,
 /* ---------------------------------------------------------------- reads */
 
 /* Fill items from a flat {member, stored, ...} range and a parallel records array. */
-static int fill_items(struct board_page *p, const redisReply *range, const redisReply *records,
-                      int64_t first_rank)
+static int fill_items(struct board_page *p, const struct store_reply *range,
+                      const struct store_reply *records, int64_t first_rank)
 {
-    size_t n = range->type == REDIS_REPLY_ARRAY ? range->elements / 2 : 0;
+    size_t n = range->type == STORE_REPLY_ARRAY ? range->elements / 2 : 0;
     p->items = calloc(n ? n : 1, sizeof(*p->items));
     if (!p->items)
         return -ENOMEM;
     for (size_t i = 0; i < n; i++) {
         struct board_item *it = &p->items[i];
-        const redisReply *id = range->element[2 * i];
+        const struct store_reply *id = range->element[2 * i];
         it->id = id->str;
         it->id_len = id->len;
         it->score = decode_stored(&p->settings.layout, range->element[2 * i + 1]->str);
         it->rank = first_rank + (int64_t)i;
-        if (records && records->type == REDIS_REPLY_ARRAY && i < records->elements &&
-            records->element[i]->type == REDIS_REPLY_STRING) {
+        if (records && records->type == STORE_REPLY_ARRAY && i < records->elements &&
+            records->element[i]->type == STORE_REPLY_STRING) {
             it->record = records->element[i]->str;
             it->record_len = records->element[i]->len;
         }
@@ -824,12 +904,12 @@ static int fill_items(struct board_page *p, const redisReply *range, const redis
     return 0;
 }
 
-static int page_from_reply(struct board_model *m, const char *board, redisReply *r,
+static int page_from_reply(struct board_model *m, const char *board, struct store_reply *r,
                            int64_t first_rank, int range_at, struct board_page **out)
 {
     struct board_page *p = calloc(1, sizeof(*p));
     if (!p) {
-        freeReplyObject(r);
+        store_reply_free(r);
         return -ENOMEM;
     }
     view_note(m, board, r->element[0]);
@@ -850,8 +930,7 @@ void board_read_prepare(struct board_model *m, const char *board, const struct b
                         enum board_read_kind kind, const char *id, size_t id_len, int64_t page,
                         int size, struct board_read *out)
 {
-    static const enum store_script scripts[] = {STORE_SCRIPT_PAGE, STORE_SCRIPT_MEMBER,
-                                                STORE_SCRIPT_AROUND};
+    static const int scripts[] = {SCRIPT_PAGE, SCRIPT_MEMBER, SCRIPT_AROUND};
     struct board_keys k;
     make_keys(m, board, &k);
     util_copy(out->meta, sizeof(out->meta), k.meta);
@@ -861,7 +940,7 @@ void board_read_prepare(struct board_model *m, const char *board, const struct b
     snprintf(out->retain, sizeof(out->retain), "%d", w->retain);
     snprintf(out->num[0], sizeof(out->num[0]), "%" PRId64, page);
     snprintf(out->num[1], sizeof(out->num[1]), "%d", size);
-    out->script = scripts[kind];
+    out->script = script(scripts[kind]);
     out->nkeys = 3;
     int n = 0;
     const char *args[BOARD_READ_ARGV - 3];
@@ -892,70 +971,70 @@ void board_read_prepare(struct board_model *m, const char *board, const struct b
 
 /* A read script's reply before its shape is checked: 0, -EAGAIN for a {'retry', ...} answer
  * (learnt), -EIO for a Redis error reply. Frees r unless 0. */
-static int read_reply_check(struct board_model *m, const char *board, redisReply *r)
+static int read_reply_check(struct board_model *m, const char *board, struct store_reply *r)
 {
     int rc = 0;
-    if (r->type == REDIS_REPLY_ERROR)
+    if (r->type == STORE_REPLY_ERROR)
         rc = -EIO;
     else if (board_where_learn(m, board, r))
         rc = -EAGAIN;
     if (rc)
-        freeReplyObject(r);
+        store_reply_free(r);
     return rc;
 }
 
-int board_page_take(struct board_model *m, const char *board, redisReply *r, int64_t page,
+int board_page_take(struct board_model *m, const char *board, struct store_reply *r, int64_t page,
                     struct board_page **out)
 {
     int rc = read_reply_check(m, board, r);
     if (rc)
         return rc;
-    if (r->type != REDIS_REPLY_ARRAY) {
-        freeReplyObject(r);
+    if (r->type != STORE_REPLY_ARRAY) {
+        store_reply_free(r);
         return -ENOENT;
     }
     if (r->elements < 5) {
-        freeReplyObject(r);
+        store_reply_free(r);
         return -EIO;
     }
     int64_t used = r->element[2]->integer;
     return page_from_reply(m, board, r, (page - 1) * used + 1, 3, out);
 }
 
-int board_around_take(struct board_model *m, const char *board, redisReply *r,
+int board_around_take(struct board_model *m, const char *board, struct store_reply *r,
                       struct board_page **out)
 {
     int rc = read_reply_check(m, board, r);
     if (rc)
         return rc;
-    if (r->type != REDIS_REPLY_ARRAY) {
-        freeReplyObject(r);
+    if (r->type != STORE_REPLY_ARRAY) {
+        store_reply_free(r);
         return -ENOENT;
     }
     if (r->elements < 6) {
-        freeReplyObject(r);
+        store_reply_free(r);
         return -EIO;
     }
     int64_t start = r->element[3]->integer;
     if (start < 0) {
         view_note(m, board, r->element[0]);
-        freeReplyObject(r);
+        store_reply_free(r);
         return -ENODATA;
     }
     return page_from_reply(m, board, r, start + 1, 4, out);
 }
 
-int board_member_take(struct board_model *m, const char *board, redisReply *r,
+int board_member_take(struct board_model *m, const char *board, struct store_reply *r,
                       struct board_member **out)
 {
     int rc = read_reply_check(m, board, r);
     if (rc)
         return rc;
-    if (r->type != REDIS_REPLY_ARRAY)
+    if (r->type != STORE_REPLY_ARRAY)
         rc = -ENOENT;
     else if (r->elements < 5)
         rc = -EIO;
-    else if (r->element[2]->type != REDIS_REPLY_STRING)
+    else if (r->element[2]->type != STORE_REPLY_STRING)
         rc = -ENODATA;
     if (rc != -ENOENT && rc != -EIO)
         view_note(m, board, r->element[0]);
@@ -963,14 +1042,14 @@ int board_member_take(struct board_model *m, const char *board, redisReply *r,
     if (!rc && !mb)
         rc = -ENOMEM;
     if (rc) {
-        freeReplyObject(r);
+        store_reply_free(r);
         return rc;
     }
     settings_from_reply(r->element[0], &mb->settings);
     mb->total = r->element[1]->integer;
     mb->score = decode_stored(&mb->settings.layout, r->element[2]->str);
     mb->rank = r->element[3]->integer + 1;
-    if (r->element[4]->type == REDIS_REPLY_STRING) {
+    if (r->element[4]->type == STORE_REPLY_STRING) {
         mb->record = r->element[4]->str;
         mb->record_len = r->element[4]->len;
     }
@@ -983,7 +1062,7 @@ void board_page_free(struct board_page *p)
 {
     if (!p)
         return;
-    freeReplyObject(p->reply);
+    store_reply_free(p->reply);
     free(p->items);
     free(p);
 }
@@ -992,7 +1071,7 @@ void board_member_free(struct board_member *mb)
 {
     if (!mb)
         return;
-    freeReplyObject(mb->reply);
+    store_reply_free(mb->reply);
     free(mb);
 }
 
@@ -1025,9 +1104,10 @@ static int period_set_keys(const struct board_model *m, const char *board,
 }
 
 /* ZCARD's reply as board_info_get's total. */
-static void info_take(const redisReply *r, const struct board_where *w, struct board_info *out)
+static void info_take(const struct store_reply *r, const struct board_where *w,
+                      struct board_info *out)
 {
-    out->total = r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
+    out->total = r->type == STORE_REPLY_INTEGER ? r->integer : 0;
     snprintf(out->period, sizeof(out->period), "%s", w->period);
 }
 
@@ -1079,11 +1159,11 @@ static void patch_apply(const struct board_settings *base, const struct board_se
 }
 
 /* What put_board.lua and create_board.lua answer on success: {code, settings, total}. */
-static void put_reply_take(struct board_model *m, const char *board, const redisReply *r,
+static void put_reply_take(struct board_model *m, const char *board, const struct store_reply *r,
                            struct board_info *out)
 {
     settings_from_reply(r->element[1], &out->settings);
-    out->total = r->element[2]->type == REDIS_REPLY_INTEGER ? r->element[2]->integer : 0;
+    out->total = r->element[2]->type == STORE_REPLY_INTEGER ? r->element[2]->integer : 0;
     view_put(m, board, &out->settings, 1);
     struct board_where now_w;
     out->period[0] = '\0';
@@ -1210,24 +1290,25 @@ static int put_update_prepare(struct board_model *m, const char *board,
 
 /* The reply of the PUT's script: 0 with *out (remembered as the board's view), PUT_AGAIN (the
  * board appeared, went or changed since it was read), -EEXIST with *field, or -EIO. */
-static int put_take(struct board_model *m, const char *board, int create, const redisReply *r,
-                    const char **field, struct board_info *out)
+static int put_take(struct board_model *m, const char *board, int create,
+                    const struct store_reply *r, const char **field, struct board_info *out)
 {
     if (create) {
-        if (r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
-            r->element[0]->type == REDIS_REPLY_INTEGER && r->element[0]->integer == 0)
+        if (r->type == STORE_REPLY_ARRAY && r->elements == 1 &&
+            r->element[0]->type == STORE_REPLY_INTEGER && r->element[0]->integer == 0)
             return PUT_AGAIN; /* it exists after all: update it instead */
-        if (r->type == REDIS_REPLY_ARRAY && r->elements == 3 &&
-            r->element[1]->type == REDIS_REPLY_ARRAY) {
+        if (r->type == STORE_REPLY_ARRAY && r->elements == 3 &&
+            r->element[1]->type == STORE_REPLY_ARRAY) {
             put_reply_take(m, board, r, out);
             return 0;
         }
         return -EIO;
     }
-    const redisReply *e0 = r->type == REDIS_REPLY_ARRAY && r->elements >= 1 ? r->element[0] : NULL;
-    if (e0 && e0->type == REDIS_REPLY_STRING) /* 'absent' or 'retry' */
+    const struct store_reply *e0 =
+        r->type == STORE_REPLY_ARRAY && r->elements >= 1 ? r->element[0] : NULL;
+    if (e0 && e0->type == STORE_REPLY_STRING) /* 'absent' or 'retry' */
         return PUT_AGAIN;
-    if (e0 && e0->type == REDIS_REPLY_INTEGER && e0->integer < 0 && r->elements == 2) {
+    if (e0 && e0->type == STORE_REPLY_INTEGER && e0->integer < 0 && r->elements == 2) {
         static const char *const names[] = {"order", "tiebreak", "score_decimals", "period",
                                             "timezone"};
         *field = names[0];
@@ -1236,8 +1317,8 @@ static int put_take(struct board_model *m, const char *board, int create, const 
                 *field = names[i];
         return -EEXIST;
     }
-    if (e0 && e0->type == REDIS_REPLY_INTEGER && r->elements == 3 &&
-        r->element[1]->type == REDIS_REPLY_ARRAY) {
+    if (e0 && e0->type == STORE_REPLY_INTEGER && r->elements == 3 &&
+        r->element[1]->type == STORE_REPLY_ARRAY) {
         put_reply_take(m, board, r, out);
         return 0;
     }
@@ -1287,9 +1368,9 @@ static int delete_prepare(struct board_model *m, const char *board,
 }
 
 /* 0 deleted (the view remembers the board is gone), -ENOENT, -EIO. */
-static int delete_take(struct board_model *m, const char *board, const redisReply *r)
+static int delete_take(struct board_model *m, const char *board, const struct store_reply *r)
 {
-    int rc = r->type == REDIS_REPLY_INTEGER ? (r->integer ? 0 : -ENOENT) : -EIO;
+    int rc = r->type == STORE_REPLY_INTEGER ? (r->integer ? 0 : -ENOENT) : -EIO;
     if (rc == 0) {
         struct board_settings set;
         board_settings_default(&set);
@@ -1316,9 +1397,9 @@ static void reset_prepare(struct board_model *m, const char *board, const struct
 }
 
 /* reset_board.lua's and delete_board.lua's 1/0 reply. */
-static int one_or_enoent(const redisReply *r)
+static int one_or_enoent(const struct store_reply *r)
 {
-    return r->type == REDIS_REPLY_INTEGER ? (r->integer ? 0 : -ENOENT) : -EIO;
+    return r->type == STORE_REPLY_INTEGER ? (r->integer ? 0 : -ENOENT) : -EIO;
 }
 
 #define TRIM_CHUNK 250 /* measured: 1000 removals from a 3M set took 3-5 ms, over the 2 ms goal */
@@ -1347,9 +1428,9 @@ static void trim_prepare(const struct board_settings *set, const struct board_wh
 }
 
 /* The members one trim.lua call removed. */
-static long long trim_take(const redisReply *r)
+static long long trim_take(const struct store_reply *r)
 {
-    return r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
+    return r->type == STORE_REPLY_INTEGER ? r->integer : 0;
 }
 
 /* delete_member.lua's call (allow-oom: it must work at maxmemory, where Redis refuses to queue
@@ -1374,18 +1455,18 @@ static void member_delete_prepare(struct board_model *m, const char *board,
 }
 
 /* delete_member.lua's reply: 0, -ENOENT no board, -ENODATA no such member, -EIO. */
-static int member_delete_take(const redisReply *r)
+static int member_delete_take(const struct store_reply *r)
 {
-    return r->type != REDIS_REPLY_INTEGER ? -EIO
+    return r->type != STORE_REPLY_INTEGER ? -EIO
            : r->integer < 0               ? -ENOENT
            : r->integer == 0              ? -ENODATA
                                           : 0;
 }
 
 /* HGET of a record's reply: 0 and a new copy in *json, -ENODATA, -ENOMEM. */
-static int record_take(const redisReply *r, char **json)
+static int record_take(const struct store_reply *r, char **json)
 {
-    if (r->type != REDIS_REPLY_STRING)
+    if (r->type != STORE_REPLY_STRING)
         return -ENODATA;
     return (*json = strndup(r->str, r->len)) ? 0 : -ENOMEM;
 }
@@ -1407,12 +1488,12 @@ void board_list_free(struct board_list *l)
 }
 
 /* The set a board's total is counted in, from its HMGET reply x (not freed). */
-static void list_where(const struct board_model *m, const char *name, const redisReply *x,
+static void list_where(const struct board_model *m, const char *name, const struct store_reply *x,
                        char z[KEY_MAX])
 {
     struct board_settings set;
     board_settings_default(&set);
-    if (x->type == REDIS_REPLY_ARRAY && x->elements == 3) {
+    if (x->type == STORE_REPLY_ARRAY && x->elements == 3) {
         if (x->element[0]->str)
             period_kind_parse(x->element[0]->str, &set.period);
         set.tz_min = x->element[1]->str ? text_int(x->element[1]->str) : 0;
@@ -1424,13 +1505,14 @@ static void list_where(const struct board_model *m, const char *name, const redi
 }
 
 /* Append the names of one SSCAN reply to l (grown as needed); *cursor = the next cursor. */
-static int list_take(struct board_list *l, size_t *cap, const redisReply *r, uint64_t *cursor)
+static int list_take(struct board_list *l, size_t *cap, const struct store_reply *r,
+                     uint64_t *cursor)
 {
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != 2 || !r->element[0]->str ||
-        r->element[1]->type != REDIS_REPLY_ARRAY)
+    if (r->type != STORE_REPLY_ARRAY || r->elements != 2 || !r->element[0]->str ||
+        r->element[1]->type != STORE_REPLY_ARRAY)
         return -EIO;
     *cursor = strtoull(r->element[0]->str, NULL, 10);
-    const redisReply *names = r->element[1];
+    const struct store_reply *names = r->element[1];
     for (size_t i = 0; i < names->elements; i++) {
         if (l->n == *cap) {
             size_t ncap = *cap ? 2 * *cap : 64;
@@ -1521,13 +1603,13 @@ static void ctl_end(struct board_ctl_job *j, int rc)
 /* The start of every reply: 1 to go on with the replies; 0 when the job ended here (a fault, an
  * error reply) or a read cut by a lost connection was sent once more (j->again). A write step
  * written and not answered may have run: -ETIME. */
-static int ctl_ok(struct board_ctl_job *j, int rc, redisReply **replies, int n, int write)
+static int ctl_ok(struct board_ctl_job *j, int rc, struct store_reply **replies, int n, int write)
 {
     if (rc == 0) {
         for (int i = 0; i < n; i++)
-            if (replies[i]->type == REDIS_REPLY_ERROR) {
+            if (replies[i]->type == STORE_REPLY_ERROR) {
                 store_note_fault(write ? writes_of(j->m) : j->m->store, "control", replies[i]->str);
-                ctl_end(j, store_error_errno(replies[i]->str)); /* the command did not run */
+                ctl_end(j, store_reply_errno(replies[i])); /* the command did not run */
                 return 0;
             }
         return 1;
@@ -1557,11 +1639,11 @@ static int ctl_send(struct board_ctl_job *j, int write, int n, const int *argc,
     return rc < 0 ? rc : 0;
 }
 
-static int ctl_script(struct board_ctl_job *j, enum store_script script, int nkeys, int nargs,
+static int ctl_script(struct board_ctl_job *j, const struct store_script *sc, int nkeys, int nargs,
                       const char *const *argv, const size_t *lens, int64_t deadline,
                       store_async_fn fn)
 {
-    int rc = store_async_script(j->writes, script, nkeys, nargs, argv, lens,
+    int rc = store_async_script(j->writes, sc, nkeys, nargs, argv, lens,
                                 deadline ? deadline : j->deadline_ms, fn, j);
     return rc < 0 ? rc : 0;
 }
@@ -1575,12 +1657,12 @@ static void ctl_step(struct board_ctl_job *j, int rc)
 
 /* ---- the settings read most operations start with */
 
-static void ctl_settings_reply(void *arg, int rc, redisReply **replies)
+static void ctl_settings_reply(void *arg, int rc, struct store_reply **replies)
 {
     struct board_ctl_job *j = arg;
     if (!ctl_ok(j, rc, replies, 1, 0))
         return;
-    if (replies[0]->type != REDIS_REPLY_ARRAY) {
+    if (replies[0]->type != STORE_REPLY_ARRAY) {
         ctl_end(j, -EIO);
         return;
     }
@@ -1622,7 +1704,7 @@ static int ctl_with_settings(struct board_ctl_job *j, void (*then)(struct board_
 
 /* ---- GET /boards/{board}: settings, then ZCARD */
 
-static void info_reply(void *arg, int rc, redisReply **replies)
+static void info_reply(void *arg, int rc, struct store_reply **replies)
 {
     struct board_ctl_job *j = arg;
     if (!ctl_ok(j, rc, replies, 1, 0))
@@ -1651,7 +1733,7 @@ static void info_then(struct board_ctl_job *j)
 
 static void batch_next(struct board_ctl_job *j);
 
-static void batch_reply(void *arg, int rc, redisReply **replies)
+static void batch_reply(void *arg, int rc, struct store_reply **replies)
 {
     struct board_ctl_job *j = arg;
     if (!j->failed) {
@@ -1659,8 +1741,8 @@ static void batch_reply(void *arg, int rc, redisReply **replies)
             j->failed = j->batch_write && (rc == -ETIMEDOUT || rc == -ECONNRESET) ? -ETIME
                         : rc == -ECONNRESET                                       ? -EIO
                                                                                   : rc;
-        else if (replies[0]->type == REDIS_REPLY_ERROR)
-            j->failed = store_error_errno(replies[0]->str);
+        else if (replies[0]->type == STORE_REPLY_ERROR)
+            j->failed = store_reply_errno(replies[0]);
         else if (j->batch_take)
             j->batch_take(j, j->batch_at, replies[0]);
     }
@@ -1677,7 +1759,7 @@ static void batch_reply(void *arg, int rc, redisReply **replies)
  * the job on a failed send once the replies already due are in. */
 static void batch_send(struct board_ctl_job *j, const char *verb, char (*keys)[KEY_MAX],
                        char (*args)[32], int n, int write,
-                       void (*take)(struct board_ctl_job *j, int i, const redisReply *r),
+                       void (*take)(struct board_ctl_job *j, int i, const struct store_reply *r),
                        void (*after)(struct board_ctl_job *j))
 {
     j->batch_write = write;
@@ -1717,14 +1799,13 @@ static void batch_next(struct board_ctl_job *j)
 
 static void put_then(struct board_ctl_job *j);
 
-static void put_reply(void *arg, int rc, redisReply **replies)
+static void put_reply(void *arg, int rc, struct store_reply **replies)
 {
     struct board_ctl_job *j = arg;
     struct ctl_state *s = j->state;
     int create = s->u.put.create;
     if (create && rc == 0) /* how Redis answered a write that grows memory (/readyz, /metrics) */
-        store_note_write(replies[0]->type == REDIS_REPLY_ERROR ? store_error_errno(replies[0]->str)
-                                                               : 0);
+        store_note_write(store_reply_errno(replies[0]));
     if (!ctl_ok(j, rc, replies, 1, 1))
         return;
     put_call_free(&s->u.put);
@@ -1751,14 +1832,14 @@ static void put_then(struct board_ctl_job *j)
     int rc = j->exists ? put_update_prepare(j->m, j->board, &j->cur, j->patch, c)
                        : put_create_prepare(j->m, j->board, j->patch, c);
     if (!rc)
-        rc = ctl_script(j, c->create ? STORE_SCRIPT_CREATE_BOARD : STORE_SCRIPT_PUT_BOARD, c->nkeys,
+        rc = ctl_script(j, script(c->create ? SCRIPT_CREATE_BOARD : SCRIPT_PUT_BOARD), c->nkeys,
                         c->nargs, c->argv, NULL, 0, put_reply);
     ctl_step(j, rc);
 }
 
 /* ---- DELETE /boards/{board}, POST reset: settings, then one script */
 
-static void delete_reply(void *arg, int rc, redisReply **replies)
+static void delete_reply(void *arg, int rc, struct store_reply **replies)
 {
     struct board_ctl_job *j = arg;
     if (ctl_ok(j, rc, replies, 1, 1))
@@ -1770,11 +1851,12 @@ static void delete_then(struct board_ctl_job *j)
     struct delete_call *c = &((struct ctl_state *)j->state)->u.del;
     int rc = delete_prepare(j->m, j->board, &j->cur, c);
     if (!rc)
-        rc = ctl_script(j, STORE_SCRIPT_DELETE_BOARD, c->nkeys, 1, c->argv, NULL, 0, delete_reply);
+        rc =
+            ctl_script(j, script(SCRIPT_DELETE_BOARD), c->nkeys, 1, c->argv, NULL, 0, delete_reply);
     ctl_step(j, rc);
 }
 
-static void reset_reply(void *arg, int rc, redisReply **replies)
+static void reset_reply(void *arg, int rc, struct store_reply **replies)
 {
     struct board_ctl_job *j = arg;
     if (ctl_ok(j, rc, replies, 1, 1))
@@ -1785,14 +1867,14 @@ static void reset_then(struct board_ctl_job *j)
 {
     struct reset_call *c = &((struct ctl_state *)j->state)->u.reset;
     reset_prepare(j->m, j->board, &j->w, c);
-    ctl_step(j, ctl_script(j, STORE_SCRIPT_RESET_BOARD, 2, 1, c->argv, NULL, 0, reset_reply));
+    ctl_step(j, ctl_script(j, script(SCRIPT_RESET_BOARD), 2, 1, c->argv, NULL, 0, reset_reply));
 }
 
 /* ---- DELETE /boards/{board}/members?keep|below: settings, then trim.lua chunks */
 
 static int trim_send(struct board_ctl_job *j);
 
-static void trim_reply(void *arg, int rc, redisReply **replies)
+static void trim_reply(void *arg, int rc, struct store_reply **replies)
 {
     struct board_ctl_job *j = arg;
     if (!ctl_ok(j, rc, replies, 1, 1))
@@ -1811,7 +1893,7 @@ static int trim_send(struct board_ctl_job *j)
     /* each chunk has the request's time from its send: a trim's work grows with what it
      * removes, like an upload's (each chunk stays short in Redis) */
     int64_t deadline = j->chunk_timeout_ms ? util_now_ms() + j->chunk_timeout_ms : 0;
-    return ctl_script(j, STORE_SCRIPT_TRIM, 1, 3, c->argv, NULL, deadline, trim_reply);
+    return ctl_script(j, script(SCRIPT_TRIM), 1, 3, c->argv, NULL, deadline, trim_reply);
 }
 
 static void trim_then(struct board_ctl_job *j)
@@ -1823,7 +1905,7 @@ static void trim_then(struct board_ctl_job *j)
 
 /* ---- DELETE /boards/{board}/members/{id}: settings, then delete_member.lua */
 
-static void member_delete_reply(void *arg, int rc, redisReply **replies)
+static void member_delete_reply(void *arg, int rc, struct store_reply **replies)
 {
     struct board_ctl_job *j = arg;
     if (ctl_ok(j, rc, replies, 1, 1))
@@ -1834,7 +1916,7 @@ static void member_delete_then(struct board_ctl_job *j)
 {
     struct member_delete_call *c = &((struct ctl_state *)j->state)->u.mdel;
     member_delete_prepare(j->m, j->board, &j->w, j->id, j->id_len, c);
-    ctl_step(j, ctl_script(j, STORE_SCRIPT_DELETE_MEMBER, 2, 1, c->argv, c->lens, 0,
+    ctl_step(j, ctl_script(j, script(SCRIPT_DELETE_MEMBER), 2, 1, c->argv, c->lens, 0,
                            member_delete_reply));
 }
 
@@ -1842,9 +1924,9 @@ static void member_delete_then(struct board_ctl_job *j)
 
 static int list_send(struct board_ctl_job *j);
 
-static void list_count(struct board_ctl_job *j, int i, const redisReply *r)
+static void list_count(struct board_ctl_job *j, int i, const struct store_reply *r)
 {
-    j->list->totals[i] = r->type == REDIS_REPLY_INTEGER ? r->integer : 0;
+    j->list->totals[i] = r->type == STORE_REPLY_INTEGER ? r->integer : 0;
 }
 
 static void list_done(struct board_ctl_job *j)
@@ -1852,7 +1934,7 @@ static void list_done(struct board_ctl_job *j)
     ctl_end(j, 0);
 }
 
-static void list_placed(struct board_ctl_job *j, int i, const redisReply *r)
+static void list_placed(struct board_ctl_job *j, int i, const struct store_reply *r)
 {
     struct ctl_state *s = j->state;
     list_where(j->m, j->list->names[i], r, s->keys[i]);
@@ -1864,7 +1946,7 @@ static void list_totals_async(struct board_ctl_job *j)
     batch_send(j, "ZCARD", s->keys, NULL, s->n, 0, list_count, list_done);
 }
 
-static void list_reply(void *arg, int rc, redisReply **replies)
+static void list_reply(void *arg, int rc, struct store_reply **replies)
 {
     struct board_ctl_job *j = arg;
     struct ctl_state *s = j->state;
@@ -1937,17 +2019,17 @@ static int list_send(struct board_ctl_job *j)
 
 /* ---- records: one command */
 
-static void record_reply(void *arg, int rc, redisReply **replies)
+static void record_reply(void *arg, int rc, struct store_reply **replies)
 {
     struct board_ctl_job *j = arg;
     int write = j->op != BOARD_CTL_RECORD_GET;
     if (!ctl_ok(j, rc, replies, 1, write))
         return;
-    const redisReply *r = replies[0];
+    const struct store_reply *r = replies[0];
     if (j->op == BOARD_CTL_RECORD_GET)
         rc = record_take(r, &j->record);
     else if (j->op == BOARD_CTL_RECORD_DELETE)
-        rc = r->type == REDIS_REPLY_INTEGER && r->integer > 0 ? 0 : -ENODATA;
+        rc = r->type == STORE_REPLY_INTEGER && r->integer > 0 ? 0 : -ENODATA;
     ctl_end(j, rc);
 }
 

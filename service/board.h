@@ -185,7 +185,7 @@ void board_where_note(struct board_model *m, const char *board, const char *kind
 
 /** Record a board's period settings from a script's {'retry', kind, offset, retain} reply.
  *  Returns 1 when the reply was such a reply, else 0. */
-int board_where_learn(struct board_model *m, const char *board, const redisReply *r);
+int board_where_learn(struct board_model *m, const char *board, const struct store_reply *r);
 
 /**
  * This process's last view of a board's settings (from any read of its settings hash in the last
@@ -206,7 +206,7 @@ enum board_read_kind { BOARD_READ_PAGE = 0, BOARD_READ_MEMBER, BOARD_READ_AROUND
 /** A read script call (lua/page.lua, member.lua, around.lua): KEYS settings, set, records; ARGV
  *  as the script says. argv points into the struct itself and at the caller's id. */
 struct board_read {
-    enum store_script script;
+    const struct store_script *script; /**< the script to run (store_async_script) */
     int nkeys, nargs;
     const char *argv[BOARD_READ_ARGV];
     size_t lens[BOARD_READ_ARGV];
@@ -225,11 +225,11 @@ void board_read_prepare(struct board_model *m, const char *board, const struct b
  * script found other period settings than the call assumed (learnt: prepare and send again),
  * -ENOENT no board, -ENODATA no such member, -EIO an error reply or an unexpected shape.
  */
-int board_page_take(struct board_model *m, const char *board, redisReply *r, int64_t page,
+int board_page_take(struct board_model *m, const char *board, struct store_reply *r, int64_t page,
                     struct board_page **out);
-int board_around_take(struct board_model *m, const char *board, redisReply *r,
+int board_around_take(struct board_model *m, const char *board, struct store_reply *r,
                       struct board_page **out);
-int board_member_take(struct board_model *m, const char *board, redisReply *r,
+int board_member_take(struct board_model *m, const char *board, struct store_reply *r,
                       struct board_member **out);
 
 enum board_write_flags {
@@ -346,7 +346,7 @@ int board_settings_submit(struct board_model *m, struct store_async *conn,
  * called once, later, on the loop's thread, with rc 0, an error above, a period error of
  * board_where_cached, or: -ETIME for a write written and not answered (-ETIMEDOUT, -ECONNRESET:
  * it may have run), the code of a call never written (-ECONNREFUSED, -ETIMEDOUT, -EIO: nothing
- * of it ran), and store_error_errno's for a Redis error reply (-EDQUOT, -EROFS, -EIO). A read
+ * of it ran), and store_reply_errno's for a Redis error reply (-EDQUOT, -EROFS, -EIO). A read
  * cut by a lost connection is sent once more while the deadline allows. Every call has
  * deadline_ms, except trim's chunks: each has chunk_timeout_ms from its own send (0: the store's
  * command timeout), since a trim's work grows with what it removes, like an upload's.
@@ -395,7 +395,7 @@ struct board_ctl_job {
     int (*again)(struct board_ctl_job *j);
     int resent, outstanding, failed, batch_write, batch_at;
     int attempts; /* put: scripts sent (again when the board changed under one) */
-    void (*batch_take)(struct board_ctl_job *j, int i, const redisReply *r);
+    void (*batch_take)(struct board_ctl_job *j, int i, const struct store_reply *r);
     void (*batch_after)(struct board_ctl_job *j);
     struct board_settings cur;
     int exists;
@@ -425,6 +425,12 @@ int board_periods(const struct board_model *m, const struct board_settings *s,
                   char ids[][PERIOD_ID_MAX], int max);
 
 void board_list_free(struct board_list *l);
+
+/** Register the model's scripts (service/lua/: write, compact, page, member, around, create,
+ *  put, reset, delete, trim, sweep, member delete) with the store (store_script_register), once
+ *  per process; call before the stores dial (rankd_start), so that their first dial loads them.
+ *  Thread-safe. */
+void board_scripts_register(void);
 
 /** Test hook: the tie capacity the write script uses (default SCORE_TIE_CAP; tests lower it). */
 void board_set_tie_cap(int64_t cap);

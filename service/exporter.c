@@ -20,9 +20,6 @@
 #include "store.h"
 #include "version.h"
 
-#define STR2(x) #x
-#define STR(x) STR2(x)
-
 int exporter_parse_stat(const char *stat, long boot_s, long hz, long page_bytes,
                         struct metrics_process *out)
 {
@@ -116,7 +113,7 @@ int exporter_render(const struct rankd *app, const struct httpd *srv, struct buf
         .version = RANKD_VERSION,
         .revision = RANKD_REVISION,
         .libmicrohttpd = http_library_version(),
-        .hiredis = STR(HIREDIS_MAJOR) "." STR(HIREDIS_MINOR) "." STR(HIREDIS_PATCH),
+        .hiredis = store_client_version(),
         .cjson = cJSON_Version(),
     };
     struct metrics_process proc;

@@ -184,13 +184,13 @@ static void read_end(struct read_job *j, int rc)
     http_async_done(async);
 }
 
-static void read_done(void *arg, int rc, redisReply **replies)
+static void read_done(void *arg, int rc, struct store_reply **replies)
 {
     struct read_job *j = arg;
     struct rankd *app = j->rq->app;
     const char *id = j->rq->params[1];
     if (rc == 0) {
-        redisReply *r = replies[0];
+        struct store_reply *r = replies[0];
         replies[0] = NULL; /* taken */
         if (j->kind == BOARD_READ_MEMBER) {
             struct board_member *mb = NULL;

@@ -24,7 +24,7 @@
  *      upload writes each full chunk of lines while its connection is suspended. One deadline
  *      per request (http_request.deadline_ms, --request-timeout-ms) bounds all of it. A request
  *      that arrives while its thread's connection is being dialled waits for that dial within
- *      its deadline (store_async.h); the dial itself, which hiredis does only blockingly, runs
+ *      its deadline (store_async.h); the dial itself, which the store does only blockingly, runs
  *      on a short-lived helper thread.
  *
  * Connections come from the loops (loop_on_connection: the loop group accepts and balances them

@@ -2,7 +2,7 @@
  * SIGHUP reloads what can change without a restart (the write tokens of --write-token-file:
  * rankd_reload); it never stops rankd, so a closed terminal cannot either.
  * A Redis user that may not run rankd's scripts stops start-up with exit code 2, like bad
- * configuration (preflight.h). */
+ * configuration (store_preflight.h). */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -11,8 +11,8 @@
 
 #include "config.h"
 #include "log.h"
-#include "preflight.h"
 #include "server.h"
+#include "store_preflight.h"
 #include "tokens.h"
 #include "version.h"
 
@@ -31,13 +31,13 @@ int main(int argc, char **argv)
     log_set_level(cfg.log_level);
     log_set_format(cfg.log_format);
     log_set_access(cfg.access_log);
-    /* a Redis user that may not run the scripts: one clear line and exit 2 (preflight.h) */
+    /* a Redis user that may not run the scripts: one clear line and exit 2 (store_preflight.h) */
     char why[1024];
-    if (preflight_scripts(&cfg.redis, "Redis", cfg.connect_timeout_ms, cfg.redis_timeout_ms, why,
-                          sizeof(why)) ||
+    if (store_preflight_scripts(&cfg.redis, "Redis", cfg.connect_timeout_ms, cfg.redis_timeout_ms,
+                                why, sizeof(why)) ||
         (cfg.cache_url_text[0] &&
-         preflight_scripts(&cfg.cache_redis, "the cache Redis", cfg.connect_timeout_ms,
-                           cfg.redis_timeout_ms, why, sizeof(why)))) {
+         store_preflight_scripts(&cfg.cache_redis, "the cache Redis", cfg.connect_timeout_ms,
+                                 cfg.redis_timeout_ms, why, sizeof(why)))) {
         fprintf(stderr, "rankd: %s\n", why);
         return 2;
     }

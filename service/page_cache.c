@@ -30,6 +30,23 @@
 #define SOFT_JITTER_PCT 10
 #define L1_BUCKETS 1024
 
+/* The cache's scripts (the Makefile's build/gen/lua/NAME.lua.h), registered once per process by
+ * page_cache_new: the store knows them by handle only. */
+static const char *const lock_release_body =
+#include "lua/lock_release.lua.h"
+    ;
+static const char *const page_fill_body =
+#include "lua/page_fill.lua.h"
+    ;
+static const struct store_script *script_lock_release, *script_page_fill;
+static pthread_once_t scripts_once = PTHREAD_ONCE_INIT;
+
+static void scripts_init(void)
+{
+    script_lock_release = store_script_register(lock_release_body);
+    script_page_fill = store_script_register(page_fill_body);
+}
+
 /* ---------------------------------------------------------------- state */
 
 struct fill;
@@ -414,9 +431,9 @@ static void settings_argv(const char *argv[SETTINGS_ARGC], const char *meta)
         argv[2 + i] = fields[i];
 }
 
-static int reply_int(const redisReply *r, int deflt)
+static int reply_int(const struct store_reply *r, int deflt)
 {
-    if (!r || r->type != REDIS_REPLY_STRING)
+    if (!r || r->type != STORE_REPLY_STRING)
         return deflt;
     char *end = NULL;
     long v = strtol(r->str, &end, 10);
@@ -436,14 +453,14 @@ enum settled {
  * neither reply (the hit path's replies may be shared: store_async_send_shared): with
  * SETTLED_FOUND the cached value is got->str. */
 static int settle(struct page_cache *pc, struct page_req *q, int requested_size,
-                  const struct board_where *w, const char *guess, const redisReply *set,
-                  const redisReply *got)
+                  const struct board_where *w, const char *guess, const struct store_reply *set,
+                  const struct store_reply *got)
 {
-    int ok = set->type == REDIS_REPLY_ARRAY && set->elements == SETTINGS_ARGC - 2;
-    if (!ok || set->element[0]->type != REDIS_REPLY_STRING) /* no settings: no board */
+    int ok = set->type == STORE_REPLY_ARRAY && set->elements == SETTINGS_ARGC - 2;
+    if (!ok || set->element[0]->type != STORE_REPLY_STRING) /* no settings: no board */
         return ok ? -ENOENT : -EIO;
-    redisReply **f = set->element;
-    const char *kind = f[3]->type == REDIS_REPLY_STRING ? f[3]->str : "none";
+    struct store_reply **f = set->element;
+    const char *kind = f[3]->type == STORE_REPLY_STRING ? f[3]->str : "none";
     if (strcmp(kind, period_kind_name(w->kind)) != 0 || reply_int(f[4], 0) != w->tz_min ||
         reply_int(f[5], 1) != w->retain) {
         /* the board's periods (or which of them are readable) are not what this process
@@ -458,7 +475,7 @@ static int settle(struct page_cache *pc, struct page_req *q, int requested_size,
     if (st.page_size < 1 || st.page_size > BOARD_PAGE_SIZE_MAX)
         st.page_size = 20;
     st.ttl_ms = reply_int(f[1], 1000);
-    st.gen = f[2]->type == REDIS_REPLY_STRING ? strtoll(f[2]->str, NULL, 10) : 0;
+    st.gen = f[2]->type == STORE_REPLY_STRING ? strtoll(f[2]->str, NULL, 10) : 0;
     state_put(pc, &st);
     q->size = requested_size ? requested_size : st.page_size;
     q->ttl_ms = st.ttl_ms;
@@ -466,7 +483,7 @@ static int settle(struct page_cache *pc, struct page_req *q, int requested_size,
     page_key(q->key, sizeof(q->key), pc->cfg.prefix, q->board, q->gen, q->period, q->size, q->page);
     if (!got || strcmp(guess, q->key) != 0)
         return SETTLED_UNGUESSED;
-    return got->type == REDIS_REPLY_STRING ? SETTLED_FOUND : SETTLED_ABSENT;
+    return got->type == STORE_REPLY_STRING ? SETTLED_FOUND : SETTLED_ABSENT;
 }
 
 /* Where a request reads (period resolved from this process's hint; with may_wait, from the
@@ -903,11 +920,11 @@ static void fill_finish(struct fill *f, int rc, const char *value, size_t len)
     fill_served(f, rc, value, len, PAGE_MISS);
 }
 
-static void ignore_reply(void *arg, int rc, redisReply **replies)
+static void ignore_reply(void *arg, int rc, struct store_reply **replies)
 {
     struct page_cache *pc = arg;
     if (rc != -ECANCELED)
-        breaker_result(pc, rc != 0 || replies[0]->type == REDIS_REPLY_ERROR);
+        breaker_result(pc, rc != 0 || replies[0]->type == STORE_REPLY_ERROR);
 }
 
 /* Store the page and release the lock, on the page write connection; nobody waits for either. */
@@ -929,8 +946,8 @@ static void fill_store(struct fill *f, const char *value, size_t len, int64_t so
         char lock[KEY_MAX + 8];
         snprintf(lock, sizeof(lock), "%s:lock", f->key);
         const char *argv[] = {lock, f->token};
-        store_async_script(f->page_writes, STORE_SCRIPT_LOCK_RELEASE, 1, 1, argv, NULL, 0,
-                           ignore_reply, pc);
+        store_async_script(f->page_writes, script_lock_release, 1, 1, argv, NULL, 0, ignore_reply,
+                           pc);
         f->locked = 0;
     }
     store_async_flush(f->page_writes); /* before the replies go out: a reader that sees the page
@@ -967,7 +984,7 @@ static void fill_render(void *arg)
 
 /* A page.lua (or page_fill.lua) reply with the rows: taken; the test stall, if any, then
  * fill_render. */
-static void fill_rows(struct fill *f, redisReply *r)
+static void fill_rows(struct fill *f, struct store_reply *r)
 {
     struct page_cache *pc = f->pc;
     int rc = board_page_take(pc->cfg.model, f->board, r, f->page, &f->rows);
@@ -984,7 +1001,7 @@ static void fill_rows(struct fill *f, redisReply *r)
 
 static int fill_compute_send(struct fill *f);
 
-static void compute_reply(void *arg, int rc, redisReply **replies)
+static void compute_reply(void *arg, int rc, struct store_reply **replies)
 {
     struct fill *f = arg;
     if (rc == -ECANCELED) {
@@ -998,7 +1015,7 @@ static void compute_reply(void *arg, int rc, redisReply **replies)
         fill_finish(f, rc == -ETIMEDOUT ? rc : -EIO, NULL, 0);
         return;
     }
-    redisReply *r = replies[0];
+    struct store_reply *r = replies[0];
     replies[0] = NULL; /* taken */
     fill_rows(f, r);
 }
@@ -1058,23 +1075,23 @@ static void fill_wait(struct fill *f)
 }
 
 /* The cache held a copy for f: 1 when it is this generation's and new enough to take. */
-static int fill_fresh(const struct fill *f, const redisReply *r)
+static int fill_fresh(const struct fill *f, const struct store_reply *r)
 {
     struct entry e;
-    return r && r->type == REDIS_REPLY_STRING && value_parse(r->str, r->len, &e) == 0 &&
+    return r && r->type == STORE_REPLY_STRING && value_parse(r->str, r->len, &e) == 0 &&
            e.gen == f->q.gen && e.created_ms > f->q.older_than_ms;
 }
 
-static void poll_reply(void *arg, int rc, redisReply **replies)
+static void poll_reply(void *arg, int rc, struct store_reply **replies)
 {
     struct fill *f = arg;
     if (rc == -ECANCELED) {
         fill_cancelled(f);
         return;
     }
-    const redisReply *r = rc ? NULL : replies[0];
+    const struct store_reply *r = rc ? NULL : replies[0];
     if (!f->pc->same_store)
-        breaker_result(f->pc, rc != 0 || r->type == REDIS_REPLY_ERROR);
+        breaker_result(f->pc, rc != 0 || r->type == STORE_REPLY_ERROR);
     if (fill_fresh(f, r)) {
         fill_finish(f, 0, r->str, r->len); /* the holder stored it */
         return;
@@ -1098,7 +1115,7 @@ static void fill_poll(void *arg)
         fill_compute(f, 1);
 }
 
-static void fill_reply(void *arg, int rc, redisReply **replies)
+static void fill_reply(void *arg, int rc, struct store_reply **replies)
 {
     struct fill *f = arg;
     struct page_cache *pc = f->pc;
@@ -1106,8 +1123,8 @@ static void fill_reply(void *arg, int rc, redisReply **replies)
         fill_cancelled(f);
         return;
     }
-    redisReply *r = rc ? NULL : replies[0];
-    if (!r || r->type == REDIS_REPLY_ERROR) { /* the lock call failed (OOM, a write pause) */
+    struct store_reply *r = rc ? NULL : replies[0];
+    if (!r || r->type == STORE_REPLY_ERROR) { /* the lock call failed (OOM, a write pause) */
         if (r)
             store_note_fault(pc->cfg.cache, "page_fill", r->str);
         breaker_result(pc, 1);
@@ -1115,12 +1132,12 @@ static void fill_reply(void *arg, int rc, redisReply **replies)
         return;
     }
     breaker_result(pc, 0);
-    if (r->type != REDIS_REPLY_ARRAY) { /* nil: no such board */
+    if (r->type != STORE_REPLY_ARRAY) { /* nil: no such board */
         fill_finish(f, -ENOENT, NULL, 0);
         return;
     }
-    const redisReply *tag = r->elements ? r->element[0] : NULL;
-    if (tag && tag->type == REDIS_REPLY_STRING) {
+    const struct store_reply *tag = r->elements ? r->element[0] : NULL;
+    if (tag && tag->type == STORE_REPLY_STRING) {
         if (strcmp(tag->str, "cached") == 0 && r->elements == 2) {
             /* stored by another computation since the lookup: a hit, as a second lookup
              * would have found it */
@@ -1142,14 +1159,14 @@ static void fill_reply(void *arg, int rc, redisReply **replies)
 }
 
 /* The pages in a Redis of their own: the page read again once the lock is held. */
-static void recheck_reply(void *arg, int rc, redisReply **replies)
+static void recheck_reply(void *arg, int rc, struct store_reply **replies)
 {
     struct fill *f = arg;
     if (rc == -ECANCELED) {
         fill_cancelled(f);
         return;
     }
-    breaker_result(f->pc, rc != 0 || replies[0]->type == REDIS_REPLY_ERROR);
+    breaker_result(f->pc, rc != 0 || replies[0]->type == STORE_REPLY_ERROR);
     if (!rc && fill_fresh(f, replies[0])) { /* a holder stored it just before the lock */
         fill_store(f, NULL, 0, 0);          /* releases the lock */
         fill_served(f, 0, replies[0]->str, replies[0]->len, PAGE_MISS);
@@ -1159,7 +1176,7 @@ static void recheck_reply(void *arg, int rc, redisReply **replies)
 }
 
 /* The pages in a Redis of their own: SET key:lock token NX PX ttl there. */
-static void lock_reply(void *arg, int rc, redisReply **replies)
+static void lock_reply(void *arg, int rc, struct store_reply **replies)
 {
     struct fill *f = arg;
     struct page_cache *pc = f->pc;
@@ -1167,13 +1184,13 @@ static void lock_reply(void *arg, int rc, redisReply **replies)
         fill_cancelled(f);
         return;
     }
-    const redisReply *r = rc ? NULL : replies[0];
-    breaker_result(pc, !r || r->type == REDIS_REPLY_ERROR);
-    if (!r || r->type == REDIS_REPLY_ERROR) {
+    const struct store_reply *r = rc ? NULL : replies[0];
+    breaker_result(pc, !r || r->type == STORE_REPLY_ERROR);
+    if (!r || r->type == STORE_REPLY_ERROR) {
         fill_compute(f, 0); /* the cache failed: compute, store nothing */
         return;
     }
-    if (r->type != REDIS_REPLY_STATUS) { /* held by someone else */
+    if (r->type != STORE_REPLY_STATUS) { /* held by someone else */
         atomic_fetch_add(&pc->lock_waits, !f->refresh);
         f->wait_until_ms = wait_limit(f, pc->cfg.max_wait_ms);
         fill_wait(f);
@@ -1220,8 +1237,8 @@ static void fill_start(struct fill *f)
             rd.meta, rd.z,      rd.items, f->key, lock, period_kind_name(f->q.kind),
             tz,      rd.retain, page_s,   size_s, gen,  f->token,
             ttl,     older};
-        rc = store_async_script(f->writes, STORE_SCRIPT_PAGE_FILL, 5, 9, argv, NULL, deadline,
-                                fill_reply, f);
+        rc = store_async_script(f->writes, script_page_fill, 5, 9, argv, NULL, deadline, fill_reply,
+                                f);
     } else {
         const char *set[] = {"SET", lock, f->token, "NX", "PX", ttl};
         const char *const *av[] = {set};
@@ -1325,11 +1342,11 @@ static void refresh_on_loop(struct hit *h, int64_t seen_created_ms)
 
 /* A cached value for h (got: the GET's reply, read-only): serve it, or compute. Returns as
  * hit_settle. */
-static int hit_serve(struct hit *h, const redisReply *got)
+static int hit_serve(struct hit *h, const struct store_reply *got)
 {
     struct page_cache *pc = h->pc;
     struct page_cache_job *j = h->job;
-    if (got->type != REDIS_REPLY_STRING)
+    if (got->type != STORE_REPLY_STRING)
         return miss_begin(h, 0, NULL, 0);
     char l1key[KEY_MAX] = "";
     size_t len = got->len;
@@ -1353,16 +1370,16 @@ static int hit_serve(struct hit *h, const redisReply *got)
     return rc;
 }
 
-static void hit_done(void *arg, int rc, redisReply **replies);
+static void hit_done(void *arg, int rc, struct store_reply **replies);
 
 /* The page key was not guessed (a board this process had not seen, or its state moved, or the
  * pages live in the cache Redis): its GET now. */
-static void hit_got(void *arg, int rc, redisReply **replies)
+static void hit_got(void *arg, int rc, struct store_reply **replies)
 {
     struct hit *h = arg;
     if (!h->pc->same_store) { /* the cache Redis: its faults open the breaker, then compute */
-        breaker_result(h->pc, rc != 0 || replies[0]->type == REDIS_REPLY_ERROR);
-        rc = rc || replies[0]->type == REDIS_REPLY_ERROR ? miss_begin(h, 0, NULL, 0)
+        breaker_result(h->pc, rc != 0 || replies[0]->type == STORE_REPLY_ERROR);
+        rc = rc || replies[0]->type == STORE_REPLY_ERROR ? miss_begin(h, 0, NULL, 0)
                                                          : hit_serve(h, replies[0]);
     } else if (rc && may_resend(rc, &h->resent, h->job->deadline_ms)) {
         rc = hit_send(h); /* a lookup cut by a lost connection: once more, from the start */
@@ -1376,7 +1393,7 @@ static void hit_got(void *arg, int rc, redisReply **replies)
 
 /* Finish one job from its lookup's replies: 0 served from the cache, 1 a miss, a second read
  * or a live page now under way on the loop (it completes the job), else a negative errno. */
-static int hit_settle(struct hit *h, redisReply *set, redisReply *got)
+static int hit_settle(struct hit *h, struct store_reply *set, struct store_reply *got)
 {
     struct page_cache *pc = h->pc;
     struct page_cache_job *j = h->job;
@@ -1410,7 +1427,7 @@ static int hit_settle(struct hit *h, redisReply *set, redisReply *got)
     return miss_begin(h, 0, NULL, 0);
 }
 
-static void hit_done(void *arg, int rc, redisReply **replies)
+static void hit_done(void *arg, int rc, struct store_reply **replies)
 {
     struct hit *h = arg;
     /* Redis too slow: answer 503 now. A lost connection: the lookup once more (a read). */
@@ -1429,7 +1446,7 @@ static int live_send(struct hit *h);
 /* A live page (the board caches no pages) on the event thread: page.lua on its connection, the
  * reply rendered here; a board that caches pages again, or whose periods moved, is looked up
  * again. */
-static void live_done(void *arg, int rc, redisReply **replies)
+static void live_done(void *arg, int rc, struct store_reply **replies)
 {
     struct hit *h = arg;
     struct page_cache *pc = h->pc;
@@ -1438,7 +1455,7 @@ static void live_done(void *arg, int rc, redisReply **replies)
     if (rc && may_resend(rc, &h->resent, j->deadline_ms) && live_send(h) == 0)
         return; /* a read cut by a lost connection: once more */
     if (rc == 0) {
-        redisReply *r = replies[0];
+        struct store_reply *r = replies[0];
         replies[0] = NULL; /* taken */
         rc = board_page_take(pc->cfg.model, j->board, r, j->page, &p);
     }
@@ -1587,6 +1604,7 @@ void page_reply_free(struct page_reply *r)
 
 struct page_cache *page_cache_new(const struct page_cache_config *cfg)
 {
+    pthread_once(&scripts_once, scripts_init); /* before the stores dial: they load them */
     struct page_cache *pc = calloc(1, sizeof(*pc));
     if (!pc)
         return NULL;

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "admin.h"
 #include "httpd.h"
 #include "log.h"
 #include "loop.h"
@@ -97,6 +98,10 @@ struct rankd *rankd_start_hooked(const struct config *cfg, const struct rankd_ho
         route_init();
         routes_ready = 1;
     }
+    /* each owner's scripts, before any store dials: a store's first dial loads them (the page
+     * cache registers its own in page_cache_new, also before serve dials) */
+    board_scripts_register();
+    admin_scripts_register();
     struct rankd *app = calloc(1, sizeof(*app));
     if (!app) {
         *err = -ENOMEM;

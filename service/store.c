@@ -1,6 +1,7 @@
-/* store.c -- the dial, script bodies and SHAs, fault mapping; the contract is in store.h. */
+/* store.c -- the dial, the script registry and SHAs, fault counting; the contract is in store.h. */
 #include "store.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -14,40 +15,22 @@
 #include <hiredis/sds.h>
 
 #include "log.h"
+#include "store_internal.h"
 #include "util.h"
 
-/* Script bodies: service/lua/NAME.lua, turned into C string literals by the Makefile. */
-static const char *const script_body[STORE_SCRIPT_COUNT] = {
-#include "lua/write.lua.h"
-    ,
-#include "lua/compact.lua.h"
-    ,
-#include "lua/page.lua.h"
-    ,
-#include "lua/member.lua.h"
-    ,
-#include "lua/around.lua.h"
-    ,
-#include "lua/put_board.lua.h"
-    ,
-#include "lua/lock_release.lua.h"
-    ,
-#include "lua/reset_board.lua.h"
-    ,
-#include "lua/delete_board.lua.h"
-    ,
-#include "lua/trim.lua.h"
-    ,
-#include "lua/page_fill.lua.h"
-    ,
-#include "lua/create_board.lua.h"
-    ,
-#include "lua/sweep.lua.h"
-    ,
-#include "lua/write_probe.lua.h"
-    ,
-#include "lua/delete_member.lua.h"
+/* The registered scripts (store.h), process-wide: appended under registry.lock, never removed;
+ * `count` is published once the entry is complete, so readers need no lock. A script's index
+ * in it is its slot in every store's SHA table. */
+struct store_script {
+    const char *body;
+    int index;
 };
+
+static struct {
+    pthread_mutex_t lock;
+    struct store_script s[STORE_SCRIPTS_MAX];
+    atomic_int count;
+} registry = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 #define BACKOFF_MIN_MS 50
 #define BACKOFF_MAX_MS 100 /* store.h: a probe at least this often after a fault */
@@ -59,8 +42,8 @@ struct store {
     pthread_mutex_t lock;
     int64_t down_until_ms; /**< no dialling before this (monotonic ms); under lock */
     int backoff_ms;        /**< next back-off step; under lock */
-    char sha[STORE_SCRIPT_COUNT][SHA_LEN + 1]; /**< filled by the first successful load */
-    atomic_int sha_loaded;
+    char sha[STORE_SCRIPTS_MAX][SHA_LEN + 1]; /**< [0, loaded) set, then never written again */
+    atomic_int loaded; /**< registered scripts [0, loaded) have their SHA in sha */
     atomic_ulong errors;
 };
 
@@ -127,39 +110,79 @@ static void note_error(struct store *st, const char *what, const char *detail)
 /* One command on a fresh context during set-up; 0 or -EIO. */
 static int setup_command(struct store *st, redisContext *ctx, int argc, const char **argv)
 {
-    redisReply *r = redisCommandArgv(ctx, argc, argv, NULL);
+    struct store_reply *r = redisCommandArgv(ctx, argc, argv, NULL);
     if (!r) {
         int rc = ctx_errno(ctx); /* before logging, which may change errno */
         note_error(st, "set-up", ctx->errstr);
         return rc;
     }
-    int rc = r->type == REDIS_REPLY_ERROR ? -EIO : 0;
+    int rc = r->type == STORE_REPLY_ERROR ? -EIO : 0;
     if (rc)
         note_error(st, argv[0], r->str);
-    freeReplyObject(r);
+    store_reply_free(r);
     return rc;
 }
 
+const struct store_script *store_script_register(const char *body)
+{
+    if (!body)
+        return NULL;
+    const struct store_script *found = NULL;
+    pthread_mutex_lock(&registry.lock);
+    int n = atomic_load(&registry.count);
+    for (int i = 0; i < n && !found; i++)
+        if (registry.s[i].body == body || strcmp(registry.s[i].body, body) == 0)
+            found = &registry.s[i];
+    if (!found && n < STORE_SCRIPTS_MAX) {
+        registry.s[n] = (struct store_script){.body = body, .index = n};
+        found = &registry.s[n];
+        atomic_store(&registry.count, n + 1); /* published complete */
+    }
+    pthread_mutex_unlock(&registry.lock);
+    assert(found && "STORE_SCRIPTS_MAX is too small");
+    return found;
+}
+
+int store_script_sha(const struct store *st, const struct store_script *s,
+                     char out[STORE_SHA_LEN + 1])
+{
+    if (s->index >= atomic_load_explicit(&st->loaded, memory_order_acquire))
+        return -ENOENT;
+    memcpy(out, st->sha[s->index], SHA_LEN + 1); /* never written again once loaded */
+    return 0;
+}
+
+const char *store_script_body(const struct store_script *s)
+{
+    return s->body;
+}
+
+/* SCRIPT LOAD of every script registered since this store's last load. A dial racing this one
+ * may load the same ones: only the entries past `loaded` are written, once each. */
 static int load_scripts(struct store *st, redisContext *ctx)
 {
-    if (atomic_load(&st->sha_loaded))
+    int from = atomic_load(&st->loaded), to = atomic_load(&registry.count);
+    if (from >= to)
         return 0;
-    char sha[STORE_SCRIPT_COUNT][SHA_LEN + 1];
-    for (int i = 0; i < STORE_SCRIPT_COUNT; i++) {
-        const char *argv[] = {"SCRIPT", "LOAD", script_body[i]};
-        redisReply *r = redisCommandArgv(ctx, 3, argv, NULL);
-        if (!r || r->type != REDIS_REPLY_STRING || r->len != SHA_LEN) {
+    char sha[STORE_SCRIPTS_MAX][SHA_LEN + 1];
+    for (int i = from; i < to; i++) {
+        const char *argv[] = {"SCRIPT", "LOAD", registry.s[i].body};
+        struct store_reply *r = redisCommandArgv(ctx, 3, argv, NULL);
+        if (!r || r->type != STORE_REPLY_STRING || r->len != SHA_LEN) {
             note_error(st, "SCRIPT LOAD", r ? r->str : ctx->errstr);
             int rc = r ? -EIO : ctx_errno(ctx);
-            freeReplyObject(r);
+            store_reply_free(r);
             return rc;
         }
         memcpy(sha[i], r->str, SHA_LEN + 1);
-        freeReplyObject(r);
+        store_reply_free(r);
     }
     pthread_mutex_lock(&st->lock);
-    memcpy(st->sha, sha, sizeof(sha));
-    atomic_store(&st->sha_loaded, 1);
+    int at = atomic_load(&st->loaded);
+    if (at < to) {
+        memcpy(st->sha[at], sha[at], (size_t)(to - at) * sizeof(sha[0]));
+        atomic_store_explicit(&st->loaded, to, memory_order_release);
+    }
     pthread_mutex_unlock(&st->lock);
     return 0;
 }
@@ -175,6 +198,7 @@ static int dial(struct store *st, redisContext **out)
         redisFree(ctx);
         return rc;
     }
+    ctx->reader->fn = store_reply_functions(); /* replies are store_reply from the first one */
     int rc = redisSetTimeout(ctx, ms_to_tv(st->timeout_ms)) == REDIS_OK ? 0 : -EIO;
     if (!rc && st->password) {
         const char *a2[] = {"AUTH", st->password};
@@ -208,30 +232,6 @@ static void dialled(struct store *st, int rc)
         st->backoff_ms = BACKOFF_MIN_MS;
         st->down_until_ms = 0;
     }
-}
-
-int store_error_errno(const char *msg)
-{
-    if (msg && strncmp(msg, "OOM", 3) == 0)
-        return -EDQUOT; /* maxmemory reached: writes refused until memory is freed */
-    if (msg && strncmp(msg, "READONLY", 8) == 0)
-        return -EROFS; /* a replica now: the primary changed (a failover) */
-    return -EIO;
-}
-
-int store_script_sha(struct store *st, enum store_script s, char out[STORE_SHA_LEN + 1])
-{
-    if (!atomic_load(&st->sha_loaded))
-        return -ENOENT;
-    pthread_mutex_lock(&st->lock);
-    memcpy(out, st->sha[s], SHA_LEN + 1);
-    pthread_mutex_unlock(&st->lock);
-    return 0;
-}
-
-const char *store_script_body(enum store_script s)
-{
-    return script_body[s];
 }
 
 redisContext *store_dial(struct store *st, int *err)
@@ -279,4 +279,12 @@ void store_note_write(int rc)
 int store_write_refusal(void)
 {
     return atomic_load(&write_refusal);
+}
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+const char *store_client_version(void)
+{
+    return STR(HIREDIS_MAJOR) "." STR(HIREDIS_MINOR) "." STR(HIREDIS_PATCH);
 }

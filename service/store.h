@@ -1,5 +1,10 @@
 /*
- * store.h -- where Redis is and how to reach it: the dial, the scripts by SHA, fault mapping.
+ * store.h -- where Redis is and how to reach it: the dial, registered scripts by SHA, fault
+ * mapping.
+ *
+ * With store_async.h and store_reply.h, all the rest of rankd knows of Redis: an opaque store and
+ * connection, scripts by handle, replies as struct store_reply. Only the store modules include
+ * hiredis (store_internal.h).
  *
  * The blocking half of the store, kept for the one thing that blocks: a dial (connect, AUTH,
  * SELECT and, on a store's first dial, SCRIPT LOAD of every script) runs on a short-lived helper
@@ -10,9 +15,13 @@
  * each waiting for a connect timeout, and a probe goes through at least every 100 ms: the 503s
  * stop within about 100 ms of Redis answering again.
  *
- * Scripts are sent with EVALSHA (store_async.h); the SHAs come from SCRIPT LOAD on the store's
- * first dial. A NOSCRIPT reply (SCRIPT FLUSH, a restarted or failed-over Redis) is answered with
- * EVAL of the full body, which also reloads the script for the next call.
+ * Scripts: the store knows none by name, nor what they do. Each owner (board.c, page_cache.c,
+ * admin.c) registers its bodies once at start-up (store_script_register) and runs them by the
+ * handle it got back, on any store's connections (store_async_script). A store loads the
+ * registered scripts with SCRIPT LOAD on its first dial; calls are EVALSHA, or EVAL of the body
+ * while this store has no SHA for the script yet. A NOSCRIPT reply (SCRIPT FLUSH, a restarted or
+ * failed-over Redis) is answered with EVAL of the full body, which also reloads the script for the
+ * next call.
  *
  * Errors (negative errno), as the event loops' connections report them to their callers:
  *   -ECONNREFUSED  Redis unreachable now (dial failed, or inside the back-off window)
@@ -24,6 +33,8 @@
  *   -EROFS         Redis answered READONLY: it is a replica now (the primary changed)
  *   -EIO           I/O or protocol error, or another Redis error reply (LOADING, BUSY...)
  *   -ENOMEM        out of memory
+ * A Redis error reply reaches its caller as a STORE_REPLY_ERROR object; store_reply_errno
+ * (store_reply.h) maps its text to -EDQUOT, -EROFS or -EIO: the one table of them.
  * http.c's errno table (http_errno_rows) gives each its status: 503 for the faults, 507 for
  * -EDQUOT, 500 for -ENOMEM.
  *
@@ -33,8 +44,6 @@
 #define RANKD_STORE_H
 
 #include <stddef.h>
-
-#include <hiredis/hiredis.h>
 
 /** Where Redis is and how to talk to it. Strings are borrowed for store_new only (copied). */
 struct store_config {
@@ -48,27 +57,22 @@ struct store_config {
     int connect_timeout_ms; /**< per dial, > 0 */
 };
 
-/** Scripts the store knows (bodies in service/lua/, compiled in). */
-enum store_script {
-    STORE_SCRIPT_WRITE = 0,     /**< lua/write.lua: one score write */
-    STORE_SCRIPT_COMPACT,       /**< lua/compact.lua: renumber one tie group, one chunk */
-    STORE_SCRIPT_PAGE,          /**< lua/page.lua: settings + total + one page + records */
-    STORE_SCRIPT_MEMBER,        /**< lua/member.lua: settings + one member + its record */
-    STORE_SCRIPT_AROUND,        /**< lua/around.lua: a page centred on a member */
-    STORE_SCRIPT_PUT_BOARD,     /**< lua/put_board.lua: create or update settings */
-    STORE_SCRIPT_LOCK_RELEASE,  /**< lua/lock_release.lua: compare-and-delete of a lock */
-    STORE_SCRIPT_RESET_BOARD,   /**< lua/reset_board.lua: empty the current period */
-    STORE_SCRIPT_DELETE_BOARD,  /**< lua/delete_board.lua: UNLINK a board's keys */
-    STORE_SCRIPT_TRIM,          /**< lua/trim.lua: remove one chunk of a board's tail */
-    STORE_SCRIPT_PAGE_FILL,     /**< lua/page_fill.lua: a miss: cached page, or lock + rows */
-    STORE_SCRIPT_CREATE_BOARD,  /**< lua/create_board.lua: a new board's settings */
-    STORE_SCRIPT_SWEEP,         /**< lua/sweep.lua: UNLINK one chunk of unreadable period sets */
-    STORE_SCRIPT_WRITE_PROBE,   /**< lua/write_probe.lua: would Redis accept a write now? */
-    STORE_SCRIPT_DELETE_MEMBER, /**< lua/delete_member.lua: remove one member */
-    STORE_SCRIPT_COUNT
-};
-
 struct store;
+struct store_script; /**< a registered script (store_script_register); lives as long as the
+                      *   process */
+
+#define STORE_SHA_LEN 40     /**< hex digits of a script's SHA1 */
+#define STORE_SCRIPTS_MAX 32 /**< scripts one process may register */
+
+/**
+ * Register a Lua script body (static: borrowed for the life of the process) and get its handle,
+ * for store_async_script on any store. Registering the same text again returns the same handle,
+ * so an owner started twice in one process (the tests) registers nothing new. Register before
+ * the stores dial (rankd_start): a store's first dial loads what is registered then, and a
+ * script registered later goes as EVAL until the store's next dial. Thread-safe. NULL only for a
+ * NULL body or past STORE_SCRIPTS_MAX scripts (a bug: asserted).
+ */
+const struct store_script *store_script_register(const char *body);
 
 /** A new store (no connection is made yet). Returns NULL on ENOMEM. Free with store_free. */
 struct store *store_new(const struct store_config *cfg);
@@ -76,31 +80,11 @@ struct store *store_new(const struct store_config *cfg);
 /** Free the store. NULL is a no-op. No dial of it may be running. */
 void store_free(struct store *st);
 
-/**
- * A new connection (the event loops' connections, store_async.h): connect timeout, AUTH, SELECT,
- * command timeouts, and on the store's first successful dial SCRIPT LOAD of every script; the
- * store's dial back-off applies: inside the back-off window it fails at once. May block up to the
- * connect timeout plus the set-up commands: never call it on an HTTP event thread. Returns the
- * context (the caller owns it and frees it with redisFree) or NULL with *err set.
- */
-redisContext *store_dial(struct store *st, int *err);
-
-#define STORE_SHA_LEN 40
-
-/** The errno of a Redis error reply's text: -EDQUOT (OOM), -EROFS (READONLY), else -EIO. */
-int store_error_errno(const char *msg);
-
-/** The SHA1 of a script as SCRIPT LOAD returned it on this store's first dial: 0 and out (40
- *  hex digits and a NUL), or -ENOENT before any dial loaded the scripts. */
-int store_script_sha(struct store *st, enum store_script s, char out[STORE_SHA_LEN + 1]);
-
-/** A script's body (for EVAL; compiled in, static). */
-const char *store_script_body(enum store_script s);
-
 /** The per-command timeout in milliseconds (store_config.timeout_ms). */
 int store_timeout_ms(const struct store *st);
 
-/** Count and log a fault seen on a connection of this store (store_dial's). */
+/** Count and log a fault seen on a connection of this store (store_async.h's), or in a reply
+ *  the caller judged (a script's error reply). */
 void store_note_fault(struct store *st, const char *what, const char *detail);
 
 /** Count of Redis faults (dial, I/O, timeouts, error replies) since start, for /metrics. */
@@ -116,5 +100,9 @@ void store_note_write(int rc);
 /** The latest noted answer: 0, -EDQUOT or -EROFS (0 before any), for /metrics: it costs no
  *  Redis call, so /metrics stays instant while Redis is slow. */
 int store_write_refusal(void);
+
+/** The version of the Redis client library rankd is built with ("0.14.1"), for /metrics'
+ *  build information. Static. */
+const char *store_client_version(void);
 
 #endif

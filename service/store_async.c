@@ -15,6 +15,7 @@
 
 #include "loop.h"
 #include "metrics.h"
+#include "store_internal.h"
 #include "util.h"
 
 #define BACKOFF_MIN_MS 50
@@ -47,13 +48,13 @@ struct pending {
     int abandoned;       /* timed out: fn was called; its replies are read and dropped */
     int sent;            /* a flush wrote (some of) it: it may have reached Redis */
     /* a script (store_async_script): what a NOSCRIPT reply needs to send it again as EVAL */
-    int script;        /* enum store_script, or -1 */
-    int script_argc;   /* keys + args */
-    char *script_args; /* every key and argument, back to back */
+    const struct store_script *script; /* or NULL */
+    int script_argc;                   /* keys + args */
+    char *script_args;                 /* every key and argument, back to back */
     size_t *script_lens;
     char script_nkeys[12];
     sds held; /* while there is no connection: its commands, formatted, to go out once there is */
-    redisReply *replies[STORE_ASYNC_MAX_CMDS];
+    struct store_reply *replies[STORE_ASYNC_MAX_CMDS];
     struct pending *next;
     /* sharing (store_async_send_shared), while unsent: the commands as appended */
     struct waiter *waiters;      /* callers that joined, completed after fn in join order */
@@ -153,7 +154,7 @@ static void later(struct store_async *sa)
 }
 
 /* Complete a group: its own caller, then every caller that joined it, with the same replies. */
-static void notify(struct pending *p, int rc, redisReply **replies)
+static void notify(struct pending *p, int rc, struct store_reply **replies)
 {
     p->fn(p->arg, rc, replies);
     for (struct waiter *w = p->waiters; w; w = w->next)
@@ -178,7 +179,7 @@ static void queue_append(struct store_async *sa, struct pending *p)
 static void pending_free(struct pending *p)
 {
     for (int i = 0; i < p->got; i++)
-        freeReplyObject(p->replies[i]);
+        store_reply_free(p->replies[i]);
     free(p->script_args);
     free(p->script_lens);
     sdsfree(p->held);
@@ -451,7 +452,6 @@ static struct pending *pending_new(store_async_fn fn, void *arg, int n)
     p->fn = fn;
     p->arg = arg;
     p->n = n;
-    p->script = -1;
     p->waiters_end = &p->waiters;
     return p;
 }
@@ -588,9 +588,9 @@ static int append_script(struct store_async *sa, struct pending *p, int eval)
         free(lens);
         return -ENOMEM;
     }
-    int by_sha = !eval && store_script_sha(sa->st, (enum store_script)p->script, sha) == 0;
+    int by_sha = !eval && store_script_sha(sa->st, p->script, sha) == 0;
     argv[0] = by_sha ? "EVALSHA" : "EVAL";
-    argv[1] = by_sha ? sha : store_script_body((enum store_script)p->script);
+    argv[1] = by_sha ? sha : store_script_body(p->script);
     argv[2] = p->script_nkeys;
     const char *at = p->script_args;
     for (int i = 0; i < p->script_argc; i++) {
@@ -609,11 +609,11 @@ static int append_script(struct store_async *sa, struct pending *p, int eval)
     return rc;
 }
 
-int store_async_script(struct store_async *sa, enum store_script script, int nkeys, int nargs,
-                       const char *const *argv, const size_t *argvlen, int64_t deadline_ms,
-                       store_async_fn fn, void *arg)
+int store_async_script(struct store_async *sa, const struct store_script *script, int nkeys,
+                       int nargs, const char *const *argv, const size_t *argvlen,
+                       int64_t deadline_ms, store_async_fn fn, void *arg)
 {
-    int rc = can_send(sa, 1);
+    int rc = script ? can_send(sa, 1) : -EINVAL;
     if (rc)
         return rc;
     struct pending *p = pending_new(fn, arg, 1);
@@ -636,7 +636,7 @@ int store_async_script(struct store_async *sa, enum store_script script, int nke
         memcpy(at, argv[i], p->script_lens[i]);
         at += p->script_lens[i];
     }
-    p->script = (int)script;
+    p->script = script;
     p->script_argc = n;
     p->limit_ms = deadline_ms;
     snprintf(p->script_nkeys, sizeof(p->script_nkeys), "%d", nkeys);
@@ -679,11 +679,11 @@ void store_async_flush(struct store_async *sa)
 }
 
 /* Complete the head group with one more reply; 0, or -1 after failing everything. */
-static int take_reply(struct store_async *sa, redisReply *r)
+static int take_reply(struct store_async *sa, struct store_reply *r)
 {
     struct pending *p = sa->head;
     if (!p) { /* a reply nobody asked for: the stream is out of step */
-        freeReplyObject(r);
+        store_reply_free(r);
         fail_all(sa, -EIO, "unexpected reply");
         return -1;
     }
@@ -700,12 +700,12 @@ static int take_reply(struct store_async *sa, redisReply *r)
     }
     sa->backoff_ms = BACKOFF_MIN_MS; /* Redis answers */
     sa->answered = 1;
-    if (p->script >= 0 && !p->abandoned && r->type == REDIS_REPLY_ERROR &&
+    if (p->script && !p->abandoned && r->type == STORE_REPLY_ERROR &&
         strncmp(r->str, "NOSCRIPT", 8) == 0) {
         /* SCRIPT FLUSH, a restarted or failed-over Redis: the script did not run. Send its
          * body (EVAL also loads it for the next EVALSHA) as a new group in the same place of
          * the caller's sequence; the caller sees only the final reply. */
-        freeReplyObject(r);
+        store_reply_free(r);
         p->got = 0;
         p->next = NULL;
         p->sent = 0;

@@ -12,8 +12,10 @@
  * pipeline), and the replies complete their requests later on the same thread. No lock, no
  * wake-up, no other thread.
  *
- * The connection: dialled on a short-lived helper thread with store_dial (the dial, AUTH and
- * SELECT block; the store's dial back-off applies), adopted by the loop and made non-blocking.
+ * The connection: dialled on a short-lived helper thread (the store's own dial: connect, AUTH,
+ * SELECT and the script loads block; the store's dial back-off applies), adopted by the loop and
+ * made non-blocking. Replies are struct store_reply (store_reply.h), built by the parser as it
+ * reads; the connection itself is opaque.
  * A group still unanswered at its own deadline (the earlier of its caller's deadline and its write
  * plus the store's command timeout; groups are judged each by its own, wherever they stand) is
  * given up:
@@ -48,26 +50,28 @@
 #ifndef RANKD_STORE_ASYNC_H
 #define RANKD_STORE_ASYNC_H
 
+#include <stddef.h>
 #include <stdint.h>
 
-#include <hiredis/hiredis.h>
-
 #include "store.h"
+#include "store_reply.h"
 
 struct loop;
 
 #define STORE_ASYNC_MAX_CMDS 5 /**< commands in one group (/admin/redis sends five) */
 
 /**
- * A group's completion, called once on the loop thread: rc 0 with replies[0..n-1] (borrowed,
- * freed after the call, or for a shared group after its last caller's call: read-only; a Redis
- * error reply is a REDIS_REPLY_ERROR object), or a negative errno
+ * A group's completion, called once on the loop thread: rc 0 with replies[0..n-1] (freed after
+ * the call; the callback of an unshared group may take reply i instead, setting replies[i] to
+ * NULL, and free it later with store_reply_free; a shared group's replies are read-only for
+ * every caller and freed after the last one's call; a Redis error reply is a STORE_REPLY_ERROR
+ * object, store_reply_errno maps it), or a negative errno
  * with replies NULL: -ETIMEDOUT (written, unanswered within its own timeout: it may have run),
  * -ECONNRESET (written, then the connection failed: it may have run), -EIO (not written: the
  * connection failed first, or out of memory), -ECONNREFUSED (not written: held while a dial ran,
  * and the dial failed or the group's deadline came first), -ECANCELED (store_async_free).
  */
-typedef void (*store_async_fn)(void *arg, int rc, redisReply **replies);
+typedef void (*store_async_fn)(void *arg, int rc, struct store_reply **replies);
 
 struct store_async;
 
@@ -120,15 +124,16 @@ int store_async_send(struct store_async *sa, int n, const int *argc, const char 
                      void *arg);
 
 /**
- * Run a script: EVALSHA of the SHA the store loaded (EVAL of the body before any connection of
- * the store has loaded it), keys then args in argv[0..nkeys+nargs) with lengths (argvlen NULL:
- * NUL-terminated), copied. A NOSCRIPT reply (SCRIPT FLUSH, a restarted Redis) is answered by
- * sending EVAL of the body, once, behind the groups sent meanwhile; fn sees only the final
- * reply, as replies[0]. Deadline and returns as store_async_send.
+ * Run a registered script (store_script_register): EVALSHA of the SHA the store loaded (EVAL
+ * of the body before a dial of the store has loaded it), keys then args in argv[0..nkeys+nargs)
+ * with lengths (argvlen NULL: NUL-terminated), copied. A NOSCRIPT reply (SCRIPT FLUSH, a
+ * restarted Redis) is answered by sending EVAL of the body, once, behind the groups sent
+ * meanwhile; fn sees only the final reply, as replies[0]. Deadline and returns as
+ * store_async_send (-EINVAL: script NULL).
  */
-int store_async_script(struct store_async *sa, enum store_script script, int nkeys, int nargs,
-                       const char *const *argv, const size_t *argvlen, int64_t deadline_ms,
-                       store_async_fn fn, void *arg);
+int store_async_script(struct store_async *sa, const struct store_script *script, int nkeys,
+                       int nargs, const char *const *argv, const size_t *argvlen,
+                       int64_t deadline_ms, store_async_fn fn, void *arg);
 
 /** Write what the sends appended now, rather than at the end of the loop iteration (the loop's
  *  hook does it then). Errors fail the pending groups. */

@@ -1,5 +1,5 @@
-/* preflight.c -- may the Redis user run rankd's scripts? See preflight.h. */
-#include "preflight.h"
+/* store_preflight.c -- may the Redis user run rankd's scripts? See store_preflight.h. */
+#include "store_preflight.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -35,8 +35,8 @@ static int setup(redisContext *c, int argc, const char **argv)
     return ok ? 0 : -1;
 }
 
-int preflight_scripts(const struct redis_url *u, const char *what, int connect_timeout_ms,
-                      int timeout_ms, char *msg, size_t len)
+int store_preflight_scripts(const struct redis_url *u, const char *what, int connect_timeout_ms,
+                            int timeout_ms, char *msg, size_t len)
 {
     redisContext *c = u->unix_path[0]
                           ? redisConnectUnixWithTimeout(u->unix_path, tv_of(connect_timeout_ms))

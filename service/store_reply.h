@@ -1,0 +1,54 @@
+/*
+ * store_reply.h -- rankd's own Redis reply: what the store modules hand the rest of rankd.
+ *
+ * The replies are built by hiredis's reader itself, through its reply-object functions
+ * (store_internal.h), so nothing is converted or copied after parsing. A top-level reply is one
+ * allocation for a scalar (the struct and the string's bytes together) and a few for an array:
+ * the root carries an arena from which every nested element, element array and string is cut
+ * (hiredis's own objects cost two mallocs a string and one an array; a page script's reply
+ * holds ~70 strings). So an element is never freed, taken or kept apart from its root: free the
+ * root with store_reply_free, and nothing that points into it may outlive that.
+ *
+ * RESP2 only: the types below are all a RESP2 Redis sends. Strings are binary-safe: `len` bytes,
+ * followed by a NUL that is not counted (so text replies can be used as C strings).
+ *
+ * Ownership: a reply handed to a store_async callback is the connection's, freed after the call,
+ * unless the callback takes it (store_async.h); a taken reply is freed once, from its root, with
+ * store_reply_free. Replies are plain memory: read them on any thread, never change them (a
+ * shared group's reply is read by every caller).
+ */
+#ifndef RANKD_STORE_REPLY_H
+#define RANKD_STORE_REPLY_H
+
+#include <stddef.h>
+
+/** Reply types (the values are RESP2's own, as hiredis numbers them). */
+enum store_reply_type {
+    STORE_REPLY_STRING = 1,  /**< bulk string: str, len */
+    STORE_REPLY_ARRAY = 2,   /**< multi-bulk: element[0..elements) */
+    STORE_REPLY_INTEGER = 3, /**< integer */
+    STORE_REPLY_NIL = 4,     /**< nil bulk string or nil array: no value */
+    STORE_REPLY_STATUS = 5,  /**< "+OK" and the like: str, len */
+    STORE_REPLY_ERROR = 6,   /**< "-ERR ...": str, len (the text after the '-') */
+};
+
+/** One reply or one element of an array reply. Read-only for its users: the store owns it. */
+struct store_reply {
+    int type;                     /**< enum store_reply_type */
+    long long integer;            /**< STORE_REPLY_INTEGER; 0 otherwise */
+    const char *str;              /**< STRING, STATUS, ERROR: len bytes and a NUL; else NULL */
+    size_t len;                   /**< bytes of str, without the NUL */
+    size_t elements;              /**< STORE_REPLY_ARRAY: entries of element; else 0 */
+    struct store_reply **element; /**< STORE_REPLY_ARRAY: never NULL entries; else NULL */
+};
+
+/** Free a top-level reply and everything in it (never an element alone). NULL is a no-op. */
+void store_reply_free(struct store_reply *r);
+
+/** 0 when r is not an error reply (NULL included), else the errno of its text: -EDQUOT (OOM:
+ *  maxmemory reached), -EROFS (READONLY: a replica now, the primary changed), else -EIO
+ *  (LOADING, BUSY, a script's error...). The one table from Redis error replies to rankd's
+ *  errors (store.h lists them). */
+int store_reply_errno(const struct store_reply *r);
+
+#endif
