@@ -23,15 +23,15 @@ int store_cluster_map_find(const struct store_cluster_map *m, const char *host, 
 
 /* The master of one range, [host, port, id, ...]: its index in m (added when new), or -EPROTO /
  * -ENOMEM. */
-static int range_master(struct store_cluster_map *m, const redisReply *n, const char *self_host,
-                        size_t *cap)
+static int range_master(struct store_cluster_map *m, const struct store_reply *n,
+                        const char *self_host, size_t *cap)
 {
-    if (n->type != REDIS_REPLY_ARRAY || n->elements < 2 ||
-        (n->element[0]->type != REDIS_REPLY_STRING && n->element[0]->type != REDIS_REPLY_NIL) ||
-        n->element[1]->type != REDIS_REPLY_INTEGER || n->element[1]->integer < 1 ||
+    if (n->type != STORE_REPLY_ARRAY || n->elements < 2 ||
+        (n->element[0]->type != STORE_REPLY_STRING && n->element[0]->type != STORE_REPLY_NIL) ||
+        n->element[1]->type != STORE_REPLY_INTEGER || n->element[1]->integer < 1 ||
         n->element[1]->integer > 65535)
         return -EPROTO;
-    const char *host = n->element[0]->type == REDIS_REPLY_STRING && n->element[0]->len > 0 &&
+    const char *host = n->element[0]->type == STORE_REPLY_STRING && n->element[0]->len > 0 &&
                                strcmp(n->element[0]->str, "?") != 0
                            ? n->element[0]->str
                            : self_host;
@@ -57,10 +57,10 @@ static int range_master(struct store_cluster_map *m, const redisReply *n, const 
     return (int)m->nnodes++;
 }
 
-int store_cluster_map_parse(const redisReply *r, const char *self_host,
+int store_cluster_map_parse(const struct store_reply *r, const char *self_host,
                             struct store_cluster_map **out)
 {
-    if (!r || r->type != REDIS_REPLY_ARRAY)
+    if (!r || r->type != STORE_REPLY_ARRAY)
         return -EPROTO;
     struct store_cluster_map *m = calloc(1, sizeof(*m));
     if (!m)
@@ -69,10 +69,10 @@ int store_cluster_map_parse(const redisReply *r, const char *self_host,
         m->owner[s] = STORE_CLUSTER_NONE;
     size_t cap = 0;
     for (size_t i = 0; i < r->elements; i++) {
-        const redisReply *e = r->element[i];
-        if (e->type != REDIS_REPLY_ARRAY || e->elements < 3 ||
-            e->element[0]->type != REDIS_REPLY_INTEGER ||
-            e->element[1]->type != REDIS_REPLY_INTEGER)
+        const struct store_reply *e = r->element[i];
+        if (e->type != STORE_REPLY_ARRAY || e->elements < 3 ||
+            e->element[0]->type != STORE_REPLY_INTEGER ||
+            e->element[1]->type != STORE_REPLY_INTEGER)
             goto bad;
         long long lo = e->element[0]->integer, hi = e->element[1]->integer;
         if (lo < 0 || hi < lo || hi >= CRC16_SLOTS)

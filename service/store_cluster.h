@@ -34,9 +34,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include <hiredis/hiredis.h>
-
 #include "crc16.h"
+#include "store_reply.h"
 
 #define STORE_CLUSTER_HOST_MAX 256   /**< bytes of a node's host, with the NUL */
 #define STORE_CLUSTER_NODES_MAX 1024 /**< masters one map holds (the spec suggests <= 1000) */
@@ -62,7 +61,7 @@ struct store_cluster_map {
  * for a reply of another shape (an error reply, a range out of 0..16383, a node without a valid
  * port, more than STORE_CLUSTER_NODES_MAX masters), -ENOMEM.
  */
-int store_cluster_map_parse(const redisReply *r, const char *self_host,
+int store_cluster_map_parse(const struct store_reply *r, const char *self_host,
                             struct store_cluster_map **out);
 
 /** Free a map. NULL is a no-op. */

@@ -4,15 +4,14 @@
 #include <errno.h>
 #include <string.h>
 
-#include <hiredis/hiredis.h>
-
 #include "store_cluster.h"
+#include "store_internal.h"
 #include "suites.h"
 
 /* A reply from RESP bytes; the test fails when they are not one whole reply. */
-static redisReply *resp(const char *bytes)
+static struct store_reply *resp(const char *bytes)
 {
-    redisReader *rd = redisReaderCreate();
+    redisReader *rd = redisReaderCreateWithFunctions(store_reply_functions());
     ck_assert_ptr_nonnull(rd);
     ck_assert_int_eq(redisReaderFeed(rd, bytes, strlen(bytes)), REDIS_OK);
     void *r = NULL;
@@ -37,7 +36,7 @@ static const char k_slots[] =
 
 START_TEST(test_map_from_cluster_slots)
 {
-    redisReply *r = resp(k_slots);
+    struct store_reply *r = resp(k_slots);
     struct store_cluster_map *m = NULL;
     ck_assert_int_eq(store_cluster_map_parse(r, "127.0.0.1", &m), 0);
     ck_assert_uint_eq(m->nnodes, 3); /* the masters only */
@@ -52,7 +51,7 @@ START_TEST(test_map_from_cluster_slots)
     ck_assert_int_eq(store_cluster_map_find(m, "127.0.0.1", 12461), (int)m->owner[6000]);
     ck_assert_int_eq(store_cluster_map_find(m, "127.0.0.1", 22651), -1); /* a replica */
     store_cluster_map_free(m);
-    freeReplyObject(r);
+    store_reply_free(r);
 }
 END_TEST
 
@@ -60,10 +59,10 @@ END_TEST
  * range covers has no owner. */
 START_TEST(test_map_ranges_and_holes)
 {
-    redisReply *r = resp("*3\r\n"
-                         "*3\r\n:0\r\n:99\r\n*3\r\n$0\r\n\r\n:7000\r\n$2\r\nid\r\n"
-                         "*3\r\n:200\r\n:299\r\n*3\r\n$1\r\nb\r\n:7001\r\n$2\r\nix\r\n"
-                         "*3\r\n:300\r\n:300\r\n*3\r\n$0\r\n\r\n:7000\r\n$2\r\nid\r\n");
+    struct store_reply *r = resp("*3\r\n"
+                                 "*3\r\n:0\r\n:99\r\n*3\r\n$0\r\n\r\n:7000\r\n$2\r\nid\r\n"
+                                 "*3\r\n:200\r\n:299\r\n*3\r\n$1\r\nb\r\n:7001\r\n$2\r\nix\r\n"
+                                 "*3\r\n:300\r\n:300\r\n*3\r\n$0\r\n\r\n:7000\r\n$2\r\nid\r\n");
     struct store_cluster_map *m = NULL;
     ck_assert_int_eq(store_cluster_map_parse(r, "self", &m), 0);
     ck_assert_uint_eq(m->nnodes, 2);
@@ -74,13 +73,13 @@ START_TEST(test_map_ranges_and_holes)
     ck_assert_int_eq(m->owner[100], STORE_CLUSTER_NONE);
     ck_assert_int_eq(m->owner[16383], STORE_CLUSTER_NONE);
     store_cluster_map_free(m);
-    freeReplyObject(r);
+    store_reply_free(r);
 
     r = resp("*0\r\n"); /* a cluster with no slot assigned yet */
     ck_assert_int_eq(store_cluster_map_parse(r, "self", &m), 0);
     ck_assert_uint_eq(m->covered, 0);
     store_cluster_map_free(m);
-    freeReplyObject(r);
+    store_reply_free(r);
 }
 END_TEST
 
@@ -101,11 +100,11 @@ START_TEST(test_map_bad_replies)
         "*1\r\n*3\r\n:0\r\n:3\r\n*1\r\n$1\r\na\r\n",               /* no port */
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        redisReply *r = resp(bad[i]);
+        struct store_reply *r = resp(bad[i]);
         struct store_cluster_map *m = NULL;
         ck_assert_msg(store_cluster_map_parse(r, "self", &m) == -EPROTO, "reply %zu accepted", i);
         ck_assert_ptr_null(m);
-        freeReplyObject(r);
+        store_reply_free(r);
     }
     struct store_cluster_map *m = NULL;
     ck_assert_int_eq(store_cluster_map_parse(NULL, "self", &m), -EPROTO);
