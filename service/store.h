@@ -45,6 +45,8 @@
 
 #include <stddef.h>
 
+#define STORE_SEEDS_MAX 16 /**< nodes a cluster's configuration names */
+
 /** Where Redis is and how to talk to it. Strings are borrowed for store_new only (copied). */
 struct store_config {
     const char *host;       /**< TCP host, or NULL when unix_path is set */
@@ -55,6 +57,11 @@ struct store_config {
     int db;                 /**< SELECT index, 0..  */
     int timeout_ms;         /**< per command (and each set-up command of a dial), > 0 */
     int connect_timeout_ms; /**< per dial, > 0 */
+    int cluster;            /**< 1: a Redis Cluster, found from seed_host/seed_port (host, port,
+                             *   unix_path and db are not used; a cluster has database 0 only) */
+    int nseeds;             /**< cluster: seeds, 1..STORE_SEEDS_MAX */
+    const char *seed_host[STORE_SEEDS_MAX]; /**< cluster: the seeds' hosts */
+    int seed_port[STORE_SEEDS_MAX];         /**< cluster: the seeds' ports */
 };
 
 struct store;
@@ -79,6 +86,10 @@ struct store *store_new(const struct store_config *cfg);
 
 /** Free the store. NULL is a no-op. No dial of it may be running. */
 void store_free(struct store *st);
+
+/** 1 when the store is a Redis Cluster (store_config.cluster): its callers keep no key of two
+ *  slots in one call (schema/redis-keys.md says how the model's keys are laid out then). */
+int store_cluster_mode(const struct store *st);
 
 /** The per-command timeout in milliseconds (store_config.timeout_ms). */
 int store_timeout_ms(const struct store *st);

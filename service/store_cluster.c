@@ -21,6 +21,66 @@ int store_cluster_map_find(const struct store_cluster_map *m, const char *host, 
     return -1;
 }
 
+/* Room for one more node in m->nodes (cap: what is allocated); 0 or -ENOMEM / -EPROTO. */
+static int node_room(struct store_cluster_map *m, size_t *cap)
+{
+    if (m->nnodes == STORE_CLUSTER_NODES_MAX)
+        return -EPROTO;
+    if (m->nnodes < *cap)
+        return 0;
+    size_t grown = *cap ? *cap * 2 : 8;
+    struct store_cluster_node *nodes = realloc(m->nodes, grown * sizeof(*nodes));
+    if (!nodes)
+        return -ENOMEM;
+    m->nodes = nodes;
+    *cap = grown;
+    return 0;
+}
+
+struct store_cluster_map *store_cluster_map_copy(const struct store_cluster_map *m)
+{
+    struct store_cluster_map *c = calloc(1, sizeof(*c));
+    if (!c)
+        return NULL;
+    if (!m) {
+        for (size_t s = 0; s < CRC16_SLOTS; s++)
+            c->owner[s] = STORE_CLUSTER_NONE;
+        return c;
+    }
+    memcpy(c->owner, m->owner, sizeof(c->owner));
+    c->covered = m->covered;
+    if (m->nnodes && !(c->nodes = malloc(m->nnodes * sizeof(*c->nodes)))) {
+        free(c);
+        return NULL;
+    }
+    if (m->nnodes)
+        memcpy(c->nodes, m->nodes, m->nnodes * sizeof(*c->nodes));
+    c->nnodes = m->nnodes;
+    return c;
+}
+
+int store_cluster_map_set(struct store_cluster_map *m, int slot, const char *host, int port)
+{
+    if (slot < 0 || slot >= CRC16_SLOTS || strlen(host) >= STORE_CLUSTER_HOST_MAX)
+        return -EPROTO;
+    int at = store_cluster_map_find(m, host, port);
+    if (at < 0) {
+        size_t cap = m->nnodes; /* exactly what is allocated: copies and parses never keep more
+                                 * than they report, or grow it here */
+        int rc = node_room(m, &cap);
+        if (rc)
+            return rc;
+        struct store_cluster_node *nd = &m->nodes[m->nnodes];
+        memcpy(nd->host, host, strlen(host) + 1);
+        nd->port = port;
+        at = (int)m->nnodes++;
+    }
+    if (m->owner[slot] == STORE_CLUSTER_NONE)
+        m->covered++;
+    m->owner[slot] = (uint16_t)at;
+    return 0;
+}
+
 /* The master of one range, [host, port, id, ...]: its index in m (added when new), or -EPROTO /
  * -ENOMEM. */
 static int range_master(struct store_cluster_map *m, const struct store_reply *n,
@@ -41,16 +101,9 @@ static int range_master(struct store_cluster_map *m, const struct store_reply *n
     int at = store_cluster_map_find(m, host, port);
     if (at >= 0)
         return at;
-    if (m->nnodes == STORE_CLUSTER_NODES_MAX)
-        return -EPROTO;
-    if (m->nnodes == *cap) {
-        size_t grown = *cap ? *cap * 2 : 8;
-        struct store_cluster_node *nodes = realloc(m->nodes, grown * sizeof(*nodes));
-        if (!nodes)
-            return -ENOMEM;
-        m->nodes = nodes;
-        *cap = grown;
-    }
+    int rc = node_room(m, cap);
+    if (rc)
+        return rc;
     struct store_cluster_node *nd = &m->nodes[m->nnodes];
     memcpy(nd->host, host, strlen(host) + 1);
     nd->port = port;

@@ -67,6 +67,13 @@ int store_cluster_map_parse(const struct store_reply *r, const char *self_host,
 /** Free a map. NULL is a no-op. */
 void store_cluster_map_free(struct store_cluster_map *m);
 
+/** A copy of m (NULL: an empty map, no slot served). NULL on ENOMEM. */
+struct store_cluster_map *store_cluster_map_copy(const struct store_cluster_map *m);
+
+/** Slot `slot` is served by `host`:`port` now (a MOVED): added as a master when new. 0, or
+ *  -ENOMEM / -EPROTO (past STORE_CLUSTER_NODES_MAX, a host too long) with m unchanged. */
+int store_cluster_map_set(struct store_cluster_map *m, int slot, const char *host, int port);
+
 /** The index of `host`:`port` among m's masters, or -1. */
 int store_cluster_map_find(const struct store_cluster_map *m, const char *host, int port);
 
