@@ -32,6 +32,7 @@
 #include <stdint.h>
 
 #include "period.h"
+#include "records.h"
 #include "score_codec.h"
 #include "store.h"
 #include "store_async.h"
@@ -274,6 +275,12 @@ struct board_write_job {
     int listed; /* a call listed a new period set: sweep when done */
     int64_t compacted;
     char full_key[32];
+    /* a cluster: the registry has the board (this job added it), and what a write.lua reply
+     * said while its records are written (records.h) */
+    int registered;
+    int then_rc, then_full;
+    size_t then_done;
+    struct records_entry *recs;
 };
 
 /** Returns 0 (done will be called), or a negative errno with nothing sent and done not called:

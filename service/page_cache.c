@@ -15,6 +15,7 @@
 #include "freshness.h"
 #include "log.h"
 #include "metrics.h"
+#include "records.h"
 #include "render.h"
 #include "util.h"
 
@@ -45,6 +46,8 @@ static void scripts_init(void)
 {
     script_lock_release = store_script_register(lock_release_body);
     script_page_fill = store_script_register(page_fill_body);
+    /* its rows are page.lua's: on a cluster their records are fetched after it (records.h) */
+    store_async_script_then(script_page_fill, records_then_page);
 }
 
 /* ---------------------------------------------------------------- state */

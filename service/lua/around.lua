@@ -14,4 +14,6 @@ if start < 0 then start = 0 end
 local range = redis.call('ZRANGE', KEYS[2], start, start + size - 1, 'WITHSCORES')
 local ids = {}
 for i = 1, #range, 2 do ids[#ids + 1] = range[i] end
-return {settings, total, size, start, range, redis.call('HMGET', KEYS[3], unpack(ids))}
+local records = {}
+if KEYS[3] ~= KEYS[1] then records = redis.call('HMGET', KEYS[3], unpack(ids)) end
+return {settings, total, size, start, range, records}

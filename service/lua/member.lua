@@ -7,4 +7,6 @@
 local stored = redis.call('ZSCORE', KEYS[2], ARGV[4])
 local rank = false
 if stored then rank = redis.call('ZRANK', KEYS[2], ARGV[4]) end
-return {settings, redis.call('ZCARD', KEYS[2]), stored, rank, redis.call('HGET', KEYS[3], ARGV[4])}
+local record = false
+if KEYS[3] ~= KEYS[1] then record = redis.call('HGET', KEYS[3], ARGV[4]) end
+return {settings, redis.call('ZCARD', KEYS[2]), stored, rank, record}

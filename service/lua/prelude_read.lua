@@ -1,6 +1,8 @@
 -- prelude_read.lua -- the opening every read script shares, put in place of its "--@prelude"
 -- line at build time (Makefile). One KEYS/ARGV layout for all of them: KEYS[1] the board's
--- settings hash, KEYS[2] the sorted set of the period read, KEYS[3] the records hash; ARGV[1] the
+-- settings hash, KEYS[2] the sorted set of the period read, KEYS[3] the records hash, or KEYS[1]
+-- again when the records are in other slots (Redis Cluster: the caller fetches them, and the
+-- records in the reply are empty); ARGV[1] the
 -- period kind, ARGV[2] the UTC offset (minutes) and ARGV[3] the retain the caller assumed when it
 -- chose KEYS[2] (and judged the period readable); the script's own arguments from ARGV[4] on.
 -- Checking retain here is what makes processes agree on which periods are readable: a process
@@ -33,7 +35,7 @@ local function page_reply(page, size)
     range = redis.call('ZRANGE', KEYS[2], start, start + size - 1, 'WITHSCORES')
     local ids = {}
     for i = 1, #range, 2 do ids[#ids + 1] = range[i] end
-    records = redis.call('HMGET', KEYS[3], unpack(ids))
+    if KEYS[3] ~= KEYS[1] then records = redis.call('HMGET', KEYS[3], unpack(ids)) end
   end
   return {settings, total, size, range, records}
 end

@@ -8,7 +8,9 @@
 -- refused for memory wrote nothing.
 -- Layout (service/score_codec.h): stored = key * 2^T + tie; a smaller key is a better score.
 -- KEYS[1] board sorted set, KEYS[2] board settings hash, KEYS[3] records hash, KEYS[4] registry set,
--- KEYS[5] the board's period index (schema/redis-keys.md)
+-- KEYS[5] the board's period index (schema/redis-keys.md). On Redis Cluster the records and the
+-- registry are in other slots: KEYS[3] and KEYS[4] are KEYS[2] again, and the caller writes the
+-- records of the entries applied and adds a board this call created to the registry.
 -- ARGV[1] 2^T   ARGV[2] tiebreak   ARGV[3] tie cap   ARGV[4] largest |key|
 -- ARGV[5] order   ARGV[6] score_decimals   ARGV[7] default page_size   ARGV[8] default page_ttl_ms
 -- ARGV[9] board name   ARGV[10] '1' to return ranks   ARGV[11] entry count n
@@ -22,7 +24,8 @@
 -- never carries a TTL (it would make it evictable); sweep.lua removes the sets of periods no
 -- longer readable, and this call says when to run it: when it listed a new set.
 -- then per entry 4 values: member, op, key (or key delta for incr), record JSON or ''.
--- Reply {status, done, listed (1: this call listed a new period set), results...}; results hold
+-- Reply {status, done, listed (1: this call listed a new period set), created (1: this call
+-- created the board), results...}; results hold
 -- 4 values per applied or refused entry:
 --   code (0 applied or unchanged, 2 key out of range: nothing written for it), stored, rank0, updated.
 -- status 0: all n entries handled; 1: the board's settings differ from ARGV (or the board is
@@ -34,21 +37,23 @@ local base, tiebreak, cap, kmax = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]),
 local want_rank, n = ARGV[10] == '1', tonumber(ARGV[11])
 local fmt = '%.17g'
 
+local created = 0
 local m = redis.call('HMGET', meta, 'order', 'tiebreak', 'score_decimals', 'period', 'timezone')
 if not m[1] then
   -- a new board gets the defaults; settings read before a concurrent delete must not revive it
   if ARGV[5] ~= 'desc' or tiebreak ~= 'first' or ARGV[6] ~= '0' or ARGV[7] ~= '20' or
      ARGV[8] ~= '1000' or ARGV[14] ~= 'none' or ARGV[15] ~= '0' then
-    return {1, 0, 0}
+    return {1, 0, 0, 0}
   end
   redis.call('HSET', meta, 'order', ARGV[5], 'tiebreak', tiebreak, 'score_decimals', ARGV[6],
              'page_size', ARGV[7], 'page_ttl_ms', ARGV[8], 'gen', ARGV[13])
-  redis.call('SADD', registry, ARGV[9])
+  if registry ~= meta then redis.call('SADD', registry, ARGV[9]) end
+  created = 1
 elseif m[1] ~= ARGV[5] or m[2] ~= tiebreak or m[3] ~= ARGV[6] or (m[4] or 'none') ~= ARGV[14] or
        (m[5] or '0') ~= ARGV[15] then
-  return {1, 0, 0}
+  return {1, 0, 0, 0}
 end
-local out = {0, 0, 0}
+local out = {0, 0, 0, created}
 local function seal()
   if ARGV[16] == '1' and out[3] == 0 and redis.call('ZADD', KEYS[5], 'NX', ARGV[17], z) == 1 then
     out[3] = 1
@@ -88,7 +93,7 @@ if ARGV[12] == '1' then
       keys[member] = cur[member] and math.floor(cur[member] / base) or false
     end
     local key = result_key(ARGV[a + 1], tonumber(ARGV[a + 2]), keys[member] or nil)
-    if key > kmax or key < -kmax then return {2, i, 0} end
+    if key > kmax or key < -kmax then return {2, i, 0, created} end
     keys[member] = key
   end
 end
@@ -122,7 +127,7 @@ local function flush()
     redis.call('ZADD', z, unpack(adds))
     seal()
   end
-  if #records > 0 then redis.call('HSET', items, unpack(records)) end
+  if #records > 0 and items ~= meta then redis.call('HSET', items, unpack(records)) end
   adds, records = {}, {}
 end
 
