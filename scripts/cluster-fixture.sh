@@ -9,6 +9,9 @@
 #   scripts/cluster-fixture.sh stop DIR    stop every node started in DIR (SIGTERM, then KILL)
 #   scripts/cluster-fixture.sh wait DIR [SECONDS]   wait (default 30 s) until every node still
 #                                          running says cluster_state:ok and agrees on the slots
+#   scripts/cluster-fixture.sh restart DIR PORT   start node PORT again (after a test killed it):
+#                                          with its nodes.conf it rejoins (a replica, if its
+#                                          master's replica took over); DIR/pids is updated
 # Sourced: cluster_start DIR sets CLUSTER_PORTS (array); cluster_stop DIR; cluster_wait DIR [S].
 #
 # Never uses 6379. Each node needs its port and port + 10000 (the cluster bus) free, so ports are
@@ -107,6 +110,20 @@ cluster_wait() {
     return 1
 }
 
+cluster_restart() {
+    local dir=$1 port=$2 i=0 p
+    grep -qx "$port" "$dir/ports" || return 1
+    cluster_node_start "$dir" "$port" || return 1
+    local pid
+    pid=$(cat "$dir/$port/redis.pid")
+    : >"$dir/pids.new"
+    while read -r p; do
+        i=$((i + 1))
+        if [ "$p" = "$port" ]; then echo "$pid"; else sed -n "${i}p" "$dir/pids"; fi
+    done <"$dir/ports" >"$dir/pids.new"
+    mv "$dir/pids.new" "$dir/pids"
+}
+
 cluster_stop() {
     local dir=$1 pid
     [ -f "$dir/pids" ] || return 0
@@ -125,8 +142,9 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
     start) [ -n "${2:-}" ] && cluster_start "$2" || { cluster_stop "${2:-/nonexistent}"; exit 1; } ;;
     stop) [ -n "${2:-}" ] && cluster_stop "$2" ;;
     wait) [ -n "${2:-}" ] && cluster_wait "$2" "${3:-30}" ;;
+    restart) [ -n "${3:-}" ] && cluster_restart "$2" "$3" ;;
     *)
-        echo "usage: $0 start|stop|wait DIR [SECONDS]" >&2
+        echo "usage: $0 start|stop|wait DIR [SECONDS] | restart DIR PORT" >&2
         exit 2
         ;;
     esac

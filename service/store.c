@@ -69,6 +69,7 @@ struct store {
     char sha[STORE_SCRIPTS_MAX][SHA_LEN + 1]; /**< [0, loaded) set, then never written again */
     atomic_int loaded; /**< registered scripts [0, loaded) have their SHA in sha */
     atomic_ulong errors;
+    atomic_ulong moved, ask, tryagain, down, map_reads; /* store_cluster_counts */
 };
 
 struct store *store_new(const struct store_config *cfg)
@@ -339,6 +340,25 @@ redisContext *store_dial_at(struct store *st, const char *host, int port, int *e
     pthread_mutex_unlock(&st->lock);
     *err = rc;
     return ctx;
+}
+
+void store_cluster_counts(const struct store *st, struct store_cluster_counts *out)
+{
+    out->moved = atomic_load(&st->moved);
+    out->ask = atomic_load(&st->ask);
+    out->tryagain = atomic_load(&st->tryagain);
+    out->down = atomic_load(&st->down);
+    out->map_reads = atomic_load(&st->map_reads);
+}
+
+void store_cluster_note(struct store *st, int kind)
+{
+    atomic_ulong *c = kind == STORE_CLUSTER_MOVED      ? &st->moved
+                      : kind == STORE_CLUSTER_ASK      ? &st->ask
+                      : kind == STORE_CLUSTER_TRYAGAIN ? &st->tryagain
+                      : kind == STORE_CLUSTER_DOWN     ? &st->down
+                                                       : &st->map_reads;
+    atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
 }
 
 int store_cluster_mode(const struct store *st)

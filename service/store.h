@@ -98,6 +98,18 @@ int store_timeout_ms(const struct store *st);
  *  the caller judged (a script's error reply). */
 void store_note_fault(struct store *st, const char *what, const char *detail);
 
+/** What a cluster said since start (store_async.h), for /metrics; all 0 on one Redis. */
+struct store_cluster_counts {
+    unsigned long moved;     /**< MOVED followed */
+    unsigned long ask;       /**< ASK followed */
+    unsigned long tryagain;  /**< TRYAGAIN: calls refused (503) */
+    unsigned long down;      /**< CLUSTERDOWN: calls refused (503) */
+    unsigned long map_reads; /**< slot maps read (CLUSTER SLOTS answered with one) */
+};
+
+/** This store's counts (a racy snapshot; any thread). */
+void store_cluster_counts(const struct store *st, struct store_cluster_counts *out);
+
 /** Count of Redis faults (dial, I/O, timeouts, error replies) since start, for /metrics. */
 unsigned long store_error_count(const struct store *st);
 

@@ -242,9 +242,10 @@ static void slots_reply(void *arg, int rc, struct store_reply **replies)
     if (rc == 0) {
         struct store_cluster_map *m = NULL;
         int prc = store_cluster_map_parse(replies[0], sa->conns[f->at].host, &m);
-        if (prc == 0 && m->covered > 0)
+        if (prc == 0 && m->covered > 0) {
             store_map_install(sa->st, m);
-        else {
+            store_cluster_note(sa->st, STORE_CLUSTER_OTHER);
+        } else {
             store_cluster_map_free(m);
             store_note_fault(sa->st, "CLUSTER SLOTS",
                              replies[0]->type == STORE_REPLY_ERROR ? replies[0]->str
@@ -558,6 +559,7 @@ static void route_reply(void *arg, int rc, struct store_reply **replies)
         kept += r->kept[i] != NULL;
     if (refused) {
         store_note_fault(sa->st, "cluster", refused == -EBUSY ? "TRYAGAIN" : "CLUSTERDOWN");
+        store_cluster_note(sa->st, refused == -EBUSY ? STORE_CLUSTER_TRYAGAIN : STORE_CLUSTER_DOWN);
         if (refused == -ENETDOWN)
             refresh(sa, NONE);
         route_fail(r, refused);
@@ -597,6 +599,7 @@ static void route_reply(void *arg, int rc, struct store_reply **replies)
         return;
     }
     const char *host = to.host[0] ? to.host : sa->conns[r->at].host; /* "" : the same host */
+    store_cluster_note(sa->st, to.kind);
     if (to.kind == STORE_CLUSTER_MOVED) {
         size_t from = r->at;
         store_map_moved(sa->st, to.slot, host, to.port);

@@ -44,6 +44,10 @@ redisContext *store_dial(struct store *st, int *err);
  *  others) and so are the scripts loaded (each node its SCRIPT LOADs, once). */
 redisContext *store_dial_at(struct store *st, const char *host, int port, int *err);
 
+/** Count one cluster answer for store_cluster_counts: a store_cluster_redirect_kind (MOVED, ASK,
+ *  TRYAGAIN, DOWN), or STORE_CLUSTER_OTHER for a slot map read. Lock-free. */
+void store_cluster_note(struct store *st, int kind);
+
 /** A cluster's seed i (0..): 0 with *host (the store's) and *port, or -ENOENT past the last. */
 int store_seed(const struct store *st, int i, const char **host, int *port);
 

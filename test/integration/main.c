@@ -77,6 +77,9 @@ long long it_dbsize(void)
 
 /* Cases the cluster run leaves out, each for a reason of one Redis: "suite/case". */
 static const char *const single_only[] = {
+    /* registry entries with no board: a cluster's GET /boards leaves those out (what a failure
+     * between the registry's call and the board's leaves behind) */
+    "api/boards_cursor",
     NULL,
 };
 
@@ -94,8 +97,7 @@ int it_skipped(const char *suite, const char *name)
  * routed admin (cluster.h); the cases that need one Redis are marked `single` in their suites. */
 static SRunner *cluster_runner(void)
 {
-    SRunner *sr = srunner_create(cluster_suite());
-    srunner_add_suite(sr, api_suite());
+    SRunner *sr = srunner_create(api_suite());
     srunner_add_suite(sr, ordering_suite());
     srunner_add_suite(sr, cities_suite());
     srunner_add_suite(sr, numbers_suite());
@@ -104,6 +106,7 @@ static SRunner *cluster_runner(void)
     srunner_add_suite(sr, hardening_suite());
     srunner_add_suite(sr, clients_suite());
     srunner_add_suite(sr, page_cache_suite());
+    srunner_add_suite(sr, cluster_suite()); /* last: it moves slots and kills a master */
     return sr;
 }
 

@@ -1,10 +1,141 @@
 /* test_cluster.c -- rankd on a real Redis Cluster (the cluster run: RANKD_TEST_CLUSTER=1): the
- * test fixture's routing first, then rankd's own (store_cluster.h, store_async.h). */
+ * fixture's routing, where records and the registry live, a busy board's slot resharded under a
+ * reader and a writer (MOVED), a slot migrated by hand (ASK, then MOVED), and a master killed
+ * (its replica promoted). The suite runs last: it moves slots and kills a node (restarted). */
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "crc16.h"
+#include "records.h"
 #include "suites.h"
+
+/* ---------------------------------------------------------------- the cluster's layout */
+
+struct node_info {
+    char id[41];
+    int port;
+    int master;
+    int min_slot; /* the lowest slot it serves, -1 for none */
+};
+
+/* CLUSTER NODES, asked of a node that answers: n nodes into out. */
+static int cluster_nodes(struct node_info *out, int max)
+{
+    for (int k = 0; k < CLUSTER_PROC_NODES; k++) {
+        if (kill(g_cluster.pids[k], 0) != 0)
+            continue;
+        redisContext *c = redis_admin(g_cluster.ports[k]);
+        redisReply *r = redisCommand(c, "CLUSTER NODES");
+        int n = 0;
+        for (const char *line = r && r->type == REDIS_REPLY_STRING ? r->str : NULL;
+             line && *line && n < max;) {
+            struct node_info *ni = &out[n];
+            char addr[128], flags[128];
+            int used = 0;
+            memset(ni, 0, sizeof(*ni));
+            ni->min_slot = -1;
+            if (sscanf(line, "%40s %127s %127s %*s %*s %*s %*s %*s%n", ni->id, addr, flags, &used) <
+                3)
+                break;
+            const char *colon = strrchr(addr, ':');
+            ni->port = colon ? atoi(strchr(addr, ':') + 1) : 0;
+            ni->master = strstr(flags, "master") != NULL && strstr(flags, "fail") == NULL;
+            const char *end = strchr(line, '\n');
+            for (const char *p = line + used; p < (end ? end : p + strlen(p));) {
+                while (*p == ' ')
+                    p++;
+                if (*p >= '0' && *p <= '9') {
+                    int lo = atoi(p);
+                    if (ni->min_slot < 0 || lo < ni->min_slot)
+                        ni->min_slot = lo;
+                }
+                while (*p && *p != ' ' && *p != '\n')
+                    p++;
+                if (*p == '\n' || !*p)
+                    break;
+            }
+            n++;
+            line = end ? end + 1 : NULL;
+        }
+        freeReplyObject(r);
+        redisFree(c);
+        if (n > 0)
+            return n;
+    }
+    ck_abort_msg("no cluster node answers CLUSTER NODES");
+    return 0;
+}
+
+/* The master serving `slot` now, as a node that answers says. */
+static struct node_info master_of(int slot)
+{
+    int port = 0;
+    for (int k = 0; k < CLUSTER_PROC_NODES && !port; k++) {
+        if (kill(g_cluster.pids[k], 0) != 0)
+            continue;
+        redisContext *c = redis_admin(g_cluster.ports[k]);
+        redisReply *r = redisCommand(c, "CLUSTER SLOTS");
+        for (size_t i = 0; r && r->type == REDIS_REPLY_ARRAY && i < r->elements; i++) {
+            redisReply *e = r->element[i];
+            if (slot >= e->element[0]->integer && slot <= e->element[1]->integer)
+                port = (int)e->element[2]->element[1]->integer;
+        }
+        freeReplyObject(r);
+        redisFree(c);
+    }
+    struct node_info nodes[16];
+    int n = cluster_nodes(nodes, 16);
+    for (int i = 0; i < n; i++)
+        if (nodes[i].port == port)
+            return nodes[i];
+    ck_abort_msg("no master serves slot %d", slot);
+    return nodes[0];
+}
+
+/* A board name whose keys (its hash tag) are in `slot`. */
+static void board_on_slot(int slot, char *name, size_t len)
+{
+    for (long i = 0;; i++) {
+        snprintf(name, len, "s%ld", i);
+        if (crc16_key_slot(name, strlen(name)) == slot)
+            return;
+    }
+}
+
+static int slot_of_board(const char *board)
+{
+    return crc16_key_slot(board, strlen(board));
+}
+
+/* A master other than `not` (by port). */
+static struct node_info other_master(int not )
+{
+    struct node_info nodes[16];
+    int n = cluster_nodes(nodes, 16);
+    for (int i = 0; i < n; i++)
+        if (nodes[i].master && nodes[i].min_slot >= 0 && nodes[i].port != not )
+            return nodes[i];
+    ck_abort_msg("no second master");
+    return nodes[0];
+}
+
+static void run(const char *what, const char *cmd)
+{
+    int rc = system(cmd);
+    ck_assert_msg(rc == 0, "%s failed (%d): %s", what, rc, cmd);
+}
+
+static double metric(const char *name)
+{
+    return http_metric(g_port, name);
+}
+
+/* ---------------------------------------------------------------- the fixture */
 
 /* The fixture's admin connection reaches every slot's master: keys of all three masters written
  * and read back through one handle, DBSIZE summed, FLUSHALL on every master. */
@@ -25,17 +156,484 @@ START_TEST(test_fixture_routes_admin)
         for (int k = 0; k < CLUSTER_PROC_NODES; k++)
             seen[k] |= g_cluster.ports[k] == n->tcp.port;
     }
-    ck_assert_int_eq(seen[0] + seen[1] + seen[2], 3); /* 64 keys reach the three masters */
+    int masters = 0;
+    for (int k = 0; k < CLUSTER_PROC_NODES; k++)
+        masters += seen[k];
+    ck_assert_int_eq(masters, 3); /* 64 keys reach the three masters */
     ck_assert_int_eq(it_dbsize(), 64);
     freeReplyObject(redis_admin_cmd(g_admin, "FLUSHALL"));
     ck_assert_int_eq(it_dbsize(), 0);
 }
 END_TEST
 
+/* ---------------------------------------------------------------- where the data lives */
+
+/* Records are spread over hashes of their own slots, not one P:items; a page shows them (its
+ * records fetched from several masters), and so do the member and around reads; the registry
+ * is the one key it is on one Redis. */
+START_TEST(test_records_spread_over_slots)
+{
+    struct http_result r;
+    char body[8192] = "{\"entries\":[";
+    for (int i = 0; i < 40; i++) {
+        size_t l = strlen(body);
+        snprintf(body + l, sizeof(body) - l,
+                 "%s{\"id\":\"r%02d\",\"score\":%d,\"record\":{\"name\":\"n%02d\"}}", i ? "," : "",
+                 i, 100 - i, i);
+    }
+    strcat(body, "]}");
+    it_post_score("spread", body);
+    ck_assert_int_eq(http_get(g_port, "/boards/spread/rank?page=1&size=40", &r), 0);
+    ck_assert_msg(r.status == 200, "page: %ld %s", r.status, r.body);
+    const cJSON *items = cJSON_GetObjectItem(r.json, "items");
+    ck_assert_int_eq(cJSON_GetArraySize(items), 40);
+    for (int i = 0; i < 40; i++) {
+        const cJSON *it = cJSON_GetArrayItem(items, i);
+        const cJSON *rec = cJSON_GetObjectItem(it, "record");
+        char want[8];
+        snprintf(want, sizeof(want), "n%02d", i);
+        ck_assert_msg(cJSON_IsObject(rec), "item %d has no record", i);
+        ck_assert_str_eq(cJSON_GetObjectItem(rec, "name")->valuestring, want);
+    }
+    http_result_free(&r);
+    ck_assert_int_eq(http_get(g_port, "/boards/spread/members/r07", &r), 0);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_str_eq(
+        cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "record"), "name")->valuestring, "n07");
+    http_result_free(&r);
+    ck_assert_int_eq(http_get(g_port, "/boards/spread/members/r20/around?size=5", &r), 0);
+    ck_assert_int_eq(r.status, 200);
+    items = cJSON_GetObjectItem(r.json, "items");
+    ck_assert_int_eq(cJSON_GetArraySize(items), 5);
+    ck_assert(cJSON_IsObject(cJSON_GetObjectItem(cJSON_GetArrayItem(items, 2), "record")));
+    http_result_free(&r);
+
+    /* where they are: no P:items; each in its bucket, the buckets on more than one master */
+    redisReply *x = redis_admin_cmd(g_admin, "EXISTS rankd:items");
+    ck_assert_int_eq(x->integer, 0);
+    freeReplyObject(x);
+    int ports[3] = {0}, nports = 0;
+    for (int i = 0; i < 40; i++) {
+        char id[8], key[64];
+        snprintf(id, sizeof(id), "r%02d", i);
+        records_key("rankd", 1, id, strlen(id), key, sizeof(key));
+        x = redis_admin_cmd(g_admin, "HGET %s %s", key, id);
+        ck_assert_msg(x->type == REDIS_REPLY_STRING, "%s is not in %s", id, key);
+        freeReplyObject(x);
+        int port = redis_admin_for_key(g_admin, key)->tcp.port, known = 0;
+        for (int k = 0; k < nports; k++)
+            known |= ports[k] == port;
+        if (!known && nports < 3)
+            ports[nports++] = port;
+    }
+    ck_assert_msg(nports >= 2, "40 records' buckets are all on one master");
+    x = redis_admin_cmd(g_admin, "SISMEMBER rankd:boards spread");
+    ck_assert_int_eq(x->integer, 1);
+    freeReplyObject(x);
+
+    /* a record of its own, and a board deleted: its name leaves the registry */
+    ck_assert_int_eq(it_status("PUT", "/items/solo", "{\"k\":1}"), 204);
+    ck_assert_int_eq(http_get(g_port, "/items/solo", &r), 0);
+    ck_assert_int_eq(r.status, 200);
+    http_result_free(&r);
+    ck_assert_int_eq(it_status("DELETE", "/items/solo", NULL), 204);
+    ck_assert_int_eq(it_status("DELETE", "/boards/spread", NULL), 204);
+    x = redis_admin_cmd(g_admin, "SISMEMBER rankd:boards spread");
+    ck_assert_int_eq(x->integer, 0);
+    freeReplyObject(x);
+}
+END_TEST
+
+/* A name in the registry with no board (what a failure between the registry's SADD and the
+ * board's creation leaves) is left out of GET /boards, and a DELETE of it removes it. */
+START_TEST(test_registry_name_without_board)
+{
+    it_post_score("real", "{\"id\":\"a\",\"score\":1}");
+    freeReplyObject(redis_admin_cmd(g_admin, "SADD rankd:boards ghost"));
+    struct http_result r;
+    ck_assert_int_eq(http_get(g_port, "/boards", &r), 0);
+    ck_assert_int_eq(r.status, 200);
+    const cJSON *list = cJSON_GetObjectItem(r.json, "boards");
+    ck_assert_int_eq(cJSON_GetArraySize(list), 1);
+    ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(list, 0), "board")->valuestring,
+                     "real");
+    http_result_free(&r);
+    ck_assert_int_eq(it_status("DELETE", "/boards/ghost", NULL), 404);
+    redisReply *x = redis_admin_cmd(g_admin, "SISMEMBER rankd:boards ghost");
+    ck_assert_int_eq(x->integer, 0);
+    freeReplyObject(x);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- a reader and a writer */
+
+#define RETRY_MS_DEFAULT                                                                           \
+    2000 /* how long one request is retried (5 ms apart): far more than a                          \
+          * slot move takes */
+#define WRITES_MAX 100000
+
+struct load {
+    int port;
+    const char *board;
+    int retry_ms; /* how long one request is retried (0: RETRY_MS_DEFAULT) */
+    atomic_int stop;
+    /* writer */
+    int written;                  /* ids w0..w(written-1) acknowledged, score i, record {"n":i} */
+    int64_t acked_ms[WRITES_MAX]; /* when each was acknowledged (monotonic) */
+    _Atomic int64_t last_503_ms;  /* the latest 503, of a read or a write */
+    int write_503, write_other, write_gave_up;
+    long last_other;
+    char other_body[300];
+    /* reader */
+    int reads, read_503, read_other;
+    int max_tries; /* the most attempts any one request took */
+};
+
+static void note_tries(struct load *l, int tries)
+{
+    if (tries > l->max_tries)
+        l->max_tries = tries;
+}
+
+static void *writer_main(void *arg)
+{
+    struct load *l = arg;
+    char path[128];
+    snprintf(path, sizeof(path), "/boards/%s/scores", l->board);
+    for (int i = 0; !atomic_load(&l->stop) && i < WRITES_MAX; i++) {
+        char body[128];
+        snprintf(body, sizeof(body), "{\"id\":\"w%d\",\"score\":%d,\"record\":{\"n\":%d}}", i, i,
+                 i);
+        int tries = 0, ok = 0;
+        int64_t give_up = util_now_ms() + (l->retry_ms ? l->retry_ms : RETRY_MS_DEFAULT);
+        while (!ok && util_now_ms() < give_up) {
+            struct http_result r;
+            tries++;
+            if (http_req(l->port, "POST", path, body, strlen(body), NULL, TEST_TOKEN, &r) == 0) {
+                if (r.status == 200) {
+                    ok = 1;
+                } else if (r.status == 503) {
+                    l->write_503++;
+                    atomic_store(&l->last_503_ms, util_now_ms());
+                } else {
+                    l->write_other++;
+                    l->last_other = r.status;
+                    snprintf(l->other_body, sizeof(l->other_body), "%s", r.body);
+                }
+            }
+            http_result_free(&r);
+            if (!ok)
+                usleep(5000);
+        }
+        note_tries(l, tries);
+        if (!ok) {
+            l->write_gave_up++;
+            break;
+        }
+        l->acked_ms[i] = util_now_ms();
+        l->written = i + 1;
+    }
+    return NULL;
+}
+
+static void *reader_main(void *arg)
+{
+    struct load *l = arg;
+    char page[128], member[128];
+    snprintf(page, sizeof(page), "/boards/%s/rank?page=1&size=10", l->board);
+    snprintf(member, sizeof(member), "/boards/%s/members/base0", l->board);
+    while (!atomic_load(&l->stop)) {
+        const char *path = l->reads % 2 ? member : page;
+        int tries = 0, ok = 0;
+        int64_t give_up = util_now_ms() + (l->retry_ms ? l->retry_ms : RETRY_MS_DEFAULT);
+        while (!ok && util_now_ms() < give_up && !atomic_load(&l->stop)) {
+            struct http_result r;
+            tries++;
+            if (http_get(l->port, path, &r) == 0) {
+                if (r.status == 200)
+                    ok = 1;
+                else if (r.status == 503) {
+                    l->read_503++;
+                    atomic_store(&l->last_503_ms, util_now_ms());
+                } else
+                    l->read_other++;
+            }
+            http_result_free(&r);
+            if (!ok)
+                usleep(5000);
+        }
+        note_tries(l, tries);
+        l->reads++;
+    }
+    return NULL;
+}
+
+static void load_start(struct load *l, pthread_t th[2])
+{
+    ck_assert_int_eq(pthread_create(&th[0], NULL, writer_main, l), 0);
+    ck_assert_int_eq(pthread_create(&th[1], NULL, reader_main, l), 0);
+}
+
+static void load_stop(struct load *l, pthread_t th[2])
+{
+    atomic_store(&l->stop, 1);
+    pthread_join(th[0], NULL);
+    pthread_join(th[1], NULL);
+}
+
+/* Every acknowledged write is there, with its score and record, but those acknowledged in
+ * [lossy_from, lossy_to) (monotonic ms; 0, 0: none), which may be missing (a failover loses what
+ * the replica had not received: asynchronous replication) and are counted; no error but 503s. */
+static int load_check(const struct load *l, const char *what, int64_t lossy_from, int64_t lossy_to)
+{
+    int lost = 0;
+    fprintf(stderr,
+            "cluster: %s: %d writes acknowledged (%d 503s on the way), %d reads (%d 503s), the "
+            "longest request took %d attempts\n",
+            what, l->written, l->write_503, l->reads, l->read_503, l->max_tries);
+    ck_assert_msg(l->write_other == 0, "%s: %d write errors that are no 503, the last %ld %s", what,
+                  l->write_other, l->last_other, l->other_body);
+    ck_assert_msg(l->read_other == 0, "%s: %d read errors that are no 503", what, l->read_other);
+    ck_assert_msg(l->write_gave_up == 0, "%s: a write failed for %d ms", what,
+                  l->retry_ms ? l->retry_ms : RETRY_MS_DEFAULT);
+    ck_assert_msg(l->written > 0 && l->reads > 0, "%s: nothing ran", what);
+    for (int i = 0; i < l->written; i++) {
+        char id[16], key[64];
+        snprintf(id, sizeof(id), "w%d", i);
+        redisReply *r = redis_admin_cmd(g_admin, "ZSCORE rankd:{%s}:z %s", l->board, id);
+        int lossy = l->acked_ms[i] >= lossy_from && l->acked_ms[i] < lossy_to;
+        if (r->type != REDIS_REPLY_STRING && lossy) {
+            lost++;
+            freeReplyObject(r);
+            continue;
+        }
+        ck_assert_msg(r->type == REDIS_REPLY_STRING, "%s: write %s acknowledged, not there", what,
+                      id);
+        freeReplyObject(r);
+        records_key("rankd", 1, id, strlen(id), key, sizeof(key));
+        r = redis_admin_cmd(g_admin, "HGET %s %s", key, id);
+        char want[32];
+        snprintf(want, sizeof(want), "{\"n\":%d}", i);
+        ck_assert_msg(r->type == REDIS_REPLY_STRING && strcmp(r->str, want) == 0,
+                      "%s: record of %s: %s", what, id,
+                      r->type == REDIS_REPLY_STRING ? r->str : "-");
+        freeReplyObject(r);
+    }
+    return lost;
+}
+
+/* Board `board` with members base0..base49. */
+static void busy_board_named(const char *board)
+{
+    char body[4096] = "{\"entries\":[";
+    for (int i = 0; i < 50; i++) {
+        size_t l = strlen(body);
+        snprintf(body + l, sizeof(body) - l, "%s{\"id\":\"base%d\",\"score\":%d}", i ? "," : "", i,
+                 1000 + i);
+    }
+    strcat(body, "]}");
+    it_post_score(board, body);
+}
+
+/* A board with members base0..base49, on `slot`: its name into board[0..len). */
+static void busy_board(int slot, char *board, size_t len)
+{
+    board_on_slot(slot, board, len);
+    busy_board_named(board);
+}
+
+/* redis-cli --cluster reshard moves a busy board's slot to another master while a reader and a
+ * writer run: the keys move (MIGRATE), the slot changes hands, rankd follows the MOVED without
+ * a restart; no acknowledged write is lost, and nothing fails but 503s that a retry gets past. */
+START_TEST(test_reshard_busy_board)
+{
+    struct node_info from = master_of(0), to;
+    struct node_info nodes[16];
+    int n = cluster_nodes(nodes, 16);
+    for (int i = 0; i < n; i++) /* the master whose lowest slot is lowest: redis-cli moves it */
+        if (nodes[i].master && nodes[i].min_slot >= 0 && nodes[i].min_slot < from.min_slot)
+            from = nodes[i];
+    to = other_master(from.port);
+    char board[32];
+    busy_board(from.min_slot, board, sizeof(board));
+    double moved0 = metric("rankd_redis_cluster_redirects_total{kind=\"moved\"}");
+    static struct load l; /* big (every write's time): not on the stack */
+    memset(&l, 0, sizeof(l));
+    l.port = g_port;
+    l.board = board;
+    pthread_t th[2];
+    load_start(&l, th);
+    usleep(300000);
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd),
+             "redis-cli --cluster reshard 127.0.0.1:%d --cluster-from %s --cluster-to %s "
+             "--cluster-slots 1 --cluster-yes >%s/reshard.log 2>&1",
+             from.port, from.id, to.id, g_cluster.dir);
+    run("redis-cli --cluster reshard", cmd);
+    usleep(700000); /* the load goes on against the slot's new master */
+    load_stop(&l, th);
+    ck_assert_int_eq(master_of(slot_of_board(board)).port, to.port);
+    load_check(&l, "reshard", 0, 0);
+    double moved = metric("rankd_redis_cluster_redirects_total{kind=\"moved\"}") - moved0;
+    fprintf(stderr, "cluster: reshard of slot %d (%s, board %s) %d -> %d: %.0f MOVED followed\n",
+            slot_of_board(board), from.id, board, from.port, to.port, moved);
+    ck_assert_msg(moved >= 1, "no MOVED followed");
+    ck_assert_msg(l.max_tries <= 50, "a request needed %d attempts", l.max_tries);
+}
+END_TEST
+
+/* A slot migrated by hand, the specification's steps: while the board's keys are on both sides
+ * of IMPORTING/MIGRATING, rankd follows ASK (ASKING to the new master) for what has moved; once
+ * the slot is handed over (SETSLOT NODE), MOVED. Reads, writes and records work throughout. */
+START_TEST(test_ask_during_migration)
+{
+    const char *board = "askb";
+    busy_board_named(board);
+    int slot = slot_of_board(board);
+    struct node_info a = master_of(slot), b = other_master(a.port);
+    it_post_score(board, "{\"id\":\"rec\",\"score\":5,\"record\":{\"k\":\"v\"}}");
+    redisContext *ca = redis_admin(a.port), *cb = redis_admin(b.port);
+    freeReplyObject(redisCommand(cb, "CLUSTER SETSLOT %d IMPORTING %s", slot, a.id));
+    freeReplyObject(redisCommand(ca, "CLUSTER SETSLOT %d MIGRATING %s", slot, b.id));
+    double ask0 = metric("rankd_redis_cluster_redirects_total{kind=\"ask\"}");
+    long long asking0 = redis_info_field(cb, "commandstats", "cmdstat_asking:calls=");
+    /* every key of the slot to b; the slot is still a's */
+    redisReply *keys = redisCommand(ca, "CLUSTER GETKEYSINSLOT %d 1000", slot);
+    ck_assert(keys && keys->type == REDIS_REPLY_ARRAY && keys->elements >= 2);
+    for (size_t i = 0; i < keys->elements; i++) {
+        redisReply *m =
+            redisCommand(ca, "MIGRATE 127.0.0.1 %d %s 0 5000", b.port, keys->element[i]->str);
+        ck_assert_msg(m && m->type == REDIS_REPLY_STATUS, "MIGRATE %s: %s", keys->element[i]->str,
+                      m && m->str ? m->str : "-");
+        freeReplyObject(m);
+    }
+    freeReplyObject(keys);
+    /* a's side is empty: each call is ASKed of b, and b serves it */
+    struct http_result r;
+    char path[128];
+    snprintf(path, sizeof(path), "/boards/%s/members/rec", board);
+    ck_assert_int_eq(http_get(g_port, path, &r), 0);
+    ck_assert_msg(r.status == 200, "member during the migration: %ld %s", r.status, r.body);
+    ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "record"), "k")->valuestring,
+                     "v");
+    http_result_free(&r);
+    it_post_score(board, "{\"id\":\"during\",\"score\":7}");
+    snprintf(path, sizeof(path), "/boards/%s/rank?page=1&size=100", board);
+    ck_assert_int_eq(http_get(g_port, path, &r), 0);
+    ck_assert_msg(r.status == 200, "page during the migration: %ld %s", r.status, r.body);
+    ck_assert_int_eq((int)cJSON_GetObjectItem(r.json, "total")->valuedouble, 52);
+    http_result_free(&r);
+    double asks = metric("rankd_redis_cluster_redirects_total{kind=\"ask\"}") - ask0;
+    long long asking = redis_info_field(cb, "commandstats", "cmdstat_asking:calls=") - asking0;
+    ck_assert_msg(asks >= 3 && asking >= 3, "ASK followed %.0f times, ASKING on b %lld", asks,
+                  asking);
+    /* the slot handed over: b first, then a and the others (the order redis-cli uses) */
+    struct node_info nodes[16];
+    int n = cluster_nodes(nodes, 16);
+    freeReplyObject(redisCommand(cb, "CLUSTER SETSLOT %d NODE %s", slot, b.id));
+    freeReplyObject(redisCommand(ca, "CLUSTER SETSLOT %d NODE %s", slot, b.id));
+    for (int i = 0; i < n; i++)
+        if (nodes[i].master && nodes[i].port != a.port && nodes[i].port != b.port) {
+            redisContext *c = redis_admin(nodes[i].port);
+            freeReplyObject(redisCommand(c, "CLUSTER SETSLOT %d NODE %s", slot, b.id));
+            redisFree(c);
+        }
+    double moved0 = metric("rankd_redis_cluster_redirects_total{kind=\"moved\"}");
+    it_post_score(board, "{\"id\":\"after\",\"score\":9}");
+    ck_assert_int_eq(http_get(g_port, path, &r), 0);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_int_eq((int)cJSON_GetObjectItem(r.json, "total")->valuedouble, 53);
+    http_result_free(&r);
+    ck_assert_msg(metric("rankd_redis_cluster_redirects_total{kind=\"moved\"}") > moved0,
+                  "no MOVED after the hand-over");
+    fprintf(stderr, "cluster: slot %d migrated by hand %d -> %d: %.0f ASK, then MOVED\n", slot,
+            a.port, b.port, asks);
+    redisFree(ca);
+    redisFree(cb);
+    ck_assert_int_eq(cluster_proc_wait(&g_cluster, 10), 0);
+}
+END_TEST
+
+/* The master of a busy board is killed (SIGKILL): its replica is promoted (cluster-node-timeout
+ * 1 s), rankd answers 503 for about the failover's time, then recovers without a restart; no
+ * acknowledged write is lost. The node is started again afterwards (it rejoins as a replica). */
+START_TEST(test_master_killed_replica_promoted)
+{
+    const char *board = "fo";
+    busy_board_named(board);
+    struct node_info m = master_of(slot_of_board(board));
+    pid_t pid = 0;
+    for (int i = 0; i < CLUSTER_PROC_NODES; i++)
+        if (g_cluster.ports[i] == m.port)
+            pid = g_cluster.pids[i];
+    ck_assert_int_gt(pid, 0);
+    static struct load l; /* big (every write's time): not on the stack */
+    memset(&l, 0, sizeof(l));
+    l.port = g_port;
+    l.board = board;
+    l.retry_ms = 20000; /* through the failover */
+    pthread_t th[2];
+    load_start(&l, th);
+    usleep(300000);
+    int64_t t0 = util_now_ms();
+    ck_assert_int_eq(kill(pid, SIGKILL), 0);
+    /* until a write and a read went through after the promotion: the slot has a new master */
+    int64_t promoted = 0;
+    while (util_now_ms() - t0 < 30000) {
+        usleep(50000);
+        struct node_info now = master_of(slot_of_board(board));
+        if (now.port != m.port) {
+            promoted = util_now_ms();
+            break;
+        }
+    }
+    ck_assert_msg(promoted, "no replica took over in 30 s");
+    int w = l.written;
+    int64_t until = util_now_ms() + 10000;
+    while (l.written < w + 20 && util_now_ms() < until)
+        usleep(20000);
+    int64_t recovered = util_now_ms();
+    load_stop(&l, th);
+    fprintf(stderr,
+            "cluster: master %d killed: replica promoted after %.1f s, 20 more writes by %.1f "
+            "s\n",
+            m.port, (double)(promoted - t0) / 1000, (double)(recovered - t0) / 1000);
+    ck_assert_msg(l.written >= w + 20, "rankd did not recover: %d writes after the promotion",
+                  l.written - w);
+    /* writes acknowledged in the last second before the kill may not have reached the replica */
+    int lost = load_check(&l, "failover", t0 - 1000, t0 + 1);
+    int64_t last_503 = atomic_load(&l.last_503_ms);
+    fprintf(stderr, "cluster: failover: last 503 %.1f s after the kill, %d write(s) lost\n",
+            (double)(last_503 - t0) / 1000, lost);
+    ck_assert_msg(last_503 <= promoted + 2000,
+                  "503s went on %.1f s after the promotion (rankd did not follow it)",
+                  (double)(last_503 - promoted) / 1000);
+    ck_assert_int_eq(cluster_proc_restart(&g_cluster, m.port), 0);
+    ck_assert_int_eq(cluster_proc_wait(&g_cluster, 30), 0);
+}
+END_TEST
+
 Suite *cluster_suite(void)
 {
-    const struct it_case cases[] = {
-        {"fixture_routes_admin", test_fixture_routes_admin},
+    const struct {
+        const char *name;
+        const TTest *test;
+        double timeout_s;
+    } cases[] = {
+        {"fixture_routes_admin", test_fixture_routes_admin, 30},
+        {"records_spread", test_records_spread_over_slots, 30},
+        {"registry_ghost", test_registry_name_without_board, 30},
+        {"reshard_busy", test_reshard_busy_board, 60},
+        {"ask_migration", test_ask_during_migration, 60},
+        {"failover", test_master_killed_replica_promoted, 90},
     };
-    return it_suite("cluster", cases, sizeof(cases) / sizeof(cases[0]));
+    Suite *s = suite_create("cluster");
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        TCase *tc = tcase_create(cases[i].name);
+        tcase_add_checked_fixture(tc, it_setup, it_teardown);
+        tcase_set_timeout(tc, cases[i].timeout_s);
+        tcase_add_test(tc, cases[i].test);
+        suite_add_tcase(s, tc);
+    }
+    return s;
 }

@@ -87,6 +87,25 @@ int cluster_proc_wait(const struct cluster_proc *c, int seconds)
     return run_script(c, "wait", s) == 0 ? 0 : -1;
 }
 
+int cluster_proc_restart(struct cluster_proc *c, int port)
+{
+    char p[16];
+    snprintf(p, sizeof(p), "%d", port);
+    if (run_script(c, "restart", p) != 0)
+        return -1;
+    char path[200];
+    snprintf(path, sizeof(path), "%s/%d/redis.pid", c->dir, port);
+    FILE *f = fopen(path, "r");
+    int pid = 0;
+    int ok = f && fscanf(f, "%d", &pid) == 1;
+    if (f)
+        fclose(f);
+    for (int i = 0; ok && i < CLUSTER_PROC_NODES; i++)
+        if (c->ports[i] == port)
+            c->pids[i] = pid;
+    return ok ? 0 : -1;
+}
+
 void cluster_proc_url(const struct cluster_proc *c, char *out, size_t len)
 {
     snprintf(out, len, "redis-cluster://127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d", c->ports[0],
@@ -190,12 +209,20 @@ static int cmd_is(const char *cmd, const char *name)
     return a && len == strlen(name) && strncasecmp(a, name, len) == 0;
 }
 
-/* Send one formatted command on c and read its reply (asserts a reply). */
-static redisReply *send_formatted(redisContext *c, const char *cmd, size_t len)
+/* Send one formatted command on c and read its reply, or NULL when the connection failed. */
+static redisReply *try_formatted(redisContext *c, const char *cmd, size_t len)
 {
     void *r = NULL;
-    ck_assert_int_eq(redisAppendFormattedCommand(c, cmd, len), REDIS_OK);
-    ck_assert_msg(redisGetReply(c, &r) == REDIS_OK && r, "admin command failed: %s", c->errstr);
+    if (redisAppendFormattedCommand(c, cmd, len) != REDIS_OK || redisGetReply(c, &r) != REDIS_OK)
+        return NULL;
+    return r;
+}
+
+/* The same, asserting a reply. */
+static redisReply *send_formatted(redisContext *c, const char *cmd, size_t len)
+{
+    redisReply *r = try_formatted(c, cmd, len);
+    ck_assert_msg(r != NULL, "admin command failed: %s", c->errstr);
     return r;
 }
 
@@ -240,6 +267,12 @@ static redisReply *routed(redisContext *c, const char *cmd, size_t len)
     size_t klen = 0;
     int eval = cmd_is(cmd, "EVAL") || cmd_is(cmd, "EVALSHA");
     const char *key = cmd_arg(cmd, eval ? 3 : 1, &klen);
+    if (cmd_is(cmd, "SCAN")) { /* SCAN c MATCH pattern: the node of the pattern's hash tag */
+        const char *a = cmd_arg(cmd, 2, &klen);
+        key = a && klen == 5 && strncasecmp(a, "MATCH", 5) == 0 ? cmd_arg(cmd, 3, &klen) : NULL;
+        if (!key || !memchr(key, '{', klen))
+            return send_formatted(c, cmd, len);
+    }
     if (!key)
         return send_formatted(c, cmd, len);
     int slot = crc16_key_slot(key, klen);
@@ -250,7 +283,14 @@ static redisReply *routed(redisContext *c, const char *cmd, size_t len)
         redisContext *n = node(port);
         if (asking)
             freeReplyObject(send_formatted(n, "*1\r\n$6\r\nASKING\r\n", 16));
-        redisReply *r = send_formatted(n, cmd, len);
+        redisReply *r = try_formatted(n, cmd, len);
+        if (!r) { /* a node the test killed (a failover): its slots are someone else's now */
+            refresh_map();
+            port = g_slot_port[slot];
+            asking = 0;
+            usleep(100000);
+            continue;
+        }
         int moved = r->type == REDIS_REPLY_ERROR && strncmp(r->str, "MOVED ", 6) == 0;
         asking = r->type == REDIS_REPLY_ERROR && strncmp(r->str, "ASK ", 4) == 0;
         if (!moved && !asking)
@@ -274,6 +314,31 @@ redisReply *cluster_admin_vcmd(redisContext *c, const char *fmt, va_list ap)
     redisReply *r = routed(c, cmd, (size_t)len);
     redisFreeCommand(cmd);
     return r;
+}
+
+long long redis_info_field(redisContext *c, const char *section, const char *field)
+{
+    int in = g_cluster && c->connection_type == REDIS_CONN_TCP && in_cluster(c->tcp.port);
+    if (in)
+        refresh_map();
+    long long sum = -1;
+    for (int i = 0; i < (in ? CLUSTER_PROC_NODES : 1); i++) {
+        int master = 0;
+        for (int s = 0; in && s < CRC16_SLOTS && !master; s++)
+            master = g_slot_port[s] == g_cluster->ports[i];
+        if (in && !master)
+            continue;
+        redisContext *n = in ? node(g_cluster->ports[i]) : c;
+        redisReply *r = redisCommand(n, "INFO %s", section);
+        ck_assert_msg(r && r->type == REDIS_REPLY_STRING, "INFO %s failed", section);
+        char pat[96];
+        snprintf(pat, sizeof(pat), "\n%s", field);
+        const char *p = strstr(r->str, pat);
+        if (p)
+            sum = (sum < 0 ? 0 : sum) + strtoll(p + strlen(pat), NULL, 10);
+        freeReplyObject(r);
+    }
+    return sum;
 }
 
 redisContext *redis_admin_for_key(redisContext *admin, const char *key)

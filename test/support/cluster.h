@@ -32,6 +32,10 @@ void cluster_proc_stop(struct cluster_proc *c);
 /** Wait until every node still running says cluster_state:ok (a failover's end). 0 or -1. */
 int cluster_proc_wait(const struct cluster_proc *c, int seconds);
 
+/** Start node `port` again after a test killed it (it rejoins with its nodes.conf); c->pids and
+ *  the directory's pids file follow. 0 or -1. */
+int cluster_proc_restart(struct cluster_proc *c, int port);
+
 /** "redis-cluster://127.0.0.1:<master>,..." naming the three first masters. */
 void cluster_proc_url(const struct cluster_proc *c, char *out, size_t len);
 
@@ -41,7 +45,8 @@ void cluster_proc_url(const struct cluster_proc *c, char *out, size_t len);
  * connection to one of its nodes (redis_admin) routes each redis_admin_cmd as a cluster client
  * would: a command with a key to the master of its slot (following MOVED and ASK), FLUSHALL,
  * FLUSHDB and SCRIPT to every master, CONFIG and ACL to every node, DBSIZE summed over the
- * masters, other commands without a key to the node connected. c is borrowed until reset.
+ * masters, SCAN with a MATCH pattern that has a hash tag to that tag's master, other commands
+ * without a key to the node connected. c is borrowed until reset.
  */
 void fixture_use_cluster(const struct cluster_proc *c);
 
@@ -51,6 +56,10 @@ const struct cluster_proc *fixture_cluster(void);
 /** For pipelines of one slot's keys: an admin connection to the master serving `key` now (kept
  *  by the fixture for the test's process: do not free it); `admin` itself outside a cluster. */
 redisContext *redis_admin_for_key(redisContext *admin, const char *key);
+
+/** A number of `INFO section`, the line "\n<field><number>" (field ends with ':' or '='): that
+ *  server's, or on a cluster (c a node of it) the sum over its masters; -1 when absent. */
+long long redis_info_field(redisContext *c, const char *section, const char *field);
 
 /** redis_admin_cmd's routed form for an admin connection to a node of the cluster in use:
  *  NULL when `c` is not one (the caller sends it as it is). The reply must be freed. */
