@@ -280,22 +280,32 @@ static char *parse_userinfo(char *buf, struct redis_url *out)
     return at + 1;
 }
 
+/* What follows "scheme://" into buf[0..CONFIG_STR_MAX), split: the userinfo decoded into out,
+ * *path what follows the first '/' ("" for none). Returns the host part, or NULL when it is
+ * malformed. */
+static char *split_url(const char *rest, char *buf, struct redis_url *out, const char **path)
+{
+    if (copy_str(buf, CONFIG_STR_MAX, rest))
+        return NULL;
+    char *hosts = parse_userinfo(buf, out);
+    char *slash = hosts ? strchr(hosts, '/') : NULL;
+    *path = "";
+    if (slash) {
+        *slash = '\0';
+        *path = slash + 1;
+    }
+    return hosts;
+}
+
 /* redis-cluster://[[user]:password@]host[:port][,host[:port]...][/0]: the seeds, each 6379 by
  * default; a cluster has only database 0. */
 static int parse_cluster_url(const char *rest, struct redis_url *out)
 {
     char buf[CONFIG_STR_MAX];
-    if (copy_str(buf, sizeof(buf), rest))
-        return -EINVAL;
-    char *hosts = parse_userinfo(buf, out);
-    if (!hosts)
-        return -EINVAL;
-    char *slash = strchr(hosts, '/');
-    if (slash) {
-        *slash = '\0';
-        if (slash[1] && strcmp(slash + 1, "0") != 0)
-            return -EINVAL; /* Redis Cluster has database 0 only (SELECT is refused) */
-    }
+    const char *db = NULL;
+    char *hosts = split_url(rest, buf, out, &db);
+    if (!hosts || (db[0] && strcmp(db, "0") != 0))
+        return -EINVAL; /* Redis Cluster has database 0 only (SELECT is refused) */
     out->mode = REDIS_URL_CLUSTER;
     for (char *next = hosts; next;) {
         char *one = next;
@@ -325,17 +335,10 @@ int config_parse_redis_url(const char *text, struct redis_url *out)
     if (strncmp(text, "redis://", 8) != 0)
         return -EINVAL;
     char buf[CONFIG_STR_MAX];
-    if (copy_str(buf, sizeof(buf), text + 8))
+    const char *db = NULL;
+    char *hostpart = split_url(text + 8, buf, out, &db);
+    if (!hostpart || (db[0] && parse_int(db, 0, 1000000, &out->db)))
         return -EINVAL;
-    char *hostpart = parse_userinfo(buf, out);
-    if (!hostpart)
-        return -EINVAL;
-    char *slash = strchr(hostpart, '/');
-    if (slash) {
-        *slash = '\0';
-        if (slash[1] && parse_int(slash + 1, 0, 1000000, &out->db))
-            return -EINVAL;
-    }
     if (parse_hostport(hostpart, out->host, sizeof(out->host), &out->port))
         return -EINVAL;
     out->nseeds = 1;

@@ -195,7 +195,7 @@ static void then_range(struct store_async *sa, struct store_reply *reply,
     }
     const struct store_reply *range = reply->element[range_at];
     size_t n = range->elements / 2;
-    const struct store_reply **ids = calloc(n ? n : 1, sizeof(*ids));
+    const struct store_reply **ids = calloc(n ? n : 1, sizeof(const struct store_reply *));
     if (!ids) {
         store_reply_free(reply);
         fn(arg, -ENOMEM, NULL);
@@ -288,8 +288,9 @@ int records_put(struct store_async *sa, struct store *st, const char *prefix,
     size_t *lens = calloc(2 * n + 2, sizeof(*lens));
     int rc = p && bucket && sent && argv && lens ? 0 : -ENOMEM;
     char key[KEY_MAX];
-    if (!rc) {
+    if (p)
         *p = (struct put){.st = st, .done = done, .arg = arg, .outstanding = 1};
+    if (!rc) {
         for (size_t i = 0; i < n; i++)
             bucket[i] = crc16(e[i].id, e[i].id_len) % RECORDS_BUCKETS;
     }

@@ -251,8 +251,9 @@ static void slots_reply(void *arg, int rc, struct store_reply **replies)
                              replies[0]->type == STORE_REPLY_ERROR ? replies[0]->str
                                                                    : "no slot served");
         }
-    } else if (rc != -ECANCELED && !sa->map) {
-        sa->seed++; /* this seed does not answer: the next one */
+    } else if (rc != -ECANCELED) {
+        sa->seed++; /* that node does not answer: the next refresh (or map-less call) asks the
+                     * next seed, round the list */
         const char *h;
         int p;
         if (store_seed(sa->st, sa->seed, &h, &p))
@@ -323,7 +324,7 @@ static int command_slot(int argc, const char *const *argv, const size_t *lens)
     if (argc < 2 || keyless(argv[0]))
         return -1;
     if (strcasecmp(argv[0], "EVAL") == 0 || strcasecmp(argv[0], "EVALSHA") == 0)
-        return argc > 3 && atoi(argv[2]) > 0
+        return argc > 3 && strtol(argv[2], NULL, 10) > 0
                    ? crc16_key_slot(argv[3], lens ? lens[3] : strlen(argv[3]))
                    : -1;
     return crc16_key_slot(argv[1], lens ? lens[1] : strlen(argv[1]));
@@ -391,7 +392,8 @@ static struct route *route_new(struct store_async *sa, int kind, int n, const in
             bytes += (argvlen ? argvlen[i][a] : strlen(argv[i][a])) + 1;
         }
     size_t head = (sizeof(struct route) + sizeof(void *) - 1) / sizeof(void *) * sizeof(void *);
-    struct route *r = calloc(1, head + args * (sizeof(char *) + sizeof(size_t)) + bytes);
+    size_t total = head + args * (sizeof(const char *) + sizeof(size_t)) + bytes;
+    struct route *r = calloc(1, total);
     if (!r)
         return NULL;
     r->argv = (const char **)(void *)((char *)r + head);
@@ -620,7 +622,7 @@ static int route_start(struct store_async *sa, struct route *r, int slot)
         route_free(r);
         return -ENOMEM;
     }
-    int all[STORE_ASYNC_MAX_CMDS];
+    int all[STORE_ASYNC_MAX_CMDS] = {0};
     for (int i = 0; i < r->n; i++)
         all[i] = i;
     int rc = route_send(r, at, all, r->n, 0, 1);

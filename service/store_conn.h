@@ -37,32 +37,32 @@ struct metrics_conn;
 struct store_conn *store_conn_new(struct store *st, struct loop *loop, const char *host, int port);
 
 /** As store_async_free. */
-void store_conn_free(struct store_conn *c);
+void store_conn_free(struct store_conn *sa);
 
 /** As store_async_start. */
-void store_conn_start(struct store_conn *c);
+void store_conn_start(struct store_conn *sa);
 
 /** As store_async_send_shared, store_async_send, store_async_script and store_async_flush. */
-int store_conn_send_shared(struct store_conn *c, int n, const int *argc,
+int store_conn_send_shared(struct store_conn *sa, int n, const int *argc,
                            const char *const *const *argv, int64_t deadline_ms, store_async_fn fn,
                            void *arg);
-int store_conn_send(struct store_conn *c, int n, const int *argc, const char *const *const *argv,
+int store_conn_send(struct store_conn *sa, int n, const int *argc, const char *const *const *argv,
                     const size_t *const *argvlen, int64_t deadline_ms, store_async_fn fn,
                     void *arg);
-int store_conn_script(struct store_conn *c, const struct store_script *script, int nkeys, int nargs,
-                      const char *const *argv, const size_t *argvlen, int64_t deadline_ms,
-                      store_async_fn fn, void *arg);
-void store_conn_flush(struct store_conn *c);
+int store_conn_script(struct store_conn *sa, const struct store_script *script, int nkeys,
+                      int nargs, const char *const *argv, const size_t *argvlen,
+                      int64_t deadline_ms, store_async_fn fn, void *arg);
+void store_conn_flush(struct store_conn *sa);
 
 /** The loop's step 1 for this connection (adopt a finished dial, give up late groups, drop a
  *  connection silent for two timeouts): the milliseconds until it needs the loop again, or -1. */
-int store_conn_tick(struct store_conn *c);
+int store_conn_tick(struct store_conn *sa);
 
 /** The loop's step 3: as store_conn_tick, without the wait. */
-void store_conn_check(struct store_conn *c);
+void store_conn_check(struct store_conn *sa);
 
 /** As store_async_connected and store_async_stats. */
-int store_conn_connected(struct store_conn *c);
-void store_conn_stats(struct store_conn *c, struct metrics_conn *out);
+int store_conn_connected(struct store_conn *sa);
+void store_conn_stats(struct store_conn *sa, struct metrics_conn *out);
 
 #endif

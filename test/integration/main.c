@@ -93,38 +93,31 @@ int it_skipped(const char *suite, const char *name)
     return 0;
 }
 
-/* The suites for the cluster run: every route over HTTP, with their set-up and checks through the
- * routed admin (cluster.h); the cases that need one Redis are marked `single` in their suites. */
-static SRunner *cluster_runner(void)
-{
-    SRunner *sr = srunner_create(api_suite());
-    srunner_add_suite(sr, ordering_suite());
-    srunner_add_suite(sr, cities_suite());
-    srunner_add_suite(sr, numbers_suite());
-    srunner_add_suite(sr, lifecycle_suite());
-    srunner_add_suite(sr, boarddata_suite());
-    srunner_add_suite(sr, hardening_suite());
-    srunner_add_suite(sr, clients_suite());
-    srunner_add_suite(sr, page_cache_suite());
-    srunner_add_suite(sr, cluster_suite()); /* last: it moves slots and kills a master */
-    return sr;
-}
+/* The suites, in the order they run; `cluster`: also on the cluster run, with their set-up and
+ * checks through the routed admin (cluster.h; the cases that need one Redis are in
+ * single_only). The cluster's own suite comes last: it moves slots and kills a master. */
+static const struct {
+    Suite *(*suite)(void);
+    int single, cluster;
+} suites[] = {
+    {api_suite, 1, 1},        {ordering_suite, 1, 1}, {cities_suite, 1, 1},
+    {faults_suite, 1, 0},     {page_cache_suite, 1, 1}, {lifecycle_suite, 1, 1},
+    {path_suite, 1, 0},       {hardening_suite, 1, 1}, {numbers_suite, 1, 1},
+    {clients_suite, 1, 1},    {boarddata_suite, 1, 1}, {acl_suite, 1, 0},
+    {ops_suite, 1, 0},        {cluster_suite, 0, 1},
+};
 
-static SRunner *single_runner(void)
+static SRunner *runner(void)
 {
-    SRunner *sr = srunner_create(api_suite());
-    srunner_add_suite(sr, ordering_suite());
-    srunner_add_suite(sr, cities_suite());
-    srunner_add_suite(sr, faults_suite());
-    srunner_add_suite(sr, page_cache_suite());
-    srunner_add_suite(sr, lifecycle_suite());
-    srunner_add_suite(sr, path_suite());
-    srunner_add_suite(sr, hardening_suite());
-    srunner_add_suite(sr, numbers_suite());
-    srunner_add_suite(sr, clients_suite());
-    srunner_add_suite(sr, boarddata_suite());
-    srunner_add_suite(sr, acl_suite());
-    srunner_add_suite(sr, ops_suite());
+    SRunner *sr = NULL;
+    for (size_t i = 0; i < sizeof(suites) / sizeof(suites[0]); i++) {
+        if (!(g_on_cluster ? suites[i].cluster : suites[i].single))
+            continue;
+        if (sr)
+            srunner_add_suite(sr, suites[i].suite());
+        else
+            sr = srunner_create(suites[i].suite());
+    }
     return sr;
 }
 
@@ -148,7 +141,7 @@ int main(void)
         return EXIT_FAILURE;
     }
     curl_global_init(CURL_GLOBAL_DEFAULT);
-    SRunner *sr = g_on_cluster ? cluster_runner() : single_runner();
+    SRunner *sr = runner();
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);

@@ -190,7 +190,7 @@ START_TEST(test_records_spread_over_slots)
     for (int i = 0; i < 40; i++) {
         const cJSON *it = cJSON_GetArrayItem(items, i);
         const cJSON *rec = cJSON_GetObjectItem(it, "record");
-        char want[8];
+        char want[16];
         snprintf(want, sizeof(want), "n%02d", i);
         ck_assert_msg(cJSON_IsObject(rec), "item %d has no record", i);
         ck_assert_str_eq(cJSON_GetObjectItem(rec, "name")->valuestring, want);
@@ -214,7 +214,7 @@ START_TEST(test_records_spread_over_slots)
     freeReplyObject(x);
     int ports[3] = {0}, nports = 0;
     for (int i = 0; i < 40; i++) {
-        char id[8], key[64];
+        char id[16], key[64];
         snprintf(id, sizeof(id), "r%02d", i);
         records_key("rankd", 1, id, strlen(id), key, sizeof(key));
         x = redis_admin_cmd(g_admin, "HGET %s %s", key, id);

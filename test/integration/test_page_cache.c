@@ -1306,20 +1306,29 @@ START_TEST(test_canonical_key_and_no_redis_for_invalid)
         "page=0",  "page=00",  "page=-1",       "page=x",
         "size=0",  "size=101", "page=1&page=1", "page=99999999999999999999",
         "size=1.5"};
-    /* what reading the counter costs by itself (1 on one Redis: the INFO; more on a cluster) */
-    long long self = info_field(p_admin, "stats", "total_commands_processed:");
-    long long c0 = info_field(p_admin, "stats", "total_commands_processed:");
-    self = c0 - self;
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        char path[200];
-        snprintf(path, sizeof(path), "/boards/ck/rank?%s", bad[i]);
-        struct http_result r;
-        get_status(path, NULL, 400, &r);
-        http_result_free(&r);
+    /* what reading the counter costs by itself (1 on one Redis: the INFO; more on a cluster).
+     * The counter is the server's: work rankd does behind earlier replies (a page stored, a lock
+     * released) may land in the window, so a round with extra commands is tried again, up to
+     * three times; a request that reached Redis would add to every round. */
+    long long extra = 0;
+    for (int round = 0; round < 3; round++) {
+        long long self = info_field(p_admin, "stats", "total_commands_processed:");
+        long long c0 = info_field(p_admin, "stats", "total_commands_processed:");
+        self = c0 - self;
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+            char path[200];
+            snprintf(path, sizeof(path), "/boards/ck/rank?%s", bad[i]);
+            struct http_result r;
+            get_status(path, NULL, 400, &r);
+            http_result_free(&r);
+        }
+        long long c1 = info_field(p_admin, "stats", "total_commands_processed:");
+        extra = c1 - c0 - self;
+        if (extra == 0)
+            break;
+        usleep(100000);
     }
-    long long c1 = info_field(p_admin, "stats", "total_commands_processed:");
-    ck_assert_msg(c1 - c0 == self, "invalid parameters sent %lld command(s) to Redis; want 0",
-                  c1 - c0 - self);
+    ck_assert_msg(extra == 0, "invalid parameters sent %lld command(s) to Redis; want 0", extra);
 }
 END_TEST
 
