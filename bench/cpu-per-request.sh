@@ -11,6 +11,19 @@
 #                                               (self time, top 40 symbols) to out.txt
 #   ACCESS_LOG=on|off (default off): rankd's access log, written to a file as in production
 #   (--log-level info); the pair of runs is what the access log costs a request.
+#   CALLGRIND=out.txt bench/cpu-per-request.sh ...   runs rankd under valgrind's callgrind,
+#                                               counting only over the measured seconds, and
+#                                               prints rankd's user-space instructions per
+#                                               request (Ir, every thread) with the top 40
+#                                               functions in out.txt. Load-independent, unlike
+#                                               the CPU time (the machine may be shared; perf's
+#                                               hardware counters are not there in every VM);
+#                                               rankd runs ~50x slower, so CONNS=16 is enough.
+#                                               Caveat: callgrind counts each byte of a
+#                                               `rep stosb` as an instruction, so a large memset
+#                                               (libmicrohttpd's pool) weighs far more than its
+#                                               time (PERF shows the time).
+#   CONNS=n (default 64): the load generator's connections.
 # Starts its own redis-server and rankd on free loopback ports (never 6379) and stops both on exit.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,10 +42,14 @@ for _ in $(seq 50); do redis-cli -p "$RP" ping >/dev/null 2>&1 && break; sleep 0
 "$BIN/gen" resp 200000 live u rankd 0 1 | redis-cli -p "$RP" --pipe >/dev/null
 "$BIN/gen" resp 200000 hot u rankd 1000 1 | redis-cli -p "$RP" --pipe >/dev/null
 ACCESS_LOG=${ACCESS_LOG:-off}
-"$ROOT/build/rankd" --listen "127.0.0.1:$HP" --redis "redis://127.0.0.1:$RP" --log-level info \
-    --access-log "$ACCESS_LOG" >"$DIR/rankd.log" 2>&1 &
+CONNS=${CONNS:-64}
+WRAP=()
+[ -z "${CALLGRIND:-}" ] || WRAP=(valgrind --tool=callgrind --instr-atstart=no
+    "--callgrind-out-file=$DIR/callgrind.out")
+"${WRAP[@]}" "$ROOT/build/rankd" --listen "127.0.0.1:$HP" --redis "redis://127.0.0.1:$RP" \
+    --log-level info --access-log "$ACCESS_LOG" >"$DIR/rankd.log" 2>&1 &
 RK=$!
-for _ in $(seq 50); do curl -fs "127.0.0.1:$HP/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
+for _ in $(seq 300); do curl -fs "127.0.0.1:$HP/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
 case "$KIND" in
 live) ARGS=(--url '/boards/live/rank?page={p}' --pages 1 --hot-pages 1) ;;
 hit) ARGS=(--url '/boards/hot/rank?page={p}' --pages 1 --hot-pages 1) ;;
@@ -40,14 +57,23 @@ random) ARGS=(--url '/boards/live/rank?page={p}' --pages 10000 --hot-pages 1 --h
 member) ARGS=(--url '/x' --member-url '/boards/live/members/u{m}' --member-frac 1 --members 200000) ;;
 *) echo "kind: live, hit, random or member" >&2; exit 2 ;;
 esac
-"$BIN/loadgen" --port "$HP" --conns 64 --duration 1 --warmup 0 "${ARGS[@]}" >/dev/null
+"$BIN/loadgen" --port "$HP" --conns "$CONNS" --duration 1 --warmup 0 "${ARGS[@]}" >/dev/null
 t0=$(awk '{print $14+$15}' "/proc/$RK/stat")
+[ -z "${CALLGRIND:-}" ] || callgrind_control -i on "$RK" >/dev/null
 if [ -n "${PERF:-}" ]; then
     perf record -q -F 2999 -g -p "$RK" -o "$DIR/perf.data" -- sleep "$SECS" 2>/dev/null &
     PERF_PID=$!
 fi
-out=$("$BIN/loadgen" --port "$HP" --conns 64 --duration "$SECS" --warmup 0 "${ARGS[@]}")
+out=$("$BIN/loadgen" --port "$HP" --conns "$CONNS" --duration "$SECS" --warmup 0 "${ARGS[@]}")
 t1=$(awk '{print $14+$15}' "/proc/$RK/stat")
+IR=0
+if [ -n "${CALLGRIND:-}" ]; then
+    callgrind_control -i off "$RK" >/dev/null
+    callgrind_control -d "$RK" >/dev/null
+    for _ in $(seq 100); do grep -qs '^totals:' "$DIR/callgrind.out.1" && break; sleep 0.1; done
+    IR=$(awk '/^totals:/ {print $2; exit}' "$DIR/callgrind.out.1")
+    callgrind_annotate "$DIR/callgrind.out.1" 2>/dev/null | head -60 >"$CALLGRIND" || true
+fi
 if [ -n "${PERF:-}" ]; then
     wait "$PERF_PID" || true
     { perf report -q -i "$DIR/perf.data" --no-children --sort dso,symbol --stdio -g none 2>&1 |
@@ -58,5 +84,8 @@ import json, sys, os
 d = json.load(sys.stdin); a = d['all']; n = d['total_requests']
 tck = os.sysconf('SC_CLK_TCK')
 print('$KIND, access log $ACCESS_LOG: %.0f req/s, p99 %.2f ms, non-2xx %d, rankd CPU %.1f us per request'
-      % (a['rps'], a['p99_ms'], a['non2xx'], ($t1 - $t0) * 1e6 / tck / n))"
+      % (a['rps'], a['p99_ms'], a['non2xx'], ($t1 - $t0) * 1e6 / tck / n))
+if $IR:
+    print('rankd instructions (callgrind Ir, user space, every thread): %d per request over %d requests'
+          % ($IR // n, n))"
 [ "$ACCESS_LOG" = off ] || echo "access lines written: $(grep -c ' access ' "$DIR/rankd.log")"

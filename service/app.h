@@ -1,6 +1,6 @@
 /*
  * app.h -- the running application as the handlers see it: the configuration, the Redis stores,
- * the board model and the page cache, reached from every request (http_request.app).
+ * the board model, the page cache and the rank flow, reached from every request (http_request.app).
  *
  * A plain struct with no functions of its own: server.c builds it (rankd_start, server.h) and
  * frees it; handlers only read it. Its wiring members (loops, HTTP server, the event threads'
@@ -12,6 +12,7 @@
 #include "board.h"
 #include "config.h"
 #include "page_cache.h"
+#include "pages.h"
 #include "store.h"
 
 struct loop_group;
@@ -28,21 +29,22 @@ struct rankd_conns {
 };
 
 struct rankd {
-    struct config cfg;          /**< a copy, immutable after start */
-    struct store *reads;        /**< owned: where the event threads' read connections dial
-                                 *   (store.h: the dial and the scripts; no pool) */
-    struct store *writes;       /**< owned: where their write connections dial */
-    struct store *cache_reads;  /**< owned, --cache-redis only (else NULL): where their read
-                                 *   connections to the cache Redis dial */
-    struct store *cache_writes; /**< owned, likewise for their write connections */
-    struct board_model model;   /**< borrows the stores and cfg.key_prefix */
-    struct page_cache *pages;   /**< owned */
-    struct loop_group *loops;   /**< owned: the event threads (loop.h) */
-    struct httpd *http;         /**< owned: libmicrohttpd on each of them (httpd.h) */
-    struct rankd_conns *conns;  /**< owned: per event thread */
-    int nconns;                 /**< entries of conns (one per event thread) */
-    char static_root[4096];     /**< real path of the web frontend, "" = not served */
-    struct tokens *tokens;      /**< owned: the write tokens (tokens.h) */
+    struct config cfg;             /**< a copy, immutable after start */
+    struct store *reads;           /**< owned: where the event threads' read connections dial
+                                    *   (store.h: the dial and the scripts; no pool) */
+    struct store *writes;          /**< owned: where their write connections dial */
+    struct store *cache_reads;     /**< owned, --cache-redis only (else NULL): where their read
+                                    *   connections to the cache Redis dial */
+    struct store *cache_writes;    /**< owned, likewise for their write connections */
+    struct board_model model;      /**< borrows the stores and cfg.key_prefix */
+    struct page_cache *page_cache; /**< owned: the pages' byte cache */
+    struct pages *pages;           /**< owned: the rank flow (borrows page_cache) */
+    struct loop_group *loops;      /**< owned: the event threads (loop.h) */
+    struct httpd *http;            /**< owned: libmicrohttpd on each of them (httpd.h) */
+    struct rankd_conns *conns;     /**< owned: per event thread */
+    int nconns;                    /**< entries of conns (one per event thread) */
+    char static_root[4096];        /**< real path of the web frontend, "" = not served */
+    struct tokens *tokens;         /**< owned: the write tokens (tokens.h) */
 };
 
 #endif

@@ -158,8 +158,10 @@ static void make_keys(const struct board_model *m, const char *board, struct boa
     strb_str(&b, ":meta");
     board_key_start(&b, k->index, KEY_MAX, m->prefix, board ? board : "");
     strb_str(&b, ":periods");
-    records_key(m->prefix, 0, "", 0, k->items, KEY_MAX);
-    snprintf(k->registry, KEY_MAX, "%s:boards", m->prefix);
+    records_key(m->prefix, 0, "", 0, k->items, KEY_MAX); /* strb: every read makes its keys */
+    strb_init(&b, k->registry, KEY_MAX);
+    strb_str(&b, m->prefix);
+    strb_str(&b, ":boards");
     k->script_items = clustered(m) ? k->meta : k->items;
     k->script_registry = clustered(m) ? k->meta : k->registry;
 }
@@ -199,7 +201,9 @@ static void settings_from_reply(const struct store_reply *r, struct board_settin
         const char *f = r->element[i]->str, *v = r->element[i + 1]->str;
         if (!f || !v)
             continue;
-        long n = strtol(v, NULL, 10);
+        /* strtol is 0 for text anyway; skipping it for the text fields halves this loop */
+        int text = (*v >= 'a' && *v <= 'z') || (*v >= 'A' && *v <= 'Z');
+        long n = text ? 0 : strtol(v, NULL, 10);
         if (strcmp(f, "order") == 0)
             s->layout.order = strcmp(v, "asc") == 0 ? SCORE_ORDER_ASC : SCORE_ORDER_DESC;
         else if (strcmp(f, "tiebreak") == 0)
@@ -249,11 +253,12 @@ static pthread_mutex_t hint_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static size_t hint_slot(const char *key, char *full, size_t len, const struct board_model *m)
 {
-    snprintf(full, len, "%s\n%s", m->prefix, key);
-    uint64_t h = UINT64_C(14695981039346656037);
-    for (const char *p = full; *p; p++)
-        h = (h ^ (unsigned char)*p) * UINT64_C(1099511628211);
-    return (size_t)(h % HINT_SLOTS);
+    struct strb b; /* no snprintf: every read and write looks its board up here */
+    strb_init(&b, full, len);
+    strb_str(&b, m->prefix);
+    strb_str(&b, "\n");
+    strb_str(&b, key);
+    return (size_t)(util_fnv1a(full, b.len) % HINT_SLOTS);
 }
 
 static void hint_read(const struct board_model *m, const char *board, struct hint *out)
@@ -278,7 +283,7 @@ static void hint_write(const struct board_model *m, const char *board, enum peri
     char full[KEY_MAX];
     size_t i = hint_slot(board, full, sizeof(full), m);
     pthread_mutex_lock(&hint_lock);
-    snprintf(hints[i].key, sizeof(hints[i].key), "%s", full);
+    util_copy(hints[i].key, sizeof(hints[i].key), full);
     hints[i].kind = kind;
     hints[i].tz_min = tz_min;
     hints[i].retain = retain;
@@ -318,14 +323,14 @@ static void view_put(const struct board_model *m, const char *board,
     hint_write(m, board, set->period, set->tz_min, set->retain);
 }
 
-/* A board's settings as a flat HGETALL reply (empty: no board): remember them. */
-static void view_note(const struct board_model *m, const char *board, const struct store_reply *r)
+/* A board's settings as a flat HGETALL reply (empty: no board): parsed into *out (the defaults
+ * when r is not one) and remembered. */
+static void view_note(const struct board_model *m, const char *board, const struct store_reply *r,
+                      struct board_settings *out)
 {
-    if (!r || r->type != STORE_REPLY_ARRAY)
-        return;
-    struct board_settings set;
-    settings_from_reply(r, &set);
-    view_put(m, board, &set, r->elements > 0);
+    settings_from_reply(r, out);
+    if (r && r->type == STORE_REPLY_ARRAY)
+        view_put(m, board, out, r->elements > 0);
 }
 
 int board_settings_cached(struct board_model *m, const char *board, struct board_settings *out,
@@ -1064,8 +1069,7 @@ static int page_from_reply(struct board_model *m, const char *board, struct stor
         store_reply_free(r);
         return -ENOMEM;
     }
-    view_note(m, board, r->element[0]);
-    settings_from_reply(r->element[0], &p->settings);
+    view_note(m, board, r->element[0], &p->settings);
     p->total = r->element[1]->integer;
     p->size = (int)r->element[2]->integer;
     p->reply = r;
@@ -1078,6 +1082,14 @@ static int page_from_reply(struct board_model *m, const char *board, struct stor
     return 0;
 }
 
+/* v in decimal into out[0..len). */
+static void i64_text(char *out, size_t len, int64_t v)
+{
+    struct strb b;
+    strb_init(&b, out, len);
+    strb_i64(&b, v);
+}
+
 void board_read_prepare(struct board_model *m, const char *board, const struct board_where *w,
                         enum board_read_kind kind, const char *id, size_t id_len, int64_t page,
                         int size, struct board_read *out)
@@ -1088,10 +1100,10 @@ void board_read_prepare(struct board_model *m, const char *board, const struct b
     util_copy(out->meta, sizeof(out->meta), k.meta);
     util_copy(out->items, sizeof(out->items), k.script_items);
     util_copy(out->z, sizeof(out->z), w->z);
-    snprintf(out->tz, sizeof(out->tz), "%d", w->tz_min);
-    snprintf(out->retain, sizeof(out->retain), "%d", w->retain);
-    snprintf(out->num[0], sizeof(out->num[0]), "%" PRId64, page);
-    snprintf(out->num[1], sizeof(out->num[1]), "%d", size);
+    i64_text(out->tz, sizeof(out->tz), w->tz_min); /* no snprintf: every read prepares one */
+    i64_text(out->retain, sizeof(out->retain), w->retain);
+    i64_text(out->num[0], sizeof(out->num[0]), page);
+    i64_text(out->num[1], sizeof(out->num[1]), size);
     out->script = script(scripts[kind]);
     out->nkeys = 3;
     int n = 0;
@@ -1169,7 +1181,8 @@ int board_around_take(struct board_model *m, const char *board, struct store_rep
     }
     int64_t start = r->element[3]->integer;
     if (start < 0) {
-        view_note(m, board, r->element[0]);
+        struct board_settings set;
+        view_note(m, board, r->element[0], &set);
         store_reply_free(r);
         return -ENODATA;
     }
@@ -1188,8 +1201,9 @@ int board_member_take(struct board_model *m, const char *board, struct store_rep
         rc = -EIO;
     else if (r->element[2]->type != STORE_REPLY_STRING)
         rc = -ENODATA;
+    struct board_settings set;
     if (rc != -ENOENT && rc != -EIO)
-        view_note(m, board, r->element[0]);
+        view_note(m, board, r->element[0], &set);
     struct board_member *mb = rc ? NULL : calloc(1, sizeof(*mb));
     if (!rc && !mb)
         rc = -ENOMEM;
@@ -1197,7 +1211,7 @@ int board_member_take(struct board_model *m, const char *board, struct store_rep
         store_reply_free(r);
         return rc;
     }
-    settings_from_reply(r->element[0], &mb->settings);
+    mb->settings = set;
     mb->total = r->element[1]->integer;
     mb->score = decode_stored(&mb->settings.layout, r->element[2]->str);
     mb->rank = r->element[3]->integer + 1;

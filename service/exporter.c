@@ -16,7 +16,7 @@
 #include "http.h"
 #include "log.h"
 #include "metrics.h"
-#include "page_cache.h"
+#include "pages.h"
 #include "store.h"
 #include "version.h"
 
@@ -104,8 +104,8 @@ static void process_stats(struct metrics_process *p)
 
 int exporter_render(const struct rankd *app, const struct httpd *srv, struct buf *out)
 {
-    struct page_cache_stats cache;
-    page_cache_stats(app->pages, &cache);
+    struct pages_stats cache;
+    pages_stats(app->pages, &cache);
     unsigned long errors = store_error_count(app->reads) + store_error_count(app->writes);
     if (app->cache_reads)
         errors += store_error_count(app->cache_reads) + store_error_count(app->cache_writes);

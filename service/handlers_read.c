@@ -9,7 +9,7 @@
 #include "app.h"
 #include "board.h"
 #include "handlers_common.h"
-#include "page_cache.h"
+#include "pages.h"
 #include "render.h"
 #include "request.h"
 #include "util.h"
@@ -91,8 +91,8 @@ int handle_rank_quick(struct http_request *rq, struct http_reply *rp)
     if (rank_parse(rq, rp, &a))
         return 1;
     struct page_reply pr;
-    if (page_cache_get_l1(rq->app->pages, a.board, a.period, a.page, (int)a.size, rq->if_none_match,
-                          &pr))
+    if (pages_get_l1(rq->app->pages, a.board, a.period, a.page, (int)a.size, rq->if_none_match,
+                     &pr))
         return 0;
     reply_page(rp, &pr);
     return 1;
@@ -100,12 +100,12 @@ int handle_rank_quick(struct http_request *rq, struct http_reply *rp)
 
 /* A page read on its way through the batched hit path (on the event thread's connection). */
 struct rank_job {
-    struct page_cache_job job; /* first: the cache hands it back */
+    struct pages_job job; /* first: the flow hands it back */
     struct http_reply *rp;
     struct http_async *async;
 };
 
-static void rank_job_done(struct page_cache_job *job, int rc)
+static void rank_job_done(struct pages_job *job, int rc)
 {
     struct rank_job *rj = (struct rank_job *)job;
     if (rc == 0)
@@ -117,7 +117,7 @@ static void rank_job_done(struct page_cache_job *job, int rc)
     http_async_done(async);
 }
 
-/* page_cache_job.after: a timer on the request's event thread. */
+/* pages_job.after: a timer on the request's event thread. */
 static int rank_after(void *ctx, int ms, void (*fn)(void *arg), void *arg)
 {
     return http_timer_after(ctx, ms, fn, arg) ? 0 : -1;
@@ -134,21 +134,21 @@ void handle_rank_async(struct http_request *rq, struct http_reply *rp, struct ht
         handlers_answered(async);
         return;
     }
-    rj->job = (struct page_cache_job){.board = a.board,
-                                      .period = a.period,
-                                      .page = a.page,
-                                      .size = (int)a.size,
-                                      .if_none_match = rq->if_none_match,
-                                      .deadline_ms = rq->deadline_ms,
-                                      .writes = http_async_store_writes(async),
-                                      .cache_reads = http_async_store_cache(async, 0),
-                                      .cache_writes = http_async_store_cache(async, 1),
-                                      .after = rank_after,
-                                      .after_ctx = async,
-                                      .done = rank_job_done};
+    rj->job = (struct pages_job){.board = a.board,
+                                 .period = a.period,
+                                 .page = a.page,
+                                 .size = (int)a.size,
+                                 .if_none_match = rq->if_none_match,
+                                 .deadline_ms = rq->deadline_ms,
+                                 .writes = http_async_store_writes(async),
+                                 .cache_reads = http_async_store_cache(async, 0),
+                                 .cache_writes = http_async_store_cache(async, 1),
+                                 .after = rank_after,
+                                 .after_ctx = async,
+                                 .done = rank_job_done};
     rj->rp = rp;
     rj->async = async;
-    int rc = page_cache_submit(rq->app->pages, http_async_store(async), &rj->job);
+    int rc = pages_submit(rq->app->pages, http_async_store(async), &rj->job);
     if (rc) { /* Redis is not answering, or cannot be reached: 503 now */
         handlers_reply_board_errno(rp, rc, a.board, NULL);
         free(rj);

@@ -2,7 +2,7 @@
  * handlers_read.h -- the read endpoints: pages (GET /rank, GET /boards/{board}/rank), a member,
  * the entries around one, a record (GET /items/{id}). Each validates every argument first (a 400
  * without any Redis call), then reads on the event thread's own read connection without waiting
- * (page_cache.h, board.h) and renders the reply there (render.h). A read cut by a lost
+ * (pages.h, board.h) and renders the reply there (render.h). A read cut by a lost
  * connection is sent once more; past the request's deadline it is 503 redis_unavailable.
  */
 #ifndef RANKD_HANDLERS_READ_H
@@ -14,7 +14,7 @@
  *  hit), 0 to go on with handle_rank_async. The board is the path's, else the board= argument. */
 int handle_rank_quick(struct http_request *rq, struct http_reply *rp);
 
-/** The page through the cache (page_cache_submit): a hit in one round trip, else computed. */
+/** The page through the rank flow (pages_submit): a hit in one round trip, else computed. */
 void handle_rank_async(struct http_request *rq, struct http_reply *rp, struct http_async *async);
 
 /** GET .../members/{id} and .../members/{id}/around: one script call on the read connection (a

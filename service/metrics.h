@@ -50,7 +50,7 @@ enum metrics_write_op {
  *  metrics_write_op (anything else counts as unknown). */
 void metrics_write(int op, int applied);
 
-struct page_cache_stats;
+struct pages_stats;
 
 /** The version, revision and libraries this binary was built with (rankd_build_info). */
 struct metrics_build {
@@ -81,10 +81,11 @@ struct metrics_process {
 
 /** Render the counters as Prometheus text into *out (appended): requests, latency histograms,
  *  writes, page computations, build info, process_*, `redis_errors` (store.h), `log_dropped`
- *  (log.h), the cache (page_cache.h; NULL: left out). Returns 0 or -ENOMEM. */
+ *  (log.h), the cache (pages.h: the page cache's counters and the lookups'; NULL: left out).
+ * Returns 0 or -ENOMEM. */
 int metrics_render(struct buf *out, const struct metrics_build *build,
                    const struct metrics_process *proc, unsigned long redis_errors,
-                   unsigned long log_dropped, const struct page_cache_stats *cache);
+                   unsigned long log_dropped, const struct pages_stats *cache);
 
 /** States of a Redis connection of an event thread. */
 enum metrics_conn_state { METRICS_CONN_DOWN = 0, METRICS_CONN_DIALLING, METRICS_CONN_UP };

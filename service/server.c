@@ -105,7 +105,8 @@ struct rankd *rankd_start_hooked(const struct config *cfg, const struct rankd_ho
         routes_ready = 1;
     }
     /* each owner's scripts, before any store dials: a store's first dial loads them (the page
-     * cache registers its own in page_cache_new, also before serve dials) */
+     * cache and the rank flow register theirs in page_cache_new and pages_new, also before serve
+     * dials) */
     board_scripts_register();
     admin_scripts_register();
     struct rankd *app = calloc(1, sizeof(*app));
@@ -138,10 +139,7 @@ struct rankd *rankd_start_hooked(const struct config *cfg, const struct rankd_ho
     app->model.prefix = app->cfg.key_prefix;
     app->model.clock_ms = hooks ? hooks->clock_ms : NULL;
     struct page_cache_config pcc = {
-        .data = app->reads,
-        .cache = app->cache_reads ? app->cache_reads : app->reads,
-        .model = &app->model,
-        .prefix = app->cfg.key_prefix,
+        .own_redis = app->cache_reads != NULL,
         .grace_ms = app->cfg.page_grace_ms,
         .lock_ttl_ms = app->cfg.page_lock_ttl_ms,
         .max_wait_ms = app->cfg.page_max_wait_ms,
@@ -149,11 +147,20 @@ struct rankd *rankd_start_hooked(const struct config *cfg, const struct rankd_ho
         .l1_ttl_ms = app->cfg.l1_ttl_ms,
         .l1_max_bytes = (size_t)app->cfg.l1_max_bytes,
         .refresh_max = 32,
-        .delay = hooks ? hooks->page_delay : NULL,
     };
     if (app->reads && app->writes &&
         (!c->cache_url_text[0] || (app->cache_reads && app->cache_writes)))
-        app->pages = page_cache_new(&pcc);
+        app->page_cache = page_cache_new(&pcc);
+    struct pages_config pgc = {
+        .data = app->reads,
+        .cache = app->page_cache,
+        .cache_apart = app->cache_reads != NULL,
+        .model = &app->model,
+        .prefix = app->cfg.key_prefix,
+        .delay = hooks ? hooks->page_delay : NULL,
+    };
+    if (app->page_cache)
+        app->pages = pages_new(&pgc);
     if (!app->pages) {
         rankd_stop(app);
         *err = -ENOMEM;
@@ -241,7 +248,8 @@ void rankd_stop(struct rankd *app)
     free(app->conns);
     httpd_free(app->http);
     loop_group_free(app->loops);
-    page_cache_free(app->pages);
+    page_cache_free(app->page_cache); /* its fills left on stopped loops hold the flow's */
+    pages_free(app->pages);
     store_free(app->cache_reads);
     store_free(app->cache_writes);
     store_free(app->reads);

@@ -1,8 +1,9 @@
 /*
  * server.h -- the application's lifecycle: configuration, Redis stores, board model, page cache,
- * event loops and HTTP server wired together (struct rankd, app.h). main.c runs one; the
+ * rank flow, event loops and HTTP server wired together (struct rankd, app.h). main.c runs one; the
  * integration tests run one in-process on port 0. The top of the dependency graph: main ->
- * server -> httpd -> route -> handlers -> board, page_cache -> store_async -> loop, store.
+ * server -> httpd -> route -> handlers -> pages -> board, page_cache -> store_async -> loop,
+ * store.
  */
 #ifndef RANKD_SERVER_H
 #define RANKD_SERVER_H
@@ -11,8 +12,8 @@
 
 /** Test hooks; production passes NULL (rankd has no flag or variable for them). */
 struct rankd_hooks {
-    page_cache_delay_fn page_delay; /**< stall page computations */
-    int64_t (*clock_ms)(void);      /**< the wall clock periods are computed from */
+    pages_delay_fn page_delay; /**< stall page computations */
+    int64_t (*clock_ms)(void); /**< the wall clock periods are computed from */
 };
 
 /**

@@ -1,4 +1,4 @@
-/* util.c -- clocks, buffers, constant-time compare. */
+/* util.c -- clocks, buffers, constant-time compare, a hash. */
 #include "util.h"
 
 #include <errno.h>
@@ -18,6 +18,21 @@ int64_t util_now_us(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+int64_t util_wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+uint64_t util_fnv1a(const char *p, size_t n)
+{
+    uint64_t h = UINT64_C(14695981039346656037);
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)p[i]) * UINT64_C(1099511628211);
+    return h;
 }
 
 int util_secure_equal(const char *a, size_t alen, const char *b, size_t blen)

@@ -1,4 +1,4 @@
-/* util.h -- small helpers shared by the modules: clocks, buffers, constant-time compare. */
+/* util.h -- small helpers shared by the modules: clocks, buffers, constant-time compare, a hash. */
 #ifndef RANKD_UTIL_H
 #define RANKD_UTIL_H
 
@@ -10,6 +10,12 @@ int64_t util_now_ms(void);
 
 /** Monotonic clock in microseconds. */
 int64_t util_now_us(void);
+
+/** Wall clock in milliseconds since the epoch (CLOCK_REALTIME): times stored in Redis. */
+int64_t util_wall_ms(void);
+
+/** FNV-1a of p[0..n): table slots (not for anything an attacker must not choose). */
+uint64_t util_fnv1a(const char *p, size_t n);
 
 /** Sleep `ms` milliseconds (restarted after signals). */
 void util_sleep_ms(int ms);

@@ -22,6 +22,7 @@ int main(void)
     srunner_add_suite(sr, http_suite());
     srunner_add_suite(sr, upload_suite());
     srunner_add_suite(sr, store_reply_suite());
+    srunner_add_suite(sr, page_values_suite());
     srunner_add_suite(sr, crc16_suite());
     srunner_add_suite(sr, store_cluster_suite());
     srunner_run_all(sr, CK_NORMAL);

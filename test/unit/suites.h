@@ -21,6 +21,7 @@ Suite *log_suite(void);
 Suite *http_suite(void);
 Suite *upload_suite(void);
 Suite *store_reply_suite(void);
+Suite *page_values_suite(void);
 Suite *crc16_suite(void);
 Suite *store_cluster_suite(void);
 

@@ -1,0 +1,75 @@
+/* test_page_values.c -- the page cache's values (page_cache.h): the header it writes before the
+ * caller's bytes is read back exactly, anything else is a miss, and a value's soft expiry follows
+ * a lowered TTL. No Redis: the bytes are the test's. */
+#include <errno.h>
+#include <string.h>
+
+#include "page_cache.h"
+#include "suites.h"
+
+START_TEST(test_parse)
+{
+    static const char v[] = "rankd2 17 10000 10850 40000 \"g17-00ff\"\n{\"a\":1}";
+    struct page_cache_value e;
+    ck_assert_int_eq(page_cache_value_parse(v, sizeof(v) - 1, &e), 0);
+    ck_assert_int_eq(e.version, 17);
+    ck_assert_int_eq(e.created_ms, 10000);
+    ck_assert_int_eq(e.soft_ms, 10850);
+    ck_assert_int_eq(e.delta_us, 40000);
+    ck_assert_str_eq(e.tag, "\"g17-00ff\"");
+    ck_assert_uint_eq(e.len, 7);
+    ck_assert_int_eq(memcmp(e.data, "{\"a\":1}", 7), 0);
+    /* empty bytes are a value too */
+    static const char empty[] = "rankd2 -3 1 2 0 t\n";
+    ck_assert_int_eq(page_cache_value_parse(empty, sizeof(empty) - 1, &e), 0);
+    ck_assert_int_eq(e.version, -3);
+    ck_assert_uint_eq(e.len, 0);
+}
+END_TEST
+
+START_TEST(test_junk_is_a_miss)
+{
+    static const char *const junk[] = {
+        "",
+        "{\"a\":1}",                              /* no header */
+        "rankd1 17 10000 10850 40 t\nx",          /* another format */
+        "rankd2 17 10000 10850 40000 t",          /* no end of header */
+        "rankd2 17 10000 10850 t\nx",             /* a number missing */
+        "rankd2 17 10000 x 40000 t\nx",           /* not a number */
+        "rankd2 17 10000 10850 40000 \nx",        /* no tag */
+        "rankd2 17 10000 10850 40000 a b\nx",     /* a tag with a space */
+        "rankd2 99999999999999999999 1 2 3 t\nx", /* out of range */
+    };
+    struct page_cache_value e;
+    for (size_t i = 0; i < sizeof(junk) / sizeof(junk[0]); i++)
+        ck_assert_msg(page_cache_value_parse(junk[i], strlen(junk[i]), &e) == -EINVAL, "%s",
+                      junk[i]);
+    ck_assert_int_eq(page_cache_value_parse(NULL, 0, &e), -EINVAL);
+    char tag[PAGE_CACHE_TAG_MAX + 40] = "rankd2 1 2 3 4 ";
+    memset(tag + strlen(tag), 't', PAGE_CACHE_TAG_MAX);
+    strcat(tag, "\nx");
+    ck_assert_int_eq(page_cache_value_parse(tag, strlen(tag), &e), -EINVAL); /* tag too long */
+}
+END_TEST
+
+START_TEST(test_soft_expiry)
+{
+    static const char v[] = "rankd2 1 10000 10850 40000 t\nx";
+    struct page_cache_value e;
+    ck_assert_int_eq(page_cache_value_parse(v, sizeof(v) - 1, &e), 0);
+    ck_assert_int_eq(page_cache_soft_expiry(&e, 1000), 10850);
+    ck_assert_int_eq(page_cache_soft_expiry(&e, 300), 10300); /* the TTL lowered since */
+}
+END_TEST
+
+Suite *page_values_suite(void)
+{
+    Suite *s = suite_create("page_values");
+    TCase *tc = tcase_create("values");
+    tcase_set_timeout(tc, 10);
+    tcase_add_test(tc, test_parse);
+    tcase_add_test(tc, test_junk_is_a_miss);
+    tcase_add_test(tc, test_soft_expiry);
+    suite_add_tcase(s, tc);
+    return s;
+}
