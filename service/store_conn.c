@@ -552,8 +552,8 @@ static int keep_args(struct pending *p, const int *argc, const char *const *cons
 }
 
 int store_conn_send_shared(struct store_conn *sa, int n, const int *argc,
-                            const char *const *const *argv, int64_t deadline_ms, store_async_fn fn,
-                            void *arg)
+                           const char *const *const *argv, int64_t deadline_ms, store_async_fn fn,
+                           void *arg)
 {
     int rc = can_send(sa, n);
     if (rc)
@@ -594,8 +594,7 @@ int store_conn_send_shared(struct store_conn *sa, int n, const int *argc,
 }
 
 int store_conn_send(struct store_conn *sa, int n, const int *argc, const char *const *const *argv,
-                     const size_t *const *argvlen, int64_t deadline_ms, store_async_fn fn,
-                     void *arg)
+                    const size_t *const *argvlen, int64_t deadline_ms, store_async_fn fn, void *arg)
 {
     int rc = can_send(sa, n);
     if (rc)
@@ -631,8 +630,8 @@ static int append_script(struct store_conn *sa, struct pending *p, int eval)
 }
 
 int store_conn_script(struct store_conn *sa, const struct store_script *script, int nkeys,
-                       int nargs, const char *const *argv, const size_t *argvlen,
-                       int64_t deadline_ms, store_async_fn fn, void *arg)
+                      int nargs, const char *const *argv, const size_t *argvlen,
+                      int64_t deadline_ms, store_async_fn fn, void *arg)
 {
     int rc = script ? can_send(sa, 1) : -EINVAL;
     if (rc)
