@@ -57,7 +57,9 @@ static const struct option_def defs[O_COUNT] = {
     [O_REDIS] = {"redis", "RANKD_REDIS_URL", "redis://127.0.0.1:6379/0",
                  "Redis URL: redis://[[user]:password@]host[:port][/db], unix:///path[?db=N], or "
                  "redis-cluster://[[user]:password@]host[:port][,host[:port]...] (a Redis Cluster: "
-                 "any of its nodes, the rest are found)"},
+                 "any of its nodes, the rest are found), or "
+                 "redis-sentinel://[[user]:password@]host[:port][,host[:port]...]/<master>[/db] "
+                 "(the primary that these Redis Sentinels name, followed when it changes)"},
     [O_TOKEN] = {"write-token", "RANKD_WRITE_TOKEN", "",
                  "a bearer token for writes (visible in ps as a flag: prefer --write-token-file); "
                  "no token at all = every write is refused (403)"},
@@ -297,6 +299,27 @@ static char *split_url(const char *rest, char *buf, struct redis_url *out, const
     return hosts;
 }
 
+/* "host[:port],host[:port]..." (each `port` when not given) into out's seeds, the first also as
+ * host and port. 0 or -EINVAL. */
+static int parse_seeds(char *hosts, int port, struct redis_url *out)
+{
+    for (char *next = hosts; next;) {
+        char *one = next;
+        next = strchr(one, ',');
+        if (next)
+            *next++ = '\0';
+        if (out->nseeds == REDIS_URL_SEEDS_MAX)
+            return -EINVAL;
+        struct redis_seed *sd = &out->seeds[out->nseeds++];
+        sd->port = port;
+        if (parse_hostport(one, sd->host, sizeof(sd->host), &sd->port))
+            return -EINVAL;
+    }
+    memcpy(out->host, out->seeds[0].host, sizeof(out->host));
+    out->port = out->seeds[0].port;
+    return 0;
+}
+
 /* redis-cluster://[[user]:password@]host[:port][,host[:port]...][/0]: the seeds, each 6379 by
  * default; a cluster has only database 0. */
 static int parse_cluster_url(const char *rest, struct redis_url *out)
@@ -307,21 +330,32 @@ static int parse_cluster_url(const char *rest, struct redis_url *out)
     if (!hosts || (db[0] && strcmp(db, "0") != 0))
         return -EINVAL; /* Redis Cluster has database 0 only (SELECT is refused) */
     out->mode = REDIS_URL_CLUSTER;
-    for (char *next = hosts; next;) {
-        char *one = next;
-        next = strchr(one, ',');
-        if (next)
-            *next++ = '\0';
-        if (out->nseeds == REDIS_URL_SEEDS_MAX)
-            return -EINVAL;
-        struct redis_seed *sd = &out->seeds[out->nseeds++];
-        sd->port = 6379;
-        if (parse_hostport(one, sd->host, sizeof(sd->host), &sd->port))
+    return parse_seeds(hosts, 6379, out);
+}
+
+/* redis-sentinel://[[user]:password@]host[:port][,host[:port]...]/<master>[/db]: the sentinels
+ * (26379 by default), the name they monitor the primary by, its database. */
+static int parse_sentinel_url(const char *rest, struct redis_url *out)
+{
+    char buf[CONFIG_STR_MAX];
+    const char *path = NULL;
+    char *hosts = split_url(rest, buf, out, &path);
+    const char *slash = path ? strchr(path, '/') : NULL;
+    size_t nlen = slash ? (size_t)(slash - path) : (path ? strlen(path) : 0);
+    if (!hosts || nlen == 0 || nlen >= sizeof(out->master))
+        return -EINVAL;
+    for (size_t i = 0; i < nlen; i++) {
+        char c = path[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == '-'))
             return -EINVAL;
     }
-    memcpy(out->host, out->seeds[0].host, sizeof(out->host));
-    out->port = out->seeds[0].port;
-    return 0;
+    memcpy(out->master, path, nlen);
+    out->master[nlen] = '\0';
+    if (slash && slash[1] && parse_int(slash + 1, 0, 1000000, &out->db))
+        return -EINVAL;
+    out->mode = REDIS_URL_SENTINEL;
+    return parse_seeds(hosts, 26379, out);
 }
 
 int config_parse_redis_url(const char *text, struct redis_url *out)
@@ -332,6 +366,8 @@ int config_parse_redis_url(const char *text, struct redis_url *out)
         return parse_unix_url(text + 7, out);
     if (strncmp(text, "redis-cluster://", 16) == 0)
         return parse_cluster_url(text + 16, out);
+    if (strncmp(text, "redis-sentinel://", 17) == 0)
+        return parse_sentinel_url(text + 17, out);
     if (strncmp(text, "redis://", 8) != 0)
         return -EINVAL;
     char buf[CONFIG_STR_MAX];

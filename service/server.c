@@ -25,6 +25,7 @@ static struct store *store_for(const struct config *cfg, const struct redis_url 
         .timeout_ms = cfg->redis_timeout_ms,
         .connect_timeout_ms = cfg->connect_timeout_ms,
         .cluster = u->mode == REDIS_URL_CLUSTER,
+        .sentinel_master = u->mode == REDIS_URL_SENTINEL ? u->master : NULL,
         .nseeds = u->nseeds,
     };
     for (int i = 0; i < u->nseeds && i < STORE_SEEDS_MAX; i++) {

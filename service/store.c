@@ -18,6 +18,7 @@
 #include "store_async.h"
 #include "store_cluster.h"
 #include "store_internal.h"
+#include "store_sentinel.h"
 #include "util.h"
 
 /* The registered scripts (store.h), process-wide: appended under registry.lock, never removed;
@@ -60,6 +61,10 @@ struct store {
     int cluster, nseeds;
     char *seed_host[STORE_SEEDS_MAX];
     int seed_port[STORE_SEEDS_MAX];
+    /* Sentinel: the master's name, the sentinel to ask first, the +switch-master watcher */
+    char *sentinel_master;
+    int sentinel_next; /**< under lock */
+    struct store_sentinel_watch *watch;
     struct node_state nodes[NODES_MAX]; /**< under lock */
     int nnodes;                         /**< under lock */
     struct store_map *map;              /**< the current map (a reference), or NULL; under lock */
@@ -71,6 +76,17 @@ struct store {
     atomic_ulong errors;
     atomic_ulong moved, ask, tryagain, down, map_reads; /* store_cluster_counts */
 };
+
+/* The sentinels and the master's name as store_sentinel.h takes them (borrowed from st). */
+static void sentinel_cfg(const struct store *st, struct store_sentinel_cfg *out)
+{
+    *out = (struct store_sentinel_cfg){.n = st->nseeds,
+                                       .host = (const char *const *)st->seed_host,
+                                       .port = st->seed_port,
+                                       .master = st->sentinel_master,
+                                       .connect_timeout_ms = st->connect_timeout_ms,
+                                       .timeout_ms = st->timeout_ms};
+}
 
 struct store *store_new(const struct store_config *cfg)
 {
@@ -90,7 +106,12 @@ struct store *store_new(const struct store_config *cfg)
     st->port = cfg->port;
     st->db = cfg->db;
     st->cluster = cfg->cluster;
-    for (int i = 0; cfg->cluster && i < cfg->nseeds && i < STORE_SEEDS_MAX; i++) {
+    int seeded = cfg->cluster || cfg->sentinel_master;
+    if (cfg->sentinel_master && !(st->sentinel_master = strdup(cfg->sentinel_master))) {
+        store_free(st);
+        return NULL;
+    }
+    for (int i = 0; seeded && i < cfg->nseeds && i < STORE_SEEDS_MAX; i++) {
         if (!(st->seed_host[i] = strdup(cfg->seed_host[i]))) {
             store_free(st);
             return NULL;
@@ -101,6 +122,14 @@ struct store *store_new(const struct store_config *cfg)
     st->timeout_ms = cfg->timeout_ms;
     st->connect_timeout_ms = cfg->connect_timeout_ms;
     st->backoff_ms = BACKOFF_MIN_MS;
+    if (st->sentinel_master) {
+        struct store_sentinel_cfg sc;
+        sentinel_cfg(st, &sc);
+        if (!(st->watch = store_sentinel_watch_start(&sc))) {
+            store_free(st);
+            return NULL;
+        }
+    }
     return st;
 }
 
@@ -108,9 +137,11 @@ void store_free(struct store *st)
 {
     if (!st)
         return;
+    store_sentinel_watch_stop(st->watch);
     pthread_mutex_destroy(&st->lock);
     for (int i = 0; i < st->nseeds; i++)
         free(st->seed_host[i]);
+    free(st->sentinel_master);
     store_map_put(st->map);
     free(st->host);
     free(st->unix_path);
@@ -276,6 +307,18 @@ static int dial(struct store *st, const char *host, int port, int *loaded, redis
         const char *a3[] = {"AUTH", st->username ? st->username : "", st->password};
         rc = st->username ? setup_command(st, ctx, 3, a3) : setup_command(st, ctx, 2, a2);
     }
+    if (!rc && st->sentinel_master) { /* a sentinel may answer before it saw a failover */
+        const char *argv[] = {"ROLE"};
+        struct store_reply *r = redisCommandArgv(ctx, 1, argv, NULL);
+        int master = r && r->type == STORE_REPLY_ARRAY && r->elements > 0 &&
+                     r->element[0]->type == STORE_REPLY_STRING &&
+                     strcmp(r->element[0]->str, "master") == 0;
+        if (!master) {
+            note_error(st, "sentinel", "the node the sentinels named is no master (yet)");
+            rc = -ECONNREFUSED;
+        }
+        store_reply_free(r);
+    }
     if (!rc && st->db != 0 && !st->cluster) {
         char db[16];
         snprintf(db, sizeof(db), "%d", st->db);
@@ -316,6 +359,23 @@ redisContext *store_dial(struct store *st, int *err)
 
 redisContext *store_dial_at(struct store *st, const char *host, int port, int *err)
 {
+    char primary[STORE_SENTINEL_HOST_MAX];
+    if (!host && st->sentinel_master) { /* the primary, as the sentinels say now */
+        struct store_sentinel_cfg sc;
+        sentinel_cfg(st, &sc);
+        pthread_mutex_lock(&st->lock);
+        int next = st->sentinel_next;
+        pthread_mutex_unlock(&st->lock);
+        if (store_sentinel_resolve(&sc, &next, primary, &port) != 0) {
+            note_error(st, "sentinel", "no sentinel names the primary");
+            *err = -ECONNREFUSED;
+            return NULL;
+        }
+        pthread_mutex_lock(&st->lock);
+        st->sentinel_next = next;
+        pthread_mutex_unlock(&st->lock);
+        host = primary;
+    }
     pthread_mutex_lock(&st->lock);
     struct node_state *n = host ? node_state(st, host, port) : NULL;
     int down = util_now_ms() < (n ? n->down_until_ms : st->down_until_ms);
@@ -364,6 +424,11 @@ void store_cluster_note(struct store *st, int kind)
 int store_cluster_mode(const struct store *st)
 {
     return st->cluster;
+}
+
+int store_sentinel_mode(const struct store *st)
+{
+    return st->sentinel_master != NULL;
 }
 
 int store_seed(const struct store *st, int i, const char **host, int *port)

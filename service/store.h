@@ -59,9 +59,12 @@ struct store_config {
     int connect_timeout_ms; /**< per dial, > 0 */
     int cluster;            /**< 1: a Redis Cluster, found from seed_host/seed_port (host, port,
                              *   unix_path and db are not used; a cluster has database 0 only) */
-    int nseeds;             /**< cluster: seeds, 1..STORE_SEEDS_MAX */
-    const char *seed_host[STORE_SEEDS_MAX]; /**< cluster: the seeds' hosts */
-    int seed_port[STORE_SEEDS_MAX];         /**< cluster: the seeds' ports */
+    const char *sentinel_master;            /**< not NULL: the primary that Redis Sentinels at
+                                             *   seed_host/seed_port watch under this name (host, port and
+                                             *   unix_path are not used; store_sentinel.h) */
+    int nseeds;                             /**< cluster, sentinels: 1..STORE_SEEDS_MAX */
+    const char *seed_host[STORE_SEEDS_MAX]; /**< the seeds' (the sentinels') hosts */
+    int seed_port[STORE_SEEDS_MAX];         /**< their ports */
 };
 
 struct store;

@@ -17,6 +17,7 @@
 #include "loop.h"
 #include "metrics.h"
 #include "store_internal.h"
+#include "store_sentinel.h"
 #include "util.h"
 
 #define BACKOFF_MIN_MS 50
@@ -27,9 +28,11 @@
 #define ABANDON_TIMEOUTS 2             /* unanswered for this many timeouts: close and dial again */
 #define READ_MAX ((size_t)1024 * 1024) /* bytes read per readiness event, for fairness */
 #define FEED_SLICE                                                                                 \
-    ((size_t)4 * 1024)               /* bytes given to hiredis' reader at a time (read_replies)    \
-                                      */
-#define SHARE_SLOTS 128              /* buckets of the unsent shareable groups (a power of 2) */
+    ((size_t)4 * 1024)  /* bytes given to hiredis' reader at a time (read_replies)                 \
+                         */
+#define SHARE_SLOTS 128 /* buckets of the unsent shareable groups (a power of 2) */
+#define RETIRE_WAIT_MS                                                                             \
+    100 /* Sentinel: a busy connection left on the old primary is cut after this */
 #define FMT_KEEP ((size_t)64 * 1024) /* bytes of format buffer a connection keeps between uses */
 
 /* A caller that joined a shared group: completed with the group's replies. */
@@ -72,6 +75,8 @@ struct store_conn {
     struct store *st;
     struct loop *loop;
     char *host; /* the node dialled (a cluster's), or NULL: the store's own address */
+    uint64_t epoch, dial_epoch; /* Sentinel: the primary epoch it was dialled under, and the
+                                 * dial's in progress (store_sentinel.h) */
     int port;
     struct loop_watch *watch; /* ctx->fd in the loop, NULL while not registered */
     redisContext *ctx;        /* NULL while not connected */
@@ -85,6 +90,8 @@ struct store_conn {
     _Atomic(redisContext *) dialled;
     atomic_int dial_done;
     int64_t retry_at_ms; /* no dial before this (monotonic), after a failure */
+    int64_t stale_ms;    /* Sentinel: when this connection was found dialled before the primary
+                          * moved (0: it was not) */
     atomic_int up;       /* ctx != NULL, for readers on other threads */
     /* for /metrics (store_conn_stats), written on the loop thread only */
     atomic_int dialing_now;              /* a dial is in progress */
@@ -325,11 +332,39 @@ static void *dial_main(void *arg)
     return NULL;
 }
 
+/* Sentinel: a connection dialled before the primary moved is closed once no call is in flight
+ * on it (calls sent from here wait for the next dial, which asks the sentinels again); one that
+ * stays busy is cut after RETIRE_WAIT_MS when `may_fail` (the loop's tick: its calls fail as
+ * for a lost connection, a read is sent again, a write's outcome is unknown), so a busy
+ * connection cannot stay on the old primary. 1 when it was closed. */
+static int retire_if_moved(struct store_conn *sa, int may_fail)
+{
+    if (!sa->ctx || !store_sentinel_mode(sa->st) || sa->epoch == store_sentinel_epoch()) {
+        sa->stale_ms = 0;
+        return 0;
+    }
+    int64_t now = util_now_ms();
+    if (!sa->stale_ms)
+        sa->stale_ms = now;
+    if (sa->head && (!may_fail || now - sa->stale_ms < RETIRE_WAIT_MS))
+        return 0;
+    if (sa->head) {
+        fail_all(sa, -EIO, "the primary moved (Redis Sentinel): dialling it");
+    } else {
+        close_ctx(sa);
+        sa->answered = 0;
+    }
+    sa->retry_at_ms = 0; /* at once */
+    sa->stale_ms = 0;
+    return 1;
+}
+
 static void start_dial(struct store_conn *sa)
 {
     if (sa->ctx || sa->dialing || util_now_ms() < sa->retry_at_ms)
         return;
     atomic_store(&sa->dial_done, 0);
+    sa->dial_epoch = store_sentinel_epoch(); /* before it asks the sentinels */
     if (pthread_create(&sa->dialer, NULL, dial_main, sa) == 0)
         sa->dialing = 1;
     else
@@ -349,6 +384,7 @@ static void adopt(struct store_conn *sa, redisContext *c)
     }
     c->flags &= ~REDIS_BLOCK; /* hiredis then treats EAGAIN as "try again later" */
     sa->ctx = c;
+    sa->epoch = sa->dial_epoch;
     sa->events = 0;
     atomic_store(&sa->up, 1);
     set_events(sa, EPOLLIN);
@@ -393,6 +429,7 @@ static int can_send(struct store_conn *sa, int n)
         return -EIO;
     if (sa->head && sa->head->abandoned)
         return -ETIMEDOUT; /* Redis is not answering: fail fast */
+    retire_if_moved(sa, 0);
     if (!sa->ctx) {
         start_dial(sa); /* held until it ends (hold_group); in the back-off window: fail fast */
         return sa->dialing ? 0 : -ECONNREFUSED;
@@ -727,10 +764,13 @@ static int take_reply(struct store_conn *sa, struct store_reply *r)
         }
         return 0;
     }
+    if (r->type == STORE_REPLY_ERROR && strncmp(r->str, "READONLY", 8) == 0 &&
+        store_sentinel_mode(sa->st))
+        store_sentinel_moved(); /* a replica now: every connection goes to the new primary */
     if (!p->abandoned)
         notify(p, 0, p->replies);
     pending_free(p);
-    return 0;
+    return retire_if_moved(sa, 0) ? -1 : 0;
 }
 
 /* Take every complete reply the reader holds. Returns 0, or -1 when the connection failed or a
@@ -838,7 +878,18 @@ static int due(const struct store_conn *sa, int64_t now)
 
 /* Adopt a finished dial, give up groups past their deadline, drop a connection silent for two
  * timeouts. Returns the milliseconds until the next deadline, or -1 when nothing is pending. */
+static int tick(struct store_conn *sa);
+
 int store_conn_tick(struct store_conn *sa)
+{
+    retire_if_moved(sa, 1);
+    int wait = tick(sa);
+    if (sa->stale_ms) /* back to cut it if it stays busy */
+        wait = wait < 0 || wait > RETIRE_WAIT_MS ? RETIRE_WAIT_MS : wait;
+    return wait;
+}
+
+static int tick(struct store_conn *sa)
 {
     if (sa->broken)
         fail_all(sa, -EIO, "out of memory");

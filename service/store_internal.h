@@ -48,6 +48,9 @@ redisContext *store_dial_at(struct store *st, const char *host, int port, int *e
  *  TRYAGAIN, DOWN), or STORE_CLUSTER_OTHER for a slot map read. Lock-free. */
 void store_cluster_note(struct store *st, int kind);
 
+/** 1 when the store finds its primary through Redis Sentinel (store_sentinel.h). */
+int store_sentinel_mode(const struct store *st);
+
 /** A cluster's seed i (0..): 0 with *host (the store's) and *port, or -ENOENT past the last. */
 int store_seed(const struct store *st, int i, const char **host, int *port);
 

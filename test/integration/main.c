@@ -104,7 +104,7 @@ static const struct {
     {faults_suite, 1, 0},  {page_cache_suite, 1, 1}, {lifecycle_suite, 1, 1},
     {path_suite, 1, 0},    {hardening_suite, 1, 1},  {numbers_suite, 1, 1},
     {clients_suite, 1, 1}, {boarddata_suite, 1, 1},  {acl_suite, 1, 0},
-    {ops_suite, 1, 0},     {cluster_suite, 0, 1},
+    {ops_suite, 1, 0},     {sentinel_suite, 1, 0},   {cluster_suite, 0, 1},
 };
 
 static SRunner *runner(void)

@@ -55,5 +55,6 @@ Suite *boarddata_suite(void);
 Suite *acl_suite(void);
 Suite *ops_suite(void);
 Suite *cluster_suite(void);
+Suite *sentinel_suite(void);
 
 #endif

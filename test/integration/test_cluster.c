@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "crc16.h"
+#include "load.h"
 #include "records.h"
 #include "suites.h"
 
@@ -267,179 +268,11 @@ END_TEST
 
 /* ---------------------------------------------------------------- a reader and a writer */
 
-#define RETRY_MS_DEFAULT                                                                           \
-    2000 /* how long one request is retried (5 ms apart): far more than a                          \
-          * slot move takes */
-#define WRITES_MAX 100000
-
-struct load {
-    int port;
-    const char *board;
-    int retry_ms; /* how long one request is retried (0: RETRY_MS_DEFAULT) */
-    atomic_int stop;
-    /* writer */
-    int written;                  /* ids w0..w(written-1) acknowledged, score i, record {"n":i} */
-    int64_t acked_ms[WRITES_MAX]; /* when each was acknowledged (monotonic) */
-    _Atomic int64_t last_503_ms;  /* the latest 503, of a read or a write */
-    int write_503, write_other, write_gave_up;
-    long last_other;
-    char other_body[300];
-    /* reader */
-    int reads, read_503, read_other;
-    int max_tries; /* the most attempts any one request took */
-};
-
-static void note_tries(struct load *l, int tries)
-{
-    if (tries > l->max_tries)
-        l->max_tries = tries;
-}
-
-static void *writer_main(void *arg)
-{
-    struct load *l = arg;
-    char path[128];
-    snprintf(path, sizeof(path), "/boards/%s/scores", l->board);
-    for (int i = 0; !atomic_load(&l->stop) && i < WRITES_MAX; i++) {
-        char body[128];
-        snprintf(body, sizeof(body), "{\"id\":\"w%d\",\"score\":%d,\"record\":{\"n\":%d}}", i, i,
-                 i);
-        int tries = 0, ok = 0;
-        int64_t give_up = util_now_ms() + (l->retry_ms ? l->retry_ms : RETRY_MS_DEFAULT);
-        while (!ok && util_now_ms() < give_up) {
-            struct http_result r;
-            tries++;
-            if (http_req(l->port, "POST", path, body, strlen(body), NULL, TEST_TOKEN, &r) == 0) {
-                if (r.status == 200) {
-                    ok = 1;
-                } else if (r.status == 503) {
-                    l->write_503++;
-                    atomic_store(&l->last_503_ms, util_now_ms());
-                } else {
-                    l->write_other++;
-                    l->last_other = r.status;
-                    snprintf(l->other_body, sizeof(l->other_body), "%s", r.body);
-                }
-            }
-            http_result_free(&r);
-            if (!ok)
-                usleep(5000);
-        }
-        note_tries(l, tries);
-        if (!ok) {
-            l->write_gave_up++;
-            break;
-        }
-        l->acked_ms[i] = util_now_ms();
-        l->written = i + 1;
-    }
-    return NULL;
-}
-
-static void *reader_main(void *arg)
-{
-    struct load *l = arg;
-    char page[128], member[128];
-    snprintf(page, sizeof(page), "/boards/%s/rank?page=1&size=10", l->board);
-    snprintf(member, sizeof(member), "/boards/%s/members/base0", l->board);
-    while (!atomic_load(&l->stop)) {
-        const char *path = l->reads % 2 ? member : page;
-        int tries = 0, ok = 0;
-        int64_t give_up = util_now_ms() + (l->retry_ms ? l->retry_ms : RETRY_MS_DEFAULT);
-        while (!ok && util_now_ms() < give_up && !atomic_load(&l->stop)) {
-            struct http_result r;
-            tries++;
-            if (http_get(l->port, path, &r) == 0) {
-                if (r.status == 200)
-                    ok = 1;
-                else if (r.status == 503) {
-                    l->read_503++;
-                    atomic_store(&l->last_503_ms, util_now_ms());
-                } else
-                    l->read_other++;
-            }
-            http_result_free(&r);
-            if (!ok)
-                usleep(5000);
-        }
-        note_tries(l, tries);
-        l->reads++;
-    }
-    return NULL;
-}
-
-static void load_start(struct load *l, pthread_t th[2])
-{
-    ck_assert_int_eq(pthread_create(&th[0], NULL, writer_main, l), 0);
-    ck_assert_int_eq(pthread_create(&th[1], NULL, reader_main, l), 0);
-}
-
-static void load_stop(struct load *l, pthread_t th[2])
-{
-    atomic_store(&l->stop, 1);
-    pthread_join(th[0], NULL);
-    pthread_join(th[1], NULL);
-}
-
-/* Every acknowledged write is there, with its score and record, but those acknowledged in
- * [lossy_from, lossy_to) (monotonic ms; 0, 0: none), which may be missing (a failover loses what
- * the replica had not received: asynchronous replication) and are counted; no error but 503s. */
-static int load_check(const struct load *l, const char *what, int64_t lossy_from, int64_t lossy_to)
-{
-    int lost = 0;
-    fprintf(stderr,
-            "cluster: %s: %d writes acknowledged (%d 503s on the way), %d reads (%d 503s), the "
-            "longest request took %d attempts\n",
-            what, l->written, l->write_503, l->reads, l->read_503, l->max_tries);
-    ck_assert_msg(l->write_other == 0, "%s: %d write errors that are no 503, the last %ld %s", what,
-                  l->write_other, l->last_other, l->other_body);
-    ck_assert_msg(l->read_other == 0, "%s: %d read errors that are no 503", what, l->read_other);
-    ck_assert_msg(l->write_gave_up == 0, "%s: a write failed for %d ms", what,
-                  l->retry_ms ? l->retry_ms : RETRY_MS_DEFAULT);
-    ck_assert_msg(l->written > 0 && l->reads > 0, "%s: nothing ran", what);
-    for (int i = 0; i < l->written; i++) {
-        char id[16], key[64];
-        snprintf(id, sizeof(id), "w%d", i);
-        redisReply *r = redis_admin_cmd(g_admin, "ZSCORE rankd:{%s}:z %s", l->board, id);
-        int lossy = l->acked_ms[i] >= lossy_from && l->acked_ms[i] < lossy_to;
-        if (r->type != REDIS_REPLY_STRING && lossy) {
-            lost++;
-            freeReplyObject(r);
-            continue;
-        }
-        ck_assert_msg(r->type == REDIS_REPLY_STRING, "%s: write %s acknowledged, not there", what,
-                      id);
-        freeReplyObject(r);
-        records_key("rankd", 1, id, strlen(id), key, sizeof(key));
-        r = redis_admin_cmd(g_admin, "HGET %s %s", key, id);
-        char want[32];
-        snprintf(want, sizeof(want), "{\"n\":%d}", i);
-        ck_assert_msg(r->type == REDIS_REPLY_STRING && strcmp(r->str, want) == 0,
-                      "%s: record of %s: %s", what, id,
-                      r->type == REDIS_REPLY_STRING ? r->str : "-");
-        freeReplyObject(r);
-    }
-    return lost;
-}
-
-/* Board `board` with members base0..base49. */
-static void busy_board_named(const char *board)
-{
-    char body[4096] = "{\"entries\":[";
-    for (int i = 0; i < 50; i++) {
-        size_t l = strlen(body);
-        snprintf(body + l, sizeof(body) - l, "%s{\"id\":\"base%d\",\"score\":%d}", i ? "," : "", i,
-                 1000 + i);
-    }
-    strcat(body, "]}");
-    it_post_score(board, body);
-}
-
 /* A board with members base0..base49, on `slot`: its name into board[0..len). */
 static void busy_board(int slot, char *board, size_t len)
 {
     board_on_slot(slot, board, len);
-    busy_board_named(board);
+    load_board(g_port, board);
 }
 
 /* redis-cli --cluster reshard moves a busy board's slot to another master while a reader and a
@@ -473,7 +306,7 @@ START_TEST(test_reshard_busy_board)
     usleep(700000); /* the load goes on against the slot's new master */
     load_stop(&l, th);
     ck_assert_int_eq(master_of(slot_of_board(board)).port, to.port);
-    load_check(&l, "reshard", 0, 0);
+    load_check(&l, "reshard", g_admin, 1, 0, 0);
     double moved = metric("rankd_redis_cluster_redirects_total{kind=\"moved\"}") - moved0;
     fprintf(stderr, "cluster: reshard of slot %d (%s, board %s) %d -> %d: %.0f MOVED followed\n",
             slot_of_board(board), from.id, board, from.port, to.port, moved);
@@ -488,7 +321,7 @@ END_TEST
 START_TEST(test_ask_during_migration)
 {
     const char *board = "askb";
-    busy_board_named(board);
+    load_board(g_port, board);
     int slot = slot_of_board(board);
     struct node_info a = master_of(slot), b = other_master(a.port);
     it_post_score(board, "{\"id\":\"rec\",\"score\":5,\"record\":{\"k\":\"v\"}}");
@@ -560,7 +393,7 @@ END_TEST
 START_TEST(test_master_killed_replica_promoted)
 {
     const char *board = "fo";
-    busy_board_named(board);
+    load_board(g_port, board);
     struct node_info m = master_of(slot_of_board(board));
     pid_t pid = 0;
     for (int i = 0; i < CLUSTER_PROC_NODES; i++)
@@ -601,7 +434,7 @@ START_TEST(test_master_killed_replica_promoted)
     ck_assert_msg(l.written >= w + 20, "rankd did not recover: %d writes after the promotion",
                   l.written - w);
     /* writes acknowledged in the last second before the kill may not have reached the replica */
-    int lost = load_check(&l, "failover", t0 - 1000, t0 + 1);
+    int lost = load_check(&l, "failover", g_admin, 1, t0 - 1000, t0 + 1);
     int64_t last_503 = atomic_load(&l.last_503_ms);
     fprintf(stderr, "cluster: failover: last 503 %.1f s after the kill, %d write(s) lost\n",
             (double)(last_503 - t0) / 1000, lost);

@@ -158,6 +158,33 @@ START_TEST(test_redis_url_cluster)
 }
 END_TEST
 
+START_TEST(test_redis_url_sentinel)
+{
+    struct redis_url u = url_ok("redis-sentinel://127.0.0.1:26380,s2/mymaster");
+    ck_assert_int_eq(u.mode, REDIS_URL_SENTINEL);
+    ck_assert_int_eq(u.nseeds, 2);
+    ck_assert_int_eq(u.seeds[0].port, 26380);
+    ck_assert_str_eq(u.seeds[1].host, "s2");
+    ck_assert_int_eq(u.seeds[1].port, 26379); /* the sentinels' default */
+    ck_assert_str_eq(u.master, "mymaster");
+    ck_assert_int_eq(u.db, 0);
+    u = url_ok("redis-sentinel://:pw@[::1]/app.main-1/3");
+    ck_assert_str_eq(u.password, "pw");
+    ck_assert_str_eq(u.seeds[0].host, "::1");
+    ck_assert_str_eq(u.master, "app.main-1");
+    ck_assert_int_eq(u.db, 3);
+    static const char *const bad[] = {
+        "redis-sentinel://h",       "redis-sentinel://h/",     "redis-sentinel://h/a b",
+        "redis-sentinel://h/m/x",   "redis-sentinel:///m",     "redis-sentinel://h:0/m",
+        "redis-sentinel://h,,h2/m", "redis-sentinel://h/m{x}",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct redis_url b;
+        ck_assert_msg(config_parse_redis_url(bad[i], &b) == -EINVAL, "\"%s\" accepted", bad[i]);
+    }
+}
+END_TEST
+
 START_TEST(test_redis_url_cluster_bad)
 {
     static const char *const bad[] = {
@@ -629,6 +656,7 @@ Suite *config_suite(void)
     tcase_add_test(tc, test_redis_url_bad_escape_strict);
     tcase_add_test(tc, test_redis_url_cluster);
     tcase_add_test(tc, test_redis_url_cluster_bad);
+    tcase_add_test(tc, test_redis_url_sentinel);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("listen");

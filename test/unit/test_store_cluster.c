@@ -1,11 +1,12 @@
-/* test_store_cluster.c -- the slot map from CLUSTER SLOTS and the redirect errors
- * (store_cluster.h). Replies are RESP bytes as redis-server 7.0.15 sent them, parsed by hiredis'
- * own reader. */
+/* test_store_cluster.c -- the slot map from CLUSTER SLOTS and the redirect errors, and Sentinel's
+ * replies (store_cluster.h). Replies are RESP bytes as redis-server 7.0.15 sent them, parsed by
+ * hiredis' own reader. */
 #include <errno.h>
 #include <string.h>
 
 #include "store_cluster.h"
 #include "store_internal.h"
+#include "store_sentinel.h"
 #include "suites.h"
 
 /* A reply from RESP bytes; the test fails when they are not one whole reply. */
@@ -181,6 +182,56 @@ START_TEST(test_redirects_malformed)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- Sentinel */
+
+START_TEST(test_sentinel_addr)
+{
+    char host[STORE_SENTINEL_HOST_MAX];
+    int port = 0;
+    struct store_reply *r = resp("*2\r\n$9\r\n127.0.0.1\r\n$5\r\n26380\r\n");
+    ck_assert_int_eq(store_sentinel_parse_addr(r, host, sizeof(host), &port), 0);
+    ck_assert_str_eq(host, "127.0.0.1");
+    ck_assert_int_eq(port, 26380);
+    store_reply_free(r);
+    r = resp("*-1\r\n"); /* a name the sentinel does not monitor */
+    ck_assert_int_eq(store_sentinel_parse_addr(r, host, sizeof(host), &port), -ENOENT);
+    store_reply_free(r);
+    static const char *const bad[] = {
+        "-ERR unknown command\r\n",         "*1\r\n$1\r\na\r\n",
+        "*2\r\n$1\r\na\r\n$1\r\nx\r\n",     "*2\r\n$1\r\na\r\n$1\r\n0\r\n",
+        "*2\r\n$1\r\na\r\n$5\r\n65536\r\n", "*2\r\n$0\r\n\r\n$1\r\n1\r\n",
+        "*2\r\n$1\r\na\r\n:1\r\n",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        r = resp(bad[i]);
+        ck_assert_msg(store_sentinel_parse_addr(r, host, sizeof(host), &port) == -EPROTO,
+                      "reply %zu accepted", i);
+        store_reply_free(r);
+    }
+}
+END_TEST
+
+START_TEST(test_sentinel_switch_message)
+{
+    char host[STORE_SENTINEL_HOST_MAX];
+    int port = 0;
+    const char *m = "mymaster 127.0.0.1 6379 127.0.0.1 6380";
+    ck_assert_int_eq(
+        store_sentinel_parse_switch(m, strlen(m), "mymaster", host, sizeof(host), &port), 1);
+    ck_assert_str_eq(host, "127.0.0.1");
+    ck_assert_int_eq(port, 6380);
+    ck_assert_int_eq(store_sentinel_parse_switch(m, strlen(m), "other", host, sizeof(host), &port),
+                     0);
+    static const char *const bad[] = {"mymaster 127.0.0.1 6379 127.0.0.1",
+                                      "mymaster 127.0.0.1 6379 127.0.0.1 0",
+                                      "mymaster 127.0.0.1 6379 127.0.0.1 6380 extra", ""};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+        ck_assert_msg(store_sentinel_parse_switch(bad[i], strlen(bad[i]), "mymaster", host,
+                                                  sizeof(host), &port) == -EPROTO,
+                      "\"%s\" accepted", bad[i]);
+}
+END_TEST
+
 Suite *store_cluster_suite(void)
 {
     Suite *s = suite_create("store_cluster");
@@ -192,6 +243,10 @@ Suite *store_cluster_suite(void)
     tc = tcase_create("redirects");
     tcase_add_test(tc, test_redirects);
     tcase_add_test(tc, test_redirects_malformed);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("sentinel");
+    tcase_add_test(tc, test_sentinel_addr);
+    tcase_add_test(tc, test_sentinel_switch_message);
     suite_add_tcase(s, tc);
     return s;
 }
