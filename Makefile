@@ -77,13 +77,15 @@ all: $(BUILD)/rankd
 # "(const char[]){0x23,...,0}": unlike a string literal, no length limit (C compilers need only
 # support 4095 bytes in a literal, and -Wpedantic holds us to it). Comment lines and indentation
 # are dropped (they stay in the .lua file; EVAL of the body sends fewer bytes). A line
-# "--@prelude" becomes service/lua/prelude_read.lua (the read scripts' shared opening).
-$(BUILD)/gen/lua/%.lua.h: service/lua/%.lua service/lua/prelude_read.lua
+# "--@prelude NAME" becomes service/lua/prelude_NAME.lua, and "--@prelude" alone
+# prelude_read.lua, the read scripts' shared opening (scripts/lua-prelude.awk).
+LUA_PRELUDES := $(wildcard service/lua/prelude_*.lua)
+$(BUILD)/gen/lua/%.lua.h: service/lua/%.lua $(LUA_PRELUDES) scripts/lua-prelude.awk
 	@mkdir -p $(dir $@)
+	$(Q)awk -f scripts/lua-prelude.awk $< > $@.lua
 	$(Q){ echo '(const char[]){'; \
-	awk '/^--@prelude$$/ { while ((getline l < "service/lua/prelude_read.lua") > 0) print l; next } { print }' $< | \
-	sed -e '/^[[:space:]]*--/d' -e 's/^[[:space:]]*//' | od -An -v -tx1 | \
-	sed -e 's/ \([0-9a-f][0-9a-f]\)/0x\1,/g'; echo '0}'; } > $@
+	sed -e '/^[[:space:]]*--/d' -e 's/^[[:space:]]*//' $@.lua | od -An -v -tx1 | \
+	sed -e 's/ \([0-9a-f][0-9a-f]\)/0x\1,/g'; echo '0}'; } > $@ && rm -f $@.lua
 
 # version.h is rewritten only when VERSION or REVISION changed (the objects that include it are
 # rebuilt then, through their -MMD dependencies).

@@ -177,6 +177,8 @@ void board_settings_default(struct board_settings *s)
     s->page_size = BOARD_PAGE_SIZE_DEFAULT;
     s->page_ttl_ms = BOARD_PAGE_TTL_MS_DEFAULT;
     s->gen = 0;
+    s->max_members = 0;
+    s->version = 0;
 }
 
 int board_name_valid(const char *name, size_t len)
@@ -224,6 +226,10 @@ static void settings_from_reply(const struct store_reply *r, struct board_settin
             s->retain = (int)n;
         else if (strcmp(f, "gen") == 0)
             s->gen = strtoll(v, NULL, 10);
+        else if (strcmp(f, "max_members") == 0 && n >= 0 && n <= BOARD_MAX_MEMBERS_MAX)
+            s->max_members = n;
+        else if (strcmp(f, "version") == 0)
+            s->version = strtoll(v, NULL, 10);
     }
 }
 
@@ -584,129 +590,267 @@ static double decode_stored(const struct score_layout *l, const char *s)
     return score;
 }
 
-/* The argv of one write.lua call: 5 keys, 17 header values, 4 values per entry. */
+/* The argv of one write.lua call (its header says the layout): per target 4 keys and 13 header
+ * values, then the records hash and the registry; 9 values before the targets' headers; per
+ * entry 3 values and 3 per target. */
+#define WRITE_TARGET_KEYS 4
+#define WRITE_TARGET_HDR 13
+#define WRITE_GLOBAL_ARGS 9
+#define IDEM_KEY_MAX (KEY_MAX + BOARD_IDEM_KEY_MAX + 8)
+
+struct write_target_args {
+    char meta[KEY_MAX], index[KEY_MAX], idem[IDEM_KEY_MAX];
+    char hdr[WRITE_TARGET_HDR][32];
+};
+
 struct write_args {
     const char **argv;
     size_t *len;
-    char (*num)[32];  /* each entry's key, formatted */
-    char hdr[10][32]; /* formatted header numbers */
-    char prev[4];     /* "1" for a periodic board */
+    char (*num)[24]; /* per entry and target: key, lo, hi */
+    struct write_target_args *t;
+    char items[KEY_MAX], registry[KEY_MAX];
+    char glob[WRITE_GLOBAL_ARGS][32];
+    int nkeys, nargs;
 };
-
-#define WRITE_KEYS 5
-#define WRITE_FIXED 22
-
-static int write_args_build(struct write_args *w, const struct board_keys *k,
-                            const struct board_where *where, struct board_model *m,
-                            const char *board, const struct board_settings *s,
-                            const struct board_entry *e, size_t n, int flags)
-{
-    static const char *const ops[] = {"set", "best", "incr"};
-    size_t total = WRITE_FIXED + 4 * n;
-    w->argv = calloc(total, sizeof(*w->argv));
-    w->len = calloc(total, sizeof(*w->len));
-    w->num = calloc(n ? n : 1, sizeof(*w->num));
-    if (!w->argv || !w->len || !w->num)
-        return -ENOMEM;
-    const struct score_layout *l = &s->layout;
-    snprintf(w->hdr[0], 32, "%" PRId64, INT64_C(1) << score_codec_tie_bits(l));
-    snprintf(w->hdr[1], 32, "%" PRId64, atomic_load(&tie_cap));
-    snprintf(w->hdr[2], 32, "%" PRId64, score_codec_scaled_max(l));
-    snprintf(w->hdr[3], 32, "%d", l->decimals);
-    snprintf(w->hdr[4], 32, "%d", s->page_size);
-    snprintf(w->hdr[5], 32, "%d", s->page_ttl_ms);
-    snprintf(w->hdr[6], 32, "%zu", n);
-    new_generation(w->hdr[7]);
-    snprintf(w->hdr[8], 32, "%d", s->tz_min);
-    w->prev[0] = s->period != PERIOD_NONE ? '1' : '\0';
-    w->prev[1] = '\0';
-    w->hdr[9][0] = '0';
-    w->hdr[9][1] = '\0';
-    if (s->period != PERIOD_NONE) /* the current period's start: its score in the index */
-        snprintf(w->hdr[9], 32, "%" PRId64, period_start(s->period, s->tz_min, now_ms(m), 0));
-    const char *fixed[WRITE_FIXED] = {
-        where->z, k->meta, k->script_items, k->script_registry,
-        /* on a cluster, a key that does not exist makes a
-         * migrating slot refuse the whole call (ASK, then
-         * TRYAGAIN): the index only when it is used */
-        clustered(m) && s->period == PERIOD_NONE ? k->meta : k->index, w->hdr[0],
-        score_tiebreak_name(l->tiebreak), w->hdr[1], w->hdr[2], score_order_name(l->order),
-        w->hdr[3], w->hdr[4], w->hdr[5], board, (flags & BOARD_WRITE_RANKS) ? "1" : "0", w->hdr[6],
-        (flags & BOARD_WRITE_ATOMIC) ? "1" : "0", w->hdr[7], period_kind_name(s->period), w->hdr[8],
-        w->prev, w->hdr[9]};
-    for (size_t i = 0; i < WRITE_FIXED; i++) {
-        w->argv[i] = fixed[i];
-        w->len[i] = strlen(fixed[i]);
-    }
-    for (size_t i = 0; i < n; i++) {
-        size_t a = WRITE_FIXED + 4 * i;
-        snprintf(w->num[i], 32, "%" PRId64, e[i].key);
-        w->argv[a] = e[i].id;
-        w->len[a] = e[i].id_len;
-        w->argv[a + 1] = ops[e[i].op];
-        w->len[a + 1] = strlen(ops[e[i].op]);
-        w->argv[a + 2] = w->num[i];
-        w->len[a + 2] = strlen(w->num[i]);
-        w->argv[a + 3] = e[i].record ? e[i].record : "";
-        w->len[a + 3] = e[i].record ? e[i].record_len : 0;
-    }
-    return 0;
-}
 
 static void write_args_free(struct write_args *w)
 {
     free(w->argv);
     free(w->len);
     free(w->num);
+    free(w->t);
 }
 
-/* What one write.lua reply says for e[0..n) (r is freed): *done entries handled. When entry
- * *done met a full tie group, *full is set and full_key holds the group's key. *listed is set
- * (never cleared) when the call listed a new period set in the index: a period began, the sets
- * of periods that stopped being readable may be swept; *created likewise when it created the
- * board. -ERANGE (all or nothing): entry *done
- * would leave the range and nothing was written; -EAGAIN: the settings differ; -EIO: an error
- * reply or an unexpected shape. */
-#define WRITE_REPLY_HEAD 4 /* status, done, listed, created */
-static int write_reply_take(struct store_reply *r, const struct board_settings *s, size_t n,
-                            struct board_outcome *out, size_t *done, int *full, char *full_key,
-                            size_t full_key_len, int *listed, int *created)
+static void args_put(struct write_args *w, size_t *at, const char *s, size_t len)
 {
-    if (r->type != STORE_REPLY_ARRAY || r->elements < WRITE_REPLY_HEAD ||
-        r->element[0]->type != STORE_REPLY_INTEGER || r->element[1]->type != STORE_REPLY_INTEGER ||
-        r->element[2]->type != STORE_REPLY_INTEGER || r->element[3]->type != STORE_REPLY_INTEGER) {
-        store_reply_free(r);
-        return -EIO;
+    w->argv[*at] = s;
+    w->len[*at] = len;
+    (*at)++;
+}
+
+static void args_str(struct write_args *w, size_t *at, const char *s)
+{
+    args_put(w, at, s, strlen(s));
+}
+
+/* The argv of write.lua for entries[at..at+n) of every target of j. */
+static int write_args_build(struct write_args *w, const struct board_write_job *j, size_t at,
+                            size_t n)
+{
+    static const char *const ops[] = {"set", "best", "incr"};
+    size_t nt = j->ntargets;
+    size_t total =
+        nt * (WRITE_TARGET_KEYS + WRITE_TARGET_HDR) + 2 + WRITE_GLOBAL_ARGS + n * (3 + 3 * nt);
+    w->argv = calloc(total, sizeof(*w->argv));
+    w->len = calloc(total, sizeof(*w->len));
+    w->num = calloc(n * nt * 3 + 1, sizeof(*w->num));
+    w->t = calloc(nt, sizeof(*w->t));
+    if (!w->argv || !w->len || !w->num || !w->t)
+        return -ENOMEM;
+    struct board_model *m = j->m;
+    size_t k = 0;
+    for (size_t b = 0; b < nt; b++) {
+        const struct board_write_target *t = &j->targets[b];
+        struct write_target_args *ta = &w->t[b];
+        struct board_keys keys;
+        make_keys(m, t->board, &keys);
+        util_copy(ta->meta, sizeof(ta->meta), keys.meta);
+        util_copy(ta->index, sizeof(ta->index), keys.index);
+        struct strb sb;
+        board_key_start(&sb, ta->idem, sizeof(ta->idem), m->prefix, t->board);
+        strb_str(&sb, ":idem:");
+        size_t idem_len = strlen(ta->idem);
+        if (j->idem_key && idem_len + j->idem_len < sizeof(ta->idem)) {
+            memcpy(ta->idem + idem_len, j->idem_key, j->idem_len);
+            idem_len += j->idem_len;
+        }
+        /* on a cluster a key that does not exist makes a migrating slot refuse the whole call
+         * (ASK, then TRYAGAIN): the period index and the idempotency record are named only when
+         * the call uses them, else the settings hash stands in (never touched then) */
+        int cl = clustered(m);
+        args_str(w, &k, t->where.z);
+        args_str(w, &k, ta->meta);
+        args_str(w, &k, cl && t->assumed.period == PERIOD_NONE ? ta->meta : ta->index);
+        if (cl && !(j->digest && j->idem_key))
+            args_str(w, &k, ta->meta);
+        else
+            args_put(w, &k, ta->idem, idem_len);
+        if (b == 0) { /* a cluster: records and registry are the caller's (records.h) */
+            util_copy(w->items, sizeof(w->items), keys.script_items);
+            util_copy(w->registry, sizeof(w->registry), keys.script_registry);
+        }
     }
+    args_str(w, &k, w->items);
+    args_str(w, &k, w->registry);
+    w->nkeys = (int)k;
+    snprintf(w->glob[0], 32, "%zu", n);
+    snprintf(w->glob[1], 32, "%zu", nt);
+    snprintf(w->glob[2], 32, "%" PRId64, BOARD_IDEM_TTL_MS);
+    snprintf(w->glob[3], 32, "%" PRId64, atomic_load(&tie_cap));
+    args_str(w, &k, w->glob[0]);
+    args_str(w, &k, w->glob[1]);
+    args_str(w, &k, (j->flags & BOARD_WRITE_RANKS) ? "1" : "0");
+    args_str(w, &k, (j->flags & BOARD_WRITE_ATOMIC) ? "1" : "0");
+    args_str(w, &k, (j->flags & BOARD_WRITE_CREATE) ? "1" : "0");
+    args_str(w, &k, (j->flags & BOARD_WRITE_PREV) ? "1" : "0");
+    args_str(w, &k, j->digest && j->idem_key ? j->digest : "");
+    args_str(w, &k, w->glob[2]);
+    args_str(w, &k, w->glob[3]);
+    for (size_t b = 0; b < nt; b++) {
+        const struct board_write_target *t = &j->targets[b];
+        const struct board_settings *s = &t->assumed;
+        const struct score_layout *l = &s->layout;
+        char(*h)[32] = w->t[b].hdr;
+        snprintf(h[0], 32, "%" PRId64, INT64_C(1) << score_codec_tie_bits(l));
+        util_copy(h[1], 32, score_tiebreak_name(l->tiebreak));
+        snprintf(h[2], 32, "%" PRId64, score_codec_scaled_max(l));
+        util_copy(h[3], 32, score_order_name(l->order));
+        snprintf(h[4], 32, "%d", l->decimals);
+        snprintf(h[5], 32, "%d", s->page_size);
+        snprintf(h[6], 32, "%d", s->page_ttl_ms);
+        new_generation(h[8]);
+        util_copy(h[9], 32, period_kind_name(s->period));
+        snprintf(h[10], 32, "%d", s->tz_min);
+        util_copy(h[11], 32, s->period != PERIOD_NONE ? "1" : "");
+        /* the current period's start: its score in the index */
+        snprintf(h[12], 32, "%" PRId64,
+                 s->period != PERIOD_NONE ? period_start(s->period, s->tz_min, now_ms(m), 0) : 0);
+        for (int v = 0; v < WRITE_TARGET_HDR; v++) {
+            if (v == 7)
+                args_str(w, &k, t->board);
+            else
+                args_str(w, &k, h[v]);
+        }
+    }
+    const struct board_entry *e0 = j->targets[0].entries + at;
+    for (size_t i = 0; i < n; i++) {
+        args_put(w, &k, e0[i].id, e0[i].id_len);
+        args_str(w, &k, ops[e0[i].op]);
+        args_put(w, &k, e0[i].record ? e0[i].record : "", e0[i].record ? e0[i].record_len : 0);
+        for (size_t b = 0; b < nt; b++) {
+            const struct board_entry *e = &j->targets[b].entries[at + i];
+            char(*num)[24] = w->num + (i * nt + b) * 3;
+            snprintf(num[0], 24, "%" PRId64, e->key);
+            num[1][0] = num[2][0] = '\0';
+            if (e->op == BOARD_OP_INCR && e->has_lo)
+                snprintf(num[1], 24, "%" PRId64, e->key_lo);
+            if (e->op == BOARD_OP_INCR && e->has_hi)
+                snprintf(num[2], 24, "%" PRId64, e->key_hi);
+            args_str(w, &k, num[0]);
+            args_str(w, &k, num[1]);
+            args_str(w, &k, num[2]);
+        }
+    }
+    w->nargs = (int)k - w->nkeys;
+    return 0;
+}
+
+/* The layout a section's scores were stored under: its 2^T (1: tiebreak id), order, decimals. */
+static void section_layout(const struct store_reply *const *x, struct score_layout *l)
+{
+    l->tiebreak = x[2]->integer == 1 ? SCORE_TIEBREAK_ID : SCORE_TIEBREAK_FIRST;
+    l->order = x[3]->str && strcmp(x[3]->str, "asc") == 0 ? SCORE_ORDER_ASC : SCORE_ORDER_DESC;
+    l->decimals = (int)x[4]->integer;
+}
+
+#define WRITE_REPLY_HEAD 5    /* status, done, info, target, replayed */
+#define WRITE_SECTION_HEAD 6  /* listed, version, 2^T, order, decimals, trimmed */
+#define WRITE_RESULT_VALUES 6 /* code, stored, rank0, updated, previous stored, previous rank0 */
+
+static int reply_int(const struct store_reply *r)
+{
+    return r->type == STORE_REPLY_INTEGER;
+}
+
+/* One target's section of a write.lua reply into t (outcomes[0..handled)); -EIO when its shape
+ * is not one. */
+static int section_take(const struct store_reply *x, struct board_write_target *t, size_t at,
+                        size_t handled, int *listed)
+{
+    if (x->type != STORE_REPLY_ARRAY ||
+        x->elements < WRITE_SECTION_HEAD + WRITE_RESULT_VALUES * handled)
+        return -EIO;
+    const struct store_reply *const *h = (const struct store_reply *const *)x->element;
+    for (int i = 0; i < WRITE_SECTION_HEAD; i++)
+        if (i != 3 && !reply_int(h[i]))
+            return -EIO;
+    struct score_layout l;
+    section_layout(h, &l);
+    if (h[0]->integer == 1)
+        *listed = 1;
+    t->version = h[1]->integer;
+    t->trimmed = h[5]->integer;
+    for (size_t i = 0; i < handled; i++) {
+        const struct store_reply *const *v = h + WRITE_SECTION_HEAD + WRITE_RESULT_VALUES * i;
+        if (!reply_int(v[0]) || !reply_int(v[2]) || !reply_int(v[3]) || !reply_int(v[5]))
+            return -EIO;
+        struct board_outcome *o = &t->outcomes[at + i];
+        o->rc = v[0]->integer == 0 ? 0 : -ERANGE;
+        o->score = decode_stored(&l, v[1]->str);
+        o->rank = v[2]->integer >= 0 ? v[2]->integer + 1 : 0;
+        o->updated = (int)v[3]->integer;
+        o->has_prev = v[4]->str && v[4]->str[0];
+        o->prev_score = o->has_prev ? decode_stored(&l, v[4]->str) : 0;
+        o->prev_rank = v[5]->integer >= 0 ? v[5]->integer + 1 : 0;
+    }
+    return 0;
+}
+
+/* Where a job's next call starts: with a digest always at the first entry (write.lua goes on
+ * after what the Idempotency-Key's record holds), else after the entries handled. */
+static size_t call_at(const struct board_write_job *j)
+{
+    return j->digest && j->idem_key ? 0 : j->at;
+}
+
+/* What one write.lua reply says for entries[at..at+n) (r is freed): *done entries handled. When
+ * a call met a full tie group, *full is set and j->full_key and j->full_target name it.
+ * j->listed[b] is set (never cleared) when the call listed a new period set in target b's index:
+ * a period began, the sets of periods that stopped being readable may be swept. -ERANGE (all or
+ * nothing): entry *done would leave the range and nothing was written; -EAGAIN: the settings
+ * differ; -ENOENT: a target does not exist; -EKEYREJECTED: the idempotency record holds another
+ * digest; -EIO: an error reply or an unexpected shape. */
+static int write_reply_take(struct store_reply *r, struct board_write_job *j, size_t n,
+                            size_t *done, int *full)
+{
+    int rc = -EIO;
+    if (r->type != STORE_REPLY_ARRAY || r->elements < WRITE_REPLY_HEAD ||
+        !reply_int(r->element[0]) || !reply_int(r->element[1]) || !reply_int(r->element[3]) ||
+        !reply_int(r->element[4]))
+        goto out;
     long long status = r->element[0]->integer;
     size_t handled = (size_t)r->element[1]->integer;
-    if (r->element[2]->integer == 1)
-        *listed = 1;
-    if (r->element[3]->integer == 1)
-        *created = 1;
-    size_t need = WRITE_REPLY_HEAD + 4 * handled + (status == 3);
-    if (status == 1 || handled > n || (status != 2 && r->elements < need)) {
-        store_reply_free(r);
-        return status == 1 ? -EAGAIN : -EIO;
+    size_t target = (size_t)r->element[3]->integer;
+    if (handled > n || target >= j->ntargets)
+        goto out;
+    j->target = target;
+    if (status == 1 || status == 4 || status == 5) {
+        rc = status == 1 ? -EAGAIN : status == 4 ? -ENOENT : -EKEYREJECTED;
+        goto out;
     }
-    *done = handled;
     if (status == 2) {
-        store_reply_free(r);
-        return -ERANGE;
-    }
-    for (size_t i = 0; i < handled; i++) {
-        struct store_reply **x = r->element + WRITE_REPLY_HEAD + 4 * i;
-        out[i].rc = x[0]->integer == 0 ? 0 : -ERANGE;
-        out[i].score = decode_stored(&s->layout, x[1]->str);
-        out[i].rank = x[2]->integer + 1;
-        out[i].updated = (int)x[3]->integer;
+        *done = handled;
+        rc = -ERANGE;
+        goto out;
     }
     *full = status == 3;
-    if (*full)
-        snprintf(full_key, full_key_len, "%s",
-                 r->element[r->elements - 1]->str ? r->element[r->elements - 1]->str : "0");
+    if (*full) {
+        j->full_target = target;
+        snprintf(j->full_key, sizeof(j->full_key), "%s",
+                 r->element[2]->str ? r->element[2]->str : "0");
+    }
+    if (r->elements != WRITE_REPLY_HEAD + j->ntargets)
+        goto out;
+    for (size_t b = 0; b < j->ntargets; b++)
+        if (section_take(r->element[WRITE_REPLY_HEAD + b], &j->targets[b], call_at(j), handled,
+                         &j->listed[b]))
+            goto out;
+    j->replayed = r->element[4]->integer == 1;
+    *done = handled;
+    rc = 0;
+out:
     store_reply_free(r);
-    return 0;
+    return rc;
 }
 
 /* ---------------------------------------------------------------- writes on an event loop */
@@ -728,8 +872,9 @@ static void write_job_finish(struct board_write_job *j, int rc)
 {
     free(j->recs);
     j->recs = NULL;
-    if (j->listed) /* a period began: sweep, behind this write's reply */
-        sweep_submit(j->m, j->conn, j->board, &j->assumed);
+    for (size_t b = 0; b < j->ntargets; b++)
+        if (j->listed[b]) /* a period began: sweep, behind this write's reply */
+            sweep_submit(j->m, j->conn, j->targets[b].board, &j->targets[b].assumed);
     j->handled = j->at;
     j->done(j, rc); /* may free j */
 }
@@ -762,19 +907,23 @@ static void compact_reply(void *arg, int rc, struct store_reply **replies)
         write_job_finish(j, write_job_errno(j, rc, 0));
 }
 
-/* One chunk of compact.lua for the full group j->full_key: renumbered in chunks, so no single
- * call grows with the group. */
+/* One chunk of compact.lua for the full group j->full_key of target j->full_target: renumbered
+ * in chunks, so no single call grows with the group. */
 static int write_job_compact(struct board_write_job *j)
 {
-    const struct score_layout *l = &j->assumed.layout;
+    const struct board_write_target *t = &j->targets[j->full_target];
+    const struct score_layout *l = &t->assumed.layout;
     int64_t key = strtoll(j->full_key, NULL, 10);
     char lo[32], caps[32], start[32], chunk[16];
     snprintf(lo, sizeof(lo), "%" PRId64, key * (INT64_C(1) << score_codec_tie_bits(l)));
     snprintf(caps, sizeof(caps), "%" PRId64, atomic_load(&tie_cap));
     snprintf(chunk, sizeof(chunk), "%d", COMPACT_CHUNK);
     snprintf(start, sizeof(start), "%" PRId64, j->compacted);
-    const char *argv[] = {j->where.z, lo, caps, score_tiebreak_name(l->tiebreak), start, chunk};
-    int rc = store_async_script(j->conn, script(SCRIPT_COMPACT), 1, 5, argv, NULL, j->deadline_ms,
+    struct board_keys k;
+    make_keys(j->m, t->board, &k);
+    const char *argv[] = {t->where.z, k.meta, lo, caps, score_tiebreak_name(l->tiebreak),
+                          start,      chunk};
+    int rc = store_async_script(j->conn, script(SCRIPT_COMPACT), 2, 5, argv, NULL, j->deadline_ms,
                                 compact_reply, j);
     return rc < 0 ? rc : 0;
 }
@@ -809,29 +958,30 @@ static void write_records_done(void *arg, int rc)
         write_after(j, j->then_rc, j->then_full, j->then_done);
 }
 
-/* A cluster: the records of entries[from, from + count) that were applied, and the registry
- * when this call created the board (records.h). 0 (write_records_done follows), 1 nothing to
- * write, or a negative errno (nothing sent). */
+/* A cluster (one target): the records of entries[from, from + count) that were applied, and
+ * the registry when this call may have created the board (records.h). 0 (write_records_done
+ * follows), 1 nothing to write, or a negative errno (nothing sent). */
 static int write_records(struct board_write_job *j, size_t from, size_t count, int created)
 {
+    const struct board_write_target *t = &j->targets[0];
     struct board_keys k;
-    make_keys(j->m, j->board, &k);
+    make_keys(j->m, t->board, &k);
     j->recs = calloc(count ? count : 1, sizeof(*j->recs));
     if (!j->recs)
         return -ENOMEM;
     size_t n = 0;
     for (size_t i = from; i < from + count; i++) {
-        const struct board_entry *e = &j->entries[i];
-        if (j->outcomes[i].rc == 0 && e->record)
+        const struct board_entry *e = &t->entries[i];
+        if (t->outcomes[i].rc == 0 && e->record)
             j->recs[n++] = (struct records_entry){e->id, e->id_len, e->record, e->record_len};
     }
     if (created) {
         j->registered = 1;
-        registered_memo(j->m, j->board, 1);
+        registered_memo(j->m, t->board, 1);
     }
     int rc =
         records_put(j->conn, writes_of(j->m), j->m->prefix, j->recs, n, created ? k.registry : NULL,
-                    j->board, j->deadline_ms, write_records_done, j);
+                    t->board, j->deadline_ms, write_records_done, j);
     if (rc) {
         free(j->recs);
         j->recs = NULL;
@@ -855,18 +1005,28 @@ static void write_reply(void *arg, int rc, struct store_reply **replies)
     }
     store_note_write(refused);
     size_t done = 0;
-    int full = 0, created = 0;
-    rc = write_reply_take(r, &j->assumed, j->n - j->at, j->outcomes + j->at, &done, &full,
-                          j->full_key, sizeof(j->full_key), &j->listed, &created);
-    j->at += done;
+    int full = 0;
+    size_t at = call_at(j), before = j->at;
+    rc = write_reply_take(r, j, j->n - at, &done, &full);
+    /* -ERANGE (all or nothing): handled names the entry refused, none written by this call; but
+     * refused after an earlier call applied a part (a writer in between), the outcome is mixed */
+    if (rc == -ERANGE && before > 0)
+        rc = -ETIME;
+    else if (rc == 0 || rc == -ERANGE)
+        j->at = at + done;
+    done = j->at > before ? j->at - before : 0; /* progress made by this call */
     if (rc == -EIO) /* an error reply: the script ran (and wrote nothing after the error) */
         rc = write_job_errno(j, refused ? refused : rc, 0);
-    created = created && !j->registered;
-    if (clustered(j->m) && ((rc == 0 && done) || created)) {
+    /* a cluster: the records of what this call applied (a replay's too: the first call's
+     * records step may have failed), and the registry after a board's first write (version 1:
+     * this call created it, or a PUT did, whose SADD came first: SADD again changes nothing) */
+    size_t from = at, upto = rc == 0 ? j->at : at;
+    int created = rc == 0 && !j->registered && j->targets[0].version == 1 && upto > from;
+    if (clustered(j->m) && (upto > from || created)) {
         j->then_rc = rc;
         j->then_full = full;
         j->then_done = done;
-        int wr = write_records(j, j->at - done, done, created);
+        int wr = write_records(j, from, upto - from, created);
         if (wr == 0)
             return; /* write_records_done goes on */
         if (wr < 0) {
@@ -880,15 +1040,10 @@ static void write_reply(void *arg, int rc, struct store_reply **replies)
 /* Send write.lua for entries[at..n); 0 or a negative errno (nothing sent). */
 static int write_job_send(struct board_write_job *j)
 {
-    struct board_keys k;
-    make_keys(j->m, j->board, &k);
     struct write_args w = {0};
-    size_t n = j->n - j->at;
-    int rc = write_args_build(&w, &k, &j->where, j->m, j->board, &j->assumed, j->entries + j->at, n,
-                              j->flags);
+    int rc = write_args_build(&w, j, call_at(j), j->n - call_at(j));
     if (!rc)
-        rc = store_async_script(j->conn, script(SCRIPT_WRITE), WRITE_KEYS,
-                                (int)(WRITE_FIXED - WRITE_KEYS + 4 * n), w.argv, w.len,
+        rc = store_async_script(j->conn, script(SCRIPT_WRITE), w.nkeys, w.nargs, w.argv, w.len,
                                 j->deadline_ms, write_reply, j);
     write_args_free(&w);
     return rc < 0 ? rc : 0;
@@ -934,7 +1089,7 @@ static void write_registered(void *arg, int rc, struct store_reply **replies)
         rc = store_reply_errno(replies[0]);
     }
     if (!rc) {
-        registered_memo(j->m, j->board, 1);
+        registered_memo(j->m, j->targets[0].board, 1);
         rc = write_job_send(j);
     }
     if (rc) /* nothing of the entries was written */
@@ -953,12 +1108,13 @@ static int write_register_first(struct board_write_job *j)
 {
     struct board_settings s;
     int exists = 0;
-    if ((board_settings_cached(j->m, j->board, &s, &exists) == 0 && exists) ||
-        registered_memo(j->m, j->board, -1))
+    const char *board = j->targets[0].board;
+    if ((board_settings_cached(j->m, board, &s, &exists) == 0 && exists) ||
+        registered_memo(j->m, board, -1))
         return 1;
     struct board_keys k;
-    make_keys(j->m, j->board, &k);
-    const char *argv[] = {"SADD", k.registry, j->board};
+    make_keys(j->m, board, &k);
+    const char *argv[] = {"SADD", k.registry, board};
     const char *const *av[] = {argv};
     const int argc[] = {3};
     j->registered = 1;
@@ -970,20 +1126,34 @@ int board_write_submit(struct board_model *m, struct store_async *conn, struct b
 {
     j->m = m;
     j->conn = conn;
-    j->at = j->handled = 0;
+    j->at = j->handled = j->target = 0;
     j->stalls = 0;
-    j->listed = 0;
-    j->registered = 0;
-    j->recs = NULL;
+    j->replayed = 0;
+    j->full_target = 0;
+    j->full_key[0] = '\0';
+    memset(j->listed, 0, sizeof(j->listed));
     if (!conn)
         return -ECONNREFUSED;
     if (j->n == 0)
         return -EAGAIN;
-    int rc = where_resolve(m, j->board, j->assumed.period, j->assumed.tz_min, j->assumed.retain,
-                           NULL, &j->where);
-    if (rc)
-        return rc;
-    if (clustered(m) && (rc = write_register_first(j)) <= 0)
+    if (j->ntargets == 0 || j->ntargets > BOARD_WRITE_BOARDS_MAX)
+        return -EINVAL;
+    j->registered = 0;
+    j->recs = NULL;
+    for (size_t b = 0; b < j->ntargets; b++) {
+        struct board_write_target *t = &j->targets[b];
+        t->version = t->trimmed = 0;
+        int rc = where_resolve(m, t->board, t->assumed.period, t->assumed.tz_min, t->assumed.retain,
+                               NULL, &t->where);
+        if (rc)
+            return rc;
+        /* a cluster runs a script on one slot, and each board is a slot of its own: a write
+         * to several boards at once (one all-or-nothing call on one Redis) is refused there */
+        if (clustered(m) && b > 0)
+            return -EXDEV;
+    }
+    int rc;
+    if (clustered(m) && j->ntargets == 1 && (rc = write_register_first(j)) <= 0)
         return rc;
     return write_job_send(j);
 }
@@ -1277,9 +1447,10 @@ static void info_take(const struct store_reply *r, const struct board_where *w,
     snprintf(out->period, sizeof(out->period), "%s", w->period);
 }
 
-/* Text of the eight settings put_board.lua takes, in its order (see the script). */
-static void settings_text(const struct board_settings *v, char out[8][24])
+/* Text of the nine settings put_board.lua takes, in its order (see the script). */
+static void settings_text(const struct board_settings *v, char out[9][24])
 {
+    snprintf(out[8], 24, "%" PRId64, v->max_members);
     snprintf(out[0], 24, "%s", score_order_name(v->layout.order));
     snprintf(out[1], 24, "%s", score_tiebreak_name(v->layout.tiebreak));
     snprintf(out[2], 24, "%d", v->layout.decimals);
@@ -1322,6 +1493,8 @@ static void patch_apply(const struct board_settings *base, const struct board_se
         out->page_ttl_ms = v->page_ttl_ms;
     if (p->has_retain)
         out->retain = v->retain;
+    if (p->has_max_members)
+        out->max_members = v->max_members;
 }
 
 /* What put_board.lua and create_board.lua answer on success: {code, settings, total}. */
@@ -1355,7 +1528,7 @@ struct put_call {
     const char **argv;
     int create;
     int nkeys, nargs;
-    char val[8][24], tz[16], retain[16], gen[32], nkeep[16], cut[32];
+    char val[9][24], tz[16], retain[16], gen[32], nkeep[16], cut[32];
 };
 
 static void put_call_free(struct put_call *c)
@@ -1370,8 +1543,9 @@ static void put_call_free(struct put_call *c)
 static int put_create_prepare(struct board_model *m, const char *board,
                               const struct board_settings_patch *patch, struct put_call *c)
 {
-    static const char *const names[] = {"order",    "tiebreak",  "score_decimals", "period",
-                                        "timezone", "page_size", "page_ttl_ms",    "retain"};
+    static const char *const names[] = {"order",       "tiebreak", "score_decimals",
+                                        "period",      "timezone", "page_size",
+                                        "page_ttl_ms", "retain",   "max_members"};
     make_keys(m, board, &c->k);
     struct board_settings d, v;
     board_settings_default(&d);
@@ -1381,22 +1555,22 @@ static int put_create_prepare(struct board_model *m, const char *board,
         return rc;
     settings_text(&v, c->val);
     new_generation(c->gen);
-    c->argv = calloc(4 + 16 + 2, sizeof(*c->argv));
+    c->argv = calloc(4 + 18 + 2, sizeof(*c->argv));
     if (!c->argv)
         return -ENOMEM;
     c->argv[0] = c->k.meta;
     c->argv[1] = c->k.script_registry;
     c->argv[2] = c->w.z;
     c->argv[3] = board;
-    for (int i = 0; i < 8; i++) {
+    for (int i = 0; i < 9; i++) {
         c->argv[4 + 2 * i] = names[i];
         c->argv[5 + 2 * i] = c->val[i];
     }
-    c->argv[20] = "gen";
-    c->argv[21] = c->gen;
+    c->argv[22] = "gen";
+    c->argv[23] = c->gen;
     c->create = 1;
     c->nkeys = 3;
-    c->nargs = 19;
+    c->nargs = 21;
     return 0;
 }
 
@@ -1412,7 +1586,7 @@ static int put_update_prepare(struct board_model *m, const char *board,
     int hi = periodic ? (next > cur->retain ? next : cur->retain) : 0;
     int64_t now = now_ms(m);
     c->zs = calloc((size_t)hi + 1, sizeof(*c->zs));
-    c->argv = calloc((size_t)hi + 3 + 14, sizeof(*c->argv));
+    c->argv = calloc((size_t)hi + 3 + 15, sizeof(*c->argv));
     if (!c->zs || !c->argv) {
         put_call_free(c);
         return -ENOMEM;
@@ -1448,6 +1622,7 @@ static int put_update_prepare(struct board_model *m, const char *board,
     c->argv[na++] = c->gen;
     c->argv[na++] = c->nkeep;
     c->argv[na++] = c->cut;
+    c->argv[na++] = patch->has_max_members ? c->val[8] : "";
     c->create = 0;
     c->nkeys = nk;
     c->nargs = na - nk;
@@ -1572,13 +1747,17 @@ static int one_or_enoent(const struct store_reply *r)
 
 /* trim.lua's call, repeated until a chunk removes fewer than TRIM_CHUNK. */
 struct trim_call {
-    char from[32], chunk[16];
-    const char *argv[4];
+    char from[32], chunk[16], meta[KEY_MAX];
+    const char *argv[5];
 };
 
-static void trim_prepare(const struct board_settings *set, const struct board_where *w,
+static void trim_prepare(const struct board_model *m, const char *board,
+                         const struct board_settings *set, const struct board_where *w,
                          int64_t keep, int64_t below_key, struct trim_call *c)
 {
+    struct board_keys k;
+    make_keys(m, board, &k);
+    util_copy(c->meta, sizeof(c->meta), k.meta);
     if (keep >= 0) {
         snprintf(c->from, sizeof(c->from), "%" PRId64, keep);
     } else {
@@ -1588,9 +1767,10 @@ static void trim_prepare(const struct board_settings *set, const struct board_wh
     }
     snprintf(c->chunk, sizeof(c->chunk), "%d", TRIM_CHUNK);
     c->argv[0] = w->z;
-    c->argv[1] = keep >= 0 ? "rank" : "score";
-    c->argv[2] = c->from;
-    c->argv[3] = c->chunk;
+    c->argv[1] = c->meta;
+    c->argv[2] = keep >= 0 ? "rank" : "score";
+    c->argv[3] = c->from;
+    c->argv[4] = c->chunk;
 }
 
 /* The members one trim.lua call removed. */
@@ -2177,12 +2357,13 @@ static int trim_send(struct board_ctl_job *j)
     /* each chunk has the request's time from its send: a trim's work grows with what it
      * removes, like an upload's (each chunk stays short in Redis) */
     int64_t deadline = j->chunk_timeout_ms ? util_now_ms() + j->chunk_timeout_ms : 0;
-    return ctl_script(j, script(SCRIPT_TRIM), 1, 3, c->argv, NULL, deadline, trim_reply);
+    return ctl_script(j, script(SCRIPT_TRIM), 2, 3, c->argv, NULL, deadline, trim_reply);
 }
 
 static void trim_then(struct board_ctl_job *j)
 {
-    trim_prepare(&j->cur, &j->w, j->keep, j->below_key, &((struct ctl_state *)j->state)->u.trim);
+    trim_prepare(j->m, j->board, &j->cur, &j->w, j->keep, j->below_key,
+                 &((struct ctl_state *)j->state)->u.trim);
     j->removed = 0;
     ctl_step(j, trim_send(j));
 }

@@ -43,9 +43,10 @@
 #define BOARD_PAGE_SIZE_MAX 100    /**< entries per page */
 #define BOARD_PAGE_SIZE_DEFAULT 20 /**< entries per page */
 #define BOARD_PAGE_TTL_MS_DEFAULT 1000
-#define BOARD_PAGE_TTL_MS_MAX 3600000 /**< one hour */
-#define BOARD_RECORD_BYTES_MAX 1024   /**< serialized record JSON */
-#define BOARD_BATCH_MAX 1000          /**< entries per write script call */
+#define BOARD_PAGE_TTL_MS_MAX 3600000   /**< one hour */
+#define BOARD_RECORD_BYTES_MAX 1024     /**< serialized record JSON */
+#define BOARD_BATCH_MAX 1000            /**< entries per write script call */
+#define BOARD_MAX_MEMBERS_MAX 100000000 /**< the largest max_members setting */
 
 /** Settings of one board (the meta hash). */
 struct board_settings {
@@ -57,13 +58,17 @@ struct board_settings {
     int page_ttl_ms;            /**< page cache soft TTL, 0 = no caching */
     int64_t gen;                /**< generation (new at create, reset, re-create): part of
                                  *   every page key and ETag; 0 when read from no hash */
+    int64_t max_members;        /**< keep the top this many: every write removes the worst
+                                 *   members past it (bounded per call); 0 = no limit */
+    int64_t version;            /**< the board's write counter (write.lua bumps it once per
+                                 *   call); read-only, 0 before the first write */
 };
 
 /** Partial settings from a PUT: a field is applied only when its has_ flag is set. */
 struct board_settings_patch {
     struct board_settings value;
     int has_order, has_tiebreak, has_decimals, has_page_size, has_page_ttl, has_period, has_tz,
-        has_retain;
+        has_retain, has_max_members;
 };
 
 /** Shared state of the model: the store and the key prefix (borrowed; outlive the model). */
@@ -91,16 +96,23 @@ struct board_entry {
     size_t id_len;
     enum board_op op;
     int64_t key;        /**< order key (or key delta for incr) from board_check_score */
+    int has_lo, has_hi; /**< incr only: the result is kept within [key_lo, key_hi] */
+    int64_t key_lo;     /**< the smallest key (the best score) the result may take */
+    int64_t key_hi;     /**< the largest key (the worst score) the result may take */
     const char *record; /**< record JSON, or NULL */
     size_t record_len;
 };
 
 /** What happened to one entry. */
 struct board_outcome {
-    int rc;       /**< 0 applied (or unchanged), -ERANGE: the result left the board's range */
-    double score; /**< the stored score after the write, board units (0 when none) */
-    int64_t rank; /**< 1-based rank after the write, when ranks were asked for */
-    int updated;  /**< 1 when the stored score changed */
+    int rc;            /**< 0 applied (or unchanged), -ERANGE: the result left the board's range */
+    double score;      /**< the stored score after the write, board units (0 when none) */
+    int64_t rank;      /**< 1-based rank after the write, when ranks were asked for; 0 when the
+                        *   member is not on the board after it (max_members removed it) */
+    int updated;       /**< 1 when the stored score changed */
+    int has_prev;      /**< BOARD_WRITE_PREV: 1 when the member was on the board before */
+    double prev_score; /**< its score before the write, board units */
+    int64_t prev_rank; /**< its 1-based rank before the write */
 };
 
 /** One ranked entry of a page; strings borrowed from the page. */
@@ -235,45 +247,82 @@ int board_member_take(struct board_model *m, const char *board, struct store_rep
 
 enum board_write_flags {
     BOARD_WRITE_RANKS = 1,  /**< fill outcomes[].rank */
-    BOARD_WRITE_ATOMIC = 2, /**< an entry whose result would leave the range refuses the call */
+    BOARD_WRITE_ATOMIC = 2, /**< all or nothing: an entry whose result would leave the range, or
+                             *   a full tie group, refuses the whole call (a group is compacted
+                             *   and the call sent again) */
+    BOARD_WRITE_PREV = 4,   /**< fill outcomes[].has_prev, prev_score, prev_rank */
+    BOARD_WRITE_CREATE = 8, /**< a board that does not exist is created with `assumed` (which
+                             *   must be the defaults); without it a missing board is -ENOENT */
+};
+
+#define BOARD_WRITE_BOARDS_MAX 20 /**< boards of one write (POST /scores) */
+#define BOARD_IDEM_KEY_MAX 128    /**< bytes of an Idempotency-Key */
+#define BOARD_IDEM_TTL_MS                                                                          \
+    INT64_C(86400000)       /**< how long a write's reply is kept for its replays                  \
+                             */
+#define BOARD_DIGEST_LEN 64 /**< hex characters of a request digest (SHA-256) */
+
+/** One board of a write: the same entries (ids, ops, records) with this board's keys. */
+struct board_write_target {
+    const char *board;                 /**< borrowed until done */
+    struct board_settings assumed;     /**< what the keys were made with */
+    const struct board_entry *entries; /**< n: the job's entries under this board's layout; ids,
+                                        *   ops and records are those of targets[0] */
+    struct board_outcome *outcomes;    /**< n, filled for entries[0..handled) */
+    int64_t version;                   /**< out: the board's write counter after the write */
+    int64_t trimmed;                   /**< out: members max_members removed */
+    /* private */
+    struct board_where where;
 };
 
 /**
- * A score write on an event loop: n (<= BOARD_BATCH_MAX) entries applied in order, one write.lua
- * call, and compact.lua chunks for a full tie group (then the write resumes), as a chain of
- * non-blocking script calls on `conn`. `assumed` are the settings the keys were made with; a
- * board that does not exist is created with them. The caller fills the first block (borrowed
- * until done) and calls board_write_submit; done(job, rc) is called once, later, on the loop's
- * thread. job->handled is always set: entries[0..handled) were applied (or, without
- * BOARD_WRITE_ATOMIC, refused alone for range) and their outcomes are filled; nothing after them
- * was written. rc 0 (then handled == n); -ERANGE with BOARD_WRITE_ATOMIC: entry `handled` would
- * leave the range, nothing was written by that call; -EAGAIN when the board's settings no longer
- * match `assumed` or the board was deleted (re-read, re-validate, resume at `handled`); -ENOSPC
- * when a group of equal scores is truly full; -ETIME when a step was written to Redis and not
- * answered (-ETIMEDOUT, -ECONNRESET), or any fault after entries were applied: the outcome is
- * unknown, never "not written"; else the store_async.h code of a step never written. A write
- * that began a period (write.lua listed its set in the period index) is followed by the sweep
- * of the periods no longer readable: sweep.lua chunks on `conn`, behind the reply, which
+ * A score write on an event loop: n (<= BOARD_BATCH_MAX) entries applied in order to each of
+ * ntargets (1..BOARD_WRITE_BOARDS_MAX) boards in one write.lua call, and compact.lua chunks for
+ * a full tie group (then the write is sent again or resumes), as a chain of non-blocking script
+ * calls on `conn`. The caller fills the first block (borrowed until done) and calls
+ * board_write_submit; done(job, rc) is called once, later, on the loop's thread. job->handled is
+ * always set: entries[0..handled) were applied (or, without BOARD_WRITE_ATOMIC, refused alone
+ * for range) on every target and their outcomes are filled; nothing after them was written.
+ * With BOARD_WRITE_ATOMIC, handled is 0 or n. rc 0 (then handled == n); -ERANGE with
+ * BOARD_WRITE_ATOMIC: entry `handled` would leave the range of target `target`, nothing written;
+ * -EAGAIN when target `target`'s settings no longer match `assumed` or it was deleted (re-read,
+ * re-validate, resume at `handled`); -ENOENT without BOARD_WRITE_CREATE: target `target` does
+ * not exist, nothing written; -EKEYREJECTED: with a digest, the Idempotency-Key's record holds
+ * another request, nothing written; -ENOSPC when a group of equal scores is truly full; -ETIME
+ * when a step was written to Redis and not answered (-ETIMEDOUT, -ECONNRESET), or any fault
+ * after entries were applied: the outcome is unknown, never "not written"; else the
+ * store_async.h code of a step never written.
+ *
+ * Idempotency (digest set, with BOARD_WRITE_ATOMIC): the call that applies the write stores its
+ * results in each target's record P:{board}:idem:<idem_key> with the digest, for
+ * BOARD_IDEM_TTL_MS, in the same script; a later call with the same key and digest writes
+ * nothing and gets those results back (replayed 1, outcomes and versions as the first time).
+ *
+ * A write that began a period (write.lua listed its set in the period index) is followed by the
+ * sweep of the periods no longer readable: sweep.lua chunks on `conn`, behind the reply, which
  * nothing waits for (board.c).
  */
 struct board_write_job {
-    const char *board;
-    struct board_settings assumed; /**< what the keys were made with */
-    const struct board_entry *entries;
+    struct board_write_target *targets; /**< ntargets, borrowed until done */
+    size_t ntargets;
     size_t n;
-    int flags;                      /**< enum board_write_flags */
-    struct board_outcome *outcomes; /**< n */
-    int64_t deadline_ms;            /**< monotonic, for every call (0: the store's timeout) */
+    int flags;            /**< enum board_write_flags */
+    const char *idem_key; /**< the Idempotency-Key (idem_len bytes), or NULL */
+    size_t idem_len;
+    const char *digest;  /**< BOARD_DIGEST_LEN hex characters with idem_key, else NULL */
+    int64_t deadline_ms; /**< monotonic, for every call (0: the store's timeout) */
     void (*done)(struct board_write_job *job, int rc);
     size_t handled;
+    size_t target; /**< out: the target an -ERANGE, -EAGAIN or -ENOENT is about */
+    int replayed;  /**< out: 1 when the results are a stored first write's */
     /* private */
     struct board_model *m;
     struct store_async *conn;
-    struct board_where where;
     size_t at;
     int stalls;
-    int listed; /* a call listed a new period set: sweep when done */
+    int listed[BOARD_WRITE_BOARDS_MAX]; /* a call listed a new period set: sweep when done */
     int64_t compacted;
+    size_t full_target;
     char full_key[32];
     /* a cluster: the registry has the board (this job added it), and what a write.lua reply
      * said while its records are written (records.h) */
@@ -285,7 +334,10 @@ struct board_write_job {
 
 /** Returns 0 (done will be called), or a negative errno with nothing sent and done not called:
  *  -ECONNREFUSED no connection can be had now, -ETIMEDOUT Redis is not answering (503), -EAGAIN
- *  no entries, -ENOMEM. */
+ *  no entries, -EINVAL no target or too many, -EXDEV more than one target on a Redis Cluster
+ *  (its scripts run on one slot; each board is in a slot of its own), -ENOMEM. On a cluster the
+ *  records are written after write.lua, and a board the process believes new is added to the
+ *  registry first (records.h, schema/redis-keys.md). */
 int board_write_submit(struct board_model *m, struct store_async *conn,
                        struct board_write_job *job);
 

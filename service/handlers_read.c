@@ -42,8 +42,9 @@ static void page_headers(struct http_reply *rp, const struct page_reply *pr)
 /* The canonical page request of GET /rank and GET /boards/{board}/rank. */
 struct rank_args {
     const char *board;
-    const char *period; /* NULL: the current one */
-    int64_t page, size; /* size 0: the board's page size */
+    const char *period;  /* NULL: the current one */
+    int64_t page, size;  /* size 0: the board's page size */
+    int64_t min_version; /* 0: any page; else never one computed before this write counter */
 };
 
 /* 0, or -1 with rp filled (400): every argument is checked before any Redis call. */
@@ -51,6 +52,7 @@ static int rank_parse(struct http_request *rq, struct http_reply *rp, struct ran
 {
     a->page = 1;
     a->size = 0;
+    a->min_version = 0;
     a->period = NULL;
     if (rq->nparams == 0) { /* GET /rank: the board is an argument */
         a->board = rq->app->cfg.default_board;
@@ -67,6 +69,7 @@ static int rank_parse(struct http_request *rq, struct http_reply *rp, struct ran
     }
     if (handlers_count_arg(rq, rp, "page", REQUEST_PAGE_MAX, &a->page) ||
         handlers_count_arg(rq, rp, "size", BOARD_PAGE_SIZE_MAX, &a->size) ||
+        handlers_count_arg(rq, rp, "min_version", REQUEST_VERSION_MAX, &a->min_version) ||
         handlers_period_arg(rq, rp, &a->period))
         return -1;
     return 0;
@@ -91,8 +94,8 @@ int handle_rank_quick(struct http_request *rq, struct http_reply *rp)
     if (rank_parse(rq, rp, &a))
         return 1;
     struct page_reply pr;
-    if (pages_get_l1(rq->app->pages, a.board, a.period, a.page, (int)a.size, rq->if_none_match,
-                     &pr))
+    if (pages_get_l1(rq->app->pages, a.board, a.period, a.page, (int)a.size, a.min_version,
+                     rq->if_none_match, &pr))
         return 0;
     reply_page(rp, &pr);
     return 1;
@@ -138,6 +141,7 @@ void handle_rank_async(struct http_request *rq, struct http_reply *rp, struct ht
                                  .period = a.period,
                                  .page = a.page,
                                  .size = (int)a.size,
+                                 .min_version = a.min_version,
                                  .if_none_match = rq->if_none_match,
                                  .deadline_ms = rq->deadline_ms,
                                  .writes = http_async_store_writes(async),

@@ -13,6 +13,21 @@
 #include "util.h"
 #include "validate.h"
 
+/* An upload spans many write.lua calls, so it cannot be applied once as a whole: an
+ * Idempotency-Key on it is refused (a client must not believe a retry is safe). 0, or -1 with
+ * the 400 in rp. */
+static int no_idempotency_key(const struct http_request *rq, struct http_reply *rp)
+{
+    if (!rq->idempotency_key)
+        return 0;
+    http_reply_error(rp, 400, "idempotency_not_supported",
+                     "An NDJSON upload cannot carry an Idempotency-Key: it is written in many "
+                     "calls, so a retry cannot be applied once as a whole. Send batches of at "
+                     "most %d entries as JSON ({\"entries\":[...]}), each with a key of its own.",
+                     BOARD_BATCH_MAX);
+    return -1;
+}
+
 /* The upload of a request, created on its first chunk; NULL after a 500 in rp. */
 static struct upload *stream_of(struct http_request *rq, struct http_reply *rp)
 {
@@ -62,6 +77,7 @@ void handle_scores_stream_stopped(struct http_request *rq, struct http_reply *rp
 /* The write of one chunk of an upload (handlers_stream.h). */
 struct stream_flush {
     struct board_write_job w; /* first: board.c hands it back */
+    struct board_write_target t;
     struct board_settings_job sj;
     struct http_request *rq;
     struct http_reply *rp;
@@ -103,13 +119,13 @@ static void flush_send(struct stream_flush *f, const struct board_settings *set)
         flush_end(f, 0);
         return;
     }
+    f->t = (struct board_write_target){
+        .board = f->board, .assumed = *set, .entries = f->b.be, .outcomes = f->b.out};
     f->w =
-        (struct board_write_job){.board = f->board,
-                                 .assumed = *set,
-                                 .entries = f->b.be,
+        (struct board_write_job){.targets = &f->t,
+                                 .ntargets = 1,
                                  .n = ok,
-                                 .flags = 0,
-                                 .outcomes = f->b.out,
+                                 .flags = BOARD_WRITE_CREATE,
                                  .deadline_ms = util_now_ms() + f->rq->app->cfg.request_timeout_ms,
                                  .done = flush_written_async};
     int rc = board_write_submit(&f->rq->app->model, http_async_store_writes(f->async), &f->w);
@@ -121,6 +137,8 @@ static void flush_written_async(struct board_write_job *w, int rc)
 {
     struct stream_flush *f = (struct stream_flush *)w;
     upload_chunk_written(&f->b, w->handled, rc);
+    if (w->handled > 0)
+        upload_note_version(f->s, f->t.version);
     if (rc == -EAGAIN && ++f->attempts < 3) {
         flush_read_settings(f);
         return;
@@ -180,7 +198,7 @@ int handle_scores_stream_async(struct http_request *rq, const char *data, size_t
 {
     const char *board;
     *used = 0;
-    if (handlers_board_param(rq, rp, &board))
+    if (handlers_board_param(rq, rp, &board) || no_idempotency_key(rq, rp))
         return -1;
     struct upload *s = stream_of(rq, rp);
     if (!s)
@@ -200,7 +218,7 @@ void handle_scores_stream_end(struct http_request *rq, struct http_reply *rp,
                               struct http_async *async)
 {
     const char *board;
-    if (handlers_board_param(rq, rp, &board)) {
+    if (handlers_board_param(rq, rp, &board) || no_idempotency_key(rq, rp)) {
         http_async_done(async);
         return;
     }

@@ -13,6 +13,7 @@
 #include "board.h"
 #include "handlers_common.h"
 #include "handlers_stream.h"
+#include "idem.h"
 #include "metrics.h"
 #include "render.h"
 #include "validate.h"
@@ -25,12 +26,14 @@ static void reply_entry_error(struct http_reply *rp, const struct entry_error *e
     http_reply_error(rp, err->status, err->code, "%s%s", where, err->msg);
 }
 
-/* The entries of a score write: one entry, or a batch {"entries":[...]}. */
+/* The entries of a score write: one entry, a batch {"entries":[...]}, or one entry for several
+ * boards (POST /scores: {"boards":[...], ...}). */
 struct scores_in {
     struct entry_in *in; /* n entries, owned */
-    struct board_outcome *out;
     size_t n;
-    int single;
+    enum idem_shape shape;
+    char *boards[BOARD_WRITE_BOARDS_MAX]; /* IDEM_BOARDS: nboards names, owned */
+    size_t nboards;
 };
 
 static void scores_in_free(struct scores_in *si)
@@ -38,39 +41,81 @@ static void scores_in_free(struct scores_in *si)
     for (size_t k = 0; si->in && k < si->n; k++)
         entry_free(&si->in[k]);
     free(si->in);
-    free(si->out);
     si->in = NULL;
-    si->out = NULL;
+    for (size_t b = 0; b < si->nboards; b++)
+        free(si->boards[b]);
+    si->nboards = 0;
 }
 
-/* Parse and validate a JSON score body (no Redis): 0, or -1 with rp filled (4xx/500). */
-static int scores_parse(struct http_request *rq, struct http_reply *rp, struct scores_in *si)
+/* The "boards" array of POST /scores, detached from doc, into si->boards: 0, or -1 with rp
+ * filled (a 400). */
+static int boards_parse(cJSON *doc, struct scores_in *si, struct http_reply *rp)
+{
+    cJSON *list = cJSON_DetachItemFromObjectCaseSensitive(doc, "boards");
+    int n = cJSON_IsArray(list) ? cJSON_GetArraySize(list) : -1;
+    int rc = n < 1 || n > BOARD_WRITE_BOARDS_MAX ? -1 : 0;
+    for (const cJSON *b = rc ? NULL : list->child; b && !rc; b = b->next) {
+        if (!cJSON_IsString(b) || !board_name_valid(b->valuestring, strlen(b->valuestring))) {
+            rc = -1;
+            break;
+        }
+        for (size_t k = 0; k < si->nboards && !rc; k++)
+            if (strcmp(si->boards[k], b->valuestring) == 0) {
+                http_reply_error(rp, 400, "invalid_boards", "boards names '%s' twice.",
+                                 b->valuestring);
+                rc = -2;
+            }
+        if (!rc && !(si->boards[si->nboards++] = strdup(b->valuestring)))
+            rc = -3;
+    }
+    cJSON_Delete(list);
+    if (rc == -1)
+        http_reply_error(rp, 400, "invalid_boards",
+                         "boards must be an array of 1 to %d board names ([A-Za-z0-9._-], 1 to "
+                         "%d bytes each).",
+                         BOARD_WRITE_BOARDS_MAX, BOARD_NAME_LEN_MAX);
+    else if (rc == -3)
+        http_reply_errno(rp, -ENOMEM);
+    return rc ? -1 : 0;
+}
+
+/* Parse and validate a JSON score body (no Redis): 0, or -1 with rp filled (4xx/500). With
+ * boards set (POST /scores) the body is one entry with "boards". */
+static int scores_parse(struct http_request *rq, struct http_reply *rp, int boards,
+                        struct scores_in *si)
 {
     memset(si, 0, sizeof(*si));
     cJSON *doc = handlers_parse_body(rq, rp);
     if (!doc)
         return -1;
-    const cJSON *entries = cJSON_GetObjectItemCaseSensitive(doc, "entries");
-    si->single = !(cJSON_IsObject(doc) && entries && cJSON_GetArraySize(doc) == 1);
-    int n = si->single ? 1 : cJSON_GetArraySize(entries);
-    if (!si->single && (!cJSON_IsArray(entries) || n > BOARD_BATCH_MAX)) {
+    if (boards && (!cJSON_IsObject(doc) || boards_parse(doc, si, rp))) {
+        if (!rp->status)
+            http_reply_error(rp, 400, "invalid_entry", "The body must be a JSON object.");
+        cJSON_Delete(doc);
+        scores_in_free(si);
+        return -1;
+    }
+    const cJSON *entries = boards ? NULL : cJSON_GetObjectItemCaseSensitive(doc, "entries");
+    int single = !(cJSON_IsObject(doc) && entries && cJSON_GetArraySize(doc) == 1);
+    si->shape = boards ? IDEM_BOARDS : single ? IDEM_ENTRY : IDEM_BATCH;
+    int n = single ? 1 : cJSON_GetArraySize(entries);
+    if (!single && (!cJSON_IsArray(entries) || n > BOARD_BATCH_MAX)) {
         http_reply_error(rp, cJSON_IsArray(entries) ? 413 : 400, "invalid_entries",
                          "entries must be an array of at most %d entries.", BOARD_BATCH_MAX);
         cJSON_Delete(doc);
         return -1;
     }
     si->in = calloc((size_t)n + 1, sizeof(*si->in));
-    si->out = calloc((size_t)n + 1, sizeof(*si->out));
-    int rc = (!si->in || !si->out) ? -1 : 0;
+    int rc = !si->in ? -1 : 0;
     if (rc)
         http_reply_errno(rp, -ENOMEM);
     struct entry_error err = {0};
-    const cJSON *e = si->single ? doc : entries->child;
+    const cJSON *e = single ? doc : entries->child;
     for (int i = 0; e && !rc && i < n; e = e->next, i++) {
         if (validate_entry(e, &si->in[i], &err)) {
             metrics_write(METRICS_OP_UNKNOWN, 0);
             char where[48] = "";
-            if (!si->single)
+            if (!single)
                 snprintf(where, sizeof(where), "entries[%d]: ", i);
             reply_entry_error(rp, &err, where);
             rc = -1;
@@ -84,107 +129,137 @@ static int scores_parse(struct http_request *rq, struct http_reply *rp, struct s
     return rc;
 }
 
-/* Count a JSON write's entries that ended (rc as scores_reply): applied, or rejected for what
- * they hold; a refused batch counts its refused entry; a fault counts nothing (unknown). */
-static void count_writes(const struct scores_in *si, int rc, size_t bad)
-{
-    if (rc == -1 && bad < si->n)
-        metrics_write((int)si->in[bad].op, 0);
-    for (size_t k = 0; rc == 0 && k < si->n; k++)
-        metrics_write((int)si->in[k].op, si->out[k].rc == 0);
-}
-
-/* The reply to a write that ended: rc 0, -1 with err and bad (an entry the board cannot hold),
- * or an errno. */
-static void scores_reply(struct http_reply *rp, const struct scores_in *si, int rc,
-                         const struct board_settings *used, size_t bad, struct entry_error *err)
-{
-    count_writes(si, rc, bad);
-    if (rc == -1) {
-        char where[48] = "";
-        if (!si->single)
-            snprintf(where, sizeof(where), "entries[%zu]: ", bad);
-        reply_entry_error(rp, err, where);
-    } else if (rc) {
-        http_reply_write_errno(rp, rc);
-    } else if (si->single && si->out[0].rc) {
-        validate_range_error(used, err);
-        reply_entry_error(rp, err, "");
-    } else if (si->single) {
-        http_reply_json(rp, 200, render_write(si->in[0].id, &si->out[0]));
-    } else {
-        cJSON *doc = cJSON_CreateObject(), *rej = cJSON_CreateArray();
-        int applied = 0;
-        for (size_t k = 0; k < si->n; k++) {
-            if (si->out[k].rc == 0) {
-                applied++;
-                continue;
-            }
-            validate_range_error(used, err);
-            cJSON_AddItemToArray(rej, validate_rejected("index", (long)k, err));
-        }
-        cJSON_AddNumberToObject(doc, "applied", applied);
-        cJSON_AddItemToObject(doc, "rejected", rej);
-        http_reply_json(rp, 200, cJSON_PrintUnformatted(doc));
-        cJSON_Delete(doc);
-    }
-}
-
 /*
  * A score write on the event thread's own write connection (http_async_store_writes): the
- * settings this process last saw (else one HGETALL), the scores validated against them, then
- * write.lua (and compact.lua for a full tie group: board_write_submit). Settings changed under
- * the write (the script refuses it): read them again, validate, resume after what was written,
- * at most three times.
+ * settings this process last saw of each board (else one HGETALL each, sent together), the
+ * scores validated against them, then one write.lua call for every board (and compact.lua for a
+ * full tie group: board_write_submit). Settings changed under the write (the script refuses it,
+ * writing nothing): read them again, validate, send again, at most three times.
  */
+struct scores_target {
+    struct board_settings_job sj;
+    struct board_entry *be;    /* the entries under this board's layout, owned */
+    struct board_outcome *out; /* owned */
+    struct scores_job *job;
+};
+
 struct scores_job {
     struct board_write_job w; /* first: board.c hands it back */
-    struct board_settings_job sj;
+    struct board_write_target targets[BOARD_WRITE_BOARDS_MAX];
+    struct scores_target t[BOARD_WRITE_BOARDS_MAX];
+    size_t nt;
     struct http_request *rq;
     struct http_reply *rp;
     struct http_async *async;
-    const char *board;
     struct scores_in si;
-    struct board_entry *be;
-    size_t from; /* entries before it are settled */
-    int attempts;
+    const char *idem_key; /* borrowed from the request, or NULL */
+    char digest[IDEM_DIGEST_HEX + 1];
+    int reading;  /* settings reads outstanding */
+    int read_rc;  /* the first of them that failed */
+    int attempts; /* sends after a settings change */
 };
+
+/* Count a write's entries that ended (rc as scores_reply): applied, or rejected for what they
+ * hold; a refused write counts its refused entry; a fault or a replay counts nothing. */
+static void count_writes(const struct scores_job *j, int rc, size_t bad)
+{
+    const struct scores_in *si = &j->si;
+    if (rc == -1 && bad < si->n)
+        metrics_write((int)si->in[bad].op, 0);
+    for (size_t k = 0; rc == 0 && !j->w.replayed && k < si->n; k++)
+        metrics_write((int)si->in[k].op, 1);
+}
+
+/* The body of a write that succeeded: one entry, a batch, or one entry on several boards. */
+static char *scores_body(const struct scores_job *j)
+{
+    const struct scores_in *si = &j->si;
+    if (si->shape == IDEM_ENTRY)
+        return render_write(si->in[0].id, &j->t[0].out[0], j->targets[0].version);
+    if (si->shape == IDEM_BATCH)
+        return render_batch(j->t[0].out, si->n, j->targets[0].version);
+    const struct board_outcome *o[BOARD_WRITE_BOARDS_MAX];
+    int64_t versions[BOARD_WRITE_BOARDS_MAX];
+    for (size_t b = 0; b < j->nt; b++) {
+        o[b] = &j->t[b].out[0];
+        versions[b] = j->targets[b].version;
+    }
+    return render_boards_write(si->in[0].id, (const char *const *)si->boards, o, versions, j->nt);
+}
+
+/* The reply to a write that ended: rc 0, -1 with err and bad (an entry a board cannot hold), or
+ * an errno about target j->w.target. */
+static void scores_reply(struct scores_job *j, int rc, size_t bad, struct entry_error *err)
+{
+    struct http_reply *rp = j->rp;
+    count_writes(j, rc, bad);
+    const char *board = j->targets[j->w.target < j->nt ? j->w.target : 0].board;
+    if (rc == -1) {
+        char where[160] = "";
+        if (j->si.shape == IDEM_BATCH)
+            snprintf(where, sizeof(where), "entries[%zu]: ", bad);
+        else if (j->si.shape == IDEM_BOARDS)
+            snprintf(where, sizeof(where), "board '%s': ", board);
+        reply_entry_error(rp, err, where);
+    } else if (rc) {
+        struct http_errno_args a = {.board = board};
+        unsigned scopes =
+            HTTP_ERRNO_WRITE | HTTP_ERRNO_BOARD | (j->idem_key ? HTTP_ERRNO_IDEMPOTENT : 0);
+        http_reply_errno_in(rp, scopes, rc, &a);
+    } else {
+        http_reply_json(rp, 200, scores_body(j));
+        if (j->w.replayed)
+            http_reply_header(rp, "Idempotent-Replayed", "true");
+    }
+}
 
 static void scores_job_end(struct scores_job *j, int rc, size_t bad, struct entry_error *err)
 {
     struct http_async *async = j->async;
-    if (rc && j->from > 0)
-        rc = -ETIME; /* part of it is applied (a 422 too): never "not written" */
-    scores_reply(j->rp, &j->si, rc, &j->w.assumed, bad, err);
+    if (rc && rc != -1 && j->w.handled > 0)
+        rc = -ETIME; /* part of it is applied: never "not written" */
+    scores_reply(j, rc, bad, err);
     scores_in_free(&j->si);
-    free(j->be);
+    for (size_t b = 0; b < j->nt; b++) {
+        free(j->t[b].be);
+        free(j->t[b].out);
+    }
     free(j);
     http_async_done(async);
 }
 
 static void scores_written(struct board_write_job *w, int rc);
+static void scores_read_settings(struct scores_job *j);
 
-/* Validate entries[from..n) under `set` and send them; ends the job on failure. */
-static void scores_send(struct scores_job *j, const struct board_settings *set)
+/* Validate the entries under every target's settings (targets[b].assumed) and send them; ends
+ * the job on failure. */
+static void scores_send(struct scores_job *j)
 {
     struct entry_error err = {0};
-    size_t bad = 0;
-    j->w.assumed = *set;
-    if (validate_prepare(set, j->si.in + j->from, j->si.n - j->from, j->be, &bad, &err)) {
-        scores_job_end(j, -1, bad + j->from, &err);
-        return;
+    for (size_t b = 0; b < j->nt; b++) {
+        size_t bad = 0;
+        if (validate_prepare(&j->targets[b].assumed, j->si.in, j->si.n, j->t[b].be, &bad, &err)) {
+            j->w.target = b;
+            scores_job_end(j, -1, bad, &err);
+            return;
+        }
+        j->targets[b].entries = j->t[b].be;
+        j->targets[b].outcomes = j->t[b].out;
     }
-    if (j->from == j->si.n) { /* nothing (left) to write: an empty batch */
+    if (j->si.n == 0) { /* nothing to write: an empty batch */
         scores_job_end(j, 0, 0, &err);
         return;
     }
-    j->w = (struct board_write_job){.board = j->board,
-                                    .assumed = *set,
-                                    .entries = j->be,
-                                    .n = j->si.n - j->from,
-                                    .flags =
-                                        BOARD_WRITE_ATOMIC | (j->si.single ? BOARD_WRITE_RANKS : 0),
-                                    .outcomes = j->si.out + j->from,
+    int single = j->si.shape != IDEM_BATCH;
+    j->w = (struct board_write_job){.targets = j->targets,
+                                    .ntargets = j->nt,
+                                    .n = j->si.n,
+                                    .flags = BOARD_WRITE_ATOMIC | BOARD_WRITE_RANKS |
+                                             (single ? BOARD_WRITE_PREV : 0) |
+                                             (j->si.shape == IDEM_BOARDS ? 0 : BOARD_WRITE_CREATE),
+                                    .idem_key = j->idem_key,
+                                    .idem_len = j->idem_key ? strlen(j->idem_key) : 0,
+                                    .digest = j->idem_key ? j->digest : NULL,
                                     .deadline_ms = j->rq->deadline_ms,
                                     .done = scores_written};
     int rc = board_write_submit(&j->rq->app->model, http_async_store_writes(j->async), &j->w);
@@ -192,45 +267,111 @@ static void scores_send(struct scores_job *j, const struct board_settings *set)
         scores_job_end(j, rc, 0, &err);
 }
 
-static void scores_settings_read(struct board_settings_job *sj, int rc)
+/* A settings read of the job ended (or was never sent): once all have, send or end. */
+static void reads_settled(struct scores_job *j)
 {
-    struct scores_job *j =
-        (struct scores_job *)(void *)((char *)sj - offsetof(struct scores_job, sj));
-    if (rc) {
+    if (--j->reading > 0)
+        return;
+    if (j->read_rc) {
         struct entry_error err = {0};
-        scores_job_end(j, rc, 0, &err);
+        scores_job_end(j, j->read_rc, 0, &err);
         return;
     }
-    scores_send(j, &sj->settings);
+    scores_send(j);
 }
 
-/* Read the settings (HGETALL), then scores_send; ends the job when nothing could be sent. */
+static void scores_settings_read(struct board_settings_job *sj, int rc)
+{
+    struct scores_target *t =
+        (struct scores_target *)(void *)((char *)sj - offsetof(struct scores_target, sj));
+    struct scores_job *j = t->job;
+    if (rc && !j->read_rc)
+        j->read_rc = rc;
+    if (rc == 0)
+        j->targets[t - j->t].assumed = sj->settings;
+    reads_settled(j);
+}
+
+/* Read the settings of every target (HGETALL each, sent together), then scores_send; ends the
+ * job when nothing could be sent. */
 static void scores_read_settings(struct scores_job *j)
 {
-    j->sj = (struct board_settings_job){
-        .board = j->board, .deadline_ms = j->rq->deadline_ms, .done = scores_settings_read};
-    int rc = board_settings_submit(&j->rq->app->model, http_async_store_writes(j->async), &j->sj);
-    if (rc) {
-        struct entry_error err = {0};
-        scores_job_end(j, rc, 0, &err);
+    j->reading = (int)j->nt + 1; /* one more, settled below: no read ends the job early */
+    j->read_rc = 0;
+    for (size_t b = 0; b < j->nt; b++) {
+        struct scores_target *t = &j->t[b];
+        t->sj = (struct board_settings_job){.board = j->targets[b].board,
+                                            .deadline_ms = j->rq->deadline_ms,
+                                            .done = scores_settings_read};
+        int rc =
+            board_settings_submit(&j->rq->app->model, http_async_store_writes(j->async), &t->sj);
+        if (rc) {
+            if (!j->read_rc)
+                j->read_rc = rc;
+            j->reading--;
+        }
     }
+    reads_settled(j);
 }
 
 static void scores_written(struct board_write_job *w, int rc)
 {
     struct scores_job *j = (struct scores_job *)w;
     struct entry_error err = {0};
-    if (rc == -ERANGE) { /* entry from + handled would leave the range: that call wrote nothing */
-        validate_range_error(&w->assumed, &err);
-        scores_job_end(j, -1, j->from + w->handled, &err);
+    if (rc == -ERANGE) { /* entry `handled` would leave the range: nothing written */
+        validate_range_error(&w->targets[w->target].assumed, &err);
+        scores_job_end(j, -1, w->handled, &err);
         return;
     }
-    j->from += w->handled;
-    if (rc == -EAGAIN && ++j->attempts < 3) { /* the settings changed: again, from `from` */
+    if (rc == -EAGAIN && w->handled == 0 && ++j->attempts < 3) { /* the settings changed */
         scores_read_settings(j);
         return;
     }
     scores_job_end(j, rc, 0, &err);
+}
+
+/* Start a parsed write: the Idempotency-Key checked and the digest made, the targets set up,
+ * then the settings (seen in the last second, else read). Answers the request itself on error. */
+static void scores_start(struct http_request *rq, struct http_reply *rp, struct http_async *async,
+                         struct scores_job *j, const char *const *boards, size_t nboards)
+{
+    j->rq = rq;
+    j->rp = rp;
+    j->async = async;
+    j->nt = nboards;
+    j->idem_key = rq->idempotency_key;
+    if (j->idem_key && !idem_key_valid(j->idem_key, strlen(j->idem_key))) {
+        http_reply_error(rp, 400, "invalid_idempotency_key",
+                         "Idempotency-Key must be given once, as 1 to %d visible ASCII characters.",
+                         IDEM_KEY_LEN_MAX);
+        scores_in_free(&j->si);
+        free(j);
+        handlers_answered(async);
+        return;
+    }
+    if (j->idem_key)
+        idem_digest(j->si.shape, j->si.shape == IDEM_BOARDS ? boards : NULL,
+                    j->si.shape == IDEM_BOARDS ? nboards : 0, j->si.in, j->si.n, j->digest);
+    int cached = 1;
+    for (size_t b = 0; b < nboards; b++) {
+        struct scores_target *t = &j->t[b];
+        t->job = j;
+        j->targets[b].board = boards[b];
+        t->be = calloc(j->si.n + 1, sizeof(*t->be));
+        t->out = calloc(j->si.n + 1, sizeof(*t->out));
+        if (!t->be || !t->out) {
+            struct entry_error err = {0};
+            scores_job_end(j, -ENOMEM, 0, &err);
+            return;
+        }
+        int exists = 0;
+        if (board_settings_cached(&rq->app->model, boards[b], &j->targets[b].assumed, &exists))
+            cached = 0;
+    }
+    if (cached)
+        scores_send(j);
+    else
+        scores_read_settings(j);
 }
 
 void handle_scores_async(struct http_request *rq, struct http_reply *rp, struct http_async *async)
@@ -246,28 +387,29 @@ void handle_scores_async(struct http_request *rq, struct http_reply *rp, struct 
         handlers_answered(async);
         return;
     }
-    if (handlers_board_param(rq, rp, &board) || scores_parse(rq, rp, &j->si)) {
+    if (handlers_board_param(rq, rp, &board) || scores_parse(rq, rp, 0, &j->si)) {
         free(j);
         handlers_answered(async); /* a 4xx */
         return;
     }
-    j->rq = rq;
-    j->rp = rp;
-    j->async = async;
-    j->board = board;
-    if (!(j->be = calloc(j->si.n + 1, sizeof(*j->be)))) {
-        scores_in_free(&j->si);
-        free(j);
+    scores_start(rq, rp, async, j, &board, 1);
+}
+
+void handle_scores_boards_async(struct http_request *rq, struct http_reply *rp,
+                                struct http_async *async)
+{
+    struct scores_job *j = calloc(1, sizeof(*j));
+    if (!j) {
         http_reply_errno(rp, -ENOMEM);
         handlers_answered(async);
         return;
     }
-    struct board_settings set;
-    int exists = 0;
-    if (board_settings_cached(&rq->app->model, board, &set, &exists) == 0)
-        scores_send(j, &set);
-    else
-        scores_read_settings(j);
+    if (scores_parse(rq, rp, 1, &j->si)) {
+        free(j);
+        handlers_answered(async); /* a 4xx */
+        return;
+    }
+    scores_start(rq, rp, async, j, (const char *const *)j->si.boards, j->si.nboards);
 }
 
 /* ---------------------------------------------------------------- records */

@@ -25,9 +25,28 @@ void http_reply_header(struct http_reply *rp, const char *name, const char *valu
     rp->headers[rp->nheaders++].value = v;
 }
 
+/* A streamed body the reply no longer sends: its source is freed. */
+static void drop_stream(struct http_reply *rp)
+{
+    if (rp->stream.free)
+        rp->stream.free(rp->stream.arg);
+    memset(&rp->stream, 0, sizeof(rp->stream));
+}
+
+void http_reply_stream(struct http_reply *rp, int status, const char *content_type,
+                       const struct http_body_source *src)
+{
+    buf_free(&rp->body);
+    drop_stream(rp);
+    rp->stream = *src;
+    rp->status = status;
+    rp->content_type = content_type;
+}
+
 void http_reply_json(struct http_reply *rp, int status, char *json)
 {
     buf_free(&rp->body);
+    drop_stream(rp);
     if (!json) {
         http_reply_error(rp, 500, "internal", "The server ran out of memory rendering the reply.");
         return;
@@ -54,6 +73,7 @@ void http_reply_error(struct http_reply *rp, int status, const char *code, const
     char *json = err ? cJSON_PrintUnformatted(doc) : NULL;
     cJSON_Delete(doc);
     buf_free(&rp->body);
+    drop_stream(rp);
     rp->status = status;
     rp->content_type = "application/json; charset=utf-8";
     if (json) {
@@ -92,11 +112,23 @@ int http_arg(const struct http_request *rq, const char *name, const char **value
         "or may not have been applied. Read the member before retrying an incr.",                  \
         "Redis did not answer after a write was sent", 1)
 
+/* The same for a write that carried an Idempotency-Key: its first reply is kept in the same
+ * script as the write, so sending it again with the same key and body applies it at most once. */
+#define OUTCOME_UNKNOWN_IDEMPOTENT(e)                                                              \
+    ROW((e), HTTP_ERRNO_IDEMPOTENT, 503, "write_outcome_unknown",                                  \
+        "Redis did not answer after the write was sent (a timeout or a lost connection): it may "  \
+        "or may not have been applied. It carried an Idempotency-Key: send it again with the "     \
+        "same key and body; it is applied at most once (a replay says Idempotent-Replayed: "       \
+        "true).",                                                                                  \
+        "Redis did not answer after a write was sent", 1)
+
 /* In lookup order: the specific scopes first, then the Redis faults every lookup has, then the
  * default. Where two rows could answer one lookup (the same errno in two scopes a caller names
  * together), the earlier wins: a write's lost reply is write_outcome_unknown, not
  * redis_unavailable. */
 const struct http_errno_row http_errno_rows[] = {
+    OUTCOME_UNKNOWN_IDEMPOTENT(-ETIME),
+    OUTCOME_UNKNOWN_IDEMPOTENT(-ECONNRESET),
     OUTCOME_UNKNOWN(-ETIME),
     OUTCOME_UNKNOWN(-ECONNRESET),
     ROW(-ENOENT, HTTP_ERRNO_BOARD, 404, "board_not_found", "Board '{board}' does not exist.", NULL,
@@ -111,6 +143,11 @@ const struct http_errno_row http_errno_rows[] = {
         "Board '{board}' has no readable period by that id: it is in the future or older than the "
         "board's retain setting (GET /boards/{board} lists them).",
         NULL, 0),
+    ROW(-ESTALE, HTTP_ERRNO_BOARD, 409, "export_interrupted",
+        "Board '{board}' was reset, deleted or given another layout, or the period's set was "
+        "swept, while the export's snapshot was taken: nothing consistent can be exported. Ask "
+        "again.",
+        NULL, 0),
     ROW(-ENOTSUP, HTTP_ERRNO_BOARD, 400, "board_has_no_periods",
         "Board '{board}' has no periods (its period setting is none); leave out period.", NULL, 0),
     ROW(-ENODATA, HTTP_ERRNO_ITEM, 404, "item_not_found", "No record is stored for id '{id}'.",
@@ -122,12 +159,17 @@ const struct http_errno_row http_errno_rows[] = {
         "same PUT lets the past periods go with the change; or delete the board, or use a new "
         "one.",
         NULL, 0),
+    ROW(-EKEYREJECTED, HTTP_ERRNO_WRITE, 422, "idempotency_key_reused",
+        "This Idempotency-Key was used for another request on board '{board}' in the last 24 "
+        "hours (another body, board or shape); nothing was written. Use a new key for a new "
+        "write.",
+        "the Idempotency-Key was used for another request", 0),
     ROW(-EDOM, HTTP_ERRNO_SCORE, 422, "invalid_score",
-        "score {score} has more fractional digits than this board keeps "
+        "{field} {score} has more fractional digits than this board keeps "
         "(score_decimals={decimals}).",
         NULL, 0),
     ROW(-ERANGE, HTTP_ERRNO_SCORE, 422, "score_out_of_range",
-        "score {score} is outside this board's exact range: from {min} to {max}.", NULL, 0),
+        "{field} {score} is outside this board's exact range: from {min} to {max}.", NULL, 0),
     ROW(0, HTTP_ERRNO_SCORE, 422, "invalid_score", "score must be a JSON number.", NULL, 0),
     ROW(-ENOENT, HTTP_ERRNO_ROUTE, 404, "not_found", "No route for {method} {path}.", NULL, 0),
     ROW(-EPERM, HTTP_ERRNO_ROUTE, 405, "method_not_allowed",
@@ -144,6 +186,10 @@ const struct http_errno_row http_errno_rows[] = {
     UNAVAILABLE(-ECONNRESET),
     UNAVAILABLE(-EIO),
     UNAVAILABLE(-EAGAIN),
+    ROW(-EXDEV, HTTP_ERRNO_WRITE, 422, "several_boards_on_cluster",
+        "On a Redis Cluster a write reaches one board (each board is in a slot of its own, and "
+        "a write is one script on one slot): send one request per board. Nothing was written.",
+        "a write to several boards on a Redis Cluster", 0),
     /* a Redis Cluster's refusals (store_async.h): nothing of the request ran there */
     ROW(-EBUSY, HTTP_ERRNO_FAULT, 503, "redis_unavailable",
         "The Redis Cluster is moving this board's slot to another node (TRYAGAIN); nothing was "

@@ -48,14 +48,32 @@ struct http_request {
     int nparams;
     struct http_arg *args; /**< decoded query arguments, in request order, owned */
     size_t nargs;
-    const char *content_type;  /**< header or NULL, borrowed */
-    const char *if_none_match; /**< header or NULL, borrowed */
-    struct buf body;           /**< JSON body (non-streaming routes), owned */
-    int streaming;             /**< body is fed to the route's stream function */
-    int64_t deadline_ms;       /**< monotonic (util_now_ms): when the whole request is in, plus
-                                *   --request-timeout-ms; every round trip of its async steps
-                                *   ends by then */
-    void *stream_state;        /**< the handler's, freed by its stream_free */
+    const char *content_type;    /**< header or NULL, borrowed */
+    const char *if_none_match;   /**< header or NULL, borrowed */
+    const char *idempotency_key; /**< the Idempotency-Key header or NULL, borrowed */
+    struct buf body;             /**< JSON body (non-streaming routes), owned */
+    int streaming;               /**< body is fed to the route's stream function */
+    int64_t deadline_ms;         /**< monotonic (util_now_ms): when the whole request is in, plus
+                                  *   --request-timeout-ms; every round trip of its async steps
+                                  *   ends by then */
+    void *stream_state;          /**< the handler's, freed by its stream_free */
+};
+
+struct http_body; /* a streamed reply body being sent (httpd.c) */
+
+/**
+ * A reply body made while it is sent (an export's NDJSON), never held whole. read() is called
+ * on the event thread whenever the connection can take more: it copies up to `max` bytes into
+ * buf and returns how many (> 0); 0 when none are ready yet, which suspends the connection until
+ * the source calls http_body_ready(body) once (on the same thread, never from inside read);
+ * -1 at the end of the body; -2 on a failure, which cuts the body (the client sees a body
+ * without its end: chunked encoding without the last chunk). free(arg) is called once when the
+ * reply is done with: sent, cut, or never sent.
+ */
+struct http_body_source {
+    long (*read)(void *arg, struct http_body *body, char *buf, size_t max);
+    void (*free)(void *arg);
+    void *arg;
 };
 
 struct http_header {
@@ -74,6 +92,7 @@ struct http_reply {
     char values[HTTP_HEADER_BYTES]; /**< where the header values are kept (no malloc per
                                      *   header on the hit path) */
     size_t values_used;
+    struct http_body_source stream; /**< a streamed body (http_reply_stream) when stream.read */
 };
 
 /**
@@ -91,6 +110,15 @@ void http_reply_json(struct http_reply *rp, int status, char *json);
 void http_reply_error(struct http_reply *rp, int status, const char *code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/** A reply whose body is streamed from src (http_body_source): `status`, `content_type`
+ *  (static). Takes src: its free is called even when the reply is replaced or never sent. */
+void http_reply_stream(struct http_reply *rp, int status, const char *content_type,
+                       const struct http_body_source *src);
+
+/** A streamed body's read that returned 0 has bytes (or its end) now: the connection goes on.
+ *  Once per such read, on the event thread of the request. */
+void http_body_ready(struct http_body *body);
+
 /** Add a response header (value copied into the reply). Silently ignored past HTTP_HEADERS_MAX
  *  headers or HTTP_HEADER_BYTES of values. */
 void http_reply_header(struct http_reply *rp, const char *name, const char *value);
@@ -99,16 +127,18 @@ void http_reply_header(struct http_reply *rp, const char *name, const char *valu
 
 /** What failed, for the errno table: a lookup names the scopes that apply to its caller. */
 enum http_errno_scope {
-    HTTP_ERRNO_FAULT = 1 << 0,    /**< any store call (every lookup has it): Redis faults, 500 */
-    HTTP_ERRNO_WRITE = 1 << 1,    /**< a write that may have been sent: a lost reply leaves its
-                                   *   outcome unknown, so it must not say "retry safely" */
-    HTTP_ERRNO_BOARD = 1 << 2,    /**< a board's lookup: the board, member or period is missing */
-    HTTP_ERRNO_ITEM = 1 << 3,     /**< a record's lookup */
-    HTTP_ERRNO_SETTINGS = 1 << 4, /**< a settings change the board's state refuses */
-    HTTP_ERRNO_SCORE = 1 << 5,    /**< a score literal judged against a board's layout */
-    HTTP_ERRNO_ROUTE = 1 << 6,    /**< route_match: no route, wrong method, bad path */
-    HTTP_ERRNO_FILE = 1 << 7,     /**< a static file's path */
-    HTTP_ERRNO_QUERY = 1 << 8,    /**< the query string */
+    HTTP_ERRNO_FAULT = 1 << 0,      /**< any store call (every lookup has it): Redis faults, 500 */
+    HTTP_ERRNO_WRITE = 1 << 1,      /**< a write that may have been sent: a lost reply leaves its
+                                     *   outcome unknown, so it must not say "retry safely" */
+    HTTP_ERRNO_BOARD = 1 << 2,      /**< a board's lookup: the board, member or period is missing */
+    HTTP_ERRNO_ITEM = 1 << 3,       /**< a record's lookup */
+    HTTP_ERRNO_SETTINGS = 1 << 4,   /**< a settings change the board's state refuses */
+    HTTP_ERRNO_SCORE = 1 << 5,      /**< a score literal judged against a board's layout */
+    HTTP_ERRNO_ROUTE = 1 << 6,      /**< route_match: no route, wrong method, bad path */
+    HTTP_ERRNO_FILE = 1 << 7,       /**< a static file's path */
+    HTTP_ERRNO_QUERY = 1 << 8,      /**< the query string */
+    HTTP_ERRNO_IDEMPOTENT = 1 << 9, /**< a write with an Idempotency-Key: a lost reply may be
+                                     *   retried with the same key and body */
 };
 
 /**

@@ -119,6 +119,16 @@ struct exchange {
     int gzip_ok;             /* the client accepts gzip (Accept-Encoding) */
     int inm_gz;              /* its If-None-Match named a gzip form ("...-gz") */
     char inm[72];            /* that If-None-Match without "-gz": what the handlers compare */
+    struct http_body *body;  /* the streamed body being sent (rp.stream), or NULL */
+};
+
+/* A streamed body (http_body_source) as libmicrohttpd sends it: a callback response whose reader
+ * suspends the connection while the source has nothing ready. Freed with the response; the
+ * exchange and the body forget each other when either goes first. */
+struct http_body {
+    struct exchange *x; /* NULL once the request completed */
+    struct http_body_source src;
+    int waiting; /* a read returned 0: the connection is suspended until http_body_ready */
 };
 
 /* ---------------------------------------------------------------- request set-up */
@@ -363,6 +373,9 @@ static void begin(struct httpd *srv, struct MHD_Connection *c, const char *url, 
     x->rq.server = srv;
     x->rq.method = method;
     x->rq.if_none_match = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "If-None-Match");
+    struct header_count idem = {.name = "Idempotency-Key"};
+    MHD_get_connection_values(c, MHD_HEADER_KIND, count_header, &idem);
+    x->rq.idempotency_key = idem.n > 1 ? "" : idem.first; /* twice: refused where honoured */
     x->gzip_ok = gzip_accepted(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept-Encoding"));
     size_t inm_n = x->rq.if_none_match ? strlen(x->rq.if_none_match) : 0;
     if (x->gzip_ok && inm_n > 5 && inm_n < sizeof(x->inm) &&
@@ -509,6 +522,74 @@ static int encode_reply(struct exchange *x, const char *etag)
     return 1;
 }
 
+#define BODY_BLOCK_BYTES ((size_t)32 * 1024) /* a streamed body's reads at most */
+
+static void suspend_started(struct exchange *x);
+static void resume_exchange(struct exchange *x);
+
+/* libmicrohttpd's content reader of a streamed body, on the event thread. */
+/* NOLINTNEXTLINE(readability-non-const-parameter): the type MHD_ContentReaderCallback */
+static ssize_t body_reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    (void)pos;
+    struct http_body *b = cls;
+    long n = b->x ? b->src.read(b->src.arg, b, buf, max) : -2;
+    if (n > 0) {
+        b->x->bytes += (uint64_t)n;
+        return (ssize_t)n;
+    }
+    if (n == -1)
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    if (n < -1)
+        return MHD_CONTENT_READER_END_WITH_ERROR;
+    b->waiting = 1; /* nothing ready: suspended (from the reader: libmicrohttpd allows it) */
+    suspend_started(b->x);
+    return 0;
+}
+
+void http_body_ready(struct http_body *b)
+{
+    if (!b->waiting)
+        return;
+    b->waiting = 0;
+    if (b->x)
+        resume_exchange(b->x);
+}
+
+static void body_free(void *cls)
+{
+    struct http_body *b = cls;
+    if (b->x)
+        b->x->body = NULL;
+    if (b->src.free)
+        b->src.free(b->src.arg);
+    free(b);
+}
+
+/* The callback response of x's streamed body (rp.stream, handed over), or NULL on ENOMEM (the
+ * source is freed then). */
+static struct MHD_Response *stream_response(struct exchange *x)
+{
+    struct http_body *b = calloc(1, sizeof(*b));
+    if (!b) {
+        x->rp.stream.free(x->rp.stream.arg);
+        memset(&x->rp.stream, 0, sizeof(x->rp.stream));
+        return NULL;
+    }
+    b->x = x;
+    b->src = x->rp.stream;
+    memset(&x->rp.stream, 0, sizeof(x->rp.stream));
+    struct MHD_Response *resp = MHD_create_response_from_callback(
+        MHD_SIZE_UNKNOWN, BODY_BLOCK_BYTES, body_reader, b, body_free);
+    if (!resp) {
+        b->x = NULL;
+        body_free(b);
+        return NULL;
+    }
+    x->body = b;
+    return resp;
+}
+
 static enum MHD_Result send_reply(struct MHD_Connection *c, struct exchange *x)
 {
     struct http_reply *rp = &x->rp;
@@ -528,7 +609,10 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, struct exchange *x)
     if (gzipped && rp->status == 200 && strcmp(x->rq.method, "HEAD") != 0)
         x->bytes = rp->body.len;
     struct MHD_Response *resp;
-    if (rp->status == 304) {
+    if (rp->stream.read && rp->status != 304 && strcmp(x->rq.method, "HEAD") != 0) {
+        x->bytes = 0; /* counted as they are sent */
+        resp = stream_response(x);
+    } else if (rp->status == 304) {
         /* libmicrohttpd 0.9.75 gives a 304 the Content-Length of its response, 0 from an empty
          * buffer (wrong: the page is not empty), or, for an unknown size, "Transfer-Encoding:
          * chunked" and a stray last chunk. The true length (RFC 9110 8.6 allows it) breaks
@@ -924,6 +1008,10 @@ static void exchange_free(struct exchange *x)
     buf_free(&x->rp.body);
     if (x->rp.fd > 0)
         close(x->rp.fd);
+    if (x->rp.stream.free) /* a streamed body never sent */
+        x->rp.stream.free(x->rp.stream.arg);
+    if (x->body)
+        x->body->x = NULL;
     free(x->fault);
     free(x);
 }

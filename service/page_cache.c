@@ -16,8 +16,9 @@
 #include "util.h"
 
 #define KEY_MAX PAGE_CACHE_KEY_MAX
-#define VALUE_MAGIC "rankd2" /* rankd1 held the computation time in ms */
-#define POLL_MIN_MS 5        /* waiters re-read the cache every 5..10 ms */
+#define VALUE_MAGIC "rankd3" /* rankd2 had no stamp, rankd1 held the computation time in ms */
+#define VALUE_MAGIC_V2 "rankd2"
+#define POLL_MIN_MS 5 /* waiters re-read the cache every 5..10 ms */
 #define POLL_JITTER_MS 5
 /* The soft TTL is 80-90% of the TTL: jittered by 10% so that values made together expire apart,
  * and ending at least a tenth early so that a busy value's stale copy, served while one refresh
@@ -82,6 +83,8 @@ struct page_cache_fill {
     int ttl_ms;
     int64_t not_after_ms;
     int64_t older_than_ms;             /* a stored value made at or before this does not count */
+    int64_t min_stamp;                 /* nor one of a smaller stamp */
+    int64_t stamp;                     /* the stamp of the value computed (page_cache_fill_stamp) */
     struct store_async *page_reads;    /* GET of the key (and the loop's name) */
     struct store_async *page_writes;   /* SET of the value and the lock, the lock's release */
     struct page_cache_waiter *waiters; /* the first one started it; joined in order */
@@ -120,13 +123,15 @@ static double rand_unit(struct page_cache *pc)
 
 /* ---------------------------------------------------------------- values */
 
-static char *value_format(int64_t version, int64_t created, int64_t soft, int64_t delta,
-                          const char *tag, const char *data, size_t len, size_t *out_len)
+static char *value_format(int64_t version, int64_t stamp, int64_t created, int64_t soft,
+                          int64_t delta, const char *tag, const char *data, size_t len,
+                          size_t *out_len)
 {
-    char head[160];
-    int n = snprintf(head, sizeof(head),
-                     VALUE_MAGIC " %" PRId64 " %" PRId64 " %" PRId64 " %" PRId64 " %s\n", version,
-                     created, soft, delta, tag);
+    char head[180];
+    int n =
+        snprintf(head, sizeof(head),
+                 VALUE_MAGIC " %" PRId64 " %" PRId64 " %" PRId64 " %" PRId64 " %" PRId64 " %s\n",
+                 version, stamp, created, soft, delta, tag);
     char *v = malloc((size_t)n + len + 1);
     if (!v)
         return NULL;
@@ -163,19 +168,21 @@ int page_cache_value_parse(const char *v, size_t len, struct page_cache_value *o
     if (!v)
         return -EINVAL;
     const char *nl = memchr(v, '\n', len);
-    if (!nl || strncmp(v, VALUE_MAGIC " ", sizeof(VALUE_MAGIC)) != 0)
+    int v2 = nl && strncmp(v, VALUE_MAGIC_V2 " ", sizeof(VALUE_MAGIC_V2)) == 0;
+    if (!nl || (!v2 && strncmp(v, VALUE_MAGIC " ", sizeof(VALUE_MAGIC)) != 0))
         return -EINVAL;
-    char head[160];
+    char head[180];
     size_t hl = (size_t)(nl - v);
     if (hl >= sizeof(head))
         return -EINVAL;
     memcpy(head, v, hl);
     head[hl] = '\0';
-    /* five fields after the magic: four integers and the tag */
-    int64_t *nums[] = {&out->version, &out->created_ms, &out->soft_ms, &out->delta_us};
+    /* after the magic: five integers (four in a rankd2 header, which has no stamp) and the tag */
+    out->stamp = 0;
+    int64_t *nums[] = {&out->version, &out->stamp, &out->created_ms, &out->soft_ms, &out->delta_us};
     const char *p = head + sizeof(VALUE_MAGIC);
-    for (size_t i = 0; i < 4; i++)
-        if (parse_i64(p, nums[i], &p))
+    for (size_t i = 0; i < 5; i++)
+        if (!(v2 && i == 1) && parse_i64(p, nums[i], &p))
             return -EINVAL;
     size_t el = strlen(p);
     if (el == 0 || el >= sizeof(out->tag) || strchr(p, ' '))
@@ -212,7 +219,7 @@ static char *make_value(struct page_cache_fill *f, const char *data, size_t len,
     if (f->not_after_ms && soft > f->not_after_ms)
         soft = f->not_after_ms;
     *soft_ms = soft;
-    return value_format(f->version, now, soft, delta_us, tag, data, len, out_len);
+    return value_format(f->version, f->stamp, now, soft, delta_us, tag, data, len, out_len);
 }
 
 /* ---------------------------------------------------------------- breaker */
@@ -381,14 +388,16 @@ static int64_t refresh_started(struct page_cache *pc, const char *key)
  * is only the fallback if that fails.
  */
 enum page_cache_verdict page_cache_judge(struct page_cache *pc, const char *key, int64_t version,
-                                         int ttl_ms, const char *value, size_t len,
-                                         const char *l1key, enum page_source *source, int *refresh,
-                                         struct page_cache_value *out)
+                                         int64_t min_stamp, int ttl_ms, const char *value,
+                                         size_t len, const char *l1key, enum page_source *source,
+                                         int *refresh, struct page_cache_value *out)
 {
     struct page_cache_value e;
     *refresh = 0;
-    if (ttl_ms <= 0 || page_cache_value_parse(value, len, &e) || e.version != version)
-        return PAGE_CACHE_UNUSABLE; /* caching turned off since, or not this version's value */
+    if (ttl_ms <= 0 || page_cache_value_parse(value, len, &e) || e.version != version ||
+        e.stamp < min_stamp)
+        return PAGE_CACHE_UNUSABLE; /* caching turned off since, not this version's value, or
+                                     * older than the change the request must see */
     if (out)
         *out = e;
     enum page_source s = PAGE_HIT;
@@ -466,6 +475,7 @@ static struct page_cache_fill *fill_new(struct page_cache *pc,
     f->ttl_ms = spec->ttl_ms;
     f->not_after_ms = spec->not_after_ms;
     f->older_than_ms = spec->older_than_ms;
+    f->min_stamp = spec->min_stamp;
     f->page_reads = spec->page_reads;
     f->page_writes = spec->page_writes;
     f->waiters_end = &f->waiters;
@@ -493,7 +503,7 @@ static void fill_served(struct page_cache_fill *f, int rc, const char *value, si
     struct page_cache *pc = f->pc;
     fill_unlink(pc, f);
     struct page_cache_waiter *w = f->waiters;
-    while (w) {
+    for (int nth = 0; w; nth++) {
         struct page_cache_waiter *next = w->next_;
         char *old = w->old, *copy = NULL;
         size_t n = len;
@@ -504,6 +514,18 @@ static void fill_served(struct page_cache_fill *f, int rc, const char *value, si
         if (out == -EAGAIN) { /* the caller's: it looks again */
             free(old);
             w->served(w, out, NULL, 0, source); /* may free w */
+            w = next;
+            continue;
+        }
+        struct page_cache_value e;
+        /* The fill's first waiter started its computation after its request came, so whatever
+         * the stamp, nothing newer exists (a stored value counted only with its stamp: fill_fresh,
+         * the lock call); a later one may have joined a computation that began before the change
+         * it must see: it looks again, and starts (or joins) one that begins after it. */
+        if (!out && nth > 0 && w->min_stamp > 0 && value &&
+            (page_cache_value_parse(value, len, &e) || e.stamp < w->min_stamp)) {
+            free(old); /* computed before the change this waiter must see: it looks again */
+            w->served(w, -EAGAIN, NULL, 0, source); /* may free w */
             w = next;
             continue;
         }
@@ -522,7 +544,6 @@ static void fill_served(struct page_cache_fill *f, int rc, const char *value, si
         }
         free(old);
         if (!out) {
-            struct page_cache_value e;
             if (source != PAGE_STALE && pc->cfg.l1_ttl_ms > 0 &&
                 page_cache_value_parse(copy, n, &e) == 0)
                 l1_put(pc, w->l1key, copy, n, e.soft_ms);
@@ -595,6 +616,11 @@ void page_cache_fill_value(struct page_cache_fill *f, int rc, const char *data, 
     free(value);
 }
 
+void page_cache_fill_stamp(struct page_cache_fill *f, int64_t stamp)
+{
+    f->stamp = stamp;
+}
+
 int page_cache_fill_after(struct page_cache_fill *f, int ms, void (*fn)(void *arg), void *arg)
 {
     return f->after(f->after_ctx, ms, fn, arg);
@@ -649,7 +675,7 @@ static int fill_fresh(const struct page_cache_fill *f, const struct store_reply 
 {
     struct page_cache_value e;
     return r && r->type == STORE_REPLY_STRING && page_cache_value_parse(r->str, r->len, &e) == 0 &&
-           e.version == f->version && e.created_ms > f->older_than_ms;
+           e.version == f->version && e.created_ms > f->older_than_ms && e.stamp >= f->min_stamp;
 }
 
 static void poll_reply(void *arg, int rc, struct store_reply **replies)
@@ -781,7 +807,8 @@ static void fill_start(struct page_cache_fill *f)
                                            .token = f->token,
                                            .ttl_ms = pc->cfg.lock_ttl_ms,
                                            .version = f->version,
-                                           .older_than_ms = f->older_than_ms};
+                                           .older_than_ms = f->older_than_ms,
+                                           .min_stamp = f->min_stamp};
         rc = f->ops->lock_call(f, f->ctx, &lk, deadline);
     } else {
         const char *set[] = {"SET", lock, f->token, "NX", "PX", ttl};

@@ -6,9 +6,13 @@
  * It knows neither boards nor JSON (pages.h is the rank flow that uses it): keys are the
  * caller's strings (under PAGE_CACHE_KEY_MAX bytes), values the caller's bytes behind a one-line
  * header of the cache's own:
- *   "rankd2 <version> <created_ms> <soft_expiry_ms> <compute_us> <tag>\n" then the bytes
- * (wall-clock ms). `version` is the caller's (a value of another version is never served: a
- * board generation), `tag` a short token it keeps with the value (an ETag). The soft expiry is
+ *   "rankd3 <version> <stamp> <created_ms> <soft_expiry_ms> <compute_us> <tag>\n" then the bytes
+ * (wall-clock ms; a "rankd2" header, without the stamp, is read with stamp 0). `version` is the
+ * caller's (a value of another version is never served: a board generation); `stamp` the
+ * caller's count of the changes its data had seen when the value was computed (a board's write
+ * counter): a request may ask for a value of at least a stamp, and an older value is then a miss
+ * for it, computed again with the same stampede protection as any miss; `tag` a short token it
+ * keeps with the value (an ETag). The soft expiry is
  * 80-90% of the caller's TTL (jittered by 10% so that values made together expire apart, and a
  * tenth early so that a busy value's stale copy, served while one refresh runs, stays within the
  * freshness contract), never past the caller's not-after time; the Redis key lives for the soft
@@ -88,6 +92,7 @@ void page_cache_free(struct page_cache *pc);
 /** A parsed value: the cache's header, and the caller's bytes. */
 struct page_cache_value {
     int64_t version;    /**< the caller's */
+    int64_t stamp;      /**< the caller's count of changes the value had seen (0: none given) */
     int64_t created_ms; /**< wall clock, when it was computed */
     int64_t soft_ms;    /**< wall clock, its soft expiry (under the TTL it was made with) */
     int64_t delta_us;   /**< how long its computation took */
@@ -127,16 +132,17 @@ enum page_cache_verdict {
 };
 
 /**
- * Judge value[0..len), read for `key` by a request that expects `version` under the TTL in force
- * now (ttl_ms). On PAGE_CACHE_SERVE: *source is PAGE_HIT or PAGE_STALE, the serve is counted, the
- * value is put in the tier under l1key (NULL or "": not), and *refresh is 1 when a background
- * refresh should start now (stale, or XFetch's early refresh: page_cache_refresh), else 0. *out
- * (may be NULL) is the parsed value on SERVE and TOO_OLD. `value` stays the caller's.
+ * Judge value[0..len), read for `key` by a request that expects `version`, and a stamp of at
+ * least min_stamp (0: any), under the TTL in force now (ttl_ms). On PAGE_CACHE_SERVE: *source is
+ * PAGE_HIT or PAGE_STALE, the serve is counted, the value is put in the tier under l1key (NULL or
+ * "": not), and *refresh is 1 when a background refresh should start now (stale, or XFetch's early
+ * refresh: page_cache_refresh), else 0. *out (may be NULL) is the parsed value on SERVE and
+ * TOO_OLD. `value` stays the caller's.
  */
 enum page_cache_verdict page_cache_judge(struct page_cache *pc, const char *key, int64_t version,
-                                         int ttl_ms, const char *value, size_t len,
-                                         const char *l1key, enum page_source *source, int *refresh,
-                                         struct page_cache_value *out);
+                                         int64_t min_stamp, int ttl_ms, const char *value,
+                                         size_t len, const char *l1key, enum page_source *source,
+                                         int *refresh, struct page_cache_value *out);
 
 /** Count a value served that the cache did not serve itself (a computation of the caller's
  *  that is never stored: a live page). */
@@ -163,6 +169,7 @@ struct page_cache_lock {
     int ttl_ms;            /**< the lock's PX */
     int64_t version;       /**< the version the key was made for */
     int64_t older_than_ms; /**< a stored value counts only when made after this (0: any) */
+    int64_t min_stamp;     /**< and only with a stamp of at least this (0: any) */
 };
 
 /**
@@ -199,6 +206,8 @@ struct page_cache_fill_spec {
     int64_t not_after_ms;            /**< its soft expiry's cap (wall ms; 0: none) */
     int64_t older_than_ms;           /**< a stored value counts only when made after
                                       *   this (0: any) */
+    int64_t min_stamp;               /**< and only with a stamp of at least this (0: any): the
+                                      *   first joiner's; later ones check their own (waiter) */
     struct store_async *page_reads;  /**< the loop's connection for GETs of the key (it
                                       *   also names the loop: one fill per key and
                                       *   loop) */
@@ -221,6 +230,9 @@ struct page_cache_waiter {
     char *old;         /**< a copy too old to serve (malloc'd), or NULL: the answer (PAGE_STALE)
                         *   when the fill fails with a Redis fault */
     size_t old_len;
+    int64_t min_stamp; /**< the waiter takes no value of a smaller stamp (0: any): a fill's
+                        *   value below it (a computation that began before the change the
+                        *   waiter must see) is -EAGAIN for it (look again) */
     /**
      * Called once, on the loop: rc 0 with value (a whole cache value, a malloc'd copy the callee
      * owns) served as `source`; or a negative errno (value NULL): the computation's, a fault of
@@ -275,6 +287,10 @@ void page_cache_fill_locked(struct page_cache_fill *f, enum page_cache_lock_outc
  */
 void page_cache_fill_value(struct page_cache_fill *f, int rc, const char *data, size_t len,
                            const char *tag);
+
+/** The stamp of the value the fill's computation is about to give (page_cache_fill_value);
+ *  0 unless called. */
+void page_cache_fill_stamp(struct page_cache_fill *f, int64_t stamp);
 
 /** Run fn(arg) after ms on the fill's loop (its spec's `after`): 0, or -1 (then fn never runs). */
 int page_cache_fill_after(struct page_cache_fill *f, int ms, void (*fn)(void *arg), void *arg);

@@ -323,7 +323,7 @@ static int locate(struct pages *pg, struct page_req *q, int requested_size, stru
 }
 
 int pages_get_l1(struct pages *pg, const char *board, const char *period, int64_t page, int size,
-                 const char *if_none_match, struct page_reply *out)
+                 int64_t min_version, const char *if_none_match, struct page_reply *out)
 {
     struct board_where w;
     if (!page_cache_l1_on(pg->cfg.cache) || board_where_cached(pg->cfg.model, board, period, &w))
@@ -333,6 +333,11 @@ int pages_get_l1(struct pages *pg, const char *board, const char *period, int64_
     l1_key(board, w.period, page, size, key, sizeof(key));
     if (!page_cache_l1_get(pg->cfg.cache, key, &value, &len))
         return -EAGAIN;
+    struct page_cache_value e;
+    if (min_version > 0 && (page_cache_value_parse(value, len, &e) || e.stamp < min_version)) {
+        free(value); /* computed before the write asked for: from Redis, or computed */
+        return -EAGAIN;
+    }
     struct page_req q = {.board = board, .ttl_ms = INT32_MAX}; /* the copy's own expiry stands */
     return reply_from_value(pg, &q, value, len, PAGE_HIT, if_none_match, out);
 }
@@ -474,6 +479,8 @@ static void fill_ctx_free(void *ctx)
 static void fill_render(void *arg)
 {
     struct fill_ctx *c = arg;
+    /* the board's write counter the rows were read at: the value's stamp (min_version) */
+    page_cache_fill_stamp(c->f, c->rows->settings.version);
     char *body = render_page(c->board, c->page, c->rows);
     board_page_free(c->rows);
     c->rows = NULL;
@@ -585,13 +592,14 @@ static int fill_lock_call(struct page_cache_fill *f, void *ctx, const struct pag
 {
     struct fill_ctx *c = ctx;
     c->f = f;
-    char page_s[24], size_s[16], tz[16], gen[24], ttl[16], older[24];
+    char page_s[24], size_s[16], tz[16], gen[24], ttl[16], older[24], stamp[24];
     snprintf(page_s, sizeof(page_s), "%" PRId64, c->page);
     snprintf(size_s, sizeof(size_s), "%d", c->q.size);
     snprintf(tz, sizeof(tz), "%d", c->q.tz_min);
     snprintf(gen, sizeof(gen), "%" PRId64, lk->version);
     snprintf(ttl, sizeof(ttl), "%d", lk->ttl_ms);
     snprintf(older, sizeof(older), "%" PRId64, lk->older_than_ms);
+    snprintf(stamp, sizeof(stamp), "%" PRId64, lk->min_stamp);
     struct board_read rd; /* its keys: settings, set, records */
     board_read_prepare(c->pg->cfg.model, c->board, &c->w, BOARD_READ_PAGE, NULL, 0, c->page,
                        c->q.size, &rd);
@@ -600,8 +608,8 @@ static int fill_lock_call(struct page_cache_fill *f, void *ctx, const struct pag
     const char *argv[] = {
         rd.meta, rd.z,      rd.items, lk->key, lk->lock, period_kind_name(c->q.kind),
         tz,      rd.retain, page_s,   size_s,  gen,      lk->token,
-        ttl,     older};
-    int rc = store_async_script(c->writes, c->pg->page_fill, 5, 9, argv, NULL, deadline_ms,
+        ttl,     older,     stamp};
+    int rc = store_async_script(c->writes, c->pg->page_fill, 5, 10, argv, NULL, deadline_ms,
                                 fill_reply, c);
     return rc < 0 ? rc : 0;
 }
@@ -624,6 +632,7 @@ static void fill_spec(struct hit *h, int64_t older_than_ms, struct page_cache_fi
         .ttl_ms = h->q.ttl_ms,
         .not_after_ms = page_not_after(&h->q),
         .older_than_ms = older_than_ms,
+        .min_stamp = j->min_version,
         .page_reads = pg->cfg.cache_apart ? j->cache_reads : h->reads,
         .page_writes = pg->cfg.cache_apart ? j->cache_writes : j->writes,
         .deadline_ms = j->deadline_ms,
@@ -683,6 +692,7 @@ static int miss_begin(struct hit *h, int64_t older_than_ms, char *old, size_t ol
         l1_key(j->board, h->q.period, j->page, j->size, h->l1key, sizeof(h->l1key));
     h->wt.l1key = h->l1key;
     h->wt.served = hit_served;
+    h->wt.min_stamp = j->min_version;
     struct page_cache_fill_spec spec;
     fill_spec(h, older_than_ms, &spec);
     return page_cache_fill_join(pg->cfg.cache, &spec, &h->wt);
@@ -721,11 +731,12 @@ static int hit_serve(struct hit *h, const struct store_reply *got)
     enum page_source source = PAGE_HIT;
     int refresh = 0;
     struct page_cache_value e;
-    switch (page_cache_judge(pg->cfg.cache, h->q.key, h->q.gen, h->q.ttl_ms, value, len, l1key,
-                             &source, &refresh, &e)) {
+    switch (page_cache_judge(pg->cfg.cache, h->q.key, h->q.gen, j->min_version, h->q.ttl_ms, value,
+                             len, l1key, &source, &refresh, &e)) {
     case PAGE_CACHE_TOO_OLD: /* compute it now; the copy is the fallback should that fail */
         return miss_begin(h, e.created_ms, value, len);
-    case PAGE_CACHE_UNUSABLE: /* another generation's page, or caching turned off */
+    case PAGE_CACHE_UNUSABLE: /* another generation's page, caching turned off, or a page
+                               * computed before the write counter asked for (min_version) */
         free(value);
         return miss_begin(h, 0, NULL, 0);
     case PAGE_CACHE_SERVE:

@@ -4,6 +4,10 @@
  * (page_cache.h) -> the rows (page.lua, or page_fill.lua on a miss) -> the JSON body (render.h)
  * -> a page_reply with its HTTP metadata (ETag, Age, max-age, X-Cache, 304).
  *
+ * Read your writes: a page value's stamp is the board's write counter (`version` of the settings
+ * hash, which every write.lua call bumps) that its rows were read at, in the same script; a
+ * request with min_version V takes no page of a smaller stamp (pages_job.min_version).
+ *
  * The page key, one per board, generation, period, size and page:
  *   P:{board}:page:<gen>:<period|->:<size>:<page>  (schema/redis-keys.md),
  * made from the canonical request (resolved size and page), so parameter order, leading zeros and
@@ -94,7 +98,7 @@ void pages_free(struct pages *pg);
  * pages_submit); -ENOMEM.
  */
 int pages_get_l1(struct pages *pg, const char *board, const char *period, int64_t page, int size,
-                 const char *if_none_match, struct page_reply *out);
+                 int64_t min_version, const char *if_none_match, struct page_reply *out);
 
 /**
  * A page read: `page` of `size` (0: the board's page_size) of a board's `period` (NULL: the
@@ -113,7 +117,11 @@ struct pages_job {
      * connections would need copies here. */
     const char *board, *period; /**< period NULL = the current one */
     int64_t page;
-    int size; /**< 0 = the board's page size */
+    int size;            /**< 0 = the board's page size */
+    int64_t min_version; /**< never a page computed before the board's write counter
+                          *   reached this (a write's `version`; 0: any): an older cached
+                          *   page is a miss, computed with the same stampede protection,
+                          *   and a fill in flight that turns out older is looked up again */
     const char *if_none_match;
     int64_t deadline_ms;        /**< monotonic: the request's deadline (http_request.deadline_ms) */
     struct store_async *writes; /**< the loop's write connection (misses: lock, store) */

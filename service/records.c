@@ -26,11 +26,17 @@ void records_key(const char *prefix, int clustered, const char *id, size_t len, 
     }
 }
 
-/* The key prefix of a board key "<prefix>:{board}:...": its length, or 0 when it is none. */
-static size_t prefix_len(const char *key, size_t len)
+/* The key prefix of a board script's call, from its KEYS[1] "<prefix>:{board}:...", into
+ * out[0..KEY_MAX); NULL when that is no board key. */
+static const char *call_prefix(const struct store_call *call, char out[KEY_MAX])
 {
+    const char *key = call->nkeys > 0 ? call->argv[0] : "";
+    size_t len = call->nkeys > 0 ? call->lens[0] : 0;
     const char *open = memchr(key, '{', len);
-    return open && open > key && open[-1] == ':' ? (size_t)(open - key) - 1 : 0;
+    if (!open || open == key || open[-1] != ':' || (size_t)(open - key) >= KEY_MAX)
+        return NULL;
+    snprintf(out, KEY_MAX, "%.*s", (int)(open - key) - 1, key);
+    return out;
 }
 
 /* ---------------------------------------------------------------- reads */
@@ -88,14 +94,21 @@ static void part_reply(void *arg, int rc, struct store_reply **replies)
         fetch_end(f);
 }
 
+/* Where fetch puts the records it reads. */
+enum fetch_into {
+    INTO_NEW = 0, /* a new array of n in the reply's arena, put at reply->element[at] (a page) */
+    INTO_AT,      /* reply->element[at] itself (a member's record) */
+    INTO_REPLY,   /* reply->element[i] for id i (records_get: the reply is the records) */
+};
+
 /*
- * Complete `reply` with the records of ids[0..n) (each a string element of the reply), into
- * dest[pos0 + i * step]... for a page, dest is a new array of n in the reply's arena put at
- * reply->element[at]; for a member (single), dest is the reply and the record goes to `at`.
+ * Complete `reply` with the records of ids[0..n) (strings kept alive by the reply or the
+ * caller until this returns: the HMGETs copy them) from the buckets under `prefix`, `into` it
+ * as said above; then fn(arg, 0, {reply}), or fn(arg, rc, NULL) with the reply freed.
  */
-static void fetch(struct store_async *sa, struct store_reply *reply, const struct store_call *call,
-                  const struct store_reply *const *ids, size_t n, size_t at, int single,
-                  store_async_fn fn, void *arg)
+static void fetch(struct store_async *sa, struct store_reply *reply, const char *prefix,
+                  const struct store_reply *const *ids, size_t n, size_t at, int into,
+                  int64_t deadline_ms, store_async_fn fn, void *arg)
 {
     struct fetch *f = calloc(1, sizeof(*f));
     unsigned *bucket = calloc(n ? n : 1, sizeof(*bucket));
@@ -103,14 +116,13 @@ static void fetch(struct store_async *sa, struct store_reply *reply, const struc
     const char **argv = calloc(n + 2, sizeof(*argv));
     size_t *lens = calloc(n + 2, sizeof(*lens));
     struct part *p = NULL;
-    size_t plen = prefix_len(call->argv[0], call->lens[0]);
     int rc = f && bucket && done && argv && lens ? 0 : -ENOMEM;
     if (f)
         *f = (struct fetch){.reply = reply, .fn = fn, .arg = arg, .outstanding = 1};
-    if (!rc && !plen)
+    if (!rc && !prefix)
         rc = -EIO; /* KEYS[1] is no board key: not a call of the board scripts */
     if (!rc) {
-        if (single) {
+        if (into != INTO_NEW) {
             f->dest = reply;
         } else if ((f->dest = store_reply_array_in(reply, n))) {
             store_reply_set(reply, at, f->dest);
@@ -120,9 +132,7 @@ static void fetch(struct store_async *sa, struct store_reply *reply, const struc
     }
     for (size_t i = 0; !rc && i < n; i++)
         bucket[i] = crc16(ids[i]->str, ids[i]->len) % RECORDS_BUCKETS;
-    char prefix[KEY_MAX], key[KEY_MAX];
-    if (!rc)
-        snprintf(prefix, sizeof(prefix), "%.*s", (int)plen, call->argv[0]);
+    char key[KEY_MAX];
     /* one HMGET per bucket, every one in this iteration: one pipeline per node */
     for (size_t i = 0; !rc && i < n; i++) {
         if (done[i])
@@ -146,12 +156,12 @@ static void fetch(struct store_async *sa, struct store_reply *reply, const struc
                 done[m] = 1;
                 argv[2 + p->n] = ids[m]->str;
                 lens[2 + p->n] = ids[m]->len;
-                p->pos[p->n++] = single ? at : m;
+                p->pos[p->n++] = into == INTO_AT ? at : m;
             }
         const char *const *av[] = {argv};
         const size_t *const lv[] = {lens};
         const int argc[] = {(int)p->n + 2};
-        if ((rc = store_async_send(sa, 1, argc, av, lv, call->deadline_ms, part_reply, p)) < 0) {
+        if ((rc = store_async_send(sa, 1, argc, av, lv, deadline_ms, part_reply, p)) < 0) {
             free(p);
             break;
         }
@@ -203,7 +213,9 @@ static void then_range(struct store_async *sa, struct store_reply *reply,
     }
     for (size_t i = 0; i < n; i++)
         ids[i] = range->element[2 * i];
-    fetch(sa, reply, call, ids, n, range_at + 1, 0, fn, arg);
+    char prefix[KEY_MAX];
+    fetch(sa, reply, call_prefix(call, prefix), ids, n, range_at + 1, INTO_NEW, call->deadline_ms,
+          fn, arg);
     free(ids);
 }
 
@@ -234,7 +246,18 @@ void records_then_member(struct store_async *sa, struct store_reply *reply,
                              .str = call->argv[call->nkeys + 3],
                              .len = call->lens[call->nkeys + 3]};
     const struct store_reply *ids[1] = {&id};
-    fetch(sa, reply, call, ids, 1, 4, 1, fn, arg);
+    char prefix[KEY_MAX];
+    fetch(sa, reply, call_prefix(call, prefix), ids, 1, 4, INTO_AT, call->deadline_ms, fn, arg);
+}
+
+int records_get(struct store_async *sa, const char *prefix, const struct store_reply *const *ids,
+                size_t n, int64_t deadline_ms, store_async_fn fn, void *arg)
+{
+    struct store_reply *all = store_reply_array_new(n);
+    if (!all)
+        return -ENOMEM;
+    fetch(sa, all, prefix, ids, n, 0, INTO_REPLY, deadline_ms, fn, arg);
+    return 0;
 }
 
 /* ---------------------------------------------------------------- writes */

@@ -55,6 +55,15 @@ void records_then_around(struct store_async *sa, struct store_reply *reply,
 void records_then_member(struct store_async *sa, struct store_reply *reply,
                          const struct store_call *call, store_async_fn fn, void *arg);
 
+/**
+ * On a cluster: the records of ids[0..n) (strings; borrowed for the call), one HMGET per bucket,
+ * all in this loop iteration; fn(arg, 0, replies) with replies[0] an array of n (a string or
+ * nil each, in the ids' order: what HMGET of P:items answers on one Redis), or fn(arg, rc, NULL)
+ * (a read's codes). Returns 0 (fn will be called, perhaps from inside this call) or -ENOMEM.
+ */
+int records_get(struct store_async *sa, const char *prefix, const struct store_reply *const *ids,
+                size_t n, int64_t deadline_ms, store_async_fn fn, void *arg);
+
 /** One record to write: id[0..id_len) -> json[0..json_len) (borrowed for the call). */
 struct records_entry {
     const char *id;

@@ -283,6 +283,11 @@ char *render_board(const char *board, const struct board_info *info,
     period_tz_format(s->tz_min, tz, sizeof(tz));
     cJSON_AddStringToObject(doc, "timezone", tz);
     cJSON_AddNumberToObject(doc, "retain", s->retain);
+    if (s->max_members > 0)
+        cJSON_AddNumberToObject(doc, "max_members", (double)s->max_members);
+    else
+        cJSON_AddNullToObject(doc, "max_members");
+    cJSON_AddNumberToObject(doc, "version", (double)s->version);
     cJSON_AddNumberToObject(doc, "total", (double)info->total);
     cJSON *range = cJSON_AddObjectToObject(doc, "score_range");
     add_number(range, "min", min);
@@ -317,15 +322,101 @@ char *render_board_list(const struct board_list *l)
     return finish(doc);
 }
 
-char *render_write(const char *id, const struct board_outcome *o)
+/* "score","rank","updated" of an outcome, then the previous score and rank when asked; rank
+ * null when the member is not on the board after the write (max_members removed it). */
+static void out_outcome(struct out *b, const struct board_outcome *o, int prev)
+{
+    out_str(b, "\"score\":");
+    out_score(b, o->score);
+    out_str(b, ",\"rank\":");
+    if (o->rank > 0)
+        out_i64(b, o->rank);
+    else
+        out_str(b, "null");
+    out_str(b, o->updated ? ",\"updated\":true" : ",\"updated\":false");
+    if (!prev)
+        return;
+    if (!o->has_prev) {
+        out_str(b, ",\"prev_score\":null,\"prev_rank\":null");
+        return;
+    }
+    out_str(b, ",\"prev_score\":");
+    out_score(b, o->prev_score);
+    out_str(b, ",\"prev_rank\":");
+    out_i64(b, o->prev_rank);
+}
+
+char *render_write(const char *id, const struct board_outcome *o, int64_t version)
 {
     struct out b = {0};
     out_str(&b, "{\"id\":");
     out_json_string(&b, id, strlen(id));
-    out_str(&b, ",\"score\":");
-    out_score(&b, o->score);
-    out_str(&b, ",\"rank\":");
-    out_i64(&b, o->rank);
-    out_str(&b, o->updated ? ",\"updated\":true}" : ",\"updated\":false}");
+    out_str(&b, ",");
+    out_outcome(&b, o, 1);
+    out_str(&b, ",\"version\":");
+    out_i64(&b, version);
+    out_str(&b, "}");
     return out_finish(&b);
+}
+
+char *render_batch(const struct board_outcome *o, size_t n, int64_t version)
+{
+    struct out b = {0};
+    out_str(&b, "{\"applied\":");
+    out_i64(&b, (int64_t)n);
+    out_str(&b, ",\"rejected\":[],\"results\":[");
+    for (size_t i = 0; i < n; i++) {
+        out_str(&b, i ? ",{" : "{");
+        out_outcome(&b, &o[i], 0);
+        out_str(&b, "}");
+    }
+    out_str(&b, "],\"version\":");
+    out_i64(&b, version);
+    out_str(&b, "}");
+    return out_finish(&b);
+}
+
+char *render_boards_write(const char *id, const char *const *boards,
+                          const struct board_outcome *const *o, const int64_t *versions, size_t n)
+{
+    struct out b = {0};
+    out_str(&b, "{\"id\":");
+    out_json_string(&b, id, strlen(id));
+    out_str(&b, ",\"boards\":[");
+    for (size_t i = 0; i < n; i++) {
+        out_str(&b, i ? ",{\"board\":" : "{\"board\":");
+        out_json_string(&b, boards[i], strlen(boards[i]));
+        out_str(&b, ",");
+        out_outcome(&b, o[i], 1);
+        out_str(&b, ",\"version\":");
+        out_i64(&b, versions[i]);
+        out_str(&b, "}");
+    }
+    out_str(&b, "]}");
+    return out_finish(&b);
+}
+
+char *render_export_rows(const struct board_item *items, size_t n, size_t *len)
+{
+    struct out o = {0};
+    size_t est = 1;
+    for (size_t i = 0; i < n; i++)
+        est += 64 + items[i].id_len + items[i].record_len;
+    out_reserve(&o, est);
+    for (size_t i = 0; i < n; i++) {
+        const struct board_item *it = &items[i];
+        out_str(&o, "{\"rank\":");
+        out_i64(&o, it->rank);
+        out_str(&o, ",\"id\":");
+        out_json_string(&o, it->id, it->id_len);
+        out_str(&o, ",\"score\":");
+        out_score(&o, it->score);
+        out_str(&o, ",\"record\":");
+        out_record(&o, it->record, it->record_len);
+        out_mem(&o, "}\n", 2);
+    }
+    char *text = out_finish(&o);
+    if (text)
+        *len = o.len;
+    return text;
 }

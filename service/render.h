@@ -34,8 +34,22 @@ char *render_board(const char *board, const struct board_info *info,
 /** {"boards":[{"board","total"}]} */
 char *render_board_list(const struct board_list *l);
 
-/** {"id","score","rank","updated"} */
-char *render_write(const char *id, const struct board_outcome *o);
+/** {"id","score","rank","updated","prev_score","prev_rank","version"}: rank null when the member
+ *  is not on the board after the write (max_members), prev_* null when it was not on it before. */
+char *render_write(const char *id, const struct board_outcome *o, int64_t version);
+
+/** {"applied":n,"rejected":[],"results":[{"score","rank","updated"}...],"version"}: o[0..n) in
+ *  entry order. */
+char *render_batch(const struct board_outcome *o, size_t n, int64_t version);
+
+/** {"id","boards":[{"board","score","rank","updated","prev_score","prev_rank","version"}...]}:
+ *  board i's outcome o[i] and version versions[i], for i in 0..n. */
+char *render_boards_write(const char *id, const char *const *boards,
+                          const struct board_outcome *const *o, const int64_t *versions, size_t n);
+
+/** NDJSON lines {"rank","id","score","record"} of items[0..n), one a line ('\n' after each):
+ *  a new string of *len bytes (free()), or NULL on ENOMEM. */
+char *render_export_rows(const struct board_item *items, size_t n, size_t *len);
 
 /** The shortest decimal text that reads back as exactly `d` (at most 17 significant digits);
  *  an integer within 2^53 in magnitude is its plain digits (1000000000000000, never 1e+15). */

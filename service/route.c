@@ -3,6 +3,7 @@
 
 #include "board.h"
 #include "handlers_control.h"
+#include "handlers_export.h"
 #include "handlers_read.h"
 #include "handlers_stream.h"
 #include "handlers_write.h"
@@ -46,6 +47,7 @@ static struct route routes[] = {
      .stream_stopped = handle_scores_stream_stopped,
      .stream_free = handle_scores_stream_free,
      .flags = W | B | ROUTE_NDJSON},
+    A("POST", "/scores", handle_scores_boards_async, "scores_boards", W | B),
     {.method = "GET",
      .pattern = "/boards/{board}/members/{id}",
      .name = "member",
@@ -54,6 +56,7 @@ static struct route routes[] = {
     A("POST", "/boards/{board}/reset", handle_board_reset, "board_reset", W),
     A("DELETE", "/boards/{board}/members", handle_members_trim, "members_trim", W),
     A("GET", "/admin/redis", handle_admin_redis, "admin_redis", W),
+    A("GET", "/boards/{board}/export", handle_export_async, "export", 0),
     {.method = "GET",
      .pattern = "/boards/{board}/members/{id}/around",
      .name = "around",

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "admin.h"
+#include "export.h"
 #include "httpd.h"
 #include "log.h"
 #include "loop.h"
@@ -109,6 +110,7 @@ struct rankd *rankd_start_hooked(const struct config *cfg, const struct rankd_ho
      * cache and the rank flow register theirs in page_cache_new and pages_new, also before serve
      * dials) */
     board_scripts_register();
+    export_scripts_register();
     admin_scripts_register();
     struct rankd *app = calloc(1, sizeof(*app));
     if (!app) {

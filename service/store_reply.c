@@ -79,6 +79,21 @@ static void *arena_alloc(struct root *root, size_t n)
     return p;
 }
 
+/* A new root (a top-level array's struct and arena), with nothing in it yet; NULL on ENOMEM. */
+static struct root *root_new(void)
+{
+    struct root *root = malloc(ROOT_BYTES);
+    if (!root)
+        return NULL;
+    root->at = (char *)(root + 1);
+    root->left = ROOT_BYTES - sizeof(*root);
+    root->next_cap = BLOCK_MIN;
+    root->blocks = NULL;
+    root->kept = NULL;
+    root->r = (struct store_reply){.type = STORE_REPLY_ARRAY};
+    return root;
+}
+
 static struct root *root_of(const redisReadTask *task)
 {
     while (task->parent)
@@ -121,16 +136,10 @@ static void *create_array(const redisReadTask *task, int elements)
     size_t n = elements > 0 ? (size_t)elements : 0;
     struct store_reply *r;
     if (!task->parent) {
-        struct root *root = malloc(ROOT_BYTES);
+        struct root *root = root_new();
         if (!root)
             return NULL;
-        root->at = (char *)(root + 1);
-        root->left = ROOT_BYTES - sizeof(*root);
-        root->next_cap = BLOCK_MIN;
-        root->blocks = NULL;
-        root->kept = NULL;
         r = &root->r;
-        *r = (struct store_reply){.type = STORE_REPLY_ARRAY};
         if (n && !(r->element = arena_alloc(root, n * SLOT))) {
             free(root);
             return NULL;
@@ -205,16 +214,11 @@ static struct store_reply *copy_into(struct root *root, const struct store_reply
     if (root) {
         c = arena_alloc(root, sizeof(*c) + (slots ? slots : extra));
     } else if (r->type == STORE_REPLY_ARRAY) {
-        struct root *nr = malloc(ROOT_BYTES);
+        struct root *nr = root_new();
         if (!nr)
             return NULL;
-        nr->at = (char *)(nr + 1);
-        nr->left = ROOT_BYTES - sizeof(*nr);
-        nr->next_cap = BLOCK_MIN;
-        nr->blocks = NULL;
-        nr->kept = NULL;
         c = &nr->r;
-        *c = (struct store_reply){.type = STORE_REPLY_ARRAY, .elements = r->elements};
+        c->elements = r->elements;
         if (r->elements && !(c->element = arena_alloc(nr, slots))) {
             free(nr);
             return NULL;
@@ -252,6 +256,24 @@ static struct store_reply *copy_into(struct root *root, const struct store_reply
 struct store_reply *store_reply_copy(const struct store_reply *r)
 {
     return r ? copy_into(NULL, r) : NULL;
+}
+
+struct store_reply *store_reply_array_new(size_t n)
+{
+    struct root *root = root_new();
+    if (!root)
+        return NULL;
+    struct store_reply *r = &root->r, *nil = NULL;
+    r->elements = n;
+    if ((n && !(r->element = arena_alloc(root, n * SLOT))) ||
+        !(nil = arena_alloc(root, sizeof(*nil)))) {
+        store_reply_free(r);
+        return NULL;
+    }
+    *nil = (struct store_reply){.type = STORE_REPLY_NIL};
+    for (size_t i = 0; i < n; i++)
+        r->element[i] = nil;
+    return r;
 }
 
 struct store_reply *store_reply_array_in(struct store_reply *root, size_t n)

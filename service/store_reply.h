@@ -59,6 +59,10 @@ void store_reply_free(struct store_reply *r);
  *  r NULL). */
 struct store_reply *store_reply_copy(const struct store_reply *r);
 
+/** A new top-level array of n elements, each a nil reply (free with store_reply_free); NULL on
+ *  ENOMEM. */
+struct store_reply *store_reply_array_new(size_t n);
+
 /** A new array of n elements, each a nil reply, cut from root's arena (freed with root; put it
  *  into root with store_reply_set); NULL on ENOMEM. */
 struct store_reply *store_reply_array_in(struct store_reply *root, size_t n);

@@ -31,6 +31,7 @@ struct upload {
      * UPLOAD_SHOWN_MAX - shown items (later ones could never be among the first shown). */
     cJSON *deferred;
     int ndeferred;
+    int64_t version; /* the board's write counter after the last chunk written, 0: none */
 };
 
 struct upload *upload_new(void)
@@ -140,13 +141,11 @@ size_t upload_chunk_entries(const struct upload *u, const struct board_settings 
     size_t ok = 0;
     for (size_t i = c->start; i < u->npending; i++) {
         const struct entry_in *e = &u->pending[i];
-        int64_t key = 0;
-        c->bad[i] = validate_check_score(used, &e->score, &key);
-        if (c->bad[i] == 0) {
-            c->be[ok] = (struct board_entry){
-                e->id, strlen(e->id), e->op, key, e->record, e->record ? strlen(e->record) : 0};
+        size_t bad = 0;
+        struct entry_error err;
+        c->bad[i] = validate_prepare(used, e, 1, &c->be[ok], &bad, &err) ? -EINVAL : 0;
+        if (c->bad[i] == 0)
             c->idx[ok++] = i;
-        }
     }
     return ok;
 }
@@ -179,7 +178,9 @@ void upload_settle(struct upload *u, int rc, const struct board_settings *used,
             validate_range_error(used, &err);
             reject_pending(u, u->pending[i].line, &err);
         } else if (i < settled) {
-            validate_score_error(used, &u->pending[i].score, c->bad[i], &err);
+            struct board_entry be;
+            size_t bad = 0;
+            validate_prepare(used, &u->pending[i], 1, &be, &bad, &err); /* the refusal again */
             reject_pending(u, u->pending[i].line, &err);
         }
         if (i < settled)
@@ -254,6 +255,12 @@ int upload_take(struct upload *u, const char *data, size_t len, size_t *at)
     }
 }
 
+void upload_note_version(struct upload *u, int64_t version)
+{
+    if (version > u->version)
+        u->version = version;
+}
+
 char *upload_reply(struct upload *u)
 {
     cJSON *doc = cJSON_CreateObject();
@@ -261,6 +268,10 @@ char *upload_reply(struct upload *u)
     cJSON_AddNumberToObject(doc, "rejected_total", (double)u->rejected_total);
     cJSON_AddItemToObject(doc, "rejected", u->rejected);
     u->rejected = NULL;
+    if (u->version > 0)
+        cJSON_AddNumberToObject(doc, "version", (double)u->version);
+    else
+        cJSON_AddNullToObject(doc, "version");
     char *json = cJSON_PrintUnformatted(doc);
     cJSON_Delete(doc);
     return json;

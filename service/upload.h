@@ -25,6 +25,7 @@
 #define RANKD_UPLOAD_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "board.h"
 
@@ -83,8 +84,12 @@ void upload_chunk_written(struct upload_chunk *c, size_t handled, int rc);
 void upload_settle(struct upload *u, int rc, const struct board_settings *used,
                    const struct upload_chunk *c);
 
-/** The reply at the end: {"applied", "rejected_total", "rejected": [{"line", "error"}...]}, a
- *  new string (free()), or NULL on ENOMEM. The rejected list is handed over: call once. */
+/** A chunk was written and left the board's write counter at `version`. */
+void upload_note_version(struct upload *u, int64_t version);
+
+/** The reply at the end: {"applied", "rejected_total", "rejected": [{"line", "error"}...],
+ *  "version"} (the write counter after the last chunk written, null when none was), a new
+ *  string (free()), or NULL on ENOMEM. The rejected list is handed over: call once. */
 char *upload_reply(struct upload *u);
 
 /** The error of an upload cut by a fault rc (status, code and opening clause from http.h's errno

@@ -168,8 +168,9 @@ static int only_fields(const cJSON *obj, const char *const *known, int n, struct
 int validate_settings(const cJSON *doc, const struct board_settings *defaults,
                       struct board_settings_patch *p, struct entry_error *err)
 {
-    static const char *const known[] = {"order",          "tiebreak", "page_size", "page_ttl_ms",
-                                        "score_decimals", "period",   "timezone",  "retain"};
+    static const char *const known[] = {"order",       "tiebreak",       "page_size",
+                                        "page_ttl_ms", "score_decimals", "period",
+                                        "timezone",    "retain",         "max_members"};
     static const char *const periods[] = {"none", "hourly", "daily", "weekly", "monthly"};
     static const char *const orders[] = {"desc", "asc"};
     static const char *const ties[] = {"first", "last", "id"};
@@ -177,7 +178,7 @@ int validate_settings(const cJSON *doc, const struct board_settings *defaults,
         entry_fail(err, 400, "invalid_body", "The body must be a JSON object of settings.");
         return -1;
     }
-    if (only_fields(doc, known, 8, err, "The settings object"))
+    if (only_fields(doc, known, 9, err, "The settings object"))
         return -1;
     memset(p, 0, sizeof(*p));
     p->value = *defaults;
@@ -218,6 +219,12 @@ int validate_settings(const cJSON *doc, const struct board_settings *defaults,
     if (r4 < 0)
         return -1;
     p->has_retain = r4 == 0;
+    int maxm = 0;
+    int r5 = int_field(doc, "max_members", 0, BOARD_MAX_MEMBERS_MAX, &maxm, err);
+    if (r5 < 0)
+        return -1;
+    p->has_max_members = r5 == 0;
+    p->value.max_members = maxm;
     return 0;
 }
 
@@ -300,9 +307,25 @@ char *validate_record(const cJSON *rec, int *status, const char **code, char *ms
     return json;
 }
 
+/* An incr's bound: absent (0), a number with its literal in *out (1), or -1 after err. */
+static int bound_field(const cJSON *e, const char *name, int incr, struct json_number *out,
+                       struct entry_error *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, name);
+    if (!v)
+        return 0;
+    if (!incr)
+        return entry_fail(err, 400, "invalid_field",
+                          "%s applies to op incr only (a set or best stores the score as sent).",
+                          name);
+    if (!cJSON_IsNumber(v) || validate_number_literal(v, out))
+        return entry_fail(err, 422, "invalid_score", "%s must be a JSON number.", name);
+    return 1;
+}
+
 int validate_entry(const cJSON *e, struct entry_in *out, struct entry_error *err)
 {
-    static const char *const known[] = {"id", "score", "op", "record"};
+    static const char *const known[] = {"id", "score", "op", "record", "floor", "ceiling"};
     static const char *const ops[] = {"set", "best", "incr"};
     memset(out, 0, sizeof(*out));
     if (!cJSON_IsObject(e))
@@ -313,11 +336,12 @@ int validate_entry(const cJSON *e, struct entry_in *out, struct entry_error *err
                           "the field '%.100s' is given more than once.", dup);
     for (const cJSON *f = e->child; f; f = f->next) {
         int ok = 0;
-        for (int i = 0; i < 4 && !ok; i++)
+        for (int i = 0; i < 6 && !ok; i++)
             ok = strcmp(f->string, known[i]) == 0;
         if (!ok)
             return entry_fail(err, 400, "unknown_field",
-                              "unknown field '%.100s'; an entry has id, score, op and record.",
+                              "unknown field '%.100s'; an entry has id, score, op, record, floor "
+                              "and ceiling.",
                               f->string);
     }
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(e, "id");
@@ -336,6 +360,13 @@ int validate_entry(const cJSON *e, struct entry_in *out, struct entry_error *err
         if (opi < 0)
             return entry_fail(err, 400, "invalid_op", "op must be one of: set, best, incr.");
     }
+    int incr = opi == BOARD_OP_INCR;
+    int f = bound_field(e, "floor", incr, &out->floor, err);
+    int c = f < 0 ? -1 : bound_field(e, "ceiling", incr, &out->ceiling, err);
+    if (f < 0 || c < 0)
+        return -1;
+    out->has_floor = f;
+    out->has_ceiling = c;
     const cJSON *score = cJSON_GetObjectItemCaseSensitive(e, "score");
     if (!cJSON_IsNumber(score) || validate_number_literal(score, &out->score))
         return entry_fail(err, 422, "invalid_score", "score must be a JSON number.");
@@ -373,16 +404,50 @@ static void range_text(const struct board_settings *s, char lo[40], char hi[40])
     render_number_text(max, hi, 40);
 }
 
-int validate_score_error(const struct board_settings *s, const struct json_number *score, int rc,
-                         struct entry_error *err)
+int validate_value_error(const struct board_settings *s, const char *what,
+                         const struct json_number *v, int rc, struct entry_error *err)
 {
     char lo[40], hi[40], decimals[16], msg[VALIDATE_MSG_MAX];
     range_text(s, lo, hi);
     snprintf(decimals, sizeof(decimals), "%d", s->layout.decimals);
-    struct http_errno_args a = {.score = score->text, .min = lo, .max = hi, .decimals = decimals};
+    struct http_errno_args a = {
+        .field = what, .score = v->text, .min = lo, .max = hi, .decimals = decimals};
     const struct http_errno_row *e = http_errno_find(HTTP_ERRNO_SCORE, rc);
     http_errno_format(e, rc, &a, msg, sizeof(msg));
     return entry_fail(err, e->status, e->code, "%s", msg);
+}
+
+int validate_score_error(const struct board_settings *s, const struct json_number *score, int rc,
+                         struct entry_error *err)
+{
+    return validate_value_error(s, "score", score, rc, err);
+}
+
+/* An incr's floor and ceiling under s as the entry's key bounds (a smaller key is a better
+ * score: on a desc board the floor is the largest key). 0, or -1 with err. */
+static int prepare_bounds(const struct board_settings *s, const struct entry_in *in,
+                          struct board_entry *out, struct entry_error *err)
+{
+    int64_t fk = 0, ck = 0;
+    int rc = in->has_floor ? validate_check_score(s, &in->floor, &fk) : 0;
+    if (rc)
+        return validate_value_error(s, "floor", &in->floor, rc, err);
+    rc = in->has_ceiling ? validate_check_score(s, &in->ceiling, &ck) : 0;
+    if (rc)
+        return validate_value_error(s, "ceiling", &in->ceiling, rc, err);
+    int desc = s->layout.order == SCORE_ORDER_DESC;
+    if (in->has_floor && in->has_ceiling && (desc ? fk < ck : fk > ck))
+        return entry_fail(err, 400, "invalid_field", "floor %s is above ceiling %s.",
+                          in->floor.text, in->ceiling.text);
+    if (in->has_floor) {
+        *(desc ? &out->has_hi : &out->has_lo) = 1;
+        *(desc ? &out->key_hi : &out->key_lo) = fk;
+    }
+    if (in->has_ceiling) {
+        *(desc ? &out->has_lo : &out->has_hi) = 1;
+        *(desc ? &out->key_lo : &out->key_hi) = ck;
+    }
+    return 0;
 }
 
 int validate_prepare(const struct board_settings *s, const struct entry_in *in, size_t n,
@@ -396,9 +461,16 @@ int validate_prepare(const struct board_settings *s, const struct entry_in *in, 
             return validate_score_error(s, &in[i].score, rc, err);
         }
         assert(in[i].id); /* validate_entry always sets it */
-        out[i] = (struct board_entry){in[i].id,     strlen(in[i].id),
-                                      in[i].op,     key,
-                                      in[i].record, in[i].record ? strlen(in[i].record) : 0};
+        out[i] = (struct board_entry){.id = in[i].id,
+                                      .id_len = strlen(in[i].id),
+                                      .op = in[i].op,
+                                      .key = key,
+                                      .record = in[i].record,
+                                      .record_len = in[i].record ? strlen(in[i].record) : 0};
+        if (prepare_bounds(s, &in[i], &out[i], err)) {
+            *bad = i;
+            return -1;
+        }
     }
     return 0;
 }

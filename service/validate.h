@@ -26,9 +26,13 @@
 struct entry_in {
     char *id;
     enum board_op op;
-    struct json_number score; /**< the literal, judged against the board by the caller */
-    char *record;             /**< validated JSON or NULL */
-    long line;                /**< batch index or NDJSON line number (the caller's) */
+    struct json_number score;          /**< the literal, judged against the board by the caller */
+    struct json_number floor, ceiling; /**< incr only, when has_floor / has_ceiling: the result
+                                        *   never goes below floor nor above ceiling (literals,
+                                        *   judged like the score) */
+    int has_floor, has_ceiling;
+    char *record; /**< validated JSON or NULL */
+    long line;    /**< batch index or NDJSON line number (the caller's) */
 };
 
 /** Free an entry's strings (safe twice). */
@@ -46,10 +50,11 @@ int entry_fail(struct entry_error *err, int status, const char *code, const char
     __attribute__((format(printf, 4, 5)));
 
 /**
- * One score entry {"id","score","op","record"}: an object without duplicate or unknown fields,
- * a valid id, an op of set|best|incr, a JSON number score (its literal kept in out->score; the
- * board's range is not checked here) and a valid record. Returns 0 with *out (owned: entry_free),
- * or -1 with *err (out owns nothing then).
+ * One score entry {"id","score","op","record","floor","ceiling"}: an object without duplicate
+ * or unknown fields, a valid id, an op of set|best|incr, a JSON number score (its literal kept in
+ * out->score; the board's range is not checked here), a valid record, and floor and ceiling (JSON
+ * numbers, incr only: 400 invalid_field with another op). Returns 0 with *out (owned:
+ * entry_free), or -1 with *err (out owns nothing then).
  */
 int validate_entry(const cJSON *e, struct entry_in *out, struct entry_error *err);
 
@@ -89,8 +94,15 @@ int validate_check_score(const struct board_settings *s, const struct json_numbe
 int validate_score_error(const struct board_settings *s, const struct json_number *score, int rc,
                          struct entry_error *err);
 
+/** The same for another number judged like a score: `what` names it ("floor", "ceiling"). */
+int validate_value_error(const struct board_settings *s, const char *what,
+                         const struct json_number *v, int rc, struct entry_error *err);
+
 /** Turn in[0..n) into board entries out[0..n) under settings s (borrowing their strings): 0, or
- *  -1 with err and *bad, the first entry whose score the board cannot hold. */
+ *  -1 with err and *bad, the first entry the board cannot hold: a score, floor or ceiling the
+ *  layout cannot store exactly (422), or a floor above the ceiling (400 invalid_field). An
+ *  incr's floor and ceiling become the entry's key bounds (key order: on a desc board the floor
+ *  is the largest key). */
 int validate_prepare(const struct board_settings *s, const struct entry_in *in, size_t n,
                      struct board_entry *out, size_t *bad, struct entry_error *err);
 

@@ -67,6 +67,10 @@ export interface RankdBoardSettings {
     timezone: string;
     /** past periods that stay readable */
     retain: number;
+    /** the board keeps its best this many members (every write removes the worst past it); null: no limit */
+    max_members: number | null;
+    /** the board's write counter: every score write adds one (see PageOptions.minVersion) */
+    version: number;
     /** periodic boards only: the period written to and read by default, e.g. '2026-W49' */
     current_period?: string;
     /** periodic boards only: every readable period id, newest first (the current one first) */
@@ -86,6 +90,9 @@ export interface RankdResponseInfo {
     cache: string | null;
     /** the Age header in seconds (pages only) */
     age: number | null;
+    /** score writes: true when rankd answered from the Idempotency-Key's record
+     * (`Idempotent-Replayed: true`): an earlier request had applied the write */
+    replayed?: boolean;
 }
 
 export interface RankdClientOptions {
@@ -122,6 +129,22 @@ export interface PageOptions extends ReadOptions {
     /** read the page that holds this 1-based rank (n is then ignored); without size, the board's
      * page_size is read first (one more request) */
     rank?: number;
+    /** never a page computed before this write counter: pass a write's `version` to see that
+     * write on the page (`?min_version=`) */
+    minVersion?: number;
+}
+
+export interface ExportOptions extends RequestOptions {
+    /** a readable period of a periodic board (as ReadOptions.period) */
+    period?: string;
+}
+
+export interface RankdExportRow {
+    /** 1..N in order, each once */
+    rank: number;
+    id: string;
+    score: number;
+    record: RankdRecord | null;
 }
 
 /** An error reply from rankd (`{"error":{"code","message"}}`), or a failure to reach it. */
@@ -131,7 +154,7 @@ export class RankdError extends Error {
         code: string,
         message: string,
         body?: unknown,
-        extra?: { cause?: unknown; retryAfter?: number | null; url?: string; outcomeUnknown?: boolean },
+        extra?: { cause?: unknown; retryAfter?: number | null; url?: string; outcomeUnknown?: boolean; idempotent?: boolean },
     );
     name: 'RankdError';
     /** HTTP status; 0 when rankd could not be reached */
@@ -151,10 +174,13 @@ export class RankdError extends Error {
      * retry blindly: read the member (or board) first, above all before retrying an `incr`.
      */
     outcomeUnknown: boolean;
+    /** True when the request was a score write with an Idempotency-Key: rankd applies it at most
+     * once, so sending it again with the same key and body is safe even when `outcomeUnknown`. */
+    idempotent: boolean;
     /**
      * Whether sending the same request again may succeed: true for status 0 (rankd unreachable),
      * 429, 502, 503 and 504; false for other statuses (a 404 board stays missing, a 400 stays
-     * invalid) and whenever `outcomeUnknown` is true.
+     * invalid) and when `outcomeUnknown` is true, unless `idempotent` is.
      */
     readonly retryable: boolean;
 }
@@ -183,6 +209,12 @@ export class RankdClient {
     board(name: string, options?: RequestOptions): Promise<RankdBoardSettings>;
     /** The record stored for an id. */
     item(id: string, options?: RequestOptions): Promise<RankdRecord>;
+    /**
+     * GET /boards/{board}/export: the whole board (or a readable period) as it was when the
+     * export started, however it changes meanwhile; rows in rank order, ranks 1..N, each member
+     * once, read as they arrive. A cut reply rejects with a RankdError (network_error).
+     */
+    exportRows(board: string, options?: ExportOptions): AsyncGenerator<RankdExportRow>;
     /** Forget every remembered ETag and body. */
     clearCache(): void;
 }
@@ -192,10 +224,13 @@ export interface RankdWriteClientOptions extends RankdClientOptions {
     token: string;
 }
 
+/** Options of the score writes (writeScore, writeScores, writeScoreBoards). */
 export interface WriteOptions extends RequestOptions {
     /**
-     * Sent as the `Idempotency-Key` header (true: a random UUID): a rankd that supports it applies
-     * a retried write once. Reuse the same key when retrying the same write. 1..255 visible ASCII.
+     * Sent as the `Idempotency-Key` header (true: a random UUID), 1..128 visible ASCII: rankd
+     * applies the write at most once for that key (24 hours, per board) and answers a repeat with
+     * the first reply (`responseInfo(result).replayed`); the same key with another body is 422
+     * idempotency_key_reused. Reuse the same key when retrying the same write.
      */
     idempotencyKey?: string | boolean;
 }
@@ -207,16 +242,44 @@ export interface RankdScoreEntry {
     op?: 'set' | 'best' | 'incr';
     /** stored at /items/{id}, replacing the previous record */
     record?: RankdRecord;
+    /** incr only: the result never goes below it (judged exactly, like the score) */
+    floor?: number;
+    /** incr only: the result never goes above it */
+    ceiling?: number;
 }
 
 export interface RankdWriteResult {
     id: string;
     /** the score stored after the write (for a `best` that lost, the old one) */
     score: number;
-    /** the member's rank after the write */
-    rank: number;
+    /** the member's rank after the write; null when max_members left it off the board */
+    rank: number | null;
     /** whether the stored score changed */
     updated: boolean;
+    /** the score before the write; null when the member was new */
+    prev_score: number | null;
+    /** the rank before the write; null when the member was new */
+    prev_rank: number | null;
+    /** the board's write counter after the write */
+    version: number;
+}
+
+export interface RankdEntryResult {
+    /** this entry's result */
+    score: number;
+    /** the member's rank after the whole batch (null: max_members left it off) */
+    rank: number | null;
+    updated: boolean;
+}
+
+export interface RankdBoardWriteResult extends Omit<RankdWriteResult, 'id'> {
+    board: string;
+}
+
+export interface RankdBoardsWriteResult {
+    id: string;
+    /** each board's result, in the order given */
+    boards: RankdBoardWriteResult[];
 }
 
 export interface RankdRejection {
@@ -231,6 +294,10 @@ export interface RankdBatchResult {
     applied: number;
     /** always empty: a batch is all or nothing */
     rejected: RankdRejection[];
+    /** each entry's result, in entry order */
+    results: RankdEntryResult[];
+    /** the board's write counter after the batch */
+    version: number;
 }
 
 export interface RankdStreamResult {
@@ -240,6 +307,8 @@ export interface RankdStreamResult {
     rejected_total: number;
     /** the first 1000 rejected lines, in line order */
     rejected: RankdRejection[];
+    /** the board's write counter after the last chunk written (null: nothing was written) */
+    version: number | null;
 }
 
 export interface RankdBoardSettingsInput {
@@ -255,6 +324,8 @@ export interface RankdBoardSettingsInput {
     timezone?: string;
     /** past periods kept readable, 0..400 */
     retain?: number;
+    /** keep the best this many members, 0..100,000,000 (0: no limit) */
+    max_members?: number;
 }
 
 /**
@@ -280,27 +351,29 @@ export class RankdWriteClient extends RankdClient {
     writeScore(board: string, entry: RankdScoreEntry, options?: WriteOptions): Promise<RankdWriteResult>;
     /** POST /boards/{board}/scores with `{"entries": [...]}`: up to 1000, in order, all or nothing. */
     writeScores(board: string, entries: RankdScoreEntry[], options?: WriteOptions): Promise<RankdBatchResult>;
+    /** POST /scores: one entry on 1..20 boards, all or nothing (an unknown board: 404 for all). */
+    writeScoreBoards(boards: string[], entry: RankdScoreEntry, options?: WriteOptions): Promise<RankdBoardsWriteResult>;
     /**
      * POST /boards/{board}/scores as `application/x-ndjson`, streamed: any length; bad lines are
      * rejected one by one and reported, the others applied. If the source throws, the upload
      * rejects with that error (lines sent before it may have been applied).
      */
-    uploadNdjson(board: string, source: NdjsonSource, options?: WriteOptions): Promise<RankdStreamResult>;
+    uploadNdjson(board: string, source: NdjsonSource, options?: RequestOptions): Promise<RankdStreamResult>;
     /** PUT /boards/{board}: create or update the settings; returns them. */
-    putBoard(board: string, settings?: RankdBoardSettingsInput, options?: WriteOptions): Promise<RankdBoardSettings>;
+    putBoard(board: string, settings?: RankdBoardSettingsInput, options?: RequestOptions): Promise<RankdBoardSettings>;
     /** DELETE /boards/{board}. */
-    deleteBoard(board: string, options?: WriteOptions): Promise<void>;
+    deleteBoard(board: string, options?: RequestOptions): Promise<void>;
     /** POST /boards/{board}/reset: empty the current period (or the board). */
-    resetBoard(board: string, options?: WriteOptions): Promise<void>;
+    resetBoard(board: string, options?: RequestOptions): Promise<void>;
     /** DELETE /boards/{board}/members?keep=N or ?below=SCORE (exactly one). */
     trim(board: string, which: { keep: number; below?: undefined } | { below: number | string; keep?: undefined },
-        options?: WriteOptions): Promise<{ removed: number }>;
+        options?: RequestOptions): Promise<{ removed: number }>;
     /** DELETE /boards/{board}/members/{id} (from the current period). */
-    deleteMember(board: string, id: string, options?: WriteOptions): Promise<void>;
+    deleteMember(board: string, id: string, options?: RequestOptions): Promise<void>;
     /** PUT /items/{id}: store (create or replace) a record. */
-    putItem(id: string, record: RankdRecord, options?: WriteOptions): Promise<void>;
+    putItem(id: string, record: RankdRecord, options?: RequestOptions): Promise<void>;
     /** DELETE /items/{id}. */
-    deleteItem(id: string, options?: WriteOptions): Promise<void>;
+    deleteItem(id: string, options?: RequestOptions): Promise<void>;
 }
 
 /** Shorthand for `new RankdClient({ ...options, baseUrl })`. */

@@ -7,8 +7,9 @@
 // rankd serves it to pages at /rankd.js (it lives in clients/web, the static dir), and
 // clients/js/rankd.js re-exports it for Node and bundlers. Types: clients/js/rankd.d.ts.
 //
-// rankd has no cursor API (no `after(cursor)`): pages are addressed by number, and a page costs
-// O(log N + page) in Redis whatever its number, so page(board, n) is the way to walk a board.
+// Pages are addressed by number, and a page costs O(log N + page) in Redis whatever its number,
+// so page(board, n) is the way to walk a board; exportRows(board) reads a whole board as it was at
+// one instant, however it changes meanwhile.
 
 /**
  * @typedef {Object<string, string|number|boolean|null>} RankdRecord  a member's flat record
@@ -54,6 +55,8 @@
  * @property {'none'|'hourly'|'daily'|'weekly'|'monthly'} [period]
  * @property {string} [timezone]
  * @property {number} [retain]
+ * @property {number|null} [max_members]  the board keeps its best this many (null: no limit)
+ * @property {number} [version]  the board's write counter (every score write adds one)
  * @property {string} [current_period]  periodic boards: the period written and read by default
  * @property {string[]} [periods]  periodic boards: the readable periods, newest first
  *
@@ -64,6 +67,8 @@
  * @property {string|null} etag
  * @property {string|null} cache    the X-Cache header: 'hit', 'miss' or 'stale' (pages only)
  * @property {number|null} age      the Age header in seconds (pages only)
+ * @property {boolean} [replayed]    score writes: rankd answered from the Idempotency-Key's record
+ *   (Idempotent-Replayed: true): the write had been applied by an earlier request
  *
  * @typedef {Object} RankdClientOptions
  * @property {string|URL} [baseUrl]  rankd's address, e.g. 'http://127.0.0.1:8080'; in a browser it
@@ -83,22 +88,57 @@
  *
  * @typedef {ReadOptions} SizeOptions  (the older name of ReadOptions)
  *
- * @typedef {Object} WriteOptions
+ * @typedef {Object} WriteOptions  (score writes: writeScore, writeScores, writeScoreBoards)
  * @property {AbortSignal} [signal]
  * @property {string|boolean} [idempotencyKey]  sent as the Idempotency-Key header (true: a random
- *   UUID); a server that supports it applies a retried write once
+ *   UUID): rankd applies the write once however often it is sent with that key, and answers a
+ *   repeat with the first reply (responseInfo(result).replayed); 1..128 visible ASCII
  *
  * @typedef {Object} RankdScoreEntry
  * @property {string} id
  * @property {number} score
  * @property {'set'|'best'|'incr'} [op]  default 'set'
  * @property {RankdRecord} [record]  stored at /items/{id}
+ * @property {number|string} [floor]  incr only: the result never goes below it
+ * @property {number|string} [ceiling]  incr only: the result never goes above it
  *
  * @typedef {Object} RankdWriteResult
  * @property {string} id
  * @property {number} score   the score stored after the write
- * @property {number} rank
+ * @property {number|null} rank  null when the board keeps fewer members (max_members) and this
+ *   one is not among them
  * @property {boolean} updated  whether the stored score changed
+ * @property {number|null} prev_score  the score before the write (null: the member was new)
+ * @property {number|null} prev_rank   the rank before the write (null: the member was new)
+ * @property {number} version  the board's write counter after the write (page(..., {minVersion}))
+ *
+ * @typedef {Object} RankdEntryResult
+ * @property {number} score  this entry's result
+ * @property {number|null} rank  the member's rank after the whole batch
+ * @property {boolean} updated
+ *
+ * @typedef {Object} RankdBoardWriteResult
+ * @property {string} board
+ * @property {number} score
+ * @property {number|null} rank
+ * @property {boolean} updated
+ * @property {number|null} prev_score
+ * @property {number|null} prev_rank
+ * @property {number} version
+ *
+ * @typedef {Object} RankdBoardsWriteResult
+ * @property {string} id
+ * @property {RankdBoardWriteResult[]} boards  in the order asked for
+ *
+ * @typedef {Object} RankdExportRow
+ * @property {number} rank  1..N, each once
+ * @property {string} id
+ * @property {number} score
+ * @property {RankdRecord|null} record
+ *
+ * @typedef {Object} ExportOptions
+ * @property {string} [period]  a readable period of a periodic board
+ * @property {AbortSignal} [signal]
  *
  * @typedef {Object} RankdRejection
  * @property {{code: string, message: string}} error
@@ -108,11 +148,14 @@
  * @typedef {Object} RankdBatchResult
  * @property {number} applied
  * @property {RankdRejection[]} rejected  always empty (a batch is all or nothing)
+ * @property {RankdEntryResult[]} results  each entry's result, in entry order
+ * @property {number} version  the board's write counter after the batch
  *
  * @typedef {Object} RankdStreamResult
  * @property {number} applied
  * @property {number} rejected_total  every rejected line
  * @property {RankdRejection[]} rejected  the first 1000 rejected lines
+ * @property {number|null} version  the board's write counter after the last chunk written
  *
  * @typedef {Object} RankdBoardSettingsInput
  * @property {'desc'|'asc'} [order]
@@ -123,6 +166,7 @@
  * @property {'none'|'hourly'|'daily'|'weekly'|'monthly'} [period]
  * @property {string} [timezone]
  * @property {number} [retain]
+ * @property {number} [max_members]  keep the best this many; 0: no limit
  *
  * @typedef {string | Uint8Array | ReadableStream<Uint8Array> | Iterable<RankdScoreEntry|string|Uint8Array> | AsyncIterable<RankdScoreEntry|string|Uint8Array>} NdjsonSource
  *
@@ -130,6 +174,8 @@
  * @property {number} [size]  entries per page (1..100; default: the board's page_size)
  * @property {string} [period]  a periodic board's period id to read instead of the current one
  * @property {number} [rank]  read the page that holds this 1-based rank (n is then ignored)
+ * @property {number} [minVersion]  never a page computed before this write counter (a write's
+ *   `version`): read your own writes
  * @property {AbortSignal} [signal]
  */
 
@@ -140,7 +186,7 @@ export class RankdError extends Error {
      * @param {string} code    rankd's error code, e.g. 'board_not_found', 'redis_unavailable'
      * @param {string} message
      * @param {any} [body]     the parsed JSON error body, when there was one
-     * @param {{cause?: unknown, retryAfter?: number|null, url?: string, outcomeUnknown?: boolean}} [extra]
+     * @param {{cause?: unknown, retryAfter?: number|null, url?: string, outcomeUnknown?: boolean, idempotent?: boolean}} [extra]
      */
     constructor(status, code, message, body = null, extra = {}) {
         super(message, extra.cause === undefined ? undefined : { cause: extra.cause });
@@ -161,16 +207,24 @@ export class RankdError extends Error {
          * @type {boolean}
          */
         this.outcomeUnknown = extra.outcomeUnknown ?? code === 'write_outcome_unknown';
+        /**
+         * True when the request was a score write with an Idempotency-Key: rankd applies it at
+         * most once, so sending it again with the same key and body is safe even when its outcome
+         * is unknown.
+         * @type {boolean}
+         */
+        this.idempotent = extra.idempotent ?? false;
     }
 
     /**
      * Whether repeating the same request may succeed: rankd unreachable, Redis unavailable (503),
      * 502/504 from a proxy, 429. False for 4xx answers (a 404 board stays missing) and for a write
-     * whose outcome is unknown (see outcomeUnknown).
+     * whose outcome is unknown (see outcomeUnknown) unless it carried an Idempotency-Key (see
+     * idempotent): then the same request with the same key is applied at most once.
      * @type {boolean}
      */
     get retryable() {
-        if (this.outcomeUnknown)
+        if (this.outcomeUnknown && !this.idempotent)
             return false;
         return this.status === 0 || this.status === 429 || this.status === 502 || this.status === 503 ||
             this.status === 504;
@@ -248,7 +302,73 @@ export class RankdClient {
             n = Math.floor((r - 1) / size) + 1;
         }
         const path = board == null ? '/rank' : `/boards/${seg(board)}/rank`;
-        return this._get(path, { page: n, size, period: period(options) }, options.signal, true);
+        const mv = options.minVersion;
+        if (mv !== undefined && (!Number.isSafeInteger(mv) || mv < 0))
+            throw new TypeError('minVersion must be a whole number from 0 (a write\'s version; 0: any page)');
+        return this._get(path, { page: n, size, period: period(options), min_version: mv || undefined },
+            options.signal, true);
+    }
+
+    /**
+     * The whole board (or a readable period) as it was when the export started, however it
+     * changes meanwhile: rows in rank order, ranks 1..N, each member once (GET
+     * /boards/{board}/export, NDJSON, read as it arrives: memory stays bounded).
+     * `for await (const row of client.exportRows('cities')) ...`
+     * @param {string} board
+     * @param {ExportOptions} [options]
+     * @returns {AsyncGenerator<RankdExportRow>}
+     */
+    async *exportRows(board, options = {}) {
+        const params = new URLSearchParams();
+        if (options.period)
+            params.set('period', options.period);
+        const qs = params.toString();
+        const url = `${this.baseUrl}/boards/${seg(board)}/export${qs ? `?${qs}` : ''}`;
+        this.stats.requests++;
+        let res;
+        try {
+            res = await this._fetch(url, { method: 'GET', headers: { ...this._headers, Accept: 'application/x-ndjson' }, signal: options.signal });
+        } catch (e) {
+            if (options.signal?.aborted || (e && /** @type {any} */ (e).name === 'AbortError'))
+                throw e;
+            throw new RankdError(0, 'network_error', `Cannot reach rankd at ${this.baseUrl}: ${/** @type {any} */ (e)?.cause?.code || /** @type {any} */ (e)?.message || e}`,
+                null, { cause: e, url });
+        }
+        if (!res.ok)
+            throw errorFrom(res, await res.text(), url);
+        const total = Number(res.headers.get('x-export-total'));
+        const decoder = new TextDecoder();
+        let held = '';
+        let rows = 0;
+        const reader = res.body.getReader();
+        try {
+            for (;;) {
+                let chunk;
+                try {
+                    chunk = await reader.read();
+                } catch (e) {
+                    if (options.signal?.aborted)
+                        throw e;
+                    throw new RankdError(0, 'network_error', `The export from rankd at ${this.baseUrl} was cut off after ${rows} rows`,
+                        null, { cause: e, url });
+                }
+                if (chunk.done)
+                    break;
+                held += decoder.decode(chunk.value, { stream: true });
+                let nl;
+                while ((nl = held.indexOf('\n')) >= 0) {
+                    const line = held.slice(0, nl);
+                    held = held.slice(nl + 1);
+                    rows++;
+                    yield JSON.parse(line);
+                }
+            }
+        } finally {
+            reader.releaseLock?.();
+        }
+        if (held !== '' || (Number.isFinite(total) && rows !== total))
+            throw new RankdError(0, 'network_error',
+                `The export from rankd at ${this.baseUrl} ended after ${rows} of ${total} rows`, null, { url });
     }
 
     /**
@@ -405,9 +525,11 @@ const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREAC
 
 /**
  * The whole API, writes included, for servers (the write token does not belong in a browser).
- * Every write takes `{signal, idempotencyKey}`; errors are RankdErrors whose `outcomeUnknown` is
- * true when the write may or may not have been applied (503 write_outcome_unknown, or the
- * connection lost after the request was sent): read before retrying an `incr`.
+ * Every write takes `{signal}`, score writes (writeScore, writeScores, writeScoreBoards) also
+ * `idempotencyKey`; errors are RankdErrors whose `outcomeUnknown` is true when the write may or
+ * may not have been applied (503 write_outcome_unknown, or the connection lost after the request
+ * was sent): read before retrying an `incr`, or send it with an idempotencyKey, which makes
+ * such an error `retryable` (the same key and body are applied at most once).
  */
 export class RankdWriteClient extends RankdClient {
     /** @param {RankdClientOptions & {token: string}} options */
@@ -430,7 +552,24 @@ export class RankdWriteClient extends RankdClient {
         if (!entry || typeof entry !== 'object' || Array.isArray(entry))
             throw new TypeError('writeScore(board, entry): entry must be an object {id, score, ...}');
         return this._send('POST', `/boards/${seg(board)}/scores`, undefined, JSON.stringify(entry),
-            'application/json', options);
+            'application/json', options, true);
+    }
+
+    /**
+     * Write one entry to several boards at once (POST /scores): all of them or none (an unknown
+     * board refuses the whole write with 404), each board's result in the order given.
+     * @param {string[]} boards  1..20 board names, each once
+     * @param {RankdScoreEntry} entry
+     * @param {WriteOptions} [options]
+     * @returns {Promise<RankdBoardsWriteResult>}
+     */
+    async writeScoreBoards(boards, entry, options = {}) {
+        if (!Array.isArray(boards) || boards.length === 0 || boards.some((b) => typeof b !== 'string' || b === ''))
+            throw new TypeError('writeScoreBoards(boards, entry): boards must be a non-empty array of board names');
+        if (!entry || typeof entry !== 'object' || Array.isArray(entry))
+            throw new TypeError('writeScoreBoards(boards, entry): entry must be an object {id, score, ...}');
+        return this._send('POST', '/scores', undefined, JSON.stringify({ boards, ...entry }),
+            'application/json', options, true);
     }
 
     /**
@@ -444,7 +583,7 @@ export class RankdWriteClient extends RankdClient {
         if (!Array.isArray(entries))
             throw new TypeError('writeScores(board, entries): entries must be an array');
         return this._send('POST', `/boards/${seg(board)}/scores`, undefined,
-            JSON.stringify({ entries }), 'application/json', options);
+            JSON.stringify({ entries }), 'application/json', options, true);
     }
 
     /**
@@ -453,10 +592,12 @@ export class RankdWriteClient extends RankdClient {
      * strings or of bytes (Buffer, Uint8Array: NDJSON text as it is), or one string or Uint8Array.
      * @param {string} board
      * @param {NdjsonSource} source
-     * @param {WriteOptions} [options]
+     * @param {RequestOptions} [options]
      * @returns {Promise<RankdStreamResult>}
      */
     async uploadNdjson(board, source, options = {}) {
+        if (hasKey(options))
+            throw new TypeError('uploadNdjson: rankd refuses an Idempotency-Key on an upload (it is written in many calls and cannot be applied once as a whole); send writeScores batches with a key each');
         const failed = { error: undefined };
         const path = `/boards/${seg(board)}/scores`;
         const body = ndjsonBody(source, failed);
@@ -488,7 +629,7 @@ export class RankdWriteClient extends RankdClient {
      * Create (201) or update (200) a board's settings; returns them.
      * @param {string} board
      * @param {RankdBoardSettingsInput} settings
-     * @param {WriteOptions} [options]
+     * @param {RequestOptions} [options]
      * @returns {Promise<RankdBoardSettings>}
      */
     async putBoard(board, settings = {}, options = {}) {
@@ -499,7 +640,7 @@ export class RankdWriteClient extends RankdClient {
     /**
      * Delete a board (its settings and every readable period); records stay.
      * @param {string} board
-     * @param {WriteOptions} [options]
+     * @param {RequestOptions} [options]
      * @returns {Promise<void>}
      */
     async deleteBoard(board, options = {}) {
@@ -509,7 +650,7 @@ export class RankdWriteClient extends RankdClient {
     /**
      * Empty the current period (or the board) at once; the settings stay.
      * @param {string} board
-     * @param {WriteOptions} [options]
+     * @param {RequestOptions} [options]
      * @returns {Promise<void>}
      */
     async resetBoard(board, options = {}) {
@@ -521,7 +662,7 @@ export class RankdWriteClient extends RankdClient {
      * removes every member with a worse score.
      * @param {string} board
      * @param {{keep?: number, below?: number|string}} which
-     * @param {WriteOptions} [options]
+     * @param {RequestOptions} [options]
      * @returns {Promise<{removed: number}>}
      */
     async trim(board, which, options = {}) {
@@ -536,7 +677,7 @@ export class RankdWriteClient extends RankdClient {
      * Remove one member from the current period (or the board).
      * @param {string} board
      * @param {string} id
-     * @param {WriteOptions} [options]
+     * @param {RequestOptions} [options]
      * @returns {Promise<void>}
      */
     async deleteMember(board, id, options = {}) {
@@ -548,7 +689,7 @@ export class RankdWriteClient extends RankdClient {
      * Store (create or replace) the record of an id.
      * @param {string} id
      * @param {RankdRecord} record
-     * @param {WriteOptions} [options]
+     * @param {RequestOptions} [options]
      * @returns {Promise<void>}
      */
     async putItem(id, record, options = {}) {
@@ -559,7 +700,7 @@ export class RankdWriteClient extends RankdClient {
     /**
      * Remove the record of an id.
      * @param {string} id
-     * @param {WriteOptions} [options]
+     * @param {RequestOptions} [options]
      * @returns {Promise<void>}
      */
     async deleteItem(id, options = {}) {
@@ -574,7 +715,7 @@ export class RankdWriteClient extends RankdClient {
      * @param {string|undefined} type
      * @param {WriteOptions} options
      */
-    async _send(method, path, query, body, type, options) {
+    async _send(method, path, query, body, type, options, scoreWrite = false) {
         const params = new URLSearchParams();
         for (const [k, v] of Object.entries(query || {}))
             if (v !== undefined && v !== null)
@@ -586,12 +727,15 @@ export class RankdWriteClient extends RankdClient {
         if (type)
             headers['Content-Type'] = type;
         const key = options.idempotencyKey;
-        if (key !== undefined && key !== null && key !== false) {
+        if (hasKey(options)) {
+            if (!scoreWrite)
+                throw new TypeError('idempotencyKey applies to score writes (writeScore, writeScores, writeScoreBoards); this write is idempotent by itself');
             const k = key === true ? randomKey() : key;
-            if (typeof k !== 'string' || !/^[\x21-\x7e]{1,255}$/.test(k))
-                throw new TypeError('idempotencyKey must be 1..255 visible ASCII characters (or true for a random one)');
+            if (typeof k !== 'string' || !/^[\x21-\x7e]{1,128}$/.test(k))
+                throw new TypeError('idempotencyKey must be 1..128 visible ASCII characters (or true for a random one)');
             headers['Idempotency-Key'] = k;
         }
+        const idempotent = headers['Idempotency-Key'] !== undefined;
         const signal = options.signal;
         /** @type {RequestInit & {duplex?: string}} */
         const init = { method, headers, signal };
@@ -614,21 +758,38 @@ export class RankdWriteClient extends RankdClient {
             const notSent = !res && NOT_SENT.has(cause?.code);
             throw new RankdError(0, 'network_error',
                 `${method} ${path} to rankd at ${this.baseUrl} failed: ${why}` +
-                (notSent ? '' : ' (the write may or may not have been applied)'),
-                null, { cause: e, url, outcomeUnknown: !notSent });
+                (notSent ? '' : idempotent ? ' (it carried an Idempotency-Key: send it again with the same key)'
+                    : ' (the write may or may not have been applied)'),
+                null, { cause: e, url, outcomeUnknown: !notSent, idempotent });
         }
-        if (!res.ok)
-            throw errorFrom(res, text, url);
+        if (!res.ok) {
+            const e = errorFrom(res, text, url);
+            e.idempotent = idempotent;
+            throw e;
+        }
         if (!text)
             return undefined; // 204
+        let result;
         try {
-            return JSON.parse(text);
+            result = JSON.parse(text);
         } catch (e) {
             throw new RankdError(res.status, 'invalid_response',
                 `rankd sent a reply that is not JSON (${res.headers.get('content-type') || 'no type'})`,
                 null, { cause: e, url });
         }
+        if (result && typeof result === 'object')
+            infos.set(result, {
+                url, status: res.status, notModified: false, etag: null, cache: null, age: null,
+                replayed: res.headers.get('idempotent-replayed') === 'true',
+            });
+        return result;
     }
+}
+
+/** Whether write options carry an idempotency key. */
+function hasKey(options) {
+    const key = options?.idempotencyKey;
+    return key !== undefined && key !== null && key !== false;
 }
 
 function randomKey() {

@@ -1,181 +1,337 @@
 #!lua
--- write.lua -- a batch of score writes (set | best | incr) applied in order, O(k log N) for k
--- entries in few commands: one ZMSCORE of every member, at most one bounded ZRANGE BYSCORE
--- LIMIT 0 1 per tie group the batch enters, then one variadic ZADD and one HSET (and ZRANK when
--- asked). Each redis.call costs Lua about 4 us beyond its command, so per-entry calls were two
--- thirds of a batch's time. Callers bound a call's entries and bytes so it stays short.
+-- write.lua -- score writes (set | best | incr) to one board or to several at once, applied in
+-- order, O(k log N) per board for k entries in few commands: per board one ZMSCORE of every
+-- member, at most one bounded ZRANGE BYSCORE LIMIT 0 1 per tie group the entries enter, one
+-- variadic ZADD, one HINCRBY of the board's write counter, a bounded ZPOPMAX when the board keeps
+-- only its top `max_members`, and ZRANK per member when ranks are asked for; one HSET of the
+-- records. Each redis.call costs Lua about 4 us beyond its command, so per-entry calls are kept
+-- to what the reply needs. Callers bound a call's entries and bytes so it stays short.
 -- Flagged (no allow-oom): at maxmemory Redis refuses the whole call before it runs, so a write
 -- refused for memory wrote nothing.
 -- Layout (service/score_codec.h): stored = key * 2^T + tie; a smaller key is a better score.
--- KEYS[1] board sorted set, KEYS[2] board settings hash, KEYS[3] records hash, KEYS[4] registry set,
--- KEYS[5] the board's period index (schema/redis-keys.md). On Redis Cluster the records and the
--- registry are in other slots: KEYS[3] and KEYS[4] are KEYS[2] again, and the caller writes the
--- records of the entries applied and adds a board this call created to the registry.
--- ARGV[1] 2^T   ARGV[2] tiebreak   ARGV[3] tie cap   ARGV[4] largest |key|
--- ARGV[5] order   ARGV[6] score_decimals   ARGV[7] default page_size   ARGV[8] default page_ttl_ms
--- ARGV[9] board name   ARGV[10] '1' to return ranks   ARGV[11] entry count n
--- ARGV[12] '1': all or nothing (an entry whose result leaves the range refuses the whole call),
---          '0': such an entry is refused alone (NDJSON lines)
--- ARGV[13] a new, unique board generation, stored if this call creates the board
--- ARGV[14] period kind, ARGV[15] UTC offset (minutes): checked like order/tiebreak/decimals;
--- KEYS[1] is then the current period's set. ARGV[16] '1' for a periodic board and ARGV[17] the
--- current period's start (ms): the set is listed in the period index with that score (ZADD NX),
--- in the same call as its first write, so every period set is listed while it exists. Board data
--- never carries a TTL (it would make it evictable); sweep.lua removes the sets of periods no
--- longer readable, and this call says when to run it: when it listed a new set.
--- then per entry 4 values: member, op, key (or key delta for incr), record JSON or ''.
--- Reply {status, done, listed (1: this call listed a new period set), created (1: this call
--- created the board), results...}; results hold
--- 4 values per applied or refused entry:
---   code (0 applied or unchanged, 2 key out of range: nothing written for it), stored, rank0, updated.
--- status 0: all n entries handled; 1: the board's settings differ from ARGV (or the board is
--- gone and ARGV are not the defaults), nothing written; 2 (all or nothing): entry done+1 would
--- leave the range, nothing written; 3: entry done+1 found its tie group full: nothing written
--- for it or after it, and the reply's last value is that group's key (compact, resume).
-local z, meta, items, registry = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local base, tiebreak, cap, kmax = tonumber(ARGV[1]), ARGV[2], tonumber(ARGV[3]), tonumber(ARGV[4])
-local want_rank, n = ARGV[10] == '1', tonumber(ARGV[11])
+--
+-- Three phases, so that an all-or-nothing call writes nothing unless all of it can be applied:
+-- settings checked (every board), results computed (reads only), then every write. On Redis
+-- Cluster a call holds one board's keys only (their hash tag) plus the shared records hash and
+-- registry, which is why a write to several boards is one call per board's node there.
+--
+-- KEYS: per board b (0-based), KB keys from KB*b + 1: its set (the current period's on a
+-- periodic board), settings hash, period index, idempotency record (P:{board}:idem:<key>; named
+-- even without a key, never touched then); then the records hash and the registry set. On Redis
+-- Cluster (one board a call) those two are in other slots: both are KEYS[2] again, and the
+-- caller writes the records of the entries applied and adds a new board to the registry; the
+-- period index of a board without periods and the idempotency record of a call without a key
+-- are KEYS[2] there too (a key that does not exist makes a migrating slot refuse the call).
+-- ARGV[1] entries n   ARGV[2] boards nb   ARGV[3] '1' return ranks   ARGV[4] '1' all or nothing
+-- (an entry whose result leaves the range refuses the whole call; '0': such an entry is refused
+-- alone: NDJSON). Either way a full tie group stops the call after the entries before it.
+-- ARGV[5] '1' a board that does not exist is created with the settings below (they must be the
+-- defaults), '0' refused   ARGV[6] '1' return each entry's previous score and rank
+-- ARGV[7] the request's digest ('' without an Idempotency-Key)   ARGV[8] its record's TTL (ms).
+-- With a digest the caller always sends every entry of the request: a record of this digest
+-- that says `done` < n entries were applied (a call stopped by a full tie group, or a retry
+-- after it) makes this call apply entries done..n-1 only, and its reply covers all n.
+-- ARGV[9] tie cap
+-- then HB values per board: 2^T, tiebreak, largest |key|, order, score_decimals, default
+-- page_size, default page_ttl_ms, board name, a new unique generation (stored if this call
+-- creates the board), period kind, UTC offset (minutes), '1' for a periodic board, the current
+-- period's start (ms). Order, tiebreak, decimals, period and offset are checked against the
+-- settings hash; a periodic board's set is listed in the period index with its period's start
+-- (ZADD NX) in the same call as its first write, so every period set is listed while it exists
+-- (sweep.lua removes the sets of periods no longer readable; this call says when to run it).
+-- then per entry: member, op, record JSON or '', and per board: key (or key delta for incr), the
+-- lowest and highest key the result may take ('' none: incr's ceiling and floor, in key order).
+--
+-- Reply {status, done, info, board, replayed, section per board...}:
+--   status 0: all n entries handled; 1: board `board`'s settings differ from ARGV (or it is gone
+--   and ARGV are not the defaults), nothing written; 2 (all or nothing): entry `done` would leave
+--   the range on board `board`, nothing written; 3: entry `done` found its tie group full on
+--   board `board` (info: the group's key): the entries before it are written on every board and
+--   their results given (compact the group, then send the rest); 4: board `board` does not
+--   exist (ARGV[5]
+--   '0'), nothing written; 5: the idempotency record of board `board` holds another request's
+--   digest, nothing written. replayed 1: every section is the one the first call with this
+--   digest stored (nothing written now).
+--   section {listed (1: a new period set was listed), version (the board's write counter after
+--   the call), 2^T, order, score_decimals (the layout the scores were stored under), trimmed
+--   (members max_members removed), then per handled entry: code (0 applied or unchanged, 2 key
+--   out of range: nothing written for it), stored, rank0 (-1: none asked, or not on the board
+--   after the call), updated, previous stored ('' none), previous rank0 (-1 none)}
+--@prelude export
+local KB, HB, H0 = 4, 13, 10
+local TRIM_SLACK = 64 -- members a write may remove beyond its own entries (a lowered max_members)
+local n, nb = tonumber(ARGV[1]), tonumber(ARGV[2])
+local want_rank, atomic, create_ok, want_prev =
+  ARGV[3] == '1', ARGV[4] == '1', ARGV[5] == '1', ARGV[6] == '1'
+local digest, cap = ARGV[7], tonumber(ARGV[9])
+local E0 = H0 + HB * nb
+local EV = 3 + 3 * nb
+local items, registry = KEYS[KB * nb + 1], KEYS[KB * nb + 2]
 local fmt = '%.17g'
 
-local created = 0
-local m = redis.call('HMGET', meta, 'order', 'tiebreak', 'score_decimals', 'period', 'timezone')
-if not m[1] then
-  -- a new board gets the defaults; settings read before a concurrent delete must not revive it
-  if ARGV[5] ~= 'desc' or tiebreak ~= 'first' or ARGV[6] ~= '0' or ARGV[7] ~= '20' or
-     ARGV[8] ~= '1000' or ARGV[14] ~= 'none' or ARGV[15] ~= '0' then
-    return {1, 0, 0, 0}
+local function hdr(b, k) return ARGV[H0 + HB * b + k] end
+local function key_of(b, name) return KEYS[KB * b + name] end -- 1 set, 2 settings, 3 index, 4 idem
+
+-- Phase 0: a request already applied under this Idempotency-Key is answered from its record
+-- {digest, done, section}; one applied in part (a full tie group stopped it) goes on after the
+-- entries its record holds.
+local replay, replays, prior, first = {}, 0, {}, 0
+if digest ~= '' then
+  for b = 0, nb - 1 do
+    local v = redis.call('GET', key_of(b, 4))
+    if v then
+      local rec = cmsgpack.unpack(v)
+      if rec[1] ~= digest then return {5, 0, '', b, 0} end
+      if rec[2] >= n then
+        replay[b] = rec[3]
+        replays = replays + 1
+      else
+        prior[b] = rec[3]
+        first = rec[2]
+      end
+    end
   end
-  redis.call('HSET', meta, 'order', ARGV[5], 'tiebreak', tiebreak, 'score_decimals', ARGV[6],
-             'page_size', ARGV[7], 'page_ttl_ms', ARGV[8], 'gen', ARGV[13])
-  if registry ~= meta then redis.call('SADD', registry, ARGV[9]) end
-  created = 1
-elseif m[1] ~= ARGV[5] or m[2] ~= tiebreak or m[3] ~= ARGV[6] or (m[4] or 'none') ~= ARGV[14] or
-       (m[5] or '0') ~= ARGV[15] then
-  return {1, 0, 0, 0}
-end
-local out = {0, 0, 0, created}
-local function seal()
-  if ARGV[16] == '1' and out[3] == 0 and redis.call('ZADD', KEYS[5], 'NX', ARGV[17], z) == 1 then
-    out[3] = 1
-    redis.call('PERSIST', z) -- a set an older rankd wrote carries a TTL: it must not expire
+  if replays == nb then
+    local out = {0, n, '', 0, 1}
+    for b = 0, nb - 1 do out[#out + 1] = replay[b] end
+    return out
   end
 end
 
-local function result_key(op, arg, oldkey)
-  if op == 'incr' then return (oldkey or 0) + arg end
-  if op == 'best' and oldkey and oldkey <= arg then return oldkey end
-  return arg
+-- Phase 1: every board's settings as the caller assumed them.
+local create, maxm, exports = {}, {}, {}
+for b = 0, nb - 1 do
+  if not replay[b] then
+    local m = redis.call('HMGET', key_of(b, 2), 'order', 'tiebreak', 'score_decimals', 'period',
+                         'timezone', 'max_members', 'exports')
+    if not m[1] then
+      if not create_ok then return {4, 0, '', b, 0} end
+      -- a new board gets the defaults; settings read before a concurrent delete must not revive it
+      if hdr(b, 3) ~= 'desc' or hdr(b, 1) ~= 'first' or hdr(b, 4) ~= '0' or hdr(b, 5) ~= '20' or
+         hdr(b, 6) ~= '1000' or hdr(b, 9) ~= 'none' or hdr(b, 10) ~= '0' then
+        return {1, 0, '', b, 0}
+      end
+      create[b] = true
+    elseif m[1] ~= hdr(b, 3) or m[2] ~= hdr(b, 1) or m[3] ~= hdr(b, 4) or
+           (m[4] or 'none') ~= hdr(b, 9) or (m[5] or '0') ~= hdr(b, 10) then
+      return {1, 0, '', b, 0}
+    end
+    maxm[b] = tonumber(m[6] or '0') or 0
+    exports[b] = m[7]
+  end
 end
 
--- The current stored value of every member, in one ZMSCORE (members repeated in the batch read
--- their own earlier results from `cur` as the loop goes).
+local function result_key(op, arg, oldkey, lo, hi)
+  local key = arg
+  if op == 'incr' then
+    key = (oldkey or 0) + arg
+    if lo and key < lo then key = lo end
+    if hi and key > hi then key = hi end
+  elseif op == 'best' and oldkey and oldkey <= arg then
+    key = oldkey
+  end
+  return key
+end
+
+-- The members of the call, once each (members repeated in the call read their own earlier
+-- results from `cur` as the loop goes).
 local members, seen = {}, {}
-for i = 0, n - 1 do
-  local member = ARGV[18 + i * 4]
+for i = first, n - 1 do
+  local member = ARGV[E0 + EV * i]
   if not seen[member] then
     seen[member] = true
     members[#members + 1] = member
   end
 end
-local cur = {} -- member -> stored value (number) or false
-if #members > 0 then
-  local got = redis.call('ZMSCORE', z, unpack(members))
-  for i = 1, #members do cur[members[i]] = got[i] and tonumber(got[i]) or false end
-end
 
-if ARGV[12] == '1' then
-  -- first pass: would any entry leave the range? (members repeated in the batch included)
-  local keys = {}
-  for i = 0, n - 1 do
-    local a = 18 + i * 4
-    local member = ARGV[a]
-    if keys[member] == nil then
-      keys[member] = cur[member] and math.floor(cur[member] / base) or false
+-- Phase 2, per board: the results, with reads only. Tie groups: the tie just after the group's
+-- last entry (first) or just before its first (last), read once per group with one bounded
+-- ZRANGE and then kept here as entries join it. A member leaving a group is not subtracted: the
+-- next arrival still goes after every entry, so the order holds (a gap in the numbering is
+-- harmless).
+local plans = {}
+local status, done, info, at_board = 0, n, '', 0
+for b = 0, nb - 1 do
+  if not replay[b] then
+    local z, base, tiebreak, kmax = key_of(b, 1), tonumber(hdr(b, 0)), hdr(b, 1), tonumber(hdr(b, 2))
+    local cur, cur0 = {}, {} -- member -> stored value (number) or false: now, before the call
+    if #members > 0 then
+      local got = redis.call('ZMSCORE', z, unpack(members))
+      for i = 1, #members do
+        cur[members[i]] = got[i] and tonumber(got[i]) or false
+        cur0[members[i]] = cur[members[i]]
+      end
     end
-    local key = result_key(ARGV[a + 1], tonumber(ARGV[a + 2]), keys[member] or nil)
-    if key > kmax or key < -kmax then return {2, i, 0, created} end
-    keys[member] = key
-  end
-end
-
--- Tie groups: the tie just after the group's last entry (first) or just before its first (last),
--- read once per group with one bounded ZRANGE and then kept here as entries join it. A member
--- leaving a group is not subtracted: the next arrival still goes after every entry, so the order
--- holds (a gap in the numbering is harmless).
-local edge = {} -- key -> the tie an arrival takes next
-local function next_tie(key, lo)
-  local t = edge[key]
-  if t == nil then
-    if tiebreak == 'first' then
-      local r = redis.call('ZRANGE', z, lo + cap - 1, lo, 'BYSCORE', 'REV', 'LIMIT', 0, 1, 'WITHSCORES')
-      t = r[2] and tonumber(r[2]) - lo + 1 or 0
-    elseif tiebreak == 'last' then
-      local r = redis.call('ZRANGE', z, lo, lo + cap - 1, 'BYSCORE', 'LIMIT', 0, 1, 'WITHSCORES')
-      t = r[2] and tonumber(r[2]) - lo - 1 or cap - 1
-    else
-      t = 0
+    if atomic then
+      -- would any entry leave the range? (members repeated in the call included), before a full
+      -- group could cut the call: all or nothing for range holds across the calls of a write
+      local keys = {}
+      for i = first, n - 1 do
+        local e = E0 + EV * i
+        local member, k = ARGV[e], e + 3 + 3 * b
+        if keys[member] == nil then
+          keys[member] = cur[member] and math.floor(cur[member] / base) or false
+        end
+        local key = result_key(ARGV[e + 1], tonumber(ARGV[k]), keys[member] or nil,
+                               tonumber(ARGV[k + 1]), tonumber(ARGV[k + 2]))
+        if key > kmax or key < -kmax then return {2, i, '', b, 0} end
+        keys[member] = key
+      end
     end
-  end
-  return t
-end
-
--- The writes of the entries handled so far go out in two variadic commands (ZADD applies its
--- pairs in order, HSET its fields: a member given twice ends as its last entry, as one by one).
-local adds, records = {}, {}
-local function flush()
-  if #adds > 0 then
-    redis.call('ZADD', z, unpack(adds))
-    seal()
-  end
-  if #records > 0 and items ~= meta then redis.call('HSET', items, unpack(records)) end
-  adds, records = {}, {}
-end
-
-local results = {} -- per entry: code, stored, member (for its rank) or false, updated
--- Write what was handled, then the ranks asked for (after every write of the call: ranks are
--- asked for single entries only), into the reply.
-local function finish()
-  flush()
-  for k = 1, #results, 4 do
-    local m = results[k + 2]
-    results[k + 2] = m and redis.call('ZRANK', z, m) or 0
-  end
-  for k = 1, #results do out[#out + 1] = results[k] end
-end
-for i = 0, n - 1 do
-  local a = 18 + i * 4
-  local member, op, arg, record = ARGV[a], ARGV[a + 1], tonumber(ARGV[a + 2]), ARGV[a + 3]
-  local old = cur[member] or nil
-  local oldkey = old and math.floor(old / base) or nil
-  local key = result_key(op, arg, oldkey)
-  local code, stored, updated = 0, old, 0
-  if key > kmax or key < -kmax then
-    code = 2
-  elseif not (old and key == oldkey) then
-    local lo = key * base
-    local tie = next_tie(key, lo)
-    if tie >= cap or tie < 0 then
-      finish()
-      out[1] = 3
-      out[#out + 1] = string.format(fmt, key)
-      return out
+    local edge = {} -- key -> the tie an arrival takes next
+    local function next_tie(key, lo)
+      local t = edge[key]
+      if t == nil then
+        if tiebreak == 'first' then
+          local r = redis.call('ZRANGE', z, lo + cap - 1, lo, 'BYSCORE', 'REV', 'LIMIT', 0, 1,
+                               'WITHSCORES')
+          t = r[2] and tonumber(r[2]) - lo + 1 or 0
+        elseif tiebreak == 'last' then
+          local r = redis.call('ZRANGE', z, lo, lo + cap - 1, 'BYSCORE', 'LIMIT', 0, 1, 'WITHSCORES')
+          t = r[2] and tonumber(r[2]) - lo - 1 or cap - 1
+        else
+          t = 0
+        end
+      end
+      return t
     end
-    edge[key] = tiebreak == 'last' and tie - 1 or (tiebreak == 'first' and tie + 1 or 0)
-    stored = lo + tie
-    updated = 1
-    cur[member] = stored
-    adds[#adds + 1] = stored
-    adds[#adds + 1] = member
+    -- adds_before[i]: the ZADD values of the entries before entry i (a full group cuts there)
+    local plan = {adds = {}, results = {}, adds_before = {}, cur0 = cur0}
+    for i = first, n - 1 do
+      local e = E0 + EV * i
+      local member, op = ARGV[e], ARGV[e + 1]
+      local k = e + 3 + 3 * b
+      local arg, lo, hi = tonumber(ARGV[k]), tonumber(ARGV[k + 1]), tonumber(ARGV[k + 2])
+      local old = cur[member] or nil
+      local oldkey = old and math.floor(old / base) or nil
+      local key = result_key(op, arg, oldkey, lo, hi)
+      local code, stored, updated = 0, old, 0
+      plan.adds_before[i] = #plan.adds
+      if key > kmax or key < -kmax then
+        code = 2 -- refused alone (all or nothing refused the call above)
+      elseif not (old and key == oldkey) then
+        local low = key * base
+        local tie = next_tie(key, low)
+        if tie >= cap or tie < 0 then
+          if i < done then status, done, info, at_board = 3, i, string.format(fmt, key), b end
+          break
+        end
+        edge[key] = tiebreak == 'last' and tie - 1 or (tiebreak == 'first' and tie + 1 or 0)
+        stored = low + tie
+        updated = 1
+        cur[member] = stored
+        plan.adds[#plan.adds + 1] = stored
+        plan.adds[#plan.adds + 1] = member
+      end
+      local prev, prev_rank = '', -1
+      if want_prev and old then
+        prev = string.format(fmt, old)
+        prev_rank = redis.call('ZRANK', z, member)
+      end
+      local r = plan.results
+      r[#r + 1] = code
+      r[#r + 1] = stored and string.format(fmt, stored) or ''
+      r[#r + 1] = updated
+      r[#r + 1] = prev
+      r[#r + 1] = prev_rank
+    end
+    plans[b] = plan
   end
-  if code == 0 and record ~= '' then
-    records[#records + 1] = member
+end
+
+-- Phase 3: the writes of the entries handled (ZADD applies its pairs in order, HSET its fields:
+-- a member given twice ends as its last entry, as one by one), board by board; a full group on
+-- one board cuts every board's writes at the same entry.
+local RV = 5 -- plan values per entry: code, stored, updated, previous stored, previous rank0
+local out = {status, done, info, at_board, 0}
+for b = 0, nb - 1 do
+  if replay[b] then
+    out[#out + 1] = replay[b]
+  else
+    local z, meta, plan = key_of(b, 1), key_of(b, 2), plans[b]
+    local adds = plan.adds
+    if done < n and plan.adds_before[done] then
+      adds = {unpack(plan.adds, 1, plan.adds_before[done])}
+    end
+    if create[b] and (#adds > 0 or done > first) then
+      redis.call('HSET', meta, 'order', hdr(b, 3), 'tiebreak', hdr(b, 1), 'score_decimals', hdr(b, 4),
+                 'page_size', hdr(b, 5), 'page_ttl_ms', hdr(b, 6), 'gen', hdr(b, 8))
+      if registry ~= KEYS[2] then redis.call('SADD', registry, hdr(b, 7)) end
+    end
+    local listed, trimmed = 0, 0
+    if #adds > 0 then
+      redis.call('ZADD', z, unpack(adds))
+      if hdr(b, 11) == '1' and redis.call('ZADD', key_of(b, 3), 'NX', hdr(b, 12), z) == 1 then
+        listed = 1
+        redis.call('PERSIST', z) -- a set an older rankd wrote carries a TTL: it must not expire
+      end
+      -- keep the top max_members: a call adds at most its entries, so removing at most that
+      -- many (plus a slack that catches up after max_members was lowered) keeps the work bounded.
+      -- The worst members are the largest stored values: ZPOPMAX returns them with their values
+      -- (their keys are keys they left, for whatever keeps per-key state of the set). Their
+      -- records stay: records are shared by boards.
+      local popped = {}
+      if maxm[b] > 0 then
+        local excess = redis.call('ZCARD', z) - maxm[b]
+        if excess > 0 then
+          popped = redis.call('ZPOPMAX', z, math.min(excess, #adds / 2 + TRIM_SLACK))
+          trimmed = #popped / 2
+        end
+      end
+      if exports[b] then -- an export copying z sees each changed member as it was before
+        local before = {}
+        for k = 2, #adds, 2 do before[adds[k]] = plan.cur0[adds[k]] end
+        for k = 1, #popped, 2 do
+          local m = popped[k]
+          if before[m] == nil then before[m] = plan.cur0[m] == nil and tonumber(popped[k + 1]) or plan.cur0[m] end
+        end
+        export_note(key_of(b, 2), exports[b], z, before)
+      end
+    end
+    local version = done > first and redis.call('HINCRBY', meta, 'version', 1) or
+                    tonumber(redis.call('HGET', meta, 'version') or '0')
+    local p = prior[b]
+    local section = {listed, version, tonumber(hdr(b, 0)), hdr(b, 3), tonumber(hdr(b, 4)),
+                     trimmed + (p and p[6] or 0)}
+    local r, ranks = plan.results, {}
+    for i = 0, done - 1 do
+      local m = ARGV[E0 + EV * i]
+      local code, stored, updated, prev, prev_rank
+      if i < first then
+        local q = 6 + 6 * i
+        code, stored, updated, prev, prev_rank = p[q + 1], p[q + 2], p[q + 4], p[q + 5], p[q + 6]
+      else
+        local q = RV * (i - first)
+        code, stored, updated, prev, prev_rank = r[q + 1], r[q + 2], r[q + 3], r[q + 4], r[q + 5]
+      end
+      local rank = -1
+      if want_rank and code == 0 then
+        if ranks[m] == nil then ranks[m] = redis.call('ZRANK', z, m) or -1 end
+        rank = ranks[m]
+      end
+      section[#section + 1] = code
+      section[#section + 1] = stored
+      section[#section + 1] = rank
+      section[#section + 1] = updated
+      section[#section + 1] = prev
+      section[#section + 1] = prev_rank
+    end
+    if digest ~= '' and done > 0 then
+      redis.call('SET', key_of(b, 4), cmsgpack.pack({digest, done, section}), 'PX', ARGV[8])
+    end
+    out[#out + 1] = section
+  end
+end
+
+local records = {}
+for i = first, done - 1 do
+  local e = E0 + EV * i
+  local record = ARGV[e + 2]
+  -- an entry refused alone (out of range on the only board) writes no record
+  if record ~= '' and (nb > 1 or plans[0].results[RV * (i - first) + 1] == 0) then
+    records[#records + 1] = ARGV[e]
     records[#records + 1] = record
   end
-  results[#results + 1] = code
-  results[#results + 1] = stored and string.format(fmt, stored) or ''
-  results[#results + 1] = (code == 0 and want_rank) and member or false
-  results[#results + 1] = updated
-  out[2] = i + 1
 end
-finish()
+if #records > 0 and items ~= KEYS[2] then redis.call('HSET', items, unpack(records)) end
 return out

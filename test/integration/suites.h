@@ -41,6 +41,9 @@ int it_skipped(const char *suite, const char *name);
 /** A suite of one TCase per case, each with the checked fixture above and a 30 s timeout. */
 Suite *it_suite(const char *name, const struct it_case *cases, size_t n);
 
+/** The same with another timeout (seconds) for each case. */
+Suite *it_suite_timeout(const char *name, const struct it_case *cases, size_t n, int timeout_s);
+
 Suite *api_suite(void);
 Suite *ordering_suite(void);
 Suite *cities_suite(void);
@@ -54,6 +57,8 @@ Suite *clients_suite(void);
 Suite *boarddata_suite(void);
 Suite *acl_suite(void);
 Suite *ops_suite(void);
+Suite *writes_suite(void);
+Suite *export_suite(void);
 Suite *cluster_suite(void);
 Suite *sentinel_suite(void);
 

@@ -266,6 +266,22 @@ START_TEST(test_registry_name_without_board)
 }
 END_TEST
 
+/* A write to several boards at once (POST /scores with "boards") is one script on one Redis;
+ * on a cluster each board is in a slot of its own, so it is refused whole, nothing written. */
+START_TEST(test_several_boards_refused)
+{
+    struct http_result r;
+    const char *body = "{\"boards\":[\"one\",\"two\"],\"id\":\"a\",\"score\":1}";
+    ck_assert_int_eq(http_write(g_port, "POST", "/scores", body, &r), 0);
+    ck_assert_msg(r.status == 422, "POST /scores -> %ld %s", r.status, r.body);
+    ck_assert_str_eq(http_error_code(&r), "several_boards_on_cluster");
+    http_result_free(&r);
+    ck_assert_int_eq(it_status("GET", "/boards/one", NULL), 404);
+    ck_assert_int_eq(it_status("GET", "/boards/two", NULL), 404);
+    it_post_score("one", "{\"id\":\"a\",\"score\":1}"); /* one board: fine */
+}
+END_TEST
+
 /* ---------------------------------------------------------------- a reader and a writer */
 
 /* A board with members base0..base49, on `slot`: its name into board[0..len). */
@@ -456,6 +472,7 @@ Suite *cluster_suite(void)
         {"fixture_routes_admin", test_fixture_routes_admin, 30},
         {"records_spread", test_records_spread_over_slots, 30},
         {"registry_ghost", test_registry_name_without_board, 30},
+        {"several_boards", test_several_boards_refused, 30},
         {"reshard_busy", test_reshard_busy_board, 60},
         {"ask_migration", test_ask_during_migration, 60},
         {"failover", test_master_killed_replica_promoted, 90},

@@ -545,7 +545,9 @@ static const char *mon_unbounded(const struct mon_cmd *c, const char *items_key)
     }
     if ((mon_is(c, "EVALSHA") || mon_is(c, "EVAL") || mon_is(c, "EVALSHA_RO") ||
          mon_is(c, "EVAL_RO")) &&
-        c->argc > 3 + 22 + 4 * BOARD_BATCH_MAX) /* verb, sha, nkeys; write.lua's 22 fixed */
+        c->argc > 3 + 6 + 9 + 13 + 6 * BOARD_BATCH_MAX) /* verb, sha, nkeys; write.lua's one
+                                                         * board: 6 keys, 9 + 13 fixed values,
+                                                         * 6 per entry */
         return "a script call carrying more than 1000 entries";
     return NULL;
 }

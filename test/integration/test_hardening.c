@@ -134,8 +134,8 @@ START_TEST(integers_plain_digits)
                                 "{\"id\":\"a\",\"score\":1000000000000000,\"record\":{\"e\":1e15}}",
                                 &r),
                      0);
-    ck_assert_str_eq(r.body,
-                     "{\"id\":\"a\",\"score\":1000000000000000,\"rank\":1,\"updated\":true}");
+    ck_assert_str_eq(r.body, "{\"id\":\"a\",\"score\":1000000000000000,\"rank\":1,\"updated\":true,"
+                             "\"prev_score\":null,\"prev_rank\":null,\"version\":1}");
     http_result_free(&r);
     ck_assert_int_eq(
         http_write(g_port, "POST", "/boards/nb/scores",

@@ -200,7 +200,8 @@ START_TEST(scores_ndjson_by_literal)
              "{\"line\":3,\"error\":{\"code\":\"invalid_score\",\"message\":\"%s\"}},"
              "{\"line\":4,\"error\":{\"code\":\"invalid_json\","
              "\"message\":\"the line is not valid JSON (near byte 18).\"}},"
-             "{\"line\":5,\"error\":{\"code\":\"score_out_of_range\",\"message\":\"%s\"}}]}",
+             "{\"line\":5,\"error\":{\"code\":\"score_out_of_range\",\"message\":\"%s\"}}],"
+             "\"version\":1}",
              frac2, frac3, range5);
     expect("POST", "/boards/f0/scores", nd, "application/x-ndjson", 200, want);
     expect_score("f0", "a", "25");
@@ -253,7 +254,8 @@ START_TEST(scores_malformed_and_long)
     expect("POST", "/boards/f9/scores", body, NULL, 422, want);
     body[n + 400] = '0'; /* 1.000...0000: exactly 1 */
     expect("POST", "/boards/f9/scores", body, NULL, 200,
-           "{\"id\":\"a\",\"score\":1,\"rank\":1,\"updated\":true}");
+           "{\"id\":\"a\",\"score\":1,\"rank\":1,\"updated\":true,\"prev_score\":null,"
+           "\"prev_rank\":null,\"version\":1}");
     expect_total("f0", 0);
 }
 END_TEST

@@ -1535,7 +1535,7 @@ START_TEST(test_soft_expiry_jitter)
         redisReply *v = redis_admin_cmd(p_admin, "GET %s", key);
         ck_assert_msg(v->type == REDIS_REPLY_STRING, "page %d is not cached", p);
         long long created, soft;
-        ck_assert_msg(sscanf(v->str, "rankd2 %*s %lld %lld", &created, &soft) == 2,
+        ck_assert_msg(sscanf(v->str, "rankd3 %*s %*s %lld %lld", &created, &soft) == 2,
                       "value header: %.80s", v->str);
         freeReplyObject(v);
         ttl[p - 1] = soft - created;

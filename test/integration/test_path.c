@@ -204,7 +204,8 @@ END_TEST
 struct bg {
     pthread_t t;
     const char *path, *body;
-    const char *method; /* NULL: POST */
+    const char *method;         /* NULL: POST */
+    const char *const *headers; /* more request headers, or NULL */
     struct http_result r;
     int rc;
 };
@@ -212,8 +213,8 @@ struct bg {
 static void *bg_main(void *arg)
 {
     struct bg *b = arg;
-    b->rc = http_req(p_port, b->method ? b->method : "POST", b->path, b->body,
-                     b->body ? strlen(b->body) : 0, NULL, TEST_TOKEN, &b->r);
+    b->rc = http_req_h(p_port, b->method ? b->method : "POST", b->path, b->body,
+                       b->body ? strlen(b->body) : 0, NULL, TEST_TOKEN, b->headers, &b->r);
     return NULL;
 }
 
@@ -223,21 +224,28 @@ static void long_timeout(struct config *cfg)
     cfg->request_timeout_ms = 5000;
 }
 
-/* The write is sent and held (CLIENT PAUSE WRITE), then its connection is killed: Redis may or
- * may not have run it, so the reply must not say "retry safely". (Before: redis_unavailable.) */
-START_TEST(test_write_lost_after_sent_is_unknown)
+/* POST b's body to b's path while Redis holds writes (CLIENT PAUSE WRITE), and kill every
+ * connection once it is in Redis: Redis may or may not run it; b.r is rankd's answer. */
+static void write_lost_after_sent(struct bg *b)
 {
     start_with(long_timeout);
     expect_free("POST", "/boards/lost/scores", "{\"id\":\"a\",\"score\":1}", 200);
     freeReplyObject(redis_admin_cmd(p_admin, "CLIENT PAUSE 3000 WRITE"));
-    struct bg b = {.path = "/boards/lost/scores",
-                   .body = "{\"id\":\"a\",\"score\":1,\"op\":\"incr\"}"};
-    ck_assert_int_eq(pthread_create(&b.t, NULL, bg_main, &b), 0);
+    ck_assert_int_eq(pthread_create(&b->t, NULL, bg_main, b), 0);
     sleep_ms(300); /* the write is in Redis now, held by the pause */
     freeReplyObject(redis_admin_cmd(p_admin, "CLIENT KILL TYPE normal SKIPME yes"));
-    pthread_join(b.t, NULL);
+    pthread_join(b->t, NULL);
     freeReplyObject(redis_admin_cmd(p_admin, "CLIENT UNPAUSE"));
-    ck_assert_int_eq(b.rc, 0);
+    ck_assert_int_eq(b->rc, 0);
+}
+
+/* The write is sent and held (CLIENT PAUSE WRITE), then its connection is killed: Redis may or
+ * may not have run it, so the reply must not say "retry safely". (Before: redis_unavailable.) */
+START_TEST(test_write_lost_after_sent_is_unknown)
+{
+    struct bg b = {.path = "/boards/lost/scores",
+                   .body = "{\"id\":\"a\",\"score\":1,\"op\":\"incr\"}"};
+    write_lost_after_sent(&b);
     ck_assert_msg(b.r.status == 503 && strcmp(http_error_code(&b.r), "write_outcome_unknown") == 0,
                   "a write whose connection was killed after it was sent -> %ld %s; want 503 "
                   "write_outcome_unknown",
@@ -246,6 +254,50 @@ START_TEST(test_write_lost_after_sent_is_unknown)
     http_result_free(&b.r);
     /* and the service goes on */
     expect_free("POST", "/boards/lost/scores", "{\"id\":\"c\",\"score\":3}", 200);
+}
+END_TEST
+
+/* The same with an Idempotency-Key: the 503 says the write may be sent again, and sending it
+ * again (twice) applies the incr exactly once, whether or not the lost call ran. */
+START_TEST(test_idempotent_write_lost_after_sent)
+{
+    static const char *const key[] = {"Idempotency-Key: lost-incr-1", NULL};
+    const char *body = "{\"id\":\"a\",\"score\":1,\"op\":\"incr\"}";
+    struct bg b = {.path = "/boards/lost/scores", .body = body, .headers = key};
+    write_lost_after_sent(&b);
+    ck_assert_msg(b.r.status == 503 &&
+                      strcmp(http_error_code(&b.r), "write_outcome_unknown") == 0 &&
+                      strstr(b.r.body, "It carried an Idempotency-Key: send it again"),
+                  "%ld %s", b.r.status, b.r.body);
+    http_result_free(&b.r);
+    struct http_result r1, r2;
+    for (int i = 0; i < 100; i++) { /* until the connection is dialled again */
+        ck_assert_int_eq(http_req_h(p_port, "POST", "/boards/lost/scores", body, strlen(body), NULL,
+                                    TEST_TOKEN, key, &r1),
+                         0);
+        if (r1.status == 200)
+            break;
+        http_result_free(&r1);
+        sleep_ms(20);
+    }
+    ck_assert_msg(r1.status == 200 && strstr(r1.body, "\"score\":2,"), "%ld %s", r1.status,
+                  r1.body);
+    ck_assert_int_eq(http_req_h(p_port, "POST", "/boards/lost/scores", body, strlen(body), NULL,
+                                TEST_TOKEN, key, &r2),
+                     0);
+    ck_assert_str_eq(r1.body, r2.body);
+    ck_assert_ptr_nonnull(strstr(r2.headers, "Idempotent-Replayed: true\r\n"));
+    http_result_free(&r1);
+    http_result_free(&r2);
+    for (int i = 0; i < 100; i++) { /* the read connection was killed too */
+        ck_assert_int_eq(http_get(p_port, "/boards/lost/members/a", &r1), 0);
+        if (r1.status == 200)
+            break;
+        http_result_free(&r1);
+        sleep_ms(20);
+    }
+    ck_assert_msg(r1.status == 200 && strstr(r1.body, "\"score\":2,"), "%s", r1.body);
+    http_result_free(&r1);
 }
 END_TEST
 
@@ -767,6 +819,7 @@ Suite *path_suite(void)
     tcase_set_timeout(tc, 30);
     tcase_add_test(tc, test_round_trips_per_request);
     tcase_add_test(tc, test_write_lost_after_sent_is_unknown);
+    tcase_add_test(tc, test_idempotent_write_lost_after_sent);
     tcase_add_test(tc, test_request_deadline_below_command_timeout);
     tcase_add_test(tc, test_recovery_within_100ms_of_redis);
     tcase_add_test(tc, test_misses_during_write_pause);

@@ -320,6 +320,13 @@ static size_t on_data(char *p, size_t size, size_t n, void *userdata)
 int http_req(int port, const char *method, const char *path, const char *body, size_t body_len,
              const char *ctype, const char *token, struct http_result *out)
 {
+    return http_req_h(port, method, path, body, body_len, ctype, token, NULL, out);
+}
+
+int http_req_h(int port, const char *method, const char *path, const char *body, size_t body_len,
+               const char *ctype, const char *token, const char *const *headers,
+               struct http_result *out)
+{
     memset(out, 0, sizeof(*out));
     CURL *curl = curl_easy_init();
     if (!curl)
@@ -338,6 +345,8 @@ int http_req(int port, const char *method, const char *path, const char *body, s
         curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)body_len);
     }
     hdrs = curl_slist_append(hdrs, "Expect:");
+    for (size_t i = 0; headers && headers[i]; i++)
+        hdrs = curl_slist_append(hdrs, headers[i]);
     struct buf b = {0}, h = {0};
     curl_easy_setopt(curl, CURLOPT_URL, url);
     curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method);

@@ -113,6 +113,12 @@ struct http_result {
 int http_req(int port, const char *method, const char *path, const char *body, size_t body_len,
              const char *ctype, const char *token, struct http_result *out);
 
+/** http_req with more request headers: headers[] ("Name: value" lines, NULL-terminated; the
+ *  array may be NULL). */
+int http_req_h(int port, const char *method, const char *path, const char *body, size_t body_len,
+               const char *ctype, const char *token, const char *const *headers,
+               struct http_result *out);
+
 /** GET without a token. */
 int http_get(int port, const char *path, struct http_result *out);
 

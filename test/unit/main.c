@@ -21,6 +21,7 @@ int main(void)
     srunner_add_suite(sr, log_suite());
     srunner_add_suite(sr, http_suite());
     srunner_add_suite(sr, upload_suite());
+    srunner_add_suite(sr, idem_suite());
     srunner_add_suite(sr, store_reply_suite());
     srunner_add_suite(sr, page_values_suite());
     srunner_add_suite(sr, crc16_suite());

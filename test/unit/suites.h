@@ -20,6 +20,7 @@ Suite *validate_suite(void);
 Suite *log_suite(void);
 Suite *http_suite(void);
 Suite *upload_suite(void);
+Suite *idem_suite(void);
 Suite *store_reply_suite(void);
 Suite *page_values_suite(void);
 Suite *crc16_suite(void);

@@ -17,15 +17,19 @@ static const struct expect {
     const char *code;
     int retry_after_s;
 } expected[] = {
+    {HTTP_ERRNO_IDEMPOTENT, -ETIME, 503, "write_outcome_unknown", 1},
+    {HTTP_ERRNO_IDEMPOTENT, -ECONNRESET, 503, "write_outcome_unknown", 1},
     {HTTP_ERRNO_WRITE, -ETIME, 503, "write_outcome_unknown", 1},
     {HTTP_ERRNO_WRITE, -ECONNRESET, 503, "write_outcome_unknown", 1},
     {HTTP_ERRNO_BOARD, -ENOENT, 404, "board_not_found", 0},
     {HTTP_ERRNO_BOARD, -ENODATA, 404, "member_not_found", 0},
     {HTTP_ERRNO_BOARD, -EINVAL, 400, "invalid_period", 0},
     {HTTP_ERRNO_BOARD, -ESRCH, 404, "period_not_found", 0},
+    {HTTP_ERRNO_BOARD, -ESTALE, 409, "export_interrupted", 0},
     {HTTP_ERRNO_BOARD, -ENOTSUP, 400, "board_has_no_periods", 0},
     {HTTP_ERRNO_ITEM, -ENODATA, 404, "item_not_found", 0},
     {HTTP_ERRNO_SETTINGS, -EEXIST, 409, "board_not_empty", 0},
+    {HTTP_ERRNO_WRITE, -EKEYREJECTED, 422, "idempotency_key_reused", 0},
     {HTTP_ERRNO_SCORE, -EDOM, 422, "invalid_score", 0},
     {HTTP_ERRNO_SCORE, -ERANGE, 422, "score_out_of_range", 0},
     {HTTP_ERRNO_SCORE, 0, 422, "invalid_score", 0},
@@ -40,6 +44,7 @@ static const struct expect {
     {HTTP_ERRNO_FAULT, -ECONNRESET, 503, "redis_unavailable", 1},
     {HTTP_ERRNO_FAULT, -EIO, 503, "redis_unavailable", 1},
     {HTTP_ERRNO_FAULT, -EAGAIN, 503, "redis_unavailable", 1},
+    {HTTP_ERRNO_WRITE, -EXDEV, 422, "several_boards_on_cluster", 0},
     {HTTP_ERRNO_FAULT, -EBUSY, 503, "redis_unavailable", 1},    /* cluster: TRYAGAIN */
     {HTTP_ERRNO_FAULT, -ENETDOWN, 503, "redis_unavailable", 1}, /* cluster: CLUSTERDOWN */
     {HTTP_ERRNO_FAULT, -ELOOP, 503, "redis_unavailable", 1},    /* cluster: redirects */

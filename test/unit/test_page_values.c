@@ -9,10 +9,11 @@
 
 START_TEST(test_parse)
 {
-    static const char v[] = "rankd2 17 10000 10850 40000 \"g17-00ff\"\n{\"a\":1}";
+    static const char v[] = "rankd3 17 42 10000 10850 40000 \"g17-00ff\"\n{\"a\":1}";
     struct page_cache_value e;
     ck_assert_int_eq(page_cache_value_parse(v, sizeof(v) - 1, &e), 0);
     ck_assert_int_eq(e.version, 17);
+    ck_assert_int_eq(e.stamp, 42);
     ck_assert_int_eq(e.created_ms, 10000);
     ck_assert_int_eq(e.soft_ms, 10850);
     ck_assert_int_eq(e.delta_us, 40000);
@@ -20,10 +21,17 @@ START_TEST(test_parse)
     ck_assert_uint_eq(e.len, 7);
     ck_assert_int_eq(memcmp(e.data, "{\"a\":1}", 7), 0);
     /* empty bytes are a value too */
-    static const char empty[] = "rankd2 -3 1 2 0 t\n";
+    static const char empty[] = "rankd3 -3 0 1 2 0 t\n";
     ck_assert_int_eq(page_cache_value_parse(empty, sizeof(empty) - 1, &e), 0);
     ck_assert_int_eq(e.version, -3);
     ck_assert_uint_eq(e.len, 0);
+    /* a value an older rankd wrote (no stamp) reads as stamp 0 */
+    static const char v2[] = "rankd2 17 10000 10850 40000 t\nx";
+    ck_assert_int_eq(page_cache_value_parse(v2, sizeof(v2) - 1, &e), 0);
+    ck_assert_int_eq(e.version, 17);
+    ck_assert_int_eq(e.stamp, 0);
+    ck_assert_int_eq(e.created_ms, 10000);
+    ck_assert_int_eq(e.delta_us, 40000);
 }
 END_TEST
 
@@ -35,6 +43,7 @@ START_TEST(test_junk_is_a_miss)
         "rankd1 17 10000 10850 40 t\nx",          /* another format */
         "rankd2 17 10000 10850 40000 t",          /* no end of header */
         "rankd2 17 10000 10850 t\nx",             /* a number missing */
+        "rankd3 17 10000 10850 40000 t\nx",       /* a rankd3 header without its stamp */
         "rankd2 17 10000 x 40000 t\nx",           /* not a number */
         "rankd2 17 10000 10850 40000 \nx",        /* no tag */
         "rankd2 17 10000 10850 40000 a b\nx",     /* a tag with a space */
@@ -54,7 +63,7 @@ END_TEST
 
 START_TEST(test_soft_expiry)
 {
-    static const char v[] = "rankd2 1 10000 10850 40000 t\nx";
+    static const char v[] = "rankd3 1 5 10000 10850 40000 t\nx";
     struct page_cache_value e;
     ck_assert_int_eq(page_cache_value_parse(v, sizeof(v) - 1, &e), 0);
     ck_assert_int_eq(page_cache_soft_expiry(&e, 1000), 10850);

@@ -79,8 +79,30 @@ START_TEST(test_member_and_write_bodies)
     ck_assert_str_eq(got, "{\"id\":\"x\",\"score\":-0.5,\"rank\":41,\"page\":1,\"record\":null}");
     free(got);
     struct board_outcome o = {.score = 9007199254740991.0, .rank = 1, .updated = 1};
-    got = render_write("w", &o);
-    ck_assert_str_eq(got, "{\"id\":\"w\",\"score\":9007199254740991,\"rank\":1,\"updated\":true}");
+    got = render_write("w", &o, 7);
+    ck_assert_str_eq(got, "{\"id\":\"w\",\"score\":9007199254740991,\"rank\":1,\"updated\":true,"
+                          "\"prev_score\":null,\"prev_rank\":null,\"version\":7}");
+    free(got);
+    o = (struct board_outcome){
+        .score = 2.5, .rank = 0, .has_prev = 1, .prev_score = -3, .prev_rank = 12};
+    got = render_write("w", &o, 8);
+    ck_assert_str_eq(got, "{\"id\":\"w\",\"score\":2.5,\"rank\":null,\"updated\":false,"
+                          "\"prev_score\":-3,\"prev_rank\":12,\"version\":8}");
+    free(got);
+    struct board_outcome two[2] = {{.score = 1, .rank = 2, .updated = 1}, {.score = 5, .rank = 1}};
+    got = render_batch(two, 2, 9);
+    ck_assert_str_eq(got, "{\"applied\":2,\"rejected\":[],\"results\":[{\"score\":1,\"rank\":2,"
+                          "\"updated\":true},{\"score\":5,\"rank\":1,\"updated\":false}],"
+                          "\"version\":9}");
+    free(got);
+    const char *boards[] = {"a", "b"};
+    const struct board_outcome *per[] = {&two[0], &two[1]};
+    const int64_t versions[] = {3, 4};
+    got = render_boards_write("w", boards, per, versions, 2);
+    ck_assert_str_eq(got, "{\"id\":\"w\",\"boards\":[{\"board\":\"a\",\"score\":1,\"rank\":2,"
+                          "\"updated\":true,\"prev_score\":null,\"prev_rank\":null,\"version\":3},"
+                          "{\"board\":\"b\",\"score\":5,\"rank\":1,\"updated\":false,"
+                          "\"prev_score\":null,\"prev_rank\":null,\"version\":4}]}");
     free(got);
 }
 END_TEST

@@ -217,6 +217,54 @@ START_TEST(test_prepare)
 }
 END_TEST
 
+/* An incr's floor and ceiling become key bounds in key order: on a desc board the floor is the
+ * largest key, on an asc board the smallest; a floor above the ceiling is 400. */
+START_TEST(test_prepare_bounds)
+{
+    struct board_settings s;
+    board_settings_default(&s);
+    s.layout.decimals = 1;
+    struct entry_in in;
+    struct entry_error err = {0};
+    cJSON *doc =
+        doc_of("{\"id\":\"a\",\"score\":1,\"op\":\"incr\",\"floor\":-2.5,\"ceiling\":30e-1}");
+    ck_assert_int_eq(validate_entry(doc, &in, &err), 0);
+    cJSON_Delete(doc);
+    struct board_entry be;
+    size_t bad = 9;
+    ck_assert_int_eq(validate_prepare(&s, &in, 1, &be, &bad, &err), 0);
+    ck_assert(be.has_lo && be.has_hi);
+    ck_assert_int_eq(be.key_lo, -30); /* desc: key = -scaled; the ceiling 3.0 is the best key */
+    ck_assert_int_eq(be.key_hi, 25);
+    s.layout.order = SCORE_ORDER_ASC;
+    ck_assert_int_eq(validate_prepare(&s, &in, 1, &be, &bad, &err), 0);
+    ck_assert_int_eq(be.key_lo, -25);
+    ck_assert_int_eq(be.key_hi, 30);
+    entry_free(&in);
+    doc = doc_of("{\"id\":\"a\",\"score\":1,\"op\":\"incr\",\"floor\":3,\"ceiling\":2.9}");
+    ck_assert_int_eq(validate_entry(doc, &in, &err), 0);
+    cJSON_Delete(doc);
+    ck_assert_int_eq(validate_prepare(&s, &in, 1, &be, &bad, &err), -1);
+    ck_assert_int_eq(err.status, 400);
+    ck_assert_str_eq(err.code, "invalid_field");
+    ck_assert_str_eq(err.msg, "floor 3 is above ceiling 2.9.");
+    entry_free(&in);
+    doc = doc_of("{\"id\":\"a\",\"score\":1,\"op\":\"incr\",\"ceiling\":0.25}");
+    ck_assert_int_eq(validate_entry(doc, &in, &err), 0);
+    cJSON_Delete(doc);
+    ck_assert_int_eq(validate_prepare(&s, &in, 1, &be, &bad, &err), -1);
+    ck_assert_int_eq(err.status, 422);
+    ck_assert_str_eq(err.msg, "ceiling 0.25 has more fractional digits than this board keeps "
+                              "(score_decimals=1).");
+    entry_free(&in);
+    doc = doc_of("{\"id\":\"a\",\"score\":1,\"op\":\"set\",\"floor\":0}");
+    ck_assert_int_eq(validate_entry(doc, &in, &err), -1);
+    cJSON_Delete(doc);
+    ck_assert_int_eq(err.status, 400);
+    ck_assert_str_eq(err.code, "invalid_field");
+}
+END_TEST
+
 /* A record prints its numbers exactly, and is at most BOARD_RECORD_BYTES_MAX bytes. */
 START_TEST(test_record_exact_and_capped)
 {
@@ -294,6 +342,7 @@ Suite *validate_suite(void)
     tcase_set_timeout(tc, 10);
     tcase_add_loop_test(tc, test_entry_refusals, 0, (int)(sizeof(entries) / sizeof(entries[0])));
     tcase_add_test(tc, test_prepare);
+    tcase_add_test(tc, test_prepare_bounds);
     tcase_add_test(tc, test_record_exact_and_capped);
     suite_add_tcase(s, tc);
     tc = tcase_create("json_checks");

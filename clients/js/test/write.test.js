@@ -4,13 +4,14 @@ import assert from 'node:assert/strict';
 import { Readable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 
-import { RankdClient, RankdError, RankdWriteClient } from '../rankd.js';
+import { RankdClient, RankdError, RankdWriteClient, responseInfo } from '../rankd.js';
 import { BASE, closedPort, recordingFetch, requireEnv, uniqueBoard } from './support.js';
 
 const TOKEN = process.env.RANKD_WRITE_TOKEN;
 const board = uniqueBoard('jsw');
 const stream = uniqueBoard('jswnd');
 const periodic = uniqueBoard('jswdaily');
+const other = uniqueBoard('jswother');
 let w;
 
 before(() => {
@@ -21,7 +22,7 @@ before(() => {
 after(async () => {
     if (!BASE) return;
     const c = new RankdWriteClient({ baseUrl: BASE, token: TOKEN });
-    for (const b of [board, stream, periodic])
+    for (const b of [board, stream, periodic, other])
         await c.deleteBoard(b).catch(() => {});
 });
 
@@ -55,14 +56,17 @@ describe('scores', () => {
     it('writeScore: one entry, with the Authorization header; set, best and incr', async () => {
         const { log, client } = logged();
         const r = await client.writeScore(board, { id: 'ann', score: 10, record: { name: 'Ann' } });
-        assert.deepEqual(r, { id: 'ann', score: 10, rank: 1, updated: true });
+        assert.deepEqual(r, { id: 'ann', score: 10, rank: 1, updated: true, prev_score: null, prev_rank: null, version: 1 });
         assert.equal(log[0].headers.Authorization, `Bearer ${TOKEN}`);
         assert.equal(log[0].headers['Content-Type'], 'application/json');
         assert.equal(log[0].headers['Idempotency-Key'], undefined);
         assert.deepEqual(await client.writeScore(board, { id: 'ann', score: 5, op: 'best' }),
-            { id: 'ann', score: 10, rank: 1, updated: false });
+            { id: 'ann', score: 10, rank: 1, updated: false, prev_score: 10, prev_rank: 1, version: 2 });
         assert.deepEqual(await client.writeScore(board, { id: 'ann', score: 3, op: 'incr' }),
-            { id: 'ann', score: 13, rank: 1, updated: true });
+            { id: 'ann', score: 13, rank: 1, updated: true, prev_score: 10, prev_rank: 1, version: 3 });
+        // incr within a floor and a ceiling
+        assert.equal((await client.writeScore(board, { id: 'ann', score: 100, op: 'incr', ceiling: 14 })).score, 14);
+        assert.equal((await client.writeScore(board, { id: 'ann', score: -100, op: 'incr', floor: 13 })).score, 13);
         assert.deepEqual(await w.item('ann'), { name: 'Ann' });
     });
 
@@ -70,7 +74,11 @@ describe('scores', () => {
         const r = await w.writeScores(board, [
             { id: 'bob', score: 20 }, { id: 'cy', score: 7 }, { id: 'dee', score: 7 },
         ]);
-        assert.deepEqual(r, { applied: 3, rejected: [] });
+        assert.deepEqual(r, {
+            applied: 3, rejected: [], version: 6, results: [
+                { score: 20, rank: 1, updated: true }, { score: 7, rank: 3, updated: true },
+                { score: 7, rank: 4, updated: true }],
+        });
         const p = await w.page(board, 1);
         assert.deepEqual(p.items.map((it) => [it.rank, it.id, it.score]),
             [[1, 'bob', 20], [2, 'ann', 13], [3, 'cy', 7], [4, 'dee', 7]]);
@@ -110,7 +118,7 @@ describe('NDJSON uploads', () => {
             for (const e of entries(2500)) yield e;
         }
         const r = await client.uploadNdjson(stream, gen());
-        assert.deepEqual(r, { applied: 2500, rejected_total: 0, rejected: [] });
+        assert.deepEqual(r, { applied: 2500, rejected_total: 0, rejected: [], version: 9 }); // 9 chunks of 300
         assert.equal(log[0].headers['Content-Type'], 'application/x-ndjson');
         assert.equal((await w.board(stream)).total, 2500);
         assert.equal((await w.member(stream, 'n2499')).rank, 1);
@@ -134,6 +142,25 @@ describe('NDJSON uploads', () => {
         assert.equal((await w.uploadNdjson(stream, '{"id":"s1","score":1}\n{"id":"s2","score":2}\n')).applied, 2);
         assert.equal((await w.uploadNdjson(stream, new TextEncoder().encode('{"id":"u1","score":1}\n'))).applied, 1);
         assert.equal((await w.board(stream)).total, 2500 + 3 + 4 + 2 + 2 + 1);
+    });
+
+    it('exportRows: the whole board in rank order, each member once', async () => {
+        const total = (await w.board(stream)).total;
+        let n = 0;
+        let last = Infinity;
+        const ids = new Set();
+        for await (const row of w.exportRows(stream)) {
+            n++;
+            assert.equal(row.rank, n);
+            assert.ok(row.score <= last);
+            last = row.score;
+            ids.add(row.id);
+        }
+        assert.deepEqual([n, ids.size], [total, total]);
+        const e = await rejection((async () => {
+            for await (const row of w.exportRows(uniqueBoard('jswnone'))) void row;
+        })());
+        assert.deepEqual([e.status, e.code], [404, 'board_not_found']);
     });
 
     it('a source that throws rejects with its own error', async () => {
@@ -179,15 +206,55 @@ describe('Idempotency-Key', () => {
         assert.equal(log.at(-1).headers['Idempotency-Key'], 'order-42');
         await client.writeScores(board, [{ id: 'k', score: 2 }], { idempotencyKey: true });
         assert.match(log.at(-1).headers['Idempotency-Key'], /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
-        await client.uploadNdjson(board, [{ id: 'k', score: 3 }], { idempotencyKey: 'batch-7' });
-        assert.equal(log.at(-1).headers['Idempotency-Key'], 'batch-7');
-        await client.putBoard(board, { page_size: 5 }, { idempotencyKey: 'settings-1' });
-        assert.equal(log.at(-1).headers['Idempotency-Key'], 'settings-1');
         await client.writeScore(board, { id: 'k', score: 4 });
         assert.equal(log.at(-1).headers['Idempotency-Key'], undefined);
         assert.equal((await w.member(board, 'k')).score, 4);
         await assert.rejects(client.writeScore(board, { id: 'k', score: 1 }, { idempotencyKey: 'has space' }), TypeError);
         await assert.rejects(client.writeScore(board, { id: 'k', score: 1 }, { idempotencyKey: '' }), TypeError);
+        await assert.rejects(client.writeScore(board, { id: 'k', score: 1 }, { idempotencyKey: 'x'.repeat(129) }), TypeError);
+        // only score writes take one: an upload is many calls, the others are idempotent anyway
+        await assert.rejects(client.uploadNdjson(board, [{ id: 'k', score: 3 }], { idempotencyKey: 'batch-7' }), TypeError);
+        await assert.rejects(client.putBoard(board, { page_size: 5 }, { idempotencyKey: 'settings-1' }), TypeError);
+    });
+
+    it('a repeat is applied once and answered with the first reply (responseInfo().replayed)', async () => {
+        const key = `retry-${Date.now()}`;
+        const first = await w.writeScore(board, { id: 'idem', score: 5, op: 'incr' }, { idempotencyKey: key });
+        assert.equal(responseInfo(first).replayed, false);
+        const again = await w.writeScore(board, { id: 'idem', score: 5, op: 'incr' }, { idempotencyKey: key });
+        assert.deepEqual(again, first);
+        assert.equal(responseInfo(again).replayed, true);
+        assert.equal((await w.member(board, 'idem')).score, 5);
+        const e = await rejection(w.writeScore(board, { id: 'idem', score: 6, op: 'incr' }, { idempotencyKey: key }));
+        assert.deepEqual([e.status, e.code, e.idempotent, e.retryable], [422, 'idempotency_key_reused', true, false]);
+    });
+});
+
+describe('one entry on several boards', () => {
+    it('writeScoreBoards: every board or none', async () => {
+        await w.putBoard(other, {});
+        const r = await w.writeScoreBoards([board, other], { id: 'multi', score: 3, op: 'incr' });
+        assert.equal(r.id, 'multi');
+        assert.deepEqual(r.boards.map((b) => [b.board, b.score, b.prev_score]), [[board, 3, null], [other, 3, null]]);
+        const e = await rejection(w.writeScoreBoards([board, uniqueBoard('jswmissing')], { id: 'multi', score: 1, op: 'incr' }));
+        assert.deepEqual([e.status, e.code], [404, 'board_not_found']);
+        assert.equal((await w.member(board, 'multi')).score, 3);
+        await assert.rejects(w.writeScoreBoards([], { id: 'x', score: 1 }), TypeError);
+    });
+});
+
+describe('read your writes', () => {
+    it('page(..., {minVersion}) is never a page cached before that write', async () => {
+        const rw = uniqueBoard('jswrw');
+        await w.putBoard(rw, { page_ttl_ms: 60000 });
+        await w.writeScore(rw, { id: 'first', score: 1 });
+        assert.deepEqual((await w.page(rw, 1)).items.map((it) => it.id), ['first']); // now cached
+        const r = await w.writeScore(rw, { id: 'second', score: 2 });
+        assert.deepEqual((await w.page(rw, 1)).items.map((it) => it.id), ['first']); // the cached page
+        const p = await w.page(rw, 1, { minVersion: r.version });
+        assert.deepEqual(p.items.map((it) => it.id), ['second', 'first']);
+        await assert.rejects(w.page(rw, 1, { minVersion: -1 }), TypeError);
+        await w.deleteBoard(rw);
     });
 });
 
@@ -197,6 +264,21 @@ describe('errors', () => {
         assert.deepEqual([e.status, e.code, e.retryable], [403, 'forbidden', false]);
         const res = await fetch(`${BASE}/boards/${board}/scores`, { method: 'POST', body: '{}' });
         assert.equal(res.status, 401);
+    });
+
+    it('an outcome unknown with an Idempotency-Key: retryable', async () => {
+        const body = { error: { code: 'write_outcome_unknown', message: 'It carried an Idempotency-Key: send it again.' } };
+        const fake = async () => new Response(JSON.stringify(body), { status: 503, headers: { 'Retry-After': '1' } });
+        const c = new RankdWriteClient({ baseUrl: 'http://rankd.invalid', token: 't', fetch: fake });
+        const e = await rejection(c.writeScore('b', { id: 'x', score: 1, op: 'incr' }, { idempotencyKey: 'k1' }));
+        assert.deepEqual([e.status, e.outcomeUnknown, e.idempotent, e.retryable], [503, true, true, true]);
+        const reset = async () => {
+            throw new TypeError('fetch failed', { cause: Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' }) });
+        };
+        const e2 = await rejection(new RankdWriteClient({ baseUrl: 'http://rankd.invalid', token: 't', fetch: reset })
+            .writeScores('b', [{ id: 'x', score: 1 }], { idempotencyKey: 'k2' }));
+        assert.deepEqual([e2.status, e2.outcomeUnknown, e2.idempotent, e2.retryable], [0, true, true, true]);
+        assert.match(e2.message, /send it again with the same key/);
     });
 
     it('503 write_outcome_unknown: outcomeUnknown, not retryable', async () => {

@@ -1,0 +1,614 @@
+/*
+ * test_writes.c -- issue 14's writes over real HTTP against a real Redis, with exact bodies:
+ * previous score and rank in single-entry replies, per-entry results of batches, the write
+ * counter (`version`), incr's floor and ceiling, idempotent writes (replays byte for byte, a key
+ * reused for another body, a retry after the connection was killed before the reply), and one
+ * entry written to several boards (all or nothing, an unknown board refusing the whole write).
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "suites.h"
+
+/* One request with the token and extra headers (NULL-terminated, may be NULL); asserts the
+ * status and, when `want` is not NULL, the whole body. The result is the caller's. */
+static void req(const char *method, const char *path, const char *body, const char *ctype,
+                const char *const *headers, long status, const char *want, struct http_result *r)
+{
+    ck_assert_int_eq(http_req_h(g_port, method, path, body, body ? strlen(body) : 0, ctype,
+                                TEST_TOKEN, headers, r),
+                     0);
+    ck_assert_msg(r->status == status && (!want || strcmp(r->body, want) == 0),
+                  "%s %s %.300s\n-> %ld %s\nwant %ld %s", method, path, body ? body : "", r->status,
+                  r->body, status, want ? want : "(any body)");
+}
+
+static void expect(const char *method, const char *path, const char *body, long status,
+                   const char *want)
+{
+    struct http_result r;
+    req(method, path, body, NULL, NULL, status, want, &r);
+    http_result_free(&r);
+}
+
+/* A request whose reply must be error `code` with `status`. */
+static void expect_error(const char *method, const char *path, const char *body,
+                         const char *const *headers, long status, const char *code)
+{
+    struct http_result r;
+    req(method, path, body, NULL, headers, status, NULL, &r);
+    ck_assert_msg(strcmp(http_error_code(&r), code) == 0, "%s %s: %s, want code %s", method, path,
+                  r.body, code);
+    http_result_free(&r);
+}
+
+/* The score of a member as GET /boards/{board}/members/{id} prints it, or "absent". */
+static void member_score(const char *board, const char *id, char *out, size_t cap)
+{
+    char path[200];
+    snprintf(path, sizeof(path), "/boards/%s/members/%s", board, id);
+    struct http_result r;
+    ck_assert_int_eq(http_get(g_port, path, &r), 0);
+    const char *s = r.status == 200 ? strstr(r.body, "\"score\":") : NULL;
+    if (r.status == 404)
+        snprintf(out, cap, "absent");
+    else if (s)
+        snprintf(out, cap, "%.*s", (int)strcspn(s + 8, ",}"), s + 8);
+    else
+        snprintf(out, cap, "%ld %s", r.status, r.body);
+    http_result_free(&r);
+}
+
+static void expect_score(const char *board, const char *id, const char *want)
+{
+    char got[64];
+    member_score(board, id, got, sizeof(got));
+    ck_assert_msg(strcmp(got, want) == 0, "%s/%s: score %s, want %s", board, id, got, want);
+}
+
+static const char *header_value(const struct http_result *r, const char *name, char *out,
+                                size_t cap)
+{
+    out[0] = '\0';
+    size_t n = strlen(name);
+    for (const char *p = r->headers; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : "") {
+        if (strncasecmp(p, name, n) == 0 && p[n] == ':') {
+            const char *v = p + n + 1;
+            while (*v == ' ')
+                v++;
+            size_t len = strcspn(v, "\r\n");
+            snprintf(out, cap, "%.*s", (int)len, v);
+            return out;
+        }
+    }
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- results and versions */
+
+START_TEST(prev_and_batch_results)
+{
+    expect("POST", "/boards/w/scores", "{\"id\":\"a\",\"score\":10}", 200,
+           "{\"id\":\"a\",\"score\":10,\"rank\":1,\"updated\":true,\"prev_score\":null,"
+           "\"prev_rank\":null,\"version\":1}");
+    expect("POST", "/boards/w/scores", "{\"id\":\"b\",\"score\":20}", 200,
+           "{\"id\":\"b\",\"score\":20,\"rank\":1,\"updated\":true,\"prev_score\":null,"
+           "\"prev_rank\":null,\"version\":2}");
+    expect("POST", "/boards/w/scores", "{\"id\":\"a\",\"score\":30}", 200,
+           "{\"id\":\"a\",\"score\":30,\"rank\":1,\"updated\":true,\"prev_score\":10,"
+           "\"prev_rank\":2,\"version\":3}");
+    expect("POST", "/boards/w/scores", "{\"id\":\"a\",\"score\":5,\"op\":\"best\"}", 200,
+           "{\"id\":\"a\",\"score\":30,\"rank\":1,\"updated\":false,\"prev_score\":30,"
+           "\"prev_rank\":1,\"version\":4}");
+    /* each entry's own score and updated; rank: the member's after the whole batch */
+    expect("POST", "/boards/w/scores",
+           "{\"entries\":[{\"id\":\"c\",\"score\":25},{\"id\":\"b\",\"score\":1,\"op\":\"incr\"},"
+           "{\"id\":\"c\",\"score\":40},{\"id\":\"a\",\"score\":30}]}",
+           200,
+           "{\"applied\":4,\"rejected\":[],\"results\":[{\"score\":25,\"rank\":1,\"updated\":true},"
+           "{\"score\":21,\"rank\":3,\"updated\":true},{\"score\":40,\"rank\":1,\"updated\":true},"
+           "{\"score\":30,\"rank\":2,\"updated\":false}],\"version\":5}");
+    /* a decimal board decodes previous scores exactly */
+    expect("PUT", "/boards/d2", "{\"score_decimals\":2,\"order\":\"asc\"}", 201, NULL);
+    expect("POST", "/boards/d2/scores", "{\"id\":\"x\",\"score\":0.1}", 200,
+           "{\"id\":\"x\",\"score\":0.1,\"rank\":1,\"updated\":true,\"prev_score\":null,"
+           "\"prev_rank\":null,\"version\":1}");
+    expect("POST", "/boards/d2/scores", "{\"id\":\"y\",\"score\":0.05}", 200, NULL);
+    expect("POST", "/boards/d2/scores", "{\"id\":\"x\",\"score\":0.2,\"op\":\"incr\"}", 200,
+           "{\"id\":\"x\",\"score\":0.3,\"rank\":2,\"updated\":true,\"prev_score\":0.1,"
+           "\"prev_rank\":2,\"version\":3}");
+    /* an upload says the counter after its last chunk */
+    struct http_result r;
+    req("POST", "/boards/d2/scores", "{\"id\":\"z\",\"score\":1}\n", "application/x-ndjson", NULL,
+        200, "{\"applied\":1,\"rejected_total\":0,\"rejected\":[],\"version\":4}", &r);
+    http_result_free(&r);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- floor and ceiling */
+
+START_TEST(incr_floor_ceiling)
+{
+    /* desc board: the floor is the lowest score the result may take */
+    expect("POST", "/boards/fc/scores", "{\"id\":\"a\",\"score\":-5,\"op\":\"incr\",\"floor\":0}",
+           200,
+           "{\"id\":\"a\",\"score\":0,\"rank\":1,\"updated\":true,\"prev_score\":null,"
+           "\"prev_rank\":null,\"version\":1}");
+    expect("POST", "/boards/fc/scores",
+           "{\"id\":\"a\",\"score\":7,\"op\":\"incr\",\"floor\":0,\"ceiling\":5}", 200,
+           "{\"id\":\"a\",\"score\":5,\"rank\":1,\"updated\":true,\"prev_score\":0,"
+           "\"prev_rank\":1,\"version\":2}");
+    expect("POST", "/boards/fc/scores", "{\"id\":\"a\",\"score\":3,\"op\":\"incr\",\"ceiling\":5}",
+           200,
+           "{\"id\":\"a\",\"score\":5,\"rank\":1,\"updated\":false,\"prev_score\":5,"
+           "\"prev_rank\":1,\"version\":3}");
+    /* floor == ceiling pins the result; a result already outside the bounds is brought in */
+    expect("POST", "/boards/fc/scores",
+           "{\"id\":\"a\",\"score\":-2,\"op\":\"incr\",\"floor\":4,\"ceiling\":4}", 200, NULL);
+    expect_score("fc", "a", "4");
+    expect("POST", "/boards/fc/scores", "{\"id\":\"a\",\"score\":0,\"op\":\"incr\",\"floor\":9}",
+           200, NULL);
+    expect_score("fc", "a", "9");
+    /* exact literals: 5.0 and 50e-1 are 5 */
+    expect("POST", "/boards/fc/scores",
+           "{\"id\":\"a\",\"score\":100,\"op\":\"incr\",\"ceiling\":50e-1}", 200, NULL);
+    expect_score("fc", "a", "5");
+    expect_error("POST", "/boards/fc/scores",
+                 "{\"id\":\"a\",\"score\":1,\"op\":\"incr\",\"floor\":5,\"ceiling\":4}", NULL, 400,
+                 "invalid_field");
+    expect_error("POST", "/boards/fc/scores", "{\"id\":\"a\",\"score\":1,\"floor\":0}", NULL, 400,
+                 "invalid_field");
+    expect_error("POST", "/boards/fc/scores",
+                 "{\"id\":\"a\",\"score\":1,\"op\":\"best\",\"ceiling\":0}", NULL, 400,
+                 "invalid_field");
+    expect_error("POST", "/boards/fc/scores",
+                 "{\"id\":\"a\",\"score\":1,\"op\":\"incr\",\"floor\":\"0\"}", NULL, 422,
+                 "invalid_score");
+    expect_error("POST", "/boards/fc/scores",
+                 "{\"id\":\"a\",\"score\":1,\"op\":\"incr\",\"floor\":0.5}", NULL, 422,
+                 "invalid_score");
+    expect_score("fc", "a", "5"); /* refused: nothing written */
+
+    /* asc board with one decimal: the floor is still the lowest score, in board units */
+    expect("PUT", "/boards/fa", "{\"order\":\"asc\",\"score_decimals\":1}", 201, NULL);
+    expect("POST", "/boards/fa/scores",
+           "{\"id\":\"x\",\"score\":0.3,\"op\":\"incr\",\"ceiling\":0.2}", 200, NULL);
+    expect_score("fa", "x", "0.2");
+    expect("POST", "/boards/fa/scores",
+           "{\"id\":\"x\",\"score\":-1,\"op\":\"incr\",\"floor\":-0.5}", 200, NULL);
+    expect_score("fa", "x", "-0.5");
+    expect("POST", "/boards/fa/scores", "{\"id\":\"x\",\"score\":1,\"op\":\"incr\",\"floor\":0.05}",
+           422,
+           "{\"error\":{\"code\":\"invalid_score\",\"message\":\"floor 0.05 has more fractional "
+           "digits than this board keeps (score_decimals=1).\"}}");
+    expect("POST", "/boards/fa/scores",
+           "{\"id\":\"x\",\"score\":1,\"op\":\"incr\",\"ceiling\":1e12}", 422,
+           "{\"error\":{\"code\":\"score_out_of_range\",\"message\":\"ceiling 1e12 is outside "
+           "this board's exact range: from -429496729.5 to 429496729.5.\"}}");
+    /* in a batch, per entry, and in an upload line */
+    expect("POST", "/boards/fa/scores",
+           "{\"entries\":[{\"id\":\"x\",\"score\":-10,\"op\":\"incr\",\"floor\":-1},"
+           "{\"id\":\"y\",\"score\":3,\"op\":\"incr\",\"ceiling\":2.5}]}",
+           200, NULL);
+    expect_score("fa", "x", "-1");
+    expect_score("fa", "y", "2.5");
+    struct http_result r;
+    req("POST", "/boards/fa/scores",
+        "{\"id\":\"y\",\"score\":9,\"op\":\"incr\",\"ceiling\":3}\n"
+        "{\"id\":\"y\",\"score\":1,\"op\":\"incr\",\"floor\":5,\"ceiling\":4}\n",
+        "application/x-ndjson", NULL, 200, NULL, &r);
+    ck_assert_msg(strstr(r.body, "\"applied\":1,\"rejected_total\":1") &&
+                      strstr(r.body, "\"line\":2,\"error\":{\"code\":\"invalid_field\""),
+                  "%s", r.body);
+    http_result_free(&r);
+    expect_score("fa", "y", "3");
+}
+END_TEST
+
+/* ---------------------------------------------------------------- idempotency */
+
+static const char *const key_k1[] = {"Idempotency-Key: k1", NULL};
+
+START_TEST(idempotent_replay)
+{
+    const char *body = "{\"id\":\"a\",\"score\":5,\"op\":\"incr\"}";
+    struct http_result r1, r2;
+    char v[64];
+    req("POST", "/boards/i1/scores", body, NULL, key_k1, 200,
+        "{\"id\":\"a\",\"score\":5,\"rank\":1,\"updated\":true,\"prev_score\":null,"
+        "\"prev_rank\":null,\"version\":1}",
+        &r1);
+    ck_assert_ptr_null(header_value(&r1, "Idempotent-Replayed", v, sizeof(v)));
+    /* other writes in between: the replay is still the first reply, byte for byte */
+    expect("POST", "/boards/i1/scores", "{\"id\":\"b\",\"score\":50}", 200, NULL);
+    req("POST", "/boards/i1/scores", body, NULL, key_k1, 200, NULL, &r2);
+    ck_assert_uint_eq(r1.len, r2.len);
+    ck_assert_int_eq(memcmp(r1.body, r2.body, r1.len), 0);
+    ck_assert_ptr_nonnull(header_value(&r2, "Idempotent-Replayed", v, sizeof(v)));
+    ck_assert_str_eq(v, "true");
+    http_result_free(&r1);
+    http_result_free(&r2);
+    expect_score("i1", "a", "5"); /* applied once */
+    /* the same request written another way is the same request */
+    req("POST", "/boards/i1/scores", "{ \"op\" : \"incr\", \"score\" : 5.0, \"id\" : \"a\" }", NULL,
+        key_k1, 200, NULL, &r2);
+    ck_assert_ptr_nonnull(header_value(&r2, "Idempotent-Replayed", v, sizeof(v)));
+    http_result_free(&r2);
+    expect_score("i1", "a", "5");
+    /* the same key for another request: 422, nothing written */
+    expect_error("POST", "/boards/i1/scores", "{\"id\":\"a\",\"score\":6,\"op\":\"incr\"}", key_k1,
+                 422, "idempotency_key_reused");
+    expect_error("POST", "/boards/i1/scores",
+                 "{\"entries\":[{\"id\":\"a\",\"score\":5,\"op\":\"incr\"}]}", key_k1, 422,
+                 "idempotency_key_reused");
+    expect_score("i1", "a", "5");
+    /* keys are per board */
+    expect("POST", "/boards/i2/scores", body, 200, NULL);
+    req("POST", "/boards/i2/scores", body, NULL, key_k1, 200, NULL, &r2);
+    ck_assert_ptr_null(header_value(&r2, "Idempotent-Replayed", v, sizeof(v)));
+    http_result_free(&r2);
+    expect_score("i2", "a", "10");
+    /* the record: 24 h, in the board's hash tag */
+    redisReply *t = redis_admin_cmd(g_admin, "PTTL rankd:{i1}:idem:k1");
+    ck_assert_msg(t->integer > 86000000 && t->integer <= 86400000, "PTTL %lld", t->integer);
+    freeReplyObject(t);
+    /* a batch replays whole, byte for byte */
+    static const char *const kb[] = {"Idempotency-Key: batch-1", NULL};
+    const char *batch = "{\"entries\":[{\"id\":\"a\",\"score\":1,\"op\":\"incr\"},"
+                        "{\"id\":\"c\",\"score\":2,\"op\":\"incr\",\"record\":{\"n\":1}}]}";
+    req("POST", "/boards/i1/scores", batch, NULL, kb, 200,
+        "{\"applied\":2,\"rejected\":[],\"results\":[{\"score\":6,\"rank\":2,\"updated\":true},"
+        "{\"score\":2,\"rank\":3,\"updated\":true}],\"version\":3}",
+        &r1);
+    req("POST", "/boards/i1/scores", batch, NULL, kb, 200, r1.body, &r2);
+    ck_assert_ptr_nonnull(header_value(&r2, "Idempotent-Replayed", v, sizeof(v)));
+    http_result_free(&r1);
+    http_result_free(&r2);
+    expect_score("i1", "a", "6");
+    expect_score("i1", "c", "2");
+}
+END_TEST
+
+START_TEST(idempotency_key_checked)
+{
+    const char *body = "{\"id\":\"a\",\"score\":1}";
+    char long_key[200];
+    snprintf(long_key, sizeof(long_key), "Idempotency-Key: %0129d", 0);
+    const char *const too_long[] = {long_key, NULL};
+    expect_error("POST", "/boards/c/scores", body, too_long, 400, "invalid_idempotency_key");
+    const char *const spaced[] = {"Idempotency-Key: a b", NULL};
+    expect_error("POST", "/boards/c/scores", body, spaced, 400, "invalid_idempotency_key");
+    const char *const twice[] = {"Idempotency-Key: a", "Idempotency-Key: b", NULL};
+    expect_error("POST", "/boards/c/scores", body, twice, 400, "invalid_idempotency_key");
+    snprintf(long_key, sizeof(long_key), "Idempotency-Key: %0128d", 0);
+    expect_error("POST", "/boards/c/scores", "{\"id\":\"a\",\"score\":1.5}", too_long, 422,
+                 "invalid_score");
+    struct http_result r;
+    req("POST", "/boards/c/scores", body, NULL, too_long, 200, NULL, &r); /* 128 bytes: fine */
+    http_result_free(&r);
+    /* an upload is many calls: a key on it is refused, nothing written */
+    req("POST", "/boards/nd/scores", "{\"id\":\"a\",\"score\":1}\n", "application/x-ndjson", key_k1,
+        400, NULL, &r);
+    ck_assert_str_eq(http_error_code(&r), "idempotency_not_supported");
+    http_result_free(&r);
+    expect_score("nd", "a", "absent");
+}
+END_TEST
+
+/* The reply is lost (the client closes its connection right after sending): the write still
+ * happens once, and the retry with the same key replays it instead of applying it again. */
+START_TEST(idempotent_retry_after_lost_reply)
+{
+    const char *body = "{\"id\":\"z\",\"score\":7,\"op\":\"incr\"}";
+    char raw[1024];
+    int n =
+        snprintf(raw, sizeof(raw),
+                 "POST /boards/lost/scores HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " TEST_TOKEN
+                 "\r\nContent-Type: application/json\r\nIdempotency-Key: lost-1\r\n"
+                 "Content-Length: %zu\r\n\r\n%s",
+                 strlen(body), body);
+    int fd = connect_loopback(g_port);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(send(fd, raw, (size_t)n, MSG_NOSIGNAL), n);
+    close(fd); /* before any reply */
+    char got[64] = "absent";
+    for (int i = 0; i < 200 && strcmp(got, "absent") == 0; i++) {
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+        member_score("lost", "z", got, sizeof(got));
+    }
+    ck_assert_str_eq(got, "7");
+    const char *const key[] = {"Idempotency-Key: lost-1", NULL};
+    struct http_result r, r2;
+    char v[16];
+    req("POST", "/boards/lost/scores", body, NULL, key, 200,
+        "{\"id\":\"z\",\"score\":7,\"rank\":1,\"updated\":true,\"prev_score\":null,"
+        "\"prev_rank\":null,\"version\":1}",
+        &r);
+    ck_assert_ptr_nonnull(header_value(&r, "Idempotent-Replayed", v, sizeof(v)));
+    req("POST", "/boards/lost/scores", body, NULL, key, 200, r.body, &r2);
+    http_result_free(&r);
+    http_result_free(&r2);
+    expect_score("lost", "z", "7"); /* once */
+}
+END_TEST
+
+/* ---------------------------------------------------------------- several boards */
+
+START_TEST(one_entry_many_boards)
+{
+    expect("PUT", "/boards/daily", "{}", 201, NULL);
+    expect("PUT", "/boards/weekly", "{\"score_decimals\":1}", 201, NULL);
+    expect("PUT", "/boards/alltime", "{\"order\":\"asc\"}", 201, NULL);
+    expect("POST", "/boards/weekly/scores", "{\"id\":\"b\",\"score\":100}", 200, NULL);
+    expect("POST", "/boards/alltime/scores", "{\"id\":\"a\",\"score\":3}", 200, NULL);
+    expect("POST", "/scores",
+           "{\"boards\":[\"daily\",\"weekly\",\"alltime\"],\"id\":\"a\",\"score\":7,"
+           "\"op\":\"incr\",\"record\":{\"name\":\"Ann\"}}",
+           200,
+           "{\"id\":\"a\",\"boards\":["
+           "{\"board\":\"daily\",\"score\":7,\"rank\":1,\"updated\":true,\"prev_score\":null,"
+           "\"prev_rank\":null,\"version\":1},"
+           "{\"board\":\"weekly\",\"score\":7,\"rank\":2,\"updated\":true,\"prev_score\":null,"
+           "\"prev_rank\":null,\"version\":2},"
+           "{\"board\":\"alltime\",\"score\":10,\"rank\":1,\"updated\":true,\"prev_score\":3,"
+           "\"prev_rank\":1,\"version\":2}]}");
+    expect("GET", "/items/a", NULL, 200, "{\"name\":\"Ann\"}");
+    /* all or nothing: one unknown board refuses the whole write */
+    expect("POST", "/scores",
+           "{\"boards\":[\"daily\",\"nope\",\"weekly\"],\"id\":\"a\",\"score\":1,\"op\":\"incr\"}",
+           404,
+           "{\"error\":{\"code\":\"board_not_found\",\"message\":\"Board 'nope' does not "
+           "exist.\"}}");
+    expect_score("daily", "a", "7");
+    expect_score("weekly", "a", "7");
+    expect("GET", "/boards/nope", NULL, 404, NULL);
+    /* a score one board's layout cannot hold refuses the write on every board */
+    expect("POST", "/scores", "{\"boards\":[\"daily\",\"weekly\"],\"id\":\"a\",\"score\":0.5}", 422,
+           "{\"error\":{\"code\":\"invalid_score\",\"message\":\"board 'daily': score 0.5 has more "
+           "fractional digits than this board keeps (score_decimals=0).\"}}");
+    /* an incr whose result leaves one board's range: nothing anywhere */
+    expect("POST", "/scores",
+           "{\"boards\":[\"daily\",\"alltime\"],\"id\":\"a\",\"score\":4294967290,\"op\":\"incr\"}",
+           422, NULL);
+    expect_score("daily", "a", "7");
+    expect_score("alltime", "a", "10");
+    expect_error("POST", "/scores", "{\"boards\":[],\"id\":\"a\",\"score\":1}", NULL, 400,
+                 "invalid_boards");
+    expect_error("POST", "/scores", "{\"boards\":[\"a\",\"a\"],\"id\":\"a\",\"score\":1}", NULL,
+                 400, "invalid_boards");
+    expect_error("POST", "/scores", "{\"boards\":[\"a b\"],\"id\":\"a\",\"score\":1}", NULL, 400,
+                 "invalid_boards");
+    expect_error("POST", "/scores", "{\"id\":\"a\",\"score\":1}", NULL, 400, "invalid_boards");
+    /* idempotent across boards: replayed whole */
+    static const char *const key[] = {"Idempotency-Key: mb-1", NULL};
+    const char *body =
+        "{\"boards\":[\"daily\",\"weekly\"],\"id\":\"q\",\"score\":2,\"op\":\"incr\"}";
+    struct http_result r1, r2;
+    char v[16];
+    req("POST", "/scores", body, NULL, key, 200, NULL, &r1);
+    req("POST", "/scores", body, NULL, key, 200, r1.body, &r2);
+    ck_assert_ptr_nonnull(header_value(&r2, "Idempotent-Replayed", v, sizeof(v)));
+    http_result_free(&r1);
+    http_result_free(&r2);
+    expect_score("daily", "q", "2");
+    expect_score("weekly", "q", "2");
+    /* the boards are part of the request */
+    expect_error("POST", "/scores",
+                 "{\"boards\":[\"weekly\",\"daily\"],\"id\":\"q\",\"score\":2,\"op\":\"incr\"}",
+                 key, 422, "idempotency_key_reused");
+}
+END_TEST
+
+/* ---------------------------------------------------------------- keep the top N */
+
+static long long board_total(const char *board)
+{
+    char path[100];
+    snprintf(path, sizeof(path), "/boards/%s", board);
+    struct http_result r;
+    ck_assert_int_eq(http_get(g_port, path, &r), 0);
+    const cJSON *t = cJSON_GetObjectItem(r.json, "total");
+    ck_assert_msg(r.status == 200 && cJSON_IsNumber(t), "%s", r.body);
+    long long n = (long long)t->valuedouble;
+    http_result_free(&r);
+    return n;
+}
+
+START_TEST(keep_top_n)
+{
+    struct http_result r;
+    req("PUT", "/boards/top", "{\"max_members\":3}", NULL, NULL, 201, NULL, &r);
+    ck_assert_msg(strstr(r.body, "\"max_members\":3,\"version\":0,"), "%s", r.body);
+    http_result_free(&r);
+    /* a batch bigger than N: the board keeps the best 3, the others' ranks are null */
+    expect(
+        "POST", "/boards/top/scores",
+        "{\"entries\":[{\"id\":\"m1\",\"score\":1,\"record\":{\"n\":1}},{\"id\":\"m2\",\"score\":2}"
+        ","
+        "{\"id\":\"m3\",\"score\":3},{\"id\":\"m4\",\"score\":4},{\"id\":\"m5\",\"score\":5}]}",
+        200,
+        "{\"applied\":5,\"rejected\":[],\"results\":[{\"score\":1,\"rank\":null,\"updated\":true},"
+        "{\"score\":2,\"rank\":null,\"updated\":true},{\"score\":3,\"rank\":3,\"updated\":true},"
+        "{\"score\":4,\"rank\":2,\"updated\":true},{\"score\":5,\"rank\":1,\"updated\":true}],"
+        "\"version\":1}");
+    ck_assert_int_eq(board_total("top"), 3);
+    expect("GET", "/items/m1", NULL, 200, "{\"n\":1}"); /* records stay: they are shared */
+    expect_score("top", "m1", "absent");
+    /* a write below the cut is applied and removed at once */
+    expect("POST", "/boards/top/scores", "{\"id\":\"m6\",\"score\":0}", 200,
+           "{\"id\":\"m6\",\"score\":0,\"rank\":null,\"updated\":true,\"prev_score\":null,"
+           "\"prev_rank\":null,\"version\":2}");
+    expect("POST", "/boards/top/scores", "{\"id\":\"m1\",\"score\":10}", 200,
+           "{\"id\":\"m1\",\"score\":10,\"rank\":1,\"updated\":true,\"prev_score\":null,"
+           "\"prev_rank\":null,\"version\":3}");
+    ck_assert_int_eq(board_total("top"), 3);
+    expect_score("top", "m3", "absent");
+    expect_score("top", "m4", "4");
+    /* an upload trims chunk by chunk */
+    char nd[2000] = "";
+    for (int i = 0; i < 20; i++) {
+        size_t at = strlen(nd);
+        snprintf(nd + at, sizeof(nd) - at, "{\"id\":\"u%d\",\"score\":%d}\n", i, 100 + i);
+    }
+    req("POST", "/boards/top/scores", nd, "application/x-ndjson", NULL, 200, NULL, &r);
+    http_result_free(&r);
+    ck_assert_int_eq(board_total("top"), 3);
+    expect_score("top", "u19", "119");
+    expect_score("top", "u17", "117");
+    expect_score("top", "u16", "absent");
+
+    /* a lowered max_members: no PUT trims, and each write removes at most its entries plus 64 */
+    char batch[8000] = "{\"entries\":[";
+    for (int i = 0; i < 100; i++) {
+        size_t at = strlen(batch);
+        snprintf(batch + at, sizeof(batch) - at, "%s{\"id\":\"b%d\",\"score\":%d}", i ? "," : "", i,
+                 i);
+    }
+    strcat(batch, "]}");
+    expect("POST", "/boards/lower/scores", batch, 200, NULL);
+    expect("PUT", "/boards/lower", "{\"max_members\":3}", 200, NULL);
+    ck_assert_int_eq(board_total("lower"), 100);
+    expect("POST", "/boards/lower/scores", "{\"id\":\"x\",\"score\":1000}", 200, NULL);
+    ck_assert_int_eq(board_total("lower"), 101 - 65);
+    expect("POST", "/boards/lower/scores", "{\"id\":\"y\",\"score\":1001}", 200, NULL);
+    ck_assert_int_eq(board_total("lower"), 3);
+    expect_score("lower", "b99", "99");
+    expect_score("lower", "b98", "absent");
+    /* 0: no limit */
+    req("PUT", "/boards/lower", "{\"max_members\":0}", NULL, NULL, 200, NULL, &r);
+    ck_assert_msg(strstr(r.body, "\"max_members\":null"), "%s", r.body);
+    http_result_free(&r);
+    expect("POST", "/boards/lower/scores", "{\"id\":\"z\",\"score\":1}", 200, NULL);
+    ck_assert_int_eq(board_total("lower"), 4);
+    expect_error("PUT", "/boards/lower", "{\"max_members\":-1}", NULL, 400, "invalid_field");
+    expect_error("PUT", "/boards/lower", "{\"max_members\":100000001}", NULL, 400, "invalid_field");
+}
+END_TEST
+
+/* ---------------------------------------------------------------- read your writes */
+
+/* The ids of a page's items, "a,b,c", and its X-Cache. */
+static void page_ids(const char *path, char *ids, size_t cap, char *cache, size_t ccap)
+{
+    struct http_result r;
+    ck_assert_int_eq(http_get(g_port, path, &r), 0);
+    ck_assert_msg(r.status == 200, "GET %s -> %ld %s", path, r.status, r.body);
+    ids[0] = '\0';
+    const cJSON *it;
+    cJSON_ArrayForEach(it, cJSON_GetObjectItem(r.json, "items"))
+    {
+        size_t at = strlen(ids);
+        snprintf(ids + at, cap - at, "%s%s", at ? "," : "",
+                 cJSON_GetObjectItem(it, "id")->valuestring);
+    }
+    header_value(&r, "X-Cache", cache, ccap);
+    http_result_free(&r);
+}
+
+struct get_thread {
+    pthread_t t;
+    const char *path;
+    char ids[200], cache[16];
+};
+
+static void *get_main(void *arg)
+{
+    struct get_thread *g = arg;
+    page_ids(g->path, g->ids, sizeof(g->ids), g->cache, sizeof(g->cache));
+    return NULL;
+}
+
+static long long cmdstat_calls(const char *cmd)
+{
+    char field[64];
+    snprintf(field, sizeof(field), "cmdstat_%s:calls=", cmd);
+    long long n = redis_info_field(g_admin, "commandstats", field); /* a cluster: every master */
+    return n < 0 ? 0 : n;
+}
+
+/* A write, then its page with ?min_version=: never the page cached before the write. Without
+ * min_version the same read is answered from the cache, without the write (which is what the
+ * feature is for: this test fails there without it). */
+START_TEST(min_version_after_write)
+{
+    expect("PUT", "/boards/mv", "{\"page_ttl_ms\":60000}", 201, NULL);
+    expect("POST", "/boards/mv/scores",
+           "{\"entries\":[{\"id\":\"a\",\"score\":10},{\"id\":\"b\",\"score\":5}]}", 200, NULL);
+    char ids[200], cache[16];
+    page_ids("/boards/mv/rank?page=1", ids, sizeof(ids), cache, sizeof(cache));
+    ck_assert_str_eq(ids, "a,b");
+    page_ids("/boards/mv/rank?page=1", ids, sizeof(ids), cache, sizeof(cache));
+    ck_assert_str_eq(cache, "hit");
+    struct http_result r;
+    req("POST", "/boards/mv/scores", "{\"id\":\"c\",\"score\":20}", NULL, NULL, 200, NULL, &r);
+    ck_assert_msg(strstr(r.body, "\"version\":2}"), "%s", r.body);
+    http_result_free(&r);
+    /* without min_version: the page cached before the write, as the freshness contract allows */
+    page_ids("/boards/mv/rank?page=1", ids, sizeof(ids), cache, sizeof(cache));
+    ck_assert_str_eq(ids, "a,b");
+    ck_assert_str_eq(cache, "hit");
+    /* with it: computed (a miss), and the write is there; concurrent readers share one
+     * computation (one ZRANGE in Redis for all of them) */
+    freeReplyObject(redis_admin_cmd(g_admin, "CONFIG RESETSTAT"));
+    struct get_thread g[8];
+    for (int i = 0; i < 8; i++) {
+        g[i].path = "/boards/mv/rank?page=1&min_version=2";
+        ck_assert_int_eq(pthread_create(&g[i].t, NULL, get_main, &g[i]), 0);
+    }
+    for (int i = 0; i < 8; i++) {
+        pthread_join(g[i].t, NULL);
+        ck_assert_str_eq(g[i].ids, "c,a,b");
+    }
+    ck_assert_int_eq(cmdstat_calls("zrange"), 1);
+    /* the page computed for them is the cached page now, for everyone */
+    page_ids("/boards/mv/rank?page=1", ids, sizeof(ids), cache, sizeof(cache));
+    ck_assert_str_eq(ids, "c,a,b");
+    ck_assert_str_eq(cache, "hit");
+    page_ids("/boards/mv/rank?page=1&min_version=2", ids, sizeof(ids), cache, sizeof(cache));
+    ck_assert_str_eq(cache, "hit");
+    page_ids("/boards/mv/rank?page=1&min_version=1", ids, sizeof(ids), cache, sizeof(cache));
+    ck_assert_str_eq(cache, "hit");
+    /* the value says what it was computed at */
+    redisReply *keys = redis_admin_cmd(g_admin, "KEYS rankd:{mv}:page:*");
+    ck_assert_uint_eq(keys->elements, 1);
+    redisReply *v = redis_admin_cmd(g_admin, "GET %s", keys->element[0]->str);
+    long long gen = 0, stamp = 0;
+    ck_assert_msg(sscanf(v->str, "rankd3 %lld %lld ", &gen, &stamp) == 2 && stamp == 2, "%.80s",
+                  v->str);
+    freeReplyObject(v);
+    freeReplyObject(keys);
+    /* a counter the board has not reached (a board made again): computed for the request */
+    page_ids("/boards/mv/rank?page=1&min_version=99", ids, sizeof(ids), cache, sizeof(cache));
+    ck_assert_str_eq(ids, "c,a,b");
+    ck_assert_str_eq(cache, "miss");
+    expect_error("GET", "/boards/mv/rank?min_version=0", NULL, NULL, 400, "invalid_parameter");
+    expect_error("GET", "/boards/mv/rank?min_version=x", NULL, NULL, 400, "invalid_parameter");
+    expect_error("GET", "/boards/mv/rank?min_version=1&min_version=2", NULL, NULL, 400,
+                 "invalid_parameter");
+    /* GET /boards/{board} says where the counter is */
+    req("GET", "/boards/mv", NULL, NULL, NULL, 200, NULL, &r);
+    ck_assert_msg(strstr(r.body, "\"version\":2,"), "%s", r.body);
+    http_result_free(&r);
+}
+END_TEST
+
+Suite *writes_suite(void)
+{
+    const struct it_case cases[] = {
+        {"prev_and_batch_results", prev_and_batch_results},
+        {"incr_floor_ceiling", incr_floor_ceiling},
+        {"idempotent_replay", idempotent_replay},
+        {"idempotency_key_checked", idempotency_key_checked},
+        {"idempotent_retry_after_lost_reply", idempotent_retry_after_lost_reply},
+        {"one_entry_many_boards", one_entry_many_boards},
+        {"keep_top_n", keep_top_n},
+        {"min_version_after_write", min_version_after_write},
+    };
+    return it_suite("writes", cases, sizeof(cases) / sizeof(cases[0]));
+}
