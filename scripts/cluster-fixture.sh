@@ -19,6 +19,7 @@
 # killed master is failed over in about 2-3 s instead of the default's 15 s and more. No
 # persistence (no AOF, no RDB): the nodes' data is gone with DIR.
 set -u
+. "$(dirname "${BASH_SOURCE[0]}")/redis-fixture.sh" # pids_stop
 
 CLUSTER_NODES=6
 
@@ -125,16 +126,7 @@ cluster_restart() {
 }
 
 cluster_stop() {
-    local dir=$1 pid
-    [ -f "$dir/pids" ] || return 0
-    while read -r pid; do kill "$pid" 2>/dev/null || true; done <"$dir/pids"
-    for _ in $(seq 1 50); do
-        local alive=0
-        while read -r pid; do kill -0 "$pid" 2>/dev/null && alive=1; done <"$dir/pids"
-        [ "$alive" = 0 ] && return 0
-        sleep 0.05
-    done
-    while read -r pid; do kill -9 "$pid" 2>/dev/null || true; done <"$dir/pids"
+    pids_stop "$1/pids"
 }
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then

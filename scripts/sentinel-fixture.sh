@@ -89,16 +89,7 @@ CONF
 }
 
 sentinel_stop() {
-    local dir=$1 pid
-    [ -f "$dir/pids" ] || return 0
-    while read -r pid; do kill "$pid" 2>/dev/null || true; done <"$dir/pids"
-    for _ in $(seq 1 50); do
-        local alive=0
-        while read -r pid; do kill -0 "$pid" 2>/dev/null && alive=1; done <"$dir/pids"
-        [ "$alive" = 0 ] && return 0
-        sleep 0.05
-    done
-    while read -r pid; do kill -9 "$pid" 2>/dev/null || true; done <"$dir/pids"
+    pids_stop "$1/pids"
 }
 
 case "${1:-}" in

@@ -438,10 +438,7 @@ START_TEST(test_master_killed_replica_promoted)
     }
     ck_assert_msg(promoted, "no replica took over in 30 s");
     int w = l.written;
-    int64_t until = util_now_ms() + 10000;
-    while (l.written < w + 20 && util_now_ms() < until)
-        usleep(20000);
-    int64_t recovered = util_now_ms();
+    int64_t recovered = load_wait_writes(&l, 20, 10000);
     load_stop(&l, th);
     fprintf(stderr,
             "cluster: master %d killed: replica promoted after %.1f s, 20 more writes by %.1f "

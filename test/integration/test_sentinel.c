@@ -142,10 +142,7 @@ static void follow(int kill_primary)
     }
     ck_assert_msg(switched, "the sentinels named no new primary in 30 s");
     int w = l.written;
-    int64_t until = util_now_ms() + 10000;
-    while (l.written < w + 20 && util_now_ms() < until)
-        usleep(20000);
-    int64_t recovered = util_now_ms();
+    int64_t recovered = load_wait_writes(&l, 20, 10000);
     int left = kill_primary ? 0 : -1;
     for (int i = 0; !kill_primary && i < 40 && (left = rankd_connections(s.primary)) > 0; i++)
         usleep(50000);

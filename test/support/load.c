@@ -145,6 +145,15 @@ int load_check(const struct load *l, const char *what, redisContext *admin, int 
     return lost;
 }
 
+int64_t load_wait_writes(const struct load *l, int more, int ms)
+{
+    int w = l->written;
+    int64_t until = util_now_ms() + ms;
+    while (l->written < w + more && util_now_ms() < until)
+        usleep(20000);
+    return util_now_ms();
+}
+
 void load_board(int port, const char *board)
 {
     char body[4096] = "{\"entries\":[";

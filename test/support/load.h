@@ -55,6 +55,9 @@ void load_stop(struct load *l, pthread_t th[2]);
 int load_check(const struct load *l, const char *what, redisContext *admin, int clustered,
                int64_t lossy_from, int64_t lossy_to);
 
+/** Wait (at most `ms`) until `more` writes were acknowledged after this call; returns when. */
+int64_t load_wait_writes(const struct load *l, int more, int ms);
+
 /** Board `board` with members base0..base49 (score 1000 + i), through rankd on `port`. */
 void load_board(int port, const char *board);
 
