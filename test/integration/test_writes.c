@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "board.h"
 #include "suites.h"
 
 /* One request with the token and extra headers (NULL-terminated, may be NULL); asserts the
@@ -87,6 +88,14 @@ static const char *header_value(const struct http_result *r, const char *name, c
         }
     }
     return NULL;
+}
+
+static long long cmdstat_calls(const char *cmd)
+{
+    char field[64];
+    snprintf(field, sizeof(field), "cmdstat_%s:calls=", cmd);
+    long long n = redis_info_field(g_admin, "commandstats", field); /* a cluster: every master */
+    return n < 0 ? 0 : n;
 }
 
 /* ---------------------------------------------------------------- results and versions */
@@ -271,6 +280,49 @@ START_TEST(idempotent_replay)
     http_result_free(&r2);
     expect_score("i1", "a", "6");
     expect_score("i1", "c", "2");
+}
+END_TEST
+
+/* An idempotent batch that fills a tie group part-way (tie cap 8, rankd in this process): the
+ * entries before the full group are written, the group renumbered, the rest written after them
+ * (write.lua goes on from the key's record); a replay is the whole first reply and applies
+ * nothing again. */
+START_TEST(idempotent_batch_across_compaction)
+{
+    board_set_tie_cap(8);
+    expect("POST", "/boards/ic/scores",
+           "{\"entries\":[{\"id\":\"a\",\"score\":5},{\"id\":\"b\",\"score\":5},"
+           "{\"id\":\"c\",\"score\":5},{\"id\":\"d\",\"score\":5}]}",
+           200, NULL);
+    char batch[4096] = "{\"entries\":[{\"id\":\"y\",\"score\":2,\"op\":\"incr\"},";
+    static const char *const ids[] = {"a", "b", "c", "d"};
+    for (int i = 0; i < 10; i++) { /* 10 arrivals back in the group of 5: past the cap of 8 */
+        size_t at = strlen(batch);
+        snprintf(batch + at, sizeof(batch) - at,
+                 "{\"id\":\"%s\",\"score\":6},{\"id\":\"%s\",\"score\":5},", ids[i % 4],
+                 ids[i % 4]);
+    }
+    strcat(batch, "{\"id\":\"z\",\"score\":3,\"op\":\"incr\"}]}");
+    static const char *const key[] = {"Idempotency-Key: cmp-1", NULL};
+    struct http_result r1, r2;
+    char v[16];
+    freeReplyObject(redis_admin_cmd(g_admin, "CONFIG RESETSTAT"));
+    req("POST", "/boards/ic/scores", batch, NULL, key, 200, NULL, &r1);
+    ck_assert_msg(strstr(r1.body, "\"applied\":22,"), "%s", r1.body);
+    /* write.lua, compact.lua, write.lua at least: the batch was cut by the full group */
+    ck_assert_int_ge(cmdstat_calls("evalsha"), 3);
+    req("POST", "/boards/ic/scores", batch, NULL, key, 200, r1.body, &r2);
+    ck_assert_ptr_nonnull(header_value(&r2, "Idempotent-Replayed", v, sizeof(v)));
+    http_result_free(&r1);
+    http_result_free(&r2);
+    expect_score("ic", "y", "2"); /* before the cut: applied once, not again after it */
+    expect_score("ic", "z", "3"); /* after it: once */
+    expect_score("ic", "a", "5");
+    /* the group's order: a..d left and came back in turn, the last arrivals ranking last */
+    req("GET", "/boards/ic/rank?page=1", NULL, NULL, NULL, 200, NULL, &r1);
+    ck_assert_msg(strstr(r1.body, "\"id\":\"z\"") != NULL, "%s", r1.body);
+    http_result_free(&r1);
+    board_set_tie_cap(0);
 }
 END_TEST
 
@@ -524,14 +576,6 @@ static void *get_main(void *arg)
     return NULL;
 }
 
-static long long cmdstat_calls(const char *cmd)
-{
-    char field[64];
-    snprintf(field, sizeof(field), "cmdstat_%s:calls=", cmd);
-    long long n = redis_info_field(g_admin, "commandstats", field); /* a cluster: every master */
-    return n < 0 ? 0 : n;
-}
-
 /* A write, then its page with ?min_version=: never the page cached before the write. Without
  * min_version the same read is answered from the cache, without the write (which is what the
  * feature is for: this test fails there without it). */
@@ -605,6 +649,7 @@ Suite *writes_suite(void)
         {"incr_floor_ceiling", incr_floor_ceiling},
         {"idempotent_replay", idempotent_replay},
         {"idempotency_key_checked", idempotency_key_checked},
+        {"idempotent_batch_across_compaction", idempotent_batch_across_compaction},
         {"idempotent_retry_after_lost_reply", idempotent_retry_after_lost_reply},
         {"one_entry_many_boards", one_entry_many_boards},
         {"keep_top_n", keep_top_n},
