@@ -22,6 +22,7 @@ struct sentinels {
 };
 
 static char g_url[256]; /* the URL tweak() gives rankd */
+static char g_dir[128]; /* the set-up to stop when the test's process ends, passed or not */
 
 static int run_script(const char *verb, const char *dir)
 {
@@ -36,11 +37,20 @@ static int run_script(const char *verb, const char *dir)
     return pid > 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* atexit: a failed assertion ends the test's process before its own stop (Check's fork mode) */
+static void stop_at_exit(void)
+{
+    if (g_dir[0])
+        run_script("stop", g_dir);
+}
+
 static void sentinels_start(struct sentinels *s)
 {
     memset(s, 0, sizeof(*s));
     snprintf(s->dir, sizeof(s->dir), "/tmp/rankd-sentinel-XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(s->dir));
+    snprintf(g_dir, sizeof(g_dir), "%s", s->dir);
+    atexit(stop_at_exit);
     ck_assert_msg(run_script("start", s->dir) == 0, "%s start %s failed", SCRIPT, s->dir);
     char path[200];
     snprintf(path, sizeof(path), "%s/ports", s->dir);
@@ -62,6 +72,7 @@ static void sentinels_start(struct sentinels *s)
 static void sentinels_stop(struct sentinels *s)
 {
     run_script("stop", s->dir);
+    g_dir[0] = '\0';
 }
 
 static void tweak(struct config *cfg)
