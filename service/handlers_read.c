@@ -118,7 +118,8 @@ static int walk_parse(struct http_request *rq, struct http_reply *rp, struct ran
 /* 0, or -1 with rp filled (400): every argument is checked before any Redis call. */
 static int rank_parse(struct http_request *rq, struct http_reply *rp, struct rank_args *a)
 {
-    /* every field set: a walk without a cursor sends the cursor's (empty) id too */
+    /* every field set (no cursor, no bounds: a walk reads only what was given; a walk without
+     * a cursor sends no edge, read_send_at) */
     *a = (struct rank_args){.page = 1};
     if (rq->nparams == 0) { /* GET /rank: the board is an argument */
         a->board = rq->app->cfg.default_board;
@@ -484,10 +485,12 @@ static int read_send_at(struct read_job *j, const struct board_where *w)
         const struct json_number *bad = NULL;
         a.page = wk->page;
         a.walk = walk_judge(j, &a, &bad) ? BOARD_WALK_CHECK : wk->from;
-        a.edge_stored = wk->cursor.stored;
-        a.edge_gen = wk->cursor.gen;
-        a.edge_id = wk->cursor.id;
-        a.edge_id_len = wk->cursor.id_len;
+        if (wk->from != BOARD_WALK_PAGE) { /* the cursor's edge */
+            a.edge_stored = wk->cursor.stored;
+            a.edge_gen = wk->cursor.gen;
+            a.edge_id = wk->cursor.id;
+            a.edge_id_len = wk->cursor.id_len;
+        }
         util_copy(j->walk_period, sizeof(j->walk_period), w->period);
     }
     a.num = j->what == READ_PERCENTILE ? RANK_SHARE_DEN - j->share : j->share;
