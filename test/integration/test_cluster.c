@@ -299,7 +299,7 @@ START_TEST(test_reads_with_records)
     d = get_ok("/boards/nr/around?score=90&size=5&rank=competition", &r);
     ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(d, "items")), 5);
     for (int i = 0; i < 5; i++) {
-        char want[8];
+        char want[16];
         snprintf(want, sizeof(want), "n%02d", 18 + i); /* r20 (90) in the middle */
         expect_record(d, i, want);
     }
@@ -307,7 +307,7 @@ START_TEST(test_reads_with_records)
     d = get_ok("/boards/nr/top?percent=10", &r);
     ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(d, "items")), 4);
     for (int i = 0; i < 4; i++) {
-        char want[8];
+        char want[16];
         snprintf(want, sizeof(want), "n%02d", i);
         expect_record(d, i, want);
     }
