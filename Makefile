@@ -68,7 +68,7 @@ FUZZ_REPLAY := $(FUZZ_TARGETS:%=$(BUILD)/fuzz-replay/%)
 FUZZ_REPLAY_OBJ := $(FUZZ_PURE:%=$(BUILD)/service/%.o) $(BUILD)/test/fuzz/replay.o
 
 .DEFAULT_GOAL := all
-.PHONY: all run test test-unit test-integration test-clients test-tls test-nginx test-package sanitize \
+.PHONY: all run test test-unit test-integration test-integration-cluster test-clients test-tls test-nginx test-package sanitize \
         bench deps install deb clean format format-check lint help fuzz fuzz-build soak valgrind FORCE
 
 all: $(BUILD)/rankd
@@ -140,7 +140,7 @@ deps:
 PACKAGE_CHECKS := $(if $(filter true,$(CI)),all,install)
 
 test: deps
-	$(MAKE) --no-print-directory test-unit test-integration
+	$(MAKE) --no-print-directory test-unit test-integration test-integration-cluster
 	$(MAKE) --no-print-directory fuzz
 	scripts/test-package.sh $(BUILD) $(PACKAGE_CHECKS)
 	$(MAKE) --no-print-directory test-clients
@@ -165,6 +165,11 @@ fuzz-build: $(FUZZ_BIN)
 
 test-integration: $(BUILD)/test-integration $(BUILD)/rankd
 	$(BUILD)/test-integration
+
+# The same binary on a real Redis Cluster (scripts/cluster-fixture.sh: 3 masters, a replica
+# each): the suites that hold for both modes and the cluster's own (test/integration/main.c).
+test-integration-cluster: $(BUILD)/test-integration $(BUILD)/rankd
+	RANKD_TEST_CLUSTER=1 $(BUILD)/test-integration
 
 # The JS client (node --test) and the web frontend in Debian's chromium (playwright-core), against
 # a real rankd and redis-server that the script starts on free ports.
@@ -200,7 +205,9 @@ soak: deps all
 	@scripts/deps.sh python3
 	bench/soak.sh
 
-# ASan + UBSan build of everything in build/asan, then both suites.
+# ASan + UBSan build of everything in build/asan, then both suites, and the cluster suite on a
+# cluster (the routing code under the sanitizers; the other suites' cluster run is the plain
+# build's, to keep make test short).
 # A smaller ASan quarantine (default 256 MB): recycling a large one page-faults tens of MB at
 # once, which stalled rankd's one event thread for up to 0.6 s mid-test (12,000+ minor faults in
 # one loop iteration, measured) and failed the timing tests for reasons that were ASan's own.
@@ -208,6 +215,9 @@ sanitize:
 	ASAN_OPTIONS=$${ASAN_OPTIONS:-quarantine_size_mb=32} \
 	    $(MAKE) --no-print-directory BUILD=build/asan OPT=-O1 SANITIZER=address,undefined \
 	    test-unit test-integration
+	ASAN_OPTIONS=$${ASAN_OPTIONS:-quarantine_size_mb=32} CK_RUN_SUITE=cluster \
+	    $(MAKE) --no-print-directory BUILD=build/asan OPT=-O1 SANITIZER=address,undefined \
+	    test-integration-cluster
 
 run: deps all
 	@scripts/run.sh
@@ -267,6 +277,7 @@ help:
 	@echo "make run        install what is missing, build, start Redis, load the demo, serve on :8080"
 	@echo "make test       install what is missing, build, unit + integration tests, then under ASan/UBSan"
 	@echo "make sanitize   only the ASan/UBSan run"
+	@echo "make test-integration-cluster  the integration suites on a real Redis Cluster"
 	@echo "make test-clients  the JS client and browser tests"
 	@echo "make test-tls      rankd through the stunnel sample to a TLS-only Redis"
 	@echo "make test-nginx    two rankd processes behind nginx (schema/nginx-rankd.conf)"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # redis-fixture.sh -- shared helpers to start a throwaway redis-server on a free loopback port.
 # Source it, then: redis_start DIR [CONFIG_FILE]; it sets REDIS_PORT and REDIS_PID.
-# Never uses 6379. The caller traps redis_stop.
+# Never uses 6379. The caller traps redis_stop. pids_stop FILE stops the processes FILE lists.
 
 free_port() {
     local port
@@ -41,4 +41,18 @@ redis_stop() {
         kill "$REDIS_PID" 2>/dev/null || true
         for _ in $(seq 1 50); do kill -0 "$REDIS_PID" 2>/dev/null || break; sleep 0.05; done
     fi
+}
+
+# Stop every process whose pid is a line of FILE: SIGTERM, up to 2.5 s, then SIGKILL.
+pids_stop() {
+    local file=$1 pid
+    [ -f "$file" ] || return 0
+    while read -r pid; do kill "$pid" 2>/dev/null || true; done <"$file"
+    for _ in $(seq 1 50); do
+        local alive=0
+        while read -r pid; do kill -0 "$pid" 2>/dev/null && alive=1; done <"$file"
+        [ "$alive" = 0 ] && return 0
+        sleep 0.05
+    done
+    while read -r pid; do kill -9 "$pid" 2>/dev/null || true; done <"$file"
 }

@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "crc16.h"
+#include "records.h"
 #include "store_async.h"
 #include "util.h"
 
@@ -108,6 +110,15 @@ static void scripts_init(void)
 {
     for (int i = 0; i < SCRIPT_COUNT; i++)
         script_handle[i] = store_script_register(script_body[i]);
+    /* on a cluster the records are in other slots: fetched after the read (records.h) */
+    store_async_script_then(script_handle[SCRIPT_PAGE], records_then_page);
+    store_async_script_then(script_handle[SCRIPT_AROUND], records_then_around);
+    store_async_script_then(script_handle[SCRIPT_MEMBER], records_then_member);
+    store_async_script_then(script_handle[SCRIPT_AROUND_SCORE], records_then_around);
+    store_async_script_then(script_handle[SCRIPT_TOP], records_then_top);
+    store_async_script_then(script_handle[SCRIPT_WALK], records_then_walk);
+    store_async_script_then(script_handle[SCRIPT_LOOKUP], records_then_lookup);
+    /* percentile.lua and member_boards.lua read no records */
 }
 
 void board_scripts_register(void)
@@ -147,7 +158,17 @@ struct board_keys {
     char z[KEY_MAX], meta[KEY_MAX], items[KEY_MAX], registry[KEY_MAX];
     char index[KEY_MAX]; /* the period index: every period set of the board, by period start */
     char dense[KEY_MAX]; /* the distinct scores of z */
+    /* what the scripts are given for the records hash and the registry: those keys on one
+     * Redis; on a cluster, where they are in other slots, the settings hash again (the scripts
+     * then leave them to the caller: records.h, registry_step) */
+    const char *script_items, *script_registry;
 };
+
+/* 1 when the model's store is a Redis Cluster: records and registry outside the board scripts. */
+static int clustered(const struct board_model *m)
+{
+    return store_cluster_mode(m->store);
+}
 
 void board_key_start(struct strb *b, char *out, size_t len, const char *prefix, const char *board)
 {
@@ -169,12 +190,12 @@ static void make_keys(const struct board_model *m, const char *board, struct boa
     strb_str(&b, ":meta");
     board_key_start(&b, k->index, KEY_MAX, m->prefix, board ? board : "");
     strb_str(&b, ":periods");
-    strb_init(&b, k->items, KEY_MAX); /* no snprintf: every read makes its keys */
-    strb_str(&b, m->prefix);
-    strb_str(&b, ":items");
+    records_key(m->prefix, 0, "", 0, k->items, KEY_MAX); /* strb: every read makes its keys */
     strb_init(&b, k->registry, KEY_MAX);
     strb_str(&b, m->prefix);
     strb_str(&b, ":boards");
+    k->script_items = clustered(m) ? k->meta : k->items;
+    k->script_registry = clustered(m) ? k->meta : k->registry;
 }
 
 void board_settings_default(struct board_settings *s)
@@ -692,14 +713,22 @@ static int write_args_build(struct write_args *w, const struct board_write_job *
             memcpy(ta->idem + idem_len, j->idem_key, j->idem_len);
             idem_len += j->idem_len;
         }
+        /* on a cluster a key that does not exist makes a migrating slot refuse the whole call
+         * (ASK, then TRYAGAIN): the period index and the idempotency record are named only when
+         * the call uses them, else the settings hash stands in (never touched then) */
+        int cl = clustered(m);
         args_str(w, &k, t->where.z);
         args_str(w, &k, ta->meta);
-        args_str(w, &k, ta->index);
-        args_put(w, &k, ta->idem, idem_len);
+        args_str(w, &k, cl && t->assumed.period == PERIOD_NONE ? ta->meta : ta->index);
+        if (cl && !(j->digest && j->idem_key))
+            args_str(w, &k, ta->meta);
+        else
+            args_put(w, &k, ta->idem, idem_len);
+        /* the distinct scores: in the board's slot, and kept exactly when the set is */
         args_str(w, &k, t->where.dense);
-        if (b == 0) {
-            util_copy(w->items, sizeof(w->items), keys.items);
-            util_copy(w->registry, sizeof(w->registry), keys.registry);
+        if (b == 0) { /* a cluster: records and registry are the caller's (records.h) */
+            util_copy(w->items, sizeof(w->items), keys.script_items);
+            util_copy(w->registry, sizeof(w->registry), keys.script_registry);
         }
     }
     args_str(w, &k, w->items);
@@ -892,6 +921,8 @@ static int write_job_errno(const struct board_write_job *j, int rc, int sent)
 
 static void write_job_finish(struct board_write_job *j, int rc)
 {
+    free(j->recs);
+    j->recs = NULL;
     for (size_t b = 0; b < j->ntargets; b++)
         if (j->listed[b]) /* a period began: sweep, behind this write's reply */
             sweep_submit(j->m, j->conn, j->targets[b].board, &j->targets[b].assumed);
@@ -948,6 +979,67 @@ static int write_job_compact(struct board_write_job *j)
     return rc < 0 ? rc : 0;
 }
 
+static int registered_memo(const struct board_model *m, const char *board, int op);
+
+/* After a write.lua reply (rc, full as write_reply_take said; done entries handled): finish,
+ * or compact a full tie group and resume. */
+static void write_after(struct board_write_job *j, int rc, int full, size_t done)
+{
+    if (rc || !full) {
+        write_job_finish(j, rc);
+        return;
+    }
+    /* a full tie group: compact it in chunks, then resume; only rounds without progress count
+     * towards giving up */
+    j->stalls = done ? 0 : j->stalls + 1;
+    j->compacted = 0;
+    rc = j->stalls > WRITE_RETRIES ? -ENOSPC : write_job_compact(j);
+    if (rc < 0)
+        write_job_finish(j, write_job_errno(j, rc, 0));
+}
+
+static void write_records_done(void *arg, int rc)
+{
+    struct board_write_job *j = arg;
+    free(j->recs);
+    j->recs = NULL;
+    if (rc) /* the scores are in, the records perhaps not: the outcome is unknown */
+        write_job_finish(j, write_job_errno(j, rc, 1));
+    else
+        write_after(j, j->then_rc, j->then_full, j->then_done);
+}
+
+/* A cluster (one target): the records of entries[from, from + count) that were applied, and
+ * the registry when this call may have created the board (records.h). 0 (write_records_done
+ * follows), 1 nothing to write, or a negative errno (nothing sent). */
+static int write_records(struct board_write_job *j, size_t from, size_t count, int created)
+{
+    const struct board_write_target *t = &j->targets[0];
+    struct board_keys k;
+    make_keys(j->m, t->board, &k);
+    j->recs = calloc(count ? count : 1, sizeof(*j->recs));
+    if (!j->recs)
+        return -ENOMEM;
+    size_t n = 0;
+    for (size_t i = from; i < from + count; i++) {
+        const struct board_entry *e = &t->entries[i];
+        if (t->outcomes[i].rc == 0 && e->record)
+            j->recs[n++] = (struct records_entry){e->id, e->id_len, e->record, e->record_len};
+    }
+    if (created) {
+        j->registered = 1;
+        registered_memo(j->m, t->board, 1);
+    }
+    int rc =
+        records_put(j->conn, writes_of(j->m), j->m->prefix, j->recs, n, created ? k.registry : NULL,
+                    t->board, j->deadline_ms, write_records_done, j);
+    if (rc) {
+        free(j->recs);
+        j->recs = NULL;
+    }
+    return rc;
+}
+
 static void write_reply(void *arg, int rc, struct store_reply **replies)
 {
     struct board_write_job *j = arg;
@@ -976,17 +1068,24 @@ static void write_reply(void *arg, int rc, struct store_reply **replies)
     done = j->at > before ? j->at - before : 0; /* progress made by this call */
     if (rc == -EIO) /* an error reply: the script ran (and wrote nothing after the error) */
         rc = write_job_errno(j, refused ? refused : rc, 0);
-    if (rc || !full) {
-        write_job_finish(j, rc);
-        return;
+    /* a cluster: the records of what this call applied (a replay's too: the first call's
+     * records step may have failed), and the registry after a board's first write (version 1:
+     * this call created it, or a PUT did, whose SADD came first: SADD again changes nothing) */
+    size_t from = at, upto = rc == 0 ? j->at : at;
+    int created = rc == 0 && !j->registered && j->targets[0].version == 1 && upto > from;
+    if (clustered(j->m) && (upto > from || created)) {
+        j->then_rc = rc;
+        j->then_full = full;
+        j->then_done = done;
+        int wr = write_records(j, from, upto - from, created);
+        if (wr == 0)
+            return; /* write_records_done goes on */
+        if (wr < 0) {
+            write_job_finish(j, write_job_errno(j, wr, 0));
+            return;
+        }
     }
-    /* a full tie group: compact it in chunks, then resume; only rounds without progress count
-     * towards giving up */
-    j->stalls = done ? 0 : j->stalls + 1;
-    j->compacted = 0;
-    rc = j->stalls > WRITE_RETRIES ? -ENOSPC : write_job_compact(j);
-    if (rc < 0)
-        write_job_finish(j, write_job_errno(j, rc, 0));
+    write_after(j, rc, full, done);
 }
 
 /* Send write.lua for entries[at..n); 0 or a negative errno (nothing sent). */
@@ -998,6 +1097,79 @@ static int write_job_send(struct board_write_job *j)
         rc = store_async_script(j->conn, script(SCRIPT_WRITE), w.nkeys, w.nargs, w.argv, w.len,
                                 j->deadline_ms, write_reply, j);
     write_args_free(&w);
+    return rc < 0 ? rc : 0;
+}
+
+/* Boards this process added to the registry lately (a cluster), so that the writes following a
+ * new board's first (an upload's chunks, within the view's second) do not each add it again: by
+ * the hash of the board's key, the last REGISTERED_MS. Forgotten when the board is deleted. A
+ * stale entry costs nothing: write.lua says when it created a board, and the registry gets it
+ * then. */
+#define REGISTERED_SLOTS 64
+#define REGISTERED_MS 10000
+static struct {
+    char key[KEY_MAX];
+    int64_t at_ms;
+} registered[REGISTERED_SLOTS];
+static pthread_mutex_t registered_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* 1: added `board` lately (check), or note it (note 1) / forget it (note 0). */
+static int registered_memo(const struct board_model *m, const char *board, int op)
+{
+    struct board_keys k;
+    make_keys(m, board, &k);
+    size_t i = crc16(k.meta, strlen(k.meta)) % REGISTERED_SLOTS;
+    int64_t now = util_now_ms();
+    pthread_mutex_lock(&registered_lock);
+    int known = strcmp(registered[i].key, k.meta) == 0 && now - registered[i].at_ms < REGISTERED_MS;
+    if (op >= 0) {
+        util_copy(registered[i].key, sizeof(registered[i].key), op ? k.meta : "");
+        registered[i].at_ms = now;
+    }
+    pthread_mutex_unlock(&registered_lock);
+    return known;
+}
+
+/* The registry's SADD before the first write of a board this process believes new (a cluster):
+ * answered, the write goes on. */
+static void write_registered(void *arg, int rc, struct store_reply **replies)
+{
+    struct board_write_job *j = arg;
+    if (!rc && replies[0]->type == STORE_REPLY_ERROR) {
+        store_note_fault(writes_of(j->m), "registry", replies[0]->str);
+        rc = store_reply_errno(replies[0]);
+    }
+    if (!rc) {
+        registered_memo(j->m, j->targets[0].board, 1);
+        rc = write_job_send(j);
+    }
+    if (rc) /* nothing of the entries was written */
+        write_job_finish(j, rc == -ETIMEDOUT || rc == -ECONNRESET ? -EIO : rc);
+}
+
+/*
+ * On a cluster the registry is in a slot of its own, so a board's creation is two calls: the
+ * registry first, then the board (a failure between them leaves a name with no board, which GET
+ * /boards leaves out and a DELETE of it removes), never a board the list does not show. A write
+ * adds the board to the registry first when this process believes it does not exist (its view
+ * of the board's settings: the caller just read them); a write.lua that created the board
+ * anyway (deleted by another process within the view's second) is followed by the SADD.
+ */
+static int write_register_first(struct board_write_job *j)
+{
+    struct board_settings s;
+    int exists = 0;
+    const char *board = j->targets[0].board;
+    if ((board_settings_cached(j->m, board, &s, &exists) == 0 && exists) ||
+        registered_memo(j->m, board, -1))
+        return 1;
+    struct board_keys k;
+    make_keys(j->m, board, &k);
+    const char *argv[] = {"SADD", k.registry, board};
+    const char *const *av[] = {argv};
+    const int argc[] = {3};
+    j->registered = 1;
+    int rc = store_async_send(j->conn, 1, argc, av, NULL, j->deadline_ms, write_registered, j);
     return rc < 0 ? rc : 0;
 }
 
@@ -1017,6 +1189,8 @@ int board_write_submit(struct board_model *m, struct store_async *conn, struct b
         return -EAGAIN;
     if (j->ntargets == 0 || j->ntargets > BOARD_WRITE_BOARDS_MAX)
         return -EINVAL;
+    j->registered = 0;
+    j->recs = NULL;
     for (size_t b = 0; b < j->ntargets; b++) {
         struct board_write_target *t = &j->targets[b];
         t->version = t->trimmed = 0;
@@ -1024,7 +1198,14 @@ int board_write_submit(struct board_model *m, struct store_async *conn, struct b
                                NULL, &t->where);
         if (rc)
             return rc;
+        /* a cluster runs a script on one slot, and each board is a slot of its own: a write
+         * to several boards at once (one all-or-nothing call on one Redis) is refused there */
+        if (clustered(m) && b > 0)
+            return -EXDEV;
     }
+    int rc;
+    if (clustered(m) && j->ntargets == 1 && (rc = write_register_first(j)) <= 0)
+        return rc;
     return write_job_send(j);
 }
 
@@ -1167,7 +1348,7 @@ static int read_head(struct board_model *m, const char *board, const struct boar
     struct board_keys k;
     make_keys(m, board, &k);
     util_copy(out->meta, sizeof(out->meta), k.meta);
-    util_copy(out->items, sizeof(out->items), k.items);
+    util_copy(out->items, sizeof(out->items), k.script_items);
     util_copy(out->z, sizeof(out->z), w->z);
     util_copy(out->dense, sizeof(out->dense), w->dense);
     i64_text(out->tz, sizeof(out->tz), w->tz_min); /* no snprintf: every read prepares one */
@@ -1567,6 +1748,12 @@ int board_lookup_take(struct board_model *m, const char *board, struct store_rep
 
 /* ---- one member on several boards */
 
+size_t board_boards_calls(const struct board_model *m, size_t n)
+{
+    /* a cluster: a script holds one slot, and each board is a slot of its own */
+    return clustered(m) ? n : (size_t)(n > 0);
+}
+
 void board_boards_prepare(struct board_model *m, const char *const *boards, size_t n,
                           const char *id, size_t id_len, enum rank_type rank,
                           struct board_boards_call *out)
@@ -1811,7 +1998,7 @@ static int put_create_prepare(struct board_model *m, const char *board,
     if (!c->argv)
         return -ENOMEM;
     c->argv[0] = c->k.meta;
-    c->argv[1] = c->k.registry;
+    c->argv[1] = c->k.script_registry;
     c->argv[2] = c->w.z;
     c->argv[3] = board;
     for (int i = 0; i < 9; i++) {
@@ -1954,7 +2141,7 @@ static int delete_prepare(struct board_model *m, const char *board,
     }
     int nk = 0;
     c->argv[nk++] = c->k.meta;
-    c->argv[nk++] = c->k.registry;
+    c->argv[nk++] = c->k.script_registry;
     c->argv[nk++] = c->k.index;
     c->argv[nk++] = c->k.z;
     c->argv[nk++] = c->k.dense;
@@ -2103,7 +2290,7 @@ static void list_where(const struct board_model *m, const char *name, const stru
 {
     struct board_settings set;
     board_settings_default(&set);
-    if (x->type == STORE_REPLY_ARRAY && x->elements == 3) {
+    if (x->type == STORE_REPLY_ARRAY && x->elements >= 3) {
         if (x->element[0]->str)
             period_kind_parse(x->element[0]->str, &set.period);
         set.tz_min = x->element[1]->str ? text_int(x->element[1]->str) : 0;
@@ -2185,10 +2372,23 @@ struct ctl_state {
         struct trim_call trim;
         struct member_delete_call mdel;
     } u;
-    char (*keys)[KEY_MAX]; /* list's sets */
-    int n;                 /* how many of them */
-    struct board_keys k;   /* list: the registry; records: the records hash */
-    size_t cap;            /* list: names allocated */
+    char (*keys)[KEY_MAX];    /* list's sets */
+    int n;                    /* how many of them */
+    struct board_keys k;      /* list: the registry; records: the records hash */
+    size_t cap;               /* list: names allocated */
+    struct batch_item *items; /* a batch's sends: each reply knows its index (a cluster's nodes
+                               * answer in no order among themselves) */
+    char *ghost;              /* list on a cluster: 1 for a name with no board (see registry) */
+    char rkey[KEY_MAX];       /* records: the hash of the id */
+    int registered;           /* put: the registry has the board (a cluster) */
+    int end_rc;               /* delete: the outcome, while the registry is updated after */
+    void (*registry_next)(struct board_ctl_job *j, int rc);
+};
+
+/* One send of a batch: its job and its index. */
+struct batch_item {
+    struct board_ctl_job *j;
+    int i;
 };
 
 static void ctl_end(struct board_ctl_job *j, int rc)
@@ -2200,6 +2400,8 @@ static void ctl_end(struct board_ctl_job *j, int rc)
         delete_call_free(&s->u.del);
     if (s) {
         free(s->keys);
+        free(s->items);
+        free(s->ghost);
         free(s);
     }
     j->state = NULL;
@@ -2239,14 +2441,35 @@ static int ctl_ok(struct board_ctl_job *j, int rc, struct store_reply **replies,
     return 0;
 }
 
-/* Send one group, or a script, for a step; 0 or a negative errno (nothing sent). */
+/* Send one group for a step, with `arg` for fn (NULL: the job); 0 or a negative errno (nothing
+ * sent). */
+static int ctl_send_arg(struct board_ctl_job *j, int write, int n, const int *argc,
+                        const char *const *const *argv, const size_t *const *lens, int64_t deadline,
+                        store_async_fn fn, void *arg)
+{
+    int rc = store_async_send(write ? j->writes : j->reads, n, argc, argv, lens,
+                              deadline ? deadline : j->deadline_ms, fn, arg ? arg : j);
+    return rc < 0 ? rc : 0;
+}
+
 static int ctl_send(struct board_ctl_job *j, int write, int n, const int *argc,
                     const char *const *const *argv, const size_t *const *lens, int64_t deadline,
                     store_async_fn fn)
 {
-    int rc = store_async_send(write ? j->writes : j->reads, n, argc, argv, lens,
-                              deadline ? deadline : j->deadline_ms, fn, j);
-    return rc < 0 ? rc : 0;
+    return ctl_send_arg(j, write, n, argc, argv, lens, deadline, fn, NULL);
+}
+
+/* A batch's items for n sends (replacing the last batch's); 0 or -ENOMEM. */
+static int batch_items(struct board_ctl_job *j, int n)
+{
+    struct ctl_state *s = j->state;
+    free(s->items);
+    s->items = calloc(n > 0 ? (size_t)n : 1, sizeof(*s->items));
+    if (!s->items)
+        return -ENOMEM;
+    for (int i = 0; i < n; i++)
+        s->items[i] = (struct batch_item){.j = j, .i = i};
+    return 0;
 }
 
 static int ctl_script(struct board_ctl_job *j, const struct store_script *sc, int nkeys, int nargs,
@@ -2263,6 +2486,60 @@ static void ctl_step(struct board_ctl_job *j, int rc)
 {
     if (rc)
         ctl_end(j, rc);
+}
+
+/* ---- the registry on a cluster: its own slot, so its SADD and SREM are calls of their own,
+ * around the board's script (before a creation, after a deletion: the registry is never short
+ * of a board; a name with no board is what a failure between them leaves, and GET /boards leaves
+ * it out) */
+
+static void ctl_registry_reply(void *arg, int rc, struct store_reply **replies)
+{
+    struct board_ctl_job *j = arg;
+    struct ctl_state *s = j->state;
+    if (!rc && replies[0]->type == STORE_REPLY_ERROR) {
+        store_note_fault(writes_of(j->m), "registry", replies[0]->str);
+        rc = store_reply_errno(replies[0]);
+    }
+    s->registry_next(j, rc);
+}
+
+/* `verb` (SADD, SREM) of the board in the registry, then next(j, rc). 0 or a negative errno
+ * (nothing sent). */
+static int ctl_registry(struct board_ctl_job *j, const char *verb,
+                        void (*next)(struct board_ctl_job *j, int rc))
+{
+    struct ctl_state *s = j->state;
+    struct board_keys k;
+    make_keys(j->m, j->board, &k);
+    s->registry_next = next;
+    const char *argv[] = {verb, k.registry, j->board};
+    const char *const *av[] = {argv};
+    const int argc[] = {3};
+    return ctl_send(j, 1, 1, argc, av, NULL, 0, ctl_registry_reply);
+}
+
+/* After the SREM of a deletion: the deletion's own outcome (a failed SREM leaves a name with no
+ * board: counted, logged, left out of the list). */
+static void delete_unregistered(struct board_ctl_job *j, int rc)
+{
+    struct ctl_state *s = j->state;
+    if (rc && rc != -ECANCELED)
+        store_note_fault(writes_of(j->m), "registry", "a deleted board's name stays listed");
+    ctl_end(j, s->end_rc);
+}
+
+/* A deletion (or a DELETE of a name with no board) ends with rc: on a cluster after the SREM. */
+static void delete_end(struct board_ctl_job *j, int rc)
+{
+    struct ctl_state *s = j->state;
+    s->end_rc = rc;
+    if (clustered(j->m))
+        registered_memo(j->m, j->board, 0);
+    if ((rc == 0 || rc == -ENOENT) && clustered(j->m) &&
+        ctl_registry(j, "SREM", delete_unregistered) == 0)
+        return;
+    ctl_end(j, rc);
 }
 
 /* ---- the settings read most operations start with */
@@ -2282,7 +2559,10 @@ static void ctl_settings_reply(void *arg, int rc, struct store_reply **replies)
     j->again = NULL;
     j->resent = 0;
     if (j->op != BOARD_CTL_PUT && !j->exists) {
-        ctl_end(j, -ENOENT);
+        if (j->op == BOARD_CTL_DELETE)
+            delete_end(j, -ENOENT); /* a cluster: a name the registry kept goes */
+        else
+            ctl_end(j, -ENOENT);
         return;
     }
     rc = where_resolve(j->m, j->board, j->cur.period, j->cur.tz_min, j->cur.retain, NULL, &j->w);
@@ -2339,13 +2619,16 @@ static void info_then(struct board_ctl_job *j)
 }
 
 /* ---- a batch of one-key commands, pipelined (a PUT's follow-ups, the list's totals): each
- * reply is taken in order (one connection answers in order), then `after` runs */
+ * reply is taken with its index (on a cluster they come from several nodes), then `after` runs
+ * once every one is in */
 
 static void batch_next(struct board_ctl_job *j);
 
 static void batch_reply(void *arg, int rc, struct store_reply **replies)
 {
-    struct board_ctl_job *j = arg;
+    struct batch_item *it = arg;
+    struct board_ctl_job *j = it->j;
+    j->batch_at = it->i;
     if (!j->failed) {
         if (rc)
             j->failed = j->batch_write && (rc == -ETIMEDOUT || rc == -ECONNRESET) ? -ETIME
@@ -2356,7 +2639,6 @@ static void batch_reply(void *arg, int rc, struct store_reply **replies)
         else if (j->batch_take)
             j->batch_take(j, j->batch_at, replies[0]);
     }
-    j->batch_at++;
     if (--j->outstanding > 0)
         return;
     if (j->failed)
@@ -2376,13 +2658,14 @@ static void batch_send(struct board_ctl_job *j, const char *verb, char (*keys)[K
     j->batch_take = take;
     j->batch_after = after;
     j->batch_at = 0;
-    j->failed = 0;
+    j->failed = batch_items(j, n);
     j->outstanding = 0;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; !j->failed && i < n; i++) {
         const char *argv[] = {verb, keys[i], args ? args[i] : NULL};
         const char *const *av[] = {argv};
         const int argc[] = {args ? 3 : 2};
-        int rc = ctl_send(j, write, 1, argc, av, NULL, 0, batch_reply);
+        int rc = ctl_send_arg(j, write, 1, argc, av, NULL, 0, batch_reply,
+                              &((struct ctl_state *)j->state)->items[i]);
         if (rc) {
             j->failed = rc;
             break;
@@ -2434,16 +2717,38 @@ static void put_reply(void *arg, int rc, struct store_reply **replies)
     ctl_end(j, rc);
 }
 
-static void put_then(struct board_ctl_job *j)
+static int put_send(struct board_ctl_job *j)
 {
     struct put_call *c = &((struct ctl_state *)j->state)->u.put;
+    return ctl_script(j, script(c->create ? SCRIPT_CREATE_BOARD : SCRIPT_PUT_BOARD), c->nkeys,
+                      c->nargs, c->argv, NULL, 0, put_reply);
+}
+
+/* A cluster's creation, after the registry's SADD: the board itself. */
+static void put_registered(struct board_ctl_job *j, int rc)
+{
+    if (rc) { /* nothing of the board was written */
+        ctl_end(j, rc == -ETIMEDOUT || rc == -ECONNRESET ? -EIO : rc);
+        return;
+    }
+    registered_memo(j->m, j->board, 1);
+    ctl_step(j, put_send(j));
+}
+
+static void put_then(struct board_ctl_job *j)
+{
+    struct ctl_state *s = j->state;
+    struct put_call *c = &s->u.put;
     put_call_free(c);
     memset(c, 0, sizeof(*c));
     int rc = j->exists ? put_update_prepare(j->m, j->board, &j->cur, j->patch, c)
                        : put_create_prepare(j->m, j->board, j->patch, c);
-    if (!rc)
-        rc = ctl_script(j, script(c->create ? SCRIPT_CREATE_BOARD : SCRIPT_PUT_BOARD), c->nkeys,
-                        c->nargs, c->argv, NULL, 0, put_reply);
+    if (!rc && c->create && clustered(j->m) && !s->registered) {
+        s->registered = 1; /* the registry first (see the registry above) */
+        rc = ctl_registry(j, "SADD", put_registered);
+    } else if (!rc) {
+        rc = put_send(j);
+    }
     ctl_step(j, rc);
 }
 
@@ -2453,7 +2758,7 @@ static void delete_reply(void *arg, int rc, struct store_reply **replies)
 {
     struct board_ctl_job *j = arg;
     if (ctl_ok(j, rc, replies, 1, 1))
-        ctl_end(j, delete_take(j->m, j->board, replies[0]));
+        delete_end(j, delete_take(j->m, j->board, replies[0]));
 }
 
 static void delete_then(struct board_ctl_job *j)
@@ -2540,8 +2845,23 @@ static void list_count(struct board_ctl_job *j, int i, const struct store_reply 
     j->list->totals[i] = r->type == STORE_REPLY_INTEGER ? r->integer : 0;
 }
 
+/* The list is complete; on a cluster, the names with no board are left out: what a failure
+ * between the registry's SADD and the board's creation (or the board's deletion and the
+ * registry's SREM) leaves, which a DELETE of the name removes. */
 static void list_done(struct board_ctl_job *j)
 {
+    struct ctl_state *s = j->state;
+    struct board_list *l = j->list;
+    size_t kept = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        if (s->ghost && s->ghost[i]) {
+            free(l->names[i]);
+            continue;
+        }
+        l->names[kept] = l->names[i];
+        l->totals[kept++] = l->totals[i];
+    }
+    l->n = kept;
     ctl_end(j, 0);
 }
 
@@ -2549,6 +2869,8 @@ static void list_placed(struct board_ctl_job *j, int i, const struct store_reply
 {
     struct ctl_state *s = j->state;
     list_where(j->m, j->list->names[i], r, s->keys[i]);
+    if (s->ghost && r->type == STORE_REPLY_ARRAY && r->elements == 4 && !r->element[3]->str)
+        s->ghost[i] = 1;
 }
 
 static void list_totals_async(struct board_ctl_job *j)
@@ -2596,13 +2918,16 @@ static void list_reply(void *arg, int rc, struct store_reply **replies)
     j->batch_take = list_placed;
     j->batch_after = list_totals_async;
     j->batch_at = 0;
-    j->failed = 0;
+    j->failed = batch_items(j, s->n);
     j->outstanding = 0;
-    for (int i = 0; i < s->n; i++) {
-        const char *hm[] = {"HMGET", s->keys[i], "period", "timezone", "retain"};
+    if (!j->failed && clustered(j->m) && !(s->ghost = calloc(l->n ? l->n : 1, 1)))
+        j->failed = -ENOMEM;
+    for (int i = 0; !j->failed && i < s->n; i++) {
+        /* order: set on every board (no board: a name the registry kept, see registry) */
+        const char *hm[] = {"HMGET", s->keys[i], "period", "timezone", "retain", "order"};
         const char *const *av[] = {hm};
-        const int argc[] = {5};
-        rc = ctl_send(j, 0, 1, argc, av, NULL, 0, batch_reply);
+        const int argc[] = {6};
+        rc = ctl_send_arg(j, 0, 1, argc, av, NULL, 0, batch_reply, &s->items[i]);
         if (rc) {
             j->failed = rc;
             break;
@@ -2650,8 +2975,8 @@ static int record_send(struct board_ctl_job *j)
     static const char *const verbs[] = {[BOARD_CTL_RECORD_GET] = "HGET",
                                         [BOARD_CTL_RECORD_PUT] = "HSET",
                                         [BOARD_CTL_RECORD_DELETE] = "HDEL"};
-    const char *argv[] = {verbs[j->op], s->k.items, j->id, j->json};
-    const size_t len[] = {4, strlen(s->k.items), j->id_len, j->json_len};
+    const char *argv[] = {verbs[j->op], s->rkey, j->id, j->json};
+    const size_t len[] = {4, strlen(s->rkey), j->id_len, j->json_len};
     const char *const *av[] = {argv};
     const size_t *const lv[] = {len};
     const int argc[] = {j->op == BOARD_CTL_RECORD_PUT ? 4 : 3};
@@ -2708,7 +3033,7 @@ int board_ctl_submit(struct board_model *m, struct store_async *reads, struct st
     case BOARD_CTL_RECORD_GET:
     case BOARD_CTL_RECORD_PUT:
     case BOARD_CTL_RECORD_DELETE:
-        make_keys(m, NULL, &s->k);
+        records_key(m->prefix, clustered(m), j->id, j->id_len, s->rkey, sizeof(s->rkey));
         j->again = op == BOARD_CTL_RECORD_GET ? record_send : NULL;
         rc = record_send(j);
         break;

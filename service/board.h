@@ -40,6 +40,7 @@
 
 #include "period.h"
 #include "rank.h"
+#include "records.h"
 #include "score_codec.h"
 #include "store.h"
 #include "store_async.h"
@@ -375,11 +376,12 @@ void board_lookup_free(struct board_lookup *l);
 #define BOARD_MEMBER_BOARDS_MAX 20 /**< boards of one GET /members/{id}?boards= */
 
 /**
- * One member on several boards (lua/member_boards.lua): one call over the keys of every board
- * (their current period's set), on one Redis. In Redis Cluster each board's keys hash to their
- * own slot ({board}), so there it becomes one call per board's node. The period settings are
- * this process's hints, checked by the script. argv points into the struct and at the caller's
- * names and id.
+ * One member on several boards (lua/member_boards.lua). On one Redis one call over the keys of
+ * every board (their current period's set). In Redis Cluster each board's keys hash to their own
+ * slot ({board}) and a script holds one slot, so there it is one call per board
+ * (board_boards_calls), all sent in the same loop iteration: one pipeline per node, answered in
+ * one round trip. The period settings are this process's hints, checked by the script. argv
+ * points into the struct and at the caller's names and id.
  */
 struct board_boards_call {
     const struct store_script *script;
@@ -390,8 +392,12 @@ struct board_boards_call {
     char nums[2 * BOARD_MEMBER_BOARDS_MAX][16];
 };
 
+/** How many member_boards.lua calls a read of n boards takes, each of n / calls boards: 1 on one
+ *  Redis, n on a Redis Cluster (one board a call). */
+size_t board_boards_calls(const struct board_model *m, size_t n);
+
 /** Prepare the call for member id (id_len bytes) on boards[0..n) (valid names, each once, n <=
- *  BOARD_MEMBER_BOARDS_MAX), ranks of type `rank`. */
+ *  BOARD_MEMBER_BOARDS_MAX; on a cluster n = 1), ranks of type `rank`. */
 void board_boards_prepare(struct board_model *m, const char *const *boards, size_t n,
                           const char *id, size_t id_len, enum rank_type rank,
                           struct board_boards_call *out);
@@ -406,9 +412,9 @@ struct board_on_board {
     int64_t rank, ordinal;
 };
 
-/** member_boards.lua's reply (r is freed) for n boards: 0 and out[0..n), -EAGAIN (some boards'
- *  periods were learnt: prepare and send again), -ENOSYS (dense ranks unavailable on a board;
- *  *bad its index), -EIO. */
+/** member_boards.lua's reply (r is freed) for the n boards of its call: 0 and out[0..n), -EAGAIN
+ *  (some boards' periods were learnt: prepare and send again), -ENOSYS (dense ranks unavailable
+ *  on a board; *bad its index in boards), -EIO. */
 int board_boards_take(struct board_model *m, const char *const *boards, size_t n,
                       struct store_reply *r, struct board_on_board *out, size_t *bad);
 
@@ -491,11 +497,20 @@ struct board_write_job {
     int64_t compacted;
     size_t full_target;
     char full_key[32];
+    /* a cluster: the registry has the board (this job added it), and what a write.lua reply
+     * said while its records are written (records.h) */
+    int registered;
+    int then_rc, then_full;
+    size_t then_done;
+    struct records_entry *recs;
 };
 
 /** Returns 0 (done will be called), or a negative errno with nothing sent and done not called:
  *  -ECONNREFUSED no connection can be had now, -ETIMEDOUT Redis is not answering (503), -EAGAIN
- *  no entries, -EINVAL no target or too many, -ENOMEM. */
+ *  no entries, -EINVAL no target or too many, -EXDEV more than one target on a Redis Cluster
+ *  (its scripts run on one slot; each board is in a slot of its own), -ENOMEM. On a cluster the
+ *  records are written after write.lua, and a board the process believes new is added to the
+ *  registry first (records.h, schema/redis-keys.md). */
 int board_write_submit(struct board_model *m, struct store_async *conn,
                        struct board_write_job *job);
 

@@ -55,7 +55,11 @@ static const struct option_def defs[O_COUNT] = {
     [O_LISTEN] = {"listen", "RANKD_LISTEN", "127.0.0.1:8080",
                   "HTTP address, host:port ([::1]:port for IPv6; port 0 = any)"},
     [O_REDIS] = {"redis", "RANKD_REDIS_URL", "redis://127.0.0.1:6379/0",
-                 "Redis URL: redis://[[user]:password@]host[:port][/db] or unix:///path[?db=N]"},
+                 "Redis URL: redis://[[user]:password@]host[:port][/db], unix:///path[?db=N], or "
+                 "redis-cluster://[[user]:password@]host[:port][,host[:port]...] (a Redis Cluster: "
+                 "any of its nodes, the rest are found), or "
+                 "redis-sentinel://[[user]:password@]host[:port][,host[:port]...]/<master>[/db] "
+                 "(the primary that these Redis Sentinels name, followed when it changes)"},
     [O_TOKEN] = {"write-token", "RANKD_WRITE_TOKEN", "",
                  "a bearer token for writes (visible in ps as a flag: prefer --write-token-file); "
                  "no token at all = every write is refused (403)"},
@@ -233,56 +237,149 @@ static int parse_unix_url(const char *rest, struct redis_url *out)
     return 0;
 }
 
-int config_parse_redis_url(const char *text, struct redis_url *out)
+/* "host[:port]" or "[v6]:port" in place (text is changed) into host[0..cap) and *port (left as
+ * it is when the text names none). 0 or -EINVAL. */
+static int parse_hostport(char *text, char *host, size_t cap, int *port)
 {
-    memset(out, 0, sizeof(*out));
-    out->port = 6379;
-    if (strncmp(text, "unix://", 7) == 0)
-        return parse_unix_url(text + 7, out);
-    if (strncmp(text, "redis://", 8) != 0)
-        return -EINVAL;
-    char buf[CONFIG_STR_MAX];
-    if (copy_str(buf, sizeof(buf), text + 8))
-        return -EINVAL;
-    char *hostpart = buf;
-    char *at = strrchr(buf, '@');
-    if (at) {
-        *at = '\0';
-        hostpart = at + 1;
-        char *colon = strchr(buf, ':');
-        const char *user = buf, *pass = colon ? colon + 1 : buf;
-        if (colon)
-            *colon = '\0';
-        else
-            user = "";
-        if (copy_str(out->username, sizeof(out->username), user) ||
-            copy_str(out->password, sizeof(out->password), pass) || url_unescape(out->username) ||
-            url_unescape(out->password))
-            return -EINVAL;
-    }
-    char *slash = strchr(hostpart, '/');
-    if (slash) {
-        *slash = '\0';
-        if (slash[1] && parse_int(slash + 1, 0, 1000000, &out->db))
-            return -EINVAL;
-    }
-    char *colon = strrchr(hostpart, ':');
-    if (hostpart[0] == '[') {
-        char *close = strchr(hostpart, ']');
+    char *colon = strrchr(text, ':');
+    if (text[0] == '[') {
+        char *close = strchr(text, ']');
         if (!close)
             return -EINVAL;
         *close = '\0';
         colon = close[1] == ':' ? close + 1 : NULL;
         if (!colon && close[1])
             return -EINVAL;
-        hostpart++;
+        text++;
     } else if (colon) {
         *colon = '\0';
     }
-    if (colon && parse_int(colon + 1, 1, 65535, &out->port))
+    if (colon && parse_int(colon + 1, 1, 65535, port))
         return -EINVAL;
-    if (!hostpart[0] || copy_str(out->host, sizeof(out->host), hostpart))
+    if (!text[0] || copy_str(host, cap, text))
         return -EINVAL;
+    return 0;
+}
+
+/* "[[user]:password@]" before the host part of buf: cut off and decoded into out. Returns the
+ * host part, or NULL when it is malformed. */
+static char *parse_userinfo(char *buf, struct redis_url *out)
+{
+    char *at = strrchr(buf, '@');
+    if (!at)
+        return buf;
+    *at = '\0';
+    char *colon = strchr(buf, ':');
+    const char *user = buf, *pass = colon ? colon + 1 : buf;
+    if (colon)
+        *colon = '\0';
+    else
+        user = "";
+    if (copy_str(out->username, sizeof(out->username), user) ||
+        copy_str(out->password, sizeof(out->password), pass) || url_unescape(out->username) ||
+        url_unescape(out->password))
+        return NULL;
+    return at + 1;
+}
+
+/* What follows "scheme://" into buf[0..CONFIG_STR_MAX), split: the userinfo decoded into out,
+ * *path what follows the first '/' ("" for none). Returns the host part, or NULL when it is
+ * malformed. */
+static char *split_url(const char *rest, char *buf, struct redis_url *out, const char **path)
+{
+    if (copy_str(buf, CONFIG_STR_MAX, rest))
+        return NULL;
+    char *hosts = parse_userinfo(buf, out);
+    char *slash = hosts ? strchr(hosts, '/') : NULL;
+    *path = "";
+    if (slash) {
+        *slash = '\0';
+        *path = slash + 1;
+    }
+    return hosts;
+}
+
+/* "host[:port],host[:port]..." (each `port` when not given) into out's seeds, the first also as
+ * host and port. 0 or -EINVAL. */
+static int parse_seeds(char *hosts, int port, struct redis_url *out)
+{
+    for (char *next = hosts; next;) {
+        char *one = next;
+        next = strchr(one, ',');
+        if (next)
+            *next++ = '\0';
+        if (out->nseeds == REDIS_URL_SEEDS_MAX)
+            return -EINVAL;
+        struct redis_seed *sd = &out->seeds[out->nseeds++];
+        sd->port = port;
+        if (parse_hostport(one, sd->host, sizeof(sd->host), &sd->port))
+            return -EINVAL;
+    }
+    memcpy(out->host, out->seeds[0].host, sizeof(out->host));
+    out->port = out->seeds[0].port;
+    return 0;
+}
+
+/* redis-cluster://[[user]:password@]host[:port][,host[:port]...][/0]: the seeds, each 6379 by
+ * default; a cluster has only database 0. */
+static int parse_cluster_url(const char *rest, struct redis_url *out)
+{
+    char buf[CONFIG_STR_MAX];
+    const char *db = NULL;
+    char *hosts = split_url(rest, buf, out, &db);
+    if (!hosts || (db[0] && strcmp(db, "0") != 0))
+        return -EINVAL; /* Redis Cluster has database 0 only (SELECT is refused) */
+    out->mode = REDIS_URL_CLUSTER;
+    return parse_seeds(hosts, 6379, out);
+}
+
+/* redis-sentinel://[[user]:password@]host[:port][,host[:port]...]/<master>[/db]: the sentinels
+ * (26379 by default), the name they monitor the primary by, its database. */
+static int parse_sentinel_url(const char *rest, struct redis_url *out)
+{
+    char buf[CONFIG_STR_MAX];
+    const char *path = NULL;
+    char *hosts = split_url(rest, buf, out, &path);
+    const char *slash = path ? strchr(path, '/') : NULL;
+    size_t nlen = slash ? (size_t)(slash - path) : (path ? strlen(path) : 0);
+    if (!hosts || nlen == 0 || nlen >= sizeof(out->master))
+        return -EINVAL;
+    for (size_t i = 0; i < nlen; i++) {
+        char c = path[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '.' || c == '_' || c == '-'))
+            return -EINVAL;
+    }
+    memcpy(out->master, path, nlen);
+    out->master[nlen] = '\0';
+    if (slash && slash[1] && parse_int(slash + 1, 0, 1000000, &out->db))
+        return -EINVAL;
+    out->mode = REDIS_URL_SENTINEL;
+    return parse_seeds(hosts, 26379, out);
+}
+
+int config_parse_redis_url(const char *text, struct redis_url *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->port = 6379;
+    if (strncmp(text, "unix://", 7) == 0)
+        return parse_unix_url(text + 7, out);
+    if (strncmp(text, "redis-cluster://", 16) == 0)
+        return parse_cluster_url(text + 16, out);
+    if (strncmp(text, "redis-sentinel://", 17) == 0)
+        return parse_sentinel_url(text + 17, out);
+    if (strncmp(text, "redis://", 8) != 0)
+        return -EINVAL;
+    char buf[CONFIG_STR_MAX];
+    const char *db = NULL;
+    char *hostpart = split_url(text + 8, buf, out, &db);
+    if (!hostpart || (db[0] && parse_int(db, 0, 1000000, &out->db)))
+        return -EINVAL;
+    if (parse_hostport(hostpart, out->host, sizeof(out->host), &out->port))
+        return -EINVAL;
+    out->nseeds = 1;
+    out->seeds[0].port = out->port;
+    memcpy(out->seeds[0].host, out->host, sizeof(out->host));
     return 0;
 }
 

@@ -14,14 +14,34 @@
 
 #define CONFIG_STR_MAX 512
 
-/** A parsed redis:// or unix:// URL. */
+#define REDIS_URL_SEEDS_MAX 16 /**< nodes a redis-cluster:// URL may name */
+
+/** What a URL points at. */
+enum redis_url_mode {
+    REDIS_URL_SINGLE = 0, /**< redis:// or unix://: one Redis (a primary) */
+    REDIS_URL_CLUSTER,    /**< redis-cluster://: a Redis Cluster, found from its seeds */
+    REDIS_URL_SENTINEL,   /**< redis-sentinel://: the primary Redis Sentinels (the seeds) name */
+};
+
+/** One node named by a URL. */
+struct redis_seed {
+    char host[256]; /**< TCP host */
+    int port;       /**< TCP port */
+};
+
+/** A parsed redis://, unix:// or redis-cluster:// URL. */
 struct redis_url {
-    char host[256];      /**< TCP host ("" for unix) */
-    int port;            /**< TCP port */
+    int mode;            /**< enum redis_url_mode */
+    char host[256];      /**< TCP host ("" for unix); a cluster's first seed */
+    int port;            /**< TCP port; a cluster's first seed's */
     char unix_path[256]; /**< unix socket path ("" for TCP) */
     char username[128];  /**< ACL user ("" when none) */
     char password[256];  /**< AUTH password ("" when none) */
-    int db;              /**< database index */
+    int db;              /**< database index (0 for a cluster: it has no other) */
+    char master[128];    /**< redis-sentinel://: the monitored master's name; else "" */
+    int nseeds;          /**< TCP nodes named: 1 for redis://, 0 for unix://, 1.. for a cluster */
+    struct redis_seed seeds[REDIS_URL_SEEDS_MAX]; /**< seeds[0..nseeds); a cluster's slot map is
+                                                   *   read from the first that answers */
 };
 
 struct config {
@@ -72,8 +92,12 @@ void config_defaults(struct config *cfg);
  */
 int config_parse(struct config *cfg, int argc, char **argv, char *err, size_t errlen);
 
-/** Parse a redis URL: redis://[[user]:password@]host[:port][/db] or unix:///path[?db=N]. 0 or
- * -EINVAL. */
+/** Parse a redis URL: redis://[[user]:password@]host[:port][/db], unix:///path[?db=N],
+ *  redis-cluster://[[user]:password@]host[:port][,host[:port]...][/0] (each port 6379 when not
+ *  given), or redis-sentinel://[[user]:password@]host[:port][,host[:port]...]/<master>[/db]
+ *  (the sentinels, each port 26379 when not given; the master's name [A-Za-z0-9._-]{1,127}; the
+ *  user and password are the primary's). At most REDIS_URL_SEEDS_MAX hosts; IPv6 in brackets.
+ *  0 or -EINVAL. */
 int config_parse_redis_url(const char *text, struct redis_url *out);
 
 /** Parse "host:port", "[v6]:port" or ":port". 0 or -EINVAL. */

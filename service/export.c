@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "records.h"
 #include "score_codec.h"
 #include "store.h"
 #include "store_async.h"
@@ -234,6 +235,18 @@ static void rows_reply(void *arg, int rc, struct store_reply **replies)
     size_t n = c->rows ? c->rows->elements / 2 : 0;
     if (n == 0) {
         read_end(c, 0, NULL);
+        return;
+    }
+    if (store_cluster_mode(c->j->m->store)) { /* the records' buckets (records.h) */
+        const struct store_reply **ids = calloc(n, sizeof(const struct store_reply *));
+        for (size_t i = 0; ids && i < n; i++)
+            ids[i] = c->rows->element[2 * i];
+        rc =
+            ids ? records_get(c->j->conn, c->j->m->prefix, ids, n, deadline(c->j), records_reply, c)
+                : -ENOMEM;
+        free(ids);
+        if (rc)
+            read_end(c, rc, NULL);
         return;
     }
     const char **argv = calloc(n + 2, sizeof(*argv));

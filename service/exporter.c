@@ -125,6 +125,23 @@ int exporter_render(const struct rankd *app, const struct httpd *srv, struct buf
     int rc = metrics_render(out, &build, &proc, errors, log_dropped(), &cache);
     rc = rc ? rc : metrics_render_writes(out, store_write_refusal());
     rc = rc ? rc : metrics_render_event_threads(out, threads, n);
+    if (!rc && (store_cluster_mode(app->reads) ||
+                (app->cache_reads && store_cluster_mode(app->cache_reads)))) {
+        struct metrics_cluster sum = {0};
+        struct store *const all[] = {app->reads, app->writes, app->cache_reads, app->cache_writes};
+        for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+            struct store_cluster_counts c;
+            if (!all[i])
+                continue;
+            store_cluster_counts(all[i], &c);
+            sum.moved += c.moved;
+            sum.ask += c.ask;
+            sum.tryagain += c.tryagain;
+            sum.down += c.down;
+            sum.map_reads += c.map_reads;
+        }
+        rc = metrics_render_cluster(out, &sum);
+    }
     free(threads);
     return rc;
 }

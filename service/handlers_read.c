@@ -118,7 +118,8 @@ static int walk_parse(struct http_request *rq, struct http_reply *rp, struct ran
 /* 0, or -1 with rp filled (400): every argument is checked before any Redis call. */
 static int rank_parse(struct http_request *rq, struct http_reply *rp, struct rank_args *a)
 {
-    /* every field set: a walk without a cursor sends the cursor's (empty) id too */
+    /* every field set (no cursor, no bounds: a walk reads only what was given; a walk without
+     * a cursor sends no edge, read_send_at) */
     *a = (struct rank_args){.page = 1};
     if (rq->nparams == 0) { /* GET /rank: the board is an argument */
         a->board = rq->app->cfg.default_board;
@@ -484,10 +485,12 @@ static int read_send_at(struct read_job *j, const struct board_where *w)
         const struct json_number *bad = NULL;
         a.page = wk->page;
         a.walk = walk_judge(j, &a, &bad) ? BOARD_WALK_CHECK : wk->from;
-        a.edge_stored = wk->cursor.stored;
-        a.edge_gen = wk->cursor.gen;
-        a.edge_id = wk->cursor.id;
-        a.edge_id_len = wk->cursor.id_len;
+        if (wk->from != BOARD_WALK_PAGE) { /* the cursor's edge */
+            a.edge_stored = wk->cursor.stored;
+            a.edge_gen = wk->cursor.gen;
+            a.edge_id = wk->cursor.id;
+            a.edge_id_len = wk->cursor.id_len;
+        }
         util_copy(j->walk_period, sizeof(j->walk_period), w->period);
     }
     a.num = j->what == READ_PERCENTILE ? RANK_SHARE_DEN - j->share : j->share;
@@ -739,7 +742,17 @@ void handle_lookup_async(struct http_request *rq, struct http_reply *rp, struct 
 
 /* ---------------------------------------------------------------- one member on many boards */
 
-/* GET /members/{id}?boards=a,b,c: one member_boards.lua call over the boards' keys. */
+/* GET /members/{id}?boards=a,b,c: one member_boards.lua call over the boards' keys on one
+ * Redis; on a Redis Cluster one call per board (a script holds one slot), all sent in one loop
+ * iteration (one pipeline per node), their replies put together here. */
+struct boards_job;
+
+/* One member_boards.lua call of a job: its boards names[at, at + n). */
+struct boards_part {
+    struct boards_job *j;
+    size_t at, n;
+};
+
 struct boards_job {
     struct http_request *rq;
     struct http_reply *rp;
@@ -749,7 +762,11 @@ struct boards_job {
     const char *names[BOARD_MEMBER_BOARDS_MAX];
     size_t n;
     int attempts, resent;
-    struct board_boards_call call;
+    struct board_boards_call call; /* prepared for each part in turn (a send copies it) */
+    struct boards_part parts[BOARD_MEMBER_BOARDS_MAX];
+    size_t outstanding; /* parts sent and not answered */
+    int rc, cut;        /* the parts' outcome so far; a part's connection failed */
+    size_t bad;         /* -ENOSYS: the board */
     struct board_on_board on[BOARD_MEMBER_BOARDS_MAX];
 };
 
@@ -766,38 +783,77 @@ static void boards_end(struct boards_job *j, int rc, size_t bad)
     http_async_done(async);
 }
 
+/* How much a part's outcome weighs when the parts are put together: dense ranks unavailable on
+ * a board (the first such board), then any other refusal, then periods learnt (send again). */
+static int boards_weight(int rc)
+{
+    return rc == 0 ? 0 : rc == -EAGAIN ? 1 : rc == -ENOSYS ? 3 : 2;
+}
+
 static void boards_done(void *arg, int rc, struct store_reply **replies)
 {
-    struct boards_job *j = arg;
+    struct boards_part *p = arg;
+    struct boards_job *j = p->j;
     size_t bad = 0;
     if (rc == 0) {
         struct store_reply *r = replies[0];
         replies[0] = NULL; /* taken */
-        rc = board_boards_take(&j->rq->app->model, j->names, j->n, r, j->on, &bad);
-        if (rc == 0)
-            http_reply_json(j->rp, 200,
-                            render_member_boards(j->rq->params[0], j->names, j->on, j->n));
-        if (rc == -EAGAIN && ++j->attempts < 3 && (rc = boards_send(j)) == 0)
-            return; /* periods learnt: once more */
-    } else if ((rc == -EIO || rc == -ECONNRESET) && !j->resent++ &&
-               util_now_ms() < j->rq->deadline_ms) {
-        if ((rc = boards_send(j)) == 0)
-            return; /* a read cut by a lost connection: once more */
+        rc = board_boards_take(&j->rq->app->model, j->names + p->at, p->n, r, j->on + p->at, &bad);
+        bad += p->at;
+    } else if (rc == -EIO || rc == -ECONNRESET) {
+        j->cut = rc; /* a read cut by a lost connection: the job may be sent once more */
+        rc = 0;
     }
-    boards_end(j, rc == -ECONNRESET ? -EIO : rc, bad);
+    if (boards_weight(rc) > boards_weight(j->rc) ||
+        (rc == -ENOSYS && j->rc == -ENOSYS && bad < j->bad)) {
+        j->rc = rc;
+        j->bad = bad;
+    }
+    if (--j->outstanding > 0)
+        return;
+    rc = j->rc;
+    if (rc == 0 && j->cut) {
+        rc = j->cut;
+        if (!j->resent++ && util_now_ms() < j->rq->deadline_ms && (rc = boards_send(j)) == 0)
+            return; /* once more */
+    } else if (rc == 0) {
+        http_reply_json(j->rp, 200, render_member_boards(j->rq->params[0], j->names, j->on, j->n));
+    } else if (rc == -EAGAIN && ++j->attempts < 3 && (rc = boards_send(j)) == 0) {
+        return; /* periods learnt: once more */
+    }
+    boards_end(j, rc == -ECONNRESET ? -EIO : rc, j->bad);
 }
 
+/* Send every part; 0 (boards_done ends the job), else nothing was sent. */
 static int boards_send(struct boards_job *j)
 {
     struct http_request *rq = j->rq;
+    struct board_model *m = &rq->app->model;
     struct store_async *conn = http_async_store(j->async);
     if (!conn)
         return -ECONNREFUSED;
-    board_boards_prepare(&rq->app->model, j->names, j->n, rq->params[0], rq->param_len[0], j->rank,
-                         &j->call);
-    int rc = store_async_script(conn, j->call.script, j->call.nkeys, j->call.nargs, j->call.argv,
-                                j->call.lens, rq->deadline_ms, boards_done, j);
-    return rc < 0 ? rc : 0;
+    size_t calls = board_boards_calls(m, j->n);
+    size_t per = calls ? j->n / calls : 0;
+    j->outstanding = 0;
+    j->rc = j->cut = 0;
+    j->bad = 0;
+    int rc = 0;
+    for (size_t c = 0; c < calls; c++) {
+        struct boards_part *p = &j->parts[c];
+        *p = (struct boards_part){.j = j, .at = c * per, .n = per};
+        board_boards_prepare(m, j->names + p->at, p->n, rq->params[0], rq->param_len[0], j->rank,
+                             &j->call);
+        rc = store_async_script(conn, j->call.script, j->call.nkeys, j->call.nargs, j->call.argv,
+                                j->call.lens, rq->deadline_ms, boards_done, p);
+        if (rc < 0)
+            break;
+        j->outstanding++;
+    }
+    if (rc >= 0 || j->outstanding == 0)
+        return rc < 0 ? rc : 0;
+    /* some parts are out: they end the job, with this refusal */
+    j->rc = rc;
+    return 0;
 }
 
 /* The boards= list (raw: as sent) of j's request into j->names, each board once, in the order

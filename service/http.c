@@ -215,6 +215,23 @@ const struct http_errno_row http_errno_rows[] = {
     UNAVAILABLE(-ECONNRESET),
     UNAVAILABLE(-EIO),
     UNAVAILABLE(-EAGAIN),
+    ROW(-EXDEV, HTTP_ERRNO_WRITE, 422, "several_boards_on_cluster",
+        "On a Redis Cluster a write reaches one board (each board is in a slot of its own, and "
+        "a write is one script on one slot): send one request per board. Nothing was written.",
+        "a write to several boards on a Redis Cluster", 0),
+    /* a Redis Cluster's refusals (store_async.h): nothing of the request ran there */
+    ROW(-EBUSY, HTTP_ERRNO_FAULT, 503, "redis_unavailable",
+        "The Redis Cluster is moving this board's slot to another node (TRYAGAIN); nothing was "
+        "written. Retry shortly.",
+        "Redis Cluster: TRYAGAIN (a slot migration)", 1),
+    ROW(-ENETDOWN, HTTP_ERRNO_FAULT, 503, "redis_unavailable",
+        "The Redis Cluster cannot serve this board now (CLUSTERDOWN: a failover under way, or a "
+        "slot no node serves); nothing was written. Retry shortly.",
+        "Redis Cluster: CLUSTERDOWN", 1),
+    ROW(-ELOOP, HTTP_ERRNO_FAULT, 503, "redis_unavailable",
+        "The Redis Cluster redirected this request again and again (its slots are moving); "
+        "nothing was written. Retry shortly.",
+        "Redis Cluster: too many redirects", 1),
     ROW(-EDQUOT, HTTP_ERRNO_FAULT, 507, "insufficient_storage",
         "Redis is out of memory (maxmemory) and refuses writes: nothing was written. Deleting "
         "members or boards frees memory; so does raising maxmemory.",

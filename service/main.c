@@ -58,9 +58,12 @@ int main(int argc, char **argv)
         return 2;
     }
     int ntokens = tokens_count(rankd_tokens(app));
-    log_info("rankd %s (%s) listening on %s:%d, redis %s:%d db %d, key prefix '%s', writes %s%s, "
+    log_info("rankd %s (%s) listening on %s:%d, redis %s%s:%d db %d, key prefix '%s', writes %s%s, "
              "log %s, access log %s",
              RANKD_VERSION, RANKD_REVISION, cfg.listen_host, rankd_port(app),
+             cfg.redis.mode == REDIS_URL_CLUSTER    ? "cluster via "
+             : cfg.redis.mode == REDIS_URL_SENTINEL ? "primary by sentinel "
+                                                    : "",
              cfg.redis.unix_path[0] ? cfg.redis.unix_path : cfg.redis.host,
              cfg.redis.unix_path[0] ? 0 : cfg.redis.port, cfg.redis.db, cfg.key_prefix,
              ntokens ? "enabled" : "disabled (no write token)",

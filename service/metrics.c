@@ -351,6 +351,29 @@ int metrics_render(struct buf *out, const struct metrics_build *build,
     return rc || !cache ? rc : render_cache(out, cache);
 }
 
+int metrics_render_cluster(struct buf *out, const struct metrics_cluster *c)
+{
+    return put(out,
+               "# HELP rankd_redis_cluster_redirects_total Redis Cluster redirects rankd followed "
+               "(moved: the slot has a new node, the slot map is corrected; ask: a key being "
+               "migrated, asked of its new node once).\n"
+               "# TYPE rankd_redis_cluster_redirects_total counter\n"
+               "rankd_redis_cluster_redirects_total{kind=\"moved\"} %lu\n"
+               "rankd_redis_cluster_redirects_total{kind=\"ask\"} %lu\n"
+               "# HELP rankd_redis_cluster_refusals_total Calls a Redis Cluster refused, nothing "
+               "of them run, each a 503: tryagain (keys of one call split by a slot migration), "
+               "clusterdown (a failover under way, or a slot no node serves).\n"
+               "# TYPE rankd_redis_cluster_refusals_total counter\n"
+               "rankd_redis_cluster_refusals_total{reply=\"tryagain\"} %lu\n"
+               "rankd_redis_cluster_refusals_total{reply=\"clusterdown\"} %lu\n"
+               "# HELP rankd_redis_cluster_slot_map_reads_total Slot maps read (CLUSTER SLOTS): "
+               "at start, after a MOVED, a failed node or a CLUSTERDOWN; at most every 100 ms "
+               "per store.\n"
+               "# TYPE rankd_redis_cluster_slot_map_reads_total counter\n"
+               "rankd_redis_cluster_slot_map_reads_total %lu\n",
+               c->moved, c->ask, c->tryagain, c->down, c->map_reads);
+}
+
 int metrics_render_writes(struct buf *out, int probe_rc)
 {
     return put(out,

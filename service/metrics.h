@@ -61,6 +61,14 @@ struct metrics_build {
  *  -EROFS). Returns 0 or -ENOMEM. */
 int metrics_render_writes(struct buf *out, int probe_rc);
 
+/** A Redis Cluster's answers, summed over rankd's stores (store.h's store_cluster_counts). */
+struct metrics_cluster {
+    unsigned long moved, ask, tryagain, down, map_reads;
+};
+
+/** Render the cluster families (only for a cluster: rankd_redis_cluster_*). 0 or -ENOMEM. */
+int metrics_render_cluster(struct buf *out, const struct metrics_cluster *c);
+
 /** The process_* family: what a Prometheus client library exports for its process. */
 struct metrics_process {
     double cpu_seconds;        /**< user + system */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "metrics.h"
+#include "records.h"
 #include "render.h"
 #include "util.h"
 
@@ -1013,6 +1014,8 @@ struct pages *pages_new(const struct pages_config *cfg)
         return NULL;
     pg->cfg = *cfg;
     pg->page_fill = store_script_register(page_fill_body); /* the stores' dials load it */
+    /* its rows are page.lua's: on a cluster their records are fetched after it (records.h) */
+    store_async_script_then(pg->page_fill, records_then_page);
     pg->states = calloc(STATE_SLOTS, sizeof(*pg->states));
     if (!pg->states) {
         free(pg);

@@ -25,7 +25,14 @@ static struct store *store_for(const struct config *cfg, const struct redis_url 
         .db = u->db,
         .timeout_ms = cfg->redis_timeout_ms,
         .connect_timeout_ms = cfg->connect_timeout_ms,
+        .cluster = u->mode == REDIS_URL_CLUSTER,
+        .sentinel_master = u->mode == REDIS_URL_SENTINEL ? u->master : NULL,
+        .nseeds = u->nseeds,
     };
+    for (int i = 0; i < u->nseeds && i < STORE_SEEDS_MAX; i++) {
+        sc.seed_host[i] = u->seeds[i].host;
+        sc.seed_port[i] = u->seeds[i].port;
+    }
     return store_new(&sc);
 }
 

@@ -15,7 +15,10 @@
 #include <hiredis/sds.h>
 
 #include "log.h"
+#include "store_async.h"
+#include "store_cluster.h"
 #include "store_internal.h"
+#include "store_sentinel.h"
 #include "util.h"
 
 /* The registered scripts (store.h), process-wide: appended under registry.lock, never removed;
@@ -24,6 +27,7 @@
 struct store_script {
     const char *body;
     int index;
+    _Atomic(store_async_then_fn) then; /* its continuation on a cluster (store_async.h), or NULL */
 };
 
 static struct {
@@ -35,6 +39,17 @@ static struct {
 #define BACKOFF_MIN_MS 50
 #define BACKOFF_MAX_MS 100 /* store.h: a probe at least this often after a fault */
 #define SHA_LEN STORE_SHA_LEN
+#define NODES_MAX 64         /* cluster nodes whose dial back-off and scripts are tracked */
+#define REFRESH_EVERY_MS 100 /* CLUSTER SLOTS at most this often per store */
+
+/* A cluster node's dial state (a single Redis has its own in struct store). */
+struct node_state {
+    char host[STORE_CLUSTER_HOST_MAX];
+    int port;
+    int64_t down_until_ms; /**< no dialling before this (monotonic ms) */
+    int backoff_ms;        /**< next back-off step */
+    int loaded;            /**< registered scripts [0, loaded) SCRIPT LOADed on it */
+};
 
 struct store {
     char *host, *unix_path, *username, *password;
@@ -42,10 +57,36 @@ struct store {
     pthread_mutex_t lock;
     int64_t down_until_ms; /**< no dialling before this (monotonic ms); under lock */
     int backoff_ms;        /**< next back-off step; under lock */
+    /* a cluster: its seeds, its nodes' dial states and the slot map (store_internal.h) */
+    int cluster, nseeds;
+    char *seed_host[STORE_SEEDS_MAX];
+    int seed_port[STORE_SEEDS_MAX];
+    /* Sentinel: the master's name, the sentinel to ask first, the +switch-master watcher */
+    char *sentinel_master;
+    int sentinel_next; /**< under lock */
+    struct store_sentinel_watch *watch;
+    struct node_state nodes[NODES_MAX]; /**< under lock */
+    int nnodes;                         /**< under lock */
+    struct store_map *map;              /**< the current map (a reference), or NULL; under lock */
+    _Atomic uint64_t map_version;       /**< map->version, read without the lock */
+    int refreshing;                     /**< a CLUSTER SLOTS is under way; under lock */
+    int64_t refresh_after_ms;           /**< no refresh before this (monotonic); under lock */
     char sha[STORE_SCRIPTS_MAX][SHA_LEN + 1]; /**< [0, loaded) set, then never written again */
     atomic_int loaded; /**< registered scripts [0, loaded) have their SHA in sha */
     atomic_ulong errors;
+    atomic_ulong moved, ask, tryagain, down, map_reads; /* store_cluster_counts */
 };
+
+/* The sentinels and the master's name as store_sentinel.h takes them (borrowed from st). */
+static void sentinel_cfg(const struct store *st, struct store_sentinel_cfg *out)
+{
+    *out = (struct store_sentinel_cfg){.n = st->nseeds,
+                                       .host = (const char *const *)st->seed_host,
+                                       .port = st->seed_port,
+                                       .master = st->sentinel_master,
+                                       .connect_timeout_ms = st->connect_timeout_ms,
+                                       .timeout_ms = st->timeout_ms};
+}
 
 struct store *store_new(const struct store_config *cfg)
 {
@@ -64,9 +105,31 @@ struct store *store_new(const struct store_config *cfg)
     }
     st->port = cfg->port;
     st->db = cfg->db;
+    st->cluster = cfg->cluster;
+    int seeded = cfg->cluster || cfg->sentinel_master;
+    if (cfg->sentinel_master && !(st->sentinel_master = strdup(cfg->sentinel_master))) {
+        store_free(st);
+        return NULL;
+    }
+    for (int i = 0; seeded && i < cfg->nseeds && i < STORE_SEEDS_MAX; i++) {
+        if (!(st->seed_host[i] = strdup(cfg->seed_host[i]))) {
+            store_free(st);
+            return NULL;
+        }
+        st->seed_port[i] = cfg->seed_port[i];
+        st->nseeds = i + 1;
+    }
     st->timeout_ms = cfg->timeout_ms;
     st->connect_timeout_ms = cfg->connect_timeout_ms;
     st->backoff_ms = BACKOFF_MIN_MS;
+    if (st->sentinel_master) {
+        struct store_sentinel_cfg sc;
+        sentinel_cfg(st, &sc);
+        if (!(st->watch = store_sentinel_watch_start(&sc))) {
+            store_free(st);
+            return NULL;
+        }
+    }
     return st;
 }
 
@@ -74,7 +137,12 @@ void store_free(struct store *st)
 {
     if (!st)
         return;
+    store_sentinel_watch_stop(st->watch);
     pthread_mutex_destroy(&st->lock);
+    for (int i = 0; i < st->nseeds; i++)
+        free(st->seed_host[i]);
+    free(st->sentinel_master);
+    store_map_put(st->map);
     free(st->host);
     free(st->unix_path);
     free(st->username);
@@ -157,13 +225,27 @@ const char *store_script_body(const struct store_script *s)
     return s->body;
 }
 
-/* SCRIPT LOAD of every script registered since this store's last load. A dial racing this one
- * may load the same ones: only the entries past `loaded` are written, once each. */
-static int load_scripts(struct store *st, redisContext *ctx)
+void store_async_script_then(const struct store_script *s, store_async_then_fn then)
 {
-    int from = atomic_load(&st->loaded), to = atomic_load(&registry.count);
+    struct store_script *w = &registry.s[s->index]; /* the registry's own entry */
+    atomic_store(&w->then, then);
+}
+
+store_async_then_fn store_script_then_of(const struct store_script *s)
+{
+    return atomic_load(&s->then);
+}
+
+/* SCRIPT LOAD on ctx of every script registered from `from` on (what this node has not loaded:
+ * a single Redis, everything since the store's last load; a cluster node, since its own), and
+ * their SHAs into the store's table where it has none yet. A dial racing this one may load the
+ * same ones: only the entries past `loaded` are written, once each. Returns how many scripts the
+ * node has now, or a negative errno. */
+static int load_scripts(struct store *st, redisContext *ctx, int from)
+{
+    int to = atomic_load(&registry.count);
     if (from >= to)
-        return 0;
+        return to;
     char sha[STORE_SCRIPTS_MAX][SHA_LEN + 1];
     for (int i = from; i < to; i++) {
         const char *argv[] = {"SCRIPT", "LOAD", registry.s[i].body};
@@ -179,19 +261,39 @@ static int load_scripts(struct store *st, redisContext *ctx)
     }
     pthread_mutex_lock(&st->lock);
     int at = atomic_load(&st->loaded);
-    if (at < to) {
+    if (at < to && at >= from) {
         memcpy(st->sha[at], sha[at], (size_t)(to - at) * sizeof(sha[0]));
         atomic_store_explicit(&st->loaded, to, memory_order_release);
     }
     pthread_mutex_unlock(&st->lock);
-    return 0;
+    return to;
 }
 
-static int dial(struct store *st, redisContext **out)
+/* A cluster node's dial state, added when new (the table is full: the last entry is shared by
+ * every node past it, a back-off too many rather than none). Under st->lock. */
+static struct node_state *node_state(struct store *st, const char *host, int port)
+{
+    for (int i = 0; i < st->nnodes; i++)
+        if (st->nodes[i].port == port && strcmp(st->nodes[i].host, host) == 0)
+            return &st->nodes[i];
+    if (st->nnodes == NODES_MAX)
+        return &st->nodes[NODES_MAX - 1];
+    struct node_state *n = &st->nodes[st->nnodes++];
+    util_copy(n->host, sizeof(n->host), host);
+    n->port = port;
+    n->backoff_ms = BACKOFF_MIN_MS;
+    return n;
+}
+
+/* Connect to host:port (NULL: the store's address), AUTH, SELECT (a single Redis), and the
+ * scripts this node lacks from `loaded` on (*loaded: how many it has after). */
+static int dial(struct store *st, const char *host, int port, int *loaded, redisContext **out)
 {
     struct timeval ctv = ms_to_tv(st->connect_timeout_ms);
-    redisContext *ctx = st->unix_path ? redisConnectUnixWithTimeout(st->unix_path, ctv)
-                                      : redisConnectWithTimeout(st->host, st->port, ctv);
+    redisContext *ctx =
+        !host && st->unix_path
+            ? redisConnectUnixWithTimeout(st->unix_path, ctv)
+            : redisConnectWithTimeout(host ? host : st->host, host ? port : st->port, ctv);
     if (!ctx || ctx->err) {
         note_error(st, "connect", ctx ? ctx->errstr : "out of memory");
         int rc = ctx ? -ECONNREFUSED : -ENOMEM;
@@ -205,14 +307,30 @@ static int dial(struct store *st, redisContext **out)
         const char *a3[] = {"AUTH", st->username ? st->username : "", st->password};
         rc = st->username ? setup_command(st, ctx, 3, a3) : setup_command(st, ctx, 2, a2);
     }
-    if (!rc && st->db != 0) {
+    if (!rc && st->sentinel_master) { /* a sentinel may answer before it saw a failover */
+        const char *argv[] = {"ROLE"};
+        struct store_reply *r = redisCommandArgv(ctx, 1, argv, NULL);
+        int master = r && r->type == STORE_REPLY_ARRAY && r->elements > 0 &&
+                     r->element[0]->type == STORE_REPLY_STRING &&
+                     strcmp(r->element[0]->str, "master") == 0;
+        if (!master) {
+            note_error(st, "sentinel", "the node the sentinels named is no master (yet)");
+            rc = -ECONNREFUSED;
+        }
+        store_reply_free(r);
+    }
+    if (!rc && st->db != 0 && !st->cluster) {
         char db[16];
         snprintf(db, sizeof(db), "%d", st->db);
         const char *argv[] = {"SELECT", db};
         rc = setup_command(st, ctx, 2, argv);
     }
-    if (!rc)
-        rc = load_scripts(st, ctx);
+    if (!rc) {
+        int n = load_scripts(st, ctx, *loaded);
+        rc = n < 0 ? n : 0;
+        if (n >= 0)
+            *loaded = n;
+    }
     if (rc) {
         redisFree(ctx);
         return rc == -ETIMEDOUT ? rc : -ECONNREFUSED;
@@ -223,21 +341,45 @@ static int dial(struct store *st, redisContext **out)
 
 /* After a dial that returned rc: back off (no dial before the window ends), or end the back-off.
  * Under st->lock. */
-static void dialled(struct store *st, int rc)
+static void dialled(int64_t *down_until_ms, int *backoff_ms, int rc)
 {
     if (rc) {
-        st->down_until_ms = util_now_ms() + st->backoff_ms;
-        st->backoff_ms = st->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : st->backoff_ms * 2;
+        *down_until_ms = util_now_ms() + *backoff_ms;
+        *backoff_ms = *backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : *backoff_ms * 2;
     } else {
-        st->backoff_ms = BACKOFF_MIN_MS;
-        st->down_until_ms = 0;
+        *backoff_ms = BACKOFF_MIN_MS;
+        *down_until_ms = 0;
     }
 }
 
 redisContext *store_dial(struct store *st, int *err)
 {
+    return store_dial_at(st, NULL, 0, err);
+}
+
+redisContext *store_dial_at(struct store *st, const char *host, int port, int *err)
+{
+    char primary[STORE_SENTINEL_HOST_MAX];
+    if (!host && st->sentinel_master) { /* the primary, as the sentinels say now */
+        struct store_sentinel_cfg sc;
+        sentinel_cfg(st, &sc);
+        pthread_mutex_lock(&st->lock);
+        int next = st->sentinel_next;
+        pthread_mutex_unlock(&st->lock);
+        if (store_sentinel_resolve(&sc, &next, primary, &port) != 0) {
+            note_error(st, "sentinel", "no sentinel names the primary");
+            *err = -ECONNREFUSED;
+            return NULL;
+        }
+        pthread_mutex_lock(&st->lock);
+        st->sentinel_next = next;
+        pthread_mutex_unlock(&st->lock);
+        host = primary;
+    }
     pthread_mutex_lock(&st->lock);
-    int down = util_now_ms() < st->down_until_ms;
+    struct node_state *n = host ? node_state(st, host, port) : NULL;
+    int down = util_now_ms() < (n ? n->down_until_ms : st->down_until_ms);
+    int loaded = n ? n->loaded : atomic_load(&st->loaded);
     pthread_mutex_unlock(&st->lock);
     if (down) {
         atomic_fetch_add(&st->errors, 1);
@@ -245,12 +387,148 @@ redisContext *store_dial(struct store *st, int *err)
         return NULL;
     }
     redisContext *ctx = NULL;
-    int rc = dial(st, &ctx);
+    int rc = dial(st, host, port, &loaded, &ctx);
     pthread_mutex_lock(&st->lock);
-    dialled(st, rc);
+    if (host) {
+        n = node_state(st, host, port);
+        dialled(&n->down_until_ms, &n->backoff_ms, rc);
+        if (!rc && loaded > n->loaded)
+            n->loaded = loaded;
+    } else {
+        dialled(&st->down_until_ms, &st->backoff_ms, rc);
+    }
     pthread_mutex_unlock(&st->lock);
     *err = rc;
     return ctx;
+}
+
+void store_cluster_counts(const struct store *st, struct store_cluster_counts *out)
+{
+    out->moved = atomic_load(&st->moved);
+    out->ask = atomic_load(&st->ask);
+    out->tryagain = atomic_load(&st->tryagain);
+    out->down = atomic_load(&st->down);
+    out->map_reads = atomic_load(&st->map_reads);
+}
+
+void store_cluster_note(struct store *st, int kind)
+{
+    atomic_ulong *c = kind == STORE_CLUSTER_MOVED      ? &st->moved
+                      : kind == STORE_CLUSTER_ASK      ? &st->ask
+                      : kind == STORE_CLUSTER_TRYAGAIN ? &st->tryagain
+                      : kind == STORE_CLUSTER_DOWN     ? &st->down
+                                                       : &st->map_reads;
+    atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
+}
+
+int store_cluster_mode(const struct store *st)
+{
+    return st->cluster;
+}
+
+int store_sentinel_mode(const struct store *st)
+{
+    return st->sentinel_master != NULL;
+}
+
+int store_seed(const struct store *st, int i, const char **host, int *port)
+{
+    if (i < 0 || i >= st->nseeds)
+        return -ENOENT;
+    *host = st->seed_host[i];
+    *port = st->seed_port[i];
+    return 0;
+}
+
+/* ---------------------------------------------------------------- the cluster's slot map */
+
+struct store_map *store_map_get(struct store *st)
+{
+    pthread_mutex_lock(&st->lock);
+    struct store_map *m = st->map;
+    if (m)
+        atomic_fetch_add(&m->refs, 1);
+    pthread_mutex_unlock(&st->lock);
+    return m;
+}
+
+void store_map_put(struct store_map *m)
+{
+    if (m && atomic_fetch_sub(&m->refs, 1) == 1) {
+        store_cluster_map_free(m->map);
+        free(m);
+    }
+}
+
+uint64_t store_map_version(const struct store *st)
+{
+    return atomic_load_explicit(&st->map_version, memory_order_acquire);
+}
+
+/* Make `map` (taken) the store's current one. Under st->lock; 0 or -ENOMEM (map freed). */
+static int map_install(struct store *st, struct store_cluster_map *map)
+{
+    struct store_map *m = calloc(1, sizeof(*m));
+    if (!m) {
+        store_cluster_map_free(map);
+        return -ENOMEM;
+    }
+    atomic_init(&m->refs, 1); /* the store's */
+    m->map = map;
+    m->version = atomic_load(&st->map_version) + 1;
+    struct store_map *old = st->map;
+    st->map = m;
+    atomic_store_explicit(&st->map_version, m->version, memory_order_release);
+    store_map_put(old);
+    return 0;
+}
+
+int store_map_install(struct store *st, struct store_cluster_map *map)
+{
+    pthread_mutex_lock(&st->lock);
+    int rc = map_install(st, map);
+    pthread_mutex_unlock(&st->lock);
+    return rc;
+}
+
+int store_map_moved(struct store *st, int slot, const char *host, int port)
+{
+    pthread_mutex_lock(&st->lock);
+    const struct store_cluster_map *cur = st->map ? st->map->map : NULL;
+    int at = cur && slot >= 0 && slot < CRC16_SLOTS && cur->owner[slot] != STORE_CLUSTER_NONE
+                 ? cur->owner[slot]
+                 : -1;
+    int rc = 0;
+    if (at < 0 || cur->nodes[at].port != port || strcmp(cur->nodes[at].host, host) != 0) {
+        struct store_cluster_map *next = store_cluster_map_copy(cur);
+        rc = next ? store_cluster_map_set(next, slot, host, port) : -ENOMEM;
+        if (rc)
+            store_cluster_map_free(next);
+        else
+            rc = map_install(st, next);
+    }
+    pthread_mutex_unlock(&st->lock);
+    return rc;
+}
+
+int store_map_refresh_begin(struct store *st)
+{
+    int64_t now = util_now_ms();
+    pthread_mutex_lock(&st->lock);
+    int go = !st->refreshing && now >= st->refresh_after_ms;
+    if (go) {
+        st->refreshing = 1;
+        st->refresh_after_ms = now + REFRESH_EVERY_MS;
+    }
+    pthread_mutex_unlock(&st->lock);
+    return go;
+}
+
+void store_map_refresh_end(struct store *st)
+{
+    pthread_mutex_lock(&st->lock);
+    st->refreshing = 0;
+    pthread_mutex_unlock(&st->lock);
 }
 
 int store_timeout_ms(const struct store *st)

@@ -45,6 +45,8 @@
 
 #include <stddef.h>
 
+#define STORE_SEEDS_MAX 16 /**< nodes a cluster's configuration names */
+
 /** Where Redis is and how to talk to it. Strings are borrowed for store_new only (copied). */
 struct store_config {
     const char *host;       /**< TCP host, or NULL when unix_path is set */
@@ -55,6 +57,14 @@ struct store_config {
     int db;                 /**< SELECT index, 0..  */
     int timeout_ms;         /**< per command (and each set-up command of a dial), > 0 */
     int connect_timeout_ms; /**< per dial, > 0 */
+    int cluster;            /**< 1: a Redis Cluster, found from seed_host/seed_port (host, port,
+                             *   unix_path and db are not used; a cluster has database 0 only) */
+    const char *sentinel_master;            /**< not NULL: the primary that Redis Sentinels at
+                                             *   seed_host/seed_port watch under this name (host, port and
+                                             *   unix_path are not used; store_sentinel.h) */
+    int nseeds;                             /**< cluster, sentinels: 1..STORE_SEEDS_MAX */
+    const char *seed_host[STORE_SEEDS_MAX]; /**< the seeds' (the sentinels') hosts */
+    int seed_port[STORE_SEEDS_MAX];         /**< their ports */
 };
 
 struct store;
@@ -80,12 +90,28 @@ struct store *store_new(const struct store_config *cfg);
 /** Free the store. NULL is a no-op. No dial of it may be running. */
 void store_free(struct store *st);
 
+/** 1 when the store is a Redis Cluster (store_config.cluster): its callers keep no key of two
+ *  slots in one call (schema/redis-keys.md says how the model's keys are laid out then). */
+int store_cluster_mode(const struct store *st);
+
 /** The per-command timeout in milliseconds (store_config.timeout_ms). */
 int store_timeout_ms(const struct store *st);
 
 /** Count and log a fault seen on a connection of this store (store_async.h's), or in a reply
  *  the caller judged (a script's error reply). */
 void store_note_fault(struct store *st, const char *what, const char *detail);
+
+/** What a cluster said since start (store_async.h), for /metrics; all 0 on one Redis. */
+struct store_cluster_counts {
+    unsigned long moved;     /**< MOVED followed */
+    unsigned long ask;       /**< ASK followed */
+    unsigned long tryagain;  /**< TRYAGAIN: calls refused (503) */
+    unsigned long down;      /**< CLUSTERDOWN: calls refused (503) */
+    unsigned long map_reads; /**< slot maps read (CLUSTER SLOTS answered with one) */
+};
+
+/** This store's counts (a racy snapshot; any thread). */
+void store_cluster_counts(const struct store *st, struct store_cluster_counts *out);
 
 /** Count of Redis faults (dial, I/O, timeouts, error replies) since start, for /metrics. */
 unsigned long store_error_count(const struct store *st);

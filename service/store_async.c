@@ -1,934 +1,696 @@
-/* store_async.c -- an event loop's pipelined non-blocking Redis connection; see store_async.h. */
+/* store_async.c -- an event loop's connection to the store: one Redis (its one store_conn, as it
+ * is), or a Redis Cluster's nodes, routed by slot with the redirects followed; see
+ * store_async.h. */
 #include "store_async.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/socket.h>
+#include <strings.h>
 
-#include <hiredis/sds.h>
-
+#include "crc16.h"
 #include "loop.h"
 #include "metrics.h"
+#include "store_cluster.h"
+#include "store_conn.h"
 #include "store_internal.h"
 #include "util.h"
 
-#define BACKOFF_MIN_MS 50
-#define BACKOFF_MAX_MS                                                                             \
-    100 /* a probe at least this often once Redis fails (the 503s stop                             \
-         * within about this long of Redis answering again) */
-#define READ_CHUNK ((size_t)64 * 1024)
-#define ABANDON_TIMEOUTS 2             /* unanswered for this many timeouts: close and dial again */
-#define READ_MAX ((size_t)1024 * 1024) /* bytes read per readiness event, for fairness */
-#define FEED_SLICE                                                                                 \
-    ((size_t)4 * 1024)               /* bytes given to hiredis' reader at a time (read_replies)    \
-                                      */
-#define SHARE_SLOTS 128              /* buckets of the unsent shareable groups (a power of 2) */
-#define FMT_KEEP ((size_t)64 * 1024) /* bytes of format buffer a connection keeps between uses */
+#define NONE ((size_t)-1)
 
-/* A caller that joined a shared group: completed with the group's replies. */
-struct waiter {
-    store_async_fn fn;
-    void *arg;
-    struct waiter *next;
-};
-
-/* A group of commands waiting for its replies, in send order. */
-struct pending {
-    store_async_fn fn;
-    void *arg;
-    int n, got;
-    int64_t deadline_ms; /* monotonic; INT64_MAX until its flush (the clock starts when sent) */
-    int64_t limit_ms;    /* the caller's own deadline (monotonic), 0 = none */
-    int64_t sent_ms;     /* when a flush first wrote it (monotonic) */
-    int abandoned;       /* timed out: fn was called; its replies are read and dropped */
-    int sent;            /* a flush wrote (some of) it: it may have reached Redis */
-    /* a script (store_async_script): what a NOSCRIPT reply needs to send it again as EVAL */
-    const struct store_script *script; /* or NULL */
-    int script_argc;                   /* keys + args */
-    struct buf script_tail;            /* the keys and args in RESP, as they follow EVALSHA */
-    char script_nkeys[12];
-    struct buf held; /* while there is no connection: its commands in RESP, to go out once there
-                      * is */
-    struct store_reply *replies[STORE_ASYNC_MAX_CMDS];
-    struct pending *next;
-    /* sharing (store_async_send_shared), while unsent: the commands as appended */
-    struct waiter *waiters;      /* callers that joined, completed after fn in join order */
-    struct waiter **waiters_end; /* where the next joiner goes */
-    uint64_t hash;               /* of argc[] and every argument, when shareable; else 0 */
-    int argc[STORE_ASYNC_MAX_CMDS];
-    char *args; /* every argument with its NUL, in order (args_len bytes) */
-    size_t args_len;
-    struct pending *share_next; /* the next unsent shareable group in the same bucket */
+/* A node this loop has a connection to. */
+struct node_conn {
+    char host[STORE_CLUSTER_HOST_MAX];
+    int port;
+    struct store_conn *conn;
 };
 
 struct store_async {
     struct store *st;
     struct loop *loop;
-    struct loop_watch *watch; /* ctx->fd in the loop, NULL while not registered */
-    redisContext *ctx;        /* NULL while not connected */
-    uint32_t events;          /* what `watch` waits for */
-    struct pending *head, *tail;
-    struct pending *unsent;           /* the first group appended since the last flush, or NULL */
-    struct pending *held, *held_tail; /* sent while a dial runs: written once it succeeds */
-    /* dialling: at most one helper thread; it hands its result over in `dialled` */
-    pthread_t dialer;
-    int dialing;
-    _Atomic(redisContext *) dialled;
-    atomic_int dial_done;
-    int64_t retry_at_ms; /* no dial before this (monotonic), after a failure */
-    atomic_int up;       /* ctx != NULL, for readers on other threads */
-    /* for /metrics (store_async_stats), written on the loop thread only */
-    atomic_int dialing_now;              /* a dial is in progress */
-    atomic_int in_flight;                /* groups in the FIFO (head..tail) */
-    atomic_ullong round_trips, commands; /* flushes that wrote new groups; their commands */
-    int answered;                        /* this connection has answered since it was adopted */
-    int broken;     /* the output buffer is unusable: fail at the next flush or tick */
-    char *chunk;    /* READ_CHUNK bytes: what recv reads, before hiredis parses it */
-    struct buf fmt; /* a group's commands in RESP, before they join the output buffer */
-    int backoff_ms;
-    struct pending *share[SHARE_SLOTS]; /* unsent shareable groups by hash; empty after a flush */
+    struct store_conn *single; /* one Redis: the connection; NULL on a cluster */
+    /* a cluster */
+    struct node_conn *conns; /* every node sent to, in the order first used */
+    size_t nconns, cap;
+    struct store_map *map; /* this loop's reference to the store's map, or NULL */
+    uint64_t version;      /* map's version (0: none) */
+    size_t *by_node;       /* map node i -> its entry in conns + 1, 0 while it has none */
+    int seed;              /* the seed a call goes to while there is no map */
 };
 
-static int tick_hook(void *arg);
-static void check_hook(void *arg);
-static void flush_hook(void *arg);
+/* ---------------------------------------------------------------- the loop's hook */
+
+static int hook_prepare(void *arg)
+{
+    struct store_async *sa = arg;
+    if (sa->single)
+        return store_conn_tick(sa->single);
+    int wait = -1;
+    for (size_t i = 0; i < sa->nconns; i++) {
+        int w = store_conn_tick(sa->conns[i].conn);
+        if (w >= 0 && (wait < 0 || w < wait))
+            wait = w;
+    }
+    return wait;
+}
+
+static void hook_check(void *arg)
+{
+    struct store_async *sa = arg;
+    if (sa->single)
+        store_conn_check(sa->single);
+    for (size_t i = 0; i < sa->nconns; i++)
+        store_conn_check(sa->conns[i].conn);
+}
+
+static void hook_flush(void *arg)
+{
+    store_async_flush(arg);
+}
 
 struct store_async *store_async_new(struct store *st, struct loop *loop)
 {
     struct store_async *sa = calloc(1, sizeof(*sa));
-    if (sa && !(sa->chunk = malloc(READ_CHUNK))) {
-        free(sa);
-        sa = NULL;
-    }
     if (!sa)
         return NULL;
     sa->st = st;
     sa->loop = loop;
-    sa->backoff_ms = BACKOFF_MIN_MS;
+    if (!store_cluster_mode(st) && !(sa->single = store_conn_new(st, loop, NULL, 0))) {
+        free(sa);
+        return NULL;
+    }
     /* deadlines and finished dials before the wait (its timeout) and after the events; the
      * iteration's commands go out last, after libmicrohttpd has run the requests */
     struct loop_hooks h = {
-        .prepare = tick_hook, .check = check_hook, .flush = flush_hook, .arg = sa};
+        .prepare = hook_prepare, .check = hook_check, .flush = hook_flush, .arg = sa};
     if (loop_hooks_add(loop, &h)) {
-        free(sa->chunk);
+        store_conn_free(sa->single);
         free(sa);
         return NULL;
     }
     return sa;
 }
 
-/* ---------------------------------------------------------------- failure */
-
-static void ready(void *arg, uint32_t events);
-
-static void set_events(struct store_async *sa, uint32_t events)
+void store_async_free(struct store_async *sa)
 {
-    if (!sa->ctx || events == sa->events)
+    if (!sa)
         return;
-    if (!sa->watch)
-        sa->watch = loop_watch_add(sa->loop, sa->ctx->fd, events, ready, sa);
-    if (sa->watch && loop_watch_set(sa->watch, events) == 0)
-        sa->events = events;
+    store_conn_free(sa->single);
+    for (size_t i = 0; i < sa->nconns; i++) /* its groups fail with -ECANCELED: routes go */
+        store_conn_free(sa->conns[i].conn);
+    store_map_put(sa->map);
+    free(sa->conns);
+    free(sa->by_node);
+    free(sa);
 }
 
-static void close_ctx(struct store_async *sa)
+void store_async_flush(struct store_async *sa)
 {
-    if (!sa->ctx)
-        return;
-    loop_watch_remove(sa->watch); /* before the close: a reused fd number must not inherit it */
-    sa->watch = NULL;
-    sa->events = 0;
-    redisFree(sa->ctx);
-    sa->ctx = NULL;
-    atomic_store(&sa->up, 0);
+    if (sa->single)
+        store_conn_flush(sa->single);
+    for (size_t i = 0; i < sa->nconns; i++)
+        store_conn_flush(sa->conns[i].conn);
 }
 
-static void later(struct store_async *sa)
+int store_async_connected(struct store_async *sa)
 {
-    sa->retry_at_ms = util_now_ms() + sa->backoff_ms;
-    sa->backoff_ms = sa->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : sa->backoff_ms * 2;
-}
-
-/* Complete a group: its own caller, then every caller that joined it, with the same replies. */
-static void notify(struct pending *p, int rc, struct store_reply **replies)
-{
-    p->fn(p->arg, rc, replies);
-    for (struct waiter *w = p->waiters; w; w = w->next)
-        w->fn(w->arg, rc, replies);
-}
-
-/* Put p at the end of the FIFO of groups (sent, or to send at the next flush), counted in
- * flight; its deadline is set when it is written (INT64_MAX until then). */
-static void queue_append(struct store_async *sa, struct pending *p)
-{
-    p->deadline_ms = INT64_MAX;
-    if (!sa->unsent)
-        sa->unsent = p;
-    if (sa->tail)
-        sa->tail->next = p;
-    else
-        sa->head = p;
-    sa->tail = p;
-    atomic_fetch_add_explicit(&sa->in_flight, 1, memory_order_relaxed);
-}
-
-static void pending_free(struct pending *p)
-{
-    for (int i = 0; i < p->got; i++)
-        store_reply_free(p->replies[i]);
-    buf_free(&p->script_tail);
-    buf_free(&p->held);
-    while (p->waiters) {
-        struct waiter *w = p->waiters;
-        p->waiters = w->next;
-        free(w);
-    }
-    free(p->args);
-    free(p);
-}
-
-/* The sends since the last flush are out (or failed): nothing unsent is left to join. */
-static void share_reset(struct store_async *sa)
-{
-    for (struct pending *p = sa->unsent; p; p = p->next)
-        if (p->hash)
-            sa->share[p->hash & (SHARE_SLOTS - 1)] = NULL;
-    sa->unsent = NULL;
-}
-
-/* Close the connection and fail every pending group with rc (callbacks run last: they may send,
- * which then finds no connection). Groups already given up were answered already. */
-static void fail_all(struct store_async *sa, int rc, const char *what)
-{
-    if (rc != -ECANCELED)
-        store_note_fault(sa->st, what, sa->ctx && sa->ctx->errstr[0] ? sa->ctx->errstr : "");
-    close_ctx(sa);
-    sa->broken = 0;
-    if (rc != -ECANCELED && sa->answered)
-        sa->retry_at_ms = 0; /* it worked until now (CLIENT KILL, a proxy's reset): dial at once,
-                              * so the reads resent and the requests held meanwhile go out */
-    else if (rc != -ECANCELED)
-        later(sa);
-    sa->answered = 0;
-    share_reset(sa);
-    struct pending *p = sa->head;
-    sa->head = sa->tail = NULL;
-    atomic_store_explicit(&sa->in_flight, 0, memory_order_relaxed);
-    while (p) {
-        struct pending *next = p->next;
-        if (!p->abandoned)
-            notify(p, rc == -EIO && p->sent ? -ECONNRESET : rc, NULL);
-        pending_free(p);
-        p = next;
-    }
-}
-
-/* ---------------------------------------------------------------- held while dialling */
-
-/* Fail every held group with rc (none of them was written). Callbacks run after the list is
- * detached: a callback may send again, which then holds or fails as the connection stands. */
-static void fail_held(struct store_async *sa, int rc)
-{
-    struct pending *p = sa->held;
-    sa->held = sa->held_tail = NULL;
-    while (p) {
-        struct pending *next = p->next;
-        notify(p, rc, NULL);
-        pending_free(p);
-        p = next;
-    }
-}
-
-/* Keep a group sent while there is no connection: its commands (resp[0..len), formatted),
- * written once the dial in progress succeeds. Its clock runs from now: it is given up (not
- * written) at its own deadline, or the command timeout when it has none. 0, or -ENOMEM (p stays
- * the caller's). */
-static int hold_group(struct store_async *sa, struct pending *p, const char *resp, size_t len)
-{
-    p->held.len = 0;
-    if (buf_append(&p->held, resp, len))
-        return -ENOMEM;
-    p->deadline_ms = p->limit_ms ? p->limit_ms : util_now_ms() + store_timeout_ms(sa->st);
-    p->next = NULL;
-    if (sa->held_tail)
-        sa->held_tail->next = p;
-    else
-        sa->held = p;
-    sa->held_tail = p;
+    if (sa->single)
+        return store_conn_connected(sa->single);
+    for (size_t i = 0; i < sa->nconns; i++)
+        if (store_conn_connected(sa->conns[i].conn))
+            return 1;
     return 0;
 }
 
-/* A dial succeeded: the held groups join the output buffer, in the order they were sent (the
- * loop's flush writes them). */
-static void release_held(struct store_async *sa)
+void store_async_stats(struct store_async *sa, struct metrics_conn *out)
 {
-    while (sa->ctx && sa->held) {
-        struct pending *p = sa->held;
-        sa->held = p->next;
-        if (!sa->held)
-            sa->held_tail = NULL;
-        p->next = NULL;
-        if (redisAppendFormattedCommand(sa->ctx, p->held.data, p->held.len) != REDIS_OK) {
-            sa->broken = 1; /* out of memory: part of it may be in the buffer (store_async_flush) */
-            notify(p, -ECONNREFUSED, NULL);
-            pending_free(p);
-            continue;
+    if (sa->single) {
+        store_conn_stats(sa->single, out);
+        return;
+    }
+    /* the sums over the nodes; the state is the worst of the map's masters' connections (a
+     * node that is no master any more, say after a failover, does not count) */
+    *out = (struct metrics_conn){.state = METRICS_CONN_DOWN};
+    int seen = 0, worst = METRICS_CONN_UP;
+    for (size_t i = 0; i < sa->nconns; i++) {
+        struct metrics_conn one;
+        store_conn_stats(sa->conns[i].conn, &one);
+        out->round_trips += one.round_trips;
+        out->commands += one.commands;
+        out->in_flight += one.in_flight;
+        int master = 0;
+        for (size_t k = 0; sa->map && k < sa->map->map->nnodes; k++)
+            master |= sa->by_node[k] == i + 1;
+        if (master) {
+            seen = 1;
+            if (one.state == METRICS_CONN_DOWN ||
+                (one.state == METRICS_CONN_DIALLING && worst == METRICS_CONN_UP))
+                worst = one.state;
         }
-        buf_free(&p->held);
-        queue_append(sa, p);
     }
+    if (seen)
+        out->state = worst;
 }
 
-/* Give up the held groups past their deadline (never written: -ECONNREFUSED). Returns the
- * earliest deadline still ahead (monotonic ms), or 0. */
-static int64_t give_up_held(struct store_async *sa, int64_t now)
+/* ---------------------------------------------------------------- nodes and the map */
+
+/* This loop's connection to host:port, made when new; its index, or NONE (ENOMEM). */
+static size_t conn_at(struct store_async *sa, const char *host, int port)
 {
-    struct pending *late = NULL, **late_end = &late, **pp = &sa->held;
-    int64_t next = 0;
-    sa->held_tail = NULL;
-    while (*pp) {
-        struct pending *p = *pp;
-        if (now >= p->deadline_ms) {
-            *pp = p->next;
-            p->next = NULL;
-            *late_end = p;
-            late_end = &p->next;
-            continue;
+    for (size_t i = 0; i < sa->nconns; i++)
+        if (sa->conns[i].port == port && strcmp(sa->conns[i].host, host) == 0)
+            return i;
+    if (sa->nconns == sa->cap) {
+        size_t cap = sa->cap ? sa->cap * 2 : 8;
+        struct node_conn *grown = realloc(sa->conns, cap * sizeof(*grown));
+        if (!grown)
+            return NONE;
+        sa->conns = grown;
+        sa->cap = cap;
+    }
+    struct node_conn *n = &sa->conns[sa->nconns];
+    util_copy(n->host, sizeof(n->host), host);
+    n->port = port;
+    if (!(n->conn = store_conn_new(sa->st, sa->loop, host, port)))
+        return NONE;
+    store_conn_start(n->conn);
+    return sa->nconns++;
+}
+
+/* Take the store's map when it changed since this loop last looked (one atomic load when not). */
+static void sync_map(struct store_async *sa)
+{
+    if (store_map_version(sa->st) == sa->version)
+        return;
+    struct store_map *m = store_map_get(sa->st);
+    size_t n = m ? m->map->nnodes : 0;
+    size_t *by = calloc(n ? n : 1, sizeof(*by));
+    if (!by) {
+        store_map_put(m);
+        return; /* the old map stays: it redirects */
+    }
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = 0; k < sa->nconns; k++)
+            if (sa->conns[k].port == m->map->nodes[i].port &&
+                strcmp(sa->conns[k].host, m->map->nodes[i].host) == 0)
+                by[i] = k + 1;
+    store_map_put(sa->map);
+    free(sa->by_node);
+    sa->map = m;
+    sa->by_node = by;
+    sa->version = m ? m->version : 0;
+}
+
+/* The connection a call for `slot` (-1: no key) goes to: the slot's master; the first master
+ * for no key; a seed while there is no map or the map says nobody serves the slot (it
+ * redirects). Its index in conns, or NONE (ENOMEM, no seed). */
+static size_t route_to(struct store_async *sa, int slot)
+{
+    sync_map(sa);
+    const struct store_cluster_map *m = sa->map ? sa->map->map : NULL;
+    size_t node = NONE;
+    if (m && slot >= 0 && m->owner[slot] != STORE_CLUSTER_NONE)
+        node = m->owner[slot];
+    else if (m && slot < 0 && m->nnodes > 0)
+        node = 0;
+    if (node != NONE) {
+        if (sa->by_node[node])
+            return sa->by_node[node] - 1;
+        size_t at = conn_at(sa, m->nodes[node].host, m->nodes[node].port);
+        if (at != NONE)
+            sa->by_node[node] = at + 1;
+        return at;
+    }
+    const char *host = NULL;
+    int port = 0;
+    if (store_seed(sa->st, sa->seed, &host, &port))
+        return NONE;
+    return conn_at(sa, host, port);
+}
+
+/* A CLUSTER SLOTS under way: where it was sent. */
+struct refresh {
+    struct store_async *sa;
+    size_t at;
+};
+
+static void slots_reply(void *arg, int rc, struct store_reply **replies)
+{
+    struct refresh *f = arg;
+    struct store_async *sa = f->sa;
+    if (rc == 0) {
+        struct store_cluster_map *m = NULL;
+        int prc = store_cluster_map_parse(replies[0], sa->conns[f->at].host, &m);
+        if (prc == 0 && m->covered > 0) {
+            store_map_install(sa->st, m);
+            store_cluster_note(sa->st, STORE_CLUSTER_OTHER);
+        } else {
+            store_cluster_map_free(m);
+            store_note_fault(sa->st, "CLUSTER SLOTS",
+                             replies[0]->type == STORE_REPLY_ERROR ? replies[0]->str
+                                                                   : "no slot served");
         }
-        if (!next || p->deadline_ms < next)
-            next = p->deadline_ms;
-        sa->held_tail = p;
-        pp = &p->next;
+    } else if (rc != -ECANCELED) {
+        sa->seed++; /* that node does not answer: the next refresh (or map-less call) asks the
+                     * next seed, round the list */
+        const char *h;
+        int p;
+        if (store_seed(sa->st, sa->seed, &h, &p))
+            sa->seed = 0;
     }
-    while (late) {
-        struct pending *p = late;
-        late = p->next;
-        store_note_fault(sa->st, "connect", "no connection within the request's deadline");
-        notify(p, -ECONNREFUSED, NULL);
-        pending_free(p);
-    }
-    return next;
+    store_map_refresh_end(sa->st);
+    free(f);
 }
 
-/* ---------------------------------------------------------------- dialling */
-
-static void *dial_main(void *arg)
+/* Read the map again (CLUSTER SLOTS), unless the store did in the last 100 ms or is doing it:
+ * on `prefer` (an index in conns, or NONE) if it is connected, else on a connected node, else
+ * on a seed. Behind the calls sent before it; nothing waits for it. */
+static void refresh(struct store_async *sa, size_t prefer)
 {
-    struct store_async *sa = arg;
-    int err = 0;
-    redisContext *c = store_dial(sa->st, &err);
-    atomic_store(&sa->dialled, c);
-    atomic_store(&sa->dial_done, 1);
-    loop_wake(sa->loop); /* the loop adopts it in its next tick */
-    return NULL;
-}
-
-static void start_dial(struct store_async *sa)
-{
-    if (sa->ctx || sa->dialing || util_now_ms() < sa->retry_at_ms)
+    if (!store_map_refresh_begin(sa->st))
         return;
-    atomic_store(&sa->dial_done, 0);
-    if (pthread_create(&sa->dialer, NULL, dial_main, sa) == 0)
-        sa->dialing = 1;
-    else
-        later(sa);
-    atomic_store(&sa->dialing_now, sa->dialing);
-}
-
-/* Take over a connection the helper dialled: non-blocking from now on. */
-static void adopt(struct store_async *sa, redisContext *c)
-{
-    int fl = fcntl(c->fd, F_GETFL);
-    if (fl < 0 || fcntl(c->fd, F_SETFL, fl | O_NONBLOCK) < 0) {
-        store_note_fault(sa->st, "connect", "cannot make the socket non-blocking");
-        redisFree(c);
-        later(sa);
-        return;
+    size_t at = prefer != NONE && store_conn_connected(sa->conns[prefer].conn) ? prefer : NONE;
+    for (size_t i = 0; at == NONE && i < sa->nconns; i++)
+        if (store_conn_connected(sa->conns[i].conn))
+            at = i;
+    if (at == NONE) {
+        const char *host = NULL;
+        int port = 0;
+        if (store_seed(sa->st, sa->seed, &host, &port) == 0)
+            at = conn_at(sa, host, port);
     }
-    c->flags &= ~REDIS_BLOCK; /* hiredis then treats EAGAIN as "try again later" */
-    sa->ctx = c;
-    sa->events = 0;
-    atomic_store(&sa->up, 1);
-    set_events(sa, EPOLLIN);
-    if (!sa->events) {
-        store_note_fault(sa->st, "connect", "the loop cannot watch the socket");
-        close_ctx(sa);
-        later(sa);
+    struct refresh *f = at != NONE ? malloc(sizeof(*f)) : NULL;
+    const char *argv[] = {"CLUSTER", "SLOTS"};
+    const char *const *av[] = {argv};
+    const int argc[] = {2};
+    if (f) {
+        *f = (struct refresh){.sa = sa, .at = at};
+        if (store_conn_send(sa->conns[at].conn, 1, argc, av, NULL, 0, slots_reply, f) >= 0)
+            return;
     }
-}
-
-static void finish_dial(struct store_async *sa)
-{
-    if (!sa->dialing || !atomic_load(&sa->dial_done))
-        return;
-    pthread_join(sa->dialer, NULL);
-    sa->dialing = 0;
-    atomic_store(&sa->dialing_now, 0);
-    redisContext *c = atomic_exchange(&sa->dialled, NULL);
-    if (c)
-        adopt(sa, c);
-    else
-        later(sa); /* store_dial logged and counted it */
-    if (sa->ctx)
-        release_held(sa);
-    else
-        fail_held(sa, -ECONNREFUSED); /* the dial failed: Redis is unreachable now */
+    free(f);
+    store_map_refresh_end(sa->st);
 }
 
 void store_async_start(struct store_async *sa)
 {
-    start_dial(sa);
+    if (sa->single) {
+        store_conn_start(sa->single);
+        return;
+    }
+    size_t at = route_to(sa, -1); /* a seed: the map is read from it */
+    if (at != NONE)
+        refresh(sa, at);
 }
 
-/* ---------------------------------------------------------------- I/O */
+/* ---------------------------------------------------------------- keys and slots */
 
-/* Whether a send may go out now: 0, or the errno store_async_send_shared returns. */
-static int can_send(struct store_async *sa, int n)
+/* Commands whose first argument is no key (those rankd sends: /admin/redis, /readyz). */
+static int keyless(const char *name)
 {
-    if (n < 1 || n > STORE_ASYNC_MAX_CMDS)
-        return -EINVAL;
-    if (sa->broken)
-        return -EIO;
-    if (sa->head && sa->head->abandoned)
-        return -ETIMEDOUT; /* Redis is not answering: fail fast */
-    if (!sa->ctx) {
-        start_dial(sa); /* held until it ends (hold_group); in the back-off window: fail fast */
-        return sa->dialing ? 0 : -ECONNREFUSED;
-    }
+    static const char *const names[] = {"PING",    "INFO",   "SLOWLOG", "LATENCY", "CONFIG",
+                                        "CLUSTER", "ECHO",   "TIME",    "DBSIZE",  "CLIENT",
+                                        "COMMAND", "SCRIPT", "MEMORY",  "WAIT",    "ASKING"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (strcasecmp(name, names[i]) == 0)
+            return 1;
     return 0;
 }
 
-/* ---------------------------------------------------------------- RESP */
-
-/*
- * Commands are formatted here, into the connection's own buffer, and join hiredis' output buffer
- * in one piece (redisAppendFormattedCommand): hiredis' formatter (sdscatfmt and a grown sds per
- * piece) was 7% of a member lookup's instructions (callgrind), the commands' argv copies for
- * scripts another 3%.
- */
-
-/* "<type><n>\r\n" appended to b: 0 or -ENOMEM. */
-static int resp_head(struct buf *b, char type, size_t n)
+/* The slot of one command's key, or -1 when it has none. */
+static int command_slot(int argc, const char *const *argv, const size_t *lens)
 {
-    char tmp[24], *end = tmp + sizeof(tmp), *at = end;
-    *--at = '\n';
-    *--at = '\r';
-    do
-        *--at = (char)('0' + n % 10);
-    while ((n /= 10) != 0);
-    *--at = type;
-    return buf_append(b, at, (size_t)(end - at));
+    if (argc < 2 || keyless(argv[0]))
+        return -1;
+    if (strcasecmp(argv[0], "EVAL") == 0 || strcasecmp(argv[0], "EVALSHA") == 0)
+        return argc > 3 && strtol(argv[2], NULL, 10) > 0
+                   ? crc16_key_slot(argv[3], lens ? lens[3] : strlen(argv[3]))
+                   : -1;
+    return crc16_key_slot(argv[1], lens ? lens[1] : strlen(argv[1]));
 }
 
-/* One bulk string, "$<len>\r\n<bytes>\r\n", appended to b: 0 or -ENOMEM. */
-static int resp_arg(struct buf *b, const char *s, size_t len)
+/* The slot of a group (its first keyed command's), or -1; -EXDEV below -1 when two of its keys
+ * are in different slots (a caller's bug: Redis would refuse it too). */
+static int group_slot(int n, const int *argc, const char *const *const *argv,
+                      const size_t *const *argvlen)
 {
-    return resp_head(b, '$', len) || buf_append(b, s, len) || buf_append(b, "\r\n", 2) ? -ENOMEM
-                                                                                       : 0;
-}
-
-/* One command, argv[0..argc) (argvlen NULL: NUL-terminated), appended to b: 0 or -ENOMEM. */
-static int resp_command(struct buf *b, int argc, const char *const *argv, const size_t *argvlen)
-{
-    if (resp_head(b, '*', (size_t)argc))
-        return -ENOMEM;
-    for (int a = 0; a < argc; a++)
-        if (resp_arg(b, argv[a], argvlen ? argvlen[a] : strlen(argv[a])))
-            return -ENOMEM;
-    return 0;
-}
-
-/* The connection's format buffer after a use: kept for the next group, unless a big one (a write
- * batch, a script's body) grew it past what the common ones need. */
-static void fmt_done(struct store_async *sa)
-{
-    if (sa->fmt.cap > FMT_KEEP)
-        buf_free(&sa->fmt);
-    sa->fmt.len = 0;
-}
-
-/* Queue p, whose commands are resp[0..len) in RESP, for its replies: into the output buffer, or
- * held while a dial runs. Returns 1 (a new pipeline), 0, or -ENOMEM (p is not queued and stays
- * the caller's; with a connection, it is closed at the next flush or tick). */
-static int append_resp(struct store_async *sa, struct pending *p, const char *resp, size_t len)
-{
-    if (!sa->ctx)
-        return hold_group(sa, p, resp, len);
-    int fresh = sdslen(sa->ctx->obuf) == 0;
-    if (redisAppendFormattedCommand(sa->ctx, resp, len) != REDIS_OK) {
-        /* out of memory: the context is unusable, so the connection must go; not from here (no
-         * callback runs inside a send): at the next flush or tick */
-        sa->broken = 1;
-        return -ENOMEM;
+    int slot = -1;
+    for (int i = 0; i < n; i++) {
+        int s = command_slot(argc[i], argv[i], argvlen ? argvlen[i] : NULL);
+        if (s >= 0 && slot >= 0 && s != slot)
+            return -EXDEV - 1;
+        if (s >= 0)
+            slot = s;
     }
-    queue_append(sa, p);
-    return fresh;
+    return slot;
 }
 
-/* Append the group's commands and queue p for their replies; returns as append_resp. */
-static int append_group(struct store_async *sa, struct pending *p, const int *argc,
-                        const char *const *const *argv, const size_t *const *argvlen)
+/* ---------------------------------------------------------------- a call on a cluster */
+
+enum route_kind { ROUTE_SEND = 0, ROUTE_SHARED, ROUTE_SCRIPT };
+
+/* One caller's group on a cluster, kept until it is answered: its commands (copied, to send
+ * again after a redirect), which of them are answered, the answers kept from earlier
+ * attempts. */
+struct route {
+    struct store_async *sa;
+    store_async_fn fn;
+    void *arg;
+    int kind;                          /* enum route_kind */
+    const struct store_script *script; /* ROUTE_SCRIPT */
+    int nkeys;                         /* ROUTE_SCRIPT */
+    int n;                             /* commands (a script: 1) */
+    int argc[STORE_ASYNC_MAX_CMDS];    /* each command's arguments (a script: keys + args) */
+    const char **argv;                 /* every argument, command after command, NUL-ended */
+    size_t *lens;
+    int64_t deadline_ms;
+    int hops;   /* redirects followed */
+    size_t at;  /* the connection (conns index) of the attempt in flight */
+    int asking; /* that attempt sent each command after an ASKING */
+    int nsent;  /* its commands, as indexes into the group, in order */
+    int sent[STORE_ASYNC_MAX_CMDS];
+    struct store_reply *kept[STORE_ASYNC_MAX_CMDS]; /* answers of earlier attempts (copies) */
+};
+
+static void route_free(struct route *r)
 {
-    int rc = 0;
-    for (int i = 0; i < p->n && !rc; i++)
-        rc = resp_command(&sa->fmt, argc[i], argv[i], argvlen ? argvlen[i] : NULL);
-    rc = rc ? -ENOMEM : append_resp(sa, p, sa->fmt.data, sa->fmt.len);
-    fmt_done(sa);
+    for (int i = 0; i < r->n; i++)
+        store_reply_free(r->kept[i]);
+    free(r);
+}
+
+/* A route for n commands, copied (lens NULL: NUL-terminated); NULL on ENOMEM. */
+static struct route *route_new(struct store_async *sa, int kind, int n, const int *argc,
+                               const char *const *const *argv, const size_t *const *argvlen,
+                               int64_t deadline_ms, store_async_fn fn, void *arg)
+{
+    size_t args = 0, bytes = 0;
+    for (int i = 0; i < n; i++)
+        for (int a = 0; a < argc[i]; a++) {
+            args++;
+            bytes += (argvlen ? argvlen[i][a] : strlen(argv[i][a])) + 1;
+        }
+    size_t head = (sizeof(struct route) + sizeof(void *) - 1) / sizeof(void *) * sizeof(void *);
+    size_t total = head + args * (sizeof(const char *) + sizeof(size_t)) + bytes;
+    struct route *r = calloc(1, total);
+    if (!r)
+        return NULL;
+    r->argv = (const char **)(void *)((char *)r + head);
+    r->lens = (size_t *)(void *)(r->argv + args);
+    char *at = (char *)(r->lens + args);
+    size_t k = 0;
+    for (int i = 0; i < n; i++) {
+        r->argc[i] = argc[i];
+        for (int a = 0; a < argc[i]; a++, k++) {
+            size_t l = argvlen ? argvlen[i][a] : strlen(argv[i][a]);
+            memcpy(at, argv[i][a], l);
+            at[l] = '\0';
+            r->argv[k] = at;
+            r->lens[k] = l;
+            at += l + 1;
+        }
+    }
+    r->sa = sa;
+    r->kind = kind;
+    r->n = n;
+    r->deadline_ms = deadline_ms;
+    r->fn = fn;
+    r->arg = arg;
+    return r;
+}
+
+/* The arguments of command i of r. */
+static const char *const *route_argv(const struct route *r, int i, const size_t **lens)
+{
+    size_t k = 0;
+    for (int c = 0; c < i; c++)
+        k += (size_t)r->argc[c];
+    *lens = r->lens + k;
+    return r->argv + k;
+}
+
+static void route_reply(void *arg, int rc, struct store_reply **replies);
+
+/* Send the commands which[0..nwhich) of r to conns[at], each after an ASKING when `asking`; the
+ * first attempt of a shared group as shared. Returns as store_conn_send. */
+static int route_send(struct route *r, size_t at, const int *which, int nwhich, int asking,
+                      int first)
+{
+    struct store_conn *c = r->sa->conns[at].conn;
+    r->at = at;
+    r->asking = asking;
+    r->nsent = nwhich;
+    memcpy(r->sent, which, (size_t)nwhich * sizeof(*which));
+    if (r->kind == ROUTE_SCRIPT && !asking)
+        return store_conn_script(c, r->script, r->nkeys, r->argc[0] - r->nkeys, r->argv, r->lens,
+                                 r->deadline_ms, route_reply, r);
+    int n = 0, argc[STORE_CONN_MAX_CMDS];
+    const char *const *av[STORE_CONN_MAX_CMDS];
+    const size_t *lv[STORE_CONN_MAX_CMDS];
+    static const char *const asking_argv[] = {"ASKING"};
+    static const size_t asking_len[] = {6};
+    const char **eval = NULL; /* a script after ASKING: EVAL of its body (the target may not
+                               * have its SHA; this is rare) */
+    size_t *eval_lens = NULL;
+    char nkeys[16];
+    for (int k = 0; k < nwhich; k++) {
+        if (asking) {
+            argc[n] = 1;
+            av[n] = asking_argv;
+            lv[n++] = asking_len;
+        }
+        const size_t *lens;
+        const char *const *a = route_argv(r, which[k], &lens);
+        if (r->kind == ROUTE_SCRIPT) {
+            int total = r->argc[0] + 3;
+            eval = calloc((size_t)total, sizeof(*eval));
+            eval_lens = calloc((size_t)total, sizeof(*eval_lens));
+            if (!eval || !eval_lens) {
+                free(eval);
+                free(eval_lens);
+                return -ENOMEM;
+            }
+            snprintf(nkeys, sizeof(nkeys), "%d", r->nkeys);
+            eval[0] = "EVAL";
+            eval[1] = store_script_body(r->script);
+            eval[2] = nkeys;
+            for (int i = 0; i < 3; i++)
+                eval_lens[i] = strlen(eval[i]);
+            for (int i = 0; i < r->argc[0]; i++) {
+                eval[3 + i] = a[i];
+                eval_lens[3 + i] = lens[i];
+            }
+            argc[n] = total;
+            av[n] = eval;
+            lv[n++] = eval_lens;
+        } else {
+            argc[n] = r->argc[which[k]];
+            av[n] = a;
+            lv[n++] = lens;
+        }
+    }
+    int rc = first && r->kind == ROUTE_SHARED
+                 ? store_conn_send_shared(c, n, argc, av, r->deadline_ms, route_reply, r)
+                 : store_conn_send(c, n, argc, av, lv, r->deadline_ms, route_reply, r);
+    free(eval);
+    free(eval_lens);
     return rc;
 }
 
-/* A new group of n commands for fn(arg), not queued yet; NULL on ENOMEM. */
-static struct pending *pending_new(store_async_fn fn, void *arg, int n)
+/* The answer is complete: out[0..n) (each freed after the call unless the callback takes it,
+ * setting it to NULL; `own`: out is r's to free, else the connection's). A script with a
+ * continuation gets it instead. r is freed. */
+static void route_deliver(struct route *r, struct store_reply **out, int own)
 {
-    struct pending *p = calloc(1, sizeof(*p));
-    if (!p)
-        return NULL;
-    p->fn = fn;
-    p->arg = arg;
-    p->n = n;
-    p->waiters_end = &p->waiters;
-    return p;
+    store_async_then_fn then = r->kind == ROUTE_SCRIPT ? store_script_then_of(r->script) : NULL;
+    if (then) {
+        struct store_reply *reply = out[0];
+        out[0] = NULL; /* taken: the continuation's (a script's group is never shared) */
+        struct store_call call = {.nkeys = r->nkeys,
+                                  .nargs = r->argc[0] - r->nkeys,
+                                  .argv = r->argv,
+                                  .lens = r->lens,
+                                  .deadline_ms = r->deadline_ms};
+        then(r->sa, reply, &call, r->fn, r->arg);
+    } else {
+        r->fn(r->arg, 0, out);
+    }
+    if (own) /* what the callback did not take */
+        for (int i = 0; i < r->n; i++)
+            store_reply_free(out[i]);
+    route_free(r);
 }
 
-/* FNV-1a over the argument counts and every argument with its NUL; never 0 (0: not shared). */
-static uint64_t group_hash(int n, const int *argc, const char *const *const *argv, size_t *len)
+static void route_fail(struct route *r, int rc)
 {
-    uint64_t h = UINT64_C(14695981039346656037);
-    size_t total = 0;
-    for (int i = 0; i < n; i++) {
-        h = (h ^ (uint64_t)argc[i]) * UINT64_C(1099511628211);
-        for (int a = 0; a < argc[i]; a++) {
-            const char *s = argv[i][a];
-            do
-                h = (h ^ (unsigned char)*s) * UINT64_C(1099511628211);
-            while (*s++);
-            total += (size_t)(s - argv[i][a]);
+    store_async_fn fn = r->fn;
+    void *arg = r->arg;
+    route_free(r);
+    fn(arg, rc, NULL);
+}
+
+static void route_reply(void *arg, int rc, struct store_reply **replies)
+{
+    struct route *r = arg;
+    struct store_async *sa = r->sa;
+    if (rc) {
+        if (rc != -ECANCELED) /* a node failed or went silent: the cluster may have changed */
+            refresh(sa, NONE);
+        route_fail(r, rc);
+        return;
+    }
+    const int step = r->asking ? 2 : 1, base = r->asking ? 1 : 0;
+    int pending[STORE_ASYNC_MAX_CMDS], npending = 0, refused = 0, kept = 0;
+    struct store_cluster_redirect to = {0}, rd;
+    for (int k = 0; k < r->nsent; k++) {
+        const struct store_reply *x = replies[base + k * step];
+        int kind = x->type == STORE_REPLY_ERROR ? store_cluster_redirect_parse(x->str, x->len, &rd)
+                                                : STORE_CLUSTER_OTHER;
+        if (kind == STORE_CLUSTER_MOVED || kind == STORE_CLUSTER_ASK) {
+            if (npending == 0)
+                to = rd;
+            pending[npending++] = r->sent[k];
+        } else if (kind == STORE_CLUSTER_TRYAGAIN) {
+            refused = -EBUSY;
+        } else if (kind == STORE_CLUSTER_DOWN) {
+            refused = -ENETDOWN;
         }
     }
-    *len = total;
-    return h ? h : 1;
-}
-
-/* 1 when the unsent group p was appended with exactly these commands. */
-static int same_group(const struct pending *p, int n, const int *argc,
-                      const char *const *const *argv, uint64_t hash, size_t len)
-{
-    if (p->hash != hash || p->n != n || p->args_len != len)
-        return 0;
-    const char *at = p->args;
-    for (int i = 0; i < n; i++) {
-        if (p->argc[i] != argc[i])
-            return 0;
-        for (int a = 0; a < argc[i]; a++) {
-            size_t l = strlen(argv[i][a]) + 1;
-            if (memcmp(at, argv[i][a], l) != 0)
-                return 0;
-            at += l;
+    for (int i = 0; i < r->n; i++)
+        kept += r->kept[i] != NULL;
+    if (refused) {
+        store_note_fault(sa->st, "cluster", refused == -EBUSY ? "TRYAGAIN" : "CLUSTERDOWN");
+        store_cluster_note(sa->st, refused == -EBUSY ? STORE_CLUSTER_TRYAGAIN : STORE_CLUSTER_DOWN);
+        if (refused == -ENETDOWN)
+            refresh(sa, NONE);
+        route_fail(r, refused);
+        return;
+    }
+    if (npending == 0 && kept == 0 && !r->asking) {
+        route_deliver(r, replies, 0); /* the common case: the connection's replies as they are */
+        return;
+    }
+    if (npending == 0) { /* the last commands answered: with the earlier answers, in order */
+        struct store_reply *out[STORE_ASYNC_MAX_CMDS] = {0};
+        for (int k = 0; k < r->nsent; k++) {
+            out[r->sent[k]] = replies[base + k * step];
+            replies[base + k * step] = NULL; /* taken: a resent group is never shared */
+        }
+        for (int i = 0; i < r->n; i++)
+            if (!out[i]) {
+                out[i] = r->kept[i];
+                r->kept[i] = NULL;
+            }
+        route_deliver(r, out, 1);
+        return;
+    }
+    /* keep what this attempt answered (copies: a shared group's replies are everyone's) */
+    for (int k = 0; k < r->nsent; k++) {
+        int c = r->sent[k], redirected = 0;
+        for (int p = 0; p < npending; p++)
+            redirected |= pending[p] == c;
+        if (!redirected && !(r->kept[c] = store_reply_copy(replies[base + k * step]))) {
+            route_fail(r, -ENOMEM);
+            return;
         }
     }
-    return 1;
+    if (++r->hops > STORE_ASYNC_REDIRECTS) {
+        store_note_fault(sa->st, "cluster", "too many redirects");
+        route_fail(r, -ELOOP);
+        return;
+    }
+    const char *host = to.host[0] ? to.host : sa->conns[r->at].host; /* "" : the same host */
+    store_cluster_note(sa->st, to.kind);
+    if (to.kind == STORE_CLUSTER_MOVED) {
+        size_t from = r->at;
+        store_map_moved(sa->st, to.slot, host, to.port);
+        refresh(sa, from);
+    }
+    size_t at = conn_at(sa, host, to.port);
+    rc = at == NONE ? -ENOMEM
+                    : route_send(r, at, pending, npending, to.kind == STORE_CLUSTER_ASK, 0);
+    if (rc < 0)
+        route_fail(r, rc);
 }
 
-/* Keep the commands of a shareable group, for same_group; 0 or -ENOMEM. */
-static int keep_args(struct pending *p, const int *argc, const char *const *const *argv,
-                     uint64_t hash, size_t len)
+/* Send a new route to its slot's node. */
+static int route_start(struct store_async *sa, struct route *r, int slot)
 {
-    if (!(p->args = malloc(len + 1))) /* len >= 2: a command has a name */
+    size_t at = route_to(sa, slot);
+    if (at == NONE) {
+        route_free(r);
         return -ENOMEM;
-    char *at = p->args;
-    for (int i = 0; i < p->n; i++) {
-        p->argc[i] = argc[i];
-        for (int a = 0; a < argc[i]; a++) {
-            size_t l = strlen(argv[i][a]) + 1;
-            memcpy(at, argv[i][a], l);
-            at += l;
-        }
     }
-    p->hash = hash;
-    p->args_len = len;
-    return 0;
+    int all[STORE_ASYNC_MAX_CMDS] = {0};
+    for (int i = 0; i < r->n; i++)
+        all[i] = i;
+    int rc = route_send(r, at, all, r->n, 0, 1);
+    if (rc < 0) {
+        route_free(r);
+        if (rc == -ECONNREFUSED || rc == -ETIMEDOUT)
+            refresh(sa, NONE); /* that node is down or silent: has the cluster moved on? */
+    }
+    return rc;
+}
+
+/* ---------------------------------------------------------------- the calls */
+
+static int cluster_send(struct store_async *sa, int kind, int n, const int *argc,
+                        const char *const *const *argv, const size_t *const *argvlen,
+                        int64_t deadline_ms, store_async_fn fn, void *arg)
+{
+    if (n < 1 || n > STORE_ASYNC_MAX_CMDS)
+        return -EINVAL;
+    int slot = group_slot(n, argc, argv, argvlen);
+    if (slot < -1)
+        return -EXDEV;
+    struct route *r = route_new(sa, kind, n, argc, argv, argvlen, deadline_ms, fn, arg);
+    return r ? route_start(sa, r, slot) : -ENOMEM;
 }
 
 int store_async_send_shared(struct store_async *sa, int n, const int *argc,
                             const char *const *const *argv, int64_t deadline_ms, store_async_fn fn,
                             void *arg)
 {
-    int rc = can_send(sa, n);
-    if (rc)
-        return rc;
-    if (!sa->ctx) /* held while the dial runs: not shared (the share table is for the buffer) */
-        return store_async_send(sa, n, argc, argv, NULL, deadline_ms, fn, arg);
-    size_t len = 0;
-    uint64_t hash = group_hash(n, argc, argv, &len);
-    struct pending **slot = &sa->share[hash & (SHARE_SLOTS - 1)];
-    for (struct pending *p = *slot; p; p = p->share_next)
-        if (same_group(p, n, argc, argv, hash, len)) {
-            struct waiter *w = malloc(sizeof(*w));
-            if (!w)
-                return -ENOMEM;
-            *w = (struct waiter){.fn = fn, .arg = arg};
-            *p->waiters_end = w; /* first come, first answered */
-            p->waiters_end = &w->next;
-            if (deadline_ms && (!p->limit_ms || deadline_ms < p->limit_ms))
-                p->limit_ms = deadline_ms; /* the group keeps its most pressed caller's time */
-            return 2;
-        }
-    struct pending *p = pending_new(fn, arg, n);
-    if (!p)
-        return -ENOMEM;
-    p->limit_ms = deadline_ms;
-    if (keep_args(p, argc, argv, hash, len)) {
-        free(p);
-        return -ENOMEM;
-    }
-    rc = append_group(sa, p, argc, argv, NULL);
-    if (rc >= 0) {
-        p->share_next = *slot;
-        *slot = p;
-    } else {
-        pending_free(p);
-    }
-    return rc;
+    if (sa->single)
+        return store_conn_send_shared(sa->single, n, argc, argv, deadline_ms, fn, arg);
+    return cluster_send(sa, ROUTE_SHARED, n, argc, argv, NULL, deadline_ms, fn, arg);
 }
 
 int store_async_send(struct store_async *sa, int n, const int *argc, const char *const *const *argv,
                      const size_t *const *argvlen, int64_t deadline_ms, store_async_fn fn,
                      void *arg)
 {
-    int rc = can_send(sa, n);
-    if (rc)
-        return rc;
-    struct pending *p = pending_new(fn, arg, n);
-    if (!p)
-        return -ENOMEM;
-    p->limit_ms = deadline_ms;
-    rc = append_group(sa, p, argc, argv, argvlen);
-    if (rc < 0)
-        pending_free(p);
-    return rc;
-}
-
-/* Append "EVALSHA <sha> nkeys ..." (or EVAL of the body when the SHA is not known yet, or `eval`
- * is set) for p's script, its keys and args from the RESP p keeps; returns as append_resp. */
-static int append_script(struct store_async *sa, struct pending *p, int eval)
-{
-    char sha[STORE_SHA_LEN + 1];
-    int by_sha = !eval && store_script_sha(sa->st, p->script, sha) == 0;
-    const char *head = by_sha ? sha : store_script_body(p->script);
-    p->n = 1; /* a script is one command */
-    int rc = resp_head(&sa->fmt, '*', (size_t)p->script_argc + 3) ||
-                     resp_arg(&sa->fmt, by_sha ? "EVALSHA" : "EVAL", by_sha ? 7 : 4) ||
-                     resp_arg(&sa->fmt, head, strlen(head)) ||
-                     resp_arg(&sa->fmt, p->script_nkeys, strlen(p->script_nkeys)) ||
-                     buf_append(&sa->fmt, p->script_tail.data ? p->script_tail.data : "",
-                                p->script_tail.len)
-                 ? -ENOMEM
-                 : append_resp(sa, p, sa->fmt.data, sa->fmt.len);
-    fmt_done(sa);
-    return rc;
+    if (sa->single)
+        return store_conn_send(sa->single, n, argc, argv, argvlen, deadline_ms, fn, arg);
+    return cluster_send(sa, ROUTE_SEND, n, argc, argv, argvlen, deadline_ms, fn, arg);
 }
 
 int store_async_script(struct store_async *sa, const struct store_script *script, int nkeys,
                        int nargs, const char *const *argv, const size_t *argvlen,
                        int64_t deadline_ms, store_async_fn fn, void *arg)
 {
-    int rc = script ? can_send(sa, 1) : -EINVAL;
-    if (rc)
-        return rc;
-    struct pending *p = pending_new(fn, arg, 1);
-    if (!p)
+    if (sa->single)
+        return store_conn_script(sa->single, script, nkeys, nargs, argv, argvlen, deadline_ms, fn,
+                                 arg);
+    if (!script || nkeys < 0 || nargs < 0)
+        return -EINVAL;
+    int slot = -1;
+    for (int i = 0; i < nkeys; i++) {
+        int s = crc16_key_slot(argv[i], argvlen ? argvlen[i] : strlen(argv[i]));
+        if (slot >= 0 && s != slot)
+            return -EXDEV;
+        slot = s;
+    }
+    const int argc[] = {nkeys + nargs};
+    const char *const *av[] = {argv};
+    const size_t *const lv[] = {argvlen};
+    struct route *r =
+        route_new(sa, ROUTE_SCRIPT, 1, argc, av, argvlen ? lv : NULL, deadline_ms, fn, arg);
+    if (!r)
         return -ENOMEM;
-    int n = nkeys + nargs;
-    for (int i = 0; i < n; i++)
-        if (resp_arg(&p->script_tail, argv[i], argvlen ? argvlen[i] : strlen(argv[i]))) {
-            pending_free(p);
-            return -ENOMEM;
-        }
-    p->script = script;
-    p->script_argc = n;
-    p->limit_ms = deadline_ms;
-    struct strb nk; /* no snprintf: every script call */
-    strb_init(&nk, p->script_nkeys, sizeof(p->script_nkeys));
-    strb_i64(&nk, nkeys);
-    rc = append_script(sa, p, 0);
-    if (rc < 0)
-        pending_free(p);
-    return rc;
-}
-
-void store_async_flush(struct store_async *sa)
-{
-    if (sa->broken) {
-        fail_all(sa, -EIO, "out of memory");
-        return;
-    }
-    if (!sa->ctx || sdslen(sa->ctx->obuf) == 0)
-        return;
-    int done = 0;
-    if (redisBufferWrite(sa->ctx, &done) == REDIS_ERR) {
-        fail_all(sa, -EIO, "write");
-        return;
-    }
-    if (sa->unsent) { /* their time starts once written, not when the request was parsed (nor
-                       * before the write: a process stopped in between is not Redis's delay) */
-        int64_t now = util_now_ms(), deadline = now + store_timeout_ms(sa->st);
-        unsigned long long cmds = 0;
-        for (struct pending *p = sa->unsent; p; p = p->next) {
-            cmds += (unsigned long long)p->n;
-            p->deadline_ms = p->limit_ms && p->limit_ms < deadline ? p->limit_ms : deadline;
-            p->sent_ms = now;
-            p->sent = 1;
-            free(p->args); /* sent: nobody joins it any more */
-            p->args = NULL;
-        }
-        atomic_fetch_add_explicit(&sa->round_trips, 1, memory_order_relaxed);
-        atomic_fetch_add_explicit(&sa->commands, cmds, memory_order_relaxed);
-        share_reset(sa);
-    }
-    set_events(sa, done ? EPOLLIN : EPOLLIN | EPOLLOUT);
-}
-
-/* Complete the head group with one more reply; 0, or -1 after failing everything. */
-static int take_reply(struct store_async *sa, struct store_reply *r)
-{
-    struct pending *p = sa->head;
-    if (!p) { /* a reply nobody asked for: the stream is out of step */
-        store_reply_free(r);
-        fail_all(sa, -EIO, "unexpected reply");
-        return -1;
-    }
-    p->replies[p->got++] = r;
-    if (p->got < p->n)
-        return 0;
-    sa->head = p->next;
-    if (!sa->head)
-        sa->tail = NULL;
-    atomic_fetch_sub_explicit(&sa->in_flight, 1, memory_order_relaxed);
-    if (sa->unsent == p) { /* cannot happen: a reply to an unsent command */
-        share_reset(sa);
-        sa->unsent = p->next;
-    }
-    sa->backoff_ms = BACKOFF_MIN_MS; /* Redis answers */
-    sa->answered = 1;
-    if (p->script && !p->abandoned && r->type == STORE_REPLY_ERROR &&
-        strncmp(r->str, "NOSCRIPT", 8) == 0) {
-        /* SCRIPT FLUSH, a restarted or failed-over Redis: the script did not run. Send its
-         * body (EVAL also loads it for the next EVALSHA) as a new group in the same place of
-         * the caller's sequence; the caller sees only the final reply. */
-        store_reply_free(r);
-        p->got = 0;
-        p->next = NULL;
-        p->sent = 0;
-        p->deadline_ms = INT64_MAX;
-        if (append_script(sa, p, 1) < 0) {
-            notify(p, -EIO, NULL); /* it did not run: safe to report as unavailable */
-            pending_free(p);
-        }
-        return 0;
-    }
-    if (!p->abandoned)
-        notify(p, 0, p->replies);
-    pending_free(p);
-    return 0;
-}
-
-/* Take every complete reply the reader holds. Returns 0, or -1 when the connection failed or a
- * callback closed it (stop reading). */
-static int drain_replies(struct store_async *sa)
-{
-    while (sa->ctx) {
-        void *r = NULL;
-        if (redisGetReplyFromReader(sa->ctx, &r) == REDIS_ERR) {
-            fail_all(sa, -EIO, "protocol");
-            return -1;
-        }
-        if (!r)
-            return 0;
-        if (take_reply(sa, r))
-            return -1;
-    }
-    return -1;
-}
-
-/* Everything the socket holds now, up to READ_MAX (a big page in one go rather than hiredis's
- * 16 KiB per readiness event, each costing a loop iteration). What was received is fed to
- * hiredis' reader FEED_SLICE bytes at a time, each slice drained of
- * its complete replies before the next: the reader moves its unread bytes to the front of its
- * buffer at every reply once it has consumed 1 KB (hiredis 0.14 read.c, sdsrange), so feeding
- * 64 KB of pipelined page replies at once moved about 9 times that (4% of a live page's CPU,
- * perf), while a slice moves at most itself and one partial reply. */
-static void read_replies(struct store_async *sa)
-{
-    for (size_t total = 0; total < READ_MAX;) {
-        ssize_t n = recv(sa->ctx->fd, sa->chunk, READ_CHUNK, MSG_DONTWAIT);
-        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
-            fail_all(sa, -EIO, n == 0 ? "server closed the connection" : strerror(errno));
-            return;
-        }
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            break;
-        for (size_t off = 0; off < (size_t)n; off += FEED_SLICE) {
-            size_t len = (size_t)n - off < FEED_SLICE ? (size_t)n - off : FEED_SLICE;
-            if (redisReaderFeed(sa->ctx->reader, sa->chunk + off, len) != REDIS_OK) {
-                fail_all(sa, -EIO, "protocol");
-                return;
-            }
-            if (drain_replies(sa))
-                return;
-        }
-        total += (size_t)n;
-        if ((size_t)n < READ_CHUNK)
-            break;
-    }
-}
-
-/* The loop saw `events` on the connection's socket. */
-static void store_async_ready(struct store_async *sa, uint32_t events)
-{
-    if (!sa->ctx)
-        return;
-    if (events & (EPOLLIN | EPOLLERR | EPOLLHUP))
-        read_replies(sa);
-    if (sa->ctx && (events & EPOLLOUT))
-        store_async_flush(sa);
-}
-
-/* Give up every group past its deadline, wherever it stands in the FIFO (deadlines are the
- * requests' own: a later group may be due first); each gets -ETIMEDOUT, and the connection stays,
- * to read and drop their replies should Redis answer after all. Returns the earliest deadline
- * still ahead (monotonic ms), or 0. */
-static int64_t give_up_late(struct store_async *sa, int64_t now)
-{
-    int64_t next = 0;
-    for (struct pending *p = sa->head; p; p = p->next) {
-        if (p->abandoned)
-            continue;
-        if (now < p->deadline_ms) {
-            if (!next || p->deadline_ms < next)
-                next = p->deadline_ms;
-            continue;
-        }
-        p->abandoned = 1;
-        store_note_fault(sa->st, "timeout",
-                         "Redis did not answer within the request's deadline or the command "
-                         "timeout");
-        notify(p, -ETIMEDOUT, NULL); /* may append groups: they are not due */
-    }
-    return next;
-}
-
-/* When the connection is dropped for silence: ABANDON_TIMEOUTS command timeouts after the oldest
- * group was written (only meaningful while that group is abandoned). */
-static int64_t drop_at(const struct store_async *sa)
-{
-    return sa->head->sent_ms + (int64_t)ABANDON_TIMEOUTS * store_timeout_ms(sa->st);
-}
-
-/* 1 when something is due: a group in time past its deadline, or the silence limit. */
-static int due(const struct store_async *sa, int64_t now)
-{
-    for (const struct pending *p = sa->head; p; p = p->next)
-        if (!p->abandoned && now >= p->deadline_ms)
-            return 1;
-    return sa->head->abandoned && now >= drop_at(sa);
-}
-
-/* Adopt a finished dial, give up groups past their deadline, drop a connection silent for two
- * timeouts. Returns the milliseconds until the next deadline, or -1 when nothing is pending. */
-static int store_async_tick(struct store_async *sa)
-{
-    if (sa->broken)
-        fail_all(sa, -EIO, "out of memory");
-    finish_dial(sa);
-    if (!sa->head && !sa->held)
-        return -1;
-    int64_t now = util_now_ms();
-    int64_t held = sa->held ? give_up_held(sa, now) : 0;
-    int held_ms = held ? (int)(held - now > 60000 ? 60000 : held - now) : -1;
-    if (!sa->head)
-        return held_ms;
-    if (sa->ctx && due(sa, now)) {
-        /* Before judging anything late, take what the socket already holds: the loop itself may
-         * have been held up (a VM pause, a stopped process) while Redis answered in time. */
-        read_replies(sa);
-        if (!sa->head)
-            return held_ms;
-    }
-    int64_t next = give_up_late(sa, now); /* 0: no group in time left */
-    if (sa->head->abandoned) {
-        /* Silent for ABANDON_TIMEOUTS timeouts (a half-open connection, a Redis that moved):
-         * drop the connection; the groups still in time fail (-EIO; reads are sent again). */
-        int64_t drop = drop_at(sa);
-        if (now >= drop) {
-            fail_all(sa, -EIO, "no answer: reconnecting");
-            return held_ms;
-        }
-        if (!next || drop < next)
-            next = drop;
-    }
-    if (held && (!next || held < next))
-        next = held;
-    if (!next || next == INT64_MAX) /* only unsent groups: the flush starts their clock */
-        return -1;
-    int64_t wait = next - now;
-    return wait > 60000 ? 60000 : (int)wait;
-}
-
-static void ready(void *arg, uint32_t events)
-{
-    store_async_ready(arg, events);
-}
-
-static int tick_hook(void *arg)
-{
-    return store_async_tick(arg);
-}
-
-static void check_hook(void *arg)
-{
-    store_async_tick(arg);
-}
-
-static void flush_hook(void *arg)
-{
-    store_async_flush(arg);
-}
-
-int store_async_connected(struct store_async *sa)
-{
-    return atomic_load(&sa->up);
-}
-
-void store_async_stats(struct store_async *sa, struct metrics_conn *out)
-{
-    out->round_trips = atomic_load_explicit(&sa->round_trips, memory_order_relaxed);
-    out->commands = atomic_load_explicit(&sa->commands, memory_order_relaxed);
-    out->in_flight = atomic_load_explicit(&sa->in_flight, memory_order_relaxed);
-    out->state = atomic_load(&sa->up)            ? METRICS_CONN_UP
-                 : atomic_load(&sa->dialing_now) ? METRICS_CONN_DIALLING
-                                                 : METRICS_CONN_DOWN;
-}
-
-void store_async_free(struct store_async *sa)
-{
-    if (!sa)
-        return;
-    if (sa->dialing) {
-        pthread_join(sa->dialer, NULL);
-        redisFree(atomic_exchange(&sa->dialled, NULL));
-    }
-    sa->retry_at_ms = INT64_MAX; /* no dial from here on, whatever a callback does */
-    fail_held(sa, -ECANCELED);
-    fail_all(sa, -ECANCELED, "free");
-    buf_free(&sa->fmt);
-    free(sa->chunk);
-    free(sa);
+    r->script = script;
+    r->nkeys = nkeys;
+    return route_start(sa, r, slot);
 }

@@ -1,5 +1,6 @@
 /*
- * store_async.h -- one pipelined, non-blocking Redis connection owned by one event loop.
+ * store_async.h -- an event loop's pipelined, non-blocking connection to the store: to one Redis,
+ * or routed over the nodes of a Redis Cluster.
  *
  * Why: every request on an HTTP event thread (httpd.h) is one or two Redis round trips (a cached
  * page, a script call for a member, a live page, a write, an NDJSON chunk, a miss's fill), and the
@@ -44,6 +45,27 @@
  * loop gives up late groups and adopts dials before each wait and after the events, and sends
  * what the iteration appended last (step 5 of an iteration: one write per connection).
  *
+ * A Redis Cluster (store_cluster_mode): one such connection per node (store_conn.h), opened as
+ * calls need them, behind one store_async; callers call it exactly as for one Redis. Routing
+ * follows the Redis Cluster specification (store_cluster.h): a group goes to the master of its
+ * slot, the slot of its first command's key (a script's KEYS[1]; commands without a key, such as
+ * PING, INFO or a script without keys, go to one master); every key of a group must be in that
+ * slot (rankd's keys of one board share a hash tag), else the send fails with -EXDEV. The slot
+ * map is the store's, shared by every loop (store_internal.h), read with CLUSTER SLOTS from a
+ * seed at start and again after a MOVED or a failed node (at most every 100 ms). Before it is
+ * known, and for a slot it says nobody serves, a group goes to a node it knows and follows the
+ * redirects. Replies that redirect are followed here, never seen by callers: MOVED (the map is
+ * corrected at once, refreshed behind, and the commands go to the named node) and ASK (ASKING
+ * and the commands, to the named node, for this once); each command of a group on its own, so
+ * a group whose keys are split by a migration still gets one answer per command. At most
+ * STORE_ASYNC_REDIRECTS redirects per call, then -ELOOP. Refusals of the cluster end the call
+ * at once, nothing of it run: TRYAGAIN (keys of one call split by a migration, for a script or
+ * multi-key command) is -EBUSY, CLUSTERDOWN (a failover under way, a slot not served) is
+ * -ENETDOWN; both are 503s (http.c), with Retry-After. A node that fails is dialled again as
+ * above, and the map refreshed, so after a failover calls go to the promoted replica without a
+ * restart. A script whose reply needs keys of other slots has a continuation (its owner's,
+ * store_async_script_then), run on the reply before the caller's callback.
+ *
  * Not thread-safe: everything runs on the owning loop's thread, except the helper's hand-over of
  * a dialled connection (an atomic pointer, then loop_wake).
  */
@@ -58,7 +80,8 @@
 
 struct loop;
 
-#define STORE_ASYNC_MAX_CMDS 5 /**< commands in one group (/admin/redis sends five) */
+#define STORE_ASYNC_MAX_CMDS 5  /**< commands in one group (/admin/redis sends five) */
+#define STORE_ASYNC_REDIRECTS 5 /**< MOVED and ASK followed per call on a cluster */
 
 /**
  * A group's completion, called once on the loop thread: rc 0 with replies[0..n-1] (freed after
@@ -69,7 +92,9 @@ struct loop;
  * with replies NULL: -ETIMEDOUT (written, unanswered within its own timeout: it may have run),
  * -ECONNRESET (written, then the connection failed: it may have run), -EIO (not written: the
  * connection failed first, or out of memory), -ECONNREFUSED (not written: held while a dial ran,
- * and the dial failed or the group's deadline came first), -ECANCELED (store_async_free).
+ * and the dial failed or the group's deadline came first), -ECANCELED (store_async_free); on a
+ * cluster also -EBUSY (TRYAGAIN), -ENETDOWN (CLUSTERDOWN) and -ELOOP (too many redirects):
+ * refused, nothing of the group ran.
  */
 typedef void (*store_async_fn)(void *arg, int rc, struct store_reply **replies);
 
@@ -134,6 +159,29 @@ int store_async_send(struct store_async *sa, int n, const int *argc, const char 
 int store_async_script(struct store_async *sa, const struct store_script *script, int nkeys,
                        int nargs, const char *const *argv, const size_t *argvlen,
                        int64_t deadline_ms, store_async_fn fn, void *arg);
+
+/** A script call as it was sent: keys then arguments (borrowed for the continuation's call). */
+struct store_call {
+    int nkeys, nargs;
+    const char *const *argv; /**< argv[0..nkeys+nargs) */
+    const size_t *lens;      /**< their lengths */
+    int64_t deadline_ms;     /**< the call's deadline (monotonic; 0: none) */
+};
+
+/**
+ * A script's continuation on a Redis Cluster: the script's reply (taken: the continuation frees
+ * it, or passes it on), with the call, instead of the caller's fn. It may send more on `sa`
+ * (other slots' keys: one pipeline per node, since one loop iteration's sends go out together)
+ * and calls fn(arg, rc, replies) exactly once, from inside or later on the loop's thread, as a
+ * group's completion (replies[0] the completed reply, freed after the call unless taken).
+ */
+typedef void (*store_async_then_fn)(struct store_async *sa, struct store_reply *reply,
+                                    const struct store_call *call, store_async_fn fn, void *arg);
+
+/** Give a registered script its continuation (its owner does, at registration; one per script,
+ *  the last one set wins). Only a cluster store runs it: on one Redis a script reaches every key
+ *  it needs. Thread-safe. */
+void store_async_script_then(const struct store_script *script, store_async_then_fn then);
 
 /** Write what the sends appended now, rather than at the end of the loop iteration (the loop's
  *  hook does it then). Errors fail the pending groups. */

@@ -7,6 +7,8 @@
 
 #include <hiredis/hiredis.h>
 
+#include "store_sentinel.h"
+
 /* The probes: each is refused with NOPERM when the user may not run it, and otherwise fails
  * harmlessly (a compile error, NOSCRIPT) without loading or running anything. */
 static const struct probe {
@@ -38,9 +40,29 @@ static int setup(redisContext *c, int argc, const char **argv)
 int store_preflight_scripts(const struct redis_url *u, const char *what, int connect_timeout_ms,
                             int timeout_ms, char *msg, size_t len)
 {
+    const char *host = u->host;
+    int port = u->port;
+    char primary[STORE_SENTINEL_HOST_MAX];
+    if (u->mode == REDIS_URL_SENTINEL) { /* the primary the sentinels name now */
+        const char *hosts[REDIS_URL_SEEDS_MAX];
+        int ports[REDIS_URL_SEEDS_MAX], next = 0;
+        for (int i = 0; i < u->nseeds; i++) {
+            hosts[i] = u->seeds[i].host;
+            ports[i] = u->seeds[i].port;
+        }
+        struct store_sentinel_cfg sc = {.n = u->nseeds,
+                                        .host = hosts,
+                                        .port = ports,
+                                        .master = u->master,
+                                        .connect_timeout_ms = connect_timeout_ms,
+                                        .timeout_ms = timeout_ms};
+        if (store_sentinel_resolve(&sc, &next, primary, &port) != 0)
+            return 0; /* not reachable now: rankd starts and keeps dialling */
+        host = primary;
+    }
     redisContext *c = u->unix_path[0]
                           ? redisConnectUnixWithTimeout(u->unix_path, tv_of(connect_timeout_ms))
-                          : redisConnectWithTimeout(u->host, u->port, tv_of(connect_timeout_ms));
+                          : redisConnectWithTimeout(host, port, tv_of(connect_timeout_ms));
     if (!c || c->err || redisSetTimeout(c, tv_of(timeout_ms)) != REDIS_OK) {
         redisFree(c);
         return 0; /* not reachable now: rankd starts and keeps dialling */

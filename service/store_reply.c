@@ -31,12 +31,19 @@ struct block {
     struct block *next;
 };
 
+/* Another top-level reply a root owns (store_reply_adopt): freed with it. */
+struct kept {
+    struct kept *next;
+    struct store_reply *r;
+};
+
 struct root {
     struct store_reply r; /* first: a root array's struct store_reply * is its struct root * */
     char *at;             /* the next free byte of the current block */
     size_t left;          /* bytes free from `at` */
     size_t next_cap;      /* bytes of the next block */
     struct block *blocks; /* the blocks after the inline one, newest first */
+    struct kept *kept;    /* replies adopted (cut from the arena), freed before the blocks */
 };
 
 _Static_assert(sizeof(struct root) % ALIGN == 0 && sizeof(struct block) % ALIGN == 0,
@@ -70,6 +77,21 @@ static void *arena_alloc(struct root *root, size_t n)
     root->left = cap - n;
     root->next_cap = cap * 2 > BLOCK_MAX ? BLOCK_MAX : cap * 2;
     return p;
+}
+
+/* A new root (a top-level array's struct and arena), with nothing in it yet; NULL on ENOMEM. */
+static struct root *root_new(void)
+{
+    struct root *root = malloc(ROOT_BYTES);
+    if (!root)
+        return NULL;
+    root->at = (char *)(root + 1);
+    root->left = ROOT_BYTES - sizeof(*root);
+    root->next_cap = BLOCK_MIN;
+    root->blocks = NULL;
+    root->kept = NULL;
+    root->r = (struct store_reply){.type = STORE_REPLY_ARRAY};
+    return root;
 }
 
 static struct root *root_of(const redisReadTask *task)
@@ -114,15 +136,10 @@ static void *create_array(const redisReadTask *task, int elements)
     size_t n = elements > 0 ? (size_t)elements : 0;
     struct store_reply *r;
     if (!task->parent) {
-        struct root *root = malloc(ROOT_BYTES);
+        struct root *root = root_new();
         if (!root)
             return NULL;
-        root->at = (char *)(root + 1);
-        root->left = ROOT_BYTES - sizeof(*root);
-        root->next_cap = BLOCK_MIN;
-        root->blocks = NULL;
         r = &root->r;
-        *r = (struct store_reply){.type = STORE_REPLY_ARRAY};
         if (n && !(r->element = arena_alloc(root, n * SLOT))) {
             free(root);
             return NULL;
@@ -175,6 +192,8 @@ void store_reply_free(struct store_reply *r)
         return;
     if (r->type == STORE_REPLY_ARRAY) { /* a top-level array: a root and its arena */
         struct root *root = (struct root *)r;
+        for (struct kept *k = root->kept; k; k = k->next)
+            store_reply_free(k->r);
         while (root->blocks) {
             struct block *b = root->blocks;
             root->blocks = b->next;
@@ -182,6 +201,116 @@ void store_reply_free(struct store_reply *r)
         }
     }
     free(r);
+}
+
+/* ---------------------------------------------------------------- building */
+
+/* A copy of r, cut from root's arena (an element), or top-level when root is NULL. */
+static struct store_reply *copy_into(struct root *root, const struct store_reply *r)
+{
+    size_t extra = r->str ? r->len + 1 : 0;
+    size_t slots = r->type == STORE_REPLY_ARRAY ? aligned(r->elements * SLOT) : 0;
+    struct store_reply *c;
+    if (root) {
+        c = arena_alloc(root, sizeof(*c) + (slots ? slots : extra));
+    } else if (r->type == STORE_REPLY_ARRAY) {
+        struct root *nr = root_new();
+        if (!nr)
+            return NULL;
+        c = &nr->r;
+        c->elements = r->elements;
+        if (r->elements && !(c->element = arena_alloc(nr, slots))) {
+            free(nr);
+            return NULL;
+        }
+        for (size_t i = 0; i < r->elements; i++) {
+            if (!(c->element[i] = copy_into(nr, r->element[i]))) {
+                store_reply_free(c);
+                return NULL;
+            }
+        }
+        return c;
+    } else {
+        c = malloc(sizeof(*c) + extra);
+    }
+    if (!c)
+        return NULL;
+    *c = (struct store_reply){.type = r->type, .integer = r->integer};
+    if (r->str) {
+        char *bytes = (char *)(c + 1);
+        memcpy(bytes, r->str, r->len);
+        bytes[r->len] = '\0';
+        c->str = bytes;
+        c->len = r->len;
+    }
+    if (r->type == STORE_REPLY_ARRAY) { /* nested: its element array follows the struct */
+        c->element = (struct store_reply **)(void *)(c + 1);
+        c->elements = r->elements;
+        for (size_t i = 0; i < r->elements; i++)
+            if (!(c->element[i] = copy_into(root, r->element[i])))
+                return NULL; /* the arena goes with its root */
+    }
+    return c;
+}
+
+struct store_reply *store_reply_copy(const struct store_reply *r)
+{
+    return r ? copy_into(NULL, r) : NULL;
+}
+
+struct store_reply *store_reply_array_new(size_t n)
+{
+    struct root *root = root_new();
+    if (!root)
+        return NULL;
+    struct store_reply *r = &root->r, *nil = NULL;
+    r->elements = n;
+    if ((n && !(r->element = arena_alloc(root, n * SLOT))) ||
+        !(nil = arena_alloc(root, sizeof(*nil)))) {
+        store_reply_free(r);
+        return NULL;
+    }
+    *nil = (struct store_reply){.type = STORE_REPLY_NIL};
+    for (size_t i = 0; i < n; i++)
+        r->element[i] = nil;
+    return r;
+}
+
+struct store_reply *store_reply_array_in(struct store_reply *root, size_t n)
+{
+    struct root *rt = (struct root *)root;
+    struct store_reply *a = arena_alloc(rt, sizeof(*a) + aligned(n * SLOT));
+    struct store_reply *nil = arena_alloc(rt, sizeof(*nil));
+    if (!a || !nil)
+        return NULL;
+    *nil = (struct store_reply){.type = STORE_REPLY_NIL};
+    *a = (struct store_reply){.type = STORE_REPLY_ARRAY, .elements = n};
+    a->element = (struct store_reply **)(void *)(a + 1);
+    for (size_t i = 0; i < n; i++)
+        a->element[i] = nil;
+    return a;
+}
+
+int store_reply_adopt(struct store_reply *root, struct store_reply *other)
+{
+    if (!other)
+        return 0;
+    struct root *rt = (struct root *)root;
+    struct kept *k = arena_alloc(rt, sizeof(*k));
+    if (!k) {
+        store_reply_free(other);
+        return -ENOMEM;
+    }
+    k->r = other;
+    k->next = rt->kept;
+    rt->kept = k;
+    return 0;
+}
+
+void store_reply_set(struct store_reply *array, size_t i, struct store_reply *elem)
+{
+    if (array->type == STORE_REPLY_ARRAY && i < array->elements && elem)
+        array->element[i] = elem;
 }
 
 int store_reply_errno(const struct store_reply *r)

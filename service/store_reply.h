@@ -12,6 +12,9 @@
  * RESP2 only: the types below are all a RESP2 Redis sends. Strings are binary-safe: `len` bytes,
  * followed by a NUL that is not counted (so text replies can be used as C strings).
  *
+ * Read-only for its users; the store and the continuation of a script (store_async.h) may build
+ * into one (below).
+ *
  * Ownership: a reply handed to a store_async callback is the connection's, freed after the call,
  * unless the callback takes it (store_async.h); a taken reply is freed once, from its root, with
  * store_reply_free. Replies are plain memory: read them on any thread, never change them (a
@@ -44,6 +47,33 @@ struct store_reply {
 
 /** Free a top-level reply and everything in it (never an element alone). NULL is a no-op. */
 void store_reply_free(struct store_reply *r);
+
+/*
+ * Building a reply from others: what the store does on a Redis Cluster when one answer comes
+ * from several nodes (a partial ASK, a page's records fetched from other slots: board.c), so its
+ * callers still get one reply of the shape they know. `root` is always a top-level array (the
+ * only reply with an arena); everything built into it is freed with it.
+ */
+
+/** A deep copy of r as a new top-level reply (free with store_reply_free), or NULL (ENOMEM, or
+ *  r NULL). */
+struct store_reply *store_reply_copy(const struct store_reply *r);
+
+/** A new top-level array of n elements, each a nil reply (free with store_reply_free); NULL on
+ *  ENOMEM. */
+struct store_reply *store_reply_array_new(size_t n);
+
+/** A new array of n elements, each a nil reply, cut from root's arena (freed with root; put it
+ *  into root with store_reply_set); NULL on ENOMEM. */
+struct store_reply *store_reply_array_in(struct store_reply *root, size_t n);
+
+/** root owns `other` (a top-level reply, taken even on failure) from now on: freed with root,
+ *  so root's elements may point into it. 0 or -ENOMEM (other freed). */
+int store_reply_adopt(struct store_reply *root, struct store_reply *other);
+
+/** array->element[i] = elem (an element of array's root or of a reply it adopted); nothing when
+ *  i is out of range or elem is NULL. */
+void store_reply_set(struct store_reply *array, size_t i, struct store_reply *elem);
 
 /** 0 when r is not an error reply (NULL included), else the errno of its text: -EDQUOT (OOM:
  *  maxmemory reached), -EROFS (READONLY: a replica now, the primary changed), else -EIO

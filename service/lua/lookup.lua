@@ -6,7 +6,8 @@
 -- KEYS and ARGV[1..4] as prelude_read.lua; ARGV[5..] the ids
 -- Reply: nil when the board does not exist, the prelude's {'retry', ...} or
 --   {'dense_unavailable'}, else {settings, total, {id, stored, rank0, rank, ...} (found, in the
---   order asked), {id, ...} (missing), {record|nil, ...} (of the found, in their order)}
+--   order asked), {id, ...} (missing), {record|nil, ...} (of the found, in their order; {} on a
+--   cluster, where the caller fetches them: prelude_read.lua)}
 --@prelude
 local ids = {}
 for i = 5, #ARGV do ids[#ids + 1] = ARGV[i] end
@@ -24,5 +25,5 @@ for i = 1, #ids do
     missing[#missing + 1] = ids[i]
   end
 end
-if #fids > 0 then records = redis.call('HMGET', KEYS[3], unpack(fids)) end
+if #fids > 0 and KEYS[3] ~= KEYS[1] then records = redis.call('HMGET', KEYS[3], unpack(fids)) end
 return {settings, redis.call('ZCARD', KEYS[2]), found, missing, records}

@@ -11,5 +11,6 @@ if stored then
   rank0 = redis.call('ZRANK', KEYS[2], ARGV[5])
   rank = rank_of(tonumber(stored), rank0)
 end
-return {settings, redis.call('ZCARD', KEYS[2]), stored, rank0, redis.call('HGET', KEYS[3], ARGV[5]),
-        rank}
+local record = false
+if KEYS[3] ~= KEYS[1] then record = redis.call('HGET', KEYS[3], ARGV[5]) end
+return {settings, redis.call('ZCARD', KEYS[2]), stored, rank0, record, rank}

@@ -2,8 +2,9 @@
 -- member_boards.lua -- one member on several boards in one call: on each board its stored score,
 -- ordinal position and rank of the type asked, and the board's total. O(b log N) for b boards
 -- (the caller bounds b: 20). On one Redis this is one script over the keys of several boards;
--- in Redis Cluster each board's keys live in their own slot (their hash tag), so there it is one
--- call per board's node.
+-- in Redis Cluster each board's keys live in their own slot (their hash tag) and a script holds
+-- one slot, so there the caller sends one call per board (all in one loop iteration: one
+-- pipeline per node) and puts the replies together (handlers_read.c). It reads no records.
 -- KEYS: per board its settings hash, the sorted set of its current period (or of the board),
 -- the set's distinct scores (prelude_dense.lua)   ARGV[1] member, ARGV[2] rank type, then per
 -- board the period kind, UTC offset and retain the caller assumed when it named the set

@@ -1,10 +1,12 @@
 -- prelude_read.lua -- the opening every read script of one board shares, put in place of its
 -- "--@prelude" line at build time (Makefile). One KEYS/ARGV layout for all of them: KEYS[1] the
--- board's settings hash, KEYS[2] the sorted set of the period read, KEYS[3] the records hash,
--- KEYS[4] the set's distinct scores (prelude_dense.lua); ARGV[1] the period kind, ARGV[2] the UTC
--- offset (minutes) and ARGV[3] the retain the caller assumed when it chose KEYS[2] (and judged
--- the period readable), ARGV[4] the rank type ('ordinal', 'competition' or 'dense'); the
--- script's own arguments from ARGV[5] on.
+-- board's settings hash, KEYS[2] the sorted set of the period read, KEYS[3] the records hash, or
+-- KEYS[1] again when the records are in other slots (Redis Cluster: the script reads none, the
+-- records in its reply are empty or false, and the C caller's continuation fetches them by
+-- bucket, records.h), KEYS[4] the set's distinct scores (prelude_dense.lua; in the board's slot
+-- like KEYS[1..2]); ARGV[1] the period kind, ARGV[2] the UTC offset (minutes) and ARGV[3] the
+-- retain the caller assumed when it chose KEYS[2] (and judged the period readable), ARGV[4] the
+-- rank type ('ordinal', 'competition' or 'dense'); the script's own arguments from ARGV[5] on.
 -- Checking retain here is what makes processes agree on which periods are readable: a process
 -- whose retain is stale (another one changed it) is told the real one and judges again. One
 -- HGETALL, checked in Lua (a second redis.call costs more than the loop). Gives `settings` (the
@@ -34,12 +36,13 @@ local function page_size(asked)
   if not size or size < 1 or size > 100 then size = 20 end
   return size
 end
--- `count` (>= 0) entries from 0-based position `start`: {member, stored, ...} and their records.
--- O(log N + count). Ascending stored order is rank order (ZRANGE, not REV).
+-- `count` (>= 0) entries from 0-based position `start`: {member, stored, ...} and their records
+-- ({} on a cluster: KEYS[3] == KEYS[1], the caller fetches them). O(log N + count). Ascending
+-- stored order is rank order (ZRANGE, not REV).
 local function rows(start, count)
   if count <= 0 then return {}, {} end
   local range = redis.call('ZRANGE', KEYS[2], start, start + count - 1, 'WITHSCORES')
-  if #range == 0 then return range, {} end
+  if #range == 0 or KEYS[3] == KEYS[1] then return range, {} end
   local ids = {}
   for i = 1, #range, 2 do ids[#ids + 1] = range[i] end
   return range, redis.call('HMGET', KEYS[3], unpack(ids))

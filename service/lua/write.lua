@@ -12,15 +12,20 @@
 --
 -- Three phases, so that an all-or-nothing call writes nothing unless all of it can be applied:
 -- settings checked (every board), results computed (reads only), then every write. On Redis
--- Cluster a call holds one board's keys only (their hash tag) plus the shared records hash and
--- registry, which is why a write to several boards is one call per board's node there.
+-- Cluster a call holds one board's keys only (their hash tag): the records and the registry are
+-- the caller's there, and a write to several boards is refused (board.h: -EXDEV).
 --
 -- KEYS: per board b (0-based), KB keys from KB*b + 1: its set (the current period's on a
 -- periodic board), settings hash, period index, idempotency record (P:{board}:idem:<key>; named
 -- even without a key, never touched then), the set's distinct scores (P:{board}:dense[:<period>],
 -- prelude_dense.lua: kept in this call for every change of the set, the max_members trim
 -- included, and listed in the period index with the set when this call starts it); then the
--- records hash and the registry set.
+-- records hash and the registry set. On Redis Cluster (one board a call) those two are in other
+-- slots: both are KEYS[2] again, and the caller writes the records of the entries applied and
+-- adds a new board to the registry; the period index of a board without periods and the
+-- idempotency record of a call without a key are KEYS[2] there too (a key that does not exist
+-- makes a migrating slot refuse the call). The distinct scores are always named: in the board's
+-- slot, and they exist exactly when the set does.
 -- ARGV[1] entries n   ARGV[2] boards nb   ARGV[3] '1' return ranks   ARGV[4] '1' all or nothing
 -- (an entry whose result leaves the range refuses the whole call; '0': such an entry is refused
 -- alone: NDJSON). Either way a full tie group stops the call after the entries before it.
@@ -257,7 +262,7 @@ for b = 0, nb - 1 do
     if create[b] and (#adds > 0 or done > first) then
       redis.call('HSET', meta, 'order', hdr(b, 3), 'tiebreak', hdr(b, 1), 'score_decimals', hdr(b, 4),
                  'page_size', hdr(b, 5), 'page_ttl_ms', hdr(b, 6), 'gen', hdr(b, 8))
-      redis.call('SADD', registry, hdr(b, 7))
+      if registry ~= KEYS[2] then redis.call('SADD', registry, hdr(b, 7)) end
     end
     local listed, trimmed = 0, 0
     if #adds > 0 then
@@ -356,5 +361,5 @@ for i = first, done - 1 do
     records[#records + 1] = record
   end
 end
-if #records > 0 then redis.call('HSET', items, unpack(records)) end
+if #records > 0 and items ~= KEYS[2] then redis.call('HSET', items, unpack(records)) end
 return out

@@ -1,4 +1,6 @@
-/* main.c -- integration tests: one real redis-server for the run, rankd in-process per test. */
+/* main.c -- integration tests: one real redis-server for the run, rankd in-process per test; with
+ * RANKD_TEST_CLUSTER=1, a real Redis Cluster instead (scripts/cluster-fixture.sh), the suites that
+ * hold for both and the cluster's own (make test-integration-cluster). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +10,8 @@
 #include "suites.h"
 
 struct redis_proc g_redis;
+struct cluster_proc g_cluster;
+int g_on_cluster;
 struct rankd *g_app;
 int g_port;
 redisContext *g_admin;
@@ -79,7 +83,8 @@ Suite *it_suite_timeout(const char *name, const struct it_case *cases, size_t n,
 {
     Suite *s = suite_create(name);
     for (size_t i = 0; i < n; i++)
-        suite_add_tcase(s, it_tcase(cases[i].name, cases[i].test, timeout_s, it_setup));
+        if (!it_skipped(name, cases[i].name))
+            suite_add_tcase(s, it_tcase(cases[i].name, cases[i].test, timeout_s, it_setup));
     return s;
 }
 
@@ -88,7 +93,8 @@ Suite *it_suite_with(const char *name, const struct it_timed_case *cases, size_t
 {
     Suite *s = suite_create(name);
     for (size_t i = 0; i < n; i++)
-        suite_add_tcase(s, it_tcase(cases[i].name, cases[i].test, cases[i].timeout_s, setup));
+        if (!it_skipped(name, cases[i].name))
+            suite_add_tcase(s, it_tcase(cases[i].name, cases[i].test, cases[i].timeout_s, setup));
     return s;
 }
 
@@ -100,38 +106,87 @@ long long it_dbsize(void)
     return n;
 }
 
+/* Cases the cluster run leaves out, each for a reason of one Redis: "suite/case". */
+static const char *const single_only[] = {
+    /* registry entries with no board: a cluster's GET /boards leaves those out (what a failure
+     * between the registry's call and the board's leaves behind) */
+    "api/boards_cursor",
+    /* a write to several boards at once: one script on one Redis; a cluster refuses it (422
+     * several_boards_on_cluster: each board is in a slot of its own) */
+    "writes/one_entry_many_boards",
+    /* the same: a dense side set per board kept by one write.lua call over several boards (POST
+     * /scores of several boards); refused on a cluster as above */
+    "reads/dense_multi_board",
+    NULL,
+};
+
+int it_skipped(const char *suite, const char *name)
+{
+    size_t sl = strlen(suite);
+    for (size_t i = 0; g_on_cluster && single_only[i]; i++)
+        if (strncmp(single_only[i], suite, sl) == 0 && single_only[i][sl] == '/' &&
+            strcmp(single_only[i] + sl + 1, name) == 0)
+            return 1;
+    return 0;
+}
+
+/* The suites, in the order they run; `cluster`: also on the cluster run, with their set-up and
+ * checks through the routed admin (cluster.h; the cases that need one Redis are in
+ * single_only). The cluster's own suite comes last: it moves slots and kills a master. */
+static const struct {
+    Suite *(*suite)(void);
+    int single, cluster;
+} suites[] = {
+    {api_suite, 1, 1},     {ordering_suite, 1, 1},   {cities_suite, 1, 1},
+    {faults_suite, 1, 0},  {page_cache_suite, 1, 1}, {lifecycle_suite, 1, 1},
+    {path_suite, 1, 0},    {hardening_suite, 1, 1},  {numbers_suite, 1, 1},
+    {clients_suite, 1, 1}, {boarddata_suite, 1, 1},  {acl_suite, 1, 0},
+    {ops_suite, 1, 0},     {writes_suite, 1, 1},     {export_suite, 1, 1},
+    {reads_suite, 1, 1},   {sentinel_suite, 1, 0},   {cluster_suite, 0, 1},
+};
+
+static SRunner *runner(void)
+{
+    SRunner *sr = NULL;
+    for (size_t i = 0; i < sizeof(suites) / sizeof(suites[0]); i++) {
+        if (!(g_on_cluster ? suites[i].cluster : suites[i].single))
+            continue;
+        if (sr)
+            srunner_add_suite(sr, suites[i].suite());
+        else
+            sr = srunner_create(suites[i].suite());
+    }
+    return sr;
+}
+
 int main(void)
 {
     int ci = getenv("CI") && strcmp(getenv("CI"), "true") == 0;
+    g_on_cluster = getenv("RANKD_TEST_CLUSTER") && strcmp(getenv("RANKD_TEST_CLUSTER"), "1") == 0;
     if (system("command -v redis-server >/dev/null 2>&1") != 0) {
         fprintf(stderr, "redis-server is not installed (make deps installs it)\n");
         return ci ? EXIT_FAILURE : 77;
     }
-    if (redis_proc_start(&g_redis)) {
+    if (g_on_cluster) {
+        if (cluster_proc_start(&g_cluster)) {
+            fprintf(stderr, "could not start a Redis Cluster\n");
+            return EXIT_FAILURE;
+        }
+        fixture_use_cluster(&g_cluster);
+        g_redis.port = g_cluster.ports[0]; /* what the suites hand rankd_test_start: the cluster */
+    } else if (redis_proc_start(&g_redis)) {
         fprintf(stderr, "could not start redis-server\n");
         return EXIT_FAILURE;
     }
     curl_global_init(CURL_GLOBAL_DEFAULT);
-    SRunner *sr = srunner_create(api_suite());
-    srunner_add_suite(sr, ordering_suite());
-    srunner_add_suite(sr, cities_suite());
-    srunner_add_suite(sr, faults_suite());
-    srunner_add_suite(sr, page_cache_suite());
-    srunner_add_suite(sr, lifecycle_suite());
-    srunner_add_suite(sr, path_suite());
-    srunner_add_suite(sr, hardening_suite());
-    srunner_add_suite(sr, numbers_suite());
-    srunner_add_suite(sr, clients_suite());
-    srunner_add_suite(sr, boarddata_suite());
-    srunner_add_suite(sr, acl_suite());
-    srunner_add_suite(sr, ops_suite());
-    srunner_add_suite(sr, writes_suite());
-    srunner_add_suite(sr, export_suite());
-    srunner_add_suite(sr, reads_suite());
+    SRunner *sr = runner();
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
-    redis_proc_stop(&g_redis);
+    if (g_on_cluster)
+        cluster_proc_stop(&g_cluster);
+    else
+        redis_proc_stop(&g_redis);
     curl_global_cleanup();
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -6,8 +6,11 @@
 
 #include "fixture.h"
 
-extern struct redis_proc g_redis; /* started by main.c for the whole run */
-extern struct rankd *g_app;       /* per test (checked fixture), port in g_port */
+extern struct redis_proc g_redis;     /* started by main.c for the whole run; on the cluster run
+                                       * only its port is set: a master of g_cluster */
+extern struct cluster_proc g_cluster; /* RANKD_TEST_CLUSTER=1: the run's Redis Cluster */
+extern int g_on_cluster;              /* 1 on the cluster run */
+extern struct rankd *g_app;           /* per test (checked fixture), port in g_port */
 extern int g_port;
 extern redisContext *g_admin; /* per test */
 
@@ -32,6 +35,11 @@ struct it_case {
     const char *name;
     const TTest *test;
 };
+
+/** 1 when case `name` of suite `suite` is not run on this run: on the cluster run, the cases
+ *  that need one Redis (main.c lists them with their reasons). Suites that build their own
+ *  TCases ask it too. */
+int it_skipped(const char *suite, const char *name);
 
 /** A suite of one TCase per case, each with the checked fixture above and a 30 s timeout. */
 Suite *it_suite(const char *name, const struct it_case *cases, size_t n);
@@ -66,5 +74,7 @@ Suite *ops_suite(void);
 Suite *writes_suite(void);
 Suite *export_suite(void);
 Suite *reads_suite(void);
+Suite *cluster_suite(void);
+Suite *sentinel_suite(void);
 
 #endif

@@ -312,10 +312,25 @@ static void expect_swept(const char *board, const char *period)
     ck_assert_msg(index_score(board, period) < 0, "%s's set of %s is still listed", board, period);
 }
 
+/* The server whose counters, slow log and MONITOR a test reads: the one Redis, or on a cluster
+ * the master of the board under test (focus_on). */
+static redisContext *g_focus;
+
+static redisContext *focus(void)
+{
+    return g_focus ? g_focus : g_admin;
+}
+
+/* Read the counters, slow log and commands of the node holding key `zk` (a board's key). */
+static void focus_on(const char *zk)
+{
+    g_focus = redis_admin_for_key(g_admin, zk);
+}
+
 /* `calls` of one command in INFO commandstats (0 when it never ran). */
 static long long cmd_calls(const char *cmd)
 {
-    redisReply *r = redis_admin_cmd(g_admin, "INFO commandstats");
+    redisReply *r = redis_admin_cmd(focus(), "INFO commandstats");
     ck_assert_int_eq(r->type, REDIS_REPLY_STRING);
     char pat[64];
     snprintf(pat, sizeof(pat), "cmdstat_%s:calls=", cmd);
@@ -414,7 +429,7 @@ struct mon_scan {
 
 static redisContext *mon_start(void)
 {
-    redisContext *mon = redis_admin(g_redis.port);
+    redisContext *mon = redis_admin(focus()->tcp.port);
     struct timeval tv = {10, 0};
     redisSetTimeout(mon, tv);
     redisReply *ok = redis_admin_cmd(mon, "MONITOR");
@@ -426,7 +441,7 @@ static redisContext *mon_start(void)
 /* Mark the end with an ECHO, read the stream up to it, classify every command; frees mon. */
 static void mon_finish(redisContext *mon, const char *zk, struct mon_scan *s)
 {
-    freeReplyObject(redis_admin_cmd(g_admin, "ECHO %s", MONITOR_MARKER));
+    freeReplyObject(redis_admin_cmd(focus(), "ECHO %s", MONITOR_MARKER));
     memset(s, 0, sizeof(*s));
     for (;;) {
         void *v = NULL;
@@ -516,17 +531,17 @@ static char slowlog_orig[32];
 
 static void slowlog_arm(void)
 {
-    redisReply *r = redis_admin_cmd(g_admin, "CONFIG GET slowlog-log-slower-than");
+    redisReply *r = redis_admin_cmd(focus(), "CONFIG GET slowlog-log-slower-than");
     ck_assert(r->type == REDIS_REPLY_ARRAY && r->elements == 2);
     snprintf(slowlog_orig, sizeof(slowlog_orig), "%s", r->element[1]->str);
     freeReplyObject(r);
-    freeReplyObject(redis_admin_cmd(g_admin, "CONFIG SET slowlog-log-slower-than 0"));
-    freeReplyObject(redis_admin_cmd(g_admin, "SLOWLOG RESET"));
+    freeReplyObject(redis_admin_cmd(focus(), "CONFIG SET slowlog-log-slower-than 0"));
+    freeReplyObject(redis_admin_cmd(focus(), "SLOWLOG RESET"));
 }
 
 static long long slowlog_max_us(char *cmd, size_t len)
 {
-    redisReply *r = redis_admin_cmd(g_admin, "SLOWLOG GET 128");
+    redisReply *r = redis_admin_cmd(focus(), "SLOWLOG GET 128");
     long long max = 0;
     snprintf(cmd, len, "-");
     for (size_t i = 0; r->type == REDIS_REPLY_ARRAY && i < r->elements; i++) {
@@ -542,7 +557,7 @@ static long long slowlog_max_us(char *cmd, size_t len)
     }
     freeReplyObject(r);
     freeReplyObject(
-        redis_admin_cmd(g_admin, "CONFIG SET slowlog-log-slower-than %s", slowlog_orig));
+        redis_admin_cmd(focus(), "CONFIG SET slowlog-log-slower-than %s", slowlog_orig));
     return max;
 }
 
@@ -581,6 +596,7 @@ START_TEST(test_reset_big_board)
     ck_assert_int_eq(zcard_of(board, NULL), BIG_MEMBERS);
 
     long long before[N_WATCHED];
+    focus_on(zk);
     watched_calls(before);
     slowlog_arm();
     redisContext *mon = mon_start();
@@ -656,6 +672,7 @@ START_TEST(test_delete_big_board)
     expect_page(board, NULL, BIG_MEMBERS, "m000000"); /* size 50: cached too */
 
     long long before[N_WATCHED];
+    focus_on(zk);
     watched_calls(before);
     slowlog_arm();
     redisContext *mon = mon_start();
@@ -735,6 +752,7 @@ START_TEST(test_delete_periodic_board)
     char zk[200];
     zkey(zk, sizeof(zk), board, "2036-11-30");
     long long before[N_WATCHED];
+    focus_on(zk);
     watched_calls(before);
     redisContext *mon = mon_start();
     expect_free("DELETE", "/boards/pdel", NULL, 204);

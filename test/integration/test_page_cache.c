@@ -234,18 +234,10 @@ static struct redis_proc *own_redis(int i)
     return &p_own[i];
 }
 
+/* A number of INFO (on a cluster, summed over its masters: a board's commands run on its own). */
 static long long info_field(redisContext *c, const char *section, const char *field)
 {
-    redisReply *r = redis_admin_cmd(c, "INFO %s", section);
-    ck_assert_msg(r->type == REDIS_REPLY_STRING, "INFO %s failed", section);
-    char pat[96];
-    snprintf(pat, sizeof(pat), "\n%s", field);
-    const char *p = strstr(r->str, pat);
-    long long v = -1;
-    if (p)
-        v = strtoll(p + strlen(pat), NULL, 10);
-    freeReplyObject(r);
-    return v;
+    return redis_info_field(c, section, field);
 }
 
 /* Calls of one command so far (commands run by scripts are counted too). */
@@ -1314,17 +1306,29 @@ START_TEST(test_canonical_key_and_no_redis_for_invalid)
         "page=0",  "page=00",  "page=-1",       "page=x",
         "size=0",  "size=101", "page=1&page=1", "page=99999999999999999999",
         "size=1.5"};
-    long long c0 = info_field(p_admin, "stats", "total_commands_processed:");
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        char path[200];
-        snprintf(path, sizeof(path), "/boards/ck/rank?%s", bad[i]);
-        struct http_result r;
-        get_status(path, NULL, 400, &r);
-        http_result_free(&r);
+    /* what reading the counter costs by itself (1 on one Redis: the INFO; more on a cluster).
+     * The counter is the server's: work rankd does behind earlier replies (a page stored, a lock
+     * released) may land in the window, so a round with extra commands is tried again, up to
+     * three times; a request that reached Redis would add to every round. */
+    long long extra = 0;
+    for (int round = 0; round < 3; round++) {
+        long long self = info_field(p_admin, "stats", "total_commands_processed:");
+        long long c0 = info_field(p_admin, "stats", "total_commands_processed:");
+        self = c0 - self;
+        for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+            char path[200];
+            snprintf(path, sizeof(path), "/boards/ck/rank?%s", bad[i]);
+            struct http_result r;
+            get_status(path, NULL, 400, &r);
+            http_result_free(&r);
+        }
+        long long c1 = info_field(p_admin, "stats", "total_commands_processed:");
+        extra = c1 - c0 - self;
+        if (extra == 0)
+            break;
+        usleep(100000);
     }
-    long long c1 = info_field(p_admin, "stats", "total_commands_processed:");
-    ck_assert_msg(c1 - c0 == 1, "invalid parameters sent %lld command(s) to Redis; want 0",
-                  c1 - c0 - 1);
+    ck_assert_msg(extra == 0, "invalid parameters sent %lld command(s) to Redis; want 0", extra);
 }
 END_TEST
 

@@ -92,13 +92,10 @@ static const char *header_value(const struct http_result *r, const char *name, c
 
 static long long cmdstat_calls(const char *cmd)
 {
-    redisReply *r = redis_admin_cmd(g_admin, "INFO commandstats");
-    char pat[64];
-    snprintf(pat, sizeof(pat), "cmdstat_%s:calls=", cmd);
-    const char *p = strstr(r->str, pat);
-    long long n = p ? atoll(p + strlen(pat)) : 0;
-    freeReplyObject(r);
-    return n;
+    char field[64];
+    snprintf(field, sizeof(field), "cmdstat_%s:calls=", cmd);
+    long long n = redis_info_field(g_admin, "commandstats", field); /* a cluster: every master */
+    return n < 0 ? 0 : n;
 }
 
 /* ---------------------------------------------------------------- results and versions */

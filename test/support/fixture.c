@@ -117,6 +117,17 @@ int redis_proc_restart(struct redis_proc *r)
     return spawn(r);
 }
 
+void fixture_redis_url(int redis_port, char *out, size_t len)
+{
+    const struct cluster_proc *c = fixture_cluster();
+    for (int i = 0; c && i < CLUSTER_PROC_NODES; i++)
+        if (c->ports[i] == redis_port) {
+            cluster_proc_url(c, out, len);
+            return;
+        }
+    snprintf(out, len, "redis://127.0.0.1:%d/0", redis_port);
+}
+
 int rankd_proc_start(struct rankd_proc *p, int redis_port, const char *const *args)
 {
     struct rankd_proc_opts o = {.args = args};
@@ -125,7 +136,7 @@ int rankd_proc_start(struct rankd_proc *p, int redis_port, const char *const *ar
 
 int rankd_proc_start_opts(struct rankd_proc *p, int redis_port, const struct rankd_proc_opts *o)
 {
-    char exe[PATH_MAX], listen[64], redis[64];
+    char exe[PATH_MAX], listen[64], redis[220], url[200];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 16);
     char *slash = n > 0 ? memrchr(exe, '/', (size_t)n) : NULL;
     if (!slash)
@@ -134,7 +145,8 @@ int rankd_proc_start_opts(struct rankd_proc *p, int redis_port, const struct ran
     memset(p, 0, sizeof(*p));
     p->port = free_port();
     snprintf(listen, sizeof(listen), "--listen=127.0.0.1:%d", p->port);
-    snprintf(redis, sizeof(redis), "--redis=redis://127.0.0.1:%d", redis_port);
+    fixture_redis_url(redis_port, url, sizeof(url));
+    snprintf(redis, sizeof(redis), "--redis=%s", url);
     const char *argv[32] = {exe, listen, redis};
     int k = 3;
     if (!o->no_token)
@@ -201,7 +213,12 @@ redisReply *redis_admin_cmd(redisContext *c, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    redisReply *r = redisvCommand(c, fmt, ap);
+    redisReply *r = cluster_admin_vcmd(c, fmt, ap); /* NULL: c is no cluster node */
+    va_end(ap);
+    if (r)
+        return r;
+    va_start(ap, fmt);
+    r = redisvCommand(c, fmt, ap);
     va_end(ap);
     ck_assert_msg(r != NULL, "admin command failed: %s", c->errstr);
     return r;
@@ -216,8 +233,8 @@ struct rankd *rankd_test_start_with(int redis_port, const char *token,
     snprintf(cfg.listen_host, sizeof(cfg.listen_host), "127.0.0.1");
     cfg.listen_port = 0;
     cfg.max_per_ip = 0; /* every test client is 127.0.0.1; the tests of the limit set their own */
-    char url[64];
-    snprintf(url, sizeof(url), "redis://127.0.0.1:%d/0", redis_port);
+    char url[200];
+    fixture_redis_url(redis_port, url, sizeof(url));
     ck_assert_int_eq(config_parse_redis_url(url, &cfg.redis), 0);
     snprintf(cfg.write_token, sizeof(cfg.write_token), "%s", token);
     snprintf(cfg.default_board, sizeof(cfg.default_board), "default");
@@ -283,6 +300,9 @@ void fixture_load_board(redisContext *admin, const char *prefix, const char *boa
     char z[200], dense[200];
     snprintf(z, sizeof(z), "%s:{%s}:z", prefix, board);
     snprintf(dense, sizeof(dense), "%s:{%s}:dense", prefix, board); /* its distinct scores */
+    redisContext *registry = admin;
+    admin =
+        redis_admin_for_key(admin, z); /* a cluster: the board's node (one slot, its dense too) */
     const struct score_layout layout = {SCORE_ORDER_DESC, SCORE_TIEBREAK_FIRST, 0};
     const int argc_max = 2 + 2 * ZADD_CHUNK;
     const char **argv = calloc((size_t)argc_max, sizeof(*argv));
@@ -317,9 +337,8 @@ void fixture_load_board(redisContext *admin, const char *prefix, const char *boa
     char hset[512];
     snprintf(hset, sizeof(hset), "HSET %s:{%s}:meta %s", prefix, board, settings);
     ck_assert_int_eq(redisAppendCommand(admin, hset), REDIS_OK);
-    ck_assert_int_eq(redisAppendCommand(admin, "SADD %s:boards %s", prefix, board), REDIS_OK);
     long long added = 0;
-    for (int i = 0; i < commands + 2; i++) {
+    for (int i = 0; i < commands + 1; i++) {
         void *v = NULL;
         ck_assert_msg(redisGetReply(admin, &v) == REDIS_OK && v, "load: %s", admin->errstr);
         redisReply *r = v;
@@ -330,6 +349,9 @@ void fixture_load_board(redisContext *admin, const char *prefix, const char *boa
         freeReplyObject(r);
     }
     ck_assert_int_eq(added, 2 * (long long)n);
+    redisReply *r = redis_admin_cmd(registry, "SADD %s:boards %s", prefix, board);
+    ck_assert_int_eq(r->type, REDIS_REPLY_INTEGER);
+    freeReplyObject(r);
     free(argv);
     free(argvlen);
     free(text);

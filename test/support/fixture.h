@@ -12,6 +12,7 @@
 #include <cjson/cJSON.h>
 #include <hiredis/hiredis.h>
 
+#include "cluster.h"
 #include "log.h"
 #include "server.h"
 #include "util.h"
@@ -61,7 +62,12 @@ int rankd_proc_start_opts(struct rankd_proc *p, int redis_port, const struct ran
  *  not running. */
 double rankd_proc_stop(struct rankd_proc *p);
 
-/** A direct hiredis connection for assertions and set-up; aborts the test when it fails. */
+/** The URL rankd is given for Redis on `redis_port`: redis://127.0.0.1:<port>/0, or the
+ *  cluster's (cluster_proc_url) when the port is a node of the cluster in use. */
+void fixture_redis_url(int redis_port, char *out, size_t len);
+
+/** A direct hiredis connection for assertions and set-up; aborts the test when it fails. In
+ *  cluster mode (fixture_use_cluster) redis_admin_cmd on it routes each command (cluster.h). */
 redisContext *redis_admin(int port);
 
 /** One command on an admin connection, printf-style as redisCommand; the reply must be freed. */

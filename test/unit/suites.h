@@ -25,5 +25,7 @@ Suite *rank_suite(void);
 Suite *cursor_suite(void);
 Suite *store_reply_suite(void);
 Suite *page_values_suite(void);
+Suite *crc16_suite(void);
+Suite *store_cluster_suite(void);
 
 #endif

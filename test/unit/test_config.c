@@ -118,6 +118,98 @@ START_TEST(test_redis_url_bad)
 }
 END_TEST
 
+START_TEST(test_redis_url_cluster)
+{
+    struct redis_url u = url_ok("redis-cluster://127.0.0.1:7000,127.0.0.1:7001");
+    ck_assert_int_eq(u.mode, REDIS_URL_CLUSTER);
+    ck_assert_int_eq(u.nseeds, 2);
+    ck_assert_str_eq(u.seeds[0].host, "127.0.0.1");
+    ck_assert_int_eq(u.seeds[0].port, 7000);
+    ck_assert_str_eq(u.seeds[1].host, "127.0.0.1");
+    ck_assert_int_eq(u.seeds[1].port, 7001);
+    ck_assert_str_eq(u.host, "127.0.0.1"); /* the first seed, for what dials one node */
+    ck_assert_int_eq(u.port, 7000);
+    ck_assert_int_eq(u.db, 0);
+
+    u = url_ok("redis-cluster://user:p%40ss@a,[::1]:7002,b:7003/0");
+    ck_assert_int_eq(u.nseeds, 3);
+    ck_assert_str_eq(u.username, "user");
+    ck_assert_str_eq(u.password, "p@ss");
+    ck_assert_str_eq(u.seeds[0].host, "a");
+    ck_assert_int_eq(u.seeds[0].port, 6379);
+    ck_assert_str_eq(u.seeds[1].host, "::1");
+    ck_assert_int_eq(u.seeds[1].port, 7002);
+    ck_assert_str_eq(u.seeds[2].host, "b");
+    ck_assert_int_eq(u.seeds[2].port, 7003);
+
+    u = url_ok("redis-cluster://h/");
+    ck_assert_int_eq(u.nseeds, 1);
+    ck_assert_int_eq(u.seeds[0].port, 6379);
+
+    /* the single-Redis forms say so and name their one node as a seed */
+    u = url_ok("redis://h:7/1");
+    ck_assert_int_eq(u.mode, REDIS_URL_SINGLE);
+    ck_assert_int_eq(u.nseeds, 1);
+    ck_assert_str_eq(u.seeds[0].host, "h");
+    ck_assert_int_eq(u.seeds[0].port, 7);
+    u = url_ok("unix:///tmp/r.sock");
+    ck_assert_int_eq(u.mode, REDIS_URL_SINGLE);
+    ck_assert_int_eq(u.nseeds, 0);
+}
+END_TEST
+
+START_TEST(test_redis_url_sentinel)
+{
+    struct redis_url u = url_ok("redis-sentinel://127.0.0.1:26380,s2/mymaster");
+    ck_assert_int_eq(u.mode, REDIS_URL_SENTINEL);
+    ck_assert_int_eq(u.nseeds, 2);
+    ck_assert_int_eq(u.seeds[0].port, 26380);
+    ck_assert_str_eq(u.seeds[1].host, "s2");
+    ck_assert_int_eq(u.seeds[1].port, 26379); /* the sentinels' default */
+    ck_assert_str_eq(u.master, "mymaster");
+    ck_assert_int_eq(u.db, 0);
+    u = url_ok("redis-sentinel://:pw@[::1]/app.main-1/3");
+    ck_assert_str_eq(u.password, "pw");
+    ck_assert_str_eq(u.seeds[0].host, "::1");
+    ck_assert_str_eq(u.master, "app.main-1");
+    ck_assert_int_eq(u.db, 3);
+    static const char *const bad[] = {
+        "redis-sentinel://h",       "redis-sentinel://h/",     "redis-sentinel://h/a b",
+        "redis-sentinel://h/m/x",   "redis-sentinel:///m",     "redis-sentinel://h:0/m",
+        "redis-sentinel://h,,h2/m", "redis-sentinel://h/m{x}",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct redis_url b;
+        ck_assert_msg(config_parse_redis_url(bad[i], &b) == -EINVAL, "\"%s\" accepted", bad[i]);
+    }
+}
+END_TEST
+
+START_TEST(test_redis_url_cluster_bad)
+{
+    static const char *const bad[] = {
+        "redis-cluster://",
+        "redis-cluster://a,",
+        "redis-cluster://,a",
+        "redis-cluster://a,,b",
+        "redis-cluster://a:0",
+        "redis-cluster://a:x,b",
+        "redis-cluster://a/1",
+        "redis-cluster://a/x",
+        "redis-cluster://[::1,b",
+        "redis-cluster://u:%zz@a,b",
+        "redis-cluster://a:70000",
+        "redis-cluster://a:1,b:",
+        "redis-cluster:/a",
+        "redis-cluster://h,h,h,h,h,h,h,h,h,h,h,h,h,h,h,h,h", /* 17 seeds */
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct redis_url u;
+        ck_assert_msg(config_parse_redis_url(bad[i], &u) == -EINVAL, "\"%s\" accepted", bad[i]);
+    }
+}
+END_TEST
+
 /* RFC 3986: pct-encoded = "%" HEXDIG HEXDIG; a sign or a blank is not a hex digit. */
 START_TEST(test_redis_url_bad_escape_strict)
 {
@@ -488,6 +580,28 @@ START_TEST(test_parse_tls_refused)
 }
 END_TEST
 
+/* redis-cluster:// through the flag and RANKD_REDIS_URL; a bad one is named without echoing it
+ * (it may carry a password). */
+START_TEST(test_parse_cluster_url)
+{
+    struct config c;
+    const char *a[] = {"--redis", "redis-cluster://127.0.0.1:7000,127.0.0.1:7001", NULL};
+    ck_assert_int_eq(parse(&c, a), 0);
+    ck_assert_int_eq(c.redis.mode, REDIS_URL_CLUSTER);
+    ck_assert_int_eq(c.redis.nseeds, 2);
+    ck_assert_int_eq(c.redis.seeds[1].port, 7001);
+    setenv("RANKD_REDIS_URL", "redis-cluster://:pw@n1:7000,n2", 1);
+    ck_assert_int_eq(parse(&c, NULL), 0);
+    ck_assert_int_eq(c.redis.mode, REDIS_URL_CLUSTER);
+    ck_assert_str_eq(c.redis.seeds[1].host, "n2");
+    ck_assert_str_eq(c.redis.password, "pw");
+    setenv("RANKD_REDIS_URL", "redis-cluster://:s3cret@n1/2", 1);
+    ck_assert_int_eq(parse(&c, NULL), -EINVAL);
+    assert_err_mentions("RANKD_REDIS_URL");
+    ck_assert_ptr_null(strstr(g_err, "s3cret"));
+}
+END_TEST
+
 /* --log-format, --access-log and --write-token-file: values, defaults, and a token file that
  * cannot be read is a bad configuration (named, exit 2), not a rankd without writes. */
 START_TEST(test_parse_ops_options)
@@ -540,6 +654,9 @@ Suite *config_suite(void)
     tcase_add_test(tc, test_redis_url_unix);
     tcase_add_test(tc, test_redis_url_bad);
     tcase_add_test(tc, test_redis_url_bad_escape_strict);
+    tcase_add_test(tc, test_redis_url_cluster);
+    tcase_add_test(tc, test_redis_url_cluster_bad);
+    tcase_add_test(tc, test_redis_url_sentinel);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("listen");
@@ -565,6 +682,7 @@ Suite *config_suite(void)
     tcase_add_test(tc, test_parse_unknown_short_in_cluster);
     tcase_add_test(tc, test_parse_fresh_after_cluster_error);
     tcase_add_test(tc, test_parse_tls_refused);
+    tcase_add_test(tc, test_parse_cluster_url);
     tcase_add_test(tc, test_parse_ops_options);
     suite_add_tcase(s, tc);
 

@@ -46,6 +46,10 @@ static const struct expect {
     {HTTP_ERRNO_FAULT, -ECONNRESET, 503, "redis_unavailable", 1},
     {HTTP_ERRNO_FAULT, -EIO, 503, "redis_unavailable", 1},
     {HTTP_ERRNO_FAULT, -EAGAIN, 503, "redis_unavailable", 1},
+    {HTTP_ERRNO_WRITE, -EXDEV, 422, "several_boards_on_cluster", 0},
+    {HTTP_ERRNO_FAULT, -EBUSY, 503, "redis_unavailable", 1},    /* cluster: TRYAGAIN */
+    {HTTP_ERRNO_FAULT, -ENETDOWN, 503, "redis_unavailable", 1}, /* cluster: CLUSTERDOWN */
+    {HTTP_ERRNO_FAULT, -ELOOP, 503, "redis_unavailable", 1},    /* cluster: redirects */
     {HTTP_ERRNO_FAULT, -EDQUOT, 507, "insufficient_storage", 0},
     {HTTP_ERRNO_FAULT, -EROFS, 503, "primary_changed", 1},
     {HTTP_ERRNO_FAULT, -ENOSPC, 422, "score_group_full", 0},

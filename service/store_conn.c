@@ -1,0 +1,971 @@
+/* store_conn.c -- one pipelined non-blocking connection to one Redis node, owned by an event
+ * loop; see store_conn.h (and store_async.h, whose contract it keeps). */
+#include "store_conn.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+
+#include <hiredis/sds.h>
+
+#include "loop.h"
+#include "metrics.h"
+#include "store_internal.h"
+#include "store_sentinel.h"
+#include "util.h"
+
+#define BACKOFF_MIN_MS 50
+#define BACKOFF_MAX_MS                                                                             \
+    100 /* a probe at least this often once Redis fails (the 503s stop                             \
+         * within about this long of Redis answering again) */
+#define READ_CHUNK ((size_t)64 * 1024)
+#define ABANDON_TIMEOUTS 2             /* unanswered for this many timeouts: close and dial again */
+#define READ_MAX ((size_t)1024 * 1024) /* bytes read per readiness event, for fairness */
+#define FEED_SLICE                                                                                 \
+    ((size_t)4 * 1024)  /* bytes given to hiredis' reader at a time (read_replies)                 \
+                         */
+#define SHARE_SLOTS 128 /* buckets of the unsent shareable groups (a power of 2) */
+#define RETIRE_WAIT_MS                                                                             \
+    100 /* Sentinel: a busy connection left on the old primary is cut after this */
+#define FMT_KEEP ((size_t)64 * 1024) /* bytes of format buffer a connection keeps between uses */
+
+/* A caller that joined a shared group: completed with the group's replies. */
+struct waiter {
+    store_async_fn fn;
+    void *arg;
+    struct waiter *next;
+};
+
+/* A group of commands waiting for its replies, in send order. */
+struct pending {
+    store_async_fn fn;
+    void *arg;
+    int n, got;
+    int64_t deadline_ms; /* monotonic; INT64_MAX until its flush (the clock starts when sent) */
+    int64_t limit_ms;    /* the caller's own deadline (monotonic), 0 = none */
+    int64_t sent_ms;     /* when a flush first wrote it (monotonic) */
+    int abandoned;       /* timed out: fn was called; its replies are read and dropped */
+    int sent;            /* a flush wrote (some of) it: it may have reached Redis */
+    /* a script (store_conn_script): what a NOSCRIPT reply needs to send it again as EVAL */
+    const struct store_script *script; /* or NULL */
+    int script_argc;                   /* keys + args */
+    struct buf script_tail;            /* the keys and args in RESP, as they follow EVALSHA */
+    char script_nkeys[12];
+    struct buf held; /* while there is no connection: its commands in RESP, to go out once there
+                      * is */
+    struct store_reply *replies[STORE_CONN_MAX_CMDS];
+    struct pending *next;
+    /* sharing (store_conn_send_shared), while unsent: the commands as appended */
+    struct waiter *waiters;      /* callers that joined, completed after fn in join order */
+    struct waiter **waiters_end; /* where the next joiner goes */
+    uint64_t hash;               /* of argc[] and every argument, when shareable; else 0 */
+    int argc[STORE_CONN_MAX_CMDS];
+    char *args; /* every argument with its NUL, in order (args_len bytes) */
+    size_t args_len;
+    struct pending *share_next; /* the next unsent shareable group in the same bucket */
+};
+
+struct store_conn {
+    struct store *st;
+    struct loop *loop;
+    char *host; /* the node dialled (a cluster's), or NULL: the store's own address */
+    uint64_t epoch, dial_epoch; /* Sentinel: the primary epoch it was dialled under, and the
+                                 * dial's in progress (store_sentinel.h) */
+    int port;
+    struct loop_watch *watch; /* ctx->fd in the loop, NULL while not registered */
+    redisContext *ctx;        /* NULL while not connected */
+    uint32_t events;          /* what `watch` waits for */
+    struct pending *head, *tail;
+    struct pending *unsent;           /* the first group appended since the last flush, or NULL */
+    struct pending *held, *held_tail; /* sent while a dial runs: written once it succeeds */
+    /* dialling: at most one helper thread; it hands its result over in `dialled` */
+    pthread_t dialer;
+    int dialing;
+    _Atomic(redisContext *) dialled;
+    atomic_int dial_done;
+    int64_t retry_at_ms; /* no dial before this (monotonic), after a failure */
+    int64_t stale_ms;    /* Sentinel: when this connection was found dialled before the primary
+                          * moved (0: it was not) */
+    atomic_int up;       /* ctx != NULL, for readers on other threads */
+    /* for /metrics (store_conn_stats), written on the loop thread only */
+    atomic_int dialing_now;              /* a dial is in progress */
+    atomic_int in_flight;                /* groups in the FIFO (head..tail) */
+    atomic_ullong round_trips, commands; /* flushes that wrote new groups; their commands */
+    int answered;                        /* this connection has answered since it was adopted */
+    int broken;     /* the output buffer is unusable: fail at the next flush or tick */
+    char *chunk;    /* READ_CHUNK bytes: what recv reads, before hiredis parses it */
+    struct buf fmt; /* a group's commands in RESP, before they join the output buffer */
+    int backoff_ms;
+    struct pending *share[SHARE_SLOTS]; /* unsent shareable groups by hash; empty after a flush */
+};
+
+struct store_conn *store_conn_new(struct store *st, struct loop *loop, const char *host, int port)
+{
+    struct store_conn *sa = calloc(1, sizeof(*sa));
+    if (sa && !(sa->chunk = malloc(READ_CHUNK))) {
+        free(sa);
+        sa = NULL;
+    }
+    if (sa && host && !(sa->host = strdup(host))) {
+        free(sa->chunk);
+        free(sa);
+        sa = NULL;
+    }
+    if (!sa)
+        return NULL;
+    sa->st = st;
+    sa->loop = loop;
+    sa->port = port;
+    sa->backoff_ms = BACKOFF_MIN_MS;
+    return sa;
+}
+
+/* ---------------------------------------------------------------- failure */
+
+static void ready(void *arg, uint32_t events);
+
+static void set_events(struct store_conn *sa, uint32_t events)
+{
+    if (!sa->ctx || events == sa->events)
+        return;
+    if (!sa->watch)
+        sa->watch = loop_watch_add(sa->loop, sa->ctx->fd, events, ready, sa);
+    if (sa->watch && loop_watch_set(sa->watch, events) == 0)
+        sa->events = events;
+}
+
+static void close_ctx(struct store_conn *sa)
+{
+    if (!sa->ctx)
+        return;
+    loop_watch_remove(sa->watch); /* before the close: a reused fd number must not inherit it */
+    sa->watch = NULL;
+    sa->events = 0;
+    redisFree(sa->ctx);
+    sa->ctx = NULL;
+    atomic_store(&sa->up, 0);
+}
+
+static void later(struct store_conn *sa)
+{
+    sa->retry_at_ms = util_now_ms() + sa->backoff_ms;
+    sa->backoff_ms = sa->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : sa->backoff_ms * 2;
+}
+
+/* Complete a group: its own caller, then every caller that joined it, with the same replies. */
+static void notify(struct pending *p, int rc, struct store_reply **replies)
+{
+    p->fn(p->arg, rc, replies);
+    for (struct waiter *w = p->waiters; w; w = w->next)
+        w->fn(w->arg, rc, replies);
+}
+
+/* Put p at the end of the FIFO of groups (sent, or to send at the next flush), counted in
+ * flight; its deadline is set when it is written (INT64_MAX until then). */
+static void queue_append(struct store_conn *sa, struct pending *p)
+{
+    p->deadline_ms = INT64_MAX;
+    if (!sa->unsent)
+        sa->unsent = p;
+    if (sa->tail)
+        sa->tail->next = p;
+    else
+        sa->head = p;
+    sa->tail = p;
+    atomic_fetch_add_explicit(&sa->in_flight, 1, memory_order_relaxed);
+}
+
+static void pending_free(struct pending *p)
+{
+    for (int i = 0; i < p->got; i++)
+        store_reply_free(p->replies[i]);
+    buf_free(&p->script_tail);
+    buf_free(&p->held);
+    while (p->waiters) {
+        struct waiter *w = p->waiters;
+        p->waiters = w->next;
+        free(w);
+    }
+    free(p->args);
+    free(p);
+}
+
+/* The sends since the last flush are out (or failed): nothing unsent is left to join. */
+static void share_reset(struct store_conn *sa)
+{
+    for (struct pending *p = sa->unsent; p; p = p->next)
+        if (p->hash)
+            sa->share[p->hash & (SHARE_SLOTS - 1)] = NULL;
+    sa->unsent = NULL;
+}
+
+/* Close the connection and fail every pending group with rc (callbacks run last: they may send,
+ * which then finds no connection). Groups already given up were answered already. */
+static void fail_all(struct store_conn *sa, int rc, const char *what)
+{
+    if (rc != -ECANCELED)
+        store_note_fault(sa->st, what, sa->ctx && sa->ctx->errstr[0] ? sa->ctx->errstr : "");
+    close_ctx(sa);
+    sa->broken = 0;
+    if (rc != -ECANCELED && sa->answered)
+        sa->retry_at_ms = 0; /* it worked until now (CLIENT KILL, a proxy's reset): dial at once,
+                              * so the reads resent and the requests held meanwhile go out */
+    else if (rc != -ECANCELED)
+        later(sa);
+    sa->answered = 0;
+    share_reset(sa);
+    struct pending *p = sa->head;
+    sa->head = sa->tail = NULL;
+    atomic_store_explicit(&sa->in_flight, 0, memory_order_relaxed);
+    while (p) {
+        struct pending *next = p->next;
+        if (!p->abandoned)
+            notify(p, rc == -EIO && p->sent ? -ECONNRESET : rc, NULL);
+        pending_free(p);
+        p = next;
+    }
+}
+
+/* ---------------------------------------------------------------- held while dialling */
+
+/* Fail every held group with rc (none of them was written). Callbacks run after the list is
+ * detached: a callback may send again, which then holds or fails as the connection stands. */
+static void fail_held(struct store_conn *sa, int rc)
+{
+    struct pending *p = sa->held;
+    sa->held = sa->held_tail = NULL;
+    while (p) {
+        struct pending *next = p->next;
+        notify(p, rc, NULL);
+        pending_free(p);
+        p = next;
+    }
+}
+
+/* Keep a group sent while there is no connection: its commands (resp[0..len), formatted),
+ * written once the dial in progress succeeds. Its clock runs from now: it is given up (not
+ * written) at its own deadline, or the command timeout when it has none. 0, or -ENOMEM (p stays
+ * the caller's). */
+static int hold_group(struct store_conn *sa, struct pending *p, const char *resp, size_t len)
+{
+    p->held.len = 0;
+    if (buf_append(&p->held, resp, len))
+        return -ENOMEM;
+    p->deadline_ms = p->limit_ms ? p->limit_ms : util_now_ms() + store_timeout_ms(sa->st);
+    p->next = NULL;
+    if (sa->held_tail)
+        sa->held_tail->next = p;
+    else
+        sa->held = p;
+    sa->held_tail = p;
+    return 0;
+}
+
+/* A dial succeeded: the held groups join the output buffer, in the order they were sent (the
+ * loop's flush writes them). */
+static void release_held(struct store_conn *sa)
+{
+    while (sa->ctx && sa->held) {
+        struct pending *p = sa->held;
+        sa->held = p->next;
+        if (!sa->held)
+            sa->held_tail = NULL;
+        p->next = NULL;
+        if (redisAppendFormattedCommand(sa->ctx, p->held.data, p->held.len) != REDIS_OK) {
+            sa->broken = 1; /* out of memory: part of it may be in the buffer (store_conn_flush) */
+            notify(p, -ECONNREFUSED, NULL);
+            pending_free(p);
+            continue;
+        }
+        buf_free(&p->held);
+        queue_append(sa, p);
+    }
+}
+
+/* Give up the held groups past their deadline (never written: -ECONNREFUSED). Returns the
+ * earliest deadline still ahead (monotonic ms), or 0. */
+static int64_t give_up_held(struct store_conn *sa, int64_t now)
+{
+    struct pending *late = NULL, **late_end = &late, **pp = &sa->held;
+    int64_t next = 0;
+    sa->held_tail = NULL;
+    while (*pp) {
+        struct pending *p = *pp;
+        if (now >= p->deadline_ms) {
+            *pp = p->next;
+            p->next = NULL;
+            *late_end = p;
+            late_end = &p->next;
+            continue;
+        }
+        if (!next || p->deadline_ms < next)
+            next = p->deadline_ms;
+        sa->held_tail = p;
+        pp = &p->next;
+    }
+    while (late) {
+        struct pending *p = late;
+        late = p->next;
+        store_note_fault(sa->st, "connect", "no connection within the request's deadline");
+        notify(p, -ECONNREFUSED, NULL);
+        pending_free(p);
+    }
+    return next;
+}
+
+/* ---------------------------------------------------------------- dialling */
+
+static void *dial_main(void *arg)
+{
+    struct store_conn *sa = arg;
+    int err = 0;
+    redisContext *c = store_dial_at(sa->st, sa->host, sa->port, &err);
+    atomic_store(&sa->dialled, c);
+    atomic_store(&sa->dial_done, 1);
+    loop_wake(sa->loop); /* the loop adopts it in its next tick */
+    return NULL;
+}
+
+/* Sentinel: a connection dialled before the primary moved is closed once no call is in flight
+ * on it (calls sent from here wait for the next dial, which asks the sentinels again); one that
+ * stays busy is cut after RETIRE_WAIT_MS when `may_fail` (the loop's tick: its calls fail as
+ * for a lost connection, a read is sent again, a write's outcome is unknown), so a busy
+ * connection cannot stay on the old primary. 1 when it was closed. */
+static int retire_if_moved(struct store_conn *sa, int may_fail)
+{
+    if (!sa->ctx || !store_sentinel_mode(sa->st) || sa->epoch == store_sentinel_epoch()) {
+        sa->stale_ms = 0;
+        return 0;
+    }
+    int64_t now = util_now_ms();
+    if (!sa->stale_ms)
+        sa->stale_ms = now;
+    if (sa->head && (!may_fail || now - sa->stale_ms < RETIRE_WAIT_MS))
+        return 0;
+    if (sa->head) {
+        fail_all(sa, -EIO, "the primary moved (Redis Sentinel): dialling it");
+    } else {
+        close_ctx(sa);
+        sa->answered = 0;
+    }
+    sa->retry_at_ms = 0; /* at once */
+    sa->stale_ms = 0;
+    return 1;
+}
+
+static void start_dial(struct store_conn *sa)
+{
+    if (sa->ctx || sa->dialing || util_now_ms() < sa->retry_at_ms)
+        return;
+    atomic_store(&sa->dial_done, 0);
+    sa->dial_epoch = store_sentinel_epoch(); /* before it asks the sentinels */
+    if (pthread_create(&sa->dialer, NULL, dial_main, sa) == 0)
+        sa->dialing = 1;
+    else
+        later(sa);
+    atomic_store(&sa->dialing_now, sa->dialing);
+}
+
+/* Take over a connection the helper dialled: non-blocking from now on. */
+static void adopt(struct store_conn *sa, redisContext *c)
+{
+    int fl = fcntl(c->fd, F_GETFL);
+    if (fl < 0 || fcntl(c->fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+        store_note_fault(sa->st, "connect", "cannot make the socket non-blocking");
+        redisFree(c);
+        later(sa);
+        return;
+    }
+    c->flags &= ~REDIS_BLOCK; /* hiredis then treats EAGAIN as "try again later" */
+    sa->ctx = c;
+    sa->epoch = sa->dial_epoch;
+    sa->events = 0;
+    atomic_store(&sa->up, 1);
+    set_events(sa, EPOLLIN);
+    if (!sa->events) {
+        store_note_fault(sa->st, "connect", "the loop cannot watch the socket");
+        close_ctx(sa);
+        later(sa);
+    }
+}
+
+static void finish_dial(struct store_conn *sa)
+{
+    if (!sa->dialing || !atomic_load(&sa->dial_done))
+        return;
+    pthread_join(sa->dialer, NULL);
+    sa->dialing = 0;
+    atomic_store(&sa->dialing_now, 0);
+    redisContext *c = atomic_exchange(&sa->dialled, NULL);
+    if (c)
+        adopt(sa, c);
+    else
+        later(sa); /* store_dial logged and counted it */
+    if (sa->ctx)
+        release_held(sa);
+    else
+        fail_held(sa, -ECONNREFUSED); /* the dial failed: Redis is unreachable now */
+}
+
+void store_conn_start(struct store_conn *sa)
+{
+    start_dial(sa);
+}
+
+/* ---------------------------------------------------------------- I/O */
+
+/* Whether a send may go out now: 0, or the errno store_conn_send_shared returns. */
+static int can_send(struct store_conn *sa, int n)
+{
+    if (n < 1 || n > STORE_CONN_MAX_CMDS)
+        return -EINVAL;
+    if (sa->broken)
+        return -EIO;
+    if (sa->head && sa->head->abandoned)
+        return -ETIMEDOUT; /* Redis is not answering: fail fast */
+    retire_if_moved(sa, 0);
+    if (!sa->ctx) {
+        start_dial(sa); /* held until it ends (hold_group); in the back-off window: fail fast */
+        return sa->dialing ? 0 : -ECONNREFUSED;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- RESP */
+
+/*
+ * Commands are formatted here, into the connection's own buffer, and join hiredis' output buffer
+ * in one piece (redisAppendFormattedCommand): hiredis' formatter (sdscatfmt and a grown sds per
+ * piece) was 7% of a member lookup's instructions (callgrind), the commands' argv copies for
+ * scripts another 3%.
+ */
+
+/* "<type><n>\r\n" appended to b: 0 or -ENOMEM. */
+static int resp_head(struct buf *b, char type, size_t n)
+{
+    char tmp[24], *end = tmp + sizeof(tmp), *at = end;
+    *--at = '\n';
+    *--at = '\r';
+    do
+        *--at = (char)('0' + n % 10);
+    while ((n /= 10) != 0);
+    *--at = type;
+    return buf_append(b, at, (size_t)(end - at));
+}
+
+/* One bulk string, "$<len>\r\n<bytes>\r\n", appended to b: 0 or -ENOMEM. */
+static int resp_arg(struct buf *b, const char *s, size_t len)
+{
+    return resp_head(b, '$', len) || buf_append(b, s, len) || buf_append(b, "\r\n", 2) ? -ENOMEM
+                                                                                       : 0;
+}
+
+/* One command, argv[0..argc) (argvlen NULL: NUL-terminated), appended to b: 0 or -ENOMEM. */
+static int resp_command(struct buf *b, int argc, const char *const *argv, const size_t *argvlen)
+{
+    if (resp_head(b, '*', (size_t)argc))
+        return -ENOMEM;
+    for (int a = 0; a < argc; a++)
+        if (resp_arg(b, argv[a], argvlen ? argvlen[a] : strlen(argv[a])))
+            return -ENOMEM;
+    return 0;
+}
+
+/* The connection's format buffer after a use: kept for the next group, unless a big one (a write
+ * batch, a script's body) grew it past what the common ones need. */
+static void fmt_done(struct store_conn *sa)
+{
+    if (sa->fmt.cap > FMT_KEEP)
+        buf_free(&sa->fmt);
+    sa->fmt.len = 0;
+}
+
+/* Queue p, whose commands are resp[0..len) in RESP, for its replies: into the output buffer, or
+ * held while a dial runs. Returns 1 (a new pipeline), 0, or -ENOMEM (p is not queued and stays
+ * the caller's; with a connection, it is closed at the next flush or tick). */
+static int append_resp(struct store_conn *sa, struct pending *p, const char *resp, size_t len)
+{
+    if (!sa->ctx)
+        return hold_group(sa, p, resp, len);
+    int fresh = sdslen(sa->ctx->obuf) == 0;
+    if (redisAppendFormattedCommand(sa->ctx, resp, len) != REDIS_OK) {
+        /* out of memory: the context is unusable, so the connection must go; not from here (no
+         * callback runs inside a send): at the next flush or tick */
+        sa->broken = 1;
+        return -ENOMEM;
+    }
+    queue_append(sa, p);
+    return fresh;
+}
+
+/* Append the group's commands and queue p for their replies; returns as append_resp. */
+static int append_group(struct store_conn *sa, struct pending *p, const int *argc,
+                        const char *const *const *argv, const size_t *const *argvlen)
+{
+    int rc = 0;
+    for (int i = 0; i < p->n && !rc; i++)
+        rc = resp_command(&sa->fmt, argc[i], argv[i], argvlen ? argvlen[i] : NULL);
+    rc = rc ? -ENOMEM : append_resp(sa, p, sa->fmt.data, sa->fmt.len);
+    fmt_done(sa);
+    return rc;
+}
+
+/* A new group of n commands for fn(arg), not queued yet; NULL on ENOMEM. */
+static struct pending *pending_new(store_async_fn fn, void *arg, int n)
+{
+    struct pending *p = calloc(1, sizeof(*p));
+    if (!p)
+        return NULL;
+    p->fn = fn;
+    p->arg = arg;
+    p->n = n;
+    p->waiters_end = &p->waiters;
+    return p;
+}
+
+/* FNV-1a over the argument counts and every argument with its NUL; never 0 (0: not shared). */
+static uint64_t group_hash(int n, const int *argc, const char *const *const *argv, size_t *len)
+{
+    uint64_t h = UINT64_C(14695981039346656037);
+    size_t total = 0;
+    for (int i = 0; i < n; i++) {
+        h = (h ^ (uint64_t)argc[i]) * UINT64_C(1099511628211);
+        for (int a = 0; a < argc[i]; a++) {
+            const char *s = argv[i][a];
+            do
+                h = (h ^ (unsigned char)*s) * UINT64_C(1099511628211);
+            while (*s++);
+            total += (size_t)(s - argv[i][a]);
+        }
+    }
+    *len = total;
+    return h ? h : 1;
+}
+
+/* 1 when the unsent group p was appended with exactly these commands. */
+static int same_group(const struct pending *p, int n, const int *argc,
+                      const char *const *const *argv, uint64_t hash, size_t len)
+{
+    if (p->hash != hash || p->n != n || p->args_len != len)
+        return 0;
+    const char *at = p->args;
+    for (int i = 0; i < n; i++) {
+        if (p->argc[i] != argc[i])
+            return 0;
+        for (int a = 0; a < argc[i]; a++) {
+            size_t l = strlen(argv[i][a]) + 1;
+            if (memcmp(at, argv[i][a], l) != 0)
+                return 0;
+            at += l;
+        }
+    }
+    return 1;
+}
+
+/* Keep the commands of a shareable group, for same_group; 0 or -ENOMEM. */
+static int keep_args(struct pending *p, const int *argc, const char *const *const *argv,
+                     uint64_t hash, size_t len)
+{
+    if (!(p->args = malloc(len + 1))) /* len >= 2: a command has a name */
+        return -ENOMEM;
+    char *at = p->args;
+    for (int i = 0; i < p->n; i++) {
+        p->argc[i] = argc[i];
+        for (int a = 0; a < argc[i]; a++) {
+            size_t l = strlen(argv[i][a]) + 1;
+            memcpy(at, argv[i][a], l);
+            at += l;
+        }
+    }
+    p->hash = hash;
+    p->args_len = len;
+    return 0;
+}
+
+int store_conn_send_shared(struct store_conn *sa, int n, const int *argc,
+                           const char *const *const *argv, int64_t deadline_ms, store_async_fn fn,
+                           void *arg)
+{
+    int rc = can_send(sa, n);
+    if (rc)
+        return rc;
+    if (!sa->ctx) /* held while the dial runs: not shared (the share table is for the buffer) */
+        return store_conn_send(sa, n, argc, argv, NULL, deadline_ms, fn, arg);
+    size_t len = 0;
+    uint64_t hash = group_hash(n, argc, argv, &len);
+    struct pending **slot = &sa->share[hash & (SHARE_SLOTS - 1)];
+    for (struct pending *p = *slot; p; p = p->share_next)
+        if (same_group(p, n, argc, argv, hash, len)) {
+            struct waiter *w = malloc(sizeof(*w));
+            if (!w)
+                return -ENOMEM;
+            *w = (struct waiter){.fn = fn, .arg = arg};
+            *p->waiters_end = w; /* first come, first answered */
+            p->waiters_end = &w->next;
+            if (deadline_ms && (!p->limit_ms || deadline_ms < p->limit_ms))
+                p->limit_ms = deadline_ms; /* the group keeps its most pressed caller's time */
+            return 2;
+        }
+    struct pending *p = pending_new(fn, arg, n);
+    if (!p)
+        return -ENOMEM;
+    p->limit_ms = deadline_ms;
+    if (keep_args(p, argc, argv, hash, len)) {
+        free(p);
+        return -ENOMEM;
+    }
+    rc = append_group(sa, p, argc, argv, NULL);
+    if (rc >= 0) {
+        p->share_next = *slot;
+        *slot = p;
+    } else {
+        pending_free(p);
+    }
+    return rc;
+}
+
+int store_conn_send(struct store_conn *sa, int n, const int *argc, const char *const *const *argv,
+                    const size_t *const *argvlen, int64_t deadline_ms, store_async_fn fn, void *arg)
+{
+    int rc = can_send(sa, n);
+    if (rc)
+        return rc;
+    struct pending *p = pending_new(fn, arg, n);
+    if (!p)
+        return -ENOMEM;
+    p->limit_ms = deadline_ms;
+    rc = append_group(sa, p, argc, argv, argvlen);
+    if (rc < 0)
+        pending_free(p);
+    return rc;
+}
+
+/* Append "EVALSHA <sha> nkeys ..." (or EVAL of the body when the SHA is not known yet, or `eval`
+ * is set) for p's script, its keys and args from the RESP p keeps; returns as append_resp. */
+static int append_script(struct store_conn *sa, struct pending *p, int eval)
+{
+    char sha[STORE_SHA_LEN + 1];
+    int by_sha = !eval && store_script_sha(sa->st, p->script, sha) == 0;
+    const char *head = by_sha ? sha : store_script_body(p->script);
+    p->n = 1; /* a script is one command */
+    int rc = resp_head(&sa->fmt, '*', (size_t)p->script_argc + 3) ||
+                     resp_arg(&sa->fmt, by_sha ? "EVALSHA" : "EVAL", by_sha ? 7 : 4) ||
+                     resp_arg(&sa->fmt, head, strlen(head)) ||
+                     resp_arg(&sa->fmt, p->script_nkeys, strlen(p->script_nkeys)) ||
+                     buf_append(&sa->fmt, p->script_tail.data ? p->script_tail.data : "",
+                                p->script_tail.len)
+                 ? -ENOMEM
+                 : append_resp(sa, p, sa->fmt.data, sa->fmt.len);
+    fmt_done(sa);
+    return rc;
+}
+
+int store_conn_script(struct store_conn *sa, const struct store_script *script, int nkeys,
+                      int nargs, const char *const *argv, const size_t *argvlen,
+                      int64_t deadline_ms, store_async_fn fn, void *arg)
+{
+    int rc = script ? can_send(sa, 1) : -EINVAL;
+    if (rc)
+        return rc;
+    struct pending *p = pending_new(fn, arg, 1);
+    if (!p)
+        return -ENOMEM;
+    int n = nkeys + nargs;
+    for (int i = 0; i < n; i++)
+        if (resp_arg(&p->script_tail, argv[i], argvlen ? argvlen[i] : strlen(argv[i]))) {
+            pending_free(p);
+            return -ENOMEM;
+        }
+    p->script = script;
+    p->script_argc = n;
+    p->limit_ms = deadline_ms;
+    struct strb nk; /* no snprintf: every script call */
+    strb_init(&nk, p->script_nkeys, sizeof(p->script_nkeys));
+    strb_i64(&nk, nkeys);
+    rc = append_script(sa, p, 0);
+    if (rc < 0)
+        pending_free(p);
+    return rc;
+}
+
+void store_conn_flush(struct store_conn *sa)
+{
+    if (sa->broken) {
+        fail_all(sa, -EIO, "out of memory");
+        return;
+    }
+    if (!sa->ctx || sdslen(sa->ctx->obuf) == 0)
+        return;
+    int done = 0;
+    if (redisBufferWrite(sa->ctx, &done) == REDIS_ERR) {
+        fail_all(sa, -EIO, "write");
+        return;
+    }
+    if (sa->unsent) { /* their time starts once written, not when the request was parsed (nor
+                       * before the write: a process stopped in between is not Redis's delay) */
+        int64_t now = util_now_ms(), deadline = now + store_timeout_ms(sa->st);
+        unsigned long long cmds = 0;
+        for (struct pending *p = sa->unsent; p; p = p->next) {
+            cmds += (unsigned long long)p->n;
+            p->deadline_ms = p->limit_ms && p->limit_ms < deadline ? p->limit_ms : deadline;
+            p->sent_ms = now;
+            p->sent = 1;
+            free(p->args); /* sent: nobody joins it any more */
+            p->args = NULL;
+        }
+        atomic_fetch_add_explicit(&sa->round_trips, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&sa->commands, cmds, memory_order_relaxed);
+        share_reset(sa);
+    }
+    set_events(sa, done ? EPOLLIN : EPOLLIN | EPOLLOUT);
+}
+
+/* Complete the head group with one more reply; 0, or -1 after failing everything. */
+static int take_reply(struct store_conn *sa, struct store_reply *r)
+{
+    struct pending *p = sa->head;
+    if (!p) { /* a reply nobody asked for: the stream is out of step */
+        store_reply_free(r);
+        fail_all(sa, -EIO, "unexpected reply");
+        return -1;
+    }
+    p->replies[p->got++] = r;
+    if (p->got < p->n)
+        return 0;
+    sa->head = p->next;
+    if (!sa->head)
+        sa->tail = NULL;
+    atomic_fetch_sub_explicit(&sa->in_flight, 1, memory_order_relaxed);
+    if (sa->unsent == p) { /* cannot happen: a reply to an unsent command */
+        share_reset(sa);
+        sa->unsent = p->next;
+    }
+    sa->backoff_ms = BACKOFF_MIN_MS; /* Redis answers */
+    sa->answered = 1;
+    if (p->script && !p->abandoned && r->type == STORE_REPLY_ERROR &&
+        strncmp(r->str, "NOSCRIPT", 8) == 0) {
+        /* SCRIPT FLUSH, a restarted or failed-over Redis: the script did not run. Send its
+         * body (EVAL also loads it for the next EVALSHA) as a new group in the same place of
+         * the caller's sequence; the caller sees only the final reply. */
+        store_reply_free(r);
+        p->got = 0;
+        p->next = NULL;
+        p->sent = 0;
+        p->deadline_ms = INT64_MAX;
+        if (append_script(sa, p, 1) < 0) {
+            notify(p, -EIO, NULL); /* it did not run: safe to report as unavailable */
+            pending_free(p);
+        }
+        return 0;
+    }
+    if (r->type == STORE_REPLY_ERROR && strncmp(r->str, "READONLY", 8) == 0 &&
+        store_sentinel_mode(sa->st))
+        store_sentinel_moved(); /* a replica now: every connection goes to the new primary */
+    if (!p->abandoned)
+        notify(p, 0, p->replies);
+    pending_free(p);
+    return retire_if_moved(sa, 0) ? -1 : 0;
+}
+
+/* Take every complete reply the reader holds. Returns 0, or -1 when the connection failed or a
+ * callback closed it (stop reading). */
+static int drain_replies(struct store_conn *sa)
+{
+    while (sa->ctx) {
+        void *r = NULL;
+        if (redisGetReplyFromReader(sa->ctx, &r) == REDIS_ERR) {
+            fail_all(sa, -EIO, "protocol");
+            return -1;
+        }
+        if (!r)
+            return 0;
+        if (take_reply(sa, r))
+            return -1;
+    }
+    return -1;
+}
+
+/* Everything the socket holds now, up to READ_MAX (a big page in one go rather than hiredis's
+ * 16 KiB per readiness event, each costing a loop iteration). What was received is fed to
+ * hiredis' reader FEED_SLICE bytes at a time, each slice drained of
+ * its complete replies before the next: the reader moves its unread bytes to the front of its
+ * buffer at every reply once it has consumed 1 KB (hiredis 0.14 read.c, sdsrange), so feeding
+ * 64 KB of pipelined page replies at once moved about 9 times that (4% of a live page's CPU,
+ * perf), while a slice moves at most itself and one partial reply. */
+static void read_replies(struct store_conn *sa)
+{
+    for (size_t total = 0; total < READ_MAX;) {
+        ssize_t n = recv(sa->ctx->fd, sa->chunk, READ_CHUNK, MSG_DONTWAIT);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+            fail_all(sa, -EIO, n == 0 ? "server closed the connection" : strerror(errno));
+            return;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            break;
+        for (size_t off = 0; off < (size_t)n; off += FEED_SLICE) {
+            size_t len = (size_t)n - off < FEED_SLICE ? (size_t)n - off : FEED_SLICE;
+            if (redisReaderFeed(sa->ctx->reader, sa->chunk + off, len) != REDIS_OK) {
+                fail_all(sa, -EIO, "protocol");
+                return;
+            }
+            if (drain_replies(sa))
+                return;
+        }
+        total += (size_t)n;
+        if ((size_t)n < READ_CHUNK)
+            break;
+    }
+}
+
+/* The loop saw `events` on the connection's socket. */
+static void store_conn_ready(struct store_conn *sa, uint32_t events)
+{
+    if (!sa->ctx)
+        return;
+    if (events & (EPOLLIN | EPOLLERR | EPOLLHUP))
+        read_replies(sa);
+    if (sa->ctx && (events & EPOLLOUT))
+        store_conn_flush(sa);
+}
+
+/* Give up every group past its deadline, wherever it stands in the FIFO (deadlines are the
+ * requests' own: a later group may be due first); each gets -ETIMEDOUT, and the connection stays,
+ * to read and drop their replies should Redis answer after all. Returns the earliest deadline
+ * still ahead (monotonic ms), or 0. */
+static int64_t give_up_late(struct store_conn *sa, int64_t now)
+{
+    int64_t next = 0;
+    for (struct pending *p = sa->head; p; p = p->next) {
+        if (p->abandoned)
+            continue;
+        if (now < p->deadline_ms) {
+            if (!next || p->deadline_ms < next)
+                next = p->deadline_ms;
+            continue;
+        }
+        p->abandoned = 1;
+        store_note_fault(sa->st, "timeout",
+                         "Redis did not answer within the request's deadline or the command "
+                         "timeout");
+        notify(p, -ETIMEDOUT, NULL); /* may append groups: they are not due */
+    }
+    return next;
+}
+
+/* When the connection is dropped for silence: ABANDON_TIMEOUTS command timeouts after the oldest
+ * group was written (only meaningful while that group is abandoned). */
+static int64_t drop_at(const struct store_conn *sa)
+{
+    return sa->head->sent_ms + (int64_t)ABANDON_TIMEOUTS * store_timeout_ms(sa->st);
+}
+
+/* 1 when something is due: a group in time past its deadline, or the silence limit. */
+static int due(const struct store_conn *sa, int64_t now)
+{
+    for (const struct pending *p = sa->head; p; p = p->next)
+        if (!p->abandoned && now >= p->deadline_ms)
+            return 1;
+    return sa->head->abandoned && now >= drop_at(sa);
+}
+
+/* Adopt a finished dial, give up groups past their deadline, drop a connection silent for two
+ * timeouts. Returns the milliseconds until the next deadline, or -1 when nothing is pending. */
+static int tick(struct store_conn *sa);
+
+int store_conn_tick(struct store_conn *sa)
+{
+    retire_if_moved(sa, 1);
+    int wait = tick(sa);
+    if (sa->stale_ms) /* back to cut it if it stays busy */
+        wait = wait < 0 || wait > RETIRE_WAIT_MS ? RETIRE_WAIT_MS : wait;
+    return wait;
+}
+
+static int tick(struct store_conn *sa)
+{
+    if (sa->broken)
+        fail_all(sa, -EIO, "out of memory");
+    finish_dial(sa);
+    if (!sa->head && !sa->held)
+        return -1;
+    int64_t now = util_now_ms();
+    int64_t held = sa->held ? give_up_held(sa, now) : 0;
+    int held_ms = held ? (int)(held - now > 60000 ? 60000 : held - now) : -1;
+    if (!sa->head)
+        return held_ms;
+    if (sa->ctx && due(sa, now)) {
+        /* Before judging anything late, take what the socket already holds: the loop itself may
+         * have been held up (a VM pause, a stopped process) while Redis answered in time. */
+        read_replies(sa);
+        if (!sa->head)
+            return held_ms;
+    }
+    int64_t next = give_up_late(sa, now); /* 0: no group in time left */
+    if (sa->head->abandoned) {
+        /* Silent for ABANDON_TIMEOUTS timeouts (a half-open connection, a Redis that moved):
+         * drop the connection; the groups still in time fail (-EIO; reads are sent again). */
+        int64_t drop = drop_at(sa);
+        if (now >= drop) {
+            fail_all(sa, -EIO, "no answer: reconnecting");
+            return held_ms;
+        }
+        if (!next || drop < next)
+            next = drop;
+    }
+    if (held && (!next || held < next))
+        next = held;
+    if (!next || next == INT64_MAX) /* only unsent groups: the flush starts their clock */
+        return -1;
+    int64_t wait = next - now;
+    return wait > 60000 ? 60000 : (int)wait;
+}
+
+static void ready(void *arg, uint32_t events)
+{
+    store_conn_ready(arg, events);
+}
+
+void store_conn_check(struct store_conn *sa)
+{
+    store_conn_tick(sa);
+}
+
+int store_conn_connected(struct store_conn *sa)
+{
+    return atomic_load(&sa->up);
+}
+
+void store_conn_stats(struct store_conn *sa, struct metrics_conn *out)
+{
+    out->round_trips = atomic_load_explicit(&sa->round_trips, memory_order_relaxed);
+    out->commands = atomic_load_explicit(&sa->commands, memory_order_relaxed);
+    out->in_flight = atomic_load_explicit(&sa->in_flight, memory_order_relaxed);
+    out->state = atomic_load(&sa->up)            ? METRICS_CONN_UP
+                 : atomic_load(&sa->dialing_now) ? METRICS_CONN_DIALLING
+                                                 : METRICS_CONN_DOWN;
+}
+
+void store_conn_free(struct store_conn *sa)
+{
+    if (!sa)
+        return;
+    if (sa->dialing) {
+        pthread_join(sa->dialer, NULL);
+        redisFree(atomic_exchange(&sa->dialled, NULL));
+    }
+    sa->retry_at_ms = INT64_MAX; /* no dial from here on, whatever a callback does */
+    fail_held(sa, -ECANCELED);
+    fail_all(sa, -ECANCELED, "free");
+    buf_free(&sa->fmt);
+    free(sa->chunk);
+    free(sa->host);
+    free(sa);
+}

@@ -1,0 +1,68 @@
+/*
+ * store_conn.h -- one pipelined, non-blocking connection to one Redis node, owned by one event
+ * loop: the store's own, under store_async.h (which routes every call to one of these).
+ *
+ * Everything store_async.h says of "the connection" is this: the dial on a helper thread, the
+ * FIFO of groups and their deadlines, groups held while a dial runs, shared groups, NOSCRIPT
+ * answered with EVAL, the back-off, the metrics. A single Redis is one of these per
+ * store_async; a cluster is one per node a store_async has sent to (store_async.c).
+ *
+ * It does not plug into its loop by itself: its socket is a watch of the loop (added on the
+ * loop's thread once dialled), but its per-iteration work is its owner's hook's
+ * (store_conn_tick before the wait and after the events, store_conn_flush last), so a loop's
+ * hooks (LOOP_HOOKS_MAX) do not grow with the nodes of a cluster.
+ *
+ * Calls, returns and errors are store_async.h's (store_async_send_shared, store_async_send,
+ * store_async_script, store_async_flush, store_async_connected, store_async_stats), with
+ * groups of up to STORE_CONN_MAX_CMDS commands. Not thread-safe: the loop's thread only, but
+ * the dial's hand-over.
+ */
+#ifndef RANKD_STORE_CONN_H
+#define RANKD_STORE_CONN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "store_async.h"
+
+/** Commands in one group: store_async's, each of them after an ASKING when a cluster says ASK. */
+#define STORE_CONN_MAX_CMDS (2 * STORE_ASYNC_MAX_CMDS)
+
+struct store_conn;
+struct metrics_conn;
+
+/** A connection of `loop` to `host`:`port` (copied; NULL: the store's own address, TCP or unix
+ *  socket), with `st`'s credentials, timeouts and dial back-off (borrowed). Nothing is dialled
+ *  until store_conn_start or the first send. NULL on ENOMEM. */
+struct store_conn *store_conn_new(struct store *st, struct loop *loop, const char *host, int port);
+
+/** As store_async_free. */
+void store_conn_free(struct store_conn *sa);
+
+/** As store_async_start. */
+void store_conn_start(struct store_conn *sa);
+
+/** As store_async_send_shared, store_async_send, store_async_script and store_async_flush. */
+int store_conn_send_shared(struct store_conn *sa, int n, const int *argc,
+                           const char *const *const *argv, int64_t deadline_ms, store_async_fn fn,
+                           void *arg);
+int store_conn_send(struct store_conn *sa, int n, const int *argc, const char *const *const *argv,
+                    const size_t *const *argvlen, int64_t deadline_ms, store_async_fn fn,
+                    void *arg);
+int store_conn_script(struct store_conn *sa, const struct store_script *script, int nkeys,
+                      int nargs, const char *const *argv, const size_t *argvlen,
+                      int64_t deadline_ms, store_async_fn fn, void *arg);
+void store_conn_flush(struct store_conn *sa);
+
+/** The loop's step 1 for this connection (adopt a finished dial, give up late groups, drop a
+ *  connection silent for two timeouts): the milliseconds until it needs the loop again, or -1. */
+int store_conn_tick(struct store_conn *sa);
+
+/** The loop's step 3: as store_conn_tick, without the wait. */
+void store_conn_check(struct store_conn *sa);
+
+/** As store_async_connected and store_async_stats. */
+int store_conn_connected(struct store_conn *sa);
+void store_conn_stats(struct store_conn *sa, struct metrics_conn *out);
+
+#endif

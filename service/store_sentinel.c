@@ -1,0 +1,227 @@
+/* store_sentinel.c -- the primary through Redis Sentinel; see store_sentinel.h. */
+#include "store_sentinel.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include "log.h"
+#include "store_internal.h"
+#include "util.h"
+
+#define WATCH_POLL_MS 200  /* the watcher looks at its stop flag at least this often */
+#define WATCH_RETRY_MS 100 /* after a sentinel failed: the next one after this */
+
+static _Atomic uint64_t epoch;
+
+uint64_t store_sentinel_epoch(void)
+{
+    return atomic_load(&epoch);
+}
+
+void store_sentinel_moved(void)
+{
+    atomic_fetch_add(&epoch, 1);
+}
+
+static struct timeval tv_of(int ms)
+{
+    struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (suseconds_t)(ms % 1000) * 1000};
+    return tv;
+}
+
+int store_sentinel_parse_addr(const struct store_reply *r, char *host, size_t cap, int *port)
+{
+    if (r && r->type == STORE_REPLY_NIL)
+        return -ENOENT;
+    if (!r || r->type != STORE_REPLY_ARRAY || r->elements != 2 ||
+        r->element[0]->type != STORE_REPLY_STRING || r->element[1]->type != STORE_REPLY_STRING ||
+        r->element[0]->len == 0 || r->element[0]->len >= cap)
+        return -EPROTO;
+    char *end = NULL;
+    long p = strtol(r->element[1]->str, &end, 10);
+    if (*end || p < 1 || p > 65535)
+        return -EPROTO;
+    memcpy(host, r->element[0]->str, r->element[0]->len + 1);
+    *port = (int)p;
+    return 0;
+}
+
+/* The next space-separated word of s[*at..len): its start and length (0 at the end). */
+static size_t word(const char *s, size_t len, size_t *at, const char **w)
+{
+    while (*at < len && s[*at] == ' ')
+        (*at)++;
+    *w = s + *at;
+    size_t n = 0;
+    while (*at < len && s[*at] != ' ') {
+        (*at)++;
+        n++;
+    }
+    return n;
+}
+
+int store_sentinel_parse_switch(const char *msg, size_t len, const char *master, char *host,
+                                size_t cap, int *port)
+{
+    /* "<name> <old ip> <old port> <new ip> <new port>" */
+    const char *w[6];
+    size_t n[6], at = 0;
+    for (int i = 0; i < 6; i++)
+        n[i] = word(msg, len, &at, &w[i]);
+    if (!n[0] || !n[1] || !n[2] || !n[3] || !n[4] || n[5] || n[3] >= cap || n[4] > 5)
+        return -EPROTO;
+    long p = 0;
+    for (size_t i = 0; i < n[4]; i++) {
+        if (w[4][i] < '0' || w[4][i] > '9')
+            return -EPROTO;
+        p = p * 10 + (w[4][i] - '0');
+    }
+    if (p < 1 || p > 65535)
+        return -EPROTO;
+    if (n[0] != strlen(master) || memcmp(w[0], master, n[0]) != 0)
+        return 0;
+    memcpy(host, w[3], n[3]);
+    host[n[3]] = '\0';
+    *port = (int)p;
+    return 1;
+}
+
+/* A blocking connection to sentinel i, replies as store_reply; NULL when it does not answer. */
+static redisContext *sentinel_dial(const struct store_sentinel_cfg *cfg, int i)
+{
+    redisContext *c =
+        redisConnectWithTimeout(cfg->host[i], cfg->port[i], tv_of(cfg->connect_timeout_ms));
+    if (!c || c->err || redisSetTimeout(c, tv_of(cfg->timeout_ms)) != REDIS_OK) {
+        redisFree(c);
+        return NULL;
+    }
+    c->reader->fn = store_reply_functions();
+    return c;
+}
+
+int store_sentinel_resolve(const struct store_sentinel_cfg *cfg, int *next, char *host, int *port)
+{
+    for (int k = 0; k < cfg->n; k++) {
+        int i = (*next + k) % cfg->n;
+        redisContext *c = sentinel_dial(cfg, i);
+        const char *argv[] = {"SENTINEL", "get-master-addr-by-name", cfg->master};
+        struct store_reply *r = c ? redisCommandArgv(c, 3, argv, NULL) : NULL;
+        int rc = store_sentinel_parse_addr(r, host, STORE_SENTINEL_HOST_MAX, port);
+        store_reply_free(r);
+        redisFree(c);
+        if (rc == 0) {
+            *next = i;
+            return 0;
+        }
+    }
+    return -ECONNREFUSED;
+}
+
+/* ---------------------------------------------------------------- the watcher */
+
+struct store_sentinel_watch {
+    struct store_sentinel_cfg cfg; /* its strings: the copies below */
+    char **hosts;
+    int *ports;
+    char *master;
+    pthread_t thread;
+    atomic_int stop;
+};
+
+/* Wait up to WATCH_POLL_MS for c to have something to read: 1, 0 (nothing), -1 (an error). */
+static int readable(redisContext *c)
+{
+    struct pollfd p = {.fd = c->fd, .events = POLLIN};
+    int n = poll(&p, 1, WATCH_POLL_MS);
+    return n < 0 ? (errno == EINTR ? 0 : -1) : n > 0;
+}
+
+/* One message of the subscription: a switch of our master moves the epoch. */
+static void on_message(struct store_sentinel_watch *w, const struct store_reply *r)
+{
+    if (r->type != STORE_REPLY_ARRAY || r->elements != 3 ||
+        r->element[2]->type != STORE_REPLY_STRING)
+        return;
+    char host[STORE_SENTINEL_HOST_MAX];
+    int port = 0;
+    if (store_sentinel_parse_switch(r->element[2]->str, r->element[2]->len, w->master, host,
+                                    sizeof(host), &port) == 1) {
+        log_warn("redis: sentinel: +switch-master %s: the primary is %s:%d now", w->master, host,
+                 port);
+        store_sentinel_moved();
+    }
+}
+
+static void *watch_main(void *arg)
+{
+    struct store_sentinel_watch *w = arg;
+    for (int i = 0; !atomic_load(&w->stop); i = (i + 1) % w->cfg.n) {
+        redisContext *c = sentinel_dial(&w->cfg, i);
+        const char *argv[] = {"SUBSCRIBE", "+switch-master"};
+        struct store_reply *r = c ? redisCommandArgv(c, 2, argv, NULL) : NULL;
+        int ok = r && r->type == STORE_REPLY_ARRAY;
+        store_reply_free(r);
+        while (ok && !atomic_load(&w->stop)) {
+            int n = readable(c);
+            void *m = NULL;
+            if (n < 0 || (n > 0 && (redisGetReply(c, &m) != REDIS_OK || !m)))
+                break;
+            if (m)
+                on_message(w, m);
+            store_reply_free(m);
+        }
+        redisFree(c);
+        if (!atomic_load(&w->stop))
+            util_sleep_ms(WATCH_RETRY_MS);
+    }
+    return NULL;
+}
+
+static void watch_free(struct store_sentinel_watch *w)
+{
+    for (int i = 0; w->hosts && i < w->cfg.n; i++)
+        free(w->hosts[i]);
+    free(w->hosts);
+    free(w->ports);
+    free(w->master);
+    free(w);
+}
+
+struct store_sentinel_watch *store_sentinel_watch_start(const struct store_sentinel_cfg *cfg)
+{
+    struct store_sentinel_watch *w = calloc(1, sizeof(*w));
+    if (!w)
+        return NULL;
+    w->cfg = *cfg;
+    w->hosts = calloc((size_t)cfg->n, sizeof(*w->hosts));
+    w->ports = calloc((size_t)cfg->n, sizeof(*w->ports));
+    w->master = strdup(cfg->master);
+    int ok = w->hosts && w->ports && w->master && cfg->n > 0;
+    for (int i = 0; ok && i < cfg->n; i++) {
+        ok = (w->hosts[i] = strdup(cfg->host[i])) != NULL;
+        w->ports[i] = cfg->port[i];
+    }
+    w->cfg.host = (const char *const *)w->hosts;
+    w->cfg.port = w->ports;
+    w->cfg.master = w->master;
+    if (!ok || pthread_create(&w->thread, NULL, watch_main, w) != 0) {
+        watch_free(w);
+        return NULL;
+    }
+    return w;
+}
+
+void store_sentinel_watch_stop(struct store_sentinel_watch *w)
+{
+    if (!w)
+        return;
+    atomic_store(&w->stop, 1);
+    pthread_join(w->thread, NULL);
+    watch_free(w);
+}
