@@ -180,9 +180,11 @@ test-clients: $(BUILD)/rankd
 test-tls: $(BUILD)/rankd
 	scripts/test-tls.sh $(BUILD)/rankd
 
-# Two rankd processes on one Redis behind nginx running schema/nginx-rankd.conf (a few seconds).
+# Two rankd processes behind nginx running schema/nginx-rankd.conf: on one Redis, then on a
+# 3-master Redis Cluster (a few seconds each).
 test-nginx: $(BUILD)/rankd
 	scripts/test-nginx.sh $(BUILD)/rankd
+	scripts/test-nginx.sh $(BUILD)/rankd cluster
 
 # Benchmarks (bench/README.md): starts its own Redis, rankd and nginx on free loopback ports.
 # BENCH_QUICK=1 for the short variant.
@@ -280,7 +282,7 @@ help:
 	@echo "make test-integration-cluster  the integration suites on a real Redis Cluster"
 	@echo "make test-clients  the JS client and browser tests"
 	@echo "make test-tls      rankd through the stunnel sample to a TLS-only Redis"
-	@echo "make test-nginx    two rankd processes behind nginx (schema/nginx-rankd.conf)"
+	@echo "make test-nginx    two rankd processes behind nginx (schema/nginx-rankd.conf), one Redis and a cluster"
 	@echo "make fuzz       the fuzz targets, FUZZ_SECONDS each (default 5), from test/fuzz/corpus"
 	@echo "make soak       5 minutes of mixed load at 80% of measured capacity (bench/results/soak.md)"
 	@echo "make valgrind   the integration suite once under valgrind memcheck (slow: not in make test)"

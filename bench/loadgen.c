@@ -10,7 +10,12 @@
  *
  * Request mix (per reader request): --member-frac of member lookups (uniform over --members ids),
  * the rest pages: --hot-frac of them uniform over pages 1..--hot-pages, the others uniform over
- * 1..--pages. URLs come from templates: "{p}" is replaced by the page, "{m}" by the member number.
+ * 1..--pages. URLs come from templates: "{p}" is replaced by the page, "{m}" by the member number,
+ * "{b}" by a board drawn for each request: uniform over --boards N's numbers 1..N (default 1), or
+ * over the names of --boards NAME1,NAME2,... (up to 64).
+ *
+ * Targets: --port P, or --ports P1,P2,... (up to 16) to spread the reader connections round-robin
+ * over several servers (connection i goes to the (i mod n)-th port), one report for all of them.
  *
  * Write load (--body TPL): every reader request is instead a POST to --url (with --token as a
  * bearer token, Content-Type application/json) whose body is TPL with "{m}" replaced by a member
@@ -89,8 +94,11 @@ static struct opts {
         *timeline, *label, *body;
     int port, write_port, check_port, conns, write_conns, hot_pages, page_size;
     double duration, warmup, rate, hot_frac, member_frac, write_frac, check_frac, drain;
-    int64_t pages, members, probe_base;
+    int64_t pages, members, probe_base, boards;
     int probe_ms;
+    int ports[16], nports;
+    char *board_names[64];
+    int nboard_names;
     uint64_t seed;
 } o = {
     .host = "127.0.0.1",
@@ -105,6 +113,7 @@ static struct opts {
     .drain = 3,
     .pages = 1,
     .members = 1,
+    .boards = 1,
     .seed = 42,
 };
 
@@ -165,8 +174,18 @@ static size_t expand(char *out, size_t cap, const char *tpl, int64_t p, int64_t 
 {
     size_t n = 0;
     for (const char *s = tpl; *s && n + 24 < cap; s++) {
-        if (s[0] == '{' && (s[1] == 'p' || s[1] == 'm' || s[1] == 's') && s[2] == '}') {
-            int64_t v = s[1] == 'p' ? p : s[1] == 'm' ? m : (int64_t)(rnd() % 1000000) + 1;
+        if (s[0] == '{' && (s[1] == 'p' || s[1] == 'm' || s[1] == 's' || s[1] == 'b') &&
+            s[2] == '}') {
+            if (s[1] == 'b' && o.nboard_names) {
+                const char *name = o.board_names[rnd() % (uint64_t)o.nboard_names];
+                n += (size_t)snprintf(out + n, cap - n, "%.*s", (int)(cap - n - 24), name);
+                s += 2;
+                continue;
+            }
+            int64_t v = s[1] == 'p'   ? p
+                        : s[1] == 'm' ? m
+                        : s[1] == 'b' ? (int64_t)(rnd() % (uint64_t)o.boards) + 1
+                                      : (int64_t)(rnd() % 1000000) + 1;
             n += (size_t)snprintf(out + n, cap - n, "%" PRId64, v);
             s += 2;
         } else {
@@ -252,7 +271,9 @@ static void set_events(struct conn *c, uint32_t ev)
 
 static void conn_open(struct conn *c)
 {
-    int port = c->role == R_READ ? o.port : o.write_port;
+    int port = c->role != R_READ ? o.write_port
+               : o.nports    ? o.ports[(c - conns) % o.nports]
+                             : o.port;
     c->fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (c->fd < 0)
         die("socket");
@@ -729,7 +750,8 @@ int main(int argc, char **argv)
         {"probe-base", 1, 0, 'j'},  {"check-port", 1, 0, 'k'},  {"check-key", 1, 0, 'K'},
         {"check-frac", 1, 0, 'q'},  {"page-size", 1, 0, 's'},   {"timeline", 1, 0, 'T'},
         {"label", 1, 0, 'l'},       {"seed", 1, 0, 'S'},        {"drain", 1, 0, 'D'},
-        {"body", 1, 0, 'y'},        {0, 0, 0, 0}};
+        {"body", 1, 0, 'y'},        {"ports", 1, 0, 'o'},       {"boards", 1, 0, 'n'},
+        {0, 0, 0, 0}};
     int ch;
     while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         switch (ch) {
@@ -764,12 +786,26 @@ int main(int argc, char **argv)
         case 'S': o.seed = strtoull(optarg, NULL, 10); break;
         case 'D': o.drain = atof(optarg); break;
         case 'y': o.body = optarg; break;
+        case 'n':
+            if (strspn(optarg, "0123456789") == strlen(optarg)) {
+                o.boards = atoll(optarg);
+                break;
+            }
+            for (char *t = strtok(optarg, ","); t && o.nboard_names < 64; t = strtok(NULL, ","))
+                o.board_names[o.nboard_names++] = t;
+            break;
+        case 'o':
+            for (char *t = strtok(optarg, ","); t && o.nports < 16; t = strtok(NULL, ","))
+                o.ports[o.nports++] = atoi(t);
+            o.port = o.nports ? o.ports[0] : 0;
+            break;
         default: usage();
         }
     }
     int writers = o.write_frac > 0 ? (o.write_conns > 0 ? o.write_conns : 4) : 0;
     int probe = o.write_frac > 0 && o.probe_ms > 0;
-    if (o.port <= 0 || o.conns < 1 || o.pages < 1 || o.members < 1 || o.duration <= 0 ||
+    if (o.port <= 0 || o.conns < 1 || o.pages < 1 || o.members < 1 || o.boards < 1 ||
+        o.duration <= 0 ||
         o.write_frac >= 1 || (writers && (!o.write_port || !o.write_path)) ||
         o.conns + writers + probe > MAX_CONNS || (o.check_port && !o.check_key))
         usage();

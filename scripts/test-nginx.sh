@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
-# test-nginx.sh BIN -- two rankd processes (BIN) on one Redis behind a real nginx running the
-# shipped schema/nginx-rankd.conf (its marked values filled in), all on free loopback ports and
-# always stopped. Checks: a write through nginx is visible through both processes within the
+# test-nginx.sh BIN [cluster] -- two rankd processes (BIN) on one Redis (or, with `cluster`, on a
+# 3-master Redis Cluster with a replica each: scripts/cluster-fixture.sh) behind a real nginx
+# running the shipped schema/nginx-rankd.conf (its marked values filled in), all on free loopback
+# ports and always stopped. Checks: a write through nginx is visible through both processes within the
 # page TTL; 64 concurrent cold requests through nginx, spread over both processes, compute the
 # page about once (one computation: one ZRANGE in Redis' commandstats; at most one more where a
 # lock expires on a loaded machine); with
 # one process killed, reads through nginx keep answering; a POST is never retried by nginx.
-# Ends with one line: "nginx: N passed, M failed".
+# Ends with one line: "nginx: N passed, M failed" ("nginx-cluster: ..." on the cluster).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BIN=${1:-build/rankd}
+MODE=${2:-single}
 . scripts/redis-fixture.sh
+. scripts/cluster-fixture.sh
 
 CHECKS_NAME=nginx
+[ "$MODE" = cluster ] && CHECKS_NAME=nginx-cluster
 . scripts/checks.sh
 
 [ -x "$BIN" ] || die "no rankd binary at '$BIN' (run make first)"
@@ -27,15 +31,24 @@ cleanup() {
     [ -n "$NGINX_UP" ] && "$NGINX" -p "$WORK/nginx" -c nginx.conf -s stop 2>/dev/null
     for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
     redis_stop
+    [ "$MODE" = cluster ] && cluster_stop "$WORK/cluster"
     rm -rf "$WORK"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-redis_start "$WORK/redis" || die "could not start redis-server"
+if [ "$MODE" = cluster ]; then
+    cluster_start "$WORK/cluster" >/dev/null || die "could not start the cluster"
+    mapfile -t NODE_PORTS <"$WORK/cluster/ports"
+    REDIS_URL="redis-cluster://127.0.0.1:${NODE_PORTS[0]},127.0.0.1:${NODE_PORTS[1]}"
+else
+    redis_start "$WORK/redis" || die "could not start redis-server"
+    NODE_PORTS=("$REDIS_PORT")
+    REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"
+fi
 TOKEN=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
 start_rankd() { # start_rankd N: sets PORT_N
-    RANKD_WRITE_TOKEN=$TOKEN "$BIN" --listen 127.0.0.1:0 --redis "redis://127.0.0.1:$REDIS_PORT/0" \
+    RANKD_WRITE_TOKEN=$TOKEN "$BIN" --listen 127.0.0.1:0 --redis "$REDIS_URL" \
         >"$WORK/rankd$1.log" 2>&1 &
     PIDS+=($!)
     local pid=$! port=
@@ -109,9 +122,15 @@ batch=$(printf '{"id":"m%d","score":%d},' $(for i in $(seq 1 300); do echo "$i $
 curl -fs --max-time 5 "${auth[@]}" -d "{\"entries\":[${batch%,}]}" "$N/boards/multi/scores" >/dev/null ||
     die "batch write failed"
 sleep 0.6
-computed() { # page computations so far: each is one ZRANGE in Redis (page_fill.lua)
-    redis-cli -p "$REDIS_PORT" INFO commandstats | tr -d '\r' |
-        sed -n 's/^cmdstat_zrange:calls=\([0-9]*\),.*/\1/p' | grep . || echo 0
+computed() { # page computations so far: each is one ZRANGE in Redis (page_fill.lua), summed
+    # over every node (a cluster's replicas apply a script's effects, not its reads)
+    local p n t=0
+    for p in "${NODE_PORTS[@]}"; do
+        n=$(redis-cli -p "$p" INFO commandstats | tr -d '\r' |
+            sed -n 's/^cmdstat_zrange:calls=\([0-9]*\),.*/\1/p')
+        t=$((t + ${n:-0}))
+    done
+    echo "$t"
 }
 c0=$(computed)
 urls=()
