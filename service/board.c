@@ -1,6 +1,7 @@
 /* board.c -- leaderboard model over Redis sorted sets; the contract is in board.h. */
 #include "board.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -86,6 +87,13 @@ static void scripts_init(void)
 {
     for (int i = 0; i < SCRIPT_COUNT; i++)
         script_handle[i] = store_script_register(script_body[i]);
+    /* the reads that write nothing (flags=no-writes: Redis refuses a write in them): a replica
+     * may answer them with --read-from-replicas (store.h); every other script writes */
+    int ro = store_script_read_only(script_handle[SCRIPT_PAGE]) ||
+             store_script_read_only(script_handle[SCRIPT_MEMBER]) ||
+             store_script_read_only(script_handle[SCRIPT_AROUND]);
+    assert(ro == 0 && "page.lua, member.lua and around.lua are flagged no-writes");
+    (void)ro;
     /* on a cluster the records are in other slots: fetched after the read (records.h) */
     store_async_script_then(script_handle[SCRIPT_PAGE], records_then_page);
     store_async_script_then(script_handle[SCRIPT_AROUND], records_then_around);
@@ -1301,6 +1309,21 @@ void board_read_prepare(struct board_model *m, const char *board, const struct b
         out->lens[3 + i] = lens[i];
     }
     out->nargs = n;
+}
+
+int64_t board_read_version(const struct store_reply *r)
+{
+    if (r->type == STORE_REPLY_NIL)
+        return 0; /* no such board (yet, where the read went) */
+    if (r->type != STORE_REPLY_ARRAY || r->elements < 5 || r->element[0]->type != STORE_REPLY_ARRAY)
+        return -1; /* a retry, an error */
+    const struct store_reply *set = r->element[0];
+    for (size_t i = 0; i + 1 < set->elements; i += 2)
+        if (set->element[i]->type == STORE_REPLY_STRING &&
+            set->element[i + 1]->type == STORE_REPLY_STRING &&
+            strcmp(set->element[i]->str, "version") == 0)
+            return strtoll(set->element[i + 1]->str, NULL, 10);
+    return 0; /* no write yet */
 }
 
 /* A read script's reply before its shape is checked: 0, -EAGAIN for a {'retry', ...} answer

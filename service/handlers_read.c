@@ -165,7 +165,9 @@ void handle_rank_async(struct http_request *rq, struct http_reply *rp, struct ht
 
 /* A member or around read on the event thread: one script call on its own read connection
  * (http_async_store), the reply rendered on the same thread. A period this process cannot place
- * from memory is placed from the settings, read first on the same connection. */
+ * from memory is placed from the settings, read first on the same connection. With
+ * --read-from-replicas a replica may answer; ?min_version=V (a write reply's version) checks its
+ * answer's write counter, and one below V is asked of the primary instead (read your writes). */
 struct read_job {
     struct http_request *rq;
     struct http_reply *rp;
@@ -173,6 +175,8 @@ struct read_job {
     enum board_read_kind kind;
     const char *board, *period; /* borrowed from the request */
     int64_t size;
+    int64_t min_version; /* 0: any; else never from data before this write counter */
+    int primary;         /* sent to the primary: a replica's answer was older than min_version */
     int attempts, resent;
     struct board_settings_job sj;
 };
@@ -193,6 +197,18 @@ static void read_done(void *arg, int rc, struct store_reply **replies)
     struct read_job *j = arg;
     struct rankd *app = j->rq->app;
     const char *id = j->rq->params[1];
+    if (rc == 0 && j->min_version > 0 && !j->primary &&
+        store_async_reads_replicas(http_async_store(j->async))) {
+        int64_t v = board_read_version(replies[0]);
+        if (v >= 0 && v < j->min_version) { /* a replica behind the write asked for */
+            j->primary = 1;
+            store_note_replica_stale(app->reads);
+            if ((rc = read_send(j)) == 0)
+                return;
+            read_end(j, rc);
+            return;
+        }
+    }
     if (rc == 0) {
         struct store_reply *r = replies[0];
         replies[0] = NULL; /* taken */
@@ -233,8 +249,11 @@ static int read_send_at(struct read_job *j, const struct board_where *w)
     struct board_read rd;
     board_read_prepare(&rq->app->model, j->board, w, j->kind, rq->params[1], rq->param_len[1], 0,
                        (int)j->size, &rd);
-    int rc = store_async_script(conn, rd.script, rd.nkeys, rd.nargs, rd.argv, rd.lens,
-                                rq->deadline_ms, read_done, j);
+    /* with min_version, a replica's answer is checked (read_done); once it was too old, the
+     * primary's */
+    unsigned flags = j->primary ? STORE_READ_PRIMARY : j->min_version ? STORE_READ_CHECKED : 0;
+    int rc = store_async_script_flags(conn, rd.script, flags, rd.nkeys, rd.nargs, rd.argv, rd.lens,
+                                      rq->deadline_ms, read_done, j);
     return rc < 0 ? rc : 0;
 }
 
@@ -276,6 +295,7 @@ static void read_async(struct http_request *rq, struct http_reply *rp, struct ht
     *j = (struct read_job){.rq = rq, .rp = rp, .async = async, .kind = kind};
     if (handlers_board_param(rq, rp, &j->board) || handlers_id_param(rq, 1, rp) ||
         handlers_count_arg(rq, rp, "size", BOARD_PAGE_SIZE_MAX, &j->size) ||
+        handlers_count_arg(rq, rp, "min_version", REQUEST_VERSION_MAX, &j->min_version) ||
         handlers_period_arg(rq, rp, &j->period)) {
         free(j);
         handlers_answered(async); /* a 400 */

@@ -61,5 +61,7 @@ Suite *writes_suite(void);
 Suite *export_suite(void);
 Suite *cluster_suite(void);
 Suite *sentinel_suite(void);
+Suite *sentinel_replicas_suite(void);
+Suite *replicas_suite(void);
 
 #endif
