@@ -120,6 +120,10 @@ export interface ReadOptions extends RequestOptions {
      * periods any other value is 400 board_has_no_periods; an unreadable one 404 period_not_found.
      */
     period?: string;
+    /** member(), around() and page(): never an answer from before this write counter: pass a
+     * write's `version` to see that write (`?min_version=`; with --read-from-replicas, a
+     * replica's older answer is asked of the primary instead) */
+    minVersion?: number;
 }
 
 /** The older name of ReadOptions. */

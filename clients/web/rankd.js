@@ -84,6 +84,9 @@
  * @property {number} [size]  entries per page (1..100; default: the board's page_size)
  * @property {string} [period]  a periodic board's period id ('2026-W49', '2026-11-30', ...) to read
  *   instead of the current one; GET /boards/{board} lists the readable ones
+ * @property {number} [minVersion]  member and around: never an answer from before this write
+ *   counter (a write's `version`; with --read-from-replicas a replica's older answer is asked of
+ *   the primary instead): read your own writes
  * @property {AbortSignal} [signal]
  *
  * @typedef {ReadOptions} SizeOptions  (the older name of ReadOptions)
@@ -302,10 +305,7 @@ export class RankdClient {
             n = Math.floor((r - 1) / size) + 1;
         }
         const path = board == null ? '/rank' : `/boards/${seg(board)}/rank`;
-        const mv = options.minVersion;
-        if (mv !== undefined && (!Number.isSafeInteger(mv) || mv < 0))
-            throw new TypeError('minVersion must be a whole number from 0 (a write\'s version; 0: any page)');
-        return this._get(path, { page: n, size, period: period(options), min_version: mv || undefined },
+        return this._get(path, { page: n, size, period: period(options), min_version: minVersion(options) },
             options.signal, true);
     }
 
@@ -380,7 +380,8 @@ export class RankdClient {
      */
     async member(board, id, options = {}) {
         return this._get(`/boards/${seg(board)}/members/${seg(id)}`,
-            { size: options.size, period: period(options) }, options.signal, false);
+            { size: options.size, period: period(options), min_version: minVersion(options) },
+            options.signal, false);
     }
 
     /**
@@ -399,7 +400,8 @@ export class RankdClient {
         else if (typeof options !== 'object')
             throw new TypeError('around(board, id, {size, period, signal}): options must be an object');
         return this._get(`/boards/${seg(board)}/members/${seg(id)}/around`,
-            { size: options.size, period: period(options) }, options.signal, false);
+            { size: options.size, period: period(options), min_version: minVersion(options) },
+            options.signal, false);
     }
 
     /**
@@ -857,6 +859,15 @@ function period(options) {
     if (typeof p !== 'string' || p === '')
         throw new TypeError('period must be a non-empty period id such as "2026-W49"');
     return p;
+}
+
+/** The minVersion option as the query's min_version: undefined for none (or 0), else a whole
+ * number from 1 (a write's `version`). */
+function minVersion(options) {
+    const mv = options.minVersion;
+    if (mv !== undefined && (!Number.isSafeInteger(mv) || mv < 0))
+        throw new TypeError('minVersion must be a whole number from 0 (a write\'s version; 0: any)');
+    return mv || undefined;
 }
 
 /** @param {Response} res @param {string} text @param {string} url */
