@@ -153,7 +153,15 @@ static int range_replicas(struct store_cluster_map *m, const struct store_reply 
 {
     struct store_cluster_set set = {0};
     for (size_t j = 3; j < e->elements && set.n < STORE_CLUSTER_REPLICAS_MAX; j++) {
-        int at = range_node(&m->replicas, &m->nreplicas, e->element[j], self_host, rcap);
+        const struct store_reply *n = e->element[j];
+        /* a replica whose endpoint its master does not know ("" or "?"): not "the node that
+         * answered" (that is the master's own case), so not read from */
+        if (n->type == STORE_REPLY_ARRAY && n->elements >= 1 &&
+            (n->element[0]->type == STORE_REPLY_NIL ||
+             (n->element[0]->type == STORE_REPLY_STRING &&
+              (n->element[0]->len == 0 || strcmp(n->element[0]->str, "?") == 0))))
+            continue;
+        int at = range_node(&m->replicas, &m->nreplicas, n, self_host, rcap);
         if (at < 0)
             return at;
         set.node[set.n++] = (uint16_t)at;

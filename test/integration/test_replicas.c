@@ -438,7 +438,7 @@ START_TEST(test_min_version_cached_apart)
     g_port = rankd_port(g_app);
     const char *board = "ca";
     for (int i = 0; i < 5; i++) {
-        char id[8];
+        char id[16];
         snprintf(id, sizeof(id), "m%d", i);
         write_score(g_port, board, id, 100 + i, i, NULL);
     }

@@ -111,6 +111,16 @@ START_TEST(test_map_replicas)
     r = resp("*1\r\n*4\r\n:0\r\n:9\r\n*2\r\n$1\r\na\r\n:1\r\n*2\r\n$1\r\nb\r\n:0\r\n");
     ck_assert_int_eq(store_cluster_map_parse(r, "self", &m), -EPROTO); /* a replica's port 0 */
     store_reply_free(r);
+    /* a replica of unknown endpoint ("" or "?") is not read from; the master's "" is the node
+     * that answered */
+    r = resp("*1\r\n*5\r\n:0\r\n:9\r\n*2\r\n$0\r\n\r\n:1\r\n*2\r\n$0\r\n\r\n:2\r\n"
+             "*2\r\n$1\r\n?\r\n:3\r\n");
+    ck_assert_int_eq(store_cluster_map_parse(r, "self", &m), 0);
+    ck_assert_str_eq(m->nodes[m->owner[0]].host, "self");
+    ck_assert_ptr_null(store_cluster_map_replicas(m, 0));
+    ck_assert_uint_eq(m->nreplicas, 0);
+    store_cluster_map_free(m);
+    store_reply_free(r);
 }
 END_TEST
 
