@@ -161,7 +161,7 @@ REV=$(git describe --always --dirty --abbrev=12 2>/dev/null || echo unknown)
     echo
     echo "\`bench/read-replicas.sh $SECS\` (RR_MEMBERS=$N, CONNS=$CONNS, RR_ROUNDS=$ROUNDS), $(date -u '+%Y-%m-%d %H:%M UTC'),"
     echo "rankd \`$REV\`, $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')),"
-    echo "$(redis-server --version | cut -d' ' -f3 | tr -d 'v='), priority: $PRIORITY. Load average before: $LOAD_BEFORE; after: $LOAD_AFTER."
+    echo "Redis $(redis-server --version | cut -d' ' -f3 | tr -d 'v='), priority: $PRIORITY. Load average before: $LOAD_BEFORE; after: $LOAD_AFTER."
     echo
     echo "A cluster of scripts/cluster-fixture.sh (3 masters, a replica each, loopback), a board of $N"
     echo "members with ~100-byte records and \`page_ttl_ms\` 0 (every page is \`page.lua\` and its records:"
