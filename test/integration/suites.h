@@ -63,5 +63,6 @@ Suite *cluster_suite(void);
 Suite *sentinel_suite(void);
 Suite *sentinel_replicas_suite(void);
 Suite *replicas_suite(void);
+Suite *replicas_api_suite(void);
 
 #endif

@@ -732,3 +732,42 @@ Suite *sentinel_replicas_suite(void)
     suite_add_tcase(s, tc);
     return s;
 }
+
+/* ================================================================ the parameter, one Redis */
+
+/* ?min_version= on member and around reads: a write counter 1..2^53-1 as on pages (0, junk or
+ * given twice: 400 invalid_parameter); on one Redis every read is the primary's, so a version
+ * the board has reached or not, the answer is the board as it is. */
+START_TEST(test_member_min_version_param)
+{
+    int64_t v = 0;
+    write_score(g_port, "mp", "a", 5, 1, &v);
+    static const char *const bad[] = {
+        "/boards/mp/members/a?min_version=0",
+        "/boards/mp/members/a?min_version=x",
+        "/boards/mp/members/a?min_version=1&min_version=1",
+        "/boards/mp/members/a/around?min_version=-1",
+        "/boards/mp/members/a/around?min_version=9007199254740992",
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct http_result r;
+        ck_assert_int_eq(http_get(g_port, bad[i], &r), 0);
+        ck_assert_msg(r.status == 400 && strcmp(http_error_code(&r), "invalid_parameter") == 0,
+                      "GET %s -> %ld %s", bad[i], r.status, r.body);
+        http_result_free(&r);
+    }
+    char path[128];
+    snprintf(path, sizeof(path), "/boards/mp/members/a?min_version=%lld", (long long)v);
+    ck_assert_double_eq(read_score(g_port, path, "a", NULL), 5);
+    snprintf(path, sizeof(path), "/boards/mp/members/a/around?min_version=%lld", (long long)v + 9);
+    ck_assert_double_eq(read_score(g_port, path, "a", NULL), 5);
+}
+END_TEST
+
+Suite *replicas_api_suite(void)
+{
+    const struct it_case cases[] = {
+        {"member_min_version_param", test_member_min_version_param},
+    };
+    return it_suite("replicas_api", cases, sizeof(cases) / sizeof(cases[0]));
+}
