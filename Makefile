@@ -207,8 +207,8 @@ soak: deps all
 	@scripts/deps.sh python3
 	bench/soak.sh
 
-# ASan + UBSan build of everything in build/asan, then both suites, and the cluster suite on a
-# cluster (the routing code under the sanitizers; the other suites' cluster run is the plain
+# ASan + UBSan build of everything in build/asan, then both suites, and the cluster and replicas
+# suites on a cluster (the routing code under the sanitizers; the other suites' cluster run is the plain
 # build's, to keep make test short).
 # A smaller ASan quarantine (default 256 MB): recycling a large one page-faults tens of MB at
 # once, which stalled rankd's one event thread for up to 0.6 s mid-test (12,000+ minor faults in
@@ -218,6 +218,9 @@ sanitize:
 	    $(MAKE) --no-print-directory BUILD=build/asan OPT=-O1 SANITIZER=address,undefined \
 	    test-unit test-integration
 	ASAN_OPTIONS=$${ASAN_OPTIONS:-quarantine_size_mb=32} CK_RUN_SUITE=cluster \
+	    $(MAKE) --no-print-directory BUILD=build/asan OPT=-O1 SANITIZER=address,undefined \
+	    test-integration-cluster
+	ASAN_OPTIONS=$${ASAN_OPTIONS:-quarantine_size_mb=32} CK_RUN_SUITE=replicas \
 	    $(MAKE) --no-print-directory BUILD=build/asan OPT=-O1 SANITIZER=address,undefined \
 	    test-integration-cluster
 

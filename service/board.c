@@ -1,6 +1,7 @@
 /* board.c -- leaderboard model over Redis sorted sets; the contract is in board.h. */
 #include "board.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -110,6 +111,18 @@ static void scripts_init(void)
 {
     for (int i = 0; i < SCRIPT_COUNT; i++)
         script_handle[i] = store_script_register(script_body[i]);
+    /* the reads that write nothing (flags=no-writes: Redis refuses a write in them): a replica
+     * may answer them with --read-from-replicas (store.h); every other script writes */
+    static const int read_only[] = {SCRIPT_PAGE,         SCRIPT_MEMBER, SCRIPT_AROUND,
+                                    SCRIPT_AROUND_SCORE, SCRIPT_LOOKUP, SCRIPT_PERCENTILE,
+                                    SCRIPT_TOP,          SCRIPT_WALK};
+    int ro = 0;
+    for (size_t i = 0; i < sizeof(read_only) / sizeof(read_only[0]); i++)
+        ro |= store_script_read_only(script_handle[read_only[i]]);
+    assert(ro == 0 && "the reads a replica may answer are flagged no-writes");
+    (void)ro;
+    /* member_boards.lua stays on the primary: its reply holds several boards' counters, which
+     * board_read_version does not judge */
     /* on a cluster the records are in other slots: fetched after the read (records.h) */
     store_async_script_then(script_handle[SCRIPT_PAGE], records_then_page);
     store_async_script_then(script_handle[SCRIPT_AROUND], records_then_around);
@@ -1434,6 +1447,21 @@ void board_read_prepare(struct board_model *m, const char *board, const struct b
         break;
     }
     out->nargs = k - out->nkeys;
+}
+
+int64_t board_read_version(const struct store_reply *r)
+{
+    if (r->type == STORE_REPLY_NIL)
+        return 0; /* no such board (yet, where the read went) */
+    if (r->type != STORE_REPLY_ARRAY || r->elements < 2 || r->element[0]->type != STORE_REPLY_ARRAY)
+        return -1; /* a retry, a refusal ({'layout', settings}), an error */
+    const struct store_reply *set = r->element[0];
+    for (size_t i = 0; i + 1 < set->elements; i += 2)
+        if (set->element[i]->type == STORE_REPLY_STRING &&
+            set->element[i + 1]->type == STORE_REPLY_STRING &&
+            strcmp(set->element[i]->str, "version") == 0)
+            return strtoll(set->element[i + 1]->str, NULL, 10);
+    return 0; /* no write yet */
 }
 
 /* A read script's reply before its shape is checked: 0, -EAGAIN for a {'retry', ...} answer

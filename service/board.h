@@ -298,6 +298,14 @@ void board_read_prepare(struct board_model *m, const char *board, const struct b
  */
 int board_page_take(struct board_model *m, const char *board, struct store_reply *r, int64_t page,
                     struct board_page **out);
+
+/** The board's write counter (`version` of its settings) in a read script's reply r (page.lua,
+ *  member.lua, around.lua, around_score.lua, lookup.lua, percentile.lua, top.lua, walk.lua,
+ *  page_fill.lua's rows: the settings first; borrowed, before board_*_take): 0 for a board
+ *  with no write yet, or one the reply says does not exist (nil); -1 for a reply without
+ *  settings (a retry, an error, another shape). A read with min_version V whose reply, from a
+ *  replica, says less than V is sent again to the primary (README, freshness). */
+int64_t board_read_version(const struct store_reply *r);
 int board_around_take(struct board_model *m, const char *board, struct store_reply *r,
                       struct board_page **out);
 int board_member_take(struct board_model *m, const char *board, struct store_reply *r,

@@ -48,6 +48,7 @@ enum {
     O_ACCESS_LOG,
     O_HEADER_TIMEOUT,
     O_CORS,
+    O_READ_REPLICAS,
     O_COUNT
 };
 
@@ -117,6 +118,11 @@ static const struct option_def defs[O_COUNT] = {
                 "web origins that may read rankd from a browser: a comma-separated list of "
                 "scheme://host[:port], or * for any; empty = none (writes are never offered "
                 "cross-origin)"},
+    [O_READ_REPLICAS] = {"read-from-replicas", "RANKD_READ_FROM_REPLICAS", "off",
+                         "on or off (the flag alone: on): page, member and around reads (their "
+                         "scripts and records) go to replicas, writes and the page cache to the "
+                         "primary; needs redis-cluster:// or redis-sentinel://. A replica lags: "
+                         "send ?min_version= to see a write of your own"},
     [O_HEADER_TIMEOUT] = {"header-timeout-ms", "RANKD_HEADER_TIMEOUT_MS", "10000",
                           "a request's line and headers must arrive within this, ms, however "
                           "slowly they trickle (else 408 and closed; 100..600000)"},
@@ -139,8 +145,9 @@ void config_usage(const char *argv0)
         "Each option can also be set by its environment variable; a flag wins.\n\n",
         argv0);
     for (int i = 0; i < O_COUNT; i++)
-        printf("  --%s=VALUE\n      %s\n      env %s, default \"%s\"\n", defs[i].flag, defs[i].help,
-               defs[i].env, defs[i].deflt);
+        printf("  --%s%s\n      %s\n      env %s, default \"%s\"\n", defs[i].flag,
+               i == O_READ_REPLICAS ? "[=on|off]" : "=VALUE", defs[i].help, defs[i].env,
+               defs[i].deflt);
     printf("  --help      this text\n  --version   print the version\n");
 }
 
@@ -505,6 +512,8 @@ static int apply(struct config *cfg, int opt, const char *v, const char **allowe
     }
     case O_HEADER_TIMEOUT:
         return parse_int(v, 100, 600000, &cfg->header_timeout_ms);
+    case O_READ_REPLICAS:
+        return parse_choice(v, "off", "on", &cfg->read_from_replicas);
     case O_HTTP_THREADS:
         return parse_int(v, 0, 64, &cfg->http_threads);
     case O_STATIC_DIR:
@@ -525,8 +534,9 @@ int config_parse(struct config *cfg, int argc, char **argv, char *err, size_t er
     const char *value[O_COUNT] = {0};
     int from_flag[O_COUNT] = {0};
     struct option longopts[O_COUNT + 3];
-    for (int i = 0; i < O_COUNT; i++)
-        longopts[i] = (struct option){defs[i].flag, required_argument, NULL, i};
+    for (int i = 0; i < O_COUNT; i++) /* a switch: its value may be left out ("on") */
+        longopts[i] = (struct option){
+            defs[i].flag, i == O_READ_REPLICAS ? optional_argument : required_argument, NULL, i};
     longopts[O_COUNT] = (struct option){"help", no_argument, NULL, 'h'};
     longopts[O_COUNT + 1] = (struct option){"version", no_argument, NULL, 'V'};
     longopts[O_COUNT + 2] = (struct option){NULL, 0, NULL, 0};
@@ -552,7 +562,7 @@ int config_parse(struct config *cfg, int argc, char **argv, char *err, size_t er
                 snprintf(err, errlen, "unknown option '%s' (see --help)", argv[optind - 1]);
             return -EINVAL;
         }
-        value[c] = optarg;
+        value[c] = optarg ? optarg : "on"; /* only a switch goes without */
         from_flag[c] = 1;
     }
     if (optind < argc) {
@@ -572,6 +582,14 @@ int config_parse(struct config *cfg, int argc, char **argv, char *err, size_t er
                      secret ? "" : "'", allowed);
             return -EINVAL;
         }
+    }
+    if (cfg->read_from_replicas && cfg->redis.mode == REDIS_URL_SINGLE) {
+        snprintf(err, errlen,
+                 "%s needs --redis redis-cluster://... (each slot's replicas, from CLUSTER SLOTS) "
+                 "or redis-sentinel://... (the replicas the sentinels list): a redis:// or "
+                 "unix:// URL names one Redis, and rankd does not look for its replicas",
+                 from_flag[O_READ_REPLICAS] ? "--read-from-replicas" : "RANKD_READ_FROM_REPLICAS");
+        return -EINVAL;
     }
     return 0;
 }

@@ -80,6 +80,8 @@ struct config {
     int l1_ttl_ms;                   /**< in-process page tier TTL, 0 = off, <= 500 */
     long l1_max_bytes;               /**< in-process page tier budget */
     char static_dir[CONFIG_STR_MAX]; /**< web frontend directory, "" = found next to the binary */
+    int read_from_replicas; /**< 1: page, member and around reads may go to replicas (a cluster
+                             *   or Sentinel --redis only; store_config.read_replicas) */
 };
 
 /** Fill *cfg with the defaults. */

@@ -142,6 +142,16 @@ int exporter_render(const struct rankd *app, const struct httpd *srv, struct buf
         }
         rc = metrics_render_cluster(out, &sum);
     }
+    if (!rc && store_read_replicas(app->reads)) {
+        struct store_replica_counts c;
+        store_replica_counts(app->reads, &c);
+        const struct metrics_replicas r = {.replica = c.replica,
+                                           .fallback = c.fallback,
+                                           .no_replica = c.no_replica,
+                                           .stale = c.stale,
+                                           .discoveries = c.discoveries};
+        rc = metrics_render_replicas(out, &r);
+    }
     free(threads);
     return rc;
 }

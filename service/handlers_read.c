@@ -245,7 +245,10 @@ void handle_rank_async(struct http_request *rq, struct http_reply *rp, struct ht
 /*
  * A read of one board on the event thread: one script call on its own read connection
  * (http_async_store), the reply rendered on the same thread. A period this process cannot place
- * from memory is placed from the settings, read first on the same connection.
+ * from memory is placed from the settings, read first on the same connection. With
+ * --read-from-replicas a replica may answer the reads whose scripts write nothing
+ * (store_script_read_only); ?min_version=V (a write reply's version) checks its answer's write
+ * counter, and one below V is asked of the primary instead (read your writes).
  */
 enum read_what {
     READ_MEMBER = 0,   /* GET .../members/{id} */
@@ -267,6 +270,8 @@ struct read_job {
     size_t id_len;
     int64_t size;
     enum rank_type rank;
+    int64_t min_version; /* 0: any; else never from data before this write counter */
+    int primary;         /* sent to the primary: a replica's answer was older than min_version */
     int attempts, resent;
     struct board_settings_job sj;
     /* around a score: the literal, and the settings it is judged under (this process's view,
@@ -431,6 +436,19 @@ static int read_take(struct read_job *j, struct store_reply *r)
 static void read_done(void *arg, int rc, struct store_reply **replies)
 {
     struct read_job *j = arg;
+    struct rankd *app = j->rq->app;
+    if (rc == 0 && j->min_version > 0 && !j->primary &&
+        store_async_reads_replicas(http_async_store(j->async))) {
+        int64_t v = board_read_version(replies[0]);
+        if (v >= 0 && v < j->min_version) { /* a replica behind the write asked for */
+            j->primary = 1;
+            store_note_replica_stale(app->reads);
+            if ((rc = read_send(j)) == 0)
+                return;
+            read_end(j, rc);
+            return;
+        }
+    }
     if (rc == 0) {
         struct store_reply *r = replies[0];
         replies[0] = NULL; /* taken */
@@ -467,8 +485,9 @@ static int read_send_at(struct read_job *j, const struct board_where *w)
         rc = board_lookup_prepare(&rq->app->model, j->board, w, j->rank, j->ids, j->lens, j->nids,
                                   &c);
         if (rc == 0)
-            rc = store_async_script(conn, c.script, c.nkeys, c.nargs, c.argv, c.lens,
-                                    rq->deadline_ms, read_done, j);
+            rc = store_async_script_flags(conn, c.script,
+                                          store_read_flags(j->min_version, j->primary), c.nkeys,
+                                          c.nargs, c.argv, c.lens, rq->deadline_ms, read_done, j);
         board_lookup_call_free(&c);
         return rc < 0 ? rc : 0;
     }
@@ -497,8 +516,9 @@ static int read_send_at(struct read_job *j, const struct board_where *w)
     a.den = RANK_SHARE_DEN;
     struct board_read rd;
     board_read_prepare(&rq->app->model, j->board, w, &a, &rd);
-    rc = store_async_script(conn, rd.script, rd.nkeys, rd.nargs, rd.argv, rd.lens, rq->deadline_ms,
-                            read_done, j);
+    rc = store_async_script_flags(conn, rd.script, store_read_flags(j->min_version, j->primary),
+                                  rd.nkeys, rd.nargs, rd.argv, rd.lens, rq->deadline_ms, read_done,
+                                  j);
     return rc < 0 ? rc : 0;
 }
 
@@ -541,7 +561,8 @@ static struct read_job *read_job_new(struct http_request *rq, struct http_reply 
     }
     *j = (struct read_job){.rq = rq, .rp = rp, .async = async, .what = what};
     if (handlers_board_param(rq, rp, &j->board) || handlers_period_arg(rq, rp, &j->period) ||
-        handlers_rank_arg(rq, rp, &j->rank)) {
+        handlers_rank_arg(rq, rp, &j->rank) ||
+        handlers_count_arg(rq, rp, "min_version", REQUEST_VERSION_MAX, &j->min_version)) {
         free(j);
         handlers_answered(async); /* a 400 */
         return NULL;
@@ -632,6 +653,7 @@ static void walk_start(struct http_request *rq, struct http_reply *rp, struct ht
     j->board = a->board;
     j->size = a->size;
     j->rank = a->rank;
+    j->min_version = a->min_version;
     /* the cursor's period (its copy here: a is the caller's), or the request's */
     j->period = a->period == a->cursor.period ? j->walk.cursor.period : a->period;
     j->walk.period = j->period;

@@ -33,10 +33,10 @@ int main(int argc, char **argv)
     log_set_access(cfg.access_log);
     /* a Redis user that may not run the scripts: one clear line and exit 2 (store_preflight.h) */
     char why[1024];
-    if (store_preflight_scripts(&cfg.redis, "Redis", cfg.connect_timeout_ms, cfg.redis_timeout_ms,
-                                why, sizeof(why)) ||
+    if (store_preflight_scripts(&cfg.redis, "Redis", cfg.read_from_replicas, cfg.connect_timeout_ms,
+                                cfg.redis_timeout_ms, why, sizeof(why)) ||
         (cfg.cache_url_text[0] &&
-         store_preflight_scripts(&cfg.cache_redis, "the cache Redis", cfg.connect_timeout_ms,
+         store_preflight_scripts(&cfg.cache_redis, "the cache Redis", 0, cfg.connect_timeout_ms,
                                  cfg.redis_timeout_ms, why, sizeof(why)))) {
         fprintf(stderr, "rankd: %s\n", why);
         return 2;
@@ -58,14 +58,15 @@ int main(int argc, char **argv)
         return 2;
     }
     int ntokens = tokens_count(rankd_tokens(app));
-    log_info("rankd %s (%s) listening on %s:%d, redis %s%s:%d db %d, key prefix '%s', writes %s%s, "
-             "log %s, access log %s",
+    log_info("rankd %s (%s) listening on %s:%d, redis %s%s:%d db %d%s, key prefix '%s', writes "
+             "%s%s, log %s, access log %s",
              RANKD_VERSION, RANKD_REVISION, cfg.listen_host, rankd_port(app),
              cfg.redis.mode == REDIS_URL_CLUSTER    ? "cluster via "
              : cfg.redis.mode == REDIS_URL_SENTINEL ? "primary by sentinel "
                                                     : "",
              cfg.redis.unix_path[0] ? cfg.redis.unix_path : cfg.redis.host,
-             cfg.redis.unix_path[0] ? 0 : cfg.redis.port, cfg.redis.db, cfg.key_prefix,
+             cfg.redis.unix_path[0] ? 0 : cfg.redis.port, cfg.redis.db,
+             cfg.read_from_replicas ? ", reads from replicas" : "", cfg.key_prefix,
              ntokens ? "enabled" : "disabled (no write token)",
              cfg.write_token_file[0] ? " (token file, SIGHUP reads it again)" : "",
              cfg.log_format ? "json" : "text", cfg.access_log ? "on" : "off");

@@ -374,6 +374,29 @@ int metrics_render_cluster(struct buf *out, const struct metrics_cluster *c)
                c->moved, c->ask, c->tryagain, c->down, c->map_reads);
 }
 
+int metrics_render_replicas(struct buf *out, const struct metrics_replicas *r)
+{
+    return put(out,
+               "# HELP rankd_redis_replica_reads_total Reads a replica may answer "
+               "(--read-from-replicas: page, member and around scripts and their records), by "
+               "where they went: replica (sent to one), fallback (a replica failed them: down, "
+               "loading, no answer within 250 ms, MASTERDOWN; sent to the primary), no_replica "
+               "(none usable: none known, being dialled, or skipped for a second after a "
+               "failure; the primary), stale (a min_version read a replica answered older than "
+               "asked: sent again to the primary).\n"
+               "# TYPE rankd_redis_replica_reads_total counter\n"
+               "rankd_redis_replica_reads_total{to=\"replica\"} %lu\n"
+               "rankd_redis_replica_reads_total{to=\"fallback\"} %lu\n"
+               "rankd_redis_replica_reads_total{to=\"no_replica\"} %lu\n"
+               "rankd_redis_replica_reads_total{to=\"stale\"} %lu\n"
+               "# HELP rankd_redis_replica_discoveries_total Replica lists read: CLUSTER SLOTS "
+               "(every second while reading from replicas) or SENTINEL REPLICAS (every second "
+               "and at a switch).\n"
+               "# TYPE rankd_redis_replica_discoveries_total counter\n"
+               "rankd_redis_replica_discoveries_total %lu\n",
+               r->replica, r->fallback, r->no_replica, r->stale, r->discoveries);
+}
+
 int metrics_render_writes(struct buf *out, int probe_rc)
 {
     return put(out,

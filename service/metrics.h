@@ -69,6 +69,16 @@ struct metrics_cluster {
 /** Render the cluster families (only for a cluster: rankd_redis_cluster_*). 0 or -ENOMEM. */
 int metrics_render_cluster(struct buf *out, const struct metrics_cluster *c);
 
+/** Where the reads that may go to a replica went (--read-from-replicas: store.h's
+ *  store_replica_counts of the reads' store). */
+struct metrics_replicas {
+    unsigned long replica, fallback, no_replica, stale, discoveries;
+};
+
+/** Render rankd_redis_replica_reads_total{to} and rankd_redis_replica_discoveries_total (only
+ *  with --read-from-replicas). 0 or -ENOMEM. */
+int metrics_render_replicas(struct buf *out, const struct metrics_replicas *r);
+
 /** The process_* family: what a Prometheus client library exports for its process. */
 struct metrics_process {
     double cpu_seconds;        /**< user + system */

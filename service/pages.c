@@ -375,6 +375,8 @@ struct hit {
     int64_t t0_us;                /* a live page: when it was sent */
     int attempts;                 /* lookups begun again: the periods moved under the request */
     int resent;                   /* a read cut by a lost connection was sent once more */
+    int primary;                  /* a live page to the primary: a replica's was older than
+                                   * min_version */
     struct board_settings_job sj; /* a period the hint cannot place: the settings first */
     struct page_req q;
     struct board_where w;
@@ -450,6 +452,9 @@ struct fill_ctx {
     struct store_async *reads;  /* the loop's data read connection: page.lua */
     struct store_async *writes; /* the loop's data write connection: page_fill.lua */
     int resent;                 /* a computation cut by a lost connection was sent once more */
+    int64_t min_stamp;          /* the fill's first request's min_version (0: none) */
+    int primary;                /* the computation to the primary: a replica's rows were older
+                                 * than min_stamp */
     struct board_page *rows;    /* rows held while a test stall runs */
     char board[BOARD_NAME_LEN_MAX + 1], requested[PERIOD_ID_MAX];
     int64_t page;
@@ -472,6 +477,7 @@ static void *fill_ctx_new(void *arg)
     util_copy(c->requested, sizeof(c->requested), j->period ? j->period : "");
     c->page = j->page;
     c->deadline_ms = j->deadline_ms;
+    c->min_stamp = j->min_version;
     c->q = h->q;
     c->q.board = c->board;
     c->q.requested = c->requested[0] ? c->requested : NULL;
@@ -522,11 +528,35 @@ static void fill_rows(struct fill_ctx *c, struct store_reply *r)
 
 static int fill_compute_send(struct fill_ctx *c);
 
+/* 1 when a read-only script's reply (rc 0), sent `*primary` 0 on `conn`, may come from a replica
+ * behind the write counter min_version asks for: then *primary is set and the caller sends it
+ * again (STORE_READ_PRIMARY). */
+static int replica_behind(struct pages *pg, struct store_async *conn, int64_t min_version,
+                          int *primary, const struct store_reply *r)
+{
+    if (min_version <= 0 || *primary || !store_async_reads_replicas(conn))
+        return 0;
+    int64_t v = board_read_version(r);
+    if (v < 0 || v >= min_version)
+        return 0;
+    *primary = 1;
+    store_note_replica_stale(pg->cfg.data);
+    return 1;
+}
+
 static void compute_reply(void *arg, int rc, struct store_reply **replies)
 {
     struct fill_ctx *c = arg;
     if (rc == -ECANCELED) {
         page_cache_fill_value(c->f, rc, NULL, 0, NULL);
+        return;
+    }
+    /* rows from a replica behind the write the fill's first request must see: its page would
+     * be its own (page_cache.h: a fill's first waiter takes its value), so the primary's */
+    if (rc == 0 && replica_behind(c->pg, c->reads, c->min_stamp, &c->primary, replies[0])) {
+        if ((rc = fill_compute_send(c)) == 0)
+            return;
+        page_cache_fill_value(c->f, rc == -ETIMEDOUT ? rc : -EIO, NULL, 0, NULL);
         return;
     }
     if (rc && may_resend(rc, &c->resent, c->deadline_ms) && fill_compute_send(c) == 0)
@@ -546,8 +576,9 @@ static int fill_compute_send(struct fill_ctx *c)
     struct board_read_args ra = {
         .kind = BOARD_READ_PAGE, .rank = c->q.rank, .page = c->page, .size = c->q.size};
     board_read_prepare(c->pg->cfg.model, c->board, &c->w, &ra, &rd);
-    int rc = store_async_script(c->reads, rd.script, rd.nkeys, rd.nargs, rd.argv, rd.lens,
-                                c->deadline_ms, compute_reply, c);
+    int rc = store_async_script_flags(c->reads, rd.script,
+                                      store_read_flags(c->min_stamp, c->primary), rd.nkeys,
+                                      rd.nargs, rd.argv, rd.lens, c->deadline_ms, compute_reply, c);
     return rc < 0 ? rc : 0;
 }
 
@@ -860,6 +891,12 @@ static void live_done(void *arg, int rc, struct store_reply **replies)
     struct board_page *p = NULL;
     if (rc && may_resend(rc, &h->resent, j->deadline_ms) && live_send(h) == 0)
         return; /* a read cut by a lost connection: once more */
+    if (rc == 0 && replica_behind(pg, h->reads, j->min_version, &h->primary, replies[0])) {
+        if ((rc = live_send(h)) == 0)
+            return; /* a replica behind the write asked for: the primary's page */
+        hit_end(h, rc);
+        return;
+    }
     if (rc == 0) {
         struct store_reply *r = replies[0];
         replies[0] = NULL; /* taken */
@@ -914,8 +951,9 @@ static int live_send(struct hit *h)
     struct board_read_args ra = {
         .kind = BOARD_READ_PAGE, .rank = j->rank, .page = j->page, .size = j->size};
     board_read_prepare(h->pg->cfg.model, j->board, &h->w, &ra, &rd);
-    int rc = store_async_script(h->reads, rd.script, rd.nkeys, rd.nargs, rd.argv, rd.lens,
-                                j->deadline_ms, live_done, h);
+    int rc = store_async_script_flags(h->reads, rd.script,
+                                      store_read_flags(j->min_version, h->primary), rd.nkeys,
+                                      rd.nargs, rd.argv, rd.lens, j->deadline_ms, live_done, h);
     return rc < 0 ? rc : 0;
 }
 

@@ -106,9 +106,9 @@ enum fetch_into {
  * caller until this returns: the HMGETs copy them) from the buckets under `prefix`, `into` it
  * as said above; then fn(arg, 0, {reply}), or fn(arg, rc, NULL) with the reply freed.
  */
-static void fetch(struct store_async *sa, struct store_reply *reply, const char *prefix,
-                  const struct store_reply *const *ids, size_t n, size_t at, int into,
-                  int64_t deadline_ms, store_async_fn fn, void *arg)
+static void fetch(struct store_async *sa, unsigned flags, struct store_reply *reply,
+                  const char *prefix, const struct store_reply *const *ids, size_t n, size_t at,
+                  int into, int64_t deadline_ms, store_async_fn fn, void *arg)
 {
     struct fetch *f = calloc(1, sizeof(*f));
     unsigned *bucket = calloc(n ? n : 1, sizeof(*bucket));
@@ -161,7 +161,8 @@ static void fetch(struct store_async *sa, struct store_reply *reply, const char 
         const char *const *av[] = {argv};
         const size_t *const lv[] = {lens};
         const int argc[] = {(int)p->n + 2};
-        if ((rc = store_async_send(sa, 1, argc, av, lv, deadline_ms, part_reply, p)) < 0) {
+        if ((rc = store_async_send_flags(sa, flags, 1, argc, av, lv, deadline_ms, part_reply, p)) <
+            0) {
             free(p);
             break;
         }
@@ -225,8 +226,8 @@ static void then_list(struct store_async *sa, struct store_reply *reply,
         return;
     }
     char prefix[KEY_MAX];
-    fetch(sa, reply, call_prefix(call, prefix), ids, n, records_at, INTO_NEW, call->deadline_ms, fn,
-          arg);
+    fetch(sa, call->flags, reply, call_prefix(call, prefix), ids, n, records_at, INTO_NEW,
+          call->deadline_ms, fn, arg);
     free(ids);
 }
 
@@ -281,7 +282,8 @@ void records_then_member(struct store_async *sa, struct store_reply *reply,
                              .len = call->lens[call->nkeys + 4]};
     const struct store_reply *ids[1] = {&id};
     char prefix[KEY_MAX];
-    fetch(sa, reply, call_prefix(call, prefix), ids, 1, 4, INTO_AT, call->deadline_ms, fn, arg);
+    fetch(sa, call->flags, reply, call_prefix(call, prefix), ids, 1, 4, INTO_AT, call->deadline_ms,
+          fn, arg);
 }
 
 int records_get(struct store_async *sa, const char *prefix, const struct store_reply *const *ids,
@@ -290,7 +292,7 @@ int records_get(struct store_async *sa, const char *prefix, const struct store_r
     struct store_reply *all = store_reply_array_new(n);
     if (!all)
         return -ENOMEM;
-    fetch(sa, all, prefix, ids, n, 0, INTO_REPLY, deadline_ms, fn, arg);
+    fetch(sa, STORE_READ_PRIMARY, all, prefix, ids, n, 0, INTO_REPLY, deadline_ms, fn, arg);
     return 0;
 }
 

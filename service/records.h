@@ -18,7 +18,11 @@
  *     continuation (store_async_script_then): one HMGET per bucket that the reply's ids fall in,
  *     all sent in one loop iteration, so one pipeline per node, answered in one round trip; the
  *     records are put into the reply where the script would have, and the caller sees the shape
- *     it knows. A page costs two round trips (the script, then its records), never more;
+ *     it knows. A page costs two round trips (the script, then its records), never more. With
+ *     --read-from-replicas the HMGETs go where the call says (store_call.flags): to replicas
+ *     after a read a replica could answer, to the masters after one on a master or one whose
+ *     caller checks a version (a bucket's replica may lag its master independently of the
+ *     board's);
  *   - a write's records are written after write.lua applied its entries (records_put: one
  *     variadic HSET per bucket, again one pipeline per node), so an entry the script refused
  *     writes no record; when that step fails, the scores are written and the records perhaps

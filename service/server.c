@@ -14,7 +14,8 @@
 #include "store_async.h"
 #include "tokens.h"
 
-static struct store *store_for(const struct config *cfg, const struct redis_url *u)
+static struct store *store_for(const struct config *cfg, const struct redis_url *u,
+                               int read_replicas)
 {
     struct store_config sc = {
         .host = u->unix_path[0] ? NULL : u->host,
@@ -28,6 +29,7 @@ static struct store *store_for(const struct config *cfg, const struct redis_url 
         .cluster = u->mode == REDIS_URL_CLUSTER,
         .sentinel_master = u->mode == REDIS_URL_SENTINEL ? u->master : NULL,
         .nseeds = u->nseeds,
+        .read_replicas = read_replicas,
     };
     for (int i = 0; i < u->nseeds && i < STORE_SEEDS_MAX; i++) {
         sc.seed_host[i] = u->seeds[i].host;
@@ -131,11 +133,14 @@ struct rankd *rankd_start_hooked(const struct config *cfg, const struct rankd_ho
     if (world)
         log_warn("write tokens: %s can be read by every user of this machine (chmod o-r it)",
                  c->write_token_file);
-    app->reads = store_for(c, &c->redis);
-    app->writes = store_for(c, &c->redis);
+    /* --read-from-replicas: only the reads' store (page, member and around scripts; its
+     * connections' plain reads, the page cache's lookups and the settings, stay on the primary
+     * unless they say otherwise); writes, page fills and the cache never */
+    app->reads = store_for(c, &c->redis, c->read_from_replicas);
+    app->writes = store_for(c, &c->redis, 0);
     if (c->cache_url_text[0]) {
-        app->cache_reads = store_for(c, &c->cache_redis);
-        app->cache_writes = store_for(c, &c->cache_redis);
+        app->cache_reads = store_for(c, &c->cache_redis, 0);
+        app->cache_writes = store_for(c, &c->cache_redis, 0);
     }
     app->model.store = app->reads;
     app->model.writes = app->writes;

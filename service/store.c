@@ -18,6 +18,7 @@
 #include "store_async.h"
 #include "store_cluster.h"
 #include "store_internal.h"
+#include "store_replicas.h"
 #include "store_sentinel.h"
 #include "util.h"
 
@@ -28,6 +29,7 @@ struct store_script {
     const char *body;
     int index;
     _Atomic(store_async_then_fn) then; /* its continuation on a cluster (store_async.h), or NULL */
+    atomic_int read_only;              /* store_script_read_only: may go to a replica */
 };
 
 static struct {
@@ -75,6 +77,13 @@ struct store {
     atomic_int loaded; /**< registered scripts [0, loaded) have their SHA in sha */
     atomic_ulong errors;
     atomic_ulong moved, ask, tryagain, down, map_reads; /* store_cluster_counts */
+    /* --read-from-replicas (store_config.read_replicas) */
+    int read_replicas;
+    _Atomic int64_t map_installed_ms;                          /**< monotonic, 0: never */
+    atomic_ulong r_sent, r_fallback, r_none, r_stale, r_found; /* store_replica_counts */
+    struct store_replica_list *replicas; /**< Sentinel: the current list, or NULL; under lock */
+    _Atomic uint64_t replicas_version;   /**< replicas->version, read without the lock */
+    struct store_replica_watch *rwatch;  /**< Sentinel: the thread that lists them */
 };
 
 /* The sentinels and the master's name as store_sentinel.h takes them (borrowed from st). */
@@ -122,10 +131,12 @@ struct store *store_new(const struct store_config *cfg)
     st->timeout_ms = cfg->timeout_ms;
     st->connect_timeout_ms = cfg->connect_timeout_ms;
     st->backoff_ms = BACKOFF_MIN_MS;
+    st->read_replicas = cfg->read_replicas && seeded;
     if (st->sentinel_master) {
         struct store_sentinel_cfg sc;
         sentinel_cfg(st, &sc);
-        if (!(st->watch = store_sentinel_watch_start(&sc))) {
+        if (!(st->watch = store_sentinel_watch_start(&sc)) ||
+            (st->read_replicas && !(st->rwatch = store_replica_watch_start(st, &sc)))) {
             store_free(st);
             return NULL;
         }
@@ -137,7 +148,9 @@ void store_free(struct store *st)
 {
     if (!st)
         return;
+    store_replica_watch_stop(st->rwatch); /* before the list and the lock it installs under */
     store_sentinel_watch_stop(st->watch);
+    store_replica_list_put(st->replicas);
     pthread_mutex_destroy(&st->lock);
     for (int i = 0; i < st->nseeds; i++)
         free(st->seed_host[i]);
@@ -236,6 +249,23 @@ store_async_then_fn store_script_then_of(const struct store_script *s)
     return atomic_load(&s->then);
 }
 
+int store_script_read_only(const struct store_script *s)
+{
+    /* the first line, the shebang: Redis refuses every write of a no-writes script, and only
+     * such a script may run as EVALSHA_RO */
+    const char *end = strchr(s->body, '\n');
+    size_t n = end ? (size_t)(end - s->body) : strlen(s->body);
+    if (n < 5 || strncmp(s->body, "#!lua", 5) != 0 || !memmem(s->body, n, "no-writes", 9))
+        return -EINVAL;
+    atomic_store(&registry.s[s->index].read_only, 1);
+    return 0;
+}
+
+int store_script_is_read_only(const struct store_script *s)
+{
+    return atomic_load(&s->read_only);
+}
+
 /* SCRIPT LOAD on ctx of every script registered from `from` on (what this node has not loaded:
  * a single Redis, everything since the store's last load; a cluster node, since its own), and
  * their SHAs into the store's table where it has none yet. A dial racing this one may load the
@@ -285,9 +315,27 @@ static struct node_state *node_state(struct store *st, const char *host, int por
     return n;
 }
 
+/* A replica that reads go to, on a sentinel store: ROLE says a replica ("slave") whose link to
+ * its primary is up ("connected"). 0, or -ECONNREFUSED (logged). */
+static int replica_role(struct store *st, redisContext *ctx)
+{
+    const char *argv[] = {"ROLE"};
+    struct store_reply *r = redisCommandArgv(ctx, 1, argv, NULL);
+    int ok =
+        r && r->type == STORE_REPLY_ARRAY && r->elements >= 4 &&
+        r->element[0]->type == STORE_REPLY_STRING && strcmp(r->element[0]->str, "slave") == 0 &&
+        r->element[3]->type == STORE_REPLY_STRING && strcmp(r->element[3]->str, "connected") == 0;
+    store_reply_free(r);
+    if (!ok)
+        note_error(st, "replica", "the node is no replica in sync with its primary (ROLE)");
+    return ok ? 0 : -ECONNREFUSED;
+}
+
 /* Connect to host:port (NULL: the store's address), AUTH, SELECT (a single Redis), and the
- * scripts this node lacks from `loaded` on (*loaded: how many it has after). */
-static int dial(struct store *st, const char *host, int port, int *loaded, redisContext **out)
+ * scripts this node lacks from `loaded` on (*loaded: how many it has after); `replica`: a
+ * replica that reads go to (store_dial_replica). */
+static int dial(struct store *st, const char *host, int port, int replica, int *loaded,
+                redisContext **out)
 {
     struct timeval ctv = ms_to_tv(st->connect_timeout_ms);
     redisContext *ctx =
@@ -307,7 +355,12 @@ static int dial(struct store *st, const char *host, int port, int *loaded, redis
         const char *a3[] = {"AUTH", st->username ? st->username : "", st->password};
         rc = st->username ? setup_command(st, ctx, 3, a3) : setup_command(st, ctx, 2, a2);
     }
-    if (!rc && st->sentinel_master) { /* a sentinel may answer before it saw a failover */
+    if (!rc && replica && st->cluster) { /* a replica serves its master's slots' reads then */
+        const char *argv[] = {"READONLY"};
+        rc = setup_command(st, ctx, 1, argv);
+    } else if (!rc && replica && st->sentinel_master) {
+        rc = replica_role(st, ctx);
+    } else if (!rc && st->sentinel_master) { /* a sentinel may answer before it saw a failover */
         const char *argv[] = {"ROLE"};
         struct store_reply *r = redisCommandArgv(ctx, 1, argv, NULL);
         int master = r && r->type == STORE_REPLY_ARRAY && r->elements > 0 &&
@@ -357,7 +410,19 @@ redisContext *store_dial(struct store *st, int *err)
     return store_dial_at(st, NULL, 0, err);
 }
 
+static redisContext *dial_node(struct store *st, const char *host, int port, int replica, int *err);
+
 redisContext *store_dial_at(struct store *st, const char *host, int port, int *err)
+{
+    return dial_node(st, host, port, 0, err);
+}
+
+redisContext *store_dial_replica(struct store *st, const char *host, int port, int *err)
+{
+    return dial_node(st, host, port, 1, err);
+}
+
+static redisContext *dial_node(struct store *st, const char *host, int port, int replica, int *err)
 {
     char primary[STORE_SENTINEL_HOST_MAX];
     if (!host && st->sentinel_master) { /* the primary, as the sentinels say now */
@@ -387,7 +452,7 @@ redisContext *store_dial_at(struct store *st, const char *host, int port, int *e
         return NULL;
     }
     redisContext *ctx = NULL;
-    int rc = dial(st, host, port, &loaded, &ctx);
+    int rc = dial(st, host, port, replica, &loaded, &ctx);
     pthread_mutex_lock(&st->lock);
     if (host) {
         n = node_state(st, host, port);
@@ -424,6 +489,92 @@ void store_cluster_note(struct store *st, int kind)
 int store_cluster_mode(const struct store *st)
 {
     return st->cluster;
+}
+
+int store_read_replicas(const struct store *st)
+{
+    return st->read_replicas;
+}
+
+void store_replica_note(struct store *st, enum store_replica_event e)
+{
+    atomic_ulong *c = e == STORE_REPLICA_SENT       ? &st->r_sent
+                      : e == STORE_REPLICA_FALLBACK ? &st->r_fallback
+                      : e == STORE_REPLICA_NONE     ? &st->r_none
+                      : e == STORE_REPLICA_STALE    ? &st->r_stale
+                                                    : &st->r_found;
+    atomic_fetch_add_explicit(c, 1, memory_order_relaxed);
+}
+
+void store_note_replica_stale(struct store *st)
+{
+    store_replica_note(st, STORE_REPLICA_STALE);
+}
+
+void store_replica_counts(const struct store *st, struct store_replica_counts *out)
+{
+    out->replica = atomic_load(&st->r_sent);
+    out->fallback = atomic_load(&st->r_fallback);
+    out->no_replica = atomic_load(&st->r_none);
+    out->stale = atomic_load(&st->r_stale);
+    out->discoveries = atomic_load(&st->r_found);
+}
+
+/* ---------------------------------------------------------------- Sentinel's replicas */
+
+struct store_replica_list *store_replica_list_get(struct store *st)
+{
+    pthread_mutex_lock(&st->lock);
+    struct store_replica_list *l = st->replicas;
+    if (l)
+        atomic_fetch_add(&l->refs, 1);
+    pthread_mutex_unlock(&st->lock);
+    return l;
+}
+
+void store_replica_list_put(struct store_replica_list *l)
+{
+    if (l && atomic_fetch_sub(&l->refs, 1) == 1) {
+        free(l->nodes);
+        free(l);
+    }
+}
+
+uint64_t store_replica_list_version(const struct store *st)
+{
+    return atomic_load_explicit(&st->replicas_version, memory_order_acquire);
+}
+
+int store_replica_list_install(struct store *st, const struct store_cluster_node *nodes, int n)
+{
+    pthread_mutex_lock(&st->lock);
+    const struct store_replica_list *cur = st->replicas;
+    int same = cur && cur->n == n;
+    for (int i = 0; same && i < n; i++)
+        same =
+            cur->nodes[i].port == nodes[i].port && strcmp(cur->nodes[i].host, nodes[i].host) == 0;
+    pthread_mutex_unlock(&st->lock);
+    if (same)
+        return 0;
+    struct store_replica_list *l = calloc(1, sizeof(*l));
+    if (l && n > 0 && !(l->nodes = malloc((size_t)n * sizeof(*nodes)))) {
+        free(l);
+        l = NULL;
+    }
+    if (!l)
+        return -ENOMEM;
+    if (n > 0)
+        memcpy(l->nodes, nodes, (size_t)n * sizeof(*nodes));
+    l->n = n;
+    atomic_init(&l->refs, 1); /* the store's */
+    pthread_mutex_lock(&st->lock);
+    struct store_replica_list *old = st->replicas;
+    l->version = atomic_load(&st->replicas_version) + 1;
+    st->replicas = l;
+    atomic_store_explicit(&st->replicas_version, l->version, memory_order_release);
+    pthread_mutex_unlock(&st->lock);
+    store_replica_list_put(old);
+    return 0;
 }
 
 int store_sentinel_mode(const struct store *st)
@@ -478,6 +629,7 @@ static int map_install(struct store *st, struct store_cluster_map *map)
     m->version = atomic_load(&st->map_version) + 1;
     struct store_map *old = st->map;
     st->map = m;
+    atomic_store(&st->map_installed_ms, util_now_ms());
     atomic_store_explicit(&st->map_version, m->version, memory_order_release);
     store_map_put(old);
     return 0;
@@ -509,6 +661,12 @@ int store_map_moved(struct store *st, int slot, const char *host, int port)
     }
     pthread_mutex_unlock(&st->lock);
     return rc;
+}
+
+int store_map_older_than(const struct store *st, int64_t ms)
+{
+    int64_t at = atomic_load(&st->map_installed_ms);
+    return !at || util_now_ms() - at > ms;
 }
 
 int store_map_refresh_begin(struct store *st)

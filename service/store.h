@@ -65,6 +65,9 @@ struct store_config {
     int nseeds;                             /**< cluster, sentinels: 1..STORE_SEEDS_MAX */
     const char *seed_host[STORE_SEEDS_MAX]; /**< the seeds' (the sentinels') hosts */
     int seed_port[STORE_SEEDS_MAX];         /**< their ports */
+    int read_replicas; /**< 1 (--read-from-replicas; a cluster or Sentinel store): the read-only
+                        *   scripts (store_script_read_only) and the reads that say so go to a
+                        *   replica (store_async.h) */
 };
 
 struct store;
@@ -83,6 +86,18 @@ struct store_script; /**< a registered script (store_script_register); lives as 
  * NULL body or past STORE_SCRIPTS_MAX scripts (a bug: asserted).
  */
 const struct store_script *store_script_register(const char *body);
+
+/**
+ * Mark a registered script as one that writes nothing (its owner does, at registration): such a
+ * script may be answered by a replica, as EVALSHA_RO / EVAL_RO (Redis 7.0: a cluster replica in
+ * READONLY mode serves only read-only commands), on a store that reads from replicas
+ * (store_config.read_replicas). Its body must say `#!lua flags=no-writes`, so that Redis itself
+ * refuses any write in it: -EINVAL (and nothing marked) otherwise. 0 once marked. Thread-safe.
+ */
+int store_script_read_only(const struct store_script *script);
+
+/** 1 when the script is marked read-only. */
+int store_script_is_read_only(const struct store_script *script);
 
 /** A new store (no connection is made yet). Returns NULL on ENOMEM. Free with store_free. */
 struct store *store_new(const struct store_config *cfg);
@@ -112,6 +127,28 @@ struct store_cluster_counts {
 
 /** This store's counts (a racy snapshot; any thread). */
 void store_cluster_counts(const struct store *st, struct store_cluster_counts *out);
+
+/** 1 when the store sends reads to replicas (store_config.read_replicas). */
+int store_read_replicas(const struct store *st);
+
+/** Where the reads that may go to a replica went, since start (store_async.h), for /metrics. */
+struct store_replica_counts {
+    unsigned long replica;     /**< sent to a replica */
+    unsigned long fallback;    /**< a replica did not answer them (down, loading, MASTERDOWN, a
+                                *   timeout, CLUSTERDOWN): sent again to the primary */
+    unsigned long no_replica;  /**< no replica usable (none known, or every one skipped after a
+                                *   failure): sent to the primary */
+    unsigned long stale;       /**< reads with min_version that a replica answered older than
+                                *   asked: sent again to the primary (store_note_replica_stale) */
+    unsigned long discoveries; /**< replica lists read (CLUSTER SLOTS with replicas, SENTINEL
+                                *   replicas) */
+};
+
+/** This store's counts (a racy snapshot; any thread). */
+void store_replica_counts(const struct store *st, struct store_replica_counts *out);
+
+/** Count a read with min_version sent again to the primary: the replica's answer was older. */
+void store_note_replica_stale(struct store *st);
 
 /** Count of Redis faults (dial, I/O, timeouts, error replies) since start, for /metrics. */
 unsigned long store_error_count(const struct store *st);

@@ -18,11 +18,19 @@
 #include "util.h"
 
 #define NONE ((size_t)-1)
+#define REPLICA_WAIT_MS                                                                            \
+    250                       /* a read waits this long at most for a replica (or a quarter of     \
+                               * the command timeout, or half the time left), then goes to the     \
+                               * primary: a stopped replica costs a read that much, not a 503 */
+#define REPLICA_RETRY_MS 1000 /* a replica that failed a read gets none for this long */
+#define REPLICA_MAP_MS 1000   /* a store reading from replicas reads the slot map this often */
 
 /* A node this loop has a connection to. */
 struct node_conn {
     char host[STORE_CLUSTER_HOST_MAX];
     int port;
+    int replica;           /* a replica that reads go to (store_conn_new_replica) */
+    int64_t skip_until_ms; /* a replica that failed a read: none before this (monotonic) */
     struct store_conn *conn;
 };
 
@@ -37,6 +45,13 @@ struct store_async {
     uint64_t version;      /* map's version (0: none) */
     size_t *by_node;       /* map node i -> its entry in conns + 1, 0 while it has none */
     int seed;              /* the seed a call goes to while there is no map */
+    /* --read-from-replicas (store_read_replicas): the replicas' connections are in conns too
+     * (replica 1); on one Redis (Sentinel) conns holds only those */
+    int replicas_on;
+    size_t *by_replica;               /* map replica (or list entry) i -> conns index + 1 */
+    struct store_replica_list *rlist; /* Sentinel: this loop's reference to the list */
+    uint64_t rversion;                /* its version (0: none) */
+    unsigned rr;                      /* reads spread over a slot's replicas in turn */
 };
 
 /* ---------------------------------------------------------------- the loop's hook */
@@ -44,9 +59,7 @@ struct store_async {
 static int hook_prepare(void *arg)
 {
     struct store_async *sa = arg;
-    if (sa->single)
-        return store_conn_tick(sa->single);
-    int wait = -1;
+    int wait = sa->single ? store_conn_tick(sa->single) : -1;
     for (size_t i = 0; i < sa->nconns; i++) {
         int w = store_conn_tick(sa->conns[i].conn);
         if (w >= 0 && (wait < 0 || w < wait))
@@ -76,6 +89,7 @@ struct store_async *store_async_new(struct store *st, struct loop *loop)
         return NULL;
     sa->st = st;
     sa->loop = loop;
+    sa->replicas_on = store_read_replicas(st);
     if (!store_cluster_mode(st) && !(sa->single = store_conn_new(st, loop, NULL, 0))) {
         free(sa);
         return NULL;
@@ -100,8 +114,10 @@ void store_async_free(struct store_async *sa)
     for (size_t i = 0; i < sa->nconns; i++) /* its groups fail with -ECANCELED: routes go */
         store_conn_free(sa->conns[i].conn);
     store_map_put(sa->map);
+    store_replica_list_put(sa->rlist);
     free(sa->conns);
     free(sa->by_node);
+    free(sa->by_replica);
     free(sa);
 }
 
@@ -123,10 +139,22 @@ int store_async_connected(struct store_async *sa)
     return 0;
 }
 
+int store_async_reads_replicas(const struct store_async *sa)
+{
+    return sa->replicas_on;
+}
+
 void store_async_stats(struct store_async *sa, struct metrics_conn *out)
 {
     if (sa->single) {
         store_conn_stats(sa->single, out);
+        for (size_t i = 0; i < sa->nconns; i++) { /* a Sentinel's replicas: their counts */
+            struct metrics_conn one;
+            store_conn_stats(sa->conns[i].conn, &one);
+            out->round_trips += one.round_trips;
+            out->commands += one.commands;
+            out->in_flight += one.in_flight;
+        }
         return;
     }
     /* the sums over the nodes; the state is the worst of the map's masters' connections (a
@@ -155,11 +183,14 @@ void store_async_stats(struct store_async *sa, struct metrics_conn *out)
 
 /* ---------------------------------------------------------------- nodes and the map */
 
-/* This loop's connection to host:port, made when new; its index, or NONE (ENOMEM). */
-static size_t conn_at(struct store_async *sa, const char *host, int port)
+/* This loop's connection to host:port as a master (`replica` 0) or as a replica that reads go
+ * to (1: its own connection, READONLY, scripts as EVALSHA_RO), made when new; its index, or NONE
+ * (ENOMEM). */
+static size_t conn_role(struct store_async *sa, const char *host, int port, int replica)
 {
     for (size_t i = 0; i < sa->nconns; i++)
-        if (sa->conns[i].port == port && strcmp(sa->conns[i].host, host) == 0)
+        if (sa->conns[i].port == port && sa->conns[i].replica == replica &&
+            strcmp(sa->conns[i].host, host) == 0)
             return i;
     if (sa->nconns == sa->cap) {
         size_t cap = sa->cap ? sa->cap * 2 : 8;
@@ -172,10 +203,32 @@ static size_t conn_at(struct store_async *sa, const char *host, int port)
     struct node_conn *n = &sa->conns[sa->nconns];
     util_copy(n->host, sizeof(n->host), host);
     n->port = port;
-    if (!(n->conn = store_conn_new(sa->st, sa->loop, host, port)))
+    n->replica = replica;
+    n->skip_until_ms = 0;
+    if (!(n->conn = replica ? store_conn_new_replica(sa->st, sa->loop, host, port)
+                            : store_conn_new(sa->st, sa->loop, host, port)))
         return NONE;
     store_conn_start(n->conn);
     return sa->nconns++;
+}
+
+/* The connection to a master (or a seed) at host:port. */
+static size_t conn_at(struct store_async *sa, const char *host, int port)
+{
+    return conn_role(sa, host, port, 0);
+}
+
+/* For each of n nodes, its connection in conns + 1 when it has one in that role (0: none). */
+static size_t *index_nodes(const struct store_async *sa, const struct store_cluster_node *nodes,
+                           size_t n, int replica)
+{
+    size_t *by = calloc(n ? n : 1, sizeof(*by));
+    for (size_t i = 0; by && i < n; i++)
+        for (size_t k = 0; k < sa->nconns; k++)
+            if (sa->conns[k].port == nodes[i].port && sa->conns[k].replica == replica &&
+                strcmp(sa->conns[k].host, nodes[i].host) == 0)
+                by[i] = k + 1;
+    return by;
 }
 
 /* Take the store's map when it changed since this loop last looked (one atomic load when not). */
@@ -184,22 +237,87 @@ static void sync_map(struct store_async *sa)
     if (store_map_version(sa->st) == sa->version)
         return;
     struct store_map *m = store_map_get(sa->st);
-    size_t n = m ? m->map->nnodes : 0;
-    size_t *by = calloc(n ? n : 1, sizeof(*by));
-    if (!by) {
+    size_t *by = index_nodes(sa, m ? m->map->nodes : NULL, m ? m->map->nnodes : 0, 0);
+    size_t *rby = index_nodes(sa, m ? m->map->replicas : NULL, m ? m->map->nreplicas : 0, 1);
+    if (!by || !rby) {
+        free(by);
+        free(rby);
         store_map_put(m);
         return; /* the old map stays: it redirects */
     }
-    for (size_t i = 0; i < n; i++)
-        for (size_t k = 0; k < sa->nconns; k++)
-            if (sa->conns[k].port == m->map->nodes[i].port &&
-                strcmp(sa->conns[k].host, m->map->nodes[i].host) == 0)
-                by[i] = k + 1;
     store_map_put(sa->map);
     free(sa->by_node);
+    free(sa->by_replica);
     sa->map = m;
     sa->by_node = by;
+    sa->by_replica = rby;
     sa->version = m ? m->version : 0;
+}
+
+/* Sentinel: take the store's list of replicas when it changed since this loop last looked. */
+static void sync_list(struct store_async *sa)
+{
+    if (store_replica_list_version(sa->st) == sa->rversion)
+        return;
+    struct store_replica_list *l = store_replica_list_get(sa->st);
+    size_t *rby = index_nodes(sa, l ? l->nodes : NULL, l ? (size_t)l->n : 0, 1);
+    if (!rby) {
+        store_replica_list_put(l);
+        return;
+    }
+    store_replica_list_put(sa->rlist);
+    free(sa->by_replica);
+    sa->rlist = l;
+    sa->by_replica = rby;
+    sa->rversion = l ? l->version : 0;
+}
+
+/* A replica for a read of `slot` (the slot map's replicas of it on a cluster, the sentinels' list
+ * on one Redis): the next in turn that is connected and not skipped after a failure; one not
+ * connected is dialled meanwhile (the read goes to the primary: it never waits for a replica's
+ * dial). Its index in conns, or NONE. */
+static size_t replica_for(struct store_async *sa, int slot)
+{
+    const struct store_cluster_node *nodes = NULL;
+    const uint16_t *which = NULL;
+    int n = 0;
+    if (sa->single) {
+        sync_list(sa);
+        if (sa->rlist) {
+            nodes = sa->rlist->nodes;
+            n = sa->rlist->n;
+        }
+    } else {
+        sync_map(sa);
+        const struct store_cluster_set *set =
+            sa->map && slot >= 0 ? store_cluster_map_replicas(sa->map->map, slot) : NULL;
+        if (set) {
+            nodes = sa->map->map->replicas;
+            which = set->node;
+            n = set->n;
+        }
+    }
+    int64_t now = util_now_ms();
+    unsigned first = sa->rr++;
+    for (int k = 0; k < n; k++) {
+        size_t i = which ? which[(first + (unsigned)k) % (unsigned)n]
+                         : (first + (unsigned)k) % (unsigned)n;
+        size_t at = sa->by_replica[i] ? sa->by_replica[i] - 1 : NONE;
+        if (at == NONE) {
+            at = conn_role(sa, nodes[i].host, nodes[i].port, 1);
+            if (at != NONE)
+                sa->by_replica[i] = at + 1;
+            continue; /* being dialled (conn_role started it) */
+        }
+        if (now < sa->conns[at].skip_until_ms)
+            continue;
+        if (!store_conn_connected(sa->conns[at].conn)) {
+            store_conn_start(sa->conns[at].conn); /* a dial, unless one runs or backs off */
+            continue;
+        }
+        return at;
+    }
+    return NONE;
 }
 
 /* The connection a call for `slot` (-1: no key) goes to: the slot's master; the first master
@@ -245,6 +363,8 @@ static void slots_reply(void *arg, int rc, struct store_reply **replies)
         if (prc == 0 && m->covered > 0) {
             store_map_install(sa->st, m);
             store_cluster_note(sa->st, STORE_CLUSTER_OTHER);
+            if (sa->replicas_on)
+                store_replica_note(sa->st, STORE_REPLICA_FOUND);
         } else {
             store_cluster_map_free(m);
             store_note_fault(sa->st, "CLUSTER SLOTS",
@@ -270,9 +390,13 @@ static void refresh(struct store_async *sa, size_t prefer)
 {
     if (!store_map_refresh_begin(sa->st))
         return;
-    size_t at = prefer != NONE && store_conn_connected(sa->conns[prefer].conn) ? prefer : NONE;
+    /* a master's connection (a replica's may be one that stopped answering reads) */
+    size_t at =
+        prefer != NONE && !sa->conns[prefer].replica && store_conn_connected(sa->conns[prefer].conn)
+            ? prefer
+            : NONE;
     for (size_t i = 0; at == NONE && i < sa->nconns; i++)
-        if (store_conn_connected(sa->conns[i].conn))
+        if (!sa->conns[i].replica && store_conn_connected(sa->conns[i].conn))
             at = i;
     if (at == NONE) {
         const char *host = NULL;
@@ -365,10 +489,15 @@ struct route {
     const char **argv;                 /* every argument, command after command, NUL-ended */
     size_t *lens;
     int64_t deadline_ms;
-    int hops;   /* redirects followed */
-    size_t at;  /* the connection (conns index) of the attempt in flight */
-    int asking; /* that attempt sent each command after an ASKING */
-    int nsent;  /* its commands, as indexes into the group, in order */
+    unsigned flags;     /* the caller's STORE_READ_* */
+    int eligible;       /* a read a replica may answer (store_async.h) */
+    int on_replica;     /* the attempt in flight is on a replica (at: its connection) */
+    int slot;           /* the group's slot (-1: none) */
+    int64_t attempt_ms; /* the replica attempt's own deadline (REPLICA_WAIT_MS) */
+    int hops;           /* redirects followed */
+    size_t at;          /* the connection (conns index) of the attempt in flight */
+    int asking;         /* that attempt sent each command after an ASKING */
+    int nsent;          /* its commands, as indexes into the group, in order */
     int sent[STORE_ASYNC_MAX_CMDS];
     struct store_reply *kept[STORE_ASYNC_MAX_CMDS]; /* answers of earlier attempts (copies) */
 };
@@ -431,6 +560,7 @@ static const char *const *route_argv(const struct route *r, int i, const size_t 
 }
 
 static void route_reply(void *arg, int rc, struct store_reply **replies);
+static void replica_reply(void *arg, int rc, struct store_reply **replies);
 
 /* Send the commands which[0..nwhich) of r to conns[at], each after an ASKING when `asking`; the
  * first attempt of a shared group as shared. Returns as store_conn_send. */
@@ -442,9 +572,11 @@ static int route_send(struct route *r, size_t at, const int *which, int nwhich, 
     r->asking = asking;
     r->nsent = nwhich;
     memcpy(r->sent, which, (size_t)nwhich * sizeof(*which));
+    store_async_fn cb = r->on_replica ? replica_reply : route_reply;
+    int64_t deadline = r->on_replica ? r->attempt_ms : r->deadline_ms;
     if (r->kind == ROUTE_SCRIPT && !asking)
         return store_conn_script(c, r->script, r->nkeys, r->argc[0] - r->nkeys, r->argv, r->lens,
-                                 r->deadline_ms, route_reply, r);
+                                 deadline, cb, r);
     int n = 0, argc[STORE_CONN_MAX_CMDS];
     const char *const *av[STORE_CONN_MAX_CMDS];
     const size_t *lv[STORE_CONN_MAX_CMDS];
@@ -491,8 +623,8 @@ static int route_send(struct route *r, size_t at, const int *which, int nwhich, 
         }
     }
     int rc = first && r->kind == ROUTE_SHARED
-                 ? store_conn_send_shared(c, n, argc, av, r->deadline_ms, route_reply, r)
-                 : store_conn_send(c, n, argc, av, lv, r->deadline_ms, route_reply, r);
+                 ? store_conn_send_shared(c, n, argc, av, deadline, cb, r)
+                 : store_conn_send(c, n, argc, av, lv, deadline, cb, r);
     free(eval);
     free(eval_lens);
     return rc;
@@ -507,11 +639,16 @@ static void route_deliver(struct route *r, struct store_reply **out, int own)
     if (then) {
         struct store_reply *reply = out[0];
         out[0] = NULL; /* taken: the continuation's (a script's group is never shared) */
+        /* its own reads (other slots' keys, which no version the caller checks covers) may go
+         * to replicas when the script's could and the caller checks nothing */
+        unsigned flags = r->eligible && !(r->flags & STORE_READ_CHECKED) ? STORE_READ_REPLICA
+                                                                         : STORE_READ_PRIMARY;
         struct store_call call = {.nkeys = r->nkeys,
                                   .nargs = r->argc[0] - r->nkeys,
                                   .argv = r->argv,
                                   .lens = r->lens,
-                                  .deadline_ms = r->deadline_ms};
+                                  .deadline_ms = r->deadline_ms,
+                                  .flags = flags};
         then(r->sa, reply, &call, r->fn, r->arg);
     } else {
         r->fn(r->arg, 0, out);
@@ -614,10 +751,60 @@ static void route_reply(void *arg, int rc, struct store_reply **replies)
         route_fail(r, rc);
 }
 
-/* Send a new route to its slot's node. */
-static int route_start(struct store_async *sa, struct route *r, int slot)
+/* ---------------------------------------------------------------- reads on replicas */
+
+/* 1 when a replica's answer says it cannot serve reads now (the primary can): loading its data,
+ * its link to the primary down (replica-serve-stale-data no), the cluster down as it sees it, a
+ * command it does not know (a Redis before 7.0: no EVALSHA_RO), busy. */
+static int replica_refused(const struct store_reply *x)
 {
-    size_t at = route_to(sa, slot);
+    static const char *const words[] = {"LOADING", "MASTERDOWN", "CLUSTERDOWN",        "TRYAGAIN",
+                                        "BUSY",    "NOPERM",     "ERR unknown command"};
+    if (x->type != STORE_REPLY_ERROR)
+        return 0;
+    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+        if (strncmp(x->str, words[i], strlen(words[i])) == 0)
+            return 1;
+    return 0;
+}
+
+/* The replica at conns[at] failed a read: no reads for REPLICA_RETRY_MS. */
+static void replica_skip(struct store_async *sa, size_t at, const char *why)
+{
+    sa->conns[at].skip_until_ms = util_now_ms() + REPLICA_RETRY_MS;
+    char detail[STORE_CLUSTER_HOST_MAX + 96];
+    snprintf(detail, sizeof(detail), "%s:%d: %s; reads go to the primary for a while",
+             sa->conns[at].host, sa->conns[at].port, why);
+    store_note_fault(sa->st, "replica", detail);
+}
+
+/* One Redis (Sentinel): r's commands to the primary, the caller's callback on the answer; r is
+ * freed. Returns as store_conn_send. */
+static int single_send(struct store_async *sa, struct route *r)
+{
+    int rc;
+    if (r->kind == ROUTE_SCRIPT) {
+        rc = store_conn_script(sa->single, r->script, r->nkeys, r->argc[0] - r->nkeys, r->argv,
+                               r->lens, r->deadline_ms, r->fn, r->arg);
+    } else {
+        const char *const *av[STORE_ASYNC_MAX_CMDS];
+        const size_t *lv[STORE_ASYNC_MAX_CMDS];
+        for (int i = 0; i < r->n; i++)
+            av[i] = route_argv(r, i, &lv[i]);
+        rc = store_conn_send(sa->single, r->n, r->argc, av, lv, r->deadline_ms, r->fn, r->arg);
+    }
+    route_free(r);
+    return rc;
+}
+
+/* r to its slot's master (one Redis: the primary), as a call of its own from here. Returns as
+ * store_conn_send; r is freed on an error (the caller's callback not called). */
+static int primary_send(struct store_async *sa, struct route *r)
+{
+    r->on_replica = 0;
+    if (sa->single)
+        return single_send(sa, r);
+    size_t at = route_to(sa, r->slot);
     if (at == NONE) {
         route_free(r);
         return -ENOMEM;
@@ -634,19 +821,109 @@ static int route_start(struct store_async *sa, struct route *r, int slot)
     return rc;
 }
 
+/* r to the replica at conns[at], with a deadline of its own: REPLICA_WAIT_MS (at most a quarter
+ * of the command timeout and half the time the caller has left), so a replica that stopped
+ * answering leaves the time to ask the primary. Returns as store_conn_send (r stays the
+ * caller's on an error). */
+static int replica_send(struct store_async *sa, struct route *r, size_t at)
+{
+    int64_t now = util_now_ms(), wait = store_timeout_ms(sa->st) / 4;
+    if (wait > REPLICA_WAIT_MS)
+        wait = REPLICA_WAIT_MS;
+    if (r->deadline_ms && (r->deadline_ms - now) / 2 < wait)
+        wait = (r->deadline_ms - now) / 2;
+    r->attempt_ms = now + (wait > 1 ? wait : 1);
+    r->on_replica = 1;
+    int all[STORE_ASYNC_MAX_CMDS] = {0};
+    for (int i = 0; i < r->n; i++)
+        all[i] = i;
+    int rc = route_send(r, at, all, r->n, 0, 1);
+    if (rc < 0)
+        r->on_replica = 0;
+    return rc;
+}
+
+/* A replica's answer: the caller's (through the cluster's redirects and the continuation), or,
+ * when the replica failed it (an error, no answer in time, a refusal of a replica), the same
+ * read sent to the primary now. */
+static void replica_reply(void *arg, int rc, struct store_reply **replies)
+{
+    struct route *r = arg;
+    struct store_async *sa = r->sa;
+    const char *why = rc == -ETIMEDOUT ? "no answer in time" : "the connection failed";
+    int failed = rc != 0 && rc != -ECANCELED;
+    for (int k = 0; !rc && k < r->nsent && !failed; k++)
+        if (replica_refused(replies[k])) {
+            failed = 1;
+            why = replies[k]->str;
+        }
+    if (failed) {
+        replica_skip(sa, r->at, why);
+        store_replica_note(sa->st, STORE_REPLICA_FALLBACK);
+        store_async_fn fn = r->fn;
+        void *fa = r->arg;
+        int frc = primary_send(sa, r); /* r is the primary's attempt now, or freed */
+        if (frc < 0)
+            fn(fa, frc, NULL);
+        return;
+    }
+    r->on_replica = 0;
+    if (sa->single && rc == 0) { /* one Redis: no redirect, no continuation */
+        r->fn(r->arg, 0, replies);
+        route_free(r);
+        return;
+    }
+    route_reply(arg, rc, replies); /* MOVED from a replica is followed as from a master */
+}
+
+/* Send a new route: a read a replica may answer to one (counted), else (none usable, or the
+ * send failed at once) to its slot's master. */
+static int route_start(struct store_async *sa, struct route *r, int slot)
+{
+    r->slot = slot;
+    if (r->eligible) {
+        if (!sa->single && store_map_older_than(sa->st, REPLICA_MAP_MS))
+            refresh(sa, NONE); /* replicas that joined or left */
+        size_t at = replica_for(sa, slot);
+        int rc = at == NONE ? -ENOENT : replica_send(sa, r, at);
+        if (rc >= 0) {
+            store_replica_note(sa->st, STORE_REPLICA_SENT);
+            return rc;
+        }
+        if (at != NONE)
+            replica_skip(sa, at, "not answering");
+        store_replica_note(sa->st, at == NONE ? STORE_REPLICA_NONE : STORE_REPLICA_FALLBACK);
+    }
+    return primary_send(sa, r);
+}
+
 /* ---------------------------------------------------------------- the calls */
 
-static int cluster_send(struct store_async *sa, int kind, int n, const int *argc,
+/* 1 when a call of this kind may be answered by a replica (store_async.h's flags). */
+static int replica_ok(const struct store_async *sa, int kind, const struct store_script *script,
+                      unsigned flags)
+{
+    if (!sa->replicas_on || (flags & STORE_READ_PRIMARY))
+        return 0;
+    return kind == ROUTE_SCRIPT ? store_script_is_read_only(script)
+                                : kind == ROUTE_SEND && (flags & STORE_READ_REPLICA);
+}
+
+static int cluster_send(struct store_async *sa, int kind, unsigned flags, int n, const int *argc,
                         const char *const *const *argv, const size_t *const *argvlen,
                         int64_t deadline_ms, store_async_fn fn, void *arg)
 {
     if (n < 1 || n > STORE_ASYNC_MAX_CMDS)
         return -EINVAL;
-    int slot = group_slot(n, argc, argv, argvlen);
+    int slot = sa->single ? -1 : group_slot(n, argc, argv, argvlen);
     if (slot < -1)
         return -EXDEV;
     struct route *r = route_new(sa, kind, n, argc, argv, argvlen, deadline_ms, fn, arg);
-    return r ? route_start(sa, r, slot) : -ENOMEM;
+    if (!r)
+        return -ENOMEM;
+    r->flags = flags;
+    r->eligible = replica_ok(sa, kind, NULL, flags);
+    return route_start(sa, r, slot);
 }
 
 int store_async_send_shared(struct store_async *sa, int n, const int *argc,
@@ -655,29 +932,46 @@ int store_async_send_shared(struct store_async *sa, int n, const int *argc,
 {
     if (sa->single)
         return store_conn_send_shared(sa->single, n, argc, argv, deadline_ms, fn, arg);
-    return cluster_send(sa, ROUTE_SHARED, n, argc, argv, NULL, deadline_ms, fn, arg);
+    return cluster_send(sa, ROUTE_SHARED, 0, n, argc, argv, NULL, deadline_ms, fn, arg);
 }
 
 int store_async_send(struct store_async *sa, int n, const int *argc, const char *const *const *argv,
                      const size_t *const *argvlen, int64_t deadline_ms, store_async_fn fn,
                      void *arg)
 {
-    if (sa->single)
+    return store_async_send_flags(sa, 0, n, argc, argv, argvlen, deadline_ms, fn, arg);
+}
+
+int store_async_send_flags(struct store_async *sa, unsigned flags, int n, const int *argc,
+                           const char *const *const *argv, const size_t *const *argvlen,
+                           int64_t deadline_ms, store_async_fn fn, void *arg)
+{
+    if (sa->single && !replica_ok(sa, ROUTE_SEND, NULL, flags))
         return store_conn_send(sa->single, n, argc, argv, argvlen, deadline_ms, fn, arg);
-    return cluster_send(sa, ROUTE_SEND, n, argc, argv, argvlen, deadline_ms, fn, arg);
+    return cluster_send(sa, ROUTE_SEND, flags, n, argc, argv, argvlen, deadline_ms, fn, arg);
 }
 
 int store_async_script(struct store_async *sa, const struct store_script *script, int nkeys,
                        int nargs, const char *const *argv, const size_t *argvlen,
                        int64_t deadline_ms, store_async_fn fn, void *arg)
 {
-    if (sa->single)
+    return store_async_script_flags(sa, script, 0, nkeys, nargs, argv, argvlen, deadline_ms, fn,
+                                    arg);
+}
+
+int store_async_script_flags(struct store_async *sa, const struct store_script *script,
+                             unsigned flags, int nkeys, int nargs, const char *const *argv,
+                             const size_t *argvlen, int64_t deadline_ms, store_async_fn fn,
+                             void *arg)
+{
+    int replica = script && replica_ok(sa, ROUTE_SCRIPT, script, flags);
+    if (sa->single && !replica)
         return store_conn_script(sa->single, script, nkeys, nargs, argv, argvlen, deadline_ms, fn,
                                  arg);
     if (!script || nkeys < 0 || nargs < 0)
         return -EINVAL;
     int slot = -1;
-    for (int i = 0; i < nkeys; i++) {
+    for (int i = 0; !sa->single && i < nkeys; i++) {
         int s = crc16_key_slot(argv[i], argvlen ? argvlen[i] : strlen(argv[i]));
         if (slot >= 0 && s != slot)
             return -EXDEV;
@@ -692,5 +986,7 @@ int store_async_script(struct store_async *sa, const struct store_script *script
         return -ENOMEM;
     r->script = script;
     r->nkeys = nkeys;
+    r->flags = flags;
+    r->eligible = replica;
     return route_start(sa, r, slot);
 }

@@ -66,6 +66,23 @@
  * restart. A script whose reply needs keys of other slots has a continuation (its owner's,
  * store_async_script_then), run on the reply before the caller's callback.
  *
+ * Reads from replicas (--read-from-replicas: store_read_replicas, on a cluster or a Sentinel
+ * store). A read a replica may answer (a script its owner marked read-only,
+ * store_script_read_only, unless the caller says STORE_READ_PRIMARY; plain commands sent with
+ * STORE_READ_REPLICA, as the records' HMGETs after such a script) goes to one of its slot's
+ * replicas (the slot map's, from CLUSTER SLOTS; with Sentinel the sentinels' list,
+ * store_replicas.h), in turn, each over a connection of its own per event loop, dialled with
+ * READONLY on a cluster (ROLE checked with Sentinel), its scripts sent as EVALSHA_RO / EVAL_RO;
+ * every other call goes to the primary as above. A replica not connected yet is dialled
+ * meanwhile: the read goes to the primary, never waits for it. A replica that fails a read (no
+ * connection, no answer within REPLICA_WAIT_MS: 250 ms, at most a quarter of the command
+ * timeout and half the time the caller has left; LOADING, MASTERDOWN, CLUSTERDOWN, TRYAGAIN,
+ * BUSY, an unknown command) gets none for a second, and the read is sent to the primary at
+ * once, as a call of its own: the caller sees the primary's answer, or its failure, never the
+ * replica's. A MOVED from a replica is followed (and the map corrected) as from a master. The
+ * map is read again every second while the store reads from replicas (replicas join, leave,
+ * become masters). Counted in store_replica_counts.
+ *
  * Not thread-safe: everything runs on the owning loop's thread, except the helper's hand-over of
  * a dialled connection (an atomic pointer, then loop_wake).
  */
@@ -160,12 +177,46 @@ int store_async_script(struct store_async *sa, const struct store_script *script
                        int nargs, const char *const *argv, const size_t *argvlen,
                        int64_t deadline_ms, store_async_fn fn, void *arg);
 
+/** Where a read may go (store_async_send_flags, store_async_script_flags; 0: the default, a
+ *  replica for a read-only script when the store reads from replicas, else the primary). */
+#define STORE_READ_PRIMARY 1u /**< the primary, whatever the store and the script */
+#define STORE_READ_REPLICA 2u /**< plain commands that only read: a replica may answer them */
+#define STORE_READ_CHECKED                                                                         \
+    4u /**< a read-only script whose answer the caller checks against a version it needs           \
+        *   (?min_version=: the caller sends it again with STORE_READ_PRIMARY when a replica's     \
+        *   answer is older); its continuation's reads of other slots (a cluster's records),       \
+        *   which no version covers, go to primaries */
+
+/** The flags of a read-only script for a request that needs the data at `min_version` (0: any)
+ *  and, once a replica's answer was older (`primary`), the primary's. */
+static inline unsigned store_read_flags(int64_t min_version, int primary)
+{
+    return primary ? STORE_READ_PRIMARY : min_version > 0 ? STORE_READ_CHECKED : 0;
+}
+
+/** Whether read-only calls of `sa` may be answered by replicas (its store reads from them). */
+int store_async_reads_replicas(const struct store_async *sa);
+
+/** store_async_send with STORE_READ_* flags (store_async_send: 0, the primary). */
+int store_async_send_flags(struct store_async *sa, unsigned flags, int n, const int *argc,
+                           const char *const *const *argv, const size_t *const *argvlen,
+                           int64_t deadline_ms, store_async_fn fn, void *arg);
+
+/** store_async_script with STORE_READ_* flags (store_async_script: 0). */
+int store_async_script_flags(struct store_async *sa, const struct store_script *script,
+                             unsigned flags, int nkeys, int nargs, const char *const *argv,
+                             const size_t *argvlen, int64_t deadline_ms, store_async_fn fn,
+                             void *arg);
+
 /** A script call as it was sent: keys then arguments (borrowed for the continuation's call). */
 struct store_call {
     int nkeys, nargs;
     const char *const *argv; /**< argv[0..nkeys+nargs) */
     const size_t *lens;      /**< their lengths */
     int64_t deadline_ms;     /**< the call's deadline (monotonic; 0: none) */
+    unsigned flags;          /**< where the continuation's own reads go: STORE_READ_REPLICA (the
+                              *   script was a read a replica may answer, unchecked) or
+                              *   STORE_READ_PRIMARY */
 };
 
 /**

@@ -10,6 +10,8 @@ void store_cluster_map_free(struct store_cluster_map *m)
     if (!m)
         return;
     free(m->nodes);
+    free(m->replicas);
+    free(m->sets);
     free(m);
 }
 
@@ -21,19 +23,46 @@ int store_cluster_map_find(const struct store_cluster_map *m, const char *host, 
     return -1;
 }
 
-/* Room for one more node in m->nodes (cap: what is allocated); 0 or -ENOMEM / -EPROTO. */
-static int node_room(struct store_cluster_map *m, size_t *cap)
+/* Room for one more node in *nodes of *n (cap: what is allocated); 0 or -ENOMEM / -EPROTO. */
+static int room_in(struct store_cluster_node **nodes, size_t n, size_t *cap)
 {
-    if (m->nnodes == STORE_CLUSTER_NODES_MAX)
+    if (n == STORE_CLUSTER_NODES_MAX)
         return -EPROTO;
-    if (m->nnodes < *cap)
+    if (n < *cap)
         return 0;
     size_t grown = *cap ? *cap * 2 : 8;
-    struct store_cluster_node *nodes = realloc(m->nodes, grown * sizeof(*nodes));
-    if (!nodes)
+    struct store_cluster_node *more = realloc(*nodes, grown * sizeof(*more));
+    if (!more)
         return -ENOMEM;
-    m->nodes = nodes;
+    *nodes = more;
     *cap = grown;
+    return 0;
+}
+
+/* Room for one more master in m->nodes. */
+static int node_room(struct store_cluster_map *m, size_t *cap)
+{
+    return room_in(&m->nodes, m->nnodes, cap);
+}
+
+const struct store_cluster_set *store_cluster_map_replicas(const struct store_cluster_map *m,
+                                                           int slot)
+{
+    if (slot < 0 || slot >= CRC16_SLOTS || m->set_of[slot] == STORE_CLUSTER_NONE)
+        return NULL;
+    return &m->sets[m->set_of[slot]];
+}
+
+/* A copy of n nodes (NULL for none); 0 or -ENOMEM. */
+static int nodes_copy(struct store_cluster_node **out, const struct store_cluster_node *in,
+                      size_t n, size_t size)
+{
+    *out = NULL;
+    if (!n)
+        return 0;
+    if (!(*out = malloc(n * size)))
+        return -ENOMEM;
+    memcpy(*out, in, n * size);
     return 0;
 }
 
@@ -44,18 +73,23 @@ struct store_cluster_map *store_cluster_map_copy(const struct store_cluster_map 
         return NULL;
     if (!m) {
         for (size_t s = 0; s < CRC16_SLOTS; s++)
-            c->owner[s] = STORE_CLUSTER_NONE;
+            c->owner[s] = c->set_of[s] = STORE_CLUSTER_NONE;
         return c;
     }
     memcpy(c->owner, m->owner, sizeof(c->owner));
+    memcpy(c->set_of, m->set_of, sizeof(c->set_of));
     c->covered = m->covered;
-    if (m->nnodes && !(c->nodes = malloc(m->nnodes * sizeof(*c->nodes)))) {
-        free(c);
+    if (nodes_copy(&c->nodes, m->nodes, m->nnodes, sizeof(*m->nodes)) ||
+        nodes_copy(&c->replicas, m->replicas, m->nreplicas, sizeof(*m->replicas)) ||
+        (m->nsets && !(c->sets = malloc(m->nsets * sizeof(*c->sets))))) {
+        store_cluster_map_free(c);
         return NULL;
     }
-    if (m->nnodes)
-        memcpy(c->nodes, m->nodes, m->nnodes * sizeof(*c->nodes));
+    if (m->nsets)
+        memcpy(c->sets, m->sets, m->nsets * sizeof(*c->sets));
     c->nnodes = m->nnodes;
+    c->nreplicas = m->nreplicas;
+    c->nsets = m->nsets;
     return c;
 }
 
@@ -77,14 +111,16 @@ int store_cluster_map_set(struct store_cluster_map *m, int slot, const char *hos
     }
     if (m->owner[slot] == STORE_CLUSTER_NONE)
         m->covered++;
+    if (m->owner[slot] != (uint16_t)at)
+        m->set_of[slot] = STORE_CLUSTER_NONE; /* its replicas were the old master's */
     m->owner[slot] = (uint16_t)at;
     return 0;
 }
 
-/* The master of one range, [host, port, id, ...]: its index in m (added when new), or -EPROTO /
- * -ENOMEM. */
-static int range_master(struct store_cluster_map *m, const struct store_reply *n,
-                        const char *self_host, size_t *cap)
+/* A node of one range, [host, port, id, ...]: its index in nodes[0..*count) (added when new), or
+ * -EPROTO / -ENOMEM. */
+static int range_node(struct store_cluster_node **nodes, size_t *count, const struct store_reply *n,
+                      const char *self_host, size_t *cap)
 {
     if (n->type != STORE_REPLY_ARRAY || n->elements < 2 ||
         (n->element[0]->type != STORE_REPLY_STRING && n->element[0]->type != STORE_REPLY_NIL) ||
@@ -98,16 +134,53 @@ static int range_master(struct store_cluster_map *m, const struct store_reply *n
     int port = (int)n->element[1]->integer;
     if (!host || strlen(host) >= STORE_CLUSTER_HOST_MAX)
         return -EPROTO;
-    int at = store_cluster_map_find(m, host, port);
-    if (at >= 0)
-        return at;
-    int rc = node_room(m, cap);
+    for (size_t i = 0; i < *count; i++)
+        if ((*nodes)[i].port == port && strcmp((*nodes)[i].host, host) == 0)
+            return (int)i;
+    int rc = room_in(nodes, *count, cap);
     if (rc)
         return rc;
-    struct store_cluster_node *nd = &m->nodes[m->nnodes];
+    struct store_cluster_node *nd = &(*nodes)[*count];
     memcpy(nd->host, host, strlen(host) + 1);
     nd->port = port;
-    return (int)m->nnodes++;
+    return (int)(*count)++;
+}
+
+/* The replicas of range e ([lo, hi, master, replica...]) as a new set of m, for slots lo..hi;
+ * 0, or -EPROTO / -ENOMEM. */
+static int range_replicas(struct store_cluster_map *m, const struct store_reply *e, long long lo,
+                          long long hi, const char *self_host, size_t *rcap, size_t *scap)
+{
+    struct store_cluster_set set = {0};
+    for (size_t j = 3; j < e->elements && set.n < STORE_CLUSTER_REPLICAS_MAX; j++) {
+        const struct store_reply *n = e->element[j];
+        /* a replica whose endpoint its master does not know ("" or "?"): not "the node that
+         * answered" (that is the master's own case), so not read from */
+        if (n->type == STORE_REPLY_ARRAY && n->elements >= 1 &&
+            (n->element[0]->type == STORE_REPLY_NIL ||
+             (n->element[0]->type == STORE_REPLY_STRING &&
+              (n->element[0]->len == 0 || strcmp(n->element[0]->str, "?") == 0))))
+            continue;
+        int at = range_node(&m->replicas, &m->nreplicas, n, self_host, rcap);
+        if (at < 0)
+            return at;
+        set.node[set.n++] = (uint16_t)at;
+    }
+    if (!set.n)
+        return 0;
+    if (m->nsets == *scap) {
+        size_t grown = *scap ? *scap * 2 : 8;
+        struct store_cluster_set *more = realloc(m->sets, grown * sizeof(*more));
+        if (!more)
+            return -ENOMEM;
+        m->sets = more;
+        *scap = grown;
+    }
+    m->sets[m->nsets] = set;
+    for (long long s = lo; s <= hi; s++)
+        m->set_of[s] = (uint16_t)m->nsets;
+    m->nsets++;
+    return 0;
 }
 
 int store_cluster_map_parse(const struct store_reply *r, const char *self_host,
@@ -119,8 +192,8 @@ int store_cluster_map_parse(const struct store_reply *r, const char *self_host,
     if (!m)
         return -ENOMEM;
     for (size_t s = 0; s < CRC16_SLOTS; s++)
-        m->owner[s] = STORE_CLUSTER_NONE;
-    size_t cap = 0;
+        m->owner[s] = m->set_of[s] = STORE_CLUSTER_NONE;
+    size_t cap = 0, rcap = 0, scap = 0;
     for (size_t i = 0; i < r->elements; i++) {
         const struct store_reply *e = r->element[i];
         if (e->type != STORE_REPLY_ARRAY || e->elements < 3 ||
@@ -130,12 +203,13 @@ int store_cluster_map_parse(const struct store_reply *r, const char *self_host,
         long long lo = e->element[0]->integer, hi = e->element[1]->integer;
         if (lo < 0 || hi < lo || hi >= CRC16_SLOTS)
             goto bad;
-        int at = range_master(m, e->element[2], self_host, &cap);
-        if (at == -ENOMEM) {
+        int at = range_node(&m->nodes, &m->nnodes, e->element[2], self_host, &cap);
+        int rc = at < 0 ? at : range_replicas(m, e, lo, hi, self_host, &rcap, &scap);
+        if (rc == -ENOMEM) {
             store_cluster_map_free(m);
             return -ENOMEM;
         }
-        if (at < 0)
+        if (rc < 0)
             goto bad;
         for (long long s = lo; s <= hi; s++) {
             if (m->owner[s] == STORE_CLUSTER_NONE)

@@ -15,6 +15,12 @@
  * the caller names that node's host. Slots no range covers have no master (STORE_CLUSTER_NONE):
  * a request for one is refused like CLUSTERDOWN (the cluster does not serve it either).
  *
+ * The map also keeps each range's replicas (the reads of --read-from-replicas, store_async.h):
+ * the first STORE_CLUSTER_REPLICAS_MAX a range lists. Redis 7.0 lists only the replicas it deems
+ * available (cluster.c isReplicaAvailable: not failed, and a replication offset other than 0, so a
+ * replica of a master that has received no write yet is not listed); a MOVED (a slot that
+ * changed master) forgets the slot's replicas until the map is read again.
+ *
  * Redirects (the specification's error replies):
  *   MOVED <slot> <host>:<port>   the slot is served by that node now, for good: refresh the map,
  *                                send the command there
@@ -40,6 +46,7 @@
 #define STORE_CLUSTER_HOST_MAX 256   /**< bytes of a node's host, with the NUL */
 #define STORE_CLUSTER_NODES_MAX 1024 /**< masters one map holds (the spec suggests <= 1000) */
 #define STORE_CLUSTER_NONE 0xffff    /**< owner of a slot no master serves */
+#define STORE_CLUSTER_REPLICAS_MAX 4 /**< replicas kept per slot range (the rest are not read) */
 
 /** A master: where to dial it. */
 struct store_cluster_node {
@@ -47,12 +54,23 @@ struct store_cluster_node {
     int port; /**< 1..65535 */
 };
 
-/** Every slot's master. */
+/** The replicas of one slot range: indexes into store_cluster_map.replicas. */
+struct store_cluster_set {
+    int n;                                     /**< 1..STORE_CLUSTER_REPLICAS_MAX */
+    uint16_t node[STORE_CLUSTER_REPLICAS_MAX]; /**< node[0..n) */
+};
+
+/** Every slot's master, and its replicas. */
 struct store_cluster_map {
-    size_t nnodes;                    /**< distinct masters, nodes[0..nnodes) */
-    struct store_cluster_node *nodes; /**< owned */
-    uint16_t owner[CRC16_SLOTS];      /**< slot -> index into nodes, or STORE_CLUSTER_NONE */
-    size_t covered;                   /**< slots with a master */
+    size_t nnodes;                       /**< distinct masters, nodes[0..nnodes) */
+    struct store_cluster_node *nodes;    /**< owned */
+    uint16_t owner[CRC16_SLOTS];         /**< slot -> index into nodes, or STORE_CLUSTER_NONE */
+    size_t covered;                      /**< slots with a master */
+    size_t nreplicas;                    /**< distinct replicas, replicas[0..nreplicas) */
+    struct store_cluster_node *replicas; /**< owned (NULL: none) */
+    size_t nsets;                        /**< sets[0..nsets): one per range with replicas */
+    struct store_cluster_set *sets;      /**< owned (NULL: none) */
+    uint16_t set_of[CRC16_SLOTS]; /**< slot -> index into sets, or STORE_CLUSTER_NONE (none) */
 };
 
 /**
@@ -70,12 +88,17 @@ void store_cluster_map_free(struct store_cluster_map *m);
 /** A copy of m (NULL: an empty map, no slot served). NULL on ENOMEM. */
 struct store_cluster_map *store_cluster_map_copy(const struct store_cluster_map *m);
 
-/** Slot `slot` is served by `host`:`port` now (a MOVED): added as a master when new. 0, or
- *  -ENOMEM / -EPROTO (past STORE_CLUSTER_NODES_MAX, a host too long) with m unchanged. */
+/** Slot `slot` is served by `host`:`port` now (a MOVED): added as a master when new; a slot
+ *  whose master changes has no replicas known any more. 0, or -ENOMEM / -EPROTO (past
+ *  STORE_CLUSTER_NODES_MAX, a host too long) with m unchanged. */
 int store_cluster_map_set(struct store_cluster_map *m, int slot, const char *host, int port);
 
 /** The index of `host`:`port` among m's masters, or -1. */
 int store_cluster_map_find(const struct store_cluster_map *m, const char *host, int port);
+
+/** The replicas of `slot` (0..16383) as m lists them: NULL for none. */
+const struct store_cluster_set *store_cluster_map_replicas(const struct store_cluster_map *m,
+                                                           int slot);
 
 /** What an error reply asks of the client. */
 enum store_cluster_redirect_kind {

@@ -78,6 +78,8 @@ struct store_conn {
     uint64_t epoch, dial_epoch; /* Sentinel: the primary epoch it was dialled under, and the
                                  * dial's in progress (store_sentinel.h) */
     int port;
+    int replica;              /* a replica that reads go to (store_conn_new_replica): dialled with
+                               * store_dial_replica, scripts sent as EVALSHA_RO / EVAL_RO */
     struct loop_watch *watch; /* ctx->fd in the loop, NULL while not registered */
     redisContext *ctx;        /* NULL while not connected */
     uint32_t events;          /* what `watch` waits for */
@@ -123,6 +125,15 @@ struct store_conn *store_conn_new(struct store *st, struct loop *loop, const cha
     sa->loop = loop;
     sa->port = port;
     sa->backoff_ms = BACKOFF_MIN_MS;
+    return sa;
+}
+
+struct store_conn *store_conn_new_replica(struct store *st, struct loop *loop, const char *host,
+                                          int port)
+{
+    struct store_conn *sa = store_conn_new(st, loop, host, port);
+    if (sa)
+        sa->replica = 1;
     return sa;
 }
 
@@ -325,7 +336,8 @@ static void *dial_main(void *arg)
 {
     struct store_conn *sa = arg;
     int err = 0;
-    redisContext *c = store_dial_at(sa->st, sa->host, sa->port, &err);
+    redisContext *c = sa->replica ? store_dial_replica(sa->st, sa->host, sa->port, &err)
+                                  : store_dial_at(sa->st, sa->host, sa->port, &err);
     atomic_store(&sa->dialled, c);
     atomic_store(&sa->dial_done, 1);
     loop_wake(sa->loop); /* the loop adopts it in its next tick */
@@ -647,15 +659,18 @@ int store_conn_send(struct store_conn *sa, int n, const int *argc, const char *c
 }
 
 /* Append "EVALSHA <sha> nkeys ..." (or EVAL of the body when the SHA is not known yet, or `eval`
- * is set) for p's script, its keys and args from the RESP p keeps; returns as append_resp. */
+ * is set; on a replica EVALSHA_RO and EVAL_RO) for p's script, its keys and args from the RESP p
+ * keeps; returns as append_resp. */
 static int append_script(struct store_conn *sa, struct pending *p, int eval)
 {
     char sha[STORE_SHA_LEN + 1];
     int by_sha = !eval && store_script_sha(sa->st, p->script, sha) == 0;
     const char *head = by_sha ? sha : store_script_body(p->script);
+    static const char *const names[2][2] = {{"EVAL", "EVALSHA"}, {"EVAL_RO", "EVALSHA_RO"}};
+    const char *name = names[sa->replica][by_sha];
     p->n = 1; /* a script is one command */
     int rc = resp_head(&sa->fmt, '*', (size_t)p->script_argc + 3) ||
-                     resp_arg(&sa->fmt, by_sha ? "EVALSHA" : "EVAL", by_sha ? 7 : 4) ||
+                     resp_arg(&sa->fmt, name, strlen(name)) ||
                      resp_arg(&sa->fmt, head, strlen(head)) ||
                      resp_arg(&sa->fmt, p->script_nkeys, strlen(p->script_nkeys)) ||
                      buf_append(&sa->fmt, p->script_tail.data ? p->script_tail.data : "",

@@ -36,6 +36,12 @@ struct metrics_conn;
  *  until store_conn_start or the first send. NULL on ENOMEM. */
 struct store_conn *store_conn_new(struct store *st, struct loop *loop, const char *host, int port);
 
+/** The same for a replica that reads go to (--read-from-replicas): dialled with
+ *  store_dial_replica (READONLY on a cluster, ROLE checked with Sentinel), every script sent as
+ *  EVALSHA_RO (EVAL_RO of the body after a NOSCRIPT): only read-only scripts may be sent on it. */
+struct store_conn *store_conn_new_replica(struct store *st, struct loop *loop, const char *host,
+                                          int port);
+
 /** As store_async_free. */
 void store_conn_free(struct store_conn *sa);
 

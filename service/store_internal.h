@@ -44,6 +44,51 @@ redisContext *store_dial(struct store *st, int *err);
  *  others) and so are the scripts loaded (each node its SCRIPT LOADs, once). */
 redisContext *store_dial_at(struct store *st, const char *host, int port, int *err);
 
+/** store_dial_at for a replica that reads are sent to (store_config.read_replicas): on a
+ *  cluster READONLY after AUTH (a replica serves reads of its master's slots only then); with
+ *  Sentinel ROLE must say a replica whose link to its primary is up ("connected"), then SELECT.
+ *  The node's own back-off and scripts, as store_dial_at. */
+redisContext *store_dial_replica(struct store *st, const char *host, int port, int *err);
+
+/** What a read that may go to a replica did, for store_replica_counts. */
+enum store_replica_event {
+    STORE_REPLICA_SENT = 0, /**< sent to a replica */
+    STORE_REPLICA_FALLBACK, /**< the replica failed it: sent to the primary */
+    STORE_REPLICA_NONE,     /**< no replica usable: sent to the primary */
+    STORE_REPLICA_STALE,    /**< older than a min_version asked: sent again to the primary */
+    STORE_REPLICA_FOUND,    /**< a replica list read */
+};
+
+/** Count one (lock-free). */
+void store_replica_note(struct store *st, enum store_replica_event e);
+
+/**
+ * Sentinel (store_config.read_replicas): the replicas reads go to, as the sentinels listed them
+ * last (store_replicas.h), shared by every event loop's connections like the slot map: immutable
+ * once installed, by reference, with a version that changes at each install.
+ */
+struct store_replica_list {
+    atomic_int refs;
+    uint64_t version;
+    int n;
+    struct store_cluster_node *nodes; /**< nodes[0..n), owned */
+};
+
+/** The current list with a reference (store_replica_list_put), or NULL before any. */
+struct store_replica_list *store_replica_list_get(struct store *st);
+void store_replica_list_put(struct store_replica_list *l);
+
+/** The current list's version, 0 before any. Lock-free. */
+uint64_t store_replica_list_version(const struct store *st);
+
+/** Make nodes[0..n) (copied) the current list, unless it is the current one already (the same
+ *  nodes in the same order). 0 or -ENOMEM. */
+int store_replica_list_install(struct store *st, const struct store_cluster_node *nodes, int n);
+
+/** 1 when the slot map was installed more than `ms` ago (or never): a store that reads from
+ *  replicas reads it again that often, to learn replicas that joined or left. */
+int store_map_older_than(const struct store *st, int64_t ms);
+
 /** Count one cluster answer for store_cluster_counts: a store_cluster_redirect_kind (MOVED, ASK,
  *  TRYAGAIN, DOWN), or STORE_CLUSTER_OTHER for a slot map read. Lock-free. */
 void store_cluster_note(struct store *st, int kind);

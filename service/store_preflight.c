@@ -19,8 +19,12 @@ static const struct probe {
     {"script|load", 3, {"SCRIPT", "LOAD", "!"}},
     {"evalsha", 3, {"EVALSHA", "0000000000000000000000000000000000000000", "0"}},
     {"eval", 3, {"EVAL", "!", "0"}},
+    /* with --read-from-replicas: what a replica is sent (it loads the scripts too) */
+    {"evalsha_ro", 3, {"EVALSHA_RO", "0000000000000000000000000000000000000000", "0"}},
+    {"eval_ro", 3, {"EVAL_RO", "!", "0"}},
 };
 #define NPROBES (sizeof(probes) / sizeof(probes[0]))
+#define NPROBES_RW 3 /* the probes every store needs; the rest, a store reading from replicas */
 
 static struct timeval tv_of(int ms)
 {
@@ -37,8 +41,8 @@ static int setup(redisContext *c, int argc, const char **argv)
     return ok ? 0 : -1;
 }
 
-int store_preflight_scripts(const struct redis_url *u, const char *what, int connect_timeout_ms,
-                            int timeout_ms, char *msg, size_t len)
+int store_preflight_scripts(const struct redis_url *u, const char *what, int read_replicas,
+                            int connect_timeout_ms, int timeout_ms, char *msg, size_t len)
 {
     const char *host = u->host;
     int port = u->port;
@@ -79,7 +83,7 @@ int store_preflight_scripts(const struct redis_url *u, const char *what, int con
         return 0;
     }
     char missing[128] = "", rules[128] = "", first[200] = "";
-    for (size_t i = 0; i < NPROBES; i++) {
+    for (size_t i = 0; i < (read_replicas ? NPROBES : NPROBES_RW); i++) {
         const char *argv[4];
         memcpy(argv, probes[i].argv, sizeof(argv));
         redisReply *r = redisCommandArgv(c, probes[i].argc, argv, NULL);
@@ -102,7 +106,8 @@ int store_preflight_scripts(const struct redis_url *u, const char *what, int con
     int many = strchr(missing, ',') != NULL;
     snprintf(msg, len,
              "%s user '%s' may not run %s (%s). rankd runs every board read and write as a Lua "
-             "script (SCRIPT LOAD once per connection, then EVALSHA; EVAL after a SCRIPT FLUSH): "
+             "script (SCRIPT LOAD once per connection, then EVALSHA; EVAL after a SCRIPT FLUSH; "
+             "EVALSHA_RO and EVAL_RO on replicas with --read-from-replicas): "
              "without %s only /healthz and /metrics would work and every other route would "
              "fail, so rankd does not start. Fix: ACL SETUSER %s%s (or +@scripting).",
              what, user, missing, first, many ? "them" : "it", user, rules);

@@ -19,12 +19,15 @@
 #include "config.h"
 
 /**
- * Probe the Redis of `u` (`what` names it in the message: "Redis", "the cache Redis").
+ * Probe the Redis of `u` (`what` names it in the message: "Redis", "the cache Redis"), and with
+ * `read_replicas` (--read-from-replicas) EVALSHA_RO and EVAL_RO too (the primary's ACL: a
+ * replica's is the same user's, as a rule; a replica that refuses them anyway is a replica that
+ * fails reads, which go to the primary).
  * Returns 0 when the user may run SCRIPT LOAD, EVALSHA and EVAL, or when Redis cannot be reached
  * or asked now (rankd starts, dials again and says so in its log); -EACCES with one line in
  * msg[0..len) when Redis refuses any of them (NOPERM).
  */
-int store_preflight_scripts(const struct redis_url *u, const char *what, int connect_timeout_ms,
-                            int timeout_ms, char *msg, size_t len);
+int store_preflight_scripts(const struct redis_url *u, const char *what, int read_replicas,
+                            int connect_timeout_ms, int timeout_ms, char *msg, size_t len);
 
 #endif

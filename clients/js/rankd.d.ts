@@ -173,6 +173,10 @@ export interface ReadOptions extends RequestOptions {
     /** The ranks' type (`?rank=`), on the reads that return ranks; default 'ordinal'. Dense
      * ranks of a set an older rankd wrote are 409 dense_rank_unavailable. */
     rankType?: RankdRankType;
+    /** member(), around() and page(): never an answer from before this write counter: pass a
+     * write's `version` to see that write (`?min_version=`; with --read-from-replicas, a
+     * replica's older answer is asked of the primary instead) */
+    minVersion?: number;
 }
 
 /** The older name of ReadOptions. */

@@ -116,6 +116,9 @@
  * @property {string} [period]  a periodic board's period id ('2026-W49', '2026-11-30', ...) to read
  *   instead of the current one; GET /boards/{board} lists the readable ones
  * @property {RankdRankType} [rankType]  the ranks' type (`?rank=`; default 'ordinal')
+ * @property {number} [minVersion]  member, around and page: never an answer from before this write
+ *   counter (a write's `version`; with --read-from-replicas a replica's older answer is asked of
+ *   the primary instead): read your own writes
  * @property {AbortSignal} [signal]
  *
  * @typedef {ReadOptions} SizeOptions  (the older name of ReadOptions)
@@ -340,9 +343,6 @@ export class RankdClient {
             n = Math.floor((r - 1) / size) + 1;
         }
         const path = board == null ? '/rank' : `/boards/${seg(board)}/rank`;
-        const mv = options.minVersion;
-        if (mv !== undefined && (!Number.isSafeInteger(mv) || mv < 0))
-            throw new TypeError('minVersion must be a whole number from 0 (a write\'s version; 0: any page)');
         const { after, before } = options;
         if (after !== undefined && before !== undefined)
             throw new TypeError('page(board, n, {after} or {before}): not both');
@@ -351,7 +351,7 @@ export class RankdClient {
             throw new TypeError('after and before take a page\'s next or prev cursor');
         return this._get(path, {
             page: cursor === undefined ? n : undefined, size, period: period(options),
-            rank: rankType(options), after, before, min_version: mv || undefined,
+            rank: rankType(options), after, before, min_version: minVersion(options),
             min: options.min === undefined ? undefined : literal(options.min, 'min'),
             max: options.max === undefined ? undefined : literal(options.max, 'max'),
         }, options.signal, true);
@@ -428,7 +428,8 @@ export class RankdClient {
      */
     async member(board, id, options = {}) {
         return this._get(`/boards/${seg(board)}/members/${seg(id)}`,
-            { size: options.size, period: period(options), rank: rankType(options) },
+            { size: options.size, period: period(options), rank: rankType(options),
+              min_version: minVersion(options) },
             options.signal, false);
     }
 
@@ -448,7 +449,8 @@ export class RankdClient {
         else if (typeof options !== 'object')
             throw new TypeError('around(board, id, {size, period, signal}): options must be an object');
         return this._get(`/boards/${seg(board)}/members/${seg(id)}/around`,
-            { size: options.size, period: period(options), rank: rankType(options) },
+            { size: options.size, period: period(options), rank: rankType(options),
+              min_version: minVersion(options) },
             options.signal, false);
     }
 
@@ -1013,6 +1015,15 @@ function literal(v, name) {
     if (typeof v === 'string' && v !== '')
         return v;
     throw new TypeError(`${name} must be a finite number or a non-empty numeric string`);
+}
+
+/** The minVersion option as the query's min_version: undefined for none (or 0), else a whole
+ * number from 1 (a write's `version`). */
+function minVersion(options) {
+    const mv = options.minVersion;
+    if (mv !== undefined && (!Number.isSafeInteger(mv) || mv < 0))
+        throw new TypeError('minVersion must be a whole number from 0 (a write\'s version; 0: any)');
+    return mv || undefined;
 }
 
 /** @param {Response} res @param {string} text @param {string} url */

@@ -137,12 +137,27 @@ static const struct {
     Suite *(*suite)(void);
     int single, cluster;
 } suites[] = {
-    {api_suite, 1, 1},     {ordering_suite, 1, 1},   {cities_suite, 1, 1},
-    {faults_suite, 1, 0},  {page_cache_suite, 1, 1}, {lifecycle_suite, 1, 1},
-    {path_suite, 1, 0},    {hardening_suite, 1, 1},  {numbers_suite, 1, 1},
-    {clients_suite, 1, 1}, {boarddata_suite, 1, 1},  {acl_suite, 1, 0},
-    {ops_suite, 1, 0},     {writes_suite, 1, 1},     {export_suite, 1, 1},
-    {reads_suite, 1, 1},   {sentinel_suite, 1, 0},   {cluster_suite, 0, 1},
+    {api_suite, 1, 1},
+    {ordering_suite, 1, 1},
+    {cities_suite, 1, 1},
+    {faults_suite, 1, 0},
+    {page_cache_suite, 1, 1},
+    {lifecycle_suite, 1, 1},
+    {path_suite, 1, 0},
+    {hardening_suite, 1, 1},
+    {numbers_suite, 1, 1},
+    {clients_suite, 1, 1},
+    {boarddata_suite, 1, 1},
+    {acl_suite, 1, 0},
+    {ops_suite, 1, 0},
+    {writes_suite, 1, 1},
+    {export_suite, 1, 1},
+    {reads_suite, 1, 1},
+    {sentinel_suite, 1, 0},
+    {replicas_api_suite, 1, 1},
+    {sentinel_replicas_suite, 1, 0},
+    {replicas_suite, 0, 1},
+    {cluster_suite, 0, 1},
 };
 
 static SRunner *runner(void)

@@ -76,5 +76,8 @@ Suite *export_suite(void);
 Suite *reads_suite(void);
 Suite *cluster_suite(void);
 Suite *sentinel_suite(void);
+Suite *sentinel_replicas_suite(void);
+Suite *replicas_suite(void);
+Suite *replicas_api_suite(void);
 
 #endif

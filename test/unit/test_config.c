@@ -269,11 +269,20 @@ END_TEST
 /* ---- config_parse -------------------------------------------------------------------------- */
 
 static const char *const k_env[] = {
-    "RANKD_LISTEN",           "RANKD_REDIS_URL",        "RANKD_WRITE_TOKEN",
-    "RANKD_KEY_PREFIX",       "RANKD_THREADS",          "RANKD_DEFAULT_BOARD",
-    "RANKD_MAX_CONNECTIONS",  "RANKD_REDIS_TIMEOUT_MS", "RANKD_REDIS_CONNECT_TIMEOUT_MS",
-    "RANKD_LOG_LEVEL",        "RANKD_LOG_FORMAT",       "RANKD_ACCESS_LOG",
+    "RANKD_LISTEN",
+    "RANKD_REDIS_URL",
+    "RANKD_WRITE_TOKEN",
+    "RANKD_KEY_PREFIX",
+    "RANKD_THREADS",
+    "RANKD_DEFAULT_BOARD",
+    "RANKD_MAX_CONNECTIONS",
+    "RANKD_REDIS_TIMEOUT_MS",
+    "RANKD_REDIS_CONNECT_TIMEOUT_MS",
+    "RANKD_LOG_LEVEL",
+    "RANKD_LOG_FORMAT",
+    "RANKD_ACCESS_LOG",
     "RANKD_WRITE_TOKEN_FILE",
+    "RANKD_READ_FROM_REPLICAS",
 };
 
 /* Checked fixture (runs in the test's own process): no RANKD_* variable from the caller. */
@@ -602,6 +611,49 @@ START_TEST(test_parse_cluster_url)
 }
 END_TEST
 
+/* --read-from-replicas: off by default; the flag alone, =on, =off or the variable (on|off); a
+ * redis:// or unix:// URL (one Redis, no replica rankd would know) is refused with the URLs that
+ * have replicas named, a cluster or Sentinel one is taken. */
+START_TEST(test_parse_read_from_replicas)
+{
+    struct config c;
+    ck_assert_int_eq(parse(&c, NULL), 0);
+    ck_assert_int_eq(c.read_from_replicas, 0);
+    const char *const cl = "--redis=redis-cluster://127.0.0.1:7000";
+    const char *const a1[] = {cl, "--read-from-replicas", NULL};
+    ck_assert_int_eq(parse(&c, a1), 0);
+    ck_assert_int_eq(c.read_from_replicas, 1);
+    const char *const a2[] = {"--read-from-replicas=off", NULL};
+    ck_assert_int_eq(parse(&c, a2), 0);
+    ck_assert_int_eq(c.read_from_replicas, 0);
+    const char *const a3[] = {"--read-from-replicas=on", "--redis=redis-sentinel://s1/mymaster",
+                              NULL};
+    ck_assert_int_eq(parse(&c, a3), 0);
+    ck_assert_int_eq(c.read_from_replicas, 1);
+    const char *const a4[] = {"--read-from-replicas=yes", cl, NULL};
+    ck_assert_int_eq(parse(&c, a4), -EINVAL);
+    assert_err_mentions("--read-from-replicas");
+
+    const char *const a5[] = {"--read-from-replicas", NULL}; /* the default redis:// */
+    ck_assert_int_eq(parse(&c, a5), -EINVAL);
+    assert_err_mentions("--read-from-replicas");
+    assert_err_mentions("redis-cluster://");
+    assert_err_mentions("redis-sentinel://");
+    const char *const a6[] = {"--read-from-replicas", "--redis=unix:///tmp/r.sock", NULL};
+    ck_assert_int_eq(parse(&c, a6), -EINVAL);
+
+    setenv("RANKD_READ_FROM_REPLICAS", "on", 1);
+    ck_assert_int_eq(parse(&c, NULL), -EINVAL); /* the variable, with the default URL */
+    assert_err_mentions("RANKD_READ_FROM_REPLICAS");
+    const char *const a7[] = {cl, NULL};
+    ck_assert_int_eq(parse(&c, a7), 0);
+    ck_assert_int_eq(c.read_from_replicas, 1);
+    const char *const a8[] = {"--read-from-replicas=off", NULL}; /* the flag wins */
+    ck_assert_int_eq(parse(&c, a8), 0);
+    ck_assert_int_eq(c.read_from_replicas, 0);
+}
+END_TEST
+
 /* --log-format, --access-log and --write-token-file: values, defaults, and a token file that
  * cannot be read is a bad configuration (named, exit 2), not a rankd without writes. */
 START_TEST(test_parse_ops_options)
@@ -684,6 +736,7 @@ Suite *config_suite(void)
     tcase_add_test(tc, test_parse_tls_refused);
     tcase_add_test(tc, test_parse_cluster_url);
     tcase_add_test(tc, test_parse_ops_options);
+    tcase_add_test(tc, test_parse_read_from_replicas);
     suite_add_tcase(s, tc);
 
     return s;

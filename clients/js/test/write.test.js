@@ -256,6 +256,21 @@ describe('read your writes', () => {
         await assert.rejects(w.page(rw, 1, { minVersion: -1 }), TypeError);
         await w.deleteBoard(rw);
     });
+
+    it('member and around send minVersion as min_version', async () => {
+        const rw = uniqueBoard('jswrwm');
+        const { log, client } = logged();
+        const r = await client.writeScore(rw, { id: 'm', score: 7 });
+        assert.equal((await client.member(rw, 'm', { minVersion: r.version })).score, 7);
+        assert.match(log.at(-1).url, new RegExp(`/members/m\\?min_version=${r.version}$`));
+        assert.equal((await client.around(rw, 'm', { size: 3, minVersion: r.version })).items[0].id, 'm');
+        assert.match(log.at(-1).url, new RegExp(`/around\\?size=3&min_version=${r.version}$`));
+        await client.member(rw, 'm', { minVersion: 0 }); // 0: any, not sent
+        assert.doesNotMatch(log.at(-1).url, /min_version/);
+        await assert.rejects(client.member(rw, 'm', { minVersion: 1.5 }), TypeError);
+        await assert.rejects(client.around(rw, 'm', { minVersion: -1 }), TypeError);
+        await w.deleteBoard(rw);
+    });
 });
 
 describe('errors', () => {
