@@ -357,25 +357,9 @@ redisContext *store_dial(struct store *st, int *err)
     return store_dial_at(st, NULL, 0, err);
 }
 
-redisContext *store_dial_at(struct store *st, const char *host, int port, int *err)
+/* A dial of host:port (NULL: the store's own address) with its node's back-off. */
+static redisContext *dial_node(struct store *st, const char *host, int port, int *err)
 {
-    char primary[STORE_SENTINEL_HOST_MAX];
-    if (!host && st->sentinel_master) { /* the primary, as the sentinels say now */
-        struct store_sentinel_cfg sc;
-        sentinel_cfg(st, &sc);
-        pthread_mutex_lock(&st->lock);
-        int next = st->sentinel_next;
-        pthread_mutex_unlock(&st->lock);
-        if (store_sentinel_resolve(&sc, &next, primary, &port) != 0) {
-            note_error(st, "sentinel", "no sentinel names the primary");
-            *err = -ECONNREFUSED;
-            return NULL;
-        }
-        pthread_mutex_lock(&st->lock);
-        st->sentinel_next = next;
-        pthread_mutex_unlock(&st->lock);
-        host = primary;
-    }
     pthread_mutex_lock(&st->lock);
     struct node_state *n = host ? node_state(st, host, port) : NULL;
     int down = util_now_ms() < (n ? n->down_until_ms : st->down_until_ms);
@@ -400,6 +384,55 @@ redisContext *store_dial_at(struct store *st, const char *host, int port, int *e
     pthread_mutex_unlock(&st->lock);
     *err = rc;
     return ctx;
+}
+
+/* Sentinel: the primary as the sentinels name it now, asked in turn from the one whose answer
+ * led to a primary last. A sentinel whose answer leads nowhere (an address that does not
+ * answer, or a node that is no primary by ROLE: a sentinel cut off from the others may name an
+ * old primary for ever) is passed over for the next one, in the same dial. No lock is held
+ * across the sentinels' I/O (st->lock only around sentinel_next). */
+static redisContext *dial_primary(struct store *st, int *err)
+{
+    struct store_sentinel_cfg sc;
+    sentinel_cfg(st, &sc);
+    pthread_mutex_lock(&st->lock);
+    int next = st->sentinel_next;
+    pthread_mutex_unlock(&st->lock);
+    redisContext *ctx = NULL;
+    int rc = -ECONNREFUSED;
+    for (int k = 0; k < st->nseeds && !ctx; k++) {
+        char primary[STORE_SENTINEL_HOST_MAX];
+        int port = 0;
+        if (store_sentinel_resolve(&sc, &next, primary, &port) != 0) {
+            note_error(st, "sentinel", "no sentinel names the primary");
+            rc = -ECONNREFUSED;
+            break;
+        }
+        ctx = dial_node(st, primary, port, &rc);
+        if (!ctx && rc == -ENOMEM)
+            break;
+        if (!ctx) {
+            char why[STORE_SENTINEL_HOST_MAX + 160];
+            snprintf(why, sizeof(why),
+                     "sentinel %s:%d names %s:%d, which does not answer as the primary: asking "
+                     "the next sentinel",
+                     sc.host[next], sc.port[next], primary, port);
+            note_error(st, "sentinel", why);
+            next = (next + 1) % st->nseeds;
+        }
+    }
+    pthread_mutex_lock(&st->lock);
+    st->sentinel_next = next; /* the one that led to the primary (or the next to try) */
+    pthread_mutex_unlock(&st->lock);
+    *err = ctx ? 0 : rc == 0 ? -ECONNREFUSED : rc;
+    return ctx;
+}
+
+redisContext *store_dial_at(struct store *st, const char *host, int port, int *err)
+{
+    if (!host && st->sentinel_master)
+        return dial_primary(st, err);
+    return dial_node(st, host, port, err);
 }
 
 void store_cluster_counts(const struct store *st, struct store_cluster_counts *out)

@@ -332,11 +332,15 @@ static void *dial_main(void *arg)
     return NULL;
 }
 
-/* Sentinel: a connection dialled before the primary moved is closed once no call is in flight
- * on it (calls sent from here wait for the next dial, which asks the sentinels again); one that
- * stays busy is cut after RETIRE_WAIT_MS when `may_fail` (the loop's tick: its calls fail as
- * for a lost connection, a read is sent again, a write's outcome is unknown), so a busy
- * connection cannot stay on the old primary. 1 when it was closed. */
+static void start_dial(struct store_conn *sa);
+
+/* Sentinel: a connection dialled before the primary moved takes no new call (from the first
+ * send or tick that sees the move, calls are held for the next dial, which asks the sentinels
+ * again: never written to the old primary), and is closed once no call is in flight on it; one
+ * that stays busy is cut after RETIRE_WAIT_MS when `may_fail` (the loop's tick: its calls fail
+ * as for a lost connection, a read is sent again, a write's outcome is unknown), at once when
+ * it does not answer (its oldest call given up), so a busy connection cannot stay on the old
+ * primary. 1 when it was closed. Never runs a callback unless `may_fail`. */
 static int retire_if_moved(struct store_conn *sa, int may_fail)
 {
     if (!sa->ctx || !store_sentinel_mode(sa->st) || sa->epoch == store_sentinel_epoch()) {
@@ -346,9 +350,10 @@ static int retire_if_moved(struct store_conn *sa, int may_fail)
     int64_t now = util_now_ms();
     if (!sa->stale_ms)
         sa->stale_ms = now;
-    if (sa->head && (!may_fail || now - sa->stale_ms < RETIRE_WAIT_MS))
+    if (sa->head && (!may_fail || (now - sa->stale_ms < RETIRE_WAIT_MS && !sa->head->abandoned)))
         return 0;
     if (sa->head) {
+        sa->answered = 1; /* dialled again at once, not after a back-off */
         fail_all(sa, -EIO, "the primary moved (Redis Sentinel): dialling it");
     } else {
         close_ctx(sa);
@@ -356,6 +361,8 @@ static int retire_if_moved(struct store_conn *sa, int may_fail)
     }
     sa->retry_at_ms = 0; /* at once */
     sa->stale_ms = 0;
+    if (sa->held)
+        start_dial(sa); /* the calls held since the move: to the new primary */
     return 1;
 }
 
@@ -385,6 +392,7 @@ static void adopt(struct store_conn *sa, redisContext *c)
     c->flags &= ~REDIS_BLOCK; /* hiredis then treats EAGAIN as "try again later" */
     sa->ctx = c;
     sa->epoch = sa->dial_epoch;
+    sa->stale_ms = 0;
     sa->events = 0;
     atomic_store(&sa->up, 1);
     set_events(sa, EPOLLIN);
@@ -403,6 +411,16 @@ static void finish_dial(struct store_conn *sa)
     sa->dialing = 0;
     atomic_store(&sa->dialing_now, 0);
     redisContext *c = atomic_exchange(&sa->dialled, NULL);
+    if (c && store_sentinel_mode(sa->st) && sa->dial_epoch != store_sentinel_epoch()) {
+        /* the primary moved while it dialled: the address the sentinels gave may be the old
+         * one. Dial again, the calls still held (none of them is written to it). */
+        redisFree(c);
+        sa->retry_at_ms = 0;
+        start_dial(sa);
+        if (sa->dialing)
+            return;
+        c = NULL;
+    }
     if (c)
         adopt(sa, c);
     else
@@ -427,9 +445,13 @@ static int can_send(struct store_conn *sa, int n)
         return -EINVAL;
     if (sa->broken)
         return -EIO;
+    /* the primary first: a connection left on the old one (closed here when idle) holds the
+     * call for the next dial, even while the old primary does not answer */
+    retire_if_moved(sa, 0);
+    if (sa->ctx && sa->stale_ms)
+        return 0; /* held (append_resp) until it is closed and the new primary dialled */
     if (sa->head && sa->head->abandoned)
         return -ETIMEDOUT; /* Redis is not answering: fail fast */
-    retire_if_moved(sa, 0);
     if (!sa->ctx) {
         start_dial(sa); /* held until it ends (hold_group); in the back-off window: fail fast */
         return sa->dialing ? 0 : -ECONNREFUSED;
@@ -491,7 +513,7 @@ static void fmt_done(struct store_conn *sa)
  * the caller's; with a connection, it is closed at the next flush or tick). */
 static int append_resp(struct store_conn *sa, struct pending *p, const char *resp, size_t len)
 {
-    if (!sa->ctx)
+    if (!sa->ctx || sa->stale_ms) /* no connection, or one left on the old primary: the next */
         return hold_group(sa, p, resp, len);
     int fresh = sdslen(sa->ctx->obuf) == 0;
     if (redisAppendFormattedCommand(sa->ctx, resp, len) != REDIS_OK) {
@@ -595,7 +617,7 @@ int store_conn_send_shared(struct store_conn *sa, int n, const int *argc,
     int rc = can_send(sa, n);
     if (rc)
         return rc;
-    if (!sa->ctx) /* held while the dial runs: not shared (the share table is for the buffer) */
+    if (!sa->ctx || sa->stale_ms) /* held for a dial: not shared (the table is the buffer's) */
         return store_conn_send(sa, n, argc, argv, NULL, deadline_ms, fn, arg);
     size_t len = 0;
     uint64_t hash = group_hash(n, argc, argv, &len);
@@ -764,9 +786,12 @@ static int take_reply(struct store_conn *sa, struct store_reply *r)
         }
         return 0;
     }
-    if (r->type == STORE_REPLY_ERROR && strncmp(r->str, "READONLY", 8) == 0 &&
-        store_sentinel_mode(sa->st))
-        store_sentinel_moved(); /* a replica now: every connection goes to the new primary */
+    for (int i = 0; i < p->got && store_sentinel_mode(sa->st); i++) /* any of a group's */
+        if (p->replies[i]->type == STORE_REPLY_ERROR &&
+            strncmp(p->replies[i]->str, "READONLY", 8) == 0) {
+            store_sentinel_moved(); /* a replica now: every connection goes to the new primary */
+            break;
+        }
     if (!p->abandoned)
         notify(p, 0, p->replies);
     pending_free(p);
