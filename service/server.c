@@ -28,6 +28,8 @@ static struct store *store_for(const struct config *cfg, const struct redis_url 
         .cluster = u->mode == REDIS_URL_CLUSTER,
         .sentinel_master = u->mode == REDIS_URL_SENTINEL ? u->master : NULL,
         .nseeds = u->nseeds,
+        /* the data Redis' writes wait for the replicas; the cache Redis holds nothing to lose */
+        .write_replicas = u == &cfg->redis ? cfg->write_replicas : 0,
     };
     for (int i = 0; i < u->nseeds && i < STORE_SEEDS_MAX; i++) {
         sc.seed_host[i] = u->seeds[i].host;

@@ -27,6 +27,7 @@
 struct store_script {
     const char *body;
     int index;
+    int waits; /* registered with store_script_register_write: it waits for --write-replicas */
     _Atomic(store_async_then_fn) then; /* its continuation on a cluster (store_async.h), or NULL */
 };
 
@@ -54,6 +55,7 @@ struct node_state {
 struct store {
     char *host, *unix_path, *username, *password;
     int port, db, timeout_ms, connect_timeout_ms;
+    int write_replicas; /**< store_config.write_replicas */
     pthread_mutex_t lock;
     int64_t down_until_ms; /**< no dialling before this (monotonic ms); under lock */
     int backoff_ms;        /**< next back-off step; under lock */
@@ -121,6 +123,7 @@ struct store *store_new(const struct store_config *cfg)
     }
     st->timeout_ms = cfg->timeout_ms;
     st->connect_timeout_ms = cfg->connect_timeout_ms;
+    st->write_replicas = cfg->write_replicas > 0 ? cfg->write_replicas : 0;
     st->backoff_ms = BACKOFF_MIN_MS;
     if (st->sentinel_master) {
         struct store_sentinel_cfg sc;
@@ -191,7 +194,7 @@ static int setup_command(struct store *st, redisContext *ctx, int argc, const ch
     return rc;
 }
 
-const struct store_script *store_script_register(const char *body)
+static const struct store_script *script_register(const char *body, int waits)
 {
     if (!body)
         return NULL;
@@ -202,13 +205,34 @@ const struct store_script *store_script_register(const char *body)
         if (registry.s[i].body == body || strcmp(registry.s[i].body, body) == 0)
             found = &registry.s[i];
     if (!found && n < STORE_SCRIPTS_MAX) {
-        registry.s[n] = (struct store_script){.body = body, .index = n};
+        registry.s[n] = (struct store_script){.body = body, .index = n, .waits = waits};
         found = &registry.s[n];
         atomic_store(&registry.count, n + 1); /* published complete */
     }
     pthread_mutex_unlock(&registry.lock);
     assert(found && "STORE_SCRIPTS_MAX is too small");
+    assert(found->waits == waits && "a script registered both with and without waiting");
     return found;
+}
+
+const struct store_script *store_script_register(const char *body)
+{
+    return script_register(body, 0);
+}
+
+const struct store_script *store_script_register_write(const char *body)
+{
+    return script_register(body, 1);
+}
+
+int store_script_waits(const struct store *st, const struct store_script *s)
+{
+    return s && s->waits && st->write_replicas > 0;
+}
+
+int store_write_replicas(const struct store *st)
+{
+    return st->write_replicas;
 }
 
 int store_script_sha(const struct store *st, const struct store_script *s,

@@ -358,6 +358,7 @@ struct route {
     store_async_fn fn;
     void *arg;
     int kind;                          /* enum route_kind */
+    int waits;                         /* ROUTE_SEND: sent with store_async_send_replicated */
     const struct store_script *script; /* ROUTE_SCRIPT */
     int nkeys;                         /* ROUTE_SCRIPT */
     int n;                             /* commands (a script: 1) */
@@ -371,6 +372,7 @@ struct route {
     int nsent;  /* its commands, as indexes into the group, in order */
     int sent[STORE_ASYNC_MAX_CMDS];
     struct store_reply *kept[STORE_ASYNC_MAX_CMDS]; /* answers of earlier attempts (copies) */
+    struct store_reply verdict; /* --write-replicas: the last attempt's (its node's WAIT) */
 };
 
 static void route_free(struct route *r)
@@ -442,7 +444,7 @@ static int route_send(struct route *r, size_t at, const int *which, int nwhich, 
     r->asking = asking;
     r->nsent = nwhich;
     memcpy(r->sent, which, (size_t)nwhich * sizeof(*which));
-    if (r->kind == ROUTE_SCRIPT && !asking)
+    if (r->kind == ROUTE_SCRIPT && !asking) /* a script's own flag says whether it waits */
         return store_conn_script(c, r->script, r->nkeys, r->argc[0] - r->nkeys, r->argv, r->lens,
                                  r->deadline_ms, route_reply, r);
     int n = 0, argc[STORE_CONN_MAX_CMDS];
@@ -490,8 +492,14 @@ static int route_send(struct route *r, size_t at, const int *which, int nwhich, 
             lv[n++] = lens;
         }
     }
+    /* a group that waits for --write-replicas waits on the node that runs it: a redirect's
+     * attempt waits there, and its WAIT's verdict is the call's (nothing ran where MOVED or
+     * ASK came from) */
+    int waits = r->kind == ROUTE_SCRIPT ? store_script_waits(r->sa->st, r->script) : r->waits;
     int rc = first && r->kind == ROUTE_SHARED
                  ? store_conn_send_shared(c, n, argc, av, r->deadline_ms, route_reply, r)
+             : waits
+                 ? store_conn_send_replicated(c, n, argc, av, lv, r->deadline_ms, route_reply, r)
                  : store_conn_send(c, n, argc, av, lv, r->deadline_ms, route_reply, r);
     free(eval);
     free(eval_lens);
@@ -572,7 +580,12 @@ static void route_reply(void *arg, int rc, struct store_reply **replies)
         return;
     }
     if (npending == 0) { /* the last commands answered: with the earlier answers, in order */
-        struct store_reply *out[STORE_ASYNC_MAX_CMDS] = {0};
+        struct store_reply *out[STORE_ASYNC_MAX_CMDS + 1] = {0};
+        const struct store_reply *v = replies[(size_t)r->nsent * (size_t)step]; /* the verdict */
+        if (v && v->type == STORE_REPLY_INTEGER) {
+            r->verdict = *v;
+            out[r->n] = &r->verdict;
+        }
         for (int k = 0; k < r->nsent; k++) {
             out[r->sent[k]] = replies[base + k * step];
             replies[base + k * step] = NULL; /* taken: a resent group is never shared */
@@ -636,7 +649,7 @@ static int route_start(struct store_async *sa, struct route *r, int slot)
 
 /* ---------------------------------------------------------------- the calls */
 
-static int cluster_send(struct store_async *sa, int kind, int n, const int *argc,
+static int cluster_send(struct store_async *sa, int kind, int waits, int n, const int *argc,
                         const char *const *const *argv, const size_t *const *argvlen,
                         int64_t deadline_ms, store_async_fn fn, void *arg)
 {
@@ -646,6 +659,8 @@ static int cluster_send(struct store_async *sa, int kind, int n, const int *argc
     if (slot < -1)
         return -EXDEV;
     struct route *r = route_new(sa, kind, n, argc, argv, argvlen, deadline_ms, fn, arg);
+    if (r)
+        r->waits = waits;
     return r ? route_start(sa, r, slot) : -ENOMEM;
 }
 
@@ -655,7 +670,7 @@ int store_async_send_shared(struct store_async *sa, int n, const int *argc,
 {
     if (sa->single)
         return store_conn_send_shared(sa->single, n, argc, argv, deadline_ms, fn, arg);
-    return cluster_send(sa, ROUTE_SHARED, n, argc, argv, NULL, deadline_ms, fn, arg);
+    return cluster_send(sa, ROUTE_SHARED, 0, n, argc, argv, NULL, deadline_ms, fn, arg);
 }
 
 int store_async_send(struct store_async *sa, int n, const int *argc, const char *const *const *argv,
@@ -664,7 +679,28 @@ int store_async_send(struct store_async *sa, int n, const int *argc, const char 
 {
     if (sa->single)
         return store_conn_send(sa->single, n, argc, argv, argvlen, deadline_ms, fn, arg);
-    return cluster_send(sa, ROUTE_SEND, n, argc, argv, argvlen, deadline_ms, fn, arg);
+    return cluster_send(sa, ROUTE_SEND, 0, n, argc, argv, argvlen, deadline_ms, fn, arg);
+}
+
+int store_async_send_replicated(struct store_async *sa, int n, const int *argc,
+                                const char *const *const *argv, const size_t *const *argvlen,
+                                int64_t deadline_ms, store_async_fn fn, void *arg)
+{
+    if (sa->single)
+        return store_conn_send_replicated(sa->single, n, argc, argv, argvlen, deadline_ms, fn, arg);
+    return cluster_send(sa, ROUTE_SEND, 1, n, argc, argv, argvlen, deadline_ms, fn, arg);
+}
+
+int store_async_unreplicated(const struct store_async *sa, struct store_reply *const *replies,
+                             int n)
+{
+    int want = store_write_replicas(sa->st);
+    if (want <= 0)
+        return 0;
+    if (n < 0 || n > STORE_ASYNC_MAX_CMDS)
+        return 1; /* no verdict where one is read: not confirmed */
+    const struct store_reply *v = replies[n];
+    return !v || v->type != STORE_REPLY_INTEGER || v->integer < want;
 }
 
 int store_async_script(struct store_async *sa, const struct store_script *script, int nkeys,

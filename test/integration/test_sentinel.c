@@ -1,12 +1,14 @@
 /* test_sentinel.c -- rankd on a primary found through Redis Sentinel (redis-sentinel://): a
  * primary, a replica and three sentinels of scripts/sentinel-fixture.sh, started per test. A
  * failover (SENTINEL FAILOVER, and the primary killed): rankd follows the new primary without a
- * restart, both its connections of every event thread, and nothing fails but 503s. And what the
- * sentinels' review found, on sentinels the test plays itself (fake_resp.h): a sentinel naming a
- * replica or a dead address is passed over in the same dial, a stopped watched sentinel does not
- * hide a failover, a dial that ended after the primary moved is dialled again, the move is
- * judged before the fail-fast of an unanswering connection, and a READONLY in any reply of a
- * group moves rankd. */
+ * restart, both its connections of every event thread, and nothing fails but 503s. With
+ * --write-replicas 1 (WAIT, one per flush): every 200 is on the replica, a stopped replica makes
+ * writes 503 write_not_replicated, many writes share one WAIT, and a forced failover loses no
+ * acknowledged write. And what the sentinels' review found, on sentinels the test plays itself
+ * (fake_resp.h): a sentinel naming a replica or a dead address is passed over in the same dial,
+ * a stopped watched sentinel does not hide a failover, a dial that ended after the primary moved
+ * is dialled again, the move is judged before the fail-fast of an unanswering connection, and a
+ * READONLY in any reply of a group moves rankd. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,9 +30,10 @@ struct sentinels {
     pid_t primary_pid, replica_pid, sentinel_pid[3];
 };
 
-static char g_url[256];    /* the URL tweak() gives rankd */
-static int g_http_threads; /* and --http-threads (0: the test default) */
-static char g_dir[128];    /* the set-up to stop when the test's process ends, passed or not */
+static char g_url[256];      /* the URL tweak() gives rankd */
+static int g_write_replicas; /* and --write-replicas */
+static int g_http_threads;   /* and --http-threads (0: the test default) */
+static char g_dir[128];      /* the set-up to stop when the test's process ends, passed or not */
 
 static int run_script(const char *verb, const char *dir)
 {
@@ -90,6 +93,7 @@ static void sentinels_stop(struct sentinels *s)
 static void tweak(struct config *cfg)
 {
     ck_assert_int_eq(config_parse_redis_url(g_url, &cfg->redis), 0);
+    cfg->write_replicas = g_write_replicas;
     if (g_http_threads)
         cfg->http_threads = g_http_threads;
 }
@@ -131,11 +135,14 @@ static int rankd_connections(int port)
 /* rankd on the sentinels' primary, a board, a writer and a reader; then `move` (the failover),
  * and the checks: the sentinels name the replica, rankd writes to it and leaves the old primary,
  * its 503s end within 2 s of the switch, no write acknowledged outside the switch's window is
- * lost. */
-static void follow(int kill_primary)
+ * lost. With `write_replicas` (a forced failover only): no acknowledged write is lost at all,
+ * and writes go on once the old primary is the new one's replica (the sentinels make it one in
+ * about 11 s; 503 write_not_replicated meanwhile). */
+static void follow(int kill_primary, int write_replicas)
 {
     struct sentinels s;
     sentinels_start(&s);
+    g_write_replicas = write_replicas;
     struct rankd *app = rankd_test_start_with(s.primary, TEST_TOKEN, tweak, NULL);
     int port = rankd_port(app);
     load_board(port, "sen");
@@ -167,7 +174,7 @@ static void follow(int kill_primary)
     }
     ck_assert_msg(switched, "the sentinels named no new primary in 30 s");
     int w = l.written;
-    int64_t recovered = load_wait_writes(&l, 20, 10000);
+    int64_t recovered = load_wait_writes(&l, 20, write_replicas ? 30000 : 10000);
     int left = kill_primary ? 0 : -1;
     for (int i = 0; !kill_primary && i < 40 && (left = rankd_connections(s.primary)) > 0; i++)
         usleep(50000);
@@ -182,14 +189,19 @@ static void follow(int kill_primary)
     ck_assert_msg(left <= 0, "rankd keeps %d connections to the old primary", left);
     redisContext *admin = redis_admin(s.replica);
     /* what the old primary acknowledged while the switch went on may be gone (asynchronous
-     * replication; a forced failover does not stop writes first) */
-    int lost = load_check(&l, kill_primary ? "sentinel, primary killed" : "sentinel failover",
-                          admin, 0, t0 - 1000, switched + 2000);
+     * replication; a forced failover does not stop writes first); with --write-replicas every
+     * acknowledged write was on the replica that took over: none is */
+    int lost =
+        load_check(&l,
+                   kill_primary     ? "sentinel, primary killed"
+                   : write_replicas ? "sentinel failover, --write-replicas 1"
+                                    : "sentinel failover",
+                   admin, 0, write_replicas ? 0 : t0 - 1000, write_replicas ? 0 : switched + 2000);
     int64_t last_503 = atomic_load(&l.last_503_ms);
     fprintf(stderr, "sentinel: last 503 %.1f s after the start, %d write(s) lost\n",
             last_503 ? (double)(last_503 - t0) / 1000 : 0.0, lost);
-    ck_assert_msg(!last_503 || last_503 <= switched + 2000, "503s went on %.1f s after the switch",
-                  (double)(last_503 - switched) / 1000);
+    ck_assert_msg(write_replicas || !last_503 || last_503 <= switched + 2000,
+                  "503s went on %.1f s after the switch", (double)(last_503 - switched) / 1000);
     redisFree(admin);
     rankd_stop(app);
     sentinels_stop(&s);
@@ -197,17 +209,23 @@ static void follow(int kill_primary)
 
 START_TEST(test_sentinel_failover)
 {
-    follow(0);
+    follow(0, 0);
 }
 END_TEST
 
 START_TEST(test_sentinel_primary_killed)
 {
-    follow(1);
+    follow(1, 0);
 }
 END_TEST
 
-/* ---------------------------------------------------------------- helpers */
+START_TEST(test_sentinel_failover_write_replicas)
+{
+    follow(0, 1);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- --write-replicas */
 
 /* 1 when `port` holds member `id` of board `board`. */
 static int held(int port, const char *board, const char *id)
@@ -218,6 +236,17 @@ static int held(int port, const char *board, const char *id)
     freeReplyObject(r);
     redisFree(c);
     return there;
+}
+
+/* The calls of command `cmd` in INFO commandstats of `port`. */
+static long long cmd_calls(int port, const char *cmd)
+{
+    redisContext *c = redis_admin(port);
+    char field[64];
+    snprintf(field, sizeof(field), "cmdstat_%s:calls=", cmd);
+    long long n = redis_info_field(c, "commandstats", field);
+    redisFree(c);
+    return n < 0 ? 0 : n;
 }
 
 static void post(int port, const char *body, const char *const *headers, struct http_result *r)
@@ -234,6 +263,161 @@ static void post_ok(int port, const char *body)
     ck_assert_msg(r.status == 200, "%s -> %ld %s", body, r.status, r.body);
     http_result_free(&r);
 }
+
+/* --write-replicas 1: a 200 means the replica holds the write; a replica that does not answer
+ * makes a write 503 write_not_replicated (applied on the primary, never "retry"), in half the
+ * command timeout; a script that wrote nothing keeps its own 4xx; a settings change or a delete
+ * waits too; an idempotent write sent again with its key is a replay that waits for the
+ * replica like the first (from another process, whose connection never wrote); back to 200s
+ * once the replica answers. */
+START_TEST(test_sentinel_write_replicas_wait)
+{
+    struct sentinels s;
+    sentinels_start(&s);
+    g_write_replicas = 1;
+    struct rankd *app = rankd_test_start_with(s.primary, TEST_TOKEN, tweak, NULL);
+    int port = rankd_port(app);
+    struct http_result r;
+    ck_assert_int_eq(http_write(port, "PUT", "/boards/w", "{\"order\":\"desc\"}", &r), 0);
+    ck_assert_int_eq(r.status / 100, 2);
+    http_result_free(&r);
+    for (int i = 0; i < 20; i++) { /* each 200 is on the replica already, read at once */
+        char body[96], id[32];
+        snprintf(id, sizeof(id), "r%d", i);
+        snprintf(body, sizeof(body), "{\"id\":\"%s\",\"score\":%d,\"op\":\"set\"}", id, i);
+        post_ok(port, body);
+        ck_assert_msg(held(s.replica, "w", id), "%s acknowledged, not on the replica", id);
+    }
+    post_ok(port, "{\"id\":\"big\",\"score\":4294967000,\"op\":\"set\"}");
+    ck_assert_int_eq(kill(s.replica_pid, SIGSTOP), 0); /* the replica stops acknowledging */
+    /* a write the script refuses (its result would leave the range) wrote nothing: 422, not
+     * "applied on the primary", whatever WAIT says */
+    post(port, "{\"id\":\"big\",\"score\":4294967000,\"op\":\"incr\"}", NULL, &r);
+    ck_assert_int_eq(r.status, 422);
+    ck_assert_str_eq(http_error_code(&r), "score_out_of_range");
+    http_result_free(&r);
+    post(port, "{\"id\":\"lost\",\"score\":9,\"op\":\"set\"}", NULL, &r);
+    ck_assert_int_eq(r.status, 503);
+    ck_assert_str_eq(http_error_code(&r), "write_not_replicated");
+    ck_assert_double_lt(r.seconds, 1.0); /* WAIT gives up at half the 1 s command timeout */
+    ck_assert_ptr_nonnull(strstr(r.headers, "Retry-After: 1"));
+    ck_assert_ptr_nonnull(strstr(r.body, "applied on the primary"));
+    ck_assert_ptr_null(strstr(r.body, "Idempotency-Key")); /* none was sent */
+    http_result_free(&r);
+    ck_assert(held(s.primary, "w", "lost")); /* applied on the primary all the same */
+    /* the control writes wait too: a member's delete, a settings change */
+    ck_assert_int_eq(http_write(port, "DELETE", "/boards/w/members/r0", NULL, &r), 0);
+    ck_assert_int_eq(r.status, 503);
+    ck_assert_str_eq(http_error_code(&r), "write_not_replicated");
+    http_result_free(&r);
+    ck_assert(!held(s.primary, "w", "r0"));
+    ck_assert_int_eq(http_write(port, "PUT", "/boards/w", "{\"page_size\":30}", &r), 0);
+    ck_assert_int_eq(r.status, 503);
+    ck_assert_str_eq(http_error_code(&r), "write_not_replicated");
+    http_result_free(&r);
+    /* with a key: the message says to send it again with it; sent again from another process
+     * (a connection that never wrote, where a WAIT alone would pass at once), the replay still
+     * waits for the replica: write.lua's replay writes (the record's TTL) */
+    static const char *const key[] = {"Idempotency-Key: wr-1", NULL};
+    const char *incr = "{\"id\":\"k\",\"score\":5,\"op\":\"incr\"}";
+    post(port, incr, key, &r);
+    ck_assert_int_eq(r.status, 503);
+    ck_assert_str_eq(http_error_code(&r), "write_not_replicated");
+    ck_assert_ptr_nonnull(strstr(r.body, "same key"));
+    http_result_free(&r);
+    struct rankd *other = rankd_test_start_with(s.primary, TEST_TOKEN, tweak, NULL);
+    int port2 = rankd_port(other);
+    post(port2, incr, key, &r);
+    ck_assert_msg(r.status == 503, "a replay with the replica stopped: %ld %s", r.status, r.body);
+    ck_assert_str_eq(http_error_code(&r), "write_not_replicated");
+    http_result_free(&r);
+    ck_assert_int_eq(kill(s.replica_pid, SIGCONT), 0);
+    post(port2, incr, key, &r); /* the replica back: the replay, applied once */
+    ck_assert_msg(r.status == 200, "%ld %s", r.status, r.body);
+    ck_assert_ptr_nonnull(strstr(r.headers, "Idempotent-Replayed: true"));
+    http_result_free(&r);
+    ck_assert_int_eq(http_get(port2, "/boards/w/members/k", &r), 0);
+    ck_assert_int_eq(r.status, 200);
+    ck_assert_ptr_nonnull(strstr(r.body, "\"score\":5,"));
+    http_result_free(&r);
+    ck_assert(held(s.replica, "w", "k"));
+    post_ok(port, "{\"id\":\"back\",\"score\":3,\"op\":\"set\"}");
+    ck_assert(held(s.replica, "w", "back"));
+    rankd_stop(other);
+    rankd_stop(app);
+    sentinels_stop(&s);
+}
+END_TEST
+
+/* 64 writers on one event thread: their writes share WAITs (one per flush, at most one in flight
+ * per connection), so Redis sees far fewer WAITs than writes, where one WAIT a write would be
+ * exactly as many; every write acknowledged is on the replica. */
+#define SHARE_WRITERS 64
+#define SHARE_EACH 15
+
+struct share_writer {
+    pthread_t th;
+    int port, i, failed;
+    long last_status;
+};
+
+static void *share_run(void *arg)
+{
+    struct share_writer *w = arg;
+    for (int k = 0; k < SHARE_EACH; k++) {
+        char body[96];
+        snprintf(body, sizeof(body), "{\"id\":\"s%d-%d\",\"score\":%d,\"op\":\"set\"}", w->i, k, k);
+        struct http_result r;
+        if (http_req(w->port, "POST", "/boards/w/scores", body, strlen(body), NULL, TEST_TOKEN,
+                     &r) != 0 ||
+            r.status != 200) {
+            w->failed++;
+            w->last_status = r.status;
+        }
+        http_result_free(&r);
+    }
+    return NULL;
+}
+
+START_TEST(test_sentinel_writes_share_waits)
+{
+    struct sentinels s;
+    sentinels_start(&s);
+    g_write_replicas = 1;
+    g_http_threads = 1;
+    struct rankd *app = rankd_test_start_with(s.primary, TEST_TOKEN, tweak, NULL);
+    int port = rankd_port(app);
+    post_ok(port, "{\"id\":\"first\",\"score\":1,\"op\":\"set\"}"); /* the board, its view */
+    long long waits0 = cmd_calls(s.primary, "wait"), evals0 = cmd_calls(s.primary, "evalsha");
+    static struct share_writer w[SHARE_WRITERS];
+    for (int i = 0; i < SHARE_WRITERS; i++) {
+        w[i] = (struct share_writer){.port = port, .i = i};
+        ck_assert_int_eq(pthread_create(&w[i].th, NULL, share_run, &w[i]), 0);
+    }
+    int failed = 0;
+    for (int i = 0; i < SHARE_WRITERS; i++) {
+        pthread_join(w[i].th, NULL);
+        failed += w[i].failed;
+    }
+    long long waits = cmd_calls(s.primary, "wait") - waits0;
+    long long evals = cmd_calls(s.primary, "evalsha") - evals0;
+    int writes = SHARE_WRITERS * SHARE_EACH;
+    fprintf(stderr,
+            "sentinel: %d concurrent writes on one event thread: %lld write.lua calls, "
+            "%lld WAITs\n",
+            writes, evals, waits);
+    ck_assert_msg(failed == 0, "%d writes were not 200", failed);
+    ck_assert_int_ge(evals, writes);
+    ck_assert_msg(waits > 0 && waits * 2 <= writes, "%lld WAITs for %d writes", waits, writes);
+    for (int i = 0; i < SHARE_WRITERS; i++) {
+        char id[32];
+        snprintf(id, sizeof(id), "s%d-%d", i, SHARE_EACH - 1);
+        ck_assert_msg(held(s.replica, "w", id), "%s acknowledged, not on the replica", id);
+    }
+    rankd_stop(app);
+    sentinels_stop(&s);
+}
+END_TEST
 
 /* ---------------------------------------------------------- the review's, on fake sentinels */
 
@@ -564,6 +748,9 @@ Suite *sentinel_suite(void)
         const TTest *test;
         int timeout_s;
     } more[] = {
+        {"failover_write_replicas", test_sentinel_failover_write_replicas, 90},
+        {"write_replicas_wait", test_sentinel_write_replicas_wait, 60},
+        {"writes_share_waits", test_sentinel_writes_share_waits, 60},
         {"names_replica", test_sentinel_names_replica, 60},
         {"names_dead_address", test_sentinel_names_dead_address, 60},
         {"watched_stopped", test_sentinel_watched_stopped, 60},
