@@ -107,10 +107,22 @@ static const char *const script_body[SCRIPT_COUNT] = {
 static const struct store_script *script_handle[SCRIPT_COUNT];
 static pthread_once_t scripts_once = PTHREAD_ONCE_INIT;
 
+/* The scripts whose writes a client is told of: with --write-replicas each call waits for the
+ * replicas (store.h) before its 2xx. Not compact.lua (the write.lua call that follows it on the
+ * same connection covers it: WAIT counts every write before it there) nor sweep.lua (behind a
+ * reply, nobody waits for it; a sweep lost in a failover is done again by the next). */
+static int script_waits(int i)
+{
+    return i == SCRIPT_WRITE || i == SCRIPT_CREATE_BOARD || i == SCRIPT_PUT_BOARD ||
+           i == SCRIPT_RESET_BOARD || i == SCRIPT_DELETE_BOARD || i == SCRIPT_TRIM ||
+           i == SCRIPT_DELETE_MEMBER;
+}
+
 static void scripts_init(void)
 {
     for (int i = 0; i < SCRIPT_COUNT; i++)
-        script_handle[i] = store_script_register(script_body[i]);
+        script_handle[i] = script_waits(i) ? store_script_register_write(script_body[i])
+                                           : store_script_register(script_body[i]);
     /* the reads that write nothing (flags=no-writes: Redis refuses a write in them): a replica
      * may answer them with --read-from-replicas (store.h); every other script writes */
     static const int read_only[] = {SCRIPT_PAGE,         SCRIPT_MEMBER, SCRIPT_AROUND,
@@ -927,13 +939,15 @@ static int write_job_errno(const struct board_write_job *j, int rc, int sent)
         rc = -ETIME;
     else if (rc == -ECANCELED)
         rc = -EIO;
-    if (j->at > 0 && rc != -EAGAIN && rc != -ERANGE && rc != -ENOSPC)
+    if (j->at > 0 && rc != -EAGAIN && rc != -ERANGE && rc != -ENOSPC && rc != -EREMOTEIO)
         rc = -ETIME;
     return rc;
 }
 
 static void write_job_finish(struct board_write_job *j, int rc)
 {
+    if (rc == 0 && j->unconfirmed)
+        rc = -EREMOTEIO; /* applied, not confirmed on --write-replicas replicas: never a 2xx */
     free(j->recs);
     j->recs = NULL;
     for (size_t b = 0; b < j->ntargets; b++)
@@ -1016,6 +1030,10 @@ static void write_records_done(void *arg, int rc)
     struct board_write_job *j = arg;
     free(j->recs);
     j->recs = NULL;
+    if (rc == -EREMOTEIO) { /* written on their nodes, not confirmed there: the job goes on */
+        j->unconfirmed = 1;
+        rc = 0;
+    }
     if (rc) /* the scores are in, the records perhaps not: the outcome is unknown */
         write_job_finish(j, write_job_errno(j, rc, 1));
     else
@@ -1060,6 +1078,7 @@ static void write_reply(void *arg, int rc, struct store_reply **replies)
         write_job_finish(j, write_job_errno(j, rc, 1));
         return;
     }
+    int unreplicated = store_async_unreplicated(j->conn, replies, 1); /* --write-replicas */
     struct store_reply *r = replies[0];
     replies[0] = NULL; /* taken: write_reply_take frees it */
     int refused = 0;
@@ -1081,6 +1100,8 @@ static void write_reply(void *arg, int rc, struct store_reply **replies)
     done = j->at > before ? j->at - before : 0; /* progress made by this call */
     if (rc == -EIO) /* an error reply: the script ran (and wrote nothing after the error) */
         rc = write_job_errno(j, refused ? refused : rc, 0);
+    if (unreplicated && done > 0 && (rc == 0 || full))
+        j->unconfirmed = 1; /* it wrote (a replay too: write.lua touches its record), unconfirmed */
     /* a cluster: the records of what this call applied (a replay's too: the first call's
      * records step may have failed), and the registry after a board's first write (version 1:
      * this call created it, or a PUT did, whose SADD came first: SADD again changes nothing) */
@@ -1152,6 +1173,8 @@ static void write_registered(void *arg, int rc, struct store_reply **replies)
         store_note_fault(writes_of(j->m), "registry", replies[0]->str);
         rc = store_reply_errno(replies[0]);
     }
+    if (!rc && store_async_unreplicated(j->conn, replies, 1))
+        j->unconfirmed = 1; /* the registry's name, on its master only: no 2xx for the write */
     if (!rc) {
         registered_memo(j->m, j->targets[0].board, 1);
         rc = write_job_send(j);
@@ -1182,7 +1205,8 @@ static int write_register_first(struct board_write_job *j)
     const char *const *av[] = {argv};
     const int argc[] = {3};
     j->registered = 1;
-    int rc = store_async_send(j->conn, 1, argc, av, NULL, j->deadline_ms, write_registered, j);
+    int rc = store_async_send_replicated(j->conn, 1, argc, av, NULL, j->deadline_ms,
+                                         write_registered, j);
     return rc < 0 ? rc : 0;
 }
 
@@ -1193,6 +1217,7 @@ int board_write_submit(struct board_model *m, struct store_async *conn, struct b
     j->at = j->handled = j->target = 0;
     j->stalls = 0;
     j->replayed = 0;
+    j->unconfirmed = 0;
     j->full_target = 0;
     j->full_key[0] = '\0';
     memset(j->listed, 0, sizeof(j->listed));
@@ -2433,6 +2458,8 @@ static void ctl_end(struct board_ctl_job *j, int rc)
         free(s);
     }
     j->state = NULL;
+    if (rc == 0 && j->unconfirmed)
+        rc = -EREMOTEIO; /* written, not confirmed on --write-replicas replicas: never a 2xx */
     if (rc && j->list) {
         board_list_free(j->list);
         j->list = NULL;
@@ -2452,6 +2479,8 @@ static int ctl_ok(struct board_ctl_job *j, int rc, struct store_reply **replies,
                 ctl_end(j, store_reply_errno(replies[i])); /* the command did not run */
                 return 0;
             }
+        if (write && store_async_unreplicated(j->writes, replies, n))
+            j->unconfirmed = 1; /* every write step waits (ctl_send_arg, ctl_script) */
         return 1;
     }
     if (!write && (rc == -ECONNRESET || rc == -EIO) && j->again && !j->resent &&
@@ -2475,8 +2504,11 @@ static int ctl_send_arg(struct board_ctl_job *j, int write, int n, const int *ar
                         const char *const *const *argv, const size_t *const *lens, int64_t deadline,
                         store_async_fn fn, void *arg)
 {
-    int rc = store_async_send(write ? j->writes : j->reads, n, argc, argv, lens,
-                              deadline ? deadline : j->deadline_ms, fn, arg ? arg : j);
+    int64_t d = deadline ? deadline : j->deadline_ms;
+    /* a write step a client is told of waits for --write-replicas (store_async.h) */
+    int rc = write
+                 ? store_async_send_replicated(j->writes, n, argc, argv, lens, d, fn, arg ? arg : j)
+                 : store_async_send(j->reads, n, argc, argv, lens, d, fn, arg ? arg : j);
     return rc < 0 ? rc : 0;
 }
 
@@ -2529,6 +2561,8 @@ static void ctl_registry_reply(void *arg, int rc, struct store_reply **replies)
         store_note_fault(writes_of(j->m), "registry", replies[0]->str);
         rc = store_reply_errno(replies[0]);
     }
+    if (!rc && store_async_unreplicated(j->writes, replies, 1))
+        j->unconfirmed = 1;
     s->registry_next(j, rc);
 }
 
@@ -3031,6 +3065,7 @@ int board_ctl_submit(struct board_model *m, struct store_async *reads, struct st
     j->removed = 0;
     j->created = 0;
     j->attempts = 0;
+    j->unconfirmed = 0;
     j->field = NULL;
     int rc = 0;
     switch (op) {

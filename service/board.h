@@ -471,8 +471,11 @@ struct board_write_target {
  * not exist, nothing written; -EKEYREJECTED: with a digest, the Idempotency-Key's record holds
  * another request, nothing written; -ENOSPC when a group of equal scores is truly full; -ETIME
  * when a step was written to Redis and not answered (-ETIMEDOUT, -ECONNRESET), or any fault
- * after entries were applied: the outcome is unknown, never "not written"; else the
- * store_async.h code of a step never written.
+ * after entries were applied: the outcome is unknown, never "not written"; -EREMOTEIO with
+ * --write-replicas (store.h) when every entry was handled (handled == n) and a call that wrote
+ * them, or a record or registry write after it on a cluster, is not confirmed on the replicas:
+ * applied on the primary, a failover could lose it (a call that wrote nothing keeps its own
+ * code: a 422 stays a 422); else the store_async.h code of a step never written.
  *
  * Idempotency (digest set, with BOARD_WRITE_ATOMIC): the call that applies the write stores its
  * results in each target's record P:{board}:idem:<idem_key> with the digest, for
@@ -511,6 +514,7 @@ struct board_write_job {
     int then_rc, then_full;
     size_t then_done;
     struct records_entry *recs;
+    int unconfirmed; /* --write-replicas: a step that wrote is not confirmed on the replicas */
 };
 
 /** Returns 0 (done will be called), or a negative errno with nothing sent and done not called:
@@ -640,6 +644,7 @@ struct board_ctl_job {
     struct board_settings cur;
     int exists;
     struct board_where w;
+    int unconfirmed; /* --write-replicas: a write step is not confirmed: no 2xx (-EREMOTEIO) */
 };
 
 /** Start operation `op`. Returns 0 (done will be called), or a negative errno with nothing sent

@@ -31,6 +31,7 @@ enum {
     O_MAX_CONN,
     O_REDIS_TIMEOUT,
     O_CONNECT_TIMEOUT,
+    O_WRITE_REPLICAS,
     O_LOG_LEVEL,
     O_CACHE_REDIS,
     O_GRACE,
@@ -85,6 +86,11 @@ static const struct option_def defs[O_COUNT] = {
                          "Redis command timeout (each dial's set-up too), ms (10..60000)"},
     [O_CONNECT_TIMEOUT] = {"redis-connect-timeout-ms", "RANKD_REDIS_CONNECT_TIMEOUT_MS", "200",
                            "Redis dial timeout, ms (10..60000)"},
+    [O_WRITE_REPLICAS] = {"write-replicas", "RANKD_WRITE_REPLICAS", "0",
+                          "writes wait until this many replicas hold them (WAIT in the same "
+                          "pipeline, at most half the Redis timeout) before their 2xx; fewer in "
+                          "time is 503 write_not_replicated (0..16; 0 = no wait: asynchronous "
+                          "replication, a failover may lose the last writes)"},
     [O_LOG_LEVEL] = {"log-level", "RANKD_LOG_LEVEL", "info", "debug, info, warn or error"},
     [O_CACHE_REDIS] = {"cache-redis", "RANKD_CACHE_REDIS_URL", "",
                        "Redis URL for page caches and locks; empty = the data Redis"},
@@ -480,6 +486,8 @@ static int apply(struct config *cfg, int opt, const char *v, const char **allowe
         return parse_int(v, 10, 60000, &cfg->request_timeout_ms);
     case O_CONNECT_TIMEOUT:
         return parse_int(v, 10, 60000, &cfg->connect_timeout_ms);
+    case O_WRITE_REPLICAS:
+        return parse_int(v, 0, 16, &cfg->write_replicas);
     case O_LOG_LEVEL:
         return parse_level(v, &cfg->log_level);
     case O_CACHE_REDIS:

@@ -66,6 +66,8 @@ struct config {
     struct cors cors;               /**< parsed: the origins that may read cross-origin */
     int redis_timeout_ms;           /**< per Redis command and per wait for a connection */
     int connect_timeout_ms;         /**< per Redis dial */
+    int write_replicas;             /**< writes WAIT for this many replicas (store.h); the data
+                                     *   Redis only */
     int request_timeout_ms;         /**< one deadline across a request's round trips on the event
                                      *   threads (http_request.deadline_ms) */
     int log_level;                  /**< enum log_level: 0 debug .. 3 error */

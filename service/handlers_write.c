@@ -166,7 +166,8 @@ static void count_writes(const struct scores_job *j, int rc, size_t bad)
     const struct scores_in *si = &j->si;
     if (rc == -1 && bad < si->n)
         metrics_write((int)si->in[bad].op, 0);
-    for (size_t k = 0; rc == 0 && !j->w.replayed && k < si->n; k++)
+    int applied = rc == 0 || rc == -EREMOTEIO; /* applied, if unconfirmed on the replicas */
+    for (size_t k = 0; applied && !j->w.replayed && k < si->n; k++)
         metrics_write((int)si->in[k].op, 1);
 }
 
@@ -216,8 +217,8 @@ static void scores_reply(struct scores_job *j, int rc, size_t bad, struct entry_
 static void scores_job_end(struct scores_job *j, int rc, size_t bad, struct entry_error *err)
 {
     struct http_async *async = j->async;
-    if (rc && rc != -1 && j->w.handled > 0)
-        rc = -ETIME; /* part of it is applied: never "not written" */
+    if (rc && rc != -1 && rc != -EREMOTEIO && j->w.handled > 0)
+        rc = -ETIME; /* part of it is applied: never "not written" (-EREMOTEIO says so itself) */
     scores_reply(j, rc, bad, err);
     scores_in_free(&j->si);
     for (size_t b = 0; b < j->nt; b++) {

@@ -150,6 +150,19 @@ const struct http_errno_row http_errno_rows[] = {
     OUTCOME_UNKNOWN_IDEMPOTENT(-ECONNRESET),
     OUTCOME_UNKNOWN(-ETIME),
     OUTCOME_UNKNOWN(-ECONNRESET),
+    /* --write-replicas N: the write ran on the primary, WAIT did not confirm it on N replicas */
+    ROW(-EREMOTEIO, HTTP_ERRNO_IDEMPOTENT, 503, "write_not_replicated",
+        "The write was applied on the primary, but not confirmed on the replicas --write-replicas "
+        "asks for (too few acknowledged it in time): a failover now could lose it. It carried an "
+        "Idempotency-Key: send it again with the same key and body; it is applied at most once "
+        "(a replay says Idempotent-Replayed: true, and is answered 200 once the replicas hold "
+        "it).",
+        "A write was applied on the primary but not confirmed on --write-replicas replicas", 1),
+    ROW(-EREMOTEIO, HTTP_ERRNO_WRITE, 503, "write_not_replicated",
+        "The write was applied on the primary, but not confirmed on the replicas --write-replicas "
+        "asks for (too few acknowledged it in time): a failover now could lose it. Read it back "
+        "before sending it again, above all an incr (sent again, an incr is applied again).",
+        "A write was applied on the primary but not confirmed on --write-replicas replicas", 1),
     ROW(-ENOENT, HTTP_ERRNO_BOARD, 404, "board_not_found", "Board '{board}' does not exist.", NULL,
         0),
     ROW(-ENODATA, HTTP_ERRNO_BOARD, 404, "member_not_found",

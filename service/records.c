@@ -303,6 +303,7 @@ struct put {
     struct store *st;
     int outstanding;
     int failed;
+    int unconfirmed; /* --write-replicas: a node's WAIT did not confirm its part */
     void (*done)(void *arg, int rc);
     void *arg;
 };
@@ -310,6 +311,7 @@ struct put {
 /* One command of it: an HSET of a bucket, or the registry's SADD. */
 struct put_part {
     struct put *p;
+    struct store_async *sa;
     int registry;
 };
 
@@ -321,6 +323,8 @@ static void put_reply(void *arg, int rc, struct store_reply **replies)
         store_note_fault(p->st, pp->registry ? "registry" : "records", replies[0]->str);
         rc = store_reply_errno(replies[0]);
     }
+    if (!rc && store_async_unreplicated(pp->sa, replies, 1))
+        p->unconfirmed = 1; /* on its master, not confirmed on that master's replicas */
     if (rc && pp->registry && rc != -ECANCELED)
         store_note_fault(p->st, "registry",
                          "a board created by a write is not in the registry (GET /boards) until "
@@ -329,7 +333,7 @@ static void put_reply(void *arg, int rc, struct store_reply **replies)
         p->failed = rc == -ECANCELED ? -EIO : rc;
     free(pp);
     if (--p->outstanding == 0) {
-        p->done(p->arg, p->failed);
+        p->done(p->arg, p->failed ? p->failed : p->unconfirmed ? -EREMOTEIO : 0);
         free(p);
     }
 }
@@ -378,8 +382,11 @@ int records_put(struct store_async *sa, struct store *st, const char *prefix,
             rc = -ENOMEM;
             break;
         }
-        *pp = (struct put_part){.p = p};
-        if ((rc = store_async_send(sa, 1, argc, av, lv, deadline_ms, put_reply, pp)) < 0) {
+        *pp = (struct put_part){.p = p, .sa = sa};
+        /* each bucket's master confirms its own part (--write-replicas): a WAIT on every node
+         * written, in the same flush as its HSETs */
+        if ((rc = store_async_send_replicated(sa, 1, argc, av, lv, deadline_ms, put_reply, pp)) <
+            0) {
             free(pp);
             break;
         }
@@ -392,8 +399,9 @@ int records_put(struct store_async *sa, struct store *st, const char *prefix,
         const int argc[] = {3};
         struct put_part *pp = malloc(sizeof(*pp));
         if (pp) {
-            *pp = (struct put_part){.p = p, .registry = 1};
-            if (store_async_send(sa, 1, argc, av, NULL, deadline_ms, put_reply, pp) < 0) {
+            *pp = (struct put_part){.p = p, .sa = sa, .registry = 1};
+            if (store_async_send_replicated(sa, 1, argc, av, NULL, deadline_ms, put_reply, pp) <
+                0) {
                 free(pp);
                 store_note_fault(st, "registry",
                                  "a board created by a write is not in the registry (GET "
@@ -416,7 +424,7 @@ int records_put(struct store_async *sa, struct store *st, const char *prefix,
     if (rc && !p->failed)
         p->failed = rc;
     if (--p->outstanding == 0) {
-        done(arg, p->failed);
+        done(arg, p->failed ? p->failed : p->unconfirmed ? -EREMOTEIO : 0);
         free(p);
     }
     return 0;

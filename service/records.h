@@ -27,6 +27,8 @@
  *     variadic HSET per bucket, again one pipeline per node), so an entry the script refused
  *     writes no record; when that step fails, the scores are written and the records perhaps
  *     not: the caller says "outcome unknown" (a retry writes them again: HSET is idempotent).
+ *     With --write-replicas every HSET waits for the WAIT of its own node's flush: the write's
+ *     2xx needs each node written to confirm its part (-EREMOTEIO when one does not).
  *
  * Thread-safe (no state of its own); the continuations and records_put run on the loop's thread
  * of the connection they are given.
@@ -95,7 +97,9 @@ struct records_entry {
  * rc) once, later, on the loop's thread: 0 when every HSET was answered OK (a failed SADD is
  * counted as a fault and logged, not returned: the scores and records stand, the board is missing
  * from GET /boards until a PUT or DELETE of it), else the first error (-ETIMEDOUT, -ECONNRESET,
- * -EIO, -EBUSY...: the records may or may not be written). Returns 0 (done will be called), 1 when
+ * -EIO, -EBUSY...: the records may or may not be written), or -EREMOTEIO with --write-replicas
+ * when all were answered and a node's WAIT did not confirm its part (store_async.h: each
+ * command waits on its own node). Returns 0 (done will be called), 1 when
  * there was nothing to send (n == 0, no registry: done is not called), or a negative errno with
  * nothing sent (done not called).
  */

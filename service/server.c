@@ -30,6 +30,8 @@ static struct store *store_for(const struct config *cfg, const struct redis_url 
         .sentinel_master = u->mode == REDIS_URL_SENTINEL ? u->master : NULL,
         .nseeds = u->nseeds,
         .read_replicas = read_replicas,
+        /* the data Redis' writes wait for the replicas; the cache Redis holds nothing to lose */
+        .write_replicas = u == &cfg->redis ? cfg->write_replicas : 0,
     };
     for (int i = 0; i < u->nseeds && i < STORE_SEEDS_MAX; i++) {
         sc.seed_host[i] = u->seeds[i].host;

@@ -28,6 +28,7 @@
 struct store_script {
     const char *body;
     int index;
+    int waits; /* registered with store_script_register_write: it waits for --write-replicas */
     _Atomic(store_async_then_fn) then; /* its continuation on a cluster (store_async.h), or NULL */
     atomic_int read_only;              /* store_script_read_only: may go to a replica */
 };
@@ -56,6 +57,7 @@ struct node_state {
 struct store {
     char *host, *unix_path, *username, *password;
     int port, db, timeout_ms, connect_timeout_ms;
+    int write_replicas; /**< store_config.write_replicas */
     pthread_mutex_t lock;
     int64_t down_until_ms; /**< no dialling before this (monotonic ms); under lock */
     int backoff_ms;        /**< next back-off step; under lock */
@@ -130,6 +132,7 @@ struct store *store_new(const struct store_config *cfg)
     }
     st->timeout_ms = cfg->timeout_ms;
     st->connect_timeout_ms = cfg->connect_timeout_ms;
+    st->write_replicas = cfg->write_replicas > 0 ? cfg->write_replicas : 0;
     st->backoff_ms = BACKOFF_MIN_MS;
     st->read_replicas = cfg->read_replicas && seeded;
     if (st->sentinel_master) {
@@ -204,7 +207,7 @@ static int setup_command(struct store *st, redisContext *ctx, int argc, const ch
     return rc;
 }
 
-const struct store_script *store_script_register(const char *body)
+static const struct store_script *script_register(const char *body, int waits)
 {
     if (!body)
         return NULL;
@@ -215,13 +218,34 @@ const struct store_script *store_script_register(const char *body)
         if (registry.s[i].body == body || strcmp(registry.s[i].body, body) == 0)
             found = &registry.s[i];
     if (!found && n < STORE_SCRIPTS_MAX) {
-        registry.s[n] = (struct store_script){.body = body, .index = n};
+        registry.s[n] = (struct store_script){.body = body, .index = n, .waits = waits};
         found = &registry.s[n];
         atomic_store(&registry.count, n + 1); /* published complete */
     }
     pthread_mutex_unlock(&registry.lock);
     assert(found && "STORE_SCRIPTS_MAX is too small");
+    assert(found->waits == waits && "a script registered both with and without waiting");
     return found;
+}
+
+const struct store_script *store_script_register(const char *body)
+{
+    return script_register(body, 0);
+}
+
+const struct store_script *store_script_register_write(const char *body)
+{
+    return script_register(body, 1);
+}
+
+int store_script_waits(const struct store *st, const struct store_script *s)
+{
+    return s && s->waits && st->write_replicas > 0;
+}
+
+int store_write_replicas(const struct store *st)
+{
+    return st->write_replicas;
 }
 
 int store_script_sha(const struct store *st, const struct store_script *s,
@@ -410,37 +434,10 @@ redisContext *store_dial(struct store *st, int *err)
     return store_dial_at(st, NULL, 0, err);
 }
 
-static redisContext *dial_node(struct store *st, const char *host, int port, int replica, int *err);
-
-redisContext *store_dial_at(struct store *st, const char *host, int port, int *err)
-{
-    return dial_node(st, host, port, 0, err);
-}
-
-redisContext *store_dial_replica(struct store *st, const char *host, int port, int *err)
-{
-    return dial_node(st, host, port, 1, err);
-}
-
+/* A dial of host:port (NULL: the store's own address) with its node's back-off; `replica`: a
+ * replica's connection (READONLY on a cluster, ROLE checked with Sentinel). */
 static redisContext *dial_node(struct store *st, const char *host, int port, int replica, int *err)
 {
-    char primary[STORE_SENTINEL_HOST_MAX];
-    if (!host && st->sentinel_master) { /* the primary, as the sentinels say now */
-        struct store_sentinel_cfg sc;
-        sentinel_cfg(st, &sc);
-        pthread_mutex_lock(&st->lock);
-        int next = st->sentinel_next;
-        pthread_mutex_unlock(&st->lock);
-        if (store_sentinel_resolve(&sc, &next, primary, &port) != 0) {
-            note_error(st, "sentinel", "no sentinel names the primary");
-            *err = -ECONNREFUSED;
-            return NULL;
-        }
-        pthread_mutex_lock(&st->lock);
-        st->sentinel_next = next;
-        pthread_mutex_unlock(&st->lock);
-        host = primary;
-    }
     pthread_mutex_lock(&st->lock);
     struct node_state *n = host ? node_state(st, host, port) : NULL;
     int down = util_now_ms() < (n ? n->down_until_ms : st->down_until_ms);
@@ -465,6 +462,60 @@ static redisContext *dial_node(struct store *st, const char *host, int port, int
     pthread_mutex_unlock(&st->lock);
     *err = rc;
     return ctx;
+}
+
+/* Sentinel: the primary as the sentinels name it now, asked in turn from the one whose answer
+ * led to a primary last. A sentinel whose answer leads nowhere (an address that does not
+ * answer, or a node that is no primary by ROLE: a sentinel cut off from the others may name an
+ * old primary for ever) is passed over for the next one, in the same dial. No lock is held
+ * across the sentinels' I/O (st->lock only around sentinel_next). */
+static redisContext *dial_primary(struct store *st, int *err)
+{
+    struct store_sentinel_cfg sc;
+    sentinel_cfg(st, &sc);
+    pthread_mutex_lock(&st->lock);
+    int next = st->sentinel_next;
+    pthread_mutex_unlock(&st->lock);
+    redisContext *ctx = NULL;
+    int rc = -ECONNREFUSED;
+    for (int k = 0; k < st->nseeds && !ctx; k++) {
+        char primary[STORE_SENTINEL_HOST_MAX];
+        int port = 0;
+        if (store_sentinel_resolve(&sc, &next, primary, &port) != 0) {
+            note_error(st, "sentinel", "no sentinel names the primary");
+            rc = -ECONNREFUSED;
+            break;
+        }
+        ctx = dial_node(st, primary, port, 0, &rc);
+        if (!ctx && rc == -ENOMEM)
+            break;
+        if (!ctx) {
+            char why[STORE_SENTINEL_HOST_MAX + 160];
+            snprintf(why, sizeof(why),
+                     "sentinel %s:%d names %s:%d, which does not answer as the primary: asking "
+                     "the next sentinel",
+                     sc.host[next], sc.port[next], primary, port);
+            note_error(st, "sentinel", why);
+            next = (next + 1) % st->nseeds;
+        }
+    }
+    pthread_mutex_lock(&st->lock);
+    st->sentinel_next = next; /* the one that led to the primary (or the next to try) */
+    pthread_mutex_unlock(&st->lock);
+    *err = ctx ? 0 : rc == 0 ? -ECONNREFUSED : rc;
+    return ctx;
+}
+
+redisContext *store_dial_at(struct store *st, const char *host, int port, int *err)
+{
+    if (!host && st->sentinel_master)
+        return dial_primary(st, err);
+    return dial_node(st, host, port, 0, err);
+}
+
+redisContext *store_dial_replica(struct store *st, const char *host, int port, int *err)
+{
+    return dial_node(st, host, port, 1, err);
 }
 
 void store_cluster_counts(const struct store *st, struct store_cluster_counts *out)

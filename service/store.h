@@ -33,6 +33,10 @@
  *   -EROFS         Redis answered READONLY: it is a replica now (the primary changed)
  *   -EIO           I/O or protocol error, or another Redis error reply (LOADING, BUSY...)
  *   -ENOMEM        out of memory
+ *   -EREMOTEIO     --write-replicas N: a write ran on the primary, but fewer than N replicas
+ *                  acknowledged it within the WAIT timeout (or WAIT failed): it is applied, yet
+ *                  a failover now could lose it (never report it as safe to retry; the callers
+ *                  judge it from the verdict store_async_unreplicated reads, store_async.h)
  * A Redis error reply reaches its caller as a STORE_REPLY_ERROR object; store_reply_errno
  * (store_reply.h) maps its text to -EDQUOT, -EROFS or -EIO: the one table of them.
  * http.c's errno table (http_errno_rows) gives each its status: 503 for the faults, 507 for
@@ -68,6 +72,12 @@ struct store_config {
     int read_replicas; /**< 1 (--read-from-replicas; a cluster or Sentinel store): the read-only
                         *   scripts (store_script_read_only) and the reads that say so go to a
                         *   replica (store_async.h) */
+    /** --write-replicas: groups that must reach N replicas (scripts registered with
+     *  store_script_register_write, store_async_send_replicated) are answered only with the
+     *  verdict of a WAIT N <timeout_ms / 2> sent after them on their connection: one per flush
+     *  of its output buffer, whatever the number of such groups in it (store_async.h). 0: no
+     *  WAIT (asynchronous replication). The data Redis' stores only, never the cache Redis'. */
+    int write_replicas;
 };
 
 struct store;
@@ -98,6 +108,11 @@ int store_script_read_only(const struct store_script *script);
 
 /** 1 when the script is marked read-only. */
 int store_script_is_read_only(const struct store_script *script);
+/** The same for a script whose writes a client is told of (score writes, settings, deletes,
+ *  resets, trims): on a store with write_replicas N > 0 each call is answered only after the
+ *  WAIT that follows it in its flush, and its caller judges the verdict
+ *  (store_async_unreplicated). A body registered both ways is a bug (asserted). */
+const struct store_script *store_script_register_write(const char *body);
 
 /** A new store (no connection is made yet). Returns NULL on ENOMEM. Free with store_free. */
 struct store *store_new(const struct store_config *cfg);

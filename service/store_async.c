@@ -482,6 +482,7 @@ struct route {
     store_async_fn fn;
     void *arg;
     int kind;                          /* enum route_kind */
+    int waits;                         /* ROUTE_SEND: sent with store_async_send_replicated */
     const struct store_script *script; /* ROUTE_SCRIPT */
     int nkeys;                         /* ROUTE_SCRIPT */
     int n;                             /* commands (a script: 1) */
@@ -500,6 +501,7 @@ struct route {
     int nsent;          /* its commands, as indexes into the group, in order */
     int sent[STORE_ASYNC_MAX_CMDS];
     struct store_reply *kept[STORE_ASYNC_MAX_CMDS]; /* answers of earlier attempts (copies) */
+    struct store_reply verdict; /* --write-replicas: the last attempt's (its node's WAIT) */
 };
 
 static void route_free(struct route *r)
@@ -574,7 +576,7 @@ static int route_send(struct route *r, size_t at, const int *which, int nwhich, 
     memcpy(r->sent, which, (size_t)nwhich * sizeof(*which));
     store_async_fn cb = r->on_replica ? replica_reply : route_reply;
     int64_t deadline = r->on_replica ? r->attempt_ms : r->deadline_ms;
-    if (r->kind == ROUTE_SCRIPT && !asking)
+    if (r->kind == ROUTE_SCRIPT && !asking) /* a script's own flag says whether it waits */
         return store_conn_script(c, r->script, r->nkeys, r->argc[0] - r->nkeys, r->argv, r->lens,
                                  deadline, cb, r);
     int n = 0, argc[STORE_CONN_MAX_CMDS];
@@ -622,9 +624,14 @@ static int route_send(struct route *r, size_t at, const int *which, int nwhich, 
             lv[n++] = lens;
         }
     }
+    /* a group that waits for --write-replicas waits on the node that runs it: a redirect's
+     * attempt waits there, and its WAIT's verdict is the call's (nothing ran where MOVED or
+     * ASK came from) */
+    int waits = r->kind == ROUTE_SCRIPT ? store_script_waits(r->sa->st, r->script) : r->waits;
     int rc = first && r->kind == ROUTE_SHARED
                  ? store_conn_send_shared(c, n, argc, av, deadline, cb, r)
-                 : store_conn_send(c, n, argc, av, lv, deadline, cb, r);
+             : waits ? store_conn_send_replicated(c, n, argc, av, lv, deadline, cb, r)
+                     : store_conn_send(c, n, argc, av, lv, deadline, cb, r);
     free(eval);
     free(eval_lens);
     return rc;
@@ -709,7 +716,12 @@ static void route_reply(void *arg, int rc, struct store_reply **replies)
         return;
     }
     if (npending == 0) { /* the last commands answered: with the earlier answers, in order */
-        struct store_reply *out[STORE_ASYNC_MAX_CMDS] = {0};
+        struct store_reply *out[STORE_ASYNC_MAX_CMDS + 1] = {0};
+        const struct store_reply *v = replies[(size_t)r->nsent * (size_t)step]; /* the verdict */
+        if (v && v->type == STORE_REPLY_INTEGER) {
+            r->verdict = *v;
+            out[r->n] = &r->verdict;
+        }
         for (int k = 0; k < r->nsent; k++) {
             out[r->sent[k]] = replies[base + k * step];
             replies[base + k * step] = NULL; /* taken: a resent group is never shared */
@@ -909,9 +921,10 @@ static int replica_ok(const struct store_async *sa, int kind, const struct store
                                 : kind == ROUTE_SEND && (flags & STORE_READ_REPLICA);
 }
 
-static int cluster_send(struct store_async *sa, int kind, unsigned flags, int n, const int *argc,
-                        const char *const *const *argv, const size_t *const *argvlen,
-                        int64_t deadline_ms, store_async_fn fn, void *arg)
+static int cluster_send(struct store_async *sa, int kind, unsigned flags, int waits, int n,
+                        const int *argc, const char *const *const *argv,
+                        const size_t *const *argvlen, int64_t deadline_ms, store_async_fn fn,
+                        void *arg)
 {
     if (n < 1 || n > STORE_ASYNC_MAX_CMDS)
         return -EINVAL;
@@ -922,6 +935,7 @@ static int cluster_send(struct store_async *sa, int kind, unsigned flags, int n,
     if (!r)
         return -ENOMEM;
     r->flags = flags;
+    r->waits = waits;
     r->eligible = replica_ok(sa, kind, NULL, flags);
     return route_start(sa, r, slot);
 }
@@ -932,7 +946,7 @@ int store_async_send_shared(struct store_async *sa, int n, const int *argc,
 {
     if (sa->single)
         return store_conn_send_shared(sa->single, n, argc, argv, deadline_ms, fn, arg);
-    return cluster_send(sa, ROUTE_SHARED, 0, n, argc, argv, NULL, deadline_ms, fn, arg);
+    return cluster_send(sa, ROUTE_SHARED, 0, 0, n, argc, argv, NULL, deadline_ms, fn, arg);
 }
 
 int store_async_send(struct store_async *sa, int n, const int *argc, const char *const *const *argv,
@@ -948,7 +962,29 @@ int store_async_send_flags(struct store_async *sa, unsigned flags, int n, const 
 {
     if (sa->single && !replica_ok(sa, ROUTE_SEND, NULL, flags))
         return store_conn_send(sa->single, n, argc, argv, argvlen, deadline_ms, fn, arg);
-    return cluster_send(sa, ROUTE_SEND, flags, n, argc, argv, argvlen, deadline_ms, fn, arg);
+    return cluster_send(sa, ROUTE_SEND, flags, 0, n, argc, argv, argvlen, deadline_ms, fn, arg);
+}
+
+int store_async_send_replicated(struct store_async *sa, int n, const int *argc,
+                                const char *const *const *argv, const size_t *const *argvlen,
+                                int64_t deadline_ms, store_async_fn fn, void *arg)
+{
+    if (sa->single)
+        return store_conn_send_replicated(sa->single, n, argc, argv, argvlen, deadline_ms, fn, arg);
+    return cluster_send(sa, ROUTE_SEND, STORE_READ_PRIMARY, 1, n, argc, argv, argvlen, deadline_ms,
+                        fn, arg);
+}
+
+int store_async_unreplicated(const struct store_async *sa, struct store_reply *const *replies,
+                             int n)
+{
+    int want = store_write_replicas(sa->st);
+    if (want <= 0)
+        return 0;
+    if (n < 0 || n > STORE_ASYNC_MAX_CMDS)
+        return 1; /* no verdict where one is read: not confirmed */
+    const struct store_reply *v = replies[n];
+    return !v || v->type != STORE_REPLY_INTEGER || v->integer < want;
 }
 
 int store_async_script(struct store_async *sa, const struct store_script *script, int nkeys,

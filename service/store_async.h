@@ -83,6 +83,22 @@
  * map is read again every second while the store reads from replicas (replicas join, leave,
  * become masters). Counted in store_replica_counts.
  *
+ * Replicas (--write-replicas N, store.h): a group that must reach N replicas before its caller
+ * hears of it (store_async_send_replicated, or a script registered with
+ * store_script_register_write) is followed on its connection by WAIT N <timeout / 2>: one WAIT
+ * per flush of the connection's output buffer, appended after the flush's groups, whatever the
+ * number of those that wait (WAIT counts the replicas that acknowledged every write sent before
+ * it on that connection, so its one answer is every one's). The replies stay in order: a
+ * waiting group whose replies are in is kept (not answered) until the WAIT's reply comes, then
+ * answered with its replies and the verdict (store_async_unreplicated); the groups that do not
+ * wait are answered as their replies come. At most one WAIT is in flight per connection: Redis
+ * runs nothing of a connection while a WAIT blocks it, so the groups appended meanwhile wait in
+ * the output buffer and go out together, with the next WAIT, once it is answered; a slow
+ * replica costs each batch one acknowledgement, never each write one. A WAIT that does not
+ * answer within the command timeout, or a group's own deadline passing while it waits, or the
+ * connection failing after its replies came, completes the group as not confirmed. On a
+ * cluster the WAIT goes to the node that ran the group (after a redirect: the last one).
+ *
  * Not thread-safe: everything runs on the owning loop's thread, except the helper's hand-over of
  * a dialled connection (an atomic pointer, then loop_wake).
  */
@@ -164,6 +180,29 @@ int store_async_send_shared(struct store_async *sa, int n, const int *argc,
 int store_async_send(struct store_async *sa, int n, const int *argc, const char *const *const *argv,
                      const size_t *const *argvlen, int64_t deadline_ms, store_async_fn fn,
                      void *arg);
+
+/**
+ * store_async_send for writes a client is told of, which must reach --write-replicas N replicas
+ * before its 2xx (store.h: store_config.write_replicas). Without it, exactly store_async_send.
+ * With it the group is answered only once the WAIT of its flush has answered (see *Replicas*
+ * above), and replies[n] (one past its own) is the verdict: read it with
+ * store_async_unreplicated, never take it.
+ */
+int store_async_send_replicated(struct store_async *sa, int n, const int *argc,
+                                const char *const *const *argv, const size_t *const *argvlen,
+                                int64_t deadline_ms, store_async_fn fn, void *arg);
+
+/**
+ * In the callback of a group that waited (store_async_send_replicated, or a script registered
+ * with store_script_register_write) with rc 0 and its n replies: 1 when its writes are not
+ * confirmed on --write-replicas replicas (WAIT counted fewer within its timeout, failed, or did
+ * not answer within the group's deadline; the connection failed after the group's own
+ * replies): they are applied on the primary (or the node that ran them), and a failover now
+ * could lose them; the caller answers -EREMOTEIO when the group wrote anything. 0 when
+ * confirmed, and always 0 on a store without --write-replicas.
+ */
+int store_async_unreplicated(const struct store_async *sa, struct store_reply *const *replies,
+                             int n);
 
 /**
  * Run a registered script (store_script_register): EVALSHA of the SHA the store loaded (EVAL

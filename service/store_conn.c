@@ -59,7 +59,15 @@ struct pending {
     char script_nkeys[12];
     struct buf held; /* while there is no connection: its commands in RESP, to go out once there
                       * is */
-    struct store_reply *replies[STORE_CONN_MAX_CMDS];
+    /* --write-replicas (store.h): a group that `waits` is answered only with the verdict of the
+     * WAIT its flush appended after it (`wait`, set when flushed), at replies[n]; a WAIT
+     * (`is_wait`, no caller) keeps the waiting groups answered before it, `parked` in order */
+    int waits;
+    int is_wait;
+    struct pending *wait;
+    struct pending *parked, **parked_end, *park_next;
+    struct store_reply verdict; /* replies[n] of a waiting group: WAIT's count (-1: unknown) */
+    struct store_reply *replies[STORE_CONN_MAX_CMDS + 1];
     struct pending *next;
     /* sharing (store_conn_send_shared), while unsent: the commands as appended */
     struct waiter *waiters;      /* callers that joined, completed after fn in join order */
@@ -105,6 +113,11 @@ struct store_conn {
     struct buf fmt; /* a group's commands in RESP, before they join the output buffer */
     int backoff_ms;
     struct pending *share[SHARE_SLOTS]; /* unsent shareable groups by hash; empty after a flush */
+    /* --write-replicas: the unsent groups include one that waits (the flush appends a WAIT), and
+     * they started an empty output buffer; the WAIT written and not answered yet (at most one
+     * in flight: the next flush with waiting groups goes out once it is answered) */
+    int unsent_waits, unsent_fresh;
+    struct pending *wait_out;
 };
 
 struct store_conn *store_conn_new(struct store *st, struct loop *loop, const char *host, int port)
@@ -179,11 +192,15 @@ static void notify(struct pending *p, int rc, struct store_reply **replies)
 
 /* Put p at the end of the FIFO of groups (sent, or to send at the next flush), counted in
  * flight; its deadline is set when it is written (INT64_MAX until then). */
-static void queue_append(struct store_conn *sa, struct pending *p)
+static void queue_append(struct store_conn *sa, struct pending *p, int fresh)
 {
     p->deadline_ms = INT64_MAX;
-    if (!sa->unsent)
+    p->wait = NULL;
+    sa->unsent_waits |= p->waits;
+    if (!sa->unsent) {
         sa->unsent = p;
+        sa->unsent_fresh = fresh;
+    }
     if (sa->tail)
         sa->tail->next = p;
     else
@@ -214,6 +231,70 @@ static void share_reset(struct store_conn *sa)
         if (p->hash)
             sa->share[p->hash & (SHARE_SLOTS - 1)] = NULL;
     sa->unsent = NULL;
+    sa->unsent_waits = 0;
+}
+
+/* ---------------------------------------------------------------- --write-replicas */
+
+/* A waiting group's completion: its replies, and at replies[n] the verdict (`acks`: the count
+ * WAIT answered, -1 when it is unknown: WAIT refused, not answered in time, the connection
+ * lost after the group's own replies); then p is freed. */
+static void complete_waited(struct pending *p, long long acks)
+{
+    p->verdict = (struct store_reply){.type = STORE_REPLY_INTEGER, .integer = acks};
+    p->replies[p->n] = &p->verdict;
+    notify(p, 0, p->replies);
+    p->replies[p->n] = NULL;
+    pending_free(p);
+}
+
+/* Complete every group parked on WAIT w: with the verdict `acks`, or (rc: the connection is
+ * freed) rc without replies. The list is detached first: a callback may send. */
+static void release_parked(struct pending *w, int rc, long long acks)
+{
+    struct pending *m = w->parked;
+    w->parked = NULL;
+    w->parked_end = &w->parked;
+    while (m) {
+        struct pending *next = m->park_next;
+        if (rc) {
+            notify(m, rc, NULL);
+            pending_free(m);
+        } else {
+            complete_waited(m, acks);
+        }
+        m = next;
+    }
+}
+
+/* A waiting group's replies are in: park it on its WAIT (answered later, with the verdict), or
+ * complete it at once when that WAIT was given up already (not confirmed). */
+static void park(struct pending *p)
+{
+    struct pending *w = p->wait;
+    if (!w || w->abandoned) {
+        complete_waited(p, -1);
+        return;
+    }
+    p->park_next = NULL;
+    *w->parked_end = p;
+    w->parked_end = &p->park_next;
+}
+
+/* The reply of WAIT w: its count for the groups parked on it; an error reply (an ACL without
+ * +wait, a replica) is logged with its text, a short count as such: not confirmed either way
+ * (the writes themselves went through). */
+static void wait_answered(struct store_conn *sa, struct pending *w)
+{
+    const struct store_reply *r = w->replies[0];
+    long long acks = r->type == STORE_REPLY_INTEGER ? r->integer : -1;
+    if (r->type == STORE_REPLY_ERROR)
+        store_note_fault(sa->st, "WAIT", r->str);
+    else if (acks < store_write_replicas(sa->st))
+        store_note_fault(sa->st, "WAIT",
+                         "fewer replicas than --write-replicas acknowledged the writes in time: "
+                         "applied on the primary, answered 503 write_not_replicated");
+    release_parked(w, 0, acks);
 }
 
 /* Close the connection and fail every pending group with rc (callbacks run last: they may send,
@@ -231,12 +312,15 @@ static void fail_all(struct store_conn *sa, int rc, const char *what)
         later(sa);
     sa->answered = 0;
     share_reset(sa);
+    sa->wait_out = NULL;
     struct pending *p = sa->head;
     sa->head = sa->tail = NULL;
     atomic_store_explicit(&sa->in_flight, 0, memory_order_relaxed);
     while (p) {
         struct pending *next = p->next;
-        if (!p->abandoned)
+        if (p->is_wait) /* the groups answered before it ran: applied, not confirmed */
+            release_parked(p, rc == -ECANCELED ? rc : 0, -1);
+        else if (!p->abandoned)
             notify(p, rc == -EIO && p->sent ? -ECONNRESET : rc, NULL);
         pending_free(p);
         p = next;
@@ -288,6 +372,7 @@ static void release_held(struct store_conn *sa)
         if (!sa->held)
             sa->held_tail = NULL;
         p->next = NULL;
+        int fresh = sdslen(sa->ctx->obuf) == 0;
         if (redisAppendFormattedCommand(sa->ctx, p->held.data, p->held.len) != REDIS_OK) {
             sa->broken = 1; /* out of memory: part of it may be in the buffer (store_conn_flush) */
             notify(p, -ECONNREFUSED, NULL);
@@ -295,7 +380,7 @@ static void release_held(struct store_conn *sa)
             continue;
         }
         buf_free(&p->held);
-        queue_append(sa, p);
+        queue_append(sa, p, fresh);
     }
 }
 
@@ -344,11 +429,15 @@ static void *dial_main(void *arg)
     return NULL;
 }
 
-/* Sentinel: a connection dialled before the primary moved is closed once no call is in flight
- * on it (calls sent from here wait for the next dial, which asks the sentinels again); one that
- * stays busy is cut after RETIRE_WAIT_MS when `may_fail` (the loop's tick: its calls fail as
- * for a lost connection, a read is sent again, a write's outcome is unknown), so a busy
- * connection cannot stay on the old primary. 1 when it was closed. */
+static void start_dial(struct store_conn *sa);
+
+/* Sentinel: a connection dialled before the primary moved takes no new call (from the first
+ * send or tick that sees the move, calls are held for the next dial, which asks the sentinels
+ * again: never written to the old primary), and is closed once no call is in flight on it; one
+ * that stays busy is cut after RETIRE_WAIT_MS when `may_fail` (the loop's tick: its calls fail
+ * as for a lost connection, a read is sent again, a write's outcome is unknown), at once when
+ * it does not answer (its oldest call given up), so a busy connection cannot stay on the old
+ * primary. 1 when it was closed. Never runs a callback unless `may_fail`. */
 static int retire_if_moved(struct store_conn *sa, int may_fail)
 {
     if (!sa->ctx || !store_sentinel_mode(sa->st) || sa->epoch == store_sentinel_epoch()) {
@@ -358,9 +447,10 @@ static int retire_if_moved(struct store_conn *sa, int may_fail)
     int64_t now = util_now_ms();
     if (!sa->stale_ms)
         sa->stale_ms = now;
-    if (sa->head && (!may_fail || now - sa->stale_ms < RETIRE_WAIT_MS))
+    if (sa->head && (!may_fail || (now - sa->stale_ms < RETIRE_WAIT_MS && !sa->head->abandoned)))
         return 0;
     if (sa->head) {
+        sa->answered = 1; /* dialled again at once, not after a back-off */
         fail_all(sa, -EIO, "the primary moved (Redis Sentinel): dialling it");
     } else {
         close_ctx(sa);
@@ -368,6 +458,8 @@ static int retire_if_moved(struct store_conn *sa, int may_fail)
     }
     sa->retry_at_ms = 0; /* at once */
     sa->stale_ms = 0;
+    if (sa->held)
+        start_dial(sa); /* the calls held since the move: to the new primary */
     return 1;
 }
 
@@ -397,6 +489,7 @@ static void adopt(struct store_conn *sa, redisContext *c)
     c->flags &= ~REDIS_BLOCK; /* hiredis then treats EAGAIN as "try again later" */
     sa->ctx = c;
     sa->epoch = sa->dial_epoch;
+    sa->stale_ms = 0;
     sa->events = 0;
     atomic_store(&sa->up, 1);
     set_events(sa, EPOLLIN);
@@ -415,6 +508,16 @@ static void finish_dial(struct store_conn *sa)
     sa->dialing = 0;
     atomic_store(&sa->dialing_now, 0);
     redisContext *c = atomic_exchange(&sa->dialled, NULL);
+    if (c && store_sentinel_mode(sa->st) && sa->dial_epoch != store_sentinel_epoch()) {
+        /* the primary moved while it dialled: the address the sentinels gave may be the old
+         * one. Dial again, the calls still held (none of them is written to it). */
+        redisFree(c);
+        sa->retry_at_ms = 0;
+        start_dial(sa);
+        if (sa->dialing)
+            return;
+        c = NULL;
+    }
     if (c)
         adopt(sa, c);
     else
@@ -439,9 +542,13 @@ static int can_send(struct store_conn *sa, int n)
         return -EINVAL;
     if (sa->broken)
         return -EIO;
+    /* the primary first: a connection left on the old one (closed here when idle) holds the
+     * call for the next dial, even while the old primary does not answer */
+    retire_if_moved(sa, 0);
+    if (sa->ctx && sa->stale_ms)
+        return 0; /* held (append_resp) until it is closed and the new primary dialled */
     if (sa->head && sa->head->abandoned)
         return -ETIMEDOUT; /* Redis is not answering: fail fast */
-    retire_if_moved(sa, 0);
     if (!sa->ctx) {
         start_dial(sa); /* held until it ends (hold_group); in the back-off window: fail fast */
         return sa->dialing ? 0 : -ECONNREFUSED;
@@ -503,7 +610,7 @@ static void fmt_done(struct store_conn *sa)
  * the caller's; with a connection, it is closed at the next flush or tick). */
 static int append_resp(struct store_conn *sa, struct pending *p, const char *resp, size_t len)
 {
-    if (!sa->ctx)
+    if (!sa->ctx || sa->stale_ms) /* no connection, or one left on the old primary: the next */
         return hold_group(sa, p, resp, len);
     int fresh = sdslen(sa->ctx->obuf) == 0;
     if (redisAppendFormattedCommand(sa->ctx, resp, len) != REDIS_OK) {
@@ -512,7 +619,7 @@ static int append_resp(struct store_conn *sa, struct pending *p, const char *res
         sa->broken = 1;
         return -ENOMEM;
     }
-    queue_append(sa, p);
+    queue_append(sa, p, fresh);
     return fresh;
 }
 
@@ -607,7 +714,7 @@ int store_conn_send_shared(struct store_conn *sa, int n, const int *argc,
     int rc = can_send(sa, n);
     if (rc)
         return rc;
-    if (!sa->ctx) /* held while the dial runs: not shared (the share table is for the buffer) */
+    if (!sa->ctx || sa->stale_ms) /* held for a dial: not shared (the table is the buffer's) */
         return store_conn_send(sa, n, argc, argv, NULL, deadline_ms, fn, arg);
     size_t len = 0;
     uint64_t hash = group_hash(n, argc, argv, &len);
@@ -642,8 +749,9 @@ int store_conn_send_shared(struct store_conn *sa, int n, const int *argc,
     return rc;
 }
 
-int store_conn_send(struct store_conn *sa, int n, const int *argc, const char *const *const *argv,
-                    const size_t *const *argvlen, int64_t deadline_ms, store_async_fn fn, void *arg)
+static int send_group(struct store_conn *sa, int n, const int *argc, const char *const *const *argv,
+                      const size_t *const *argvlen, int64_t deadline_ms, int waits,
+                      store_async_fn fn, void *arg)
 {
     int rc = can_send(sa, n);
     if (rc)
@@ -652,10 +760,24 @@ int store_conn_send(struct store_conn *sa, int n, const int *argc, const char *c
     if (!p)
         return -ENOMEM;
     p->limit_ms = deadline_ms;
+    p->waits = waits && store_write_replicas(sa->st) > 0;
     rc = append_group(sa, p, argc, argv, argvlen);
     if (rc < 0)
         pending_free(p);
     return rc;
+}
+
+int store_conn_send(struct store_conn *sa, int n, const int *argc, const char *const *const *argv,
+                    const size_t *const *argvlen, int64_t deadline_ms, store_async_fn fn, void *arg)
+{
+    return send_group(sa, n, argc, argv, argvlen, deadline_ms, 0, fn, arg);
+}
+
+int store_conn_send_replicated(struct store_conn *sa, int n, const int *argc,
+                               const char *const *const *argv, const size_t *const *argvlen,
+                               int64_t deadline_ms, store_async_fn fn, void *arg)
+{
+    return send_group(sa, n, argc, argv, argvlen, deadline_ms, 1, fn, arg);
 }
 
 /* Append "EVALSHA <sha> nkeys ..." (or EVAL of the body when the SHA is not known yet, or `eval`
@@ -700,6 +822,7 @@ int store_conn_script(struct store_conn *sa, const struct store_script *script, 
     p->script = script;
     p->script_argc = n;
     p->limit_ms = deadline_ms;
+    p->waits = store_script_waits(sa->st, script);
     struct strb nk; /* no snprintf: every script call */
     strb_init(&nk, p->script_nkeys, sizeof(p->script_nkeys));
     strb_i64(&nk, nkeys);
@@ -707,6 +830,36 @@ int store_conn_script(struct store_conn *sa, const struct store_script *script, 
     if (rc < 0)
         pending_free(p);
     return rc;
+}
+
+/*
+ * --write-replicas: the one WAIT of a flush whose groups include some that wait, appended after
+ * them all (WAIT counts the replicas that acknowledged every write sent before it on this
+ * connection: each of them). Returns it, or NULL on ENOMEM (the connection is broken then).
+ */
+static struct pending *append_wait(struct store_conn *sa)
+{
+    struct pending *w = pending_new(NULL, NULL, 1);
+    if (!w) {
+        sa->broken = 1;
+        return NULL;
+    }
+    w->is_wait = 1;
+    w->parked_end = &w->parked;
+    char nrep[24], ms[24];
+    struct strb b;
+    strb_init(&b, nrep, sizeof(nrep));
+    strb_i64(&b, store_write_replicas(sa->st));
+    strb_init(&b, ms, sizeof(ms));
+    strb_i64(&b, store_timeout_ms(sa->st) / 2); /* its answer comes well within the timeout */
+    const char *argv[] = {"WAIT", nrep, ms};
+    const char *const *av[] = {argv};
+    const int argc[] = {3};
+    if (append_group(sa, w, argc, av, NULL) < 0) {
+        pending_free(w);
+        return NULL;
+    }
+    return w;
 }
 
 void store_conn_flush(struct store_conn *sa)
@@ -717,6 +870,21 @@ void store_conn_flush(struct store_conn *sa)
     }
     if (!sa->ctx || sdslen(sa->ctx->obuf) == 0)
         return;
+    struct pending *wait = NULL;
+    if (sa->unsent_waits) {
+        /* One WAIT in flight at a time: Redis runs nothing of this connection while a WAIT
+         * blocks it, so what would queue behind it there waits here instead, and goes out
+         * with the WAIT that follows once it is answered (the loop's next flush): a slow
+         * replica costs a batch one acknowledgement, not every write one. Unless the buffer
+         * still holds the end of an earlier flush (a partial write): that goes out now. */
+        if (sa->wait_out && sa->unsent_fresh)
+            return;
+        if (!(wait = append_wait(sa))) {
+            fail_all(sa, -EIO, "out of memory");
+            return;
+        }
+        sa->unsent_waits = 0;
+    }
     int done = 0;
     if (redisBufferWrite(sa->ctx, &done) == REDIS_ERR) {
         fail_all(sa, -EIO, "write");
@@ -731,9 +899,13 @@ void store_conn_flush(struct store_conn *sa)
             p->deadline_ms = p->limit_ms && p->limit_ms < deadline ? p->limit_ms : deadline;
             p->sent_ms = now;
             p->sent = 1;
-            free(p->args); /* sent: nobody joins it any more */
+            if (p->waits)
+                p->wait = wait; /* answered with its verdict */
+            free(p->args);      /* sent: nobody joins it any more */
             p->args = NULL;
         }
+        if (wait)
+            sa->wait_out = wait;
         atomic_fetch_add_explicit(&sa->round_trips, 1, memory_order_relaxed);
         atomic_fetch_add_explicit(&sa->commands, cmds, memory_order_relaxed);
         share_reset(sa);
@@ -763,7 +935,7 @@ static int take_reply(struct store_conn *sa, struct store_reply *r)
     }
     sa->backoff_ms = BACKOFF_MIN_MS; /* Redis answers */
     sa->answered = 1;
-    if (p->script && !p->abandoned && r->type == STORE_REPLY_ERROR &&
+    if (p->script && !p->is_wait && !p->abandoned && r->type == STORE_REPLY_ERROR &&
         strncmp(r->str, "NOSCRIPT", 8) == 0) {
         /* SCRIPT FLUSH, a restarted or failed-over Redis: the script did not run. Send its
          * body (EVAL also loads it for the next EVALSHA) as a new group in the same place of
@@ -779,12 +951,26 @@ static int take_reply(struct store_conn *sa, struct store_reply *r)
         }
         return 0;
     }
-    if (r->type == STORE_REPLY_ERROR && strncmp(r->str, "READONLY", 8) == 0 &&
-        store_sentinel_mode(sa->st))
-        store_sentinel_moved(); /* a replica now: every connection goes to the new primary */
-    if (!p->abandoned)
+    for (int i = 0; i < p->got && store_sentinel_mode(sa->st); i++) /* any of a group's */
+        if (p->replies[i]->type == STORE_REPLY_ERROR &&
+            strncmp(p->replies[i]->str, "READONLY", 8) == 0) {
+            store_sentinel_moved(); /* a replica now: every connection goes to the new primary */
+            break;
+        }
+    if (p->is_wait) {
+        if (sa->wait_out == p)
+            sa->wait_out = NULL; /* the writes held behind it go out at the next flush */
+        if (!p->abandoned)       /* given up: its groups were completed then */
+            wait_answered(sa, p);
+        pending_free(p);
+    } else if (p->abandoned) {
+        pending_free(p);
+    } else if (p->waits) {
+        park(p); /* answered with the verdict of the WAIT after it */
+    } else {
         notify(p, 0, p->replies);
-    pending_free(p);
+        pending_free(p);
+    }
     return retire_if_moved(sa, 0) ? -1 : 0;
 }
 
@@ -855,10 +1041,44 @@ static void store_conn_ready(struct store_conn *sa, uint32_t events)
  * requests' own: a later group may be due first); each gets -ETIMEDOUT, and the connection stays,
  * to read and drop their replies should Redis answer after all. Returns the earliest deadline
  * still ahead (monotonic ms), or 0. */
+/* The groups parked on WAIT w past their own deadline (a request's, earlier than the WAIT's):
+ * completed now, not confirmed. Returns the earliest deadline of those left, or `next` when
+ * earlier (0: none). */
+static int64_t parked_late(struct store_conn *sa, struct pending *w, int64_t now, int64_t next)
+{
+    struct pending **pp = &w->parked, *late = NULL, **late_end = &late;
+    while (*pp) {
+        struct pending *m = *pp;
+        if (now >= m->deadline_ms) {
+            *pp = m->park_next;
+            m->park_next = NULL;
+            *late_end = m;
+            late_end = &m->park_next;
+            continue;
+        }
+        if (!next || m->deadline_ms < next)
+            next = m->deadline_ms;
+        pp = &m->park_next;
+    }
+    w->parked_end = pp;
+    if (late)
+        store_note_fault(sa->st, "WAIT",
+                         "the replicas' acknowledgement did not come within the request's "
+                         "deadline: applied on the primary, answered 503 write_not_replicated");
+    while (late) {
+        struct pending *m = late;
+        late = m->park_next;
+        complete_waited(m, -1);
+    }
+    return next;
+}
+
 static int64_t give_up_late(struct store_conn *sa, int64_t now)
 {
     int64_t next = 0;
     for (struct pending *p = sa->head; p; p = p->next) {
+        if (p->is_wait && !p->abandoned)
+            next = parked_late(sa, p, now, next);
         if (p->abandoned)
             continue;
         if (now < p->deadline_ms) {
@@ -867,6 +1087,15 @@ static int64_t give_up_late(struct store_conn *sa, int64_t now)
             continue;
         }
         p->abandoned = 1;
+        if (p->is_wait) { /* the groups it covers ran, unconfirmed; what it held back may go */
+            if (sa->wait_out == p)
+                sa->wait_out = NULL;
+            store_note_fault(sa->st, "WAIT",
+                             "no answer within the command timeout: the writes before it are "
+                             "not confirmed on the replicas");
+            release_parked(p, 0, -1);
+            continue;
+        }
         store_note_fault(sa->st, "timeout",
                          "Redis did not answer within the request's deadline or the command "
                          "timeout");
@@ -885,9 +1114,13 @@ static int64_t drop_at(const struct store_conn *sa)
 /* 1 when something is due: a group in time past its deadline, or the silence limit. */
 static int due(const struct store_conn *sa, int64_t now)
 {
-    for (const struct pending *p = sa->head; p; p = p->next)
+    for (const struct pending *p = sa->head; p; p = p->next) {
         if (!p->abandoned && now >= p->deadline_ms)
             return 1;
+        for (const struct pending *m = p->is_wait ? p->parked : NULL; m; m = m->park_next)
+            if (now >= m->deadline_ms)
+                return 1;
+    }
     return sa->head->abandoned && now >= drop_at(sa);
 }
 

@@ -4,7 +4,9 @@
  *
  * Everything store_async.h says of "the connection" is this: the dial on a helper thread, the
  * FIFO of groups and their deadlines, groups held while a dial runs, shared groups, NOSCRIPT
- * answered with EVAL, the back-off, the metrics. A single Redis is one of these per
+ * answered with EVAL, the back-off, the metrics, and --write-replicas' one WAIT per flush (its
+ * *Replicas*: the waiting groups kept on their WAIT until it answers, at most one WAIT in
+ * flight). A single Redis is one of these per
  * store_async; a cluster is one per node a store_async has sent to (store_async.c).
  *
  * It does not plug into its loop by itself: its socket is a watch of the loop (added on the
@@ -55,6 +57,11 @@ int store_conn_send_shared(struct store_conn *sa, int n, const int *argc,
 int store_conn_send(struct store_conn *sa, int n, const int *argc, const char *const *const *argv,
                     const size_t *const *argvlen, int64_t deadline_ms, store_async_fn fn,
                     void *arg);
+/** store_conn_send for writes a client is told of (store_async_send_replicated): with
+ *  --write-replicas the group waits for its flush's WAIT, whose verdict is at replies[n]. */
+int store_conn_send_replicated(struct store_conn *sa, int n, const int *argc,
+                               const char *const *const *argv, const size_t *const *argvlen,
+                               int64_t deadline_ms, store_async_fn fn, void *arg);
 int store_conn_script(struct store_conn *sa, const struct store_script *script, int nkeys,
                       int nargs, const char *const *argv, const size_t *argvlen,
                       int64_t deadline_ms, store_async_fn fn, void *arg);

@@ -140,6 +140,13 @@ void store_map_refresh_end(struct store *st);
 int store_script_sha(const struct store *st, const struct store_script *s,
                      char out[STORE_SHA_LEN + 1]);
 
+/** 1 when a call of s on st must reach the replicas of --write-replicas: s was registered with
+ *  store_script_register_write and st has write_replicas > 0. Lock-free. */
+int store_script_waits(const struct store *st, const struct store_script *s);
+
+/** store_config.write_replicas (0: no WAIT). */
+int store_write_replicas(const struct store *st);
+
 /** A registered script's body (static, as registered). */
 const char *store_script_body(const struct store_script *s);
 

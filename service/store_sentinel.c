@@ -16,6 +16,9 @@
 
 #define WATCH_POLL_MS 200  /* the watcher looks at its stop flag at least this often */
 #define WATCH_RETRY_MS 100 /* after a sentinel failed: the next one after this */
+#define WATCH_PING_MS                                                                              \
+    1000 /* the watched sentinel is PINGed this often: silence moves the watch                     \
+          */
 
 static _Atomic uint64_t epoch;
 
@@ -132,6 +135,8 @@ struct store_sentinel_watch {
     char *master;
     pthread_t thread;
     atomic_int stop;
+    char seen[STORE_SENTINEL_HOST_MAX + 8]; /* "host:port": the primary last heard of (the
+                                             * watcher thread's) */
 };
 
 /* Wait up to WATCH_POLL_MS for c to have something to read: 1, 0 (nothing), -1 (an error). */
@@ -154,29 +159,85 @@ static void on_message(struct store_sentinel_watch *w, const struct store_reply 
                                     sizeof(host), &port) == 1) {
         log_warn("redis: sentinel: +switch-master %s: the primary is %s:%d now", w->master, host,
                  port);
+        snprintf(w->seen, sizeof(w->seen), "%s:%d", host, port);
         store_sentinel_moved();
     }
+}
+
+/* Every complete reply the reader holds already (a read may bring several: a message and a
+ * PING's answer), each handled, *heard_ms set at each. 0, or -1 when the reader failed. */
+static int drain(struct store_sentinel_watch *w, redisContext *c, int64_t *heard_ms)
+{
+    void *m = NULL;
+    while (redisGetReplyFromReader(c, &m) == REDIS_OK && m) {
+        *heard_ms = util_now_ms();
+        on_message(w, m);
+        store_reply_free(m);
+        m = NULL;
+    }
+    return c->err ? -1 : 0;
+}
+
+/* Whether the primary moved while no sentinel was watched (between two subscriptions): asked
+ * of sentinel i on a second connection once the subscription is in place, so that no switch
+ * falls between the answer and the watch. The first answer only sets what is known. */
+static void check_moved(struct store_sentinel_watch *w, int i)
+{
+    char host[STORE_SENTINEL_HOST_MAX], now[sizeof(w->seen)];
+    int port = 0, next = 0;
+    struct store_sentinel_cfg one = w->cfg;
+    one.n = 1; /* this sentinel only: it is the one watched */
+    one.host = &w->cfg.host[i];
+    one.port = &w->cfg.port[i];
+    if (store_sentinel_resolve(&one, &next, host, &port) != 0)
+        return;
+    snprintf(now, sizeof(now), "%s:%d", host, port);
+    if (w->seen[0] && strcmp(now, w->seen) != 0) {
+        log_warn("redis: sentinel: the primary of %s moved to %s while no sentinel was watched",
+                 w->master, now);
+        store_sentinel_moved();
+    }
+    memcpy(w->seen, now, sizeof(now));
+}
+
+/* Watch sentinel i until it fails, goes silent (a PING every WATCH_PING_MS, an answer due
+ * within its connect and command timeouts and a second more), or the watch stops. */
+static void watch_one(struct store_sentinel_watch *w, int i)
+{
+    redisContext *c = sentinel_dial(&w->cfg, i);
+    const char *argv[] = {"SUBSCRIBE", "+switch-master"};
+    struct store_reply *r = c ? redisCommandArgv(c, 2, argv, NULL) : NULL;
+    int ok = r && r->type == STORE_REPLY_ARRAY;
+    store_reply_free(r);
+    if (ok)
+        check_moved(w, i);
+    int64_t heard_ms = util_now_ms(), pinged_ms = heard_ms;
+    const int64_t silence_ms = (int64_t)w->cfg.connect_timeout_ms + w->cfg.timeout_ms + 1000;
+    while (ok && !atomic_load(&w->stop) && drain(w, c, &heard_ms) == 0) {
+        int64_t now = util_now_ms();
+        if (now - heard_ms > silence_ms) {
+            log_warn("redis: sentinel %s:%d stopped answering: watching the next one",
+                     w->cfg.host[i], w->cfg.port[i]);
+            break;
+        }
+        if (now - pinged_ms >= WATCH_PING_MS) { /* allowed while subscribed; its answer counts */
+            int done = 0;
+            if (redisAppendCommand(c, "PING") != REDIS_OK || redisBufferWrite(c, &done) != REDIS_OK)
+                break;
+            pinged_ms = now;
+        }
+        int n = readable(c);
+        if (n < 0 || (n > 0 && redisBufferRead(c) != REDIS_OK))
+            break;
+    }
+    redisFree(c);
 }
 
 static void *watch_main(void *arg)
 {
     struct store_sentinel_watch *w = arg;
     for (int i = 0; !atomic_load(&w->stop); i = (i + 1) % w->cfg.n) {
-        redisContext *c = sentinel_dial(&w->cfg, i);
-        const char *argv[] = {"SUBSCRIBE", "+switch-master"};
-        struct store_reply *r = c ? redisCommandArgv(c, 2, argv, NULL) : NULL;
-        int ok = r && r->type == STORE_REPLY_ARRAY;
-        store_reply_free(r);
-        while (ok && !atomic_load(&w->stop)) {
-            int n = readable(c);
-            void *m = NULL;
-            if (n < 0 || (n > 0 && (redisGetReply(c, &m) != REDIS_OK || !m)))
-                break;
-            if (m)
-                on_message(w, m);
-            store_reply_free(m);
-        }
-        redisFree(c);
+        watch_one(w, i);
         if (!atomic_load(&w->stop))
             util_sleep_ms(WATCH_RETRY_MS);
     }

@@ -167,7 +167,10 @@ void upload_settle(struct upload *u, int rc, const struct board_settings *used,
 {
     /* after a fault, the lines before c->start were still written (a call that wrote part of
      * the chunk, then a settings change): they count, and the stream is settled up to them */
-    size_t settled = rc == 0 ? u->npending : c->start;
+    /* -EREMOTEIO (--write-replicas): the chunk was applied whole, only not confirmed on the
+     * replicas: its lines are settled, never to be sent again */
+    int whole = rc == 0 || rc == -EREMOTEIO;
+    size_t settled = whole ? u->npending : c->start;
     for (size_t i = 0; i < u->npending; i++) {
         struct entry_error err = {0};
         if (i < settled)
@@ -187,7 +190,7 @@ void upload_settle(struct upload *u, int rc, const struct board_settings *used,
             u->settled_line = u->pending[i].line;
         entry_free(&u->pending[i]);
     }
-    if (rc == 0)
+    if (whole)
         show_deferred(u, LONG_MAX); /* every line before the next one read is settled */
     u->npending = 0;
     u->pending_bytes = 0;
@@ -282,7 +285,8 @@ void upload_fault(const struct upload *u, int rc, int *status, const char **code
 {
     /* status, code and opening clause from http.h's table (as a write: a chunk was sent) */
     const struct http_errno_row *e = rc ? http_errno_find(HTTP_ERRNO_WRITE, rc) : NULL;
-    int unknown = e && e->scope == HTTP_ERRNO_WRITE;
+    int unknown = e && e->scope == HTTP_ERRNO_WRITE && rc != -EREMOTEIO;
+    int unconfirmed = rc == -EREMOTEIO; /* the last chunk applied, not confirmed */
     long rejected = u->rejected_total - u->ndeferred;
     char what[160] = "rankd is shutting down";
     if (e)
@@ -294,6 +298,10 @@ void upload_fault(const struct upload *u, int rc, int *status, const char **code
              "%s: %ld lines were applied and %ld rejected, every line up to line %ld is settled%s; "
              "send the lines after line %ld again%s.",
              what, u->applied, rejected, u->settled_line,
-             unknown ? ", and the chunk after it may or may not be applied" : "", u->settled_line,
+             unknown       ? ", and the chunk after it may or may not be applied"
+             : unconfirmed ? " (the last chunk's on the primary, not confirmed on the replicas: "
+                             "do not send those again)"
+                           : "",
+             u->settled_line,
              unknown ? " (read the members of the chunk first if it has incr)" : "");
 }

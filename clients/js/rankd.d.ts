@@ -237,8 +237,10 @@ export class RankdError extends Error {
     url?: string;
     /**
      * True when a write may or may not have been applied: code 'write_outcome_unknown' (503), or
-     * the connection failed after the write was sent (status 0, code 'network_error'). Not safe to
-     * retry blindly: read the member (or board) first, above all before retrying an `incr`.
+     * the connection failed after the write was sent (status 0, code 'network_error'), or it was
+     * applied on the primary but fewer replicas than rankd's --write-replicas acknowledged it in
+     * time (code 'write_not_replicated', 503: a failover could still lose it). Not safe to retry
+     * blindly: read the member (or board) first, above all before retrying an `incr`.
      */
     outcomeUnknown: boolean;
     /** True when the request was a score write with an Idempotency-Key: rankd applies it at most

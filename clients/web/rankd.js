@@ -244,10 +244,14 @@ export class RankdError extends Error {
         this.url = extra.url;
         /**
          * True when a write may or may not have been applied (code 'write_outcome_unknown', or the
-         * connection failed after a write was sent): not safe to retry blindly (read first).
+         * connection failed after a write was sent), or when it was applied on the primary but not
+         * confirmed on the replicas rankd's --write-replicas asks for (code
+         * 'write_not_replicated': a failover may still lose it): not safe to retry blindly (read
+         * first).
          * @type {boolean}
          */
-        this.outcomeUnknown = extra.outcomeUnknown ?? code === 'write_outcome_unknown';
+        this.outcomeUnknown =
+            extra.outcomeUnknown ?? (code === 'write_outcome_unknown' || code === 'write_not_replicated');
         /**
          * True when the request was a score write with an Idempotency-Key: rankd applies it at
          * most once, so sending it again with the same key and body is safe even when its outcome
@@ -667,8 +671,9 @@ const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREAC
  * Every write takes `{signal}`, score writes (writeScore, writeScores, writeScoreBoards) also
  * `idempotencyKey`; errors are RankdErrors whose `outcomeUnknown` is true when the write may or
  * may not have been applied (503 write_outcome_unknown, or the connection lost after the request
- * was sent): read before retrying an `incr`, or send it with an idempotencyKey, which makes
- * such an error `retryable` (the same key and body are applied at most once).
+ * was sent) or was applied but not confirmed on the replicas (503 write_not_replicated, with
+ * --write-replicas): read before retrying an `incr`, or send it with an idempotencyKey, which
+ * makes such an error `retryable` (the same key and body are applied at most once).
  */
 export class RankdWriteClient extends RankdClient {
     /** @param {RankdClientOptions & {token: string}} options */

@@ -55,7 +55,9 @@
 --   exist (ARGV[5]
 --   '0'), nothing written; 5: the idempotency record of board `board` holds another request's
 --   digest, nothing written. replayed 1: every section is the one the first call with this
---   digest stored (nothing written now).
+--   digest stored (nothing but the records' TTLs set again, to what is left of them: so the
+--   replay is a write, and a WAIT after it covers the first call's write whatever connection
+--   sent it).
 --   section {listed (1: a new period set was listed), version (the board's write counter after
 --   the call), 2^T, order, score_decimals (the layout the scores were stored under), trimmed
 --   (members max_members removed), then per handled entry: code (0 applied or unchanged, 2 key
@@ -99,7 +101,13 @@ if digest ~= '' then
   end
   if replays == nb then
     local out = {0, n, '', 0, 1}
-    for b = 0, nb - 1 do out[#out + 1] = replay[b] end
+    for b = 0, nb - 1 do
+      out[#out + 1] = replay[b]
+      -- the record's own TTL set again: a write the replicas see, so a WAIT after this call
+      -- (--write-replicas) waits for them to reach the first call's write, on any connection
+      local ttl = redis.call('PTTL', key_of(b, 4))
+      if ttl > 0 then redis.call('PEXPIRE', key_of(b, 4), ttl) end
+    end
     return out
   end
 end

@@ -410,6 +410,112 @@ START_TEST(test_several_boards_refused)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- --write-replicas */
+
+/* The replica of master `port` (INFO replication's slave0), or 0. */
+static int replica_of(int port)
+{
+    redisContext *c = redis_admin(port);
+    redisReply *r = redisCommand(c, "INFO replication");
+    const char *at = r && r->type == REDIS_REPLY_STRING ? strstr(r->str, "slave0:") : NULL;
+    const char *p = at ? strstr(at, ",port=") : NULL;
+    int replica = p ? atoi(p + 6) : 0;
+    freeReplyObject(r);
+    redisFree(c);
+    return replica;
+}
+
+static pid_t pid_of(int port)
+{
+    for (int i = 0; i < CLUSTER_PROC_NODES; i++)
+        if (g_cluster.ports[i] == port)
+            return g_cluster.pids[i];
+    ck_abort_msg("no node on port %d", port);
+    return 0;
+}
+
+/* `cmd` with `key` and `field` (HGET) or `key` and `member` (ZSCORE), read on the replica on
+ * `port` (READONLY first): 1 when it answers a value. */
+static int replica_holds(int port, const char *cmd, const char *key, const char *arg)
+{
+    redisContext *c = redisConnect("127.0.0.1", port);
+    ck_assert(c && !c->err);
+    freeReplyObject(redisCommand(c, "READONLY"));
+    redisReply *r = redisCommand(c, "%s %s %s", cmd, key, arg);
+    int there = r && r->type == REDIS_REPLY_STRING;
+    freeReplyObject(r);
+    redisFree(c);
+    return there;
+}
+
+static void tweak_wait1(struct config *cfg)
+{
+    cfg->write_replicas = 1;
+}
+
+/* --write-replicas 1 on a cluster: a write's WAIT goes to the board's master, and its records,
+ * written afterwards to their buckets' masters, wait there too. A 200 is on both replicas; a
+ * stopped replica of the board's master, or of the master of the record's bucket alone, makes
+ * the write 503 write_not_replicated (applied on the masters all the same). */
+START_TEST(test_write_replicas_on_cluster)
+{
+    rankd_stop(g_app);
+    g_app = rankd_test_start_with(g_redis.port, TEST_TOKEN, tweak_wait1, NULL);
+    g_port = rankd_port(g_app);
+    const char *board = "wr";
+    int bm = master_of(slot_of_board(board)).port, brep = replica_of(bm);
+    ck_assert_msg(brep > 0, "master %d has no replica", bm);
+    /* ids whose records' bucket is on another master than the board's */
+    char ids[2][16], keys[2][64];
+    int rm = 0, found = 0;
+    for (int i = 0; found < 2 && i < 10000; i++) {
+        char id[16], key[64];
+        snprintf(id, sizeof(id), "i%d", i);
+        records_key("rankd", 1, id, strlen(id), key, sizeof(key));
+        const char *tag = strchr(key, '{') + 1;
+        int m = master_of(crc16_key_slot(tag, strcspn(tag, "}"))).port;
+        if (m == bm || (rm && m != rm))
+            continue;
+        rm = m;
+        snprintf(ids[found], sizeof(ids[found]), "%s", id);
+        snprintf(keys[found], sizeof(keys[found]), "%s", key);
+        found++;
+    }
+    ck_assert_int_eq(found, 2);
+    int rrep = replica_of(rm);
+    ck_assert_msg(rrep > 0, "master %d has no replica", rm);
+    char body[160], zkey[64];
+    snprintf(zkey, sizeof(zkey), "rankd:{%s}:z", board);
+    snprintf(body, sizeof(body), "{\"id\":\"%s\",\"score\":1,\"record\":{\"n\":1}}", ids[0]);
+    it_post_score(board, body); /* 200: on both replicas when answered */
+    ck_assert(replica_holds(brep, "ZSCORE", zkey, ids[0]));
+    ck_assert(replica_holds(rrep, "HGET", keys[0], ids[0]));
+    /* the records' master's replica stopped: the scores are confirmed, the record is not */
+    ck_assert_int_eq(kill(pid_of(rrep), SIGSTOP), 0);
+    struct http_result r;
+    snprintf(body, sizeof(body), "{\"id\":\"%s\",\"score\":2,\"record\":{\"n\":2}}", ids[1]);
+    ck_assert_int_eq(http_write(g_port, "POST", "/boards/wr/scores", body, &r), 0);
+    kill(pid_of(rrep), SIGCONT);
+    ck_assert_msg(r.status == 503, "%ld %s", r.status, r.body);
+    ck_assert_str_eq(http_error_code(&r), "write_not_replicated");
+    http_result_free(&r);
+    redisReply *x = redis_admin_cmd(g_admin, "HGET %s %s", keys[1], ids[1]);
+    ck_assert_int_eq(x->type, REDIS_REPLY_STRING); /* applied on the master all the same */
+    freeReplyObject(x);
+    /* the board's master's replica stopped: the write itself is not confirmed */
+    ck_assert_int_eq(kill(pid_of(brep), SIGSTOP), 0);
+    ck_assert_int_eq(
+        http_write(g_port, "POST", "/boards/wr/scores", "{\"id\":\"plain\",\"score\":3}", &r), 0);
+    kill(pid_of(brep), SIGCONT);
+    ck_assert_msg(r.status == 503, "%ld %s", r.status, r.body);
+    ck_assert_str_eq(http_error_code(&r), "write_not_replicated");
+    http_result_free(&r);
+    ck_assert_int_eq(cluster_proc_wait(&g_cluster, 30), 0);
+    it_post_score(board, "{\"id\":\"back\",\"score\":4}"); /* the replicas back: 200 again */
+    ck_assert(replica_holds(brep, "ZSCORE", zkey, "back"));
+}
+END_TEST
+
 /* ---------------------------------------------------------------- a reader and a writer */
 
 /* A board with members base0..base49, on `slot`: its name into board[0..len). */
@@ -599,6 +705,7 @@ Suite *cluster_suite(void)
         {"reads_with_records", test_reads_with_records, 30},
         {"registry_ghost", test_registry_name_without_board, 30},
         {"several_boards", test_several_boards_refused, 30},
+        {"write_replicas", test_write_replicas_on_cluster, 60},
         {"reshard_busy", test_reshard_busy_board, 60},
         {"ask_migration", test_ask_during_migration, 60},
         {"failover", test_master_killed_replica_promoted, 90},

@@ -283,6 +283,7 @@ static const char *const k_env[] = {
     "RANKD_ACCESS_LOG",
     "RANKD_WRITE_TOKEN_FILE",
     "RANKD_READ_FROM_REPLICAS",
+    "RANKD_WRITE_REPLICAS",
 };
 
 /* Checked fixture (runs in the test's own process): no RANKD_* variable from the caller. */
@@ -694,6 +695,32 @@ START_TEST(test_parse_ops_options)
 }
 END_TEST
 
+/* --write-replicas: 0 (asynchronous replication) by default, 0..16, flag or variable. */
+START_TEST(test_parse_write_replicas)
+{
+    struct config c;
+    ck_assert_int_eq(parse(&c, NULL), 0);
+    ck_assert_int_eq(c.write_replicas, 0);
+    const char *const a1[] = {"--write-replicas=2", NULL};
+    ck_assert_int_eq(parse(&c, a1), 0);
+    ck_assert_int_eq(c.write_replicas, 2);
+    setenv("RANKD_WRITE_REPLICAS", "16", 1);
+    ck_assert_int_eq(parse(&c, NULL), 0);
+    ck_assert_int_eq(c.write_replicas, 16);
+    ck_assert_int_eq(parse(&c, a1), 0); /* the flag wins */
+    ck_assert_int_eq(c.write_replicas, 2);
+    setenv("RANKD_WRITE_REPLICAS", "17", 1);
+    ck_assert_int_eq(parse(&c, NULL), -EINVAL);
+    assert_err_mentions("RANKD_WRITE_REPLICAS");
+    unsetenv("RANKD_WRITE_REPLICAS");
+    const char *const bad[][2] = {{"--write-replicas=-1", NULL}, {"--write-replicas=x", NULL}};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        ck_assert_int_eq(parse(&c, bad[i]), -EINVAL);
+        assert_err_mentions("--write-replicas");
+    }
+}
+END_TEST
+
 Suite *config_suite(void)
 {
     Suite *s = suite_create("config");
@@ -737,6 +764,7 @@ Suite *config_suite(void)
     tcase_add_test(tc, test_parse_cluster_url);
     tcase_add_test(tc, test_parse_ops_options);
     tcase_add_test(tc, test_parse_read_from_replicas);
+    tcase_add_test(tc, test_parse_write_replicas);
     suite_add_tcase(s, tc);
 
     return s;

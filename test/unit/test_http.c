@@ -21,6 +21,8 @@ static const struct expect {
     {HTTP_ERRNO_IDEMPOTENT, -ECONNRESET, 503, "write_outcome_unknown", 1},
     {HTTP_ERRNO_WRITE, -ETIME, 503, "write_outcome_unknown", 1},
     {HTTP_ERRNO_WRITE, -ECONNRESET, 503, "write_outcome_unknown", 1},
+    {HTTP_ERRNO_IDEMPOTENT, -EREMOTEIO, 503, "write_not_replicated", 1}, /* --write-replicas */
+    {HTTP_ERRNO_WRITE, -EREMOTEIO, 503, "write_not_replicated", 1},
     {HTTP_ERRNO_BOARD, -ENOENT, 404, "board_not_found", 0},
     {HTTP_ERRNO_BOARD, -ENODATA, 404, "member_not_found", 0},
     {HTTP_ERRNO_BOARD, -EINVAL, 400, "invalid_period", 0},
@@ -162,6 +164,21 @@ START_TEST(precedence)
     ck_assert_str_eq(http_errno_find(0, -ENOMEM)->code, "internal");
     ck_assert_str_eq(http_errno_find(HTTP_ERRNO_SCORE, -EIO)->code, "invalid_score");
     ck_assert_ptr_eq(http_errno_find(0, ETIMEDOUT), http_errno_find(0, -ETIMEDOUT));
+    /* --write-replicas: applied on the primary, unconfirmed; "again" only with a key, and never
+     * "safe to retry" */
+    const struct http_errno_row *nr =
+        http_errno_find(HTTP_ERRNO_WRITE | HTTP_ERRNO_BOARD, -EREMOTEIO);
+    const struct http_errno_row *nk =
+        http_errno_find(HTTP_ERRNO_WRITE | HTTP_ERRNO_BOARD | HTTP_ERRNO_IDEMPOTENT, -EREMOTEIO);
+    ck_assert_str_eq(nr->code, "write_not_replicated");
+    ck_assert_str_eq(nk->code, "write_not_replicated");
+    ck_assert_ptr_nonnull(strstr(nr->message, "applied on the primary"));
+    ck_assert_ptr_null(strstr(nr->message, "Idempotency-Key"));
+    ck_assert_ptr_nonnull(strstr(nk->message, "same key"));
+    ck_assert_ptr_nonnull(strstr(nk->message, "at most once"));
+    ck_assert_ptr_null(strcasestr(nr->message, "safe to retry"));
+    ck_assert_ptr_null(strcasestr(nk->message, "safe to retry"));
+    ck_assert_str_eq(http_errno_find(0, -EREMOTEIO)->code, "internal"); /* a write's only */
 }
 END_TEST
 

@@ -48,7 +48,7 @@ static size_t write_chunk(int range_at, int rc)
     size_t n = upload_chunk_entries(u, &set, &c);
     for (size_t i = 0; i < n; i++)
         c.out[i].rc = (int)i == range_at ? -ERANGE : 0;
-    upload_chunk_written(&c, rc ? 0 : n, rc);
+    upload_chunk_written(&c, rc && rc != -EREMOTEIO ? 0 : n, rc); /* -EREMOTEIO: applied */
     upload_settle(u, rc, &set, &c);
     upload_chunk_free(&c);
     return n;
@@ -226,6 +226,35 @@ START_TEST(test_fault_counts_what_is_settled)
 }
 END_TEST
 
+/* --write-replicas: a chunk applied on the primary and not confirmed on the replicas is settled
+ * (its lines are never to be sent again), and the reply says so; the lines after it are not. */
+START_TEST(test_unreplicated_chunk_is_settled)
+{
+    char *first = lines(1, UPLOAD_CHUNK_LINES, "{\"id\":\"m", "\",\"score\":1}");
+    ck_assert_int_eq(feed(first), 1);
+    write_chunk(-1, 0);
+    char *second = lines(UPLOAD_CHUNK_LINES + 1, 20, "{\"id\":\"m", "\",\"score\":1}");
+    ck_assert_int_eq(feed(second), 0);
+    ck_assert_int_eq(feed(NULL), 0);
+    write_chunk(-1, -EREMOTEIO);
+    int status = 0, retry = 0;
+    const char *code = NULL;
+    char msg[600];
+    upload_fault(u, -EREMOTEIO, &status, &code, &retry, msg, sizeof(msg));
+    ck_assert_int_eq(status, 503);
+    ck_assert_int_eq(retry, 1);
+    ck_assert_str_eq(code, "write_not_replicated");
+    ck_assert_msg(strstr(msg, "320 lines were applied and 0 rejected, every line up to line 320 "
+                              "is settled (the last chunk's on the primary, not confirmed on the "
+                              "replicas: do not send those again); send the lines after line "
+                              "320 again."),
+                  "%s", msg);
+    ck_assert_ptr_null(strstr(msg, "may or may not"));
+    free(first);
+    free(second);
+}
+END_TEST
+
 START_TEST(test_too_long_line)
 {
     size_t big = (size_t)UPLOAD_LINE_MAX + 10;
@@ -273,6 +302,7 @@ Suite *upload_suite(void)
         {"rejected_in_line_order", test_rejected_in_line_order},
         {"resumed_chunk", test_resumed_chunk},
         {"fault_counts_what_is_settled", test_fault_counts_what_is_settled},
+        {"unreplicated_chunk_is_settled", test_unreplicated_chunk_is_settled},
         {"too_long_line", test_too_long_line},
         {"rejected_list_capped", test_rejected_list_capped},
     };

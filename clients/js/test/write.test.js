@@ -314,6 +314,22 @@ describe('errors', () => {
         }
     });
 
+    it('503 write_not_replicated (--write-replicas): outcomeUnknown; retryable only with a key', async () => {
+        const body = { error: { code: 'write_not_replicated', message: 'The write was applied on the primary, but not confirmed on the replicas.' } };
+        const fake = async () => new Response(JSON.stringify(body), {
+            status: 503, headers: { 'Content-Type': 'application/json', 'Retry-After': '1' },
+        });
+        const c = new RankdWriteClient({ baseUrl: 'http://rankd.invalid', token: 't', fetch: fake });
+        const e = await rejection(c.writeScore('b', { id: 'x', score: 1, op: 'incr' }));
+        assert.ok(e instanceof RankdError);
+        assert.deepEqual([e.status, e.code, e.outcomeUnknown, e.idempotent, e.retryable, e.retryAfter],
+            [503, 'write_not_replicated', true, false, false, 1]);
+        const k = await rejection(c.writeScore('b', { id: 'x', score: 1, op: 'incr' }, { idempotencyKey: 'k3' }));
+        assert.deepEqual([k.outcomeUnknown, k.idempotent, k.retryable], [true, true, true]);
+        const d = await rejection(c.deleteMember('b', 'x'));
+        assert.deepEqual([d.code, d.outcomeUnknown, d.retryable], ['write_not_replicated', true, false]);
+    });
+
     it('503 redis_unavailable on a write: retryable, outcome known', async () => {
         const fake = async () => new Response('{"error":{"code":"redis_unavailable","message":"down"}}', { status: 503, headers: { 'Retry-After': '1' } });
         const e = await rejection(new RankdWriteClient({ baseUrl: 'http://rankd.invalid', token: 't', fetch: fake }).writeScore('b', { id: 'x', score: 1 }));
