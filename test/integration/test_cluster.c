@@ -28,7 +28,7 @@ struct node_info {
 static int cluster_nodes(struct node_info *out, int max)
 {
     for (int k = 0; k < CLUSTER_PROC_NODES; k++) {
-        if (kill(g_cluster.pids[k], 0) != 0)
+        if (kill(cluster_proc_pid(&g_cluster, k), 0) != 0)
             continue;
         redisContext *c = redis_admin(g_cluster.ports[k]);
         redisReply *r = redisCommand(c, "CLUSTER NODES");
@@ -77,7 +77,7 @@ static struct node_info master_of(int slot)
 {
     int port = 0;
     for (int k = 0; k < CLUSTER_PROC_NODES && !port; k++) {
-        if (kill(g_cluster.pids[k], 0) != 0)
+        if (kill(cluster_proc_pid(&g_cluster, k), 0) != 0)
             continue;
         redisContext *c = redis_admin(g_cluster.ports[k]);
         redisReply *r = redisCommand(c, "CLUSTER SLOTS");
@@ -429,7 +429,7 @@ static pid_t pid_of(int port)
 {
     for (int i = 0; i < CLUSTER_PROC_NODES; i++)
         if (g_cluster.ports[i] == port)
-            return g_cluster.pids[i];
+            return cluster_proc_pid(&g_cluster, i);
     ck_abort_msg("no node on port %d", port);
     return 0;
 }
@@ -648,7 +648,7 @@ START_TEST(test_master_killed_replica_promoted)
     pid_t pid = 0;
     for (int i = 0; i < CLUSTER_PROC_NODES; i++)
         if (g_cluster.ports[i] == m.port)
-            pid = g_cluster.pids[i];
+            pid = cluster_proc_pid(&g_cluster, i);
     ck_assert_int_gt(pid, 0);
     static struct load l; /* big (every write's time): not on the stack */
     memset(&l, 0, sizeof(l));

@@ -258,7 +258,7 @@ static int slot_nodes(int slot, int *master, int *replicas, pid_t *replica_pids,
 {
     *master = 0;
     for (int k = 0; k < CLUSTER_PROC_NODES && !*master; k++) {
-        if (kill(g_cluster.pids[k], 0) != 0)
+        if (kill(cluster_proc_pid(&g_cluster, k), 0) != 0)
             continue;
         redisContext *c = redis_admin(g_cluster.ports[k]);
         redisReply *r = redisCommand(c, "CLUSTER SLOTS");
@@ -273,12 +273,12 @@ static int slot_nodes(int slot, int *master, int *replicas, pid_t *replica_pids,
     ck_assert_int_gt(*master, 0);
     int n = 0;
     for (int k = 0; k < CLUSTER_PROC_NODES && n < max; k++) {
-        if (kill(g_cluster.pids[k], 0) != 0)
+        if (kill(cluster_proc_pid(&g_cluster, k), 0) != 0)
             continue;
         redisReply *r = node_cmd(g_cluster.ports[k], "ROLE%s", "");
         if (r && r->type == REDIS_REPLY_ARRAY && r->elements >= 3 &&
             strcmp(r->element[0]->str, "slave") == 0 && r->element[2]->integer == *master) {
-            replica_pids[n] = g_cluster.pids[k];
+            replica_pids[n] = cluster_proc_pid(&g_cluster, k);
             replicas[n++] = g_cluster.ports[k];
         }
         freeReplyObject(r);
@@ -291,7 +291,7 @@ static void cluster_roles(int *masters, int *nm, int *replicas, int *nr)
 {
     *nm = *nr = 0;
     for (int k = 0; k < CLUSTER_PROC_NODES; k++) {
-        if (kill(g_cluster.pids[k], 0) != 0)
+        if (kill(cluster_proc_pid(&g_cluster, k), 0) != 0)
             continue;
         redisReply *r = node_cmd(g_cluster.ports[k], "ROLE%s", "");
         if (r && r->type == REDIS_REPLY_ARRAY && strcmp(r->element[0]->str, "slave") == 0)

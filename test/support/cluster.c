@@ -87,6 +87,18 @@ int cluster_proc_wait(const struct cluster_proc *c, int seconds)
     return run_script(c, "wait", s) == 0 ? 0 : -1;
 }
 
+pid_t cluster_proc_pid(const struct cluster_proc *c, int i)
+{
+    char path[200];
+    snprintf(path, sizeof(path), "%s/%d/redis.pid", c->dir, c->ports[i]);
+    FILE *f = fopen(path, "r");
+    int pid = 0;
+    int ok = f && fscanf(f, "%d", &pid) == 1 && pid > 0;
+    if (f)
+        fclose(f);
+    return ok ? (pid_t)pid : c->pids[i];
+}
+
 int cluster_proc_restart(struct cluster_proc *c, int port)
 {
     char p[16];

@@ -32,6 +32,11 @@ void cluster_proc_stop(struct cluster_proc *c);
 /** Wait until every node still running says cluster_state:ok (a failover's end). 0 or -1. */
 int cluster_proc_wait(const struct cluster_proc *c, int seconds);
 
+/** The process of node i (c->ports[i]) now: its pid file's (a node a test restarted has a new
+ *  one, and Check runs each test in a child of its own, so c->pids may be stale), else c->pids[i].
+ */
+pid_t cluster_proc_pid(const struct cluster_proc *c, int i);
+
 /** Start node `port` again after a test killed it (it rejoins with its nodes.conf); c->pids and
  *  the directory's pids file follow. 0 or -1. */
 int cluster_proc_restart(struct cluster_proc *c, int port);
