@@ -4,21 +4,28 @@
  * restart, both its connections of every event thread, and nothing fails but 503s. With
  * --write-replicas 1 (WAIT, one per flush): every 200 is on the replica, a stopped replica makes
  * writes 503 write_not_replicated, many writes share one WAIT, and a forced failover loses no
- * acknowledged write. And what the sentinels' review found, on sentinels the test plays itself
- * (fake_resp.h): a sentinel naming a replica or a dead address is passed over in the same dial,
- * a stopped watched sentinel does not hide a failover, a dial that ended after the primary moved
- * is dialled again, the move is judged before the fail-fast of an unanswering connection, and a
- * READONLY in any reply of a group moves rankd. */
+ * acknowledged write. And what the sentinels' review found, on real servers as well (one more
+ * sentinel of its own, scripts/sentinel-fixture.sh extra; plain redis-servers): a sentinel
+ * naming a replica or a dead address is passed over in the same dial, a stopped watched
+ * sentinel does not hide a failover, a dial that ended after the primary moved is dialled
+ * again, the move is judged before the fail-fast of an unanswering connection, and a READONLY
+ * in any reply of a group moves rankd. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "fake_resp.h"
 #include "load.h"
+#include "store_sentinel.h"
 #include "suites.h"
 
 #define SCRIPT "scripts/sentinel-fixture.sh"
@@ -33,7 +40,6 @@ struct sentinels {
 static char g_url[256];      /* the URL tweak() gives rankd */
 static int g_write_replicas; /* and --write-replicas */
 static int g_http_threads;   /* and --http-threads (0: the test default) */
-static char g_dir[128];      /* the set-up to stop when the test's process ends, passed or not */
 
 static int run_script(const char *verb, const char *dir)
 {
@@ -48,11 +54,49 @@ static int run_script(const char *verb, const char *dir)
     return pid > 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-/* atexit: a failed assertion ends the test's process before its own stop (Check's fork mode) */
-static void stop_at_exit(void)
+/* The set-up in `dir` is stopped when the test's process ends, passed or not. An atexit
+ * handler would not do: a failed assertion ends the process with _exit (Check's fork mode) and
+ * a timeout with SIGKILL (of its process group). So a process of its own (its own session)
+ * waits for the end of a pipe that only the test's process holds (close-on-exec: no server
+ * inherits it), then runs `SCRIPT stop dir`; unless told first, by a byte, that the test
+ * stopped it itself (guard_done). */
+static int g_guard = -1;
+static pid_t g_guard_pid;
+
+static void guard_start(const char *dir)
 {
-    if (g_dir[0])
-        run_script("stop", g_dir);
+    int p[2];
+    ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        setsid();
+        for (int fd = 3; fd < 1024; fd++)
+            if (fd != p[0])
+                close(fd);
+        char c;
+        ssize_t n;
+        while ((n = read(p[0], &c, 1)) < 0 && errno == EINTR)
+            ;
+        if (n == 0)
+            execl(SCRIPT, SCRIPT, "stop", dir, (char *)NULL);
+        _exit(0);
+    }
+    close(p[0]);
+    g_guard = p[1];
+    g_guard_pid = pid;
+}
+
+/* The test stopped its set-up: the guard ends without stopping anything. */
+static void guard_done(void)
+{
+    if (g_guard < 0)
+        return;
+    if (write(g_guard, "x", 1) != 1)
+        perror("sentinel guard");
+    close(g_guard);
+    g_guard = -1;
+    waitpid(g_guard_pid, NULL, 0);
 }
 
 static void sentinels_start(struct sentinels *s)
@@ -60,8 +104,7 @@ static void sentinels_start(struct sentinels *s)
     memset(s, 0, sizeof(*s));
     snprintf(s->dir, sizeof(s->dir), "/tmp/rankd-sentinel-XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(s->dir));
-    snprintf(g_dir, sizeof(g_dir), "%s", s->dir);
-    atexit(stop_at_exit);
+    guard_start(s->dir);
     ck_assert_msg(run_script("start", s->dir) == 0, "%s start %s failed", SCRIPT, s->dir);
     char path[200];
     snprintf(path, sizeof(path), "%s/ports", s->dir);
@@ -87,7 +130,7 @@ static void sentinels_start(struct sentinels *s)
 static void sentinels_stop(struct sentinels *s)
 {
     run_script("stop", s->dir);
-    g_dir[0] = '\0';
+    guard_done();
 }
 
 static void tweak(struct config *cfg)
@@ -419,79 +462,81 @@ START_TEST(test_sentinel_writes_share_waits)
 }
 END_TEST
 
-/* ---------------------------------------------------------- the review's, on fake sentinels */
+/* ------------------------------------------------- the review's, on more real servers */
 
-/* A sentinel the test plays: it names `port` (host 127.0.0.1) for any master, after `delay_ms`;
- * SUBSCRIBE and PING are answered as a sentinel does. */
-struct fake_sentinel {
-    struct fake_resp f;
-    atomic_int port, delay_ms, asked;
-};
-
-static void sentinel_answer(struct fake_resp *f, int conn, int argc, char **argv)
+/* One more server in the set-up's directory (scripts/sentinel-fixture.sh `verb` DIR NAME ARG:
+ * "extra", a sentinel of its own that names 127.0.0.1:ARG as mymaster; "redis", a plain
+ * redis-server, ARG its configuration file or NULL), stopped with the set-up: its port. */
+static int more_server(const char *dir, const char *verb, const char *name, const char *arg)
 {
-    struct fake_sentinel *fs = f->arg;
-    if (strcasecmp(argv[0], "SENTINEL") == 0 && argc >= 3) {
-        atomic_fetch_add(&fs->asked, 1);
-        char p[16]; /* the primary as it is when asked, answered after the delay */
-        snprintf(p, sizeof(p), "%d", atomic_load(&fs->port));
-        int delay = atomic_load(&fs->delay_ms);
-        if (delay > 0)
-            usleep((useconds_t)delay * 1000);
-        fake_resp_replyf(f, conn, "*2\r\n$9\r\n127.0.0.1\r\n$%zu\r\n%s\r\n", strlen(p), p);
-    } else if (strcasecmp(argv[0], "SUBSCRIBE") == 0 && argc == 2) {
-        fake_resp_subscribe(f, conn);
-        fake_resp_replyf(f, conn, "*3\r\n$9\r\nsubscribe\r\n$%zu\r\n%s\r\n:1\r\n", strlen(argv[1]),
-                         argv[1]);
-    } else if (strcasecmp(argv[0], "PING") == 0) {
-        fake_resp_replyf(f, conn,
-                         f->subscribed[conn] ? "*2\r\n$4\r\npong\r\n$0\r\n\r\n" : "+PONG\r\n");
-    } else {
-        fake_resp_replyf(f, conn, "-ERR unknown command\r\n");
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl(SCRIPT, SCRIPT, verb, dir, name, arg, (char *)NULL);
+        _exit(127);
     }
-}
-
-static void fake_sentinel_start(struct fake_sentinel *fs, int names)
-{
-    atomic_init(&fs->port, names);
-    atomic_init(&fs->delay_ms, 0);
-    atomic_init(&fs->asked, 0);
-    ck_assert_int_eq(fake_resp_start(&fs->f, sentinel_answer, fs), 0);
-}
-
-/* Publish +switch-master of mymaster from `from` to `to` (ports on 127.0.0.1), naming `to`
- * from now on. */
-static void fake_switch(struct fake_sentinel *fs, int from, int to)
-{
-    atomic_store(&fs->port, to);
-    char msg[128];
-    snprintf(msg, sizeof(msg), "mymaster 127.0.0.1 %d 127.0.0.1 %d", from, to);
-    fake_resp_publish(&fs->f, "+switch-master", msg);
-}
-
-/* A port nothing listens on (bound, then closed). */
-static int dead_port(void)
-{
-    struct fake_resp f;
-    ck_assert_int_eq(fake_resp_start(&f, sentinel_answer, NULL), 0);
-    int port = f.port;
-    fake_resp_stop(&f);
+    int st = 0;
+    while (pid > 0 && waitpid(pid, &st, 0) < 0)
+        ;
+    ck_assert_msg(pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s %s %s %s failed", SCRIPT,
+                  verb, dir, name);
+    char path[200];
+    snprintf(path, sizeof(path), "%s/%s/port", dir, name);
+    FILE *f = fopen(path, "r");
+    int port = 0;
+    ck_assert(f && fscanf(f, "%d", &port) == 1);
+    fclose(f);
     return port;
 }
 
-/* The first sentinel of the list names the replica (then an address nothing listens on): a
- * dial passes it over for the next sentinel, in the same dial, and writes go to the primary
- * (before the fix the dial gave up on it, and asked it first again: rankd was pinned to it, all
- * 503s). */
+/* A sentinel of its own naming 127.0.0.1:`names` for the whole test (scripts/sentinel-fixture.sh
+ * extra: quorum 1, down-after-milliseconds 600000, so it never fails that address over). */
+static int extra_sentinel(const char *dir, const char *name, int names)
+{
+    char port[16];
+    snprintf(port, sizeof(port), "%d", names);
+    return more_server(dir, "extra", name, port);
+}
+
+/* The primary's port as the sentinel on `port` names it now (0: none). */
+static int names_now(int port)
+{
+    redisContext *c = redis_admin(port);
+    redisReply *r = redisCommand(c, "SENTINEL get-master-addr-by-name mymaster");
+    int p = r && r->type == REDIS_REPLY_ARRAY && r->elements == 2 ? atoi(r->element[1]->str) : 0;
+    freeReplyObject(r);
+    redisFree(c);
+    return p;
+}
+
+/* A loopback port nothing listens on for as long as *fd is open: bound, never listening (a
+ * connection to it is refused), so no other process takes it meanwhile. */
+static int closed_port(int *fd)
+{
+    *fd = socket(AF_INET, SOCK_STREAM, 0);
+    ck_assert_int_ge(*fd, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(a);
+    ck_assert_int_eq(bind(*fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    ck_assert_int_eq(getsockname(*fd, (struct sockaddr *)&a, &len), 0);
+    return ntohs(a.sin_port);
+}
+
+/* The first sentinel of the list, a real one of its own (scripts/sentinel-fixture.sh extra),
+ * names the replica (ROLE: a replica), or an address nothing listens on; the fixture's real
+ * sentinels follow it. A dial passes it over for the next sentinel, in the same dial, and
+ * writes go to the primary (before the fix the dial gave up on it and asked it first again:
+ * rankd was pinned to it, every write 503). */
 static void passed_over(int names_replica)
 {
     struct sentinels s;
     sentinels_start(&s);
-    struct fake_sentinel fs;
-    fake_sentinel_start(&fs, names_replica ? s.replica : dead_port());
+    int hold = -1;
+    int target = names_replica ? s.replica : closed_port(&hold);
+    int x = extra_sentinel(s.dir, "x", target);
+    ck_assert_int_eq(names_now(x), target);
     snprintf(g_url, sizeof(g_url),
-             "redis-sentinel://127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d/mymaster", fs.f.port,
-             s.sentinel[0], s.sentinel[1]);
+             "redis-sentinel://127.0.0.1:%d,127.0.0.1:%d,127.0.0.1:%d/mymaster", x, s.sentinel[0],
+             s.sentinel[1]);
     struct rankd *app = rankd_test_start_with(s.primary, TEST_TOKEN, tweak, NULL);
     int port = rankd_port(app);
     for (int i = 0; i < 10; i++) {
@@ -501,9 +546,12 @@ static void passed_over(int names_replica)
         post_ok(port, body);
         ck_assert(held(s.primary, "w", id));
     }
-    ck_assert_int_gt(atomic_load(&fs.asked), 0); /* it was asked, and its answer passed over */
+    /* the first sentinel named it all along: its answer was passed over, every time */
+    ck_assert_int_eq(names_now(x), target);
+    ck_assert_int_eq(primary_now(&s), s.primary);
     rankd_stop(app);
-    fake_resp_stop(&fs.f);
+    if (hold >= 0)
+        close(hold);
     sentinels_stop(&s);
 }
 
@@ -588,35 +636,36 @@ START_TEST(test_sentinel_watched_stopped)
 }
 END_TEST
 
-/* Two plain Redis servers as the old and the new primary, and a fake sentinel naming a. */
-struct two {
-    struct redis_proc a, b;
-    struct fake_sentinel fs;
-    struct rankd *app;
-    int port;
-};
-
-static void two_start(struct two *t)
+/* SENTINEL FAILOVER of mymaster on the sentinel on `port`. */
+static void force_failover(int port)
 {
-    memset(t, 0, sizeof(*t));
-    ck_assert_int_eq(redis_proc_start(&t->a), 0);
-    ck_assert_int_eq(redis_proc_start(&t->b), 0);
-    fake_sentinel_start(&t->fs, t->a.port);
-    snprintf(g_url, sizeof(g_url), "redis-sentinel://127.0.0.1:%d/mymaster", t->fs.f.port);
-    g_http_threads = 1;
-    t->app = rankd_test_start_with(t->a.port, TEST_TOKEN, tweak, NULL);
-    t->port = rankd_port(t->app);
-    post_ok(t->port, "{\"id\":\"a\",\"score\":1,\"op\":\"set\"}");
-    ck_assert(held(t->a.port, "w", "a"));
-    usleep(200000); /* the watch subscribed to the fake */
+    redisContext *c = redis_admin(port);
+    redisReply *r = redisCommand(c, "SENTINEL FAILOVER mymaster");
+    ck_assert_msg(r && r->type == REDIS_REPLY_STATUS, "SENTINEL FAILOVER: %s",
+                  r && r->str ? r->str : "-");
+    freeReplyObject(r);
+    redisFree(c);
 }
 
-static void two_stop(struct two *t)
+/* Until rankd's primary epoch moves from `from` (its watch heard +switch-master): 1, or 0
+ * after `ms`. */
+static int epoch_moved(uint64_t from, int ms)
 {
-    rankd_stop(t->app);
-    fake_resp_stop(&t->fs.f);
-    redis_proc_stop(&t->a);
-    redis_proc_stop(&t->b);
+    int64_t t0 = util_now_ms();
+    while (store_sentinel_epoch() == from && util_now_ms() - t0 < ms)
+        usleep(2000);
+    return store_sentinel_epoch() != from;
+}
+
+static int g_redis_timeout_ms, g_request_timeout_ms; /* the tests' own, when set */
+
+static void tweak_slow(struct config *cfg)
+{
+    tweak(cfg);
+    if (g_redis_timeout_ms)
+        cfg->redis_timeout_ms = g_redis_timeout_ms;
+    if (g_request_timeout_ms)
+        cfg->request_timeout_ms = g_request_timeout_ms;
 }
 
 struct later_post {
@@ -633,102 +682,154 @@ static void *later_run(void *arg)
     return NULL;
 }
 
-/* A dial asks the sentinel, which answers the old primary late; the primary moves (a
- * +switch-master) while it waits. The dial that ends then must not be used: it is dialled
- * again, the write held meanwhile goes to the new primary (before the fix the connection to
- * the old one was adopted, the write acknowledged there: lost). */
+/* A dial that began before the primary moved and ended after it: the sentinels named the old
+ * primary (then still the primary), which answers the dial only once the sentinels promoted
+ * the replica and rankd's watch heard +switch-master (the old primary SIGSTOPped meanwhile:
+ * the dial's ROLE waits, under a 12 s command timeout; then SIGCONT, and it says master, as it
+ * does for some 8 s before the sentinels demote it). That dial must not be used: it is dialled
+ * again, and the write held meanwhile lands on the new primary (before the fix the connection
+ * to the old one was adopted and the write acknowledged there: lost). */
 START_TEST(test_sentinel_dial_after_switch)
 {
-    struct two t;
-    two_start(&t);
-    redisContext *c = redis_admin(t.a.port);
+    struct sentinels s;
+    sentinels_start(&s);
+    g_http_threads = 1;
+    g_redis_timeout_ms = 12000;
+    g_request_timeout_ms = 25000;
+    struct rankd *app = rankd_test_start_with(s.primary, TEST_TOKEN, tweak_slow, NULL);
+    int port = rankd_port(app);
+    post_ok(port, "{\"id\":\"a\",\"score\":1,\"op\":\"set\"}");
+    ck_assert(held(s.primary, "w", "a"));
+    usleep(300000); /* the watch subscribed */
+    redisContext *c = redis_admin(s.primary);
     freeReplyObject(redisCommand(c, "CLIENT KILL TYPE normal")); /* rankd's: the next send dials */
     redisFree(c);
-    usleep(100000);
-    atomic_store(&t.fs.delay_ms, 500);
-    struct later_post p = {.port = t.port, .body = "{\"id\":\"x\",\"score\":2,\"op\":\"set\"}"};
+    usleep(200000);
+    uint64_t e0 = store_sentinel_epoch();
+    ck_assert_int_eq(kill(s.primary_pid, SIGSTOP), 0);
+    struct later_post p = {.port = port, .body = "{\"id\":\"x\",\"score\":2,\"op\":\"set\"}"};
     ck_assert_int_eq(pthread_create(&p.th, NULL, later_run, &p), 0);
-    usleep(200000); /* the dial waits for the sentinel's answer: a */
-    atomic_store(&t.fs.delay_ms, 0);
-    fake_switch(&t.fs, t.a.port, t.b.port);
+    usleep(300000); /* the dial asked sentinel 0 (the primary, then) and waits for its ROLE */
+    int64_t t0 = util_now_ms();
+    force_failover(s.sentinel[0]);
+    int heard = epoch_moved(e0, 10000);
+    int64_t took = util_now_ms() - t0;
+    int named = names_now(s.sentinel[0]);
+    usleep(100000);
+    kill(s.primary_pid, SIGCONT); /* the old dial's ROLE answered: "master" */
     pthread_join(p.th, NULL);
+    fprintf(stderr,
+            "sentinel: dial across the switch: +switch-master heard %.1f s after FAILOVER\n",
+            (double)took / 1000);
+    ck_assert_msg(heard, "rankd heard no switch within 10 s (the dial's ROLE waits 12 s)");
+    ck_assert_int_eq(named, s.replica);
     ck_assert_msg(p.r.status == 200, "%ld %s", p.r.status, p.r.body);
     http_result_free(&p.r);
-    ck_assert_msg(!held(t.a.port, "w", "x"), "a write acknowledged on the old primary");
-    ck_assert(held(t.b.port, "w", "x"));
-    two_stop(&t);
+    ck_assert_msg(!held(s.primary, "w", "x"), "a write acknowledged on the old primary");
+    ck_assert(held(s.replica, "w", "x"));
+    rankd_stop(app);
+    sentinels_stop(&s);
 }
 END_TEST
 
 /* The primary stops answering (SIGSTOP): a write times out, and sends fail fast from then on;
- * then the primary moves. The move is judged first: the next write is held for a dial to the
- * new primary and answered 200 there, not failed fast against the old one (before the fix it
- * was 503 for the 100 ms a busy old connection is given). */
+ * then the sentinels promote the replica (SENTINEL FAILOVER on the watched one). The move is
+ * judged first: the write sent as soon as rankd heard it (its primary epoch moved) is held for
+ * a dial to the new primary and answered 200 there, not failed fast against the old one
+ * (before the fix it was 503 for the 100 ms a busy old connection is given). */
 START_TEST(test_sentinel_moved_before_fail_fast)
 {
-    struct two t;
-    two_start(&t);
-    ck_assert_int_eq(kill(t.a.pid, SIGSTOP), 0);
+    struct sentinels s;
+    sentinels_start(&s);
+    g_http_threads = 1;
+    /* a write given up at its request's 1 s, a connection dropped for silence only after two
+     * 10 s command timeouts: still there, stale, when the failover ends */
+    g_redis_timeout_ms = 10000;
+    g_request_timeout_ms = 1000;
+    struct rankd *app = rankd_test_start_with(s.primary, TEST_TOKEN, tweak_slow, NULL);
+    int port = rankd_port(app);
+    post_ok(port, "{\"id\":\"a\",\"score\":1,\"op\":\"set\"}");
+    usleep(300000); /* the watch subscribed */
+    uint64_t e0 = store_sentinel_epoch();
+    ck_assert_int_eq(kill(s.primary_pid, SIGSTOP), 0);
     struct http_result r;
-    post(t.port, "{\"id\":\"stuck\",\"score\":2,\"op\":\"set\"}", NULL, &r);
-    ck_assert_int_eq(r.status, 503); /* sent, unanswered */
+    post(port, "{\"id\":\"stuck\",\"score\":2,\"op\":\"set\"}", NULL, &r);
+    ck_assert_msg(r.status == 503, "sent, unanswered: %ld %s", r.status, r.body);
     http_result_free(&r);
-    fake_switch(&t.fs, t.a.port, t.b.port);
-    usleep(50000); /* the watch heard it */
-    post(t.port, "{\"id\":\"y\",\"score\":3,\"op\":\"set\"}", NULL, &r);
-    kill(t.a.pid, SIGCONT);
-    ck_assert_msg(r.status == 200, "%ld %s", r.status, r.body);
+    force_failover(s.sentinel[0]);
+    int heard = epoch_moved(e0, 20000);
+    if (heard)
+        post(port, "{\"id\":\"y\",\"score\":3,\"op\":\"set\"}", NULL, &r);
+    kill(s.primary_pid, SIGCONT);
+    ck_assert_msg(heard, "rankd heard no switch within 20 s");
+    ck_assert_msg(r.status == 200, "the first write after the move: %ld %s", r.status, r.body);
     http_result_free(&r);
-    ck_assert(held(t.b.port, "w", "y"));
-    two_stop(&t);
+    ck_assert(held(s.replica, "w", "y"));
+    rankd_stop(app);
+    sentinels_stop(&s);
 }
 END_TEST
 
-/* A node that answers the first command of a group READONLY and the others as they ask (a
- * group of five: /admin/redis's report): that READONLY moves rankd to the primary the
- * sentinel names now, like one in a group's last reply (before the fix only the last reply was
- * looked at, and rankd stayed). */
-static void node_answer(struct fake_resp *f, int conn, int argc, char **argv)
-{
-    if (strcasecmp(argv[0], "ROLE") == 0)
-        fake_resp_replyf(f, conn, "*3\r\n$6\r\nmaster\r\n:0\r\n*0\r\n");
-    else if (strcasecmp(argv[0], "SCRIPT") == 0 && argc == 3 && strcasecmp(argv[1], "LOAD") == 0)
-        fake_resp_replyf(f, conn, "$40\r\n%040d\r\n", atomic_load(&f->served));
-    else if (strcasecmp(argv[0], "INFO") == 0)
-        fake_resp_replyf(f, conn, "-READONLY You can't write against a read only replica.\r\n");
-    else if (strcasecmp(argv[0], "DBSIZE") == 0)
-        fake_resp_replyf(f, conn, ":0\r\n");
-    else if (strcasecmp(argv[0], "SLOWLOG") == 0 && argc == 2)
-        fake_resp_replyf(f, conn, ":0\r\n");
-    else if (strcasecmp(argv[0], "PING") == 0)
-        fake_resp_replyf(f, conn, "+PONG\r\n");
-    else
-        fake_resp_replyf(f, conn, "*0\r\n");
-    (void)argc;
-}
-
+/* READONLY in the first reply of a group of five (/admin/redis's report: INFO, SLOWLOG GET,
+ * SLOWLOG LEN, LATENCY LATEST, DBSIZE) moves rankd to the primary the sentinel names now, as
+ * one in a group's last reply does (before the fix only the last reply was looked at, and
+ * rankd stayed). No group rankd sends has a write before its last command, so the servers
+ * here make the report's first command one: two real redis-servers whose INFO is LPUSH
+ * (rename-command LPUSH INFO; INFO itself renamed away), which a real replica refuses with
+ * READONLY while it answers the other four. The sentinel (a real one) names a; then, behind
+ * rankd's back, it names b (SENTINEL REMOVE and MONITOR: no +switch-master) and a becomes b's
+ * replica (REPLICAOF). The report read from a must move rankd: the next write is 200 on b. */
 START_TEST(test_sentinel_readonly_in_any_reply)
 {
-    struct fake_resp node;
-    ck_assert_int_eq(fake_resp_start(&node, node_answer, NULL), 0);
-    struct fake_sentinel fs;
-    fake_sentinel_start(&fs, node.port);
-    snprintf(g_url, sizeof(g_url), "redis-sentinel://127.0.0.1:%d/mymaster", fs.f.port);
+    char dir[128], conf[200];
+    snprintf(dir, sizeof(dir), "/tmp/rankd-sentinel-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    guard_start(dir);
+    snprintf(conf, sizeof(conf), "%s/renamed.conf", dir);
+    FILE *f = fopen(conf, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("save \"\"\nappendonly no\nrename-command INFO INFO-RENAMED\n"
+          "rename-command LPUSH INFO\n",
+          f);
+    fclose(f);
+    int a = more_server(dir, "redis", "a", conf), b = more_server(dir, "redis", "b", conf);
+    int x = extra_sentinel(dir, "x", a);
+    snprintf(g_url, sizeof(g_url), "redis-sentinel://127.0.0.1:%d/mymaster", x);
     g_http_threads = 1;
-    struct rankd *app = rankd_test_start_with(node.port, TEST_TOKEN, tweak, NULL);
+    struct rankd *app = rankd_test_start_with(a, TEST_TOKEN, tweak, NULL);
     int port = rankd_port(app);
-    struct http_result r;
-    ck_assert_int_eq(http_req(port, "GET", "/admin/redis", NULL, 0, NULL, TEST_TOKEN, &r), 0);
-    http_result_free(&r);
-    usleep(100000);
-    int asked = atomic_load(&fs.asked);
-    ck_assert_int_eq(http_req(port, "GET", "/admin/redis", NULL, 0, NULL, TEST_TOKEN, &r), 0);
-    http_result_free(&r);
-    ck_assert_msg(atomic_load(&fs.asked) > asked,
+    post_ok(port, "{\"id\":\"a\",\"score\":1,\"op\":\"set\"}");
+    ck_assert(held(a, "w", "a"));
+    usleep(300000); /* the watch subscribed */
+    redisContext *c = redis_admin(x);
+    freeReplyObject(redisCommand(c, "SENTINEL REMOVE mymaster"));
+    redisReply *r = redisCommand(c, "SENTINEL MONITOR mymaster 127.0.0.1 %d 1", b);
+    ck_assert_msg(r && r->type == REDIS_REPLY_STATUS, "SENTINEL MONITOR: %s",
+                  r && r->str ? r->str : "-");
+    freeReplyObject(r);
+    freeReplyObject(redisCommand(c, "SENTINEL SET mymaster down-after-milliseconds 600000"));
+    redisFree(c);
+    ck_assert_int_eq(names_now(x), b);
+    c = redis_admin(a);
+    r = redisCommand(c, "REPLICAOF 127.0.0.1 %d", b);
+    ck_assert(r && r->type == REDIS_REPLY_STATUS);
+    freeReplyObject(r);
+    r = redisCommand(c, "INFO server clients"); /* LPUSH: as rankd's report will find it */
+    ck_assert_msg(r && r->type == REDIS_REPLY_ERROR && strncmp(r->str, "READONLY", 8) == 0,
+                  "the report's first command on the replica: %s", r && r->str ? r->str : "-");
+    freeReplyObject(r);
+    redisFree(c);
+    uint64_t e0 = store_sentinel_epoch();
+    struct http_result h;
+    ck_assert_int_eq(http_req(port, "GET", "/admin/redis", NULL, 0, NULL, TEST_TOKEN, &h), 0);
+    http_result_free(&h);
+    ck_assert_msg(store_sentinel_epoch() != e0,
                   "a READONLY in a group's first reply: rankd did not ask the sentinel again");
+    post_ok(port, "{\"id\":\"after\",\"score\":2,\"op\":\"set\"}");
+    ck_assert_msg(held(b, "w", "after"), "the write after the READONLY is not on b");
     rankd_stop(app);
-    fake_resp_stop(&fs.f);
-    fake_resp_stop(&node);
+    run_script("stop", dir);
+    guard_done();
 }
 END_TEST
 
