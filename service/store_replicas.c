@@ -71,11 +71,8 @@ int store_replicas_parse(const struct store_reply *r, struct store_cluster_node 
 
 struct store_replica_watch {
     struct store *st;
-    struct store_sentinel_cfg cfg; /* its strings: the copies below */
-    char **hosts;
-    int *ports;
-    char *master;
-    int next; /* the sentinel asked first */
+    struct store_sentinel_own own; /* its sentinels, names and ports copied */
+    int next;                      /* the sentinel asked first */
     pthread_t thread;
     atomic_int stop;
 };
@@ -89,16 +86,16 @@ static struct timeval tv_of(int ms)
 /* Ask the sentinels in turn; install what the first that answers lists. */
 static void discover(struct store_replica_watch *w)
 {
-    for (int k = 0; k < w->cfg.n; k++) {
-        int i = (w->next + k) % w->cfg.n;
-        redisContext *c = redisConnectWithTimeout(w->cfg.host[i], w->cfg.port[i],
-                                                  tv_of(w->cfg.connect_timeout_ms));
-        if (!c || c->err || redisSetTimeout(c, tv_of(w->cfg.timeout_ms)) != REDIS_OK) {
+    for (int k = 0; k < w->own.cfg.n; k++) {
+        int i = (w->next + k) % w->own.cfg.n;
+        redisContext *c = redisConnectWithTimeout(w->own.cfg.host[i], w->own.cfg.port[i],
+                                                  tv_of(w->own.cfg.connect_timeout_ms));
+        if (!c || c->err || redisSetTimeout(c, tv_of(w->own.cfg.timeout_ms)) != REDIS_OK) {
             redisFree(c);
             continue;
         }
         c->reader->fn = store_reply_functions();
-        const char *argv[] = {"SENTINEL", "REPLICAS", w->cfg.master};
+        const char *argv[] = {"SENTINEL", "REPLICAS", w->own.cfg.master};
         struct store_reply *r = redisCommandArgv(c, 3, argv, NULL);
         struct store_cluster_node nodes[STORE_REPLICAS_MAX];
         int n = store_replicas_parse(r, nodes, STORE_REPLICAS_MAX);
@@ -134,11 +131,7 @@ static void *watch_main(void *arg)
 
 static void watch_free(struct store_replica_watch *w)
 {
-    for (int i = 0; w->hosts && i < w->cfg.n; i++)
-        free(w->hosts[i]);
-    free(w->hosts);
-    free(w->ports);
-    free(w->master);
+    store_sentinel_own_free(&w->own);
     free(w);
 }
 
@@ -149,19 +142,11 @@ struct store_replica_watch *store_replica_watch_start(struct store *st,
     if (!w)
         return NULL;
     w->st = st;
-    w->cfg = *cfg;
-    w->hosts = calloc((size_t)(cfg->n > 0 ? cfg->n : 1), sizeof(*w->hosts));
-    w->ports = calloc((size_t)(cfg->n > 0 ? cfg->n : 1), sizeof(*w->ports));
-    w->master = strdup(cfg->master);
-    int ok = w->hosts && w->ports && w->master && cfg->n > 0;
-    for (int i = 0; ok && i < cfg->n; i++) {
-        ok = (w->hosts[i] = strdup(cfg->host[i])) != NULL;
-        w->ports[i] = cfg->port[i];
+    if (store_sentinel_own_copy(&w->own, cfg) != 0) {
+        free(w);
+        return NULL;
     }
-    w->cfg.host = (const char *const *)w->hosts;
-    w->cfg.port = w->ports;
-    w->cfg.master = w->master;
-    if (!ok || pthread_create(&w->thread, NULL, watch_main, w) != 0) {
+    if (pthread_create(&w->thread, NULL, watch_main, w) != 0) {
         watch_free(w);
         return NULL;
     }

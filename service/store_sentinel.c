@@ -129,10 +129,7 @@ int store_sentinel_resolve(const struct store_sentinel_cfg *cfg, int *next, char
 /* ---------------------------------------------------------------- the watcher */
 
 struct store_sentinel_watch {
-    struct store_sentinel_cfg cfg; /* its strings: the copies below */
-    char **hosts;
-    int *ports;
-    char *master;
+    struct store_sentinel_own own; /* its sentinels, names and ports copied */
     pthread_t thread;
     atomic_int stop;
     char seen[STORE_SENTINEL_HOST_MAX + 8]; /* "host:port": the primary last heard of (the
@@ -155,10 +152,10 @@ static void on_message(struct store_sentinel_watch *w, const struct store_reply 
         return;
     char host[STORE_SENTINEL_HOST_MAX];
     int port = 0;
-    if (store_sentinel_parse_switch(r->element[2]->str, r->element[2]->len, w->master, host,
+    if (store_sentinel_parse_switch(r->element[2]->str, r->element[2]->len, w->own.master, host,
                                     sizeof(host), &port) == 1) {
-        log_warn("redis: sentinel: +switch-master %s: the primary is %s:%d now", w->master, host,
-                 port);
+        log_warn("redis: sentinel: +switch-master %s: the primary is %s:%d now", w->own.master,
+                 host, port);
         snprintf(w->seen, sizeof(w->seen), "%s:%d", host, port);
         store_sentinel_moved();
     }
@@ -185,16 +182,16 @@ static void check_moved(struct store_sentinel_watch *w, int i)
 {
     char host[STORE_SENTINEL_HOST_MAX], now[sizeof(w->seen)];
     int port = 0, next = 0;
-    struct store_sentinel_cfg one = w->cfg;
+    struct store_sentinel_cfg one = w->own.cfg;
     one.n = 1; /* this sentinel only: it is the one watched */
-    one.host = &w->cfg.host[i];
-    one.port = &w->cfg.port[i];
+    one.host = &w->own.cfg.host[i];
+    one.port = &w->own.cfg.port[i];
     if (store_sentinel_resolve(&one, &next, host, &port) != 0)
         return;
     snprintf(now, sizeof(now), "%s:%d", host, port);
     if (w->seen[0] && strcmp(now, w->seen) != 0) {
         log_warn("redis: sentinel: the primary of %s moved to %s while no sentinel was watched",
-                 w->master, now);
+                 w->own.master, now);
         store_sentinel_moved();
     }
     memcpy(w->seen, now, sizeof(now));
@@ -204,7 +201,7 @@ static void check_moved(struct store_sentinel_watch *w, int i)
  * within its connect and command timeouts and a second more), or the watch stops. */
 static void watch_one(struct store_sentinel_watch *w, int i)
 {
-    redisContext *c = sentinel_dial(&w->cfg, i);
+    redisContext *c = sentinel_dial(&w->own.cfg, i);
     const char *argv[] = {"SUBSCRIBE", "+switch-master"};
     struct store_reply *r = c ? redisCommandArgv(c, 2, argv, NULL) : NULL;
     int ok = r && r->type == STORE_REPLY_ARRAY;
@@ -212,12 +209,13 @@ static void watch_one(struct store_sentinel_watch *w, int i)
     if (ok)
         check_moved(w, i);
     int64_t heard_ms = util_now_ms(), pinged_ms = heard_ms;
-    const int64_t silence_ms = (int64_t)w->cfg.connect_timeout_ms + w->cfg.timeout_ms + 1000;
+    const int64_t silence_ms =
+        (int64_t)w->own.cfg.connect_timeout_ms + w->own.cfg.timeout_ms + 1000;
     while (ok && !atomic_load(&w->stop) && drain(w, c, &heard_ms) == 0) {
         int64_t now = util_now_ms();
         if (now - heard_ms > silence_ms) {
             log_warn("redis: sentinel %s:%d stopped answering: watching the next one",
-                     w->cfg.host[i], w->cfg.port[i]);
+                     w->own.cfg.host[i], w->own.cfg.port[i]);
             break;
         }
         if (now - pinged_ms >= WATCH_PING_MS) { /* allowed while subscribed; its answer counts */
@@ -236,7 +234,7 @@ static void watch_one(struct store_sentinel_watch *w, int i)
 static void *watch_main(void *arg)
 {
     struct store_sentinel_watch *w = arg;
-    for (int i = 0; !atomic_load(&w->stop); i = (i + 1) % w->cfg.n) {
+    for (int i = 0; !atomic_load(&w->stop); i = (i + 1) % w->own.cfg.n) {
         watch_one(w, i);
         if (!atomic_load(&w->stop))
             util_sleep_ms(WATCH_RETRY_MS);
@@ -244,13 +242,42 @@ static void *watch_main(void *arg)
     return NULL;
 }
 
+int store_sentinel_own_copy(struct store_sentinel_own *o, const struct store_sentinel_cfg *cfg)
+{
+    *o = (struct store_sentinel_own){.cfg = *cfg};
+    if (cfg->n < 1)
+        return -EINVAL;
+    o->hosts = calloc((size_t)cfg->n, sizeof(*o->hosts));
+    o->ports = calloc((size_t)cfg->n, sizeof(*o->ports));
+    o->master = strdup(cfg->master);
+    int ok = o->hosts && o->ports && o->master;
+    for (int i = 0; ok && i < cfg->n; i++) {
+        ok = (o->hosts[i] = strdup(cfg->host[i])) != NULL;
+        o->ports[i] = cfg->port[i];
+    }
+    o->cfg.host = (const char *const *)o->hosts;
+    o->cfg.port = o->ports;
+    o->cfg.master = o->master;
+    if (!ok) {
+        store_sentinel_own_free(o);
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+void store_sentinel_own_free(struct store_sentinel_own *o)
+{
+    for (int i = 0; o->hosts && i < o->cfg.n; i++)
+        free(o->hosts[i]);
+    free(o->hosts);
+    free(o->ports);
+    free(o->master);
+    *o = (struct store_sentinel_own){0};
+}
+
 static void watch_free(struct store_sentinel_watch *w)
 {
-    for (int i = 0; w->hosts && i < w->cfg.n; i++)
-        free(w->hosts[i]);
-    free(w->hosts);
-    free(w->ports);
-    free(w->master);
+    store_sentinel_own_free(&w->own);
     free(w);
 }
 
@@ -259,19 +286,11 @@ struct store_sentinel_watch *store_sentinel_watch_start(const struct store_senti
     struct store_sentinel_watch *w = calloc(1, sizeof(*w));
     if (!w)
         return NULL;
-    w->cfg = *cfg;
-    w->hosts = calloc((size_t)cfg->n, sizeof(*w->hosts));
-    w->ports = calloc((size_t)cfg->n, sizeof(*w->ports));
-    w->master = strdup(cfg->master);
-    int ok = w->hosts && w->ports && w->master && cfg->n > 0;
-    for (int i = 0; ok && i < cfg->n; i++) {
-        ok = (w->hosts[i] = strdup(cfg->host[i])) != NULL;
-        w->ports[i] = cfg->port[i];
+    if (store_sentinel_own_copy(&w->own, cfg) != 0) {
+        free(w);
+        return NULL;
     }
-    w->cfg.host = (const char *const *)w->hosts;
-    w->cfg.port = w->ports;
-    w->cfg.master = w->master;
-    if (!ok || pthread_create(&w->thread, NULL, watch_main, w) != 0) {
+    if (pthread_create(&w->thread, NULL, watch_main, w) != 0) {
         watch_free(w);
         return NULL;
     }

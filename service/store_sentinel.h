@@ -40,6 +40,20 @@ struct store_sentinel_cfg {
     int timeout_ms;          /**< per sentinel command */
 };
 
+/** A store_sentinel_cfg that owns its strings and ports (a watch thread's copy of its store's). */
+struct store_sentinel_own {
+    struct store_sentinel_cfg cfg; /**< pointing into the copies below */
+    char **hosts;
+    int *ports;
+    char *master;
+};
+
+/** Copy cfg (n >= 1) into *o: 0, or -ENOMEM / -EINVAL with nothing left to free. */
+int store_sentinel_own_copy(struct store_sentinel_own *o, const struct store_sentinel_cfg *cfg);
+
+/** Free what store_sentinel_own_copy made (o itself is the caller's). */
+void store_sentinel_own_free(struct store_sentinel_own *o);
+
 /**
  * The primary as the sentinels say, asked in turn from sentinel `*next` (updated to the one that
  * answered, so the next call starts there): 0 with host[0..STORE_SENTINEL_HOST_MAX) and *port,
