@@ -7,7 +7,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include "board.h"
 #include "route.h"
 #include "tokens.h"
 
@@ -22,6 +21,15 @@ static void insufficient(struct http_reply *rp, const char *scope)
     snprintf(h, sizeof(h), "Bearer realm=\"rankd\", error=\"insufficient_scope\", scope=\"%s\"",
              scope);
     http_reply_header(rp, "WWW-Authenticate", h);
+}
+
+/* 1 when s is a board name (board.h: [A-Za-z0-9._-], 1..64 bytes); else the handler answers 400
+ * invalid_board. */
+static int board_name(const char *s)
+{
+    size_t n = strlen(s);
+    return n >= 1 && n <= TOKENS_BOARD_MAX &&
+           strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == n;
 }
 
 int auth_request(struct tokens *tokens, const char *authorization, const struct route *r,
@@ -59,7 +67,7 @@ int auth_request(struct tokens *tokens, const char *authorization, const struct 
                                                          : TOKENS_NEED_ADMIN;
     /* a score write without a board in its path (POST /scores): the handler asks, per board */
     const char *board = need == TOKENS_NEED_BOARD && rq->nparams > 0 ? rq->params[0] : NULL;
-    if (need == TOKENS_NEED_BOARD && (!board || !board_name_valid(board, strlen(board))))
+    if (need == TOKENS_NEED_BOARD && (!board || !board_name(board)))
         return 0; /* no board in the path, or a 400 invalid_board from the handler */
     if (!tokens_allows(g, need, board, scope, sizeof(scope))) {
         insufficient(rp, scope);
