@@ -4,11 +4,13 @@
  * No HTTP and no JSON parsing here: callers hand in validated names and ids; this module turns
  * them into Redis keys and the short scripts and commands of service/lua/, sends them on an event
  * loop's connections (store_async.h) without waiting, and hands back C values. Key schema
- * (schema/redis-keys.md), with P the key prefix: P:{board}:z     sorted set, member = id, score =
- * stored value (score_codec.h), ascending = rank P:{board}:z:<period>  the same for one period of a
- * periodic board (period.h), no TTL (board data is never evictable); listed in the period index by
- * the write that creates it P:{board}:periods  sorted set, member = a period set's key, score = its
- * period's start (ms): how the sweep (sweep.lua) finds the sets of periods no longer readable, and
+ * (schema/redis-keys.md), with P the key prefix:
+ *   P:{board}:z     sorted set, member = id, score = stored value (score_codec.h), ascending = rank
+ *   P:{board}:z:<period>  the same for one period of a periodic board (period.h), no TTL (board
+ *                   data is never evictable); listed in the period index by the write that
+ *                   creates it
+ *   P:{board}:periods  sorted set, member = a period set's key, score = its period's start (ms):
+ *                   how the sweep (sweep.lua) finds the sets of periods no longer readable, and
  *                   how a delete or a layout change finds every set, without scanning
  *   P:{board}:dense[:<period>]  sorted set, the distinct keys of the set of the same name (member =
  *                   the key as text, score = the key): dense ranks in O(log N); changed in the same
