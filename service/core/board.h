@@ -87,7 +87,18 @@ struct board_model {
     struct store *writes;      /**< where writes' faults are counted (borrowed); NULL = store */
     const char *prefix;        /**< key prefix, [A-Za-z0-9._:-]{1,64} */
     int64_t (*clock_ms)(void); /**< wall clock for periods, ms since the epoch; NULL = real */
+    /** This process's view of the boards (board_view.c: period hints, settings seen in the last
+     *  second, boards lately added to the registry), made by board_model_init. NULL: none is
+     *  kept, and every call asks Redis (correct, one round trip more). */
+    struct board_view *view;
 };
+
+/** Make m's view of its boards (m->view; about 0.5 MB): 0, or -ENOMEM. Free with
+ *  board_model_free. Call before m is shared between threads. */
+int board_model_init(struct board_model *m);
+
+/** Free m->view (NULL afterwards); nothing when there is none. */
+void board_model_free(struct board_model *m);
 
 /** Which sorted set a request reads: a board's only set, or one period's. */
 struct board_where {

@@ -143,6 +143,7 @@ void z_key(char *out, size_t len, const char *prefix, const char *board, const c
 int where_resolve(const struct board_model *m, const char *board, enum period_kind kind, int tz_min,
                   int retain, const char *requested, struct board_where *w);
 struct store *writes_of(const struct board_model *m);
+int registered_memo(const struct board_model *m, const char *board, int op);
 
 /* board_sweep.c */
 void sweep_submit(struct board_model *m, struct store_async *conn, const char *board,
@@ -151,7 +152,6 @@ void sweep_submit(struct board_model *m, struct store_async *conn, const char *b
 /* board_write.c */
 double stored_value(const char *s);
 double decode_stored(const struct score_layout *l, const char *s);
-int registered_memo(const struct board_model *m, const char *board, int op);
 
 /* board_ctl.c */
 void info_take(const struct store_reply *r, const struct board_where *w, struct board_info *out);

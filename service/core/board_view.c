@@ -1,6 +1,6 @@
 /*
- * board_view.c -- which set a request reads: this process's view of each board's period settings
- * and settings (hints[], views[]), the period resolver.
+ * board_view.c -- which set a request reads: this process's view of its boards (struct
+ * board_view, owned by the model: period hints, settings, the registry memo), the period resolver.
  * The contract is in board.h; board_int.h holds what the board_*.c files share.
  */
 #include "board_int.h"
@@ -26,47 +26,6 @@ struct hint {
     enum period_kind kind;
     int tz_min, retain;
 };
-static struct hint hints[HINT_SLOTS];
-static pthread_mutex_t hint_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static size_t hint_slot(const char *key, char *full, size_t len, const struct board_model *m)
-{
-    struct strb b; /* no snprintf: every read and write looks its board up here */
-    strb_init(&b, full, len);
-    strb_str(&b, m->prefix);
-    strb_str(&b, "\n");
-    strb_str(&b, key);
-    return (size_t)(util_fnv1a(full, b.len) % HINT_SLOTS);
-}
-
-static void hint_read(const struct board_model *m, const char *board, struct hint *out)
-{
-    char full[KEY_MAX];
-    size_t i = hint_slot(board, full, sizeof(full), m);
-    pthread_mutex_lock(&hint_lock);
-    int hit = strcmp(hints[i].key, full) == 0;
-    if (hit) {
-        *out = hints[i];
-    } else {
-        memset(out, 0, sizeof(*out));
-        out->kind = PERIOD_NONE;
-        out->retain = 1;
-    }
-    pthread_mutex_unlock(&hint_lock);
-}
-
-static void hint_write(const struct board_model *m, const char *board, enum period_kind kind,
-                       int tz_min, int retain)
-{
-    char full[KEY_MAX];
-    size_t i = hint_slot(board, full, sizeof(full), m);
-    pthread_mutex_lock(&hint_lock);
-    util_copy(hints[i].key, sizeof(hints[i].key), full);
-    hints[i].kind = kind;
-    hints[i].tz_min = tz_min;
-    hints[i].retain = retain;
-    pthread_mutex_unlock(&hint_lock);
-}
 
 /*
  * What this process last read of each board's whole settings hash (from a settings read, a read
@@ -84,20 +43,112 @@ struct view {
     int exists;
     int64_t seen_ms; /* monotonic */
 };
-static struct view views[HINT_SLOTS];
-static pthread_mutex_t view_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Boards this process added to the registry lately (a cluster), so that the writes following a
+ * new board's first (an upload's chunks, within the view's second) do not each add it again: by
+ * the hash of the board's key, the last REGISTERED_MS. Forgotten when the board is deleted. A
+ * stale entry costs nothing: write.lua says when it created a board, and the registry gets it
+ * then. */
+#define REGISTERED_SLOTS 64
+#define REGISTERED_MS 10000
+struct registered {
+    char key[KEY_MAX];
+    int64_t at_ms;
+};
+
+/* Everything this process remembers of its boards, one per model (struct board_model.view). */
+struct board_view {
+    struct hint hints[HINT_SLOTS];
+    pthread_mutex_t hint_lock;
+    struct view views[HINT_SLOTS];
+    pthread_mutex_t view_lock;
+    struct registered registered[REGISTERED_SLOTS];
+    pthread_mutex_t registered_lock;
+};
+
+int board_model_init(struct board_model *m)
+{
+    struct board_view *v = calloc(1, sizeof(*v));
+    if (!v)
+        return -ENOMEM;
+    pthread_mutex_init(&v->hint_lock, NULL);
+    pthread_mutex_init(&v->view_lock, NULL);
+    pthread_mutex_init(&v->registered_lock, NULL);
+    m->view = v;
+    return 0;
+}
+
+void board_model_free(struct board_model *m)
+{
+    struct board_view *v = m->view;
+    if (!v)
+        return;
+    pthread_mutex_destroy(&v->hint_lock);
+    pthread_mutex_destroy(&v->view_lock);
+    pthread_mutex_destroy(&v->registered_lock);
+    free(v);
+    m->view = NULL;
+}
+
+static size_t hint_slot(const char *key, char *full, size_t len, const struct board_model *m)
+{
+    struct strb b; /* no snprintf: every read and write looks its board up here */
+    strb_init(&b, full, len);
+    strb_str(&b, m->prefix);
+    strb_str(&b, "\n");
+    strb_str(&b, key);
+    return (size_t)(util_fnv1a(full, b.len) % HINT_SLOTS);
+}
+
+static void hint_read(const struct board_model *m, const char *board, struct hint *out)
+{
+    char full[KEY_MAX];
+    size_t i = hint_slot(board, full, sizeof(full), m);
+    struct board_view *v = m->view;
+    if (v)
+        pthread_mutex_lock(&v->hint_lock);
+    int hit = v && strcmp(v->hints[i].key, full) == 0;
+    if (hit) {
+        *out = v->hints[i];
+    } else {
+        memset(out, 0, sizeof(*out));
+        out->kind = PERIOD_NONE;
+        out->retain = 1;
+    }
+    if (v)
+        pthread_mutex_unlock(&v->hint_lock);
+}
+
+static void hint_write(const struct board_model *m, const char *board, enum period_kind kind,
+                       int tz_min, int retain)
+{
+    struct board_view *v = m->view;
+    if (!v)
+        return;
+    char full[KEY_MAX];
+    size_t i = hint_slot(board, full, sizeof(full), m);
+    pthread_mutex_lock(&v->hint_lock);
+    util_copy(v->hints[i].key, sizeof(v->hints[i].key), full);
+    v->hints[i].kind = kind;
+    v->hints[i].tz_min = tz_min;
+    v->hints[i].retain = retain;
+    pthread_mutex_unlock(&v->hint_lock);
+}
 
 void view_put(const struct board_model *m, const char *board, const struct board_settings *set,
               int exists)
 {
+    struct board_view *v = m->view;
+    if (!v)
+        return;
     char full[KEY_MAX];
     size_t i = hint_slot(board, full, sizeof(full), m);
-    pthread_mutex_lock(&view_lock);
-    util_copy(views[i].key, sizeof(views[i].key), full);
-    views[i].set = *set;
-    views[i].exists = exists;
-    views[i].seen_ms = util_now_ms();
-    pthread_mutex_unlock(&view_lock);
+    pthread_mutex_lock(&v->view_lock);
+    util_copy(v->views[i].key, sizeof(v->views[i].key), full);
+    v->views[i].set = *set;
+    v->views[i].exists = exists;
+    v->views[i].seen_ms = util_now_ms();
+    pthread_mutex_unlock(&v->view_lock);
     hint_write(m, board, set->period, set->tz_min, set->retain);
 }
 
@@ -114,15 +165,19 @@ void view_note(const struct board_model *m, const char *board, const struct stor
 int board_settings_cached(struct board_model *m, const char *board, struct board_settings *out,
                           int *exists)
 {
+    struct board_view *v = m->view;
+    if (!v)
+        return -EAGAIN;
     char full[KEY_MAX];
     size_t i = hint_slot(board, full, sizeof(full), m);
-    pthread_mutex_lock(&view_lock);
-    int hit = strcmp(views[i].key, full) == 0 && util_now_ms() - views[i].seen_ms < VIEW_MAX_AGE_MS;
+    pthread_mutex_lock(&v->view_lock);
+    int hit =
+        strcmp(v->views[i].key, full) == 0 && util_now_ms() - v->views[i].seen_ms < VIEW_MAX_AGE_MS;
     if (hit) {
-        *out = views[i].set;
-        *exists = views[i].exists;
+        *out = v->views[i].set;
+        *exists = v->views[i].exists;
     }
-    pthread_mutex_unlock(&view_lock);
+    pthread_mutex_unlock(&v->view_lock);
     return hit ? 0 : -EAGAIN;
 }
 
@@ -244,4 +299,25 @@ int board_periods(const struct board_model *m, const struct board_settings *s,
 struct store *writes_of(const struct board_model *m)
 {
     return m->writes ? m->writes : m->store;
+}
+
+/* 1: added `board` lately (check), or note it (note 1) / forget it (note 0). */
+int registered_memo(const struct board_model *m, const char *board, int op)
+{
+    struct board_view *v = m->view;
+    if (!v)
+        return 0;
+    struct board_keys k;
+    make_keys(m, board, &k);
+    size_t i = crc16(k.meta, strlen(k.meta)) % REGISTERED_SLOTS;
+    int64_t now = util_now_ms();
+    pthread_mutex_lock(&v->registered_lock);
+    int known =
+        strcmp(v->registered[i].key, k.meta) == 0 && now - v->registered[i].at_ms < REGISTERED_MS;
+    if (op >= 0) {
+        util_copy(v->registered[i].key, sizeof(v->registered[i].key), op ? k.meta : "");
+        v->registered[i].at_ms = now;
+    }
+    pthread_mutex_unlock(&v->registered_lock);
+    return known;
 }

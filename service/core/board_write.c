@@ -497,36 +497,6 @@ static int write_job_send(struct board_write_job *j)
     return rc < 0 ? rc : 0;
 }
 
-/* Boards this process added to the registry lately (a cluster), so that the writes following a
- * new board's first (an upload's chunks, within the view's second) do not each add it again: by
- * the hash of the board's key, the last REGISTERED_MS. Forgotten when the board is deleted. A
- * stale entry costs nothing: write.lua says when it created a board, and the registry gets it
- * then. */
-#define REGISTERED_SLOTS 64
-#define REGISTERED_MS 10000
-static struct {
-    char key[KEY_MAX];
-    int64_t at_ms;
-} registered[REGISTERED_SLOTS];
-static pthread_mutex_t registered_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* 1: added `board` lately (check), or note it (note 1) / forget it (note 0). */
-int registered_memo(const struct board_model *m, const char *board, int op)
-{
-    struct board_keys k;
-    make_keys(m, board, &k);
-    size_t i = crc16(k.meta, strlen(k.meta)) % REGISTERED_SLOTS;
-    int64_t now = util_now_ms();
-    pthread_mutex_lock(&registered_lock);
-    int known = strcmp(registered[i].key, k.meta) == 0 && now - registered[i].at_ms < REGISTERED_MS;
-    if (op >= 0) {
-        util_copy(registered[i].key, sizeof(registered[i].key), op ? k.meta : "");
-        registered[i].at_ms = now;
-    }
-    pthread_mutex_unlock(&registered_lock);
-    return known;
-}
-
 /* The registry's SADD before the first write of a board this process believes new (a cluster):
  * answered, the write goes on. */
 static void write_registered(void *arg, int rc, struct store_reply **replies)
