@@ -94,8 +94,8 @@ START_TEST(test_owned_keys)
 END_TEST
 
 /* No service source names a board's key by hand: "<prefix>:{<board>}" is written only by
- * board_key_make (service/core/board_keys.c), so every kind of key a board has is in the list. The shared
- * records' buckets (records.c, P:{items:<b>}) are not a board's. */
+ * board_key_make (service/core/board_keys.c), so every kind of key a board has is in the list. The
+ * shared records' buckets (records.c, P:{items:<b>}) are not a board's. */
 static char found[4096];
 static int scan_file(const char *path, const struct stat *st, int type, struct FTW *ftw)
 {
