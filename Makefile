@@ -69,7 +69,7 @@ FUZZ_REPLAY_OBJ := $(FUZZ_PURE:%=$(BUILD)/service/%.o) $(BUILD)/test/fuzz/replay
 
 .DEFAULT_GOAL := all
 .PHONY: all run test test-unit test-integration test-integration-cluster test-clients test-tls test-nginx test-package sanitize \
-        bench deps install deb clean format format-check lint help fuzz fuzz-build soak valgrind FORCE
+        bench deps deps-test install deb clean docs format format-check lint help fuzz fuzz-build soak valgrind FORCE
 
 all: $(BUILD)/rankd
 
@@ -131,15 +131,20 @@ build/fuzz/fuzz_%: test/fuzz/fuzz_%.c $(FUZZ_OBJ)
 	@$(if $(Q),echo "  LD  $@")
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) $(FUZZ_LIBS)
 
-# Install missing Debian packages (as root), or print the one command that would.
+# Install missing Debian packages (as root), or print the one command that would: deps what
+# building and running rankd needs (make run), deps-test that and what only the tests need (Check,
+# libcurl's headers, prometheus for promtool).
 deps:
 	@scripts/deps.sh
+
+deps-test:
+	@scripts/deps.sh --test
 
 # The package check: the make install part always (seconds); the make deb part (dpkg-buildpackage
 # and lintian, over a minute) when CI=true, or by itself with `make test-package`.
 PACKAGE_CHECKS := $(if $(filter true,$(CI)),all,install)
 
-test: deps
+test: deps-test
 	$(MAKE) --no-print-directory test-unit test-integration test-integration-cluster
 	$(MAKE) --no-print-directory fuzz
 	scripts/test-package.sh $(BUILD) $(PACKAGE_CHECKS)
@@ -264,9 +269,15 @@ format:
 format-check:
 	clang-format --dry-run --Werror service/*.c service/*.h test/*/*.c test/*/*.h
 
+# The option lists printed from service/config.c's table (rankd --help=man, --help=markdown) into
+# dist/rankd.1's OPTIONS and docs/operating.md's table; make lint fails when they differ.
+docs: $(BUILD)/rankd
+	@scripts/docs-options.sh $(BUILD)/rankd write
+
 # Quiet when clean: clang-tidy's "N warnings generated." lines (warnings in system headers that
 # it suppresses itself) are dropped; its findings and its exit status are kept.
-lint: $(LUA_H) $(BUILD)/gen/version.h
+lint: $(LUA_H) $(BUILD)/gen/version.h $(BUILD)/rankd
+	@scripts/docs-options.sh $(BUILD)/rankd check
 	@out=$$(clang-tidy --quiet service/*.c -- -std=c11 -D_GNU_SOURCE $(PKG_CFLAGS) -I$(BUILD)/gen 2>&1); \
 	    rc=$$?; printf '%s\n' "$$out" | grep -Ev '^([0-9]+ warnings? generated\.)?$$' || true; \
 	    [ $$rc -eq 0 ] || { echo "make lint: clang-tidy failed (exit $$rc)" >&2; exit 1; }
@@ -293,6 +304,8 @@ help:
 	@echo "make install    binary, web page, redis.conf, man page, systemd unit, /etc/default/rankd (PREFIX, DESTDIR)"
 	@echo "make deb        a Debian package in build/deb/ (apt install ./build/deb/rankd_*.deb)"
 	@echo "make test-package  make install and make deb, checked (contents, lintian, the installed binary)"
+	@echo "make docs       the option lists of the man page and docs/operating.md, from service/config.c"
+	@echo "make deps | deps-test  install what make run | make test needs (Debian packages)"
 	@echo "make lint | format | format-check | clean"
 
 -include $(SERVICE_OBJ:.o=.d) $(BUILD)/service/main.d $(UNIT_OBJ:.o=.d) $(INTEG_OBJ:.o=.d)
