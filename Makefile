@@ -235,7 +235,7 @@ run: deps all
 # The binary, the web page (found by the binary at ../share/rankd/web), the shipped Redis
 # configurations, the man page, a hardened systemd unit and its environment file (never
 # overwritten: it holds the operator's settings). The unit reads the token file through the
-# rankd-tokens group (the Debian package creates it; see README, "Install").
+# rankd-tokens group (the Debian package creates it; see docs/operating.md, "Install").
 WEB_FILES := $(wildcard clients/web/*.html clients/web/*.js clients/web/*.css)
 install: all
 	install -D -m 0755 $(BUILD)/rankd $(DESTDIR)$(BINDIR)/rankd

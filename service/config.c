@@ -30,20 +30,20 @@ static int set_l1_bytes(struct config *cfg, const char *v, const char **why);
 #define FIELD(f) offsetof(struct config, f)
 #define OPT_INT(flag, env, value, lo, hi, field, deflt, help)                                      \
     {                                                                                              \
-        flag, env, value, CONFIG_INT, lo, hi, {NULL}, FIELD(field), NULL, NULL, deflt, help, 0     \
+        flag, env, value, lo, hi, {NULL}, FIELD(field), NULL, NULL, deflt, help, CONFIG_INT, 0     \
     }
 #define OPT_NUMBER(flag, env, value, lo, hi, field, deflt, help)                                   \
     {                                                                                              \
-        flag, env, value, CONFIG_NUMBER, lo, hi, {NULL}, FIELD(field), NULL, NULL, deflt, help, 0  \
+        flag, env, value, lo, hi, {NULL}, FIELD(field), NULL, NULL, deflt, help, CONFIG_NUMBER, 0  \
     }
 #define OPT_CHOICE(flag, env, value, field, deflt, flags, help, ...)                               \
     {                                                                                              \
-        flag, env, value, CONFIG_CHOICE, 0, 0, {__VA_ARGS__}, FIELD(field), NULL, NULL, deflt,     \
-            help, flags                                                                            \
+        flag, env, value, 0, 0, {__VA_ARGS__}, FIELD(field), NULL, NULL, deflt, help,              \
+            CONFIG_CHOICE, flags                                                                   \
     }
 #define OPT_TEXT(flag, env, value, set, bounds, deflt, flags, help)                                \
     {                                                                                              \
-        flag, env, value, CONFIG_TEXT, 0, 0, {NULL}, 0, set, bounds, deflt, help, flags            \
+        flag, env, value, 0, 0, {NULL}, 0, set, bounds, deflt, help, CONFIG_TEXT, flags            \
     }
 
 /* The options, in the order --help, the man page and docs/operating.md list them (and in which

@@ -97,9 +97,9 @@ enum config_kind {
     CONFIG_CHOICE,   /**< one of `choices`, stored as its index (an int) at offset */
 };
 
-#define CONFIG_SECRET 1u /**< never echoed in an error (a token, a URL that may hold a password)   \
-                          */
-#define CONFIG_SWITCH 2u /**< the flag alone means "on" (--read-from-replicas) */
+/** never echoed in an error (a token, a URL that may hold a password) */
+#define CONFIG_SECRET 1U
+#define CONFIG_SWITCH 2U /**< the flag alone means "on" (--read-from-replicas) */
 #define CONFIG_CHOICES_MAX 4
 
 /**
@@ -111,7 +111,6 @@ struct config_option {
     const char *flag;  /**< long flag without the dashes, e.g. "redis-timeout-ms" */
     const char *env;   /**< its environment variable, e.g. "RANKD_REDIS_TIMEOUT_MS" */
     const char *value; /**< the value's name in the help: "MS", "URL", "on|off"... */
-    int kind;          /**< enum config_kind */
     double lo, hi;     /**< CONFIG_INT, CONFIG_NUMBER: the inclusive bounds */
     const char *choices[CONFIG_CHOICES_MAX]; /**< CONFIG_CHOICE: the words, NULL-ended */
     size_t offset;                           /**< where in struct config the value goes */
@@ -119,6 +118,7 @@ struct config_option {
     const char *bounds; /**< CONFIG_TEXT: what is accepted, in words; else NULL (from the kind) */
     const char *deflt;  /**< the default as text (parsed like user input) */
     const char *help;   /**< one sentence or two; also the error message's explanation */
+    int kind;           /**< enum config_kind */
     unsigned flags;     /**< CONFIG_SECRET, CONFIG_SWITCH */
 };
 

@@ -463,8 +463,8 @@ START_TEST(token_recipe_twice_keeps_every_token)
         ck_assert_int_eq(read_tokens(tokens, toks, 4), round + 1);
         for (int i = 0; i <= round; i++) {
             ck_assert_int_eq(strlen(toks[i]), 32);
-            ck_assert_msg(write_status(p.port, toks[i], body) == 200, "token %d of %d refused", i + 1,
-                          round + 1);
+            ck_assert_msg(write_status(p.port, toks[i], body) == 200, "token %d of %d refused",
+                          i + 1, round + 1);
         }
     }
     rankd_proc_stop(&p);
