@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# docs-options.sh -- the option lists printed from service/config.c's table, in the files that
+# docs-options.sh -- the option lists printed from service/lib/config.c's table, in the files that
 # carry them: dist/rankd.1's OPTIONS (rankd --help=man) and docs/operating.md's options table
 # (rankd --help=markdown), each between its BEGIN OPTIONS and END OPTIONS marker lines.
 #   scripts/docs-options.sh RANKD write   rewrite both files (make docs)
@@ -24,7 +24,7 @@ splice() {
     if [ "$mode" = write ]; then
         cmp -s "$out" "$file" || { cp "$out" "$file"; echo "docs-options: wrote $file"; }
     elif ! diff -u "$file" "$out"; then
-        echo "docs-options: $file does not list the options of service/config.c: run make docs" >&2
+        echo "docs-options: $file does not list the options of service/lib/config.c: run make docs" >&2
         status=1
     fi
 }

@@ -111,11 +111,12 @@ static const struct config_option options[] = {
     /* writes */
     OPT_TEXT("write-token-file", "RANKD_WRITE_TOKEN_FILE", "FILE", set_token_file,
              "a readable file", "", 0,
-             "file of bearer tokens for writes, one a line ('#' comments), all valid at once "
+             "file of bearer tokens for writes, one a line: TOKEN [SCOPE...], a scope admin (the "
+             "default), scores, scores:NAME or scores:PREFIX*; '#' comments; all valid at once "
              "(rotation); read again on SIGHUP"),
-    OPT_TEXT("write-token", "RANKD_WRITE_TOKEN", "TOKEN", set_token, "at most 511 bytes", "",
+    OPT_TEXT("write-token", "RANKD_WRITE_TOKEN", "TOKEN", set_token, "16 to 511 bytes", "",
              CONFIG_SECRET,
-             "one more bearer token for writes (visible in ps as a flag: prefer "
+             "one more bearer token for writes, scope admin (visible in ps as a flag: prefer "
              "--write-token-file); no token at all = every write is refused (403)"),
     OPT_TEXT("default-board", "RANKD_DEFAULT_BOARD", "BOARD", set_default_board, "a board name",
              "default", 0, "board read by GET /rank without board="),
@@ -441,7 +442,11 @@ static int set_cache_redis(struct config *cfg, const char *v, const char **why)
 
 static int set_token(struct config *cfg, const char *v, const char **why)
 {
-    (void)why;
+    static __thread char text[200];
+    if (tokens_fixed_valid(v, text, sizeof(text))) {
+        *why = text;
+        return -EINVAL;
+    }
     return copy_str(cfg->write_token, sizeof(cfg->write_token), v);
 }
 
