@@ -282,9 +282,12 @@ format-check:
 docs: $(BUILD)/rankd
 	@scripts/docs-options.sh $(BUILD)/rankd write
 
-# Quiet when clean: clang-tidy's "N warnings generated." lines (warnings in system headers that
-# it suppresses itself) are dropped; its findings and its exit status are kept.
+# Quiet when clean. scripts/check-layers.sh first: the include direction between service/'s folders;
+# then the option lists (scripts/docs-options.sh). Then clang-tidy: its "N warnings generated." lines
+# (warnings in system headers that it suppresses itself) are dropped; its findings and its exit
+# status are kept.
 lint: $(LUA_H) $(BUILD)/gen/version.h $(BUILD)/rankd
+	@scripts/check-layers.sh
 	@scripts/docs-options.sh $(BUILD)/rankd check
 	@out=$$(clang-tidy --quiet service/main.c $(SERVICE_SRC) -- -std=c11 -D_GNU_SOURCE $(PKG_CFLAGS) \
 	    $(SERVICE_INC) -I$(BUILD)/gen 2>&1); \
@@ -315,7 +318,8 @@ help:
 	@echo "make test-package  make install and make deb, checked (contents, lintian, the installed binary)"
 	@echo "make docs       the option lists of the man page and docs/operating.md, from service/lib/config.c"
 	@echo "make deps | deps-test  install what make run | make test needs (Debian packages)"
-	@echo "make lint | format | format-check | clean"
+	@echo "make lint       layer check (scripts/check-layers.sh), option lists (scripts/docs-options.sh), clang-tidy, cppcheck"
+	@echo "make format | format-check | clean"
 
 -include $(SERVICE_OBJ:.o=.d) $(BUILD)/service/main.d $(UNIT_OBJ:.o=.d) $(INTEG_OBJ:.o=.d)
 -include $(FUZZ_OBJ:.o=.d) $(FUZZ_BIN:=.d) $(BUILD)/test/fuzz/replay.d \
