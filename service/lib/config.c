@@ -25,7 +25,6 @@ static int set_prefix(struct config *cfg, const char *v, const char **why);
 static int set_default_board(struct config *cfg, const char *v, const char **why);
 static int set_cors(struct config *cfg, const char *v, const char **why);
 static int set_static_dir(struct config *cfg, const char *v, const char **why);
-static int set_l1_bytes(struct config *cfg, const char *v, const char **why);
 
 #define FIELD(f) offsetof(struct config, f)
 #define OPT_INT(flag, env, value, lo, hi, field, deflt, help)                                      \
@@ -35,6 +34,10 @@ static int set_l1_bytes(struct config *cfg, const char *v, const char **why);
 #define OPT_NUMBER(flag, env, value, lo, hi, field, deflt, help)                                   \
     {                                                                                              \
         flag, env, value, lo, hi, {NULL}, FIELD(field), NULL, NULL, deflt, help, CONFIG_NUMBER, 0  \
+    }
+#define OPT_LONG(flag, env, value, lo, hi, field, deflt, help)                                     \
+    {                                                                                              \
+        flag, env, value, lo, hi, {NULL}, FIELD(field), NULL, NULL, deflt, help, CONFIG_LONG, 0    \
     }
 #define OPT_CHOICE(flag, env, value, field, deflt, flags, help, ...)                               \
     {                                                                                              \
@@ -131,8 +134,8 @@ static const struct config_option options[] = {
                "XFetch early-refresh eagerness, 0 = off"),
     OPT_INT("l1-ttl-ms", "RANKD_L1_TTL_MS", "MS", 0, 500, l1_ttl_ms, "0",
             "in-process page tier TTL, 0 = off"),
-    OPT_TEXT("l1-max-bytes", "RANKD_L1_MAX_BYTES", "BYTES", set_l1_bytes, "4096..1073741824",
-             "16777216", 0, "in-process page tier budget"),
+    OPT_LONG("l1-max-bytes", "RANKD_L1_MAX_BYTES", "BYTES", 4096, 1073741824, l1_max_bytes,
+             "16777216", "in-process page tier budget"),
     /* logs */
     OPT_CHOICE("log-level", "RANKD_LOG_LEVEL", "LEVEL", log_level, "info", 0,
                "the least severe level logged", "debug", "info", "warn", "error"),
@@ -495,15 +498,6 @@ static int set_static_dir(struct config *cfg, const char *v, const char **why)
     return copy_str(cfg->static_dir, sizeof(cfg->static_dir), v);
 }
 
-static int set_l1_bytes(struct config *cfg, const char *v, const char **why)
-{
-    (void)why;
-    int n = 0;
-    int rc = parse_int(v, 4096, 1073741824, &n);
-    cfg->l1_max_bytes = n;
-    return rc;
-}
-
 /* Apply one option's text to cfg. Returns 0, or -EINVAL with *why pointed at the explanation of
  * what is allowed (the row's help, or the parser's own message). */
 static int apply(struct config *cfg, const struct config_option *o, const char *v, const char **why)
@@ -516,6 +510,14 @@ static int apply(struct config *cfg, const struct config_option *o, const char *
         if (parse_int(v, (int)o->lo, (int)o->hi, &n))
             return -EINVAL;
         memcpy(field, &n, sizeof(n));
+        return 0;
+    }
+    case CONFIG_LONG: {
+        int n = 0;
+        if (parse_int(v, (int)o->lo, (int)o->hi, &n))
+            return -EINVAL;
+        long l = n;
+        memcpy(field, &l, sizeof(l));
         return 0;
     }
     case CONFIG_NUMBER: {
@@ -540,7 +542,7 @@ static int apply(struct config *cfg, const struct config_option *o, const char *
 /* What a row accepts, in words, into buf: "10..60000", "debug, info, warn, error", or its own. */
 static const char *bounds_text(const struct config_option *o, char *buf, size_t cap)
 {
-    if (o->kind == CONFIG_INT)
+    if (o->kind == CONFIG_INT || o->kind == CONFIG_LONG)
         snprintf(buf, cap, "%.0f..%.0f", o->lo, o->hi);
     else if (o->kind == CONFIG_NUMBER)
         snprintf(buf, cap, "%g..%g", o->lo, o->hi);
@@ -555,7 +557,7 @@ static const char *bounds_text(const struct config_option *o, char *buf, size_t 
     return buf;
 }
 
-static const char *const type_names[] = {"text", "integer", "number", "one of"};
+static const char *const type_names[] = {"text", "integer", "number", "one of", "integer"};
 
 /* s for troff: '-' as "\-" and '\' as "\e"; a line starting with '.' or '\'' is escaped by the
  * caller's "\&". */

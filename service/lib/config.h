@@ -95,6 +95,7 @@ enum config_kind {
     CONFIG_INT,      /**< a decimal integer within lo..hi, stored as int at offset */
     CONFIG_NUMBER,   /**< a decimal number within lo..hi, stored as double at offset */
     CONFIG_CHOICE,   /**< one of `choices`, stored as its index (an int) at offset */
+    CONFIG_LONG,     /**< a decimal integer within lo..hi, stored as long at offset */
 };
 
 /** never echoed in an error (a token, a URL that may hold a password) */
