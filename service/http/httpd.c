@@ -118,6 +118,7 @@ struct exchange {
     struct access_fault *fault; /* a 5xx's code and cause (access.h), or NULL */
     char request_id[ACCESS_ID_MAX + 1]; /* X-Request-Id, given or made (access.h) */
     const char *cors_origin; /* Access-Control-Allow-Origin of a cross-origin read, or NULL */
+    int cors_vary;           /* 1: the reply depends on Origin (a list of origins): Vary: Origin */
     int gzip_ok;             /* the client accepts gzip (Accept-Encoding) */
     int inm_gz;              /* its If-None-Match named a gzip form ("...-gz") */
     char inm[72];            /* that If-None-Match without "-gz": what the handlers compare */
@@ -346,9 +347,18 @@ static int cross_origin(struct httpd *srv, struct MHD_Connection *c, const char 
 {
     const struct cors *cors = srv->o.cors;
     const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
-    if (!cors || !cors_enabled(cors) || !origin)
+    if (!cors || !cors_enabled(cors))
         return 0;
-    if (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0) {
+    /* Every reply says how it depends on Origin, whether or not this request had an allowed one,
+     * so a shared cache never gives one origin's reply to another: with a list, Vary: Origin;
+     * with "*", reads are the same for everyone (the header even without Origin). */
+    x->cors_vary = !cors->any;
+    int read = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+    if (read && cors->any)
+        x->cors_origin = "*";
+    if (!origin)
+        return 0;
+    if (read) {
         x->cors_origin = cors_allow_origin(cors, origin);
         return 0;
     }
@@ -365,8 +375,6 @@ static int cross_origin(struct httpd *srv, struct MHD_Connection *c, const char 
     }
     x->rp.status = 204;
     http_reply_header(&x->rp, "Access-Control-Allow-Origin", allow);
-    if (strcmp(allow, "*") != 0)
-        http_reply_header(&x->rp, "Vary", "Origin");
     http_reply_header(&x->rp, "Access-Control-Allow-Methods", CORS_ALLOW_METHODS);
     http_reply_header(&x->rp, "Access-Control-Allow-Headers", CORS_ALLOW_HEADERS);
     http_reply_header(&x->rp, "Access-Control-Max-Age", CORS_MAX_AGE_S);
@@ -670,9 +678,9 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, struct exchange *x)
     if (x->cors_origin) {
         MHD_add_response_header(resp, "Access-Control-Allow-Origin", x->cors_origin);
         MHD_add_response_header(resp, "Access-Control-Expose-Headers", CORS_EXPOSE_HEADERS);
-        if (strcmp(x->cors_origin, "*") != 0)
-            MHD_add_response_header(resp, "Vary", "Origin");
     }
+    if (x->cors_vary)
+        MHD_add_response_header(resp, "Vary", "Origin");
     enum MHD_Result ok = MHD_queue_response(c, (unsigned)rp->status, resp);
     MHD_destroy_response(resp);
     x->queued = 1;
