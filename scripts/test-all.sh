@@ -31,9 +31,11 @@ export CK_TIMEOUT_MULTIPLIER=${CK_TIMEOUT_MULTIPLIER:-2}
 
 # The suites make check leaves out: each takes over 40 s alone (test/README.md has the times), or
 # starts a fixture of several servers per test (sentinel, sentinel_replicas).
-SLOW_SUITES="sentinel sentinel_replicas faults page_cache lifecycle ordering"
+SLOW_SUITES="sentinel sentinel_replicas faults page_cache lifecycle ordering export"
 # Started first, slowest first, so that the run's wall time is not one long job started last.
-FIRST="sentinel cluster-cluster faults sentinel_replicas page_cache clients-js"
+FIRST="cluster-export export sentinel ordering lifecycle faults cluster-page_cache clients-js page_cache
+    sentinel_replicas cluster-cluster cluster-reads"
+FIRST=$(echo $FIRST) # one space between names
 
 jobs=()
 add() { jobs+=("$1=$2"); }
