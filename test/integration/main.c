@@ -142,7 +142,9 @@ int it_skipped(const char *suite, const char *name)
  * the board's master (page_cache), reads from replicas (replicas_api, replicas) and the
  * cluster's own suite (slots moved, a master killed: it runs last). The others (ordering, cities,
  * numbers, hardening, clients, lifecycle) run the same scripts in the board's slot as on one
- * Redis, through the same routing the suites above cover. */
+ * Redis, through the same routing the suites above cover. One suite a line: past 21 entries
+ * clang-format would pack them in columns. */
+/* clang-format off */
 static const struct {
     const char *name; /* the Suite's name (CK_RUN_SUITE, RANKD_TEST_SUITES, --list) */
     Suite *(*suite)(void);
@@ -161,6 +163,7 @@ static const struct {
     {"boarddata", boarddata_suite, 1, 1},
     {"acl", acl_suite, 1, 0},
     {"ops", ops_suite, 1, 0},
+    {"security", security_suite, 1, 0},
     {"writes", writes_suite, 1, 1},
     {"export", export_suite, 1, 1},
     {"reads", reads_suite, 1, 1},
@@ -170,6 +173,7 @@ static const struct {
     {"replicas", replicas_suite, 0, 1},
     {"cluster", cluster_suite, 0, 1},
 };
+/* clang-format on */
 
 #define NSUITES (sizeof(suites) / sizeof(suites[0]))
 
