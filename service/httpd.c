@@ -111,6 +111,7 @@ struct exchange {
     int replied;                /* the async step is done: send rp on the next callback */
     int handed_off;             /* counted in srv->in_work */
     int away;                   /* suspended and perhaps not resumed yet */
+    int parked;                 /* complete, its async step put off by one call (dispatch) */
     int queued;                 /* a response was queued */
     int no_drain;               /* refused for its framing: answered before its body, then closed */
     int is_static;              /* a file of the web page (served without a route) */
@@ -847,16 +848,32 @@ static enum MHD_Result stream_chunk(struct exchange *x, const char *data, size_t
     return MHD_YES;
 }
 
-/* The whole request is in: answer from memory, or run the route's async step. */
+/* The whole request is in: answer from memory, or run the route's async step.
+ *
+ * The async step starts on the call after the one that completed the request (x->parked).
+ * libmicrohttpd 0.9.75 sets a connection's interest (read, write, or wait for the application)
+ * after each call, and never while it is suspended: suspended in the call that completes the
+ * request, it keeps the read interest it had while the request arrived, and on resuming it reads
+ * before it calls back. A client that sent its whole request and shut down its write side
+ * (shutdown(SHUT_WR): not an abort, RFC 9112 9.6) has left the end of its stream there: MHD reads
+ * it and closes the connection unanswered, whatever was done. Returned to once without a reply,
+ * MHD marks the connection as waiting for the application (no read), keeps it in its ready list
+ * and calls again on its next run, at once (MHD_get_timeout is 0 meanwhile); suspended from that
+ * call, the connection is resumed into a call, not a read. Nothing has started in between, so a
+ * connection that closes meanwhile leaves nothing behind. */
 static enum MHD_Result dispatch(struct MHD_Connection *c, struct exchange *x)
 {
     const struct route *r = x->route;
-    x->rq.deadline_ms = util_now_ms() + x->srv->o.request_timeout_ms;
-    if (r->quick && r->quick(&x->rq, &x->rp))
-        return send_reply(c, x);
-    if (!r->async) { /* a route table bug: every route has a step that answers */
-        http_reply_error(&x->rp, 500, "internal", "The route has no step that answers.");
-        return send_reply(c, x);
+    if (!x->parked) {
+        x->rq.deadline_ms = util_now_ms() + x->srv->o.request_timeout_ms;
+        if (r->quick && r->quick(&x->rq, &x->rp))
+            return send_reply(c, x);
+        if (!r->async) { /* a route table bug: every route has a step that answers */
+            http_reply_error(&x->rp, 500, "internal", "The route has no step that answers.");
+            return send_reply(c, x);
+        }
+        x->parked = 1;
+        return MHD_YES;
     }
     if (suspend_exchange(x)) {
         reply_stopping(&x->rp);
