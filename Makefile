@@ -42,7 +42,14 @@ CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(OPT) -g -fno-omit-frame-pointer -pthr
 LDFLAGS := -pthread $(SANFLAGS) -Wl,--as-needed,-z,relro,-z,now $(LDFLAGS_EXTRA)
 LIBS = $(PKG_LIBS) -lm
 
-SERVICE_SRC := $(filter-out service/main.c,$(wildcard service/*.c))
+# service/ in layers (docs/architecture.md): lib/ (leaves), store/ (the only hiredis user), core/
+# (boards over Redis), http/ (the only libmicrohttpd user), api/ (routes, handlers, wire formats);
+# main.c and server.c (the composition root) at the top. scripts/check-layers.sh (make lint) keeps
+# the include direction. Every folder is on the include path, so includes name files only.
+SERVICE_DIRS := lib store core http api
+SERVICE_INC := -Iservice $(SERVICE_DIRS:%=-Iservice/%)
+SERVICE_SRC := $(filter-out service/main.c,$(wildcard service/*.c $(SERVICE_DIRS:%=service/%/*.c)))
+SERVICE_HDR := $(wildcard service/*.h $(SERVICE_DIRS:%=service/%/*.h))
 SERVICE_OBJ := $(SERVICE_SRC:service/%.c=$(BUILD)/service/%.o)
 LUA := $(filter-out service/lua/prelude_%.lua,$(wildcard service/lua/*.lua))
 LUA_H := $(LUA:service/%.lua=$(BUILD)/gen/%.lua.h)
@@ -55,14 +62,15 @@ INTEG_OBJ := $(INTEG_SRC:test/%.c=$(BUILD)/test/%.o)
 # no sockets). Built with clang's libFuzzer into build/fuzz/; with $(CC) and test/fuzz/replay.c
 # into $(BUILD)/fuzz-replay/ (test-unit replays the seed corpus, in every build).
 FUZZ_TARGETS := path entry settings ndjson score_codec json_number
-FUZZ_PURE := request route_match validate http json_number ndjson score_codec render period util rank cursor
+FUZZ_PURE := lib/request http/route_match api/validate http/http lib/json_number lib/ndjson \
+             lib/score_codec api/render lib/period lib/util lib/rank lib/cursor
 FUZZ_SECONDS ?= 5
 FUZZ_CC ?= clang
 FUZZ_BIN := $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
 FUZZ_OBJ := $(FUZZ_PURE:%=build/fuzz/service/%.o)
 FUZZ_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARN) -O1 -g -fno-omit-frame-pointer -MMD -MP \
               -fsanitize=address,undefined -fno-sanitize-recover=all \
-              $(shell pkg-config --cflags $(DEPS) 2>/dev/null) -Iservice
+              $(shell pkg-config --cflags $(DEPS) 2>/dev/null) $(SERVICE_INC)
 FUZZ_LIBS = $(shell pkg-config --libs libcjson 2>/dev/null) -lm
 FUZZ_REPLAY := $(FUZZ_TARGETS:%=$(BUILD)/fuzz-replay/%)
 FUZZ_REPLAY_OBJ := $(FUZZ_PURE:%=$(BUILD)/service/%.o) $(BUILD)/test/fuzz/replay.o
@@ -98,12 +106,12 @@ FORCE:
 $(BUILD)/service/%.o: service/%.c | $(LUA_H) $(BUILD)/gen/version.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC  $@")
-	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) -I$(BUILD)/gen -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(SERVICE_INC) -I$(BUILD)/gen -c $< -o $@
 
 $(BUILD)/test/%.o: test/%.c
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC  $@")
-	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_PKG_CFLAGS) -Iservice -Itest/support -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_PKG_CFLAGS) $(SERVICE_INC) -Itest/support -c $< -o $@
 
 $(BUILD)/rankd: $(SERVICE_OBJ) $(BUILD)/service/main.o
 	@$(if $(Q),echo "  LD  $@")
@@ -259,20 +267,23 @@ test-package: $(BUILD)/rankd
 	scripts/test-package.sh $(BUILD)
 
 format:
-	clang-format -i service/*.c service/*.h test/*/*.c test/*/*.h
+	clang-format -i service/main.c $(SERVICE_SRC) $(SERVICE_HDR) test/*/*.c test/*/*.h
 
 format-check:
-	clang-format --dry-run --Werror service/*.c service/*.h test/*/*.c test/*/*.h
+	clang-format --dry-run --Werror service/main.c $(SERVICE_SRC) $(SERVICE_HDR) test/*/*.c test/*/*.h
 
-# Quiet when clean: clang-tidy's "N warnings generated." lines (warnings in system headers that
+# Quiet when clean. scripts/check-layers.sh first: the include direction between service/'s folders.
+# Then clang-tidy: its "N warnings generated." lines (warnings in system headers that
 # it suppresses itself) are dropped; its findings and its exit status are kept.
 lint: $(LUA_H) $(BUILD)/gen/version.h
-	@out=$$(clang-tidy --quiet service/*.c -- -std=c11 -D_GNU_SOURCE $(PKG_CFLAGS) -I$(BUILD)/gen 2>&1); \
+	@scripts/check-layers.sh
+	@out=$$(clang-tidy --quiet service/main.c $(SERVICE_SRC) -- -std=c11 -D_GNU_SOURCE $(PKG_CFLAGS) \
+	    $(SERVICE_INC) -I$(BUILD)/gen 2>&1); \
 	    rc=$$?; printf '%s\n' "$$out" | grep -Ev '^([0-9]+ warnings? generated\.)?$$' || true; \
 	    [ $$rc -eq 0 ] || { echo "make lint: clang-tidy failed (exit $$rc)" >&2; exit 1; }
 	@# ctuuninitvar: cppcheck 2.10 flags out-params that the callee fills (make_keys).
 	@cppcheck --quiet --enable=warning,performance,portability --error-exitcode=1 \
-	    --suppress=missingIncludeSystem --suppress=ctuuninitvar -I$(BUILD)/gen service
+	    --suppress=missingIncludeSystem --suppress=ctuuninitvar $(SERVICE_INC) -I$(BUILD)/gen service
 
 clean:
 	rm -rf build
@@ -293,7 +304,8 @@ help:
 	@echo "make install    binary, web page, redis.conf, man page, systemd unit, /etc/default/rankd (PREFIX, DESTDIR)"
 	@echo "make deb        a Debian package in build/deb/ (apt install ./build/deb/rankd_*.deb)"
 	@echo "make test-package  make install and make deb, checked (contents, lintian, the installed binary)"
-	@echo "make lint | format | format-check | clean"
+	@echo "make lint       layer check (scripts/check-layers.sh), clang-tidy, cppcheck"
+	@echo "make format | format-check | clean"
 
 -include $(SERVICE_OBJ:.o=.d) $(BUILD)/service/main.d $(UNIT_OBJ:.o=.d) $(INTEG_OBJ:.o=.d)
 -include $(FUZZ_OBJ:.o=.d) $(FUZZ_BIN:=.d) $(BUILD)/test/fuzz/replay.d \

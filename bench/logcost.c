@@ -3,8 +3,9 @@
  * access_done with the access log on, into a file through the log's writer thread, as rankd
  * writes them. Prints nanoseconds per line, wall and CPU (the writer's included).
  *
- *   cc -O2 -std=c11 -D_GNU_SOURCE -pthread -Iservice -Ibuild/gen bench/logcost.c service/log.c \
- *      service/access.c service/metrics.c service/util.c -lcjson -o build/bench/logcost
+ *   cc -O2 -std=c11 -D_GNU_SOURCE -pthread -Iservice/lib -Iservice/http -Iservice/core \
+ *      -Iservice/store -Ibuild/gen bench/logcost.c service/lib/log.c service/http/access.c \
+ *      service/lib/metrics.c service/lib/util.c -lcjson -o build/bench/logcost
  *   build/bench/logcost [N] [FILE]        (default 200000 lines into /tmp/rankd-logcost.log)
  */
 #include <fcntl.h>

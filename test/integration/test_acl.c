@@ -187,6 +187,52 @@ START_TEST(cache_redis_checked)
 }
 END_TEST
 
+/* A Redis that refuses the URL's password (WRONGPASS), wants one the URL does not give (NOAUTH),
+ * or has not the URL's database: bad configuration, one line and exit 2 (it used to start and
+ * answer 503 "Connection refused" on every route). The right password still starts. A Redis of
+ * the test's own, with requirepass, so the run's Redis keeps its open default user. */
+START_TEST(auth_refused)
+{
+    struct redis_proc rp;
+    ck_assert_int_eq(redis_proc_start(&rp), 0);
+    redisContext *admin = redis_admin(rp.port);
+    freeReplyObject(redis_admin_cmd(admin, "CONFIG SET requirepass s3cret"));
+    redisFree(admin);
+    static const struct {
+        const char *userinfo, *db, *want;
+    } cases[] = {
+        {"", "", "rankd: Redis refused user 'default' without a password (NOAUTH"},
+        {":wrong@", "", "rankd: Redis refused user 'default' with the URL's password (WRONGPASS"},
+        {"nobody:s3cret@", "",
+         "rankd: Redis refused user 'nobody' with the URL's password (WRONGPASS"},
+        {":s3cret@", "/99", "rankd: Redis refused database 99 for user 'default' (ERR DB index"},
+    };
+    enum { N = sizeof(cases) / sizeof(cases[0]) };
+    struct run r[N + 1];
+    char url[160];
+    for (int i = 0; i < N; i++) {
+        snprintf(url, sizeof(url), "redis://%s127.0.0.1:%d%s", cases[i].userinfo, rp.port,
+                 cases[i].db);
+        run_rankd(url, 5000, &r[i]);
+    }
+    snprintf(url, sizeof(url), "redis://:s3cret@127.0.0.1:%d", rp.port);
+    run_rankd(url, 1000, &r[N]);
+    redis_proc_stop(&rp);
+    for (int i = 0; i < N; i++) {
+        ck_assert_msg(r[i].exited && r[i].status == 2, "%s%s: exited %d, status %d: %s",
+                      cases[i].userinfo, cases[i].db, r[i].exited, r[i].status, r[i].err);
+        ck_assert_msg(strncmp(r[i].err, cases[i].want, strlen(cases[i].want)) == 0,
+                      "no '%s' in: %s", cases[i].want, r[i].err);
+        char *nl = strchr(r[i].err, '\n');
+        ck_assert_msg(nl && nl[1] == '\0', "not one line: %s", r[i].err);
+        ck_assert_msg(!strstr(r[i].err, "s3cret") && !strstr(r[i].err, "wrong"),
+                      "a password in: %s", r[i].err);
+        fprintf(stderr, "acl: %s%s: exit 2: %.140s...\n", cases[i].userinfo, cases[i].db, r[i].err);
+    }
+    ck_assert_msg(!r[N].exited, "the right password: exited %d: %s", r[N].status, r[N].err);
+}
+END_TEST
+
 /* Redis down at start-up: rankd starts as before (it dials again and recovers). */
 START_TEST(redis_down_still_starts)
 {
@@ -203,6 +249,7 @@ Suite *acl_suite(void)
         {"without_evalsha", without_evalsha},
         {"allowed_user_starts", allowed_user_starts},
         {"cache_redis_checked", cache_redis_checked},
+        {"auth_refused", auth_refused},
         {"redis_down_still_starts", redis_down_still_starts},
     };
     return it_suite("acl", cases, sizeof(cases) / sizeof(cases[0]));

@@ -264,6 +264,58 @@ START_TEST(cors_reads_only)
 }
 END_TEST
 
+static void cors_any(struct config *cfg)
+{
+    char err[160];
+    ck_assert_int_eq(cors_parse("*", &cfg->cors, err, sizeof(err)), 0);
+}
+
+/* A page says Cache-Control: public, so a shared cache may keep it: with a list of origins, the
+ * reply to a request without Origin or from another origin says Vary: Origin too, else a cache
+ * could give it (without Access-Control-Allow-Origin) to a listed origin, or the listed
+ * origin's to anyone; with "*", a read without Origin carries Access-Control-Allow-Origin: * like
+ * every other (before: no Vary: Origin on either, and no header for "*" without Origin). */
+START_TEST(cors_vary_every_reply)
+{
+    it_post_score("cv", "{\"id\":\"a\",\"score\":10}");
+    struct rankd *app = rankd_test_start_with(g_redis.port, TEST_TOKEN, cors_two_origins, NULL);
+    int port = rankd_port(app);
+    char *none = raw(port, "GET /boards/cv/rank HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+    char *other = raw(port, "GET /boards/cv/rank HTTP/1.1\r\nHost: t\r\n"
+                            "Origin: https://evil.example\r\nConnection: close\r\n\r\n");
+    char *listed = raw(port, "GET /boards/cv/rank HTTP/1.1\r\nHost: t\r\n"
+                             "Origin: https://app.example\r\nConnection: close\r\n\r\n");
+    rankd_stop(app);
+    app = rankd_test_start_with(g_redis.port, TEST_TOKEN, cors_any, NULL);
+    port = rankd_port(app);
+    char *any = raw(port, "GET /boards/cv/rank HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+    char *any_o = raw(port, "GET /boards/cv/rank HTTP/1.1\r\nHost: t\r\n"
+                            "Origin: https://evil.example\r\nConnection: close\r\n\r\n");
+    rankd_stop(app);
+    char *list[] = {none, other, listed};
+    for (int i = 0; i < 3; i++) {
+        ck_assert_msg(strncmp(list[i], "HTTP/1.1 200", 12) == 0, "%s", list[i]);
+        ck_assert_msg(strcasestr(list[i], "\r\nCache-Control: public"), "%s", list[i]);
+        ck_assert_msg(strcasestr(list[i], "\r\nVary: Origin\r\n"), "%s", list[i]);
+        ck_assert_msg(!strcasestr(list[i], "Access-Control-Allow-Origin") == (i < 2), "%s",
+                      list[i]);
+    }
+    char *star[] = {any, any_o};
+    for (int i = 0; i < 2; i++) {
+        ck_assert_msg(strncmp(star[i], "HTTP/1.1 200", 12) == 0, "%s", star[i]);
+        ck_assert_msg(strcasestr(star[i], "\r\nAccess-Control-Allow-Origin: *\r\n"), "%s", star[i]);
+        ck_assert_msg(!strcasestr(star[i], "\r\nVary: Origin\r\n"), "%s", star[i]);
+    }
+    fprintf(stderr, "cors: no Origin and another origin: Vary: Origin; \"*\": the header "
+                    "without Origin\n");
+    free(none);
+    free(other);
+    free(listed);
+    free(any);
+    free(any_o);
+}
+END_TEST
+
 /* Without --cors-origin nothing changes: no CORS headers, OPTIONS is 405. */
 START_TEST(cors_off_by_default)
 {
@@ -416,6 +468,7 @@ Suite *clients_suite(void)
         {"per_address_default_on", per_address_default_on},
         {"cors_reads_only", cors_reads_only},
         {"cors_off_by_default", cors_off_by_default},
+        {"cors_vary_every_reply", cors_vary_every_reply},
         {"gzip_pages", gzip_pages},
     };
     return it_suite("clients", cases, sizeof(cases) / sizeof(cases[0]));

@@ -9,7 +9,10 @@
  * What a reply carries for an allowed origin (cors_allow):
  *   Access-Control-Allow-Origin: <the origin> (or "*" when configured "*")
  *   Access-Control-Expose-Headers: ETag, Age, X-Cache, X-Request-Id, Retry-After
- *   Vary: Origin (not with "*": the reply is then the same for every origin)
+ * and every reply, whatever its Origin (none, another), with a list of origins:
+ *   Vary: Origin (so a shared cache never gives one origin's reply to another)
+ * while with "*" every GET and HEAD reply carries Access-Control-Allow-Origin: * (an Origin
+ * header or none): the reply is then the same for every request, and says no Vary: Origin.
  * A preflight (OPTIONS with Origin and Access-Control-Request-Method GET or HEAD) is 204 with
  *   Access-Control-Allow-Methods: GET, HEAD
  *   Access-Control-Allow-Headers: If-None-Match, X-Request-Id

@@ -15,6 +15,7 @@
 #include <microhttpd.h>
 
 #include "access.h"
+#include "auth.h"
 #include "cors.h"
 #include "gzip.h"
 #include "log.h"
@@ -24,7 +25,6 @@
 #include "route.h"
 #include "static_files.h"
 #include "store_async.h"
-#include "tokens.h"
 
 #define CONNECTION_TIMEOUT_S 30
 /* MHD zeroes a connection's whole memory pool after every request: keep it small. It holds one
@@ -127,6 +127,7 @@ struct exchange {
     struct access_fault *fault; /* a 5xx's code and cause (access.h), or NULL */
     char request_id[ACCESS_ID_MAX + 1]; /* X-Request-Id, given or made (access.h) */
     const char *cors_origin; /* Access-Control-Allow-Origin of a cross-origin read, or NULL */
+    int cors_vary;           /* 1: the reply depends on Origin (a list of origins): Vary: Origin */
     int gzip_ok;             /* the client accepts gzip (Accept-Encoding) */
     int inm_gz;              /* its If-None-Match named a gzip form ("...-gz") */
     char inm[72];            /* that If-None-Match without "-gz": what the handlers compare */
@@ -214,36 +215,6 @@ static int media_type_is(const char *value, const char *type)
     while (n && (value[n - 1] == ' ' || value[n - 1] == '\t'))
         n--;
     return n == strlen(type) && strncasecmp(value, type, n) == 0;
-}
-
-static int starts_with_ci(const char *s, const char *prefix)
-{
-    return s && strncasecmp(s, prefix, strlen(prefix)) == 0;
-}
-
-/* 0 when the request may write; else the reply is filled (401/403). */
-static int check_token(struct MHD_Connection *c, const struct httpd *srv, struct http_reply *rp)
-{
-    struct tokens *tokens = srv->o.tokens;
-    if (!tokens || tokens_count(tokens) == 0) {
-        http_reply_error(rp, 403, "writes_disabled",
-                         "Writes are disabled: start rankd with --write-token-file=FILE (or "
-                         "RANKD_WRITE_TOKEN), then send 'Authorization: Bearer TOKEN'.");
-        return -1;
-    }
-    const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
-    if (!auth || !starts_with_ci(auth, "Bearer ")) {
-        http_reply_error(rp, 401, "unauthorized",
-                         "Writes and /admin need the header 'Authorization: Bearer <token>'.");
-        http_reply_header(rp, "WWW-Authenticate", "Bearer realm=\"rankd\"");
-        return -1;
-    }
-    const char *given = auth + 7;
-    if (!tokens_check(tokens, given, strlen(given))) {
-        http_reply_error(rp, 403, "forbidden", "The bearer token is not valid.");
-        return -1;
-    }
-    return 0;
 }
 
 /* Content-Type and Content-Length checks for routes with a body. */
@@ -355,9 +326,18 @@ static int cross_origin(struct httpd *srv, struct MHD_Connection *c, const char 
 {
     const struct cors *cors = srv->o.cors;
     const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
-    if (!cors || !cors_enabled(cors) || !origin)
+    if (!cors || !cors_enabled(cors))
         return 0;
-    if (strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0) {
+    /* Every reply says how it depends on Origin, whether or not this request had an allowed one,
+     * so a shared cache never gives one origin's reply to another: with a list, Vary: Origin;
+     * with "*", reads are the same for everyone (the header even without Origin). */
+    x->cors_vary = !cors->any;
+    int read = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+    if (read && cors->any)
+        x->cors_origin = "*";
+    if (!origin)
+        return 0;
+    if (read) {
         x->cors_origin = cors_allow_origin(cors, origin);
         return 0;
     }
@@ -374,8 +354,6 @@ static int cross_origin(struct httpd *srv, struct MHD_Connection *c, const char 
     }
     x->rp.status = 204;
     http_reply_header(&x->rp, "Access-Control-Allow-Origin", allow);
-    if (strcmp(allow, "*") != 0)
-        http_reply_header(&x->rp, "Vary", "Origin");
     http_reply_header(&x->rp, "Access-Control-Allow-Methods", CORS_ALLOW_METHODS);
     http_reply_header(&x->rp, "Access-Control-Allow-Headers", CORS_ALLOW_HEADERS);
     http_reply_header(&x->rp, "Access-Control-Max-Age", CORS_MAX_AGE_S);
@@ -428,7 +406,9 @@ static void begin(struct httpd *srv, struct MHD_Connection *c, const char *url, 
         http_reply_errno_in(&x->rp, HTTP_ERRNO_QUERY, w.bad, NULL);
         return;
     }
-    if ((x->route->flags & ROUTE_WRITE) && check_token(c, srv, &x->rp))
+    if (auth_request(srv->o.tokens,
+                     MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization"), x->route,
+                     &x->rq, &x->rp))
         return;
     if (x->route->flags & ROUTE_BODY) {
         check_body(c, x);
@@ -681,9 +661,9 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, struct exchange *x)
     if (x->cors_origin) {
         MHD_add_response_header(resp, "Access-Control-Allow-Origin", x->cors_origin);
         MHD_add_response_header(resp, "Access-Control-Expose-Headers", CORS_EXPOSE_HEADERS);
-        if (strcmp(x->cors_origin, "*") != 0)
-            MHD_add_response_header(resp, "Vary", "Origin");
     }
+    if (x->cors_vary)
+        MHD_add_response_header(resp, "Vary", "Origin");
     enum MHD_Result ok = MHD_queue_response(c, (unsigned)rp->status, resp);
     MHD_destroy_response(resp);
     x->queued = 1;
@@ -1119,6 +1099,7 @@ static void exchange_free(struct exchange *x)
     }
     free(x->rq.args);
     buf_free(&x->rq.body);
+    free(x->rq.grant);
     if (x->rq.stream_state && x->route && x->route->stream_free)
         x->route->stream_free(x->rq.stream_state);
     buf_free(&x->rp.body);

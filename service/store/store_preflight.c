@@ -32,11 +32,29 @@ static struct timeval tv_of(int ms)
     return tv;
 }
 
-/* One set-up command (AUTH, SELECT): 0, or -1 when it failed (rankd's own dials report it). */
-static int setup(redisContext *c, int argc, const char **argv)
+/* An answer to AUTH or SELECT that no later dial can change: a refused name or password, a
+ * password Redis asks for and the URL does not give, a database Redis does not have. A passing
+ * state (LOADING, BUSY, MASTERDOWN...) is not one: rankd starts and dials again. */
+static int refused(const redisReply *r)
+{
+    static const char *const codes[] = {"WRONGPASS", "NOAUTH", "NOPERM", "ERR"};
+    for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {
+        size_t n = strlen(codes[i]);
+        if (r->len >= n && strncmp(r->str, codes[i], n) == 0 && (r->len == n || r->str[n] == ' '))
+            return 1;
+    }
+    return 0;
+}
+
+/* One set-up command (AUTH, SELECT), or the first probe of a Redis that wants a password: 0, or
+ * -1 when it failed, with Redis's own words in why[0..len) when it refused for good (refused());
+ * why stays "" when it may pass (rankd's own dials report it). */
+static int setup(redisContext *c, int argc, const char **argv, char *why, size_t len)
 {
     redisReply *r = redisCommandArgv(c, argc, argv, NULL);
     int ok = r && r->type != REDIS_REPLY_ERROR;
+    if (r && r->type == REDIS_REPLY_ERROR && refused(r))
+        snprintf(why, len, "%.200s", r->str);
     freeReplyObject(r);
     return ok ? 0 : -1;
 }
@@ -77,8 +95,37 @@ int store_preflight_scripts(const struct redis_url *u, const char *what, int rea
     char db[16];
     snprintf(db, sizeof(db), "%d", u->db);
     const char *sel[] = {"SELECT", db};
-    if ((u->password[0] && setup(c, u->username[0] ? 3 : 2, u->username[0] ? auth3 : auth2)) ||
-        (u->db && setup(c, 2, sel))) {
+    const char *ping[] = {"PING"};
+    char why[208] = "";
+    const char *step = u->password[0] ? "AUTH" : "PING";
+    int bad = u->password[0] ? setup(c, u->username[0] ? 3 : 2, u->username[0] ? auth3 : auth2, why,
+                                     sizeof(why))
+                             : setup(c, 1, ping, why, sizeof(why));
+    if (!u->password[0] && strncmp(why, "NOAUTH", 6) != 0)
+        why[0] = '\0'; /* only "a password is needed" is the URL's fault here */
+    if (!bad && u->db) {
+        step = "SELECT";
+        bad = setup(c, 2, sel, why, sizeof(why));
+    }
+    if (bad && why[0]) {
+        redisFree(c);
+        if (strcmp(step, "SELECT") == 0)
+            snprintf(msg, len,
+                     "%s refused database %d for user '%s' (%s): only /healthz and /metrics would "
+                     "work, so rankd does not start. Fix: a database this Redis has (its "
+                     "'databases' setting) in the URL.",
+                     what, u->db, user, why);
+        else
+            snprintf(
+                msg, len,
+                "%s refused user '%s' %s (%s): only /healthz and /metrics would work, so rankd "
+                "does not start. Fix: the user and password of the URL, "
+                "[[user]:password@]host (or ACL SETUSER %s on >password).",
+                what, user, u->password[0] ? "with the URL's password" : "without a password", why,
+                user);
+        return -EACCES;
+    }
+    if (bad) {
         redisFree(c);
         return 0;
     }
