@@ -41,7 +41,7 @@ static struct upload *stream_of(struct http_request *rq, struct http_reply *rp)
 
 /* The reply of an upload cut by fault rc (upload_fault), or by rankd stopping (rc 0): the error,
  * and where the upload stands as numbers, for a client to resume from:
- * {"error":{"code","message"},"applied","rejected_total","settled_through_line",
+ * {"error": {"code", "message"},"applied","rejected_total","settled_through_line",
  *  "unknown_through_line"} (the last null when no chunk's outcome is in doubt). */
 static void stream_fault(struct http_reply *rp, const struct upload *u, int rc)
 {
