@@ -642,6 +642,13 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, struct exchange *x)
         resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64, no_body, NULL, NULL);
         if (resp)
             MHD_set_response_options(resp, MHD_RF_HTTP_1_0_COMPATIBLE_STRICT, MHD_RO_END);
+    } else if (rp->stream.read) {
+        /* HEAD of a streamed body (freed unread with the exchange): its length is unknown, so no
+         * Content-Length (RFC 9110 8.6: only the GET's); chunked framing would make 0.9.75 send
+         * a last chunk after the header block, so neither, as for a 304 above */
+        resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64, no_body, NULL, NULL);
+        if (resp)
+            MHD_set_response_options(resp, MHD_RF_HTTP_1_0_COMPATIBLE_STRICT, MHD_RO_END);
     } else if (rp->fd > 0) {
         resp = MHD_create_response_from_fd64(rp->fd_size, rp->fd);
         if (resp)
