@@ -531,6 +531,38 @@ START_TEST(framing_content_length_and_transfer_encoding)
 }
 END_TEST
 
+/* RFC 9112 3.2: an HTTP/1.1 request without Host, or with two, or with a Host that is no
+ * host[:port], is 400 (before: 200); HTTP/1.0 needs none, and an empty Host is allowed. */
+START_TEST(host_header_required)
+{
+    expect_raw("GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n", "HTTP/1.1 400", "invalid_host",
+               1);
+    expect_raw("POST /boards/h/scores HTTP/1.1\r\nAuthorization: Bearer " TEST_TOKEN
+               "\r\nContent-Type: application/json\r\nContent-Length: 21\r\n"
+               "Connection: close\r\n\r\n{\"id\":\"a\",\"score\":10}",
+               "HTTP/1.1 400", "invalid_host", 1);
+    ck_assert_int_eq(it_dbsize(), 0);
+    expect_raw("GET /healthz HTTP/1.1\r\nHost: a\r\nHost: b\r\nConnection: close\r\n\r\n",
+               "HTTP/1.1 400", "invalid_host", 1);
+    expect_raw("GET /healthz HTTP/1.1\r\nHost: a b\r\nConnection: close\r\n\r\n", "HTTP/1.1 400",
+               "invalid_host", 1);
+    expect_raw("GET /healthz HTTP/1.1\r\nHost: a/b@c\r\nConnection: close\r\n\r\n", "HTTP/1.1 400",
+               "invalid_host", 1);
+    expect_raw("GET /healthz HTTP/1.0\r\n\r\n", "HTTP/1.", NULL, 1);
+    expect_raw("GET /healthz HTTP/1.1\r\nHost:\r\nConnection: close\r\n\r\n", "HTTP/1.1 200", NULL,
+               1);
+    expect_raw("GET /healthz HTTP/1.1\r\nHost: [::1]:8080\r\nConnection: close\r\n\r\n",
+               "HTTP/1.1 200", NULL, 1);
+    expect_raw("GET /healthz HTTP/1.1\r\nHost: rank-d.example_1:80\r\nConnection: close\r\n\r\n",
+               "HTTP/1.1 200", NULL, 1);
+    int closed = 0;
+    const char *v10 = "GET /healthz HTTP/1.0\r\n\r\n";
+    char *raw = raw_exchange(g_port, v10, strlen(v10), &closed);
+    ck_assert_msg(strstr(raw, " 200 "), "%s", raw);
+    free(raw);
+}
+END_TEST
+
 /* A 304 has no body and must not claim one: no Content-Length (0 would be the wrong length of
  * the page it stands for), for pages and static files alike. */
 /* A body refused before it arrives (413 over the limit, 401 without a token) is read and
@@ -652,6 +684,7 @@ Suite *hardening_suite(void)
         {"ndjson_order", ndjson_cr_blank_and_line_order},
         {"static_fifo", static_fifo_not_served},
         {"framing", framing_content_length_and_transfer_encoding},
+        {"host", host_header_required},
         {"not_modified", not_modified_without_content_length},
         {"refused_body", refused_body_still_answered},
         {"library_errors", library_errors_pinned},
