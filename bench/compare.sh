@@ -59,7 +59,7 @@ trap 'say "interrupted"; exit 130' INT TERM
 printf 'include %s/schema/redis.conf\nappendonly no\nsave ""\n' "$ROOT" > "$WORK/redis.conf"
 redis_start "$WORK/redis" "$WORK/redis.conf" || die "redis-server did not start"
 ours_us() { local s=0 p; for p in "$REDIS_PID" "$RK_PID"; do [ -n "$p" ] && s=$((s + $(proc_cpu_us "$p"))); done; [ -n "$NGINX_PID" ] && s=$((s + $(nginx_cpu_us))); echo $((s + $(children_cpu_us))); }
-TOKEN=cmp$$
+TOKEN=cmp-token-0123456789-$$
 
 start() { # start BINARY: RK_PORT, RK_PID
     local bin=$1

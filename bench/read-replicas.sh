@@ -36,7 +36,7 @@ CONNS=${CONNS:-64}
 ROUNDS=${RR_ROUNDS:-2}
 OUT=${RR_OUT:-bench/results/read-replicas.md}
 RANKD=$ROOT/build/rankd
-TOKEN=bench-token
+TOKEN=bench-token-0123456789
 [ -x "$RANKD" ] || die "build first: make"
 build_tool loadgen -lm
 build_tool gen

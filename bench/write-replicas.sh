@@ -49,7 +49,7 @@ for _ in $(seq 100); do
     redis-cli -p "$P2" info replication | grep -q master_link_status:up && break
     sleep 0.1
 done
-TOKEN=bench-token
+TOKEN=bench-token-0123456789
 waits() { # the WAITs the primary has run
     redis-cli -p "$P1" info commandstats | sed -n 's/^cmdstat_wait:calls=\([0-9]*\).*/\1/p' |
         grep . || echo 0

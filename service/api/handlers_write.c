@@ -10,6 +10,7 @@
 #include <cjson/cJSON.h>
 
 #include "app.h"
+#include "auth.h"
 #include "board.h"
 #include "handlers_common.h"
 #include "handlers_stream.h"
@@ -410,6 +411,13 @@ void handle_scores_boards_async(struct http_request *rq, struct http_reply *rp,
         handlers_answered(async); /* a 4xx */
         return;
     }
+    for (size_t b = 0; b < j->si.nboards; b++) /* the token's scope covers every board */
+        if (auth_board(rq, j->si.boards[b], rp)) {
+            scores_in_free(&j->si);
+            free(j);
+            handlers_answered(async); /* a 403, nothing written */
+            return;
+        }
     scores_start(rq, rp, async, j, (const char *const *)j->si.boards, j->si.nboards);
 }
 

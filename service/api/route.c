@@ -21,6 +21,7 @@
     }
 #define W ROUTE_WRITE
 #define B ROUTE_BODY
+#define S ROUTE_SCORES
 static struct route routes[] = {
     Q("GET", "/healthz", handle_healthz, "healthz"),
     A("GET", "/readyz", handle_readyz, "readyz", 0),
@@ -46,8 +47,8 @@ static struct route routes[] = {
      .stream_async = handle_scores_stream_async,
      .stream_stopped = handle_scores_stream_stopped,
      .stream_free = handle_scores_stream_free,
-     .flags = W | B | ROUTE_NDJSON},
-    A("POST", "/scores", handle_scores_boards_async, "scores_boards", W | B),
+     .flags = W | B | S | ROUTE_NDJSON},
+    A("POST", "/scores", handle_scores_boards_async, "scores_boards", W | B | S),
     {.method = "GET",
      .pattern = "/boards/{board}/members/{id}",
      .name = "member",
@@ -68,13 +69,14 @@ static struct route routes[] = {
     A("POST", "/boards/{board}/lookup", handle_lookup_async, "lookup", B),
     A("GET", "/members/{id}", handle_member_boards_async, "member_boards", 0),
     A("GET", "/items/{id}", handle_item_get, "item", 0),
-    A("PUT", "/items/{id}", handle_item_put, "item_put", W | B),
-    A("DELETE", "/items/{id}", handle_item_delete, "item_delete", W),
+    A("PUT", "/items/{id}", handle_item_put, "item_put", W | B | ROUTE_RECORDS),
+    A("DELETE", "/items/{id}", handle_item_delete, "item_delete", W | ROUTE_RECORDS),
 };
 #undef A
 #undef Q
 #undef W
 #undef B
+#undef S
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))
 
 static int static_metric = -1;

@@ -30,8 +30,9 @@
 #define HTTP_BODY_MAX (1024L * 1024L) /**< JSON body bytes; larger is 413 */
 #define HTTP_EVENT_THREADS_MAX 64     /**< event threads at most (loop.h: LOOP_THREADS_MAX) */
 
-struct rankd; /* app.h: the application (configuration, stores, model), passed through */
-struct httpd; /* httpd.h: the HTTP server serving the request */
+struct rankd;        /* app.h: the application (configuration, stores, model), passed through */
+struct httpd;        /* httpd.h: the HTTP server serving the request */
+struct tokens_grant; /* tokens.h: the scopes of a request's token */
 
 /** A decoded query argument. */
 struct http_arg {
@@ -59,6 +60,8 @@ struct http_request {
                                   *   --request-timeout-ms; every round trip of its async steps
                                   *   ends by then */
     void *stream_state;          /**< the handler's, freed by its stream_free */
+    struct tokens_grant *grant;  /**< what the request's token allows (ROUTE_WRITE routes:
+                                  *   auth.h), owned; NULL otherwise */
 };
 
 struct http_body; /* a streamed reply body being sent (httpd.c) */

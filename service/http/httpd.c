@@ -15,6 +15,7 @@
 #include <microhttpd.h>
 
 #include "access.h"
+#include "auth.h"
 #include "cors.h"
 #include "gzip.h"
 #include "log.h"
@@ -24,7 +25,6 @@
 #include "route.h"
 #include "static_files.h"
 #include "store_async.h"
-#include "tokens.h"
 
 #define CONNECTION_TIMEOUT_S 30
 /* MHD zeroes a connection's whole memory pool after every request: keep it small. It holds one
@@ -206,36 +206,6 @@ static int media_type_is(const char *value, const char *type)
     while (n && (value[n - 1] == ' ' || value[n - 1] == '\t'))
         n--;
     return n == strlen(type) && strncasecmp(value, type, n) == 0;
-}
-
-static int starts_with_ci(const char *s, const char *prefix)
-{
-    return s && strncasecmp(s, prefix, strlen(prefix)) == 0;
-}
-
-/* 0 when the request may write; else the reply is filled (401/403). */
-static int check_token(struct MHD_Connection *c, const struct httpd *srv, struct http_reply *rp)
-{
-    struct tokens *tokens = srv->o.tokens;
-    if (!tokens || tokens_count(tokens) == 0) {
-        http_reply_error(rp, 403, "writes_disabled",
-                         "Writes are disabled: start rankd with --write-token-file=FILE (or "
-                         "RANKD_WRITE_TOKEN), then send 'Authorization: Bearer TOKEN'.");
-        return -1;
-    }
-    const char *auth = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization");
-    if (!auth || !starts_with_ci(auth, "Bearer ")) {
-        http_reply_error(rp, 401, "unauthorized",
-                         "Writes and /admin need the header 'Authorization: Bearer <token>'.");
-        http_reply_header(rp, "WWW-Authenticate", "Bearer realm=\"rankd\"");
-        return -1;
-    }
-    const char *given = auth + 7;
-    if (!tokens_check(tokens, given, strlen(given))) {
-        http_reply_error(rp, 403, "forbidden", "The bearer token is not valid.");
-        return -1;
-    }
-    return 0;
 }
 
 /* Content-Type and Content-Length checks for routes with a body. */
@@ -450,7 +420,9 @@ static void begin(struct httpd *srv, struct MHD_Connection *c, const char *url, 
         http_reply_errno_in(&x->rp, HTTP_ERRNO_QUERY, w.bad, NULL);
         return;
     }
-    if ((x->route->flags & ROUTE_WRITE) && check_token(c, srv, &x->rp))
+    if (auth_request(srv->o.tokens,
+                     MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization"), x->route,
+                     &x->rq, &x->rp))
         return;
     if (x->route->flags & ROUTE_BODY) {
         check_body(c, x);
@@ -1048,6 +1020,7 @@ static void exchange_free(struct exchange *x)
     }
     free(x->rq.args);
     buf_free(&x->rq.body);
+    free(x->rq.grant);
     if (x->rq.stream_state && x->route && x->route->stream_free)
         x->route->stream_free(x->rq.stream_state);
     buf_free(&x->rp.body);

@@ -27,9 +27,12 @@ typedef void (*route_async_fn)(struct http_request *rq, struct http_reply *rp,
                                struct http_async *async);
 
 enum route_flags {
-    ROUTE_WRITE = 1,  /**< needs the bearer token */
-    ROUTE_BODY = 2,   /**< takes a JSON body */
-    ROUTE_NDJSON = 4, /**< also takes application/x-ndjson, streamed to `stream_async` */
+    ROUTE_WRITE = 1,    /**< needs the bearer token */
+    ROUTE_BODY = 2,     /**< takes a JSON body */
+    ROUTE_NDJSON = 4,   /**< also takes application/x-ndjson, streamed to `stream_async` */
+    ROUTE_SCORES = 8,   /**< with ROUTE_WRITE: a score write, scope `scores` or one naming its
+                         *   board (auth.h); without it a ROUTE_WRITE route needs `admin` */
+    ROUTE_RECORDS = 16, /**< with ROUTE_WRITE: a record write, scope `scores` (auth.h) */
 };
 
 /* A request runs quick (if any), then, when quick did not answer, async; both on the event

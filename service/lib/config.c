@@ -63,11 +63,13 @@ static const struct option_def defs[O_COUNT] = {
                  "redis-sentinel://[[user]:password@]host[:port][,host[:port]...]/<master>[/db] "
                  "(the primary that these Redis Sentinels name, followed when it changes)"},
     [O_TOKEN] = {"write-token", "RANKD_WRITE_TOKEN", "",
-                 "a bearer token for writes (visible in ps as a flag: prefer --write-token-file); "
-                 "no token at all = every write is refused (403)"},
+                 "a bearer token for writes, scope admin, at least 16 bytes (visible in ps as a "
+                 "flag: prefer --write-token-file); no token at all = every write is refused "
+                 "(403)"},
     [O_TOKEN_FILE] = {"write-token-file", "RANKD_WRITE_TOKEN_FILE", "",
-                      "file of bearer tokens for writes, one a line ('#' comments), all valid at "
-                      "once (rotation); read again on SIGHUP"},
+                      "file of bearer tokens for writes, one a line: TOKEN [SCOPE...], a scope "
+                      "admin (the default), scores, scores:NAME or scores:PREFIX*; '#' comments; "
+                      "all valid at once (rotation); read again on SIGHUP"},
     [O_LOG_FORMAT] = {"log-format", "RANKD_LOG_FORMAT", "text",
                       "text or json (one JSON object a line)"},
     [O_ACCESS_LOG] = {"access-log", "RANKD_ACCESS_LOG", "on",
@@ -451,8 +453,14 @@ static int apply(struct config *cfg, int opt, const char *v, const char **allowe
         if (copy_str(cfg->redis_url_text, sizeof(cfg->redis_url_text), v))
             return -EINVAL;
         return config_parse_redis_url(v, &cfg->redis);
-    case O_TOKEN:
+    case O_TOKEN: {
+        static __thread char why[200];
+        if (tokens_fixed_valid(v, why, sizeof(why))) {
+            *allowed = why;
+            return -EINVAL;
+        }
         return copy_str(cfg->write_token, sizeof(cfg->write_token), v);
+    }
     case O_TOKEN_FILE: {
         if (copy_str(cfg->write_token_file, sizeof(cfg->write_token_file), v))
             return -EINVAL;

@@ -71,6 +71,7 @@ Suite *clients_suite(void);
 Suite *boarddata_suite(void);
 Suite *acl_suite(void);
 Suite *ops_suite(void);
+Suite *security_suite(void);
 Suite *writes_suite(void);
 Suite *export_suite(void);
 Suite *reads_suite(void);

@@ -360,7 +360,7 @@ START_TEST(token_file_rotates_on_sighup)
     char tokens[256], path[256];
     snprintf(tokens, sizeof(tokens), "%s/tokens-%d", g_redis.dir, (int)getpid());
     log_path(path, sizeof(path), "tokens");
-    write_text(tokens, "# rankd write tokens\nold-token\n");
+    write_text(tokens, "# rankd write tokens\nold-token-0123456789\n");
     char flag[300];
     snprintf(flag, sizeof(flag), "--write-token-file=%s", tokens);
     const char *args[] = {flag, NULL};
@@ -368,30 +368,30 @@ START_TEST(token_file_rotates_on_sighup)
     struct rankd_proc_opts o = {.args = args, .log_path = path, .no_token = 1};
     ck_assert_int_eq(rankd_proc_start_opts(&p, g_redis.port, &o), 0);
     const char *body = "{\"id\":\"a\",\"score\":1}";
-    ck_assert_int_eq(write_status(p.port, "old-token", body), 200);
-    ck_assert_int_eq(write_status(p.port, "new-token", body), 403);
+    ck_assert_int_eq(write_status(p.port, "old-token-0123456789", body), 200);
+    ck_assert_int_eq(write_status(p.port, "new-token-0123456789", body), 403);
     ck_assert_int_eq(write_status(p.port, TEST_TOKEN, body), 403);
 
-    write_text(tokens, "old-token\nnew-token\n");
+    write_text(tokens, "old-token-0123456789\nnew-token-0123456789\n");
     kill(p.pid, SIGHUP);
     free(wait_log(path, "reload: write tokens read again from"));
-    ck_assert_int_eq(write_status(p.port, "old-token", body), 200);
-    ck_assert_int_eq(write_status(p.port, "new-token", body), 200);
+    ck_assert_int_eq(write_status(p.port, "old-token-0123456789", body), 200);
+    ck_assert_int_eq(write_status(p.port, "new-token-0123456789", body), 200);
 
-    write_text(tokens, "new-token\n");
+    write_text(tokens, "new-token-0123456789\n");
     kill(p.pid, SIGHUP);
     free(wait_log(path, ": 1 in force"));
-    ck_assert_int_eq(write_status(p.port, "old-token", body), 403);
-    ck_assert_int_eq(write_status(p.port, "new-token", body), 200);
+    ck_assert_int_eq(write_status(p.port, "old-token-0123456789", body), 403);
+    ck_assert_int_eq(write_status(p.port, "new-token-0123456789", body), 200);
 
-    write_text(tokens, "new token with spaces\n");
+    write_text(tokens, "new-token-0123456789 scores:bad/name\n");
     kill(p.pid, SIGHUP);
     char *text = wait_log(path, "the 1 token loaded before stay in force");
-    ck_assert_int_eq(write_status(p.port, "new-token", body), 200);
+    ck_assert_int_eq(write_status(p.port, "new-token-0123456789", body), 200);
     ck_assert_msg(strstr(text, "rankd error: reload: write tokens: ") && strstr(text, "line 1"),
                   "%s", text);
-    ck_assert_ptr_null(strstr(text, "new-token")); /* tokens are never logged */
-    ck_assert_ptr_null(strstr(text, "old-token"));
+    ck_assert_ptr_null(strstr(text, "new-token-0123456789")); /* tokens are never logged */
+    ck_assert_ptr_null(strstr(text, "old-token-0123456789"));
     free(text);
     ck_assert_int_eq(kill(p.pid, 0), 0); /* still running */
     rankd_proc_stop(&p);

@@ -108,7 +108,7 @@ void fixture_set_clock(const char *iso);
 int64_t fixture_ts(const char *iso);
 
 /** The token test rankd instances use. */
-#define TEST_TOKEN "test-token"
+#define TEST_TOKEN "test-token-0123456789"
 
 /** One HTTP exchange. */
 struct http_result {

@@ -365,10 +365,14 @@ END_TEST
 
 START_TEST(test_parse_flags)
 {
-    const char *const args[] = {"--listen=[::1]:0",  "--redis=unix:///tmp/r.sock?db=2",
-                                "--write-token=t0k", "--key-prefix=app:lb-1",
-                                "--threads",         "16",
-                                "--log-level=error", NULL};
+    const char *const args[] = {"--listen=[::1]:0",
+                                "--redis=unix:///tmp/r.sock?db=2",
+                                "--write-token=t0k-0123456789abcdef",
+                                "--key-prefix=app:lb-1",
+                                "--threads",
+                                "16",
+                                "--log-level=error",
+                                NULL};
     struct config c;
     ck_assert_int_eq(parse(&c, args), 0);
     ck_assert_str_eq(c.listen_host, "::1");
@@ -376,7 +380,7 @@ START_TEST(test_parse_flags)
     ck_assert_str_eq(c.redis.unix_path, "/tmp/r.sock");
     ck_assert_int_eq(c.redis.db, 2);
     ck_assert_str_eq(c.redis_url_text, "unix:///tmp/r.sock?db=2");
-    ck_assert_str_eq(c.write_token, "t0k");
+    ck_assert_str_eq(c.write_token, "t0k-0123456789abcdef");
     ck_assert_str_eq(c.key_prefix, "app:lb-1");
     ck_assert_int_eq(c.threads, 16);
     ck_assert_int_eq(c.log_level, 3);
@@ -389,7 +393,7 @@ START_TEST(test_parse_env)
     setenv("RANKD_THREADS", "4", 1);
     setenv("RANKD_LISTEN", ":9000", 1);
     setenv("RANKD_REDIS_URL", "redis://:pw@host:1234/3", 1);
-    setenv("RANKD_WRITE_TOKEN", "s3cret", 1);
+    setenv("RANKD_WRITE_TOKEN", "s3cret-0123456789abc", 1);
     setenv("RANKD_DEFAULT_BOARD", "weekly.2024-01", 1);
     setenv("RANKD_LOG_LEVEL", "debug", 1);
     struct config c;
@@ -401,7 +405,7 @@ START_TEST(test_parse_env)
     ck_assert_int_eq(c.redis.port, 1234);
     ck_assert_int_eq(c.redis.db, 3);
     ck_assert_str_eq(c.redis.password, "pw");
-    ck_assert_str_eq(c.write_token, "s3cret");
+    ck_assert_str_eq(c.write_token, "s3cret-0123456789abc");
     ck_assert_str_eq(c.default_board, "weekly.2024-01");
     ck_assert_int_eq(c.log_level, 0);
 }
@@ -679,7 +683,8 @@ START_TEST(test_parse_ops_options)
     assert_err_mentions("No such file");
     char path[] = "/tmp/rankd-cfg-XXXXXX";
     int fd = mkstemp(path);
-    ck_assert_int_eq(write(fd, "t1\nt2\n", 6), 6);
+    const char *two = "token-one-0123456789\ntoken-two-0123456789 scores\n";
+    ck_assert_int_eq(write(fd, two, strlen(two)), (ssize_t)strlen(two));
     close(fd);
     char flag[64];
     snprintf(flag, sizeof(flag), "--write-token-file=%s", path);
@@ -687,10 +692,14 @@ START_TEST(test_parse_ops_options)
     ck_assert_int_eq(parse(&c, a5), 0);
     ck_assert_str_eq(c.write_token_file, path);
     fd = open(path, O_WRONLY | O_TRUNC);
-    ck_assert_int_eq(write(fd, "a b\n", 4), 4); /* a space: refused, the line named */
+    ck_assert_int_eq(write(fd, "token-one-0123456789 b\n", 22), 22); /* not a scope: refused */
     close(fd);
     ck_assert_int_eq(parse(&c, a5), -EINVAL);
     assert_err_mentions("line 1");
+    const char *const a6[] = {"--write-token=abc", NULL}; /* under 16 bytes */
+    ck_assert_int_eq(parse(&c, a6), -EINVAL);
+    assert_err_mentions("at least 16 bytes");
+    ck_assert_ptr_null(strstr(g_err, "abc"));
     unlink(path);
 }
 END_TEST

@@ -184,32 +184,99 @@ static void free_tokens(char **list, int n)
         free(list[i]);
 }
 
+#define OLD_T "old-token-0123456789"
+#define NEW_T "new+token/=01234567"
+#define A1 "a1-token-0123456789"
+#define B2 "b2-token-0123456789"
+#define FIXED "fixed-token-0123456789"
+
+/* Lines: a token, its scopes; comments, blank lines, CRLF; the rules (length, characters,
+ * count, scopes) each refused with the line and never the token. */
 START_TEST(test_tokens_parse)
 {
-    char *list[TOKENS_MAX], err[160];
+    char *list[TOKENS_MAX], err[256];
+    static struct tokens_grant g[TOKENS_MAX];
     int n = -1;
-    const char *text = "# rotation: old, then new\r\n  old-token \r\n\n\tnew+token/=\n#x\n";
-    ck_assert_int_eq(tokens_parse(text, strlen(text), list, &n, err, sizeof(err)), 0);
+    const char *text = "# rotation: old, then new\r\n  " OLD_T " \r\n\n\t" NEW_T
+                       "  scores:daily*\tscores:weekly \n#x\n";
+    ck_assert_int_eq(tokens_parse(text, strlen(text), list, g, &n, err, sizeof(err)), 0);
     ck_assert_int_eq(n, 2);
-    ck_assert_str_eq(list[0], "old-token");
-    ck_assert_str_eq(list[1], "new+token/=");
+    ck_assert_str_eq(list[0], OLD_T);
+    ck_assert(g[0].admin && !g[0].scores && g[0].nboards == 0); /* the token alone: admin */
+    ck_assert_str_eq(list[1], NEW_T);
+    ck_assert(!g[1].admin && !g[1].scores && g[1].nboards == 2);
+    ck_assert_str_eq(g[1].boards[0], "daily*");
+    ck_assert_str_eq(g[1].boards[1], "weekly");
     free_tokens(list, n);
-    ck_assert_int_eq(tokens_parse("", 0, list, &n, err, sizeof(err)), 0); /* none: writes off */
+    ck_assert_int_eq(tokens_parse("", 0, list, g, &n, err, sizeof(err)), 0); /* none: off */
     ck_assert_int_eq(n, 0);
-    const char *bad = "ok\nnot ok\n";
-    ck_assert_int_eq(tokens_parse(bad, strlen(bad), list, &n, err, sizeof(err)), -EINVAL);
-    ck_assert_msg(strstr(err, "line 2") && !strstr(err, "not ok"), "err: %s", err);
-    char many[TOKENS_MAX * 4 + 8] = "";
+    const char *bad[] = {
+        OLD_T "\nshort-token\n",                      /* under 16 bytes */
+        OLD_T "\n" NEW_T " score\n",                  /* not a scope */
+        OLD_T "\n" NEW_T " scores:\n",                /* no name */
+        OLD_T "\n" NEW_T " scores:a/b\n",             /* not a board name */
+        OLD_T "\n" NEW_T " scores:*\n",               /* an empty prefix: write `scores` */
+        OLD_T "\n" NEW_T " admin scores:b\xc3\xa9\n", /* not ASCII */
+        OLD_T "\n" NEW_T "\x01 admin\n",              /* a control byte in the token */
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        ck_assert_msg(tokens_parse(bad[i], strlen(bad[i]), list, g, &n, err, sizeof(err)) ==
+                          -EINVAL,
+                      "accepted: %s", bad[i]);
+        ck_assert_msg(strstr(err, "line 2") && !strstr(err, "token-0123") &&
+                          !strstr(err, "short-token") && !strstr(err, "new+"),
+                      "err: %s", err);
+    }
+    char scopes[400] = NEW_T;
+    for (int i = 0; i <= TOKENS_SCOPES_MAX; i++)
+        sprintf(scopes + strlen(scopes), " scores:b%d", i);
+    ck_assert_int_eq(tokens_parse(scopes, strlen(scopes), list, g, &n, err, sizeof(err)), -EINVAL);
+    ck_assert_msg(strstr(err, "16 scopes"), "err: %s", err);
+    char many[TOKENS_MAX * 24 + 8] = "";
     for (int i = 0; i <= TOKENS_MAX; i++)
-        sprintf(many + strlen(many), "t%d\n", i);
-    ck_assert_int_eq(tokens_parse(many, strlen(many), list, &n, err, sizeof(err)), -EINVAL);
+        sprintf(many + strlen(many), "token-number-%04d\n", i);
+    ck_assert_int_eq(tokens_parse(many, strlen(many), list, g, &n, err, sizeof(err)), -EINVAL);
     char big[TOKENS_LEN_MAX + 2];
     memset(big, 'k', sizeof(big) - 1);
     big[sizeof(big) - 1] = '\0';
-    ck_assert_int_eq(tokens_parse(big, strlen(big), list, &n, err, sizeof(err)), -EINVAL);
+    ck_assert_int_eq(tokens_parse(big, strlen(big), list, g, &n, err, sizeof(err)), -EINVAL);
     big[TOKENS_LEN_MAX] = '\0';
-    ck_assert_int_eq(tokens_parse(big, strlen(big), list, &n, err, sizeof(err)), 0);
+    ck_assert_int_eq(tokens_parse(big, strlen(big), list, g, &n, err, sizeof(err)), 0);
     free_tokens(list, n);
+    big[TOKENS_LEN_MIN] = '\0'; /* 16 bytes: the least */
+    ck_assert_int_eq(tokens_parse(big, strlen(big), list, g, &n, err, sizeof(err)), 0);
+    free_tokens(list, n);
+    ck_assert_int_eq(tokens_fixed_valid("abc", err, sizeof(err)), -EINVAL);
+    ck_assert_msg(strstr(err, "at least 16"), "err: %s", err);
+    ck_assert_int_eq(tokens_fixed_valid("", err, sizeof(err)), 0);
+    ck_assert_int_eq(tokens_fixed_valid(FIXED, err, sizeof(err)), 0);
+}
+END_TEST
+
+/* What a grant allows, and the scope named when it does not. */
+START_TEST(test_tokens_allows)
+{
+    struct tokens_grant g = {0};
+    char scope[96];
+    const char *words[] = {"scores:daily*", "scores:weekly"};
+    for (int i = 0; i < 2; i++)
+        ck_assert_int_eq(tokens_scope_parse(words[i], strlen(words[i]), &g), 0);
+    ck_assert(tokens_allows(&g, TOKENS_NEED_BOARD, "daily-eu", scope, sizeof(scope)));
+    ck_assert(tokens_allows(&g, TOKENS_NEED_BOARD, "daily", scope, sizeof(scope)));
+    ck_assert(tokens_allows(&g, TOKENS_NEED_BOARD, "weekly", scope, sizeof(scope)));
+    ck_assert(!tokens_allows(&g, TOKENS_NEED_BOARD, "weekly-eu", scope, sizeof(scope)));
+    ck_assert_str_eq(scope, "scores:weekly-eu");
+    ck_assert(!tokens_allows(&g, TOKENS_NEED_BOARD, "dail", scope, sizeof(scope)));
+    ck_assert(!tokens_allows(&g, TOKENS_NEED_RECORDS, NULL, scope, sizeof(scope)));
+    ck_assert_str_eq(scope, "scores");
+    ck_assert(!tokens_allows(&g, TOKENS_NEED_ADMIN, NULL, scope, sizeof(scope)));
+    ck_assert_str_eq(scope, "admin");
+    ck_assert_int_eq(tokens_scope_parse("scores", 6, &g), 0);
+    ck_assert(tokens_allows(&g, TOKENS_NEED_BOARD, "anything", scope, sizeof(scope)));
+    ck_assert(tokens_allows(&g, TOKENS_NEED_RECORDS, NULL, scope, sizeof(scope)));
+    ck_assert(!tokens_allows(&g, TOKENS_NEED_ADMIN, NULL, scope, sizeof(scope)));
+    ck_assert_int_eq(tokens_scope_parse("admin", 5, &g), 0);
+    ck_assert(tokens_allows(&g, TOKENS_NEED_ADMIN, NULL, scope, sizeof(scope)));
 }
 END_TEST
 
@@ -218,25 +285,36 @@ START_TEST(test_tokens_check_and_reload)
     char path[] = "/tmp/rankd-tokens-XXXXXX", err[300];
     int fd = mkstemp(path);
     ck_assert_int_ge(fd, 0);
-    ck_assert_int_eq(write(fd, "a1\n", 3), 3);
+    ck_assert_int_eq(write(fd, A1 " scores:x\n", strlen(A1) + 10), (ssize_t)strlen(A1) + 10);
     close(fd);
     int world = -1;
-    struct tokens *t = tokens_new("fixed", path, &world, err, sizeof(err));
+    ck_assert_ptr_null(tokens_new("short", path, &world, err, sizeof(err)));
+    ck_assert_msg(strstr(err, "--write-token") && strstr(err, "16"), "err: %s", err);
+    struct tokens *t = tokens_new(FIXED, path, &world, err, sizeof(err));
     ck_assert_ptr_nonnull(t);
     ck_assert_int_eq(world, 0); /* mkstemp: 0600 */
     ck_assert_int_eq(tokens_count(t), 2);
-    ck_assert(tokens_check(t, "a1", 2) && tokens_check(t, "fixed", 5));
-    ck_assert(!tokens_check(t, "a", 1) && !tokens_check(t, "a12", 3) && !tokens_check(t, "", 0));
+    struct tokens_grant g;
+    ck_assert(tokens_check(t, A1, strlen(A1), &g) && !g.admin && g.nboards == 1);
+    ck_assert(tokens_check(t, FIXED, strlen(FIXED), &g) && g.admin);
+    ck_assert(!tokens_check(t, "a", 1, NULL) && !tokens_check(t, A1 "2", strlen(A1) + 1, NULL) &&
+              !tokens_check(t, "", 0, NULL));
     FILE *f = fopen(path, "w");
-    fputs("a1\nb2\n", f);
+    fputs(A1 "\n" B2 " scores\n", f);
     fclose(f);
     ck_assert_int_eq(tokens_reload(t, &world, err, sizeof(err)), 3);
-    ck_assert(tokens_check(t, "b2", 2) && tokens_check(t, "a1", 2));
+    ck_assert(tokens_check(t, B2, strlen(B2), &g) && g.scores && !g.admin);
+    ck_assert(tokens_check(t, A1, strlen(A1), &g) && g.admin); /* its new line's grant */
     f = fopen(path, "w");
-    fputs("b2 and junk\n", f); /* refused whole: a1 and b2 stay */
+    fputs(B2 " and junk\n", f); /* refused whole: a1 and b2 stay */
     fclose(f);
     ck_assert_int_eq(tokens_reload(t, &world, err, sizeof(err)), -EINVAL);
-    ck_assert(tokens_check(t, "b2", 2) && tokens_check(t, "a1", 2));
+    ck_assert(tokens_check(t, B2, strlen(B2), NULL) && tokens_check(t, A1, strlen(A1), NULL));
+    f = fopen(path, "w");
+    fputs("short\n", f); /* under 16 bytes: refused, the tokens in force stay */
+    fclose(f);
+    ck_assert_int_eq(tokens_reload(t, &world, err, sizeof(err)), -EINVAL);
+    ck_assert(tokens_check(t, B2, strlen(B2), NULL) && !tokens_check(t, "short", 5, NULL));
     unlink(path);
     ck_assert_int_eq(tokens_reload(t, &world, err, sizeof(err)), -ENOENT);
     ck_assert_int_eq(tokens_count(t), 3);
@@ -283,6 +361,7 @@ Suite *log_suite(void)
     tc = tcase_create("tokens");
     tcase_set_timeout(tc, 5);
     tcase_add_test(tc, test_tokens_parse);
+    tcase_add_test(tc, test_tokens_allows);
     tcase_add_test(tc, test_tokens_check_and_reload);
     suite_add_tcase(s, tc);
     return s;

@@ -1,0 +1,240 @@
+/* test_security.c -- least privilege on real servers: scoped tokens (a game server's token posts
+ * scores on its boards and nothing else), token length, secrets kept out of sight, the admin
+ * listener, the client address in the access log, --check-config and sd_notify. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "suites.h"
+
+#define ADMIN_TOKEN "admin-token-0123456789"
+#define DAILY_TOKEN "daily-token-0123456789"
+#define SCORES_TOKEN "scores-token-0123456789"
+
+static char s_tokens[256]; /* the token file of the in-process rankd (use_token_file) */
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+    chmod(path, 0600);
+}
+
+static void use_token_file(struct config *cfg)
+{
+    snprintf(cfg->write_token_file, sizeof(cfg->write_token_file), "%s", s_tokens);
+    cfg->write_token[0] = '\0';
+}
+
+/* rankd in-process with a token file of an admin, a scores and a scores:daily* token. */
+static int start_scoped(struct rankd **app)
+{
+    snprintf(s_tokens, sizeof(s_tokens), "%s/tokens-scoped-%d", g_redis.dir, (int)getpid());
+    write_text(s_tokens, "# admin, then a game server's tokens\n" ADMIN_TOKEN "\n" SCORES_TOKEN
+                         " scores\n" DAILY_TOKEN "\tscores:daily* scores:monthly\n");
+    *app = rankd_test_start_with(g_redis.port, "", use_token_file, NULL);
+    return rankd_port(*app);
+}
+
+struct reply {
+    long status;
+    char code[64];
+    char body[1024];
+};
+
+static struct reply req(int port, const char *method, const char *path, const char *body,
+                        const char *ctype, const char *token)
+{
+    struct http_result r;
+    ck_assert_int_eq(http_req(port, method, path, body, body ? strlen(body) : 0, ctype, token, &r),
+                     0);
+    struct reply out = {.status = r.status};
+    snprintf(out.code, sizeof(out.code), "%s", http_error_code(&r));
+    snprintf(out.body, sizeof(out.body), "%s", r.body ? r.body : "");
+    http_result_free(&r);
+    return out;
+}
+
+/* Every key of the test database, sorted, joined (SCAN: the sets are small). */
+static char *all_keys(void)
+{
+    redisReply *r = redis_admin_cmd(g_admin, "EVAL %s 0",
+                                    "local ks = {} local c = '0' repeat local r = redis.call("
+                                    "'SCAN', c, 'COUNT', 1000) c = r[1] for _, k in ipairs(r[2]) "
+                                    "do ks[#ks + 1] = k end until c == '0' table.sort(ks) "
+                                    "return table.concat(ks, ' ')");
+    ck_assert_int_eq(r->type, REDIS_REPLY_STRING);
+    char *s = strdup(r->str);
+    freeReplyObject(r);
+    return s;
+}
+
+static void expect_scope(struct reply r, const char *scope, const char *what)
+{
+    ck_assert_msg(r.status == 403 && strcmp(r.code, "insufficient_scope") == 0, "%s: %ld %s", what,
+                  r.status, r.body);
+    char quoted[80];
+    snprintf(quoted, sizeof(quoted), "'%s'", scope);
+    ck_assert_msg(strstr(r.body, quoted), "%s: the message names %s: %s", what, quoted, r.body);
+}
+
+/* A scores:daily* token writes to daily-eu (and scores:monthly to monthly) and is refused,
+ * 403 insufficient_scope naming the scope, everything else a token allows: another board, a
+ * board's settings, its deletion, a member's deletion, reset, trim, /admin/redis, a record, and
+ * POST /scores naming one board outside its scopes; nothing is written (every key and the
+ * board's scores are the same after). A `scores` token writes any board and records, and no
+ * more; the admin token (a line with the token alone) everything. */
+START_TEST(scoped_tokens)
+{
+    struct rankd *app = NULL;
+    int port = start_scoped(&app);
+    const char *one = "{\"id\":\"p1\",\"score\":10}";
+    ck_assert_int_eq(req(port, "POST", "/boards/daily-eu/scores", one, NULL, DAILY_TOKEN).status,
+                     200);
+    ck_assert_int_eq(req(port, "POST", "/boards/monthly/scores", one, NULL, DAILY_TOKEN).status,
+                     200);
+    ck_assert_int_eq(req(port, "POST", "/boards/daily-eu/scores",
+                         "{\"entries\":[{\"id\":\"p2\",\"score\":7},{\"id\":\"p3\",\"score\":5}]}",
+                         NULL, DAILY_TOKEN)
+                         .status,
+                     200);
+    ck_assert_int_eq(req(port, "POST", "/boards/daily-eu/scores", "{\"id\":\"p4\",\"score\":4}\n",
+                         "application/x-ndjson", DAILY_TOKEN)
+                         .status,
+                     200);
+    ck_assert_int_eq(req(port, "POST", "/scores",
+                         "{\"boards\":[\"daily-eu\",\"monthly\"],\"id\":\"p5\",\"score\":3}", NULL,
+                         DAILY_TOKEN)
+                         .status,
+                     200);
+    char *before = all_keys();
+
+    expect_scope(req(port, "POST", "/boards/weekly/scores", one, NULL, DAILY_TOKEN),
+                 "scores:weekly", "a write to weekly");
+    expect_scope(req(port, "POST", "/boards/weekly/scores", "{\"id\":\"p1\",\"score\":1}\n",
+                     "application/x-ndjson", DAILY_TOKEN),
+                 "scores:weekly", "an NDJSON upload to weekly");
+    expect_scope(req(port, "POST", "/scores",
+                     "{\"boards\":[\"daily-eu\",\"weekly\"],\"id\":\"p1\",\"score\":99}", NULL,
+                     DAILY_TOKEN),
+                 "scores:weekly", "POST /scores to daily-eu and weekly");
+    expect_scope(req(port, "PUT", "/boards/daily-eu", "{\"order\":\"asc\"}", NULL, DAILY_TOKEN),
+                 "admin", "PUT /boards/daily-eu");
+    expect_scope(req(port, "DELETE", "/boards/daily-eu", NULL, NULL, DAILY_TOKEN), "admin",
+                 "DELETE /boards/daily-eu");
+    expect_scope(req(port, "DELETE", "/boards/daily-eu/members/p1", NULL, NULL, DAILY_TOKEN),
+                 "admin", "a member's deletion");
+    expect_scope(req(port, "POST", "/boards/daily-eu/reset", NULL, NULL, DAILY_TOKEN), "admin",
+                 "reset");
+    expect_scope(
+        req(port, "DELETE", "/boards/daily-eu/members?below_rank=1", NULL, NULL, DAILY_TOKEN),
+        "admin", "trim");
+    expect_scope(req(port, "GET", "/admin/redis", NULL, NULL, DAILY_TOKEN), "admin",
+                 "/admin/redis");
+    expect_scope(req(port, "PUT", "/items/p1", "{\"name\":\"x\"}", NULL, DAILY_TOKEN), "scores",
+                 "PUT /items/p1");
+    expect_scope(req(port, "DELETE", "/items/p1", NULL, NULL, DAILY_TOKEN), "scores",
+                 "DELETE /items/p1");
+    expect_scope(req(port, "DELETE", "/boards/weekly", NULL, NULL, SCORES_TOKEN), "admin",
+                 "a scores token's DELETE /boards/weekly");
+    expect_scope(req(port, "GET", "/admin/redis", NULL, NULL, SCORES_TOKEN), "admin",
+                 "a scores token's /admin/redis");
+    /* nothing written: the same keys, daily-eu's member at its score */
+    char *after = all_keys();
+    ck_assert_str_eq(after, before);
+    ck_assert_ptr_null(strstr(after, "weekly"));
+    free(before);
+    free(after);
+    struct reply m = req(port, "GET", "/boards/daily-eu/members/p1", NULL, NULL, NULL);
+    ck_assert_msg(m.status == 200 && strstr(m.body, "\"score\":10"), "%s", m.body);
+    struct reply s = req(port, "GET", "/boards/daily-eu", NULL, NULL, NULL);
+    ck_assert_msg(strstr(s.body, "\"desc\""), "the order is unchanged: %s", s.body);
+
+    /* a scores token: any board, and the records */
+    ck_assert_int_eq(req(port, "POST", "/boards/weekly/scores", one, NULL, SCORES_TOKEN).status,
+                     200);
+    ck_assert_int_eq(req(port, "PUT", "/items/p1", "{\"name\":\"x\"}", NULL, SCORES_TOKEN).status,
+                     204);
+    /* the admin token (no scope on its line): everything */
+    ck_assert_int_eq(req(port, "GET", "/admin/redis", NULL, NULL, ADMIN_TOKEN).status, 200);
+    ck_assert_int_eq(req(port, "DELETE", "/boards/weekly", NULL, NULL, ADMIN_TOKEN).status, 204);
+    /* the fixed --write-token is a full token too: the suite's own rankd */
+    ck_assert_int_eq(req(g_port, "GET", "/admin/redis", NULL, NULL, TEST_TOKEN).status, 200);
+    rankd_stop(app);
+    unlink(s_tokens);
+}
+END_TEST
+
+/* The build's rankd run with args (a shell word list), stderr and stdout read: its exit code. */
+static int run_rankd(const char *args, char *out, size_t cap)
+{
+    char exe[4096], cmd[8192];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 16);
+    ck_assert_int_gt(n, 0);
+    exe[n] = '\0';
+    strcpy(strrchr(exe, '/') + 1, "rankd");
+    snprintf(cmd, sizeof(cmd), "%s %s 2>&1", exe, args);
+    FILE *f = popen(cmd, "r");
+    ck_assert_ptr_nonnull(f);
+    size_t got = fread(out, 1, cap - 1, f);
+    out[got] = '\0';
+    int status = pclose(f);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* 1 when text is one line (a single '\n', at its end). */
+static int one_line(const char *text)
+{
+    const char *nl = strchr(text, '\n');
+    return nl && nl[1] == '\0';
+}
+
+/* A token under 16 bytes is refused at start (exit 2, one line naming the rule, never the
+ * token), from the flag and from the file; and on a reload, the tokens in force staying. */
+START_TEST(short_tokens_refused)
+{
+    char out[2048], args[600], tokens[256];
+    int rc = run_rankd("--write-token=abc", out, sizeof(out));
+    ck_assert_msg(rc == 2 && one_line(out) && strstr(out, "--write-token") &&
+                      strstr(out, "at least 16 bytes") && !strstr(out, "abc"),
+                  "exit %d: %s", rc, out);
+    snprintf(tokens, sizeof(tokens), "%s/tokens-short-%d", g_redis.dir, (int)getpid());
+    write_text(tokens, ADMIN_TOKEN "\nshort-token scores\n");
+    snprintf(args, sizeof(args), "--write-token-file=%s", tokens);
+    rc = run_rankd(args, out, sizeof(out));
+    ck_assert_msg(rc == 2 && one_line(out) && strstr(out, "line 2") &&
+                      strstr(out, "at least 16 bytes") && !strstr(out, "short-token"),
+                  "exit %d: %s", rc, out);
+    write_text(tokens, ADMIN_TOKEN " scores:daily bogus\n");
+    rc = run_rankd(args, out, sizeof(out));
+    ck_assert_msg(rc == 2 && one_line(out) && strstr(out, "line 1") && strstr(out, "scope"),
+                  "an unknown scope: exit %d: %s", rc, out);
+
+    /* on a reload: refused, the tokens in force stay */
+    snprintf(s_tokens, sizeof(s_tokens), "%s", tokens);
+    write_text(tokens, ADMIN_TOKEN "\n");
+    struct rankd *app = rankd_test_start_with(g_redis.port, "", use_token_file, NULL);
+    int port = rankd_port(app);
+    write_text(tokens, "short-token\n");
+    rankd_reload(app);
+    ck_assert_int_eq(req(port, "GET", "/admin/redis", NULL, NULL, ADMIN_TOKEN).status, 200);
+    ck_assert_int_eq(req(port, "GET", "/admin/redis", NULL, NULL, "short-token").status, 403);
+    rankd_stop(app);
+    unlink(tokens);
+}
+END_TEST
+
+Suite *security_suite(void)
+{
+    const struct it_case cases[] = {
+        {"scoped_tokens", scoped_tokens},
+        {"short_tokens_refused", short_tokens_refused},
+    };
+    return it_suite("security", cases, sizeof(cases) / sizeof(cases[0]));
+}
