@@ -358,6 +358,38 @@ START_TEST(ndjson_cr_blank_and_line_order)
 }
 END_TEST
 
+/* A line of only '\r' (or spaces and '\r') is blank however long: past the 64 KiB line limit
+ * too, it is skipped, not 413 line_too_large (before: both such lines were rejected). A line
+ * that long with something after its blanks is still too long. */
+START_TEST(ndjson_long_blank_lines)
+{
+    struct buf b = {0};
+    const char *a = "{\"id\":\"a\",\"score\":1}\n";
+    buf_append(&b, a, strlen(a)); /* 1 */
+    char *run = malloc(70000);
+    memset(run, '\r', 70000);
+    buf_append(&b, run, 70000); /* 2: only '\r' */
+    buf_append(&b, "\n", 1);
+    memset(run, ' ', 70000);
+    buf_append(&b, run, 70000); /* 3: spaces, then "\r\n" */
+    buf_append(&b, "\r\n", 2);
+    buf_append(&b, run, 70000); /* 4: spaces, then a letter: too long */
+    buf_append(&b, "x\n", 2);
+    const char *last = "{\"id\":\"b\",\"score\":2}\n";
+    buf_append(&b, last, strlen(last)); /* 5 */
+    free(run);
+    cJSON *doc = post_ndjson("lb", b.data, b.len);
+    buf_free(&b);
+    char *text = cJSON_PrintUnformatted(doc);
+    ck_assert_msg(strstr(text, "\"applied\":2,\"rejected_total\":1,\"rejected\":[{\"line\":4,"
+                               "\"error\":{\"code\":\"line_too_large\""),
+                  "%s", text);
+    fprintf(stderr, "hardening: 70,000-byte blank lines: %.120s\n", text);
+    free(text);
+    cJSON_Delete(doc);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- static files */
 
 static char static_dir[64];
@@ -682,6 +714,7 @@ Suite *hardening_suite(void)
         {"record_duplicate", record_duplicate_field},
         {"many_keys", many_distinct_keys_fast},
         {"ndjson_order", ndjson_cr_blank_and_line_order},
+        {"ndjson_long_blank", ndjson_long_blank_lines},
         {"static_fifo", static_fifo_not_served},
         {"framing", framing_content_length_and_transfer_encoding},
         {"host", host_header_required},
