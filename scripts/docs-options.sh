@@ -16,7 +16,11 @@ splice() {
     local file=$1 format=$2 out=$tmp/$(basename "$1")
     grep -q 'BEGIN OPTIONS' "$file" && grep -q 'END OPTIONS' "$file" ||
         { echo "docs-options: $file has no BEGIN OPTIONS / END OPTIONS markers" >&2; return 1; }
-    "$bin" --help="$format" > "$tmp/$format"
+    if [ "$format" = markdown ]; then # blank lines around the table: a block of its own
+        { echo; "$bin" --help="$format"; echo; } > "$tmp/$format"
+    else
+        "$bin" --help="$format" > "$tmp/$format"
+    fi
     awk -v gen="$tmp/$format" '
         /BEGIN OPTIONS/ { print; while ((getline line < gen) > 0) print line; skip = 1; next }
         /END OPTIONS/   { skip = 0 }
