@@ -50,10 +50,16 @@ enum {
     O_HEADER_TIMEOUT,
     O_CORS,
     O_READ_REPLICAS,
+    O_REDIS_PASSWORD_FILE, /* after O_REDIS and O_CACHE_REDIS: it fills their passwords */
     O_COUNT
 };
 
 static const struct option_def defs[O_COUNT] = {
+    [O_REDIS_PASSWORD_FILE] = {"redis-password-file", "RANKD_REDIS_PASSWORD_FILE", "",
+                               "file holding the Redis password (AUTH) for the data Redis and the "
+                               "cache Redis, a trailing newline ignored (systemd: LoadCredential= "
+                               "and %d/NAME); keeps it out of ps and the environment, unlike a "
+                               "password inside --redis"},
     [O_LISTEN] = {"listen", "RANKD_LISTEN", "127.0.0.1:8080",
                   "HTTP address, host:port ([::1]:port for IPv6; port 0 = any)"},
     [O_REDIS] = {"redis", "RANKD_REDIS_URL", "redis://127.0.0.1:6379/0",
@@ -437,6 +443,37 @@ static int parse_choice(const char *s, const char *zero, const char *one, int *o
     return -EINVAL;
 }
 
+/* The password file at path into out[0..cap): its bytes, one trailing "\n" or "\r\n" dropped.
+ * 0, or -EINVAL with the reason (never the password) in why. */
+static int read_password_file(const char *path, char *out, size_t cap, char *why, size_t whylen)
+{
+    FILE *f = fopen(path, "re");
+    if (!f) {
+        snprintf(why, whylen, "cannot read %s: %s", path, strerror(errno));
+        return -EINVAL;
+    }
+    size_t n = fread(out, 1, cap, f);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad || n == cap) {
+        explicit_bzero(out, cap);
+        snprintf(why, whylen, "%s: %s", path,
+                 bad ? "read error" : "a password is at most 255 bytes");
+        return -EINVAL;
+    }
+    out[n] = '\0';
+    if (n && out[n - 1] == '\n')
+        out[--n] = '\0';
+    if (n && out[n - 1] == '\r')
+        out[--n] = '\0';
+    if (!n || memchr(out, '\0', n) || memchr(out, '\n', n)) {
+        explicit_bzero(out, cap);
+        snprintf(why, whylen, "%s: one line, the password (not empty, no NUL)", path);
+        return -EINVAL;
+    }
+    return 0;
+}
+
 /* Apply one option's text to cfg. Returns 0 or -EINVAL with the allowed values in *allowed. */
 static int apply(struct config *cfg, int opt, const char *v, const char **allowed)
 {
@@ -530,6 +567,26 @@ static int apply(struct config *cfg, int opt, const char *v, const char **allowe
         return parse_int(v, 100, 600000, &cfg->header_timeout_ms);
     case O_READ_REPLICAS:
         return parse_choice(v, "off", "on", &cfg->read_from_replicas);
+    case O_REDIS_PASSWORD_FILE: {
+        /* a password in a URL is kept there (and warned about: config.h password_in_url) */
+        cfg->password_in_url = (cfg->redis.password[0] ? 1 : 0) |
+                               (cfg->cache_url_text[0] && cfg->cache_redis.password[0] ? 2 : 0);
+        if (copy_str(cfg->redis_password_file, sizeof(cfg->redis_password_file), v))
+            return -EINVAL;
+        if (!v[0])
+            return 0;
+        static __thread char why[CONFIG_STR_MAX + 80];
+        char pw[sizeof(cfg->redis.password)];
+        *allowed = why;
+        if (read_password_file(v, pw, sizeof(pw), why, sizeof(why)))
+            return -EINVAL;
+        if (!cfg->redis.password[0])
+            memcpy(cfg->redis.password, pw, sizeof(pw));
+        if (cfg->cache_url_text[0] && !cfg->cache_redis.password[0])
+            memcpy(cfg->cache_redis.password, pw, sizeof(pw));
+        explicit_bzero(pw, sizeof(pw));
+        return 0;
+    }
     case O_HTTP_THREADS:
         return parse_int(v, 0, 64, &cfg->http_threads);
     case O_STATIC_DIR:

@@ -82,6 +82,11 @@ struct config {
     int l1_ttl_ms;                   /**< in-process page tier TTL, 0 = off, <= 500 */
     long l1_max_bytes;               /**< in-process page tier budget */
     char static_dir[CONFIG_STR_MAX]; /**< web frontend directory, "" = found next to the binary */
+    char redis_password_file[CONFIG_STR_MAX]; /**< --redis-password-file, "" = none: its password
+                                               *   is in redis.password and cache_redis.password
+                                               *   (where the URL has none of its own) */
+    int password_in_url; /**< a password was given inside a URL: 1 --redis, 2 --cache-redis (bits);
+                          *   main.c warns about it (ps and the environment show URLs) */
     int read_from_replicas; /**< 1: page, member and around reads may go to replicas (a cluster
                              *   or Sentinel --redis only; store_config.read_replicas) */
 };

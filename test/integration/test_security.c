@@ -1,6 +1,7 @@
 /* test_security.c -- least privilege on real servers: scoped tokens (a game server's token posts
  * scores on its boards and nothing else), token length, secrets kept out of sight, the admin
  * listener, the client address in the access log, --check-config and sd_notify. */
+#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -230,11 +231,114 @@ START_TEST(short_tokens_refused)
 }
 END_TEST
 
+/* 1 when any process's command line (what ps shows) holds s. */
+static int in_any_cmdline(const char *s)
+{
+    DIR *d = opendir("/proc");
+    ck_assert_ptr_nonnull(d);
+    int found = 0, seen = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        char path[300];
+        snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+        size_t len = 0;
+        char *text = read_file(path, &len);
+        if (!text)
+            continue; /* gone meanwhile */
+        for (size_t k = 0; k < len; k++)
+            if (text[k] == '\0')
+                text[k] = ' ';
+        found |= strstr(text, s) != NULL;
+        seen++;
+        free(text);
+    }
+    closedir(d);
+    ck_assert_int_gt(seen, 1);
+    return found;
+}
+
+static char *get_body(int port, const char *path, const char *token)
+{
+    struct http_result r;
+    ck_assert_int_eq(http_req(port, "GET", path, NULL, 0, NULL, token, &r), 0);
+    ck_assert_msg(r.status == 200, "GET %s: %ld %s", path, r.status, r.body);
+    char *b = strdup(r.body);
+    http_result_free(&r);
+    return b;
+}
+
+#define REDIS_PW "pw-Secret-7f3a9c21"
+
+/* --redis-password-file against a Redis with requirepass: writes and reads work, and the
+ * password is in no process's command line (ps), no log line, and no reply of /metrics,
+ * /admin/redis, /readyz; a password inside --redis still works and is warned about, naming
+ * the file option (and the warning does not quote it). */
+START_TEST(redis_password_file)
+{
+    struct redis_proc rp;
+    ck_assert_int_eq(redis_proc_start(&rp), 0);
+    redisContext *adm = redis_admin(rp.port);
+    freeReplyObject(redis_admin_cmd(adm, "CONFIG SET requirepass %s", REDIS_PW));
+    char pwfile[300], flag[400], logp[300];
+    snprintf(pwfile, sizeof(pwfile), "%s/redis-password", rp.dir);
+    write_text(pwfile, REDIS_PW "\n"); /* the trailing newline is not part of it */
+    snprintf(flag, sizeof(flag), "--redis-password-file=%s", pwfile);
+    snprintf(logp, sizeof(logp), "%s/rankd-pw.log", rp.dir);
+    const char *args[] = {flag, NULL};
+    struct rankd_proc p;
+    struct rankd_proc_opts o = {.args = args, .log_path = logp};
+    ck_assert_int_eq(rankd_proc_start_opts(&p, rp.port, &o), 0);
+    struct reply w =
+        req(p.port, "POST", "/boards/pw/scores", "{\"id\":\"a\",\"score\":5}", NULL, TEST_TOKEN);
+    ck_assert_msg(w.status == 200, "a write through AUTH: %ld %s", w.status, w.body);
+    struct reply m = req(p.port, "GET", "/boards/pw/members/a", NULL, NULL, NULL);
+    ck_assert_msg(m.status == 200 && strstr(m.body, "\"score\":5"), "%s", m.body);
+    ck_assert_msg(!in_any_cmdline(REDIS_PW), "the password is on a command line");
+    const char *paths[] = {"/metrics", "/admin/redis", "/readyz", "/healthz"};
+    for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+        char *b = get_body(p.port, paths[i], TEST_TOKEN);
+        ck_assert_msg(!strstr(b, REDIS_PW), "%s shows the password", paths[i]);
+        free(b);
+    }
+    rankd_proc_stop(&p);
+    char *log = read_file(logp, NULL);
+    ck_assert_ptr_nonnull(log);
+    ck_assert_msg(strstr(log, "listening on") && !strstr(log, REDIS_PW), "%s", log);
+    free(log);
+
+    /* the password inside --redis: works, warned about without quoting it */
+    char url[200];
+    snprintf(url, sizeof(url), "--redis=redis://:%s@127.0.0.1:%d/0", REDIS_PW, rp.port);
+    const char *args2[] = {url, NULL};
+    o.args = args2;
+    ck_assert_int_eq(rankd_proc_start_opts(&p, rp.port, &o), 0);
+    ck_assert_int_eq(req(p.port, "GET", "/boards/pw/members/a", NULL, NULL, NULL).status, 200);
+    ck_assert_msg(in_any_cmdline(REDIS_PW), "the check above can see a password in ps");
+    rankd_proc_stop(&p);
+    log = read_file(logp, NULL);
+    ck_assert_msg(log && strstr(log, "warn: the Redis password is inside --redis") &&
+                      strstr(log, "--redis-password-file") && !strstr(log, REDIS_PW),
+                  "%s", log ? log : "");
+    free(log);
+
+    /* a password file that cannot be read: exit 2, one line, naming it */
+    char out[2048], bad[400];
+    snprintf(bad, sizeof(bad), "--redis-password-file=%s/none", rp.dir);
+    int rc = run_rankd(bad, out, sizeof(out));
+    ck_assert_msg(rc == 2 && one_line(out) && strstr(out, "--redis-password-file"), "%d %s", rc,
+                  out);
+    redisFree(adm);
+    redis_proc_stop(&rp);
+}
+END_TEST
+
 Suite *security_suite(void)
 {
     const struct it_case cases[] = {
         {"scoped_tokens", scoped_tokens},
         {"short_tokens_refused", short_tokens_refused},
+        {"redis_password_file", redis_password_file},
     };
     return it_suite("security", cases, sizeof(cases) / sizeof(cases[0]));
 }
