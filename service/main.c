@@ -65,6 +65,10 @@ int main(int argc, char **argv)
         return 2;
     }
     int ntokens = tokens_count(rankd_tokens(app));
+    if (cfg.admin_port >= 0)
+        log_info("admin listener on %s:%d: /metrics and /admin/* there only; /healthz and "
+                 "/readyz on both",
+                 cfg.admin_host, rankd_admin_port(app));
     log_info("rankd %s (%s) listening on %s:%d, redis %s%s:%d db %d%s, key prefix '%s', writes "
              "%s%s, log %s, access log %s",
              RANKD_VERSION, RANKD_REVISION, cfg.listen_host, rankd_port(app),

@@ -355,7 +355,7 @@ static void begin(struct httpd *srv, struct MHD_Connection *c, const char *url, 
                   struct exchange *x)
 {
     x->rq.app = srv->o.app;
-    x->rq.server = srv;
+    x->rq.server = srv->o.metrics_of ? srv->o.metrics_of : srv;
     x->rq.method = method;
     x->rq.if_none_match = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "If-None-Match");
     struct header_count idem = {.name = "Idempotency-Key"};
@@ -380,6 +380,10 @@ static void begin(struct httpd *srv, struct MHD_Connection *c, const char *url, 
         return;
     char allow[64];
     int rc = route_match(method, url, &x->rq, &x->route, allow, sizeof(allow));
+    if (rc == 0 && !auth_listener_serves(srv->o.listener, x->route)) {
+        x->route = NULL; /* not served on this listener: as if it did not exist */
+        rc = -ENOENT;
+    }
     if (rc == -ENOENT && serve_static(srv, method, url, x) == 0) {
         x->is_static = 1;
         return;

@@ -50,11 +50,16 @@ enum {
     O_HEADER_TIMEOUT,
     O_CORS,
     O_READ_REPLICAS,
+    O_ADMIN_LISTEN,
     O_REDIS_PASSWORD_FILE, /* after O_REDIS and O_CACHE_REDIS: it fills their passwords */
     O_COUNT
 };
 
 static const struct option_def defs[O_COUNT] = {
+    [O_ADMIN_LISTEN] = {"admin-listen", "RANKD_ADMIN_LISTEN", "",
+                        "a second HTTP address, host:port, for operators: /metrics and /admin/* "
+                        "are answered there only (404 on --listen), /healthz and /readyz on "
+                        "both; empty = everything on --listen"},
     [O_REDIS_PASSWORD_FILE] = {"redis-password-file", "RANKD_REDIS_PASSWORD_FILE", "",
                                "file holding the Redis password (AUTH) for the data Redis and the "
                                "cache Redis, a trailing newline ignored (systemd: LoadCredential= "
@@ -567,6 +572,12 @@ static int apply(struct config *cfg, int opt, const char *v, const char **allowe
         return parse_int(v, 100, 600000, &cfg->header_timeout_ms);
     case O_READ_REPLICAS:
         return parse_choice(v, "off", "on", &cfg->read_from_replicas);
+    case O_ADMIN_LISTEN:
+        cfg->admin_port = -1;
+        cfg->admin_host[0] = '\0';
+        return v[0] ? config_parse_listen(v, cfg->admin_host, sizeof(cfg->admin_host),
+                                          &cfg->admin_port)
+                    : 0;
     case O_REDIS_PASSWORD_FILE: {
         /* a password in a URL is kept there (and warned about: config.h password_in_url) */
         cfg->password_in_url = (cfg->redis.password[0] ? 1 : 0) |

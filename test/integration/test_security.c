@@ -333,12 +333,62 @@ START_TEST(redis_password_file)
 }
 END_TEST
 
+static void admin_listen(struct config *cfg)
+{
+    snprintf(cfg->admin_host, sizeof(cfg->admin_host), "127.0.0.1");
+    cfg->admin_port = 0;
+}
+
+/* --admin-listen: /metrics and /admin/redis answer there only (404 not_found on the public
+ * port, with or without a token), /healthz and /readyz on both, everything else on the public
+ * port only; /metrics there tells of the public event threads. */
+START_TEST(admin_listener)
+{
+    ck_assert_int_eq(rankd_admin_port(g_app), -1); /* the suite's rankd: none */
+    ck_assert_int_eq(req(g_port, "GET", "/metrics", NULL, NULL, NULL).status, 200);
+    struct rankd *app = rankd_test_start_with(g_redis.port, TEST_TOKEN, admin_listen, NULL);
+    int pub = rankd_port(app), adm = rankd_admin_port(app);
+    ck_assert_int_gt(adm, 0);
+    ck_assert_int_ne(adm, pub);
+    struct reply r = req(pub, "GET", "/metrics", NULL, NULL, NULL);
+    ck_assert_msg(r.status == 404 && strcmp(r.code, "not_found") == 0, "%ld %s", r.status, r.body);
+    r = req(pub, "GET", "/admin/redis", NULL, NULL, TEST_TOKEN);
+    ck_assert_msg(r.status == 404 && strcmp(r.code, "not_found") == 0, "%ld %s", r.status, r.body);
+    char *m = get_body(adm, "/metrics", NULL); /* 200, asserted */
+    ck_assert_msg(strstr(m, "rankd_build_info"), "%.300s", m);
+    free(m);
+    ck_assert_int_eq(req(adm, "GET", "/admin/redis", NULL, NULL, TEST_TOKEN).status, 200);
+    ck_assert_int_eq(req(adm, "GET", "/admin/redis", NULL, NULL, NULL).status, 401);
+    const char *probes[] = {"/healthz", "/readyz"};
+    for (int i = 0; i < 2; i++) {
+        ck_assert_int_eq(req(pub, "GET", probes[i], NULL, NULL, NULL).status, 200);
+        ck_assert_int_eq(req(adm, "GET", probes[i], NULL, NULL, NULL).status, 200);
+    }
+    ck_assert_int_eq(
+        req(pub, "POST", "/boards/al/scores", "{\"id\":\"a\",\"score\":1}", NULL, TEST_TOKEN)
+            .status,
+        200);
+    ck_assert_int_eq(req(pub, "GET", "/boards/al/rank", NULL, NULL, NULL).status, 200);
+    ck_assert_int_eq(req(adm, "GET", "/boards/al/rank", NULL, NULL, NULL).status, 404);
+    ck_assert_int_eq(
+        req(adm, "POST", "/boards/al/scores", "{\"id\":\"b\",\"score\":1}", NULL, TEST_TOKEN)
+            .status,
+        404);
+    /* the public event threads' series, read on the admin port */
+    m = get_body(adm, "/metrics", NULL);
+    ck_assert_msg(strstr(m, "thread=\"0\""), "%.300s", m);
+    free(m);
+    rankd_stop(app);
+}
+END_TEST
+
 Suite *security_suite(void)
 {
     const struct it_case cases[] = {
         {"scoped_tokens", scoped_tokens},
         {"short_tokens_refused", short_tokens_refused},
         {"redis_password_file", redis_password_file},
+        {"admin_listener", admin_listener},
     };
     return it_suite("security", cases, sizeof(cases) / sizeof(cases[0]));
 }
