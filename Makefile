@@ -272,9 +272,11 @@ format:
 format-check:
 	clang-format --dry-run --Werror service/main.c $(SERVICE_SRC) $(SERVICE_HDR) test/*/*.c test/*/*.h
 
-# Quiet when clean: clang-tidy's "N warnings generated." lines (warnings in system headers that
+# Quiet when clean. scripts/check-layers.sh first: the include direction between service/'s folders.
+# Then clang-tidy: its "N warnings generated." lines (warnings in system headers that
 # it suppresses itself) are dropped; its findings and its exit status are kept.
 lint: $(LUA_H) $(BUILD)/gen/version.h
+	@scripts/check-layers.sh
 	@out=$$(clang-tidy --quiet service/main.c $(SERVICE_SRC) -- -std=c11 -D_GNU_SOURCE $(PKG_CFLAGS) \
 	    $(SERVICE_INC) -I$(BUILD)/gen 2>&1); \
 	    rc=$$?; printf '%s\n' "$$out" | grep -Ev '^([0-9]+ warnings? generated\.)?$$' || true; \
@@ -302,7 +304,8 @@ help:
 	@echo "make install    binary, web page, redis.conf, man page, systemd unit, /etc/default/rankd (PREFIX, DESTDIR)"
 	@echo "make deb        a Debian package in build/deb/ (apt install ./build/deb/rankd_*.deb)"
 	@echo "make test-package  make install and make deb, checked (contents, lintian, the installed binary)"
-	@echo "make lint | format | format-check | clean"
+	@echo "make lint       layer check (scripts/check-layers.sh), clang-tidy, cppcheck"
+	@echo "make format | format-check | clean"
 
 -include $(SERVICE_OBJ:.o=.d) $(BUILD)/service/main.d $(UNIT_OBJ:.o=.d) $(INTEG_OBJ:.o=.d)
 -include $(FUZZ_OBJ:.o=.d) $(FUZZ_BIN:=.d) $(BUILD)/test/fuzz/replay.d \
