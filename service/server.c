@@ -123,6 +123,7 @@ static int serve(struct rankd *app)
         .header_timeout_ms = c->header_timeout_ms,
         .cors = &c->cors,
         .listener = c->admin_port >= 0 ? AUTH_LISTENER_PUBLIC : AUTH_LISTENER_ALL,
+        .trusted_proxies = &c->trusted_proxies,
     };
     int err = 0;
     if (!(app->loops = loop_group_new(&lo, &err)))

@@ -51,11 +51,16 @@ enum {
     O_CORS,
     O_READ_REPLICAS,
     O_ADMIN_LISTEN,
+    O_TRUSTED_PROXIES,
     O_REDIS_PASSWORD_FILE, /* after O_REDIS and O_CACHE_REDIS: it fills their passwords */
     O_COUNT
 };
 
 static const struct option_def defs[O_COUNT] = {
+    [O_TRUSTED_PROXIES] = {"trusted-proxies", "RANKD_TRUSTED_PROXIES", "",
+                           "address blocks of the proxies in front of rankd, CIDR[,CIDR...] "
+                           "(10.0.0.0/8,::1): from them only, the access log's client is the "
+                           "one X-Forwarded-For names; empty = the peer's address always"},
     [O_ADMIN_LISTEN] = {"admin-listen", "RANKD_ADMIN_LISTEN", "",
                         "a second HTTP address, host:port, for operators: /metrics and /admin/* "
                         "are answered there only (404 on --listen), /healthz and /readyz on "
@@ -572,6 +577,11 @@ static int apply(struct config *cfg, int opt, const char *v, const char **allowe
         return parse_int(v, 100, 600000, &cfg->header_timeout_ms);
     case O_READ_REPLICAS:
         return parse_choice(v, "off", "on", &cfg->read_from_replicas);
+    case O_TRUSTED_PROXIES: {
+        static __thread char why[200];
+        *allowed = why;
+        return cidr_parse_list(v, &cfg->trusted_proxies, why, sizeof(why));
+    }
     case O_ADMIN_LISTEN:
         cfg->admin_port = -1;
         cfg->admin_host[0] = '\0';

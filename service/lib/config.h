@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 
+#include "cidr.h"
 #include "cors.h"
 
 #define CONFIG_STR_MAX 512
@@ -45,11 +46,13 @@ struct redis_url {
 };
 
 struct config {
-    char listen_host[128]; /**< address to bind, e.g. 127.0.0.1 or ::1 */
-    int listen_port;       /**< TCP port, 0 = any free port */
-    char admin_host[128];  /**< --admin-listen's address ("" = none) */
-    int admin_port;        /**< its port (0 = any free port), -1 = no admin listener: /metrics
-                            *   and /admin/... are on the listen address */
+    char listen_host[128];            /**< address to bind, e.g. 127.0.0.1 or ::1 */
+    int listen_port;                  /**< TCP port, 0 = any free port */
+    char admin_host[128];             /**< --admin-listen's address ("" = none) */
+    struct cidr_list trusted_proxies; /**< --trusted-proxies: X-Forwarded-For is taken from
+                                       *   these peers only (cidr.h) */
+    int admin_port; /**< its port (0 = any free port), -1 = no admin listener: /metrics
+                     *   and /admin/... are on the listen address */
     char redis_url_text[CONFIG_STR_MAX];
     struct redis_url redis;
     char write_token[CONFIG_STR_MAX];      /**< a token from the flag or variable, "" = none */

@@ -382,6 +382,100 @@ START_TEST(admin_listener)
 }
 END_TEST
 
+/* The access line of request id `id` in the log at path (waited for, 3 s), as a new string. */
+static char *access_line(const char *path, const char *id)
+{
+    char needle[80];
+    snprintf(needle, sizeof(needle), "request_id=%s ", id);
+    for (int waited = 0;; waited += 20) {
+        char *text = read_file(path, NULL);
+        const char *at = text ? strstr(text, needle) : NULL;
+        if (at) {
+            const char *start = at, *end = strchr(at, '\n');
+            while (start > text && start[-1] != '\n')
+                start--;
+            char *line = strndup(start, end ? (size_t)(end - start) : strlen(start));
+            free(text);
+            return line;
+        }
+        free(text);
+        ck_assert_msg(waited < 3000, "no access line for %s in %s", id, path);
+        usleep(20000);
+    }
+}
+
+/* A GET with X-Request-Id `id` and X-Forwarded-For `xff` (NULL: none). */
+static void get_with(int port, const char *id, const char *xff)
+{
+    char h1[100], h2[200];
+    snprintf(h1, sizeof(h1), "X-Request-Id: %s", id);
+    snprintf(h2, sizeof(h2), "X-Forwarded-For: %s", xff ? xff : "");
+    const char *headers[] = {h1, xff ? h2 : NULL, NULL};
+    struct http_result r;
+    ck_assert_int_eq(http_req_h(port, "GET", "/healthz", NULL, 0, NULL, NULL, headers, &r), 0);
+    ck_assert_int_eq(r.status, 200);
+    http_result_free(&r);
+}
+
+/* rankd with --trusted-proxies=`trusted` ("" none) logging to path; its port. */
+static struct rankd_proc start_logged(const char *trusted, const char *path)
+{
+    char flag[200];
+    snprintf(flag, sizeof(flag), "--trusted-proxies=%s", trusted);
+    const char *args[] = {flag, NULL};
+    struct rankd_proc p;
+    struct rankd_proc_opts o = {.args = args, .log_path = path};
+    ck_assert_int_eq(rankd_proc_start_opts(&p, g_redis.port, &o), 0);
+    return p;
+}
+
+/* The access log names the client: the peer's address (the test connects from 127.0.0.1),
+ * whatever X-Forwarded-For a client sends; behind a peer in --trusted-proxies, the right-most
+ * address the header names that is not itself a trusted proxy; a peer outside the list is
+ * never believed. */
+START_TEST(access_log_client)
+{
+    char path[300];
+    snprintf(path, sizeof(path), "%s/rankd-client-%d.log", g_redis.dir, (int)getpid());
+    struct rankd_proc p = start_logged("", path);
+    get_with(p.port, "c-plain", NULL);
+    get_with(p.port, "c-forged", "203.0.113.9");
+    char *l = access_line(path, "c-plain");
+    ck_assert_msg(strstr(l, " client=127.0.0.1"), "%s", l);
+    free(l);
+    l = access_line(path, "c-forged");
+    ck_assert_msg(strstr(l, " client=127.0.0.1") && !strstr(l, "203.0.113.9"), "%s", l);
+    free(l);
+    rankd_proc_stop(&p);
+
+    p = start_logged("10.0.0.0/8,127.0.0.0/8", path);
+    get_with(p.port, "c-proxied", "198.51.100.1, 203.0.113.9");
+    get_with(p.port, "c-two-proxies", "203.0.113.7, 10.0.0.2");
+    get_with(p.port, "c-no-header", NULL);
+    l = access_line(path, "c-proxied");
+    ck_assert_msg(strstr(l, " client=203.0.113.9") && !strstr(l, "198.51.100.1"), "%s", l);
+    free(l);
+    l = access_line(path, "c-two-proxies");
+    ck_assert_msg(strstr(l, " client=203.0.113.7"), "%s", l);
+    free(l);
+    l = access_line(path, "c-no-header");
+    ck_assert_msg(strstr(l, " client=127.0.0.1"), "%s", l);
+    free(l);
+    rankd_proc_stop(&p);
+
+    p = start_logged("10.0.0.0/8", path); /* the peer is no trusted proxy */
+    get_with(p.port, "c-untrusted", "203.0.113.9");
+    l = access_line(path, "c-untrusted");
+    ck_assert_msg(strstr(l, " client=127.0.0.1"), "%s", l);
+    free(l);
+    rankd_proc_stop(&p);
+    char out[1024];
+    int rc = run_rankd("--trusted-proxies=10.0.0.0/33", out, sizeof(out));
+    ck_assert_msg(rc == 2 && one_line(out) && strstr(out, "--trusted-proxies"), "%d %s", rc, out);
+    unlink(path);
+}
+END_TEST
+
 Suite *security_suite(void)
 {
     const struct it_case cases[] = {
@@ -389,6 +483,7 @@ Suite *security_suite(void)
         {"short_tokens_refused", short_tokens_refused},
         {"redis_password_file", redis_password_file},
         {"admin_listener", admin_listener},
+        {"access_log_client", access_log_client},
     };
     return it_suite("security", cases, sizeof(cases) / sizeof(cases[0]));
 }
