@@ -17,7 +17,7 @@
 #include "store_async.h"
 #include "util.h"
 
-#define KEY_MAX 192 /* prefix (64) + board (64) + punctuation and suffix */
+#define KEY_MAX BOARD_KEY_LEN /* prefix (64) + board (64) + punctuation and suffix */
 #define COMPACT_CHUNK 1000
 #define WRITE_RETRIES 8
 
@@ -195,26 +195,82 @@ static int clustered(const struct board_model *m)
     return store_cluster_mode(m->store);
 }
 
-void board_key_start(struct strb *b, char *out, size_t len, const char *prefix, const char *board)
+/* What a board owns (board.h): every kind of its keys, and what its delete does to each. The
+ * delete names the BOARD_GONE_UNLINKED ones (board_owned_keys); schema/redis-keys.md lists the
+ * same, in "What a board owns". */
+const struct board_key_spec board_key_specs[BOARD_KEY_KINDS] = {
+    [BOARD_KEY_META] = {":meta", BOARD_GONE_UNLINKED, 0},
+    [BOARD_KEY_INDEX] = {":periods", BOARD_GONE_UNLINKED, 0},
+    [BOARD_KEY_SET] = {":z", BOARD_GONE_UNLINKED, 0},
+    [BOARD_KEY_DENSE] = {":dense", BOARD_GONE_UNLINKED, 0},
+    [BOARD_KEY_SWEEP] = {":sweep", BOARD_GONE_TTL, 1},
+    [BOARD_KEY_IDEM] = {":idem:", BOARD_GONE_LIFE, 1},
+    [BOARD_KEY_EXPORT] = {":export:", BOARD_GONE_TOKEN, 1},
+    [BOARD_KEY_PAGE] = {":page:", BOARD_GONE_GEN, 1},
+};
+
+void board_key_make(struct strb *b, char *out, size_t len, const char *prefix, const char *board,
+                    enum board_key_kind kind)
 {
     strb_init(b, out, len);
     strb_str(b, prefix);
     strb_str(b, ":{");
-    strb_str(b, board);
+    strb_str(b, board ? board : "");
     strb_str(b, "}");
+    strb_str(b, board_key_specs[kind].suffix);
+}
+
+int board_key_kind_of(const char *key, const char *prefix, const char *board)
+{
+    size_t pl = strlen(prefix), bl = strlen(board);
+    if (strncmp(key, prefix, pl) != 0 || strncmp(key + pl, ":{", 2) != 0 ||
+        strncmp(key + pl + 2, board, bl) != 0 || key[pl + 2 + bl] != '}')
+        return -1;
+    const char *rest = key + pl + 3 + bl;
+    for (int k = 0; k < BOARD_KEY_KINDS; k++) {
+        const char *sfx = board_key_specs[k].suffix;
+        size_t sl = strlen(sfx);
+        if (strncmp(rest, sfx, sl) != 0)
+            continue;
+        /* ":idem:" and the like go on with a name; ":z" and ":dense" end or go on with ":" */
+        if (sfx[sl - 1] == ':' ? rest[sl] != '\0' : rest[sl] == '\0' || rest[sl] == ':')
+            return k;
+    }
+    return -1;
+}
+
+int board_owned_keys(const char *prefix, const char *board, const char (*periods)[PERIOD_ID_MAX],
+                     int np, char (*out)[BOARD_KEY_LEN], int max)
+{
+    int n = 0;
+    struct strb b;
+    for (int k = 0; k < BOARD_KEY_KINDS; k++) {
+        if (board_key_specs[k].fate != BOARD_GONE_UNLINKED)
+            continue;
+        if (n >= max)
+            return -ENOSPC;
+        board_key_make(&b, out[n++], BOARD_KEY_LEN, prefix, board, (enum board_key_kind)k);
+    }
+    for (int i = 0; i < np; i++) {
+        for (int k = BOARD_KEY_SET; k <= BOARD_KEY_DENSE; k++) {
+            if (n >= max)
+                return -ENOSPC;
+            board_key_make(&b, out[n], BOARD_KEY_LEN, prefix, board, (enum board_key_kind)k);
+            strb_str(&b, ":");
+            strb_str(&b, periods[i]);
+            n++;
+        }
+    }
+    return n;
 }
 
 static void make_keys(const struct board_model *m, const char *board, struct board_keys *k)
 {
     struct strb b;
-    board_key_start(&b, k->z, KEY_MAX, m->prefix, board ? board : "");
-    strb_str(&b, ":z");
-    board_key_start(&b, k->dense, KEY_MAX, m->prefix, board ? board : "");
-    strb_str(&b, ":dense");
-    board_key_start(&b, k->meta, KEY_MAX, m->prefix, board ? board : "");
-    strb_str(&b, ":meta");
-    board_key_start(&b, k->index, KEY_MAX, m->prefix, board ? board : "");
-    strb_str(&b, ":periods");
+    board_key_make(&b, k->z, KEY_MAX, m->prefix, board, BOARD_KEY_SET);
+    board_key_make(&b, k->dense, KEY_MAX, m->prefix, board, BOARD_KEY_DENSE);
+    board_key_make(&b, k->meta, KEY_MAX, m->prefix, board, BOARD_KEY_META);
+    board_key_make(&b, k->index, KEY_MAX, m->prefix, board, BOARD_KEY_INDEX);
     records_key(m->prefix, 0, "", 0, k->items, KEY_MAX); /* strb: every read makes its keys */
     strb_init(&b, k->registry, KEY_MAX);
     strb_str(&b, m->prefix);
@@ -421,15 +477,13 @@ static int64_t now_ms(const struct board_model *m)
 }
 
 /* <prefix>:{<board>}:<what>, or with a period <prefix>:{<board>}:<what>:<period>
- * (schema/redis-keys.md): what is "z" (the set) or "dense" (its distinct scores); on every page
- * hit, hence no snprintf */
-static void set_key(char *out, size_t len, const char *prefix, const char *board, const char *what,
-                    const char *period)
+ * (schema/redis-keys.md): what is BOARD_KEY_SET ("z") or BOARD_KEY_DENSE ("dense", its distinct
+ * scores); on every page hit, hence no snprintf */
+static void set_key(char *out, size_t len, const char *prefix, const char *board,
+                    enum board_key_kind what, const char *period)
 {
     struct strb b;
-    board_key_start(&b, out, len, prefix, board);
-    strb_str(&b, ":");
-    strb_str(&b, what);
+    board_key_make(&b, out, len, prefix, board, what);
     if (period) {
         strb_str(&b, ":");
         strb_str(&b, period);
@@ -438,13 +492,13 @@ static void set_key(char *out, size_t len, const char *prefix, const char *board
 
 static void z_key(char *out, size_t len, const char *prefix, const char *board, const char *period)
 {
-    set_key(out, len, prefix, board, "z", period);
+    set_key(out, len, prefix, board, BOARD_KEY_SET, period);
 }
 
 static void dense_key(char *out, size_t len, const char *prefix, const char *board,
                       const char *period)
 {
-    set_key(out, len, prefix, board, "dense", period);
+    set_key(out, len, prefix, board, BOARD_KEY_DENSE, period);
 }
 
 /* The set for `requested` (NULL/"": current) under the given period settings. */
@@ -578,8 +632,7 @@ static int sweep_args_build(const struct board_model *m, const char *board,
     util_copy(a->keys[0], KEY_MAX, k.meta);
     util_copy(a->keys[1], KEY_MAX, k.index);
     struct strb b;
-    board_key_start(&b, a->keys[2], KEY_MAX, m->prefix, board);
-    strb_str(&b, ":sweep");
+    board_key_make(&b, a->keys[2], KEY_MAX, m->prefix, board, BOARD_KEY_SWEEP);
     snprintf(a->tz, sizeof(a->tz), "%d", s->tz_min);
     snprintf(a->retain, sizeof(a->retain), "%d", s->retain);
     /* the oldest readable period: the one `retain` periods before the current one */
@@ -731,8 +784,7 @@ static int write_args_build(struct write_args *w, const struct board_write_job *
         util_copy(ta->meta, sizeof(ta->meta), keys.meta);
         util_copy(ta->index, sizeof(ta->index), keys.index);
         struct strb sb;
-        board_key_start(&sb, ta->idem, sizeof(ta->idem), m->prefix, t->board);
-        strb_str(&sb, ":idem:");
+        board_key_make(&sb, ta->idem, sizeof(ta->idem), m->prefix, t->board, BOARD_KEY_IDEM);
         size_t idem_len = strlen(ta->idem);
         if (j->idem_key && idem_len + j->idem_len < sizeof(ta->idem)) {
             memcpy(ta->idem + idem_len, j->idem_key, j->idem_len);
@@ -1908,29 +1960,6 @@ void board_member_free(struct board_member *mb)
  * reply (never freeing it).
  */
 
-/* The sets of a board's readable periods under `s` (P:{board}:z:<id>, the current one first),
- * each followed by its distinct scores (P:{board}:dense:<id>): how many keys, and *z (calloc'd,
- * free() it). -ENOMEM. */
-static int period_set_keys(const struct board_model *m, const char *board,
-                           const struct board_settings *s, char (**z)[KEY_MAX])
-{
-    char(*ids)[PERIOD_ID_MAX] = calloc(PERIOD_RETAIN_MAX + 1, sizeof(*ids));
-    char(*zs)[KEY_MAX] = calloc(2 * (size_t)(PERIOD_RETAIN_MAX + 1), sizeof(*zs));
-    if (!ids || !zs) {
-        free(ids);
-        free(zs);
-        return -ENOMEM;
-    }
-    size_t n = (size_t)board_periods(m, s, ids, PERIOD_RETAIN_MAX + 1); /* 0..retain + 1 */
-    for (size_t i = 0; i < n; i++) {
-        z_key(zs[2 * i], KEY_MAX, m->prefix, board, ids[i]);
-        dense_key(zs[2 * i + 1], KEY_MAX, m->prefix, board, ids[i]);
-    }
-    free(ids);
-    *z = zs;
-    return (int)(2 * n);
-}
-
 /* ZCARD's reply as board_info_get's total. */
 static void info_take(const struct store_reply *r, const struct board_where *w,
                       struct board_info *out)
@@ -1960,7 +1989,7 @@ static void period_set_key(const struct board_model *m, const char *board, enum 
 {
     char id[PERIOD_ID_MAX];
     period_id(kind, tz_min, period_start(kind, tz_min, now, -d), id);
-    set_key(out, KEY_MAX, m->prefix, board, dense ? "dense" : "z", id);
+    set_key(out, KEY_MAX, m->prefix, board, dense ? BOARD_KEY_DENSE : BOARD_KEY_SET, id);
 }
 
 /* `base` with the fields the patch sets. */
@@ -2047,7 +2076,7 @@ static int put_create_prepare(struct board_model *m, const char *board,
         return rc;
     settings_text(&v, c->val);
     new_generation(c->gen);
-    c->argv = calloc(4 + 18 + 2, sizeof(*c->argv));
+    c->argv = calloc(4 + 18 + 4, sizeof(*c->argv));
     if (!c->argv)
         return -ENOMEM;
     c->argv[0] = c->k.meta;
@@ -2060,9 +2089,11 @@ static int put_create_prepare(struct board_model *m, const char *board,
     }
     c->argv[22] = "gen";
     c->argv[23] = c->gen;
+    c->argv[24] = "life"; /* the idempotency records' life (write.lua): this creation's */
+    c->argv[25] = c->gen;
     c->create = 1;
     c->nkeys = 3;
-    c->nargs = 21;
+    c->nargs = 23;
     return 0;
 }
 
@@ -2182,23 +2213,27 @@ static int delete_prepare(struct board_model *m, const char *board,
                           const struct board_settings *set, struct delete_call *c)
 {
     make_keys(m, board, &c->k);
-    /* the settings, the registry entry, the period index (delete_board.lua UNLINKs every set it
-     * lists), the plain set and every readable period's set, each with its distinct scores
-     * (listed too; named here as well, so a set the index does not list, written by an older
-     * rankd, goes with them) */
-    int np = period_set_keys(m, board, set, &c->zs);
-    c->argv = np >= 0 ? calloc(5 + (size_t)np + 1, sizeof(*c->argv)) : NULL;
+    /* what the board owns (board_owned_keys): the settings, the period index (delete_board.lua
+     * UNLINKs every set it lists), the plain set and its distinct scores, and every readable
+     * period's set with its distinct scores (listed too; named here as well, so a set the index
+     * does not list, written by an older rankd, goes with them); the registry entry after the
+     * settings. The other kinds of key become unreachable (board.h: enum board_key_fate). */
+    char ids[PERIOD_RETAIN_MAX + 1][PERIOD_ID_MAX];
+    int np = board_periods(m, set, ids, PERIOD_RETAIN_MAX + 1);
+    int max = BOARD_KEY_KINDS + 2 * np;
+    c->zs = calloc((size_t)max, sizeof(*c->zs));
+    int n = c->zs ? board_owned_keys(m->prefix, board, (const char(*)[PERIOD_ID_MAX])ids, np, c->zs,
+                                     max)
+                  : -ENOMEM;
+    c->argv = n >= 2 ? calloc((size_t)n + 2, sizeof(*c->argv)) : NULL;
     if (!c->argv) {
         delete_call_free(c);
         return -ENOMEM;
     }
     int nk = 0;
-    c->argv[nk++] = c->k.meta;
+    c->argv[nk++] = c->zs[0]; /* the settings (BOARD_KEY_META) */
     c->argv[nk++] = c->k.script_registry;
-    c->argv[nk++] = c->k.index;
-    c->argv[nk++] = c->k.z;
-    c->argv[nk++] = c->k.dense;
-    for (int i = 0; i < np; i++)
+    for (int i = 1; i < n; i++) /* the index (BOARD_KEY_INDEX) first */
         c->argv[nk++] = c->zs[i];
     c->argv[nk] = board;
     c->nkeys = nk;

@@ -481,6 +481,9 @@ struct board_write_target {
  * results in each target's record P:{board}:idem:<idem_key> with the digest, for
  * BOARD_IDEM_TTL_MS, in the same script; a later call with the same key and digest writes
  * nothing and gets those results back (replayed 1, outcomes and versions as the first time).
+ * A record belongs to its board's life (the settings' `life`: set at creation and by a layout
+ * change, not by a reset): after a delete or a layout change the key is a new request on that
+ * board; each target is judged alone (replayed is 1 only when every target replays).
  *
  * A write that began a period (write.lua listed its set in the period index) is followed by the
  * sweep of the periods no longer readable: sweep.lua chunks on `conn`, behind the reply, which
@@ -562,8 +565,9 @@ int board_settings_submit(struct board_model *m, struct store_async *conn,
  *                            the periods only one of the two retains shows (so a period that
  *                            stopped being readable never comes back); put_board.lua also sweeps
  *                            one chunk of the index's unreadable sets. schema/redis-keys.md
- *   BOARD_CTL_DELETE         UNLINK of its keys (the settings, the set, the readable periods'
- *                            sets and every set its period index lists, and the index) and
+ *   BOARD_CTL_DELETE         UNLINK of its keys (board_owned_keys: the settings, the set, the
+ *                            readable periods' sets, every set its period index lists, and the
+ *                            index; the other kinds become unreachable: board_key_specs) and
  *                            removal from the registry, in one short script (delete_board.lua)
  *   BOARD_CTL_RESET          empty the current period (or the board) at once: UNLINK of its set
  *                            and a new generation (reset_board.lua), so no cached page of it is
@@ -658,11 +662,69 @@ void board_page_free(struct board_page *p);
 void board_member_free(struct board_member *mb);
 
 /**
- * Start a key of `board` in out[0..len): "<prefix>:{<board>}" (the hash tag of the key schema
- * above); the caller appends the rest (":z", ":meta", ":page:...") to *b with strb_*. Cut like
- * snprintf when it does not fit (b->over). No allocation, no snprintf: it runs on every page hit.
+ * What a board owns in Redis: every kind of key "<prefix>:{<board>}<suffix>...", the one list
+ * (schema/redis-keys.md, "What a board owns"). A board's key is made only by board_key_make,
+ * which takes a kind, so a key outside this list cannot be made; DELETE /boards/{board} names
+ * its keys from it (board_owned_keys), and the unit test board_keys checks that every kind is
+ * either unlinked by the delete or unreachable after it, and expires.
  */
-void board_key_start(struct strb *b, char *out, size_t len, const char *prefix, const char *board);
+enum board_key_kind {
+    BOARD_KEY_META = 0, /**< ":meta": the settings hash (gen, life, version, exports) */
+    BOARD_KEY_INDEX,    /**< ":periods": the period index (lists every period set) */
+    BOARD_KEY_SET,      /**< ":z", ":z:<period>": the sorted sets */
+    BOARD_KEY_DENSE,    /**< ":dense", ":dense:<period>": their distinct scores */
+    BOARD_KEY_SWEEP,    /**< ":sweep": the sweep's lock */
+    BOARD_KEY_IDEM,     /**< ":idem:<Idempotency-Key>": an idempotent write's record */
+    BOARD_KEY_EXPORT,   /**< ":export:<token>:rows|moves": an export's snapshot */
+    BOARD_KEY_PAGE,     /**< ":page:<gen>:...[:lock]": a cached page and its fill lock */
+    BOARD_KEY_KINDS
+};
+
+/** What a board's delete does to a kind of its keys. */
+enum board_key_fate {
+    BOARD_GONE_UNLINKED = 0, /**< delete_board.lua UNLINKs every key of it (named by
+                              *   board_owned_keys, or listed in the period index) */
+    BOARD_GONE_GEN,          /**< named by the board's generation: a board created again under the
+                              *   name has another and never names it; expires */
+    BOARD_GONE_LIFE,         /**< holds the board's life (the settings' `life`, which the delete
+                              *   removes): never answered under another life (write.lua); expires */
+    BOARD_GONE_TOKEN,        /**< named by a random token only the settings' `exports` lists (the
+                              *   delete removes it): nothing finds it again; expires */
+    BOARD_GONE_TTL,          /**< a short lock that guards no data: expires (at most 2 s) */
+};
+
+struct board_key_spec {
+    const char *suffix;       /**< after "<prefix>:{<board>}", e.g. ":z" */
+    enum board_key_fate fate; /**< what a delete does to it */
+    int expires;              /**< 1: every key of it carries a TTL */
+};
+
+/** The list, indexed by enum board_key_kind. */
+extern const struct board_key_spec board_key_specs[BOARD_KEY_KINDS];
+
+/**
+ * Start key `kind` of `board` in out[0..len): "<prefix>:{<board>}<suffix>" (the hash tag of the
+ * key schema above); the caller appends the rest (":<period>", ":<gen>:...") to *b with strb_*.
+ * Cut like snprintf when it does not fit (b->over). No allocation, no snprintf: it runs on every
+ * page hit.
+ */
+void board_key_make(struct strb *b, char *out, size_t len, const char *prefix, const char *board,
+                    enum board_key_kind kind);
+
+/** The kind of `key` when it is one of `board`'s under `prefix` (board_key_specs), else -1. */
+int board_key_kind_of(const char *key, const char *prefix, const char *board);
+
+#define BOARD_KEY_LEN 192 /**< bytes of a board's key made here, with the NUL */
+
+/**
+ * The keys DELETE /boards/{board} names (delete_board.lua UNLINKs them, and every key the period
+ * index lists): one of each kind whose fate is BOARD_GONE_UNLINKED, in the list's order (so
+ * out[0] is the settings and out[1] the index), then the set and its distinct scores of each
+ * period of periods[0..np) (the readable ones: a set an older rankd wrote and did not list goes
+ * too) into out[0..max). Returns how many, or -ENOSPC when max is too small.
+ */
+int board_owned_keys(const char *prefix, const char *board, const char (*periods)[PERIOD_ID_MAX],
+                     int np, char (*out)[BOARD_KEY_LEN], int max);
 
 /** The ids of the readable periods, newest first (current, then up to `retain` past ones) into
  *  ids[0..max); returns how many. */

@@ -137,8 +137,7 @@ static void start_reply(void *arg, int rc, struct store_reply **replies)
 static void export_key(const struct export_job *j, const char *what, char *out)
 {
     struct strb b;
-    board_key_start(&b, out, EXPORT_KEY_MAX, j->m->prefix, j->board);
-    strb_str(&b, ":export:");
+    board_key_make(&b, out, EXPORT_KEY_MAX, j->m->prefix, j->board, BOARD_KEY_EXPORT);
     strb_str(&b, j->token);
     strb_str(&b, ":");
     strb_str(&b, what);
@@ -154,8 +153,7 @@ int export_snapshot(struct board_model *m, struct export_job *j)
     new_token(j->token);
     struct strb b;
     util_copy(j->keys[K_SET], EXPORT_KEY_MAX, j->where.z);
-    board_key_start(&b, j->keys[K_META], EXPORT_KEY_MAX, m->prefix, j->board);
-    strb_str(&b, ":meta");
+    board_key_make(&b, j->keys[K_META], EXPORT_KEY_MAX, m->prefix, j->board, BOARD_KEY_META);
     export_key(j, "rows", j->keys[K_ROWS]);
     export_key(j, "moves", j->keys[K_MOVES]);
     snprintf(j->keys[K_ITEMS], EXPORT_KEY_MAX, "%s:items", m->prefix);

@@ -194,8 +194,7 @@ static void page_key(char *out, size_t len, const char *prefix, const char *boar
                      const char *period, int size, int64_t page, enum rank_type rank)
 {
     struct strb b;
-    board_key_start(&b, out, len, prefix, board);
-    strb_str(&b, ":page:");
+    board_key_make(&b, out, len, prefix, board, BOARD_KEY_PAGE);
     strb_i64(&b, gen);
     strb_str(&b, ":");
     strb_str(&b, period[0] ? period : "-");
@@ -213,8 +212,7 @@ static void page_key(char *out, size_t len, const char *prefix, const char *boar
 static void meta_key(char *out, size_t len, const char *prefix, const char *board)
 {
     struct strb b;
-    board_key_start(&b, out, len, prefix, board);
-    strb_str(&b, ":meta");
+    board_key_make(&b, out, len, prefix, board, BOARD_KEY_META);
 }
 
 /* The in-process tier's key: the board, the period itself (never "current"), page, size, rank

@@ -4,7 +4,8 @@
 -- runs (507, nothing written). Settings changes of an existing board are put_board.lua's.
 -- KEYS[1] board settings hash, KEYS[2] registry set (KEYS[1] again on Redis Cluster: the
 -- registry is in another slot, the caller adds the board to it first), KEYS[3] the set of its
--- current period (or of the board)   ARGV[1] board name, ARGV[2..] field, value pairs: every setting and `gen`
+-- current period (or of the board)   ARGV[1] board name, ARGV[2..] field, value pairs: every setting, `gen`
+-- and `life` (schema/redis-keys.md)
 -- Reply: {1, settings (flat HGETALL), total}, or {0} when the board exists (created meanwhile:
 -- the caller updates it instead)
 if redis.call('EXISTS', KEYS[1]) == 1 then return {0} end

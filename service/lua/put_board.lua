@@ -61,9 +61,13 @@ else
   if #old > 0 then redis.call('ZREM', KEYS[3], unpack(old)) end
 end
 -- a new generation retires every cached page: after a layout change, and when a higher retain
--- shows periods again (a page cached while one was readable must not show its old members)
+-- shows periods again (a page cached while one was readable must not show its old members).
+-- A layout change also begins a new life: no idempotency record of the old one is answered
+-- again (write.lua), so a key used before it is a new request
 local retain = ARGV[11] ~= '' and ARGV[11] or ARGV[3]
-if shaping or (ARGV[1] ~= 'none' and tonumber(retain) > tonumber(ARGV[3])) then
+if shaping then
+  redis.call('HSET', KEYS[1], 'gen', ARGV[12], 'life', ARGV[12])
+elseif ARGV[1] ~= 'none' and tonumber(retain) > tonumber(ARGV[3]) then
   redis.call('HSET', KEYS[1], 'gen', ARGV[12])
 end
 return {0, redis.call('HGETALL', KEYS[1]), redis.call('ZCARD', KEYS[2])}

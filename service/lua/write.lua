@@ -37,8 +37,8 @@
 -- after it) makes this call apply entries done..n-1 only, and its reply covers all n.
 -- ARGV[9] tie cap
 -- then HB values per board: 2^T, tiebreak, largest |key|, order, score_decimals, default
--- page_size, default page_ttl_ms, board name, a new unique generation (stored if this call
--- creates the board), period kind, UTC offset (minutes), '1' for a periodic board, the current
+-- page_size, default page_ttl_ms, board name, a new unique generation (stored as `gen` and
+-- `life` if this call creates the board), period kind, UTC offset (minutes), '1' for a periodic board, the current
 -- period's start (ms). Order, tiebreak, decimals, period and offset are checked against the
 -- settings hash; a periodic board's set is listed in the period index with its period's start
 -- (ZADD NX) in the same call as its first write, so every period set is listed while it exists
@@ -81,14 +81,28 @@ local function hdr(b, k) return ARGV[H0 + HB * b + k] end
 local function key_of(b, name) return KEYS[KB * b + name] end
 
 -- Phase 0: a request already applied under this Idempotency-Key is answered from its record
--- {digest, done, section}; one applied in part (a full tie group stopped it) goes on after the
--- entries its record holds.
-local replay, replays, prior, first = {}, 0, {}, 0
+-- {digest, done, section, life}; one applied in part (a full tie group stopped it) goes on after
+-- the entries its record holds. A record belongs to the life of its board (the settings' `life`:
+-- set by the board's creation and by a layout change, never by a reset; '' on a board an older
+-- rankd created, and in a record an older rankd wrote): a record of a board that no longer
+-- exists, or of another life (the board was deleted, re-created, re-laid-out), is not this
+-- board's: the key is a new request there, and its record is written again. Each board is
+-- judged alone: one of several boards may have a new life while the others replay (a write to
+-- several boards is one entry, so no record of it is partial).
+local replay, replays, prior, first, life = {}, 0, {}, 0, {}
 if digest ~= '' then
   for b = 0, nb - 1 do
-    local v = redis.call('GET', key_of(b, 4))
-    if v then
-      local rec = cmsgpack.unpack(v)
+    local meta = key_of(b, 2)
+    local v = nil
+    if redis.call('EXISTS', meta) == 1 then
+      life[b] = redis.call('HGET', meta, 'life') or ''
+      v = redis.call('GET', key_of(b, 4))
+    else
+      life[b] = hdr(b, 8) -- the life this call gives the board if it creates it
+    end
+    local rec = v and cmsgpack.unpack(v)
+    if rec and (rec[4] or '') ~= life[b] then rec = nil end
+    if rec then
       if rec[1] ~= digest then return {5, 0, '', b, 0} end
       if rec[2] >= n then
         replay[b] = rec[3]
@@ -269,7 +283,8 @@ for b = 0, nb - 1 do
     end
     if create[b] and (#adds > 0 or done > first) then
       redis.call('HSET', meta, 'order', hdr(b, 3), 'tiebreak', hdr(b, 1), 'score_decimals', hdr(b, 4),
-                 'page_size', hdr(b, 5), 'page_ttl_ms', hdr(b, 6), 'gen', hdr(b, 8))
+                 'page_size', hdr(b, 5), 'page_ttl_ms', hdr(b, 6), 'gen', hdr(b, 8),
+                 'life', hdr(b, 8))
       if registry ~= KEYS[2] then redis.call('SADD', registry, hdr(b, 7)) end
     end
     local listed, trimmed = 0, 0
@@ -353,7 +368,8 @@ for b = 0, nb - 1 do
       section[#section + 1] = prev_rank
     end
     if digest ~= '' and done > 0 then
-      redis.call('SET', key_of(b, 4), cmsgpack.pack({digest, done, section}), 'PX', ARGV[8])
+      redis.call('SET', key_of(b, 4), cmsgpack.pack({digest, done, section, life[b]}), 'PX',
+                 ARGV[8])
     end
     out[#out + 1] = section
   end

@@ -390,6 +390,143 @@ START_TEST(idempotent_retry_after_lost_reply)
 }
 END_TEST
 
+/* A write with `key` that must be applied now, not replayed: 200 without Idempotent-Replayed. */
+static void expect_written(const char *path, const char *body, const char *const *key)
+{
+    struct http_result r;
+    char v[16];
+    req("POST", path, body, NULL, key, 200, NULL, &r);
+    ck_assert_msg(!header_value(&r, "Idempotent-Replayed", v, sizeof(v)),
+                  "POST %s %s: replayed (%s), want written", path, body, r.body);
+    http_result_free(&r);
+}
+
+/* A write with `key` that must be replayed: 200 with Idempotent-Replayed: true. */
+static void expect_replayed(const char *path, const char *body, const char *const *key)
+{
+    struct http_result r;
+    char v[16];
+    req("POST", path, body, NULL, key, 200, NULL, &r);
+    ck_assert_msg(header_value(&r, "Idempotent-Replayed", v, sizeof(v)) && strcmp(v, "true") == 0,
+                  "POST %s %s: written (%s), want replayed", path, body, r.body);
+    http_result_free(&r);
+}
+
+/* An Idempotency-Key belongs to its board's life: after DELETE /boards/{board} the same write
+ * with the same key is a new request, whether the write creates the board again (the board
+ * not re-created before it) or the board was re-created with another layout. */
+START_TEST(idempotent_key_after_delete)
+{
+    static const char *const key[] = {"Idempotency-Key: del-1", NULL};
+    const char *body = "{\"id\":\"a\",\"score\":5,\"op\":\"incr\"}";
+    expect_written("/boards/idel/scores", body, key);
+    expect_replayed("/boards/idel/scores", body, key);
+    expect_score("idel", "a", "5");
+    expect("DELETE", "/boards/idel", NULL, 204, NULL);
+    /* (a) not re-created: the write creates it again, and writes */
+    expect_written("/boards/idel/scores", body, key);
+    expect("GET", "/boards/idel", NULL, 200, NULL);
+    expect_score("idel", "a", "5");
+    expect_replayed("/boards/idel/scores", body, key); /* the new board's record */
+    expect_score("idel", "a", "5");
+    /* (b) re-created with another layout before the write */
+    expect("DELETE", "/boards/idel", NULL, 204, NULL);
+    expect("PUT", "/boards/idel", "{\"order\":\"asc\",\"score_decimals\":1}", 201, NULL);
+    expect_written("/boards/idel/scores", body, key);
+    expect_score("idel", "a", "5");
+    expect_replayed("/boards/idel/scores", body, key);
+    expect_score("idel", "a", "5");
+    /* a batch too */
+    static const char *const kb[] = {"Idempotency-Key: del-b", NULL};
+    const char *batch = "{\"entries\":[{\"id\":\"b\",\"score\":1,\"op\":\"incr\"},"
+                        "{\"id\":\"c\",\"score\":2,\"op\":\"incr\"}]}";
+    expect_written("/boards/idel/scores", batch, kb);
+    expect("DELETE", "/boards/idel", NULL, 204, NULL);
+    expect_written("/boards/idel/scores", batch, kb);
+    expect_score("idel", "b", "1");
+    expect_score("idel", "c", "2");
+}
+END_TEST
+
+/* A reset keeps the board's Idempotency-Keys (README: a retry of a write made before the reset
+ * is answered from its record and writes nothing: the reset removed it, as every write before
+ * it); a layout change (allowed once the board is empty) starts a new life: the key is a new
+ * request. */
+START_TEST(idempotent_key_after_reset_and_layout_change)
+{
+    static const char *const key[] = {"Idempotency-Key: rst-1", NULL};
+    const char *body = "{\"id\":\"a\",\"score\":3,\"op\":\"incr\"}";
+    expect_written("/boards/irst/scores", body, key);
+    expect("POST", "/boards/irst/reset", NULL, 204, NULL);
+    expect_replayed("/boards/irst/scores", body, key);
+    expect_score("irst", "a", "absent"); /* the reset removed it; the retry did not write */
+    expect("PUT", "/boards/irst", "{\"page_size\":10}", 200, NULL); /* not the layout */
+    expect_replayed("/boards/irst/scores", body, key);
+    expect("PUT", "/boards/irst", "{\"order\":\"asc\"}", 200, NULL); /* the layout */
+    expect_written("/boards/irst/scores", body, key);
+    expect_score("irst", "a", "3");
+    expect_replayed("/boards/irst/scores", body, key);
+    expect_score("irst", "a", "3");
+}
+END_TEST
+
+/* The keys of board `board` in Redis (SCAN with its hash tag: one node on a cluster) into
+ * keys[0..max); how many. */
+static int board_keys_in_redis(const char *board, char (*keys)[BOARD_KEY_LEN], int max)
+{
+    int n = 0;
+    char cursor[32] = "0";
+    do {
+        redisReply *r =
+            redis_admin_cmd(g_admin, "SCAN %s MATCH rankd:{%s}:* COUNT 1000", cursor, board);
+        ck_assert_msg(r && r->type == REDIS_REPLY_ARRAY && r->elements == 2, "SCAN");
+        snprintf(cursor, sizeof(cursor), "%s", r->element[0]->str);
+        for (size_t i = 0; i < r->element[1]->elements && n < max; i++)
+            snprintf(keys[n++], BOARD_KEY_LEN, "%s", r->element[1]->element[i]->str);
+        freeReplyObject(r);
+    } while (strcmp(cursor, "0") != 0);
+    return n;
+}
+
+/* What a board owns (board.h: board_key_specs), on a real Redis: a periodic board written with
+ * an Idempotency-Key and read has keys of every kind its writes make; after its DELETE every key
+ * left under its name is of a kind the list says the delete makes unreachable (never one it
+ * unlinks), and carries a TTL. */
+START_TEST(delete_leaves_no_reachable_key)
+{
+    static const char *const key[] = {"Idempotency-Key: own-1", NULL};
+    expect("PUT", "/boards/own", "{\"period\":\"daily\",\"retain\":1}", 201, NULL);
+    expect_written("/boards/own/scores", "{\"id\":\"a\",\"score\":5}", key);
+    expect("GET", "/boards/own/rank?page=1", NULL, 200, NULL);
+    char keys[64][BOARD_KEY_LEN];
+    int seen[BOARD_KEY_KINDS] = {0};
+    int n = board_keys_in_redis("own", keys, 64);
+    for (int i = 0; i < n; i++) {
+        int k = board_key_kind_of(keys[i], "rankd", "own");
+        ck_assert_msg(k >= 0, "%s: a key of the board outside board_key_specs", keys[i]);
+        seen[k] = 1;
+    }
+    static const enum board_key_kind made[] = {BOARD_KEY_META, BOARD_KEY_INDEX, BOARD_KEY_SET,
+                                               BOARD_KEY_DENSE, BOARD_KEY_IDEM};
+    for (size_t i = 0; i < sizeof(made) / sizeof(made[0]); i++)
+        ck_assert_msg(seen[made[i]], "no %s key before the delete (%d keys)",
+                      board_key_specs[made[i]].suffix, n);
+    expect("DELETE", "/boards/own", NULL, 204, NULL);
+    n = board_keys_in_redis("own", keys, 64);
+    for (int i = 0; i < n; i++) {
+        int k = board_key_kind_of(keys[i], "rankd", "own");
+        ck_assert_msg(k >= 0 && board_key_specs[k].fate != BOARD_GONE_UNLINKED,
+                      "%s left by the delete", keys[i]);
+        redisReply *t = redis_admin_cmd(g_admin, "PTTL %s", keys[i]);
+        ck_assert_msg(t->integer > 0, "%s left by the delete without a TTL (%lld)", keys[i],
+                      t->integer);
+        freeReplyObject(t);
+    }
+    /* and unreachable: the same write with the key is a new request on the board made again */
+    expect_written("/boards/own/scores", "{\"id\":\"a\",\"score\":5}", key);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- several boards */
 
 START_TEST(one_entry_many_boards)
@@ -454,6 +591,32 @@ START_TEST(one_entry_many_boards)
     expect_error("POST", "/scores",
                  "{\"boards\":[\"weekly\",\"daily\"],\"id\":\"q\",\"score\":2,\"op\":\"incr\"}",
                  key, 422, "idempotency_key_reused");
+}
+END_TEST
+
+/* POST /scores judges every board by its own life: after one of its boards was deleted the
+ * same request with the same key is refused as a write to an unknown board (404, nothing
+ * written), and once that board is re-created it is written there while the other board, whose
+ * record is of its own life, is answered from it (not applied twice). */
+START_TEST(idempotent_many_boards_after_delete)
+{
+    expect("PUT", "/boards/imb1", "{}", 201, NULL);
+    expect("PUT", "/boards/imb2", "{}", 201, NULL);
+    static const char *const key[] = {"Idempotency-Key: mbd-1", NULL};
+    const char *body = "{\"boards\":[\"imb1\",\"imb2\"],\"id\":\"q\",\"score\":2,\"op\":\"incr\"}";
+    expect_written("/scores", body, key);
+    expect_replayed("/scores", body, key);
+    expect("DELETE", "/boards/imb1", NULL, 204, NULL);
+    expect_error("POST", "/scores", body, key, 404, "board_not_found");
+    expect("GET", "/boards/imb1", NULL, 404, NULL);
+    expect_score("imb2", "q", "2");
+    expect("PUT", "/boards/imb1", "{\"score_decimals\":2}", 201, NULL);
+    expect_written("/scores", body, key);
+    expect_score("imb1", "q", "2");
+    expect_score("imb2", "q", "2"); /* once on the board that kept its life */
+    expect_replayed("/scores", body, key);
+    expect_score("imb1", "q", "2");
+    expect_score("imb2", "q", "2");
 }
 END_TEST
 
@@ -651,7 +814,12 @@ Suite *writes_suite(void)
         {"idempotency_key_checked", idempotency_key_checked},
         {"idempotent_batch_across_compaction", idempotent_batch_across_compaction},
         {"idempotent_retry_after_lost_reply", idempotent_retry_after_lost_reply},
+        {"idempotent_key_after_delete", idempotent_key_after_delete},
+        {"idempotent_key_after_reset_and_layout_change",
+         idempotent_key_after_reset_and_layout_change},
+        {"delete_leaves_no_reachable_key", delete_leaves_no_reachable_key},
         {"one_entry_many_boards", one_entry_many_boards},
+        {"idempotent_many_boards_after_delete", idempotent_many_boards_after_delete},
         {"keep_top_n", keep_top_n},
         {"min_version_after_write", min_version_after_write},
     };
