@@ -76,7 +76,7 @@ FUZZ_REPLAY := $(FUZZ_TARGETS:%=$(BUILD)/fuzz-replay/%)
 FUZZ_REPLAY_OBJ := $(FUZZ_PURE:%=$(BUILD)/service/%.o) $(BUILD)/test/fuzz/replay.o
 
 .DEFAULT_GOAL := all
-.PHONY: all run test test-unit test-integration test-integration-cluster test-clients test-tls test-nginx test-package sanitize \
+.PHONY: all run test check test-build-asan test-unit test-integration test-integration-cluster test-clients test-tls test-nginx test-package sanitize \
         bench deps install deb clean format format-check lint help fuzz fuzz-build soak valgrind FORCE
 
 all: $(BUILD)/rankd
@@ -147,13 +147,31 @@ deps:
 # and lintian, over a minute) when CI=true, or by itself with `make test-package`.
 PACKAGE_CHECKS := $(if $(filter true,$(CI)),all,install)
 
+# The tests (test/README.md): scripts/test-all.sh runs each job (a unit test binary, an
+# integration suite, the fuzzing, a shell check) as a process of its own, TEST_JOBS at once (default
+# the number of cores), its output shown when it fails, each job's time at the end.
+#   make check  the edit loop: unit tests and the fast integration suites, plain build (~1 min)
+#   make test   everything, what CI runs: every integration suite once under ASan/UBSan (the
+#               cluster run's suites too), the unit tests plain and under ASan, fuzzing, the
+#               package, the JS client and browser, TLS and nginx checks (on the plain build/rankd)
+TEST_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+ASAN_MAKE = $(MAKE) --no-print-directory BUILD=build/asan OPT=-O1 SANITIZER=address,undefined
+TEST_ENV = BUILD=$(BUILD) TEST_JOBS=$(TEST_JOBS) FUZZ_SECONDS=$(FUZZ_SECONDS) \
+           FUZZ_TARGETS='$(FUZZ_TARGETS)' PACKAGE_CHECKS=$(PACKAGE_CHECKS)
+
 test: deps
-	$(MAKE) --no-print-directory test-unit test-integration test-integration-cluster
-	$(MAKE) --no-print-directory fuzz
-	scripts/test-package.sh $(BUILD) $(PACKAGE_CHECKS)
-	$(MAKE) --no-print-directory test-clients
-	$(MAKE) --no-print-directory test-tls test-nginx
-	$(MAKE) --no-print-directory sanitize
+	@scripts/deps.sh clang libclang-rt-14-dev
+	$(MAKE) --no-print-directory -j$(TEST_JOBS) all $(BUILD)/test-unit $(FUZZ_REPLAY) fuzz-build \
+	    test-build-asan
+	$(TEST_ENV) scripts/test-all.sh test
+
+check: all $(BUILD)/test-unit $(FUZZ_REPLAY) $(BUILD)/test-integration
+	$(TEST_ENV) scripts/test-all.sh check
+
+# The ASan/UBSan build of what make test runs under the sanitizers (build/asan).
+test-build-asan:
+	$(ASAN_MAKE) build/asan/test-integration build/asan/rankd build/asan/test-unit \
+	    $(FUZZ_TARGETS:%=build/asan/fuzz-replay/%)
 
 test-unit: $(BUILD)/test-unit $(FUZZ_REPLAY)
 	$(BUILD)/test-unit
@@ -171,13 +189,16 @@ fuzz-build: $(FUZZ_BIN)
 
 .SECONDARY: $(FUZZ_OBJ) $(BUILD)/test/fuzz/replay.o $(FUZZ_TARGETS:%=$(BUILD)/test/fuzz/fuzz_%.o)
 
+# Every integration suite on the plain build, each a process of its own (one suite:
+# CK_RUN_SUITE=reads build/test-integration; test/README.md).
 test-integration: $(BUILD)/test-integration $(BUILD)/rankd
-	$(BUILD)/test-integration
+	$(TEST_ENV) scripts/test-all.sh integration
 
 # The same binary on a real Redis Cluster (scripts/cluster-fixture.sh: 3 masters, a replica
-# each): the suites that hold for both modes and the cluster's own (test/integration/main.c).
+# each, one cluster per suite): the suites whose code paths differ there and the cluster's own
+# (test/integration/main.c says which and why).
 test-integration-cluster: $(BUILD)/test-integration $(BUILD)/rankd
-	RANKD_TEST_CLUSTER=1 $(BUILD)/test-integration
+	$(TEST_ENV) scripts/test-all.sh cluster
 
 # The JS client (node --test) and the web frontend in Debian's chromium (playwright-core), against
 # a real rankd and redis-server that the script starts on free ports.
@@ -215,22 +236,15 @@ soak: deps all
 	@scripts/deps.sh python3
 	bench/soak.sh
 
-# ASan + UBSan build of everything in build/asan, then both suites, and the cluster and replicas
-# suites on a cluster (the routing code under the sanitizers; the other suites' cluster run is the plain
-# build's, to keep make test short).
-# A smaller ASan quarantine (default 256 MB): recycling a large one page-faults tens of MB at
-# once, which stalled rankd's one event thread for up to 0.6 s mid-test (12,000+ minor faults in
-# one loop iteration, measured) and failed the timing tests for reasons that were ASan's own.
+# The unit tests and every integration suite, on one Redis and on a cluster, under ASan + UBSan
+# (build/asan), each suite once: the part of make test that needs no other tool.
+# A smaller ASan quarantine (default 256 MB; scripts/test-all.sh sets it unless ASAN_OPTIONS is
+# set): recycling a large one page-faults tens of MB at once, which stalled rankd's one event
+# thread for up to 0.6 s mid-test (12,000+ minor faults in one loop iteration, measured) and
+# failed the timing tests for reasons that were ASan's own.
 sanitize:
-	ASAN_OPTIONS=$${ASAN_OPTIONS:-quarantine_size_mb=32} \
-	    $(MAKE) --no-print-directory BUILD=build/asan OPT=-O1 SANITIZER=address,undefined \
-	    test-unit test-integration
-	ASAN_OPTIONS=$${ASAN_OPTIONS:-quarantine_size_mb=32} CK_RUN_SUITE=cluster \
-	    $(MAKE) --no-print-directory BUILD=build/asan OPT=-O1 SANITIZER=address,undefined \
-	    test-integration-cluster
-	ASAN_OPTIONS=$${ASAN_OPTIONS:-quarantine_size_mb=32} CK_RUN_SUITE=replicas \
-	    $(MAKE) --no-print-directory BUILD=build/asan OPT=-O1 SANITIZER=address,undefined \
-	    test-integration-cluster
+	$(MAKE) --no-print-directory -j$(TEST_JOBS) test-build-asan
+	$(TEST_ENV) scripts/test-all.sh sanitize
 
 run: deps all
 	@scripts/run.sh
@@ -291,9 +305,10 @@ clean:
 help:
 	@echo "make            build build/rankd"
 	@echo "make run        install what is missing, build, start Redis, load the demo, serve on :8080"
-	@echo "make test       install what is missing, build, unit + integration tests, then under ASan/UBSan"
-	@echo "make sanitize   only the ASan/UBSan run"
-	@echo "make test-integration-cluster  the integration suites on a real Redis Cluster"
+	@echo "make check      unit tests and the fast integration suites (the edit loop, about a minute)"
+	@echo "make test       install what is missing, build, run every test (test/README.md; TEST_JOBS at once)"
+	@echo "make sanitize   unit and integration tests under ASan/UBSan"
+	@echo "make test-integration[-cluster]  the integration suites on one Redis [a Redis Cluster]"
 	@echo "make test-clients  the JS client and browser tests"
 	@echo "make test-tls      rankd through the stunnel sample to a TLS-only Redis"
 	@echo "make test-nginx    two rankd processes behind nginx (schema/nginx-rankd.conf), one Redis and a cluster"

@@ -241,8 +241,19 @@ static char *many_keys(const char *prefix, int n, const char *suffix, size_t *le
     return b.data;
 }
 
-/* The duplicate check is linear: ~1 MB of distinct keys is answered at once (it was quadratic,
- * ~26 s of CPU), in settings, entries and records alike. */
+/* CPU seconds this process has used (rankd runs in it): unlike wall time, not stretched by
+ * what else the machine runs. */
+static double cpu_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The duplicate check is linear: ~1 MB of distinct keys is answered in well under 2 s of CPU
+ * (it was quadratic, ~26 s of CPU), in settings, entries and records alike. Judged by the CPU
+ * the process spent (rankd and the test's client), not by wall time: a busy machine stretched
+ * the answer past 3 s of wall time where the work was a fraction of that. */
 START_TEST(many_distinct_keys_fast)
 {
     static const struct {
@@ -262,13 +273,16 @@ START_TEST(many_distinct_keys_fast)
         char *body = many_keys(cases[i].prefix, 100000, cases[i].suffix, &len);
         ck_assert_int_le(len, 1024 * 1024);
         struct http_result r;
+        double cpu0 = cpu_seconds();
         ck_assert_int_eq(
             http_req(g_port, cases[i].method, cases[i].path, body, len, NULL, TEST_TOKEN, &r), 0);
+        double cpu = cpu_seconds() - cpu0;
         ck_assert_msg(r.status == cases[i].status &&
                           strcmp(http_error_code(&r), cases[i].code) == 0,
                       "%s %s: %ld %.200s", cases[i].method, cases[i].path, r.status, r.body);
-        ck_assert_msg(r.seconds < 2.0, "%s %s with %zu bytes of distinct keys took %.2f s",
-                      cases[i].method, cases[i].path, len, r.seconds);
+        ck_assert_msg(cpu < 2.0,
+                      "%s %s with %zu bytes of distinct keys took %.2f s of CPU (%.2f s)",
+                      cases[i].method, cases[i].path, len, cpu, r.seconds);
         http_result_free(&r);
         free(body);
     }
