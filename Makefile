@@ -77,7 +77,7 @@ FUZZ_REPLAY_OBJ := $(FUZZ_PURE:%=$(BUILD)/service/%.o) $(BUILD)/test/fuzz/replay
 
 .DEFAULT_GOAL := all
 .PHONY: all run test check test-build-asan test-unit test-integration test-integration-cluster test-clients test-tls test-nginx test-package sanitize \
-        bench deps install deb clean format format-check lint help fuzz fuzz-build soak valgrind FORCE
+        bench deps deps-test install deb clean docs format format-check lint help fuzz fuzz-build soak valgrind FORCE
 
 all: $(BUILD)/rankd
 
@@ -139,9 +139,14 @@ build/fuzz/fuzz_%: test/fuzz/fuzz_%.c $(FUZZ_OBJ)
 	@$(if $(Q),echo "  LD  $@")
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) $(FUZZ_LIBS)
 
-# Install missing Debian packages (as root), or print the one command that would.
+# Install missing Debian packages (as root), or print the one command that would: deps what
+# building and running rankd needs (make run), deps-test that and what only the tests need (Check,
+# libcurl's headers, prometheus for promtool).
 deps:
 	@scripts/deps.sh
+
+deps-test:
+	@scripts/deps.sh --test
 
 # The package check: the make install part always (seconds); the make deb part (dpkg-buildpackage
 # and lintian, over a minute) when CI=true, or by itself with `make test-package`.
@@ -159,7 +164,7 @@ ASAN_MAKE = $(MAKE) --no-print-directory BUILD=build/asan OPT=-O1 SANITIZER=addr
 TEST_ENV = BUILD=$(BUILD) TEST_JOBS=$(TEST_JOBS) FUZZ_SECONDS=$(FUZZ_SECONDS) \
            FUZZ_TARGETS='$(FUZZ_TARGETS)' PACKAGE_CHECKS=$(PACKAGE_CHECKS)
 
-test: deps
+test: deps-test
 	@scripts/deps.sh clang libclang-rt-14-dev
 	$(MAKE) --no-print-directory -j$(TEST_JOBS) all $(BUILD)/test-unit $(FUZZ_REPLAY) fuzz-build \
 	    test-build-asan
@@ -252,7 +257,7 @@ run: deps all
 # The binary, the web page (found by the binary at ../share/rankd/web), the shipped Redis
 # configurations, the man page, a hardened systemd unit and its environment file (never
 # overwritten: it holds the operator's settings). The unit reads the token file through the
-# rankd-tokens group (the Debian package creates it; see README, "Install").
+# rankd-tokens group (the Debian package creates it; see docs/operating.md, "Install").
 WEB_FILES := $(wildcard clients/web/*.html clients/web/*.js clients/web/*.css)
 install: all
 	install -D -m 0755 $(BUILD)/rankd $(DESTDIR)$(BINDIR)/rankd
@@ -286,11 +291,18 @@ format:
 format-check:
 	clang-format --dry-run --Werror service/main.c $(SERVICE_SRC) $(SERVICE_HDR) test/*/*.c test/*/*.h
 
-# Quiet when clean. scripts/check-layers.sh first: the include direction between service/'s folders.
-# Then clang-tidy: its "N warnings generated." lines (warnings in system headers that
-# it suppresses itself) are dropped; its findings and its exit status are kept.
-lint: $(LUA_H) $(BUILD)/gen/version.h
+# The option lists printed from service/lib/config.c's table (rankd --help=man, --help=markdown) into
+# dist/rankd.1's OPTIONS and docs/operating.md's table; make lint fails when they differ.
+docs: $(BUILD)/rankd
+	@scripts/docs-options.sh $(BUILD)/rankd write
+
+# Quiet when clean. scripts/check-layers.sh first: the include direction between service/'s folders;
+# then the option lists (scripts/docs-options.sh). Then clang-tidy: its "N warnings generated." lines
+# (warnings in system headers that it suppresses itself) are dropped; its findings and its exit
+# status are kept.
+lint: $(LUA_H) $(BUILD)/gen/version.h $(BUILD)/rankd
 	@scripts/check-layers.sh
+	@scripts/docs-options.sh $(BUILD)/rankd check
 	@out=$$(clang-tidy --quiet service/main.c $(SERVICE_SRC) -- -std=c11 -D_GNU_SOURCE $(PKG_CFLAGS) \
 	    $(SERVICE_INC) -I$(BUILD)/gen 2>&1); \
 	    rc=$$?; printf '%s\n' "$$out" | grep -Ev '^([0-9]+ warnings? generated\.)?$$' || true; \
@@ -319,7 +331,9 @@ help:
 	@echo "make install    binary, web page, redis.conf, man page, systemd unit, /etc/default/rankd (PREFIX, DESTDIR)"
 	@echo "make deb        a Debian package in build/deb/ (apt install ./build/deb/rankd_*.deb)"
 	@echo "make test-package  make install and make deb, checked (contents, lintian, the installed binary)"
-	@echo "make lint       layer check (scripts/check-layers.sh), clang-tidy, cppcheck"
+	@echo "make docs       the option lists of the man page and docs/operating.md, from service/lib/config.c"
+	@echo "make deps | deps-test  install what make run | make test needs (Debian packages)"
+	@echo "make lint       layer check (scripts/check-layers.sh), option lists (scripts/docs-options.sh), clang-tidy, cppcheck"
 	@echo "make format | format-check | clean"
 
 -include $(SERVICE_OBJ:.o=.d) $(BUILD)/service/main.d $(UNIT_OBJ:.o=.d) $(INTEG_OBJ:.o=.d)

@@ -304,7 +304,8 @@ int board_page_take(struct board_model *m, const char *board, struct store_reply
  *  page_fill.lua's rows: the settings first; borrowed, before board_*_take): 0 for a board
  *  with no write yet, or one the reply says does not exist (nil); -1 for a reply without
  *  settings (a retry, an error, another shape). A read with min_version V whose reply, from a
- *  replica, says less than V is sent again to the primary (README, freshness). */
+ *  replica, says less than V is sent again to the primary (docs/api.md, "Page cache and
+ * freshness"). */
 int64_t board_read_version(const struct store_reply *r);
 int board_around_take(struct board_model *m, const char *board, struct store_reply *r,
                       struct board_page **out);

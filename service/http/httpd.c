@@ -899,7 +899,7 @@ static enum MHD_Result dispatch(struct MHD_Connection *c, struct exchange *x)
 /* The request callback. libmicrohttpd 0.9.75 answers some malformed requests itself, before
  * this is ever called and with compiled-in HTML bodies it has no hook to replace (400 request or
  * header line, Content-Length value or chunk syntax; 413 Content-Length past 2^64 or chunk size;
- * 414/431 past CONNECTION_MEMORY_BYTES; 505): README, "HTTP framing". */
+ * 414/431 past CONNECTION_MEMORY_BYTES; 505): docs/api.md, "HTTP framing". */
 /* ---------------------------------------------------------------- the header deadline */
 
 static void sweep_headers(void *arg);

@@ -628,7 +628,7 @@ END_TEST
 
 /* Errors libmicrohttpd 0.9.75 answers by itself, before rankd sees the request: their statuses
  * are right, but their bodies are the library's HTML (it has no hook to replace them; see
- * README, "HTTP"). Pinned so that a library change is noticed. */
+ * docs/api.md, "HTTP framing"). Pinned so that a library change is noticed. */
 START_TEST(library_errors_pinned)
 {
     expect_raw("GET /healthz HTTP/2.0\r\nHost: t\r\n\r\n", "HTTP/1.1 505", NULL, 1);
