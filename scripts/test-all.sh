@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test-all.sh TIER -- the test jobs of one tier, run by scripts/test-run.sh (TEST_JOBS at once,
-# default the number of cores; each job a process of its own with its own servers on free
+# default one more than the cores; each job a process of its own with its own servers on free
 # loopback ports; a job's output shown when it fails; each job's time, slowest first, at the end).
 # The Makefile builds what a tier needs, then calls this (test/README.md says what each job is):
 #

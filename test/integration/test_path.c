@@ -769,6 +769,63 @@ START_TEST(test_upload_answered_when_stopped)
 }
 END_TEST
 
+/* SIGTERM while an upload waits for more of its body (its client paused): answered at once
+ * with how far it got (stop_uploads), not held for the 5 s a stop gives the requests in work. */
+START_TEST(test_paused_upload_answered_when_stopped)
+{
+    struct rankd_proc p = {0};
+    ck_assert_int_eq(rankd_proc_start(&p, p_redis.port, NULL), 0);
+    struct buf body = {0};
+    for (int i = 1; i <= 700; i++) { /* two chunks written, 100 lines pending */
+        char line[64];
+        int n = snprintf(line, sizeof(line), "{\"id\":\"m%d\",\"score\":1,\"op\":\"incr\"}\n", i);
+        buf_append(&body, line, (size_t)n);
+    }
+    char head[256];
+    int hn = snprintf(head, sizeof(head),
+                      "POST /boards/pu/scores HTTP/1.1\r\nHost: t\r\nAuthorization: "
+                      "Bearer " TEST_TOKEN "\r\nContent-Type: application/x-ndjson\r\n"
+                      "Content-Length: 999999\r\n\r\n");
+    int fd = connect_loopback(p.port);
+    ck_assert(fd >= 0);
+    ck_assert_int_eq(write(fd, head, (size_t)hn), hn);
+    ck_assert_int_eq(write(fd, body.data, body.len), (ssize_t)body.len);
+    buf_free(&body);
+    long long held = 0;
+    for (int i = 0; i < 500 && held < 600; i++) {
+        sleep_ms(10);
+        redisReply *z = redis_admin_cmd(p_admin, "ZCARD rankd:{pu}:z");
+        held = z->integer;
+        freeReplyObject(z);
+    }
+    ck_assert_int_eq(held, 600);
+    sleep_ms(100); /* nothing more comes: the upload waits for its body */
+    double t0 = now_s();
+    kill(p.pid, SIGTERM);
+    struct timeval tv = {10, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    char reply[4096] = "";
+    size_t got = 0;
+    ssize_t r;
+    while (got < sizeof(reply) - 1 && (r = read(fd, reply + got, sizeof(reply) - 1 - got)) > 0)
+        got += (size_t)r;
+    reply[got] = '\0';
+    double answered_s = now_s() - t0;
+    close(fd);
+    rankd_proc_stop(&p);
+    const char *json = strstr(reply, "\r\n\r\n");
+    cJSON *doc = json ? cJSON_Parse(json + 4) : NULL;
+    fprintf(stderr, "path: a paused upload stopped by SIGTERM: answered after %.2f s: %.200s\n",
+            answered_s, json ? json + 4 : reply);
+    ck_assert_msg(strncmp(reply, "HTTP/1.1 503", 12) == 0 && doc, "[%s]", reply);
+    ck_assert_msg(json_int(doc, "applied") == 600 && json_int(doc, "settled_through_line") == 600,
+                  "%s", json + 4);
+    cJSON_Delete(doc);
+    /* the stop's 5 s for the requests in work are not waited out */
+    ck_assert_msg(answered_s < 4.0, "answered %.2f s after SIGTERM", answered_s);
+}
+END_TEST
+
 /* A Redis that became a replica (a failover) answers writes READONLY: 503 primary_changed,
  * not "retry shortly" (before: 503 redis_unavailable); reads go on. */
 START_TEST(test_readonly_is_primary_changed)
@@ -967,6 +1024,7 @@ Suite *path_suite(void)
     tcase_add_test(tc, test_killed_connections_under_incr_batches);
     tcase_add_test(tc, test_upload_cut_by_shutdown_says_how_far);
     tcase_add_test(tc, test_upload_answered_when_stopped);
+    tcase_add_test(tc, test_paused_upload_answered_when_stopped);
     tcase_add_test(tc, test_readonly_is_primary_changed);
     tcase_add_test(tc, test_requests_wait_for_the_dial);
     tcase_add_test(tc, test_control_routes_down_and_back);
