@@ -28,7 +28,7 @@ api/exporter.c store.h
 api/handlers_common.c app.h
 api/handlers_control.c app.h
 api/handlers_export.c app.h
-api/handlers_read.c app.h
+api/handlers_read_int.h app.h
 api/handlers_stream.c app.h
 api/handlers_write.c app.h
 core/pages_int.h render.h

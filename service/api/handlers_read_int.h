@@ -1,0 +1,47 @@
+/*
+ * handlers_read_int.h -- what the read handlers' two files share (service/api/handlers_read*.c
+ * only): the parsed rank arguments and the start of a walk. The contract is handlers_read.h.
+ */
+#ifndef RANKD_HANDLERS_READ_INT_H
+#define RANKD_HANDLERS_READ_INT_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app.h"
+#include "board.h"
+#include "cursor.h"
+#include "handlers_common.h"
+#include "handlers_read.h"
+#include "pages.h"
+#include "rank.h"
+#include "render.h"
+#include "request.h"
+#include "util.h"
+#include "validate.h"
+
+/* The canonical page request of GET /rank and GET /boards/{board}/rank. */
+struct rank_args {
+    const char *board;
+    const char *period;  /* NULL: the current one */
+    int64_t page, size;  /* size 0: the board's page size */
+    int64_t min_version; /* 0: any page; else never one computed before this write counter */
+    enum rank_type rank;
+    /* a walk (walk.lua, never cached: always read after every write): a score range and/or a
+     * cursor */
+    int walk;
+    enum board_walk from; /* page, after or before */
+    struct cursor cursor; /* after, before */
+    int has_min, has_max; /* the score range's bounds, as literals */
+    struct json_number min, max;
+};
+
+/* ---------------------------------------------------------------- lent between the files */
+
+/* handlers_read_one.c */
+void walk_start(struct http_request *rq, struct http_reply *rp, struct http_async *async,
+                const struct rank_args *a);
+
+#endif
