@@ -2,7 +2,9 @@
  * replies; see httpd.h. */
 #include "httpd.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -16,6 +18,7 @@
 
 #include "access.h"
 #include "auth.h"
+#include "cidr.h"
 #include "cors.h"
 #include "gzip.h"
 #include "log.h"
@@ -126,12 +129,13 @@ struct exchange {
     uint64_t bytes;             /* body bytes of the queued reply */
     struct access_fault *fault; /* a 5xx's code and cause (access.h), or NULL */
     char request_id[ACCESS_ID_MAX + 1]; /* X-Request-Id, given or made (access.h) */
-    const char *cors_origin; /* Access-Control-Allow-Origin of a cross-origin read, or NULL */
-    int cors_vary;           /* 1: the reply depends on Origin (a list of origins): Vary: Origin */
-    int gzip_ok;             /* the client accepts gzip (Accept-Encoding) */
-    int inm_gz;              /* its If-None-Match named a gzip form ("...-gz") */
-    char inm[72];            /* that If-None-Match without "-gz": what the handlers compare */
-    struct http_body *body;  /* the streamed body being sent (rp.stream), or NULL */
+    char client[CIDR_ADDR_MAX]; /* who asked: the peer, or behind a trusted proxy the client */
+    const char *cors_origin;    /* Access-Control-Allow-Origin of a cross-origin read, or NULL */
+    int cors_vary;          /* 1: the reply depends on Origin (a list of origins): Vary: Origin */
+    int gzip_ok;            /* the client accepts gzip (Accept-Encoding) */
+    int inm_gz;             /* its If-None-Match named a gzip form ("...-gz") */
+    char inm[72];           /* that If-None-Match without "-gz": what the handlers compare */
+    struct http_body *body; /* the streamed body being sent (rp.stream), or NULL */
 };
 
 /* A streamed body (http_body_source) as libmicrohttpd sends it: a callback response whose reader
@@ -381,11 +385,53 @@ static int cross_origin(struct httpd *srv, struct MHD_Connection *c, const char 
     return 1;
 }
 
+/* The X-Forwarded-For values of a request, joined with ',' (cut at the buffer's end). */
+struct xff_join {
+    char text[1024];
+    size_t len;
+    int n;
+};
+
+static enum MHD_Result join_xff(void *cls, enum MHD_ValueKind kind, const char *key,
+                                const char *value)
+{
+    (void)kind;
+    struct xff_join *j = cls;
+    if (strcasecmp(key, "X-Forwarded-For") != 0 || !value)
+        return MHD_YES;
+    int k = snprintf(j->text + j->len, sizeof(j->text) - j->len, "%s%s", j->n++ ? "," : "", value);
+    j->len =
+        k < 0 || j->len + (size_t)k >= sizeof(j->text) ? sizeof(j->text) - 1 : j->len + (size_t)k;
+    return MHD_YES;
+}
+
+/* Who asked, into out: the peer's address, or behind a trusted proxy the client its
+ * X-Forwarded-For names (cidr_client). */
+static void client_of(const struct httpd *srv, struct MHD_Connection *c, char out[CIDR_ADDR_MAX])
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+    char peer[CIDR_ADDR_MAX] = "";
+    if (sa && sa->sa_family == AF_INET)
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, peer,
+                  sizeof(peer));
+    else if (sa && sa->sa_family == AF_INET6)
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, peer,
+                  sizeof(peer));
+    struct xff_join j = {.len = 0};
+    const struct cidr_list *t = srv->o.trusted_proxies;
+    if (t && t->n)
+        MHD_get_connection_values(c, MHD_HEADER_KIND, join_xff, &j);
+    cidr_client(peer[0] ? peer : NULL, j.n ? j.text : NULL, t, out);
+}
+
 static void begin(struct httpd *srv, struct MHD_Connection *c, const char *url, const char *method,
                   const char *version, struct exchange *x)
 {
+    client_of(srv, c, x->client);
     x->rq.app = srv->o.app;
-    x->rq.server = srv;
+    x->rq.server = srv->o.metrics_of ? srv->o.metrics_of : srv;
     x->rq.method = method;
     x->rq.if_none_match = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "If-None-Match");
     struct header_count idem = {.name = "Idempotency-Key"};
@@ -412,6 +458,10 @@ static void begin(struct httpd *srv, struct MHD_Connection *c, const char *url, 
         return;
     char allow[64];
     int rc = route_match(method, url, &x->rq, &x->route, allow, sizeof(allow));
+    if (rc == 0 && !auth_listener_serves(srv->o.listener, x->route)) {
+        x->route = NULL; /* not served on this listener: as if it did not exist */
+        rc = -ENOENT;
+    }
     if (rc == -ENOENT && serve_static(srv, method, url, x) == 0) {
         x->is_static = 1;
         return;
@@ -1164,6 +1214,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
         .request_id = x->request_id,
         .fault = x->fault,
         .aborted = toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && !x->cut,
+        .client = x->client[0] ? x->client : NULL,
     });
     atomic_fetch_sub_explicit(&x->thread->active, 1, memory_order_relaxed);
     struct conn_clock *k = clock_of(c);

@@ -33,6 +33,9 @@ enum route_flags {
     ROUTE_SCORES = 8,   /**< with ROUTE_WRITE: a score write, scope `scores` or one naming its
                          *   board (auth.h); without it a ROUTE_WRITE route needs `admin` */
     ROUTE_RECORDS = 16, /**< with ROUTE_WRITE: a record write, scope `scores` (auth.h) */
+    ROUTE_ADMIN = 32,   /**< an operator's route (/metrics, /admin/...): only on the admin
+                         *   listener when there is one (auth.h) */
+    ROUTE_PROBE = 64,   /**< a health check (/healthz, /readyz): on every listener */
 };
 
 /* A request runs quick (if any), then, when quick did not answer, async; both on the event
