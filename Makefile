@@ -76,8 +76,8 @@ FUZZ_REPLAY := $(FUZZ_TARGETS:%=$(BUILD)/fuzz-replay/%)
 FUZZ_REPLAY_OBJ := $(FUZZ_PURE:%=$(BUILD)/service/%.o) $(BUILD)/test/fuzz/replay.o
 
 .DEFAULT_GOAL := all
-.PHONY: all run test test-unit test-integration test-integration-cluster test-clients test-tls test-nginx test-package sanitize \
-        bench deps install deb clean format format-check lint help fuzz fuzz-build soak valgrind FORCE
+.PHONY: all run test check test-build-asan test-unit test-integration test-integration-cluster test-clients test-tls test-nginx test-package sanitize \
+        bench deps deps-test install deb clean docs format format-check lint help fuzz fuzz-build soak valgrind FORCE
 
 all: $(BUILD)/rankd
 
@@ -139,21 +139,47 @@ build/fuzz/fuzz_%: test/fuzz/fuzz_%.c $(FUZZ_OBJ)
 	@$(if $(Q),echo "  LD  $@")
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_OBJ) $(FUZZ_LIBS)
 
-# Install missing Debian packages (as root), or print the one command that would.
+# Install missing Debian packages (as root), or print the one command that would: deps what
+# building and running rankd needs (make run), deps-test that and what only the tests need (Check,
+# libcurl's headers, prometheus for promtool).
 deps:
 	@scripts/deps.sh
+
+deps-test:
+	@scripts/deps.sh --test
 
 # The package check: the make install part always (seconds); the make deb part (dpkg-buildpackage
 # and lintian, over a minute) when CI=true, or by itself with `make test-package`.
 PACKAGE_CHECKS := $(if $(filter true,$(CI)),all,install)
 
-test: deps
-	$(MAKE) --no-print-directory test-unit test-integration test-integration-cluster
-	$(MAKE) --no-print-directory fuzz
-	scripts/test-package.sh $(BUILD) $(PACKAGE_CHECKS)
-	$(MAKE) --no-print-directory test-clients
-	$(MAKE) --no-print-directory test-tls test-nginx
-	$(MAKE) --no-print-directory sanitize
+# The tests (test/README.md): scripts/test-all.sh runs each job (a unit test binary, an
+# integration suite, the fuzzing, a shell check) as a process of its own, TEST_JOBS at once (default
+# one more than the cores), its output shown when it fails, each job's time at the end.
+#   make check  the edit loop: unit tests and the fast integration suites, plain build (~1 min)
+#   make test   everything, what CI runs: every integration suite once under ASan/UBSan (the
+#               cluster run's suites too), the unit tests plain and under ASan, fuzzing, the
+#               package, the JS client and browser, TLS and nginx checks (on the plain build/rankd)
+NPROC := $(shell nproc 2>/dev/null || echo 2)
+# One job more than the cores: the sentinel and failover suites spend most of their time waiting
+# for servers (a failover, a timeout), not computing.
+TEST_JOBS ?= $(shell echo $$(($(NPROC) + 1)))
+ASAN_MAKE = $(MAKE) --no-print-directory BUILD=build/asan OPT=-O1 SANITIZER=address,undefined
+TEST_ENV = BUILD=$(BUILD) TEST_JOBS=$(TEST_JOBS) FUZZ_SECONDS=$(FUZZ_SECONDS) \
+           FUZZ_TARGETS='$(FUZZ_TARGETS)' PACKAGE_CHECKS=$(PACKAGE_CHECKS)
+
+test: deps-test
+	@scripts/deps.sh clang libclang-rt-14-dev
+	$(MAKE) --no-print-directory -j$(NPROC) all $(BUILD)/test-unit $(FUZZ_REPLAY) fuzz-build \
+	    test-build-asan
+	$(TEST_ENV) scripts/test-all.sh test
+
+check: all $(BUILD)/test-unit $(FUZZ_REPLAY) $(BUILD)/test-integration
+	$(TEST_ENV) scripts/test-all.sh check
+
+# The ASan/UBSan build of what make test runs under the sanitizers (build/asan).
+test-build-asan:
+	$(ASAN_MAKE) build/asan/test-integration build/asan/rankd build/asan/test-unit \
+	    $(FUZZ_TARGETS:%=build/asan/fuzz-replay/%)
 
 test-unit: $(BUILD)/test-unit $(FUZZ_REPLAY)
 	$(BUILD)/test-unit
@@ -171,13 +197,16 @@ fuzz-build: $(FUZZ_BIN)
 
 .SECONDARY: $(FUZZ_OBJ) $(BUILD)/test/fuzz/replay.o $(FUZZ_TARGETS:%=$(BUILD)/test/fuzz/fuzz_%.o)
 
+# Every integration suite on the plain build, each a process of its own (one suite:
+# CK_RUN_SUITE=reads build/test-integration; test/README.md).
 test-integration: $(BUILD)/test-integration $(BUILD)/rankd
-	$(BUILD)/test-integration
+	$(TEST_ENV) scripts/test-all.sh integration
 
 # The same binary on a real Redis Cluster (scripts/cluster-fixture.sh: 3 masters, a replica
-# each): the suites that hold for both modes and the cluster's own (test/integration/main.c).
+# each, one cluster per suite): the suites whose code paths differ there and the cluster's own
+# (test/integration/main.c says which and why).
 test-integration-cluster: $(BUILD)/test-integration $(BUILD)/rankd
-	RANKD_TEST_CLUSTER=1 $(BUILD)/test-integration
+	$(TEST_ENV) scripts/test-all.sh cluster
 
 # The JS client (node --test) and the web frontend in Debian's chromium (playwright-core), against
 # a real rankd and redis-server that the script starts on free ports.
@@ -215,22 +244,15 @@ soak: deps all
 	@scripts/deps.sh python3
 	bench/soak.sh
 
-# ASan + UBSan build of everything in build/asan, then both suites, and the cluster and replicas
-# suites on a cluster (the routing code under the sanitizers; the other suites' cluster run is the plain
-# build's, to keep make test short).
-# A smaller ASan quarantine (default 256 MB): recycling a large one page-faults tens of MB at
-# once, which stalled rankd's one event thread for up to 0.6 s mid-test (12,000+ minor faults in
-# one loop iteration, measured) and failed the timing tests for reasons that were ASan's own.
+# The unit tests and every integration suite, on one Redis and on a cluster, under ASan + UBSan
+# (build/asan), each suite once: the part of make test that needs no other tool.
+# A smaller ASan quarantine (default 256 MB; scripts/test-all.sh sets it unless ASAN_OPTIONS is
+# set): recycling a large one page-faults tens of MB at once, which stalled rankd's one event
+# thread for up to 0.6 s mid-test (12,000+ minor faults in one loop iteration, measured) and
+# failed the timing tests for reasons that were ASan's own.
 sanitize:
-	ASAN_OPTIONS=$${ASAN_OPTIONS:-quarantine_size_mb=32} \
-	    $(MAKE) --no-print-directory BUILD=build/asan OPT=-O1 SANITIZER=address,undefined \
-	    test-unit test-integration
-	ASAN_OPTIONS=$${ASAN_OPTIONS:-quarantine_size_mb=32} CK_RUN_SUITE=cluster \
-	    $(MAKE) --no-print-directory BUILD=build/asan OPT=-O1 SANITIZER=address,undefined \
-	    test-integration-cluster
-	ASAN_OPTIONS=$${ASAN_OPTIONS:-quarantine_size_mb=32} CK_RUN_SUITE=replicas \
-	    $(MAKE) --no-print-directory BUILD=build/asan OPT=-O1 SANITIZER=address,undefined \
-	    test-integration-cluster
+	$(MAKE) --no-print-directory -j$(NPROC) test-build-asan
+	$(TEST_ENV) scripts/test-all.sh sanitize
 
 run: deps all
 	@scripts/run.sh
@@ -238,7 +260,7 @@ run: deps all
 # The binary, the web page (found by the binary at ../share/rankd/web), the shipped Redis
 # configurations, the man page, a hardened systemd unit and its environment file (never
 # overwritten: it holds the operator's settings). The unit reads the token file through the
-# rankd-tokens group (the Debian package creates it; see README, "Install").
+# rankd-tokens group (the Debian package creates it; see docs/operating.md, "Install").
 WEB_FILES := $(wildcard clients/web/*.html clients/web/*.js clients/web/*.css)
 install: all
 	install -D -m 0755 $(BUILD)/rankd $(DESTDIR)$(BINDIR)/rankd
@@ -272,11 +294,18 @@ format:
 format-check:
 	clang-format --dry-run --Werror service/main.c $(SERVICE_SRC) $(SERVICE_HDR) test/*/*.c test/*/*.h
 
-# Quiet when clean. scripts/check-layers.sh first: the include direction between service/'s folders.
-# Then clang-tidy: its "N warnings generated." lines (warnings in system headers that
-# it suppresses itself) are dropped; its findings and its exit status are kept.
-lint: $(LUA_H) $(BUILD)/gen/version.h
+# The option lists printed from service/lib/config.c's table (rankd --help=man, --help=markdown) into
+# dist/rankd.1's OPTIONS and docs/operating.md's table; make lint fails when they differ.
+docs: $(BUILD)/rankd
+	@scripts/docs-options.sh $(BUILD)/rankd write
+
+# Quiet when clean. scripts/check-layers.sh first: the include direction between service/'s folders;
+# then the option lists (scripts/docs-options.sh). Then clang-tidy: its "N warnings generated." lines
+# (warnings in system headers that it suppresses itself) are dropped; its findings and its exit
+# status are kept.
+lint: $(LUA_H) $(BUILD)/gen/version.h $(BUILD)/rankd
 	@scripts/check-layers.sh
+	@scripts/docs-options.sh $(BUILD)/rankd check
 	@out=$$(clang-tidy --quiet service/main.c $(SERVICE_SRC) -- -std=c11 -D_GNU_SOURCE $(PKG_CFLAGS) \
 	    $(SERVICE_INC) -I$(BUILD)/gen 2>&1); \
 	    rc=$$?; printf '%s\n' "$$out" | grep -Ev '^([0-9]+ warnings? generated\.)?$$' || true; \
@@ -291,9 +320,10 @@ clean:
 help:
 	@echo "make            build build/rankd"
 	@echo "make run        install what is missing, build, start Redis, load the demo, serve on :8080"
-	@echo "make test       install what is missing, build, unit + integration tests, then under ASan/UBSan"
-	@echo "make sanitize   only the ASan/UBSan run"
-	@echo "make test-integration-cluster  the integration suites on a real Redis Cluster"
+	@echo "make check      unit tests and the fast integration suites (the edit loop, about a minute)"
+	@echo "make test       install what is missing, build, run every test (test/README.md; TEST_JOBS at once)"
+	@echo "make sanitize   unit and integration tests under ASan/UBSan"
+	@echo "make test-integration[-cluster]  the integration suites on one Redis [a Redis Cluster]"
 	@echo "make test-clients  the JS client and browser tests"
 	@echo "make test-tls      rankd through the stunnel sample to a TLS-only Redis"
 	@echo "make test-nginx    two rankd processes behind nginx (schema/nginx-rankd.conf), one Redis and a cluster"
@@ -304,7 +334,9 @@ help:
 	@echo "make install    binary, web page, redis.conf, man page, systemd unit, /etc/default/rankd (PREFIX, DESTDIR)"
 	@echo "make deb        a Debian package in build/deb/ (apt install ./build/deb/rankd_*.deb)"
 	@echo "make test-package  make install and make deb, checked (contents, lintian, the installed binary)"
-	@echo "make lint       layer check (scripts/check-layers.sh), clang-tidy, cppcheck"
+	@echo "make docs       the option lists of the man page and docs/operating.md, from service/lib/config.c"
+	@echo "make deps | deps-test  install what make run | make test needs (Debian packages)"
+	@echo "make lint       layer check (scripts/check-layers.sh), option lists (scripts/docs-options.sh), clang-tidy, cppcheck"
 	@echo "make format | format-check | clean"
 
 -include $(SERVICE_OBJ:.o=.d) $(BUILD)/service/main.d $(UNIT_OBJ:.o=.d) $(INTEG_OBJ:.o=.d)

@@ -1,11 +1,21 @@
 #!/usr/bin/env bash
-# deps.sh -- install the Debian packages rankd needs to build, test and run, when they are missing.
-# As root it runs apt-get; otherwise it prints the one command that would, and fails.
+# deps.sh -- install the Debian packages rankd needs, when they are missing.
+#   scripts/deps.sh [--test] [PACKAGE...]
+# Always the set that builds and runs rankd (make, make run); with --test also the packages only
+# the tests need (make test); then any extra packages the caller names (nodejs npm for the demo
+# loader, clang for the fuzzers...). As root it runs apt-get; otherwise it prints the one command
+# that would, and fails.
 set -euo pipefail
-# prometheus: its promtool checks /metrics in the tests (test_ops.c)
-pkgs=(build-essential pkg-config libmicrohttpd-dev libhiredis-dev libcjson-dev check
-      libcurl4-openssl-dev zlib1g-dev redis-server curl prometheus)
-# Extra packages for optional parts, named by the caller (e.g. nodejs npm for the demo loader).
+# build and run: the compiler, the libraries' headers, the Redis make run starts, curl
+pkgs=(build-essential pkg-config libmicrohttpd-dev libhiredis-dev libcjson-dev zlib1g-dev
+      redis-server curl)
+if [ "${1:-}" = "--test" ]; then
+    shift
+    # check: the unit and integration test framework; libcurl4-openssl-dev: the tests' HTTP
+    # client; prometheus: its promtool checks /metrics (test_ops.c). Debian starts the prometheus
+    # package's own service on :9090, which is why make run does not install it.
+    pkgs+=(check libcurl4-openssl-dev prometheus)
+fi
 pkgs+=("$@")
 missing=()
 for p in "${pkgs[@]}"; do

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # run.sh -- `make run`: start a local Redis (unless RANKD_REDIS_URL is set), load the cities demo
-# board once, and serve rankd on 127.0.0.1:8080 in the foreground. Ctrl-C stops rankd and the Redis
-# this script started. Redis data lives in .run/redis (git-ignored) and survives restarts.
+# board once, and serve rankd on 127.0.0.1:8080 in the foreground. Ctrl-C, or SIGTERM to this
+# script (its pid is printed and kept in .run/run.pid), stops rankd and the Redis this script
+# started. Redis data lives in .run/redis (git-ignored) and survives restarts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/redis-fixture.sh
@@ -15,6 +16,7 @@ RANKD_PID=
 
 cleanup() {
     trap - EXIT INT TERM
+    [ "$(cat "$RUN_DIR/run.pid" 2>/dev/null)" = "$$" ] && rm -f "$RUN_DIR/run.pid" "$RUN_DIR/rankd.pid"
     [ -n "$RANKD_PID" ] && kill "$RANKD_PID" 2>/dev/null && wait "$RANKD_PID" 2>/dev/null
     if [ -n "$REDIS_PID" ]; then
         echo "stopping the local Redis (data kept in $RUN_DIR/redis)"
@@ -46,7 +48,11 @@ fi
 #    rankd reads .run/write-token (RANKD_WRITE_TOKEN_FILE; SIGHUP reads it again), and curl
 #    sends the header from .run/write-header (curl -H @file), so no token is on a command line.
 if [ -z "${RANKD_WRITE_TOKEN:-}" ] && [ -z "${RANKD_WRITE_TOKEN_FILE:-}" ]; then
-    [ -s "$RUN_DIR/write-token" ] || od -An -tx1 -N16 /dev/urandom | tr -d ' \n' > "$RUN_DIR/write-token"
+    # od prints the 16 bytes as one line: spaces removed, its newline kept, so a token added
+    # later with the same line (docs/operating.md, "Write tokens") is a line of its own.
+    [ -s "$RUN_DIR/write-token" ] || od -An -tx1 -N16 /dev/urandom | tr -d ' ' > "$RUN_DIR/write-token"
+    # a file an older make run wrote without its final newline gets it
+    [ -z "$(tail -c 1 "$RUN_DIR/write-token")" ] || echo >> "$RUN_DIR/write-token"
     export RANKD_WRITE_TOKEN_FILE="$PWD/$RUN_DIR/write-token"
 fi
 if [ -n "${RANKD_WRITE_TOKEN_FILE:-}" ]; then
@@ -56,9 +62,12 @@ else
 fi
 printf 'Authorization: Bearer %s\n' "$RANKD_WRITE_TOKEN_SHOWN" > "$RUN_DIR/write-header"
 
+echo $$ > "$RUN_DIR/run.pid"   # kill $(cat .run/run.pid) stops a make run that runs in the background
+
 # 3. rankd in the background until the demo is loaded, then waited on in the foreground.
 build/rankd &
 RANKD_PID=$!
+echo "$RANKD_PID" > "$RUN_DIR/rankd.pid"   # kill -HUP $(cat .run/rankd.pid) reads the token file again
 BASE="http://$RANKD_LISTEN"
 for _ in $(seq 1 100); do
     curl -fs --max-time 1 "$BASE/readyz" >/dev/null 2>&1 && break
@@ -81,14 +90,18 @@ if [ -z "$total" ] || [ "$total" -lt "$CITIES" ]; then
     node clients/loader/cities-ndjson.js > build/cities.ndjson
     curl -fsS -X PUT "$BASE/boards/cities" -H @"$RUN_DIR/write-header" \
         -H 'Content-Type: application/json' -d '{"order":"desc","tiebreak":"first","page_size":20}' >/dev/null
-    curl -fsS -X POST "$BASE/boards/cities/scores" -H @"$RUN_DIR/write-header" \
-        -H 'Content-Type: application/x-ndjson' --data-binary @build/cities.ndjson |
-        sed -n 's/.*"applied":\([0-9]*\).*"rejected_total":\([0-9]*\).*/  applied \1 entries, rejected \2/p'
+    reply=$(curl -fsS -X POST "$BASE/boards/cities/scores" -H @"$RUN_DIR/write-header" \
+        -H 'Content-Type: application/x-ndjson' --data-binary @build/cities.ndjson)
+    applied=$(printf '%s' "$reply" | sed -n 's/.*"applied":\([0-9]*\).*/\1/p')
+    rejected=$(printf '%s' "$reply" | sed -n 's/.*"rejected_total":\([0-9]*\).*/\1/p')
+    printf '  applied %s entries, rejected %s\n' "${applied:-?}" "${rejected:-?}"
 fi
 
 cat <<TXT
 
-rankd is serving on $BASE (Ctrl-C stops it). Open $BASE/ in a browser, or try:
+rankd is serving on $BASE. Ctrl-C stops it (and the Redis this script started); in the
+background, stop it with:  kill $$   (the pid is also in $RUN_DIR/run.pid:  kill \$(cat $RUN_DIR/run.pid))
+Open $BASE/ in a browser, or try:
 
   curl '$BASE/rank?page=1'
   curl '$BASE/rank?page=2'

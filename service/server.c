@@ -148,6 +148,11 @@ struct rankd *rankd_start_hooked(const struct config *cfg, const struct rankd_ho
     app->model.writes = app->writes;
     app->model.prefix = app->cfg.key_prefix;
     app->model.clock_ms = hooks ? hooks->clock_ms : NULL;
+    if (board_model_init(&app->model) != 0) {
+        rankd_stop(app);
+        *err = -ENOMEM;
+        return NULL;
+    }
     struct page_cache_config pcc = {
         .own_redis = app->cache_reads != NULL,
         .grace_ms = app->cfg.page_grace_ms,
@@ -260,6 +265,7 @@ void rankd_stop(struct rankd *app)
     loop_group_free(app->loops);
     page_cache_free(app->page_cache); /* its fills left on stopped loops hold the flow's */
     pages_free(app->pages);
+    board_model_free(&app->model);
     store_free(app->cache_reads);
     store_free(app->cache_writes);
     store_free(app->reads);

@@ -396,6 +396,24 @@ export interface RankdStreamResult {
     version: number | null;
 }
 
+/**
+ * The body of the error an NDJSON upload cut part-way rejects with (`RankdError.body`: a Redis
+ * fault, or rankd stopping): where it stands. Resend the lines after `settled_through_line`,
+ * never one before it.
+ */
+export interface RankdUploadCut {
+    error: { code: string; message: string };
+    /** lines applied, all at or before settled_through_line */
+    applied: number;
+    /** lines rejected at or before settled_through_line */
+    rejected_total: number;
+    /** every line up to this one (1-based; 0: none) is applied or rejected */
+    settled_through_line: number;
+    /** null, or (write_outcome_unknown) the last line of a chunk that reached Redis unanswered:
+     * the lines after settled_through_line up to it may or may not be applied */
+    unknown_through_line: number | null;
+}
+
 export interface RankdBoardSettingsInput {
     order?: 'desc' | 'asc';
     tiebreak?: 'first' | 'last' | 'id';
@@ -441,7 +459,9 @@ export class RankdWriteClient extends RankdClient {
     /**
      * POST /boards/{board}/scores as `application/x-ndjson`, streamed: any length; bad lines are
      * rejected one by one and reported, the others applied. If the source throws, the upload
-     * rejects with that error (lines sent before it may have been applied).
+     * rejects with that error (lines sent before it may have been applied). Cut part-way by a
+     * Redis fault or rankd stopping, it rejects with a RankdError whose `body` is a
+     * RankdUploadCut (where to resume).
      */
     uploadNdjson(board: string, source: NdjsonSource, options?: RequestOptions): Promise<RankdStreamResult>;
     /** PUT /boards/{board}: create or update the settings; returns them. */

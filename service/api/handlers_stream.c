@@ -6,9 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <cjson/cJSON.h>
+
 #include "app.h"
 #include "board.h"
 #include "handlers_common.h"
+#include "request.h"
 #include "upload.h"
 #include "util.h"
 #include "validate.h"
@@ -36,15 +39,32 @@ static struct upload *stream_of(struct http_request *rq, struct http_reply *rp)
     return rq->stream_state;
 }
 
-/* The reply of an upload cut by fault rc (upload_fault), or by rankd stopping (rc 0). */
+/* The reply of an upload cut by fault rc (upload_fault), or by rankd stopping (rc 0): the error,
+ * and where the upload stands as numbers, for a client to resume from:
+ * {"error": {"code", "message"},"applied","rejected_total","settled_through_line",
+ *  "unknown_through_line"} (the last null when no chunk's outcome is in doubt). */
 static void stream_fault(struct http_reply *rp, const struct upload *u, int rc)
 {
     int status = 503, retry_after_s = 0;
     const char *code = "redis_unavailable";
     char msg[VALIDATE_MSG_MAX];
-    upload_fault(u, rc, &status, &code, &retry_after_s, msg, sizeof(msg));
-    http_reply_error(rp, status, code, "%s", msg);
-    if (retry_after_s > 0) {
+    struct upload_cut cut;
+    upload_fault(u, rc, &status, &code, &retry_after_s, msg, sizeof(msg), &cut);
+    request_utf8_sanitize(msg); /* a Redis error's text is quoted */
+    cJSON *doc = cJSON_CreateObject();
+    cJSON *err = cJSON_AddObjectToObject(doc, "error");
+    cJSON_AddStringToObject(err, "code", code);
+    cJSON_AddStringToObject(err, "message", msg);
+    cJSON_AddNumberToObject(doc, "applied", (double)cut.applied);
+    cJSON_AddNumberToObject(doc, "rejected_total", (double)cut.rejected);
+    cJSON_AddNumberToObject(doc, "settled_through_line", (double)cut.settled_line);
+    if (cut.unknown_line)
+        cJSON_AddNumberToObject(doc, "unknown_through_line", (double)cut.unknown_line);
+    else
+        cJSON_AddNullToObject(doc, "unknown_through_line");
+    http_reply_json(rp, status, cJSON_PrintUnformatted(doc)); /* NULL (ENOMEM): a 500 */
+    cJSON_Delete(doc);
+    if (retry_after_s > 0 && rp->status == status) {
         char v[16];
         snprintf(v, sizeof(v), "%d", retry_after_s);
         http_reply_header(rp, "Retry-After", v);

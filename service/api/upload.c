@@ -24,6 +24,7 @@ struct upload {
     size_t pending_bytes; /* ids and records of the pending lines */
     long applied, rejected_total;
     long settled_line; /* every line up to this one is applied or rejected */
+    long cut_line;     /* the last line of a chunk a fault cut before it was settled, or 0 */
     cJSON *rejected;   /* at most UPLOAD_SHOWN_MAX items, in line order */
     int shown;         /* items in `rejected` */
     /* Lines refused when read while earlier lines wait for the flush (which may refuse them
@@ -188,6 +189,8 @@ void upload_settle(struct upload *u, int rc, const struct board_settings *used,
         }
         if (i < settled)
             u->settled_line = u->pending[i].line;
+        else
+            u->cut_line = u->pending[i].line;
         entry_free(&u->pending[i]);
     }
     if (whole)
@@ -281,7 +284,7 @@ char *upload_reply(struct upload *u)
 }
 
 void upload_fault(const struct upload *u, int rc, int *status, const char **code,
-                  int *retry_after_s, char *msg, size_t len)
+                  int *retry_after_s, char *msg, size_t len, struct upload_cut *cut)
 {
     /* status, code and opening clause from http.h's table (as a write: a chunk was sent) */
     const struct http_errno_row *e = rc ? http_errno_find(HTTP_ERRNO_WRITE, rc) : NULL;
@@ -294,6 +297,11 @@ void upload_fault(const struct upload *u, int rc, int *status, const char **code
     *status = e ? e->status : 503;
     *code = e ? e->code : "shutting_down";
     *retry_after_s = e ? e->retry_after_s : 1;
+    *cut = (struct upload_cut){.applied = u->applied,
+                               .rejected = rejected,
+                               .settled_line = u->settled_line,
+                               .unknown_line =
+                                   unknown && u->cut_line > u->settled_line ? u->cut_line : 0};
     snprintf(msg, len,
              "%s: %ld lines were applied and %ld rejected, every line up to line %ld is settled%s; "
              "send the lines after line %ld again%s.",

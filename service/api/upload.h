@@ -92,14 +92,26 @@ void upload_note_version(struct upload *u, int64_t version);
  *  string (free()), or NULL on ENOMEM. The rejected list is handed over: call once. */
 char *upload_reply(struct upload *u);
 
+/** Where a cut upload stands: what a client resumes from (the fields of its error reply). */
+struct upload_cut {
+    long applied;      /**< lines applied, all at or before settled_line */
+    long rejected;     /**< lines rejected at or before settled_line */
+    long settled_line; /**< every line up to this one (1-based; 0: none) is applied or rejected;
+                        *   the lines after it are to be sent again */
+    long unknown_line; /**< 0, or the last line of a chunk sent to Redis whose outcome is unknown
+                        *   (a timeout or a lost connection after the write was sent): the lines
+                        *   after settled_line up to it may or may not be applied */
+};
+
 /** The error of an upload cut by a fault rc (status, code and opening clause from http.h's errno
  *  table, as a write: -ETIME and -ECONNRESET are write_outcome_unknown, -EDQUOT 507
  *  insufficient_storage, -EROFS primary_changed, a full tie group 422 score_group_full, -ENOMEM
  *  500, the faults redis_unavailable) or by rankd stopping (rc 0: 503 shutting_down): *status,
- *  *code (static), *retry_after_s (the Retry-After the reply carries, 0: none) and msg[len],
- *  saying how many lines were applied and rejected up to the settled line and where to resume.
- *  Lines rejected when read after it are not counted: the client sends them again. */
+ *  *code (static), *retry_after_s (the Retry-After the reply carries, 0: none), msg[len] saying
+ *  how many lines were applied and rejected up to the settled line and where to resume, and
+ *  *cut, the same as numbers. Lines rejected when read after the settled line are not counted:
+ *  the client sends them again. */
 void upload_fault(const struct upload *u, int rc, int *status, const char **code,
-                  int *retry_after_s, char *msg, size_t len);
+                  int *retry_after_s, char *msg, size_t len, struct upload_cut *cut);
 
 #endif

@@ -4,11 +4,13 @@
  * No HTTP and no JSON parsing here: callers hand in validated names and ids; this module turns
  * them into Redis keys and the short scripts and commands of service/lua/, sends them on an event
  * loop's connections (store_async.h) without waiting, and hands back C values. Key schema
- * (schema/redis-keys.md), with P the key prefix: P:{board}:z     sorted set, member = id, score =
- * stored value (score_codec.h), ascending = rank P:{board}:z:<period>  the same for one period of a
- * periodic board (period.h), no TTL (board data is never evictable); listed in the period index by
- * the write that creates it P:{board}:periods  sorted set, member = a period set's key, score = its
- * period's start (ms): how the sweep (sweep.lua) finds the sets of periods no longer readable, and
+ * (schema/redis-keys.md), with P the key prefix:
+ *   P:{board}:z     sorted set, member = id, score = stored value (score_codec.h), ascending = rank
+ *   P:{board}:z:<period>  the same for one period of a periodic board (period.h), no TTL (board
+ *                   data is never evictable); listed in the period index by the write that
+ *                   creates it
+ *   P:{board}:periods  sorted set, member = a period set's key, score = its period's start (ms):
+ *                   how the sweep (sweep.lua) finds the sets of periods no longer readable, and
  *                   how a delete or a layout change finds every set, without scanning
  *   P:{board}:dense[:<period>]  sorted set, the distinct keys of the set of the same name (member =
  *                   the key as text, score = the key): dense ranks in O(log N); changed in the same
@@ -85,7 +87,18 @@ struct board_model {
     struct store *writes;      /**< where writes' faults are counted (borrowed); NULL = store */
     const char *prefix;        /**< key prefix, [A-Za-z0-9._:-]{1,64} */
     int64_t (*clock_ms)(void); /**< wall clock for periods, ms since the epoch; NULL = real */
+    /** This process's view of the boards (board_view.c: period hints, settings seen in the last
+     *  second, boards lately added to the registry), made by board_model_init. NULL: none is
+     *  kept, and every call asks Redis (correct, one round trip more). */
+    struct board_view *view;
 };
+
+/** Make m's view of its boards (m->view; about 0.5 MB): 0, or -ENOMEM. Free with
+ *  board_model_free. Call before m is shared between threads. */
+int board_model_init(struct board_model *m);
+
+/** Free m->view (NULL afterwards); nothing when there is none. */
+void board_model_free(struct board_model *m);
 
 /** Which sorted set a request reads: a board's only set, or one period's. */
 struct board_where {
@@ -227,436 +240,6 @@ int board_where_learn(struct board_model *m, const char *board, const struct sto
 int board_settings_cached(struct board_model *m, const char *board, struct board_settings *out,
                           int *exists);
 
-/* ---- the event loops' calls: prepared here, sent on the loop's connections (store_async.h),
- * their replies taken here. No call below waits. */
-
-enum board_read_kind {
-    BOARD_READ_PAGE = 0,     /**< lua/page.lua: page `page` of `size` */
-    BOARD_READ_MEMBER,       /**< lua/member.lua: member `id` */
-    BOARD_READ_AROUND,       /**< lua/around.lua: `size` entries centred on member `id` */
-    BOARD_READ_AROUND_SCORE, /**< lua/around_score.lua: `size` entries centred on a score */
-    BOARD_READ_PERCENTILE,   /**< lua/percentile.lua: the member at a percentile */
-    BOARD_READ_TOP,          /**< lua/top.lua: the first members up to a percent */
-    BOARD_READ_WALK,         /**< lua/walk.lua: by score range and/or from a cursor */
-};
-
-#define BOARD_READ_ARGV 20 /**< 4 keys and at most 16 arguments (lua/prelude_read.lua's layout) */
-
-/** Where a walk (BOARD_READ_WALK) starts: page `page` of the range, or after / before an edge;
- *  CHECK: a bound was refused under `layout`, only that layout is checked (the reply is -ESTALE
- *  either way: judge again under the settings it gives). */
-enum board_walk { BOARD_WALK_PAGE = 0, BOARD_WALK_AFTER, BOARD_WALK_BEFORE, BOARD_WALK_CHECK };
-
-/** What a read of one board asks (board_read_prepare); strings are borrowed for the call. */
-struct board_read_args {
-    enum board_read_kind kind;
-    enum rank_type rank; /**< the rank type of the ranks read (percentile: always ordinal) */
-    const char *id;      /**< member, around: id_len bytes */
-    size_t id_len;
-    int64_t page; /**< page: 1-based */
-    int size;     /**< page, around, around score: entries, 0 = the board's page_size */
-    /** around score: the layout the score was judged under and its key (refused: the literal
-     *  was refused under that layout; the script then confirms the layout, see
-     *  board_around_score_take) */
-    struct score_layout layout;
-    int64_t key;
-    int refused;
-    /** percentile, top: the share of the board, num / den (0 <= num <= den <= RANK_SHARE_DEN):
-     *  the rank max(1, ceil(total * num / den)), or the first ceil(total * num / den) members */
-    int64_t num, den;
-    /** walk: the score range as keys (inclusive; has_lo/has_hi 0: no bound), judged under
-     *  `layout` (which the script checks when a bound is given); where it starts; the edge
-     *  (stored value, id) of after/before and the generation the cursor was made under */
-    int has_lo, has_hi;
-    int64_t lo, hi;
-    enum board_walk walk;
-    int64_t edge_stored, edge_gen;
-    const char *edge_id;
-    size_t edge_id_len;
-};
-
-/** A read script call of one board: KEYS settings, set, records, distinct scores; ARGV as the
- *  script says. argv points into the struct itself and at the caller's id. */
-struct board_read {
-    const struct store_script *script; /**< the script to run (store_async_script) */
-    int nkeys, nargs;
-    const char *argv[BOARD_READ_ARGV];
-    size_t lens[BOARD_READ_ARGV];
-    char meta[192], items[192], z[192], dense[192], tz[16], retain[16], num[8][32];
-};
-
-/** Prepare the read `a` of the set `w` (board_where_cached or board_where_settled). */
-void board_read_prepare(struct board_model *m, const char *board, const struct board_where *w,
-                        const struct board_read_args *a, struct board_read *out);
-
-/**
- * Take a read script's reply r (ownership passes, even on error; the settings in it are
- * remembered): 0 and *out (free with board_page_free / board_member_free), -EAGAIN when the
- * script found other period settings than the call assumed (learnt: prepare and send again),
- * -ENOENT no board, -ENODATA no such member, -ENOSYS dense ranks unavailable (board.h's top),
- * -EIO an error reply or an unexpected shape. board_page_take also takes top.lua's reply.
- */
-int board_page_take(struct board_model *m, const char *board, struct store_reply *r, int64_t page,
-                    struct board_page **out);
-
-/** The board's write counter (`version` of its settings) in a read script's reply r (page.lua,
- *  member.lua, around.lua, around_score.lua, lookup.lua, percentile.lua, top.lua, walk.lua,
- *  page_fill.lua's rows: the settings first; borrowed, before board_*_take): 0 for a board
- *  with no write yet, or one the reply says does not exist (nil); -1 for a reply without
- *  settings (a retry, an error, another shape). A read with min_version V whose reply, from a
- *  replica, says less than V is sent again to the primary (README, freshness). */
-int64_t board_read_version(const struct store_reply *r);
-int board_around_take(struct board_model *m, const char *board, struct store_reply *r,
-                      struct board_page **out);
-int board_member_take(struct board_model *m, const char *board, struct store_reply *r,
-                      struct board_member **out);
-
-/** around_score.lua's reply, as board_around_take; and -ESTALE with *seen (the board's settings,
- *  remembered) when the score must be judged again under them: the layout differed from the one
- *  it was judged under, or it was refused under the right one (judged again, it is refused
- *  again: answer that). An empty board is a page without items. */
-/** walk.lua's reply, as board_page_take (p->first, end and ranged set, the items at their
- *  positions); -ESTALE with *seen when the range must be judged again under those settings,
- *  -EKEYEXPIRED when the cursor's generation is not the board's any more (reset, layout change,
- *  re-created board). */
-int board_walk_take(struct board_model *m, const char *board, struct store_reply *r, int ranged,
-                    struct board_settings *seen, struct board_page **out);
-
-int board_around_score_take(struct board_model *m, const char *board, struct store_reply *r,
-                            struct board_settings *seen, struct board_page **out);
-
-/** The member at a percentile (percentile.lua). Free with board_percentile_free. */
-struct board_percentile {
-    struct board_settings settings;
-    int64_t total;
-    int64_t rank;   /**< 1-based ordinal; 0 on an empty board (then no id) */
-    const char *id; /**< borrowed from reply, NULL on an empty board */
-    size_t id_len;
-    double score;
-    void *reply;
-};
-
-/** percentile.lua's reply: 0 and *out (free with board_percentile_free), errors as
- *  board_page_take (never -ENODATA: an empty board has rank 0). */
-int board_percentile_take(struct board_model *m, const char *board, struct store_reply *r,
-                          struct board_percentile **out);
-
-void board_percentile_free(struct board_percentile *p);
-
-#define BOARD_LOOKUP_MAX 1000 /**< ids of one many-member read (POST lookup; GET: 100) */
-
-/** A many-member read (lua/lookup.lua): the ids, each once, in the order first asked. argv and
- *  lens are allocated: free with board_lookup_call_free. */
-struct board_lookup_call {
-    struct board_read head; /**< keys and the prelude's arguments */
-    const struct store_script *script;
-    const char **argv;
-    size_t *lens;
-    int nkeys, nargs;
-};
-
-/** Prepare lookup.lua for ids[0..n) (lens: their byte lengths; 1 <= n <= BOARD_LOOKUP_MAX; an
- *  id given twice is sent once). 0, or -ENOMEM. */
-int board_lookup_prepare(struct board_model *m, const char *board, const struct board_where *w,
-                         enum rank_type rank, const char *const *ids, const size_t *lens, size_t n,
-                         struct board_lookup_call *out);
-
-void board_lookup_call_free(struct board_lookup_call *c);
-
-/** The members found and the ids missing. Free with board_lookup_free. */
-struct board_lookup {
-    struct board_settings settings;
-    int64_t total;
-    size_t n;                 /**< members found */
-    struct board_item *items; /**< n, in rank order (by ordinal position) */
-    size_t nmissing;
-    const char **missing; /**< nmissing ids (borrowed from reply), in the order asked */
-    size_t *missing_len;
-    void *reply;
-};
-
-/** lookup.lua's reply: 0 and *out, errors as board_page_take. */
-int board_lookup_take(struct board_model *m, const char *board, struct store_reply *r,
-                      struct board_lookup **out);
-
-void board_lookup_free(struct board_lookup *l);
-
-#define BOARD_MEMBER_BOARDS_MAX 20 /**< boards of one GET /members/{id}?boards= */
-
-/**
- * One member on several boards (lua/member_boards.lua). On one Redis one call over the keys of
- * every board (their current period's set). In Redis Cluster each board's keys hash to their own
- * slot ({board}) and a script holds one slot, so there it is one call per board
- * (board_boards_calls), all sent in the same loop iteration: one pipeline per node, answered in
- * one round trip. The period settings are this process's hints, checked by the script. argv
- * points into the struct and at the caller's names and id.
- */
-struct board_boards_call {
-    const struct store_script *script;
-    int nkeys, nargs;
-    const char *argv[2 + 6 * BOARD_MEMBER_BOARDS_MAX];
-    size_t lens[2 + 6 * BOARD_MEMBER_BOARDS_MAX];
-    char keys[3 * BOARD_MEMBER_BOARDS_MAX][192];
-    char nums[2 * BOARD_MEMBER_BOARDS_MAX][16];
-};
-
-/** How many member_boards.lua calls a read of n boards takes, each of n / calls boards: 1 on one
- *  Redis, n on a Redis Cluster (one board a call). */
-size_t board_boards_calls(const struct board_model *m, size_t n);
-
-/** Prepare the call for member id (id_len bytes) on boards[0..n) (valid names, each once, n <=
- *  BOARD_MEMBER_BOARDS_MAX; on a cluster n = 1), ranks of type `rank`. */
-void board_boards_prepare(struct board_model *m, const char *const *boards, size_t n,
-                          const char *id, size_t id_len, enum rank_type rank,
-                          struct board_boards_call *out);
-
-/** What one board said of the member. */
-struct board_on_board {
-    int exists; /**< the board exists */
-    int found;  /**< the member is on it (then score, rank, ordinal) */
-    struct board_settings settings;
-    int64_t total;
-    double score;
-    int64_t rank, ordinal;
-};
-
-/** member_boards.lua's reply (r is freed) for the n boards of its call: 0 and out[0..n), -EAGAIN
- *  (some boards' periods were learnt: prepare and send again), -ENOSYS (dense ranks unavailable
- *  on a board; *bad its index in boards), -EIO. */
-int board_boards_take(struct board_model *m, const char *const *boards, size_t n,
-                      struct store_reply *r, struct board_on_board *out, size_t *bad);
-
-enum board_write_flags {
-    BOARD_WRITE_RANKS = 1,  /**< fill outcomes[].rank */
-    BOARD_WRITE_ATOMIC = 2, /**< all or nothing: an entry whose result would leave the range, or
-                             *   a full tie group, refuses the whole call (a group is compacted
-                             *   and the call sent again) */
-    BOARD_WRITE_PREV = 4,   /**< fill outcomes[].has_prev, prev_score, prev_rank */
-    BOARD_WRITE_CREATE = 8, /**< a board that does not exist is created with `assumed` (which
-                             *   must be the defaults); without it a missing board is -ENOENT */
-};
-
-#define BOARD_WRITE_BOARDS_MAX 20 /**< boards of one write (POST /scores) */
-#define BOARD_IDEM_KEY_MAX 128    /**< bytes of an Idempotency-Key */
-#define BOARD_IDEM_TTL_MS                                                                          \
-    INT64_C(86400000)       /**< how long a write's reply is kept for its replays                  \
-                             */
-#define BOARD_DIGEST_LEN 64 /**< hex characters of a request digest (SHA-256) */
-
-/** One board of a write: the same entries (ids, ops, records) with this board's keys. */
-struct board_write_target {
-    const char *board;                 /**< borrowed until done */
-    struct board_settings assumed;     /**< what the keys were made with */
-    const struct board_entry *entries; /**< n: the job's entries under this board's layout; ids,
-                                        *   ops and records are those of targets[0] */
-    struct board_outcome *outcomes;    /**< n, filled for entries[0..handled) */
-    int64_t version;                   /**< out: the board's write counter after the write */
-    int64_t trimmed;                   /**< out: members max_members removed */
-    /* private */
-    struct board_where where;
-};
-
-/**
- * A score write on an event loop: n (<= BOARD_BATCH_MAX) entries applied in order to each of
- * ntargets (1..BOARD_WRITE_BOARDS_MAX) boards in one write.lua call, and compact.lua chunks for
- * a full tie group (then the write is sent again or resumes), as a chain of non-blocking script
- * calls on `conn`. The caller fills the first block (borrowed until done) and calls
- * board_write_submit; done(job, rc) is called once, later, on the loop's thread. job->handled is
- * always set: entries[0..handled) were applied (or, without BOARD_WRITE_ATOMIC, refused alone
- * for range) on every target and their outcomes are filled; nothing after them was written.
- * With BOARD_WRITE_ATOMIC, handled is 0 or n. rc 0 (then handled == n); -ERANGE with
- * BOARD_WRITE_ATOMIC: entry `handled` would leave the range of target `target`, nothing written;
- * -EAGAIN when target `target`'s settings no longer match `assumed` or it was deleted (re-read,
- * re-validate, resume at `handled`); -ENOENT without BOARD_WRITE_CREATE: target `target` does
- * not exist, nothing written; -EKEYREJECTED: with a digest, the Idempotency-Key's record holds
- * another request, nothing written; -ENOSPC when a group of equal scores is truly full; -ETIME
- * when a step was written to Redis and not answered (-ETIMEDOUT, -ECONNRESET), or any fault
- * after entries were applied: the outcome is unknown, never "not written"; -EREMOTEIO with
- * --write-replicas (store.h) when every entry was handled (handled == n) and a call that wrote
- * them, or a record or registry write after it on a cluster, is not confirmed on the replicas:
- * applied on the primary, a failover could lose it (a call that wrote nothing keeps its own
- * code: a 422 stays a 422); else the store_async.h code of a step never written.
- *
- * Idempotency (digest set, with BOARD_WRITE_ATOMIC): the call that applies the write stores its
- * results in each target's record P:{board}:idem:<idem_key> with the digest, for
- * BOARD_IDEM_TTL_MS, in the same script; a later call with the same key and digest writes
- * nothing and gets those results back (replayed 1, outcomes and versions as the first time).
- * A record belongs to its board's life (the settings' `life`: set at creation and by a layout
- * change, not by a reset): after a delete or a layout change the key is a new request on that
- * board; each target is judged alone (replayed is 1 only when every target replays).
- *
- * A write that began a period (write.lua listed its set in the period index) is followed by the
- * sweep of the periods no longer readable: sweep.lua chunks on `conn`, behind the reply, which
- * nothing waits for (board.c).
- */
-struct board_write_job {
-    struct board_write_target *targets; /**< ntargets, borrowed until done */
-    size_t ntargets;
-    size_t n;
-    int flags;            /**< enum board_write_flags */
-    const char *idem_key; /**< the Idempotency-Key (idem_len bytes), or NULL */
-    size_t idem_len;
-    const char *digest;  /**< BOARD_DIGEST_LEN hex characters with idem_key, else NULL */
-    int64_t deadline_ms; /**< monotonic, for every call (0: the store's timeout) */
-    void (*done)(struct board_write_job *job, int rc);
-    size_t handled;
-    size_t target; /**< out: the target an -ERANGE, -EAGAIN or -ENOENT is about */
-    int replayed;  /**< out: 1 when the results are a stored first write's */
-    /* private */
-    struct board_model *m;
-    struct store_async *conn;
-    size_t at;
-    int stalls;
-    int listed[BOARD_WRITE_BOARDS_MAX]; /* a call listed a new period set: sweep when done */
-    int64_t compacted;
-    size_t full_target;
-    char full_key[32];
-    /* a cluster: the registry has the board (this job added it), and what a write.lua reply
-     * said while its records are written (records.h) */
-    int registered;
-    int then_rc, then_full;
-    size_t then_done;
-    struct records_entry *recs;
-    int unconfirmed; /* --write-replicas: a step that wrote is not confirmed on the replicas */
-};
-
-/** Returns 0 (done will be called), or a negative errno with nothing sent and done not called:
- *  -ECONNREFUSED no connection can be had now, -ETIMEDOUT Redis is not answering (503), -EAGAIN
- *  no entries, -EINVAL no target or too many, -EXDEV more than one target on a Redis Cluster
- *  (its scripts run on one slot; each board is in a slot of its own), -ENOMEM. On a cluster the
- *  records are written after write.lua, and a board the process believes new is added to the
- *  registry first (records.h, schema/redis-keys.md). */
-int board_write_submit(struct board_model *m, struct store_async *conn,
-                       struct board_write_job *job);
-
-/** A read of a board's settings hash on an event loop (HGETALL; remembered as the view). done
- *  gets rc 0 with settings and exists, or a negative errno (a read: never -ETIME; one cut by a
- *  lost connection is sent once more while the deadline allows). */
-struct board_settings_job {
-    const char *board;   /**< borrowed until done */
-    int64_t deadline_ms; /**< monotonic, 0: the store's timeout */
-    void (*done)(struct board_settings_job *job, int rc);
-    struct board_settings settings;
-    int exists;
-    struct board_model *m;
-    struct store_async *conn;
-    int resent;
-};
-
-/** Returns 0 (done will be called) or a negative errno as board_write_submit. */
-int board_settings_submit(struct board_model *m, struct store_async *conn,
-                          struct board_settings_job *job);
-
-/**
- * The control operations on an event loop, each a chain of short non-blocking calls, reads on the
- * loop's `reads` connection and writes on `writes`; each reply starts the next call, so nothing
- * waits. Every operation on a board starts with one HGETALL of its settings (remembered as the
- * board's view) and fails with -ENOENT when it does not exist (PUT creates it):
- *   BOARD_CTL_INFO           settings and total: ZCARD of the current set   out: info
- *   BOARD_CTL_PUT            create (create_board.lua: refused at maxmemory, -EDQUOT) or
- *                            update (put_board.lua: allowed at maxmemory); the settings are read
- *                            again and the script sent again when the board appeared, went or
- *                            changed under it (-EAGAIN after WRITE_RETRIES)   in: patch;
- *                            out: created (1: a new board), info; -EEXIST with field naming the
- *                            setting when order, tiebreak, score_decimals, period or timezone
- *                            would change while the current set or a past period's set that
- *                            stays readable (under the new retain) has members. A layout change
- *                            UNLINKs every set of the board; a retain change UNLINKs the sets of
- *                            the periods only one of the two retains shows (so a period that
- *                            stopped being readable never comes back); put_board.lua also sweeps
- *                            one chunk of the index's unreadable sets. schema/redis-keys.md
- *   BOARD_CTL_DELETE         UNLINK of its keys (board_owned_keys: the settings, the set, the
- *                            readable periods' sets, every set its period index lists, and the
- *                            index; the other kinds become unreachable: board_key_specs) and
- *                            removal from the registry, in one short script (delete_board.lua)
- *   BOARD_CTL_RESET          empty the current period (or the board) at once: UNLINK of its set
- *                            and a new generation (reset_board.lua), so no cached page of it is
- *                            served again
- *   BOARD_CTL_TRIM           remove the tail of the current period (or the board) in trim.lua
- *                            chunks of 250, one after the other (other clients run between
- *                            them): with keep >= 0 every member ranked below `keep`; else every
- *                            member whose score is worse than below_key (an order key from
- *                            board_check_score: a desc board removes scores below it, an asc
- *                            board scores above it)   in: keep, below_key; out: removed
- *   BOARD_CTL_MEMBER_DELETE  remove member `id` from the current period (or the board):
- *                            delete_member.lua, allowed at maxmemory; -ENODATA: no such member
- *   BOARD_CTL_LIST           about `count` boards (1..BOARD_LIST_COUNT_MAX) from registry cursor
- *                            `cursor` (0: the start), with totals: SSCAN calls of COUNT <= count
- *                            until `count` names or the end, then each board's period settings
- *                            (HMGET) and ZCARD, pipelined. Redis may return a board on two pages
- *                            (SSCAN's guarantee: every board present for the whole scan is
- *                            returned at least once)   out: list (the caller's after rc 0:
- *                            board_list_free)
- *   BOARD_CTL_RECORD_GET     HGET of record `id`   out: record (a new string, free()); -ENODATA
- *   BOARD_CTL_RECORD_PUT     HSET of record `id` (json: an object, already validated)
- *   BOARD_CTL_RECORD_DELETE  HDEL of record `id`; -ENODATA when there was none
- * The caller fills the inputs (borrowed until done), deadline_ms and done; done(job, rc) is
- * called once, later, on the loop's thread, with rc 0, an error above, a period error of
- * board_where_cached, or: -ETIME for a write written and not answered (-ETIMEDOUT, -ECONNRESET:
- * it may have run), the code of a call never written (-ECONNREFUSED, -ETIMEDOUT, -EIO: nothing
- * of it ran), and store_reply_errno's for a Redis error reply (-EDQUOT, -EROFS, -EIO). A read
- * cut by a lost connection is sent once more while the deadline allows. Every call has
- * deadline_ms, except trim's chunks: each has chunk_timeout_ms from its own send (0: the store's
- * command timeout), since a trim's work grows with what it removes, like an upload's.
- */
-enum board_ctl {
-    BOARD_CTL_INFO = 0,
-    BOARD_CTL_PUT,
-    BOARD_CTL_DELETE,
-    BOARD_CTL_RESET,
-    BOARD_CTL_TRIM,
-    BOARD_CTL_MEMBER_DELETE,
-    BOARD_CTL_LIST,
-    BOARD_CTL_RECORD_GET,
-    BOARD_CTL_RECORD_PUT,
-    BOARD_CTL_RECORD_DELETE,
-};
-
-struct board_ctl_job {
-    /* in */
-    const char *board; /**< every board operation */
-    const char *id;    /**< member delete and records: id_len bytes */
-    size_t id_len;
-    const struct board_settings_patch *patch; /**< put */
-    int64_t keep, below_key;                  /**< trim, as board_trim */
-    const char *json;                         /**< record put: json_len bytes */
-    size_t json_len;
-    uint64_t cursor;      /**< list: registry cursor (0: the start) */
-    int count;            /**< list: boards wanted */
-    int64_t deadline_ms;  /**< monotonic, for every call (0: the store's timeout) */
-    int chunk_timeout_ms; /**< trim: each chunk's time from its send */
-    void (*done)(struct board_ctl_job *job, int rc);
-    void *arg; /**< the caller's */
-    /* out */
-    struct board_info info;
-    int created;
-    const char *field;
-    int64_t removed;
-    struct board_list *list;
-    char *record;
-    /* private */
-    enum board_ctl op;
-    struct board_model *m;
-    struct store_async *reads, *writes;
-    void *state;
-    void (*then)(struct board_ctl_job *j);
-    int (*again)(struct board_ctl_job *j);
-    int resent, outstanding, failed, batch_write, batch_at;
-    int attempts; /* put: scripts sent (again when the board changed under one) */
-    void (*batch_take)(struct board_ctl_job *j, int i, const struct store_reply *r);
-    void (*batch_after)(struct board_ctl_job *j);
-    struct board_settings cur;
-    int exists;
-    struct board_where w;
-    int unconfirmed; /* --write-replicas: a write step is not confirmed: no 2xx (-EREMOTEIO) */
-};
-
-/** Start operation `op`. Returns 0 (done will be called), or a negative errno with nothing sent
- *  and done not called: -ECONNREFUSED (no connection can be had now), -ETIMEDOUT (Redis is not
- *  answering), -ENOMEM. */
-int board_ctl_submit(struct board_model *m, struct store_async *reads, struct store_async *writes,
-                     enum board_ctl op, struct board_ctl_job *job);
-
 void board_page_free(struct board_page *p);
 
 void board_member_free(struct board_member *mb);
@@ -742,5 +325,10 @@ void board_scripts_register(void);
 
 /** Test hook: the tie capacity the write script uses (default SCORE_TIE_CAP; tests lower it). */
 void board_set_tie_cap(int64_t cap);
+
+/* The operation families, each in its own header (they need the types above). */
+#include "board_ctl.h"
+#include "board_read.h"
+#include "board_write.h"
 
 #endif

@@ -27,6 +27,7 @@
 #define SOFT_EARLY_PCT 10
 #define SOFT_JITTER_PCT 10
 #define L1_BUCKETS 1024
+#define ELSEWHERE_MAX 32 /* refreshes held by other processes that this one remembers (a ring) */
 
 /* lua/lock_release.lua (the Makefile's build/gen/lua/lock_release.lua.h), registered by
  * page_cache_new: the store knows it by handle only. */
@@ -46,6 +47,15 @@ struct l1_entry {
     struct l1_entry *newer; /* insertion order, for eviction */
 };
 
+/* A refresh another process computes under the key's lock, as a refresh of this process found it
+ * (the lock held): until that lock's lease ends, this process serves its stale copy as it would
+ * while a refresh of its own runs (refresh_started), and starts no refresh of its own. */
+struct elsewhere {
+    char key[KEY_MAX];
+    int64_t began_ms; /* wall clock: when this process's refresh found the lock held */
+    int64_t until_ms; /* wall clock: began_ms + lock_ttl_ms, the holder's lease at most */
+};
+
 struct page_cache {
     struct page_cache_config cfg;
     const struct store_script *lock_release; /* lua/lock_release.lua */
@@ -56,8 +66,10 @@ struct page_cache {
     size_t l1_bytes;
     atomic_int breaker_errors;
     _Atomic int64_t breaker_until_ms;
-    struct page_cache_fill *fills; /* being computed on event loops; under lock */
-    int refresh_fills;             /* background refreshes among them; under lock */
+    struct page_cache_fill *fills;             /* being computed on event loops; under lock */
+    int refresh_fills;                         /* background refreshes among them; under lock */
+    struct elsewhere elsewhere[ELSEWHERE_MAX]; /* under lock */
+    int elsewhere_next;                        /* the ring's next slot; under lock */
     atomic_ulong hits, misses, stale, l1_hits, lock_waits, lock_wait_timeouts, uncached,
         early_refreshes, refreshes, errors, misses_on_loop;
     _Atomic uint64_t seed;
@@ -370,10 +382,47 @@ static int64_t fill_started(struct page_cache *pc, const char *key)
     return 0;
 }
 
-static int64_t refresh_started(struct page_cache *pc, const char *key)
+/* Under pc->lock: when a refresh of key that another process holds the lock for was found
+ * (wall clock), while that lock's lease may last, or 0. */
+static int64_t elsewhere_started(struct page_cache *pc, const char *key, int64_t now_ms)
+{
+    for (int i = 0; i < ELSEWHERE_MAX; i++) {
+        const struct elsewhere *e = &pc->elsewhere[i];
+        if (e->until_ms > now_ms && strcmp(e->key, key) == 0)
+            return e->began_ms;
+    }
+    return 0;
+}
+
+/* A refresh of f's key (begun at f->started_ms) found the lock held: another process refreshes
+ * the key; remembered for the lock's lease unless already known. */
+static void elsewhere_note(struct page_cache *pc, const struct page_cache_fill *f)
+{
+    int64_t now = util_wall_ms();
+    pthread_mutex_lock(&pc->lock);
+    if (!elsewhere_started(pc, f->key, now)) {
+        struct elsewhere *e = &pc->elsewhere[pc->elsewhere_next];
+        pc->elsewhere_next = (pc->elsewhere_next + 1) % ELSEWHERE_MAX;
+        util_copy(e->key, sizeof(e->key), f->key);
+        e->began_ms = f->started_ms;
+        e->until_ms = now + pc->cfg.lock_ttl_ms;
+    }
+    pthread_mutex_unlock(&pc->lock);
+}
+
+/* When the refresh that replaces a copy of key made at created_ms began: a computation of this
+ * process, or one another process holds the lock for (found after the copy was made), else 0.
+ * So several processes serving one page keep the same freshness contract as one: the copy is
+ * served stale while the one refresh runs wherever it runs, within that refresh's lease. */
+static int64_t refresh_started(struct page_cache *pc, const char *key, int64_t created_ms)
 {
     pthread_mutex_lock(&pc->lock);
     int64_t began = fill_started(pc, key);
+    if (!began) {
+        began = elsewhere_started(pc, key, util_wall_ms());
+        if (began < created_ms)
+            began = 0;
+    }
     pthread_mutex_unlock(&pc->lock);
     return began;
 }
@@ -403,7 +452,7 @@ enum page_cache_verdict page_cache_judge(struct page_cache *pc, const char *key,
     enum page_source s = PAGE_HIT;
     struct fresh_copy copy = {e.created_ms, e.soft_ms, e.delta_us};
     int64_t now = util_wall_ms(), soft = fresh_soft_expiry(&copy, ttl_ms);
-    switch (fresh_decide(&copy, ttl_ms, now, refresh_started(pc, key), pc->cfg.beta,
+    switch (fresh_decide(&copy, ttl_ms, now, refresh_started(pc, key, e.created_ms), pc->cfg.beta,
                          pc->cfg.beta > 0 ? rand_unit(pc) : 0.5)) {
     case FRESH_TOO_OLD:
         return PAGE_CACHE_TOO_OLD; /* joins a computation in flight (single-flight) or starts one */
@@ -660,10 +709,13 @@ static int64_t wait_limit(const struct page_cache_fill *f, int64_t max_ms)
     return until;
 }
 
-/* Wait for another holder of the lock (a timer, then fill_poll); a refresh never waits. */
+/* Wait for another holder of the lock (a timer, then fill_poll); a refresh never waits: it
+ * notes that the holder refreshes the key, and ends. */
 static void fill_wait(struct page_cache_fill *f)
 {
     struct page_cache *pc = f->pc;
+    if (f->refresh)
+        elsewhere_note(pc, f);
     if (f->refresh ||
         f->after(f->after_ctx, POLL_MIN_MS + (int)(next_rand(pc) % (POLL_JITTER_MS + 1)), fill_poll,
                  f) != 0)
@@ -867,7 +919,8 @@ int page_cache_fill_join(struct page_cache *pc, const struct page_cache_fill_spe
 void page_cache_refresh(struct page_cache *pc, const struct page_cache_fill_spec *spec)
 {
     pthread_mutex_lock(&pc->lock);
-    int busy = fill_started(pc, spec->key) || pc->refresh_fills >= pc->cfg.refresh_max;
+    int busy = fill_started(pc, spec->key) || elsewhere_started(pc, spec->key, util_wall_ms()) ||
+               pc->refresh_fills >= pc->cfg.refresh_max;
     if (!busy)
         pc->refresh_fills++;
     pthread_mutex_unlock(&pc->lock);

@@ -18,11 +18,14 @@
  * freshness contract), never past the caller's not-after time; the Redis key lives for the soft
  * TTL plus grace_ms.
  *
- * Freshness (freshness.h decides; README's contract, "Page cache and freshness"): a fresh value is
- * served (PAGE_HIT); past its soft expiry it is served stale (PAGE_STALE) only while one refresh
- * is in flight or failing, for at most the grace window: a copy still within the TTL plus its own
- * computation time is served and refreshed in the background; an older copy is recomputed for
- * the request that finds it (and served only if that computation fails with a Redis fault).
+ * Freshness (freshness.h decides; docs/api.md's contract, "Page cache and freshness"): a fresh
+ * value is served (PAGE_HIT); past its soft expiry it is served stale (PAGE_STALE) only while one
+ * refresh is in flight or failing, for at most the grace window: a copy still within the TTL plus
+ * its own computation time is served and refreshed in the background; an older copy is recomputed
+ * for the request that finds it (and served only if that computation fails with a Redis fault),
+ * unless the refresh replacing it began in time. That refresh may be another process's: a
+ * background refresh that finds the key's lock held remembers it, and until that lock's lease
+ * (lock_ttl) ends the process serves the copy stale as it would during a refresh of its own.
  *
  * Stampede protection, always per exact key (never a pool of hashed slots):
  *  - in-process single-flight: concurrent misses for one key on one event thread share one

@@ -285,10 +285,10 @@ static int settle(struct pages *pg, struct page_req *q, int requested_size,
     struct board_state st;
     memset(&st, 0, sizeof(st));
     util_copy(st.board, sizeof(st.board), q->board);
-    st.page_size = reply_int(f[0], 20);
+    st.page_size = reply_int(f[0], BOARD_PAGE_SIZE_DEFAULT);
     if (st.page_size < 1 || st.page_size > BOARD_PAGE_SIZE_MAX)
-        st.page_size = 20;
-    st.ttl_ms = reply_int(f[1], 1000);
+        st.page_size = BOARD_PAGE_SIZE_DEFAULT;
+    st.ttl_ms = reply_int(f[1], BOARD_PAGE_TTL_MS_DEFAULT);
     st.gen = f[2]->type == STORE_REPLY_STRING ? strtoll(f[2]->str, NULL, 10) : 0;
     state_put(pg, &st);
     q->size = requested_size ? requested_size : st.page_size;

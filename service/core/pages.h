@@ -18,7 +18,7 @@
  * current-period page is fresh no longer than its period. Delete and reset bump the generation: a
  * page computed before them is never served after them (the in-process tier excepted, for at most
  * l1_ttl_ms). With Redis healthy a page is never older than the board's page_ttl_ms plus one
- * computation (plus l1_ttl_ms with the in-process tier): the freshness contract (README,
+ * computation (plus l1_ttl_ms with the in-process tier): the freshness contract (docs/api.md,
  * openapi.yaml), which the page cache keeps.
  *
  * Everything runs on the event thread that read the request (pages_submit), on its own

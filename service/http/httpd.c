@@ -38,6 +38,9 @@
  * (bounded by their deadlines): MHD must not stop with them. */
 #define STOP_WAIT_MS 5000
 #define CUT_LINGER_MS 200 /* a connection cut for its headers closes this long after its 408 */
+/* an upload answered in the middle of its body (answer_mid_body) closes this long after the
+ * answer, or when its client closes: the time to read it while still sending */
+#define UPLOAD_CUT_LINGER_MS 1000
 
 /* Where a connection is in its requests, for the header deadline (httpd_options). */
 enum conn_phase {
@@ -47,12 +50,16 @@ enum conn_phase {
     PHASE_CUT,     /* answered 408: closed CUT_LINGER_MS after it */
 };
 
+struct exchange;
+
 /* One open connection of a daemon (MHD's socket context), on the daemon's thread only. */
 struct conn_clock {
     struct conn_clock *prev, *next;
     int64_t since_ms; /* when its phase began */
     int phase;        /* enum conn_phase */
+    int linger_ms;    /* PHASE_CUT: closed this long after it began (0: CUT_LINGER_MS) */
     int fd;
+    struct exchange *x; /* its request from the first call to on_completed, or NULL */
 };
 
 #define GZ_CACHE_ENTRIES 64 /* gzip forms kept per event thread, by ETag */
@@ -111,6 +118,8 @@ struct exchange {
     int replied;                /* the async step is done: send rp on the next callback */
     int handed_off;             /* counted in srv->in_work */
     int away;                   /* suspended and perhaps not resumed yet */
+    int parked;                 /* complete, its async step put off by one call (dispatch) */
+    int cut;                    /* answered in the middle of its body (answer_mid_body) */
     int queued;                 /* a response was queued */
     int no_drain;               /* refused for its framing: answered before its body, then closed */
     int is_static;              /* a file of the web page (served without a route) */
@@ -513,6 +522,8 @@ static int encode_reply(struct exchange *x, const char *etag)
 
 static void suspend_started(struct exchange *x);
 static void resume_exchange(struct exchange *x);
+static void arm_sweep(struct httpd_thread *t);
+static struct conn_clock *clock_of(struct MHD_Connection *c);
 
 /* libmicrohttpd's content reader of a streamed body, on the event thread. */
 /* NOLINTNEXTLINE(readability-non-const-parameter): the type MHD_ContentReaderCallback */
@@ -810,12 +821,81 @@ static void stream_stopped(struct exchange *x)
         reply_stopping(&x->rp);
 }
 
+/* Send x's reply now, in the middle of its request body, and close the connection after it.
+ * libmicrohttpd 0.9.75 takes a reply only once the body is read (MHD_queue_response refuses one
+ * before), and a stopping rankd cannot wait for the rest of an upload of any length: the reply is
+ * written on the socket here (MHD writes nothing on a connection whose body it is reading), the
+ * write side is shut after it, and the connection is cut as for a 408 (cut_late): the rest of
+ * the body is read and dropped (answered with unread data, the kernel would reset the connection
+ * and the client could lose the reply), and it closes when the client does, or
+ * UPLOAD_CUT_LINGER_MS later. Without its socket context (out of memory at its accept), it is
+ * answered when the body ends, as before. */
+static void answer_mid_body(struct exchange *x)
+{
+    struct conn_clock *k = clock_of(x->conn);
+    struct http_reply *rp = &x->rp;
+    if (!k || !rp->status)
+        return;
+    struct buf out = {0};
+    char line[HTTP_HEADER_BYTES + 64];
+    int n = snprintf(line, sizeof(line),
+                     "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: "
+                     "close\r\nX-Request-Id: %s\r\n",
+                     rp->status, MHD_get_reason_phrase_for((unsigned)rp->status),
+                     rp->content_type ? rp->content_type : "application/json", rp->body.len,
+                     x->request_id);
+    int bad = n < 0 || (size_t)n >= sizeof(line) || buf_append(&out, line, (size_t)n);
+    for (int i = 0; !bad && i < rp->nheaders; i++) {
+        n = snprintf(line, sizeof(line), "%s: %s\r\n", rp->headers[i].name, rp->headers[i].value);
+        bad = n < 0 || (size_t)n >= sizeof(line) || buf_append(&out, line, (size_t)n);
+    }
+    if (bad || buf_append(&out, "\r\n", 2) ||
+        (rp->body.len && buf_append(&out, rp->body.data, rp->body.len))) {
+        buf_free(&out);
+        return; /* out of memory: answered when the body ends */
+    }
+    for (size_t sent = 0; sent < out.len;) { /* a few hundred bytes: the socket takes them */
+        ssize_t w = send(k->fd, out.data + sent, out.len - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (w <= 0)
+            break; /* best effort: the close says the rest */
+        sent += (size_t)w;
+    }
+    buf_free(&out);
+    shutdown(k->fd, SHUT_WR);
+    x->cut = 1;
+    x->queued = 1; /* for the access log */
+    x->bytes = rp->body.len;
+    if (rp->status >= 500 && !x->fault)
+        x->fault = access_fault_of(rp->status, rp->body.data, rp->body.len);
+    k->phase = PHASE_CUT;
+    k->since_ms = util_now_ms();
+    k->linger_ms = UPLOAD_CUT_LINGER_MS;
+    arm_sweep(x->thread);
+}
+
+/* rankd is stopping: every upload of thread t that waits for more of its body (not suspended for
+ * a chunk's write: that one is answered when it is resumed, by stream_chunk) is answered now, with
+ * how far it got; an upload whose body is complete is answered as any request. */
+static void stop_uploads(struct httpd_thread *t)
+{
+    for (struct conn_clock *k = t->conns; k; k = k->next) {
+        struct exchange *x = k->x;
+        if (!x || !x->rq.streaming || x->cut || x->queued || x->replied || x->parked ||
+            still_away(x))
+            continue;
+        if (!x->rp.status)
+            stream_stopped(x);
+        answer_mid_body(x);
+    }
+}
+
 /* A chunk of an NDJSON body, on the event thread: a full chunk of lines is written while the
  * connection is suspended. */
 static enum MHD_Result stream_chunk(struct exchange *x, const char *data, size_t *len)
 {
     if (atomic_load(&x->srv->stopping)) {
         stream_stopped(x);
+        answer_mid_body(x);
         *len = 0;
         return MHD_YES;
     }
@@ -827,19 +907,38 @@ static enum MHD_Result stream_chunk(struct exchange *x, const char *data, size_t
     return MHD_YES;
 }
 
-/* The whole request is in: answer from memory, or run the route's async step. */
+/* The whole request is in: answer from memory, or run the route's async step.
+ *
+ * The async step starts on the call after the one that completed the request (x->parked).
+ * libmicrohttpd 0.9.75 sets a connection's interest (read, write, or wait for the application)
+ * after each call, and never while it is suspended: suspended in the call that completes the
+ * request, it keeps the read interest it had while the request arrived, and on resuming it reads
+ * before it calls back. A client that sent its whole request and shut down its write side
+ * (shutdown(SHUT_WR): not an abort, RFC 9112 9.6) has left the end of its stream there: MHD reads
+ * it and closes the connection unanswered, whatever was done. Returned to once without a reply,
+ * MHD marks the connection as waiting for the application (no read), keeps it in its ready list
+ * and calls again on its next run, at once (MHD_get_timeout is 0 meanwhile); suspended from that
+ * call, the connection is resumed into a call, not a read. Nothing has started in between, so a
+ * connection that closes meanwhile leaves nothing behind. */
 static enum MHD_Result dispatch(struct MHD_Connection *c, struct exchange *x)
 {
     const struct route *r = x->route;
-    x->rq.deadline_ms = util_now_ms() + x->srv->o.request_timeout_ms;
-    if (r->quick && r->quick(&x->rq, &x->rp))
-        return send_reply(c, x);
-    if (!r->async) { /* a route table bug: every route has a step that answers */
-        http_reply_error(&x->rp, 500, "internal", "The route has no step that answers.");
-        return send_reply(c, x);
+    if (!x->parked) {
+        x->rq.deadline_ms = util_now_ms() + x->srv->o.request_timeout_ms;
+        if (r->quick && r->quick(&x->rq, &x->rp))
+            return send_reply(c, x);
+        if (!r->async) { /* a route table bug: every route has a step that answers */
+            http_reply_error(&x->rp, 500, "internal", "The route has no step that answers.");
+            return send_reply(c, x);
+        }
+        x->parked = 1;
+        return MHD_YES;
     }
     if (suspend_exchange(x)) {
-        reply_stopping(&x->rp);
+        if (x->rq.streaming)
+            stream_stopped(x); /* how far the upload got */
+        else
+            reply_stopping(&x->rp);
         return send_reply(c, x);
     }
     r->async(&x->rq, &x->rp, (struct http_async *)x);
@@ -849,7 +948,7 @@ static enum MHD_Result dispatch(struct MHD_Connection *c, struct exchange *x)
 /* The request callback. libmicrohttpd 0.9.75 answers some malformed requests itself, before
  * this is ever called and with compiled-in HTML bodies it has no hook to replace (400 request or
  * header line, Content-Length value or chunk syntax; 413 Content-Length past 2^64 or chunk size;
- * 414/431 past CONNECTION_MEMORY_BYTES; 505): README, "HTTP framing". */
+ * 414/431 past CONNECTION_MEMORY_BYTES; 505): docs/api.md, "HTTP framing". */
 /* ---------------------------------------------------------------- the header deadline */
 
 static void sweep_headers(void *arg);
@@ -902,7 +1001,8 @@ static void sweep_headers(void *arg)
     for (struct conn_clock *k = t->conns; k; k = k->next) {
         if (k->phase == PHASE_HEADERS && now - k->since_ms >= t->srv->o.header_timeout_ms)
             cut_late(t, k, now);
-        else if (k->phase == PHASE_CUT && now - k->since_ms >= CUT_LINGER_MS)
+        else if (k->phase == PHASE_CUT &&
+                 now - k->since_ms >= (k->linger_ms ? k->linger_ms : CUT_LINGER_MS))
             shutdown(k->fd, SHUT_RDWR); /* MHD reads the end, closes, and says so */
         pending |= k->phase == PHASE_HEADERS || k->phase == PHASE_CUT;
     }
@@ -940,6 +1040,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         x = calloc(1, sizeof(*x));
         if (!x)
             return MHD_NO;
+        if (k)
+            k->x = x;
         x->start_us = util_now_us();
         struct httpd_thread *t = cls;
         x->srv = t->srv;
@@ -955,6 +1057,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
          * answer now and close. Without a body, answer on the next call (keep-alive). */
         if (x->rp.status && has_body(c) && (x->no_drain || !drainable(c)))
             return send_reply(c, x);
+        return MHD_YES;
+    }
+    if (x->cut) { /* answered already (answer_mid_body): the rest is dropped, the end closes */
+        if (!*upload_data_size)
+            return MHD_NO;
+        *upload_data_size = 0;
         return MHD_YES;
     }
     if (still_away(x))
@@ -1026,10 +1134,12 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
         .cache = reply_header(&x->rp, "X-Cache"),
         .request_id = x->request_id,
         .fault = x->fault,
-        .aborted = toe != MHD_REQUEST_TERMINATED_COMPLETED_OK,
+        .aborted = toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && !x->cut,
     });
     atomic_fetch_sub_explicit(&x->thread->active, 1, memory_order_relaxed);
     struct conn_clock *k = clock_of(c);
+    if (k && k->x == x)
+        k->x = NULL;
     if (k && k->phase == PHASE_REQUEST) {
         k->phase = PHASE_IDLE;
         k->since_ms = util_now_ms();
@@ -1108,6 +1218,8 @@ static int serve(void *arg, int fd, const struct sockaddr *addr, socklen_t len)
 static int daemon_prepare(void *arg)
 {
     struct httpd_thread *t = arg;
+    if (atomic_load(&t->srv->stopping))
+        stop_uploads(t);
     MHD_UNSIGNED_LONG_LONG ms = 0;
     if (MHD_get_timeout(t->daemon, &ms) != MHD_YES)
         return -1;
@@ -1210,6 +1322,8 @@ void httpd_quiesce(struct httpd *d)
      * before it reads them (both sequentially consistent): either a request sees the stop, or
      * the stop waits for it. */
     atomic_store(&d->stopping, 1);
+    for (int i = 0; i < d->nthreads; i++)
+        loop_wake(d->threads[i].loop); /* its uploads waiting for their bodies are answered */
     for (int waited = 0; atomic_load(&d->in_work) > 0 && waited < STOP_WAIT_MS; waited++)
         util_sleep_ms(1);
     while (atomic_load(&d->suspended) > 0)

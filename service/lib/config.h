@@ -2,13 +2,16 @@
  * config.h -- rankd's configuration from command-line flags and RANKD_* environment variables.
  *
  * Precedence: flag, then environment variable, then default. Every option has both forms; the
- * table in config.c is the single source of names, defaults and help text (`rankd --help`).
+ * table in config.c (struct config_option) is the single source of names, types, bounds, defaults
+ * and help text: `rankd --help`, the man page's OPTIONS and docs/operating.md's table are printed
+ * from it (`make docs` writes them, `make lint` fails when they differ).
  * Validation happens here, once, at start-up: a bad value is one clear line and exit code 2.
  */
 #ifndef RANKD_CONFIG_H
 #define RANKD_CONFIG_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "cors.h"
 
@@ -86,13 +89,62 @@ struct config {
                              *   or Sentinel --redis only; store_config.read_replicas) */
 };
 
+/** How an option's text becomes a value (struct config_option.kind). */
+enum config_kind {
+    CONFIG_TEXT = 0, /**< parsed by the row's own `set` */
+    CONFIG_INT,      /**< a decimal integer within lo..hi, stored as int at offset */
+    CONFIG_NUMBER,   /**< a decimal number within lo..hi, stored as double at offset */
+    CONFIG_CHOICE,   /**< one of `choices`, stored as its index (an int) at offset */
+    CONFIG_LONG,     /**< a decimal integer within lo..hi, stored as long at offset */
+};
+
+/** never echoed in an error (a token, a URL that may hold a password) */
+#define CONFIG_SECRET 1U
+#define CONFIG_SWITCH 2U /**< the flag alone means "on" (--read-from-replicas) */
+#define CONFIG_CHOICES_MAX 4
+
+/**
+ * One option: the single source of its flag, variable, type, bounds, default and help, from which
+ * config_parse reads it and config_help prints `rankd --help` (text), the man page's OPTIONS
+ * (man) and docs/operating.md's table (markdown). Rows are static and live for the process.
+ */
+struct config_option {
+    const char *flag;  /**< long flag without the dashes, e.g. "redis-timeout-ms" */
+    const char *env;   /**< its environment variable, e.g. "RANKD_REDIS_TIMEOUT_MS" */
+    const char *value; /**< the value's name in the help: "MS", "URL", "on|off"... */
+    double lo, hi;     /**< CONFIG_INT, CONFIG_NUMBER: the inclusive bounds */
+    const char *choices[CONFIG_CHOICES_MAX]; /**< CONFIG_CHOICE: the words, NULL-ended */
+    size_t offset;                           /**< where in struct config the value goes */
+    int (*set)(struct config *cfg, const char *v, const char **why); /**< CONFIG_TEXT */
+    const char *bounds; /**< CONFIG_TEXT: what is accepted, in words; else NULL (from the kind) */
+    const char *deflt;  /**< the default as text (parsed like user input) */
+    const char *help;   /**< one sentence or two; also the error message's explanation */
+    int kind;           /**< enum config_kind */
+    unsigned flags;     /**< CONFIG_SECRET, CONFIG_SWITCH */
+};
+
+/** The option table: config_option_at(0 .. config_option_count()-1); NULL out of range. */
+int config_option_count(void);
+const struct config_option *config_option_at(int i);
+
+/** What config_help prints. */
+enum config_help_format {
+    CONFIG_HELP_TEXT = 0, /**< rankd --help */
+    CONFIG_HELP_MAN,      /**< troff lines for the man page's OPTIONS section (rankd --help=man) */
+    CONFIG_HELP_MARKDOWN, /**< a Markdown table of every option (rankd --help=markdown) */
+};
+
+/** Print every option of the table, and --help and --version, to out in `format`. 0, or -EIO
+ *  when out failed. */
+int config_help(FILE *out, int format, const char *argv0);
+
 /** Fill *cfg with the defaults. */
 void config_defaults(struct config *cfg);
 
 /**
- * Parse argv and the environment over the defaults. Returns 0; 1 when --help or --version was
- * printed (exit 0); or -EINVAL after writing one line naming the option and what is allowed into
- * err[0..errlen).
+ * Parse argv and the environment over the defaults. Returns 0; 1 when --help[=text|man|markdown]
+ * or --version was printed to stdout (exit 0); or -EINVAL after writing one line naming the
+ * option and what is allowed into err[0..errlen).
  */
 int config_parse(struct config *cfg, int argc, char **argv, char *err, size_t errlen);
 

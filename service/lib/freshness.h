@@ -2,7 +2,7 @@
  * freshness.h -- the freshness decision for a cached page: pure (no clock, no I/O, no random
  * source of its own: the caller passes now, the state of a refresh in flight and the random
  * draw), unit-tested without timing (test/unit/test_freshness.c). The contract it implements is
- * in page_cache.h and README ("Page cache and freshness").
+ * in page_cache.h and docs/api.md ("Page cache and freshness").
  *
  * Times are wall-clock milliseconds; a copy's computation time is in microseconds.
  */

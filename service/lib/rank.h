@@ -1,7 +1,7 @@
 /*
  * rank.h -- rank types and percentiles, as pure arithmetic on whole numbers.
  *
- * Ranks are 1-based and global (README, "Rank types"). For a board in its order (desc: higher
+ * Ranks are 1-based and global (docs/api.md, "Rank types"). For a board in its order (desc: higher
  * first) 100, 50, 50, 30:
  *   ordinal      1, 2, 3, 4: the position (the default; ties ordered by the board's tiebreak)
  *   competition  1, 2, 2, 4: 1 + the members with a strictly better score

@@ -241,8 +241,19 @@ static char *many_keys(const char *prefix, int n, const char *suffix, size_t *le
     return b.data;
 }
 
-/* The duplicate check is linear: ~1 MB of distinct keys is answered at once (it was quadratic,
- * ~26 s of CPU), in settings, entries and records alike. */
+/* CPU seconds this process has used (rankd runs in it): unlike wall time, not stretched by
+ * what else the machine runs. */
+static double cpu_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The duplicate check is linear: ~1 MB of distinct keys is answered in well under 2 s of CPU
+ * (it was quadratic, ~26 s of CPU), in settings, entries and records alike. Judged by the CPU
+ * the process spent (rankd and the test's client), not by wall time: a busy machine stretched
+ * the answer past 3 s of wall time where the work was a fraction of that. */
 START_TEST(many_distinct_keys_fast)
 {
     static const struct {
@@ -262,13 +273,16 @@ START_TEST(many_distinct_keys_fast)
         char *body = many_keys(cases[i].prefix, 100000, cases[i].suffix, &len);
         ck_assert_int_le(len, 1024 * 1024);
         struct http_result r;
+        double cpu0 = cpu_seconds();
         ck_assert_int_eq(
             http_req(g_port, cases[i].method, cases[i].path, body, len, NULL, TEST_TOKEN, &r), 0);
+        double cpu = cpu_seconds() - cpu0;
         ck_assert_msg(r.status == cases[i].status &&
                           strcmp(http_error_code(&r), cases[i].code) == 0,
                       "%s %s: %ld %.200s", cases[i].method, cases[i].path, r.status, r.body);
-        ck_assert_msg(r.seconds < 2.0, "%s %s with %zu bytes of distinct keys took %.2f s",
-                      cases[i].method, cases[i].path, len, r.seconds);
+        ck_assert_msg(cpu < 2.0,
+                      "%s %s with %zu bytes of distinct keys took %.2f s of CPU (%.2f s)",
+                      cases[i].method, cases[i].path, len, cpu, r.seconds);
         http_result_free(&r);
         free(body);
     }
@@ -614,7 +628,7 @@ END_TEST
 
 /* Errors libmicrohttpd 0.9.75 answers by itself, before rankd sees the request: their statuses
  * are right, but their bodies are the library's HTML (it has no hook to replace them; see
- * README, "HTTP"). Pinned so that a library change is noticed. */
+ * docs/api.md, "HTTP framing"). Pinned so that a library change is noticed. */
 START_TEST(library_errors_pinned)
 {
     expect_raw("GET /healthz HTTP/2.0\r\nHost: t\r\n\r\n", "HTTP/1.1 505", NULL, 1);
@@ -639,6 +653,120 @@ START_TEST(library_errors_pinned)
 }
 END_TEST
 
+/* 1 when got[0..at) holds a whole reply (its Content-Length of body). */
+static int whole_reply(const char *got, size_t at)
+{
+    const char *end = strstr(got, "\r\n\r\n");
+    const char *cl = strcasestr(got, "\r\nContent-Length: ");
+    return end && cl && cl < end && (size_t)(got + at - (end + 4)) >= strtoul(cl + 18, NULL, 10);
+}
+
+/* Send `req` whole, shut the write side (shutdown(SHUT_WR), as `nc -N` and some proxies do),
+ * and read until a whole reply came or rankd closed (5 s at most). Returns 1 when a whole reply
+ * of `status` came, else 0 with what came in got[len]. */
+static int half_closed_exchange(const char *req, const char *status, char *got, size_t len)
+{
+    int fd = connect_loopback(g_port);
+    ck_assert(fd >= 0);
+    struct timeval tv = {5, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    size_t n = strlen(req);
+    ck_assert_int_eq(write(fd, req, n), (ssize_t)n);
+    ck_assert_int_eq(shutdown(fd, SHUT_WR), 0);
+    size_t at = 0;
+    ssize_t r;
+    got[0] = '\0';
+    while (!whole_reply(got, at) && at + 1 < len && (r = read(fd, got + at, len - 1 - at)) > 0) {
+        at += (size_t)r;
+        got[at] = '\0';
+    }
+    close(fd);
+    return strncmp(got, status, strlen(status)) == 0 && whole_reply(got, at);
+}
+
+/* A client that sends a whole request and then shuts down its write side has not aborted it
+ * (RFC 9112 9.6): the reply goes out. Requests answered after a Redis round trip (a score write,
+ * a page read from Redis) were closed unanswered by libmicrohttpd 0.9.75 when it read the end of
+ * the stream on resuming them (192 of 200 writes lost their reply, all applied); /healthz,
+ * answered at once, never was. */
+START_TEST(half_closed_client_gets_its_reply)
+{
+    char req[512], got[8192];
+    struct http_result r;
+    ck_assert_int_eq(
+        http_req(g_port, "PUT", "/boards/hc", "{\"page_ttl_ms\":0}", 17, NULL, TEST_TOKEN, &r), 0);
+    ck_assert_int_eq(r.status, 201);
+    http_result_free(&r);
+    /* a page of a board that caches none, and a member: each a Redis round trip */
+    const char *page_req = "GET /boards/hc/rank?page=1 HTTP/1.1\r\nHost: t\r\n\r\n";
+    const char *read_req = "GET /boards/hc/members/x HTTP/1.1\r\nHost: t\r\n\r\n";
+    int writes_lost = 0, reads_lost = 0, pages_lost = 0, health_lost = 0;
+    char last[256] = "";
+    for (int i = 0; i < 100; i++) {
+        const char *body = "{\"id\":\"x\",\"score\":1,\"op\":\"incr\"}";
+        snprintf(req, sizeof(req),
+                 "POST /boards/hc/scores HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer " TEST_TOKEN
+                 "\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
+                 strlen(body), body);
+        if (!half_closed_exchange(req, "HTTP/1.1 200", got, sizeof(got))) {
+            writes_lost++;
+            snprintf(last, sizeof(last), "write: [%.200s]", got);
+        }
+        if (!half_closed_exchange(page_req, "HTTP/1.1 200", got, sizeof(got))) {
+            pages_lost++;
+            snprintf(last, sizeof(last), "page: [%.200s]", got);
+        }
+        if (!half_closed_exchange(read_req, "HTTP/1.1 200", got, sizeof(got))) {
+            reads_lost++;
+            snprintf(last, sizeof(last), "read: [%.200s]", got);
+        }
+        if (!half_closed_exchange("GET /healthz HTTP/1.1\r\nHost: t\r\n\r\n", "HTTP/1.1 200", got,
+                                  sizeof(got)))
+            health_lost++;
+    }
+    redisReply *z = redis_admin_cmd(g_admin, "ZCARD %s:{hc}:z", g_app->cfg.key_prefix);
+    ck_assert_int_eq(z->integer, 1);
+    freeReplyObject(z);
+    /* an NDJSON upload of several chunks, each written while the connection is suspended */
+    struct buf up = {0};
+    for (int i = 0; i < 1000; i++) {
+        char line[64];
+        int n = snprintf(line, sizeof(line), "{\"id\":\"u%d\",\"score\":%d}\n", i, i);
+        buf_append(&up, line, (size_t)n);
+    }
+    char *upload = malloc(up.len + 512);
+    int hn =
+        snprintf(upload, 512,
+                 "POST /boards/hu/scores HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer " TEST_TOKEN
+                 "\r\nContent-Type: application/x-ndjson\r\nContent-Length: %zu\r\n\r\n",
+                 up.len);
+    memcpy(upload + hn, up.data, up.len);
+    upload[(size_t)hn + up.len] = '\0';
+    buf_free(&up);
+    int uploads_lost = 0;
+    for (int i = 0; i < 20; i++)
+        if (!half_closed_exchange(upload, "HTTP/1.1 200", got, sizeof(got)) ||
+            !strstr(got, "{\"applied\":1000,")) {
+            uploads_lost++;
+            snprintf(last, sizeof(last), "upload: [%.200s]", got);
+        }
+    free(upload);
+    ck_assert_int_eq(http_get(g_port, "/boards/hc/members/x", &r), 0);
+    const cJSON *score = cJSON_GetObjectItem(r.json, "score");
+    ck_assert_msg(cJSON_IsNumber(score) && score->valuedouble == 100, "%s", r.body);
+    http_result_free(&r);
+    fprintf(stderr,
+            "hardening: half-closed clients without a whole reply: %d of 100 writes, %d of 100 "
+            "pages, %d of 100 member reads, %d of 100 /healthz, %d of 20 uploads\n",
+            writes_lost, pages_lost, reads_lost, health_lost, uploads_lost);
+    ck_assert_msg(writes_lost + pages_lost + reads_lost + health_lost + uploads_lost == 0,
+                  "half-closed clients without a whole reply: %d of 100 writes (all applied), %d "
+                  "of 100 pages, %d of 100 member reads, %d of 100 /healthz, %d of 20 uploads; "
+                  "last: %s",
+                  writes_lost, pages_lost, reads_lost, health_lost, uploads_lost, last);
+}
+END_TEST
+
 Suite *hardening_suite(void)
 {
     static const char *const suite_name = "hardening";
@@ -655,6 +783,7 @@ Suite *hardening_suite(void)
         {"not_modified", not_modified_without_content_length},
         {"refused_body", refused_body_still_answered},
         {"library_errors", library_errors_pinned},
+        {"half_close", half_closed_client_gets_its_reply},
     };
     return it_suite(suite_name, cases, sizeof(cases) / sizeof(cases[0]));
 }

@@ -92,7 +92,7 @@ START_TEST(metrics_pass_promtool)
 {
     int ci = getenv("CI") && strcmp(getenv("CI"), "true") == 0;
     if (system("command -v promtool >/dev/null 2>&1") != 0) {
-        ck_assert_msg(!ci, "promtool is missing (make deps installs the prometheus package)");
+        ck_assert_msg(!ci, "promtool is missing (make deps-test installs the prometheus package)");
         return; /* locally without it: nothing to check against */
     }
     it_post_score("pm", "{\"entries\":[{\"id\":\"a\",\"score\":3},{\"id\":\"b\",\"score\":2}]}");
@@ -400,6 +400,79 @@ START_TEST(token_file_rotates_on_sighup)
 }
 END_TEST
 
+/* The line that makes a token (scripts/run.sh writes .run/write-token with it, and
+ * docs/operating.md's rotation recipe appends with it): od prints 16 bytes as one line, and only
+ * the spaces are removed, so each token is a line of its own. */
+#define TOKEN_LINE "od -An -tx1 -N16 /dev/urandom | tr -d ' '"
+
+/* Each token of a file, in order, into toks[0..max); returns how many. */
+static int read_tokens(const char *path, char toks[][64], int max)
+{
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    int n = 0;
+    char line[128];
+    while (n < max && fgets(line, sizeof(line), f)) {
+        line[strcspn(line, "\n")] = '\0';
+        if (line[0] && line[0] != '#')
+            snprintf(toks[n++], 64, "%.63s", line);
+    }
+    fclose(f);
+    return n;
+}
+
+/* The rotation recipe followed twice on a file made as make run makes it: after each SIGHUP every
+ * token added so far is in force (one more each time) and each is a line of its own. Before, the
+ * recipe and make run wrote a token without its newline (tr -d ' \n'), so the second token was
+ * glued to the first on one line: rankd read one 64-character token, and the first got 403. The
+ * docs and run.sh are read too, so neither can drift from the line tested here. */
+START_TEST(token_recipe_twice_keeps_every_token)
+{
+    char *doc = read_file("docs/operating.md", NULL);
+    char *run = read_file("scripts/run.sh", NULL);
+    ck_assert_ptr_nonnull(doc);
+    ck_assert_ptr_nonnull(run);
+    ck_assert_msg(strstr(doc, TOKEN_LINE " >> "), "docs/operating.md lacks: " TOKEN_LINE " >> ");
+    ck_assert_msg(strstr(run, TOKEN_LINE " > "), "scripts/run.sh lacks: " TOKEN_LINE " > ");
+    free(doc);
+    free(run);
+
+    char tokens[256], path[256], cmd[600];
+    snprintf(tokens, sizeof(tokens), "%s/recipe-%d", g_redis.dir, (int)getpid());
+    log_path(path, sizeof(path), "recipe");
+    snprintf(cmd, sizeof(cmd), TOKEN_LINE " > %s", tokens);
+    ck_assert_int_eq(system(cmd), 0);
+    char flag[300];
+    snprintf(flag, sizeof(flag), "--write-token-file=%s", tokens);
+    const char *args[] = {flag, NULL};
+    struct rankd_proc p;
+    struct rankd_proc_opts o = {.args = args, .log_path = path, .no_token = 1};
+    ck_assert_int_eq(rankd_proc_start_opts(&p, g_redis.port, &o), 0);
+    const char *body = "{\"id\":\"a\",\"score\":1}";
+    char toks[4][64];
+    ck_assert_int_eq(read_tokens(tokens, toks, 4), 1);
+    ck_assert_int_eq(write_status(p.port, toks[0], body), 200);
+
+    for (int round = 1; round <= 2; round++) {
+        snprintf(cmd, sizeof(cmd), TOKEN_LINE " >> %s", tokens);
+        ck_assert_int_eq(system(cmd), 0);
+        kill(p.pid, SIGHUP);
+        char want[64];
+        snprintf(want, sizeof(want), ": %d in force", round + 1);
+        free(wait_log(path, want));
+        ck_assert_int_eq(read_tokens(tokens, toks, 4), round + 1);
+        for (int i = 0; i <= round; i++) {
+            ck_assert_int_eq(strlen(toks[i]), 32);
+            ck_assert_msg(write_status(p.port, toks[i], body) == 200, "token %d of %d refused",
+                          i + 1, round + 1);
+        }
+    }
+    rankd_proc_stop(&p);
+    unlink(tokens);
+    unlink(path);
+}
+END_TEST
+
 /* A token file that cannot be read stops start-up with one line and exit code 2. */
 START_TEST(token_file_missing_is_bad_configuration)
 {
@@ -432,6 +505,7 @@ Suite *ops_suite(void)
         {"static_dir", missing_static_dir_warns},
         {"token_rotation", token_file_rotates_on_sighup},
         {"token_file_missing", token_file_missing_is_bad_configuration},
+        {"token_recipe_twice", token_recipe_twice_keeps_every_token},
     };
     return it_suite("ops", cases, sizeof(cases) / sizeof(cases[0]));
 }

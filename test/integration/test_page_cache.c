@@ -546,6 +546,7 @@ struct stream {
     int pause_ms; /* between requests; -1: a new connection per request, no pause */
     int n, hit, miss, stale, bad;
     double worst, first_miss_at;
+    double miss_done[16]; /* when the first misses were answered (monotonic seconds) */
     char note[200];
 };
 
@@ -576,6 +577,8 @@ static void *stream_run(void *arg)
         } else if (strcmp(xc, "miss") == 0) {
             if (!s->miss)
                 s->first_miss_at = at;
+            if (s->miss < 16)
+                s->miss_done[s->miss] = at + r.seconds;
             s->miss++;
         } else {
             s->bad++;
@@ -595,9 +598,13 @@ static void *stream_run(void *arg)
 
 #define STREAMS 8
 
+#define MISSES_MAX (STREAMS * 16)
+
 struct stream_totals {
     int n, hit, miss, stale, bad;
     double worst;
+    int nmiss_done;
+    double miss_done[MISSES_MAX]; /* when misses were answered (the first 16 of each stream) */
 };
 
 /* STREAMS threads GET path from the rankd instances on ports[0..nports), round robin, each on
@@ -623,6 +630,8 @@ static struct stream_totals stream_on(const int *ports, int nports, const char *
         t.n += s[i].n;
         t.hit += s[i].hit;
         t.miss += s[i].miss;
+        for (int k = 0; k < s[i].miss && k < 16; k++)
+            t.miss_done[t.nmiss_done++] = s[i].miss_done[k];
         t.stale += s[i].stale;
         t.bad += s[i].bad;
         if (s[i].worst > t.worst)
@@ -649,18 +658,40 @@ static int cmp_double(const void *a, const void *b)
 
 #define STAMPEDE_N 200
 #define STAMPEDE_MS 500
+#define STAMPEDE_REQUEST_MS 4000 /* the requests' time: a waiter waits up to half of it */
+#define STAMPEDE_WAIT_MS 2000    /* page_max_wait_ms: a wait for a holder in another loop */
 
+static void tweak_stampede(struct config *cfg)
+{
+    cfg->request_timeout_ms = STAMPEDE_REQUEST_MS;
+    cfg->page_max_wait_ms = STAMPEDE_WAIT_MS;
+}
+
+/*
+ * The contract (page_cache.h): a miss shares the computation in flight on its event loop, and
+ * waits for one on another loop (or held under the lock) for at most STAMPEDE_WAIT_MS here
+ * (within half its request's time); only a waiter whose wait ran out computes again. So: one
+ * computation, unless the first one outlived the waits; then each further one must have started
+ * after a wait ran out (the lock_wait_timeouts metric, and no earlier than STAMPEDE_WAIT_MS after
+ * the requests were sent). On a quiet machine the computation takes STAMPEDE_MS, a quarter of
+ * the wait: there is one. Broken single-flight computes at once, for many requests.
+ */
 START_TEST(test_stampede_one_computation)
 {
-    app_start(g_redis.port, NULL);
+    app_start(g_redis.port, tweak_stampede);
+    /* a TTL no loaded machine outruns: a request sent late (200 threads to start) must find the
+     * page fresh, not stale and refreshed in the background (a second computation by design) */
+    put_board("st", "{\"page_ttl_ms\":600000}");
     load_board("st", "m", 100, 0);
     hook_stall("st", 1, STAMPEDE_MS, -1);
     long long z0 = zrange_calls();
+    double timeouts0 = metric("rankd_page_cache_lock_wait_timeouts_total");
 
     struct job *jobs = calloc(STAMPEDE_N, sizeof(*jobs));
     ck_assert_ptr_nonnull(jobs);
     pthread_barrier_t bar;
     pthread_barrier_init(&bar, NULL, STAMPEDE_N);
+    double sent = now_s();
     for (int i = 0; i < STAMPEDE_N; i++)
         job_start(&jobs[i], "/boards/st/rank", &bar);
     int shared = 0;
@@ -677,14 +708,28 @@ START_TEST(test_stampede_one_computation)
     }
     pthread_barrier_destroy(&bar);
     long long z = zrange_calls() - z0;
-    int computed = hook_count("st", 1);
+    double at[16];
+    int computed = hook_calls("st", 1, at, 16);
+    double timeouts = metric("rankd_page_cache_lock_wait_timeouts_total") - timeouts0;
     fprintf(stderr,
             "page_cache: stampede: %d requests, %d waited for the computation (X-Cache miss), "
-            "%d computation(s), ZRANGE delta %lld, slowest %.3f s\n",
-            STAMPEDE_N, shared, computed, z, worst);
-    ck_assert_msg(computed == 1, "%d computations of one page for %d concurrent requests", computed,
-                  STAMPEDE_N);
-    ck_assert_msg(z == 1, "ZRANGE ran %lld times (commandstats); want 1", z);
+            "%d computation(s) (the second %.3f s after the requests), ZRANGE delta %lld, waits "
+            "that ran out %.0f, slowest %.3f s; metrics: lock_waits %.0f, misses_on_loop %.0f, "
+            "uncached %.0f, errors %.0f\n",
+            STAMPEDE_N, shared, computed, computed > 1 ? at[1] - sent : 0.0, z, timeouts, worst,
+            metric("rankd_page_cache_lock_waits_total"),
+            metric("rankd_page_cache_misses_on_loop_total"),
+            metric("rankd_page_cache_uncached_total"), metric("rankd_page_cache_errors_total"));
+    ck_assert_msg(computed >= 1 && z == computed,
+                  "ZRANGE ran %lld times (commandstats) for %d computations", z, computed);
+    ck_assert_msg(computed - 1 <= timeouts,
+                  "%d computations of one page for %d concurrent requests, %.0f waits ran out",
+                  computed, STAMPEDE_N, timeouts);
+    for (int i = 1; i < computed && i < 16; i++)
+        ck_assert_msg(at[i] - sent >= STAMPEDE_WAIT_MS / 1000.0 - 0.01,
+                      "computation %d started %.3f s after the requests, before any wait (%.1f s) "
+                      "could run out",
+                      i + 1, at[i] - sent, STAMPEDE_WAIT_MS / 1000.0);
     ck_assert_msg(strstr(jobs[0].res.body, "\"m00000\""), "unexpected body %s", jobs[0].res.body);
     /* The test must have been a stampede: many requests overlapped the 500 ms computation. */
     ck_assert_msg(shared >= 20, "only %d requests overlapped the computation", shared);
@@ -1111,7 +1156,25 @@ static void stale_run(const char *board, const int *ports, int nports)
             "(window %.2f s), slowest request %.4f s\n",
             nports, nports > 1 ? "es" : "", t.n, ran, t.hit, t.stale, t.miss, n, refreshes,
             n >= 2 ? min_gap : 0, window, t.worst);
-    ck_assert_msg(t.miss == 0, "%d requests missed the cache around its soft expiry", t.miss);
+    /* A miss is the contract's only when the copy was too old when rankd judged the request:
+     * past page_ttl_ms plus its computation, with no refresh begun by then (a server starved
+     * for that long by a busy machine). The copy computation k made is at least STALE_COMPUTE_MS
+     * + STALE_TTL_MS + STALE_COMPUTE_MS old at that point, and the miss computes, so the next
+     * computation (started by the answer's time) follows k by more than that. A miss between
+     * computations closer together is one that stale serving should have answered. */
+    double late = (2.0 * STALE_COMPUTE_MS + STALE_TTL_MS) / 1000.0;
+    for (int m = 0; m < t.nmiss_done; m++) {
+        int k = -1; /* the last computation started by the miss's answer (its own, or joined) */
+        for (int i = 0; i < calls && i < 256; i++)
+            if (at[i] <= t.miss_done[m])
+                k = i;
+        ck_assert_msg(k >= 1 && at[k] - at[k - 1] > late,
+                      "%d requests missed the cache around its soft expiry; one answered %.3f s "
+                      "after a computation that followed the one before by %.3f s (a copy is too "
+                      "old only past %.3f s)",
+                      t.miss, k >= 0 ? t.miss_done[m] - at[k] : -1.0,
+                      k >= 1 ? at[k] - at[k - 1] : -1.0, late);
+    }
     ck_assert_msg(t.stale > 0, "no stale serve: the soft expiry was never crossed");
     ck_assert_msg(n >= 2, "%d refreshes in %.2f s; want one per expiry window", n, ran);
     ck_assert_msg(min_gap > STALE_COMPUTE_MS / 1000.0 + 0.15,
@@ -1793,6 +1856,9 @@ END_TEST
 START_TEST(test_batched_hits_one_round_trip)
 {
     app_start(g_redis.port, NULL);
+    /* a TTL no loaded machine outruns: every request of the batch finds the page fresh (a stale
+     * one is served too, but asks for a refresh: a script and a ZRANGE this test counts) */
+    put_board("bh", "{\"page_ttl_ms\":600000}");
     load_board("bh", "m", 100, 0);
     struct http_result r;
     get_status("/boards/bh/rank", NULL, 200, &r); /* computes; this process learns the board */

@@ -659,6 +659,173 @@ START_TEST(test_upload_cut_by_shutdown_says_how_far)
 }
 END_TEST
 
+/* An upload streamed without end, one incr of a member of its own a line ("m<line>"): the
+ * writer's side of test_upload_answered_when_stopped. */
+struct endless_upload {
+    pthread_t t;
+    int fd;
+    long lines; /* lines sent (whole or in part) */
+};
+
+static void *endless_upload_main(void *arg)
+{
+    struct endless_upload *e = arg;
+    char block[64 * 1024];
+    for (;;) {
+        size_t n = 0;
+        while (n + 64 < sizeof(block)) {
+            e->lines++;
+            n += (size_t)snprintf(block + n, sizeof(block) - n,
+                                  "{\"id\":\"m%ld\",\"score\":1,\"op\":\"incr\"}\n", e->lines);
+        }
+        for (size_t sent = 0; sent < n;) {
+            ssize_t w = send(e->fd, block + sent, n - sent, MSG_NOSIGNAL);
+            if (w <= 0)
+                return NULL; /* rankd closed, or the test shut the socket */
+            sent += (size_t)w;
+        }
+    }
+}
+
+/* A JSON number field of `doc`, or -1. */
+static long long json_int(const cJSON *doc, const char *name)
+{
+    const cJSON *v = cJSON_GetObjectItem(doc, name);
+    return cJSON_IsNumber(v) ? (long long)v->valuedouble : -1;
+}
+
+/* SIGTERM while a client streams an upload that never ends: rankd answers it before it closes
+ * the connection, and soon (not after the rest of the body, never sent: before, it went on for
+ * 5 s and closed with no reply, thousands of lines applied), with where the upload stands as
+ * numbers: the lines applied are exactly those Redis holds, all up to settled_through_line. */
+START_TEST(test_upload_answered_when_stopped)
+{
+    struct rankd_proc p = {0};
+    ck_assert_int_eq(rankd_proc_start(&p, p_redis.port, NULL), 0);
+    char head[256];
+    int hn =
+        snprintf(head, sizeof(head),
+                 "POST /boards/us/scores HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer " TEST_TOKEN
+                 "\r\nContent-Type: application/x-ndjson\r\nContent-Length: 999999999999\r\n\r\n");
+    struct endless_upload e = {.fd = connect_loopback(p.port)};
+    ck_assert(e.fd >= 0);
+    ck_assert_int_eq(write(e.fd, head, (size_t)hn), hn);
+    ck_assert_int_eq(pthread_create(&e.t, NULL, endless_upload_main, &e), 0);
+    long long before = 0;
+    for (int i = 0; i < 500 && before < 3000; i++) { /* ten chunks applied, then the stop */
+        sleep_ms(10);
+        redisReply *z = redis_admin_cmd(p_admin, "ZCARD rankd:{us}:z");
+        before = z->integer;
+        freeReplyObject(z);
+    }
+    ck_assert_msg(before >= 3000, "the upload did not get going: %lld lines applied", before);
+    double t0 = now_s();
+    kill(p.pid, SIGTERM);
+    struct timeval tv = {10, 0};
+    setsockopt(e.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    char reply[4096] = "";
+    size_t got = 0;
+    ssize_t r;
+    while (got < sizeof(reply) - 1 && (r = read(e.fd, reply + got, sizeof(reply) - 1 - got)) > 0)
+        got += (size_t)r;
+    reply[got] = '\0';
+    double answered_s = now_s() - t0;
+    shutdown(e.fd, SHUT_RDWR); /* the writer stops */
+    pthread_join(e.t, NULL);
+    close(e.fd);
+    double exit_s = rankd_proc_stop(&p);
+    redisReply *z = redis_admin_cmd(p_admin, "ZCARD rankd:{us}:z");
+    long long held = z->integer;
+    freeReplyObject(z);
+    const char *json = strstr(reply, "\r\n\r\n");
+    cJSON *doc = json ? cJSON_Parse(json + 4) : NULL;
+    long long applied = json_int(doc, "applied"), settled = json_int(doc, "settled_through_line");
+    fprintf(stderr,
+            "path: upload of %ld lines sent stopped by SIGTERM: answered after %.2f s, rankd "
+            "exited after %.2f s, %lld lines in Redis: %.300s\n",
+            e.lines, answered_s, exit_s, held, json ? json + 4 : reply);
+    ck_assert_msg(strncmp(reply, "HTTP/1.1 503", 12) == 0 && strstr(reply, "shutting_down"),
+                  "no 503 shutting_down before the close (%.2f s): [%s]", answered_s, reply);
+    ck_assert_msg(strstr(reply, "\r\nConnection: close\r\n") &&
+                      strstr(reply, "\r\nRetry-After: 1\r\n"),
+                  "%s", reply);
+    ck_assert_msg(doc, "the 503's body is not JSON: %s", reply);
+    ck_assert_msg(applied == held && settled == held && json_int(doc, "rejected_total") == 0 &&
+                      cJSON_IsNull(cJSON_GetObjectItem(doc, "unknown_through_line")),
+                  "Redis holds %lld lines, the 503 says %s", held, json + 4);
+    /* exactly lines 1..settled: the client resends from the line after it */
+    char last[32], next[32];
+    snprintf(last, sizeof(last), "m%lld", settled);
+    snprintf(next, sizeof(next), "m%lld", settled + 1);
+    z = redis_admin_cmd(p_admin, "ZSCORE rankd:{us}:z %s", last);
+    ck_assert_msg(z->type == REDIS_REPLY_STRING, "line %lld is not applied", settled);
+    freeReplyObject(z);
+    z = redis_admin_cmd(p_admin, "ZSCORE rankd:{us}:z %s", next);
+    ck_assert_msg(z->type == REDIS_REPLY_NIL, "line %lld is applied", settled + 1);
+    freeReplyObject(z);
+    cJSON_Delete(doc);
+    /* within the 5 s a stop gives the requests in work (README), not at its end */
+    ck_assert_msg(answered_s < 5.0, "answered %.2f s after SIGTERM", answered_s);
+}
+END_TEST
+
+/* SIGTERM while an upload waits for more of its body (its client paused): answered at once
+ * with how far it got (stop_uploads), not held for the 5 s a stop gives the requests in work. */
+START_TEST(test_paused_upload_answered_when_stopped)
+{
+    struct rankd_proc p = {0};
+    ck_assert_int_eq(rankd_proc_start(&p, p_redis.port, NULL), 0);
+    struct buf body = {0};
+    for (int i = 1; i <= 700; i++) { /* two chunks written, 100 lines pending */
+        char line[64];
+        int n = snprintf(line, sizeof(line), "{\"id\":\"m%d\",\"score\":1,\"op\":\"incr\"}\n", i);
+        buf_append(&body, line, (size_t)n);
+    }
+    char head[256];
+    int hn = snprintf(head, sizeof(head),
+                      "POST /boards/pu/scores HTTP/1.1\r\nHost: t\r\nAuthorization: "
+                      "Bearer " TEST_TOKEN "\r\nContent-Type: application/x-ndjson\r\n"
+                      "Content-Length: 999999\r\n\r\n");
+    int fd = connect_loopback(p.port);
+    ck_assert(fd >= 0);
+    ck_assert_int_eq(write(fd, head, (size_t)hn), hn);
+    ck_assert_int_eq(write(fd, body.data, body.len), (ssize_t)body.len);
+    buf_free(&body);
+    long long held = 0;
+    for (int i = 0; i < 500 && held < 600; i++) {
+        sleep_ms(10);
+        redisReply *z = redis_admin_cmd(p_admin, "ZCARD rankd:{pu}:z");
+        held = z->integer;
+        freeReplyObject(z);
+    }
+    ck_assert_int_eq(held, 600);
+    sleep_ms(100); /* nothing more comes: the upload waits for its body */
+    double t0 = now_s();
+    kill(p.pid, SIGTERM);
+    struct timeval tv = {10, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    char reply[4096] = "";
+    size_t got = 0;
+    ssize_t r;
+    while (got < sizeof(reply) - 1 && (r = read(fd, reply + got, sizeof(reply) - 1 - got)) > 0)
+        got += (size_t)r;
+    reply[got] = '\0';
+    double answered_s = now_s() - t0;
+    close(fd);
+    rankd_proc_stop(&p);
+    const char *json = strstr(reply, "\r\n\r\n");
+    cJSON *doc = json ? cJSON_Parse(json + 4) : NULL;
+    fprintf(stderr, "path: a paused upload stopped by SIGTERM: answered after %.2f s: %.200s\n",
+            answered_s, json ? json + 4 : reply);
+    ck_assert_msg(strncmp(reply, "HTTP/1.1 503", 12) == 0 && doc, "[%s]", reply);
+    ck_assert_msg(json_int(doc, "applied") == 600 && json_int(doc, "settled_through_line") == 600,
+                  "%s", json + 4);
+    cJSON_Delete(doc);
+    /* the stop's 5 s for the requests in work are not waited out */
+    ck_assert_msg(answered_s < 4.0, "answered %.2f s after SIGTERM", answered_s);
+}
+END_TEST
+
 /* A Redis that became a replica (a failover) answers writes READONLY: 503 primary_changed,
  * not "retry shortly" (before: 503 redis_unavailable); reads go on. */
 START_TEST(test_readonly_is_primary_changed)
@@ -856,6 +1023,8 @@ Suite *path_suite(void)
     tcase_add_test(tc, test_read_cut_by_kill_is_retried);
     tcase_add_test(tc, test_killed_connections_under_incr_batches);
     tcase_add_test(tc, test_upload_cut_by_shutdown_says_how_far);
+    tcase_add_test(tc, test_upload_answered_when_stopped);
+    tcase_add_test(tc, test_paused_upload_answered_when_stopped);
     tcase_add_test(tc, test_readonly_is_primary_changed);
     tcase_add_test(tc, test_requests_wait_for_the_dial);
     tcase_add_test(tc, test_control_routes_down_and_back);

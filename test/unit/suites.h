@@ -28,5 +28,6 @@ Suite *page_values_suite(void);
 Suite *crc16_suite(void);
 Suite *store_cluster_suite(void);
 Suite *board_keys_suite(void);
+Suite *board_settings_suite(void);
 
 #endif

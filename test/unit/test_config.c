@@ -730,6 +730,96 @@ START_TEST(test_parse_write_replicas)
 }
 END_TEST
 
+/* ---- config_help: the option table printed for --help, the man page and the docs ---------- */
+
+/* config_help(format) into a new string (free()). */
+static char *help_text(int format)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(config_help(f, format, "rankd"), 0);
+    fclose(f);
+    return buf;
+}
+
+/* s with each '-' as troff's "\-", as the man page prints flags. */
+static void man_dashes(const char *s, char *out, size_t cap)
+{
+    size_t n = 0;
+    for (; *s && n + 3 < cap; s++) {
+        if (*s == '-')
+            out[n++] = '\\';
+        out[n++] = *s;
+    }
+    out[n] = '\0';
+}
+
+/* Every row of the table is in every format, once, with its flag, variable and default; the
+ * Markdown table has exactly one line per row (so make docs' table and the man page cannot leave
+ * an option out), and every variable the table names is a RANKD_* one. */
+START_TEST(test_help_lists_every_option)
+{
+    char *text = help_text(CONFIG_HELP_TEXT);
+    char *man = help_text(CONFIG_HELP_MAN);
+    char *md = help_text(CONFIG_HELP_MARKDOWN);
+    int n = config_option_count();
+    ck_assert_int_ge(n, 28);
+    ck_assert_ptr_null(config_option_at(n));
+    ck_assert_ptr_null(config_option_at(-1));
+    for (int i = 0; i < n; i++) {
+        const struct config_option *o = config_option_at(i);
+        char want[256], esc[128];
+        ck_assert_msg(strncmp(o->env, "RANKD_", 6) == 0, "%s", o->env);
+        ck_assert_msg(o->help && o->help[0] && o->deflt, "--%s", o->flag);
+
+        snprintf(want, sizeof(want), "  --%s%s%s", o->flag, o->flags & CONFIG_SWITCH ? "[=" : "=",
+                 o->value);
+        ck_assert_msg(strstr(text, want), "--help lacks %s", want);
+        snprintf(want, sizeof(want), "env %s, default \"%s\"", o->env, o->deflt);
+        ck_assert_msg(strstr(text, want), "--help lacks %s", want);
+
+        man_dashes(o->flag, esc, sizeof(esc));
+        snprintf(want, sizeof(want), ".TP\n.B%s \\-\\-%s%s", o->flags & CONFIG_SWITCH ? "R" : "I",
+                 esc, o->flags & CONFIG_SWITCH ? " [ =" : "= ");
+        ck_assert_msg(strstr(man, want), "--help=man lacks %s", want);
+        snprintf(want, sizeof(want), ".BR %s \"; default\"", o->env);
+        ck_assert_msg(strstr(man, want), "--help=man lacks %s", want);
+
+        snprintf(want, sizeof(want), "\n| `--%s` | `%s` | ", o->flag, o->env);
+        const char *at = strstr(md, want);
+        ck_assert_msg(at, "--help=markdown lacks %s", want);
+        ck_assert_ptr_null(strstr(at + 1, want)); /* once */
+    }
+    int lines = 0;
+    for (const char *p = md; *p; p++)
+        lines += *p == '\n';
+    ck_assert_int_eq(lines, n + 2); /* the header, its rule, one line a row */
+    free(text);
+    free(man);
+    free(md);
+}
+END_TEST
+
+/* --help=man and --help=markdown print (1, like --help); another format is a bad option. */
+START_TEST(test_help_formats)
+{
+    ck_assert_ptr_nonnull(freopen("/dev/null", "w", stdout));
+    struct config c;
+    const char *const a1[] = {"--help=man", NULL};
+    ck_assert_int_eq(parse(&c, a1), 1);
+    const char *const a2[] = {"--help=markdown", NULL};
+    ck_assert_int_eq(parse(&c, a2), 1);
+    const char *const a3[] = {"--help=text", NULL};
+    ck_assert_int_eq(parse(&c, a3), 1);
+    const char *const a4[] = {"--help=html", NULL};
+    ck_assert_int_eq(parse(&c, a4), -EINVAL);
+    assert_err_mentions("--help");
+    assert_err_mentions("'html'");
+}
+END_TEST
+
 Suite *config_suite(void)
 {
     Suite *s = suite_create("config");
@@ -774,6 +864,13 @@ Suite *config_suite(void)
     tcase_add_test(tc, test_parse_ops_options);
     tcase_add_test(tc, test_parse_read_from_replicas);
     tcase_add_test(tc, test_parse_write_replicas);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("help");
+    tcase_set_timeout(tc, 5);
+    tcase_add_checked_fixture(tc, clear_env, NULL);
+    tcase_add_test(tc, test_help_lists_every_option);
+    tcase_add_test(tc, test_help_formats);
     suite_add_tcase(s, tc);
 
     return s;

@@ -201,7 +201,8 @@ START_TEST(test_fault_counts_what_is_settled)
     int status = 0, retry = 0;
     const char *code = NULL;
     char msg[400];
-    upload_fault(u, -ETIME, &status, &code, &retry, msg, sizeof(msg));
+    struct upload_cut cut;
+    upload_fault(u, -ETIME, &status, &code, &retry, msg, sizeof(msg), &cut);
     ck_assert_int_eq(retry, 1);
     ck_assert_int_eq(status, 503);
     ck_assert_str_eq(code, "write_outcome_unknown");
@@ -209,18 +210,26 @@ START_TEST(test_fault_counts_what_is_settled)
                               "is settled, and the chunk after it may or may not be applied; "
                               "send the lines after line 300 again"),
                   "%s", msg);
-    upload_fault(u, -EDQUOT, &status, &code, &retry, msg, sizeof(msg));
+    /* the same as numbers: lines 301..320 (the chunk cut) may be applied */
+    ck_assert_int_eq(cut.applied, 300);
+    ck_assert_int_eq(cut.rejected, 0);
+    ck_assert_int_eq(cut.settled_line, 300);
+    ck_assert_int_eq(cut.unknown_line, 320);
+    upload_fault(u, -EDQUOT, &status, &code, &retry, msg, sizeof(msg), &cut);
     ck_assert_int_eq(status, 507);
     ck_assert_str_eq(code, "insufficient_storage");
-    upload_fault(u, -EROFS, &status, &code, &retry, msg, sizeof(msg));
+    upload_fault(u, -EROFS, &status, &code, &retry, msg, sizeof(msg), &cut);
     ck_assert_str_eq(code, "primary_changed");
-    upload_fault(u, -ECONNREFUSED, &status, &code, &retry, msg, sizeof(msg));
+    upload_fault(u, -ECONNREFUSED, &status, &code, &retry, msg, sizeof(msg), &cut);
     ck_assert_int_eq(status, 503);
     ck_assert_str_eq(code, "redis_unavailable");
-    upload_fault(u, 0, &status, &code, &retry, msg, sizeof(msg));
+    ck_assert_int_eq(cut.unknown_line, 0); /* not sent whole: nothing of the chunk applied */
+    upload_fault(u, 0, &status, &code, &retry, msg, sizeof(msg), &cut);
     ck_assert_int_eq(retry, 1);
     ck_assert_str_eq(code, "shutting_down");
     ck_assert_msg(strstr(msg, "rankd is shutting down: 300 lines were applied"), "%s", msg);
+    ck_assert_int_eq(cut.settled_line, 300);
+    ck_assert_int_eq(cut.unknown_line, 0);
     free(first);
     free(second);
 }
@@ -240,7 +249,8 @@ START_TEST(test_unreplicated_chunk_is_settled)
     int status = 0, retry = 0;
     const char *code = NULL;
     char msg[600];
-    upload_fault(u, -EREMOTEIO, &status, &code, &retry, msg, sizeof(msg));
+    struct upload_cut cut;
+    upload_fault(u, -EREMOTEIO, &status, &code, &retry, msg, sizeof(msg), &cut);
     ck_assert_int_eq(status, 503);
     ck_assert_int_eq(retry, 1);
     ck_assert_str_eq(code, "write_not_replicated");
@@ -250,6 +260,9 @@ START_TEST(test_unreplicated_chunk_is_settled)
                               "320 again."),
                   "%s", msg);
     ck_assert_ptr_null(strstr(msg, "may or may not"));
+    ck_assert_int_eq(cut.applied, 320);
+    ck_assert_int_eq(cut.settled_line, 320);
+    ck_assert_int_eq(cut.unknown_line, 0);
     free(first);
     free(second);
 }

@@ -1,0 +1,187 @@
+/*
+ * board_int.h -- the board family's private parts, for service/core/board_*.c only: the ids of
+ * the model's scripts, key buffers, the control calls' shapes, and the functions one board_*.c
+ * lends another (each defined in the file its banner names). The model's contract is board.h.
+ */
+#ifndef RANKD_BOARD_INT_H
+#define RANKD_BOARD_INT_H
+
+#include <assert.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "board.h"
+#include "crc16.h"
+#include "records.h"
+#include "store_async.h"
+#include "util.h"
+
+#define KEY_MAX BOARD_KEY_LEN /* prefix (64) + board (64) + punctuation and suffix */
+#define COMPACT_CHUNK 1000
+#define WRITE_RETRIES 8
+
+/* The bodies of service/lua/ (the Makefile makes each build/gen/lua/NAME.lua.h), registered with
+ * the store once per process (board_scripts_register); the store knows them by handle only. */
+enum {
+    SCRIPT_WRITE = 0,     /* lua/write.lua: score writes */
+    SCRIPT_COMPACT,       /* lua/compact.lua: renumber one tie group, one chunk */
+    SCRIPT_PAGE,          /* lua/page.lua: settings + total + one page + records */
+    SCRIPT_MEMBER,        /* lua/member.lua: settings + one member + its record */
+    SCRIPT_AROUND,        /* lua/around.lua: a page centred on a member */
+    SCRIPT_CREATE_BOARD,  /* lua/create_board.lua: a new board's settings */
+    SCRIPT_PUT_BOARD,     /* lua/put_board.lua: change settings */
+    SCRIPT_RESET_BOARD,   /* lua/reset_board.lua: empty the current period */
+    SCRIPT_DELETE_BOARD,  /* lua/delete_board.lua: UNLINK a board's keys */
+    SCRIPT_TRIM,          /* lua/trim.lua: remove one chunk of a board's tail */
+    SCRIPT_SWEEP,         /* lua/sweep.lua: UNLINK one chunk of unreadable period sets */
+    SCRIPT_DELETE_MEMBER, /* lua/delete_member.lua: remove one member */
+    SCRIPT_AROUND_SCORE,  /* lua/around_score.lua: a page centred on a score */
+    SCRIPT_LOOKUP,        /* lua/lookup.lua: many members of one board */
+    SCRIPT_PERCENTILE,    /* lua/percentile.lua: the member at a percentile */
+    SCRIPT_TOP,           /* lua/top.lua: the first members up to a percent */
+    SCRIPT_MEMBER_BOARDS, /* lua/member_boards.lua: one member on several boards */
+    SCRIPT_WALK,          /* lua/walk.lua: a page by score range and/or from a cursor */
+    SCRIPT_COUNT
+};
+
+struct board_keys {
+    char z[KEY_MAX], meta[KEY_MAX], items[KEY_MAX], registry[KEY_MAX];
+    char index[KEY_MAX]; /* the period index: every period set of the board, by period start */
+    char dense[KEY_MAX]; /* the distinct scores of z */
+    /* what the scripts are given for the records hash and the registry: those keys on one
+     * Redis; on a cluster, where they are in other slots, the settings hash again (the scripts
+     * then leave them to the caller: records.h, registry_step) */
+    const char *script_items, *script_registry;
+};
+
+#define PUT_AGAIN 1 /* the board appeared, went or changed under the call: read it again */
+
+/*
+ * A PUT's one script, prepared from the settings just read: create_board.lua for a new board
+ * (refused at maxmemory: a new board grows memory), put_board.lua for a change of an existing
+ * one (allowed at maxmemory). put_board.lua is sent the current set, the index and the past
+ * periods' sets by name: first those both the current and the new retain keep readable (they
+ * count for "non-empty"), then those only one of them does (emptied); it sweeps one chunk of the
+ * index's unreadable sets itself. argv points into the struct and at `board`.
+ */
+struct put_call {
+    struct board_keys k;
+    struct board_where w; /* create: the set the new settings write to */
+    char (*zs)[KEY_MAX];
+    const char **argv;
+    int create;
+    int nkeys, nargs;
+    char val[9][24], tz[16], retain[16], gen[32], nkeep[16], cut[32];
+};
+
+/* delete_board.lua's call: keys (settings, registry, the period index, the plain set, every
+ * readable period's set), then the board's name. */
+struct delete_call {
+    struct board_keys k;
+    char (*zs)[KEY_MAX];
+    const char **argv;
+    int nkeys;
+};
+
+/* reset_board.lua's call: the settings, the current set and its distinct scores, a new
+ * generation. */
+struct reset_call {
+    struct board_keys k;
+    char gen[32];
+    const char *argv[4];
+};
+
+#define TRIM_CHUNK 250 /* measured: 1000 removals from a 3M set took 3-5 ms, over the 2 ms goal */
+
+/* trim.lua's call, repeated until a chunk removes fewer than TRIM_CHUNK: the set, its distinct
+ * scores, the settings; then the mode, where the tail starts, the chunk. */
+struct trim_call {
+    char from[32], chunk[16], meta[KEY_MAX];
+    const char *argv[6];
+};
+
+/* delete_member.lua's call (allow-oom: it must work at maxmemory, where Redis refuses to queue
+ * any command of a MULTI ... EXEC): the settings, the current set, its distinct scores, the
+ * member. */
+struct member_delete_call {
+    struct board_keys k;
+    const char *argv[4];
+    size_t lens[4];
+};
+
+/* ---------------------------------------------------------------- lent between the files */
+
+/* board_scripts.c */
+const struct store_script *script(int which);
+extern _Atomic int64_t tie_cap;
+
+/* board_keys.c */
+void new_generation(char out[32]);
+int clustered(const struct board_model *m);
+void make_keys(const struct board_model *m, const char *board, struct board_keys *k);
+
+/* board_settings.c */
+void settings_from_reply(const struct store_reply *r, struct board_settings *s);
+
+/* board_view.c */
+int text_int(const char *s);
+void view_put(const struct board_model *m, const char *board, const struct board_settings *set,
+              int exists);
+void view_note(const struct board_model *m, const char *board, const struct store_reply *r,
+               struct board_settings *out);
+int64_t now_ms(const struct board_model *m);
+void set_key(char *out, size_t len, const char *prefix, const char *board, enum board_key_kind what,
+             const char *period);
+void z_key(char *out, size_t len, const char *prefix, const char *board, const char *period);
+int where_resolve(const struct board_model *m, const char *board, enum period_kind kind, int tz_min,
+                  int retain, const char *requested, struct board_where *w);
+struct store *writes_of(const struct board_model *m);
+int registered_memo(const struct board_model *m, const char *board, int op);
+
+/* board_sweep.c */
+void sweep_submit(struct board_model *m, struct store_async *conn, const char *board,
+                  const struct board_settings *s);
+
+/* board_write.c */
+double stored_value(const char *s);
+double decode_stored(const struct score_layout *l, const char *s);
+
+/* board_ctl.c */
+void info_take(const struct store_reply *r, const struct board_where *w, struct board_info *out);
+void put_call_free(struct put_call *c);
+int put_create_prepare(struct board_model *m, const char *board,
+                       const struct board_settings_patch *patch, struct put_call *c);
+int put_update_prepare(struct board_model *m, const char *board, const struct board_settings *cur,
+                       const struct board_settings_patch *patch, struct put_call *c);
+int put_take(struct board_model *m, const char *board, int create, const struct store_reply *r,
+             const char **field, struct board_info *out);
+void delete_call_free(struct delete_call *c);
+int delete_prepare(struct board_model *m, const char *board, const struct board_settings *set,
+                   struct delete_call *c);
+int delete_take(struct board_model *m, const char *board, const struct store_reply *r);
+void reset_prepare(struct board_model *m, const char *board, const struct board_where *w,
+                   struct reset_call *c);
+int one_or_enoent(const struct store_reply *r);
+void trim_prepare(const struct board_model *m, const char *board, const struct board_settings *set,
+                  const struct board_where *w, int64_t keep, int64_t below_key,
+                  struct trim_call *c);
+long long trim_take(const struct store_reply *r);
+void member_delete_prepare(struct board_model *m, const char *board, const struct board_where *w,
+                           const char *id, size_t id_len, struct member_delete_call *c);
+int member_delete_take(const struct store_reply *r);
+int record_take(const struct store_reply *r, char **json);
+void list_where(const struct board_model *m, const char *name, const struct store_reply *x,
+                char z[KEY_MAX]);
+int list_take(struct board_list *l, size_t *cap, const struct store_reply *r, uint64_t *cursor);
+void list_sort_unique(struct board_list *l);
+void list_sscan(const struct board_keys *k, uint64_t cursor, int want, char cur[24], char cnt[16],
+                const char *argv[5]);
+
+#endif

@@ -1,0 +1,627 @@
+/*
+ * board_write.c -- writes: write.lua's arguments and reply, compaction of full tie groups, records
+ * and the registry after the script (cluster), the settings read on an event loop. The contract is
+ * in board.h; board_int.h holds what the board_*.c files share.
+ */
+#include "board_int.h"
+
+/* ---------------------------------------------------------------- writes */
+
+/* A stored value as Redis prints it: plain digits for the integers it holds (every stored value
+ * is one, below 2^53), read without strtod's big-number path; anything else through strtod. */
+double stored_value(const char *s)
+{
+    const char *p = s + (*s == '-');
+    int64_t v = 0;
+    int digits = 0;
+    for (; *p >= '0' && *p <= '9' && digits < 16; p++, digits++)
+        v = v * 10 + (*p - '0');
+    if (*p || !digits)
+        return strtod(s, NULL);
+    return *s == '-' ? -(double)v : (double)v;
+}
+
+double decode_stored(const struct score_layout *l, const char *s)
+{
+    double score = 0;
+    if (s && *s && score_codec_decode(l, stored_value(s), &score) < 0)
+        score = 0;
+    return score;
+}
+
+/* The argv of one write.lua call (its header says the layout): per target 5 keys (the set, its
+ * settings, the period index, the idempotency record, the set's distinct scores) and 13 header
+ * values, then the records hash and the registry; 9 values before the targets' headers; per
+ * entry 3 values and 3 per target. */
+#define WRITE_TARGET_KEYS 5
+#define WRITE_TARGET_HDR 13
+#define WRITE_GLOBAL_ARGS 9
+#define IDEM_KEY_MAX (KEY_MAX + BOARD_IDEM_KEY_MAX + 8)
+
+struct write_target_args {
+    char meta[KEY_MAX], index[KEY_MAX], idem[IDEM_KEY_MAX];
+    char hdr[WRITE_TARGET_HDR][32];
+};
+
+struct write_args {
+    const char **argv;
+    size_t *len;
+    char (*num)[24]; /* per entry and target: key, lo, hi */
+    struct write_target_args *t;
+    char items[KEY_MAX], registry[KEY_MAX];
+    char glob[WRITE_GLOBAL_ARGS][32];
+    int nkeys, nargs;
+};
+
+static void write_args_free(struct write_args *w)
+{
+    free(w->argv);
+    free(w->len);
+    free(w->num);
+    free(w->t);
+}
+
+static void args_put(struct write_args *w, size_t *at, const char *s, size_t len)
+{
+    w->argv[*at] = s;
+    w->len[*at] = len;
+    (*at)++;
+}
+
+static void args_str(struct write_args *w, size_t *at, const char *s)
+{
+    args_put(w, at, s, strlen(s));
+}
+
+/* The argv of write.lua for entries[at..at+n) of every target of j. */
+static int write_args_build(struct write_args *w, const struct board_write_job *j, size_t at,
+                            size_t n)
+{
+    static const char *const ops[] = {"set", "best", "incr"};
+    size_t nt = j->ntargets;
+    size_t total =
+        nt * (WRITE_TARGET_KEYS + WRITE_TARGET_HDR) + 2 + WRITE_GLOBAL_ARGS + n * (3 + 3 * nt);
+    w->argv = calloc(total, sizeof(*w->argv));
+    w->len = calloc(total, sizeof(*w->len));
+    w->num = calloc(n * nt * 3 + 1, sizeof(*w->num));
+    w->t = calloc(nt, sizeof(*w->t));
+    if (!w->argv || !w->len || !w->num || !w->t)
+        return -ENOMEM;
+    struct board_model *m = j->m;
+    size_t k = 0;
+    for (size_t b = 0; b < nt; b++) {
+        const struct board_write_target *t = &j->targets[b];
+        struct write_target_args *ta = &w->t[b];
+        struct board_keys keys;
+        make_keys(m, t->board, &keys);
+        util_copy(ta->meta, sizeof(ta->meta), keys.meta);
+        util_copy(ta->index, sizeof(ta->index), keys.index);
+        struct strb sb;
+        board_key_make(&sb, ta->idem, sizeof(ta->idem), m->prefix, t->board, BOARD_KEY_IDEM);
+        size_t idem_len = strlen(ta->idem);
+        if (j->idem_key && idem_len + j->idem_len < sizeof(ta->idem)) {
+            memcpy(ta->idem + idem_len, j->idem_key, j->idem_len);
+            idem_len += j->idem_len;
+        }
+        /* on a cluster a key that does not exist makes a migrating slot refuse the whole call
+         * (ASK, then TRYAGAIN): the period index and the idempotency record are named only when
+         * the call uses them, else the settings hash stands in (never touched then) */
+        int cl = clustered(m);
+        args_str(w, &k, t->where.z);
+        args_str(w, &k, ta->meta);
+        args_str(w, &k, cl && t->assumed.period == PERIOD_NONE ? ta->meta : ta->index);
+        if (cl && !(j->digest && j->idem_key))
+            args_str(w, &k, ta->meta);
+        else
+            args_put(w, &k, ta->idem, idem_len);
+        /* the distinct scores: in the board's slot, and kept exactly when the set is */
+        args_str(w, &k, t->where.dense);
+        if (b == 0) { /* a cluster: records and registry are the caller's (records.h) */
+            util_copy(w->items, sizeof(w->items), keys.script_items);
+            util_copy(w->registry, sizeof(w->registry), keys.script_registry);
+        }
+    }
+    args_str(w, &k, w->items);
+    args_str(w, &k, w->registry);
+    w->nkeys = (int)k;
+    snprintf(w->glob[0], 32, "%zu", n);
+    snprintf(w->glob[1], 32, "%zu", nt);
+    snprintf(w->glob[2], 32, "%" PRId64, BOARD_IDEM_TTL_MS);
+    snprintf(w->glob[3], 32, "%" PRId64, atomic_load(&tie_cap));
+    args_str(w, &k, w->glob[0]);
+    args_str(w, &k, w->glob[1]);
+    args_str(w, &k, (j->flags & BOARD_WRITE_RANKS) ? "1" : "0");
+    args_str(w, &k, (j->flags & BOARD_WRITE_ATOMIC) ? "1" : "0");
+    args_str(w, &k, (j->flags & BOARD_WRITE_CREATE) ? "1" : "0");
+    args_str(w, &k, (j->flags & BOARD_WRITE_PREV) ? "1" : "0");
+    args_str(w, &k, j->digest && j->idem_key ? j->digest : "");
+    args_str(w, &k, w->glob[2]);
+    args_str(w, &k, w->glob[3]);
+    for (size_t b = 0; b < nt; b++) {
+        const struct board_write_target *t = &j->targets[b];
+        const struct board_settings *s = &t->assumed;
+        const struct score_layout *l = &s->layout;
+        char(*h)[32] = w->t[b].hdr;
+        snprintf(h[0], 32, "%" PRId64, INT64_C(1) << score_codec_tie_bits(l));
+        util_copy(h[1], 32, score_tiebreak_name(l->tiebreak));
+        snprintf(h[2], 32, "%" PRId64, score_codec_scaled_max(l));
+        util_copy(h[3], 32, score_order_name(l->order));
+        snprintf(h[4], 32, "%d", l->decimals);
+        snprintf(h[5], 32, "%d", s->page_size);
+        snprintf(h[6], 32, "%d", s->page_ttl_ms);
+        new_generation(h[8]);
+        util_copy(h[9], 32, period_kind_name(s->period));
+        snprintf(h[10], 32, "%d", s->tz_min);
+        util_copy(h[11], 32, s->period != PERIOD_NONE ? "1" : "");
+        /* the current period's start: its score in the index */
+        snprintf(h[12], 32, "%" PRId64,
+                 s->period != PERIOD_NONE ? period_start(s->period, s->tz_min, now_ms(m), 0) : 0);
+        for (int v = 0; v < WRITE_TARGET_HDR; v++) {
+            if (v == 7)
+                args_str(w, &k, t->board);
+            else
+                args_str(w, &k, h[v]);
+        }
+    }
+    const struct board_entry *e0 = j->targets[0].entries + at;
+    for (size_t i = 0; i < n; i++) {
+        args_put(w, &k, e0[i].id, e0[i].id_len);
+        args_str(w, &k, ops[e0[i].op]);
+        args_put(w, &k, e0[i].record ? e0[i].record : "", e0[i].record ? e0[i].record_len : 0);
+        for (size_t b = 0; b < nt; b++) {
+            const struct board_entry *e = &j->targets[b].entries[at + i];
+            char(*num)[24] = w->num + (i * nt + b) * 3;
+            snprintf(num[0], 24, "%" PRId64, e->key);
+            num[1][0] = num[2][0] = '\0';
+            if (e->op == BOARD_OP_INCR && e->has_lo)
+                snprintf(num[1], 24, "%" PRId64, e->key_lo);
+            if (e->op == BOARD_OP_INCR && e->has_hi)
+                snprintf(num[2], 24, "%" PRId64, e->key_hi);
+            args_str(w, &k, num[0]);
+            args_str(w, &k, num[1]);
+            args_str(w, &k, num[2]);
+        }
+    }
+    w->nargs = (int)k - w->nkeys;
+    return 0;
+}
+
+/* The layout a section's scores were stored under: its 2^T (1: tiebreak id), order, decimals. */
+static void section_layout(const struct store_reply *const *x, struct score_layout *l)
+{
+    l->tiebreak = x[2]->integer == 1 ? SCORE_TIEBREAK_ID : SCORE_TIEBREAK_FIRST;
+    l->order = x[3]->str && strcmp(x[3]->str, "asc") == 0 ? SCORE_ORDER_ASC : SCORE_ORDER_DESC;
+    l->decimals = (int)x[4]->integer;
+}
+
+#define WRITE_REPLY_HEAD 5    /* status, done, info, target, replayed */
+#define WRITE_SECTION_HEAD 6  /* listed, version, 2^T, order, decimals, trimmed */
+#define WRITE_RESULT_VALUES 6 /* code, stored, rank0, updated, previous stored, previous rank0 */
+
+static int reply_int(const struct store_reply *r)
+{
+    return r->type == STORE_REPLY_INTEGER;
+}
+
+/* One target's section of a write.lua reply into t (outcomes[0..handled)); -EIO when its shape
+ * is not one. */
+static int section_take(const struct store_reply *x, struct board_write_target *t, size_t at,
+                        size_t handled, int *listed)
+{
+    if (x->type != STORE_REPLY_ARRAY ||
+        x->elements < WRITE_SECTION_HEAD + WRITE_RESULT_VALUES * handled)
+        return -EIO;
+    const struct store_reply *const *h = (const struct store_reply *const *)x->element;
+    for (int i = 0; i < WRITE_SECTION_HEAD; i++)
+        if (i != 3 && !reply_int(h[i]))
+            return -EIO;
+    struct score_layout l;
+    section_layout(h, &l);
+    if (h[0]->integer == 1)
+        *listed = 1;
+    t->version = h[1]->integer;
+    t->trimmed = h[5]->integer;
+    for (size_t i = 0; i < handled; i++) {
+        const struct store_reply *const *v = h + WRITE_SECTION_HEAD + WRITE_RESULT_VALUES * i;
+        if (!reply_int(v[0]) || !reply_int(v[2]) || !reply_int(v[3]) || !reply_int(v[5]))
+            return -EIO;
+        struct board_outcome *o = &t->outcomes[at + i];
+        o->rc = v[0]->integer == 0 ? 0 : -ERANGE;
+        o->score = decode_stored(&l, v[1]->str);
+        o->rank = v[2]->integer >= 0 ? v[2]->integer + 1 : 0;
+        o->updated = (int)v[3]->integer;
+        o->has_prev = v[4]->str && v[4]->str[0];
+        o->prev_score = o->has_prev ? decode_stored(&l, v[4]->str) : 0;
+        o->prev_rank = v[5]->integer >= 0 ? v[5]->integer + 1 : 0;
+    }
+    return 0;
+}
+
+/* Where a job's next call starts: with a digest always at the first entry (write.lua goes on
+ * after what the Idempotency-Key's record holds), else after the entries handled. */
+static size_t call_at(const struct board_write_job *j)
+{
+    return j->digest && j->idem_key ? 0 : j->at;
+}
+
+/* What one write.lua reply says for entries[at..at+n) (r is freed): *done entries handled. When
+ * a call met a full tie group, *full is set and j->full_key and j->full_target name it.
+ * j->listed[b] is set (never cleared) when the call listed a new period set in target b's index:
+ * a period began, the sets of periods that stopped being readable may be swept. -ERANGE (all or
+ * nothing): entry *done would leave the range and nothing was written; -EAGAIN: the settings
+ * differ; -ENOENT: a target does not exist; -EKEYREJECTED: the idempotency record holds another
+ * digest; -EIO: an error reply or an unexpected shape. */
+static int write_reply_take(struct store_reply *r, struct board_write_job *j, size_t n,
+                            size_t *done, int *full)
+{
+    int rc = -EIO;
+    if (r->type != STORE_REPLY_ARRAY || r->elements < WRITE_REPLY_HEAD ||
+        !reply_int(r->element[0]) || !reply_int(r->element[1]) || !reply_int(r->element[3]) ||
+        !reply_int(r->element[4]))
+        goto out;
+    long long status = r->element[0]->integer;
+    size_t handled = (size_t)r->element[1]->integer;
+    size_t target = (size_t)r->element[3]->integer;
+    if (handled > n || target >= j->ntargets)
+        goto out;
+    j->target = target;
+    if (status == 1 || status == 4 || status == 5) {
+        rc = status == 1 ? -EAGAIN : status == 4 ? -ENOENT : -EKEYREJECTED;
+        goto out;
+    }
+    if (status == 2) {
+        *done = handled;
+        rc = -ERANGE;
+        goto out;
+    }
+    *full = status == 3;
+    if (*full) {
+        j->full_target = target;
+        snprintf(j->full_key, sizeof(j->full_key), "%s",
+                 r->element[2]->str ? r->element[2]->str : "0");
+    }
+    if (r->elements != WRITE_REPLY_HEAD + j->ntargets)
+        goto out;
+    for (size_t b = 0; b < j->ntargets; b++)
+        if (section_take(r->element[WRITE_REPLY_HEAD + b], &j->targets[b], call_at(j), handled,
+                         &j->listed[b]))
+            goto out;
+    j->replayed = r->element[4]->integer == 1;
+    *done = handled;
+    rc = 0;
+out:
+    store_reply_free(r);
+    return rc;
+}
+
+/* ---------------------------------------------------------------- writes on an event loop */
+
+/* A failed step of a write job: what the caller must be told. A command written and not
+ * answered may have run; once entries were applied, nothing can be called "not written". */
+static int write_job_errno(const struct board_write_job *j, int rc, int sent)
+{
+    if (sent && (rc == -ETIMEDOUT || rc == -ECONNRESET))
+        rc = -ETIME;
+    else if (rc == -ECANCELED)
+        rc = -EIO;
+    if (j->at > 0 && rc != -EAGAIN && rc != -ERANGE && rc != -ENOSPC && rc != -EREMOTEIO)
+        rc = -ETIME;
+    return rc;
+}
+
+static void write_job_finish(struct board_write_job *j, int rc)
+{
+    if (rc == 0 && j->unconfirmed)
+        rc = -EREMOTEIO; /* applied, not confirmed on --write-replicas replicas: never a 2xx */
+    free(j->recs);
+    j->recs = NULL;
+    for (size_t b = 0; b < j->ntargets; b++)
+        if (j->listed[b]) /* a period began: sweep, behind this write's reply */
+            sweep_submit(j->m, j->conn, j->targets[b].board, &j->targets[b].assumed);
+    j->handled = j->at;
+    j->done(j, rc); /* may free j */
+}
+
+static int write_job_send(struct board_write_job *j);
+static int write_job_compact(struct board_write_job *j);
+
+static void compact_reply(void *arg, int rc, struct store_reply **replies)
+{
+    struct board_write_job *j = arg;
+    if (rc) {
+        write_job_finish(j, write_job_errno(j, rc, 1));
+        return;
+    }
+    const struct store_reply *r = replies[0];
+    if (r->type == STORE_REPLY_ERROR) {
+        store_note_fault(writes_of(j->m), "compact", r->str);
+        write_job_finish(j, write_job_errno(j, -EIO, 1));
+        return;
+    }
+    long long moved = r->type == STORE_REPLY_INTEGER ? r->integer : 0;
+    j->compacted += moved;
+    if (moved >= COMPACT_CHUNK)
+        rc = write_job_compact(j);
+    else if (j->compacted >= atomic_load(&tie_cap))
+        rc = -ENOSPC;
+    else
+        rc = write_job_send(j);
+    if (rc < 0)
+        write_job_finish(j, write_job_errno(j, rc, 0));
+}
+
+/* One chunk of compact.lua for the full group j->full_key of target j->full_target: renumbered
+ * in chunks, so no single call grows with the group. */
+static int write_job_compact(struct board_write_job *j)
+{
+    const struct board_write_target *t = &j->targets[j->full_target];
+    const struct score_layout *l = &t->assumed.layout;
+    int64_t key = strtoll(j->full_key, NULL, 10);
+    char lo[32], caps[32], start[32], chunk[16];
+    snprintf(lo, sizeof(lo), "%" PRId64, key * (INT64_C(1) << score_codec_tie_bits(l)));
+    snprintf(caps, sizeof(caps), "%" PRId64, atomic_load(&tie_cap));
+    snprintf(chunk, sizeof(chunk), "%d", COMPACT_CHUNK);
+    snprintf(start, sizeof(start), "%" PRId64, j->compacted);
+    struct board_keys k;
+    make_keys(j->m, t->board, &k);
+    const char *argv[] = {t->where.z, k.meta, lo, caps, score_tiebreak_name(l->tiebreak),
+                          start,      chunk};
+    int rc = store_async_script(j->conn, script(SCRIPT_COMPACT), 2, 5, argv, NULL, j->deadline_ms,
+                                compact_reply, j);
+    return rc < 0 ? rc : 0;
+}
+
+/* After a write.lua reply (rc, full as write_reply_take said; done entries handled): finish,
+ * or compact a full tie group and resume. */
+static void write_after(struct board_write_job *j, int rc, int full, size_t done)
+{
+    if (rc || !full) {
+        write_job_finish(j, rc);
+        return;
+    }
+    /* a full tie group: compact it in chunks, then resume; only rounds without progress count
+     * towards giving up */
+    j->stalls = done ? 0 : j->stalls + 1;
+    j->compacted = 0;
+    rc = j->stalls > WRITE_RETRIES ? -ENOSPC : write_job_compact(j);
+    if (rc < 0)
+        write_job_finish(j, write_job_errno(j, rc, 0));
+}
+
+static void write_records_done(void *arg, int rc)
+{
+    struct board_write_job *j = arg;
+    free(j->recs);
+    j->recs = NULL;
+    if (rc == -EREMOTEIO) { /* written on their nodes, not confirmed there: the job goes on */
+        j->unconfirmed = 1;
+        rc = 0;
+    }
+    if (rc) /* the scores are in, the records perhaps not: the outcome is unknown */
+        write_job_finish(j, write_job_errno(j, rc, 1));
+    else
+        write_after(j, j->then_rc, j->then_full, j->then_done);
+}
+
+/* A cluster (one target): the records of entries[from, from + count) that were applied, and
+ * the registry when this call may have created the board (records.h). 0 (write_records_done
+ * follows), 1 nothing to write, or a negative errno (nothing sent). */
+static int write_records(struct board_write_job *j, size_t from, size_t count, int created)
+{
+    const struct board_write_target *t = &j->targets[0];
+    struct board_keys k;
+    make_keys(j->m, t->board, &k);
+    j->recs = calloc(count ? count : 1, sizeof(*j->recs));
+    if (!j->recs)
+        return -ENOMEM;
+    size_t n = 0;
+    for (size_t i = from; i < from + count; i++) {
+        const struct board_entry *e = &t->entries[i];
+        if (t->outcomes[i].rc == 0 && e->record)
+            j->recs[n++] = (struct records_entry){e->id, e->id_len, e->record, e->record_len};
+    }
+    if (created) {
+        j->registered = 1;
+        registered_memo(j->m, t->board, 1);
+    }
+    int rc =
+        records_put(j->conn, writes_of(j->m), j->m->prefix, j->recs, n, created ? k.registry : NULL,
+                    t->board, j->deadline_ms, write_records_done, j);
+    if (rc) {
+        free(j->recs);
+        j->recs = NULL;
+    }
+    return rc;
+}
+
+static void write_reply(void *arg, int rc, struct store_reply **replies)
+{
+    struct board_write_job *j = arg;
+    if (rc) {
+        write_job_finish(j, write_job_errno(j, rc, 1));
+        return;
+    }
+    int unreplicated = store_async_unreplicated(j->conn, replies, 1); /* --write-replicas */
+    struct store_reply *r = replies[0];
+    replies[0] = NULL; /* taken: write_reply_take frees it */
+    int refused = 0;
+    if (r->type == STORE_REPLY_ERROR) {
+        store_note_fault(writes_of(j->m), "write", r->str);
+        refused = store_reply_errno(r); /* OOM, READONLY: refused, nothing written */
+    }
+    store_note_write(refused);
+    size_t done = 0;
+    int full = 0;
+    size_t at = call_at(j), before = j->at;
+    rc = write_reply_take(r, j, j->n - at, &done, &full);
+    /* -ERANGE (all or nothing): handled names the entry refused, none written by this call; but
+     * refused after an earlier call applied a part (a writer in between), the outcome is mixed */
+    if (rc == -ERANGE && before > 0)
+        rc = -ETIME;
+    else if (rc == 0 || rc == -ERANGE)
+        j->at = at + done;
+    done = j->at > before ? j->at - before : 0; /* progress made by this call */
+    if (rc == -EIO) /* an error reply: the script ran (and wrote nothing after the error) */
+        rc = write_job_errno(j, refused ? refused : rc, 0);
+    if (unreplicated && done > 0 && (rc == 0 || full))
+        j->unconfirmed = 1; /* it wrote (a replay too: write.lua touches its record), unconfirmed */
+    /* a cluster: the records of what this call applied (a replay's too: the first call's
+     * records step may have failed), and the registry after a board's first write (version 1:
+     * this call created it, or a PUT did, whose SADD came first: SADD again changes nothing) */
+    size_t from = at, upto = rc == 0 ? j->at : at;
+    int created = rc == 0 && !j->registered && j->targets[0].version == 1 && upto > from;
+    if (clustered(j->m) && (upto > from || created)) {
+        j->then_rc = rc;
+        j->then_full = full;
+        j->then_done = done;
+        int wr = write_records(j, from, upto - from, created);
+        if (wr == 0)
+            return; /* write_records_done goes on */
+        if (wr < 0) {
+            write_job_finish(j, write_job_errno(j, wr, 0));
+            return;
+        }
+    }
+    write_after(j, rc, full, done);
+}
+
+/* Send write.lua for entries[at..n); 0 or a negative errno (nothing sent). */
+static int write_job_send(struct board_write_job *j)
+{
+    struct write_args w = {0};
+    int rc = write_args_build(&w, j, call_at(j), j->n - call_at(j));
+    if (!rc)
+        rc = store_async_script(j->conn, script(SCRIPT_WRITE), w.nkeys, w.nargs, w.argv, w.len,
+                                j->deadline_ms, write_reply, j);
+    write_args_free(&w);
+    return rc < 0 ? rc : 0;
+}
+
+/* The registry's SADD before the first write of a board this process believes new (a cluster):
+ * answered, the write goes on. */
+static void write_registered(void *arg, int rc, struct store_reply **replies)
+{
+    struct board_write_job *j = arg;
+    if (!rc && replies[0]->type == STORE_REPLY_ERROR) {
+        store_note_fault(writes_of(j->m), "registry", replies[0]->str);
+        rc = store_reply_errno(replies[0]);
+    }
+    if (!rc && store_async_unreplicated(j->conn, replies, 1))
+        j->unconfirmed = 1; /* the registry's name, on its master only: no 2xx for the write */
+    if (!rc) {
+        registered_memo(j->m, j->targets[0].board, 1);
+        rc = write_job_send(j);
+    }
+    if (rc) /* nothing of the entries was written */
+        write_job_finish(j, rc == -ETIMEDOUT || rc == -ECONNRESET ? -EIO : rc);
+}
+
+/*
+ * On a cluster the registry is in a slot of its own, so a board's creation is two calls: the
+ * registry first, then the board (a failure between them leaves a name with no board, which GET
+ * /boards leaves out and a DELETE of it removes), never a board the list does not show. A write
+ * adds the board to the registry first when this process believes it does not exist (its view
+ * of the board's settings: the caller just read them); a write.lua that created the board
+ * anyway (deleted by another process within the view's second) is followed by the SADD.
+ */
+static int write_register_first(struct board_write_job *j)
+{
+    struct board_settings s;
+    int exists = 0;
+    const char *board = j->targets[0].board;
+    if ((board_settings_cached(j->m, board, &s, &exists) == 0 && exists) ||
+        registered_memo(j->m, board, -1))
+        return 1;
+    struct board_keys k;
+    make_keys(j->m, board, &k);
+    const char *argv[] = {"SADD", k.registry, board};
+    const char *const *av[] = {argv};
+    const int argc[] = {3};
+    j->registered = 1;
+    int rc = store_async_send_replicated(j->conn, 1, argc, av, NULL, j->deadline_ms,
+                                         write_registered, j);
+    return rc < 0 ? rc : 0;
+}
+
+int board_write_submit(struct board_model *m, struct store_async *conn, struct board_write_job *j)
+{
+    j->m = m;
+    j->conn = conn;
+    j->at = j->handled = j->target = 0;
+    j->stalls = 0;
+    j->replayed = 0;
+    j->unconfirmed = 0;
+    j->full_target = 0;
+    j->full_key[0] = '\0';
+    memset(j->listed, 0, sizeof(j->listed));
+    if (!conn)
+        return -ECONNREFUSED;
+    if (j->n == 0)
+        return -EAGAIN;
+    if (j->ntargets == 0 || j->ntargets > BOARD_WRITE_BOARDS_MAX)
+        return -EINVAL;
+    j->registered = 0;
+    j->recs = NULL;
+    for (size_t b = 0; b < j->ntargets; b++) {
+        struct board_write_target *t = &j->targets[b];
+        t->version = t->trimmed = 0;
+        int rc = where_resolve(m, t->board, t->assumed.period, t->assumed.tz_min, t->assumed.retain,
+                               NULL, &t->where);
+        if (rc)
+            return rc;
+        /* a cluster runs a script on one slot, and each board is a slot of its own: a write
+         * to several boards at once (one all-or-nothing call on one Redis) is refused there */
+        if (clustered(m) && b > 0)
+            return -EXDEV;
+    }
+    int rc;
+    if (clustered(m) && j->ntargets == 1 && (rc = write_register_first(j)) <= 0)
+        return rc;
+    return write_job_send(j);
+}
+
+static int settings_send(struct board_settings_job *j);
+
+static void settings_reply(void *arg, int rc, struct store_reply **replies)
+{
+    struct board_settings_job *j = arg;
+    if ((rc == -ECONNRESET || rc == -EIO) && !j->resent &&
+        (!j->deadline_ms || util_now_ms() < j->deadline_ms)) {
+        j->resent = 1; /* a read: once more, on the connection dialled again */
+        if ((rc = settings_send(j)) == 0)
+            return;
+    }
+    if (rc == 0 && replies[0]->type != STORE_REPLY_ARRAY) {
+        if (replies[0]->type == STORE_REPLY_ERROR)
+            store_note_fault(j->m->store, "HGETALL", replies[0]->str);
+        rc = -EIO;
+    }
+    if (rc == 0) {
+        settings_from_reply(replies[0], &j->settings);
+        j->exists = replies[0]->elements > 0;
+        view_put(j->m, j->board, &j->settings, j->exists);
+    }
+    j->done(j, rc == -ECONNRESET || rc == -ECANCELED ? -EIO : rc); /* a read: nothing to lose */
+}
+
+static int settings_send(struct board_settings_job *j)
+{
+    struct board_keys k;
+    make_keys(j->m, j->board, &k);
+    const char *argv[] = {"HGETALL", k.meta};
+    const char *const *av[] = {argv};
+    const int argc[] = {2};
+    int rc = store_async_send(j->conn, 1, argc, av, NULL, j->deadline_ms, settings_reply, j);
+    return rc < 0 ? rc : 0;
+}
+
+int board_settings_submit(struct board_model *m, struct store_async *conn,
+                          struct board_settings_job *j)
+{
+    if (!conn)
+        return -ECONNREFUSED;
+    j->m = m;
+    j->conn = conn;
+    j->resent = 0;
+    return settings_send(j);
+}

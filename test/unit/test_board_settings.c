@@ -1,0 +1,225 @@
+/* test_board_settings.c -- the board model's pure halves over replies built from RESP bytes (as
+ * test_store_reply.c builds them, with the store's reply functions): the settings hash decoded
+ * (board_settings.c: defaults, every field, damaged or out-of-range values keeping their
+ * defaults), the write counter of a read script's reply (board_read_version) and the score check
+ * under a layout. No Redis: the bytes are the test's. */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "board_int.h"
+#include "store_internal.h"
+#include "store_reply.h"
+#include "suites.h"
+
+/* One reply from `resp` (complete), built by the store's reply functions. */
+static struct store_reply *reply_of(const char *resp)
+{
+    redisReader *rd = redisReaderCreateWithFunctions(store_reply_functions());
+    ck_assert_ptr_nonnull(rd);
+    ck_assert_int_eq(redisReaderFeed(rd, resp, strlen(resp)), REDIS_OK);
+    void *out = NULL;
+    ck_assert_int_eq(redisReaderGetReply(rd, &out), REDIS_OK);
+    ck_assert_ptr_nonnull(out);
+    redisReaderFree(rd);
+    return out;
+}
+
+/* An HGETALL reply of the given field/value pairs (n strings, n even), in RESP. */
+static struct store_reply *hash_of(const char *const *fv, size_t n)
+{
+    char buf[4096];
+    size_t k = (size_t)snprintf(buf, sizeof(buf), "*%zu\r\n", n);
+    for (size_t i = 0; i < n; i++)
+        k += (size_t)snprintf(buf + k, sizeof(buf) - k, "$%zu\r\n%s\r\n", strlen(fv[i]), fv[i]);
+    ck_assert_uint_lt(k, sizeof(buf));
+    return reply_of(buf);
+}
+
+static void assert_defaults(const struct board_settings *s)
+{
+    ck_assert_int_eq(s->layout.order, SCORE_ORDER_DESC);
+    ck_assert_int_eq(s->layout.tiebreak, SCORE_TIEBREAK_FIRST);
+    ck_assert_int_eq(s->layout.decimals, 0);
+    ck_assert_int_eq(s->period, PERIOD_NONE);
+    ck_assert_int_eq(s->tz_min, 0);
+    ck_assert_int_eq(s->retain, 1);
+    ck_assert_int_eq(s->page_size, BOARD_PAGE_SIZE_DEFAULT);
+    ck_assert_int_eq(s->page_ttl_ms, BOARD_PAGE_TTL_MS_DEFAULT);
+    ck_assert_int_eq(s->gen, 0);
+    ck_assert_int_eq(s->max_members, 0);
+    ck_assert_int_eq(s->version, 0);
+}
+
+START_TEST(test_defaults)
+{
+    struct board_settings s;
+    memset(&s, 0x5a, sizeof(s));
+    board_settings_default(&s);
+    assert_defaults(&s);
+    ck_assert_int_eq(BOARD_PAGE_SIZE_DEFAULT, 20);
+    ck_assert_int_eq(BOARD_PAGE_TTL_MS_DEFAULT, 1000);
+
+    /* an empty hash, a nil and a non-array: the defaults */
+    struct store_reply *r = reply_of("*0\r\n");
+    memset(&s, 0x5a, sizeof(s));
+    settings_from_reply(r, &s);
+    assert_defaults(&s);
+    store_reply_free(r);
+    r = reply_of("$-1\r\n");
+    settings_from_reply(r, &s);
+    assert_defaults(&s);
+    store_reply_free(r);
+    r = reply_of("-ERR no\r\n");
+    settings_from_reply(r, &s);
+    assert_defaults(&s);
+    store_reply_free(r);
+    settings_from_reply(NULL, &s);
+    assert_defaults(&s);
+}
+END_TEST
+
+START_TEST(test_every_field)
+{
+    static const char *const fv[] = {
+        "order",
+        "asc",
+        "tiebreak",
+        "last",
+        "score_decimals",
+        "3",
+        "page_size",
+        "50",
+        "page_ttl_ms",
+        "0",
+        "period",
+        "weekly",
+        "timezone",
+        "-300",
+        "retain",
+        "4",
+        "gen",
+        "1733011200000123",
+        "max_members",
+        "5000",
+        "version",
+        "9007199254740991",
+    };
+    struct store_reply *r = hash_of(fv, sizeof(fv) / sizeof(fv[0]));
+    struct board_settings s;
+    settings_from_reply(r, &s);
+    ck_assert_int_eq(s.layout.order, SCORE_ORDER_ASC);
+    ck_assert_int_eq(s.layout.tiebreak, SCORE_TIEBREAK_LAST);
+    ck_assert_int_eq(s.layout.decimals, 3);
+    ck_assert_int_eq(s.page_size, 50);
+    ck_assert_int_eq(s.page_ttl_ms, 0);
+    enum period_kind weekly;
+    ck_assert_int_eq(period_kind_parse("weekly", &weekly), 0);
+    ck_assert_int_eq(s.period, weekly);
+    ck_assert_int_eq(s.tz_min, -300);
+    ck_assert_int_eq(s.retain, 4);
+    ck_assert_int_eq(s.gen, INT64_C(1733011200000123));
+    ck_assert_int_eq(s.max_members, 5000);
+    ck_assert_int_eq(s.version, INT64_C(9007199254740991));
+    store_reply_free(r);
+
+    static const char *const id[] = {"tiebreak", "id", "order", "desc"};
+    r = hash_of(id, 4);
+    settings_from_reply(r, &s);
+    ck_assert_int_eq(s.layout.tiebreak, SCORE_TIEBREAK_ID);
+    ck_assert_int_eq(s.layout.order, SCORE_ORDER_DESC);
+    store_reply_free(r);
+}
+END_TEST
+
+/* Values rankd never writes keep their defaults, one field at a time (a hand-edited or damaged
+ * hash must not give a page size of 0 or a TTL of a week). */
+START_TEST(test_damaged_fields)
+{
+    static const char *const bad[][2] = {
+        {"page_size", "0"},        {"page_size", "101"},       {"page_size", "abc"},
+        {"page_ttl_ms", "-1"},     {"page_ttl_ms", "3600001"}, {"score_decimals", "-1"},
+        {"score_decimals", "99"},  {"timezone", "100000"},     {"retain", "-2"},
+        {"retain", "1000000"},     {"max_members", "-5"},      {"max_members", "100000001"},
+        {"period", "fortnightly"}, {"order", "sideways"},      {"tiebreak", "random"},
+        {"unknown_field", "7"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct store_reply *r = hash_of(bad[i], 2);
+        struct board_settings s;
+        settings_from_reply(r, &s);
+        assert_defaults(&s);
+        store_reply_free(r);
+    }
+    /* an odd element count: the last field without a value is ignored */
+    struct store_reply *r = reply_of("*3\r\n$9\r\npage_size\r\n$2\r\n30\r\n$6\r\nretain\r\n");
+    struct board_settings s;
+    settings_from_reply(r, &s);
+    ck_assert_int_eq(s.page_size, 30);
+    ck_assert_int_eq(s.retain, 1);
+    store_reply_free(r);
+}
+END_TEST
+
+/* A read script's reply opens with the settings hash as pairs; its `version` is the write
+ * counter that min_version reads are judged by. */
+START_TEST(test_read_version)
+{
+    struct store_reply *r = reply_of("$-1\r\n"); /* no board */
+    ck_assert_int_eq(board_read_version(r), 0);
+    store_reply_free(r);
+
+    r = reply_of("*2\r\n*4\r\n$5\r\norder\r\n$4\r\ndesc\r\n$7\r\nversion\r\n$2\r\n42\r\n:7\r\n");
+    ck_assert_int_eq(board_read_version(r), 42);
+    store_reply_free(r);
+
+    r = reply_of("*2\r\n*2\r\n$5\r\norder\r\n$4\r\ndesc\r\n:7\r\n"); /* no write yet */
+    ck_assert_int_eq(board_read_version(r), 0);
+    store_reply_free(r);
+
+    /* a retry, a refusal and an error are not versions */
+    r = reply_of("*4\r\n$5\r\nretry\r\n$5\r\ndaily\r\n$1\r\n0\r\n$1\r\n1\r\n");
+    ck_assert_int_eq(board_read_version(r), -1);
+    store_reply_free(r);
+    r = reply_of("-BUSY Redis is busy\r\n");
+    ck_assert_int_eq(board_read_version(r), -1);
+    store_reply_free(r);
+}
+END_TEST
+
+START_TEST(test_check_score)
+{
+    struct board_settings s;
+    board_settings_default(&s);
+    int64_t key = 0, key2 = 0;
+    ck_assert_int_eq(board_check_score(&s, 12, &key), 0);
+    ck_assert_int_eq(board_check_score(&s, 13, &key2), 0);
+    /* desc: the higher score sorts first (the lower key) */
+    ck_assert_int_gt(key, key2);
+    s.layout.order = SCORE_ORDER_ASC;
+    ck_assert_int_eq(board_check_score(&s, 12, &key), 0);
+    ck_assert_int_eq(board_check_score(&s, 13, &key2), 0);
+    ck_assert_int_lt(key, key2);
+    /* 0 decimals: a fraction is refused */
+    ck_assert_int_eq(board_check_score(&s, 1.5, &key), -EDOM);
+    s.layout.decimals = 1;
+    ck_assert_int_eq(board_check_score(&s, 1.5, &key), 0);
+    ck_assert_int_lt(board_check_score(&s, 1e300, &key), 0);
+}
+END_TEST
+
+Suite *board_settings_suite(void)
+{
+    Suite *s = suite_create("board_settings");
+    TCase *tc = tcase_create("board_settings");
+    tcase_set_timeout(tc, 10);
+    tcase_add_test(tc, test_defaults);
+    tcase_add_test(tc, test_every_field);
+    tcase_add_test(tc, test_damaged_fields);
+    tcase_add_test(tc, test_read_version);
+    tcase_add_test(tc, test_check_score);
+    suite_add_tcase(s, tc);
+    return s;
+}
