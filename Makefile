@@ -275,7 +275,7 @@ install: all
 	sed -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' -e 's|@DATADIR@|$(DATADIR)|g' dist/rankd.env.in \
 	    > $(BUILD)/rankd.env
 	[ -e $(DESTDIR)$(SYSCONFDIR)/default/rankd ] || \
-	    install -m 0644 $(BUILD)/rankd.env $(DESTDIR)$(SYSCONFDIR)/default/rankd
+	    install -m 0640 $(BUILD)/rankd.env $(DESTDIR)$(SYSCONFDIR)/default/rankd
 
 # A Debian package (debhelper) of this tree, built in a copy under build/deb/:
 # build/deb/rankd_$(VERSION)_<arch>.deb. Installs with: apt install ./build/deb/rankd_*.deb

@@ -6,7 +6,8 @@
 # page TTL; 64 concurrent cold requests through nginx, spread over both processes, compute the
 # page about once (one computation: one ZRANGE in Redis' commandstats; at most one more where a
 # lock expires on a loaded machine); with
-# one process killed, reads through nginx keep answering; a POST is never retried by nginx.
+# one process killed, reads through nginx keep answering; a POST is never retried by nginx;
+# /metrics and /admin/ are 404 through it (however spelt); limit_req answers 429 past its bursts.
 # Ends with one line: "nginx: N passed, M failed" ("nginx-cluster: ..." on the cluster).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -153,5 +154,30 @@ for i in 1 2 3 4; do
     curl -s --max-time 3 "${auth[@]}" -d '{"id":"w1","score":5,"op":"incr"}' "$N/boards/multi/scores" >/dev/null
 done
 check "incr through nginx applied once per request" grep -q '"score":20' <<<"$(curl -fs "$N/boards/multi/members/w1")"
+
+# ---------------------------------------------------------------- 4. what the sample never exposes
+for path in /metrics /admin/redis //metrics /%6Detrics /admin/; do
+    code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $TOKEN" "$N$path")
+    check "$path through nginx is 404 ($code)" test "$code" = 404
+done
+code=$(curl -s -o /dev/null -w '%{http_code}' "$B/metrics")
+check "rankd itself answers /metrics (without --admin-listen): the 404 is nginx's ($code)" test "$code" = 200
+# ---------------------------------------------------------------- 5. rate limits (limit_req)
+# 100 writes at once from one address: past the burst of 20 (10 a second) nginx answers 429
+# (any 429 shows the limit in force: on a slow machine more of them get through in time)
+urls=()
+for i in $(seq 1 100); do urls+=(-o /dev/null -X DELETE "$N/boards/nosuch/members/x$i"); done
+curl -s --parallel --parallel-immediate --parallel-max 100 -w '%{http_code}\n' "${urls[@]}" \
+    >"$WORK/writes.txt" 2>/dev/null
+limited=$(grep -c '^429$' "$WORK/writes.txt")
+check "100 writes at once: nginx's limit_req answers 429 past the burst ($limited of 100)" \
+    test "$limited" -ge 1
+# 300 reads at once: past the burst of 100 (50 a second)
+urls=()
+for i in $(seq 1 300); do urls+=(-o /dev/null "$N/healthz"); done
+curl -s --parallel --parallel-immediate --parallel-max 100 -w '%{http_code}\n' "${urls[@]}" \
+    >"$WORK/reads.txt" 2>/dev/null
+limited=$(grep -c '^429$' "$WORK/reads.txt")
+check "300 reads at once: 429 past the burst ($limited of 300)" test "$limited" -ge 1
 
 checks_end

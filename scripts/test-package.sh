@@ -84,6 +84,8 @@ if [ "$WHAT" = install ] || [ "$WHAT" = all ]; then
         grep -qx \"\$k\" '$T/root/lib/systemd/system/rankd.service' || { echo \"no \$k\"; exit 1; }; done"
     check "no token in the unit or the environment file" \
         sh -c "! grep -Eq 'RANKD_WRITE_TOKEN=|--write-token[= ]' '$T/root/lib/systemd/system/rankd.service' '$T/root/etc/default/rankd'"
+    check "the environment file is 0640 (it may hold a Redis URL)" \
+        sh -c "[ \"\$(stat -c %a '$T/root/etc/default/rankd')\" = 640 ]"
     check "the installed rankd serves the web page at /" serves "$T/root/usr/bin/rankd" "$T/installed.log"
 fi
 
@@ -109,6 +111,7 @@ if [ "$WHAT" = deb ] || [ "$WHAT" = all ]; then
         check "Depends: the libraries, adduser" sh -c "dpkg-deb -f '$DEB' Depends | grep -q libmicrohttpd12 &&
             dpkg-deb -f '$DEB' Depends | grep -q libhiredis0.14 && dpkg-deb -f '$DEB' Depends | grep -q libcjson1 &&
             dpkg-deb -f '$DEB' Depends | grep -q adduser"
+        check "/etc/default/rankd is 0640" sh -c "dpkg-deb -c '$DEB' | grep -q '^-rw-r----- .* ./etc/default/rankd\$'"
         check "/etc/default/rankd is a conffile" sh -c "dpkg-deb --ctrl-tarfile '$DEB' | tar -xOf - ./conffiles | grep -qx /etc/default/rankd"
         check "postinst enables and starts rankd.service, makes the token file" sh -c "
             dpkg-deb --ctrl-tarfile '$DEB' | tar -xOf - ./postinst > '$T/postinst' &&

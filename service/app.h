@@ -29,22 +29,25 @@ struct rankd_conns {
 };
 
 struct rankd {
-    struct config cfg;             /**< a copy, immutable after start */
-    struct store *reads;           /**< owned: where the event threads' read connections dial
-                                    *   (store.h: the dial and the scripts; no pool) */
-    struct store *writes;          /**< owned: where their write connections dial */
-    struct store *cache_reads;     /**< owned, --cache-redis only (else NULL): where their read
-                                    *   connections to the cache Redis dial */
-    struct store *cache_writes;    /**< owned, likewise for their write connections */
-    struct board_model model;      /**< borrows the stores and cfg.key_prefix */
-    struct page_cache *page_cache; /**< owned: the pages' byte cache */
-    struct pages *pages;           /**< owned: the rank flow (borrows page_cache) */
-    struct loop_group *loops;      /**< owned: the event threads (loop.h) */
-    struct httpd *http;            /**< owned: libmicrohttpd on each of them (httpd.h) */
-    struct rankd_conns *conns;     /**< owned: per event thread */
-    int nconns;                    /**< entries of conns (one per event thread) */
-    char static_root[4096];        /**< real path of the web frontend, "" = not served */
-    struct tokens *tokens;         /**< owned: the write tokens (tokens.h) */
+    struct config cfg;              /**< a copy, immutable after start */
+    struct store *reads;            /**< owned: where the event threads' read connections dial
+                                     *   (store.h: the dial and the scripts; no pool) */
+    struct store *writes;           /**< owned: where their write connections dial */
+    struct store *cache_reads;      /**< owned, --cache-redis only (else NULL): where their read
+                                     *   connections to the cache Redis dial */
+    struct store *cache_writes;     /**< owned, likewise for their write connections */
+    struct board_model model;       /**< borrows the stores and cfg.key_prefix */
+    struct page_cache *page_cache;  /**< owned: the pages' byte cache */
+    struct pages *pages;            /**< owned: the rank flow (borrows page_cache) */
+    struct loop_group *loops;       /**< owned: the event threads (loop.h) */
+    struct httpd *http;             /**< owned: libmicrohttpd on each of them (httpd.h) */
+    struct rankd_conns *conns;      /**< owned: per event thread */
+    int nconns;                     /**< entries of conns (one per event thread) */
+    char static_root[4096];         /**< real path of the web frontend, "" = not served */
+    struct tokens *tokens;          /**< owned: the write tokens (tokens.h) */
+    struct loop_group *admin_loops; /**< owned, --admin-listen only (else NULL): its one loop */
+    struct httpd *admin_http;       /**< owned, likewise: /metrics, /admin/..., the probes */
+    struct rankd_conns admin_conns; /**< owned, likewise: its loop's Redis connections */
 };
 
 #endif

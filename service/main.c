@@ -31,6 +31,13 @@ int main(int argc, char **argv)
     log_set_level(cfg.log_level);
     log_set_format(cfg.log_format);
     log_set_access(cfg.access_log);
+    if (cfg.password_in_url)
+        log_warn("the Redis password is inside %s, which ps or the environment show to other "
+                 "users: give it in a file with --redis-password-file (RANKD_REDIS_PASSWORD_FILE) "
+                 "and leave it out of the URL",
+                 cfg.password_in_url == 3   ? "--redis and --cache-redis"
+                 : cfg.password_in_url == 1 ? "--redis"
+                                            : "--cache-redis");
     /* a Redis user that may not run the scripts: one clear line and exit 2 (store_preflight.h) */
     char why[1024];
     if (store_preflight_scripts(&cfg.redis, "Redis", cfg.read_from_replicas, cfg.connect_timeout_ms,
@@ -58,6 +65,10 @@ int main(int argc, char **argv)
         return 2;
     }
     int ntokens = tokens_count(rankd_tokens(app));
+    if (cfg.admin_port >= 0)
+        log_info("admin listener on %s:%d: /metrics and /admin/* there only; /healthz and "
+                 "/readyz on both",
+                 cfg.admin_host, rankd_admin_port(app));
     log_info("rankd %s (%s) listening on %s:%d, redis %s%s:%d db %d%s, key prefix '%s', writes "
              "%s%s, log %s, access log %s",
              RANKD_VERSION, RANKD_REVISION, cfg.listen_host, rankd_port(app),

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "admin.h"
+#include "auth.h"
 #include "export.h"
 #include "httpd.h"
 #include "log.h"
@@ -40,9 +41,69 @@ static struct store *store_for(const struct config *cfg, const struct redis_url 
     return store_new(&sc);
 }
 
+/* Loop l's own Redis connections into *t, and its HTTP daemon of server h, dialling now (so the
+ * first requests need not wait for a dial). 0 or a negative errno (rankd_stop undoes it). */
+static int serve_loop(struct rankd *app, struct loop *l, struct httpd *h, struct rankd_conns *t)
+{
+    /* the data Redis, and the cache Redis when it is a separate one (page GETs, locks and
+     * stores there; page.lua on the data Redis). Added before the daemon: each iteration's
+     * commands go out after MHD has run. */
+    t->reads = store_async_new(app->reads, l);
+    t->writes = store_async_new(app->writes, l);
+    if (!t->reads || !t->writes)
+        return -ENOMEM;
+    if (app->cache_reads) {
+        t->cache_reads = store_async_new(app->cache_reads, l);
+        t->cache_writes = store_async_new(app->cache_writes, l);
+        if (!t->cache_reads || !t->cache_writes)
+            return -ENOMEM;
+    }
+    struct httpd_conns hc = {.reads = t->reads,
+                             .writes = t->writes,
+                             .cache_reads = t->cache_reads,
+                             .cache_writes = t->cache_writes};
+    int err = httpd_attach(h, l, &hc);
+    if (err)
+        return err;
+    struct store_async *const all[] = {t->reads, t->writes, t->cache_reads, t->cache_writes};
+    for (size_t k = 0; k < sizeof(all) / sizeof(all[0]); k++)
+        if (all[k])
+            store_async_start(all[k]);
+    return 0;
+}
+
+/* --admin-listen: one more loop on its own address, whose daemon answers /metrics, /admin/...
+ * and the probes only (the public one 404s the first two). 0 or a negative errno. */
+static int serve_admin(struct rankd *app, const struct httpd_options *public)
+{
+    const struct config *c = &app->cfg;
+    struct loop_group_options lo = {
+        .host = c->admin_host,
+        .port = c->admin_port,
+        .threads = 1,
+        .max_connections = 64, /* operators and a scraper, never the public */
+        .max_per_ip = 0,
+    };
+    struct httpd_options ho = *public;
+    ho.static_root = "";
+    ho.cors = NULL;
+    ho.max_connections = lo.max_connections;
+    ho.listener = AUTH_LISTENER_ADMIN;
+    ho.metrics_of = app->http; /* its /metrics tells of the public event threads */
+    int err = 0;
+    if (!(app->admin_loops = loop_group_new(&lo, &err)))
+        return err;
+    if (!(app->admin_http = httpd_new(&ho)))
+        return -ENOMEM;
+    if ((err = serve_loop(app, loop_group_loop(app->admin_loops, 0), app->admin_http,
+                          &app->admin_conns)))
+        return err;
+    return loop_group_start(app->admin_loops);
+}
+
 /* The event loops, an HTTP daemon and two Redis connections (reads, writes) on each, two more
- * to the cache Redis with --cache-redis, started. Returns 0 or a negative errno (rankd_stop
- * undoes what was done). */
+ * to the cache Redis with --cache-redis, started; and the admin listener's with --admin-listen.
+ * Returns 0 or a negative errno (rankd_stop undoes what was done). */
 static int serve(struct rankd *app)
 {
     const struct config *c = &app->cfg;
@@ -61,6 +122,8 @@ static int serve(struct rankd *app)
         .request_timeout_ms = c->request_timeout_ms,
         .header_timeout_ms = c->header_timeout_ms,
         .cors = &c->cors,
+        .listener = c->admin_port >= 0 ? AUTH_LISTENER_PUBLIC : AUTH_LISTENER_ALL,
+        .trusted_proxies = &c->trusted_proxies,
     };
     int err = 0;
     if (!(app->loops = loop_group_new(&lo, &err)))
@@ -71,34 +134,11 @@ static int serve(struct rankd *app)
     if (!app->conns || !app->http)
         return -ENOMEM;
     app->nconns = n;
-    for (int i = 0; i < n; i++) {
-        struct loop *l = loop_group_loop(app->loops, i);
-        struct rankd_conns *t = &app->conns[i];
-        /* the data Redis, and the cache Redis when it is a separate one (page GETs, locks and
-         * stores there; page.lua on the data Redis). Added before the daemon: each iteration's
-         * commands go out after MHD has run. */
-        t->reads = store_async_new(app->reads, l);
-        t->writes = store_async_new(app->writes, l);
-        if (!t->reads || !t->writes)
-            return -ENOMEM;
-        if (app->cache_reads) {
-            t->cache_reads = store_async_new(app->cache_reads, l);
-            t->cache_writes = store_async_new(app->cache_writes, l);
-            if (!t->cache_reads || !t->cache_writes)
-                return -ENOMEM;
-        }
-        struct httpd_conns hc = {.reads = t->reads,
-                                 .writes = t->writes,
-                                 .cache_reads = t->cache_reads,
-                                 .cache_writes = t->cache_writes};
-        if ((err = httpd_attach(app->http, l, &hc)) != 0)
+    for (int i = 0; i < n; i++)
+        if ((err = serve_loop(app, loop_group_loop(app->loops, i), app->http, &app->conns[i])))
             return err;
-        /* dial now, so the first requests need not wait for a dial */
-        struct store_async *const all[] = {t->reads, t->writes, t->cache_reads, t->cache_writes};
-        for (size_t k = 0; k < sizeof(all) / sizeof(all[0]); k++)
-            if (all[k])
-                store_async_start(all[k]);
-    }
+    if (c->admin_port >= 0 && (err = serve_admin(app, &ho)))
+        return err;
     return loop_group_start(app->loops);
 }
 
@@ -209,6 +249,11 @@ int rankd_port(const struct rankd *app)
     return loop_group_port(app->loops);
 }
 
+int rankd_admin_port(const struct rankd *app)
+{
+    return app->admin_loops ? loop_group_port(app->admin_loops) : -1;
+}
+
 const char *rankd_static_root(const struct rankd *app)
 {
     return app->static_root;
@@ -251,9 +296,14 @@ void rankd_stop(struct rankd *app)
      * daemons and the loops go in that order (each unregisters from its loop first). */
     if (app->loops)
         loop_group_quiesce(app->loops);
+    if (app->admin_loops)
+        loop_group_quiesce(app->admin_loops);
     httpd_quiesce(app->http);
+    httpd_quiesce(app->admin_http);
     if (app->loops)
         loop_group_stop(app->loops);
+    if (app->admin_loops)
+        loop_group_stop(app->admin_loops);
     for (int i = 0; i < app->nconns; i++) { /* nothing is pending: no request is suspended */
         store_async_free(app->conns[i].reads);
         store_async_free(app->conns[i].writes);
@@ -261,6 +311,12 @@ void rankd_stop(struct rankd *app)
         store_async_free(app->conns[i].cache_writes);
     }
     free(app->conns);
+    store_async_free(app->admin_conns.reads);
+    store_async_free(app->admin_conns.writes);
+    store_async_free(app->admin_conns.cache_reads);
+    store_async_free(app->admin_conns.cache_writes);
+    httpd_free(app->admin_http); /* its metrics_of, app->http, is freed after it */
+    loop_group_free(app->admin_loops);
     httpd_free(app->http);
     loop_group_free(app->loops);
     page_cache_free(app->page_cache); /* its fills left on stopped loops hold the flow's */

@@ -30,6 +30,9 @@ struct rankd *rankd_start_hooked(const struct config *cfg, const struct rankd_ho
 /** The HTTP port rankd listens on. */
 int rankd_port(const struct rankd *app);
 
+/** The port of the admin listener (--admin-listen), or -1 without one. */
+int rankd_admin_port(const struct rankd *app);
+
 /** The real path of the directory served at `/` ("" when none). Borrowed. */
 const char *rankd_static_root(const struct rankd *app);
 

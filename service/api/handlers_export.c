@@ -30,6 +30,7 @@ struct export_req {
     int64_t next;           /* the next rank to read, 0-based */
     struct http_body *body; /* waiting for a read, or NULL */
     int reading, finished, failed, detached, released;
+    int head; /* HEAD: the GET's headers, X-Export-Total a count of the set, no snapshot */
 };
 
 static void req_release(struct export_req *e)
@@ -123,6 +124,7 @@ static void snapshot_done(struct export_job *j, int rc)
     char total[24];
     snprintf(total, sizeof(total), "%" PRId64, j->total);
     struct http_body_source src = {.read = body_read, .free = body_free, .arg = e};
+    e->finished = e->head; /* HEAD: the GET's headers; httpd sends no body */
     http_reply_stream(e->rp, 200, "application/x-ndjson", &src);
     http_reply_header(e->rp, "X-Export-Total", total);
     http_reply_header(e->rp, "Cache-Control", "no-store");
@@ -143,7 +145,7 @@ static void export_begin(struct export_req *e, const struct board_settings *s, i
         e->job.layout = s->layout;
         e->job.call_timeout_ms = e->rq->app->cfg.request_timeout_ms;
         e->job.done = snapshot_done;
-        rc = export_snapshot(m, &e->job);
+        rc = e->head ? export_count(m, &e->job) : export_snapshot(m, &e->job);
     }
     if (rc) {
         struct http_async *async = e->async;
@@ -184,6 +186,7 @@ void handle_export_async(struct http_request *rq, struct http_reply *rp, struct 
     e->rp = rp;
     e->async = async;
     e->period = period;
+    e->head = strcmp(rq->method, "HEAD") == 0;
     util_copy(e->board, sizeof(e->board), board);
     struct board_settings s;
     int exists = 0;

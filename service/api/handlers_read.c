@@ -66,6 +66,7 @@ static int cursor_arg(struct http_request *rq, struct http_reply *rp, const char
     const char *v = NULL;
     http_arg(rq, name, &v);
     if (cursor_decode(v, &a->cursor) || a->cursor.kind != kind ||
+        (a->cursor.tagged && a->cursor.board_tag != cursor_board_tag(a->board)) ||
         (a->period && a->period[0] && strcmp(a->period, a->cursor.period) != 0)) {
         http_reply_error(rp, 400, "invalid_cursor",
                          "%s must be the %s cursor of a page of this board, as rankd sent it%s.",

@@ -204,12 +204,17 @@ static void out_items(struct out *o, const struct board_page *p)
     out_mem(o, "]", 1);
 }
 
-/* ,"<name>":"<cursor of item it>" (kind, the page's generation and period), or null. */
-static void out_cursor(struct out *o, const char *name, const struct board_page *p,
-                       const struct board_item *it, enum cursor_kind kind)
+/* ,"<name>":"<cursor of item it>" (kind, the page's generation, board and period), or null. */
+static void out_cursor(struct out *o, const char *name, const char *board,
+                       const struct board_page *p, const struct board_item *it,
+                       enum cursor_kind kind)
 {
     out_str(o, name);
-    struct cursor c = {.kind = kind, .gen = p->settings.gen, .stored = it ? it->stored : 0};
+    struct cursor c = {.kind = kind,
+                       .gen = p->settings.gen,
+                       .stored = it ? it->stored : 0,
+                       .tagged = 1,
+                       .board_tag = cursor_board_tag(board)};
     char text[CURSOR_TEXT_MAX];
     if (it && it->id_len <= CURSOR_ID_MAX) {
         snprintf(c.period, sizeof(c.period), "%s", p->period);
@@ -254,9 +259,10 @@ static char *page_body(const char *board, int64_t page, const struct board_page 
     if (cursors) {
         const struct board_item *last = p->n ? &p->items[p->n - 1] : NULL;
         const struct board_item *first = p->n ? &p->items[0] : NULL;
-        out_cursor(&o, ",\"next\":", p, last && last->ordinal < p->end ? last : NULL, CURSOR_NEXT);
-        out_cursor(&o, ",\"prev\":", p, first && first->ordinal - 1 > p->first ? first : NULL,
-                   CURSOR_PREV);
+        out_cursor(&o, ",\"next\":", board, p, last && last->ordinal < p->end ? last : NULL,
+                   CURSOR_NEXT);
+        out_cursor(&o, ",\"prev\":", board, p,
+                   first && first->ordinal - 1 > p->first ? first : NULL, CURSOR_PREV);
     }
     out_mem(&o, ",", 1);
     out_items(&o, p);

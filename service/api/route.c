@@ -15,17 +15,17 @@
     {                                                                                              \
         .method = (m), .pattern = (p), .async = (a), .name = (n), .flags = (f)                     \
     }
-#define Q(m, p, q, n)                                                                              \
+#define Q(m, p, q, n, f)                                                                           \
     {                                                                                              \
-        .method = (m), .pattern = (p), .quick = (q), .name = (n)                                   \
+        .method = (m), .pattern = (p), .quick = (q), .name = (n), .flags = (f)                     \
     }
 #define W ROUTE_WRITE
 #define B ROUTE_BODY
 #define S ROUTE_SCORES
 static struct route routes[] = {
-    Q("GET", "/healthz", handle_healthz, "healthz"),
-    A("GET", "/readyz", handle_readyz, "readyz", 0),
-    Q("GET", "/metrics", handle_metrics, "metrics"),
+    Q("GET", "/healthz", handle_healthz, "healthz", ROUTE_PROBE),
+    A("GET", "/readyz", handle_readyz, "readyz", ROUTE_PROBE),
+    Q("GET", "/metrics", handle_metrics, "metrics", ROUTE_ADMIN),
     {.method = "GET",
      .pattern = "/rank",
      .name = "rank",
@@ -56,7 +56,7 @@ static struct route routes[] = {
     A("DELETE", "/boards/{board}/members/{id}", handle_member_delete, "member_delete", W),
     A("POST", "/boards/{board}/reset", handle_board_reset, "board_reset", W),
     A("DELETE", "/boards/{board}/members", handle_members_trim, "members_trim", W),
-    A("GET", "/admin/redis", handle_admin_redis, "admin_redis", W),
+    A("GET", "/admin/redis", handle_admin_redis, "admin_redis", W | ROUTE_ADMIN),
     A("GET", "/boards/{board}/export", handle_export_async, "export", 0),
     {.method = "GET",
      .pattern = "/boards/{board}/members/{id}/around",

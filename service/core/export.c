@@ -164,6 +164,32 @@ int export_snapshot(struct board_model *m, struct export_job *j)
     return copy_send(j, "start", start_reply);
 }
 
+static void count_reply(void *arg, int rc, struct store_reply **replies)
+{
+    struct export_job *j = arg;
+    if (!rc && replies[0]->type == STORE_REPLY_INTEGER)
+        j->total = replies[0]->integer;
+    else if (!rc)
+        rc = replies[0]->type == STORE_REPLY_ERROR && store_reply_errno(replies[0])
+                 ? store_reply_errno(replies[0])
+                 : -EIO;
+    j->done(j, rc);
+}
+
+int export_count(struct board_model *m, struct export_job *j)
+{
+    if (!j->conn)
+        return -ECONNREFUSED;
+    j->m = m;
+    j->total = 0;
+    j->token[0] = '\0'; /* no snapshot: export_release has nothing to remove */
+    const char *argv[] = {"ZCARD", j->where.z};
+    const char *const *av[] = {argv};
+    const int argc[] = {2};
+    int rc = store_async_send(j->conn, 1, argc, av, NULL, deadline(j), count_reply, j);
+    return rc < 0 ? rc : 0;
+}
+
 /* A read in flight: the caller's callback and the job; the rows' reply while their records are
  * read. */
 struct read_call {

@@ -65,6 +65,11 @@ void export_scripts_register(void);
  *  (done will be called) or a negative errno with nothing sent. */
 int export_snapshot(struct board_model *m, struct export_job *j);
 
+/** What a HEAD asks: the rows a snapshot taken now would hold, without taking it: one ZCARD of
+ *  the set (j->where), then done(j, rc) with j->total. No key is made (export_release is a
+ *  no-op after it). Returns 0 (done will be called) or a negative errno with nothing sent. */
+int export_count(struct board_model *m, struct export_job *j);
+
 /** Rows from..from+n of the snapshot, rank from+1 first: items[0..n) (strings borrowed for the
  *  call; n 0 past the end), or rc < 0. */
 typedef void (*export_rows_fn)(void *arg, int rc, const struct board_item *items, size_t n);

@@ -93,6 +93,7 @@ void access_done(const struct access_record *r)
         .error = r->fault ? r->fault->code : NULL,
         .cause = r->fault ? r->fault->cause : NULL,
         .aborted = r->aborted,
+        .client = r->client,
     };
     log_request(&lr);
 }

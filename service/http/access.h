@@ -50,6 +50,7 @@ struct access_record {
     const char *request_id;           /**< as access_request_id gave it */
     const struct access_fault *fault; /**< for a 5xx, or NULL */
     int aborted;                      /**< the connection ended before the reply was sent in full */
+    const char *client;               /**< the client's address (cidr_client), or NULL */
 };
 
 /** Count the request (metrics_request) and write its access line (log_request) when the access

@@ -84,3 +84,12 @@ int auth_board(const struct http_request *rq, const char *board, struct http_rep
     insufficient(rp, scope);
     return -1;
 }
+
+int auth_listener_serves(int listener, const struct route *r)
+{
+    if (listener == AUTH_LISTENER_PUBLIC)
+        return !(r->flags & ROUTE_ADMIN);
+    if (listener == AUTH_LISTENER_ADMIN)
+        return (r->flags & (ROUTE_ADMIN | ROUTE_PROBE)) != 0;
+    return 1;
+}

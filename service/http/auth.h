@@ -22,6 +22,17 @@
 struct route;
 struct tokens;
 
+/** Which routes a listener serves (httpd_options.listener). */
+enum auth_listener {
+    AUTH_LISTENER_ALL = 0, /**< the only listener (no --admin-listen): every route */
+    AUTH_LISTENER_PUBLIC,  /**< --listen beside an admin listener: all but ROUTE_ADMIN */
+    AUTH_LISTENER_ADMIN,   /**< --admin-listen: ROUTE_ADMIN and ROUTE_PROBE routes only */
+};
+
+/** 1 when `listener` (enum auth_listener) serves route r; else the request is 404 not_found, as
+ *  if the route did not exist there. */
+int auth_listener_serves(int listener, const struct route *r);
+
 /**
  * Check the request of route r against `tokens` (NULL: none in force) and its Authorization
  * header (NULL when absent). Returns 0 when it may go on (for a ROUTE_WRITE route the token's

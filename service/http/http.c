@@ -216,8 +216,16 @@ const struct http_errno_row http_errno_rows[] = {
     ROW(-ENOENT, HTTP_ERRNO_ROUTE, 404, "not_found", "No route for {method} {path}.", NULL, 0),
     ROW(-EPERM, HTTP_ERRNO_ROUTE, 405, "method_not_allowed",
         "{method} is not allowed here; use {allow}.", NULL, 0),
-    ROW(-EINVAL, HTTP_ERRNO_ROUTE, 400, "invalid_path",
-        "The path has a malformed percent escape or an over-long segment.", NULL, 0),
+    ROW(-EINVAL, HTTP_ERRNO_ROUTE, 400, "invalid_path", "The path has a malformed percent escape.",
+        NULL, 0),
+    ROW(-ENAMETOOLONG, HTTP_ERRNO_ROUTE, 414, "uri_too_long",
+        "The path is over 2048 bytes (the query string not counted): no route or file of rankd's "
+        "has one that long.",
+        NULL, 0),
+    ROW(-E2BIG, HTTP_ERRNO_ROUTE, 414, "uri_too_long",
+        "A segment of the path is over 512 bytes once decoded: no board name (64 at most) or id "
+        "(128) is that long.",
+        NULL, 0),
     ROW(-EINVAL, HTTP_ERRNO_FILE, 400, "invalid_path", "The path has a malformed percent escape.",
         NULL, 0),
     ROW(-EINVAL, HTTP_ERRNO_QUERY, 400, "invalid_query",

@@ -2,7 +2,9 @@
  * replies; see httpd.h. */
 #include "httpd.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -16,6 +18,7 @@
 
 #include "access.h"
 #include "auth.h"
+#include "cidr.h"
 #include "cors.h"
 #include "gzip.h"
 #include "log.h"
@@ -126,12 +129,13 @@ struct exchange {
     uint64_t bytes;             /* body bytes of the queued reply */
     struct access_fault *fault; /* a 5xx's code and cause (access.h), or NULL */
     char request_id[ACCESS_ID_MAX + 1]; /* X-Request-Id, given or made (access.h) */
-    const char *cors_origin; /* Access-Control-Allow-Origin of a cross-origin read, or NULL */
-    int cors_vary;           /* 1: the reply depends on Origin (a list of origins): Vary: Origin */
-    int gzip_ok;             /* the client accepts gzip (Accept-Encoding) */
-    int inm_gz;              /* its If-None-Match named a gzip form ("...-gz") */
-    char inm[72];            /* that If-None-Match without "-gz": what the handlers compare */
-    struct http_body *body;  /* the streamed body being sent (rp.stream), or NULL */
+    char client[CIDR_ADDR_MAX]; /* who asked: the peer, or behind a trusted proxy the client */
+    const char *cors_origin;    /* Access-Control-Allow-Origin of a cross-origin read, or NULL */
+    int cors_vary;          /* 1: the reply depends on Origin (a list of origins): Vary: Origin */
+    int gzip_ok;            /* the client accepts gzip (Accept-Encoding) */
+    int inm_gz;             /* its If-None-Match named a gzip form ("...-gz") */
+    char inm[72];           /* that If-None-Match without "-gz": what the handlers compare */
+    struct http_body *body; /* the streamed body being sent (rp.stream), or NULL */
 };
 
 /* A streamed body (http_body_source) as libmicrohttpd sends it: a callback response whose reader
@@ -319,6 +323,27 @@ static int check_framing(struct MHD_Connection *c, struct http_reply *rp)
     return -1;
 }
 
+/* 0 when the request's Host is as RFC 9112 3.2 wants it: one Host header (none in HTTP/1.0), its
+ * value "" or uri-host[:port] (reg-name characters, or an IP literal in brackets); else the reply
+ * is 400 invalid_host. */
+static int check_host(struct MHD_Connection *c, const char *version, struct http_reply *rp)
+{
+    struct header_count host = {.name = "Host"};
+    MHD_get_connection_values(c, MHD_HEADER_KIND, count_header, &host);
+    int v11 = strcmp(version, MHD_HTTP_VERSION_1_0) != 0;
+    int ok = host.n == 1 || (host.n == 0 && !v11);
+    for (const char *p = host.n == 1 ? host.first : ""; ok && *p; p++)
+        ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+             strchr("-._~%!$&'()*+,;=:[]", *p) != NULL;
+    if (ok)
+        return 0;
+    http_reply_error(rp, 400, "invalid_host",
+                     host.n == 0  ? "The request has no Host header (required since HTTP/1.1)."
+                     : host.n > 1 ? "The request has more than one Host header."
+                                  : "The Host header is not a host[:port].");
+    return -1;
+}
+
 /* CORS (cors.h): a read from an allowed origin gets its headers when it is sent (send_reply); a
  * preflight is answered here: returns 1 when x is answered. */
 static int cross_origin(struct httpd *srv, struct MHD_Connection *c, const char *method,
@@ -360,11 +385,53 @@ static int cross_origin(struct httpd *srv, struct MHD_Connection *c, const char 
     return 1;
 }
 
-static void begin(struct httpd *srv, struct MHD_Connection *c, const char *url, const char *method,
-                  struct exchange *x)
+/* The X-Forwarded-For values of a request, joined with ',' (cut at the buffer's end). */
+struct xff_join {
+    char text[1024];
+    size_t len;
+    int n;
+};
+
+static enum MHD_Result join_xff(void *cls, enum MHD_ValueKind kind, const char *key,
+                                const char *value)
 {
+    (void)kind;
+    struct xff_join *j = cls;
+    if (strcasecmp(key, "X-Forwarded-For") != 0 || !value)
+        return MHD_YES;
+    int k = snprintf(j->text + j->len, sizeof(j->text) - j->len, "%s%s", j->n++ ? "," : "", value);
+    j->len =
+        k < 0 || j->len + (size_t)k >= sizeof(j->text) ? sizeof(j->text) - 1 : j->len + (size_t)k;
+    return MHD_YES;
+}
+
+/* Who asked, into out: the peer's address, or behind a trusted proxy the client its
+ * X-Forwarded-For names (cidr_client). */
+static void client_of(const struct httpd *srv, struct MHD_Connection *c, char out[CIDR_ADDR_MAX])
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+    char peer[CIDR_ADDR_MAX] = "";
+    if (sa && sa->sa_family == AF_INET)
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, peer,
+                  sizeof(peer));
+    else if (sa && sa->sa_family == AF_INET6)
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, peer,
+                  sizeof(peer));
+    struct xff_join j = {.len = 0};
+    const struct cidr_list *t = srv->o.trusted_proxies;
+    if (t && t->n)
+        MHD_get_connection_values(c, MHD_HEADER_KIND, join_xff, &j);
+    cidr_client(peer[0] ? peer : NULL, j.n ? j.text : NULL, t, out);
+}
+
+static void begin(struct httpd *srv, struct MHD_Connection *c, const char *url, const char *method,
+                  const char *version, struct exchange *x)
+{
+    client_of(srv, c, x->client);
     x->rq.app = srv->o.app;
-    x->rq.server = srv;
+    x->rq.server = srv->o.metrics_of ? srv->o.metrics_of : srv;
     x->rq.method = method;
     x->rq.if_none_match = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "If-None-Match");
     struct header_count idem = {.name = "Idempotency-Key"};
@@ -385,10 +452,16 @@ static void begin(struct httpd *srv, struct MHD_Connection *c, const char *url, 
         x->no_drain = 1; /* its body's length is in doubt: never read it */
         return;
     }
+    if (check_host(c, version, &x->rp))
+        return;
     if (cross_origin(srv, c, method, x))
         return;
     char allow[64];
     int rc = route_match(method, url, &x->rq, &x->route, allow, sizeof(allow));
+    if (rc == 0 && !auth_listener_serves(srv->o.listener, x->route)) {
+        x->route = NULL; /* not served on this listener: as if it did not exist */
+        rc = -ENOENT;
+    }
     if (rc == -ENOENT && serve_static(srv, method, url, x) == 0) {
         x->is_static = 1;
         return;
@@ -622,6 +695,13 @@ static enum MHD_Result send_reply(struct MHD_Connection *c, struct exchange *x)
             close(rp->fd);
         rp->fd = 0;
         buf_free(&rp->body);
+        resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64, no_body, NULL, NULL);
+        if (resp)
+            MHD_set_response_options(resp, MHD_RF_HTTP_1_0_COMPATIBLE_STRICT, MHD_RO_END);
+    } else if (rp->stream.read) {
+        /* HEAD of a streamed body (freed unread with the exchange): its length is unknown, so no
+         * Content-Length (RFC 9110 8.6: only the GET's); chunked framing would make 0.9.75 send
+         * a last chunk after the header block, so neither, as for a 304 above */
         resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 64, no_body, NULL, NULL);
         if (resp)
             MHD_set_response_options(resp, MHD_RF_HTTP_1_0_COMPATIBLE_STRICT, MHD_RO_END);
@@ -1029,7 +1109,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
                                   const char *method, const char *version, const char *upload_data,
                                   size_t *upload_data_size, void **ctx)
 {
-    (void)version;
     struct exchange *x = *ctx;
     if (!x) {
         struct conn_clock *k = clock_of(c);
@@ -1049,7 +1128,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
         atomic_fetch_add_explicit(&t->active, 1, memory_order_relaxed);
         x->conn = c;
         *ctx = x;
-        begin(t->srv, c, url, method, x);
+        begin(t->srv, c, url, method, version, x);
         /* Refused before a body arrives. A body of a known length up to DRAIN_MAX is read and
          * dropped, and the error goes out after it: answered mid-upload, MHD closes a socket
          * with unread data, the kernel resets the connection, and the client may never see the
@@ -1135,6 +1214,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
         .request_id = x->request_id,
         .fault = x->fault,
         .aborted = toe != MHD_REQUEST_TERMINATED_COMPLETED_OK && !x->cut,
+        .client = x->client[0] ? x->client : NULL,
     });
     atomic_fetch_sub_explicit(&x->thread->active, 1, memory_order_relaxed);
     struct conn_clock *k = clock_of(c);

@@ -46,6 +46,7 @@ struct loop;
 struct store_async;
 struct tokens;
 struct cors;
+struct cidr_list;
 
 /** What httpd_new needs from the application. */
 struct httpd_options {
@@ -57,11 +58,16 @@ struct httpd_options {
     int request_timeout_ms;  /**< http_request.deadline_ms; 0 = 1000 */
     const struct cors *cors; /**< the origins that may read cross-origin (cors.h); NULL or
                               *   empty: no CORS headers; borrowed, outlives the server */
-    int header_timeout_ms;   /**< a request's line and headers must arrive within this, however
-                              *   slowly they trickle: the first request's from the accept, a
-                              *   later one's from its request line (an idle keep-alive
-                              *   connection is MHD's 30 s idle timeout's); past it, 408
-                              *   header_timeout and the connection closed. 0 = 10000 */
+    const struct cidr_list *trusted_proxies; /**< peers whose X-Forwarded-For names the client
+                                              *   (cidr.h); NULL or empty: none; borrowed */
+    int listener;                   /**< which routes it serves: enum auth_listener (auth.h) */
+    const struct httpd *metrics_of; /**< /metrics reports this server's event threads (the
+                                     *   admin listener: the public one's); NULL: its own */
+    int header_timeout_ms; /**< a request's line and headers must arrive within this, however
+                            *   slowly they trickle: the first request's from the accept, a
+                            *   later one's from its request line (an idle keep-alive
+                            *   connection is MHD's 30 s idle timeout's); past it, 408
+                            *   header_timeout and the connection closed. 0 = 10000 */
 };
 
 /** A server with no daemon yet (httpd_attach adds them). Returns NULL on ENOMEM. Free with

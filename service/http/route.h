@@ -33,6 +33,9 @@ enum route_flags {
     ROUTE_SCORES = 8,   /**< with ROUTE_WRITE: a score write, scope `scores` or one naming its
                          *   board (auth.h); without it a ROUTE_WRITE route needs `admin` */
     ROUTE_RECORDS = 16, /**< with ROUTE_WRITE: a record write, scope `scores` (auth.h) */
+    ROUTE_ADMIN = 32,   /**< an operator's route (/metrics, /admin/...): only on the admin
+                         *   listener when there is one (auth.h) */
+    ROUTE_PROBE = 64,   /**< a health check (/healthz, /readyz): on every listener */
 };
 
 /* A request runs quick (if any), then, when quick did not answer, async; both on the event
@@ -59,11 +62,15 @@ void route_init(void);
 /** The metrics index of "static" (route_init). */
 int route_static_metric(void);
 
+#define ROUTE_PATH_BYTES_MAX 2048   /**< bytes of a raw path (no query): longer is 414 */
+#define ROUTE_SEGMENT_BYTES_MAX 512 /**< decoded bytes of a path parameter: longer is 414 */
+
 /**
  * Match a raw (still percent-encoded) path and method. On a match returns 0, *out, and the decoded
- * params in rq->params (owned by rq). Returns -ENOENT (no pattern: 404), -EPERM (the path exists
- * with other methods: 405, *allow lists them, e.g. "GET, PUT"), -EINVAL (a malformed escape or an
- * over-long segment: 400), -ENOMEM.
+ * params in rq->params (owned by rq). Returns -ENAMETOOLONG (a path over ROUTE_PATH_BYTES_MAX,
+ * before any matching: 414), -ENOENT (no pattern: 404), -EPERM (the path exists with other
+ * methods: 405, *allow lists them, e.g. "GET, PUT"), -EINVAL (a malformed escape in a parameter:
+ * 400), -E2BIG (a parameter over ROUTE_SEGMENT_BYTES_MAX once decoded: 414), -ENOMEM.
  */
 int route_match(const char *method, const char *path, struct http_request *rq,
                 const struct route **out, char *allow, size_t allow_len);

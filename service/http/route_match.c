@@ -8,7 +8,7 @@
 #include "route.h"
 
 #define SEGS_MAX 8
-#define SEG_BYTES_MAX 512 /* decoded bytes per segment; ids are at most 128 */
+#define SEG_BYTES_MAX ROUTE_SEGMENT_BYTES_MAX
 
 struct segs {
     const char *p[SEGS_MAX]; /* raw segment starts */
@@ -81,7 +81,7 @@ static int decode_params(const char *pattern, const struct segs *s, struct http_
         rq->params[rq->nparams] = out;
         rq->param_len[rq->nparams++] = n;
         if (rc)
-            return -EINVAL;
+            return rc == -E2BIG ? -E2BIG : -EINVAL;
     }
     return 0;
 }
@@ -90,6 +90,8 @@ int route_match_in(const struct route *table, size_t n, const char *method, cons
                    struct http_request *rq, const struct route **out, char *allow, size_t allow_len)
 {
     struct segs s;
+    if (strlen(path) > ROUTE_PATH_BYTES_MAX)
+        return -ENAMETOOLONG; /* before the web frontend's lookup too: no file is named so */
     if (split(path, &s))
         return -ENOENT;
     int shape = 0;

@@ -58,11 +58,12 @@ int static_files_open(const char *root, const char *raw_path, struct static_file
 {
     char decoded[PATH_MAX];
     size_t n = 0;
-    if (request_pct_decode(raw_path, strlen(raw_path), decoded, sizeof(decoded), &n))
-        return -EINVAL;
-    if (strlen(decoded) != n) /* an escaped NUL */
+    int rc = request_pct_decode(raw_path, strlen(raw_path), decoded, sizeof(decoded), &n);
+    if (rc)
+        return rc == -E2BIG ? -ENOENT : -EINVAL; /* too long to name a file: none is named so */
+    if (strlen(decoded) != n)                    /* an escaped NUL */
         return -EACCES;
-    int rc = segments_ok(decoded);
+    rc = segments_ok(decoded);
     if (rc)
         return rc;
     char joined[PATH_MAX * 2], real[PATH_MAX];

@@ -25,6 +25,9 @@ static int set_prefix(struct config *cfg, const char *v, const char **why);
 static int set_default_board(struct config *cfg, const char *v, const char **why);
 static int set_cors(struct config *cfg, const char *v, const char **why);
 static int set_static_dir(struct config *cfg, const char *v, const char **why);
+static int set_admin_listen(struct config *cfg, const char *v, const char **why);
+static int set_trusted_proxies(struct config *cfg, const char *v, const char **why);
+static int set_redis_password_file(struct config *cfg, const char *v, const char **why);
 
 #define FIELD(f) offsetof(struct config, f)
 #define OPT_INT(flag, env, value, lo, hi, field, deflt, help)                                      \
@@ -57,6 +60,16 @@ static const struct config_option options[] = {
     /* HTTP */
     OPT_TEXT("listen", "RANKD_LISTEN", "HOST:PORT", set_listen, "host:port, [v6]:port or :port",
              "127.0.0.1:8080", 0, "the HTTP address; port 0 picks a free one"),
+    OPT_TEXT("admin-listen", "RANKD_ADMIN_LISTEN", "HOST:PORT", set_admin_listen,
+             "host:port, [v6]:port, or empty", "", 0,
+             "a second HTTP address, for operators: /metrics and /admin/... are answered there "
+             "only (404 on --listen), /healthz and /readyz on both, nothing else; empty = "
+             "everything on --listen"),
+    OPT_TEXT("trusted-proxies", "RANKD_TRUSTED_PROXIES", "CIDRS", set_trusted_proxies,
+             "CIDR[,CIDR...], at most 32", "", 0,
+             "address blocks of the proxies in front of rankd (10.0.0.0/8,::1): from them only, "
+             "the access log's client is the one X-Forwarded-For names; empty = the peer's "
+             "address always"),
     OPT_INT("http-threads", "RANKD_HTTP_THREADS", "N", 0, 64, http_threads, "0",
             "event threads that read requests, send replies and never block; 0 = half the cores, "
             "at least 1, at most 8"),
@@ -93,6 +106,12 @@ static const struct config_option options[] = {
              "primary that these Redis Sentinels name, followed when it changes)"),
     OPT_TEXT("cache-redis", "RANKD_CACHE_REDIS_URL", "URL", set_cache_redis, "as --redis, or empty",
              "", CONFIG_SECRET, "Redis URL for page caches and locks; empty = the data Redis"),
+    /* after --redis and --cache-redis: it fills their passwords */
+    OPT_TEXT("redis-password-file", "RANKD_REDIS_PASSWORD_FILE", "FILE", set_redis_password_file,
+             "a readable file of one line", "", 0,
+             "the Redis password (AUTH) for the data Redis and the cache Redis, a trailing newline "
+             "ignored (systemd: LoadCredential= and %d/NAME); unlike a password inside --redis it "
+             "shows in no ps line or environment; a URL with a password of its own keeps it"),
     OPT_TEXT("key-prefix", "RANKD_KEY_PREFIX", "PREFIX", set_prefix, "[A-Za-z0-9._:-]{1,64}",
              "rankd", 0, "prefix of every Redis key"),
     OPT_INT("redis-timeout-ms", "RANKD_REDIS_TIMEOUT_MS", "MS", 10, 60000, redis_timeout_ms, "1000",
@@ -498,6 +517,75 @@ static int set_static_dir(struct config *cfg, const char *v, const char **why)
     return copy_str(cfg->static_dir, sizeof(cfg->static_dir), v);
 }
 
+static int set_admin_listen(struct config *cfg, const char *v, const char **why)
+{
+    (void)why;
+    cfg->admin_port = -1;
+    cfg->admin_host[0] = '\0';
+    return v[0] ? config_parse_listen(v, cfg->admin_host, sizeof(cfg->admin_host), &cfg->admin_port)
+                : 0;
+}
+
+static int set_trusted_proxies(struct config *cfg, const char *v, const char **why)
+{
+    static __thread char text[200];
+    *why = text;
+    return cidr_parse_list(v, &cfg->trusted_proxies, text, sizeof(text));
+}
+
+/* The password file at path into out[0..cap): its bytes, one trailing "\n" or "\r\n" dropped.
+ * 0, or -EINVAL with the reason (never the password) in why. */
+static int read_password_file(const char *path, char *out, size_t cap, char *why, size_t whylen)
+{
+    FILE *f = fopen(path, "re");
+    if (!f) {
+        snprintf(why, whylen, "cannot read %s: %s", path, strerror(errno));
+        return -EINVAL;
+    }
+    size_t n = fread(out, 1, cap, f);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad || n == cap) {
+        explicit_bzero(out, cap);
+        snprintf(why, whylen, "%s: %s", path,
+                 bad ? "read error" : "a password is at most 255 bytes");
+        return -EINVAL;
+    }
+    out[n] = '\0';
+    if (n && out[n - 1] == '\n')
+        out[--n] = '\0';
+    if (n && out[n - 1] == '\r')
+        out[--n] = '\0';
+    if (!n || memchr(out, '\0', n) || memchr(out, '\n', n)) {
+        explicit_bzero(out, cap);
+        snprintf(why, whylen, "%s: one line, the password (not empty, no NUL)", path);
+        return -EINVAL;
+    }
+    return 0;
+}
+
+static int set_redis_password_file(struct config *cfg, const char *v, const char **why)
+{
+    /* a password in a URL is kept there (and warned about: config.h password_in_url) */
+    cfg->password_in_url = (cfg->redis.password[0] ? 1 : 0) |
+                           (cfg->cache_url_text[0] && cfg->cache_redis.password[0] ? 2 : 0);
+    if (copy_str(cfg->redis_password_file, sizeof(cfg->redis_password_file), v))
+        return -EINVAL;
+    if (!v[0])
+        return 0;
+    static __thread char text[CONFIG_STR_MAX + 80];
+    char pw[sizeof(cfg->redis.password)];
+    *why = text;
+    if (read_password_file(v, pw, sizeof(pw), text, sizeof(text)))
+        return -EINVAL;
+    if (!cfg->redis.password[0])
+        memcpy(cfg->redis.password, pw, sizeof(pw));
+    if (cfg->cache_url_text[0] && !cfg->cache_redis.password[0])
+        memcpy(cfg->cache_redis.password, pw, sizeof(pw));
+    explicit_bzero(pw, sizeof(pw));
+    return 0;
+}
+
 /* Apply one option's text to cfg. Returns 0, or -EINVAL with *why pointed at the explanation of
  * what is allowed (the row's help, or the parser's own message). */
 static int apply(struct config *cfg, const struct config_option *o, const char *v, const char **why)
@@ -656,10 +744,14 @@ int config_help(FILE *out, int format, const char *argv0)
         }
     }
     if (format == CONFIG_HELP_TEXT)
-        fprintf(out, "  --help[=text|man|markdown]\n      this text; man: the man page's "
+        fprintf(out, "  --check-config\n      check the flags, variables, token file and password "
+                     "file: exit 0,\n      or 2 with the reason (Redis is not asked)\n"
+                     "  --help[=text|man|markdown]\n      this text; man: the man page's "
                      "OPTIONS; markdown: a table\n  --version\n      print the version\n");
     else if (format == CONFIG_HELP_MAN)
-        fprintf(out, ".TP\n.BR \\-\\-help \"\" [=text|man|markdown]\n\\&All options, with "
+        fprintf(out, ".TP\n.B \\-\\-check\\-config\nCheck the flags, variables, token file and "
+                     "password file, then exit 0, or exit 2 with the reason (Redis is not "
+                     "asked).\n.TP\n.BR \\-\\-help \"\" [=text|man|markdown]\n\\&All options, with "
                      "their variables and defaults (man, markdown: as here and in\n"
                      ".IR docs/operating.md ).\n.TP\n.B \\-\\-version\nThe version and the "
                      "git revision.\n");
@@ -695,14 +787,16 @@ int config_parse(struct config *cfg, int argc, char **argv, char *err, size_t er
 {
     const char *value[OPTION_COUNT] = {0};
     int from_flag[OPTION_COUNT] = {0};
-    struct option longopts[OPTION_COUNT + 3];
+    struct option longopts[OPTION_COUNT + 4];
+    int check = 0;
     for (int i = 0; i < OPTION_COUNT; i++) /* a switch: its value may be left out ("on") */
         longopts[i] = (struct option){
             options[i].flag,
             options[i].flags & CONFIG_SWITCH ? optional_argument : required_argument, NULL, i};
     longopts[OPTION_COUNT] = (struct option){"help", optional_argument, NULL, 'h'};
     longopts[OPTION_COUNT + 1] = (struct option){"version", no_argument, NULL, 'V'};
-    longopts[OPTION_COUNT + 2] = (struct option){NULL, 0, NULL, 0};
+    longopts[OPTION_COUNT + 2] = (struct option){"check-config", no_argument, NULL, 'C'};
+    longopts[OPTION_COUNT + 3] = (struct option){NULL, 0, NULL, 0};
     optind = 0; /* 0, not 1: glibc then also forgets a half-scanned "-xy" group */
     opterr = 0;
     int c;
@@ -715,6 +809,10 @@ int config_parse(struct config *cfg, int argc, char **argv, char *err, size_t er
             }
             config_help(stdout, format, argv[0]);
             return 1;
+        }
+        if (c == 'C') {
+            check = 1;
+            continue;
         }
         if (c == 'V') {
             printf("rankd %s (%s)\n", RANKD_VERSION, RANKD_REVISION);
@@ -765,6 +863,11 @@ int config_parse(struct config *cfg, int argc, char **argv, char *err, size_t er
                  "unix:// URL names one Redis, and rankd does not look for its replicas",
                  from_flag[rr] ? "--read-from-replicas" : "RANKD_READ_FROM_REPLICAS");
         return -EINVAL;
+    }
+    if (check) {
+        printf("rankd: the configuration is valid (flags, variables, the token file and the "
+               "password file)\n");
+        return 1;
     }
     return 0;
 }

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "cidr.h"
 #include "cors.h"
 
 #define CONFIG_STR_MAX 512
@@ -48,8 +49,13 @@ struct redis_url {
 };
 
 struct config {
-    char listen_host[128]; /**< address to bind, e.g. 127.0.0.1 or ::1 */
-    int listen_port;       /**< TCP port, 0 = any free port */
+    char listen_host[128];            /**< address to bind, e.g. 127.0.0.1 or ::1 */
+    int listen_port;                  /**< TCP port, 0 = any free port */
+    char admin_host[128];             /**< --admin-listen's address ("" = none) */
+    struct cidr_list trusted_proxies; /**< --trusted-proxies: X-Forwarded-For is taken from
+                                       *   these peers only (cidr.h) */
+    int admin_port; /**< its port (0 = any free port), -1 = no admin listener: /metrics
+                     *   and /admin/... are on the listen address */
     char redis_url_text[CONFIG_STR_MAX];
     struct redis_url redis;
     char write_token[CONFIG_STR_MAX];      /**< a token from the flag or variable, "" = none */
@@ -85,6 +91,11 @@ struct config {
     int l1_ttl_ms;                   /**< in-process page tier TTL, 0 = off, <= 500 */
     long l1_max_bytes;               /**< in-process page tier budget */
     char static_dir[CONFIG_STR_MAX]; /**< web frontend directory, "" = found next to the binary */
+    char redis_password_file[CONFIG_STR_MAX]; /**< --redis-password-file, "" = none: its password
+                                               *   is in redis.password and cache_redis.password
+                                               *   (where the URL has none of its own) */
+    int password_in_url; /**< a password was given inside a URL: 1 --redis, 2 --cache-redis (bits);
+                          *   main.c warns about it (ps and the environment show URLs) */
     int read_from_replicas; /**< 1: page, member and around reads may go to replicas (a cluster
                              *   or Sentinel --redis only; store_config.read_replicas) */
 };

@@ -7,16 +7,26 @@
 
 #include "request.h"
 
-#define RAW_MAX 200 /* "1n" + gen (20) + ':' + period (15) + ':' + stored (17) + ':' + id (128) */
+/* "2n" + gen (20) + ':' + tag (8) + ':' + period (15) + ':' + stored (17) + ':' + id (128): 194 */
+#define RAW_MAX 200
+#define TAG_LEN 8
 #define STORED_MAX INT64_C(9007199254740992) /* 2^53 */
 
 static const char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
+uint32_t cursor_board_tag(const char *board)
+{
+    uint32_t h = 2166136261U;
+    for (const unsigned char *p = (const unsigned char *)board; *p; p++)
+        h = (h ^ *p) * 16777619U;
+    return h;
+}
+
 int cursor_encode(const struct cursor *c, char *out, size_t len)
 {
     unsigned char raw[RAW_MAX + 8];
-    int n = snprintf((char *)raw, sizeof(raw), "1%c%lld:%s:%lld:", (char)c->kind, (long long)c->gen,
-                     c->period, (long long)c->stored);
+    int n = snprintf((char *)raw, sizeof(raw), "2%c%lld:%08x:%s:%lld:", (char)c->kind,
+                     (long long)c->gen, (unsigned)c->board_tag, c->period, (long long)c->stored);
     if (n < 0 || (size_t)n + c->id_len > RAW_MAX)
         return -E2BIG;
     memcpy(raw + n, c->id, c->id_len);
@@ -95,12 +105,24 @@ int cursor_decode(const char *text, struct cursor *out)
     struct cursor c;
     memset(&c, 0, sizeof(c));
     const char *p = (const char *)raw, *end = p + rn;
-    if (rn < 2 || p[0] != '1' || (p[1] != CURSOR_NEXT && p[1] != CURSOR_PREV))
+    if (rn < 2 || (p[0] != '1' && p[0] != '2') || (p[1] != CURSOR_NEXT && p[1] != CURSOR_PREV))
         return -EINVAL;
     c.kind = (enum cursor_kind)p[1];
+    c.tagged = p[0] == '2';
     p += 2;
     if (number(&p, end, 0, INT64_MAX, &c.gen))
         return -EINVAL;
+    if (c.tagged) {
+        if (end - p < TAG_LEN + 1 || p[TAG_LEN] != ':')
+            return -EINVAL;
+        for (int i = 0; i < TAG_LEN; i++, p++) {
+            int d = *p >= '0' && *p <= '9' ? *p - '0' : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10 : -1;
+            if (d < 0)
+                return -EINVAL;
+            c.board_tag = c.board_tag << 4 | (uint32_t)d;
+        }
+        p++;
+    }
     const char *colon = memchr(p, ':', (size_t)(end - p));
     if (!colon || colon - p >= PERIOD_ID_MAX)
         return -EINVAL;

@@ -6,12 +6,15 @@
  * ends just before it, wherever the members around them moved meanwhile: a walk returns every
  * member that did not move exactly once, in order. It also carries the board's generation (a
  * reset, a layout change or a re-created board makes a new one: the cursor is then expired, 410
- * cursor_expired), the period it was read in ("" without periods) and its kind (a `next` is
- * for after=, a `prev` for before=).
+ * cursor_expired), a tag of the board's name (another board's cursor is not this board's expired
+ * one, but one rankd did not make for it: 400 invalid_cursor), the period it was read in (""
+ * without periods) and its kind (a `next` is for after=, a `prev` for before=).
  *
- * Text: base64url without padding of "1<kind><gen>:<period>:<stored>:<id>" (version 1; kind 'n'
- * or 'p'; gen and stored in decimal; the id's raw bytes last, so it may hold ':'), at most
- * CURSOR_TEXT_MAX bytes with the NUL. Opaque to clients: only rankd reads it.
+ * Text: base64url without padding of "2<kind><gen>:<tag>:<period>:<stored>:<id>" (version 2;
+ * kind 'n' or 'p'; gen and stored in decimal; tag cursor_board_tag in 8 lower-case hex digits;
+ * the id's raw bytes last, so it may hold ':'), at most CURSOR_TEXT_MAX bytes with the NUL.
+ * Version 1, "1<kind><gen>:<period>:<stored>:<id>", made before cursors named their board, is
+ * still read (tagged 0: its board is not known). Opaque to clients: only rankd reads it.
  *
  * Pure and thread-safe; unit-tested in test/unit/test_cursor.c.
  */
@@ -35,14 +38,21 @@ struct cursor {
     int64_t stored;             /**< the edge item's stored value (score_codec.h), |v| <= 2^53 */
     char id[CURSOR_ID_MAX + 1]; /**< the edge item's id, id_len bytes (and a NUL) */
     size_t id_len;
+    int tagged;         /**< 1: board_tag names the board (every cursor rankd makes now) */
+    uint32_t board_tag; /**< cursor_board_tag of the board the page was of, when tagged */
 };
+
+/** The tag of board name `board` a cursor carries: 32-bit FNV-1a of its bytes (two boards share
+ *  one once in about 4 billion pairs: their cursors are then told apart by the generation). */
+uint32_t cursor_board_tag(const char *board);
 
 /** c's text into out[0..len): 0, or -E2BIG when it does not fit (CURSOR_TEXT_MAX always does). */
 int cursor_encode(const struct cursor *c, char *out, size_t len);
 
-/** Read a cursor's text: 0 and *out, or -EINVAL for anything rankd did not make (bad base64url,
- *  another version or kind, a number out of range, a period id of 16 bytes or more, an id that is
- *  not 1..128 bytes of valid UTF-8 without control characters). */
+/** Read a cursor's text (version 2, or 1 with tagged 0): 0 and *out, or -EINVAL for anything
+ *  rankd did not make (bad base64url, another version or kind, a tag not 8 lower-case hex digits, a
+ * number out of range, a period id of 16 bytes or more, an id that is not 1..128 bytes of valid
+ * UTF-8 without control characters). */
 int cursor_decode(const char *text, struct cursor *out);
 
 #endif

@@ -224,6 +224,8 @@ static void put_request(struct line *l, int json, const struct log_request *r)
     put_number(l, json, "us", r->us);
     put_field(l, json, "cache", r->cache);
     put_field(l, json, "request_id", r->request_id);
+    if (r->client)
+        put_field(l, json, "client", r->client);
     if (r->error)
         put_field(l, json, "error", r->error);
     if (r->cause)

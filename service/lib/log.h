@@ -82,6 +82,7 @@ struct log_request {
     const char *error;      /**< a 5xx's error code, or NULL */
     const char *cause;      /**< a 5xx's message (what went wrong), or NULL */
     int aborted;            /**< 1: the connection closed before the reply was sent in full */
+    const char *client;     /**< the client's address (cidr_client), or NULL: no field */
 };
 
 /** Write the access line of a request: level error for a 5xx, else info (when

@@ -31,6 +31,7 @@ static enum ndjson_event take_line(struct ndjson *nd, const char **text, size_t 
     long no = nd->line_no++;
     int skipped = nd->skipping;
     nd->skipping = 0;
+    nd->blank_over = 0; /* a blank line past max: its kept bytes are blank too, skipped below */
     size_t n = nd->line.len;
     nd->line.len = 0;
     if (skipped || !nd->line.data || blank(nd->line.data, n))
@@ -52,7 +53,7 @@ enum ndjson_event ndjson_next(struct ndjson *nd, const char *data, size_t len, s
                               const char **text, size_t *text_len, long *line_no)
 {
     if (!data) { /* the end: a last line without its '\n' */
-        if (nd->line.len == 0 && !nd->skipping)
+        if (nd->line.len == 0 && !nd->skipping && !nd->blank_over)
             return NDJSON_MORE;
         return take_line(nd, text, text_len, line_no);
     }
@@ -60,8 +61,16 @@ enum ndjson_event ndjson_next(struct ndjson *nd, const char *data, size_t len, s
         const char *p = data + *at;
         const char *nl = memchr(p, '\n', len - *at);
         size_t part = nl ? (size_t)(nl - p) : len - *at;
+        /* a blank line is skipped however long it is: past max, its blank bytes are not kept;
+         * anything else after them makes it a line past max */
+        if (!nd->skipping && (nd->blank_over || nd->line.len + part > nd->max + 1) &&
+            blank(p, part) && (!nd->line.data || blank(nd->line.data, nd->line.len))) {
+            nd->blank_over = 1;
+            nd->line.len = 0;
+            part = 0;
+        }
         /* one byte more than max may be kept: a '\r' before the '\n' is no part of the line */
-        if (!nd->skipping && nd->line.len + part > nd->max + 1) {
+        if (!nd->skipping && (nd->blank_over ? part > 0 : nd->line.len + part > nd->max + 1)) {
             nd->skipping = 1; /* reported now; its bytes are dropped up to the '\n' */
             nd->line.len = 0;
             *line_no = nd->line_no;
@@ -69,7 +78,7 @@ enum ndjson_event ndjson_next(struct ndjson *nd, const char *data, size_t len, s
         }
         if (!nd->skipping && part && buf_append(&nd->line, p, part))
             return NDJSON_NO_MEMORY;
-        *at += part;
+        *at += nl ? (size_t)(nl - p) : len - *at;
         if (!nl)
             break;
         *at += 1; /* the '\n' */

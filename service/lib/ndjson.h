@@ -3,10 +3,11 @@
  * parsing, unit-tested (test/unit/test_ndjson.c).
  *
  * A line ends at '\n'; a '\r' before it is dropped ("\r\n" endings). A line of only spaces, tabs
- * and '\r' is blank and skipped. A line longer than `max` bytes is reported once
- * (NDJSON_TOO_LONG) and the rest of it up to its '\n' is dropped without being kept. Lines are
- * numbered from 1, blank ones included, so a client can name the line it must resume after.
- * A chunk may end anywhere, even inside a line: the partial line is kept (at most `max` bytes).
+ * and '\r' is blank and skipped, however long (past `max` its bytes are not kept). A line longer
+ * than `max` bytes is reported once (NDJSON_TOO_LONG) and the rest of it up to its '\n' is dropped
+ * without being kept. Lines are numbered from 1, blank ones included, so a client can name the line
+ * it must resume after. A chunk may end anywhere, even inside a line: the partial line is kept (at
+ * most `max` bytes).
  */
 #ifndef RANKD_NDJSON_H
 #define RANKD_NDJSON_H
@@ -20,6 +21,7 @@ struct ndjson {
     long line_no;    /**< 1-based number of the line being read */
     size_t max;      /**< longest line accepted, bytes */
     int skipping;    /**< the current line is past max: dropped up to its end */
+    int blank_over;  /**< the current line is blank and past max so far: its bytes not kept */
 };
 
 enum ndjson_event {

@@ -522,6 +522,71 @@ START_TEST(ids_never_collide)
 }
 END_TEST
 
+/* The error of one request to rankd on `port`: its status, code and message (into msg). */
+static long error_of(int port, const char *path, char *code, char *msg, size_t len)
+{
+    struct http_result r;
+    ck_assert_int_eq(http_req(port, "GET", path, NULL, 0, NULL, NULL, &r), 0);
+    long status = r.status;
+    snprintf(code, 64, "%s", http_error_code(&r));
+    const cJSON *m = cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "error"), "message");
+    snprintf(msg, len, "%s", cJSON_IsString(m) ? m->valuestring : "");
+    http_result_free(&r);
+    return status;
+}
+
+/* A path over 2048 bytes is 414 uri_too_long, and so is a segment over 512 bytes, each saying
+ * so; an unknown path within the limit is 404, however long; only a malformed escape is
+ * "malformed" (before: a 6,000-byte path of letters was 400 invalid_path "The path has a
+ * malformed percent escape.", a 600-byte id "a malformed percent escape or an over-long
+ * segment"). */
+static char web_dir[64];
+
+static void with_web_dir(struct config *cfg)
+{
+    snprintf(cfg->static_dir, sizeof(cfg->static_dir), "%s", web_dir);
+}
+
+START_TEST(long_paths)
+{
+    /* with a web frontend directory, where an unknown path is looked up */
+    snprintf(web_dir, sizeof(web_dir), "/tmp/rankd-web-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(web_dir));
+    struct rankd *app = rankd_test_start_with(g_redis.port, TEST_TOKEN, with_web_dir, NULL);
+    int port = rankd_port(app);
+    char path[7000], code[64], msg[600];
+    path[0] = '/';
+    memset(path + 1, 'a', 6000);
+    path[6001] = '\0';
+    long s = error_of(port, path, code, msg, sizeof(msg));
+    ck_assert_msg(s == 414 && strcmp(code, "uri_too_long") == 0 && strstr(msg, "2048 bytes") &&
+                      !strstr(msg, "escape"),
+                  "%ld %s %s", s, code, msg);
+    fprintf(stderr, "api: a 6,001-byte path: %ld %s: %s\n", s, code, msg);
+    snprintf(path, sizeof(path), "/boards/x/%06000d", 0);
+    s = error_of(port, path, code, msg, sizeof(msg));
+    ck_assert_msg(s == 414 && strcmp(code, "uri_too_long") == 0, "%ld %s %s", s, code, msg);
+    memset(path + 1, 'a', 2047); /* 2048 bytes: not too long, just unknown */
+    path[2048] = '\0';
+    s = error_of(port, path, code, msg, sizeof(msg));
+    ck_assert_msg(s == 404 && strcmp(code, "not_found") == 0, "%ld %s %s", s, code, msg);
+    snprintf(path, sizeof(path), "/boards/x/members/%0600d", 0);
+    s = error_of(port, path, code, msg, sizeof(msg));
+    ck_assert_msg(s == 414 && strcmp(code, "uri_too_long") == 0 && strstr(msg, "512 bytes") &&
+                      !strstr(msg, "escape"),
+                  "%ld %s %s", s, code, msg);
+    fprintf(stderr, "api: a 600-byte id: %ld %s: %s\n", s, code, msg);
+    s = error_of(port, "/boards/x/members/a%zz", code, msg, sizeof(msg));
+    ck_assert_msg(s == 400 && strcmp(code, "invalid_path") == 0 && strstr(msg, "escape") &&
+                      !strstr(msg, "long"),
+                  "%ld %s %s", s, code, msg);
+    s = error_of(port, "/a%zz", code, msg, sizeof(msg)); /* a web frontend path */
+    ck_assert_msg(s == 400 && strcmp(code, "invalid_path") == 0, "%ld %s %s", s, code, msg);
+    rankd_stop(app);
+    rmdir(web_dir);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- score writes */
 
 START_TEST(score_write_replies)
@@ -1011,6 +1076,7 @@ Suite *api_suite(void)
         {"page_errors", rank_parameter_errors},
         {"shorthand", rank_shorthand_and_empty_board},
         {"members", member_lookup_and_around},
+        {"long_paths", long_paths},
         {"member_delete", member_delete},
         {"keys", ids_never_collide},
         {"writes", score_write_replies},

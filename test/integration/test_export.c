@@ -9,11 +9,13 @@
  * (SLOWLOG: at most one in a hundred over, the shared machine's scheduler), the temporary keys
  * gone at the end.
  */
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -114,6 +116,87 @@ START_TEST(export_small_exact)
     }
     ck_assert_str_eq(p, "{\"rank\":1001,\"id\":\"last\",\"score\":99,\"record\":null}\n");
     http_result_free(&r);
+}
+END_TEST
+
+/* Commands in SLOWLOG (every command logged since slowlog_all) that name a snapshot's key. */
+static void slowlog_all(void)
+{
+    freeReplyObject(redis_admin_cmd(g_admin, "CONFIG SET slowlog-max-len 4096"));
+    freeReplyObject(redis_admin_cmd(g_admin, "CONFIG SET slowlog-log-slower-than 0"));
+    freeReplyObject(redis_admin_cmd(g_admin, "SLOWLOG RESET"));
+}
+
+static long long slowlog_export_calls(void)
+{
+    redisReply *r = redis_admin_cmd(g_admin, "SLOWLOG GET 4096");
+    long long n = 0;
+    for (size_t i = 0; i < r->elements; i++) {
+        const redisReply *args = r->element[i]->elements > 3 ? r->element[i]->element[3] : NULL;
+        for (size_t k = 0; args && k < args->elements; k++)
+            if (args->element[k]->str && strstr(args->element[k]->str, ":export:")) {
+                n++;
+                break;
+            }
+    }
+    freeReplyObject(r);
+    freeReplyObject(redis_admin_cmd(g_admin, "CONFIG SET slowlog-log-slower-than 10000"));
+    freeReplyObject(redis_admin_cmd(g_admin, "CONFIG SET slowlog-max-len 128"));
+    return n;
+}
+
+/* HEAD answers the headers a GET would (200, the content type, X-Export-Total: the rows a GET
+ * now would have), or its 404 or 400, without the snapshot: no call names an export key (before:
+ * the whole snapshot, 11 copy calls for these 1,001 members, for an empty body). */
+START_TEST(export_head_no_snapshot)
+{
+    char body[40000] = "{\"entries\":[";
+    for (int i = 0; i < 1000; i++) {
+        size_t at = strlen(body);
+        snprintf(body + at, sizeof(body) - at, "%s{\"id\":\"h%04d\",\"score\":%d}", i ? "," : "", i,
+                 i);
+    }
+    strcat(body, "]}");
+    expect("POST", "/boards/hd/scores", body, 200);
+    expect("POST", "/boards/hd/scores", "{\"id\":\"last\",\"score\":-1}", 200);
+    slowlog_all();
+    struct http_result r, nope, period;
+    ck_assert_int_eq(http_req(g_port, "HEAD", "/boards/hd/export", NULL, 0, NULL, NULL, &r), 0);
+    ck_assert_int_eq(http_req(g_port, "HEAD", "/boards/nope/export", NULL, 0, NULL, NULL, &nope),
+                     0);
+    ck_assert_int_eq(
+        http_req(g_port, "HEAD", "/boards/hd/export?period=2026-11", NULL, 0, NULL, NULL, &period),
+        0);
+    long long calls = slowlog_export_calls();
+    /* on the wire: nothing after the header block (no Content-Length: 0, no stray last chunk) */
+    int fd = connect_loopback(g_port);
+    ck_assert_int_ge(fd, 0);
+    const char *req = "HEAD /boards/hd/export HTTP/1.1\r\nHost: t\r\n\r\n";
+    ck_assert_int_eq(send(fd, req, strlen(req), MSG_NOSIGNAL), (ssize_t)strlen(req));
+    char wire[2048];
+    size_t got = 0;
+    for (ssize_t k; got < sizeof(wire) - 1; got += (size_t)k) {
+        struct pollfd pf = {.fd = fd, .events = POLLIN};
+        if (poll(&pf, 1, 3000) <= 0 || (k = recv(fd, wire + got, sizeof(wire) - 1 - got, 0)) <= 0)
+            break;
+    }
+    close(fd);
+    wire[got] = '\0';
+    const char *end = strstr(wire, "\r\n\r\n");
+    ck_assert_msg(end && end[4] == '\0' && !strcasestr(wire, "Content-Length"), "%s", wire);
+    ck_assert_msg(r.status == 200 && strstr(r.headers, "Content-Type: application/x-ndjson\r\n") &&
+                      strstr(r.headers, "X-Export-Total: 1001\r\n") &&
+                      strstr(r.headers, "Cache-Control: no-store\r\n"),
+                  "%ld %s", r.status, r.headers);
+    ck_assert_msg(!r.body || !r.body[0], "%s", r.body);
+    ck_assert_int_eq(nope.status, 404);
+    ck_assert_int_eq(period.status, 400);
+    ck_assert_msg(calls == 0, "HEAD made %lld calls on a snapshot's keys", calls);
+    ck_assert_int_eq(export_keys_left("hd"), 0);
+    fprintf(stderr, "export: HEAD 200 X-Export-Total 1001, %lld snapshot calls\n", calls);
+    http_result_free(&r);
+    http_result_free(&nope);
+    http_result_free(&period);
 }
 END_TEST
 
@@ -511,6 +594,7 @@ Suite *export_suite(void)
 {
     const struct it_case cases[] = {
         {"export_small_exact", export_small_exact},
+        {"export_head_no_snapshot", export_head_no_snapshot},
         {"export_during_writes", export_during_writes},
         {"export_is_the_board_at_its_start", export_is_the_board_at_its_start},
         {"export_within_one_tie_group", export_within_one_tie_group},

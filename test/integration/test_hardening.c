@@ -372,6 +372,38 @@ START_TEST(ndjson_cr_blank_and_line_order)
 }
 END_TEST
 
+/* A line of only '\r' (or spaces and '\r') is blank however long: past the 64 KiB line limit
+ * too, it is skipped, not 413 line_too_large (before: both such lines were rejected). A line
+ * that long with something after its blanks is still too long. */
+START_TEST(ndjson_long_blank_lines)
+{
+    struct buf b = {0};
+    const char *a = "{\"id\":\"a\",\"score\":1}\n";
+    buf_append(&b, a, strlen(a)); /* 1 */
+    char *run = malloc(70000);
+    memset(run, '\r', 70000);
+    buf_append(&b, run, 70000); /* 2: only '\r' */
+    buf_append(&b, "\n", 1);
+    memset(run, ' ', 70000);
+    buf_append(&b, run, 70000); /* 3: spaces, then "\r\n" */
+    buf_append(&b, "\r\n", 2);
+    buf_append(&b, run, 70000); /* 4: spaces, then a letter: too long */
+    buf_append(&b, "x\n", 2);
+    const char *last = "{\"id\":\"b\",\"score\":2}\n";
+    buf_append(&b, last, strlen(last)); /* 5 */
+    free(run);
+    cJSON *doc = post_ndjson("lb", b.data, b.len);
+    buf_free(&b);
+    char *text = cJSON_PrintUnformatted(doc);
+    ck_assert_msg(strstr(text, "\"applied\":2,\"rejected_total\":1,\"rejected\":[{\"line\":4,"
+                               "\"error\":{\"code\":\"line_too_large\""),
+                  "%s", text);
+    fprintf(stderr, "hardening: 70,000-byte blank lines: %.120s\n", text);
+    free(text);
+    cJSON_Delete(doc);
+}
+END_TEST
+
 /* ---------------------------------------------------------------- static files */
 
 static char static_dir[64];
@@ -542,6 +574,38 @@ START_TEST(framing_content_length_and_transfer_encoding)
     ck_assert_int_eq(http_get(g_port, "/boards/f", &r), 0);
     ck_assert_msg(strstr(r.body, "\"total\":2"), "%s", r.body);
     http_result_free(&r);
+}
+END_TEST
+
+/* RFC 9112 3.2: an HTTP/1.1 request without Host, or with two, or with a Host that is no
+ * host[:port], is 400 (before: 200); HTTP/1.0 needs none, and an empty Host is allowed. */
+START_TEST(host_header_required)
+{
+    expect_raw("GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n", "HTTP/1.1 400", "invalid_host",
+               1);
+    expect_raw("POST /boards/h/scores HTTP/1.1\r\nAuthorization: Bearer " TEST_TOKEN
+               "\r\nContent-Type: application/json\r\nContent-Length: 21\r\n"
+               "Connection: close\r\n\r\n{\"id\":\"a\",\"score\":10}",
+               "HTTP/1.1 400", "invalid_host", 1);
+    ck_assert_int_eq(it_dbsize(), 0);
+    expect_raw("GET /healthz HTTP/1.1\r\nHost: a\r\nHost: b\r\nConnection: close\r\n\r\n",
+               "HTTP/1.1 400", "invalid_host", 1);
+    expect_raw("GET /healthz HTTP/1.1\r\nHost: a b\r\nConnection: close\r\n\r\n", "HTTP/1.1 400",
+               "invalid_host", 1);
+    expect_raw("GET /healthz HTTP/1.1\r\nHost: a/b@c\r\nConnection: close\r\n\r\n", "HTTP/1.1 400",
+               "invalid_host", 1);
+    expect_raw("GET /healthz HTTP/1.0\r\n\r\n", "HTTP/1.", NULL, 1);
+    expect_raw("GET /healthz HTTP/1.1\r\nHost:\r\nConnection: close\r\n\r\n", "HTTP/1.1 200", NULL,
+               1);
+    expect_raw("GET /healthz HTTP/1.1\r\nHost: [::1]:8080\r\nConnection: close\r\n\r\n",
+               "HTTP/1.1 200", NULL, 1);
+    expect_raw("GET /healthz HTTP/1.1\r\nHost: rank-d.example_1:80\r\nConnection: close\r\n\r\n",
+               "HTTP/1.1 200", NULL, 1);
+    int closed = 0;
+    const char *v10 = "GET /healthz HTTP/1.0\r\n\r\n";
+    char *raw = raw_exchange(g_port, v10, strlen(v10), &closed);
+    ck_assert_msg(strstr(raw, " 200 "), "%s", raw);
+    free(raw);
 }
 END_TEST
 
@@ -778,8 +842,10 @@ Suite *hardening_suite(void)
         {"record_duplicate", record_duplicate_field},
         {"many_keys", many_distinct_keys_fast},
         {"ndjson_order", ndjson_cr_blank_and_line_order},
+        {"ndjson_long_blank", ndjson_long_blank_lines},
         {"static_fifo", static_fifo_not_served},
         {"framing", framing_content_length_and_transfer_encoding},
+        {"host", host_header_required},
         {"not_modified", not_modified_without_content_length},
         {"refused_body", refused_body_still_answered},
         {"library_errors", library_errors_pinned},

@@ -247,8 +247,9 @@ START_TEST(access_log_lines)
     ck_assert_msg(strstr(text, "rankd info: access method=POST route=scores status=200 bytes="),
                   "%s", text);
     const char *miss = strstr(text, "access method=GET route=rank status=200 bytes=");
-    ck_assert_msg(miss && strstr(miss, " cache=miss request_id=first-read\n"), "%s", text);
-    ck_assert_msg(strstr(text, " cache=hit request_id=second-read\n"), "%s", text);
+    ck_assert_msg(miss && strstr(miss, " cache=miss request_id=first-read client=127.0.0.1\n"),
+                  "%s", text);
+    ck_assert_msg(strstr(text, " cache=hit request_id=second-read client=127.0.0.1\n"), "%s", text);
     const char *us = strstr(miss, " us=");
     ck_assert_msg(us && atol(us + 4) > 0, "%s", text);
     ck_assert_ptr_null(strstr(text, TEST_TOKEN)); /* never a token */

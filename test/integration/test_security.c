@@ -1,6 +1,7 @@
 /* test_security.c -- least privilege on real servers: scoped tokens (a game server's token posts
  * scores on its boards and nothing else), token length, secrets kept out of sight, the admin
  * listener, the client address in the access log, --check-config and sd_notify. */
+#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -230,11 +231,259 @@ START_TEST(short_tokens_refused)
 }
 END_TEST
 
+/* 1 when any process's command line (what ps shows) holds s. */
+static int in_any_cmdline(const char *s)
+{
+    DIR *d = opendir("/proc");
+    ck_assert_ptr_nonnull(d);
+    int found = 0, seen = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        char path[300];
+        snprintf(path, sizeof(path), "/proc/%s/cmdline", e->d_name);
+        size_t len = 0;
+        char *text = read_file(path, &len);
+        if (!text)
+            continue; /* gone meanwhile */
+        for (size_t k = 0; k < len; k++)
+            if (text[k] == '\0')
+                text[k] = ' ';
+        found |= strstr(text, s) != NULL;
+        seen++;
+        free(text);
+    }
+    closedir(d);
+    ck_assert_int_gt(seen, 1);
+    return found;
+}
+
+static char *get_body(int port, const char *path, const char *token)
+{
+    struct http_result r;
+    ck_assert_int_eq(http_req(port, "GET", path, NULL, 0, NULL, token, &r), 0);
+    ck_assert_msg(r.status == 200, "GET %s: %ld %s", path, r.status, r.body);
+    char *b = strdup(r.body);
+    http_result_free(&r);
+    return b;
+}
+
+#define REDIS_PW "pw-Secret-7f3a9c21"
+
+/* --redis-password-file against a Redis with requirepass: writes and reads work, and the
+ * password is in no process's command line (ps), no log line, and no reply of /metrics,
+ * /admin/redis, /readyz; a password inside --redis still works and is warned about, naming
+ * the file option (and the warning does not quote it). */
+START_TEST(redis_password_file)
+{
+    struct redis_proc rp;
+    ck_assert_int_eq(redis_proc_start(&rp), 0);
+    redisContext *adm = redis_admin(rp.port);
+    freeReplyObject(redis_admin_cmd(adm, "CONFIG SET requirepass %s", REDIS_PW));
+    char pwfile[300], flag[400], logp[300];
+    snprintf(pwfile, sizeof(pwfile), "%s/redis-password", rp.dir);
+    write_text(pwfile, REDIS_PW "\n"); /* the trailing newline is not part of it */
+    snprintf(flag, sizeof(flag), "--redis-password-file=%s", pwfile);
+    snprintf(logp, sizeof(logp), "%s/rankd-pw.log", rp.dir);
+    const char *args[] = {flag, NULL};
+    struct rankd_proc p;
+    struct rankd_proc_opts o = {.args = args, .log_path = logp};
+    ck_assert_int_eq(rankd_proc_start_opts(&p, rp.port, &o), 0);
+    struct reply w =
+        req(p.port, "POST", "/boards/pw/scores", "{\"id\":\"a\",\"score\":5}", NULL, TEST_TOKEN);
+    ck_assert_msg(w.status == 200, "a write through AUTH: %ld %s", w.status, w.body);
+    struct reply m = req(p.port, "GET", "/boards/pw/members/a", NULL, NULL, NULL);
+    ck_assert_msg(m.status == 200 && strstr(m.body, "\"score\":5"), "%s", m.body);
+    ck_assert_msg(!in_any_cmdline(REDIS_PW), "the password is on a command line");
+    const char *paths[] = {"/metrics", "/admin/redis", "/readyz", "/healthz"};
+    for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+        char *b = get_body(p.port, paths[i], TEST_TOKEN);
+        ck_assert_msg(!strstr(b, REDIS_PW), "%s shows the password", paths[i]);
+        free(b);
+    }
+    rankd_proc_stop(&p);
+    char *log = read_file(logp, NULL);
+    ck_assert_ptr_nonnull(log);
+    ck_assert_msg(strstr(log, "listening on") && !strstr(log, REDIS_PW), "%s", log);
+    free(log);
+
+    /* the password inside --redis: works, warned about without quoting it */
+    char url[200];
+    snprintf(url, sizeof(url), "--redis=redis://:%s@127.0.0.1:%d/0", REDIS_PW, rp.port);
+    const char *args2[] = {url, NULL};
+    o.args = args2;
+    ck_assert_int_eq(rankd_proc_start_opts(&p, rp.port, &o), 0);
+    ck_assert_int_eq(req(p.port, "GET", "/boards/pw/members/a", NULL, NULL, NULL).status, 200);
+    ck_assert_msg(in_any_cmdline(REDIS_PW), "the check above can see a password in ps");
+    rankd_proc_stop(&p);
+    log = read_file(logp, NULL);
+    ck_assert_msg(log && strstr(log, "warn: the Redis password is inside --redis") &&
+                      strstr(log, "--redis-password-file") && !strstr(log, REDIS_PW),
+                  "%s", log ? log : "");
+    free(log);
+
+    /* a password file that cannot be read: exit 2, one line, naming it */
+    char out[2048], bad[400];
+    snprintf(bad, sizeof(bad), "--redis-password-file=%s/none", rp.dir);
+    int rc = run_rankd(bad, out, sizeof(out));
+    ck_assert_msg(rc == 2 && one_line(out) && strstr(out, "--redis-password-file"), "%d %s", rc,
+                  out);
+    redisFree(adm);
+    redis_proc_stop(&rp);
+}
+END_TEST
+
+static void admin_listen(struct config *cfg)
+{
+    snprintf(cfg->admin_host, sizeof(cfg->admin_host), "127.0.0.1");
+    cfg->admin_port = 0;
+}
+
+/* --admin-listen: /metrics and /admin/redis answer there only (404 not_found on the public
+ * port, with or without a token), /healthz and /readyz on both, everything else on the public
+ * port only; /metrics there tells of the public event threads. */
+START_TEST(admin_listener)
+{
+    ck_assert_int_eq(rankd_admin_port(g_app), -1); /* the suite's rankd: none */
+    ck_assert_int_eq(req(g_port, "GET", "/metrics", NULL, NULL, NULL).status, 200);
+    struct rankd *app = rankd_test_start_with(g_redis.port, TEST_TOKEN, admin_listen, NULL);
+    int pub = rankd_port(app), adm = rankd_admin_port(app);
+    ck_assert_int_gt(adm, 0);
+    ck_assert_int_ne(adm, pub);
+    struct reply r = req(pub, "GET", "/metrics", NULL, NULL, NULL);
+    ck_assert_msg(r.status == 404 && strcmp(r.code, "not_found") == 0, "%ld %s", r.status, r.body);
+    r = req(pub, "GET", "/admin/redis", NULL, NULL, TEST_TOKEN);
+    ck_assert_msg(r.status == 404 && strcmp(r.code, "not_found") == 0, "%ld %s", r.status, r.body);
+    char *m = get_body(adm, "/metrics", NULL); /* 200, asserted */
+    ck_assert_msg(strstr(m, "rankd_build_info"), "%.300s", m);
+    free(m);
+    ck_assert_int_eq(req(adm, "GET", "/admin/redis", NULL, NULL, TEST_TOKEN).status, 200);
+    ck_assert_int_eq(req(adm, "GET", "/admin/redis", NULL, NULL, NULL).status, 401);
+    const char *probes[] = {"/healthz", "/readyz"};
+    for (int i = 0; i < 2; i++) {
+        ck_assert_int_eq(req(pub, "GET", probes[i], NULL, NULL, NULL).status, 200);
+        ck_assert_int_eq(req(adm, "GET", probes[i], NULL, NULL, NULL).status, 200);
+    }
+    ck_assert_int_eq(
+        req(pub, "POST", "/boards/al/scores", "{\"id\":\"a\",\"score\":1}", NULL, TEST_TOKEN)
+            .status,
+        200);
+    ck_assert_int_eq(req(pub, "GET", "/boards/al/rank", NULL, NULL, NULL).status, 200);
+    ck_assert_int_eq(req(adm, "GET", "/boards/al/rank", NULL, NULL, NULL).status, 404);
+    ck_assert_int_eq(
+        req(adm, "POST", "/boards/al/scores", "{\"id\":\"b\",\"score\":1}", NULL, TEST_TOKEN)
+            .status,
+        404);
+    /* the public event threads' series, read on the admin port */
+    m = get_body(adm, "/metrics", NULL);
+    ck_assert_msg(strstr(m, "thread=\"0\""), "%.300s", m);
+    free(m);
+    rankd_stop(app);
+}
+END_TEST
+
+/* The access line of request id `id` in the log at path (waited for, 3 s), as a new string. */
+static char *access_line(const char *path, const char *id)
+{
+    char needle[80];
+    snprintf(needle, sizeof(needle), "request_id=%s ", id);
+    for (int waited = 0;; waited += 20) {
+        char *text = read_file(path, NULL);
+        const char *at = text ? strstr(text, needle) : NULL;
+        if (at) {
+            const char *start = at, *end = strchr(at, '\n');
+            while (start > text && start[-1] != '\n')
+                start--;
+            char *line = strndup(start, end ? (size_t)(end - start) : strlen(start));
+            free(text);
+            return line;
+        }
+        free(text);
+        ck_assert_msg(waited < 3000, "no access line for %s in %s", id, path);
+        usleep(20000);
+    }
+}
+
+/* A GET with X-Request-Id `id` and X-Forwarded-For `xff` (NULL: none). */
+static void get_with(int port, const char *id, const char *xff)
+{
+    char h1[100], h2[200];
+    snprintf(h1, sizeof(h1), "X-Request-Id: %s", id);
+    snprintf(h2, sizeof(h2), "X-Forwarded-For: %s", xff ? xff : "");
+    const char *headers[] = {h1, xff ? h2 : NULL, NULL};
+    struct http_result r;
+    ck_assert_int_eq(http_req_h(port, "GET", "/healthz", NULL, 0, NULL, NULL, headers, &r), 0);
+    ck_assert_int_eq(r.status, 200);
+    http_result_free(&r);
+}
+
+/* rankd with --trusted-proxies=`trusted` ("" none) logging to path; its port. */
+static struct rankd_proc start_logged(const char *trusted, const char *path)
+{
+    char flag[200];
+    snprintf(flag, sizeof(flag), "--trusted-proxies=%s", trusted);
+    const char *args[] = {flag, NULL};
+    struct rankd_proc p;
+    struct rankd_proc_opts o = {.args = args, .log_path = path};
+    ck_assert_int_eq(rankd_proc_start_opts(&p, g_redis.port, &o), 0);
+    return p;
+}
+
+/* The access log names the client: the peer's address (the test connects from 127.0.0.1),
+ * whatever X-Forwarded-For a client sends; behind a peer in --trusted-proxies, the right-most
+ * address the header names that is not itself a trusted proxy; a peer outside the list is
+ * never believed. */
+START_TEST(access_log_client)
+{
+    char path[300];
+    snprintf(path, sizeof(path), "%s/rankd-client-%d.log", g_redis.dir, (int)getpid());
+    struct rankd_proc p = start_logged("", path);
+    get_with(p.port, "c-plain", NULL);
+    get_with(p.port, "c-forged", "203.0.113.9");
+    char *l = access_line(path, "c-plain");
+    ck_assert_msg(strstr(l, " client=127.0.0.1"), "%s", l);
+    free(l);
+    l = access_line(path, "c-forged");
+    ck_assert_msg(strstr(l, " client=127.0.0.1") && !strstr(l, "203.0.113.9"), "%s", l);
+    free(l);
+    rankd_proc_stop(&p);
+
+    p = start_logged("10.0.0.0/8,127.0.0.0/8", path);
+    get_with(p.port, "c-proxied", "198.51.100.1, 203.0.113.9");
+    get_with(p.port, "c-two-proxies", "203.0.113.7, 10.0.0.2");
+    get_with(p.port, "c-no-header", NULL);
+    l = access_line(path, "c-proxied");
+    ck_assert_msg(strstr(l, " client=203.0.113.9") && !strstr(l, "198.51.100.1"), "%s", l);
+    free(l);
+    l = access_line(path, "c-two-proxies");
+    ck_assert_msg(strstr(l, " client=203.0.113.7"), "%s", l);
+    free(l);
+    l = access_line(path, "c-no-header");
+    ck_assert_msg(strstr(l, " client=127.0.0.1"), "%s", l);
+    free(l);
+    rankd_proc_stop(&p);
+
+    p = start_logged("10.0.0.0/8", path); /* the peer is no trusted proxy */
+    get_with(p.port, "c-untrusted", "203.0.113.9");
+    l = access_line(path, "c-untrusted");
+    ck_assert_msg(strstr(l, " client=127.0.0.1"), "%s", l);
+    free(l);
+    rankd_proc_stop(&p);
+    char out[1024];
+    int rc = run_rankd("--trusted-proxies=10.0.0.0/33", out, sizeof(out));
+    ck_assert_msg(rc == 2 && one_line(out) && strstr(out, "--trusted-proxies"), "%d %s", rc, out);
+    unlink(path);
+}
+END_TEST
+
 Suite *security_suite(void)
 {
     const struct it_case cases[] = {
         {"scoped_tokens", scoped_tokens},
         {"short_tokens_refused", short_tokens_refused},
+        {"redis_password_file", redis_password_file},
+        {"admin_listener", admin_listener},
+        {"access_log_client", access_log_client},
     };
     return it_suite("security", cases, sizeof(cases) / sizeof(cases[0]));
 }

@@ -377,7 +377,7 @@ int http_req_h(int port, const char *method, const char *path, const char *body,
     CURL *curl = curl_easy_init();
     if (!curl)
         return -1;
-    char url[4096], auth[600], ct[200];
+    char url[16384], auth[600], ct[200]; /* paths of up to 16 KB: the long-path tests */
     snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", port, path);
     struct curl_slist *hdrs = NULL;
     if (token) {

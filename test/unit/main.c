@@ -17,6 +17,7 @@ int main(void)
     srunner_add_suite(sr, json_number_suite());
     srunner_add_suite(sr, gzip_suite());
     srunner_add_suite(sr, cors_suite());
+    srunner_add_suite(sr, cidr_suite());
     srunner_add_suite(sr, validate_suite());
     srunner_add_suite(sr, log_suite());
     srunner_add_suite(sr, http_suite());

@@ -284,6 +284,8 @@ static const char *const k_env[] = {
     "RANKD_WRITE_TOKEN_FILE",
     "RANKD_READ_FROM_REPLICAS",
     "RANKD_WRITE_REPLICAS",
+    "RANKD_REDIS_PASSWORD_FILE",
+    "RANKD_CACHE_REDIS_URL",
 };
 
 /* Checked fixture (runs in the test's own process): no RANKD_* variable from the caller. */
@@ -704,6 +706,44 @@ START_TEST(test_parse_ops_options)
 }
 END_TEST
 
+/* --redis-password-file: the file's line (a trailing newline dropped) is the password of the data
+ * and the cache Redis, unless a URL gives its own (which is noted, for main.c's warning); a
+ * missing, empty or many-line file is a bad configuration that never quotes the password. */
+START_TEST(test_parse_redis_password_file)
+{
+    char path[] = "/tmp/rankd-pw-XXXXXX", flag[64];
+    int fd = mkstemp(path);
+    ck_assert_int_eq(write(fd, "pa ss:w@rd\r\n", 12), 12);
+    close(fd);
+    snprintf(flag, sizeof(flag), "--redis-password-file=%s", path);
+    struct config c;
+    const char *const a1[] = {flag, "--cache-redis=redis://127.0.0.1:6380/0", NULL};
+    ck_assert_int_eq(parse(&c, a1), 0);
+    ck_assert_str_eq(c.redis.password, "pa ss:w@rd");
+    ck_assert_str_eq(c.cache_redis.password, "pa ss:w@rd");
+    ck_assert_int_eq(c.password_in_url, 0);
+    const char *const a2[] = {flag, "--redis=redis://:own@127.0.0.1:6379/0", NULL};
+    ck_assert_int_eq(parse(&c, a2), 0);
+    ck_assert_str_eq(c.redis.password, "own");
+    ck_assert_int_eq(c.password_in_url, 1);
+    setenv("RANKD_REDIS_PASSWORD_FILE", path, 1);
+    ck_assert_int_eq(parse(&c, NULL), 0);
+    ck_assert_str_eq(c.redis.password, "pa ss:w@rd");
+    unsetenv("RANKD_REDIS_PASSWORD_FILE");
+    fd = open(path, O_WRONLY | O_TRUNC);
+    ck_assert_int_eq(write(fd, "one\ntwo\n", 8), 8);
+    close(fd);
+    ck_assert_int_eq(parse(&c, a1), -EINVAL);
+    assert_err_mentions("one line");
+    ck_assert_ptr_null(strstr(g_err, "one\n"));
+    ck_assert_ptr_null(strstr(g_err, "two"));
+    unlink(path);
+    ck_assert_int_eq(parse(&c, a1), -EINVAL);
+    assert_err_mentions("--redis-password-file");
+    assert_err_mentions("No such file");
+}
+END_TEST
+
 /* --write-replicas: 0 (asynchronous replication) by default, 0..16, flag or variable. */
 START_TEST(test_parse_write_replicas)
 {
@@ -864,6 +904,7 @@ Suite *config_suite(void)
     tcase_add_test(tc, test_parse_ops_options);
     tcase_add_test(tc, test_parse_read_from_replicas);
     tcase_add_test(tc, test_parse_write_replicas);
+    tcase_add_test(tc, test_parse_redis_password_file);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("help");

@@ -14,10 +14,11 @@
 START_TEST(test_cursor_round_trips)
 {
     static const struct cursor cases[] = {
-        {CURSOR_NEXT, 1796137190074725585, "", -104857599, "c", 1},
-        {CURSOR_PREV, 0, "2026-W49", 9007199254740992, "a:b:c", 5},
-        {CURSOR_NEXT, INT64_MAX, "2026-11-30T14", -9007199254740992, "caf\xc3\xa9 /+%", 9},
-        {CURSOR_PREV, 42, "2026-11", 0, "x", 1},
+        {CURSOR_NEXT, 1796137190074725585, "", -104857599, "c", 1, 1, 0},
+        {CURSOR_PREV, 0, "2026-W49", 9007199254740992, "a:b:c", 5, 1, 0xffffffffU},
+        {CURSOR_NEXT, INT64_MAX, "2026-11-30T14", -9007199254740992, "caf\xc3\xa9 /+%", 9, 1,
+         0x0000abcdU},
+        {CURSOR_PREV, 42, "2026-11", 0, "x", 1, 1, 0x811c9dc5U},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char text[CURSOR_TEXT_MAX];
@@ -33,9 +34,11 @@ START_TEST(test_cursor_round_trips)
         ck_assert_str_eq(back.period, cases[i].period);
         ck_assert_uint_eq(back.id_len, cases[i].id_len);
         ck_assert(memcmp(back.id, cases[i].id, back.id_len) == 0);
+        ck_assert(back.tagged && back.board_tag == cases[i].board_tag);
     }
     /* the longest: a 128-byte id and a 15-byte period */
-    struct cursor big = {CURSOR_NEXT, INT64_MAX, "2026-11-30T14", -9007199254740992, "", 128};
+    struct cursor big = {CURSOR_NEXT, INT64_MAX, "2026-11-30T14", -9007199254740992, "",
+                         128,         1,         0xffffffffU};
     memset(big.id, 'x', 128);
     char text[CURSOR_TEXT_MAX];
     ck_assert_int_eq(cursor_encode(&big, text, sizeof(text)), 0);
@@ -69,7 +72,12 @@ START_TEST(test_cursor_refused)
     for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
         ck_assert_msg(cursor_decode(texts[i], &c) == -EINVAL, "'%s' decoded", texts[i]);
     static const char *const raws[] = {
-        "2n1::5:a",                    /* another version */
+        "3n1::5:a",                    /* another version */
+        "2n1::5:a",                    /* version 2 without its board tag */
+        "2n1:0123abc::5:a",            /* a tag of 7 digits */
+        "2n1:0123abcde::5:a",          /* of 9 */
+        "2n1:0123ABCD::5:a",           /* upper case */
+        "2n1:0123abcg::5:a",           /* not hex */
         "1x1::5:a",                    /* another kind */
         "1n::5:a",                     /* no generation */
         "1n-1::5:a",                   /* a negative generation */
@@ -89,8 +97,12 @@ START_TEST(test_cursor_refused)
         ck_assert_msg(cursor_decode(text, &c) == -EINVAL, "raw '%s' decoded", raws[i]);
     }
     char ok[64];
-    encode_raw("1n1::5:a", ok);
+    encode_raw("2n1:0123abcd::5:a", ok); /* version 2: its board's tag */
     ck_assert_int_eq(cursor_decode(ok, &c), 0);
+    ck_assert(c.tagged && c.board_tag == 0x0123abcdU && c.gen == 1 && c.stored == 5);
+    encode_raw("1n1::5:a", ok); /* version 1, made before cursors named their board: no tag */
+    ck_assert_int_eq(cursor_decode(ok, &c), 0);
+    ck_assert(!c.tagged && c.gen == 1 && c.stored == 5 && c.id[0] == 'a');
     static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     size_t n = strlen(ok); /* 8 bytes: the last 3 characters hold 2 bytes and 2 spare bits */
     ok[n - 1] = a[(strchr(a, ok[n - 1]) - a) ^ 1]; /* a spare bit set */
@@ -113,6 +125,10 @@ START_TEST(test_page_cursors)
     struct cursor c;
     ck_assert_int_eq(cursor_decode(cJSON_GetObjectItem(doc, "next")->valuestring, &c), 0);
     ck_assert(c.kind == CURSOR_NEXT && c.gen == 77 && c.stored == -104857599 && c.id[0] == 'c');
+    ck_assert(c.tagged && c.board_tag == cursor_board_tag("ex"));
+    ck_assert(cursor_board_tag("ex") != cursor_board_tag("ex2"));
+    ck_assert_uint_eq(cursor_board_tag(""), 0x811c9dc5U); /* FNV-1a's offset basis */
+    ck_assert_uint_eq(cursor_board_tag("a"), 0xe40c292cU);
     ck_assert_str_eq(c.period, "2026-W49");
     ck_assert_int_eq(cursor_decode(cJSON_GetObjectItem(doc, "prev")->valuestring, &c), 0);
     ck_assert(c.kind == CURSOR_PREV && c.stored == -104857600 && c.id[0] == 'b');

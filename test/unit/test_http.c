@@ -40,6 +40,8 @@ static const struct expect {
     {HTTP_ERRNO_ROUTE, -ENOENT, 404, "not_found", 0},
     {HTTP_ERRNO_ROUTE, -EPERM, 405, "method_not_allowed", 0},
     {HTTP_ERRNO_ROUTE, -EINVAL, 400, "invalid_path", 0},
+    {HTTP_ERRNO_ROUTE, -ENAMETOOLONG, 414, "uri_too_long", 0},
+    {HTTP_ERRNO_ROUTE, -E2BIG, 414, "uri_too_long", 0},
     {HTTP_ERRNO_FILE, -EINVAL, 400, "invalid_path", 0},
     {HTTP_ERRNO_QUERY, -EINVAL, 400, "invalid_query", 0},
     {HTTP_ERRNO_FAULT, -ECONNREFUSED, 503, "redis_unavailable", 1},

@@ -77,6 +77,22 @@ START_TEST(test_limit_without_the_cr)
 }
 END_TEST
 
+/* A line of only '\r', spaces and tabs is blank however long it is, in any chunking; a line
+ * longer than max with a blank start and then something else is still too long (before: a
+ * blank line over max was LONG). */
+START_TEST(test_long_blank_lines)
+{
+    const char *in = "ok\n\r\r\r\r\r\r\r\r\n        \t\r\n\r\r\r\r\r\r\r\r\r\r\n"
+                     "      x\nab\n\r\r\r\r\r\r\r\r";
+    const char *want = "1:ok|5:LONG|6:ab|";
+    for (size_t step = 1; step <= strlen(in) + 1; step++) {
+        char out[256];
+        split(in, step, 5, out, sizeof(out));
+        ck_assert_msg(strcmp(out, want) == 0, "step %zu: %s", step, out);
+    }
+}
+END_TEST
+
 START_TEST(test_empty_and_last_line)
 {
     char out[128];
@@ -101,6 +117,7 @@ Suite *ndjson_suite(void)
     tcase_add_test(tc, test_too_long_lines);
     tcase_add_test(tc, test_empty_and_last_line);
     tcase_add_test(tc, test_limit_without_the_cr);
+    tcase_add_test(tc, test_long_blank_lines);
     suite_add_tcase(s, tc);
     return s;
 }
