@@ -31,7 +31,7 @@ api/handlers_export.c app.h
 api/handlers_read.c app.h
 api/handlers_stream.c app.h
 api/handlers_write.c app.h
-core/pages.c render.h
+core/pages_int.h render.h
 '
 # Why each is there (the change that deletes it):
 #   config.c/request.c -> board.h: name and id limits (they move to a lib/ names module)
@@ -40,7 +40,7 @@ core/pages.c render.h
 #   httpd.c -> store_async.h: the per-thread Redis connections (they move to server.c's worker)
 #   exporter.c, handlers_*.c -> app.h: struct rankd as a service locator (a narrow api context)
 #   exporter.c -> store.h: /metrics reads the stores' counters (a stats callback instead)
-#   pages.c -> render.h: the page flow renders JSON (render injected through pages_config)
+#   pages_int.h -> render.h: the page flow renders JSON (render injected through pages_config)
 
 # One awk pass: the folder of every header, then each file's includes judged against the table.
 files=$(ls service/*.[ch] service/*/*.[ch])
