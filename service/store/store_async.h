@@ -18,11 +18,12 @@
  * made non-blocking. Replies are struct store_reply (store_reply.h), built by the parser as it
  * reads; the connection itself is opaque.
  * A group still unanswered at its own deadline (the earlier of its caller's deadline and its write
- * plus the store's command timeout; groups are judged each by its own, wherever they stand) is
- * given up:
+ * plus the store's command timeout; groups are judged each by its own, wherever they stand:
+ * held for a dial, in the output buffer not written yet, written) is given up:
  * its callback gets -ETIMEDOUT and its replies, should they come, are read and dropped, so the
- * connection survives a Redis that was only slow. While the oldest group is given up (Redis is
- * not answering), sends fail at once with -ETIMEDOUT. Unanswered for two timeouts (a half-open
+ * connection survives a Redis that was only slow, and every call ends by its caller's deadline.
+ * While the oldest group written is given up (Redis is not answering), sends fail at once with
+ * -ETIMEDOUT. Unanswered for two timeouts (a half-open
  * connection, a Redis that moved), or any I/O or protocol error, closes the connection and fails
  * the groups still in time: -ECONNRESET for those already written (they may have run), -EIO for
  * those not. The next send starts a new dial: one at a time; a connection that was answering (then
@@ -93,11 +94,14 @@
  * answered with its replies and the verdict (store_async_unreplicated); the groups that do not
  * wait are answered as their replies come. At most one WAIT is in flight per connection: Redis
  * runs nothing of a connection while a WAIT blocks it, so the groups appended meanwhile wait in
- * the output buffer and go out together, with the next WAIT, once it is answered; a slow
- * replica costs each batch one acknowledgement, never each write one. A WAIT that does not
- * answer within the command timeout, or a group's own deadline passing while it waits, or the
- * connection failing after its replies came, completes the group as not confirmed. On a
- * cluster the WAIT goes to the node that ran the group (after a redirect: the last one).
+ * the output buffer (each within its own deadline) and go out together, with the next WAIT,
+ * once it is answered; a slow replica costs each batch one acknowledgement, never each write
+ * one. A WAIT goes out in the same write as the groups it covers, on the same connection (one
+ * left on a primary that moved too: its count is that primary's), is never held for a dial and
+ * ends with that connection. A WAIT that does not answer within the command timeout, or a
+ * group's own deadline passing while it waits, or the connection failing or closing after its
+ * replies came, completes the group as not confirmed. On a cluster the WAIT goes to the node
+ * that ran the group (after a redirect: the last one).
  *
  * Not thread-safe: everything runs on the owning loop's thread, except the helper's hand-over of
  * a dialled connection (an atomic pointer, then loop_wake).
@@ -122,7 +126,8 @@ struct loop;
  * NULL, and free it later with store_reply_free; a shared group's replies are read-only for
  * every caller and freed after the last one's call; a Redis error reply is a STORE_REPLY_ERROR
  * object, store_reply_errno maps it), or a negative errno
- * with replies NULL: -ETIMEDOUT (written, unanswered within its own timeout: it may have run),
+ * with replies NULL: -ETIMEDOUT (unanswered by its own deadline, written or still in the output
+ * buffer, behind a WAIT: it may have run, or run later),
  * -ECONNRESET (written, then the connection failed: it may have run), -EIO (not written: the
  * connection failed first, or out of memory), -ECONNREFUSED (not written: held while a dial ran,
  * and the dial failed or the group's deadline came first), -ECANCELED (store_async_free); on a

@@ -42,12 +42,25 @@ struct waiter {
     struct waiter *next;
 };
 
-/* A group of commands waiting for its replies, in send order. */
+/*
+ * A group of commands and its replies. Two kinds, and every path that ends one goes through
+ * group_end or group_give_up, which know both:
+ * - a caller's group: `fn` (never NULL) and `arg` its owner, `limit_ms` its deadline. It is
+ *   held while there is no connection to write it to (sa->held, never in the output buffer),
+ *   then in the FIFO: unsent (in the output buffer), then sent. Its deadline runs in every one
+ *   of these places (deadline_ms): held or unsent, its caller's; once written, the earlier of
+ *   that and the write plus the command timeout.
+ * - a WAIT of --write-replicas (`is_wait`, no owner): made only by append_wait, straight into
+ *   the output buffer of the connection whose groups it covers, in the FIFO from then until its
+ *   reply or the connection's end (fail_all); never held, never shared. The waiting groups it
+ *   covers (`wait` of each, set in the same flush) are parked on it once their replies are in.
+ */
 struct pending {
     store_async_fn fn;
     void *arg;
     int n, got;
-    int64_t deadline_ms; /* monotonic; INT64_MAX until its flush (the clock starts when sent) */
+    int64_t deadline_ms; /* monotonic: see above (INT64_MAX: none yet, a group with no limit of
+                          * its own before its write) */
     int64_t limit_ms;    /* the caller's own deadline (monotonic), 0 = none */
     int64_t sent_ms;     /* when a flush first wrote it (monotonic) */
     int abandoned;       /* timed out: fn was called; its replies are read and dropped */
@@ -57,8 +70,7 @@ struct pending {
     int script_argc;                   /* keys + args */
     struct buf script_tail;            /* the keys and args in RESP, as they follow EVALSHA */
     char script_nkeys[12];
-    struct buf held; /* while there is no connection: its commands in RESP, to go out once there
-                      * is */
+    struct buf held; /* while held: its commands in RESP, to go out once a connection is there */
     /* --write-replicas (store.h): a group that `waits` is answered only with the verdict of the
      * WAIT its flush appended after it (`wait`, set when flushed), at replies[n]; a WAIT
      * (`is_wait`, no caller) keeps the waiting groups answered before it, `parked` in order */
@@ -118,6 +130,8 @@ struct store_conn {
      * in flight: the next flush with waiting groups goes out once it is answered) */
     int unsent_waits, unsent_fresh;
     struct pending *wait_out;
+    uint64_t closes; /* connections closed so far: a loop over the FIFO that runs callbacks
+                      * checks it after each (one may flush, and a failed write ends the FIFO) */
 };
 
 struct store_conn *store_conn_new(struct store *st, struct loop *loop, const char *host, int port)
@@ -173,6 +187,7 @@ static void close_ctx(struct store_conn *sa)
     sa->events = 0;
     redisFree(sa->ctx);
     sa->ctx = NULL;
+    sa->closes++;
     atomic_store(&sa->up, 0);
 }
 
@@ -191,10 +206,11 @@ static void notify(struct pending *p, int rc, struct store_reply **replies)
 }
 
 /* Put p at the end of the FIFO of groups (sent, or to send at the next flush), counted in
- * flight; its deadline is set when it is written (INT64_MAX until then). */
+ * flight. Until it is written its deadline is its caller's (none: INT64_MAX); the write adds the
+ * command timeout (store_conn_flush). */
 static void queue_append(struct store_conn *sa, struct pending *p, int fresh)
 {
-    p->deadline_ms = INT64_MAX;
+    p->deadline_ms = p->limit_ms ? p->limit_ms : INT64_MAX;
     p->wait = NULL;
     sa->unsent_waits |= p->waits;
     if (!sa->unsent) {
@@ -297,11 +313,26 @@ static void wait_answered(struct store_conn *sa, struct pending *w)
     release_parked(w, 0, acks);
 }
 
-/* Close the connection and fail every pending group with rc (callbacks run last: they may send,
- * which then finds no connection). Groups already given up were answered already. */
+/* The end of group p, which is out of every list, with rc (a negative errno; no replies), and
+ * p freed: a caller's group tells its callers (unless it was given up: told then), -EIO turned
+ * into -ECONNRESET once written (it may have run); a WAIT completes the groups parked on it,
+ * applied and not confirmed (with -ECANCELED: failed with it, store_conn_free). */
+static void group_end(struct pending *p, int rc)
+{
+    if (p->is_wait)
+        release_parked(p, rc == -ECANCELED ? rc : 0, -1);
+    else if (!p->abandoned)
+        notify(p, rc == -EIO && p->sent ? -ECONNRESET : rc, NULL);
+    pending_free(p);
+}
+
+/* Close the connection and end every group of its FIFO with rc (group_end): what was on the
+ * connection goes with it, the WAIT in flight and the groups parked on it included. `what`
+ * (NULL: nothing) is noted as a fault, but for -ECANCELED. Callbacks run last: they may send,
+ * which then finds no connection (held, or failed). */
 static void fail_all(struct store_conn *sa, int rc, const char *what)
 {
-    if (rc != -ECANCELED)
+    if (rc != -ECANCELED && what)
         store_note_fault(sa->st, what, sa->ctx && sa->ctx->errstr[0] ? sa->ctx->errstr : "");
     close_ctx(sa);
     sa->broken = 0;
@@ -318,11 +349,7 @@ static void fail_all(struct store_conn *sa, int rc, const char *what)
     atomic_store_explicit(&sa->in_flight, 0, memory_order_relaxed);
     while (p) {
         struct pending *next = p->next;
-        if (p->is_wait) /* the groups answered before it ran: applied, not confirmed */
-            release_parked(p, rc == -ECANCELED ? rc : 0, -1);
-        else if (!p->abandoned)
-            notify(p, rc == -EIO && p->sent ? -ECONNRESET : rc, NULL);
-        pending_free(p);
+        group_end(p, rc);
         p = next;
     }
 }
@@ -337,22 +364,23 @@ static void fail_held(struct store_conn *sa, int rc)
     sa->held = sa->held_tail = NULL;
     while (p) {
         struct pending *next = p->next;
-        notify(p, rc, NULL);
-        pending_free(p);
+        group_end(p, rc);
         p = next;
     }
 }
 
-/* Keep a group sent while there is no connection: its commands (resp[0..len), formatted),
- * written once the dial in progress succeeds. Its clock runs from now: it is given up (not
- * written) at its own deadline, or the command timeout when it has none. 0, or -ENOMEM (p stays
- * the caller's). */
+/* Keep a caller's group sent while there is no connection to write it to: its commands
+ * (resp[0..len), formatted), written once the dial in progress succeeds. Its clock runs from
+ * now: it is given up (not written) at its own deadline, or the command timeout when it has
+ * none. Only append_resp calls it: a caller's group, never a WAIT. 0, or -ENOMEM (p stays the
+ * caller's). */
 static int hold_group(struct store_conn *sa, struct pending *p, const char *resp, size_t len)
 {
     p->held.len = 0;
     if (buf_append(&p->held, resp, len))
         return -ENOMEM;
     p->deadline_ms = p->limit_ms ? p->limit_ms : util_now_ms() + store_timeout_ms(sa->st);
+    p->wait = NULL; /* a WAIT of the flush that writes it, on the connection it is written to */
     p->next = NULL;
     if (sa->held_tail)
         sa->held_tail->next = p;
@@ -362,10 +390,13 @@ static int hold_group(struct store_conn *sa, struct pending *p, const char *resp
     return 0;
 }
 
+static int64_t give_up_held(struct store_conn *sa, int64_t now);
+
 /* A dial succeeded: the held groups join the output buffer, in the order they were sent (the
- * loop's flush writes them). */
+ * loop's flush writes them), but those past their deadline, given up (never written). */
 static void release_held(struct store_conn *sa)
 {
+    give_up_held(sa, util_now_ms());
     while (sa->ctx && sa->held) {
         struct pending *p = sa->held;
         sa->held = p->next;
@@ -375,8 +406,7 @@ static void release_held(struct store_conn *sa)
         int fresh = sdslen(sa->ctx->obuf) == 0;
         if (redisAppendFormattedCommand(sa->ctx, p->held.data, p->held.len) != REDIS_OK) {
             sa->broken = 1; /* out of memory: part of it may be in the buffer (store_conn_flush) */
-            notify(p, -ECONNREFUSED, NULL);
-            pending_free(p);
+            group_end(p, -ECONNREFUSED);
             continue;
         }
         buf_free(&p->held);
@@ -409,8 +439,7 @@ static int64_t give_up_held(struct store_conn *sa, int64_t now)
         struct pending *p = late;
         late = p->next;
         store_note_fault(sa->st, "connect", "no connection within the request's deadline");
-        notify(p, -ECONNREFUSED, NULL);
-        pending_free(p);
+        group_end(p, -ECONNREFUSED);
     }
     return next;
 }
@@ -449,13 +478,8 @@ static int retire_if_moved(struct store_conn *sa, int may_fail)
         sa->stale_ms = now;
     if (sa->head && (!may_fail || (now - sa->stale_ms < RETIRE_WAIT_MS && !sa->head->abandoned)))
         return 0;
-    if (sa->head) {
-        sa->answered = 1; /* dialled again at once, not after a back-off */
-        fail_all(sa, -EIO, "the primary moved (Redis Sentinel): dialling it");
-    } else {
-        close_ctx(sa);
-        sa->answered = 0;
-    }
+    sa->answered = 1; /* dialled again at once, not after a back-off */
+    fail_all(sa, -EIO, sa->head ? "the primary moved (Redis Sentinel): dialling it" : NULL);
     sa->retry_at_ms = 0; /* at once */
     sa->stale_ms = 0;
     if (sa->held)
@@ -547,7 +571,7 @@ static int can_send(struct store_conn *sa, int n)
     retire_if_moved(sa, 0);
     if (sa->ctx && sa->stale_ms)
         return 0; /* held (append_resp) until it is closed and the new primary dialled */
-    if (sa->head && sa->head->abandoned)
+    if (sa->head && sa->head->abandoned && sa->head->sent)
         return -ETIMEDOUT; /* Redis is not answering: fail fast */
     if (!sa->ctx) {
         start_dial(sa); /* held until it ends (hold_group); in the back-off window: fail fast */
@@ -605,13 +629,12 @@ static void fmt_done(struct store_conn *sa)
     sa->fmt.len = 0;
 }
 
-/* Queue p, whose commands are resp[0..len) in RESP, for its replies: into the output buffer, or
- * held while a dial runs. Returns 1 (a new pipeline), 0, or -ENOMEM (p is not queued and stays
- * the caller's; with a connection, it is closed at the next flush or tick). */
-static int append_resp(struct store_conn *sa, struct pending *p, const char *resp, size_t len)
+/* Queue p, whose commands are resp[0..len) in RESP, for its replies on the connection there is
+ * (sa->ctx, whatever its epoch): into its output buffer and its FIFO. Returns 1 (a new
+ * pipeline), 0, or -ENOMEM (p is not queued and stays the caller's; the connection is closed at
+ * the next flush or tick). */
+static int append_out(struct store_conn *sa, struct pending *p, const char *resp, size_t len)
 {
-    if (!sa->ctx || sa->stale_ms) /* no connection, or one left on the old primary: the next */
-        return hold_group(sa, p, resp, len);
     int fresh = sdslen(sa->ctx->obuf) == 0;
     if (redisAppendFormattedCommand(sa->ctx, resp, len) != REDIS_OK) {
         /* out of memory: the context is unusable, so the connection must go; not from here (no
@@ -621,6 +644,15 @@ static int append_resp(struct store_conn *sa, struct pending *p, const char *res
     }
     queue_append(sa, p, fresh);
     return fresh;
+}
+
+/* Queue a caller's group p as append_out, or hold it (hold_group) while there is no connection,
+ * or only one left on the old primary: it goes to the next. Returns as append_out. */
+static int append_resp(struct store_conn *sa, struct pending *p, const char *resp, size_t len)
+{
+    if (!sa->ctx || sa->stale_ms)
+        return hold_group(sa, p, resp, len);
+    return append_out(sa, p, resp, len);
 }
 
 /* Append the group's commands and queue p for their replies; returns as append_resp. */
@@ -720,7 +752,7 @@ int store_conn_send_shared(struct store_conn *sa, int n, const int *argc,
     uint64_t hash = group_hash(n, argc, argv, &len);
     struct pending **slot = &sa->share[hash & (SHARE_SLOTS - 1)];
     for (struct pending *p = *slot; p; p = p->share_next)
-        if (same_group(p, n, argc, argv, hash, len)) {
+        if (!p->abandoned && same_group(p, n, argc, argv, hash, len)) { /* answered: not joined */
             struct waiter *w = malloc(sizeof(*w));
             if (!w)
                 return -ENOMEM;
@@ -729,6 +761,8 @@ int store_conn_send_shared(struct store_conn *sa, int n, const int *argc,
             p->waiters_end = &w->next;
             if (deadline_ms && (!p->limit_ms || deadline_ms < p->limit_ms))
                 p->limit_ms = deadline_ms; /* the group keeps its most pressed caller's time */
+            if (p->limit_ms && p->limit_ms < p->deadline_ms)
+                p->deadline_ms = p->limit_ms; /* unsent: its deadline is that */
             return 2;
         }
     struct pending *p = pending_new(fn, arg, n);
@@ -834,8 +868,11 @@ int store_conn_script(struct store_conn *sa, const struct store_script *script, 
 
 /*
  * --write-replicas: the one WAIT of a flush whose groups include some that wait, appended after
- * them all (WAIT counts the replicas that acknowledged every write sent before it on this
- * connection: each of them). Returns it, or NULL on ENOMEM (the connection is broken then).
+ * them all to the same output buffer (WAIT counts the replicas that acknowledged every write
+ * sent before it on this connection: each of them), so it goes out in the same write, on the
+ * connection they went out on, even one left on an old primary (its count is that primary's).
+ * Never held (append_out, not append_resp). Returns it, or NULL on ENOMEM (the connection is
+ * broken then). sa->ctx is set.
  */
 static struct pending *append_wait(struct store_conn *sa)
 {
@@ -853,9 +890,11 @@ static struct pending *append_wait(struct store_conn *sa)
     strb_init(&b, ms, sizeof(ms));
     strb_i64(&b, store_timeout_ms(sa->st) / 2); /* its answer comes well within the timeout */
     const char *argv[] = {"WAIT", nrep, ms};
-    const char *const *av[] = {argv};
-    const int argc[] = {3};
-    if (append_group(sa, w, argc, av, NULL) < 0) {
+    int rc = resp_command(&sa->fmt, 3, argv, NULL);
+    rc = rc ? rc : append_out(sa, w, sa->fmt.data, sa->fmt.len);
+    fmt_done(sa);
+    if (rc < 0) {
+        sa->broken = 1;
         pending_free(w);
         return NULL;
     }
@@ -1037,10 +1076,6 @@ static void store_conn_ready(struct store_conn *sa, uint32_t events)
         store_conn_flush(sa);
 }
 
-/* Give up every group past its deadline, wherever it stands in the FIFO (deadlines are the
- * requests' own: a later group may be due first); each gets -ETIMEDOUT, and the connection stays,
- * to read and drop their replies should Redis answer after all. Returns the earliest deadline
- * still ahead (monotonic ms), or 0. */
 /* The groups parked on WAIT w past their own deadline (a request's, earlier than the WAIT's):
  * completed now, not confirmed. Returns the earliest deadline of those left, or `next` when
  * earlier (0: none). */
@@ -1073,39 +1108,63 @@ static int64_t parked_late(struct store_conn *sa, struct pending *w, int64_t now
     return next;
 }
 
+/* Give up group p of the FIFO, past its deadline: it stays in the FIFO (abandoned), to read and
+ * drop its replies should Redis answer after all, or to be written still when it was not yet
+ * (behind a WAIT in flight: written later, it may run). A caller's group gets -ETIMEDOUT; a
+ * WAIT completes the groups parked on it, not confirmed, and lets the next flush go. */
+static void group_give_up(struct store_conn *sa, struct pending *p)
+{
+    p->abandoned = 1;
+    if (p->is_wait) {
+        if (sa->wait_out == p)
+            sa->wait_out = NULL;
+        store_note_fault(sa->st, "WAIT",
+                         "no answer within the command timeout: the writes before it are not "
+                         "confirmed on the replicas");
+        release_parked(p, 0, -1);
+        return;
+    }
+    store_note_fault(sa->st, "timeout",
+                     p->sent ? "Redis did not answer within the request's deadline or the command "
+                               "timeout"
+                             : "not written within the request's deadline (behind a WAIT)");
+    notify(p, -ETIMEDOUT, NULL);
+}
+
+/* Give up every group past its deadline, wherever it stands in the FIFO (deadlines are the
+ * requests' own: a later group may be due first), and the groups parked on a WAIT past theirs;
+ * the connection stays. Groups a callback appends meanwhile are judged at the next tick. Returns
+ * the earliest deadline still ahead (monotonic ms, perhaps past for those), or 0. */
 static int64_t give_up_late(struct store_conn *sa, int64_t now)
 {
     int64_t next = 0;
+    uint64_t closes = sa->closes;
+    struct pending *last = sa->tail;
     for (struct pending *p = sa->head; p; p = p->next) {
-        if (p->is_wait && !p->abandoned)
+        int judged = last != NULL; /* up to and with `last` */
+        if (p == last)
+            last = NULL;
+        if (judged && p->is_wait && !p->abandoned) {
             next = parked_late(sa, p, now, next);
+            if (sa->closes != closes)
+                return 0; /* a callback's flush failed: the FIFO is gone */
+        }
         if (p->abandoned)
             continue;
-        if (now < p->deadline_ms) {
+        if (!judged || now < p->deadline_ms) {
             if (!next || p->deadline_ms < next)
                 next = p->deadline_ms;
             continue;
         }
-        p->abandoned = 1;
-        if (p->is_wait) { /* the groups it covers ran, unconfirmed; what it held back may go */
-            if (sa->wait_out == p)
-                sa->wait_out = NULL;
-            store_note_fault(sa->st, "WAIT",
-                             "no answer within the command timeout: the writes before it are "
-                             "not confirmed on the replicas");
-            release_parked(p, 0, -1);
-            continue;
-        }
-        store_note_fault(sa->st, "timeout",
-                         "Redis did not answer within the request's deadline or the command "
-                         "timeout");
-        notify(p, -ETIMEDOUT, NULL); /* may append groups: they are not due */
+        group_give_up(sa, p); /* its callback may append groups, or flush */
+        if (sa->closes != closes)
+            return 0;
     }
     return next;
 }
 
 /* When the connection is dropped for silence: ABANDON_TIMEOUTS command timeouts after the oldest
- * group was written (only meaningful while that group is abandoned). */
+ * group was written (only meaningful while that group is written and abandoned). */
 static int64_t drop_at(const struct store_conn *sa)
 {
     return sa->head->sent_ms + (int64_t)ABANDON_TIMEOUTS * store_timeout_ms(sa->st);
@@ -1121,7 +1180,7 @@ static int due(const struct store_conn *sa, int64_t now)
             if (now >= m->deadline_ms)
                 return 1;
     }
-    return sa->head->abandoned && now >= drop_at(sa);
+    return sa->head->abandoned && sa->head->sent && now >= drop_at(sa);
 }
 
 /* Adopt a finished dial, give up groups past their deadline, drop a connection silent for two
@@ -1156,8 +1215,11 @@ static int tick(struct store_conn *sa)
         if (!sa->head)
             return held_ms;
     }
-    int64_t next = give_up_late(sa, now); /* 0: no group in time left */
-    if (sa->head->abandoned) {
+    /* 0: no group in time left; no head: a callback's flush failed, which closed it */
+    int64_t next = give_up_late(sa, now);
+    if (!sa->head)
+        return held_ms;
+    if (sa->head->abandoned && sa->head->sent) {
         /* Silent for ABANDON_TIMEOUTS timeouts (a half-open connection, a Redis that moved):
          * drop the connection; the groups still in time fail (-EIO; reads are sent again). */
         int64_t drop = drop_at(sa);
@@ -1170,10 +1232,10 @@ static int tick(struct store_conn *sa)
     }
     if (held && (!next || held < next))
         next = held;
-    if (!next || next == INT64_MAX) /* only unsent groups: the flush starts their clock */
+    if (!next || next == INT64_MAX) /* only unsent groups of no deadline: the flush starts it */
         return -1;
     int64_t wait = next - now;
-    return wait > 60000 ? 60000 : (int)wait;
+    return wait > 60000 ? 60000 : wait < 0 ? 0 : (int)wait;
 }
 
 static void ready(void *arg, uint32_t events)

@@ -9,6 +9,13 @@
  * flight). A single Redis is one of these per
  * store_async; a cluster is one per node a store_async has sent to (store_async.c).
  *
+ * What it keeps, and for how long: a group held for a dial (no connection, or only one left on
+ * a primary that moved, with Sentinel) is a caller's, with its callback and its deadline; a
+ * WAIT is never held: it is written with the groups it covers, on their connection, and is in
+ * that connection's FIFO until its reply, or until the connection closes, which ends every group
+ * of the FIFO (the WAIT's waiting groups completed as not confirmed). Every caller's group has
+ * its deadline from the send on, held, unsent or written, so its callback runs by then.
+ *
  * It does not plug into its loop by itself: its socket is a watch of the loop (added on the
  * loop's thread once dialled), but its per-iteration work is its owner's hook's
  * (store_conn_tick before the wait and after the events, store_conn_flush last), so a loop's

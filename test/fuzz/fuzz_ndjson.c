@@ -27,9 +27,10 @@ static int blank(const char *s, size_t n)
     return 1;
 }
 
-/* The contract: lines end at '\n' (the last one may not); a line longer than max + 1 bytes is
- * too long; otherwise one of only spaces, tabs and '\r' is skipped; otherwise one '\r' at its end
- * is dropped and what is left must be at most max bytes. Blank lines count in the numbering. */
+/* The contract: lines end at '\n' (the last one may not); a line of only spaces, tabs and '\r'
+ * is skipped, however long; otherwise a line longer than max + 1 bytes is too long; otherwise one
+ * '\r' at its end is dropped and what is left must be at most max bytes. Blank lines count in
+ * the numbering. */
 static size_t reference(const char *d, size_t n, size_t max, struct event *ev)
 {
     size_t k = 0;
@@ -38,9 +39,11 @@ static size_t reference(const char *d, size_t n, size_t max, struct event *ev)
         const char *nl = memchr(d + at, '\n', n - at);
         size_t len = nl ? (size_t)(nl - (d + at)) : n - at;
         size_t text = len;
-        if (len > max + 1) {
+        if (blank(d + at, len)) {
+            /* skipped */
+        } else if (len > max + 1) {
             ev[k++] = (struct event){no, 1, 0, 0};
-        } else if (!blank(d + at, len)) {
+        } else {
             if (text && d[at + text - 1] == '\r')
                 text--;
             ev[k++] = text > max ? (struct event){no, 1, 0, 0} : (struct event){no, 0, at, text};

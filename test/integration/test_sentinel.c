@@ -16,6 +16,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -833,6 +834,307 @@ START_TEST(test_sentinel_readonly_in_any_reply)
 }
 END_TEST
 
+/* ------------------------------------------------- failovers under writers */
+
+#define CHURN_WRITERS 16
+#define CHURN_ROUNDS 24 /* failovers, one after the other (RANKD_CHURN_ROUNDS: another count) */
+#define CHURN_REQUEST_MS 1000 /* rankd's --request-timeout-ms: every request's own deadline */
+#define CHURN_SLACK_MS                                                                             \
+    1000 /* what a reply may take past its deadline: the loop's turn to notice it, the reply's     \
+          * write, the client's connect, on a loaded machine (2 cores shared, ASan) */
+#define CHURN_IDS (1 << 17) /* writes one writer records at most */
+#define CHURN_DEMOTE_MS                                                                            \
+    1000 /* from the switch to the old primary's demotion (the sentinels take some 8 s): writes    \
+          * on it meanwhile are not acknowledged by any replica, its WAITs time out */
+
+/* One of the writers: POSTs c<i>-<k> (score k) to board "churn", one after the other, and
+ * records what came back. Its acknowledged ids are acked[0..nacked) (atomic: the rounds read
+ * them while it writes). */
+struct churn_writer {
+    pthread_t th;
+    int port, i;
+    atomic_int *stop;
+    int *acked; /* k of each 200, in order */
+    atomic_int nacked;
+    int sent, ok, unavailable, other, no_answer, late;
+    double slowest;
+    long last_other;
+    char other_body[200];
+};
+
+static void *churn_run(void *arg)
+{
+    struct churn_writer *w = arg;
+    for (int k = 0; !atomic_load(w->stop); k++) {
+        char body[96];
+        snprintf(body, sizeof(body), "{\"id\":\"c%d-%d\",\"score\":%d,\"op\":\"set\"}", w->i, k, k);
+        struct http_result r;
+        memset(&r, 0, sizeof(r));
+        int rc = http_req(w->port, "POST", "/boards/churn/scores", body, strlen(body), NULL,
+                          TEST_TOKEN, &r);
+        w->sent++;
+        if (r.seconds > w->slowest)
+            w->slowest = r.seconds;
+        if (r.seconds * 1000 > CHURN_REQUEST_MS + CHURN_SLACK_MS)
+            w->late++;
+        if (rc != 0) {
+            w->no_answer++;
+            usleep(20000); /* rankd gone: the round's check says so */
+        } else if (r.status == 200) {
+            int n = atomic_load(&w->nacked);
+            if (n < CHURN_IDS) {
+                w->acked[n] = k;
+                atomic_store(&w->nacked, n + 1);
+            }
+            w->ok++;
+        } else if (r.status == 503) {
+            w->unavailable++;
+        } else {
+            w->other++;
+            w->last_other = r.status;
+            snprintf(w->other_body, sizeof(w->other_body), "%s", r.body ? r.body : "");
+        }
+        if (rc == 0)
+            http_result_free(&r);
+    }
+    return NULL;
+}
+
+/* The acknowledged writes of writers w[0..n) from from[i] on (NULL: all) that `port` lacks
+ * (ZMSCORE, 500 members a call); the first one missing in *missing. */
+static int churn_missing(int port, struct churn_writer *w, int n, const int *from, char *missing,
+                         size_t cap)
+{
+    redisContext *c = redis_admin(port);
+    int lacking = 0;
+    for (int i = 0; i < n; i++) {
+        int end = atomic_load(&w[i].nacked);
+        for (int at = from ? from[i] : 0; at < end;) {
+            int m = end - at < 500 ? end - at : 500;
+            const char *argv[502];
+            size_t lens[502];
+            static char ids[500][32];
+            argv[0] = "ZMSCORE";
+            argv[1] = "rankd:{churn}:z";
+            lens[0] = 7;
+            lens[1] = strlen(argv[1]);
+            for (int j = 0; j < m; j++) {
+                snprintf(ids[j], sizeof(ids[j]), "c%d-%d", i, w[i].acked[at + j]);
+                argv[2 + j] = ids[j];
+                lens[2 + j] = strlen(ids[j]);
+            }
+            redisReply *r = redisCommandArgv(c, m + 2, argv, lens);
+            ck_assert_msg(r && r->type == REDIS_REPLY_ARRAY && r->elements == (size_t)m,
+                          "ZMSCORE on %d: %s", port, r && r->str ? r->str : "-");
+            for (int j = 0; j < m; j++)
+                if (r->element[j]->type != REDIS_REPLY_STRING && lacking++ == 0)
+                    snprintf(missing, cap, "%s", ids[j]);
+            freeReplyObject(r);
+            at += m;
+        }
+    }
+    redisFree(c);
+    return lacking;
+}
+
+/* The writers' 200s so far. */
+static int churn_acked(struct churn_writer *w, int n)
+{
+    int sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += atomic_load(&w[i].nacked);
+    return sum;
+}
+
+/* rankd (a process of its own) gone: fail with how it ended and the end of its log. */
+static void churn_alive(pid_t pid, const char *log, int round)
+{
+    int st = 0;
+    if (waitpid(pid, &st, WNOHANG) != pid)
+        return;
+    char cmd[300];
+    snprintf(cmd, sizeof(cmd), "tail -n 60 %s >&2", log);
+    if (system(cmd) != 0)
+        fprintf(stderr, "(no log)\n");
+    ck_abort_msg("rankd died in failover round %d: %s %d", round,
+                 WIFSIGNALED(st) ? "signal" : "exit status",
+                 WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+}
+
+/* The sentinel on `port` names `primary`: 1, or 0 after `ms`. */
+static int names_within(int port, int primary, int ms)
+{
+    int64_t t0 = util_now_ms();
+    while (names_now(port) != primary) {
+        if (util_now_ms() - t0 > ms)
+            return 0;
+        usleep(20000);
+    }
+    return 1;
+}
+
+/* `port` is a replica whose link to its primary is up: 1, or 0 after `ms`. */
+static int synced_within(int port, int ms)
+{
+    int64_t t0 = util_now_ms();
+    for (;;) {
+        redisContext *c = redis_admin(port);
+        redisReply *r = redisCommand(c, "INFO replication");
+        int up = r && r->type == REDIS_REPLY_STRING && strstr(r->str, "master_link_status:up");
+        freeReplyObject(r);
+        redisFree(c);
+        if (up)
+            return 1;
+        if (util_now_ms() - t0 > ms)
+            return 0;
+        usleep(20000);
+    }
+}
+
+/*
+ * A Sentinel failover under writers, many times over: rankd (its own process, --write-replicas
+ * 1, 4 event threads) under 16 concurrent writers; each round SIGSTOPs the first sentinel of
+ * rankd's list (the one it watches and asks first) and asks the second for SENTINEL FAILOVER;
+ * a second after it names the replica, the old primary is made the new one's replica the way
+ * the sentinels do it, only sooner (MULTI, REPLICAOF, CLIENT KILL TYPE normal, EXEC: they wait
+ * some 8 s), the stopped sentinel is continued, and the round ends when writes are 200 again.
+ * After every round: rankd is alive, and every write acknowledged in the round is on the new
+ * primary; over the whole test every request was answered by its deadline (--request-timeout-ms)
+ * and CHURN_SLACK_MS, with 200 or 503, and every 200 is on the last primary. (Before the fix
+ * rankd died of SIGSEGV within 4 rounds, 12 runs of 12, release and ASan: a WAIT appended
+ * while the connection was left on the old primary was held for the next dial, and given up
+ * there through its NULL callback; with only that call guarded, 88 writes took over 2 s, up
+ * to the client's 30 s: the WAIT, released onto the new connection as the one "in flight",
+ * was never written, and the writes behind it had no deadline until the next failover.)
+ */
+START_TEST(test_sentinel_failover_under_writers)
+{
+    struct sentinels s;
+    sentinels_start(&s);
+    const char *env = getenv("RANKD_CHURN_ROUNDS");
+    int rounds = env && atoi(env) > 0 ? atoi(env) : CHURN_ROUNDS;
+    char url[300], log[200], timeout[64];
+    snprintf(url, sizeof(url), "--redis=%s", g_url);
+    snprintf(log, sizeof(log), "%s/rankd.log", s.dir);
+    snprintf(timeout, sizeof(timeout), "--request-timeout-ms=%d", CHURN_REQUEST_MS);
+    const char *args[] = {
+        url, "--write-replicas=1", "--http-threads=4", "--log-level=warn", timeout, NULL};
+    struct rankd_proc_opts o = {.args = args, .log_path = log};
+    struct rankd_proc app;
+    ck_assert_int_eq(rankd_proc_start_opts(&app, s.primary, &o), 0);
+    char pids[200];
+    snprintf(pids, sizeof(pids), "%s/pids", s.dir);
+    FILE *pf = fopen(pids, "a"); /* the guard stops rankd too, should the test end early */
+    ck_assert_ptr_nonnull(pf);
+    fseek(pf, 0, SEEK_END);
+    long pids_len = ftell(pf);
+    fprintf(pf, "%d\n", (int)app.pid);
+    fclose(pf);
+    post_ok(app.port, "{\"id\":\"first\",\"score\":1,\"op\":\"set\"}");
+    static struct churn_writer w[CHURN_WRITERS];
+    atomic_int stop = 0;
+    for (int i = 0; i < CHURN_WRITERS; i++) {
+        w[i] = (struct churn_writer){.port = app.port, .i = i, .stop = &stop};
+        w[i].acked = malloc(CHURN_IDS * sizeof(int));
+        ck_assert_ptr_nonnull(w[i].acked);
+        ck_assert_int_eq(pthread_create(&w[i].th, NULL, churn_run, &w[i]), 0);
+    }
+    int cur = s.primary, other = s.replica, from[CHURN_WRITERS] = {0};
+    int64_t t0 = util_now_ms();
+    char missing[64] = "";
+    for (int round = 0; round < rounds; round++) {
+        ck_assert_msg(names_within(s.sentinel[1], cur, 10000), "round %d: sentinel 1 names %d",
+                      round, names_now(s.sentinel[1]));
+        ck_assert_int_eq(kill(s.sentinel_pid[0], SIGSTOP), 0);
+        int asked = 0;
+        for (int64_t ta = util_now_ms(); !asked && util_now_ms() - ta < 10000;) {
+            redisContext *c = redis_admin(s.sentinel[1]);
+            redisReply *r = redisCommand(c, "SENTINEL FAILOVER mymaster");
+            asked = r && r->type == REDIS_REPLY_STATUS; /* else INPROG, NOGOODSLAVE: again */
+            freeReplyObject(r);
+            redisFree(c);
+            if (!asked)
+                usleep(50000);
+        }
+        ck_assert_msg(asked, "round %d: SENTINEL FAILOVER refused for 10 s", round);
+        ck_assert_msg(names_within(s.sentinel[1], other, 20000),
+                      "round %d: the sentinels named no new primary in 20 s", round);
+        usleep(CHURN_DEMOTE_MS * 1000);
+        redisContext *c = redis_admin(cur); /* demoted, as the sentinels would later */
+        freeReplyObject(redisCommand(c, "MULTI"));
+        freeReplyObject(redisCommand(c, "REPLICAOF 127.0.0.1 %d", other));
+        freeReplyObject(redisCommand(c, "CLIENT KILL TYPE normal"));
+        redisReply *x = redisCommand(c, "EXEC");
+        ck_assert_msg(x && x->type == REDIS_REPLY_ARRAY, "round %d: demoting %d failed", round,
+                      cur);
+        freeReplyObject(x);
+        redisFree(c);
+        ck_assert_msg(synced_within(cur, 10000), "round %d: %d did not sync", round, cur);
+        kill(s.sentinel_pid[0], SIGCONT);
+        churn_alive(app.pid, log, round);
+        int acked = churn_acked(w, CHURN_WRITERS);
+        int64_t tw = util_now_ms();
+        while (churn_acked(w, CHURN_WRITERS) < acked + CHURN_WRITERS && util_now_ms() - tw < 15000)
+            usleep(10000);
+        churn_alive(app.pid, log, round);
+        ck_assert_msg(churn_acked(w, CHURN_WRITERS) >= acked + CHURN_WRITERS,
+                      "round %d: writes not acknowledged again within 15 s of the failover", round);
+        /* every write acknowledged in this round (on the old primary before the switch, on the
+         * new one after it) is on the new primary */
+        int lacking = churn_missing(other, w, CHURN_WRITERS, from, missing, sizeof(missing));
+        ck_assert_msg(lacking == 0,
+                      "round %d: %d acknowledged writes are not on the new primary "
+                      "(%s)",
+                      round, lacking, missing);
+        for (int i = 0; i < CHURN_WRITERS; i++)
+            from[i] = atomic_load(&w[i].nacked);
+        int t = cur;
+        cur = other;
+        other = t;
+    }
+    int64_t took = util_now_ms() - t0;
+    atomic_store(&stop, 1);
+    int sent = 0, ok = 0, unavailable = 0, bad = 0, no_answer = 0, late = 0;
+    double slowest = 0;
+    struct churn_writer *odd = NULL;
+    for (int i = 0; i < CHURN_WRITERS; i++) {
+        pthread_join(w[i].th, NULL);
+        sent += w[i].sent;
+        ok += w[i].ok;
+        unavailable += w[i].unavailable;
+        bad += w[i].other;
+        no_answer += w[i].no_answer;
+        late += w[i].late;
+        if (w[i].slowest > slowest)
+            slowest = w[i].slowest;
+        if (w[i].other && !odd)
+            odd = &w[i];
+    }
+    churn_alive(app.pid, log, rounds);
+    int lacking = churn_missing(cur, w, CHURN_WRITERS, NULL, missing, sizeof(missing));
+    fprintf(stderr,
+            "sentinel: %d failovers under %d writers in %.1f s: %d writes, %d 200, %d 503, "
+            "%d other, %d unanswered; slowest %.3f s, %d over the deadline by more than %.1f s; %d "
+            "acknowledged missing on the last primary\n",
+            rounds, CHURN_WRITERS, (double)took / 1000, sent, ok, unavailable, bad, no_answer,
+            slowest, late, (double)CHURN_SLACK_MS / 1000, lacking);
+    ck_assert_msg(no_answer == 0, "%d requests got no answer", no_answer);
+    ck_assert_msg(late == 0,
+                  "%d requests took longer than their deadline (%d ms) and %d ms: the "
+                  "slowest %.3f s",
+                  late, CHURN_REQUEST_MS, CHURN_SLACK_MS, slowest);
+    ck_assert_msg(!odd, "a write answered %ld: %s", odd ? odd->last_other : 0,
+                  odd ? odd->other_body : "");
+    ck_assert_msg(lacking == 0, "%d acknowledged writes are not on the last primary (%s)", lacking,
+                  missing);
+    for (int i = 0; i < CHURN_WRITERS; i++)
+        free(w[i].acked);
+    rankd_proc_stop(&app);
+    ck_assert_int_eq(truncate(pids, pids_len), 0); /* stopped and reaped: not the guard's now */
+    sentinels_stop(&s);
+}
+END_TEST
+
 Suite *sentinel_suite(void)
 {
     Suite *s = suite_create("sentinel");
@@ -858,6 +1160,7 @@ Suite *sentinel_suite(void)
         {"dial_after_switch", test_sentinel_dial_after_switch, 30},
         {"moved_before_fail_fast", test_sentinel_moved_before_fail_fast, 30},
         {"readonly_in_any_reply", test_sentinel_readonly_in_any_reply, 30},
+        {"failover_under_writers", test_sentinel_failover_under_writers, 240},
     };
     for (size_t i = 0; i < sizeof(more) / sizeof(more[0]); i++) {
         tc = tcase_create(more[i].name);
