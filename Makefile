@@ -25,7 +25,7 @@ ifeq ($(V),0)
 Q := @
 endif
 
-DEPS := libmicrohttpd hiredis libcjson zlib
+DEPS := libmicrohttpd hiredis libcjson zlib libsystemd
 TEST_DEPS := check libcurl
 PKG_CFLAGS = $(shell pkg-config --cflags $(DEPS) 2>/dev/null)
 PKG_LIBS = $(shell pkg-config --libs $(DEPS) 2>/dev/null)
@@ -276,6 +276,7 @@ install: all
 	    > $(BUILD)/rankd.env
 	[ -e $(DESTDIR)$(SYSCONFDIR)/default/rankd ] || \
 	    install -m 0640 $(BUILD)/rankd.env $(DESTDIR)$(SYSCONFDIR)/default/rankd
+	@scripts/install-next.sh '$(DESTDIR)' '$(SYSCONFDIR)' '$(SYSTEMD_UNIT_DIR)'
 
 # A Debian package (debhelper) of this tree, built in a copy under build/deb/:
 # build/deb/rankd_$(VERSION)_<arch>.deb. Installs with: apt install ./build/deb/rankd_*.deb
@@ -305,6 +306,7 @@ docs: $(BUILD)/rankd
 # status are kept.
 lint: $(LUA_H) $(BUILD)/gen/version.h $(BUILD)/rankd
 	@scripts/check-layers.sh
+	@scripts/check-build-deps.sh $(BUILD)/rankd
 	@scripts/docs-options.sh $(BUILD)/rankd check
 	@out=$$(clang-tidy --quiet service/main.c $(SERVICE_SRC) -- -std=c11 -D_GNU_SOURCE $(PKG_CFLAGS) \
 	    $(SERVICE_INC) -I$(BUILD)/gen 2>&1); \

@@ -8,7 +8,7 @@
 set -euo pipefail
 # build and run: the compiler, the libraries' headers, the Redis make run starts, curl
 pkgs=(build-essential pkg-config libmicrohttpd-dev libhiredis-dev libcjson-dev zlib1g-dev
-      redis-server curl)
+      libsystemd-dev redis-server curl)
 if [ "${1:-}" = "--test" ]; then
     shift
     # check: the unit and integration test framework; libcurl4-openssl-dev: the tests' HTTP

@@ -41,7 +41,8 @@ serves() {
 # unit_ok UNIT BIN: systemd-analyze verify is silent on it (ExecStart pointed at BIN, which
 # exists here), and its exposure is at most 2.0 ("OK")
 unit_ok() {
-    sed "s|^ExecStart=.*|ExecStart=$(readlink -f "$2")|" "$1" > "$T/rankd.service"
+    sed -e "s|^ExecStart=.*|ExecStart=$(readlink -f "$2")|" \
+        -e "s|^ExecStartPre=[^ ]*|ExecStartPre=$(readlink -f "$2")|" "$1" > "$T/rankd.service"
     (cd "$T" && systemd-analyze verify --man=no ./rankd.service) 2>&1 | tee "$T/verify"
     [ ! -s "$T/verify" ] || return 1
     local score
@@ -84,6 +85,15 @@ if [ "$WHAT" = install ] || [ "$WHAT" = all ]; then
         grep -qx \"\$k\" '$T/root/lib/systemd/system/rankd.service' || { echo \"no \$k\"; exit 1; }; done"
     check "no token in the unit or the environment file" \
         sh -c "! grep -Eq 'RANKD_WRITE_TOKEN=|--write-token[= ]' '$T/root/lib/systemd/system/rankd.service' '$T/root/etc/default/rankd'"
+    check "make install prints the commands the unit still needs" \
+        sh -c "grep -q 'addgroup --system rankd-tokens' '$T/install.log' &&
+               grep -q '/etc/rankd/write-tokens' '$T/install.log' &&
+               grep -q 'systemctl daemon-reload && systemctl enable --now rankd' '$T/install.log'"
+    check "the unit: Type=notify, --check-config first, wants the Redis it orders after" \
+        sh -c "grep -qx 'Type=notify' '$T/root/lib/systemd/system/rankd.service' &&
+               grep -qx 'ExecStartPre=/usr/bin/rankd --check-config' '$T/root/lib/systemd/system/rankd.service' &&
+               grep -q '^Wants=.*redis-server.service' '$T/root/lib/systemd/system/rankd.service' &&
+               grep -q '^After=.*redis-server.service' '$T/root/lib/systemd/system/rankd.service'"
     check "the environment file is 0640 (it may hold a Redis URL)" \
         sh -c "[ \"\$(stat -c %a '$T/root/etc/default/rankd')\" = 640 ]"
     check "the installed rankd serves the web page at /" serves "$T/root/usr/bin/rankd" "$T/installed.log"

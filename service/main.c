@@ -8,6 +8,8 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <systemd/sd-daemon.h>
+#include <time.h>
 
 #include "config.h"
 #include "log.h"
@@ -81,13 +83,37 @@ int main(int argc, char **argv)
              ntokens ? "enabled" : "disabled (no write token)",
              cfg.write_token_file[0] ? " (token file, SIGHUP reads it again)" : "",
              cfg.log_format ? "json" : "text", cfg.access_log ? "on" : "off");
+    /* systemd (Type=notify): READY once listening and the data Redis answered; until then the
+     * status says what rankd waits for, and Redis is asked again every second. Without
+     * NOTIFY_SOCKET sd_notify does nothing. */
+    int ready = 0;
     int sig = 0;
     for (;;) {
-        sigwait(&sigs, &sig);
+        if (!ready &&
+            store_preflight_ping(&cfg.redis, cfg.connect_timeout_ms, cfg.redis_timeout_ms) == 0) {
+            ready = 1;
+            sd_notifyf(0, "READY=1\nSTATUS=serving on %s:%d, %d write token%s", cfg.listen_host,
+                       rankd_port(app), ntokens, ntokens == 1 ? "" : "s");
+        } else if (!ready) {
+            sd_notifyf(0, "STATUS=listening on %s:%d, waiting for Redis to answer", cfg.listen_host,
+                       rankd_port(app));
+        }
+        if (ready) {
+            sigwait(&sigs, &sig);
+        } else {
+            struct timespec second = {1, 0};
+            sig = sigtimedwait(&sigs, NULL, &second);
+            if (sig < 0)
+                continue; /* a second passed: ask Redis again */
+        }
         if (sig != SIGHUP)
             break;
         rankd_reload(app);
+        sd_notifyf(0, "STATUS=serving on %s:%d, %d write token%s (reloaded)", cfg.listen_host,
+                   rankd_port(app), tokens_count(rankd_tokens(app)),
+                   tokens_count(rankd_tokens(app)) == 1 ? "" : "s");
     }
+    sd_notify(0, "STOPPING=1\nSTATUS=stopping: finishing the requests in work");
     log_info("signal %d: stopping", sig);
     rankd_stop(app);
     log_info("stopped");

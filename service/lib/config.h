@@ -154,8 +154,9 @@ void config_defaults(struct config *cfg);
 
 /**
  * Parse argv and the environment over the defaults. Returns 0; 1 when --help[=text|man|markdown]
- * or --version was printed to stdout (exit 0); or -EINVAL after writing one line naming the
- * option and what is allowed into err[0..errlen).
+ * or --version was printed to stdout, or --check-config found everything valid and said so
+ * (exit 0); or -EINVAL after writing one line naming the option and what is allowed into
+ * err[0..errlen).
  */
 int config_parse(struct config *cfg, int argc, char **argv, char *err, size_t errlen);
 

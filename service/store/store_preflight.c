@@ -59,8 +59,9 @@ static int setup(redisContext *c, int argc, const char **argv, char *why, size_t
     return ok ? 0 : -1;
 }
 
-int store_preflight_scripts(const struct redis_url *u, const char *what, int read_replicas,
-                            int connect_timeout_ms, int timeout_ms, char *msg, size_t len)
+/* A connection to the Redis of u (a Sentinel URL: the primary its sentinels name now), with
+ * timeouts; NULL when it cannot be reached now. */
+static redisContext *dial(const struct redis_url *u, int connect_timeout_ms, int timeout_ms)
 {
     const char *host = u->host;
     int port = u->port;
@@ -79,7 +80,7 @@ int store_preflight_scripts(const struct redis_url *u, const char *what, int rea
                                         .connect_timeout_ms = connect_timeout_ms,
                                         .timeout_ms = timeout_ms};
         if (store_sentinel_resolve(&sc, &next, primary, &port) != 0)
-            return 0; /* not reachable now: rankd starts and keeps dialling */
+            return NULL;
         host = primary;
     }
     redisContext *c = u->unix_path[0]
@@ -87,8 +88,34 @@ int store_preflight_scripts(const struct redis_url *u, const char *what, int rea
                           : redisConnectWithTimeout(host, port, tv_of(connect_timeout_ms));
     if (!c || c->err || redisSetTimeout(c, tv_of(timeout_ms)) != REDIS_OK) {
         redisFree(c);
-        return 0; /* not reachable now: rankd starts and keeps dialling */
+        return NULL;
     }
+    return c;
+}
+
+int store_preflight_ping(const struct redis_url *u, int connect_timeout_ms, int timeout_ms)
+{
+    redisContext *c = dial(u, connect_timeout_ms, timeout_ms);
+    if (!c)
+        return -EAGAIN;
+    const char *auth2[] = {"AUTH", u->password};
+    const char *auth3[] = {"AUTH", u->username, u->password};
+    const char *ping[] = {"PING"};
+    char why[208] = "";
+    int bad = u->password[0] &&
+              setup(c, u->username[0] ? 3 : 2, u->username[0] ? auth3 : auth2, why, sizeof(why));
+    if (!bad)
+        bad = setup(c, 1, ping, why, sizeof(why));
+    redisFree(c);
+    return bad ? -EAGAIN : 0;
+}
+
+int store_preflight_scripts(const struct redis_url *u, const char *what, int read_replicas,
+                            int connect_timeout_ms, int timeout_ms, char *msg, size_t len)
+{
+    redisContext *c = dial(u, connect_timeout_ms, timeout_ms);
+    if (!c)
+        return 0; /* not reachable now: rankd starts and keeps dialling */
     const char *user = u->username[0] ? u->username : "default";
     const char *auth2[] = {"AUTH", u->password};
     const char *auth3[] = {"AUTH", u->username, u->password};

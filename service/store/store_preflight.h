@@ -34,4 +34,8 @@
 int store_preflight_scripts(const struct redis_url *u, const char *what, int read_replicas,
                             int connect_timeout_ms, int timeout_ms, char *msg, size_t len);
 
+/** 0 when the Redis of `u` answers PING now (after AUTH with the URL's user and password);
+ *  -EAGAIN when it cannot be reached or refuses. For sd_notify's READY (main.c). */
+int store_preflight_ping(const struct redis_url *u, int connect_timeout_ms, int timeout_ms);
+
 #endif

@@ -6,7 +6,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -476,6 +478,102 @@ START_TEST(access_log_client)
 }
 END_TEST
 
+/* --check-config: exit 0 with a valid configuration, else exit 2 with one line naming what is
+ * wrong, for each kind of bad file and flag; Redis is never asked (its URL points nowhere). */
+START_TEST(check_config)
+{
+    char dir[300], tokens[400], pw[400], args[2000], out[2048];
+    snprintf(dir, sizeof(dir), "%s/check-%d", g_redis.dir, (int)getpid());
+    ck_assert_int_eq(mkdir(dir, 0700), 0);
+    snprintf(tokens, sizeof(tokens), "%s/tokens", dir);
+    snprintf(pw, sizeof(pw), "%s/pw", dir);
+    write_text(tokens, ADMIN_TOKEN "\n" DAILY_TOKEN " scores:daily*\n");
+    write_text(pw, "s3cret-pw\n");
+    snprintf(args, sizeof(args),
+             "--check-config --redis=redis://127.0.0.1:1/0 --write-token-file=%s "
+             "--redis-password-file=%s",
+             tokens, pw);
+    int rc = run_rankd(args, out, sizeof(out));
+    ck_assert_msg(rc == 0 && one_line(out) && strstr(out, "valid"), "%d %s", rc, out);
+    static const struct {
+        const char *what, *tokens, *pw, *extra, *says;
+    } bad[] = {
+        {"a short token", "short-token\n", "pw\n", "", "at least 16 bytes"},
+        {"an unknown scope", ADMIN_TOKEN " superuser\n", "pw\n", "", "scope"},
+        {"a token with a control byte", "admin-token-\x01-0123456789\n", "pw\n", "", "visible"},
+        {"an empty password file", ADMIN_TOKEN "\n", "", "", "--redis-password-file"},
+        {"a password file of two lines", ADMIN_TOKEN "\n", "a\nb\n", "", "one line"},
+        {"a missing token file", NULL, "pw\n", "", "No such file"},
+        {"a missing password file", ADMIN_TOKEN "\n", NULL, "", "No such file"},
+        {"a bad flag value", ADMIN_TOKEN "\n", "pw\n", " --max-connections=0", "--max-connections"},
+        {"an unknown flag", ADMIN_TOKEN "\n", "pw\n", " --no-such-flag", "unknown option"},
+        {"a bad proxy block", ADMIN_TOKEN "\n", "pw\n", " --trusted-proxies=1.2.3.4/40",
+         "--trusted-proxies"},
+        {"a bad admin address", ADMIN_TOKEN "\n", "pw\n", " --admin-listen=nowhere",
+         "--admin-listen"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        unlink(tokens);
+        unlink(pw);
+        if (bad[i].tokens)
+            write_text(tokens, bad[i].tokens);
+        if (bad[i].pw)
+            write_text(pw, bad[i].pw);
+        snprintf(args, sizeof(args),
+                 "--check-config --redis=redis://127.0.0.1:1/0 --write-token-file=%s "
+                 "--redis-password-file=%s%s",
+                 tokens, pw, bad[i].extra);
+        rc = run_rankd(args, out, sizeof(out));
+        ck_assert_msg(rc == 2 && one_line(out) && strstr(out, bad[i].says), "%s: exit %d: %s",
+                      bad[i].what, rc, out);
+    }
+    unlink(tokens);
+    unlink(pw);
+    rmdir(dir);
+}
+END_TEST
+
+/* systemd's notify protocol: a unix datagram socket the test binds is rankd's NOTIFY_SOCKET;
+ * READY=1 (with a STATUS) comes once rankd listens and Redis answered, STOPPING=1 on SIGTERM. */
+START_TEST(sd_notify_ready)
+{
+    char path[108];
+    snprintf(path, sizeof(path), "/tmp/rankd-notify-%d", (int)getpid());
+    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    ck_assert_int_ge(fd, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+    unlink(path);
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    struct timeval tv = {10, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    setenv("NOTIFY_SOCKET", path, 1); /* inherited by the rankd process only (Check forks) */
+    struct rankd_proc p;
+    ck_assert_int_eq(rankd_proc_start(&p, g_redis.port, NULL), 0);
+    unsetenv("NOTIFY_SOCKET");
+    char msg[512], all[2048] = "";
+    while (!strstr(all, "READY=1")) {
+        ssize_t n = recv(fd, msg, sizeof(msg) - 1, 0);
+        ck_assert_msg(n > 0, "no READY=1 within 10 s; got: %s", all);
+        msg[n] = '\0';
+        strncat(all, msg, sizeof(all) - strlen(all) - 2);
+        strcat(all, "\n");
+    }
+    ck_assert_msg(strstr(all, "STATUS=serving on 127.0.0.1:"), "%s", all);
+    kill(p.pid, SIGTERM);
+    all[0] = '\0';
+    while (!strstr(all, "STOPPING=1")) {
+        ssize_t n = recv(fd, msg, sizeof(msg) - 1, 0);
+        ck_assert_msg(n > 0, "no STOPPING=1 after SIGTERM; got: %s", all);
+        msg[n] = '\0';
+        strncat(all, msg, sizeof(all) - strlen(all) - 1);
+    }
+    rankd_proc_stop(&p);
+    close(fd);
+    unlink(path);
+}
+END_TEST
+
 Suite *security_suite(void)
 {
     const struct it_case cases[] = {
@@ -484,6 +582,8 @@ Suite *security_suite(void)
         {"redis_password_file", redis_password_file},
         {"admin_listener", admin_listener},
         {"access_log_client", access_log_client},
+        {"check_config", check_config},
+        {"sd_notify_ready", sd_notify_ready},
     };
     return it_suite("security", cases, sizeof(cases) / sizeof(cases[0]));
 }
