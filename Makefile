@@ -308,6 +308,7 @@ lint: $(LUA_H) $(BUILD)/gen/version.h $(BUILD)/rankd
 	@scripts/check-layers.sh
 	@scripts/check-build-deps.sh $(BUILD)/rankd
 	@scripts/docs-options.sh $(BUILD)/rankd check
+	@scripts/check-errors.sh
 	@out=$$(clang-tidy --quiet service/main.c $(SERVICE_SRC) -- -std=c11 -D_GNU_SOURCE $(PKG_CFLAGS) \
 	    $(SERVICE_INC) -I$(BUILD)/gen 2>&1); \
 	    rc=$$?; printf '%s\n' "$$out" | grep -Ev '^([0-9]+ warnings? generated\.)?$$' || true; \

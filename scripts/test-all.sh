@@ -63,9 +63,14 @@ unit() { # unit BUILDDIR: the unit tests and the fuzz targets' seed replays
     echo "$1/test-unit$replays"
 }
 
+# What cannot drift: the include direction between service/'s folders, the error codes against
+# openapi and docs/api.md, the options against --help, the man page and docs/operating.md.
+drift="scripts/check-layers.sh && scripts/check-errors.sh && scripts/docs-options.sh $BUILD/rankd check"
+
 case $tier in
 check)
     add unit "$(unit "$BUILD")"
+    add drift "$drift"
     suites "$BUILD/test-integration"
     ;;
 integration) suites "$BUILD/test-integration" ;;
@@ -76,6 +81,7 @@ sanitize | test)
     suites "$ASAN/test-integration" cluster
     if [ "$tier" = test ]; then
         add unit "$(unit "$BUILD")"
+        add drift "$drift"
         add fuzz "test/fuzz/run.sh $FUZZ_SECONDS $FUZZ_TARGETS"
         add package "scripts/test-package.sh $BUILD $PACKAGE_CHECKS"
         add clients-js "scripts/test-clients.sh $BUILD/rankd"

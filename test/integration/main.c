@@ -117,6 +117,8 @@ static const char *const single_only[] = {
     /* a write to several boards at once: one script on one Redis; a cluster refuses it (422
      * several_boards_on_cluster: each board is in a slot of its own) */
     "writes/one_entry_many_boards",
+    /* the same refusal: an idempotent write to several boards across a board's delete */
+    "writes/idempotent_many_boards_after_delete",
     /* the same: a dense side set per board kept by one write.lua call over several boards (POST
      * /scores of several boards); refused on a cluster as above */
     "reads/dense_multi_board",

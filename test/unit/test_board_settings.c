@@ -2,7 +2,8 @@
  * test_store_reply.c builds them, with the store's reply functions): the settings hash decoded
  * (board_settings.c: defaults, every field, damaged or out-of-range values keeping their
  * defaults), the write counter of a read script's reply (board_read_version) and the score check
- * under a layout. No Redis: the bytes are the test's. */
+ * under a layout, page.lua's reply taken into a struct board_page (board_page_take) and its
+ * retry, error and no-board answers. No Redis: the bytes are the test's. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -210,6 +211,54 @@ START_TEST(test_check_score)
 }
 END_TEST
 
+/* page.lua's reply {settings, total, size, range, records, ranks} as board_page_take sees it: page
+ * 2 of 2 on a desc board of 5; the ranks are the positions from (page - 1) * size + 1. */
+START_TEST(test_page_take)
+{
+    struct board_settings set;
+    board_settings_default(&set);
+    double a = 0, b = 0;
+    ck_assert_int_eq(score_codec_pack(&set.layout, -120, 0, &a), 0);
+    ck_assert_int_eq(score_codec_pack(&set.layout, -95, 3, &b), 0);
+    char resp[1024], sa[40], sb[40];
+    snprintf(sa, sizeof(sa), "%.17g", a);
+    snprintf(sb, sizeof(sb), "%.17g", b);
+    snprintf(resp, sizeof(resp),
+             "*6\r\n*4\r\n$5\r\norder\r\n$4\r\ndesc\r\n$9\r\npage_size\r\n$1\r\n2\r\n"
+             ":5\r\n:2\r\n*4\r\n$5\r\nalice\r\n$%zu\r\n%s\r\n$3\r\nbob\r\n$%zu\r\n%s\r\n"
+             "*2\r\n$7\r\n{\"a\":1}\r\n$-1\r\n*0\r\n",
+             strlen(sa), sa, strlen(sb), sb);
+    struct board_model m = {.prefix = "P"}; /* no view: nothing remembered */
+    struct board_page *p = NULL;
+    ck_assert_int_eq(board_page_take(&m, "b", reply_of(resp), 2, &p), 0);
+    ck_assert_int_eq(p->total, 5);
+    ck_assert_int_eq(p->size, 2);
+    ck_assert_int_eq(p->settings.page_size, 2);
+    ck_assert_uint_eq(p->n, 2);
+    ck_assert_str_eq(p->items[0].id, "alice");
+    ck_assert_double_eq(p->items[0].score, 120);
+    ck_assert_int_eq(p->items[0].ordinal, 3);
+    ck_assert_int_eq(p->items[0].rank, 3);
+    ck_assert_uint_eq(p->items[0].record_len, 7);
+    ck_assert_str_eq(p->items[1].id, "bob");
+    ck_assert_double_eq(p->items[1].score, 95);
+    ck_assert_int_eq(p->items[1].rank, 4);
+    ck_assert_ptr_null(p->items[1].record);
+    board_page_free(p);
+
+    /* no board, a retry (the periods moved: learnt), a Redis error, a short reply */
+    p = NULL;
+    ck_assert_int_eq(board_page_take(&m, "b", reply_of("$-1\r\n"), 1, &p), -ENOENT);
+    ck_assert_int_eq(
+        board_page_take(
+            &m, "b", reply_of("*4\r\n$5\r\nretry\r\n$5\r\ndaily\r\n$1\r\n0\r\n$1\r\n1\r\n"), 1, &p),
+        -EAGAIN);
+    ck_assert_int_eq(board_page_take(&m, "b", reply_of("-ERR boom\r\n"), 1, &p), -EIO);
+    ck_assert_int_eq(board_page_take(&m, "b", reply_of("*2\r\n*0\r\n:0\r\n"), 1, &p), -EIO);
+    ck_assert_ptr_null(p);
+}
+END_TEST
+
 Suite *board_settings_suite(void)
 {
     Suite *s = suite_create("board_settings");
@@ -220,6 +269,7 @@ Suite *board_settings_suite(void)
     tcase_add_test(tc, test_damaged_fields);
     tcase_add_test(tc, test_read_version);
     tcase_add_test(tc, test_check_score);
+    tcase_add_test(tc, test_page_take);
     suite_add_tcase(s, tc);
     return s;
 }
