@@ -31,6 +31,7 @@ int main(void)
     srunner_add_suite(sr, store_cluster_suite());
     srunner_add_suite(sr, board_keys_suite());
     srunner_add_suite(sr, board_settings_suite());
+    srunner_add_suite(sr, board_scripts_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
