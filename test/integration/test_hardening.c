@@ -250,10 +250,13 @@ static double cpu_seconds(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* The duplicate check is linear: ~1 MB of distinct keys is answered in well under 2 s of CPU
- * (it was quadratic, ~26 s of CPU), in settings, entries and records alike. Judged by the CPU
- * the process spent (rankd and the test's client), not by wall time: a busy machine stretched
- * the answer past 3 s of wall time where the work was a fraction of that. */
+/* The duplicate check is linear: ~1 MB of distinct keys is answered in about 0.1 s of CPU on the
+ * plain build (it was quadratic, ~26 s of CPU), in settings, entries and records alike. Judged by
+ * the CPU the process spent (rankd and the test's client), not by wall time: a busy machine
+ * stretched the answer past 3 s of wall time where the work was a fraction of that. The bound is
+ * 8 s, a third of the quadratic check's cost: under ASan on a machine at load 16 the process's
+ * CPU time for one answer reached 2.2-3.5 s (its other threads run longer when everything is
+ * slower), which a bound of 2 s failed though the check was linear. */
 START_TEST(many_distinct_keys_fast)
 {
     static const struct {
@@ -280,7 +283,7 @@ START_TEST(many_distinct_keys_fast)
         ck_assert_msg(r.status == cases[i].status &&
                           strcmp(http_error_code(&r), cases[i].code) == 0,
                       "%s %s: %ld %.200s", cases[i].method, cases[i].path, r.status, r.body);
-        ck_assert_msg(cpu < 2.0,
+        ck_assert_msg(cpu < 8.0,
                       "%s %s with %zu bytes of distinct keys took %.2f s of CPU (%.2f s)",
                       cases[i].method, cases[i].path, len, cpu, r.seconds);
         http_result_free(&r);
