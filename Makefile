@@ -87,10 +87,10 @@ all: $(BUILD)/rankd
 # are dropped (they stay in the .lua file; EVAL of the body sends fewer bytes). A line
 # "--@prelude NAME" becomes service/lua/prelude_NAME.lua, and "--@prelude" alone
 # prelude_read.lua, the read scripts' shared opening (scripts/lua-prelude.awk).
-LUA_PRELUDES := $(wildcard service/lua/prelude_*.lua)
+LUA_PRELUDES := $(wildcard service/lua/prelude_*.lua) $(BUILD)/gen/lua/prelude_defaults.lua
 $(BUILD)/gen/lua/%.lua.h: service/lua/%.lua $(LUA_PRELUDES) scripts/lua-prelude.awk
 	@mkdir -p $(dir $@)
-	$(Q)awk -f scripts/lua-prelude.awk $< > $@.lua
+	$(Q)awk -v gen=$(BUILD)/gen/lua -f scripts/lua-prelude.awk $< > $@.lua
 	$(Q){ echo '(const char[]){'; \
 	sed -e '/^[[:space:]]*--/d' -e 's/^[[:space:]]*//' $@.lua | od -An -v -tx1 | \
 	sed -e 's/ \([0-9a-f][0-9a-f]\)/0x\1,/g'; echo '0}'; } > $@ && rm -f $@.lua
@@ -102,6 +102,12 @@ $(BUILD)/gen/scripts.h: $(LUA) scripts/lua-scripts.awk
 	@mkdir -p $(dir $@)
 	$(Q)awk -f scripts/lua-scripts.awk $(sort $(LUA)) > $@.tmp
 	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+
+# "--@prelude defaults": the settings' defaults and limits as Lua locals, from board.h's
+# BOARD_*_DEFAULT and BOARD_*_MAX (one place for them; test-unit checks the values).
+$(BUILD)/gen/lua/prelude_defaults.lua: service/core/board.h scripts/lua-defaults.awk
+	@mkdir -p $(dir $@)
+	$(Q)awk -f scripts/lua-defaults.awk service/core/board.h > $@.tmp && mv $@.tmp $@
 
 # version.h is rewritten only when VERSION or REVISION changed (the objects that include it are
 # rebuilt then, through their -MMD dependencies).

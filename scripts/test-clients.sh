@@ -94,9 +94,19 @@ mkdir -p "$RANKD_SCREENSHOT_DIR"
 passed=0
 failed=0
 status=0
+# cpu: CPU_MS = the CPU time (user + system, ms) of this script's children that have ended so far
+# (called as a command, never in $(...): a subshell's `times` counts only its own children)
+cpu() {
+    times >"$WORK/times"
+    CPU_MS=$(awk 'function ms(x, m) { m = x; sub(/m.*/, "", m); sub(/^[0-9]*m/, "", x)
+        sub(/s$/, "", x); return int((m * 60 + x) * 1000) } NR == 2 { print ms($1) + ms($2) }' \
+        "$WORK/times")
+}
 # run NAME FILES...: node --test with the spec reporter on stdout and TAP in a file for the counts.
 run() {
-    local name=$1 t=$(date +%s)
+    local name=$1 t=$(date +%s) c0
+    cpu
+    c0=$CPU_MS
     shift
     echo
     echo "== $name: node --test $*"
@@ -109,7 +119,9 @@ run() {
     c=$(sed -n 's/^# cancelled \([0-9]*\)$/\1/p' "$WORK/$name.tap" 2>/dev/null | tail -1)
     p=${p:-0} f=$(( ${f:-0} + ${c:-0} ))
     [ "$rc" -ne 0 ] && [ "$f" -eq 0 ] && f=1 # the runner itself failed (a crash, the timeout)
-    echo "-- $name summary (node --test, $(( $(date +%s) - t )) s):"
+    cpu
+    local c=$((CPU_MS - c0))
+    echo "-- $name summary (node --test, $(( $(date +%s) - t )) s, CPU $((c / 1000)).$((c % 1000 / 100)) s):"
     grep -E '^# (tests|suites|pass|fail|cancelled|skipped|todo|duration_ms) ' "$WORK/$name.tap" 2>/dev/null | tail -8
     passed=$(( passed + p ))
     failed=$(( failed + f ))
@@ -126,6 +138,8 @@ if [ "$status" -ne 0 ] || [ "$failed" -ne 0 ]; then
 fi
 echo
 echo "screenshots: $(ls "$RANKD_SCREENSHOT_DIR"/*.png 2>/dev/null | tr '\n' ' ')"
-echo "took $(( $(date +%s) - T0 )) s"
+cpu
+c=$CPU_MS
+echo "took $(( $(date +%s) - T0 )) s, the tests' CPU $((c / 1000)).$((c % 1000 / 100)) s (without rankd and Redis; load average $(cut -d' ' -f1-3 /proc/loadavg))"
 echo "clients: $passed passed, $failed failed"
 exit "$status"

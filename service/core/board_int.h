@@ -113,7 +113,6 @@ void make_keys(const struct board_model *m, const char *board, struct board_keys
 void settings_from_reply(const struct store_reply *r, struct board_settings *s);
 
 /* board_view.c */
-int text_int(const char *s);
 void view_put(const struct board_model *m, const char *board, const struct board_settings *set,
               int exists);
 void view_note(const struct board_model *m, const char *board, const struct store_reply *r,

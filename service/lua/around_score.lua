@@ -12,8 +12,9 @@
 --   {'dense_unavailable'}, {'layout', settings} (judge again under these), {'refused',
 --   settings} (the layout held: the refusal stands), else around.lua's reply
 --@prelude
-if (s.order or 'desc') ~= ARGV[5] or (s.tiebreak or 'first') ~= ARGV[6] or
-   (s.score_decimals or '0') ~= ARGV[7] then
+if (s.order or BOARD_ORDER_DEFAULT) ~= ARGV[5] or
+   (s.tiebreak or BOARD_TIEBREAK_DEFAULT) ~= ARGV[6] or
+   (s.score_decimals or BOARD_DECIMALS_DEFAULT) ~= ARGV[7] then
   return {'layout', settings}
 end
 if ARGV[8] == '' then return {'refused', settings} end
