@@ -1,4 +1,5 @@
 #!lua flags=no-writes
+--@script read-only
 -- around_score.lua -- `size` entries centred on the first member whose score is at a given score
 -- or worse (the last member when every score is better), clamped at both ends. O(log N + size).
 -- The caller judged the score's literal (exactly, as writes are judged) under the layout it

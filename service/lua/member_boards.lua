@@ -1,4 +1,5 @@
 #!lua flags=no-writes
+--@script
 -- member_boards.lua -- one member on several boards in one call: on each board its stored score,
 -- ordinal position and rank of the type asked, and the board's total. O(b log N) for b boards
 -- (the caller bounds b: 20). On one Redis this is one script over the keys of several boards;

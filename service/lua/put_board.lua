@@ -1,4 +1,5 @@
 #!lua flags=allow-oom
+--@script waits
 -- put_board.lua -- change an existing board's settings. O(1), plus one UNLINK (O(1) on the main
 -- thread) per period set (and its distinct scores) it lets go of: at most 3 * PERIOD_RETAIN_MAX +
 -- 3 named keys, and the period index's keys on a layout change. allow-oom: a settings change keeps or frees memory, so

@@ -1,4 +1,5 @@
 #!lua flags=allow-oom
+--@script
 -- sweep.lua -- one chunk of a periodic board's expiry: the sets of periods that are no longer
 -- readable, found in the board's period index (never a keyspace scan), go with UNLINK and leave
 -- the index. O(log N + chunk) for N listed sets, each key O(1) on Redis' main thread (a big set

@@ -1,4 +1,5 @@
 #!lua flags=no-writes
+--@script read-only
 -- walk.lua -- a page of a board by score range and/or from a cursor's edge item, with global
 -- ranks. O(log N + size): every position is a ZCOUNT, or a binary search over the members that
 -- share the edge's stored value (ZRANGE i i: O(log^2 N) at worst, on tiebreak id boards).

@@ -1,4 +1,5 @@
 #!lua
+--@script waits
 -- write.lua -- score writes (set | best | incr) to one board or to several at once, applied in
 -- order, O(k log N) per board for k entries in few commands: per board one ZMSCORE of every
 -- member, at most one bounded ZRANGE BYSCORE LIMIT 0 1 per tie group the entries enter, one
