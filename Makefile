@@ -87,13 +87,27 @@ all: $(BUILD)/rankd
 # are dropped (they stay in the .lua file; EVAL of the body sends fewer bytes). A line
 # "--@prelude NAME" becomes service/lua/prelude_NAME.lua, and "--@prelude" alone
 # prelude_read.lua, the read scripts' shared opening (scripts/lua-prelude.awk).
-LUA_PRELUDES := $(wildcard service/lua/prelude_*.lua)
+LUA_PRELUDES := $(wildcard service/lua/prelude_*.lua) $(BUILD)/gen/lua/prelude_defaults.lua
 $(BUILD)/gen/lua/%.lua.h: service/lua/%.lua $(LUA_PRELUDES) scripts/lua-prelude.awk
 	@mkdir -p $(dir $@)
-	$(Q)awk -f scripts/lua-prelude.awk $< > $@.lua
+	$(Q)awk -v gen=$(BUILD)/gen/lua -f scripts/lua-prelude.awk $< > $@.lua
 	$(Q){ echo '(const char[]){'; \
 	sed -e '/^[[:space:]]*--/d' -e 's/^[[:space:]]*//' $@.lua | od -An -v -tx1 | \
 	sed -e 's/ \([0-9a-f][0-9a-f]\)/0x\1,/g'; echo '0}'; } > $@ && rm -f $@.lua
+
+# scripts.h is the table of the model's scripts (an enum, the bodies, the flags), from the line
+# "--@script [read-only] [waits]" in each of them (scripts/lua-scripts.awk): adding a script or
+# changing its flags is that one line. Written only when it changed.
+$(BUILD)/gen/scripts.h: $(LUA) scripts/lua-scripts.awk
+	@mkdir -p $(dir $@)
+	$(Q)awk -f scripts/lua-scripts.awk $(sort $(LUA)) > $@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+
+# "--@prelude defaults": the settings' defaults and limits as Lua locals, from board.h's
+# BOARD_*_DEFAULT and BOARD_*_MAX (one place for them; test-unit checks the values).
+$(BUILD)/gen/lua/prelude_defaults.lua: service/core/board.h scripts/lua-defaults.awk
+	@mkdir -p $(dir $@)
+	$(Q)awk -f scripts/lua-defaults.awk service/core/board.h > $@.tmp && mv $@.tmp $@
 
 # version.h is rewritten only when VERSION or REVISION changed (the objects that include it are
 # rebuilt then, through their -MMD dependencies).
@@ -103,15 +117,15 @@ $(BUILD)/gen/version.h: FORCE
 	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
 FORCE:
 
-$(BUILD)/service/%.o: service/%.c | $(LUA_H) $(BUILD)/gen/version.h
+$(BUILD)/service/%.o: service/%.c | $(LUA_H) $(BUILD)/gen/scripts.h $(BUILD)/gen/version.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC  $@")
 	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(SERVICE_INC) -I$(BUILD)/gen -c $< -o $@
 
-$(BUILD)/test/%.o: test/%.c
+$(BUILD)/test/%.o: test/%.c | $(LUA_H) $(BUILD)/gen/scripts.h
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC  $@")
-	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_PKG_CFLAGS) $(SERVICE_INC) -Itest/support -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_PKG_CFLAGS) $(SERVICE_INC) -I$(BUILD)/gen -Itest/support -c $< -o $@
 
 $(BUILD)/rankd: $(SERVICE_OBJ) $(BUILD)/service/main.o
 	@$(if $(Q),echo "  LD  $@")
@@ -304,7 +318,7 @@ docs: $(BUILD)/rankd
 # then the option lists (scripts/docs-options.sh). Then clang-tidy: its "N warnings generated." lines
 # (warnings in system headers that it suppresses itself) are dropped; its findings and its exit
 # status are kept.
-lint: $(LUA_H) $(BUILD)/gen/version.h $(BUILD)/rankd
+lint: $(LUA_H) $(BUILD)/gen/scripts.h $(BUILD)/gen/version.h $(BUILD)/rankd
 	@scripts/check-layers.sh
 	@scripts/check-build-deps.sh $(BUILD)/rankd
 	@scripts/docs-options.sh $(BUILD)/rankd check

@@ -48,12 +48,22 @@
 #include "store_async.h"
 #include "util.h"
 
-#define BOARD_NAME_LEN_MAX 64      /**< bytes, [A-Za-z0-9._-] */
-#define BOARD_ID_LEN_MAX 128       /**< bytes of UTF-8 */
+#define BOARD_NAME_LEN_MAX 64 /**< bytes, [A-Za-z0-9._-] */
+#define BOARD_ID_LEN_MAX 128  /**< bytes of UTF-8 */
+/* The settings' defaults and bounds are written here once: board_settings.c decodes with them,
+ * and the Makefile turns every BOARD_*_DEFAULT and BOARD_*_MAX below into a local of the Lua
+ * prelude the scripts include (--@prelude defaults; scripts/lua-defaults.awk). A text default is
+ * the name the settings hash stores. */
 #define BOARD_PAGE_SIZE_MAX 100    /**< entries per page */
 #define BOARD_PAGE_SIZE_DEFAULT 20 /**< entries per page */
 #define BOARD_PAGE_TTL_MS_DEFAULT 1000
 #define BOARD_PAGE_TTL_MS_MAX 3600000   /**< one hour */
+#define BOARD_ORDER_DEFAULT "desc"      /**< score_order: SCORE_ORDER_DESC */
+#define BOARD_TIEBREAK_DEFAULT "first"  /**< score_tiebreak: SCORE_TIEBREAK_FIRST */
+#define BOARD_DECIMALS_DEFAULT 0        /**< score_decimals */
+#define BOARD_PERIOD_DEFAULT "none"     /**< period: PERIOD_NONE */
+#define BOARD_TIMEZONE_DEFAULT 0        /**< timezone, minutes east of UTC */
+#define BOARD_RETAIN_DEFAULT 1          /**< retain: past periods kept readable */
 #define BOARD_RECORD_BYTES_MAX 1024     /**< serialized record JSON */
 #define BOARD_BATCH_MAX 1000            /**< entries per write script call */
 #define BOARD_MAX_MEMBERS_MAX 100000000 /**< the largest max_members setting */
@@ -194,8 +204,17 @@ struct board_list {
 
 #define BOARD_LIST_COUNT_MAX 1000 /**< boards per page of GET /boards (and the default) */
 
-/** Default settings of a new board: desc, first, 0 decimals, 20 per page, 1000 ms TTL. */
+/** Default settings of a new board (the BOARD_*_DEFAULT values): desc, first, 0 decimals, no
+ * periods, 20 per page, 1000 ms TTL, retain 1. */
 void board_settings_default(struct board_settings *s);
+
+/**
+ * The one decoder of the settings hash: apply one field/value pair of it (an HGETALL's pair or
+ * an HMGET's field and element) to s. A NULL value (a nil element), an unknown field, text where
+ * a number belongs and a value outside the field's bounds leave s unchanged; an unknown period
+ * or order text sets none / desc. Start from board_settings_default for the hash's meaning.
+ */
+void board_settings_field(struct board_settings *s, const char *field, const char *value);
 
 /** 1 when `name` is a valid board name ([A-Za-z0-9._-], 1..64 bytes), else 0. */
 int board_name_valid(const char *name, size_t len);

@@ -373,10 +373,9 @@ void list_where(const struct board_model *m, const char *name, const struct stor
     struct board_settings set;
     board_settings_default(&set);
     if (x->type == STORE_REPLY_ARRAY && x->elements >= 3) {
-        if (x->element[0]->str)
-            period_kind_parse(x->element[0]->str, &set.period);
-        set.tz_min = x->element[1]->str ? text_int(x->element[1]->str) : 0;
-        set.retain = x->element[2]->str ? text_int(x->element[2]->str) : 1;
+        board_settings_field(&set, "period", x->element[0]->str);
+        board_settings_field(&set, "timezone", x->element[1]->str);
+        board_settings_field(&set, "retain", x->element[2]->str);
     }
     struct board_where w;
     where_resolve(m, name, set.period, set.tz_min, set.retain, NULL, &w);

@@ -27,29 +27,11 @@
 #define COMPACT_CHUNK 1000
 #define WRITE_RETRIES 8
 
-/* The bodies of service/lua/ (the Makefile makes each build/gen/lua/NAME.lua.h), registered with
- * the store once per process (board_scripts_register); the store knows them by handle only. */
-enum {
-    SCRIPT_WRITE = 0,     /* lua/write.lua: score writes */
-    SCRIPT_COMPACT,       /* lua/compact.lua: renumber one tie group, one chunk */
-    SCRIPT_PAGE,          /* lua/page.lua: settings + total + one page + records */
-    SCRIPT_MEMBER,        /* lua/member.lua: settings + one member + its record */
-    SCRIPT_AROUND,        /* lua/around.lua: a page centred on a member */
-    SCRIPT_CREATE_BOARD,  /* lua/create_board.lua: a new board's settings */
-    SCRIPT_PUT_BOARD,     /* lua/put_board.lua: change settings */
-    SCRIPT_RESET_BOARD,   /* lua/reset_board.lua: empty the current period */
-    SCRIPT_DELETE_BOARD,  /* lua/delete_board.lua: UNLINK a board's keys */
-    SCRIPT_TRIM,          /* lua/trim.lua: remove one chunk of a board's tail */
-    SCRIPT_SWEEP,         /* lua/sweep.lua: UNLINK one chunk of unreadable period sets */
-    SCRIPT_DELETE_MEMBER, /* lua/delete_member.lua: remove one member */
-    SCRIPT_AROUND_SCORE,  /* lua/around_score.lua: a page centred on a score */
-    SCRIPT_LOOKUP,        /* lua/lookup.lua: many members of one board */
-    SCRIPT_PERCENTILE,    /* lua/percentile.lua: the member at a percentile */
-    SCRIPT_TOP,           /* lua/top.lua: the first members up to a percent */
-    SCRIPT_MEMBER_BOARDS, /* lua/member_boards.lua: one member on several boards */
-    SCRIPT_WALK,          /* lua/walk.lua: a page by score range and/or from a cursor */
-    SCRIPT_COUNT
-};
+/* The model's scripts: SCRIPT_<NAME> for each service/lua/NAME.lua with a "--@script" line, and
+ * their flags (SCRIPT_READ_ONLY, SCRIPT_WAITS), generated from those lines into build/gen/scripts.h
+ * (scripts/lua-scripts.awk). Registered with the store once per process (board_scripts_register);
+ * the store knows them by handle only (script). */
+#include "scripts.h"
 
 struct board_keys {
     char z[KEY_MAX], meta[KEY_MAX], items[KEY_MAX], registry[KEY_MAX];
@@ -131,7 +113,6 @@ void make_keys(const struct board_model *m, const char *board, struct board_keys
 void settings_from_reply(const struct store_reply *r, struct board_settings *s);
 
 /* board_view.c */
-int text_int(const char *s);
 void view_put(const struct board_model *m, const char *board, const struct board_settings *set,
               int exists);
 void view_note(const struct board_model *m, const char *board, const struct store_reply *r,

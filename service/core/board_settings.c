@@ -2,16 +2,19 @@
  * board_settings.c -- a board's settings: the defaults, the decoder of the settings hash, the score
  * check. The contract is in board.h; board_int.h holds what the board_*.c files share.
  */
+#include <limits.h>
+
 #include "board_int.h"
 
 void board_settings_default(struct board_settings *s)
 {
+    /* the text defaults' enums (test_board_settings decodes BOARD_*_DEFAULT to these) */
     s->layout.order = SCORE_ORDER_DESC;
     s->layout.tiebreak = SCORE_TIEBREAK_FIRST;
-    s->layout.decimals = 0;
+    s->layout.decimals = BOARD_DECIMALS_DEFAULT;
     s->period = PERIOD_NONE;
-    s->tz_min = 0;
-    s->retain = 1;
+    s->tz_min = BOARD_TIMEZONE_DEFAULT;
+    s->retain = BOARD_RETAIN_DEFAULT;
     s->page_size = BOARD_PAGE_SIZE_DEFAULT;
     s->page_ttl_ms = BOARD_PAGE_TTL_MS_DEFAULT;
     s->gen = 0;
@@ -19,42 +22,48 @@ void board_settings_default(struct board_settings *s)
     s->version = 0;
 }
 
+void board_settings_field(struct board_settings *s, const char *f, const char *v)
+{
+    if (!f || !v)
+        return;
+    /* strtol is 0 for text anyway; skipping it for the text fields halves the HGETALL loop */
+    int text = (*v >= 'a' && *v <= 'z') || (*v >= 'A' && *v <= 'Z');
+    char *end = (char *)v;
+    long n = text ? 0 : strtol(v, &end, 10);
+    if (end == v) /* text or no digits ("", "-"): no number field takes it */
+        n = LONG_MIN;
+    if (strcmp(f, "order") == 0)
+        s->layout.order = strcmp(v, "asc") == 0 ? SCORE_ORDER_ASC : SCORE_ORDER_DESC;
+    else if (strcmp(f, "tiebreak") == 0)
+        s->layout.tiebreak = strcmp(v, "last") == 0 ? SCORE_TIEBREAK_LAST
+                             : strcmp(v, "id") == 0 ? SCORE_TIEBREAK_ID
+                                                    : SCORE_TIEBREAK_FIRST;
+    else if (strcmp(f, "score_decimals") == 0 && n >= 0 && n <= SCORE_DECIMALS_MAX)
+        s->layout.decimals = (int)n;
+    else if (strcmp(f, "page_size") == 0 && n >= 1 && n <= BOARD_PAGE_SIZE_MAX)
+        s->page_size = (int)n;
+    else if (strcmp(f, "page_ttl_ms") == 0 && n >= 0 && n <= BOARD_PAGE_TTL_MS_MAX)
+        s->page_ttl_ms = (int)n;
+    else if (strcmp(f, "period") == 0)
+        period_kind_parse(v, &s->period); /* unknown text keeps none */
+    else if (strcmp(f, "timezone") == 0 && n >= -PERIOD_TZ_MIN_MAX && n <= PERIOD_TZ_MIN_MAX)
+        s->tz_min = (int)n;
+    else if (strcmp(f, "retain") == 0 && n >= 0 && n <= PERIOD_RETAIN_MAX)
+        s->retain = (int)n;
+    else if (strcmp(f, "gen") == 0)
+        s->gen = strtoll(v, NULL, 10);
+    else if (strcmp(f, "max_members") == 0 && n >= 0 && n <= BOARD_MAX_MEMBERS_MAX)
+        s->max_members = n;
+    else if (strcmp(f, "version") == 0)
+        s->version = strtoll(v, NULL, 10);
+}
+
 /* Settings from a flat HGETALL array; unknown or damaged fields keep their defaults. */
 void settings_from_reply(const struct store_reply *r, struct board_settings *s)
 {
     board_settings_default(s);
-    for (size_t i = 0; r && r->type == STORE_REPLY_ARRAY && i + 1 < r->elements; i += 2) {
-        const char *f = r->element[i]->str, *v = r->element[i + 1]->str;
-        if (!f || !v)
-            continue;
-        /* strtol is 0 for text anyway; skipping it for the text fields halves this loop */
-        int text = (*v >= 'a' && *v <= 'z') || (*v >= 'A' && *v <= 'Z');
-        long n = text ? 0 : strtol(v, NULL, 10);
-        if (strcmp(f, "order") == 0)
-            s->layout.order = strcmp(v, "asc") == 0 ? SCORE_ORDER_ASC : SCORE_ORDER_DESC;
-        else if (strcmp(f, "tiebreak") == 0)
-            s->layout.tiebreak = strcmp(v, "last") == 0 ? SCORE_TIEBREAK_LAST
-                                 : strcmp(v, "id") == 0 ? SCORE_TIEBREAK_ID
-                                                        : SCORE_TIEBREAK_FIRST;
-        else if (strcmp(f, "score_decimals") == 0 && n >= 0 && n <= SCORE_DECIMALS_MAX)
-            s->layout.decimals = (int)n;
-        else if (strcmp(f, "page_size") == 0 && n >= 1 && n <= BOARD_PAGE_SIZE_MAX)
-            s->page_size = (int)n;
-        else if (strcmp(f, "page_ttl_ms") == 0 && n >= 0 && n <= BOARD_PAGE_TTL_MS_MAX)
-            s->page_ttl_ms = (int)n;
-        else if (strcmp(f, "period") == 0)
-            period_kind_parse(v, &s->period); /* unknown text keeps none */
-        else if (strcmp(f, "timezone") == 0 && n >= -PERIOD_TZ_MIN_MAX && n <= PERIOD_TZ_MIN_MAX)
-            s->tz_min = (int)n;
-        else if (strcmp(f, "retain") == 0 && n >= 0 && n <= PERIOD_RETAIN_MAX)
-            s->retain = (int)n;
-        else if (strcmp(f, "gen") == 0)
-            s->gen = strtoll(v, NULL, 10);
-        else if (strcmp(f, "max_members") == 0 && n >= 0 && n <= BOARD_MAX_MEMBERS_MAX)
-            s->max_members = n;
-        else if (strcmp(f, "version") == 0)
-            s->version = strtoll(v, NULL, 10);
-    }
+    for (size_t i = 0; r && r->type == STORE_REPLY_ARRAY && i + 1 < r->elements; i += 2)
+        board_settings_field(s, r->element[i]->str, r->element[i + 1]->str);
 }
 
 int board_check_score(const struct board_settings *s, double score, int64_t *key)

@@ -7,14 +7,6 @@
 
 /* ---------------------------------------------------------------- periods: which set */
 
-/* A small integer from Redis text; 0 for anything else (settings are written by rankd). */
-int text_int(const char *s)
-{
-    char *end = NULL;
-    long v = strtol(s, &end, 10);
-    return end != s && v >= INT32_MIN && v <= INT32_MAX ? (int)v : 0;
-}
-
 /*
  * What this process last saw of boards' period settings, so that a read goes to the right set in
  * one round trip. Only a hint: every read script checks it against the settings hash and answers
@@ -268,10 +260,12 @@ int board_where_cached(struct board_model *m, const char *board, const char *per
 void board_where_note(struct board_model *m, const char *board, const char *kind_s,
                       const char *tz_s, const char *retain_s)
 {
-    enum period_kind kind = PERIOD_NONE;
-    if (kind_s)
-        period_kind_parse(kind_s, &kind);
-    hint_write(m, board, kind, tz_s ? text_int(tz_s) : 0, retain_s ? text_int(retain_s) : 1);
+    struct board_settings s;
+    board_settings_default(&s);
+    board_settings_field(&s, "period", kind_s);
+    board_settings_field(&s, "timezone", tz_s);
+    board_settings_field(&s, "retain", retain_s);
+    hint_write(m, board, s.period, s.tz_min, s.retain);
 }
 
 int board_where_learn(struct board_model *m, const char *board, const struct store_reply *r)

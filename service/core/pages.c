@@ -190,25 +190,17 @@ void l1_key(const char *board, const char *resolved, int64_t page, int size, enu
     strb_str(&b, rank_type_name(rank));
 }
 
-/* HMGET of the board settings a lookup needs, in the order settle() reads them. */
+/* HMGET of the board settings a lookup needs, in the order settle() reads them; settle decodes
+ * the reply with board_settings_field, the decoder of the HGETALL paths too. */
 #define SETTINGS_ARGC 8
+static const char *const settings_fields[SETTINGS_ARGC - 2] = {
+    "page_size", "page_ttl_ms", "gen", "period", "timezone", "retain"};
 static void settings_argv(const char *argv[SETTINGS_ARGC], const char *meta)
 {
-    static const char *const fields[] = {"page_size", "page_ttl_ms", "gen",
-                                         "period",    "timezone",    "retain"};
     argv[0] = "HMGET";
     argv[1] = meta;
     for (int i = 0; i < SETTINGS_ARGC - 2; i++)
-        argv[2 + i] = fields[i];
-}
-
-static int reply_int(const struct store_reply *r, int deflt)
-{
-    if (!r || r->type != STORE_REPLY_STRING)
-        return deflt;
-    char *end = NULL;
-    long v = strtol(r->str, &end, 10);
-    return end != r->str && v >= INT32_MIN && v <= INT32_MAX ? (int)v : deflt;
+        argv[2 + i] = settings_fields[i];
 }
 
 /* What one lookup round trip said (settle): */
@@ -231,22 +223,23 @@ static int settle(struct pages *pg, struct page_req *q, int requested_size,
     if (!ok || set->element[0]->type != STORE_REPLY_STRING) /* no settings: no board */
         return ok ? -ENOENT : -EIO;
     struct store_reply **f = set->element;
-    const char *kind = f[3]->type == STORE_REPLY_STRING ? f[3]->str : "none";
-    if (strcmp(kind, period_kind_name(w->kind)) != 0 || reply_int(f[4], 0) != w->tz_min ||
-        reply_int(f[5], 1) != w->retain) {
+    struct board_settings s;
+    board_settings_default(&s);
+    for (int i = 0; i < SETTINGS_ARGC - 2; i++)
+        board_settings_field(&s, settings_fields[i],
+                             f[i]->type == STORE_REPLY_STRING ? f[i]->str : NULL);
+    if (s.period != w->kind || s.tz_min != w->tz_min || s.retain != w->retain) {
         /* the board's periods (or which of them are readable) are not what this process
          * thought: learn, choose again */
-        board_where_note(pg->cfg.model, q->board, kind, f[4]->str, f[5]->str);
+        board_where_note(pg->cfg.model, q->board, f[3]->str, f[4]->str, f[5]->str);
         return SETTLED_RETRY;
     }
     struct board_state st;
     memset(&st, 0, sizeof(st));
     util_copy(st.board, sizeof(st.board), q->board);
-    st.page_size = reply_int(f[0], BOARD_PAGE_SIZE_DEFAULT);
-    if (st.page_size < 1 || st.page_size > BOARD_PAGE_SIZE_MAX)
-        st.page_size = BOARD_PAGE_SIZE_DEFAULT;
-    st.ttl_ms = reply_int(f[1], BOARD_PAGE_TTL_MS_DEFAULT);
-    st.gen = f[2]->type == STORE_REPLY_STRING ? strtoll(f[2]->str, NULL, 10) : 0;
+    st.page_size = s.page_size;
+    st.ttl_ms = s.page_ttl_ms;
+    st.gen = s.gen;
     state_put(pg, &st);
     q->size = requested_size ? requested_size : st.page_size;
     q->ttl_ms = st.ttl_ms;

@@ -1,4 +1,5 @@
 #!lua flags=no-writes
+--@script read-only
 -- around.lua -- `size` entries centred on a member, clamped at both ends. O(log N + size).
 -- KEYS and ARGV[1..4] as prelude_read.lua; ARGV[5] member, ARGV[6] size (0: the board's)
 -- Reply: nil when the board does not exist, the prelude's {'retry', ...} or

@@ -1,4 +1,5 @@
 #!lua flags=no-writes
+--@script read-only
 -- around_score.lua -- `size` entries centred on the first member whose score is at a given score
 -- or worse (the last member when every score is better), clamped at both ends. O(log N + size).
 -- The caller judged the score's literal (exactly, as writes are judged) under the layout it
@@ -11,8 +12,9 @@
 --   {'dense_unavailable'}, {'layout', settings} (judge again under these), {'refused',
 --   settings} (the layout held: the refusal stands), else around.lua's reply
 --@prelude
-if (s.order or 'desc') ~= ARGV[5] or (s.tiebreak or 'first') ~= ARGV[6] or
-   (s.score_decimals or '0') ~= ARGV[7] then
+if (s.order or BOARD_ORDER_DEFAULT) ~= ARGV[5] or
+   (s.tiebreak or BOARD_TIEBREAK_DEFAULT) ~= ARGV[6] or
+   (s.score_decimals or BOARD_DECIMALS_DEFAULT) ~= ARGV[7] then
   return {'layout', settings}
 end
 if ARGV[8] == '' then return {'refused', settings} end

@@ -1,3 +1,4 @@
+--@script
 -- compact.lua -- renumber one chunk of a full tie group, keeping its order (tiebreak first|last).
 -- O(log N + chunk). The caller loops until a chunk returns fewer than `chunk` members.
 -- Renumbering the i-th remaining member to start+i never raises a tie (first) or lowers it

@@ -1,4 +1,5 @@
 #!lua
+--@script waits
 -- create_board.lua -- a new board: its settings hash and its registry entry. O(1). Not flagged
 -- allow-oom: a new board grows memory, so at maxmemory Redis refuses the call whole, before it
 -- runs (507, nothing written). Settings changes of an existing board are put_board.lua's.

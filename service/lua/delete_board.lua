@@ -1,4 +1,5 @@
 #!lua flags=allow-oom
+--@script waits
 -- delete_board.lua -- a board disappears at once for readers and writers, with all its data.
 -- O(k) for k keys, each removed with UNLINK (O(1) on Redis' main thread; big sets are freed by
 -- the lazy-free thread): the settings, the set, the readable periods' sets and their distinct

@@ -1,4 +1,5 @@
 #!lua flags=allow-oom
+--@script waits
 -- delete_member.lua -- remove one member from the current period's set (or the board's), and its
 -- key from the set's distinct scores when no other member holds it (prelude_dense.lua). O(log N).
 -- allow-oom: removing frees memory, and must work at maxmemory (a MULTI ... EXEC would not: at

@@ -1,4 +1,5 @@
 #!lua flags=no-writes
+--@script read-only
 -- lookup.lua -- many members of one board (a friends list) in one call: each one's stored score,
 -- ordinal position and rank of the type asked, and record. O(k log N) for k ids: one ZMSCORE,
 -- one ZRANK per member found (and one ZCOUNT per distinct score for competition or dense ranks),

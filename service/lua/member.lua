@@ -1,4 +1,5 @@
 #!lua flags=no-writes
+--@script read-only
 -- member.lua -- one member's stored score, rank and record, with the board settings. O(log N).
 -- KEYS and ARGV[1..4] as prelude_read.lua; ARGV[5] member
 -- Reply: nil when the board does not exist, the prelude's {'retry', ...} or

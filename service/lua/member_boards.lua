@@ -1,4 +1,5 @@
 #!lua flags=no-writes
+--@script
 -- member_boards.lua -- one member on several boards in one call: on each board its stored score,
 -- ordinal position and rank of the type asked, and the board's total. O(b log N) for b boards
 -- (the caller bounds b: 20). On one Redis this is one script over the keys of several boards;
@@ -13,6 +14,7 @@
 --   one entry per board: false (no such board) or {settings, total, stored|nil, rank0|nil,
 --   rank|nil}
 --@prelude layout
+--@prelude defaults
 local id, kind, out, retry = ARGV[1], ARGV[2], {}, {}
 for b = 0, #KEYS / 3 - 1 do
   local meta, z, d, a = KEYS[3 * b + 1], KEYS[3 * b + 2], KEYS[3 * b + 3], 3 + 3 * b
@@ -21,9 +23,11 @@ for b = 0, #KEYS / 3 - 1 do
   for i = 1, #flat, 2 do s[flat[i]] = flat[i + 1] end
   if #flat == 0 then
     out[#out + 1] = false
-  elseif (s.period or 'none') ~= ARGV[a] or (s.timezone or '0') ~= ARGV[a + 1] or
-         (s.retain or '1') ~= ARGV[a + 2] then
-    for _, v in ipairs({b, s.period or 'none', s.timezone or '0', s.retain or '1'}) do
+  elseif (s.period or BOARD_PERIOD_DEFAULT) ~= ARGV[a] or
+         (s.timezone or BOARD_TIMEZONE_DEFAULT) ~= ARGV[a + 1] or
+         (s.retain or BOARD_RETAIN_DEFAULT) ~= ARGV[a + 2] then
+    for _, v in ipairs({b, s.period or BOARD_PERIOD_DEFAULT, s.timezone or BOARD_TIMEZONE_DEFAULT,
+                        s.retain or BOARD_RETAIN_DEFAULT}) do
       retry[#retry + 1] = v
     end
   elseif kind == 'dense' and not dense_readable(z, d) then

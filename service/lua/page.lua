@@ -1,4 +1,5 @@
 #!lua flags=no-writes
+--@script read-only
 -- page.lua -- one page of a board, with its settings, total and records, in one round trip.
 -- O(log N + size). Ascending stored order is rank order, so ZRANGE (not REV) reads it.
 -- KEYS and ARGV[1..4] as prelude_read.lua; ARGV[5] page (1-based), ARGV[6] size (0: the board's)

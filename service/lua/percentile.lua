@@ -1,4 +1,5 @@
 #!lua flags=no-writes
+--@script read-only
 -- percentile.lua -- the member at the ordinal rank max(1, ceil(total * num / den)) (the caller
 -- makes num/den of the percentile asked: (100 - P) / 100, exactly). O(log N).
 -- KEYS and ARGV[1..4] as prelude_read.lua; ARGV[5] num, ARGV[6] den (0 <= num <= den <= 10^6)

@@ -17,13 +17,16 @@
 -- again), and {'dense_unavailable'} for a dense read of a set written before rankd kept its
 -- distinct scores.
 --@prelude layout
+--@prelude defaults
 local settings = redis.call('HGETALL', KEYS[1])
 if #settings == 0 then return false end
 local s = {}
 for i = 1, #settings, 2 do s[settings[i]] = settings[i + 1] end
-if (s.period or 'none') ~= ARGV[1] or (s.timezone or '0') ~= ARGV[2] or
-   (s.retain or '1') ~= ARGV[3] then
-  return {'retry', s.period or 'none', s.timezone or '0', s.retain or '1'}
+if (s.period or BOARD_PERIOD_DEFAULT) ~= ARGV[1] or
+   (s.timezone or BOARD_TIMEZONE_DEFAULT) ~= ARGV[2] or
+   (s.retain or BOARD_RETAIN_DEFAULT) ~= ARGV[3] then
+  return {'retry', s.period or BOARD_PERIOD_DEFAULT, s.timezone or BOARD_TIMEZONE_DEFAULT,
+          s.retain or BOARD_RETAIN_DEFAULT}
 end
 local rank_type, base = ARGV[4], tie_base(s.tiebreak)
 if rank_type == 'dense' and not dense_readable(KEYS[2], KEYS[4]) then
@@ -32,8 +35,10 @@ end
 -- the size asked for, or the board's page_size for 0; a damaged hash must not read the board
 local function page_size(asked)
   local size = tonumber(asked)
-  if size == 0 then size = tonumber(s.page_size) or 20 end
-  if not size or size < 1 or size > 100 then size = 20 end
+  if size == 0 then size = tonumber(s.page_size or BOARD_PAGE_SIZE_DEFAULT) end
+  if not size or size < 1 or size > BOARD_PAGE_SIZE_MAX then
+    size = tonumber(BOARD_PAGE_SIZE_DEFAULT)
+  end
   return size
 end
 -- `count` (>= 0) entries from 0-based position `start`: {member, stored, ...} and their records

@@ -1,4 +1,5 @@
 #!lua flags=allow-oom
+--@script waits
 -- put_board.lua -- change an existing board's settings. O(1), plus one UNLINK (O(1) on the main
 -- thread) per period set (and its distinct scores) it lets go of: at most 3 * PERIOD_RETAIN_MAX +
 -- 3 named keys, and the period index's keys on a layout change. allow-oom: a settings change keeps or frees memory, so
@@ -22,15 +23,19 @@
 -- so no set written under the old layout or periods can ever be read under the new ones.
 -- Reply {0, settings (flat HGETALL), total}, {-1, field} for a refused change, {'absent'} (no
 -- such board: create it), {'retry'}
+--@prelude defaults
 local names = {'order', 'tiebreak', 'score_decimals', 'period', 'timezone', 'page_size',
                'page_ttl_ms', 'retain'}
-local defaults = {'desc', 'first', '0', 'none', '0', '20', '1000', '1'}
+local defaults = {BOARD_ORDER_DEFAULT, BOARD_TIEBREAK_DEFAULT, BOARD_DECIMALS_DEFAULT,
+                  BOARD_PERIOD_DEFAULT, BOARD_TIMEZONE_DEFAULT, BOARD_PAGE_SIZE_DEFAULT,
+                  BOARD_PAGE_TTL_MS_DEFAULT, BOARD_RETAIN_DEFAULT}
 local flat = redis.call('HGETALL', KEYS[1])
 if #flat == 0 then return {'absent'} end
 local s = {}
 for i = 1, #flat, 2 do s[flat[i]] = flat[i + 1] end
-if (s.period or 'none') ~= ARGV[1] or (s.timezone or '0') ~= ARGV[2] or
-   (s.retain or '1') ~= ARGV[3] then
+if (s.period or BOARD_PERIOD_DEFAULT) ~= ARGV[1] or
+   (s.timezone or BOARD_TIMEZONE_DEFAULT) ~= ARGV[2] or
+   (s.retain or BOARD_RETAIN_DEFAULT) ~= ARGV[3] then
   return {'retry'}
 end
 local nkeep = tonumber(ARGV[13])

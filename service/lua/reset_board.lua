@@ -1,4 +1,5 @@
 #!lua flags=allow-oom
+--@script waits
 -- reset_board.lua -- empty a board's current period at once. O(1) on Redis' main thread: the set
 -- and its distinct scores go with UNLINK (freed by the lazy-free thread) and a new generation
 -- retires every cached page of the board without touching it.

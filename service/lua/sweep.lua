@@ -1,4 +1,5 @@
 #!lua flags=allow-oom
+--@script
 -- sweep.lua -- one chunk of a periodic board's expiry: the sets of periods that are no longer
 -- readable, found in the board's period index (never a keyspace scan), go with UNLINK and leave
 -- the index. O(log N + chunk) for N listed sets, each key O(1) on Redis' main thread (a big set
@@ -17,8 +18,10 @@
 -- started before it go   ARGV[5] lock token   ARGV[6] lock TTL (ms)   ARGV[7] chunk
 -- Reply: {removed, more (1: a full chunk, call again)}, {'locked'}, or {'retry'} (the settings
 -- differ from ARGV[1..3], or the board is gone: nothing done)
+--@prelude defaults
 local m = redis.call('HMGET', KEYS[1], 'period', 'timezone', 'retain')
-if (m[1] or 'none') ~= ARGV[1] or (m[2] or '0') ~= ARGV[2] or (m[3] or '1') ~= ARGV[3] then
+if (m[1] or BOARD_PERIOD_DEFAULT) ~= ARGV[1] or (m[2] or BOARD_TIMEZONE_DEFAULT) ~= ARGV[2] or
+   (m[3] or BOARD_RETAIN_DEFAULT) ~= ARGV[3] then
   return {'retry'}
 end
 local holder = redis.call('GET', KEYS[3])

@@ -1,4 +1,5 @@
 #!lua flags=no-writes
+--@script read-only
 -- top.lua -- the first ceil(total * num / den) members (the caller makes num/den of the percent
 -- asked, exactly), at most 100 of them, with their ranks of the type asked. O(log N + 100).
 -- KEYS and ARGV[1..4] as prelude_read.lua; ARGV[5] num, ARGV[6] den (0 <= num <= den <= 10^6)

@@ -1,4 +1,5 @@
 #!lua flags=allow-oom
+--@script waits
 -- trim.lua -- remove one chunk of a board's tail, for trimming to the top N or below a score.
 -- O(log N + chunk): the caller repeats it until a chunk removes fewer than `chunk` members, so
 -- other clients interleave between chunks. allow-oom: removing frees memory. The set's

@@ -1,4 +1,5 @@
 #!lua flags=no-writes
+--@script read-only
 -- walk.lua -- a page of a board by score range and/or from a cursor's edge item, with global
 -- ranks. O(log N + size): every position is a ZCOUNT, or a binary search over the members that
 -- share the edge's stored value (ZRANGE i i: O(log^2 N) at worst, on tiebreak id boards).
@@ -17,8 +18,9 @@
 --   records, ranks, first0, end0} with [first0, end0) the range's positions on the board
 --@prelude
 local mode, bounded = ARGV[10], ARGV[8] ~= '' or ARGV[9] ~= '' or ARGV[10] == 'check'
-if bounded and ((s.order or 'desc') ~= ARGV[5] or (s.tiebreak or 'first') ~= ARGV[6] or
-                (s.score_decimals or '0') ~= ARGV[7]) then
+if bounded and ((s.order or BOARD_ORDER_DEFAULT) ~= ARGV[5] or
+                (s.tiebreak or BOARD_TIEBREAK_DEFAULT) ~= ARGV[6] or
+                (s.score_decimals or BOARD_DECIMALS_DEFAULT) ~= ARGV[7]) then
   return {'layout', settings}
 end
 if mode == 'check' then return {'refused', settings} end

@@ -1,4 +1,5 @@
 #!lua
+--@script waits
 -- write.lua -- score writes (set | best | incr) to one board or to several at once, applied in
 -- order, O(k log N) per board for k entries in few commands: per board one ZMSCORE of every
 -- member, at most one bounded ZRANGE BYSCORE LIMIT 0 1 per tie group the entries enter, one
@@ -65,6 +66,7 @@
 --   after the call), updated, previous stored ('' none), previous rank0 (-1 none)}
 --@prelude export
 --@prelude dense
+--@prelude defaults
 local KB, HB, H0 = 5, 13, 10
 local TRIM_SLACK = 64 -- members a write may remove beyond its own entries (a lowered max_members)
 local n, nb = tonumber(ARGV[1]), tonumber(ARGV[2])
@@ -135,13 +137,16 @@ for b = 0, nb - 1 do
     if not m[1] then
       if not create_ok then return {4, 0, '', b, 0} end
       -- a new board gets the defaults; settings read before a concurrent delete must not revive it
-      if hdr(b, 3) ~= 'desc' or hdr(b, 1) ~= 'first' or hdr(b, 4) ~= '0' or hdr(b, 5) ~= '20' or
-         hdr(b, 6) ~= '1000' or hdr(b, 9) ~= 'none' or hdr(b, 10) ~= '0' then
+      if hdr(b, 3) ~= BOARD_ORDER_DEFAULT or hdr(b, 1) ~= BOARD_TIEBREAK_DEFAULT or
+         hdr(b, 4) ~= BOARD_DECIMALS_DEFAULT or hdr(b, 5) ~= BOARD_PAGE_SIZE_DEFAULT or
+         hdr(b, 6) ~= BOARD_PAGE_TTL_MS_DEFAULT or hdr(b, 9) ~= BOARD_PERIOD_DEFAULT or
+         hdr(b, 10) ~= BOARD_TIMEZONE_DEFAULT then
         return {1, 0, '', b, 0}
       end
       create[b] = true
     elseif m[1] ~= hdr(b, 3) or m[2] ~= hdr(b, 1) or m[3] ~= hdr(b, 4) or
-           (m[4] or 'none') ~= hdr(b, 9) or (m[5] or '0') ~= hdr(b, 10) then
+           (m[4] or BOARD_PERIOD_DEFAULT) ~= hdr(b, 9) or
+           (m[5] or BOARD_TIMEZONE_DEFAULT) ~= hdr(b, 10) then
       return {1, 0, '', b, 0}
     end
     maxm[b] = tonumber(m[6] or '0') or 0

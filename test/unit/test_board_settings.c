@@ -1,14 +1,17 @@
 /* test_board_settings.c -- the board model's pure halves over replies built from RESP bytes (as
  * test_store_reply.c builds them, with the store's reply functions): the settings hash decoded
  * (board_settings.c: defaults, every field, damaged or out-of-range values keeping their
- * defaults), the write counter of a read script's reply (board_read_version) and the score check
- * under a layout, page.lua's reply taken into a struct board_page (board_page_take) and its
- * retry, error and no-board answers. No Redis: the bytes are the test's. */
+ * defaults), through the HGETALL path and the HMGET path alike (both are board_settings_field),
+ * the Lua prelude of defaults the build generates from board.h, the write counter of a read
+ * script's reply (board_read_version) and the score check under a layout, page.lua's reply taken
+ * into a struct board_page (board_page_take) and its retry, error and no-board answers. No Redis:
+ * the bytes are the test's. */
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "board_int.h"
 #include "store_internal.h"
@@ -52,6 +55,50 @@ static void assert_defaults(const struct board_settings *s)
     ck_assert_int_eq(s->gen, 0);
     ck_assert_int_eq(s->max_members, 0);
     ck_assert_int_eq(s->version, 0);
+}
+
+/* The HMGET path (pages.c's settle, list_where, board_where_note): the fields of fv asked for by
+ * name, the reply's elements (values, nil for a NULL) decoded one by one. */
+static void decode_hmget(const char *const *fv, size_t n, struct board_settings *s)
+{
+    char buf[4096];
+    size_t k = (size_t)snprintf(buf, sizeof(buf), "*%zu\r\n", n / 2);
+    for (size_t i = 1; i < n; i += 2)
+        k += fv[i] ? (size_t)snprintf(buf + k, sizeof(buf) - k, "$%zu\r\n%s\r\n", strlen(fv[i]),
+                                      fv[i])
+                   : (size_t)snprintf(buf + k, sizeof(buf) - k, "$-1\r\n");
+    ck_assert_uint_lt(k, sizeof(buf));
+    struct store_reply *r = reply_of(buf);
+    ck_assert_uint_eq(r->elements, n / 2);
+    board_settings_default(s);
+    for (size_t i = 0; i < n / 2; i++)
+        board_settings_field(s, fv[2 * i],
+                             r->element[i]->type == STORE_REPLY_STRING ? r->element[i]->str : NULL);
+    store_reply_free(r);
+}
+
+/* Both paths give the same settings for fv. */
+static void assert_paths_agree(const char *const *fv, size_t n, struct board_settings *out)
+{
+    struct store_reply *r = hash_of(fv, n);
+    struct board_settings a, b;
+    memset(&a, 0, sizeof(a));
+    memset(&b, 0, sizeof(b));
+    settings_from_reply(r, &a);
+    store_reply_free(r);
+    decode_hmget(fv, n, &b);
+    ck_assert_int_eq(a.layout.order, b.layout.order);
+    ck_assert_int_eq(a.layout.tiebreak, b.layout.tiebreak);
+    ck_assert_int_eq(a.layout.decimals, b.layout.decimals);
+    ck_assert_int_eq(a.period, b.period);
+    ck_assert_int_eq(a.tz_min, b.tz_min);
+    ck_assert_int_eq(a.retain, b.retain);
+    ck_assert_int_eq(a.page_size, b.page_size);
+    ck_assert_int_eq(a.page_ttl_ms, b.page_ttl_ms);
+    ck_assert_int_eq(a.gen, b.gen);
+    ck_assert_int_eq(a.max_members, b.max_members);
+    ck_assert_int_eq(a.version, b.version);
+    *out = b;
 }
 
 START_TEST(test_defaults)
@@ -259,6 +306,138 @@ START_TEST(test_page_take)
 }
 END_TEST
 
+/* The HMGET path decodes as the HGETALL path does: every field, each damaged value, nils. */
+START_TEST(test_hmget_path)
+{
+    static const char *const fv[] = {
+        "order",
+        "asc",
+        "tiebreak",
+        "last",
+        "score_decimals",
+        "3",
+        "page_size",
+        "50",
+        "page_ttl_ms",
+        "0",
+        "period",
+        "weekly",
+        "timezone",
+        "-300",
+        "retain",
+        "4",
+        "gen",
+        "1733011200000123",
+        "max_members",
+        "5000",
+        "version",
+        "9007199254740991",
+    };
+    struct board_settings s;
+    assert_paths_agree(fv, sizeof(fv) / sizeof(fv[0]), &s);
+    ck_assert_int_eq(s.layout.order, SCORE_ORDER_ASC);
+    ck_assert_int_eq(s.page_size, 50);
+    ck_assert_int_eq(s.page_ttl_ms, 0);
+    ck_assert_int_eq(s.tz_min, -300);
+    ck_assert_int_eq(s.retain, 4);
+    ck_assert_int_eq(s.gen, INT64_C(1733011200000123));
+
+    static const char *const bad[][2] = {
+        {"page_size", "0"},     {"page_size", "101"},      {"page_size", "abc"},
+        {"page_size", ""},      {"page_ttl_ms", "-1"},     {"page_ttl_ms", "3600001"},
+        {"page_ttl_ms", "abc"}, {"score_decimals", "99"},  {"timezone", "100000"},
+        {"timezone", "-"},      {"retain", "-2"},          {"retain", ""},
+        {"max_members", "-5"},  {"period", "fortnightly"}, {"order", "sideways"},
+        {"tiebreak", "random"}, {"unknown_field", "7"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        assert_paths_agree(bad[i], 2, &s);
+        assert_defaults(&s);
+    }
+    /* pages.c's lookup: the fields it asks for, all nil (a board without them): the defaults */
+    static const char *const nils[] = {"page_size", NULL, "page_ttl_ms", NULL, "gen",    NULL,
+                                       "period",    NULL, "timezone",    NULL, "retain", NULL};
+    decode_hmget(nils, sizeof(nils) / sizeof(nils[0]), &s);
+    assert_defaults(&s);
+}
+END_TEST
+
+/* The Lua prelude the build writes from board.h (scripts/lua-defaults.awk) holds the C values:
+ * every local it defines is one of these, with this value. */
+START_TEST(test_lua_defaults)
+{
+    struct {
+        const char *name;
+        char value[32];
+        int seen;
+    } want[] = {
+        {"BOARD_PAGE_SIZE_DEFAULT", "", 0}, {"BOARD_PAGE_TTL_MS_DEFAULT", "", 0},
+        {"BOARD_ORDER_DEFAULT", "", 0},     {"BOARD_TIEBREAK_DEFAULT", "", 0},
+        {"BOARD_DECIMALS_DEFAULT", "", 0},  {"BOARD_PERIOD_DEFAULT", "", 0},
+        {"BOARD_TIMEZONE_DEFAULT", "", 0},  {"BOARD_RETAIN_DEFAULT", "", 0},
+        {"BOARD_PAGE_SIZE_MAX", "", 0},     {"BOARD_PAGE_TTL_MS_MAX", "", 0},
+        {"BOARD_NAME_LEN_MAX", "", 0},      {"BOARD_ID_LEN_MAX", "", 0},
+        {"BOARD_RECORD_BYTES_MAX", "", 0},  {"BOARD_BATCH_MAX", "", 0},
+        {"BOARD_MAX_MEMBERS_MAX", "", 0},   {"BOARD_LIST_COUNT_MAX", "", 0},
+    };
+    const size_t nwant = sizeof(want) / sizeof(want[0]);
+    snprintf(want[0].value, sizeof(want[0].value), "'%d'", BOARD_PAGE_SIZE_DEFAULT);
+    snprintf(want[1].value, sizeof(want[1].value), "'%d'", BOARD_PAGE_TTL_MS_DEFAULT);
+    snprintf(want[2].value, sizeof(want[2].value), "'%s'", BOARD_ORDER_DEFAULT);
+    snprintf(want[3].value, sizeof(want[3].value), "'%s'", BOARD_TIEBREAK_DEFAULT);
+    snprintf(want[4].value, sizeof(want[4].value), "'%d'", BOARD_DECIMALS_DEFAULT);
+    snprintf(want[5].value, sizeof(want[5].value), "'%s'", BOARD_PERIOD_DEFAULT);
+    snprintf(want[6].value, sizeof(want[6].value), "'%d'", BOARD_TIMEZONE_DEFAULT);
+    snprintf(want[7].value, sizeof(want[7].value), "'%d'", BOARD_RETAIN_DEFAULT);
+    snprintf(want[8].value, sizeof(want[8].value), "%d", BOARD_PAGE_SIZE_MAX);
+    snprintf(want[9].value, sizeof(want[9].value), "%d", BOARD_PAGE_TTL_MS_MAX);
+    snprintf(want[10].value, sizeof(want[10].value), "%d", BOARD_NAME_LEN_MAX);
+    snprintf(want[11].value, sizeof(want[11].value), "%d", BOARD_ID_LEN_MAX);
+    snprintf(want[12].value, sizeof(want[12].value), "%d", BOARD_RECORD_BYTES_MAX);
+    snprintf(want[13].value, sizeof(want[13].value), "%d", BOARD_BATCH_MAX);
+    snprintf(want[14].value, sizeof(want[14].value), "%d", BOARD_MAX_MEMBERS_MAX);
+    snprintf(want[15].value, sizeof(want[15].value), "%d", BOARD_LIST_COUNT_MAX);
+
+    /* the text defaults are what board_settings_default means */
+    static const char *const text[] = {"order",    BOARD_ORDER_DEFAULT,
+                                       "tiebreak", BOARD_TIEBREAK_DEFAULT,
+                                       "period",   BOARD_PERIOD_DEFAULT};
+    struct board_settings s;
+    assert_paths_agree(text, sizeof(text) / sizeof(text[0]), &s);
+    assert_defaults(&s);
+    ck_assert_str_eq(period_kind_name(PERIOD_NONE), BOARD_PERIOD_DEFAULT);
+
+    /* the prelude sits beside the test binary: $(BUILD)/gen/lua/ */
+    char path[4096];
+    ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 64);
+    ck_assert_int_gt(n, 0);
+    path[n] = '\0';
+    char *slash = strrchr(path, '/');
+    ck_assert_ptr_nonnull(slash);
+    strcpy(slash + 1, "gen/lua/prelude_defaults.lua");
+    FILE *f = fopen(path, "r");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    char line[256], name[64], value[64];
+    int locals = 0;
+    while (fgets(line, sizeof(line), f)) {
+        if (strncmp(line, "local ", 6) != 0)
+            continue;
+        ck_assert_int_eq(sscanf(line, "local %63s = %63s", name, value), 2);
+        size_t i = 0;
+        while (i < nwant && strcmp(want[i].name, name) != 0)
+            i++;
+        ck_assert_msg(i < nwant, "%s: a local the test does not know", name);
+        ck_assert_str_eq(value, want[i].value);
+        want[i].seen++;
+        locals++;
+    }
+    fclose(f);
+    for (size_t i = 0; i < nwant; i++)
+        ck_assert_msg(want[i].seen == 1, "%s defined %d times", want[i].name, want[i].seen);
+    ck_assert_int_eq(locals, (int)nwant);
+}
+END_TEST
+
 Suite *board_settings_suite(void)
 {
     Suite *s = suite_create("board_settings");
@@ -267,6 +446,8 @@ Suite *board_settings_suite(void)
     tcase_add_test(tc, test_defaults);
     tcase_add_test(tc, test_every_field);
     tcase_add_test(tc, test_damaged_fields);
+    tcase_add_test(tc, test_hmget_path);
+    tcase_add_test(tc, test_lua_defaults);
     tcase_add_test(tc, test_read_version);
     tcase_add_test(tc, test_check_score);
     tcase_add_test(tc, test_page_take);
