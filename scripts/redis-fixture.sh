@@ -21,12 +21,13 @@ free_port() {
 }
 
 redis_start() {
-    local dir=$1 conf=()
+    local dir=$1 conf=() off
     [ -n "${2:-}" ] && conf=("$2")
     mkdir -p "$dir"
     for _ in 1 2 3 4 5; do
         REDIS_PORT=$(free_port)
-        : >"$dir/redis.log" # this attempt's log only (read below)
+        # where this attempt's lines start in the log (make run keeps its log across runs)
+        off=$(stat -c %s "$dir/redis.log" 2>/dev/null || echo 0)
         redis-server "${conf[@]}" --port "$REDIS_PORT" --bind 127.0.0.1 --dir "$dir" \
             --pidfile "$dir/redis.pid" --logfile "$dir/redis.log" --daemonize yes || return 1
         for _ in $(seq 1 100); do
@@ -36,7 +37,8 @@ redis_start() {
             fi
             # the port was taken after all (the daemon logs it and exits): the next port now,
             # not after 100 pings of a server that is gone
-            grep -q 'Failed listening on port' "$dir/redis.log" 2>/dev/null && break
+            tail -c +$((off + 1)) "$dir/redis.log" 2>/dev/null | grep -q 'Failed listening on port' &&
+                break
             sleep 0.05
         done
         [ -f "$dir/redis.pid" ] && kill "$(cat "$dir/redis.pid")" 2>/dev/null
