@@ -64,7 +64,7 @@ static void close_ctx(struct store_conn *sa)
     atomic_store(&sa->up, 0);
 }
 
-void later(struct store_conn *sa)
+static void later(struct store_conn *sa)
 {
     sa->retry_at_ms = util_now_ms() + sa->backoff_ms;
     sa->backoff_ms = sa->backoff_ms * 2 > BACKOFF_MAX_MS ? BACKOFF_MAX_MS : sa->backoff_ms * 2;

@@ -144,7 +144,6 @@ struct store_conn {
 
 /* store_conn.c */
 void set_events(struct store_conn *sa, uint32_t events);
-void later(struct store_conn *sa);
 void notify(struct pending *p, int rc, struct store_reply **replies);
 void queue_append(struct store_conn *sa, struct pending *p, int fresh);
 void pending_free(struct pending *p);
@@ -161,11 +160,9 @@ void start_dial(struct store_conn *sa);
 void finish_dial(struct store_conn *sa);
 
 /* store_conn_send.c */
-int append_resp(struct store_conn *sa, struct pending *p, const char *resp, size_t len);
 int append_script(struct store_conn *sa, struct pending *p, int eval);
 
 /* store_conn_recv.c */
 void store_conn_ready(struct store_conn *sa, uint32_t events);
-int tick(struct store_conn *sa);
 
 #endif

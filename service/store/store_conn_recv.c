@@ -239,7 +239,7 @@ static int due(const struct store_conn *sa, int64_t now)
 
 /* Adopt a finished dial, give up groups past their deadline, drop a connection silent for two
  * timeouts. Returns the milliseconds until the next deadline, or -1 when nothing is pending. */
-int tick(struct store_conn *sa);
+static int tick(struct store_conn *sa);
 
 int store_conn_tick(struct store_conn *sa)
 {
@@ -250,7 +250,7 @@ int store_conn_tick(struct store_conn *sa)
     return wait;
 }
 
-int tick(struct store_conn *sa)
+static int tick(struct store_conn *sa)
 {
     if (sa->broken)
         fail_all(sa, -EIO, "out of memory");

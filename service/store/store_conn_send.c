@@ -96,7 +96,7 @@ static int append_out(struct store_conn *sa, struct pending *p, const char *resp
 
 /* Queue a caller's group p as append_out, or hold it (hold_group) while there is no connection,
  * or only one left on the old primary: it goes to the next. Returns as append_out. */
-int append_resp(struct store_conn *sa, struct pending *p, const char *resp, size_t len)
+static int append_resp(struct store_conn *sa, struct pending *p, const char *resp, size_t len)
 {
     if (!sa->ctx || sa->stale_ms)
         return hold_group(sa, p, resp, len);

@@ -1,0 +1,182 @@
+/*
+ * httpd_int.h -- the HTTP exchange's private parts, for service/http/httpd*.c only: the limits,
+ * a connection's clock, an event thread's daemon, struct httpd, a request's struct exchange, a
+ * streamed body, and the functions one file lends another. The contract is httpd.h.
+ */
+#ifndef RANKD_HTTPD_INT_H
+#define RANKD_HTTPD_INT_H
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/epoll.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include "access.h"
+#include "auth.h"
+#include "cidr.h"
+#include "cors.h"
+#include "gzip.h"
+#include "httpd.h"
+#include "log.h"
+#include "loop.h"
+#include "metrics.h"
+#include "request.h"
+#include "route.h"
+#include "static_files.h"
+#include "store_async.h"
+
+#define CONNECTION_TIMEOUT_S 30
+/* MHD zeroes a connection's whole memory pool after every request: keep it small. It holds one
+ * request's line and headers, the reply headers and the read buffer (body chunks). */
+#define CONNECTION_MEMORY_BYTES (16 * 1024)
+/* A query name or value, decoded: the request line cannot be longer anyway (a list of 100 ids
+ * needs more than a few bytes). */
+#define ARG_BYTES_MAX ((size_t)CONNECTION_MEMORY_BYTES)
+/* Longest wait at shutdown for requests in work to finish sending (a client that stalls its
+ * upload or never reads its reply must not hold the exit); suspended ones are always waited for
+ * (bounded by their deadlines): MHD must not stop with them. */
+#define STOP_WAIT_MS 5000
+#define CUT_LINGER_MS 200 /* a connection cut for its headers closes this long after its 408 */
+/* an upload answered in the middle of its body (answer_mid_body) closes this long after the
+ * answer, or when its client closes: the time to read it while still sending */
+#define UPLOAD_CUT_LINGER_MS 1000
+
+/* Where a connection is in its requests, for the header deadline (httpd_options). */
+enum conn_phase {
+    PHASE_HEADERS, /* a request line and headers are arriving (the deadline runs) */
+    PHASE_REQUEST, /* the headers are in: the request's own deadline governs */
+    PHASE_IDLE,    /* between requests (keep-alive): MHD's idle timeout governs */
+    PHASE_CUT,     /* answered 408: closed CUT_LINGER_MS after it */
+};
+
+struct exchange;
+
+/* One open connection of a daemon (MHD's socket context), on the daemon's thread only. */
+struct conn_clock {
+    struct conn_clock *prev, *next;
+    int64_t since_ms; /* when its phase began */
+    int phase;        /* enum conn_phase */
+    int linger_ms;    /* PHASE_CUT: closed this long after it began (0: CUT_LINGER_MS) */
+    int fd;
+    struct exchange *x; /* its request from the first call to on_completed, or NULL */
+};
+
+#define GZ_CACHE_ENTRIES 64 /* gzip forms kept per event thread, by ETag */
+
+/* The gzip form of a reply body with a strong ETag (a page's version): compressed once per event
+ * thread, so hits of that version never compress again. */
+struct gz_entry {
+    char etag[64];
+    size_t identity_len; /* the identity body's length (with the ETag, the key) */
+    struct buf gz;
+    uint64_t used; /* the thread's gz_clock when last used: the least recent goes first */
+};
+
+/* One event thread's daemon: libmicrohttpd in external-epoll mode on the connections its loop is
+ * given, and the loop's Redis connections for the async steps. */
+struct httpd_thread {
+    struct httpd *srv;
+    struct loop *loop;
+    struct MHD_Daemon *daemon;
+    struct loop_watch *watch;   /* the daemon's epoll fd in the loop */
+    struct store_async *reads;  /* NULL without a read connection */
+    struct store_async *writes; /* writes (a connection of their own: a write held by Redis, as
+                                 * under CLIENT PAUSE WRITE, must not hold up the reads
+                                 * pipelined behind it); NULL without one */
+    struct store_async *cache_reads, *cache_writes; /* the same to a cache Redis of its own
+                                                     * (--cache-redis), else NULL */
+    int index;                                      /* 0.., for /metrics and the debug log */
+    struct conn_clock *conns;                       /* its open connections (the header deadline) */
+    struct gzip_stream *gz_keep, *gz_fast; /* deflate streams (GZIP_LEVEL, _FAST), made lazily */
+    struct gz_entry gz[GZ_CACHE_ENTRIES];
+    uint64_t gz_clock;
+    int sweeping;       /* a sweep timer is set */
+    atomic_int active;  /* connections with a request in progress (for /metrics) */
+    atomic_int waiting; /* of those, suspended: for Redis or a timer */
+};
+
+struct httpd {
+    struct httpd_options o;
+    struct httpd_thread threads[HTTP_EVENT_THREADS_MAX];
+    int nthreads;
+    atomic_int suspended; /* requests suspended for their async step (Redis, timers) */
+    atomic_int in_work;   /* requests suspended at least once and not completed yet */
+    atomic_int stopping;
+};
+
+/* Per-request state, created on the first callback and freed in on_completed; touched only by
+ * the event thread that owns the connection. */
+struct exchange {
+    struct http_request rq;
+    struct http_reply rp;
+    const struct route *route;
+    struct httpd *srv;
+    struct httpd_thread *thread; /* the event thread that owns the connection */
+    struct MHD_Connection *conn;
+    int64_t start_us;
+    int replied;                /* the async step is done: send rp on the next callback */
+    int handed_off;             /* counted in srv->in_work */
+    int away;                   /* suspended and perhaps not resumed yet */
+    int parked;                 /* complete, its async step put off by one call (dispatch) */
+    int cut;                    /* answered in the middle of its body (answer_mid_body) */
+    int queued;                 /* a response was queued */
+    int no_drain;               /* refused for its framing: answered before its body, then closed */
+    int is_static;              /* a file of the web page (served without a route) */
+    uint64_t bytes;             /* body bytes of the queued reply */
+    struct access_fault *fault; /* a 5xx's code and cause (access.h), or NULL */
+    char request_id[ACCESS_ID_MAX + 1]; /* X-Request-Id, given or made (access.h) */
+    char client[CIDR_ADDR_MAX]; /* who asked: the peer, or behind a trusted proxy the client */
+    const char *cors_origin;    /* Access-Control-Allow-Origin of a cross-origin read, or NULL */
+    int cors_vary;          /* 1: the reply depends on Origin (a list of origins): Vary: Origin */
+    int gzip_ok;            /* the client accepts gzip (Accept-Encoding) */
+    int inm_gz;             /* its If-None-Match named a gzip form ("...-gz") */
+    char inm[72];           /* that If-None-Match without "-gz": what the handlers compare */
+    struct http_body *body; /* the streamed body being sent (rp.stream), or NULL */
+};
+
+/* A streamed body (http_body_source) as libmicrohttpd sends it: a callback response whose reader
+ * suspends the connection while the source has nothing ready. Freed with the response; the
+ * exchange and the body forget each other when either goes first. */
+struct http_body {
+    struct exchange *x; /* NULL once the request completed */
+    struct http_body_source src;
+    int waiting; /* a read returned 0: the connection is suspended until http_body_ready */
+};
+
+/* ---------------------------------------------------------------- lent between the files */
+
+/* httpd.c */
+void arm_sweep(struct httpd_thread *t);
+struct conn_clock *clock_of(struct MHD_Connection *c);
+
+/* httpd_request.c */
+__attribute__((format(printf, 2, 0))) void mhd_log(void *cls, const char *fmt, va_list ap);
+size_t unescape_none(void *cls, struct MHD_Connection *c, char *s);
+void begin(struct httpd *srv, struct MHD_Connection *c, const char *url, const char *method,
+           const char *version, struct exchange *x);
+void consume(struct exchange *x, const char *data, size_t len);
+
+/* httpd_reply.c */
+const char *reply_header(const struct http_reply *rp, const char *name);
+enum MHD_Result send_reply(struct MHD_Connection *c, struct exchange *x);
+int drainable(struct MHD_Connection *c);
+int has_body(struct MHD_Connection *c);
+
+/* httpd_async.c */
+int still_away(struct exchange *x);
+void resume_exchange(struct exchange *x);
+void suspend_started(struct exchange *x);
+void stop_uploads(struct httpd_thread *t);
+enum MHD_Result stream_chunk(struct exchange *x, const char *data, size_t *len);
+enum MHD_Result dispatch(struct MHD_Connection *c, struct exchange *x);
+
+#endif

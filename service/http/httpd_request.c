@@ -1,0 +1,369 @@
+/*
+ * httpd_request.c -- a request's set-up: its query arguments, the checks of its body, framing,
+ * Host and origin, the web page's static files, the client behind a trusted proxy, the
+ * exchange begun, its body taken. The contract is httpd.h; httpd_int.h holds what the httpd*.c
+ * files share.
+ */
+#include "httpd_int.h"
+
+/* ---------------------------------------------------------------- request set-up */
+
+/* libmicrohttpd's own messages go through rankd's log, prefixed, rate-limited. */
+__attribute__((format(printf, 2, 0))) void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    (void)cls;
+    char line[512];
+    vsnprintf(line, sizeof(line), fmt, ap);
+    size_t n = strlen(line);
+    while (n && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+        line[--n] = '\0';
+    log_warn("libmicrohttpd: %s", line);
+}
+
+/* Keep the raw path and query: rankd decodes each part itself, exactly once (see route.h). */
+size_t unescape_none(void *cls, struct MHD_Connection *c, char *s)
+{
+    (void)cls;
+    (void)c;
+    return strlen(s);
+}
+
+struct arg_walk {
+    struct http_request *rq;
+    int bad;
+};
+
+static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+                                   const char *value)
+{
+    (void)kind;
+    struct arg_walk *w = cls;
+    struct http_request *rq = w->rq;
+    struct http_arg *grown = realloc(rq->args, (rq->nargs + 1) * sizeof(*grown));
+    if (!grown) {
+        w->bad = -ENOMEM;
+        return MHD_NO;
+    }
+    rq->args = grown;
+    /* decoding never makes a part longer: each gets its own length (and a NUL) */
+    size_t klen = strlen(key), vlen = value ? strlen(value) : 0;
+    char *name = malloc(klen + 1), *val = malloc(vlen + 1), *raw = strdup(value ? value : "");
+    size_t n1 = 0, n2 = 0;
+    int rc = (!name || !val || !raw) ? -ENOMEM : 0;
+    if (!rc && (klen > ARG_BYTES_MAX || vlen > ARG_BYTES_MAX))
+        rc = -EINVAL;
+    if (!rc)
+        rc = request_arg_decode(key, klen, name, klen + 1, &n1);
+    if (!rc)
+        rc = request_arg_decode(value ? value : "", vlen, val, vlen + 1, &n2);
+    if (rc) {
+        free(name);
+        free(val);
+        free(raw);
+        w->bad = rc == -ENOMEM ? rc : -EINVAL;
+        return MHD_NO;
+    }
+    rq->args[rq->nargs].name = name;
+    rq->args[rq->nargs].raw = raw;
+    rq->args[rq->nargs++].value = val;
+    return MHD_YES;
+}
+
+/* 1 when the media type of a Content-Type value (before any ';' parameters) is `type`. */
+static int media_type_is(const char *value, const char *type)
+{
+    if (!value)
+        return 0;
+    size_t n = strcspn(value, ";");
+    while (n && (value[n - 1] == ' ' || value[n - 1] == '\t'))
+        n--;
+    return n == strlen(type) && strncasecmp(value, type, n) == 0;
+}
+
+/* Content-Type and Content-Length checks for routes with a body. */
+static void check_body(struct MHD_Connection *c, struct exchange *x)
+{
+    struct http_request *rq = &x->rq;
+    rq->content_type = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
+    if ((x->route->flags & ROUTE_NDJSON) &&
+        media_type_is(rq->content_type, "application/x-ndjson")) {
+        rq->streaming = 1;
+        return;
+    }
+    /* curl -d sends application/x-www-form-urlencoded unless told otherwise: read it as JSON. */
+    if (rq->content_type && !media_type_is(rq->content_type, "application/json") &&
+        !media_type_is(rq->content_type, "application/x-www-form-urlencoded")) {
+        http_reply_error(&x->rp, 415, "unsupported_media_type",
+                         "Content-Type must be application/json%s.",
+                         (x->route->flags & ROUTE_NDJSON) ? " or application/x-ndjson" : "");
+        return;
+    }
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    if (cl && strtoll(cl, NULL, 10) > HTTP_BODY_MAX)
+        http_reply_error(&x->rp, 413, "body_too_large", "JSON bodies are limited to %ld bytes.",
+                         HTTP_BODY_MAX);
+}
+
+/* GET/HEAD of a file of the web frontend; 0 when the reply is decided, else -ENOENT. */
+static int serve_static(const struct httpd *srv, const char *method, const char *url,
+                        struct exchange *x)
+{
+    const char *root = srv->o.static_root;
+    if (!root[0] || (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0))
+        return -ENOENT;
+    struct static_file f;
+    int rc = static_files_open(root, url, &f);
+    if (rc == -EINVAL) {
+        http_reply_errno_in(&x->rp, HTTP_ERRNO_FILE, rc, NULL);
+        return 0;
+    }
+    if (rc)
+        return -ENOENT; /* outside the directory looks exactly like absent */
+    http_reply_header(&x->rp, "ETag", f.etag);
+    http_reply_header(&x->rp, "Cache-Control", f.cache_control);
+    http_reply_header(&x->rp, "X-Content-Type-Options", "nosniff");
+    x->rp.content_type = f.content_type;
+    if (x->rq.if_none_match && strcmp(x->rq.if_none_match, f.etag) == 0) {
+        close(f.fd);
+        x->rp.status = 304;
+        return 0;
+    }
+    x->rp.status = 200;
+    x->rp.fd = f.fd;
+    x->rp.fd_size = f.size;
+    return 0;
+}
+
+/* How often one request header was given, and whether its values differ. */
+struct header_count {
+    const char *name;
+    const char *first; /* the first value */
+    int n;
+    int differ;
+};
+
+static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    const char *value)
+{
+    (void)kind;
+    struct header_count *h = cls;
+    if (strcasecmp(key, h->name) != 0)
+        return MHD_YES;
+    if (h->n++ == 0)
+        h->first = value ? value : "";
+    else if (strcmp(h->first, value ? value : "") != 0)
+        h->differ = 1;
+    return MHD_YES;
+}
+
+/* 0 when the body is framed one way only; else the reply is filled. libmicrohttpd 0.9.75 frames
+ * by the first Content-Length and reads any Transfer-Encoding but chunked as a body running to
+ * the end of the connection; a proxy in front may take another header: a smuggled request. The
+ * reply closes the connection, so nothing after it is read as a request. */
+static int check_framing(struct MHD_Connection *c, struct http_reply *rp)
+{
+    struct header_count cl = {.name = "Content-Length"}, te = {.name = "Transfer-Encoding"};
+    MHD_get_connection_values(c, MHD_HEADER_KIND, count_header, &cl);
+    MHD_get_connection_values(c, MHD_HEADER_KIND, count_header, &te);
+    if (cl.differ)
+        http_reply_error(rp, 400, "invalid_content_length",
+                         "The request has Content-Length headers with different values.");
+    else if (cl.n && te.n) /* RFC 9112 6.3: a proxy may frame it by either: refuse, close */
+        http_reply_error(rp, 400, "invalid_content_length",
+                         "The request has both Content-Length and Transfer-Encoding.");
+    else if (te.n && (te.n > 1 || strcasecmp(te.first, "chunked") != 0))
+        http_reply_error(rp, 501, "not_implemented",
+                         "Transfer-Encoding '%.60s' is not supported: send the body with a "
+                         "Content-Length or as Transfer-Encoding: chunked.",
+                         te.n > 1 ? "given twice" : te.first);
+    else
+        return 0;
+    http_reply_header(rp, "Connection", "close");
+    return -1;
+}
+
+/* 0 when the request's Host is as RFC 9112 3.2 wants it: one Host header (none in HTTP/1.0), its
+ * value "" or uri-host[:port] (reg-name characters, or an IP literal in brackets); else the reply
+ * is 400 invalid_host. */
+static int check_host(struct MHD_Connection *c, const char *version, struct http_reply *rp)
+{
+    struct header_count host = {.name = "Host"};
+    MHD_get_connection_values(c, MHD_HEADER_KIND, count_header, &host);
+    int v11 = strcmp(version, MHD_HTTP_VERSION_1_0) != 0;
+    int ok = host.n == 1 || (host.n == 0 && !v11);
+    for (const char *p = host.n == 1 ? host.first : ""; ok && *p; p++)
+        ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+             strchr("-._~%!$&'()*+,;=:[]", *p) != NULL;
+    if (ok)
+        return 0;
+    http_reply_error(rp, 400, "invalid_host",
+                     host.n == 0  ? "The request has no Host header (required since HTTP/1.1)."
+                     : host.n > 1 ? "The request has more than one Host header."
+                                  : "The Host header is not a host[:port].");
+    return -1;
+}
+
+/* CORS (cors.h): a read from an allowed origin gets its headers when it is sent (send_reply); a
+ * preflight is answered here: returns 1 when x is answered. */
+static int cross_origin(struct httpd *srv, struct MHD_Connection *c, const char *method,
+                        struct exchange *x)
+{
+    const struct cors *cors = srv->o.cors;
+    const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+    if (!cors || !cors_enabled(cors))
+        return 0;
+    /* Every reply says how it depends on Origin, whether or not this request had an allowed one,
+     * so a shared cache never gives one origin's reply to another: with a list, Vary: Origin;
+     * with "*", reads are the same for everyone (the header even without Origin). */
+    x->cors_vary = !cors->any;
+    int read = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+    if (read && cors->any)
+        x->cors_origin = "*";
+    if (!origin)
+        return 0;
+    if (read) {
+        x->cors_origin = cors_allow_origin(cors, origin);
+        return 0;
+    }
+    const char *want =
+        MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Access-Control-Request-Method");
+    if (strcmp(method, "OPTIONS") != 0 || !want)
+        return 0; /* a cross-origin write: no CORS headers, the browser keeps the reply from it */
+    const char *allow = cors_allow_origin(cors, origin);
+    if (!allow || !cors_method_offered(want)) {
+        http_reply_error(&x->rp, 403, "cors_not_allowed",
+                         "Cross-origin requests may only read (GET, HEAD), from an origin in "
+                         "rankd's --cors-origin.");
+        return 1;
+    }
+    x->rp.status = 204;
+    http_reply_header(&x->rp, "Access-Control-Allow-Origin", allow);
+    http_reply_header(&x->rp, "Access-Control-Allow-Methods", CORS_ALLOW_METHODS);
+    http_reply_header(&x->rp, "Access-Control-Allow-Headers", CORS_ALLOW_HEADERS);
+    http_reply_header(&x->rp, "Access-Control-Max-Age", CORS_MAX_AGE_S);
+    return 1;
+}
+
+/* The X-Forwarded-For values of a request, joined with ',' (cut at the buffer's end). */
+struct xff_join {
+    char text[1024];
+    size_t len;
+    int n;
+};
+
+static enum MHD_Result join_xff(void *cls, enum MHD_ValueKind kind, const char *key,
+                                const char *value)
+{
+    (void)kind;
+    struct xff_join *j = cls;
+    if (strcasecmp(key, "X-Forwarded-For") != 0 || !value)
+        return MHD_YES;
+    int k = snprintf(j->text + j->len, sizeof(j->text) - j->len, "%s%s", j->n++ ? "," : "", value);
+    j->len =
+        k < 0 || j->len + (size_t)k >= sizeof(j->text) ? sizeof(j->text) - 1 : j->len + (size_t)k;
+    return MHD_YES;
+}
+
+/* Who asked, into out: the peer's address, or behind a trusted proxy the client its
+ * X-Forwarded-For names (cidr_client). */
+static void client_of(const struct httpd *srv, struct MHD_Connection *c, char out[CIDR_ADDR_MAX])
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    const struct sockaddr *sa = ci ? ci->client_addr : NULL;
+    char peer[CIDR_ADDR_MAX] = "";
+    if (sa && sa->sa_family == AF_INET)
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, peer,
+                  sizeof(peer));
+    else if (sa && sa->sa_family == AF_INET6)
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, peer,
+                  sizeof(peer));
+    struct xff_join j = {.len = 0};
+    const struct cidr_list *t = srv->o.trusted_proxies;
+    if (t && t->n)
+        MHD_get_connection_values(c, MHD_HEADER_KIND, join_xff, &j);
+    cidr_client(peer[0] ? peer : NULL, j.n ? j.text : NULL, t, out);
+}
+
+void begin(struct httpd *srv, struct MHD_Connection *c, const char *url, const char *method,
+           const char *version, struct exchange *x)
+{
+    client_of(srv, c, x->client);
+    x->rq.app = srv->o.app;
+    x->rq.server = srv->o.metrics_of ? srv->o.metrics_of : srv;
+    x->rq.method = method;
+    x->rq.if_none_match = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "If-None-Match");
+    struct header_count idem = {.name = "Idempotency-Key"};
+    MHD_get_connection_values(c, MHD_HEADER_KIND, count_header, &idem);
+    x->rq.idempotency_key = idem.n > 1 ? "" : idem.first; /* twice: refused where honoured */
+    x->gzip_ok = gzip_accepted(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept-Encoding"));
+    size_t inm_n = x->rq.if_none_match ? strlen(x->rq.if_none_match) : 0;
+    if (x->gzip_ok && inm_n > 5 && inm_n < sizeof(x->inm) &&
+        memcmp(x->rq.if_none_match + inm_n - 4, "-gz\"", 4) == 0) {
+        memcpy(x->inm, x->rq.if_none_match, inm_n - 4);
+        memcpy(x->inm + inm_n - 4, "\"", 2);
+        x->rq.if_none_match = x->inm; /* the handlers know a page's ETag, not its gzip form's */
+        x->inm_gz = 1;
+    }
+    access_request_id(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Request-Id"),
+                      x->request_id);
+    if (check_framing(c, &x->rp)) {
+        x->no_drain = 1; /* its body's length is in doubt: never read it */
+        return;
+    }
+    if (check_host(c, version, &x->rp))
+        return;
+    if (cross_origin(srv, c, method, x))
+        return;
+    char allow[64];
+    int rc = route_match(method, url, &x->rq, &x->route, allow, sizeof(allow));
+    if (rc == 0 && !auth_listener_serves(srv->o.listener, x->route)) {
+        x->route = NULL; /* not served on this listener: as if it did not exist */
+        rc = -ENOENT;
+    }
+    if (rc == -ENOENT && serve_static(srv, method, url, x) == 0) {
+        x->is_static = 1;
+        return;
+    }
+    if (rc) {
+        struct http_errno_args a = {.method = method, .path = url, .allow = allow};
+        http_reply_errno_in(&x->rp, HTTP_ERRNO_ROUTE, rc, &a);
+        if (rc == -EPERM)
+            http_reply_header(&x->rp, "Allow", allow);
+        return;
+    }
+    struct arg_walk w = {&x->rq, 0};
+    MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, collect_arg, &w);
+    if (w.bad) {
+        http_reply_errno_in(&x->rp, HTTP_ERRNO_QUERY, w.bad, NULL);
+        return;
+    }
+    if (auth_request(srv->o.tokens,
+                     MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization"), x->route,
+                     &x->rq, &x->rp))
+        return;
+    if (x->route->flags & ROUTE_BODY) {
+        check_body(c, x);
+        return;
+    }
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    if (cl && strtoll(cl, NULL, 10) > 0)
+        http_reply_error(&x->rp, 400, "unexpected_body", "This request takes no body.");
+}
+
+/* One chunk of request body. */
+void consume(struct exchange *x, const char *data, size_t len)
+{
+    if (!(x->route->flags & ROUTE_BODY)) {
+        http_reply_error(&x->rp, 400, "unexpected_body", "This request takes no body.");
+        return;
+    }
+    if (x->rq.body.len + len > (size_t)HTTP_BODY_MAX) {
+        http_reply_error(&x->rp, 413, "body_too_large", "JSON bodies are limited to %ld bytes.",
+                         HTTP_BODY_MAX);
+        buf_free(&x->rq.body);
+        return;
+    }
+    if (buf_append(&x->rq.body, data, len))
+        http_reply_errno(&x->rp, -ENOMEM);
+}
