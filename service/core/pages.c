@@ -362,7 +362,7 @@ static int hit_serve(struct hit *h, const struct store_reply *got)
 {
     struct pages *pg = h->pg;
     struct pages_job *j = h->job;
-    if (got->type != STORE_REPLY_STRING)
+    if (!got || got->type != STORE_REPLY_STRING)
         return miss_begin(h, 0, NULL, 0);
     char l1key[KEY_MAX] = "";
     size_t len = got->len;

@@ -89,11 +89,6 @@ static int encode_reply(struct exchange *x, const char *etag)
 
 #define BODY_BLOCK_BYTES ((size_t)32 * 1024) /* a streamed body's reads at most */
 
-void suspend_started(struct exchange *x);
-void resume_exchange(struct exchange *x);
-void arm_sweep(struct httpd_thread *t);
-struct conn_clock *clock_of(struct MHD_Connection *c);
-
 /* libmicrohttpd's content reader of a streamed body, on the event thread. */
 /* NOLINTNEXTLINE(readability-non-const-parameter): the type MHD_ContentReaderCallback */
 static ssize_t body_reader(void *cls, uint64_t pos, char *buf, size_t max)

@@ -55,7 +55,7 @@ static int parse_one(const char *s, size_t len, struct cidr *c)
     }
     c->bits = v4 ? bits + 96 : bits;
     for (int b = c->bits; b < 128; b++) /* the host part is not part of the block */
-        c->addr[b / 8] &= (uint8_t) ~(0x80u >> (b % 8));
+        c->addr[b / 8] &= (uint8_t) ~(0x80U >> (b % 8));
     return 0;
 }
 
@@ -94,7 +94,7 @@ int cidr_match(const struct cidr_list *l, const uint8_t a[16])
         int whole = c->bits / 8, rest = c->bits % 8;
         if (memcmp(a, c->addr, (size_t)whole) != 0)
             continue;
-        if (rest && ((a[whole] ^ c->addr[whole]) & (uint8_t)(0xff00u >> rest)))
+        if (rest && ((a[whole] ^ c->addr[whole]) & (uint8_t)(0xFF00U >> rest)))
             continue;
         return 1;
     }

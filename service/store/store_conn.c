@@ -263,8 +263,6 @@ int hold_group(struct store_conn *sa, struct pending *p, const char *resp, size_
     return 0;
 }
 
-int64_t give_up_held(struct store_conn *sa, int64_t now);
-
 /* A dial succeeded: the held groups join the output buffer, in the order they were sent (the
  * loop's flush writes them), but those past their deadline, given up (never written). */
 static void release_held(struct store_conn *sa)
@@ -330,8 +328,6 @@ static void *dial_main(void *arg)
     loop_wake(sa->loop); /* the loop adopts it in its next tick */
     return NULL;
 }
-
-void start_dial(struct store_conn *sa);
 
 /* Sentinel: a connection dialled before the primary moved takes no new call (from the first
  * send or tick that sees the move, calls are held for the next dial, which asks the sentinels
