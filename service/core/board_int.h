@@ -60,7 +60,8 @@ struct put_call {
     const char **argv;
     int create;
     int nkeys, nargs;
-    char val[9][24], tz[16], retain[16], gen[32], nkeep[16], cut[32];
+    char val[9][PERIOD_TZ_TEXT_MAX], tz[PERIOD_TZ_TEXT_MAX], retain[16], gen[32], nkeep[16],
+        cut[32];
 };
 
 /* delete_board.lua's call: keys (settings, registry, the period index, the plain set, every
@@ -121,8 +122,9 @@ int64_t now_ms(const struct board_model *m);
 void set_key(char *out, size_t len, const char *prefix, const char *board, enum board_key_kind what,
              const char *period);
 void z_key(char *out, size_t len, const char *prefix, const char *board, const char *period);
-int where_resolve(const struct board_model *m, const char *board, enum period_kind kind, int tz_min,
-                  int retain, const char *requested, struct board_where *w);
+int where_resolve(const struct board_model *m, const char *board, enum period_kind kind,
+                  const struct period_tz *tz, int retain, const char *requested,
+                  struct board_where *w);
 struct store *writes_of(const struct board_model *m);
 int registered_memo(const struct board_model *m, const char *board, int op);
 
