@@ -42,6 +42,7 @@ struct tick {
 struct fetch {
     struct pages_job job; /* first: the flow hands it back */
     struct watch *w;
+    struct store_async *reads; /* the owner's thread's read connection */
     uint64_t chain;
 };
 
@@ -311,8 +312,10 @@ static void fetch_done(struct pages_job *job, int rc)
     free(f);
 }
 
-/* Read w's page for its viewers, on the owner's thread. Under the lock. */
-static void refresh(struct watch *w)
+/* A refresh of w's page for its viewers, on the owner's thread, made under the lock (w->fetch
+ * set, the fetch's reference taken): NULL when it cannot (out of memory, no connection: the
+ * next refresh is armed). */
+static struct fetch *fetch_new(struct watch *w)
 {
     struct http_events *ev = w->owner->ev;
     struct fetch *f = calloc(1, sizeof(*f));
@@ -321,10 +324,11 @@ static void refresh(struct watch *w)
         free(f);
         w->next_ms = util_now_ms() + w->interval_ms;
         arm(w, w->interval_ms);
-        return;
+        return NULL;
     }
     f->w = w;
     f->chain = w->chain;
+    f->reads = reads;
     f->job = (struct pages_job){.board = w->board,
                                 .period = w->period,
                                 .page = w->page,
@@ -340,15 +344,25 @@ static void refresh(struct watch *w)
     w->fetch = f;
     w->refs++;
     atomic_fetch_add_explicit(&w->ws->reads, 1, memory_order_relaxed);
-    /* done may run before pages_submit returns? No: it runs from the loop (pages.h) */
-    int rc = pages_submit(w->ws->pages, reads, &f->job);
-    if (rc) { /* Redis is not answering: the next refresh tries again */
-        w->fetch = NULL;
-        w->refs--;
-        free(f);
-        w->next_ms = util_now_ms() + w->interval_ms;
+    return f;
+}
+
+/* Send f, without the lock (the rank flow's calls are the event thread's own). */
+static void fetch_send(struct fetch *f)
+{
+    struct watch *w = f->w;
+    struct watches *ws = w->ws;
+    if (pages_submit(ws->pages, f->reads, &f->job) == 0)
+        return;
+    /* Redis is not answering: the next refresh tries again */
+    pthread_mutex_lock(&ws->lock);
+    w->fetch = NULL;
+    w->next_ms = util_now_ms() + w->interval_ms;
+    if (!w->end && w->owner && f->chain == w->chain)
         arm(w, w->interval_ms);
-    }
+    unref(w);
+    pthread_mutex_unlock(&ws->lock);
+    free(f);
 }
 
 static void tick_fire(void *arg)
@@ -356,6 +370,7 @@ static void tick_fire(void *arg)
     struct tick *t = arg;
     struct watch *w = t->w;
     struct watches *ws = w->ws;
+    struct fetch *f = NULL;
     pthread_mutex_lock(&ws->lock);
     if (t->prev)
         t->prev->next = t->next;
@@ -372,10 +387,12 @@ static void tick_fire(void *arg)
         else if (wait > 0)
             arm(w, (int)wait);
         else
-            refresh(w);
+            f = fetch_new(w);
     }
-    unref(w);
+    unref(w); /* the tick's (a fetch made holds its own) */
     pthread_mutex_unlock(&ws->lock);
+    if (f)
+        fetch_send(f);
 }
 
 /* v owns the refresh from now on: the chain restarts on its thread. Under the lock. */
@@ -457,7 +474,7 @@ static int same_version(const char *id, const char *etag)
     if (!id || n < 2)
         return 0;
     return strcmp(id, etag) == 0 || (strlen(id) == n + 3 && memcmp(id, etag, n - 1) == 0 &&
-                                      strcmp(id + n - 1, "-gz\"") == 0);
+                                     strcmp(id + n - 1, "-gz\"") == 0);
 }
 
 /* Answer the request with a stream of w (under the lock): 0, or an error reply in rp. */

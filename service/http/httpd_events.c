@@ -186,8 +186,8 @@ void http_events_stats(const struct httpd *srv, struct http_events_stats *out)
 
 /* ---------------------------------------------------------------- streams */
 
-static const char PROLOGUE[] = "retry: 1000\n\n"; /* HTTP_EVENTS_RETRY_MS */
-static const char HEARTBEAT[] = ": keep-alive\n\n";
+static const char prologue_text[] = "retry: 1000\n\n"; /* HTTP_EVENTS_RETRY_MS */
+static const char heartbeat_text[] = ": keep-alive\n\n";
 
 struct http_events {
     struct httpd_thread *t;
@@ -250,7 +250,7 @@ static long ev_read(void *arg, struct http_body *body, char *buf, size_t max)
         }
         if (!ev->started) {
             ev->started = 1;
-            send_text(ev, PROLOGUE, sizeof(PROLOGUE) - 1);
+            send_text(ev, prologue_text, sizeof(prologue_text) - 1);
             continue;
         }
         if (ev->ended)
@@ -270,7 +270,7 @@ static long ev_read(void *arg, struct http_body *body, char *buf, size_t max)
             continue;
         }
         if (ev->heartbeat && !ev->ended && n == 0) {
-            send_text(ev, HEARTBEAT, sizeof(HEARTBEAT) - 1);
+            send_text(ev, heartbeat_text, sizeof(heartbeat_text) - 1);
             continue;
         }
         break;
@@ -451,18 +451,19 @@ int http_reply_events(struct http_reply *rp, struct http_async *a,
 
 void http_events_refuse(struct http_reply *rp, int rc)
 {
-    if (rc == -EUSERS || rc == -EMLINK) {
-        http_reply_error(rp, 503,
-                         rc == -EUSERS ? "too_many_streams" : "too_many_streams_from_address",
-                         "%s; retry later.",
-                         rc == -EUSERS ? "rankd has as many event streams open as it takes "
-                                         "(--max-streams)"
-                                       : "this address has as many event streams open as it may "
-                                         "(--max-streams-per-ip)");
-        http_reply_header(rp, "Retry-After", "5");
+    if (rc == -EUSERS)
+        http_reply_error(rp, 503, "too_many_streams",
+                         "rankd has as many event streams open as it takes (--max-streams); "
+                         "retry later, or read the page with GET.");
+    else if (rc == -EMLINK)
+        http_reply_error(rp, 503, "too_many_streams_from_address",
+                         "This address has as many event streams open as it may "
+                         "(--max-streams-per-ip); close one, or retry later.");
+    else {
+        http_reply_errno(rp, rc);
         return;
     }
-    http_reply_errno(rp, rc);
+    http_reply_header(rp, "Retry-After", "5");
 }
 
 struct store_async *http_events_store(const struct http_events *ev, int writes, int cache)

@@ -485,6 +485,55 @@ START_TEST(test_heartbeat)
 }
 END_TEST
 
+static void two_threads(struct config *cfg)
+{
+    cfg->http_threads = 2;
+}
+
+/* Two event threads, viewers on both (the loops balance connections): the first viewer owns
+ * the page's refresh; when it leaves, a viewer (on either thread) takes it over and every
+ * viewer left still sees the page change. */
+START_TEST(test_owner_leaves_other_thread_takes_over)
+{
+    put_board("relay", "{\"page_ttl_ms\":1000}");
+    it_post_score("relay", "{\"id\":\"a\",\"score\":5}");
+    struct rankd *app = rankd_test_start_with(g_redis.port, TEST_TOKEN, two_threads, NULL);
+    int port = rankd_port(app);
+    enum { N = 6 };
+    struct sse s[N];
+    size_t pos[N] = {0};
+    struct sse_event e;
+    for (int i = 0; i < N; i++) {
+        ck_assert_int_eq(sse_open_on(port, &s[i], "/boards/relay/rank?page=1", ""), 0);
+        ck_assert_int_eq(sse_next(&s[i], &pos[i], &e, 3000), 0);
+        free(e.data);
+    }
+    for (int round = 0; round < 2; round++) {
+        sse_close(&s[round]); /* the owner (the first viewer), then its successor perhaps */
+        sleep_ms(300);
+        char body[64];
+        snprintf(body, sizeof(body), "{\"id\":\"r%d\",\"score\":%d}", round, 100 + round);
+        it_post_score("relay", body);
+        char want[16];
+        snprintf(want, sizeof(want), "\"r%d\"", round);
+        for (int i = round + 1; i < N; i++) {
+            int got = 0;
+            for (int64_t until = now_ms() + 4000; !got && now_ms() < until;) {
+                if (sse_next(&s[i], &pos[i], &e, (int)(until - now_ms())) != 0)
+                    break;
+                got = strstr(e.data, want) != NULL;
+                free(e.data);
+            }
+            ck_assert_msg(got, "viewer %d did not see %s after viewer %d left", i, want, round);
+        }
+    }
+    ck_assert_int_eq(http_metric(port, "rankd_watched_pages"), 1);
+    for (int i = 2; i < N; i++)
+        sse_close(&s[i]);
+    rankd_stop(app);
+}
+END_TEST
+
 static void many_streams(struct config *cfg)
 {
     cfg->max_streams = 0;
@@ -565,6 +614,7 @@ Suite *streams_suite(void)
         {"shutdown_last_event", test_shutdown_last_event},
         {"stream_caps", test_stream_caps},
         {"heartbeat", test_heartbeat},
+        {"owner_leaves_other_thread_takes_over", test_owner_leaves_other_thread_takes_over},
         {"redis_cost_flat_with_viewers", test_redis_cost_flat_with_viewers},
     };
     return it_suite_timeout("streams", cases, sizeof(cases) / sizeof(cases[0]), 60);
