@@ -103,11 +103,12 @@ $(BUILD)/gen/scripts.h: $(LUA) scripts/lua-scripts.awk
 	$(Q)awk -f scripts/lua-scripts.awk $(sort $(LUA)) > $@.tmp
 	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
 
-# "--@prelude defaults": the settings' defaults and limits as Lua locals, from board.h's
-# BOARD_*_DEFAULT and BOARD_*_MAX (one place for them; test-unit checks the values).
-$(BUILD)/gen/lua/prelude_defaults.lua: service/core/board.h scripts/lua-defaults.awk
+# "--@prelude defaults": the settings' defaults and limits as Lua locals, from names.h's and
+# board.h's BOARD_*_DEFAULT and BOARD_*_MAX (one place for them; test-unit checks the values).
+$(BUILD)/gen/lua/prelude_defaults.lua: service/lib/names.h service/core/board.h scripts/lua-defaults.awk
 	@mkdir -p $(dir $@)
-	$(Q)awk -f scripts/lua-defaults.awk service/core/board.h > $@.tmp && mv $@.tmp $@
+	$(Q)awk -f scripts/lua-defaults.awk service/lib/names.h service/core/board.h > $@.tmp && \
+	    mv $@.tmp $@
 
 # version.h is rewritten only when VERSION or REVISION changed (the objects that include it are
 # rebuilt then, through their -MMD dependencies).
