@@ -53,7 +53,7 @@ SERVICE_HDR := $(wildcard service/*.h $(SERVICE_DIRS:%=service/%/*.h))
 SERVICE_OBJ := $(SERVICE_SRC:service/%.c=$(BUILD)/service/%.o)
 LUA := $(filter-out service/lua/prelude_%.lua,$(wildcard service/lua/*.lua))
 LUA_H := $(LUA:service/%.lua=$(BUILD)/gen/%.lua.h)
-UNIT_SRC := $(wildcard test/unit/*.c)
+UNIT_SRC := $(wildcard test/unit/*.c) test/support/suite_list.c
 UNIT_OBJ := $(UNIT_SRC:test/%.c=$(BUILD)/test/%.o)
 INTEG_SRC := $(wildcard test/integration/*.c) $(wildcard test/support/*.c)
 INTEG_OBJ := $(INTEG_SRC:test/%.c=$(BUILD)/test/%.o)
