@@ -23,7 +23,6 @@ lib/config.c board.h
 lib/config.h cors.h
 lib/request.c board.h
 lib/metrics.c pages.h
-http/httpd_int.h store_async.h
 api/exporter.c app.h
 api/exporter.c store.h
 api/handlers_common.c app.h
@@ -38,7 +37,6 @@ core/pages_int.h render.h
 #   config.c/request.c -> board.h: name and id limits (they move to a lib/ names module)
 #   config.h -> cors.h: the parsed CORS policy inside struct config (cors_parse moves to start-up)
 #   metrics.c -> pages.h: the counters render the page cache's stats (a stats callback instead)
-#   httpd_int.h -> store_async.h: the per-thread Redis connections (they move to server.c's worker)
 #   exporter.c, handlers_*.c -> app.h: struct rankd as a service locator (a narrow api context)
 #   exporter.c -> store.h: /metrics reads the stores' counters (a stats callback instead)
 #   pages_int.h -> render.h: the page flow renders JSON (render injected through pages_config)

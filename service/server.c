@@ -10,6 +10,7 @@
 #include "httpd.h"
 #include "log.h"
 #include "loop.h"
+#include "metrics.h"
 #include "route.h"
 #include "static_files.h"
 #include "store_async.h"
@@ -41,9 +42,29 @@ static struct store *store_for(const struct config *cfg, const struct redis_url 
     return store_new(&sc);
 }
 
-/* Loop l's own Redis connections into *t, and its HTTP daemon of server h, dialling now (so the
- * first requests need not wait for a dial). 0 or a negative errno (rankd_stop undoes it). */
-static int serve_loop(struct rankd *app, struct loop *l, struct httpd *h, struct rankd_conns *t)
+/* Fill an event thread's /metrics row with its worker's connection counters
+ * (httpd_options.worker_stats). */
+static void worker_stats(const struct worker *w, struct metrics_thread *out)
+{
+    if (w->reads)
+        store_async_stats(w->reads, &out->reads);
+    if (w->writes)
+        store_async_stats(w->writes, &out->writes);
+}
+
+/* Free w's connections (after the loops stopped: none has a call in flight). */
+static void worker_free_conns(struct worker *w)
+{
+    store_async_free(w->reads);
+    store_async_free(w->writes);
+    store_async_free(w->cache_reads);
+    store_async_free(w->cache_writes);
+}
+
+/* Loop l's worker *t (its own Redis connections), and its HTTP daemon of server h, dialling now
+ * (so the first requests need not wait for a dial). 0 or a negative errno (rankd_stop undoes
+ * it). */
+static int serve_loop(struct rankd *app, struct loop *l, struct httpd *h, struct worker *t)
 {
     /* the data Redis, and the cache Redis when it is a separate one (page GETs, locks and
      * stores there; page.lua on the data Redis). Added before the daemon: each iteration's
@@ -58,11 +79,7 @@ static int serve_loop(struct rankd *app, struct loop *l, struct httpd *h, struct
         if (!t->cache_reads || !t->cache_writes)
             return -ENOMEM;
     }
-    struct httpd_conns hc = {.reads = t->reads,
-                             .writes = t->writes,
-                             .cache_reads = t->cache_reads,
-                             .cache_writes = t->cache_writes};
-    int err = httpd_attach(h, l, &hc);
+    int err = httpd_attach(h, l, t);
     if (err)
         return err;
     struct store_async *const all[] = {t->reads, t->writes, t->cache_reads, t->cache_writes};
@@ -96,7 +113,7 @@ static int serve_admin(struct rankd *app, const struct httpd_options *public)
     if (!(app->admin_http = httpd_new(&ho)))
         return -ENOMEM;
     if ((err = serve_loop(app, loop_group_loop(app->admin_loops, 0), app->admin_http,
-                          &app->admin_conns)))
+                          &app->admin_worker)))
         return err;
     return loop_group_start(app->admin_loops);
 }
@@ -124,18 +141,19 @@ static int serve(struct rankd *app)
         .cors = &c->cors,
         .listener = c->admin_port >= 0 ? AUTH_LISTENER_PUBLIC : AUTH_LISTENER_ALL,
         .trusted_proxies = &c->trusted_proxies,
+        .worker_stats = worker_stats,
     };
     int err = 0;
     if (!(app->loops = loop_group_new(&lo, &err)))
         return err;
     int n = loop_group_size(app->loops);
-    app->conns = calloc((size_t)n, sizeof(struct rankd_conns));
+    app->workers = calloc((size_t)n, sizeof(struct worker));
     app->http = httpd_new(&ho);
-    if (!app->conns || !app->http)
+    if (!app->workers || !app->http)
         return -ENOMEM;
-    app->nconns = n;
+    app->nworkers = n;
     for (int i = 0; i < n; i++)
-        if ((err = serve_loop(app, loop_group_loop(app->loops, i), app->http, &app->conns[i])))
+        if ((err = serve_loop(app, loop_group_loop(app->loops, i), app->http, &app->workers[i])))
             return err;
     if (c->admin_port >= 0 && (err = serve_admin(app, &ho)))
         return err;
@@ -304,17 +322,10 @@ void rankd_stop(struct rankd *app)
         loop_group_stop(app->loops);
     if (app->admin_loops)
         loop_group_stop(app->admin_loops);
-    for (int i = 0; i < app->nconns; i++) { /* nothing is pending: no request is suspended */
-        store_async_free(app->conns[i].reads);
-        store_async_free(app->conns[i].writes);
-        store_async_free(app->conns[i].cache_reads);
-        store_async_free(app->conns[i].cache_writes);
-    }
-    free(app->conns);
-    store_async_free(app->admin_conns.reads);
-    store_async_free(app->admin_conns.writes);
-    store_async_free(app->admin_conns.cache_reads);
-    store_async_free(app->admin_conns.cache_writes);
+    for (int i = 0; i < app->nworkers; i++) /* nothing is pending: no request is suspended */
+        worker_free_conns(&app->workers[i]);
+    free(app->workers);
+    worker_free_conns(&app->admin_worker);
     httpd_free(app->admin_http); /* its metrics_of, app->http, is freed after it */
     loop_group_free(app->admin_loops);
     httpd_free(app->http);
