@@ -20,7 +20,6 @@ cd "$(dirname "$0")/.."
 # "file include.h": known arrows against the rule, with the reason each is there.
 EXCEPTIONS='
 lib/config_values.c board.h
-lib/config.h cors.h
 lib/request.c board.h
 lib/metrics.c pages.h
 api/exporter.c app.h
@@ -35,7 +34,6 @@ core/pages_int.h render.h
 '
 # Why each is there (the change that deletes it):
 #   config.c/request.c -> board.h: name and id limits (they move to a lib/ names module)
-#   config.h -> cors.h: the parsed CORS policy inside struct config (cors_parse moves to start-up)
 #   metrics.c -> pages.h: the counters render the page cache's stats (a stats callback instead)
 #   exporter.c, handlers_*.c -> app.h: struct rankd as a service locator (a narrow api context)
 #   exporter.c -> store.h: /metrics reads the stores' counters (a stats callback instead)

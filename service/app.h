@@ -11,6 +11,7 @@
 
 #include "board.h"
 #include "config.h"
+#include "cors.h"
 #include "page_cache.h"
 #include "pages.h"
 #include "store.h"
@@ -37,6 +38,8 @@ struct rankd {
     int nworkers;                   /**< entries of workers */
     char static_root[4096];         /**< real path of the web frontend, "" = not served */
     struct tokens *tokens;          /**< owned: the write tokens (tokens.h) */
+    struct cors cors;               /**< cfg.cors_text parsed: the origins that may read
+                                     *   cross-origin (cors.h) */
     struct loop_group *admin_loops; /**< owned, --admin-listen only (else NULL): its one loop */
     struct httpd *admin_http;       /**< owned, likewise: /metrics, /admin/..., the probes */
     struct worker admin_worker;     /**< owned, likewise: its loop's worker */

@@ -6,6 +6,7 @@
 
 #include "admin.h"
 #include "auth.h"
+#include "cors.h"
 #include "export.h"
 #include "httpd.h"
 #include "log.h"
@@ -138,7 +139,7 @@ static int serve(struct rankd *app)
         .max_connections = c->max_connections,
         .request_timeout_ms = c->request_timeout_ms,
         .header_timeout_ms = c->header_timeout_ms,
-        .cors = &c->cors,
+        .cors = &app->cors,
         .listener = c->admin_port >= 0 ? AUTH_LISTENER_PUBLIC : AUTH_LISTENER_ALL,
         .trusted_proxies = &c->trusted_proxies,
         .worker_stats = worker_stats,
@@ -193,6 +194,12 @@ struct rankd *rankd_start_hooked(const struct config *cfg, const struct rankd_ho
     if (world)
         log_warn("write tokens: %s can be read by every user of this machine (chmod o-r it)",
                  c->write_token_file);
+    if (cors_parse(c->cors_text, &app->cors, why, sizeof(why))) {
+        log_error("--cors-origin: %s", why);
+        rankd_stop(app);
+        *err = -EINVAL;
+        return NULL;
+    }
     /* --read-from-replicas: only the reads' store (page, member and around scripts; its
      * connections' plain reads, the page cache's lookups and the settings, stay on the primary
      * unless they say otherwise); writes, page fills and the cache never */

@@ -14,7 +14,6 @@
 #include <stdio.h>
 
 #include "cidr.h"
-#include "cors.h"
 
 #define CONFIG_STR_MAX 512
 
@@ -71,8 +70,9 @@ struct config {
                             *   a backend's connection pool or a benchmark's 64-200
                             *   connections fit */
     int header_timeout_ms; /**< a request's line and headers arrive within this (408 else) */
-    char cors_text[CONFIG_STR_MAX]; /**< --cors-origin as given */
-    struct cors cors;               /**< parsed: the origins that may read cross-origin */
+    char cors_text[CONFIG_STR_MAX]; /**< --cors-origin as given: the origins that may read
+                                     *   cross-origin, parsed at start-up (cors.h: main.c checks
+                                     *   it, server.c keeps the policy) */
     int redis_timeout_ms;           /**< per Redis command and per wait for a connection */
     int connect_timeout_ms;         /**< per Redis dial */
     int write_replicas;             /**< writes WAIT for this many replicas (store.h); the data
