@@ -12,6 +12,7 @@
 #include "log.h"
 #include "loop.h"
 #include "metrics.h"
+#include "render.h"
 #include "route.h"
 #include "static_files.h"
 #include "store_async.h"
@@ -237,6 +238,7 @@ struct rankd *rankd_start_hooked(const struct config *cfg, const struct rankd_ho
         .cache_apart = app->cache_reads != NULL,
         .model = &app->model,
         .prefix = app->cfg.key_prefix,
+        .render = render_page,
         .delay = hooks ? hooks->page_delay : NULL,
     };
     if (app->page_cache)

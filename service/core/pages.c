@@ -507,7 +507,7 @@ static void live_done(void *arg, int rc, struct store_reply **replies)
         pg->cfg.delay(j->board, j->page, j->size);
     if (rc == 0)
         util_copy(p->period, sizeof(p->period), h->q.period); /* for the cursors */
-    char *body = rc == 0 ? render_page(j->board, j->page, p) : NULL;
+    char *body = rc == 0 ? pg->cfg.render(j->board, j->page, p) : NULL;
     board_page_free(p);
     if (rc == 0 && !body)
         rc = -ENOMEM;
