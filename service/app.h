@@ -20,6 +20,7 @@
 struct loop_group;
 struct httpd;
 struct tokens;
+struct watches;
 
 struct rankd {
     struct config cfg;              /**< a copy, immutable after start */
@@ -32,6 +33,7 @@ struct rankd {
     struct board_model model;       /**< borrows the stores and cfg.key_prefix */
     struct page_cache *page_cache;  /**< owned: the pages' byte cache */
     struct pages *pages;            /**< owned: the rank flow (borrows page_cache) */
+    struct watches *watches;        /**< owned: the pages watched as event streams (watch.h) */
     struct loop_group *loops;       /**< owned: the event threads (loop.h) */
     struct httpd *http;             /**< owned: libmicrohttpd on each of them (httpd.h) */
     struct worker *workers;         /**< owned: one per event thread (worker.h) */

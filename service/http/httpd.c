@@ -281,6 +281,7 @@ static int daemon_prepare(void *arg)
     struct httpd_thread *t = arg;
     if (atomic_load(&t->srv->stopping))
         stop_uploads(t);
+    events_prepare(t);
     MHD_UNSIGNED_LONG_LONG ms = 0;
     if (MHD_get_timeout(t->daemon, &ms) != MHD_YES)
         return -1;
@@ -312,6 +313,12 @@ struct httpd *httpd_new(const struct httpd_options *o)
         d->o.request_timeout_ms = 1000;
     if (d->o.header_timeout_ms <= 0)
         d->o.header_timeout_ms = 10000;
+    if (d->o.stream_heartbeat_ms <= 0)
+        d->o.stream_heartbeat_ms = HTTP_EVENTS_HEARTBEAT_MS;
+    if (events_init(d)) {
+        free(d);
+        return NULL;
+    }
     return d;
 }
 
@@ -323,6 +330,7 @@ int httpd_attach(struct httpd *d, struct loop *l, struct worker *worker)
     *t = (struct httpd_thread){.srv = d, .loop = l, .worker = worker, .index = d->nthreads};
     if (!(t->gz = gzip_cache_new()))
         return -ENOMEM;
+    events_thread_init(t);
     /* the loops accept and enforce the connection limits; MHD's are per daemon */
     unsigned flags = MHD_USE_EPOLL | MHD_USE_NO_LISTEN_SOCKET | MHD_ALLOW_SUSPEND_RESUME |
                      MHD_USE_TURBO | MHD_USE_ERROR_LOG;
@@ -337,6 +345,7 @@ int httpd_attach(struct httpd *d, struct loop *l, struct worker *worker)
     if (!t->daemon) {
         int err = errno == EMFILE || errno == ENFILE ? -errno : -ENOMEM;
         gzip_cache_free(t->gz);
+        pthread_mutex_destroy(&t->ev.lock);
         return err;
     }
     d->nthreads++; /* httpd_free stops it from here on */
@@ -398,6 +407,8 @@ void httpd_free(struct httpd *d)
         loop_watch_remove(t->watch); /* before MHD closes its epoll fd */
         MHD_stop_daemon(t->daemon);  /* its connections close: on_connection gives them back */
         gzip_cache_free(t->gz);
+        pthread_mutex_destroy(&t->ev.lock);
     }
+    events_free(d);
     free(d);
 }
