@@ -242,6 +242,7 @@ test-nginx: $(BUILD)/rankd
 # BENCH_QUICK=1 for the short variant.
 bench: deps all
 	bench/run.sh
+	bench/streams.sh
 
 # The integration suite once under valgrind's memcheck (test/valgrind.sh: no error, no definite
 # leak; test/valgrind.supp holds third-party noise only). -O0 in build/valgrind. Not part of

@@ -13,12 +13,14 @@
 #include <cjson/cJSON.h>
 
 #include "app.h"
+#include "events.h"
 #include "http.h"
 #include "log.h"
 #include "metrics.h"
 #include "pages.h"
 #include "store.h"
 #include "version.h"
+#include "watch.h"
 
 int exporter_parse_stat(const char *stat, long boot_s, long hz, long page_bytes,
                         struct metrics_process *out)
@@ -163,6 +165,21 @@ int exporter_render(const struct rankd *app, const struct httpd *srv, struct buf
     rc = rc ? rc : render_cache(out, &cache);
     rc = rc ? rc : metrics_render_writes(out, store_write_refusal());
     rc = rc ? rc : metrics_render_event_threads(out, threads, n);
+    if (!rc) {
+        struct http_events_stats es;
+        struct watches_stats ws = {0};
+        http_events_stats(srv, &es);
+        if (app->watches)
+            watches_stats(app->watches, &ws);
+        const struct metrics_streams ms = {.open = es.open,
+                                           .opened = es.opened,
+                                           .refused = es.refused,
+                                           .events = es.events_sent,
+                                           .watched = ws.watched,
+                                           .page_reads = ws.reads,
+                                           .changes = ws.changes};
+        rc = metrics_render_streams(out, &ms);
+    }
     if (!rc && (store_cluster_mode(app->reads) ||
                 (app->cache_reads && store_cluster_mode(app->cache_reads)))) {
         struct metrics_cluster sum = {0};

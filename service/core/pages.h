@@ -86,6 +86,8 @@ struct page_reply {
     int64_t max_age_s;       /**< seconds of soft TTL left */
     int grace_s;             /**< stale-while-revalidate */
     int cached;              /**< the board caches pages (page_ttl_ms > 0) */
+    int ttl_ms;              /**< the board's page_ttl_ms as the read found it (0: a live page;
+                              *   also 0 from pages_get_l1, which does not know it) */
     int not_modified;        /**< If-None-Match matched the current ETag: send 304 */
 };
 

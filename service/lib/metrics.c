@@ -364,6 +364,38 @@ int metrics_render_replicas(struct buf *out, const struct metrics_replicas *r)
                r->replica, r->fallback, r->no_replica, r->stale, r->discoveries);
 }
 
+int metrics_render_streams(struct buf *out, const struct metrics_streams *s)
+{
+    return put(out,
+               "# HELP rankd_streams_open Event streams open (pages watched with Accept: "
+               "text/event-stream).\n"
+               "# TYPE rankd_streams_open gauge\n"
+               "rankd_streams_open %ld\n"
+               "# HELP rankd_streams_opened_total Event streams opened.\n"
+               "# TYPE rankd_streams_opened_total counter\n"
+               "rankd_streams_opened_total %lu\n"
+               "# HELP rankd_streams_refused_total Event streams refused by --max-streams or "
+               "--max-streams-per-ip.\n"
+               "# TYPE rankd_streams_refused_total counter\n"
+               "rankd_streams_refused_total %lu\n"
+               "# HELP rankd_stream_events_total Events sent on event streams, over all streams "
+               "(keep-alive comments not counted).\n"
+               "# TYPE rankd_stream_events_total counter\n"
+               "rankd_stream_events_total %lu\n"
+               "# HELP rankd_watched_pages Pages watched by at least one event stream.\n"
+               "# TYPE rankd_watched_pages gauge\n"
+               "rankd_watched_pages %ld\n"
+               "# HELP rankd_watch_page_reads_total Pages read for their event streams: one per "
+               "watched page and page TTL, whatever the number of viewers.\n"
+               "# TYPE rankd_watch_page_reads_total counter\n"
+               "rankd_watch_page_reads_total %lu\n"
+               "# HELP rankd_watch_page_changes_total New versions of watched pages sent to their "
+               "viewers.\n"
+               "# TYPE rankd_watch_page_changes_total counter\n"
+               "rankd_watch_page_changes_total %lu\n",
+               s->open, s->opened, s->refused, s->events, s->watched, s->page_reads, s->changes);
+}
+
 int metrics_render_writes(struct buf *out, int probe_rc)
 {
     return put(out,

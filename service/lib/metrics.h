@@ -77,6 +77,20 @@ struct metrics_replicas {
  *  with --read-from-replicas). 0 or -ENOMEM. */
 int metrics_render_replicas(struct buf *out, const struct metrics_replicas *r);
 
+/** Event streams (events.h) and the pages they watch (watch.h). */
+struct metrics_streams {
+    long open;                /**< streams open now */
+    unsigned long opened;     /**< since start */
+    unsigned long refused;    /**< refused by --max-streams or --max-streams-per-ip */
+    unsigned long events;     /**< events sent (heartbeats not counted) */
+    long watched;             /**< pages watched now */
+    unsigned long page_reads; /**< pages read for their viewers (one per page and TTL) */
+    unsigned long changes;    /**< new page versions fanned out */
+};
+
+/** Render the rankd_streams* and rankd_watch* families. 0 or -ENOMEM. */
+int metrics_render_streams(struct buf *out, const struct metrics_streams *s);
+
 /** The process_* family: what a Prometheus client library exports for its process. */
 struct metrics_process {
     double cpu_seconds;        /**< user + system */

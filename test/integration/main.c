@@ -170,6 +170,7 @@ static const struct {
     {"writes", writes_suite, 1, 1},
     {"export", export_suite, 1, 1},
     {"reads", reads_suite, 1, 1},
+    {"streams", streams_suite, 1, 0},
     {"sentinel", sentinel_suite, 1, 0},
     {"replicas_api", replicas_api_suite, 1, 1},
     {"sentinel_replicas", sentinel_replicas_suite, 1, 0},
