@@ -4,7 +4,7 @@
 # page_ttl_ms 1000 for `hit`): the quick measurement behind the CPU numbers in the session notes
 # (make bench has the full tables).
 #
-#   bench/cpu-per-request.sh [live|hit|member|random] [seconds]  (build first: make; make bench
+#   bench/cpu-per-request.sh [live|hit|member|random|write] [seconds]  (build first: make; make bench
 #                                                                  builds build/bench/*)
 #   PERF=out.txt bench/cpu-per-request.sh ...   also samples rankd with `perf record -g` over the
 #                                               measured seconds and writes the flat profile
@@ -15,7 +15,8 @@
 #                                               counting only over the measured seconds, and
 #                                               prints rankd's user-space instructions per
 #                                               request (Ir, every thread) with the top 40
-#                                               functions in out.txt. Load-independent, unlike
+#                                               functions in out.txt (the raw profile in
+#                                               out.txt.out). Load-independent, unlike
 #                                               the CPU time (the machine may be shared; perf's
 #                                               hardware counters are not there in every VM);
 #                                               rankd runs ~50x slower, so CONNS=16 is enough.
@@ -43,11 +44,17 @@ for _ in $(seq 50); do redis-cli -p "$RP" ping >/dev/null 2>&1 && break; sleep 0
 "$BIN/gen" resp 200000 hot u rankd 1000 1 | redis-cli -p "$RP" --pipe >/dev/null
 ACCESS_LOG=${ACCESS_LOG:-off}
 CONNS=${CONNS:-64}
+TOKEN=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
+TOKEN_ARGS=()
+if [ "$KIND" = write ]; then # one `set` of a random member of the live board a request
+    printf '%s\n' "$TOKEN" >"$DIR/write-token"
+    TOKEN_ARGS=(--write-token-file "$DIR/write-token")
+fi
 WRAP=()
 [ -z "${CALLGRIND:-}" ] || WRAP=(valgrind --tool=callgrind --instr-atstart=no
     "--callgrind-out-file=$DIR/callgrind.out")
 "${WRAP[@]}" "$ROOT/build/rankd" --listen "127.0.0.1:$HP" --redis "redis://127.0.0.1:$RP" \
-    --log-level info --access-log "$ACCESS_LOG" >"$DIR/rankd.log" 2>&1 &
+    --log-level info --access-log "$ACCESS_LOG" "${TOKEN_ARGS[@]}" >"$DIR/rankd.log" 2>&1 &
 RK=$!
 for _ in $(seq 300); do curl -fs "127.0.0.1:$HP/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
 case "$KIND" in
@@ -55,7 +62,9 @@ live) ARGS=(--url '/boards/live/rank?page={p}' --pages 1 --hot-pages 1) ;;
 hit) ARGS=(--url '/boards/hot/rank?page={p}' --pages 1 --hot-pages 1) ;;
 random) ARGS=(--url '/boards/live/rank?page={p}' --pages 10000 --hot-pages 1 --hot-frac 0) ;;
 member) ARGS=(--url '/x' --member-url '/boards/live/members/u{m}' --member-frac 1 --members 200000) ;;
-*) echo "kind: live, hit, random or member" >&2; exit 2 ;;
+write) ARGS=(--url /boards/live/scores --token "$TOKEN" --members 200000
+    --body '{"id":"u{m}","score":{s},"op":"set"}') ;;
+*) echo "kind: live, hit, random, member or write" >&2; exit 2 ;;
 esac
 "$BIN/loadgen" --port "$HP" --conns "$CONNS" --duration 1 --warmup 0 "${ARGS[@]}" >/dev/null
 t0=$(awk '{print $14+$15}' "/proc/$RK/stat")
@@ -73,6 +82,7 @@ if [ -n "${CALLGRIND:-}" ]; then
     for _ in $(seq 100); do grep -qs '^totals:' "$DIR/callgrind.out.1" && break; sleep 0.1; done
     IR=$(awk '/^totals:/ {print $2; exit}' "$DIR/callgrind.out.1")
     callgrind_annotate "$DIR/callgrind.out.1" 2>/dev/null | head -60 >"$CALLGRIND" || true
+    cp "$DIR/callgrind.out.1" "$CALLGRIND.out" # the whole profile: callgrind_annotate --tree=caller
 fi
 if [ -n "${PERF:-}" ]; then
     wait "$PERF_PID" || true
