@@ -33,6 +33,7 @@ struct board_state {
 struct pages {
     struct pages_config cfg;
     const struct store_script *page_fill; /* lua/page_fill.lua */
+    const struct store_script *page_get;  /* lua/page_get.lua */
     pthread_mutex_t state_lock;
     struct board_state *states; /* STATE_SLOTS */
     atomic_ulong batched_hits, batches, shared_lookups;
