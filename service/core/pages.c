@@ -249,9 +249,15 @@ static int settle(struct pages *pg, struct page_req *q, int requested_size,
     q->size = requested_size ? requested_size : st.page_size;
     q->ttl_ms = st.ttl_ms;
     q->gen = st.gen;
-    page_key(q->key, sizeof(q->key), pg->cfg.prefix, q->board, q->gen, q->period, q->size, q->page,
-             q->rank);
-    if (!got || strcmp(guess, q->key) != 0)
+    /* the guess held when it was made of this generation and size (the period and the rest of
+     * the key are the request's): the key is the guess, not made again */
+    int held = guess[0] && q->guess_gen == q->gen && q->guess_size == q->size;
+    if (held)
+        memcpy(q->key, guess, strlen(guess) + 1);
+    else
+        page_key(q->key, sizeof(q->key), pg->cfg.prefix, q->board, q->gen, q->period, q->size,
+                 q->page, q->rank);
+    if (!got || !held)
         return SETTLED_UNGUESSED;
     return got->type == STORE_REPLY_STRING ? SETTLED_FOUND : SETTLED_ABSENT;
 }
@@ -268,8 +274,10 @@ static void place(struct pages *pg, struct page_req *q, int requested_size,
     struct board_state st;
     if (!pg->cfg.cache_apart && !page_cache_breaker_open(pg->cfg.cache) &&
         state_get(pg, q->board, &st) && st.ttl_ms > 0) {
-        page_key(guess, guess_len, pg->cfg.prefix, q->board, st.gen, w->period,
-                 requested_size ? requested_size : st.page_size, q->page, q->rank);
+        q->guess_gen = st.gen;
+        q->guess_size = requested_size ? requested_size : st.page_size;
+        page_key(guess, guess_len, pg->cfg.prefix, q->board, st.gen, w->period, q->guess_size,
+                 q->page, q->rank);
     }
 }
 

@@ -52,6 +52,8 @@ struct page_req {
     int ttl_ms;
     int64_t gen;
     char key[KEY_MAX];
+    int64_t guess_gen; /* the generation and size the guessed key was made of (place) */
+    int guess_size;
 };
 
 /*

@@ -167,14 +167,14 @@ static int same_group(const struct pending *p, int n, const int *argc,
     return 1;
 }
 
-/* Keep the commands of a shareable group, for same_group; 0 or -ENOMEM. */
-static int keep_args(struct pending *p, const int *argc, const char *const *const *argv,
+/* Keep the n commands of a shareable group, for same_group; 0 or -ENOMEM. */
+static int keep_args(struct pending *p, int n, const int *argc, const char *const *const *argv,
                      uint64_t hash, size_t len)
 {
     if (!(p->args = malloc(len + 1))) /* len >= 2: a command has a name */
         return -ENOMEM;
     char *at = p->args;
-    for (int i = 0; i < p->n; i++) {
+    for (int i = 0; i < n; i++) {
         p->argc[i] = argc[i];
         for (int a = 0; a < argc[i]; a++) {
             size_t l = strlen(argv[i][a]) + 1;
@@ -236,7 +236,7 @@ int store_conn_send_shared(struct store_conn *sa, int n, const int *argc,
     if (!p)
         return -ENOMEM;
     p->limit_ms = deadline_ms;
-    if (keep_args(p, argc, argv, hash, len)) {
+    if (keep_args(p, n, argc, argv, hash, len)) {
         free(p);
         return -ENOMEM;
     }
@@ -371,7 +371,7 @@ int store_conn_script_shared(struct store_conn *sa, const struct store_script *s
     struct pending *p = script_pending(script, nkeys, nargs, argv, NULL, deadline_ms, fn, arg);
     if (!p)
         return -ENOMEM;
-    if (keep_args(p, argc, av, hash, len)) {
+    if (keep_args(p, 1, argc, av, hash, len)) {
         pending_free(p);
         return -ENOMEM;
     }
