@@ -57,8 +57,8 @@ static void assert_defaults(const struct board_settings *s)
     ck_assert_int_eq(s->version, 0);
 }
 
-/* The HMGET path (pages.c's settle, list_where, board_where_note): the fields of fv asked for by
- * name, the reply's elements (values, nil for a NULL) decoded one by one. */
+/* The HMGET path (pages.c's settle, board_list_where, board_where_note): the fields of fv asked for
+ * by name, the reply's elements (values, nil for a NULL) decoded one by one. */
 static void decode_hmget(const char *const *fv, size_t n, struct board_settings *s)
 {
     char buf[4096];
@@ -84,7 +84,7 @@ static void assert_paths_agree(const char *const *fv, size_t n, struct board_set
     struct board_settings a, b;
     memset(&a, 0, sizeof(a));
     memset(&b, 0, sizeof(b));
-    settings_from_reply(r, &a);
+    board_settings_from_reply(r, &a);
     store_reply_free(r);
     decode_hmget(fv, n, &b);
     ck_assert_int_eq(a.layout.order, b.layout.order);
@@ -101,6 +101,48 @@ static void assert_paths_agree(const char *const *fv, size_t n, struct board_set
     *out = b;
 }
 
+/* A settings hash with every field set to a value other than its default. */
+static const char *const every_field[] = {
+    "order",
+    "asc",
+    "tiebreak",
+    "last",
+    "score_decimals",
+    "3",
+    "page_size",
+    "50",
+    "page_ttl_ms",
+    "0",
+    "period",
+    "weekly",
+    "timezone",
+    "-300",
+    "retain",
+    "4",
+    "gen",
+    "1733011200000123",
+    "max_members",
+    "5000",
+    "version",
+    "9007199254740991",
+};
+
+/* Values rankd never writes, one field each: out of bounds, not a number, empty, unknown words
+ * and an unknown field. Each leaves the settings at their defaults (a hand-edited or damaged hash
+ * must not give a page size of 0 or a TTL of a week), by either decoding path. */
+static const char *const damaged[][2] = {
+    {"page_size", "0"},        {"page_size", "101"},
+    {"page_size", "abc"},      {"page_size", ""},
+    {"page_ttl_ms", "-1"},     {"page_ttl_ms", "3600001"},
+    {"page_ttl_ms", "abc"},    {"score_decimals", "-1"},
+    {"score_decimals", "99"},  {"timezone", "100000"},
+    {"timezone", "-"},         {"retain", "-2"},
+    {"retain", "1000000"},     {"retain", ""},
+    {"max_members", "-5"},     {"max_members", "100000001"},
+    {"period", "fortnightly"}, {"order", "sideways"},
+    {"tiebreak", "random"},    {"unknown_field", "7"},
+};
+
 START_TEST(test_defaults)
 {
     struct board_settings s;
@@ -113,51 +155,27 @@ START_TEST(test_defaults)
     /* an empty hash, a nil and a non-array: the defaults */
     struct store_reply *r = reply_of("*0\r\n");
     memset(&s, 0x5a, sizeof(s));
-    settings_from_reply(r, &s);
+    board_settings_from_reply(r, &s);
     assert_defaults(&s);
     store_reply_free(r);
     r = reply_of("$-1\r\n");
-    settings_from_reply(r, &s);
+    board_settings_from_reply(r, &s);
     assert_defaults(&s);
     store_reply_free(r);
     r = reply_of("-ERR no\r\n");
-    settings_from_reply(r, &s);
+    board_settings_from_reply(r, &s);
     assert_defaults(&s);
     store_reply_free(r);
-    settings_from_reply(NULL, &s);
+    board_settings_from_reply(NULL, &s);
     assert_defaults(&s);
 }
 END_TEST
 
 START_TEST(test_every_field)
 {
-    static const char *const fv[] = {
-        "order",
-        "asc",
-        "tiebreak",
-        "last",
-        "score_decimals",
-        "3",
-        "page_size",
-        "50",
-        "page_ttl_ms",
-        "0",
-        "period",
-        "weekly",
-        "timezone",
-        "-300",
-        "retain",
-        "4",
-        "gen",
-        "1733011200000123",
-        "max_members",
-        "5000",
-        "version",
-        "9007199254740991",
-    };
-    struct store_reply *r = hash_of(fv, sizeof(fv) / sizeof(fv[0]));
+    struct store_reply *r = hash_of(every_field, sizeof(every_field) / sizeof(every_field[0]));
     struct board_settings s;
-    settings_from_reply(r, &s);
+    board_settings_from_reply(r, &s);
     ck_assert_int_eq(s.layout.order, SCORE_ORDER_ASC);
     ck_assert_int_eq(s.layout.tiebreak, SCORE_TIEBREAK_LAST);
     ck_assert_int_eq(s.layout.decimals, 3);
@@ -175,36 +193,27 @@ START_TEST(test_every_field)
 
     static const char *const id[] = {"tiebreak", "id", "order", "desc"};
     r = hash_of(id, 4);
-    settings_from_reply(r, &s);
+    board_settings_from_reply(r, &s);
     ck_assert_int_eq(s.layout.tiebreak, SCORE_TIEBREAK_ID);
     ck_assert_int_eq(s.layout.order, SCORE_ORDER_DESC);
     store_reply_free(r);
 }
 END_TEST
 
-/* Values rankd never writes keep their defaults, one field at a time (a hand-edited or damaged
- * hash must not give a page size of 0 or a TTL of a week). */
+/* Values rankd never writes keep their defaults, one field at a time (damaged[]). */
 START_TEST(test_damaged_fields)
 {
-    static const char *const bad[][2] = {
-        {"page_size", "0"},        {"page_size", "101"},       {"page_size", "abc"},
-        {"page_ttl_ms", "-1"},     {"page_ttl_ms", "3600001"}, {"score_decimals", "-1"},
-        {"score_decimals", "99"},  {"timezone", "100000"},     {"retain", "-2"},
-        {"retain", "1000000"},     {"max_members", "-5"},      {"max_members", "100000001"},
-        {"period", "fortnightly"}, {"order", "sideways"},      {"tiebreak", "random"},
-        {"unknown_field", "7"},
-    };
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        struct store_reply *r = hash_of(bad[i], 2);
+    for (size_t i = 0; i < sizeof(damaged) / sizeof(damaged[0]); i++) {
+        struct store_reply *r = hash_of(damaged[i], 2);
         struct board_settings s;
-        settings_from_reply(r, &s);
+        board_settings_from_reply(r, &s);
         assert_defaults(&s);
         store_reply_free(r);
     }
     /* an odd element count: the last field without a value is ignored */
     struct store_reply *r = reply_of("*3\r\n$9\r\npage_size\r\n$2\r\n30\r\n$6\r\nretain\r\n");
     struct board_settings s;
-    settings_from_reply(r, &s);
+    board_settings_from_reply(r, &s);
     ck_assert_int_eq(s.page_size, 30);
     ck_assert_int_eq(s.retain, 1);
     store_reply_free(r);
@@ -309,32 +318,8 @@ END_TEST
 /* The HMGET path decodes as the HGETALL path does: every field, each damaged value, nils. */
 START_TEST(test_hmget_path)
 {
-    static const char *const fv[] = {
-        "order",
-        "asc",
-        "tiebreak",
-        "last",
-        "score_decimals",
-        "3",
-        "page_size",
-        "50",
-        "page_ttl_ms",
-        "0",
-        "period",
-        "weekly",
-        "timezone",
-        "-300",
-        "retain",
-        "4",
-        "gen",
-        "1733011200000123",
-        "max_members",
-        "5000",
-        "version",
-        "9007199254740991",
-    };
     struct board_settings s;
-    assert_paths_agree(fv, sizeof(fv) / sizeof(fv[0]), &s);
+    assert_paths_agree(every_field, sizeof(every_field) / sizeof(every_field[0]), &s);
     ck_assert_int_eq(s.layout.order, SCORE_ORDER_ASC);
     ck_assert_int_eq(s.page_size, 50);
     ck_assert_int_eq(s.page_ttl_ms, 0);
@@ -342,16 +327,8 @@ START_TEST(test_hmget_path)
     ck_assert_int_eq(s.retain, 4);
     ck_assert_int_eq(s.gen, INT64_C(1733011200000123));
 
-    static const char *const bad[][2] = {
-        {"page_size", "0"},     {"page_size", "101"},      {"page_size", "abc"},
-        {"page_size", ""},      {"page_ttl_ms", "-1"},     {"page_ttl_ms", "3600001"},
-        {"page_ttl_ms", "abc"}, {"score_decimals", "99"},  {"timezone", "100000"},
-        {"timezone", "-"},      {"retain", "-2"},          {"retain", ""},
-        {"max_members", "-5"},  {"period", "fortnightly"}, {"order", "sideways"},
-        {"tiebreak", "random"}, {"unknown_field", "7"},
-    };
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        assert_paths_agree(bad[i], 2, &s);
+    for (size_t i = 0; i < sizeof(damaged) / sizeof(damaged[0]); i++) {
+        assert_paths_agree(damaged[i], 2, &s);
         assert_defaults(&s);
     }
     /* pages.c's lookup: the fields it asks for, all nil (a board without them): the defaults */
