@@ -221,6 +221,7 @@ int where_resolve(const struct board_model *m, const char *board, enum period_ki
             return -ENOTSUP;
         z_key(w->z, sizeof(w->z), m->prefix, board, NULL);
         dense_key(w->dense, sizeof(w->dense), m->prefix, board, NULL);
+        set_key(w->ids, sizeof(w->ids), m->prefix, board, BOARD_KEY_IDS, NULL);
         return 0;
     }
     int64_t now = now_ms(m);
@@ -237,6 +238,7 @@ int where_resolve(const struct board_model *m, const char *board, enum period_ki
     }
     z_key(w->z, sizeof(w->z), m->prefix, board, w->period);
     dense_key(w->dense, sizeof(w->dense), m->prefix, board, w->period);
+    set_key(w->ids, sizeof(w->ids), m->prefix, board, BOARD_KEY_IDS, w->period);
     return 0;
 }
 

@@ -154,6 +154,7 @@ static const struct {
 } suites[] = {
     {"api", api_suite, 1, 1},
     {"ordering", ordering_suite, 1, 0},
+    {"wide", wide_suite, 1, 0},
     {"cities", cities_suite, 1, 0},
     {"faults", faults_suite, 1, 0},
     {"page_cache", page_cache_suite, 1, 1},
