@@ -168,10 +168,9 @@ static int only_fields(const cJSON *obj, const char *const *known, int n, struct
 int validate_settings(const cJSON *doc, const struct board_settings *defaults,
                       struct board_settings_patch *p, struct entry_error *err)
 {
-    static const char *const known[] = {"order",       "tiebreak",       "page_size",
-                                        "page_ttl_ms", "score_decimals", "period",
-                                        "timezone",    "retain",         "max_members",
-                                        "score_layout"};
+    static const char *const known[] = {"order",          "tiebreak",    "page_size", "page_ttl_ms",
+                                        "score_decimals", "period",      "timezone",  "retain",
+                                        "max_members",    "score_layout"};
     static const char *const widths[] = {"packed", "wide"};
     static const char *const periods[] = {"none", "hourly", "daily", "weekly", "monthly"};
     static const char *const orders[] = {"desc", "asc"};

@@ -57,17 +57,17 @@
 #define BOARD_PAGE_SIZE_MAX 100    /**< entries per page */
 #define BOARD_PAGE_SIZE_DEFAULT 20 /**< entries per page */
 #define BOARD_PAGE_TTL_MS_DEFAULT 1000
-#define BOARD_PAGE_TTL_MS_MAX 3600000   /**< one hour */
-#define BOARD_ORDER_DEFAULT "desc"      /**< score_order: SCORE_ORDER_DESC */
-#define BOARD_TIEBREAK_DEFAULT "first"  /**< score_tiebreak: SCORE_TIEBREAK_FIRST */
+#define BOARD_PAGE_TTL_MS_MAX 3600000       /**< one hour */
+#define BOARD_ORDER_DEFAULT "desc"          /**< score_order: SCORE_ORDER_DESC */
+#define BOARD_TIEBREAK_DEFAULT "first"      /**< score_tiebreak: SCORE_TIEBREAK_FIRST */
 #define BOARD_SCORE_LAYOUT_DEFAULT "packed" /**< score_layout.wide 0 (score_codec.h) */
-#define BOARD_DECIMALS_DEFAULT 0        /**< score_decimals */
-#define BOARD_PERIOD_DEFAULT "none"     /**< period: PERIOD_NONE */
-#define BOARD_TIMEZONE_DEFAULT 0        /**< timezone, minutes east of UTC */
-#define BOARD_RETAIN_DEFAULT 1          /**< retain: past periods kept readable */
-#define BOARD_RECORD_BYTES_MAX 1024     /**< serialized record JSON */
-#define BOARD_BATCH_MAX 1000            /**< entries per write script call */
-#define BOARD_MAX_MEMBERS_MAX 100000000 /**< the largest max_members setting */
+#define BOARD_DECIMALS_DEFAULT 0            /**< score_decimals */
+#define BOARD_PERIOD_DEFAULT "none"         /**< period: PERIOD_NONE */
+#define BOARD_TIMEZONE_DEFAULT 0            /**< timezone, minutes east of UTC */
+#define BOARD_RETAIN_DEFAULT 1              /**< retain: past periods kept readable */
+#define BOARD_RECORD_BYTES_MAX 1024         /**< serialized record JSON */
+#define BOARD_BATCH_MAX 1000                /**< entries per write script call */
+#define BOARD_MAX_MEMBERS_MAX 100000000     /**< the largest max_members setting */
 
 /** Settings of one board (the meta hash). */
 struct board_settings {
@@ -113,9 +113,9 @@ void board_model_free(struct board_model *m);
 
 /** Which sorted set a request reads: a board's only set, or one period's. */
 struct board_where {
-    char z[192];                /**< the sorted-set key */
-    char dense[192];            /**< its distinct scores (P:{board}:dense[:<period>]) */
-    char ids[192];              /**< a `wide` set's id -> tie prefix hash (P:{board}:ids[:<period>]) */
+    char z[192];     /**< the sorted-set key */
+    char dense[192]; /**< its distinct scores (P:{board}:dense[:<period>]) */
+    char ids[192];   /**< a `wide` set's id -> tie prefix hash (P:{board}:ids[:<period>]) */
     char period[PERIOD_ID_MAX]; /**< the period id, "" for a board without periods */
     enum period_kind kind;      /**< the board's period settings used to choose it */
     int tz_min;

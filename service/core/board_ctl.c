@@ -43,7 +43,10 @@ static void period_set_key(const struct board_model *m, const char *board, enum 
     char id[PERIOD_ID_MAX];
     period_id(kind, tz_min, period_start(kind, tz_min, now, -d), id);
     set_key(out, KEY_MAX, m->prefix, board,
-            what == 2 ? BOARD_KEY_IDS : what ? BOARD_KEY_DENSE : BOARD_KEY_SET, id);
+            what == 2 ? BOARD_KEY_IDS
+            : what    ? BOARD_KEY_DENSE
+                      : BOARD_KEY_SET,
+            id);
 }
 
 /* `base` with the fields the patch sets. */
@@ -100,10 +103,9 @@ void put_call_free(struct put_call *c)
 int put_create_prepare(struct board_model *m, const char *board,
                        const struct board_settings_patch *patch, struct put_call *c)
 {
-    static const char *const names[] = {"order",       "tiebreak",    "score_decimals",
-                                        "period",      "timezone",    "page_size",
-                                        "page_ttl_ms", "retain",      "max_members",
-                                        "score_layout"};
+    static const char *const names[] = {"order",       "tiebreak",    "score_decimals", "period",
+                                        "timezone",    "page_size",   "page_ttl_ms",    "retain",
+                                        "max_members", "score_layout"};
     make_keys(m, board, &c->k);
     struct board_settings d, v;
     board_settings_default(&d);
@@ -215,8 +217,8 @@ int put_take(struct board_model *m, const char *board, int create, const struct 
     if (e0 && e0->type == STORE_REPLY_STRING) /* 'absent' or 'retry' */
         return PUT_AGAIN;
     if (e0 && e0->type == STORE_REPLY_INTEGER && e0->integer < 0 && r->elements == 2) {
-        static const char *const names[] = {"order",    "tiebreak", "score_decimals",
-                                            "period",   "timezone", "score_layout"};
+        static const char *const names[] = {"order",  "tiebreak", "score_decimals",
+                                            "period", "timezone", "score_layout"};
         *field = names[0];
         for (size_t i = 0; i < 6; i++)
             if (r->element[1]->str && strcmp(r->element[1]->str, names[i]) == 0)

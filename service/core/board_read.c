@@ -105,11 +105,9 @@ static int read_head(struct board_model *m, const char *board, const struct boar
     util_copy(out->ids, sizeof(out->ids), w->ids);
     i64_text(out->tz, sizeof(out->tz), w->tz_min); /* no snprintf: every read prepares one */
     i64_text(out->retain, sizeof(out->retain), w->retain);
-    const char *head[] = {out->meta,     out->z,
-                          out->items,    out->dense,
-                          out->ids,      period_kind_name(w->kind),
-                          out->tz,       out->retain,
-                          rank_type_name(rank)};
+    const char *head[] = {out->meta,  out->z,      out->items,
+                          out->dense, out->ids,    period_kind_name(w->kind),
+                          out->tz,    out->retain, rank_type_name(rank)};
     for (int i = 0; i < 9; i++) {
         out->argv[i] = head[i];
         out->lens[i] = strlen(head[i]);
@@ -158,6 +156,8 @@ void board_read_prepare(struct board_model *m, const char *board, const struct b
         arg_put(out, &k, num[2], strlen(num[2]));
         arg_put(out, &k, num[3], a->refused ? 0 : strlen(num[3]));
         arg_put(out, &k, num[1], strlen(num[1]));
+        arg_put(out, &k, score_layout_name(a->layout.wide),
+                strlen(score_layout_name(a->layout.wide)));
         break;
     case BOARD_READ_PERCENTILE: /* percentile.lua, top.lua: num, den */
     case BOARD_READ_TOP:
@@ -187,6 +187,8 @@ void board_read_prepare(struct board_model *m, const char *board, const struct b
         arg_put(out, &k, num[1], strlen(num[1]));
         i64_text(num[7], 32, a->edge_tie);
         arg_put(out, &k, num[7], strlen(num[7]));
+        arg_put(out, &k, score_layout_name(a->layout.wide),
+                strlen(score_layout_name(a->layout.wide)));
         break;
     }
     out->nargs = k - out->nkeys;

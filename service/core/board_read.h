@@ -21,7 +21,7 @@ enum board_read_kind {
     BOARD_READ_WALK,         /**< lua/walk.lua: by score range and/or from a cursor */
 };
 
-#define BOARD_READ_ARGV 21 /**< 5 keys and at most 16 arguments (lua/prelude_read.lua's layout) */
+#define BOARD_READ_ARGV 22 /**< 5 keys and at most 17 arguments (lua/prelude_read.lua's layout) */
 
 /** Where a walk (BOARD_READ_WALK) starts: page `page` of the range, or after / before an edge;
  *  CHECK: a bound was refused under `layout`, only that layout is checked (the reply is -ESTALE

@@ -274,9 +274,8 @@ static void rows_reply(void *arg, int rc, struct store_reply **replies)
         const struct store_reply *e = c->rows->element[2 * i];
         int64_t tie;
         size_t plen = e->str ? score_codec_member_split(&c->j->layout, e->str, e->len, &tie) : 0;
-        bare[i] = (struct store_reply){.type = e->type,
-                                       .str = e->str ? e->str + plen : "",
-                                       .len = e->str ? e->len - plen : 0};
+        bare[i] = (struct store_reply){
+            .type = e->type, .str = e->str ? e->str + plen : "", .len = e->str ? e->len - plen : 0};
     }
     if (store_cluster_mode(c->j->m->store)) { /* the records' buckets (records.h) */
         const struct store_reply **ids = calloc(n, sizeof(const struct store_reply *));

@@ -244,7 +244,8 @@ static void then_list(struct store_async *sa, struct store_reply *reply,
         if (e->type != STORE_REPLY_STRING)
             continue;
         if (bare && e->len >= plen) {
-            bare[k] = (struct store_reply){.type = e->type, .str = e->str + plen, .len = e->len - plen};
+            bare[k] =
+                (struct store_reply){.type = e->type, .str = e->str + plen, .len = e->len - plen};
             e = &bare[k];
         }
         ids[k++] = e;

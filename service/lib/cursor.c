@@ -26,12 +26,13 @@ uint32_t cursor_board_tag(const char *board)
 int cursor_encode(const struct cursor *c, char *out, size_t len)
 {
     unsigned char raw[RAW_MAX + 8];
-    int n = c->has_tie ? snprintf((char *)raw, sizeof(raw), "3%c%lld:%08x:%s:%lld:%lld:",
-                                  (char)c->kind, (long long)c->gen, (unsigned)c->board_tag,
-                                  c->period, (long long)c->stored, (long long)c->tie)
-                       : snprintf((char *)raw, sizeof(raw), "2%c%lld:%08x:%s:%lld:", (char)c->kind,
-                                  (long long)c->gen, (unsigned)c->board_tag, c->period,
-                                  (long long)c->stored);
+    int n =
+        c->has_tie
+            ? snprintf((char *)raw, sizeof(raw), "3%c%lld:%08x:%s:%lld:%lld:", (char)c->kind,
+                       (long long)c->gen, (unsigned)c->board_tag, c->period, (long long)c->stored,
+                       (long long)c->tie)
+            : snprintf((char *)raw, sizeof(raw), "2%c%lld:%08x:%s:%lld:", (char)c->kind,
+                       (long long)c->gen, (unsigned)c->board_tag, c->period, (long long)c->stored);
     if (n < 0 || (size_t)n + c->id_len > RAW_MAX)
         return -E2BIG;
     memcpy(raw + n, c->id, c->id_len);

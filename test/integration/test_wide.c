@@ -51,11 +51,20 @@ static uint64_t mix(uint64_t *s)
 
 /* Scores at and near both ends of the range, around the old 2^32 limit, and small ones: many
  * ties, and every one of them beyond what a `packed` first board holds when |v| > 2^32 - 1. */
-static const int64_t values[] = {W_MAX,      W_MAX - 1,  -W_MAX,     -W_MAX + 1,
-                                 INT64_C(1) << 52,        -(INT64_C(1) << 52),
-                                 INT64_C(4294967296),     -INT64_C(4294967296),
-                                 INT64_C(4294967295),     0,
-                                 1,          -1,         7,          W_MAX / 3};
+static const int64_t values[] = {W_MAX,
+                                 W_MAX - 1,
+                                 -W_MAX,
+                                 -W_MAX + 1,
+                                 INT64_C(1) << 52,
+                                 -(INT64_C(1) << 52),
+                                 INT64_C(4294967296),
+                                 -INT64_C(4294967296),
+                                 INT64_C(4294967295),
+                                 0,
+                                 1,
+                                 -1,
+                                 7,
+                                 W_MAX / 3};
 #define NVALUES (sizeof(values) / sizeof(values[0]))
 
 static int better(const struct wb *b, int64_t x, int64_t y)
@@ -135,11 +144,16 @@ static void expect_items(const char *what, const cJSON *items, const struct wm *
     for (const cJSON *it = items->child; it; it = it->next, k++) {
         const struct wm *e = v[from + k];
         int64_t rank = ranks ? ranks[from + k] : (int64_t)(from + k + 1);
-        ck_assert_msg(strcmp(str(it, "id"), e->id) == 0 && num(it, "score") == (double)e->score &&
-                          (int64_t)num(it, "rank") == rank,
-                      "%s position %zu: want %s %" PRId64 " rank %" PRId64 ", got %s %.17g rank %.0f",
-                      what, from + k, e->id, e->score, rank, str(it, "id"), num(it, "score"),
-                      num(it, "rank"));
+        /* every member was written with the record {"of": <its id>}: the record of each row is
+         * its id's (on a cluster, fetched by bucket from the id inside the set member) */
+        const cJSON *rec = cJSON_GetObjectItemCaseSensitive(it, "record");
+        ck_assert_msg(cJSON_IsObject(rec) && strcmp(str(rec, "of"), e->id) == 0,
+                      "%s position %zu: the record of %s is not its own", what, from + k, e->id);
+        ck_assert_msg(
+            strcmp(str(it, "id"), e->id) == 0 && num(it, "score") == (double)e->score &&
+                (int64_t)num(it, "rank") == rank,
+            "%s position %zu: want %s %" PRId64 " rank %" PRId64 ", got %s %.17g rank %.0f", what,
+            from + k, e->id, e->score, rank, str(it, "id"), num(it, "score"), num(it, "rank"));
     }
 }
 
@@ -167,8 +181,8 @@ static void verify(struct wb *b)
         dense[i] = tie ? dense[i - 1] : (i ? dense[i - 1] + 1 : 1);
     }
     for (size_t from = 0; from < n; from += 100) {
-        snprintf(path, sizeof(path), "/boards/%s/rank?page=%zu&size=100&rank=competition",
-                 b->name, from / 100 + 1);
+        snprintf(path, sizeof(path), "/boards/%s/rank?page=%zu&size=100&rank=competition", b->name,
+                 from / 100 + 1);
         cJSON *j = get_json(path, &r);
         expect_items(path, cJSON_GetObjectItemCaseSensitive(j, "items"), v, from,
                      n - from < 100 ? n - from : 100, comp);
@@ -184,10 +198,9 @@ static void verify(struct wb *b)
     for (size_t i = 0; i < n; i++) {
         snprintf(path, sizeof(path), "/boards/%s/members/%s", b->name, v[i]->id);
         cJSON *j = get_json(path, &r);
-        ck_assert_msg((int64_t)num(j, "rank") == (int64_t)i + 1 &&
-                          num(j, "score") == (double)v[i]->score,
-                      "%s: want rank %zu score %" PRId64 ", got %s", path, i + 1, v[i]->score,
-                      r.body);
+        ck_assert_msg(
+            (int64_t)num(j, "rank") == (int64_t)i + 1 && num(j, "score") == (double)v[i]->score,
+            "%s: want rank %zu score %" PRId64 ", got %s", path, i + 1, v[i]->score, r.body);
         http_result_free(&r);
         if (i % 37 == 0) {
             snprintf(path, sizeof(path), "/boards/%s/members/%s?rank=competition", b->name,
@@ -250,10 +263,9 @@ static void verify(struct wb *b)
             *nl = '\0';
         cJSON *e = cJSON_Parse(p);
         ck_assert_msg(e && line < n, "export line %zu: %s", line, p);
-        ck_assert_msg(strcmp(str(e, "id"), v[line]->id) == 0 &&
-                          num(e, "score") == (double)v[line]->score,
-                      "export line %zu: want %s %" PRId64 ", got %s", line, v[line]->id,
-                      v[line]->score, p);
+        ck_assert_msg(
+            strcmp(str(e, "id"), v[line]->id) == 0 && num(e, "score") == (double)v[line]->score,
+            "export line %zu: want %s %" PRId64 ", got %s", line, v[line]->id, v[line]->score, p);
         cJSON_Delete(e);
         p = nl ? nl + 1 : NULL;
     }
@@ -262,15 +274,30 @@ static void verify(struct wb *b)
 }
 
 static struct wb boards[] = {
-    {"w-desc-first", "{\"score_layout\":\"wide\",\"page_ttl_ms\":0}", SCORE_ORDER_DESC,
-     SCORE_TIEBREAK_FIRST, {{{0}, 0, 0, 0}}, 0},
-    {"w-desc-last", "{\"score_layout\":\"wide\",\"tiebreak\":\"last\",\"page_ttl_ms\":0}",
-     SCORE_ORDER_DESC, SCORE_TIEBREAK_LAST, {{{0}, 0, 0, 0}}, 0},
-    {"w-asc-first", "{\"score_layout\":\"wide\",\"order\":\"asc\",\"page_ttl_ms\":0}",
-     SCORE_ORDER_ASC, SCORE_TIEBREAK_FIRST, {{{0}, 0, 0, 0}}, 0},
+    {"w-desc-first",
+     "{\"score_layout\":\"wide\",\"page_ttl_ms\":0}",
+     SCORE_ORDER_DESC,
+     SCORE_TIEBREAK_FIRST,
+     {{{0}, 0, 0, 0}},
+     0},
+    {"w-desc-last",
+     "{\"score_layout\":\"wide\",\"tiebreak\":\"last\",\"page_ttl_ms\":0}",
+     SCORE_ORDER_DESC,
+     SCORE_TIEBREAK_LAST,
+     {{{0}, 0, 0, 0}},
+     0},
+    {"w-asc-first",
+     "{\"score_layout\":\"wide\",\"order\":\"asc\",\"page_ttl_ms\":0}",
+     SCORE_ORDER_ASC,
+     SCORE_TIEBREAK_FIRST,
+     {{{0}, 0, 0, 0}},
+     0},
     {"w-asc-last",
      "{\"score_layout\":\"wide\",\"order\":\"asc\",\"tiebreak\":\"last\",\"page_ttl_ms\":0}",
-     SCORE_ORDER_ASC, SCORE_TIEBREAK_LAST, {{{0}, 0, 0, 0}}, 0},
+     SCORE_ORDER_ASC,
+     SCORE_TIEBREAK_LAST,
+     {{{0}, 0, 0, 0}},
+     0},
 };
 
 /* Random set/best/incr over the full range, in batches; then every read equals the model;
@@ -301,14 +328,19 @@ START_TEST(test_wide_full_range_property)
             struct wm *m = &b->m[mix(&rng) % (k % 4 ? W_MEMBERS : 20)];
             uint64_t o = mix(&rng) % 10;
             enum board_op op = o < 5 ? BOARD_OP_SET : o < 8 ? BOARD_OP_BEST : BOARD_OP_INCR;
-            int64_t v = op == BOARD_OP_INCR ? (int64_t)(mix(&rng) % 5) - 2
-                                            : values[mix(&rng) % NVALUES];
+            int64_t v =
+                op == BOARD_OP_INCR ? (int64_t)(mix(&rng) % 5) - 2 : values[mix(&rng) % NVALUES];
             if (!apply(b, m, op, v))
                 continue; /* an incr past the range: a refusal, tested below */
             char e[160];
-            int len = snprintf(e, sizeof(e), "%s{\"id\":\"%s\",\"score\":%" PRId64 ",\"op\":\"%s\"}",
+            int len = snprintf(e, sizeof(e),
+                               "%s{\"id\":\"%s\",\"score\":%" PRId64
+                               ",\"op\":\"%s\",\"record\":{\"of\":\"%s\"}}",
                                k ? "," : "", m->id, v,
-                               op == BOARD_OP_SET ? "set" : op == BOARD_OP_BEST ? "best" : "incr");
+                               op == BOARD_OP_SET    ? "set"
+                               : op == BOARD_OP_BEST ? "best"
+                                                     : "incr",
+                               m->id);
             ck_assert_int_eq(buf_append(&body, e, (size_t)len), 0);
             k++;
         }
@@ -324,9 +356,9 @@ START_TEST(test_wide_full_range_property)
 
     /* one past the range, either sign, set or incr: 422 naming the range, nothing written */
     snprintf(path, sizeof(path), "/boards/%s/scores", b->name);
-    static const char *const over[] = {
-        "{\"id\":\"x\",\"score\":9007199254740992}", "{\"id\":\"x\",\"score\":-9007199254740992}",
-        "{\"id\":\"x\",\"score\":9007199254740991.5}"};
+    static const char *const over[] = {"{\"id\":\"x\",\"score\":9007199254740992}",
+                                       "{\"id\":\"x\",\"score\":-9007199254740992}",
+                                       "{\"id\":\"x\",\"score\":9007199254740991.5}"};
     for (size_t i = 0; i < 3; i++) {
         long long before = it_dbsize();
         ck_assert_int_eq(http_write(g_port, "POST", path, over[i], &r), 0);
