@@ -103,11 +103,12 @@ $(BUILD)/gen/scripts.h: $(LUA) scripts/lua-scripts.awk
 	$(Q)awk -f scripts/lua-scripts.awk $(sort $(LUA)) > $@.tmp
 	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
 
-# "--@prelude defaults": the settings' defaults and limits as Lua locals, from board.h's
-# BOARD_*_DEFAULT and BOARD_*_MAX (one place for them; test-unit checks the values).
-$(BUILD)/gen/lua/prelude_defaults.lua: service/core/board.h scripts/lua-defaults.awk
+# "--@prelude defaults": the settings' defaults and limits as Lua locals, from names.h's and
+# board.h's BOARD_*_DEFAULT and BOARD_*_MAX (one place for them; test-unit checks the values).
+$(BUILD)/gen/lua/prelude_defaults.lua: service/lib/names.h service/core/board.h scripts/lua-defaults.awk
 	@mkdir -p $(dir $@)
-	$(Q)awk -f scripts/lua-defaults.awk service/core/board.h > $@.tmp && mv $@.tmp $@
+	$(Q)awk -f scripts/lua-defaults.awk service/lib/names.h service/core/board.h > $@.tmp && \
+	    mv $@.tmp $@
 
 # version.h is rewritten only when VERSION or REVISION changed (the objects that include it are
 # rebuilt then, through their -MMD dependencies).
@@ -327,7 +328,7 @@ lint: $(LUA_H) $(BUILD)/gen/scripts.h $(BUILD)/gen/version.h $(BUILD)/rankd
 	    $(SERVICE_INC) -I$(BUILD)/gen 2>&1); \
 	    rc=$$?; printf '%s\n' "$$out" | grep -Ev '^([0-9]+ warnings? generated\.)?$$' || true; \
 	    [ $$rc -eq 0 ] || { echo "make lint: clang-tidy failed (exit $$rc)" >&2; exit 1; }
-	@# ctuuninitvar: cppcheck 2.10 flags out-params that the callee fills (make_keys).
+	@# ctuuninitvar: cppcheck 2.10 flags out-params that the callee fills (board_make_keys).
 	@cppcheck --quiet --enable=warning,performance,portability --error-exitcode=1 \
 	    --suppress=missingIncludeSystem --suppress=ctuuninitvar $(SERVICE_INC) -I$(BUILD)/gen service
 

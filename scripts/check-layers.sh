@@ -19,9 +19,7 @@ cd "$(dirname "$0")/.."
 
 # "file include.h": known arrows against the rule, with the reason each is there.
 EXCEPTIONS='
-lib/config.c board.h
 lib/config.h cors.h
-lib/request.c board.h
 lib/metrics.c pages.h
 http/httpd_int.h store_async.h
 api/exporter.c app.h
@@ -35,7 +33,6 @@ api/handlers_write.c app.h
 core/pages_int.h render.h
 '
 # Why each is there (the change that deletes it):
-#   config.c/request.c -> board.h: name and id limits (they move to a lib/ names module)
 #   config.h -> cors.h: the parsed CORS policy inside struct config (cors_parse moves to start-up)
 #   metrics.c -> pages.h: the counters render the page cache's stats (a stats callback instead)
 #   httpd_int.h -> store_async.h: the per-thread Redis connections (they move to server.c's worker)
