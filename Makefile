@@ -53,7 +53,7 @@ SERVICE_HDR := $(wildcard service/*.h $(SERVICE_DIRS:%=service/%/*.h))
 SERVICE_OBJ := $(SERVICE_SRC:service/%.c=$(BUILD)/service/%.o)
 LUA := $(filter-out service/lua/prelude_%.lua,$(wildcard service/lua/*.lua))
 LUA_H := $(LUA:service/%.lua=$(BUILD)/gen/%.lua.h)
-UNIT_SRC := $(wildcard test/unit/*.c)
+UNIT_SRC := $(wildcard test/unit/*.c) test/support/suite_list.c
 UNIT_OBJ := $(UNIT_SRC:test/%.c=$(BUILD)/test/%.o)
 INTEG_SRC := $(wildcard test/integration/*.c) $(wildcard test/support/*.c)
 INTEG_OBJ := $(INTEG_SRC:test/%.c=$(BUILD)/test/%.o)
@@ -242,6 +242,7 @@ test-nginx: $(BUILD)/rankd
 # BENCH_QUICK=1 for the short variant.
 bench: deps all
 	bench/run.sh
+	bench/streams.sh
 
 # The integration suite once under valgrind's memcheck (test/valgrind.sh: no error, no definite
 # leak; test/valgrind.supp holds third-party noise only). -O0 in build/valgrind. Not part of
