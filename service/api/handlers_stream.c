@@ -145,7 +145,7 @@ static void flush_send(struct stream_flush *f, const struct board_settings *set)
         (struct board_write_job){.targets = &f->t,
                                  .ntargets = 1,
                                  .n = ok,
-                                 .flags = BOARD_WRITE_CREATE,
+                                 .flags = BOARD_WRITE_CREATE | BOARD_WRITE_BRIEF,
                                  .deadline_ms = util_now_ms() + f->rq->app->cfg.request_timeout_ms,
                                  .done = flush_written_async};
     int rc = board_write_submit(&f->rq->app->model, http_async_store_writes(f->async), &f->w);
