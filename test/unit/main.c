@@ -52,6 +52,7 @@ static const struct {
     {"board_keys", board_keys_suite, 0},
     {"board_settings", board_settings_suite, 0},
     {"board_read", board_read_suite, 0},
+    {"board_ctl", board_ctl_suite, 0},
     {"board_scripts", board_scripts_suite, 0},
 };
 /* clang-format on */

@@ -31,6 +31,7 @@ Suite *store_cluster_suite(void);
 Suite *board_keys_suite(void);
 Suite *board_settings_suite(void);
 Suite *board_read_suite(void);
+Suite *board_ctl_suite(void);
 Suite *board_scripts_suite(void);
 
 #endif
