@@ -37,6 +37,7 @@ static const struct {
     {"json_number", json_number_suite, 0},
     {"gzip", gzip_suite, 0},
     {"cors", cors_suite, 0},
+    {"filters", filters_suite, 0},
     {"cidr", cidr_suite, 0},
     {"validate", validate_suite, 0},
     {"log", log_suite, 1},
