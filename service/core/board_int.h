@@ -81,6 +81,31 @@ struct board_reset_call {
     const char *argv[5];
 };
 
+/* The argv of one write.lua call (its header says the layout): per target 6 keys (the set, its
+ * settings, the period index, the idempotency record, the set's distinct scores, its ids hash)
+ * and 14 header
+ * values, then the records hash and the registry; 9 values before the targets' headers; per
+ * entry 3 values and 3 per target. */
+#define WRITE_TARGET_KEYS 6
+#define WRITE_TARGET_HDR 14
+#define WRITE_GLOBAL_ARGS 9
+#define IDEM_KEY_MAX (KEY_MAX + BOARD_IDEM_KEY_MAX + 8)
+
+struct write_target_args {
+    char meta[KEY_MAX], index[KEY_MAX], idem[IDEM_KEY_MAX];
+    char hdr[WRITE_TARGET_HDR][PERIOD_TZ_TEXT_MAX];
+};
+
+struct write_args {
+    const char **argv;
+    size_t *len;
+    char (*num)[24]; /* per entry and target: key, lo, hi */
+    struct write_target_args *t;
+    char items[KEY_MAX], registry[KEY_MAX];
+    char glob[WRITE_GLOBAL_ARGS][32];
+    int nkeys, nargs;
+};
+
 #define TRIM_CHUNK 250 /* measured: 1000 removals from a 3M set took 3-5 ms, over the 2 ms goal */
 
 /* trim.lua's call, repeated until a chunk removes fewer than TRIM_CHUNK: the set, its distinct
@@ -135,6 +160,11 @@ void board_sweep_submit(struct board_model *m, struct store_async *conn, const c
 /* board_write.c */
 double board_stored_value(const char *s);
 double board_decode_stored(const struct score_layout *l, const char *s);
+int board_write_args_build(struct write_args *w, const struct board_write_job *j, size_t at,
+                           size_t n);
+void board_write_args_free(struct write_args *w);
+int board_write_reply_take(struct store_reply *r, struct board_write_job *j, size_t n, size_t *done,
+                           int *full);
 
 /* board_ctl.c */
 void board_info_take(const struct store_reply *r, const struct board_where *w,

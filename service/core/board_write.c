@@ -29,32 +29,7 @@ double board_decode_stored(const struct score_layout *l, const char *s)
     return score;
 }
 
-/* The argv of one write.lua call (its header says the layout): per target 6 keys (the set, its
- * settings, the period index, the idempotency record, the set's distinct scores, its ids hash)
- * and 14 header
- * values, then the records hash and the registry; 9 values before the targets' headers; per
- * entry 3 values and 3 per target. */
-#define WRITE_TARGET_KEYS 6
-#define WRITE_TARGET_HDR 14
-#define WRITE_GLOBAL_ARGS 9
-#define IDEM_KEY_MAX (KEY_MAX + BOARD_IDEM_KEY_MAX + 8)
-
-struct write_target_args {
-    char meta[KEY_MAX], index[KEY_MAX], idem[IDEM_KEY_MAX];
-    char hdr[WRITE_TARGET_HDR][PERIOD_TZ_TEXT_MAX];
-};
-
-struct write_args {
-    const char **argv;
-    size_t *len;
-    char (*num)[24]; /* per entry and target: key, lo, hi */
-    struct write_target_args *t;
-    char items[KEY_MAX], registry[KEY_MAX];
-    char glob[WRITE_GLOBAL_ARGS][32];
-    int nkeys, nargs;
-};
-
-static void write_args_free(struct write_args *w)
+void board_write_args_free(struct write_args *w)
 {
     free(w->argv);
     free(w->len);
@@ -75,8 +50,8 @@ static void args_str(struct write_args *w, size_t *at, const char *s)
 }
 
 /* The argv of write.lua for entries[at..at+n) of every target of j. */
-static int write_args_build(struct write_args *w, const struct board_write_job *j, size_t at,
-                            size_t n)
+int board_write_args_build(struct write_args *w, const struct board_write_job *j, size_t at,
+                           size_t n)
 {
     static const char *const ops[] = {"set", "best", "incr"};
     size_t nt = j->ntargets;
@@ -293,8 +268,8 @@ static size_t call_at(const struct board_write_job *j)
  * nothing): entry *done would leave the range and nothing was written; -EAGAIN: the settings
  * differ; -ENOENT: a target does not exist; -EKEYREJECTED: the idempotency record holds another
  * digest; -EIO: an error reply or an unexpected shape. */
-static int write_reply_take(struct store_reply *r, struct board_write_job *j, size_t n,
-                            size_t *done, int *full)
+int board_write_reply_take(struct store_reply *r, struct board_write_job *j, size_t n, size_t *done,
+                           int *full)
 {
     int rc = -EIO;
     if (r->type != STORE_REPLY_ARRAY || r->elements < WRITE_REPLY_HEAD ||
@@ -324,7 +299,7 @@ static int write_reply_take(struct store_reply *r, struct board_write_job *j, si
     }
     if (r->elements != WRITE_REPLY_HEAD + j->ntargets)
         goto out;
-    /* a brief reply (write_args_build): never with ranks, nor with a digest (a replay's stored
+    /* a brief reply (board_write_args_build): never with ranks, nor with a digest (a replay's stored
      * sections are full ones) */
     int brief = (j->flags & BOARD_WRITE_BRIEF) && !(j->flags & BOARD_WRITE_RANKS) &&
                 !(j->digest && j->idem_key);
@@ -417,7 +392,7 @@ static int write_job_compact(struct board_write_job *j)
     return rc < 0 ? rc : 0;
 }
 
-/* After a write.lua reply (rc, full as write_reply_take said; done entries handled): finish,
+/* After a write.lua reply (rc, full as board_write_reply_take said; done entries handled): finish,
  * or compact a full tie group and resume. */
 static void write_after(struct board_write_job *j, int rc, int full, size_t done)
 {
@@ -489,7 +464,7 @@ static void write_reply(void *arg, int rc, struct store_reply **replies)
     }
     int unreplicated = store_async_unreplicated(j->conn, replies, 1); /* --write-replicas */
     struct store_reply *r = replies[0];
-    replies[0] = NULL; /* taken: write_reply_take frees it */
+    replies[0] = NULL; /* taken: board_write_reply_take frees it */
     int refused = 0;
     if (r->type == STORE_REPLY_ERROR) {
         store_note_fault(board_writes_of(j->m), "write", r->str);
@@ -499,7 +474,7 @@ static void write_reply(void *arg, int rc, struct store_reply **replies)
     size_t done = 0;
     int full = 0;
     size_t at = call_at(j), before = j->at;
-    rc = write_reply_take(r, j, j->n - at, &done, &full);
+    rc = board_write_reply_take(r, j, j->n - at, &done, &full);
     /* -ERANGE (all or nothing): handled names the entry refused, none written by this call; but
      * refused after an earlier call applied a part (a writer in between), the outcome is mixed */
     if (rc == -ERANGE && before > 0)
@@ -535,11 +510,11 @@ static void write_reply(void *arg, int rc, struct store_reply **replies)
 static int write_job_send(struct board_write_job *j)
 {
     struct write_args w = {0};
-    int rc = write_args_build(&w, j, call_at(j), j->n - call_at(j));
+    int rc = board_write_args_build(&w, j, call_at(j), j->n - call_at(j));
     if (!rc)
         rc = store_async_script(j->conn, board_script(SCRIPT_WRITE), w.nkeys, w.nargs, w.argv,
                                 w.len, j->deadline_ms, write_reply, j);
-    write_args_free(&w);
+    board_write_args_free(&w);
     return rc < 0 ? rc : 0;
 }
 

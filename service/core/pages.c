@@ -196,7 +196,7 @@ void l1_key(const char *board, const char *resolved, int64_t page, int size, enu
     strb_str(&b, rank_type_name(rank));
 }
 
-/* HMGET of the board settings a lookup needs, in the order settle() reads them; settle decodes
+/* HMGET of the board settings a lookup needs, in the order page_settle() reads them; it decodes
  * the reply with board_settings_field, the decoder of the HGETALL paths too. */
 #define SETTINGS_ARGC 8
 static const char *const settings_fields[SETTINGS_ARGC - 2] = {
@@ -209,21 +209,13 @@ static void settings_argv(const char *argv[SETTINGS_ARGC], const char *meta)
         argv[2 + i] = settings_fields[i];
 }
 
-/* What one lookup round trip said (settle): */
-enum settled {
-    SETTLED_FOUND = 1,     /* the guessed key held and the page is cached: *value */
-    SETTLED_ABSENT = 0,    /* q is complete; the guess held and the page is not cached */
-    SETTLED_UNGUESSED = 2, /* q is complete; the guess was wrong: the page key was not read */
-    SETTLED_RETRY = 3,     /* the board's periods were not what this process thought */
-};
-
 /* Complete q from the settings reply `set` (and the guessed value `got`, may be NULL), learn the
  * board's state. Returns an enum settled, or -ENOENT (no board) / -EIO. Changes and frees
  * neither reply (the hit path's replies may be shared: store_async_send_shared): with
  * SETTLED_FOUND the cached value is got->str. */
-static int settle(struct pages *pg, struct page_req *q, int requested_size,
-                  const struct board_where *w, const char *guess, const struct store_reply *set,
-                  const struct store_reply *got)
+int page_settle(struct pages *pg, struct page_req *q, int requested_size,
+                const struct board_where *w, const char *guess, const struct store_reply *set,
+                const struct store_reply *got)
 {
     int ok = set->type == STORE_REPLY_ARRAY && set->elements == SETTINGS_ARGC - 2;
     if (!ok || set->element[0]->type != STORE_REPLY_STRING) /* no settings: no board */
@@ -432,7 +424,7 @@ static int hit_settle(struct hit *h, struct store_reply *set, struct store_reply
 {
     struct pages *pg = h->pg;
     struct pages_job *j = h->job;
-    int st = settle(pg, &h->q, j->size, &h->w, h->guess, set, got);
+    int st = page_settle(pg, &h->q, j->size, &h->w, h->guess, set, got);
     if (st < 0)
         return st; /* no such board: 404 now; or an unexpected reply */
     if (st == SETTLED_RETRY)

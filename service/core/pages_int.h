@@ -83,6 +83,14 @@ struct hit {
     char meta[KEY_MAX], guess[KEY_MAX], l1key[KEY_MAX];
 };
 
+/* What one lookup round trip said (page_settle): */
+enum settled {
+    SETTLED_FOUND = 1,     /* the guessed key held and the page is cached: *value */
+    SETTLED_ABSENT = 0,    /* q is complete; the guess held and the page is not cached */
+    SETTLED_UNGUESSED = 2, /* q is complete; the guess was wrong: the page key was not read */
+    SETTLED_RETRY = 3,     /* the board's periods were not what this process thought */
+};
+
 /* ---------------------------------------------------------------- lent between the files */
 
 /* pages.c */
@@ -96,6 +104,12 @@ struct store_async *page_reads(const struct hit *h);
 int may_resend(int rc, int *resent, int64_t deadline_ms);
 void hit_end(struct hit *h, int rc);
 int hit_retry(struct hit *h);
+/* Complete q from an HMGET of the lookup's settings (page_size, page_ttl_ms, gen, period,
+ * timezone, retain) and the guessed key's GET (got, may be NULL); an enum settled, -ENOENT or
+ * -EIO (pages.c says more). */
+int page_settle(struct pages *pg, struct page_req *q, int requested_size,
+                const struct board_where *w, const char *guess, const struct store_reply *set,
+                const struct store_reply *got);
 
 /* pages_fill.c */
 int replica_behind(struct pages *pg, struct store_async *conn, int64_t min_version, int *primary,

@@ -56,6 +56,8 @@ static const struct {
     {"board_read", board_read_suite, 0},
     {"board_ctl", board_ctl_suite, 0},
     {"board_scripts", board_scripts_suite, 0},
+    {"board_write", board_write_suite, 0},
+    {"page_settle", page_settle_suite, 0},
 };
 /* clang-format on */
 

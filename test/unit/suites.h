@@ -35,5 +35,7 @@ Suite *board_settings_suite(void);
 Suite *board_read_suite(void);
 Suite *board_ctl_suite(void);
 Suite *board_scripts_suite(void);
+Suite *board_write_suite(void);
+Suite *page_settle_suite(void);
 
 #endif
