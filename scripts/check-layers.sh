@@ -44,7 +44,7 @@ core/pages_int.h render.h
 #   pages_int.h -> render.h: the page flow renders JSON (render injected through pages_config)
 
 # One awk pass: the folder of every header, then each file's includes judged against the table.
-files=$(ls service/*.[ch] service/*/*.[ch])
+files=$(ls service/*.[ch] service/*/*.[ch] service/*/*.def)
 # shellcheck disable=SC2086
 awk -v exceptions="$EXCEPTIONS" '
 function folder(rel) { return index(rel, "/") ? substr(rel, 1, index(rel, "/") - 1) : "top" }

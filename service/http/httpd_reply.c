@@ -156,12 +156,12 @@ enum MHD_Result send_reply(struct MHD_Connection *c, struct exchange *x)
 {
     struct http_reply *rp = &x->rp;
     if (!rp->status)
-        http_reply_error(rp, 500, "internal", "The handler produced no reply.");
+        http_reply_error(rp, ERR_INTERNAL, "The handler produced no reply.");
     x->bytes = rp->status == 304 || strcmp(x->rq.method, "HEAD") == 0 ? 0
                : rp->fd > 0                                           ? rp->fd_size
                                                                       : rp->body.len;
     if (rp->status >= 500 && !x->fault)
-        x->fault = access_fault_of(rp->status, rp->body.data, rp->body.len);
+        x->fault = access_fault_of(rp->status, rp->error, rp->fault);
     const char *etag = reply_header(rp, "ETag");
     int vary = rp->fd <= 0 && compressible(rp->content_type) && rp->status != 304;
     int gzipped = encode_reply(x, etag);
