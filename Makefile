@@ -327,7 +327,7 @@ lint: $(LUA_H) $(BUILD)/gen/scripts.h $(BUILD)/gen/version.h $(BUILD)/rankd
 	    $(SERVICE_INC) -I$(BUILD)/gen 2>&1); \
 	    rc=$$?; printf '%s\n' "$$out" | grep -Ev '^([0-9]+ warnings? generated\.)?$$' || true; \
 	    [ $$rc -eq 0 ] || { echo "make lint: clang-tidy failed (exit $$rc)" >&2; exit 1; }
-	@# ctuuninitvar: cppcheck 2.10 flags out-params that the callee fills (make_keys).
+	@# ctuuninitvar: cppcheck 2.10 flags out-params that the callee fills (board_make_keys).
 	@cppcheck --quiet --enable=warning,performance,portability --error-exitcode=1 \
 	    --suppress=missingIncludeSystem --suppress=ctuuninitvar $(SERVICE_INC) -I$(BUILD)/gen service
 

@@ -14,7 +14,8 @@
  */
 
 /* ZCARD's reply as board_info_get's total. */
-void info_take(const struct store_reply *r, const struct board_where *w, struct board_info *out)
+void board_info_take(const struct store_reply *r, const struct board_where *w,
+                     struct board_info *out)
 {
     out->total = r->type == STORE_REPLY_INTEGER ? r->integer : 0;
     snprintf(out->period, sizeof(out->period), "%s", w->period);
@@ -41,7 +42,7 @@ static void period_set_key(const struct board_model *m, const char *board, enum 
 {
     char id[PERIOD_ID_MAX];
     period_id(kind, tz_min, period_start(kind, tz_min, now, -d), id);
-    set_key(out, KEY_MAX, m->prefix, board, dense ? BOARD_KEY_DENSE : BOARD_KEY_SET, id);
+    board_set_key(out, KEY_MAX, m->prefix, board, dense ? BOARD_KEY_DENSE : BOARD_KEY_SET, id);
 }
 
 /* `base` with the fields the patch sets. */
@@ -74,17 +75,17 @@ static void patch_apply(const struct board_settings *base, const struct board_se
 static void put_reply_take(struct board_model *m, const char *board, const struct store_reply *r,
                            struct board_info *out)
 {
-    settings_from_reply(r->element[1], &out->settings);
+    board_settings_from_reply(r->element[1], &out->settings);
     out->total = r->element[2]->type == STORE_REPLY_INTEGER ? r->element[2]->integer : 0;
-    view_put(m, board, &out->settings, 1);
+    board_view_put(m, board, &out->settings, 1);
     struct board_where now_w;
     out->period[0] = '\0';
-    if (where_resolve(m, board, out->settings.period, out->settings.tz_min, out->settings.retain,
-                      NULL, &now_w) == 0)
+    if (board_where_resolve(m, board, out->settings.period, out->settings.tz_min,
+                            out->settings.retain, NULL, &now_w) == 0)
         snprintf(out->period, sizeof(out->period), "%s", now_w.period);
 }
 
-void put_call_free(struct put_call *c)
+void board_put_call_free(struct board_put_call *c)
 {
     free(c->zs);
     free(c->argv);
@@ -92,22 +93,22 @@ void put_call_free(struct put_call *c)
     c->argv = NULL;
 }
 
-/* create_board.lua's call for a new board: 0, a period error of where_resolve, or -ENOMEM. */
-int put_create_prepare(struct board_model *m, const char *board,
-                       const struct board_settings_patch *patch, struct put_call *c)
+/* create_board.lua's call for a new board: 0, a period error of board_where_resolve, or -ENOMEM. */
+int board_put_create_prepare(struct board_model *m, const char *board,
+                             const struct board_settings_patch *patch, struct board_put_call *c)
 {
     static const char *const names[] = {"order",       "tiebreak", "score_decimals",
                                         "period",      "timezone", "page_size",
                                         "page_ttl_ms", "retain",   "max_members"};
-    make_keys(m, board, &c->k);
+    board_make_keys(m, board, &c->k);
     struct board_settings d, v;
     board_settings_default(&d);
     patch_apply(&d, patch, &v);
-    int rc = where_resolve(m, board, v.period, v.tz_min, v.retain, NULL, &c->w);
+    int rc = board_where_resolve(m, board, v.period, v.tz_min, v.retain, NULL, &c->w);
     if (rc)
         return rc;
     settings_text(&v, c->val);
-    new_generation(c->gen);
+    board_new_generation(c->gen);
     c->argv = calloc(4 + 18 + 4, sizeof(*c->argv));
     if (!c->argv)
         return -ENOMEM;
@@ -130,26 +131,27 @@ int put_create_prepare(struct board_model *m, const char *board,
 }
 
 /* put_board.lua's call for a change of an existing board read as `cur`: 0 or -ENOMEM. */
-int put_update_prepare(struct board_model *m, const char *board, const struct board_settings *cur,
-                       const struct board_settings_patch *patch, struct put_call *c)
+int board_put_update_prepare(struct board_model *m, const char *board,
+                             const struct board_settings *cur,
+                             const struct board_settings_patch *patch, struct board_put_call *c)
 {
-    make_keys(m, board, &c->k);
+    board_make_keys(m, board, &c->k);
     int periodic = cur->period != PERIOD_NONE;
     int next = patch->has_retain ? patch->value.retain : cur->retain;
     int lo = periodic ? (next < cur->retain ? next : cur->retain) : 0;
     int hi = periodic ? (next > cur->retain ? next : cur->retain) : 0;
-    int64_t now = now_ms(m);
+    int64_t now = board_now_ms(m);
     /* the current set, the past ones, then the distinct scores of those emptied (d > lo) */
     c->zs = calloc(2 * (size_t)hi + 1, sizeof(*c->zs));
     c->argv = calloc(2 * (size_t)hi + 3 + 15, sizeof(*c->argv));
     if (!c->zs || !c->argv) {
-        put_call_free(c);
+        board_put_call_free(c);
         return -ENOMEM;
     }
     if (periodic)
         period_set_key(m, board, cur->period, cur->tz_min, now, 0, 0, c->zs[0]);
     else
-        z_key(c->zs[0], KEY_MAX, m->prefix, board, NULL);
+        board_z_key(c->zs[0], KEY_MAX, m->prefix, board, NULL);
     for (int d = 1; d <= hi; d++)
         period_set_key(m, board, cur->period, cur->tz_min, now, d, 0, c->zs[d]);
     for (int d = lo + 1; d <= hi; d++)
@@ -160,7 +162,7 @@ int put_update_prepare(struct board_model *m, const char *board, const struct bo
                         patch->has_page_ttl, patch->has_retain};
     snprintf(c->tz, sizeof(c->tz), "%d", cur->tz_min);
     snprintf(c->retain, sizeof(c->retain), "%d", cur->retain);
-    new_generation(c->gen);
+    board_new_generation(c->gen);
     snprintf(c->nkeep, sizeof(c->nkeep), "%d", lo);
     snprintf(c->cut, sizeof(c->cut), "%" PRId64,
              periodic ? period_start(cur->period, cur->tz_min, now, -lo) : 0);
@@ -188,8 +190,8 @@ int put_update_prepare(struct board_model *m, const char *board, const struct bo
 
 /* The reply of the PUT's script: 0 with *out (remembered as the board's view), PUT_AGAIN (the
  * board appeared, went or changed since it was read), -EEXIST with *field, or -EIO. */
-int put_take(struct board_model *m, const char *board, int create, const struct store_reply *r,
-             const char **field, struct board_info *out)
+int board_put_take(struct board_model *m, const char *board, int create,
+                   const struct store_reply *r, const char **field, struct board_info *out)
 {
     if (create) {
         if (r->type == STORE_REPLY_ARRAY && r->elements == 1 &&
@@ -223,7 +225,7 @@ int put_take(struct board_model *m, const char *board, int create, const struct 
     return -EIO;
 }
 
-void delete_call_free(struct delete_call *c)
+void board_delete_call_free(struct board_delete_call *c)
 {
     free(c->zs);
     free(c->argv);
@@ -231,10 +233,10 @@ void delete_call_free(struct delete_call *c)
     c->argv = NULL;
 }
 
-int delete_prepare(struct board_model *m, const char *board, const struct board_settings *set,
-                   struct delete_call *c)
+int board_delete_prepare(struct board_model *m, const char *board, const struct board_settings *set,
+                         struct board_delete_call *c)
 {
-    make_keys(m, board, &c->k);
+    board_make_keys(m, board, &c->k);
     /* what the board owns (board_owned_keys): the settings, the period index (delete_board.lua
      * UNLINKs every set it lists), the plain set and its distinct scores, and every readable
      * period's set with its distinct scores (listed too; named here as well, so a set the index
@@ -249,7 +251,7 @@ int delete_prepare(struct board_model *m, const char *board, const struct board_
                   : -ENOMEM;
     c->argv = n >= 2 ? calloc((size_t)n + 2, sizeof(*c->argv)) : NULL;
     if (!c->argv) {
-        delete_call_free(c);
+        board_delete_call_free(c);
         return -ENOMEM;
     }
     int nk = 0;
@@ -263,22 +265,22 @@ int delete_prepare(struct board_model *m, const char *board, const struct board_
 }
 
 /* 0 deleted (the view remembers the board is gone), -ENOENT, -EIO. */
-int delete_take(struct board_model *m, const char *board, const struct store_reply *r)
+int board_delete_take(struct board_model *m, const char *board, const struct store_reply *r)
 {
     int rc = r->type == STORE_REPLY_INTEGER ? (r->integer ? 0 : -ENOENT) : -EIO;
     if (rc == 0) {
         struct board_settings set;
         board_settings_default(&set);
-        view_put(m, board, &set, 0);
+        board_view_put(m, board, &set, 0);
     }
     return rc;
 }
 
-void reset_prepare(struct board_model *m, const char *board, const struct board_where *w,
-                   struct reset_call *c)
+void board_reset_prepare(struct board_model *m, const char *board, const struct board_where *w,
+                         struct board_reset_call *c)
 {
-    make_keys(m, board, &c->k);
-    new_generation(c->gen);
+    board_make_keys(m, board, &c->k);
+    board_new_generation(c->gen);
     c->argv[0] = c->k.meta;
     c->argv[1] = w->z;
     c->argv[2] = w->dense;
@@ -286,16 +288,17 @@ void reset_prepare(struct board_model *m, const char *board, const struct board_
 }
 
 /* reset_board.lua's and delete_board.lua's 1/0 reply. */
-int one_or_enoent(const struct store_reply *r)
+int board_one_or_enoent(const struct store_reply *r)
 {
     return r->type == STORE_REPLY_INTEGER ? (r->integer ? 0 : -ENOENT) : -EIO;
 }
 
-void trim_prepare(const struct board_model *m, const char *board, const struct board_settings *set,
-                  const struct board_where *w, int64_t keep, int64_t below_key, struct trim_call *c)
+void board_trim_prepare(const struct board_model *m, const char *board,
+                        const struct board_settings *set, const struct board_where *w, int64_t keep,
+                        int64_t below_key, struct board_trim_call *c)
 {
     struct board_keys k;
-    make_keys(m, board, &k);
+    board_make_keys(m, board, &k);
     util_copy(c->meta, sizeof(c->meta), k.meta);
     if (keep >= 0) {
         snprintf(c->from, sizeof(c->from), "%" PRId64, keep);
@@ -314,15 +317,16 @@ void trim_prepare(const struct board_model *m, const char *board, const struct b
 }
 
 /* The members one trim.lua call removed. */
-long long trim_take(const struct store_reply *r)
+long long board_trim_take(const struct store_reply *r)
 {
     return r->type == STORE_REPLY_INTEGER ? r->integer : 0;
 }
 
-void member_delete_prepare(struct board_model *m, const char *board, const struct board_where *w,
-                           const char *id, size_t id_len, struct member_delete_call *c)
+void board_member_delete_prepare(struct board_model *m, const char *board,
+                                 const struct board_where *w, const char *id, size_t id_len,
+                                 struct board_member_delete_call *c)
 {
-    make_keys(m, board, &c->k);
+    board_make_keys(m, board, &c->k);
     c->argv[0] = c->k.meta;
     c->argv[1] = w->z;
     c->argv[2] = w->dense;
@@ -334,7 +338,7 @@ void member_delete_prepare(struct board_model *m, const char *board, const struc
 }
 
 /* delete_member.lua's reply: 0, -ENOENT no board, -ENODATA no such member, -EIO. */
-int member_delete_take(const struct store_reply *r)
+int board_member_delete_take(const struct store_reply *r)
 {
     return r->type != STORE_REPLY_INTEGER ? -EIO
            : r->integer < 0               ? -ENOENT
@@ -343,7 +347,7 @@ int member_delete_take(const struct store_reply *r)
 }
 
 /* HGET of a record's reply: 0 and a new copy in *json, -ENODATA, -ENOMEM. */
-int record_take(const struct store_reply *r, char **json)
+int board_record_take(const struct store_reply *r, char **json)
 {
     if (r->type != STORE_REPLY_STRING)
         return -ENODATA;
@@ -367,8 +371,8 @@ void board_list_free(struct board_list *l)
 }
 
 /* The set a board's total is counted in, from its HMGET reply x (not freed). */
-void list_where(const struct board_model *m, const char *name, const struct store_reply *x,
-                char z[KEY_MAX])
+void board_list_where(const struct board_model *m, const char *name, const struct store_reply *x,
+                      char z[KEY_MAX])
 {
     struct board_settings set;
     board_settings_default(&set);
@@ -378,12 +382,13 @@ void list_where(const struct board_model *m, const char *name, const struct stor
         board_settings_field(&set, "retain", x->element[2]->str);
     }
     struct board_where w;
-    where_resolve(m, name, set.period, set.tz_min, set.retain, NULL, &w);
+    board_where_resolve(m, name, set.period, set.tz_min, set.retain, NULL, &w);
     snprintf(z, KEY_MAX, "%s", w.z);
 }
 
 /* Append the names of one SSCAN reply to l (grown as needed); *cursor = the next cursor. */
-int list_take(struct board_list *l, size_t *cap, const struct store_reply *r, uint64_t *cursor)
+int board_list_take(struct board_list *l, size_t *cap, const struct store_reply *r,
+                    uint64_t *cursor)
 {
     if (r->type != STORE_REPLY_ARRAY || r->elements != 2 || !r->element[0]->str ||
         r->element[1]->type != STORE_REPLY_ARRAY)
@@ -407,7 +412,7 @@ int list_take(struct board_list *l, size_t *cap, const struct store_reply *r, ui
 }
 
 /* Sort and drop the duplicates SSCAN may return. */
-void list_sort_unique(struct board_list *l)
+void board_list_sort_unique(struct board_list *l)
 {
     if (l->n == 0)
         return;
@@ -423,8 +428,8 @@ void list_sort_unique(struct board_list *l)
 }
 
 /* SSCAN of the registry from `cursor`, asking for what `count` still lacks. */
-void list_sscan(const struct board_keys *k, uint64_t cursor, int want, char cur[24], char cnt[16],
-                const char *argv[5])
+void board_list_sscan(const struct board_keys *k, uint64_t cursor, int want, char cur[24],
+                      char cnt[16], const char *argv[5])
 {
     snprintf(cur, 24, "%" PRIu64, cursor);
     snprintf(cnt, 16, "%d", want);

@@ -16,11 +16,11 @@
 /* The operation's prepared calls and buffers; freed when the job ends. */
 struct ctl_state {
     union {
-        struct put_call put;
-        struct delete_call del;
-        struct reset_call reset;
-        struct trim_call trim;
-        struct member_delete_call mdel;
+        struct board_put_call put;
+        struct board_delete_call del;
+        struct board_reset_call reset;
+        struct board_trim_call trim;
+        struct board_member_delete_call mdel;
     } u;
     char (*keys)[KEY_MAX];    /* list's sets */
     int n;                    /* how many of them */
@@ -45,9 +45,9 @@ static void ctl_end(struct board_ctl_job *j, int rc)
 {
     struct ctl_state *s = j->state;
     if (s && j->op == BOARD_CTL_PUT)
-        put_call_free(&s->u.put);
+        board_put_call_free(&s->u.put);
     if (s && j->op == BOARD_CTL_DELETE)
-        delete_call_free(&s->u.del);
+        board_delete_call_free(&s->u.del);
     if (s) {
         free(s->keys);
         free(s->items);
@@ -72,7 +72,8 @@ static int ctl_ok(struct board_ctl_job *j, int rc, struct store_reply **replies,
     if (rc == 0) {
         for (int i = 0; i < n; i++)
             if (replies[i]->type == STORE_REPLY_ERROR) {
-                store_note_fault(write ? writes_of(j->m) : j->m->store, "control", replies[i]->str);
+                store_note_fault(write ? board_writes_of(j->m) : j->m->store, "control",
+                                 replies[i]->str);
                 ctl_end(j, store_reply_errno(replies[i])); /* the command did not run */
                 return 0;
             }
@@ -155,7 +156,7 @@ static void ctl_registry_reply(void *arg, int rc, struct store_reply **replies)
     struct board_ctl_job *j = arg;
     struct ctl_state *s = j->state;
     if (!rc && replies[0]->type == STORE_REPLY_ERROR) {
-        store_note_fault(writes_of(j->m), "registry", replies[0]->str);
+        store_note_fault(board_writes_of(j->m), "registry", replies[0]->str);
         rc = store_reply_errno(replies[0]);
     }
     if (!rc && store_async_unreplicated(j->writes, replies, 1))
@@ -170,7 +171,7 @@ static int ctl_registry(struct board_ctl_job *j, const char *verb,
 {
     struct ctl_state *s = j->state;
     struct board_keys k;
-    make_keys(j->m, j->board, &k);
+    board_make_keys(j->m, j->board, &k);
     s->registry_next = next;
     const char *argv[] = {verb, k.registry, j->board};
     const char *const *av[] = {argv};
@@ -184,7 +185,7 @@ static void delete_unregistered(struct board_ctl_job *j, int rc)
 {
     struct ctl_state *s = j->state;
     if (rc && rc != -ECANCELED)
-        store_note_fault(writes_of(j->m), "registry", "a deleted board's name stays listed");
+        store_note_fault(board_writes_of(j->m), "registry", "a deleted board's name stays listed");
     ctl_end(j, s->end_rc);
 }
 
@@ -193,9 +194,9 @@ static void delete_end(struct board_ctl_job *j, int rc)
 {
     struct ctl_state *s = j->state;
     s->end_rc = rc;
-    if (clustered(j->m))
-        registered_memo(j->m, j->board, 0);
-    if ((rc == 0 || rc == -ENOENT) && clustered(j->m) &&
+    if (board_clustered(j->m))
+        board_registered_memo(j->m, j->board, 0);
+    if ((rc == 0 || rc == -ENOENT) && board_clustered(j->m) &&
         ctl_registry(j, "SREM", delete_unregistered) == 0)
         return;
     ctl_end(j, rc);
@@ -212,9 +213,9 @@ static void ctl_settings_reply(void *arg, int rc, struct store_reply **replies)
         ctl_end(j, -EIO);
         return;
     }
-    settings_from_reply(replies[0], &j->cur);
+    board_settings_from_reply(replies[0], &j->cur);
     j->exists = replies[0]->elements > 0;
-    view_put(j->m, j->board, &j->cur, j->exists);
+    board_view_put(j->m, j->board, &j->cur, j->exists);
     j->again = NULL;
     j->resent = 0;
     if (j->op != BOARD_CTL_PUT && !j->exists) {
@@ -224,7 +225,8 @@ static void ctl_settings_reply(void *arg, int rc, struct store_reply **replies)
             ctl_end(j, -ENOENT);
         return;
     }
-    rc = where_resolve(j->m, j->board, j->cur.period, j->cur.tz_min, j->cur.retain, NULL, &j->w);
+    rc = board_where_resolve(j->m, j->board, j->cur.period, j->cur.tz_min, j->cur.retain, NULL,
+                             &j->w);
     if (rc)
         ctl_end(j, rc);
     else
@@ -234,7 +236,7 @@ static void ctl_settings_reply(void *arg, int rc, struct store_reply **replies)
 static int ctl_settings_send(struct board_ctl_job *j)
 {
     struct board_keys k;
-    make_keys(j->m, j->board, &k);
+    board_make_keys(j->m, j->board, &k);
     const char *argv[] = {"HGETALL", k.meta};
     const char *const *av[] = {argv};
     const int argc[] = {2};
@@ -259,7 +261,7 @@ static void info_reply(void *arg, int rc, struct store_reply **replies)
     if (!ctl_ok(j, rc, replies, 1, 0))
         return;
     j->info.settings = j->cur;
-    info_take(replies[0], &j->w, &j->info);
+    board_info_take(replies[0], &j->w, &j->info);
     ctl_end(j, 0);
 }
 
@@ -360,8 +362,8 @@ static void put_reply(void *arg, int rc, struct store_reply **replies)
         store_note_write(store_reply_errno(replies[0]));
     if (!ctl_ok(j, rc, replies, 1, 1))
         return;
-    put_call_free(&s->u.put);
-    rc = put_take(j->m, j->board, create, replies[0], &j->field, &j->info);
+    board_put_call_free(&s->u.put);
+    rc = board_put_take(j->m, j->board, create, replies[0], &j->field, &j->info);
     if (rc == PUT_AGAIN) {
         if (++j->attempts >= WRITE_RETRIES) {
             ctl_end(j, -EAGAIN); /* the board keeps changing under us */
@@ -378,8 +380,8 @@ static void put_reply(void *arg, int rc, struct store_reply **replies)
 
 static int put_send(struct board_ctl_job *j)
 {
-    struct put_call *c = &((struct ctl_state *)j->state)->u.put;
-    return ctl_script(j, script(c->create ? SCRIPT_CREATE_BOARD : SCRIPT_PUT_BOARD), c->nkeys,
+    struct board_put_call *c = &((struct ctl_state *)j->state)->u.put;
+    return ctl_script(j, board_script(c->create ? SCRIPT_CREATE_BOARD : SCRIPT_PUT_BOARD), c->nkeys,
                       c->nargs, c->argv, NULL, 0, put_reply);
 }
 
@@ -390,19 +392,19 @@ static void put_registered(struct board_ctl_job *j, int rc)
         ctl_end(j, rc == -ETIMEDOUT || rc == -ECONNRESET ? -EIO : rc);
         return;
     }
-    registered_memo(j->m, j->board, 1);
+    board_registered_memo(j->m, j->board, 1);
     ctl_step(j, put_send(j));
 }
 
 static void put_then(struct board_ctl_job *j)
 {
     struct ctl_state *s = j->state;
-    struct put_call *c = &s->u.put;
-    put_call_free(c);
+    struct board_put_call *c = &s->u.put;
+    board_put_call_free(c);
     memset(c, 0, sizeof(*c));
-    int rc = j->exists ? put_update_prepare(j->m, j->board, &j->cur, j->patch, c)
-                       : put_create_prepare(j->m, j->board, j->patch, c);
-    if (!rc && c->create && clustered(j->m) && !s->registered) {
+    int rc = j->exists ? board_put_update_prepare(j->m, j->board, &j->cur, j->patch, c)
+                       : board_put_create_prepare(j->m, j->board, j->patch, c);
+    if (!rc && c->create && board_clustered(j->m) && !s->registered) {
         s->registered = 1; /* the registry first (see the registry above) */
         rc = ctl_registry(j, "SADD", put_registered);
     } else if (!rc) {
@@ -417,16 +419,16 @@ static void delete_reply(void *arg, int rc, struct store_reply **replies)
 {
     struct board_ctl_job *j = arg;
     if (ctl_ok(j, rc, replies, 1, 1))
-        delete_end(j, delete_take(j->m, j->board, replies[0]));
+        delete_end(j, board_delete_take(j->m, j->board, replies[0]));
 }
 
 static void delete_then(struct board_ctl_job *j)
 {
-    struct delete_call *c = &((struct ctl_state *)j->state)->u.del;
-    int rc = delete_prepare(j->m, j->board, &j->cur, c);
+    struct board_delete_call *c = &((struct ctl_state *)j->state)->u.del;
+    int rc = board_delete_prepare(j->m, j->board, &j->cur, c);
     if (!rc)
-        rc =
-            ctl_script(j, script(SCRIPT_DELETE_BOARD), c->nkeys, 1, c->argv, NULL, 0, delete_reply);
+        rc = ctl_script(j, board_script(SCRIPT_DELETE_BOARD), c->nkeys, 1, c->argv, NULL, 0,
+                        delete_reply);
     ctl_step(j, rc);
 }
 
@@ -434,14 +436,15 @@ static void reset_reply(void *arg, int rc, struct store_reply **replies)
 {
     struct board_ctl_job *j = arg;
     if (ctl_ok(j, rc, replies, 1, 1))
-        ctl_end(j, one_or_enoent(replies[0]));
+        ctl_end(j, board_one_or_enoent(replies[0]));
 }
 
 static void reset_then(struct board_ctl_job *j)
 {
-    struct reset_call *c = &((struct ctl_state *)j->state)->u.reset;
-    reset_prepare(j->m, j->board, &j->w, c);
-    ctl_step(j, ctl_script(j, script(SCRIPT_RESET_BOARD), 3, 1, c->argv, NULL, 0, reset_reply));
+    struct board_reset_call *c = &((struct ctl_state *)j->state)->u.reset;
+    board_reset_prepare(j->m, j->board, &j->w, c);
+    ctl_step(j,
+             ctl_script(j, board_script(SCRIPT_RESET_BOARD), 3, 1, c->argv, NULL, 0, reset_reply));
 }
 
 /* ---- DELETE /boards/{board}/members?keep|below: settings, then trim.lua chunks */
@@ -453,7 +456,7 @@ static void trim_reply(void *arg, int rc, struct store_reply **replies)
     struct board_ctl_job *j = arg;
     if (!ctl_ok(j, rc, replies, 1, 1))
         return;
-    long long n = trim_take(replies[0]);
+    long long n = board_trim_take(replies[0]);
     j->removed += n;
     if (n < TRIM_CHUNK)
         ctl_end(j, 0);
@@ -463,17 +466,17 @@ static void trim_reply(void *arg, int rc, struct store_reply **replies)
 
 static int trim_send(struct board_ctl_job *j)
 {
-    struct trim_call *c = &((struct ctl_state *)j->state)->u.trim;
+    struct board_trim_call *c = &((struct ctl_state *)j->state)->u.trim;
     /* each chunk has the request's time from its send: a trim's work grows with what it
      * removes, like an upload's (each chunk stays short in Redis) */
     int64_t deadline = j->chunk_timeout_ms ? util_now_ms() + j->chunk_timeout_ms : 0;
-    return ctl_script(j, script(SCRIPT_TRIM), 3, 3, c->argv, NULL, deadline, trim_reply);
+    return ctl_script(j, board_script(SCRIPT_TRIM), 3, 3, c->argv, NULL, deadline, trim_reply);
 }
 
 static void trim_then(struct board_ctl_job *j)
 {
-    trim_prepare(j->m, j->board, &j->cur, &j->w, j->keep, j->below_key,
-                 &((struct ctl_state *)j->state)->u.trim);
+    board_trim_prepare(j->m, j->board, &j->cur, &j->w, j->keep, j->below_key,
+                       &((struct ctl_state *)j->state)->u.trim);
     j->removed = 0;
     ctl_step(j, trim_send(j));
 }
@@ -484,14 +487,14 @@ static void member_delete_reply(void *arg, int rc, struct store_reply **replies)
 {
     struct board_ctl_job *j = arg;
     if (ctl_ok(j, rc, replies, 1, 1))
-        ctl_end(j, member_delete_take(replies[0]));
+        ctl_end(j, board_member_delete_take(replies[0]));
 }
 
 static void member_delete_then(struct board_ctl_job *j)
 {
-    struct member_delete_call *c = &((struct ctl_state *)j->state)->u.mdel;
-    member_delete_prepare(j->m, j->board, &j->w, j->id, j->id_len, c);
-    ctl_step(j, ctl_script(j, script(SCRIPT_DELETE_MEMBER), 3, 1, c->argv, c->lens, 0,
+    struct board_member_delete_call *c = &((struct ctl_state *)j->state)->u.mdel;
+    board_member_delete_prepare(j->m, j->board, &j->w, j->id, j->id_len, c);
+    ctl_step(j, ctl_script(j, board_script(SCRIPT_DELETE_MEMBER), 3, 1, c->argv, c->lens, 0,
                            member_delete_reply));
 }
 
@@ -527,7 +530,7 @@ static void list_done(struct board_ctl_job *j)
 static void list_placed(struct board_ctl_job *j, int i, const struct store_reply *r)
 {
     struct ctl_state *s = j->state;
-    list_where(j->m, j->list->names[i], r, s->keys[i]);
+    board_list_where(j->m, j->list->names[i], r, s->keys[i]);
     if (s->ghost && r->type == STORE_REPLY_ARRAY && r->elements == 4 && !r->element[3]->str)
         s->ghost[i] = 1;
 }
@@ -545,7 +548,7 @@ static void list_reply(void *arg, int rc, struct store_reply **replies)
     if (!ctl_ok(j, rc, replies, 1, 0))
         return;
     uint64_t cursor = 0;
-    rc = list_take(j->list, &s->cap, replies[0], &cursor);
+    rc = board_list_take(j->list, &s->cap, replies[0], &cursor);
     j->cursor = cursor;
     j->resent = 0;
     if (!rc && cursor != 0 && j->list->n < (size_t)j->count) {
@@ -554,7 +557,7 @@ static void list_reply(void *arg, int rc, struct store_reply **replies)
     }
     struct board_list *l = j->list;
     if (!rc) {
-        list_sort_unique(l);
+        board_list_sort_unique(l);
         l->next_cursor = cursor;
         l->totals = calloc(l->n ? l->n : 1, sizeof(*l->totals));
         s->keys = calloc(l->n ? l->n : 1, sizeof(*s->keys));
@@ -568,7 +571,7 @@ static void list_reply(void *arg, int rc, struct store_reply **replies)
     s->n = (int)l->n;
     for (int i = 0; i < s->n; i++) {
         struct board_keys k;
-        make_keys(j->m, l->names[i], &k);
+        board_make_keys(j->m, l->names[i], &k);
         util_copy(s->keys[i], KEY_MAX, k.meta);
     }
     j->again = NULL;
@@ -579,7 +582,7 @@ static void list_reply(void *arg, int rc, struct store_reply **replies)
     j->batch_at = 0;
     j->failed = batch_items(j, s->n);
     j->outstanding = 0;
-    if (!j->failed && clustered(j->m) && !(s->ghost = calloc(l->n ? l->n : 1, 1)))
+    if (!j->failed && board_clustered(j->m) && !(s->ghost = calloc(l->n ? l->n : 1, 1)))
         j->failed = -ENOMEM;
     for (int i = 0; !j->failed && i < s->n; i++) {
         /* order: set on every board (no board: a name the registry kept, see registry) */
@@ -606,7 +609,7 @@ static int list_send(struct board_ctl_job *j)
     struct ctl_state *s = j->state;
     char cur[24], cnt[16];
     const char *argv[5];
-    list_sscan(&s->k, j->cursor, j->count - (int)j->list->n, cur, cnt, argv);
+    board_list_sscan(&s->k, j->cursor, j->count - (int)j->list->n, cur, cnt, argv);
     const char *const *av[] = {argv};
     const int argc[] = {5};
     return ctl_send(j, 0, 1, argc, av, NULL, 0, list_reply);
@@ -622,7 +625,7 @@ static void record_reply(void *arg, int rc, struct store_reply **replies)
         return;
     const struct store_reply *r = replies[0];
     if (j->op == BOARD_CTL_RECORD_GET)
-        rc = record_take(r, &j->record);
+        rc = board_record_take(r, &j->record);
     else if (j->op == BOARD_CTL_RECORD_DELETE)
         rc = r->type == STORE_REPLY_INTEGER && r->integer > 0 ? 0 : -ENODATA;
     ctl_end(j, rc);
@@ -685,7 +688,7 @@ int board_ctl_submit(struct board_model *m, struct store_async *reads, struct st
         rc = ctl_with_settings(j, member_delete_then);
         break;
     case BOARD_CTL_LIST:
-        make_keys(m, NULL, &s->k);
+        board_make_keys(m, NULL, &s->k);
         j->list = calloc(1, sizeof(*j->list));
         j->again = list_send;
         rc = j->list ? list_send(j) : -ENOMEM;
@@ -693,7 +696,7 @@ int board_ctl_submit(struct board_model *m, struct store_async *reads, struct st
     case BOARD_CTL_RECORD_GET:
     case BOARD_CTL_RECORD_PUT:
     case BOARD_CTL_RECORD_DELETE:
-        records_key(m->prefix, clustered(m), j->id, j->id_len, s->rkey, sizeof(s->rkey));
+        records_key(m->prefix, board_clustered(m), j->id, j->id_len, s->rkey, sizeof(s->rkey));
         j->again = op == BOARD_CTL_RECORD_GET ? record_send : NULL;
         rc = record_send(j);
         break;

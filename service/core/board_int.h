@@ -30,7 +30,7 @@
 /* The model's scripts: SCRIPT_<NAME> for each service/lua/NAME.lua with a "--@script" line, and
  * their flags (SCRIPT_READ_ONLY, SCRIPT_WAITS), generated from those lines into build/gen/scripts.h
  * (scripts/lua-scripts.awk). Registered with the store once per process (board_scripts_register);
- * the store knows them by handle only (script). */
+ * the store knows them by handle only (board_script). */
 #include "scripts.h"
 
 struct board_keys {
@@ -53,7 +53,7 @@ struct board_keys {
  * count for "non-empty"), then those only one of them does (emptied); it sweeps one chunk of the
  * index's unreadable sets itself. argv points into the struct and at `board`.
  */
-struct put_call {
+struct board_put_call {
     struct board_keys k;
     struct board_where w; /* create: the set the new settings write to */
     char (*zs)[KEY_MAX];
@@ -65,7 +65,7 @@ struct put_call {
 
 /* delete_board.lua's call: keys (settings, registry, the period index, the plain set, every
  * readable period's set), then the board's name. */
-struct delete_call {
+struct board_delete_call {
     struct board_keys k;
     char (*zs)[KEY_MAX];
     const char **argv;
@@ -74,7 +74,7 @@ struct delete_call {
 
 /* reset_board.lua's call: the settings, the current set and its distinct scores, a new
  * generation. */
-struct reset_call {
+struct board_reset_call {
     struct board_keys k;
     char gen[32];
     const char *argv[4];
@@ -84,7 +84,7 @@ struct reset_call {
 
 /* trim.lua's call, repeated until a chunk removes fewer than TRIM_CHUNK: the set, its distinct
  * scores, the settings; then the mode, where the tail starts, the chunk. */
-struct trim_call {
+struct board_trim_call {
     char from[32], chunk[16], meta[KEY_MAX];
     const char *argv[6];
 };
@@ -92,7 +92,7 @@ struct trim_call {
 /* delete_member.lua's call (allow-oom: it must work at maxmemory, where Redis refuses to queue
  * any command of a MULTI ... EXEC): the settings, the current set, its distinct scores, the
  * member. */
-struct member_delete_call {
+struct board_member_delete_call {
     struct board_keys k;
     const char *argv[4];
     size_t lens[4];
@@ -101,68 +101,72 @@ struct member_delete_call {
 /* ---------------------------------------------------------------- lent between the files */
 
 /* board_scripts.c */
-const struct store_script *script(int which);
-extern _Atomic int64_t tie_cap;
+const struct store_script *board_script(int which);
+extern _Atomic int64_t board_tie_cap;
 
 /* board_keys.c */
-void new_generation(char out[32]);
-int clustered(const struct board_model *m);
-void make_keys(const struct board_model *m, const char *board, struct board_keys *k);
+void board_new_generation(char out[32]);
+int board_clustered(const struct board_model *m);
+void board_make_keys(const struct board_model *m, const char *board, struct board_keys *k);
 
 /* board_settings.c */
-void settings_from_reply(const struct store_reply *r, struct board_settings *s);
+void board_settings_from_reply(const struct store_reply *r, struct board_settings *s);
 
 /* board_view.c */
-void view_put(const struct board_model *m, const char *board, const struct board_settings *set,
-              int exists);
-void view_note(const struct board_model *m, const char *board, const struct store_reply *r,
-               struct board_settings *out);
-int64_t now_ms(const struct board_model *m);
-void set_key(char *out, size_t len, const char *prefix, const char *board, enum board_key_kind what,
-             const char *period);
-void z_key(char *out, size_t len, const char *prefix, const char *board, const char *period);
-int where_resolve(const struct board_model *m, const char *board, enum period_kind kind, int tz_min,
-                  int retain, const char *requested, struct board_where *w);
-struct store *writes_of(const struct board_model *m);
-int registered_memo(const struct board_model *m, const char *board, int op);
+void board_view_put(const struct board_model *m, const char *board,
+                    const struct board_settings *set, int exists);
+void board_view_note(const struct board_model *m, const char *board, const struct store_reply *r,
+                     struct board_settings *out);
+int64_t board_now_ms(const struct board_model *m);
+void board_set_key(char *out, size_t len, const char *prefix, const char *board,
+                   enum board_key_kind what, const char *period);
+void board_z_key(char *out, size_t len, const char *prefix, const char *board, const char *period);
+int board_where_resolve(const struct board_model *m, const char *board, enum period_kind kind,
+                        int tz_min, int retain, const char *requested, struct board_where *w);
+struct store *board_writes_of(const struct board_model *m);
+int board_registered_memo(const struct board_model *m, const char *board, int op);
 
 /* board_sweep.c */
-void sweep_submit(struct board_model *m, struct store_async *conn, const char *board,
-                  const struct board_settings *s);
+void board_sweep_submit(struct board_model *m, struct store_async *conn, const char *board,
+                        const struct board_settings *s);
 
 /* board_write.c */
-double stored_value(const char *s);
-double decode_stored(const struct score_layout *l, const char *s);
+double board_stored_value(const char *s);
+double board_decode_stored(const struct score_layout *l, const char *s);
 
 /* board_ctl.c */
-void info_take(const struct store_reply *r, const struct board_where *w, struct board_info *out);
-void put_call_free(struct put_call *c);
-int put_create_prepare(struct board_model *m, const char *board,
-                       const struct board_settings_patch *patch, struct put_call *c);
-int put_update_prepare(struct board_model *m, const char *board, const struct board_settings *cur,
-                       const struct board_settings_patch *patch, struct put_call *c);
-int put_take(struct board_model *m, const char *board, int create, const struct store_reply *r,
-             const char **field, struct board_info *out);
-void delete_call_free(struct delete_call *c);
-int delete_prepare(struct board_model *m, const char *board, const struct board_settings *set,
-                   struct delete_call *c);
-int delete_take(struct board_model *m, const char *board, const struct store_reply *r);
-void reset_prepare(struct board_model *m, const char *board, const struct board_where *w,
-                   struct reset_call *c);
-int one_or_enoent(const struct store_reply *r);
-void trim_prepare(const struct board_model *m, const char *board, const struct board_settings *set,
-                  const struct board_where *w, int64_t keep, int64_t below_key,
-                  struct trim_call *c);
-long long trim_take(const struct store_reply *r);
-void member_delete_prepare(struct board_model *m, const char *board, const struct board_where *w,
-                           const char *id, size_t id_len, struct member_delete_call *c);
-int member_delete_take(const struct store_reply *r);
-int record_take(const struct store_reply *r, char **json);
-void list_where(const struct board_model *m, const char *name, const struct store_reply *x,
-                char z[KEY_MAX]);
-int list_take(struct board_list *l, size_t *cap, const struct store_reply *r, uint64_t *cursor);
-void list_sort_unique(struct board_list *l);
-void list_sscan(const struct board_keys *k, uint64_t cursor, int want, char cur[24], char cnt[16],
-                const char *argv[5]);
+void board_info_take(const struct store_reply *r, const struct board_where *w,
+                     struct board_info *out);
+void board_put_call_free(struct board_put_call *c);
+int board_put_create_prepare(struct board_model *m, const char *board,
+                             const struct board_settings_patch *patch, struct board_put_call *c);
+int board_put_update_prepare(struct board_model *m, const char *board,
+                             const struct board_settings *cur,
+                             const struct board_settings_patch *patch, struct board_put_call *c);
+int board_put_take(struct board_model *m, const char *board, int create,
+                   const struct store_reply *r, const char **field, struct board_info *out);
+void board_delete_call_free(struct board_delete_call *c);
+int board_delete_prepare(struct board_model *m, const char *board, const struct board_settings *set,
+                         struct board_delete_call *c);
+int board_delete_take(struct board_model *m, const char *board, const struct store_reply *r);
+void board_reset_prepare(struct board_model *m, const char *board, const struct board_where *w,
+                         struct board_reset_call *c);
+int board_one_or_enoent(const struct store_reply *r);
+void board_trim_prepare(const struct board_model *m, const char *board,
+                        const struct board_settings *set, const struct board_where *w, int64_t keep,
+                        int64_t below_key, struct board_trim_call *c);
+long long board_trim_take(const struct store_reply *r);
+void board_member_delete_prepare(struct board_model *m, const char *board,
+                                 const struct board_where *w, const char *id, size_t id_len,
+                                 struct board_member_delete_call *c);
+int board_member_delete_take(const struct store_reply *r);
+int board_record_take(const struct store_reply *r, char **json);
+void board_list_where(const struct board_model *m, const char *name, const struct store_reply *x,
+                      char z[KEY_MAX]);
+int board_list_take(struct board_list *l, size_t *cap, const struct store_reply *r,
+                    uint64_t *cursor);
+void board_list_sort_unique(struct board_list *l);
+void board_list_sscan(const struct board_keys *k, uint64_t cursor, int want, char cur[24],
+                      char cnt[16], const char *argv[5]);
 
 #endif

@@ -9,7 +9,7 @@
 
 /* A new board generation: wall-clock microseconds and a random 0..999, unique in practice
  * across processes and across a Redis that lost its data (unlike a counter restarting at 0). */
-void new_generation(char out[32])
+void board_new_generation(char out[32])
 {
     static _Atomic uint64_t salt;
     struct timespec ts;
@@ -20,7 +20,7 @@ void new_generation(char out[32])
 }
 
 /* 1 when the model's store is a Redis Cluster: records and registry outside the board scripts. */
-int clustered(const struct board_model *m)
+int board_clustered(const struct board_model *m)
 {
     return store_cluster_mode(m->store);
 }
@@ -94,7 +94,7 @@ int board_owned_keys(const char *prefix, const char *board, const char (*periods
     return n;
 }
 
-void make_keys(const struct board_model *m, const char *board, struct board_keys *k)
+void board_make_keys(const struct board_model *m, const char *board, struct board_keys *k)
 {
     struct strb b;
     board_key_make(&b, k->z, KEY_MAX, m->prefix, board, BOARD_KEY_SET);
@@ -105,8 +105,8 @@ void make_keys(const struct board_model *m, const char *board, struct board_keys
     strb_init(&b, k->registry, KEY_MAX);
     strb_str(&b, m->prefix);
     strb_str(&b, ":boards");
-    k->script_items = clustered(m) ? k->meta : k->items;
-    k->script_registry = clustered(m) ? k->meta : k->registry;
+    k->script_items = board_clustered(m) ? k->meta : k->items;
+    k->script_registry = board_clustered(m) ? k->meta : k->registry;
 }
 
 int board_name_valid(const char *name, size_t len)

@@ -44,8 +44,8 @@ static int fill_items(struct board_page *p, const struct store_reply *range,
         const struct store_reply *id = range->element[2 * i];
         it->id = id->str;
         it->id_len = id->len;
-        it->score = decode_stored(&p->settings.layout, range->element[2 * i + 1]->str);
-        it->stored = (int64_t)stored_value(range->element[2 * i + 1]->str);
+        it->score = board_decode_stored(&p->settings.layout, range->element[2 * i + 1]->str);
+        it->stored = (int64_t)board_stored_value(range->element[2 * i + 1]->str);
         it->ordinal = first + (int64_t)i;
         it->rank =
             reply_array(ranks, i + 1) ? reply_i64(ranks->element[i], it->ordinal) : it->ordinal;
@@ -65,7 +65,7 @@ static int page_from_reply(struct board_model *m, const char *board, struct stor
         store_reply_free(r);
         return -ENOMEM;
     }
-    view_note(m, board, r->element[0], &p->settings);
+    board_view_note(m, board, r->element[0], &p->settings);
     p->total = reply_i64(r->element[1], 0);
     p->size = (int)reply_i64(r->element[2], 0);
     p->first = 0;
@@ -96,7 +96,7 @@ static int read_head(struct board_model *m, const char *board, const struct boar
                      enum rank_type rank, struct board_read *out)
 {
     struct board_keys k;
-    make_keys(m, board, &k);
+    board_make_keys(m, board, &k);
     util_copy(out->meta, sizeof(out->meta), k.meta);
     util_copy(out->items, sizeof(out->items), k.script_items);
     util_copy(out->z, sizeof(out->z), w->z);
@@ -129,7 +129,7 @@ void board_read_prepare(struct board_model *m, const char *board, const struct b
                                   SCRIPT_WALK};
     static const char *const walks[] = {"page", "after", "before", "check"};
     int k = read_head(m, board, w, a->kind == BOARD_READ_PERCENTILE ? RANK_ORDINAL : a->rank, out);
-    out->script = script(scripts[a->kind]);
+    out->script = board_script(scripts[a->kind]);
     char(*num)[32] = out->num;
     i64_text(num[0], 32, a->page);
     i64_text(num[1], 32, a->size);
@@ -254,7 +254,7 @@ int board_around_take(struct board_model *m, const char *board, struct store_rep
     int64_t start = reply_i64(r->element[3], -1);
     if (start < 0) {
         struct board_settings set;
-        view_note(m, board, r->element[0], &set);
+        board_view_note(m, board, r->element[0], &set);
         store_reply_free(r);
         return -ENODATA;
     }
@@ -270,7 +270,7 @@ int board_around_score_take(struct board_model *m, const char *board, struct sto
     const struct store_reply *tag = r->element[0];
     if (tag->type == STORE_REPLY_STRING &&
         (strcmp(tag->str, "layout") == 0 || strcmp(tag->str, "refused") == 0)) {
-        view_note(m, board, r->element[1], seen);
+        board_view_note(m, board, r->element[1], seen);
         store_reply_free(r);
         return -ESTALE;
     }
@@ -292,7 +292,7 @@ int board_walk_take(struct board_model *m, const char *board, struct store_reply
     else if (r->elements < 9)
         rc = -EIO;
     if (rc == -ESTALE) {
-        view_note(m, board, r->element[1], seen);
+        board_view_note(m, board, r->element[1], seen);
     }
     if (rc) {
         store_reply_free(r);
@@ -315,7 +315,7 @@ int board_member_take(struct board_model *m, const char *board, struct store_rep
     if (rc)
         return rc;
     struct board_settings set;
-    view_note(m, board, r->element[0], &set);
+    board_view_note(m, board, r->element[0], &set);
     struct board_member *mb = NULL;
     if (r->element[2]->type != STORE_REPLY_STRING)
         rc = -ENODATA;
@@ -327,7 +327,7 @@ int board_member_take(struct board_model *m, const char *board, struct store_rep
     }
     mb->settings = set;
     mb->total = reply_i64(r->element[1], 0);
-    mb->score = decode_stored(&mb->settings.layout, r->element[2]->str);
+    mb->score = board_decode_stored(&mb->settings.layout, r->element[2]->str);
     mb->ordinal = reply_i64(r->element[3], 0) + 1;
     mb->rank = reply_i64(r->element[5], mb->ordinal);
     if (r->element[4]->type == STORE_REPLY_STRING) {
@@ -346,7 +346,7 @@ int board_percentile_take(struct board_model *m, const char *board, struct store
     if (rc)
         return rc;
     struct board_settings set;
-    view_note(m, board, r->element[0], &set);
+    board_view_note(m, board, r->element[0], &set);
     struct board_percentile *p = calloc(1, sizeof(*p));
     if (!p) {
         store_reply_free(r);
@@ -359,7 +359,7 @@ int board_percentile_take(struct board_model *m, const char *board, struct store
         r->element[4]->type == STORE_REPLY_STRING) {
         p->id = r->element[3]->str;
         p->id_len = r->element[3]->len;
-        p->score = decode_stored(&p->settings.layout, r->element[4]->str);
+        p->score = board_decode_stored(&p->settings.layout, r->element[4]->str);
     } else {
         p->rank = 0;
     }
@@ -436,7 +436,7 @@ int board_lookup_prepare(struct board_model *m, const char *board, const struct 
         }
     free(refs);
     free(twice);
-    out->script = script(SCRIPT_LOOKUP);
+    out->script = board_script(SCRIPT_LOOKUP);
     out->nkeys = out->head.nkeys;
     out->nargs = k - out->nkeys;
     return 0;
@@ -472,7 +472,7 @@ int board_lookup_take(struct board_model *m, const char *board, struct store_rep
         return -EIO;
     }
     struct board_settings set;
-    view_note(m, board, r->element[0], &set);
+    board_view_note(m, board, r->element[0], &set);
     struct board_lookup *l = calloc(1, sizeof(*l));
     size_t n = found->elements / 4, nm = missing->elements;
     if (l) {
@@ -495,7 +495,7 @@ int board_lookup_take(struct board_model *m, const char *board, struct store_rep
         struct board_item *it = &l->items[i];
         it->id = x[0]->str;
         it->id_len = x[0]->len;
-        it->score = decode_stored(&l->settings.layout, x[1]->str);
+        it->score = board_decode_stored(&l->settings.layout, x[1]->str);
         it->ordinal = reply_i64(x[2], 0) + 1;
         it->rank = reply_i64(x[3], it->ordinal);
         item_record(it, records, i);
@@ -516,7 +516,7 @@ int board_lookup_take(struct board_model *m, const char *board, struct store_rep
 size_t board_boards_calls(const struct board_model *m, size_t n)
 {
     /* a cluster: a script holds one slot, and each board is a slot of its own */
-    return clustered(m) ? n : (size_t)(n > 0);
+    return board_clustered(m) ? n : (size_t)(n > 0);
 }
 
 void board_boards_prepare(struct board_model *m, const char *const *boards, size_t n,
@@ -531,7 +531,7 @@ void board_boards_prepare(struct board_model *m, const char *const *boards, size
     for (size_t i = 0; i < n && i < BOARD_MEMBER_BOARDS_MAX; i++) {
         struct board_keys k;
         struct board_where w;
-        make_keys(m, boards[i], &k);
+        board_make_keys(m, boards[i], &k);
         board_where_cached(m, boards[i], NULL, &w); /* the current period: never a Redis call */
         util_copy(out->keys[nk++], KEY_MAX, k.meta);
         util_copy(out->keys[nk++], KEY_MAX, w.z);
@@ -550,7 +550,7 @@ void board_boards_prepare(struct board_model *m, const char *const *boards, size
         out->argv[nk + i] = args[i];
         out->lens[nk + i] = alens[i];
     }
-    out->script = script(SCRIPT_MEMBER_BOARDS);
+    out->script = board_script(SCRIPT_MEMBER_BOARDS);
     out->nkeys = nk;
     out->nargs = na;
 }
@@ -581,13 +581,13 @@ int board_boards_take(struct board_model *m, const char *const *boards, size_t n
         memset(&out[i], 0, sizeof(out[i]));
         if (!reply_array(e, 5)) /* nil: no such board */
             continue;
-        view_note(m, boards[i], e->element[0], &out[i].settings);
+        board_view_note(m, boards[i], e->element[0], &out[i].settings);
         out[i].exists = 1;
         out[i].total = reply_i64(e->element[1], 0);
         if (e->element[2]->type != STORE_REPLY_STRING)
             continue;
         out[i].found = 1;
-        out[i].score = decode_stored(&out[i].settings.layout, e->element[2]->str);
+        out[i].score = board_decode_stored(&out[i].settings.layout, e->element[2]->str);
         out[i].ordinal = reply_i64(e->element[3], 0) + 1;
         out[i].rank = reply_i64(e->element[4], out[i].ordinal);
     }

@@ -46,15 +46,15 @@ void board_scripts_register(void)
 }
 
 /* The handle of one of the model's scripts. */
-const struct store_script *script(int which)
+const struct store_script *board_script(int which)
 {
     board_scripts_register();
     return script_handle[which];
 }
 
-_Atomic int64_t tie_cap = SCORE_TIE_CAP;
+_Atomic int64_t board_tie_cap = SCORE_TIE_CAP;
 
 void board_set_tie_cap(int64_t cap)
 {
-    atomic_store(&tie_cap, cap > 1 && cap <= SCORE_TIE_CAP ? cap : SCORE_TIE_CAP);
+    atomic_store(&board_tie_cap, cap > 1 && cap <= SCORE_TIE_CAP ? cap : SCORE_TIE_CAP);
 }

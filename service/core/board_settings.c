@@ -59,7 +59,7 @@ void board_settings_field(struct board_settings *s, const char *f, const char *v
 }
 
 /* Settings from a flat HGETALL array; unknown or damaged fields keep their defaults. */
-void settings_from_reply(const struct store_reply *r, struct board_settings *s)
+void board_settings_from_reply(const struct store_reply *r, struct board_settings *s)
 {
     board_settings_default(s);
     for (size_t i = 0; r && r->type == STORE_REPLY_ARRAY && i + 1 < r->elements; i += 2)

@@ -36,7 +36,7 @@ static int sweep_args_build(const struct board_model *m, const char *board,
     if (s->period == PERIOD_NONE)
         return -EINVAL;
     struct board_keys k;
-    make_keys(m, board, &k);
+    board_make_keys(m, board, &k);
     util_copy(a->keys[0], KEY_MAX, k.meta);
     util_copy(a->keys[1], KEY_MAX, k.index);
     struct strb b;
@@ -45,8 +45,8 @@ static int sweep_args_build(const struct board_model *m, const char *board,
     snprintf(a->retain, sizeof(a->retain), "%d", s->retain);
     /* the oldest readable period: the one `retain` periods before the current one */
     snprintf(a->cut, sizeof(a->cut), "%" PRId64,
-             period_start(s->period, s->tz_min, now_ms(m), -s->retain));
-    new_generation(a->token);
+             period_start(s->period, s->tz_min, board_now_ms(m), -s->retain));
+    board_new_generation(a->token);
     snprintf(a->ttl, sizeof(a->ttl), "%d", SWEEP_LOCK_TTL_MS);
     snprintf(a->chunk, sizeof(a->chunk), "%d", SWEEP_CHUNK);
     const char *argv[SWEEP_ARGC] = {a->keys[0], a->keys[1], a->keys[2], period_kind_name(s->period),
@@ -84,13 +84,13 @@ static void sweep_reply(void *arg, int rc, struct store_reply **replies)
 
 static int sweep_job_send(struct sweep_job *sj)
 {
-    int rc = store_async_script(sj->conn, script(SCRIPT_SWEEP), 3, 7, sj->a.argv, NULL, 0,
+    int rc = store_async_script(sj->conn, board_script(SCRIPT_SWEEP), 3, 7, sj->a.argv, NULL, 0,
                                 sweep_reply, sj);
     return rc < 0 ? rc : 0;
 }
 
-void sweep_submit(struct board_model *m, struct store_async *conn, const char *board,
-                  const struct board_settings *s)
+void board_sweep_submit(struct board_model *m, struct store_async *conn, const char *board,
+                        const struct board_settings *s)
 {
     struct sweep_job *sj = calloc(1, sizeof(*sj));
     if (!sj)

@@ -127,8 +127,8 @@ static void hint_write(const struct board_model *m, const char *board, enum peri
     pthread_mutex_unlock(&v->hint_lock);
 }
 
-void view_put(const struct board_model *m, const char *board, const struct board_settings *set,
-              int exists)
+void board_view_put(const struct board_model *m, const char *board,
+                    const struct board_settings *set, int exists)
 {
     struct board_view *v = m->view;
     if (!v)
@@ -146,12 +146,12 @@ void view_put(const struct board_model *m, const char *board, const struct board
 
 /* A board's settings as a flat HGETALL reply (empty: no board): parsed into *out (the defaults
  * when r is not one) and remembered. */
-void view_note(const struct board_model *m, const char *board, const struct store_reply *r,
-               struct board_settings *out)
+void board_view_note(const struct board_model *m, const char *board, const struct store_reply *r,
+                     struct board_settings *out)
 {
-    settings_from_reply(r, out);
+    board_settings_from_reply(r, out);
     if (r && r->type == STORE_REPLY_ARRAY)
-        view_put(m, board, out, r->elements > 0);
+        board_view_put(m, board, out, r->elements > 0);
 }
 
 int board_settings_cached(struct board_model *m, const char *board, struct board_settings *out,
@@ -173,7 +173,7 @@ int board_settings_cached(struct board_model *m, const char *board, struct board
     return hit ? 0 : -EAGAIN;
 }
 
-int64_t now_ms(const struct board_model *m)
+int64_t board_now_ms(const struct board_model *m)
 {
     if (m->clock_ms)
         return m->clock_ms();
@@ -185,8 +185,8 @@ int64_t now_ms(const struct board_model *m)
 /* <prefix>:{<board>}:<what>, or with a period <prefix>:{<board>}:<what>:<period>
  * (schema/redis-keys.md): what is BOARD_KEY_SET ("z") or BOARD_KEY_DENSE ("dense", its distinct
  * scores); on every page hit, hence no snprintf */
-void set_key(char *out, size_t len, const char *prefix, const char *board, enum board_key_kind what,
-             const char *period)
+void board_set_key(char *out, size_t len, const char *prefix, const char *board,
+                   enum board_key_kind what, const char *period)
 {
     struct strb b;
     board_key_make(&b, out, len, prefix, board, what);
@@ -196,20 +196,20 @@ void set_key(char *out, size_t len, const char *prefix, const char *board, enum 
     }
 }
 
-void z_key(char *out, size_t len, const char *prefix, const char *board, const char *period)
+void board_z_key(char *out, size_t len, const char *prefix, const char *board, const char *period)
 {
-    set_key(out, len, prefix, board, BOARD_KEY_SET, period);
+    board_set_key(out, len, prefix, board, BOARD_KEY_SET, period);
 }
 
 static void dense_key(char *out, size_t len, const char *prefix, const char *board,
                       const char *period)
 {
-    set_key(out, len, prefix, board, BOARD_KEY_DENSE, period);
+    board_set_key(out, len, prefix, board, BOARD_KEY_DENSE, period);
 }
 
 /* The set for `requested` (NULL/"": current) under the given period settings. */
-int where_resolve(const struct board_model *m, const char *board, enum period_kind kind, int tz_min,
-                  int retain, const char *requested, struct board_where *w)
+int board_where_resolve(const struct board_model *m, const char *board, enum period_kind kind,
+                        int tz_min, int retain, const char *requested, struct board_where *w)
 {
     memset(w, 0, sizeof(*w));
     w->kind = kind;
@@ -219,11 +219,11 @@ int where_resolve(const struct board_model *m, const char *board, enum period_ki
     if (kind == PERIOD_NONE) {
         if (asked)
             return -ENOTSUP;
-        z_key(w->z, sizeof(w->z), m->prefix, board, NULL);
+        board_z_key(w->z, sizeof(w->z), m->prefix, board, NULL);
         dense_key(w->dense, sizeof(w->dense), m->prefix, board, NULL);
         return 0;
     }
-    int64_t now = now_ms(m);
+    int64_t now = board_now_ms(m);
     if (asked) {
         int64_t start = 0;
         if (period_id_start(kind, tz_min, requested, &start))
@@ -235,7 +235,7 @@ int where_resolve(const struct board_model *m, const char *board, enum period_ki
     } else {
         period_id(kind, tz_min, now, w->period);
     }
-    z_key(w->z, sizeof(w->z), m->prefix, board, w->period);
+    board_z_key(w->z, sizeof(w->z), m->prefix, board, w->period);
     dense_key(w->dense, sizeof(w->dense), m->prefix, board, w->period);
     return 0;
 }
@@ -245,7 +245,7 @@ int board_where_settled(struct board_model *m, const char *board, const char *pe
 {
     if (!exists)
         return -ENOENT;
-    return where_resolve(m, board, s->period, s->tz_min, s->retain, period, out);
+    return board_where_resolve(m, board, s->period, s->tz_min, s->retain, period, out);
 }
 
 int board_where_cached(struct board_model *m, const char *board, const char *period,
@@ -253,7 +253,7 @@ int board_where_cached(struct board_model *m, const char *board, const char *per
 {
     struct hint h;
     hint_read(m, board, &h);
-    int rc = where_resolve(m, board, h.kind, h.tz_min, h.retain, period, out);
+    int rc = board_where_resolve(m, board, h.kind, h.tz_min, h.retain, period, out);
     return rc && period && period[0] ? -EAGAIN : rc;
 }
 
@@ -282,7 +282,7 @@ int board_periods(const struct board_model *m, const struct board_settings *s,
 {
     if (s->period == PERIOD_NONE)
         return 0;
-    int64_t now = now_ms(m);
+    int64_t now = board_now_ms(m);
     int n = 0;
     for (int d = 0; d <= s->retain && n < max; d++)
         period_id(s->period, s->tz_min, period_start(s->period, s->tz_min, now, -d), ids[n++]);
@@ -290,19 +290,19 @@ int board_periods(const struct board_model *m, const struct board_settings *s,
 }
 
 /* The store writes' faults are counted on (board_model.writes). */
-struct store *writes_of(const struct board_model *m)
+struct store *board_writes_of(const struct board_model *m)
 {
     return m->writes ? m->writes : m->store;
 }
 
 /* 1: added `board` lately (check), or note it (note 1) / forget it (note 0). */
-int registered_memo(const struct board_model *m, const char *board, int op)
+int board_registered_memo(const struct board_model *m, const char *board, int op)
 {
     struct board_view *v = m->view;
     if (!v)
         return 0;
     struct board_keys k;
-    make_keys(m, board, &k);
+    board_make_keys(m, board, &k);
     size_t i = crc16(k.meta, strlen(k.meta)) % REGISTERED_SLOTS;
     int64_t now = util_now_ms();
     pthread_mutex_lock(&v->registered_lock);

@@ -9,7 +9,7 @@
 
 /* A stored value as Redis prints it: plain digits for the integers it holds (every stored value
  * is one, below 2^53), read without strtod's big-number path; anything else through strtod. */
-double stored_value(const char *s)
+double board_stored_value(const char *s)
 {
     const char *p = s + (*s == '-');
     int64_t v = 0;
@@ -21,10 +21,10 @@ double stored_value(const char *s)
     return *s == '-' ? -(double)v : (double)v;
 }
 
-double decode_stored(const struct score_layout *l, const char *s)
+double board_decode_stored(const struct score_layout *l, const char *s)
 {
     double score = 0;
-    if (s && *s && score_codec_decode(l, stored_value(s), &score) < 0)
+    if (s && *s && score_codec_decode(l, board_stored_value(s), &score) < 0)
         score = 0;
     return score;
 }
@@ -93,7 +93,7 @@ static int write_args_build(struct write_args *w, const struct board_write_job *
         const struct board_write_target *t = &j->targets[b];
         struct write_target_args *ta = &w->t[b];
         struct board_keys keys;
-        make_keys(m, t->board, &keys);
+        board_make_keys(m, t->board, &keys);
         util_copy(ta->meta, sizeof(ta->meta), keys.meta);
         util_copy(ta->index, sizeof(ta->index), keys.index);
         struct strb sb;
@@ -106,7 +106,7 @@ static int write_args_build(struct write_args *w, const struct board_write_job *
         /* on a cluster a key that does not exist makes a migrating slot refuse the whole call
          * (ASK, then TRYAGAIN): the period index and the idempotency record are named only when
          * the call uses them, else the settings hash stands in (never touched then) */
-        int cl = clustered(m);
+        int cl = board_clustered(m);
         args_str(w, &k, t->where.z);
         args_str(w, &k, ta->meta);
         args_str(w, &k, cl && t->assumed.period == PERIOD_NONE ? ta->meta : ta->index);
@@ -127,7 +127,7 @@ static int write_args_build(struct write_args *w, const struct board_write_job *
     snprintf(w->glob[0], 32, "%zu", n);
     snprintf(w->glob[1], 32, "%zu", nt);
     snprintf(w->glob[2], 32, "%" PRId64, BOARD_IDEM_TTL_MS);
-    snprintf(w->glob[3], 32, "%" PRId64, atomic_load(&tie_cap));
+    snprintf(w->glob[3], 32, "%" PRId64, atomic_load(&board_tie_cap));
     args_str(w, &k, w->glob[0]);
     args_str(w, &k, w->glob[1]);
     args_str(w, &k, (j->flags & BOARD_WRITE_RANKS) ? "1" : "0");
@@ -149,13 +149,14 @@ static int write_args_build(struct write_args *w, const struct board_write_job *
         snprintf(h[4], 32, "%d", l->decimals);
         snprintf(h[5], 32, "%d", s->page_size);
         snprintf(h[6], 32, "%d", s->page_ttl_ms);
-        new_generation(h[8]);
+        board_new_generation(h[8]);
         util_copy(h[9], 32, period_kind_name(s->period));
         snprintf(h[10], 32, "%d", s->tz_min);
         util_copy(h[11], 32, s->period != PERIOD_NONE ? "1" : "");
         /* the current period's start: its score in the index */
         snprintf(h[12], 32, "%" PRId64,
-                 s->period != PERIOD_NONE ? period_start(s->period, s->tz_min, now_ms(m), 0) : 0);
+                 s->period != PERIOD_NONE ? period_start(s->period, s->tz_min, board_now_ms(m), 0)
+                                          : 0);
         for (int v = 0; v < WRITE_TARGET_HDR; v++) {
             if (v == 7)
                 args_str(w, &k, t->board);
@@ -227,11 +228,11 @@ static int section_take(const struct store_reply *x, struct board_write_target *
             return -EIO;
         struct board_outcome *o = &t->outcomes[at + i];
         o->rc = v[0]->integer == 0 ? 0 : -ERANGE;
-        o->score = decode_stored(&l, v[1]->str);
+        o->score = board_decode_stored(&l, v[1]->str);
         o->rank = v[2]->integer >= 0 ? v[2]->integer + 1 : 0;
         o->updated = (int)v[3]->integer;
         o->has_prev = v[4]->str && v[4]->str[0];
-        o->prev_score = o->has_prev ? decode_stored(&l, v[4]->str) : 0;
+        o->prev_score = o->has_prev ? board_decode_stored(&l, v[4]->str) : 0;
         o->prev_rank = v[5]->integer >= 0 ? v[5]->integer + 1 : 0;
     }
     return 0;
@@ -317,7 +318,7 @@ static void write_job_finish(struct board_write_job *j, int rc)
     j->recs = NULL;
     for (size_t b = 0; b < j->ntargets; b++)
         if (j->listed[b]) /* a period began: sweep, behind this write's reply */
-            sweep_submit(j->m, j->conn, j->targets[b].board, &j->targets[b].assumed);
+            board_sweep_submit(j->m, j->conn, j->targets[b].board, &j->targets[b].assumed);
     j->handled = j->at;
     j->done(j, rc); /* may free j */
 }
@@ -334,7 +335,7 @@ static void compact_reply(void *arg, int rc, struct store_reply **replies)
     }
     const struct store_reply *r = replies[0];
     if (r->type == STORE_REPLY_ERROR) {
-        store_note_fault(writes_of(j->m), "compact", r->str);
+        store_note_fault(board_writes_of(j->m), "compact", r->str);
         write_job_finish(j, write_job_errno(j, -EIO, 1));
         return;
     }
@@ -342,7 +343,7 @@ static void compact_reply(void *arg, int rc, struct store_reply **replies)
     j->compacted += moved;
     if (moved >= COMPACT_CHUNK)
         rc = write_job_compact(j);
-    else if (j->compacted >= atomic_load(&tie_cap))
+    else if (j->compacted >= atomic_load(&board_tie_cap))
         rc = -ENOSPC;
     else
         rc = write_job_send(j);
@@ -359,15 +360,15 @@ static int write_job_compact(struct board_write_job *j)
     int64_t key = strtoll(j->full_key, NULL, 10);
     char lo[32], caps[32], start[32], chunk[16];
     snprintf(lo, sizeof(lo), "%" PRId64, key * (INT64_C(1) << score_codec_tie_bits(l)));
-    snprintf(caps, sizeof(caps), "%" PRId64, atomic_load(&tie_cap));
+    snprintf(caps, sizeof(caps), "%" PRId64, atomic_load(&board_tie_cap));
     snprintf(chunk, sizeof(chunk), "%d", COMPACT_CHUNK);
     snprintf(start, sizeof(start), "%" PRId64, j->compacted);
     struct board_keys k;
-    make_keys(j->m, t->board, &k);
+    board_make_keys(j->m, t->board, &k);
     const char *argv[] = {t->where.z, k.meta, lo, caps, score_tiebreak_name(l->tiebreak),
                           start,      chunk};
-    int rc = store_async_script(j->conn, script(SCRIPT_COMPACT), 2, 5, argv, NULL, j->deadline_ms,
-                                compact_reply, j);
+    int rc = store_async_script(j->conn, board_script(SCRIPT_COMPACT), 2, 5, argv, NULL,
+                                j->deadline_ms, compact_reply, j);
     return rc < 0 ? rc : 0;
 }
 
@@ -410,7 +411,7 @@ static int write_records(struct board_write_job *j, size_t from, size_t count, i
 {
     const struct board_write_target *t = &j->targets[0];
     struct board_keys k;
-    make_keys(j->m, t->board, &k);
+    board_make_keys(j->m, t->board, &k);
     j->recs = calloc(count ? count : 1, sizeof(*j->recs));
     if (!j->recs)
         return -ENOMEM;
@@ -422,11 +423,11 @@ static int write_records(struct board_write_job *j, size_t from, size_t count, i
     }
     if (created) {
         j->registered = 1;
-        registered_memo(j->m, t->board, 1);
+        board_registered_memo(j->m, t->board, 1);
     }
     int rc =
-        records_put(j->conn, writes_of(j->m), j->m->prefix, j->recs, n, created ? k.registry : NULL,
-                    t->board, j->deadline_ms, write_records_done, j);
+        records_put(j->conn, board_writes_of(j->m), j->m->prefix, j->recs, n,
+                    created ? k.registry : NULL, t->board, j->deadline_ms, write_records_done, j);
     if (rc) {
         free(j->recs);
         j->recs = NULL;
@@ -446,7 +447,7 @@ static void write_reply(void *arg, int rc, struct store_reply **replies)
     replies[0] = NULL; /* taken: write_reply_take frees it */
     int refused = 0;
     if (r->type == STORE_REPLY_ERROR) {
-        store_note_fault(writes_of(j->m), "write", r->str);
+        store_note_fault(board_writes_of(j->m), "write", r->str);
         refused = store_reply_errno(r); /* OOM, READONLY: refused, nothing written */
     }
     store_note_write(refused);
@@ -470,7 +471,7 @@ static void write_reply(void *arg, int rc, struct store_reply **replies)
      * this call created it, or a PUT did, whose SADD came first: SADD again changes nothing) */
     size_t from = at, upto = rc == 0 ? j->at : at;
     int created = rc == 0 && !j->registered && j->targets[0].version == 1 && upto > from;
-    if (clustered(j->m) && (upto > from || created)) {
+    if (board_clustered(j->m) && (upto > from || created)) {
         j->then_rc = rc;
         j->then_full = full;
         j->then_done = done;
@@ -491,8 +492,8 @@ static int write_job_send(struct board_write_job *j)
     struct write_args w = {0};
     int rc = write_args_build(&w, j, call_at(j), j->n - call_at(j));
     if (!rc)
-        rc = store_async_script(j->conn, script(SCRIPT_WRITE), w.nkeys, w.nargs, w.argv, w.len,
-                                j->deadline_ms, write_reply, j);
+        rc = store_async_script(j->conn, board_script(SCRIPT_WRITE), w.nkeys, w.nargs, w.argv,
+                                w.len, j->deadline_ms, write_reply, j);
     write_args_free(&w);
     return rc < 0 ? rc : 0;
 }
@@ -503,13 +504,13 @@ static void write_registered(void *arg, int rc, struct store_reply **replies)
 {
     struct board_write_job *j = arg;
     if (!rc && replies[0]->type == STORE_REPLY_ERROR) {
-        store_note_fault(writes_of(j->m), "registry", replies[0]->str);
+        store_note_fault(board_writes_of(j->m), "registry", replies[0]->str);
         rc = store_reply_errno(replies[0]);
     }
     if (!rc && store_async_unreplicated(j->conn, replies, 1))
         j->unconfirmed = 1; /* the registry's name, on its master only: no 2xx for the write */
     if (!rc) {
-        registered_memo(j->m, j->targets[0].board, 1);
+        board_registered_memo(j->m, j->targets[0].board, 1);
         rc = write_job_send(j);
     }
     if (rc) /* nothing of the entries was written */
@@ -530,10 +531,10 @@ static int write_register_first(struct board_write_job *j)
     int exists = 0;
     const char *board = j->targets[0].board;
     if ((board_settings_cached(j->m, board, &s, &exists) == 0 && exists) ||
-        registered_memo(j->m, board, -1))
+        board_registered_memo(j->m, board, -1))
         return 1;
     struct board_keys k;
-    make_keys(j->m, board, &k);
+    board_make_keys(j->m, board, &k);
     const char *argv[] = {"SADD", k.registry, board};
     const char *const *av[] = {argv};
     const int argc[] = {3};
@@ -565,17 +566,17 @@ int board_write_submit(struct board_model *m, struct store_async *conn, struct b
     for (size_t b = 0; b < j->ntargets; b++) {
         struct board_write_target *t = &j->targets[b];
         t->version = t->trimmed = 0;
-        int rc = where_resolve(m, t->board, t->assumed.period, t->assumed.tz_min, t->assumed.retain,
-                               NULL, &t->where);
+        int rc = board_where_resolve(m, t->board, t->assumed.period, t->assumed.tz_min,
+                                     t->assumed.retain, NULL, &t->where);
         if (rc)
             return rc;
         /* a cluster runs a script on one slot, and each board is a slot of its own: a write
          * to several boards at once (one all-or-nothing call on one Redis) is refused there */
-        if (clustered(m) && b > 0)
+        if (board_clustered(m) && b > 0)
             return -EXDEV;
     }
     int rc;
-    if (clustered(m) && j->ntargets == 1 && (rc = write_register_first(j)) <= 0)
+    if (board_clustered(m) && j->ntargets == 1 && (rc = write_register_first(j)) <= 0)
         return rc;
     return write_job_send(j);
 }
@@ -597,9 +598,9 @@ static void settings_reply(void *arg, int rc, struct store_reply **replies)
         rc = -EIO;
     }
     if (rc == 0) {
-        settings_from_reply(replies[0], &j->settings);
+        board_settings_from_reply(replies[0], &j->settings);
         j->exists = replies[0]->elements > 0;
-        view_put(j->m, j->board, &j->settings, j->exists);
+        board_view_put(j->m, j->board, &j->settings, j->exists);
     }
     j->done(j, rc == -ECONNRESET || rc == -ECANCELED ? -EIO : rc); /* a read: nothing to lose */
 }
@@ -607,7 +608,7 @@ static void settings_reply(void *arg, int rc, struct store_reply **replies)
 static int settings_send(struct board_settings_job *j)
 {
     struct board_keys k;
-    make_keys(j->m, j->board, &k);
+    board_make_keys(j->m, j->board, &k);
     const char *argv[] = {"HGETALL", k.meta};
     const char *const *av[] = {argv};
     const int argc[] = {2};

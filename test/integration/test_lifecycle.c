@@ -1112,8 +1112,8 @@ END_TEST
  * settings without asking Redis. service/board.c:board_where resolves against hint_read's table;
  * when the board is not in it (a freshly started rankd, a board created or changed by another
  * rankd process, a hint slot taken by another board) the hint says "none, retain 1", and
- * where_resolve (board.c) returns -ENOTSUP / -ESRCH / -EINVAL, which read_script (board.c) and
- * page_cache.c:lookup return at once: the scripts that would answer {'retry', ...} never run.
+ * board_where_resolve (board.c) returns -ENOTSUP / -ESRCH / -EINVAL, which read_script (board.c)
+ * and page_cache.c:lookup return at once: the scripts that would answer {'retry', ...} never run.
  */
 START_TEST(test_period_read_stale_hint)
 {

@@ -57,8 +57,8 @@ static void assert_defaults(const struct board_settings *s)
     ck_assert_int_eq(s->version, 0);
 }
 
-/* The HMGET path (pages.c's settle, list_where, board_where_note): the fields of fv asked for by
- * name, the reply's elements (values, nil for a NULL) decoded one by one. */
+/* The HMGET path (pages.c's settle, board_list_where, board_where_note): the fields of fv asked for
+ * by name, the reply's elements (values, nil for a NULL) decoded one by one. */
 static void decode_hmget(const char *const *fv, size_t n, struct board_settings *s)
 {
     char buf[4096];
@@ -84,7 +84,7 @@ static void assert_paths_agree(const char *const *fv, size_t n, struct board_set
     struct board_settings a, b;
     memset(&a, 0, sizeof(a));
     memset(&b, 0, sizeof(b));
-    settings_from_reply(r, &a);
+    board_settings_from_reply(r, &a);
     store_reply_free(r);
     decode_hmget(fv, n, &b);
     ck_assert_int_eq(a.layout.order, b.layout.order);
@@ -113,18 +113,18 @@ START_TEST(test_defaults)
     /* an empty hash, a nil and a non-array: the defaults */
     struct store_reply *r = reply_of("*0\r\n");
     memset(&s, 0x5a, sizeof(s));
-    settings_from_reply(r, &s);
+    board_settings_from_reply(r, &s);
     assert_defaults(&s);
     store_reply_free(r);
     r = reply_of("$-1\r\n");
-    settings_from_reply(r, &s);
+    board_settings_from_reply(r, &s);
     assert_defaults(&s);
     store_reply_free(r);
     r = reply_of("-ERR no\r\n");
-    settings_from_reply(r, &s);
+    board_settings_from_reply(r, &s);
     assert_defaults(&s);
     store_reply_free(r);
-    settings_from_reply(NULL, &s);
+    board_settings_from_reply(NULL, &s);
     assert_defaults(&s);
 }
 END_TEST
@@ -157,7 +157,7 @@ START_TEST(test_every_field)
     };
     struct store_reply *r = hash_of(fv, sizeof(fv) / sizeof(fv[0]));
     struct board_settings s;
-    settings_from_reply(r, &s);
+    board_settings_from_reply(r, &s);
     ck_assert_int_eq(s.layout.order, SCORE_ORDER_ASC);
     ck_assert_int_eq(s.layout.tiebreak, SCORE_TIEBREAK_LAST);
     ck_assert_int_eq(s.layout.decimals, 3);
@@ -175,7 +175,7 @@ START_TEST(test_every_field)
 
     static const char *const id[] = {"tiebreak", "id", "order", "desc"};
     r = hash_of(id, 4);
-    settings_from_reply(r, &s);
+    board_settings_from_reply(r, &s);
     ck_assert_int_eq(s.layout.tiebreak, SCORE_TIEBREAK_ID);
     ck_assert_int_eq(s.layout.order, SCORE_ORDER_DESC);
     store_reply_free(r);
@@ -197,14 +197,14 @@ START_TEST(test_damaged_fields)
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         struct store_reply *r = hash_of(bad[i], 2);
         struct board_settings s;
-        settings_from_reply(r, &s);
+        board_settings_from_reply(r, &s);
         assert_defaults(&s);
         store_reply_free(r);
     }
     /* an odd element count: the last field without a value is ignored */
     struct store_reply *r = reply_of("*3\r\n$9\r\npage_size\r\n$2\r\n30\r\n$6\r\nretain\r\n");
     struct board_settings s;
-    settings_from_reply(r, &s);
+    board_settings_from_reply(r, &s);
     ck_assert_int_eq(s.page_size, 30);
     ck_assert_int_eq(s.retain, 1);
     store_reply_free(r);
