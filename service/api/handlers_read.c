@@ -135,7 +135,7 @@ int handle_rank_quick(struct http_request *rq, struct http_reply *rp)
     if (rank_parse(rq, rp, &a))
         return 1;
     if (rq->event_stream && a.walk) {
-        http_reply_error(rp, 400, "invalid_parameter",
+        http_reply_error(rp, ERR_INVALID_PARAMETER,
                          "an event stream watches a page by number (page=N); a score range or a "
                          "cursor is read with GET.");
         return 1;
