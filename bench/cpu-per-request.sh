@@ -4,8 +4,9 @@
 # page_ttl_ms 1000 for `hit`): the quick measurement behind the CPU numbers in the session notes
 # (make bench has the full tables).
 #
-#   bench/cpu-per-request.sh [live|hit|member|random] [seconds]  (build first: make; make bench
-#                                                                  builds build/bench/*)
+#   bench/cpu-per-request.sh [live|hit|member|random|write] [seconds]  (build first: make; make
+#                                                                  bench builds build/bench/*)
+#   write: POSTs of one score each ({"op":"set"}) to the live board, with a write token.
 #   PERF=out.txt bench/cpu-per-request.sh ...   also samples rankd with `perf record -g` over the
 #                                               measured seconds and writes the flat profile
 #                                               (self time, top 40 symbols) to out.txt
@@ -24,13 +25,15 @@
 #                                               (libmicrohttpd's pool) weighs far more than its
 #                                               time (PERF shows the time).
 #   CONNS=n (default 64): the load generator's connections.
+#   RANKD=path (default build/rankd): the binary to measure (a kept build of another commit).
 # Starts its own redis-server and rankd on free loopback ports (never 6379) and stops both on exit.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 KIND=${1:-live}
 SECS=${2:-4}
 BIN=$ROOT/build/bench
-[ -x "$BIN/loadgen" ] && [ -x "$BIN/gen" ] && [ -x "$ROOT/build/rankd" ] ||
+RANKD=${RANKD:-$ROOT/build/rankd}
+[ -x "$BIN/loadgen" ] && [ -x "$BIN/gen" ] && [ -x "$RANKD" ] ||
     { echo "build first: make && make bench (or BENCH_QUICK=1 make bench)" >&2; exit 2; }
 port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
 RP=$(port); HP=$(port); DIR=$(mktemp -d)
@@ -44,10 +47,16 @@ for _ in $(seq 50); do redis-cli -p "$RP" ping >/dev/null 2>&1 && break; sleep 0
 ACCESS_LOG=${ACCESS_LOG:-off}
 CONNS=${CONNS:-64}
 WRAP=()
+AUTH=()
+TOKEN=bench-cpu-per-request-token # at least 16 bytes
+if [ "$KIND" = write ]; then
+    printf '%s\n' "$TOKEN" >"$DIR/write-token" # a file, not a flag: ps shows flags
+    AUTH=(--write-token-file "$DIR/write-token")
+fi
 [ -z "${CALLGRIND:-}" ] || WRAP=(valgrind --tool=callgrind --instr-atstart=no
     "--callgrind-out-file=$DIR/callgrind.out")
-"${WRAP[@]}" "$ROOT/build/rankd" --listen "127.0.0.1:$HP" --redis "redis://127.0.0.1:$RP" \
-    --log-level info --access-log "$ACCESS_LOG" >"$DIR/rankd.log" 2>&1 &
+"${WRAP[@]}" "$RANKD" --listen "127.0.0.1:$HP" --redis "redis://127.0.0.1:$RP" \
+    --log-level info --access-log "$ACCESS_LOG" "${AUTH[@]}" >"$DIR/rankd.log" 2>&1 &
 RK=$!
 for _ in $(seq 300); do curl -fs "127.0.0.1:$HP/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
 case "$KIND" in
@@ -55,7 +64,9 @@ live) ARGS=(--url '/boards/live/rank?page={p}' --pages 1 --hot-pages 1) ;;
 hit) ARGS=(--url '/boards/hot/rank?page={p}' --pages 1 --hot-pages 1) ;;
 random) ARGS=(--url '/boards/live/rank?page={p}' --pages 10000 --hot-pages 1 --hot-frac 0) ;;
 member) ARGS=(--url '/x' --member-url '/boards/live/members/u{m}' --member-frac 1 --members 200000) ;;
-*) echo "kind: live, hit, random or member" >&2; exit 2 ;;
+write) ARGS=(--url /boards/live/scores --token "$TOKEN" --members 200000
+    --body '{"id":"u{m}","score":{s},"op":"set"}') ;;
+*) echo "kind: live, hit, random, member or write" >&2; exit 2 ;;
 esac
 "$BIN/loadgen" --port "$HP" --conns "$CONNS" --duration 1 --warmup 0 "${ARGS[@]}" >/dev/null
 t0=$(awk '{print $14+$15}' "/proc/$RK/stat")

@@ -9,10 +9,11 @@
 #
 # 1. a throwaway redis-server and rankd (no stream caps, --max-connections above the streams)
 #    on free loopback ports; a board of 1,000 members, page_ttl_ms 1000;
-# 2. Redis cost: for 10, 1,000 and STREAMS_MAX viewers of page 1 (bench/streams.c: one epoll
-#    client, each stream read as it arrives), INFO commandstats over STREAMS_WINDOW seconds while
-#    a writer changes the page every 200 ms: commands per second (all of them but INFO), the
-#    watch's page reads (rankd_watch_page_reads_total) and the events the viewers received;
+# 2. for 10, 1,000 and STREAMS_MAX viewers of page 1 (bench/streams.c: one epoll client, each
+#    stream read as it arrives): INFO commandstats over STREAMS_WINDOW seconds without writes
+#    (commands per second, all but INFO) and the watch's page reads
+#    (rankd_watch_page_reads_total); then half as long while a writer changes the page every
+#    200 ms: the events the viewers received per second and rankd's CPU;
 # 3. memory: rankd's RSS (/proc) before any stream, and with STREAMS_MAX idle streams open
 #    (each has its first page; no writes): bytes per stream;
 # 4. the fan-out of one change to every stream: for each page version the window saw, the time
@@ -111,40 +112,46 @@ PER_STREAM=$(( (RSS1 - RSS0) * 1024 / (READY > 0 ? READY : 1) ))
 say "idle: $READY streams open in $OPEN_MS ms (rankd says $OPEN); RSS $RSS0 -> $RSS1 KiB: $PER_STREAM B/stream"
 sleep 2 # the streams' closes reach rankd
 
-# ---------------------------------------------------------------- Redis cost and events
+# ---------------------------------------------------------------- Redis cost, then events
+# Per row: the viewers open (each has its first page); WIN s without writes (Redis commands per
+# second: the page's reads alone, each a computation since the copy is past its TTL); then EV s
+# with the writer (events per second, the fan-out of each change, rankd's CPU).
+EV=$(( WIN / 2 > 5 ? WIN / 2 : 5 ))
 ROWS=()
-writer &
-WRITER_PID=$!
 SIZES=(10 1000)
 [ "$MAX" -gt 1000 ] && SIZES+=("$MAX")
 for n in "${SIZES[@]}"; do
-    "$BIN/streams" "$RK" "$PAGE" "$n" $((WIN + 2)) > "$WORK/run-$n.out" &
+    "$BIN/streams" "$RK" "$PAGE" "$n" $((WIN + EV + 3)) > "$WORK/run-$n.out" &
     CL=$!
     for _ in $(seq 1 1200); do grep -q '^ready' "$WORK/run-$n.out" 2>/dev/null && break; sleep 0.1; done
     sleep 1
     c0=$(calls)
     r0=$(metric rankd_watch_page_reads_total)
-    cpu0=$(proc_cpu_us "$RK_PID")
     sleep "$WIN"
     c1=$(calls)
     r1=$(metric rankd_watch_page_reads_total)
+    writer &
+    WRITER_PID=$!
+    cpu0=$(proc_cpu_us "$RK_PID")
+    sleep "$EV"
     cpu1=$(proc_cpu_us "$RK_PID")
+    kill "$WRITER_PID" 2>/dev/null
+    wait "$WRITER_PID" 2>/dev/null || true
+    WRITER_PID=
     wait "$CL" || true
-    ev=$(awk '/^events/ {print $2}' "$WORK/run-$n.out")
-    secs=$(awk '/^events/ {print $4}' "$WORK/run-$n.out")
-    # the spread of each version that reached every viewer: first copy to last
+    # the versions the writer made: how many copies reached the viewers, and the spread of each
+    # that reached every one (first copy to last)
+    got=$(awk '/^version/ {s += $4} END {print s + 0}' "$WORK/run-$n.out")
     spread=$(awk -v n="$n" '/^version/ && $4 == n {d = $8 - $6; s += d; if (d > m) m = d; k++}
         END {if (k) printf "%.0f / %d", s / k, m; else print "-"}' "$WORK/run-$n.out")
-    cmds_s=$(awk -v a="$c0" -v b="$c1" -v w="$WIN" 'BEGIN {printf "%.1f", (b - a) / w}')
+    cmds_s=$(awk -v a="$c0" -v b="$c1" -v w="$WIN" 'BEGIN {printf "%.2f", (b - a) / w}')
     reads=$((r1 - r0))
-    ev_s=$(awk -v e="$ev" -v s="$secs" 'BEGIN {printf "%.0f", e / s}')
+    ev_s=$(awk -v e="$got" -v s="$EV" 'BEGIN {printf "%.0f", e / s}')
     cpu_ms=$(( (cpu1 - cpu0) / 1000 ))
     ROWS+=("| $n | $cmds_s | $reads | $ev_s | $spread | $cpu_ms |")
-    say "$n viewers: $cmds_s Redis commands/s, $reads page reads in ${WIN} s, $ev_s events/s, fan-out $spread ms, rankd CPU $cpu_ms ms"
+    say "$n viewers: $cmds_s Redis commands/s ($reads page reads in ${WIN} s); with writes: $ev_s events/s, fan-out $spread ms, rankd CPU $cpu_ms ms in ${EV} s"
     sleep 2
 done
-kill "$WRITER_PID" 2>/dev/null
-WRITER_PID=
 
 {
     echo "# Event streams: memory, fan-out and Redis cost"
@@ -160,10 +167,12 @@ WRITER_PID=
         "$RSS0 KiB to $RSS1 KiB: **$PER_STREAM bytes per stream** (the connection's" \
         "libmicrohttpd memory pool of 16 KiB, the request, the stream). Opening them took $OPEN_MS ms."
     echo
-    echo "**Redis cost and events**, each over $WIN s while a writer changes the page every 200 ms" \
-        "(so every page read finds a new version to fan out):"
+    echo "**Redis cost** over $WIN s without writes (\`INFO commandstats\`, INFO left out: the" \
+        "page's reads alone, each a computation of the page since the last copy is past its TTL)," \
+        "then **events** over $EV s while a writer changes the page every 200 ms (every page" \
+        "read finds a new version to fan out):"
     echo
-    echo "| viewers | Redis commands/s | page reads | events/s received | fan-out of a change, mean / max ms | rankd CPU ms |"
+    echo "| viewers | Redis commands/s | page reads in $WIN s | events/s received | fan-out of a change, mean / max ms | rankd CPU ms in $EV s |"
     echo "|---|---|---|---|---|---|"
     printf '%s\n' "${ROWS[@]}"
     echo

@@ -19,8 +19,6 @@ cd "$(dirname "$0")/.."
 
 # "file include.h": known arrows against the rule, with the reason each is there.
 EXCEPTIONS='
-lib/config.h cors.h
-http/httpd_int.h store_async.h
 api/exporter.c app.h
 api/exporter.c store.h
 api/handlers_common.c app.h
@@ -31,8 +29,6 @@ api/handlers_stream.c app.h
 api/handlers_write.c app.h
 '
 # Why each is there (the change that deletes it):
-#   config.h -> cors.h: the parsed CORS policy inside struct config (cors_parse moves to start-up)
-#   httpd_int.h -> store_async.h: the per-thread Redis connections (they move to server.c's worker)
 #   exporter.c, handlers_*.c -> app.h: struct rankd as a service locator (a narrow api context)
 #   exporter.c -> store.h: /metrics reads the stores' counters (a stats callback instead)
 

@@ -4,30 +4,23 @@
  *
  * A plain struct with no functions of its own: server.c builds it (rankd_start, server.h) and
  * frees it; handlers only read it. Its wiring members (loops, HTTP server, the event threads'
- * connections) are opaque here and used by server.c alone.
+ * workers) are used by server.c alone.
  */
 #ifndef RANKD_APP_H
 #define RANKD_APP_H
 
 #include "board.h"
 #include "config.h"
+#include "cors.h"
 #include "page_cache.h"
 #include "pages.h"
 #include "store.h"
+#include "worker.h"
 
 struct loop_group;
 struct httpd;
-struct store_async;
 struct tokens;
 struct watches;
-
-/** One event thread's own Redis connections (store_async.h). */
-struct rankd_conns {
-    struct store_async *reads;        /**< owned: pages, members, around, control reads */
-    struct store_async *writes;       /**< owned: writes, NDJSON chunks, page fills, control */
-    struct store_async *cache_reads;  /**< owned, --cache-redis only (else NULL): page GETs */
-    struct store_async *cache_writes; /**< owned, likewise: page stores, locks, releases */
-};
 
 struct rankd {
     struct config cfg;              /**< a copy, immutable after start */
@@ -43,13 +36,15 @@ struct rankd {
     struct watches *watches;        /**< owned: the pages watched as event streams (watch.h) */
     struct loop_group *loops;       /**< owned: the event threads (loop.h) */
     struct httpd *http;             /**< owned: libmicrohttpd on each of them (httpd.h) */
-    struct rankd_conns *conns;      /**< owned: per event thread */
-    int nconns;                     /**< entries of conns (one per event thread) */
+    struct worker *workers;         /**< owned: one per event thread (worker.h) */
+    int nworkers;                   /**< entries of workers */
     char static_root[4096];         /**< real path of the web frontend, "" = not served */
     struct tokens *tokens;          /**< owned: the write tokens (tokens.h) */
+    struct cors cors;               /**< cfg.cors_text parsed: the origins that may read
+                                     *   cross-origin (cors.h) */
     struct loop_group *admin_loops; /**< owned, --admin-listen only (else NULL): its one loop */
     struct httpd *admin_http;       /**< owned, likewise: /metrics, /admin/..., the probes */
-    struct rankd_conns admin_conns; /**< owned, likewise: its loop's Redis connections */
+    struct worker admin_worker;     /**< owned, likewise: its loop's worker */
 };
 
 #endif

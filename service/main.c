@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "config.h"
+#include "cors.h"
 #include "log.h"
 #include "server.h"
 #include "store_preflight.h"
@@ -28,6 +29,15 @@ int main(int argc, char **argv)
         return 0;
     if (rc) {
         fprintf(stderr, "rankd: %s\n", err);
+        return 2;
+    }
+    /* --cors-origin is parsed at start-up (cors.h belongs to the HTTP layer, above config):
+     * checked here first, so that a bad one stops rankd like any bad option */
+    struct cors cors;
+    char bad[200];
+    if (cors_parse(cfg.cors_text, &cors, bad, sizeof(bad))) {
+        fprintf(stderr, "rankd: invalid --cors-origin (RANKD_CORS_ORIGIN) '%s': %s\n",
+                cfg.cors_text, bad);
         return 2;
     }
     log_set_level(cfg.log_level);

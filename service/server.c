@@ -6,10 +6,12 @@
 
 #include "admin.h"
 #include "auth.h"
+#include "cors.h"
 #include "export.h"
 #include "httpd.h"
 #include "log.h"
 #include "loop.h"
+#include "metrics.h"
 #include "render.h"
 #include "route.h"
 #include "static_files.h"
@@ -43,9 +45,29 @@ static struct store *store_for(const struct config *cfg, const struct redis_url 
     return store_new(&sc);
 }
 
-/* Loop l's own Redis connections into *t, and its HTTP daemon of server h, dialling now (so the
- * first requests need not wait for a dial). 0 or a negative errno (rankd_stop undoes it). */
-static int serve_loop(struct rankd *app, struct loop *l, struct httpd *h, struct rankd_conns *t)
+/* Fill an event thread's /metrics row with its worker's connection counters
+ * (httpd_options.worker_stats). */
+static void worker_stats(const struct worker *w, struct metrics_thread *out)
+{
+    if (w->reads)
+        store_async_stats(w->reads, &out->reads);
+    if (w->writes)
+        store_async_stats(w->writes, &out->writes);
+}
+
+/* Free w's connections (after the loops stopped: none has a call in flight). */
+static void worker_free_conns(struct worker *w)
+{
+    store_async_free(w->reads);
+    store_async_free(w->writes);
+    store_async_free(w->cache_reads);
+    store_async_free(w->cache_writes);
+}
+
+/* Loop l's worker *t (its own Redis connections), and its HTTP daemon of server h, dialling now
+ * (so the first requests need not wait for a dial). 0 or a negative errno (rankd_stop undoes
+ * it). */
+static int serve_loop(struct rankd *app, struct loop *l, struct httpd *h, struct worker *t)
 {
     /* the data Redis, and the cache Redis when it is a separate one (page GETs, locks and
      * stores there; page.lua on the data Redis). Added before the daemon: each iteration's
@@ -60,11 +82,7 @@ static int serve_loop(struct rankd *app, struct loop *l, struct httpd *h, struct
         if (!t->cache_reads || !t->cache_writes)
             return -ENOMEM;
     }
-    struct httpd_conns hc = {.reads = t->reads,
-                             .writes = t->writes,
-                             .cache_reads = t->cache_reads,
-                             .cache_writes = t->cache_writes};
-    int err = httpd_attach(h, l, &hc);
+    int err = httpd_attach(h, l, t);
     if (err)
         return err;
     struct store_async *const all[] = {t->reads, t->writes, t->cache_reads, t->cache_writes};
@@ -98,7 +116,7 @@ static int serve_admin(struct rankd *app, const struct httpd_options *public)
     if (!(app->admin_http = httpd_new(&ho)))
         return -ENOMEM;
     if ((err = serve_loop(app, loop_group_loop(app->admin_loops, 0), app->admin_http,
-                          &app->admin_conns)))
+                          &app->admin_worker)))
         return err;
     return loop_group_start(app->admin_loops);
 }
@@ -123,24 +141,25 @@ static int serve(struct rankd *app)
         .max_connections = c->max_connections,
         .request_timeout_ms = c->request_timeout_ms,
         .header_timeout_ms = c->header_timeout_ms,
-        .cors = &c->cors,
+        .cors = &app->cors,
         .listener = c->admin_port >= 0 ? AUTH_LISTENER_PUBLIC : AUTH_LISTENER_ALL,
         .trusted_proxies = &c->trusted_proxies,
         .max_streams = c->max_streams,
         .max_streams_per_ip = c->max_streams_per_ip,
         .stream_heartbeat_ms = c->stream_heartbeat_ms,
+        .worker_stats = worker_stats,
     };
     int err = 0;
     if (!(app->loops = loop_group_new(&lo, &err)))
         return err;
     int n = loop_group_size(app->loops);
-    app->conns = calloc((size_t)n, sizeof(struct rankd_conns));
+    app->workers = calloc((size_t)n, sizeof(struct worker));
     app->http = httpd_new(&ho);
-    if (!app->conns || !app->http)
+    if (!app->workers || !app->http)
         return -ENOMEM;
-    app->nconns = n;
+    app->nworkers = n;
     for (int i = 0; i < n; i++)
-        if ((err = serve_loop(app, loop_group_loop(app->loops, i), app->http, &app->conns[i])))
+        if ((err = serve_loop(app, loop_group_loop(app->loops, i), app->http, &app->workers[i])))
             return err;
     if (c->admin_port >= 0 && (err = serve_admin(app, &ho)))
         return err;
@@ -180,6 +199,12 @@ struct rankd *rankd_start_hooked(const struct config *cfg, const struct rankd_ho
     if (world)
         log_warn("write tokens: %s can be read by every user of this machine (chmod o-r it)",
                  c->write_token_file);
+    if (cors_parse(c->cors_text, &app->cors, why, sizeof(why))) {
+        log_error("--cors-origin: %s", why);
+        rankd_stop(app);
+        *err = -EINVAL;
+        return NULL;
+    }
     /* --read-from-replicas: only the reads' store (page, member and around scripts; its
      * connections' plain reads, the page cache's lookups and the settings, stay on the primary
      * unless they say otherwise); writes, page fills and the cache never */
@@ -312,17 +337,10 @@ void rankd_stop(struct rankd *app)
         loop_group_stop(app->loops);
     if (app->admin_loops)
         loop_group_stop(app->admin_loops);
-    for (int i = 0; i < app->nconns; i++) { /* nothing is pending: no request is suspended */
-        store_async_free(app->conns[i].reads);
-        store_async_free(app->conns[i].writes);
-        store_async_free(app->conns[i].cache_reads);
-        store_async_free(app->conns[i].cache_writes);
-    }
-    free(app->conns);
-    store_async_free(app->admin_conns.reads);
-    store_async_free(app->admin_conns.writes);
-    store_async_free(app->admin_conns.cache_reads);
-    store_async_free(app->admin_conns.cache_writes);
+    for (int i = 0; i < app->nworkers; i++) /* nothing is pending: no request is suspended */
+        worker_free_conns(&app->workers[i]);
+    free(app->workers);
+    worker_free_conns(&app->admin_worker);
     httpd_free(app->admin_http); /* its metrics_of, app->http, is freed after it */
     loop_group_free(app->admin_loops);
     httpd_free(app->http);

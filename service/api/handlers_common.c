@@ -8,6 +8,7 @@
 #include "app.h"
 #include "period.h"
 #include "request.h"
+#include "worker.h"
 
 int handlers_board_param(struct http_request *rq, struct http_reply *rp, const char **board)
 {
@@ -178,8 +179,8 @@ void handlers_ctl_start(struct handlers_ctl *c, enum board_ctl op)
     c->job.deadline_ms = c->rq->deadline_ms;
     c->job.chunk_timeout_ms = c->rq->app->cfg.request_timeout_ms;
     c->job.done = handlers_ctl_done;
-    int rc = board_ctl_submit(&c->rq->app->model, http_async_store(c->async),
-                              http_async_store_writes(c->async), op, &c->job);
+    int rc = board_ctl_submit(&c->rq->app->model, worker_reads(http_async_worker(c->async)),
+                              worker_writes(http_async_worker(c->async)), op, &c->job);
     if (rc)
         handlers_ctl_done(&c->job, rc);
 }

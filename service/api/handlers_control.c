@@ -19,6 +19,7 @@
 #include "render.h"
 #include "request.h"
 #include "validate.h"
+#include "worker.h"
 
 /* ---------------------------------------------------------------- operations */
 
@@ -71,7 +72,7 @@ static void admin_request_done(struct admin_job *job, int rc)
         /* Redis answers: does it accept writes? On the write connection, with a deadline of its
          * own (admin.h), so a write pause never holds readiness up */
         job->done = write_probe_done;
-        int w = admin_write_probe_submit(http_async_store_writes(a->async), job);
+        int w = admin_write_probe_submit(worker_writes(http_async_worker(a->async)), job);
         if (w == 0)
             return;
         write_probe_done(job, w);
@@ -96,8 +97,8 @@ static void admin_request(struct http_request *rq, struct http_reply *rp, struct
     a->ready = ready;
     a->job.deadline_ms = rq->deadline_ms;
     a->job.done = admin_request_done;
-    int rc = ready ? admin_ping_submit(http_async_store(async), &a->job)
-                   : admin_redis_submit(http_async_store(async), &a->job);
+    int rc = ready ? admin_ping_submit(worker_reads(http_async_worker(async)), &a->job)
+                   : admin_redis_submit(worker_reads(http_async_worker(async)), &a->job);
     if (rc) {
         http_reply_errno(rp, rc);
         admin_request_end(a);
@@ -376,7 +377,7 @@ void handle_members_trim(struct http_request *rq, struct http_reply *rp, struct 
     c->below = score;
     c->sj = (struct board_settings_job){
         .board = board, .deadline_ms = rq->deadline_ms, .done = trim_settings_read};
-    int rc = board_settings_submit(&rq->app->model, http_async_store(async), &c->sj);
+    int rc = board_settings_submit(&rq->app->model, worker_reads(http_async_worker(async)), &c->sj);
     if (rc)
         handlers_ctl_done(&c->job, rc);
 }

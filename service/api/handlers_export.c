@@ -13,6 +13,7 @@
 #include "export.h"
 #include "handlers_common.h"
 #include "render.h"
+#include "worker.h"
 
 /* One export request: the snapshot, then the streamed body. Lives until the body is done with
  * (its free) and no read is in flight, whichever comes last. */
@@ -140,7 +141,7 @@ static void export_begin(struct export_req *e, const struct board_settings *s, i
     struct board_model *m = &e->rq->app->model;
     int rc = board_where_settled(m, e->board, e->period, s, exists, &e->job.where);
     if (rc == 0) {
-        e->job.conn = http_async_store_writes(e->async);
+        e->job.conn = worker_writes(http_async_worker(e->async));
         e->job.board = e->board;
         e->job.layout = s->layout;
         e->job.call_timeout_ms = e->rq->app->cfg.request_timeout_ms;
@@ -197,7 +198,8 @@ void handle_export_async(struct http_request *rq, struct http_reply *rp, struct 
     }
     e->sj = (struct board_settings_job){
         .board = e->board, .deadline_ms = rq->deadline_ms, .done = settings_read};
-    int rc = board_settings_submit(&rq->app->model, http_async_store_writes(async), &e->sj);
+    int rc =
+        board_settings_submit(&rq->app->model, worker_writes(http_async_worker(async)), &e->sj);
     if (rc) {
         handlers_reply_board_errno(rp, rc, board, NULL);
         req_free(e);

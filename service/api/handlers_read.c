@@ -4,6 +4,7 @@
  * two files share.
  */
 #include "handlers_read_int.h"
+#include "worker.h"
 
 /* ---------------------------------------------------------------- pages */
 
@@ -202,6 +203,7 @@ void handle_rank_async(struct http_request *rq, struct http_reply *rp, struct ht
         watch_start(rq->app->watches, rq, rp, async, &wp);
         return;
     }
+    const struct worker *w = http_async_worker(async);
     rj->job = (struct pages_job){.board = a.board,
                                  .period = a.period,
                                  .page = a.page,
@@ -210,15 +212,15 @@ void handle_rank_async(struct http_request *rq, struct http_reply *rp, struct ht
                                  .rank = a.rank,
                                  .if_none_match = rq->if_none_match,
                                  .deadline_ms = rq->deadline_ms,
-                                 .writes = http_async_store_writes(async),
-                                 .cache_reads = http_async_store_cache(async, 0),
-                                 .cache_writes = http_async_store_cache(async, 1),
+                                 .writes = worker_writes(w),
+                                 .cache_reads = worker_cache(w, 0),
+                                 .cache_writes = worker_cache(w, 1),
                                  .after = rank_after,
                                  .after_ctx = async,
                                  .done = rank_job_done};
     rj->rp = rp;
     rj->async = async;
-    int rc = pages_submit(rq->app->pages, http_async_store(async), &rj->job);
+    int rc = pages_submit(rq->app->pages, worker_reads(w), &rj->job);
     if (rc) { /* Redis is not answering, or cannot be reached: 503 now */
         handlers_reply_board_errno(rp, rc, a.board, NULL);
         free(rj);
@@ -316,7 +318,7 @@ static int boards_send(struct boards_job *j)
 {
     struct http_request *rq = j->rq;
     struct board_model *m = &rq->app->model;
-    struct store_async *conn = http_async_store(j->async);
+    struct store_async *conn = worker_reads(http_async_worker(j->async));
     if (!conn)
         return -ECONNREFUSED;
     size_t calls = board_boards_calls(m, j->n);

@@ -4,12 +4,13 @@
  * handlers_read.h. handlers_read_int.h holds what the two files share.
  */
 #include "handlers_read_int.h"
+#include "worker.h"
 
 /* ---------------------------------------------------------------- one board by one script */
 
 /*
  * A read of one board on the event thread: one script call on its own read connection
- * (http_async_store), the reply rendered on the same thread. A period this process cannot place
+ * (http_async_worker), the reply rendered on the same thread. A period this process cannot place
  * from memory is placed from the settings, read first on the same connection. With
  * --read-from-replicas a replica may answer the reads whose scripts write nothing
  * (store_script_read_only); ?min_version=V (a write reply's version) checks its answer's write
@@ -203,7 +204,7 @@ static void read_done(void *arg, int rc, struct store_reply **replies)
     struct read_job *j = arg;
     struct rankd *app = j->rq->app;
     if (rc == 0 && j->min_version > 0 && !j->primary &&
-        store_async_reads_replicas(http_async_store(j->async))) {
+        store_async_reads_replicas(worker_reads(http_async_worker(j->async)))) {
         int64_t v = board_read_version(replies[0]);
         if (v >= 0 && v < j->min_version) { /* a replica behind the write asked for */
             j->primary = 1;
@@ -241,7 +242,7 @@ static int read_send_at(struct read_job *j, const struct board_where *w)
                                                  [READ_TOP] = BOARD_READ_TOP,
                                                  [READ_WALK] = BOARD_READ_WALK};
     struct http_request *rq = j->rq;
-    struct store_async *conn = http_async_store(j->async);
+    struct store_async *conn = worker_reads(http_async_worker(j->async));
     if (!conn)
         return -ECONNREFUSED;
     int rc;
@@ -310,7 +311,8 @@ static int read_send(struct read_job *j)
     /* a period the hint cannot place: the settings decide */
     j->sj = (struct board_settings_job){
         .board = j->board, .deadline_ms = rq->deadline_ms, .done = read_settings_done};
-    return board_settings_submit(&rq->app->model, http_async_store(j->async), &j->sj);
+    return board_settings_submit(&rq->app->model, worker_reads(http_async_worker(j->async)),
+                                 &j->sj);
 }
 
 /* A new job for rq with the arguments every read of one board takes (the board, period and

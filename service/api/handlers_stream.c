@@ -15,6 +15,7 @@
 #include "upload.h"
 #include "util.h"
 #include "validate.h"
+#include "worker.h"
 
 /* An upload spans many write.lua calls, so it cannot be applied once as a whole: an
  * Idempotency-Key on it is refused (a client must not believe a retry is safe). 0, or -1 with
@@ -148,10 +149,11 @@ static void flush_send(struct stream_flush *f, const struct board_settings *set)
         (struct board_write_job){.targets = &f->t,
                                  .ntargets = 1,
                                  .n = ok,
-                                 .flags = BOARD_WRITE_CREATE,
+                                 .flags = BOARD_WRITE_CREATE | BOARD_WRITE_BRIEF,
                                  .deadline_ms = util_now_ms() + f->rq->app->cfg.request_timeout_ms,
                                  .done = flush_written_async};
-    int rc = board_write_submit(&f->rq->app->model, http_async_store_writes(f->async), &f->w);
+    int rc =
+        board_write_submit(&f->rq->app->model, worker_writes(http_async_worker(f->async)), &f->w);
     if (rc)
         flush_end(f, rc == -EAGAIN ? -EIO : rc);
 }
@@ -185,7 +187,8 @@ static void flush_read_settings(struct stream_flush *f)
                                         .deadline_ms =
                                             util_now_ms() + f->rq->app->cfg.request_timeout_ms,
                                         .done = flush_settings_read};
-    int rc = board_settings_submit(&f->rq->app->model, http_async_store_writes(f->async), &f->sj);
+    int rc = board_settings_submit(&f->rq->app->model, worker_writes(http_async_worker(f->async)),
+                                   &f->sj);
     if (rc)
         flush_end(f, rc == -EAGAIN ? -EIO : rc);
 }

@@ -18,6 +18,7 @@
 #include "metrics.h"
 #include "render.h"
 #include "validate.h"
+#include "worker.h"
 
 /* ---------------------------------------------------------------- score writes */
 
@@ -131,7 +132,7 @@ static int scores_parse(struct http_request *rq, struct http_reply *rp, int boar
 }
 
 /*
- * A score write on the event thread's own write connection (http_async_store_writes): the
+ * A score write on the event thread's own write connection (worker_writes): the
  * settings this process last saw of each board (else one HGETALL each, sent together), the
  * scores validated against them, then one write.lua call for every board (and compact.lua for a
  * full tie group: board_write_submit). Settings changed under the write (the script refuses it,
@@ -264,7 +265,8 @@ static void scores_send(struct scores_job *j)
                                     .digest = j->idem_key ? j->digest : NULL,
                                     .deadline_ms = j->rq->deadline_ms,
                                     .done = scores_written};
-    int rc = board_write_submit(&j->rq->app->model, http_async_store_writes(j->async), &j->w);
+    int rc =
+        board_write_submit(&j->rq->app->model, worker_writes(http_async_worker(j->async)), &j->w);
     if (rc)
         scores_job_end(j, rc, 0, &err);
 }
@@ -305,8 +307,8 @@ static void scores_read_settings(struct scores_job *j)
         t->sj = (struct board_settings_job){.board = j->targets[b].board,
                                             .deadline_ms = j->rq->deadline_ms,
                                             .done = scores_settings_read};
-        int rc =
-            board_settings_submit(&j->rq->app->model, http_async_store_writes(j->async), &t->sj);
+        int rc = board_settings_submit(&j->rq->app->model,
+                                       worker_writes(http_async_worker(j->async)), &t->sj);
         if (rc) {
             if (!j->read_rc)
                 j->read_rc = rc;

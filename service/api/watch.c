@@ -15,6 +15,7 @@
 #include "handlers_common.h"
 #include "pages.h"
 #include "util.h"
+#include "worker.h"
 
 #define WATCH_BUCKETS 256
 #define WATCH_KEY_MAX 256
@@ -321,7 +322,8 @@ static struct fetch *fetch_new(struct watch *w)
 {
     struct http_events *ev = w->owner->ev;
     struct fetch *f = calloc(1, sizeof(*f));
-    struct store_async *reads = http_events_store(ev, 0, 0);
+    const struct worker *wk = http_events_worker(ev);
+    struct store_async *reads = worker_reads(wk);
     if (!f || !reads) {
         free(f);
         w->next_ms = util_now_ms() + w->interval_ms;
@@ -338,9 +340,9 @@ static struct fetch *fetch_new(struct watch *w)
                                 .rank = w->rank,
                                 .if_none_match = w->etag[0] ? w->etag : NULL,
                                 .deadline_ms = util_now_ms() + w->ws->timeout_ms,
-                                .writes = http_events_store(ev, 1, 0),
-                                .cache_reads = http_events_store(ev, 0, 1),
-                                .cache_writes = http_events_store(ev, 1, 1),
+                                .writes = worker_writes(wk),
+                                .cache_reads = worker_cache(wk, 0),
+                                .cache_writes = worker_cache(wk, 1),
                                 .after = watch_after,
                                 .done = fetch_done};
     w->fetch = f;
@@ -587,6 +589,7 @@ void watch_start(struct watches *ws, struct http_request *rq, struct http_reply 
     fr->async = async;
     fr->p = *p;
     memcpy(fr->key, key, sizeof(key));
+    const struct worker *wk = http_async_worker(async);
     fr->job = (struct pages_job){.board = p->board,
                                  .period = p->period,
                                  .page = p->page,
@@ -594,12 +597,12 @@ void watch_start(struct watches *ws, struct http_request *rq, struct http_reply 
                                  .min_version = p->min_version,
                                  .rank = p->rank,
                                  .deadline_ms = rq->deadline_ms,
-                                 .writes = http_async_store_writes(async),
-                                 .cache_reads = http_async_store_cache(async, 0),
-                                 .cache_writes = http_async_store_cache(async, 1),
+                                 .writes = worker_writes(wk),
+                                 .cache_reads = worker_cache(wk, 0),
+                                 .cache_writes = worker_cache(wk, 1),
                                  .after = watch_after,
                                  .done = first_done};
-    int rc = pages_submit(ws->pages, http_async_store(async), &fr->job);
+    int rc = pages_submit(ws->pages, worker_reads(wk), &fr->job);
     if (rc) {
         handlers_reply_board_errno(rp, rc, p->board, NULL);
         free(fr);

@@ -130,11 +130,15 @@ static int write_args_build(struct write_args *w, const struct board_write_job *
     snprintf(w->glob[3], 32, "%" PRId64, atomic_load(&board_tie_cap));
     args_str(w, &k, w->glob[0]);
     args_str(w, &k, w->glob[1]);
-    args_str(w, &k, (j->flags & BOARD_WRITE_RANKS) ? "1" : "0");
+    int digest = j->digest && j->idem_key;
+    args_str(w, &k,
+             (j->flags & BOARD_WRITE_RANKS)              ? "1"
+             : (j->flags & BOARD_WRITE_BRIEF) && !digest ? "r"
+                                                         : "0");
     args_str(w, &k, (j->flags & BOARD_WRITE_ATOMIC) ? "1" : "0");
     args_str(w, &k, (j->flags & BOARD_WRITE_CREATE) ? "1" : "0");
     args_str(w, &k, (j->flags & BOARD_WRITE_PREV) ? "1" : "0");
-    args_str(w, &k, j->digest && j->idem_key ? j->digest : "");
+    args_str(w, &k, digest ? j->digest : "");
     args_str(w, &k, w->glob[2]);
     args_str(w, &k, w->glob[3]);
     for (size_t b = 0; b < nt; b++) {
@@ -204,13 +208,45 @@ static int reply_int(const struct store_reply *r)
     return r->type == STORE_REPLY_INTEGER;
 }
 
+/* A stored value of a section: an integer, a string (a record an older rankd wrote), or none
+ * (nil, or ''); 1 with its score in *score, 0 none. */
+static int section_stored(const struct score_layout *l, const struct store_reply *v, double *score)
+{
+    *score = 0;
+    if (v->type == STORE_REPLY_INTEGER) {
+        if (score_codec_decode(l, (double)v->integer, score) < 0)
+            *score = 0;
+        return 1;
+    }
+    if (v->type != STORE_REPLY_STRING || !v->str[0])
+        return 0;
+    *score = board_decode_stored(l, v->str);
+    return 1;
+}
+
+/* A brief section (BOARD_WRITE_BRIEF): after its head, the indexes (0-based in the call, below
+ * handled) of the entries refused alone; every other entry handled was applied. */
+static int section_brief(const struct store_reply *const *h, size_t values,
+                         struct board_write_target *t, size_t at, size_t handled)
+{
+    for (size_t i = 0; i < handled; i++)
+        t->outcomes[at + i] = (struct board_outcome){.rc = 0};
+    for (size_t i = 0; i < values; i++) {
+        const struct store_reply *v = h[WRITE_SECTION_HEAD + i];
+        if (!reply_int(v) || v->integer < 0 || v->integer >= (long long)handled)
+            return -EIO;
+        t->outcomes[at + (size_t)v->integer].rc = -ERANGE;
+    }
+    return 0;
+}
+
 /* One target's section of a write.lua reply into t (outcomes[0..handled)); -EIO when its shape
- * is not one. */
+ * is not one. brief: the call asked for a brief section. */
 static int section_take(const struct store_reply *x, struct board_write_target *t, size_t at,
-                        size_t handled, int *listed)
+                        size_t handled, int brief, int *listed)
 {
     if (x->type != STORE_REPLY_ARRAY ||
-        x->elements < WRITE_SECTION_HEAD + WRITE_RESULT_VALUES * handled)
+        x->elements < WRITE_SECTION_HEAD + (brief ? 0 : WRITE_RESULT_VALUES * handled))
         return -EIO;
     const struct store_reply *const *h = (const struct store_reply *const *)x->element;
     for (int i = 0; i < WRITE_SECTION_HEAD; i++)
@@ -222,17 +258,18 @@ static int section_take(const struct store_reply *x, struct board_write_target *
         *listed = 1;
     t->version = h[1]->integer;
     t->trimmed = h[5]->integer;
+    if (brief)
+        return section_brief(h, x->elements - WRITE_SECTION_HEAD, t, at, handled);
     for (size_t i = 0; i < handled; i++) {
         const struct store_reply *const *v = h + WRITE_SECTION_HEAD + WRITE_RESULT_VALUES * i;
         if (!reply_int(v[0]) || !reply_int(v[2]) || !reply_int(v[3]) || !reply_int(v[5]))
             return -EIO;
         struct board_outcome *o = &t->outcomes[at + i];
         o->rc = v[0]->integer == 0 ? 0 : -ERANGE;
-        o->score = board_decode_stored(&l, v[1]->str);
+        section_stored(&l, v[1], &o->score);
         o->rank = v[2]->integer >= 0 ? v[2]->integer + 1 : 0;
         o->updated = (int)v[3]->integer;
-        o->has_prev = v[4]->str && v[4]->str[0];
-        o->prev_score = o->has_prev ? board_decode_stored(&l, v[4]->str) : 0;
+        o->has_prev = section_stored(&l, v[4], &o->prev_score);
         o->prev_rank = v[5]->integer >= 0 ? v[5]->integer + 1 : 0;
     }
     return 0;
@@ -283,9 +320,13 @@ static int write_reply_take(struct store_reply *r, struct board_write_job *j, si
     }
     if (r->elements != WRITE_REPLY_HEAD + j->ntargets)
         goto out;
+    /* a brief reply (write_args_build): never with ranks, nor with a digest (a replay's stored
+     * sections are full ones) */
+    int brief = (j->flags & BOARD_WRITE_BRIEF) && !(j->flags & BOARD_WRITE_RANKS) &&
+                !(j->digest && j->idem_key);
     for (size_t b = 0; b < j->ntargets; b++)
         if (section_take(r->element[WRITE_REPLY_HEAD + b], &j->targets[b], call_at(j), handled,
-                         &j->listed[b]))
+                         brief, &j->listed[b]))
             goto out;
     j->replayed = r->element[4]->integer == 1;
     *done = handled;

@@ -16,6 +16,9 @@ enum board_write_flags {
     BOARD_WRITE_PREV = 4,   /**< fill outcomes[].has_prev, prev_score, prev_rank */
     BOARD_WRITE_CREATE = 8, /**< a board that does not exist is created with `assumed` (which
                              *   must be the defaults); without it a missing board is -ENOENT */
+    BOARD_WRITE_BRIEF = 16, /**< fill outcomes[].rc only (score, rank, updated, prev left 0):
+                             *   Redis returns only the entries refused alone. Ignored with
+                             *   BOARD_WRITE_RANKS or a digest (an upload's chunks use it) */
 };
 
 #define BOARD_WRITE_BOARDS_MAX 20 /**< boards of one write (POST /scores) */

@@ -1,7 +1,8 @@
 /*
  * auth.h -- who may write: the bearer token of a request and the scope its route needs
- * (tokens.h). Used by httpd.c once a request's route is known, and by the handlers of writes
- * whose boards are named in the body (POST /scores) rather than in the path.
+ * (tokens.h). The auth filter: step 4 of filter.h's chain, once a request's route is known; also
+ * used by the handlers of writes whose boards are named in the body (POST /scores) rather than
+ * in the path.
  *
  * Routes (route.h flags): ROUTE_WRITE alone needs `admin`; with ROUTE_SCORES, a score write on
  * the board of the path (params[0]) needs `scores` or a scores:NAME / scores:PREFIX* scope

@@ -100,10 +100,10 @@ void http_events_refuse(struct http_reply *rp, int rc);
  */
 void http_events_wake(struct http_events *ev);
 
-/** The Redis connections of the stream's event thread (as http_async_store and
- *  http_async_store_writes; `cache` as http_async_store_cache(a, writes)), from that thread
- *  only: the source's own reads and writes. NULL from another thread or when there is none. */
-struct store_async *http_events_store(const struct http_events *ev, int writes, int cache);
+/** The worker of the stream's event thread (as http_async_worker: its Redis connections,
+ *  worker.h), from that thread only: for the source's own reads and writes. NULL from another
+ *  thread. */
+struct worker *http_events_worker(const struct http_events *ev);
 
 /** A timer on the stream's event thread, from that thread (as http_timer_after(NULL, ...)):
  *  0, or -1 (fn never runs). It may outlive the stream: fn must check. */

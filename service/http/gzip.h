@@ -1,7 +1,7 @@
 /*
  * gzip.h -- gzip content coding for replies (RFC 9110 8.4.1.3, RFC 1952), with zlib.
  *
- * Who compresses what (httpd.c, for clients that accept gzip): a reply with a strong ETag (a
+ * Who compresses what (filter_gzip.c, for clients that accept gzip): a reply with a strong ETag (a
  * page's version) is compressed once per event thread at GZIP_LEVEL and its gzip form kept by
  * that ETag in the thread's small cache, so repeated hits on a page do not compress again; other
  * JSON replies of at least GZIP_MIN_BYTES are compressed for that one reply at GZIP_LEVEL_FAST.

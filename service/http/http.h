@@ -6,9 +6,9 @@
  * route's steps (route.h) and sends struct http_reply; handlers (handlers_*.c) read the one and
  * fill the other. A request goes through one or two steps (httpd.h says why), both on the event
  * thread that read it: quick, answered from memory; async, with the connection suspended, its
- * Redis calls on the thread's own connections (http_async_store, http_async_store_writes,
- * http_async_store_cache) and its waits on timers (http_timer_after), finished with
- * http_async_done. No step runs on another thread and none blocks.
+ * Redis calls on the connections of the thread's worker (http_async_worker, worker.h) and its
+ * waits on timers (http_timer_after), finished with http_async_done. No step runs on another
+ * thread and none blocks.
  *
  * Every error reply names its error by id (errors.h); the status and the code come from the error
  * table. The errno table (http_errno_rows) is the only place where a negative errno becomes an
@@ -237,18 +237,12 @@ void http_async_done(struct http_async *a);
  *  error sent at its end. */
 void http_stream_done(struct http_async *a);
 
-struct store_async;
+struct worker; /* worker.h: an event thread's Redis connections; opaque to http/ */
 
-/** The calling event thread's own Redis connection for reads (store_async.h), to be used only
- *  from the async step of `a` on that thread; NULL when there is none. Not owned. */
-struct store_async *http_async_store(struct http_async *a);
-
-/** The calling event thread's own Redis connection for writes, as http_async_store. */
-struct store_async *http_async_store_writes(struct http_async *a);
-
-/** The calling event thread's connection to the cache Redis (--cache-redis; writes: its write
- *  connection), as http_async_store; NULL without one. */
-struct store_async *http_async_store_cache(struct http_async *a, int writes);
+/** The calling event thread's worker (httpd_attach's: its Redis connections, worker.h), to be
+ *  used only from the async step of `a` on that thread; NULL when called from another thread.
+ *  Not owned. */
+struct worker *http_async_worker(struct http_async *a);
 
 /**
  * A one-shot timer on the event thread of `a`, from that thread (an async step or a callback of
@@ -268,8 +262,9 @@ struct metrics_thread; /* metrics.h */
 /**
  * Per event thread i < the return value (at most `max`): its connections (given to it: open, or
  * handed over and not yet added), how many have a request in progress and how many of those
- * wait (suspended), and the round trips, commands, groups in flight and state of its two Redis
- * connections. Racy snapshots for /metrics, safe from any thread.
+ * wait (suspended), and the round trips, commands, groups in flight and state of its worker's two
+ * Redis connections (httpd_options.worker_stats). Racy snapshots for /metrics, safe from any
+ * thread.
  */
 int http_event_threads(const struct httpd *srv, struct metrics_thread *out, int max);
 

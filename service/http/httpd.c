@@ -309,6 +309,7 @@ struct httpd *httpd_new(const struct httpd_options *o)
     if (!d)
         return NULL;
     d->o = *o;
+    d->filters = (struct filters_config){.cors = o->cors, .tokens = o->tokens};
     if (d->o.request_timeout_ms <= 0)
         d->o.request_timeout_ms = 1000;
     if (d->o.header_timeout_ms <= 0)
@@ -322,18 +323,14 @@ struct httpd *httpd_new(const struct httpd_options *o)
     return d;
 }
 
-int httpd_attach(struct httpd *d, struct loop *l, const struct httpd_conns *c)
+int httpd_attach(struct httpd *d, struct loop *l, struct worker *worker)
 {
     if (d->nthreads == HTTP_EVENT_THREADS_MAX)
         return -ENOSPC;
     struct httpd_thread *t = &d->threads[d->nthreads];
-    *t = (struct httpd_thread){.srv = d,
-                               .loop = l,
-                               .reads = c->reads,
-                               .writes = c->writes,
-                               .cache_reads = c->cache_reads,
-                               .cache_writes = c->cache_writes,
-                               .index = d->nthreads};
+    *t = (struct httpd_thread){.srv = d, .loop = l, .worker = worker, .index = d->nthreads};
+    if (!(t->gz = gzip_cache_new()))
+        return -ENOMEM;
     events_thread_init(t);
     /* the loops accept and enforce the connection limits; MHD's are per daemon */
     unsigned flags = MHD_USE_EPOLL | MHD_USE_NO_LISTEN_SOCKET | MHD_ALLOW_SUSPEND_RESUME |
@@ -347,8 +344,10 @@ int httpd_attach(struct httpd *d, struct loop *l, const struct httpd_conns *c)
                                  on_completed, t, MHD_OPTION_UNESCAPE_CALLBACK, unescape_none, NULL,
                                  MHD_OPTION_URI_LOG_CALLBACK, on_request_line, t, MHD_OPTION_END);
     if (!t->daemon) {
+        int err = errno == EMFILE || errno == ENFILE ? -errno : -ENOMEM;
+        gzip_cache_free(t->gz);
         pthread_mutex_destroy(&t->ev.lock);
-        return errno == EMFILE || errno == ENFILE ? -errno : -ENOMEM;
+        return err;
     }
     d->nthreads++; /* httpd_free stops it from here on */
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(t->daemon, MHD_DAEMON_INFO_EPOLL_FD);
@@ -370,10 +369,8 @@ int http_event_threads(const struct httpd *srv, struct metrics_thread *out, int 
         out[i].connections = loop_load(t->loop);
         out[i].busy = atomic_load_explicit(&t->active, memory_order_relaxed);
         out[i].waiting = atomic_load_explicit(&t->waiting, memory_order_relaxed);
-        if (t->reads)
-            store_async_stats(t->reads, &out[i].reads);
-        if (t->writes)
-            store_async_stats(t->writes, &out[i].writes);
+        if (srv->o.worker_stats && t->worker)
+            srv->o.worker_stats(t->worker, &out[i]);
     }
     return n;
 }
@@ -410,10 +407,7 @@ void httpd_free(struct httpd *d)
         struct httpd_thread *t = &d->threads[i];
         loop_watch_remove(t->watch); /* before MHD closes its epoll fd */
         MHD_stop_daemon(t->daemon);  /* its connections close: on_connection gives them back */
-        gzip_stream_free(t->gz_keep);
-        gzip_stream_free(t->gz_fast);
-        for (int k = 0; k < GZ_CACHE_ENTRIES; k++)
-            buf_free(&t->gz[k].gz);
+        gzip_cache_free(t->gz);
         pthread_mutex_destroy(&t->ev.lock);
     }
     events_free(d);

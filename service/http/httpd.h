@@ -8,7 +8,8 @@
  * thread keeps a core busy; on 2 cores a second one gave the hot page 1.19 x the throughput and
  * 1.58 x the p99: bench/results/compare-issue3.md, sections 3 and 4), each with a daemon of its
  * own in external-epoll mode (MHD_USE_EPOLL, MHD_ALLOW_SUSPEND_RESUME) whose epoll fd is a watch
- * of the thread's loop, next to the thread's two Redis connections (store_async.h) and its timers.
+ * of the thread's loop, next to the thread's worker (its Redis connections: worker.h, built and
+ * owned by server.c, carried here as an opaque pointer) and its timers.
  * An event thread multiplexes many connections, so it must never wait: it parses, checks, answers
  * from memory and sends Redis commands without waiting for their replies. A request goes through
  * one or two steps (route.h), both on the event thread that read it; no other thread and no
@@ -16,10 +17,10 @@
  * hit's CPU: bench/results/compare-issue3.md):
  *   1. quick: 400s, /healthz, /metrics and in-process tier hits are answered at once;
  *   2. async, connection suspended: every other request appends its script calls, commands or
- *      lookups to the thread's connections; every command of one loop iteration leaves in one
- *      write per connection (a pipeline), and the replies, read by the same thread, start the
- *      request's next call or answer it and resume its connection; waits (a page lock held
- *      elsewhere) are timers. Control operations (settings, delete, reset, trim, the board list,
+ *      lookups to the connections of the thread's worker (http_async_worker); every command of one
+ * loop iteration leaves in one write per connection (a pipeline), and the replies, read by the same
+ * thread, start the request's next call or answer it and resume its connection; waits (a page lock
+ * held elsewhere) are timers. Control operations (settings, delete, reset, trim, the board list,
  *      records, /admin, /readyz) are chains of such calls (board_ctl_submit), and an NDJSON
  *      upload writes each full chunk of lines while its connection is suspended. One deadline
  *      per request (http_request.deadline_ms, --request-timeout-ms) bounds all of it. A request
@@ -43,8 +44,9 @@
 #include "http.h"
 
 struct loop;
-struct store_async;
+struct metrics_thread;
 struct tokens;
+struct worker;
 struct cors;
 struct cidr_list;
 
@@ -72,27 +74,25 @@ struct httpd_options {
                               *   connection limits */
     int max_streams_per_ip;  /**< from one client address; 0: no cap */
     int stream_heartbeat_ms; /**< a stream idle this long sends a comment line; 0 = 15000 */
+    /** Fill the Redis connections' part of an event thread's /metrics row (out->reads,
+     *  out->writes) from its worker (httpd_attach's); from any thread (http_event_threads).
+     *  NULL: left zero. */
+    void (*worker_stats)(const struct worker *w, struct metrics_thread *out);
 };
 
 /** A server with no daemon yet (httpd_attach adds them). Returns NULL on ENOMEM. Free with
  *  httpd_free. */
 struct httpd *httpd_new(const struct httpd_options *o);
 
-/** One loop's Redis connections for the async steps (borrowed; each may be NULL). */
-struct httpd_conns {
-    struct store_async *reads;        /**< http_async_store */
-    struct store_async *writes;       /**< http_async_store_writes */
-    struct store_async *cache_reads;  /**< http_async_store_cache(a, 0): --cache-redis only */
-    struct store_async *cache_writes; /**< http_async_store_cache(a, 1): likewise */
-};
-
 /**
  * Serve the connections of loop `l` with a daemon of its own, before the loop's group starts:
  * the daemon's epoll fd becomes a watch of l, MHD runs in step 4 of each iteration, and l's
- * connections go to it. `c` names the loop's Redis connections (copied). Returns 0, -ENOSPC
- * (HTTP_EVENT_THREADS_MAX daemons already), -EMFILE, -ENOMEM, -EIO.
+ * connections go to it. `worker` is the loop's worker (worker.h: its Redis connections), opaque
+ * here and borrowed: it must outlive the daemon (httpd_free); the async steps of l's requests get
+ * it back through http_async_worker. Returns 0, -ENOSPC (HTTP_EVENT_THREADS_MAX daemons
+ * already), -EMFILE, -ENOMEM, -EIO.
  */
-int httpd_attach(struct httpd *d, struct loop *l, const struct httpd_conns *c);
+int httpd_attach(struct httpd *d, struct loop *l, struct worker *worker);
 
 /**
  * Stop taking work: requests from now on are 503 shutting_down; wait up to 5 s for the requests

@@ -1,8 +1,8 @@
 /*
  * httpd_async.c -- a request's async steps: suspended and resumed on its event thread, the
- * handlers' calls (http_async_*, http_timer_after, http_stream_done), uploads streamed and
- * answered in the middle of their body, and the dispatch to the route's handler. The contract
- * is httpd.h; httpd_int.h holds what the httpd*.c files share.
+ * handlers' calls (http_async_done, http_async_worker, http_timer_after, http_stream_done), uploads
+ * streamed and answered in the middle of their body, and the dispatch to the route's handler. The
+ * contract is httpd.h; httpd_int.h holds what the httpd*.c files share.
  */
 #include "httpd_int.h"
 
@@ -72,10 +72,10 @@ void resume_exchange(struct exchange *x)
     atomic_fetch_sub(&srv->suspended, 1); /* last: httpd_quiesce returns once it is 0 */
 }
 
-struct store_async *http_async_store(struct http_async *a)
+struct worker *http_async_worker(struct http_async *a)
 {
     struct exchange *x = (struct exchange *)a;
-    return on_own_thread(x) ? x->thread->reads : NULL;
+    return on_own_thread(x) ? x->thread->worker : NULL;
 }
 
 struct http_timer *http_timer_after(struct http_async *a, int ms, void (*fn)(void *arg), void *arg)
@@ -86,20 +86,6 @@ struct http_timer *http_timer_after(struct http_async *a, int ms, void (*fn)(voi
         return NULL;
     /* the caller only tests the result: an http_timer is a loop timer under another name */
     return (struct http_timer *)(void *)loop_timer_after(l, ms, fn, arg);
-}
-
-struct store_async *http_async_store_writes(struct http_async *a)
-{
-    struct exchange *x = (struct exchange *)a;
-    return on_own_thread(x) ? x->thread->writes : NULL;
-}
-
-struct store_async *http_async_store_cache(struct http_async *a, int writes)
-{
-    struct exchange *x = (struct exchange *)a;
-    if (!on_own_thread(x))
-        return NULL;
-    return writes ? x->thread->cache_writes : x->thread->cache_reads;
 }
 
 void http_async_done(struct http_async *a)

@@ -462,14 +462,10 @@ void http_events_refuse(struct http_reply *rp, int rc)
     http_reply_header(rp, "Retry-After", "5");
 }
 
-struct store_async *http_events_store(const struct http_events *ev, int writes, int cache)
+struct worker *http_events_worker(const struct http_events *ev)
 {
     const struct httpd_thread *t = ev->t;
-    if (t->loop != loop_current())
-        return NULL;
-    if (cache)
-        return writes ? t->cache_writes : t->cache_reads;
-    return writes ? t->writes : t->reads;
+    return t->loop == loop_current() ? t->worker : NULL;
 }
 
 int http_events_after(const struct http_events *ev, int ms, void (*fn)(void *arg), void *arg)

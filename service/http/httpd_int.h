@@ -22,11 +22,10 @@
 #include <microhttpd.h>
 
 #include "access.h"
-#include "auth.h"
 #include "cidr.h"
-#include "cors.h"
 #include "events.h"
-#include "gzip.h"
+#include "filter.h"
+#include "filter_gzip.h"
 #include "httpd.h"
 #include "log.h"
 #include "loop.h"
@@ -34,7 +33,6 @@
 #include "request.h"
 #include "route.h"
 #include "static_files.h"
-#include "store_async.h"
 
 #define CONNECTION_TIMEOUT_S 30
 /* MHD zeroes a connection's whole memory pool after every request: keep it small. It holds one
@@ -72,17 +70,6 @@ struct conn_clock {
     struct exchange *x; /* its request from the first call to on_completed, or NULL */
 };
 
-#define GZ_CACHE_ENTRIES 64 /* gzip forms kept per event thread, by ETag */
-
-/* The gzip form of a reply body with a strong ETag (a page's version): compressed once per event
- * thread, so hits of that version never compress again. */
-struct gz_entry {
-    char etag[64];
-    size_t identity_len; /* the identity body's length (with the ETag, the key) */
-    struct buf gz;
-    uint64_t used; /* the thread's gz_clock when last used: the least recent goes first */
-};
-
 /* The event streams of one event thread (httpd_events.c). */
 struct events_thread {
     pthread_mutex_t lock;      /* guards woken */
@@ -92,31 +79,25 @@ struct events_thread {
 };
 
 /* One event thread's daemon: libmicrohttpd in external-epoll mode on the connections its loop is
- * given, and the loop's Redis connections for the async steps. */
+ * given, and the loop's worker for the async steps. */
 struct httpd_thread {
     struct httpd *srv;
     struct loop *loop;
     struct MHD_Daemon *daemon;
-    struct loop_watch *watch;   /* the daemon's epoll fd in the loop */
-    struct store_async *reads;  /* NULL without a read connection */
-    struct store_async *writes; /* writes (a connection of their own: a write held by Redis, as
-                                 * under CLIENT PAUSE WRITE, must not hold up the reads
-                                 * pipelined behind it); NULL without one */
-    struct store_async *cache_reads, *cache_writes; /* the same to a cache Redis of its own
-                                                     * (--cache-redis), else NULL */
-    int index;                                      /* 0.., for /metrics and the debug log */
-    struct conn_clock *conns;                       /* its open connections (the header deadline) */
-    struct gzip_stream *gz_keep, *gz_fast; /* deflate streams (GZIP_LEVEL, _FAST), made lazily */
-    struct gz_entry gz[GZ_CACHE_ENTRIES];
-    uint64_t gz_clock;
-    int sweeping;            /* a sweep timer is set */
-    struct events_thread ev; /* its event streams */
-    atomic_int active;       /* connections with a request in progress (for /metrics) */
-    atomic_int waiting;      /* of those, suspended: for Redis or a timer */
+    struct loop_watch *watch; /* the daemon's epoll fd in the loop */
+    struct worker *worker;    /* server.c's (worker.h), opaque here: http_async_worker */
+    int index;                /* 0.., for /metrics and the debug log */
+    struct conn_clock *conns; /* its open connections (the header deadline) */
+    struct gzip_cache *gz;    /* the gzip filter's forms kept by ETag (filter_gzip.h), owned */
+    int sweeping;             /* a sweep timer is set */
+    struct events_thread ev;  /* its event streams */
+    atomic_int active;        /* connections with a request in progress (for /metrics) */
+    atomic_int waiting;       /* of those, suspended: for Redis or a timer */
 };
 
 struct httpd {
     struct httpd_options o;
+    struct filters_config filters; /* from o (filter.h) */
     struct httpd_thread threads[HTTP_EVENT_THREADS_MAX];
     int nthreads;
     atomic_int suspended; /* requests suspended for their async step (Redis, timers) */
@@ -147,12 +128,8 @@ struct exchange {
     struct access_fault *fault; /* a 5xx's code and cause (access.h), or NULL */
     char request_id[ACCESS_ID_MAX + 1]; /* X-Request-Id, given or made (access.h) */
     char client[CIDR_ADDR_MAX]; /* who asked: the peer, or behind a trusted proxy the client */
-    const char *cors_origin;    /* Access-Control-Allow-Origin of a cross-origin read, or NULL */
-    int cors_vary;          /* 1: the reply depends on Origin (a list of origins): Vary: Origin */
-    int gzip_ok;            /* the client accepts gzip (Accept-Encoding) */
-    int inm_gz;             /* its If-None-Match named a gzip form ("...-gz") */
-    char inm[72];           /* that If-None-Match without "-gz": what the handlers compare */
-    struct http_body *body; /* the streamed body being sent (rp.stream), or NULL */
+    struct filters_seen seen;   /* what the request filters left for the reply's (filter.h) */
+    struct http_body *body;     /* the streamed body being sent (rp.stream), or NULL */
 };
 
 /* A streamed body (http_body_source) as libmicrohttpd sends it: a callback response whose reader

@@ -1,6 +1,7 @@
 /*
- * httpd_reply.c -- a reply on its way out: headers, the gzip form (kept per event thread by
- * ETag), streamed bodies, the response queued, and whether a request's body can be drained. The
+ * httpd_reply.c -- a reply on its way out: the filters' reply steps (filter.h: gzip, ETags,
+ * request id, CORS), streamed bodies, the response queued, and whether a request's body can be
+ * drained. The
  * contract is httpd.h; httpd_int.h holds what the httpd*.c files share.
  */
 #include "httpd_int.h"
@@ -23,68 +24,6 @@ const char *reply_header(const struct http_reply *rp, const char *name)
         if (strcmp(rp->headers[i].name, name) == 0)
             return rp->headers[i].value;
     return NULL;
-}
-
-static int compressible(const char *type)
-{
-    return type && (strncmp(type, "application/json", 16) == 0 || strncmp(type, "text/", 5) == 0);
-}
-
-/* The gzip form of body[0..len) with strong ETag `etag` from t's cache, compressing and keeping
- * it on a miss; NULL on ENOMEM. */
-static const struct buf *gz_kept(struct httpd_thread *t, const char *etag, const char *body,
-                                 size_t len)
-{
-    size_t n = strlen(etag);
-    struct gz_entry *victim = &t->gz[0];
-    for (int i = 0; i < GZ_CACHE_ENTRIES; i++) {
-        struct gz_entry *e = &t->gz[i];
-        if (e->identity_len == len && n < sizeof(e->etag) && strcmp(e->etag, etag) == 0) {
-            e->used = ++t->gz_clock;
-            return &e->gz;
-        }
-        if (e->used < victim->used)
-            victim = e;
-    }
-    if (n >= sizeof(victim->etag) || (!t->gz_keep && !(t->gz_keep = gzip_stream_new(GZIP_LEVEL))))
-        return NULL;
-    victim->gz.len = 0;
-    if (gzip_stream_compress(t->gz_keep, body, len, &victim->gz)) {
-        victim->identity_len = 0;
-        victim->etag[0] = '\0';
-        return NULL;
-    }
-    memcpy(victim->etag, etag, n + 1);
-    victim->identity_len = len;
-    victim->used = ++t->gz_clock;
-    return &victim->gz;
-}
-
-/* A reply the client may take gzipped (x->gzip_ok), a JSON or text body: with a strong ETag
- * (pages) always, from the thread's kept forms; without one from GZIP_MIN_BYTES, compressed for
- * this reply at GZIP_LEVEL_FAST. Returns 1 when rp's body is now gzip. */
-static int encode_reply(struct exchange *x, const char *etag)
-{
-    struct http_reply *rp = &x->rp;
-    if (!x->gzip_ok || rp->status != 200 || rp->fd > 0 || !rp->body.data ||
-        !compressible(rp->content_type) || (!etag && rp->body.len < GZIP_MIN_BYTES))
-        return 0;
-    struct httpd_thread *t = x->thread;
-    struct buf gz = {0};
-    if (etag && etag[0] == '"') {
-        const struct buf *kept = gz_kept(t, etag, rp->body.data, rp->body.len);
-        if (!kept || buf_append(&gz, kept->data, kept->len)) {
-            buf_free(&gz);
-            return 0;
-        }
-    } else if ((!t->gz_fast && !(t->gz_fast = gzip_stream_new(GZIP_LEVEL_FAST))) ||
-               gzip_stream_compress(t->gz_fast, rp->body.data, rp->body.len, &gz)) {
-        buf_free(&gz);
-        return 0;
-    }
-    buf_free(&rp->body);
-    rp->body = gz;
-    return 1;
 }
 
 #define BODY_BLOCK_BYTES ((size_t)32 * 1024) /* a streamed body's reads at most */
@@ -163,12 +102,8 @@ enum MHD_Result send_reply(struct MHD_Connection *c, struct exchange *x)
                                                                       : rp->body.len;
     if (rp->status >= 500 && !x->fault)
         x->fault = access_fault_of(rp->status, rp->error, rp->fault);
-    const char *etag = reply_header(rp, "ETag");
-    int vary = rp->fd <= 0 && compressible(rp->content_type) && rp->status != 304;
-    int gzipped = encode_reply(x, etag);
-    /* the gzip form has its own strong ETag (RFC 9110 8.8.3): the page's, "-gz" added; a 304
-     * names the form the client asked about */
-    int gz_etag = etag && (gzipped || (rp->status == 304 && x->inm_gz));
+    struct filter_headers added = {.n = 0};
+    int gzipped = filters_reply(x->thread->gz, &x->seen, rp, &added); /* filter.h, steps 5-8 */
     if (gzipped && rp->status == 200 && strcmp(x->rq.method, "HEAD") != 0)
         x->bytes = rp->body.len;
     struct MHD_Response *resp;
@@ -212,30 +147,10 @@ enum MHD_Result send_reply(struct MHD_Connection *c, struct exchange *x)
         return MHD_NO;
     if (rp->content_type && rp->status != 204 && rp->status != 304)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, rp->content_type);
-    for (int i = 0; i < rp->nheaders; i++) {
-        if (gz_etag && rp->headers[i].value == etag) {
-            char v[80];
-            size_t n = strlen(etag);
-            if (n >= 2 && n + 3 < sizeof(v) && etag[n - 1] == '"') {
-                memcpy(v, etag, n - 1);
-                memcpy(v + n - 1, "-gz\"", 5);
-                MHD_add_response_header(resp, "ETag", v);
-                continue;
-            }
-        }
+    for (int i = 0; i < rp->nheaders; i++)
         MHD_add_response_header(resp, rp->headers[i].name, rp->headers[i].value);
-    }
-    if (gzipped)
-        MHD_add_response_header(resp, "Content-Encoding", "gzip");
-    if (vary || (rp->status == 304 && etag))
-        MHD_add_response_header(resp, "Vary", "Accept-Encoding");
-    MHD_add_response_header(resp, "X-Request-Id", x->request_id);
-    if (x->cors_origin) {
-        MHD_add_response_header(resp, "Access-Control-Allow-Origin", x->cors_origin);
-        MHD_add_response_header(resp, "Access-Control-Expose-Headers", CORS_EXPOSE_HEADERS);
-    }
-    if (x->cors_vary)
-        MHD_add_response_header(resp, "Vary", "Origin");
+    for (int i = 0; i < added.n; i++)
+        MHD_add_response_header(resp, added.h[i].name, added.h[i].value);
     enum MHD_Result ok = MHD_queue_response(c, (unsigned)rp->status, resp);
     MHD_destroy_response(resp);
     x->queued = 1;

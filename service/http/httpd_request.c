@@ -1,9 +1,10 @@
 /*
  * httpd_request.c -- a request's set-up: its query arguments, the checks of its body, framing,
- * Host and origin, the web page's static files, the client behind a trusted proxy, the
- * exchange begun, its body taken. The contract is httpd.h; httpd_int.h holds what the httpd*.c
- * files share.
+ * Host, the web page's static files, the client behind a trusted proxy, the exchange begun (the
+ * filters' request steps called at their points: filter.h), its body taken. The contract is
+ * httpd.h; httpd_int.h holds what the httpd*.c files share.
  */
+#include "auth.h"
 #include "httpd_int.h"
 
 /* ---------------------------------------------------------------- request set-up */
@@ -203,43 +204,10 @@ static int check_host(struct MHD_Connection *c, const char *version, struct http
     return -1;
 }
 
-/* CORS (cors.h): a read from an allowed origin gets its headers when it is sent (send_reply); a
- * preflight is answered here: returns 1 when x is answered. */
-static int cross_origin(struct httpd *srv, struct MHD_Connection *c, const char *method,
-                        struct exchange *x)
+/* A request header's value for the filters (filter_request.header). */
+static const char *header_of(void *conn, const char *name)
 {
-    const struct cors *cors = srv->o.cors;
-    const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
-    if (!cors || !cors_enabled(cors))
-        return 0;
-    /* Every reply says how it depends on Origin, whether or not this request had an allowed one,
-     * so a shared cache never gives one origin's reply to another: with a list, Vary: Origin;
-     * with "*", reads are the same for everyone (the header even without Origin). */
-    x->cors_vary = !cors->any;
-    int read = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
-    if (read && cors->any)
-        x->cors_origin = "*";
-    if (!origin)
-        return 0;
-    if (read) {
-        x->cors_origin = cors_allow_origin(cors, origin);
-        return 0;
-    }
-    const char *want =
-        MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Access-Control-Request-Method");
-    if (strcmp(method, "OPTIONS") != 0 || !want)
-        return 0; /* a cross-origin write: no CORS headers, the browser keeps the reply from it */
-    const char *allow = cors_allow_origin(cors, origin);
-    if (!allow || !cors_method_offered(want)) {
-        http_reply_error_default(&x->rp, ERR_CORS_NOT_ALLOWED);
-        return 1;
-    }
-    x->rp.status = 204;
-    http_reply_header(&x->rp, "Access-Control-Allow-Origin", allow);
-    http_reply_header(&x->rp, "Access-Control-Allow-Methods", CORS_ALLOW_METHODS);
-    http_reply_header(&x->rp, "Access-Control-Allow-Headers", CORS_ALLOW_HEADERS);
-    http_reply_header(&x->rp, "Access-Control-Max-Age", CORS_MAX_AGE_S);
-    return 1;
+    return MHD_lookup_connection_value(conn, MHD_HEADER_KIND, name);
 }
 
 /* The X-Forwarded-For values of a request, joined with ',' (cut at the buffer's end). */
@@ -296,24 +264,19 @@ void begin(struct httpd *srv, struct MHD_Connection *c, const char *url, const c
     struct header_count idem = {.name = "Idempotency-Key"};
     MHD_get_connection_values(c, MHD_HEADER_KIND, count_header, &idem);
     x->rq.idempotency_key = idem.n > 1 ? "" : idem.first; /* twice: refused where honoured */
-    x->gzip_ok = gzip_accepted(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept-Encoding"));
-    size_t inm_n = x->rq.if_none_match ? strlen(x->rq.if_none_match) : 0;
-    if (x->gzip_ok && inm_n > 5 && inm_n < sizeof(x->inm) &&
-        memcmp(x->rq.if_none_match + inm_n - 4, "-gz\"", 4) == 0) {
-        memcpy(x->inm, x->rq.if_none_match, inm_n - 4);
-        memcpy(x->inm + inm_n - 4, "\"", 2);
-        x->rq.if_none_match = x->inm; /* the handlers know a page's ETag, not its gzip form's */
-        x->inm_gz = 1;
-    }
+    /* the filters' request steps run at fixed points below, in filter.h's order */
+    const struct filter_request in = {.method = method, .header = header_of, .conn = c};
+    filters_headers_in(&in, &x->seen, &x->rq);
     access_request_id(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Request-Id"),
                       x->request_id);
+    x->seen.request_id = x->request_id;
     if (check_framing(c, &x->rp)) {
         x->no_drain = 1; /* its body's length is in doubt: never read it */
         return;
     }
     if (check_host(c, version, &x->rp))
         return;
-    if (cross_origin(srv, c, method, x))
+    if (filters_before_route(&srv->filters, &in, &x->seen, &x->rp))
         return;
     char allow[64];
     int rc = route_match(method, url, &x->rq, &x->route, allow, sizeof(allow));
@@ -338,9 +301,7 @@ void begin(struct httpd *srv, struct MHD_Connection *c, const char *url, const c
         http_reply_errno_in(&x->rp, HTTP_ERRNO_QUERY, w.bad, NULL);
         return;
     }
-    if (auth_request(srv->o.tokens,
-                     MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Authorization"), x->route,
-                     &x->rq, &x->rp))
+    if (filters_route_found(&srv->filters, &in, x->route, &x->rq, &x->rp))
         return;
     if (x->route->flags & ROUTE_BODY) {
         check_body(c, x);

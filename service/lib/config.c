@@ -42,14 +42,15 @@
  * the word in `choices`) stored at `offset`. */
 static const struct config_option options[] = {
     /* HTTP */
-    OPT_TEXT("listen", "RANKD_LISTEN", "HOST:PORT", set_listen, "host:port, [v6]:port or :port",
-             "127.0.0.1:8080", 0, "the HTTP address; port 0 picks a free one"),
-    OPT_TEXT("admin-listen", "RANKD_ADMIN_LISTEN", "HOST:PORT", set_admin_listen,
+    OPT_TEXT("listen", "RANKD_LISTEN", "HOST:PORT", config_set_listen,
+             "host:port, [v6]:port or :port", "127.0.0.1:8080", 0,
+             "the HTTP address; port 0 picks a free one"),
+    OPT_TEXT("admin-listen", "RANKD_ADMIN_LISTEN", "HOST:PORT", config_set_admin_listen,
              "host:port, [v6]:port, or empty", "", 0,
              "a second HTTP address, for operators: /metrics and /admin/... are answered there "
              "only (404 on --listen), /healthz and /readyz on both, nothing else; empty = "
              "everything on --listen"),
-    OPT_TEXT("trusted-proxies", "RANKD_TRUSTED_PROXIES", "CIDRS", set_trusted_proxies,
+    OPT_TEXT("trusted-proxies", "RANKD_TRUSTED_PROXIES", "CIDRS", config_set_trusted_proxies,
              "CIDR[,CIDR...], at most 32", "", 0,
              "address blocks of the proxies in front of rankd (10.0.0.0/8,::1): from them only, "
              "the access log's client is the one X-Forwarded-For names; empty = the peer's "
@@ -83,15 +84,15 @@ static const struct config_option options[] = {
         "1000",
         "one deadline for a whole request on the event threads: every Redis round trip and wait of "
         "it (past it a read is 503 redis_unavailable, a sent write write_outcome_unknown)"),
-    OPT_TEXT("cors-origin", "RANKD_CORS_ORIGIN", "ORIGINS", set_cors,
+    OPT_TEXT("cors-origin", "RANKD_CORS_ORIGIN", "ORIGINS", config_set_cors,
              "scheme://host[:port],... or *", "", 0,
              "web origins that may read rankd from a browser (a page served elsewhere, e.g. "
              "http://localhost:5173); empty = none. Writes are never offered cross-origin"),
-    OPT_TEXT("static-dir", "RANKD_STATIC_DIR", "DIR", set_static_dir, "a directory", "", 0,
+    OPT_TEXT("static-dir", "RANKD_STATIC_DIR", "DIR", config_set_static_dir, "a directory", "", 0,
              "the directory served at / (the web page); empty = clients/web of this build, or "
              "../share/rankd/web next to an installed binary"),
     /* Redis */
-    OPT_TEXT("redis", "RANKD_REDIS_URL", "URL", set_redis,
+    OPT_TEXT("redis", "RANKD_REDIS_URL", "URL", config_set_redis,
              "redis://, unix://, redis-cluster://, redis-sentinel://", "redis://127.0.0.1:6379/0",
              CONFIG_SECRET,
              "Redis URL: redis://[[user]:password@]host[:port][/db], unix:///path[?db=N], or "
@@ -99,15 +100,16 @@ static const struct config_option options[] = {
              "of its nodes, the rest are found), or "
              "redis-sentinel://[[user]:password@]host[:port][,host[:port]...]/<master>[/db] (the "
              "primary that these Redis Sentinels name, followed when it changes)"),
-    OPT_TEXT("cache-redis", "RANKD_CACHE_REDIS_URL", "URL", set_cache_redis, "as --redis, or empty",
-             "", CONFIG_SECRET, "Redis URL for page caches and locks; empty = the data Redis"),
+    OPT_TEXT("cache-redis", "RANKD_CACHE_REDIS_URL", "URL", config_set_cache_redis,
+             "as --redis, or empty", "", CONFIG_SECRET,
+             "Redis URL for page caches and locks; empty = the data Redis"),
     /* after --redis and --cache-redis: it fills their passwords */
-    OPT_TEXT("redis-password-file", "RANKD_REDIS_PASSWORD_FILE", "FILE", set_redis_password_file,
-             "a readable file of one line", "", 0,
+    OPT_TEXT("redis-password-file", "RANKD_REDIS_PASSWORD_FILE", "FILE",
+             config_set_redis_password_file, "a readable file of one line", "", 0,
              "the Redis password (AUTH) for the data Redis and the cache Redis, a trailing newline "
              "ignored (systemd: LoadCredential= and %d/NAME); unlike a password inside --redis it "
              "shows in no ps line or environment; a URL with a password of its own keeps it"),
-    OPT_TEXT("key-prefix", "RANKD_KEY_PREFIX", "PREFIX", set_prefix, "[A-Za-z0-9._:-]{1,64}",
+    OPT_TEXT("key-prefix", "RANKD_KEY_PREFIX", "PREFIX", config_set_prefix, "[A-Za-z0-9._:-]{1,64}",
              "rankd", 0, "prefix of every Redis key"),
     OPT_INT("redis-timeout-ms", "RANKD_REDIS_TIMEOUT_MS", "MS", 10, 60000, redis_timeout_ms, "1000",
             "Redis command timeout (each dial's set-up too), within the request's deadline"),
@@ -126,17 +128,17 @@ static const struct config_option options[] = {
     OPT_INT("threads", "RANKD_THREADS", "N", 1, 256, threads, "8",
             "ignored, kept so that existing command lines start: rankd has no blocking Redis pool"),
     /* writes */
-    OPT_TEXT("write-token-file", "RANKD_WRITE_TOKEN_FILE", "FILE", set_token_file,
+    OPT_TEXT("write-token-file", "RANKD_WRITE_TOKEN_FILE", "FILE", config_set_token_file,
              "a readable file", "", 0,
              "file of bearer tokens for writes, one a line: TOKEN [SCOPE...], a scope admin (the "
              "default), scores, scores:NAME or scores:PREFIX*; '#' comments; all valid at once "
              "(rotation); read again on SIGHUP"),
-    OPT_TEXT("write-token", "RANKD_WRITE_TOKEN", "TOKEN", set_token, "16 to 511 bytes", "",
+    OPT_TEXT("write-token", "RANKD_WRITE_TOKEN", "TOKEN", config_set_token, "16 to 511 bytes", "",
              CONFIG_SECRET,
              "one more bearer token for writes, scope admin (visible in ps as a flag: prefer "
              "--write-token-file); no token at all = every write is refused (403)"),
-    OPT_TEXT("default-board", "RANKD_DEFAULT_BOARD", "BOARD", set_default_board, "a board name",
-             "default", 0, "board read by GET /rank without board="),
+    OPT_TEXT("default-board", "RANKD_DEFAULT_BOARD", "BOARD", config_set_default_board,
+             "a board name", "default", 0, "board read by GET /rank without board="),
     /* page cache */
     OPT_INT("page-grace-ms", "RANKD_PAGE_GRACE_MS", "MS", 0, 600000, page_grace_ms, "10000",
             "how long past its TTL a page may be served while it refreshes"),
@@ -180,14 +182,14 @@ static int apply(struct config *cfg, const struct config_option *o, const char *
     switch (o->kind) {
     case CONFIG_INT: {
         int n = 0;
-        if (parse_int(v, (int)o->lo, (int)o->hi, &n))
+        if (config_parse_int(v, (int)o->lo, (int)o->hi, &n))
             return -EINVAL;
         memcpy(field, &n, sizeof(n));
         return 0;
     }
     case CONFIG_LONG: {
         int n = 0;
-        if (parse_int(v, (int)o->lo, (int)o->hi, &n))
+        if (config_parse_int(v, (int)o->lo, (int)o->hi, &n))
             return -EINVAL;
         long l = n;
         memcpy(field, &l, sizeof(l));
@@ -195,7 +197,7 @@ static int apply(struct config *cfg, const struct config_option *o, const char *
     }
     case CONFIG_NUMBER: {
         double d = 0;
-        if (parse_double(v, o->lo, o->hi, &d))
+        if (config_parse_double(v, o->lo, o->hi, &d))
             return -EINVAL;
         memcpy(field, &d, sizeof(d));
         return 0;

@@ -14,7 +14,6 @@
 #include <stdio.h>
 
 #include "cidr.h"
-#include "cors.h"
 
 #define CONFIG_STR_MAX 512
 
@@ -74,8 +73,9 @@ struct config {
     int max_streams;         /**< event streams open at once, 0 = no limit but the connections' */
     int max_streams_per_ip;  /**< event streams from one address, 0 = no limit */
     int stream_heartbeat_ms; /**< an idle event stream's comment line comes after this */
-    char cors_text[CONFIG_STR_MAX]; /**< --cors-origin as given */
-    struct cors cors;               /**< parsed: the origins that may read cross-origin */
+    char cors_text[CONFIG_STR_MAX]; /**< --cors-origin as given: the origins that may read
+                                     *   cross-origin, parsed at start-up (cors.h: main.c checks
+                                     *   it, server.c keeps the policy) */
     int redis_timeout_ms;           /**< per Redis command and per wait for a connection */
     int connect_timeout_ms;         /**< per Redis dial */
     int write_replicas;             /**< writes WAIT for this many replicas (store.h); the data

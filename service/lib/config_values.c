@@ -10,7 +10,7 @@
 #include "request.h"
 #include "tokens.h"
 
-int parse_int(const char *s, int lo, int hi, int *out)
+int config_parse_int(const char *s, int lo, int hi, int *out)
 {
     if (!s || !*s)
         return -EINVAL;
@@ -23,7 +23,7 @@ int parse_int(const char *s, int lo, int hi, int *out)
     return 0;
 }
 
-int parse_double(const char *s, double lo, double hi, double *out)
+int config_parse_double(const char *s, double lo, double hi, double *out)
 {
     if (!s || !*s)
         return -EINVAL;
@@ -64,7 +64,7 @@ int config_parse_listen(const char *text, char *host, size_t hostlen, int *port)
     host[hl] = '\0';
     if (hl == 0)
         copy_str(host, hostlen, "0.0.0.0");
-    return parse_int(colon + 1, 0, 65535, port);
+    return config_parse_int(colon + 1, 0, 65535, port);
 }
 
 /* Percent-decode userinfo in place (passwords may hold reserved characters). */
@@ -98,7 +98,7 @@ static int parse_unix_url(const char *rest, struct redis_url *out)
     if (q) {
         if (strncmp(q, "?db=", 4) != 0)
             return -EINVAL;
-        return parse_int(q + 4, 0, 1000000, &out->db);
+        return config_parse_int(q + 4, 0, 1000000, &out->db);
     }
     return 0;
 }
@@ -120,7 +120,7 @@ static int parse_hostport(char *text, char *host, size_t cap, int *port)
     } else if (colon) {
         *colon = '\0';
     }
-    if (colon && parse_int(colon + 1, 1, 65535, port))
+    if (colon && config_parse_int(colon + 1, 1, 65535, port))
         return -EINVAL;
     if (!text[0] || copy_str(host, cap, text))
         return -EINVAL;
@@ -218,7 +218,7 @@ static int parse_sentinel_url(const char *rest, struct redis_url *out)
     }
     memcpy(out->master, path, nlen);
     out->master[nlen] = '\0';
-    if (slash && slash[1] && parse_int(slash + 1, 0, 1000000, &out->db))
+    if (slash && slash[1] && config_parse_int(slash + 1, 0, 1000000, &out->db))
         return -EINVAL;
     out->mode = REDIS_URL_SENTINEL;
     return parse_seeds(hosts, 26379, out);
@@ -239,7 +239,7 @@ int config_parse_redis_url(const char *text, struct redis_url *out)
     char buf[CONFIG_STR_MAX];
     const char *db = NULL;
     char *hostpart = split_url(text + 8, buf, out, &db);
-    if (!hostpart || (db[0] && parse_int(db, 0, 1000000, &out->db)))
+    if (!hostpart || (db[0] && config_parse_int(db, 0, 1000000, &out->db)))
         return -EINVAL;
     if (parse_hostport(hostpart, out->host, sizeof(out->host), &out->port))
         return -EINVAL;
@@ -268,13 +268,13 @@ static int prefix_valid(const char *p)
     "rediss:// (TLS) is not built in: hiredis 0.14 has no TLS. Run a local TLS tunnel (Debian's "  \
     "stunnel4, sample: schema/stunnel-redis.conf) and give --redis redis://127.0.0.1:<its port>"
 
-int set_listen(struct config *cfg, const char *v, const char **why)
+int config_set_listen(struct config *cfg, const char *v, const char **why)
 {
     (void)why;
     return config_parse_listen(v, cfg->listen_host, sizeof(cfg->listen_host), &cfg->listen_port);
 }
 
-int set_redis(struct config *cfg, const char *v, const char **why)
+int config_set_redis(struct config *cfg, const char *v, const char **why)
 {
     if (strncmp(v, "rediss://", 9) == 0) {
         *why = TLS_REFUSED;
@@ -285,7 +285,7 @@ int set_redis(struct config *cfg, const char *v, const char **why)
     return config_parse_redis_url(v, &cfg->redis);
 }
 
-int set_cache_redis(struct config *cfg, const char *v, const char **why)
+int config_set_cache_redis(struct config *cfg, const char *v, const char **why)
 {
     if (strncmp(v, "rediss://", 9) == 0) {
         *why = TLS_REFUSED;
@@ -296,7 +296,7 @@ int set_cache_redis(struct config *cfg, const char *v, const char **why)
     return v[0] ? config_parse_redis_url(v, &cfg->cache_redis) : 0;
 }
 
-int set_token(struct config *cfg, const char *v, const char **why)
+int config_set_token(struct config *cfg, const char *v, const char **why)
 {
     static __thread char text[200];
     if (tokens_fixed_valid(v, text, sizeof(text))) {
@@ -306,7 +306,7 @@ int set_token(struct config *cfg, const char *v, const char **why)
     return copy_str(cfg->write_token, sizeof(cfg->write_token), v);
 }
 
-int set_token_file(struct config *cfg, const char *v, const char **why)
+int config_set_token_file(struct config *cfg, const char *v, const char **why)
 {
     if (copy_str(cfg->write_token_file, sizeof(cfg->write_token_file), v))
         return -EINVAL;
@@ -321,13 +321,13 @@ int set_token_file(struct config *cfg, const char *v, const char **why)
     return t ? 0 : -EINVAL;
 }
 
-int set_prefix(struct config *cfg, const char *v, const char **why)
+int config_set_prefix(struct config *cfg, const char *v, const char **why)
 {
     (void)why;
     return prefix_valid(v) ? copy_str(cfg->key_prefix, sizeof(cfg->key_prefix), v) : -EINVAL;
 }
 
-int set_default_board(struct config *cfg, const char *v, const char **why)
+int config_set_default_board(struct config *cfg, const char *v, const char **why)
 {
     (void)why;
     return board_name_valid(v, strlen(v))
@@ -335,23 +335,19 @@ int set_default_board(struct config *cfg, const char *v, const char **why)
                : -EINVAL;
 }
 
-int set_cors(struct config *cfg, const char *v, const char **why)
+int config_set_cors(struct config *cfg, const char *v, const char **why)
 {
-    static __thread char text[200];
-    if (cors_parse(v, &cfg->cors, text, sizeof(text))) {
-        *why = text;
-        return -EINVAL;
-    }
+    (void)why; /* parsed at start-up (cors.h is the HTTP layer's): main.c checks it first */
     return copy_str(cfg->cors_text, sizeof(cfg->cors_text), v);
 }
 
-int set_static_dir(struct config *cfg, const char *v, const char **why)
+int config_set_static_dir(struct config *cfg, const char *v, const char **why)
 {
     (void)why;
     return copy_str(cfg->static_dir, sizeof(cfg->static_dir), v);
 }
 
-int set_admin_listen(struct config *cfg, const char *v, const char **why)
+int config_set_admin_listen(struct config *cfg, const char *v, const char **why)
 {
     (void)why;
     cfg->admin_port = -1;
@@ -360,7 +356,7 @@ int set_admin_listen(struct config *cfg, const char *v, const char **why)
                 : 0;
 }
 
-int set_trusted_proxies(struct config *cfg, const char *v, const char **why)
+int config_set_trusted_proxies(struct config *cfg, const char *v, const char **why)
 {
     static __thread char text[200];
     *why = text;
@@ -398,7 +394,7 @@ static int read_password_file(const char *path, char *out, size_t cap, char *why
     return 0;
 }
 
-int set_redis_password_file(struct config *cfg, const char *v, const char **why)
+int config_set_redis_password_file(struct config *cfg, const char *v, const char **why)
 {
     /* a password in a URL is kept there (and warned about: config.h password_in_url) */
     cfg->password_in_url = (cfg->redis.password[0] ? 1 : 0) |

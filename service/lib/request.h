@@ -12,9 +12,8 @@
 
 /** Largest page number accepted (pages are 1-based). */
 #define REQUEST_PAGE_MAX INT64_C(2147483647)
-#define REQUEST_VERSION_MAX                                                                        \
-    INT64_C(9007199254740991) /**< min_version: a write counter, 2^53 - 1                          \
-                               */
+/** Largest min_version accepted: a write counter, 2^53 - 1. */
+#define REQUEST_VERSION_MAX INT64_C(9007199254740991)
 
 /**
  * Percent-decode in[0..inlen) once into out (capacity outcap, NUL-terminated). '+' stays '+'.

@@ -17,14 +17,19 @@ local function dense_state(z, d)
   return false
 end
 
--- After members of Z moved: `held` the keys (key -> true) that moved members hold now, `left` the
--- keys they left. D gains the held keys and loses the left ones no member holds any more (ZCOUNT
--- of the key's band in Z). base = 2^T. O(k log N) for k keys, in at most 2 + k calls.
-local function dense_update(z, d, base, held, left)
+-- After members of Z moved: `held` the keys (key -> true, or key -> its text) that moved members
+-- hold now, `left` the keys they left. D gains the held keys and loses the left ones no member
+-- holds any more (ZCOUNT of the key's band in Z). base = 2^T. `known` (may be nil): held keys
+-- some member held before the change, so D has them already. O(k log N) for k keys, in at most
+-- 2 + k calls.
+local function dense_update(z, d, base, held, left, known)
   local adds, gone = {}, {}
-  for key in pairs(held) do
-    adds[#adds + 1] = key
-    adds[#adds + 1] = key_text(key)
+  for key, text in pairs(held) do
+    if not (known and known[key]) then
+      if text == true then text = key_text(key) end
+      adds[#adds + 1] = text
+      adds[#adds + 1] = text
+    end
   end
   if #adds > 0 then redis.call('ZADD', d, unpack(adds)) end
   for key in pairs(left) do

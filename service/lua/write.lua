@@ -27,7 +27,9 @@
 -- idempotency record of a call without a key are KEYS[2] there too (a key that does not exist
 -- makes a migrating slot refuse the call). The distinct scores are always named: in the board's
 -- slot, and they exist exactly when the set does.
--- ARGV[1] entries n   ARGV[2] boards nb   ARGV[3] '1' return ranks   ARGV[4] '1' all or nothing
+-- ARGV[1] entries n   ARGV[2] boards nb   ARGV[3] '1' return ranks, '0' not, 'r' return only
+-- which entries were refused alone (brief sections, below; never with a digest)
+-- ARGV[4] '1' all or nothing
 -- (an entry whose result leaves the range refuses the whole call; '0': such an entry is refused
 -- alone: NDJSON). Either way a full tie group stops the call after the entries before it.
 -- ARGV[5] '1' a board that does not exist is created with the settings below (they must be the
@@ -62,8 +64,12 @@
 --   section {listed (1: a new period set was listed), version (the board's write counter after
 --   the call), 2^T, order, score_decimals (the layout the scores were stored under), trimmed
 --   (members max_members removed), then per handled entry: code (0 applied or unchanged, 2 key
---   out of range: nothing written for it), stored, rank0 (-1: none asked, or not on the board
---   after the call), updated, previous stored ('' none), previous rank0 (-1 none)}
+--   out of range: nothing written for it), stored (an integer; nil none), rank0 (-1: none
+--   asked, or not on the board after the call), updated, previous stored (nil none), previous
+--   rank0 (-1 none)}; a brief section (ARGV[3] 'r') has, after the same head, the 0-based
+--   indexes of the handled entries refused alone, and nothing else per entry. Stored values are
+--   integers below 2^53, returned as numbers (Redis replies integers): formatting each as text
+--   in Lua would cost more than the rest of its entry's work.
 --@prelude export
 --@prelude dense
 --@prelude defaults
@@ -73,6 +79,7 @@ local n, nb = tonumber(ARGV[1]), tonumber(ARGV[2])
 local want_rank, atomic, create_ok, want_prev =
   ARGV[3] == '1', ARGV[4] == '1', ARGV[5] == '1', ARGV[6] == '1'
 local digest, cap = ARGV[7], tonumber(ARGV[9])
+local brief = ARGV[3] == 'r' and digest == ''
 local E0 = H0 + HB * nb
 local EV = 3 + 3 * nb
 local items, registry = KEYS[KB * nb + 1], KEYS[KB * nb + 2]
@@ -205,36 +212,78 @@ for b = 0, nb - 1 do
         if keys[member] == nil then
           keys[member] = cur[member] and math.floor(cur[member] / base) or false
         end
-        local key = result_key(ARGV[e + 1], tonumber(ARGV[k]), keys[member] or nil,
-                               tonumber(ARGV[k + 1]), tonumber(ARGV[k + 2]))
+        local op, lo, hi = ARGV[e + 1], nil, nil
+        if op == 'incr' then lo, hi = tonumber(ARGV[k + 1]), tonumber(ARGV[k + 2]) end
+        local key = result_key(op, tonumber(ARGV[k]), keys[member] or nil, lo, hi)
         if key > kmax or key < -kmax then return {2, i, '', b, 0} end
         keys[member] = key
       end
     end
+    -- adds_before[i]: the ZADD values of the entries before entry i (a full group cuts there);
+    -- known: keys some member held before the call (their tie group was read), texts: the keys
+    -- written as the caller sent them (exact text, no formatting), refused: entries refused alone
+    local plan = {adds = {}, results = {}, adds_before = {}, cur0 = cur0, known = {}, texts = {},
+                  refused = {}}
+    -- Whether the distinct scores are kept (dense_state), asked once, before any write of the call
+    local dense_known, dense = false, nil
+    local function dense_of()
+      if not dense_known then dense, dense_known = dense_state(z, key_of(b, 5)), true end
+      return dense
+    end
+    -- Tie groups known empty before the call (key text -> true): when several keys may be
+    -- entered, one ZMSCORE of their texts in the distinct scores tells which groups have members
+    -- (a key the side set lacks has none); only those are read one by one (next_tie). A set this
+    -- call starts has no member at all. Keys of incr results are read one by one.
+    local empty, all_empty = {}, false
+    if tiebreak ~= 'id' then
+      local texts, tseen = {}, {}
+      for i = first, n - 1 do
+        local e = E0 + EV * i
+        local t = ARGV[e + 3 + 3 * b]
+        if ARGV[e + 1] ~= 'incr' and not tseen[t] then
+          tseen[t] = true
+          texts[#texts + 1] = t
+        end
+      end
+      if #texts > 1 then
+        local d = dense_of()
+        if d == 'new' then
+          all_empty = true
+        elseif d == 'kept' then
+          local got = redis.call('ZMSCORE', key_of(b, 5), unpack(texts))
+          for i = 1, #texts do
+            if not got[i] then empty[texts[i]] = true end
+          end
+        end
+      end
+    end
     local edge = {} -- key -> the tie an arrival takes next
-    local function next_tie(key, lo)
+    local function next_tie(key, lo, text)
       local t = edge[key]
-      if t == nil then
+      if t == nil and (all_empty or (text and empty[text])) then
+        t = tiebreak == 'first' and 0 or cap - 1
+      elseif t == nil then
         if tiebreak == 'first' then
           local r = redis.call('ZRANGE', z, lo + cap - 1, lo, 'BYSCORE', 'REV', 'LIMIT', 0, 1,
                                'WITHSCORES')
           t = r[2] and tonumber(r[2]) - lo + 1 or 0
+          if r[2] then plan.known[key] = true end
         elseif tiebreak == 'last' then
           local r = redis.call('ZRANGE', z, lo, lo + cap - 1, 'BYSCORE', 'LIMIT', 0, 1, 'WITHSCORES')
           t = r[2] and tonumber(r[2]) - lo - 1 or cap - 1
+          if r[2] then plan.known[key] = true end
         else
           t = 0
         end
       end
       return t
     end
-    -- adds_before[i]: the ZADD values of the entries before entry i (a full group cuts there)
-    local plan = {adds = {}, results = {}, adds_before = {}, cur0 = cur0}
     for i = first, n - 1 do
       local e = E0 + EV * i
       local member, op = ARGV[e], ARGV[e + 1]
       local k = e + 3 + 3 * b
-      local arg, lo, hi = tonumber(ARGV[k]), tonumber(ARGV[k + 1]), tonumber(ARGV[k + 2])
+      local arg, lo, hi = tonumber(ARGV[k]), nil, nil
+      if op == 'incr' then lo, hi = tonumber(ARGV[k + 1]), tonumber(ARGV[k + 2]) end
       local old = cur[member] or nil
       local oldkey = old and math.floor(old / base) or nil
       local key = result_key(op, arg, oldkey, lo, hi)
@@ -242,9 +291,10 @@ for b = 0, nb - 1 do
       plan.adds_before[i] = #plan.adds
       if key > kmax or key < -kmax then
         code = 2 -- refused alone (all or nothing refused the call above)
+        plan.refused[i] = true
       elseif not (old and key == oldkey) then
         local low = key * base
-        local tie = next_tie(key, low)
+        local tie = next_tie(key, low, key == arg and ARGV[k] or nil)
         if tie >= cap or tie < 0 then
           if i < done then status, done, info, at_board = 3, i, string.format(fmt, key), b end
           break
@@ -255,19 +305,23 @@ for b = 0, nb - 1 do
         cur[member] = stored
         plan.adds[#plan.adds + 1] = stored
         plan.adds[#plan.adds + 1] = member
+        if key == arg then plan.texts[key] = ARGV[k] end
       end
-      local prev, prev_rank = '', -1
-      if want_prev and old then
-        prev = string.format(fmt, old)
-        prev_rank = redis.call('ZRANK', z, member)
+      if not brief then
+        local prev, prev_rank = false, -1
+        if want_prev and old then
+          prev = old
+          prev_rank = redis.call('ZRANK', z, member)
+        end
+        local r = plan.results
+        r[#r + 1] = code
+        r[#r + 1] = stored or false
+        r[#r + 1] = updated
+        r[#r + 1] = prev
+        r[#r + 1] = prev_rank
       end
-      local r = plan.results
-      r[#r + 1] = code
-      r[#r + 1] = stored and string.format(fmt, stored) or ''
-      r[#r + 1] = updated
-      r[#r + 1] = prev
-      r[#r + 1] = prev_rank
     end
+    plan.dense_of = dense_of
     plans[b] = plan
   end
 end
@@ -295,7 +349,7 @@ for b = 0, nb - 1 do
     local listed, trimmed = 0, 0
     if #adds > 0 then
       local dz, base = key_of(b, 5), tonumber(hdr(b, 0))
-      local dense = dense_state(z, dz) -- before this board's first write
+      local dense = plan.dense_of() -- before this board's first write
       redis.call('ZADD', z, unpack(adds))
       if hdr(b, 11) == '1' and dense == 'new' then
         redis.call('ZADD', key_of(b, 3), 'NX', hdr(b, 12), dz) -- the side set goes with its set
@@ -310,11 +364,12 @@ for b = 0, nb - 1 do
         local final, held, left = {}, {}, {}
         for k = 1, #adds, 2 do final[adds[k + 1]] = adds[k] end
         for m, v in pairs(final) do
-          held[math.floor(v / base)] = true
+          local key = math.floor(v / base)
+          held[key] = plan.texts[key] or true
           local v0 = plan.cur0[m]
           if v0 then left[math.floor(v0 / base)] = true end
         end
-        dense_update(z, dz, base, held, left)
+        dense_update(z, dz, base, held, left, dense == 'kept' and plan.known)
       end
       -- keep the top max_members: a call adds at most its entries, so removing at most that
       -- many (plus a slack that catches up after max_members was lowered) keeps the work bounded.
@@ -350,7 +405,12 @@ for b = 0, nb - 1 do
     local section = {listed, version, tonumber(hdr(b, 0)), hdr(b, 3), tonumber(hdr(b, 4)),
                      trimmed + (p and p[6] or 0)}
     local r, ranks = plan.results, {}
-    for i = 0, done - 1 do
+    if brief then
+      for i = first, done - 1 do
+        if plan.refused[i] then section[#section + 1] = i end
+      end
+    end
+    for i = brief and done or 0, done - 1 do
       local m = ARGV[E0 + EV * i]
       local code, stored, updated, prev, prev_rank
       if i < first then
@@ -362,6 +422,10 @@ for b = 0, nb - 1 do
       end
       local rank = -1
       if want_rank and code == 0 then
+        -- nothing written on this board by this call: a member's rank is the one it had
+        if ranks[m] == nil and #adds == 0 and i >= first and prev_rank >= 0 then
+          ranks[m] = prev_rank
+        end
         if ranks[m] == nil then ranks[m] = redis.call('ZRANK', z, m) or -1 end
         rank = ranks[m]
       end
@@ -385,7 +449,7 @@ for i = first, done - 1 do
   local e = E0 + EV * i
   local record = ARGV[e + 2]
   -- an entry refused alone (out of range on the only board) writes no record
-  if record ~= '' and (nb > 1 or plans[0].results[RV * (i - first) + 1] == 0) then
+  if record ~= '' and (nb > 1 or not plans[0].refused[i]) then
     records[#records + 1] = ARGV[e]
     records[#records + 1] = record
   end

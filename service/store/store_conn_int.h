@@ -33,9 +33,8 @@
 #define READ_CHUNK ((size_t)64 * 1024)
 #define ABANDON_TIMEOUTS 2             /* unanswered for this many timeouts: close and dial again */
 #define READ_MAX ((size_t)1024 * 1024) /* bytes read per readiness event, for fairness */
-#define FEED_SLICE                                                                                 \
-    ((size_t)4 * 1024)  /* bytes given to hiredis' reader at a time (read_replies)                 \
-                         */
+/* bytes given to hiredis' reader at a time (read_replies) */
+#define FEED_SLICE ((size_t)4 * 1024)
 #define SHARE_SLOTS 128 /* buckets of the unsent shareable groups (a power of 2) */
 #define RETIRE_WAIT_MS                                                                             \
     100 /* Sentinel: a busy connection left on the old primary is cut after this */

@@ -805,6 +805,147 @@ START_TEST(min_version_after_write)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- what a write costs Redis */
+
+#define SCRIPT_MARKER "rankd-writes-monitor-end"
+
+/* The commands scripts ran (MONITOR's `[0 lua]` lines) during one request: their number, their
+ * verbs (" VERB KEY" each, into verbs) and the request's body (into r, the caller's). */
+static int script_commands(const char *path, const char *body, const char *ctype, long status,
+                           struct http_result *r, char *verbs, size_t len)
+{
+    redisContext *mon = redis_admin(g_redis.port);
+    struct timeval tv = {10, 0};
+    redisSetTimeout(mon, tv);
+    freeReplyObject(redis_admin_cmd(mon, "MONITOR"));
+    req("POST", path, body, ctype, NULL, status, NULL, r);
+    freeReplyObject(redis_admin_cmd(g_admin, "ECHO %s", SCRIPT_MARKER));
+    int n = 0;
+    verbs[0] = '\0';
+    for (;;) {
+        void *v = NULL;
+        ck_assert_msg(redisGetReply(mon, &v) == REDIS_OK && v, "MONITOR ended: %s", mon->errstr);
+        redisReply *x = v;
+        int end = x->str && strstr(x->str, SCRIPT_MARKER) != NULL;
+        struct mon_cmd c;
+        if (!end && x->str && mon_parse(x->str, &c) == 0 && c.lua) {
+            n++;
+            size_t at = strlen(verbs);
+            snprintf(verbs + at, len - at, " %s %s", c.argv[0], c.argc > 1 ? c.argv[1] : "");
+        }
+        freeReplyObject(x);
+        if (end)
+            break;
+    }
+    redisFree(mon);
+    return n;
+}
+
+/* How many of the commands in `verbs` are " VERB KEY" (key NULL: any key). */
+static int verb_count(const char *verbs, const char *verb, const char *key)
+{
+    char pat[160];
+    snprintf(pat, sizeof(pat), " %s %s", verb, key ? key : "");
+    int n = 0;
+    for (const char *p = verbs; (p = strstr(p, pat)); p++)
+        if (key || p[strlen(pat)] != ' ')
+            n++;
+    return n;
+}
+
+/* A single write runs only the commands its semantics need inside write.lua: a score moving
+ * into a group that has members leaves the distinct scores' set alone (the key is in it), and a
+ * write that changes nothing reads the member's rank once. */
+START_TEST(single_write_script_commands)
+{
+    expect("PUT", "/boards/sw", "{\"page_ttl_ms\":0}", 201, NULL);
+    it_post_score("sw", "{\"id\":\"a\",\"score\":10}");
+    it_post_score("sw", "{\"id\":\"b\",\"score\":20}");
+    it_post_score("sw", "{\"id\":\"c\",\"score\":30,\"record\":{\"n\":1}}");
+    char verbs[2048];
+    struct http_result r;
+    /* c: 30 -> 10, the group of a (tiebreak first: after a), its old group left empty */
+    int n = script_commands("/boards/sw/scores", "{\"id\":\"c\",\"score\":10,\"record\":{\"n\":2}}",
+                            NULL, 200, &r, verbs, sizeof(verbs));
+    fprintf(stderr, "writes: a single write into a held score: %d commands:%s\n", n, verbs);
+    ck_assert_str_eq(r.body, "{\"id\":\"c\",\"score\":10,\"rank\":3,\"updated\":true,"
+                             "\"prev_score\":30,\"prev_rank\":1,\"version\":4}");
+    http_result_free(&r);
+    ck_assert_msg(verb_count(verbs, "ZADD", "rankd:{sw}:dense") == 0,
+                  "the distinct scores were written for a key they hold:%s", verbs);
+    ck_assert_msg(verb_count(verbs, "ZREM", "rankd:{sw}:dense") == 1, "%s", verbs);
+    ck_assert_msg(n <= 11, "%d commands:%s", n, verbs);
+    expect("GET", "/boards/sw/rank", NULL, 200, NULL);
+    /* a best that does not beat a's 10: nothing written, the rank read once */
+    n = script_commands("/boards/sw/scores", "{\"id\":\"a\",\"score\":5,\"op\":\"best\"}", NULL,
+                        200, &r, verbs, sizeof(verbs));
+    fprintf(stderr, "writes: a single write that changes nothing: %d commands:%s\n", n, verbs);
+    ck_assert_str_eq(r.body, "{\"id\":\"a\",\"score\":10,\"rank\":2,\"updated\":false,"
+                             "\"prev_score\":10,\"prev_rank\":2,\"version\":5}");
+    http_result_free(&r);
+    ck_assert_msg(verb_count(verbs, "ZRANK", NULL) == 1 && n <= 4, "%d commands:%s", n, verbs);
+    struct http_result pg;
+    req("GET", "/boards/sw/rank", NULL, NULL, NULL, 200, NULL, &pg);
+    const char *ia = strstr(pg.body, "\"id\":\"a\""), *ic = strstr(pg.body, "\"id\":\"c\"");
+    ck_assert_msg(ia && ic && ia < ic && strstr(pg.body, "\"id\":\"b\"") < ia, "%s", pg.body);
+    http_result_free(&pg);
+    redisReply *d = redis_admin_cmd(g_admin, "ZRANGE rankd:{sw}:dense 0 -1");
+    ck_assert_msg(d->elements == 2 && strcmp(d->element[0]->str, "-20") == 0 &&
+                      strcmp(d->element[1]->str, "-10") == 0,
+                  "the distinct scores: %zu", d->elements);
+    freeReplyObject(d);
+}
+END_TEST
+
+/* An NDJSON chunk reads the tie groups its new scores enter at once (the distinct scores say
+ * which have members), not one command per score; an entry refused alone (an incr past the
+ * range) is still reported on its line, and the others applied in order. */
+START_TEST(import_chunk_script_commands)
+{
+    expect("PUT", "/boards/ic", "{\"page_ttl_ms\":0}", 201, NULL);
+    it_post_score("ic", "{\"id\":\"old\",\"score\":2}");
+    it_post_score("ic", "{\"id\":\"top\",\"score\":4294967290}");
+    size_t cap = 64 * 200, at = 0;
+    char *nd = malloc(cap);
+    ck_assert_ptr_nonnull(nd);
+    for (int i = 0; i < 100; i++) /* 100 new scores, then 3 in the group of `old` */
+        at += (size_t)snprintf(nd + at, cap - at,
+                               "{\"id\":\"n%d\",\"score\":%d,\"record\":{\"i\":%d}}\n", i, 1000 + i,
+                               i);
+    for (int i = 0; i < 3; i++)
+        at += (size_t)snprintf(nd + at, cap - at, "{\"id\":\"t%d\",\"score\":2}\n", i);
+    at += (size_t)snprintf(nd + at, cap - at, "{\"id\":\"top\",\"score\":100,\"op\":\"incr\"}\n");
+    at += (size_t)snprintf(nd + at, cap - at, "{\"id\":\"last\",\"score\":7}\n");
+    char verbs[8192];
+    struct http_result r;
+    int n = script_commands("/boards/ic/scores", nd, "application/x-ndjson", 200, &r, verbs,
+                            sizeof(verbs));
+    free(nd);
+    fprintf(stderr, "writes: an import chunk of 105 lines: %d commands:%s\n", n, verbs);
+    ck_assert_msg(
+        strstr(r.body, "\"applied\":104,\"rejected_total\":1,\"rejected\":[{\"line\":104,"), "%s",
+        r.body);
+    http_result_free(&r);
+    ck_assert_msg(verb_count(verbs, "ZRANGE", NULL) <= 1, "a tie group read per score:%s", verbs);
+    ck_assert_msg(n <= 10, "%d commands:%s", n, verbs);
+    /* in order: the group of 2 is old, t0, t1, t2 (tiebreak first), top kept its score */
+    expect_score("ic", "top", "4294967290");
+    expect_score("ic", "n99", "1099");
+    struct http_result pg;
+    req("GET", "/boards/ic/rank?page=6", NULL, NULL, NULL, 200, NULL, &pg);
+    const char *o = strstr(pg.body, "\"id\":\"old\""), *t0 = strstr(pg.body, "\"id\":\"t0\""),
+               *t2 = strstr(pg.body, "\"id\":\"t2\"");
+    ck_assert_msg(o && t0 && t2 && o < t0 && t0 < t2, "%s", pg.body);
+    http_result_free(&pg);
+    redisReply *d = redis_admin_cmd(g_admin, "ZCARD rankd:{ic}:dense");
+    ck_assert_int_eq(d->integer, 103); /* 100 new, 2, 7 and top's */
+    freeReplyObject(d);
+    redisReply *rec = redis_admin_cmd(g_admin, "HGET rankd:items n42");
+    ck_assert_str_eq(rec->str, "{\"i\":42}");
+    freeReplyObject(rec);
+}
+END_TEST
+
 Suite *writes_suite(void)
 {
     const struct it_case cases[] = {
@@ -822,6 +963,8 @@ Suite *writes_suite(void)
         {"idempotent_many_boards_after_delete", idempotent_many_boards_after_delete},
         {"keep_top_n", keep_top_n},
         {"min_version_after_write", min_version_after_write},
+        {"single_write_script_commands", single_write_script_commands},
+        {"import_chunk_script_commands", import_chunk_script_commands},
     };
     return it_suite("writes", cases, sizeof(cases) / sizeof(cases[0]));
 }

@@ -37,6 +37,7 @@ static const struct {
     {"json_number", json_number_suite, 0},
     {"gzip", gzip_suite, 0},
     {"cors", cors_suite, 0},
+    {"filters", filters_suite, 0},
     {"cidr", cidr_suite, 0},
     {"validate", validate_suite, 0},
     {"log", log_suite, 1},
@@ -53,6 +54,7 @@ static const struct {
     {"board_keys", board_keys_suite, 0},
     {"board_settings", board_settings_suite, 0},
     {"board_read", board_read_suite, 0},
+    {"board_ctl", board_ctl_suite, 0},
     {"board_scripts", board_scripts_suite, 0},
 };
 /* clang-format on */

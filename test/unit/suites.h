@@ -16,6 +16,7 @@ Suite *hardening_suite(void);
 Suite *json_number_suite(void);
 Suite *gzip_suite(void);
 Suite *cors_suite(void);
+Suite *filters_suite(void);
 Suite *validate_suite(void);
 Suite *log_suite(void);
 Suite *cidr_suite(void);
@@ -32,6 +33,7 @@ Suite *store_cluster_suite(void);
 Suite *board_keys_suite(void);
 Suite *board_settings_suite(void);
 Suite *board_read_suite(void);
+Suite *board_ctl_suite(void);
 Suite *board_scripts_suite(void);
 
 #endif

@@ -1,0 +1,54 @@
+/* filter.c -- the filters' chain, in the order filter.h gives. */
+#include "filter.h"
+
+#include <assert.h>
+#include <string.h>
+
+#include "auth.h"
+#include "filter_gzip.h"
+
+void filter_header_add(struct filter_headers *out, const char *name, const char *value)
+{
+    assert(out->n < FILTER_HEADERS_MAX); /* the chain adds at most 6 */
+    out->h[out->n].name = name;
+    out->h[out->n++].value = value;
+}
+
+void filters_headers_in(const struct filter_request *in, struct filters_seen *seen,
+                        struct http_request *rq)
+{
+    seen->gzip_ok = gzip_filter_request(in->header(in->conn, "Accept-Encoding"));
+    etag_filter_request(seen->gzip_ok, &seen->etag, rq);
+}
+
+int filters_before_route(const struct filters_config *cfg, const struct filter_request *in,
+                         struct filters_seen *seen, struct http_reply *rp)
+{
+    return cors_filter_request(cfg->cors, in, &seen->cors, rp);
+}
+
+int filters_route_found(const struct filters_config *cfg, const struct filter_request *in,
+                        const struct route *r, struct http_request *rq, struct http_reply *rp)
+{
+    return auth_request(cfg->tokens, in->header(in->conn, "Authorization"), r, rq, rp) ? 1 : 0;
+}
+
+/* The reply's ETag header, or NULL. */
+static const char *reply_etag(const struct http_reply *rp)
+{
+    for (int i = 0; i < rp->nheaders; i++)
+        if (strcmp(rp->headers[i].name, "ETag") == 0)
+            return rp->headers[i].value;
+    return NULL;
+}
+
+int filters_reply(struct gzip_cache *gz, struct filters_seen *seen, struct http_reply *rp,
+                  struct filter_headers *out)
+{
+    const char *etag = reply_etag(rp);
+    int gzipped = gzip_filter_reply(gz, seen->gzip_ok, etag, rp, out);
+    etag_filter_reply(&seen->etag, gzipped, etag, rp);
+    filter_header_add(out, "X-Request-Id", seen->request_id);
+    cors_filter_reply(&seen->cors, out);
+    return gzipped;
+}

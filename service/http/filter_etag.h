@@ -1,0 +1,33 @@
+/*
+ * filter_etag.h -- the conditional-GET filter of the HTTP exchange (steps 2 and 6 of filter.h's
+ * chain): the ETags of a reply's two forms.
+ *
+ * A page's ETag names its version; its gzip form (filter_gzip.h) is another representation and
+ * has its own strong ETag (RFC 9110 8.8.3): the page's with "-gz" added inside the quotes
+ * ("v12" -> "v12-gz"). The handlers know only the identity form's ETag, so an If-None-Match that
+ * names a gzip form, from a client that accepts gzip, reaches them without its "-gz"
+ * (http_request.if_none_match), and the reply names the form it is about: a gzipped 200, or a
+ * 304 to such a request, carries the "-gz" ETag. Other ETags and headers pass unchanged.
+ */
+#ifndef RANKD_FILTER_ETAG_H
+#define RANKD_FILTER_ETAG_H
+
+#include "http.h"
+
+/** What step 2 leaves for step 6, per request. */
+struct etag_seen {
+    int inm_gz;   /**< its If-None-Match named a gzip form */
+    char inm[72]; /**< that If-None-Match without "-gz": what the handlers compare */
+    char gz[80];  /**< the reply's "-gz" ETag, when step 6 made one */
+};
+
+/** Step 2: when gzip_ok and rq->if_none_match names a gzip form, point it at the identity form
+ *  (kept in seen). */
+void etag_filter_request(int gzip_ok, struct etag_seen *seen, struct http_request *rq);
+
+/** Step 6: when rp's body is gzip (gzipped) or rp is a 304 to a request about a gzip form, the
+ *  value of rp's ETag header `etag` (NULL: none) becomes its "-gz" form (kept in seen). */
+void etag_filter_reply(struct etag_seen *seen, int gzipped, const char *etag,
+                       struct http_reply *rp);
+
+#endif
