@@ -107,6 +107,8 @@ export interface RankdBoardSettings {
     board: string;
     order: 'desc' | 'asc';
     tiebreak: 'first' | 'last' | 'id';
+    /** 'wide': a first|last board takes |score| up to 2^53 - 1 (about 80 bytes more per member) */
+    score_layout: 'packed' | 'wide';
     page_size: number;
     page_ttl_ms: number;
     score_decimals: number;
@@ -436,6 +438,8 @@ export interface RankdUploadCut {
 export interface RankdBoardSettingsInput {
     order?: 'desc' | 'asc';
     tiebreak?: 'first' | 'last' | 'id';
+    /** 'wide': a first|last board takes |score| up to 2^53 - 1; changes only while empty */
+    score_layout?: 'packed' | 'wide';
     /** 1..100 */
     page_size?: number;
     page_ttl_ms?: number;

@@ -168,9 +168,10 @@ static int only_fields(const cJSON *obj, const char *const *known, int n, struct
 int validate_settings(const cJSON *doc, const struct board_settings *defaults,
                       struct board_settings_patch *p, struct entry_error *err)
 {
-    static const char *const known[] = {"order",       "tiebreak",       "page_size",
-                                        "page_ttl_ms", "score_decimals", "period",
-                                        "timezone",    "retain",         "max_members"};
+    static const char *const known[] = {"order",          "tiebreak",    "page_size", "page_ttl_ms",
+                                        "score_decimals", "period",      "timezone",  "retain",
+                                        "max_members",    "score_layout"};
+    static const char *const widths[] = {"packed", "wide"};
     static const char *const periods[] = {"none", "hourly", "daily", "weekly", "monthly"};
     static const char *const orders[] = {"desc", "asc"};
     static const char *const ties[] = {"first", "last", "id"};
@@ -178,7 +179,7 @@ int validate_settings(const cJSON *doc, const struct board_settings *defaults,
         entry_fail(err, 400, "invalid_body", "The body must be a JSON object of settings.");
         return -1;
     }
-    if (only_fields(doc, known, 9, err, "The settings object"))
+    if (only_fields(doc, known, 10, err, "The settings object"))
         return -1;
     memset(p, 0, sizeof(*p));
     p->value = *defaults;
@@ -190,6 +191,11 @@ int validate_settings(const cJSON *doc, const struct board_settings *defaults,
     p->value.layout.order = o >= 0 ? (enum score_order)o : SCORE_ORDER_DESC;
     p->has_tiebreak = t >= 0;
     p->value.layout.tiebreak = t >= 0 ? (enum score_tiebreak)t : SCORE_TIEBREAK_FIRST;
+    int wl = enum_field(doc, "score_layout", widths, 2, err);
+    if (wl == -1)
+        return -1;
+    p->has_score_layout = wl >= 0;
+    p->value.layout.wide = wl == 1;
     int r1 = int_field(doc, "page_size", 1, BOARD_PAGE_SIZE_MAX, &p->value.page_size, err);
     int r2 = r1 < 0 ? -1
                     : int_field(doc, "page_ttl_ms", 0, BOARD_PAGE_TTL_MS_MAX, &p->value.page_ttl_ms,

@@ -60,7 +60,7 @@ struct board_put_call {
     const char **argv;
     int create;
     int nkeys, nargs;
-    char val[9][24], tz[16], retain[16], gen[32], nkeep[16], cut[32];
+    char val[10][24], tz[16], retain[16], gen[32], nkeep[16], cut[32];
 };
 
 /* delete_board.lua's call: keys (settings, registry, the period index, the plain set, every
@@ -77,7 +77,7 @@ struct board_delete_call {
 struct board_reset_call {
     struct board_keys k;
     char gen[32];
-    const char *argv[4];
+    const char *argv[5];
 };
 
 #define TRIM_CHUNK 250 /* measured: 1000 removals from a 3M set took 3-5 ms, over the 2 ms goal */
@@ -86,7 +86,7 @@ struct board_reset_call {
  * scores, the settings; then the mode, where the tail starts, the chunk. */
 struct board_trim_call {
     char from[32], chunk[16], meta[KEY_MAX];
-    const char *argv[6];
+    const char *argv[7];
 };
 
 /* delete_member.lua's call (allow-oom: it must work at maxmemory, where Redis refuses to queue
@@ -94,8 +94,8 @@ struct board_trim_call {
  * member. */
 struct board_member_delete_call {
     struct board_keys k;
-    const char *argv[4];
-    size_t lens[4];
+    const char *argv[5];
+    size_t lens[5];
 };
 
 /* ---------------------------------------------------------------- lent between the files */

@@ -12,6 +12,7 @@ void board_settings_default(struct board_settings *s)
     s->layout.order = SCORE_ORDER_DESC;
     s->layout.tiebreak = SCORE_TIEBREAK_FIRST;
     s->layout.decimals = BOARD_DECIMALS_DEFAULT;
+    s->layout.wide = 0; /* BOARD_SCORE_LAYOUT_DEFAULT */
     s->period = PERIOD_NONE;
     s->tz_min = BOARD_TIMEZONE_DEFAULT;
     s->retain = BOARD_RETAIN_DEFAULT;
@@ -34,6 +35,8 @@ void board_settings_field(struct board_settings *s, const char *f, const char *v
         n = LONG_MIN;
     if (strcmp(f, "order") == 0)
         s->layout.order = strcmp(v, "asc") == 0 ? SCORE_ORDER_ASC : SCORE_ORDER_DESC;
+    else if (strcmp(f, "score_layout") == 0)
+        s->layout.wide = strcmp(v, "wide") == 0;
     else if (strcmp(f, "tiebreak") == 0)
         s->layout.tiebreak = strcmp(v, "last") == 0 ? SCORE_TIEBREAK_LAST
                              : strcmp(v, "id") == 0 ? SCORE_TIEBREAK_ID

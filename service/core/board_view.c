@@ -221,6 +221,7 @@ int board_where_resolve(const struct board_model *m, const char *board, enum per
             return -ENOTSUP;
         board_z_key(w->z, sizeof(w->z), m->prefix, board, NULL);
         dense_key(w->dense, sizeof(w->dense), m->prefix, board, NULL);
+        board_set_key(w->ids, sizeof(w->ids), m->prefix, board, BOARD_KEY_IDS, NULL);
         return 0;
     }
     int64_t now = board_now_ms(m);
@@ -237,6 +238,7 @@ int board_where_resolve(const struct board_model *m, const char *board, enum per
     }
     board_z_key(w->z, sizeof(w->z), m->prefix, board, w->period);
     dense_key(w->dense, sizeof(w->dense), m->prefix, board, w->period);
+    board_set_key(w->ids, sizeof(w->ids), m->prefix, board, BOARD_KEY_IDS, w->period);
     return 0;
 }
 

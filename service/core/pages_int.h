@@ -32,6 +32,7 @@ struct board_state {
 struct pages {
     struct pages_config cfg;
     const struct store_script *page_fill; /* lua/page_fill.lua */
+    const struct store_script *page_get;  /* lua/page_get.lua */
     pthread_mutex_t state_lock;
     struct board_state *states; /* STATE_SLOTS */
     atomic_ulong batched_hits, batches, shared_lookups;
@@ -50,6 +51,8 @@ struct page_req {
     int ttl_ms;
     int64_t gen;
     char key[KEY_MAX];
+    int64_t guess_gen; /* the generation and size the guessed key was made of (place) */
+    int guess_size;
 };
 
 /*

@@ -47,6 +47,7 @@ static void assert_defaults(const struct board_settings *s)
     ck_assert_int_eq(s->layout.order, SCORE_ORDER_DESC);
     ck_assert_int_eq(s->layout.tiebreak, SCORE_TIEBREAK_FIRST);
     ck_assert_int_eq(s->layout.decimals, 0);
+    ck_assert_int_eq(s->layout.wide, 0);
     ck_assert_int_eq(s->period, PERIOD_NONE);
     ck_assert_int_eq(s->tz_min, 0);
     ck_assert_int_eq(s->retain, 1);
@@ -348,14 +349,15 @@ START_TEST(test_lua_defaults)
         char value[32];
         int seen;
     } want[] = {
-        {"BOARD_PAGE_SIZE_DEFAULT", "", 0}, {"BOARD_PAGE_TTL_MS_DEFAULT", "", 0},
-        {"BOARD_ORDER_DEFAULT", "", 0},     {"BOARD_TIEBREAK_DEFAULT", "", 0},
-        {"BOARD_DECIMALS_DEFAULT", "", 0},  {"BOARD_PERIOD_DEFAULT", "", 0},
-        {"BOARD_TIMEZONE_DEFAULT", "", 0},  {"BOARD_RETAIN_DEFAULT", "", 0},
-        {"BOARD_PAGE_SIZE_MAX", "", 0},     {"BOARD_PAGE_TTL_MS_MAX", "", 0},
-        {"BOARD_NAME_LEN_MAX", "", 0},      {"BOARD_ID_LEN_MAX", "", 0},
-        {"BOARD_RECORD_BYTES_MAX", "", 0},  {"BOARD_BATCH_MAX", "", 0},
-        {"BOARD_MAX_MEMBERS_MAX", "", 0},   {"BOARD_LIST_COUNT_MAX", "", 0},
+        {"BOARD_PAGE_SIZE_DEFAULT", "", 0},    {"BOARD_PAGE_TTL_MS_DEFAULT", "", 0},
+        {"BOARD_ORDER_DEFAULT", "", 0},        {"BOARD_TIEBREAK_DEFAULT", "", 0},
+        {"BOARD_DECIMALS_DEFAULT", "", 0},     {"BOARD_PERIOD_DEFAULT", "", 0},
+        {"BOARD_TIMEZONE_DEFAULT", "", 0},     {"BOARD_RETAIN_DEFAULT", "", 0},
+        {"BOARD_PAGE_SIZE_MAX", "", 0},        {"BOARD_PAGE_TTL_MS_MAX", "", 0},
+        {"BOARD_NAME_LEN_MAX", "", 0},         {"BOARD_ID_LEN_MAX", "", 0},
+        {"BOARD_RECORD_BYTES_MAX", "", 0},     {"BOARD_BATCH_MAX", "", 0},
+        {"BOARD_MAX_MEMBERS_MAX", "", 0},      {"BOARD_LIST_COUNT_MAX", "", 0},
+        {"BOARD_SCORE_LAYOUT_DEFAULT", "", 0},
     };
     const size_t nwant = sizeof(want) / sizeof(want[0]);
     snprintf(want[0].value, sizeof(want[0].value), "'%d'", BOARD_PAGE_SIZE_DEFAULT);
@@ -374,11 +376,12 @@ START_TEST(test_lua_defaults)
     snprintf(want[13].value, sizeof(want[13].value), "%d", BOARD_BATCH_MAX);
     snprintf(want[14].value, sizeof(want[14].value), "%d", BOARD_MAX_MEMBERS_MAX);
     snprintf(want[15].value, sizeof(want[15].value), "%d", BOARD_LIST_COUNT_MAX);
+    snprintf(want[16].value, sizeof(want[16].value), "'%s'", BOARD_SCORE_LAYOUT_DEFAULT);
 
     /* the text defaults are what board_settings_default means */
-    static const char *const text[] = {"order",    BOARD_ORDER_DEFAULT,
-                                       "tiebreak", BOARD_TIEBREAK_DEFAULT,
-                                       "period",   BOARD_PERIOD_DEFAULT};
+    static const char *const text[] = {
+        "order",  BOARD_ORDER_DEFAULT,  "tiebreak",     BOARD_TIEBREAK_DEFAULT,
+        "period", BOARD_PERIOD_DEFAULT, "score_layout", BOARD_SCORE_LAYOUT_DEFAULT};
     struct board_settings s;
     assert_paths_agree(text, sizeof(text) / sizeof(text[0]), &s);
     assert_defaults(&s);
