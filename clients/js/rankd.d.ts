@@ -115,7 +115,7 @@ export interface RankdBoardSettings {
     total: number;
     score_range: { min: number; max: number };
     period: RankdPeriodKind;
-    /** 'UTC' or a fixed offset such as '+02:00' */
+    /** 'UTC', a fixed offset such as '+02:00', or an IANA time zone such as 'Europe/Paris' */
     timezone: string;
     /** past periods that stay readable */
     retain: number;
@@ -446,7 +446,11 @@ export interface RankdBoardSettingsInput {
     /** 0..9 */
     score_decimals?: number;
     period?: RankdPeriodKind;
-    /** 'UTC' or a fixed offset such as '+02:00' */
+    /**
+     * 'UTC', a fixed offset such as '+02:00' (no daylight saving), or an IANA time zone such as
+     * 'Europe/Paris' whose local midnight the periods follow through daylight-saving changes
+     * (a daily period then lasts 23 or 25 hours); an unknown zone is 400 unknown_timezone
+     */
     timezone?: string;
     /** past periods kept readable, 0..400 */
     retain?: number;

@@ -354,8 +354,8 @@ char *render_board(const char *board, const struct board_info *info,
     cJSON_AddNumberToObject(doc, "page_ttl_ms", s->page_ttl_ms);
     cJSON_AddNumberToObject(doc, "score_decimals", s->layout.decimals);
     cJSON_AddStringToObject(doc, "period", period_kind_name(s->period));
-    char tz[16];
-    period_tz_format(s->tz_min, tz, sizeof(tz));
+    char tz[PERIOD_TZ_TEXT_MAX];
+    period_tz_format(&s->tz, tz, sizeof(tz));
     cJSON_AddStringToObject(doc, "timezone", tz);
     cJSON_AddNumberToObject(doc, "retain", s->retain);
     if (s->max_members > 0)

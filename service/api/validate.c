@@ -214,10 +214,10 @@ int validate_settings(const cJSON *doc, const struct board_settings *defaults,
     p->has_period = pk >= 0;
     p->value.period = pk >= 0 ? (enum period_kind)pk : PERIOD_NONE;
     const cJSON *tz = cJSON_GetObjectItemCaseSensitive(doc, "timezone");
-    if (tz && (!cJSON_IsString(tz) || period_tz_parse(tz->valuestring, &p->value.tz_min))) {
+    if (tz && (!cJSON_IsString(tz) || period_tz_parse(tz->valuestring, &p->value.tz))) {
         entry_fail(err, 400, "invalid_field",
-                   "timezone must be \"UTC\" or an offset \"+HH:MM\" / \"-HH:MM\" within "
-                   "14 hours.");
+                   "timezone must be \"UTC\", an offset \"+HH:MM\" / \"-HH:MM\" within "
+                   "14 hours, or an IANA time zone name such as \"Europe/Paris\".");
         return -1;
     }
     p->has_tz = tz != NULL;

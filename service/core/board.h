@@ -62,7 +62,7 @@
 #define BOARD_SCORE_LAYOUT_DEFAULT "packed" /**< score_layout.wide 0 (score_codec.h) */
 #define BOARD_DECIMALS_DEFAULT 0            /**< score_decimals */
 #define BOARD_PERIOD_DEFAULT "none"         /**< period: PERIOD_NONE */
-#define BOARD_TIMEZONE_DEFAULT 0            /**< timezone, minutes east of UTC */
+#define BOARD_TIMEZONE_DEFAULT 0            /**< timezone: UTC (period_tz_text's form) */
 #define BOARD_RETAIN_DEFAULT 1              /**< retain: past periods kept readable */
 #define BOARD_RECORD_BYTES_MAX 1024         /**< serialized record JSON */
 #define BOARD_BATCH_MAX 1000                /**< entries per write script call */
@@ -72,7 +72,8 @@
 struct board_settings {
     struct score_layout layout; /**< order, tiebreak, decimals, wide (the `score_layout`) */
     enum period_kind period;    /**< none, hourly, daily, weekly, monthly */
-    int tz_min;                 /**< UTC offset of the period boundaries, minutes east */
+    struct period_tz tz;        /**< the period boundaries' time zone (a fixed offset or an
+                                 *   IANA zone; bound when it went through board_where) */
     int retain;                 /**< past periods that stay readable, 0..PERIOD_RETAIN_MAX */
     int page_size;              /**< default entries per page, 1..BOARD_PAGE_SIZE_MAX */
     int page_ttl_ms;            /**< page cache soft TTL, 0 = no caching */
@@ -101,10 +102,14 @@ struct board_model {
      *  second, boards lately added to the registry), made by board_model_init. NULL: none is
      *  kept, and every call asks Redis (correct, one round trip more). */
     struct board_view *view;
+    /** The IANA zones of periodic boards, loaded once per process (tzif.h), made by
+     *  board_model_init; NULL: a board in a named zone cannot be placed (its reads fail). */
+    struct tzif_cache *zones;
 };
 
-/** Make m's view of its boards (m->view; about 0.5 MB): 0, or -ENOMEM. Free with
- *  board_model_free. Call before m is shared between threads. */
+/** Make m's view of its boards (m->view; about 0.5 MB) and its zone cache (m->zones, from
+ *  TZIF_DIR_DEFAULT): 0, or -ENOMEM. Free with board_model_free. Call before m is shared between
+ *  threads. */
 int board_model_init(struct board_model *m);
 
 /** Free m->view (NULL afterwards); nothing when there is none. */
@@ -117,7 +122,7 @@ struct board_where {
     char ids[192];   /**< a `wide` set's id -> tie prefix hash (P:{board}:ids[:<period>]) */
     char period[PERIOD_ID_MAX]; /**< the period id, "" for a board without periods */
     enum period_kind kind;      /**< the board's period settings used to choose it */
-    int tz_min;
+    struct period_tz tz;        /**< (bound to its zone) */
     int retain;
 };
 

@@ -22,27 +22,29 @@ void board_info_take(const struct store_reply *r, const struct board_where *w,
 }
 
 /* Text of the ten settings put_board.lua takes, in its order (see the script). */
-static void settings_text(const struct board_settings *v, char out[10][24])
+static void settings_text(const struct board_settings *v, char out[10][PERIOD_TZ_TEXT_MAX])
 {
-    snprintf(out[9], 24, "%s", score_layout_name(v->layout.wide));
-    snprintf(out[8], 24, "%" PRId64, v->max_members);
-    snprintf(out[0], 24, "%s", score_order_name(v->layout.order));
-    snprintf(out[1], 24, "%s", score_tiebreak_name(v->layout.tiebreak));
-    snprintf(out[2], 24, "%d", v->layout.decimals);
-    snprintf(out[3], 24, "%s", period_kind_name(v->period));
-    snprintf(out[4], 24, "%d", v->tz_min);
-    snprintf(out[5], 24, "%d", v->page_size);
-    snprintf(out[6], 24, "%d", v->page_ttl_ms);
-    snprintf(out[7], 24, "%d", v->retain);
+    const size_t n = PERIOD_TZ_TEXT_MAX;
+    snprintf(out[9], n, "%s", score_layout_name(v->layout.wide));
+    snprintf(out[8], n, "%" PRId64, v->max_members);
+    snprintf(out[0], n, "%s", score_order_name(v->layout.order));
+    snprintf(out[1], n, "%s", score_tiebreak_name(v->layout.tiebreak));
+    snprintf(out[2], n, "%d", v->layout.decimals);
+    snprintf(out[3], n, "%s", period_kind_name(v->period));
+    period_tz_text(&v->tz, out[4], n);
+    snprintf(out[5], n, "%d", v->page_size);
+    snprintf(out[6], n, "%d", v->page_ttl_ms);
+    snprintf(out[7], n, "%d", v->retain);
 }
 
 /* The key of the set (what 1: of its distinct scores, 2: of its ids) of the period `d` periods
  * before the one holding `now` under the given period settings: <prefix>:{<board>}:z:<period id> */
 static void period_set_key(const struct board_model *m, const char *board, enum period_kind kind,
-                           int tz_min, int64_t now, int d, int what, char out[KEY_MAX])
+                           const struct period_tz *tz, int64_t now, int d, int what,
+                           char out[KEY_MAX])
 {
     char id[PERIOD_ID_MAX];
-    period_id(kind, tz_min, period_start(kind, tz_min, now, -d), id);
+    period_id(kind, tz, period_start(kind, tz, now, -d), id);
     board_set_key(out, KEY_MAX, m->prefix, board,
                   what == 2 ? BOARD_KEY_IDS
                   : what    ? BOARD_KEY_DENSE
@@ -67,7 +69,7 @@ static void patch_apply(const struct board_settings *base, const struct board_se
     if (p->has_period)
         out->period = v->period;
     if (p->has_tz)
-        out->tz_min = v->tz_min;
+        out->tz = v->tz;
     if (p->has_page_size)
         out->page_size = v->page_size;
     if (p->has_page_ttl)
@@ -87,8 +89,8 @@ static void put_reply_take(struct board_model *m, const char *board, const struc
     board_view_put(m, board, &out->settings, 1);
     struct board_where now_w;
     out->period[0] = '\0';
-    if (board_where_resolve(m, board, out->settings.period, out->settings.tz_min,
-                            out->settings.retain, NULL, &now_w) == 0)
+    if (board_where_resolve(m, board, out->settings.period, &out->settings.tz, out->settings.retain,
+                            NULL, &now_w) == 0)
         snprintf(out->period, sizeof(out->period), "%s", now_w.period);
 }
 
@@ -111,7 +113,7 @@ int board_put_create_prepare(struct board_model *m, const char *board,
     struct board_settings d, v;
     board_settings_default(&d);
     patch_apply(&d, patch, &v);
-    int rc = board_where_resolve(m, board, v.period, v.tz_min, v.retain, NULL, &c->w);
+    int rc = board_where_resolve(m, board, v.period, &v.tz, v.retain, NULL, &c->w);
     if (rc)
         return rc;
     settings_text(&v, c->val);
@@ -137,7 +139,8 @@ int board_put_create_prepare(struct board_model *m, const char *board,
     return 0;
 }
 
-/* put_board.lua's call for a change of an existing board read as `cur`: 0 or -ENOMEM. */
+/* put_board.lua's call for a change of an existing board read as `cur`: 0, -ENOMEM, or
+ * -EBADMSG (the board's zone is not one this process can load). */
 int board_put_update_prepare(struct board_model *m, const char *board,
                              const struct board_settings *cur,
                              const struct board_settings_patch *patch, struct board_put_call *c)
@@ -148,6 +151,9 @@ int board_put_update_prepare(struct board_model *m, const char *board,
     int lo = periodic ? (next < cur->retain ? next : cur->retain) : 0;
     int hi = periodic ? (next > cur->retain ? next : cur->retain) : 0;
     int64_t now = board_now_ms(m);
+    struct period_tz tz = cur->tz;
+    if (period_tz_bind(&tz, m->zones))
+        return -EBADMSG; /* the board's zone is not one this process can load */
     /* the current set, the past ones, then the distinct scores of those emptied (d > lo) */
     c->zs = calloc(3 * (size_t)hi + 1, sizeof(*c->zs));
     c->argv = calloc(3 * (size_t)hi + 3 + 16, sizeof(*c->argv));
@@ -156,25 +162,25 @@ int board_put_update_prepare(struct board_model *m, const char *board,
         return -ENOMEM;
     }
     if (periodic)
-        period_set_key(m, board, cur->period, cur->tz_min, now, 0, 0, c->zs[0]);
+        period_set_key(m, board, cur->period, &tz, now, 0, 0, c->zs[0]);
     else
         board_z_key(c->zs[0], KEY_MAX, m->prefix, board, NULL);
     for (int d = 1; d <= hi; d++)
-        period_set_key(m, board, cur->period, cur->tz_min, now, d, 0, c->zs[d]);
+        period_set_key(m, board, cur->period, &tz, now, d, 0, c->zs[d]);
     for (int d = lo + 1; d <= hi; d++) {
-        period_set_key(m, board, cur->period, cur->tz_min, now, d, 1, c->zs[hi + 2 * (d - lo) - 1]);
-        period_set_key(m, board, cur->period, cur->tz_min, now, d, 2, c->zs[hi + 2 * (d - lo)]);
+        period_set_key(m, board, cur->period, &tz, now, d, 1, c->zs[hi + 2 * (d - lo) - 1]);
+        period_set_key(m, board, cur->period, &tz, now, d, 2, c->zs[hi + 2 * (d - lo)]);
     }
     settings_text(&patch->value, c->val);
     const int has[8] = {patch->has_order,    patch->has_tiebreak, patch->has_decimals,
                         patch->has_period,   patch->has_tz,       patch->has_page_size,
                         patch->has_page_ttl, patch->has_retain};
-    snprintf(c->tz, sizeof(c->tz), "%d", cur->tz_min);
+    period_tz_text(&cur->tz, c->tz, sizeof(c->tz));
     snprintf(c->retain, sizeof(c->retain), "%d", cur->retain);
     board_new_generation(c->gen);
     snprintf(c->nkeep, sizeof(c->nkeep), "%d", lo);
     snprintf(c->cut, sizeof(c->cut), "%" PRId64,
-             periodic ? period_start(cur->period, cur->tz_min, now, -lo) : 0);
+             periodic ? period_start(cur->period, &tz, now, -lo) : 0);
     int nk = 0;
     c->argv[nk++] = c->k.meta;
     c->argv[nk++] = c->zs[0];
@@ -396,7 +402,7 @@ void board_list_where(const struct board_model *m, const char *name, const struc
         board_settings_field(&set, "retain", x->element[2]->str);
     }
     struct board_where w;
-    board_where_resolve(m, name, set.period, set.tz_min, set.retain, NULL, &w);
+    board_where_resolve(m, name, set.period, &set.tz, set.retain, NULL, &w);
     snprintf(z, KEY_MAX, "%s", w.z);
 }
 

@@ -225,8 +225,7 @@ static void ctl_settings_reply(void *arg, int rc, struct store_reply **replies)
             ctl_end(j, -ENOENT);
         return;
     }
-    rc = board_where_resolve(j->m, j->board, j->cur.period, j->cur.tz_min, j->cur.retain, NULL,
-                             &j->w);
+    rc = board_where_resolve(j->m, j->board, j->cur.period, &j->cur.tz, j->cur.retain, NULL, &j->w);
     if (rc)
         ctl_end(j, rc);
     else

@@ -60,7 +60,8 @@ struct board_put_call {
     const char **argv;
     int create;
     int nkeys, nargs;
-    char val[10][24], tz[16], retain[16], gen[32], nkeep[16], cut[32];
+    char val[10][PERIOD_TZ_TEXT_MAX], tz[PERIOD_TZ_TEXT_MAX], retain[16], gen[32], nkeep[16],
+        cut[32];
 };
 
 /* delete_board.lua's call: keys (settings, registry, the period index, the plain set, every
@@ -122,7 +123,8 @@ void board_set_key(char *out, size_t len, const char *prefix, const char *board,
                    enum board_key_kind what, const char *period);
 void board_z_key(char *out, size_t len, const char *prefix, const char *board, const char *period);
 int board_where_resolve(const struct board_model *m, const char *board, enum period_kind kind,
-                        int tz_min, int retain, const char *requested, struct board_where *w);
+                        const struct period_tz *tz, int retain, const char *requested,
+                        struct board_where *w);
 struct store *board_writes_of(const struct board_model *m);
 int board_registered_memo(const struct board_model *m, const char *board, int op);
 

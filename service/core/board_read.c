@@ -103,7 +103,7 @@ static int read_head(struct board_model *m, const char *board, const struct boar
     util_copy(out->z, sizeof(out->z), w->z);
     util_copy(out->dense, sizeof(out->dense), w->dense);
     util_copy(out->ids, sizeof(out->ids), w->ids);
-    i64_text(out->tz, sizeof(out->tz), w->tz_min); /* no snprintf: every read prepares one */
+    period_tz_text(&w->tz, out->tz, sizeof(out->tz)); /* no snprintf: every read prepares one */
     i64_text(out->retain, sizeof(out->retain), w->retain);
     const char *head[] = {out->meta,  out->z,      out->items,
                           out->dense, out->ids,    period_kind_name(w->kind),
@@ -548,7 +548,7 @@ void board_boards_prepare(struct board_model *m, const char *const *boards, size
         util_copy(out->keys[nk++], KEY_MAX, w.z);
         util_copy(out->keys[nk++], KEY_MAX, w.dense);
         util_copy(out->keys[nk++], KEY_MAX, w.ids);
-        snprintf(out->nums[2 * i], sizeof(out->nums[0]), "%d", w.tz_min);
+        period_tz_text(&w.tz, out->nums[2 * i], sizeof(out->nums[0]));
         snprintf(out->nums[2 * i + 1], sizeof(out->nums[0]), "%d", w.retain);
         args[na] = period_kind_name(w.kind), alens[na] = strlen(args[na]), na++;
         args[na] = out->nums[2 * i], alens[na] = strlen(args[na]), na++;

@@ -64,7 +64,8 @@ struct board_read {
     int nkeys, nargs;
     const char *argv[BOARD_READ_ARGV];
     size_t lens[BOARD_READ_ARGV];
-    char meta[192], items[192], z[192], dense[192], ids[192], tz[16], retain[16], num[8][32];
+    char meta[192], items[192], z[192], dense[192], ids[192], tz[PERIOD_TZ_TEXT_MAX], retain[16],
+        num[8][32];
 };
 
 /** Prepare the read `a` of the set `w` (board_where_cached or board_where_settled). */
@@ -180,7 +181,7 @@ struct board_boards_call {
     const char *argv[2 + 7 * BOARD_MEMBER_BOARDS_MAX];
     size_t lens[2 + 7 * BOARD_MEMBER_BOARDS_MAX];
     char keys[4 * BOARD_MEMBER_BOARDS_MAX][192];
-    char nums[2 * BOARD_MEMBER_BOARDS_MAX][16];
+    char nums[2 * BOARD_MEMBER_BOARDS_MAX][PERIOD_TZ_TEXT_MAX];
 };
 
 /** How many member_boards.lua calls a read of n boards takes, each of n / calls boards: 1 on one

@@ -41,7 +41,7 @@ double board_decode_stored(const struct score_layout *l, const char *s)
 
 struct write_target_args {
     char meta[KEY_MAX], index[KEY_MAX], idem[IDEM_KEY_MAX];
-    char hdr[WRITE_TARGET_HDR][32];
+    char hdr[WRITE_TARGET_HDR][PERIOD_TZ_TEXT_MAX];
 };
 
 struct write_args {
@@ -147,7 +147,7 @@ static int write_args_build(struct write_args *w, const struct board_write_job *
         const struct board_write_target *t = &j->targets[b];
         const struct board_settings *s = &t->assumed;
         const struct score_layout *l = &s->layout;
-        char(*h)[32] = w->t[b].hdr;
+        char(*h)[PERIOD_TZ_TEXT_MAX] = w->t[b].hdr;
         snprintf(h[0], 32, "%" PRId64, INT64_C(1) << score_codec_tie_bits(l));
         util_copy(h[1], 32, score_tiebreak_name(l->tiebreak));
         snprintf(h[2], 32, "%" PRId64, score_codec_scaled_max(l));
@@ -157,12 +157,13 @@ static int write_args_build(struct write_args *w, const struct board_write_job *
         snprintf(h[6], 32, "%d", s->page_ttl_ms);
         board_new_generation(h[8]);
         util_copy(h[9], 32, period_kind_name(s->period));
-        snprintf(h[10], 32, "%d", s->tz_min);
+        period_tz_text(&t->where.tz, h[10], PERIOD_TZ_TEXT_MAX);
         util_copy(h[11], 32, s->period != PERIOD_NONE ? "1" : "");
         /* the current period's start: its score in the index */
         snprintf(h[12], 32, "%" PRId64,
-                 s->period != PERIOD_NONE ? period_start(s->period, s->tz_min, board_now_ms(m), 0)
-                                          : 0);
+                 s->period != PERIOD_NONE
+                     ? period_start(s->period, &t->where.tz, board_now_ms(m), 0)
+                     : 0);
         util_copy(h[13], 32, score_layout_name(l->wide));
         for (int v = 0; v < WRITE_TARGET_HDR; v++) {
             if (v == 7)
@@ -610,7 +611,7 @@ int board_write_submit(struct board_model *m, struct store_async *conn, struct b
     for (size_t b = 0; b < j->ntargets; b++) {
         struct board_write_target *t = &j->targets[b];
         t->version = t->trimmed = 0;
-        int rc = board_where_resolve(m, t->board, t->assumed.period, t->assumed.tz_min,
+        int rc = board_where_resolve(m, t->board, t->assumed.period, &t->assumed.tz,
                                      t->assumed.retain, NULL, &t->where);
         if (rc)
             return rc;

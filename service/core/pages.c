@@ -47,7 +47,7 @@ int64_t page_not_after(const struct page_req *q)
 {
     if (q->kind == PERIOD_NONE || (q->requested && q->requested[0]))
         return 0;
-    return period_start(q->kind, q->tz_min, util_wall_ms(), 1);
+    return period_start(q->kind, &q->tz, util_wall_ms(), 1);
 }
 
 /* 1 when the If-None-Match header value matches etag (a list, W/ prefixes and * allowed). */
@@ -234,7 +234,7 @@ static int settle(struct pages *pg, struct page_req *q, int requested_size,
     for (int i = 0; i < SETTINGS_ARGC - 2; i++)
         board_settings_field(&s, settings_fields[i],
                              f[i]->type == STORE_REPLY_STRING ? f[i]->str : NULL);
-    if (s.period != w->kind || s.tz_min != w->tz_min || s.retain != w->retain) {
+    if (s.period != w->kind || !period_tz_same(&s.tz, &w->tz) || s.retain != w->retain) {
         /* the board's periods (or which of them are readable) are not what this process
          * thought: learn, choose again */
         board_where_note(pg->cfg.model, q->board, f[3]->str, f[4]->str, f[5]->str);
@@ -270,7 +270,7 @@ static void place(struct pages *pg, struct page_req *q, int requested_size,
 {
     util_copy(q->period, sizeof(q->period), w->period);
     q->kind = w->kind;
-    q->tz_min = w->tz_min;
+    q->tz = w->tz;
     guess[0] = '\0';
     struct board_state st;
     if (!pg->cfg.cache_apart && !page_cache_breaker_open(pg->cfg.cache) &&

@@ -208,10 +208,10 @@ static int fill_lock_call(struct page_cache_fill *f, void *ctx, const struct pag
 {
     struct fill_ctx *c = ctx;
     c->f = f;
-    char page_s[24], size_s[16], tz[16], gen[24], ttl[16], older[24], stamp[24];
+    char page_s[24], size_s[16], tz[PERIOD_TZ_TEXT_MAX], gen[24], ttl[16], older[24], stamp[24];
     snprintf(page_s, sizeof(page_s), "%" PRId64, c->page);
     snprintf(size_s, sizeof(size_s), "%d", c->q.size);
-    snprintf(tz, sizeof(tz), "%d", c->q.tz_min);
+    period_tz_text(&c->q.tz, tz, sizeof(tz));
     snprintf(gen, sizeof(gen), "%" PRId64, lk->version);
     snprintf(ttl, sizeof(ttl), "%d", lk->ttl_ms);
     snprintf(older, sizeof(older), "%" PRId64, lk->older_than_ms);

@@ -44,7 +44,7 @@ struct page_req {
     const char *requested;      /* the period asked for, NULL = current */
     char period[PERIOD_ID_MAX]; /* the period read, "" for a board without periods */
     enum period_kind kind;      /* the board's periods: a current page ends with its period */
-    int tz_min;
+    struct period_tz tz;        /* bound (from the board_where) */
     int64_t page;
     int size; /* resolved */
     enum rank_type rank;

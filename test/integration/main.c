@@ -164,6 +164,7 @@ static const struct {
     {"faults", faults_suite, 1, 0},
     {"page_cache", page_cache_suite, 1, 1},
     {"lifecycle", lifecycle_suite, 1, 0},
+    {"timezones", timezones_suite, 1, 0},
     {"request_path", path_suite, 1, 0},
     {"hardening", hardening_suite, 1, 0},
     {"numbers", numbers_suite, 1, 0},

@@ -65,6 +65,7 @@ Suite *cities_suite(void);
 Suite *faults_suite(void);
 Suite *page_cache_suite(void);
 Suite *lifecycle_suite(void);
+Suite *timezones_suite(void);
 Suite *path_suite(void);
 Suite *hardening_suite(void);
 Suite *numbers_suite(void);

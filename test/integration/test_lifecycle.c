@@ -997,8 +997,10 @@ START_TEST(test_period_utc_offsets)
     /* offsets that are not offsets */
     expect_error("PUT", "/boards/bad", "{\"period\":\"daily\",\"timezone\":\"+15:00\"}", 400,
                  "invalid_field");
-    expect_error("PUT", "/boards/bad", "{\"period\":\"daily\",\"timezone\":\"Europe/Paris\"}", 400,
+    expect_error("PUT", "/boards/bad", "{\"period\":\"daily\",\"timezone\":\"+0200\"}", 400,
                  "invalid_field");
+    expect_error("PUT", "/boards/bad", "{\"period\":\"daily\",\"timezone\":\"Mars/Base\"}", 400,
+                 "unknown_timezone");
     expect_error("PUT", "/boards/bad", "{\"period\":\"fortnightly\"}", 400, "invalid_field");
     expect_error("PUT", "/boards/bad", "{\"retain\":401}", 400, "invalid_field");
     expect_error("GET", "/boards/bad", NULL, 404, "board_not_found");

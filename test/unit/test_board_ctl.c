@@ -16,7 +16,8 @@
 #include "store_reply.h"
 #include "suites.h"
 
-#define NOW_MS INT64_C(1704844800000) /* 2024-01-10 00:00 UTC */
+#define NOW_MS INT64_C(1704844800000)    /* 2024-01-10 00:00 UTC */
+static const struct period_tz utc = {0}; /* the fixed offset 0 the tests' boards use */
 
 static struct store_reply *reply_of(const char *resp)
 {
@@ -79,7 +80,7 @@ static void teardown(void)
 static void daily_key(int d, int dense, char out[KEY_MAX])
 {
     char id[PERIOD_ID_MAX];
-    period_id(PERIOD_DAILY, 0, period_start(PERIOD_DAILY, 0, NOW_MS, -d), id);
+    period_id(PERIOD_DAILY, &utc, period_start(PERIOD_DAILY, &utc, NOW_MS, -d), id);
     snprintf(out, KEY_MAX, "P:{b}:%s:%s", dense == 2 ? "ids" : dense ? "dense" : "z", id);
 }
 
@@ -181,7 +182,7 @@ START_TEST(test_put_update_prepare)
     ck_assert_str_eq(c.argv[20], "1"); /* the new retain */
     ck_assert_str_eq(c.argv[22], "1"); /* keep one past period readable */
     char cut[32];
-    snprintf(cut, sizeof(cut), "%" PRId64, period_start(PERIOD_DAILY, 0, NOW_MS, -1));
+    snprintf(cut, sizeof(cut), "%" PRId64, period_start(PERIOD_DAILY, &utc, NOW_MS, -1));
     ck_assert_str_eq(c.argv[23], cut);
     ck_assert_str_eq(c.argv[24], "10");
     ck_assert_str_eq(c.argv[25], ""); /* score_layout unchanged */

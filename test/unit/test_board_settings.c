@@ -49,7 +49,8 @@ static void assert_defaults(const struct board_settings *s)
     ck_assert_int_eq(s->layout.decimals, 0);
     ck_assert_int_eq(s->layout.wide, 0);
     ck_assert_int_eq(s->period, PERIOD_NONE);
-    ck_assert_int_eq(s->tz_min, 0);
+    ck_assert_int_eq(s->tz.min, 0);
+    ck_assert_str_eq(s->tz.name, "");
     ck_assert_int_eq(s->retain, 1);
     ck_assert_int_eq(s->page_size, BOARD_PAGE_SIZE_DEFAULT);
     ck_assert_int_eq(s->page_ttl_ms, BOARD_PAGE_TTL_MS_DEFAULT);
@@ -92,7 +93,8 @@ static void assert_paths_agree(const char *const *fv, size_t n, struct board_set
     ck_assert_int_eq(a.layout.tiebreak, b.layout.tiebreak);
     ck_assert_int_eq(a.layout.decimals, b.layout.decimals);
     ck_assert_int_eq(a.period, b.period);
-    ck_assert_int_eq(a.tz_min, b.tz_min);
+    ck_assert_int_eq(a.tz.min, b.tz.min);
+    ck_assert_str_eq(a.tz.name, b.tz.name);
     ck_assert_int_eq(a.retain, b.retain);
     ck_assert_int_eq(a.page_size, b.page_size);
     ck_assert_int_eq(a.page_ttl_ms, b.page_ttl_ms);
@@ -185,7 +187,7 @@ START_TEST(test_every_field)
     enum period_kind weekly;
     ck_assert_int_eq(period_kind_parse("weekly", &weekly), 0);
     ck_assert_int_eq(s.period, weekly);
-    ck_assert_int_eq(s.tz_min, -300);
+    ck_assert_int_eq(s.tz.min, -300);
     ck_assert_int_eq(s.retain, 4);
     ck_assert_int_eq(s.gen, INT64_C(1733011200000123));
     ck_assert_int_eq(s.max_members, 5000);
@@ -324,7 +326,7 @@ START_TEST(test_hmget_path)
     ck_assert_int_eq(s.layout.order, SCORE_ORDER_ASC);
     ck_assert_int_eq(s.page_size, 50);
     ck_assert_int_eq(s.page_ttl_ms, 0);
-    ck_assert_int_eq(s.tz_min, -300);
+    ck_assert_int_eq(s.tz.min, -300);
     ck_assert_int_eq(s.retain, 4);
     ck_assert_int_eq(s.gen, INT64_C(1733011200000123));
 
