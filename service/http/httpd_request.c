@@ -278,7 +278,6 @@ void begin(struct httpd *srv, struct MHD_Connection *c, const char *url, const c
     filters_headers_in(&in, &x->seen, &x->rq);
     access_request_id(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Request-Id"),
                       x->request_id);
-    x->seen.request_id = x->request_id;
     if (check_framing(c, &x->rp)) {
         x->no_drain = 1; /* its body's length is in doubt: never read it */
         return;
