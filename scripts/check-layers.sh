@@ -33,7 +33,7 @@ api/handlers_write.c app.h
 #   exporter.c -> store.h: /metrics reads the stores' counters (a stats callback instead)
 
 # One awk pass: the folder of every header, then each file's includes judged against the table.
-files=$(ls service/*.[ch] service/*/*.[ch])
+files=$(ls service/*.[ch] service/*/*.[ch] service/*/*.def)
 # shellcheck disable=SC2086
 awk -v exceptions="$EXCEPTIONS" '
 function folder(rel) { return index(rel, "/") ? substr(rel, 1, index(rel, "/") - 1) : "top" }

@@ -14,7 +14,7 @@ int handlers_board_param(struct http_request *rq, struct http_reply *rp, const c
 {
     if (!board_name_valid(rq->params[0], rq->param_len[0]) ||
         strlen(rq->params[0]) != rq->param_len[0]) {
-        http_reply_error(rp, 400, "invalid_board",
+        http_reply_error(rp, ERR_INVALID_BOARD,
                          "board must be 1 to %d characters from A-Z, a-z, 0-9, '.', '_' and '-'.",
                          BOARD_NAME_LEN_MAX);
         return -1;
@@ -26,7 +26,7 @@ int handlers_board_param(struct http_request *rq, struct http_reply *rp, const c
 int handlers_id_param(struct http_request *rq, int idx, struct http_reply *rp)
 {
     if (!request_id_valid(rq->params[idx], rq->param_len[idx])) {
-        http_reply_error(rp, 400, "invalid_id",
+        http_reply_error(rp, ERR_INVALID_ID,
                          "id must be 1 to %d bytes of valid UTF-8 without control characters.",
                          BOARD_ID_LEN_MAX);
         return -1;
@@ -42,12 +42,12 @@ int handlers_count_arg(struct http_request *rq, struct http_reply *rp, const cha
     if (n == 0)
         return 0;
     if (n > 1) {
-        http_reply_error(rp, 400, "invalid_parameter", "%s was given %d times; give it once.", name,
+        http_reply_error(rp, ERR_INVALID_PARAMETER, "%s was given %d times; give it once.", name,
                          n);
         return -1;
     }
     if (request_parse_count(v, max, out)) {
-        http_reply_error(rp, 400, "invalid_parameter", "%s must be a whole number from 1 to %lld.",
+        http_reply_error(rp, ERR_INVALID_PARAMETER, "%s must be a whole number from 1 to %lld.",
                          name, (long long)max);
         return -1;
     }
@@ -73,12 +73,11 @@ int handlers_period_arg(struct http_request *rq, struct http_reply *rp, const ch
     *period = NULL;
     int n = http_arg(rq, "period", period);
     if (n > 1) {
-        http_reply_error(rp, 400, "invalid_parameter", "period was given %d times; give it once.",
-                         n);
+        http_reply_error(rp, ERR_INVALID_PARAMETER, "period was given %d times; give it once.", n);
         return -1;
     }
     if (n == 1 && strlen(*period) >= PERIOD_ID_MAX) {
-        http_reply_error(rp, 400, "invalid_period", "period is too long to be a period id.");
+        http_reply_error(rp, ERR_INVALID_PERIOD, "period is too long to be a period id.");
         return -1;
     }
     return 0;
@@ -92,7 +91,7 @@ int handlers_rank_arg(struct http_request *rq, struct http_reply *rp, enum rank_
     if (n == 0)
         return 0;
     if (n > 1 || rank_type_parse(v, rank)) {
-        http_reply_error(rp, 400, "invalid_parameter",
+        http_reply_error(rp, ERR_INVALID_PARAMETER,
                          "rank must be given once: ordinal (the default), competition or dense.");
         return -1;
     }
@@ -106,7 +105,7 @@ int handlers_required_arg(struct http_request *rq, struct http_reply *rp, const 
     if (raw && n)
         http_arg_raw(rq, name, raw);
     if (n != 1) {
-        http_reply_error(rp, 400, "invalid_parameter",
+        http_reply_error(rp, ERR_INVALID_PARAMETER,
                          "%s must be given once (it was given %d times).", name, n);
         return -1;
     }
@@ -116,13 +115,12 @@ int handlers_required_arg(struct http_request *rq, struct http_reply *rp, const 
 cJSON *handlers_parse_body(struct http_request *rq, struct http_reply *rp)
 {
     if (rq->body.len == 0) {
-        http_reply_error(rp, 400, "invalid_json", "The request needs a JSON body.");
+        http_reply_error_default(rp, ERR_INVALID_JSON);
         return NULL;
     }
     if (request_json_has_nul(rq->body.data, rq->body.len)) {
         /* cJSON would end such a string early: the id written would not be the id sent */
-        http_reply_error(rp, 400, "invalid_json",
-                         "The body must not contain NUL (raw or \\u0000).");
+        http_reply_error(rp, ERR_INVALID_JSON, "The body must not contain NUL (raw or \\u0000).");
         return NULL;
     }
     const char *end = NULL;
@@ -133,8 +131,7 @@ cJSON *handlers_parse_body(struct http_request *rq, struct http_reply *rp)
     if (rc == -ENOMEM)
         http_reply_errno(rp, rc);
     else if (rc)
-        http_reply_error(rp, 400, "invalid_json", "The body is not valid JSON (near byte %zu).",
-                         at);
+        http_reply_error(rp, ERR_INVALID_JSON, "The body is not valid JSON (near byte %zu).", at);
     if (rc) {
         cJSON_Delete(doc);
         doc = NULL;

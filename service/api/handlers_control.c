@@ -144,7 +144,7 @@ static int cursor_arg(struct http_request *rq, struct http_reply *rp, uint64_t *
     errno = 0;
     unsigned long long c = n == 1 && v[0] >= '0' && v[0] <= '9' ? strtoull(v, &end, 10) : 0;
     if (n > 1 || !end || *end || errno) {
-        http_reply_error(rp, 400, "invalid_cursor",
+        http_reply_error(rp, ERR_INVALID_CURSOR,
                          "cursor must be given once, as the next_cursor of a previous page.");
         return -1;
     }
@@ -226,11 +226,11 @@ static int parse_settings(const cJSON *doc, struct board_settings_patch *p, stru
     struct entry_error err;
     board_settings_default(&defaults);
     if (validate_settings(doc, &defaults, p, &err) != 0) {
-        http_reply_error(rp, err.status, err.code, "%s", err.msg);
+        http_reply_error(rp, err.id, "%s", err.msg);
         return -1;
     }
     if (p->has_tz && period_tz_bind(&p->value.tz, m->zones) != 0) {
-        http_reply_error(rp, 400, "unknown_timezone",
+        http_reply_error(rp, ERR_UNKNOWN_TIMEZONE,
                          "timezone '%.64s' is no time zone of this server's tz database.",
                          p->value.tz.name);
         return -1;
@@ -326,7 +326,7 @@ static void trim_settings_read(struct board_settings_job *sj, int rc)
     if (rc == 0 && !sj->exists)
         rc = -ENOENT;
     if (rc == 0 && validate_check_score(&sj->settings, &c->below, &c->job.below_key)) {
-        http_reply_error(c->rp, 400, "invalid_parameter",
+        http_reply_error(c->rp, ERR_INVALID_PARAMETER,
                          "below must be a score this board can hold (see GET /boards/%s).",
                          c->job.board);
         c->reply = NULL; /* the reply is the 400 */
@@ -353,7 +353,7 @@ void handle_members_trim(struct http_request *rq, struct http_reply *rp, struct 
     const char *keep_s = NULL;
     int nk = http_arg(rq, "keep", &keep_s);
     if (nb + nk != 1) {
-        http_reply_error(rp, 400, "invalid_parameter",
+        http_reply_error(rp, ERR_INVALID_PARAMETER,
                          "give exactly one of keep=N (keep the top N, remove the rest) or "
                          "below=SCORE (remove every member whose score is worse).");
         handlers_answered(async);
@@ -361,7 +361,7 @@ void handle_members_trim(struct http_request *rq, struct http_reply *rp, struct 
     }
     int zero = keep_s && keep_s[0] && keep_s[strspn(keep_s, "0")] == '\0'; /* "0", "00"... */
     if (nk && (zero ? (keep = 0, 0) : request_parse_count(keep_s, INT64_C(1) << 53, &keep))) {
-        http_reply_error(rp, 400, "invalid_parameter", "keep must be a whole number from 0.");
+        http_reply_error(rp, ERR_INVALID_PARAMETER, "keep must be a whole number from 0.");
         handlers_answered(async);
         return;
     }
@@ -369,7 +369,7 @@ void handle_members_trim(struct http_request *rq, struct http_reply *rp, struct 
      * digits like a score: 1.000000000000000001 is not 1 */
     struct json_number score;
     if (nb && json_number_parse_plain(below, strlen(below), &score)) {
-        http_reply_error(rp, 400, "invalid_parameter",
+        http_reply_error(rp, ERR_INVALID_PARAMETER,
                          "below must be a score this board can hold (see GET /boards/%s).", board);
         handlers_answered(async);
         return;

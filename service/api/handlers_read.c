@@ -41,7 +41,7 @@ static int cursor_arg(struct http_request *rq, struct http_reply *rp, const char
     if (cursor_decode(v, &a->cursor) || a->cursor.kind != kind ||
         (a->cursor.tagged && a->cursor.board_tag != cursor_board_tag(a->board)) ||
         (a->period && a->period[0] && strcmp(a->period, a->cursor.period) != 0)) {
-        http_reply_error(rp, 400, "invalid_cursor",
+        http_reply_error(rp, ERR_INVALID_CURSOR,
                          "%s must be the %s cursor of a page of this board, as rankd sent it%s.",
                          name, kind == CURSOR_NEXT ? "next" : "prev",
                          a->period && a->period[0] ? " (and of the period asked)" : "");
@@ -59,7 +59,7 @@ static int bound_arg(struct http_request *rq, struct http_reply *rp, const char 
     int n = http_arg(rq, name, &v);
     *has = n == 1;
     if (n > 1 || (n == 1 && json_number_parse(v, strlen(v), out))) {
-        http_reply_error(rp, 400, "invalid_parameter",
+        http_reply_error(rp, ERR_INVALID_PARAMETER,
                          "%s must be given once, a number (a JSON number literal, e.g. 1500).",
                          name);
         return -1;
@@ -74,7 +74,7 @@ static int walk_parse(struct http_request *rq, struct http_reply *rp, struct ran
     int na = http_arg(rq, "after", &v), nb = http_arg(rq, "before", &v);
     int np = http_arg(rq, "page", &v);
     if (na > 1 || nb > 1 || (na && nb) || ((na || nb) && np)) {
-        http_reply_error(rp, 400, "invalid_parameter",
+        http_reply_error(rp, ERR_INVALID_PARAMETER,
                          "give after or before once, and not with page (a cursor says where the "
                          "page is).");
         return -1;
@@ -99,7 +99,7 @@ static int rank_parse(struct http_request *rq, struct http_reply *rp, struct ran
         a->board = rq->app->cfg.default_board;
         int n = http_arg(rq, "board", &a->board);
         if (n > 1 || !board_name_valid(a->board, strlen(a->board))) {
-            http_reply_error(rp, 400, "invalid_board",
+            http_reply_error(rp, ERR_INVALID_BOARD,
                              "board must be given once, 1 to %d characters from A-Z, a-z, 0-9, "
                              "'.', '_' and '-'.",
                              BOARD_NAME_LEN_MAX);
@@ -136,7 +136,7 @@ int handle_rank_quick(struct http_request *rq, struct http_reply *rp)
     if (rank_parse(rq, rp, &a))
         return 1;
     if (rq->event_stream && a.walk) {
-        http_reply_error(rp, 400, "invalid_parameter",
+        http_reply_error(rp, ERR_INVALID_PARAMETER,
                          "an event stream watches a page by number (page=N); a score range or a "
                          "cursor is read with GET.");
         return 1;
@@ -351,7 +351,7 @@ static int boards_parse(struct boards_job *j, const char *raw)
 {
     int rc = request_list_split(raw, BOARD_MEMBER_BOARDS_MAX, &j->list);
     if (rc) {
-        http_reply_error(j->rp, 400, rc == -E2BIG ? "invalid_parameter" : "invalid_board",
+        http_reply_error(j->rp, rc == -E2BIG ? ERR_INVALID_PARAMETER : ERR_INVALID_BOARD,
                          "boards must be 1 to %d board names separated by ','.",
                          BOARD_MEMBER_BOARDS_MAX);
         return -1;
@@ -359,7 +359,7 @@ static int boards_parse(struct boards_job *j, const char *raw)
     for (size_t i = 0; i < j->list.n; i++) {
         const char *b = j->list.items[i];
         if (!board_name_valid(b, j->list.lens[i]) || strlen(b) != j->list.lens[i]) {
-            http_reply_error(j->rp, 400, "invalid_board",
+            http_reply_error(j->rp, ERR_INVALID_BOARD,
                              "boards[%zu] must be 1 to %d characters from A-Z, a-z, 0-9, '.', '_' "
                              "and '-'.",
                              i, BOARD_NAME_LEN_MAX);

@@ -106,12 +106,12 @@ static int walk_judge(const struct read_job *j, struct board_read_args *a,
 static void walk_refusal(struct read_job *j, int rc, const struct json_number *bad)
 {
     if (rc == -EINVAL) {
-        http_reply_error(j->rp, 400, "invalid_parameter", "min must not be above max.");
+        http_reply_error(j->rp, ERR_INVALID_PARAMETER, "min must not be above max.");
         return;
     }
     struct entry_error err = {0};
     validate_score_error(&j->judged, bad, rc, &err);
-    http_reply_error(j->rp, err.status, err.code, "%s", err.msg);
+    http_reply_error(j->rp, err.id, "%s", err.msg);
 }
 
 /* Take the script's reply r (taken) and render j's reply: 0 answered, -EAGAIN to send again
@@ -145,7 +145,7 @@ static int read_take(struct read_job *j, struct store_reply *r)
                 return -EAGAIN;
             struct entry_error err = {0};
             validate_score_error(&j->judged, &j->score, refused, &err);
-            http_reply_error(j->rp, err.status, err.code, "%s", err.msg);
+            http_reply_error(j->rp, err.id, "%s", err.msg);
             return 0;
         }
         break;
@@ -392,7 +392,7 @@ void handle_around_score_async(struct http_request *rq, struct http_reply *rp,
         return;
     }
     if (json_number_parse(v, strlen(v), &j->score)) {
-        http_reply_error(rp, 400, "invalid_parameter",
+        http_reply_error(rp, ERR_INVALID_PARAMETER,
                          "score must be a number (a JSON number literal, e.g. 1500 or 12.5).");
         read_refused(j);
         return;
@@ -444,7 +444,7 @@ static void share_read(struct http_request *rq, struct http_reply *rp, struct ht
         return;
     }
     if (rank_percent_parse(v, &j->share)) {
-        http_reply_error(rp, 400, "invalid_parameter",
+        http_reply_error(rp, ERR_INVALID_PARAMETER,
                          "%s must be a number from 0 to 100 with at most %d decimals (e.g. 99.5).",
                          name, RANK_PERCENT_DECIMALS);
         read_refused(j);
@@ -484,13 +484,13 @@ void handle_members_get_async(struct http_request *rq, struct http_reply *rp,
             rc = -EINVAL;
     if (rc) {
         if (rc == -E2BIG)
-            http_reply_error(rp, 400, "invalid_ids",
+            http_reply_error(rp, ERR_INVALID_IDS,
                              "ids takes at most %d ids; POST /boards/%s/lookup takes up to %d.",
                              LOOKUP_QUERY_MAX, j->board, BOARD_LOOKUP_MAX);
         else if (rc == -ENOMEM)
             http_reply_errno(rp, rc);
         else
-            http_reply_error(rp, 400, "invalid_id",
+            http_reply_error(rp, ERR_INVALID_ID,
                              "ids must be ids separated by ',' (each 1 to %d bytes of valid UTF-8 "
                              "without control characters; a ',' inside an id is %%2C).",
                              BOARD_ID_LEN_MAX);
@@ -523,7 +523,7 @@ void handle_lookup_async(struct http_request *rq, struct http_reply *rp, struct 
         return;
     }
     if (validate_lookup(j->body, BOARD_LOOKUP_MAX, &j->ids, &j->lens, &j->nids, &err)) {
-        http_reply_error(rp, err.status, err.code, "%s", err.msg);
+        http_reply_error(rp, err.id, "%s", err.msg);
         read_refused(j);
         return;
     }

@@ -24,7 +24,7 @@ static int no_idempotency_key(const struct http_request *rq, struct http_reply *
 {
     if (!rq->idempotency_key)
         return 0;
-    http_reply_error(rp, 400, "idempotency_not_supported",
+    http_reply_error(rp, ERR_IDEMPOTENCY_NOT_SUPPORTED,
                      "An NDJSON upload cannot carry an Idempotency-Key: it is written in many "
                      "calls, so a retry cannot be applied once as a whole. Send batches of at "
                      "most %d entries as JSON ({\"entries\":[...]}), each with a key of its own.",
@@ -46,15 +46,16 @@ static struct upload *stream_of(struct http_request *rq, struct http_reply *rp)
  *  "unknown_through_line"} (the last null when no chunk's outcome is in doubt). */
 static void stream_fault(struct http_reply *rp, const struct upload *u, int rc)
 {
-    int status = 503, retry_after_s = 0;
-    const char *code = "redis_unavailable";
+    int retry_after_s = 0;
+    enum err_id id = ERR_REDIS_UNAVAILABLE;
     char msg[VALIDATE_MSG_MAX];
     struct upload_cut cut;
-    upload_fault(u, rc, &status, &code, &retry_after_s, msg, sizeof(msg), &cut);
+    upload_fault(u, rc, &id, &retry_after_s, msg, sizeof(msg), &cut);
     request_utf8_sanitize(msg); /* a Redis error's text is quoted */
+    int status = err_status(id);
     cJSON *doc = cJSON_CreateObject();
     cJSON *err = cJSON_AddObjectToObject(doc, "error");
-    cJSON_AddStringToObject(err, "code", code);
+    cJSON_AddStringToObject(err, "code", err_code(id));
     cJSON_AddStringToObject(err, "message", msg);
     cJSON_AddNumberToObject(doc, "applied", (double)cut.applied);
     cJSON_AddNumberToObject(doc, "rejected_total", (double)cut.rejected);
@@ -65,6 +66,8 @@ static void stream_fault(struct http_reply *rp, const struct upload *u, int rc)
         cJSON_AddNullToObject(doc, "unknown_through_line");
     http_reply_json(rp, status, cJSON_PrintUnformatted(doc)); /* NULL (ENOMEM): a 500 */
     cJSON_Delete(doc);
+    if (rp->status == status)
+        http_reply_mark_error(rp, id, msg);
     if (retry_after_s > 0 && rp->status == status) {
         char v[16];
         snprintf(v, sizeof(v), "%d", retry_after_s);
@@ -90,7 +93,7 @@ void handle_scores_stream_stopped(struct http_request *rq, struct http_reply *rp
         stream_fault(rp, s, 0);
         return;
     }
-    http_reply_error(rp, 503, "shutting_down",
+    http_reply_error(rp, ERR_SHUTTING_DOWN,
                      "rankd is shutting down: no line of the upload was applied.");
     http_reply_header(rp, "Retry-After", "1");
 }

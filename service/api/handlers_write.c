@@ -25,7 +25,7 @@
 static void reply_entry_error(struct http_reply *rp, const struct entry_error *err,
                               const char *where)
 {
-    http_reply_error(rp, err->status, err->code, "%s%s", where, err->msg);
+    http_reply_error(rp, err->id, "%s%s", where, err->msg);
 }
 
 /* The entries of a score write: one entry, a batch {"entries":[...]}, or one entry for several
@@ -63,7 +63,7 @@ static int boards_parse(cJSON *doc, struct scores_in *si, struct http_reply *rp)
         }
         for (size_t k = 0; k < si->nboards && !rc; k++)
             if (strcmp(si->boards[k], b->valuestring) == 0) {
-                http_reply_error(rp, 400, "invalid_boards", "boards names '%s' twice.",
+                http_reply_error(rp, ERR_INVALID_BOARDS, "boards names '%s' twice.",
                                  b->valuestring);
                 rc = -2;
             }
@@ -72,7 +72,7 @@ static int boards_parse(cJSON *doc, struct scores_in *si, struct http_reply *rp)
     }
     cJSON_Delete(list);
     if (rc == -1)
-        http_reply_error(rp, 400, "invalid_boards",
+        http_reply_error(rp, ERR_INVALID_BOARDS,
                          "boards must be an array of 1 to %d board names ([A-Za-z0-9._-], 1 to "
                          "%d bytes each).",
                          BOARD_WRITE_BOARDS_MAX, BOARD_NAME_LEN_MAX);
@@ -92,7 +92,7 @@ static int scores_parse(struct http_request *rq, struct http_reply *rp, int boar
         return -1;
     if (boards && (!cJSON_IsObject(doc) || boards_parse(doc, si, rp))) {
         if (!rp->status)
-            http_reply_error(rp, 400, "invalid_entry", "The body must be a JSON object.");
+            http_reply_error(rp, ERR_INVALID_ENTRY, "The body must be a JSON object.");
         cJSON_Delete(doc);
         scores_in_free(si);
         return -1;
@@ -102,7 +102,7 @@ static int scores_parse(struct http_request *rq, struct http_reply *rp, int boar
     si->shape = boards ? IDEM_BOARDS : single ? IDEM_ENTRY : IDEM_BATCH;
     int n = single ? 1 : cJSON_GetArraySize(entries);
     if (!single && (!cJSON_IsArray(entries) || n > BOARD_BATCH_MAX)) {
-        http_reply_error(rp, cJSON_IsArray(entries) ? 413 : 400, "invalid_entries",
+        http_reply_error(rp, cJSON_IsArray(entries) ? ERR_TOO_MANY_ENTRIES : ERR_INVALID_ENTRIES,
                          "entries must be an array of at most %d entries.", BOARD_BATCH_MAX);
         cJSON_Delete(doc);
         return -1;
@@ -345,7 +345,7 @@ static void scores_start(struct http_request *rq, struct http_reply *rp, struct 
     j->nt = nboards;
     j->idem_key = rq->idempotency_key;
     if (j->idem_key && !idem_key_valid(j->idem_key, strlen(j->idem_key))) {
-        http_reply_error(rp, 400, "invalid_idempotency_key",
+        http_reply_error(rp, ERR_INVALID_IDEMPOTENCY_KEY,
                          "Idempotency-Key must be given once, as 1 to %d visible ASCII characters.",
                          IDEM_KEY_LEN_MAX);
         scores_in_free(&j->si);
@@ -444,13 +444,11 @@ void handle_item_put(struct http_request *rq, struct http_reply *rp, struct http
         handlers_answered(async);
         return;
     }
-    int status;
-    const char *code;
-    char msg[VALIDATE_MSG_MAX];
-    char *json = validate_record(doc, &status, &code, msg);
+    struct entry_error err;
+    char *json = validate_record(doc, &err);
     cJSON_Delete(doc);
     if (!json) {
-        http_reply_error(rp, status, code, "%s", msg);
+        http_reply_error(rp, err.id, "%s", err.msg);
         handlers_answered(async);
         return;
     }

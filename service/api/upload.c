@@ -205,17 +205,16 @@ static void stream_line(struct upload *u, char *text, size_t len, long line)
     struct entry_error err = {0};
     cJSON *doc = NULL;
     if (request_json_has_nul(text, len))
-        entry_fail(&err, 400, "invalid_json", "the line must not contain NUL (raw or \\u0000).");
+        entry_fail(&err, ERR_INVALID_JSON, "the line must not contain NUL (raw or \\u0000).");
     else if (!(doc = cJSON_ParseWithLengthOpts(text, len + 1, NULL, 1)))
-        entry_fail(&err, 400, "invalid_json", "the line is not valid JSON.");
+        entry_fail(&err, ERR_INVALID_JSON, "the line is not valid JSON.");
     size_t at = 0;
     int lit = doc ? json_number_annotate(doc, text, len, &at) : 0; /* numbers keep their text */
     if (lit) {
         if (lit == -ENOMEM)
-            entry_fail(&err, 500, "internal", "Out of memory.");
+            entry_fail(&err, ERR_INTERNAL, "Out of memory.");
         else
-            entry_fail(&err, 400, "invalid_json", "the line is not valid JSON (near byte %zu).",
-                       at);
+            entry_fail(&err, ERR_INVALID_JSON, "the line is not valid JSON (near byte %zu).", at);
         cJSON_Delete(doc);
         doc = NULL;
     }
@@ -252,7 +251,7 @@ int upload_take(struct upload *u, const char *data, size_t len, size_t *at)
             return -ENOMEM;
         if (ev == NDJSON_TOO_LONG) {
             struct entry_error err = {0};
-            entry_fail(&err, 413, "line_too_large", "a line must be at most %ld bytes.",
+            entry_fail(&err, ERR_LINE_TOO_LARGE, "a line must be at most %ld bytes.",
                        UPLOAD_LINE_MAX);
             reject_line(u, line, &err);
             continue;
@@ -283,10 +282,10 @@ char *upload_reply(struct upload *u)
     return json;
 }
 
-void upload_fault(const struct upload *u, int rc, int *status, const char **code,
-                  int *retry_after_s, char *msg, size_t len, struct upload_cut *cut)
+void upload_fault(const struct upload *u, int rc, enum err_id *id, int *retry_after_s, char *msg,
+                  size_t len, struct upload_cut *cut)
 {
-    /* status, code and opening clause from http.h's table (as a write: a chunk was sent) */
+    /* the error and its opening clause from http.h's table (as a write: a chunk was sent) */
     const struct http_errno_row *e = rc ? http_errno_find(HTTP_ERRNO_WRITE, rc) : NULL;
     int unknown = e && e->scope == HTTP_ERRNO_WRITE && rc != -EREMOTEIO;
     int unconfirmed = rc == -EREMOTEIO; /* the last chunk applied, not confirmed */
@@ -294,8 +293,7 @@ void upload_fault(const struct upload *u, int rc, int *status, const char **code
     char what[160] = "rankd is shutting down";
     if (e)
         http_errno_summary(e, rc, what, sizeof(what));
-    *status = e ? e->status : 503;
-    *code = e ? e->code : "shutting_down";
+    *id = e ? e->id : ERR_SHUTTING_DOWN;
     *retry_after_s = e ? e->retry_after_s : 1;
     *cut = (struct upload_cut){.applied = u->applied,
                                .rejected = rejected,

@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "board.h"
+#include "errors.h"
 
 #define UPLOAD_LINE_MAX (64L * 1024L) /**< bytes of one line ('\r' not counted); longer: 413 */
 /* A chunk of lines is one write.lua call: bounded so it stays about 2 ms on Redis' main thread
@@ -103,15 +104,15 @@ struct upload_cut {
                         *   after settled_line up to it may or may not be applied */
 };
 
-/** The error of an upload cut by a fault rc (status, code and opening clause from http.h's errno
+/** The error of an upload cut by a fault rc (the error id and opening clause from http.h's errno
  *  table, as a write: -ETIME and -ECONNRESET are write_outcome_unknown, -EDQUOT 507
  *  insufficient_storage, -EROFS primary_changed, a full tie group 422 score_group_full, -ENOMEM
- *  500, the faults redis_unavailable) or by rankd stopping (rc 0: 503 shutting_down): *status,
- *  *code (static), *retry_after_s (the Retry-After the reply carries, 0: none), msg[len] saying
+ *  500, the faults redis_unavailable) or by rankd stopping (rc 0: 503 shutting_down): *id
+ *  (errors.h), *retry_after_s (the Retry-After the reply carries, 0: none), msg[len] saying
  *  how many lines were applied and rejected up to the settled line and where to resume, and
  *  *cut, the same as numbers. Lines rejected when read after the settled line are not counted:
  *  the client sends them again. */
-void upload_fault(const struct upload *u, int rc, int *status, const char **code,
-                  int *retry_after_s, char *msg, size_t len, struct upload_cut *cut);
+void upload_fault(const struct upload *u, int rc, enum err_id *id, int *retry_after_s, char *msg,
+                  size_t len, struct upload_cut *cut);
 
 #endif

@@ -24,12 +24,11 @@ void entry_free(struct entry_in *e)
     e->id = e->record = NULL;
 }
 
-int entry_fail(struct entry_error *err, int status, const char *code, const char *fmt, ...)
+int entry_fail(struct entry_error *err, enum err_id id, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    err->status = status;
-    err->code = code;
+    err->id = id;
     vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
     va_end(ap);
     return -1;
@@ -62,7 +61,7 @@ static int int_field(const cJSON *obj, const char *name, int lo, int hi, int *ou
     int64_t w = 0;
     if (!cJSON_IsNumber(v) || validate_number_literal(v, &n) ||
         json_number_scale(&n, 0, INT_MAX, &w) || w < lo || w > hi) {
-        entry_fail(err, 400, "invalid_field", "%s must be a whole number from %d to %d.", name, lo,
+        entry_fail(err, ERR_INVALID_FIELD, "%s must be a whole number from %d to %d.", name, lo,
                    hi);
         return -1;
     }
@@ -80,7 +79,7 @@ static int enum_field(const cJSON *obj, const char *name, const char *const *cho
     for (int i = 0; cJSON_IsString(v) && i < n; i++)
         if (strcmp(v->valuestring, choices[i]) == 0)
             return i;
-    entry_fail(err, 400, "invalid_field", "%s must be one of: %s%s%s%s%s.", name, choices[0],
+    entry_fail(err, ERR_INVALID_FIELD, "%s must be one of: %s%s%s%s%s.", name, choices[0],
                n > 1 ? ", " : "", n > 1 ? choices[1] : "", n > 2 ? ", " : "",
                n > 2 ? choices[2] : "");
     return -1;
@@ -100,7 +99,7 @@ static int enum_list_field(const cJSON *obj, const char *name, const char *const
         size_t used = strlen(list);
         snprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "", choices[i]);
     }
-    entry_fail(err, 400, "invalid_field", "%s must be one of: %s.", name, list);
+    entry_fail(err, ERR_INVALID_FIELD, "%s must be one of: %s.", name, list);
     return -1;
 }
 
@@ -148,7 +147,7 @@ static int only_fields(const cJSON *obj, const char *const *known, int n, struct
 {
     const char *dup = validate_duplicate_field(obj);
     if (dup) {
-        entry_fail(err, 400, "duplicate_field", "%s has the field '%.100s' more than once.", where,
+        entry_fail(err, ERR_DUPLICATE_FIELD, "%s has the field '%.100s' more than once.", where,
                    dup);
         return -1;
     }
@@ -157,7 +156,7 @@ static int only_fields(const cJSON *obj, const char *const *known, int n, struct
         for (int i = 0; i < n && !ok; i++)
             ok = strcmp(f->string, known[i]) == 0;
         if (!ok) {
-            entry_fail(err, 400, "unknown_field", "%s has an unknown field '%.100s'.", where,
+            entry_fail(err, ERR_UNKNOWN_FIELD, "%s has an unknown field '%.100s'.", where,
                        f->string);
             return -1;
         }
@@ -176,7 +175,7 @@ int validate_settings(const cJSON *doc, const struct board_settings *defaults,
     static const char *const orders[] = {"desc", "asc"};
     static const char *const ties[] = {"first", "last", "id"};
     if (!cJSON_IsObject(doc)) {
-        entry_fail(err, 400, "invalid_body", "The body must be a JSON object of settings.");
+        entry_fail(err, ERR_INVALID_BODY, "The body must be a JSON object of settings.");
         return -1;
     }
     if (only_fields(doc, known, 10, err, "The settings object"))
@@ -215,7 +214,7 @@ int validate_settings(const cJSON *doc, const struct board_settings *defaults,
     p->value.period = pk >= 0 ? (enum period_kind)pk : PERIOD_NONE;
     const cJSON *tz = cJSON_GetObjectItemCaseSensitive(doc, "timezone");
     if (tz && (!cJSON_IsString(tz) || period_tz_parse(tz->valuestring, &p->value.tz))) {
-        entry_fail(err, 400, "invalid_field",
+        entry_fail(err, ERR_INVALID_FIELD,
                    "timezone must be \"UTC\", an offset \"+HH:MM\" / \"-HH:MM\" within "
                    "14 hours, or an IANA time zone name such as \"Europe/Paris\".");
         return -1;
@@ -252,13 +251,11 @@ static int number_exact(const cJSON *f)
 }
 
 /* Validate a record (flat object of strings, numbers, booleans, nulls; valid UTF-8) and print it.
- * Returns the new JSON (free()) or NULL with status/code/message filled. */
-char *validate_record(const cJSON *rec, int *status, const char **code, char *msg)
+ * Returns the new JSON (free()) or NULL with *err filled. */
+char *validate_record(const cJSON *rec, struct entry_error *err)
 {
-    *status = 400;
-    *code = "invalid_record";
     if (!cJSON_IsObject(rec)) {
-        snprintf(msg, VALIDATE_MSG_MAX, "record must be a JSON object.");
+        entry_fail(err, ERR_INVALID_RECORD, "record must be a JSON object.");
         return NULL;
     }
     for (const cJSON *f = rec->child; f; f = f->next) {
@@ -268,18 +265,17 @@ char *validate_record(const cJSON *rec, int *status, const char **code, char *ms
             (!cJSON_IsString(f) || request_utf8_valid(f->valuestring, strlen(f->valuestring)));
         int exact = !cJSON_IsNumber(f) || number_exact(f);
         if (!flat || !utf8 || !exact) {
-            snprintf(msg, VALIDATE_MSG_MAX,
-                     "record field '%.100s' must be a string, a number a double holds exactly "
-                     "(integers up to 2^53; send larger ones as strings), a boolean or null "
-                     "(records are flat), in valid UTF-8.",
-                     f->string);
+            entry_fail(err, ERR_INVALID_RECORD,
+                       "record field '%.100s' must be a string, a number a double holds exactly "
+                       "(integers up to 2^53; send larger ones as strings), a boolean or null "
+                       "(records are flat), in valid UTF-8.",
+                       f->string);
             return NULL;
         }
     }
     const char *dup = validate_duplicate_field(rec);
     if (dup) {
-        *code = "duplicate_field";
-        snprintf(msg, VALIDATE_MSG_MAX, "record has the field '%.100s' more than once.", dup);
+        entry_fail(err, ERR_DUPLICATE_FIELD, "record has the field '%.100s' more than once.", dup);
         return NULL;
     }
     /* Print numbers exactly (cJSON alone may round a 16-17 digit value). */
@@ -299,17 +295,12 @@ char *validate_record(const cJSON *rec, int *status, const char **code, char *ms
     cJSON_Delete(copy);
     if (json && strlen(json) > BOARD_RECORD_BYTES_MAX) {
         free(json);
-        *status = 413;
-        *code = "record_too_large";
-        snprintf(msg, VALIDATE_MSG_MAX, "record must be at most %d bytes of JSON.",
-                 BOARD_RECORD_BYTES_MAX);
+        entry_fail(err, ERR_RECORD_TOO_LARGE, "record must be at most %d bytes of JSON.",
+                   BOARD_RECORD_BYTES_MAX);
         return NULL;
     }
-    if (!json) {
-        *status = 500;
-        *code = "internal";
-        snprintf(msg, VALIDATE_MSG_MAX, "Out of memory.");
-    }
+    if (!json)
+        entry_fail(err, ERR_INTERNAL, "Out of memory.");
     return json;
 }
 
@@ -321,11 +312,11 @@ static int bound_field(const cJSON *e, const char *name, int incr, struct json_n
     if (!v)
         return 0;
     if (!incr)
-        return entry_fail(err, 400, "invalid_field",
+        return entry_fail(err, ERR_INVALID_FIELD,
                           "%s applies to op incr only (a set or best stores the score as sent).",
                           name);
     if (!cJSON_IsNumber(v) || validate_number_literal(v, out))
-        return entry_fail(err, 422, "invalid_score", "%s must be a JSON number.", name);
+        return entry_fail(err, ERR_INVALID_SCORE, "%s must be a JSON number.", name);
     return 1;
 }
 
@@ -334,27 +325,26 @@ int validate_lookup(const cJSON *doc, size_t max, const char ***ids, size_t **le
 {
     static const char *const known[] = {"ids"};
     if (!cJSON_IsObject(doc))
-        return entry_fail(err, 400, "invalid_body",
-                          "The body must be a JSON object {\"ids\":[...]}.");
+        return entry_fail(err, ERR_INVALID_BODY, "The body must be a JSON object {\"ids\":[...]}.");
     if (only_fields(doc, known, 1, err, "the body"))
         return -1;
     const cJSON *list = cJSON_GetObjectItemCaseSensitive(doc, "ids");
     size_t count = cJSON_IsArray(list) ? (size_t)cJSON_GetArraySize(list) : 0;
     if (count == 0 || count > max)
-        return entry_fail(err, 400, "invalid_ids", "ids must be an array of 1 to %zu ids.", max);
+        return entry_fail(err, ERR_INVALID_IDS, "ids must be an array of 1 to %zu ids.", max);
     const char **v = calloc(count, sizeof(*v));
     size_t *l = calloc(count, sizeof(*l));
     if (!v || !l) {
         free(v);
         free(l);
-        return entry_fail(err, 500, "internal", "The server ran out of memory.");
+        return entry_fail(err, ERR_INTERNAL, "The server ran out of memory.");
     }
     size_t i = 0;
     for (const cJSON *e = list->child; e; e = e->next, i++) {
         if (!cJSON_IsString(e) || !request_id_valid(e->valuestring, strlen(e->valuestring))) {
             free(v);
             free(l);
-            return entry_fail(err, 400, "invalid_id",
+            return entry_fail(err, ERR_INVALID_ID,
                               "ids[%zu] must be a string of 1 to %d bytes of valid UTF-8 without "
                               "control characters.",
                               i, BOARD_ID_LEN_MAX);
@@ -374,24 +364,24 @@ int validate_entry(const cJSON *e, struct entry_in *out, struct entry_error *err
     static const char *const ops[] = {"set", "best", "incr"};
     memset(out, 0, sizeof(*out));
     if (!cJSON_IsObject(e))
-        return entry_fail(err, 400, "invalid_entry", "an entry must be a JSON object.");
+        return entry_fail(err, ERR_INVALID_ENTRY, "an entry must be a JSON object.");
     const char *dup = validate_duplicate_field(e);
     if (dup)
-        return entry_fail(err, 400, "duplicate_field",
-                          "the field '%.100s' is given more than once.", dup);
+        return entry_fail(err, ERR_DUPLICATE_FIELD, "the field '%.100s' is given more than once.",
+                          dup);
     for (const cJSON *f = e->child; f; f = f->next) {
         int ok = 0;
         for (int i = 0; i < 6 && !ok; i++)
             ok = strcmp(f->string, known[i]) == 0;
         if (!ok)
-            return entry_fail(err, 400, "unknown_field",
+            return entry_fail(err, ERR_UNKNOWN_FIELD,
                               "unknown field '%.100s'; an entry has id, score, op, record, floor "
                               "and ceiling.",
                               f->string);
     }
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(e, "id");
     if (!cJSON_IsString(id) || !request_id_valid(id->valuestring, strlen(id->valuestring)))
-        return entry_fail(err, 400, "invalid_id",
+        return entry_fail(err, ERR_INVALID_ID,
                           "id must be a string of 1 to %d bytes of valid UTF-8 without control "
                           "characters.",
                           BOARD_ID_LEN_MAX);
@@ -403,7 +393,7 @@ int validate_entry(const cJSON *e, struct entry_in *out, struct entry_error *err
             if (strcmp(op->valuestring, ops[i]) == 0)
                 opi = i;
         if (opi < 0)
-            return entry_fail(err, 400, "invalid_op", "op must be one of: set, best, incr.");
+            return entry_fail(err, ERR_INVALID_OP, "op must be one of: set, best, incr.");
     }
     int incr = opi == BOARD_OP_INCR;
     int f = bound_field(e, "floor", incr, &out->floor, err);
@@ -414,17 +404,17 @@ int validate_entry(const cJSON *e, struct entry_in *out, struct entry_error *err
     out->has_ceiling = c;
     const cJSON *score = cJSON_GetObjectItemCaseSensitive(e, "score");
     if (!cJSON_IsNumber(score) || validate_number_literal(score, &out->score))
-        return entry_fail(err, 422, "invalid_score", "score must be a JSON number.");
+        return entry_fail(err, ERR_INVALID_SCORE, "score must be a JSON number.");
     const cJSON *rec = cJSON_GetObjectItemCaseSensitive(e, "record");
     if (rec) {
-        out->record = validate_record(rec, &err->status, &err->code, err->msg);
+        out->record = validate_record(rec, err);
         if (!out->record)
             return -1;
     }
     out->id = strdup(id->valuestring);
     if (!out->id) {
         entry_free(out);
-        return entry_fail(err, 500, "internal", "Out of memory.");
+        return entry_fail(err, ERR_INTERNAL, "Out of memory.");
     }
     out->op = (enum board_op)opi;
     return 0;
@@ -459,7 +449,7 @@ int validate_value_error(const struct board_settings *s, const char *what,
         .field = what, .score = v->text, .min = lo, .max = hi, .decimals = decimals};
     const struct http_errno_row *e = http_errno_find(HTTP_ERRNO_SCORE, rc);
     http_errno_format(e, rc, &a, msg, sizeof(msg));
-    return entry_fail(err, e->status, e->code, "%s", msg);
+    return entry_fail(err, e->id, "%s", msg);
 }
 
 int validate_score_error(const struct board_settings *s, const struct json_number *score, int rc,
@@ -482,8 +472,8 @@ static int prepare_bounds(const struct board_settings *s, const struct entry_in 
         return validate_value_error(s, "ceiling", &in->ceiling, rc, err);
     int desc = s->layout.order == SCORE_ORDER_DESC;
     if (in->has_floor && in->has_ceiling && (desc ? fk < ck : fk > ck))
-        return entry_fail(err, 400, "invalid_field", "floor %s is above ceiling %s.",
-                          in->floor.text, in->ceiling.text);
+        return entry_fail(err, ERR_INVALID_FIELD, "floor %s is above ceiling %s.", in->floor.text,
+                          in->ceiling.text);
     if (in->has_floor) {
         *(desc ? &out->has_hi : &out->has_lo) = 1;
         *(desc ? &out->key_hi : &out->key_lo) = fk;
@@ -524,7 +514,7 @@ void validate_range_error(const struct board_settings *s, struct entry_error *er
 {
     char lo[40], hi[40];
     range_text(s, lo, hi);
-    entry_fail(err, 422, "score_out_of_range",
+    entry_fail(err, ERR_SCORE_OUT_OF_RANGE,
                "the resulting score would be outside this board's exact range: from %s to %s; "
                "nothing was written.",
                lo, hi);
@@ -535,7 +525,7 @@ cJSON *validate_rejected(const char *key, long at, const struct entry_error *err
     cJSON *r = cJSON_CreateObject();
     cJSON_AddNumberToObject(r, key, (double)at);
     cJSON *e = cJSON_AddObjectToObject(r, "error");
-    cJSON_AddStringToObject(e, "code", err->code);
+    cJSON_AddStringToObject(e, "code", err_code(err->id));
     cJSON_AddStringToObject(e, "message", err->msg);
     return r;
 }

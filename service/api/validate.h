@@ -4,9 +4,10 @@
  *
  * No I/O and no Redis: the handlers (handlers_*.c) and the upload (upload.c) call them and turn a
  * refusal into the reply; the fuzz targets (test/fuzz/) call them on arbitrary input. A refusal
- * is a struct entry_error (status, code, message) that the caller renders; nothing here writes a
- * reply. A score is judged by its literal against the board's settings, never through a double;
- * a score's refusal takes its status, code and message from http.h's errno table.
+ * is a struct entry_error (an error id of errors.h and a message) that the caller renders; no
+ * validator chooses a status or writes a reply. A score is judged by its literal against the
+ * board's settings, never through a double; a score's refusal takes its id and message from
+ * http.h's errno table.
  */
 #ifndef RANKD_VALIDATE_H
 #define RANKD_VALIDATE_H
@@ -17,6 +18,7 @@
 #include <cjson/cJSON.h>
 
 #include "board.h"
+#include "errors.h"
 #include "json_number.h"
 
 /** Bytes of an error message, NUL included. */
@@ -40,14 +42,13 @@ void entry_free(struct entry_in *e);
 
 /** An error for one entry, before it is rendered into a reply or a rejected list. */
 struct entry_error {
-    int status;       /**< HTTP status */
-    const char *code; /**< static snake_case code */
+    enum err_id id; /**< what is wrong (errors.h: the reply's status and code) */
     char msg[VALIDATE_MSG_MAX];
 };
 
 /** Fill *err; returns -1. */
-int entry_fail(struct entry_error *err, int status, const char *code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+int entry_fail(struct entry_error *err, enum err_id id, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /**
  * One score entry {"id","score","op","record","floor","ceiling"}: an object without duplicate
@@ -61,10 +62,10 @@ int validate_entry(const cJSON *e, struct entry_in *out, struct entry_error *err
 /**
  * A record: a flat object of strings, numbers a double holds exactly, booleans and nulls, in
  * valid UTF-8, without duplicate fields, printed as at most BOARD_RECORD_BYTES_MAX bytes.
- * Returns the new JSON (free()), or NULL with *status (400, 413, 500), *code and msg
- * (VALIDATE_MSG_MAX bytes) filled.
+ * Returns the new JSON (free()), or NULL with *err (ERR_INVALID_RECORD, ERR_DUPLICATE_FIELD,
+ * ERR_RECORD_TOO_LARGE, ERR_INTERNAL).
  */
-char *validate_record(const cJSON *rec, int *status, const char **code, char *msg);
+char *validate_record(const cJSON *rec, struct entry_error *err);
 
 /**
  * The settings object of PUT /boards/{board}: *p is reset to `defaults` with every has_ flag 0,

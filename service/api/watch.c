@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "board.h"
+#include "errors.h"
 #include "events.h"
 #include "handlers_common.h"
 #include "pages.h"
@@ -268,13 +269,14 @@ static struct http_event *end_event(int rc, const char *board)
     struct http_event *e =
         rp.body.data ? http_event_new("end", NULL, rp.body.data, rp.body.len) : NULL;
     buf_free(&rp.body);
+    http_reply_free_fault(&rp);
     return e;
 }
 
 /* The status GET would answer for errno rc (a board's read). */
 static int status_of(int rc)
 {
-    return http_errno_find(HTTP_ERRNO_BOARD, rc)->status;
+    return err_status(http_errno_find(HTTP_ERRNO_BOARD, rc)->id);
 }
 
 static void fetch_done(struct pages_job *job, int rc)
@@ -438,9 +440,10 @@ static struct http_event *viewer_next(void *arg, struct http_events *ev, int *en
 static struct http_event *viewer_last(void *arg)
 {
     (void)arg;
-    static const char stop[] = "{\"error\":{\"code\":\"shutting_down\",\"message\":\"rankd is "
-                               "shutting down; reconnect to go on.\"}}";
-    return http_event_new("end", NULL, stop, sizeof(stop) - 1);
+    char stop[128];
+    int n = err_json(ERR_SHUTTING_DOWN, "rankd is shutting down; reconnect to go on.", stop,
+                     sizeof(stop));
+    return http_event_new("end", NULL, stop, (size_t)n);
 }
 
 static void viewer_free(void *arg)

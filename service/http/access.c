@@ -8,8 +8,6 @@
 #include <sys/random.h>
 #include <time.h>
 
-#include <cjson/cJSON.h>
-
 #include "log.h"
 #include "metrics.h"
 #include "util.h"
@@ -59,21 +57,15 @@ void access_request_id(const char *given, char out[ACCESS_ID_MAX + 1])
     out[16] = '\0';
 }
 
-struct access_fault *access_fault_of(int status, const char *body, size_t len)
+struct access_fault *access_fault_of(int status, enum err_id error, const char *message)
 {
     if (status < 500)
         return NULL;
     struct access_fault *f = calloc(1, sizeof(*f));
     if (!f)
         return NULL;
-    cJSON *doc = body && len ? cJSON_ParseWithLength(body, len) : NULL;
-    const cJSON *err = cJSON_GetObjectItemCaseSensitive(doc, "error");
-    const cJSON *code = cJSON_GetObjectItemCaseSensitive(err, "code");
-    const cJSON *msg = cJSON_GetObjectItemCaseSensitive(err, "message");
-    util_copy(f->code, sizeof(f->code), cJSON_IsString(code) ? code->valuestring : "internal");
-    util_copy(f->cause, sizeof(f->cause),
-              cJSON_IsString(msg) ? msg->valuestring : "the reply has no JSON error body");
-    cJSON_Delete(doc);
+    util_copy(f->code, sizeof(f->code), err_code(error));
+    util_copy(f->cause, sizeof(f->cause), message ? message : "the reply names no error message");
     return f;
 }
 

@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "errors.h"
+
 #define ACCESS_ID_MAX 128 /**< characters of a request id */
 
 /** The request id for a request: `given` (the X-Request-Id header, or NULL) when valid, else a
@@ -32,11 +34,11 @@ struct access_fault {
 };
 
 /**
- * For a reply with status >= 500: its error code and message, read from the JSON error body
- * {"error":{"code","message"}} (or "internal" and a note when the body is not one), as a new
- * struct (free()); NULL below 500 or when out of memory. A 5xx is rare: this parses the body.
+ * For a reply with status >= 500: its error's code (the error id's, errors.h; "internal" for
+ * ERR_NONE) and message (`message`, or a note when NULL), as a new struct (free()); NULL below
+ * 500 or when out of memory. The reply says both (http_reply.error, .fault): no body is read.
  */
-struct access_fault *access_fault_of(int status, const char *body, size_t len);
+struct access_fault *access_fault_of(int status, enum err_id error, const char *message);
 
 /** One completed request. Strings are borrowed for the call. */
 struct access_record {

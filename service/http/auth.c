@@ -12,7 +12,7 @@
 
 static void insufficient(struct http_reply *rp, const char *scope)
 {
-    http_reply_error(rp, 403, "insufficient_scope",
+    http_reply_error(rp, ERR_INSUFFICIENT_SCOPE,
                      "This token lacks the scope '%s' that this request needs (a line of the "
                      "token file is 'TOKEN SCOPE...': admin, scores, scores:NAME, "
                      "scores:PREFIX*).",
@@ -38,14 +38,11 @@ int auth_request(struct tokens *tokens, const char *authorization, const struct 
     if (!(r->flags & ROUTE_WRITE))
         return 0;
     if (!tokens || tokens_count(tokens) == 0) {
-        http_reply_error(rp, 403, "writes_disabled",
-                         "Writes are disabled: start rankd with --write-token-file=FILE (or "
-                         "RANKD_WRITE_TOKEN), then send 'Authorization: Bearer TOKEN'.");
+        http_reply_error_default(rp, ERR_WRITES_DISABLED);
         return -1;
     }
     if (!authorization || strncasecmp(authorization, "Bearer ", 7) != 0) {
-        http_reply_error(rp, 401, "unauthorized",
-                         "Writes and /admin need the header 'Authorization: Bearer <token>'.");
+        http_reply_error_default(rp, ERR_UNAUTHORIZED);
         http_reply_header(rp, "WWW-Authenticate", "Bearer realm=\"rankd\"");
         return -1;
     }
@@ -57,7 +54,7 @@ int auth_request(struct tokens *tokens, const char *authorization, const struct 
     }
     if (!tokens_check(tokens, given, strlen(given), g)) {
         free(g);
-        http_reply_error(rp, 403, "forbidden", "The bearer token is not valid.");
+        http_reply_error_default(rp, ERR_FORBIDDEN);
         return -1;
     }
     rq->grant = g;

@@ -31,9 +31,7 @@ int cors_filter_request(const struct cors *policy, const struct filter_request *
         return 0; /* a cross-origin write: no CORS headers, the browser keeps the reply from it */
     const char *allow = cors_allow_origin(policy, origin);
     if (!allow || !cors_method_offered(want)) {
-        http_reply_error(rp, 403, "cors_not_allowed",
-                         "Cross-origin requests may only read (GET, HEAD), from an origin in "
-                         "rankd's --cors-origin.");
+        http_reply_error_default(rp, ERR_CORS_NOT_ALLOWED);
         return 1;
     }
     rp->status = 204;

@@ -33,11 +33,20 @@ static void drop_stream(struct http_reply *rp)
     memset(&rp->stream, 0, sizeof(rp->stream));
 }
 
+/* A reply that is no error (any more): what an earlier error reply recorded goes. */
+static void drop_error(struct http_reply *rp)
+{
+    rp->error = ERR_NONE;
+    if (rp->fault)
+        http_reply_free_fault(rp);
+}
+
 void http_reply_stream(struct http_reply *rp, int status, const char *content_type,
                        const struct http_body_source *src)
 {
     buf_free(&rp->body);
     drop_stream(rp);
+    drop_error(rp);
     rp->stream = *src;
     rp->status = status;
     rp->content_type = content_type;
@@ -47,8 +56,9 @@ void http_reply_json(struct http_reply *rp, int status, char *json)
 {
     buf_free(&rp->body);
     drop_stream(rp);
+    drop_error(rp);
     if (!json) {
-        http_reply_error(rp, 500, "internal", "The server ran out of memory rendering the reply.");
+        http_reply_error(rp, ERR_INTERNAL, "The server ran out of memory rendering the reply.");
         return;
     }
     rp->body.data = json;
@@ -58,29 +68,50 @@ void http_reply_json(struct http_reply *rp, int status, char *json)
     rp->content_type = "application/json; charset=utf-8";
 }
 
-void http_reply_error(struct http_reply *rp, int status, const char *code, const char *fmt, ...)
+void http_reply_mark_error(struct http_reply *rp, enum err_id id, const char *message)
 {
-    char msg[MESSAGE_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
-    va_end(ap);
+    rp->error = id;
+    http_reply_free_fault(rp);
+    if (err_status(id) >= 500)
+        rp->fault = strdup(message); /* NULL when out of memory: the log says less */
+}
+
+void http_reply_free_fault(struct http_reply *rp)
+{
+    free(rp->fault);
+    rp->fault = NULL;
+}
+
+/* The error reply of id with message msg (already cut). */
+static void reply_error(struct http_reply *rp, enum err_id id, char *msg)
+{
     request_utf8_sanitize(msg); /* echoed paths, ids and field names may be cut or invalid */
     cJSON *doc = cJSON_CreateObject();
     cJSON *err = cJSON_AddObjectToObject(doc, "error");
-    cJSON_AddStringToObject(err, "code", code);
+    cJSON_AddStringToObject(err, "code", err_code(id));
     cJSON_AddStringToObject(err, "message", msg);
     char *json = err ? cJSON_PrintUnformatted(doc) : NULL;
     cJSON_Delete(doc);
     buf_free(&rp->body);
     drop_stream(rp);
-    rp->status = status;
+    rp->status = err_status(id);
     rp->content_type = "application/json; charset=utf-8";
     if (json) {
         rp->body.data = json;
         rp->body.len = strlen(json);
         rp->body.cap = rp->body.len + 1;
     }
+    http_reply_mark_error(rp, id, msg);
+}
+
+void http_reply_error(struct http_reply *rp, enum err_id id, const char *fmt, ...)
+{
+    char msg[MESSAGE_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    reply_error(rp, id, msg);
 }
 
 /* How many times argument `name` was given, and the first one. */
@@ -116,25 +147,21 @@ int http_arg_raw(const struct http_request *rq, const char *name, const char **r
 
 /* ---------------------------------------------------------------- the errno -> status table */
 
-#define ROW(e, s, st, c, m, sum, retry)                                                            \
+#define ROW(e, s, i, m, sum, retry)                                                                \
     {                                                                                              \
-        .err = (e), .scope = (s), .status = (st), .retry_after_s = (retry), .code = (c),           \
-        .message = (m), .summary = (sum)                                                           \
+        .err = (e), .scope = (s), .id = (i), .retry_after_s = (retry), .message = (m),             \
+        .summary = (sum)                                                                           \
     }
 #define UNAVAILABLE(e)                                                                             \
-    ROW((e), HTTP_ERRNO_FAULT, 503, "redis_unavailable",                                           \
-        "Redis is unavailable or too slow right now ({reason}); retry shortly.",                   \
-        "Redis is unavailable or too slow", 1)
+    ROW((e), HTTP_ERRNO_FAULT, ERR_REDIS_UNAVAILABLE, NULL, "Redis is unavailable or too slow", 1)
 #define OUTCOME_UNKNOWN(e)                                                                         \
-    ROW((e), HTTP_ERRNO_WRITE, 503, "write_outcome_unknown",                                       \
-        "Redis did not answer after the write was sent (a timeout or a lost connection): it may "  \
-        "or may not have been applied. Read the member before retrying an incr.",                  \
+    ROW((e), HTTP_ERRNO_WRITE, ERR_WRITE_OUTCOME_UNKNOWN, NULL,                                    \
         "Redis did not answer after a write was sent", 1)
 
 /* The same for a write that carried an Idempotency-Key: its first reply is kept in the same
  * script as the write, so sending it again with the same key and body applies it at most once. */
 #define OUTCOME_UNKNOWN_IDEMPOTENT(e)                                                              \
-    ROW((e), HTTP_ERRNO_IDEMPOTENT, 503, "write_outcome_unknown",                                  \
+    ROW((e), HTTP_ERRNO_IDEMPOTENT, ERR_WRITE_OUTCOME_UNKNOWN,                                     \
         "Redis did not answer after the write was sent (a timeout or a lost connection): it may "  \
         "or may not have been applied. It carried an Idempotency-Key: send it again with the "     \
         "same key and body; it is applied at most once (a replay says Idempotent-Replayed: "       \
@@ -151,121 +178,71 @@ const struct http_errno_row http_errno_rows[] = {
     OUTCOME_UNKNOWN(-ETIME),
     OUTCOME_UNKNOWN(-ECONNRESET),
     /* --write-replicas N: the write ran on the primary, WAIT did not confirm it on N replicas */
-    ROW(-EREMOTEIO, HTTP_ERRNO_IDEMPOTENT, 503, "write_not_replicated",
+    ROW(-EREMOTEIO, HTTP_ERRNO_IDEMPOTENT, ERR_WRITE_NOT_REPLICATED,
         "The write was applied on the primary, but not confirmed on the replicas --write-replicas "
         "asks for (too few acknowledged it in time): a failover now could lose it. It carried an "
         "Idempotency-Key: send it again with the same key and body; it is applied at most once "
         "(a replay says Idempotent-Replayed: true, and is answered 200 once the replicas hold "
         "it).",
         "A write was applied on the primary but not confirmed on --write-replicas replicas", 1),
-    ROW(-EREMOTEIO, HTTP_ERRNO_WRITE, 503, "write_not_replicated",
-        "The write was applied on the primary, but not confirmed on the replicas --write-replicas "
-        "asks for (too few acknowledged it in time): a failover now could lose it. Read it back "
-        "before sending it again, above all an incr (sent again, an incr is applied again).",
+    ROW(-EREMOTEIO, HTTP_ERRNO_WRITE, ERR_WRITE_NOT_REPLICATED, NULL,
         "A write was applied on the primary but not confirmed on --write-replicas replicas", 1),
-    ROW(-ENOENT, HTTP_ERRNO_BOARD, 404, "board_not_found", "Board '{board}' does not exist.", NULL,
-        0),
-    ROW(-ENODATA, HTTP_ERRNO_BOARD, 404, "member_not_found",
-        "Board '{board}' has no member '{id}'.", NULL, 0),
-    ROW(-EINVAL, HTTP_ERRNO_BOARD, 400, "invalid_period",
-        "period must be an id of this board's kind: 2026-11-30T14 (hourly), 2026-11-30 (daily), "
-        "2026-W49 (weekly) or 2026-11 (monthly).",
-        NULL, 0),
-    ROW(-ESRCH, HTTP_ERRNO_BOARD, 404, "period_not_found",
-        "Board '{board}' has no readable period by that id: it is in the future or older than the "
-        "board's retain setting (GET /boards/{board} lists them).",
-        NULL, 0),
-    ROW(-ESTALE, HTTP_ERRNO_BOARD, 409, "export_interrupted",
-        "Board '{board}' was reset, deleted or given another layout, or the period's set was "
-        "swept, while the export's snapshot was taken: nothing consistent can be exported. Ask "
-        "again.",
-        NULL, 0),
-    ROW(-ENOTSUP, HTTP_ERRNO_BOARD, 400, "board_has_no_periods",
-        "Board '{board}' has no periods (its period setting is none); leave out period.", NULL, 0),
-    ROW(-EKEYEXPIRED, HTTP_ERRNO_BOARD, 410, "cursor_expired",
-        "The cursor is from before board '{board}' was reset, re-created or given another layout; "
-        "start again from a page without after or before.",
-        NULL, 0),
-    ROW(-ENOSYS, HTTP_ERRNO_BOARD, 409, "dense_rank_unavailable",
-        "Dense ranks of board '{board}' cannot be read here: the set read was written before "
-        "rankd kept its distinct scores. They start once the set is empty again (POST "
-        "/boards/{board}/reset empties the current period); ordinal and competition ranks work "
-        "as they are.",
-        NULL, 0),
-    ROW(-ENODATA, HTTP_ERRNO_ITEM, 404, "item_not_found", "No record is stored for id '{id}'.",
-        NULL, 0),
-    ROW(-EEXIST, HTTP_ERRNO_SETTINGS, 409, "board_not_empty",
-        "{field} cannot change on board '{board}' while it has members in its current period "
-        "(or, without periods, in the board) or in a past period it keeps readable. Empty those "
-        "first: POST /boards/{board}/reset empties the current period, and \"retain\":0 in the "
-        "same PUT lets the past periods go with the change; or delete the board, or use a new "
-        "one.",
-        NULL, 0),
-    ROW(-EKEYREJECTED, HTTP_ERRNO_WRITE, 422, "idempotency_key_reused",
-        "This Idempotency-Key was used for another request on board '{board}' in the last 24 "
-        "hours (another body, board or shape); nothing was written. Use a new key for a new "
-        "write.",
+    ROW(-ENOENT, HTTP_ERRNO_BOARD, ERR_BOARD_NOT_FOUND, NULL, NULL, 0),
+    ROW(-ENODATA, HTTP_ERRNO_BOARD, ERR_MEMBER_NOT_FOUND, NULL, NULL, 0),
+    ROW(-EINVAL, HTTP_ERRNO_BOARD, ERR_INVALID_PERIOD, NULL, NULL, 0),
+    ROW(-ESRCH, HTTP_ERRNO_BOARD, ERR_PERIOD_NOT_FOUND, NULL, NULL, 0),
+    ROW(-ESTALE, HTTP_ERRNO_BOARD, ERR_EXPORT_INTERRUPTED, NULL, NULL, 0),
+    ROW(-ENOTSUP, HTTP_ERRNO_BOARD, ERR_BOARD_HAS_NO_PERIODS, NULL, NULL, 0),
+    ROW(-EKEYEXPIRED, HTTP_ERRNO_BOARD, ERR_CURSOR_EXPIRED, NULL, NULL, 0),
+    ROW(-ENOSYS, HTTP_ERRNO_BOARD, ERR_DENSE_RANK_UNAVAILABLE, NULL, NULL, 0),
+    ROW(-ENODATA, HTTP_ERRNO_ITEM, ERR_ITEM_NOT_FOUND, NULL, NULL, 0),
+    ROW(-EEXIST, HTTP_ERRNO_SETTINGS, ERR_BOARD_NOT_EMPTY, NULL, NULL, 0),
+    ROW(-EKEYREJECTED, HTTP_ERRNO_WRITE, ERR_IDEMPOTENCY_KEY_REUSED, NULL,
         "the Idempotency-Key was used for another request", 0),
-    ROW(-EDOM, HTTP_ERRNO_SCORE, 422, "invalid_score",
+    ROW(-EDOM, HTTP_ERRNO_SCORE, ERR_INVALID_SCORE,
         "{field} {score} has more fractional digits than this board keeps "
         "(score_decimals={decimals}).",
         NULL, 0),
-    ROW(-ERANGE, HTTP_ERRNO_SCORE, 422, "score_out_of_range",
-        "{field} {score} is outside this board's exact range: from {min} to {max}.", NULL, 0),
-    ROW(0, HTTP_ERRNO_SCORE, 422, "invalid_score", "score must be a JSON number.", NULL, 0),
-    ROW(-ENOENT, HTTP_ERRNO_ROUTE, 404, "not_found", "No route for {method} {path}.", NULL, 0),
-    ROW(-EPERM, HTTP_ERRNO_ROUTE, 405, "method_not_allowed",
-        "{method} is not allowed here; use {allow}.", NULL, 0),
-    ROW(-EINVAL, HTTP_ERRNO_ROUTE, 400, "invalid_path", "The path has a malformed percent escape.",
-        NULL, 0),
-    ROW(-ENAMETOOLONG, HTTP_ERRNO_ROUTE, 414, "uri_too_long",
-        "The path is over 2048 bytes (the query string not counted): no route or file of rankd's "
-        "has one that long.",
-        NULL, 0),
-    ROW(-E2BIG, HTTP_ERRNO_ROUTE, 414, "uri_too_long",
+    ROW(-ERANGE, HTTP_ERRNO_SCORE, ERR_SCORE_OUT_OF_RANGE, NULL, NULL, 0),
+    ROW(0, HTTP_ERRNO_SCORE, ERR_INVALID_SCORE, NULL, NULL, 0),
+    ROW(-ENOENT, HTTP_ERRNO_ROUTE, ERR_NOT_FOUND, NULL, NULL, 0),
+    ROW(-EPERM, HTTP_ERRNO_ROUTE, ERR_METHOD_NOT_ALLOWED, NULL, NULL, 0),
+    ROW(-EINVAL, HTTP_ERRNO_ROUTE, ERR_INVALID_PATH, NULL, NULL, 0),
+    ROW(-ENAMETOOLONG, HTTP_ERRNO_ROUTE, ERR_URI_TOO_LONG, NULL, NULL, 0),
+    ROW(-E2BIG, HTTP_ERRNO_ROUTE, ERR_URI_TOO_LONG,
         "A segment of the path is over 512 bytes once decoded: no board name (64 at most) or id "
         "(128) is that long.",
         NULL, 0),
-    ROW(-EINVAL, HTTP_ERRNO_FILE, 400, "invalid_path", "The path has a malformed percent escape.",
-        NULL, 0),
-    ROW(-EINVAL, HTTP_ERRNO_QUERY, 400, "invalid_query",
-        "The query string has a malformed percent escape or an over-long part.", NULL, 0),
+    ROW(-EINVAL, HTTP_ERRNO_FILE, ERR_INVALID_PATH, NULL, NULL, 0),
+    ROW(-EINVAL, HTTP_ERRNO_QUERY, ERR_INVALID_QUERY, NULL, NULL, 0),
     UNAVAILABLE(-ECONNREFUSED),
     UNAVAILABLE(-ETIMEDOUT),
     UNAVAILABLE(-ETIME),
     UNAVAILABLE(-ECONNRESET),
     UNAVAILABLE(-EIO),
     UNAVAILABLE(-EAGAIN),
-    ROW(-EXDEV, HTTP_ERRNO_WRITE, 422, "several_boards_on_cluster",
-        "On a Redis Cluster a write reaches one board (each board is in a slot of its own, and "
-        "a write is one script on one slot): send one request per board. Nothing was written.",
+    ROW(-EXDEV, HTTP_ERRNO_WRITE, ERR_SEVERAL_BOARDS_ON_CLUSTER, NULL,
         "a write to several boards on a Redis Cluster", 0),
     /* a Redis Cluster's refusals (store_async.h): nothing of the request ran there */
-    ROW(-EBUSY, HTTP_ERRNO_FAULT, 503, "redis_unavailable",
+    ROW(-EBUSY, HTTP_ERRNO_FAULT, ERR_REDIS_UNAVAILABLE,
         "The Redis Cluster is moving this board's slot to another node (TRYAGAIN); nothing was "
         "written. Retry shortly.",
         "Redis Cluster: TRYAGAIN (a slot migration)", 1),
-    ROW(-ENETDOWN, HTTP_ERRNO_FAULT, 503, "redis_unavailable",
+    ROW(-ENETDOWN, HTTP_ERRNO_FAULT, ERR_REDIS_UNAVAILABLE,
         "The Redis Cluster cannot serve this board now (CLUSTERDOWN: a failover under way, or a "
         "slot no node serves); nothing was written. Retry shortly.",
         "Redis Cluster: CLUSTERDOWN", 1),
-    ROW(-ELOOP, HTTP_ERRNO_FAULT, 503, "redis_unavailable",
+    ROW(-ELOOP, HTTP_ERRNO_FAULT, ERR_REDIS_UNAVAILABLE,
         "The Redis Cluster redirected this request again and again (its slots are moving); "
         "nothing was written. Retry shortly.",
         "Redis Cluster: too many redirects", 1),
-    ROW(-EDQUOT, HTTP_ERRNO_FAULT, 507, "insufficient_storage",
-        "Redis is out of memory (maxmemory) and refuses writes: nothing was written. Deleting "
-        "members or boards frees memory; so does raising maxmemory.",
+    ROW(-EDQUOT, HTTP_ERRNO_FAULT, ERR_INSUFFICIENT_STORAGE, NULL,
         "Redis is out of memory (maxmemory) and refuses writes", 0),
-    ROW(-EROFS, HTTP_ERRNO_FAULT, 503, "primary_changed",
-        "Redis answered READONLY: the instance rankd writes to is a replica now (a failover); "
-        "nothing was written. Point rankd at the new primary.",
+    ROW(-EROFS, HTTP_ERRNO_FAULT, ERR_PRIMARY_CHANGED, NULL,
         "Redis answered READONLY (a replica now: a failover)", 1),
-    ROW(-ENOSPC, HTTP_ERRNO_FAULT, 422, "score_group_full",
-        "2097152 members already share this exact score on this board; no more can be placed in "
-        "that group (see schema/score-layout.md).",
+    ROW(-ENOSPC, HTTP_ERRNO_FAULT, ERR_SCORE_GROUP_FULL, NULL,
         "2097152 members already share one of these scores on this board", 0),
-    ROW(0, ~0U, 500, "internal", "Internal error: {reason}.", "Internal error ({reason})", 0),
+    ROW(0, ~0U, ERR_INTERNAL, NULL, "Internal error ({reason})", 0),
 };
 const size_t http_errno_nrows = sizeof(http_errno_rows) / sizeof(http_errno_rows[0]);
 
@@ -336,12 +313,19 @@ static size_t fill(const char *t, int err, const struct http_errno_args *a, char
 size_t http_errno_format(const struct http_errno_row *e, int err, const struct http_errno_args *a,
                          char *out, size_t cap)
 {
-    return fill(e->message, err, a, out, cap);
+    return fill(e->message ? e->message : err_message(e->id), err, a, out, cap);
 }
 
 size_t http_errno_summary(const struct http_errno_row *e, int err, char *out, size_t cap)
 {
-    return fill(e->summary ? e->summary : e->code, err, NULL, out, cap);
+    return fill(e->summary ? e->summary : err_code(e->id), err, NULL, out, cap);
+}
+
+void http_reply_error_default(struct http_reply *rp, enum err_id id)
+{
+    char msg[MESSAGE_MAX];
+    fill(err_message(id), 0, NULL, msg, sizeof(msg));
+    reply_error(rp, id, msg);
 }
 
 void http_reply_errno_in(struct http_reply *rp, unsigned scopes, int err,
@@ -350,7 +334,7 @@ void http_reply_errno_in(struct http_reply *rp, unsigned scopes, int err,
     const struct http_errno_row *e = http_errno_find(scopes, err);
     char msg[MESSAGE_MAX];
     http_errno_format(e, err, a, msg, sizeof(msg));
-    http_reply_error(rp, e->status, e->code, "%s", msg);
+    reply_error(rp, e->id, msg);
     if (e->retry_after_s > 0) {
         char s[16];
         snprintf(s, sizeof(s), "%d", e->retry_after_s);

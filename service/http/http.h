@@ -10,11 +10,13 @@
  * waits on timers (http_timer_after), finished with http_async_done. No step runs on another
  * thread and none blocks.
  *
- * The errno table (http_errno_rows) is the only place where a negative errno becomes a status, a
- * code and a message. The same errno means different things depending on what failed (-ENOENT:
- * no route, no board), so each row belongs to a scope and a lookup names the scopes that apply,
- * the rows of every lookup ending with the Redis faults and the 500 for anything else: Redis
- * faults are 503 (Retry-After: 1), a full tie group 422, -ENOMEM and anything unexpected 500.
+ * Every error reply names its error by id (errors.h); the status and the code come from the error
+ * table. The errno table (http_errno_rows) is the only place where a negative errno becomes an
+ * error id and a message. The same errno means different things depending on what failed
+ * (-ENOENT: no route, no board), so each row belongs to a scope and a lookup names the scopes
+ * that apply, the rows of every lookup ending with the Redis faults and the 500 for anything
+ * else: Redis faults are 503 (Retry-After: 1), a full tie group 422, -ENOMEM and anything
+ * unexpected 500.
  */
 #ifndef RANKD_HTTP_H
 #define RANKD_HTTP_H
@@ -22,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "errors.h"
 #include "util.h"
 
 #define HTTP_PATH_PARAMS_MAX 4
@@ -102,6 +105,9 @@ struct http_reply {
                                      *   header on the hit path) */
     size_t values_used;
     struct http_body_source stream; /**< a streamed body (http_reply_stream) when stream.read */
+    enum err_id error;              /**< an error reply's id (http_reply_error), else ERR_NONE */
+    char *fault;                    /**< an error reply of status >= 500: its message for the
+                                     *   access log (malloc'd, owned; http_reply_free) */
 };
 
 /**
@@ -117,10 +123,20 @@ int http_arg_raw(const struct http_request *rq, const char *name, const char **r
  *  even on failure. A NULL json becomes a 500. */
 void http_reply_json(struct http_reply *rp, int status, char *json);
 
-/** An error reply {"error":{"code","message"}}; message is printf-formatted, cut at 511 bytes
- *  and made valid UTF-8. */
-void http_reply_error(struct http_reply *rp, int status, const char *code, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
+/** The error reply of `id` (errors.h: its status and code), {"error":{"code","message"}}; the
+ *  message is printf-formatted, cut at 511 bytes and made valid UTF-8. */
+void http_reply_error(struct http_reply *rp, enum err_id id, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/** http_reply_error with the id's default message (errors.def), its placeholders empty. */
+void http_reply_error_default(struct http_reply *rp, enum err_id id);
+
+/** Mark rp, already filled with a body of its own (an upload's cut), as the error `id` with
+ *  `message`: what http_reply_error records for the access log, without touching the body. */
+void http_reply_mark_error(struct http_reply *rp, enum err_id id, const char *message);
+
+/** Free what a reply owns besides its body and stream (the fault message); the body stays. */
+void http_reply_free_fault(struct http_reply *rp);
 
 /** A reply whose body is streamed from src (http_body_source): `status`, `content_type`
  *  (static). Takes src: its free is called even when the reply is replaced or never sent. */
@@ -154,18 +170,18 @@ enum http_errno_scope {
 };
 
 /**
- * One row: in `scope`, errno `err` is `status` with `code` and `message`. Messages name what
- * they quote in braces, filled by http_errno_format: {board}, {id} (cut at 200 bytes), {method},
- * {path} (cut at 200 bytes), {allow}, {field}, {score}, {min}, {max}, {decimals} and {reason}
- * (strerror of the errno).
+ * One row: in `scope`, errno `err` is the error `id` (errors.h: its status and code) with
+ * `message`. Messages name what they quote in braces, filled by http_errno_format: {board}, {id}
+ * (cut at 200 bytes), {method}, {path} (cut at 200 bytes), {allow}, {field}, {score}, {min},
+ * {max}, {decimals} and {reason} (strerror of the errno).
  */
 struct http_errno_row {
     int err;             /**< a negative errno; 0: every errno of the scope not matched above */
     unsigned scope;      /**< one enum http_errno_scope bit; the default row has them all */
-    int status;          /**< 400..599 */
+    enum err_id id;      /**< the error (errors.def) */
     int retry_after_s;   /**< > 0: the reply has Retry-After with this many seconds */
-    const char *code;    /**< snake_case, as schema/openapi.yaml lists it */
-    const char *message; /**< the whole message, a template as above */
+    const char *message; /**< the whole message, a template as above; NULL: the id's own
+                          *   (errors.def) */
     const char *summary; /**< for Redis faults and writes: a clause replies that say more of
                           *   their own begin with (a cut upload: how far it got); else NULL */
 };

@@ -37,11 +37,11 @@ struct conn_clock *clock_of(struct MHD_Connection *c)
  * closes CUT_LINGER_MS later, once the client has had the time to read the 408. */
 static void cut_late(struct httpd_thread *t, struct conn_clock *k, int64_t now)
 {
-    char json[256], msg[512];
-    int jn = snprintf(json, sizeof(json),
-                      "{\"error\":{\"code\":\"header_timeout\",\"message\":\"The request line "
-                      "and headers did not arrive within %d ms (--header-timeout-ms).\"}}",
-                      t->srv->o.header_timeout_ms);
+    char why[128], json[256], msg[512];
+    snprintf(why, sizeof(why),
+             "The request line and headers did not arrive within %d ms (--header-timeout-ms).",
+             t->srv->o.header_timeout_ms);
+    int jn = err_json(ERR_HEADER_TIMEOUT, why, json, sizeof(json));
     int n = snprintf(msg, sizeof(msg),
                      "HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json\r\n"
                      "Connection: close\r\nContent-Length: %d\r\n\r\n%s",
@@ -163,6 +163,7 @@ static void exchange_free(struct exchange *x)
     if (x->rq.stream_state && x->route && x->route->stream_free)
         x->route->stream_free(x->rq.stream_state);
     buf_free(&x->rp.body);
+    http_reply_free_fault(&x->rp);
     if (x->rp.fd > 0)
         close(x->rp.fd);
     if (x->rp.stream.free) /* a streamed body never sent */

@@ -49,7 +49,7 @@ int still_away(struct exchange *x)
 
 static void reply_stopping(struct http_reply *rp)
 {
-    http_reply_error(rp, 503, "shutting_down", "rankd is shutting down.");
+    http_reply_error_default(rp, ERR_SHUTTING_DOWN);
     http_reply_header(rp, "Retry-After", "1");
 }
 
@@ -170,7 +170,7 @@ static void answer_mid_body(struct exchange *x)
     x->queued = 1; /* for the access log */
     x->bytes = rp->body.len;
     if (rp->status >= 500 && !x->fault)
-        x->fault = access_fault_of(rp->status, rp->body.data, rp->body.len);
+        x->fault = access_fault_of(rp->status, rp->error, rp->fault);
     k->phase = PHASE_CUT;
     k->since_ms = util_now_ms();
     k->linger_ms = UPLOAD_CUT_LINGER_MS;
@@ -232,7 +232,7 @@ enum MHD_Result dispatch(struct MHD_Connection *c, struct exchange *x)
         if (r->quick && r->quick(&x->rq, &x->rp))
             return send_reply(c, x);
         if (!r->async) { /* a route table bug: every route has a step that answers */
-            http_reply_error(&x->rp, 500, "internal", "The route has no step that answers.");
+            http_reply_error(&x->rp, ERR_INTERNAL, "The route has no step that answers.");
             return send_reply(c, x);
         }
         x->parked = 1;

@@ -452,13 +452,9 @@ int http_reply_events(struct http_reply *rp, struct http_async *a,
 void http_events_refuse(struct http_reply *rp, int rc)
 {
     if (rc == -EUSERS)
-        http_reply_error(rp, 503, "too_many_streams",
-                         "rankd has as many event streams open as it takes (--max-streams); "
-                         "retry later, or read the page with GET.");
+        http_reply_error_default(rp, ERR_TOO_MANY_STREAMS);
     else if (rc == -EMLINK)
-        http_reply_error(rp, 503, "too_many_streams_from_address",
-                         "This address has as many event streams open as it may "
-                         "(--max-streams-per-ip); close one, or retry later.");
+        http_reply_error_default(rp, ERR_TOO_MANY_STREAMS_FROM_ADDRESS);
     else {
         http_reply_errno(rp, rc);
         return;

@@ -94,14 +94,14 @@ static void check_body(struct MHD_Connection *c, struct exchange *x)
     /* curl -d sends application/x-www-form-urlencoded unless told otherwise: read it as JSON. */
     if (rq->content_type && !media_type_is(rq->content_type, "application/json") &&
         !media_type_is(rq->content_type, "application/x-www-form-urlencoded")) {
-        http_reply_error(&x->rp, 415, "unsupported_media_type",
+        http_reply_error(&x->rp, ERR_UNSUPPORTED_MEDIA_TYPE,
                          "Content-Type must be application/json%s.",
                          (x->route->flags & ROUTE_NDJSON) ? " or application/x-ndjson" : "");
         return;
     }
     const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
     if (cl && strtoll(cl, NULL, 10) > HTTP_BODY_MAX)
-        http_reply_error(&x->rp, 413, "body_too_large", "JSON bodies are limited to %ld bytes.",
+        http_reply_error(&x->rp, ERR_BODY_TOO_LARGE, "JSON bodies are limited to %ld bytes.",
                          HTTP_BODY_MAX);
 }
 
@@ -167,13 +167,13 @@ static int check_framing(struct MHD_Connection *c, struct http_reply *rp)
     MHD_get_connection_values(c, MHD_HEADER_KIND, count_header, &cl);
     MHD_get_connection_values(c, MHD_HEADER_KIND, count_header, &te);
     if (cl.differ)
-        http_reply_error(rp, 400, "invalid_content_length",
+        http_reply_error(rp, ERR_INVALID_CONTENT_LENGTH,
                          "The request has Content-Length headers with different values.");
     else if (cl.n && te.n) /* RFC 9112 6.3: a proxy may frame it by either: refuse, close */
-        http_reply_error(rp, 400, "invalid_content_length",
+        http_reply_error(rp, ERR_INVALID_CONTENT_LENGTH,
                          "The request has both Content-Length and Transfer-Encoding.");
     else if (te.n && (te.n > 1 || strcasecmp(te.first, "chunked") != 0))
-        http_reply_error(rp, 501, "not_implemented",
+        http_reply_error(rp, ERR_NOT_IMPLEMENTED,
                          "Transfer-Encoding '%.60s' is not supported: send the body with a "
                          "Content-Length or as Transfer-Encoding: chunked.",
                          te.n > 1 ? "given twice" : te.first);
@@ -197,7 +197,7 @@ static int check_host(struct MHD_Connection *c, const char *version, struct http
              strchr("-._~%!$&'()*+,;=:[]", *p) != NULL;
     if (ok)
         return 0;
-    http_reply_error(rp, 400, "invalid_host",
+    http_reply_error(rp, ERR_INVALID_HOST,
                      host.n == 0  ? "The request has no Host header (required since HTTP/1.1)."
                      : host.n > 1 ? "The request has more than one Host header."
                                   : "The Host header is not a host[:port].");
@@ -278,7 +278,6 @@ void begin(struct httpd *srv, struct MHD_Connection *c, const char *url, const c
     filters_headers_in(&in, &x->seen, &x->rq);
     access_request_id(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Request-Id"),
                       x->request_id);
-    x->seen.request_id = x->request_id;
     if (check_framing(c, &x->rp)) {
         x->no_drain = 1; /* its body's length is in doubt: never read it */
         return;
@@ -318,18 +317,18 @@ void begin(struct httpd *srv, struct MHD_Connection *c, const char *url, const c
     }
     const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
     if (cl && strtoll(cl, NULL, 10) > 0)
-        http_reply_error(&x->rp, 400, "unexpected_body", "This request takes no body.");
+        http_reply_error_default(&x->rp, ERR_UNEXPECTED_BODY);
 }
 
 /* One chunk of request body. */
 void consume(struct exchange *x, const char *data, size_t len)
 {
     if (!(x->route->flags & ROUTE_BODY)) {
-        http_reply_error(&x->rp, 400, "unexpected_body", "This request takes no body.");
+        http_reply_error_default(&x->rp, ERR_UNEXPECTED_BODY);
         return;
     }
     if (x->rq.body.len + len > (size_t)HTTP_BODY_MAX) {
-        http_reply_error(&x->rp, 413, "body_too_large", "JSON bodies are limited to %ld bytes.",
+        http_reply_error(&x->rp, ERR_BODY_TOO_LARGE, "JSON bodies are limited to %ld bytes.",
                          HTTP_BODY_MAX);
         buf_free(&x->rq.body);
         return;

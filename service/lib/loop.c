@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "errors.h"
 #include "log.h"
 #include "util.h"
 
@@ -371,9 +372,9 @@ static void refuse(struct loop *l, int fd, int why)
 {
     const struct loop_group *g = l->group;
     char body[320], msg[640];
-    const char *code = why == REFUSED_STOPPING ? "shutting_down"
-                       : why == REFUSED_LIMIT  ? "too_many_connections"
-                                               : "too_many_connections_from_address";
+    enum err_id id = why == REFUSED_STOPPING ? ERR_SHUTTING_DOWN
+                     : why == REFUSED_LIMIT  ? ERR_TOO_MANY_CONNECTIONS
+                                             : ERR_TOO_MANY_CONNECTIONS_FROM_ADDRESS;
     if (why == REFUSED_STOPPING)
         snprintf(body, sizeof(body), "rankd is shutting down.");
     else if (why == REFUSED_LIMIT)
@@ -387,8 +388,7 @@ static void refuse(struct loop *l, int fd, int why)
                  "(--max-connections-per-ip %d); reuse them (keep-alive) or retry shortly.",
                  g->max_per_ip);
     char json[480];
-    int jn = snprintf(json, sizeof(json), "{\"error\":{\"code\":\"%s\",\"message\":\"%s\"}}", code,
-                      body);
+    int jn = err_json(id, body, json, sizeof(json));
     int n = snprintf(msg, sizeof(msg),
                      "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
                      "Retry-After: 1\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s",

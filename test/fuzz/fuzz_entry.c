@@ -23,12 +23,10 @@ static void check_record(const char *json)
     FUZZ_CHECK(len <= BOARD_RECORD_BYTES_MAX, "record of %zu bytes", len);
     cJSON *again = fuzz_json_doc((const uint8_t *)json, len);
     FUZZ_CHECK(cJSON_IsObject(again), "record does not parse back: %s", json);
-    int status = 0;
-    const char *code = NULL;
-    char msg[VALIDATE_MSG_MAX];
-    char *twice = validate_record(again, &status, &code, msg);
+    struct entry_error rerr;
+    char *twice = validate_record(again, &rerr);
     FUZZ_CHECK(twice && strcmp(twice, json) == 0, "record not a fixed point: %s -> %s (%s)", json,
-               twice ? twice : "refused", twice ? "" : msg);
+               twice ? twice : "refused", twice ? "" : rerr.msg);
     free(twice);
     cJSON_Delete(again);
 }
@@ -81,18 +79,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check_score(&e.score);
         entry_free(&e);
     } else {
-        FUZZ_CHECK(err.status >= 400 && err.status <= 500 && err.code && err.code[0] && err.msg[0],
-                   "refusal %d", err.status);
+        FUZZ_CHECK(err_status(err.id) >= 400 && err_status(err.id) <= 500 && err_code(err.id) &&
+                       err_code(err.id)[0] && err.msg[0],
+                   "refusal %d", err_status(err.id));
     }
     /* the record validator alone, on any object */
-    int status = 0;
-    const char *code = NULL;
-    char msg[VALIDATE_MSG_MAX];
-    char *rec = validate_record(doc, &status, &code, msg);
+    struct entry_error rerr;
+    char *rec = validate_record(doc, &rerr);
     if (rec)
         check_record(rec);
     else
-        FUZZ_CHECK(status == 400 || status == 413 || status == 500, "record status %d", status);
+        FUZZ_CHECK(err_status(rerr.id) == 400 || err_status(rerr.id) == 413 ||
+                       err_status(rerr.id) == 500,
+                   "record status %d", err_status(rerr.id));
     free(rec);
     cJSON_Delete(doc);
     return 0;

@@ -70,8 +70,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (!p.has_page_ttl)
             FUZZ_CHECK(v->page_ttl_ms == def.page_ttl_ms, "default ttl");
     } else {
-        FUZZ_CHECK(err.status == 400 && err.code && err.code[0] && err.msg[0], "refusal %d",
-                   err.status);
+        FUZZ_CHECK(err_status(err.id) == 400 && err_code(err.id) && err_code(err.id)[0] &&
+                       err.msg[0],
+                   "refusal %d", err_status(err.id));
     }
     cJSON_Delete(doc);
     return 0;

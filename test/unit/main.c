@@ -42,6 +42,7 @@ static const struct {
     {"cidr", cidr_suite, 0},
     {"validate", validate_suite, 0},
     {"log", log_suite, 1},
+    {"errors", errors_suite, 0},
     {"http", http_suite, 0},
     {"upload", upload_suite, 0},
     {"idem", idem_suite, 0},

@@ -9,6 +9,7 @@
 
 #include "access.h"
 #include "exporter.h"
+#include "http.h"
 #include "log.h"
 #include "metrics.h"
 #include "suites.h"
@@ -163,16 +164,24 @@ START_TEST(test_request_ids)
 }
 END_TEST
 
+/* The fault the access line states is the one the reply was made with (http_reply_error records
+ * its id and, for a 5xx, its message): nothing is read back from the body. */
 START_TEST(test_fault_of)
 {
-    const char *body =
-        "{\"error\":{\"code\":\"redis_unavailable\",\"message\":\"Redis is down.\"}}";
-    ck_assert_ptr_null(access_fault_of(404, body, strlen(body)));
-    struct access_fault *f = access_fault_of(503, body, strlen(body));
+    struct http_reply rp = {0};
+    http_reply_error(&rp, ERR_MEMBER_NOT_FOUND, "No such member.");
+    ck_assert_ptr_null(rp.fault);
+    ck_assert_ptr_null(access_fault_of(rp.status, rp.error, rp.fault));
+    http_reply_error(&rp, ERR_REDIS_UNAVAILABLE, "Redis is down.");
+    struct access_fault *f = access_fault_of(rp.status, rp.error, rp.fault);
     ck_assert_str_eq(f->code, "redis_unavailable");
     ck_assert_str_eq(f->cause, "Redis is down.");
     free(f);
-    f = access_fault_of(500, "oops", 4);
+    http_reply_json(&rp, 200, strdup("{}")); /* replaced: no error any more */
+    ck_assert_int_eq(rp.error, ERR_NONE);
+    ck_assert_ptr_null(rp.fault);
+    buf_free(&rp.body);
+    f = access_fault_of(500, ERR_NONE, NULL);
     ck_assert_str_eq(f->code, "internal");
     free(f);
 }

@@ -198,14 +198,14 @@ START_TEST(test_fault_counts_what_is_settled)
     ck_assert_int_eq(feed("junk\n"), 0); /* line 321, refused when read: not settled */
     ck_assert_int_eq(feed(NULL), 0);
     write_chunk(-1, -ETIME); /* sent, never answered */
-    int status = 0, retry = 0;
-    const char *code = NULL;
+    int retry = 0;
+    enum err_id id = ERR_NONE;
     char msg[400];
     struct upload_cut cut;
-    upload_fault(u, -ETIME, &status, &code, &retry, msg, sizeof(msg), &cut);
+    upload_fault(u, -ETIME, &id, &retry, msg, sizeof(msg), &cut);
     ck_assert_int_eq(retry, 1);
-    ck_assert_int_eq(status, 503);
-    ck_assert_str_eq(code, "write_outcome_unknown");
+    ck_assert_int_eq(err_status(id), 503);
+    ck_assert_str_eq(err_code(id), "write_outcome_unknown");
     ck_assert_msg(strstr(msg, "300 lines were applied and 0 rejected, every line up to line 300 "
                               "is settled, and the chunk after it may or may not be applied; "
                               "send the lines after line 300 again"),
@@ -215,18 +215,18 @@ START_TEST(test_fault_counts_what_is_settled)
     ck_assert_int_eq(cut.rejected, 0);
     ck_assert_int_eq(cut.settled_line, 300);
     ck_assert_int_eq(cut.unknown_line, 320);
-    upload_fault(u, -EDQUOT, &status, &code, &retry, msg, sizeof(msg), &cut);
-    ck_assert_int_eq(status, 507);
-    ck_assert_str_eq(code, "insufficient_storage");
-    upload_fault(u, -EROFS, &status, &code, &retry, msg, sizeof(msg), &cut);
-    ck_assert_str_eq(code, "primary_changed");
-    upload_fault(u, -ECONNREFUSED, &status, &code, &retry, msg, sizeof(msg), &cut);
-    ck_assert_int_eq(status, 503);
-    ck_assert_str_eq(code, "redis_unavailable");
+    upload_fault(u, -EDQUOT, &id, &retry, msg, sizeof(msg), &cut);
+    ck_assert_int_eq(err_status(id), 507);
+    ck_assert_str_eq(err_code(id), "insufficient_storage");
+    upload_fault(u, -EROFS, &id, &retry, msg, sizeof(msg), &cut);
+    ck_assert_str_eq(err_code(id), "primary_changed");
+    upload_fault(u, -ECONNREFUSED, &id, &retry, msg, sizeof(msg), &cut);
+    ck_assert_int_eq(err_status(id), 503);
+    ck_assert_str_eq(err_code(id), "redis_unavailable");
     ck_assert_int_eq(cut.unknown_line, 0); /* not sent whole: nothing of the chunk applied */
-    upload_fault(u, 0, &status, &code, &retry, msg, sizeof(msg), &cut);
+    upload_fault(u, 0, &id, &retry, msg, sizeof(msg), &cut);
     ck_assert_int_eq(retry, 1);
-    ck_assert_str_eq(code, "shutting_down");
+    ck_assert_str_eq(err_code(id), "shutting_down");
     ck_assert_msg(strstr(msg, "rankd is shutting down: 300 lines were applied"), "%s", msg);
     ck_assert_int_eq(cut.settled_line, 300);
     ck_assert_int_eq(cut.unknown_line, 0);
@@ -246,14 +246,14 @@ START_TEST(test_unreplicated_chunk_is_settled)
     ck_assert_int_eq(feed(second), 0);
     ck_assert_int_eq(feed(NULL), 0);
     write_chunk(-1, -EREMOTEIO);
-    int status = 0, retry = 0;
-    const char *code = NULL;
+    int retry = 0;
+    enum err_id id = ERR_NONE;
     char msg[600];
     struct upload_cut cut;
-    upload_fault(u, -EREMOTEIO, &status, &code, &retry, msg, sizeof(msg), &cut);
-    ck_assert_int_eq(status, 503);
+    upload_fault(u, -EREMOTEIO, &id, &retry, msg, sizeof(msg), &cut);
+    ck_assert_int_eq(err_status(id), 503);
     ck_assert_int_eq(retry, 1);
-    ck_assert_str_eq(code, "write_not_replicated");
+    ck_assert_str_eq(err_code(id), "write_not_replicated");
     ck_assert_msg(strstr(msg, "320 lines were applied and 0 rejected, every line up to line 320 "
                               "is settled (the last chunk's on the primary, not confirmed on the "
                               "replicas: do not send those again); send the lines after line "

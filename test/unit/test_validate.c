@@ -41,8 +41,8 @@ static void settings_refused(const char *body, const char *code, const char *msg
     cJSON *doc = doc_of(body);
     ck_assert_int_eq(validate_settings(doc, &def, &p, &err), -1);
     cJSON_Delete(doc);
-    ck_assert_int_eq(err.status, 400);
-    ck_assert_str_eq(err.code, code);
+    ck_assert_int_eq(err_status(err.id), 400);
+    ck_assert_str_eq(err_code(err.id), code);
     ck_assert_str_eq(err.msg, msg);
 }
 
@@ -107,35 +107,33 @@ START_TEST(test_entry)
     doc = doc_of("{\"id\":\"u1\",\"score\":1,\"op\":\"max\"}");
     ck_assert_int_eq(validate_entry(doc, &e, &err), -1);
     cJSON_Delete(doc);
-    ck_assert_int_eq(err.status, 400);
-    ck_assert_str_eq(err.code, "invalid_op");
+    ck_assert_int_eq(err_status(err.id), 400);
+    ck_assert_str_eq(err_code(err.id), "invalid_op");
     doc = doc_of("{\"id\":\"u1\",\"score\":\"1\"}");
     ck_assert_int_eq(validate_entry(doc, &e, &err), -1);
     cJSON_Delete(doc);
-    ck_assert_int_eq(err.status, 422);
-    ck_assert_str_eq(err.code, "invalid_score");
+    ck_assert_int_eq(err_status(err.id), 422);
+    ck_assert_str_eq(err_code(err.id), "invalid_score");
 }
 END_TEST
 
 START_TEST(test_record)
 {
-    int status = 0;
-    const char *code = NULL;
-    char msg[VALIDATE_MSG_MAX];
+    struct entry_error rerr;
     cJSON *doc = doc_of("{\"a\":\"x\",\"b\":9007199254740992,\"c\":true,\"d\":null}");
-    char *json = validate_record(doc, &status, &code, msg);
+    char *json = validate_record(doc, &rerr);
     cJSON_Delete(doc);
     ck_assert_str_eq(json, "{\"a\":\"x\",\"b\":9007199254740992,\"c\":true,\"d\":null}");
     free(json);
     doc = doc_of("{\"a\":{\"b\":1}}");
-    ck_assert_ptr_null(validate_record(doc, &status, &code, msg));
+    ck_assert_ptr_null(validate_record(doc, &rerr));
     cJSON_Delete(doc);
-    ck_assert_int_eq(status, 400);
-    ck_assert_str_eq(code, "invalid_record");
+    ck_assert_int_eq(err_status(rerr.id), 400);
+    ck_assert_str_eq(err_code(rerr.id), "invalid_record");
     doc = doc_of("{\"n\":9007199254740993}");
-    ck_assert_ptr_null(validate_record(doc, &status, &code, msg));
+    ck_assert_ptr_null(validate_record(doc, &rerr));
     cJSON_Delete(doc);
-    ck_assert_str_eq(code, "invalid_record");
+    ck_assert_str_eq(err_code(rerr.id), "invalid_record");
 }
 END_TEST
 
@@ -167,14 +165,15 @@ START_TEST(test_entry_refusals)
     struct entry_error err = {0};
     int rc = validate_entry(doc, &e, &err);
     if (!entries[_i].status) {
-        ck_assert_msg(rc == 0, "%s: %d %s %s", entries[_i].json, err.status, err.code, err.msg);
+        ck_assert_msg(rc == 0, "%s: %d %s %s", entries[_i].json, err_status(err.id),
+                      err_code(err.id), err.msg);
         ck_assert_str_eq(e.id, "a");
         entry_free(&e);
     } else {
-        ck_assert_msg(rc == -1 && err.status == entries[_i].status &&
-                          strcmp(err.code, entries[_i].code) == 0,
-                      "%s: %d %s, want %d %s", entries[_i].json, err.status,
-                      rc ? err.code : "accepted", entries[_i].status, entries[_i].code);
+        ck_assert_msg(rc == -1 && err_status(err.id) == entries[_i].status &&
+                          strcmp(err_code(err.id), entries[_i].code) == 0,
+                      "%s: %d %s, want %d %s", entries[_i].json, err_status(err.id),
+                      rc ? err_code(err.id) : "accepted", entries[_i].status, entries[_i].code);
         ck_assert_msg(err.msg[0], "no message");
     }
     cJSON_Delete(doc);
@@ -202,8 +201,8 @@ START_TEST(test_prepare)
     ck_assert_str_eq(be[0].id, "a");
     ck_assert_int_eq(validate_prepare(&s, in, 3, be, &bad, &err), -1);
     ck_assert_uint_eq(bad, 2);
-    ck_assert_int_eq(err.status, 422);
-    ck_assert_str_eq(err.code, "invalid_score");
+    ck_assert_int_eq(err_status(err.id), 422);
+    ck_assert_str_eq(err_code(err.id), "invalid_score");
     ck_assert_msg(strstr(err.msg, "1.000000000000000001"), "%s", err.msg);
     struct json_number big;
     ck_assert_int_eq(json_number_parse("4294967296", 10, &big), 0);
@@ -211,7 +210,7 @@ START_TEST(test_prepare)
     int rc = validate_check_score(&s, &big, &key);
     ck_assert_int_eq(rc, -ERANGE);
     validate_score_error(&s, &big, rc, &err);
-    ck_assert_str_eq(err.code, "score_out_of_range");
+    ck_assert_str_eq(err_code(err.id), "score_out_of_range");
     ck_assert_msg(strstr(err.msg, "4294967296") && strstr(err.msg, "-4294967295"), "%s", err.msg);
     for (int i = 0; i < 3; i++)
         entry_free(&in[i]);
@@ -246,23 +245,23 @@ START_TEST(test_prepare_bounds)
     ck_assert_int_eq(validate_entry(doc, &in, &err), 0);
     cJSON_Delete(doc);
     ck_assert_int_eq(validate_prepare(&s, &in, 1, &be, &bad, &err), -1);
-    ck_assert_int_eq(err.status, 400);
-    ck_assert_str_eq(err.code, "invalid_field");
+    ck_assert_int_eq(err_status(err.id), 400);
+    ck_assert_str_eq(err_code(err.id), "invalid_field");
     ck_assert_str_eq(err.msg, "floor 3 is above ceiling 2.9.");
     entry_free(&in);
     doc = doc_of("{\"id\":\"a\",\"score\":1,\"op\":\"incr\",\"ceiling\":0.25}");
     ck_assert_int_eq(validate_entry(doc, &in, &err), 0);
     cJSON_Delete(doc);
     ck_assert_int_eq(validate_prepare(&s, &in, 1, &be, &bad, &err), -1);
-    ck_assert_int_eq(err.status, 422);
+    ck_assert_int_eq(err_status(err.id), 422);
     ck_assert_str_eq(err.msg, "ceiling 0.25 has more fractional digits than this board keeps "
                               "(score_decimals=1).");
     entry_free(&in);
     doc = doc_of("{\"id\":\"a\",\"score\":1,\"op\":\"set\",\"floor\":0}");
     ck_assert_int_eq(validate_entry(doc, &in, &err), -1);
     cJSON_Delete(doc);
-    ck_assert_int_eq(err.status, 400);
-    ck_assert_str_eq(err.code, "invalid_field");
+    ck_assert_int_eq(err_status(err.id), 400);
+    ck_assert_str_eq(err_code(err.id), "invalid_field");
 }
 END_TEST
 
@@ -270,10 +269,8 @@ END_TEST
 START_TEST(test_record_exact_and_capped)
 {
     cJSON *doc = doc_of("{\"n\":\"x\",\"v\":0.30000000000000004,\"b\":true,\"z\":null}");
-    int status = 0;
-    const char *code = NULL;
-    char msg[VALIDATE_MSG_MAX];
-    char *json = validate_record(doc, &status, &code, msg);
+    struct entry_error rerr;
+    char *json = validate_record(doc, &rerr);
     ck_assert_ptr_nonnull(json);
     ck_assert_str_eq(json, "{\"n\":\"x\",\"v\":0.30000000000000004,\"b\":true,\"z\":null}");
     free(json);
@@ -281,9 +278,9 @@ START_TEST(test_record_exact_and_capped)
     char big[BOARD_RECORD_BYTES_MAX + 64];
     snprintf(big, sizeof(big), "{\"t\":\"%0*d\"}", BOARD_RECORD_BYTES_MAX, 0);
     doc = doc_of(big);
-    ck_assert_ptr_null(validate_record(doc, &status, &code, msg));
-    ck_assert_int_eq(status, 413);
-    ck_assert_str_eq(code, "record_too_large");
+    ck_assert_ptr_null(validate_record(doc, &rerr));
+    ck_assert_int_eq(err_status(rerr.id), 413);
+    ck_assert_str_eq(err_code(rerr.id), "record_too_large");
     cJSON_Delete(doc);
 }
 END_TEST
