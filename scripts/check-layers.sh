@@ -22,25 +22,13 @@ EXCEPTIONS='
 lib/config_values.c board.h
 lib/config.h cors.h
 lib/request.c board.h
-lib/metrics.c pages.h
 http/httpd_int.h store_async.h
-api/exporter.c app.h
-api/exporter.c store.h
-api/handlers_common.c app.h
-api/handlers_control.c app.h
-api/handlers_export.c app.h
-api/handlers_read_int.h app.h
-api/handlers_stream.c app.h
-api/handlers_write.c app.h
 core/pages_int.h render.h
 '
 # Why each is there (the change that deletes it):
 #   config.c/request.c -> board.h: name and id limits (they move to a lib/ names module)
 #   config.h -> cors.h: the parsed CORS policy inside struct config (cors_parse moves to start-up)
-#   metrics.c -> pages.h: the counters render the page cache's stats (a stats callback instead)
 #   httpd_int.h -> store_async.h: the per-thread Redis connections (they move to server.c's worker)
-#   exporter.c, handlers_*.c -> app.h: struct rankd as a service locator (a narrow api context)
-#   exporter.c -> store.h: /metrics reads the stores' counters (a stats callback instead)
 #   pages_int.h -> render.h: the page flow renders JSON (render injected through pages_config)
 
 # One awk pass: the folder of every header, then each file's includes judged against the table.

@@ -12,12 +12,10 @@
 
 #include <cjson/cJSON.h>
 
-#include "app.h"
 #include "http.h"
 #include "log.h"
 #include "metrics.h"
 #include "pages.h"
-#include "store.h"
 #include "version.h"
 
 int exporter_parse_stat(const char *stat, long boot_s, long hz, long page_bytes,
@@ -102,18 +100,36 @@ static void process_stats(struct metrics_process *p)
         p->max_fds = (long)rl.rlim_cur;
 }
 
-int exporter_render(const struct rankd *app, const struct httpd *srv, struct buf *out)
+int exporter_render(const struct exporter_sources *src, const struct httpd *srv, struct buf *out)
 {
-    struct pages_stats cache;
-    pages_stats(app->pages, &cache);
-    unsigned long errors = store_error_count(app->reads) + store_error_count(app->writes);
-    if (app->cache_reads)
-        errors += store_error_count(app->cache_reads) + store_error_count(app->cache_writes);
+    struct pages_stats ps;
+    pages_stats(src->pages, &ps);
+    const struct page_cache_stats *c = &ps.cache;
+    const struct metrics_page_cache cache = {
+        .hits = c->hits,
+        .l1_hits = c->l1_hits,
+        .batched_hits = ps.batched_hits,
+        .batches = ps.batches,
+        .shared_lookups = ps.shared_lookups,
+        .misses = c->misses,
+        .misses_on_loop = c->misses_on_loop,
+        .stale = c->stale,
+        .lock_waits = c->lock_waits,
+        .lock_wait_timeouts = c->lock_wait_timeouts,
+        .uncached = c->uncached,
+        .early_refreshes = c->early_refreshes,
+        .refreshes = c->refreshes,
+        .errors = c->errors,
+        .breaker_open = c->breaker_open,
+    };
+    struct exporter_stores st = {0};
+    if (src->stores)
+        src->stores(src->stores_arg, &st);
     const struct metrics_build build = {
         .version = RANKD_VERSION,
         .revision = RANKD_REVISION,
         .libmicrohttpd = http_library_version(),
-        .hiredis = store_client_version(),
+        .hiredis = st.client_version ? st.client_version : "",
         .cjson = cJSON_Version(),
     };
     struct metrics_process proc;
@@ -122,36 +138,13 @@ int exporter_render(const struct rankd *app, const struct httpd *srv, struct buf
     if (!threads)
         return -ENOMEM;
     int n = http_event_threads(srv, threads, HTTP_EVENT_THREADS_MAX);
-    int rc = metrics_render(out, &build, &proc, errors, log_dropped(), &cache);
-    rc = rc ? rc : metrics_render_writes(out, store_write_refusal());
+    int rc = metrics_render(out, &build, &proc, st.errors, log_dropped(), &cache);
+    rc = rc ? rc : metrics_render_writes(out, st.write_refusal);
     rc = rc ? rc : metrics_render_event_threads(out, threads, n);
-    if (!rc && (store_cluster_mode(app->reads) ||
-                (app->cache_reads && store_cluster_mode(app->cache_reads)))) {
-        struct metrics_cluster sum = {0};
-        struct store *const all[] = {app->reads, app->writes, app->cache_reads, app->cache_writes};
-        for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
-            struct store_cluster_counts c;
-            if (!all[i])
-                continue;
-            store_cluster_counts(all[i], &c);
-            sum.moved += c.moved;
-            sum.ask += c.ask;
-            sum.tryagain += c.tryagain;
-            sum.down += c.down;
-            sum.map_reads += c.map_reads;
-        }
-        rc = metrics_render_cluster(out, &sum);
-    }
-    if (!rc && store_read_replicas(app->reads)) {
-        struct store_replica_counts c;
-        store_replica_counts(app->reads, &c);
-        const struct metrics_replicas r = {.replica = c.replica,
-                                           .fallback = c.fallback,
-                                           .no_replica = c.no_replica,
-                                           .stale = c.stale,
-                                           .discoveries = c.discoveries};
-        rc = metrics_render_replicas(out, &r);
-    }
+    if (!rc && st.cluster)
+        rc = metrics_render_cluster(out, &st.cluster_counts);
+    if (!rc && st.replicas)
+        rc = metrics_render_replicas(out, &st.replica_counts);
     free(threads);
     return rc;
 }

@@ -8,8 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pages.h"
-
 /* Status codes rankd sends, in one small table (index = position); others count as "other". */
 static const int statuses[] = {200, 201, 204, 304, 400, 401, 403, 404, 405, 409,
                                411, 413, 415, 422, 431, 500, 501, 503, 507};
@@ -246,9 +244,8 @@ static int render_compute(struct buf *out)
     return rc ? rc : histogram_series(out, "rankd_page_compute_seconds", "", counts, sum);
 }
 
-static int render_cache(struct buf *out, const struct pages_stats *p)
+static int render_cache(struct buf *out, const struct metrics_page_cache *c)
 {
-    const struct page_cache_stats *c = &p->cache;
     const struct {
         const char *name, *help;
         unsigned long v;
@@ -258,12 +255,12 @@ static int render_cache(struct buf *out, const struct pages_stats *p)
         {"l1_hits", "pages served from the in-process tier", c->l1_hits},
         {"batched_hits",
          "pages served from Redis by an event thread on its own connection, fresh or stale",
-         p->batched_hits},
-        {"batches", "pipelines begun by that path", p->batches},
+         c->batched_hits},
+        {"batches", "pipelines begun by that path", c->batches},
         {"shared_lookups",
          "hits of that path that joined an identical lookup of the same loop iteration (one "
          "HMGET + GET for all of them)",
-         p->shared_lookups},
+         c->shared_lookups},
         {"misses", "pages computed for a request", c->misses},
         {"misses_on_loop",
          "misses computed on an event thread (page_fill.lua: the cached page, or the lock and the "
@@ -323,7 +320,7 @@ static int render_process(struct buf *out, const struct metrics_process *p)
 
 int metrics_render(struct buf *out, const struct metrics_build *build,
                    const struct metrics_process *proc, unsigned long redis_errors,
-                   unsigned long log_dropped, const struct pages_stats *cache)
+                   unsigned long log_dropped, const struct metrics_page_cache *cache)
 {
     int rc = head(out, "rankd_build_info", "gauge",
                   "Always 1: the version and git revision of this rankd and the libraries it "

@@ -50,7 +50,13 @@ enum metrics_write_op {
  *  metrics_write_op (anything else counts as unknown). */
 void metrics_write(int op, int applied);
 
-struct pages_stats;
+/** The page cache's counters and its lookups' (pages.h: pages_stats, copied by the /metrics
+ *  page), as rankd_page_cache_*: events since start, and whether the breaker is open. */
+struct metrics_page_cache {
+    unsigned long hits, l1_hits, batched_hits, batches, shared_lookups, misses, misses_on_loop,
+        stale, lock_waits, lock_wait_timeouts, uncached, early_refreshes, refreshes, errors;
+    int breaker_open;
+};
 
 /** The version, revision and libraries this binary was built with (rankd_build_info). */
 struct metrics_build {
@@ -91,11 +97,11 @@ struct metrics_process {
 
 /** Render the counters as Prometheus text into *out (appended): requests, latency histograms,
  *  writes, page computations, build info, process_*, `redis_errors` (store.h), `log_dropped`
- *  (log.h), the cache (pages.h: the page cache's counters and the lookups'; NULL: left out).
+ *  (log.h), the cache (struct metrics_page_cache; NULL: left out).
  * Returns 0 or -ENOMEM. */
 int metrics_render(struct buf *out, const struct metrics_build *build,
                    const struct metrics_process *proc, unsigned long redis_errors,
-                   unsigned long log_dropped, const struct pages_stats *cache);
+                   unsigned long log_dropped, const struct metrics_page_cache *cache);
 
 /** States of a Redis connection of an event thread. */
 enum metrics_conn_state { METRICS_CONN_DOWN = 0, METRICS_CONN_DIALLING, METRICS_CONN_UP };
