@@ -53,7 +53,7 @@ SERVICE_HDR := $(wildcard service/*.h $(SERVICE_DIRS:%=service/%/*.h))
 SERVICE_OBJ := $(SERVICE_SRC:service/%.c=$(BUILD)/service/%.o)
 LUA := $(filter-out service/lua/prelude_%.lua,$(wildcard service/lua/*.lua))
 LUA_H := $(LUA:service/%.lua=$(BUILD)/gen/%.lua.h)
-UNIT_SRC := $(wildcard test/unit/*.c)
+UNIT_SRC := $(wildcard test/unit/*.c) test/support/suite_list.c
 UNIT_OBJ := $(UNIT_SRC:test/%.c=$(BUILD)/test/%.o)
 INTEG_SRC := $(wildcard test/integration/*.c) $(wildcard test/support/*.c)
 INTEG_OBJ := $(INTEG_SRC:test/%.c=$(BUILD)/test/%.o)
@@ -103,11 +103,12 @@ $(BUILD)/gen/scripts.h: $(LUA) scripts/lua-scripts.awk
 	$(Q)awk -f scripts/lua-scripts.awk $(sort $(LUA)) > $@.tmp
 	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
 
-# "--@prelude defaults": the settings' defaults and limits as Lua locals, from board.h's
-# BOARD_*_DEFAULT and BOARD_*_MAX (one place for them; test-unit checks the values).
-$(BUILD)/gen/lua/prelude_defaults.lua: service/core/board.h scripts/lua-defaults.awk
+# "--@prelude defaults": the settings' defaults and limits as Lua locals, from names.h's and
+# board.h's BOARD_*_DEFAULT and BOARD_*_MAX (one place for them; test-unit checks the values).
+$(BUILD)/gen/lua/prelude_defaults.lua: service/lib/names.h service/core/board.h scripts/lua-defaults.awk
 	@mkdir -p $(dir $@)
-	$(Q)awk -f scripts/lua-defaults.awk service/core/board.h > $@.tmp && mv $@.tmp $@
+	$(Q)awk -f scripts/lua-defaults.awk service/lib/names.h service/core/board.h > $@.tmp && \
+	    mv $@.tmp $@
 
 # version.h is rewritten only when VERSION or REVISION changed (the objects that include it are
 # rebuilt then, through their -MMD dependencies).
@@ -241,6 +242,7 @@ test-nginx: $(BUILD)/rankd
 # BENCH_QUICK=1 for the short variant.
 bench: deps all
 	bench/run.sh
+	bench/streams.sh
 
 # The integration suite once under valgrind's memcheck (test/valgrind.sh: no error, no definite
 # leak; test/valgrind.supp holds third-party noise only). -O0 in build/valgrind. Not part of

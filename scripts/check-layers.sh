@@ -19,17 +19,12 @@ cd "$(dirname "$0")/.."
 
 # "file include.h": known arrows against the rule, with the reason each is there.
 EXCEPTIONS='
-lib/config_values.c board.h
 lib/config.h cors.h
-lib/request.c board.h
 http/httpd_int.h store_async.h
-core/pages_int.h render.h
 '
 # Why each is there (the change that deletes it):
-#   config.c/request.c -> board.h: name and id limits (they move to a lib/ names module)
 #   config.h -> cors.h: the parsed CORS policy inside struct config (cors_parse moves to start-up)
 #   httpd_int.h -> store_async.h: the per-thread Redis connections (they move to server.c's worker)
-#   pages_int.h -> render.h: the page flow renders JSON (render injected through pages_config)
 
 # One awk pass: the folder of every header, then each file's includes judged against the table.
 files=$(ls service/*.[ch] service/*/*.[ch] service/*/*.def)

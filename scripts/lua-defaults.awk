@@ -1,13 +1,14 @@
-# lua-defaults.awk -- print the Lua prelude "defaults" from service/core/board.h: each
-# "#define BOARD_<NAME>_DEFAULT <value>" becomes a local holding the text the settings hash stores
-# for it (a Lua string: the scripts compare it with hash values), each "#define BOARD_<NAME>_MAX
-# <n>" a local number. The Makefile writes it to $(BUILD)/gen/lua/prelude_defaults.lua, which a
+# lua-defaults.awk -- print the Lua prelude "defaults" from service/lib/names.h and
+# service/core/board.h (the files given, in order): each "#define BOARD_<NAME>_DEFAULT <value>"
+# becomes a local holding the text the settings hash stores for it (a Lua string: the scripts
+# compare it with hash values), each "#define BOARD_<NAME>_MAX <n>" a local number. The Makefile writes it to $(BUILD)/gen/lua/prelude_defaults.lua, which a
 # script includes with the line "--@prelude defaults" (scripts/lua-prelude.awk); test-unit checks
 # its values against the C constants. Other defines, or a value that is neither a decimal integer
 # nor a plain string, stop the build rather than reach a script half-translated.
 BEGIN {
-    print "-- prelude_defaults.lua -- generated from service/core/board.h by scripts/lua-defaults.awk;"
-    print "-- do not edit. Settings defaults as the hash stores them (strings) and limits (numbers)."
+    print "-- prelude_defaults.lua -- generated from service/lib/names.h and service/core/board.h by"
+    print "-- scripts/lua-defaults.awk; do not edit. Settings defaults as the hash stores them"
+    print "-- (strings) and limits (numbers)."
 }
 $1 == "#define" && $2 ~ /^BOARD_[A-Z0-9_]+_(DEFAULT|MAX)$/ {
     name = $2

@@ -20,6 +20,7 @@ struct loop_group;
 struct httpd;
 struct store_async;
 struct tokens;
+struct watches;
 
 /** One event thread's own Redis connections (store_async.h). */
 struct rankd_conns {
@@ -40,6 +41,7 @@ struct rankd {
     struct board_model model;       /**< borrows the stores and cfg.key_prefix */
     struct page_cache *page_cache;  /**< owned: the pages' byte cache */
     struct pages *pages;            /**< owned: the rank flow (borrows page_cache) */
+    struct watches *watches;        /**< owned: the pages watched as event streams (watch.h) */
     struct loop_group *loops;       /**< owned: the event threads (loop.h) */
     struct httpd *http;             /**< owned: libmicrohttpd on each of them (httpd.h) */
     struct rankd_conns *conns;      /**< owned: per event thread */

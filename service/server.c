@@ -10,10 +10,12 @@
 #include "httpd.h"
 #include "log.h"
 #include "loop.h"
+#include "render.h"
 #include "route.h"
 #include "static_files.h"
 #include "store_async.h"
 #include "tokens.h"
+#include "watch.h"
 
 static struct store *store_for(const struct config *cfg, const struct redis_url *u,
                                int read_replicas)
@@ -124,6 +126,9 @@ static int serve(struct rankd *app)
         .cors = &c->cors,
         .listener = c->admin_port >= 0 ? AUTH_LISTENER_PUBLIC : AUTH_LISTENER_ALL,
         .trusted_proxies = &c->trusted_proxies,
+        .max_streams = c->max_streams,
+        .max_streams_per_ip = c->max_streams_per_ip,
+        .stream_heartbeat_ms = c->stream_heartbeat_ms,
     };
     int err = 0;
     if (!(app->loops = loop_group_new(&lo, &err)))
@@ -246,11 +251,14 @@ struct rankd *rankd_start_hooked(const struct config *cfg, const struct rankd_ho
         .cache_apart = app->cache_reads != NULL,
         .model = &app->model,
         .prefix = app->cfg.key_prefix,
+        .render = render_page,
         .delay = hooks ? hooks->page_delay : NULL,
     };
     if (app->page_cache)
         app->pages = pages_new(&pgc);
-    if (!app->pages) {
+    if (app->pages)
+        app->watches = watches_new(app->pages, app->cfg.request_timeout_ms);
+    if (!app->watches) {
         rankd_stop(app);
         *err = -ENOMEM;
         return NULL;
@@ -258,9 +266,13 @@ struct rankd *rankd_start_hooked(const struct config *cfg, const struct rankd_ho
     app->api = (struct api_ctx){
         .model = &app->model,
         .pages = app->pages,
+        .watches = app->watches,
         .default_board = app->cfg.default_board,
         .request_timeout_ms = app->cfg.request_timeout_ms,
-        .metrics = {.pages = app->pages, .stores = stores_stats, .stores_arg = app},
+        .metrics = {.pages = app->pages,
+                    .watches = app->watches,
+                    .stores = stores_stats,
+                    .stores_arg = app},
     };
     if (static_files_root(app->cfg.static_dir, app->static_root, sizeof(app->static_root))) {
         app->static_root[0] = '\0';
@@ -362,6 +374,7 @@ void rankd_stop(struct rankd *app)
     loop_group_free(app->loops);
     page_cache_free(app->page_cache); /* its fills left on stopped loops hold the flow's */
     pages_free(app->pages);
+    watches_free(app->watches); /* after the stores' connections and the flow: no read is left */
     board_model_free(&app->model);
     store_free(app->cache_reads);
     store_free(app->cache_writes);

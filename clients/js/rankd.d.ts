@@ -201,6 +201,17 @@ export interface PageOptions extends ReadOptions {
     max?: number | string;
 }
 
+export interface WatchOptions extends RequestOptions {
+    /** entries per page, 1..100 (default: the board's page_size) */
+    size?: number;
+    /** a periodic board's period to watch instead of the current one (as ReadOptions.period) */
+    period?: string;
+    /** the ranks' type (`?rank=`; default 'ordinal') */
+    rankType?: RankdRankType;
+    /** the ETag of the page the caller already has: not yielded again while it is current */
+    lastEventId?: string;
+}
+
 export interface ExportOptions extends RequestOptions {
     /** a readable period of a periodic board (as ReadOptions.period) */
     period?: string;
@@ -284,6 +295,14 @@ export class RankdClient {
      * once, read as they arrive. A cut reply rejects with a RankdError (network_error).
      */
     exportRows(board: string, options?: ExportOptions): AsyncGenerator<RankdExportRow>;
+    /**
+     * A page now and each time it changes, pushed by rankd as server-sent events (Accept:
+     * text/event-stream; one read per page_ttl_ms for all viewers). Reconnects by itself with
+     * Last-Event-ID (a cut connection, rankd restarting, a 503); rejects with a RankdError when
+     * the board or period is gone (404) or the request is refused; stops when the loop breaks or
+     * the signal aborts. responseInfo(page).etag is the page's ETag.
+     */
+    watch(board: string | null, n?: number, options?: WatchOptions): AsyncGenerator<RankdPage>;
     /**
      * Many members by id (1..1000), in rank order, with the ids not on the board in `missing`.
      * Up to 100 go as GET .../members?ids= (any id, ',' included), more as POST .../lookup (a

@@ -205,6 +205,14 @@
  *
  * @typedef {string | Uint8Array | ReadableStream<Uint8Array> | Iterable<RankdScoreEntry|string|Uint8Array> | AsyncIterable<RankdScoreEntry|string|Uint8Array>} NdjsonSource
  *
+ * @typedef {Object} WatchOptions
+ * @property {number} [size]  entries per page (1..100; default: the board's page_size)
+ * @property {string} [period]  a periodic board's period id to watch instead of the current one
+ * @property {RankdRankType} [rankType]  the ranks' type (`?rank=`; default 'ordinal')
+ * @property {string} [lastEventId]  the ETag of the page the caller already has (not yielded
+ *   again while it is current)
+ * @property {AbortSignal} [signal]  stops the watch
+ *
  * @typedef {Object} PageOptions
  * @property {number} [size]  entries per page (1..100; default: the board's page_size)
  * @property {string} [period]  a periodic board's period id to read instead of the current one
@@ -359,6 +367,138 @@ export class RankdClient {
             min: options.min === undefined ? undefined : literal(options.min, 'min'),
             max: options.max === undefined ? undefined : literal(options.max, 'max'),
         }, options.signal, true);
+    }
+
+    /**
+     * Watch a page: yields it now and again each time it changes, pushed by rankd as server-sent
+     * events (GET .../rank with Accept: text/event-stream; rankd reads a watched page once per
+     * page_ttl_ms for all its viewers). Reconnects by itself, with Last-Event-ID so that the page
+     * it has is not sent again: after a network failure or a cut stream (waiting the stream's
+     * `retry`, then longer up to 30 s while rankd stays unreachable), when rankd stops
+     * (`shutting_down`) and after a retryable error (503). Ends with a RankdError when the board
+     * or period is gone (404), or a refusal (400...); stops when the loop breaks or
+     * `options.signal` aborts. A page by number only: no min, max, after, before.
+     * `for await (const page of client.watch('cities', 1)) render(page);`
+     * responseInfo(page).etag is the page's ETag.
+     * @param {string|null} board  null: rankd's --default-board (GET /rank)
+     * @param {number} [n]  1-based page number (default 1)
+     * @param {WatchOptions} [options]
+     * @returns {AsyncGenerator<RankdPage>}
+     */
+    async *watch(board, n = 1, options = {}) {
+        for (const k of ['min', 'max', 'after', 'before', 'rank'])
+            if (options[k] !== undefined)
+                throw new TypeError(`watch(board, n): ${k} is not watched (a page by number only)`);
+        if (!Number.isSafeInteger(n) || n < 1)
+            throw new TypeError('watch(board, n): n must be a whole number from 1');
+        const path = board == null ? '/rank' : `/boards/${seg(board)}/rank`;
+        const params = new URLSearchParams();
+        const query = { page: n, size: options.size, period: period(options), rank: rankType(options) };
+        for (const [k, v] of Object.entries(query))
+            if (v !== undefined && v !== null)
+                params.set(k, String(v));
+        const url = `${this.baseUrl}${path}?${params}`;
+        const signal = options.signal;
+        let lastId = options.lastEventId ?? null;
+        let retryMs = 1000;
+        let failures = 0;
+        for (;;) {
+            /** @type {Record<string, string>} */
+            const headers = { ...this._headers, Accept: 'text/event-stream' };
+            if (lastId)
+                headers['Last-Event-ID'] = lastId;
+            this.stats.requests++;
+            let res;
+            try {
+                res = await this._fetch(url, { method: 'GET', headers, signal });
+            } catch (e) {
+                if (signal?.aborted || (e && /** @type {any} */ (e).name === 'AbortError'))
+                    throw e;
+                await pause(Math.min(retryMs * 2 ** failures++, 30000), signal);
+                continue;
+            }
+            if (!res.ok) {
+                const err = errorFrom(res, await res.text(), url);
+                if (!err.retryable)
+                    throw err;
+                await pause(Math.max((err.retryAfter ?? 0) * 1000, Math.min(retryMs * 2 ** failures++, 30000)), signal);
+                continue;
+            }
+            const type = res.headers.get('content-type') || '';
+            if (!type.startsWith('text/event-stream')) {
+                await res.body?.cancel();
+                throw new RankdError(res.status, 'invalid_response',
+                    `rankd answered a watch with ${type || 'no type'}, not an event stream`, null, { url });
+            }
+            const reader = res.body.getReader();
+            const decoder = new TextDecoder();
+            let held = '';
+            let ended = null; // the `end` event's error body
+            try {
+                for (;;) {
+                    let chunk;
+                    try {
+                        chunk = await reader.read();
+                    } catch (e) {
+                        if (signal?.aborted)
+                            throw e;
+                        break; // cut: reconnect
+                    }
+                    if (chunk.done)
+                        break;
+                    held += decoder.decode(chunk.value, { stream: true }).replace(/\r\n?/g, '\n');
+                    let end;
+                    while (ended === null && (end = held.indexOf('\n\n')) >= 0) {
+                        const block = held.slice(0, end);
+                        held = held.slice(end + 2);
+                        const ev = { event: 'message', id: null, data: [], retry: null };
+                        for (const line of block.split('\n')) {
+                            if (line === '' || line.startsWith(':'))
+                                continue;
+                            const colon = line.indexOf(':');
+                            const field = colon < 0 ? line : line.slice(0, colon);
+                            let value = colon < 0 ? '' : line.slice(colon + 1);
+                            if (value.startsWith(' '))
+                                value = value.slice(1);
+                            if (field === 'event')
+                                ev.event = value;
+                            else if (field === 'id')
+                                ev.id = value;
+                            else if (field === 'data')
+                                ev.data.push(value);
+                            else if (field === 'retry' && /^\d+$/.test(value))
+                                retryMs = Number(value);
+                        }
+                        if (ev.event === 'page' && ev.data.length) {
+                            const page = JSON.parse(ev.data.join('\n'));
+                            lastId = ev.id ?? lastId;
+                            failures = 0;
+                            infos.set(page, {
+                                url, status: 200, notModified: false, etag: ev.id, cache: null, age: null,
+                            });
+                            yield page;
+                        } else if (ev.event === 'end') {
+                            ended = JSON.parse(ev.data.join('\n') || 'null');
+                        }
+                    }
+                    if (ended !== null)
+                        break;
+                }
+            } finally {
+                await reader.cancel().catch(() => {});
+            }
+            if (ended !== null && ended?.error?.code !== 'shutting_down') {
+                // the board or period is gone: the error a GET answers now, with its status (a
+                // board made again meanwhile is watched again)
+                try {
+                    await this._get(path, { ...query, page: n }, signal, false);
+                } catch (e) {
+                    if (e instanceof RankdError && !e.retryable)
+                        throw e;
+                }
+            }
+            await pause(retryMs, signal);
+        }
     }
 
     /**
@@ -660,6 +800,25 @@ export class RankdClient {
         });
         return body;
     }
+}
+
+/** Wait ms, or reject with the signal's reason when it aborts first. */
+function pause(ms, signal) {
+    return new Promise((resolve, reject) => {
+        if (signal?.aborted) {
+            reject(signal.reason);
+            return;
+        }
+        const t = setTimeout(() => {
+            signal?.removeEventListener('abort', stop);
+            resolve();
+        }, ms);
+        const stop = () => {
+            clearTimeout(t);
+            reject(signal.reason);
+        };
+        signal?.addEventListener('abort', stop, { once: true });
+    });
 }
 
 /** Network failures that mean the request never reached rankd (so a write was not applied). */

@@ -16,10 +16,12 @@
 
 struct board_model;
 struct pages;
+struct watches;
 
 struct api_ctx {
     struct board_model *model;       /**< the board model (board.h), borrowed */
     struct pages *pages;             /**< the rank flow (pages.h), borrowed */
+    struct watches *watches;         /**< the pages watched by event streams (watch.h), borrowed */
     const char *default_board;       /**< --default-board: the board of GET /rank without
                                       *   board=, "" for none; borrowed */
     int request_timeout_ms;          /**< --request-timeout-ms: the deadline of a request's

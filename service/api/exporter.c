@@ -12,11 +12,13 @@
 
 #include <cjson/cJSON.h>
 
+#include "events.h"
 #include "http.h"
 #include "log.h"
 #include "metrics.h"
 #include "pages.h"
 #include "version.h"
+#include "watch.h"
 
 int exporter_parse_stat(const char *stat, long boot_s, long hz, long page_bytes,
                         struct metrics_process *out)
@@ -100,28 +102,47 @@ static void process_stats(struct metrics_process *p)
         p->max_fds = (long)rl.rlim_cur;
 }
 
+/* The page cache's counters and the lookups' (pages.h), after metrics_render's families. */
+static int render_cache(struct buf *out, const struct pages_stats *p)
+{
+    const struct page_cache_stats *c = &p->cache;
+    const struct metrics_counter rows[] = {
+        {"hits", "pages served fresh from the cache (both tiers; stale ones count in stale)",
+         c->hits},
+        {"l1_hits", "pages served from the in-process tier", c->l1_hits},
+        {"batched_hits",
+         "pages served from Redis by an event thread on its own connection, fresh or stale",
+         p->batched_hits},
+        {"batches", "pipelines begun by that path", p->batches},
+        {"shared_lookups",
+         "hits of that path that joined an identical lookup of the same loop iteration (one "
+         "HMGET + GET for all of them)",
+         p->shared_lookups},
+        {"misses", "pages computed for a request", c->misses},
+        {"misses_on_loop",
+         "misses computed on an event thread (page_fill.lua: the cached page, or the lock and the "
+         "rows)",
+         c->misses_on_loop},
+        {"stale", "pages served past their soft TTL while refreshing", c->stale},
+        {"lock_waits", "misses that waited for another holder's computation", c->lock_waits},
+        {"lock_wait_timeouts", "waits that gave up after max_wait and computed",
+         c->lock_wait_timeouts},
+        {"uncached", "computations served without the cache (cache Redis failing)", c->uncached},
+        {"early_refreshes", "XFetch early refreshes started on a hit", c->early_refreshes},
+        {"refreshes", "background refreshes completed", c->refreshes},
+        {"errors", "cache or lock Redis errors", c->errors},
+    };
+    int rc =
+        metrics_render_counters(out, "rankd_page_cache_", rows, sizeof(rows) / sizeof(rows[0]));
+    return rc ? rc
+              : metrics_render_gauge(out, "rankd_page_cache_breaker_open",
+                                     "1 while the cache is skipped.", c->breaker_open);
+}
+
 int exporter_render(const struct exporter_sources *src, const struct httpd *srv, struct buf *out)
 {
-    struct pages_stats ps;
-    pages_stats(src->pages, &ps);
-    const struct page_cache_stats *c = &ps.cache;
-    const struct metrics_page_cache cache = {
-        .hits = c->hits,
-        .l1_hits = c->l1_hits,
-        .batched_hits = ps.batched_hits,
-        .batches = ps.batches,
-        .shared_lookups = ps.shared_lookups,
-        .misses = c->misses,
-        .misses_on_loop = c->misses_on_loop,
-        .stale = c->stale,
-        .lock_waits = c->lock_waits,
-        .lock_wait_timeouts = c->lock_wait_timeouts,
-        .uncached = c->uncached,
-        .early_refreshes = c->early_refreshes,
-        .refreshes = c->refreshes,
-        .errors = c->errors,
-        .breaker_open = c->breaker_open,
-    };
+    struct pages_stats cache;
+    pages_stats(src->pages, &cache);
     struct exporter_stores st = {0};
     if (src->stores)
         src->stores(src->stores_arg, &st);
@@ -138,9 +159,25 @@ int exporter_render(const struct exporter_sources *src, const struct httpd *srv,
     if (!threads)
         return -ENOMEM;
     int n = http_event_threads(srv, threads, HTTP_EVENT_THREADS_MAX);
-    int rc = metrics_render(out, &build, &proc, st.errors, log_dropped(), &cache);
+    int rc = metrics_render(out, &build, &proc, st.errors, log_dropped());
+    rc = rc ? rc : render_cache(out, &cache);
     rc = rc ? rc : metrics_render_writes(out, st.write_refusal);
     rc = rc ? rc : metrics_render_event_threads(out, threads, n);
+    if (!rc) {
+        struct http_events_stats es;
+        struct watches_stats ws = {0};
+        http_events_stats(srv, &es);
+        if (src->watches)
+            watches_stats(src->watches, &ws);
+        const struct metrics_streams ms = {.open = es.open,
+                                           .opened = es.opened,
+                                           .refused = es.refused,
+                                           .events = es.events_sent,
+                                           .watched = ws.watched,
+                                           .page_reads = ws.reads,
+                                           .changes = ws.changes};
+        rc = metrics_render_streams(out, &ms);
+    }
     if (!rc && st.cluster)
         rc = metrics_render_cluster(out, &st.cluster_counts);
     if (!rc && st.replicas)

@@ -15,6 +15,7 @@
 
 struct httpd;
 struct pages;
+struct watches;
 
 /** What /metrics tells of the Redis stores, gathered by their owner. */
 struct exporter_stores {
@@ -36,6 +37,7 @@ typedef void (*exporter_stores_fn)(void *arg, struct exporter_stores *out);
 /** Where /metrics reads from, besides metrics.h's counters and the event threads. */
 struct exporter_sources {
     struct pages *pages;       /**< the rank flow (pages_stats), borrowed */
+    struct watches *watches;   /**< the pages watched by event streams (watch.h); NULL: none */
     exporter_stores_fn stores; /**< the stores' figures; NULL: none */
     void *stores_arg;
 };

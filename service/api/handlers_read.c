@@ -134,7 +134,13 @@ int handle_rank_quick(struct http_request *rq, struct http_reply *rp)
     struct rank_args a;
     if (rank_parse(rq, rp, &a))
         return 1;
-    if (a.walk) /* a score range or a cursor: walk.lua, never cached */
+    if (rq->event_stream && a.walk) {
+        http_reply_error(rp, ERR_INVALID_PARAMETER,
+                         "an event stream watches a page by number (page=N); a score range or a "
+                         "cursor is read with GET.");
+        return 1;
+    }
+    if (a.walk || rq->event_stream) /* a walk: walk.lua, never cached; a stream: watch.h */
         return 0;
     struct page_reply pr;
     if (pages_get_l1(api_ctx_of(rq)->pages, a.board, a.period, a.page, (int)a.size, a.rank,
@@ -183,6 +189,17 @@ void handle_rank_async(struct http_request *rq, struct http_reply *rp, struct ht
     if (a.walk) {
         free(rj);
         walk_start(rq, rp, async, &a);
+        return;
+    }
+    if (rq->event_stream) {
+        free(rj);
+        struct watch_page wp = {.board = a.board,
+                                .period = a.period,
+                                .page = a.page,
+                                .size = (int)a.size,
+                                .rank = a.rank,
+                                .min_version = a.min_version};
+        watch_start(api_ctx_of(rq)->watches, rq, rp, async, &wp);
         return;
     }
     rj->job = (struct pages_job){.board = a.board,

@@ -21,6 +21,7 @@
 #include "request.h"
 #include "util.h"
 #include "validate.h"
+#include "watch.h"
 
 /* The canonical page request of GET /rank and GET /boards/{board}/rank. */
 struct rank_args {

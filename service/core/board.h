@@ -40,6 +40,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "names.h"
 #include "period.h"
 #include "rank.h"
 #include "records.h"
@@ -48,8 +49,6 @@
 #include "store_async.h"
 #include "util.h"
 
-#define BOARD_NAME_LEN_MAX 64 /**< bytes, [A-Za-z0-9._-] */
-#define BOARD_ID_LEN_MAX 128  /**< bytes of UTF-8 */
 /* The settings' defaults and bounds are written here once: board_settings.c decodes with them,
  * and the Makefile turns every BOARD_*_DEFAULT and BOARD_*_MAX below into a local of the Lua
  * prelude the scripts include (--@prelude defaults; scripts/lua-defaults.awk). A text default is
@@ -215,9 +214,6 @@ void board_settings_default(struct board_settings *s);
  * or order text sets none / desc. Start from board_settings_default for the hash's meaning.
  */
 void board_settings_field(struct board_settings *s, const char *field, const char *value);
-
-/** 1 when `name` is a valid board name ([A-Za-z0-9._-], 1..64 bytes), else 0. */
-int board_name_valid(const char *name, size_t len);
 
 /**
  * Validate a score for a board and turn it into the key the write script takes.

@@ -1,6 +1,6 @@
 /*
- * board_keys.c -- a board's keys (the key schema of board.h and schema/redis-keys.md), board names,
- * generations.
+ * board_keys.c -- a board's keys (the key schema of board.h and schema/redis-keys.md), generations
+ * (board names are judged in lib/names.c).
  * The contract is in board.h; board_int.h holds what the board_*.c files share.
  */
 #include "board_int.h"
@@ -107,18 +107,4 @@ void board_make_keys(const struct board_model *m, const char *board, struct boar
     strb_str(&b, ":boards");
     k->script_items = board_clustered(m) ? k->meta : k->items;
     k->script_registry = board_clustered(m) ? k->meta : k->registry;
-}
-
-int board_name_valid(const char *name, size_t len)
-{
-    if (len == 0 || len > BOARD_NAME_LEN_MAX)
-        return 0;
-    for (size_t i = 0; i < len; i++) {
-        char c = name[i];
-        int ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                 c == '.' || c == '_' || c == '-';
-        if (!ok)
-            return 0;
-    }
-    return 1;
 }

@@ -79,6 +79,7 @@ static int reply_from_entry(struct pages *pg, const struct page_req *q, char *va
     util_copy(out->etag, sizeof(out->etag), e.tag);
     out->source = source;
     out->cached = q->ttl_ms > 0;
+    out->ttl_ms = q->ttl_ms < INT32_MAX ? q->ttl_ms : 0;
     out->age_s = now > e.created_ms ? (now - e.created_ms) / 1000 : 0;
     int64_t soft = page_cache_soft_expiry(&e, q->ttl_ms);
     out->max_age_s = soft > now ? (soft - now) / 1000 : 0;
@@ -507,7 +508,7 @@ static void live_done(void *arg, int rc, struct store_reply **replies)
         pg->cfg.delay(j->board, j->page, j->size);
     if (rc == 0)
         util_copy(p->period, sizeof(p->period), h->q.period); /* for the cursors */
-    char *body = rc == 0 ? render_page(j->board, j->page, p) : NULL;
+    char *body = rc == 0 ? pg->cfg.render(j->board, j->page, p) : NULL;
     board_page_free(p);
     if (rc == 0 && !body)
         rc = -ENOMEM;

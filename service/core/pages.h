@@ -1,8 +1,9 @@
 /*
  * pages.h -- the rank flow: a board's page from the request to the reply. The board view (the
  * period placed from this process's hint, or from the settings) -> the page key -> the cache
- * (page_cache.h) -> the rows (page.lua, or page_fill.lua on a miss) -> the JSON body (render.h)
- * -> a page_reply with its HTTP metadata (ETag, Age, max-age, X-Cache, 304).
+ * (page_cache.h) -> the rows (page.lua, or page_fill.lua on a miss) -> the JSON body (rendered
+ * by the caller's pages_config.render) -> a page_reply with its HTTP metadata (ETag, Age,
+ * max-age, X-Cache, 304).
  *
  * Read your writes: a page value's stamp is the board's write counter (`version` of the settings
  * hash, which every write.lua call bumps) that its rows were read at, in the same script; a
@@ -58,6 +59,12 @@
  *  an event thread calls it too, to be counted, but never stalls. */
 typedef int (*pages_delay_fn)(const char *board, int64_t page, int size);
 
+/** Renders a page's rows as the JSON body the cache stores and the client gets: a new
+ *  NUL-terminated string that the flow frees with free(), or NULL on ENOMEM. The flow knows no
+ *  JSON: the API's render_page (render.h) is handed in through pages_config.render. Called on
+ *  the event thread that computed the rows, for a miss or a live page; `p` is borrowed. */
+typedef char *(*pages_render_fn)(const char *board, int64_t page, const struct board_page *p);
+
 struct pages_config {
     struct store *data;        /**< board data (borrowed: names the Redis, counts its faults) */
     struct page_cache *cache;  /**< the pages' cache (borrowed; outlives the flow's jobs) */
@@ -65,6 +72,7 @@ struct pages_config {
                                 *   the jobs' cache_reads and cache_writes; 0: with the data */
     struct board_model *model; /**< borrowed */
     const char *prefix;        /**< key prefix (borrowed) */
+    pages_render_fn render;    /**< the rows into a body (required) */
     pages_delay_fn delay;      /**< test hook, NULL */
 };
 
@@ -78,6 +86,8 @@ struct page_reply {
     int64_t max_age_s;       /**< seconds of soft TTL left */
     int grace_s;             /**< stale-while-revalidate */
     int cached;              /**< the board caches pages (page_ttl_ms > 0) */
+    int ttl_ms;              /**< the board's page_ttl_ms as the read found it (0: a live page;
+                              *   also 0 from pages_get_l1, which does not know it) */
     int not_modified;        /**< If-None-Match matched the current ETag: send 304 */
 };
 

@@ -71,7 +71,7 @@ static void fill_render(void *arg)
     /* the board's write counter the rows were read at: the value's stamp (min_version) */
     page_cache_fill_stamp(c->f, c->rows->settings.version);
     util_copy(c->rows->period, sizeof(c->rows->period), c->q.period); /* for the cursors */
-    char *body = render_page(c->board, c->page, c->rows);
+    char *body = c->pg->cfg.render(c->board, c->page, c->rows);
     board_page_free(c->rows);
     c->rows = NULL;
     char etag[48] = "";

@@ -16,7 +16,6 @@
 #include "metrics.h"
 #include "pages.h"
 #include "records.h"
-#include "render.h"
 #include "util.h"
 
 #define KEY_MAX PAGE_CACHE_KEY_MAX

@@ -57,6 +57,8 @@ struct http_request {
     const char *content_type;    /**< header or NULL, borrowed */
     const char *if_none_match;   /**< header or NULL, borrowed */
     const char *idempotency_key; /**< the Idempotency-Key header or NULL, borrowed */
+    int event_stream;            /**< Accept names text/event-stream (events.h) */
+    const char *last_event_id;   /**< the Last-Event-ID header or NULL, borrowed */
     struct buf body;             /**< JSON body (non-streaming routes), owned */
     int streaming;               /**< body is fed to the route's stream function */
     int64_t deadline_ms;         /**< monotonic (util_now_ms): when the whole request is in, plus
@@ -82,6 +84,8 @@ struct http_body_source {
     long (*read)(void *arg, struct http_body *body, char *buf, size_t max);
     void (*free)(void *arg);
     void *arg;
+    size_t block; /**< the most read() is asked for at once (libmicrohttpd's block, allocated
+                   *   with the reply); 0: 32 KiB */
 };
 
 struct http_header {

@@ -282,6 +282,7 @@ static int daemon_prepare(void *arg)
     struct httpd_thread *t = arg;
     if (atomic_load(&t->srv->stopping))
         stop_uploads(t);
+    events_prepare(t);
     MHD_UNSIGNED_LONG_LONG ms = 0;
     if (MHD_get_timeout(t->daemon, &ms) != MHD_YES)
         return -1;
@@ -312,6 +313,12 @@ struct httpd *httpd_new(const struct httpd_options *o)
         d->o.request_timeout_ms = 1000;
     if (d->o.header_timeout_ms <= 0)
         d->o.header_timeout_ms = 10000;
+    if (d->o.stream_heartbeat_ms <= 0)
+        d->o.stream_heartbeat_ms = HTTP_EVENTS_HEARTBEAT_MS;
+    if (events_init(d)) {
+        free(d);
+        return NULL;
+    }
     return d;
 }
 
@@ -327,6 +334,7 @@ int httpd_attach(struct httpd *d, struct loop *l, const struct httpd_conns *c)
                                .cache_reads = c->cache_reads,
                                .cache_writes = c->cache_writes,
                                .index = d->nthreads};
+    events_thread_init(t);
     /* the loops accept and enforce the connection limits; MHD's are per daemon */
     unsigned flags = MHD_USE_EPOLL | MHD_USE_NO_LISTEN_SOCKET | MHD_ALLOW_SUSPEND_RESUME |
                      MHD_USE_TURBO | MHD_USE_ERROR_LOG;
@@ -338,8 +346,10 @@ int httpd_attach(struct httpd *d, struct loop *l, const struct httpd_conns *c)
                                  (unsigned)CONNECTION_TIMEOUT_S, MHD_OPTION_NOTIFY_COMPLETED,
                                  on_completed, t, MHD_OPTION_UNESCAPE_CALLBACK, unescape_none, NULL,
                                  MHD_OPTION_URI_LOG_CALLBACK, on_request_line, t, MHD_OPTION_END);
-    if (!t->daemon)
+    if (!t->daemon) {
+        pthread_mutex_destroy(&t->ev.lock);
         return errno == EMFILE || errno == ENFILE ? -errno : -ENOMEM;
+    }
     d->nthreads++; /* httpd_free stops it from here on */
     const union MHD_DaemonInfo *info = MHD_get_daemon_info(t->daemon, MHD_DAEMON_INFO_EPOLL_FD);
     struct loop_hooks h = {.prepare = daemon_prepare, .run = daemon_run, .arg = t};
@@ -404,6 +414,8 @@ void httpd_free(struct httpd *d)
         gzip_stream_free(t->gz_fast);
         for (int k = 0; k < GZ_CACHE_ENTRIES; k++)
             buf_free(&t->gz[k].gz);
+        pthread_mutex_destroy(&t->ev.lock);
     }
+    events_free(d);
     free(d);
 }

@@ -64,11 +64,15 @@ struct httpd_options {
     int listener;                   /**< which routes it serves: enum auth_listener (auth.h) */
     const struct httpd *metrics_of; /**< /metrics reports this server's event threads (the
                                      *   admin listener: the public one's); NULL: its own */
-    int header_timeout_ms; /**< a request's line and headers must arrive within this, however
-                            *   slowly they trickle: the first request's from the accept, a
-                            *   later one's from its request line (an idle keep-alive
-                            *   connection is MHD's 30 s idle timeout's); past it, 408
-                            *   header_timeout and the connection closed. 0 = 10000 */
+    int header_timeout_ms;   /**< a request's line and headers must arrive within this, however
+                              *   slowly they trickle: the first request's from the accept, a
+                              *   later one's from its request line (an idle keep-alive
+                              *   connection is MHD's 30 s idle timeout's); past it, 408
+                              *   header_timeout and the connection closed. 0 = 10000 */
+    int max_streams;         /**< event streams open at once (events.h); 0: no cap but the
+                              *   connection limits */
+    int max_streams_per_ip;  /**< from one client address; 0: no cap */
+    int stream_heartbeat_ms; /**< a stream idle this long sends a comment line; 0 = 15000 */
 };
 
 /** A server with no daemon yet (httpd_attach adds them). Returns NULL on ENOMEM. Free with

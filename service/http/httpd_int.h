@@ -9,6 +9,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -24,6 +25,7 @@
 #include "auth.h"
 #include "cidr.h"
 #include "cors.h"
+#include "events.h"
 #include "gzip.h"
 #include "httpd.h"
 #include "log.h"
@@ -81,6 +83,14 @@ struct gz_entry {
     uint64_t used; /* the thread's gz_clock when last used: the least recent goes first */
 };
 
+/* The event streams of one event thread (httpd_events.c). */
+struct events_thread {
+    pthread_mutex_t lock;      /* guards woken */
+    struct http_events *woken; /* streams woken from other threads, to wake on this one */
+    struct http_events *all;   /* every stream of the thread (heartbeats, the stop) */
+    int ticking;               /* the heartbeat timer is set */
+};
+
 /* One event thread's daemon: libmicrohttpd in external-epoll mode on the connections its loop is
  * given, and the loop's Redis connections for the async steps. */
 struct httpd_thread {
@@ -99,9 +109,10 @@ struct httpd_thread {
     struct gzip_stream *gz_keep, *gz_fast; /* deflate streams (GZIP_LEVEL, _FAST), made lazily */
     struct gz_entry gz[GZ_CACHE_ENTRIES];
     uint64_t gz_clock;
-    int sweeping;       /* a sweep timer is set */
-    atomic_int active;  /* connections with a request in progress (for /metrics) */
-    atomic_int waiting; /* of those, suspended: for Redis or a timer */
+    int sweeping;            /* a sweep timer is set */
+    struct events_thread ev; /* its event streams */
+    atomic_int active;       /* connections with a request in progress (for /metrics) */
+    atomic_int waiting;      /* of those, suspended: for Redis or a timer */
 };
 
 struct httpd {
@@ -111,6 +122,7 @@ struct httpd {
     atomic_int suspended; /* requests suspended for their async step (Redis, timers) */
     atomic_int in_work;   /* requests suspended at least once and not completed yet */
     atomic_int stopping;
+    struct events_caps *caps; /* the event streams' counts (httpd_events.c) */
 };
 
 /* Per-request state, created on the first callback and freed in on_completed; touched only by
@@ -170,6 +182,13 @@ const char *reply_header(const struct http_reply *rp, const char *name);
 enum MHD_Result send_reply(struct MHD_Connection *c, struct exchange *x);
 int drainable(struct MHD_Connection *c);
 int has_body(struct MHD_Connection *c);
+
+/* httpd_events.c */
+int events_init(struct httpd *srv);
+void events_thread_init(struct httpd_thread *t);
+void events_prepare(struct httpd_thread *t);
+void events_free(struct httpd *srv);
+int events_accepted(const char *accept);
 
 /* httpd_async.c */
 int still_away(struct exchange *x);

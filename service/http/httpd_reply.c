@@ -142,7 +142,8 @@ static struct MHD_Response *stream_response(struct exchange *x)
     b->src = x->rp.stream;
     memset(&x->rp.stream, 0, sizeof(x->rp.stream));
     struct MHD_Response *resp = MHD_create_response_from_callback(
-        MHD_SIZE_UNKNOWN, BODY_BLOCK_BYTES, body_reader, b, body_free);
+        MHD_SIZE_UNKNOWN, b->src.block ? b->src.block : BODY_BLOCK_BYTES, body_reader, b,
+        body_free);
     if (!resp) {
         b->x = NULL;
         body_free(b);

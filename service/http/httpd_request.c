@@ -291,6 +291,8 @@ void begin(struct httpd *srv, struct MHD_Connection *c, const char *url, const c
     x->rq.server = srv->o.metrics_of ? srv->o.metrics_of : srv;
     x->rq.method = method;
     x->rq.if_none_match = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "If-None-Match");
+    x->rq.event_stream = events_accepted(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept"));
+    x->rq.last_event_id = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Last-Event-ID");
     struct header_count idem = {.name = "Idempotency-Key"};
     MHD_get_connection_values(c, MHD_HEADER_KIND, count_header, &idem);
     x->rq.idempotency_key = idem.n > 1 ? "" : idem.first; /* twice: refused where honoured */

@@ -57,12 +57,23 @@ static const struct config_option options[] = {
     OPT_INT("http-threads", "RANKD_HTTP_THREADS", "N", 0, 64, http_threads, "0",
             "event threads that read requests, send replies and never block; 0 = half the cores, "
             "at least 1, at most 8"),
-    OPT_INT("max-connections", "RANKD_MAX_CONNECTIONS", "N", 1, 10000, max_connections, "512",
-            "HTTP connections open at once"),
-    OPT_INT("max-connections-per-ip", "RANKD_MAX_CONNECTIONS_PER_IP", "N", 0, 10000, max_per_ip,
+    OPT_INT("max-connections", "RANKD_MAX_CONNECTIONS", "N", 1, 100000, max_connections, "512",
+            "HTTP connections open at once (event streams among them)"),
+    OPT_INT("max-connections-per-ip", "RANKD_MAX_CONNECTIONS_PER_IP", "N", 0, 100000, max_per_ip,
             "256",
             "HTTP connections from one client address, 0 = no limit; behind a proxy every client "
             "has the proxy's address: set it above the proxy's connections to rankd, or 0"),
+    OPT_INT("max-streams", "RANKD_MAX_STREAMS", "N", 0, 100000, max_streams, "256",
+            "event streams (pages watched with Accept: text/event-stream) open at once, 0 = no "
+            "limit but --max-connections; past it 503 too_many_streams"),
+    OPT_INT("max-streams-per-ip", "RANKD_MAX_STREAMS_PER_IP", "N", 0, 100000, max_streams_per_ip,
+            "32",
+            "event streams from one client address, 0 = no limit (behind a proxy: as "
+            "--max-connections-per-ip); past it 503 too_many_streams_from_address"),
+    OPT_INT("stream-heartbeat-ms", "RANKD_STREAM_HEARTBEAT_MS", "MS", 100, 300000,
+            stream_heartbeat_ms, "15000",
+            "an event stream that has sent nothing for this long sends a comment line, so that "
+            "proxies do not close it as idle"),
     OPT_INT("header-timeout-ms", "RANKD_HEADER_TIMEOUT_MS", "MS", 100, 600000, header_timeout_ms,
             "10000",
             "a request's line and headers must arrive within this, however slowly they trickle "

@@ -62,15 +62,18 @@ struct config {
     char write_token_file[CONFIG_STR_MAX]; /**< a file of tokens (tokens.h), "" = none */
     char key_prefix[65];
     char default_board[65];
-    int threads;           /**< --threads: parsed and ignored (there is no blocking pool) */
-    int max_connections;   /**< HTTP connections open at once */
-    int http_threads;      /**< event threads of the HTTP layer; 0 = auto (loop.h) */
-    int max_per_ip;        /**< HTTP connections from one address, 0 = no limit. The default,
-                            *   256, is half of --max-connections' 512: no one address can take
-                            *   the whole service, while a proxy's keep-alive pool and bursts,
-                            *   a backend's connection pool or a benchmark's 64-200
-                            *   connections fit */
-    int header_timeout_ms; /**< a request's line and headers arrive within this (408 else) */
+    int threads;             /**< --threads: parsed and ignored (there is no blocking pool) */
+    int max_connections;     /**< HTTP connections open at once */
+    int http_threads;        /**< event threads of the HTTP layer; 0 = auto (loop.h) */
+    int max_per_ip;          /**< HTTP connections from one address, 0 = no limit. The default,
+                              *   256, is half of --max-connections' 512: no one address can take
+                              *   the whole service, while a proxy's keep-alive pool and bursts,
+                              *   a backend's connection pool or a benchmark's 64-200
+                              *   connections fit */
+    int header_timeout_ms;   /**< a request's line and headers arrive within this (408 else) */
+    int max_streams;         /**< event streams open at once, 0 = no limit but the connections' */
+    int max_streams_per_ip;  /**< event streams from one address, 0 = no limit */
+    int stream_heartbeat_ms; /**< an idle event stream's comment line comes after this */
     char cors_text[CONFIG_STR_MAX]; /**< --cors-origin as given */
     struct cors cors;               /**< parsed: the origins that may read cross-origin */
     int redis_timeout_ms;           /**< per Redis command and per wait for a connection */

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "board.h"
 #include "config_int.h"
+#include "names.h"
 #include "request.h"
 #include "tokens.h"
 

@@ -244,49 +244,20 @@ static int render_compute(struct buf *out)
     return rc ? rc : histogram_series(out, "rankd_page_compute_seconds", "", counts, sum);
 }
 
-static int render_cache(struct buf *out, const struct metrics_page_cache *c)
+int metrics_render_counters(struct buf *out, const char *prefix, const struct metrics_counter *c,
+                            size_t n)
 {
-    const struct {
-        const char *name, *help;
-        unsigned long v;
-    } rows[] = {
-        {"hits", "pages served fresh from the cache (both tiers; stale ones count in stale)",
-         c->hits},
-        {"l1_hits", "pages served from the in-process tier", c->l1_hits},
-        {"batched_hits",
-         "pages served from Redis by an event thread on its own connection, fresh or stale",
-         c->batched_hits},
-        {"batches", "pipelines begun by that path", c->batches},
-        {"shared_lookups",
-         "hits of that path that joined an identical lookup of the same loop iteration (one "
-         "HMGET + GET for all of them)",
-         c->shared_lookups},
-        {"misses", "pages computed for a request", c->misses},
-        {"misses_on_loop",
-         "misses computed on an event thread (page_fill.lua: the cached page, or the lock and the "
-         "rows)",
-         c->misses_on_loop},
-        {"stale", "pages served past their soft TTL while refreshing", c->stale},
-        {"lock_waits", "misses that waited for another holder's computation", c->lock_waits},
-        {"lock_wait_timeouts", "waits that gave up after max_wait and computed",
-         c->lock_wait_timeouts},
-        {"uncached", "computations served without the cache (cache Redis failing)", c->uncached},
-        {"early_refreshes", "XFetch early refreshes started on a hit", c->early_refreshes},
-        {"refreshes", "background refreshes completed", c->refreshes},
-        {"errors", "cache or lock Redis errors", c->errors},
-    };
     int rc = 0;
-    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]) && !rc; i++)
-        rc = put(out,
-                 "# HELP rankd_page_cache_%s_total %s\n# TYPE rankd_page_cache_%s_total counter\n"
-                 "rankd_page_cache_%s_total %lu\n",
-                 rows[i].name, rows[i].help, rows[i].name, rows[i].name, rows[i].v);
-    return rc ? rc
-              : put(out,
-                    "# HELP rankd_page_cache_breaker_open 1 while the cache is skipped.\n"
-                    "# TYPE rankd_page_cache_breaker_open gauge\n"
-                    "rankd_page_cache_breaker_open %d\n",
-                    c->breaker_open);
+    for (size_t i = 0; i < n && !rc; i++)
+        rc = put(out, "# HELP %s%s_total %s\n# TYPE %s%s_total counter\n%s%s_total %lu\n", prefix,
+                 c[i].name, c[i].help, prefix, c[i].name, prefix, c[i].name, c[i].value);
+    return rc;
+}
+
+int metrics_render_gauge(struct buf *out, const char *name, const char *help, long value)
+{
+    int rc = head(out, name, "gauge", help);
+    return rc ? rc : put(out, "%s %ld\n", name, value);
 }
 
 static int render_process(struct buf *out, const struct metrics_process *p)
@@ -320,7 +291,7 @@ static int render_process(struct buf *out, const struct metrics_process *p)
 
 int metrics_render(struct buf *out, const struct metrics_build *build,
                    const struct metrics_process *proc, unsigned long redis_errors,
-                   unsigned long log_dropped, const struct metrics_page_cache *cache)
+                   unsigned long log_dropped)
 {
     int rc = head(out, "rankd_build_info", "gauge",
                   "Always 1: the version and git revision of this rankd and the libraries it "
@@ -344,8 +315,7 @@ int metrics_render(struct buf *out, const struct metrics_build *build,
                   "# TYPE rankd_log_lines_dropped_total counter\n"
                   "rankd_log_lines_dropped_total %lu\n",
                   redis_errors, log_dropped);
-    rc = rc ? rc : render_compute(out);
-    return rc || !cache ? rc : render_cache(out, cache);
+    return rc ? rc : render_compute(out);
 }
 
 int metrics_render_cluster(struct buf *out, const struct metrics_cluster *c)
@@ -392,6 +362,38 @@ int metrics_render_replicas(struct buf *out, const struct metrics_replicas *r)
                "# TYPE rankd_redis_replica_discoveries_total counter\n"
                "rankd_redis_replica_discoveries_total %lu\n",
                r->replica, r->fallback, r->no_replica, r->stale, r->discoveries);
+}
+
+int metrics_render_streams(struct buf *out, const struct metrics_streams *s)
+{
+    return put(out,
+               "# HELP rankd_streams_open Event streams open (pages watched with Accept: "
+               "text/event-stream).\n"
+               "# TYPE rankd_streams_open gauge\n"
+               "rankd_streams_open %ld\n"
+               "# HELP rankd_streams_opened_total Event streams opened.\n"
+               "# TYPE rankd_streams_opened_total counter\n"
+               "rankd_streams_opened_total %lu\n"
+               "# HELP rankd_streams_refused_total Event streams refused by --max-streams or "
+               "--max-streams-per-ip.\n"
+               "# TYPE rankd_streams_refused_total counter\n"
+               "rankd_streams_refused_total %lu\n"
+               "# HELP rankd_stream_events_total Events sent on event streams, over all streams "
+               "(keep-alive comments not counted).\n"
+               "# TYPE rankd_stream_events_total counter\n"
+               "rankd_stream_events_total %lu\n"
+               "# HELP rankd_watched_pages Pages watched by at least one event stream.\n"
+               "# TYPE rankd_watched_pages gauge\n"
+               "rankd_watched_pages %ld\n"
+               "# HELP rankd_watch_page_reads_total Pages read for their event streams: one per "
+               "watched page and page TTL, whatever the number of viewers.\n"
+               "# TYPE rankd_watch_page_reads_total counter\n"
+               "rankd_watch_page_reads_total %lu\n"
+               "# HELP rankd_watch_page_changes_total New versions of watched pages sent to their "
+               "viewers.\n"
+               "# TYPE rankd_watch_page_changes_total counter\n"
+               "rankd_watch_page_changes_total %lu\n",
+               s->open, s->opened, s->refused, s->events, s->watched, s->page_reads, s->changes);
 }
 
 int metrics_render_writes(struct buf *out, int probe_rc)

@@ -50,14 +50,6 @@ enum metrics_write_op {
  *  metrics_write_op (anything else counts as unknown). */
 void metrics_write(int op, int applied);
 
-/** The page cache's counters and its lookups' (pages.h: pages_stats, copied by the /metrics
- *  page), as rankd_page_cache_*: events since start, and whether the breaker is open. */
-struct metrics_page_cache {
-    unsigned long hits, l1_hits, batched_hits, batches, shared_lookups, misses, misses_on_loop,
-        stale, lock_waits, lock_wait_timeouts, uncached, early_refreshes, refreshes, errors;
-    int breaker_open;
-};
-
 /** The version, revision and libraries this binary was built with (rankd_build_info). */
 struct metrics_build {
     const char *version, *revision, *libmicrohttpd, *hiredis, *cjson;
@@ -85,6 +77,20 @@ struct metrics_replicas {
  *  with --read-from-replicas). 0 or -ENOMEM. */
 int metrics_render_replicas(struct buf *out, const struct metrics_replicas *r);
 
+/** Event streams (events.h) and the pages they watch (watch.h). */
+struct metrics_streams {
+    long open;                /**< streams open now */
+    unsigned long opened;     /**< since start */
+    unsigned long refused;    /**< refused by --max-streams or --max-streams-per-ip */
+    unsigned long events;     /**< events sent (heartbeats not counted) */
+    long watched;             /**< pages watched now */
+    unsigned long page_reads; /**< pages read for their viewers (one per page and TTL) */
+    unsigned long changes;    /**< new page versions fanned out */
+};
+
+/** Render the rankd_streams* and rankd_watch* families. 0 or -ENOMEM. */
+int metrics_render_streams(struct buf *out, const struct metrics_streams *s);
+
 /** The process_* family: what a Prometheus client library exports for its process. */
 struct metrics_process {
     double cpu_seconds;        /**< user + system */
@@ -97,11 +103,26 @@ struct metrics_process {
 
 /** Render the counters as Prometheus text into *out (appended): requests, latency histograms,
  *  writes, page computations, build info, process_*, `redis_errors` (store.h), `log_dropped`
- *  (log.h), the cache (struct metrics_page_cache; NULL: left out).
- * Returns 0 or -ENOMEM. */
+ *  (log.h). The families of modules above lib/ (the page cache's) are rendered by whoever
+ *  gathers them, with metrics_render_counters and metrics_render_gauge. Returns 0 or -ENOMEM. */
 int metrics_render(struct buf *out, const struct metrics_build *build,
                    const struct metrics_process *proc, unsigned long redis_errors,
-                   unsigned long log_dropped, const struct metrics_page_cache *cache);
+                   unsigned long log_dropped);
+
+/** One counter of a family another module keeps (the page cache's: api/exporter.c). */
+struct metrics_counter {
+    const char *name;    /**< the family's name between the prefix and "_total" */
+    const char *help;    /**< its HELP text */
+    unsigned long value; /**< the count */
+};
+
+/** Render c[0..n) as counter families "<prefix><name>_total", each with its HELP and TYPE
+ *  lines, into *out (appended). Returns 0 or -ENOMEM. */
+int metrics_render_counters(struct buf *out, const char *prefix, const struct metrics_counter *c,
+                            size_t n);
+
+/** Render one gauge family `name` with its HELP and TYPE lines and `value`. 0 or -ENOMEM. */
+int metrics_render_gauge(struct buf *out, const char *name, const char *help, long value);
 
 /** States of a Redis connection of an event thread. */
 enum metrics_conn_state { METRICS_CONN_DOWN = 0, METRICS_CONN_DIALLING, METRICS_CONN_UP };

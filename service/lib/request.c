@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "board.h"
+#include "names.h"
 
 static int hexval(char c)
 {

@@ -10,6 +10,7 @@
 
 #include <curl/curl.h>
 
+#include "suite_list.h"
 #include "suites.h"
 
 struct redis_proc g_redis;
@@ -169,6 +170,7 @@ static const struct {
     {"writes", writes_suite, 1, 1},
     {"export", export_suite, 1, 1},
     {"reads", reads_suite, 1, 1},
+    {"streams", streams_suite, 1, 0},
     {"sentinel", sentinel_suite, 1, 0},
     {"replicas_api", replicas_api_suite, 1, 1},
     {"sentinel_replicas", sentinel_replicas_suite, 1, 0},
@@ -179,28 +181,13 @@ static const struct {
 
 #define NSUITES (sizeof(suites) / sizeof(suites[0]))
 
-/* 1 when `name` is in the comma-separated list `list` (NULL or empty: every suite). */
-static int listed(const char *list, const char *name)
-{
-    if (!list || !*list)
-        return 1;
-    size_t n = strlen(name);
-    for (const char *p = list; *p;) {
-        const char *end = strchr(p, ',');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        if (len == n && strncmp(p, name, n) == 0)
-            return 1;
-        p += len + (end != NULL);
-    }
-    return 0;
-}
-
 /* The suites of this run (single or cluster), those of RANKD_TEST_SUITES when it is set. */
 static SRunner *runner(const char *only)
 {
     SRunner *sr = NULL;
     for (size_t i = 0; i < NSUITES; i++) {
-        if (!(g_on_cluster ? suites[i].cluster : suites[i].single) || !listed(only, suites[i].name))
+        if (!(g_on_cluster ? suites[i].cluster : suites[i].single) ||
+            !suite_listed(only, suites[i].name))
             continue;
         Suite *s = suites[i].suite();
         if (sr)

@@ -80,5 +80,6 @@ Suite *sentinel_suite(void);
 Suite *sentinel_replicas_suite(void);
 Suite *replicas_suite(void);
 Suite *replicas_api_suite(void);
+Suite *streams_suite(void);
 
 #endif

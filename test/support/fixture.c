@@ -233,6 +233,7 @@ struct rankd *rankd_test_start_with(int redis_port, const char *token,
     snprintf(cfg.listen_host, sizeof(cfg.listen_host), "127.0.0.1");
     cfg.listen_port = 0;
     cfg.max_per_ip = 0; /* every test client is 127.0.0.1; the tests of the limit set their own */
+    cfg.max_streams_per_ip = 0; /* the same for event streams */
     char url[200];
     fixture_redis_url(redis_port, url, sizeof(url));
     ck_assert_int_eq(config_parse_redis_url(url, &cfg.redis), 0);

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "suite_list.h"
 #include "suites.h"
 
 /* clang-format off */
@@ -51,27 +52,12 @@ static const struct {
     {"store_cluster", store_cluster_suite, 0},
     {"board_keys", board_keys_suite, 0},
     {"board_settings", board_settings_suite, 0},
+    {"board_read", board_read_suite, 0},
     {"board_scripts", board_scripts_suite, 0},
 };
 /* clang-format on */
 
 #define NSUITES (sizeof(suites) / sizeof(suites[0]))
-
-/* 1 when `name` is in the comma-separated list `list` (NULL or empty: every suite). */
-static int listed(const char *list, const char *name)
-{
-    if (!list || !*list)
-        return 1;
-    size_t n = strlen(name);
-    for (const char *p = list; *p;) {
-        const char *end = strchr(p, ',');
-        size_t len = end ? (size_t)(end - p) : strlen(p);
-        if (len == n && strncmp(p, name, n) == 0)
-            return 1;
-        p += len + (end != NULL);
-    }
-    return 0;
-}
 
 int main(int argc, char **argv)
 {
@@ -96,7 +82,7 @@ int main(int argc, char **argv)
     int fork_all = ck_fork && strcmp(ck_fork, "no") != 0;
     int fork_none = ck_fork && strcmp(ck_fork, "no") == 0;
     for (size_t i = 0; i < NSUITES; i++) {
-        if (!listed(only, suites[i].name))
+        if (!suite_listed(only, suites[i].name))
             continue;
         Suite *s = suites[i].suite();
         SRunner **sr = &runners[fork_all || (!fork_none && suites[i].fork)];

@@ -31,6 +31,7 @@ Suite *crc16_suite(void);
 Suite *store_cluster_suite(void);
 Suite *board_keys_suite(void);
 Suite *board_settings_suite(void);
+Suite *board_read_suite(void);
 Suite *board_scripts_suite(void);
 
 #endif

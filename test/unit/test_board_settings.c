@@ -101,6 +101,48 @@ static void assert_paths_agree(const char *const *fv, size_t n, struct board_set
     *out = b;
 }
 
+/* A settings hash with every field set to a value other than its default. */
+static const char *const every_field[] = {
+    "order",
+    "asc",
+    "tiebreak",
+    "last",
+    "score_decimals",
+    "3",
+    "page_size",
+    "50",
+    "page_ttl_ms",
+    "0",
+    "period",
+    "weekly",
+    "timezone",
+    "-300",
+    "retain",
+    "4",
+    "gen",
+    "1733011200000123",
+    "max_members",
+    "5000",
+    "version",
+    "9007199254740991",
+};
+
+/* Values rankd never writes, one field each: out of bounds, not a number, empty, unknown words
+ * and an unknown field. Each leaves the settings at their defaults (a hand-edited or damaged hash
+ * must not give a page size of 0 or a TTL of a week), by either decoding path. */
+static const char *const damaged[][2] = {
+    {"page_size", "0"},        {"page_size", "101"},
+    {"page_size", "abc"},      {"page_size", ""},
+    {"page_ttl_ms", "-1"},     {"page_ttl_ms", "3600001"},
+    {"page_ttl_ms", "abc"},    {"score_decimals", "-1"},
+    {"score_decimals", "99"},  {"timezone", "100000"},
+    {"timezone", "-"},         {"retain", "-2"},
+    {"retain", "1000000"},     {"retain", ""},
+    {"max_members", "-5"},     {"max_members", "100000001"},
+    {"period", "fortnightly"}, {"order", "sideways"},
+    {"tiebreak", "random"},    {"unknown_field", "7"},
+};
+
 START_TEST(test_defaults)
 {
     struct board_settings s;
@@ -131,31 +173,7 @@ END_TEST
 
 START_TEST(test_every_field)
 {
-    static const char *const fv[] = {
-        "order",
-        "asc",
-        "tiebreak",
-        "last",
-        "score_decimals",
-        "3",
-        "page_size",
-        "50",
-        "page_ttl_ms",
-        "0",
-        "period",
-        "weekly",
-        "timezone",
-        "-300",
-        "retain",
-        "4",
-        "gen",
-        "1733011200000123",
-        "max_members",
-        "5000",
-        "version",
-        "9007199254740991",
-    };
-    struct store_reply *r = hash_of(fv, sizeof(fv) / sizeof(fv[0]));
+    struct store_reply *r = hash_of(every_field, sizeof(every_field) / sizeof(every_field[0]));
     struct board_settings s;
     board_settings_from_reply(r, &s);
     ck_assert_int_eq(s.layout.order, SCORE_ORDER_ASC);
@@ -182,20 +200,11 @@ START_TEST(test_every_field)
 }
 END_TEST
 
-/* Values rankd never writes keep their defaults, one field at a time (a hand-edited or damaged
- * hash must not give a page size of 0 or a TTL of a week). */
+/* Values rankd never writes keep their defaults, one field at a time (damaged[]). */
 START_TEST(test_damaged_fields)
 {
-    static const char *const bad[][2] = {
-        {"page_size", "0"},        {"page_size", "101"},       {"page_size", "abc"},
-        {"page_ttl_ms", "-1"},     {"page_ttl_ms", "3600001"}, {"score_decimals", "-1"},
-        {"score_decimals", "99"},  {"timezone", "100000"},     {"retain", "-2"},
-        {"retain", "1000000"},     {"max_members", "-5"},      {"max_members", "100000001"},
-        {"period", "fortnightly"}, {"order", "sideways"},      {"tiebreak", "random"},
-        {"unknown_field", "7"},
-    };
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        struct store_reply *r = hash_of(bad[i], 2);
+    for (size_t i = 0; i < sizeof(damaged) / sizeof(damaged[0]); i++) {
+        struct store_reply *r = hash_of(damaged[i], 2);
         struct board_settings s;
         board_settings_from_reply(r, &s);
         assert_defaults(&s);
@@ -309,32 +318,8 @@ END_TEST
 /* The HMGET path decodes as the HGETALL path does: every field, each damaged value, nils. */
 START_TEST(test_hmget_path)
 {
-    static const char *const fv[] = {
-        "order",
-        "asc",
-        "tiebreak",
-        "last",
-        "score_decimals",
-        "3",
-        "page_size",
-        "50",
-        "page_ttl_ms",
-        "0",
-        "period",
-        "weekly",
-        "timezone",
-        "-300",
-        "retain",
-        "4",
-        "gen",
-        "1733011200000123",
-        "max_members",
-        "5000",
-        "version",
-        "9007199254740991",
-    };
     struct board_settings s;
-    assert_paths_agree(fv, sizeof(fv) / sizeof(fv[0]), &s);
+    assert_paths_agree(every_field, sizeof(every_field) / sizeof(every_field[0]), &s);
     ck_assert_int_eq(s.layout.order, SCORE_ORDER_ASC);
     ck_assert_int_eq(s.page_size, 50);
     ck_assert_int_eq(s.page_ttl_ms, 0);
@@ -342,16 +327,8 @@ START_TEST(test_hmget_path)
     ck_assert_int_eq(s.retain, 4);
     ck_assert_int_eq(s.gen, INT64_C(1733011200000123));
 
-    static const char *const bad[][2] = {
-        {"page_size", "0"},     {"page_size", "101"},      {"page_size", "abc"},
-        {"page_size", ""},      {"page_ttl_ms", "-1"},     {"page_ttl_ms", "3600001"},
-        {"page_ttl_ms", "abc"}, {"score_decimals", "99"},  {"timezone", "100000"},
-        {"timezone", "-"},      {"retain", "-2"},          {"retain", ""},
-        {"max_members", "-5"},  {"period", "fortnightly"}, {"order", "sideways"},
-        {"tiebreak", "random"}, {"unknown_field", "7"},
-    };
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        assert_paths_agree(bad[i], 2, &s);
+    for (size_t i = 0; i < sizeof(damaged) / sizeof(damaged[0]); i++) {
+        assert_paths_agree(damaged[i], 2, &s);
         assert_defaults(&s);
     }
     /* pages.c's lookup: the fields it asks for, all nil (a board without them): the defaults */

@@ -1,0 +1,621 @@
+/*
+ * test_streams.c -- pages as server-sent events (GET .../rank?page=N, Accept: text/event-stream)
+ * over real sockets against a real Redis: the first event is the page GET answers, with its ETag
+ * as id; a write shows up as a new event within the page TTL plus a second; a reconnect with
+ * Last-Event-ID of the current page gets no repeat; the usual JSON errors before a stream starts;
+ * a board deleted while watched ends the stream with an `end` event saying so; rankd's stop ends
+ * each stream with an `end` event; --max-streams and --max-streams-per-ip (503); the keep-alive
+ * comment; and the Redis cost of viewers: the commands Redis runs (INFO commandstats) over the
+ * same time with 200 viewers of one page are those of 10 (no command per viewer).
+ */
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "suites.h"
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+/* ---------------------------------------------------------------- an event-stream client */
+
+/* One stream: the response's headers, and its body de-chunked as it arrives. */
+struct sse {
+    int fd;
+    long status;
+    char head[4096];
+    char *text; /* the body so far, NUL-terminated */
+    size_t len, cap;
+    char raw[16384]; /* bytes received, not yet de-chunked */
+    size_t rlen;
+    long chunk_left; /* -1: a size line comes next */
+    int crlf;        /* the CRLF after a chunk's data comes next */
+    int ended;       /* the last chunk came */
+    int closed;      /* the server closed */
+};
+
+static void text_add(struct sse *s, const char *p, size_t n)
+{
+    if (s->len + n + 1 > s->cap) {
+        s->cap = (s->len + n + 1) * 2;
+        s->text = realloc(s->text, s->cap);
+        ck_assert_ptr_nonnull(s->text);
+    }
+    memcpy(s->text + s->len, p, n);
+    s->len += n;
+    s->text[s->len] = '\0';
+}
+
+/* De-chunk what raw holds. */
+static void dechunk(struct sse *s)
+{
+    size_t at = 0;
+    while (at < s->rlen && !s->ended) {
+        if (s->crlf) {
+            if (s->rlen - at < 2)
+                break;
+            at += 2;
+            s->crlf = 0;
+        } else if (s->chunk_left < 0) {
+            char *nl = memchr(s->raw + at, '\n', s->rlen - at);
+            if (!nl)
+                break;
+            s->chunk_left = strtol(s->raw + at, NULL, 16);
+            at = (size_t)(nl - s->raw) + 1;
+            if (s->chunk_left == 0)
+                s->ended = 1;
+        } else {
+            size_t n = s->rlen - at < (size_t)s->chunk_left ? s->rlen - at : (size_t)s->chunk_left;
+            text_add(s, s->raw + at, n);
+            at += n;
+            s->chunk_left -= (long)n;
+            if (s->chunk_left == 0) {
+                s->chunk_left = -1;
+                s->crlf = 1;
+            }
+        }
+    }
+    memmove(s->raw, s->raw + at, s->rlen - at);
+    s->rlen -= at;
+}
+
+/* Read what arrives within ms: 0 something came, -1 nothing, 1 the server closed. */
+static int sse_pump(struct sse *s, int ms)
+{
+    if (s->closed)
+        return 1;
+    struct pollfd p = {.fd = s->fd, .events = POLLIN};
+    if (poll(&p, 1, ms) <= 0)
+        return -1;
+    ssize_t n = recv(s->fd, s->raw + s->rlen, sizeof(s->raw) - s->rlen, 0);
+    if (n <= 0) {
+        s->closed = 1;
+        return 1;
+    }
+    s->rlen += (size_t)n;
+    dechunk(s);
+    return 0;
+}
+
+/* Open a stream of `path` with extra header lines (each ending "\r\n", or ""): 0 once its
+ * headers are in (s->status), else -1. */
+static int sse_open_on(int port, struct sse *s, const char *path, const char *extra)
+{
+    memset(s, 0, sizeof(*s));
+    s->chunk_left = -1;
+    s->fd = connect_loopback(port);
+    if (s->fd < 0)
+        return -1;
+    char req[1024];
+    int n = snprintf(req, sizeof(req),
+                     "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n%s\r\n",
+                     path, extra);
+    if (send(s->fd, req, (size_t)n, MSG_NOSIGNAL) != n)
+        return -1;
+    size_t hl = 0;
+    int64_t until = now_ms() + 5000;
+    while (now_ms() < until) {
+        struct pollfd p = {.fd = s->fd, .events = POLLIN};
+        if (poll(&p, 1, 100) <= 0)
+            continue;
+        ssize_t k = recv(s->fd, s->raw + s->rlen, sizeof(s->raw) - s->rlen, 0);
+        if (k <= 0)
+            return -1;
+        s->rlen += (size_t)k;
+        char *end = memmem(s->raw, s->rlen, "\r\n\r\n", 4);
+        if (!end)
+            continue;
+        hl = (size_t)(end - s->raw) + 4;
+        snprintf(s->head, sizeof(s->head), "%.*s", (int)hl, s->raw);
+        s->status = strtol(s->head + 9, NULL, 10);
+        memmove(s->raw, s->raw + hl, s->rlen - hl);
+        s->rlen -= hl;
+        dechunk(s);
+        return 0;
+    }
+    return -1;
+}
+
+static int sse_open(struct sse *s, const char *path, const char *extra)
+{
+    return sse_open_on(g_port, s, path, extra);
+}
+
+static void sse_close(struct sse *s)
+{
+    if (s->fd >= 0)
+        close(s->fd);
+    s->fd = -1;
+    free(s->text);
+    s->text = NULL;
+}
+
+/* One event as parsed from the body. */
+struct sse_event {
+    char name[32];
+    char id[96];
+    char *data; /* owned */
+};
+
+/* The next whole event after *pos (comments and retry-only blocks skipped) within ms: 0 and *e
+ * (free e->data), or -1. */
+static int sse_next(struct sse *s, size_t *pos, struct sse_event *e, int ms)
+{
+    int64_t until = now_ms() + ms;
+    for (;;) {
+        while (s->text && *pos < s->len) {
+            char *end = strstr(s->text + *pos, "\n\n");
+            if (!end)
+                break;
+            memset(e, 0, sizeof(*e));
+            for (char *line = s->text + *pos; line < end;) {
+                char *nl = strchr(line, '\n');
+                size_t n = (size_t)(nl - line);
+                if (n > 7 && strncmp(line, "event: ", 7) == 0)
+                    snprintf(e->name, sizeof(e->name), "%.*s", (int)(n - 7), line + 7);
+                else if (n > 4 && strncmp(line, "id: ", 4) == 0)
+                    snprintf(e->id, sizeof(e->id), "%.*s", (int)(n - 4), line + 4);
+                else if (n >= 6 && strncmp(line, "data: ", 6) == 0 && !e->data)
+                    e->data = strndup(line + 6, n - 6);
+                line = nl + 1;
+            }
+            *pos = (size_t)(end - s->text) + 2;
+            if (e->name[0] || e->data)
+                return 0;
+            free(e->data);
+        }
+        int64_t left = until - now_ms();
+        if (left <= 0 || sse_pump(s, (int)left) == 1) {
+            if (left > 0) /* closed: what is left may still hold an event */
+                continue;
+            return -1;
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- helpers */
+
+static void put_board(const char *board, const char *json)
+{
+    char path[128];
+    snprintf(path, sizeof(path), "/boards/%s", board);
+    struct http_result r;
+    ck_assert_int_eq(http_write(g_port, "PUT", path, json, &r), 0);
+    ck_assert_msg(r.status == 200 || r.status == 201, "PUT %s -> %ld %s", path, r.status, r.body);
+    http_result_free(&r);
+}
+
+/* GET path: its body (malloc'd) and ETag. */
+static char *get_page(const char *path, char *etag, size_t n)
+{
+    struct http_result r;
+    ck_assert_int_eq(http_get(g_port, path, &r), 0);
+    ck_assert_msg(r.status == 200, "GET %s -> %ld", path, r.status);
+    const char *p = strcasestr(r.headers, "\nETag:");
+    ck_assert_ptr_nonnull(p);
+    p += 6;
+    while (*p == ' ')
+        p++;
+    snprintf(etag, n, "%.*s", (int)strcspn(p, "\r\n"), p);
+    char *body = strdup(r.body);
+    http_result_free(&r);
+    return body;
+}
+
+/* Commands Redis ran since its start (INFO commandstats), INFO itself left out. */
+static long long redis_calls(void)
+{
+    redisReply *r = redis_admin_cmd(g_admin, "INFO commandstats");
+    long long sum = 0;
+    for (char *p = r->str; (p = strstr(p, "cmdstat_")) != NULL; p++) {
+        if (strncmp(p, "cmdstat_info:", 13) == 0)
+            continue;
+        char *c = strstr(p, "calls=");
+        if (c)
+            sum += strtoll(c + 6, NULL, 10);
+    }
+    freeReplyObject(r);
+    return sum;
+}
+
+/* ---------------------------------------------------------------- the cases */
+
+START_TEST(test_page_then_changes)
+{
+    put_board("live", "{\"page_ttl_ms\":1000}");
+    it_post_score("live", "{\"id\":\"a\",\"score\":5}");
+    char etag[96];
+    char *body = get_page("/boards/live/rank?page=1", etag, sizeof(etag));
+    struct sse s;
+    ck_assert_int_eq(sse_open(&s, "/boards/live/rank?page=1", ""), 0);
+    ck_assert_int_eq(s.status, 200);
+    ck_assert_ptr_nonnull(strcasestr(s.head, "Content-Type: text/event-stream"));
+    size_t pos = 0;
+    struct sse_event e;
+    ck_assert_int_eq(sse_next(&s, &pos, &e, 3000), 0);
+    ck_assert_str_eq(e.name, "page");
+    ck_assert_str_eq(e.id, etag);
+    ck_assert_str_eq(e.data, body); /* the same JSON GET answers */
+    free(e.data);
+    free(body);
+    ck_assert_ptr_nonnull(strstr(s.text, "retry: 1000\n"));
+
+    /* a write: a new event within the TTL plus a second (3 s allowed on a busy machine) */
+    int64_t t0 = now_ms();
+    it_post_score("live", "{\"id\":\"b\",\"score\":7}");
+    ck_assert_int_eq(sse_next(&s, &pos, &e, 3000), 0);
+    int64_t lag = now_ms() - t0;
+    ck_assert_str_eq(e.name, "page");
+    ck_assert_msg(strstr(e.data, "\"id\":\"b\"") != NULL, "the new page: %s", e.data);
+    fprintf(stderr, "streams: a write showed up after %lld ms (TTL 1000)\n", (long long)lag);
+    body = get_page("/boards/live/rank?page=1", etag, sizeof(etag));
+    ck_assert_str_eq(e.id, etag);
+    ck_assert_str_eq(e.data, body);
+    free(body);
+    free(e.data);
+
+    /* no write: no event (the page read again, unchanged, sends nothing) */
+    ck_assert_int_eq(sse_next(&s, &pos, &e, 2500), -1);
+    sse_close(&s);
+}
+END_TEST
+
+START_TEST(test_last_event_id_no_repeat)
+{
+    put_board("again", "{\"page_ttl_ms\":1000}");
+    it_post_score("again", "{\"id\":\"a\",\"score\":5}");
+    char etag[96], hdr[160];
+    free(get_page("/boards/again/rank?page=1&rank=dense", etag, sizeof(etag)));
+    snprintf(hdr, sizeof(hdr), "Last-Event-ID: %s\r\n", etag);
+    struct sse s;
+    ck_assert_int_eq(sse_open(&s, "/boards/again/rank?page=1&rank=dense", hdr), 0);
+    ck_assert_int_eq(s.status, 200);
+    size_t pos = 0;
+    struct sse_event e;
+    ck_assert_int_eq(sse_next(&s, &pos, &e, 1500), -1); /* it has that page: no repeat */
+    it_post_score("again", "{\"id\":\"b\",\"score\":7}");
+    ck_assert_int_eq(sse_next(&s, &pos, &e, 3000), 0);
+    ck_assert_str_eq(e.name, "page");
+    ck_assert_str_ne(e.id, etag);
+    ck_assert_ptr_nonnull(strstr(e.data, "\"id\":\"b\""));
+    free(e.data);
+    sse_close(&s);
+
+    /* a stale Last-Event-ID gets the page at once */
+    ck_assert_int_eq(sse_open(&s, "/boards/again/rank?page=1&rank=dense", hdr), 0);
+    pos = 0;
+    ck_assert_int_eq(sse_next(&s, &pos, &e, 2000), 0);
+    ck_assert_str_ne(e.id, etag);
+    free(e.data);
+    sse_close(&s);
+}
+END_TEST
+
+START_TEST(test_errors_before_stream)
+{
+    const char *accept[] = {"Accept: text/event-stream", NULL};
+    struct {
+        const char *path;
+        long status;
+        const char *code;
+    } cases[] = {
+        {"/boards/nope/rank?page=1", 404, "board_not_found"},
+        {"/boards/nope/rank?page=0", 400, "invalid_parameter"},
+        {"/boards/nope/rank?page=1&min=5", 400, "invalid_parameter"},
+        {"/boards/nope/rank?page=1&rank=odd", 400, "invalid_parameter"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct http_result r;
+        ck_assert_int_eq(http_req_h(g_port, "GET", cases[i].path, NULL, 0, NULL, NULL, accept, &r),
+                         0);
+        ck_assert_msg(r.status == cases[i].status, "%s -> %ld %s", cases[i].path, r.status, r.body);
+        ck_assert_ptr_nonnull(strcasestr(r.headers, "Content-Type: application/json"));
+        ck_assert_str_eq(http_error_code(&r), cases[i].code);
+        http_result_free(&r);
+    }
+    ck_assert_int_eq(http_metric(g_port, "rankd_streams_open"), 0);
+}
+END_TEST
+
+START_TEST(test_board_deleted_ends_stream)
+{
+    put_board("gone", "{\"page_ttl_ms\":1000}");
+    it_post_score("gone", "{\"id\":\"a\",\"score\":5}");
+    struct sse s;
+    ck_assert_int_eq(sse_open(&s, "/boards/gone/rank?page=1", ""), 0);
+    size_t pos = 0;
+    struct sse_event e;
+    ck_assert_int_eq(sse_next(&s, &pos, &e, 3000), 0);
+    ck_assert_str_eq(e.name, "page");
+    free(e.data);
+    ck_assert_int_eq(it_status("DELETE", "/boards/gone", NULL), 204);
+    ck_assert_int_eq(sse_next(&s, &pos, &e, 3000), 0);
+    ck_assert_str_eq(e.name, "end");
+    ck_assert_ptr_nonnull(strstr(e.data, "\"code\":\"board_not_found\""));
+    free(e.data);
+    for (int64_t until = now_ms() + 2000; !s.ended && !s.closed && now_ms() < until;)
+        sse_pump(&s, 100);
+    ck_assert_msg(s.ended || s.closed, "the stream did not end");
+    sse_close(&s);
+    ck_assert_int_eq(http_metric(g_port, "rankd_watched_pages"), 0);
+}
+END_TEST
+
+START_TEST(test_shutdown_last_event)
+{
+    put_board("stop", "{}");
+    struct sse s;
+    ck_assert_int_eq(sse_open(&s, "/boards/stop/rank?page=1", ""), 0);
+    size_t pos = 0;
+    struct sse_event e;
+    ck_assert_int_eq(sse_next(&s, &pos, &e, 3000), 0);
+    free(e.data);
+    int64_t t0 = now_ms();
+    rankd_stop(g_app); /* the stream is suspended: it must not hold the stop */
+    g_app = NULL;
+    ck_assert_msg(now_ms() - t0 < 3000, "the stop took %lld ms", (long long)(now_ms() - t0));
+    ck_assert_int_eq(sse_next(&s, &pos, &e, 2000), 0);
+    ck_assert_str_eq(e.name, "end");
+    ck_assert_ptr_nonnull(strstr(e.data, "\"code\":\"shutting_down\""));
+    free(e.data);
+    for (int64_t until = now_ms() + 2000; !s.ended && !s.closed && now_ms() < until;)
+        sse_pump(&s, 100);
+    ck_assert(s.ended || s.closed);
+    sse_close(&s);
+}
+END_TEST
+
+static void two_streams(struct config *cfg)
+{
+    cfg->max_streams = 2;
+}
+
+static void one_stream_per_ip(struct config *cfg)
+{
+    cfg->max_streams_per_ip = 1;
+}
+
+/* A stream refused: 503 with `code`, Retry-After. */
+static void refused(int port, const char *code)
+{
+    const char *accept[] = {"Accept: text/event-stream", NULL};
+    struct http_result r;
+    ck_assert_int_eq(
+        http_req_h(port, "GET", "/boards/capped/rank?page=1", NULL, 0, NULL, NULL, accept, &r), 0);
+    ck_assert_msg(r.status == 503, "-> %ld %s", r.status, r.body);
+    ck_assert_str_eq(http_error_code(&r), code);
+    ck_assert_ptr_nonnull(strcasestr(r.headers, "Retry-After:"));
+    http_result_free(&r);
+}
+
+START_TEST(test_stream_caps)
+{
+    put_board("capped", "{}");
+    struct rankd *app = rankd_test_start_with(g_redis.port, TEST_TOKEN, two_streams, NULL);
+    int port = rankd_port(app);
+    struct sse s[2];
+    for (int i = 0; i < 2; i++) {
+        ck_assert_int_eq(sse_open_on(port, &s[i], "/boards/capped/rank?page=1", ""), 0);
+        ck_assert_int_eq(s[i].status, 200);
+    }
+    refused(port, "too_many_streams");
+    ck_assert_int_eq(http_metric(port, "rankd_streams_open"), 2);
+    ck_assert_int_eq(http_metric(port, "rankd_streams_refused_total"), 1);
+    /* a page GET is no stream: still answered */
+    struct http_result r;
+    ck_assert_int_eq(http_get(port, "/boards/capped/rank?page=1", &r), 0);
+    ck_assert_int_eq(r.status, 200);
+    http_result_free(&r);
+    sse_close(&s[0]); /* a slot back once rankd sees the close */
+    int ok = 0;
+    for (int64_t until = now_ms() + 3000; !ok && now_ms() < until; sleep_ms(50))
+        ok = http_metric(port, "rankd_streams_open") == 1;
+    ck_assert(ok);
+    ck_assert_int_eq(sse_open_on(port, &s[0], "/boards/capped/rank?page=1", ""), 0);
+    ck_assert_int_eq(s[0].status, 200);
+    sse_close(&s[0]);
+    sse_close(&s[1]);
+    rankd_stop(app);
+
+    app = rankd_test_start_with(g_redis.port, TEST_TOKEN, one_stream_per_ip, NULL);
+    port = rankd_port(app);
+    ck_assert_int_eq(sse_open_on(port, &s[0], "/boards/capped/rank?page=1", ""), 0);
+    ck_assert_int_eq(s[0].status, 200);
+    refused(port, "too_many_streams_from_address");
+    sse_close(&s[0]);
+    rankd_stop(app);
+}
+END_TEST
+
+static void quick_heartbeat(struct config *cfg)
+{
+    cfg->stream_heartbeat_ms = 300;
+}
+
+START_TEST(test_heartbeat)
+{
+    put_board("quiet", "{}");
+    struct rankd *app = rankd_test_start_with(g_redis.port, TEST_TOKEN, quick_heartbeat, NULL);
+    struct sse s;
+    ck_assert_int_eq(sse_open_on(rankd_port(app), &s, "/boards/quiet/rank?page=1", ""), 0);
+    int beats = 0;
+    for (int64_t until = now_ms() + 3000; now_ms() < until && beats < 2; sse_pump(&s, 100)) {
+        beats = 0;
+        for (const char *p = s.text; p && (p = strstr(p, "\n: keep-alive\n\n")); p++)
+            beats++;
+    }
+    ck_assert_msg(beats >= 2, "keep-alive comments: %d in %s", beats, s.text ? s.text : "");
+    sse_close(&s);
+    rankd_stop(app);
+}
+END_TEST
+
+static void two_threads(struct config *cfg)
+{
+    cfg->http_threads = 2;
+}
+
+/* Two event threads, viewers on both (the loops balance connections): the first viewer owns
+ * the page's refresh; when it leaves, a viewer (on either thread) takes it over and every
+ * viewer left still sees the page change. */
+START_TEST(test_owner_leaves_other_thread_takes_over)
+{
+    put_board("relay", "{\"page_ttl_ms\":1000}");
+    it_post_score("relay", "{\"id\":\"a\",\"score\":5}");
+    struct rankd *app = rankd_test_start_with(g_redis.port, TEST_TOKEN, two_threads, NULL);
+    int port = rankd_port(app);
+    enum { N = 6 };
+    struct sse s[N];
+    size_t pos[N] = {0};
+    struct sse_event e;
+    for (int i = 0; i < N; i++) {
+        ck_assert_int_eq(sse_open_on(port, &s[i], "/boards/relay/rank?page=1", ""), 0);
+        ck_assert_int_eq(sse_next(&s[i], &pos[i], &e, 3000), 0);
+        free(e.data);
+    }
+    for (int round = 0; round < 2; round++) {
+        sse_close(&s[round]); /* the owner (the first viewer), then its successor perhaps */
+        sleep_ms(300);
+        char body[64];
+        snprintf(body, sizeof(body), "{\"id\":\"r%d\",\"score\":%d}", round, 100 + round);
+        it_post_score("relay", body);
+        char want[16];
+        snprintf(want, sizeof(want), "\"r%d\"", round);
+        for (int i = round + 1; i < N; i++) {
+            int got = 0;
+            for (int64_t until = now_ms() + 4000; !got && now_ms() < until;) {
+                if (sse_next(&s[i], &pos[i], &e, (int)(until - now_ms())) != 0)
+                    break;
+                got = strstr(e.data, want) != NULL;
+                free(e.data);
+            }
+            ck_assert_msg(got, "viewer %d did not see %s after viewer %d left", i, want, round);
+        }
+    }
+    ck_assert_int_eq(http_metric(port, "rankd_watched_pages"), 1);
+    for (int i = 2; i < N; i++)
+        sse_close(&s[i]);
+    rankd_stop(app);
+}
+END_TEST
+
+static void many_streams(struct config *cfg)
+{
+    cfg->max_streams = 0;
+    cfg->max_connections = 1000;
+}
+
+/* Open streams s[from, to) and wait for each one's first page. */
+static void open_viewers(int port, struct sse *s, int from, int to)
+{
+    for (int i = from; i < to; i++) {
+        ck_assert_int_eq(sse_open_on(port, &s[i], "/boards/crowd/rank?page=1", ""), 0);
+        ck_assert_int_eq(s[i].status, 200);
+    }
+    for (int i = from; i < to; i++) {
+        size_t pos = 0;
+        struct sse_event e;
+        ck_assert_int_eq(sse_next(&s[i], &pos, &e, 5000), 0);
+        ck_assert_str_eq(e.name, "page");
+        free(e.data);
+    }
+}
+
+/* Commands Redis runs over 4 s (none of them the test's). */
+static long long window_calls(void)
+{
+    sleep_ms(300);
+    long long c0 = redis_calls();
+    sleep_ms(4000);
+    return redis_calls() - c0;
+}
+
+START_TEST(test_redis_cost_flat_with_viewers)
+{
+    put_board("crowd", "{\"page_ttl_ms\":1000}");
+    it_post_score("crowd", "{\"id\":\"a\",\"score\":5}");
+    struct rankd *app = rankd_test_start_with(g_redis.port, TEST_TOKEN, many_streams, NULL);
+    int port = rankd_port(app);
+    enum { FEW = 10, MANY = 200 };
+    struct sse *s = calloc(MANY, sizeof(*s));
+    ck_assert_ptr_nonnull(s);
+    open_viewers(port, s, 0, FEW);
+    double reads0 = http_metric(port, "rankd_watch_page_reads_total");
+    long long few = window_calls();
+    double reads1 = http_metric(port, "rankd_watch_page_reads_total");
+    open_viewers(port, s, FEW, MANY);
+    double reads2 = http_metric(port, "rankd_watch_page_reads_total");
+    long long many = window_calls();
+    double reads3 = http_metric(port, "rankd_watch_page_reads_total");
+    fprintf(stderr,
+            "streams: Redis commands in 4 s: %lld with %d viewers, %lld with %d; page reads "
+            "%.0f and %.0f\n",
+            few, FEW, many, MANY, reads1 - reads0, reads3 - reads2);
+    ck_assert_int_eq(http_metric(port, "rankd_streams_open"), MANY);
+    ck_assert_int_eq(http_metric(port, "rankd_watched_pages"), 1);
+    /* one read per TTL whatever the viewers: 4 s of a 1 s TTL is 3 to 6 reads (timers on a busy
+     * machine), some ten commands each (the page expired: its settings, the fill's lock and
+     * script, SET, release); a command per viewer would be 190 more per read */
+    double r_few = reads1 - reads0, r_many = reads3 - reads2;
+    ck_assert_msg(r_few >= 1 && r_few <= 6 && r_many >= 1 && r_many <= 6, "page reads %.0f, %.0f",
+                  r_few, r_many);
+    long long per_read = (long long)((double)few / r_few) + 1;
+    ck_assert_msg(many <= few + 2 * per_read, "commands: %lld with %d viewers, %lld with %d", few,
+                  FEW, many, MANY);
+    for (int i = 0; i < MANY; i++)
+        sse_close(&s[i]);
+    free(s);
+    rankd_stop(app);
+}
+END_TEST
+
+Suite *streams_suite(void)
+{
+    const struct it_case cases[] = {
+        {"page_then_changes", test_page_then_changes},
+        {"last_event_id_no_repeat", test_last_event_id_no_repeat},
+        {"errors_before_stream", test_errors_before_stream},
+        {"board_deleted_ends_stream", test_board_deleted_ends_stream},
+        {"shutdown_last_event", test_shutdown_last_event},
+        {"stream_caps", test_stream_caps},
+        {"heartbeat", test_heartbeat},
+        {"owner_leaves_other_thread_takes_over", test_owner_leaves_other_thread_takes_over},
+        {"redis_cost_flat_with_viewers", test_redis_cost_flat_with_viewers},
+    };
+    return it_suite_timeout("streams", cases, sizeof(cases) / sizeof(cases[0]), 60);
+}
