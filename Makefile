@@ -63,7 +63,7 @@ INTEG_OBJ := $(INTEG_SRC:test/%.c=$(BUILD)/test/%.o)
 # into $(BUILD)/fuzz-replay/ (test-unit replays the seed corpus, in every build).
 FUZZ_TARGETS := path entry settings ndjson score_codec json_number
 FUZZ_PURE := lib/request http/route_match api/validate http/http lib/errors lib/json_number lib/ndjson \
-             lib/score_codec api/render lib/period lib/util lib/rank lib/cursor
+             lib/score_codec api/render lib/period lib/tzif lib/civil lib/util lib/rank lib/cursor
 FUZZ_SECONDS ?= 5
 FUZZ_CC ?= clang
 FUZZ_BIN := $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)

@@ -16,7 +16,8 @@
 #                                               counting only over the measured seconds, and
 #                                               prints rankd's user-space instructions per
 #                                               request (Ir, every thread) with the top 40
-#                                               functions in out.txt. Load-independent, unlike
+#                                               functions in out.txt (the raw profile in
+#                                               out.txt.out). Load-independent, unlike
 #                                               the CPU time (the machine may be shared; perf's
 #                                               hardware counters are not there in every VM);
 #                                               rankd runs ~50x slower, so CONNS=16 is enough.
@@ -84,6 +85,7 @@ if [ -n "${CALLGRIND:-}" ]; then
     for _ in $(seq 100); do grep -qs '^totals:' "$DIR/callgrind.out.1" && break; sleep 0.1; done
     IR=$(awk '/^totals:/ {print $2; exit}' "$DIR/callgrind.out.1")
     callgrind_annotate "$DIR/callgrind.out.1" 2>/dev/null | head -60 >"$CALLGRIND" || true
+    cp "$DIR/callgrind.out.1" "$CALLGRIND.out" # the whole profile: callgrind_annotate --tree=caller
 fi
 if [ -n "${PERF:-}" ]; then
     wait "$PERF_PID" || true

@@ -107,13 +107,15 @@ export interface RankdBoardSettings {
     board: string;
     order: 'desc' | 'asc';
     tiebreak: 'first' | 'last' | 'id';
+    /** 'wide': a first|last board takes |score| up to 2^53 - 1 (about 80 bytes more per member) */
+    score_layout: 'packed' | 'wide';
     page_size: number;
     page_ttl_ms: number;
     score_decimals: number;
     total: number;
     score_range: { min: number; max: number };
     period: RankdPeriodKind;
-    /** 'UTC' or a fixed offset such as '+02:00' */
+    /** 'UTC', a fixed offset such as '+02:00', or an IANA time zone such as 'Europe/Paris' */
     timezone: string;
     /** past periods that stay readable */
     retain: number;
@@ -436,13 +438,19 @@ export interface RankdUploadCut {
 export interface RankdBoardSettingsInput {
     order?: 'desc' | 'asc';
     tiebreak?: 'first' | 'last' | 'id';
+    /** 'wide': a first|last board takes |score| up to 2^53 - 1; changes only while empty */
+    score_layout?: 'packed' | 'wide';
     /** 1..100 */
     page_size?: number;
     page_ttl_ms?: number;
     /** 0..9 */
     score_decimals?: number;
     period?: RankdPeriodKind;
-    /** 'UTC' or a fixed offset such as '+02:00' */
+    /**
+     * 'UTC', a fixed offset such as '+02:00' (no daylight saving), or an IANA time zone such as
+     * 'Europe/Paris' whose local midnight the periods follow through daylight-saving changes
+     * (a daily period then lasts 23 or 25 hours); an unknown zone is 400 unknown_timezone
+     */
     timezone?: string;
     /** past periods kept readable, 0..400 */
     retain?: number;

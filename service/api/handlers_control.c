@@ -217,16 +217,25 @@ void handle_board_get(struct http_request *rq, struct http_reply *rp, struct htt
 
 /* ---------------------------------------------------------------- settings */
 
-/* The settings of a PUT body (validate_settings); 0, or -1 after a 400 in rp. */
-static int parse_settings(const cJSON *doc, struct board_settings_patch *p, struct http_reply *rp)
+/* The settings of a PUT body (validate_settings; a named time zone must be one this process
+ * can load from the system's tzdata); 0, or -1 after a 400 in rp. */
+static int parse_settings(const cJSON *doc, struct board_settings_patch *p, struct board_model *m,
+                          struct http_reply *rp)
 {
     struct board_settings defaults;
     struct entry_error err;
     board_settings_default(&defaults);
-    if (validate_settings(doc, &defaults, p, &err) == 0)
-        return 0;
-    http_reply_error(rp, err.id, "%s", err.msg);
-    return -1;
+    if (validate_settings(doc, &defaults, p, &err) != 0) {
+        http_reply_error(rp, err.id, "%s", err.msg);
+        return -1;
+    }
+    if (p->has_tz && period_tz_bind(&p->value.tz, m->zones) != 0) {
+        http_reply_error(rp, ERR_UNKNOWN_TIMEZONE,
+                         "timezone '%.64s' is no time zone of this server's tz database.",
+                         p->value.tz.name);
+        return -1;
+    }
+    return 0;
 }
 
 static void board_put_reply(struct handlers_ctl *c, int rc)
@@ -252,7 +261,7 @@ void handle_board_put(struct http_request *rq, struct http_reply *rp, struct htt
         return;
     }
     struct board_settings_patch patch;
-    int bad = parse_settings(doc, &patch, rp);
+    int bad = parse_settings(doc, &patch, &rq->app->model, rp);
     cJSON_Delete(doc);
     if (bad) {
         handlers_answered(async);

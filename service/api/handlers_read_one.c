@@ -274,6 +274,7 @@ static int read_send_at(struct read_job *j, const struct board_where *w)
             a.edge_gen = wk->cursor.gen;
             a.edge_id = wk->cursor.id;
             a.edge_id_len = wk->cursor.id_len;
+            a.edge_tie = wk->cursor.tie;
         }
         util_copy(j->walk_period, sizeof(j->walk_period), w->period);
     }

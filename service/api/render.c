@@ -213,6 +213,8 @@ static void out_cursor(struct out *o, const char *name, const char *board,
     struct cursor c = {.kind = kind,
                        .gen = p->settings.gen,
                        .stored = it ? it->stored : 0,
+                       .has_tie = score_codec_member_prefix(&p->settings.layout) > 0,
+                       .tie = it ? it->tie : 0,
                        .tagged = 1,
                        .board_tag = cursor_board_tag(board)};
     char text[CURSOR_TEXT_MAX];
@@ -347,12 +349,13 @@ char *render_board(const char *board, const struct board_info *info,
     cJSON_AddStringToObject(doc, "board", board);
     cJSON_AddStringToObject(doc, "order", score_order_name(s->layout.order));
     cJSON_AddStringToObject(doc, "tiebreak", score_tiebreak_name(s->layout.tiebreak));
+    cJSON_AddStringToObject(doc, "score_layout", score_layout_name(s->layout.wide));
     cJSON_AddNumberToObject(doc, "page_size", s->page_size);
     cJSON_AddNumberToObject(doc, "page_ttl_ms", s->page_ttl_ms);
     cJSON_AddNumberToObject(doc, "score_decimals", s->layout.decimals);
     cJSON_AddStringToObject(doc, "period", period_kind_name(s->period));
-    char tz[16];
-    period_tz_format(s->tz_min, tz, sizeof(tz));
+    char tz[PERIOD_TZ_TEXT_MAX];
+    period_tz_format(&s->tz, tz, sizeof(tz));
     cJSON_AddStringToObject(doc, "timezone", tz);
     cJSON_AddNumberToObject(doc, "retain", s->retain);
     if (s->max_members > 0)

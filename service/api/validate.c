@@ -167,9 +167,10 @@ static int only_fields(const cJSON *obj, const char *const *known, int n, struct
 int validate_settings(const cJSON *doc, const struct board_settings *defaults,
                       struct board_settings_patch *p, struct entry_error *err)
 {
-    static const char *const known[] = {"order",       "tiebreak",       "page_size",
-                                        "page_ttl_ms", "score_decimals", "period",
-                                        "timezone",    "retain",         "max_members"};
+    static const char *const known[] = {"order",          "tiebreak",    "page_size", "page_ttl_ms",
+                                        "score_decimals", "period",      "timezone",  "retain",
+                                        "max_members",    "score_layout"};
+    static const char *const widths[] = {"packed", "wide"};
     static const char *const periods[] = {"none", "hourly", "daily", "weekly", "monthly"};
     static const char *const orders[] = {"desc", "asc"};
     static const char *const ties[] = {"first", "last", "id"};
@@ -177,7 +178,7 @@ int validate_settings(const cJSON *doc, const struct board_settings *defaults,
         entry_fail(err, ERR_INVALID_BODY, "The body must be a JSON object of settings.");
         return -1;
     }
-    if (only_fields(doc, known, 9, err, "The settings object"))
+    if (only_fields(doc, known, 10, err, "The settings object"))
         return -1;
     memset(p, 0, sizeof(*p));
     p->value = *defaults;
@@ -189,6 +190,11 @@ int validate_settings(const cJSON *doc, const struct board_settings *defaults,
     p->value.layout.order = o >= 0 ? (enum score_order)o : SCORE_ORDER_DESC;
     p->has_tiebreak = t >= 0;
     p->value.layout.tiebreak = t >= 0 ? (enum score_tiebreak)t : SCORE_TIEBREAK_FIRST;
+    int wl = enum_field(doc, "score_layout", widths, 2, err);
+    if (wl == -1)
+        return -1;
+    p->has_score_layout = wl >= 0;
+    p->value.layout.wide = wl == 1;
     int r1 = int_field(doc, "page_size", 1, BOARD_PAGE_SIZE_MAX, &p->value.page_size, err);
     int r2 = r1 < 0 ? -1
                     : int_field(doc, "page_ttl_ms", 0, BOARD_PAGE_TTL_MS_MAX, &p->value.page_ttl_ms,
@@ -207,10 +213,10 @@ int validate_settings(const cJSON *doc, const struct board_settings *defaults,
     p->has_period = pk >= 0;
     p->value.period = pk >= 0 ? (enum period_kind)pk : PERIOD_NONE;
     const cJSON *tz = cJSON_GetObjectItemCaseSensitive(doc, "timezone");
-    if (tz && (!cJSON_IsString(tz) || period_tz_parse(tz->valuestring, &p->value.tz_min))) {
+    if (tz && (!cJSON_IsString(tz) || period_tz_parse(tz->valuestring, &p->value.tz))) {
         entry_fail(err, ERR_INVALID_FIELD,
-                   "timezone must be \"UTC\" or an offset \"+HH:MM\" / \"-HH:MM\" within "
-                   "14 hours.");
+                   "timezone must be \"UTC\", an offset \"+HH:MM\" / \"-HH:MM\" within "
+                   "14 hours, or an IANA time zone name such as \"Europe/Paris\".");
         return -1;
     }
     p->has_tz = tz != NULL;

@@ -56,22 +56,24 @@
 #define BOARD_PAGE_SIZE_MAX 100    /**< entries per page */
 #define BOARD_PAGE_SIZE_DEFAULT 20 /**< entries per page */
 #define BOARD_PAGE_TTL_MS_DEFAULT 1000
-#define BOARD_PAGE_TTL_MS_MAX 3600000   /**< one hour */
-#define BOARD_ORDER_DEFAULT "desc"      /**< score_order: SCORE_ORDER_DESC */
-#define BOARD_TIEBREAK_DEFAULT "first"  /**< score_tiebreak: SCORE_TIEBREAK_FIRST */
-#define BOARD_DECIMALS_DEFAULT 0        /**< score_decimals */
-#define BOARD_PERIOD_DEFAULT "none"     /**< period: PERIOD_NONE */
-#define BOARD_TIMEZONE_DEFAULT 0        /**< timezone, minutes east of UTC */
-#define BOARD_RETAIN_DEFAULT 1          /**< retain: past periods kept readable */
-#define BOARD_RECORD_BYTES_MAX 1024     /**< serialized record JSON */
-#define BOARD_BATCH_MAX 1000            /**< entries per write script call */
-#define BOARD_MAX_MEMBERS_MAX 100000000 /**< the largest max_members setting */
+#define BOARD_PAGE_TTL_MS_MAX 3600000       /**< one hour */
+#define BOARD_ORDER_DEFAULT "desc"          /**< score_order: SCORE_ORDER_DESC */
+#define BOARD_TIEBREAK_DEFAULT "first"      /**< score_tiebreak: SCORE_TIEBREAK_FIRST */
+#define BOARD_SCORE_LAYOUT_DEFAULT "packed" /**< score_layout.wide 0 (score_codec.h) */
+#define BOARD_DECIMALS_DEFAULT 0            /**< score_decimals */
+#define BOARD_PERIOD_DEFAULT "none"         /**< period: PERIOD_NONE */
+#define BOARD_TIMEZONE_DEFAULT 0            /**< timezone: UTC (period_tz_text's form) */
+#define BOARD_RETAIN_DEFAULT 1              /**< retain: past periods kept readable */
+#define BOARD_RECORD_BYTES_MAX 1024         /**< serialized record JSON */
+#define BOARD_BATCH_MAX 1000                /**< entries per write script call */
+#define BOARD_MAX_MEMBERS_MAX 100000000     /**< the largest max_members setting */
 
 /** Settings of one board (the meta hash). */
 struct board_settings {
-    struct score_layout layout; /**< order, tiebreak, decimals */
+    struct score_layout layout; /**< order, tiebreak, decimals, wide (the `score_layout`) */
     enum period_kind period;    /**< none, hourly, daily, weekly, monthly */
-    int tz_min;                 /**< UTC offset of the period boundaries, minutes east */
+    struct period_tz tz;        /**< the period boundaries' time zone (a fixed offset or an
+                                 *   IANA zone; bound when it went through board_where) */
     int retain;                 /**< past periods that stay readable, 0..PERIOD_RETAIN_MAX */
     int page_size;              /**< default entries per page, 1..BOARD_PAGE_SIZE_MAX */
     int page_ttl_ms;            /**< page cache soft TTL, 0 = no caching */
@@ -87,7 +89,7 @@ struct board_settings {
 struct board_settings_patch {
     struct board_settings value;
     int has_order, has_tiebreak, has_decimals, has_page_size, has_page_ttl, has_period, has_tz,
-        has_retain, has_max_members;
+        has_retain, has_max_members, has_score_layout;
 };
 
 /** Shared state of the model: the store and the key prefix (borrowed; outlive the model). */
@@ -100,10 +102,14 @@ struct board_model {
      *  second, boards lately added to the registry), made by board_model_init. NULL: none is
      *  kept, and every call asks Redis (correct, one round trip more). */
     struct board_view *view;
+    /** The IANA zones of periodic boards, loaded once per process (tzif.h), made by
+     *  board_model_init; NULL: a board in a named zone cannot be placed (its reads fail). */
+    struct tzif_cache *zones;
 };
 
-/** Make m's view of its boards (m->view; about 0.5 MB): 0, or -ENOMEM. Free with
- *  board_model_free. Call before m is shared between threads. */
+/** Make m's view of its boards (m->view; about 0.5 MB) and its zone cache (m->zones, from
+ *  TZIF_DIR_DEFAULT): 0, or -ENOMEM. Free with board_model_free. Call before m is shared between
+ *  threads. */
 int board_model_init(struct board_model *m);
 
 /** Free m->view (NULL afterwards); nothing when there is none. */
@@ -111,11 +117,12 @@ void board_model_free(struct board_model *m);
 
 /** Which sorted set a request reads: a board's only set, or one period's. */
 struct board_where {
-    char z[192];                /**< the sorted-set key */
-    char dense[192];            /**< its distinct scores (P:{board}:dense[:<period>]) */
+    char z[192];     /**< the sorted-set key */
+    char dense[192]; /**< its distinct scores (P:{board}:dense[:<period>]) */
+    char ids[192];   /**< a `wide` set's id -> tie prefix hash (P:{board}:ids[:<period>]) */
     char period[PERIOD_ID_MAX]; /**< the period id, "" for a board without periods */
     enum period_kind kind;      /**< the board's period settings used to choose it */
-    int tz_min;
+    struct period_tz tz;        /**< (bound to its zone) */
     int retain;
 };
 
@@ -154,6 +161,8 @@ struct board_item {
     int64_t rank;       /**< 1-based, of the rank type read */
     int64_t ordinal;    /**< 1-based position */
     int64_t stored;     /**< the stored value (score_codec.h): what a cursor names it by */
+    int64_t tie;        /**< a `wide` board's tie position (score_codec_member_split), else 0:
+                         *   a cursor names it by this too */
     const char *record; /**< record JSON or NULL */
     size_t record_len;
 };
@@ -271,6 +280,7 @@ enum board_key_kind {
     BOARD_KEY_INDEX,    /**< ":periods": the period index (lists every period set) */
     BOARD_KEY_SET,      /**< ":z", ":z:<period>": the sorted sets */
     BOARD_KEY_DENSE,    /**< ":dense", ":dense:<period>": their distinct scores */
+    BOARD_KEY_IDS,      /**< ":ids", ":ids:<period>": a `wide` set's id -> tie prefix hash */
     BOARD_KEY_SWEEP,    /**< ":sweep": the sweep's lock */
     BOARD_KEY_IDEM,     /**< ":idem:<Idempotency-Key>": an idempotent write's record */
     BOARD_KEY_EXPORT,   /**< ":export:<token>:rows|moves": an export's snapshot */

@@ -21,28 +21,35 @@ void board_info_take(const struct store_reply *r, const struct board_where *w,
     snprintf(out->period, sizeof(out->period), "%s", w->period);
 }
 
-/* Text of the nine settings put_board.lua takes, in its order (see the script). */
-static void settings_text(const struct board_settings *v, char out[9][24])
+/* Text of the ten settings put_board.lua takes, in its order (see the script). */
+static void settings_text(const struct board_settings *v, char out[10][PERIOD_TZ_TEXT_MAX])
 {
-    snprintf(out[8], 24, "%" PRId64, v->max_members);
-    snprintf(out[0], 24, "%s", score_order_name(v->layout.order));
-    snprintf(out[1], 24, "%s", score_tiebreak_name(v->layout.tiebreak));
-    snprintf(out[2], 24, "%d", v->layout.decimals);
-    snprintf(out[3], 24, "%s", period_kind_name(v->period));
-    snprintf(out[4], 24, "%d", v->tz_min);
-    snprintf(out[5], 24, "%d", v->page_size);
-    snprintf(out[6], 24, "%d", v->page_ttl_ms);
-    snprintf(out[7], 24, "%d", v->retain);
+    const size_t n = PERIOD_TZ_TEXT_MAX;
+    snprintf(out[9], n, "%s", score_layout_name(v->layout.wide));
+    snprintf(out[8], n, "%" PRId64, v->max_members);
+    snprintf(out[0], n, "%s", score_order_name(v->layout.order));
+    snprintf(out[1], n, "%s", score_tiebreak_name(v->layout.tiebreak));
+    snprintf(out[2], n, "%d", v->layout.decimals);
+    snprintf(out[3], n, "%s", period_kind_name(v->period));
+    period_tz_text(&v->tz, out[4], n);
+    snprintf(out[5], n, "%d", v->page_size);
+    snprintf(out[6], n, "%d", v->page_ttl_ms);
+    snprintf(out[7], n, "%d", v->retain);
 }
 
-/* The key of the set (dense: of the distinct scores) of the period `d` periods before the one
- * holding `now` under the given period settings: <prefix>:{<board>}:z:<period id> */
+/* The key of the set (what 1: of its distinct scores, 2: of its ids) of the period `d` periods
+ * before the one holding `now` under the given period settings: <prefix>:{<board>}:z:<period id> */
 static void period_set_key(const struct board_model *m, const char *board, enum period_kind kind,
-                           int tz_min, int64_t now, int d, int dense, char out[KEY_MAX])
+                           const struct period_tz *tz, int64_t now, int d, int what,
+                           char out[KEY_MAX])
 {
     char id[PERIOD_ID_MAX];
-    period_id(kind, tz_min, period_start(kind, tz_min, now, -d), id);
-    board_set_key(out, KEY_MAX, m->prefix, board, dense ? BOARD_KEY_DENSE : BOARD_KEY_SET, id);
+    period_id(kind, tz, period_start(kind, tz, now, -d), id);
+    board_set_key(out, KEY_MAX, m->prefix, board,
+                  what == 2 ? BOARD_KEY_IDS
+                  : what    ? BOARD_KEY_DENSE
+                            : BOARD_KEY_SET,
+                  id);
 }
 
 /* `base` with the fields the patch sets. */
@@ -57,10 +64,12 @@ static void patch_apply(const struct board_settings *base, const struct board_se
         out->layout.tiebreak = v->layout.tiebreak;
     if (p->has_decimals)
         out->layout.decimals = v->layout.decimals;
+    if (p->has_score_layout)
+        out->layout.wide = v->layout.wide;
     if (p->has_period)
         out->period = v->period;
     if (p->has_tz)
-        out->tz_min = v->tz_min;
+        out->tz = v->tz;
     if (p->has_page_size)
         out->page_size = v->page_size;
     if (p->has_page_ttl)
@@ -80,8 +89,8 @@ static void put_reply_take(struct board_model *m, const char *board, const struc
     board_view_put(m, board, &out->settings, 1);
     struct board_where now_w;
     out->period[0] = '\0';
-    if (board_where_resolve(m, board, out->settings.period, out->settings.tz_min,
-                            out->settings.retain, NULL, &now_w) == 0)
+    if (board_where_resolve(m, board, out->settings.period, &out->settings.tz, out->settings.retain,
+                            NULL, &now_w) == 0)
         snprintf(out->period, sizeof(out->period), "%s", now_w.period);
 }
 
@@ -97,40 +106,41 @@ void board_put_call_free(struct board_put_call *c)
 int board_put_create_prepare(struct board_model *m, const char *board,
                              const struct board_settings_patch *patch, struct board_put_call *c)
 {
-    static const char *const names[] = {"order",       "tiebreak", "score_decimals",
-                                        "period",      "timezone", "page_size",
-                                        "page_ttl_ms", "retain",   "max_members"};
+    static const char *const names[] = {"order",       "tiebreak",    "score_decimals", "period",
+                                        "timezone",    "page_size",   "page_ttl_ms",    "retain",
+                                        "max_members", "score_layout"};
     board_make_keys(m, board, &c->k);
     struct board_settings d, v;
     board_settings_default(&d);
     patch_apply(&d, patch, &v);
-    int rc = board_where_resolve(m, board, v.period, v.tz_min, v.retain, NULL, &c->w);
+    int rc = board_where_resolve(m, board, v.period, &v.tz, v.retain, NULL, &c->w);
     if (rc)
         return rc;
     settings_text(&v, c->val);
     board_new_generation(c->gen);
-    c->argv = calloc(4 + 18 + 4, sizeof(*c->argv));
+    c->argv = calloc(4 + 20 + 4, sizeof(*c->argv));
     if (!c->argv)
         return -ENOMEM;
     c->argv[0] = c->k.meta;
     c->argv[1] = c->k.script_registry;
     c->argv[2] = c->w.z;
     c->argv[3] = board;
-    for (int i = 0; i < 9; i++) {
+    for (int i = 0; i < 10; i++) {
         c->argv[4 + 2 * i] = names[i];
         c->argv[5 + 2 * i] = c->val[i];
     }
-    c->argv[22] = "gen";
-    c->argv[23] = c->gen;
-    c->argv[24] = "life"; /* the idempotency records' life (write.lua): this creation's */
+    c->argv[24] = "gen";
     c->argv[25] = c->gen;
+    c->argv[26] = "life"; /* the idempotency records' life (write.lua): this creation's */
+    c->argv[27] = c->gen;
     c->create = 1;
     c->nkeys = 3;
-    c->nargs = 23;
+    c->nargs = 25;
     return 0;
 }
 
-/* put_board.lua's call for a change of an existing board read as `cur`: 0 or -ENOMEM. */
+/* put_board.lua's call for a change of an existing board read as `cur`: 0, -ENOMEM, or
+ * -EBADMSG (the board's zone is not one this process can load). */
 int board_put_update_prepare(struct board_model *m, const char *board,
                              const struct board_settings *cur,
                              const struct board_settings_patch *patch, struct board_put_call *c)
@@ -141,36 +151,41 @@ int board_put_update_prepare(struct board_model *m, const char *board,
     int lo = periodic ? (next < cur->retain ? next : cur->retain) : 0;
     int hi = periodic ? (next > cur->retain ? next : cur->retain) : 0;
     int64_t now = board_now_ms(m);
+    struct period_tz tz = cur->tz;
+    if (period_tz_bind(&tz, m->zones))
+        return -EBADMSG; /* the board's zone is not one this process can load */
     /* the current set, the past ones, then the distinct scores of those emptied (d > lo) */
-    c->zs = calloc(2 * (size_t)hi + 1, sizeof(*c->zs));
-    c->argv = calloc(2 * (size_t)hi + 3 + 15, sizeof(*c->argv));
+    c->zs = calloc(3 * (size_t)hi + 1, sizeof(*c->zs));
+    c->argv = calloc(3 * (size_t)hi + 3 + 16, sizeof(*c->argv));
     if (!c->zs || !c->argv) {
         board_put_call_free(c);
         return -ENOMEM;
     }
     if (periodic)
-        period_set_key(m, board, cur->period, cur->tz_min, now, 0, 0, c->zs[0]);
+        period_set_key(m, board, cur->period, &tz, now, 0, 0, c->zs[0]);
     else
         board_z_key(c->zs[0], KEY_MAX, m->prefix, board, NULL);
     for (int d = 1; d <= hi; d++)
-        period_set_key(m, board, cur->period, cur->tz_min, now, d, 0, c->zs[d]);
-    for (int d = lo + 1; d <= hi; d++)
-        period_set_key(m, board, cur->period, cur->tz_min, now, d, 1, c->zs[hi + d - lo]);
+        period_set_key(m, board, cur->period, &tz, now, d, 0, c->zs[d]);
+    for (int d = lo + 1; d <= hi; d++) {
+        period_set_key(m, board, cur->period, &tz, now, d, 1, c->zs[hi + 2 * (d - lo) - 1]);
+        period_set_key(m, board, cur->period, &tz, now, d, 2, c->zs[hi + 2 * (d - lo)]);
+    }
     settings_text(&patch->value, c->val);
     const int has[8] = {patch->has_order,    patch->has_tiebreak, patch->has_decimals,
                         patch->has_period,   patch->has_tz,       patch->has_page_size,
                         patch->has_page_ttl, patch->has_retain};
-    snprintf(c->tz, sizeof(c->tz), "%d", cur->tz_min);
+    period_tz_text(&cur->tz, c->tz, sizeof(c->tz));
     snprintf(c->retain, sizeof(c->retain), "%d", cur->retain);
     board_new_generation(c->gen);
     snprintf(c->nkeep, sizeof(c->nkeep), "%d", lo);
     snprintf(c->cut, sizeof(c->cut), "%" PRId64,
-             periodic ? period_start(cur->period, cur->tz_min, now, -lo) : 0);
+             periodic ? period_start(cur->period, &tz, now, -lo) : 0);
     int nk = 0;
     c->argv[nk++] = c->k.meta;
     c->argv[nk++] = c->zs[0];
     c->argv[nk++] = c->k.index;
-    for (int d = 1; d <= hi + (hi - lo); d++)
+    for (int d = 1; d <= hi + 2 * (hi - lo); d++)
         c->argv[nk++] = c->zs[d];
     int na = nk;
     c->argv[na++] = period_kind_name(cur->period);
@@ -182,6 +197,7 @@ int board_put_update_prepare(struct board_model *m, const char *board,
     c->argv[na++] = c->nkeep;
     c->argv[na++] = c->cut;
     c->argv[na++] = patch->has_max_members ? c->val[8] : "";
+    c->argv[na++] = patch->has_score_layout ? c->val[9] : "";
     c->create = 0;
     c->nkeys = nk;
     c->nargs = na - nk;
@@ -209,10 +225,10 @@ int board_put_take(struct board_model *m, const char *board, int create,
     if (e0 && e0->type == STORE_REPLY_STRING) /* 'absent' or 'retry' */
         return PUT_AGAIN;
     if (e0 && e0->type == STORE_REPLY_INTEGER && e0->integer < 0 && r->elements == 2) {
-        static const char *const names[] = {"order", "tiebreak", "score_decimals", "period",
-                                            "timezone"};
+        static const char *const names[] = {"order",  "tiebreak", "score_decimals",
+                                            "period", "timezone", "score_layout"};
         *field = names[0];
-        for (size_t i = 0; i < 5; i++)
+        for (size_t i = 0; i < 6; i++)
             if (r->element[1]->str && strcmp(r->element[1]->str, names[i]) == 0)
                 *field = names[i];
         return -EEXIST;
@@ -244,7 +260,7 @@ int board_delete_prepare(struct board_model *m, const char *board, const struct 
      * settings. The other kinds of key become unreachable (board.h: enum board_key_fate). */
     char ids[PERIOD_RETAIN_MAX + 1][PERIOD_ID_MAX];
     int np = board_periods(m, set, ids, PERIOD_RETAIN_MAX + 1);
-    int max = BOARD_KEY_KINDS + 2 * np;
+    int max = BOARD_KEY_KINDS + 3 * np;
     c->zs = calloc((size_t)max, sizeof(*c->zs));
     int n = c->zs ? board_owned_keys(m->prefix, board, (const char(*)[PERIOD_ID_MAX])ids, np, c->zs,
                                      max)
@@ -284,7 +300,8 @@ void board_reset_prepare(struct board_model *m, const char *board, const struct 
     c->argv[0] = c->k.meta;
     c->argv[1] = w->z;
     c->argv[2] = w->dense;
-    c->argv[3] = c->gen;
+    c->argv[3] = w->ids;
+    c->argv[4] = c->gen;
 }
 
 /* reset_board.lua's and delete_board.lua's 1/0 reply. */
@@ -311,9 +328,10 @@ void board_trim_prepare(const struct board_model *m, const char *board,
     c->argv[0] = w->z;
     c->argv[1] = w->dense;
     c->argv[2] = c->meta;
-    c->argv[3] = keep >= 0 ? "rank" : "score";
-    c->argv[4] = c->from;
-    c->argv[5] = c->chunk;
+    c->argv[3] = w->ids;
+    c->argv[4] = keep >= 0 ? "rank" : "score";
+    c->argv[5] = c->from;
+    c->argv[6] = c->chunk;
 }
 
 /* The members one trim.lua call removed. */
@@ -330,11 +348,13 @@ void board_member_delete_prepare(struct board_model *m, const char *board,
     c->argv[0] = c->k.meta;
     c->argv[1] = w->z;
     c->argv[2] = w->dense;
-    c->argv[3] = id;
+    c->argv[3] = w->ids;
+    c->argv[4] = id;
     c->lens[0] = strlen(c->k.meta);
     c->lens[1] = strlen(w->z);
     c->lens[2] = strlen(w->dense);
-    c->lens[3] = id_len;
+    c->lens[3] = strlen(w->ids);
+    c->lens[4] = id_len;
 }
 
 /* delete_member.lua's reply: 0, -ENOENT no board, -ENODATA no such member, -EIO. */
@@ -382,7 +402,7 @@ void board_list_where(const struct board_model *m, const char *name, const struc
         board_settings_field(&set, "retain", x->element[2]->str);
     }
     struct board_where w;
-    board_where_resolve(m, name, set.period, set.tz_min, set.retain, NULL, &w);
+    board_where_resolve(m, name, set.period, &set.tz, set.retain, NULL, &w);
     snprintf(z, KEY_MAX, "%s", w.z);
 }
 

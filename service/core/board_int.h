@@ -60,7 +60,8 @@ struct board_put_call {
     const char **argv;
     int create;
     int nkeys, nargs;
-    char val[9][24], tz[16], retain[16], gen[32], nkeep[16], cut[32];
+    char val[10][PERIOD_TZ_TEXT_MAX], tz[PERIOD_TZ_TEXT_MAX], retain[16], gen[32], nkeep[16],
+        cut[32];
 };
 
 /* delete_board.lua's call: keys (settings, registry, the period index, the plain set, every
@@ -77,7 +78,7 @@ struct board_delete_call {
 struct board_reset_call {
     struct board_keys k;
     char gen[32];
-    const char *argv[4];
+    const char *argv[5];
 };
 
 #define TRIM_CHUNK 250 /* measured: 1000 removals from a 3M set took 3-5 ms, over the 2 ms goal */
@@ -86,7 +87,7 @@ struct board_reset_call {
  * scores, the settings; then the mode, where the tail starts, the chunk. */
 struct board_trim_call {
     char from[32], chunk[16], meta[KEY_MAX];
-    const char *argv[6];
+    const char *argv[7];
 };
 
 /* delete_member.lua's call (allow-oom: it must work at maxmemory, where Redis refuses to queue
@@ -94,8 +95,8 @@ struct board_trim_call {
  * member. */
 struct board_member_delete_call {
     struct board_keys k;
-    const char *argv[4];
-    size_t lens[4];
+    const char *argv[5];
+    size_t lens[5];
 };
 
 /* ---------------------------------------------------------------- lent between the files */
@@ -122,7 +123,8 @@ void board_set_key(char *out, size_t len, const char *prefix, const char *board,
                    enum board_key_kind what, const char *period);
 void board_z_key(char *out, size_t len, const char *prefix, const char *board, const char *period);
 int board_where_resolve(const struct board_model *m, const char *board, enum period_kind kind,
-                        int tz_min, int retain, const char *requested, struct board_where *w);
+                        const struct period_tz *tz, int retain, const char *requested,
+                        struct board_where *w);
 struct store *board_writes_of(const struct board_model *m);
 int board_registered_memo(const struct board_model *m, const char *board, int op);
 

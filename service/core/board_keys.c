@@ -33,6 +33,7 @@ const struct board_key_spec board_key_specs[BOARD_KEY_KINDS] = {
     [BOARD_KEY_INDEX] = {":periods", BOARD_GONE_UNLINKED, 0},
     [BOARD_KEY_SET] = {":z", BOARD_GONE_UNLINKED, 0},
     [BOARD_KEY_DENSE] = {":dense", BOARD_GONE_UNLINKED, 0},
+    [BOARD_KEY_IDS] = {":ids", BOARD_GONE_UNLINKED, 0},
     [BOARD_KEY_SWEEP] = {":sweep", BOARD_GONE_TTL, 1},
     [BOARD_KEY_IDEM] = {":idem:", BOARD_GONE_LIFE, 1},
     [BOARD_KEY_EXPORT] = {":export:", BOARD_GONE_TOKEN, 1},
@@ -62,7 +63,7 @@ int board_key_kind_of(const char *key, const char *prefix, const char *board)
         size_t sl = strlen(sfx);
         if (strncmp(rest, sfx, sl) != 0)
             continue;
-        /* ":idem:" and the like go on with a name; ":z" and ":dense" end or go on with ":" */
+        /* ":idem:" and the like go on with a name; ":z", ":dense", ":ids" end or go on with ":" */
         if (sfx[sl - 1] == ':' ? rest[sl] != '\0' : rest[sl] == '\0' || rest[sl] == ':')
             return k;
     }
@@ -82,7 +83,7 @@ int board_owned_keys(const char *prefix, const char *board, const char (*periods
         board_key_make(&b, out[n++], BOARD_KEY_LEN, prefix, board, (enum board_key_kind)k);
     }
     for (int i = 0; i < np; i++) {
-        for (int k = BOARD_KEY_SET; k <= BOARD_KEY_DENSE; k++) {
+        for (int k = BOARD_KEY_SET; k <= BOARD_KEY_IDS; k++) {
             if (n >= max)
                 return -ENOSPC;
             board_key_make(&b, out[n], BOARD_KEY_LEN, prefix, board, (enum board_key_kind)k);

@@ -42,8 +42,9 @@ static int fill_items(struct board_page *p, const struct store_reply *range,
     for (size_t i = 0; i < n; i++) {
         struct board_item *it = &p->items[i];
         const struct store_reply *id = range->element[2 * i];
-        it->id = id->str;
-        it->id_len = id->len;
+        size_t plen = score_codec_member_split(&p->settings.layout, id->str, id->len, &it->tie);
+        it->id = id->str + plen;
+        it->id_len = id->len - plen;
         it->score = board_decode_stored(&p->settings.layout, range->element[2 * i + 1]->str);
         it->stored = (int64_t)board_stored_value(range->element[2 * i + 1]->str);
         it->ordinal = first + (int64_t)i;
@@ -90,8 +91,8 @@ static void i64_text(char *out, size_t len, int64_t v)
 }
 
 /* Keys and the prelude's arguments of a read of one board (lua/prelude_read.lua's layout):
- * settings, set, records, distinct scores; period kind, offset, retain, rank type. Returns how
- * many argv slots it filled (8). */
+ * settings, set, records, distinct scores, ids hash; period kind, offset, retain, rank type.
+ * Returns how many argv slots it filled (9). */
 static int read_head(struct board_model *m, const char *board, const struct board_where *w,
                      enum rank_type rank, struct board_read *out)
 {
@@ -101,17 +102,18 @@ static int read_head(struct board_model *m, const char *board, const struct boar
     util_copy(out->items, sizeof(out->items), k.script_items);
     util_copy(out->z, sizeof(out->z), w->z);
     util_copy(out->dense, sizeof(out->dense), w->dense);
-    i64_text(out->tz, sizeof(out->tz), w->tz_min); /* no snprintf: every read prepares one */
+    util_copy(out->ids, sizeof(out->ids), w->ids);
+    period_tz_text(&w->tz, out->tz, sizeof(out->tz)); /* no snprintf: every read prepares one */
     i64_text(out->retain, sizeof(out->retain), w->retain);
-    const char *head[] = {
-        out->meta, out->z,      out->items,          out->dense, period_kind_name(w->kind),
-        out->tz,   out->retain, rank_type_name(rank)};
-    for (int i = 0; i < 8; i++) {
+    const char *head[] = {out->meta,  out->z,      out->items,
+                          out->dense, out->ids,    period_kind_name(w->kind),
+                          out->tz,    out->retain, rank_type_name(rank)};
+    for (int i = 0; i < 9; i++) {
         out->argv[i] = head[i];
         out->lens[i] = strlen(head[i]);
     }
-    out->nkeys = 4;
-    return 8;
+    out->nkeys = 5;
+    return 9;
 }
 
 /* Append the argument s (n bytes) at argv[*k] (read calls). */
@@ -154,6 +156,8 @@ void board_read_prepare(struct board_model *m, const char *board, const struct b
         arg_put(out, &k, num[2], strlen(num[2]));
         arg_put(out, &k, num[3], a->refused ? 0 : strlen(num[3]));
         arg_put(out, &k, num[1], strlen(num[1]));
+        arg_put(out, &k, score_layout_name(a->layout.wide),
+                strlen(score_layout_name(a->layout.wide)));
         break;
     case BOARD_READ_PERCENTILE: /* percentile.lua, top.lua: num, den */
     case BOARD_READ_TOP:
@@ -181,6 +185,10 @@ void board_read_prepare(struct board_model *m, const char *board, const struct b
         arg_put(out, &k, a->edge_id ? a->edge_id : "", a->edge_id ? a->edge_id_len : 0);
         arg_put(out, &k, num[6], strlen(num[6]));
         arg_put(out, &k, num[1], strlen(num[1]));
+        i64_text(num[7], 32, a->edge_tie);
+        arg_put(out, &k, num[7], strlen(num[7]));
+        arg_put(out, &k, score_layout_name(a->layout.wide),
+                strlen(score_layout_name(a->layout.wide)));
         break;
     }
     out->nargs = k - out->nkeys;
@@ -357,8 +365,11 @@ int board_percentile_take(struct board_model *m, const char *board, struct store
     p->rank = reply_i64(r->element[2], 0);
     if (p->rank > 0 && r->elements >= 5 && r->element[3]->type == STORE_REPLY_STRING &&
         r->element[4]->type == STORE_REPLY_STRING) {
-        p->id = r->element[3]->str;
-        p->id_len = r->element[3]->len;
+        int64_t tie;
+        size_t plen = score_codec_member_split(&p->settings.layout, r->element[3]->str,
+                                               r->element[3]->len, &tie);
+        p->id = r->element[3]->str + plen;
+        p->id_len = r->element[3]->len - plen;
         p->score = board_decode_stored(&p->settings.layout, r->element[4]->str);
     } else {
         p->rank = 0;
@@ -536,7 +547,8 @@ void board_boards_prepare(struct board_model *m, const char *const *boards, size
         util_copy(out->keys[nk++], KEY_MAX, k.meta);
         util_copy(out->keys[nk++], KEY_MAX, w.z);
         util_copy(out->keys[nk++], KEY_MAX, w.dense);
-        snprintf(out->nums[2 * i], sizeof(out->nums[0]), "%d", w.tz_min);
+        util_copy(out->keys[nk++], KEY_MAX, w.ids);
+        period_tz_text(&w.tz, out->nums[2 * i], sizeof(out->nums[0]));
         snprintf(out->nums[2 * i + 1], sizeof(out->nums[0]), "%d", w.retain);
         args[na] = period_kind_name(w.kind), alens[na] = strlen(args[na]), na++;
         args[na] = out->nums[2 * i], alens[na] = strlen(args[na]), na++;

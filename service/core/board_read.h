@@ -21,7 +21,7 @@ enum board_read_kind {
     BOARD_READ_WALK,         /**< lua/walk.lua: by score range and/or from a cursor */
 };
 
-#define BOARD_READ_ARGV 20 /**< 4 keys and at most 16 arguments (lua/prelude_read.lua's layout) */
+#define BOARD_READ_ARGV 22 /**< 5 keys and at most 17 arguments (lua/prelude_read.lua's layout) */
 
 /** Where a walk (BOARD_READ_WALK) starts: page `page` of the range, or after / before an edge;
  *  CHECK: a bound was refused under `layout`, only that layout is checked (the reply is -ESTALE
@@ -52,6 +52,7 @@ struct board_read_args {
     int64_t lo, hi;
     enum board_walk walk;
     int64_t edge_stored, edge_gen;
+    int64_t edge_tie; /**< walk: the edge's tie position on a `wide` board (cursor.h), else 0 */
     const char *edge_id;
     size_t edge_id_len;
 };
@@ -63,7 +64,8 @@ struct board_read {
     int nkeys, nargs;
     const char *argv[BOARD_READ_ARGV];
     size_t lens[BOARD_READ_ARGV];
-    char meta[192], items[192], z[192], dense[192], tz[16], retain[16], num[8][32];
+    char meta[192], items[192], z[192], dense[192], ids[192], tz[PERIOD_TZ_TEXT_MAX], retain[16],
+        num[8][32];
 };
 
 /** Prepare the read `a` of the set `w` (board_where_cached or board_where_settled). */
@@ -176,10 +178,10 @@ void board_lookup_free(struct board_lookup *l);
 struct board_boards_call {
     const struct store_script *script;
     int nkeys, nargs;
-    const char *argv[2 + 6 * BOARD_MEMBER_BOARDS_MAX];
-    size_t lens[2 + 6 * BOARD_MEMBER_BOARDS_MAX];
-    char keys[3 * BOARD_MEMBER_BOARDS_MAX][192];
-    char nums[2 * BOARD_MEMBER_BOARDS_MAX][16];
+    const char *argv[2 + 7 * BOARD_MEMBER_BOARDS_MAX];
+    size_t lens[2 + 7 * BOARD_MEMBER_BOARDS_MAX];
+    char keys[4 * BOARD_MEMBER_BOARDS_MAX][192];
+    char nums[2 * BOARD_MEMBER_BOARDS_MAX][PERIOD_TZ_TEXT_MAX];
 };
 
 /** How many member_boards.lua calls a read of n boards takes, each of n / calls boards: 1 on one

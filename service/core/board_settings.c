@@ -12,8 +12,9 @@ void board_settings_default(struct board_settings *s)
     s->layout.order = SCORE_ORDER_DESC;
     s->layout.tiebreak = SCORE_TIEBREAK_FIRST;
     s->layout.decimals = BOARD_DECIMALS_DEFAULT;
+    s->layout.wide = 0; /* BOARD_SCORE_LAYOUT_DEFAULT */
     s->period = PERIOD_NONE;
-    s->tz_min = BOARD_TIMEZONE_DEFAULT;
+    memset(&s->tz, 0, sizeof(s->tz)); /* BOARD_TIMEZONE_DEFAULT: UTC */
     s->retain = BOARD_RETAIN_DEFAULT;
     s->page_size = BOARD_PAGE_SIZE_DEFAULT;
     s->page_ttl_ms = BOARD_PAGE_TTL_MS_DEFAULT;
@@ -34,6 +35,8 @@ void board_settings_field(struct board_settings *s, const char *f, const char *v
         n = LONG_MIN;
     if (strcmp(f, "order") == 0)
         s->layout.order = strcmp(v, "asc") == 0 ? SCORE_ORDER_ASC : SCORE_ORDER_DESC;
+    else if (strcmp(f, "score_layout") == 0)
+        s->layout.wide = strcmp(v, "wide") == 0;
     else if (strcmp(f, "tiebreak") == 0)
         s->layout.tiebreak = strcmp(v, "last") == 0 ? SCORE_TIEBREAK_LAST
                              : strcmp(v, "id") == 0 ? SCORE_TIEBREAK_ID
@@ -46,8 +49,8 @@ void board_settings_field(struct board_settings *s, const char *f, const char *v
         s->page_ttl_ms = (int)n;
     else if (strcmp(f, "period") == 0)
         period_kind_parse(v, &s->period); /* unknown text keeps none */
-    else if (strcmp(f, "timezone") == 0 && n >= -PERIOD_TZ_MIN_MAX && n <= PERIOD_TZ_MIN_MAX)
-        s->tz_min = (int)n;
+    else if (strcmp(f, "timezone") == 0)
+        period_tz_field(v, &s->tz); /* damaged text keeps the default */
     else if (strcmp(f, "retain") == 0 && n >= 0 && n <= PERIOD_RETAIN_MAX)
         s->retain = (int)n;
     else if (strcmp(f, "gen") == 0)

@@ -25,7 +25,7 @@
 
 struct sweep_args {
     char keys[3][KEY_MAX]; /* settings, period index, lock */
-    char tz[16], retain[16], cut[32], token[32], ttl[16], chunk[16];
+    char tz[PERIOD_TZ_TEXT_MAX], retain[16], cut[32], token[32], ttl[16], chunk[16];
     const char *argv[SWEEP_ARGC];
 };
 
@@ -33,7 +33,8 @@ struct sweep_args {
 static int sweep_args_build(const struct board_model *m, const char *board,
                             const struct board_settings *s, struct sweep_args *a)
 {
-    if (s->period == PERIOD_NONE)
+    struct period_tz tz = s->tz;
+    if (s->period == PERIOD_NONE || period_tz_bind(&tz, m->zones))
         return -EINVAL;
     struct board_keys k;
     board_make_keys(m, board, &k);
@@ -41,11 +42,11 @@ static int sweep_args_build(const struct board_model *m, const char *board,
     util_copy(a->keys[1], KEY_MAX, k.index);
     struct strb b;
     board_key_make(&b, a->keys[2], KEY_MAX, m->prefix, board, BOARD_KEY_SWEEP);
-    snprintf(a->tz, sizeof(a->tz), "%d", s->tz_min);
+    period_tz_text(&tz, a->tz, sizeof(a->tz));
     snprintf(a->retain, sizeof(a->retain), "%d", s->retain);
     /* the oldest readable period: the one `retain` periods before the current one */
     snprintf(a->cut, sizeof(a->cut), "%" PRId64,
-             period_start(s->period, s->tz_min, board_now_ms(m), -s->retain));
+             period_start(s->period, &tz, board_now_ms(m), -s->retain));
     board_new_generation(a->token);
     snprintf(a->ttl, sizeof(a->ttl), "%d", SWEEP_LOCK_TTL_MS);
     snprintf(a->chunk, sizeof(a->chunk), "%d", SWEEP_CHUNK);

@@ -16,7 +16,8 @@
 struct hint {
     char key[KEY_MAX]; /* prefix and board */
     enum period_kind kind;
-    int tz_min, retain;
+    struct period_tz tz;
+    int retain;
 };
 
 /*
@@ -67,11 +68,18 @@ int board_model_init(struct board_model *m)
     pthread_mutex_init(&v->view_lock, NULL);
     pthread_mutex_init(&v->registered_lock, NULL);
     m->view = v;
+    m->zones = tzif_cache_new(NULL);
+    if (!m->zones) {
+        board_model_free(m);
+        return -ENOMEM;
+    }
     return 0;
 }
 
 void board_model_free(struct board_model *m)
 {
+    tzif_cache_free(m->zones);
+    m->zones = NULL;
     struct board_view *v = m->view;
     if (!v)
         return;
@@ -112,7 +120,7 @@ static void hint_read(const struct board_model *m, const char *board, struct hin
 }
 
 static void hint_write(const struct board_model *m, const char *board, enum period_kind kind,
-                       int tz_min, int retain)
+                       const struct period_tz *tz, int retain)
 {
     struct board_view *v = m->view;
     if (!v)
@@ -122,7 +130,7 @@ static void hint_write(const struct board_model *m, const char *board, enum peri
     pthread_mutex_lock(&v->hint_lock);
     util_copy(v->hints[i].key, sizeof(v->hints[i].key), full);
     v->hints[i].kind = kind;
-    v->hints[i].tz_min = tz_min;
+    v->hints[i].tz = *tz;
     v->hints[i].retain = retain;
     pthread_mutex_unlock(&v->hint_lock);
 }
@@ -141,7 +149,7 @@ void board_view_put(const struct board_model *m, const char *board,
     v->views[i].exists = exists;
     v->views[i].seen_ms = util_now_ms();
     pthread_mutex_unlock(&v->view_lock);
-    hint_write(m, board, set->period, set->tz_min, set->retain);
+    hint_write(m, board, set->period, &set->tz, set->retain);
 }
 
 /* A board's settings as a flat HGETALL reply (empty: no board): parsed into *out (the defaults
@@ -209,11 +217,12 @@ static void dense_key(char *out, size_t len, const char *prefix, const char *boa
 
 /* The set for `requested` (NULL/"": current) under the given period settings. */
 int board_where_resolve(const struct board_model *m, const char *board, enum period_kind kind,
-                        int tz_min, int retain, const char *requested, struct board_where *w)
+                        const struct period_tz *tz, int retain, const char *requested,
+                        struct board_where *w)
 {
     memset(w, 0, sizeof(*w));
     w->kind = kind;
-    w->tz_min = tz_min;
+    w->tz = *tz;
     w->retain = retain;
     int asked = requested && requested[0];
     if (kind == PERIOD_NONE) {
@@ -221,22 +230,27 @@ int board_where_resolve(const struct board_model *m, const char *board, enum per
             return -ENOTSUP;
         board_z_key(w->z, sizeof(w->z), m->prefix, board, NULL);
         dense_key(w->dense, sizeof(w->dense), m->prefix, board, NULL);
+        board_set_key(w->ids, sizeof(w->ids), m->prefix, board, BOARD_KEY_IDS, NULL);
         return 0;
     }
+    /* a zone this process cannot load (another one's tzdata named it): no set can be placed */
+    if (period_tz_bind(&w->tz, m->zones))
+        return -EBADMSG;
     int64_t now = board_now_ms(m);
     if (asked) {
         int64_t start = 0;
-        if (period_id_start(kind, tz_min, requested, &start))
+        if (period_id_start(kind, &w->tz, requested, &start))
             return -EINVAL;
-        if (start > period_start(kind, tz_min, now, 0) ||
-            start < period_start(kind, tz_min, now, -retain))
+        if (start > period_start(kind, &w->tz, now, 0) ||
+            start < period_start(kind, &w->tz, now, -retain))
             return -ESRCH;
         util_copy(w->period, sizeof(w->period), requested);
     } else {
-        period_id(kind, tz_min, now, w->period);
+        period_id(kind, &w->tz, now, w->period);
     }
     board_z_key(w->z, sizeof(w->z), m->prefix, board, w->period);
     dense_key(w->dense, sizeof(w->dense), m->prefix, board, w->period);
+    board_set_key(w->ids, sizeof(w->ids), m->prefix, board, BOARD_KEY_IDS, w->period);
     return 0;
 }
 
@@ -245,7 +259,7 @@ int board_where_settled(struct board_model *m, const char *board, const char *pe
 {
     if (!exists)
         return -ENOENT;
-    return board_where_resolve(m, board, s->period, s->tz_min, s->retain, period, out);
+    return board_where_resolve(m, board, s->period, &s->tz, s->retain, period, out);
 }
 
 int board_where_cached(struct board_model *m, const char *board, const char *period,
@@ -253,7 +267,7 @@ int board_where_cached(struct board_model *m, const char *board, const char *per
 {
     struct hint h;
     hint_read(m, board, &h);
-    int rc = board_where_resolve(m, board, h.kind, h.tz_min, h.retain, period, out);
+    int rc = board_where_resolve(m, board, h.kind, &h.tz, h.retain, period, out);
     return rc && period && period[0] ? -EAGAIN : rc;
 }
 
@@ -265,7 +279,7 @@ void board_where_note(struct board_model *m, const char *board, const char *kind
     board_settings_field(&s, "period", kind_s);
     board_settings_field(&s, "timezone", tz_s);
     board_settings_field(&s, "retain", retain_s);
-    hint_write(m, board, s.period, s.tz_min, s.retain);
+    hint_write(m, board, s.period, &s.tz, s.retain);
 }
 
 int board_where_learn(struct board_model *m, const char *board, const struct store_reply *r)
@@ -282,10 +296,13 @@ int board_periods(const struct board_model *m, const struct board_settings *s,
 {
     if (s->period == PERIOD_NONE)
         return 0;
+    struct period_tz tz = s->tz;
+    if (period_tz_bind(&tz, m->zones))
+        return 0; /* a zone this process cannot load: no period it can name */
     int64_t now = board_now_ms(m);
     int n = 0;
     for (int d = 0; d <= s->retain && n < max; d++)
-        period_id(s->period, s->tz_min, period_start(s->period, s->tz_min, now, -d), ids[n++]);
+        period_id(s->period, &tz, period_start(s->period, &tz, now, -d), ids[n++]);
     return n;
 }
 

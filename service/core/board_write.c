@@ -29,18 +29,19 @@ double board_decode_stored(const struct score_layout *l, const char *s)
     return score;
 }
 
-/* The argv of one write.lua call (its header says the layout): per target 5 keys (the set, its
- * settings, the period index, the idempotency record, the set's distinct scores) and 13 header
+/* The argv of one write.lua call (its header says the layout): per target 6 keys (the set, its
+ * settings, the period index, the idempotency record, the set's distinct scores, its ids hash)
+ * and 14 header
  * values, then the records hash and the registry; 9 values before the targets' headers; per
  * entry 3 values and 3 per target. */
-#define WRITE_TARGET_KEYS 5
-#define WRITE_TARGET_HDR 13
+#define WRITE_TARGET_KEYS 6
+#define WRITE_TARGET_HDR 14
 #define WRITE_GLOBAL_ARGS 9
 #define IDEM_KEY_MAX (KEY_MAX + BOARD_IDEM_KEY_MAX + 8)
 
 struct write_target_args {
     char meta[KEY_MAX], index[KEY_MAX], idem[IDEM_KEY_MAX];
-    char hdr[WRITE_TARGET_HDR][32];
+    char hdr[WRITE_TARGET_HDR][PERIOD_TZ_TEXT_MAX];
 };
 
 struct write_args {
@@ -116,6 +117,7 @@ static int write_args_build(struct write_args *w, const struct board_write_job *
             args_put(w, &k, ta->idem, idem_len);
         /* the distinct scores: in the board's slot, and kept exactly when the set is */
         args_str(w, &k, t->where.dense);
+        args_str(w, &k, t->where.ids); /* a `wide` set's ids hash: in the board's slot */
         if (b == 0) { /* a cluster: records and registry are the caller's (records.h) */
             util_copy(w->items, sizeof(w->items), keys.script_items);
             util_copy(w->registry, sizeof(w->registry), keys.script_registry);
@@ -145,7 +147,7 @@ static int write_args_build(struct write_args *w, const struct board_write_job *
         const struct board_write_target *t = &j->targets[b];
         const struct board_settings *s = &t->assumed;
         const struct score_layout *l = &s->layout;
-        char(*h)[32] = w->t[b].hdr;
+        char(*h)[PERIOD_TZ_TEXT_MAX] = w->t[b].hdr;
         snprintf(h[0], 32, "%" PRId64, INT64_C(1) << score_codec_tie_bits(l));
         util_copy(h[1], 32, score_tiebreak_name(l->tiebreak));
         snprintf(h[2], 32, "%" PRId64, score_codec_scaled_max(l));
@@ -155,12 +157,14 @@ static int write_args_build(struct write_args *w, const struct board_write_job *
         snprintf(h[6], 32, "%d", s->page_ttl_ms);
         board_new_generation(h[8]);
         util_copy(h[9], 32, period_kind_name(s->period));
-        snprintf(h[10], 32, "%d", s->tz_min);
+        period_tz_text(&t->where.tz, h[10], PERIOD_TZ_TEXT_MAX);
         util_copy(h[11], 32, s->period != PERIOD_NONE ? "1" : "");
         /* the current period's start: its score in the index */
         snprintf(h[12], 32, "%" PRId64,
-                 s->period != PERIOD_NONE ? period_start(s->period, s->tz_min, board_now_ms(m), 0)
-                                          : 0);
+                 s->period != PERIOD_NONE
+                     ? period_start(s->period, &t->where.tz, board_now_ms(m), 0)
+                     : 0);
+        util_copy(h[13], 32, score_layout_name(l->wide));
         for (int v = 0; v < WRITE_TARGET_HDR; v++) {
             if (v == 7)
                 args_str(w, &k, t->board);
@@ -252,7 +256,7 @@ static int section_take(const struct store_reply *x, struct board_write_target *
     for (int i = 0; i < WRITE_SECTION_HEAD; i++)
         if (i != 3 && !reply_int(h[i]))
             return -EIO;
-    struct score_layout l;
+    struct score_layout l = {0};
     section_layout(h, &l);
     if (h[0]->integer == 1)
         *listed = 1;
@@ -607,7 +611,7 @@ int board_write_submit(struct board_model *m, struct store_async *conn, struct b
     for (size_t b = 0; b < j->ntargets; b++) {
         struct board_write_target *t = &j->targets[b];
         t->version = t->trimmed = 0;
-        int rc = board_where_resolve(m, t->board, t->assumed.period, t->assumed.tz_min,
+        int rc = board_where_resolve(m, t->board, t->assumed.period, &t->assumed.tz,
                                      t->assumed.retain, NULL, &t->where);
         if (rc)
             return rc;

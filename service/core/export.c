@@ -222,8 +222,11 @@ static void read_end(struct read_call *c, int rc, const struct store_reply *reco
             break;
         }
         const struct store_reply *rec = records->element[i];
-        items[i] = (struct board_item){.id = id->str,
-                                       .id_len = id->len,
+        int64_t tie;
+        size_t plen = score_codec_member_split(&c->j->layout, id->str, id->len, &tie);
+        items[i] = (struct board_item){.id = id->str + plen,
+                                       .id_len = id->len - plen,
+                                       .tie = tie,
                                        .score = score,
                                        .rank = c->from + (int64_t)i + 1,
                                        .record = rec->str,
@@ -261,14 +264,28 @@ static void rows_reply(void *arg, int rc, struct store_reply **replies)
         read_end(c, 0, NULL);
         return;
     }
+    /* the ids: a `wide` board's set members after their tie position (score_codec.h) */
+    struct store_reply *bare = calloc(n, sizeof(*bare));
+    if (!bare) {
+        read_end(c, -ENOMEM, NULL);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const struct store_reply *e = c->rows->element[2 * i];
+        int64_t tie;
+        size_t plen = e->str ? score_codec_member_split(&c->j->layout, e->str, e->len, &tie) : 0;
+        bare[i] = (struct store_reply){
+            .type = e->type, .str = e->str ? e->str + plen : "", .len = e->str ? e->len - plen : 0};
+    }
     if (store_cluster_mode(c->j->m->store)) { /* the records' buckets (records.h) */
         const struct store_reply **ids = calloc(n, sizeof(const struct store_reply *));
         for (size_t i = 0; ids && i < n; i++)
-            ids[i] = c->rows->element[2 * i];
+            ids[i] = &bare[i];
         rc =
             ids ? records_get(c->j->conn, c->j->m->prefix, ids, n, deadline(c->j), records_reply, c)
                 : -ENOMEM;
         free(ids);
+        free(bare);
         if (rc)
             read_end(c, rc, NULL);
         return;
@@ -281,8 +298,8 @@ static void rows_reply(void *arg, int rc, struct store_reply **replies)
         argv[1] = c->j->keys[K_ITEMS];
         lens[1] = strlen(argv[1]);
         for (size_t i = 0; i < n; i++) {
-            argv[2 + i] = c->rows->element[2 * i]->str ? c->rows->element[2 * i]->str : "";
-            lens[2 + i] = c->rows->element[2 * i]->len;
+            argv[2 + i] = bare[i].str;
+            lens[2 + i] = bare[i].len;
         }
         const char *const *av[] = {argv};
         const size_t *const lv[] = {lens};
@@ -294,6 +311,7 @@ static void rows_reply(void *arg, int rc, struct store_reply **replies)
     }
     free(argv);
     free(lens);
+    free(bare);
     if (rc)
         read_end(c, rc, NULL);
 }

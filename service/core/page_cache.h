@@ -34,7 +34,8 @@
  *  - across processes: the first miss takes the key's lock, `SET <key>:lock <token> NX PX
  *    lock_ttl` (by the caller's own script when it has one: page_cache_fill_ops.lock_call, so
  *    that a miss is one round trip; else the cache's SET NX PX and a re-read), computes, stores
- *    (SET PX), releases with compare-and-delete (lua/lock_release.lua, registered here); the
+ *    and releases in one command (lua/lock_release.lua, registered here: SET PX, then
+ *    compare-and-delete); the
  *    others re-read every 5-10 ms for at most max_wait_ms, then compute without the lock;
  *  - XFetch (Vattani et al., PVLDB 8(8) 2015): a hit asks for an early background refresh when
  *    now - delta * beta * ln(rand()) >= soft_expiry, delta being the value's computation time;

@@ -141,27 +141,32 @@ static void ignore_reply(void *arg, int rc, struct store_reply **replies)
         page_cache_breaker_result(pc, rc != 0 || replies[0]->type == STORE_REPLY_ERROR);
 }
 
-/* Store the value and release the lock, on the page write connection; nobody waits for either. */
+/* Store the value and release the lock, on the page write connection, in one command when the
+ * fill holds the lock (lock_release.lua stores it first); nobody waits for either. */
 static void fill_store(struct page_cache_fill *f, const char *value, size_t len, int64_t soft_ms)
 {
     struct page_cache *pc = f->pc;
     int64_t px = soft_ms - util_wall_ms() + pc->cfg.grace_ms;
-    if (f->store && value && px > 0) {
-        char pxs[24];
-        snprintf(pxs, sizeof(pxs), "%" PRId64, px);
+    int store = f->store && value && px > 0;
+    char pxs[24];
+    snprintf(pxs, sizeof(pxs), "%" PRId64, px);
+    if (f->locked) {
+        char lock[KEY_MAX + 8];
+        snprintf(lock, sizeof(lock), "%s:lock", f->key);
+        const char *argv[] = {lock, f->key, f->token, value, pxs};
+        const size_t lens[] = {strlen(lock), strlen(f->key), strlen(f->token), len, strlen(pxs)};
+        const char *const *av = store ? argv : (const char *const[]){lock, f->token};
+        const size_t *lv = store ? lens : (const size_t[]){lens[0], lens[2]};
+        store_async_script(f->page_writes, pc->lock_release, store ? 2 : 1, store ? 3 : 1, av, lv,
+                           0, ignore_reply, pc);
+        f->locked = 0;
+    } else if (store) {
         const char *set[] = {"SET", f->key, value, "PX", pxs};
         const size_t lens[] = {3, strlen(f->key), len, 2, strlen(pxs)};
         const char *const *av[] = {set};
         const size_t *const lv[] = {lens};
         const int argc[] = {5};
         store_async_send(f->page_writes, 1, argc, av, lv, 0, ignore_reply, pc);
-    }
-    if (f->locked) {
-        char lock[KEY_MAX + 8];
-        snprintf(lock, sizeof(lock), "%s:lock", f->key);
-        const char *argv[] = {lock, f->token};
-        store_async_script(f->page_writes, pc->lock_release, 1, 1, argv, NULL, 0, ignore_reply, pc);
-        f->locked = 0;
     }
     store_async_flush(f->page_writes); /* before the replies go out: a reader that sees the value
                                         * can find it stored and its lock gone */

@@ -11,6 +11,11 @@ static const char *const page_fill_body =
 #include "lua/page_fill.lua.h"
     ;
 
+/* lua/page_get.lua, likewise: a lookup with a guessed key in one command. */
+static const char *const page_get_body =
+#include "lua/page_get.lua.h"
+    ;
+
 /* ---------------------------------------------------------------- page values */
 
 /* A 64-bit hash of a page's bytes for its ETag, eight bytes a step (FNV-1a's byte loop was a
@@ -42,7 +47,7 @@ int64_t page_not_after(const struct page_req *q)
 {
     if (q->kind == PERIOD_NONE || (q->requested && q->requested[0]))
         return 0;
-    return period_start(q->kind, q->tz_min, util_wall_ms(), 1);
+    return period_start(q->kind, &q->tz, util_wall_ms(), 1);
 }
 
 /* 1 when the If-None-Match header value matches etag (a list, W/ prefixes and * allowed). */
@@ -229,7 +234,7 @@ static int settle(struct pages *pg, struct page_req *q, int requested_size,
     for (int i = 0; i < SETTINGS_ARGC - 2; i++)
         board_settings_field(&s, settings_fields[i],
                              f[i]->type == STORE_REPLY_STRING ? f[i]->str : NULL);
-    if (s.period != w->kind || s.tz_min != w->tz_min || s.retain != w->retain) {
+    if (s.period != w->kind || !period_tz_same(&s.tz, &w->tz) || s.retain != w->retain) {
         /* the board's periods (or which of them are readable) are not what this process
          * thought: learn, choose again */
         board_where_note(pg->cfg.model, q->board, f[3]->str, f[4]->str, f[5]->str);
@@ -245,9 +250,15 @@ static int settle(struct pages *pg, struct page_req *q, int requested_size,
     q->size = requested_size ? requested_size : st.page_size;
     q->ttl_ms = st.ttl_ms;
     q->gen = st.gen;
-    page_key(q->key, sizeof(q->key), pg->cfg.prefix, q->board, q->gen, q->period, q->size, q->page,
-             q->rank);
-    if (!got || strcmp(guess, q->key) != 0)
+    /* the guess held when it was made of this generation and size (the period and the rest of
+     * the key are the request's): the key is the guess, not made again */
+    int held = guess[0] && q->guess_gen == q->gen && q->guess_size == q->size;
+    if (held)
+        memcpy(q->key, guess, strlen(guess) + 1);
+    else
+        page_key(q->key, sizeof(q->key), pg->cfg.prefix, q->board, q->gen, q->period, q->size,
+                 q->page, q->rank);
+    if (!got || !held)
         return SETTLED_UNGUESSED;
     return got->type == STORE_REPLY_STRING ? SETTLED_FOUND : SETTLED_ABSENT;
 }
@@ -259,13 +270,15 @@ static void place(struct pages *pg, struct page_req *q, int requested_size,
 {
     util_copy(q->period, sizeof(q->period), w->period);
     q->kind = w->kind;
-    q->tz_min = w->tz_min;
+    q->tz = w->tz;
     guess[0] = '\0';
     struct board_state st;
     if (!pg->cfg.cache_apart && !page_cache_breaker_open(pg->cfg.cache) &&
         state_get(pg, q->board, &st) && st.ttl_ms > 0) {
-        page_key(guess, guess_len, pg->cfg.prefix, q->board, st.gen, w->period,
-                 requested_size ? requested_size : st.page_size, q->page, q->rank);
+        q->guess_gen = st.gen;
+        q->guess_size = requested_size ? requested_size : st.page_size;
+        page_key(guess, guess_len, pg->cfg.prefix, q->board, st.gen, w->period, q->guess_size,
+                 q->page, q->rank);
     }
 }
 
@@ -456,8 +469,14 @@ static void hit_done(void *arg, int rc, struct store_reply **replies)
     if (rc && may_resend(rc, &h->resent, h->job->deadline_ms)) {
         rc = hit_send(h);
         rc = rc ? rc : 1;
+    } else if (!rc && h->guess[0]) { /* page_get.lua: {settings, the guessed key's value} */
+        const struct store_reply *r = replies[0];
+        rc = r->type == STORE_REPLY_ARRAY && r->elements == 2
+                 ? hit_settle(h, r->element[0], r->element[1])
+             : r->type == STORE_REPLY_ERROR ? store_reply_errno(r)
+                                            : -EIO;
     } else if (!rc) {
-        rc = hit_settle(h, replies[0], h->guess[0] ? replies[1] : NULL);
+        rc = hit_settle(h, replies[0], NULL);
     }
     if (rc != 1)
         hit_finish(h, rc);
@@ -568,12 +587,19 @@ static int hit_send(struct hit *h)
     }
     /* a board this process has not seen (or one that caches no pages now, or pages in the
      * cache Redis): the settings alone, and the page key they give is read next */
-    const char *hm[SETTINGS_ARGC], *get[] = {"GET", h->guess};
-    settings_argv(hm, h->meta);
-    const char *const *argv[] = {hm, get};
-    const int argc[] = {SETTINGS_ARGC, 2};
-    int rc = store_async_send_shared(h->reads, h->guess[0] ? 2 : 1, argc, argv, j->deadline_ms,
-                                     hit_done, h);
+    int rc;
+    if (h->guess[0]) { /* page_get.lua: HMGET and GET in one command */
+        const char *argv[SETTINGS_ARGC] = {h->meta, h->guess};
+        memcpy(argv + 2, settings_fields, sizeof(settings_fields));
+        rc = store_async_script_shared(h->reads, pg->page_get, 2, SETTINGS_ARGC - 2, argv,
+                                       j->deadline_ms, hit_done, h);
+    } else {
+        const char *hm[SETTINGS_ARGC];
+        settings_argv(hm, h->meta);
+        const char *const *argv[] = {hm};
+        const int argc[] = {SETTINGS_ARGC};
+        rc = store_async_send_shared(h->reads, 1, argc, argv, j->deadline_ms, hit_done, h);
+    }
     if (rc == 1)
         atomic_fetch_add(&pg->batches, 1); /* this lookup starts a new pipeline */
     else if (rc == 2)
@@ -639,6 +665,7 @@ struct pages *pages_new(const struct pages_config *cfg)
         return NULL;
     pg->cfg = *cfg;
     pg->page_fill = store_script_register(page_fill_body); /* the stores' dials load it */
+    pg->page_get = store_script_register(page_get_body);
     /* its rows are page.lua's: on a cluster their records are fetched after it (records.h) */
     store_async_script_then(pg->page_fill, records_then_page);
     pg->states = calloc(STATE_SLOTS, sizeof(*pg->states));

@@ -24,9 +24,10 @@
  *
  * Everything runs on the event thread that read the request (pages_submit), on its own
  * connections, and never waits:
- *  - a hit is one round trip: HMGET of the settings the key needs and GET of the page key guessed
- *    from what this process last saw of the board (its generation, page size, TTL), pipelined
- *    with the loop's other lookups and shared by identical ones of the same loop iteration; the
+ *  - a hit is one command, page_get.lua: HMGET of the settings the key needs and GET of the page
+ *    key guessed from what this process last saw of the board (its generation, page size, TTL),
+ *    pipelined with the loop's other lookups and shared by identical ones of the same loop
+ *    iteration (store_async_script_shared); the
  *    settings decide (a wrong guess costs one more GET). A period this process cannot place from
  *    memory is placed from the settings (one HGETALL first); periods that moved under the lookup
  *    are learnt and the lookup made again; a read cut by a lost connection is sent once more;
@@ -154,9 +155,10 @@ struct pages_job {
 
 /**
  * Start a job on `conn`, the calling event loop's own read connection (store_async.h): its
- * lookup (HMGET of the settings + GET of the guessed page key; every lookup sent in one loop
- * iteration leaves in one pipeline, and identical lookups of one iteration, the same page of the
- * same board, are sent once and answered together), or the settings first for a period this
+ * lookup (page_get.lua: HMGET of the settings and GET of the guessed page key; every lookup sent
+ * in one loop iteration leaves in one pipeline, and identical lookups of one iteration, the same
+ * page of the same board, are sent once and answered together), or the settings first for a
+ * period this
  * process cannot place, or page.lua for a board known to cache no pages. Never waits. Returns 0
  * (done will be called), or a negative errno without calling done (nothing sent: -ECONNREFUSED,
  * -ETIMEDOUT Redis is not answering, -ENOMEM; answer 503 now).

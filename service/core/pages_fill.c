@@ -208,15 +208,15 @@ static int fill_lock_call(struct page_cache_fill *f, void *ctx, const struct pag
 {
     struct fill_ctx *c = ctx;
     c->f = f;
-    char page_s[24], size_s[16], tz[16], gen[24], ttl[16], older[24], stamp[24];
+    char page_s[24], size_s[16], tz[PERIOD_TZ_TEXT_MAX], gen[24], ttl[16], older[24], stamp[24];
     snprintf(page_s, sizeof(page_s), "%" PRId64, c->page);
     snprintf(size_s, sizeof(size_s), "%d", c->q.size);
-    snprintf(tz, sizeof(tz), "%d", c->q.tz_min);
+    period_tz_text(&c->q.tz, tz, sizeof(tz));
     snprintf(gen, sizeof(gen), "%" PRId64, lk->version);
     snprintf(ttl, sizeof(ttl), "%d", lk->ttl_ms);
     snprintf(older, sizeof(older), "%" PRId64, lk->older_than_ms);
     snprintf(stamp, sizeof(stamp), "%" PRId64, lk->min_stamp);
-    struct board_read rd; /* its keys: settings, set, records, distinct scores */
+    struct board_read rd; /* its keys: settings, set, records, distinct scores, ids hash */
     struct board_read_args ra = {
         .kind = BOARD_READ_PAGE, .rank = c->q.rank, .page = c->page, .size = c->q.size};
     board_read_prepare(c->pg->cfg.model, c->board, &c->w, &ra, &rd);
@@ -226,6 +226,7 @@ static int fill_lock_call(struct page_cache_fill *f, void *ctx, const struct pag
                           rd.z,
                           rd.items,
                           rd.dense,
+                          rd.ids,
                           lk->key,
                           lk->lock,
                           period_kind_name(c->q.kind),
@@ -239,7 +240,7 @@ static int fill_lock_call(struct page_cache_fill *f, void *ctx, const struct pag
                           ttl,
                           older,
                           stamp};
-    int rc = store_async_script(c->writes, c->pg->page_fill, 6, 11, argv, NULL, deadline_ms,
+    int rc = store_async_script(c->writes, c->pg->page_fill, 7, 11, argv, NULL, deadline_ms,
                                 fill_reply, c);
     return rc < 0 ? rc : 0;
 }

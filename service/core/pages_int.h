@@ -32,6 +32,7 @@ struct board_state {
 struct pages {
     struct pages_config cfg;
     const struct store_script *page_fill; /* lua/page_fill.lua */
+    const struct store_script *page_get;  /* lua/page_get.lua */
     pthread_mutex_t state_lock;
     struct board_state *states; /* STATE_SLOTS */
     atomic_ulong batched_hits, batches, shared_lookups;
@@ -43,13 +44,15 @@ struct page_req {
     const char *requested;      /* the period asked for, NULL = current */
     char period[PERIOD_ID_MAX]; /* the period read, "" for a board without periods */
     enum period_kind kind;      /* the board's periods: a current page ends with its period */
-    int tz_min;
+    struct period_tz tz;        /* bound (from the board_where) */
     int64_t page;
     int size; /* resolved */
     enum rank_type rank;
     int ttl_ms;
     int64_t gen;
     char key[KEY_MAX];
+    int64_t guess_gen; /* the generation and size the guessed key was made of (place) */
+    int guess_size;
 };
 
 /*

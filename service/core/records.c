@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "crc16.h"
+#include "score_codec.h"
 #include "util.h"
 
 #define KEY_MAX 192
@@ -192,6 +193,23 @@ static void pass(struct store_reply *reply, store_async_fn fn, void *arg)
     store_reply_free(out[0]);
 }
 
+/* The bytes a set member holds before its id under the settings of a flat HGETALL
+ * (score_codec_member_prefix: a `wide` board's tie position). */
+static size_t settings_member_prefix(const struct store_reply *settings)
+{
+    struct score_layout l = {.tiebreak = SCORE_TIEBREAK_FIRST};
+    for (size_t i = 0; i + 1 < settings->elements; i += 2) {
+        const char *f = settings->element[i]->str, *v = settings->element[i + 1]->str;
+        if (!f || !v)
+            continue;
+        if (strcmp(f, "score_layout") == 0)
+            l.wide = strcmp(v, "wide") == 0;
+        else if (strcmp(f, "tiebreak") == 0 && strcmp(v, "id") == 0)
+            l.tiebreak = SCORE_TIEBREAK_ID;
+    }
+    return score_codec_member_prefix(&l);
+}
+
 /* A reply {settings (array), ...} of `elements` whose element `list_at` is a flat list of
  * `stride` values per entry, the entry's id first ({member, stored, ...}: 2; lookup.lua's found
  * {id, stored, rank0, rank, ...}: 4), and whose element `records_at` is the records (empty from
@@ -210,16 +228,30 @@ static void then_list(struct store_async *sa, struct store_reply *reply,
     const struct store_reply *list = reply->element[list_at];
     size_t n = list->elements / stride;
     const struct store_reply **ids = calloc(n ? n : 1, sizeof(const struct store_reply *));
-    if (!ids) {
+    /* a range's members are set members: on a `wide` board the id follows the tie position
+     * (lookup.lua's found list holds the ids asked) */
+    size_t plen = stride == 2 ? settings_member_prefix(reply->element[0]) : 0;
+    struct store_reply *bare = plen ? calloc(n ? n : 1, sizeof(*bare)) : NULL;
+    if (!ids || (plen && !bare)) {
+        free(bare);
         store_reply_free(reply);
         fn(arg, -ENOMEM, NULL);
         return;
     }
     size_t k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (list->element[stride * i]->type == STORE_REPLY_STRING)
-            ids[k++] = list->element[stride * i];
+    for (size_t i = 0; i < n; i++) {
+        const struct store_reply *e = list->element[stride * i];
+        if (e->type != STORE_REPLY_STRING)
+            continue;
+        if (bare && e->len >= plen) {
+            bare[k] =
+                (struct store_reply){.type = e->type, .str = e->str + plen, .len = e->len - plen};
+            e = &bare[k];
+        }
+        ids[k++] = e;
+    }
     if (k != n) { /* an id that is no string: not a reply of the board scripts */
+        free(bare);
         free(ids);
         store_reply_free(reply);
         fn(arg, -EIO, NULL);
@@ -228,6 +260,7 @@ static void then_list(struct store_async *sa, struct store_reply *reply,
     char prefix[KEY_MAX];
     fetch(sa, call->flags, reply, call_prefix(call, prefix), ids, n, records_at, INTO_NEW,
           call->deadline_ms, fn, arg);
+    free(bare);
     free(ids);
 }
 

@@ -42,13 +42,14 @@ static const char *reply_etag(const struct http_reply *rp)
     return NULL;
 }
 
-int filters_reply(struct gzip_cache *gz, struct filters_seen *seen, struct http_reply *rp,
-                  struct filter_headers *out)
+int filters_reply(struct gzip_cache *gz, const struct filters_seen *seen, const char *request_id,
+                  struct http_reply *rp, struct filter_headers *out)
 {
+    out->n = 0;
     const char *etag = reply_etag(rp);
     int gzipped = gzip_filter_reply(gz, seen->gzip_ok, etag, rp, out);
-    etag_filter_reply(&seen->etag, gzipped, etag, rp);
-    filter_header_add(out, "X-Request-Id", seen->request_id);
+    etag_filter_reply(&seen->etag, gzipped, etag, rp, &out->etag);
+    filter_header_add(out, "X-Request-Id", request_id);
     cors_filter_reply(&seen->cors, out);
     return gzipped;
 }

@@ -51,25 +51,35 @@ struct filter_request {
 
 #define FILTER_HEADERS_MAX 8
 
-/** Reply headers the reply filters add, in order, after the reply's own (http_reply.headers). */
+/** What the reply filters make of a reply's headers: the headers to add, in order, after the
+ *  reply's own (http_reply.headers), and a value to send instead of one of those
+ *  (filter_header_value). Lives while the caller sends the headers; filters_reply sets what
+ *  is read of it (no need to clear it first). */
 struct filter_headers {
     int n;
     struct {
         const char *name;  /**< static */
-        const char *value; /**< static, or borrowed from the policy, the request or its
-                            *   filters_seen: valid until the request completes */
+        const char *value; /**< static, or borrowed from the policy or the request: valid until
+                            *   the request completes */
     } h[FILTER_HEADERS_MAX];
+    struct etag_swap etag; /**< filter_etag.h */
 };
+
+/** The value to send for a header of the reply whose own value is `value` (that one, or the one
+ *  the filters put in its place). */
+static inline const char *filter_header_value(const struct filter_headers *out, const char *value)
+{
+    return value == out->etag.from ? out->etag.to : value;
+}
 
 /** Append a header to out (a filter bug past FILTER_HEADERS_MAX: asserted). */
 void filter_header_add(struct filter_headers *out, const char *name, const char *value);
 
 /** What the request steps leave for the reply steps, per request (zeroed at its start). */
 struct filters_seen {
-    int gzip_ok;            /**< the client accepts gzip */
-    struct etag_seen etag;  /**< filter_etag.h */
-    struct cors_seen cors;  /**< filter_cors.h */
-    const char *request_id; /**< X-Request-Id's value (the exchange's, borrowed) */
+    int gzip_ok;           /**< the client accepts gzip */
+    struct etag_seen etag; /**< filter_etag.h */
+    struct cors_seen cors; /**< filter_cors.h */
 };
 
 /** Server-wide settings of the filters (borrowed: they outlive the server). */
@@ -91,11 +101,13 @@ int filters_route_found(const struct filters_config *cfg, const struct filter_re
                         const struct route *r, struct http_request *rq, struct http_reply *rp);
 
 /**
- * Steps 5 to 8 on reply rp (a 200's body may be replaced by its gzip form; the ETag header's
- * value may be pointed at seen's "-gz" form), the headers to add after rp's own into *out.
- * `gz`: the event thread's gzip cache (filter_gzip.h). Returns 1 when rp's body is now gzip.
+ * Steps 5 to 8 on reply rp (a 200's body may be replaced by its gzip form), into *out: the
+ * headers to add after rp's own, and the "-gz" ETag to send in place of rp's
+ * (filter_header_value; rp's own headers are left as they are). `gz`: the event thread's gzip
+ * cache (filter_gzip.h); `request_id`: X-Request-Id's value (borrowed). Returns 1 when rp's
+ * body is now gzip.
  */
-int filters_reply(struct gzip_cache *gz, struct filters_seen *seen, struct http_reply *rp,
-                  struct filter_headers *out);
+int filters_reply(struct gzip_cache *gz, const struct filters_seen *seen, const char *request_id,
+                  struct http_reply *rp, struct filter_headers *out);
 
 #endif

@@ -15,16 +15,16 @@ void etag_filter_request(int gzip_ok, struct etag_seen *seen, struct http_reques
     seen->inm_gz = 1;
 }
 
-void etag_filter_reply(struct etag_seen *seen, int gzipped, const char *etag, struct http_reply *rp)
+void etag_filter_reply(const struct etag_seen *seen, int gzipped, const char *etag,
+                       const struct http_reply *rp, struct etag_swap *swap)
 {
+    swap->from = NULL;
     if (!etag || !(gzipped || (rp->status == 304 && seen->inm_gz)))
         return;
     size_t n = strlen(etag);
-    if (n < 2 || n + 3 >= sizeof(seen->gz) || etag[n - 1] != '"')
+    if (n < 2 || n + 3 >= sizeof(swap->to) || etag[n - 1] != '"')
         return;
-    memcpy(seen->gz, etag, n - 1);
-    memcpy(seen->gz + n - 1, "-gz\"", 5);
-    for (int i = 0; i < rp->nheaders; i++)
-        if (rp->headers[i].value == etag)
-            rp->headers[i].value = seen->gz;
+    memcpy(swap->to, etag, n - 1);
+    memcpy(swap->to + n - 1, "-gz\"", 5);
+    swap->from = etag;
 }

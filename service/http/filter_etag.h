@@ -18,7 +18,12 @@
 struct etag_seen {
     int inm_gz;   /**< its If-None-Match named a gzip form */
     char inm[72]; /**< that If-None-Match without "-gz": what the handlers compare */
-    char gz[80];  /**< the reply's "-gz" ETag, when step 6 made one */
+};
+
+/** Step 6's outcome: the value the reply's ETag header is sent with instead of its own. */
+struct etag_swap {
+    const char *from; /**< rp's ETag value (compared by address), or NULL: nothing swapped */
+    char to[80];      /**< its "-gz" form */
 };
 
 /** Step 2: when gzip_ok and rq->if_none_match names a gzip form, point it at the identity form
@@ -26,8 +31,9 @@ struct etag_seen {
 void etag_filter_request(int gzip_ok, struct etag_seen *seen, struct http_request *rq);
 
 /** Step 6: when rp's body is gzip (gzipped) or rp is a 304 to a request about a gzip form, the
- *  value of rp's ETag header `etag` (NULL: none) becomes its "-gz" form (kept in seen). */
-void etag_filter_reply(struct etag_seen *seen, int gzipped, const char *etag,
-                       struct http_reply *rp);
+ *  value of rp's ETag header `etag` (NULL: none) is sent as its "-gz" form: *swap says so (rp
+ *  itself is left as it is). swap->from is NULL otherwise. */
+void etag_filter_reply(const struct etag_seen *seen, int gzipped, const char *etag,
+                       const struct http_reply *rp, struct etag_swap *swap);
 
 #endif

@@ -67,7 +67,9 @@ struct conn_clock {
     int phase;        /* enum conn_phase */
     int linger_ms;    /* PHASE_CUT: closed this long after it began (0: CUT_LINGER_MS) */
     int fd;
-    struct exchange *x; /* its request from the first call to on_completed, or NULL */
+    struct exchange *x;       /* its request from the first call to on_completed, or NULL */
+    char peer[CIDR_ADDR_MAX]; /* who asked, as client_of found it, while no proxy is trusted
+                               * (the same for every request of the connection); "" unknown */
 };
 
 /* The event streams of one event thread (httpd_events.c). */

@@ -102,8 +102,8 @@ enum MHD_Result send_reply(struct MHD_Connection *c, struct exchange *x)
                                                                       : rp->body.len;
     if (rp->status >= 500 && !x->fault)
         x->fault = access_fault_of(rp->status, rp->error, rp->fault);
-    struct filter_headers added = {.n = 0};
-    int gzipped = filters_reply(x->thread->gz, &x->seen, rp, &added); /* filter.h, steps 5-8 */
+    struct filter_headers added; /* filter.h, steps 5-8: filters_reply sets what is read */
+    int gzipped = filters_reply(x->thread->gz, &x->seen, x->request_id, rp, &added);
     if (gzipped && rp->status == 200 && strcmp(x->rq.method, "HEAD") != 0)
         x->bytes = rp->body.len;
     struct MHD_Response *resp;
@@ -148,7 +148,8 @@ enum MHD_Result send_reply(struct MHD_Connection *c, struct exchange *x)
     if (rp->content_type && rp->status != 204 && rp->status != 304)
         MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, rp->content_type);
     for (int i = 0; i < rp->nheaders; i++)
-        MHD_add_response_header(resp, rp->headers[i].name, rp->headers[i].value);
+        MHD_add_response_header(resp, rp->headers[i].name,
+                                filter_header_value(&added, rp->headers[i].value));
     for (int i = 0; i < added.n; i++)
         MHD_add_response_header(resp, added.h[i].name, added.h[i].value);
     enum MHD_Result ok = MHD_queue_response(c, (unsigned)rp->status, resp);

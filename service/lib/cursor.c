@@ -7,8 +7,9 @@
 
 #include "request.h"
 
-/* "2n" + gen (20) + ':' + tag (8) + ':' + period (15) + ':' + stored (17) + ':' + id (128): 194 */
-#define RAW_MAX 200
+/* "3n" + gen (20) + ':' + tag (8) + ':' + period (15) + ':' + stored (17) + ':' + tie (16) + ':'
+ * + id (128): 211 */
+#define RAW_MAX 216
 #define TAG_LEN 8
 #define STORED_MAX INT64_C(9007199254740992) /* 2^53 */
 
@@ -25,8 +26,13 @@ uint32_t cursor_board_tag(const char *board)
 int cursor_encode(const struct cursor *c, char *out, size_t len)
 {
     unsigned char raw[RAW_MAX + 8];
-    int n = snprintf((char *)raw, sizeof(raw), "2%c%lld:%08x:%s:%lld:", (char)c->kind,
-                     (long long)c->gen, (unsigned)c->board_tag, c->period, (long long)c->stored);
+    int n =
+        c->has_tie
+            ? snprintf((char *)raw, sizeof(raw), "3%c%lld:%08x:%s:%lld:%lld:", (char)c->kind,
+                       (long long)c->gen, (unsigned)c->board_tag, c->period, (long long)c->stored,
+                       (long long)c->tie)
+            : snprintf((char *)raw, sizeof(raw), "2%c%lld:%08x:%s:%lld:", (char)c->kind,
+                       (long long)c->gen, (unsigned)c->board_tag, c->period, (long long)c->stored);
     if (n < 0 || (size_t)n + c->id_len > RAW_MAX)
         return -E2BIG;
     memcpy(raw + n, c->id, c->id_len);
@@ -105,10 +111,12 @@ int cursor_decode(const char *text, struct cursor *out)
     struct cursor c;
     memset(&c, 0, sizeof(c));
     const char *p = (const char *)raw, *end = p + rn;
-    if (rn < 2 || (p[0] != '1' && p[0] != '2') || (p[1] != CURSOR_NEXT && p[1] != CURSOR_PREV))
+    if (rn < 2 || (p[0] != '1' && p[0] != '2' && p[0] != '3') ||
+        (p[1] != CURSOR_NEXT && p[1] != CURSOR_PREV))
         return -EINVAL;
     c.kind = (enum cursor_kind)p[1];
-    c.tagged = p[0] == '2';
+    c.tagged = p[0] != '1';
+    c.has_tie = p[0] == '3';
     p += 2;
     if (number(&p, end, 0, INT64_MAX, &c.gen))
         return -EINVAL;
@@ -131,6 +139,8 @@ int cursor_decode(const char *text, struct cursor *out)
         return -EINVAL;
     p = colon + 1;
     if (number(&p, end, 1, STORED_MAX, &c.stored))
+        return -EINVAL;
+    if (c.has_tie && number(&p, end, 0, STORED_MAX - 1, &c.tie))
         return -EINVAL;
     c.id_len = (size_t)(end - p);
     if (c.id_len > CURSOR_ID_MAX || !request_id_valid(p, c.id_len))

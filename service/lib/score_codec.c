@@ -14,14 +14,38 @@ const char *score_tiebreak_name(enum score_tiebreak t)
     return t == SCORE_TIEBREAK_LAST ? "last" : t == SCORE_TIEBREAK_ID ? "id" : "first";
 }
 
+const char *score_layout_name(int wide)
+{
+    return wide ? "wide" : "packed";
+}
+
 int score_codec_tie_bits(const struct score_layout *layout)
 {
-    return layout->tiebreak == SCORE_TIEBREAK_ID ? 0 : SCORE_TIE_BITS;
+    return layout->tiebreak == SCORE_TIEBREAK_ID || layout->wide ? 0 : SCORE_TIE_BITS;
+}
+
+size_t score_codec_member_prefix(const struct score_layout *layout)
+{
+    return layout->wide && layout->tiebreak != SCORE_TIEBREAK_ID ? SCORE_WIDE_TIE_BYTES : 0;
+}
+
+size_t score_codec_member_split(const struct score_layout *layout, const char *member, size_t len,
+                                int64_t *tie)
+{
+    size_t plen = score_codec_member_prefix(layout);
+    *tie = 0;
+    if (plen == 0 || len < plen)
+        return 0;
+    uint64_t t = 0;
+    for (size_t i = 0; i < plen; i++)
+        t = t << 8 | (unsigned char)member[i];
+    *tie = (int64_t)(t & ((UINT64_C(1) << 62) - 1));
+    return plen;
 }
 
 int64_t score_codec_scaled_max(const struct score_layout *layout)
 {
-    if (layout->tiebreak != SCORE_TIEBREAK_ID)
+    if (layout->tiebreak != SCORE_TIEBREAK_ID && !layout->wide)
         return SCORE_TIED_SCALED_MAX;
     /* With decimals, the score itself (scaled / 10^d) must survive the trip through a double:
      * every decimal of at most 15 significant digits does (DBL_DIG), longer ones may not. */

@@ -18,6 +18,9 @@
  * Bit budget (IEEE-754 binary64 represents every integer with |v| <= 2^53 exactly):
  *   first|last: |key| <= 2^32 - 1 and 0 <= tie < 2^21, so
  *               stored in [-(2^32-1)*2^21, (2^32-1)*2^21 + 2^21-1] = [-(2^53 - 2^21), 2^53 - 1].
+ *   wide:       (any tiebreak) the stored value is the key, T = 0: the `id` range below; the tie
+ *               position of first|last is an 8-byte big-endian prefix of the set member
+ *               (schema/score-layout.md, "The wide layout"), so equal keys order by it.
  *   id:         |key| <= 2^53 - 1 with 0 decimals, stored = key. With decimals > 0 the limit is
  *               10^15 - 1, so the score in board units (scaled / 10^d) is itself exact in a double.
  * Every stored value is an exact integer, so encode/decode round-trips bit for bit and the
@@ -30,6 +33,7 @@
 #ifndef RANKD_SCORE_CODEC_H
 #define RANKD_SCORE_CODEC_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /** Tie-break bits for tiebreak first|last. */
@@ -49,11 +53,17 @@
 enum score_order { SCORE_ORDER_DESC = 0, SCORE_ORDER_ASC = 1 };
 enum score_tiebreak { SCORE_TIEBREAK_FIRST = 0, SCORE_TIEBREAK_LAST = 1, SCORE_TIEBREAK_ID = 2 };
 
+/** Bytes of the tie position a `wide` board's set member starts with (tiebreak first|last). */
+#define SCORE_WIDE_TIE_BYTES 8
+
 /** How one board encodes scores. */
 struct score_layout {
     enum score_order order;       /**< desc: higher score ranks first */
     enum score_tiebreak tiebreak; /**< order among equal scores */
     int decimals;                 /**< fractional digits kept, 0 .. SCORE_DECIMALS_MAX */
+    int wide; /**< 0 `packed`: the tie position in the stored value's low bits; 1 `wide`: the
+               *   stored value is the key, the tie position a big-endian prefix of the set member
+               *   (tiebreak first|last), so every key of the `id` range is accepted */
 };
 
 /** "desc" or "asc": the name the API and the settings hash use. Never NULL. */
@@ -62,8 +72,21 @@ const char *score_order_name(enum score_order o);
 /** "first", "last" or "id". Never NULL. */
 const char *score_tiebreak_name(enum score_tiebreak t);
 
-/** Tie bits T of a layout: SCORE_TIE_BITS, or 0 for tiebreak id. */
+/** "packed" or "wide" (score_layout.wide): the name the API and the settings hash use. */
+const char *score_layout_name(int wide);
+
+/** Tie bits T of a layout: SCORE_TIE_BITS, or 0 for tiebreak id and for a `wide` layout. */
 int score_codec_tie_bits(const struct score_layout *layout);
+
+/** Bytes a set member holds before the id: SCORE_WIDE_TIE_BYTES on a `wide` board with tiebreak
+ *  first|last, else 0 (the member is the id). */
+size_t score_codec_member_prefix(const struct score_layout *layout);
+
+/** Split a set member of `len` bytes into its tie position (*tie, 0 when the layout has none)
+ *  and its id: returns the bytes before the id (score_codec_member_prefix, or 0 when the member
+ *  is shorter than the prefix: a member rankd did not write, taken whole as the id). */
+size_t score_codec_member_split(const struct score_layout *layout, const char *member, size_t len,
+                                int64_t *tie);
 
 /** Largest |scaled| the layout accepts. */
 int64_t score_codec_scaled_max(const struct score_layout *layout);

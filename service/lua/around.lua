@@ -8,6 +8,7 @@
 --@prelude
 local size = page_size(ARGV[6])
 local total = redis.call('ZCARD', KEYS[2])
-local rank = redis.call('ZRANK', KEYS[2], ARGV[5])
+local sm = member_of(ARGV[5])
+local rank = sm and redis.call('ZRANK', KEYS[2], sm)
 if not rank then return {settings, total, size, -1, {}, {}, {}} end
 return window(rank, size, total)

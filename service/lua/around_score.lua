@@ -7,14 +7,16 @@
 -- stale assumption costs one more call, never a wrong key.
 -- KEYS and ARGV[1..4] as prelude_read.lua; ARGV[5] order, ARGV[6] tiebreak, ARGV[7]
 -- score_decimals: the layout the key was made under; ARGV[8] the key ('' when the literal is
--- refused under that layout), ARGV[9] size (0: the board's)
+-- refused under that layout), ARGV[9] size (0: the board's), ARGV[10] score_layout (of the layout
+-- the key was made under)
 -- Reply: nil when the board does not exist, the prelude's {'retry', ...} or
 --   {'dense_unavailable'}, {'layout', settings} (judge again under these), {'refused',
 --   settings} (the layout held: the refusal stands), else around.lua's reply
 --@prelude
 if (s.order or BOARD_ORDER_DEFAULT) ~= ARGV[5] or
    (s.tiebreak or BOARD_TIEBREAK_DEFAULT) ~= ARGV[6] or
-   (s.score_decimals or BOARD_DECIMALS_DEFAULT) ~= ARGV[7] then
+   (s.score_decimals or BOARD_DECIMALS_DEFAULT) ~= ARGV[7] or
+   (s.score_layout or BOARD_SCORE_LAYOUT_DEFAULT) ~= ARGV[10] then
   return {'layout', settings}
 end
 if ARGV[8] == '' then return {'refused', settings} end

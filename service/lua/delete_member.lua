@@ -4,18 +4,22 @@
 -- key from the set's distinct scores when no other member holds it (prelude_dense.lua). O(log N).
 -- allow-oom: removing frees memory, and must work at maxmemory (a MULTI ... EXEC would not: at
 -- maxmemory Redis refuses to queue any command of a transaction).
--- KEYS[1] board settings hash, KEYS[2] the set, KEYS[3] its distinct scores   ARGV[1] member
+-- KEYS[1] board settings hash, KEYS[2] the set, KEYS[3] its distinct scores, KEYS[4] its ids
+-- hash (a `wide` board's: the member leaves it)   ARGV[1] member
 -- An export copying the set sees the member as it was (prelude_export.lua).
 -- Reply: 1 removed, 0 no such member, -1 no such board
 --@prelude export
 --@prelude dense
-local s = redis.call('HMGET', KEYS[1], 'tiebreak', 'exports')
+local s = redis.call('HMGET', KEYS[1], 'tiebreak', 'exports', 'score_layout')
 local tiebreak, exports = s[1], s[2]
 if not tiebreak and redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
-local stored = redis.call('ZSCORE', KEYS[2], ARGV[1])
+local plen = member_prefix(tiebreak, s[3])
+local sm = set_member(KEYS[4], plen, ARGV[1])
+local stored = sm and redis.call('ZSCORE', KEYS[2], sm)
 if not stored then return 0 end
-if exports then export_note(KEYS[1], exports, KEYS[2], {[ARGV[1]] = tonumber(stored)}) end
-redis.call('ZREM', KEYS[2], ARGV[1])
-local base = tie_base(tiebreak)
+if exports then export_note(KEYS[1], exports, KEYS[2], {[sm] = tonumber(stored)}) end
+redis.call('ZREM', KEYS[2], sm)
+if plen > 0 then redis.call('HDEL', KEYS[4], ARGV[1]) end
+local base = tie_base(tiebreak, s[3])
 dense_update(KEYS[2], KEYS[3], base, {}, {[math.floor(tonumber(stored) / base)] = true})
 return 1

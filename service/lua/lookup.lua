@@ -12,11 +12,17 @@
 --@prelude
 local ids = {}
 for i = 5, #ARGV do ids[#ids + 1] = ARGV[i] end
-local got = redis.call('ZMSCORE', KEYS[2], unpack(ids))
+local sms = ids
+if plen > 0 then -- a wide board's set members: the ids' tie prefixes, then the ids
+  local p = redis.call('HMGET', KEYS[5], unpack(ids))
+  sms = {}
+  for i = 1, #ids do sms[i] = p[i] and p[i] .. ids[i] or ids[i] end
+end
+local got = redis.call('ZMSCORE', KEYS[2], unpack(sms))
 local found, missing, fids, records = {}, {}, {}, {}
 for i = 1, #ids do
   if got[i] then
-    local rank0 = redis.call('ZRANK', KEYS[2], ids[i])
+    local rank0 = redis.call('ZRANK', KEYS[2], sms[i])
     found[#found + 1] = ids[i]
     found[#found + 1] = got[i]
     found[#found + 1] = rank0

@@ -6,10 +6,11 @@
 --   {'dense_unavailable'}, else {settings, total, stored|nil, rank0|nil, record|nil, rank|nil}
 --   (rank0 the 0-based ordinal position, rank the 1-based rank of the type asked)
 --@prelude
-local stored = redis.call('ZSCORE', KEYS[2], ARGV[5])
+local sm = member_of(ARGV[5])
+local stored = sm and redis.call('ZSCORE', KEYS[2], sm)
 local rank0, rank = false, false
 if stored then
-  rank0 = redis.call('ZRANK', KEYS[2], ARGV[5])
+  rank0 = redis.call('ZRANK', KEYS[2], sm)
   rank = rank_of(tonumber(stored), rank0)
 end
 local record = false

@@ -4,7 +4,8 @@
 -- KEYS[1] again when the records are in other slots (Redis Cluster: the script reads none, the
 -- records in its reply are empty or false, and the C caller's continuation fetches them by
 -- bucket, records.h), KEYS[4] the set's distinct scores (prelude_dense.lua; in the board's slot
--- like KEYS[1..2]); ARGV[1] the period kind, ARGV[2] the UTC offset (minutes) and ARGV[3] the
+-- like KEYS[1..2]), KEYS[5] the set's ids hash (a `wide` board's id -> tie prefix, read by the
+-- scripts given an id: member_of); ARGV[1] the period kind, ARGV[2] the UTC offset (minutes) and ARGV[3] the
 -- retain the caller assumed when it chose KEYS[2] (and judged the period readable), ARGV[4] the
 -- rank type ('ordinal', 'competition' or 'dense'); the script's own arguments from ARGV[5] on.
 -- Checking retain here is what makes processes agree on which periods are readable: a process
@@ -28,7 +29,15 @@ if (s.period or BOARD_PERIOD_DEFAULT) ~= ARGV[1] or
   return {'retry', s.period or BOARD_PERIOD_DEFAULT, s.timezone or BOARD_TIMEZONE_DEFAULT,
           s.retain or BOARD_RETAIN_DEFAULT}
 end
-local rank_type, base = ARGV[4], tie_base(s.tiebreak)
+local rank_type, base = ARGV[4], tie_base(s.tiebreak, s.score_layout)
+-- the bytes before the id in a set member (prelude_layout.lua: a `wide` board's tie position);
+-- the range and the members this prelude's helpers return are set members: the caller strips them
+local plen = member_prefix(s.tiebreak, s.score_layout)
+-- the set member of an id (false: absent), through the set's ids hash: KEYS[5] of the scripts
+-- that are given an id (member.lua, around.lua, lookup.lua)
+local function member_of(id)
+  return set_member(KEYS[5], plen, id)
+end
 if rank_type == 'dense' and not dense_readable(KEYS[2], KEYS[4]) then
   return {'dense_unavailable'}
 end
@@ -49,7 +58,7 @@ local function rows(start, count)
   local range = redis.call('ZRANGE', KEYS[2], start, start + count - 1, 'WITHSCORES')
   if #range == 0 or KEYS[3] == KEYS[1] then return range, {} end
   local ids = {}
-  for i = 1, #range, 2 do ids[#ids + 1] = range[i] end
+  for i = 1, #range, 2 do ids[#ids + 1] = plen > 0 and range[i]:sub(plen + 1) or range[i] end
   return range, redis.call('HMGET', KEYS[3], unpack(ids))
 end
 local memo = {}

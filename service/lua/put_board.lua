@@ -17,7 +17,9 @@
 -- ARGV[13] how many kept past sets follow KEYS[3]   ARGV[14] the start (ms) of the oldest period
 -- both retains keep readable: the index's sets of older periods are swept here (a chunk of 64)
 -- ARGV[15] max_members ('' left out; 0 no limit): the board is cut to it by the writes that
--- follow (write.lua, bounded per call), never here
+-- follow (write.lua, bounded per call), never here   ARGV[16] score_layout ('' left out): shapes
+-- the stored data like the first five
+-- (The emptied periods' sets are each followed by their distinct scores and their ids hash.)
 -- The first five fields shape the stored data: changing one is refused while the sets that stay
 -- readable (KEYS[2], the kept ones) have members; allowed, it UNLINKs every set in the index,
 -- so no set written under the old layout or periods can ever be read under the new ones.
@@ -44,6 +46,10 @@ for i = 1, 5 do
   local v = ARGV[i + 3]
   if not shaping and v ~= '' and v ~= (s[names[i]] or defaults[i]) then shaping = names[i] end
 end
+if not shaping and ARGV[16] and ARGV[16] ~= '' and
+   ARGV[16] ~= (s.score_layout or BOARD_SCORE_LAYOUT_DEFAULT) then
+  shaping = 'score_layout'
+end
 if shaping then
   for i = 2, 3 + nkeep do
     if i ~= 3 and redis.call('EXISTS', KEYS[i]) == 1 then return {-1, shaping} end
@@ -53,6 +59,7 @@ for i = 1, 8 do
   if ARGV[i + 3] ~= '' then redis.call('HSET', KEYS[1], names[i], ARGV[i + 3]) end
 end
 if ARGV[15] ~= '' then redis.call('HSET', KEYS[1], 'max_members', ARGV[15]) end
+if ARGV[16] and ARGV[16] ~= '' then redis.call('HSET', KEYS[1], 'score_layout', ARGV[16]) end
 for i = 4 + nkeep, #KEYS do redis.call('UNLINK', KEYS[i]) end
 -- a set an older rankd wrote carries a TTL (evictable, and cut short by a higher retain)
 for i = 4, 3 + nkeep do redis.call('PERSIST', KEYS[i]) end

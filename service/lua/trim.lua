@@ -7,7 +7,8 @@
 -- rank order, so only its two edge keys are counted). An export copying the set sees the
 -- removed members as they were (prelude_export.lua).
 -- KEYS[1] board sorted set, KEYS[2] its distinct scores, KEYS[3] board settings hash (its
--- tiebreak gives 2^T; its exports)
+-- tiebreak and score_layout give 2^T; its exports), KEYS[4] the set's ids hash (a `wide` board's
+-- removed members leave it)
 -- ARGV[1] 'rank': remove ranks ARGV[2] (0-based) .. ARGV[2] + chunk - 1
 --         'score': remove members whose stored value is >= ARGV[2] (the tail of the board)
 -- ARGV[3] chunk
@@ -23,7 +24,7 @@ else
   range = redis.call('ZRANGE', KEYS[1], ARGV[2], '+inf', 'BYSCORE', 'LIMIT', 0, chunk, 'WITHSCORES')
 end
 if #range == 0 then return 0 end
-local s = redis.call('HMGET', KEYS[3], 'tiebreak', 'exports')
+local s = redis.call('HMGET', KEYS[3], 'tiebreak', 'exports', 'score_layout')
 if s[2] then
   local before = {}
   for i = 1, #range, 2 do before[range[i]] = tonumber(range[i + 1]) end
@@ -32,6 +33,11 @@ end
 local ids = {}
 for i = 1, #range, 2 do ids[#ids + 1] = range[i] end
 local removed = redis.call('ZREM', KEYS[1], unpack(ids))
-local base = tie_base(s[1])
+local plen = member_prefix(s[1], s[3])
+if plen > 0 then
+  for i = 1, #ids do ids[i] = ids[i]:sub(plen + 1) end
+  redis.call('HDEL', KEYS[4], unpack(ids))
+end
+local base = tie_base(s[1], s[3])
 dense_cut(KEYS[1], KEYS[2], base, tonumber(range[2]), tonumber(range[#range]))
 return removed

@@ -10,7 +10,8 @@
 -- ARGV[10] mode: 'page' (ARGV[11] the 1-based page within the range), 'after' or 'before' (the
 --   edge: ARGV[12] its stored value, ARGV[13] its id; ARGV[14] the generation the cursor was
 --   made under), or 'check': a bound was refused under ARGV[5..7], is that the board's layout?
---   ARGV[15] size (0: the board's)
+--   ARGV[15] size (0: the board's), ARGV[16] the edge's tie position on a `wide` board ('' none),
+--   ARGV[17] score_layout (of the layout the range's keys were made under, with ARGV[5..7])
 -- Reply: nil when the board does not exist, the prelude's {'retry', ...} or
 --   {'dense_unavailable'}, {'layout', settings} (judge the bounds again under these),
 --   {'refused', settings} ('check': the layout held, the refusal stands),
@@ -20,7 +21,8 @@
 local mode, bounded = ARGV[10], ARGV[8] ~= '' or ARGV[9] ~= '' or ARGV[10] == 'check'
 if bounded and ((s.order or BOARD_ORDER_DEFAULT) ~= ARGV[5] or
                 (s.tiebreak or BOARD_TIEBREAK_DEFAULT) ~= ARGV[6] or
-                (s.score_decimals or BOARD_DECIMALS_DEFAULT) ~= ARGV[7]) then
+                (s.score_decimals or BOARD_DECIMALS_DEFAULT) ~= ARGV[7] or
+                (s.score_layout or BOARD_SCORE_LAYOUT_DEFAULT) ~= ARGV[17]) then
   return {'layout', settings}
 end
 if mode == 'check' then return {'refused', settings} end
@@ -52,15 +54,18 @@ local function position(stored, id, strictly)
   end
   return lo
 end
+-- the edge's set member: on a wide board its tie position's bytes, then its id
+local edge = ARGV[13]
+if plen > 0 and mode ~= 'page' then edge = tie_bytes(tonumber(ARGV[16]) or 0) .. ARGV[13] end
 local start, count
 if mode == 'page' then
   start = first + (tonumber(ARGV[11]) - 1) * size
   count = math.min(size, stop - start)
 elseif mode == 'after' then
-  start = math.max(position(ARGV[12], ARGV[13], true), first)
+  start = math.max(position(ARGV[12], edge, true), first)
   count = math.min(size, stop - start)
 else
-  local e = math.min(position(ARGV[12], ARGV[13], false), stop)
+  local e = math.min(position(ARGV[12], edge, false), stop)
   start = math.max(e - size, first)
   count = e - start
 end

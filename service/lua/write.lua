@@ -9,7 +9,11 @@
 -- to what the reply needs. Callers bound a call's entries and bytes so it stays short.
 -- Flagged (no allow-oom): at maxmemory Redis refuses the whole call before it runs, so a write
 -- refused for memory wrote nothing.
--- Layout (service/score_codec.h): stored = key * 2^T + tie; a smaller key is a better score.
+-- Layout (service/score_codec.h): stored = key * 2^T + tie; a smaller key is a better score. On
+-- a `wide` board (score_layout) stored = key and the tie position is the set member's 8-byte
+-- prefix (prelude_layout.lua): a member that moves gets the board's next tie position (the
+-- settings' `seq`, counted per arrival, so no group is ever full) and leaves its old set member;
+-- the set's ids hash maps id -> prefix.
 --
 -- Three phases, so that an all-or-nothing call writes nothing unless all of it can be applied:
 -- settings checked (every board), results computed (reads only), then every write. On Redis
@@ -26,7 +30,8 @@
 -- adds a new board to the registry; the period index of a board without periods and the
 -- idempotency record of a call without a key are KEYS[2] there too (a key that does not exist
 -- makes a migrating slot refuse the call). The distinct scores are always named: in the board's
--- slot, and they exist exactly when the set does.
+-- slot, and they exist exactly when the set does. The sixth key is the set's ids hash (used on a
+-- `wide` board only; listed in the period index with the set).
 -- ARGV[1] entries n   ARGV[2] boards nb   ARGV[3] '1' return ranks, '0' not, 'r' return only
 -- which entries were refused alone (brief sections, below; never with a digest)
 -- ARGV[4] '1' all or nothing
@@ -42,7 +47,8 @@
 -- then HB values per board: 2^T, tiebreak, largest |key|, order, score_decimals, default
 -- page_size, default page_ttl_ms, board name, a new unique generation (stored as `gen` and
 -- `life` if this call creates the board), period kind, UTC offset (minutes), '1' for a periodic board, the current
--- period's start (ms). Order, tiebreak, decimals, period and offset are checked against the
+-- period's start (ms), score_layout. Order, tiebreak, decimals, period, offset and score_layout
+-- are checked against the
 -- settings hash; a periodic board's set is listed in the period index with its period's start
 -- (ZADD NX) in the same call as its first write, so every period set is listed while it exists
 -- (sweep.lua removes the sets of periods no longer readable; this call says when to run it).
@@ -72,8 +78,9 @@
 --   in Lua would cost more than the rest of its entry's work.
 --@prelude export
 --@prelude dense
+--@prelude wide
 --@prelude defaults
-local KB, HB, H0 = 5, 13, 10
+local KB, HB, H0 = 6, 14, 10
 local TRIM_SLACK = 64 -- members a write may remove beyond its own entries (a lowered max_members)
 local n, nb = tonumber(ARGV[1]), tonumber(ARGV[2])
 local want_rank, atomic, create_ok, want_prev =
@@ -86,7 +93,7 @@ local items, registry = KEYS[KB * nb + 1], KEYS[KB * nb + 2]
 local fmt = '%.17g'
 
 local function hdr(b, k) return ARGV[H0 + HB * b + k] end
--- 1 set, 2 settings, 3 index, 4 idem, 5 distinct scores
+-- 1 set, 2 settings, 3 index, 4 idem, 5 distinct scores, 6 ids hash (wide)
 local function key_of(b, name) return KEYS[KB * b + name] end
 
 -- Phase 0: a request already applied under this Idempotency-Key is answered from its record
@@ -140,20 +147,21 @@ local create, maxm, exports = {}, {}, {}
 for b = 0, nb - 1 do
   if not replay[b] then
     local m = redis.call('HMGET', key_of(b, 2), 'order', 'tiebreak', 'score_decimals', 'period',
-                         'timezone', 'max_members', 'exports')
+                         'timezone', 'max_members', 'exports', 'score_layout')
     if not m[1] then
       if not create_ok then return {4, 0, '', b, 0} end
       -- a new board gets the defaults; settings read before a concurrent delete must not revive it
       if hdr(b, 3) ~= BOARD_ORDER_DEFAULT or hdr(b, 1) ~= BOARD_TIEBREAK_DEFAULT or
          hdr(b, 4) ~= BOARD_DECIMALS_DEFAULT or hdr(b, 5) ~= BOARD_PAGE_SIZE_DEFAULT or
          hdr(b, 6) ~= BOARD_PAGE_TTL_MS_DEFAULT or hdr(b, 9) ~= BOARD_PERIOD_DEFAULT or
-         hdr(b, 10) ~= BOARD_TIMEZONE_DEFAULT then
+         hdr(b, 10) ~= BOARD_TIMEZONE_DEFAULT or hdr(b, 13) ~= BOARD_SCORE_LAYOUT_DEFAULT then
         return {1, 0, '', b, 0}
       end
       create[b] = true
     elseif m[1] ~= hdr(b, 3) or m[2] ~= hdr(b, 1) or m[3] ~= hdr(b, 4) or
            (m[4] or BOARD_PERIOD_DEFAULT) ~= hdr(b, 9) or
-           (m[5] or BOARD_TIMEZONE_DEFAULT) ~= hdr(b, 10) then
+           (m[5] or BOARD_TIMEZONE_DEFAULT) ~= hdr(b, 10) or
+           (m[8] or BOARD_SCORE_LAYOUT_DEFAULT) ~= hdr(b, 13) then
       return {1, 0, '', b, 0}
     end
     maxm[b] = tonumber(m[6] or '0') or 0
@@ -195,7 +203,27 @@ for b = 0, nb - 1 do
   if not replay[b] then
     local z, base, tiebreak, kmax = key_of(b, 1), tonumber(hdr(b, 0)), hdr(b, 1), tonumber(hdr(b, 2))
     local cur, cur0 = {}, {} -- member -> stored value (number) or false: now, before the call
-    if #members > 0 then
+    -- wide: member -> its set member before the call (false: none), the next tie position
+    local plen, sm0, seq = member_prefix(tiebreak, hdr(b, 13)), {}, 0
+    if plen > 0 and #members > 0 then
+      local p = redis.call('HMGET', key_of(b, 6), unpack(members))
+      local sms = {}
+      for i = 1, #members do
+        sm0[members[i]] = p[i] and p[i] .. members[i] or false
+        if p[i] then sms[#sms + 1] = sm0[members[i]] end
+      end
+      local got = #sms > 0 and redis.call('ZMSCORE', z, unpack(sms)) or {}
+      local j = 0
+      for i = 1, #members do
+        local v = false
+        if sm0[members[i]] then
+          j = j + 1
+          v = got[j] and tonumber(got[j]) or false
+        end
+        cur[members[i]], cur0[members[i]] = v, v
+      end
+      seq = tonumber(redis.call('HGET', key_of(b, 2), 'seq') or '0')
+    elseif #members > 0 then
       local got = redis.call('ZMSCORE', z, unpack(members))
       for i = 1, #members do
         cur[members[i]] = got[i] and tonumber(got[i]) or false
@@ -223,7 +251,7 @@ for b = 0, nb - 1 do
     -- known: keys some member held before the call (their tie group was read), texts: the keys
     -- written as the caller sent them (exact text, no formatting), refused: entries refused alone
     local plan = {adds = {}, results = {}, adds_before = {}, cur0 = cur0, known = {}, texts = {},
-                  refused = {}}
+                  refused = {}, plen = plen, sm0 = sm0, ids = {}}
     -- Whether the distinct scores are kept (dense_state), asked once, before any write of the call
     local dense_known, dense = false, nil
     local function dense_of()
@@ -235,7 +263,7 @@ for b = 0, nb - 1 do
     -- (a key the side set lacks has none); only those are read one by one (next_tie). A set this
     -- call starts has no member at all. Keys of incr results are read one by one.
     local empty, all_empty = {}, false
-    if tiebreak ~= 'id' then
+    if tiebreak ~= 'id' and plen == 0 then -- (a wide board reads no tie group)
       local texts, tseen = {}, {}
       for i = first, n - 1 do
         local e = E0 + EV * i
@@ -292,6 +320,16 @@ for b = 0, nb - 1 do
       if key > kmax or key < -kmax then
         code = 2 -- refused alone (all or nothing refused the call above)
         plan.refused[i] = true
+      elseif plen > 0 and not (old and key == oldkey) then
+        -- wide: the next tie position (first: ascending; last: descending from 2^53 - 1)
+        local tie = tiebreak == 'last' and 9007199254740991 - seq or seq
+        seq = seq + 1
+        stored, updated = key, 1
+        cur[member] = stored
+        plan.adds[#plan.adds + 1] = stored
+        plan.adds[#plan.adds + 1] = tie_bytes(tie) .. member
+        plan.ids[#plan.ids + 1] = member
+        if key == arg then plan.texts[key] = ARGV[k] end
       elseif not (old and key == oldkey) then
         local low = key * base
         local tie = next_tie(key, low, key == arg and ARGV[k] or nil)
@@ -311,7 +349,7 @@ for b = 0, nb - 1 do
         local prev, prev_rank = false, -1
         if want_prev and old then
           prev = old
-          prev_rank = redis.call('ZRANK', z, member)
+          prev_rank = redis.call('ZRANK', z, plen > 0 and sm0[member] or member)
         end
         local r = plan.results
         r[#r + 1] = code
@@ -321,6 +359,7 @@ for b = 0, nb - 1 do
         r[#r + 1] = prev_rank
       end
     end
+    plan.seq = seq
     plan.dense_of = dense_of
     plans[b] = plan
   end
@@ -350,9 +389,12 @@ for b = 0, nb - 1 do
     if #adds > 0 then
       local dz, base = key_of(b, 5), tonumber(hdr(b, 0))
       local dense = plan.dense_of() -- before this board's first write
+      local wide = plan.plen > 0 and wide_apply(z, key_of(b, 6), key_of(b, 2), plan, adds)
+      if wide then adds = wide.adds end
       redis.call('ZADD', z, unpack(adds))
       if hdr(b, 11) == '1' and dense == 'new' then
         redis.call('ZADD', key_of(b, 3), 'NX', hdr(b, 12), dz) -- the side set goes with its set
+        if plan.plen > 0 then redis.call('ZADD', key_of(b, 3), 'NX', hdr(b, 12), key_of(b, 6)) end
       end
       if hdr(b, 11) == '1' and redis.call('ZADD', key_of(b, 3), 'NX', hdr(b, 12), z) == 1 then
         listed = 1
@@ -362,7 +404,7 @@ for b = 0, nb - 1 do
         -- the keys the written members hold now (ZADD applied the pairs in order: a member's
         -- last pair is its value) and the keys they held before the call
         local final, held, left = {}, {}, {}
-        for k = 1, #adds, 2 do final[adds[k + 1]] = adds[k] end
+        for k = 1, #adds, 2 do final[wide and wide.id[adds[k + 1]] or adds[k + 1]] = adds[k] end
         for m, v in pairs(final) do
           local key = math.floor(v / base)
           held[key] = plan.texts[key] or true
@@ -382,6 +424,7 @@ for b = 0, nb - 1 do
         if excess > 0 then
           popped = redis.call('ZPOPMAX', z, math.min(excess, #adds / 2 + TRIM_SLACK))
           trimmed = #popped / 2
+          if wide and #popped > 0 then wide_popped(key_of(b, 6), plan.plen, popped) end
           -- the popped members are a run of the set's tail (highest stored values first): the
           -- keys strictly inside it go, its two edge keys are counted
           if dense and #popped > 0 then
@@ -391,7 +434,15 @@ for b = 0, nb - 1 do
       end
       if exports[b] then -- an export copying z sees each changed member as it was before
         local before = {}
-        for k = 2, #adds, 2 do before[adds[k]] = plan.cur0[adds[k]] end
+        for k = 2, #adds, 2 do
+          if wide then -- the old set member at its value, the new one absent before
+            local id = wide.id[adds[k]]
+            before[adds[k]] = false
+            if plan.sm0[id] then before[plan.sm0[id]] = plan.cur0[id] end
+          else
+            before[adds[k]] = plan.cur0[adds[k]]
+          end
+        end
         for k = 1, #popped, 2 do
           local m = popped[k]
           if before[m] == nil then before[m] = plan.cur0[m] == nil and tonumber(popped[k + 1]) or plan.cur0[m] end
@@ -426,7 +477,11 @@ for b = 0, nb - 1 do
         if ranks[m] == nil and #adds == 0 and i >= first and prev_rank >= 0 then
           ranks[m] = prev_rank
         end
-        if ranks[m] == nil then ranks[m] = redis.call('ZRANK', z, m) or -1 end
+        if ranks[m] == nil then
+          local sm = m
+          if plan.plen > 0 then sm = plan.smnow and plan.smnow[m] or plan.sm0[m] end
+          ranks[m] = sm and redis.call('ZRANK', z, sm) or -1
+        end
         rank = ranks[m]
       end
       section[#section + 1] = code

@@ -220,6 +220,16 @@ int store_async_script(struct store_async *sa, const struct store_script *script
                                     arg);
 }
 
+int store_async_script_shared(struct store_async *sa, const struct store_script *script, int nkeys,
+                              int nargs, const char *const *argv, int64_t deadline_ms,
+                              store_async_fn fn, void *arg)
+{
+    if (sa->single && !(script && replica_ok(sa, ROUTE_SCRIPT, script, 0)))
+        return store_conn_script_shared(sa->single, script, nkeys, nargs, argv, deadline_ms, fn,
+                                        arg);
+    return store_async_script(sa, script, nkeys, nargs, argv, NULL, deadline_ms, fn, arg);
+}
+
 int store_async_script_flags(struct store_async *sa, const struct store_script *script,
                              unsigned flags, int nkeys, int nargs, const char *const *argv,
                              const size_t *argvlen, int64_t deadline_ms, store_async_fn fn,

@@ -221,6 +221,19 @@ int store_async_script(struct store_async *sa, const struct store_script *script
                        int nargs, const char *const *argv, const size_t *argvlen,
                        int64_t deadline_ms, store_async_fn fn, void *arg);
 
+/**
+ * store_async_script for a read-only script (NUL-terminated keys and args) whose identical calls
+ * of one loop iteration may share one send and one reply, as store_async_send_shared: the same
+ * script with the same keys and args, appended since the last flush and unsent, is joined (the
+ * replies read-only for every caller). Shared on one Redis once the store has loaded the script
+ * (its SHA known) and the call has at most 12 keys and args; otherwise, and on a cluster or a
+ * replica, exactly store_async_script. A NOSCRIPT reply is answered as there (EVAL of the body,
+ * once), for every caller of the group. Returns as store_async_send_shared.
+ */
+int store_async_script_shared(struct store_async *sa, const struct store_script *script, int nkeys,
+                              int nargs, const char *const *argv, int64_t deadline_ms,
+                              store_async_fn fn, void *arg);
+
 /** Where a read may go (store_async_send_flags, store_async_script_flags; 0: the default, a
  *  replica for a read-only script when the store reads from replicas, else the primary). */
 #define STORE_READ_PRIMARY 1u /**< the primary, whatever the store and the script */

@@ -72,6 +72,10 @@ int store_conn_send_replicated(struct store_conn *sa, int n, const int *argc,
 int store_conn_script(struct store_conn *sa, const struct store_script *script, int nkeys,
                       int nargs, const char *const *argv, const size_t *argvlen,
                       int64_t deadline_ms, store_async_fn fn, void *arg);
+/** As store_async_script_shared: a script call joined by identical ones until the flush. */
+int store_conn_script_shared(struct store_conn *sa, const struct store_script *script, int nkeys,
+                             int nargs, const char *const *argv, int64_t deadline_ms,
+                             store_async_fn fn, void *arg);
 void store_conn_flush(struct store_conn *sa);
 
 /** The loop's step 1 for this connection (adopt a finished dial, give up late groups, drop a

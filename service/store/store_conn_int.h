@@ -35,7 +35,8 @@
 #define READ_MAX ((size_t)1024 * 1024) /* bytes read per readiness event, for fairness */
 /* bytes given to hiredis' reader at a time (read_replies) */
 #define FEED_SLICE ((size_t)4 * 1024)
-#define SHARE_SLOTS 128 /* buckets of the unsent shareable groups (a power of 2) */
+#define SHARE_SLOTS 128       /* buckets of the unsent shareable groups (a power of 2) */
+#define SCRIPT_SHARED_ARGS 12 /* keys + args of a shareable script call, at most */
 #define RETIRE_WAIT_MS                                                                             \
     100 /* Sentinel: a busy connection left on the old primary is cut after this */
 #define FMT_KEEP ((size_t)64 * 1024) /* bytes of format buffer a connection keeps between uses */

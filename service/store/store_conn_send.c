@@ -167,14 +167,14 @@ static int same_group(const struct pending *p, int n, const int *argc,
     return 1;
 }
 
-/* Keep the commands of a shareable group, for same_group; 0 or -ENOMEM. */
-static int keep_args(struct pending *p, const int *argc, const char *const *const *argv,
+/* Keep the n commands of a shareable group, for same_group; 0 or -ENOMEM. */
+static int keep_args(struct pending *p, int n, const int *argc, const char *const *const *argv,
                      uint64_t hash, size_t len)
 {
     if (!(p->args = malloc(len + 1))) /* len >= 2: a command has a name */
         return -ENOMEM;
     char *at = p->args;
-    for (int i = 0; i < p->n; i++) {
+    for (int i = 0; i < n; i++) {
         p->argc[i] = argc[i];
         for (int a = 0; a < argc[i]; a++) {
             size_t l = strlen(argv[i][a]) + 1;
@@ -187,20 +187,15 @@ static int keep_args(struct pending *p, const int *argc, const char *const *cons
     return 0;
 }
 
-int store_conn_send_shared(struct store_conn *sa, int n, const int *argc,
-                           const char *const *const *argv, int64_t deadline_ms, store_async_fn fn,
-                           void *arg)
+/* Join the unsent group of exactly these commands, if there is one: 2 joined, 0 none (*hash,
+ * *len computed for a new one), -ENOMEM. */
+static int join_shared(struct store_conn *sa, int n, const int *argc,
+                       const char *const *const *argv, int64_t deadline_ms, store_async_fn fn,
+                       void *arg, uint64_t *hash, size_t *len)
 {
-    int rc = can_send(sa, n);
-    if (rc)
-        return rc;
-    if (!sa->ctx || sa->stale_ms) /* held for a dial: not shared (the table is the buffer's) */
-        return store_conn_send(sa, n, argc, argv, NULL, deadline_ms, fn, arg);
-    size_t len = 0;
-    uint64_t hash = group_hash(n, argc, argv, &len);
-    struct pending **slot = &sa->share[hash & (SHARE_SLOTS - 1)];
-    for (struct pending *p = *slot; p; p = p->share_next)
-        if (!p->abandoned && same_group(p, n, argc, argv, hash, len)) { /* answered: not joined */
+    *hash = group_hash(n, argc, argv, len);
+    for (struct pending *p = sa->share[*hash & (SHARE_SLOTS - 1)]; p; p = p->share_next)
+        if (!p->abandoned && same_group(p, n, argc, argv, *hash, *len)) { /* answered: not joined */
             struct waiter *w = malloc(sizeof(*w));
             if (!w)
                 return -ENOMEM;
@@ -213,21 +208,43 @@ int store_conn_send_shared(struct store_conn *sa, int n, const int *argc,
                 p->deadline_ms = p->limit_ms; /* unsent: its deadline is that */
             return 2;
         }
+    return 0;
+}
+
+/* p (appended) is shareable until the flush: in its bucket. */
+static void share_add(struct store_conn *sa, struct pending *p)
+{
+    struct pending **slot = &sa->share[p->hash & (SHARE_SLOTS - 1)];
+    p->share_next = *slot;
+    *slot = p;
+}
+
+int store_conn_send_shared(struct store_conn *sa, int n, const int *argc,
+                           const char *const *const *argv, int64_t deadline_ms, store_async_fn fn,
+                           void *arg)
+{
+    int rc = can_send(sa, n);
+    if (rc)
+        return rc;
+    if (!sa->ctx || sa->stale_ms) /* held for a dial: not shared (the table is the buffer's) */
+        return store_conn_send(sa, n, argc, argv, NULL, deadline_ms, fn, arg);
+    size_t len = 0;
+    uint64_t hash;
+    if ((rc = join_shared(sa, n, argc, argv, deadline_ms, fn, arg, &hash, &len)) != 0)
+        return rc;
     struct pending *p = pending_new(fn, arg, n);
     if (!p)
         return -ENOMEM;
     p->limit_ms = deadline_ms;
-    if (keep_args(p, argc, argv, hash, len)) {
+    if (keep_args(p, n, argc, argv, hash, len)) {
         free(p);
         return -ENOMEM;
     }
     rc = append_group(sa, p, argc, argv, NULL);
-    if (rc >= 0) {
-        p->share_next = *slot;
-        *slot = p;
-    } else {
+    if (rc >= 0)
+        share_add(sa, p);
+    else
         pending_free(p);
-    }
     return rc;
 }
 
@@ -285,6 +302,30 @@ int append_script(struct store_conn *sa, struct pending *p, int eval)
     return rc;
 }
 
+/* A new script group for fn(arg): script, its keys and args kept in RESP (for EVALSHA, and
+ * EVAL after a NOSCRIPT); not queued yet. NULL on ENOMEM. */
+static struct pending *script_pending(const struct store_script *script, int nkeys, int nargs,
+                                      const char *const *argv, const size_t *argvlen,
+                                      int64_t deadline_ms, store_async_fn fn, void *arg)
+{
+    struct pending *p = pending_new(fn, arg, 1);
+    if (!p)
+        return NULL;
+    int n = nkeys + nargs;
+    for (int i = 0; i < n; i++)
+        if (resp_arg(&p->script_tail, argv[i], argvlen ? argvlen[i] : strlen(argv[i]))) {
+            pending_free(p);
+            return NULL;
+        }
+    p->script = script;
+    p->script_argc = n;
+    p->limit_ms = deadline_ms;
+    struct strb nk; /* no snprintf: every script call */
+    strb_init(&nk, p->script_nkeys, sizeof(p->script_nkeys));
+    strb_i64(&nk, nkeys);
+    return p;
+}
+
 int store_conn_script(struct store_conn *sa, const struct store_script *script, int nkeys,
                       int nargs, const char *const *argv, const size_t *argvlen,
                       int64_t deadline_ms, store_async_fn fn, void *arg)
@@ -292,24 +333,52 @@ int store_conn_script(struct store_conn *sa, const struct store_script *script, 
     int rc = script ? can_send(sa, 1) : -EINVAL;
     if (rc)
         return rc;
-    struct pending *p = pending_new(fn, arg, 1);
+    struct pending *p = script_pending(script, nkeys, nargs, argv, argvlen, deadline_ms, fn, arg);
     if (!p)
         return -ENOMEM;
-    int n = nkeys + nargs;
-    for (int i = 0; i < n; i++)
-        if (resp_arg(&p->script_tail, argv[i], argvlen ? argvlen[i] : strlen(argv[i]))) {
-            pending_free(p);
-            return -ENOMEM;
-        }
-    p->script = script;
-    p->script_argc = n;
-    p->limit_ms = deadline_ms;
     p->waits = store_script_waits(sa->st, script);
-    struct strb nk; /* no snprintf: every script call */
-    strb_init(&nk, p->script_nkeys, sizeof(p->script_nkeys));
-    strb_i64(&nk, nkeys);
     rc = append_script(sa, p, 0);
     if (rc < 0)
+        pending_free(p);
+    return rc;
+}
+
+int store_conn_script_shared(struct store_conn *sa, const struct store_script *script, int nkeys,
+                             int nargs, const char *const *argv, int64_t deadline_ms,
+                             store_async_fn fn, void *arg)
+{
+    char sha[STORE_SHA_LEN + 1], nk[12];
+    int n = nkeys + nargs;
+    int rc = script && nkeys >= 0 && nargs >= 0 ? can_send(sa, 1) : -EINVAL;
+    if (rc)
+        return rc;
+    /* held for a dial, a SHA not loaded yet, a write that waits or too many arguments: alone */
+    if (!sa->ctx || sa->stale_ms || store_script_sha(sa->st, script, sha) ||
+        store_script_waits(sa->st, script) || n > SCRIPT_SHARED_ARGS)
+        return store_conn_script(sa, script, nkeys, nargs, argv, NULL, deadline_ms, fn, arg);
+    /* shared by the command as sent: EVALSHA <sha> <nkeys> keys... args... */
+    const char *cmd[SCRIPT_SHARED_ARGS + 3] = {"EVALSHA", sha, nk};
+    struct strb b;
+    strb_init(&b, nk, sizeof(nk));
+    strb_i64(&b, nkeys);
+    memcpy(cmd + 3, argv, (size_t)n * sizeof(*argv));
+    const int argc[] = {n + 3};
+    const char *const *av[] = {cmd};
+    size_t len = 0;
+    uint64_t hash;
+    if ((rc = join_shared(sa, 1, argc, av, deadline_ms, fn, arg, &hash, &len)) != 0)
+        return rc;
+    struct pending *p = script_pending(script, nkeys, nargs, argv, NULL, deadline_ms, fn, arg);
+    if (!p)
+        return -ENOMEM;
+    if (keep_args(p, 1, argc, av, hash, len)) {
+        pending_free(p);
+        return -ENOMEM;
+    }
+    rc = append_script(sa, p, 0);
+    if (rc >= 0)
+        share_add(sa, p);
+    else
         pending_free(p);
     return rc;
 }

@@ -12,6 +12,7 @@
 #include "fuzz.h"
 #include "json_doc.h"
 #include "period.h"
+#include "tzif.h"
 #include "validate.h"
 
 static int sent(const cJSON *doc, const char *name)
@@ -28,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     /* board_settings_default's values (board.c is not a pure module) */
     struct board_settings def = {
-        .layout = {SCORE_ORDER_DESC, SCORE_TIEBREAK_FIRST, 0},
+        .layout = {SCORE_ORDER_DESC, SCORE_TIEBREAK_FIRST, 0, 0},
         .period = PERIOD_NONE,
         .retain = 1,
         .page_size = BOARD_PAGE_SIZE_DEFAULT,
@@ -57,7 +58,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FUZZ_CHECK(v->page_ttl_ms >= 0 && v->page_ttl_ms <= BOARD_PAGE_TTL_MS_MAX, "ttl %d",
                    v->page_ttl_ms);
         FUZZ_CHECK(v->retain >= 0 && v->retain <= PERIOD_RETAIN_MAX, "retain %d", v->retain);
-        FUZZ_CHECK(v->tz_min >= -14 * 60 && v->tz_min <= 14 * 60, "tz %d", v->tz_min);
+        FUZZ_CHECK(v->tz.min >= -14 * 60 && v->tz.min <= 14 * 60, "tz %d", v->tz.min);
+        FUZZ_CHECK(!v->tz.name[0] || (tzif_name_valid(v->tz.name) && v->tz.min == 0),
+                   "tz name '%s'", v->tz.name);
         FUZZ_CHECK(v->period >= PERIOD_NONE && v->period <= PERIOD_MONTHLY, "period %d",
                    (int)v->period);
         if (!p.has_page_size)

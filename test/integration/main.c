@@ -146,11 +146,11 @@ int it_skipped(const char *suite, const char *name)
  * (test/README.md, "On a Redis Cluster"): the registry and board listing (api), records in
  * buckets read in a second round trip (reads, export, boarddata), writes with their records
  * after the scores and the several-boards refusal (writes), the page cache's fill and lock on
- * the board's master (page_cache), reads from replicas (replicas_api, replicas) and the
- * cluster's own suite (slots moved, a master killed: it runs last). The others (ordering, cities,
- * numbers, hardening, clients, lifecycle) run the same scripts in the board's slot as on one
- * Redis, through the same routing the suites above cover. One suite a line: past 21 entries
- * clang-format would pack them in columns. */
+ * the board's master (page_cache), the records of a `wide` board's set members fetched by their
+ * ids (wide), reads from replicas (replicas_api, replicas) and the cluster's own suite (slots
+ * moved, a master killed: it runs last). The others (ordering, cities, numbers, hardening, clients,
+ * lifecycle) run the same scripts in the board's slot as on one Redis, through the same routing the
+ * suites above cover. One suite a line: past 21 entries clang-format would pack them in columns. */
 /* clang-format off */
 static const struct {
     const char *name; /* the Suite's name (CK_RUN_SUITE, RANKD_TEST_SUITES, --list) */
@@ -159,10 +159,12 @@ static const struct {
 } suites[] = {
     {"api", api_suite, 1, 1},
     {"ordering", ordering_suite, 1, 0},
+    {"wide", wide_suite, 1, 1},
     {"cities", cities_suite, 1, 0},
     {"faults", faults_suite, 1, 0},
     {"page_cache", page_cache_suite, 1, 1},
     {"lifecycle", lifecycle_suite, 1, 0},
+    {"timezones", timezones_suite, 1, 0},
     {"request_path", path_suite, 1, 0},
     {"hardening", hardening_suite, 1, 0},
     {"numbers", numbers_suite, 1, 0},

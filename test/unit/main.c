@@ -29,6 +29,7 @@ static const struct {
     {"request", request_suite, 0},
     {"config", config_suite, 1},
     {"period", period_suite, 0},
+    {"tzif", tzif_suite, 0},
     {"util", util_suite, 0},
     {"render", render_suite, 0},
     {"ndjson", ndjson_suite, 0},

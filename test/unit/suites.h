@@ -8,6 +8,7 @@ Suite *score_codec_suite(void);
 Suite *request_suite(void);
 Suite *config_suite(void);
 Suite *period_suite(void);
+Suite *tzif_suite(void);
 Suite *util_suite(void);
 Suite *render_suite(void);
 Suite *ndjson_suite(void);

@@ -16,7 +16,8 @@
 #include "store_reply.h"
 #include "suites.h"
 
-#define NOW_MS INT64_C(1704844800000) /* 2024-01-10 00:00 UTC */
+#define NOW_MS INT64_C(1704844800000)    /* 2024-01-10 00:00 UTC */
+static const struct period_tz utc = {0}; /* the fixed offset 0 the tests' boards use */
 
 static struct store_reply *reply_of(const char *resp)
 {
@@ -75,11 +76,12 @@ static void teardown(void)
 }
 
 /* The key of board b's set (dense: distinct scores) of the daily period d days before NOW_MS. */
+/* dense 1: the set's distinct scores, 2: its ids hash (a wide board's) */
 static void daily_key(int d, int dense, char out[KEY_MAX])
 {
     char id[PERIOD_ID_MAX];
-    period_id(PERIOD_DAILY, 0, period_start(PERIOD_DAILY, 0, NOW_MS, -d), id);
-    snprintf(out, KEY_MAX, "P:{b}:%s:%s", dense ? "dense" : "z", id);
+    period_id(PERIOD_DAILY, &utc, period_start(PERIOD_DAILY, &utc, NOW_MS, -d), id);
+    snprintf(out, KEY_MAX, "P:{b}:%s:%s", dense == 2 ? "ids" : dense ? "dense" : "z", id);
 }
 
 /* ---- PUT */
@@ -93,7 +95,7 @@ START_TEST(test_put_create_prepare)
     ck_assert_int_eq(board_put_create_prepare(&g_m, "b", &p, &c), 0);
     ck_assert_int_eq(c.create, 1);
     ck_assert_int_eq(c.nkeys, 3);
-    ck_assert_int_eq(c.nargs, 23);
+    ck_assert_int_eq(c.nargs, 25);
     ck_assert_str_eq(c.argv[0], "P:{b}:meta");
     ck_assert_str_eq(c.argv[1], "P:boards");
     ck_assert_str_eq(c.argv[2], "P:{b}:z");
@@ -105,9 +107,11 @@ START_TEST(test_put_create_prepare)
     ck_assert_str_eq(c.argv[14], "page_size");
     ck_assert_str_eq(c.argv[15], "50");
     ck_assert_str_eq(c.argv[17], "1000"); /* page_ttl_ms: the default */
-    ck_assert_str_eq(c.argv[22], "gen");
-    ck_assert_str_eq(c.argv[24], "life");
-    ck_assert_str_eq(c.argv[23], c.argv[25]); /* the idempotency records live as this creation */
+    ck_assert_str_eq(c.argv[22], "score_layout");
+    ck_assert_str_eq(c.argv[23], "packed"); /* the default */
+    ck_assert_str_eq(c.argv[24], "gen");
+    ck_assert_str_eq(c.argv[26], "life");
+    ck_assert_str_eq(c.argv[25], c.argv[27]); /* the idempotency records live as this creation */
     board_put_call_free(&c);
     board_put_call_free(&c);
 
@@ -137,7 +141,7 @@ START_TEST(test_put_update_prepare)
     ck_assert_str_eq(c.argv[0], "P:{b}:meta");
     ck_assert_str_eq(c.argv[1], "P:{b}:z");
     ck_assert_str_eq(c.argv[2], "P:{b}:periods");
-    ck_assert_int_eq(c.nargs, 3 + 8 + 4);
+    ck_assert_int_eq(c.nargs, 3 + 8 + 5);
     ck_assert_str_eq(c.argv[3], "none");
     ck_assert_str_eq(c.argv[4], "0");
     ck_assert_str_eq(c.argv[5], "1");
@@ -146,17 +150,18 @@ START_TEST(test_put_update_prepare)
     ck_assert_str_eq(c.argv[15], "0"); /* keep no past period */
     ck_assert_str_eq(c.argv[16], "0");
     ck_assert_str_eq(c.argv[17], ""); /* max_members unchanged */
+    ck_assert_str_eq(c.argv[18], ""); /* score_layout unchanged */
     board_put_call_free(&c);
 
     /* a daily board kept 3 days, cut to 1: the current set, the 3 past ones, and the distinct
-     * scores of the 2 no longer readable */
+     * scores and ids hashes of the 2 no longer readable */
     cur.period = PERIOD_DAILY;
     cur.retain = 3;
     struct board_settings_patch r = {.has_retain = 1, .has_max_members = 1};
     r.value.retain = 1;
     r.value.max_members = 10;
     ck_assert_int_eq(board_put_update_prepare(&g_m, "b", &cur, &r, &c), 0);
-    ck_assert_int_eq(c.nkeys, 3 + 3 + 2);
+    ck_assert_int_eq(c.nkeys, 3 + 3 + 4);
     char want[KEY_MAX];
     daily_key(0, 0, want);
     ck_assert_str_eq(c.argv[1], want);
@@ -166,16 +171,21 @@ START_TEST(test_put_update_prepare)
     ck_assert_str_eq(c.argv[5], want);
     daily_key(2, 1, want);
     ck_assert_str_eq(c.argv[6], want);
-    daily_key(3, 1, want);
+    daily_key(2, 2, want);
     ck_assert_str_eq(c.argv[7], want);
-    ck_assert_str_eq(c.argv[8], "daily");
-    ck_assert_str_eq(c.argv[10], "3");
-    ck_assert_str_eq(c.argv[18], "1"); /* the new retain */
-    ck_assert_str_eq(c.argv[20], "1"); /* keep one past period readable */
+    daily_key(3, 1, want);
+    ck_assert_str_eq(c.argv[8], want);
+    daily_key(3, 2, want);
+    ck_assert_str_eq(c.argv[9], want);
+    ck_assert_str_eq(c.argv[10], "daily");
+    ck_assert_str_eq(c.argv[12], "3");
+    ck_assert_str_eq(c.argv[20], "1"); /* the new retain */
+    ck_assert_str_eq(c.argv[22], "1"); /* keep one past period readable */
     char cut[32];
-    snprintf(cut, sizeof(cut), "%" PRId64, period_start(PERIOD_DAILY, 0, NOW_MS, -1));
-    ck_assert_str_eq(c.argv[21], cut);
-    ck_assert_str_eq(c.argv[22], "10");
+    snprintf(cut, sizeof(cut), "%" PRId64, period_start(PERIOD_DAILY, &utc, NOW_MS, -1));
+    ck_assert_str_eq(c.argv[23], cut);
+    ck_assert_str_eq(c.argv[24], "10");
+    ck_assert_str_eq(c.argv[25], ""); /* score_layout unchanged */
     board_put_call_free(&c);
 }
 END_TEST
@@ -240,7 +250,7 @@ START_TEST(test_delete)
     ck_assert_int_gt(c.nkeys, plain);
     char want[KEY_MAX];
     for (int d = 0; d < 2; d++)
-        for (int dense = 0; dense < 2; dense++) {
+        for (int dense = 0; dense < 3; dense++) {
             daily_key(d, dense, want);
             int seen = 0;
             for (int i = 0; i < c.nkeys; i++)
@@ -272,7 +282,8 @@ START_TEST(test_reset_prepare)
     ck_assert_str_eq(c.argv[0], "P:{b}:meta");
     ck_assert_str_eq(c.argv[1], "P:{b}:z");
     ck_assert_str_eq(c.argv[2], "P:{b}:dense");
-    ck_assert_int_gt(strlen(c.argv[3]), 0); /* a new generation */
+    ck_assert_str_eq(c.argv[3], "P:{b}:ids");
+    ck_assert_int_gt(strlen(c.argv[4]), 0); /* a new generation */
     struct store_reply *r = reply_of(":1\r\n");
     ck_assert_int_eq(board_one_or_enoent(r), 0);
     store_reply_free(r);
@@ -292,18 +303,19 @@ START_TEST(test_trim)
     ck_assert_str_eq(c.argv[0], "P:{b}:z");
     ck_assert_str_eq(c.argv[1], "P:{b}:dense");
     ck_assert_str_eq(c.argv[2], "P:{b}:meta");
-    ck_assert_str_eq(c.argv[3], "rank");
-    ck_assert_str_eq(c.argv[4], "10");
+    ck_assert_str_eq(c.argv[3], "P:{b}:ids");
+    ck_assert_str_eq(c.argv[4], "rank");
+    ck_assert_str_eq(c.argv[5], "10");
     char chunk[16];
     snprintf(chunk, sizeof(chunk), "%d", TRIM_CHUNK);
-    ck_assert_str_eq(c.argv[5], chunk);
+    ck_assert_str_eq(c.argv[6], chunk);
     /* by score: the first stored value of a worse score, (key + 1) * 2^T */
     board_trim_prepare(&g_m, "b", &set, &w, -1, 5, &c);
-    ck_assert_str_eq(c.argv[3], "score");
+    ck_assert_str_eq(c.argv[4], "score");
     char from[32];
     snprintf(from, sizeof(from), "%" PRId64,
              INT64_C(6) * (INT64_C(1) << score_codec_tie_bits(&set.layout)));
-    ck_assert_str_eq(c.argv[4], from);
+    ck_assert_str_eq(c.argv[5], from);
 
     struct store_reply *r = reply_of(":250\r\n");
     ck_assert_int_eq(board_trim_take(r), 250);
@@ -323,7 +335,8 @@ START_TEST(test_member_delete)
     ck_assert_str_eq(c.argv[0], "P:{b}:meta");
     ck_assert_uint_eq(c.lens[0], strlen("P:{b}:meta"));
     ck_assert_uint_eq(c.lens[1], strlen("P:{b}:z"));
-    ck_assert_uint_eq(c.lens[3], 3);
+    ck_assert_uint_eq(c.lens[3], strlen("P:{b}:ids"));
+    ck_assert_uint_eq(c.lens[4], 3);
     static const struct {
         const char *resp;
         int rc;

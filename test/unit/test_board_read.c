@@ -147,18 +147,19 @@ START_TEST(test_prepare_page)
     struct board_read r;
     board_read_prepare(&g_m, "b", &w, &a, &r);
     ck_assert_ptr_eq(r.script, board_script(SCRIPT_PAGE));
-    ck_assert_int_eq(r.nkeys, 4);
+    ck_assert_int_eq(r.nkeys, 5);
     ck_assert_int_eq(r.nargs, 6);
     assert_arg(r.argv, r.lens, 0, "P:{b}:meta");
     assert_arg(r.argv, r.lens, 1, "P:{b}:z");
     assert_arg(r.argv, r.lens, 2, "P:items");
     assert_arg(r.argv, r.lens, 3, "P:{b}:dense");
-    assert_arg(r.argv, r.lens, 4, period_kind_name(PERIOD_NONE));
-    assert_arg(r.argv, r.lens, 5, "0");
-    assert_arg(r.argv, r.lens, 6, "1");
-    assert_arg(r.argv, r.lens, 7, rank_type_name(RANK_DENSE));
-    assert_arg(r.argv, r.lens, 8, "3");
-    assert_arg(r.argv, r.lens, 9, "0"); /* size 0: the board's page_size */
+    assert_arg(r.argv, r.lens, 4, "P:{b}:ids");
+    assert_arg(r.argv, r.lens, 5, period_kind_name(PERIOD_NONE));
+    assert_arg(r.argv, r.lens, 6, "0");
+    assert_arg(r.argv, r.lens, 7, "1");
+    assert_arg(r.argv, r.lens, 8, rank_type_name(RANK_DENSE));
+    assert_arg(r.argv, r.lens, 9, "3");
+    assert_arg(r.argv, r.lens, 10, "0"); /* size 0: the board's page_size */
 }
 END_TEST
 
@@ -172,7 +173,7 @@ START_TEST(test_prepare_page_cluster)
     board_read_prepare(&g_m, "b", &w, &a, &r);
     assert_arg(r.argv, r.lens, 0, "P:{b}:meta");
     assert_arg(r.argv, r.lens, 2, "P:{b}:meta");
-    assert_arg(r.argv, r.lens, 9, "10");
+    assert_arg(r.argv, r.lens, 10, "10");
 }
 END_TEST
 
@@ -185,14 +186,14 @@ START_TEST(test_prepare_each_kind)
     board_read_prepare(&g_m, "b", &w, &a, &r);
     ck_assert_ptr_eq(r.script, board_script(SCRIPT_MEMBER));
     ck_assert_int_eq(r.nargs, 5);
-    ck_assert_uint_eq(r.lens[8], 7); /* binary-safe: sent with its length */
+    ck_assert_uint_eq(r.lens[9], 7); /* binary-safe: sent with its length */
 
     a.kind = BOARD_READ_AROUND;
     a.size = 5;
     board_read_prepare(&g_m, "b", &w, &a, &r);
     ck_assert_ptr_eq(r.script, board_script(SCRIPT_AROUND));
     ck_assert_int_eq(r.nargs, 6);
-    assert_arg(r.argv, r.lens, 9, "5");
+    assert_arg(r.argv, r.lens, 10, "5");
 
     struct board_read_args s = {.kind = BOARD_READ_AROUND_SCORE, .key = 42, .size = 4};
     s.layout.order = SCORE_ORDER_ASC;
@@ -200,28 +201,29 @@ START_TEST(test_prepare_each_kind)
     s.layout.decimals = 2;
     board_read_prepare(&g_m, "b", &w, &s, &r);
     ck_assert_ptr_eq(r.script, board_script(SCRIPT_AROUND_SCORE));
-    ck_assert_int_eq(r.nargs, 9);
-    assert_arg(r.argv, r.lens, 8, score_order_name(SCORE_ORDER_ASC));
-    assert_arg(r.argv, r.lens, 9, score_tiebreak_name(SCORE_TIEBREAK_LAST));
-    assert_arg(r.argv, r.lens, 10, "2");
-    assert_arg(r.argv, r.lens, 11, "42");
-    assert_arg(r.argv, r.lens, 12, "4");
+    ck_assert_int_eq(r.nargs, 10);
+    assert_arg(r.argv, r.lens, 9, score_order_name(SCORE_ORDER_ASC));
+    assert_arg(r.argv, r.lens, 10, score_tiebreak_name(SCORE_TIEBREAK_LAST));
+    assert_arg(r.argv, r.lens, 11, "2");
+    assert_arg(r.argv, r.lens, 12, "42");
+    assert_arg(r.argv, r.lens, 13, "4");
+    assert_arg(r.argv, r.lens, 14, "packed"); /* the score_layout judged under */
     s.refused = 1; /* refused under that layout: no key, the script confirms the layout */
     board_read_prepare(&g_m, "b", &w, &s, &r);
-    ck_assert_uint_eq(r.lens[11], 0);
+    ck_assert_uint_eq(r.lens[12], 0);
 
     /* a percentile is read with ordinal ranks whatever was asked */
     struct board_read_args p = {
         .kind = BOARD_READ_PERCENTILE, .rank = RANK_DENSE, .num = 1, .den = 4};
     board_read_prepare(&g_m, "b", &w, &p, &r);
     ck_assert_ptr_eq(r.script, board_script(SCRIPT_PERCENTILE));
-    assert_arg(r.argv, r.lens, 7, rank_type_name(RANK_ORDINAL));
-    assert_arg(r.argv, r.lens, 8, "1");
-    assert_arg(r.argv, r.lens, 9, "4");
+    assert_arg(r.argv, r.lens, 8, rank_type_name(RANK_ORDINAL));
+    assert_arg(r.argv, r.lens, 9, "1");
+    assert_arg(r.argv, r.lens, 10, "4");
     p.kind = BOARD_READ_TOP;
     board_read_prepare(&g_m, "b", &w, &p, &r);
     ck_assert_ptr_eq(r.script, board_script(SCRIPT_TOP));
-    assert_arg(r.argv, r.lens, 7, rank_type_name(RANK_DENSE));
+    assert_arg(r.argv, r.lens, 8, rank_type_name(RANK_DENSE));
 }
 END_TEST
 
@@ -243,21 +245,23 @@ START_TEST(test_prepare_walk)
     struct board_read r;
     board_read_prepare(&g_m, "b", &w, &a, &r);
     ck_assert_ptr_eq(r.script, board_script(SCRIPT_WALK));
-    ck_assert_int_eq(r.nargs, 15);
-    assert_arg(r.argv, r.lens, 10, "0");
-    assert_arg(r.argv, r.lens, 11, "-5");
-    ck_assert_uint_eq(r.lens[12], 0); /* no upper bound */
-    assert_arg(r.argv, r.lens, 13, "after");
-    assert_arg(r.argv, r.lens, 14, "2");
-    assert_arg(r.argv, r.lens, 15, "123");
-    assert_arg(r.argv, r.lens, 16, "bob");
-    assert_arg(r.argv, r.lens, 17, "9");
-    assert_arg(r.argv, r.lens, 18, "20");
+    ck_assert_int_eq(r.nargs, 17);
+    assert_arg(r.argv, r.lens, 11, "0");
+    assert_arg(r.argv, r.lens, 12, "-5");
+    ck_assert_uint_eq(r.lens[13], 0); /* no upper bound */
+    assert_arg(r.argv, r.lens, 14, "after");
+    assert_arg(r.argv, r.lens, 15, "2");
+    assert_arg(r.argv, r.lens, 16, "123");
+    assert_arg(r.argv, r.lens, 17, "bob");
+    assert_arg(r.argv, r.lens, 18, "9");
+    assert_arg(r.argv, r.lens, 19, "20");
+    assert_arg(r.argv, r.lens, 20, "0");      /* the edge's tie position (a wide board's) */
+    assert_arg(r.argv, r.lens, 21, "packed"); /* the score_layout judged under */
     a.edge_id = NULL;
     a.walk = BOARD_WALK_CHECK;
     board_read_prepare(&g_m, "b", &w, &a, &r);
-    ck_assert_uint_eq(r.lens[16], 0);
-    assert_arg(r.argv, r.lens, 13, "check");
+    ck_assert_uint_eq(r.lens[17], 0);
+    assert_arg(r.argv, r.lens, 14, "check");
 }
 END_TEST
 
@@ -469,11 +473,12 @@ START_TEST(test_lookup)
     struct board_lookup_call c;
     ck_assert_int_eq(board_lookup_prepare(&g_m, "b", &w, RANK_ORDINAL, ids, lens, 5, &c), 0);
     ck_assert_ptr_eq(c.script, board_script(SCRIPT_LOOKUP));
-    ck_assert_int_eq(c.nkeys, 4);
+    ck_assert_int_eq(c.nkeys, 5);
     ck_assert_int_eq(c.nargs, 4 + 3); /* each id once, in the order first asked */
-    assert_arg(c.argv, c.lens, 8, "a");
-    assert_arg(c.argv, c.lens, 9, "bb");
-    assert_arg(c.argv, c.lens, 10, "c");
+    assert_arg(c.argv, c.lens, 4, "P:{b}:ids");
+    assert_arg(c.argv, c.lens, 9, "a");
+    assert_arg(c.argv, c.lens, 10, "bb");
+    assert_arg(c.argv, c.lens, 11, "c");
     board_lookup_call_free(&c);
     board_lookup_call_free(&c); /* twice: a no-op */
 
@@ -526,14 +531,16 @@ START_TEST(test_boards_single)
     struct board_boards_call c;
     board_boards_prepare(&g_m, boards, 2, "id1", 3, RANK_DENSE, &c);
     ck_assert_ptr_eq(c.script, board_script(SCRIPT_MEMBER_BOARDS));
-    ck_assert_int_eq(c.nkeys, 6);
+    ck_assert_int_eq(c.nkeys, 8);
     ck_assert_int_eq(c.nargs, 2 + 6);
     assert_arg(c.argv, c.lens, 0, "P:{x}:meta");
     assert_arg(c.argv, c.lens, 1, "P:{x}:z");
-    assert_arg(c.argv, c.lens, 5, "P:{y}:dense");
-    assert_arg(c.argv, c.lens, 6, "id1");
-    assert_arg(c.argv, c.lens, 7, rank_type_name(RANK_DENSE));
-    assert_arg(c.argv, c.lens, 8, period_kind_name(PERIOD_NONE));
+    assert_arg(c.argv, c.lens, 3, "P:{x}:ids");
+    assert_arg(c.argv, c.lens, 6, "P:{y}:dense");
+    assert_arg(c.argv, c.lens, 7, "P:{y}:ids");
+    assert_arg(c.argv, c.lens, 8, "id1");
+    assert_arg(c.argv, c.lens, 9, rank_type_name(RANK_DENSE));
+    assert_arg(c.argv, c.lens, 10, period_kind_name(PERIOD_NONE));
 
     /* x: found; y: no such board */
     struct resp r = {.n = 0};
@@ -592,7 +599,7 @@ START_TEST(test_boards_cluster)
     const char *boards[] = {"x"};
     struct board_boards_call c;
     board_boards_prepare(&g_m, boards, 1, "id", 2, RANK_ORDINAL, &c);
-    ck_assert_int_eq(c.nkeys, 3);
+    ck_assert_int_eq(c.nkeys, 4);
     ck_assert_int_eq(c.nargs, 5);
 }
 END_TEST

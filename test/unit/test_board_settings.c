@@ -47,8 +47,10 @@ static void assert_defaults(const struct board_settings *s)
     ck_assert_int_eq(s->layout.order, SCORE_ORDER_DESC);
     ck_assert_int_eq(s->layout.tiebreak, SCORE_TIEBREAK_FIRST);
     ck_assert_int_eq(s->layout.decimals, 0);
+    ck_assert_int_eq(s->layout.wide, 0);
     ck_assert_int_eq(s->period, PERIOD_NONE);
-    ck_assert_int_eq(s->tz_min, 0);
+    ck_assert_int_eq(s->tz.min, 0);
+    ck_assert_str_eq(s->tz.name, "");
     ck_assert_int_eq(s->retain, 1);
     ck_assert_int_eq(s->page_size, BOARD_PAGE_SIZE_DEFAULT);
     ck_assert_int_eq(s->page_ttl_ms, BOARD_PAGE_TTL_MS_DEFAULT);
@@ -91,7 +93,8 @@ static void assert_paths_agree(const char *const *fv, size_t n, struct board_set
     ck_assert_int_eq(a.layout.tiebreak, b.layout.tiebreak);
     ck_assert_int_eq(a.layout.decimals, b.layout.decimals);
     ck_assert_int_eq(a.period, b.period);
-    ck_assert_int_eq(a.tz_min, b.tz_min);
+    ck_assert_int_eq(a.tz.min, b.tz.min);
+    ck_assert_str_eq(a.tz.name, b.tz.name);
     ck_assert_int_eq(a.retain, b.retain);
     ck_assert_int_eq(a.page_size, b.page_size);
     ck_assert_int_eq(a.page_ttl_ms, b.page_ttl_ms);
@@ -184,7 +187,7 @@ START_TEST(test_every_field)
     enum period_kind weekly;
     ck_assert_int_eq(period_kind_parse("weekly", &weekly), 0);
     ck_assert_int_eq(s.period, weekly);
-    ck_assert_int_eq(s.tz_min, -300);
+    ck_assert_int_eq(s.tz.min, -300);
     ck_assert_int_eq(s.retain, 4);
     ck_assert_int_eq(s.gen, INT64_C(1733011200000123));
     ck_assert_int_eq(s.max_members, 5000);
@@ -323,7 +326,7 @@ START_TEST(test_hmget_path)
     ck_assert_int_eq(s.layout.order, SCORE_ORDER_ASC);
     ck_assert_int_eq(s.page_size, 50);
     ck_assert_int_eq(s.page_ttl_ms, 0);
-    ck_assert_int_eq(s.tz_min, -300);
+    ck_assert_int_eq(s.tz.min, -300);
     ck_assert_int_eq(s.retain, 4);
     ck_assert_int_eq(s.gen, INT64_C(1733011200000123));
 
@@ -348,14 +351,15 @@ START_TEST(test_lua_defaults)
         char value[32];
         int seen;
     } want[] = {
-        {"BOARD_PAGE_SIZE_DEFAULT", "", 0}, {"BOARD_PAGE_TTL_MS_DEFAULT", "", 0},
-        {"BOARD_ORDER_DEFAULT", "", 0},     {"BOARD_TIEBREAK_DEFAULT", "", 0},
-        {"BOARD_DECIMALS_DEFAULT", "", 0},  {"BOARD_PERIOD_DEFAULT", "", 0},
-        {"BOARD_TIMEZONE_DEFAULT", "", 0},  {"BOARD_RETAIN_DEFAULT", "", 0},
-        {"BOARD_PAGE_SIZE_MAX", "", 0},     {"BOARD_PAGE_TTL_MS_MAX", "", 0},
-        {"BOARD_NAME_LEN_MAX", "", 0},      {"BOARD_ID_LEN_MAX", "", 0},
-        {"BOARD_RECORD_BYTES_MAX", "", 0},  {"BOARD_BATCH_MAX", "", 0},
-        {"BOARD_MAX_MEMBERS_MAX", "", 0},   {"BOARD_LIST_COUNT_MAX", "", 0},
+        {"BOARD_PAGE_SIZE_DEFAULT", "", 0},    {"BOARD_PAGE_TTL_MS_DEFAULT", "", 0},
+        {"BOARD_ORDER_DEFAULT", "", 0},        {"BOARD_TIEBREAK_DEFAULT", "", 0},
+        {"BOARD_DECIMALS_DEFAULT", "", 0},     {"BOARD_PERIOD_DEFAULT", "", 0},
+        {"BOARD_TIMEZONE_DEFAULT", "", 0},     {"BOARD_RETAIN_DEFAULT", "", 0},
+        {"BOARD_PAGE_SIZE_MAX", "", 0},        {"BOARD_PAGE_TTL_MS_MAX", "", 0},
+        {"BOARD_NAME_LEN_MAX", "", 0},         {"BOARD_ID_LEN_MAX", "", 0},
+        {"BOARD_RECORD_BYTES_MAX", "", 0},     {"BOARD_BATCH_MAX", "", 0},
+        {"BOARD_MAX_MEMBERS_MAX", "", 0},      {"BOARD_LIST_COUNT_MAX", "", 0},
+        {"BOARD_SCORE_LAYOUT_DEFAULT", "", 0},
     };
     const size_t nwant = sizeof(want) / sizeof(want[0]);
     snprintf(want[0].value, sizeof(want[0].value), "'%d'", BOARD_PAGE_SIZE_DEFAULT);
@@ -374,11 +378,12 @@ START_TEST(test_lua_defaults)
     snprintf(want[13].value, sizeof(want[13].value), "%d", BOARD_BATCH_MAX);
     snprintf(want[14].value, sizeof(want[14].value), "%d", BOARD_MAX_MEMBERS_MAX);
     snprintf(want[15].value, sizeof(want[15].value), "%d", BOARD_LIST_COUNT_MAX);
+    snprintf(want[16].value, sizeof(want[16].value), "'%s'", BOARD_SCORE_LAYOUT_DEFAULT);
 
     /* the text defaults are what board_settings_default means */
-    static const char *const text[] = {"order",    BOARD_ORDER_DEFAULT,
-                                       "tiebreak", BOARD_TIEBREAK_DEFAULT,
-                                       "period",   BOARD_PERIOD_DEFAULT};
+    static const char *const text[] = {
+        "order",  BOARD_ORDER_DEFAULT,  "tiebreak",     BOARD_TIEBREAK_DEFAULT,
+        "period", BOARD_PERIOD_DEFAULT, "score_layout", BOARD_SCORE_LAYOUT_DEFAULT};
     struct board_settings s;
     assert_paths_agree(text, sizeof(text) / sizeof(text[0]), &s);
     assert_defaults(&s);

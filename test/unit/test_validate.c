@@ -61,7 +61,8 @@ START_TEST(test_settings_fields)
     ck_assert_int_eq(p.value.layout.order, SCORE_ORDER_ASC);
     ck_assert_int_eq(p.value.page_size, 20);
     ck_assert_int_eq(p.value.period, PERIOD_WEEKLY);
-    ck_assert_int_eq(p.value.tz_min, 120);
+    ck_assert_int_eq(p.value.tz.min, 120);
+    ck_assert_str_eq(p.value.tz.name, "");
     ck_assert_int_eq(p.value.retain, 4);
     ck_assert_int_eq(p.value.page_ttl_ms, BOARD_PAGE_TTL_MS_DEFAULT); /* the default kept */
 }
@@ -83,8 +84,8 @@ START_TEST(test_settings_refusals)
     settings_refused("{\"period\":\"yearly\"}", "invalid_field",
                      "period must be one of: none, hourly, daily, weekly, monthly.");
     settings_refused("{\"timezone\":\"+14:01\"}", "invalid_field",
-                     "timezone must be \"UTC\" or an offset \"+HH:MM\" / \"-HH:MM\" within 14 "
-                     "hours.");
+                     "timezone must be \"UTC\", an offset \"+HH:MM\" / \"-HH:MM\" within 14 "
+                     "hours, or an IANA time zone name such as \"Europe/Paris\".");
     settings_refused("{\"retain\":401}", "invalid_field",
                      "retain must be a whole number from 0 to 400.");
 }
