@@ -261,7 +261,7 @@ void handle_board_put(struct http_request *rq, struct http_reply *rp, struct htt
         return;
     }
     struct board_settings_patch patch;
-    int bad = parse_settings(doc, &patch, &rq->app->model, rp);
+    int bad = parse_settings(doc, &patch, api_ctx_of(rq)->model, rp);
     cJSON_Delete(doc);
     if (bad) {
         handlers_answered(async);
