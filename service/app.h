@@ -1,14 +1,15 @@
 /*
- * app.h -- the running application as the handlers see it: the configuration, the Redis stores,
- * the board model, the page cache and the rank flow, reached from every request (http_request.app).
+ * app.h -- the running application: the configuration, the Redis stores, the board model, the
+ * page cache and the rank flow, the loops and the HTTP servers.
  *
- * A plain struct with no functions of its own: server.c builds it (rankd_start, server.h) and
- * frees it; handlers only read it. Its wiring members (loops, HTTP server, the event threads'
- * workers) are used by server.c alone.
+ * A plain struct with no functions of its own: server.c builds it (rankd_start, server.h),
+ * frees it, and alone reads it. Handlers never see it: they get its narrow part, struct api_ctx
+ * (api.h), through every request (http_request.ctx).
  */
 #ifndef RANKD_APP_H
 #define RANKD_APP_H
 
+#include "api.h"
 #include "board.h"
 #include "config.h"
 #include "cors.h"
@@ -45,6 +46,7 @@ struct rankd {
     struct loop_group *admin_loops; /**< owned, --admin-listen only (else NULL): its one loop */
     struct httpd *admin_http;       /**< owned, likewise: /metrics, /admin/..., the probes */
     struct worker admin_worker;     /**< owned, likewise: its loop's worker */
+    struct api_ctx api;             /**< what handlers see (borrows model, pages, cfg) */
 };
 
 #endif

@@ -135,7 +135,7 @@ static int serve(struct rankd *app)
         .max_per_ip = c->max_per_ip,
     };
     struct httpd_options ho = {
-        .app = app,
+        .ctx = &app->api,
         .tokens = app->tokens,
         .static_root = app->static_root,
         .max_connections = c->max_connections,
@@ -164,6 +164,40 @@ static int serve(struct rankd *app)
     if (c->admin_port >= 0 && (err = serve_admin(app, &ho)))
         return err;
     return loop_group_start(app->loops);
+}
+
+/* /metrics' figures of the stores (exporter_stores_fn): arg is the application. */
+static void stores_stats(void *arg, struct exporter_stores *out)
+{
+    const struct rankd *app = arg;
+    struct store *const all[] = {app->reads, app->writes, app->cache_reads, app->cache_writes};
+    out->client_version = store_client_version();
+    out->write_refusal = store_write_refusal();
+    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+        if (!all[i])
+            continue;
+        out->errors += store_error_count(all[i]);
+        if (!store_cluster_mode(all[i]))
+            continue;
+        struct store_cluster_counts c;
+        store_cluster_counts(all[i], &c);
+        out->cluster = 1;
+        out->cluster_counts.moved += c.moved;
+        out->cluster_counts.ask += c.ask;
+        out->cluster_counts.tryagain += c.tryagain;
+        out->cluster_counts.down += c.down;
+        out->cluster_counts.map_reads += c.map_reads;
+    }
+    if (store_read_replicas(app->reads)) {
+        struct store_replica_counts c;
+        store_replica_counts(app->reads, &c);
+        out->replicas = 1;
+        out->replica_counts = (struct metrics_replicas){.replica = c.replica,
+                                                        .fallback = c.fallback,
+                                                        .no_replica = c.no_replica,
+                                                        .stale = c.stale,
+                                                        .discoveries = c.discoveries};
+    }
 }
 
 struct rankd *rankd_start_hooked(const struct config *cfg, const struct rankd_hooks *hooks,
@@ -254,6 +288,17 @@ struct rankd *rankd_start_hooked(const struct config *cfg, const struct rankd_ho
         *err = -ENOMEM;
         return NULL;
     }
+    app->api = (struct api_ctx){
+        .model = &app->model,
+        .pages = app->pages,
+        .watches = app->watches,
+        .default_board = app->cfg.default_board,
+        .request_timeout_ms = app->cfg.request_timeout_ms,
+        .metrics = {.pages = app->pages,
+                    .watches = app->watches,
+                    .stores = stores_stats,
+                    .stores_arg = app},
+    };
     if (static_files_root(app->cfg.static_dir, app->static_root, sizeof(app->static_root))) {
         app->static_root[0] = '\0';
         if (app->cfg.static_dir[0])

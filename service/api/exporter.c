@@ -12,13 +12,11 @@
 
 #include <cjson/cJSON.h>
 
-#include "app.h"
 #include "events.h"
 #include "http.h"
 #include "log.h"
 #include "metrics.h"
 #include "pages.h"
-#include "store.h"
 #include "version.h"
 #include "watch.h"
 
@@ -141,18 +139,18 @@ static int render_cache(struct buf *out, const struct pages_stats *p)
                                      "1 while the cache is skipped.", c->breaker_open);
 }
 
-int exporter_render(const struct rankd *app, const struct httpd *srv, struct buf *out)
+int exporter_render(const struct exporter_sources *src, const struct httpd *srv, struct buf *out)
 {
     struct pages_stats cache;
-    pages_stats(app->pages, &cache);
-    unsigned long errors = store_error_count(app->reads) + store_error_count(app->writes);
-    if (app->cache_reads)
-        errors += store_error_count(app->cache_reads) + store_error_count(app->cache_writes);
+    pages_stats(src->pages, &cache);
+    struct exporter_stores st = {0};
+    if (src->stores)
+        src->stores(src->stores_arg, &st);
     const struct metrics_build build = {
         .version = RANKD_VERSION,
         .revision = RANKD_REVISION,
         .libmicrohttpd = http_library_version(),
-        .hiredis = store_client_version(),
+        .hiredis = st.client_version ? st.client_version : "",
         .cjson = cJSON_Version(),
     };
     struct metrics_process proc;
@@ -161,16 +159,16 @@ int exporter_render(const struct rankd *app, const struct httpd *srv, struct buf
     if (!threads)
         return -ENOMEM;
     int n = http_event_threads(srv, threads, HTTP_EVENT_THREADS_MAX);
-    int rc = metrics_render(out, &build, &proc, errors, log_dropped());
+    int rc = metrics_render(out, &build, &proc, st.errors, log_dropped());
     rc = rc ? rc : render_cache(out, &cache);
-    rc = rc ? rc : metrics_render_writes(out, store_write_refusal());
+    rc = rc ? rc : metrics_render_writes(out, st.write_refusal);
     rc = rc ? rc : metrics_render_event_threads(out, threads, n);
     if (!rc) {
         struct http_events_stats es;
         struct watches_stats ws = {0};
         http_events_stats(srv, &es);
-        if (app->watches)
-            watches_stats(app->watches, &ws);
+        if (src->watches)
+            watches_stats(src->watches, &ws);
         const struct metrics_streams ms = {.open = es.open,
                                            .opened = es.opened,
                                            .refused = es.refused,
@@ -180,33 +178,10 @@ int exporter_render(const struct rankd *app, const struct httpd *srv, struct buf
                                            .changes = ws.changes};
         rc = metrics_render_streams(out, &ms);
     }
-    if (!rc && (store_cluster_mode(app->reads) ||
-                (app->cache_reads && store_cluster_mode(app->cache_reads)))) {
-        struct metrics_cluster sum = {0};
-        struct store *const all[] = {app->reads, app->writes, app->cache_reads, app->cache_writes};
-        for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
-            struct store_cluster_counts c;
-            if (!all[i])
-                continue;
-            store_cluster_counts(all[i], &c);
-            sum.moved += c.moved;
-            sum.ask += c.ask;
-            sum.tryagain += c.tryagain;
-            sum.down += c.down;
-            sum.map_reads += c.map_reads;
-        }
-        rc = metrics_render_cluster(out, &sum);
-    }
-    if (!rc && store_read_replicas(app->reads)) {
-        struct store_replica_counts c;
-        store_replica_counts(app->reads, &c);
-        const struct metrics_replicas r = {.replica = c.replica,
-                                           .fallback = c.fallback,
-                                           .no_replica = c.no_replica,
-                                           .stale = c.stale,
-                                           .discoveries = c.discoveries};
-        rc = metrics_render_replicas(out, &r);
-    }
+    if (!rc && st.cluster)
+        rc = metrics_render_cluster(out, &st.cluster_counts);
+    if (!rc && st.replicas)
+        rc = metrics_render_replicas(out, &st.replica_counts);
     free(threads);
     return rc;
 }

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "app.h"
+#include "api.h"
 #include "period.h"
 #include "request.h"
 #include "worker.h"
@@ -177,9 +177,9 @@ struct handlers_ctl *handlers_ctl_new(struct http_request *rq, struct http_reply
 void handlers_ctl_start(struct handlers_ctl *c, enum board_ctl op)
 {
     c->job.deadline_ms = c->rq->deadline_ms;
-    c->job.chunk_timeout_ms = c->rq->app->cfg.request_timeout_ms;
+    c->job.chunk_timeout_ms = api_ctx_of(c->rq)->request_timeout_ms;
     c->job.done = handlers_ctl_done;
-    int rc = board_ctl_submit(&c->rq->app->model, worker_reads(http_async_worker(c->async)),
+    int rc = board_ctl_submit(api_ctx_of(c->rq)->model, worker_reads(http_async_worker(c->async)),
                               worker_writes(http_async_worker(c->async)), op, &c->job);
     if (rc)
         handlers_ctl_done(&c->job, rc);

@@ -10,7 +10,7 @@
 #include <cjson/cJSON.h>
 
 #include "admin.h"
-#include "app.h"
+#include "api.h"
 #include "board.h"
 #include "exporter.h"
 #include "handlers_common.h"
@@ -119,7 +119,7 @@ void handle_admin_redis(struct http_request *rq, struct http_reply *rp, struct h
 int handle_metrics(struct http_request *rq, struct http_reply *rp)
 {
     struct buf out = {0};
-    if (exporter_render(rq->app, rq->server, &out)) {
+    if (exporter_render(&api_ctx_of(rq)->metrics, rq->server, &out)) {
         buf_free(&out);
         http_reply_errno(rp, -ENOMEM);
         return 1;
@@ -182,7 +182,7 @@ static void reply_board(struct http_request *rq, struct http_reply *rp, int stat
                         const char *board, const struct board_info *info)
 {
     char ids[PERIOD_RETAIN_MAX + 1][PERIOD_ID_MAX];
-    int n = board_periods(&rq->app->model, &info->settings, ids, PERIOD_RETAIN_MAX + 1);
+    int n = board_periods(api_ctx_of(rq)->model, &info->settings, ids, PERIOD_RETAIN_MAX + 1);
     http_reply_json(rp, status, render_board(board, info, (const char(*)[PERIOD_ID_MAX])ids, n));
 }
 
@@ -261,7 +261,7 @@ void handle_board_put(struct http_request *rq, struct http_reply *rp, struct htt
         return;
     }
     struct board_settings_patch patch;
-    int bad = parse_settings(doc, &patch, &rq->app->model, rp);
+    int bad = parse_settings(doc, &patch, api_ctx_of(rq)->model, rp);
     cJSON_Delete(doc);
     if (bad) {
         handlers_answered(async);
@@ -386,7 +386,8 @@ void handle_members_trim(struct http_request *rq, struct http_reply *rp, struct 
     c->below = score;
     c->sj = (struct board_settings_job){
         .board = board, .deadline_ms = rq->deadline_ms, .done = trim_settings_read};
-    int rc = board_settings_submit(&rq->app->model, worker_reads(http_async_worker(async)), &c->sj);
+    int rc = board_settings_submit(api_ctx_of(rq)->model, worker_reads(http_async_worker(async)),
+                                   &c->sj);
     if (rc)
         handlers_ctl_done(&c->job, rc);
 }

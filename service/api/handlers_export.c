@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "app.h"
+#include "api.h"
 #include "board.h"
 #include "export.h"
 #include "handlers_common.h"
@@ -138,13 +138,13 @@ static void snapshot_done(struct export_job *j, int rc)
 /* The settings are known: which set, then the snapshot. */
 static void export_begin(struct export_req *e, const struct board_settings *s, int exists)
 {
-    struct board_model *m = &e->rq->app->model;
+    struct board_model *m = api_ctx_of(e->rq)->model;
     int rc = board_where_settled(m, e->board, e->period, s, exists, &e->job.where);
     if (rc == 0) {
         e->job.conn = worker_writes(http_async_worker(e->async));
         e->job.board = e->board;
         e->job.layout = s->layout;
-        e->job.call_timeout_ms = e->rq->app->cfg.request_timeout_ms;
+        e->job.call_timeout_ms = api_ctx_of(e->rq)->request_timeout_ms;
         e->job.done = snapshot_done;
         rc = e->head ? export_count(m, &e->job) : export_snapshot(m, &e->job);
     }
@@ -192,14 +192,14 @@ void handle_export_async(struct http_request *rq, struct http_reply *rp, struct 
     struct board_settings s;
     int exists = 0;
     /* a view that says "no board" may predate the write that made it: read it then */
-    if (board_settings_cached(&rq->app->model, board, &s, &exists) == 0 && exists) {
+    if (board_settings_cached(api_ctx_of(rq)->model, board, &s, &exists) == 0 && exists) {
         export_begin(e, &s, exists);
         return;
     }
     e->sj = (struct board_settings_job){
         .board = e->board, .deadline_ms = rq->deadline_ms, .done = settings_read};
-    int rc =
-        board_settings_submit(&rq->app->model, worker_writes(http_async_worker(async)), &e->sj);
+    int rc = board_settings_submit(api_ctx_of(rq)->model, worker_writes(http_async_worker(async)),
+                                   &e->sj);
     if (rc) {
         handlers_reply_board_errno(rp, rc, board, NULL);
         req_free(e);

@@ -96,7 +96,7 @@ static int rank_parse(struct http_request *rq, struct http_reply *rp, struct ran
      * a cursor sends no edge, read_send_at) */
     *a = (struct rank_args){.page = 1};
     if (rq->nparams == 0) { /* GET /rank: the board is an argument */
-        a->board = rq->app->cfg.default_board;
+        a->board = api_ctx_of(rq)->default_board;
         int n = http_arg(rq, "board", &a->board);
         if (n > 1 || !board_name_valid(a->board, strlen(a->board))) {
             http_reply_error(rp, ERR_INVALID_BOARD,
@@ -144,8 +144,8 @@ int handle_rank_quick(struct http_request *rq, struct http_reply *rp)
     if (a.walk || rq->event_stream) /* a walk: walk.lua, never cached; a stream: watch.h */
         return 0;
     struct page_reply pr;
-    if (pages_get_l1(rq->app->pages, a.board, a.period, a.page, (int)a.size, a.rank, a.min_version,
-                     rq->if_none_match, &pr))
+    if (pages_get_l1(api_ctx_of(rq)->pages, a.board, a.period, a.page, (int)a.size, a.rank,
+                     a.min_version, rq->if_none_match, &pr))
         return 0;
     reply_page(rp, &pr);
     return 1;
@@ -200,7 +200,7 @@ void handle_rank_async(struct http_request *rq, struct http_reply *rp, struct ht
                                 .size = (int)a.size,
                                 .rank = a.rank,
                                 .min_version = a.min_version};
-        watch_start(rq->app->watches, rq, rp, async, &wp);
+        watch_start(api_ctx_of(rq)->watches, rq, rp, async, &wp);
         return;
     }
     const struct worker *w = http_async_worker(async);
@@ -220,7 +220,7 @@ void handle_rank_async(struct http_request *rq, struct http_reply *rp, struct ht
                                  .done = rank_job_done};
     rj->rp = rp;
     rj->async = async;
-    int rc = pages_submit(rq->app->pages, worker_reads(w), &rj->job);
+    int rc = pages_submit(api_ctx_of(rq)->pages, worker_reads(w), &rj->job);
     if (rc) { /* Redis is not answering, or cannot be reached: 503 now */
         handlers_reply_board_errno(rp, rc, a.board, NULL);
         free(rj);
@@ -287,7 +287,8 @@ static void boards_done(void *arg, int rc, struct store_reply **replies)
     if (rc == 0) {
         struct store_reply *r = replies[0];
         replies[0] = NULL; /* taken */
-        rc = board_boards_take(&j->rq->app->model, j->names + p->at, p->n, r, j->on + p->at, &bad);
+        rc = board_boards_take(api_ctx_of(j->rq)->model, j->names + p->at, p->n, r, j->on + p->at,
+                               &bad);
         bad += p->at;
     } else if (rc == -EIO || rc == -ECONNRESET) {
         j->cut = rc; /* a read cut by a lost connection: the job may be sent once more */
@@ -317,7 +318,7 @@ static void boards_done(void *arg, int rc, struct store_reply **replies)
 static int boards_send(struct boards_job *j)
 {
     struct http_request *rq = j->rq;
-    struct board_model *m = &rq->app->model;
+    struct board_model *m = api_ctx_of(rq)->model;
     struct store_async *conn = worker_reads(http_async_worker(j->async));
     if (!conn)
         return -ECONNREFUSED;

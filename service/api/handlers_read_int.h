@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "app.h"
+#include "api.h"
 #include "board.h"
 #include "cursor.h"
 #include "handlers_common.h"

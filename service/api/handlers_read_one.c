@@ -118,7 +118,7 @@ static void walk_refusal(struct read_job *j, int rc, const struct json_number *b
  * (periods learnt, or a score to judge again), else the error. */
 static int read_take(struct read_job *j, struct store_reply *r)
 {
-    struct board_model *m = &j->rq->app->model;
+    struct board_model *m = api_ctx_of(j->rq)->model;
     struct board_page *p = NULL;
     int rc = 0;
     switch (j->what) {
@@ -202,13 +202,12 @@ static int read_take(struct read_job *j, struct store_reply *r)
 static void read_done(void *arg, int rc, struct store_reply **replies)
 {
     struct read_job *j = arg;
-    struct rankd *app = j->rq->app;
     if (rc == 0 && j->min_version > 0 && !j->primary &&
         store_async_reads_replicas(worker_reads(http_async_worker(j->async)))) {
         int64_t v = board_read_version(replies[0]);
         if (v >= 0 && v < j->min_version) { /* a replica behind the write asked for */
             j->primary = 1;
-            store_note_replica_stale(app->reads);
+            store_note_replica_stale(api_ctx_of(j->rq)->model->store);
             if ((rc = read_send(j)) == 0)
                 return;
             read_end(j, rc);
@@ -248,8 +247,8 @@ static int read_send_at(struct read_job *j, const struct board_where *w)
     int rc;
     if (j->what == READ_LOOKUP) {
         struct board_lookup_call c;
-        rc = board_lookup_prepare(&rq->app->model, j->board, w, j->rank, j->ids, j->lens, j->nids,
-                                  &c);
+        rc = board_lookup_prepare(api_ctx_of(rq)->model, j->board, w, j->rank, j->ids, j->lens,
+                                  j->nids, &c);
         if (rc == 0)
             rc = store_async_script_flags(conn, c.script,
                                           store_read_flags(j->min_version, j->primary), c.nkeys,
@@ -282,7 +281,7 @@ static int read_send_at(struct read_job *j, const struct board_where *w)
     a.num = j->what == READ_PERCENTILE ? RANK_SHARE_DEN - j->share : j->share;
     a.den = RANK_SHARE_DEN;
     struct board_read rd;
-    board_read_prepare(&rq->app->model, j->board, w, &a, &rd);
+    board_read_prepare(api_ctx_of(rq)->model, j->board, w, &a, &rd);
     rc = store_async_script_flags(conn, rd.script, store_read_flags(j->min_version, j->primary),
                                   rd.nkeys, rd.nargs, rd.argv, rd.lens, rq->deadline_ms, read_done,
                                   j);
@@ -294,8 +293,8 @@ static void read_settings_done(struct board_settings_job *sj, int rc)
     struct read_job *j = (struct read_job *)(void *)((char *)sj - offsetof(struct read_job, sj));
     struct board_where w;
     if (rc == 0)
-        rc = board_where_settled(&j->rq->app->model, j->board, j->period, &sj->settings, sj->exists,
-                                 &w);
+        rc = board_where_settled(api_ctx_of(j->rq)->model, j->board, j->period, &sj->settings,
+                                 sj->exists, &w);
     if (rc == 0)
         rc = read_send_at(j, &w);
     if (rc)
@@ -307,12 +306,12 @@ static int read_send(struct read_job *j)
 {
     struct http_request *rq = j->rq;
     struct board_where w;
-    if (board_where_cached(&rq->app->model, j->board, j->period, &w) == 0)
+    if (board_where_cached(api_ctx_of(rq)->model, j->board, j->period, &w) == 0)
         return read_send_at(j, &w);
     /* a period the hint cannot place: the settings decide */
     j->sj = (struct board_settings_job){
         .board = j->board, .deadline_ms = rq->deadline_ms, .done = read_settings_done};
-    return board_settings_submit(&rq->app->model, worker_reads(http_async_worker(j->async)),
+    return board_settings_submit(api_ctx_of(rq)->model, worker_reads(http_async_worker(j->async)),
                                  &j->sj);
 }
 
@@ -400,7 +399,7 @@ void handle_around_score_async(struct http_request *rq, struct http_reply *rp,
     /* judged first under this process's view of the board (the defaults without one); the
      * script checks that layout and says when to judge again */
     int exists = 0;
-    if (board_settings_cached(&rq->app->model, j->board, &j->judged, &exists))
+    if (board_settings_cached(api_ctx_of(rq)->model, j->board, &j->judged, &exists))
         board_settings_default(&j->judged);
     read_start(j);
 }
@@ -426,7 +425,7 @@ void walk_start(struct http_request *rq, struct http_reply *rp, struct http_asyn
     j->period = a->period == a->cursor.period ? j->walk.cursor.period : a->period;
     j->walk.period = j->period;
     int exists = 0;
-    if (board_settings_cached(&rq->app->model, j->board, &j->judged, &exists))
+    if (board_settings_cached(api_ctx_of(rq)->model, j->board, &j->judged, &exists))
         board_settings_default(&j->judged);
     read_start(j);
 }

@@ -8,7 +8,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "app.h"
+#include "api.h"
 #include "board.h"
 #include "handlers_common.h"
 #include "request.h"
@@ -145,15 +145,15 @@ static void flush_send(struct stream_flush *f, const struct board_settings *set)
     }
     f->t = (struct board_write_target){
         .board = f->board, .assumed = *set, .entries = f->b.be, .outcomes = f->b.out};
-    f->w =
-        (struct board_write_job){.targets = &f->t,
-                                 .ntargets = 1,
-                                 .n = ok,
-                                 .flags = BOARD_WRITE_CREATE | BOARD_WRITE_BRIEF,
-                                 .deadline_ms = util_now_ms() + f->rq->app->cfg.request_timeout_ms,
-                                 .done = flush_written_async};
-    int rc =
-        board_write_submit(&f->rq->app->model, worker_writes(http_async_worker(f->async)), &f->w);
+    f->w = (struct board_write_job){.targets = &f->t,
+                                    .ntargets = 1,
+                                    .n = ok,
+                                    .flags = BOARD_WRITE_CREATE | BOARD_WRITE_BRIEF,
+                                    .deadline_ms =
+                                        util_now_ms() + api_ctx_of(f->rq)->request_timeout_ms,
+                                    .done = flush_written_async};
+    int rc = board_write_submit(api_ctx_of(f->rq)->model,
+                                worker_writes(http_async_worker(f->async)), &f->w);
     if (rc)
         flush_end(f, rc == -EAGAIN ? -EIO : rc);
 }
@@ -185,10 +185,10 @@ static void flush_read_settings(struct stream_flush *f)
 {
     f->sj = (struct board_settings_job){.board = f->board,
                                         .deadline_ms =
-                                            util_now_ms() + f->rq->app->cfg.request_timeout_ms,
+                                            util_now_ms() + api_ctx_of(f->rq)->request_timeout_ms,
                                         .done = flush_settings_read};
-    int rc = board_settings_submit(&f->rq->app->model, worker_writes(http_async_worker(f->async)),
-                                   &f->sj);
+    int rc = board_settings_submit(api_ctx_of(f->rq)->model,
+                                   worker_writes(http_async_worker(f->async)), &f->sj);
     if (rc)
         flush_end(f, rc == -EAGAIN ? -EIO : rc);
 }
@@ -213,7 +213,7 @@ static void flush_start(struct http_request *rq, struct http_reply *rp, struct h
         .rq = rq, .rp = rp, .async = async, .s = s, .board = board, .b = f->b, .final = final};
     struct board_settings set;
     int exists = 0;
-    if (board_settings_cached(&rq->app->model, board, &set, &exists) == 0)
+    if (board_settings_cached(api_ctx_of(rq)->model, board, &set, &exists) == 0)
         flush_send(f, &set);
     else
         flush_read_settings(f);

@@ -9,7 +9,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "app.h"
+#include "api.h"
 #include "auth.h"
 #include "board.h"
 #include "handlers_common.h"
@@ -265,8 +265,8 @@ static void scores_send(struct scores_job *j)
                                     .digest = j->idem_key ? j->digest : NULL,
                                     .deadline_ms = j->rq->deadline_ms,
                                     .done = scores_written};
-    int rc =
-        board_write_submit(&j->rq->app->model, worker_writes(http_async_worker(j->async)), &j->w);
+    int rc = board_write_submit(api_ctx_of(j->rq)->model,
+                                worker_writes(http_async_worker(j->async)), &j->w);
     if (rc)
         scores_job_end(j, rc, 0, &err);
 }
@@ -307,7 +307,7 @@ static void scores_read_settings(struct scores_job *j)
         t->sj = (struct board_settings_job){.board = j->targets[b].board,
                                             .deadline_ms = j->rq->deadline_ms,
                                             .done = scores_settings_read};
-        int rc = board_settings_submit(&j->rq->app->model,
+        int rc = board_settings_submit(api_ctx_of(j->rq)->model,
                                        worker_writes(http_async_worker(j->async)), &t->sj);
         if (rc) {
             if (!j->read_rc)
@@ -369,7 +369,8 @@ static void scores_start(struct http_request *rq, struct http_reply *rp, struct 
             return;
         }
         int exists = 0;
-        if (board_settings_cached(&rq->app->model, boards[b], &j->targets[b].assumed, &exists))
+        if (board_settings_cached(api_ctx_of(rq)->model, boards[b], &j->targets[b].assumed,
+                                  &exists))
             cached = 0;
     }
     if (cached)

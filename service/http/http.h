@@ -33,7 +33,6 @@
 #define HTTP_BODY_MAX (1024L * 1024L) /**< JSON body bytes; larger is 413 */
 #define HTTP_EVENT_THREADS_MAX 64     /**< event threads at most (loop.h: LOOP_THREADS_MAX) */
 
-struct rankd;        /* app.h: the application (configuration, stores, model), passed through */
 struct httpd;        /* httpd.h: the HTTP server serving the request */
 struct tokens_grant; /* tokens.h: the scopes of a request's token */
 
@@ -46,7 +45,8 @@ struct http_arg {
 };
 
 struct http_request {
-    struct rankd *app;
+    const void *ctx; /**< the handlers' context (api.h: struct api_ctx), passed through from
+                      *   httpd_options.ctx; opaque here, borrowed */
     const struct httpd *server;             /**< the HTTP server serving it (for /metrics) */
     const char *method;                     /**< borrowed from libmicrohttpd */
     char *params[HTTP_PATH_PARAMS_MAX];     /**< decoded {name} path segments, owned */

@@ -52,7 +52,8 @@ struct cidr_list;
 
 /** What httpd_new needs from the application. */
 struct httpd_options {
-    struct rankd *app;       /**< given to every request (http_request.app), borrowed */
+    const void *ctx;         /**< given to every request (http_request.ctx): the handlers'
+                              *   context, opaque here; borrowed, outlives the server */
     struct tokens *tokens;   /**< bearer tokens for ROUTE_WRITE routes (tokens.h); none in
                               *   force: writes refused (403); borrowed, outlives the server */
     const char *static_root; /**< real path of the directory served at `/`; "": none; borrowed */

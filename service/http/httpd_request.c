@@ -264,7 +264,7 @@ void begin(struct httpd *srv, struct MHD_Connection *c, const char *url, const c
            const char *version, struct exchange *x)
 {
     client_of(srv, c, x->client);
-    x->rq.app = srv->o.app;
+    x->rq.ctx = srv->o.ctx;
     x->rq.server = srv->o.metrics_of ? srv->o.metrics_of : srv;
     x->rq.method = method;
     x->rq.if_none_match = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "If-None-Match");
