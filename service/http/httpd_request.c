@@ -211,11 +211,35 @@ static const char *header_of(void *conn, const char *name)
 }
 
 /* The X-Forwarded-For values of a request, joined with ',' (cut at the buffer's end). */
+/* The X-Forwarded-For values joined with commas, kept from the RIGHT: the hops a trusted proxy
+ * appends are at the end, and a client controls everything before them, so a long header must
+ * never push the appended hop out (it would let a client name its own address). `cut`: bytes
+ * were dropped on the left; the first, partial entry is then skipped (xff_text). */
 struct xff_join {
     char text[1024];
     size_t len;
-    int n;
+    int n, cut;
 };
+
+static void xff_append(struct xff_join *j, const char *s, size_t n)
+{
+    const size_t cap = sizeof(j->text) - 1;
+    if (n >= cap) {
+        memcpy(j->text, s + (n - cap), cap);
+        j->len = cap;
+        j->cut = 1;
+    } else {
+        if (j->len + n > cap) {
+            size_t drop = j->len + n - cap;
+            memmove(j->text, j->text + drop, j->len - drop);
+            j->len -= drop;
+            j->cut = 1;
+        }
+        memcpy(j->text + j->len, s, n);
+        j->len += n;
+    }
+    j->text[j->len] = '\0';
+}
 
 static enum MHD_Result join_xff(void *cls, enum MHD_ValueKind kind, const char *key,
                                 const char *value)
@@ -224,10 +248,22 @@ static enum MHD_Result join_xff(void *cls, enum MHD_ValueKind kind, const char *
     struct xff_join *j = cls;
     if (strcasecmp(key, "X-Forwarded-For") != 0 || !value)
         return MHD_YES;
-    int k = snprintf(j->text + j->len, sizeof(j->text) - j->len, "%s%s", j->n++ ? "," : "", value);
-    j->len =
-        k < 0 || j->len + (size_t)k >= sizeof(j->text) ? sizeof(j->text) - 1 : j->len + (size_t)k;
+    if (j->n++)
+        xff_append(j, ",", 1);
+    xff_append(j, value, strlen(value));
     return MHD_YES;
+}
+
+/* The joined hops for cidr_client: NULL without any; when cut, from after the first comma (the
+ * entry the cut went through is not an address anyone sent), NULL when no whole entry is left. */
+static const char *xff_text(const struct xff_join *j)
+{
+    if (!j->n)
+        return NULL;
+    if (!j->cut)
+        return j->text;
+    const char *comma = strchr(j->text, ',');
+    return comma ? comma + 1 : NULL;
 }
 
 /* Who asked, into out: the peer's address, or behind a trusted proxy the client its
@@ -252,10 +288,10 @@ static void client_of(const struct httpd *srv, struct MHD_Connection *c, char ou
     else if (sa && sa->sa_family == AF_INET6)
         inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, peer,
                   sizeof(peer));
-    struct xff_join j = {.len = 0};
+    struct xff_join j = {.len = 0, .n = 0, .cut = 0};
     if (t && t->n)
         MHD_get_connection_values(c, MHD_HEADER_KIND, join_xff, &j);
-    cidr_client(peer[0] ? peer : NULL, j.n ? j.text : NULL, t, out);
+    cidr_client(peer[0] ? peer : NULL, xff_text(&j), t, out);
     if (k)
         memcpy(k->peer, out, CIDR_ADDR_MAX);
 }

@@ -407,16 +407,33 @@ static char *access_line(const char *path, const char *id)
 }
 
 /* A GET with X-Request-Id `id` and X-Forwarded-For `xff` (NULL: none). */
-static void get_with(int port, const char *id, const char *xff)
+static void get_with2(int port, const char *id, const char *xff, const char *xff2)
 {
-    char h1[100], h2[200];
+    char h1[100], h2[2100], h3[200];
     snprintf(h1, sizeof(h1), "X-Request-Id: %s", id);
     snprintf(h2, sizeof(h2), "X-Forwarded-For: %s", xff ? xff : "");
-    const char *headers[] = {h1, xff ? h2 : NULL, NULL};
+    snprintf(h3, sizeof(h3), "X-Forwarded-For: %s", xff2 ? xff2 : "");
+    const char *headers[] = {h1, xff ? h2 : NULL, xff2 ? h3 : NULL, NULL};
     struct http_result r;
     ck_assert_int_eq(http_req_h(port, "GET", "/healthz", NULL, 0, NULL, NULL, headers, &r), 0);
     ck_assert_int_eq(r.status, 200);
     http_result_free(&r);
+}
+
+static void get_with(int port, const char *id, const char *xff)
+{
+    get_with2(port, id, xff, NULL);
+}
+
+/* A client's own X-Forwarded-For of about `len` bytes, ending in the address it claims. */
+static void padded_xff(char *out, size_t len, const char *claimed)
+{
+    size_t n = 0, tail = strlen(claimed);
+    while (n + 8 + 2 + tail < len)
+        n += (size_t)sprintf(out + n, "1.2.3.4,");
+    while (n + tail < len)
+        out[n++] = ' ';
+    memcpy(out + n, claimed, tail + 1);
 }
 
 /* rankd with --trusted-proxies=`trusted` ("" none) logging to path; its port. */
@@ -463,6 +480,25 @@ START_TEST(access_log_client)
     l = access_line(path, "c-no-header");
     ck_assert_msg(strstr(l, " client=127.0.0.1"), "%s", l);
     free(l);
+    /* A client's long X-Forwarded-For never hides the hop its proxy appends: the header (or the
+     * joined headers) kept from the right, not cut after 1,023 bytes with the real hop lost
+     * (then the client's claimed 198.51.100.66 was logged and counted as its address). */
+    char pad[2048];
+    for (size_t len = 1000; len <= 2000; len += 500) {
+        padded_xff(pad, len, "198.51.100.66");
+        char one[2100], id1[40], id2[40];
+        snprintf(one, sizeof(one), "%s, 203.0.113.9", pad);
+        snprintf(id1, sizeof(id1), "c-long-one-%zu", len);
+        snprintf(id2, sizeof(id2), "c-long-two-%zu", len);
+        get_with(p.port, id1, one);
+        get_with2(p.port, id2, pad, "203.0.113.9"); /* a proxy adding its own line */
+        l = access_line(path, id1);
+        ck_assert_msg(strstr(l, " client=203.0.113.9"), "%zu bytes: %s", len, l);
+        free(l);
+        l = access_line(path, id2);
+        ck_assert_msg(strstr(l, " client=203.0.113.9"), "%zu bytes: %s", len, l);
+        free(l);
+    }
     rankd_proc_stop(&p);
 
     p = start_logged("10.0.0.0/8", path); /* the peer is no trusted proxy */
