@@ -229,6 +229,12 @@ static int parse_settings(const cJSON *doc, struct board_settings_patch *p, stru
         http_reply_error(rp, err.id, "%s", err.msg);
         return -1;
     }
+    if (p->has_score_layout && p->value.layout.wide && board_clustered(m)) {
+        http_reply_error(rp, ERR_INVALID_FIELD,
+                         "score_layout 'wide' is not available on Redis Cluster; use 'packed' "
+                         "(or tiebreak 'id' for the full score range).");
+        return -1;
+    }
     if (p->has_tz && period_tz_bind(&p->value.tz, m->zones) != 0) {
         http_reply_error(rp, ERR_UNKNOWN_TIMEZONE,
                          "timezone '%.64s' is no time zone of this server's tz database.",

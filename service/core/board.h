@@ -248,6 +248,12 @@ int board_where_settled(struct board_model *m, const char *board, const char *pe
                         const struct board_settings *s, int exists, struct board_where *out);
 
 /** Record a board's period settings as read from its settings hash (NULL fields: defaults). */
+/* 1 when the model's data Redis is a Redis Cluster. On a cluster a board's sets are always
+ * `packed` (a PUT of score_layout "wide" is refused there): the ids hash a wide set needs is not
+ * named by the scripts, because a key that does not exist beside ones that do makes a slot being
+ * migrated refuse the call (TRYAGAIN); the set's own key stands in its place (board_where.ids). */
+int board_clustered(const struct board_model *m);
+
 void board_where_note(struct board_model *m, const char *board, const char *kind_s,
                       const char *tz_s, const char *retain_s);
 

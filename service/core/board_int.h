@@ -132,7 +132,6 @@ extern _Atomic int64_t board_tie_cap;
 
 /* board_keys.c */
 void board_new_generation(char out[32]);
-int board_clustered(const struct board_model *m);
 void board_make_keys(const struct board_model *m, const char *board, struct board_keys *k);
 
 /* board_settings.c */

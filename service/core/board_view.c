@@ -215,6 +215,18 @@ static void dense_key(char *out, size_t len, const char *prefix, const char *boa
     board_set_key(out, len, prefix, board, BOARD_KEY_DENSE, period);
 }
 
+/* w->ids: the set's ids hash (read by a `wide` board's scripts); on a cluster, where boards are
+ * always packed (board.h: board_clustered), the set's own key, so that no script names a key
+ * that does not exist beside its set (a slot being migrated refuses such a call: TRYAGAIN). */
+static void where_ids(const struct board_model *m, const char *board, const char *period,
+                      struct board_where *w)
+{
+    if (board_clustered(m))
+        util_copy(w->ids, sizeof(w->ids), w->z);
+    else
+        board_set_key(w->ids, sizeof(w->ids), m->prefix, board, BOARD_KEY_IDS, period);
+}
+
 /* The set for `requested` (NULL/"": current) under the given period settings. */
 int board_where_resolve(const struct board_model *m, const char *board, enum period_kind kind,
                         const struct period_tz *tz, int retain, const char *requested,
@@ -230,7 +242,7 @@ int board_where_resolve(const struct board_model *m, const char *board, enum per
             return -ENOTSUP;
         board_z_key(w->z, sizeof(w->z), m->prefix, board, NULL);
         dense_key(w->dense, sizeof(w->dense), m->prefix, board, NULL);
-        board_set_key(w->ids, sizeof(w->ids), m->prefix, board, BOARD_KEY_IDS, NULL);
+        where_ids(m, board, NULL, w);
         return 0;
     }
     /* a zone this process cannot load (another one's tzdata named it): no set can be placed */
@@ -250,7 +262,7 @@ int board_where_resolve(const struct board_model *m, const char *board, enum per
     }
     board_z_key(w->z, sizeof(w->z), m->prefix, board, w->period);
     dense_key(w->dense, sizeof(w->dense), m->prefix, board, w->period);
-    board_set_key(w->ids, sizeof(w->ids), m->prefix, board, BOARD_KEY_IDS, w->period);
+    where_ids(m, board, w->period, w);
     return 0;
 }
 
