@@ -12,50 +12,22 @@
 #include <string.h>
 
 #include "board_int.h"
+#include "model_fixture.h"
 #include "store_internal.h"
 #include "store_reply.h"
 #include "suites.h"
 
-#define NOW_MS INT64_C(1704844800000)    /* 2024-01-10 00:00 UTC */
+#define NOW_MS FIXTURE_NOW_MS
 static const struct period_tz utc = {0}; /* the fixed offset 0 the tests' boards use */
 
-static struct store_reply *reply_of(const char *resp)
-{
-    redisReader *rd = redisReaderCreateWithFunctions(store_reply_functions());
-    ck_assert_ptr_nonnull(rd);
-    ck_assert_int_eq(redisReaderFeed(rd, resp, strlen(resp)), REDIS_OK);
-    void *out = NULL;
-    ck_assert_int_eq(redisReaderGetReply(rd, &out), REDIS_OK);
-    ck_assert_ptr_nonnull(out);
-    redisReaderFree(rd);
-    return out;
-}
-
-static int64_t fixed_clock(void)
-{
-    return NOW_MS;
-}
+#define reply_of fixture_reply
 
 static struct store *g_store;
 static struct board_model g_m;
 
 static void model_up(int cluster)
 {
-    struct store_config c = {.host = "127.0.0.1",
-                             .port = 1,
-                             .timeout_ms = 100,
-                             .connect_timeout_ms = 100,
-                             .cluster = cluster,
-                             .nseeds = cluster,
-                             .seed_host = {"127.0.0.1"},
-                             .seed_port = {1}};
-    g_store = store_new(&c);
-    ck_assert_ptr_nonnull(g_store);
-    memset(&g_m, 0, sizeof(g_m));
-    g_m.prefix = "P";
-    g_m.store = g_store;
-    g_m.clock_ms = fixed_clock;
-    ck_assert_int_eq(board_model_init(&g_m), 0);
+    fixture_model_up(&g_m, &g_store, cluster, fixture_clock);
 }
 
 static void setup_single(void)
@@ -70,9 +42,7 @@ static void setup_cluster(void)
 
 static void teardown(void)
 {
-    board_model_free(&g_m);
-    store_free(g_store);
-    g_store = NULL;
+    fixture_model_down(&g_m, &g_store);
 }
 
 /* The key of board b's set (dense: distinct scores) of the daily period d days before NOW_MS. */

@@ -14,6 +14,7 @@
 
 #include "board_int.h"
 #include "board_read.h"
+#include "model_fixture.h"
 #include "store_internal.h"
 #include "store_reply.h"
 #include "suites.h"
@@ -66,14 +67,7 @@ static void stored(struct resp *r, int64_t score, int64_t tie)
 
 static struct store_reply *reply_of(const struct resp *r)
 {
-    redisReader *rd = redisReaderCreateWithFunctions(store_reply_functions());
-    ck_assert_ptr_nonnull(rd);
-    ck_assert_int_eq(redisReaderFeed(rd, r->b, r->n), REDIS_OK);
-    void *out = NULL;
-    ck_assert_int_eq(redisReaderGetReply(rd, &out), REDIS_OK);
-    ck_assert_ptr_nonnull(out);
-    redisReaderFree(rd);
-    return out;
+    return fixture_reply_n(r->b, r->n);
 }
 
 static struct store_reply *reply_text(const char *resp)
@@ -93,20 +87,7 @@ static struct board_model g_m;
 
 static void model_up(int cluster)
 {
-    struct store_config c = {.host = "127.0.0.1",
-                             .port = 1,
-                             .timeout_ms = 100,
-                             .connect_timeout_ms = 100,
-                             .cluster = cluster,
-                             .nseeds = cluster,
-                             .seed_host = {"127.0.0.1"},
-                             .seed_port = {1}};
-    g_store = store_new(&c);
-    ck_assert_ptr_nonnull(g_store);
-    memset(&g_m, 0, sizeof(g_m));
-    g_m.prefix = "P";
-    g_m.store = g_store;
-    ck_assert_int_eq(board_model_init(&g_m), 0);
+    fixture_model_up(&g_m, &g_store, cluster, NULL);
 }
 
 static void setup_single(void)
@@ -121,9 +102,7 @@ static void setup_cluster(void)
 
 static void teardown(void)
 {
-    board_model_free(&g_m);
-    store_free(g_store);
-    g_store = NULL;
+    fixture_model_down(&g_m, &g_store);
 }
 
 static void assert_arg(const char *const *argv, const size_t *lens, int i, const char *want)

@@ -11,29 +11,13 @@
 #include <string.h>
 
 #include "board.h"
+#include "model_fixture.h"
 #include "pages_int.h"
 #include "store_internal.h"
 #include "store_reply.h"
 #include "suites.h"
 
-#define NOW_MS INT64_C(1704844800000) /* 2024-01-10 00:00 UTC */
-
-static struct store_reply *reply_of(const char *resp)
-{
-    redisReader *rd = redisReaderCreateWithFunctions(store_reply_functions());
-    ck_assert_ptr_nonnull(rd);
-    ck_assert_int_eq(redisReaderFeed(rd, resp, strlen(resp)), REDIS_OK);
-    void *out = NULL;
-    ck_assert_int_eq(redisReaderGetReply(rd, &out), REDIS_OK);
-    ck_assert_ptr_nonnull(out);
-    redisReaderFree(rd);
-    return out;
-}
-
-static int64_t fixed_clock(void)
-{
-    return NOW_MS;
-}
+#define reply_of fixture_reply
 
 static char *render(const char *board, int64_t page, const struct board_page *p)
 {
@@ -54,15 +38,7 @@ static struct store_reply *g_set; /* b's settings: page_size 25, page_ttl_ms 100
 
 static void setup(void)
 {
-    struct store_config c = {
-        .host = "127.0.0.1", .port = 1, .timeout_ms = 100, .connect_timeout_ms = 100};
-    g_store = store_new(&c);
-    ck_assert_ptr_nonnull(g_store);
-    memset(&g_m, 0, sizeof(g_m));
-    g_m.prefix = "P";
-    g_m.store = g_store;
-    g_m.clock_ms = fixed_clock;
-    ck_assert_int_eq(board_model_init(&g_m), 0);
+    fixture_model_up(&g_m, &g_store, 0, fixture_clock);
     struct pages_config pc = {.data = g_store, .model = &g_m, .prefix = "P", .render = render};
     g_pg = pages_new(&pc);
     ck_assert_ptr_nonnull(g_pg);
@@ -83,9 +59,7 @@ static void teardown(void)
 {
     store_reply_free(g_set);
     pages_free(g_pg);
-    board_model_free(&g_m);
-    store_free(g_store);
-    g_store = NULL;
+    fixture_model_down(&g_m, &g_store);
 }
 
 /* No guess (the board unseen): the key is made from the settings read. */

@@ -1,0 +1,56 @@
+/* model_fixture.c -- the model suites' shared set-up (model_fixture.h). */
+#include "model_fixture.h"
+
+#include <string.h>
+
+#include <check.h>
+
+#include "store_internal.h"
+
+int64_t fixture_clock(void)
+{
+    return FIXTURE_NOW_MS;
+}
+
+struct store_reply *fixture_reply_n(const char *resp, size_t n)
+{
+    redisReader *rd = redisReaderCreateWithFunctions(store_reply_functions());
+    ck_assert_ptr_nonnull(rd);
+    ck_assert_int_eq(redisReaderFeed(rd, resp, n), REDIS_OK);
+    void *out = NULL;
+    ck_assert_int_eq(redisReaderGetReply(rd, &out), REDIS_OK);
+    ck_assert_ptr_nonnull(out);
+    redisReaderFree(rd);
+    return out;
+}
+
+struct store_reply *fixture_reply(const char *resp)
+{
+    return fixture_reply_n(resp, strlen(resp));
+}
+
+void fixture_model_up(struct board_model *m, struct store **st, int cluster, int64_t (*clock)(void))
+{
+    struct store_config c = {.host = "127.0.0.1",
+                             .port = 1,
+                             .timeout_ms = 100,
+                             .connect_timeout_ms = 100,
+                             .cluster = cluster,
+                             .nseeds = cluster,
+                             .seed_host = {"127.0.0.1"},
+                             .seed_port = {1}};
+    *st = store_new(&c);
+    ck_assert_ptr_nonnull(*st);
+    memset(m, 0, sizeof(*m));
+    m->prefix = "P";
+    m->store = *st;
+    m->clock_ms = clock;
+    ck_assert_int_eq(board_model_init(m), 0);
+}
+
+void fixture_model_down(struct board_model *m, struct store **st)
+{
+    board_model_free(m);
+    store_free(*st);
+    *st = NULL;
+}
