@@ -16,6 +16,8 @@ export interface RankdItem {
     rank: number;
     id: string;
     score: number;
+    /** on a board with sub-scores only: its sub-scores, in column order */
+    subscores?: number[];
     record: RankdRecord | null;
 }
 
@@ -40,6 +42,8 @@ export interface RankdPage {
 export interface RankdMember {
     id: string;
     score: number;
+    /** on a board with sub-scores only */
+    subscores?: number[];
     /** of the rank type asked (ordinal by default) */
     rank: number;
     /** the page that holds this member's position at the size asked for */
@@ -64,6 +68,8 @@ export interface RankdPercentile {
     rank: number | null;
     id: string | null;
     score: number | null;
+    /** on a board with sub-scores only (and a member at that percentile) */
+    subscores?: number[];
 }
 
 export interface RankdTopPage extends RankdPage {
@@ -109,6 +115,8 @@ export interface RankdBoardSettings {
     tiebreak: 'first' | 'last' | 'id';
     /** 'wide': a first|last board takes |score| up to 2^53 - 1 (about 80 bytes more per member) */
     score_layout: 'packed' | 'wide';
+    /** a board with sub-scores only: their directions, in the order they break ties of the score */
+    subscores?: RankdSubscoreDirection[];
     page_size: number;
     page_ttl_ms: number;
     score_decimals: number;
@@ -128,6 +136,9 @@ export interface RankdBoardSettings {
     /** periodic boards only: every readable period id, newest first (the current one first) */
     periods?: string[];
 }
+
+/** A sub-score's direction: 'desc' (higher ranks first) or 'asc' (lower ranks first). */
+export type RankdSubscoreDirection = 'desc' | 'asc';
 
 export type RankdPeriodKind = 'none' | 'hourly' | 'daily' | 'weekly' | 'monthly';
 
@@ -352,6 +363,12 @@ export interface RankdScoreEntry {
     floor?: number;
     /** incr only: the result never goes above it */
     ceiling?: number;
+    /**
+     * Required on a board with sub-scores (refused elsewhere): one integer per column, |n| <=
+     * 2^53 - 1, sent as plain digits (a JS integer number is). set stores them; best keeps the
+     * better (score, sub-scores) tuple; incr adds them element-wise.
+     */
+    subscores?: number[];
 }
 
 export interface RankdWriteResult {
@@ -440,6 +457,11 @@ export interface RankdBoardSettingsInput {
     tiebreak?: 'first' | 'last' | 'id';
     /** 'wide': a first|last board takes |score| up to 2^53 - 1; changes only while empty */
     score_layout?: 'packed' | 'wide';
+    /**
+     * Up to 4 sub-score directions ordering equal scores before the tiebreak (the board is then
+     * wide); [] removes them; changes only while the board is empty. Not on Redis Cluster.
+     */
+    subscores?: RankdSubscoreDirection[];
     /** 1..100 */
     page_size?: number;
     page_ttl_ms?: number;

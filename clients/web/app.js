@@ -290,6 +290,8 @@ function render(page, found, notice, { focusRow = false, refresh = false } = {})
     ui.error.hidden = true;
     const cols = recordColumns(page.items);
     const idIsPrimary = cols.length === 0;
+    // A board with sub-scores: one column each after the score.
+    const subs = page.items.reduce((n, it) => Math.max(n, it.subscores ? it.subscores.length : 0), 0);
     const th = (cls, text) => {
         const c = cell('th', cls, text);
         c.scope = 'col';
@@ -300,6 +302,7 @@ function render(page, found, notice, { focusRow = false, refresh = false } = {})
         ...cols.map((k, i) => th(i === 0 ? 'primary' : 'secondary', heading(k))),
         th(idIsPrimary ? 'primary id' : 'id', 'Id'),
         th('score', 'Score'),
+        ...Array.from({ length: subs }, (_, i) => th('score subscore', subs > 1 ? `Sub-score ${i + 1}` : 'Sub-score')),
     );
     let hl = null;
     let rankChars = 1;
@@ -329,6 +332,10 @@ function render(page, found, notice, { focusRow = false, refresh = false } = {})
         const sc = cell('td', 'score', fmt(it.score));
         sc.dataset.score = String(it.score);
         tr.append(sc);
+        for (let i = 0; i < subs; i++) {
+            const v = it.subscores ? it.subscores[i] : undefined;
+            tr.append(cell('td', 'score subscore', v === undefined ? '' : fmt(v)));
+        }
         if (found && it.id === found.id) {
             tr.classList.add('is-member');
             tr.setAttribute('aria-current', 'true');

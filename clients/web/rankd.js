@@ -19,6 +19,7 @@
  * @property {number} rank    1-based position on the board
  * @property {string} id
  * @property {number} score
+ * @property {number[]} [subscores]  on a board with sub-scores only, in column order
  * @property {RankdRecord|null} record
  *
  * @typedef {Object} RankdPage
@@ -136,6 +137,9 @@
  * @property {RankdRecord} [record]  stored at /items/{id}
  * @property {number|string} [floor]  incr only: the result never goes below it
  * @property {number|string} [ceiling]  incr only: the result never goes above it
+ * @property {number[]} [subscores]  required on a board with sub-scores (refused elsewhere): one
+ *   integer per column; set stores them, best keeps the better (score, sub-scores) tuple, incr
+ *   adds them element-wise
  *
  * @typedef {Object} RankdWriteResult
  * @property {string} id

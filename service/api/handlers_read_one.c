@@ -275,6 +275,8 @@ static int read_send_at(struct read_job *j, const struct board_where *w)
             a.edge_id = wk->cursor.id;
             a.edge_id_len = wk->cursor.id_len;
             a.edge_tie = wk->cursor.tie;
+            a.edge_sub = wk->cursor.sub;
+            a.edge_sub_len = wk->cursor.sub_len;
         }
         util_copy(j->walk_period, sizeof(j->walk_period), w->period);
     }

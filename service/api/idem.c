@@ -162,6 +162,12 @@ void idem_digest(enum idem_shape shape, const char *const *boards, size_t nboard
         put_number(&s, &e[i].floor, e[i].has_floor);
         put_number(&s, &e[i].ceiling, e[i].has_ceiling);
         put_str(&s, e[i].record ? e[i].record : "-");
+        /* sub-scores only when sent: the digests of entries without them stay what they were */
+        for (int c = 0; c < e[i].nsub; c++) {
+            char t[32];
+            snprintf(t, sizeof(t), "s%" PRId64, e[i].sub[c]);
+            put_str(&s, t);
+        }
     }
     unsigned char d[32];
     idem_sha256_final(&s, d);

@@ -186,6 +186,17 @@ static char *out_finish(struct out *o)
     return o->p;
 }
 
+/* ,"subscores":[n1,...] of a sub-score board's entry (nothing for nsub 0) */
+static void out_subscores(struct out *o, int nsub, const int64_t *sub)
+{
+    for (int c = 0; c < nsub && c < SCORE_SUB_MAX; c++) {
+        out_str(o, c ? "," : ",\"subscores\":[");
+        out_i64(o, sub[c]);
+    }
+    if (nsub > 0)
+        out_mem(o, "]", 1);
+}
+
 static void out_items(struct out *o, const struct board_page *p)
 {
     out_str(o, "\"items\":[");
@@ -197,6 +208,7 @@ static void out_items(struct out *o, const struct board_page *p)
         out_json_string(o, it->id, strlen(it->id));
         out_str(o, ",\"score\":");
         out_score(o, it->score);
+        out_subscores(o, it->nsub, it->sub);
         out_str(o, ",\"record\":");
         out_record(o, it->record, it->record_len);
         out_mem(o, "}", 1);
@@ -217,6 +229,11 @@ static void out_cursor(struct out *o, const char *name, const char *board,
                        .tie = it ? it->tie : 0,
                        .tagged = 1,
                        .board_tag = cursor_board_tag(board)};
+    for (int k = 0; it && k < p->settings.layout.nsub && k < SCORE_SUB_MAX; k++) {
+        score_codec_sub_bytes(p->settings.layout.sub_asc[k], it->sub[k],
+                              c.sub + (size_t)k * SCORE_SUB_BYTES);
+        c.sub_len += SCORE_SUB_BYTES;
+    }
     char text[CURSOR_TEXT_MAX];
     if (it && it->id_len <= CURSOR_ID_MAX) {
         snprintf(c.period, sizeof(c.period), "%s", p->period);
@@ -327,6 +344,7 @@ char *render_member(const char *id, const struct board_member *mb, int size)
     out_json_string(&o, id, strlen(id));
     out_str(&o, ",\"score\":");
     out_score(&o, mb->score);
+    out_subscores(&o, mb->settings.layout.nsub, mb->sub);
     out_str(&o, ",\"rank\":");
     out_i64(&o, mb->rank);
     out_str(&o, ",\"page\":");
@@ -350,6 +368,11 @@ char *render_board(const char *board, const struct board_info *info,
     cJSON_AddStringToObject(doc, "order", score_order_name(s->layout.order));
     cJSON_AddStringToObject(doc, "tiebreak", score_tiebreak_name(s->layout.tiebreak));
     cJSON_AddStringToObject(doc, "score_layout", score_layout_name(s->layout.wide));
+    if (s->layout.nsub > 0) {
+        cJSON *dirs = cJSON_AddArrayToObject(doc, "subscores");
+        for (int c = 0; c < s->layout.nsub && dirs; c++)
+            cJSON_AddItemToArray(dirs, cJSON_CreateString(s->layout.sub_asc[c] ? "asc" : "desc"));
+    }
     cJSON_AddNumberToObject(doc, "page_size", s->page_size);
     cJSON_AddNumberToObject(doc, "page_ttl_ms", s->page_ttl_ms);
     cJSON_AddNumberToObject(doc, "score_decimals", s->layout.decimals);
@@ -486,6 +509,7 @@ char *render_export_rows(const struct board_item *items, size_t n, size_t *len)
         out_json_string(&o, it->id, it->id_len);
         out_str(&o, ",\"score\":");
         out_score(&o, it->score);
+        out_subscores(&o, it->nsub, it->sub);
         out_str(&o, ",\"record\":");
         out_record(&o, it->record, it->record_len);
         out_mem(&o, "}\n", 2);
@@ -526,6 +550,7 @@ char *render_percentile(const char *p, const struct board_percentile *pc)
         out_json_string(&o, pc->id, pc->id_len);
         out_str(&o, ",\"score\":");
         out_score(&o, pc->score);
+        out_subscores(&o, pc->settings.layout.nsub, pc->sub);
         out_mem(&o, "}", 1);
     } else {
         out_str(&o, ",\"rank\":null,\"id\":null,\"score\":null}");

@@ -3,6 +3,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
@@ -164,12 +165,42 @@ static int only_fields(const cJSON *obj, const char *const *known, int n, struct
     return 0;
 }
 
+/* The settings' "subscores": an array of 0 to SCORE_SUB_MAX directions ("desc", "asc"); a
+ * board with any is `wide` (an explicit "packed" with them is refused). 0, or -1 after a 400. */
+static int subscores_field(const cJSON *doc, struct board_settings_patch *p,
+                           struct entry_error *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(doc, "subscores");
+    if (!v)
+        return 0;
+    int n = cJSON_IsArray(v) ? cJSON_GetArraySize(v) : -1;
+    int i = 0;
+    for (const cJSON *d = n >= 0 && n <= SCORE_SUB_MAX ? v->child : NULL; d; d = d->next, i++) {
+        if (!cJSON_IsString(d) ||
+            (strcmp(d->valuestring, "desc") != 0 && strcmp(d->valuestring, "asc") != 0))
+            break;
+        p->value.layout.sub_asc[i] = strcmp(d->valuestring, "asc") == 0;
+    }
+    if (n < 0 || n > SCORE_SUB_MAX || i != n)
+        return entry_fail(err, ERR_INVALID_FIELD,
+                          "subscores must be an array of 0 to %d directions, each \"desc\" "
+                          "(higher ranks first) or \"asc\" (lower ranks first).",
+                          SCORE_SUB_MAX);
+    if (n > 0 && p->has_score_layout && !p->value.layout.wide)
+        return entry_fail(err, ERR_INVALID_FIELD,
+                          "subscores need score_layout \"wide\" (a board with sub-scores is "
+                          "wide); leave score_layout out or send \"wide\".");
+    p->has_subscores = 1;
+    p->value.layout.nsub = n;
+    return 0;
+}
+
 int validate_settings(const cJSON *doc, const struct board_settings *defaults,
                       struct board_settings_patch *p, struct entry_error *err)
 {
-    static const char *const known[] = {"order",          "tiebreak",    "page_size", "page_ttl_ms",
-                                        "score_decimals", "period",      "timezone",  "retain",
-                                        "max_members",    "score_layout"};
+    static const char *const known[] = {
+        "order",    "tiebreak", "page_size",   "page_ttl_ms",  "score_decimals", "period",
+        "timezone", "retain",   "max_members", "score_layout", "subscores"};
     static const char *const widths[] = {"packed", "wide"};
     static const char *const periods[] = {"none", "hourly", "daily", "weekly", "monthly"};
     static const char *const orders[] = {"desc", "asc"};
@@ -178,7 +209,7 @@ int validate_settings(const cJSON *doc, const struct board_settings *defaults,
         entry_fail(err, ERR_INVALID_BODY, "The body must be a JSON object of settings.");
         return -1;
     }
-    if (only_fields(doc, known, 10, err, "The settings object"))
+    if (only_fields(doc, known, 11, err, "The settings object"))
         return -1;
     memset(p, 0, sizeof(*p));
     p->value = *defaults;
@@ -195,6 +226,8 @@ int validate_settings(const cJSON *doc, const struct board_settings *defaults,
         return -1;
     p->has_score_layout = wl >= 0;
     p->value.layout.wide = wl == 1;
+    if (subscores_field(doc, p, err))
+        return -1;
     int r1 = int_field(doc, "page_size", 1, BOARD_PAGE_SIZE_MAX, &p->value.page_size, err);
     int r2 = r1 < 0 ? -1
                     : int_field(doc, "page_ttl_ms", 0, BOARD_PAGE_TTL_MS_MAX, &p->value.page_ttl_ms,
@@ -358,9 +391,42 @@ int validate_lookup(const cJSON *doc, size_t max, const char ***ids, size_t **le
     return 0;
 }
 
+/* An entry's "subscores": 1 to SCORE_SUB_MAX integers, each judged by its literal: plain digits
+ * with an optional '-' (no fraction, no exponent: 1e3 and 3.0 are refused, as is 2^53), within
+ * +-SCORE_SUB_ABS_MAX. 0 (absent: out->nsub 0), or -1 after err. */
+static int entry_subscores(const cJSON *e, struct entry_in *out, struct entry_error *err)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(e, "subscores");
+    if (!v)
+        return 0;
+    int n = cJSON_IsArray(v) ? cJSON_GetArraySize(v) : 0;
+    if (n < 1 || n > SCORE_SUB_MAX)
+        return entry_fail(err, ERR_INVALID_FIELD,
+                          "subscores must be an array of 1 to %d integers (one per sub-score of "
+                          "the board).",
+                          SCORE_SUB_MAX);
+    int i = 0;
+    for (const cJSON *d = v->child; d; d = d->next, i++) {
+        struct json_number lit;
+        int64_t w;
+        const char *text = json_number_literal(d);
+        if (!cJSON_IsNumber(d) || validate_number_literal(d, &lit) ||
+            (text && strpbrk(text, ".eE")) || json_number_scale(&lit, 0, SCORE_SUB_ABS_MAX, &w))
+            return entry_fail(
+                err, ERR_INVALID_FIELD,
+                "subscores[%d] must be an integer written in plain digits from "
+                "-9007199254740991 to 9007199254740991 (no fraction or exponent)%s%s.",
+                i, cJSON_IsNumber(d) ? "; got " : "", cJSON_IsNumber(d) ? lit.text : "");
+        out->sub[i] = w;
+    }
+    out->nsub = n;
+    return 0;
+}
+
 int validate_entry(const cJSON *e, struct entry_in *out, struct entry_error *err)
 {
-    static const char *const known[] = {"id", "score", "op", "record", "floor", "ceiling"};
+    static const char *const known[] = {"id",    "score",   "op",       "record",
+                                        "floor", "ceiling", "subscores"};
     static const char *const ops[] = {"set", "best", "incr"};
     memset(out, 0, sizeof(*out));
     if (!cJSON_IsObject(e))
@@ -371,12 +437,12 @@ int validate_entry(const cJSON *e, struct entry_in *out, struct entry_error *err
                           dup);
     for (const cJSON *f = e->child; f; f = f->next) {
         int ok = 0;
-        for (int i = 0; i < 6 && !ok; i++)
+        for (int i = 0; i < 7 && !ok; i++)
             ok = strcmp(f->string, known[i]) == 0;
         if (!ok)
             return entry_fail(err, ERR_UNKNOWN_FIELD,
-                              "unknown field '%.100s'; an entry has id, score, op, record, floor "
-                              "and ceiling.",
+                              "unknown field '%.100s'; an entry has id, score, op, record, floor, "
+                              "ceiling and subscores.",
                               f->string);
     }
     const cJSON *id = cJSON_GetObjectItemCaseSensitive(e, "id");
@@ -405,6 +471,8 @@ int validate_entry(const cJSON *e, struct entry_in *out, struct entry_error *err
     const cJSON *score = cJSON_GetObjectItemCaseSensitive(e, "score");
     if (!cJSON_IsNumber(score) || validate_number_literal(score, &out->score))
         return entry_fail(err, ERR_INVALID_SCORE, "score must be a JSON number.");
+    if (entry_subscores(e, out, err))
+        return -1;
     const cJSON *rec = cJSON_GetObjectItemCaseSensitive(e, "record");
     if (rec) {
         out->record = validate_record(rec, err);
@@ -485,6 +553,20 @@ static int prepare_bounds(const struct board_settings *s, const struct entry_in 
     return 0;
 }
 
+/* An entry whose sub-scores do not match the board's columns. -1 with err. */
+static int subscores_count_error(const struct board_settings *s, const struct entry_in *in,
+                                 struct entry_error *err)
+{
+    if (s->layout.nsub == 0)
+        return entry_fail(err, ERR_INVALID_FIELD,
+                          "this board has no sub-scores: leave subscores out (a board takes them "
+                          "after PUT with \"subscores\": [\"desc\", ...]).");
+    return entry_fail(err, ERR_INVALID_FIELD,
+                      "this board ranks by %d sub-score%s after the score: subscores must be an "
+                      "array of %d integers (got %d).",
+                      s->layout.nsub, s->layout.nsub > 1 ? "s" : "", s->layout.nsub, in->nsub);
+}
+
 int validate_prepare(const struct board_settings *s, const struct entry_in *in, size_t n,
                      struct board_entry *out, size_t *bad, struct entry_error *err)
 {
@@ -496,12 +578,18 @@ int validate_prepare(const struct board_settings *s, const struct entry_in *in, 
             return validate_score_error(s, &in[i].score, rc, err);
         }
         assert(in[i].id); /* validate_entry always sets it */
+        if (in[i].nsub != s->layout.nsub) {
+            *bad = i;
+            return subscores_count_error(s, &in[i], err);
+        }
         out[i] = (struct board_entry){.id = in[i].id,
                                       .id_len = strlen(in[i].id),
                                       .op = in[i].op,
                                       .key = key,
                                       .record = in[i].record,
-                                      .record_len = in[i].record ? strlen(in[i].record) : 0};
+                                      .record_len = in[i].record ? strlen(in[i].record) : 0,
+                                      .nsub = in[i].nsub};
+        memcpy(out[i].sub, in[i].sub, sizeof(out[i].sub));
         if (prepare_bounds(s, &in[i], &out[i], err)) {
             *bad = i;
             return -1;
@@ -514,6 +602,14 @@ void validate_range_error(const struct board_settings *s, struct entry_error *er
 {
     char lo[40], hi[40];
     range_text(s, lo, hi);
+    if (s->layout.nsub > 0) {
+        entry_fail(err, ERR_SCORE_OUT_OF_RANGE,
+                   "the resulting score or subscores would be outside this board's exact range: "
+                   "a score from %s to %s, each sub-score from -%" PRId64 " to %" PRId64
+                   "; nothing was written.",
+                   lo, hi, SCORE_SUB_ABS_MAX, SCORE_SUB_ABS_MAX);
+        return;
+    }
     entry_fail(err, ERR_SCORE_OUT_OF_RANGE,
                "the resulting score would be outside this board's exact range: from %s to %s; "
                "nothing was written.",

@@ -35,6 +35,9 @@ struct entry_in {
     int has_floor, has_ceiling;
     char *record; /**< validated JSON or NULL */
     long line;    /**< batch index or NDJSON line number (the caller's) */
+    int nsub;     /**< "subscores" given: how many (0 none); the board's count is checked by
+                   *   validate_prepare */
+    int64_t sub[SCORE_SUB_MAX]; /**< each a plain integer literal, |v| <= SCORE_SUB_ABS_MAX */
 };
 
 /** Free an entry's strings (safe twice). */

@@ -90,6 +90,7 @@ struct board_settings_patch {
     struct board_settings value;
     int has_order, has_tiebreak, has_decimals, has_page_size, has_page_ttl, has_period, has_tz,
         has_retain, has_max_members, has_score_layout;
+    int has_subscores; /**< value.layout.nsub / sub_asc set (0 columns: none) */
 };
 
 /** Shared state of the model: the store and the key prefix (borrowed; outlive the model). */
@@ -139,6 +140,8 @@ struct board_entry {
     int64_t key_hi;     /**< the largest key (the worst score) the result may take */
     const char *record; /**< record JSON, or NULL */
     size_t record_len;
+    int nsub;                   /**< sub-scores sent: the board's layout.nsub (0 on other boards) */
+    int64_t sub[SCORE_SUB_MAX]; /**< as sent (incr: the deltas), |v| <= SCORE_SUB_ABS_MAX */
 };
 
 /** What happened to one entry. */
@@ -157,13 +160,15 @@ struct board_outcome {
 struct board_item {
     const char *id;
     size_t id_len;
-    double score;       /**< board units */
-    int64_t rank;       /**< 1-based, of the rank type read */
-    int64_t ordinal;    /**< 1-based position */
-    int64_t stored;     /**< the stored value (score_codec.h): what a cursor names it by */
-    int64_t tie;        /**< a `wide` board's tie position (score_codec_member_split), else 0:
+    double score;    /**< board units */
+    int64_t rank;    /**< 1-based, of the rank type read */
+    int64_t ordinal; /**< 1-based position */
+    int64_t stored;  /**< the stored value (score_codec.h): what a cursor names it by */
+    int64_t tie;     /**< a `wide` board's tie position (score_codec_member_split), else 0:
                          *   a cursor names it by this too */
-    const char *record; /**< record JSON or NULL */
+    int nsub;        /**< the board's sub-score columns (layout.nsub), 0 without */
+    int64_t sub[SCORE_SUB_MAX]; /**< its sub-scores (nsub of them) */
+    const char *record;         /**< record JSON or NULL */
     size_t record_len;
 };
 
@@ -188,9 +193,10 @@ struct board_member {
     struct board_settings settings;
     int64_t total;
     double score;
-    int64_t rank;       /**< of the rank type read */
-    int64_t ordinal;    /**< the position: the page and the percentile follow from it */
-    const char *record; /**< record JSON or NULL, borrowed from reply */
+    int64_t sub[SCORE_SUB_MAX]; /**< its sub-scores (settings.layout.nsub of them) */
+    int64_t rank;               /**< of the rank type read */
+    int64_t ordinal;            /**< the position: the page and the percentile follow from it */
+    const char *record;         /**< record JSON or NULL, borrowed from reply */
     size_t record_len;
     void *reply;
 };

@@ -25,7 +25,8 @@ void board_info_take(const struct store_reply *r, const struct board_where *w,
 static void settings_text(const struct board_settings *v, char out[10][PERIOD_TZ_TEXT_MAX])
 {
     const size_t n = PERIOD_TZ_TEXT_MAX;
-    snprintf(out[9], n, "%s", score_layout_name(v->layout.wide));
+    char layout[SCORE_LAYOUT_TEXT_MAX];
+    snprintf(out[9], n, "%s", score_layout_text(&v->layout, layout));
     snprintf(out[8], n, "%" PRId64, v->max_members);
     snprintf(out[0], n, "%s", score_order_name(v->layout.order));
     snprintf(out[1], n, "%s", score_tiebreak_name(v->layout.tiebreak));
@@ -52,6 +53,19 @@ static void period_set_key(const struct board_model *m, const char *board, enum 
                   id);
 }
 
+/* The sub-score columns of a patch over `out`: `packed` has none; a board with any is `wide`. */
+static void subscores_apply(const struct board_settings_patch *p, struct board_settings *out)
+{
+    if (p->has_subscores) {
+        out->layout.nsub = p->value.layout.nsub;
+        memcpy(out->layout.sub_asc, p->value.layout.sub_asc, sizeof(out->layout.sub_asc));
+    }
+    if (p->has_score_layout && !p->value.layout.wide)
+        out->layout.nsub = 0;
+    if (out->layout.nsub > 0)
+        out->layout.wide = 1;
+}
+
 /* `base` with the fields the patch sets. */
 static void patch_apply(const struct board_settings *base, const struct board_settings_patch *p,
                         struct board_settings *out)
@@ -66,6 +80,7 @@ static void patch_apply(const struct board_settings *base, const struct board_se
         out->layout.decimals = v->layout.decimals;
     if (p->has_score_layout)
         out->layout.wide = v->layout.wide;
+    subscores_apply(p, out);
     if (p->has_period)
         out->period = v->period;
     if (p->has_tz)
@@ -172,6 +187,10 @@ int board_put_update_prepare(struct board_model *m, const char *board,
         period_set_key(m, board, cur->period, &tz, now, d, 2, c->zs[hi + 2 * (d - lo)]);
     }
     settings_text(&patch->value, c->val);
+    struct board_settings applied; /* score_layout's text names the columns the board keeps */
+    patch_apply(cur, patch, &applied);
+    char layout[SCORE_LAYOUT_TEXT_MAX];
+    snprintf(c->val[9], PERIOD_TZ_TEXT_MAX, "%s", score_layout_text(&applied.layout, layout));
     const int has[8] = {patch->has_order,    patch->has_tiebreak, patch->has_decimals,
                         patch->has_period,   patch->has_tz,       patch->has_page_size,
                         patch->has_page_ttl, patch->has_retain};
@@ -197,7 +216,7 @@ int board_put_update_prepare(struct board_model *m, const char *board,
     c->argv[na++] = c->nkeep;
     c->argv[na++] = c->cut;
     c->argv[na++] = patch->has_max_members ? c->val[8] : "";
-    c->argv[na++] = patch->has_score_layout ? c->val[9] : "";
+    c->argv[na++] = patch->has_score_layout || patch->has_subscores ? c->val[9] : "";
     c->create = 0;
     c->nkeys = nk;
     c->nargs = na - nk;
@@ -225,10 +244,10 @@ int board_put_take(struct board_model *m, const char *board, int create,
     if (e0 && e0->type == STORE_REPLY_STRING) /* 'absent' or 'retry' */
         return PUT_AGAIN;
     if (e0 && e0->type == STORE_REPLY_INTEGER && e0->integer < 0 && r->elements == 2) {
-        static const char *const names[] = {"order",  "tiebreak", "score_decimals",
-                                            "period", "timezone", "score_layout"};
+        static const char *const names[] = {"order",    "tiebreak",     "score_decimals", "period",
+                                            "timezone", "score_layout", "subscores"};
         *field = names[0];
-        for (size_t i = 0; i < 6; i++)
+        for (size_t i = 0; i < 7; i++)
             if (r->element[1]->str && strcmp(r->element[1]->str, names[i]) == 0)
                 *field = names[i];
         return -EEXIST;

@@ -43,6 +43,8 @@ static int fill_items(struct board_page *p, const struct store_reply *range,
         struct board_item *it = &p->items[i];
         const struct store_reply *id = range->element[2 * i];
         size_t plen = score_codec_member_split(&p->settings.layout, id->str, id->len, &it->tie);
+        score_codec_member_subscores(&p->settings.layout, id->str, id->len, it->sub);
+        it->nsub = p->settings.layout.nsub;
         it->id = id->str + plen;
         it->id_len = id->len - plen;
         it->score = board_decode_stored(&p->settings.layout, range->element[2 * i + 1]->str);
@@ -156,8 +158,8 @@ void board_read_prepare(struct board_model *m, const char *board, const struct b
         arg_put(out, &k, num[2], strlen(num[2]));
         arg_put(out, &k, num[3], a->refused ? 0 : strlen(num[3]));
         arg_put(out, &k, num[1], strlen(num[1]));
-        arg_put(out, &k, score_layout_name(a->layout.wide),
-                strlen(score_layout_name(a->layout.wide)));
+        score_layout_text(&a->layout, num[8]);
+        arg_put(out, &k, num[8], strlen(num[8]));
         break;
     case BOARD_READ_PERCENTILE: /* percentile.lua, top.lua: num, den */
     case BOARD_READ_TOP:
@@ -187,8 +189,9 @@ void board_read_prepare(struct board_model *m, const char *board, const struct b
         arg_put(out, &k, num[1], strlen(num[1]));
         i64_text(num[7], 32, a->edge_tie);
         arg_put(out, &k, num[7], strlen(num[7]));
-        arg_put(out, &k, score_layout_name(a->layout.wide),
-                strlen(score_layout_name(a->layout.wide)));
+        score_layout_text(&a->layout, num[8]);
+        arg_put(out, &k, num[8], strlen(num[8]));
+        arg_put(out, &k, a->edge_sub ? (const char *)a->edge_sub : "", a->edge_sub_len);
         break;
     }
     out->nargs = k - out->nkeys;
@@ -338,6 +341,8 @@ int board_member_take(struct board_model *m, const char *board, struct store_rep
     mb->score = board_decode_stored(&mb->settings.layout, r->element[2]->str);
     mb->ordinal = reply_i64(r->element[3], 0) + 1;
     mb->rank = reply_i64(r->element[5], mb->ordinal);
+    if (r->elements > 6 && r->element[6]->type == STORE_REPLY_STRING) /* the set member */
+        score_codec_member_subscores(&set.layout, r->element[6]->str, r->element[6]->len, mb->sub);
     if (r->element[4]->type == STORE_REPLY_STRING) {
         mb->record = r->element[4]->str;
         mb->record_len = r->element[4]->len;
@@ -370,6 +375,8 @@ int board_percentile_take(struct board_model *m, const char *board, struct store
                                                r->element[3]->len, &tie);
         p->id = r->element[3]->str + plen;
         p->id_len = r->element[3]->len - plen;
+        score_codec_member_subscores(&p->settings.layout, r->element[3]->str, r->element[3]->len,
+                                     p->sub);
         p->score = board_decode_stored(&p->settings.layout, r->element[4]->str);
     } else {
         p->rank = 0;
@@ -470,6 +477,17 @@ void board_lookup_free(struct board_lookup *l)
     free(l);
 }
 
+/* The sub-scores of found entry i from lookup.lua's set-member prefixes (its sixth element, on a
+ * `wide` board). */
+static void lookup_subscores(const struct score_layout *l, const struct store_reply *r, size_t i,
+                             struct board_item *it)
+{
+    const struct store_reply *pre = r->elements > 5 ? r->element[5] : NULL;
+    it->nsub = l->nsub;
+    if (l->nsub > 0 && reply_array(pre, i + 1) && pre->element[i]->type == STORE_REPLY_STRING)
+        score_codec_member_subscores(l, pre->element[i]->str, pre->element[i]->len, it->sub);
+}
+
 int board_lookup_take(struct board_model *m, const char *board, struct store_reply *r,
                       struct board_lookup **out)
 {
@@ -510,6 +528,7 @@ int board_lookup_take(struct board_model *m, const char *board, struct store_rep
         it->ordinal = reply_i64(x[2], 0) + 1;
         it->rank = reply_i64(x[3], it->ordinal);
         item_record(it, records, i);
+        lookup_subscores(&l->settings.layout, r, i, it);
     }
     qsort(l->items, n, sizeof(*l->items), cmp_item_ordinal);
     l->n = n;

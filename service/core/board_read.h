@@ -21,7 +21,7 @@ enum board_read_kind {
     BOARD_READ_WALK,         /**< lua/walk.lua: by score range and/or from a cursor */
 };
 
-#define BOARD_READ_ARGV 22 /**< 5 keys and at most 17 arguments (lua/prelude_read.lua's layout) */
+#define BOARD_READ_ARGV 23 /**< 5 keys and at most 18 arguments (lua/prelude_read.lua's layout) */
 
 /** Where a walk (BOARD_READ_WALK) starts: page `page` of the range, or after / before an edge;
  *  CHECK: a bound was refused under `layout`, only that layout is checked (the reply is -ESTALE
@@ -53,6 +53,8 @@ struct board_read_args {
     enum board_walk walk;
     int64_t edge_stored, edge_gen;
     int64_t edge_tie; /**< walk: the edge's tie position on a `wide` board (cursor.h), else 0 */
+    const unsigned char *edge_sub; /**< walk: the edge's sub-score bytes (cursor.h), edge_sub_len */
+    size_t edge_sub_len;
     const char *edge_id;
     size_t edge_id_len;
 };
@@ -65,7 +67,7 @@ struct board_read {
     const char *argv[BOARD_READ_ARGV];
     size_t lens[BOARD_READ_ARGV];
     char meta[192], items[192], z[192], dense[192], ids[192], tz[PERIOD_TZ_TEXT_MAX], retain[16],
-        num[8][32];
+        num[9][32];
 };
 
 /** Prepare the read `a` of the set `w` (board_where_cached or board_where_settled). */
@@ -117,6 +119,7 @@ struct board_percentile {
     const char *id; /**< borrowed from reply, NULL on an empty board */
     size_t id_len;
     double score;
+    int64_t sub[SCORE_SUB_MAX]; /**< its sub-scores (settings.layout.nsub of them) */
     void *reply;
 };
 

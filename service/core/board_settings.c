@@ -13,6 +13,8 @@ void board_settings_default(struct board_settings *s)
     s->layout.tiebreak = SCORE_TIEBREAK_FIRST;
     s->layout.decimals = BOARD_DECIMALS_DEFAULT;
     s->layout.wide = 0; /* BOARD_SCORE_LAYOUT_DEFAULT */
+    s->layout.nsub = 0; /* no sub-scores */
+    memset(s->layout.sub_asc, 0, sizeof(s->layout.sub_asc));
     s->period = PERIOD_NONE;
     memset(&s->tz, 0, sizeof(s->tz)); /* BOARD_TIMEZONE_DEFAULT: UTC */
     s->retain = BOARD_RETAIN_DEFAULT;
@@ -36,7 +38,7 @@ void board_settings_field(struct board_settings *s, const char *f, const char *v
     if (strcmp(f, "order") == 0)
         s->layout.order = strcmp(v, "asc") == 0 ? SCORE_ORDER_ASC : SCORE_ORDER_DESC;
     else if (strcmp(f, "score_layout") == 0)
-        s->layout.wide = strcmp(v, "wide") == 0;
+        score_layout_parse(v, &s->layout);
     else if (strcmp(f, "tiebreak") == 0)
         s->layout.tiebreak = strcmp(v, "last") == 0 ? SCORE_TIEBREAK_LAST
                              : strcmp(v, "id") == 0 ? SCORE_TIEBREAK_ID

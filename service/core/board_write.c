@@ -34,6 +34,7 @@ void board_write_args_free(struct write_args *w)
     free(w->argv);
     free(w->len);
     free(w->num);
+    free(w->ops);
     free(w->t);
 }
 
@@ -49,6 +50,22 @@ static void args_str(struct write_args *w, size_t *at, const char *s)
     args_put(w, at, s, strlen(s));
 }
 
+/* An entry's op argument: the op, or with sub-scores "op:n1,n2" (prelude_subscores.lua). */
+static const char *write_op_text(const struct board_entry *e, const char *op,
+                                 char out[WRITE_OP_TEXT_MAX])
+{
+    if (e->nsub <= 0)
+        return op;
+    struct strb b;
+    strb_init(&b, out, WRITE_OP_TEXT_MAX);
+    strb_str(&b, op);
+    for (int c = 0; c < e->nsub && c < SCORE_SUB_MAX; c++) {
+        strb_str(&b, c ? "," : ":");
+        strb_i64(&b, e->sub[c]);
+    }
+    return out;
+}
+
 /* The argv of write.lua for entries[at..at+n) of every target of j. */
 int board_write_args_build(struct write_args *w, const struct board_write_job *j, size_t at,
                            size_t n)
@@ -61,7 +78,8 @@ int board_write_args_build(struct write_args *w, const struct board_write_job *j
     w->len = calloc(total, sizeof(*w->len));
     w->num = calloc(n * nt * 3 + 1, sizeof(*w->num));
     w->t = calloc(nt, sizeof(*w->t));
-    if (!w->argv || !w->len || !w->num || !w->t)
+    w->ops = calloc(n ? n : 1, sizeof(*w->ops));
+    if (!w->argv || !w->len || !w->num || !w->t || !w->ops)
         return -ENOMEM;
     struct board_model *m = j->m;
     size_t k = 0;
@@ -139,7 +157,7 @@ int board_write_args_build(struct write_args *w, const struct board_write_job *j
                  s->period != PERIOD_NONE
                      ? period_start(s->period, &t->where.tz, board_now_ms(m), 0)
                      : 0);
-        util_copy(h[13], 32, score_layout_name(l->wide));
+        score_layout_text(l, h[13]);
         for (int v = 0; v < WRITE_TARGET_HDR; v++) {
             if (v == 7)
                 args_str(w, &k, t->board);
@@ -150,7 +168,7 @@ int board_write_args_build(struct write_args *w, const struct board_write_job *j
     const struct board_entry *e0 = j->targets[0].entries + at;
     for (size_t i = 0; i < n; i++) {
         args_put(w, &k, e0[i].id, e0[i].id_len);
-        args_str(w, &k, ops[e0[i].op]);
+        args_str(w, &k, write_op_text(&e0[i], ops[e0[i].op], w->ops[i]));
         args_put(w, &k, e0[i].record ? e0[i].record : "", e0[i].record ? e0[i].record_len : 0);
         for (size_t b = 0; b < nt; b++) {
             const struct board_entry *e = &j->targets[b].entries[at + i];

@@ -230,7 +230,9 @@ static void read_end(struct read_call *c, int rc, const struct store_reply *reco
                                        .score = score,
                                        .rank = c->from + (int64_t)i + 1,
                                        .record = rec->str,
-                                       .record_len = rec->str ? rec->len : 0};
+                                       .record_len = rec->str ? rec->len : 0,
+                                       .nsub = c->j->layout.nsub};
+        score_codec_member_subscores(&c->j->layout, id->str, id->len, items[i].sub);
     }
     c->fn(c->arg, rc, rc ? NULL : items, rc ? 0 : n);
     free(items);

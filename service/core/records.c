@@ -203,7 +203,7 @@ static size_t settings_member_prefix(const struct store_reply *settings)
         if (!f || !v)
             continue;
         if (strcmp(f, "score_layout") == 0)
-            l.wide = strcmp(v, "wide") == 0;
+            score_layout_parse(v, &l);
         else if (strcmp(f, "tiebreak") == 0 && strcmp(v, "id") == 0)
             l.tiebreak = SCORE_TIEBREAK_ID;
     }

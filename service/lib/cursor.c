@@ -7,9 +7,9 @@
 
 #include "request.h"
 
-/* "3n" + gen (20) + ':' + tag (8) + ':' + period (15) + ':' + stored (17) + ':' + tie (16) + ':'
- * + id (128): 211 */
-#define RAW_MAX 216
+/* "4n" + gen (20) + ':' + tag (8) + ':' + period (15) + ':' + stored (17) + ':' + tie (16) + ':'
+ * + sub (64) + ':' + id (128): 276 */
+#define RAW_MAX 280
 #define TAG_LEN 8
 #define STORED_MAX INT64_C(9007199254740992) /* 2^53 */
 
@@ -26,8 +26,16 @@ uint32_t cursor_board_tag(const char *board)
 int cursor_encode(const struct cursor *c, char *out, size_t len)
 {
     unsigned char raw[RAW_MAX + 8];
+    char hex[2 * CURSOR_SUB_BYTES_MAX + 1];
+    for (size_t i = 0; i < c->sub_len && i < CURSOR_SUB_BYTES_MAX; i++)
+        snprintf(hex + 2 * i, 3, "%02x", c->sub[i]);
+    hex[2 * (c->sub_len < CURSOR_SUB_BYTES_MAX ? c->sub_len : CURSOR_SUB_BYTES_MAX)] = '\0';
     int n =
-        c->has_tie
+        c->sub_len > 0
+            ? snprintf((char *)raw, sizeof(raw), "4%c%lld:%08x:%s:%lld:%lld:%s:", (char)c->kind,
+                       (long long)c->gen, (unsigned)c->board_tag, c->period, (long long)c->stored,
+                       (long long)c->tie, hex)
+        : c->has_tie
             ? snprintf((char *)raw, sizeof(raw), "3%c%lld:%08x:%s:%lld:%lld:", (char)c->kind,
                        (long long)c->gen, (unsigned)c->board_tag, c->period, (long long)c->stored,
                        (long long)c->tie)
@@ -83,6 +91,31 @@ static int number(const char **p, const char *end, int neg_ok, int64_t max, int6
     return 0;
 }
 
+/* The lower-case hex of 1..CURSOR_SUB_BYTES_MAX bytes at *p, ended by ':': 0 with c->sub, or
+ * -EINVAL. */
+static int sub_hex(const char **p, const char *end, struct cursor *c)
+{
+    const char *s = *p;
+    size_t n = 0;
+    while (s + 1 < end && *s != ':') {
+        int v = 0;
+        for (int k = 0; k < 2; k++, s++) {
+            int d = *s >= '0' && *s <= '9' ? *s - '0' : *s >= 'a' && *s <= 'f' ? *s - 'a' + 10 : -1;
+            if (d < 0)
+                return -EINVAL;
+            v = v << 4 | d;
+        }
+        if (n >= CURSOR_SUB_BYTES_MAX)
+            return -EINVAL;
+        c->sub[n++] = (unsigned char)v;
+    }
+    if (n == 0 || s >= end || *s != ':')
+        return -EINVAL;
+    c->sub_len = n;
+    *p = s + 1;
+    return 0;
+}
+
 int cursor_decode(const char *text, struct cursor *out)
 {
     unsigned char raw[RAW_MAX + 4];
@@ -111,12 +144,13 @@ int cursor_decode(const char *text, struct cursor *out)
     struct cursor c;
     memset(&c, 0, sizeof(c));
     const char *p = (const char *)raw, *end = p + rn;
-    if (rn < 2 || (p[0] != '1' && p[0] != '2' && p[0] != '3') ||
+    if (rn < 2 || (p[0] != '1' && p[0] != '2' && p[0] != '3' && p[0] != '4') ||
         (p[1] != CURSOR_NEXT && p[1] != CURSOR_PREV))
         return -EINVAL;
     c.kind = (enum cursor_kind)p[1];
     c.tagged = p[0] != '1';
-    c.has_tie = p[0] == '3';
+    int subs = p[0] == '4';
+    c.has_tie = p[0] == '3' || subs;
     p += 2;
     if (number(&p, end, 0, INT64_MAX, &c.gen))
         return -EINVAL;
@@ -141,6 +175,8 @@ int cursor_decode(const char *text, struct cursor *out)
     if (number(&p, end, 1, STORED_MAX, &c.stored))
         return -EINVAL;
     if (c.has_tie && number(&p, end, 0, STORED_MAX - 1, &c.tie))
+        return -EINVAL;
+    if (subs && sub_hex(&p, end, &c))
         return -EINVAL;
     c.id_len = (size_t)(end - p);
     if (c.id_len > CURSOR_ID_MAX || !request_id_valid(p, c.id_len))

@@ -16,7 +16,10 @@
  * Version 1, "1<kind><gen>:<period>:<stored>:<id>", made before cursors named their board, is
  * still read (tagged 0: its board is not known). Version 3, "3<kind><gen>:<tag>:<period>:<stored>:
  * <tie>:<id>", names the edge of a `wide` board, whose members of one stored value are ordered by
- * their tie position (score_codec.h) before their id. Opaque to clients: only rankd reads it.
+ * their tie position (score_codec.h) before their id. Version 4, "4<kind><gen>:<tag>:<period>:
+ * <stored>:<tie>:<sub>:<id>" with <sub> the edge's sub-score bytes in lower-case hex, names the
+ * edge of a board with sub-scores (its set members start with them). Opaque to clients: only
+ * rankd reads it.
  *
  * Pure and thread-safe; unit-tested in test/unit/test_cursor.c.
  */
@@ -28,8 +31,9 @@
 
 #include "period.h"
 
-#define CURSOR_ID_MAX 128   /**< bytes of the edge item's id (BOARD_ID_LEN_MAX) */
-#define CURSOR_TEXT_MAX 300 /**< bytes of a cursor's text, NUL included */
+#define CURSOR_ID_MAX 128       /**< bytes of the edge item's id (BOARD_ID_LEN_MAX) */
+#define CURSOR_TEXT_MAX 400     /**< bytes of a cursor's text, NUL included */
+#define CURSOR_SUB_BYTES_MAX 32 /**< bytes of an edge's sub-scores (4 columns of 8) */
 
 enum cursor_kind { CURSOR_NEXT = 'n', CURSOR_PREV = 'p' };
 
@@ -44,6 +48,10 @@ struct cursor {
     uint32_t board_tag; /**< cursor_board_tag of the board the page was of, when tagged */
     int has_tie;        /**< 1 (version 3): a `wide` board's edge, named by its tie position too */
     int64_t tie;        /**< that tie position, 0 .. 2^53 - 1 (0 when has_tie is 0) */
+    /** version 4: a sub-score board's edge, named by its sub-score bytes too (the set member's
+     *  bytes before the tie position, score_codec_sub_bytes), sub_len of them (0: none) */
+    unsigned char sub[CURSOR_SUB_BYTES_MAX];
+    size_t sub_len;
 };
 
 /** The tag of board name `board` a cursor carries: 32-bit FNV-1a of its bytes (two boards share
@@ -53,7 +61,7 @@ uint32_t cursor_board_tag(const char *board);
 /** c's text into out[0..len): 0, or -E2BIG when it does not fit (CURSOR_TEXT_MAX always does). */
 int cursor_encode(const struct cursor *c, char *out, size_t len);
 
-/** Read a cursor's text (version 3 or 2, or 1 with tagged 0): 0 and *out, or -EINVAL for anything
+/** Read a cursor's text (version 4, 3 or 2, or 1 with tagged 0): 0 and *out, or -EINVAL for anything
  *  rankd did not make (bad base64url, another version or kind, a tag not 8 lower-case hex digits, a
  * number out of range, a period id of 16 bytes or more, an id that is not 1..128 bytes of valid
  * UTF-8 without control characters). */

@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
+#include <string.h>
 
 const char *score_order_name(enum score_order o)
 {
@@ -19,6 +21,40 @@ const char *score_layout_name(int wide)
     return wide ? "wide" : "packed";
 }
 
+char *score_layout_text(const struct score_layout *layout, char *out)
+{
+    int n = layout->nsub < 0 ? 0 : layout->nsub > SCORE_SUB_MAX ? SCORE_SUB_MAX : layout->nsub;
+    if (n == 0) {
+        snprintf(out, SCORE_LAYOUT_TEXT_MAX, "%s", score_layout_name(layout->wide));
+        return out;
+    }
+    memcpy(out, "wide:", 5);
+    for (int i = 0; i < n; i++)
+        out[5 + i] = layout->sub_asc[i] ? 'a' : 'd';
+    out[5 + n] = '\0';
+    return out;
+}
+
+void score_layout_parse(const char *text, struct score_layout *layout)
+{
+    layout->wide = 0;
+    layout->nsub = 0;
+    memset(layout->sub_asc, 0, sizeof(layout->sub_asc));
+    if (!text || strncmp(text, "wide", 4) != 0)
+        return;
+    if (text[4] == '\0') {
+        layout->wide = 1;
+        return;
+    }
+    size_t n = strlen(text + 5);
+    if (text[4] != ':' || n < 1 || n > SCORE_SUB_MAX || strspn(text + 5, "ad") != n)
+        return;
+    layout->wide = 1;
+    layout->nsub = (int)n;
+    for (size_t i = 0; i < n; i++)
+        layout->sub_asc[i] = text[5 + i] == 'a';
+}
+
 int score_codec_tie_bits(const struct score_layout *layout)
 {
     return layout->tiebreak == SCORE_TIEBREAK_ID || layout->wide ? 0 : SCORE_TIE_BITS;
@@ -26,21 +62,47 @@ int score_codec_tie_bits(const struct score_layout *layout)
 
 size_t score_codec_member_prefix(const struct score_layout *layout)
 {
-    return layout->wide && layout->tiebreak != SCORE_TIEBREAK_ID ? SCORE_WIDE_TIE_BYTES : 0;
+    size_t subs = (size_t)(layout->nsub > 0 ? layout->nsub : 0) * SCORE_SUB_BYTES;
+    return subs +
+           (layout->wide && layout->tiebreak != SCORE_TIEBREAK_ID ? SCORE_WIDE_TIE_BYTES : 0);
 }
 
 size_t score_codec_member_split(const struct score_layout *layout, const char *member, size_t len,
                                 int64_t *tie)
 {
     size_t plen = score_codec_member_prefix(layout);
+    size_t subs = (size_t)(layout->nsub > 0 ? layout->nsub : 0) * SCORE_SUB_BYTES;
     *tie = 0;
     if (plen == 0 || len < plen)
         return 0;
     uint64_t t = 0;
-    for (size_t i = 0; i < plen; i++)
+    for (size_t i = subs; i < plen; i++)
         t = t << 8 | (unsigned char)member[i];
     *tie = (int64_t)(t & ((UINT64_C(1) << 62) - 1));
     return plen;
+}
+
+void score_codec_sub_bytes(int asc, int64_t v, unsigned char out[SCORE_SUB_BYTES])
+{
+    uint64_t u = (uint64_t)(asc ? v : -v) ^ (UINT64_C(1) << 63);
+    for (int i = SCORE_SUB_BYTES - 1; i >= 0; i--, u >>= 8)
+        out[i] = (unsigned char)(u & 0xff);
+}
+
+int score_codec_member_subscores(const struct score_layout *layout, const char *member, size_t len,
+                                 int64_t sub[SCORE_SUB_MAX])
+{
+    memset(sub, 0, sizeof(int64_t) * SCORE_SUB_MAX);
+    if (len < score_codec_member_prefix(layout))
+        return -EINVAL;
+    for (int c = 0; c < layout->nsub && c < SCORE_SUB_MAX; c++) {
+        uint64_t u = 0;
+        for (int i = 0; i < SCORE_SUB_BYTES; i++)
+            u = u << 8 | (unsigned char)member[c * SCORE_SUB_BYTES + i];
+        int64_t k = (int64_t)(u ^ (UINT64_C(1) << 63));
+        sub[c] = layout->sub_asc[c] ? k : -k;
+    }
+    return 0;
 }
 
 int64_t score_codec_scaled_max(const struct score_layout *layout)

@@ -55,6 +55,13 @@ enum score_tiebreak { SCORE_TIEBREAK_FIRST = 0, SCORE_TIEBREAK_LAST = 1, SCORE_T
 
 /** Bytes of the tie position a `wide` board's set member starts with (tiebreak first|last). */
 #define SCORE_WIDE_TIE_BYTES 8
+/** Sub-score columns a board may have (`subscores`), and the bytes of each in a set member. */
+#define SCORE_SUB_MAX 4
+#define SCORE_SUB_BYTES 8
+/** Largest |sub-score|: 2^53 - 1, as for scores (exact in a double, in Lua and in JSON). */
+#define SCORE_SUB_ABS_MAX ((INT64_C(1) << 53) - 1)
+/** Room for score_layout_text: "wide:" and a letter per column, NUL. */
+#define SCORE_LAYOUT_TEXT_MAX 16
 
 /** How one board encodes scores. */
 struct score_layout {
@@ -64,6 +71,8 @@ struct score_layout {
     int wide; /**< 0 `packed`: the tie position in the stored value's low bits; 1 `wide`: the
                *   stored value is the key, the tie position a big-endian prefix of the set member
                *   (tiebreak first|last), so every key of the `id` range is accepted */
+    int nsub; /**< sub-score columns, 0 .. SCORE_SUB_MAX (a board with any is `wide`) */
+    unsigned char sub_asc[SCORE_SUB_MAX]; /**< per column: 1 asc (lower ranks first), 0 desc */
 };
 
 /** "desc" or "asc": the name the API and the settings hash use. Never NULL. */
@@ -75,11 +84,22 @@ const char *score_tiebreak_name(enum score_tiebreak t);
 /** "packed" or "wide" (score_layout.wide): the name the API and the settings hash use. */
 const char *score_layout_name(int wide);
 
+/** The settings hash's text of a layout's score_layout field: "packed", "wide", or with
+ *  sub-scores "wide:" and a letter per column, 'd' desc or 'a' asc ("wide:da"). The scripts
+ *  compare it whole, so a write or read made under other columns is refused as a stale layout.
+ *  Writes at most SCORE_LAYOUT_TEXT_MAX bytes with the NUL; returns out. */
+char *score_layout_text(const struct score_layout *layout, char *out);
+
+/** Parse a settings hash's score_layout text (score_layout_text's forms) into layout->wide,
+ *  nsub and sub_asc; anything else (an absent field: NULL) is `packed` without sub-scores. */
+void score_layout_parse(const char *text, struct score_layout *layout);
+
 /** Tie bits T of a layout: SCORE_TIE_BITS, or 0 for tiebreak id and for a `wide` layout. */
 int score_codec_tie_bits(const struct score_layout *layout);
 
-/** Bytes a set member holds before the id: SCORE_WIDE_TIE_BYTES on a `wide` board with tiebreak
- *  first|last, else 0 (the member is the id). */
+/** Bytes a set member holds before the id: SCORE_SUB_BYTES per sub-score column, then
+ *  SCORE_WIDE_TIE_BYTES on a `wide` board with tiebreak first|last; 0 (the member is the id) on
+ *  a packed board. */
 size_t score_codec_member_prefix(const struct score_layout *layout);
 
 /** Split a set member of `len` bytes into its tie position (*tie, 0 when the layout has none)
@@ -87,6 +107,16 @@ size_t score_codec_member_prefix(const struct score_layout *layout);
  *  is shorter than the prefix: a member rankd did not write, taken whole as the id). */
 size_t score_codec_member_split(const struct score_layout *layout, const char *member, size_t len,
                                 int64_t *tie);
+
+/** The sub-scores of a set member (layout->nsub values into sub[], as the client sent them);
+ *  0, or -EINVAL when the member is shorter than the prefix (sub[] zeroed). */
+int score_codec_member_subscores(const struct score_layout *layout, const char *member, size_t len,
+                                 int64_t sub[SCORE_SUB_MAX]);
+
+/** The SCORE_SUB_BYTES of one sub-score in a set member: its column key (-v on a desc column, v
+ *  on an asc one, so a smaller key ranks first) plus 2^63, big-endian, so memcmp order is rank
+ *  order. |v| <= SCORE_SUB_ABS_MAX. */
+void score_codec_sub_bytes(int asc, int64_t v, unsigned char out[SCORE_SUB_BYTES]);
 
 /** Largest |scaled| the layout accepts. */
 int64_t score_codec_scaled_max(const struct score_layout *layout);

@@ -20,6 +20,10 @@ if not stored then return 0 end
 if exports then export_note(KEYS[1], exports, KEYS[2], {[sm] = tonumber(stored)}) end
 redis.call('ZREM', KEYS[2], sm)
 if plen > 0 then redis.call('HDEL', KEYS[4], ARGV[1]) end
-local base = tie_base(tiebreak, s[3])
-dense_update(KEYS[2], KEYS[3], base, {}, {[math.floor(tonumber(stored) / base)] = true})
+local base, spl = tie_base(tiebreak, s[3]), SUB_BYTES * sub_count(s[3])
+if spl > 0 then
+  dense_tuples(KEYS[2], KEYS[3], {}, tuples_of({sm, stored}, spl))
+else
+  dense_update(KEYS[2], KEYS[3], base, {}, {[math.floor(tonumber(stored) / base)] = true})
+end
 return 1

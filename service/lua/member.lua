@@ -3,16 +3,18 @@
 -- member.lua -- one member's stored score, rank and record, with the board settings. O(log N).
 -- KEYS and ARGV[1..4] as prelude_read.lua; ARGV[5] member
 -- Reply: nil when the board does not exist, the prelude's {'retry', ...} or
---   {'dense_unavailable'}, else {settings, total, stored|nil, rank0|nil, record|nil, rank|nil}
---   (rank0 the 0-based ordinal position, rank the 1-based rank of the type asked)
+--   {'dense_unavailable'}, else {settings, total, stored|nil, rank0|nil, record|nil, rank|nil,
+--   set member|nil} (rank0 the 0-based ordinal position, rank the 1-based rank of the type
+--   asked; the set member on a `wide` board, whose prefix holds the sub-scores)
 --@prelude
 local sm = member_of(ARGV[5])
 local stored = sm and redis.call('ZSCORE', KEYS[2], sm)
 local rank0, rank = false, false
 if stored then
   rank0 = redis.call('ZRANK', KEYS[2], sm)
-  rank = rank_of(tonumber(stored), rank0)
+  rank = rank_of(tonumber(stored), rank0, sm)
 end
 local record = false
 if KEYS[3] ~= KEYS[1] then record = redis.call('HGET', KEYS[3], ARGV[5]) end
-return {settings, redis.call('ZCARD', KEYS[2]), stored, rank0, record, rank}
+return {settings, redis.call('ZCARD', KEYS[2]), stored, rank0, record, rank,
+        stored and plen > 0 and sm or false}

@@ -38,7 +38,9 @@ for b = 0, #KEYS / 4 - 1 do
     local rank0, rank = false, false
     if stored then
       rank0 = redis.call('ZRANK', z, sm)
-      rank = rank_in(z, d, tie_base(s.tiebreak, s.score_layout), kind, tonumber(stored), rank0, nil)
+      local spl = SUB_BYTES * sub_count(s.score_layout)
+      rank = rank_in(z, d, tie_base(s.tiebreak, s.score_layout), kind, tonumber(stored), rank0, nil,
+                     spl > 0 and sm:sub(1, spl) or nil)
     end
     out[#out + 1] = {flat, redis.call('ZCARD', z), stored, rank0, rank}
   end

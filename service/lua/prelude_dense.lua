@@ -53,3 +53,30 @@ local function dense_cut(z, d, base, first, last)
   end
   dense_update(z, d, base, {}, {[kf] = true, [kl] = true})
 end
+-- A sub-score board's D holds its distinct tuples (tuple_text, prelude_layout.lua). After
+-- members moved: `held` and `left` map tuple text -> {key, sp}: D gains the held tuples and
+-- loses the left ones no member holds any more (tuple_first). O(k log N * log g) for k tuples.
+local function dense_tuples(z, d, held, left)
+  local adds, gone = {}, {}
+  for t, v in pairs(held) do
+    adds[#adds + 1] = key_text(v[1])
+    adds[#adds + 1] = t
+  end
+  if #adds > 0 then redis.call('ZADD', d, unpack(adds)) end
+  for t, v in pairs(left) do
+    if not held[t] then
+      local _, has = tuple_first(z, v[1], v[2])
+      if not has then gone[#gone + 1] = t end
+    end
+  end
+  if #gone > 0 then redis.call('ZREM', d, unpack(gone)) end
+end
+-- The tuples of a flat {set member, stored, ...} (removed members) for dense_tuples' `left`.
+local function tuples_of(range, spl)
+  local t = {}
+  for i = 1, #range, 2 do
+    local key, sp = tonumber(range[i + 1]), range[i]:sub(1, spl)
+    t[tuple_text(key, sp)] = {key, sp}
+  end
+  return t
+end

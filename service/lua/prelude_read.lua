@@ -33,6 +33,9 @@ local rank_type, base = ARGV[4], tie_base(s.tiebreak, s.score_layout)
 -- the bytes before the id in a set member (prelude_layout.lua: a `wide` board's tie position);
 -- the range and the members this prelude's helpers return are set members: the caller strips them
 local plen = member_prefix(s.tiebreak, s.score_layout)
+-- the sub-score bytes a set member starts with (0 on a board without sub-scores): equal scores
+-- with equal sub-scores tie in the competition and dense ranks
+local spl = SUB_BYTES * sub_count(s.score_layout)
 -- the set member of an id (false: absent), through the set's ids hash: KEYS[5] of the scripts
 -- that are given an id (member.lua, around.lua, lookup.lua)
 local function member_of(id)
@@ -63,8 +66,10 @@ local function rows(start, count)
 end
 local memo = {}
 -- the rank of the member with stored value `stored` at 0-based position r0, by the rank type
-local function rank_of(stored, r0)
-  return rank_in(KEYS[2], KEYS[4], base, rank_type, stored, r0, memo)
+-- (sm: its set member, read on a sub-score board)
+local function rank_of(stored, r0, sm)
+  return rank_in(KEYS[2], KEYS[4], base, rank_type, stored, r0, memo,
+                 spl > 0 and sm and sm:sub(1, spl) or nil)
 end
 -- The ranks of a range {member, stored, ...} from 0-based position start, by the rank type: {}
 -- for ordinal (the caller counts). Ranks are global: the first entry's is asked of the whole set
@@ -74,12 +79,14 @@ local function ranks(range, start)
   local out = {}
   if (rank_type ~= 'competition' and rank_type ~= 'dense') or #range == 0 then return out end
   local prev = math.floor(tonumber(range[2]) / base)
-  local r = rank_of(tonumber(range[2]), start)
+  local prevsp = spl > 0 and range[1]:sub(1, spl)
+  local r = rank_of(tonumber(range[2]), start, range[1])
   out[1] = r
   for i = 2, #range / 2 do
     local key = math.floor(tonumber(range[2 * i]) / base)
-    if key ~= prev then
-      prev = key
+    local sp = spl > 0 and range[2 * i - 1]:sub(1, spl)
+    if key ~= prev or sp ~= prevsp then
+      prev, prevsp = key, sp
       if rank_type == 'competition' then r = start + i else r = r + 1 end
     end
     out[i] = r

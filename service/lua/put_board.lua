@@ -48,7 +48,9 @@ for i = 1, 5 do
 end
 if not shaping and ARGV[16] and ARGV[16] ~= '' and
    ARGV[16] ~= (s.score_layout or BOARD_SCORE_LAYOUT_DEFAULT) then
-  shaping = 'score_layout'
+  -- the sub-score columns ride in the same field ('wide:da', score_codec.h)
+  local was = s.score_layout or BOARD_SCORE_LAYOUT_DEFAULT
+  shaping = (ARGV[16]:find(':') or was:find(':')) and 'subscores' or 'score_layout'
 end
 if shaping then
   for i = 2, 3 + nkeep do

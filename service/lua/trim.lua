@@ -38,6 +38,10 @@ if plen > 0 then
   for i = 1, #ids do ids[i] = ids[i]:sub(plen + 1) end
   redis.call('HDEL', KEYS[4], unpack(ids))
 end
-local base = tie_base(s[1], s[3])
-dense_cut(KEYS[1], KEYS[2], base, tonumber(range[2]), tonumber(range[#range]))
+local base, spl = tie_base(s[1], s[3]), SUB_BYTES * sub_count(s[3])
+if spl > 0 then
+  dense_tuples(KEYS[1], KEYS[2], {}, tuples_of(range, spl))
+else
+  dense_cut(KEYS[1], KEYS[2], base, tonumber(range[2]), tonumber(range[#range]))
+end
 return removed

@@ -12,6 +12,7 @@
 --   made under), or 'check': a bound was refused under ARGV[5..7], is that the board's layout?
 --   ARGV[15] size (0: the board's), ARGV[16] the edge's tie position on a `wide` board ('' none),
 --   ARGV[17] score_layout (of the layout the range's keys were made under, with ARGV[5..7])
+--   ARGV[18] the edge's sub-score bytes on a board with sub-scores ('' none)
 -- Reply: nil when the board does not exist, the prelude's {'retry', ...} or
 --   {'dense_unavailable'}, {'layout', settings} (judge the bounds again under these),
 --   {'refused', settings} ('check': the layout held, the refusal stands),
@@ -54,9 +55,13 @@ local function position(stored, id, strictly)
   end
   return lo
 end
--- the edge's set member: on a wide board its tie position's bytes, then its id
+-- the edge's set member: on a wide board its sub-score bytes, its tie position's bytes (tiebreak
+-- first|last), then its id
 local edge = ARGV[13]
-if plen > 0 and mode ~= 'page' then edge = tie_bytes(tonumber(ARGV[16]) or 0) .. ARGV[13] end
+if plen > 0 and mode ~= 'page' then
+  local sub = spl > 0 and ARGV[18] or ''
+  edge = sub .. (plen > spl and tie_bytes(tonumber(ARGV[16]) or 0) or '') .. ARGV[13]
+end
 local start, count
 if mode == 'page' then
   start = first + (tonumber(ARGV[11]) - 1) * size

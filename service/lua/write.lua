@@ -79,6 +79,7 @@
 --@prelude export
 --@prelude dense
 --@prelude wide
+--@prelude subscores
 --@prelude defaults
 local KB, HB, H0 = 6, 14, 10
 local TRIM_SLACK = 64 -- members a write may remove beyond its own entries (a lowered max_members)
@@ -204,13 +205,17 @@ for b = 0, nb - 1 do
     local z, base, tiebreak, kmax = key_of(b, 1), tonumber(hdr(b, 0)), hdr(b, 1), tonumber(hdr(b, 2))
     local cur, cur0 = {}, {} -- member -> stored value (number) or false: now, before the call
     -- wide: member -> its set member before the call (false: none), the next tie position
-    local plen, sm0, seq = member_prefix(tiebreak, hdr(b, 13)), {}, 0
+    local layout = hdr(b, 13)
+    local plen, sm0, seq = member_prefix(tiebreak, layout), {}, 0
+    -- a sub-score board: member -> its column keys now (nil: none)
+    local nsub, cursub = sub_count(layout), {}
     if plen > 0 and #members > 0 then
       local p = redis.call('HMGET', key_of(b, 6), unpack(members))
       local sms = {}
       for i = 1, #members do
         sm0[members[i]] = p[i] and p[i] .. members[i] or false
         if p[i] then sms[#sms + 1] = sm0[members[i]] end
+        if p[i] and nsub > 0 then cursub[members[i]] = sub_keys(p[i], nsub) end
       end
       local got = #sms > 0 and redis.call('ZMSCORE', z, unpack(sms)) or {}
       local j = 0
@@ -233,25 +238,32 @@ for b = 0, nb - 1 do
     if atomic then
       -- would any entry leave the range? (members repeated in the call included), before a full
       -- group could cut the call: all or nothing for range holds across the calls of a write
-      local keys = {}
+      local keys, subs = {}, {}
       for i = first, n - 1 do
         local e = E0 + EV * i
         local member, k = ARGV[e], e + 3 + 3 * b
         if keys[member] == nil then
           keys[member] = cur[member] and math.floor(cur[member] / base) or false
+          subs[member] = cursub[member]
         end
-        local op, lo, hi = ARGV[e + 1], nil, nil
+        local op, st = entry_op(ARGV[e + 1])
+        local lo, hi = nil, nil
         if op == 'incr' then lo, hi = tonumber(ARGV[k + 1]), tonumber(ARGV[k + 2]) end
         local key = result_key(op, tonumber(ARGV[k]), keys[member] or nil, lo, hi)
-        if key > kmax or key < -kmax then return {2, i, '', b, 0} end
-        keys[member] = key
+        local ck = nil
+        if nsub > 0 then
+          key, ck = sub_result(op, key, tonumber(ARGV[k]), keys[member] or nil, subs[member],
+                               sub_given(st, layout))
+        end
+        if key > kmax or key < -kmax or ck == false then return {2, i, '', b, 0} end
+        keys[member], subs[member] = key, ck
       end
     end
     -- adds_before[i]: the ZADD values of the entries before entry i (a full group cuts there);
     -- known: keys some member held before the call (their tie group was read), texts: the keys
     -- written as the caller sent them (exact text, no formatting), refused: entries refused alone
     local plan = {adds = {}, results = {}, adds_before = {}, cur0 = cur0, known = {}, texts = {},
-                  refused = {}, plen = plen, sm0 = sm0, ids = {}}
+                  refused = {}, plen = plen, sm0 = sm0, ids = {}, spl = SUB_BYTES * nsub}
     -- Whether the distinct scores are kept (dense_state), asked once, before any write of the call
     local dense_known, dense = false, nil
     local function dense_of()
@@ -268,7 +280,7 @@ for b = 0, nb - 1 do
       for i = first, n - 1 do
         local e = E0 + EV * i
         local t = ARGV[e + 3 + 3 * b]
-        if ARGV[e + 1] ~= 'incr' and not tseen[t] then
+        if entry_op(ARGV[e + 1]) ~= 'incr' and not tseen[t] then
           tseen[t] = true
           texts[#texts + 1] = t
         end
@@ -308,26 +320,35 @@ for b = 0, nb - 1 do
     end
     for i = first, n - 1 do
       local e = E0 + EV * i
-      local member, op = ARGV[e], ARGV[e + 1]
+      local member, op, st = ARGV[e], entry_op(ARGV[e + 1])
       local k = e + 3 + 3 * b
       local arg, lo, hi = tonumber(ARGV[k]), nil, nil
       if op == 'incr' then lo, hi = tonumber(ARGV[k + 1]), tonumber(ARGV[k + 2]) end
       local old = cur[member] or nil
       local oldkey = old and math.floor(old / base) or nil
       local key = result_key(op, arg, oldkey, lo, hi)
+      local ck, same = nil, old and key == oldkey
+      if nsub > 0 then
+        key, ck = sub_result(op, key, arg, oldkey, cursub[member], sub_given(st, layout))
+        same = old and ck and tuple_cmp(key, ck, oldkey, cursub[member]) == 0
+      end
       local code, stored, updated = 0, old, 0
       plan.adds_before[i] = #plan.adds
-      if key > kmax or key < -kmax then
+      if key > kmax or key < -kmax or ck == false then
         code = 2 -- refused alone (all or nothing refused the call above)
         plan.refused[i] = true
-      elseif plen > 0 and not (old and key == oldkey) then
-        -- wide: the next tie position (first: ascending; last: descending from 2^53 - 1)
+      elseif plen > 0 and not same then
+        -- wide: the next tie position (first: ascending; last: descending from 2^53 - 1),
+        -- after the sub-score columns of a sub-score board (none on tiebreak id)
         local tie = tiebreak == 'last' and 9007199254740991 - seq or seq
         seq = seq + 1
         stored, updated = key, 1
         cur[member] = stored
+        cursub[member] = ck
+        local prefix = ck and sub_bytes(ck) or ''
+        if tiebreak ~= 'id' then prefix = prefix .. tie_bytes(tie) end
         plan.adds[#plan.adds + 1] = stored
-        plan.adds[#plan.adds + 1] = tie_bytes(tie) .. member
+        plan.adds[#plan.adds + 1] = prefix .. member
         plan.ids[#plan.ids + 1] = member
         if key == arg then plan.texts[key] = ARGV[k] end
       elseif not (old and key == oldkey) then
@@ -400,7 +421,9 @@ for b = 0, nb - 1 do
         listed = 1
         redis.call('PERSIST', z) -- a set an older rankd wrote carries a TTL: it must not expire
       end
-      if dense then
+      if dense and plan.spl > 0 then
+        sub_dense(z, dz, plan, adds, wide)
+      elseif dense then
         -- the keys the written members hold now (ZADD applied the pairs in order: a member's
         -- last pair is its value) and the keys they held before the call
         local final, held, left = {}, {}, {}
@@ -427,7 +450,9 @@ for b = 0, nb - 1 do
           if wide and #popped > 0 then wide_popped(key_of(b, 6), plan.plen, popped) end
           -- the popped members are a run of the set's tail (highest stored values first): the
           -- keys strictly inside it go, its two edge keys are counted
-          if dense and #popped > 0 then
+          if dense and #popped > 0 and plan.spl > 0 then
+            dense_tuples(z, dz, {}, tuples_of(popped, plan.spl))
+          elseif dense and #popped > 0 then
             dense_cut(z, dz, base, tonumber(popped[#popped]), tonumber(popped[2]))
           end
         end

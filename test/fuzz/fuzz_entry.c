@@ -34,13 +34,13 @@ static void check_record(const char *json)
 static void check_score(const struct json_number *score)
 {
     static const struct score_layout layouts[] = {
-        {SCORE_ORDER_DESC, SCORE_TIEBREAK_FIRST, 0, 0},
-        {SCORE_ORDER_ASC, SCORE_TIEBREAK_LAST, 2, 0},
-        {SCORE_ORDER_DESC, SCORE_TIEBREAK_ID, 0, 0},
-        {SCORE_ORDER_ASC, SCORE_TIEBREAK_ID, 9, 0},
-        {SCORE_ORDER_DESC, SCORE_TIEBREAK_FIRST, 9, 0},
-        {SCORE_ORDER_DESC, SCORE_TIEBREAK_FIRST, 0, 1},
-        {SCORE_ORDER_ASC, SCORE_TIEBREAK_LAST, 2, 1},
+        {SCORE_ORDER_DESC, SCORE_TIEBREAK_FIRST, 0, 0, 0, {0}},
+        {SCORE_ORDER_ASC, SCORE_TIEBREAK_LAST, 2, 0, 0, {0}},
+        {SCORE_ORDER_DESC, SCORE_TIEBREAK_ID, 0, 0, 0, {0}},
+        {SCORE_ORDER_ASC, SCORE_TIEBREAK_ID, 9, 0, 0, {0}},
+        {SCORE_ORDER_DESC, SCORE_TIEBREAK_FIRST, 9, 0, 0, {0}},
+        {SCORE_ORDER_DESC, SCORE_TIEBREAK_FIRST, 0, 1, 0, {0}},
+        {SCORE_ORDER_ASC, SCORE_TIEBREAK_LAST, 2, 1, 0, {0}},
     };
     for (size_t i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++) {
         const struct score_layout *l = &layouts[i];

@@ -173,7 +173,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             continue;
         FUZZ_CHECK(d == (double)scaled / score_codec_pow10(dec),
                    "'%.*s' reads %.17g, not %lld / 10^%d", (int)size, s, d, (long long)scaled, dec);
-        struct score_layout l = {SCORE_ORDER_DESC, SCORE_TIEBREAK_ID, dec, 0};
+        struct score_layout l = {SCORE_ORDER_DESC, SCORE_TIEBREAK_ID, dec, 0, 0, {0}};
         int64_t via = 0, lit = 0;
         int lrc = json_number_score(&l, &n, &lit);
         if (lrc == 0)

@@ -29,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     /* board_settings_default's values (board.c is not a pure module) */
     struct board_settings def = {
-        .layout = {SCORE_ORDER_DESC, SCORE_TIEBREAK_FIRST, 0, 0},
+        .layout = {SCORE_ORDER_DESC, SCORE_TIEBREAK_FIRST, 0, 0, 0, {0}},
         .period = PERIOD_NONE,
         .retain = 1,
         .page_size = BOARD_PAGE_SIZE_DEFAULT,

@@ -159,6 +159,7 @@ static const struct {
     {"api", api_suite, 1, 1},
     {"ordering", ordering_suite, 1, 0},
     {"wide", wide_suite, 1, 0},
+    {"subscores", subscores_suite, 1, 0},
     {"cities", cities_suite, 1, 0},
     {"faults", faults_suite, 1, 0},
     {"page_cache", page_cache_suite, 1, 1},

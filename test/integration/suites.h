@@ -61,6 +61,7 @@ Suite *it_suite_with(const char *name, const struct it_timed_case *cases, size_t
 Suite *api_suite(void);
 Suite *ordering_suite(void);
 Suite *wide_suite(void);
+Suite *subscores_suite(void);
 Suite *cities_suite(void);
 Suite *faults_suite(void);
 Suite *page_cache_suite(void);

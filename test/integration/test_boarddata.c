@@ -302,7 +302,7 @@ START_TEST(test_processes_agree_on_retain)
     const struct period_tz utc = {0};
     int64_t old_start = period_start(PERIOD_MONTHLY, &utc, now, -2);
     period_id(PERIOD_MONTHLY, &utc, old_start, old);
-    const struct score_layout layout = {SCORE_ORDER_DESC, SCORE_TIEBREAK_FIRST, 0, 0};
+    const struct score_layout layout = {SCORE_ORDER_DESC, SCORE_TIEBREAK_FIRST, 0, 0, 0, {0}};
     double stored;
     ck_assert_int_eq(score_codec_pack(&layout, score_codec_key(&layout, 5), 0, &stored), 0);
     static const char *const boards[] = {"agree", "agreec"};

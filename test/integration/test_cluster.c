@@ -654,6 +654,27 @@ START_TEST(test_wide_refused_on_cluster)
 }
 END_TEST
 
+/* A board with sub-scores is wide (its set members start with them, and the ids hash maps id to
+ * that prefix), so it is refused on a cluster as wide is, and nothing is created. */
+START_TEST(test_subscores_refused_on_cluster)
+{
+    struct http_result r;
+    const char *subs = "{\"subscores\":[\"desc\",\"asc\"]}";
+    ck_assert_int_eq(
+        http_req(g_port, "PUT", "/boards/cs", subs, strlen(subs), NULL, TEST_TOKEN, &r), 0);
+    ck_assert_msg(r.status == 400 && strstr(r.body, "invalid_field") && strstr(r.body, "Cluster"),
+                  "%ld %s", r.status, r.body);
+    http_result_free(&r);
+    ck_assert_int_eq(it_status("GET", "/boards/cs", NULL), 404);
+    /* nor may a packed board take them later, nor an entry carry them */
+    ck_assert_int_eq(it_status("PUT", "/boards/cs", "{}"), 201);
+    ck_assert_int_eq(it_status("PUT", "/boards/cs", subs), 400);
+    ck_assert_int_eq(
+        it_status("POST", "/boards/cs/scores", "{\"id\":\"a\",\"score\":1,\"subscores\":[1,2]}"),
+        400);
+}
+END_TEST
+
 /* The master of a busy board is killed (SIGKILL): its replica is promoted (cluster-node-timeout
  * 1 s), rankd answers 503 for about the failover's time, then recovers without a restart; no
  * acknowledged write is lost. The node is started again afterwards (it rejoins as a replica). */
@@ -726,6 +747,7 @@ Suite *cluster_suite(void)
         {"reshard_busy", test_reshard_busy_board, 60},
         {"ask_migration", test_ask_during_migration, 60},
         {"wide_refused", test_wide_refused_on_cluster, 30},
+        {"subscores_refused", test_subscores_refused_on_cluster, 30},
         {"failover", test_master_killed_replica_promoted, 90},
     };
     Suite *s = suite_create("cluster");

@@ -244,7 +244,7 @@ static long long pttl_of(const char *board, const char *period)
 /* A score as rankd stores it on a desc/first/0-decimal board (tie 0), as text. */
 static void stored_text(long score, char out[32])
 {
-    const struct score_layout layout = {SCORE_ORDER_DESC, SCORE_TIEBREAK_FIRST, 0, 0};
+    const struct score_layout layout = {SCORE_ORDER_DESC, SCORE_TIEBREAK_FIRST, 0, 0, 0, {0}};
     double stored;
     ck_assert_int_eq(score_codec_pack(&layout, score_codec_key(&layout, score), 0, &stored), 0);
     snprintf(out, 32, "%.17g", stored);

@@ -304,7 +304,7 @@ void fixture_load_board(redisContext *admin, const char *prefix, const char *boa
     redisContext *registry = admin;
     admin =
         redis_admin_for_key(admin, z); /* a cluster: the board's node (one slot, its dense too) */
-    const struct score_layout layout = {SCORE_ORDER_DESC, SCORE_TIEBREAK_FIRST, 0, 0};
+    const struct score_layout layout = {SCORE_ORDER_DESC, SCORE_TIEBREAK_FIRST, 0, 0, 0, {0}};
     const int argc_max = 2 + 2 * ZADD_CHUNK;
     const char **argv = calloc((size_t)argc_max, sizeof(*argv));
     size_t *argvlen = calloc((size_t)argc_max, sizeof(*argvlen));

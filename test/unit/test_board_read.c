@@ -224,7 +224,8 @@ START_TEST(test_prepare_walk)
     struct board_read r;
     board_read_prepare(&g_m, "b", &w, &a, &r);
     ck_assert_ptr_eq(r.script, board_script(SCRIPT_WALK));
-    ck_assert_int_eq(r.nargs, 17);
+    ck_assert_int_eq(r.nargs, 18);
+    ck_assert_uint_eq(r.lens[22], 0); /* no sub-score bytes: a board without sub-scores */
     assert_arg(r.argv, r.lens, 11, "0");
     assert_arg(r.argv, r.lens, 12, "-5");
     ck_assert_uint_eq(r.lens[13], 0); /* no upper bound */

@@ -14,14 +14,27 @@
 START_TEST(test_cursor_round_trips)
 {
     static const struct cursor cases[] = {
-        {CURSOR_NEXT, 1796137190074725585, "", -104857599, "c", 1, 1, 0, 0, 0},
-        {CURSOR_PREV, 0, "2026-W49", 9007199254740992, "a:b:c", 5, 1, 0xffffffffU, 0, 0},
-        {CURSOR_NEXT, INT64_MAX, "2026-11-30T14", -9007199254740992, "caf\xc3\xa9 /+%", 9, 1,
-         0x0000abcdU, 0, 0},
-        {CURSOR_PREV, 42, "2026-11", 0, "x", 1, 1, 0x811c9dc5U, 0, 0},
+        {CURSOR_NEXT, 1796137190074725585, "", -104857599, "c", 1, 1, 0, 0, 0, {0}, 0},
+        {CURSOR_PREV, 0, "2026-W49", 9007199254740992, "a:b:c", 5, 1, 0xffffffffU, 0, 0, {0}, 0},
+        {CURSOR_NEXT,
+         INT64_MAX,
+         "2026-11-30T14",
+         -9007199254740992,
+         "caf\xc3\xa9 /+%",
+         9,
+         1,
+         0x0000abcdU,
+         0,
+         0,
+         {0},
+         0},
+        {CURSOR_PREV, 42, "2026-11", 0, "x", 1, 1, 0x811c9dc5U, 0, 0, {0}, 0},
         /* version 3: a wide board's edge, with its tie position */
-        {CURSOR_NEXT, 7, "", -9007199254740991, "a:1", 3, 1, 0x1U, 1, 9007199254740991},
-        {CURSOR_PREV, 7, "2026-11", 9007199254740991, "b", 1, 1, 0x2U, 1, 0},
+        {CURSOR_NEXT, 7, "", -9007199254740991, "a:1", 3, 1, 0x1U, 1, 9007199254740991, {0}, 0},
+        {CURSOR_PREV, 7, "2026-11", 9007199254740991, "b", 1, 1, 0x2U, 1, 0, {0}, 0},
+        /* version 4: a sub-score board's edge, with its sub-score bytes (':' among them) */
+        {CURSOR_NEXT, 9, "", 12, "c", 1, 1, 0x3U, 1, 5, {0x80, 0, 0x3a, 0xff, 1, 2, 3, 4}, 8},
+        {CURSOR_PREV, 9, "", -1, "d", 1, 1, 0x4U, 1, 0, {[31] = 0xff}, 32},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char text[CURSOR_TEXT_MAX];
@@ -39,11 +52,25 @@ START_TEST(test_cursor_round_trips)
         ck_assert(memcmp(back.id, cases[i].id, back.id_len) == 0);
         ck_assert(back.tagged && back.board_tag == cases[i].board_tag);
         ck_assert(back.has_tie == cases[i].has_tie && back.tie == cases[i].tie);
+        ck_assert(back.sub_len == cases[i].sub_len &&
+                  memcmp(back.sub, cases[i].sub, back.sub_len) == 0);
     }
     /* the longest: a 128-byte id and a 15-byte period */
-    struct cursor big = {CURSOR_NEXT, INT64_MAX, "2026-11-30T14", -9007199254740992, "", 128, 1,
-                         0xffffffffU, 1,         9007199254740991};
+    struct cursor big = {CURSOR_NEXT,
+                         INT64_MAX,
+                         "2026-11-30T14",
+                         -9007199254740992,
+                         "",
+                         128,
+                         1,
+                         0xffffffffU,
+                         1,
+                         9007199254740991,
+                         {0},
+                         0};
     memset(big.id, 'x', 128);
+    memset(big.sub, 0xff, sizeof(big.sub)); /* and 4 sub-score columns */
+    big.sub_len = CURSOR_SUB_BYTES_MAX;
     char text[CURSOR_TEXT_MAX];
     ck_assert_int_eq(cursor_encode(&big, text, sizeof(text)), 0);
     ck_assert_int_eq(cursor_encode(&big, text, 20), -E2BIG);

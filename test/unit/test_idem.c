@@ -106,11 +106,20 @@ START_TEST(test_digest_same_and_other)
         "{\"id\":\"a\",\"score\":2.5,\"op\":\"incr\",\"floor\":0}",
         "{\"id\":\"a\",\"score\":2.5,\"op\":\"incr\",\"ceiling\":0}",
         "{\"id\":\"a\",\"score\":2.5,\"op\":\"incr\",\"record\":{}}",
+        "{\"id\":\"a\",\"score\":2.5,\"op\":\"incr\",\"subscores\":[0]}",
+        "{\"id\":\"a\",\"score\":2.5,\"op\":\"incr\",\"subscores\":[1,2]}",
     };
     for (size_t i = 0; i < sizeof(others) / sizeof(others[0]); i++) {
         digest_of(IDEM_ENTRY, others[i], b);
         ck_assert_msg(strcmp(a, b) != 0, "%s has the digest of another request", others[i]);
     }
+    /* sub-scores count in order: [1,2] is not [2,1] nor [12] */
+    char c[65];
+    digest_of(IDEM_ENTRY, "{\"id\":\"a\",\"score\":1,\"subscores\":[1,2]}", b);
+    digest_of(IDEM_ENTRY, "{\"id\":\"a\",\"score\":1,\"subscores\":[2,1]}", c);
+    ck_assert_str_ne(b, c);
+    digest_of(IDEM_ENTRY, "{\"id\":\"a\",\"score\":1,\"subscores\":[12]}", c);
+    ck_assert_str_ne(b, c);
     digest_of(IDEM_BATCH, "{\"id\":\"a\",\"score\":2.5,\"op\":\"incr\"}", b);
     ck_assert_str_ne(a, b); /* a batch of that one entry is another request */
     struct entry_in e;

@@ -133,13 +133,13 @@ END_TEST
 
 /* ---------------------------------------------------------------- the judge */
 
-static const struct score_layout first0 = {SCORE_ORDER_DESC, SCORE_TIEBREAK_FIRST, 0, 0};
-static const struct score_layout first1 = {SCORE_ORDER_DESC, SCORE_TIEBREAK_FIRST, 1, 0};
-static const struct score_layout first2 = {SCORE_ORDER_DESC, SCORE_TIEBREAK_FIRST, 2, 0};
-static const struct score_layout first9 = {SCORE_ORDER_ASC, SCORE_TIEBREAK_FIRST, 9, 0};
-static const struct score_layout id0 = {SCORE_ORDER_DESC, SCORE_TIEBREAK_ID, 0, 0};
-static const struct score_layout id1 = {SCORE_ORDER_DESC, SCORE_TIEBREAK_ID, 1, 0};
-static const struct score_layout id3 = {SCORE_ORDER_DESC, SCORE_TIEBREAK_ID, 3, 0};
+static const struct score_layout first0 = {SCORE_ORDER_DESC, SCORE_TIEBREAK_FIRST, 0, 0, 0, {0}};
+static const struct score_layout first1 = {SCORE_ORDER_DESC, SCORE_TIEBREAK_FIRST, 1, 0, 0, {0}};
+static const struct score_layout first2 = {SCORE_ORDER_DESC, SCORE_TIEBREAK_FIRST, 2, 0, 0, {0}};
+static const struct score_layout first9 = {SCORE_ORDER_ASC, SCORE_TIEBREAK_FIRST, 9, 0, 0, {0}};
+static const struct score_layout id0 = {SCORE_ORDER_DESC, SCORE_TIEBREAK_ID, 0, 0, 0, {0}};
+static const struct score_layout id1 = {SCORE_ORDER_DESC, SCORE_TIEBREAK_ID, 1, 0, 0, {0}};
+static const struct score_layout id3 = {SCORE_ORDER_DESC, SCORE_TIEBREAK_ID, 3, 0, 0, {0}};
 
 static const struct {
     const struct score_layout *layout;

@@ -186,7 +186,7 @@ END_TEST
 /* The sign change itself: (-1, cap-1) < (0, 0) and (0, cap-1) < (1, 0), with nothing between. */
 START_TEST(test_pack_sign_change_neighbours)
 {
-    struct score_layout l = {SCORE_ORDER_DESC, (enum score_tiebreak)_i, 0, 0};
+    struct score_layout l = {SCORE_ORDER_DESC, (enum score_tiebreak)_i, 0, 0, 0, {0}};
     int64_t last = tie_limit(&l) - 1;
     double a, b, c, d;
     ck_assert_int_eq(score_codec_pack(&l, -1, last, &a), 0);
@@ -248,7 +248,7 @@ END_TEST
 
 START_TEST(test_ties_order_within_key)
 {
-    struct score_layout l = {SCORE_ORDER_DESC, SCORE_TIEBREAK_FIRST, 2, 0};
+    struct score_layout l = {SCORE_ORDER_DESC, SCORE_TIEBREAK_FIRST, 2, 0, 0, {0}};
     double s0, s1;
     ck_assert_int_eq(score_codec_pack(&l, 500, 0, &s0), 0);
     ck_assert_int_eq(score_codec_pack(&l, 500, 1, &s1), 0);
@@ -273,7 +273,7 @@ START_TEST(test_id_layout_exact_near_max)
     size_t used = 0;
     int failed = 0;
     for (int d = 0; d <= SCORE_DECIMALS_MAX; d++) {
-        struct score_layout l = {SCORE_ORDER_DESC, SCORE_TIEBREAK_ID, d, 0};
+        struct score_layout l = {SCORE_ORDER_DESC, SCORE_TIEBREAK_ID, d, 0, 0, {0}};
         int64_t max = score_codec_scaled_max(&l);
         int bad = 0;
         int64_t ex = 0, got = 0;
@@ -306,7 +306,7 @@ END_TEST
  * double is exactly one of them (contract: exact, else -EDOM/-ERANGE, never rounded). */
 START_TEST(test_id_layout_no_silent_rounding)
 {
-    struct score_layout l = {SCORE_ORDER_DESC, SCORE_TIEBREAK_ID, 2, 0};
+    struct score_layout l = {SCORE_ORDER_DESC, SCORE_TIEBREAK_ID, 2, 0, 0, {0}};
     ck_assert_double_eq(90071992547409.90, 90071992547409.91); /* one double, two decimals */
     int64_t s = -1;
     int rc = score_codec_scale(&l, 90071992547409.90, &s);
@@ -319,7 +319,7 @@ END_TEST
 
 static int64_t scale_ok(int decimals, double score)
 {
-    struct score_layout l = {SCORE_ORDER_DESC, SCORE_TIEBREAK_FIRST, decimals, 0};
+    struct score_layout l = {SCORE_ORDER_DESC, SCORE_TIEBREAK_FIRST, decimals, 0, 0, {0}};
     int64_t s = -12345;
     int rc = score_codec_scale(&l, score, &s);
     ck_assert_msg(rc == 0, "scale(%.17g, decimals %d) = %d", score, decimals, rc);
@@ -328,7 +328,7 @@ static int64_t scale_ok(int decimals, double score)
 
 static int scale_rc(enum score_tiebreak tb, int decimals, double score)
 {
-    struct score_layout l = {SCORE_ORDER_DESC, tb, decimals, 0};
+    struct score_layout l = {SCORE_ORDER_DESC, tb, decimals, 0, 0, {0}};
     int64_t s = -12345;
     int rc = score_codec_scale(&l, score, &s);
     if (rc != 0)
@@ -378,7 +378,7 @@ END_TEST
 static void check_range(enum score_tiebreak tb, int decimals, double want)
 {
     for (int o = 0; o < 2; o++) {
-        struct score_layout l = {(enum score_order)o, tb, decimals, 0};
+        struct score_layout l = {(enum score_order)o, tb, decimals, 0, 0, {0}};
         double lo = 1, hi = -1;
         score_codec_range(&l, &lo, &hi);
         ck_assert_double_eq(hi, want);
@@ -395,8 +395,8 @@ START_TEST(test_range)
     check_range(SCORE_TIEBREAK_LAST, 2, 42949672.95);
     check_range(SCORE_TIEBREAK_FIRST, 9, 4.294967295);
 
-    struct score_layout tied = {SCORE_ORDER_DESC, SCORE_TIEBREAK_FIRST, 0, 0};
-    struct score_layout id = {SCORE_ORDER_DESC, SCORE_TIEBREAK_ID, 0, 0};
+    struct score_layout tied = {SCORE_ORDER_DESC, SCORE_TIEBREAK_FIRST, 0, 0, 0, {0}};
+    struct score_layout id = {SCORE_ORDER_DESC, SCORE_TIEBREAK_ID, 0, 0, 0, {0}};
     ck_assert_int_eq(score_codec_scaled_max(&tied), INT64_C(4294967295));
     ck_assert_int_eq(score_codec_scaled_max(&id), INT64_C(9007199254740991));
     ck_assert_int_eq(score_codec_tie_bits(&tied), 21);
@@ -406,7 +406,7 @@ END_TEST
 
 static void unpack_rejects(enum score_tiebreak tb, double stored)
 {
-    struct score_layout l = {SCORE_ORDER_DESC, tb, 0, 0};
+    struct score_layout l = {SCORE_ORDER_DESC, tb, 0, 0, 0, {0}};
     int64_t k = 7, t = 7;
     double score = 7;
     ck_assert_msg(score_codec_unpack(&l, stored, &k, &t) == -ERANGE,
@@ -442,7 +442,7 @@ END_TEST
 START_TEST(test_unpack_negative_floor)
 {
     /* negative stored values split with floor division: tie stays in 0..cap-1 */
-    struct score_layout l = {SCORE_ORDER_ASC, SCORE_TIEBREAK_LAST, 0, 0};
+    struct score_layout l = {SCORE_ORDER_ASC, SCORE_TIEBREAK_LAST, 0, 0, 0, {0}};
     int64_t k, t;
     ck_assert_int_eq(score_codec_unpack(&l, -1.0, &k, &t), 0);
     ck_assert_int_eq(k, -1);
@@ -463,7 +463,7 @@ START_TEST(test_bit_budget)
                      SCORE_EXACT_SCALED_MAX);
     ck_assert_int_eq(SCORE_EXACT_SCALED_MAX, (INT64_C(1) << 53) - 1);
 
-    struct score_layout l = {SCORE_ORDER_DESC, SCORE_TIEBREAK_FIRST, 0, 0};
+    struct score_layout l = {SCORE_ORDER_DESC, SCORE_TIEBREAK_FIRST, 0, 0, 0, {0}};
     double top, below, bottom;
     ck_assert_int_eq(score_codec_pack(&l, SCORE_TIED_SCALED_MAX, SCORE_TIE_CAP - 1, &top), 0);
     ck_assert_double_eq(top, 9007199254740991.0);
@@ -481,13 +481,63 @@ START_TEST(test_bit_budget)
     ck_assert_int_eq(k, -SCORE_TIED_SCALED_MAX);
     ck_assert_int_eq(t, 0);
 
-    struct score_layout id = {SCORE_ORDER_ASC, SCORE_TIEBREAK_ID, 0, 0};
+    struct score_layout id = {SCORE_ORDER_ASC, SCORE_TIEBREAK_ID, 0, 0, 0, {0}};
     double s;
     ck_assert_int_eq(score_codec_pack(&id, SCORE_EXACT_SCALED_MAX, 0, &s), 0);
     ck_assert_double_eq(s, 0x1p53 - 1);
     ck_assert_int_eq(score_codec_pack(&id, -SCORE_EXACT_SCALED_MAX, 0, &s), 0);
     ck_assert_double_eq(s, -(0x1p53 - 1));
     ck_assert_int_eq(score_codec_pack(&id, SCORE_EXACT_SCALED_MAX + 1, 0, &s), -ERANGE);
+}
+END_TEST
+
+/* Sub-score bytes: memcmp order of the bytes is rank order of the values in each direction
+ * (asc: smaller first; desc: larger first), over the whole +-(2^53 - 1); the member split and
+ * the layout's text round-trip. */
+START_TEST(test_subscore_bytes_order)
+{
+    static const int64_t v[] = {-SCORE_SUB_ABS_MAX, -(INT64_C(1) << 40), -256, -1, 0, 1, 255, 256,
+                                INT64_C(1) << 32,   SCORE_SUB_ABS_MAX};
+    size_t n = sizeof(v) / sizeof(v[0]);
+    for (int asc = 0; asc <= 1; asc++)
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j < n; j++) {
+                unsigned char a[SCORE_SUB_BYTES], b[SCORE_SUB_BYTES];
+                score_codec_sub_bytes(asc, v[i], a);
+                score_codec_sub_bytes(asc, v[j], b);
+                int c = memcmp(a, b, SCORE_SUB_BYTES);
+                int want = i == j ? 0 : (asc ? (i < j) : (i > j)) ? -1 : 1;
+                ck_assert_msg((c > 0) - (c < 0) == want, "asc %d: %lld vs %lld", asc,
+                              (long long)v[i], (long long)v[j]);
+            }
+    struct score_layout l = {SCORE_ORDER_DESC, SCORE_TIEBREAK_FIRST, 0, 0, 0, {0}};
+    score_layout_parse("wide:dad", &l);
+    ck_assert(l.wide && l.nsub == 3 && !l.sub_asc[0] && l.sub_asc[1] && !l.sub_asc[2]);
+    char text[SCORE_LAYOUT_TEXT_MAX];
+    ck_assert_str_eq(score_layout_text(&l, text), "wide:dad");
+    ck_assert_uint_eq(score_codec_member_prefix(&l), 3 * SCORE_SUB_BYTES + SCORE_WIDE_TIE_BYTES);
+    char member[3 * SCORE_SUB_BYTES + SCORE_WIDE_TIE_BYTES + 2];
+    score_codec_sub_bytes(0, -SCORE_SUB_ABS_MAX, (unsigned char *)member);
+    score_codec_sub_bytes(1, 7, (unsigned char *)member + 8);
+    score_codec_sub_bytes(0, SCORE_SUB_ABS_MAX, (unsigned char *)member + 16);
+    memset(member + 24, 0, 7);
+    member[31] = 42;
+    memcpy(member + 32, "id", 2);
+    int64_t sub[SCORE_SUB_MAX], tie;
+    ck_assert_int_eq(score_codec_member_subscores(&l, member, sizeof(member), sub), 0);
+    ck_assert(sub[0] == -SCORE_SUB_ABS_MAX && sub[1] == 7 && sub[2] == SCORE_SUB_ABS_MAX);
+    ck_assert_uint_eq(score_codec_member_split(&l, member, sizeof(member), &tie), 32);
+    ck_assert_int_eq(tie, 42);
+    l.tiebreak = SCORE_TIEBREAK_ID; /* no tie position: the id follows the sub-scores */
+    ck_assert_uint_eq(score_codec_member_prefix(&l), 3 * SCORE_SUB_BYTES);
+    static const char *const bad[] = {"wide:", "wide:x", "wide:ddddd", "wide;d", "packed"};
+    for (size_t i = 0; i < 5; i++) {
+        score_layout_parse(bad[i], &l);
+        ck_assert_msg(l.nsub == 0 && l.wide == 0, "%s", bad[i]);
+    }
+    score_layout_parse("wide", &l);
+    ck_assert(l.wide && l.nsub == 0);
+    ck_assert_str_eq(score_layout_text(&l, text), "wide");
 }
 END_TEST
 
@@ -523,6 +573,7 @@ Suite *score_codec_suite(void)
     tcase_add_test(tc, test_unpack_rejects);
     tcase_add_test(tc, test_unpack_negative_floor);
     tcase_add_test(tc, test_bit_budget);
+    tcase_add_test(tc, test_subscore_bytes_order);
     suite_add_tcase(s, tc);
 
     return s;

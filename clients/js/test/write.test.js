@@ -243,6 +243,43 @@ describe('one entry on several boards', () => {
     });
 });
 
+describe('sub-scores', () => {
+    it('a board of laps (desc) then time (asc): set, best and incr; every read carries them', async () => {
+        const race = uniqueBoard('jswsub');
+        const s = await w.putBoard(race, { subscores: ['asc'], page_ttl_ms: 0 });
+        assert.deepEqual([s.score_layout, s.subscores], ['wide', ['asc']]);
+        await w.writeScores(race, [
+            { id: 'ana', score: 12, subscores: [95310] },
+            { id: 'bo', score: 12, subscores: [94870] },
+            { id: 'cy', score: 11, subscores: [90000] },
+        ]);
+        const ids = async () => (await w.page(race, 1)).items.map((it) => [it.id, it.score, it.subscores]);
+        assert.deepEqual(await ids(), [['bo', 12, [94870]], ['ana', 12, [95310]], ['cy', 11, [90000]]]);
+        // best keeps the better tuple: a slower time on the same laps loses, a faster one wins
+        assert.equal((await w.writeScore(race, { id: 'ana', score: 12, subscores: [96000], op: 'best' })).updated, false);
+        assert.equal((await w.writeScore(race, { id: 'ana', score: 12, subscores: [94000], op: 'best' })).rank, 1);
+        // incr adds element-wise
+        await w.writeScore(race, { id: 'cy', score: 1, subscores: [4000], op: 'incr' });
+        const m = await w.member(race, 'cy');
+        assert.deepEqual([m.score, m.subscores, m.rank], [12, [94000], 2]); // ana reached it first
+        assert.deepEqual((await w.member(race, 'cy', { rankType: 'competition' })).rank, 1);
+        assert.deepEqual((await w.member(race, 'ana', { rankType: 'competition' })).rank, 1);
+        assert.deepEqual((await w.member(race, 'bo', { rankType: 'dense' })).rank, 2);
+        // a wrong count, a fraction and an exponent are refused, nothing written
+        for (const bad of [[1, 2], [1.5], ['3']]) {
+            const e = await rejection(w.writeScore(race, { id: 'dee', score: 1, subscores: bad }));
+            assert.deepEqual([e.status, e.code], [400, 'invalid_field']);
+        }
+        const raw = await fetch(`${BASE}/boards/${race}/scores`, {
+            method: 'POST', headers: { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' },
+            body: '{"id":"dee","score":1,"subscores":[1e3]}',
+        });
+        assert.equal(raw.status, 400);
+        assert.equal((await w.page(race, 1)).total, 3);
+        await w.deleteBoard(race);
+    });
+});
+
 describe('read your writes', () => {
     it('page(..., {minVersion}) is never a page cached before that write', async () => {
         const rw = uniqueBoard('jswrw');
