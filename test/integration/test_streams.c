@@ -534,6 +534,72 @@ START_TEST(test_owner_leaves_other_thread_takes_over)
 }
 END_TEST
 
+static void cors_origin(struct config *cfg)
+{
+    snprintf(cfg->cors_text, sizeof(cfg->cors_text), "https://app.example");
+}
+
+/* 1 when the raw header block says Vary: `what` on a line of its own (rankd sends each Vary
+ * filter's value as its own line). */
+static int varies(const char *head, const char *what)
+{
+    char line[64];
+    snprintf(line, sizeof(line), "\r\nVary: %s\r\n", what);
+    return strcasestr(head, line) != NULL;
+}
+
+/* Every reply of a rank read says Vary: Accept (a GET's JSON, its 304, a score range's page, an
+ * error, the event stream itself), so that a shared cache never answers a GET with a stream or
+ * an EventSource with JSON; the gzip and CORS filters' Vary lines stay beside it; a route that
+ * does not stream says no such thing. Before: no Vary: Accept on any of them. */
+START_TEST(test_vary_accept)
+{
+    put_board("varied", "{\"page_ttl_ms\":1000}");
+    it_post_score("varied", "{\"id\":\"a\",\"score\":5}");
+    struct rankd *app = rankd_test_start_with(g_redis.port, TEST_TOKEN, cors_origin, NULL);
+    int port = rankd_port(app);
+    char etag[96], inm[160];
+    free(get_page("/boards/varied/rank?page=1", etag, sizeof(etag)));
+    snprintf(inm, sizeof(inm), "If-None-Match: %s", etag);
+    const char *plain[] = {"Origin: https://app.example", "Accept-Encoding: gzip", NULL};
+    const char *cond[] = {"Origin: https://app.example", inm, NULL};
+    struct {
+        const char *path;
+        const char *const *headers;
+        long status;
+        int accept; /* Vary: Accept expected */
+    } cases[] = {
+        {"/boards/varied/rank?page=1", plain, 200, 1},
+        {"/rank?board=varied&page=1", plain, 200, 1},
+        {"/boards/varied/rank?page=1", cond, 304, 1},
+        {"/boards/varied/rank?min=1&max=9", plain, 200, 1},
+        {"/boards/varied/rank?page=0", plain, 400, 1},
+        {"/boards/varied", plain, 200, 0},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct http_result r;
+        ck_assert_int_eq(
+            http_req_h(port, "GET", cases[i].path, NULL, 0, NULL, NULL, cases[i].headers, &r), 0);
+        ck_assert_msg(r.status == cases[i].status, "%s -> %ld", cases[i].path, r.status);
+        ck_assert_msg(varies(r.headers, "Accept") == cases[i].accept, "%s: %s", cases[i].path,
+                      r.headers);
+        ck_assert_msg(varies(r.headers, "Origin"), "%s: %s", cases[i].path, r.headers);
+        if (r.status != 304)
+            ck_assert_msg(varies(r.headers, "Accept-Encoding"), "%s: %s", cases[i].path, r.headers);
+        http_result_free(&r);
+    }
+    struct sse s;
+    ck_assert_int_eq(sse_open_on(port, &s, "/boards/varied/rank?page=1",
+                                 "Origin: https://app.example\r\nAccept-Encoding: gzip\r\n"),
+                     0);
+    ck_assert_int_eq(s.status, 200);
+    ck_assert_msg(varies(s.head, "Accept") && varies(s.head, "Origin"), "%s", s.head);
+    ck_assert_ptr_nonnull(strcasestr(s.head, "\r\nCache-Control: no-store\r\n"));
+    sse_close(&s);
+    rankd_stop(app);
+}
+END_TEST
+
 static void many_streams(struct config *cfg)
 {
     cfg->max_streams = 0;
@@ -616,6 +682,7 @@ Suite *streams_suite(void)
         {"heartbeat", test_heartbeat},
         {"owner_leaves_other_thread_takes_over", test_owner_leaves_other_thread_takes_over},
         {"redis_cost_flat_with_viewers", test_redis_cost_flat_with_viewers},
+        {"vary_accept", test_vary_accept},
     };
     return it_suite_timeout("streams", cases, sizeof(cases) / sizeof(cases[0]), 60);
 }
