@@ -336,7 +336,9 @@ START_TEST(test_errors_before_stream)
     } cases[] = {
         {"/boards/nope/rank?page=1", 404, "board_not_found"},
         {"/boards/nope/rank?page=0", 400, "invalid_parameter"},
-        {"/boards/nope/rank?page=1&min=5", 400, "invalid_parameter"},
+        {"/boards/nope/rank?page=1&min=5", 404, "board_not_found"},
+        {"/boards/nope/rank?min=x", 400, "invalid_parameter"},
+        {"/boards/nope/rank?after=AAAA", 400, "invalid_cursor"},
         {"/boards/nope/rank?page=1&rank=odd", 400, "invalid_parameter"},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -534,6 +536,119 @@ START_TEST(test_owner_leaves_other_thread_takes_over)
 }
 END_TEST
 
+/* A score range's page streams like a page by number: the first event is what GET answers (its
+ * ETag the id), a write inside the range is a new event (the same as GET's then), one outside
+ * it none; Last-Event-ID of the current page gets no repeat; the same range spelt another way
+ * (10 and 10.0) is the same watch; a board deleted ends it. Before: 400 invalid_parameter. */
+START_TEST(test_score_range_stream)
+{
+    put_board("ranged", "{\"page_ttl_ms\":1000}");
+    it_post_score("ranged", "{\"id\":\"a\",\"score\":5}");
+    it_post_score("ranged", "{\"id\":\"b\",\"score\":15}");
+    it_post_score("ranged", "{\"id\":\"c\",\"score\":25}");
+    const char *path = "/boards/ranged/rank?min=10&max=30";
+    char etag[96], inm[160];
+    char *body = get_page(path, etag, sizeof(etag));
+    ck_assert_ptr_null(strstr(body, "\"id\":\"a\""));
+    struct sse s;
+    ck_assert_int_eq(sse_open(&s, path, ""), 0);
+    ck_assert_msg(s.status == 200, "%ld %s", s.status, s.text ? s.text : "");
+    ck_assert_ptr_nonnull(strcasestr(s.head, "Content-Type: text/event-stream"));
+    size_t pos = 0;
+    struct sse_event e;
+    ck_assert_int_eq(sse_next(&s, &pos, &e, 3000), 0);
+    ck_assert_str_eq(e.name, "page");
+    ck_assert_str_eq(e.id, etag);
+    ck_assert_str_eq(e.data, body);
+    free(e.data);
+    free(body);
+    /* a GET naming that ETag is a 304 */
+    snprintf(inm, sizeof(inm), "If-None-Match: %s", etag);
+    const char *cond[] = {inm, NULL};
+    struct http_result r;
+    ck_assert_int_eq(http_req_h(g_port, "GET", path, NULL, 0, NULL, NULL, cond, &r), 0);
+    ck_assert_int_eq(r.status, 304);
+    http_result_free(&r);
+
+    /* the same range spelt another way joins the same watch */
+    struct sse twin;
+    ck_assert_int_eq(sse_open(&twin, "/boards/ranged/rank?max=30.0&min=10.00", ""), 0);
+    size_t tpos = 0;
+    ck_assert_int_eq(sse_next(&twin, &tpos, &e, 3000), 0);
+    ck_assert_str_eq(e.id, etag);
+    free(e.data);
+    ck_assert_int_eq(http_metric(g_port, "rankd_watched_pages"), 1);
+
+    /* a write inside the range: a new event, what GET answers now */
+    it_post_score("ranged", "{\"id\":\"d\",\"score\":20}");
+    ck_assert_int_eq(sse_next(&s, &pos, &e, 3000), 0);
+    ck_assert_str_eq(e.name, "page");
+    ck_assert_msg(strstr(e.data, "\"id\":\"d\"") != NULL, "%s", e.data);
+    body = get_page(path, etag, sizeof(etag));
+    ck_assert_str_eq(e.id, etag);
+    ck_assert_str_eq(e.data, body);
+    free(body);
+    free(e.data);
+    ck_assert_int_eq(sse_next(&twin, &tpos, &e, 3000), 0);
+    ck_assert_str_eq(e.id, etag);
+    free(e.data);
+    sse_close(&twin);
+
+    /* a write below it changes nothing of the page (ranks are global: one above would): no
+     * event */
+    it_post_score("ranged", "{\"id\":\"e\",\"score\":1}");
+    ck_assert_int_eq(sse_next(&s, &pos, &e, 2500), -1);
+    sse_close(&s);
+
+    /* Last-Event-ID of the current page: no repeat */
+    char hdr[160];
+    snprintf(hdr, sizeof(hdr), "Last-Event-ID: %s\r\n", etag);
+    ck_assert_int_eq(sse_open(&s, path, hdr), 0);
+    pos = 0;
+    ck_assert_int_eq(sse_next(&s, &pos, &e, 1500), -1);
+
+    /* the board deleted: the stream ends with the error GET answers */
+    ck_assert_int_eq(it_status("DELETE", "/boards/ranged", NULL), 204);
+    ck_assert_int_eq(sse_next(&s, &pos, &e, 3000), 0);
+    ck_assert_str_eq(e.name, "end");
+    ck_assert_ptr_nonnull(strstr(e.data, "\"code\":\"board_not_found\""));
+    free(e.data);
+    sse_close(&s);
+}
+END_TEST
+
+/* A score range's refusals come before the stream, as GET's: a bound the board's layout cannot
+ * hold is 422; and a cursor (after=, before=) cannot be watched: 400 naming why. */
+START_TEST(test_score_range_stream_refusals)
+{
+    put_board("strict", "{\"score_decimals\":0}");
+    it_post_score("strict", "{\"id\":\"a\",\"score\":5}");
+    const char *accept[] = {"Accept: text/event-stream", NULL};
+    struct http_result r;
+    ck_assert_int_eq(
+        http_req_h(g_port, "GET", "/boards/strict/rank?min=1.5", NULL, 0, NULL, NULL, accept, &r),
+        0);
+    ck_assert_msg(r.status == 422, "%ld %s", r.status, r.body);
+    ck_assert_ptr_nonnull(strcasestr(r.headers, "Content-Type: application/json"));
+    http_result_free(&r);
+    it_post_score("strict", "{\"id\":\"b\",\"score\":3}");
+    ck_assert_int_eq(http_get(g_port, "/boards/strict/rank?min=0&size=1", &r), 0);
+    char path[512];
+    snprintf(path, sizeof(path), "/boards/strict/rank?after=%s",
+             cJSON_GetStringValue(cJSON_GetObjectItem(r.json, "next")));
+    http_result_free(&r);
+    ck_assert_int_eq(http_get(g_port, path, &r), 0); /* a GET of it is a page */
+    ck_assert_msg(r.status == 200, "%s: %ld %s", path, r.status, r.body);
+    http_result_free(&r);
+    ck_assert_int_eq(http_req_h(g_port, "GET", path, NULL, 0, NULL, NULL, accept, &r), 0);
+    ck_assert_msg(r.status == 400, "%ld %s", r.status, r.body);
+    ck_assert_str_eq(http_error_code(&r), "invalid_parameter");
+    ck_assert_ptr_nonnull(strstr(r.body, "cursor"));
+    http_result_free(&r);
+    ck_assert_int_eq(http_metric(g_port, "rankd_streams_open"), 0);
+}
+END_TEST
+
 static void cors_origin(struct config *cfg)
 {
     snprintf(cfg->cors_text, sizeof(cfg->cors_text), "https://app.example");
@@ -683,6 +798,8 @@ Suite *streams_suite(void)
         {"owner_leaves_other_thread_takes_over", test_owner_leaves_other_thread_takes_over},
         {"redis_cost_flat_with_viewers", test_redis_cost_flat_with_viewers},
         {"vary_accept", test_vary_accept},
+        {"score_range_stream", test_score_range_stream},
+        {"score_range_stream_refusals", test_score_range_stream_refusals},
     };
     return it_suite_timeout("streams", cases, sizeof(cases) / sizeof(cases[0]), 60);
 }
