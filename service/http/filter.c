@@ -33,7 +33,10 @@ int filters_route_found(const struct filters_config *cfg, const struct filter_re
                         struct http_reply *rp)
 {
     seen->vary_accept = (r->flags & ROUTE_EVENTS) != 0;
-    return auth_request(cfg->tokens, in->header(in->conn, "Authorization"), r, rq, rp) ? 1 : 0;
+    return auth_request(cfg->tokens, in->header(in->conn, "Authorization"),
+                        in->header_copies(in->conn, "Authorization"), r, rq, rp)
+               ? 1
+               : 0;
 }
 
 /* The reply's ETag header, or NULL. */

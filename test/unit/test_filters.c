@@ -26,6 +26,11 @@ static const char *lookup(void *conn, const char *name)
     return NULL;
 }
 
+static int copies(void *conn, const char *name)
+{
+    return lookup(conn, name) ? 1 : 0;
+}
+
 static const char *added(const struct filter_headers *out, const char *name, int nth)
 {
     for (int i = 0; i < out->n; i++)
@@ -137,7 +142,8 @@ START_TEST(events_route_varies_on_accept)
     ck_assert_int_eq(cors_parse("https://app.example", &policy, err, sizeof(err)), 0);
     struct filters_config cfg = {.cors = &policy};
     struct hdrs h = {{"Accept-Encoding", "Origin"}, {"gzip", "https://app.example"}};
-    struct filter_request in = {.method = "GET", .header = lookup, .conn = &h};
+    struct filter_request in = {
+        .method = "GET", .header = lookup, .conn = &h, .header_copies = copies};
     const struct route streams = {.method = "GET", .pattern = "/rank", .flags = ROUTE_EVENTS};
     const struct route plain = {.method = "GET", .pattern = "/boards/{board}"};
     struct gzip_cache *gz = gzip_cache_new();
