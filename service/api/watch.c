@@ -323,7 +323,7 @@ struct refreshed {
 };
 
 /* A refresh f read o (on the owner's thread): a changed page is fanned out, the next refresh
- * armed; f is freed. */
+ * armed. The caller frees f (o may point into it). */
 static void refresh_done(struct fetch *f, const struct refreshed *o)
 {
     struct watch *w = f->w;
@@ -354,7 +354,6 @@ static void refresh_done(struct fetch *f, const struct refreshed *o)
     unref(w);
     pthread_mutex_unlock(&ws->lock);
     http_event_unref(end);
-    free(f);
 }
 
 /* The page cache's answer to a refresh of a page by number. */
@@ -371,6 +370,7 @@ static void fetch_done(struct pages_job *job, int rc)
                           .end = rc && status_of(rc) < 500 ? end_event(rc, f->w->board) : NULL};
     refresh_done(f, &o);
     page_reply_free(out);
+    free(f);
 }
 
 /* The page TTL of board `board` in this process's view (the defaults' without one). */
@@ -401,6 +401,7 @@ static void walk_fetched(void *arg, char *body)
     http_reply_free_fault(&f->rp);
     refresh_done(f, &o);
     free(body);
+    free(f);
 }
 
 /* A refresh of w's page for its viewers, on the owner's thread, made under the lock (w->fetch
