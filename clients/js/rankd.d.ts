@@ -109,6 +109,13 @@ export interface BoardsOptions extends RequestOptions {
     count?: number;
 }
 
+/**
+ * How pages show a board's scores (the board's `score_format`): 'integer' (the default) digits
+ * grouped, 'decimal' with score_decimals fraction digits, 'duration_ms' milliseconds as m:ss.mmm
+ * (h:mm:ss.mmm from an hour on).
+ */
+export type RankdScoreFormat = 'integer' | 'decimal' | 'duration_ms';
+
 export interface RankdBoardSettings {
     board: string;
     order: 'desc' | 'asc';
@@ -120,6 +127,8 @@ export interface RankdBoardSettings {
     page_size: number;
     page_ttl_ms: number;
     score_decimals: number;
+    /** how pages show the scores (display only): see RankdScoreFormat */
+    score_format: RankdScoreFormat;
     total: number;
     score_range: { min: number; max: number };
     period: RankdPeriodKind;
@@ -221,6 +230,11 @@ export interface WatchOptions extends RequestOptions {
     period?: string;
     /** the ranks' type (`?rank=`; default 'ordinal') */
     rankType?: RankdRankType;
+    /** watch page n of a score range: members scoring at least `min` (inclusive; a string keeps
+     * the exact literal) */
+    min?: number | string;
+    /** ... and at most `max` (inclusive) */
+    max?: number | string;
     /** the ETag of the page the caller already has: not yielded again while it is current */
     lastEventId?: string;
 }
@@ -313,7 +327,8 @@ export class RankdClient {
      * text/event-stream; one read per page_ttl_ms for all viewers). Reconnects by itself with
      * Last-Event-ID (a cut connection, rankd restarting, a 503); rejects with a RankdError when
      * the board or period is gone (404) or the request is refused; stops when the loop breaks or
-     * the signal aborts. responseInfo(page).etag is the page's ETag.
+     * the signal aborts. responseInfo(page).etag is the page's ETag. A page by number, or page n
+     * of a score range (options.min, options.max); a cursor is not watched (TypeError).
      */
     watch(board: string | null, n?: number, options?: WatchOptions): AsyncGenerator<RankdPage>;
     /**
@@ -467,6 +482,8 @@ export interface RankdBoardSettingsInput {
     page_ttl_ms?: number;
     /** 0..9 */
     score_decimals?: number;
+    /** how pages show the scores; display only, so it can change while the board has members */
+    score_format?: RankdScoreFormat;
     period?: RankdPeriodKind;
     /**
      * 'UTC', a fixed offset such as '+02:00' (no daylight saving), or an IANA time zone such as
