@@ -24,6 +24,7 @@ enum read_what {
     READ_TOP,          /* GET .../top?percent= */
     READ_LOOKUP,       /* GET .../members?ids=, POST .../lookup */
     READ_WALK,         /* GET .../rank?min=&max=, ?after=, ?before= */
+    READ_WITH,         /* GET .../rank?with= of a cached page: the members (lookup.lua) */
 };
 
 struct read_job {
@@ -55,6 +56,9 @@ struct read_job {
     cJSON *body;
     const char **ids;
     size_t *lens, nids;
+    /* with: the page they join (owned), and the list of ids (owned: the rank_args' with) */
+    struct page_reply page;
+    struct request_list with;
 };
 
 static int read_send(struct read_job *j);
@@ -65,6 +69,8 @@ static void read_end(struct read_job *j, int rc)
     if (rc)
         handlers_reply_board_errno(j->rp, rc, j->board, j->id);
     request_list_free(&j->list);
+    request_list_free(&j->with);
+    page_reply_free(&j->page);
     cJSON_Delete(j->body);
     free(j->ids);
     free(j->lens);
@@ -112,6 +118,21 @@ static void walk_refusal(struct read_job *j, int rc, const struct json_number *b
     struct entry_error err = {0};
     validate_score_error(&j->judged, bad, rc, &err);
     http_reply_error(j->rp, err.id, "%s", err.msg);
+}
+
+/* The members l into j's page, answered: 0, or -ENOMEM. */
+static int with_put(struct read_job *j, const struct board_lookup *l)
+{
+    int size = j->size ? (int)j->size : l->settings.page_size;
+    char *body = render_page_with(j->page.body, j->page.len, l, size);
+    if (!body)
+        return -ENOMEM;
+    free(j->page.body);
+    j->page.body = body;
+    j->page.len = strlen(body);
+    page_etag(l->settings.gen, body, j->page.len, j->page.etag);
+    with_reply(j->rq, j->rp, &j->page); /* takes the body */
+    return 0;
 }
 
 /* Take the script's reply r (taken) and render j's reply: 0 answered, -EAGAIN to send again
@@ -166,6 +187,13 @@ static int read_take(struct read_job *j, struct store_reply *r)
         struct board_lookup *l = NULL;
         if ((rc = board_lookup_take(m, j->board, r, &l)) == 0)
             http_reply_json(j->rp, 200, render_lookup(j->board, l));
+        board_lookup_free(l);
+        return rc;
+    }
+    case READ_WITH: {
+        struct board_lookup *l = NULL;
+        if ((rc = board_lookup_take(m, j->board, r, &l)) == 0)
+            rc = with_put(j, l);
         board_lookup_free(l);
         return rc;
     }
@@ -245,7 +273,7 @@ static int read_send_at(struct read_job *j, const struct board_where *w)
     if (!conn)
         return -ECONNREFUSED;
     int rc;
-    if (j->what == READ_LOOKUP) {
+    if (j->what == READ_LOOKUP || j->what == READ_WITH) {
         struct board_lookup_call c;
         rc = board_lookup_prepare(api_ctx_of(rq)->model, j->board, w, j->rank, j->ids, j->lens,
                                   j->nids, &c);
@@ -526,5 +554,44 @@ void handle_lookup_async(struct http_request *rq, struct http_reply *rp, struct 
         read_refused(j);
         return;
     }
+    read_start(j);
+}
+
+void with_start(struct http_request *rq, struct http_reply *rp, struct http_async *async,
+                struct rank_args *a, struct page_reply *pr)
+{
+    struct read_job *j = calloc(1, sizeof(*j));
+    if (!j) {
+        page_reply_free(pr);
+        request_list_free(&a->with);
+        http_reply_errno(rp, -ENOMEM);
+        handlers_answered(async);
+        return;
+    }
+    *j = (struct read_job){.rq = rq,
+                           .rp = rp,
+                           .async = async,
+                           .what = READ_WITH,
+                           .board = a->board,
+                           .period = a->period,
+                           .size = a->size,
+                           .rank = a->rank,
+                           .min_version = a->min_version,
+                           .page = *pr,
+                           .with = a->with};
+    memset(pr, 0, sizeof(*pr));
+    memset(&a->with, 0, sizeof(a->with)); /* the job's now */
+    j->ids = calloc(j->with.n, sizeof(*j->ids));
+    j->lens = calloc(j->with.n, sizeof(*j->lens));
+    if (!j->ids || !j->lens) {
+        http_reply_errno(rp, -ENOMEM);
+        read_refused(j);
+        return;
+    }
+    for (size_t i = 0; i < j->with.n; i++) {
+        j->ids[i] = j->with.items[i];
+        j->lens[i] = j->with.lens[i];
+    }
+    j->nids = j->with.n;
     read_start(j);
 }
