@@ -277,6 +277,8 @@ static int read_send_at(struct read_job *j, const struct board_where *w)
         struct board_lookup_call c;
         rc = board_lookup_prepare(api_ctx_of(rq)->model, j->board, w, j->rank, j->ids, j->lens,
                                   j->nids, &c);
+        if (rc > 0)
+            rc = -EIO; /* (board_lookup_prepare answers 0 or a negative errno) */
         if (rc == 0)
             rc = store_async_script_flags(conn, c.script,
                                           store_read_flags(j->min_version, j->primary), c.nkeys,
@@ -580,9 +582,9 @@ void with_start(struct http_request *rq, struct http_reply *rp, struct http_asyn
                            .page = *pr,
                            .with = a->with};
     memset(pr, 0, sizeof(*pr));
-    memset(&a->with, 0, sizeof(a->with)); /* the job's now */
-    j->ids = calloc(j->with.n, sizeof(*j->ids));
-    j->lens = calloc(j->with.n, sizeof(*j->lens));
+    memset(&a->with, 0, sizeof(a->with));                        /* the job's now */
+    j->ids = calloc(j->with.n ? j->with.n : 1, sizeof(*j->ids)); /* n >= 1: with_parse */
+    j->lens = calloc(j->with.n ? j->with.n : 1, sizeof(*j->lens));
     if (!j->ids || !j->lens) {
         http_reply_errno(rp, -ENOMEM);
         read_refused(j);
