@@ -100,9 +100,6 @@ void page_reply_free(struct page_reply *r);
 /** A page's strong ETag: its generation and a hash of its bytes, quoted (out: 48 bytes). */
 void page_etag(int64_t gen, const char *body, size_t len, char out[48]);
 
-/** 1 when an If-None-Match header value (a list; W/ prefixes and * allowed) matches etag. */
-int page_etag_matches(const char *if_none_match, const char *etag);
-
 struct pages;
 
 /** The flow (registers lua/page_fill.lua with the store: call before the stores dial). Returns
@@ -112,6 +109,10 @@ struct pages *pages_new(const struct pages_config *cfg);
 /** Free the flow. NULL is a no-op. After page_cache_free of its cache (fills left on the timers
  *  of stopped loops hold contexts of the flow's). */
 void pages_free(struct pages *pg);
+
+/** 1 when the If-None-Match header value `if_none_match` names `etag` (a quoted ETag): a
+ *  comma-separated list, W/ prefixes and * allowed; else 0. Pure. */
+int pages_etag_matches(const char *if_none_match, const char *etag);
 
 /**
  * The in-process tier only: no Redis call, no wait (safe on an event thread). Returns 0 and
