@@ -119,6 +119,13 @@ export interface BoardsOptions extends RequestOptions {
     count?: number;
 }
 
+/**
+ * How pages show a board's scores (the board's `score_format`): 'integer' (the default) digits
+ * grouped, 'decimal' with score_decimals fraction digits, 'duration_ms' milliseconds as m:ss.mmm
+ * (h:mm:ss.mmm from an hour on).
+ */
+export type RankdScoreFormat = 'integer' | 'decimal' | 'duration_ms';
+
 export interface RankdBoardSettings {
     board: string;
     order: 'desc' | 'asc';
@@ -128,6 +135,8 @@ export interface RankdBoardSettings {
     page_size: number;
     page_ttl_ms: number;
     score_decimals: number;
+    /** how pages show the scores (display only): see RankdScoreFormat */
+    score_format: RankdScoreFormat;
     total: number;
     score_range: { min: number; max: number };
     period: RankdPeriodKind;
@@ -471,6 +480,8 @@ export interface RankdBoardSettingsInput {
     page_ttl_ms?: number;
     /** 0..9 */
     score_decimals?: number;
+    /** how pages show the scores; display only, so it can change while the board has members */
+    score_format?: RankdScoreFormat;
     period?: RankdPeriodKind;
     /**
      * 'UTC', a fixed offset such as '+02:00' (no daylight saving), or an IANA time zone such as

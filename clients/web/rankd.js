@@ -91,6 +91,7 @@
  * @property {number} page_size
  * @property {number} page_ttl_ms
  * @property {number} score_decimals
+ * @property {'integer'|'decimal'|'duration_ms'} [score_format]  how pages show the scores
  * @property {number} total
  * @property {{min: number, max: number}} score_range
  * @property {'none'|'hourly'|'daily'|'weekly'|'monthly'} [period]
@@ -208,6 +209,8 @@
  * @property {number} [page_size]
  * @property {number} [page_ttl_ms]
  * @property {number} [score_decimals]
+ * @property {'integer'|'decimal'|'duration_ms'} [score_format]  how pages show the scores
+ *   (display only)
  * @property {'none'|'hourly'|'daily'|'weekly'|'monthly'} [period]
  * @property {string} [timezone]
  * @property {number} [retain]

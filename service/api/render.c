@@ -395,6 +395,7 @@ char *render_board(const char *board, const struct board_info *info,
     cJSON_AddNumberToObject(doc, "page_size", s->page_size);
     cJSON_AddNumberToObject(doc, "page_ttl_ms", s->page_ttl_ms);
     cJSON_AddNumberToObject(doc, "score_decimals", s->layout.decimals);
+    cJSON_AddStringToObject(doc, "score_format", score_format_name(s->score_format));
     cJSON_AddStringToObject(doc, "period", period_kind_name(s->period));
     char tz[PERIOD_TZ_TEXT_MAX];
     period_tz_format(&s->tz, tz, sizeof(tz));
