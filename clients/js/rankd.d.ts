@@ -37,6 +37,22 @@ export interface RankdPage {
     prev?: string | null;
     /** empty past the last page */
     items: RankdItem[];
+    /** with the `with` option: the members named that are on the board, in rank order (read
+     * live, also on a cached page) */
+    with?: RankdWithItem[];
+    /** with the `with` option: the ids named that are not on the board, in the order asked */
+    missing?: string[];
+}
+
+/** A member read with a page (`with`): where it is, wherever that is. */
+export interface RankdWithItem {
+    /** of the rank type asked (ordinal by default) */
+    rank: number;
+    id: string;
+    score: number;
+    /** the page that holds this member at the page's size */
+    page: number;
+    record: RankdRecord | null;
 }
 
 export interface RankdMember {
@@ -216,6 +232,10 @@ export interface PageOptions extends ReadOptions {
     after?: string;
     /** A page's `prev` cursor: the page before it (n is ignored). */
     before?: string;
+    /** 1 to 20 ids to read with the page wherever they are (top N plus me; each once): the page
+     * then carries `with` and `missing`. A page by number only (not with after, before, min,
+     * max). On a board that caches pages the page stays cached and the members are read live. */
+    with?: string[];
     /** Only members whose score is at least `min` (inclusive; a string keeps the exact literal);
      * `total` and `pages` then count the members in the range. */
     min?: number | string;

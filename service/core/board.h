@@ -187,6 +187,8 @@ struct board_page {
     int ranged;                 /**< a score range was asked: `total` of the reply is end - first */
     char period[PERIOD_ID_MAX]; /**< the period read ("" without periods), for the cursors: the
                                  *   caller's to set (board_page_take does not know it) */
+    struct board_lookup *with;  /**< page.lua read with `with` ids: those members (board_read.h;
+                                 *   owned, freed by board_page_free), else NULL */
     void *reply;                /**< private: the Redis reply the strings point into */
 };
 

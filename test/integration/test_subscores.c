@@ -260,6 +260,19 @@ static void verify(struct sb *b)
         }
         http_result_free(&r);
     }
+    /* a page with a member from further down (top N plus me) */
+    if (n > 0) {
+        snprintf(path, sizeof(path), "/boards/%s/rank?page=1&size=5&with=%s", b->name,
+                 v[n - 1]->id);
+        cJSON *j = get_json(path, &r);
+        expect_items(b, path, cJSON_GetObjectItemCaseSensitive(j, "items"), v, 0, n < 5 ? n : 5,
+                     NULL);
+        const cJSON *w = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "with"), 0);
+        ck_assert_msg(w && strcmp(str(w, "id"), v[n - 1]->id) == 0 && (size_t)num(w, "rank") == n &&
+                          subs_equal(b, w, v[n - 1]),
+                      "%s: %s", path, r.body);
+        http_result_free(&r);
+    }
     /* the member at the 50th percentile, and the top 10 percent */
     if (n > 0) {
         snprintf(path, sizeof(path), "/boards/%s/percentile?p=50", b->name);
