@@ -50,6 +50,8 @@ export interface RankdWithItem {
     rank: number;
     id: string;
     score: number;
+    /** on a board with sub-scores only */
+    subscores?: number[];
     /** the page that holds this member at the page's size */
     page: number;
     record: RankdRecord | null;
