@@ -225,6 +225,8 @@
  * @property {number|string} [min]  watch page n of a score range: members scoring at least
  *   this (inclusive; a string keeps the exact literal)
  * @property {number|string} [max]  ... and at most this (inclusive)
+ * @property {string[]} [with]  1 to 20 ids pushed with the page wherever they are (each once;
+ *   a page by number only), read again with it each time
  * @property {string} [lastEventId]  the ETag of the page the caller already has (not yielded
  *   again while it is current)
  * @property {AbortSignal} [signal]  stops the watch
@@ -433,7 +435,19 @@ export class RankdClient {
         for (const [k, v] of Object.entries(query))
             if (v !== undefined && v !== null)
                 params.set(k, String(v));
-        const url = `${this.baseUrl}${path}?${params}`;
+        const withIds = options.with;
+        if (withIds !== undefined) {
+            if (!Array.isArray(withIds) || withIds.length === 0 || withIds.length > 20 ||
+                !withIds.every((id) => typeof id === 'string' && id !== ''))
+                throw new TypeError('watch(board, n, {with}): with must be an array of 1 to 20 ids');
+            if (new Set(withIds).size !== withIds.length)
+                throw new TypeError('watch(board, n, {with}): each id once');
+            for (const k of ['min', 'max'])
+                if (options[k] !== undefined)
+                    throw new TypeError(`watch(board, n, {with}): not with ${k} (a page by number only)`);
+        }
+        const url = `${this.baseUrl}${path}?${params}` +
+            (withIds === undefined ? '' : `&with=${withIds.map(seg).join(',')}`);
         const signal = options.signal;
         let lastId = options.lastEventId ?? null;
         let retryMs = 1000;
