@@ -40,6 +40,7 @@ const struct board_key_spec board_key_specs[BOARD_KEY_KINDS] = {
     [BOARD_KEY_IDEM] = {":idem:", BOARD_GONE_LIFE, 1},
     [BOARD_KEY_EXPORT] = {":export:", BOARD_GONE_TOKEN, 1},
     [BOARD_KEY_PAGE] = {":page:", BOARD_GONE_GEN, 1},
+    [BOARD_KEY_UPLOAD] = {":upload:", BOARD_GONE_TOKEN, 1},
 };
 
 void board_key_make(struct strb *b, char *out, size_t len, const char *prefix, const char *board,

@@ -83,7 +83,11 @@ int board_write_args_build(struct write_args *w, const struct board_write_job *j
         util_copy(ta->meta, sizeof(ta->meta), keys.meta);
         util_copy(ta->index, sizeof(ta->index), keys.index);
         struct strb sb;
-        board_key_make(&sb, ta->idem, sizeof(ta->idem), m->prefix, t->board, BOARD_KEY_IDEM);
+        /* an upload's chunk names its sequence key there instead (never with a digest) */
+        board_key_make(&sb, ta->idem, sizeof(ta->idem), m->prefix, t->board,
+                       j->upload ? BOARD_KEY_UPLOAD : BOARD_KEY_IDEM);
+        if (j->upload)
+            strb_str(&sb, j->upload);
         size_t idem_len = strlen(ta->idem);
         if (j->idem_key && idem_len + j->idem_len < sizeof(ta->idem)) {
             memcpy(ta->idem + idem_len, j->idem_key, j->idem_len);
@@ -96,7 +100,7 @@ int board_write_args_build(struct write_args *w, const struct board_write_job *j
         args_str(w, &k, t->where.z);
         args_str(w, &k, ta->meta);
         args_str(w, &k, cl && t->assumed.period == PERIOD_NONE ? ta->meta : ta->index);
-        if (cl && !(j->digest && j->idem_key))
+        if (cl && !(j->digest && j->idem_key) && !j->upload)
             args_str(w, &k, ta->meta);
         else
             args_put(w, &k, ta->idem, idem_len);
@@ -113,7 +117,7 @@ int board_write_args_build(struct write_args *w, const struct board_write_job *j
     w->nkeys = (int)k;
     i64_text(w->glob[0], 32, (int64_t)n);
     i64_text(w->glob[1], 32, (int64_t)nt);
-    i64_text(w->glob[2], 32, BOARD_IDEM_TTL_MS);
+    i64_text(w->glob[2], 32, j->upload ? BOARD_UPLOAD_SEQ_TTL_MS : BOARD_IDEM_TTL_MS);
     i64_text(w->glob[3], 32, atomic_load(&board_tie_cap));
     args_str(w, &k, w->glob[0]);
     args_str(w, &k, w->glob[1]);
@@ -128,6 +132,10 @@ int board_write_args_build(struct write_args *w, const struct board_write_job *j
     args_str(w, &k, digest ? j->digest : "");
     args_str(w, &k, w->glob[2]);
     args_str(w, &k, w->glob[3]);
+    if (j->upload)
+        i64_text(w->glob[4], 32, j->upload_chunk);
+    args_str(w, &k, j->upload ? w->glob[4] : "");
+    args_str(w, &k, j->upload && j->upload_after ? "1" : "0");
     for (size_t b = 0; b < nt; b++) {
         const struct board_write_target *t = &j->targets[b];
         const struct board_settings *s = &t->assumed;
@@ -278,7 +286,8 @@ static size_t call_at(const struct board_write_job *j)
  * a period began, the sets of periods that stopped being readable may be swept. -ERANGE (all or
  * nothing): entry *done would leave the range and nothing was written; -EAGAIN: the settings
  * differ; -ENOENT: a target does not exist; -EKEYREJECTED: the idempotency record holds another
- * digest; -EIO: an error reply or an unexpected shape. */
+ * digest; -EALREADY: an upload's chunk whose predecessor was not applied in full (nothing
+ * written); -EIO: an error reply or an unexpected shape. */
 int board_write_reply_take(struct store_reply *r, struct board_write_job *j, size_t n, size_t *done,
                            int *full)
 {
@@ -293,8 +302,11 @@ int board_write_reply_take(struct store_reply *r, struct board_write_job *j, siz
     if (handled > n || target >= j->ntargets)
         goto out;
     j->target = target;
-    if (status == 1 || status == 4 || status == 5) {
-        rc = status == 1 ? -EAGAIN : status == 4 ? -ENOENT : -EKEYREJECTED;
+    if (status == 1 || status == 4 || status == 5 || status == 6) {
+        rc = status == 1   ? -EAGAIN
+             : status == 4 ? -ENOENT
+             : status == 5 ? -EKEYREJECTED
+                           : -EALREADY;
         goto out;
     }
     if (status == 2) {

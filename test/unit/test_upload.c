@@ -44,8 +44,8 @@ static int feed(const char *text)
 static size_t write_chunk(int range_at, int rc)
 {
     struct upload_chunk c;
-    ck_assert_int_eq(upload_chunk_new(&c, upload_pending(u)), 0);
-    size_t n = upload_chunk_entries(u, &set, &c);
+    ck_assert_int_eq(upload_chunk_take(u, &c), 0);
+    size_t n = upload_chunk_entries(&set, &c);
     for (size_t i = 0; i < n; i++)
         c.out[i].rc = (int)i == range_at ? -ERANGE : 0;
     upload_chunk_written(&c, rc && rc != -EREMOTEIO ? 0 : n, rc); /* -EREMOTEIO: applied */
@@ -170,11 +170,11 @@ START_TEST(test_resumed_chunk)
     char *body = lines(1, UPLOAD_CHUNK_LINES, "{\"id\":\"m", "\",\"score\":1}");
     ck_assert_int_eq(feed(body), 1);
     struct upload_chunk c;
-    ck_assert_int_eq(upload_chunk_new(&c, upload_pending(u)), 0);
-    ck_assert_uint_eq(upload_chunk_entries(u, &set, &c), UPLOAD_CHUNK_LINES);
+    ck_assert_int_eq(upload_chunk_take(u, &c), 0);
+    ck_assert_uint_eq(upload_chunk_entries(&set, &c), UPLOAD_CHUNK_LINES);
     upload_chunk_written(&c, 100, -EAGAIN); /* 100 written, then the settings moved */
     ck_assert_uint_eq(c.start, 100);
-    size_t n = upload_chunk_entries(u, &set, &c);
+    size_t n = upload_chunk_entries(&set, &c);
     ck_assert_uint_eq(n, UPLOAD_CHUNK_LINES - 100);
     ck_assert_str_eq(c.be[0].id, "m101");
     upload_chunk_written(&c, n, 0);
