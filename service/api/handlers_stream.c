@@ -280,6 +280,11 @@ static void stream_advance(struct stream *st)
             st->failed = 1;
             st->fault = f->rc;
             st->unknown = outcome_unknown(f->rc);
+        } else if (st->failed && st->fault == -EREMOTEIO && outcome_unknown(f->rc)) {
+            /* behind a chunk applied whole but unconfirmed (--write-replicas), this one may be
+             * applied: the reply says its lines are in doubt (write_outcome_unknown) */
+            st->fault = f->rc;
+            st->unknown = 1;
         }
         free(f);
         st->nflight--;
