@@ -288,7 +288,8 @@ static void stream_advance(struct stream *st)
         }
         free(f);
         st->nflight--;
-        memmove(st->flight, st->flight + 1, (size_t)st->nflight * sizeof(*st->flight));
+        for (int i = 0; i < st->nflight; i++)
+            st->flight[i] = st->flight[i + 1];
     }
     st->advancing = 0;
     stream_notify(st);
