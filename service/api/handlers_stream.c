@@ -93,7 +93,7 @@ struct stream_flush;
 struct stream {
     struct upload *u;
     struct stream_flush *flight[UPLOAD_CHUNKS_MAX]; /* oldest first */
-    int nflight, max_flight;
+    size_t nflight, max_flight;
     /* the request's, fixed at its start: chunks in flight outlive a connection that closes */
     struct board_model *model;
     struct worker *worker;
@@ -133,7 +133,7 @@ struct stream_flush {
 
 static void stream_free_now(struct stream *st)
 {
-    for (int i = 0; i < st->nflight; i++) {
+    for (size_t i = 0; i < st->nflight; i++) {
         upload_chunk_free(&st->flight[i]->b);
         free(st->flight[i]);
     }
@@ -286,10 +286,11 @@ static void stream_advance(struct stream *st)
             st->fault = f->rc;
             st->unknown = 1;
         }
-        free(f);
         st->nflight--;
-        for (int i = 0; i < st->nflight; i++)
+        for (size_t i = 0; i < st->nflight; i++)
             st->flight[i] = st->flight[i + 1];
+        st->flight[st->nflight] = NULL;
+        free(f);
     }
     st->advancing = 0;
     stream_notify(st);
@@ -450,19 +451,22 @@ void handle_scores_stream_end(struct http_request *rq, struct http_reply *rp,
         return;
     }
     struct stream *st = stream_of(rq, rp, async, board);
+    if (!st) { /* the 500 is in rp */
+        http_async_done(async);
+        return;
+    }
     size_t at = 0;
-    int rc = st ? upload_take(st->u, NULL, 0, &at) : -1;
+    int rc = upload_take(st->u, NULL, 0, &at);
     if (rc >= 0 && upload_pending(st->u) && !st->failed) {
         st->in_call = 1;
         rc = flush_start(st); /* replies when written */
         st->in_call = 0;
     }
-    if (rc < 0 && st && !st->failed && st->nflight) {
+    if (rc < 0 && !st->failed && st->nflight) {
         st->failed = 1;
         st->fault = rc;
     } else if (rc < 0) {
-        if (st)
-            http_reply_errno(rp, rc);
+        http_reply_errno(rp, rc);
         http_async_done(async);
         return;
     }
