@@ -21,6 +21,7 @@ void board_settings_default(struct board_settings *s)
     s->gen = 0;
     s->max_members = 0;
     s->version = 0;
+    s->score_format = SCORE_FORMAT_INTEGER; /* BOARD_SCORE_FORMAT_DEFAULT */
 }
 
 void board_settings_field(struct board_settings *s, const char *f, const char *v)
@@ -59,6 +60,8 @@ void board_settings_field(struct board_settings *s, const char *f, const char *v
         s->max_members = n;
     else if (strcmp(f, "version") == 0)
         s->version = strtoll(v, NULL, 10);
+    else if (strcmp(f, "score_format") == 0)
+        score_format_parse(v, &s->score_format); /* unknown text keeps the default */
 }
 
 /* Settings from a flat HGETALL array; unknown or damaged fields keep their defaults. */
