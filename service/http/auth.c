@@ -32,13 +32,20 @@ static int board_name(const char *s)
            strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == n;
 }
 
-int auth_request(struct tokens *tokens, const char *authorization, const struct route *r,
-                 struct http_request *rq, struct http_reply *rp)
+int auth_request(struct tokens *tokens, const char *authorization, int copies,
+                 const struct route *r, struct http_request *rq, struct http_reply *rp)
 {
     if (!(r->flags & ROUTE_WRITE))
         return 0;
     if (!tokens || tokens_count(tokens) == 0) {
         http_reply_error_default(rp, ERR_WRITES_DISABLED);
+        return -1;
+    }
+    if (copies > 1) {
+        http_reply_error(rp, ERR_UNAUTHORIZED,
+                         "The request has %d Authorization headers: send exactly one.", copies);
+        http_reply_header(rp, "WWW-Authenticate",
+                          "Bearer realm=\"rankd\", error=\"invalid_request\"");
         return -1;
     }
     if (!authorization || strncasecmp(authorization, "Bearer ", 7) != 0) {

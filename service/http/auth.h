@@ -36,11 +36,13 @@ int auth_listener_serves(int listener, const struct route *r);
 
 /**
  * Check the request of route r against `tokens` (NULL: none in force) and its Authorization
- * header (NULL when absent). Returns 0 when it may go on (for a ROUTE_WRITE route the token's
+ * header (NULL when absent; `copies` the number of Authorization headers it came with: more than
+ * one is 401 unauthorized on a write route, whatever they hold, since a proxy in front may have
+ * read another one than rankd would). Returns 0 when it may go on (for a ROUTE_WRITE route the token's
  * grant is then in rq->grant, owned by rq); else -1 with rp filled as above.
  */
-int auth_request(struct tokens *tokens, const char *authorization, const struct route *r,
-                 struct http_request *rq, struct http_reply *rp);
+int auth_request(struct tokens *tokens, const char *authorization, int copies,
+                 const struct route *r, struct http_request *rq, struct http_reply *rp);
 
 /** A score write on `board` (a valid board name) by the request's token: 0, or -1 with rp
  *  filled (403 insufficient_scope). Requests without a grant (no ROUTE_WRITE) are refused. */

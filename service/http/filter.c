@@ -30,7 +30,10 @@ int filters_before_route(const struct filters_config *cfg, const struct filter_r
 int filters_route_found(const struct filters_config *cfg, const struct filter_request *in,
                         const struct route *r, struct http_request *rq, struct http_reply *rp)
 {
-    return auth_request(cfg->tokens, in->header(in->conn, "Authorization"), r, rq, rp) ? 1 : 0;
+    return auth_request(cfg->tokens, in->header(in->conn, "Authorization"),
+                        in->header_copies(in->conn, "Authorization"), r, rq, rp)
+               ? 1
+               : 0;
 }
 
 /* The reply's ETag header, or NULL. */

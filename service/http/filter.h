@@ -47,6 +47,8 @@ struct filter_request {
      *  the request's life. */
     const char *(*header)(void *conn, const char *name);
     void *conn; /**< header's argument (the exchange's connection) */
+    /** How many times request header `name` (case-insensitive) appears. */
+    int (*header_copies)(void *conn, const char *name);
 };
 
 #define FILTER_HEADERS_MAX 8

@@ -209,6 +209,14 @@ static int check_host(struct MHD_Connection *c, const char *version, struct http
     return -1;
 }
 
+/* How many times a request header appears, for the filters (filter_request.header_copies). */
+static int header_copies_of(void *conn, const char *name)
+{
+    struct header_count h = {.name = name};
+    MHD_get_connection_values(conn, MHD_HEADER_KIND, count_header, &h);
+    return h.n;
+}
+
 /* A request header's value for the filters (filter_request.header). */
 static const char *header_of(void *conn, const char *name)
 {
@@ -315,7 +323,8 @@ void begin(struct httpd *srv, struct MHD_Connection *c, const char *url, const c
     MHD_get_connection_values(c, MHD_HEADER_KIND, count_header, &idem);
     x->rq.idempotency_key = idem.n > 1 ? "" : idem.first; /* twice: refused where honoured */
     /* the filters' request steps run at fixed points below, in filter.h's order */
-    const struct filter_request in = {.method = method, .header = header_of, .conn = c};
+    const struct filter_request in = {
+        .method = method, .header = header_of, .conn = c, .header_copies = header_copies_of};
     filters_headers_in(&in, &x->seen, &x->rq);
     access_request_id(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Request-Id"),
                       x->request_id);

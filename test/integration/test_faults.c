@@ -1750,7 +1750,9 @@ START_TEST(test_reads_during_write_pause)
     for (int i = 0; i < N_READS; i++) {
         pthread_join(jobs[i].thread, NULL);
         struct http_result *r = &jobs[i].res;
-        int good = jobs[i].rc == 0 && r->status == 200 && r->seconds < 0.5;
+        /* a read held behind the paused writes waits at least one command timeout (then 503,
+         * or 200 from a retry): under it is not held, whatever the machine's load */
+        int good = jobs[i].rc == 0 && r->status == 200 && r->seconds < command_timeout_s();
         ok &= good;
         size_t at = strlen(report);
         snprintf(report + at, sizeof(report) - at, "%sGET %s -> %ld %s after %.3f s", i ? "; " : "",
@@ -1761,8 +1763,8 @@ START_TEST(test_reads_during_write_pause)
     fprintf(stderr, "faults: write pause: %s\n", report);
     ck_assert_msg(ok,
                   "reads during CLIENT PAUSE WRITE (Redis serves reads): %s; want 200 each, "
-                  "fast",
-                  report);
+                  "within one command timeout (%.1f s)",
+                  report, command_timeout_s());
 
     for (int i = 0; i < WRITERS; i++) {
         pthread_join(writers[i].thread, NULL);

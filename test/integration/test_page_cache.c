@@ -1161,9 +1161,14 @@ static void stale_run(const char *board, const int *ports, int nports)
      * for that long by a busy machine). The copy computation k made is at least STALE_COMPUTE_MS
      * + STALE_TTL_MS + STALE_COMPUTE_MS old at that point, and the miss computes, so the next
      * computation (started by the answer's time) follows k by more than that. A miss between
-     * computations closer together is one that stale serving should have answered. */
+     * computations closer together is one that stale serving should have answered.
+     * Only with one process: across two, a process learns of the other's refresh only when a
+     * refresh of its own finds the lock held, so one starved by a busy machine past a copy's
+     * bound judges it too old (as page_cache.h allows) and waits on the other's computation; from
+     * outside, the copy it judged cannot be told from the one it was answered with. The
+     * two-process run judges what it is for: one refresh per window across processes (below). */
     double late = (2.0 * STALE_COMPUTE_MS + STALE_TTL_MS) / 1000.0;
-    for (int m = 0; m < t.nmiss_done; m++) {
+    for (int m = 0; nports == 1 && m < t.nmiss_done; m++) {
         int k = -1; /* the last computation started by the miss's answer (its own, or joined) */
         for (int i = 0; i < calls && i < 256; i++)
             if (at[i] <= t.miss_done[m])

@@ -148,6 +148,25 @@ START_TEST(scoped_tokens)
                  "a scores token's DELETE /boards/weekly");
     expect_scope(req(port, "GET", "/admin/redis", NULL, NULL, SCORES_TOKEN), "admin",
                  "a scores token's /admin/redis");
+    /* Two Authorization headers, in either order, one of them the admin token: 401 unauthorized
+     * and nothing written (the first was used before: the admin token first wrote, the daily
+     * token first was 403; a proxy in front may check the other one). */
+    for (int order = 0; order < 2; order++) {
+        const char *t1 =
+            order ? "Authorization: Bearer " DAILY_TOKEN : "Authorization: Bearer " ADMIN_TOKEN;
+        const char *t2 =
+            order ? "Authorization: Bearer " ADMIN_TOKEN : "Authorization: Bearer " DAILY_TOKEN;
+        const char *headers[] = {t1, t2, NULL};
+        struct http_result r;
+        ck_assert_int_eq(http_req_h(port, "PUT", "/boards/daily-eu", "{\"order\":\"asc\"}", 15,
+                                    "application/json", NULL, headers, &r),
+                         0);
+        ck_assert_msg(r.status == 401 && strcmp(http_error_code(&r), "unauthorized") == 0 &&
+                          r.body && strstr(r.body, "2 Authorization headers"),
+                      "two Authorization headers (admin %s): %ld %s", order ? "second" : "first",
+                      r.status, r.body ? r.body : "");
+        http_result_free(&r);
+    }
     /* nothing written: the same keys, daily-eu's member at its score */
     char *after = all_keys();
     ck_assert_str_eq(after, before);
