@@ -313,7 +313,7 @@ START_TEST(route_shapes)
         {"PUT", "/boards/b1", 0, 4, "b1", ""},
         {"DELETE", "/boards/b1", -EPERM, -1, "", "GET, HEAD, PUT"},
         {"POST", "/boards/b1/rank", -EPERM, -1, "", "GET, HEAD"},
-        {"GET", "/boards/", -ENOENT, -1, "", ""},  /* an empty parameter */
+        {"GET", "/boards/", -ENOENT, -1, "", ""},    /* an empty parameter */
         {"GET", "/boards/b1/", -ENOENT, -1, "", ""}, /* a third, empty segment */
         {"GET", "/boards/b1/rank", 0, 5, "b1", ""},
         {"GET", "/boards/b1/ranks", -ENOENT, -1, "", ""},
