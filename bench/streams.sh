@@ -7,6 +7,9 @@
 #   STREAMS_MAX=n (10000), STREAMS_WINDOW=s (20: each Redis-cost window), STREAMS_OUT=file,
 #   BENCH_QUICK=1 (1,000 at most, 6 s windows)
 #
+# The result opens with the command and the streams row of `make bench`: memory per idle stream,
+# events per second received, and Redis commands per second (with their ratio to 10 viewers').
+#
 # 1. a throwaway redis-server and rankd (no stream caps, --max-connections above the streams)
 #    on free loopback ports; a board of 1,000 members, page_ttl_ms 1000;
 # 2. for 10, 1,000 and STREAMS_MAX viewers of page 1 (bench/streams.c: one epoll client, each
@@ -118,6 +121,9 @@ sleep 2 # the streams' closes reach rankd
 # with the writer (events per second, the fan-out of each change, rankd's CPU).
 EV=$(( WIN / 2 > 5 ? WIN / 2 : 5 ))
 ROWS=()
+CMDS_BASE= # the Redis commands/s of the first row (10 viewers): the others' ratio to it
+SUMMARY_EV=()
+SUMMARY_CMDS=()
 SIZES=(10 1000)
 [ "$MAX" -gt 1000 ] && SIZES+=("$MAX")
 for n in "${SIZES[@]}"; do
@@ -148,7 +154,11 @@ for n in "${SIZES[@]}"; do
     reads=$((r1 - r0))
     ev_s=$(awk -v e="$got" -v s="$EV" 'BEGIN {printf "%.0f", e / s}')
     cpu_ms=$(( (cpu1 - cpu0) / 1000 ))
-    ROWS+=("| $n | $cmds_s | $reads | $ev_s | $spread | $cpu_ms |")
+    [ -n "$CMDS_BASE" ] || CMDS_BASE=$cmds_s
+    ratio=$(awk -v a="$cmds_s" -v b="$CMDS_BASE" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "-"}')
+    ROWS+=("| $n | $cmds_s | $ratio | $reads | $ev_s | $spread | $cpu_ms |")
+    SUMMARY_EV+=("$ev_s at $n")
+    SUMMARY_CMDS+=("$cmds_s at $n (× $ratio)")
     say "$n viewers: $cmds_s Redis commands/s ($reads page reads in ${WIN} s); with writes: $ev_s events/s, fan-out $spread ms, rankd CPU $cpu_ms ms in ${EV} s"
     sleep 2
 done
@@ -162,6 +172,14 @@ done
         "$(redis-server --version | sed -n 's/.*v=\([^ ]*\).*/\1/p'); load before: $(cut -d' ' -f1-3 /proc/loadavg)."
     echo "One page (\`$PAGE\`, page_ttl_ms 1000) of a 1,000-member board; bench/streams.c holds" \
         "the viewers (one epoll client on the same machine)."
+    echo "Command: \`STREAMS_MAX=$MAX STREAMS_WINDOW=$WIN bench/streams.sh\` (what \`make bench\`" \
+        "runs with the defaults; \`BENCH_QUICK=1\`: 1,000 streams, 6 s windows)."
+    echo
+    (IFS=';'
+     echo "**The streams row**: **$PER_STREAM bytes per idle stream** ($READY open);" \
+         "events/s received: $(echo "${SUMMARY_EV[*]}" | sed 's/;/, /g') viewers;" \
+         "Redis commands/s: $(echo "${SUMMARY_CMDS[*]}" | sed 's/;/, /g') viewers" \
+         "(× the 10 viewers' rate).")
     echo
     echo "**Memory**: $READY idle streams (each had its first page) raised rankd's RSS from" \
         "$RSS0 KiB to $RSS1 KiB: **$PER_STREAM bytes per stream** (the connection's" \
@@ -172,8 +190,8 @@ done
         "then **events** over $EV s while a writer changes the page every 200 ms (every page" \
         "read finds a new version to fan out):"
     echo
-    echo "| viewers | Redis commands/s | page reads in $WIN s | events/s received | fan-out of a change, mean / max ms | rankd CPU ms in $EV s |"
-    echo "|---|---|---|---|---|---|"
+    echo "| viewers | Redis commands/s | × 10 viewers | page reads in $WIN s | events/s received | fan-out of a change, mean / max ms | rankd CPU ms in $EV s |"
+    echo "|---|---|---|---|---|---|---|"
     printf '%s\n' "${ROWS[@]}"
     echo
     echo "Redis commands per second stay those of one viewer: the page is read once per TTL" \

@@ -210,6 +210,11 @@ export interface WatchOptions extends RequestOptions {
     period?: string;
     /** the ranks' type (`?rank=`; default 'ordinal') */
     rankType?: RankdRankType;
+    /** watch page n of a score range: members scoring at least `min` (inclusive; a string keeps
+     * the exact literal) */
+    min?: number | string;
+    /** ... and at most `max` (inclusive) */
+    max?: number | string;
     /** the ETag of the page the caller already has: not yielded again while it is current */
     lastEventId?: string;
 }
@@ -302,7 +307,8 @@ export class RankdClient {
      * text/event-stream; one read per page_ttl_ms for all viewers). Reconnects by itself with
      * Last-Event-ID (a cut connection, rankd restarting, a 503); rejects with a RankdError when
      * the board or period is gone (404) or the request is refused; stops when the loop breaks or
-     * the signal aborts. responseInfo(page).etag is the page's ETag.
+     * the signal aborts. responseInfo(page).etag is the page's ETag. A page by number, or page n
+     * of a score range (options.min, options.max); a cursor is not watched (TypeError).
      */
     watch(board: string | null, n?: number, options?: WatchOptions): AsyncGenerator<RankdPage>;
     /**

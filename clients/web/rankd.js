@@ -209,6 +209,9 @@
  * @property {number} [size]  entries per page (1..100; default: the board's page_size)
  * @property {string} [period]  a periodic board's period id to watch instead of the current one
  * @property {RankdRankType} [rankType]  the ranks' type (`?rank=`; default 'ordinal')
+ * @property {number|string} [min]  watch page n of a score range: members scoring at least
+ *   this (inclusive; a string keeps the exact literal)
+ * @property {number|string} [max]  ... and at most this (inclusive)
  * @property {string} [lastEventId]  the ETag of the page the caller already has (not yielded
  *   again while it is current)
  * @property {AbortSignal} [signal]  stops the watch
@@ -377,7 +380,9 @@ export class RankdClient {
      * `retry`, then longer up to 30 s while rankd stays unreachable), when rankd stops
      * (`shutting_down`) and after a retryable error (503). Ends with a RankdError when the board
      * or period is gone (404), or a refusal (400...); stops when the loop breaks or
-     * `options.signal` aborts. A page by number only: no min, max, after, before.
+     * `options.signal` aborts. A page by number, or page n of a score range (`min`, `max`); not a
+     * cursor (`after`, `before`: it continues from an earlier page's edge, which moves as the
+     * board changes).
      * `for await (const page of client.watch('cities', 1)) render(page);`
      * responseInfo(page).etag is the page's ETag.
      * @param {string|null} board  null: rankd's --default-board (GET /rank)
@@ -386,14 +391,18 @@ export class RankdClient {
      * @returns {AsyncGenerator<RankdPage>}
      */
     async *watch(board, n = 1, options = {}) {
-        for (const k of ['min', 'max', 'after', 'before', 'rank'])
+        for (const k of ['after', 'before', 'rank'])
             if (options[k] !== undefined)
-                throw new TypeError(`watch(board, n): ${k} is not watched (a page by number only)`);
+                throw new TypeError(`watch(board, n): ${k} is not watched (a page by number, or of a score range)`);
         if (!Number.isSafeInteger(n) || n < 1)
             throw new TypeError('watch(board, n): n must be a whole number from 1');
         const path = board == null ? '/rank' : `/boards/${seg(board)}/rank`;
         const params = new URLSearchParams();
-        const query = { page: n, size: options.size, period: period(options), rank: rankType(options) };
+        const query = {
+            page: n, size: options.size, period: period(options), rank: rankType(options),
+            min: options.min === undefined ? undefined : literal(options.min, 'min'),
+            max: options.max === undefined ? undefined : literal(options.max, 'max'),
+        };
         for (const [k, v] of Object.entries(query))
             if (v !== undefined && v !== null)
                 params.set(k, String(v));

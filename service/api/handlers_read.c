@@ -135,10 +135,12 @@ int handle_rank_quick(struct http_request *rq, struct http_reply *rp)
     struct rank_args a;
     if (rank_parse(rq, rp, &a))
         return 1;
-    if (rq->event_stream && a.walk) {
+    if (rq->event_stream && a.walk && a.from != BOARD_WALK_PAGE) {
         http_reply_error(rp, ERR_INVALID_PARAMETER,
-                         "an event stream watches a page by number (page=N); a score range or a "
-                         "cursor is read with GET.");
+                         "an event stream cannot follow a cursor (after or before): a cursor "
+                         "continues from where an earlier page ended, which moves as the board "
+                         "changes. Watch the page by number (page=N) or the score range (min, "
+                         "max, page=N); read cursor pages with GET.");
         return 1;
     }
     if (a.walk || rq->event_stream) /* a walk: walk.lua, never cached; a stream: watch.h */
@@ -187,20 +189,21 @@ void handle_rank_async(struct http_request *rq, struct http_reply *rp, struct ht
         handlers_answered(async);
         return;
     }
-    if (a.walk) {
-        free(rj);
-        walk_start(rq, rp, async, &a);
-        return;
-    }
-    if (rq->event_stream) {
+    if (rq->event_stream) { /* a page by number, or a score range's (never a cursor) */
         free(rj);
         struct watch_page wp = {.board = a.board,
                                 .period = a.period,
                                 .page = a.page,
                                 .size = (int)a.size,
                                 .rank = a.rank,
-                                .min_version = a.min_version};
+                                .min_version = a.min_version,
+                                .walk = a.walk ? &a : NULL};
         watch_start(api_ctx_of(rq)->watches, rq, rp, async, &wp);
+        return;
+    }
+    if (a.walk) {
+        free(rj);
+        walk_start(rq, rp, async, &a);
         return;
     }
     const struct worker *w = http_async_worker(async);

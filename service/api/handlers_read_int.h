@@ -1,6 +1,7 @@
 /*
- * handlers_read_int.h -- what the read handlers' two files share (service/api/handlers_read*.c
- * only): the parsed rank arguments and the start of a walk. The contract is handlers_read.h.
+ * handlers_read_int.h -- what the read handlers' two files share (service/api/handlers_read*.c,
+ * and watch.c for the event streams of score ranges): the parsed rank arguments, the start of a
+ * walk, and a walk's read without a request. The contract is handlers_read.h.
  */
 #ifndef RANKD_HANDLERS_READ_INT_H
 #define RANKD_HANDLERS_READ_INT_H
@@ -41,8 +42,27 @@ struct rank_args {
 
 /* ---------------------------------------------------------------- lent between the files */
 
+struct worker;
+
 /* handlers_read_one.c */
 void walk_start(struct http_request *rq, struct http_reply *rp, struct http_async *async,
                 const struct rank_args *a);
+
+/* A score range's page read with no request (an event stream's, watch.c): the walk `a` (a page
+ * by number of a score range, no cursor; a's board and period borrowed until done) on worker
+ * wk's read connection (the calling event thread's), each round trip by deadline_ms. done(arg,
+ * body) is called once, later, on this thread: body is the page's JSON exactly as GET answers
+ * it (malloc'd, the callee's), or NULL with the error GET would answer in rp (a 4xx refusal: the
+ * board gone, a bound the board's layout refuses; a Redis fault's 503; a 500). Returns 0 (done
+ * will be called), or an errno with nothing sent, rp untouched and done never called. */
+int walk_read_submit(const struct api_ctx *ctx, const struct worker *wk, int64_t deadline_ms,
+                     const struct rank_args *a, struct http_reply *rp,
+                     void (*done)(void *arg, char *body), void *arg);
+
+#define WALK_ETAG_MAX 48 /* a score range page's ETag, quoted, with its NUL */
+
+/* The strong ETag of a score range's page (FNV-1a of its JSON and its length: the same page,
+ * the same tag; it names no version, the pages are never cached) into out[WALK_ETAG_MAX]. */
+void walk_etag(const char *body, size_t len, char *out);
 
 #endif

@@ -3,6 +3,9 @@
  * many members, percentiles, top, walks): the read job on the event thread; see
  * handlers_read.h. handlers_read_int.h holds what the two files share.
  */
+#include <inttypes.h>
+#include <stdio.h>
+
 #include "handlers_read_int.h"
 #include "worker.h"
 
@@ -27,9 +30,16 @@ enum read_what {
 };
 
 struct read_job {
-    struct http_request *rq;
+    struct http_request *rq; /* NULL: a read for an event stream (walk_read_submit) */
     struct http_reply *rp;
     struct http_async *async;
+    const struct api_ctx *ctx;
+    const struct worker *wk; /* the event thread's: its read connection */
+    int64_t deadline_ms;     /* every round trip ends by then */
+    /* a read for an event stream: its end, and the page's JSON (else the error in rp) */
+    void (*on_done)(void *arg, char *body);
+    void *on_arg;
+    char *body;
     enum read_what what;
     const char *board, *period; /* borrowed from the request */
     const char *id;             /* member, around: the path's id (id_len bytes) */
@@ -52,24 +62,33 @@ struct read_job {
     char walk_period[PERIOD_ID_MAX];
     /* lookup: the ids (ids and lens owned), borrowed from the query's list or from the body */
     struct request_list list;
-    cJSON *body;
+    cJSON *body_json;
     const char **ids;
     size_t *lens, nids;
 };
 
 static int read_send(struct read_job *j);
+static void walk_reply(const struct http_request *rq, struct http_reply *rp, char *body);
 
 static void read_end(struct read_job *j, int rc)
 {
     struct http_async *async = j->async;
-    if (rc)
+    void (*on_done)(void *arg, char *body) = j->on_done;
+    void *on_arg = j->on_arg;
+    char *body = rc ? NULL : j->body;
+    if (rc) {
         handlers_reply_board_errno(j->rp, rc, j->board, j->id);
+        free(j->body);
+    }
     request_list_free(&j->list);
-    cJSON_Delete(j->body);
+    cJSON_Delete(j->body_json);
     free(j->ids);
     free(j->lens);
     free(j);
-    http_async_done(async);
+    if (on_done)
+        on_done(on_arg, body);
+    else
+        http_async_done(async);
 }
 
 /* Around a score: its key under j->judged (*key), or the refusal (nonzero). */
@@ -118,7 +137,7 @@ static void walk_refusal(struct read_job *j, int rc, const struct json_number *b
  * (periods learnt, or a score to judge again), else the error. */
 static int read_take(struct read_job *j, struct store_reply *r)
 {
-    struct board_model *m = api_ctx_of(j->rq)->model;
+    struct board_model *m = j->ctx->model;
     struct board_page *p = NULL;
     int rc = 0;
     switch (j->what) {
@@ -185,9 +204,12 @@ static int read_take(struct read_job *j, struct store_reply *r)
         }
         if (rc == 0) {
             util_copy(p->period, sizeof(p->period), j->walk_period);
-            http_reply_json(
-                j->rp, 200,
-                render_walk(j->board, j->walk.from == BOARD_WALK_PAGE ? j->walk.page : 0, p));
+            char *body =
+                render_walk(j->board, j->walk.from == BOARD_WALK_PAGE ? j->walk.page : 0, p);
+            if (j->on_done) /* an event stream's read: the page is the caller's */
+                rc = (j->body = body) ? 0 : -ENOMEM;
+            else
+                walk_reply(j->rq, j->rp, body);
         }
         board_page_free(p);
         return rc;
@@ -203,11 +225,11 @@ static void read_done(void *arg, int rc, struct store_reply **replies)
 {
     struct read_job *j = arg;
     if (rc == 0 && j->min_version > 0 && !j->primary &&
-        store_async_reads_replicas(worker_reads(http_async_worker(j->async)))) {
+        store_async_reads_replicas(worker_reads(j->wk))) {
         int64_t v = board_read_version(replies[0]);
         if (v >= 0 && v < j->min_version) { /* a replica behind the write asked for */
             j->primary = 1;
-            store_note_replica_stale(api_ctx_of(j->rq)->model->store);
+            store_note_replica_stale(j->ctx->model->store);
             if ((rc = read_send(j)) == 0)
                 return;
             read_end(j, rc);
@@ -223,7 +245,7 @@ static void read_done(void *arg, int rc, struct store_reply **replies)
         if (rc == -EAGAIN && ++j->attempts < 3 && (rc = read_send(j)) == 0)
             return;
     } else if ((rc == -EIO || rc == -ECONNRESET) && !j->resent++ &&
-               util_now_ms() < j->rq->deadline_ms) {
+               util_now_ms() < j->deadline_ms) {
         /* the connection failed: a read, so once more, on the connection dialled again */
         if ((rc = read_send(j)) == 0)
             return;
@@ -240,19 +262,18 @@ static int read_send_at(struct read_job *j, const struct board_where *w)
                                                  [READ_PERCENTILE] = BOARD_READ_PERCENTILE,
                                                  [READ_TOP] = BOARD_READ_TOP,
                                                  [READ_WALK] = BOARD_READ_WALK};
-    struct http_request *rq = j->rq;
-    struct store_async *conn = worker_reads(http_async_worker(j->async));
+    struct store_async *conn = worker_reads(j->wk);
     if (!conn)
         return -ECONNREFUSED;
     int rc;
     if (j->what == READ_LOOKUP) {
         struct board_lookup_call c;
-        rc = board_lookup_prepare(api_ctx_of(rq)->model, j->board, w, j->rank, j->ids, j->lens,
-                                  j->nids, &c);
+        rc =
+            board_lookup_prepare(j->ctx->model, j->board, w, j->rank, j->ids, j->lens, j->nids, &c);
         if (rc == 0)
             rc = store_async_script_flags(conn, c.script,
                                           store_read_flags(j->min_version, j->primary), c.nkeys,
-                                          c.nargs, c.argv, c.lens, rq->deadline_ms, read_done, j);
+                                          c.nargs, c.argv, c.lens, j->deadline_ms, read_done, j);
         board_lookup_call_free(&c);
         return rc < 0 ? rc : 0;
     }
@@ -281,9 +302,9 @@ static int read_send_at(struct read_job *j, const struct board_where *w)
     a.num = j->what == READ_PERCENTILE ? RANK_SHARE_DEN - j->share : j->share;
     a.den = RANK_SHARE_DEN;
     struct board_read rd;
-    board_read_prepare(api_ctx_of(rq)->model, j->board, w, &a, &rd);
+    board_read_prepare(j->ctx->model, j->board, w, &a, &rd);
     rc = store_async_script_flags(conn, rd.script, store_read_flags(j->min_version, j->primary),
-                                  rd.nkeys, rd.nargs, rd.argv, rd.lens, rq->deadline_ms, read_done,
+                                  rd.nkeys, rd.nargs, rd.argv, rd.lens, j->deadline_ms, read_done,
                                   j);
     return rc < 0 ? rc : 0;
 }
@@ -293,8 +314,7 @@ static void read_settings_done(struct board_settings_job *sj, int rc)
     struct read_job *j = (struct read_job *)(void *)((char *)sj - offsetof(struct read_job, sj));
     struct board_where w;
     if (rc == 0)
-        rc = board_where_settled(api_ctx_of(j->rq)->model, j->board, j->period, &sj->settings,
-                                 sj->exists, &w);
+        rc = board_where_settled(j->ctx->model, j->board, j->period, &sj->settings, sj->exists, &w);
     if (rc == 0)
         rc = read_send_at(j, &w);
     if (rc)
@@ -304,15 +324,13 @@ static void read_settings_done(struct board_settings_job *sj, int rc)
 /* 0 sent (the script, or the settings read first); else nothing was sent. */
 static int read_send(struct read_job *j)
 {
-    struct http_request *rq = j->rq;
     struct board_where w;
-    if (board_where_cached(api_ctx_of(rq)->model, j->board, j->period, &w) == 0)
+    if (board_where_cached(j->ctx->model, j->board, j->period, &w) == 0)
         return read_send_at(j, &w);
     /* a period the hint cannot place: the settings decide */
     j->sj = (struct board_settings_job){
-        .board = j->board, .deadline_ms = rq->deadline_ms, .done = read_settings_done};
-    return board_settings_submit(api_ctx_of(rq)->model, worker_reads(http_async_worker(j->async)),
-                                 &j->sj);
+        .board = j->board, .deadline_ms = j->deadline_ms, .done = read_settings_done};
+    return board_settings_submit(j->ctx->model, worker_reads(j->wk), &j->sj);
 }
 
 /* A new job for rq with the arguments every read of one board takes (the board, period and
@@ -326,7 +344,13 @@ static struct read_job *read_job_new(struct http_request *rq, struct http_reply 
         handlers_answered(async);
         return NULL;
     }
-    *j = (struct read_job){.rq = rq, .rp = rp, .async = async, .what = what};
+    *j = (struct read_job){.rq = rq,
+                           .rp = rp,
+                           .async = async,
+                           .ctx = api_ctx_of(rq),
+                           .wk = http_async_worker(async),
+                           .deadline_ms = rq->deadline_ms,
+                           .what = what};
     if (handlers_board_param(rq, rp, &j->board) || handlers_period_arg(rq, rp, &j->period) ||
         handlers_rank_arg(rq, rp, &j->rank) ||
         handlers_count_arg(rq, rp, "min_version", REQUEST_VERSION_MAX, &j->min_version)) {
@@ -404,18 +428,17 @@ void handle_around_score_async(struct http_request *rq, struct http_reply *rp,
     read_start(j);
 }
 
-/* GET .../rank with min=/max= and/or after=/before= (rank_parse checked it all): walk.lua, the
- * bounds judged under this process's view of the layout (the script checks it). */
-void walk_start(struct http_request *rq, struct http_reply *rp, struct http_async *async,
-                const struct rank_args *a)
+/* A new walk job for a (its board and period borrowed by the job), judged first under this
+ * process's view of the layout (the script checks it); NULL on ENOMEM. */
+static struct read_job *walk_job_new(const struct api_ctx *ctx, const struct worker *wk,
+                                     int64_t deadline_ms, struct http_reply *rp,
+                                     const struct rank_args *a)
 {
     struct read_job *j = calloc(1, sizeof(*j));
-    if (!j) {
-        http_reply_errno(rp, -ENOMEM);
-        handlers_answered(async);
-        return;
-    }
-    *j = (struct read_job){.rq = rq, .rp = rp, .async = async, .what = READ_WALK};
+    if (!j)
+        return NULL;
+    *j = (struct read_job){
+        .rp = rp, .ctx = ctx, .wk = wk, .deadline_ms = deadline_ms, .what = READ_WALK};
     j->walk = *a;
     j->board = a->board;
     j->size = a->size;
@@ -425,9 +448,64 @@ void walk_start(struct http_request *rq, struct http_reply *rp, struct http_asyn
     j->period = a->period == a->cursor.period ? j->walk.cursor.period : a->period;
     j->walk.period = j->period;
     int exists = 0;
-    if (board_settings_cached(api_ctx_of(rq)->model, j->board, &j->judged, &exists))
+    if (board_settings_cached(ctx->model, j->board, &j->judged, &exists))
         board_settings_default(&j->judged);
+    return j;
+}
+
+/* GET .../rank with min=/max= and/or after=/before= (rank_parse checked it all): walk.lua. */
+void walk_start(struct http_request *rq, struct http_reply *rp, struct http_async *async,
+                const struct rank_args *a)
+{
+    struct read_job *j =
+        walk_job_new(api_ctx_of(rq), http_async_worker(async), rq->deadline_ms, rp, a);
+    if (!j) {
+        http_reply_errno(rp, -ENOMEM);
+        handlers_answered(async);
+        return;
+    }
+    j->rq = rq;
+    j->async = async;
     read_start(j);
+}
+
+int walk_read_submit(const struct api_ctx *ctx, const struct worker *wk, int64_t deadline_ms,
+                     const struct rank_args *a, struct http_reply *rp,
+                     void (*done)(void *arg, char *body), void *arg)
+{
+    struct read_job *j = walk_job_new(ctx, wk, deadline_ms, rp, a);
+    if (!j)
+        return -ENOMEM;
+    j->on_done = done;
+    j->on_arg = arg;
+    int rc = read_send(j);
+    if (rc)
+        free(j);
+    return rc;
+}
+
+void walk_etag(const char *body, size_t len, char *out)
+{
+    snprintf(out, WALK_ETAG_MAX, "\"r%016" PRIx64 "-%zx\"", util_fnv1a(body, len), len);
+}
+
+/* The reply of a score range's page `body` (taken; NULL: ENOMEM) to GET rq: its ETag, and a
+ * 304 when If-None-Match names it. */
+static void walk_reply(const struct http_request *rq, struct http_reply *rp, char *body)
+{
+    if (!body) {
+        http_reply_json(rp, 200, NULL); /* a 500 */
+        return;
+    }
+    char tag[WALK_ETAG_MAX];
+    walk_etag(body, strlen(body), tag);
+    http_reply_header(rp, "ETag", tag);
+    if (rq->if_none_match && pages_etag_matches(rq->if_none_match, tag)) {
+        free(body);
+        rp->status = 304;
+        return;
+    }
+    http_reply_json(rp, 200, body);
 }
 
 /* percentile?p=P and top?percent=P: the share of the board asked, exactly. */
@@ -517,11 +595,11 @@ void handle_lookup_async(struct http_request *rq, struct http_reply *rp, struct 
     if (!j)
         return;
     struct entry_error err = {0};
-    if (!(j->body = handlers_parse_body(rq, rp))) {
+    if (!(j->body_json = handlers_parse_body(rq, rp))) {
         read_refused(j);
         return;
     }
-    if (validate_lookup(j->body, BOARD_LOOKUP_MAX, &j->ids, &j->lens, &j->nids, &err)) {
+    if (validate_lookup(j->body_json, BOARD_LOOKUP_MAX, &j->ids, &j->lens, &j->nids, &err)) {
         http_reply_error(rp, err.id, "%s", err.msg);
         read_refused(j);
         return;

@@ -13,12 +13,13 @@
 #include "errors.h"
 #include "events.h"
 #include "handlers_common.h"
+#include "handlers_read_int.h"
 #include "pages.h"
 #include "util.h"
 #include "worker.h"
 
 #define WATCH_BUCKETS 256
-#define WATCH_KEY_MAX 256
+#define WATCH_KEY_MAX 384
 #define LIVE_INTERVAL_MS 1000 /* a live page (page_ttl_ms 0) is read at most once a second */
 #define BUSY_RETRY_MS 100     /* a refresh due while the last one is still out: look again */
 
@@ -42,10 +43,12 @@ struct tick {
 
 /* A refresh in flight. */
 struct fetch {
-    struct pages_job job; /* first: the flow hands it back */
+    struct pages_job job; /* first: the flow hands it back (a page by number) */
     struct watch *w;
     struct store_async *reads; /* the owner's thread's read connection */
+    const struct worker *wk;   /* the owner's thread's worker */
     uint64_t chain;
+    struct http_reply rp; /* a score range's read: its error */
 };
 
 struct watch {
@@ -58,6 +61,9 @@ struct watch {
     int64_t page;
     int size;
     enum rank_type rank;
+    const struct api_ctx *ctx; /* of the first viewer's request: the server's, immutable */
+    int walk;                  /* a score range's page: args (board and period: w's) */
+    struct rank_args args;
     int refs;   /* listed, ticks, the fetch */
     int listed; /* in the table: new viewers join it */
     struct viewer *viewers;
@@ -174,16 +180,35 @@ static void unlist(struct watch *w)
     unref(w);
 }
 
+/* A score range's bound in a key: its value (20 and 20.0 are one), "-" when absent. */
+static void bound_key(int has, const struct json_number *n, char *out, size_t cap)
+{
+    if (!has)
+        snprintf(out, cap, "-");
+    else if (n->wide) /* never a watch: no layout holds one (the read refuses it) */
+        snprintf(out, cap, "w%s", n->text);
+    else
+        snprintf(out, cap, "%s%" PRIu64 "e%" PRId64, n->neg && n->digits ? "-" : "", n->digits,
+                 n->exp);
+}
+
 /* The registry's key of a page request: the request as asked (a default size or the current
  * period stay so: the refresh resolves them each time). 0, or -1 when it does not fit. */
 static int page_key(const struct watch_page *p, char *out, size_t cap)
 {
-    int n = snprintf(out, cap, "%s\x1f%s\x1f%d\x1f%" PRId64 "\x1f%d", p->board,
-                     p->period ? p->period : "\x1e", p->size, p->page, (int)p->rank);
+    char lo[JSON_NUMBER_TEXT_MAX + 48] = "", hi[JSON_NUMBER_TEXT_MAX + 48] = "";
+    if (p->walk) {
+        bound_key(p->walk->has_min, &p->walk->min, lo, sizeof(lo));
+        bound_key(p->walk->has_max, &p->walk->max, hi, sizeof(hi));
+    }
+    int n = snprintf(out, cap, "%s\x1f%s\x1f%d\x1f%" PRId64 "\x1f%d%s%s%s%s", p->board,
+                     p->period ? p->period : "\x1e", p->size, p->page, (int)p->rank,
+                     p->walk ? "\x1fr" : "", lo, p->walk ? "\x1f" : "", hi);
     return n < 0 || (size_t)n >= cap ? -1 : 0;
 }
 
-static struct watch *create(struct watches *ws, const char *key, const struct watch_page *p)
+static struct watch *create(struct watches *ws, const char *key, const struct watch_page *p,
+                            const struct api_ctx *ctx)
 {
     struct watch *w = calloc(1, sizeof(*w));
     if (!w || (p->period && !(w->period = strdup(p->period)))) {
@@ -196,6 +221,14 @@ static struct watch *create(struct watches *ws, const char *key, const struct wa
     w->page = p->page;
     w->size = p->size;
     w->rank = p->rank;
+    w->ctx = ctx;
+    if (p->walk) {
+        w->walk = 1;
+        w->args = *p->walk;
+        w->args.board = w->board;
+        w->args.period = w->period;
+        w->args.min_version = 0; /* the first read's only */
+    }
     w->interval_ms = LIVE_INTERVAL_MS;
     w->refs = 1; /* listed */
     w->listed = 1;
@@ -279,23 +312,33 @@ static int status_of(int rc)
     return err_status(http_errno_find(HTTP_ERRNO_BOARD, rc)->id);
 }
 
-static void fetch_done(struct pages_job *job, int rc)
+/* What a refresh read: a page (or the same one again), or the end of the watch. */
+struct refreshed {
+    int ok;           /* a page came: ttl_ms, and the page unless not_modified */
+    int not_modified; /* the page is still the one of w->etag */
+    const char *etag, *body;
+    size_t len;
+    int ttl_ms;
+    struct http_event *end; /* the board is gone (or its period, or a bound): taken; or NULL */
+};
+
+/* A refresh f read o (on the owner's thread): a changed page is fanned out, the next refresh
+ * armed. The caller frees f (o may point into it). */
+static void refresh_done(struct fetch *f, const struct refreshed *o)
 {
-    struct fetch *f = (struct fetch *)job;
     struct watch *w = f->w;
     struct watches *ws = w->ws;
-    struct page_reply *out = &job->out;
-    struct http_event *end = rc && status_of(rc) < 500 ? end_event(rc, w->board) : NULL;
+    struct http_event *end = o->end;
     pthread_mutex_lock(&ws->lock);
     w->fetch = NULL;
-    if (rc == 0) {
-        w->interval_ms = interval_of(out->ttl_ms);
-        if (!out->not_modified && out->body && strcmp(out->etag, w->etag) != 0) {
-            struct http_event *e = http_event_new("page", out->etag, out->body, out->len);
+    if (o->ok) {
+        w->interval_ms = interval_of(o->ttl_ms);
+        if (!o->not_modified && o->body && strcmp(o->etag, w->etag) != 0) {
+            struct http_event *e = http_event_new("page", o->etag, o->body, o->len);
             if (e) {
                 http_event_unref(w->latest);
                 w->latest = e;
-                util_copy(w->etag, sizeof(w->etag), out->etag);
+                util_copy(w->etag, sizeof(w->etag), o->etag);
                 publish(w);
             }
         }
@@ -311,7 +354,53 @@ static void fetch_done(struct pages_job *job, int rc)
     unref(w);
     pthread_mutex_unlock(&ws->lock);
     http_event_unref(end);
+}
+
+/* The page cache's answer to a refresh of a page by number. */
+static void fetch_done(struct pages_job *job, int rc)
+{
+    struct fetch *f = (struct fetch *)job;
+    struct page_reply *out = &job->out;
+    struct refreshed o = {.ok = rc == 0,
+                          .not_modified = out->not_modified,
+                          .etag = out->etag,
+                          .body = out->body,
+                          .len = out->len,
+                          .ttl_ms = out->ttl_ms,
+                          .end = rc && status_of(rc) < 500 ? end_event(rc, f->w->board) : NULL};
+    refresh_done(f, &o);
     page_reply_free(out);
+    free(f);
+}
+
+/* The page TTL of board `board` in this process's view (the defaults' without one). */
+static int board_ttl_ms(const struct api_ctx *ctx, const char *board)
+{
+    struct board_settings set;
+    int exists = 0;
+    if (board_settings_cached(ctx->model, board, &set, &exists))
+        board_settings_default(&set);
+    return set.page_ttl_ms;
+}
+
+/* A refresh of a score range's page: the page, or the error GET would answer in f->rp (a
+ * refusal ends the streams; a Redis fault is tried again at the next refresh). */
+static void walk_fetched(void *arg, char *body)
+{
+    struct fetch *f = arg;
+    struct refreshed o = {.ok = body != NULL, .body = body, .len = body ? strlen(body) : 0};
+    char tag[WALK_ETAG_MAX];
+    if (body) {
+        walk_etag(body, o.len, tag);
+        o.etag = tag;
+        o.ttl_ms = board_ttl_ms(f->w->ctx, f->w->board);
+    } else if (f->rp.status < 500 && f->rp.body.data) {
+        o.end = http_event_new("end", NULL, f->rp.body.data, f->rp.body.len);
+    }
+    buf_free(&f->rp.body);
+    http_reply_free_fault(&f->rp);
+    refresh_done(f, &o);
+    free(body);
     free(f);
 }
 
@@ -333,18 +422,20 @@ static struct fetch *fetch_new(struct watch *w)
     f->w = w;
     f->chain = w->chain;
     f->reads = reads;
-    f->job = (struct pages_job){.board = w->board,
-                                .period = w->period,
-                                .page = w->page,
-                                .size = w->size,
-                                .rank = w->rank,
-                                .if_none_match = w->etag[0] ? w->etag : NULL,
-                                .deadline_ms = util_now_ms() + w->ws->timeout_ms,
-                                .writes = worker_writes(wk),
-                                .cache_reads = worker_cache(wk, 0),
-                                .cache_writes = worker_cache(wk, 1),
-                                .after = watch_after,
-                                .done = fetch_done};
+    f->wk = wk;
+    if (!w->walk)
+        f->job = (struct pages_job){.board = w->board,
+                                    .period = w->period,
+                                    .page = w->page,
+                                    .size = w->size,
+                                    .rank = w->rank,
+                                    .if_none_match = w->etag[0] ? w->etag : NULL,
+                                    .deadline_ms = util_now_ms() + w->ws->timeout_ms,
+                                    .writes = worker_writes(wk),
+                                    .cache_reads = worker_cache(wk, 0),
+                                    .cache_writes = worker_cache(wk, 1),
+                                    .after = watch_after,
+                                    .done = fetch_done};
     w->fetch = f;
     w->refs++;
     atomic_fetch_add_explicit(&w->ws->reads, 1, memory_order_relaxed);
@@ -356,7 +447,10 @@ static void fetch_send(struct fetch *f)
 {
     struct watch *w = f->w;
     struct watches *ws = w->ws;
-    if (pages_submit(ws->pages, f->reads, &f->job) == 0)
+    int rc = w->walk ? walk_read_submit(w->ctx, f->wk, util_now_ms() + ws->timeout_ms, &w->args,
+                                        &f->rp, walk_fetched, f)
+                     : pages_submit(ws->pages, f->reads, &f->job);
+    if (rc == 0)
         return;
     /* Redis is not answering: the next refresh tries again */
     pthread_mutex_lock(&ws->lock);
@@ -515,48 +609,74 @@ static void join(struct watch *w, struct http_request *rq, struct http_reply *rp
 
 /* The first read of a page no one watched. */
 struct first {
-    struct pages_job job; /* first */
+    struct pages_job job; /* first (a page by number) */
     struct watches *ws;
     struct http_request *rq;
     struct http_reply *rp;
     struct http_async *async;
     struct watch_page p;
+    struct rank_args walk; /* p.walk's copy (a score range) */
     char key[WATCH_KEY_MAX];
 };
+
+/* The first read of fr's page came (etag, body[0..len), read with a TTL of ttl_ms): the request
+ * joins the page's watch, made if it is not there. */
+static void first_join(struct first *fr, const char *etag, const char *body, size_t len, int ttl_ms)
+{
+    struct watches *ws = fr->ws;
+    pthread_mutex_lock(&ws->lock);
+    struct watch *w = find(ws, fr->key);
+    if (!w && !(w = create(ws, fr->key, &fr->p, api_ctx_of(fr->rq)))) {
+        http_reply_errno(fr->rp, -ENOMEM);
+    } else {
+        if (!w->latest) { /* else another viewer's read came first: as fresh */
+            w->latest = http_event_new("page", etag, body, len);
+            util_copy(w->etag, sizeof(w->etag), etag);
+            w->interval_ms = interval_of(ttl_ms);
+            w->next_ms = util_now_ms() + w->interval_ms;
+            w->seq++;
+        }
+        if (w->latest)
+            join(w, fr->rq, fr->rp, fr->async);
+        else
+            http_reply_errno(fr->rp, -ENOMEM);
+        if (!w->viewers)
+            unlist(w);
+    }
+    pthread_mutex_unlock(&ws->lock);
+}
+
+static void first_end(struct first *fr)
+{
+    struct http_async *async = fr->async;
+    free(fr);
+    http_async_done(async);
+}
 
 static void first_done(struct pages_job *job, int rc)
 {
     struct first *fr = (struct first *)job;
-    struct watches *ws = fr->ws;
-    if (rc) {
+    struct page_reply *out = &job->out;
+    if (rc)
         handlers_reply_board_errno(fr->rp, rc, fr->p.board, NULL);
-    } else {
-        struct page_reply *out = &job->out;
-        pthread_mutex_lock(&ws->lock);
-        struct watch *w = find(ws, fr->key);
-        if (!w && !(w = create(ws, fr->key, &fr->p))) {
-            http_reply_errno(fr->rp, -ENOMEM);
-        } else {
-            if (!w->latest) { /* else another viewer's read came first: as fresh */
-                w->latest = http_event_new("page", out->etag, out->body, out->len);
-                util_copy(w->etag, sizeof(w->etag), out->etag);
-                w->interval_ms = interval_of(out->ttl_ms);
-                w->next_ms = util_now_ms() + w->interval_ms;
-                w->seq++;
-            }
-            if (w->latest)
-                join(w, fr->rq, fr->rp, fr->async);
-            else
-                http_reply_errno(fr->rp, -ENOMEM);
-            if (!w->viewers)
-                unlist(w);
-        }
-        pthread_mutex_unlock(&ws->lock);
-        page_reply_free(out);
+    else
+        first_join(fr, out->etag, out->body, out->len, out->ttl_ms);
+    page_reply_free(out);
+    first_end(fr);
+}
+
+/* The first read of a score range's page: body, or the error already in the request's reply. */
+static void first_walk_done(void *arg, char *body)
+{
+    struct first *fr = arg;
+    if (body) {
+        char tag[WALK_ETAG_MAX];
+        size_t len = strlen(body);
+        walk_etag(body, len, tag);
+        first_join(fr, tag, body, len, board_ttl_ms(api_ctx_of(fr->rq), fr->p.board));
+        free(body);
     }
-    struct http_async *async = fr->async;
-    free(fr);
-    http_async_done(async);
+    first_end(fr);
 }
 
 void watch_start(struct watches *ws, struct http_request *rq, struct http_reply *rp,
@@ -590,6 +710,18 @@ void watch_start(struct watches *ws, struct http_request *rq, struct http_reply 
     fr->p = *p;
     memcpy(fr->key, key, sizeof(key));
     const struct worker *wk = http_async_worker(async);
+    if (p->walk) { /* a score range's page: walk.lua, its errors the request's */
+        fr->walk = *p->walk;
+        fr->p.walk = &fr->walk;
+        int rc = walk_read_submit(api_ctx_of(rq), wk, rq->deadline_ms, &fr->walk, rp,
+                                  first_walk_done, fr);
+        if (rc) {
+            handlers_reply_board_errno(rp, rc, p->board, NULL);
+            free(fr);
+            handlers_answered(async);
+        }
+        return;
+    }
     fr->job = (struct pages_job){.board = p->board,
                                  .period = p->period,
                                  .page = p->page,

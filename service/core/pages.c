@@ -62,8 +62,7 @@ int64_t page_not_after(const struct page_req *q)
     return period_start(q->kind, &q->tz, util_wall_ms(), 1);
 }
 
-/* 1 when the If-None-Match header value matches etag (a list, W/ prefixes and * allowed). */
-static int etag_matches(const char *if_none_match, const char *etag)
+int pages_etag_matches(const char *if_none_match, const char *etag)
 {
     size_t el = strlen(etag);
     for (const char *p = if_none_match; *p;) {
@@ -101,7 +100,7 @@ static int reply_from_entry(struct pages *pg, const struct page_req *q, char *va
     int64_t soft = page_cache_soft_expiry(&e, q->ttl_ms);
     out->max_age_s = soft > now ? (soft - now) / 1000 : 0;
     out->grace_s = page_cache_grace_ms(pg->cfg.cache) / 1000;
-    out->not_modified = inm && etag_matches(inm, e.tag);
+    out->not_modified = inm && pages_etag_matches(inm, e.tag);
     out->len = e.len; /* a 304's Content-Length too */
     if (out->not_modified) {
         free(value);
@@ -545,7 +544,7 @@ static void live_done(void *arg, int rc, struct store_reply **replies)
         page_etag(h->q.gen, body, out->len, out->etag);
         out->source = PAGE_MISS;
         out->grace_s = page_cache_grace_ms(pg->cfg.cache) / 1000;
-        out->not_modified = j->if_none_match && etag_matches(j->if_none_match, out->etag);
+        out->not_modified = j->if_none_match && pages_etag_matches(j->if_none_match, out->etag);
         if (!out->not_modified) {
             out->body = body;
             body = NULL;

@@ -104,6 +104,10 @@ struct pages *pages_new(const struct pages_config *cfg);
  *  of stopped loops hold contexts of the flow's). */
 void pages_free(struct pages *pg);
 
+/** 1 when the If-None-Match header value `if_none_match` names `etag` (a quoted ETag): a
+ *  comma-separated list, W/ prefixes and * allowed; else 0. Pure. */
+int pages_etag_matches(const char *if_none_match, const char *etag);
+
 /**
  * The in-process tier only: no Redis call, no wait (safe on an event thread). Returns 0 and
  * fills *out on a tier hit; -EAGAIN when the tier is off or does not hold the page (then use

@@ -6,10 +6,11 @@
 
 #include "auth.h"
 #include "filter_gzip.h"
+#include "route.h"
 
 void filter_header_add(struct filter_headers *out, const char *name, const char *value)
 {
-    assert(out->n < FILTER_HEADERS_MAX); /* the chain adds at most 6 */
+    assert(out->n < FILTER_HEADERS_MAX); /* the chain adds at most 7 */
     out->h[out->n].name = name;
     out->h[out->n++].value = value;
 }
@@ -28,8 +29,10 @@ int filters_before_route(const struct filters_config *cfg, const struct filter_r
 }
 
 int filters_route_found(const struct filters_config *cfg, const struct filter_request *in,
-                        const struct route *r, struct http_request *rq, struct http_reply *rp)
+                        const struct route *r, struct filters_seen *seen, struct http_request *rq,
+                        struct http_reply *rp)
 {
+    seen->vary_accept = (r->flags & ROUTE_EVENTS) != 0;
     return auth_request(cfg->tokens, in->header(in->conn, "Authorization"),
                         in->header_copies(in->conn, "Authorization"), r, rq, rp)
                ? 1
@@ -51,6 +54,8 @@ int filters_reply(struct gzip_cache *gz, const struct filters_seen *seen, const 
     out->n = 0;
     const char *etag = reply_etag(rp);
     int gzipped = gzip_filter_reply(gz, seen->gzip_ok, etag, rp, out);
+    if (seen->vary_accept)
+        filter_header_add(out, "Vary", "Accept");
     etag_filter_reply(&seen->etag, gzipped, etag, rp, &out->etag);
     filter_header_add(out, "X-Request-Id", request_id);
     cors_filter_reply(&seen->cors, out);

@@ -14,10 +14,13 @@
  *   request, before its route is matched (filters_before_route), after framing and Host:
  *     3. cors (filter_cors.h)   a preflight is answered here; a read's Allow-Origin remembered
  *   request, its route and query known (filters_route_found), before its body:
- *     4. auth (auth.h)          the bearer token and scope of a ROUTE_WRITE route, or refused
+ *     4. auth (auth.h)          the bearer token and scope of a ROUTE_WRITE route, or refused;
+ *                               a ROUTE_EVENTS route's replies are remembered to vary on Accept
  *   reply, once decided (filters_reply), before libmicrohttpd sends it:
  *     5. gzip                   the body's gzip form (kept per event thread by ETag: the ETag
- *                               cache), Content-Encoding, Vary: Accept-Encoding
+ *                               cache), Content-Encoding, Vary: Accept-Encoding; then Vary:
+ *                               Accept on every reply of a ROUTE_EVENTS route (a stream or a
+ *                               JSON reply by Accept: a shared cache must keep them apart)
  *     6. etag                   the ETag of a gzip form (or of a 304 about one) ends in "-gz"
  *     7. request id (access.h)  X-Request-Id, as given or made
  *     8. cors                   Access-Control-Allow-Origin, -Expose-Headers, Vary: Origin
@@ -82,6 +85,7 @@ struct filters_seen {
     int gzip_ok;           /**< the client accepts gzip */
     struct etag_seen etag; /**< filter_etag.h */
     struct cors_seen cors; /**< filter_cors.h */
+    int vary_accept;       /**< the route answers by Accept (ROUTE_EVENTS): Vary: Accept */
 };
 
 /** Server-wide settings of the filters (borrowed: they outlive the server). */
@@ -98,9 +102,11 @@ void filters_headers_in(const struct filter_request *in, struct filters_seen *se
 int filters_before_route(const struct filters_config *cfg, const struct filter_request *in,
                          struct filters_seen *seen, struct http_reply *rp);
 
-/** Step 4, for route r. Returns 1 when the request is refused (rp filled), else 0. */
+/** Step 4, for route r (notes in seen whether its replies vary on Accept). Returns 1 when the
+ *  request is refused (rp filled), else 0. */
 int filters_route_found(const struct filters_config *cfg, const struct filter_request *in,
-                        const struct route *r, struct http_request *rq, struct http_reply *rp);
+                        const struct route *r, struct filters_seen *seen, struct http_request *rq,
+                        struct http_reply *rp);
 
 /**
  * Steps 5 to 8 on reply rp (a 200's body may be replaced by its gzip form), into *out: the

@@ -359,7 +359,7 @@ void begin(struct httpd *srv, struct MHD_Connection *c, const char *url, const c
         http_reply_errno_in(&x->rp, HTTP_ERRNO_QUERY, w.bad, NULL);
         return;
     }
-    if (filters_route_found(&srv->filters, &in, x->route, &x->rq, &x->rp))
+    if (filters_route_found(&srv->filters, &in, x->route, &x->seen, &x->rq, &x->rp))
         return;
     if (x->route->flags & ROUTE_BODY) {
         check_body(c, x);

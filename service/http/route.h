@@ -36,6 +36,8 @@ enum route_flags {
     ROUTE_ADMIN = 32,   /**< an operator's route (/metrics, /admin/...): only on the admin
                          *   listener when there is one (auth.h) */
     ROUTE_PROBE = 64,   /**< a health check (/healthz, /readyz): on every listener */
+    ROUTE_EVENTS = 128, /**< answers an event stream to Accept: text/event-stream (events.h) and
+                         *   JSON otherwise: every reply says Vary: Accept (filter.h) */
 };
 
 /* A request runs quick (if any), then, when quick did not answer, async; both on the event

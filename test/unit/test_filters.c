@@ -10,6 +10,7 @@
 #include "cors.h"
 #include "filter.h"
 #include "filter_gzip.h"
+#include "route.h"
 #include "suites.h"
 
 struct hdrs {
@@ -23,6 +24,11 @@ static const char *lookup(void *conn, const char *name)
         if (strcasecmp(h->name[i], name) == 0)
             return h->value[i];
     return NULL;
+}
+
+static int copies(void *conn, const char *name)
+{
+    return lookup(conn, name) ? 1 : 0;
 }
 
 static const char *added(const struct filter_headers *out, const char *name, int nth)
@@ -126,6 +132,55 @@ START_TEST(cors_preflight_and_read)
 }
 END_TEST
 
+/* A route that streams (ROUTE_EVENTS) varies on Accept: every reply of it (a gzipped page, a
+ * 304, a stream) says Vary: Accept besides the gzip and CORS Vary headers, which stay; another
+ * route's do not. */
+START_TEST(events_route_varies_on_accept)
+{
+    struct cors policy;
+    char err[200];
+    ck_assert_int_eq(cors_parse("https://app.example", &policy, err, sizeof(err)), 0);
+    struct filters_config cfg = {.cors = &policy};
+    struct hdrs h = {{"Accept-Encoding", "Origin"}, {"gzip", "https://app.example"}};
+    struct filter_request in = {
+        .method = "GET", .header = lookup, .conn = &h, .header_copies = copies};
+    const struct route streams = {.method = "GET", .pattern = "/rank", .flags = ROUTE_EVENTS};
+    const struct route plain = {.method = "GET", .pattern = "/boards/{board}"};
+    struct gzip_cache *gz = gzip_cache_new();
+    ck_assert_ptr_nonnull(gz);
+    for (int status = 200; status <= 304; status += 104) {
+        for (int r = 0; r < 2; r++) {
+            struct filters_seen seen = {.gzip_ok = 0};
+            struct http_request rq = {.method = "GET"};
+            struct http_reply rp;
+            filters_headers_in(&in, &seen, &rq);
+            ck_assert_int_eq(filters_before_route(&cfg, &in, &seen, &rp), 0);
+            ck_assert_int_eq(filters_route_found(&cfg, &in, r ? &plain : &streams, &seen, &rq, &rp),
+                             0);
+            page_reply(&rp, 4000);
+            rp.status = status;
+            struct filter_headers out = {0};
+            filters_reply(gz, &seen, "rid", &rp, &out);
+            const char *vary[4] = {NULL};
+            for (int i = 0; i < 4; i++)
+                vary[i] = added(&out, "Vary", i);
+            ck_assert_str_eq(vary[0], "Accept-Encoding");
+            if (r == 0) {
+                ck_assert_str_eq(vary[1], "Accept");
+                ck_assert_str_eq(vary[2], "Origin");
+                ck_assert_ptr_null(vary[3]);
+            } else {
+                ck_assert_str_eq(vary[1], "Origin");
+                ck_assert_ptr_null(vary[2]);
+            }
+            ck_assert_str_eq(added(&out, "Access-Control-Allow-Origin", 0), "https://app.example");
+            buf_free(&rp.body);
+        }
+    }
+    gzip_cache_free(gz);
+}
+END_TEST
+
 Suite *filters_suite(void)
 {
     Suite *s = suite_create("filters");
@@ -134,6 +189,7 @@ Suite *filters_suite(void)
     tcase_add_test(tc, gzip_page_and_its_etag);
     tcase_add_test(tc, not_modified_names_the_form_asked);
     tcase_add_test(tc, cors_preflight_and_read);
+    tcase_add_test(tc, events_route_varies_on_accept);
     suite_add_tcase(s, tc);
     return s;
 }
