@@ -138,6 +138,7 @@ static int serve(struct rankd *app)
         .ctx = &app->api,
         .tokens = app->tokens,
         .static_root = app->static_root,
+        .embed_frame_ancestors = c->embed_frame_ancestors,
         .max_connections = c->max_connections,
         .request_timeout_ms = c->request_timeout_ms,
         .header_timeout_ms = c->header_timeout_ms,

@@ -35,6 +35,22 @@ export interface RankdPage {
     prev?: string | null;
     /** empty past the last page */
     items: RankdItem[];
+    /** with the `with` option: the members named that are on the board, in rank order (read
+     * live, also on a cached page) */
+    with?: RankdWithItem[];
+    /** with the `with` option: the ids named that are not on the board, in the order asked */
+    missing?: string[];
+}
+
+/** A member read with a page (`with`): where it is, wherever that is. */
+export interface RankdWithItem {
+    /** of the rank type asked (ordinal by default) */
+    rank: number;
+    id: string;
+    score: number;
+    /** the page that holds this member at the page's size */
+    page: number;
+    record: RankdRecord | null;
 }
 
 export interface RankdMember {
@@ -103,6 +119,13 @@ export interface BoardsOptions extends RequestOptions {
     count?: number;
 }
 
+/**
+ * How pages show a board's scores (the board's `score_format`): 'integer' (the default) digits
+ * grouped, 'decimal' with score_decimals fraction digits, 'duration_ms' milliseconds as m:ss.mmm
+ * (h:mm:ss.mmm from an hour on).
+ */
+export type RankdScoreFormat = 'integer' | 'decimal' | 'duration_ms';
+
 export interface RankdBoardSettings {
     board: string;
     order: 'desc' | 'asc';
@@ -112,6 +135,8 @@ export interface RankdBoardSettings {
     page_size: number;
     page_ttl_ms: number;
     score_decimals: number;
+    /** how pages show the scores (display only): see RankdScoreFormat */
+    score_format: RankdScoreFormat;
     total: number;
     score_range: { min: number; max: number };
     period: RankdPeriodKind;
@@ -196,6 +221,10 @@ export interface PageOptions extends ReadOptions {
     after?: string;
     /** A page's `prev` cursor: the page before it (n is ignored). */
     before?: string;
+    /** 1 to 20 ids to read with the page wherever they are (top N plus me; each once): the page
+     * then carries `with` and `missing`. A page by number only (not with after, before, min,
+     * max). On a board that caches pages the page stays cached and the members are read live. */
+    with?: string[];
     /** Only members whose score is at least `min` (inclusive; a string keeps the exact literal);
      * `total` and `pages` then count the members in the range. */
     min?: number | string;
@@ -451,6 +480,8 @@ export interface RankdBoardSettingsInput {
     page_ttl_ms?: number;
     /** 0..9 */
     score_decimals?: number;
+    /** how pages show the scores; display only, so it can change while the board has members */
+    score_format?: RankdScoreFormat;
     period?: RankdPeriodKind;
     /**
      * 'UTC', a fixed offset such as '+02:00' (no daylight saving), or an IANA time zone such as

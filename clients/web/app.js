@@ -454,8 +454,19 @@ function showError(e) {
 
 // ---------------------------------------------------------------- auto-refresh
 
+// Auto-refresh is pushed: the page on screen is watched through an EventSource (GET .../rank with
+// Accept: text/event-stream), and rankd sends it again each time it changes, at most once per
+// page TTL, for the price of one read whatever the number of viewers. Where EventSource is
+// missing, or the stream fails or never delivers (a proxy that holds it back), the page is
+// polled instead every `refresh` seconds with If-None-Match (a 304 changes nothing), and a stream
+// is tried again after STREAM_RETRY_MS.
+const STREAM_FIRST_MS = 10000; // no first event by then: the stream is held back somewhere
+const STREAM_RETRY_MS = 30000; // after a failed stream, poll this long before trying one again
 let refreshTimer = null;
 let refreshing = null;
+/** The open stream: {es, url, timer (until its first event), got (events received)} */
+let stream = null;
+let streamRetryAt = 0;
 
 function clock() {
     return new Date().toLocaleTimeString(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit' });
@@ -466,15 +477,112 @@ function autoSay(text) {
     if (ui.autoStatus.textContent !== text) ui.autoStatus.textContent = text;
 }
 
+/** The address a view's page is read and watched at. */
+function pageUrlOf(v) {
+    const q = new URLSearchParams({ page: String(v.page) });
+    if (v.size) q.set('size', String(v.size));
+    if (v.period) q.set('period', v.period);
+    return `/boards/${encodeURIComponent(v.board)}/rank?${q}`;
+}
+
+function closeStream() {
+    if (!stream) return;
+    clearTimeout(stream.timer);
+    stream.es.close();
+    stream = null;
+}
+
+const canStream = () => typeof window.EventSource === 'function' && Date.now() >= streamRetryAt;
+
 function scheduleRefresh() {
     clearTimeout(refreshTimer);
     refreshTimer = null;
     if (!view || !view.refresh) {
+        closeStream();
         autoSay('');
         return;
     }
+    const ready = shown && document.body.dataset.state === 'ready';
+    if (ready && canStream()) {
+        openStream();
+        return;
+    }
+    closeStream(); // an error view has nothing to watch (the load that ends it opens one again)
     if (!ui.autoStatus.textContent) autoSay(`Auto-refresh every ${fmt(view.refresh)} s.`);
     refreshTimer = setTimeout(refreshNow, view.refresh * 1000);
+}
+
+/** Watch the view's page; the stream open for another page is closed first. */
+function openStream() {
+    const url = pageUrlOf(view);
+    if (stream && stream.url === url) return;
+    closeStream();
+    const es = new EventSource(url);
+    const s = { es, url, got: 0, timer: null };
+    stream = s;
+    s.timer = setTimeout(() => streamFailed(s, 'no update arrived'), STREAM_FIRST_MS);
+    es.addEventListener('page', (ev) => {
+        if (stream !== s) return;
+        clearTimeout(s.timer);
+        if (!s.got++) autoSay('Live: the table updates as the board changes.');
+        let page;
+        try {
+            page = JSON.parse(ev.data);
+        } catch {
+            streamFailed(s, 'an unreadable update');
+            return;
+        }
+        // A load running (a new view) draws its own page; an error view is not drawn over.
+        if (inflight || !shown || document.body.dataset.state !== 'ready') return;
+        showRefreshed(page, view, shownSettings, false, 'Live');
+    });
+    es.addEventListener('end', (ev) => {
+        if (stream !== s) return;
+        let code = '';
+        try {
+            code = JSON.parse(ev.data)?.error?.code ?? '';
+        } catch { /* no body: as shutting_down */ }
+        if (code === '' || code === 'shutting_down') return; // rankd stops: EventSource reconnects
+        // The board or the period is gone: load the view again, which says so as a GET would.
+        closeStream();
+        load(current());
+    });
+    es.addEventListener('error', () => {
+        if (stream !== s) return;
+        // A refusal (CLOSED: a 4xx or 5xx, another type), or a cut stream: poll from here on.
+        streamFailed(s, es.readyState === EventSource.CLOSED ? 'the stream was refused' : 'the stream was cut');
+    });
+}
+
+function streamFailed(s, why) {
+    if (stream !== s) return;
+    closeStream();
+    streamRetryAt = Date.now() + STREAM_RETRY_MS;
+    if (!view?.refresh) return;
+    autoSay(`Live updates unavailable (${why}): auto-refresh every ${fmt(view.refresh)} s.`);
+    clearTimeout(refreshTimer);
+    refreshTimer = setTimeout(refreshNow, view.refresh * 1000);
+}
+
+/**
+ * Show a page read again (a poll or a stream event) for view v: the same rows leave the table as
+ * it is (same elements, focus and scroll); others redraw it in place.
+ */
+function showRefreshed(page, v, settings, notModified, how) {
+    const periodMoved = settings !== shownSettings && settings?.current_period !== shownSettings?.current_period;
+    shownSettings = settings;
+    if (periodMoved) fillPeriods(settings, v.period);
+    // A 304, or a 200 with the same rows (a new ETag for the same body, e.g. after a board
+    // generation bump): the table stays as it is.
+    const same = notModified || JSON.stringify(page) === JSON.stringify(shown);
+    if (same && !periodMoved) {
+        if (how !== 'Live') autoSay(`${how} · unchanged at ${clock()}.`);
+        return;
+    }
+    const it = shownFound && page.items.find((x) => x.id === shownFound.id);
+    const found = it ? { ...shownFound, rank: it.rank, score: it.score, record: it.record, page: page.page } : null;
+    render(page, found, '', { refresh: true });
+    autoSay(`${how} · updated at ${clock()}.`);
 }
 
 /**
@@ -497,20 +605,7 @@ async function refreshNow() {
         const settings = isPeriodic(shownSettings) ? await settingsOf(v.board, ctl.signal) : shownSettings;
         const page = await client.page(v.board, v.page, { size: v.size ?? undefined, period: v.period ?? undefined, signal: ctl.signal });
         if (view !== v || ctl.signal.aborted) return;
-        const periodMoved = settings !== shownSettings && settings?.current_period !== shownSettings?.current_period;
-        shownSettings = settings;
-        if (periodMoved) fillPeriods(settings, v.period);
-        // A 304, or a 200 with the same rows (a new ETag for the same body, e.g. after a board
-        // generation bump): the table stays as it is.
-        const same = responseInfo(page)?.notModified || JSON.stringify(page) === JSON.stringify(shown);
-        if (same && !periodMoved) {
-            autoSay(`Auto-refresh every ${fmt(v.refresh)} s · unchanged at ${clock()}.`);
-        } else {
-            const it = shownFound && page.items.find((x) => x.id === shownFound.id);
-            const found = it ? { ...shownFound, rank: it.rank, score: it.score, record: it.record, page: page.page } : null;
-            render(page, found, '', { refresh: true });
-            autoSay(`Auto-refresh every ${fmt(v.refresh)} s · updated at ${clock()}.`);
-        }
+        showRefreshed(page, v, settings, Boolean(responseInfo(page)?.notModified), `Auto-refresh every ${fmt(v.refresh)} s`);
     } catch (e) {
         if (ctl.signal.aborted || e?.name === 'AbortError') return;
         const why = e instanceof RankdError ? (e.code === 'network_error' ? 'rankd does not answer' : `${e.status} ${e.code}`) : String(e);
@@ -523,6 +618,7 @@ async function refreshNow() {
 
 function setAuto(on) {
     refreshing?.abort();
+    closeStream();
     view = { ...(view || readUrl()), refresh: on ? (view?.refresh || REFRESH_DEFAULT) : null };
     history.replaceState(null, '', urlOf(view));
     autoSay('');
@@ -593,7 +689,7 @@ ui.retry.addEventListener('click', () => {
 });
 
 document.addEventListener('visibilitychange', () => {
-    if (!document.hidden && view?.refresh && !refreshTimer && !refreshing) refreshNow();
+    if (!document.hidden && view?.refresh && !refreshTimer && !refreshing && !stream) refreshNow();
 });
 
 window.addEventListener('popstate', () => {

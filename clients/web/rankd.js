@@ -32,6 +32,16 @@
  * @property {string|null} [prev]  rank pages: the cursor for the page before it (`before`), null
  *   on the first
  * @property {RankdItem[]} items  empty past the last page
+ * @property {RankdWithItem[]} [with]  with the `with` option: the members named that are on the
+ *   board, in rank order (read live, also on a cached page)
+ * @property {string[]} [missing]  with the `with` option: the ids named that are not on the board
+ *
+ * @typedef {Object} RankdWithItem
+ * @property {number} rank    of the rank type asked (ordinal by default)
+ * @property {string} id
+ * @property {number} score
+ * @property {number} page    the page that holds this member at the page's size
+ * @property {RankdRecord|null} record
  *
  * @typedef {Object} RankdMember
  * @property {string} id
@@ -81,6 +91,7 @@
  * @property {number} page_size
  * @property {number} page_ttl_ms
  * @property {number} score_decimals
+ * @property {'integer'|'decimal'|'duration_ms'} [score_format]  how pages show the scores
  * @property {number} total
  * @property {{min: number, max: number}} score_range
  * @property {'none'|'hourly'|'daily'|'weekly'|'monthly'} [period]
@@ -198,6 +209,8 @@
  * @property {number} [page_size]
  * @property {number} [page_ttl_ms]
  * @property {number} [score_decimals]
+ * @property {'integer'|'decimal'|'duration_ms'} [score_format]  how pages show the scores
+ *   (display only)
  * @property {'none'|'hourly'|'daily'|'weekly'|'monthly'} [period]
  * @property {string} [timezone]
  * @property {number} [retain]
@@ -225,6 +238,9 @@
  * @property {RankdRankType} [rankType]  the ranks' type (`?rank=`; default 'ordinal')
  * @property {string} [after]  a page's `next` cursor: the page after that page (n is ignored)
  * @property {string} [before]  a page's `prev` cursor: the page before that page (n is ignored)
+ * @property {string[]} [with]  1 to 20 ids to read with the page wherever they are (top N plus
+ *   me): the page gets `with` and `missing`; a page by number only (not with after, before,
+ *   min or max)
  * @property {number|string} [min]  only members whose score is at least this (inclusive)
  * @property {number|string} [max]  only members whose score is at most this (inclusive);
  *   with min and/or max, `total` and `pages` count the members in the range
@@ -364,12 +380,23 @@ export class RankdClient {
         const cursor = after ?? before;
         if (cursor !== undefined && (typeof cursor !== 'string' || cursor === ''))
             throw new TypeError('after and before take a page\'s next or prev cursor');
+        const withIds = options.with;
+        if (withIds !== undefined) {
+            if (!Array.isArray(withIds) || withIds.length === 0 || withIds.length > 20 ||
+                !withIds.every((id) => typeof id === 'string' && id !== ''))
+                throw new TypeError('page(board, n, {with}): with must be an array of 1 to 20 ids');
+            if (new Set(withIds).size !== withIds.length)
+                throw new TypeError('page(board, n, {with}): each id once');
+            for (const k of ['min', 'max', 'after', 'before'])
+                if (options[k] !== undefined)
+                    throw new TypeError(`page(board, n, {with}): not with ${k} (a page by number only)`);
+        }
         return this._get(path, {
             page: cursor === undefined ? n : undefined, size, period: period(options),
             rank: rankType(options), after, before, min_version: minVersion(options),
             min: options.min === undefined ? undefined : literal(options.min, 'min'),
             max: options.max === undefined ? undefined : literal(options.max, 'max'),
-        }, options.signal, true);
+        }, options.signal, true, withIds === undefined ? {} : { rawQuery: `with=${withIds.map(seg).join(',')}` });
     }
 
     /**

@@ -89,7 +89,55 @@ static int walk_parse(struct http_request *rq, struct http_reply *rp, struct ran
     return 0;
 }
 
-/* 0, or -1 with rp filled (400): every argument is checked before any Redis call. */
+/* with=ID[,ID...]: 1 to BOARD_WITH_MAX ids, each once, into a->with; 0 or -1 with a 400 in rp
+ * (a->with freed). */
+static int with_parse(struct http_request *rq, struct http_reply *rp, struct rank_args *a)
+{
+    const char *v = NULL, *raw = NULL;
+    int n = http_arg(rq, "with", &v);
+    if (n == 0)
+        return 0;
+    if (n > 1 || a->walk || rq->event_stream) {
+        http_reply_error(rp, ERR_INVALID_PARAMETER,
+                         n > 1 ? "with must be given once (a list: with=a,b,c)."
+                               : "with is read with a page by number (page=N) and GET, not with "
+                                 "a cursor, a score range or an event stream.");
+        return -1;
+    }
+    http_arg_raw(rq, "with", &raw);
+    int rc = request_list_split(raw, BOARD_WITH_MAX, &a->with);
+    for (size_t i = 0; rc == 0 && i < a->with.n; i++) {
+        if (!request_id_valid(a->with.items[i], a->with.lens[i])) {
+            rc = -EINVAL;
+            break;
+        }
+        for (size_t k = 0; k < i; k++)
+            if (a->with.lens[k] == a->with.lens[i] &&
+                memcmp(a->with.items[k], a->with.items[i], a->with.lens[i]) == 0) {
+                http_reply_error(rp, ERR_INVALID_IDS,
+                                 "with names '%s' twice (at %zu and %zu): give each id once.",
+                                 a->with.items[i], k, i);
+                request_list_free(&a->with);
+                return -1;
+            }
+    }
+    if (rc == -ENOMEM)
+        http_reply_errno(rp, rc);
+    else if (rc == -E2BIG)
+        http_reply_error(rp, ERR_INVALID_IDS, "with takes 1 to %d ids separated by ','.",
+                         BOARD_WITH_MAX);
+    else if (rc)
+        http_reply_error(rp, ERR_INVALID_ID,
+                         "with must be 1 to %d ids separated by ',' (each 1 to %d bytes of valid "
+                         "UTF-8 without control characters; a ',' inside an id is %%2C).",
+                         BOARD_WITH_MAX, BOARD_ID_LEN_MAX);
+    if (rc)
+        request_list_free(&a->with);
+    return rc ? -1 : 0;
+}
+
+/* 0, or -1 with rp filled (400): every argument is checked before any Redis call. a->with is
+ * the caller's to free after a 0. */
 static int rank_parse(struct http_request *rq, struct http_reply *rp, struct rank_args *a)
 {
     /* every field set (no cursor, no bounds: a walk reads only what was given; a walk without
@@ -112,7 +160,7 @@ static int rank_parse(struct http_request *rq, struct http_reply *rp, struct ran
         handlers_count_arg(rq, rp, "size", BOARD_PAGE_SIZE_MAX, &a->size) ||
         handlers_count_arg(rq, rp, "min_version", REQUEST_VERSION_MAX, &a->min_version) ||
         handlers_period_arg(rq, rp, &a->period) || handlers_rank_arg(rq, rp, &a->rank) ||
-        walk_parse(rq, rp, a))
+        walk_parse(rq, rp, a) || with_parse(rq, rp, a))
         return -1;
     return 0;
 }
@@ -143,8 +191,11 @@ int handle_rank_quick(struct http_request *rq, struct http_reply *rp)
                          "max, page=N); read cursor pages with GET.");
         return 1;
     }
-    if (a.walk || rq->event_stream) /* a walk: walk.lua, never cached; a stream: watch.h */
+    if (a.walk || rq->event_stream || a.with.n) { /* a walk: walk.lua, never cached; a stream:
+                                                    * watch.h; with: the members are live */
+        request_list_free(&a.with);
         return 0;
+    }
     struct page_reply pr;
     if (pages_get_l1(api_ctx_of(rq)->pages, a.board, a.period, a.page, (int)a.size, a.rank,
                      a.min_version, rq->if_none_match, &pr))
@@ -153,21 +204,38 @@ int handle_rank_quick(struct http_request *rq, struct http_reply *rp)
     return 1;
 }
 
+void with_reply(struct http_request *rq, struct http_reply *rp, struct page_reply *pr)
+{
+    pr->cached = 0; /* "no-cache": the members are read live */
+    pr->not_modified = rq->if_none_match && pages_etag_matches(rq->if_none_match, pr->etag);
+    reply_page(rp, pr);
+}
+
 /* A page read on its way through the batched hit path (on the event thread's connection). */
 struct rank_job {
     struct pages_job job; /* first: the flow hands it back */
+    struct http_request *rq;
     struct http_reply *rp;
     struct http_async *async;
+    struct rank_args a; /* the arguments (a.with: the ids the job borrows) */
 };
 
 static void rank_job_done(struct pages_job *job, int rc)
 {
     struct rank_job *rj = (struct rank_job *)job;
-    if (rc == 0)
+    struct http_async *async = rj->async;
+    if (rc == 0 && job->nwith && !job->out.with_done) { /* a cached page: the members now */
+        with_start(rj->rq, rj->rp, async, &rj->a, &job->out);
+        free(rj);
+        return;
+    }
+    if (rc == 0 && job->nwith)
+        with_reply(rj->rq, rj->rp, &job->out);
+    else if (rc == 0)
         reply_page(rj->rp, &job->out);
     else
         handlers_reply_board_errno(rj->rp, rc, job->board, NULL);
-    struct http_async *async = rj->async;
+    request_list_free(&rj->a.with);
     free(rj);
     http_async_done(async);
 }
@@ -207,13 +275,19 @@ void handle_rank_async(struct http_request *rq, struct http_reply *rp, struct ht
         return;
     }
     const struct worker *w = http_async_worker(async);
+    rj->a = a; /* the ids stay where they are: the list moves whole */
     rj->job = (struct pages_job){.board = a.board,
                                  .period = a.period,
                                  .page = a.page,
                                  .size = (int)a.size,
                                  .min_version = a.min_version,
                                  .rank = a.rank,
-                                 .if_none_match = rq->if_none_match,
+                                 /* with ids the ETag is the whole body's:
+                                  * judged here (with_reply) */
+                                 .if_none_match = a.with.n ? NULL : rq->if_none_match,
+                                 .with = (const char *const *)rj->a.with.items,
+                                 .with_lens = rj->a.with.lens,
+                                 .nwith = rj->a.with.n,
                                  .deadline_ms = rq->deadline_ms,
                                  .writes = worker_writes(w),
                                  .cache_reads = worker_cache(w, 0),
@@ -221,11 +295,13 @@ void handle_rank_async(struct http_request *rq, struct http_reply *rp, struct ht
                                  .after = rank_after,
                                  .after_ctx = async,
                                  .done = rank_job_done};
+    rj->rq = rq;
     rj->rp = rp;
     rj->async = async;
     int rc = pages_submit(api_ctx_of(rq)->pages, worker_reads(w), &rj->job);
     if (rc) { /* Redis is not answering, or cannot be reached: 503 now */
         handlers_reply_board_errno(rp, rc, a.board, NULL);
+        request_list_free(&rj->a.with);
         free(rj);
         handlers_answered(async);
         return;

@@ -38,6 +38,9 @@ struct rank_args {
     struct cursor cursor; /* after, before */
     int has_min, has_max; /* the score range's bounds, as literals */
     struct json_number min, max;
+    /* with=: the members read with the page (0..BOARD_WITH_MAX ids, each once; owned:
+     * request_list_free) */
+    struct request_list with;
 };
 
 /* ---------------------------------------------------------------- lent between the files */
@@ -47,6 +50,15 @@ struct worker;
 /* handlers_read_one.c */
 void walk_start(struct http_request *rq, struct http_reply *rp, struct http_async *async,
                 const struct rank_args *a);
+
+/* handlers_read_one.c: the `with` members of a page served from the cache (lookup.lua, one
+ * more command), put in its body and answered; takes pr (its body) and the ids' list. */
+void with_start(struct http_request *rq, struct http_reply *rp, struct http_async *async,
+                struct rank_args *a, struct page_reply *pr);
+
+/* handlers_read.c: the reply of a page read with `with` (its body holds them): ETag of the
+ * whole body, no-cache (the members are read live), 304 when If-None-Match matches; takes pr. */
+void with_reply(struct http_request *rq, struct http_reply *rp, struct page_reply *pr);
 
 /* A score range's page read with no request (an event stream's, watch.c): the walk `a` (a page
  * by number of a score range, no cursor; a's board and period borrowed until done) on worker

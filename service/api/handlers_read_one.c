@@ -27,6 +27,7 @@ enum read_what {
     READ_TOP,          /* GET .../top?percent= */
     READ_LOOKUP,       /* GET .../members?ids=, POST .../lookup */
     READ_WALK,         /* GET .../rank?min=&max=, ?after=, ?before= */
+    READ_WITH,         /* GET .../rank?with= of a cached page: the members (lookup.lua) */
 };
 
 struct read_job {
@@ -65,6 +66,9 @@ struct read_job {
     cJSON *body_json;
     const char **ids;
     size_t *lens, nids;
+    /* with: the page they join (owned), and the list of ids (owned: the rank_args' with) */
+    struct page_reply page;
+    struct request_list with;
 };
 
 static int read_send(struct read_job *j);
@@ -81,6 +85,8 @@ static void read_end(struct read_job *j, int rc)
         free(j->body);
     }
     request_list_free(&j->list);
+    request_list_free(&j->with);
+    page_reply_free(&j->page);
     cJSON_Delete(j->body_json);
     free(j->ids);
     free(j->lens);
@@ -131,6 +137,21 @@ static void walk_refusal(struct read_job *j, int rc, const struct json_number *b
     struct entry_error err = {0};
     validate_score_error(&j->judged, bad, rc, &err);
     http_reply_error(j->rp, err.id, "%s", err.msg);
+}
+
+/* The members l into j's page, answered: 0, or -ENOMEM. */
+static int with_put(struct read_job *j, const struct board_lookup *l)
+{
+    int size = j->size ? (int)j->size : l->settings.page_size;
+    char *body = render_page_with(j->page.body, j->page.len, l, size);
+    if (!body)
+        return -ENOMEM;
+    free(j->page.body);
+    j->page.body = body;
+    j->page.len = strlen(body);
+    page_etag(l->settings.gen, body, j->page.len, j->page.etag);
+    with_reply(j->rq, j->rp, &j->page); /* takes the body */
+    return 0;
 }
 
 /* Take the script's reply r (taken) and render j's reply: 0 answered, -EAGAIN to send again
@@ -185,6 +206,13 @@ static int read_take(struct read_job *j, struct store_reply *r)
         struct board_lookup *l = NULL;
         if ((rc = board_lookup_take(m, j->board, r, &l)) == 0)
             http_reply_json(j->rp, 200, render_lookup(j->board, l));
+        board_lookup_free(l);
+        return rc;
+    }
+    case READ_WITH: {
+        struct board_lookup *l = NULL;
+        if ((rc = board_lookup_take(m, j->board, r, &l)) == 0)
+            rc = with_put(j, l);
         board_lookup_free(l);
         return rc;
     }
@@ -266,10 +294,12 @@ static int read_send_at(struct read_job *j, const struct board_where *w)
     if (!conn)
         return -ECONNREFUSED;
     int rc;
-    if (j->what == READ_LOOKUP) {
+    if (j->what == READ_LOOKUP || j->what == READ_WITH) {
         struct board_lookup_call c;
         rc =
             board_lookup_prepare(j->ctx->model, j->board, w, j->rank, j->ids, j->lens, j->nids, &c);
+        if (rc > 0)
+            rc = -EIO; /* (board_lookup_prepare answers 0 or a negative errno) */
         if (rc == 0)
             rc = store_async_script_flags(conn, c.script,
                                           store_read_flags(j->min_version, j->primary), c.nkeys,
@@ -604,5 +634,47 @@ void handle_lookup_async(struct http_request *rq, struct http_reply *rp, struct 
         read_refused(j);
         return;
     }
+    read_start(j);
+}
+
+void with_start(struct http_request *rq, struct http_reply *rp, struct http_async *async,
+                struct rank_args *a, struct page_reply *pr)
+{
+    struct read_job *j = calloc(1, sizeof(*j));
+    if (!j) {
+        page_reply_free(pr);
+        request_list_free(&a->with);
+        http_reply_errno(rp, -ENOMEM);
+        handlers_answered(async);
+        return;
+    }
+    *j = (struct read_job){.rq = rq,
+                           .rp = rp,
+                           .async = async,
+                           .ctx = api_ctx_of(rq),
+                           .wk = http_async_worker(async),
+                           .deadline_ms = rq->deadline_ms,
+                           .what = READ_WITH,
+                           .board = a->board,
+                           .period = a->period,
+                           .size = a->size,
+                           .rank = a->rank,
+                           .min_version = a->min_version,
+                           .page = *pr,
+                           .with = a->with};
+    memset(pr, 0, sizeof(*pr));
+    memset(&a->with, 0, sizeof(a->with));                        /* the job's now */
+    j->ids = calloc(j->with.n ? j->with.n : 1, sizeof(*j->ids)); /* n >= 1: with_parse */
+    j->lens = calloc(j->with.n ? j->with.n : 1, sizeof(*j->lens));
+    if (!j->ids || !j->lens) {
+        http_reply_errno(rp, -ENOMEM);
+        read_refused(j);
+        return;
+    }
+    for (size_t i = 0; i < j->with.n; i++) {
+        j->ids[i] = j->with.items[i];
+        j->lens[i] = j->with.lens[i];
+    }
+    j->nids = j->with.n;
     read_start(j);
 }

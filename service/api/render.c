@@ -204,6 +204,46 @@ static void out_items(struct out *o, const struct board_page *p)
     out_mem(o, "]", 1);
 }
 
+/* ,"with":[...],"missing":[...] of a page read with ids (render_page_with), pages at `size`. */
+static void out_with(struct out *o, const struct board_lookup *l, int size)
+{
+    out_str(o, ",\"with\":[");
+    for (size_t i = 0; i < l->n; i++) {
+        const struct board_item *it = &l->items[i];
+        out_str(o, i ? ",{\"rank\":" : "{\"rank\":");
+        out_i64(o, it->rank);
+        out_str(o, ",\"id\":");
+        out_json_string(o, it->id, it->id_len);
+        out_str(o, ",\"score\":");
+        out_score(o, it->score);
+        out_str(o, ",\"page\":");
+        out_i64(o, size > 0 ? (it->ordinal - 1) / size + 1 : 1);
+        out_str(o, ",\"record\":");
+        out_record(o, it->record, it->record_len);
+        out_mem(o, "}", 1);
+    }
+    out_str(o, "],\"missing\":[");
+    for (size_t i = 0; i < l->nmissing; i++) {
+        if (i)
+            out_mem(o, ",", 1);
+        out_json_string(o, l->missing[i], l->missing_len[i]);
+    }
+    out_mem(o, "]", 1);
+}
+
+char *render_page_with(const char *page_body, size_t len, const struct board_lookup *l, int size)
+{
+    struct out o = {0};
+    while (len > 0 && page_body[len - 1] != '}')
+        len--;
+    if (len == 0)
+        return NULL; /* not a page's body */
+    out_mem(&o, page_body, len - 1);
+    out_with(&o, l, size);
+    out_mem(&o, "}", 1);
+    return out_finish(&o);
+}
+
 /* ,"<name>":"<cursor of item it>" (kind, the page's generation, board and period), or null. */
 static void out_cursor(struct out *o, const char *name, const char *board,
                        const struct board_page *p, const struct board_item *it,
@@ -268,6 +308,8 @@ static char *page_body(const char *board, int64_t page, const struct board_page 
     }
     out_mem(&o, ",", 1);
     out_items(&o, p);
+    if (p->with)
+        out_with(&o, p->with, p->size);
     out_mem(&o, "}", 1);
     return out_finish(&o);
 }
@@ -353,6 +395,7 @@ char *render_board(const char *board, const struct board_info *info,
     cJSON_AddNumberToObject(doc, "page_size", s->page_size);
     cJSON_AddNumberToObject(doc, "page_ttl_ms", s->page_ttl_ms);
     cJSON_AddNumberToObject(doc, "score_decimals", s->layout.decimals);
+    cJSON_AddStringToObject(doc, "score_format", score_format_name(s->score_format));
     cJSON_AddStringToObject(doc, "period", period_kind_name(s->period));
     char tz[PERIOD_TZ_TEXT_MAX];
     period_tz_format(&s->tz, tz, sizeof(tz));

@@ -23,6 +23,13 @@
  *  p->end). */
 char *render_page(const char *board, int64_t page, const struct board_page *p);
 
+/** A page body with its `with` members (GET .../rank?with=): page_body (len bytes, a JSON
+ *  object as render_page makes it) with ,"with":[{"rank","id","score","page","record"}...] (in
+ *  rank order; page: the page holding the member at `size`) and ,"missing":[id...] (in the
+ *  order asked) before its closing brace. render_page adds the same when p->with is set. A new
+ *  string, or NULL on ENOMEM. */
+char *render_page_with(const char *page_body, size_t len, const struct board_lookup *l, int size);
+
 /** The same for a walk (walk.lua: a score range and/or a cursor); "total" is the members in the
  *  range when one was asked (p->ranged); "page" is `page`, or with 0 the page (at p->size) of
  *  the first item's place in the range. */

@@ -167,9 +167,9 @@ static int only_fields(const cJSON *obj, const char *const *known, int n, struct
 int validate_settings(const cJSON *doc, const struct board_settings *defaults,
                       struct board_settings_patch *p, struct entry_error *err)
 {
-    static const char *const known[] = {"order",          "tiebreak",    "page_size", "page_ttl_ms",
-                                        "score_decimals", "period",      "timezone",  "retain",
-                                        "max_members",    "score_layout"};
+    static const char *const known[] = {
+        "order",    "tiebreak", "page_size",   "page_ttl_ms",  "score_decimals", "period",
+        "timezone", "retain",   "max_members", "score_layout", "score_format"};
     static const char *const widths[] = {"packed", "wide"};
     static const char *const periods[] = {"none", "hourly", "daily", "weekly", "monthly"};
     static const char *const orders[] = {"desc", "asc"};
@@ -178,7 +178,7 @@ int validate_settings(const cJSON *doc, const struct board_settings *defaults,
         entry_fail(err, ERR_INVALID_BODY, "The body must be a JSON object of settings.");
         return -1;
     }
-    if (only_fields(doc, known, 10, err, "The settings object"))
+    if (only_fields(doc, known, 11, err, "The settings object"))
         return -1;
     memset(p, 0, sizeof(*p));
     p->value = *defaults;
@@ -230,6 +230,15 @@ int validate_settings(const cJSON *doc, const struct board_settings *defaults,
         return -1;
     p->has_max_members = r5 == 0;
     p->value.max_members = maxm;
+    const cJSON *sf = cJSON_GetObjectItemCaseSensitive(doc, "score_format");
+    if (sf &&
+        (!cJSON_IsString(sf) || score_format_parse(sf->valuestring, &p->value.score_format))) {
+        entry_fail(err, ERR_INVALID_FIELD, "score_format must be one of: %s, %s, %s.",
+                   score_format_name(SCORE_FORMAT_INTEGER), score_format_name(SCORE_FORMAT_DECIMAL),
+                   score_format_name(SCORE_FORMAT_DURATION_MS));
+        return -1;
+    }
+    p->has_score_format = sf != NULL;
     return 0;
 }
 

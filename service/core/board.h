@@ -56,40 +56,42 @@
 #define BOARD_PAGE_SIZE_MAX 100    /**< entries per page */
 #define BOARD_PAGE_SIZE_DEFAULT 20 /**< entries per page */
 #define BOARD_PAGE_TTL_MS_DEFAULT 1000
-#define BOARD_PAGE_TTL_MS_MAX 3600000       /**< one hour */
-#define BOARD_ORDER_DEFAULT "desc"          /**< score_order: SCORE_ORDER_DESC */
-#define BOARD_TIEBREAK_DEFAULT "first"      /**< score_tiebreak: SCORE_TIEBREAK_FIRST */
-#define BOARD_SCORE_LAYOUT_DEFAULT "packed" /**< score_layout.wide 0 (score_codec.h) */
-#define BOARD_DECIMALS_DEFAULT 0            /**< score_decimals */
-#define BOARD_PERIOD_DEFAULT "none"         /**< period: PERIOD_NONE */
-#define BOARD_TIMEZONE_DEFAULT 0            /**< timezone: UTC (period_tz_text's form) */
-#define BOARD_RETAIN_DEFAULT 1              /**< retain: past periods kept readable */
-#define BOARD_RECORD_BYTES_MAX 1024         /**< serialized record JSON */
-#define BOARD_BATCH_MAX 1000                /**< entries per write script call */
-#define BOARD_MAX_MEMBERS_MAX 100000000     /**< the largest max_members setting */
+#define BOARD_PAGE_TTL_MS_MAX 3600000        /**< one hour */
+#define BOARD_ORDER_DEFAULT "desc"           /**< score_order: SCORE_ORDER_DESC */
+#define BOARD_TIEBREAK_DEFAULT "first"       /**< score_tiebreak: SCORE_TIEBREAK_FIRST */
+#define BOARD_SCORE_LAYOUT_DEFAULT "packed"  /**< score_layout.wide 0 (score_codec.h) */
+#define BOARD_DECIMALS_DEFAULT 0             /**< score_decimals */
+#define BOARD_PERIOD_DEFAULT "none"          /**< period: PERIOD_NONE */
+#define BOARD_TIMEZONE_DEFAULT 0             /**< timezone: UTC (period_tz_text's form) */
+#define BOARD_RETAIN_DEFAULT 1               /**< retain: past periods kept readable */
+#define BOARD_SCORE_FORMAT_DEFAULT "integer" /**< score_format: SCORE_FORMAT_INTEGER */
+#define BOARD_RECORD_BYTES_MAX 1024          /**< serialized record JSON */
+#define BOARD_BATCH_MAX 1000                 /**< entries per write script call */
+#define BOARD_MAX_MEMBERS_MAX 100000000      /**< the largest max_members setting */
 
 /** Settings of one board (the meta hash). */
 struct board_settings {
-    struct score_layout layout; /**< order, tiebreak, decimals, wide (the `score_layout`) */
-    enum period_kind period;    /**< none, hourly, daily, weekly, monthly */
-    struct period_tz tz;        /**< the period boundaries' time zone (a fixed offset or an
+    struct score_layout layout;     /**< order, tiebreak, decimals, wide (the `score_layout`) */
+    enum period_kind period;        /**< none, hourly, daily, weekly, monthly */
+    struct period_tz tz;            /**< the period boundaries' time zone (a fixed offset or an
                                  *   IANA zone; bound when it went through board_where) */
-    int retain;                 /**< past periods that stay readable, 0..PERIOD_RETAIN_MAX */
-    int page_size;              /**< default entries per page, 1..BOARD_PAGE_SIZE_MAX */
-    int page_ttl_ms;            /**< page cache soft TTL, 0 = no caching */
-    int64_t gen;                /**< generation (new at create, reset, re-create): part of
+    int retain;                     /**< past periods that stay readable, 0..PERIOD_RETAIN_MAX */
+    int page_size;                  /**< default entries per page, 1..BOARD_PAGE_SIZE_MAX */
+    int page_ttl_ms;                /**< page cache soft TTL, 0 = no caching */
+    int64_t gen;                    /**< generation (new at create, reset, re-create): part of
                                  *   every page key and ETag; 0 when read from no hash */
-    int64_t max_members;        /**< keep the top this many: every write removes the worst
+    int64_t max_members;            /**< keep the top this many: every write removes the worst
                                  *   members past it (bounded per call); 0 = no limit */
-    int64_t version;            /**< the board's write counter (write.lua bumps it once per
+    int64_t version;                /**< the board's write counter (write.lua bumps it once per
                                  *   call); read-only, 0 before the first write */
+    enum score_format score_format; /**< how pages show the scores (display only) */
 };
 
 /** Partial settings from a PUT: a field is applied only when its has_ flag is set. */
 struct board_settings_patch {
     struct board_settings value;
     int has_order, has_tiebreak, has_decimals, has_page_size, has_page_ttl, has_period, has_tz,
-        has_retain, has_max_members, has_score_layout;
+        has_retain, has_max_members, has_score_layout, has_score_format;
 };
 
 /** Shared state of the model: the store and the key prefix (borrowed; outlive the model). */
@@ -180,6 +182,8 @@ struct board_page {
     int ranged;                 /**< a score range was asked: `total` of the reply is end - first */
     char period[PERIOD_ID_MAX]; /**< the period read ("" without periods), for the cursors: the
                                  *   caller's to set (board_page_take does not know it) */
+    struct board_lookup *with;  /**< page.lua read with `with` ids: those members (board_read.h;
+                                 *   owned, freed by board_page_free), else NULL */
     void *reply;                /**< private: the Redis reply the strings point into */
 };
 
@@ -213,7 +217,7 @@ struct board_list {
 #define BOARD_LIST_COUNT_MAX 1000 /**< boards per page of GET /boards (and the default) */
 
 /** Default settings of a new board (the BOARD_*_DEFAULT values): desc, first, 0 decimals, no
- * periods, 20 per page, 1000 ms TTL, retain 1. */
+ * periods, 20 per page, 1000 ms TTL, retain 1, scores shown as integers. */
 void board_settings_default(struct board_settings *s);
 
 /**

@@ -21,10 +21,11 @@ void board_info_take(const struct store_reply *r, const struct board_where *w,
     snprintf(out->period, sizeof(out->period), "%s", w->period);
 }
 
-/* Text of the ten settings put_board.lua takes, in its order (see the script). */
-static void settings_text(const struct board_settings *v, char out[10][PERIOD_TZ_TEXT_MAX])
+/* Text of the eleven settings put_board.lua takes, in its order (see the script). */
+static void settings_text(const struct board_settings *v, char out[11][PERIOD_TZ_TEXT_MAX])
 {
     const size_t n = PERIOD_TZ_TEXT_MAX;
+    snprintf(out[10], n, "%s", score_format_name(v->score_format));
     snprintf(out[9], n, "%s", score_layout_name(v->layout.wide));
     snprintf(out[8], n, "%" PRId64, v->max_members);
     snprintf(out[0], n, "%s", score_order_name(v->layout.order));
@@ -78,6 +79,8 @@ static void patch_apply(const struct board_settings *base, const struct board_se
         out->retain = v->retain;
     if (p->has_max_members)
         out->max_members = v->max_members;
+    if (p->has_score_format)
+        out->score_format = v->score_format;
 }
 
 /* What put_board.lua and create_board.lua answer on success: {code, settings, total}. */
@@ -106,9 +109,9 @@ void board_put_call_free(struct board_put_call *c)
 int board_put_create_prepare(struct board_model *m, const char *board,
                              const struct board_settings_patch *patch, struct board_put_call *c)
 {
-    static const char *const names[] = {"order",       "tiebreak",    "score_decimals", "period",
-                                        "timezone",    "page_size",   "page_ttl_ms",    "retain",
-                                        "max_members", "score_layout"};
+    static const char *const names[] = {"order",       "tiebreak",     "score_decimals", "period",
+                                        "timezone",    "page_size",    "page_ttl_ms",    "retain",
+                                        "max_members", "score_layout", "score_format"};
     board_make_keys(m, board, &c->k);
     struct board_settings d, v;
     board_settings_default(&d);
@@ -118,24 +121,24 @@ int board_put_create_prepare(struct board_model *m, const char *board,
         return rc;
     settings_text(&v, c->val);
     board_new_generation(c->gen);
-    c->argv = calloc(4 + 20 + 4, sizeof(*c->argv));
+    c->argv = calloc(4 + 22 + 4, sizeof(*c->argv));
     if (!c->argv)
         return -ENOMEM;
     c->argv[0] = c->k.meta;
     c->argv[1] = c->k.script_registry;
     c->argv[2] = c->w.z;
     c->argv[3] = board;
-    for (int i = 0; i < 10; i++) {
+    for (int i = 0; i < 11; i++) {
         c->argv[4 + 2 * i] = names[i];
         c->argv[5 + 2 * i] = c->val[i];
     }
-    c->argv[24] = "gen";
-    c->argv[25] = c->gen;
-    c->argv[26] = "life"; /* the idempotency records' life (write.lua): this creation's */
+    c->argv[26] = "gen";
     c->argv[27] = c->gen;
+    c->argv[28] = "life"; /* the idempotency records' life (write.lua): this creation's */
+    c->argv[29] = c->gen;
     c->create = 1;
     c->nkeys = 3;
-    c->nargs = 25;
+    c->nargs = 27;
     return 0;
 }
 
@@ -156,7 +159,7 @@ int board_put_update_prepare(struct board_model *m, const char *board,
         return -EBADMSG; /* the board's zone is not one this process can load */
     /* the current set, the past ones, then the distinct scores of those emptied (d > lo) */
     c->zs = calloc(3 * (size_t)hi + 1, sizeof(*c->zs));
-    c->argv = calloc(3 * (size_t)hi + 3 + 16, sizeof(*c->argv));
+    c->argv = calloc(3 * (size_t)hi + 3 + 17, sizeof(*c->argv));
     if (!c->zs || !c->argv) {
         board_put_call_free(c);
         return -ENOMEM;
@@ -198,6 +201,7 @@ int board_put_update_prepare(struct board_model *m, const char *board,
     c->argv[na++] = c->cut;
     c->argv[na++] = patch->has_max_members ? c->val[8] : "";
     c->argv[na++] = patch->has_score_layout ? c->val[9] : "";
+    c->argv[na++] = patch->has_score_format ? c->val[10] : "";
     c->create = 0;
     c->nkeys = nk;
     c->nargs = na - nk;

@@ -60,7 +60,7 @@ struct board_put_call {
     const char **argv;
     int create;
     int nkeys, nargs;
-    char val[10][PERIOD_TZ_TEXT_MAX], tz[PERIOD_TZ_TEXT_MAX], retain[16], gen[32], nkeep[16],
+    char val[11][PERIOD_TZ_TEXT_MAX], tz[PERIOD_TZ_TEXT_MAX], retain[16], gen[32], nkeep[16],
         cut[32];
 };
 

@@ -136,9 +136,11 @@ void board_read_prepare(struct board_model *m, const char *board, const struct b
     i64_text(num[0], 32, a->page);
     i64_text(num[1], 32, a->size);
     switch (a->kind) {
-    case BOARD_READ_PAGE: /* page.lua: page, size */
+    case BOARD_READ_PAGE: /* page.lua: page, size, the ids of `with` */
         arg_put(out, &k, num[0], strlen(num[0]));
         arg_put(out, &k, num[1], strlen(num[1]));
+        for (size_t i = 0; i < a->nwith && i < BOARD_WITH_MAX; i++)
+            arg_put(out, &k, a->with[i], a->with_lens[i]);
         break;
     case BOARD_READ_MEMBER: /* member.lua: id; around.lua: id, size */
     case BOARD_READ_AROUND:
@@ -239,6 +241,8 @@ static int read_reply_shape(struct board_model *m, const char *board, struct sto
     return rc;
 }
 
+static int page_with_take(struct board_page *p, const struct store_reply *r);
+
 int board_page_take(struct board_model *m, const char *board, struct store_reply *r, int64_t page,
                     struct board_page **out)
 {
@@ -247,9 +251,14 @@ int board_page_take(struct board_model *m, const char *board, struct store_reply
         return rc;
     int64_t used = reply_i64(r->element[2], 0);
     int64_t count = r->elements > 6 ? reply_i64(r->element[6], 0) : 0; /* top.lua's */
+    int with = r->elements == 8; /* page.lua with ids: {..., found, missing} */
     rc = page_from_reply(m, board, r, (page - 1) * used + 1, 3, out);
     if (rc == 0)
         (*out)->count = count;
+    if (rc == 0 && with && (rc = page_with_take(*out, (*out)->reply)) != 0) {
+        board_page_free(*out);
+        *out = NULL;
+    }
     return rc;
 }
 
@@ -470,56 +479,82 @@ void board_lookup_free(struct board_lookup *l)
     free(l);
 }
 
+/* A lookup's members from a reply's found {id, stored, rank0, rank, ...} and missing {id, ...}
+ * lists and the records of the found, from records[rec_at] on (the reply stays the caller's):
+ * 0 or -EIO / -ENOMEM (l partly filled: board_lookup_free). */
+static int lookup_fill(struct board_lookup *l, const struct store_reply *found,
+                       const struct store_reply *missing, const struct store_reply *records,
+                       size_t rec_at)
+{
+    if (found->type != STORE_REPLY_ARRAY || missing->type != STORE_REPLY_ARRAY)
+        return -EIO;
+    size_t n = found->elements / 4, nm = missing->elements;
+    l->items = calloc(n ? n : 1, sizeof(*l->items));
+    l->missing = calloc(nm ? nm : 1, sizeof(*l->missing));
+    l->missing_len = calloc(nm ? nm : 1, sizeof(*l->missing_len));
+    if (!l->items || !l->missing || !l->missing_len)
+        return -ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        struct store_reply **x = found->element + 4 * i;
+        struct board_item *it = &l->items[i];
+        if (x[0]->type != STORE_REPLY_STRING || x[1]->type != STORE_REPLY_STRING)
+            return -EIO;
+        it->id = x[0]->str;
+        it->id_len = x[0]->len;
+        it->score = board_decode_stored(&l->settings.layout, x[1]->str);
+        it->stored = (int64_t)board_stored_value(x[1]->str);
+        it->ordinal = reply_i64(x[2], 0) + 1;
+        it->rank = reply_i64(x[3], it->ordinal);
+        item_record(it, records, rec_at + i);
+    }
+    qsort(l->items, n, sizeof(*l->items), cmp_item_ordinal);
+    l->n = n;
+    for (size_t i = 0; i < nm; i++) {
+        if (missing->element[i]->type != STORE_REPLY_STRING)
+            return -EIO;
+        l->missing[i] = missing->element[i]->str;
+        l->missing_len[i] = missing->element[i]->len;
+    }
+    l->nmissing = nm;
+    return 0;
+}
+
 int board_lookup_take(struct board_model *m, const char *board, struct store_reply *r,
                       struct board_lookup **out)
 {
     int rc = read_reply_shape(m, board, r, 5);
     if (rc)
         return rc;
-    const struct store_reply *found = r->element[2], *missing = r->element[3],
-                             *records = r->element[4];
-    if (found->type != STORE_REPLY_ARRAY || missing->type != STORE_REPLY_ARRAY) {
-        store_reply_free(r);
-        return -EIO;
-    }
     struct board_settings set;
     board_view_note(m, board, r->element[0], &set);
     struct board_lookup *l = calloc(1, sizeof(*l));
-    size_t n = found->elements / 4, nm = missing->elements;
-    if (l) {
-        l->reply = r;
-        l->items = calloc(n ? n : 1, sizeof(*l->items));
-        l->missing = calloc(nm ? nm : 1, sizeof(*l->missing));
-        l->missing_len = calloc(nm ? nm : 1, sizeof(*l->missing_len));
-    }
-    if (!l || !l->items || !l->missing || !l->missing_len) {
-        if (l)
-            board_lookup_free(l);
-        else
-            store_reply_free(r);
+    if (!l) {
+        store_reply_free(r);
         return -ENOMEM;
     }
+    l->reply = r;
     l->settings = set;
     l->total = reply_i64(r->element[1], 0);
-    for (size_t i = 0; i < n; i++) {
-        struct store_reply **x = found->element + 4 * i;
-        struct board_item *it = &l->items[i];
-        it->id = x[0]->str;
-        it->id_len = x[0]->len;
-        it->score = board_decode_stored(&l->settings.layout, x[1]->str);
-        it->ordinal = reply_i64(x[2], 0) + 1;
-        it->rank = reply_i64(x[3], it->ordinal);
-        item_record(it, records, i);
+    rc = lookup_fill(l, r->element[2], r->element[3], r->element[4], 0);
+    if (rc) {
+        board_lookup_free(l);
+        return rc;
     }
-    qsort(l->items, n, sizeof(*l->items), cmp_item_ordinal);
-    l->n = n;
-    for (size_t i = 0; i < nm; i++) {
-        l->missing[i] = missing->element[i]->str;
-        l->missing_len[i] = missing->element[i]->len;
-    }
-    l->nmissing = nm;
     *out = l;
     return 0;
+}
+
+/* page.lua's `with` part of r (the page's reply, which p holds): p->with, its records after
+ * the page's in the records list. */
+static int page_with_take(struct board_page *p, const struct store_reply *r)
+{
+    struct board_lookup *l = calloc(1, sizeof(*l));
+    if (!l)
+        return -ENOMEM;
+    p->with = l; /* freed with the page; its strings are in the page's reply */
+    l->settings = p->settings;
+    l->total = p->total;
+    return lookup_fill(l, r->element[6], r->element[7], r->element[4], p->n);
 }
 
 /* ---- one member on several boards */
@@ -612,6 +647,7 @@ void board_page_free(struct board_page *p)
     if (!p)
         return;
     store_reply_free(p->reply);
+    board_lookup_free(p->with);
     free(p->items);
     free(p);
 }

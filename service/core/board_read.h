@@ -21,7 +21,10 @@ enum board_read_kind {
     BOARD_READ_WALK,         /**< lua/walk.lua: by score range and/or from a cursor */
 };
 
-#define BOARD_READ_ARGV 22 /**< 5 keys and at most 17 arguments (lua/prelude_read.lua's layout) */
+#define BOARD_WITH_MAX 20 /**< ids of a page's `with` (GET .../rank?with=) */
+#define BOARD_READ_ARGV                                                                            \
+    32 /**< 5 keys and at most 27 arguments (lua/prelude_read.lua's layout;
+                            *   page.lua: 6 and its `with` ids) */
 
 /** Where a walk (BOARD_READ_WALK) starts: page `page` of the range, or after / before an edge;
  *  CHECK: a bound was refused under `layout`, only that layout is checked (the reply is -ESTALE
@@ -36,6 +39,11 @@ struct board_read_args {
     size_t id_len;
     int64_t page; /**< page: 1-based */
     int size;     /**< page, around, around score: entries, 0 = the board's page_size */
+    /** page: the members to read with it (`with`, 0..BOARD_WITH_MAX ids, each once: the caller
+     *  checks), borrowed; board_page_take then gives them as board_page.with */
+    const char *const *with;
+    const size_t *with_lens;
+    size_t nwith;
     /** around score: the layout the score was judged under and its key (refused: the literal
      *  was refused under that layout; the script then confirms the layout, see
      *  board_around_score_take) */
@@ -159,7 +167,8 @@ struct board_lookup {
     void *reply;
 };
 
-/** lookup.lua's reply: 0 and *out, errors as board_page_take. */
+/** lookup.lua's reply: 0 and *out, errors as board_page_take. A page read with `with` ids
+ *  (board_read_args.with) gives its members as board_page.with, freed with the page. */
 int board_lookup_take(struct board_model *m, const char *board, struct store_reply *r,
                       struct board_lookup **out);
 

@@ -21,6 +21,7 @@ void board_settings_default(struct board_settings *s)
     s->gen = 0;
     s->max_members = 0;
     s->version = 0;
+    s->score_format = SCORE_FORMAT_INTEGER; /* BOARD_SCORE_FORMAT_DEFAULT */
 }
 
 /* v as a number as strtol reads it (LONG_MIN: text, or no digits), and whether it was plain
@@ -60,6 +61,8 @@ void board_settings_field(struct board_settings *s, const char *f, const char *v
             s->layout.wide = strcmp(v, "wide") == 0;
         else if (strcmp(f, "score_decimals") == 0 && n >= 0 && n <= SCORE_DECIMALS_MAX)
             s->layout.decimals = (int)n;
+        else if (strcmp(f, "score_format") == 0)
+            score_format_parse(v, &s->score_format); /* unknown text keeps the default */
         break;
     case 't':
         if (strcmp(f, "tiebreak") == 0)

@@ -35,7 +35,6 @@ static uint64_t body_hash(const char *p, size_t n)
     return h ^ (h >> 32);
 }
 
-/* A page's strong ETag: its generation and a hash of its bytes, quoted. */
 void page_etag(int64_t gen, const char *body, size_t len, char out[48])
 {
     static const char hex[] = "0123456789abcdef";
@@ -544,6 +543,7 @@ static void live_done(void *arg, int rc, struct store_reply **replies)
         page_etag(h->q.gen, body, out->len, out->etag);
         out->source = PAGE_MISS;
         out->grace_s = page_cache_grace_ms(pg->cfg.cache) / 1000;
+        out->with_done = j->nwith > 0;
         out->not_modified = j->if_none_match && pages_etag_matches(j->if_none_match, out->etag);
         if (!out->not_modified) {
             out->body = body;
@@ -558,8 +558,13 @@ static int live_send(struct hit *h)
 {
     struct pages_job *j = h->job;
     struct board_read rd;
-    struct board_read_args ra = {
-        .kind = BOARD_READ_PAGE, .rank = j->rank, .page = j->page, .size = j->size};
+    struct board_read_args ra = {.kind = BOARD_READ_PAGE,
+                                 .rank = j->rank,
+                                 .page = j->page,
+                                 .size = j->size,
+                                 .with = j->with,
+                                 .with_lens = j->with_lens,
+                                 .nwith = j->nwith};
     board_read_prepare(h->pg->cfg.model, j->board, &h->w, &ra, &rd);
     int rc = store_async_script_flags(h->reads, rd.script,
                                       store_read_flags(j->min_version, h->primary), rd.nkeys,

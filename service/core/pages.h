@@ -90,9 +90,15 @@ struct page_reply {
     int ttl_ms;              /**< the board's page_ttl_ms as the read found it (0: a live page;
                               *   also 0 from pages_get_l1, which does not know it) */
     int not_modified;        /**< If-None-Match matched the current ETag: send 304 */
+    int with_done;           /**< the job's `with` members are in the body (a live page read
+                              *   them in its one page.lua call); 0: the body is the page alone
+                              *   (from the cache or a fill), the caller reads them */
 };
 
 void page_reply_free(struct page_reply *r);
+
+/** A page's strong ETag: its generation and a hash of its bytes, quoted (out: 48 bytes). */
+void page_etag(int64_t gen, const char *body, size_t len, char out[48]);
 
 struct pages;
 
@@ -141,6 +147,12 @@ struct pages_job {
                           *   page is a miss, computed with the same stampede protection,
                           *   and a fill in flight that turns out older is looked up again */
     const char *if_none_match;
+    /** `with` (GET .../rank?with=): 0..BOARD_WITH_MAX ids, each once (borrowed). A live page
+     *  reads them in its page.lua call and renders them (page_reply.with_done); a cached page is
+     *  served as it is, and the caller reads them (one more command). */
+    const char *const *with;
+    const size_t *with_lens;
+    size_t nwith;
     int64_t deadline_ms;        /**< monotonic: the request's deadline (http_request.deadline_ms) */
     struct store_async *writes; /**< the loop's write connection (misses: lock, store) */
     struct store_async *cache_reads;  /**< with the pages in a Redis of their own

@@ -95,7 +95,6 @@ enum settled {
 /* ---------------------------------------------------------------- lent between the files */
 
 /* pages.c */
-void page_etag(int64_t gen, const char *body, size_t len, char out[48]);
 int64_t page_not_after(const struct page_req *q);
 int reply_from_value(struct pages *pg, const struct page_req *q, char *value, size_t len,
                      enum page_source source, const char *inm, struct page_reply *out);

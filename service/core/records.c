@@ -213,20 +213,26 @@ static size_t settings_member_prefix(const struct store_reply *settings)
 /* A reply {settings (array), ...} of `elements` whose element `list_at` is a flat list of
  * `stride` values per entry, the entry's id first ({member, stored, ...}: 2; lookup.lua's found
  * {id, stored, rank0, rank, ...}: 4), and whose element `records_at` is the records (empty from
- * the script: KEYS[3] == KEYS[1]): the ids' records fetched into a new array there. */
-static void then_list(struct store_async *sa, struct store_reply *reply,
-                      const struct store_call *call, size_t elements, size_t list_at, size_t stride,
-                      size_t records_at, store_async_fn fn, void *arg)
+ * the script: KEYS[3] == KEYS[1]): the ids' records fetched into a new array there. With
+ * list2_at (nonzero) a second list of found ids of stride 4 (page.lua's `with`), whose records
+ * follow the first list's. */
+static void then_list2(struct store_async *sa, struct store_reply *reply,
+                       const struct store_call *call, size_t elements, size_t list_at,
+                       size_t stride, size_t records_at, size_t list2_at, store_async_fn fn,
+                       void *arg)
 {
     if (reply->type != STORE_REPLY_ARRAY || reply->elements != elements ||
         reply->element[0]->type != STORE_REPLY_ARRAY ||
         reply->element[list_at]->type != STORE_REPLY_ARRAY ||
-        reply->element[records_at]->type != STORE_REPLY_ARRAY) {
+        reply->element[records_at]->type != STORE_REPLY_ARRAY ||
+        (list2_at && reply->element[list2_at]->type != STORE_REPLY_ARRAY)) {
         pass(reply, fn, arg); /* no board, a retry, a cached page, a lock held: as it is */
         return;
     }
     const struct store_reply *list = reply->element[list_at];
-    size_t n = list->elements / stride;
+    size_t n1 = list->elements / stride;
+    size_t n2 = list2_at ? reply->element[list2_at]->elements / 4 : 0;
+    size_t n = n1 + n2;
     const struct store_reply **ids = calloc(n ? n : 1, sizeof(const struct store_reply *));
     /* a range's members are set members: on a `wide` board the id follows the tie position
      * (lookup.lua's found list holds the ids asked) */
@@ -234,16 +240,18 @@ static void then_list(struct store_async *sa, struct store_reply *reply,
     struct store_reply *bare = plen ? calloc(n ? n : 1, sizeof(*bare)) : NULL;
     if (!ids || (plen && !bare)) {
         free(bare);
+        free(ids);
         store_reply_free(reply);
         fn(arg, -ENOMEM, NULL);
         return;
     }
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
-        const struct store_reply *e = list->element[stride * i];
+        const struct store_reply *e =
+            i < n1 ? list->element[stride * i] : reply->element[list2_at]->element[4 * (i - n1)];
         if (e->type != STORE_REPLY_STRING)
             continue;
-        if (bare && e->len >= plen) {
+        if (bare && i < n1 && e->len >= plen) {
             bare[k] =
                 (struct store_reply){.type = e->type, .str = e->str + plen, .len = e->len - plen};
             e = &bare[k];
@@ -264,11 +272,22 @@ static void then_list(struct store_async *sa, struct store_reply *reply,
     free(ids);
 }
 
+static void then_list(struct store_async *sa, struct store_reply *reply,
+                      const struct store_call *call, size_t elements, size_t list_at, size_t stride,
+                      size_t records_at, store_async_fn fn, void *arg)
+{
+    then_list2(sa, reply, call, elements, list_at, stride, records_at, 0, fn, arg);
+}
+
 void records_then_page(struct store_async *sa, struct store_reply *reply,
                        const struct store_call *call, store_async_fn fn, void *arg)
 {
-    /* {settings, total, size, range, records, ranks} */
-    then_list(sa, reply, call, 6, 3, 2, 4, fn, arg);
+    /* {settings, total, size, range, records, ranks}; with ids (page.lua's `with`) also
+     * {..., found, missing}, the found ids' records after the range's */
+    if (reply->type == STORE_REPLY_ARRAY && reply->elements == 8)
+        then_list2(sa, reply, call, 8, 3, 2, 4, 6, fn, arg);
+    else
+        then_list(sa, reply, call, 6, 3, 2, 4, fn, arg);
 }
 
 void records_then_around(struct store_async *sa, struct store_reply *reply,

@@ -28,7 +28,8 @@
 #include "util.h"
 
 #define HTTP_PATH_PARAMS_MAX 4
-#define HTTP_HEADERS_MAX 8
+#define HTTP_HEADERS_MAX                                                                           \
+    12 /**< a web page file: ETag, caching, nosniff, framing (2) and CORS (4) */
 #define HTTP_HEADER_BYTES 1024        /**< all header values of one reply, with their NULs */
 #define HTTP_BODY_MAX (1024L * 1024L) /**< JSON body bytes; larger is 413 */
 #define HTTP_EVENT_THREADS_MAX 64     /**< event threads at most (loop.h: LOOP_THREADS_MAX) */

@@ -57,6 +57,10 @@ struct httpd_options {
     struct tokens *tokens;   /**< bearer tokens for ROUTE_WRITE routes (tokens.h); none in
                               *   force: writes refused (403); borrowed, outlives the server */
     const char *static_root; /**< real path of the directory served at `/`; "": none; borrowed */
+    const char *embed_frame_ancestors; /**< the CSP frame-ancestors sources an HTML file asked
+                                        *   with ?embed=1 is sent with (any other HTML file:
+                                        *   'self' and X-Frame-Options SAMEORIGIN); NULL or
+                                        *   "": '*'; borrowed */
     int max_connections;     /**< each daemon's own limit (the loops enforce the real one) */
     int request_timeout_ms;  /**< http_request.deadline_ms; 0 = 1000 */
     const struct cors *cors; /**< the origins that may read cross-origin (cors.h); NULL or

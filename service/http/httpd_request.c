@@ -110,9 +110,26 @@ static void check_body(struct MHD_Connection *c, struct exchange *x)
                          HTTP_BODY_MAX);
 }
 
+/* Who may show an HTML file of the web frontend in a frame: the embed page (?embed=1) the sites
+ * --embed-frame-ancestors names; the rest (the admin page) this origin only, so that no other
+ * site can dress it up and have its visitors click it (clickjacking). */
+static void frame_headers(const struct httpd *srv, struct MHD_Connection *c, struct exchange *x)
+{
+    const char *embed = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "embed");
+    if (embed && strcmp(embed, "1") == 0) {
+        const char *anc = srv->o.embed_frame_ancestors;
+        char csp[600];
+        snprintf(csp, sizeof(csp), "frame-ancestors %s", anc && anc[0] ? anc : "*");
+        http_reply_header(&x->rp, "Content-Security-Policy", csp);
+        return;
+    }
+    http_reply_header(&x->rp, "X-Frame-Options", "SAMEORIGIN");
+    http_reply_header(&x->rp, "Content-Security-Policy", "frame-ancestors 'self'");
+}
+
 /* GET/HEAD of a file of the web frontend; 0 when the reply is decided, else -ENOENT. */
-static int serve_static(const struct httpd *srv, const char *method, const char *url,
-                        struct exchange *x)
+static int serve_static(const struct httpd *srv, struct MHD_Connection *c, const char *method,
+                        const char *url, struct exchange *x)
 {
     const char *root = srv->o.static_root;
     if (!root[0] || (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0))
@@ -128,6 +145,8 @@ static int serve_static(const struct httpd *srv, const char *method, const char 
     http_reply_header(&x->rp, "ETag", f.etag);
     http_reply_header(&x->rp, "Cache-Control", f.cache_control);
     http_reply_header(&x->rp, "X-Content-Type-Options", "nosniff");
+    if (strncmp(f.content_type, "text/html", 9) == 0)
+        frame_headers(srv, c, x);
     x->rp.content_type = f.content_type;
     if (x->rq.if_none_match && strcmp(x->rq.if_none_match, f.etag) == 0) {
         close(f.fd);
@@ -342,7 +361,7 @@ void begin(struct httpd *srv, struct MHD_Connection *c, const char *url, const c
         x->route = NULL; /* not served on this listener: as if it did not exist */
         rc = -ENOENT;
     }
-    if (rc == -ENOENT && serve_static(srv, method, url, x) == 0) {
+    if (rc == -ENOENT && serve_static(srv, c, method, url, x) == 0) {
         x->is_static = 1;
         return;
     }

@@ -91,6 +91,12 @@ static const struct config_option options[] = {
     OPT_TEXT("static-dir", "RANKD_STATIC_DIR", "DIR", config_set_static_dir, "a directory", "", 0,
              "the directory served at / (the web page); empty = clients/web of this build, or "
              "../share/rankd/web next to an installed binary"),
+    OPT_TEXT("embed-frame-ancestors", "RANKD_EMBED_FRAME_ANCESTORS", "SOURCES",
+             config_set_embed_frame_ancestors, "CSP sources: *, 'self', 'none' or URLs", "*", 0,
+             "the sites whose pages may show the embed page (/?embed=1) in a frame, a "
+             "Content-Security-Policy frame-ancestors list (https://game.example "
+             "https://*.example.com); * = any site, 'none' = none. The rest of the web page is "
+             "never framed by another site (X-Frame-Options: SAMEORIGIN)"),
     /* Redis */
     OPT_TEXT("redis", "RANKD_REDIS_URL", "URL", config_set_redis,
              "redis://, unix://, redis-cluster://, redis-sentinel://", "redis://127.0.0.1:6379/0",

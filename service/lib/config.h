@@ -94,7 +94,11 @@ struct config {
     int l1_ttl_ms;                   /**< in-process page tier TTL, 0 = off, <= 500 */
     long l1_max_bytes;               /**< in-process page tier budget */
     char static_dir[CONFIG_STR_MAX]; /**< web frontend directory, "" = found next to the binary */
-    char redis_password_file[CONFIG_STR_MAX]; /**< --redis-password-file, "" = none: its password
+    char embed_frame_ancestors[CONFIG_STR_MAX]; /**< --embed-frame-ancestors: the sites that may
+                                                 *   frame the embed page (a CSP frame-ancestors
+                                                 *   source list, checked: no ; , or quotes but
+                                                 *   'self' and 'none'); never "" once parsed */
+    char redis_password_file[CONFIG_STR_MAX];   /**< --redis-password-file, "" = none: its password
                                                *   is in redis.password and cache_redis.password
                                                *   (where the URL has none of its own) */
     int password_in_url; /**< a password was given inside a URL: 1 --redis, 2 --cache-redis (bits);

@@ -19,6 +19,7 @@ int config_set_prefix(struct config *cfg, const char *v, const char **why);
 int config_set_default_board(struct config *cfg, const char *v, const char **why);
 int config_set_cors(struct config *cfg, const char *v, const char **why);
 int config_set_static_dir(struct config *cfg, const char *v, const char **why);
+int config_set_embed_frame_ancestors(struct config *cfg, const char *v, const char **why);
 int config_set_admin_listen(struct config *cfg, const char *v, const char **why);
 int config_set_trusted_proxies(struct config *cfg, const char *v, const char **why);
 int config_set_redis_password_file(struct config *cfg, const char *v, const char **why);

@@ -1,5 +1,6 @@
 /* config_values.c -- the parsers of the options' values that are not numbers or words: addresses,
  * Redis URLs, tokens, names, files; see config.h (config.c holds the table that names them). */
+#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -345,6 +346,42 @@ int config_set_static_dir(struct config *cfg, const char *v, const char **why)
 {
     (void)why;
     return copy_str(cfg->static_dir, sizeof(cfg->static_dir), v);
+}
+
+/* A CSP frame-ancestors source list: `*`, 'self', 'none' (alone), or sources such as
+ * https://game.example or game.example, a host's first label may be a wildcard (*.example.com);
+ * spaces between, 400 bytes at most (the reply's header values share HTTP_HEADER_BYTES). Nothing
+ * that could end the header's directive or start another (; , quotes, controls). */
+int config_set_embed_frame_ancestors(struct config *cfg, const char *v, const char **why)
+{
+    size_t n = 0, none = 0;
+    for (const char *s = v; *s;) {
+        while (*s == ' ')
+            s++;
+        size_t len = strcspn(s, " ");
+        if (!len)
+            break;
+        n++;
+        if (len == 6 && strncmp(s, "'none'", 6) == 0)
+            none++;
+        else if (!(len == 6 && strncmp(s, "'self'", 6) == 0))
+            for (size_t i = 0; i < len; i++)
+                if (!isalnum((unsigned char)s[i]) && !strchr("*:/.-_[]", s[i])) {
+                    *why = "space-separated sources: *, 'self', 'none' or "
+                           "scheme://host[:port] (no ; , or other quotes)";
+                    return -EINVAL;
+                }
+        s += len;
+    }
+    if (strlen(v) > 400) {
+        *why = "400 bytes at most";
+        return -EINVAL;
+    }
+    if (!n || (none && n > 1)) {
+        *why = n ? "'none' stands alone" : "at least one source: * for any site, 'none' for none";
+        return -EINVAL;
+    }
+    return copy_str(cfg->embed_frame_ancestors, sizeof(cfg->embed_frame_ancestors), v);
 }
 
 int config_set_admin_listen(struct config *cfg, const char *v, const char **why)

@@ -3,10 +3,28 @@
 
 #include <errno.h>
 #include <math.h>
+#include <string.h>
 
 const char *score_order_name(enum score_order o)
 {
     return o == SCORE_ORDER_ASC ? "asc" : "desc";
+}
+
+static const char *const score_formats[SCORE_FORMAT_COUNT] = {"integer", "decimal", "duration_ms"};
+
+const char *score_format_name(enum score_format f)
+{
+    return (unsigned)f < SCORE_FORMAT_COUNT ? score_formats[f] : score_formats[0];
+}
+
+int score_format_parse(const char *text, enum score_format *f)
+{
+    for (int i = 0; text && i < SCORE_FORMAT_COUNT; i++)
+        if (strcmp(text, score_formats[i]) == 0) {
+            *f = (enum score_format)i;
+            return 0;
+        }
+    return -EINVAL;
 }
 
 const char *score_tiebreak_name(enum score_tiebreak t)

@@ -75,6 +75,22 @@ const char *score_tiebreak_name(enum score_tiebreak t);
 /** "packed" or "wide" (score_layout.wide): the name the API and the settings hash use. */
 const char *score_layout_name(int wide);
 
+/** How pages show a board's scores (its `score_format` setting). Display only: read by the web
+ *  page and clients; nothing stored, ranked or answered depends on it. */
+enum score_format {
+    SCORE_FORMAT_INTEGER = 0, /**< "integer": digits grouped (the default) */
+    SCORE_FORMAT_DECIMAL,     /**< "decimal": score_decimals fraction digits */
+    SCORE_FORMAT_DURATION_MS, /**< "duration_ms": milliseconds shown as m:ss.mmm */
+};
+#define SCORE_FORMAT_COUNT 3
+
+/** "integer", "decimal" or "duration_ms": the name the API and the settings hash use; "integer"
+ *  for a value out of range. Never NULL. */
+const char *score_format_name(enum score_format f);
+
+/** The format named `text`: 0, or -EINVAL (NULL or another text; *f unchanged). */
+int score_format_parse(const char *text, enum score_format *f);
+
 /** Tie bits T of a layout: SCORE_TIE_BITS, or 0 for tiebreak id and for a `wide` layout. */
 int score_codec_tie_bits(const struct score_layout *layout);
 

@@ -10,27 +10,7 @@
 --   order asked), {id, ...} (missing), {record|nil, ...} (of the found, in their order; {} on a
 --   cluster, where the caller fetches them: prelude_read.lua)}
 --@prelude
-local ids = {}
-for i = 5, #ARGV do ids[#ids + 1] = ARGV[i] end
-local sms = ids
-if plen > 0 then -- a wide board's set members: the ids' tie prefixes, then the ids
-  local p = redis.call('HMGET', KEYS[5], unpack(ids))
-  sms = {}
-  for i = 1, #ids do sms[i] = p[i] and p[i] .. ids[i] or ids[i] end
-end
-local got = redis.call('ZMSCORE', KEYS[2], unpack(sms))
-local found, missing, fids, records = {}, {}, {}, {}
-for i = 1, #ids do
-  if got[i] then
-    local rank0 = redis.call('ZRANK', KEYS[2], sms[i])
-    found[#found + 1] = ids[i]
-    found[#found + 1] = got[i]
-    found[#found + 1] = rank0
-    found[#found + 1] = rank_of(tonumber(got[i]), rank0)
-    fids[#fids + 1] = ids[i]
-  else
-    missing[#missing + 1] = ids[i]
-  end
-end
+local found, missing, fids = lookup_ids(5)
+local records = {}
 if #fids > 0 and KEYS[3] ~= KEYS[1] then records = redis.call('HMGET', KEYS[3], unpack(fids)) end
 return {settings, redis.call('ZCARD', KEYS[2]), found, missing, records}

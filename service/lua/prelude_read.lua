@@ -86,6 +86,35 @@ local function ranks(range, start)
   end
   return out
 end
+-- The ids ARGV[from..] on the set (lookup.lua, page.lua's `with`): found {id, stored, rank0,
+-- rank, ...} in the order asked, missing {id, ...}, and fids (the found ids, for their records).
+-- O(k log N) for k ids: one ZMSCORE, one ZRANK per id found (and one HMGET of a wide board's tie
+-- prefixes).
+local function lookup_ids(from)
+  local ids = {}
+  for i = from, #ARGV do ids[#ids + 1] = ARGV[i] end
+  local sms = ids
+  if plen > 0 then -- a wide board's set members: the ids' tie prefixes, then the ids
+    local p = redis.call('HMGET', KEYS[5], unpack(ids))
+    sms = {}
+    for i = 1, #ids do sms[i] = p[i] and p[i] .. ids[i] or ids[i] end
+  end
+  local got = redis.call('ZMSCORE', KEYS[2], unpack(sms))
+  local found, missing, fids = {}, {}, {}
+  for i = 1, #ids do
+    if got[i] then
+      local rank0 = redis.call('ZRANK', KEYS[2], sms[i])
+      found[#found + 1] = ids[i]
+      found[#found + 1] = got[i]
+      found[#found + 1] = rank0
+      found[#found + 1] = rank_of(tonumber(got[i]), rank0)
+      fids[#fids + 1] = ids[i]
+    else
+      missing[#missing + 1] = ids[i]
+    end
+  end
+  return found, missing, fids
+end
 -- page `page` of `size` entries: page.lua's reply {settings, total, size, {member, stored, ...},
 -- {record|nil, ...}, ranks}. O(log N + size).
 local function page_reply(page, size)

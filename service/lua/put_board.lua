@@ -18,7 +18,7 @@
 -- both retains keep readable: the index's sets of older periods are swept here (a chunk of 64)
 -- ARGV[15] max_members ('' left out; 0 no limit): the board is cut to it by the writes that
 -- follow (write.lua, bounded per call), never here   ARGV[16] score_layout ('' left out): shapes
--- the stored data like the first five
+-- the stored data like the first five   ARGV[17] score_format ('' left out; display only)
 -- (The emptied periods' sets are each followed by their distinct scores and their ids hash.)
 -- The first five fields shape the stored data: changing one is refused while the sets that stay
 -- readable (KEYS[2], the kept ones) have members; allowed, it UNLINKs every set in the index,
@@ -60,6 +60,7 @@ for i = 1, 8 do
 end
 if ARGV[15] ~= '' then redis.call('HSET', KEYS[1], 'max_members', ARGV[15]) end
 if ARGV[16] and ARGV[16] ~= '' then redis.call('HSET', KEYS[1], 'score_layout', ARGV[16]) end
+if ARGV[17] and ARGV[17] ~= '' then redis.call('HSET', KEYS[1], 'score_format', ARGV[17]) end
 for i = 4 + nkeep, #KEYS do redis.call('UNLINK', KEYS[i]) end
 -- a set an older rankd wrote carries a TTL (evictable, and cut short by a higher retain)
 for i = 4, 3 + nkeep do redis.call('PERSIST', KEYS[i]) end

@@ -23,6 +23,8 @@ const EMPTY = 'zz-empty'; // a board without members
 const BIG = 'zz-big'; // 12,345 members: five-digit ranks
 const BIG_N = 12345;
 const LIVE = 'zz-live'; // page_ttl_ms 0, for auto-refresh
+const PUSHED = 'zz-pushed'; // page_ttl_ms 1000, for auto-refresh through an event stream
+const PUSHED_TTL = 1000;
 
 const lines = readFileSync(FIXTURE, 'utf8').split('\n').filter(Boolean);
 /** The fixture in board order: score descending, ties in write order (tiebreak "first"). */
@@ -150,7 +152,7 @@ before(async () => {
         { id: 'bob', score: 20, record: { team: 'blue', level: 3 } },
         { id: 'carol', score: 10 },
     ] }));
-    for (const b of [WEEKLY, EMPTY, BIG, LIVE]) await writeApi('DELETE', `/boards/${b}`);
+    for (const b of [WEEKLY, EMPTY, BIG, LIVE, PUSHED]) await writeApi('DELETE', `/boards/${b}`);
     await writeApi('PUT', `/boards/${WEEKLY}`, JSON.stringify({ period: 'weekly', retain: 3, page_size: 10 }));
     await writeApi('POST', `/boards/${WEEKLY}/scores`, JSON.stringify({ entries: reference.slice(0, 14)
         .map((e) => ({ id: e.id, score: Math.round(e.score / 1000), record: { name: e.record.name, country: e.record.country } })) }));
@@ -163,6 +165,10 @@ before(async () => {
     await writeApi('POST', `/boards/${LIVE}/scores`, JSON.stringify({ entries: [
         { id: 'ana', score: 50, record: { name: 'Ana' } }, { id: 'ben', score: 40, record: { name: 'Ben' } },
         { id: 'cas', score: 30, record: { name: 'Cas' } }, { id: 'dov', score: 20, record: { name: 'Dov' } },
+    ] }));
+    await writeApi('PUT', `/boards/${PUSHED}`, JSON.stringify({ page_size: 10, page_ttl_ms: PUSHED_TTL }));
+    await writeApi('POST', `/boards/${PUSHED}/scores`, JSON.stringify({ entries: [
+        { id: 'ana', score: 50, record: { name: 'Ana' } }, { id: 'ben', score: 40, record: { name: 'Ben' } },
     ] }));
 
     profile = mkdtempSync(join(tmpdir(), 'rankd-chromium-'));
@@ -814,9 +820,96 @@ describe('periodic boards', () => {
     });
 });
 
-describe('auto-refresh', () => {
-    it('revalidates with If-None-Match; a 304 keeps the table as it is; a change redraws it', async () => {
+/** A page without EventSource (an older browser): auto-refresh polls. */
+async function newPollingPage() {
+    const p = await newPage();
+    await p.addInitScript(() => { delete window.EventSource; });
+    return p;
+}
+
+/** Requests the page makes for a board's rank: {stream (Accept: text/event-stream), at}. */
+function rankRequests(p, board) {
+    const seen = [];
+    p.on('request', (req) => {
+        const u = new URL(req.url());
+        if (u.pathname === `/boards/${board}/rank`)
+            seen.push({ stream: /text\/event-stream/.test(req.headers().accept ?? ''), at: Date.now(), url: req.url() });
+    });
+    return seen;
+}
+
+describe('auto-refresh through an event stream', () => {
+    it('a write shows within the page TTL + 1 s, with no polling while the stream is up', async () => {
+        const p = await newPage({ width: 1280, height: 320 }); // short: the page scrolls
+        const seen = rankRequests(p, PUSHED);
+        await p.goto(`${BASE}/?board=${PUSHED}&refresh=1`);
+        assert.equal(await settled(p), 'ready');
+        await p.waitForFunction(() => /^Live/.test(document.querySelector('#auto-status').textContent), null, { timeout: 10000 });
+        await p.evaluate(() => {
+            document.querySelectorAll('#rows tr').forEach((tr) => { tr.dataset.mark = 'kept'; });
+            window.changedAt = null;
+            new MutationObserver(() => {
+                if (!window.changedAt && document.querySelector('#rows tr')?.dataset.id === 'eve') window.changedAt = Date.now();
+            }).observe(document.querySelector('#rows'), { childList: true, subtree: true });
+        });
+        await p.focus('#member');
+        await p.evaluate(() => window.scrollTo(0, 40));
+        const scrollY = await p.evaluate(() => window.scrollY);
+        // refresh=1 would poll every second: three and a half seconds of a live stream, no GET.
+        const before = seen.length;
+        await new Promise((r) => setTimeout(r, 3500));
+        assert.deepEqual(seen.slice(before), [], 'no request while the stream is up');
+        assert.deepEqual(await p.$$eval('#rows tr', (trs) => trs.map((tr) => tr.dataset.mark)), ['kept', 'kept']);
+
+        await writeApi('POST', `/boards/${PUSHED}/scores`, JSON.stringify({ id: 'eve', score: 99, record: { name: 'Eve' } }));
+        const written = Date.now(); // the write is applied when its reply is in
+        // (waiting longer than the bound, so that a late change is measured and reported, not a timeout)
+        await p.waitForFunction(() => window.changedAt !== null, null, { timeout: PUSHED_TTL + 10000 });
+        const took = (await p.evaluate(() => window.changedAt)) - written;
+        console.log(`the table changed ${took} ms after the write (bound ${PUSHED_TTL + 1000} ms)`);
+        assert.ok(took <= PUSHED_TTL + 1000, `the table changed ${took} ms after the write (bound: TTL ${PUSHED_TTL} + 1000 ms)`);
+        assert.deepEqual((await rows(p)).map((x) => x.id), ['eve', 'ana', 'ben']);
+        assert.equal(await p.evaluate(() => document.activeElement.id), 'member', 'focus stays');
+        assert.equal(await p.evaluate(() => window.scrollY), scrollY, 'scroll position stays');
+        assert.match(await p.textContent('#auto-status'), /^Live · updated at/);
+        assert.equal(await p.evaluate(() => document.body.dataset.state), 'ready', 'no loading state');
+        // One stream for the whole test, and the first GET of the page: nothing else was asked.
+        assert.equal(seen.filter((x) => x.stream).length, 1, JSON.stringify(seen));
+        assert.equal(seen.filter((x) => !x.stream).length, 1, JSON.stringify(seen));
+
+        // Off: the stream closes (no event is drawn any more) and no request follows.
+        await p.uncheck('#auto');
+        await writeApi('POST', `/boards/${PUSHED}/scores`, JSON.stringify({ id: 'fay', score: 120, record: { name: 'Fay' } }));
+        const n = seen.length;
+        await new Promise((r) => setTimeout(r, PUSHED_TTL + 1500));
+        assert.equal(seen.length, n);
+        assert.equal((await rows(p))[0].id, 'eve', 'nothing is pushed into the table once auto-refresh is off');
+        await p.close();
+        await writeApi('DELETE', `/boards/${PUSHED}/members/fay`);
+    });
+
+    it('a refused stream falls back to polling with If-None-Match', async () => {
         const p = await newPage();
+        const seen = rankRequests(p, PUSHED);
+        // A proxy that refuses event streams (502) and passes the plain GETs.
+        await p.route(`**/boards/${PUSHED}/rank*`, (route) =>
+            /text\/event-stream/.test(route.request().headers().accept ?? '')
+                ? route.fulfill({ status: 502, contentType: 'text/html', body: '<h1>Bad gateway</h1>' })
+                : route.continue());
+        await p.goto(`${BASE}/?board=${PUSHED}&refresh=1`);
+        assert.equal(await settled(p), 'ready');
+        await p.waitForFunction(() => /Live updates unavailable/.test(document.querySelector('#auto-status').textContent), null, { timeout: 10000 });
+        await until('two polls after the stream failed', () => seen.filter((x) => !x.stream).length >= 3, 10000);
+        await p.waitForFunction(() => /every 1 s · (unchanged|updated) at/.test(document.querySelector('#auto-status').textContent), null, { timeout: 10000 });
+        assert.equal(seen.filter((x) => x.stream).length, 1, 'the stream is not retried at once');
+        assert.equal(await p.evaluate(() => document.body.dataset.state), 'ready');
+        await p.close();
+    });
+});
+
+describe('auto-refresh by polling (no EventSource)', () => {
+    it('revalidates with If-None-Match; a 304 keeps the table as it is; a change redraws it', async () => {
+        const p = await newPollingPage();
         const seen = [];
         p.on('response', async (res) => {
             const u = new URL(res.url());
@@ -871,7 +964,7 @@ describe('auto-refresh', () => {
     });
 
     it('a failed refresh keeps the rows on screen and says so', async () => {
-        const p = await newPage();
+        const p = await newPollingPage();
         await p.goto(`${BASE}/?board=${LIVE}&refresh=1`);
         assert.equal(await settled(p), 'ready');
         await p.route(`**/boards/${LIVE}/rank*`, (route) => route.abort('connectionrefused'));

@@ -127,6 +127,9 @@ static const char *const single_only[] = {
      * after the script, by the caller, and each master has its own MONITOR */
     "writes/single_write_script_commands",
     "writes/import_chunk_script_commands",
+    /* the same: MONITOR counts a page's commands on one Redis (on a cluster the records are
+     * read after the script, by the caller) */
+    "with/round_trips",
     NULL,
 };
 
@@ -175,6 +178,7 @@ static const struct {
     {"writes", writes_suite, 1, 1},
     {"export", export_suite, 1, 1},
     {"reads", reads_suite, 1, 1},
+    {"with", with_suite, 1, 1},
     {"streams", streams_suite, 1, 0},
     {"sentinel", sentinel_suite, 1, 0},
     {"replicas_api", replicas_api_suite, 1, 1},

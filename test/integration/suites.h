@@ -77,6 +77,7 @@ Suite *security_suite(void);
 Suite *writes_suite(void);
 Suite *export_suite(void);
 Suite *reads_suite(void);
+Suite *with_suite(void);
 Suite *cluster_suite(void);
 Suite *sentinel_suite(void);
 Suite *sentinel_replicas_suite(void);

@@ -239,6 +239,48 @@ START_TEST(board_layout_change_conflicts)
 }
 END_TEST
 
+/* score_format: how pages show scores; display only, so it changes on a board with members. */
+START_TEST(board_score_format)
+{
+    it_post_score("sf", "{\"id\":\"a\",\"score\":61234}"); /* created with the defaults */
+    cJSON *d = get_json("/boards/sf", 200);
+    ck_assert_str_eq(str(d, "score_format"), BOARD_SCORE_FORMAT_DEFAULT);
+    cJSON_Delete(d);
+    ck_assert_int_eq(it_status("PUT", "/boards/sf", "{\"score_format\":\"duration_ms\"}"), 200);
+    ck_assert_int_eq(it_status("PUT", "/boards/sf", "{\"page_size\":5}"), 200); /* it stays */
+    d = get_json("/boards/sf", 200);
+    ck_assert_str_eq(str(d, "score_format"), "duration_ms");
+    ck_assert_int_eq((int)num(d, "total"), 1); /* no reset: the scores are as they were */
+    cJSON_Delete(d);
+    d = get_json("/boards/sf/rank?page=1", 200);
+    ck_assert_int_eq((int)num(cJSON_GetArrayItem(cJSON_GetObjectItem(d, "items"), 0), "score"),
+                     61234);
+    cJSON_Delete(d);
+
+    struct http_result r;
+    ck_assert_int_eq(http_write(g_port, "PUT", "/boards/sf2",
+                                "{\"score_format\":\"decimal\",\"score_decimals\":3}", &r),
+                     0);
+    ck_assert_int_eq(r.status, 201);
+    ck_assert_str_eq(str(r.json, "score_format"), "decimal");
+    http_result_free(&r);
+
+    /* unknown values: 400 invalid_field, and nothing changes or is created */
+    long long keys = it_dbsize();
+    static const char *const bad[] = {"{\"score_format\":\"seconds\"}",
+                                      "{\"score_format\":\"Integer\"}", "{\"score_format\":\"\"}",
+                                      "{\"score_format\":1}", "{\"score_format\":null}"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        expect_error("PUT", "/boards/sf", bad[i], TEST_TOKEN, 400, "invalid_field");
+        expect_error("PUT", "/boards/sf-new", bad[i], TEST_TOKEN, 400, "invalid_field");
+    }
+    ck_assert_int_eq(it_dbsize(), keys);
+    d = get_json("/boards/sf", 200);
+    ck_assert_str_eq(str(d, "score_format"), "duration_ms");
+    cJSON_Delete(d);
+}
+END_TEST
+
 /* GET /boards reads the registry and each board's total (pipelined in chunks of 256). */
 START_TEST(many_boards_listed)
 {
@@ -1070,6 +1112,7 @@ Suite *api_suite(void)
         {"boards", board_put_get_list_delete},
         {"board_validation", board_put_validation},
         {"board_conflict", board_layout_change_conflicts},
+        {"score_format", board_score_format},
         {"many_boards", many_boards_listed},
         {"boards_cursor", boards_listed_by_cursor},
         {"pages", rank_pages},

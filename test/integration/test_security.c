@@ -588,6 +588,106 @@ START_TEST(check_config)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- frames */
+
+static char s_web[64]; /* the web page directory of the framing tests */
+
+static void web_embed_default(struct config *cfg)
+{
+    snprintf(cfg->static_dir, sizeof(cfg->static_dir), "%s", s_web);
+    snprintf(cfg->cors_text, sizeof(cfg->cors_text), "https://app.example");
+}
+
+static void web_embed_listed(struct config *cfg)
+{
+    snprintf(cfg->static_dir, sizeof(cfg->static_dir), "%s", s_web);
+    snprintf(cfg->embed_frame_ancestors, sizeof(cfg->embed_frame_ancestors),
+             "https://game.example https://*.example.com 'self'");
+}
+
+/* The value of reply header `name` in r ("" when absent), in out. */
+static const char *header_of(const struct http_result *r, const char *name, char *out, size_t n)
+{
+    char want[64];
+    snprintf(want, sizeof(want), "\r\n%s: ", name);
+    const char *h = r->headers ? strcasestr(r->headers, want) : NULL;
+    snprintf(out, n, "%.*s", h ? (int)strcspn(h + strlen(want), "\r\n") : 0,
+             h ? h + strlen(want) : "");
+    return out;
+}
+
+/* GET path (with an Origin) on port: the reply's X-Frame-Options and Content-Security-Policy. */
+static void frame_of(int port, const char *path, char xfo[64], char csp[600], int *cors)
+{
+    static const char *const origin[] = {"Origin: https://app.example", NULL};
+    struct http_result r;
+    ck_assert_int_eq(http_req_h(port, "GET", path, NULL, 0, NULL, NULL, origin, &r), 0);
+    ck_assert_msg(r.status == 200, "GET %s: %ld", path, r.status);
+    header_of(&r, "X-Frame-Options", xfo, 64);
+    header_of(&r, "Content-Security-Policy", csp, 600);
+    char v[128];
+    *cors = header_of(&r, "Access-Control-Allow-Origin", v, sizeof(v))[0] != '\0';
+    /* framing never costs the file its caching headers */
+    ck_assert_msg(header_of(&r, "ETag", v, sizeof(v))[0] == '"', "GET %s: no ETag", path);
+    ck_assert_str_eq(header_of(&r, "X-Content-Type-Options", v, sizeof(v)), "nosniff");
+    http_result_free(&r);
+}
+
+/* The embed page (?embed=1) may be framed by the sites --embed-frame-ancestors names (any by
+ * default); every other page of the web frontend (the admin table) by its own origin only, so
+ * that no site can frame it under a decoy (clickjacking). Before: no framing header at all. */
+START_TEST(frame_ancestors)
+{
+    snprintf(s_web, sizeof(s_web), "/tmp/rankd-web-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(s_web));
+    char path[128];
+    snprintf(path, sizeof(path), "%s/index.html", s_web);
+    write_text(path, "<!doctype html><title>t</title>");
+    snprintf(path, sizeof(path), "%s/app.js", s_web);
+    write_text(path, "export {};");
+    chmod(s_web, 0755);
+
+    struct rankd *app = rankd_test_start_with(g_redis.port, TEST_TOKEN, web_embed_default, NULL);
+    int port = rankd_port(app);
+    char xfo[64], csp[600];
+    int cors = 0;
+    static const char *const admin[] = {"/", "/index.html", "/?embed=0", "/?embed=true",
+                                        "/?board=b&page=2"};
+    for (size_t i = 0; i < sizeof(admin) / sizeof(admin[0]); i++) {
+        frame_of(port, admin[i], xfo, csp, &cors);
+        ck_assert_msg(strcmp(xfo, "SAMEORIGIN") == 0, "%s: X-Frame-Options '%s'", admin[i], xfo);
+        ck_assert_msg(strcmp(csp, "frame-ancestors 'self'") == 0, "%s: CSP '%s'", admin[i], csp);
+        ck_assert_msg(cors, "%s: the CORS headers are kept beside the framing ones", admin[i]);
+    }
+    static const char *const embed[] = {"/?embed=1", "/index.html?embed=1",
+                                        "/?board=b&embed=1&me=x"};
+    for (size_t i = 0; i < sizeof(embed) / sizeof(embed[0]); i++) {
+        frame_of(port, embed[i], xfo, csp, &cors);
+        ck_assert_msg(xfo[0] == '\0', "%s: X-Frame-Options '%s'", embed[i], xfo);
+        ck_assert_msg(strcmp(csp, "frame-ancestors *") == 0, "%s: CSP '%s'", embed[i], csp);
+        ck_assert(cors);
+    }
+    frame_of(port, "/app.js?embed=1", xfo, csp, &cors); /* not a document: no framing headers */
+    ck_assert_msg(xfo[0] == '\0' && csp[0] == '\0', "app.js: '%s' '%s'", xfo, csp);
+    rankd_stop(app);
+
+    app = rankd_test_start_with(g_redis.port, TEST_TOKEN, web_embed_listed, NULL);
+    port = rankd_port(app);
+    frame_of(port, "/?embed=1", xfo, csp, &cors);
+    ck_assert_str_eq(csp, "frame-ancestors https://game.example https://*.example.com 'self'");
+    frame_of(port, "/", xfo, csp, &cors);
+    ck_assert_str_eq(xfo, "SAMEORIGIN");
+    ck_assert_str_eq(csp, "frame-ancestors 'self'");
+    rankd_stop(app);
+
+    snprintf(path, sizeof(path), "%s/index.html", s_web);
+    unlink(path);
+    snprintf(path, sizeof(path), "%s/app.js", s_web);
+    unlink(path);
+    rmdir(s_web);
+}
+END_TEST
+
 /* systemd's notify protocol: a unix datagram socket the test binds is rankd's NOTIFY_SOCKET;
  * READY=1 (with a STATUS) comes once rankd listens and Redis answered, STOPPING=1 on SIGTERM. */
 START_TEST(sd_notify_ready)
@@ -639,6 +739,7 @@ Suite *security_suite(void)
         {"access_log_client", access_log_client},
         {"check_config", check_config},
         {"sd_notify_ready", sd_notify_ready},
+        {"frame_ancestors", frame_ancestors},
     };
     return it_suite("security", cases, sizeof(cases) / sizeof(cases[0]));
 }

@@ -65,7 +65,7 @@ START_TEST(test_put_create_prepare)
     ck_assert_int_eq(board_put_create_prepare(&g_m, "b", &p, &c), 0);
     ck_assert_int_eq(c.create, 1);
     ck_assert_int_eq(c.nkeys, 3);
-    ck_assert_int_eq(c.nargs, 25);
+    ck_assert_int_eq(c.nargs, 27);
     ck_assert_str_eq(c.argv[0], "P:{b}:meta");
     ck_assert_str_eq(c.argv[1], "P:boards");
     ck_assert_str_eq(c.argv[2], "P:{b}:z");
@@ -79,9 +79,11 @@ START_TEST(test_put_create_prepare)
     ck_assert_str_eq(c.argv[17], "1000"); /* page_ttl_ms: the default */
     ck_assert_str_eq(c.argv[22], "score_layout");
     ck_assert_str_eq(c.argv[23], "packed"); /* the default */
-    ck_assert_str_eq(c.argv[24], "gen");
-    ck_assert_str_eq(c.argv[26], "life");
-    ck_assert_str_eq(c.argv[25], c.argv[27]); /* the idempotency records live as this creation */
+    ck_assert_str_eq(c.argv[24], "score_format");
+    ck_assert_str_eq(c.argv[25], "integer"); /* the default */
+    ck_assert_str_eq(c.argv[26], "gen");
+    ck_assert_str_eq(c.argv[28], "life");
+    ck_assert_str_eq(c.argv[27], c.argv[29]); /* the idempotency records live as this creation */
     board_put_call_free(&c);
     board_put_call_free(&c);
 
@@ -111,7 +113,7 @@ START_TEST(test_put_update_prepare)
     ck_assert_str_eq(c.argv[0], "P:{b}:meta");
     ck_assert_str_eq(c.argv[1], "P:{b}:z");
     ck_assert_str_eq(c.argv[2], "P:{b}:periods");
-    ck_assert_int_eq(c.nargs, 3 + 8 + 5);
+    ck_assert_int_eq(c.nargs, 3 + 8 + 6);
     ck_assert_str_eq(c.argv[3], "none");
     ck_assert_str_eq(c.argv[4], "0");
     ck_assert_str_eq(c.argv[5], "1");
@@ -121,15 +123,17 @@ START_TEST(test_put_update_prepare)
     ck_assert_str_eq(c.argv[16], "0");
     ck_assert_str_eq(c.argv[17], ""); /* max_members unchanged */
     ck_assert_str_eq(c.argv[18], ""); /* score_layout unchanged */
+    ck_assert_str_eq(c.argv[19], ""); /* score_format unchanged */
     board_put_call_free(&c);
 
     /* a daily board kept 3 days, cut to 1: the current set, the 3 past ones, and the distinct
      * scores and ids hashes of the 2 no longer readable */
     cur.period = PERIOD_DAILY;
     cur.retain = 3;
-    struct board_settings_patch r = {.has_retain = 1, .has_max_members = 1};
+    struct board_settings_patch r = {.has_retain = 1, .has_max_members = 1, .has_score_format = 1};
     r.value.retain = 1;
     r.value.max_members = 10;
+    r.value.score_format = SCORE_FORMAT_DURATION_MS;
     ck_assert_int_eq(board_put_update_prepare(&g_m, "b", &cur, &r, &c), 0);
     ck_assert_int_eq(c.nkeys, 3 + 3 + 4);
     char want[KEY_MAX];
@@ -156,6 +160,7 @@ START_TEST(test_put_update_prepare)
     ck_assert_str_eq(c.argv[23], cut);
     ck_assert_str_eq(c.argv[24], "10");
     ck_assert_str_eq(c.argv[25], ""); /* score_layout unchanged */
+    ck_assert_str_eq(c.argv[26], "duration_ms");
     board_put_call_free(&c);
 }
 END_TEST

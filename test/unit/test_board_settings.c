@@ -57,6 +57,7 @@ static void assert_defaults(const struct board_settings *s)
     ck_assert_int_eq(s->gen, 0);
     ck_assert_int_eq(s->max_members, 0);
     ck_assert_int_eq(s->version, 0);
+    ck_assert_int_eq(s->score_format, SCORE_FORMAT_INTEGER);
 }
 
 /* The HMGET path (pages.c's settle, board_list_where, board_where_note): the fields of fv asked for
@@ -101,6 +102,7 @@ static void assert_paths_agree(const char *const *fv, size_t n, struct board_set
     ck_assert_int_eq(a.gen, b.gen);
     ck_assert_int_eq(a.max_members, b.max_members);
     ck_assert_int_eq(a.version, b.version);
+    ck_assert_int_eq(a.score_format, b.score_format);
     *out = b;
 }
 
@@ -128,22 +130,26 @@ static const char *const every_field[] = {
     "5000",
     "version",
     "9007199254740991",
+    "score_format",
+    "duration_ms",
 };
 
 /* Values rankd never writes, one field each: out of bounds, not a number, empty, unknown words
  * and an unknown field. Each leaves the settings at their defaults (a hand-edited or damaged hash
  * must not give a page size of 0 or a TTL of a week), by either decoding path. */
 static const char *const damaged[][2] = {
-    {"page_size", "0"},        {"page_size", "101"},
-    {"page_size", "abc"},      {"page_size", ""},
-    {"page_ttl_ms", "-1"},     {"page_ttl_ms", "3600001"},
-    {"page_ttl_ms", "abc"},    {"score_decimals", "-1"},
-    {"score_decimals", "99"},  {"timezone", "100000"},
-    {"timezone", "-"},         {"retain", "-2"},
-    {"retain", "1000000"},     {"retain", ""},
-    {"max_members", "-5"},     {"max_members", "100000001"},
-    {"period", "fortnightly"}, {"order", "sideways"},
-    {"tiebreak", "random"},    {"unknown_field", "7"},
+    {"page_size", "0"},          {"page_size", "101"},
+    {"page_size", "abc"},        {"page_size", ""},
+    {"page_ttl_ms", "-1"},       {"page_ttl_ms", "3600001"},
+    {"page_ttl_ms", "abc"},      {"score_decimals", "-1"},
+    {"score_decimals", "99"},    {"timezone", "100000"},
+    {"timezone", "-"},           {"retain", "-2"},
+    {"retain", "1000000"},       {"retain", ""},
+    {"max_members", "-5"},       {"max_members", "100000001"},
+    {"period", "fortnightly"},   {"order", "sideways"},
+    {"tiebreak", "random"},      {"unknown_field", "7"},
+    {"score_format", "Integer"}, {"score_format", "hh:mm"},
+    {"score_format", ""},
 };
 
 START_TEST(test_defaults)
@@ -192,6 +198,7 @@ START_TEST(test_every_field)
     ck_assert_int_eq(s.gen, INT64_C(1733011200000123));
     ck_assert_int_eq(s.max_members, 5000);
     ck_assert_int_eq(s.version, INT64_C(9007199254740991));
+    ck_assert_int_eq(s.score_format, SCORE_FORMAT_DURATION_MS);
     store_reply_free(r);
 
     static const char *const id[] = {"tiebreak", "id", "order", "desc"};
@@ -359,7 +366,7 @@ START_TEST(test_lua_defaults)
         {"BOARD_NAME_LEN_MAX", "", 0},         {"BOARD_ID_LEN_MAX", "", 0},
         {"BOARD_RECORD_BYTES_MAX", "", 0},     {"BOARD_BATCH_MAX", "", 0},
         {"BOARD_MAX_MEMBERS_MAX", "", 0},      {"BOARD_LIST_COUNT_MAX", "", 0},
-        {"BOARD_SCORE_LAYOUT_DEFAULT", "", 0},
+        {"BOARD_SCORE_LAYOUT_DEFAULT", "", 0}, {"BOARD_SCORE_FORMAT_DEFAULT", "", 0},
     };
     const size_t nwant = sizeof(want) / sizeof(want[0]);
     snprintf(want[0].value, sizeof(want[0].value), "'%d'", BOARD_PAGE_SIZE_DEFAULT);
@@ -379,15 +386,28 @@ START_TEST(test_lua_defaults)
     snprintf(want[14].value, sizeof(want[14].value), "%d", BOARD_MAX_MEMBERS_MAX);
     snprintf(want[15].value, sizeof(want[15].value), "%d", BOARD_LIST_COUNT_MAX);
     snprintf(want[16].value, sizeof(want[16].value), "'%s'", BOARD_SCORE_LAYOUT_DEFAULT);
+    snprintf(want[17].value, sizeof(want[17].value), "'%s'", BOARD_SCORE_FORMAT_DEFAULT);
 
     /* the text defaults are what board_settings_default means */
     static const char *const text[] = {
-        "order",  BOARD_ORDER_DEFAULT,  "tiebreak",     BOARD_TIEBREAK_DEFAULT,
-        "period", BOARD_PERIOD_DEFAULT, "score_layout", BOARD_SCORE_LAYOUT_DEFAULT};
+        "order",        BOARD_ORDER_DEFAULT,       "tiebreak",     BOARD_TIEBREAK_DEFAULT,
+        "period",       BOARD_PERIOD_DEFAULT,      "score_layout", BOARD_SCORE_LAYOUT_DEFAULT,
+        "score_format", BOARD_SCORE_FORMAT_DEFAULT};
     struct board_settings s;
     assert_paths_agree(text, sizeof(text) / sizeof(text[0]), &s);
     assert_defaults(&s);
     ck_assert_str_eq(period_kind_name(PERIOD_NONE), BOARD_PERIOD_DEFAULT);
+    ck_assert_str_eq(score_format_name(SCORE_FORMAT_INTEGER), BOARD_SCORE_FORMAT_DEFAULT);
+    /* every format's name parses back to it; others do not parse */
+    for (int i = 0; i < SCORE_FORMAT_COUNT; i++) {
+        enum score_format got = SCORE_FORMAT_INTEGER;
+        ck_assert_int_eq(score_format_parse(score_format_name(i), &got), 0);
+        ck_assert_int_eq(got, i);
+    }
+    enum score_format sf = SCORE_FORMAT_DECIMAL;
+    ck_assert_int_eq(score_format_parse("seconds", &sf), -EINVAL);
+    ck_assert_int_eq(score_format_parse(NULL, &sf), -EINVAL);
+    ck_assert_int_eq(sf, SCORE_FORMAT_DECIMAL);
 
     /* the prelude sits beside the test binary: $(BUILD)/gen/lua/ */
     char path[4096];

@@ -706,6 +706,49 @@ START_TEST(test_parse_ops_options)
 }
 END_TEST
 
+/* --embed-frame-ancestors: a CSP source list, * by default; nothing that could end the directive
+ * or add one to the header (; , quotes other than 'self' and 'none'), 'none' alone. */
+START_TEST(test_parse_embed_frame_ancestors)
+{
+    struct config c;
+    ck_assert_int_eq(parse(&c, NULL), 0);
+    ck_assert_str_eq(c.embed_frame_ancestors, "*");
+    static const char *const good[] = {"https://game.example",
+                                       "https://game.example  https://*.example.com:8443 'self'",
+                                       "'none'",
+                                       "'self'",
+                                       "game.example http://[::1]:8080",
+                                       "*"};
+    char flag[CONFIG_STR_MAX];
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        snprintf(flag, sizeof(flag), "--embed-frame-ancestors=%s", good[i]);
+        const char *const a[] = {flag, NULL};
+        ck_assert_msg(parse(&c, a) == 0, "%s: %s", good[i], g_err);
+        ck_assert_str_eq(c.embed_frame_ancestors, good[i]);
+    }
+    static const char *const bad[] = {"",
+                                      "   ",
+                                      "https://a.example; script-src *",
+                                      "https://a.example, https://b.example",
+                                      "'none' https://a.example",
+                                      "'unsafe-inline'",
+                                      "\"https://a.example\"",
+                                      "https://a.example\r\nX-Evil: 1"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        snprintf(flag, sizeof(flag), "--embed-frame-ancestors=%s", bad[i]);
+        const char *const a[] = {flag, NULL};
+        ck_assert_msg(parse(&c, a) == -EINVAL, "'%s' was taken", bad[i]);
+        assert_err_mentions("--embed-frame-ancestors");
+    }
+    char longest[420];
+    memset(longest, 'a', sizeof(longest) - 1);
+    longest[sizeof(longest) - 1] = '\0';
+    snprintf(flag, sizeof(flag), "--embed-frame-ancestors=%s", longest);
+    const char *const a[] = {flag, NULL};
+    ck_assert_int_eq(parse(&c, a), -EINVAL);
+}
+END_TEST
+
 /* --redis-password-file: the file's line (a trailing newline dropped) is the password of the data
  * and the cache Redis, unless a URL gives its own (which is noted, for main.c's warning); a
  * missing, empty or many-line file is a bad configuration that never quotes the password. */
@@ -905,6 +948,7 @@ Suite *config_suite(void)
     tcase_add_test(tc, test_parse_read_from_replicas);
     tcase_add_test(tc, test_parse_write_replicas);
     tcase_add_test(tc, test_parse_redis_password_file);
+    tcase_add_test(tc, test_parse_embed_frame_ancestors);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("help");

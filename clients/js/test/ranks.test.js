@@ -88,6 +88,25 @@ describe('many members', () => {
     });
 });
 
+describe('top N plus me', () => {
+    it('page(board, n, {with}) adds the members named wherever they are, and the missing ones', async () => {
+        const r = await client.page(board, 1, { with: ['i', ODD, 'nobody'], rankType: 'competition' });
+        assert.equal(ranksOf(r.items), `a:1 b:2 ${ODD}:2 d:4`);
+        assert.deepEqual(r.with, [
+            { rank: 2, id: ODD, score: 50, page: 1, record: null },
+            { rank: 9, id: 'i', score: 1, page: 3, record: null },
+        ]);
+        assert.deepEqual(r.missing, ['nobody']);
+        assert.match(log.at(-1).url, /rank\?page=1&rank=competition&with=i,a%2Cb%20c%2F%C3%A9,nobody$/);
+        const plain = await client.page(board, 1);
+        assert.equal(plain.with, undefined);
+        await assert.rejects(client.page(board, 1, { with: [] }), TypeError);
+        await assert.rejects(client.page(board, 1, { with: ['a', 'a'] }), TypeError);
+        await assert.rejects(client.page(board, 1, { with: new Array(21).fill(0).map((_, k) => `x${k}`) }), TypeError);
+        await assert.rejects(client.page(board, 1, { with: ['a'], after: 'abc' }), TypeError);
+    });
+});
+
 describe('around a score, percentiles, top', () => {
     it('aroundScore centres on the first member at the score or worse', async () => {
         assert.equal(ranksOf((await client.aroundScore(board, 9, { size: 3 })).items), 'e:5 f:6 g:7');
