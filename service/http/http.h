@@ -239,6 +239,11 @@ void http_async_done(struct http_async *a);
  *  error sent at its end. */
 void http_stream_done(struct http_async *a);
 
+/** The work a stream function started when it returned 2 (read on meanwhile) has ended: once, on
+ *  the event thread, and only while the request exists (its stream_free was not called). Until
+ *  then rankd's stop waits for the request, and answers its upload only after this call. */
+void http_stream_idle(struct http_async *a);
+
 struct worker; /* worker.h: an event thread's Redis connections; opaque to http/ */
 
 /** The calling event thread's worker (httpd_attach's: its Redis connections, worker.h), to be

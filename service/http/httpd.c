@@ -203,6 +203,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
         k->phase = PHASE_IDLE;
         k->since_ms = util_now_ms();
     }
+    busy_forgotten(x);
     if (x->handed_off)
         atomic_fetch_sub(&x->srv->in_work, 1);
     exchange_free(x);
