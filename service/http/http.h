@@ -39,10 +39,11 @@ struct tokens_grant; /* tokens.h: the scopes of a request's token */
 
 /** A decoded query argument. */
 struct http_arg {
-    char *name;  /**< percent-decoded, owned by the request */
-    char *value; /**< percent-decoded, "" when the argument had no '=', owned */
+    char *name;  /**< percent-decoded, owned by the request: one allocation that holds value
+                  *   and raw too (freeing name frees all three) */
+    char *value; /**< percent-decoded, "" when the argument had no '=', in name's block */
     char *raw;   /**< the value as sent, still percent-encoded (lists split on a raw ',', so an
-                  *   id may hold "%2C"), owned */
+                  *   id may hold "%2C"), in name's block */
 };
 
 struct http_request {

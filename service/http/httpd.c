@@ -152,11 +152,8 @@ static void exchange_free(struct exchange *x)
 {
     for (int i = 0; i < x->rq.nparams; i++)
         free(x->rq.params[i]);
-    for (size_t i = 0; i < x->rq.nargs; i++) {
-        free(x->rq.args[i].name);
-        free(x->rq.args[i].value);
-        free(x->rq.args[i].raw);
-    }
+    for (size_t i = 0; i < x->rq.nargs; i++)
+        free(x->rq.args[i].name); /* the block of its value and raw too (http.h) */
     free(x->rq.args);
     buf_free(&x->rq.body);
     free(x->rq.grant);
