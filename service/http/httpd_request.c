@@ -46,21 +46,26 @@ static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const cha
         return MHD_NO;
     }
     rq->args = grown;
-    /* decoding never makes a part longer: each gets its own length (and a NUL) */
+    /* decoding never makes a part longer: each gets its own length (and a NUL), the three in
+     * one block that the name owns (http.h) */
     size_t klen = strlen(key), vlen = value ? strlen(value) : 0;
-    char *name = malloc(klen + 1), *val = malloc(vlen + 1), *raw = strdup(value ? value : "");
+    if (klen > ARG_BYTES_MAX || vlen > ARG_BYTES_MAX) {
+        w->bad = -EINVAL;
+        return MHD_NO;
+    }
+    char *name = malloc(klen + 1 + 2 * (vlen + 1));
+    if (!name) {
+        w->bad = -ENOMEM;
+        return MHD_NO;
+    }
+    char *val = name + klen + 1, *raw = val + vlen + 1;
+    memcpy(raw, value ? value : "", vlen + 1);
     size_t n1 = 0, n2 = 0;
-    int rc = (!name || !val || !raw) ? -ENOMEM : 0;
-    if (!rc && (klen > ARG_BYTES_MAX || vlen > ARG_BYTES_MAX))
-        rc = -EINVAL;
+    int rc = request_arg_decode(key, klen, name, klen + 1, &n1);
     if (!rc)
-        rc = request_arg_decode(key, klen, name, klen + 1, &n1);
-    if (!rc)
-        rc = request_arg_decode(value ? value : "", vlen, val, vlen + 1, &n2);
+        rc = request_arg_decode(raw, vlen, val, vlen + 1, &n2);
     if (rc) {
         free(name);
-        free(val);
-        free(raw);
         w->bad = rc == -ENOMEM ? rc : -EINVAL;
         return MHD_NO;
     }
