@@ -179,9 +179,7 @@ async function load(v, { focusRow = false, focusTable = false } = {}) {
                 history.replaceState(null, '', urlOf(view));
             }
         }
-        const page = await client.page(view.board, view.page, { size, period, signal });
-        if (signal.aborted) return;
-        const me = view.me ? await readMe(view, page, signal) : null;
+        const { page, me } = splitMe(view, await client.page(view.board, view.page, { size, period, signal, ...withMe(view) }));
         if (signal.aborted) return;
         shownSettings = settings;
         fmtScore = scoreFormatter(settings);
@@ -202,21 +200,19 @@ async function load(v, { focusRow = false, focusTable = false } = {}) {
     }
 }
 
+/** The page read's options for view v's viewer: `with` (top N plus me) names them. */
+const withMe = (v) => (v.me ? { with: [v.me] } : {});
+
 /**
- * The viewer's row for page (view v's me=ID): from the page when it is on it, else a member read
- * of the board (GET /boards/{b}/members/{id}). {id, item}, item null when the viewer is not on
- * the board (or the period).
+ * A page read with withMe(v) split in two: the page as any page read answers it, and the viewer
+ * {id, item}, item (rank, score, record) null when they are not on the board (or the period);
+ * me null without me=.
  */
-async function readMe(v, page, signal) {
-    const on = page.items.find((it) => it.id === v.me);
-    if (on) return { id: v.me, item: on };
-    try {
-        const m = await client.member(v.board, v.me, { size: v.size ?? undefined, period: v.period ?? undefined, signal });
-        return { id: v.me, item: { id: m.id, rank: m.rank, score: m.score, record: m.record } };
-    } catch (e) {
-        if (e instanceof RankdError && e.code === 'member_not_found') return { id: v.me, item: null };
-        throw e;
-    }
+function splitMe(v, read) {
+    if (!v.me) return { page: read, me: null };
+    const { with: found = [], missing, ...page } = read;
+    const it = found.find((x) => x.id === v.me);
+    return { page, me: { id: v.me, item: it ? { id: it.id, rank: it.rank, score: it.score, record: it.record } : null } };
 }
 
 function fillBoards() {
@@ -662,14 +658,17 @@ function streamFailed(s, why) {
  * Show a page read again (a poll or a stream event) for view v: the same rows leave the table as
  * it is (same elements, focus and scroll); others redraw it in place.
  */
-function showRefreshed(page, v, settings, notModified, how) {
+function showRefreshed(page, v, settings, notModified, how, me = undefined) {
     const periodMoved = settings !== shownSettings && settings?.current_period !== shownSettings?.current_period;
     shownSettings = settings;
     if (periodMoved) fillPeriods(settings, v.period);
     // A 304, or a 200 with the same rows (a new ETag for the same body, e.g. after a board
     // generation bump): the table stays as it is.
     const same = notModified || JSON.stringify(page) === JSON.stringify(shown);
-    if (same && !periodMoved) {
+    // A poll reads the viewer with the page (me); a pushed page does not (me undefined).
+    const meMoved = me !== undefined && JSON.stringify(me) !== JSON.stringify(shownMe);
+    if (me !== undefined) shownMe = me;
+    if (same && !periodMoved && !meMoved) {
         if (how !== 'Live') autoSay(`${how} · unchanged at ${clock()}.`);
         return;
     }
@@ -679,13 +678,14 @@ function showRefreshed(page, v, settings, notModified, how) {
     if (meOn) shownMe = { id: shownMe.id, item: meOn };
     render(page, found, '', { refresh: true });
     autoSay(`${how} · updated at ${clock()}.`);
-    if (shownMe && !meOn) refreshMe(v, page);
+    if (shownMe && !meOn && me === undefined) refreshMe(v, page);
 }
 
-/** The viewer's pinned row read again (the page changed, without them on it). */
+/** The viewer's pinned row read again (a pushed page changed, without them on it; an event
+ *  stream carries no `with`): the page once more with them. */
 async function refreshMe(v, page) {
     try {
-        const me = await readMe(v, page);
+        const { me } = splitMe(v, await client.page(v.board, v.page, { size: v.size ?? undefined, period: v.period ?? undefined, ...withMe(v) }));
         if (view !== v || shown !== page) return; // a newer page or view is on screen
         shownMe = me;
         render(page, shownFound, '', { refresh: true });
@@ -712,9 +712,10 @@ async function refreshNow() {
     try {
         // A periodic board's current period moves on: its settings are read again once a minute.
         const settings = isPeriodic(shownSettings) ? await settingsOf(v.board, ctl.signal) : shownSettings;
-        const page = await client.page(v.board, v.page, { size: v.size ?? undefined, period: v.period ?? undefined, signal: ctl.signal });
+        const read = await client.page(v.board, v.page, { size: v.size ?? undefined, period: v.period ?? undefined, signal: ctl.signal, ...withMe(v) });
         if (view !== v || ctl.signal.aborted) return;
-        showRefreshed(page, v, settings, Boolean(responseInfo(page)?.notModified), `Auto-refresh every ${fmt(v.refresh)} s`);
+        const { page, me } = splitMe(v, read);
+        showRefreshed(page, v, settings, Boolean(responseInfo(read)?.notModified), `Auto-refresh every ${fmt(v.refresh)} s`, v.me ? me : undefined);
     } catch (e) {
         if (ctl.signal.aborted || e?.name === 'AbortError') return;
         const why = e instanceof RankdError ? (e.code === 'network_error' ? 'rankd does not answer' : `${e.status} ${e.code}`) : String(e);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "request.h"
+#include "util.h"
 
 /* "4n" + gen (20) + ':' + tag (8) + ':' + period (15) + ':' + stored (17) + ':' + tie (16) + ':'
  * + sub (64) + ':' + id (128): 276 */
@@ -23,28 +24,55 @@ uint32_t cursor_board_tag(const char *board)
     return h;
 }
 
+/* v as 8 lowercase hex digits (printf's %08x), on a live page's every cursor: no printf */
+static void strb_hex8(struct strb *b, uint32_t v)
+{
+    static const char hex[] = "0123456789abcdef";
+    char d[TAG_LEN + 1];
+    for (int i = TAG_LEN - 1; i >= 0; i--, v >>= 4)
+        d[i] = hex[v & 15];
+    d[TAG_LEN] = '\0';
+    strb_str(b, d);
+}
+
 int cursor_encode(const struct cursor *c, char *out, size_t len)
 {
     unsigned char raw[RAW_MAX + 8];
+    static const char digits[] = "0123456789abcdef";
     char hex[2 * CURSOR_SUB_BYTES_MAX + 1];
-    for (size_t i = 0; i < c->sub_len && i < CURSOR_SUB_BYTES_MAX; i++)
-        snprintf(hex + 2 * i, 3, "%02x", c->sub[i]);
-    hex[2 * (c->sub_len < CURSOR_SUB_BYTES_MAX ? c->sub_len : CURSOR_SUB_BYTES_MAX)] = '\0';
-    int n =
-        c->sub_len > 0
-            ? snprintf((char *)raw, sizeof(raw), "4%c%lld:%08x:%s:%lld:%lld:%s:", (char)c->kind,
-                       (long long)c->gen, (unsigned)c->board_tag, c->period, (long long)c->stored,
-                       (long long)c->tie, hex)
-        : c->has_tie
-            ? snprintf((char *)raw, sizeof(raw), "3%c%lld:%08x:%s:%lld:%lld:", (char)c->kind,
-                       (long long)c->gen, (unsigned)c->board_tag, c->period, (long long)c->stored,
-                       (long long)c->tie)
-            : snprintf((char *)raw, sizeof(raw), "2%c%lld:%08x:%s:%lld:", (char)c->kind,
-                       (long long)c->gen, (unsigned)c->board_tag, c->period, (long long)c->stored);
-    if (n < 0 || (size_t)n + c->id_len > RAW_MAX)
+    size_t sl = c->sub_len < CURSOR_SUB_BYTES_MAX ? c->sub_len : CURSOR_SUB_BYTES_MAX;
+    for (size_t i = 0; i < sl; i++) {
+        hex[2 * i] = digits[c->sub[i] >> 4];
+        hex[2 * i + 1] = digits[c->sub[i] & 15];
+    }
+    hex[2 * sl] = '\0';
+    /* "3<kind><gen>:<tag>:<period>:<stored>:<tie>:" or, without a tie, "2<kind>...<stored>:";
+     * "4...<tie>:<sub hex>:" with sub-scores */
+    struct strb b;
+    strb_init(&b, (char *)raw, sizeof(raw));
+    const char head[] = {c->sub_len > 0 ? '4' : c->has_tie ? '3' : '2', (char)c->kind, '\0'};
+    strb_str(&b, head);
+    strb_i64(&b, c->gen);
+    strb_str(&b, ":");
+    strb_hex8(&b, c->board_tag);
+    strb_str(&b, ":");
+    strb_str(&b, c->period);
+    strb_str(&b, ":");
+    strb_i64(&b, c->stored);
+    strb_str(&b, ":");
+    if (c->has_tie || c->sub_len > 0) {
+        strb_i64(&b, c->tie);
+        strb_str(&b, ":");
+    }
+    if (c->sub_len > 0) { /* version 4: the edge's sub-score bytes in hex */
+        strb_str(&b, hex);
+        strb_str(&b, ":");
+    }
+    size_t n = b.len;
+    if (b.over || n + c->id_len > RAW_MAX)
         return -E2BIG;
     memcpy(raw + n, c->id, c->id_len);
-    size_t rn = (size_t)n + c->id_len, w = 0;
+    size_t rn = n + c->id_len, w = 0;
     if ((rn * 4 + 2) / 3 + 1 > len)
         return -E2BIG;
     for (size_t i = 0; i < rn; i += 3) {

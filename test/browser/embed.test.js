@@ -140,8 +140,13 @@ describe('the embed page', () => {
     for (const [label, viewport, shot] of [['desktop (1280x800)', DESKTOP, 'embed-desktop.png'], ['phone (390x844)', PHONE, 'embed-phone.png']]) {
         it(`${label}: the table players see, the viewer pinned under the page, nothing sideways`, async () => {
             const p = await newPage(viewport);
+            const reads = [];
+            p.on('request', (req) => { if (req.url().includes(`/boards/${LAPS}/`)) reads.push(req.url()); });
             await p.goto(`${BASE}/?embed=1&board=${LAPS}&me=${pid(11)}`);
             assert.equal(await settled(p), 'ready');
+            // The viewer comes with the page (top N plus me: with=ID), not from a read of its own.
+            assert.ok(reads.some((u) => /\/rank\?.*with=p11/.test(u)), reads.join(' '));
+            assert.ok(!reads.some((u) => u.includes('/members/')), reads.join(' '));
             // No board picker, no search, no header, no auto-refresh switch, no JSON link.
             for (const sel of ['#board', '#size', '#member', 'header.top', '#auto', '#api-link'])
                 assert.equal(await p.isVisible(sel), false, `${sel} is not shown`);
@@ -305,6 +310,22 @@ describe('the embed page', () => {
         assert.ok(rows[0].me);
         assert.equal(rows[0].cells.at(-1), '0:59.000');
         assert.equal(await p.isHidden('#me-rows'), true);
+        await p.close();
+        await writeApi('POST', `/boards/${LAPS}/scores`, JSON.stringify({ id: pid(11), score: lapOf(11) }));
+    });
+
+    it('polling (no EventSource): the pinned viewer follows a write that leaves the page as it is', async () => {
+        const p = await newPage(DESKTOP);
+        await p.addInitScript(() => { delete window.EventSource; });
+        await p.goto(`${BASE}/?embed=1&board=${LAPS}&me=${pid(11)}&refresh=1`);
+        assert.equal(await settled(p), 'ready');
+        assert.equal(await p.textContent('#me-rows td.rank'), '11');
+        // From rank 11 to rank 7: page 1 (ranks 1-5) does not change, the viewer's row does.
+        await writeApi('POST', `/boards/${LAPS}/scores`, JSON.stringify({ id: pid(11), score: lapOf(6) + 1 }));
+        await p.waitForFunction(() => document.querySelector('#me-rows td.rank')?.textContent === '7', null, { timeout: 10000 });
+        assert.equal(await p.textContent('#me-rows td.score'), '1:07.405');
+        assert.match(await p.textContent('#status'), /You: rank 7, score 1:07\.405\./);
+        assert.deepEqual((await rowsOf(p)).map((r) => r.id), [1, 2, 3, 4, 5].map(pid));
         await p.close();
         await writeApi('POST', `/boards/${LAPS}/scores`, JSON.stringify({ id: pid(11), score: lapOf(11) }));
     });
