@@ -508,9 +508,11 @@ static void write_reply(void *arg, int rc, struct store_reply **replies)
     struct store_reply *r = replies[0];
     replies[0] = NULL; /* taken: board_write_reply_take frees it */
     int refused = 0;
+    int midway = 0;
     if (r->type == STORE_REPLY_ERROR) {
         store_note_fault(board_writes_of(j->m), "write", r->str);
         refused = store_reply_errno(r); /* OOM, READONLY: refused, nothing written */
+        midway = refused == -EIO && store_reply_script_failed(r);
     }
     store_note_write(refused);
     size_t done = 0;
@@ -524,7 +526,9 @@ static void write_reply(void *arg, int rc, struct store_reply **replies)
     else if (rc == 0 || rc == -ERANGE)
         j->at = at + done;
     done = j->at > before ? j->at - before : 0; /* progress made by this call */
-    if (rc == -EIO) /* an error reply: the script ran (and wrote nothing after the error) */
+    if (rc == -EIO && midway) /* the script failed after it began: what it wrote before stays */
+        rc = -ETIME;
+    else if (rc == -EIO) /* an error reply before the script ran: nothing written */
         rc = write_job_errno(j, refused ? refused : rc, 0);
     if (unreplicated && done > 0 && (rc == 0 || full))
         j->unconfirmed = 1; /* it wrote (a replay too: write.lua touches its record), unconfirmed */

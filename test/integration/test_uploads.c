@@ -230,6 +230,36 @@ START_TEST(stop_with_a_chunk_in_flight)
 }
 END_TEST
 
+/* A write whose script fails after it wrote (its record's HSET meets a key of another type,
+ * after its score went in: a script keeps what it wrote before the error) is never "not
+ * written": 503 write_outcome_unknown, for a single write and for an upload's chunk. */
+START_TEST(script_failed_midway_is_unknown)
+{
+    freeReplyObject(redis_admin_cmd(g_admin, "SET rankd:items not-a-hash"));
+    struct http_result r;
+    const char *one = "{\"id\":\"w1\",\"score\":5,\"op\":\"incr\",\"record\":{\"n\":1}}";
+    ck_assert_int_eq(
+        http_req(g_port, "POST", "/boards/midway/scores", one, strlen(one), NULL, TEST_TOKEN, &r),
+        0);
+    fprintf(stderr, "uploads: a single write failed midway: %ld %s; %lld members\n", r.status,
+            r.body, zcard("midway"));
+    ck_assert_msg(r.status == 503 && strcmp(http_error_code(&r), "write_outcome_unknown") == 0,
+                  "%ld %s", r.status, r.body);
+    http_result_free(&r);
+    ck_assert_int_eq(zcard("midway"), 1); /* applied in part: why it is not "retry safely" */
+    struct buf b = {0};
+    lines(&b, 0, 10, 1);
+    post_upload("midway-up", &b, &r);
+    fprintf(stderr, "uploads: an upload's chunk failed midway: %ld %s\n", r.status, r.body);
+    ck_assert_msg(r.status == 503 && strcmp(http_error_code(&r), "write_outcome_unknown") == 0 &&
+                      field(&r, "applied") == 0 && field(&r, "settled_through_line") == 0,
+                  "%ld %s", r.status, r.body);
+    http_result_free(&r);
+    buf_free(&b);
+    ck_assert_int_eq(zcard("midway-up"), 10);
+}
+END_TEST
+
 Suite *uploads_suite(void)
 {
     const struct it_case cases[] = {
@@ -238,6 +268,7 @@ Suite *uploads_suite(void)
         {"upload_after_fault_resumes", upload_after_fault_resumes},
         {"client_gone_with_chunks_in_flight", client_gone_with_chunks_in_flight},
         {"stop_with_a_chunk_in_flight", stop_with_a_chunk_in_flight},
+        {"script_failed_midway_is_unknown", script_failed_midway_is_unknown},
     };
     return it_suite("uploads", cases, sizeof(cases) / sizeof(cases[0]));
 }
