@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # wide-bytes.sh -- bytes per member of the `packed` and `wide` score layouts
-# (schema/score-layout.md, "Cost: bytes per member"): its own redis-server (no persistence) and
-# rankd on free loopback ports, the same N members (default 100,000; BENCH_WIDE_N) written to a
-# packed and a wide board through POST /boards/{b}/scores in batches of 1000, then
+# (schema/score-layout.md, "Cost: bytes per member") and of `track_updated_at` (the updated_at
+# hash, schema/redis-keys.md): its own redis-server (no persistence) and rankd on free loopback
+# ports, the same N members (default 100,000; BENCH_WIDE_N) written to a packed, a wide and a
+# tracked board through POST /boards/{b}/scores in batches of 1000, then
 # MEMORY USAGE <key> SAMPLES 0 of each board's keys, printed per key and per member.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,10 +26,11 @@ for _ in $(seq 50); do curl -sf "127.0.0.1:$HP/healthz" >/dev/null && break; sle
 auth="Authorization: Bearer $TOKEN"
 curl -sf -H "$auth" -X PUT "127.0.0.1:$HP/boards/packed" -d '{}' >/dev/null
 curl -sf -H "$auth" -X PUT "127.0.0.1:$HP/boards/wide" -d '{"score_layout":"wide"}' >/dev/null
+curl -sf -H "$auth" -X PUT "127.0.0.1:$HP/boards/tracked" -d '{"track_updated_at":true}' >/dev/null
 python3 - "$HP" "$TOKEN" "$N" <<'PY'
 import json, random, sys, urllib.request
 port, token, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-for board in ("packed", "wide"):
+for board in ("packed", "wide", "tracked"):
     random.seed(7)
     for start in range(0, n, 1000):
         entries = [{"id": "player-%06d" % i, "score": random.randint(0, 1000000)}
@@ -39,7 +41,8 @@ for board in ("packed", "wide"):
         urllib.request.urlopen(req).read()
 PY
 printf '%-22s %12s %10s\n' key bytes per_member
-for k in 'rankd:{packed}:z' 'rankd:{packed}:dense' 'rankd:{wide}:z' 'rankd:{wide}:ids' 'rankd:{wide}:dense'; do
+for k in 'rankd:{packed}:z' 'rankd:{packed}:dense' 'rankd:{wide}:z' 'rankd:{wide}:ids' 'rankd:{wide}:dense' \
+    'rankd:{tracked}:z' 'rankd:{tracked}:upd'; do
     b=$(redis-cli -p "$RP" MEMORY USAGE "$k" SAMPLES 0)
     printf '%-22s %12s %10.1f\n' "$k" "$b" "$(echo "$b / $N" | bc -l)"
 done

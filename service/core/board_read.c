@@ -144,6 +144,15 @@ void board_read_prepare(struct board_model *m, const char *board, const struct b
         break;
     case BOARD_READ_MEMBER: /* member.lua: id; around.lua: id, size */
     case BOARD_READ_AROUND:
+        if (a->kind == BOARD_READ_MEMBER) { /* member.lua's KEYS[6]: the updated_at hash */
+            util_copy(out->upd, sizeof(out->upd), w->upd);
+            memmove(out->argv + 6, out->argv + 5, (size_t)(k - 5) * sizeof(*out->argv));
+            memmove(out->lens + 6, out->lens + 5, (size_t)(k - 5) * sizeof(*out->lens));
+            out->argv[5] = out->upd;
+            out->lens[5] = strlen(out->upd);
+            out->nkeys = 6;
+            k++;
+        }
         arg_put(out, &k, a->id, a->id_len);
         if (a->kind == BOARD_READ_AROUND)
             arg_put(out, &k, num[1], strlen(num[1]));
@@ -351,6 +360,7 @@ int board_member_take(struct board_model *m, const char *board, struct store_rep
         mb->record = r->element[4]->str;
         mb->record_len = r->element[4]->len;
     }
+    mb->updated_at = r->elements > 6 ? reply_i64(r->element[6], -1) : -1;
     mb->reply = r;
     *out = mb;
     return 0;

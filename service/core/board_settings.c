@@ -22,6 +22,7 @@ void board_settings_default(struct board_settings *s)
     s->max_members = 0;
     s->version = 0;
     s->score_format = SCORE_FORMAT_INTEGER; /* BOARD_SCORE_FORMAT_DEFAULT */
+    s->track_updated_at = BOARD_TRACK_UPDATED_AT_DEFAULT;
 }
 
 void board_settings_field(struct board_settings *s, const char *f, const char *v)
@@ -62,6 +63,8 @@ void board_settings_field(struct board_settings *s, const char *f, const char *v
         s->version = strtoll(v, NULL, 10);
     else if (strcmp(f, "score_format") == 0)
         score_format_parse(v, &s->score_format); /* unknown text keeps the default */
+    else if (strcmp(f, "track_updated_at") == 0)
+        s->track_updated_at = n == 1;
 }
 
 /* Settings from a flat HGETALL array; unknown or damaged fields keep their defaults. */

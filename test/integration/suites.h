@@ -78,6 +78,7 @@ Suite *writes_suite(void);
 Suite *export_suite(void);
 Suite *reads_suite(void);
 Suite *with_suite(void);
+Suite *updated_suite(void);
 Suite *cluster_suite(void);
 Suite *sentinel_suite(void);
 Suite *sentinel_replicas_suite(void);
