@@ -130,7 +130,8 @@ run() {
     [ "$rc" -eq 0 ] || status=1
 }
 run js clients/js/test/*.test.js
-run browser test/browser/*.test.js
+# one file at a time: frontend.test.js stops and restarts the Redis every browser test reads
+run browser --test-concurrency=1 test/browser/*.test.js
 
 if [ "$status" -ne 0 ] || [ "$failed" -ne 0 ]; then
     echo

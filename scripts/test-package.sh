@@ -60,7 +60,8 @@ has_files() { # has_files LIST FILE...: every FILE is in LIST (one path a line)
 }
 
 WANT=(usr/bin/rankd usr/share/rankd/web/index.html usr/share/rankd/web/app.js
-      usr/share/rankd/web/rankd.js usr/share/rankd/web/style.css usr/share/rankd/redis.conf
+      usr/share/rankd/web/rankd.js usr/share/rankd/web/format.js usr/share/rankd/web/style.css
+      usr/share/rankd/redis.conf
       usr/share/rankd/redis-cache.conf lib/systemd/system/rankd.service etc/default/rankd)
 
 if [ "$WHAT" = install ] || [ "$WHAT" = all ]; then

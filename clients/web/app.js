@@ -2,6 +2,10 @@
 // Plain ES module, no build step. The view is a function of the URL query
 // (?board=B&period=P&page=N&size=M&member=ID&refresh=S), so every view can be linked, and
 // back/forward work (history.pushState + popstate).
+// ?embed=1 is the page players see (docs/embedding.md): the table, its pager and status only (no
+// board picker, no Id column, no JSON link, no words about rankd's insides), live by default,
+// themed by the --rankd-* properties of its URL; me=ID pins the viewer's row under the page.
+import { applyTheme, scoreFormatter } from './format.js';
 import { RankdClient, RankdError, responseInfo } from './rankd.js';
 
 const client = new RankdClient();
@@ -9,6 +13,10 @@ const SIZES = [10, 20, 50, 100];
 const REFRESH_DEFAULT = 5; // seconds between auto-refreshes when the toggle is switched on
 const SETTINGS_MAX_AGE = 60000; // ms a board's settings (periods) are reused before being read again
 const $ = (id) => /** @type {any} */ (document.getElementById(id));
+const EMBED = new URLSearchParams(location.search).get('embed') === '1';
+/** The embed page's theme, kept in its URL as it changes view. */
+const THEME = EMBED ? applyTheme(new URLSearchParams(location.search), document.documentElement.style) : [];
+if (EMBED) document.documentElement.classList.add('embed');
 const ui = {
     board: $('board'), size: $('size'), find: $('find'), member: $('member'),
     period: $('period'), periodField: $('period-field'), auto: $('auto'), autoStatus: $('auto-status'),
@@ -19,6 +27,7 @@ const ui = {
     goto: $('goto'), page: $('page'), pages: $('pages'), status: $('status'),
     whereBottom: $('where-bottom'),
     table: $('results'), caption: $('caption'), head: $('head'), rows: $('rows'), empty: $('empty'),
+    meRows: $('me-rows'),
     credit: $('credit'), apiLink: $('api-link'),
 };
 /** Every pager button, top and bottom (data-go = first|prev|next|last). */
@@ -27,6 +36,8 @@ const goButtons = [...document.querySelectorAll('.pager button[data-go]')];
 // One formatter for every number on the page: ranks, scores, totals, page numbers.
 const numberFormat = new Intl.NumberFormat(undefined, { maximumFractionDigits: 9 });
 const fmt = (n) => (typeof n === 'number' ? numberFormat.format(n) : String(n ?? ''));
+/** Scores as the board on screen says (its score_format); fmt until its settings are in. */
+let fmtScore = fmt;
 /** The last page number shown: an empty board has pages 0 but is shown as page 1 of 1. */
 const lastPage = (page) => Math.max(page.pages, 1);
 
@@ -40,6 +51,9 @@ let view = null;
 let shown = null;
 let shownFound = null;
 let shownSettings = null;
+/** The viewer (embed, me=ID): {id, item} with item the member read (rank, score, record) or
+ *  null when the viewer is not on the board. */
+let shownMe = null;
 let inflight = null;
 
 // ---------------------------------------------------------------- URL <-> view
@@ -50,31 +64,37 @@ function posInt(s) {
 
 function readUrl() {
     const q = new URLSearchParams(location.search);
-    const refresh = posInt(q.get('refresh'));
+    // The embed page is live unless refresh=0 says not.
+    const refresh = posInt(q.get('refresh')) ?? (EMBED && q.get('refresh') !== '0' ? REFRESH_DEFAULT : null);
     return {
         board: q.get('board') || null,
         period: q.get('period') || null,
         page: posInt(q.get('page')) || 1,
         size: posInt(q.get('size')),
         member: q.get('member') || null,
+        me: EMBED ? q.get('me') || null : null,
         refresh: refresh ? Math.min(refresh, 3600) : null,
     };
 }
 
 function urlOf(v) {
     const q = new URLSearchParams();
+    if (EMBED) q.set('embed', '1');
     if (v.board) q.set('board', v.board);
     if (v.period) q.set('period', v.period);
     q.set('page', String(v.page));
     if (v.size) q.set('size', String(v.size));
     if (v.member) q.set('member', v.member);
     if (v.refresh) q.set('refresh', String(v.refresh));
+    else if (EMBED) q.set('refresh', '0');
+    if (v.me) q.set('me', v.me);
+    for (const [name, value] of THEME) q.set(name, value);
     return `${location.pathname}?${q}`;
 }
 
 /** Show view v; push a history entry unless it is a back/forward or a retry. */
 function go(v, { push = true, focusRow = false, focusTable = false } = {}) {
-    v = { refresh: view ? view.refresh : null, ...v };
+    v = { refresh: view ? view.refresh : null, me: view ? view.me : null, ...v };
     if (push && view && urlOf(v) !== urlOf(view))
         history.pushState(null, '', urlOf(v));
     else
@@ -159,9 +179,11 @@ async function load(v, { focusRow = false, focusTable = false } = {}) {
                 history.replaceState(null, '', urlOf(view));
             }
         }
-        const page = await client.page(view.board, view.page, { size, period, signal });
+        const { page, me } = splitMe(view, await client.page(view.board, view.page, { size, period, signal, ...withMe(view) }));
         if (signal.aborted) return;
         shownSettings = settings;
+        fmtScore = scoreFormatter(settings);
+        shownMe = me;
         render(page, found, notice, { focusRow });
         setState('ready');
         if (focusTable) {
@@ -176,6 +198,21 @@ async function load(v, { focusRow = false, focusTable = false } = {}) {
         if (inflight === ctl) inflight = null;
         scheduleRefresh();
     }
+}
+
+/** The page read's options for view v's viewer: `with` (top N plus me) names them. */
+const withMe = (v) => (v.me ? { with: [v.me] } : {});
+
+/**
+ * A page read with withMe(v) split in two: the page as any page read answers it, and the viewer
+ * {id, item}, item (rank, score, record) null when they are not on the board (or the period);
+ * me null without me=.
+ */
+function splitMe(v, read) {
+    if (!v.me) return { page: read, me: null };
+    const { with: found = [], missing, ...page } = read;
+    const it = found.find((x) => x.id === v.me);
+    return { page, me: { id: v.me, item: it ? { id: it.id, rank: it.rank, score: it.score, record: it.record } : null } };
 }
 
 function fillBoards() {
@@ -250,7 +287,8 @@ function showEmptyService() {
     ui.head.replaceChildren();
     ui.rows.replaceChildren();
     ui.empty.hidden = false;
-    ui.empty.textContent = 'rankd has no boards yet. Create one with PUT /boards/{name} and add scores with POST /boards/{name}/scores.';
+    ui.empty.textContent = EMBED ? 'There is no leaderboard here yet.'
+        : 'rankd has no boards yet. Create one with PUT /boards/{name} and add scores with POST /boards/{name}/scores.';
     ui.viewBoard.textContent = '';
     ui.periodLabel.hidden = true;
     updatePager(null);
@@ -284,11 +322,50 @@ function heading(text) {
 
 const MEDALS = { 1: 'first place', 2: 'second place', 3: 'third place' };
 
+/**
+ * One row of the table: rank (a medal for 1-3), the record columns, the id (not on the embed page,
+ * where it is the first column only when there is no record field to name the member), score.
+ */
+function rowOf(it, cols, idIsPrimary) {
+    const tr = document.createElement('tr');
+    tr.dataset.id = it.id;
+    tr.dataset.rank = String(it.rank);
+    const rankText = fmt(it.rank);
+    let rank;
+    if (MEDALS[it.rank]) {
+        // Top 3: a medal badge and a bolder row, and words for screen readers (not colour alone).
+        tr.classList.add('podium', `podium-${it.rank}`);
+        rank = document.createElement('td');
+        rank.className = 'rank';
+        rank.title = MEDALS[it.rank];
+        rank.append(cell('span', 'medal', rankText), cell('span', 'visually-hidden', ` (${MEDALS[it.rank]})`));
+    } else {
+        rank = cell('td', 'rank', rankText);
+    }
+    tr.append(rank);
+    cols.forEach((k, i) => {
+        const v = it.record ? it.record[k] : null;
+        tr.append(cell('td', i === 0 ? 'primary' : 'secondary', v === null || v === undefined ? '' : String(v)));
+    });
+    if (!EMBED || idIsPrimary) tr.append(cell('td', idIsPrimary ? 'primary id' : 'id', it.id));
+    const sc = cell('td', 'score', fmtScore(it.score));
+    sc.dataset.score = String(it.score);
+    tr.append(sc);
+    if (shownMe && it.id === shownMe.id) {
+        // The viewer: highlighted, and said in words ("You") for everyone, screen readers too.
+        tr.classList.add('is-me');
+        tr.setAttribute('aria-current', 'true');
+        tr.querySelector('td.primary')?.append(cell('span', 'you', ' You'));
+    }
+    return { tr, rankChars: rankText.length };
+}
+
 function render(page, found, notice, { focusRow = false, refresh = false } = {}) {
     shown = page;
     shownFound = found;
     ui.error.hidden = true;
-    const cols = recordColumns(page.items);
+    const meItem = shownMe?.item ?? null;
+    const cols = recordColumns(meItem ? [...page.items, meItem] : page.items);
     const idIsPrimary = cols.length === 0;
     const th = (cls, text) => {
         const c = cell('th', cls, text);
@@ -298,45 +375,27 @@ function render(page, found, notice, { focusRow = false, refresh = false } = {})
     ui.head.replaceChildren(
         th('rank', 'Rank'),
         ...cols.map((k, i) => th(i === 0 ? 'primary' : 'secondary', heading(k))),
-        th(idIsPrimary ? 'primary id' : 'id', 'Id'),
+        ...(!EMBED || idIsPrimary ? [th(idIsPrimary ? 'primary id' : 'id', EMBED ? 'Player' : 'Id')] : []),
         th('score', 'Score'),
     );
     let hl = null;
     let rankChars = 1;
     const rows = page.items.map((it) => {
-        const tr = document.createElement('tr');
-        tr.dataset.id = it.id;
-        tr.dataset.rank = String(it.rank);
-        const rankText = fmt(it.rank);
-        rankChars = Math.max(rankChars, rankText.length);
-        let rank;
-        if (MEDALS[it.rank]) {
-            // Top 3: a medal badge and a bolder row, and words for screen readers (not colour alone).
-            tr.classList.add('podium', `podium-${it.rank}`);
-            rank = document.createElement('td');
-            rank.className = 'rank';
-            rank.title = MEDALS[it.rank];
-            rank.append(cell('span', 'medal', rankText), cell('span', 'visually-hidden', ` (${MEDALS[it.rank]})`));
-        } else {
-            rank = cell('td', 'rank', rankText);
-        }
-        tr.append(rank);
-        cols.forEach((k, i) => {
-            const v = it.record ? it.record[k] : null;
-            tr.append(cell('td', i === 0 ? 'primary' : 'secondary', v === null || v === undefined ? '' : String(v)));
-        });
-        tr.append(cell('td', idIsPrimary ? 'primary id' : 'id', it.id));
-        const sc = cell('td', 'score', fmt(it.score));
-        sc.dataset.score = String(it.score);
-        tr.append(sc);
+        const r = rowOf(it, cols, idIsPrimary);
+        rankChars = Math.max(rankChars, r.rankChars);
         if (found && it.id === found.id) {
-            tr.classList.add('is-member');
-            tr.setAttribute('aria-current', 'true');
-            tr.tabIndex = -1;
-            hl = tr;
+            r.tr.classList.add('is-member');
+            r.tr.setAttribute('aria-current', 'true');
+            r.tr.tabIndex = -1;
+            hl = r.tr;
         }
-        return tr;
+        return r.tr;
     });
+    // The viewer's row, pinned under the page when it is not on it.
+    const pinned = meItem && !page.items.some((it) => it.id === meItem.id) ? rowOf(meItem, cols, idIsPrimary) : null;
+    if (pinned) rankChars = Math.max(rankChars, pinned.rankChars);
+    ui.meRows.replaceChildren(...(pinned ? [pinned.tr] : []));
+    ui.meRows.hidden = !pinned;
     // The rank column fits the widest rank on the page (phone layout: see style.css).
     ui.table.style.setProperty('--rank-chars', String(rankChars));
     ui.rows.replaceChildren(...rows);
@@ -368,12 +427,17 @@ function render(page, found, notice, { focusRow = false, refresh = false } = {})
     let text = `Page ${fmt(page.page)} of ${fmt(last)} · ${range}`;
     if (found) {
         const name = found.record && found.record.name ? `${found.record.name} (${found.id})` : found.id;
-        text = `${name}: rank ${fmt(found.rank)}, score ${fmt(found.score)}, on page ${fmt(page.page)}.`;
+        text = `${name}: rank ${fmt(found.rank)}, score ${fmtScore(found.score)}, on page ${fmt(page.page)}.`;
     }
+    if (shownMe)
+        text += shownMe.item
+            ? ` · You: rank ${fmt(shownMe.item.rank)}, score ${fmtScore(shownMe.item.score)}.`
+            : ' · You are not on this leaderboard yet.';
     if (per) text = `${perText} · ${text}`;
     say(notice ? `${notice} ${text}` : text);
     ui.status.classList.toggle('notice', Boolean(notice));
-    document.title = `${page.board}${per ? ` · ${per.id}` : ''} · page ${page.page} · rankd`;
+    document.title = EMBED ? `${page.board}${per ? ` · ${per.id}` : ''} leaderboard`
+        : `${page.board}${per ? ` · ${per.id}` : ''} · page ${page.page} · rankd`;
     ui.credit.hidden = page.board !== 'cities';
     const q = new URLSearchParams({ page: String(page.page), size: String(page.size) });
     if (view.period) q.set('period', view.period);
@@ -405,6 +469,19 @@ function updatePager(page) {
     }
 }
 
+/** The embed page's words for an error: for players, nothing about rankd's insides. */
+function embedError(e) {
+    const code = e instanceof RankdError ? e.code : '';
+    if (code === 'board_not_found')
+        return ['This leaderboard is not available', 'It may have been removed, or the link is not right.'];
+    if (code === 'period_not_found')
+        return ['These results are not available', 'They are older than the leaderboard keeps, or still to come.'];
+    if (!(e instanceof RankdError) || e.retryable)
+        return ['The leaderboard cannot be shown right now', 'Please try again in a moment.'];
+    if (e.status === 400) return ['This leaderboard link is not right', 'Please check the link.'];
+    return ['Something went wrong', 'Please try again later.'];
+}
+
 function showError(e) {
     let title = 'Something went wrong';
     let msg = e instanceof Error ? e.message : String(e);
@@ -434,6 +511,10 @@ function showError(e) {
             title = `rankd answered ${e.status}`;
         }
         if (msg === e.message) detail = `rankd: ${e.status} ${e.code}.`;
+    }
+    if (EMBED) {
+        [title, msg] = embedError(e);
+        detail = '';
     }
     shown = null;
     ui.errorTitle.textContent = title;
@@ -559,7 +640,8 @@ function streamFailed(s, why) {
     closeStream();
     streamRetryAt = Date.now() + STREAM_RETRY_MS;
     if (!view?.refresh) return;
-    autoSay(`Live updates unavailable (${why}): auto-refresh every ${fmt(view.refresh)} s.`);
+    autoSay(EMBED ? `Updated every ${fmt(view.refresh)} s.`
+        : `Live updates unavailable (${why}): auto-refresh every ${fmt(view.refresh)} s.`);
     clearTimeout(refreshTimer);
     refreshTimer = setTimeout(refreshNow, view.refresh * 1000);
 }
@@ -568,21 +650,40 @@ function streamFailed(s, why) {
  * Show a page read again (a poll or a stream event) for view v: the same rows leave the table as
  * it is (same elements, focus and scroll); others redraw it in place.
  */
-function showRefreshed(page, v, settings, notModified, how) {
+function showRefreshed(page, v, settings, notModified, how, me = undefined) {
     const periodMoved = settings !== shownSettings && settings?.current_period !== shownSettings?.current_period;
     shownSettings = settings;
     if (periodMoved) fillPeriods(settings, v.period);
     // A 304, or a 200 with the same rows (a new ETag for the same body, e.g. after a board
     // generation bump): the table stays as it is.
     const same = notModified || JSON.stringify(page) === JSON.stringify(shown);
-    if (same && !periodMoved) {
+    // A poll reads the viewer with the page (me); a pushed page does not (me undefined).
+    const meMoved = me !== undefined && JSON.stringify(me) !== JSON.stringify(shownMe);
+    if (me !== undefined) shownMe = me;
+    if (same && !periodMoved && !meMoved) {
         if (how !== 'Live') autoSay(`${how} · unchanged at ${clock()}.`);
         return;
     }
     const it = shownFound && page.items.find((x) => x.id === shownFound.id);
     const found = it ? { ...shownFound, rank: it.rank, score: it.score, record: it.record, page: page.page } : null;
+    const meOn = shownMe && page.items.find((x) => x.id === shownMe.id);
+    if (meOn) shownMe = { id: shownMe.id, item: meOn };
     render(page, found, '', { refresh: true });
     autoSay(`${how} · updated at ${clock()}.`);
+    if (shownMe && !meOn && me === undefined) refreshMe(v, page);
+}
+
+/** The viewer's pinned row read again (a pushed page changed, without them on it; an event
+ *  stream carries no `with`): the page once more with them. */
+async function refreshMe(v, page) {
+    try {
+        const { me } = splitMe(v, await client.page(v.board, v.page, { size: v.size ?? undefined, period: v.period ?? undefined, ...withMe(v) }));
+        if (view !== v || shown !== page) return; // a newer page or view is on screen
+        shownMe = me;
+        render(page, shownFound, '', { refresh: true });
+    } catch {
+        /* the row stays as it was; the next change reads it again */
+    }
 }
 
 /**
@@ -603,13 +704,15 @@ async function refreshNow() {
     try {
         // A periodic board's current period moves on: its settings are read again once a minute.
         const settings = isPeriodic(shownSettings) ? await settingsOf(v.board, ctl.signal) : shownSettings;
-        const page = await client.page(v.board, v.page, { size: v.size ?? undefined, period: v.period ?? undefined, signal: ctl.signal });
+        const read = await client.page(v.board, v.page, { size: v.size ?? undefined, period: v.period ?? undefined, signal: ctl.signal, ...withMe(v) });
         if (view !== v || ctl.signal.aborted) return;
-        showRefreshed(page, v, settings, Boolean(responseInfo(page)?.notModified), `Auto-refresh every ${fmt(v.refresh)} s`);
+        const { page, me } = splitMe(v, read);
+        showRefreshed(page, v, settings, Boolean(responseInfo(read)?.notModified), `Auto-refresh every ${fmt(v.refresh)} s`, v.me ? me : undefined);
     } catch (e) {
         if (ctl.signal.aborted || e?.name === 'AbortError') return;
         const why = e instanceof RankdError ? (e.code === 'network_error' ? 'rankd does not answer' : `${e.status} ${e.code}`) : String(e);
-        autoSay(`Auto-refresh failed at ${clock()} (${why}); showing the page as it was. Trying again in ${fmt(v.refresh)} s.`);
+        autoSay(EMBED ? `Updates paused at ${clock()}; trying again in ${fmt(v.refresh)} s.`
+            : `Auto-refresh failed at ${clock()} (${why}); showing the page as it was. Trying again in ${fmt(v.refresh)} s.`);
     } finally {
         if (refreshing === ctl) refreshing = null;
         if (view === v) scheduleRefresh();

@@ -529,8 +529,10 @@ START_TEST(export_within_one_tie_group)
             argv[k] = ids[i - at], lens[k] = strlen(ids[i - at]), k++;
         }
         /* a cluster: straight to the board's master (this command is not routed) */
-        redisReply *r = redisCommandArgv(redis_admin_for_key(g_admin, z), k, argv, lens);
-        ck_assert_msg(r && r->type == REDIS_REPLY_INTEGER && r->integer == 1000, "load");
+        redisContext *node = redis_admin_for_key(g_admin, z);
+        redisReply *r = redisCommandArgv(node, k, argv, lens);
+        ck_assert_msg(r && r->type == REDIS_REPLY_INTEGER && r->integer == 1000, "load: %s",
+                      r ? (r->str ? r->str : "a reply of another type") : node->errstr);
         freeReplyObject(r);
     }
     freeReplyObject(

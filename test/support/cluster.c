@@ -12,6 +12,7 @@
 #include <check.h>
 
 #include "crc16.h"
+#include "fixture.h"
 
 #define SCRIPT "scripts/cluster-fixture.sh"
 #define REDIRECTS_MAX 8 /* MOVED/ASK followed per admin command */
@@ -166,6 +167,7 @@ static redisContext *node(int port)
     struct timeval tv = {2, 0};
     redisContext *c = redisConnectWithTimeout("127.0.0.1", port, tv);
     ck_assert_msg(c && !c->err, "admin connection to cluster node %d failed", port);
+    redis_admin_patient(c);
     g_nodes[i].port = port;
     g_nodes[i].c = c;
     return c;

@@ -201,11 +201,18 @@ double rankd_proc_stop(struct rankd_proc *p)
     return (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 }
 
+void redis_admin_patient(redisContext *c)
+{
+    struct timeval tv = {ADMIN_COMMAND_TIMEOUT_S, 0};
+    redisSetTimeout(c, tv);
+}
+
 redisContext *redis_admin(int port)
 {
     struct timeval tv = {2, 0};
     redisContext *c = redisConnectWithTimeout("127.0.0.1", port, tv);
     ck_assert_msg(c && !c->err, "admin connection to redis on port %d failed", port);
+    redis_admin_patient(c);
     return c;
 }
 

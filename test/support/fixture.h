@@ -66,6 +66,13 @@ double rankd_proc_stop(struct rankd_proc *p);
  *  cluster's (cluster_proc_url) when the port is a node of the cluster in use. */
 void fixture_redis_url(int redis_port, char *out, size_t len);
 
+/** Seconds an admin connection waits for a reply: set-up and assertions on a busy machine may be
+ *  slow, never wrong (the connect itself still gives up after 2 s). */
+#define ADMIN_COMMAND_TIMEOUT_S 30
+
+/** Give admin connection c ADMIN_COMMAND_TIMEOUT_S for each reply. */
+void redis_admin_patient(redisContext *c);
+
 /** A direct hiredis connection for assertions and set-up; aborts the test when it fails. In
  *  cluster mode (fixture_use_cluster) redis_admin_cmd on it routes each command (cluster.h). */
 redisContext *redis_admin(int port);
