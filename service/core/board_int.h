@@ -81,7 +81,7 @@ struct board_reset_call {
     const char *argv[6];
 };
 
-/* The argv of one write.lua call (its header says the layout): per target 6 keys (the set, its
+/* The argv of one write.lua call (its header says the layout): per target 7 keys (the set, its
  * settings, the period index, the idempotency record, the set's distinct scores, its ids hash,
  * its updated_at hash) and 16 header
  * values, then the records hash and the registry; 9 values before the targets' headers; per
