@@ -12,6 +12,7 @@
 #                  use N=20000 RBN=5000 WCONNS=8
 #   CALLGRIND=prefix  the same for rankd (instructions per entry or write)
 #   N, RBN (redis-benchmark requests, 200000), SECS (4), WCONNS (64), KEEP=1 (keep the work dir)
+#   RANKD=path (default build/rankd): the binary to measure (a kept build of another commit)
 # Starts its own redis-server (schema/redis.conf, no persistence) and rankd on free loopback
 # ports (never 6379) and stops both on exit. The write rows use a 200,000-member board written
 # straight into Redis (bench/gen resp), and a load-generator seed of their own, so no write
@@ -58,7 +59,7 @@ r() { redis-cli -p "$RP" "$@"; }
 TOKEN=$(od -An -tx1 -N16 /dev/urandom | tr -d " \n"); echo "$TOKEN" > "$DIR/tok"
 WRAP=()
 [ -z "${CALLGRIND:-}" ] || WRAP=(valgrind --tool=callgrind --instr-atstart=no "--callgrind-out-file=$DIR/cg.out")
-"${WRAP[@]}" "$ROOT/build/rankd" --listen "127.0.0.1:$HP" --redis "redis://127.0.0.1:$RP/0" --write-token-file "$DIR/tok" --log-level warn ${RCG:+--request-timeout-ms 30000 --redis-timeout-ms 30000} > "$DIR/rankd.log" 2>&1 &
+"${WRAP[@]}" "${RANKD:-$ROOT/build/rankd}" --listen "127.0.0.1:$HP" --redis "redis://127.0.0.1:$RP/0" --write-token-file "$DIR/tok" --log-level warn ${RCG:+--request-timeout-ms 30000 --redis-timeout-ms 30000} > "$DIR/rankd.log" 2>&1 &
 RK=$!
 for _ in $(seq 300); do curl -fs "127.0.0.1:$HP/readyz" >/dev/null 2>&1 && break; sleep 0.1; done
 cpu() { awk '{print $14+$15}' "/proc/$1/stat"; }

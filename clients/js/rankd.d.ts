@@ -248,6 +248,9 @@ export interface WatchOptions extends RequestOptions {
     min?: number | string;
     /** ... and at most `max` (inclusive) */
     max?: number | string;
+    /** 1 to 20 ids pushed with the page wherever they are (each once; a page by number only, not
+     * with min or max), read again with it each time: the page carries `with` and `missing` */
+    with?: string[];
     /** the ETag of the page the caller already has: not yielded again while it is current */
     lastEventId?: string;
 }

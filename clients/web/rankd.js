@@ -229,6 +229,8 @@
  * @property {number|string} [min]  watch page n of a score range: members scoring at least
  *   this (inclusive; a string keeps the exact literal)
  * @property {number|string} [max]  ... and at most this (inclusive)
+ * @property {string[]} [with]  1 to 20 ids pushed with the page wherever they are (each once;
+ *   a page by number only), read again with it each time
  * @property {string} [lastEventId]  the ETag of the page the caller already has (not yielded
  *   again while it is current)
  * @property {AbortSignal} [signal]  stops the watch
@@ -324,10 +326,23 @@ function defaultBase() {
     return loc && loc.origin && loc.origin !== 'null' ? loc.origin : undefined;
 }
 
+/** A board name or id percent-encoded (a path segment, or an item of a query's list). */
 function seg(s) {
     if (typeof s !== 'string' || s === '')
         throw new TypeError('board names and ids must be non-empty strings');
     return encodeURIComponent(s);
+}
+
+/**
+ * A board name or id as a URL path segment. A URL parser (fetch's) removes the segments '.' and
+ * '..', escaped as %2E or not (/boards/b/members/.. is /boards/b/, /boards/../rank is /rank, the
+ * default board), so no URL path can name them: refused here rather than sent somewhere else.
+ * Such ids are read through members() (the ids are in the query or the body there).
+ */
+function pathSeg(s) {
+    if (s === '.' || s === '..')
+        throw new TypeError(`'${s}' cannot be a URL path segment: read such an id with members()`);
+    return seg(s);
 }
 
 /** A client for one rankd. */
@@ -377,7 +392,7 @@ export class RankdClient {
             }
             n = Math.floor((r - 1) / size) + 1;
         }
-        const path = board == null ? '/rank' : `/boards/${seg(board)}/rank`;
+        const path = board == null ? '/rank' : `/boards/${pathSeg(board)}/rank`;
         const { after, before } = options;
         if (after !== undefined && before !== undefined)
             throw new TypeError('page(board, n, {after} or {before}): not both');
@@ -427,7 +442,7 @@ export class RankdClient {
                 throw new TypeError(`watch(board, n): ${k} is not watched (a page by number, or of a score range)`);
         if (!Number.isSafeInteger(n) || n < 1)
             throw new TypeError('watch(board, n): n must be a whole number from 1');
-        const path = board == null ? '/rank' : `/boards/${seg(board)}/rank`;
+        const path = board == null ? '/rank' : `/boards/${pathSeg(board)}/rank`;
         const params = new URLSearchParams();
         const query = {
             page: n, size: options.size, period: period(options), rank: rankType(options),
@@ -437,7 +452,19 @@ export class RankdClient {
         for (const [k, v] of Object.entries(query))
             if (v !== undefined && v !== null)
                 params.set(k, String(v));
-        const url = `${this.baseUrl}${path}?${params}`;
+        const withIds = options.with;
+        if (withIds !== undefined) {
+            if (!Array.isArray(withIds) || withIds.length === 0 || withIds.length > 20 ||
+                !withIds.every((id) => typeof id === 'string' && id !== ''))
+                throw new TypeError('watch(board, n, {with}): with must be an array of 1 to 20 ids');
+            if (new Set(withIds).size !== withIds.length)
+                throw new TypeError('watch(board, n, {with}): each id once');
+            for (const k of ['min', 'max'])
+                if (options[k] !== undefined)
+                    throw new TypeError(`watch(board, n, {with}): not with ${k} (a page by number only)`);
+        }
+        const url = `${this.baseUrl}${path}?${params}` +
+            (withIds === undefined ? '' : `&with=${withIds.map(seg).join(',')}`);
         const signal = options.signal;
         let lastId = options.lastEventId ?? null;
         let retryMs = 1000;
@@ -555,7 +582,7 @@ export class RankdClient {
         if (options.period)
             params.set('period', options.period);
         const qs = params.toString();
-        const url = `${this.baseUrl}/boards/${seg(board)}/export${qs ? `?${qs}` : ''}`;
+        const url = `${this.baseUrl}/boards/${pathSeg(board)}/export${qs ? `?${qs}` : ''}`;
         this.stats.requests++;
         let res;
         try {
@@ -611,7 +638,7 @@ export class RankdClient {
      * @returns {Promise<RankdMember>}
      */
     async member(board, id, options = {}) {
-        return this._get(`/boards/${seg(board)}/members/${seg(id)}`,
+        return this._get(`/boards/${pathSeg(board)}/members/${pathSeg(id)}`,
             { size: options.size, period: period(options), rank: rankType(options),
               min_version: minVersion(options) },
             options.signal, false);
@@ -632,7 +659,7 @@ export class RankdClient {
             options = { ...(legacy || {}), size: options ?? undefined };
         else if (typeof options !== 'object')
             throw new TypeError('around(board, id, {size, period, signal}): options must be an object');
-        return this._get(`/boards/${seg(board)}/members/${seg(id)}/around`,
+        return this._get(`/boards/${pathSeg(board)}/members/${pathSeg(id)}/around`,
             { size: options.size, period: period(options), rank: rankType(options),
               min_version: minVersion(options) },
             options.signal, false);
@@ -652,9 +679,9 @@ export class RankdClient {
             throw new TypeError('members(board, ids): ids must be an array of 1 to 1000 ids');
         const query = { period: period(options), rank: rankType(options) };
         if (ids.length > 100)
-            return this._get(`/boards/${seg(board)}/lookup`, query, options.signal, false,
+            return this._get(`/boards/${pathSeg(board)}/lookup`, query, options.signal, false,
                 { body: JSON.stringify({ ids }) });
-        return this._get(`/boards/${seg(board)}/members`, query, options.signal, false,
+        return this._get(`/boards/${pathSeg(board)}/members`, query, options.signal, false,
             { rawQuery: `ids=${ids.map(seg).join(',')}` });
     }
 
@@ -668,7 +695,7 @@ export class RankdClient {
      * @returns {Promise<RankdPage>}
      */
     async aroundScore(board, score, options = {}) {
-        return this._get(`/boards/${seg(board)}/around`,
+        return this._get(`/boards/${pathSeg(board)}/around`,
             { score: literal(score, 'score'), size: options.size, period: period(options),
               rank: rankType(options) }, options.signal, false);
     }
@@ -682,7 +709,7 @@ export class RankdClient {
      * @returns {Promise<RankdPercentile>}
      */
     async percentile(board, p, options = {}) {
-        return this._get(`/boards/${seg(board)}/percentile`,
+        return this._get(`/boards/${pathSeg(board)}/percentile`,
             { p: literal(p, 'p'), period: period(options) }, options.signal, false);
     }
 
@@ -695,7 +722,7 @@ export class RankdClient {
      * @returns {Promise<RankdTopPage>}
      */
     async top(board, percent, options = {}) {
-        return this._get(`/boards/${seg(board)}/top`,
+        return this._get(`/boards/${pathSeg(board)}/top`,
             { percent: literal(percent, 'percent'), period: period(options), rank: rankType(options) },
             options.signal, false);
     }
@@ -711,7 +738,7 @@ export class RankdClient {
     async memberBoards(id, boards, options = {}) {
         if (!Array.isArray(boards) || boards.length === 0 || boards.length > 20)
             throw new TypeError('memberBoards(id, boards): boards must be an array of 1 to 20 names');
-        return this._get(`/members/${seg(id)}`, { rank: rankType(options) }, options.signal, false,
+        return this._get(`/members/${pathSeg(id)}`, { rank: rankType(options) }, options.signal, false,
             { rawQuery: `boards=${boards.map(seg).join(',')}` });
     }
 
@@ -733,7 +760,7 @@ export class RankdClient {
      * @returns {Promise<RankdBoardSettings>}
      */
     async board(name, options = {}) {
-        return this._get(`/boards/${seg(name)}`, {}, options.signal, false);
+        return this._get(`/boards/${pathSeg(name)}`, {}, options.signal, false);
     }
 
     /**
@@ -743,7 +770,7 @@ export class RankdClient {
      * @returns {Promise<RankdRecord>}
      */
     async item(id, options = {}) {
-        return this._get(`/items/${seg(id)}`, {}, options.signal, false);
+        return this._get(`/items/${pathSeg(id)}`, {}, options.signal, false);
     }
 
     /** Forget every remembered ETag and body. */
@@ -894,7 +921,7 @@ export class RankdWriteClient extends RankdClient {
     async writeScore(board, entry, options = {}) {
         if (!entry || typeof entry !== 'object' || Array.isArray(entry))
             throw new TypeError('writeScore(board, entry): entry must be an object {id, score, ...}');
-        return this._send('POST', `/boards/${seg(board)}/scores`, undefined, JSON.stringify(entry),
+        return this._send('POST', `/boards/${pathSeg(board)}/scores`, undefined, JSON.stringify(entry),
             'application/json', options, true);
     }
 
@@ -925,7 +952,7 @@ export class RankdWriteClient extends RankdClient {
     async writeScores(board, entries, options = {}) {
         if (!Array.isArray(entries))
             throw new TypeError('writeScores(board, entries): entries must be an array');
-        return this._send('POST', `/boards/${seg(board)}/scores`, undefined,
+        return this._send('POST', `/boards/${pathSeg(board)}/scores`, undefined,
             JSON.stringify({ entries }), 'application/json', options, true);
     }
 
@@ -942,7 +969,7 @@ export class RankdWriteClient extends RankdClient {
         if (hasKey(options))
             throw new TypeError('uploadNdjson: rankd refuses an Idempotency-Key on an upload (it is written in many calls and cannot be applied once as a whole); send writeScores batches with a key each');
         const failed = { error: undefined };
-        const path = `/boards/${seg(board)}/scores`;
+        const path = `/boards/${pathSeg(board)}/scores`;
         const body = ndjsonBody(source, failed);
         try {
             return await this._send('POST', path, undefined, body, 'application/x-ndjson', options);
@@ -976,7 +1003,7 @@ export class RankdWriteClient extends RankdClient {
      * @returns {Promise<RankdBoardSettings>}
      */
     async putBoard(board, settings = {}, options = {}) {
-        return this._send('PUT', `/boards/${seg(board)}`, undefined, JSON.stringify(settings),
+        return this._send('PUT', `/boards/${pathSeg(board)}`, undefined, JSON.stringify(settings),
             'application/json', options);
     }
 
@@ -987,7 +1014,7 @@ export class RankdWriteClient extends RankdClient {
      * @returns {Promise<void>}
      */
     async deleteBoard(board, options = {}) {
-        await this._send('DELETE', `/boards/${seg(board)}`, undefined, undefined, undefined, options);
+        await this._send('DELETE', `/boards/${pathSeg(board)}`, undefined, undefined, undefined, options);
     }
 
     /**
@@ -997,7 +1024,7 @@ export class RankdWriteClient extends RankdClient {
      * @returns {Promise<void>}
      */
     async resetBoard(board, options = {}) {
-        await this._send('POST', `/boards/${seg(board)}/reset`, undefined, undefined, undefined, options);
+        await this._send('POST', `/boards/${pathSeg(board)}/reset`, undefined, undefined, undefined, options);
     }
 
     /**
@@ -1012,7 +1039,7 @@ export class RankdWriteClient extends RankdClient {
         const { keep, below } = which || {};
         if ((keep === undefined) === (below === undefined))
             throw new TypeError('trim(board, {keep} or {below}): exactly one of them');
-        return this._send('DELETE', `/boards/${seg(board)}/members`, { keep, below }, undefined,
+        return this._send('DELETE', `/boards/${pathSeg(board)}/members`, { keep, below }, undefined,
             undefined, options);
     }
 
@@ -1024,7 +1051,7 @@ export class RankdWriteClient extends RankdClient {
      * @returns {Promise<void>}
      */
     async deleteMember(board, id, options = {}) {
-        await this._send('DELETE', `/boards/${seg(board)}/members/${seg(id)}`, undefined, undefined,
+        await this._send('DELETE', `/boards/${pathSeg(board)}/members/${pathSeg(id)}`, undefined, undefined,
             undefined, options);
     }
 
@@ -1036,7 +1063,7 @@ export class RankdWriteClient extends RankdClient {
      * @returns {Promise<void>}
      */
     async putItem(id, record, options = {}) {
-        await this._send('PUT', `/items/${seg(id)}`, undefined, JSON.stringify(record),
+        await this._send('PUT', `/items/${pathSeg(id)}`, undefined, JSON.stringify(record),
             'application/json', options);
     }
 
@@ -1047,7 +1074,7 @@ export class RankdWriteClient extends RankdClient {
      * @returns {Promise<void>}
      */
     async deleteItem(id, options = {}) {
-        await this._send('DELETE', `/items/${seg(id)}`, undefined, undefined, undefined, options);
+        await this._send('DELETE', `/items/${pathSeg(id)}`, undefined, undefined, undefined, options);
     }
 
     /**

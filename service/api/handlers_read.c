@@ -97,11 +97,11 @@ static int with_parse(struct http_request *rq, struct http_reply *rp, struct ran
     int n = http_arg(rq, "with", &v);
     if (n == 0)
         return 0;
-    if (n > 1 || a->walk || rq->event_stream) {
+    if (n > 1 || a->walk) {
         http_reply_error(rp, ERR_INVALID_PARAMETER,
                          n > 1 ? "with must be given once (a list: with=a,b,c)."
-                               : "with is read with a page by number (page=N) and GET, not with "
-                                 "a cursor, a score range or an event stream.");
+                               : "with is read with a page by number (page=N), not with a cursor "
+                                 "or a score range.");
         return -1;
     }
     http_arg_raw(rq, "with", &raw);
@@ -265,8 +265,12 @@ void handle_rank_async(struct http_request *rq, struct http_reply *rp, struct ht
                                 .size = (int)a.size,
                                 .rank = a.rank,
                                 .min_version = a.min_version,
-                                .walk = a.walk ? &a : NULL};
-        watch_start(api_ctx_of(rq)->watches, rq, rp, async, &wp);
+                                .walk = a.walk ? &a : NULL,
+                                .with = (const char *const *)a.with.items,
+                                .with_lens = a.with.lens,
+                                .nwith = a.with.n};
+        watch_start(api_ctx_of(rq)->watches, rq, rp, async, &wp); /* copies the ids */
+        request_list_free(&a.with);
         return;
     }
     if (a.walk) {

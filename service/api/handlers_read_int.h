@@ -63,13 +63,24 @@ void with_reply(struct http_request *rq, struct http_reply *rp, struct page_repl
 /* A score range's page read with no request (an event stream's, watch.c): the walk `a` (a page
  * by number of a score range, no cursor; a's board and period borrowed until done) on worker
  * wk's read connection (the calling event thread's), each round trip by deadline_ms. done(arg,
- * body) is called once, later, on this thread: body is the page's JSON exactly as GET answers
- * it (malloc'd, the callee's), or NULL with the error GET would answer in rp (a 4xx refusal: the
+ * body, etag) is called once, later, on this thread: body is the page's JSON exactly as GET
+ * answers it (malloc'd, the callee's) and etag its ETag (walk_etag; borrowed for the call), or
+ * body and etag NULL with the error GET would answer in rp (a 4xx refusal: the
  * board gone, a bound the board's layout refuses; a Redis fault's 503; a 500). Returns 0 (done
  * will be called), or an errno with nothing sent, rp untouched and done never called. */
 int walk_read_submit(const struct api_ctx *ctx, const struct worker *wk, int64_t deadline_ms,
                      const struct rank_args *a, struct http_reply *rp,
-                     void (*done)(void *arg, char *body), void *arg);
+                     void (*done)(void *arg, char *body, const char *etag), void *arg);
+
+/* The `with` members of a page served from the cache, read with no request (an event stream's,
+ * watch.c) as with_start reads them: ids[0..n) (1..BOARD_WITH_MAX, each once, borrowed until
+ * done) of the page pr (taken, even on failure) of a's board, period, size and rank. done(arg,
+ * body, etag) as walk_read_submit's: the page with its members as GET answers it, and its ETag
+ * (GET's); or NULL with the error in rp. Returns 0, or an errno with nothing sent. */
+int with_read_submit(const struct api_ctx *ctx, const struct worker *wk, int64_t deadline_ms,
+                     const struct rank_args *a, const char *const *ids, const size_t *lens,
+                     size_t n, struct page_reply *pr, struct http_reply *rp,
+                     void (*done)(void *arg, char *body, const char *etag), void *arg);
 
 #define WALK_ETAG_MAX 48 /* a score range page's ETag, quoted, with its NUL */
 

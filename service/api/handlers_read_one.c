@@ -38,9 +38,10 @@ struct read_job {
     const struct worker *wk; /* the event thread's: its read connection */
     int64_t deadline_ms;     /* every round trip ends by then */
     /* a read for an event stream: its end, and the page's JSON (else the error in rp) */
-    void (*on_done)(void *arg, char *body);
+    void (*on_done)(void *arg, char *body, const char *etag);
     void *on_arg;
     char *body;
+    char body_etag[48]; /* body's ETag, as GET gives it */
     enum read_what what;
     const char *board, *period; /* borrowed from the request */
     const char *id;             /* member, around: the path's id (id_len bytes) */
@@ -77,9 +78,11 @@ static void walk_reply(const struct http_request *rq, struct http_reply *rp, cha
 static void read_end(struct read_job *j, int rc)
 {
     struct http_async *async = j->async;
-    void (*on_done)(void *arg, char *body) = j->on_done;
+    void (*on_done)(void *arg, char *body, const char *etag) = j->on_done;
     void *on_arg = j->on_arg;
     char *body = rc ? NULL : j->body;
+    char etag[sizeof(j->body_etag)];
+    util_copy(etag, sizeof(etag), j->body_etag);
     if (rc) {
         handlers_reply_board_errno(j->rp, rc, j->board, j->id);
         free(j->body);
@@ -92,7 +95,7 @@ static void read_end(struct read_job *j, int rc)
     free(j->lens);
     free(j);
     if (on_done)
-        on_done(on_arg, body);
+        on_done(on_arg, body, body ? etag : NULL);
     else
         http_async_done(async);
 }
@@ -150,6 +153,12 @@ static int with_put(struct read_job *j, const struct board_lookup *l)
     j->page.body = body;
     j->page.len = strlen(body);
     page_etag(l->settings.gen, body, j->page.len, j->page.etag);
+    if (j->on_done) { /* an event stream's read: the page is the caller's */
+        j->body = j->page.body;
+        j->page.body = NULL;
+        util_copy(j->body_etag, sizeof(j->body_etag), j->page.etag);
+        return 0;
+    }
     with_reply(j->rq, j->rp, &j->page); /* takes the body */
     return 0;
 }
@@ -234,7 +243,9 @@ static int read_take(struct read_job *j, struct store_reply *r)
             util_copy(p->period, sizeof(p->period), j->walk_period);
             char *body =
                 render_walk(j->board, j->walk.from == BOARD_WALK_PAGE ? j->walk.page : 0, p);
-            if (j->on_done) /* an event stream's read: the page is the caller's */
+            if (j->on_done && body) /* an event stream's read: the page is the caller's */
+                walk_etag(body, strlen(body), j->body_etag);
+            if (j->on_done)
                 rc = (j->body = body) ? 0 : -ENOMEM;
             else
                 walk_reply(j->rq, j->rp, body);
@@ -501,7 +512,7 @@ void walk_start(struct http_request *rq, struct http_reply *rp, struct http_asyn
 
 int walk_read_submit(const struct api_ctx *ctx, const struct worker *wk, int64_t deadline_ms,
                      const struct rank_args *a, struct http_reply *rp,
-                     void (*done)(void *arg, char *body), void *arg)
+                     void (*done)(void *arg, char *body, const char *etag), void *arg)
 {
     struct read_job *j = walk_job_new(ctx, wk, deadline_ms, rp, a);
     if (!j)
@@ -677,4 +688,52 @@ void with_start(struct http_request *rq, struct http_reply *rp, struct http_asyn
     }
     j->nids = j->with.n;
     read_start(j);
+}
+
+int with_read_submit(const struct api_ctx *ctx, const struct worker *wk, int64_t deadline_ms,
+                     const struct rank_args *a, const char *const *ids, const size_t *lens,
+                     size_t n, struct page_reply *pr, struct http_reply *rp,
+                     void (*done)(void *arg, char *body, const char *etag), void *arg)
+{
+    struct read_job *j = calloc(1, sizeof(*j));
+    if (j) {
+        j->ids = calloc(n ? n : 1, sizeof(*j->ids));
+        j->lens = calloc(n ? n : 1, sizeof(*j->lens));
+    }
+    if (!j || !j->ids || !j->lens) {
+        if (j) {
+            free(j->ids);
+            free(j->lens);
+        }
+        free(j);
+        page_reply_free(pr);
+        return -ENOMEM;
+    }
+    j->rp = rp;
+    j->ctx = ctx;
+    j->wk = wk;
+    j->deadline_ms = deadline_ms;
+    j->what = READ_WITH;
+    j->board = a->board;
+    j->period = a->period;
+    j->size = a->size;
+    j->rank = a->rank;
+    j->min_version = a->min_version;
+    j->page = *pr;
+    memset(pr, 0, sizeof(*pr));
+    for (size_t i = 0; i < n; i++) {
+        j->ids[i] = ids[i];
+        j->lens[i] = lens[i];
+    }
+    j->nids = n;
+    j->on_done = done;
+    j->on_arg = arg;
+    int rc = read_send(j);
+    if (rc) {
+        page_reply_free(&j->page);
+        free(j->ids);
+        free(j->lens);
+        free(j);
+    }
+    return rc;
 }

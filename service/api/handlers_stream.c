@@ -2,9 +2,13 @@
 #include "handlers_stream.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -30,14 +34,6 @@ static int no_idempotency_key(const struct http_request *rq, struct http_reply *
                      "most %d entries as JSON ({\"entries\":[...]}), each with a key of its own.",
                      BOARD_BATCH_MAX);
     return -1;
-}
-
-/* The upload of a request, created on its first chunk; NULL after a 500 in rp. */
-static struct upload *stream_of(struct http_request *rq, struct http_reply *rp)
-{
-    if (!rq->stream_state && !(rq->stream_state = upload_new()))
-        http_reply_errno(rp, -ENOMEM);
-    return rq->stream_state;
 }
 
 /* The reply of an upload cut by fault rc (upload_fault), or by rankd stopping (rc 0): the error,
@@ -81,16 +77,132 @@ static void stream_reply(struct http_reply *rp, struct upload *u)
     http_reply_json(rp, 200, upload_reply(u));
 }
 
+/*
+ * An upload (rq->stream_state): its lines (upload.h) and the chunks in flight. A full chunk is
+ * sent as one write.lua call, and the body is read on while it runs: up to UPLOAD_CHUNKS_MAX
+ * chunks are in flight (one on a Redis Cluster), so Redis applies a chunk while the next one is
+ * read and parsed. A chunk sent while the one before it is in flight carries the upload's
+ * sequence (board_write.h): Redis applies it only if that one was applied whole, so the first
+ * chunk that fails stops the next one inside Redis, and the reply says exactly which lines were
+ * applied. Chunks are settled in the order they were sent; a chunk refused for its predecessor
+ * is sent again once that one is settled (a full tie group or a settings change cut it), or
+ * dropped, its lines to be sent again, when that one failed.
+ */
+struct stream_flush;
+
+struct stream {
+    struct upload *u;
+    struct stream_flush *flight[UPLOAD_CHUNKS_MAX]; /* oldest first */
+    size_t nflight, max_flight;
+    /* the request's, fixed at its start: chunks in flight outlive a connection that closes */
+    struct board_model *model;
+    struct worker *worker;
+    int timeout_ms;
+    char board[BOARD_NAME_LEN_MAX + 1];
+    char token[BOARD_UPLOAD_TOKEN_MAX]; /* the upload's sequence key's name */
+    int64_t next_chunk;
+    /* valid while !orphan */
+    struct http_request *rq;
+    struct http_reply *rp;
+    struct http_async *async;
+    int held;      /* the stream function returned 1: http_stream_done is owed */
+    int busy;      /* it returned 2: http_stream_idle is owed */
+    int final;     /* the body ended: the reply and http_async_done are owed */
+    int in_call;   /* inside the stream function: it tells the connection itself */
+    int advancing; /* in stream_advance: a chunk that ends meanwhile is settled by its loop */
+    int orphan;    /* the connection closed with chunks in flight: freed after the last */
+    int failed;    /* a chunk failed (fault): the upload stops, the reply says where */
+    int fault;
+    int unknown; /* that chunk's outcome is unknown: so is any after it written */
+};
+
+/* The write of one chunk of an upload. */
+struct stream_flush {
+    struct board_write_job w; /* first: board.c hands it back */
+    struct board_write_target t;
+    struct board_settings_job sj;
+    struct stream *st;
+    struct upload_chunk b;
+    struct board_settings used;
+    int64_t chunk; /* its number in the upload */
+    int after;     /* sent behind a chunk in flight: refused unless that one was applied */
+    int attempts;
+    int ended; /* the write ended with rc */
+    int rc;
+};
+
+static void stream_free_now(struct stream *st)
+{
+    for (size_t i = 0; i < st->nflight; i++) {
+        upload_chunk_free(&st->flight[i]->b);
+        free(st->flight[i]);
+    }
+    upload_free(st->u);
+    free(st);
+}
+
+/* A token no other upload has (the sequence key's name): the time, the process, a counter. */
+static void stream_token(char out[BOARD_UPLOAD_TOKEN_MAX])
+{
+    static _Atomic uint64_t counter;
+    uint64_t v[2] = {(uint64_t)util_now_us() ^ ((uint64_t)getpid() << 44),
+                     atomic_fetch_add(&counter, 1)};
+    static const char hex[] = "0123456789abcdef";
+    int k = 0;
+    for (int w = 0; w < 2; w++)
+        for (int sh = 60; sh >= 0; sh -= 4)
+            out[k++] = hex[(v[w] >> sh) & 15];
+    out[k] = '\0';
+}
+
+/* The upload of a request, created on its first chunk; NULL after a 500 in rp. */
+static struct stream *stream_of(struct http_request *rq, struct http_reply *rp,
+                                struct http_async *async, const char *board)
+{
+    if (rq->stream_state)
+        return rq->stream_state;
+    struct stream *st = calloc(1, sizeof(*st));
+    if (!st || !(st->u = upload_new())) {
+        free(st);
+        http_reply_errno(rp, -ENOMEM);
+        return NULL;
+    }
+    const struct api_ctx *ctx = api_ctx_of(rq);
+    st->model = ctx->model;
+    st->worker = http_async_worker(async);
+    st->timeout_ms = ctx->request_timeout_ms;
+    util_copy(st->board, sizeof(st->board), board);
+    stream_token(st->token);
+    /* on a cluster the sequence key would be a key that does not exist in a migrating slot:
+     * one chunk at a time there, as a call of its own */
+    st->max_flight = board_clustered(st->model) ? 1 : UPLOAD_CHUNKS_MAX;
+    st->rq = rq;
+    st->rp = rp;
+    st->async = async;
+    rq->stream_state = st;
+    return st;
+}
+
 void handle_scores_stream_free(void *state)
 {
-    upload_free(state);
+    struct stream *st = state;
+    if (!st)
+        return;
+    if (st->nflight) { /* the connection closed: the chunks in flight end without it */
+        st->orphan = 1;
+        st->rq = NULL;
+        st->rp = NULL;
+        st->async = NULL;
+        return;
+    }
+    stream_free_now(st);
 }
 
 void handle_scores_stream_stopped(struct http_request *rq, struct http_reply *rp)
 {
-    struct upload *s = rq->stream_state;
-    if (s) {
-        stream_fault(rp, s, 0);
+    struct stream *st = rq->stream_state;
+    if (st) { /* never with chunks in flight: the stop waits for them (http_stream_idle) */
+        stream_fault(rp, st->u, 0);
         return;
     }
     http_reply_error(rp, ERR_SHUTTING_DOWN,
@@ -98,62 +210,123 @@ void handle_scores_stream_stopped(struct http_request *rq, struct http_reply *rp
     http_reply_header(rp, "Retry-After", "1");
 }
 
-/* The write of one chunk of an upload (handlers_stream.h). */
-struct stream_flush {
-    struct board_write_job w; /* first: board.c hands it back */
-    struct board_write_target t;
-    struct board_settings_job sj;
-    struct http_request *rq;
-    struct http_reply *rp;
-    struct http_async *async;
-    struct upload *s;
-    const char *board;
-    struct upload_chunk b;
-    struct board_settings used;
-    int attempts;
-    int final; /* the end of the stream: reply after it */
-};
+static int outcome_unknown(int rc)
+{
+    return rc == -ETIME || rc == -ETIMEDOUT || rc == -ECONNRESET;
+}
+
+static void flush_send(struct stream_flush *f, const struct board_settings *set);
+static void flush_read_settings(struct stream_flush *f);
+
+/* The connection is told what it is owed: with nothing in flight the reply (at the end, or
+ * after a fault) and the read on; with room for a chunk, the read on. */
+static void stream_notify(struct stream *st)
+{
+    if (st->orphan) {
+        if (!st->nflight)
+            stream_free_now(st);
+        return;
+    }
+    if (st->in_call)
+        return; /* the stream function returns what to do */
+    if (st->nflight) {
+        if (st->held && !st->failed && !st->final && st->nflight < st->max_flight) {
+            st->held = 0; /* read on: busy since the first chunk in flight (returned 2) */
+            http_stream_done(st->async);
+        }
+        return;
+    }
+    struct http_async *async = st->async;
+    if (st->failed)
+        stream_fault(st->rp, st->u, st->fault);
+    else if (st->final)
+        stream_reply(st->rp, st->u);
+    if (st->busy) {
+        st->busy = 0;
+        http_stream_idle(async);
+    }
+    if (st->final)
+        http_async_done(async); /* st is freed with the request */
+    else if (st->held) {
+        st->held = 0;
+        http_stream_done(async); /* after a fault: the rest is dropped, then the reply */
+    }
+}
+
+/* Settle the chunks whose writes ended, oldest first, then tell the connection. */
+static void stream_advance(struct stream *st)
+{
+    if (st->advancing)
+        return;
+    st->advancing = 1;
+    while (st->nflight && st->flight[0]->ended) {
+        struct stream_flush *f = st->flight[0];
+        if (f->rc == -EALREADY && !st->failed && !st->orphan) {
+            /* refused for the one before it, which was settled since, whole: again, as the
+             * oldest (no check); settled by this loop if it ends at once */
+            f->ended = 0;
+            f->after = 0;
+            f->attempts = 0;
+            flush_read_settings(f);
+            continue;
+        }
+        if (f->rc == -EALREADY) /* its predecessor failed: never written */
+            upload_drop(st->u, &f->b);
+        else if (st->failed && st->unknown && (f->rc == 0 || f->rc == -EREMOTEIO))
+            upload_settle(st->u, -ETIME, &f->used, &f->b); /* written behind one in doubt */
+        else
+            upload_settle(st->u, f->rc, &f->used, &f->b);
+        if (f->rc && f->rc != -EALREADY && !st->failed) {
+            st->failed = 1;
+            st->fault = f->rc;
+            st->unknown = outcome_unknown(f->rc);
+        } else if (st->failed && st->fault == -EREMOTEIO && outcome_unknown(f->rc)) {
+            /* behind a chunk applied whole but unconfirmed (--write-replicas), this one may be
+             * applied: the reply says its lines are in doubt (write_outcome_unknown) */
+            st->fault = f->rc;
+            st->unknown = 1;
+        }
+        st->nflight--;
+        for (size_t i = 0; i < st->nflight; i++)
+            st->flight[i] = st->flight[i + 1];
+        st->flight[st->nflight] = NULL;
+        free(f);
+    }
+    st->advancing = 0;
+    stream_notify(st);
+}
 
 static void flush_end(struct stream_flush *f, int rc)
 {
-    struct upload *s = f->s;
-    upload_settle(s, rc, &f->used, &f->b);
-    upload_chunk_free(&f->b);
-    struct http_async *async = f->async;
-    int final = f->final;
-    if (rc)
-        stream_fault(f->rp, s, rc);
-    else if (final)
-        stream_reply(f->rp, s);
-    free(f);
-    if (final)
-        http_async_done(async);
-    else
-        http_stream_done(async); /* read on (after an error: the rest is dropped, then rp) */
+    f->ended = 1;
+    f->rc = rc;
+    stream_advance(f->st);
 }
 
 static void flush_written_async(struct board_write_job *w, int rc);
-static void flush_read_settings(struct stream_flush *f);
 
 static void flush_send(struct stream_flush *f, const struct board_settings *set)
 {
+    struct stream *st = f->st;
     f->used = *set;
-    size_t ok = upload_chunk_entries(f->s, set, &f->b);
+    size_t ok = upload_chunk_entries(set, &f->b);
     if (!ok) {
         flush_end(f, 0);
         return;
     }
     f->t = (struct board_write_target){
-        .board = f->board, .assumed = *set, .entries = f->b.be, .outcomes = f->b.out};
+        .board = st->board, .assumed = *set, .entries = f->b.be, .outcomes = f->b.out};
+    int seq = st->max_flight > 1;
     f->w = (struct board_write_job){.targets = &f->t,
                                     .ntargets = 1,
                                     .n = ok,
                                     .flags = BOARD_WRITE_CREATE | BOARD_WRITE_BRIEF,
-                                    .deadline_ms =
-                                        util_now_ms() + api_ctx_of(f->rq)->request_timeout_ms,
+                                    .deadline_ms = util_now_ms() + st->timeout_ms,
+                                    .upload = seq ? st->token : NULL,
+                                    .upload_chunk = f->chunk,
+                                    .upload_after = seq && f->after,
                                     .done = flush_written_async};
-    int rc = board_write_submit(api_ctx_of(f->rq)->model,
-                                worker_writes(http_async_worker(f->async)), &f->w);
+    int rc = board_write_submit(st->model, worker_writes(st->worker), &f->w);
     if (rc)
         flush_end(f, rc == -EAGAIN ? -EIO : rc);
 }
@@ -163,8 +336,8 @@ static void flush_written_async(struct board_write_job *w, int rc)
     struct stream_flush *f = (struct stream_flush *)w;
     upload_chunk_written(&f->b, w->handled, rc);
     if (w->handled > 0)
-        upload_note_version(f->s, f->t.version);
-    if (rc == -EAGAIN && ++f->attempts < 3) {
+        upload_note_version(f->st->u, f->t.version);
+    if (rc == -EAGAIN && ++f->attempts < 3 && !f->st->orphan) {
         flush_read_settings(f);
         return;
     }
@@ -181,42 +354,61 @@ static void flush_settings_read(struct board_settings_job *sj, int rc)
         flush_send(f, &sj->settings);
 }
 
+/* The settings this process saw in the last second, else read. */
 static void flush_read_settings(struct stream_flush *f)
 {
-    f->sj = (struct board_settings_job){.board = f->board,
-                                        .deadline_ms =
-                                            util_now_ms() + api_ctx_of(f->rq)->request_timeout_ms,
+    struct stream *st = f->st;
+    struct board_settings set;
+    int exists = 0;
+    if (f->attempts == 0 && board_settings_cached(st->model, st->board, &set, &exists) == 0) {
+        flush_send(f, &set);
+        return;
+    }
+    f->sj = (struct board_settings_job){.board = st->board,
+                                        .deadline_ms = util_now_ms() + st->timeout_ms,
                                         .done = flush_settings_read};
-    int rc = board_settings_submit(api_ctx_of(f->rq)->model,
-                                   worker_writes(http_async_worker(f->async)), &f->sj);
+    int rc = board_settings_submit(st->model, worker_writes(st->worker), &f->sj);
     if (rc)
         flush_end(f, rc == -EAGAIN ? -EIO : rc);
 }
 
-/* Start writing the pending lines; the flush ends the suspension (or the request, if final). */
-static void flush_start(struct http_request *rq, struct http_reply *rp, struct http_async *async,
-                        struct upload *s, const char *board, int final)
+/* The pending lines become a chunk in flight, sent (it may end at once). -ENOMEM: nothing
+ * taken. */
+static int flush_start(struct stream *st)
 {
     struct stream_flush *f = calloc(1, sizeof(*f));
-    if (!f || upload_chunk_new(&f->b, upload_pending(s))) {
-        if (f)
-            upload_chunk_free(&f->b);
+    if (!f)
+        return -ENOMEM;
+    int rc = upload_chunk_take(st->u, &f->b);
+    if (rc) {
         free(f);
-        http_reply_errno(rp, -ENOMEM);
-        if (final)
-            http_async_done(async);
-        else
-            http_stream_done(async);
-        return;
+        return rc;
     }
-    *f = (struct stream_flush){
-        .rq = rq, .rp = rp, .async = async, .s = s, .board = board, .b = f->b, .final = final};
-    struct board_settings set;
-    int exists = 0;
-    if (board_settings_cached(api_ctx_of(rq)->model, board, &set, &exists) == 0)
-        flush_send(f, &set);
-    else
-        flush_read_settings(f);
+    f->st = st;
+    f->chunk = st->next_chunk++;
+    f->after = st->nflight > 0;
+    st->flight[st->nflight++] = f;
+    flush_read_settings(f);
+    return 0;
+}
+
+/* What the stream function returns once its chunk is sent: -1 with the fault's reply in rp when
+ * nothing is left in flight, 1 to wait (no room for another chunk, or a fault waits for the
+ * chunks in flight), 2 to read on while they run, 0 with none. */
+static int stream_after_send(struct stream *st)
+{
+    if (st->failed && !st->nflight) {
+        stream_fault(st->rp, st->u, st->fault);
+        return -1;
+    }
+    if (st->failed || st->nflight >= st->max_flight) {
+        st->held = 1;
+        return 1;
+    }
+    if (!st->nflight)
+        return 0;
+    st->busy = 1;
+    return 2;
 }
 
 int handle_scores_stream_async(struct http_request *rq, const char *data, size_t len, size_t *used,
@@ -226,18 +418,28 @@ int handle_scores_stream_async(struct http_request *rq, const char *data, size_t
     *used = 0;
     if (handlers_board_param(rq, rp, &board) || no_idempotency_key(rq, rp))
         return -1;
-    struct upload *s = stream_of(rq, rp);
-    if (!s)
+    struct stream *st = stream_of(rq, rp, async, board);
+    if (!st)
         return -1;
-    int rc = upload_take(s, data, len, used);
-    if (rc < 0) {
+    if (st->failed || st->nflight >= st->max_flight) { /* wait for the chunks in flight */
+        st->held = 1;
+        return 1;
+    }
+    int rc = upload_take(st->u, data, len, used);
+    if (rc == 1) {
+        st->in_call = 1;
+        rc = flush_start(st);
+        st->in_call = 0;
+    }
+    if (rc < 0 && !st->nflight) {
         http_reply_errno(rp, rc);
         return -1;
     }
-    if (rc == 0)
-        return 0; /* all of it read: more, please */
-    flush_start(rq, rp, async, s, board, 0);
-    return 1;
+    if (rc < 0 && !st->failed) { /* out of memory: the upload stops after the chunks in flight */
+        st->failed = 1;
+        st->fault = rc;
+    }
+    return stream_after_send(st);
 }
 
 void handle_scores_stream_end(struct http_request *rq, struct http_reply *rp,
@@ -248,19 +450,26 @@ void handle_scores_stream_end(struct http_request *rq, struct http_reply *rp,
         http_async_done(async);
         return;
     }
-    struct upload *s = stream_of(rq, rp);
-    size_t at = 0;
-    int rc = s ? upload_take(s, NULL, 0, &at) : -1;
-    if (rc < 0) {
-        if (s)
-            http_reply_errno(rp, rc);
+    struct stream *st = stream_of(rq, rp, async, board);
+    if (!st) { /* the 500 is in rp */
         http_async_done(async);
         return;
     }
-    if (upload_pending(s)) {
-        flush_start(rq, rp, async, s, board, 1); /* replies when written */
+    size_t at = 0;
+    int rc = upload_take(st->u, NULL, 0, &at);
+    if (rc >= 0 && upload_pending(st->u) && !st->failed) {
+        st->in_call = 1;
+        rc = flush_start(st); /* replies when written */
+        st->in_call = 0;
+    }
+    if (rc < 0 && !st->failed && st->nflight) {
+        st->failed = 1;
+        st->fault = rc;
+    } else if (rc < 0) {
+        http_reply_errno(rp, rc);
+        http_async_done(async);
         return;
     }
-    stream_reply(rp, s);
-    http_async_done(async);
+    st->final = 1;
+    stream_notify(st); /* the reply now, or when the chunks in flight are settled */
 }

@@ -259,7 +259,7 @@ static void out_cursor(struct out *o, const char *name, const char *board,
                        .board_tag = cursor_board_tag(board)};
     char text[CURSOR_TEXT_MAX];
     if (it && it->id_len <= CURSOR_ID_MAX) {
-        snprintf(c.period, sizeof(c.period), "%s", p->period);
+        util_copy(c.period, sizeof(c.period), p->period);
         memcpy(c.id, it->id, it->id_len);
         c.id_len = it->id_len;
     }

@@ -33,6 +33,9 @@ struct upload {
     cJSON *deferred;
     int ndeferred;
     int64_t version; /* the board's write counter after the last chunk written, 0: none */
+    /* chunks taken and not settled yet (in flight), oldest first: their first lines */
+    long chunk_first[UPLOAD_CHUNKS_MAX];
+    int nchunks, chunk_head;
 };
 
 struct upload *upload_new(void)
@@ -65,6 +68,20 @@ size_t upload_pending(const struct upload *u)
     return u->npending;
 }
 
+int upload_chunks(const struct upload *u)
+{
+    return u->nchunks;
+}
+
+/* Lines before the first one not settled yet (of the oldest chunk in flight, or pending) are
+ * settled: the deferred rejections of those can be listed. */
+static long first_unsettled(const struct upload *u)
+{
+    if (u->nchunks)
+        return u->chunk_first[u->chunk_head];
+    return u->npending ? u->pending[0].line : LONG_MAX;
+}
+
 /* List a rejected line (takes the item), or drop it past UPLOAD_SHOWN_MAX. */
 static void show_rejected(struct upload *u, cJSON *item)
 {
@@ -91,11 +108,12 @@ static void reject_line(struct upload *u, long line, const struct entry_error *e
 {
     metrics_write(METRICS_OP_UNKNOWN, 0);
     u->rejected_total++;
-    if (!u->npending)
+    int alone = !u->npending && !u->nchunks; /* no line before it waits for its write */
+    if (alone)
         u->settled_line = line;
     if (u->shown + u->ndeferred >= UPLOAD_SHOWN_MAX)
         return;
-    if (!u->npending) {
+    if (alone) {
         show_rejected(u, validate_rejected("line", line, err));
         return;
     }
@@ -117,31 +135,47 @@ static void reject_pending(struct upload *u, long line, const struct entry_error
         show_rejected(u, validate_rejected("line", line, err));
 }
 
-int upload_chunk_new(struct upload_chunk *c, size_t pending)
+int upload_chunk_take(struct upload *u, struct upload_chunk *c)
 {
+    size_t n = u->npending;
     memset(c, 0, sizeof(*c));
-    c->be = calloc(pending + 1, sizeof(*c->be));
-    c->out = calloc(pending + 1, sizeof(*c->out));
-    c->bad = calloc(pending + 1, sizeof(*c->bad));
-    c->idx = calloc(pending + 1, sizeof(*c->idx));
-    return c->be && c->out && c->bad && c->idx ? 0 : -ENOMEM;
+    if (u->nchunks == UPLOAD_CHUNKS_MAX)
+        return -EBUSY;
+    c->lines = malloc((n + 1) * sizeof(*c->lines));
+    c->be = malloc((n + 1) * sizeof(*c->be));
+    c->out = calloc(n + 1, sizeof(*c->out));
+    c->bad = calloc(n + 1, sizeof(*c->bad));
+    c->idx = malloc((n + 1) * sizeof(*c->idx));
+    if (!c->lines || !c->be || !c->out || !c->bad || !c->idx) {
+        upload_chunk_free(c);
+        return -ENOMEM;
+    }
+    memcpy(c->lines, u->pending, n * sizeof(*c->lines)); /* the lines are the chunk's now */
+    c->nlines = n;
+    u->chunk_first[(u->chunk_head + u->nchunks++) % UPLOAD_CHUNKS_MAX] = n ? c->lines[0].line : 0;
+    u->npending = 0;
+    u->pending_bytes = 0;
+    return 0;
 }
 
 void upload_chunk_free(struct upload_chunk *c)
 {
+    for (size_t i = 0; i < c->nlines; i++)
+        entry_free(&c->lines[i]);
+    free(c->lines);
     free(c->be);
     free(c->out);
     free(c->bad);
     free(c->idx);
+    memset(c, 0, sizeof(*c));
 }
 
-/* The pending lines from c->start that `used` can hold, as board entries; returns how many. */
-size_t upload_chunk_entries(const struct upload *u, const struct board_settings *used,
-                            struct upload_chunk *c)
+/* The chunk's lines from c->start that `used` can hold, as board entries; returns how many. */
+size_t upload_chunk_entries(const struct board_settings *used, struct upload_chunk *c)
 {
     size_t ok = 0;
-    for (size_t i = c->start; i < u->npending; i++) {
-        const struct entry_in *e = &u->pending[i];
+    for (size_t i = c->start; i < c->nlines; i++) {
+        const struct entry_in *e = &c->lines[i];
         size_t bad = 0;
         struct entry_error err;
         c->bad[i] = validate_prepare(used, e, 1, &c->be[ok], &bad, &err) ? -EINVAL : 0;
@@ -162,41 +196,56 @@ void upload_chunk_written(struct upload_chunk *c, size_t handled, int rc)
         c->start = c->idx[handled - 1] + 1;
 }
 
-/* The flush ended with rc: count and list the pending lines, empty them. */
-void upload_settle(struct upload *u, int rc, const struct board_settings *used,
-                   const struct upload_chunk *c)
+/* The oldest chunk in flight is settled (or dropped): the next one is the oldest. */
+static void chunk_done(struct upload *u)
 {
+    assert(u->nchunks > 0);
+    u->chunk_head = (u->chunk_head + 1) % UPLOAD_CHUNKS_MAX;
+    u->nchunks--;
+}
+
+void upload_drop(struct upload *u, struct upload_chunk *c)
+{
+    chunk_done(u);
+    upload_chunk_free(c);
+}
+
+/* The chunk ended with rc: count and list its lines, free them. */
+void upload_settle(struct upload *u, int rc, const struct board_settings *used,
+                   struct upload_chunk *c)
+{
+    chunk_done(u);
     /* after a fault, the lines before c->start were still written (a call that wrote part of
      * the chunk, then a settings change): they count, and the stream is settled up to them */
     /* -EREMOTEIO (--write-replicas): the chunk was applied whole, only not confirmed on the
      * replicas: its lines are settled, never to be sent again */
     int whole = rc == 0 || rc == -EREMOTEIO;
-    size_t settled = whole ? u->npending : c->start;
-    for (size_t i = 0; i < u->npending; i++) {
+    size_t settled = whole ? c->nlines : c->start;
+    for (size_t i = 0; i < c->nlines; i++) {
         struct entry_error err = {0};
         if (i < settled)
-            metrics_write((int)u->pending[i].op, c->bad[i] == 0);
+            metrics_write((int)c->lines[i].op, c->bad[i] == 0);
         if (i < settled && c->bad[i] == 0)
             u->applied++;
         else if (i < settled && c->bad[i] == -EOVERFLOW) {
             validate_range_error(used, &err);
-            reject_pending(u, u->pending[i].line, &err);
+            reject_pending(u, c->lines[i].line, &err);
         } else if (i < settled) {
             struct board_entry be;
             size_t bad = 0;
-            validate_prepare(used, &u->pending[i], 1, &be, &bad, &err); /* the refusal again */
-            reject_pending(u, u->pending[i].line, &err);
+            validate_prepare(used, &c->lines[i], 1, &be, &bad, &err); /* the refusal again */
+            reject_pending(u, c->lines[i].line, &err);
         }
         if (i < settled)
-            u->settled_line = u->pending[i].line;
+            u->settled_line = c->lines[i].line;
         else
-            u->cut_line = u->pending[i].line;
-        entry_free(&u->pending[i]);
+            u->cut_line = c->lines[i].line;
+        entry_free(&c->lines[i]);
     }
+    c->nlines = 0; /* freed */
+    upload_chunk_free(c);
     if (whole)
-        show_deferred(u, LONG_MAX); /* every line before the next one read is settled */
-    u->npending = 0;
-    u->pending_bytes = 0;
+        show_deferred(u, first_unsettled(u)); /* every line before those is settled */
 }
 
 /* One line read: parsed into the pending lines, or rejected. */

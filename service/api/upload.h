@@ -6,14 +6,18 @@
  * Lines are split by ndjson.h and parsed as entries (validate.h). A line that is not an entry is
  * rejected when read; the others wait, pending, until they make a chunk: UPLOAD_CHUNK_LINES
  * lines or UPLOAD_CHUNK_BYTES of ids and records (one write.lua call, about 2 ms of Redis time),
- * or the end of the upload. The caller then writes the chunk:
+ * or the end of the upload. The caller then takes the chunk and writes it:
  *
  *   upload_take -> 1 (a chunk is pending)
- *     upload_chunk_new, then per attempt (settings read, or read again after a change):
- *       upload_chunk_entries (the lines the settings can hold) -> write them ->
- *       upload_chunk_written (what the write did)
- *     upload_settle (the chunk's end: counted, listed, emptied) -> upload_take again ...
+ *     upload_chunk_take (the pending lines become the chunk's), then per attempt (settings read,
+ *       or read again after a change): upload_chunk_entries (the lines the settings can hold) ->
+ *       write them -> upload_chunk_written (what the write did)
+ *     upload_settle (the chunk's end: counted, listed, freed), or upload_drop (it was never
+ *     written) ... upload_take again
  *   upload_take(NULL) at the end of the body, then a last chunk if any, then upload_reply.
+ *
+ * Up to UPLOAD_CHUNKS_MAX chunks may be taken and not settled yet (in flight), and lines read
+ * meanwhile: chunks are settled or dropped in the order they were taken.
  *
  * A score the board cannot hold, or an incr whose result leaves the range, rejects its own line
  * only. `rejected` lists at most UPLOAD_SHOWN_MAX rejections, always in line order: a line
@@ -36,6 +40,7 @@
 #define UPLOAD_CHUNK_LINES 300             /**< lines of a chunk */
 #define UPLOAD_CHUNK_BYTES (48UL * 1024UL) /**< bytes of ids and records of a chunk */
 #define UPLOAD_SHOWN_MAX 1000              /**< rejections listed (all are counted) */
+#define UPLOAD_CHUNKS_MAX 2                /**< chunks taken and not settled, at most */
 
 struct upload;
 
@@ -55,35 +60,45 @@ int upload_take(struct upload *u, const char *data, size_t len, size_t *at);
 /** Lines pending (read, parsed, not written yet). */
 size_t upload_pending(const struct upload *u);
 
+/** Chunks taken and not settled or dropped yet. */
+int upload_chunks(const struct upload *u);
+
 /** The buffers of one chunk's write. */
 struct upload_chunk {
-    struct board_entry *be;    /**< the lines to send, in order (strings borrowed from u) */
+    struct entry_in *lines; /**< the chunk's lines, owned (freed when settled) */
+    size_t nlines;
+    struct board_entry *be;    /**< the lines to send, in order (strings borrowed from lines) */
     struct board_outcome *out; /**< their outcomes, filled by the write */
-    int *bad;                  /**< per pending line: 0, or why it was refused */
-    size_t *idx;               /**< be[k] is pending line idx[k] */
-    size_t start;              /**< pending lines before it are written (a resumed chunk) */
+    int *bad;                  /**< per line: 0, or why it was refused */
+    size_t *idx;               /**< be[k] is line idx[k] */
+    size_t start;              /**< lines before it are written (a resumed chunk) */
 };
 
-/** Buffers for the chunk of u's pending lines: 0, or -ENOMEM (then upload_chunk_free). */
-int upload_chunk_new(struct upload_chunk *c, size_t pending);
+/** The pending lines (at least one) become chunk c (u has none pending after it): 0; -ENOMEM
+ *  (the lines stay pending, c is empty); -EBUSY when UPLOAD_CHUNKS_MAX are not settled yet. */
+int upload_chunk_take(struct upload *u, struct upload_chunk *c);
 
+/** Free c's buffers and the lines it still holds (c is empty after it). */
 void upload_chunk_free(struct upload_chunk *c);
 
-/** The pending lines from c->start that `used` (the board's settings) can hold, as c->be; the
+/** The lines of c from c->start that `used` (the board's settings) can hold, as c->be; the
  *  others are marked bad. Returns how many entries to write (0: nothing to write). */
-size_t upload_chunk_entries(const struct upload *u, const struct board_settings *used,
-                            struct upload_chunk *c);
+size_t upload_chunk_entries(const struct board_settings *used, struct upload_chunk *c);
 
 /** A write of c->be[0..handled) ended with rc (board_write_job's): the incr results that left
  *  the range become rejections, and after a settings change (-EAGAIN) a retry resumes after
  *  what was written. */
 void upload_chunk_written(struct upload_chunk *c, size_t handled, int rc);
 
-/** The chunk ended with rc (0, or the fault that stopped the upload): its lines up to what was
- *  written are counted (applied or rejected, in line order) and the settled line moves; the
- *  pending lines are emptied. */
+/** The oldest chunk in flight, c, ended with rc (0, or the fault that stopped the upload): its
+ *  lines up to what was written are counted (applied or rejected, in line order) and the settled
+ *  line moves; the others are the cut (in doubt when rc says so: upload_fault); c is freed. */
 void upload_settle(struct upload *u, int rc, const struct board_settings *used,
-                   const struct upload_chunk *c);
+                   struct upload_chunk *c);
+
+/** The oldest chunk in flight, c, was never written (refused whole because the one before it
+ *  failed): its lines are neither settled nor in doubt, to be sent again; c is freed. */
+void upload_drop(struct upload *u, struct upload_chunk *c);
 
 /** A chunk was written and left the board's write counter at `version`. */
 void upload_note_version(struct upload *u, int64_t version);

@@ -16,10 +16,10 @@
 #include "handlers_read_int.h"
 #include "pages.h"
 #include "util.h"
+#include "watch_int.h"
 #include "worker.h"
 
 #define WATCH_BUCKETS 256
-#define WATCH_KEY_MAX 384
 #define LIVE_INTERVAL_MS 1000 /* a live page (page_ttl_ms 0) is read at most once a second */
 #define BUSY_RETRY_MS 100     /* a refresh due while the last one is still out: look again */
 
@@ -48,7 +48,8 @@ struct fetch {
     struct store_async *reads; /* the owner's thread's read connection */
     const struct worker *wk;   /* the owner's thread's worker */
     uint64_t chain;
-    struct http_reply rp; /* a score range's read: its error */
+    struct http_reply rp; /* a read with no request (a score range, with members): its error */
+    int ttl_ms;           /* the page's, while its with members are read */
 };
 
 struct watch {
@@ -64,8 +65,9 @@ struct watch {
     const struct api_ctx *ctx; /* of the first viewer's request: the server's, immutable */
     int walk;                  /* a score range's page: args (board and period: w's) */
     struct rank_args args;
-    int refs;   /* listed, ticks, the fetch */
-    int listed; /* in the table: new viewers join it */
+    struct watch_ids with; /* a page with these members */
+    int refs;              /* listed, ticks, the fetch */
+    int listed;            /* in the table: new viewers join it */
     struct viewer *viewers;
     struct viewer *owner; /* whose thread refreshes; NULL without viewers */
     uint64_t chain;       /* bumped when the owner changes: older ticks and fetches stop */
@@ -115,6 +117,7 @@ static void watch_destroy(struct watch *w)
     }
     http_event_unref(w->latest);
     http_event_unref(w->end);
+    free(w->with.buf);
     free(w->period);
     free(w);
 }
@@ -180,33 +183,6 @@ static void unlist(struct watch *w)
     unref(w);
 }
 
-/* A score range's bound in a key: its value (20 and 20.0 are one), "-" when absent. */
-static void bound_key(int has, const struct json_number *n, char *out, size_t cap)
-{
-    if (!has)
-        snprintf(out, cap, "-");
-    else if (n->wide) /* never a watch: no layout holds one (the read refuses it) */
-        snprintf(out, cap, "w%s", n->text);
-    else
-        snprintf(out, cap, "%s%" PRIu64 "e%" PRId64, n->neg && n->digits ? "-" : "", n->digits,
-                 n->exp);
-}
-
-/* The registry's key of a page request: the request as asked (a default size or the current
- * period stay so: the refresh resolves them each time). 0, or -1 when it does not fit. */
-static int page_key(const struct watch_page *p, char *out, size_t cap)
-{
-    char lo[JSON_NUMBER_TEXT_MAX + 48] = "", hi[JSON_NUMBER_TEXT_MAX + 48] = "";
-    if (p->walk) {
-        bound_key(p->walk->has_min, &p->walk->min, lo, sizeof(lo));
-        bound_key(p->walk->has_max, &p->walk->max, hi, sizeof(hi));
-    }
-    int n = snprintf(out, cap, "%s\x1f%s\x1f%d\x1f%" PRId64 "\x1f%d%s%s%s%s", p->board,
-                     p->period ? p->period : "\x1e", p->size, p->page, (int)p->rank,
-                     p->walk ? "\x1fr" : "", lo, p->walk ? "\x1f" : "", hi);
-    return n < 0 || (size_t)n >= cap ? -1 : 0;
-}
-
 static struct watch *create(struct watches *ws, const char *key, const struct watch_page *p,
                             const struct api_ctx *ctx)
 {
@@ -222,6 +198,11 @@ static struct watch *create(struct watches *ws, const char *key, const struct wa
     w->size = p->size;
     w->rank = p->rank;
     w->ctx = ctx;
+    if (watch_ids_copy(&w->with, p)) {
+        free(w->period);
+        free(w);
+        return NULL;
+    }
     if (p->walk) {
         w->walk = 1;
         w->args = *p->walk;
@@ -357,10 +338,24 @@ static void refresh_done(struct fetch *f, const struct refreshed *o)
 }
 
 /* The page cache's answer to a refresh of a page by number. */
+static void with_fetched(void *arg, char *body, const char *etag);
+
 static void fetch_done(struct pages_job *job, int rc)
 {
     struct fetch *f = (struct fetch *)job;
     struct page_reply *out = &job->out;
+    struct watch *w = f->w;
+    if (rc == 0 && job->nwith && !out->with_done) { /* a cached page: the members now */
+        struct rank_args a = {
+            .board = w->board, .period = w->period, .size = w->size, .rank = w->rank};
+        f->ttl_ms = out->ttl_ms;
+        rc =
+            with_read_submit(w->ctx, f->wk, util_now_ms() + w->ws->timeout_ms, &a, w->with.items,
+                             w->with.lens, w->with.n, out, &f->rp, with_fetched, f); /* takes out */
+        if (rc == 0)
+            return;
+        rc = -EIO; /* tried again at the next refresh */
+    }
     struct refreshed o = {.ok = rc == 0,
                           .not_modified = out->not_modified,
                           .etag = out->etag,
@@ -383,17 +378,15 @@ static int board_ttl_ms(const struct api_ctx *ctx, const char *board)
     return set.page_ttl_ms;
 }
 
-/* A refresh of a score range's page: the page, or the error GET would answer in f->rp (a
- * refusal ends the streams; a Redis fault is tried again at the next refresh). */
-static void walk_fetched(void *arg, char *body)
+/* A refresh read with no request (a score range's page, or a cached page's `with` members):
+ * the page and its ETag, or the error GET would answer in f->rp (a refusal ends the streams; a
+ * Redis fault is tried again at the next refresh). */
+static void read_fetched(struct fetch *f, char *body, const char *etag, int ttl_ms)
 {
-    struct fetch *f = arg;
     struct refreshed o = {.ok = body != NULL, .body = body, .len = body ? strlen(body) : 0};
-    char tag[WALK_ETAG_MAX];
     if (body) {
-        walk_etag(body, o.len, tag);
-        o.etag = tag;
-        o.ttl_ms = board_ttl_ms(f->w->ctx, f->w->board);
+        o.etag = etag;
+        o.ttl_ms = ttl_ms;
     } else if (f->rp.status < 500 && f->rp.body.data) {
         o.end = http_event_new("end", NULL, f->rp.body.data, f->rp.body.len);
     }
@@ -402,6 +395,18 @@ static void walk_fetched(void *arg, char *body)
     refresh_done(f, &o);
     free(body);
     free(f);
+}
+
+static void walk_fetched(void *arg, char *body, const char *etag)
+{
+    struct fetch *f = arg;
+    read_fetched(f, body, etag, body ? board_ttl_ms(f->w->ctx, f->w->board) : 0);
+}
+
+static void with_fetched(void *arg, char *body, const char *etag)
+{
+    struct fetch *f = arg;
+    read_fetched(f, body, etag, f->ttl_ms);
 }
 
 /* A refresh of w's page for its viewers, on the owner's thread, made under the lock (w->fetch
@@ -429,7 +434,11 @@ static struct fetch *fetch_new(struct watch *w)
                                     .page = w->page,
                                     .size = w->size,
                                     .rank = w->rank,
-                                    .if_none_match = w->etag[0] ? w->etag : NULL,
+                                    /* with members the ETag is the whole body's */
+                                    .if_none_match = w->etag[0] && !w->with.n ? w->etag : NULL,
+                                    .with = w->with.items,
+                                    .with_lens = w->with.lens,
+                                    .nwith = w->with.n,
                                     .deadline_ms = util_now_ms() + w->ws->timeout_ms,
                                     .writes = worker_writes(wk),
                                     .cache_reads = worker_cache(wk, 0),
@@ -616,6 +625,8 @@ struct first {
     struct http_async *async;
     struct watch_page p;
     struct rank_args walk; /* p.walk's copy (a score range) */
+    struct watch_ids with; /* p.with's copy */
+    int ttl_ms;            /* the page's, while its with members are read */
     char key[WATCH_KEY_MAX];
 };
 
@@ -649,14 +660,30 @@ static void first_join(struct first *fr, const char *etag, const char *body, siz
 static void first_end(struct first *fr)
 {
     struct http_async *async = fr->async;
+    free(fr->with.buf);
     free(fr);
     http_async_done(async);
 }
+
+static void first_with_done(void *arg, char *body, const char *etag);
 
 static void first_done(struct pages_job *job, int rc)
 {
     struct first *fr = (struct first *)job;
     struct page_reply *out = &job->out;
+    if (rc == 0 && job->nwith && !out->with_done) { /* a cached page: the members now */
+        struct rank_args a = {.board = fr->p.board,
+                              .period = fr->p.period,
+                              .size = fr->p.size,
+                              .rank = fr->p.rank,
+                              .min_version = fr->p.min_version};
+        fr->ttl_ms = out->ttl_ms;
+        rc = with_read_submit(api_ctx_of(fr->rq), http_async_worker(fr->async), fr->rq->deadline_ms,
+                              &a, fr->with.items, fr->with.lens, fr->with.n, out, fr->rp,
+                              first_with_done, fr); /* takes out */
+        if (rc == 0)
+            return;
+    }
     if (rc)
         handlers_reply_board_errno(fr->rp, rc, fr->p.board, NULL);
     else
@@ -666,14 +693,23 @@ static void first_done(struct pages_job *job, int rc)
 }
 
 /* The first read of a score range's page: body, or the error already in the request's reply. */
-static void first_walk_done(void *arg, char *body)
+static void first_walk_done(void *arg, char *body, const char *etag)
 {
     struct first *fr = arg;
     if (body) {
-        char tag[WALK_ETAG_MAX];
-        size_t len = strlen(body);
-        walk_etag(body, len, tag);
-        first_join(fr, tag, body, len, board_ttl_ms(api_ctx_of(fr->rq), fr->p.board));
+        first_join(fr, etag, body, strlen(body), board_ttl_ms(api_ctx_of(fr->rq), fr->p.board));
+        free(body);
+    }
+    first_end(fr);
+}
+
+/* The first read of a cached page's with members: the page with them, or the error already in
+ * the request's reply. */
+static void first_with_done(void *arg, char *body, const char *etag)
+{
+    struct first *fr = arg;
+    if (body) {
+        first_join(fr, etag, body, strlen(body), fr->ttl_ms);
         free(body);
     }
     first_end(fr);
@@ -683,7 +719,7 @@ void watch_start(struct watches *ws, struct http_request *rq, struct http_reply 
                  struct http_async *async, const struct watch_page *p)
 {
     char key[WATCH_KEY_MAX];
-    if (!ws || page_key(p, key, sizeof(key))) {
+    if (!ws || watch_key(p, key, sizeof(key))) {
         http_reply_errno(rp, -ENOMEM);
         handlers_answered(async);
         return;
@@ -709,6 +745,14 @@ void watch_start(struct watches *ws, struct http_request *rq, struct http_reply 
     fr->async = async;
     fr->p = *p;
     memcpy(fr->key, key, sizeof(key));
+    if (watch_ids_copy(&fr->with, p)) {
+        free(fr);
+        http_reply_errno(rp, -ENOMEM);
+        handlers_answered(async);
+        return;
+    }
+    fr->p.with = fr->with.items;
+    fr->p.with_lens = fr->with.lens;
     const struct worker *wk = http_async_worker(async);
     if (p->walk) { /* a score range's page: walk.lua, its errors the request's */
         fr->walk = *p->walk;
@@ -728,6 +772,9 @@ void watch_start(struct watches *ws, struct http_request *rq, struct http_reply 
                                  .size = p->size,
                                  .min_version = p->min_version,
                                  .rank = p->rank,
+                                 .with = fr->with.items,
+                                 .with_lens = fr->with.lens,
+                                 .nwith = fr->with.n,
                                  .deadline_ms = rq->deadline_ms,
                                  .writes = worker_writes(wk),
                                  .cache_reads = worker_cache(wk, 0),
@@ -737,6 +784,7 @@ void watch_start(struct watches *ws, struct http_request *rq, struct http_reply 
     int rc = pages_submit(ws->pages, worker_reads(wk), &fr->job);
     if (rc) {
         handlers_reply_board_errno(rp, rc, p->board, NULL);
+        free(fr->with.buf);
         free(fr);
         handlers_answered(async);
     }

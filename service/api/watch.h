@@ -4,8 +4,8 @@
  * a thousand viewers of one page cost Redis what one costs.
  *
  * The registry holds one watch per canonical page request (board, period as asked or the
- * current one, page size as asked or the board's, page, rank type, and a score range's bounds by
- * value: 20 and 20.0 are one watch): the page's last body as an
+ * current one, page size as asked or the board's, page, rank type, a score range's bounds by
+ * value (20 and 20.0 are one watch), and the `with` ids in their order): the page's last body as an
  * event (events.h: formatted once, shared by every stream), its ETag, and its viewers on any
  * event thread. One viewer owns the watch's refresh: a timer on the owner's event thread reads
  * the page through the rank flow (pages.h: the page cache, its single-flight and stampede locks)
@@ -63,6 +63,13 @@ struct watch_page {
     /** a score range's page (handlers_read_int.h: from BOARD_WALK_PAGE, min and/or max; its
      *  board, period, page, size and rank those above), or NULL: a page by number */
     const struct rank_args *walk;
+    /** with=: a page by number with these members wherever they are (1..BOARD_WITH_MAX ids,
+     *  each once; borrowed for the call: watch_start copies them), read with the page each time
+     *  (handlers_read_int.h: with_read_submit when the page came from the cache); nwith 0:
+     *  none */
+    const char *const *with;
+    const size_t *with_lens;
+    size_t nwith;
 };
 
 /**

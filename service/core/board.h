@@ -303,6 +303,7 @@ enum board_key_kind {
     BOARD_KEY_IDEM,     /**< ":idem:<Idempotency-Key>": an idempotent write's record */
     BOARD_KEY_EXPORT,   /**< ":export:<token>:rows|moves": an export's snapshot */
     BOARD_KEY_PAGE,     /**< ":page:<gen>:...[:lock]": a cached page and its fill lock */
+    BOARD_KEY_UPLOAD,   /**< ":upload:<token>": an NDJSON upload's next chunk number */
     BOARD_KEY_KINDS
 };
 
@@ -314,8 +315,9 @@ enum board_key_fate {
                               *   name has another and never names it; expires */
     BOARD_GONE_LIFE,         /**< holds the board's life (the settings' `life`, which the delete
                               *   removes): never answered under another life (write.lua); expires */
-    BOARD_GONE_TOKEN,        /**< named by a random token only the settings' `exports` lists (the
-                              *   delete removes it): nothing finds it again; expires */
+    BOARD_GONE_TOKEN,        /**< named by a random token only its owner knows (an export's: the
+                              *   settings' `exports` list it, the delete removes it; an upload's:
+                              *   the upload's own): nothing finds it again; expires */
     BOARD_GONE_TTL,          /**< a short lock that guards no data: expires (at most 2 s) */
 };
 

@@ -88,7 +88,7 @@ struct board_reset_call {
  * entry 3 values and 3 per target. */
 #define WRITE_TARGET_KEYS 7
 #define WRITE_TARGET_HDR 16
-#define WRITE_GLOBAL_ARGS 9
+#define WRITE_GLOBAL_ARGS 11
 #define IDEM_KEY_MAX (KEY_MAX + BOARD_IDEM_KEY_MAX + 8)
 
 struct write_target_args {

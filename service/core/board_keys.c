@@ -16,7 +16,9 @@ void board_new_generation(char out[32])
     clock_gettime(CLOCK_REALTIME, &ts);
     uint64_t us = (uint64_t)ts.tv_sec * 1000000U + (uint64_t)ts.tv_nsec / 1000U;
     uint64_t r = atomic_fetch_add(&salt, 1) * 7919U + (uint64_t)getpid();
-    snprintf(out, 32, "%" PRIu64, us * 1000U + r % 1000U);
+    struct strb sb; /* no snprintf: every write makes one */
+    strb_init(&sb, out, 32);
+    strb_i64(&sb, (int64_t)(us * 1000U + r % 1000U));
 }
 
 /* 1 when the model's store is a Redis Cluster: records and registry outside the board scripts. */
@@ -39,6 +41,7 @@ const struct board_key_spec board_key_specs[BOARD_KEY_KINDS] = {
     [BOARD_KEY_IDEM] = {":idem:", BOARD_GONE_LIFE, 1},
     [BOARD_KEY_EXPORT] = {":export:", BOARD_GONE_TOKEN, 1},
     [BOARD_KEY_PAGE] = {":page:", BOARD_GONE_GEN, 1},
+    [BOARD_KEY_UPLOAD] = {":upload:", BOARD_GONE_TOKEN, 1},
 };
 
 void board_key_make(struct strb *b, char *out, size_t len, const char *prefix, const char *board,

@@ -25,46 +25,83 @@ void board_settings_default(struct board_settings *s)
     s->track_updated_at = BOARD_TRACK_UPDATED_AT_DEFAULT;
 }
 
+/* v as a number as strtol reads it (LONG_MIN: text, or no digits), and whether it was plain
+ * digits (then exactly strtoll's value too). Plain digits, every number field of a hash rankd
+ * wrote, skip strtol: this runs for each field of every page hit and member read. */
+static long field_number(const char *v, int *plain)
+{
+    long n = 0;
+    size_t i = 0;
+    for (; v[i] >= '0' && v[i] <= '9' && i < 18; i++)
+        n = n * 10 + (v[i] - '0');
+    *plain = i > 0 && v[i] == '\0';
+    if (*plain)
+        return n;
+    /* strtol is 0 for text anyway; skipping it for the text fields halves the HGETALL loop */
+    if ((*v >= 'a' && *v <= 'z') || (*v >= 'A' && *v <= 'Z'))
+        return LONG_MIN;
+    char *end = (char *)v;
+    n = strtol(v, &end, 10);
+    return end == v ? LONG_MIN : n; /* no digits ("", "-"): no number field takes it */
+}
+
 void board_settings_field(struct board_settings *s, const char *f, const char *v)
 {
     if (!f || !v)
         return;
-    /* strtol is 0 for text anyway; skipping it for the text fields halves the HGETALL loop */
-    int text = (*v >= 'a' && *v <= 'z') || (*v >= 'A' && *v <= 'Z');
-    char *end = (char *)v;
-    long n = text ? 0 : strtol(v, &end, 10);
-    if (end == v) /* text or no digits ("", "-"): no number field takes it */
-        n = LONG_MIN;
-    if (strcmp(f, "order") == 0)
-        s->layout.order = strcmp(v, "asc") == 0 ? SCORE_ORDER_ASC : SCORE_ORDER_DESC;
-    else if (strcmp(f, "score_layout") == 0)
-        s->layout.wide = strcmp(v, "wide") == 0;
-    else if (strcmp(f, "tiebreak") == 0)
-        s->layout.tiebreak = strcmp(v, "last") == 0 ? SCORE_TIEBREAK_LAST
-                             : strcmp(v, "id") == 0 ? SCORE_TIEBREAK_ID
-                                                    : SCORE_TIEBREAK_FIRST;
-    else if (strcmp(f, "score_decimals") == 0 && n >= 0 && n <= SCORE_DECIMALS_MAX)
-        s->layout.decimals = (int)n;
-    else if (strcmp(f, "page_size") == 0 && n >= 1 && n <= BOARD_PAGE_SIZE_MAX)
-        s->page_size = (int)n;
-    else if (strcmp(f, "page_ttl_ms") == 0 && n >= 0 && n <= BOARD_PAGE_TTL_MS_MAX)
-        s->page_ttl_ms = (int)n;
-    else if (strcmp(f, "period") == 0)
-        period_kind_parse(v, &s->period); /* unknown text keeps none */
-    else if (strcmp(f, "timezone") == 0)
-        period_tz_field(v, &s->tz); /* damaged text keeps the default */
-    else if (strcmp(f, "retain") == 0 && n >= 0 && n <= PERIOD_RETAIN_MAX)
-        s->retain = (int)n;
-    else if (strcmp(f, "gen") == 0)
-        s->gen = strtoll(v, NULL, 10);
-    else if (strcmp(f, "max_members") == 0 && n >= 0 && n <= BOARD_MAX_MEMBERS_MAX)
-        s->max_members = n;
-    else if (strcmp(f, "version") == 0)
-        s->version = strtoll(v, NULL, 10);
-    else if (strcmp(f, "score_format") == 0)
-        score_format_parse(v, &s->score_format); /* unknown text keeps the default */
-    else if (strcmp(f, "track_updated_at") == 0)
-        s->track_updated_at = n == 1;
+    int plain;
+    long n = field_number(v, &plain);
+    /* by the first letter, then the name: one strcmp or two, not a dozen */
+    switch (f[0]) {
+    case 'o':
+        if (strcmp(f, "order") == 0)
+            s->layout.order = strcmp(v, "asc") == 0 ? SCORE_ORDER_ASC : SCORE_ORDER_DESC;
+        break;
+    case 's':
+        if (strcmp(f, "score_layout") == 0)
+            s->layout.wide = strcmp(v, "wide") == 0;
+        else if (strcmp(f, "score_decimals") == 0 && n >= 0 && n <= SCORE_DECIMALS_MAX)
+            s->layout.decimals = (int)n;
+        else if (strcmp(f, "score_format") == 0)
+            score_format_parse(v, &s->score_format); /* unknown text keeps the default */
+        break;
+    case 't':
+        if (strcmp(f, "tiebreak") == 0)
+            s->layout.tiebreak = strcmp(v, "last") == 0 ? SCORE_TIEBREAK_LAST
+                                 : strcmp(v, "id") == 0 ? SCORE_TIEBREAK_ID
+                                                        : SCORE_TIEBREAK_FIRST;
+        else if (strcmp(f, "timezone") == 0)
+            period_tz_field(v, &s->tz); /* damaged text keeps the default */
+        else if (strcmp(f, "track_updated_at") == 0)
+            s->track_updated_at = n == 1;
+        break;
+    case 'p':
+        if (strcmp(f, "page_size") == 0 && n >= 1 && n <= BOARD_PAGE_SIZE_MAX)
+            s->page_size = (int)n;
+        else if (strcmp(f, "page_ttl_ms") == 0 && n >= 0 && n <= BOARD_PAGE_TTL_MS_MAX)
+            s->page_ttl_ms = (int)n;
+        else if (strcmp(f, "period") == 0)
+            period_kind_parse(v, &s->period); /* unknown text keeps none */
+        break;
+    case 'r':
+        if (strcmp(f, "retain") == 0 && n >= 0 && n <= PERIOD_RETAIN_MAX)
+            s->retain = (int)n;
+        break;
+    case 'g':
+        if (strcmp(f, "gen") == 0)
+            s->gen = plain ? n : strtoll(v, NULL, 10);
+        break;
+    case 'm':
+        if (strcmp(f, "max_members") == 0 && n >= 0 && n <= BOARD_MAX_MEMBERS_MAX)
+            s->max_members = n;
+        break;
+    case 'v':
+        if (strcmp(f, "version") == 0)
+            s->version = plain ? n : strtoll(v, NULL, 10);
+        break;
+    default:
+        break;
+    }
 }
 
 /* Settings from a flat HGETALL array; unknown or damaged fields keep their defaults. */

@@ -49,6 +49,15 @@ static void args_str(struct write_args *w, size_t *at, const char *s)
     args_put(w, at, s, strlen(s));
 }
 
+/* v in decimal into out[0..cap) (no snprintf: a dozen of these a write); returns out. */
+static char *i64_text(char *out, size_t cap, int64_t v)
+{
+    struct strb b;
+    strb_init(&b, out, cap);
+    strb_i64(&b, v);
+    return out;
+}
+
 /* The argv of write.lua for entries[at..at+n) of every target of j. */
 int board_write_args_build(struct write_args *w, const struct board_write_job *j, size_t at,
                            size_t n)
@@ -57,10 +66,11 @@ int board_write_args_build(struct write_args *w, const struct board_write_job *j
     size_t nt = j->ntargets;
     size_t total =
         nt * (WRITE_TARGET_KEYS + WRITE_TARGET_HDR) + 2 + WRITE_GLOBAL_ARGS + n * (3 + 3 * nt);
-    w->argv = calloc(total, sizeof(*w->argv));
-    w->len = calloc(total, sizeof(*w->len));
-    w->num = calloc(n * nt * 3 + 1, sizeof(*w->num));
-    w->t = calloc(nt, sizeof(*w->t));
+    /* not zeroed: every slot is written below (argv and len: exactly `total`) */
+    w->argv = malloc(total * sizeof(*w->argv));
+    w->len = malloc(total * sizeof(*w->len));
+    w->num = malloc((n * nt * 3 + 1) * sizeof(*w->num));
+    w->t = malloc(nt * sizeof(*w->t));
     if (!w->argv || !w->len || !w->num || !w->t)
         return -ENOMEM;
     struct board_model *m = j->m;
@@ -73,7 +83,11 @@ int board_write_args_build(struct write_args *w, const struct board_write_job *j
         util_copy(ta->meta, sizeof(ta->meta), keys.meta);
         util_copy(ta->index, sizeof(ta->index), keys.index);
         struct strb sb;
-        board_key_make(&sb, ta->idem, sizeof(ta->idem), m->prefix, t->board, BOARD_KEY_IDEM);
+        /* an upload's chunk names its sequence key there instead (never with a digest) */
+        board_key_make(&sb, ta->idem, sizeof(ta->idem), m->prefix, t->board,
+                       j->upload ? BOARD_KEY_UPLOAD : BOARD_KEY_IDEM);
+        if (j->upload)
+            strb_str(&sb, j->upload);
         size_t idem_len = strlen(ta->idem);
         if (j->idem_key && idem_len + j->idem_len < sizeof(ta->idem)) {
             memcpy(ta->idem + idem_len, j->idem_key, j->idem_len);
@@ -86,7 +100,7 @@ int board_write_args_build(struct write_args *w, const struct board_write_job *j
         args_str(w, &k, t->where.z);
         args_str(w, &k, ta->meta);
         args_str(w, &k, cl && t->assumed.period == PERIOD_NONE ? ta->meta : ta->index);
-        if (cl && !(j->digest && j->idem_key))
+        if (cl && !(j->digest && j->idem_key) && !j->upload)
             args_str(w, &k, ta->meta);
         else
             args_put(w, &k, ta->idem, idem_len);
@@ -102,10 +116,10 @@ int board_write_args_build(struct write_args *w, const struct board_write_job *j
     args_str(w, &k, w->items);
     args_str(w, &k, w->registry);
     w->nkeys = (int)k;
-    snprintf(w->glob[0], 32, "%zu", n);
-    snprintf(w->glob[1], 32, "%zu", nt);
-    snprintf(w->glob[2], 32, "%" PRId64, BOARD_IDEM_TTL_MS);
-    snprintf(w->glob[3], 32, "%" PRId64, atomic_load(&board_tie_cap));
+    i64_text(w->glob[0], 32, (int64_t)n);
+    i64_text(w->glob[1], 32, (int64_t)nt);
+    i64_text(w->glob[2], 32, j->upload ? BOARD_UPLOAD_SEQ_TTL_MS : BOARD_IDEM_TTL_MS);
+    i64_text(w->glob[3], 32, atomic_load(&board_tie_cap));
     args_str(w, &k, w->glob[0]);
     args_str(w, &k, w->glob[1]);
     int digest = j->digest && j->idem_key;
@@ -119,24 +133,28 @@ int board_write_args_build(struct write_args *w, const struct board_write_job *j
     args_str(w, &k, digest ? j->digest : "");
     args_str(w, &k, w->glob[2]);
     args_str(w, &k, w->glob[3]);
+    if (j->upload)
+        i64_text(w->glob[4], 32, j->upload_chunk);
+    args_str(w, &k, j->upload ? w->glob[4] : "");
+    args_str(w, &k, j->upload && j->upload_after ? "1" : "0");
     for (size_t b = 0; b < nt; b++) {
         const struct board_write_target *t = &j->targets[b];
         const struct board_settings *s = &t->assumed;
         const struct score_layout *l = &s->layout;
         char(*h)[PERIOD_TZ_TEXT_MAX] = w->t[b].hdr;
-        snprintf(h[0], 32, "%" PRId64, INT64_C(1) << score_codec_tie_bits(l));
+        i64_text(h[0], 32, INT64_C(1) << score_codec_tie_bits(l));
         util_copy(h[1], 32, score_tiebreak_name(l->tiebreak));
-        snprintf(h[2], 32, "%" PRId64, score_codec_scaled_max(l));
+        i64_text(h[2], 32, score_codec_scaled_max(l));
         util_copy(h[3], 32, score_order_name(l->order));
-        snprintf(h[4], 32, "%d", l->decimals);
-        snprintf(h[5], 32, "%d", s->page_size);
-        snprintf(h[6], 32, "%d", s->page_ttl_ms);
+        i64_text(h[4], 32, l->decimals);
+        i64_text(h[5], 32, s->page_size);
+        i64_text(h[6], 32, s->page_ttl_ms);
         board_new_generation(h[8]);
         util_copy(h[9], 32, period_kind_name(s->period));
         period_tz_text(&t->where.tz, h[10], PERIOD_TZ_TEXT_MAX);
         util_copy(h[11], 32, s->period != PERIOD_NONE ? "1" : "");
         /* the current period's start: its score in the index */
-        snprintf(h[12], 32, "%" PRId64,
+        i64_text(h[12], 32,
                  s->period != PERIOD_NONE
                      ? period_start(s->period, &t->where.tz, board_now_ms(m), 0)
                      : 0);
@@ -158,18 +176,19 @@ int board_write_args_build(struct write_args *w, const struct board_write_job *j
         for (size_t b = 0; b < nt; b++) {
             const struct board_entry *e = &j->targets[b].entries[at + i];
             char(*num)[24] = w->num + (i * nt + b) * 3;
-            snprintf(num[0], 24, "%" PRId64, e->key);
+            i64_text(num[0], 24, e->key);
             num[1][0] = num[2][0] = '\0';
             if (e->op == BOARD_OP_INCR && e->has_lo)
-                snprintf(num[1], 24, "%" PRId64, e->key_lo);
+                i64_text(num[1], 24, e->key_lo);
             if (e->op == BOARD_OP_INCR && e->has_hi)
-                snprintf(num[2], 24, "%" PRId64, e->key_hi);
+                i64_text(num[2], 24, e->key_hi);
             args_str(w, &k, num[0]);
             args_str(w, &k, num[1]);
             args_str(w, &k, num[2]);
         }
     }
     w->nargs = (int)k - w->nkeys;
+    assert((size_t)k == total);
     return 0;
 }
 
@@ -270,7 +289,8 @@ static size_t call_at(const struct board_write_job *j)
  * a period began, the sets of periods that stopped being readable may be swept. -ERANGE (all or
  * nothing): entry *done would leave the range and nothing was written; -EAGAIN: the settings
  * differ; -ENOENT: a target does not exist; -EKEYREJECTED: the idempotency record holds another
- * digest; -EIO: an error reply or an unexpected shape. */
+ * digest; -EALREADY: an upload's chunk whose predecessor was not applied in full (nothing
+ * written); -EIO: an error reply or an unexpected shape. */
 int board_write_reply_take(struct store_reply *r, struct board_write_job *j, size_t n, size_t *done,
                            int *full)
 {
@@ -285,8 +305,11 @@ int board_write_reply_take(struct store_reply *r, struct board_write_job *j, siz
     if (handled > n || target >= j->ntargets)
         goto out;
     j->target = target;
-    if (status == 1 || status == 4 || status == 5) {
-        rc = status == 1 ? -EAGAIN : status == 4 ? -ENOENT : -EKEYREJECTED;
+    if (status == 1 || status == 4 || status == 5 || status == 6) {
+        rc = status == 1   ? -EAGAIN
+             : status == 4 ? -ENOENT
+             : status == 5 ? -EKEYREJECTED
+                           : -EALREADY;
         goto out;
     }
     if (status == 2) {
@@ -469,9 +492,11 @@ static void write_reply(void *arg, int rc, struct store_reply **replies)
     struct store_reply *r = replies[0];
     replies[0] = NULL; /* taken: board_write_reply_take frees it */
     int refused = 0;
+    int midway = 0;
     if (r->type == STORE_REPLY_ERROR) {
         store_note_fault(board_writes_of(j->m), "write", r->str);
         refused = store_reply_errno(r); /* OOM, READONLY: refused, nothing written */
+        midway = refused == -EIO && store_reply_script_failed(r);
     }
     store_note_write(refused);
     size_t done = 0;
@@ -485,7 +510,9 @@ static void write_reply(void *arg, int rc, struct store_reply **replies)
     else if (rc == 0 || rc == -ERANGE)
         j->at = at + done;
     done = j->at > before ? j->at - before : 0; /* progress made by this call */
-    if (rc == -EIO) /* an error reply: the script ran (and wrote nothing after the error) */
+    if (rc == -EIO && midway) /* the script failed after it began: what it wrote before stays */
+        rc = -ETIME;
+    else if (rc == -EIO) /* an error reply before the script ran: nothing written */
         rc = write_job_errno(j, refused ? refused : rc, 0);
     if (unreplicated && done > 0 && (rc == 0 || full))
         j->unconfirmed = 1; /* it wrote (a replay too: write.lua touches its record), unconfirmed */

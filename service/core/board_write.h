@@ -27,6 +27,9 @@ enum board_write_flags {
     INT64_C(86400000)       /**< how long a write's reply is kept for its replays                  \
                              */
 #define BOARD_DIGEST_LEN 64 /**< hex characters of a request digest (SHA-256) */
+#define BOARD_UPLOAD_SEQ_TTL_MS                                                                    \
+    INT64_C(600000) /**< how long an upload's sequence key outlives its last chunk written */
+#define BOARD_UPLOAD_TOKEN_MAX 33 /**< bytes of an upload's token (32 hex digits), with the NUL */
 
 /** One board of a write: the same entries (ids, ops, records) with this board's keys. */
 struct board_write_target {
@@ -54,7 +57,8 @@ struct board_write_target {
  * -EAGAIN when target `target`'s settings no longer match `assumed` or it was deleted (re-read,
  * re-validate, resume at `handled`); -ENOENT without BOARD_WRITE_CREATE: target `target` does
  * not exist, nothing written; -EKEYREJECTED: with a digest, the Idempotency-Key's record holds
- * another request, nothing written; -ENOSPC when a group of equal scores is truly full; -ETIME
+ * another request, nothing written; -EALREADY: a chunk of an upload sent with upload_after whose
+ * predecessor is not applied in full (yet, or ever), nothing written; -ENOSPC when a group of equal scores is truly full; -ETIME
  * when a step was written to Redis and not answered (-ETIMEDOUT, -ECONNRESET), or any fault
  * after entries were applied: the outcome is unknown, never "not written"; -EREMOTEIO with
  * --write-replicas (store.h) when every entry was handled (handled == n) and a call that wrote
@@ -70,6 +74,14 @@ struct board_write_target {
  * change, not by a reset): after a delete or a layout change the key is a new request on that
  * board; each target is judged alone (replayed is 1 only when every target replays).
  *
+ * An NDJSON upload's chunks (upload set, one target, no digest; not on a Redis Cluster) carry the
+ * upload's sequence: chunk upload_chunk (0, 1, ...) of the upload `upload` (a token unique to
+ * it). The call that handles all of a chunk's entries sets the board's sequence key
+ * P:{board}:upload:<token> (BOARD_UPLOAD_SEQ_TTL_MS) to upload_chunk + 1 as its last command;
+ * with upload_after, a call whose key does not hold upload_chunk writes nothing (-EALREADY), so a
+ * chunk sent while the one before it is still in flight is applied only if that one was applied
+ * whole: a failed chunk stops the next one inside Redis.
+ *
  * A write that began a period (write.lua listed its set in the period index) is followed by the
  * sweep of the periods no longer readable: sweep.lua chunks on `conn`, behind the reply, which
  * nothing waits for (board.c).
@@ -81,8 +93,11 @@ struct board_write_job {
     int flags;            /**< enum board_write_flags */
     const char *idem_key; /**< the Idempotency-Key (idem_len bytes), or NULL */
     size_t idem_len;
-    const char *digest;  /**< BOARD_DIGEST_LEN hex characters with idem_key, else NULL */
-    int64_t deadline_ms; /**< monotonic, for every call (0: the store's timeout) */
+    const char *digest;   /**< BOARD_DIGEST_LEN hex characters with idem_key, else NULL */
+    int64_t deadline_ms;  /**< monotonic, for every call (0: the store's timeout) */
+    const char *upload;   /**< an upload's token ([0-9a-f], < BOARD_UPLOAD_TOKEN_MAX), or NULL */
+    int64_t upload_chunk; /**< with upload: this chunk's number in the upload, from 0 */
+    int upload_after;     /**< with upload: refused unless chunk upload_chunk - 1 is applied */
     void (*done)(struct board_write_job *job, int rc);
     size_t handled;
     size_t target; /**< out: the target an -ERANGE, -EAGAIN or -ENOENT is about */

@@ -37,7 +37,19 @@ static uint64_t body_hash(const char *p, size_t n)
 
 void page_etag(int64_t gen, const char *body, size_t len, char out[48])
 {
-    snprintf(out, 48, "\"g%" PRId64 "-%016" PRIx64 "\"", gen, body_hash(body, len));
+    static const char hex[] = "0123456789abcdef";
+    char h[19]; /* "-" and 16 lowercase hex digits (printf's %016x): no printf on a live page */
+    uint64_t v = body_hash(body, len);
+    h[0] = '-';
+    for (int i = 16; i >= 1; i--, v >>= 4)
+        h[i] = hex[v & 15];
+    h[17] = '"';
+    h[18] = '\0';
+    struct strb b;
+    strb_init(&b, out, 48);
+    strb_str(&b, "\"g");
+    strb_i64(&b, gen);
+    strb_str(&b, h);
 }
 
 /* When a page computed now stops being fresh at the latest: the end of the current period for a
@@ -368,7 +380,8 @@ static int hit_serve(struct hit *h, const struct store_reply *got)
     struct pages_job *j = h->job;
     if (!got || got->type != STORE_REPLY_STRING)
         return miss_begin(h, 0, NULL, 0);
-    char l1key[KEY_MAX] = "";
+    char l1key[KEY_MAX];
+    l1key[0] = '\0';
     size_t len = got->len;
     char *value = malloc(len + 1); /* a copy: other hits may share the reply */
     if (!value)
@@ -634,9 +647,13 @@ int pages_submit(struct pages *pg, struct store_async *conn, struct pages_job *j
 {
     if (!conn)
         return -ECONNREFUSED;
-    struct hit *h = calloc(1, sizeof(*h));
+    /* zeroed up to its three key buffers (3 x KEY_MAX), which only need to start empty: a
+     * page hit makes one of these a request */
+    struct hit *h = malloc(sizeof(*h));
     if (!h)
         return -ENOMEM;
+    memset(h, 0, offsetof(struct hit, meta));
+    h->meta[0] = h->guess[0] = h->l1key[0] = '\0';
     h->pg = pg;
     h->job = job;
     h->reads = conn;

@@ -80,6 +80,7 @@ struct hit {
     struct board_settings_job sj; /* a period the hint cannot place: the settings first */
     struct page_req q;
     struct board_where w;
+    /* last, and only started empty by pages_submit (it zeroes what comes before) */
     char meta[KEY_MAX], guess[KEY_MAX], l1key[KEY_MAX];
 };
 

@@ -39,10 +39,11 @@ struct tokens_grant; /* tokens.h: the scopes of a request's token */
 
 /** A decoded query argument. */
 struct http_arg {
-    char *name;  /**< percent-decoded, owned by the request */
-    char *value; /**< percent-decoded, "" when the argument had no '=', owned */
+    char *name;  /**< percent-decoded, owned by the request: one allocation that holds value
+                  *   and raw too (freeing name frees all three) */
+    char *value; /**< percent-decoded, "" when the argument had no '=', in name's block */
     char *raw;   /**< the value as sent, still percent-encoded (lists split on a raw ',', so an
-                  *   id may hold "%2C"), owned */
+                  *   id may hold "%2C"), in name's block */
 };
 
 struct http_request {
@@ -237,6 +238,11 @@ void http_async_done(struct http_async *a);
  *  on the event thread; after an error in the reply the rest of the body is dropped and the
  *  error sent at its end. */
 void http_stream_done(struct http_async *a);
+
+/** The work a stream function started when it returned 2 (read on meanwhile) has ended: once, on
+ *  the event thread, and only while the request exists (its stream_free was not called). Until
+ *  then rankd's stop waits for the request, and answers its upload only after this call. */
+void http_stream_idle(struct http_async *a);
 
 struct worker; /* worker.h: an event thread's Redis connections; opaque to http/ */
 

@@ -152,11 +152,8 @@ static void exchange_free(struct exchange *x)
 {
     for (int i = 0; i < x->rq.nparams; i++)
         free(x->rq.params[i]);
-    for (size_t i = 0; i < x->rq.nargs; i++) {
-        free(x->rq.args[i].name);
-        free(x->rq.args[i].value);
-        free(x->rq.args[i].raw);
-    }
+    for (size_t i = 0; i < x->rq.nargs; i++)
+        free(x->rq.args[i].name); /* the block of its value and raw too (http.h) */
     free(x->rq.args);
     buf_free(&x->rq.body);
     free(x->rq.grant);
@@ -206,6 +203,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
         k->phase = PHASE_IDLE;
         k->since_ms = util_now_ms();
     }
+    busy_forgotten(x);
     if (x->handed_off)
         atomic_fetch_sub(&x->srv->in_work, 1);
     exchange_free(x);

@@ -100,6 +100,42 @@ void http_stream_done(struct http_async *a)
     resume_exchange((struct exchange *)a);
 }
 
+void http_stream_idle(struct http_async *a)
+{
+    struct exchange *x = (struct exchange *)a;
+    if (!x->busy)
+        return;
+    struct httpd *srv = x->srv;
+    int parked = x->busy_parked;
+    x->busy = x->busy_parked = 0;
+    atomic_fetch_sub(&srv->suspended, 1); /* the park's own count stays until its resume */
+    if (parked)
+        resume_exchange(x); /* the stop answers it now, with everything settled */
+}
+
+/* The stream function returned 2: its work goes on while the body is read on. The stop waits for
+ * it as for a suspended request (the count), and no answer is made for the upload before it ends
+ * (stop_uploads, stream_chunk, dispatch). */
+static void busy_started(struct exchange *x)
+{
+    if (x->busy)
+        return;
+    struct httpd *srv = x->srv;
+    if (!x->handed_off) {
+        x->handed_off = 1;
+        atomic_fetch_add(&srv->in_work, 1);
+    }
+    atomic_fetch_add(&srv->suspended, 1);
+    x->busy = 1;
+}
+
+void busy_forgotten(struct exchange *x)
+{
+    if (x->busy) /* the connection is gone: the route's stream_free learns it, and ends its work */
+        atomic_fetch_sub(&x->srv->suspended, 1);
+    x->busy = 0;
+}
+
 /* Suspend x for work already started on this thread (it cannot be undone when rankd is
  * stopping: the stop waits for it, as for any suspended request). */
 void suspend_started(struct exchange *x)
@@ -184,7 +220,7 @@ void stop_uploads(struct httpd_thread *t)
 {
     for (struct conn_clock *k = t->conns; k; k = k->next) {
         struct exchange *x = k->x;
-        if (!x || !x->rq.streaming || x->cut || x->queued || x->replied || x->parked ||
+        if (!x || !x->rq.streaming || x->cut || x->queued || x->replied || x->parked || x->busy ||
             still_away(x))
             continue;
         if (!x->rp.status)
@@ -198,6 +234,13 @@ void stop_uploads(struct httpd_thread *t)
 enum MHD_Result stream_chunk(struct exchange *x, const char *data, size_t *len)
 {
     if (atomic_load(&x->srv->stopping)) {
+        if (x->busy) { /* answered with the work in flight settled: it resumes x (idle) */
+            if (!x->busy_parked) {
+                x->busy_parked = 1;
+                suspend_started(x);
+            }
+            return MHD_YES; /* the data is offered again after the resume */
+        }
         stream_stopped(x);
         answer_mid_body(x);
         *len = 0;
@@ -208,6 +251,8 @@ enum MHD_Result stream_chunk(struct exchange *x, const char *data, size_t *len)
     *len = rc < 0 ? 0 : *len - used; /* an error: the rest is read and dropped */
     if (rc == 1)
         suspend_started(x);
+    else if (rc == 2)
+        busy_started(x);
     return MHD_YES;
 }
 
@@ -238,7 +283,9 @@ enum MHD_Result dispatch(struct MHD_Connection *c, struct exchange *x)
         x->parked = 1;
         return MHD_YES;
     }
-    if (suspend_exchange(x)) {
+    if (x->busy) /* an upload's work is in flight: its end cannot be refused, the stop waits */
+        suspend_started(x);
+    else if (suspend_exchange(x)) {
         if (x->rq.streaming)
             stream_stopped(x); /* how far the upload got */
         else

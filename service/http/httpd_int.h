@@ -118,16 +118,19 @@ struct exchange {
     struct httpd_thread *thread; /* the event thread that owns the connection */
     struct MHD_Connection *conn;
     int64_t start_us;
-    int replied;                /* the async step is done: send rp on the next callback */
-    int handed_off;             /* counted in srv->in_work */
-    int away;                   /* suspended and perhaps not resumed yet */
-    int parked;                 /* complete, its async step put off by one call (dispatch) */
-    int cut;                    /* answered in the middle of its body (answer_mid_body) */
-    int queued;                 /* a response was queued */
-    int no_drain;               /* refused for its framing: answered before its body, then closed */
-    int is_static;              /* a file of the web page (served without a route) */
-    uint64_t bytes;             /* body bytes of the queued reply */
-    struct access_fault *fault; /* a 5xx's code and cause (access.h), or NULL */
+    int replied;     /* the async step is done: send rp on the next callback */
+    int handed_off;  /* counted in srv->in_work */
+    int away;        /* suspended and perhaps not resumed yet */
+    int parked;      /* complete, its async step put off by one call (dispatch) */
+    int busy;        /* a streamed body's work goes on while the body is read on (the stream
+                      * function returned 2): counted in srv->suspended until http_stream_idle */
+    int busy_parked; /* suspended by the stop until that work ends (stream_chunk) */
+    int cut;         /* answered in the middle of its body (answer_mid_body) */
+    int queued;      /* a response was queued */
+    int no_drain;    /* refused for its framing: answered before its body, then closed */
+    int is_static;   /* a file of the web page (served without a route) */
+    uint64_t bytes;  /* body bytes of the queued reply */
+    struct access_fault *fault;         /* a 5xx's code and cause (access.h), or NULL */
     char request_id[ACCESS_ID_MAX + 1]; /* X-Request-Id, given or made (access.h) */
     char client[CIDR_ADDR_MAX]; /* who asked: the peer, or behind a trusted proxy the client */
     struct filters_seen seen;   /* what the request filters left for the reply's (filter.h) */
@@ -173,6 +176,8 @@ int events_accepted(const char *accept);
 int still_away(struct exchange *x);
 void resume_exchange(struct exchange *x);
 void suspend_started(struct exchange *x);
+/* The connection of x is gone: a busy stream's count is given back (before its stream_free). */
+void busy_forgotten(struct exchange *x);
 void stop_uploads(struct httpd_thread *t);
 enum MHD_Result stream_chunk(struct exchange *x, const char *data, size_t *len);
 enum MHD_Result dispatch(struct MHD_Connection *c, struct exchange *x);

@@ -46,21 +46,26 @@ static enum MHD_Result collect_arg(void *cls, enum MHD_ValueKind kind, const cha
         return MHD_NO;
     }
     rq->args = grown;
-    /* decoding never makes a part longer: each gets its own length (and a NUL) */
+    /* decoding never makes a part longer: each gets its own length (and a NUL), the three in
+     * one block that the name owns (http.h) */
     size_t klen = strlen(key), vlen = value ? strlen(value) : 0;
-    char *name = malloc(klen + 1), *val = malloc(vlen + 1), *raw = strdup(value ? value : "");
+    if (klen > ARG_BYTES_MAX || vlen > ARG_BYTES_MAX) {
+        w->bad = -EINVAL;
+        return MHD_NO;
+    }
+    char *name = malloc(klen + 1 + 2 * (vlen + 1));
+    if (!name) {
+        w->bad = -ENOMEM;
+        return MHD_NO;
+    }
+    char *val = name + klen + 1, *raw = val + vlen + 1;
+    memcpy(raw, value ? value : "", vlen + 1);
     size_t n1 = 0, n2 = 0;
-    int rc = (!name || !val || !raw) ? -ENOMEM : 0;
-    if (!rc && (klen > ARG_BYTES_MAX || vlen > ARG_BYTES_MAX))
-        rc = -EINVAL;
+    int rc = request_arg_decode(key, klen, name, klen + 1, &n1);
     if (!rc)
-        rc = request_arg_decode(key, klen, name, klen + 1, &n1);
-    if (!rc)
-        rc = request_arg_decode(value ? value : "", vlen, val, vlen + 1, &n2);
+        rc = request_arg_decode(raw, vlen, val, vlen + 1, &n2);
     if (rc) {
         free(name);
-        free(val);
-        free(raw);
         w->bad = rc == -ENOMEM ? rc : -EINVAL;
         return MHD_NO;
     }
@@ -108,10 +113,28 @@ static void check_body(struct MHD_Connection *c, struct exchange *x)
 /* Who may show an HTML file of the web frontend in a frame: the embed page (?embed=1) the sites
  * --embed-frame-ancestors names; the rest (the admin page) this origin only, so that no other
  * site can dress it up and have its visitors click it (clickjacking). */
+struct embed_arg {
+    int n;  /* query arguments named exactly "embed" */
+    int on; /* the first one is "1" */
+};
+
+static enum MHD_Result count_embed(void *cls, enum MHD_ValueKind kind, const char *key,
+                                   const char *value)
+{
+    (void)kind;
+    struct embed_arg *e = cls;
+    if (strcmp(key, "embed") == 0 && e->n++ == 0) /* MHD's own lookup ignores the name's case */
+        e->on = value && strcmp(value, "1") == 0;
+    return MHD_YES;
+}
+
 static void frame_headers(const struct httpd *srv, struct MHD_Connection *c, struct exchange *x)
 {
-    const char *embed = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "embed");
-    if (embed && strcmp(embed, "1") == 0) {
+    /* the embed page is embed=1 given once, the name as the page's script reads it (case
+     * counts): ?EMBED=1 or a second embed= is the admin page, kept unframeable */
+    struct embed_arg e = {0, 0};
+    MHD_get_connection_values(c, MHD_GET_ARGUMENT_KIND, count_embed, &e);
+    if (e.n == 1 && e.on) {
         const char *anc = srv->o.embed_frame_ancestors;
         char csp[600];
         snprintf(csp, sizeof(csp), "frame-ancestors %s", anc && anc[0] ? anc : "*");

@@ -15,7 +15,10 @@ typedef void (*route_stream_free_fn)(void *state);
 /** On an HTTP event thread, without any wait: feed data[0..len) of a streamed body, setting
  *  *used to the bytes taken. Returns 0 when it took all of it; 1 when it took *used bytes and
  *  started work the connection waits for (it calls http_stream_done once, later; the rest of the
- *  data is offered again after that); -1 after filling rp with an error. */
+ *  data is offered again after that); 2 when it took *used bytes and started work that goes on
+ *  while the body is read on (the rest is offered again at once; it calls http_stream_idle once when that work has ended, or, when
+ *  the connection goes first, learns it from stream_free; meanwhile it never fills rp, and
+ *  returns 1 to wait); -1 after filling rp with an error. */
 typedef int (*route_stream_async_fn)(struct http_request *rq, const char *data, size_t len,
                                      size_t *used, struct http_reply *rp, struct http_async *async);
 /** Optional, on an HTTP event thread, without any wait: returns 1 when rp is filled. */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "request.h"
+#include "util.h"
 
 /* "3n" + gen (20) + ':' + tag (8) + ':' + period (15) + ':' + stored (17) + ':' + tie (16) + ':'
  * + id (128): 211 */
@@ -23,20 +24,42 @@ uint32_t cursor_board_tag(const char *board)
     return h;
 }
 
+/* v as 8 lowercase hex digits (printf's %08x), on a live page's every cursor: no printf */
+static void strb_hex8(struct strb *b, uint32_t v)
+{
+    static const char hex[] = "0123456789abcdef";
+    char d[TAG_LEN + 1];
+    for (int i = TAG_LEN - 1; i >= 0; i--, v >>= 4)
+        d[i] = hex[v & 15];
+    d[TAG_LEN] = '\0';
+    strb_str(b, d);
+}
+
 int cursor_encode(const struct cursor *c, char *out, size_t len)
 {
     unsigned char raw[RAW_MAX + 8];
-    int n =
-        c->has_tie
-            ? snprintf((char *)raw, sizeof(raw), "3%c%lld:%08x:%s:%lld:%lld:", (char)c->kind,
-                       (long long)c->gen, (unsigned)c->board_tag, c->period, (long long)c->stored,
-                       (long long)c->tie)
-            : snprintf((char *)raw, sizeof(raw), "2%c%lld:%08x:%s:%lld:", (char)c->kind,
-                       (long long)c->gen, (unsigned)c->board_tag, c->period, (long long)c->stored);
-    if (n < 0 || (size_t)n + c->id_len > RAW_MAX)
+    /* "3<kind><gen>:<tag>:<period>:<stored>:<tie>:" or, without a tie, "2<kind>...<stored>:" */
+    struct strb b;
+    strb_init(&b, (char *)raw, sizeof(raw));
+    const char head[] = {c->has_tie ? '3' : '2', (char)c->kind, '\0'};
+    strb_str(&b, head);
+    strb_i64(&b, c->gen);
+    strb_str(&b, ":");
+    strb_hex8(&b, c->board_tag);
+    strb_str(&b, ":");
+    strb_str(&b, c->period);
+    strb_str(&b, ":");
+    strb_i64(&b, c->stored);
+    strb_str(&b, ":");
+    if (c->has_tie) {
+        strb_i64(&b, c->tie);
+        strb_str(&b, ":");
+    }
+    size_t n = b.len;
+    if (b.over || n + c->id_len > RAW_MAX)
         return -E2BIG;
     memcpy(raw + n, c->id, c->id_len);
-    size_t rn = (size_t)n + c->id_len, w = 0;
+    size_t rn = n + c->id_len, w = 0;
     if ((rn * 4 + 2) / 3 + 1 > len)
         return -E2BIG;
     for (size_t i = 0; i < rn; i += 3) {

@@ -48,7 +48,7 @@ int util_secure_equal(const char *a, size_t alen, const char *b, size_t blen)
     return diff == 0;
 }
 
-int buf_append(struct buf *b, const char *data, size_t n)
+int buf_reserve(struct buf *b, size_t n)
 {
     if (b->len + n + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 256;
@@ -60,6 +60,13 @@ int buf_append(struct buf *b, const char *data, size_t n)
         b->data = p;
         b->cap = cap;
     }
+    return 0;
+}
+
+int buf_append(struct buf *b, const char *data, size_t n)
+{
+    if (buf_reserve(b, n))
+        return -ENOMEM;
     memcpy(b->data + b->len, data, n);
     b->len += n;
     b->data[b->len] = '\0';

@@ -56,6 +56,10 @@ struct buf {
 /** Append n bytes (and keep a NUL after them). Returns 0 or -ENOMEM (buffer unchanged). */
 int buf_append(struct buf *b, const char *data, size_t n);
 
+/** Make room for n more bytes (and the NUL) at once, so appends of them never reallocate.
+ *  Returns 0 or -ENOMEM (buffer unchanged). */
+int buf_reserve(struct buf *b, size_t n);
+
 /** Release the buffer's memory and zero it. */
 void buf_free(struct buf *b);
 

@@ -44,7 +44,13 @@
 -- With a digest the caller always sends every entry of the request: a record of this digest
 -- that says `done` < n entries were applied (a call stopped by a full tie group, or a retry
 -- after it) makes this call apply entries done..n-1 only, and its reply covers all n.
--- ARGV[9] tie cap
+-- ARGV[9] tie cap   ARGV[10] an upload's chunk number ('' none: not a chunk of an upload)
+-- ARGV[11] '1': the chunk before it must be applied in full, else the call is refused (status 6)
+-- and writes nothing. With a chunk number the fourth key is the upload's sequence key
+-- (P:{board}:upload:<token>, never with a digest) and ARGV[8] its TTL: a call that handles all n
+-- entries sets it to the next chunk's number as its last command, so a chunk sent behind another
+-- one still in flight is applied only after that one was applied whole (an NDJSON upload keeps two
+-- chunks in flight, and the first failure stops the second inside Redis).
 -- then HB values per board: 2^T, tiebreak, largest |key|, order, score_decimals, default
 -- page_size, default page_ttl_ms, board name, a new unique generation (stored as `gen` and
 -- `life` if this call creates the board), period kind, UTC offset (minutes), '1' for a periodic board, the current
@@ -67,7 +73,8 @@
 --   their results given (compact the group, then send the rest); 4: board `board` does not
 --   exist (ARGV[5]
 --   '0'), nothing written; 5: the idempotency record of board `board` holds another request's
---   digest, nothing written. replayed 1: every section is the one the first call with this
+--   digest, nothing written; 6: the upload's chunk before this one (ARGV[11]) was not applied in
+--   full, nothing written. replayed 1: every section is the one the first call with this
 --   digest stored (nothing but the records' TTLs set again, to what is left of them: so the
 --   replay is a write, and a WAIT after it covers the first call's write whatever connection
 --   sent it).
@@ -84,12 +91,13 @@
 --@prelude dense
 --@prelude wide
 --@prelude defaults
-local KB, HB, H0 = 7, 16, 10
+local KB, HB, H0 = 7, 16, 12
 local TRIM_SLACK = 64 -- members a write may remove beyond its own entries (a lowered max_members)
 local n, nb = tonumber(ARGV[1]), tonumber(ARGV[2])
 local want_rank, atomic, create_ok, want_prev =
   ARGV[3] == '1', ARGV[4] == '1', ARGV[5] == '1', ARGV[6] == '1'
 local digest, cap = ARGV[7], tonumber(ARGV[9])
+local chunk = ARGV[10]
 local brief = ARGV[3] == 'r' and digest == ''
 local E0 = H0 + HB * nb
 local EV = 3 + 3 * nb
@@ -109,6 +117,11 @@ local function key_of(b, name) return KEYS[KB * b + name] end
 -- board's: the key is a new request there, and its record is written again. Each board is
 -- judged alone: one of several boards may have a new life while the others replay (a write to
 -- several boards is one entry, so no record of it is partial).
+-- An upload's chunk sent behind its predecessor: applied only after that one was applied whole.
+if chunk ~= '' and ARGV[11] == '1' and redis.call('GET', key_of(0, 4)) ~= chunk then
+  return {6, 0, '', 0, 0}
+end
+
 local replay, replays, prior, first, life = {}, 0, {}, 0, {}
 if digest ~= '' then
   for b = 0, nb - 1 do
@@ -537,4 +550,7 @@ for i = first, done - 1 do
   end
 end
 if #records > 0 and items ~= KEYS[2] then redis.call('HSET', items, unpack(records)) end
+if chunk ~= '' and status == 0 then -- last: this chunk is applied whole
+  redis.call('SET', key_of(0, 4), tonumber(chunk) + 1, 'PX', ARGV[8])
+end
 return out

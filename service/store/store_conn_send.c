@@ -53,8 +53,26 @@ static int resp_head(struct buf *b, char type, size_t n)
 /* One bulk string, "$<len>\r\n<bytes>\r\n", appended to b: 0 or -ENOMEM. */
 static int resp_arg(struct buf *b, const char *s, size_t len)
 {
-    return resp_head(b, '$', len) || buf_append(b, s, len) || buf_append(b, "\r\n", 2) ? -ENOMEM
-                                                                                       : 0;
+    if (buf_reserve(b, len + 26)) /* "$" 20 digits "\r\n" ... "\r\n": one check, then in place */
+        return -ENOMEM;
+    char tmp[24], *end = tmp + sizeof(tmp), *at = end;
+    size_t n = len;
+    do
+        *--at = (char)('0' + n % 10);
+    while ((n /= 10) != 0);
+    char *out = b->data + b->len;
+    *out++ = '$';
+    memcpy(out, at, (size_t)(end - at));
+    out += end - at;
+    *out++ = '\r';
+    *out++ = '\n';
+    memcpy(out, s, len);
+    out += len;
+    *out++ = '\r';
+    *out++ = '\n';
+    *out = '\0';
+    b->len = (size_t)(out - b->data);
+    return 0;
 }
 
 /* One command, argv[0..argc) (argvlen NULL: NUL-terminated), appended to b: 0 or -ENOMEM. */
@@ -312,6 +330,13 @@ static struct pending *script_pending(const struct store_script *script, int nke
     if (!p)
         return NULL;
     int n = nkeys + nargs;
+    size_t need = 1;
+    for (int i = 0; i < n; i++) /* sized once: "$<len>\r\n<arg>\r\n" each */
+        need += (argvlen ? argvlen[i] : strlen(argv[i])) + 16;
+    if (buf_reserve(&p->script_tail, need)) {
+        pending_free(p);
+        return NULL;
+    }
     for (int i = 0; i < n; i++)
         if (resp_arg(&p->script_tail, argv[i], argvlen ? argvlen[i] : strlen(argv[i]))) {
             pending_free(p);

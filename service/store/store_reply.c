@@ -313,6 +313,14 @@ void store_reply_set(struct store_reply *array, size_t i, struct store_reply *el
         array->element[i] = elem;
 }
 
+int store_reply_script_failed(const struct store_reply *r)
+{
+    /* Redis 7 ends a script's runtime error (a redis.call that failed, a Lua error) with
+     * "script: <sha>, on @user_script:<line>."; refusals before it ran (NOSCRIPT, BUSY, LOADING,
+     * a cluster redirection) do not. OOM and READONLY carry it too but come before a write. */
+    return r && r->type == STORE_REPLY_ERROR && strstr(r->str, "@user_script:") != NULL;
+}
+
 int store_reply_errno(const struct store_reply *r)
 {
     if (!r || r->type != STORE_REPLY_ERROR)

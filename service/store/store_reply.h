@@ -81,4 +81,10 @@ void store_reply_set(struct store_reply *array, size_t i, struct store_reply *el
  *  errors (store.h lists them). */
 int store_reply_errno(const struct store_reply *r);
 
+/** 1 when r is the error of a script that failed while it ran (a redis.call that failed, a Lua
+ *  error: Redis 7 ends the text with "script: <sha>, on @user_script:<line>."): a script stops
+ *  where it fails and keeps what it wrote before, so a write that answered this may be applied
+ *  in part (never "not written"). 0 for other errors (refused before it ran) and non-errors. */
+int store_reply_script_failed(const struct store_reply *r);
+
 #endif

@@ -176,6 +176,7 @@ static const struct {
     {"ops", ops_suite, 1, 0},
     {"security", security_suite, 1, 0},
     {"writes", writes_suite, 1, 1},
+    {"uploads", uploads_suite, 1, 0},
     {"export", export_suite, 1, 1},
     {"reads", reads_suite, 1, 1},
     {"with", with_suite, 1, 1},

@@ -75,6 +75,7 @@ Suite *acl_suite(void);
 Suite *ops_suite(void);
 Suite *security_suite(void);
 Suite *writes_suite(void);
+Suite *uploads_suite(void);
 Suite *export_suite(void);
 Suite *reads_suite(void);
 Suite *with_suite(void);

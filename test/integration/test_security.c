@@ -651,8 +651,12 @@ START_TEST(frame_ancestors)
     int port = rankd_port(app);
     char xfo[64], csp[600];
     int cors = 0;
-    static const char *const admin[] = {"/", "/index.html", "/?embed=0", "/?embed=true",
-                                        "/?board=b&page=2"};
+    /* the embed page's parameter is read as the page's script reads it (URLSearchParams: the
+     * name's case counts) and as rankd reads its own (given once): ?EMBED=1 or embed given
+     * twice is not the embed page, so it is not framed by other sites either */
+    static const char *const admin[] = {
+        "/",         "/index.html", "/?embed=0",         "/?embed=true",      "/?board=b&page=2",
+        "/?EMBED=1", "/?Embed=1",   "/?embed=1&embed=1", "/?embed=1&embed=0", "/?embed=0&embed=1"};
     for (size_t i = 0; i < sizeof(admin) / sizeof(admin[0]); i++) {
         frame_of(port, admin[i], xfo, csp, &cors);
         ck_assert_msg(strcmp(xfo, "SAMEORIGIN") == 0, "%s: X-Frame-Options '%s'", admin[i], xfo);

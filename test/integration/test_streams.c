@@ -651,6 +651,77 @@ START_TEST(test_score_range_stream_refusals)
 }
 END_TEST
 
+/* A page with its `with` members streams: the first event is what GET answers (its ETag the id),
+ * and a write that moves a member off the page is a new event with its new score, the same as
+ * GET's then; on a board that caches pages (the members read beside the cached page) and on a
+ * live one (one call reads both). The same ids in the same order are one watch. A `with` with
+ * a score range is refused as GET refuses it. Before: 400 invalid_parameter ("with is read with
+ * a page by number (page=N) and GET, not with ... an event stream"). */
+START_TEST(test_with_stream)
+{
+    const char *boards[] = {"withcached", "withlive"};
+    const char *settings[] = {"{\"page_ttl_ms\":1000,\"page_size\":2}",
+                              "{\"page_ttl_ms\":0,\"page_size\":2}"};
+    for (int b = 0; b < 2; b++) {
+        put_board(boards[b], settings[b]);
+        char entry[128], path[160], alias[160];
+        const char *ids[] = {"a", "b", "c", "d"};
+        for (int i = 0; i < 4; i++) {
+            snprintf(entry, sizeof(entry), "{\"id\":\"%s\",\"score\":%d}", ids[i], 50 - 10 * i);
+            it_post_score(boards[b], entry);
+        }
+        snprintf(path, sizeof(path), "/boards/%s/rank?page=1&with=d,nobody", boards[b]);
+        snprintf(alias, sizeof(alias), "/boards/%s/rank?with=d,nobody&page=1", boards[b]);
+        char etag[96];
+        char *body = get_page(path, etag, sizeof(etag));
+        struct sse s, twin;
+        ck_assert_int_eq(sse_open(&s, path, ""), 0);
+        ck_assert_msg(s.status == 200, "%s: %ld %s", path, s.status, s.text ? s.text : "");
+        size_t pos = 0, tpos = 0;
+        struct sse_event e;
+        ck_assert_int_eq(sse_next(&s, &pos, &e, 3000), 0);
+        ck_assert_str_eq(e.name, "page");
+        ck_assert_str_eq(e.id, etag);
+        ck_assert_str_eq(e.data, body);
+        ck_assert_ptr_nonnull(strstr(e.data, "\"with\":[{"));
+        free(e.data);
+        free(body);
+        ck_assert_int_eq(sse_open(&twin, alias, ""), 0);
+        ck_assert_int_eq(sse_next(&twin, &tpos, &e, 3000), 0);
+        free(e.data);
+        ck_assert_int_eq(http_metric(g_port, "rankd_watched_pages"), 1);
+
+        /* d's score changes, off the page: a new event, what GET answers now */
+        snprintf(entry, sizeof(entry), "{\"id\":\"d\",\"score\":25}");
+        it_post_score(boards[b], entry);
+        ck_assert_int_eq(sse_next(&s, &pos, &e, 3000), 0);
+        ck_assert_str_eq(e.name, "page");
+        ck_assert_msg(strstr(e.data, "\"id\":\"d\",\"score\":25") != NULL, "%s", e.data);
+        body = get_page(path, etag, sizeof(etag));
+        ck_assert_str_eq(e.id, etag);
+        ck_assert_str_eq(e.data, body);
+        free(body);
+        free(e.data);
+        ck_assert_int_eq(sse_next(&twin, &tpos, &e, 3000), 0);
+        ck_assert_str_eq(e.id, etag);
+        free(e.data);
+        sse_close(&twin);
+        sse_close(&s);
+        for (int64_t until = now_ms() + 3000;
+             http_metric(g_port, "rankd_watched_pages") != 0 && now_ms() < until;)
+            sleep_ms(50);
+    }
+    const char *accept[] = {"Accept: text/event-stream", NULL};
+    struct http_result r;
+    ck_assert_int_eq(http_req_h(g_port, "GET", "/boards/withlive/rank?min=1&with=a", NULL, 0, NULL,
+                                NULL, accept, &r),
+                     0);
+    ck_assert_msg(r.status == 400, "%ld %s", r.status, r.body);
+    ck_assert_str_eq(http_error_code(&r), "invalid_parameter");
+    http_result_free(&r);
+}
+END_TEST
+
 static void cors_origin(struct config *cfg)
 {
     snprintf(cfg->cors_text, sizeof(cfg->cors_text), "https://app.example");
@@ -875,6 +946,7 @@ Suite *streams_suite(void)
         {"vary_accept", test_vary_accept},
         {"score_range_stream", test_score_range_stream},
         {"score_range_stream_refusals", test_score_range_stream_refusals},
+        {"with_stream", test_with_stream},
     };
     return it_suite_timeout("streams", cases, sizeof(cases) / sizeof(cases[0]), 120);
 }

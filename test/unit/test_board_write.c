@@ -115,7 +115,7 @@ START_TEST(test_args_one_board)
     struct write_args w = {0};
     ck_assert_int_eq(board_write_args_build(&w, &f.j, 0, 3), 0);
     ck_assert_int_eq(w.nkeys, 9); /* 7 of the board, records, registry */
-    ck_assert_int_eq(w.nargs, 9 + 16 + 3 * 6);
+    ck_assert_int_eq(w.nargs, 11 + 16 + 3 * 6);
     arg_eq(&w, 0, "P:{b}:z");
     arg_eq(&w, 1, "P:{b}:meta");
     arg_eq(&w, 3, "P:{b}:idem:"); /* no Idempotency-Key: the record's bare prefix, unused */
@@ -123,7 +123,7 @@ START_TEST(test_args_one_board)
     arg_eq(&w, 5, f.t[0].where.ids);
     arg_eq(&w, 6, f.t[0].where.upd);
     arg_eq(&w, 8, "P:boards");
-    const int g = w.nkeys; /* the 9 values before the boards' headers */
+    const int g = w.nkeys; /* the 11 values before the boards' headers */
     arg_eq(&w, g + 0, "3");
     arg_eq(&w, g + 1, "1");
     arg_eq(&w, g + 2, "0"); /* no ranks */
@@ -134,7 +134,9 @@ START_TEST(test_args_one_board)
     char ttl[32];
     snprintf(ttl, sizeof(ttl), "%" PRId64, BOARD_IDEM_TTL_MS);
     arg_eq(&w, g + 7, ttl);
-    const int h = g + 9; /* the board's 16 header values */
+    arg_eq(&w, g + 9, ""); /* not a chunk of an upload */
+    arg_eq(&w, g + 10, "0");
+    const int h = g + 11; /* the board's 16 header values */
     arg_eq(&w, h + 1, score_tiebreak_name(f.t[0].assumed.layout.tiebreak));
     arg_eq(&w, h + 3, score_order_name(f.t[0].assumed.layout.order));
     arg_eq(&w, h + 7, "b");
@@ -167,13 +169,30 @@ START_TEST(test_args_one_board)
     f.e[0].key_lo = 7;
     memset(&w, 0, sizeof(w));
     ck_assert_int_eq(board_write_args_build(&w, &f.j, 1, 2), 0);
-    ck_assert_int_eq(w.nargs, 9 + 16 + 2 * 6);
+    ck_assert_int_eq(w.nargs, 11 + 16 + 2 * 6);
     arg_eq(&w, w.nkeys, "2");
-    arg_eq(&w, w.nkeys + 9 + 16, "bob");
+    arg_eq(&w, w.nkeys + 11 + 16, "bob");
     board_write_args_free(&w);
     memset(&w, 0, sizeof(w));
     ck_assert_int_eq(board_write_args_build(&w, &f.j, 0, 1), 0);
-    arg_eq(&w, w.nkeys + 9 + 16 + 4, "");
+    arg_eq(&w, w.nkeys + 11 + 16 + 4, "");
+    board_write_args_free(&w);
+
+    /* a chunk of an upload: its sequence key in the idempotency record's place, its TTL, the
+     * chunk's number and whether the one before it must be applied */
+    f.j.flags = BOARD_WRITE_CREATE | BOARD_WRITE_BRIEF;
+    f.j.upload = "0123abcd";
+    f.j.upload_chunk = 4;
+    f.j.upload_after = 1;
+    memset(&w, 0, sizeof(w));
+    ck_assert_int_eq(board_write_args_build(&w, &f.j, 0, 3), 0);
+    ck_assert_int_eq(w.nargs, 11 + 16 + 3 * 6);
+    arg_eq(&w, 3, "P:{b}:upload:0123abcd");
+    snprintf(ttl, sizeof(ttl), "%" PRId64, BOARD_UPLOAD_SEQ_TTL_MS);
+    arg_eq(&w, w.nkeys + 2, "r"); /* brief */
+    arg_eq(&w, w.nkeys + 7, ttl);
+    arg_eq(&w, w.nkeys + 9, "4");
+    arg_eq(&w, w.nkeys + 10, "1");
     board_write_args_free(&w);
 }
 END_TEST
@@ -185,7 +204,7 @@ START_TEST(test_args_several_boards)
     struct write_args w = {0};
     ck_assert_int_eq(board_write_args_build(&w, &f.j, 0, 2), 0);
     ck_assert_int_eq(w.nkeys, 3 * 7 + 2);
-    ck_assert_int_eq(w.nargs, 9 + 3 * 16 + 2 * (3 + 3 * 3));
+    ck_assert_int_eq(w.nargs, 11 + 3 * 16 + 2 * (3 + 3 * 3));
     arg_eq(&w, 0, "P:{b}:z");
     arg_eq(&w, 7, "P:{c}:z");
     arg_eq(&w, 8, "P:{c}:meta");
@@ -196,10 +215,10 @@ START_TEST(test_args_several_boards)
     arg_eq(&w, g + 2, "1"); /* ranks */
     arg_eq(&w, g + 3, "0");
     arg_eq(&w, g + 5, "1"); /* previous */
-    arg_eq(&w, g + 9 + 7, "b");
-    arg_eq(&w, g + 9 + 16 + 7, "c");
-    arg_eq(&w, g + 9 + 32 + 7, "d");
-    const int e = g + 9 + 3 * 16;
+    arg_eq(&w, g + 11 + 7, "b");
+    arg_eq(&w, g + 11 + 16 + 7, "c");
+    arg_eq(&w, g + 11 + 32 + 7, "d");
+    const int e = g + 11 + 3 * 16;
     arg_eq(&w, e + 0, "alice");
     arg_eq(&w, e + 3, "100"); /* board b */
     arg_eq(&w, e + 6, "100"); /* board c */
@@ -359,6 +378,11 @@ START_TEST(test_reply_statuses)
     ck_assert_int_eq(board_write_reply_take(reply_of("*5\r\n:5\r\n:0\r\n:0\r\n:1\r\n:0\r\n"), &f.j,
                                             2, &done, &full),
                      -EKEYREJECTED);
+    /* 6: an upload's chunk whose predecessor is not applied whole -- nothing taken */
+    ck_assert_int_eq(board_write_reply_take(reply_of("*5\r\n:6\r\n:0\r\n:0\r\n:0\r\n:0\r\n"), &f.j,
+                                            2, &done, &full),
+                     -EALREADY);
+    ck_assert_uint_eq(done, 99);
     /* 2: all or nothing, entry 1 of target 1 would leave the range */
     ck_assert_int_eq(board_write_reply_take(reply_of("*5\r\n:2\r\n:1\r\n:0\r\n:1\r\n:0\r\n"), &f.j,
                                             2, &done, &full),

@@ -1,11 +1,14 @@
-/* test_http.c -- the errno -> status table (http.h), row by row, and the replies made from it. */
+/* test_http.c -- the errno -> status table (http.h), row by row, and the replies made from it;
+ * route matching (route.h). */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cjson/cJSON.h>
 
 #include "http.h"
+#include "route.h"
 #include "suites.h"
 
 /* What every (scope, errno) the callers use must answer: the whole table, written out again. A
@@ -259,6 +262,101 @@ START_TEST(reply_from_the_table)
 }
 END_TEST
 
+/* route_match_in on a small table: literal and parameter segments, the number of segments, an
+ * empty parameter, the methods of a path's shape (405 and its Allow), and decoded parameters
+ * with their bounds. */
+static const struct route table[] = {
+    {.method = "GET", .pattern = "/"},
+    {.method = "GET", .pattern = "/healthz"},
+    {.method = "GET", .pattern = "/boards"},
+    {.method = "GET", .pattern = "/boards/{board}"},
+    {.method = "PUT", .pattern = "/boards/{board}"},
+    {.method = "GET", .pattern = "/boards/{board}/rank"},
+    {.method = "GET", .pattern = "/boards/{board}/members/{id}"},
+    {.method = "GET", .pattern = "/boards/{board}/members/{id}/around"},
+};
+#define NTABLE (sizeof(table) / sizeof(table[0]))
+
+/* route_match_in of method and path: its return, the index of the route matched (-1: none) and
+ * its parameters joined by '|' in params. */
+static int match(const char *method, const char *path, int *index, char *params, size_t len,
+                 char *allow, size_t allow_len)
+{
+    struct http_request rq;
+    memset(&rq, 0, sizeof(rq));
+    const struct route *r = NULL;
+    int rc = route_match_in(table, NTABLE, method, path, &rq, &r, allow, allow_len);
+    *index = r ? (int)(r - table) : -1;
+    params[0] = '\0';
+    for (int i = 0; i < rq.nparams; i++) {
+        size_t used = strlen(params);
+        snprintf(params + used, len - used, "%s%s", i ? "|" : "", rq.params[i]);
+        free(rq.params[i]);
+    }
+    return rc;
+}
+
+START_TEST(route_shapes)
+{
+    static const struct {
+        const char *method, *path;
+        int rc, index;
+        const char *params, *allow;
+    } cases[] = {
+        {"GET", "/", 0, 0, "", ""},
+        {"GET", "/healthz", 0, 1, "", ""},
+        {"HEAD", "/healthz", 0, 1, "", ""},
+        {"GET", "/healthzz", -ENOENT, -1, "", ""},
+        {"GET", "/health", -ENOENT, -1, "", ""},
+        {"GET", "/boards", 0, 2, "", ""},
+        {"GET", "/boards/b1", 0, 3, "b1", ""},
+        {"PUT", "/boards/b1", 0, 4, "b1", ""},
+        {"DELETE", "/boards/b1", -EPERM, -1, "", "GET, HEAD, PUT"},
+        {"POST", "/boards/b1/rank", -EPERM, -1, "", "GET, HEAD"},
+        {"GET", "/boards/", -ENOENT, -1, "", ""},    /* an empty parameter */
+        {"GET", "/boards/b1/", -ENOENT, -1, "", ""}, /* a third, empty segment */
+        {"GET", "/boards/b1/rank", 0, 5, "b1", ""},
+        {"GET", "/boards/b1/ranks", -ENOENT, -1, "", ""},
+        {"GET", "/boards/b1/members/u%2F7", 0, 6, "b1|u/7", ""},
+        {"GET", "/boards//members/u7", -ENOENT, -1, "", ""},
+        {"GET", "/boards/b1/members/u7/around", 0, 7, "b1|u7", ""},
+        {"GET", "/boards/b1/members/u7/around/x", -ENOENT, -1, "", ""},
+        {"GET", "/x/b1/members/u7/around", -ENOENT, -1, "", ""},
+        {"GET", "boards", -ENOENT, -1, "", ""},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int index;
+        char params[128], allow[128];
+        int rc = match(cases[i].method, cases[i].path, &index, params, sizeof(params), allow,
+                       sizeof(allow));
+        ck_assert_msg(rc == cases[i].rc && index == cases[i].index &&
+                          strcmp(params, cases[i].params) == 0 &&
+                          (rc != -EPERM || strcmp(allow, cases[i].allow) == 0),
+                      "%s %s: rc %d index %d params '%s' allow '%s'", cases[i].method,
+                      cases[i].path, rc, index, params, allow);
+    }
+    /* a parameter's bounds: ROUTE_SEGMENT_BYTES_MAX once decoded (longer raw is fine when its
+     * escapes make it short), and a malformed escape */
+    char path[2048], params[1024], allow[128];
+    int index;
+    memset(params, 0, sizeof(params));
+    snprintf(path, sizeof(path), "/boards/%0*d/members/%%zz", ROUTE_SEGMENT_BYTES_MAX, 7);
+    ck_assert_int_eq(match("GET", path, &index, params, sizeof(params), allow, sizeof(allow)),
+                     -EINVAL);
+    snprintf(path, sizeof(path), "/boards/%0*d", ROUTE_SEGMENT_BYTES_MAX, 7);
+    ck_assert_int_eq(match("GET", path, &index, params, sizeof(params), allow, sizeof(allow)), 0);
+    ck_assert_uint_eq(strlen(params), ROUTE_SEGMENT_BYTES_MAX);
+    snprintf(path, sizeof(path), "/boards/%0*d", ROUTE_SEGMENT_BYTES_MAX + 1, 7);
+    ck_assert_int_eq(match("GET", path, &index, params, sizeof(params), allow, sizeof(allow)),
+                     -E2BIG);
+    strcpy(path, "/boards/b/members/");
+    for (int i = 0; i < 200; i++)
+        strcat(path, "%41"); /* 600 bytes sent, 200 decoded */
+    ck_assert_int_eq(match("GET", path, &index, params, sizeof(params), allow, sizeof(allow)), 0);
+    ck_assert_uint_eq(strlen(params), 2 + 200);
+}
+END_TEST
+
 Suite *http_suite(void)
 {
     Suite *s = suite_create("http");
@@ -271,5 +369,8 @@ Suite *http_suite(void)
     tcase_add_test(tc, format);
     tcase_add_test(tc, reply_from_the_table);
     suite_add_tcase(s, tc);
+    TCase *routes = tcase_create("routes");
+    tcase_add_test(routes, route_shapes);
+    suite_add_tcase(s, routes);
     return s;
 }

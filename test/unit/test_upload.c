@@ -44,8 +44,8 @@ static int feed(const char *text)
 static size_t write_chunk(int range_at, int rc)
 {
     struct upload_chunk c;
-    ck_assert_int_eq(upload_chunk_new(&c, upload_pending(u)), 0);
-    size_t n = upload_chunk_entries(u, &set, &c);
+    ck_assert_int_eq(upload_chunk_take(u, &c), 0);
+    size_t n = upload_chunk_entries(&set, &c);
     for (size_t i = 0; i < n; i++)
         c.out[i].rc = (int)i == range_at ? -ERANGE : 0;
     upload_chunk_written(&c, rc && rc != -EREMOTEIO ? 0 : n, rc); /* -EREMOTEIO: applied */
@@ -170,11 +170,11 @@ START_TEST(test_resumed_chunk)
     char *body = lines(1, UPLOAD_CHUNK_LINES, "{\"id\":\"m", "\",\"score\":1}");
     ck_assert_int_eq(feed(body), 1);
     struct upload_chunk c;
-    ck_assert_int_eq(upload_chunk_new(&c, upload_pending(u)), 0);
-    ck_assert_uint_eq(upload_chunk_entries(u, &set, &c), UPLOAD_CHUNK_LINES);
+    ck_assert_int_eq(upload_chunk_take(u, &c), 0);
+    ck_assert_uint_eq(upload_chunk_entries(&set, &c), UPLOAD_CHUNK_LINES);
     upload_chunk_written(&c, 100, -EAGAIN); /* 100 written, then the settings moved */
     ck_assert_uint_eq(c.start, 100);
-    size_t n = upload_chunk_entries(u, &set, &c);
+    size_t n = upload_chunk_entries(&set, &c);
     ck_assert_uint_eq(n, UPLOAD_CHUNK_LINES - 100);
     ck_assert_str_eq(c.be[0].id, "m101");
     upload_chunk_written(&c, n, 0);
@@ -303,6 +303,69 @@ START_TEST(test_rejected_list_capped)
 }
 END_TEST
 
+/* Two chunks in flight, a line refused when read between them: listed after the first chunk's
+ * lines and before the second's, once the first is settled; the chunks settle in order. */
+START_TEST(test_two_chunks_in_flight)
+{
+    char *first = lines(1, UPLOAD_CHUNK_LINES, "{\"id\":\"a", "\",\"score\":1}");
+    ck_assert_int_eq(feed(first), 1);
+    struct upload_chunk a, b;
+    ck_assert_int_eq(upload_chunk_take(u, &a), 0);
+    ck_assert_uint_eq(upload_pending(u), 0);
+    ck_assert_int_eq(feed("not json\n"), 0); /* line 301: waits for chunk a */
+    char *second = lines(1, UPLOAD_CHUNK_LINES - 1, "{\"id\":\"b", "\",\"score\":1}");
+    ck_assert_int_eq(feed(second), 0);
+    ck_assert_int_eq(feed("{\"id\":\"z\",\"score\":-1e300}\n"), 1); /* line 601: bad on write */
+    ck_assert_int_eq(upload_chunk_take(u, &b), 0);
+    ck_assert_int_eq(upload_chunks(u), 2);
+    struct upload_chunk c;
+    ck_assert_int_eq(upload_chunk_take(u, &c), -EBUSY); /* at most UPLOAD_CHUNKS_MAX */
+    ck_assert_uint_eq(upload_chunk_entries(&set, &a), UPLOAD_CHUNK_LINES);
+    ck_assert_uint_eq(upload_chunk_entries(&set, &b), UPLOAD_CHUNK_LINES - 1);
+    upload_chunk_written(&a, UPLOAD_CHUNK_LINES, 0);
+    upload_settle(u, 0, &set, &a);
+    upload_chunk_written(&b, UPLOAD_CHUNK_LINES - 1, 0);
+    upload_settle(u, 0, &set, &b);
+    ck_assert_int_eq(upload_chunks(u), 0);
+    cJSON *doc = reply();
+    char rej[200];
+    rejected_of(doc, rej, sizeof(rej));
+    ck_assert_str_eq(rej, "301:invalid_json,601:score_out_of_range");
+    ck_assert_int_eq((int)num(doc, "applied"), 2 * UPLOAD_CHUNK_LINES - 1);
+    cJSON_Delete(doc);
+    free(first);
+    free(second);
+}
+END_TEST
+
+/* The first of two chunks in flight fails; the second, refused whole for it, is dropped: only
+ * what was settled before counts, and no line is in doubt. */
+START_TEST(test_dropped_chunk_after_fault)
+{
+    char *body = lines(1, 2 * UPLOAD_CHUNK_LINES, "{\"id\":\"m", "\",\"score\":1}");
+    size_t at = 0, len = strlen(body);
+    ck_assert_int_eq(upload_take(u, body, len, &at), 1);
+    struct upload_chunk a, b;
+    ck_assert_int_eq(upload_chunk_take(u, &a), 0);
+    ck_assert_int_eq(upload_take(u, body, len, &at), 1); /* the second chunk is full */
+    ck_assert_int_eq(upload_chunk_take(u, &b), 0);
+    ck_assert_uint_eq(upload_chunk_entries(&set, &a), UPLOAD_CHUNK_LINES);
+    upload_chunk_written(&a, 0, -EIO);
+    upload_settle(u, -EIO, &set, &a);
+    upload_drop(u, &b);
+    ck_assert_int_eq(upload_chunks(u), 0);
+    enum err_id id;
+    int retry = 0;
+    char msg[400];
+    struct upload_cut cut;
+    upload_fault(u, -EIO, &id, &retry, msg, sizeof(msg), &cut);
+    ck_assert_int_eq(cut.applied, 0);
+    ck_assert_int_eq(cut.settled_line, 0);
+    ck_assert_int_eq(cut.unknown_line, 0);
+    free(body);
+}
+END_TEST
+
 Suite *upload_suite(void)
 {
     Suite *s = suite_create("upload");
@@ -318,6 +381,8 @@ Suite *upload_suite(void)
         {"unreplicated_chunk_is_settled", test_unreplicated_chunk_is_settled},
         {"too_long_line", test_too_long_line},
         {"rejected_list_capped", test_rejected_list_capped},
+        {"two_chunks_in_flight", test_two_chunks_in_flight},
+        {"dropped_chunk_after_fault", test_dropped_chunk_after_fault},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         TCase *tc = tcase_create(cases[i].name);

@@ -163,6 +163,27 @@ describe('members', () => {
         assert.deepEqual(await client.item(ODD), { name: 'Odd One', team: 'none' });
     });
 
+    it("ids and board names '.' and '..' are refused in a path, never sent somewhere else", async () => {
+        // a URL parser removes a path's '.' and '..' segments, %2E or not (/boards/b/members/.. is
+        // /boards/b/, /boards/../rank is /rank: the default board): no request at all
+        const dots = uniqueBoard('jsdots');
+        await write('POST', `/boards/${dots}/scores`, { entries: [{ id: '..', score: 5 }, { id: '.', score: 3 }] });
+        try {
+            const log = [];
+            const rec = new RankdClient({ baseUrl: BASE, fetch: recordingFetch(log) });
+            const w = new RankdWriteClient({ baseUrl: BASE, token: process.env.RANKD_WRITE_TOKEN, fetch: recordingFetch(log) });
+            for (const call of [() => rec.member(dots, '..'), () => rec.member(dots, '.'), () => rec.around(dots, '..'),
+                () => rec.page('..', 1), () => rec.page('.', 1), () => rec.item('..'), () => w.deleteMember(dots, '..')])
+                await assert.rejects(async () => call(), TypeError);
+            assert.deepEqual(log, []);
+            const l = await rec.members(dots, ['..', '.']);
+            assert.deepEqual(l.items.map((it) => `${it.id}:${it.rank}`), ['..:1', '.:2']);
+            assert.equal((await rec.page(dots, 1)).total, 2);
+        } finally {
+            await fetch(`${BASE}/boards/${dots}`, { method: 'DELETE', headers: { Authorization: `Bearer ${process.env.RANKD_WRITE_TOKEN}` } });
+        }
+    });
+
     it('around(board, id, {size}) centres on the member', async () => {
         const p = await client.around(board, 'p13', { size: 5 });
         assert.equal(p.size, 5);

@@ -129,6 +129,23 @@ describe('watch', () => {
         await it.return();
     });
 
+    it('watches a page with members off it', async () => {
+        const withBoard = uniqueBoard('jswatchwith');
+        await write('PUT', `/boards/${withBoard}`, { page_ttl_ms: 1000, page_size: 1 });
+        await write('POST', `/boards/${withBoard}/scores`, { id: 'top', score: 9 });
+        await write('POST', `/boards/${withBoard}/scores`, { id: 'me', score: 1 });
+        const client = new RankdClient({ baseUrl: BASE });
+        const now = await client.page(withBoard, 1, { with: ['me'] });
+        const it = client.watch(withBoard, 1, { with: ['me'] });
+        const first = await within(it, 5000, 'first page');
+        assert.deepEqual(first.value, now);
+        assert.deepEqual(first.value.with.map((x) => [x.id, x.score]), [['me', 1]]);
+        await write('POST', `/boards/${withBoard}/scores`, { id: 'me', score: 5 });
+        const next = await within(it, 4000, 'changed page');
+        assert.deepEqual(next.value.with.map((x) => [x.id, x.score]), [['me', 5]]);
+        await it.return();
+    });
+
     it('refuses what it cannot watch', async () => {
         const client = new RankdClient({ baseUrl: BASE });
         await assert.rejects(client.watch(board, 1, { after: 'x' }).next(), TypeError);
