@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# wide-bytes.sh -- bytes per member of the `packed` and `wide` score layouts and of sub-scores
-# (schema/score-layout.md, "Cost: bytes per member"): its own redis-server (no persistence) and
-# rankd on free loopback ports, the same N members (default 100,000; BENCH_WIDE_N) written to a
-# packed board, a wide one and wide boards with 1 and 2 sub-scores (random integers 0..1000,
-# each board's first sub-score the same) through POST /boards/{b}/scores in batches of 1000, then
+# wide-bytes.sh -- bytes per member of the `packed` and `wide` score layouts, of sub-scores
+# (schema/score-layout.md, "Cost: bytes per member", "Sub-scores") and of `track_updated_at` (the
+# updated_at hash, schema/redis-keys.md): its own redis-server (no persistence) and rankd on free
+# loopback ports, the same N members (default 100,000; BENCH_WIDE_N) written to a packed, a wide,
+# a tracked board and wide boards with 1 and 2 sub-scores (random integers 0..1000) through
+# POST /boards/{b}/scores in batches of 1000, then
 # MEMORY USAGE <key> SAMPLES 0 of each board's keys, printed per key and per member.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,12 +27,13 @@ for _ in $(seq 50); do curl -sf "127.0.0.1:$HP/healthz" >/dev/null && break; sle
 auth="Authorization: Bearer $TOKEN"
 curl -sf -H "$auth" -X PUT "127.0.0.1:$HP/boards/packed" -d '{}' >/dev/null
 curl -sf -H "$auth" -X PUT "127.0.0.1:$HP/boards/wide" -d '{"score_layout":"wide"}' >/dev/null
+curl -sf -H "$auth" -X PUT "127.0.0.1:$HP/boards/tracked" -d '{"track_updated_at":true}' >/dev/null
 curl -sf -H "$auth" -X PUT "127.0.0.1:$HP/boards/sub1" -d '{"subscores":["desc"]}' >/dev/null
 curl -sf -H "$auth" -X PUT "127.0.0.1:$HP/boards/sub2" -d '{"subscores":["desc","asc"]}' >/dev/null
 python3 - "$HP" "$TOKEN" "$N" <<'PY'
 import json, random, sys, urllib.request
 port, token, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-for board, nsub in (("packed", 0), ("wide", 0), ("sub1", 1), ("sub2", 2)):
+for board, nsub in (("packed", 0), ("wide", 0), ("tracked", 0), ("sub1", 1), ("sub2", 2)):
     random.seed(7)
     for start in range(0, n, 1000):
         entries = [{"id": "player-%06d" % i, "score": random.randint(0, 1000000)}
@@ -46,6 +48,7 @@ for board, nsub in (("packed", 0), ("wide", 0), ("sub1", 1), ("sub2", 2)):
 PY
 printf '%-22s %12s %10s\n' key bytes per_member
 for k in 'rankd:{packed}:z' 'rankd:{packed}:dense' 'rankd:{wide}:z' 'rankd:{wide}:ids' 'rankd:{wide}:dense' \
+    'rankd:{tracked}:z' 'rankd:{tracked}:upd' \
          'rankd:{sub1}:z' 'rankd:{sub1}:ids' 'rankd:{sub1}:dense' \
          'rankd:{sub2}:z' 'rankd:{sub2}:ids' 'rankd:{sub2}:dense'; do
     b=$(redis-cli -p "$RP" MEMORY USAGE "$k" SAMPLES 0)

@@ -68,6 +68,8 @@ export interface RankdMember {
     page: number;
     /** 100 * (total - position) / total, rounded half up to two decimals (the last member: 0) */
     percentile: number;
+    /** a board with track_updated_at: when its score last changed, ms since the Unix epoch */
+    updated_at?: number | null;
     record: RankdRecord | null;
 }
 
@@ -147,6 +149,8 @@ export interface RankdBoardSettings {
     score_decimals: number;
     /** how pages show the scores (display only): see RankdScoreFormat */
     score_format: RankdScoreFormat;
+    /** each entry keeps when its score last changed (member reads carry `updated_at`) */
+    track_updated_at: boolean;
     total: number;
     score_range: { min: number; max: number };
     period: RankdPeriodKind;
@@ -507,6 +511,8 @@ export interface RankdBoardSettingsInput {
     page_ttl_ms?: number;
     /** 0..9 */
     score_decimals?: number;
+    /** keep each entry's updated_at (when its score last changed); changes only while empty */
+    track_updated_at?: boolean;
     /** how pages show the scores; display only, so it can change while the board has members */
     score_format?: RankdScoreFormat;
     period?: RankdPeriodKind;

@@ -50,6 +50,8 @@
  * @property {number} rank    of the rank type asked (ordinal by default)
  * @property {number} page    the page that holds this member's position at the size asked for
  * @property {number} percentile  100 * (total - position) / total, two decimals
+ * @property {number|null} [updated_at]  a board with track_updated_at: when its score last
+ *   changed (ms since the Unix epoch)
  * @property {RankdRecord|null} record
  *
  * @typedef {Object} RankdMembers
@@ -99,6 +101,7 @@
  * @property {string} [timezone]
  * @property {number} [retain]
  * @property {number|null} [max_members]  the board keeps its best this many (null: no limit)
+ * @property {boolean} [track_updated_at]  each entry keeps when its score last changed
  * @property {number} [version]  the board's write counter (every score write adds one)
  * @property {string} [current_period]  periodic boards: the period written and read by default
  * @property {string[]} [periods]  periodic boards: the readable periods, newest first
@@ -215,6 +218,7 @@
  * @property {number} [score_decimals]
  * @property {'integer'|'decimal'|'duration_ms'} [score_format]  how pages show the scores
  *   (display only)
+ * @property {boolean} [track_updated_at]  keep each entry's updated_at; changes only while empty
  * @property {'none'|'hourly'|'daily'|'weekly'|'monthly'} [period]
  * @property {string} [timezone]
  * @property {number} [retain]

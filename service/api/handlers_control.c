@@ -241,6 +241,11 @@ static int parse_settings(const cJSON *doc, struct board_settings_patch *p, stru
                          "is wide, and boards there are packed).");
         return -1;
     }
+    if (p->has_track_updated_at && p->value.track_updated_at && board_clustered(m)) {
+        http_reply_error(rp, ERR_INVALID_FIELD,
+                         "track_updated_at is not available on Redis Cluster yet.");
+        return -1;
+    }
     if (p->has_tz && period_tz_bind(&p->value.tz, m->zones) != 0) {
         http_reply_error(rp, ERR_UNKNOWN_TIMEZONE,
                          "timezone '%.64s' is no time zone of this server's tz database.",

@@ -394,6 +394,13 @@ char *render_member(const char *id, const struct board_member *mb, int size)
     out_i64(&o, (mb->ordinal - 1) / size + 1); /* integer division: the page holding it */
     out_str(&o, ",\"percentile\":");
     out_cents(&o, rank_percentile_cents(mb->total, mb->ordinal));
+    if (mb->settings.track_updated_at) {
+        out_str(&o, ",\"updated_at\":");
+        if (mb->updated_at >= 0)
+            out_i64(&o, mb->updated_at);
+        else
+            out_str(&o, "null");
+    }
     out_str(&o, ",\"record\":");
     out_record(&o, mb->record, mb->record_len);
     out_mem(&o, "}", 1);
@@ -430,6 +437,7 @@ char *render_board(const char *board, const struct board_info *info,
     else
         cJSON_AddNullToObject(doc, "max_members");
     cJSON_AddNumberToObject(doc, "version", (double)s->version);
+    cJSON_AddBoolToObject(doc, "track_updated_at", s->track_updated_at);
     cJSON_AddNumberToObject(doc, "total", (double)info->total);
     cJSON *range = cJSON_AddObjectToObject(doc, "score_range");
     add_number(range, "min", min);

@@ -199,8 +199,9 @@ int validate_settings(const cJSON *doc, const struct board_settings *defaults,
                       struct board_settings_patch *p, struct entry_error *err)
 {
     static const char *const known[] = {
-        "order",    "tiebreak", "page_size",   "page_ttl_ms",  "score_decimals", "period",
-        "timezone", "retain",   "max_members", "score_layout", "score_format",   "subscores"};
+        "order",        "tiebreak",         "page_size", "page_ttl_ms", "score_decimals",
+        "period",       "timezone",         "retain",    "max_members", "score_layout",
+        "score_format", "track_updated_at", "subscores"};
     static const char *const widths[] = {"packed", "wide"};
     static const char *const periods[] = {"none", "hourly", "daily", "weekly", "monthly"};
     static const char *const orders[] = {"desc", "asc"};
@@ -209,7 +210,8 @@ int validate_settings(const cJSON *doc, const struct board_settings *defaults,
         entry_fail(err, ERR_INVALID_BODY, "The body must be a JSON object of settings.");
         return -1;
     }
-    if (only_fields(doc, known, 12, err, "The settings object"))
+    if (only_fields(doc, known, (int)(sizeof(known) / sizeof(known[0])), err,
+                    "The settings object"))
         return -1;
     memset(p, 0, sizeof(*p));
     p->value = *defaults;
@@ -272,6 +274,13 @@ int validate_settings(const cJSON *doc, const struct board_settings *defaults,
         return -1;
     }
     p->has_score_format = sf != NULL;
+    const cJSON *track = cJSON_GetObjectItemCaseSensitive(doc, "track_updated_at");
+    if (track && !cJSON_IsBool(track)) {
+        entry_fail(err, ERR_INVALID_FIELD, "track_updated_at must be true or false.");
+        return -1;
+    }
+    p->has_track_updated_at = track != NULL;
+    p->value.track_updated_at = cJSON_IsTrue(track);
     return 0;
 }
 

@@ -65,6 +65,7 @@
 #define BOARD_TIMEZONE_DEFAULT 0             /**< timezone: UTC (period_tz_text's form) */
 #define BOARD_RETAIN_DEFAULT 1               /**< retain: past periods kept readable */
 #define BOARD_SCORE_FORMAT_DEFAULT "integer" /**< score_format: SCORE_FORMAT_INTEGER */
+#define BOARD_TRACK_UPDATED_AT_DEFAULT 0     /**< track_updated_at: 1 keeps each entry's time */
 #define BOARD_RECORD_BYTES_MAX 1024          /**< serialized record JSON */
 #define BOARD_BATCH_MAX 1000                 /**< entries per write script call */
 #define BOARD_MAX_MEMBERS_MAX 100000000      /**< the largest max_members setting */
@@ -85,13 +86,15 @@ struct board_settings {
     int64_t version;                /**< the board's write counter (write.lua bumps it once per
                                  *   call); read-only, 0 before the first write */
     enum score_format score_format; /**< how pages show the scores (display only) */
+    int track_updated_at;           /**< 1: each entry's updated_at (ms since the epoch when its
+                                     *   score last changed) is kept in the set's `upd` hash */
 };
 
 /** Partial settings from a PUT: a field is applied only when its has_ flag is set. */
 struct board_settings_patch {
     struct board_settings value;
     int has_order, has_tiebreak, has_decimals, has_page_size, has_page_ttl, has_period, has_tz,
-        has_retain, has_max_members, has_score_layout, has_score_format;
+        has_retain, has_max_members, has_score_layout, has_score_format, has_track_updated_at;
     int has_subscores; /**< value.layout.nsub / sub_asc set (0 columns: none) */
 };
 
@@ -123,6 +126,8 @@ struct board_where {
     char z[192];     /**< the sorted-set key */
     char dense[192]; /**< its distinct scores (P:{board}:dense[:<period>]) */
     char ids[192];   /**< a `wide` set's id -> tie prefix hash (P:{board}:ids[:<period>]) */
+    char upd[192];   /**< the set's id -> updated_at (ms) hash of a board that tracks it
+                      *   (P:{board}:upd[:<period>]); on a cluster the set's own key (unused) */
     char period[PERIOD_ID_MAX]; /**< the period id, "" for a board without periods */
     enum period_kind kind;      /**< the board's period settings used to choose it */
     struct period_tz tz;        /**< (bound to its zone) */
@@ -202,6 +207,8 @@ struct board_member {
     int64_t ordinal;            /**< the position: the page and the percentile follow from it */
     const char *record;         /**< record JSON or NULL, borrowed from reply */
     size_t record_len;
+    int64_t updated_at; /**< ms since the epoch when its score last changed (a board that
+                         *   tracks it: settings.track_updated_at); -1 unknown */
     void *reply;
 };
 
@@ -297,6 +304,7 @@ enum board_key_kind {
     BOARD_KEY_SET,      /**< ":z", ":z:<period>": the sorted sets */
     BOARD_KEY_DENSE,    /**< ":dense", ":dense:<period>": their distinct scores */
     BOARD_KEY_IDS,      /**< ":ids", ":ids:<period>": a `wide` set's id -> tie prefix hash */
+    BOARD_KEY_UPD,      /**< ":upd", ":upd:<period>": the set's id -> updated_at (ms) hash */
     BOARD_KEY_SWEEP,    /**< ":sweep": the sweep's lock */
     BOARD_KEY_IDEM,     /**< ":idem:<Idempotency-Key>": an idempotent write's record */
     BOARD_KEY_EXPORT,   /**< ":export:<token>:rows|moves": an export's snapshot */

@@ -22,10 +22,11 @@ void board_info_take(const struct store_reply *r, const struct board_where *w,
 }
 
 /* Text of the eleven settings put_board.lua takes, in its order (see the script). */
-static void settings_text(const struct board_settings *v, char out[11][PERIOD_TZ_TEXT_MAX])
+static void settings_text(const struct board_settings *v, char out[12][PERIOD_TZ_TEXT_MAX])
 {
     const size_t n = PERIOD_TZ_TEXT_MAX;
     char layout[SCORE_LAYOUT_TEXT_MAX];
+    snprintf(out[11], n, "%d", v->track_updated_at ? 1 : 0);
     snprintf(out[10], n, "%s", score_format_name(v->score_format));
     snprintf(out[9], n, "%s", score_layout_text(&v->layout, layout));
     snprintf(out[8], n, "%" PRId64, v->max_members);
@@ -39,7 +40,8 @@ static void settings_text(const struct board_settings *v, char out[11][PERIOD_TZ
     snprintf(out[7], n, "%d", v->retain);
 }
 
-/* The key of the set (what 1: of its distinct scores, 2: of its ids) of the period `d` periods
+/* The key of the set (what 1: of its distinct scores, 2: of its ids, 3: of its updated_at
+ * times) of the period `d` periods
  * before the one holding `now` under the given period settings: <prefix>:{<board>}:z:<period id> */
 static void period_set_key(const struct board_model *m, const char *board, enum period_kind kind,
                            const struct period_tz *tz, int64_t now, int d, int what,
@@ -48,9 +50,10 @@ static void period_set_key(const struct board_model *m, const char *board, enum 
     char id[PERIOD_ID_MAX];
     period_id(kind, tz, period_start(kind, tz, now, -d), id);
     board_set_key(out, KEY_MAX, m->prefix, board,
-                  what == 2 ? BOARD_KEY_IDS
-                  : what    ? BOARD_KEY_DENSE
-                            : BOARD_KEY_SET,
+                  what == 3   ? BOARD_KEY_UPD
+                  : what == 2 ? BOARD_KEY_IDS
+                  : what      ? BOARD_KEY_DENSE
+                              : BOARD_KEY_SET,
                   id);
 }
 
@@ -96,6 +99,8 @@ static void patch_apply(const struct board_settings *base, const struct board_se
         out->max_members = v->max_members;
     if (p->has_score_format)
         out->score_format = v->score_format;
+    if (p->has_track_updated_at)
+        out->track_updated_at = v->track_updated_at;
 }
 
 /* What put_board.lua and create_board.lua answer on success: {code, settings, total}. */
@@ -124,9 +129,10 @@ void board_put_call_free(struct board_put_call *c)
 int board_put_create_prepare(struct board_model *m, const char *board,
                              const struct board_settings_patch *patch, struct board_put_call *c)
 {
-    static const char *const names[] = {"order",       "tiebreak",     "score_decimals", "period",
-                                        "timezone",    "page_size",    "page_ttl_ms",    "retain",
-                                        "max_members", "score_layout", "score_format"};
+    static const char *const names[] = {"order",        "tiebreak",     "score_decimals",
+                                        "period",       "timezone",     "page_size",
+                                        "page_ttl_ms",  "retain",       "max_members",
+                                        "score_layout", "score_format", "track_updated_at"};
     board_make_keys(m, board, &c->k);
     struct board_settings d, v;
     board_settings_default(&d);
@@ -136,24 +142,24 @@ int board_put_create_prepare(struct board_model *m, const char *board,
         return rc;
     settings_text(&v, c->val);
     board_new_generation(c->gen);
-    c->argv = calloc(4 + 22 + 4, sizeof(*c->argv));
+    c->argv = calloc(4 + 24 + 4, sizeof(*c->argv));
     if (!c->argv)
         return -ENOMEM;
     c->argv[0] = c->k.meta;
     c->argv[1] = c->k.script_registry;
     c->argv[2] = c->w.z;
     c->argv[3] = board;
-    for (int i = 0; i < 11; i++) {
+    for (int i = 0; i < 12; i++) {
         c->argv[4 + 2 * i] = names[i];
         c->argv[5 + 2 * i] = c->val[i];
     }
-    c->argv[26] = "gen";
-    c->argv[27] = c->gen;
-    c->argv[28] = "life"; /* the idempotency records' life (write.lua): this creation's */
+    c->argv[28] = "gen";
     c->argv[29] = c->gen;
+    c->argv[30] = "life"; /* the idempotency records' life (write.lua): this creation's */
+    c->argv[31] = c->gen;
     c->create = 1;
     c->nkeys = 3;
-    c->nargs = 27;
+    c->nargs = 29;
     return 0;
 }
 
@@ -172,9 +178,10 @@ int board_put_update_prepare(struct board_model *m, const char *board,
     struct period_tz tz = cur->tz;
     if (period_tz_bind(&tz, m->zones))
         return -EBADMSG; /* the board's zone is not one this process can load */
-    /* the current set, the past ones, then the distinct scores of those emptied (d > lo) */
-    c->zs = calloc(3 * (size_t)hi + 1, sizeof(*c->zs));
-    c->argv = calloc(3 * (size_t)hi + 3 + 17, sizeof(*c->argv));
+    /* the current set, the past ones, then the distinct scores, ids and updated_at times of
+     * those emptied (d > lo) */
+    c->zs = calloc(4 * (size_t)hi + 1, sizeof(*c->zs));
+    c->argv = calloc(4 * (size_t)hi + 3 + 18, sizeof(*c->argv));
     if (!c->zs || !c->argv) {
         board_put_call_free(c);
         return -ENOMEM;
@@ -186,8 +193,9 @@ int board_put_update_prepare(struct board_model *m, const char *board,
     for (int d = 1; d <= hi; d++)
         period_set_key(m, board, cur->period, &tz, now, d, 0, c->zs[d]);
     for (int d = lo + 1; d <= hi; d++) {
-        period_set_key(m, board, cur->period, &tz, now, d, 1, c->zs[hi + 2 * (d - lo) - 1]);
-        period_set_key(m, board, cur->period, &tz, now, d, 2, c->zs[hi + 2 * (d - lo)]);
+        period_set_key(m, board, cur->period, &tz, now, d, 1, c->zs[hi + 3 * (d - lo) - 2]);
+        period_set_key(m, board, cur->period, &tz, now, d, 2, c->zs[hi + 3 * (d - lo) - 1]);
+        period_set_key(m, board, cur->period, &tz, now, d, 3, c->zs[hi + 3 * (d - lo)]);
     }
     settings_text(&patch->value, c->val);
     struct board_settings applied; /* score_layout's text names the columns the board keeps */
@@ -207,7 +215,7 @@ int board_put_update_prepare(struct board_model *m, const char *board,
     c->argv[nk++] = c->k.meta;
     c->argv[nk++] = c->zs[0];
     c->argv[nk++] = c->k.index;
-    for (int d = 1; d <= hi + 2 * (hi - lo); d++)
+    for (int d = 1; d <= hi + 3 * (hi - lo); d++)
         c->argv[nk++] = c->zs[d];
     int na = nk;
     c->argv[na++] = period_kind_name(cur->period);
@@ -221,6 +229,7 @@ int board_put_update_prepare(struct board_model *m, const char *board,
     c->argv[na++] = patch->has_max_members ? c->val[8] : "";
     c->argv[na++] = patch->has_score_layout || patch->has_subscores ? c->val[9] : "";
     c->argv[na++] = patch->has_score_format ? c->val[10] : "";
+    c->argv[na++] = patch->has_track_updated_at ? c->val[11] : "";
     c->create = 0;
     c->nkeys = nk;
     c->nargs = na - nk;
@@ -248,10 +257,11 @@ int board_put_take(struct board_model *m, const char *board, int create,
     if (e0 && e0->type == STORE_REPLY_STRING) /* 'absent' or 'retry' */
         return PUT_AGAIN;
     if (e0 && e0->type == STORE_REPLY_INTEGER && e0->integer < 0 && r->elements == 2) {
-        static const char *const names[] = {"order",    "tiebreak",     "score_decimals", "period",
-                                            "timezone", "score_layout", "subscores"};
+        static const char *const names[] = {
+            "order",    "tiebreak",     "score_decimals",   "period",
+            "timezone", "score_layout", "track_updated_at", "subscores"};
         *field = names[0];
-        for (size_t i = 0; i < 7; i++)
+        for (size_t i = 0; i < 8; i++)
             if (r->element[1]->str && strcmp(r->element[1]->str, names[i]) == 0)
                 *field = names[i];
         return -EEXIST;
@@ -283,7 +293,7 @@ int board_delete_prepare(struct board_model *m, const char *board, const struct 
      * settings. The other kinds of key become unreachable (board.h: enum board_key_fate). */
     char ids[PERIOD_RETAIN_MAX + 1][PERIOD_ID_MAX];
     int np = board_periods(m, set, ids, PERIOD_RETAIN_MAX + 1);
-    int max = BOARD_KEY_KINDS + 3 * np;
+    int max = BOARD_KEY_KINDS + 4 * np;
     c->zs = calloc((size_t)max, sizeof(*c->zs));
     int n = c->zs ? board_owned_keys(m->prefix, board, (const char(*)[PERIOD_ID_MAX])ids, np, c->zs,
                                      max)
@@ -324,7 +334,8 @@ void board_reset_prepare(struct board_model *m, const char *board, const struct 
     c->argv[1] = w->z;
     c->argv[2] = w->dense;
     c->argv[3] = w->ids;
-    c->argv[4] = c->gen;
+    c->argv[4] = w->upd;
+    c->argv[5] = c->gen;
 }
 
 /* reset_board.lua's and delete_board.lua's 1/0 reply. */
@@ -352,9 +363,10 @@ void board_trim_prepare(const struct board_model *m, const char *board,
     c->argv[1] = w->dense;
     c->argv[2] = c->meta;
     c->argv[3] = w->ids;
-    c->argv[4] = keep >= 0 ? "rank" : "score";
-    c->argv[5] = c->from;
-    c->argv[6] = c->chunk;
+    c->argv[4] = w->upd;
+    c->argv[5] = keep >= 0 ? "rank" : "score";
+    c->argv[6] = c->from;
+    c->argv[7] = c->chunk;
 }
 
 /* The members one trim.lua call removed. */
@@ -372,12 +384,14 @@ void board_member_delete_prepare(struct board_model *m, const char *board,
     c->argv[1] = w->z;
     c->argv[2] = w->dense;
     c->argv[3] = w->ids;
-    c->argv[4] = id;
+    c->argv[4] = w->upd;
+    c->argv[5] = id;
     c->lens[0] = strlen(c->k.meta);
     c->lens[1] = strlen(w->z);
     c->lens[2] = strlen(w->dense);
     c->lens[3] = strlen(w->ids);
-    c->lens[4] = id_len;
+    c->lens[4] = strlen(w->upd);
+    c->lens[5] = id_len;
 }
 
 /* delete_member.lua's reply: 0, -ENOENT no board, -ENODATA no such member, -EIO. */

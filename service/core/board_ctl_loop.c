@@ -443,7 +443,7 @@ static void reset_then(struct board_ctl_job *j)
     struct board_reset_call *c = &((struct ctl_state *)j->state)->u.reset;
     board_reset_prepare(j->m, j->board, &j->w, c);
     ctl_step(j,
-             ctl_script(j, board_script(SCRIPT_RESET_BOARD), 4, 1, c->argv, NULL, 0, reset_reply));
+             ctl_script(j, board_script(SCRIPT_RESET_BOARD), 5, 1, c->argv, NULL, 0, reset_reply));
 }
 
 /* ---- DELETE /boards/{board}/members?keep|below: settings, then trim.lua chunks */
@@ -469,7 +469,7 @@ static int trim_send(struct board_ctl_job *j)
     /* each chunk has the request's time from its send: a trim's work grows with what it
      * removes, like an upload's (each chunk stays short in Redis) */
     int64_t deadline = j->chunk_timeout_ms ? util_now_ms() + j->chunk_timeout_ms : 0;
-    return ctl_script(j, board_script(SCRIPT_TRIM), 4, 3, c->argv, NULL, deadline, trim_reply);
+    return ctl_script(j, board_script(SCRIPT_TRIM), 5, 3, c->argv, NULL, deadline, trim_reply);
 }
 
 static void trim_then(struct board_ctl_job *j)
@@ -493,7 +493,7 @@ static void member_delete_then(struct board_ctl_job *j)
 {
     struct board_member_delete_call *c = &((struct ctl_state *)j->state)->u.mdel;
     board_member_delete_prepare(j->m, j->board, &j->w, j->id, j->id_len, c);
-    ctl_step(j, ctl_script(j, board_script(SCRIPT_DELETE_MEMBER), 4, 1, c->argv, c->lens, 0,
+    ctl_step(j, ctl_script(j, board_script(SCRIPT_DELETE_MEMBER), 5, 1, c->argv, c->lens, 0,
                            member_delete_reply));
 }
 

@@ -60,7 +60,7 @@ struct board_put_call {
     const char **argv;
     int create;
     int nkeys, nargs;
-    char val[11][PERIOD_TZ_TEXT_MAX], tz[PERIOD_TZ_TEXT_MAX], retain[16], gen[32], nkeep[16],
+    char val[12][PERIOD_TZ_TEXT_MAX], tz[PERIOD_TZ_TEXT_MAX], retain[16], gen[32], nkeep[16],
         cut[32];
 };
 
@@ -78,16 +78,16 @@ struct board_delete_call {
 struct board_reset_call {
     struct board_keys k;
     char gen[32];
-    const char *argv[5];
+    const char *argv[6];
 };
 
-/* The argv of one write.lua call (its header says the layout): per target 6 keys (the set, its
- * settings, the period index, the idempotency record, the set's distinct scores, its ids hash)
- * and 14 header
+/* The argv of one write.lua call (its header says the layout): per target 7 keys (the set, its
+ * settings, the period index, the idempotency record, the set's distinct scores, its ids hash,
+ * its updated_at hash) and 16 header
  * values, then the records hash and the registry; 9 values before the targets' headers; per
  * entry 3 values and 3 per target. */
-#define WRITE_TARGET_KEYS 6
-#define WRITE_TARGET_HDR 14
+#define WRITE_TARGET_KEYS 7
+#define WRITE_TARGET_HDR 16
 #define WRITE_GLOBAL_ARGS 11
 #define IDEM_KEY_MAX (KEY_MAX + BOARD_IDEM_KEY_MAX + 8)
 
@@ -115,7 +115,7 @@ struct write_args {
  * scores, the settings; then the mode, where the tail starts, the chunk. */
 struct board_trim_call {
     char from[32], chunk[16], meta[KEY_MAX];
-    const char *argv[7];
+    const char *argv[8];
 };
 
 /* delete_member.lua's call (allow-oom: it must work at maxmemory, where Redis refuses to queue
@@ -123,8 +123,8 @@ struct board_trim_call {
  * member. */
 struct board_member_delete_call {
     struct board_keys k;
-    const char *argv[5];
-    size_t lens[5];
+    const char *argv[6];
+    size_t lens[6];
 };
 
 /* ---------------------------------------------------------------- lent between the files */

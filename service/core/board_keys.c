@@ -36,6 +36,7 @@ const struct board_key_spec board_key_specs[BOARD_KEY_KINDS] = {
     [BOARD_KEY_SET] = {":z", BOARD_GONE_UNLINKED, 0},
     [BOARD_KEY_DENSE] = {":dense", BOARD_GONE_UNLINKED, 0},
     [BOARD_KEY_IDS] = {":ids", BOARD_GONE_UNLINKED, 0},
+    [BOARD_KEY_UPD] = {":upd", BOARD_GONE_UNLINKED, 0},
     [BOARD_KEY_SWEEP] = {":sweep", BOARD_GONE_TTL, 1},
     [BOARD_KEY_IDEM] = {":idem:", BOARD_GONE_LIFE, 1},
     [BOARD_KEY_EXPORT] = {":export:", BOARD_GONE_TOKEN, 1},
@@ -86,7 +87,7 @@ int board_owned_keys(const char *prefix, const char *board, const char (*periods
         board_key_make(&b, out[n++], BOARD_KEY_LEN, prefix, board, (enum board_key_kind)k);
     }
     for (int i = 0; i < np; i++) {
-        for (int k = BOARD_KEY_SET; k <= BOARD_KEY_IDS; k++) {
+        for (int k = BOARD_KEY_SET; k <= BOARD_KEY_UPD; k++) {
             if (n >= max)
                 return -ENOSPC;
             board_key_make(&b, out[n], BOARD_KEY_LEN, prefix, board, (enum board_key_kind)k);

@@ -146,6 +146,15 @@ void board_read_prepare(struct board_model *m, const char *board, const struct b
         break;
     case BOARD_READ_MEMBER: /* member.lua: id; around.lua: id, size */
     case BOARD_READ_AROUND:
+        if (a->kind == BOARD_READ_MEMBER) { /* member.lua's KEYS[6]: the updated_at hash */
+            util_copy(out->upd, sizeof(out->upd), w->upd);
+            memmove(out->argv + 6, out->argv + 5, (size_t)(k - 5) * sizeof(*out->argv));
+            memmove(out->lens + 6, out->lens + 5, (size_t)(k - 5) * sizeof(*out->lens));
+            out->argv[5] = out->upd;
+            out->lens[5] = strlen(out->upd);
+            out->nkeys = 6;
+            k++;
+        }
         arg_put(out, &k, a->id, a->id_len);
         if (a->kind == BOARD_READ_AROUND)
             arg_put(out, &k, num[1], strlen(num[1]));
@@ -351,12 +360,13 @@ int board_member_take(struct board_model *m, const char *board, struct store_rep
     mb->score = board_decode_stored(&mb->settings.layout, r->element[2]->str);
     mb->ordinal = reply_i64(r->element[3], 0) + 1;
     mb->rank = reply_i64(r->element[5], mb->ordinal);
-    if (r->elements > 6 && r->element[6]->type == STORE_REPLY_STRING) /* the set member */
-        score_codec_member_subscores(&set.layout, r->element[6]->str, r->element[6]->len, mb->sub);
+    if (r->elements > 7 && r->element[7]->type == STORE_REPLY_STRING) /* the set member */
+        score_codec_member_subscores(&set.layout, r->element[7]->str, r->element[7]->len, mb->sub);
     if (r->element[4]->type == STORE_REPLY_STRING) {
         mb->record = r->element[4]->str;
         mb->record_len = r->element[4]->len;
     }
+    mb->updated_at = r->elements > 6 ? reply_i64(r->element[6], -1) : -1;
     mb->reply = r;
     *out = mb;
     return 0;

@@ -74,8 +74,8 @@ struct board_read {
     int nkeys, nargs;
     const char *argv[BOARD_READ_ARGV];
     size_t lens[BOARD_READ_ARGV];
-    char meta[192], items[192], z[192], dense[192], ids[192], tz[PERIOD_TZ_TEXT_MAX], retain[16],
-        num[9][32];
+    char meta[192], items[192], z[192], dense[192], ids[192], upd[192], tz[PERIOD_TZ_TEXT_MAX],
+        retain[16], num[9][32];
 };
 
 /** Prepare the read `a` of the set `w` (board_where_cached or board_where_settled). */

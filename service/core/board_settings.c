@@ -24,6 +24,7 @@ void board_settings_default(struct board_settings *s)
     s->max_members = 0;
     s->version = 0;
     s->score_format = SCORE_FORMAT_INTEGER; /* BOARD_SCORE_FORMAT_DEFAULT */
+    s->track_updated_at = BOARD_TRACK_UPDATED_AT_DEFAULT;
 }
 
 /* v as a number as strtol reads it (LONG_MIN: text, or no digits), and whether it was plain
@@ -73,6 +74,8 @@ void board_settings_field(struct board_settings *s, const char *f, const char *v
                                                         : SCORE_TIEBREAK_FIRST;
         else if (strcmp(f, "timezone") == 0)
             period_tz_field(v, &s->tz); /* damaged text keeps the default */
+        else if (strcmp(f, "track_updated_at") == 0)
+            s->track_updated_at = n == 1;
         break;
     case 'p':
         if (strcmp(f, "page_size") == 0 && n >= 1 && n <= BOARD_PAGE_SIZE_MAX)

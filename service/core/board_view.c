@@ -215,16 +215,20 @@ static void dense_key(char *out, size_t len, const char *prefix, const char *boa
     board_set_key(out, len, prefix, board, BOARD_KEY_DENSE, period);
 }
 
-/* w->ids: the set's ids hash (read by a `wide` board's scripts); on a cluster, where boards are
+/* w->ids: the set's ids hash (read by a `wide` board's scripts), and w->upd its updated_at
+ * hash (a board that tracks them); on a cluster, where boards are
  * always packed (board.h: board_clustered), the set's own key, so that no script names a key
  * that does not exist beside its set (a slot being migrated refuses such a call: TRYAGAIN). */
 static void where_ids(const struct board_model *m, const char *board, const char *period,
                       struct board_where *w)
 {
-    if (board_clustered(m))
+    if (board_clustered(m)) {
         util_copy(w->ids, sizeof(w->ids), w->z);
-    else
+        util_copy(w->upd, sizeof(w->upd), w->z); /* no board tracks updated_at there */
+    } else {
         board_set_key(w->ids, sizeof(w->ids), m->prefix, board, BOARD_KEY_IDS, period);
+        board_set_key(w->upd, sizeof(w->upd), m->prefix, board, BOARD_KEY_UPD, period);
+    }
 }
 
 /* The set for `requested` (NULL/"": current) under the given period settings. */

@@ -126,6 +126,7 @@ int board_write_args_build(struct write_args *w, const struct board_write_job *j
         /* the distinct scores: in the board's slot, and kept exactly when the set is */
         args_str(w, &k, t->where.dense);
         args_str(w, &k, t->where.ids); /* a `wide` set's ids hash: in the board's slot */
+        args_str(w, &k, t->where.upd); /* its updated_at hash (never a cluster's) */
         if (b == 0) { /* a cluster: records and registry are the caller's (records.h) */
             util_copy(w->items, sizeof(w->items), keys.script_items);
             util_copy(w->registry, sizeof(w->registry), keys.script_registry);
@@ -177,6 +178,8 @@ int board_write_args_build(struct write_args *w, const struct board_write_job *j
                      ? period_start(s->period, &t->where.tz, board_now_ms(m), 0)
                      : 0);
         score_layout_text(l, h[13]);
+        util_copy(h[14], 32, s->track_updated_at ? "1" : "0");
+        snprintf(h[15], 32, "%" PRId64, board_now_ms(m)); /* updated_at of the entries it moves */
         for (int v = 0; v < WRITE_TARGET_HDR; v++) {
             if (v == 7)
                 args_str(w, &k, t->board);

@@ -321,9 +321,9 @@ void records_then_lookup(struct store_async *sa, struct store_reply *reply,
 void records_then_member(struct store_async *sa, struct store_reply *reply,
                          const struct store_call *call, store_async_fn fn, void *arg)
 {
-    /* {settings, total, stored, rank0, record, rank}: a member that is there (stored) has its
-     * record fetched; ARGV[5] is its id (ARGV[1..4] the read prelude's) */
-    if (reply->type != STORE_REPLY_ARRAY || reply->elements != 6 ||
+    /* {settings, total, stored, rank0, record, rank, updated_at}: a member that is there
+     * (stored) has its record fetched; ARGV[5] is its id (ARGV[1..4] the read prelude's) */
+    if (reply->type != STORE_REPLY_ARRAY || reply->elements < 6 ||
         reply->element[0]->type != STORE_REPLY_ARRAY ||
         reply->element[2]->type != STORE_REPLY_STRING || call->nargs < 5) {
         pass(reply, fn, arg);

@@ -19,7 +19,10 @@
 -- ARGV[15] max_members ('' left out; 0 no limit): the board is cut to it by the writes that
 -- follow (write.lua, bounded per call), never here   ARGV[16] score_layout ('' left out): shapes
 -- the stored data like the first five   ARGV[17] score_format ('' left out; display only)
--- (The emptied periods' sets are each followed by their distinct scores and their ids hash.)
+-- ARGV[18] track_updated_at ('1', '0'; '' left out): shapes the stored data too (a board that
+-- starts keeping times has none for the members it holds; one that stops would keep stale ones)
+-- (The emptied periods' sets are each followed by their distinct scores, their ids hash and
+-- their updated_at hash.)
 -- The first five fields shape the stored data: changing one is refused while the sets that stay
 -- readable (KEYS[2], the kept ones) have members; allowed, it UNLINKs every set in the index,
 -- so no set written under the old layout or periods can ever be read under the new ones.
@@ -52,6 +55,10 @@ if not shaping and ARGV[16] and ARGV[16] ~= '' and
   local was = s.score_layout or BOARD_SCORE_LAYOUT_DEFAULT
   shaping = (ARGV[16]:find(':') or was:find(':')) and 'subscores' or 'score_layout'
 end
+if not shaping and ARGV[18] and ARGV[18] ~= '' and
+   ARGV[18] ~= (s.track_updated_at or BOARD_TRACK_UPDATED_AT_DEFAULT) then
+  shaping = 'track_updated_at'
+end
 if shaping then
   for i = 2, 3 + nkeep do
     if i ~= 3 and redis.call('EXISTS', KEYS[i]) == 1 then return {-1, shaping} end
@@ -63,6 +70,7 @@ end
 if ARGV[15] ~= '' then redis.call('HSET', KEYS[1], 'max_members', ARGV[15]) end
 if ARGV[16] and ARGV[16] ~= '' then redis.call('HSET', KEYS[1], 'score_layout', ARGV[16]) end
 if ARGV[17] and ARGV[17] ~= '' then redis.call('HSET', KEYS[1], 'score_format', ARGV[17]) end
+if ARGV[18] and ARGV[18] ~= '' then redis.call('HSET', KEYS[1], 'track_updated_at', ARGV[18]) end
 for i = 4 + nkeep, #KEYS do redis.call('UNLINK', KEYS[i]) end
 -- a set an older rankd wrote carries a TTL (evictable, and cut short by a higher retain)
 for i = 4, 3 + nkeep do redis.call('PERSIST', KEYS[i]) end

@@ -7,8 +7,9 @@
 -- rank order, so only its two edge keys are counted). An export copying the set sees the
 -- removed members as they were (prelude_export.lua).
 -- KEYS[1] board sorted set, KEYS[2] its distinct scores, KEYS[3] board settings hash (its
--- tiebreak and score_layout give 2^T; its exports), KEYS[4] the set's ids hash (a `wide` board's
--- removed members leave it)
+-- tiebreak and score_layout give 2^T; its exports; track_updated_at), KEYS[4] the set's ids hash
+-- (a `wide` board's removed members leave it), KEYS[5] its updated_at hash (removed members
+-- leave it on a board that tracks it)
 -- ARGV[1] 'rank': remove ranks ARGV[2] (0-based) .. ARGV[2] + chunk - 1
 --         'score': remove members whose stored value is >= ARGV[2] (the tail of the board)
 -- ARGV[3] chunk
@@ -24,7 +25,7 @@ else
   range = redis.call('ZRANGE', KEYS[1], ARGV[2], '+inf', 'BYSCORE', 'LIMIT', 0, chunk, 'WITHSCORES')
 end
 if #range == 0 then return 0 end
-local s = redis.call('HMGET', KEYS[3], 'tiebreak', 'exports', 'score_layout')
+local s = redis.call('HMGET', KEYS[3], 'tiebreak', 'exports', 'score_layout', 'track_updated_at')
 if s[2] then
   local before = {}
   for i = 1, #range, 2 do before[range[i]] = tonumber(range[i + 1]) end
@@ -38,6 +39,7 @@ if plen > 0 then
   for i = 1, #ids do ids[i] = ids[i]:sub(plen + 1) end
   redis.call('HDEL', KEYS[4], unpack(ids))
 end
+if s[4] == '1' then redis.call('HDEL', KEYS[5], unpack(ids)) end
 local base, spl = tie_base(s[1], s[3]), SUB_BYTES * sub_count(s[3])
 if spl > 0 then
   dense_tuples(KEYS[1], KEYS[2], {}, tuples_of(range, spl))

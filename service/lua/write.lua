@@ -31,7 +31,8 @@
 -- idempotency record of a call without a key are KEYS[2] there too (a key that does not exist
 -- makes a migrating slot refuse the call). The distinct scores are always named: in the board's
 -- slot, and they exist exactly when the set does. The sixth key is the set's ids hash (used on a
--- `wide` board only; listed in the period index with the set).
+-- `wide` board only; listed in the period index with the set); the seventh its updated_at hash
+-- (id -> ms; used on a board that tracks it).
 -- ARGV[1] entries n   ARGV[2] boards nb   ARGV[3] '1' return ranks, '0' not, 'r' return only
 -- which entries were refused alone (brief sections, below; never with a digest)
 -- ARGV[4] '1' all or nothing
@@ -53,8 +54,11 @@
 -- then HB values per board: 2^T, tiebreak, largest |key|, order, score_decimals, default
 -- page_size, default page_ttl_ms, board name, a new unique generation (stored as `gen` and
 -- `life` if this call creates the board), period kind, UTC offset (minutes), '1' for a periodic board, the current
--- period's start (ms), score_layout. Order, tiebreak, decimals, period, offset and score_layout
--- are checked against the
+-- period's start (ms), score_layout, track_updated_at ('1', '0'), the time (ms since the epoch)
+-- an entry whose score this call changes gets as its updated_at on a board that tracks it (kept
+-- in the set's updated_at hash, the seventh key, listed in the period index with the set).
+-- Order, tiebreak, decimals, period, offset, score_layout and track_updated_at are checked
+-- against the
 -- settings hash; a periodic board's set is listed in the period index with its period's start
 -- (ZADD NX) in the same call as its first write, so every period set is listed while it exists
 -- (sweep.lua removes the sets of periods no longer readable; this call says when to run it).
@@ -88,7 +92,7 @@
 --@prelude wide
 --@prelude subscores
 --@prelude defaults
-local KB, HB, H0 = 6, 14, 12
+local KB, HB, H0 = 7, 16, 12
 local TRIM_SLACK = 64 -- members a write may remove beyond its own entries (a lowered max_members)
 local n, nb = tonumber(ARGV[1]), tonumber(ARGV[2])
 local want_rank, atomic, create_ok, want_prev =
@@ -102,7 +106,7 @@ local items, registry = KEYS[KB * nb + 1], KEYS[KB * nb + 2]
 local fmt = '%.17g'
 
 local function hdr(b, k) return ARGV[H0 + HB * b + k] end
--- 1 set, 2 settings, 3 index, 4 idem, 5 distinct scores, 6 ids hash (wide)
+-- 1 set, 2 settings, 3 index, 4 idem, 5 distinct scores, 6 ids hash (wide), 7 updated_at hash
 local function key_of(b, name) return KEYS[KB * b + name] end
 
 -- Phase 0: a request already applied under this Idempotency-Key is answered from its record
@@ -161,21 +165,23 @@ local create, maxm, exports = {}, {}, {}
 for b = 0, nb - 1 do
   if not replay[b] then
     local m = redis.call('HMGET', key_of(b, 2), 'order', 'tiebreak', 'score_decimals', 'period',
-                         'timezone', 'max_members', 'exports', 'score_layout')
+                         'timezone', 'max_members', 'exports', 'score_layout', 'track_updated_at')
     if not m[1] then
       if not create_ok then return {4, 0, '', b, 0} end
       -- a new board gets the defaults; settings read before a concurrent delete must not revive it
       if hdr(b, 3) ~= BOARD_ORDER_DEFAULT or hdr(b, 1) ~= BOARD_TIEBREAK_DEFAULT or
          hdr(b, 4) ~= BOARD_DECIMALS_DEFAULT or hdr(b, 5) ~= BOARD_PAGE_SIZE_DEFAULT or
          hdr(b, 6) ~= BOARD_PAGE_TTL_MS_DEFAULT or hdr(b, 9) ~= BOARD_PERIOD_DEFAULT or
-         hdr(b, 10) ~= BOARD_TIMEZONE_DEFAULT or hdr(b, 13) ~= BOARD_SCORE_LAYOUT_DEFAULT then
+         hdr(b, 10) ~= BOARD_TIMEZONE_DEFAULT or hdr(b, 13) ~= BOARD_SCORE_LAYOUT_DEFAULT or
+         hdr(b, 14) ~= BOARD_TRACK_UPDATED_AT_DEFAULT then
         return {1, 0, '', b, 0}
       end
       create[b] = true
     elseif m[1] ~= hdr(b, 3) or m[2] ~= hdr(b, 1) or m[3] ~= hdr(b, 4) or
            (m[4] or BOARD_PERIOD_DEFAULT) ~= hdr(b, 9) or
            (m[5] or BOARD_TIMEZONE_DEFAULT) ~= hdr(b, 10) or
-           (m[8] or BOARD_SCORE_LAYOUT_DEFAULT) ~= hdr(b, 13) then
+           (m[8] or BOARD_SCORE_LAYOUT_DEFAULT) ~= hdr(b, 13) or
+           (m[9] or BOARD_TRACK_UPDATED_AT_DEFAULT) ~= hdr(b, 14) then
       return {1, 0, '', b, 0}
     end
     maxm[b] = tonumber(m[6] or '0') or 0
@@ -399,6 +405,25 @@ for b = 0, nb - 1 do
   end
 end
 
+-- updated_at (a board that tracks it): the members of `adds` ({stored, set member, ...}: the
+-- entries whose score this call changes; a set member is the id after plen bytes) get this
+-- call's time in the set's updated_at hash, listed in a periodic board's index with its set.
+local function updated_at_note(b, adds, plen)
+  local kv = {}
+  for k = 2, #adds, 2 do
+    kv[#kv + 1] = plen > 0 and adds[k]:sub(plen + 1) or adds[k]
+    kv[#kv + 1] = hdr(b, 15)
+  end
+  redis.call('HSET', key_of(b, 7), unpack(kv))
+  if hdr(b, 11) == '1' then redis.call('ZADD', key_of(b, 3), 'NX', hdr(b, 12), key_of(b, 7)) end
+end
+-- the members max_members removed ({set member, stored, ...}) leave the updated_at hash
+local function updated_at_popped(b, popped, plen)
+  local ids = {}
+  for k = 1, #popped, 2 do ids[#ids + 1] = plen > 0 and popped[k]:sub(plen + 1) or popped[k] end
+  redis.call('HDEL', key_of(b, 7), unpack(ids))
+end
+
 -- Phase 3: the writes of the entries handled (ZADD applies its pairs in order, HSET its fields:
 -- a member given twice ends as its last entry, as one by one), board by board; a full group on
 -- one board cuts every board's writes at the same entry.
@@ -423,6 +448,7 @@ for b = 0, nb - 1 do
     if #adds > 0 then
       local dz, base = key_of(b, 5), tonumber(hdr(b, 0))
       local dense = plan.dense_of() -- before this board's first write
+      if hdr(b, 14) == '1' then updated_at_note(b, adds, plan.plen) end
       local wide = plan.plen > 0 and wide_apply(z, key_of(b, 6), key_of(b, 2), plan, adds)
       if wide then adds = wide.adds end
       redis.call('ZADD', z, unpack(adds))
@@ -461,6 +487,7 @@ for b = 0, nb - 1 do
           popped = redis.call('ZPOPMAX', z, math.min(excess, #adds / 2 + TRIM_SLACK))
           trimmed = #popped / 2
           if wide and #popped > 0 then wide_popped(key_of(b, 6), plan.plen, popped) end
+          if hdr(b, 14) == '1' and #popped > 0 then updated_at_popped(b, popped, plan.plen) end
           -- the popped members are a run of the set's tail (highest stored values first): the
           -- keys strictly inside it go, its two edge keys are counted
           if dense and #popped > 0 and plan.spl > 0 then

@@ -181,6 +181,7 @@ static const struct {
     {"export", export_suite, 1, 1},
     {"reads", reads_suite, 1, 1},
     {"with", with_suite, 1, 1},
+    {"updated_at", updated_suite, 1, 0},
     {"streams", streams_suite, 1, 0},
     {"sentinel", sentinel_suite, 1, 0},
     {"replicas_api", replicas_api_suite, 1, 1},

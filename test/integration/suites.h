@@ -80,6 +80,7 @@ Suite *uploads_suite(void);
 Suite *export_suite(void);
 Suite *reads_suite(void);
 Suite *with_suite(void);
+Suite *updated_suite(void);
 Suite *cluster_suite(void);
 Suite *sentinel_suite(void);
 Suite *sentinel_replicas_suite(void);

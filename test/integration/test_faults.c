@@ -545,8 +545,8 @@ static const char *mon_unbounded(const struct mon_cmd *c, const char *items_key)
     }
     if ((mon_is(c, "EVALSHA") || mon_is(c, "EVAL") || mon_is(c, "EVALSHA_RO") ||
          mon_is(c, "EVAL_RO")) &&
-        c->argc > 3 + 8 + 11 + 14 + 6 * BOARD_BATCH_MAX) /* verb, sha, nkeys; write.lua's one
-                                                         * board: 8 keys, 11 + 14 fixed values,
+        c->argc > 3 + 9 + 11 + 16 + 6 * BOARD_BATCH_MAX) /* verb, sha, nkeys; write.lua's one
+                                                         * board: 9 keys, 11 + 16 fixed values,
                                                          * 6 per entry */
         return "a script call carrying more than 1000 entries";
     return NULL;

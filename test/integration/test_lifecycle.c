@@ -616,9 +616,10 @@ START_TEST(test_reset_big_board)
             slow_cmd);
     ck_assert_msg(s.bad == 0, "%d forbidden command(s) during the reset; first (%s): %s", s.bad,
                   s.why, s.first_bad);
-    /* the settings, the set, its distinct scores, its ids hash (a wide board's) */
-    ck_assert_msg(s.scripts >= 1 && s.max_keys <= 4,
-                  "reset: %d script calls, up to %d keys; want one script on at most 4 keys",
+    /* the settings, the set, its distinct scores, its ids hash (a wide board's), its updated_at
+     * hash (a board that tracks it) */
+    ck_assert_msg(s.scripts >= 1 && s.max_keys <= 5,
+                  "reset: %d script calls, up to %d keys; want one script on at most 5 keys",
                   s.scripts, s.max_keys);
     ck_assert_msg(s.lua_lines <= LUA_CMDS_PER_SCRIPT_MAX * s.scripts,
                   "reset: scripts ran %d commands", s.lua_lines);
@@ -694,9 +695,9 @@ START_TEST(test_delete_big_board)
     ck_assert_msg(s.bad == 0, "%d forbidden command(s) during the delete; first (%s): %s", s.bad,
                   s.why, s.first_bad);
     /* a board without periods: its settings, the registry, its (empty) period index, its set,
-     * the set's distinct scores and its ids hash (a wide board's) */
-    ck_assert_msg(s.scripts >= 1 && s.max_keys <= 6,
-                  "delete: %d script calls, up to %d keys; want one script on at most 6 keys",
+     * the set's distinct scores, its ids hash (a wide board's) and its updated_at hash */
+    ck_assert_msg(s.scripts >= 1 && s.max_keys <= 7,
+                  "delete: %d script calls, up to %d keys; want one script on at most 7 keys",
                   s.scripts, s.max_keys);
     ck_assert_msg(s.lua_lines <= LUA_CMDS_PER_SCRIPT_MAX * s.scripts,
                   "delete: scripts ran %d commands", s.lua_lines);
@@ -761,8 +762,8 @@ START_TEST(test_delete_periodic_board)
     expect_same_calls(before, "periodic delete");
     ck_assert_msg(s.bad == 0, "%d forbidden command(s); first (%s): %s", s.bad, s.why, s.first_bad);
     /* settings, registry, period index, plain set, current + 2 retained periods, each set with
-     * its distinct scores and its ids hash (a wide board's) */
-    ck_assert_msg(s.max_keys <= 3 + 3 * (1 + 2 + 1), "delete named %d keys; want at most 15",
+     * its distinct scores, its ids hash (a wide board's) and its updated_at hash */
+    ck_assert_msg(s.max_keys <= 3 + 4 * (1 + 2 + 1), "delete named %d keys; want at most 19",
                   s.max_keys);
     ck_assert_msg(s.unlink_board, "no UNLINK of %s", zk);
     ck_assert_int_eq(zcard_of(board, "2036-11-28"), 0);

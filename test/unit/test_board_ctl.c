@@ -51,7 +51,12 @@ static void daily_key(int d, int dense, char out[KEY_MAX])
 {
     char id[PERIOD_ID_MAX];
     period_id(PERIOD_DAILY, &utc, period_start(PERIOD_DAILY, &utc, NOW_MS, -d), id);
-    snprintf(out, KEY_MAX, "P:{b}:%s:%s", dense == 2 ? "ids" : dense ? "dense" : "z", id);
+    snprintf(out, KEY_MAX, "P:{b}:%s:%s",
+             dense == 3   ? "upd"
+             : dense == 2 ? "ids"
+             : dense      ? "dense"
+                          : "z",
+             id);
 }
 
 /* ---- PUT */
@@ -65,7 +70,7 @@ START_TEST(test_put_create_prepare)
     ck_assert_int_eq(board_put_create_prepare(&g_m, "b", &p, &c), 0);
     ck_assert_int_eq(c.create, 1);
     ck_assert_int_eq(c.nkeys, 3);
-    ck_assert_int_eq(c.nargs, 27);
+    ck_assert_int_eq(c.nargs, 29);
     ck_assert_str_eq(c.argv[0], "P:{b}:meta");
     ck_assert_str_eq(c.argv[1], "P:boards");
     ck_assert_str_eq(c.argv[2], "P:{b}:z");
@@ -81,9 +86,11 @@ START_TEST(test_put_create_prepare)
     ck_assert_str_eq(c.argv[23], "packed"); /* the default */
     ck_assert_str_eq(c.argv[24], "score_format");
     ck_assert_str_eq(c.argv[25], "integer"); /* the default */
-    ck_assert_str_eq(c.argv[26], "gen");
-    ck_assert_str_eq(c.argv[28], "life");
-    ck_assert_str_eq(c.argv[27], c.argv[29]); /* the idempotency records live as this creation */
+    ck_assert_str_eq(c.argv[26], "track_updated_at");
+    ck_assert_str_eq(c.argv[27], "0"); /* the default */
+    ck_assert_str_eq(c.argv[28], "gen");
+    ck_assert_str_eq(c.argv[30], "life");
+    ck_assert_str_eq(c.argv[29], c.argv[31]); /* the idempotency records live as this creation */
     board_put_call_free(&c);
     board_put_call_free(&c);
 
@@ -113,7 +120,7 @@ START_TEST(test_put_update_prepare)
     ck_assert_str_eq(c.argv[0], "P:{b}:meta");
     ck_assert_str_eq(c.argv[1], "P:{b}:z");
     ck_assert_str_eq(c.argv[2], "P:{b}:periods");
-    ck_assert_int_eq(c.nargs, 3 + 8 + 6);
+    ck_assert_int_eq(c.nargs, 3 + 8 + 7);
     ck_assert_str_eq(c.argv[3], "none");
     ck_assert_str_eq(c.argv[4], "0");
     ck_assert_str_eq(c.argv[5], "1");
@@ -124,10 +131,11 @@ START_TEST(test_put_update_prepare)
     ck_assert_str_eq(c.argv[17], ""); /* max_members unchanged */
     ck_assert_str_eq(c.argv[18], ""); /* score_layout unchanged */
     ck_assert_str_eq(c.argv[19], ""); /* score_format unchanged */
+    ck_assert_str_eq(c.argv[20], ""); /* track_updated_at unchanged */
     board_put_call_free(&c);
 
     /* a daily board kept 3 days, cut to 1: the current set, the 3 past ones, and the distinct
-     * scores and ids hashes of the 2 no longer readable */
+     * scores, ids and updated_at hashes of the 2 no longer readable */
     cur.period = PERIOD_DAILY;
     cur.retain = 3;
     struct board_settings_patch r = {.has_retain = 1, .has_max_members = 1, .has_score_format = 1};
@@ -135,7 +143,7 @@ START_TEST(test_put_update_prepare)
     r.value.max_members = 10;
     r.value.score_format = SCORE_FORMAT_DURATION_MS;
     ck_assert_int_eq(board_put_update_prepare(&g_m, "b", &cur, &r, &c), 0);
-    ck_assert_int_eq(c.nkeys, 3 + 3 + 4);
+    ck_assert_int_eq(c.nkeys, 3 + 3 + 6);
     char want[KEY_MAX];
     daily_key(0, 0, want);
     ck_assert_str_eq(c.argv[1], want);
@@ -143,24 +151,22 @@ START_TEST(test_put_update_prepare)
     ck_assert_str_eq(c.argv[3], want);
     daily_key(3, 0, want);
     ck_assert_str_eq(c.argv[5], want);
-    daily_key(2, 1, want);
-    ck_assert_str_eq(c.argv[6], want);
-    daily_key(2, 2, want);
-    ck_assert_str_eq(c.argv[7], want);
-    daily_key(3, 1, want);
-    ck_assert_str_eq(c.argv[8], want);
-    daily_key(3, 2, want);
-    ck_assert_str_eq(c.argv[9], want);
-    ck_assert_str_eq(c.argv[10], "daily");
-    ck_assert_str_eq(c.argv[12], "3");
-    ck_assert_str_eq(c.argv[20], "1"); /* the new retain */
-    ck_assert_str_eq(c.argv[22], "1"); /* keep one past period readable */
+    for (int d = 2; d <= 3; d++)
+        for (int what = 1; what <= 3; what++) {
+            daily_key(d, what, want);
+            ck_assert_str_eq(c.argv[6 + 3 * (d - 2) + what - 1], want);
+        }
+    ck_assert_str_eq(c.argv[12], "daily");
+    ck_assert_str_eq(c.argv[14], "3");
+    ck_assert_str_eq(c.argv[22], "1"); /* the new retain */
+    ck_assert_str_eq(c.argv[24], "1"); /* keep one past period readable */
     char cut[32];
     snprintf(cut, sizeof(cut), "%" PRId64, period_start(PERIOD_DAILY, &utc, NOW_MS, -1));
-    ck_assert_str_eq(c.argv[23], cut);
-    ck_assert_str_eq(c.argv[24], "10");
-    ck_assert_str_eq(c.argv[25], ""); /* score_layout unchanged */
-    ck_assert_str_eq(c.argv[26], "duration_ms");
+    ck_assert_str_eq(c.argv[25], cut);
+    ck_assert_str_eq(c.argv[26], "10");
+    ck_assert_str_eq(c.argv[27], ""); /* score_layout unchanged */
+    ck_assert_str_eq(c.argv[28], "duration_ms");
+    ck_assert_str_eq(c.argv[29], ""); /* track_updated_at unchanged */
     board_put_call_free(&c);
 }
 END_TEST
@@ -279,18 +285,19 @@ START_TEST(test_trim)
     ck_assert_str_eq(c.argv[1], "P:{b}:dense");
     ck_assert_str_eq(c.argv[2], "P:{b}:meta");
     ck_assert_str_eq(c.argv[3], "P:{b}:ids");
-    ck_assert_str_eq(c.argv[4], "rank");
-    ck_assert_str_eq(c.argv[5], "10");
+    ck_assert_str_eq(c.argv[4], "P:{b}:upd");
+    ck_assert_str_eq(c.argv[5], "rank");
+    ck_assert_str_eq(c.argv[6], "10");
     char chunk[16];
     snprintf(chunk, sizeof(chunk), "%d", TRIM_CHUNK);
-    ck_assert_str_eq(c.argv[6], chunk);
+    ck_assert_str_eq(c.argv[7], chunk);
     /* by score: the first stored value of a worse score, (key + 1) * 2^T */
     board_trim_prepare(&g_m, "b", &set, &w, -1, 5, &c);
-    ck_assert_str_eq(c.argv[4], "score");
+    ck_assert_str_eq(c.argv[5], "score");
     char from[32];
     snprintf(from, sizeof(from), "%" PRId64,
              INT64_C(6) * (INT64_C(1) << score_codec_tie_bits(&set.layout)));
-    ck_assert_str_eq(c.argv[5], from);
+    ck_assert_str_eq(c.argv[6], from);
 
     struct store_reply *r = reply_of(":250\r\n");
     ck_assert_int_eq(board_trim_take(r), 250);
@@ -311,7 +318,8 @@ START_TEST(test_member_delete)
     ck_assert_uint_eq(c.lens[0], strlen("P:{b}:meta"));
     ck_assert_uint_eq(c.lens[1], strlen("P:{b}:z"));
     ck_assert_uint_eq(c.lens[3], strlen("P:{b}:ids"));
-    ck_assert_uint_eq(c.lens[4], 3);
+    ck_assert_uint_eq(c.lens[4], strlen("P:{b}:upd"));
+    ck_assert_uint_eq(c.lens[5], 3);
     static const struct {
         const char *resp;
         int rc;

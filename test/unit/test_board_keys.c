@@ -69,12 +69,12 @@ END_TEST
 START_TEST(test_owned_keys)
 {
     const char periods[2][PERIOD_ID_MAX] = {"2026-11-30", "2026-11-29"};
-    char out[16][BOARD_KEY_LEN];
-    int n = board_owned_keys("rankd", "b1", periods, 2, out, 16);
+    char out[20][BOARD_KEY_LEN];
+    int n = board_owned_keys("rankd", "b1", periods, 2, out, 20);
     int unlinked = 0, seen[BOARD_KEY_KINDS] = {0};
     for (int k = 0; k < BOARD_KEY_KINDS; k++)
         unlinked += board_key_specs[k].fate == BOARD_GONE_UNLINKED;
-    ck_assert_int_eq(n, unlinked + 6);
+    ck_assert_int_eq(n, unlinked + 8);
     ck_assert_str_eq(out[0], "rankd:{b1}:meta");
     ck_assert_str_eq(out[1], "rankd:{b1}:periods");
     for (int i = 0; i < n; i++) {
@@ -88,9 +88,11 @@ START_TEST(test_owned_keys)
     ck_assert_str_eq(out[unlinked], "rankd:{b1}:z:2026-11-30");
     ck_assert_str_eq(out[unlinked + 1], "rankd:{b1}:dense:2026-11-30");
     ck_assert_str_eq(out[unlinked + 2], "rankd:{b1}:ids:2026-11-30");
-    ck_assert_str_eq(out[unlinked + 4], "rankd:{b1}:dense:2026-11-29");
-    ck_assert_str_eq(out[unlinked + 5], "rankd:{b1}:ids:2026-11-29");
-    ck_assert_int_eq(board_owned_keys("rankd", "b1", periods, 2, out, unlinked + 5), -ENOSPC);
+    ck_assert_str_eq(out[unlinked + 3], "rankd:{b1}:upd:2026-11-30");
+    ck_assert_str_eq(out[unlinked + 5], "rankd:{b1}:dense:2026-11-29");
+    ck_assert_str_eq(out[unlinked + 6], "rankd:{b1}:ids:2026-11-29");
+    ck_assert_str_eq(out[unlinked + 7], "rankd:{b1}:upd:2026-11-29");
+    ck_assert_int_eq(board_owned_keys("rankd", "b1", periods, 2, out, unlinked + 7), -ENOSPC);
     ck_assert_int_eq(board_owned_keys("rankd", "b1", NULL, 0, out, unlinked), unlinked);
 }
 END_TEST

@@ -358,15 +358,25 @@ START_TEST(test_lua_defaults)
         char value[32];
         int seen;
     } want[] = {
-        {"BOARD_PAGE_SIZE_DEFAULT", "", 0},    {"BOARD_PAGE_TTL_MS_DEFAULT", "", 0},
-        {"BOARD_ORDER_DEFAULT", "", 0},        {"BOARD_TIEBREAK_DEFAULT", "", 0},
-        {"BOARD_DECIMALS_DEFAULT", "", 0},     {"BOARD_PERIOD_DEFAULT", "", 0},
-        {"BOARD_TIMEZONE_DEFAULT", "", 0},     {"BOARD_RETAIN_DEFAULT", "", 0},
-        {"BOARD_PAGE_SIZE_MAX", "", 0},        {"BOARD_PAGE_TTL_MS_MAX", "", 0},
-        {"BOARD_NAME_LEN_MAX", "", 0},         {"BOARD_ID_LEN_MAX", "", 0},
-        {"BOARD_RECORD_BYTES_MAX", "", 0},     {"BOARD_BATCH_MAX", "", 0},
-        {"BOARD_MAX_MEMBERS_MAX", "", 0},      {"BOARD_LIST_COUNT_MAX", "", 0},
-        {"BOARD_SCORE_LAYOUT_DEFAULT", "", 0}, {"BOARD_SCORE_FORMAT_DEFAULT", "", 0},
+        {"BOARD_PAGE_SIZE_DEFAULT", "", 0},
+        {"BOARD_PAGE_TTL_MS_DEFAULT", "", 0},
+        {"BOARD_ORDER_DEFAULT", "", 0},
+        {"BOARD_TIEBREAK_DEFAULT", "", 0},
+        {"BOARD_DECIMALS_DEFAULT", "", 0},
+        {"BOARD_PERIOD_DEFAULT", "", 0},
+        {"BOARD_TIMEZONE_DEFAULT", "", 0},
+        {"BOARD_RETAIN_DEFAULT", "", 0},
+        {"BOARD_PAGE_SIZE_MAX", "", 0},
+        {"BOARD_PAGE_TTL_MS_MAX", "", 0},
+        {"BOARD_NAME_LEN_MAX", "", 0},
+        {"BOARD_ID_LEN_MAX", "", 0},
+        {"BOARD_RECORD_BYTES_MAX", "", 0},
+        {"BOARD_BATCH_MAX", "", 0},
+        {"BOARD_MAX_MEMBERS_MAX", "", 0},
+        {"BOARD_LIST_COUNT_MAX", "", 0},
+        {"BOARD_SCORE_LAYOUT_DEFAULT", "", 0},
+        {"BOARD_SCORE_FORMAT_DEFAULT", "", 0},
+        {"BOARD_TRACK_UPDATED_AT_DEFAULT", "", 0},
     };
     const size_t nwant = sizeof(want) / sizeof(want[0]);
     snprintf(want[0].value, sizeof(want[0].value), "'%d'", BOARD_PAGE_SIZE_DEFAULT);
@@ -387,6 +397,7 @@ START_TEST(test_lua_defaults)
     snprintf(want[15].value, sizeof(want[15].value), "%d", BOARD_LIST_COUNT_MAX);
     snprintf(want[16].value, sizeof(want[16].value), "'%s'", BOARD_SCORE_LAYOUT_DEFAULT);
     snprintf(want[17].value, sizeof(want[17].value), "'%s'", BOARD_SCORE_FORMAT_DEFAULT);
+    snprintf(want[18].value, sizeof(want[18].value), "'%d'", BOARD_TRACK_UPDATED_AT_DEFAULT);
 
     /* the text defaults are what board_settings_default means */
     static const char *const text[] = {

@@ -114,14 +114,15 @@ START_TEST(test_args_one_board)
     job_up(&f, 1, 3, BOARD_WRITE_ATOMIC | BOARD_WRITE_CREATE);
     struct write_args w = {0};
     ck_assert_int_eq(board_write_args_build(&w, &f.j, 0, 3), 0);
-    ck_assert_int_eq(w.nkeys, 8); /* 6 of the board, records, registry */
-    ck_assert_int_eq(w.nargs, 11 + 14 + 3 * 6);
+    ck_assert_int_eq(w.nkeys, 9); /* 7 of the board, records, registry */
+    ck_assert_int_eq(w.nargs, 11 + 16 + 3 * 6);
     arg_eq(&w, 0, "P:{b}:z");
     arg_eq(&w, 1, "P:{b}:meta");
     arg_eq(&w, 3, "P:{b}:idem:"); /* no Idempotency-Key: the record's bare prefix, unused */
     arg_eq(&w, 4, f.t[0].where.dense);
     arg_eq(&w, 5, f.t[0].where.ids);
-    arg_eq(&w, 7, "P:boards");
+    arg_eq(&w, 6, f.t[0].where.upd);
+    arg_eq(&w, 8, "P:boards");
     const int g = w.nkeys; /* the 11 values before the boards' headers */
     arg_eq(&w, g + 0, "3");
     arg_eq(&w, g + 1, "1");
@@ -135,7 +136,7 @@ START_TEST(test_args_one_board)
     arg_eq(&w, g + 7, ttl);
     arg_eq(&w, g + 9, ""); /* not a chunk of an upload */
     arg_eq(&w, g + 10, "0");
-    const int h = g + 11; /* the board's 14 header values */
+    const int h = g + 11; /* the board's 16 header values */
     arg_eq(&w, h + 1, score_tiebreak_name(f.t[0].assumed.layout.tiebreak));
     arg_eq(&w, h + 3, score_order_name(f.t[0].assumed.layout.order));
     arg_eq(&w, h + 7, "b");
@@ -143,7 +144,8 @@ START_TEST(test_args_one_board)
     arg_eq(&w, h + 11, "");
     arg_eq(&w, h + 12, "0");
     arg_eq(&w, h + 13, "packed");
-    const int e = h + 14; /* per entry: id, op, record, then key, lo, hi */
+    arg_eq(&w, h + 14, "0"); /* track_updated_at */
+    const int e = h + 16;    /* per entry: id, op, record, then key, lo, hi */
     arg_eq(&w, e + 0, "alice");
     arg_eq(&w, e + 1, "set");
     arg_eq(&w, e + 2, "{\"a\":1}");
@@ -167,13 +169,13 @@ START_TEST(test_args_one_board)
     f.e[0].key_lo = 7;
     memset(&w, 0, sizeof(w));
     ck_assert_int_eq(board_write_args_build(&w, &f.j, 1, 2), 0);
-    ck_assert_int_eq(w.nargs, 11 + 14 + 2 * 6);
+    ck_assert_int_eq(w.nargs, 11 + 16 + 2 * 6);
     arg_eq(&w, w.nkeys, "2");
-    arg_eq(&w, w.nkeys + 11 + 14, "bob");
+    arg_eq(&w, w.nkeys + 11 + 16, "bob");
     board_write_args_free(&w);
     memset(&w, 0, sizeof(w));
     ck_assert_int_eq(board_write_args_build(&w, &f.j, 0, 1), 0);
-    arg_eq(&w, w.nkeys + 11 + 14 + 4, "");
+    arg_eq(&w, w.nkeys + 11 + 16 + 4, "");
     board_write_args_free(&w);
 
     /* a chunk of an upload: its sequence key in the idempotency record's place, its TTL, the
@@ -184,7 +186,7 @@ START_TEST(test_args_one_board)
     f.j.upload_after = 1;
     memset(&w, 0, sizeof(w));
     ck_assert_int_eq(board_write_args_build(&w, &f.j, 0, 3), 0);
-    ck_assert_int_eq(w.nargs, 11 + 14 + 3 * 6);
+    ck_assert_int_eq(w.nargs, 11 + 16 + 3 * 6);
     arg_eq(&w, 3, "P:{b}:upload:0123abcd");
     snprintf(ttl, sizeof(ttl), "%" PRId64, BOARD_UPLOAD_SEQ_TTL_MS);
     arg_eq(&w, w.nkeys + 2, "r"); /* brief */
@@ -201,12 +203,12 @@ START_TEST(test_args_several_boards)
     job_up(&f, 3, 2, BOARD_WRITE_RANKS | BOARD_WRITE_PREV);
     struct write_args w = {0};
     ck_assert_int_eq(board_write_args_build(&w, &f.j, 0, 2), 0);
-    ck_assert_int_eq(w.nkeys, 3 * 6 + 2);
-    ck_assert_int_eq(w.nargs, 11 + 3 * 14 + 2 * (3 + 3 * 3));
+    ck_assert_int_eq(w.nkeys, 3 * 7 + 2);
+    ck_assert_int_eq(w.nargs, 11 + 3 * 16 + 2 * (3 + 3 * 3));
     arg_eq(&w, 0, "P:{b}:z");
-    arg_eq(&w, 6, "P:{c}:z");
-    arg_eq(&w, 7, "P:{c}:meta");
-    arg_eq(&w, 12, "P:{d}:z");
+    arg_eq(&w, 7, "P:{c}:z");
+    arg_eq(&w, 8, "P:{c}:meta");
+    arg_eq(&w, 14, "P:{d}:z");
     const int g = w.nkeys;
     arg_eq(&w, g + 0, "2");
     arg_eq(&w, g + 1, "3");
@@ -214,9 +216,9 @@ START_TEST(test_args_several_boards)
     arg_eq(&w, g + 3, "0");
     arg_eq(&w, g + 5, "1"); /* previous */
     arg_eq(&w, g + 11 + 7, "b");
-    arg_eq(&w, g + 11 + 14 + 7, "c");
-    arg_eq(&w, g + 11 + 28 + 7, "d");
-    const int e = g + 11 + 3 * 14;
+    arg_eq(&w, g + 11 + 16 + 7, "c");
+    arg_eq(&w, g + 11 + 32 + 7, "d");
+    const int e = g + 11 + 3 * 16;
     arg_eq(&w, e + 0, "alice");
     arg_eq(&w, e + 3, "100"); /* board b */
     arg_eq(&w, e + 6, "100"); /* board c */
