@@ -20,27 +20,30 @@ static int hexval(char c)
 
 int request_pct_decode(const char *in, size_t inlen, char *out, size_t outcap, size_t *outlen)
 {
+    if (outcap == 0)
+        return -E2BIG;
     size_t w = 0;
-    for (size_t r = 0; r < inlen; r++) {
+    int rc = 0;
+    for (size_t r = 0; r < inlen && !rc; r++) {
         char c = in[r];
         if (c == '%') {
-            if (inlen - r < 3)
-                return -EINVAL;
-            int h = hexval(in[r + 1]), l = hexval(in[r + 2]);
-            if (h < 0 || l < 0)
-                return -EINVAL;
+            int h = inlen - r < 3 ? -1 : hexval(in[r + 1]), l = h < 0 ? -1 : hexval(in[r + 2]);
+            if (h < 0 || l < 0) {
+                rc = -EINVAL;
+                break;
+            }
             c = (char)(h * 16 + l);
             r += 2;
         }
         if (w + 1 >= outcap)
-            return -E2BIG;
-        out[w++] = c;
+            rc = -E2BIG;
+        else
+            out[w++] = c;
     }
-    if (w >= outcap)
-        return -E2BIG;
-    out[w] = '\0';
-    *outlen = w;
-    return 0;
+    out[w] = '\0'; /* w < outcap: terminated on failure too (what was decoded before it) */
+    if (!rc)
+        *outlen = w;
+    return rc;
 }
 
 int request_arg_decode(const char *in, size_t inlen, char *out, size_t outcap, size_t *outlen)

@@ -16,9 +16,9 @@
 #define REQUEST_VERSION_MAX INT64_C(9007199254740991)
 
 /**
- * Percent-decode in[0..inlen) once into out (capacity outcap, NUL-terminated). '+' stays '+'.
- * Returns 0 and *outlen, -EINVAL for a malformed escape (% not followed by two hex digits),
- * -E2BIG when out is too small.
+ * Percent-decode in[0..inlen) once into out (capacity outcap, NUL-terminated, on failure too:
+ * then it holds what was decoded before it). '+' stays '+'. Returns 0 and *outlen, -EINVAL for a
+ * malformed escape (% not followed by two hex digits), -E2BIG when out is too small.
  */
 int request_pct_decode(const char *in, size_t inlen, char *out, size_t outcap, size_t *outlen);
 

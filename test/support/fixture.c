@@ -22,18 +22,44 @@
 
 #include "score_codec.h"
 
-static int free_port(void)
+/* 1 when nothing listens on or holds 127.0.0.1:port now (a bind to it succeeds). */
+static int port_free(int port)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof(a);
-    int port = -1;
-    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+                            .sin_port = htons((uint16_t)port)};
+    int ok = fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
     if (fd >= 0)
         close(fd);
-    return port == 6379 ? free_port() : port;
+    return ok;
+}
+
+/* A free loopback port for a server the test starts, from 20000 up to the kernel's ephemeral
+ * range (ip_local_port_range), as scripts/redis-fixture.sh picks: a port from that range (a
+ * bind to port 0) can be taken meanwhile as an outgoing connection's local port by any client on
+ * the machine (a suite's thousand streams, a parallel job), and then the server cannot bind it,
+ * or one restarted on it finds it gone: "Connection refused" in a later step. Never 6379. */
+static int free_port(void)
+{
+    static unsigned seed;
+    if (!seed)
+        seed = (unsigned)getpid() ^ (unsigned)time(NULL);
+    int lo = 0, span = 10000;
+    FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+    if (f) {
+        if (fscanf(f, "%d", &lo) != 1)
+            lo = 0;
+        fclose(f);
+    }
+    if (lo > 21000)
+        span = lo - 20000;
+    for (int tries = 0; tries < 1000; tries++) {
+        int port = 20000 + (int)(rand_r(&seed) % (unsigned)span);
+        if (port != 6379 && port_free(port))
+            return port;
+    }
+    return -1;
 }
 
 int connect_loopback(int port)
