@@ -297,30 +297,44 @@ for b = 0, nb - 1 do
       if not dense_known then dense, dense_known = dense_state(z, key_of(b, 5)), true end
       return dense
     end
-    -- Tie groups known empty before the call (key text -> true): when several keys may be
-    -- entered, one ZMSCORE of their texts in the distinct scores tells which groups have members
-    -- (a key the side set lacks has none); only those are read one by one (next_tie). A set this
-    -- call starts has no member at all. Keys of incr results are read one by one.
+    -- Tie groups known empty before the call (key text -> true): one ZMSCORE of the texts of the
+    -- keys entries may enter (not an incr's result, nor the key an entry's member holds already)
+    -- in the distinct scores tells which groups have members (a key the side set lacks has none);
+    -- only those are read one by one (next_tie). With them it asks for `probe`, the key a member
+    -- of the call held before it: the side set holds that key exactly when it is kept, so the
+    -- same command says whether it is (dense_state's EXISTS not sent). Without a probe, one key
+    -- is read as its group (next_tie), several with dense_state first; a set this call starts has
+    -- no member at all. Keys of incr results are read one by one.
     local empty, all_empty = {}, false
     if tiebreak ~= 'id' and plen == 0 then -- (a wide board reads no tie group)
-      local texts, tseen = {}, {}
+      local texts, tseen, probe = {}, {}, nil
       local e, argv, nt = E0 + EV * first + 3 + 3 * b, ARGV, 0
-      for _ = first, n - 1 do
-        local t, op = argv[e], argv[e - 2 - 3 * b]
+      for j = 1, n - first do
+        local t, op, g = argv[e], argv[e - 2 - 3 * b], got[j]
+        local held = g and math.floor(tonumber(g) / base)
+        if held and not probe then probe = key_text(held) end
         if not tseen[t] and (op == 'set' or op == 'best' or
-                             (op ~= 'incr' and entry_op(op) ~= 'incr')) then
+                             (op ~= 'incr' and entry_op(op) ~= 'incr')) and
+           not (held and (held == tonumber(t) or (op == 'best' and held <= tonumber(t)))) then
           tseen[t], nt = true, nt + 1
           texts[nt] = t
         end
         e = e + EV
       end
-      if #texts > 1 then
+      if nt > 0 and probe then
+        texts[nt + 1] = probe
+        local has = redis.call('ZMSCORE', key_of(b, 5), unpack(texts))
+        dense, dense_known = has[nt + 1] and 'kept' or false, true
+        for i = 1, dense and nt or 0 do
+          if not has[i] then empty[texts[i]] = true end
+        end
+      elseif nt > 1 then
         local d = dense_of()
         if d == 'new' then
           all_empty = true
         elseif d == 'kept' then
           local has = redis.call('ZMSCORE', key_of(b, 5), unpack(texts))
-          for i = 1, #texts do
+          for i = 1, nt do
             if not has[i] then empty[texts[i]] = true end
           end
         end

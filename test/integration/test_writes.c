@@ -854,8 +854,9 @@ static int verb_count(const char *verbs, const char *verb, const char *key)
 }
 
 /* A single write runs only the commands its semantics need inside write.lua: a score moving
- * into a group that has members leaves the distinct scores' set alone (the key is in it), and a
- * write that changes nothing reads the member's rank once. */
+ * into a group that has members leaves the distinct scores' set alone (the key is in it), a
+ * write that changes nothing reads the member's rank once, and a score moving into a group no
+ * member holds reads no tie group. */
 START_TEST(single_write_script_commands)
 {
     expect("PUT", "/boards/sw", "{\"page_ttl_ms\":0}", 201, NULL);
@@ -894,12 +895,30 @@ START_TEST(single_write_script_commands)
                       strcmp(d->element[1]->str, "-10") == 0,
                   "the distinct scores: %zu", d->elements);
     freeReplyObject(d);
+    /* b: 20 -> 50, a score no member holds: the distinct scores say so and that they are kept
+     * in one ZMSCORE (with b's old key), so no tie group is read and no EXISTS asked */
+    n = script_commands("/boards/sw/scores", "{\"id\":\"b\",\"score\":50}", NULL, 200, &r,
+                        verbs, sizeof(verbs));
+    fprintf(stderr, "writes: a single write into a new score: %d commands:%s\n", n, verbs);
+    ck_assert_str_eq(r.body, "{\"id\":\"b\",\"score\":50,\"rank\":1,\"updated\":true,"
+                             "\"prev_score\":20,\"prev_rank\":1,\"version\":6}");
+    http_result_free(&r);
+    ck_assert_msg(verb_count(verbs, "ZRANGE", NULL) == 0 && verb_count(verbs, "EXISTS", NULL) == 0,
+                  "a tie group read or the distinct scores' EXISTS:%s", verbs);
+    ck_assert_msg(verb_count(verbs, "ZMSCORE", "rankd:{sw}:dense") == 1 && n <= 10,
+                  "%d commands:%s", n, verbs);
+    d = redis_admin_cmd(g_admin, "ZRANGE rankd:{sw}:dense 0 -1");
+    ck_assert_msg(d->elements == 2 && strcmp(d->element[0]->str, "-50") == 0 &&
+                      strcmp(d->element[1]->str, "-10") == 0,
+                  "the distinct scores: %zu", d->elements);
+    freeReplyObject(d);
 }
 END_TEST
 
 /* An NDJSON chunk reads the tie groups its new scores enter at once (the distinct scores say
- * which have members), not one command per score; an entry refused alone (an incr past the
- * range) is still reported on its line, and the others applied in order. */
+ * which have members, and whether they are kept), not one command per score: 9 commands for
+ * 105 lines; an entry refused alone (an incr past the range) is still reported on its line, and
+ * the others applied in order. */
 START_TEST(import_chunk_script_commands)
 {
     expect("PUT", "/boards/ic", "{\"page_ttl_ms\":0}", 201, NULL);
@@ -927,7 +946,10 @@ START_TEST(import_chunk_script_commands)
         r.body);
     http_result_free(&r);
     ck_assert_msg(verb_count(verbs, "ZRANGE", NULL) <= 1, "a tie group read per score:%s", verbs);
-    ck_assert_msg(n <= 10, "%d commands:%s", n, verbs);
+    /* `top` held a score before the chunk: the distinct scores' ZMSCORE asks for its key too,
+     * and so says they are kept without an EXISTS */
+    ck_assert_msg(verb_count(verbs, "EXISTS", NULL) == 0, "%s", verbs);
+    ck_assert_msg(n <= 9, "%d commands:%s", n, verbs);
     /* in order: the group of 2 is old, t0, t1, t2 (tiebreak first), top kept its score */
     expect_score("ic", "top", "4294967290");
     expect_score("ic", "n99", "1099");
