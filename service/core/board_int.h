@@ -96,11 +96,12 @@ struct write_target_args {
     char hdr[WRITE_TARGET_HDR][PERIOD_TZ_TEXT_MAX];
 };
 
-#define WRITE_OP_TEXT_MAX 96 /* "incr:" and SCORE_SUB_MAX sub-scores of 17 characters, commas */
+#define WRITE_OP_TEXT_MAX 96  /* "incr:" and SCORE_SUB_MAX sub-scores of 17 characters, commas */
+#define WRITE_KEY_TEXT_MAX 72 /* an incr's "delta lo hi": three int64 texts, two spaces */
 struct write_args {
     const char **argv;
     size_t *len;
-    char (*num)[24]; /* per entry and target: key, lo, hi */
+    char (*num)[WRITE_KEY_TEXT_MAX]; /* per entry and target: key, or an incr's "delta lo hi" */
     char (*ops)
         [WRITE_OP_TEXT_MAX]; /* per entry with sub-scores: "op:n1,n2" (prelude_subscores.lua) */
     struct write_target_args *t;

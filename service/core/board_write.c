@@ -82,11 +82,11 @@ int board_write_args_build(struct write_args *w, const struct board_write_job *j
     static const char *const ops[] = {"set", "best", "incr"};
     size_t nt = j->ntargets;
     size_t total =
-        nt * (WRITE_TARGET_KEYS + WRITE_TARGET_HDR) + 2 + WRITE_GLOBAL_ARGS + n * (3 + 3 * nt);
+        nt * (WRITE_TARGET_KEYS + WRITE_TARGET_HDR) + 2 + WRITE_GLOBAL_ARGS + n * (3 + nt);
     /* not zeroed: every slot is written below (argv and len: exactly `total`) */
     w->argv = malloc(total * sizeof(*w->argv));
     w->len = malloc(total * sizeof(*w->len));
-    w->num = malloc((n * nt * 3 + 1) * sizeof(*w->num));
+    w->num = malloc((n * nt + 1) * sizeof(*w->num));
     w->t = malloc(nt * sizeof(*w->t));
     w->ops =
         malloc((n ? n : 1) * sizeof(*w->ops)); /* only the entries with sub-scores use theirs */
@@ -194,16 +194,20 @@ int board_write_args_build(struct write_args *w, const struct board_write_job *j
         args_put(w, &k, e0[i].record ? e0[i].record : "", e0[i].record ? e0[i].record_len : 0);
         for (size_t b = 0; b < nt; b++) {
             const struct board_entry *e = &j->targets[b].entries[at + i];
-            char(*num)[24] = w->num + (i * nt + b) * 3;
-            i64_text(num[0], 24, e->key);
-            num[1][0] = num[2][0] = '\0';
-            if (e->op == BOARD_OP_INCR && e->has_lo)
-                i64_text(num[1], 24, e->key_lo);
-            if (e->op == BOARD_OP_INCR && e->has_hi)
-                i64_text(num[2], 24, e->key_hi);
-            args_str(w, &k, num[0]);
-            args_str(w, &k, num[1]);
-            args_str(w, &k, num[2]);
+            /* one argument: the key (delta), and for an incr with a floor or ceiling " lo hi"
+             * ('' for none): two arguments an entry fewer, each about 1,000 Redis instructions */
+            struct strb sb;
+            strb_init(&sb, w->num[i * nt + b], WRITE_KEY_TEXT_MAX);
+            strb_i64(&sb, e->key);
+            if (e->op == BOARD_OP_INCR && (e->has_lo || e->has_hi)) {
+                strb_str(&sb, " ");
+                if (e->has_lo)
+                    strb_i64(&sb, e->key_lo);
+                strb_str(&sb, " ");
+                if (e->has_hi)
+                    strb_i64(&sb, e->key_hi);
+            }
+            args_str(w, &k, w->num[i * nt + b]);
         }
     }
     w->nargs = (int)k - w->nkeys;

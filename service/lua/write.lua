@@ -62,8 +62,9 @@
 -- settings hash; a periodic board's set is listed in the period index with its period's start
 -- (ZADD NX) in the same call as its first write, so every period set is listed while it exists
 -- (sweep.lua removes the sets of periods no longer readable; this call says when to run it).
--- then per entry: member, op, record JSON or '', and per board: key (or key delta for incr), the
--- lowest and highest key the result may take ('' none: incr's ceiling and floor, in key order).
+-- then per entry: member, op, record JSON or '', and per board: key (or key delta for incr); an
+-- incr whose result has a lowest or highest key it may take (its ceiling and floor, in key
+-- order) sends 'delta lo hi' there instead, '' for the one it lacks (incr_args).
 --
 -- Reply {status, done, info, board, replayed, section per board...}:
 --   status 0: all n entries handled; 1: board `board`'s settings differ from ARGV (or it is gone
@@ -101,7 +102,7 @@ local digest, cap = ARGV[7], tonumber(ARGV[9])
 local chunk = ARGV[10]
 local brief = ARGV[3] == 'r' and digest == ''
 local E0 = H0 + HB * nb
-local EV = 3 + 3 * nb
+local EV = 3 + nb
 local items, registry = KEYS[KB * nb + 1], KEYS[KB * nb + 2]
 local fmt = '%.17g'
 
@@ -189,6 +190,14 @@ for b = 0, nb - 1 do
   end
 end
 
+-- An incr's value on a board: its delta (a number, and its text), and the lowest and highest key
+-- its result may take (nil none), from 'delta' or 'delta lo hi'.
+local function incr_args(text)
+  local d, lo, hi = text:match('^(%S+) (%S*) (%S*)$')
+  if not d then return tonumber(text), text, nil, nil end
+  return tonumber(d), d, tonumber(lo), tonumber(hi)
+end
+
 local function result_key(op, arg, oldkey, lo, hi)
   local key = arg
   if op == 'incr' then
@@ -262,7 +271,7 @@ for b = 0, nb - 1 do
       local keys, subs = {}, {}
       for i = first, n - 1 do
         local e = E0 + EV * i
-        local member, k = ARGV[e], e + 3 + 3 * b
+        local member, k = ARGV[e], e + 3 + b
         if keys[member] == nil then
           local v = cur[member]
           if v == nil then v = got[i - first + 1] and tonumber(got[i - first + 1]) or false end
@@ -270,12 +279,15 @@ for b = 0, nb - 1 do
           subs[member] = cursub[member]
         end
         local op, st = entry_op(ARGV[e + 1])
-        local lo, hi = nil, nil
-        if op == 'incr' then lo, hi = tonumber(ARGV[k + 1]), tonumber(ARGV[k + 2]) end
-        local key = result_key(op, tonumber(ARGV[k]), keys[member] or nil, lo, hi)
+        local arg, lo, hi = tonumber(ARGV[k]), nil, nil
+        if op == 'incr' then
+          local d, _, l, h = incr_args(ARGV[k])
+          arg, lo, hi = d, l, h
+        end
+        local key = result_key(op, arg, keys[member] or nil, lo, hi)
         local ck = nil
         if nsub > 0 then
-          key, ck = sub_result(op, key, tonumber(ARGV[k]), keys[member] or nil, subs[member],
+          key, ck = sub_result(op, key, arg, keys[member] or nil, subs[member],
                                sub_given(st, layout))
         end
         if key > kmax or key < -kmax or ck == false then return {2, i, '', b, 0} end
@@ -308,9 +320,9 @@ for b = 0, nb - 1 do
     local empty, all_empty = {}, false
     if tiebreak ~= 'id' and plen == 0 then -- (a wide board reads no tie group)
       local texts, tseen, probe = {}, {}, nil
-      local e, argv, nt = E0 + EV * first + 3 + 3 * b, ARGV, 0
+      local e, argv, nt = E0 + EV * first + 3 + b, ARGV, 0
       for j = 1, n - first do
-        local t, op, g = argv[e], argv[e - 2 - 3 * b], got[j]
+        local t, op, g = argv[e], argv[e - 2 - b], got[j]
         local held = g and math.floor(tonumber(g) / base)
         if held and not probe then probe = key_text(held) end
         if not tseen[t] and (op == 'set' or op == 'best' or
@@ -368,7 +380,7 @@ for b = 0, nb - 1 do
     for i = first, n - 1 do
       local member, op, st = argv[e], argv[e + 1], ''
       if op ~= 'set' and op ~= 'best' and op ~= 'incr' then op, st = entry_op(op) end
-      local k = e + 3 + 3 * b
+      local k = e + 3 + b
       local text = argv[k]
       local record = argv[e + 2]
       e, j = e + EV, j + 1
@@ -382,7 +394,7 @@ for b = 0, nb - 1 do
       local key = arg
       if op ~= 'set' then
         local lo, hi = nil, nil
-        if op == 'incr' then lo, hi = tonumber(ARGV[k + 1]), tonumber(ARGV[k + 2]) end
+        if op == 'incr' then arg, text, lo, hi = incr_args(text) end
         key = result_key(op, arg, oldkey, lo, hi)
       end
       local ck, same = nil, old and key == oldkey

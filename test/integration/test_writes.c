@@ -897,8 +897,8 @@ START_TEST(single_write_script_commands)
     freeReplyObject(d);
     /* b: 20 -> 50, a score no member holds: the distinct scores say so and that they are kept
      * in one ZMSCORE (with b's old key), so no tie group is read and no EXISTS asked */
-    n = script_commands("/boards/sw/scores", "{\"id\":\"b\",\"score\":50}", NULL, 200, &r,
-                        verbs, sizeof(verbs));
+    n = script_commands("/boards/sw/scores", "{\"id\":\"b\",\"score\":50}", NULL, 200, &r, verbs,
+                        sizeof(verbs));
     fprintf(stderr, "writes: a single write into a new score: %d commands:%s\n", n, verbs);
     ck_assert_str_eq(r.body, "{\"id\":\"b\",\"score\":50,\"rank\":1,\"updated\":true,"
                              "\"prev_score\":20,\"prev_rank\":1,\"version\":6}");

@@ -115,7 +115,7 @@ START_TEST(test_args_one_board)
     struct write_args w = {0};
     ck_assert_int_eq(board_write_args_build(&w, &f.j, 0, 3), 0);
     ck_assert_int_eq(w.nkeys, 9); /* 7 of the board, records, registry */
-    ck_assert_int_eq(w.nargs, 11 + 16 + 3 * 6);
+    ck_assert_int_eq(w.nargs, 11 + 16 + 3 * 4);
     arg_eq(&w, 0, "P:{b}:z");
     arg_eq(&w, 1, "P:{b}:meta");
     arg_eq(&w, 3, "P:{b}:idem:"); /* no Idempotency-Key: the record's bare prefix, unused */
@@ -145,23 +145,31 @@ START_TEST(test_args_one_board)
     arg_eq(&w, h + 12, "0");
     arg_eq(&w, h + 13, "packed");
     arg_eq(&w, h + 14, "0"); /* track_updated_at */
-    const int e = h + 16;    /* per entry: id, op, record, then key, lo, hi */
+    const int e = h + 16;    /* per entry: id, op, record, then the key */
     arg_eq(&w, e + 0, "alice");
     arg_eq(&w, e + 1, "set");
     arg_eq(&w, e + 2, "{\"a\":1}");
     arg_eq(&w, e + 3, "100");
-    arg_eq(&w, e + 4, "");
-    arg_eq(&w, e + 5, "");
-    arg_eq(&w, e + 6, "bob");
-    arg_eq(&w, e + 7, "best");
-    arg_eq(&w, e + 8, ""); /* no record */
-    arg_eq(&w, e + 9, "200");
-    arg_eq(&w, e + 12, "carol");
-    arg_eq(&w, e + 13, "incr");
-    arg_eq(&w, e + 15, "5");
-    arg_eq(&w, e + 16, "-10"); /* the floor and ceiling: incr only */
-    arg_eq(&w, e + 17, "300");
-    ck_assert_int_eq(w.nkeys + w.nargs, e + 18);
+    arg_eq(&w, e + 4, "bob");
+    arg_eq(&w, e + 5, "best");
+    arg_eq(&w, e + 6, ""); /* no record */
+    arg_eq(&w, e + 7, "200");
+    arg_eq(&w, e + 8, "carol");
+    arg_eq(&w, e + 9, "incr");
+    arg_eq(&w, e + 11, "5 -10 300"); /* the delta, floor and ceiling: incr only */
+    ck_assert_int_eq(w.nkeys + w.nargs, e + 12);
+    board_write_args_free(&w);
+
+    /* an incr with a ceiling only, and with neither */
+    f.e[2].has_lo = 0;
+    memset(&w, 0, sizeof(w));
+    ck_assert_int_eq(board_write_args_build(&w, &f.j, 2, 1), 0);
+    arg_eq(&w, w.nkeys + 11 + 16 + 3, "5  300");
+    board_write_args_free(&w);
+    f.e[2].has_hi = 0;
+    memset(&w, 0, sizeof(w));
+    ck_assert_int_eq(board_write_args_build(&w, &f.j, 2, 1), 0);
+    arg_eq(&w, w.nkeys + 11 + 16 + 3, "5");
     board_write_args_free(&w);
 
     /* a floor or ceiling on a set is not sent; entries from `at` on */
@@ -169,13 +177,13 @@ START_TEST(test_args_one_board)
     f.e[0].key_lo = 7;
     memset(&w, 0, sizeof(w));
     ck_assert_int_eq(board_write_args_build(&w, &f.j, 1, 2), 0);
-    ck_assert_int_eq(w.nargs, 11 + 16 + 2 * 6);
+    ck_assert_int_eq(w.nargs, 11 + 16 + 2 * 4);
     arg_eq(&w, w.nkeys, "2");
     arg_eq(&w, w.nkeys + 11 + 16, "bob");
     board_write_args_free(&w);
     memset(&w, 0, sizeof(w));
     ck_assert_int_eq(board_write_args_build(&w, &f.j, 0, 1), 0);
-    arg_eq(&w, w.nkeys + 11 + 16 + 4, "");
+    arg_eq(&w, w.nkeys + 11 + 16 + 3, "100");
     board_write_args_free(&w);
 
     /* a chunk of an upload: its sequence key in the idempotency record's place, its TTL, the
@@ -186,7 +194,7 @@ START_TEST(test_args_one_board)
     f.j.upload_after = 1;
     memset(&w, 0, sizeof(w));
     ck_assert_int_eq(board_write_args_build(&w, &f.j, 0, 3), 0);
-    ck_assert_int_eq(w.nargs, 11 + 16 + 3 * 6);
+    ck_assert_int_eq(w.nargs, 11 + 16 + 3 * 4);
     arg_eq(&w, 3, "P:{b}:upload:0123abcd");
     snprintf(ttl, sizeof(ttl), "%" PRId64, BOARD_UPLOAD_SEQ_TTL_MS);
     arg_eq(&w, w.nkeys + 2, "r"); /* brief */
@@ -204,7 +212,7 @@ START_TEST(test_args_several_boards)
     struct write_args w = {0};
     ck_assert_int_eq(board_write_args_build(&w, &f.j, 0, 2), 0);
     ck_assert_int_eq(w.nkeys, 3 * 7 + 2);
-    ck_assert_int_eq(w.nargs, 11 + 3 * 16 + 2 * (3 + 3 * 3));
+    ck_assert_int_eq(w.nargs, 11 + 3 * 16 + 2 * (3 + 3));
     arg_eq(&w, 0, "P:{b}:z");
     arg_eq(&w, 7, "P:{c}:z");
     arg_eq(&w, 8, "P:{c}:meta");
@@ -221,9 +229,9 @@ START_TEST(test_args_several_boards)
     const int e = g + 11 + 3 * 16;
     arg_eq(&w, e + 0, "alice");
     arg_eq(&w, e + 3, "100"); /* board b */
-    arg_eq(&w, e + 6, "100"); /* board c */
-    arg_eq(&w, e + 9, "100"); /* board d */
-    arg_eq(&w, e + 12, "bob");
+    arg_eq(&w, e + 4, "100"); /* board c */
+    arg_eq(&w, e + 5, "100"); /* board d */
+    arg_eq(&w, e + 6, "bob");
     board_write_args_free(&w);
 }
 END_TEST
