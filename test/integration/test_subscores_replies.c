@@ -1,0 +1,117 @@
+/*
+ * test_subscores_replies.c -- the replies of the `subscores` suite beyond its model (test_subscores.c
+ * reads pages, members, around, lookup, with, percentile, top, cursors, score ranges and export
+ * against the model): what a write answers, a member across boards, a page the Redis cache
+ * serves and one pushed as an event stream all carry each entry's sub-scores, byte for byte.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "suites.h"
+
+/* method path body [headers] -> status and the exact body (want NULL: any body, r kept) */
+static void exchange(const char *method, const char *path, const char *body,
+                     const char *const *headers, long status, const char *want,
+                     struct http_result *r)
+{
+    ck_assert_int_eq(http_req_h(g_port, method, path, body, body ? strlen(body) : 0, NULL,
+                                TEST_TOKEN, headers, r),
+                     0);
+    ck_assert_msg(r->status == status, "%s %s %s -> %ld %s", method, path, body ? body : "",
+                  r->status, r->body);
+    if (want)
+        ck_assert_msg(strcmp(r->body, want) == 0, "%s %s %s\n got %s\nwant %s", method, path,
+                      body ? body : "", r->body, want);
+}
+
+static void expect_body(const char *method, const char *path, const char *body, const char *want)
+{
+    struct http_result r;
+    exchange(method, path, body, NULL, 200, want, &r);
+    http_result_free(&r);
+}
+
+/* A write answers the tuple it stored: set as sent, a best that kept the old (score,
+ * sub-scores) the kept ones, incr the sums; the previous tuple beside prev_score; a batch per
+ * entry (a member given twice sees its own earlier entry); a write to several boards per board;
+ * an Idempotency-Key's replay the same bytes. */
+START_TEST(subscores_write_replies)
+{
+    ck_assert_int_eq(it_status("PUT", "/boards/wr", "{\"subscores\":[\"desc\",\"asc\"]}"), 201);
+    expect_body("POST", "/boards/wr/scores", "{\"id\":\"a\",\"score\":10,\"subscores\":[3,5]}",
+                "{\"id\":\"a\",\"score\":10,\"subscores\":[3,5],\"rank\":1,\"updated\":true,"
+                "\"prev_score\":null,\"prev_subscores\":null,\"prev_rank\":null,\"version\":1}");
+    /* best, not better (a smaller first column on a desc one): the kept tuple */
+    expect_body("POST", "/boards/wr/scores",
+                "{\"id\":\"a\",\"score\":10,\"subscores\":[2,1],\"op\":\"best\"}",
+                "{\"id\":\"a\",\"score\":10,\"subscores\":[3,5],\"rank\":1,\"updated\":false,"
+                "\"prev_score\":10,\"prev_subscores\":[3,5],\"prev_rank\":1,\"version\":2}");
+    /* best, better on the second (asc) column only */
+    expect_body("POST", "/boards/wr/scores",
+                "{\"id\":\"a\",\"score\":10,\"subscores\":[3,4],\"op\":\"best\"}",
+                "{\"id\":\"a\",\"score\":10,\"subscores\":[3,4],\"rank\":1,\"updated\":true,"
+                "\"prev_score\":10,\"prev_subscores\":[3,5],\"prev_rank\":1,\"version\":3}");
+    /* incr: element-wise, the extremes exact */
+    expect_body("POST", "/boards/wr/scores",
+                "{\"id\":\"a\",\"score\":1,\"subscores\":[0,-9007199254740990],"
+                "\"op\":\"incr\"}",
+                NULL);
+    expect_body("POST", "/boards/wr/scores",
+                "{\"id\":\"a\",\"score\":1,\"subscores\":[1,-5],\"op\":\"incr\"}",
+                "{\"id\":\"a\",\"score\":12,\"subscores\":[4,-9007199254740991],\"rank\":1,"
+                "\"updated\":true,\"prev_score\":11,\"prev_subscores\":[3,-9007199254740986],"
+                "\"prev_rank\":1,"
+                "\"version\":5}");
+    /* a batch: each entry's result, a repeated member after its own earlier entry */
+    expect_body("POST", "/boards/wr/scores",
+                "{\"entries\":[{\"id\":\"b\",\"score\":12,\"subscores\":[4,-9007199254740990]},"
+                "{\"id\":\"b\",\"score\":0,\"subscores\":[9,9],\"op\":\"best\"},"
+                "{\"id\":\"c\",\"score\":-5,\"subscores\":[0,0],\"op\":\"incr\"},"
+                "{\"id\":\"c\",\"score\":1,\"subscores\":[-2,7],\"op\":\"incr\"}]}",
+                "{\"applied\":4,\"rejected\":[],\"results\":["
+                "{\"score\":12,\"subscores\":[4,-9007199254740990],\"rank\":2,\"updated\":true},"
+                "{\"score\":12,\"subscores\":[4,-9007199254740990],\"rank\":2,\"updated\":false},"
+                "{\"score\":-5,\"subscores\":[0,0],\"rank\":3,\"updated\":true},"
+                "{\"score\":-4,\"subscores\":[-2,7],\"rank\":3,\"updated\":true}],\"version\":6}");
+    /* several boards at once: each board's own tuple; a board without sub-scores none */
+    ck_assert_int_eq(it_status("PUT", "/boards/wr2", "{\"subscores\":[\"asc\",\"desc\"]}"), 201);
+    expect_body("POST", "/boards/wr2/scores", "{\"id\":\"a\",\"score\":12,\"subscores\":[1,1]}",
+                NULL);
+    expect_body("POST", "/scores",
+                "{\"boards\":[\"wr\",\"wr2\"],\"id\":\"a\",\"score\":12,\"subscores\":[0,0],"
+                "\"op\":\"best\"}",
+                "{\"id\":\"a\",\"boards\":["
+                "{\"board\":\"wr\",\"score\":12,\"subscores\":[4,-9007199254740991],\"rank\":1,"
+                "\"updated\":false,\"prev_score\":12,\"prev_subscores\":[4,-9007199254740991],"
+                "\"prev_rank\":1,\"version\":7},"
+                "{\"board\":\"wr2\",\"score\":12,\"subscores\":[0,0],\"rank\":1,\"updated\":true,"
+                "\"prev_score\":12,\"prev_subscores\":[1,1],\"prev_rank\":1,\"version\":2}]}");
+    /* an Idempotency-Key's replay: the first reply, byte for byte, applied once */
+    static const char *const key[] = {"Idempotency-Key: sub-1", NULL};
+    const char *body = "{\"entries\":[{\"id\":\"d\",\"score\":7,\"subscores\":[1,2],\"op\":"
+                       "\"incr\"},{\"id\":\"d\",\"score\":7,\"subscores\":[5,5],\"op\":\"best\"}]}";
+    const char *want = "{\"applied\":2,\"rejected\":[],\"results\":["
+                       "{\"score\":7,\"subscores\":[1,2],\"rank\":3,\"updated\":true},"
+                       "{\"score\":7,\"subscores\":[5,5],\"rank\":3,\"updated\":true}],"
+                       "\"version\":8}";
+    struct http_result r;
+    exchange("POST", "/boards/wr/scores", body, key, 200, want, &r);
+    http_result_free(&r);
+    exchange("POST", "/boards/wr/scores", body, key, 200, want, &r);
+    ck_assert_msg(strstr(r.headers, "Idempotent-Replayed: true"), "%s", r.headers);
+    http_result_free(&r);
+    ck_assert_int_eq(http_get(g_port, "/boards/wr/members/d", &r), 0);
+    ck_assert_msg(strstr(r.body, "\"score\":7,\"subscores\":[5,5]"), "%s", r.body);
+    http_result_free(&r);
+}
+END_TEST
+
+void subscores_replies_add(Suite *s)
+{
+    TCase *tc = tcase_create("subscores_write_replies");
+    tcase_add_checked_fixture(tc, it_setup, it_teardown);
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, subscores_write_replies);
+    suite_add_tcase(s, tc);
+}
