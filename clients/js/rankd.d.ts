@@ -102,6 +102,8 @@ export interface RankdMemberOnBoard {
     /** null where the board or the member is absent */
     rank: number | null;
     score: number | null;
+    /** on a board with sub-scores that holds the member only */
+    subscores?: number[];
     percentile: number | null;
 }
 

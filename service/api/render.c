@@ -639,6 +639,7 @@ char *render_member_boards(const char *id, const char *const *boards,
             out_i64(&o, on[i].rank);
             out_str(&o, ",\"score\":");
             out_score(&o, on[i].score);
+            out_subscores(&o, on[i].settings.layout.nsub, on[i].sub);
             out_str(&o, ",\"percentile\":");
             out_cents(&o, rank_percentile_cents(on[i].total, on[i].ordinal));
             out_mem(&o, "}", 1);

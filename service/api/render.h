@@ -56,7 +56,8 @@ char *render_lookup(const char *board, const struct board_lookup *l);
 char *render_percentile(const char *p, const struct board_percentile *pc);
 
 /** {"id","boards":[{"board","rank","score","percentile"}...]} for boards[0..n) and what each said
- *  (on[0..n)): rank, score and percentile null where the board or the member is absent. */
+ *  (on[0..n)): rank, score and percentile null where the board or the member is absent;
+ *  "subscores" after "score" where a board with sub-scores holds the member. */
 char *render_member_boards(const char *id, const char *const *boards,
                            const struct board_on_board *on, size_t n);
 

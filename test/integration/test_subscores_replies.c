@@ -107,11 +107,52 @@ START_TEST(subscores_write_replies)
 }
 END_TEST
 
+/* A member across boards (GET /members/{id}): each board with sub-scores gives the member's
+ * own, of that board's directions; a board without them, or without the member, none. */
+START_TEST(subscores_member_boards)
+{
+    ck_assert_int_eq(it_status("PUT", "/boards/mb1", "{\"subscores\":[\"desc\"]}"), 201);
+    ck_assert_int_eq(it_status("PUT", "/boards/mb2",
+                               "{\"subscores\":[\"asc\",\"desc\",\"asc\"],\"tiebreak\":\"last\"}"),
+                     201);
+    ck_assert_int_eq(it_status("PUT", "/boards/mb3", "{}"), 201);
+    it_post_score("mb1", "{\"id\":\"a\",\"score\":5,\"subscores\":[-9007199254740991]}");
+    it_post_score("mb1", "{\"id\":\"b\",\"score\":5,\"subscores\":[0]}");
+    it_post_score("mb2", "{\"id\":\"a\",\"score\":-3,\"subscores\":[7,-8,9007199254740991]}");
+    it_post_score("mb2", "{\"id\":\"c\",\"score\":-3,\"subscores\":[7,-8,9007199254740991]}");
+    it_post_score("mb3", "{\"id\":\"a\",\"score\":1}");
+    it_post_score("mb3", "{\"id\":\"c\",\"score\":1}");
+    expect_body("GET", "/members/a?boards=mb1,mb2,mb3,none", NULL,
+                "{\"id\":\"a\",\"boards\":["
+                "{\"board\":\"mb1\",\"rank\":2,\"score\":5,\"subscores\":[-9007199254740991],"
+                "\"percentile\":0},"
+                "{\"board\":\"mb2\",\"rank\":2,\"score\":-3,"
+                "\"subscores\":[7,-8,9007199254740991],\"percentile\":0},"
+                "{\"board\":\"mb3\",\"rank\":1,\"score\":1,\"percentile\":50},"
+                "{\"board\":\"none\",\"rank\":null,\"score\":null,\"percentile\":null}]}");
+    /* competition ranks tie the equal tuples of mb2; the member absent from mb1 has none */
+    expect_body("GET", "/members/c?boards=mb2,mb1&rank=competition", NULL,
+                "{\"id\":\"c\",\"boards\":["
+                "{\"board\":\"mb2\",\"rank\":1,\"score\":-3,"
+                "\"subscores\":[7,-8,9007199254740991],\"percentile\":50},"
+                "{\"board\":\"mb1\",\"rank\":null,\"score\":null,\"percentile\":null}]}");
+}
+END_TEST
+
 void subscores_replies_add(Suite *s)
 {
-    TCase *tc = tcase_create("subscores_write_replies");
-    tcase_add_checked_fixture(tc, it_setup, it_teardown);
-    tcase_set_timeout(tc, 30);
-    tcase_add_test(tc, subscores_write_replies);
-    suite_add_tcase(s, tc);
+    const struct {
+        const char *name;
+        const TTest *test;
+    } cases[] = {
+        {"subscores_write_replies", subscores_write_replies},
+        {"subscores_member_boards", subscores_member_boards},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        TCase *tc = tcase_create(cases[i].name);
+        tcase_add_checked_fixture(tc, it_setup, it_teardown);
+        tcase_set_timeout(tc, 30);
+        tcase_add_test(tc, cases[i].test);
+        suite_add_tcase(s, tc);
+    }
 }
