@@ -2,11 +2,15 @@
  * test_subscores_replies.c -- the replies of the `subscores` suite beyond its model (test_subscores.c
  * reads pages, members, around, lookup, with, percentile, top, cursors, score ranges and export
  * against the model): what a write answers, a member across boards, a page the Redis cache
- * serves and one pushed as an event stream all carry each entry's sub-scores, byte for byte.
+ * serves (with `with`), a window around a score and a page pushed as an event stream all carry
+ * each entry's sub-scores, byte for byte.
  */
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "suites.h"
 
@@ -139,6 +143,111 @@ START_TEST(subscores_member_boards)
 }
 END_TEST
 
+/* GET path on port: 200, the body holds `want` (a substring); X-Cache is `xcache` (NULL: any). */
+static void expect_has(int port, const char *path, const char *xcache, const char *want)
+{
+    struct http_result r;
+    ck_assert_int_eq(http_req(port, "GET", path, NULL, 0, NULL, NULL, &r), 0);
+    ck_assert_msg(r.status == 200 && strstr(r.body, want), "GET %s -> %ld %s\nwant %s", path,
+                  r.status, r.body, want);
+    if (xcache) {
+        char h[64];
+        snprintf(h, sizeof(h), "X-Cache: %s\r", xcache);
+        ck_assert_msg(strstr(r.headers, h), "GET %s: not X-Cache %s: %s", path, xcache, r.headers);
+    }
+    http_result_free(&r);
+}
+
+/* The first event of GET path as an event stream (Accept: text/event-stream) holds `want`. */
+static void expect_event_has(const char *path, const char *want)
+{
+    int fd = connect_loopback(g_port);
+    ck_assert_int_ge(fd, 0);
+    char req[512], buf[16384];
+    int len =
+        snprintf(req, sizeof(req),
+                 "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n", path);
+    ck_assert_int_eq(send(fd, req, (size_t)len, MSG_NOSIGNAL), len);
+    size_t got = 0;
+    buf[0] = '\0';
+    /* until the page's event is in, or 10 s */
+    for (int i = 0; i < 100 && !strstr(buf, "event: page") && got < sizeof(buf) - 1; i++) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, 100) <= 0)
+            continue;
+        ssize_t n = recv(fd, buf + got, sizeof(buf) - 1 - got, 0);
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+        buf[got] = '\0';
+    }
+    /* the rest of the event (one write of the server's, maybe two reads here) */
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    while (!strstr(buf, want) && got < sizeof(buf) - 1 && poll(&p, 1, 500) > 0) {
+        ssize_t n = recv(fd, buf + got, sizeof(buf) - 1 - got, 0);
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+        buf[got] = '\0';
+    }
+    close(fd);
+    ck_assert_msg(strstr(buf, "event: page") && strstr(buf, want), "%s as a stream: %s\nwant %s",
+                  path, buf, want);
+}
+
+/* A board whose pages are cached: a page as the Redis cache serves it to another rankd process
+ * (nothing in its own memory), with `with` read live beside it, a window around a score, the
+ * top percent and a page pushed as an event stream. */
+START_TEST(subscores_cached_pages)
+{
+    ck_assert_int_eq(it_status("PUT", "/boards/cp",
+                               "{\"subscores\":[\"asc\",\"desc\"],\"page_ttl_ms\":60000,"
+                               "\"page_size\":3}"),
+                     201);
+    it_post_score("cp", "{\"entries\":[{\"id\":\"a\",\"score\":5,\"subscores\":[1,2]},"
+                        "{\"id\":\"b\",\"score\":5,\"subscores\":[1,3]},"
+                        "{\"id\":\"c\",\"score\":5,\"subscores\":[0,0]},"
+                        "{\"id\":\"d\",\"score\":7,\"subscores\":[9,9]},"
+                        "{\"id\":\"e\",\"score\":1,\"subscores\":[-1,-9007199254740991]}]}");
+    /* d 7; then 5 by the first column (asc: c), then the second (desc: b before a); e 1 */
+    const char *page1 = "\"items\":[{\"rank\":1,\"id\":\"d\",\"score\":7,\"subscores\":[9,9],"
+                        "\"record\":null},{\"rank\":2,\"id\":\"c\",\"score\":5,\"subscores\":[0,0],"
+                        "\"record\":null},{\"rank\":3,\"id\":\"b\",\"score\":5,\"subscores\":[1,3],"
+                        "\"record\":null}]";
+    expect_has(g_port, "/boards/cp/rank?page=1", "miss", page1);
+    expect_has(g_port, "/boards/cp/rank?page=2&size=3", "miss",
+               "\"items\":[{\"rank\":4,\"id\":\"a\",\"score\":5,\"subscores\":[1,2],"
+               "\"record\":null},{\"rank\":5,\"id\":\"e\",\"score\":1,"
+               "\"subscores\":[-1,-9007199254740991],\"record\":null}]");
+    /* another process: the pages from Redis, the `with` part live */
+    struct rankd *other = rankd_test_start(g_redis.port, TEST_TOKEN);
+    int port = rankd_port(other);
+    expect_has(port, "/boards/cp/rank?page=1", "hit", page1);
+    expect_has(port, "/boards/cp/rank?page=2", "hit",
+               "\"score\":1,\"subscores\":[-1,-9007199254740991]");
+    expect_has(port, "/boards/cp/rank?page=1&with=e,a,zz", "hit",
+               "\"with\":[{\"rank\":4,\"id\":\"a\",\"score\":5,\"subscores\":[1,2],\"page\":2,"
+               "\"record\":null},{\"rank\":5,\"id\":\"e\",\"score\":1,"
+               "\"subscores\":[-1,-9007199254740991],\"page\":2,\"record\":null}],"
+               "\"missing\":[\"zz\"]");
+    expect_has(port, "/boards/cp/rank?page=1&with=b", "hit", page1);
+    rankd_stop(other);
+    /* a window around a score, and the top 40 percent */
+    expect_has(g_port, "/boards/cp/around?score=5&size=1", NULL,
+               "\"items\":[{\"rank\":2,\"id\":\"c\",\"score\":5,\"subscores\":[0,0],"
+               "\"record\":null}]");
+    expect_has(g_port, "/boards/cp/around?score=4&size=1", NULL,
+               "\"items\":[{\"rank\":5,\"id\":\"e\",\"score\":1,"
+               "\"subscores\":[-1,-9007199254740991],\"record\":null}]");
+    expect_has(g_port, "/boards/cp/top?percent=40", NULL,
+               "\"items\":[{\"rank\":1,\"id\":\"d\",\"score\":7,\"subscores\":[9,9],"
+               "\"record\":null},{\"rank\":2,\"id\":\"c\",\"score\":5,\"subscores\":[0,0],"
+               "\"record\":null}]");
+    /* pushed as an event stream: the same page */
+    expect_event_has("/boards/cp/rank?page=1", page1);
+}
+END_TEST
+
 void subscores_replies_add(Suite *s)
 {
     const struct {
@@ -147,6 +256,7 @@ void subscores_replies_add(Suite *s)
     } cases[] = {
         {"subscores_write_replies", subscores_write_replies},
         {"subscores_member_boards", subscores_member_boards},
+        {"subscores_cached_pages", subscores_cached_pages},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         TCase *tc = tcase_create(cases[i].name);
