@@ -280,6 +280,8 @@ export interface RankdExportRow {
     rank: number;
     id: string;
     score: number;
+    /** on a board with sub-scores only */
+    subscores?: number[];
     record: RankdRecord | null;
 }
 

@@ -248,23 +248,34 @@ describe('sub-scores', () => {
         const race = uniqueBoard('jswsub');
         const s = await w.putBoard(race, { subscores: ['asc'], page_ttl_ms: 0 });
         assert.deepEqual([s.score_layout, s.subscores], ['wide', ['asc']]);
-        await w.writeScores(race, [
+        const batch = await w.writeScores(race, [
             { id: 'ana', score: 12, subscores: [95310] },
             { id: 'bo', score: 12, subscores: [94870] },
             { id: 'cy', score: 11, subscores: [90000] },
         ]);
+        assert.deepEqual(batch.results.map((r) => r.subscores), [[95310], [94870], [90000]]);
         const ids = async () => (await w.page(race, 1)).items.map((it) => [it.id, it.score, it.subscores]);
         assert.deepEqual(await ids(), [['bo', 12, [94870]], ['ana', 12, [95310]], ['cy', 11, [90000]]]);
         // best keeps the better tuple: a slower time on the same laps loses, a faster one wins
-        assert.equal((await w.writeScore(race, { id: 'ana', score: 12, subscores: [96000], op: 'best' })).updated, false);
-        assert.equal((await w.writeScore(race, { id: 'ana', score: 12, subscores: [94000], op: 'best' })).rank, 1);
+        // (a write answers the tuple it stored, and the one before it)
+        const kept = await w.writeScore(race, { id: 'ana', score: 12, subscores: [96000], op: 'best' });
+        assert.deepEqual([kept.updated, kept.score, kept.subscores, kept.prev_subscores], [false, 12, [95310], [95310]]);
+        const won = await w.writeScore(race, { id: 'ana', score: 12, subscores: [94000], op: 'best' });
+        assert.deepEqual([won.rank, won.subscores, won.prev_subscores], [1, [94000], [95310]]);
         // incr adds element-wise
-        await w.writeScore(race, { id: 'cy', score: 1, subscores: [4000], op: 'incr' });
+        const inc = await w.writeScore(race, { id: 'cy', score: 1, subscores: [4000], op: 'incr' });
+        assert.deepEqual([inc.score, inc.subscores, inc.prev_score, inc.prev_subscores], [12, [94000], 11, [90000]]);
         const m = await w.member(race, 'cy');
         assert.deepEqual([m.score, m.subscores, m.rank], [12, [94000], 2]); // ana reached it first
         assert.deepEqual((await w.member(race, 'cy', { rankType: 'competition' })).rank, 1);
         assert.deepEqual((await w.member(race, 'ana', { rankType: 'competition' })).rank, 1);
         assert.deepEqual((await w.member(race, 'bo', { rankType: 'dense' })).rank, 2);
+        // a member across boards, and the export
+        const on = await w.memberBoards('cy', [race]);
+        assert.deepEqual(on.boards.map((b) => [b.board, b.score, b.subscores]), [[race, 12, [94000]]]);
+        const rows = [];
+        for await (const row of w.exportRows(race)) rows.push([row.id, row.subscores]);
+        assert.deepEqual(rows, [['ana', [94000]], ['cy', [94000]], ['bo', [94870]]]);
         // a wrong count, a fraction and an exponent are refused, nothing written
         for (const bad of [[1, 2], [1.5], ['3']]) {
             const e = await rejection(w.writeScore(race, { id: 'dee', score: 1, subscores: bad }));
