@@ -197,6 +197,37 @@ describe('periods', () => {
         assert.deepEqual(now.items.map((it) => it.id), ['a', 'b']);
         assert.equal((await w.page(periodic, 1, { period: s.periods[1] })).total, 0);
     });
+
+    it('an IANA time zone: the current day is the local one; an unknown zone is refused', async () => {
+        const paris = uniqueBoard('jswtz');
+        const day = () => new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Paris', year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date());
+        const before = day();
+        const s = await w.putBoard(paris, { period: 'daily', timezone: 'Europe/Paris' });
+        assert.equal(s.timezone, 'Europe/Paris');
+        assert.ok([before, day()].includes(s.current_period), `${s.current_period}, Paris says ${before}`);
+        const e = await rejection(w.putBoard(uniqueBoard('jswtz'), { period: 'daily', timezone: 'Europe/Nowhere' }));
+        assert.deepEqual([e.status, e.code], [400, 'unknown_timezone']);
+        await w.deleteBoard(paris);
+    });
+});
+
+describe('the full range', () => {
+    it('a wide first-to-reach board takes +-(2^53 - 1) exactly, ties in arrival order', async () => {
+        const wide = uniqueBoard('jswwide');
+        const s = await w.putBoard(wide, { score_layout: 'wide', page_ttl_ms: 0 });
+        assert.deepEqual([s.score_layout, s.score_range], ['wide', { min: -9007199254740991, max: 9007199254740991 }]);
+        await w.writeScores(wide, [
+            { id: 'lo', score: -9007199254740991 }, { id: 'b', score: 9007199254740991 },
+            { id: 'a', score: 9007199254740991 },
+        ]);
+        const r = await w.writeScore(wide, { id: 'c', score: 9007199254740990, op: 'incr' });
+        assert.equal(r.score, 9007199254740990);
+        const items = (await w.page(wide, 1)).items.map((it) => [it.id, it.score]);
+        assert.deepEqual(items, [['b', 9007199254740991], ['a', 9007199254740991], ['c', 9007199254740990], ['lo', -9007199254740991]]);
+        const e = await rejection(w.writeScore(wide, { id: 'c', score: 2, op: 'incr' }));
+        assert.deepEqual([e.status, e.code], [422, 'score_out_of_range']);
+        await w.deleteBoard(wide);
+    });
 });
 
 describe('Idempotency-Key', () => {
