@@ -297,8 +297,11 @@ static int section_take(const struct store_reply *x, struct board_write_target *
         if (!reply_int(v[0]) || !reply_int(v[2]) || !reply_int(v[3]) || !reply_int(v[5]))
             return -EIO;
         struct board_outcome *o = &t->outcomes[at + i];
+        /* sub-scores only from {stored, column keys...}: a replayed record an older rankd
+         * wrote holds the stored value alone, and its reply stays as it was */
+        int subs = v[1]->type == STORE_REPLY_ARRAY;
         *o = (struct board_outcome){.rc = v[0]->integer == 0 ? 0 : -ERANGE,
-                                    .nsub = t->assumed.layout.nsub};
+                                    .nsub = subs ? t->assumed.layout.nsub : 0};
         section_stored(&l, &t->assumed.layout, v[1], &o->score, o->sub);
         o->rank = v[2]->integer >= 0 ? v[2]->integer + 1 : 0;
         o->updated = (int)v[3]->integer;
