@@ -676,7 +676,7 @@ START_TEST(test_subscores_refused_on_cluster)
 END_TEST
 
 /* The master of a busy board is killed (SIGKILL): its replica is promoted (cluster-node-timeout
- * 1 s), rankd answers 503 for about the failover's time, then recovers without a restart; no
+ * 3 s), rankd answers 503 for about the failover's time, then recovers without a restart; no
  * acknowledged write is lost. The node is started again afterwards (it rejoins as a replica). */
 START_TEST(test_master_killed_replica_promoted)
 {
