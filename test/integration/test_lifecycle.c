@@ -42,16 +42,6 @@
 #define MONITOR_MARKER "rankd-lifecycle-monitor-end"
 #define LUA_CMDS_PER_SCRIPT_MAX 12 /* O(1) commands a lifecycle script may run (delete: 3 + k) */
 
-/* ---------------------------------------------------------------- clocks (the fake wall clock:
- * fixture.h) */
-
-static double mono_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
 /* ---------------------------------------------------------------- HTTP helpers */
 
 static void req(const char *method, const char *path, const char *body, const char *token,
@@ -61,32 +51,6 @@ static void req(const char *method, const char *path, const char *body, const ch
     ck_assert_msg(rc == 0, "%s %s: no HTTP answer from rankd", method, path);
 }
 
-/* A request with the write token; assert the status; the result is handed back. */
-static void expect(const char *method, const char *path, const char *body, long want,
-                   struct http_result *r)
-{
-    req(method, path, body, TEST_TOKEN, r);
-    ck_assert_msg(r->status == want, "%s %s %s -> %ld %.400s; want %ld", method, path,
-                  body ? body : "", r->status, r->body, want);
-}
-
-static void expect_free(const char *method, const char *path, const char *body, long want)
-{
-    struct http_result r;
-    expect(method, path, body, want, &r);
-    http_result_free(&r);
-}
-
-static void expect_error(const char *method, const char *path, const char *body, long want,
-                         const char *code)
-{
-    struct http_result r;
-    expect(method, path, body, want, &r);
-    ck_assert_msg(strcmp(http_error_code(&r), code) == 0, "%s %s -> %ld %.300s; want code %s",
-                  method, path, r.status, r.body, code);
-    http_result_free(&r);
-}
-
 static const cJSON *jget(const cJSON *o, const char *name)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
@@ -94,26 +58,12 @@ static const cJSON *jget(const cJSON *o, const char *name)
     return v;
 }
 
-static double jnum(const cJSON *o, const char *name)
-{
-    const cJSON *v = jget(o, name);
-    ck_assert_msg(cJSON_IsNumber(v), "field %s is not a number", name);
-    return v->valuedouble;
-}
-
-static const char *jstr(const cJSON *o, const char *name)
-{
-    const cJSON *v = jget(o, name);
-    ck_assert_msg(cJSON_IsString(v), "field %s is not a string", name);
-    return v->valuestring;
-}
-
 static void post_score(const char *board, const char *id, double score)
 {
     char path[160], body[200];
     snprintf(path, sizeof(path), "/boards/%s/scores", board);
     snprintf(body, sizeof(body), "{\"id\":\"%s\",\"score\":%.10g}", id, score);
-    expect_free("POST", path, body, 200);
+    it_expect_free("POST", path, body, 200);
 }
 
 /* Set the fake clock, then write one score. */
@@ -139,8 +89,8 @@ static void post_batch(const char *board, const char *prefix, int from, int to,
     char path[160];
     snprintf(path, sizeof(path), "/boards/%s/scores", board);
     struct http_result r;
-    expect("POST", path, b.data, 200, &r);
-    ck_assert_msg(jnum(r.json, "applied") == to - from, "batch: %.300s", r.body);
+    it_expect("POST", path, b.data, 200, &r);
+    ck_assert_msg(json_num(r.json, "applied") == to - from, "batch: %.300s", r.body);
     http_result_free(&r);
     buf_free(&b);
 }
@@ -153,13 +103,13 @@ static void expect_page(const char *board, const char *period, long total, const
     snprintf(path, sizeof(path), "/boards/%s/rank%s%s", board, period ? "?period=" : "",
              period ? period : "");
     struct http_result r;
-    expect("GET", path, NULL, 200, &r);
+    it_expect("GET", path, NULL, 200, &r);
     const cJSON *items = jget(r.json, "items");
-    ck_assert_msg((long)jnum(r.json, "total") == total, "%s -> %.300s; want total %ld", path,
+    ck_assert_msg((long)json_num(r.json, "total") == total, "%s -> %.300s; want total %ld", path,
                   r.body, total);
     if (first_id) {
         const cJSON *first = cJSON_GetArrayItem(items, 0);
-        ck_assert_msg(first && strcmp(jstr(first, "id"), first_id) == 0,
+        ck_assert_msg(first && strcmp(json_str(first, "id"), first_id) == 0,
                       "%s -> %.300s; want first id %s", path, r.body, first_id);
     } else {
         ck_assert_msg(cJSON_GetArraySize(items) == 0, "%s -> %.300s; want no items", path, r.body);
@@ -172,7 +122,7 @@ static void expect_period_error(const char *board, const char *period, long stat
 {
     char path[200];
     snprintf(path, sizeof(path), "/boards/%s/rank?period=%s", board, period);
-    expect_error("GET", path, NULL, status, code);
+    it_expect_error("GET", path, NULL, status, code);
 }
 
 /* GET /boards/{board}: current_period and the readable periods, newest first. */
@@ -181,8 +131,8 @@ static void expect_periods(const char *board, const char *current, const char *c
     char path[160];
     snprintf(path, sizeof(path), "/boards/%s", board);
     struct http_result r;
-    expect("GET", path, NULL, 200, &r);
-    ck_assert_msg(strcmp(jstr(r.json, "current_period"), current) == 0,
+    it_expect("GET", path, NULL, 200, &r);
+    ck_assert_msg(strcmp(json_str(r.json, "current_period"), current) == 0,
                   "GET %s: %.400s; want current_period %s", path, r.body, current);
     const cJSON *list = jget(r.json, "periods");
     ck_assert_msg(cJSON_GetArraySize(list) == n, "GET %s: %.400s; want %d periods", path, r.body,
@@ -201,8 +151,8 @@ static long board_total(const char *board)
     char path[160];
     snprintf(path, sizeof(path), "/boards/%s", board);
     struct http_result r;
-    expect("GET", path, NULL, 200, &r);
-    long n = (long)jnum(r.json, "total");
+    it_expect("GET", path, NULL, 200, &r);
+    long n = (long)json_num(r.json, "total");
     http_result_free(&r);
     return n;
 }
@@ -427,17 +377,6 @@ struct mon_scan {
     const char *why;
 };
 
-static redisContext *mon_start(void)
-{
-    redisContext *mon = redis_admin(focus()->tcp.port);
-    struct timeval tv = {10, 0};
-    redisSetTimeout(mon, tv);
-    redisReply *ok = redis_admin_cmd(mon, "MONITOR");
-    ck_assert_msg(ok->type == REDIS_REPLY_STATUS, "MONITOR refused");
-    freeReplyObject(ok);
-    return mon;
-}
-
 /* Mark the end with an ECHO, read the stream up to it, classify every command; frees mon. */
 static void mon_finish(redisContext *mon, const char *zk, struct mon_scan *s)
 {
@@ -574,21 +513,21 @@ START_TEST(test_reset_big_board)
     const char *board = "big";
     char zk[200];
     zkey(zk, sizeof(zk), board, NULL);
-    double t0 = mono_s();
+    double t0 = now_s();
     load_board_direct(board, BIG_MEMBERS);
-    double load_s = mono_s() - t0;
+    double load_s = now_s() - t0;
 
     /* pages cached before the reset (page_ttl_ms 60000: still fresh afterwards) */
     struct http_result r;
     expect_page(board, NULL, BIG_MEMBERS, "m000000");
-    expect("GET", "/boards/big/rank", NULL, 200, &r);
+    it_expect("GET", "/boards/big/rank", NULL, 200, &r);
     ck_assert_msg(has_header(&r, "X-Cache: hit"), "page 1 was not cached: %s", r.headers);
     http_result_free(&r);
-    expect("GET", "/boards/big/rank?page=7500", NULL, 200, &r);
-    ck_assert_int_eq((long)jnum(cJSON_GetArrayItem(jget(r.json, "items"), 0), "rank"), 149981);
+    it_expect("GET", "/boards/big/rank?page=7500", NULL, 200, &r);
+    ck_assert_int_eq((long)json_num(cJSON_GetArrayItem(jget(r.json, "items"), 0), "rank"), 149981);
     http_result_free(&r);
-    expect_free("GET", "/boards/big/rank?page=7500", NULL, 200);
-    expect_error("POST", "/boards/nope/reset", NULL, 404, "board_not_found");
+    it_expect_free("GET", "/boards/big/rank?page=7500", NULL, 200);
+    it_expect_error("POST", "/boards/nope/reset", NULL, 404, "board_not_found");
     struct http_result u;
     req("POST", "/boards/big/reset", NULL, NULL, &u);
     ck_assert_msg(u.status == 401, "reset without the token -> %ld", u.status);
@@ -599,8 +538,8 @@ START_TEST(test_reset_big_board)
     focus_on(zk);
     watched_calls(before);
     slowlog_arm();
-    redisContext *mon = mon_start();
-    expect("POST", "/boards/big/reset", NULL, 204, &r);
+    redisContext *mon = mon_start(focus()->tcp.port);
+    it_expect("POST", "/boards/big/reset", NULL, 204, &r);
     double reset_s = r.seconds;
     http_result_free(&r);
     struct mon_scan s;
@@ -631,29 +570,29 @@ START_TEST(test_reset_big_board)
     char dk[200];
     snprintf(dk, sizeof(dk), "%s:{%s}:dense", g_app->cfg.key_prefix, board);
     ck_assert_int_eq(key_int("EXISTS", dk), 0);
-    expect("GET", "/boards/big/rank?page=7500", NULL, 200, &r);
-    ck_assert_msg(jnum(r.json, "total") == 0 && cJSON_GetArraySize(jget(r.json, "items")) == 0,
+    it_expect("GET", "/boards/big/rank?page=7500", NULL, 200, &r);
+    ck_assert_msg(json_num(r.json, "total") == 0 && cJSON_GetArraySize(jget(r.json, "items")) == 0,
                   "page 7500 after the reset: %.300s", r.body);
     ck_assert_msg(!has_header(&r, "X-Cache: hit"), "page 7500 after the reset came from the cache");
     http_result_free(&r);
-    expect_error("GET", "/boards/big/members/m000000", NULL, 404, "member_not_found");
-    expect("GET", "/boards/big", NULL, 200, &r);
-    ck_assert_msg(jnum(r.json, "total") == 0 && jnum(r.json, "page_ttl_ms") == 60000,
+    it_expect_error("GET", "/boards/big/members/m000000", NULL, 404, "member_not_found");
+    it_expect("GET", "/boards/big", NULL, 200, &r);
+    ck_assert_msg(json_num(r.json, "total") == 0 && json_num(r.json, "page_ttl_ms") == 60000,
                   "board after the reset: %.300s", r.body);
     http_result_free(&r);
 
     /* a new write starts afresh: page 1 (cached for 60 s before the reset) shows only it */
     post_score(board, "fresh", 3);
-    expect("GET", "/boards/big/rank", NULL, 200, &r);
-    ck_assert_msg(jnum(r.json, "total") == 1 && cJSON_GetArraySize(jget(r.json, "items")) == 1 &&
-                      strcmp(jstr(cJSON_GetArrayItem(jget(r.json, "items"), 0), "id"), "fresh") ==
-                          0,
-                  "page 1 after the reset and one write: %.300s", r.body);
+    it_expect("GET", "/boards/big/rank", NULL, 200, &r);
+    ck_assert_msg(
+        json_num(r.json, "total") == 1 && cJSON_GetArraySize(jget(r.json, "items")) == 1 &&
+            strcmp(json_str(cJSON_GetArrayItem(jget(r.json, "items"), 0), "id"), "fresh") == 0,
+        "page 1 after the reset and one write: %.300s", r.body);
     ck_assert_msg(!has_header(&r, "X-Cache: hit"), "page 1 after the reset came from the cache");
     http_result_free(&r);
     ck_assert_int_eq(board_total(board), 1);
     ck_assert_int_eq(zcard_of(board, NULL), 1);
-    expect_free("GET", "/boards/big/members/fresh", NULL, 200);
+    it_expect_free("GET", "/boards/big/members/fresh", NULL, 200);
 }
 END_TEST
 
@@ -663,22 +602,22 @@ START_TEST(test_delete_big_board)
     char zk[200], meta[200];
     zkey(zk, sizeof(zk), board, NULL);
     snprintf(meta, sizeof(meta), "%s:{%s}:meta", g_app->cfg.key_prefix, board);
-    double t0 = mono_s();
+    double t0 = now_s();
     load_board_direct(board, BIG_MEMBERS);
-    double load_s = mono_s() - t0;
-    expect_free("PUT", "/items/m000001", "{\"name\":\"one\"}", 204);
+    double load_s = now_s() - t0;
+    it_expect_free("PUT", "/items/m000001", "{\"name\":\"one\"}", 204);
     expect_page(board, NULL, BIG_MEMBERS, "m000000");
-    expect_free("GET", "/boards/bigd/rank?page=15000", NULL, 200);
-    expect_free("PUT", "/boards/bigd", "{\"page_size\":50}", 200);
+    it_expect_free("GET", "/boards/bigd/rank?page=15000", NULL, 200);
+    it_expect_free("PUT", "/boards/bigd", "{\"page_size\":50}", 200);
     expect_page(board, NULL, BIG_MEMBERS, "m000000"); /* size 50: cached too */
 
     long long before[N_WATCHED];
     focus_on(zk);
     watched_calls(before);
     slowlog_arm();
-    redisContext *mon = mon_start();
+    redisContext *mon = mon_start(focus()->tcp.port);
     struct http_result r;
-    expect("DELETE", "/boards/bigd", NULL, 204, &r);
+    it_expect("DELETE", "/boards/bigd", NULL, 204, &r);
     double delete_s = r.seconds;
     http_result_free(&r);
     struct mon_scan s;
@@ -704,12 +643,12 @@ START_TEST(test_delete_big_board)
     ck_assert_msg(s.unlink_board, "no UNLINK of %s during the delete", zk);
 
     /* gone for readers and writers at once, cached pages included */
-    expect_error("GET", "/boards/bigd", NULL, 404, "board_not_found");
-    expect_error("GET", "/boards/bigd/rank", NULL, 404, "board_not_found");
-    expect_error("GET", "/boards/bigd/rank?page=15000", NULL, 404, "board_not_found");
-    expect_error("GET", "/boards/bigd/members/m000000", NULL, 404, "board_not_found");
-    expect_error("DELETE", "/boards/bigd", NULL, 404, "board_not_found");
-    expect_error("POST", "/boards/bigd/reset", NULL, 404, "board_not_found");
+    it_expect_error("GET", "/boards/bigd", NULL, 404, "board_not_found");
+    it_expect_error("GET", "/boards/bigd/rank", NULL, 404, "board_not_found");
+    it_expect_error("GET", "/boards/bigd/rank?page=15000", NULL, 404, "board_not_found");
+    it_expect_error("GET", "/boards/bigd/members/m000000", NULL, 404, "board_not_found");
+    it_expect_error("DELETE", "/boards/bigd", NULL, 404, "board_not_found");
+    it_expect_error("POST", "/boards/bigd/reset", NULL, 404, "board_not_found");
     ck_assert_int_eq(key_int("EXISTS", zk), 0);
     ck_assert_int_eq(key_int("EXISTS", meta), 0);
     char dk[200];
@@ -719,17 +658,17 @@ START_TEST(test_delete_big_board)
         redis_admin_cmd(g_admin, "SISMEMBER %s:boards %s", g_app->cfg.key_prefix, board);
     ck_assert_int_eq(m->integer, 0);
     freeReplyObject(m);
-    expect("GET", "/boards", NULL, 200, &r);
+    it_expect("GET", "/boards", NULL, 200, &r);
     ck_assert_msg(strstr(r.body, "\"bigd\"") == NULL, "GET /boards still lists it: %.300s", r.body);
     http_result_free(&r);
-    expect_free("GET", "/items/m000001", NULL, 200); /* records are shared and stay */
+    it_expect_free("GET", "/items/m000001", NULL, 200); /* records are shared and stay */
 
     /* a new write starts a fresh board with one member and the default settings */
     post_score(board, "fresh", 3);
     expect_page(board, NULL, 1, "fresh");
-    expect("GET", "/boards/bigd", NULL, 200, &r);
-    ck_assert_msg(jnum(r.json, "total") == 1 && jnum(r.json, "page_size") == 20 &&
-                      jnum(r.json, "page_ttl_ms") == 1000,
+    it_expect("GET", "/boards/bigd", NULL, 200, &r);
+    ck_assert_msg(json_num(r.json, "total") == 1 && json_num(r.json, "page_size") == 20 &&
+                      json_num(r.json, "page_ttl_ms") == 1000,
                   "re-created board: %.300s", r.body);
     http_result_free(&r);
 }
@@ -740,8 +679,8 @@ START_TEST(test_delete_periodic_board)
 {
     const char *board = "pdel";
     fixture_set_clock("2036-11-28T12:00:00.000Z");
-    expect_free("PUT", "/boards/pdel", "{\"period\":\"daily\",\"retain\":2,\"page_ttl_ms\":0}",
-                201);
+    it_expect_free("PUT", "/boards/pdel", "{\"period\":\"daily\",\"retain\":2,\"page_ttl_ms\":0}",
+                   201);
     write_at("2036-11-28T12:00:00.000Z", board, "a", 1);
     write_at("2036-11-29T12:00:00.000Z", board, "b", 2);
     write_at("2036-11-30T12:00:00.000Z", board, "c", 3);
@@ -755,8 +694,8 @@ START_TEST(test_delete_periodic_board)
     long long before[N_WATCHED];
     focus_on(zk);
     watched_calls(before);
-    redisContext *mon = mon_start();
-    expect_free("DELETE", "/boards/pdel", NULL, 204);
+    redisContext *mon = mon_start(focus()->tcp.port);
+    it_expect_free("DELETE", "/boards/pdel", NULL, 204);
     struct mon_scan s;
     mon_finish(mon, zk, &s);
     expect_same_calls(before, "periodic delete");
@@ -772,8 +711,8 @@ START_TEST(test_delete_periodic_board)
     expect_period_error(board, "2036-11-29", 404, "board_not_found");
 
     /* re-created with the same settings: the old periods do not come back */
-    expect_free("PUT", "/boards/pdel", "{\"period\":\"daily\",\"retain\":2,\"page_ttl_ms\":0}",
-                201);
+    it_expect_free("PUT", "/boards/pdel", "{\"period\":\"daily\",\"retain\":2,\"page_ttl_ms\":0}",
+                   201);
     expect_page(board, "2036-11-29", 0, NULL);
     expect_page(board, NULL, 0, NULL);
 }
@@ -786,12 +725,12 @@ START_TEST(test_period_daily_rollover)
     const char *b = "day";
     fixture_set_clock("2036-11-30T12:00:00.000Z");
     struct http_result r;
-    expect("PUT", "/boards/day", "{\"period\":\"daily\",\"retain\":1,\"page_ttl_ms\":60000}", 201,
-           &r);
-    ck_assert_str_eq(jstr(r.json, "period"), "daily");
-    ck_assert_str_eq(jstr(r.json, "timezone"), "UTC");
-    ck_assert_int_eq((long)jnum(r.json, "retain"), 1);
-    ck_assert_str_eq(jstr(r.json, "current_period"), "2036-11-30");
+    it_expect("PUT", "/boards/day", "{\"period\":\"daily\",\"retain\":1,\"page_ttl_ms\":60000}",
+              201, &r);
+    ck_assert_str_eq(json_str(r.json, "period"), "daily");
+    ck_assert_str_eq(json_str(r.json, "timezone"), "UTC");
+    ck_assert_int_eq((long)json_num(r.json, "retain"), 1);
+    ck_assert_str_eq(json_str(r.json, "current_period"), "2036-11-30");
     http_result_free(&r);
     static const char *const p1[] = {"2036-11-30", "2036-11-29"};
     expect_periods(b, "2036-11-30", p1, 2);
@@ -813,9 +752,9 @@ START_TEST(test_period_daily_rollover)
     expect_page(b, NULL, 1, "b");
     expect_page(b, "2036-12-01", 1, "b");
     expect_page(b, "2036-11-30", 1, "a");
-    expect_free("GET", "/boards/day/members/a?period=2036-11-30", NULL, 200);
-    expect_free("GET", "/boards/day/members/a/around?period=2036-11-30", NULL, 200);
-    expect_error("GET", "/boards/day/members/a", NULL, 404, "member_not_found");
+    it_expect_free("GET", "/boards/day/members/a?period=2036-11-30", NULL, 200);
+    it_expect_free("GET", "/boards/day/members/a/around?period=2036-11-30", NULL, 200);
+    it_expect_error("GET", "/boards/day/members/a", NULL, 404, "member_not_found");
     static const char *const p2[] = {"2036-12-01", "2036-11-30"};
     expect_periods(b, "2036-12-01", p2, 2);
     ck_assert_int_eq(board_total(b), 1);
@@ -837,7 +776,8 @@ START_TEST(test_period_daily_rollover)
     expect_page(b, "2036-11-30", 1, "a");
     fixture_set_clock("2036-12-02T00:00:00.000Z");
     expect_period_error(b, "2036-11-30", 404, "period_not_found");
-    expect_error("GET", "/boards/day/members/a?period=2036-11-30", NULL, 404, "period_not_found");
+    it_expect_error("GET", "/boards/day/members/a?period=2036-11-30", NULL, 404,
+                    "period_not_found");
     expect_page(b, "2036-12-01", 1, "b");
     expect_page(b, NULL, 0, NULL);
     static const char *const p3[] = {"2036-12-02", "2036-12-01"};
@@ -852,8 +792,8 @@ START_TEST(test_period_daily_rollover)
     /* a board without periods takes no period id */
     post_score("plain", "x", 1);
     expect_period_error("plain", "2036-12-02", 400, "board_has_no_periods");
-    expect_error("GET", "/boards/plain/members/x?period=2036-12-02", NULL, 400,
-                 "board_has_no_periods");
+    it_expect_error("GET", "/boards/plain/members/x?period=2036-12-02", NULL, 400,
+                    "board_has_no_periods");
 }
 END_TEST
 
@@ -861,7 +801,8 @@ START_TEST(test_period_weekly_iso)
 {
     const char *b = "wk";
     fixture_set_clock("2036-11-30T12:00:00.000Z");
-    expect_free("PUT", "/boards/wk", "{\"period\":\"weekly\",\"retain\":2,\"page_ttl_ms\":0}", 201);
+    it_expect_free("PUT", "/boards/wk", "{\"period\":\"weekly\",\"retain\":2,\"page_ttl_ms\":0}",
+                   201);
     /* Sunday 2036-11-30 23:59:59.999 is the end of 2036-W48; Monday 00:00 starts 2036-W49 */
     write_at("2036-11-30T23:59:59.999Z", b, "a", 1);
     expect_current_set(b, "2036-W48", 1);
@@ -915,7 +856,7 @@ START_TEST(test_period_monthly)
 {
     const char *b = "mon";
     fixture_set_clock("2036-11-15T12:00:00.000Z");
-    expect_free("PUT", "/boards/mon", "{\"period\":\"monthly\",\"page_ttl_ms\":0}", 201);
+    it_expect_free("PUT", "/boards/mon", "{\"period\":\"monthly\",\"page_ttl_ms\":0}", 201);
     write_at("2036-11-30T23:59:59.999Z", b, "a", 1);
     expect_current_set(b, "2036-11", 1);
     write_at("2036-12-01T00:00:00.000Z", b, "b", 2);
@@ -949,9 +890,9 @@ START_TEST(test_period_utc_offsets)
     const char *b = "off";
     fixture_set_clock("2036-11-30T12:00:00.000Z");
     struct http_result r;
-    expect("PUT", "/boards/off", "{\"period\":\"daily\",\"timezone\":\"+02:00\",\"page_ttl_ms\":0}",
-           201, &r);
-    ck_assert_str_eq(jstr(r.json, "timezone"), "+02:00");
+    it_expect("PUT", "/boards/off",
+              "{\"period\":\"daily\",\"timezone\":\"+02:00\",\"page_ttl_ms\":0}", 201, &r);
+    ck_assert_str_eq(json_str(r.json, "timezone"), "+02:00");
     http_result_free(&r);
     write_at("2036-11-30T21:59:59.999Z", b, "a", 1);
     expect_current_set(b, "2036-11-30", 1);
@@ -970,9 +911,9 @@ START_TEST(test_period_utc_offsets)
 
     /* -05:00: 04:59:59.999 UTC on Dec 1 is still Nov 30 */
     fixture_set_clock("2036-11-30T12:00:00.000Z");
-    expect("PUT", "/boards/west",
-           "{\"period\":\"daily\",\"timezone\":\"-05:00\",\"page_ttl_ms\":0}", 201, &r);
-    ck_assert_str_eq(jstr(r.json, "timezone"), "-05:00");
+    it_expect("PUT", "/boards/west",
+              "{\"period\":\"daily\",\"timezone\":\"-05:00\",\"page_ttl_ms\":0}", 201, &r);
+    ck_assert_str_eq(json_str(r.json, "timezone"), "-05:00");
     http_result_free(&r);
     write_at("2036-12-01T04:59:59.999Z", "west", "a", 1);
     expect_current_set("west", "2036-11-30", 1);
@@ -982,8 +923,8 @@ START_TEST(test_period_utc_offsets)
 
     /* +05:30 hourly: the local hour 14 runs from 08:30 to 09:30 UTC */
     fixture_set_clock("2036-11-30T08:30:00.000Z");
-    expect_free("PUT", "/boards/hr",
-                "{\"period\":\"hourly\",\"timezone\":\"+05:30\",\"page_ttl_ms\":0}", 201);
+    it_expect_free("PUT", "/boards/hr",
+                   "{\"period\":\"hourly\",\"timezone\":\"+05:30\",\"page_ttl_ms\":0}", 201);
     static const char *const p2[] = {"2036-11-30T14", "2036-11-30T13"};
     expect_periods("hr", "2036-11-30T14", p2, 2);
     write_at("2036-11-30T09:29:59.999Z", "hr", "a", 1);
@@ -996,15 +937,15 @@ START_TEST(test_period_utc_offsets)
     expect_period_error("hr", "2036-11-30", 400, "invalid_period");
 
     /* offsets that are not offsets */
-    expect_error("PUT", "/boards/bad", "{\"period\":\"daily\",\"timezone\":\"+15:00\"}", 400,
-                 "invalid_field");
-    expect_error("PUT", "/boards/bad", "{\"period\":\"daily\",\"timezone\":\"+0200\"}", 400,
-                 "invalid_field");
-    expect_error("PUT", "/boards/bad", "{\"period\":\"daily\",\"timezone\":\"Mars/Base\"}", 400,
-                 "unknown_timezone");
-    expect_error("PUT", "/boards/bad", "{\"period\":\"fortnightly\"}", 400, "invalid_field");
-    expect_error("PUT", "/boards/bad", "{\"retain\":401}", 400, "invalid_field");
-    expect_error("GET", "/boards/bad", NULL, 404, "board_not_found");
+    it_expect_error("PUT", "/boards/bad", "{\"period\":\"daily\",\"timezone\":\"+15:00\"}", 400,
+                    "invalid_field");
+    it_expect_error("PUT", "/boards/bad", "{\"period\":\"daily\",\"timezone\":\"+0200\"}", 400,
+                    "invalid_field");
+    it_expect_error("PUT", "/boards/bad", "{\"period\":\"daily\",\"timezone\":\"Mars/Base\"}", 400,
+                    "unknown_timezone");
+    it_expect_error("PUT", "/boards/bad", "{\"period\":\"fortnightly\"}", 400, "invalid_field");
+    it_expect_error("PUT", "/boards/bad", "{\"retain\":401}", 400, "invalid_field");
+    it_expect_error("GET", "/boards/bad", NULL, 404, "board_not_found");
 }
 END_TEST
 
@@ -1012,7 +953,7 @@ START_TEST(test_period_leap_day)
 {
     const char *b = "leap";
     fixture_set_clock("2036-02-28T12:00:00.000Z");
-    expect_free("PUT", "/boards/leap", "{\"period\":\"daily\",\"page_ttl_ms\":0}", 201);
+    it_expect_free("PUT", "/boards/leap", "{\"period\":\"daily\",\"page_ttl_ms\":0}", 201);
     write_at("2036-02-28T23:59:59.999Z", b, "a", 1);
     expect_current_set(b, "2036-02-28", 1);
     write_at("2036-02-29T00:00:00.000Z", b, "b", 2);
@@ -1036,7 +977,7 @@ START_TEST(test_period_leap_day)
 
     /* a monthly board across February of a leap year */
     fixture_set_clock("2036-02-29T23:59:59.999Z");
-    expect_free("PUT", "/boards/feb", "{\"period\":\"monthly\",\"page_ttl_ms\":0}", 201);
+    it_expect_free("PUT", "/boards/feb", "{\"period\":\"monthly\",\"page_ttl_ms\":0}", 201);
     post_score("feb", "x", 1);
     expect_current_set("feb", "2036-02", 1);
     write_at("2036-03-01T00:00:00.000Z", "feb", "y", 2);
@@ -1051,7 +992,8 @@ START_TEST(test_period_retain_zero)
 {
     const char *b = "r0";
     fixture_set_clock("2036-11-30T12:00:00.000Z");
-    expect_free("PUT", "/boards/r0", "{\"period\":\"daily\",\"retain\":0,\"page_ttl_ms\":0}", 201);
+    it_expect_free("PUT", "/boards/r0", "{\"period\":\"daily\",\"retain\":0,\"page_ttl_ms\":0}",
+                   201);
     static const char *const p1[] = {"2036-11-30"};
     expect_periods(b, "2036-11-30", p1, 1);
     post_score(b, "a", 1);
@@ -1073,7 +1015,8 @@ START_TEST(test_period_gap_gets_ttl)
 {
     const char *b = "gap";
     fixture_set_clock("2036-11-30T12:00:00.000Z");
-    expect_free("PUT", "/boards/gap", "{\"period\":\"daily\",\"retain\":1,\"page_ttl_ms\":0}", 201);
+    it_expect_free("PUT", "/boards/gap", "{\"period\":\"daily\",\"retain\":1,\"page_ttl_ms\":0}",
+                   201);
     post_score(b, "a", 1);
     /* no write at all on Dec 1 */
     write_at("2036-12-02T12:00:00.000Z", b, "b", 2);
@@ -1092,11 +1035,12 @@ START_TEST(test_period_retain_raised)
 {
     const char *b = "rr";
     fixture_set_clock("2036-11-30T12:00:00.000Z");
-    expect_free("PUT", "/boards/rr", "{\"period\":\"daily\",\"retain\":1,\"page_ttl_ms\":0}", 201);
+    it_expect_free("PUT", "/boards/rr", "{\"period\":\"daily\",\"retain\":1,\"page_ttl_ms\":0}",
+                   201);
     post_score(b, "a", 1);
     write_at("2036-12-01T12:00:00.000Z", b, "b", 2);
     expect_listed(b, "2036-11-30", 1, "2036-12-02T00:00:00.000Z");
-    expect_free("PUT", "/boards/rr", "{\"retain\":3}", 200);
+    it_expect_free("PUT", "/boards/rr", "{\"retain\":3}", 200);
     fixture_set_clock("2036-12-03T12:00:00.000Z");
     static const char *const p[] = {"2036-12-03", "2036-12-02", "2036-12-01", "2036-11-30"};
     expect_periods(b, "2036-12-03", p, 4);
@@ -1135,10 +1079,10 @@ START_TEST(test_period_read_stale_hint)
     freeReplyObject(redis_admin_cmd(g_admin, "ZADD %s:{other}:z:2036-11-30 %s a", prefix, five));
     freeReplyObject(redis_admin_cmd(g_admin, "ZADD %s:{other}:z:2036-12-01 %s b", prefix, seven));
     struct http_result r;
-    expect("GET", "/boards/other/rank?period=2036-11-30", NULL, 200, &r);
-    ck_assert_msg(jnum(r.json, "total") == 1, "%.300s", r.body);
+    it_expect("GET", "/boards/other/rank?period=2036-11-30", NULL, 200, &r);
+    ck_assert_msg(json_num(r.json, "total") == 1, "%.300s", r.body);
     http_result_free(&r);
-    expect_free("GET", "/boards/other/members/b?period=2036-12-01", NULL, 200);
+    it_expect_free("GET", "/boards/other/members/b?period=2036-12-01", NULL, 200);
 }
 END_TEST
 
@@ -1151,7 +1095,8 @@ START_TEST(test_period_read_stale_retain)
     const char *prefix = g_app->cfg.key_prefix;
     char five[32];
     stored_text(5, five);
-    expect_free("PUT", "/boards/ret", "{\"period\":\"daily\",\"retain\":1,\"page_ttl_ms\":0}", 201);
+    it_expect_free("PUT", "/boards/ret", "{\"period\":\"daily\",\"retain\":1,\"page_ttl_ms\":0}",
+                   201);
     freeReplyObject(redis_admin_cmd(g_admin, "HSET %s:{ret}:meta retain 3", prefix));
     freeReplyObject(redis_admin_cmd(g_admin, "ZADD %s:{ret}:z:2036-11-29 %s a", prefix, five));
     expect_page("ret", NULL, 0, NULL); /* a current read does not correct the retain either */
@@ -1174,7 +1119,7 @@ static cJSON *read_pages(const char *board, int n, int size)
         char path[200];
         snprintf(path, sizeof(path), "/boards/%s/rank?page=%d&size=%d", board, p, size);
         struct http_result r;
-        expect("GET", path, NULL, 200, &r);
+        it_expect("GET", path, NULL, 200, &r);
         cJSON_AddItemToArray(all, cJSON_Duplicate(jget(r.json, "items"), 1));
         http_result_free(&r);
     }
@@ -1201,8 +1146,8 @@ static long long trim(const char *board, const char *query)
     char path[200];
     snprintf(path, sizeof(path), "/boards/%s/members?%s", board, query);
     struct http_result r;
-    expect("DELETE", path, NULL, 200, &r);
-    long long n = (long long)jnum(r.json, "removed");
+    it_expect("DELETE", path, NULL, 200, &r);
+    long long n = (long long)json_num(r.json, "removed");
     http_result_free(&r);
     return n;
 }
@@ -1210,19 +1155,19 @@ static long long trim(const char *board, const char *query)
 START_TEST(test_trim_keep_top_with_ties)
 {
     const char *b = "trim";
-    expect_free("PUT", "/boards/trim", "{\"page_ttl_ms\":0}", 201);
+    it_expect_free("PUT", "/boards/trim", "{\"page_ttl_ms\":0}", 201);
     for (int at = 0; at < 5000; at += 1000)
         post_batch(b, "p", at, at + 1000, tie_score);
     ck_assert_int_eq(board_total(b), 5000);
     cJSON *before = read_pages(b, 11, 100);
     /* the cut at rank 1000 falls inside the 50-point tie group (ranks 715..1428) */
     const cJSON *p10 = cJSON_GetArrayItem(before, 9), *p11 = cJSON_GetArrayItem(before, 10);
-    ck_assert(jnum(cJSON_GetArrayItem(p10, 99), "score") == 50 &&
-              jnum(cJSON_GetArrayItem(p11, 0), "score") == 50);
+    ck_assert(json_num(cJSON_GetArrayItem(p10, 99), "score") == 50 &&
+              json_num(cJSON_GetArrayItem(p11, 0), "score") == 50);
 
-    double t0 = mono_s();
+    double t0 = now_s();
     long long removed = trim(b, "keep=1000");
-    double trim_s = mono_s() - t0;
+    double trim_s = now_s() - t0;
     fprintf(stderr, "lifecycle: trim of 5000 to the top 1000: %.4f s\n", trim_s);
     ck_assert_int_eq(removed, 4000);
     ck_assert_int_eq(zcard_of(b, NULL), 1000);
@@ -1241,7 +1186,7 @@ START_TEST(test_trim_keep_top_with_ties)
     ck_assert_int_eq(board_total(b), 999);
     ck_assert_int_eq(trim(b, "keep=0"), 999);
     ck_assert_int_eq(board_total(b), 0);
-    expect_error("DELETE", "/boards/nope/members?keep=10", NULL, 404, "board_not_found");
+    it_expect_error("DELETE", "/boards/nope/members?keep=10", NULL, 404, "board_not_found");
 }
 END_TEST
 
@@ -1256,7 +1201,7 @@ static void check_below(const char *board, const char *settings, double below, i
 {
     char path[160], q[64];
     snprintf(path, sizeof(path), "/boards/%s", board);
-    expect_free("PUT", path, settings, 201);
+    it_expect_free("PUT", path, settings, 201);
     for (int at = 0; at < BELOW_N; at += 1000)
         post_batch(board, "s", at, at + 1000, half_score);
     int keep = 0, at_below = 0;
@@ -1276,8 +1221,8 @@ static void check_below(const char *board, const char *settings, double below, i
         ck_assert_msg(cJSON_Compare(cJSON_GetArrayItem(before, i), cJSON_GetArrayItem(after, i), 1),
                       "%s: item %d differs after below=%g", board, i, below);
     /* the last kept is not worse than `below`, the first removed was */
-    double last = jnum(cJSON_GetArrayItem(after, keep - 1), "score");
-    double gone = jnum(cJSON_GetArrayItem(before, keep), "score");
+    double last = json_num(cJSON_GetArrayItem(after, keep - 1), "score");
+    double gone = json_num(cJSON_GetArrayItem(before, keep), "score");
     ck_assert(last == below);
     ck_assert(desc ? gone < below : gone > below);
     cJSON_Delete(before);
@@ -1291,14 +1236,14 @@ START_TEST(test_trim_below)
     check_below("basc",
                 "{\"order\":\"asc\",\"tiebreak\":\"last\",\"score_decimals\":1,\"page_ttl_ms\":0}",
                 -2.5, 0);
-    expect_error("DELETE", "/boards/nope/members?below=3", NULL, 404, "board_not_found");
+    it_expect_error("DELETE", "/boards/nope/members?below=3", NULL, 404, "board_not_found");
 }
 END_TEST
 
 START_TEST(test_trim_bad_parameters)
 {
     const char *b = "tb";
-    expect_free("PUT", "/boards/tb", "{\"page_ttl_ms\":0}", 201);
+    it_expect_free("PUT", "/boards/tb", "{\"page_ttl_ms\":0}", 201);
     post_batch(b, "q", 0, 100, tie_score);
     static const char *const bad[] = {
         "",
@@ -1323,7 +1268,7 @@ START_TEST(test_trim_bad_parameters)
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         char path[200];
         snprintf(path, sizeof(path), "/boards/tb/members%s", bad[i]);
-        expect_error("DELETE", path, NULL, 400, "invalid_parameter");
+        it_expect_error("DELETE", path, NULL, 400, "invalid_parameter");
     }
     struct http_result r;
     req("DELETE", "/boards/tb/members?keep=1", NULL, NULL, &r);
@@ -1343,12 +1288,12 @@ END_TEST
 START_TEST(test_settings_past_period_counts)
 {
     fixture_set_clock("2036-12-07T12:00:00.000Z"); /* a Sunday: week 2036-W49 */
-    expect_free("PUT", "/boards/pp", "{\"period\":\"weekly\",\"retain\":3}", 201);
+    it_expect_free("PUT", "/boards/pp", "{\"period\":\"weekly\",\"retain\":3}", 201);
     post_score("pp", "a", 7);
     fixture_set_clock("2036-12-08T01:00:00.000Z"); /* Monday: a new, empty week */
-    expect_error("PUT", "/boards/pp", "{\"order\":\"asc\"}", 409, "board_not_empty");
-    expect_error("PUT", "/boards/pp", "{\"score_decimals\":3}", 409, "board_not_empty");
-    expect_error("PUT", "/boards/pp", "{\"period\":\"none\"}", 409, "board_not_empty");
+    it_expect_error("PUT", "/boards/pp", "{\"order\":\"asc\"}", 409, "board_not_empty");
+    it_expect_error("PUT", "/boards/pp", "{\"score_decimals\":3}", 409, "board_not_empty");
+    it_expect_error("PUT", "/boards/pp", "{\"period\":\"none\"}", 409, "board_not_empty");
     expect_page("pp", "2036-W49", 1, "a");
 }
 END_TEST
@@ -1358,14 +1303,14 @@ END_TEST
 START_TEST(test_retain_lowered_drops_periods)
 {
     fixture_set_clock("2036-12-07T12:00:00.000Z");
-    expect_free("PUT", "/boards/rl", "{\"period\":\"weekly\",\"retain\":3}", 201);
+    it_expect_free("PUT", "/boards/rl", "{\"period\":\"weekly\",\"retain\":3}", 201);
     post_score("rl", "old-secret", 7);
     fixture_set_clock("2036-12-08T01:00:00.000Z");
     post_score("rl", "new", 1);
-    expect_free("PUT", "/boards/rl", "{\"retain\":0}", 200);
+    it_expect_free("PUT", "/boards/rl", "{\"retain\":0}", 200);
     ck_assert_int_eq(zcard_of("rl", "2036-W49"), 0); /* unlinked, not only unreadable */
-    expect_free("DELETE", "/boards/rl", NULL, 204);
-    expect_free("PUT", "/boards/rl", "{\"period\":\"weekly\",\"retain\":3}", 201);
+    it_expect_free("DELETE", "/boards/rl", NULL, 204);
+    it_expect_free("PUT", "/boards/rl", "{\"period\":\"weekly\",\"retain\":3}", 201);
     expect_page("rl", "2036-W49", 0, NULL);
 }
 END_TEST
@@ -1375,40 +1320,40 @@ START_TEST(test_settings_period_changes)
     fixture_set_clock("2036-11-30T12:00:00.000Z");
     /* a non-empty board without periods */
     post_score("ne", "a", 1);
-    expect_error("PUT", "/boards/ne", "{\"period\":\"daily\"}", 409, "board_not_empty");
-    expect_error("PUT", "/boards/ne", "{\"timezone\":\"+02:00\"}", 409, "board_not_empty");
-    expect_free("PUT", "/boards/ne", "{\"period\":\"none\",\"timezone\":\"UTC\"}", 200);
-    expect_free("PUT", "/boards/ne", "{\"retain\":5}", 200);
+    it_expect_error("PUT", "/boards/ne", "{\"period\":\"daily\"}", 409, "board_not_empty");
+    it_expect_error("PUT", "/boards/ne", "{\"timezone\":\"+02:00\"}", 409, "board_not_empty");
+    it_expect_free("PUT", "/boards/ne", "{\"period\":\"none\",\"timezone\":\"UTC\"}", 200);
+    it_expect_free("PUT", "/boards/ne", "{\"retain\":5}", 200);
     ck_assert_int_eq(board_total("ne"), 1);
 
     /* an empty board: period and timezone may change */
     struct http_result r;
-    expect_free("PUT", "/boards/em", "{}", 201);
-    expect("PUT", "/boards/em", "{\"period\":\"daily\"}", 200, &r);
-    ck_assert_str_eq(jstr(r.json, "period"), "daily");
-    ck_assert_str_eq(jstr(r.json, "current_period"), "2036-11-30");
+    it_expect_free("PUT", "/boards/em", "{}", 201);
+    it_expect("PUT", "/boards/em", "{\"period\":\"daily\"}", 200, &r);
+    ck_assert_str_eq(json_str(r.json, "period"), "daily");
+    ck_assert_str_eq(json_str(r.json, "current_period"), "2036-11-30");
     http_result_free(&r);
-    expect("PUT", "/boards/em", "{\"timezone\":\"+02:00\",\"period\":\"weekly\"}", 200, &r);
-    ck_assert_str_eq(jstr(r.json, "timezone"), "+02:00");
-    ck_assert_str_eq(jstr(r.json, "current_period"), "2036-W48");
+    it_expect("PUT", "/boards/em", "{\"timezone\":\"+02:00\",\"period\":\"weekly\"}", 200, &r);
+    ck_assert_str_eq(json_str(r.json, "timezone"), "+02:00");
+    ck_assert_str_eq(json_str(r.json, "current_period"), "2036-W48");
     http_result_free(&r);
     post_score("em", "a", 1);
     expect_current_set("em", "2036-W48", 1);
     /* non-empty now: both are refused, other settings are not */
-    expect_error("PUT", "/boards/em", "{\"period\":\"daily\"}", 409, "board_not_empty");
-    expect_error("PUT", "/boards/em", "{\"timezone\":\"UTC\"}", 409, "board_not_empty");
-    expect_error("PUT", "/boards/em", "{\"period\":\"none\"}", 409, "board_not_empty");
-    expect_free("PUT", "/boards/em", "{\"retain\":4,\"page_size\":10}", 200);
-    expect("GET", "/boards/em", NULL, 200, &r);
-    ck_assert_str_eq(jstr(r.json, "period"), "weekly");
-    ck_assert_str_eq(jstr(r.json, "timezone"), "+02:00");
-    ck_assert_int_eq((long)jnum(r.json, "retain"), 4);
+    it_expect_error("PUT", "/boards/em", "{\"period\":\"daily\"}", 409, "board_not_empty");
+    it_expect_error("PUT", "/boards/em", "{\"timezone\":\"UTC\"}", 409, "board_not_empty");
+    it_expect_error("PUT", "/boards/em", "{\"period\":\"none\"}", 409, "board_not_empty");
+    it_expect_free("PUT", "/boards/em", "{\"retain\":4,\"page_size\":10}", 200);
+    it_expect("GET", "/boards/em", NULL, 200, &r);
+    ck_assert_str_eq(json_str(r.json, "period"), "weekly");
+    ck_assert_str_eq(json_str(r.json, "timezone"), "+02:00");
+    ck_assert_int_eq((long)json_num(r.json, "retain"), 4);
     http_result_free(&r);
 
     /* emptied by a reset: the period may change again */
     post_score("rs", "a", 1);
-    expect_free("POST", "/boards/rs/reset", NULL, 204);
-    expect_free("PUT", "/boards/rs", "{\"period\":\"monthly\"}", 200);
+    it_expect_free("POST", "/boards/rs/reset", NULL, 204);
+    it_expect_free("PUT", "/boards/rs", "{\"period\":\"monthly\"}", 200);
     post_score("rs", "b", 2);
     expect_current_set("rs", "2036-11", 1);
 }
@@ -1425,8 +1370,8 @@ START_TEST(test_settings_recreated_board_writes)
     post_score("h", "a", 1);
     expect_page("h", NULL, 1, "a");
     ck_assert_int_eq(zcard_of("h", NULL), 1);
-    expect_free("DELETE", "/boards/h", NULL, 204);
-    expect_free("PUT", "/boards/h", "{\"period\":\"daily\",\"page_ttl_ms\":0}", 201);
+    it_expect_free("DELETE", "/boards/h", NULL, 204);
+    it_expect_free("PUT", "/boards/h", "{\"period\":\"daily\",\"page_ttl_ms\":0}", 201);
     post_score("h", "b", 2);
     ck_assert_int_eq(key_int("EXISTS", plain), 0);
     expect_current_set("h", "2036-11-30", 1);
@@ -1452,12 +1397,12 @@ START_TEST(test_settings_recreated_board_writes)
     expect_page("h2", NULL, 1, "b");
 
     /* and the other way: "h3" was daily here, is now a board without periods */
-    expect_free("PUT", "/boards/h3", "{\"period\":\"daily\",\"page_ttl_ms\":0}", 201);
+    it_expect_free("PUT", "/boards/h3", "{\"period\":\"daily\",\"page_ttl_ms\":0}", 201);
     post_score("h3", "a", 1);
     expect_page("h3", NULL, 1, "a");
     freeReplyObject(
         redis_admin_cmd(g_admin, "UNLINK %s:{h3}:meta %s:{h3}:z:2036-11-30", prefix, prefix));
-    expect_error("GET", "/boards/h3/rank", NULL, 404, "board_not_found");
+    it_expect_error("GET", "/boards/h3/rank", NULL, 404, "board_not_found");
     post_score("h3", "b", 2); /* a fresh board without periods */
     ck_assert_int_eq(zcard_of("h3", NULL), 1);
     ck_assert(zhas("h3", NULL, "b"));
@@ -1479,7 +1424,7 @@ START_TEST(test_admin_redis)
     http_result_free(&r);
 
     post_score("adm", "a", 1);
-    expect("GET", "/admin/redis", NULL, 200, &r);
+    it_expect("GET", "/admin/redis", NULL, 200, &r);
     ck_assert_msg(cJSON_IsArray(jget(r.json, "slowlog")), "slowlog: %.300s", r.body);
     ck_assert_msg(cJSON_IsArray(jget(r.json, "latency_latest")), "latency_latest: %.300s", r.body);
     const cJSON *server = jget(r.json, "server");
@@ -1488,7 +1433,7 @@ START_TEST(test_admin_redis)
     for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
         ck_assert_msg(cJSON_IsNumber(jget(server, fields[i])), "server.%s: %.600s", fields[i],
                       r.body);
-    ck_assert_msg(jnum(server, "used_memory") > 0, "%.300s", r.body);
+    ck_assert_msg(json_num(server, "used_memory") > 0, "%.300s", r.body);
     http_result_free(&r);
 }
 END_TEST

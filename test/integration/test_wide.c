@@ -41,14 +41,6 @@ struct wb {
 
 static struct wb *g_wb; /* qsort context */
 
-static uint64_t mix(uint64_t *s)
-{
-    uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
-}
-
 /* Scores at and near both ends of the range, around the old 2^32 limit, and small ones: many
  * ties, and every one of them beyond what a `packed` first board holds when |v| > 2^32 - 1. */
 static const int64_t values[] = {W_MAX,
@@ -120,20 +112,6 @@ static cJSON *get_json(const char *path, struct http_result *r)
     return r->json;
 }
 
-static double num(const cJSON *o, const char *name)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
-    ck_assert_msg(cJSON_IsNumber(v), "no number %s", name);
-    return v->valuedouble;
-}
-
-static const char *str(const cJSON *o, const char *name)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
-    ck_assert_msg(cJSON_IsString(v), "no string %s", name);
-    return v->valuestring;
-}
-
 /* The page's items are v[from ..] with ranks from+1 .. (or the ranks given by rank_of). */
 static void expect_items(const char *what, const cJSON *items, const struct wm **v, size_t from,
                          size_t want, const int64_t *ranks)
@@ -147,13 +125,14 @@ static void expect_items(const char *what, const cJSON *items, const struct wm *
         /* every member was written with the record {"of": <its id>}: the record of each row is
          * its id's (on a cluster, fetched by bucket from the id inside the set member) */
         const cJSON *rec = cJSON_GetObjectItemCaseSensitive(it, "record");
-        ck_assert_msg(cJSON_IsObject(rec) && strcmp(str(rec, "of"), e->id) == 0,
+        ck_assert_msg(cJSON_IsObject(rec) && strcmp(json_str(rec, "of"), e->id) == 0,
                       "%s position %zu: the record of %s is not its own", what, from + k, e->id);
         ck_assert_msg(
-            strcmp(str(it, "id"), e->id) == 0 && num(it, "score") == (double)e->score &&
-                (int64_t)num(it, "rank") == rank,
+            strcmp(json_str(it, "id"), e->id) == 0 && json_num(it, "score") == (double)e->score &&
+                (int64_t)json_num(it, "rank") == rank,
             "%s position %zu: want %s %" PRId64 " rank %" PRId64 ", got %s %.17g rank %.0f", what,
-            from + k, e->id, e->score, rank, str(it, "id"), num(it, "score"), num(it, "rank"));
+            from + k, e->id, e->score, rank, json_str(it, "id"), json_num(it, "score"),
+            json_num(it, "rank"));
     }
 }
 
@@ -168,7 +147,7 @@ static void verify(struct wb *b)
     for (size_t from = 0; from < n + 1; from += 100) {
         snprintf(path, sizeof(path), "/boards/%s/rank?page=%zu&size=100", b->name, from / 100 + 1);
         cJSON *j = get_json(path, &r);
-        ck_assert_int_eq((int64_t)num(j, "total"), (int64_t)n);
+        ck_assert_int_eq((int64_t)json_num(j, "total"), (int64_t)n);
         expect_items(path, cJSON_GetObjectItemCaseSensitive(j, "items"), v, from,
                      n - from < 100 ? n - from : 100, NULL);
         http_result_free(&r);
@@ -198,15 +177,16 @@ static void verify(struct wb *b)
     for (size_t i = 0; i < n; i++) {
         snprintf(path, sizeof(path), "/boards/%s/members/%s", b->name, v[i]->id);
         cJSON *j = get_json(path, &r);
-        ck_assert_msg(
-            (int64_t)num(j, "rank") == (int64_t)i + 1 && num(j, "score") == (double)v[i]->score,
-            "%s: want rank %zu score %" PRId64 ", got %s", path, i + 1, v[i]->score, r.body);
+        ck_assert_msg((int64_t)json_num(j, "rank") == (int64_t)i + 1 &&
+                          json_num(j, "score") == (double)v[i]->score,
+                      "%s: want rank %zu score %" PRId64 ", got %s", path, i + 1, v[i]->score,
+                      r.body);
         http_result_free(&r);
         if (i % 37 == 0) {
             snprintf(path, sizeof(path), "/boards/%s/members/%s?rank=competition", b->name,
                      v[i]->id);
             j = get_json(path, &r);
-            ck_assert_int_eq((int64_t)num(j, "rank"), comp[i]);
+            ck_assert_int_eq((int64_t)json_num(j, "rank"), comp[i]);
             http_result_free(&r);
             snprintf(path, sizeof(path), "/boards/%s/members/%s/around?size=5", b->name, v[i]->id);
             j = get_json(path, &r);
@@ -248,7 +228,7 @@ static void verify(struct wb *b)
                 lo = i;
             cnt++;
         }
-    ck_assert_int_eq((int64_t)num(j, "total"), (int64_t)cnt);
+    ck_assert_int_eq((int64_t)json_num(j, "total"), (int64_t)cnt);
     expect_items(path, cJSON_GetObjectItemCaseSensitive(j, "items"), v, lo, cnt < 100 ? cnt : 100,
                  NULL);
     http_result_free(&r);
@@ -263,9 +243,10 @@ static void verify(struct wb *b)
             *nl = '\0';
         cJSON *e = cJSON_Parse(p);
         ck_assert_msg(e && line < n, "export line %zu: %s", line, p);
-        ck_assert_msg(
-            strcmp(str(e, "id"), v[line]->id) == 0 && num(e, "score") == (double)v[line]->score,
-            "export line %zu: want %s %" PRId64 ", got %s", line, v[line]->id, v[line]->score, p);
+        ck_assert_msg(strcmp(json_str(e, "id"), v[line]->id) == 0 &&
+                          json_num(e, "score") == (double)v[line]->score,
+                      "export line %zu: want %s %" PRId64 ", got %s", line, v[line]->id,
+                      v[line]->score, p);
         cJSON_Delete(e);
         p = nl ? nl + 1 : NULL;
     }
@@ -312,8 +293,8 @@ START_TEST(test_wide_full_range_property)
     ck_assert_int_eq(it_status("PUT", path, b->settings), 201);
     struct http_result r;
     ck_assert_int_eq(http_get(g_port, path, &r), 0);
-    ck_assert_msg(strcmp(str(r.json, "score_layout"), "wide") == 0 &&
-                      num(cJSON_GetObjectItemCaseSensitive(r.json, "score_range"), "max") ==
+    ck_assert_msg(strcmp(json_str(r.json, "score_layout"), "wide") == 0 &&
+                      json_num(cJSON_GetObjectItemCaseSensitive(r.json, "score_range"), "max") ==
                           (double)W_MAX,
                   "GET %s: %s", path, r.body);
     http_result_free(&r);
@@ -325,11 +306,11 @@ START_TEST(test_wide_full_range_property)
         ck_assert_int_eq(buf_append(&body, "{\"entries\":[", 12), 0);
         int k = 0;
         while (k < W_BATCH) {
-            struct wm *m = &b->m[mix(&rng) % (k % 4 ? W_MEMBERS : 20)];
-            uint64_t o = mix(&rng) % 10;
+            struct wm *m = &b->m[mix64(&rng) % (k % 4 ? W_MEMBERS : 20)];
+            uint64_t o = mix64(&rng) % 10;
             enum board_op op = o < 5 ? BOARD_OP_SET : o < 8 ? BOARD_OP_BEST : BOARD_OP_INCR;
-            int64_t v =
-                op == BOARD_OP_INCR ? (int64_t)(mix(&rng) % 5) - 2 : values[mix(&rng) % NVALUES];
+            int64_t v = op == BOARD_OP_INCR ? (int64_t)(mix64(&rng) % 5) - 2
+                                            : values[mix64(&rng) % NVALUES];
             if (!apply(b, m, op, v))
                 continue; /* an incr past the range: a refusal, tested below */
             char e[160];
@@ -347,7 +328,7 @@ START_TEST(test_wide_full_range_property)
         ck_assert_int_eq(buf_append(&body, "]}", 3), 0);
         snprintf(path, sizeof(path), "/boards/%s/scores", b->name);
         ck_assert_int_eq(http_write(g_port, "POST", path, body.data, &r), 0);
-        ck_assert_msg(r.status == 200 && (int)num(r.json, "applied") == W_BATCH,
+        ck_assert_msg(r.status == 200 && (int)json_num(r.json, "applied") == W_BATCH,
                       "%s: batch at %d -> %ld %.300s", b->name, at, r.status, r.body);
         http_result_free(&r);
         buf_free(&body);
@@ -363,7 +344,7 @@ START_TEST(test_wide_full_range_property)
         long long before = it_dbsize();
         ck_assert_int_eq(http_write(g_port, "POST", path, over[i], &r), 0);
         const cJSON *e = cJSON_GetObjectItemCaseSensitive(r.json, "error");
-        ck_assert_msg(r.status == 422 && e && strstr(str(e, "message"), "9007199254740991"),
+        ck_assert_msg(r.status == 422 && e && strstr(json_str(e, "message"), "9007199254740991"),
                       "POST %s -> %ld %s", over[i], r.status, r.body);
         http_result_free(&r);
         ck_assert_int_eq(it_dbsize(), before);
@@ -412,8 +393,8 @@ START_TEST(test_wide_is_a_setting)
     struct http_result r;
     ck_assert_int_eq(it_status("PUT", "/boards/wp", "{}"), 201);
     ck_assert_int_eq(http_get(g_port, "/boards/wp", &r), 0);
-    ck_assert_msg(strcmp(str(r.json, "score_layout"), "packed") == 0 &&
-                      num(cJSON_GetObjectItemCaseSensitive(r.json, "score_range"), "max") ==
+    ck_assert_msg(strcmp(json_str(r.json, "score_layout"), "packed") == 0 &&
+                      json_num(cJSON_GetObjectItemCaseSensitive(r.json, "score_range"), "max") ==
                           4294967295.0,
                   "a default board: %s", r.body);
     http_result_free(&r);
@@ -425,14 +406,14 @@ START_TEST(test_wide_is_a_setting)
     it_post_score("wp", "{\"id\":\"a\",\"score\":9007199254740991}");
     it_post_score("wp", "{\"id\":\"b\",\"score\":9007199254740991}");
     ck_assert_int_eq(http_get(g_port, "/boards/wp/members/b", &r), 0);
-    ck_assert_msg(r.status == 200 && num(r.json, "rank") == 2 &&
+    ck_assert_msg(r.status == 200 && json_num(r.json, "rank") == 2 &&
                       strstr(r.body, "\"score\":9007199254740991"),
                   "%s", r.body);
     http_result_free(&r);
     /* delete and reset leave nothing of the board's ids behind */
     ck_assert_int_eq(it_status("POST", "/boards/wp/reset", NULL) / 100, 2);
     ck_assert_int_eq(http_get(g_port, "/boards/wp", &r), 0);
-    ck_assert_int_eq((int64_t)num(r.json, "total"), 0);
+    ck_assert_int_eq((int64_t)json_num(r.json, "total"), 0);
     http_result_free(&r);
     it_post_score("wp", "{\"id\":\"c\",\"score\":-9007199254740991}");
     ck_assert_int_eq(it_status("DELETE", "/boards/wp", NULL) / 100, 2);
