@@ -45,6 +45,18 @@ cJSON *it_get(const char *path);
 /** POST a JSON body to /boards/{board}/scores and assert 200. */
 void it_post_score(const char *board, const char *json);
 
+/** board_zkey with the test rankd's key prefix. */
+void it_zkey(char *out, size_t len, const char *board, const char *period);
+
+/** ZCARD of the set of `board`'s `period` (NULL: the board's own set), on g_admin. */
+long long it_zcard(const char *board, const char *period);
+
+/** board_zhas on g_admin with the test rankd's key prefix. */
+int it_zhas(const char *board, const char *period, const char *id);
+
+/** board_period_start on g_admin with the test rankd's key prefix. */
+long long it_period_start(const char *board, const char *period);
+
 /** DBSIZE of the test database. */
 long long it_dbsize(void);
 

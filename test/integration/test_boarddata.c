@@ -77,39 +77,16 @@ static void expect_page(const char *board, const char *period, long total, const
 
 /* ---------------------------------------------------------------- Redis helpers */
 
-static void zkey(char *out, size_t len, const char *board, const char *period)
-{
-    snprintf(out, len, "%s:{%s}:z%s%s", g_app->cfg.key_prefix, board, period ? ":" : "",
-             period ? period : "");
-}
-
-static long long admin_int(redisContext *a, const char *fmt, const char *arg)
-{
-    redisReply *r = redis_admin_cmd(a, fmt, arg);
-    ck_assert_msg(r->type == REDIS_REPLY_INTEGER, "%s %s: reply type %d %s", fmt, arg, r->type,
-                  r->type == REDIS_REPLY_ERROR ? r->str : "");
-    long long v = r->integer;
-    freeReplyObject(r);
-    return v;
-}
-
-static long long zcard_of(const char *board, const char *period)
-{
-    char k[256];
-    zkey(k, sizeof(k), board, period);
-    return admin_int(g_admin, "ZCARD %s", k);
-}
-
 /* Wait up to 2 s for a period's set and its distinct scores to be gone (a sweep runs behind the
  * write that starts it). */
 static int set_gone(const char *board, const char *period)
 {
     char k[256], d[256];
-    zkey(k, sizeof(k), board, period);
+    it_zkey(k, sizeof(k), board, period);
     snprintf(d, sizeof(d), "%s:{%s}:dense%s%s", g_app->cfg.key_prefix, board, period ? ":" : "",
              period ? period : "");
     for (int waited = 0; waited < 2000; waited += 10) {
-        if (admin_int(g_admin, "EXISTS %s", k) == 0 && admin_int(g_admin, "EXISTS %s", d) == 0)
+        if (redis_key_int(g_admin, "EXISTS", k) == 0 && redis_key_int(g_admin, "EXISTS", d) == 0)
             return 1;
         sleep_ms(10);
     }
@@ -182,9 +159,9 @@ START_TEST(test_deleted_board_stays_gone)
     fixture_set_clock("2036-11-30T12:00:00Z");
     it_expect_error("GET", "/boards/gone/rank?period=2036-11-28", NULL, 404, "period_not_found");
     it_expect_free("DELETE", "/boards/gone", NULL, 204);
-    ck_assert_msg(zcard_of("gone", "2036-11-28") == 0,
+    ck_assert_msg(it_zcard("gone", "2036-11-28") == 0,
                   "the deleted board's set of 2036-11-28 is still in Redis (%lld members)",
-                  zcard_of("gone", "2036-11-28"));
+                  it_zcard("gone", "2036-11-28"));
 
     /* re-created under its name, then retain raised: every period it shows is empty */
     it_expect_free("PUT", "/boards/gone", "{\"period\":\"daily\",\"retain\":1,\"page_ttl_ms\":0}",
@@ -257,7 +234,7 @@ START_TEST(test_unreadable_period_never_returns)
     it_expect_error("GET", "/boards/back/rank?period=2036-11-28", NULL, 404, "period_not_found");
     it_expect_free("PUT", "/boards/back", "{\"retain\":5}", 200);
     expect_page("back", "2036-11-28", 0, NULL, 0);
-    ck_assert_int_eq(zcard_of("back", "2036-11-28"), 0);
+    ck_assert_int_eq(it_zcard("back", "2036-11-28"), 0);
 }
 END_TEST
 
@@ -289,7 +266,7 @@ START_TEST(test_reset_unlocks_layout_change)
     const cJSON *order = cJSON_GetObjectItemCaseSensitive(r.json, "order");
     ck_assert(cJSON_IsString(order) && strcmp(order->valuestring, "asc") == 0);
     http_result_free(&r);
-    ck_assert_int_eq(zcard_of("wk", "2036-W49"), 0);
+    ck_assert_int_eq(it_zcard("wk", "2036-W49"), 0);
     it_expect_free("PUT", "/boards/wk", "{\"retain\":3}", 200);
     expect_page("wk", "2036-W49", 0, NULL, 0);
     post_score("wk", "c", 9);
@@ -329,7 +306,7 @@ START_TEST(test_processes_agree_on_retain)
         snprintf(path, sizeof(path), "/boards/%s", boards[i]);
         it_expect_free("PUT", path, settings[i], 201);
         /* two months back has a member: written then (writes reach only the current period) */
-        zkey(k, sizeof(k), boards[i], old);
+        it_zkey(k, sizeof(k), boards[i], old);
         freeReplyObject(redis_admin_cmd(g_admin, "ZADD %s %.17g a", k, stored));
         freeReplyObject(redis_admin_cmd(g_admin, "ZADD %s:{%s}:periods %lld %s",
                                         g_app->cfg.key_prefix, boards[i], (long long)old_start, k));
@@ -369,7 +346,7 @@ START_TEST(test_sweep_lock_and_catch_up)
     fixture_set_clock("2036-12-01T12:00:00Z");
     post_score("sw", "b", 2); /* a new period: its sweep finds the lock held */
     sleep_ms(200);
-    ck_assert_int_eq(zcard_of("sw", "2036-11-30"), 1);
+    ck_assert_int_eq(it_zcard("sw", "2036-11-30"), 1);
     it_expect_error("GET", "/boards/sw/rank?period=2036-11-30", NULL, 404, "period_not_found");
     freeReplyObject(redis_admin_cmd(g_admin, "UNLINK %s:{sw}:sweep", prefix));
     fixture_set_clock("2036-12-03T12:00:00Z");
@@ -496,8 +473,8 @@ START_TEST(test_maxmemory_keeps_board_data)
         refused = 2;
     char z[256];
     snprintf(z, sizeof(z), "%s:{mem}:z:%s", app->cfg.key_prefix, period);
-    long long card = admin_int(a, "ZCARD %s", z);
-    long long ttl = admin_int(a, "PTTL %s", z);
+    long long card = redis_key_int(a, "ZCARD", z);
+    long long ttl = redis_key_int(a, "PTTL", z);
     long long evicted = info_field(a, "stats", "evicted_keys:");
     fprintf(stderr,
             "boarddata: maxmemory %lld + %d: %lld entries acknowledged, %lld in the set, %d pages "
@@ -548,7 +525,7 @@ START_TEST(test_maxmemory_keeps_board_data)
     http_result_free(&r);
     http_expect(port, "PUT", "/boards/mem", "{\"page_size\":50,\"retain\":0}", 200, &r);
     http_result_free(&r);
-    ck_assert_int_eq(admin_int(a, "ZCARD %s", z), acked - 1);
+    ck_assert_int_eq(redis_key_int(a, "ZCARD", z), acked - 1);
 
     /* memory back: writes accepted, and said so */
     freeReplyObject(redis_admin_cmd(a, "CONFIG SET maxmemory 0"));

@@ -184,24 +184,6 @@ static void admin_reconnect(void)
     f_admin = redis_admin(f_redis.port);
 }
 
-/* `calls` of one command in INFO commandstats (0 when it never ran). */
-static long long cmd_calls(const char *cmd)
-{
-    redisReply *r = redis_admin_cmd(f_admin, "INFO commandstats");
-    ck_assert_int_eq(r->type, REDIS_REPLY_STRING);
-    char pat[64];
-    snprintf(pat, sizeof(pat), "cmdstat_%s:calls=", cmd);
-    long long n = 0;
-    for (const char *p = r->str; (p = strstr(p, pat)) != NULL; p++) {
-        if (p == r->str || p[-1] == '\n') {
-            n = strtoll(p + strlen(pat), NULL, 10);
-            break;
-        }
-    }
-    freeReplyObject(r);
-    return n;
-}
-
 /* A request on its own thread (assertions stay on the test's thread). */
 struct job {
     pthread_t thread;
@@ -385,13 +367,13 @@ START_TEST(test_scripts_reloaded)
     http_expect_free(f_port, "GET", "/boards/sc/rank", NULL, 200);
 
     freeReplyObject(redis_admin_cmd(f_admin, "SCRIPT FLUSH"));
-    long long eval0 = cmd_calls("eval");
+    long long eval0 = redis_cmd_calls(f_admin, "eval");
     post_score("sc", "b", 20); /* EVALSHA -> NOSCRIPT -> EVAL */
-    long long eval1 = cmd_calls("eval");
+    long long eval1 = redis_cmd_calls(f_admin, "eval");
     ck_assert_msg(eval1 == eval0 + 1, "a write after SCRIPT FLUSH ran EVAL %lld times; want 1",
                   eval1 - eval0);
     post_score("sc", "c", 30); /* the EVAL cached the script again: EVALSHA works */
-    ck_assert_msg(cmd_calls("eval") == eval1,
+    ck_assert_msg(redis_cmd_calls(f_admin, "eval") == eval1,
                   "the write script was not re-cached by the EVAL fallback (EVAL ran again)");
 
     struct http_result r;
@@ -407,7 +389,7 @@ START_TEST(test_scripts_reloaded)
     http_expect_free(f_port, "PUT", "/boards/sc", "{\"page_size\":5}", 200);
     /* page, member, around and put_board each fell back to EVAL once (a page cache lookup is
      * plain commands) */
-    ck_assert_int_eq(cmd_calls("eval"), eval1 + 4);
+    ck_assert_int_eq(redis_cmd_calls(f_admin, "eval"), eval1 + 4);
 
     /* A restarted Redis: no data, no scripts; the same rankd must write and read again. */
     ck_assert_int_eq(redis_proc_restart(&f_redis), 0);
@@ -680,7 +662,7 @@ START_TEST(test_big_board_bounded_commands)
     enum { N_WATCHED = sizeof(watched) / sizeof(watched[0]) };
     long long before[N_WATCHED], after[N_WATCHED];
     for (int i = 0; i < N_WATCHED; i++)
-        before[i] = cmd_calls(watched[i]);
+        before[i] = redis_cmd_calls(f_admin, watched[i]);
 
     redisContext *mon = redis_admin(f_redis.port);
     struct timeval tv = {10, 0};
@@ -702,7 +684,7 @@ START_TEST(test_big_board_bounded_commands)
     scan_monitor(mon, zkey, items_key, &scan);
     redisFree(mon);
     for (int i = 0; i < N_WATCHED; i++)
-        after[i] = cmd_calls(watched[i]);
+        after[i] = redis_cmd_calls(f_admin, watched[i]);
     fprintf(stderr,
             "faults: big board: %d members loaded in %.3f s; operations %.3f s; DELETE %.4f s; "
             "%d commands on MONITOR (%d from scripts, %d write/compact calls)\n",
@@ -1532,10 +1514,11 @@ START_TEST(test_identical_hits_share_one_lookup)
     struct rankd_proc p;
     int fds[BURST_CONNS], status[BURST_CONNS];
     burst_setup(&p, "sh", "1000", fds);
-    long long gets = cmd_calls("get"), hmgets = cmd_calls("hmget");
+    long long gets = redis_cmd_calls(f_admin, "get"), hmgets = redis_cmd_calls(f_admin, "hmget");
     burst_send(&p, "sh", fds);
     int answered = read_statuses(fds, BURST_CONNS, 5.0, status);
-    long long dg = cmd_calls("get") - gets, dh = cmd_calls("hmget") - hmgets;
+    long long dg = redis_cmd_calls(f_admin, "get") - gets,
+              dh = redis_cmd_calls(f_admin, "hmget") - hmgets;
     double shared = http_metric(p.port, "rankd_page_cache_shared_lookups_total");
     for (int i = 0; i < BURST_CONNS; i++)
         close(fds[i]);

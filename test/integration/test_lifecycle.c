@@ -159,36 +159,11 @@ static long board_total(const char *board)
 
 /* ---------------------------------------------------------------- Redis helpers */
 
-/* The key of a board's set: P:{b}:z, or P:{b}:z:<period>. */
-static void zkey(char *out, size_t len, const char *board, const char *period)
-{
-    snprintf(out, len, "%s:{%s}:z%s%s", g_app->cfg.key_prefix, board, period ? ":" : "",
-             period ? period : "");
-}
-
-/* An integer reply of `<cmd> <key>` on the admin connection. */
-static long long key_int(const char *cmd, const char *key)
-{
-    redisReply *r = redis_admin_cmd(g_admin, "%s %s", cmd, key);
-    ck_assert_msg(r->type == REDIS_REPLY_INTEGER, "%s %s: reply type %d %s", cmd, key, r->type,
-                  r->type == REDIS_REPLY_ERROR ? r->str : "");
-    long long v = r->integer;
-    freeReplyObject(r);
-    return v;
-}
-
-static long long zcard_of(const char *board, const char *period)
-{
-    char k[256];
-    zkey(k, sizeof(k), board, period);
-    return key_int("ZCARD", k);
-}
-
 static long long pttl_of(const char *board, const char *period)
 {
     char k[256];
-    zkey(k, sizeof(k), board, period);
-    return key_int("PTTL", k);
+    it_zkey(k, sizeof(k), board, period);
+    return redis_key_int(g_admin, "PTTL", k);
 }
 
 /* A score as rankd stores it on a desc/first/0-decimal board (tie 0), as text. */
@@ -200,40 +175,16 @@ static void stored_text(long score, char out[32])
     snprintf(out, 32, "%.17g", stored);
 }
 
-/* One member of a period's set: 1 when present. */
-static int zhas(const char *board, const char *period, const char *id)
-{
-    char k[256];
-    zkey(k, sizeof(k), board, period);
-    redisReply *r = redis_admin_cmd(g_admin, "ZSCORE %s %s", k, id);
-    int has = r->type == REDIS_REPLY_STRING;
-    freeReplyObject(r);
-    return has;
-}
-
-/* The score of a period's set in the board's period index (its period's start, ms), or -1 when
- * the index does not list it. */
-static long long index_score(const char *board, const char *period)
-{
-    char k[256];
-    zkey(k, sizeof(k), board, period);
-    redisReply *r =
-        redis_admin_cmd(g_admin, "ZSCORE %s:{%s}:periods %s", g_app->cfg.key_prefix, board, k);
-    long long v = r->type == REDIS_REPLY_STRING ? strtoll(r->str, NULL, 10) : -1;
-    freeReplyObject(r);
-    return v;
-}
-
 /* A period's set: present with `members`, no TTL (board data is never evictable: only page
  * caches and locks carry TTLs), listed in the board's period index (how the sweep finds it). */
 static void expect_current_set(const char *board, const char *period, long long members)
 {
-    ck_assert_msg(zcard_of(board, period) == members, "ZCARD of %s's %s: %lld; want %lld", board,
-                  period, zcard_of(board, period), members);
+    ck_assert_msg(it_zcard(board, period) == members, "ZCARD of %s's %s: %lld; want %lld", board,
+                  period, it_zcard(board, period), members);
     ck_assert_msg(pttl_of(board, period) == -1, "%s's set %s has PTTL %lld; want no TTL", board,
                   period, pttl_of(board, period));
-    ck_assert_msg(index_score(board, period) > 0, "%s's set %s is not in the period index", board,
-                  period);
+    ck_assert_msg(it_period_start(board, period) > 0, "%s's set %s is not in the period index",
+                  board, period);
 }
 
 /* A past period's set while it is readable: as a current one, listed with its period's start,
@@ -243,7 +194,7 @@ static void expect_listed(const char *board, const char *period, long long membe
                           const char *unreadable_iso)
 {
     expect_current_set(board, period, members);
-    long long start = index_score(board, period);
+    long long start = it_period_start(board, period);
     ck_assert_msg(start < (long long)fixture_ts(unreadable_iso),
                   "%s's %s listed at %lld, not before %s", board, period, start, unreadable_iso);
 }
@@ -253,13 +204,15 @@ static void expect_listed(const char *board, const char *period, long long membe
 static void expect_swept(const char *board, const char *period)
 {
     char k[256];
-    zkey(k, sizeof(k), board, period);
-    for (int waited = 0; waited < 2000 && (key_int("EXISTS", k) || index_score(board, period) >= 0);
+    it_zkey(k, sizeof(k), board, period);
+    for (int waited = 0; waited < 2000 && (redis_key_int(g_admin, "EXISTS", k) ||
+                                           it_period_start(board, period) >= 0);
          waited += 10)
         nanosleep(&(struct timespec){0, 10000000L}, NULL);
-    ck_assert_msg(key_int("EXISTS", k) == 0, "%s's set of %s (no longer readable) is still there",
-                  board, period);
-    ck_assert_msg(index_score(board, period) < 0, "%s's set of %s is still listed", board, period);
+    ck_assert_msg(redis_key_int(g_admin, "EXISTS", k) == 0,
+                  "%s's set of %s (no longer readable) is still there", board, period);
+    ck_assert_msg(it_period_start(board, period) < 0, "%s's set of %s is still listed", board,
+                  period);
 }
 
 /* The server whose counters, slow log and MONITOR a test reads: the one Redis, or on a cluster
@@ -275,24 +228,6 @@ static redisContext *focus(void)
 static void focus_on(const char *zk)
 {
     g_focus = redis_admin_for_key(g_admin, zk);
-}
-
-/* `calls` of one command in INFO commandstats (0 when it never ran). */
-static long long cmd_calls(const char *cmd)
-{
-    redisReply *r = redis_admin_cmd(focus(), "INFO commandstats");
-    ck_assert_int_eq(r->type, REDIS_REPLY_STRING);
-    char pat[64];
-    snprintf(pat, sizeof(pat), "cmdstat_%s:calls=", cmd);
-    long long n = 0;
-    for (const char *p = r->str; (p = strstr(p, pat)) != NULL; p++) {
-        if (p == r->str || p[-1] == '\n') {
-            n = strtoll(p + strlen(pat), NULL, 10);
-            break;
-        }
-    }
-    freeReplyObject(r);
-    return n;
 }
 
 /*
@@ -452,7 +387,7 @@ static const char *const watched[] = {"del", "keys", "flushall", "flushdb", "sca
 static void watched_calls(long long out[N_WATCHED])
 {
     for (size_t i = 0; i < N_WATCHED; i++)
-        out[i] = cmd_calls(watched[i]);
+        out[i] = redis_cmd_calls(focus(), watched[i]);
 }
 
 static void expect_same_calls(const long long before[N_WATCHED], const char *what)
@@ -512,7 +447,7 @@ START_TEST(test_reset_big_board)
     mon_self_test();
     const char *board = "big";
     char zk[200];
-    zkey(zk, sizeof(zk), board, NULL);
+    it_zkey(zk, sizeof(zk), board, NULL);
     double t0 = now_s();
     load_board_direct(board, BIG_MEMBERS);
     double load_s = now_s() - t0;
@@ -532,7 +467,7 @@ START_TEST(test_reset_big_board)
     req("POST", "/boards/big/reset", NULL, NULL, &u);
     ck_assert_msg(u.status == 401, "reset without the token -> %ld", u.status);
     http_result_free(&u);
-    ck_assert_int_eq(zcard_of(board, NULL), BIG_MEMBERS);
+    ck_assert_int_eq(it_zcard(board, NULL), BIG_MEMBERS);
 
     long long before[N_WATCHED];
     focus_on(zk);
@@ -566,10 +501,10 @@ START_TEST(test_reset_big_board)
 
     /* empty at once (its distinct scores too); the cached pages are not served; the settings
      * stay */
-    ck_assert_int_eq(key_int("EXISTS", zk), 0);
+    ck_assert_int_eq(redis_key_int(g_admin, "EXISTS", zk), 0);
     char dk[200];
     snprintf(dk, sizeof(dk), "%s:{%s}:dense", g_app->cfg.key_prefix, board);
-    ck_assert_int_eq(key_int("EXISTS", dk), 0);
+    ck_assert_int_eq(redis_key_int(g_admin, "EXISTS", dk), 0);
     it_expect("GET", "/boards/big/rank?page=7500", NULL, 200, &r);
     ck_assert_msg(json_num(r.json, "total") == 0 && cJSON_GetArraySize(jget(r.json, "items")) == 0,
                   "page 7500 after the reset: %.300s", r.body);
@@ -591,7 +526,7 @@ START_TEST(test_reset_big_board)
     ck_assert_msg(!has_header(&r, "X-Cache: hit"), "page 1 after the reset came from the cache");
     http_result_free(&r);
     ck_assert_int_eq(board_total(board), 1);
-    ck_assert_int_eq(zcard_of(board, NULL), 1);
+    ck_assert_int_eq(it_zcard(board, NULL), 1);
     it_expect_free("GET", "/boards/big/members/fresh", NULL, 200);
 }
 END_TEST
@@ -600,7 +535,7 @@ START_TEST(test_delete_big_board)
 {
     const char *board = "bigd";
     char zk[200], meta[200];
-    zkey(zk, sizeof(zk), board, NULL);
+    it_zkey(zk, sizeof(zk), board, NULL);
     snprintf(meta, sizeof(meta), "%s:{%s}:meta", g_app->cfg.key_prefix, board);
     double t0 = now_s();
     load_board_direct(board, BIG_MEMBERS);
@@ -649,11 +584,11 @@ START_TEST(test_delete_big_board)
     it_expect_error("GET", "/boards/bigd/members/m000000", NULL, 404, "board_not_found");
     it_expect_error("DELETE", "/boards/bigd", NULL, 404, "board_not_found");
     it_expect_error("POST", "/boards/bigd/reset", NULL, 404, "board_not_found");
-    ck_assert_int_eq(key_int("EXISTS", zk), 0);
-    ck_assert_int_eq(key_int("EXISTS", meta), 0);
+    ck_assert_int_eq(redis_key_int(g_admin, "EXISTS", zk), 0);
+    ck_assert_int_eq(redis_key_int(g_admin, "EXISTS", meta), 0);
     char dk[200];
     snprintf(dk, sizeof(dk), "%s:{%s}:dense", g_app->cfg.key_prefix, board);
-    ck_assert_int_eq(key_int("EXISTS", dk), 0);
+    ck_assert_int_eq(redis_key_int(g_admin, "EXISTS", dk), 0);
     redisReply *m =
         redis_admin_cmd(g_admin, "SISMEMBER %s:boards %s", g_app->cfg.key_prefix, board);
     ck_assert_int_eq(m->integer, 0);
@@ -685,12 +620,12 @@ START_TEST(test_delete_periodic_board)
     write_at("2036-11-29T12:00:00.000Z", board, "b", 2);
     write_at("2036-11-30T12:00:00.000Z", board, "c", 3);
     post_score(board, "d", 4);
-    ck_assert_int_eq(zcard_of(board, "2036-11-28"), 1);
-    ck_assert_int_eq(zcard_of(board, "2036-11-29"), 1);
-    ck_assert_int_eq(zcard_of(board, "2036-11-30"), 2);
+    ck_assert_int_eq(it_zcard(board, "2036-11-28"), 1);
+    ck_assert_int_eq(it_zcard(board, "2036-11-29"), 1);
+    ck_assert_int_eq(it_zcard(board, "2036-11-30"), 2);
 
     char zk[200];
-    zkey(zk, sizeof(zk), board, "2036-11-30");
+    it_zkey(zk, sizeof(zk), board, "2036-11-30");
     long long before[N_WATCHED];
     focus_on(zk);
     watched_calls(before);
@@ -705,9 +640,9 @@ START_TEST(test_delete_periodic_board)
     ck_assert_msg(s.max_keys <= 3 + 4 * (1 + 2 + 1), "delete named %d keys; want at most 19",
                   s.max_keys);
     ck_assert_msg(s.unlink_board, "no UNLINK of %s", zk);
-    ck_assert_int_eq(zcard_of(board, "2036-11-28"), 0);
-    ck_assert_int_eq(zcard_of(board, "2036-11-29"), 0);
-    ck_assert_int_eq(zcard_of(board, "2036-11-30"), 0);
+    ck_assert_int_eq(it_zcard(board, "2036-11-28"), 0);
+    ck_assert_int_eq(it_zcard(board, "2036-11-29"), 0);
+    ck_assert_int_eq(it_zcard(board, "2036-11-30"), 0);
     expect_period_error(board, "2036-11-29", 404, "board_not_found");
 
     /* re-created with the same settings: the old periods do not come back */
@@ -739,15 +674,15 @@ START_TEST(test_period_daily_rollover)
     write_at("2036-11-30T23:59:59.999Z", b, "a", 10);
     expect_current_set(b, "2036-11-30", 1);
     char plain[200];
-    zkey(plain, sizeof(plain), b, NULL);
-    ck_assert_int_eq(key_int("EXISTS", plain), 0);
+    it_zkey(plain, sizeof(plain), b, NULL);
+    ck_assert_int_eq(redis_key_int(g_admin, "EXISTS", plain), 0);
     expect_page(b, NULL, 1, "a"); /* cached for 60 s under 2036-11-30 */
 
     /* Dec 1 00:00:00.000: a new period; the page cached for Nov 30 is not the current one */
     write_at("2036-12-01T00:00:00.000Z", b, "b", 20);
     expect_current_set(b, "2036-12-01", 1);
-    ck_assert(zhas(b, "2036-12-01", "b") && !zhas(b, "2036-12-01", "a"));
-    ck_assert(zhas(b, "2036-11-30", "a") && !zhas(b, "2036-11-30", "b"));
+    ck_assert(it_zhas(b, "2036-12-01", "b") && !it_zhas(b, "2036-12-01", "a"));
+    ck_assert(it_zhas(b, "2036-11-30", "a") && !it_zhas(b, "2036-11-30", "b"));
     expect_listed(b, "2036-11-30", 1, "2036-12-02T00:00:00.000Z");
     expect_page(b, NULL, 1, "b");
     expect_page(b, "2036-12-01", 1, "b");
@@ -1170,7 +1105,7 @@ START_TEST(test_trim_keep_top_with_ties)
     double trim_s = now_s() - t0;
     fprintf(stderr, "lifecycle: trim of 5000 to the top 1000: %.4f s\n", trim_s);
     ck_assert_int_eq(removed, 4000);
-    ck_assert_int_eq(zcard_of(b, NULL), 1000);
+    ck_assert_int_eq(it_zcard(b, NULL), 1000);
     ck_assert_int_eq(board_total(b), 1000);
     cJSON *after = read_pages(b, 11, 100);
     for (int p = 0; p < 10; p++)
@@ -1264,7 +1199,8 @@ START_TEST(test_trim_bad_parameters)
         "?below=5x",
         "?keep=99999999999999999999",
     };
-    long long zrem0 = cmd_calls("zrem"), zrr0 = cmd_calls("zremrangebyrank");
+    long long zrem0 = redis_cmd_calls(focus(), "zrem"),
+              zrr0 = redis_cmd_calls(focus(), "zremrangebyrank");
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         char path[200];
         snprintf(path, sizeof(path), "/boards/tb/members%s", bad[i]);
@@ -1274,9 +1210,10 @@ START_TEST(test_trim_bad_parameters)
     req("DELETE", "/boards/tb/members?keep=1", NULL, NULL, &r);
     ck_assert_msg(r.status == 401, "trim without the token -> %ld", r.status);
     http_result_free(&r);
-    ck_assert_int_eq(zcard_of(b, NULL), 100);
+    ck_assert_int_eq(it_zcard(b, NULL), 100);
     ck_assert_int_eq(board_total(b), 100);
-    ck_assert_msg(cmd_calls("zrem") == zrem0 && cmd_calls("zremrangebyrank") == zrr0,
+    ck_assert_msg(redis_cmd_calls(focus(), "zrem") == zrem0 &&
+                      redis_cmd_calls(focus(), "zremrangebyrank") == zrr0,
                   "a refused trim removed members");
 }
 END_TEST
@@ -1308,7 +1245,7 @@ START_TEST(test_retain_lowered_drops_periods)
     fixture_set_clock("2036-12-08T01:00:00.000Z");
     post_score("rl", "new", 1);
     it_expect_free("PUT", "/boards/rl", "{\"retain\":0}", 200);
-    ck_assert_int_eq(zcard_of("rl", "2036-W49"), 0); /* unlinked, not only unreadable */
+    ck_assert_int_eq(it_zcard("rl", "2036-W49"), 0); /* unlinked, not only unreadable */
     it_expect_free("DELETE", "/boards/rl", NULL, 204);
     it_expect_free("PUT", "/boards/rl", "{\"period\":\"weekly\",\"retain\":3}", 201);
     expect_page("rl", "2036-W49", 0, NULL);
@@ -1364,18 +1301,18 @@ START_TEST(test_settings_recreated_board_writes)
     fixture_set_clock("2036-11-30T12:00:00.000Z");
     const char *prefix = g_app->cfg.key_prefix;
     char plain[200];
-    zkey(plain, sizeof(plain), "h", NULL);
+    it_zkey(plain, sizeof(plain), "h", NULL);
 
     /* through rankd: none, written, deleted, re-created as daily */
     post_score("h", "a", 1);
     expect_page("h", NULL, 1, "a");
-    ck_assert_int_eq(zcard_of("h", NULL), 1);
+    ck_assert_int_eq(it_zcard("h", NULL), 1);
     it_expect_free("DELETE", "/boards/h", NULL, 204);
     it_expect_free("PUT", "/boards/h", "{\"period\":\"daily\",\"page_ttl_ms\":0}", 201);
     post_score("h", "b", 2);
-    ck_assert_int_eq(key_int("EXISTS", plain), 0);
+    ck_assert_int_eq(redis_key_int(g_admin, "EXISTS", plain), 0);
     expect_current_set("h", "2036-11-30", 1);
-    ck_assert(zhas("h", "2036-11-30", "b"));
+    ck_assert(it_zhas("h", "2036-11-30", "b"));
     expect_page("h", NULL, 1, "b");
     expect_page("h", "2036-11-30", 1, "b");
 
@@ -1392,7 +1329,7 @@ START_TEST(test_settings_recreated_board_writes)
     expect_page("h2", NULL, 0, NULL); /* a read with the stale hint learns the settings */
     expect_page("h2", "2036-12-01", 0, NULL);
     post_score("h2", "b", 2);
-    ck_assert_int_eq(zcard_of("h2", NULL), 0);
+    ck_assert_int_eq(it_zcard("h2", NULL), 0);
     expect_current_set("h2", "2036-12-01", 1);
     expect_page("h2", NULL, 1, "b");
 
@@ -1404,8 +1341,8 @@ START_TEST(test_settings_recreated_board_writes)
         redis_admin_cmd(g_admin, "UNLINK %s:{h3}:meta %s:{h3}:z:2036-11-30", prefix, prefix));
     it_expect_error("GET", "/boards/h3/rank", NULL, 404, "board_not_found");
     post_score("h3", "b", 2); /* a fresh board without periods */
-    ck_assert_int_eq(zcard_of("h3", NULL), 1);
-    ck_assert(zhas("h3", NULL, "b"));
+    ck_assert_int_eq(it_zcard("h3", NULL), 1);
+    ck_assert(it_zhas("h3", NULL, "b"));
     expect_page("h3", NULL, 1, "b");
     expect_period_error("h3", "2036-11-30", 400, "board_has_no_periods");
 }

@@ -35,42 +35,14 @@ static void write_at(const char *iso, const char *board, const char *id, int sco
     http_result_free(&r);
 }
 
-static void zkey(char *out, size_t len, const char *board, const char *period)
-{
-    snprintf(out, len, "%s:{%s}:z:%s", g_app->cfg.key_prefix, board, period);
-}
-
-/* 1 when `id` is in the set of `board`'s `period`. */
-static int zhas(const char *board, const char *period, const char *id)
-{
-    char k[256];
-    zkey(k, sizeof(k), board, period);
-    redisReply *r = redis_admin_cmd(g_admin, "ZSCORE %s %s", k, id);
-    int has = r->type == REDIS_REPLY_STRING;
-    freeReplyObject(r);
-    return has;
-}
-
-/* The start (ms) the period index lists `period`'s set at, or -1. */
-static long long index_score(const char *board, const char *period)
-{
-    char k[256];
-    zkey(k, sizeof(k), board, period);
-    redisReply *r =
-        redis_admin_cmd(g_admin, "ZSCORE %s:{%s}:periods %s", g_app->cfg.key_prefix, board, k);
-    long long v = r->type == REDIS_REPLY_STRING ? strtoll(r->str, NULL, 10) : -1;
-    freeReplyObject(r);
-    return v;
-}
-
 /* The write of `id` at `iso` went to `period`'s set, listed at the period's start `start_iso`. */
 static void expect_landed(const char *board, const char *iso, const char *id, const char *period,
                           const char *start_iso)
 {
     write_at(iso, board, id, 1);
-    ck_assert_msg(zhas(board, period, id), "%s's write of %s at %s is not in the set of %s", board,
-                  id, iso, period);
-    long long start = index_score(board, period);
+    ck_assert_msg(it_zhas(board, period, id), "%s's write of %s at %s is not in the set of %s",
+                  board, id, iso, period);
+    long long start = it_period_start(board, period);
     ck_assert_msg(start == (long long)fixture_ts(start_iso),
                   "%s's %s is listed at %lld; want its start %s (%lld)", board, period, start,
                   start_iso, (long long)fixture_ts(start_iso));
@@ -186,8 +158,9 @@ START_TEST(test_zone_changed_behind_back)
     it_expect("GET", "/boards/moved/rank", NULL, 200, &r);
     http_result_free(&r);
     write_at("2026-03-29T03:00:00.000Z", b, "d1", 1);
-    ck_assert_msg(zhas(b, "2026-03-28", "d1"), "the write did not follow the zone in the hash");
-    ck_assert_int_eq(index_score(b, "2026-03-28"), (long long)fixture_ts("2026-03-28T04:00:00Z"));
+    ck_assert_msg(it_zhas(b, "2026-03-28", "d1"), "the write did not follow the zone in the hash");
+    ck_assert_int_eq(it_period_start(b, "2026-03-28"),
+                     (long long)fixture_ts("2026-03-28T04:00:00Z"));
     it_expect("GET", "/boards/moved", NULL, 200, &r);
     ck_assert_str_eq(json_str(r.json, "timezone"), "America/New_York");
     ck_assert_str_eq(json_str(r.json, "current_period"), "2026-03-28");

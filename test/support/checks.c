@@ -2,6 +2,7 @@
 #include "checks.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
 #include <time.h>
@@ -97,6 +98,60 @@ const char *http_header_value(const struct http_result *r, const char *name, cha
     size_t len = strcspn(p, "\r\n");
     snprintf(out, n, "%.*s", (int)(len < n ? len : n - 1), p);
     return out;
+}
+
+void board_zkey(char *out, size_t len, const char *prefix, const char *board, const char *period)
+{
+    snprintf(out, len, "%s:{%s}:z%s%s", prefix, board, period ? ":" : "", period ? period : "");
+}
+
+long long redis_key_int(redisContext *a, const char *cmd, const char *key)
+{
+    redisReply *r = redis_admin_cmd(a, "%s %s", cmd, key);
+    ck_assert_msg(r->type == REDIS_REPLY_INTEGER, "%s %s: reply type %d %s", cmd, key, r->type,
+                  r->type == REDIS_REPLY_ERROR ? r->str : "");
+    long long v = r->integer;
+    freeReplyObject(r);
+    return v;
+}
+
+int board_zhas(redisContext *a, const char *prefix, const char *board, const char *period,
+               const char *id)
+{
+    char k[256];
+    board_zkey(k, sizeof(k), prefix, board, period);
+    redisReply *r = redis_admin_cmd(a, "ZSCORE %s %s", k, id);
+    int has = r->type == REDIS_REPLY_STRING;
+    freeReplyObject(r);
+    return has;
+}
+
+long long board_period_start(redisContext *a, const char *prefix, const char *board,
+                             const char *period)
+{
+    char k[256];
+    board_zkey(k, sizeof(k), prefix, board, period);
+    redisReply *r = redis_admin_cmd(a, "ZSCORE %s:{%s}:periods %s", prefix, board, k);
+    long long v = r->type == REDIS_REPLY_STRING ? strtoll(r->str, NULL, 10) : -1;
+    freeReplyObject(r);
+    return v;
+}
+
+long long redis_cmd_calls(redisContext *c, const char *cmd)
+{
+    redisReply *r = redis_admin_cmd(c, "INFO commandstats");
+    ck_assert_int_eq(r->type, REDIS_REPLY_STRING);
+    char pat[64];
+    snprintf(pat, sizeof(pat), "cmdstat_%s:calls=", cmd);
+    long long n = 0;
+    for (const char *p = r->str; (p = strstr(p, pat)) != NULL; p++) {
+        if (p == r->str || p[-1] == '\n') {
+            n = strtoll(p + strlen(pat), NULL, 10);
+            break;
+        }
+    }
+    freeReplyObject(r);
+    return n;
 }
 
 redisContext *mon_start(int redis_port)

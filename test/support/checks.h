@@ -50,6 +50,25 @@ const char *json_str(const cJSON *o, const char *name);
  *  Returns out. */
 const char *http_header_value(const struct http_result *r, const char *name, char *out, size_t n);
 
+/** The key of a board's set in Redis: "<prefix>:{<board>}:z", or with ":<period>" (period not
+ *  NULL). */
+void board_zkey(char *out, size_t len, const char *prefix, const char *board, const char *period);
+
+/** The integer reply of `<cmd> <key>` on admin connection a (asserts an integer). */
+long long redis_key_int(redisContext *a, const char *cmd, const char *key);
+
+/** 1 when member `id` is in the set of `board`'s `period` (NULL: the board's own set). */
+int board_zhas(redisContext *a, const char *prefix, const char *board, const char *period,
+               const char *id);
+
+/** The start (ms) the board's period index lists `period`'s set at, or -1 when not listed. */
+long long board_period_start(redisContext *a, const char *prefix, const char *board,
+                             const char *period);
+
+/** The calls of command `cmd` (lower case) in INFO commandstats of the one server `c` is
+ *  connected to (commands scripts ran counted too); 0 when it never ran. */
+long long redis_cmd_calls(redisContext *c, const char *cmd);
+
 /** A MONITOR connection to the Redis on `redis_port` (10 s per reply); aborts the test when
  *  Redis refuses it. */
 redisContext *mon_start(int redis_port);
