@@ -22,24 +22,6 @@
 
 #define reply_of fixture_reply
 
-static struct store *g_store;
-static struct board_model g_m;
-
-static void model_up(int cluster)
-{
-    fixture_model_up(&g_m, &g_store, cluster, fixture_clock);
-}
-
-static void setup_single(void)
-{
-    model_up(0);
-}
-
-static void teardown(void)
-{
-    fixture_model_down(&g_m, &g_store);
-}
-
 /* ---- a job of up to 3 entries on up to 3 boards */
 
 #define NT 3
@@ -78,7 +60,7 @@ static void job_up(struct fixture *f, size_t nt, size_t n, int flags)
         board_settings_default(&t->assumed);
         t->entries = f->e;
         t->outcomes = f->o[b];
-        ck_assert_int_eq(board_where_resolve(&g_m, t->board, t->assumed.period, &t->assumed.tz,
+        ck_assert_int_eq(board_where_resolve(&fx_model, t->board, t->assumed.period, &t->assumed.tz,
                                              t->assumed.retain, NULL, &t->where),
                          0);
     }
@@ -86,7 +68,7 @@ static void job_up(struct fixture *f, size_t nt, size_t n, int flags)
     f->j.ntargets = nt;
     f->j.n = n;
     f->j.flags = flags;
-    f->j.m = &g_m;
+    f->j.m = &fx_model;
 }
 
 static const char digest[] = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
@@ -462,7 +444,7 @@ Suite *board_write_suite(void)
 {
     Suite *s = suite_create("board_write");
     TCase *tc = tcase_create("single");
-    tcase_add_checked_fixture(tc, setup_single, teardown);
+    tcase_add_checked_fixture(tc, fixture_setup_single_fixed, fixture_teardown);
     tcase_add_test(tc, test_args_one_board);
     tcase_add_test(tc, test_args_several_boards);
     tcase_add_test(tc, test_args_digest_and_brief);
