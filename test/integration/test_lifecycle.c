@@ -442,6 +442,43 @@ static int has_header(const struct http_result *r, const char *line)
     return r->headers && strcasestr(r->headers, line) != NULL;
 }
 
+/* `method path` (204) on a board of BIG_MEMBERS (its set zk; loaded in load_s) with the node of
+ * zk watched: the watched commands' calls unchanged, no forbidden command, at least one script
+ * and none on more than max_keys keys, its scripts' commands bounded, an UNLINK of the set;
+ * prints what it took. */
+static void expect_bounded_op(const char *what, const char *method, const char *path,
+                              const char *zk, int max_keys, double load_s)
+{
+    long long before[N_WATCHED];
+    focus_on(zk);
+    watched_calls(before);
+    slowlog_arm();
+    redisContext *mon = mon_start(focus()->tcp.port);
+    struct http_result r;
+    it_expect(method, path, NULL, 204, &r);
+    double op_s = r.seconds;
+    http_result_free(&r);
+    struct mon_scan s;
+    mon_finish(mon, zk, &s);
+    char slow_cmd[64];
+    long long slow_us = slowlog_max_us(slow_cmd, sizeof(slow_cmd));
+    expect_same_calls(before, what);
+    fprintf(stderr,
+            "lifecycle: %s of %d members (loaded in %.2f s): %.4f s over HTTP; %d commands on "
+            "MONITOR (%d scripts, %d from scripts, at most %d keys); slowest Redis command %lld us "
+            "(%s)\n",
+            what, BIG_MEMBERS, load_s, op_s, s.lines, s.scripts, s.lua_lines, s.max_keys, slow_us,
+            slow_cmd);
+    ck_assert_msg(s.bad == 0, "%d forbidden command(s) during the %s; first (%s): %s", s.bad, what,
+                  s.why, s.first_bad);
+    ck_assert_msg(s.scripts >= 1 && s.max_keys <= max_keys,
+                  "%s: %d script calls, up to %d keys; want one script on at most %d keys", what,
+                  s.scripts, s.max_keys, max_keys);
+    ck_assert_msg(s.lua_lines <= LUA_CMDS_PER_SCRIPT_MAX * s.scripts, "%s: scripts ran %d commands",
+                  what, s.lua_lines);
+    ck_assert_msg(s.unlink_board, "no UNLINK of %s during the %s", zk, what);
+}
+
 START_TEST(test_reset_big_board)
 {
     mon_self_test();
@@ -469,35 +506,9 @@ START_TEST(test_reset_big_board)
     http_result_free(&u);
     ck_assert_int_eq(it_zcard(board, NULL), BIG_MEMBERS);
 
-    long long before[N_WATCHED];
-    focus_on(zk);
-    watched_calls(before);
-    slowlog_arm();
-    redisContext *mon = mon_start(focus()->tcp.port);
-    it_expect("POST", "/boards/big/reset", NULL, 204, &r);
-    double reset_s = r.seconds;
-    http_result_free(&r);
-    struct mon_scan s;
-    mon_finish(mon, zk, &s);
-    char slow_cmd[64];
-    long long slow_us = slowlog_max_us(slow_cmd, sizeof(slow_cmd));
-    expect_same_calls(before, "reset");
-    fprintf(stderr,
-            "lifecycle: reset of %d members (loaded in %.2f s): %.4f s over HTTP; %d commands on "
-            "MONITOR (%d scripts, %d from scripts, at most %d keys); slowest Redis command %lld us "
-            "(%s)\n",
-            BIG_MEMBERS, load_s, reset_s, s.lines, s.scripts, s.lua_lines, s.max_keys, slow_us,
-            slow_cmd);
-    ck_assert_msg(s.bad == 0, "%d forbidden command(s) during the reset; first (%s): %s", s.bad,
-                  s.why, s.first_bad);
-    /* the settings, the set, its distinct scores, its ids hash (a wide board's), its updated_at
-     * hash (a board that tracks it) */
-    ck_assert_msg(s.scripts >= 1 && s.max_keys <= 5,
-                  "reset: %d script calls, up to %d keys; want one script on at most 5 keys",
-                  s.scripts, s.max_keys);
-    ck_assert_msg(s.lua_lines <= LUA_CMDS_PER_SCRIPT_MAX * s.scripts,
-                  "reset: scripts ran %d commands", s.lua_lines);
-    ck_assert_msg(s.unlink_board, "no UNLINK of %s during the reset", zk);
+    /* one script on the settings, the set, its distinct scores, its ids hash (a wide board's), its
+     * updated_at hash (a board that tracks it) */
+    expect_bounded_op("reset", "POST", "/boards/big/reset", zk, 5, load_s);
 
     /* empty at once (its distinct scores too); the cached pages are not served; the settings
      * stay */
@@ -546,36 +557,11 @@ START_TEST(test_delete_big_board)
     it_expect_free("PUT", "/boards/bigd", "{\"page_size\":50}", 200);
     expect_page(board, NULL, BIG_MEMBERS, "m000000"); /* size 50: cached too */
 
-    long long before[N_WATCHED];
-    focus_on(zk);
-    watched_calls(before);
-    slowlog_arm();
-    redisContext *mon = mon_start(focus()->tcp.port);
+    /* one script on a board without periods: its settings, the registry, its (empty) period
+     * index, its set, the set's distinct scores, its ids hash (a wide board's) and its updated_at
+     * hash */
+    expect_bounded_op("delete", "DELETE", "/boards/bigd", zk, 7, load_s);
     struct http_result r;
-    it_expect("DELETE", "/boards/bigd", NULL, 204, &r);
-    double delete_s = r.seconds;
-    http_result_free(&r);
-    struct mon_scan s;
-    mon_finish(mon, zk, &s);
-    char slow_cmd[64];
-    long long slow_us = slowlog_max_us(slow_cmd, sizeof(slow_cmd));
-    expect_same_calls(before, "delete");
-    fprintf(stderr,
-            "lifecycle: delete of %d members (loaded in %.2f s): %.4f s over HTTP; %d commands on "
-            "MONITOR (%d scripts, %d from scripts, at most %d keys); slowest Redis command %lld us "
-            "(%s)\n",
-            BIG_MEMBERS, load_s, delete_s, s.lines, s.scripts, s.lua_lines, s.max_keys, slow_us,
-            slow_cmd);
-    ck_assert_msg(s.bad == 0, "%d forbidden command(s) during the delete; first (%s): %s", s.bad,
-                  s.why, s.first_bad);
-    /* a board without periods: its settings, the registry, its (empty) period index, its set,
-     * the set's distinct scores, its ids hash (a wide board's) and its updated_at hash */
-    ck_assert_msg(s.scripts >= 1 && s.max_keys <= 7,
-                  "delete: %d script calls, up to %d keys; want one script on at most 7 keys",
-                  s.scripts, s.max_keys);
-    ck_assert_msg(s.lua_lines <= LUA_CMDS_PER_SCRIPT_MAX * s.scripts,
-                  "delete: scripts ran %d commands", s.lua_lines);
-    ck_assert_msg(s.unlink_board, "no UNLINK of %s during the delete", zk);
 
     /* gone for readers and writers at once, cached pages included */
     it_expect_error("GET", "/boards/bigd", NULL, 404, "board_not_found");
