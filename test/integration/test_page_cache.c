@@ -391,6 +391,24 @@ static int fetch(int port, const char *path, const char *inm, struct http_result
     return rc;
 }
 
+/* PUT path body again and again (50 ms apart) until it is 201: writes must work again within
+ * 3 s of Redis restarted (rankd redials). */
+static void put_after_restart(const char *path, const char *body)
+{
+    double t0 = now_s();
+    for (;;) {
+        struct http_result w;
+        int rc = http_write(p_port, "PUT", path, body, &w);
+        long st = rc == 0 ? w.status : 0;
+        if (rc == 0)
+            http_result_free(&w);
+        if (st == 201)
+            break;
+        ck_assert_msg(now_s() - t0 < 3.0, "writes fail 3 s after the restart (%ld)", st);
+        sleep_ms(50);
+    }
+}
+
 static const char *xcache(const struct http_result *r)
 {
     static __thread char v[32]; /* per thread: the concurrent tests call it from many at once */
@@ -1043,17 +1061,7 @@ START_TEST(test_scripts_flush_and_restart)
     redisFree(a);
     a = redis_admin(rp->port);
     double t0 = now_s();
-    for (;;) {
-        struct http_result w;
-        int rc = http_write(p_port, "PUT", "/boards/sf", "{\"page_size\":10}", &w);
-        long st = rc == 0 ? w.status : 0;
-        if (rc == 0)
-            http_result_free(&w);
-        if (st == 201)
-            break;
-        ck_assert_msg(now_s() - t0 < 3.0, "writes fail 3 s after the restart (%ld)", st);
-        sleep_ms(50);
-    }
+    put_after_restart("/boards/sf", "{\"page_size\":10}");
     load_board("sf", "n", 30, 0);
     get_status("/boards/sf/rank", NULL, 200, &r);
     ck_assert_msg(strstr(r.body, "\"n00000\"") && !strstr(r.body, "\"m000"), "after restart: %s",
@@ -1756,18 +1764,7 @@ START_TEST(test_generation_after_data_redis_restart)
     http_result_free(&r);
 
     ck_assert_int_eq(redis_proc_restart(data), 0); /* the data (and the generation) are gone */
-    double t0 = now_s();
-    for (;;) {
-        struct http_result w;
-        int rc = http_write(p_port, "PUT", "/boards/gr", "{\"page_ttl_ms\":60000}", &w);
-        long st = rc == 0 ? w.status : 0;
-        if (rc == 0)
-            http_result_free(&w);
-        if (st == 201)
-            break;
-        ck_assert_msg(now_s() - t0 < 3.0, "writes fail 3 s after the restart (%ld)", st);
-        sleep_ms(50);
-    }
+    put_after_restart("/boards/gr", "{\"page_ttl_ms\":60000}");
     load_board("gr", "mid", 10, 0);
     get_status("/boards/gr/rank", NULL, 200, &r);
     ck_assert_msg(strstr(r.body, "\"mid00000\""), "after the restart: %s", r.body);

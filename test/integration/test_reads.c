@@ -61,20 +61,6 @@ static void put_board(const char *board, const char *json, long want)
     cJSON_Delete(it_json("PUT", path, json, want));
 }
 
-static double num(const cJSON *o, const char *name)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
-    ck_assert_msg(cJSON_IsNumber(v), "no number %s", name);
-    return v->valuedouble;
-}
-
-static const char *str(const cJSON *o, const char *name)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
-    ck_assert_msg(cJSON_IsString(v), "no string %s", name);
-    return v->valuestring;
-}
-
 static int is_null(const cJSON *o, const char *name)
 {
     return cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(o, name));
@@ -95,7 +81,8 @@ static void items_text(const cJSON *doc, char *out, size_t len)
     cJSON_ArrayForEach(it, items(doc))
     {
         size_t at = strlen(out);
-        snprintf(out + at, len - at, "%s%s:%d", at ? " " : "", str(it, "id"), (int)num(it, "rank"));
+        snprintf(out + at, len - at, "%s%s:%d", at ? " " : "", json_str(it, "id"),
+                 (int)json_num(it, "rank"));
     }
 }
 
@@ -250,28 +237,28 @@ START_TEST(test_rank_types_on_member_reads)
     write_example("ex");
     /* a member: rank of the type asked; page and percentile from its position */
     cJSON *d = it_get("/boards/ex/members/h?rank=competition&size=4");
-    ck_assert_int_eq((int)num(d, "rank"), 6);
-    ck_assert_int_eq((int)num(d, "page"), 2);         /* position 8 */
-    ck_assert_double_eq(num(d, "percentile"), 11.11); /* 100 * (9 - 8) / 9 */
+    ck_assert_int_eq((int)json_num(d, "rank"), 6);
+    ck_assert_int_eq((int)json_num(d, "page"), 2);         /* position 8 */
+    ck_assert_double_eq(json_num(d, "percentile"), 11.11); /* 100 * (9 - 8) / 9 */
     cJSON_Delete(d);
     d = it_get("/boards/ex/members/h?rank=dense");
-    ck_assert_int_eq((int)num(d, "rank"), 5);
+    ck_assert_int_eq((int)json_num(d, "rank"), 5);
     cJSON_Delete(d);
     d = it_get("/boards/ex/members/h");
-    ck_assert_int_eq((int)num(d, "rank"), 8);
-    ck_assert_double_eq(num(d, "percentile"), 11.11);
+    ck_assert_int_eq((int)json_num(d, "rank"), 8);
+    ck_assert_double_eq(json_num(d, "percentile"), 11.11);
     cJSON_Delete(d);
     d = it_get("/boards/ex/members/a");
-    ck_assert_double_eq(num(d, "percentile"), 88.89); /* 800 / 9 = 88.888... */
+    ck_assert_double_eq(json_num(d, "percentile"), 88.89); /* 800 / 9 = 88.888... */
     cJSON_Delete(d);
     d = it_get("/boards/ex/members/i");
-    ck_assert_double_eq(num(d, "percentile"), 0);
+    ck_assert_double_eq(json_num(d, "percentile"), 0);
     cJSON_Delete(d);
     /* around a member: global ranks in the window, the page of its first position */
     expect_items("/boards/ex/members/c/around?size=3&rank=competition", "b:2 c:2 d:4");
     expect_items("/boards/ex/members/g/around?size=4&rank=dense", "e:4 f:5 g:5 h:5");
     d = it_get("/boards/ex/members/g/around?size=4&rank=dense");
-    ck_assert_int_eq((int)num(d, "page"), 2); /* first position 5 */
+    ck_assert_int_eq((int)json_num(d, "page"), 2); /* first position 5 */
     cJSON_Delete(d);
     expect_items("/boards/ex/members/i/around?size=3&rank=dense", "g:5 h:5 i:6");
     /* around a score, top, many members, across boards */
@@ -282,8 +269,8 @@ START_TEST(test_rank_types_on_member_reads)
     expect_items("/boards/ex/members?ids=h,b,f,c", "b:2 c:3 f:6 h:8");
     d = it_get("/members/g?boards=ex&rank=dense");
     const cJSON *b0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(d, "boards"), 0);
-    ck_assert_int_eq((int)num(b0, "rank"), 5);
-    ck_assert_double_eq(num(b0, "percentile"), 22.22); /* position 7: 200 / 9 */
+    ck_assert_int_eq((int)json_num(b0, "rank"), 5);
+    ck_assert_double_eq(json_num(b0, "percentile"), 22.22); /* position 7: 200 / 9 */
     cJSON_Delete(d);
 }
 END_TEST
@@ -334,7 +321,7 @@ START_TEST(test_dense_after_changes)
     expect_items("/boards/dz/members?ids=c,e&rank=dense", "c:1 e:3");
     /* trims: keep the top 3 (the 9 group is cut through), then below a score */
     cJSON *t = it_json("DELETE", "/boards/dz/members?keep=3", NULL, 200);
-    ck_assert_int_eq((int)num(t, "removed"), 5);
+    ck_assert_int_eq((int)json_num(t, "removed"), 5);
     cJSON_Delete(t);
     ck_assert_int_eq(dense_exact("dz", NULL), 2); /* 50 (c, d) and 9 (x) */
     expect_items("/boards/dz/rank?rank=dense", "c:1 d:1 x:2");
@@ -342,7 +329,7 @@ START_TEST(test_dense_after_changes)
                      "{\"id\":\"m3\",\"score\":4},{\"id\":\"m4\",\"score\":3}]}");
     ck_assert_int_eq(dense_exact("dz", NULL), 5);
     t = it_json("DELETE", "/boards/dz/members?below=5", NULL, 200);
-    ck_assert_int_eq((int)num(t, "removed"), 3);
+    ck_assert_int_eq((int)json_num(t, "removed"), 3);
     cJSON_Delete(t);
     ck_assert_int_eq(dense_exact("dz", NULL), 3);
     expect_items("/boards/dz/rank?rank=competition", "c:1 d:1 x:3 m1:4");
@@ -379,7 +366,7 @@ START_TEST(test_dense_big_trim_and_compact)
     }
     ck_assert_int_eq(dense_exact("bt", NULL), 97);
     cJSON *t = it_json("DELETE", "/boards/bt/members?keep=333", NULL, 200);
-    ck_assert_int_eq((int)num(t, "removed"), N - 333);
+    ck_assert_int_eq((int)json_num(t, "removed"), N - 333);
     cJSON_Delete(t);
     long long keys = dense_exact("bt", NULL);
     /* the top 333 of 1200 scores i % 97 (12 members each from 96 down to 36): 96 down to 70
@@ -518,19 +505,21 @@ static void ref_check(const struct ref *f, const char *board, int step)
         char path[160];
         snprintf(path, sizeof(path), "/boards/%s/rank?size=100&rank=%s", board, types[t]);
         cJSON *doc = it_get(path);
-        ck_assert_msg((int)num(doc, "total") == f->n, "step %d: total %d, want %d", step,
-                      (int)num(doc, "total"), f->n);
+        ck_assert_msg((int)json_num(doc, "total") == f->n, "step %d: total %d, want %d", step,
+                      (int)json_num(doc, "total"), f->n);
         const cJSON *it;
         cJSON_ArrayForEach(it, items(doc))
         {
-            int i = ref_find((struct ref *)f, str(it, "id"));
-            ck_assert_msg(i >= 0, "step %d: %s is not on the reference board", step, str(it, "id"));
+            int i = ref_find((struct ref *)f, json_str(it, "id"));
+            ck_assert_msg(i >= 0, "step %d: %s is not on the reference board", step,
+                          json_str(it, "id"));
             int c, d;
             ref_ranks(f, f->score[i], &c, &d);
-            ck_assert_msg(
-                (long long)num(it, "score") == f->score[i] && (int)num(it, "rank") == (t ? d : c),
-                "step %d: %s %s rank %d score %g; want %d score %lld", step, str(it, "id"),
-                types[t], (int)num(it, "rank"), num(it, "score"), t ? d : c, f->score[i]);
+            ck_assert_msg((long long)json_num(it, "score") == f->score[i] &&
+                              (int)json_num(it, "rank") == (t ? d : c),
+                          "step %d: %s %s rank %d score %g; want %d score %lld", step,
+                          json_str(it, "id"), types[t], (int)json_num(it, "rank"),
+                          json_num(it, "score"), t ? d : c, f->score[i]);
         }
         cJSON_Delete(doc);
     }
@@ -659,13 +648,13 @@ START_TEST(test_many_members)
     cJSON *d =
         it_get("/boards/mm/members?ids=a%2Cb,with%20space,nobody,caf%C3%A9,%E6%97%A5%E6%9C%AC,"
                "x%2Fy,a%2Cb,gone%2Ctoo");
-    ck_assert_str_eq(str(d, "board"), "mm");
+    ck_assert_str_eq(json_str(d, "board"), "mm");
     char got[512];
     items_text(d, got, sizeof(got));
     ck_assert_str_eq(got, "\xe6\x97\xa5\xe6\x9c\xac:1 with space:2 caf\xc3\xa9:3 a,b:4 x/y:5");
     const cJSON *first = cJSON_GetArrayItem(items(d), 3);
-    ck_assert_int_eq((int)num(cJSON_GetObjectItemCaseSensitive(first, "record"), "n"), 1);
-    ck_assert_int_eq((int)num(first, "score"), 10);
+    ck_assert_int_eq((int)json_num(cJSON_GetObjectItemCaseSensitive(first, "record"), "n"), 1);
+    ck_assert_int_eq((int)json_num(first, "score"), 10);
     ck_assert(is_null(cJSON_GetArrayItem(items(d), 0), "record"));
     const cJSON *missing = cJSON_GetObjectItemCaseSensitive(d, "missing");
     ck_assert_int_eq(cJSON_GetArraySize(missing), 2); /* each once, in the order asked */
@@ -752,8 +741,8 @@ START_TEST(test_around_score)
     expect_items("/boards/as/around?score=-5&size=3", "g:7 h:8 i:9");
     expect_items("/boards/as/around?score=1&size=4", "f:6 g:7 h:8 i:9");
     cJSON *d = it_get("/boards/as/around?score=9&size=2");
-    ck_assert_int_eq((int)num(d, "page"), 3); /* first position 5 at size 2 */
-    ck_assert_int_eq((int)num(d, "total"), 9);
+    ck_assert_int_eq((int)json_num(d, "page"), 3); /* first position 5 at size 2 */
+    ck_assert_int_eq((int)json_num(d, "total"), 9);
     cJSON_Delete(d);
     /* exponent forms are plain values; the literal is judged exactly like a write's */
     expect_items("/boards/as/around?score=3e1&size=1", "d:4");
@@ -775,7 +764,7 @@ START_TEST(test_around_score)
     put_board("empty", "{}", 201);
     d = it_get("/boards/empty/around?score=5");
     ck_assert_int_eq(cJSON_GetArraySize(items(d)), 0);
-    ck_assert_int_eq((int)num(d, "total"), 0);
+    ck_assert_int_eq((int)json_num(d, "total"), 0);
     cJSON_Delete(d);
     /* the layout this process saw moved under it (another process made the empty board keep 2
      * decimals and wrote 1.25 and 1.2): the score, refused under 0 decimals, is judged again
@@ -801,11 +790,11 @@ START_TEST(test_percentiles)
     put_board("pc", "{\"page_ttl_ms\":0}", 201);
     /* an empty board: no member at any percentile, top is empty */
     cJSON *d = it_get("/boards/pc/percentile?p=50");
-    ck_assert_int_eq((int)num(d, "p"), 50);
+    ck_assert_int_eq((int)json_num(d, "p"), 50);
     ck_assert(is_null(d, "rank") && is_null(d, "id") && is_null(d, "score"));
     cJSON_Delete(d);
     d = it_get("/boards/pc/top?percent=100");
-    ck_assert_int_eq((int)num(d, "count"), 0);
+    ck_assert_int_eq((int)json_num(d, "count"), 0);
     ck_assert_int_eq(cJSON_GetArraySize(items(d)), 0);
     cJSON_Delete(d);
     /* one member: it is at every percentile */
@@ -815,19 +804,19 @@ START_TEST(test_percentiles)
         char path[96];
         snprintf(path, sizeof(path), "/boards/pc/percentile?p=%s", ps[i]);
         d = it_get(path);
-        ck_assert_int_eq((int)num(d, "rank"), 1);
-        ck_assert_str_eq(str(d, "id"), "only");
-        ck_assert_int_eq((int)num(d, "score"), 7);
+        ck_assert_int_eq((int)json_num(d, "rank"), 1);
+        ck_assert_str_eq(json_str(d, "id"), "only");
+        ck_assert_int_eq((int)json_num(d, "score"), 7);
         cJSON_Delete(d);
     }
     d = it_get("/boards/pc/members/only");
-    ck_assert_double_eq(num(d, "percentile"), 0);
+    ck_assert_double_eq(json_num(d, "percentile"), 0);
     cJSON_Delete(d);
     d = it_get("/boards/pc/top?percent=0.0001");
-    ck_assert_int_eq((int)num(d, "count"), 1); /* ceil(1 * 0.000001) */
+    ck_assert_int_eq((int)json_num(d, "count"), 1); /* ceil(1 * 0.000001) */
     cJSON_Delete(d);
     d = it_get("/boards/pc/top?percent=0");
-    ck_assert_int_eq((int)num(d, "count"), 0);
+    ck_assert_int_eq((int)json_num(d, "count"), 0);
     ck_assert_int_eq(cJSON_GetArraySize(items(d)), 0);
     cJSON_Delete(d);
     /* two members: P = 50 is the nearest rank ceil(2 * 0.5) = 1; above 50, rank 1 too; below,
@@ -841,15 +830,15 @@ START_TEST(test_percentiles)
         char path[96];
         snprintf(path, sizeof(path), "/boards/pc/percentile?p=%s", two[i].p);
         d = it_get(path);
-        ck_assert_msg((int)num(d, "rank") == two[i].rank, "p=%s: rank %d, want %d", two[i].p,
-                      (int)num(d, "rank"), two[i].rank);
+        ck_assert_msg((int)json_num(d, "rank") == two[i].rank, "p=%s: rank %d, want %d", two[i].p,
+                      (int)json_num(d, "rank"), two[i].rank);
         cJSON_Delete(d);
     }
     d = it_get("/boards/pc/percentile?p=99.90");
-    ck_assert_double_eq(num(d, "p"), 99.9);
+    ck_assert_double_eq(json_num(d, "p"), 99.9);
     cJSON_Delete(d);
     d = it_get("/boards/pc/members/only");
-    ck_assert_double_eq(num(d, "percentile"), 50);
+    ck_assert_double_eq(json_num(d, "percentile"), 50);
     cJSON_Delete(d);
     static const struct {
         const char *percent;
@@ -859,9 +848,9 @@ START_TEST(test_percentiles)
         char path[96];
         snprintf(path, sizeof(path), "/boards/pc/top?percent=%s", tops[i].percent);
         d = it_get(path);
-        ck_assert_msg((int)num(d, "count") == tops[i].count &&
+        ck_assert_msg((int)json_num(d, "count") == tops[i].count &&
                           cJSON_GetArraySize(items(d)) == tops[i].count,
-                      "percent=%s: count %d", tops[i].percent, (int)num(d, "count"));
+                      "percent=%s: count %d", tops[i].percent, (int)json_num(d, "count"));
         cJSON_Delete(d);
     }
     /* 150 members: top caps at 100 items, count says 150; ceil is exact (33.3333% of 150 is
@@ -876,30 +865,30 @@ START_TEST(test_percentiles)
     write_json("big", body);
     free(body);
     d = it_get("/boards/big/top?percent=100");
-    ck_assert_int_eq((int)num(d, "count"), 150);
-    ck_assert_int_eq((int)num(d, "size"), 100);
+    ck_assert_int_eq((int)json_num(d, "count"), 150);
+    ck_assert_int_eq((int)json_num(d, "size"), 100);
     ck_assert_int_eq(cJSON_GetArraySize(items(d)), 100);
-    ck_assert_str_eq(str(cJSON_GetArrayItem(items(d), 0), "id"), "b149");
+    ck_assert_str_eq(json_str(cJSON_GetArrayItem(items(d), 0), "id"), "b149");
     cJSON_Delete(d);
     d = it_get("/boards/big/top?percent=33.3333");
-    ck_assert_int_eq((int)num(d, "count"), 50);
+    ck_assert_int_eq((int)json_num(d, "count"), 50);
     cJSON_Delete(d);
     d = it_get("/boards/big/top?percent=10");
-    ck_assert_int_eq((int)num(d, "count"), 15);
+    ck_assert_int_eq((int)json_num(d, "count"), 15);
     cJSON_Delete(d);
     d = it_get("/boards/big/percentile?p=90"); /* rank ceil(150 * 10 / 100) = 15 */
-    ck_assert_int_eq((int)num(d, "rank"), 15);
-    ck_assert_str_eq(str(d, "id"), "b135");
+    ck_assert_int_eq((int)json_num(d, "rank"), 15);
+    ck_assert_str_eq(json_str(d, "id"), "b135");
     cJSON_Delete(d);
     d = it_get(
         "/boards/big/percentile?p=33.3333"); /* ceil(150 * 66.6667 / 100) = ceil(100.00005) */
-    ck_assert_int_eq((int)num(d, "rank"), 101);
+    ck_assert_int_eq((int)json_num(d, "rank"), 101);
     cJSON_Delete(d);
     d = it_get("/boards/big/members/b000");
-    ck_assert_double_eq(num(d, "percentile"), 0);
+    ck_assert_double_eq(json_num(d, "percentile"), 0);
     cJSON_Delete(d);
     d = it_get("/boards/big/members/b100"); /* position 50 of 150: 100 * 100 / 150 = 66.67 */
-    ck_assert_double_eq(num(d, "percentile"), 66.67);
+    ck_assert_double_eq(json_num(d, "percentile"), 66.67);
     cJSON_Delete(d);
     static const char *const bad[] = {"p=-1",  "p=100.0001", "p=101", "p=0.00001",
                                       "p=abc", "p=1e2",      "p=",    "p=50&p=50"};
@@ -927,35 +916,37 @@ START_TEST(test_member_across_boards)
                           "{\"id\":\"p\",\"score\":1},{\"id\":\"q\",\"score\":0}]}");
     write_json("other", "{\"id\":\"o\",\"score\":1}");
     cJSON *d = it_get("/members/m?boards=daily,nope,alltime,other,daily");
-    ck_assert_str_eq(str(d, "id"), "m");
+    ck_assert_str_eq(json_str(d, "id"), "m");
     const cJSON *bs = cJSON_GetObjectItemCaseSensitive(d, "boards");
     ck_assert_int_eq(cJSON_GetArraySize(bs), 4); /* each board once, in the order named */
     const cJSON *b = cJSON_GetArrayItem(bs, 0);
-    ck_assert_str_eq(str(b, "board"), "daily");
-    ck_assert_int_eq((int)num(b, "rank"), 2);
-    ck_assert_int_eq((int)num(b, "score"), 5);
-    ck_assert_double_eq(num(b, "percentile"), 0);
+    ck_assert_str_eq(json_str(b, "board"), "daily");
+    ck_assert_int_eq((int)json_num(b, "rank"), 2);
+    ck_assert_int_eq((int)json_num(b, "score"), 5);
+    ck_assert_double_eq(json_num(b, "percentile"), 0);
     b = cJSON_GetArrayItem(bs, 1);
-    ck_assert_str_eq(str(b, "board"), "nope");
+    ck_assert_str_eq(json_str(b, "board"), "nope");
     ck_assert(is_null(b, "rank") && is_null(b, "score") && is_null(b, "percentile"));
     b = cJSON_GetArrayItem(bs, 2);
-    ck_assert_str_eq(str(b, "board"), "alltime");
-    ck_assert_int_eq((int)num(b, "rank"), 2); /* o reached 9 first */
-    ck_assert_double_eq(num(b, "percentile"), 50);
+    ck_assert_str_eq(json_str(b, "board"), "alltime");
+    ck_assert_int_eq((int)json_num(b, "rank"), 2); /* o reached 9 first */
+    ck_assert_double_eq(json_num(b, "percentile"), 50);
     b = cJSON_GetArrayItem(bs, 3);
-    ck_assert_str_eq(str(b, "board"), "other");
+    ck_assert_str_eq(json_str(b, "board"), "other");
     ck_assert(is_null(b, "rank") && is_null(b, "score") && is_null(b, "percentile"));
     cJSON_Delete(d);
     d = it_get("/members/m?boards=alltime&rank=competition");
     ck_assert_int_eq(
-        (int)num(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(d, "boards"), 0), "rank"), 1);
+        (int)json_num(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(d, "boards"), 0), "rank"),
+        1);
     cJSON_Delete(d);
     /* a member id that needs escaping */
     write_json("other", "{\"id\":\"a/b c\",\"score\":2}");
     d = it_get("/members/a%2Fb%20c?boards=other");
-    ck_assert_str_eq(str(d, "id"), "a/b c");
+    ck_assert_str_eq(json_str(d, "id"), "a/b c");
     ck_assert_int_eq(
-        (int)num(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(d, "boards"), 0), "rank"), 1);
+        (int)json_num(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(d, "boards"), 0), "rank"),
+        1);
     cJSON_Delete(d);
     char many[512];
     list_path(many, sizeof(many), "/members/m?boards=", "b", 21);
@@ -991,9 +982,9 @@ START_TEST(test_score_range)
     write_example("sr");
     /* inclusive at both ends, global ranks, total the members in the range */
     cJSON *d = it_get("/boards/sr/rank?min=8&max=50&size=3");
-    ck_assert_int_eq((int)num(d, "total"), 7);
-    ck_assert_int_eq((int)num(d, "pages"), 3);
-    ck_assert_int_eq((int)num(d, "page"), 1);
+    ck_assert_int_eq((int)json_num(d, "total"), 7);
+    ck_assert_int_eq((int)json_num(d, "pages"), 3);
+    ck_assert_int_eq((int)json_num(d, "page"), 1);
     char got[512], next[CURSOR_TEXT_MAX];
     items_text(d, got, sizeof(got));
     ck_assert_str_eq(got, "b:2 c:3 d:4");
@@ -1016,8 +1007,8 @@ START_TEST(test_score_range)
     expect_items("/boards/sr/rank?min=50&max=50", "b:2 c:3");
     expect_items("/boards/sr/rank?min=60&max=90", "");
     d = it_get("/boards/sr/rank?min=60&max=90");
-    ck_assert_int_eq((int)num(d, "total"), 0);
-    ck_assert_int_eq((int)num(d, "pages"), 0);
+    ck_assert_int_eq((int)json_num(d, "total"), 0);
+    ck_assert_int_eq((int)json_num(d, "pages"), 0);
     cJSON_Delete(d);
     expect_items("/rank?board=sr&min=1e2", "a:1");
     /* an asc board: lower is better, min and max still score bounds */
@@ -1047,7 +1038,7 @@ static void ids_text(const cJSON *doc, char *out, size_t len)
     cJSON_ArrayForEach(it, items(doc))
     {
         size_t at = strlen(out);
-        snprintf(out + at, len - at, "%s%s", at ? " " : "", str(it, "id"));
+        snprintf(out + at, len - at, "%s%s", at ? " " : "", json_str(it, "id"));
     }
 }
 
@@ -1066,14 +1057,14 @@ static int walk_page(const char *board, const char *path, const char *name, char
     int count = cJSON_GetArraySize(its);
     for (int k = 0; k < count; k++) {
         const cJSON *it = cJSON_GetArrayItem(its, backwards ? count - 1 - k : k);
-        redisReply *r = redis_admin_cmd(g_admin, "ZRANK %s %s", zk, str(it, "id"));
+        redisReply *r = redis_admin_cmd(g_admin, "ZRANK %s %s", zk, json_str(it, "id"));
         ck_assert_msg(r->type == REDIS_REPLY_INTEGER &&
-                          r->integer + 1 == (long long)num(it, "rank"),
-                      "%s: %s has rank %d, Redis says %lld", path, str(it, "id"),
-                      (int)num(it, "rank"), r->integer + 1);
+                          r->integer + 1 == (long long)json_num(it, "rank"),
+                      "%s: %s has rank %d, Redis says %lld", path, json_str(it, "id"),
+                      (int)json_num(it, "rank"), r->integer + 1);
         freeReplyObject(r);
         ck_assert(*n < 4 * WALK_MAX);
-        snprintf(seen[(*n)++], sizeof(seen[0]), "%s", str(it, "id"));
+        snprintf(seen[(*n)++], sizeof(seen[0]), "%s", json_str(it, "id"));
     }
     int more = cursor_of(d, name, cur, CURSOR_TEXT_MAX);
     cJSON_Delete(d);
@@ -1173,7 +1164,7 @@ START_TEST(test_cursor_walks)
     char next[CURSOR_TEXT_MAX], want[256], got[256], path[1024];
     ck_assert(cursor_of(d, "next", next, sizeof(next)));
     snprintf(path, sizeof(path), "/boards/cid/members/%s",
-             str(cJSON_GetArrayItem(items(d), 4), "id"));
+             json_str(cJSON_GetArrayItem(items(d), 4), "id"));
     cJSON_Delete(d);
     d = it_get("/boards/cid/rank?size=5&page=2");
     ids_text(d, want, sizeof(want));
@@ -1422,7 +1413,7 @@ START_TEST(test_rank_types_min_version)
     }
     /* i (1) joins the 8 group: one distinct score fewer */
     cJSON *w = it_json("POST", "/boards/rv/scores", "{\"id\":\"i\",\"score\":8}", 200);
-    long long version = (long long)num(w, "version");
+    long long version = (long long)json_num(w, "version");
     cJSON_Delete(w);
     ck_assert_int_eq(dense_exact("rv", NULL), 5);
     static const char *const after[] = {"a:1 b:2 c:3 d:4 e:5 f:6 g:7 h:8 i:9",
