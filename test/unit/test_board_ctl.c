@@ -44,7 +44,7 @@ START_TEST(test_put_create_prepare)
     p.value.page_size = 50;
     p.value.layout.order = SCORE_ORDER_ASC;
     struct board_put_call c = {0};
-    ck_assert_int_eq(board_put_create_prepare(&fx_model, "b", &p, &c), 0);
+    ck_assert_int_eq(board_put_create_prepare(&g_m, "b", &p, &c), 0);
     ck_assert_int_eq(c.create, 1);
     ck_assert_int_eq(c.nkeys, 3);
     ck_assert_int_eq(c.nargs, 29);
@@ -75,7 +75,7 @@ START_TEST(test_put_create_prepare)
     struct board_settings_patch d = {.has_period = 1};
     d.value.period = PERIOD_DAILY;
     d.value.retain = 1;
-    ck_assert_int_eq(board_put_create_prepare(&fx_model, "b", &d, &c), 0);
+    ck_assert_int_eq(board_put_create_prepare(&g_m, "b", &d, &c), 0);
     char want[KEY_MAX];
     daily_key(0, 0, want);
     ck_assert_str_eq(c.argv[2], want);
@@ -91,7 +91,7 @@ START_TEST(test_put_update_prepare)
     struct board_settings_patch p = {.has_page_ttl = 1};
     p.value.page_ttl_ms = 0;
     struct board_put_call c = {0};
-    ck_assert_int_eq(board_put_update_prepare(&fx_model, "b", &cur, &p, &c), 0);
+    ck_assert_int_eq(board_put_update_prepare(&g_m, "b", &cur, &p, &c), 0);
     ck_assert_int_eq(c.create, 0);
     ck_assert_int_eq(c.nkeys, 3);
     ck_assert_str_eq(c.argv[0], "P:{b}:meta");
@@ -119,7 +119,7 @@ START_TEST(test_put_update_prepare)
     r.value.retain = 1;
     r.value.max_members = 10;
     r.value.score_format = SCORE_FORMAT_DURATION_MS;
-    ck_assert_int_eq(board_put_update_prepare(&fx_model, "b", &cur, &r, &c), 0);
+    ck_assert_int_eq(board_put_update_prepare(&g_m, "b", &cur, &r, &c), 0);
     ck_assert_int_eq(c.nkeys, 3 + 3 + 6);
     char want[KEY_MAX];
     daily_key(0, 0, want);
@@ -155,32 +155,32 @@ START_TEST(test_put_take)
     struct board_info out;
     const char *field = NULL;
     struct store_reply *r = reply_of("*1\r\n:0\r\n");
-    ck_assert_int_eq(board_put_take(&fx_model, "b", 1, r, &field, &out), PUT_AGAIN);
+    ck_assert_int_eq(board_put_take(&g_m, "b", 1, r, &field, &out), PUT_AGAIN);
     store_reply_free(r);
     r = reply_of("*3\r\n:1\r\n" SETTINGS ":5\r\n");
-    ck_assert_int_eq(board_put_take(&fx_model, "b", 1, r, &field, &out), 0);
+    ck_assert_int_eq(board_put_take(&g_m, "b", 1, r, &field, &out), 0);
     ck_assert_int_eq(out.settings.page_size, 30);
     ck_assert_int_eq(out.total, 5);
     ck_assert_str_eq(out.period, "");
     store_reply_free(r);
     r = reply_of("-OOM no\r\n");
-    ck_assert_int_eq(board_put_take(&fx_model, "b", 1, r, &field, &out), -EIO);
-    ck_assert_int_eq(board_put_take(&fx_model, "b", 0, r, &field, &out), -EIO);
+    ck_assert_int_eq(board_put_take(&g_m, "b", 1, r, &field, &out), -EIO);
+    ck_assert_int_eq(board_put_take(&g_m, "b", 0, r, &field, &out), -EIO);
     store_reply_free(r);
 
     r = reply_of("*1\r\n$6\r\nabsent\r\n");
-    ck_assert_int_eq(board_put_take(&fx_model, "b", 0, r, &field, &out), PUT_AGAIN);
+    ck_assert_int_eq(board_put_take(&g_m, "b", 0, r, &field, &out), PUT_AGAIN);
     store_reply_free(r);
     r = reply_of("*2\r\n:-1\r\n$6\r\nperiod\r\n");
-    ck_assert_int_eq(board_put_take(&fx_model, "b", 0, r, &field, &out), -EEXIST);
+    ck_assert_int_eq(board_put_take(&g_m, "b", 0, r, &field, &out), -EEXIST);
     ck_assert_str_eq(field, "period");
     store_reply_free(r);
     r = reply_of("*2\r\n:-1\r\n$5\r\nother\r\n");
-    ck_assert_int_eq(board_put_take(&fx_model, "b", 0, r, &field, &out), -EEXIST);
+    ck_assert_int_eq(board_put_take(&g_m, "b", 0, r, &field, &out), -EEXIST);
     ck_assert_str_eq(field, "order");
     store_reply_free(r);
     r = reply_of("*3\r\n:1\r\n" SETTINGS ":8\r\n");
-    ck_assert_int_eq(board_put_take(&fx_model, "b", 0, r, &field, &out), 0);
+    ck_assert_int_eq(board_put_take(&g_m, "b", 0, r, &field, &out), 0);
     ck_assert_int_eq(out.total, 8);
     store_reply_free(r);
 }
@@ -193,7 +193,7 @@ START_TEST(test_delete)
     struct board_settings set;
     board_settings_default(&set);
     struct board_delete_call c = {0};
-    ck_assert_int_eq(board_delete_prepare(&fx_model, "b", &set, &c), 0);
+    ck_assert_int_eq(board_delete_prepare(&g_m, "b", &set, &c), 0);
     ck_assert_str_eq(c.argv[0], "P:{b}:meta");
     ck_assert_str_eq(c.argv[1], "P:boards");
     ck_assert_str_eq(c.argv[2], "P:{b}:periods");
@@ -204,7 +204,7 @@ START_TEST(test_delete)
     /* a daily board kept 2 days: every readable period's set and distinct scores as well */
     set.period = PERIOD_DAILY;
     set.retain = 2;
-    ck_assert_int_eq(board_delete_prepare(&fx_model, "b", &set, &c), 0);
+    ck_assert_int_eq(board_delete_prepare(&g_m, "b", &set, &c), 0);
     ck_assert_int_gt(c.nkeys, plain);
     char want[KEY_MAX];
     for (int d = 0; d < 2; d++)
@@ -218,14 +218,14 @@ START_TEST(test_delete)
     board_delete_call_free(&c);
 
     struct store_reply *r = reply_of(":1\r\n");
-    ck_assert_int_eq(board_delete_take(&fx_model, "b", r), 0);
+    ck_assert_int_eq(board_delete_take(&g_m, "b", r), 0);
     store_reply_free(r);
     r = reply_of(":0\r\n");
-    ck_assert_int_eq(board_delete_take(&fx_model, "b", r), -ENOENT);
+    ck_assert_int_eq(board_delete_take(&g_m, "b", r), -ENOENT);
     ck_assert_int_eq(board_one_or_enoent(r), -ENOENT);
     store_reply_free(r);
     r = reply_of("-ERR x\r\n");
-    ck_assert_int_eq(board_delete_take(&fx_model, "b", r), -EIO);
+    ck_assert_int_eq(board_delete_take(&g_m, "b", r), -EIO);
     ck_assert_int_eq(board_one_or_enoent(r), -EIO);
     store_reply_free(r);
 }
@@ -234,9 +234,9 @@ END_TEST
 START_TEST(test_reset_prepare)
 {
     struct board_where w;
-    ck_assert_int_eq(board_where_cached(&fx_model, "b", NULL, &w), 0);
+    ck_assert_int_eq(board_where_cached(&g_m, "b", NULL, &w), 0);
     struct board_reset_call c;
-    board_reset_prepare(&fx_model, "b", &w, &c);
+    board_reset_prepare(&g_m, "b", &w, &c);
     ck_assert_str_eq(c.argv[0], "P:{b}:meta");
     ck_assert_str_eq(c.argv[1], "P:{b}:z");
     ck_assert_str_eq(c.argv[2], "P:{b}:dense");
@@ -255,9 +255,9 @@ START_TEST(test_trim)
     struct board_settings set;
     board_settings_default(&set);
     struct board_where w;
-    ck_assert_int_eq(board_where_cached(&fx_model, "b", NULL, &w), 0);
+    ck_assert_int_eq(board_where_cached(&g_m, "b", NULL, &w), 0);
     struct board_trim_call c;
-    board_trim_prepare(&fx_model, "b", &set, &w, 10, 0, &c);
+    board_trim_prepare(&g_m, "b", &set, &w, 10, 0, &c);
     ck_assert_str_eq(c.argv[0], "P:{b}:z");
     ck_assert_str_eq(c.argv[1], "P:{b}:dense");
     ck_assert_str_eq(c.argv[2], "P:{b}:meta");
@@ -269,7 +269,7 @@ START_TEST(test_trim)
     snprintf(chunk, sizeof(chunk), "%d", TRIM_CHUNK);
     ck_assert_str_eq(c.argv[7], chunk);
     /* by score: the first stored value of a worse score, (key + 1) * 2^T */
-    board_trim_prepare(&fx_model, "b", &set, &w, -1, 5, &c);
+    board_trim_prepare(&g_m, "b", &set, &w, -1, 5, &c);
     ck_assert_str_eq(c.argv[5], "score");
     char from[32];
     snprintf(from, sizeof(from), "%" PRId64,
@@ -288,9 +288,9 @@ END_TEST
 START_TEST(test_member_delete)
 {
     struct board_where w;
-    ck_assert_int_eq(board_where_cached(&fx_model, "b", NULL, &w), 0);
+    ck_assert_int_eq(board_where_cached(&g_m, "b", NULL, &w), 0);
     struct board_member_delete_call c;
-    board_member_delete_prepare(&fx_model, "b", &w, "x\0y", 3, &c);
+    board_member_delete_prepare(&g_m, "b", &w, "x\0y", 3, &c);
     ck_assert_str_eq(c.argv[0], "P:{b}:meta");
     ck_assert_uint_eq(c.lens[0], strlen("P:{b}:meta"));
     ck_assert_uint_eq(c.lens[1], strlen("P:{b}:z"));
@@ -372,7 +372,7 @@ START_TEST(test_list)
     ck_assert_uint_eq(empty.n, 0);
 
     struct board_keys k;
-    board_make_keys(&fx_model, NULL, &k);
+    board_make_keys(&g_m, NULL, &k);
     char cur[24], cnt[16];
     const char *argv[5];
     board_list_sscan(&k, 17, 100, cur, cnt, argv);
@@ -384,12 +384,12 @@ START_TEST(test_list)
     /* the set a listed board's total is counted in, from its HMGET of period, timezone, retain */
     char z[KEY_MAX], want[KEY_MAX];
     r = reply_of("*3\r\n$5\r\ndaily\r\n$1\r\n0\r\n$1\r\n1\r\n");
-    board_list_where(&fx_model, "b", r, z);
+    board_list_where(&g_m, "b", r, z);
     store_reply_free(r);
     daily_key(0, 0, want);
     ck_assert_str_eq(z, want);
     r = reply_of("*3\r\n$-1\r\n$-1\r\n$-1\r\n");
-    board_list_where(&fx_model, "b", r, z);
+    board_list_where(&g_m, "b", r, z);
     store_reply_free(r);
     ck_assert_str_eq(z, "P:{b}:z");
 }
@@ -400,13 +400,13 @@ START_TEST(test_put_create_cluster)
 {
     struct board_settings_patch p = {0};
     struct board_put_call c = {0};
-    ck_assert_int_eq(board_put_create_prepare(&fx_model, "b", &p, &c), 0);
+    ck_assert_int_eq(board_put_create_prepare(&g_m, "b", &p, &c), 0);
     ck_assert_str_eq(c.argv[1], "P:{b}:meta");
     board_put_call_free(&c);
     struct board_settings set;
     board_settings_default(&set);
     struct board_delete_call d = {0};
-    ck_assert_int_eq(board_delete_prepare(&fx_model, "b", &set, &d), 0);
+    ck_assert_int_eq(board_delete_prepare(&g_m, "b", &set, &d), 0);
     ck_assert_str_eq(d.argv[1], "P:{b}:meta");
     board_delete_call_free(&d);
 }

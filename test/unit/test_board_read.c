@@ -80,7 +80,7 @@ static struct store_reply *reply_text(const char *resp)
 #define RETRY "*4\r\n$5\r\nretry\r\n$5\r\ndaily\r\n$1\r\n0\r\n$1\r\n1\r\n"
 #define DENSE "*1\r\n$17\r\ndense_unavailable\r\n"
 
-/* ---- the model: fx_model over a store that is never dialled (model_fixture.h) */
+/* ---- the model: g_m over a store that is never dialled (model_fixture.h) */
 
 static void assert_arg(const char *const *argv, const size_t *lens, int i, const char *want)
 {
@@ -90,7 +90,7 @@ static void assert_arg(const char *const *argv, const size_t *lens, int i, const
 
 static void where(struct board_where *w)
 {
-    ck_assert_int_eq(board_where_cached(&fx_model, "b", NULL, w), 0);
+    ck_assert_int_eq(board_where_cached(&g_m, "b", NULL, w), 0);
 }
 
 /* ---- prepare */
@@ -101,7 +101,7 @@ START_TEST(test_prepare_page)
     where(&w);
     struct board_read_args a = {.kind = BOARD_READ_PAGE, .rank = RANK_DENSE, .page = 3};
     struct board_read r;
-    board_read_prepare(&fx_model, "b", &w, &a, &r);
+    board_read_prepare(&g_m, "b", &w, &a, &r);
     ck_assert_ptr_eq(r.script, board_script(SCRIPT_PAGE));
     ck_assert_int_eq(r.nkeys, 5);
     ck_assert_int_eq(r.nargs, 6);
@@ -126,7 +126,7 @@ START_TEST(test_prepare_page_cluster)
     where(&w);
     struct board_read_args a = {.kind = BOARD_READ_PAGE, .page = 1, .size = 10};
     struct board_read r;
-    board_read_prepare(&fx_model, "b", &w, &a, &r);
+    board_read_prepare(&g_m, "b", &w, &a, &r);
     assert_arg(r.argv, r.lens, 0, "P:{b}:meta");
     assert_arg(r.argv, r.lens, 2, "P:{b}:meta");
     assert_arg(r.argv, r.lens, 10, "10");
@@ -139,14 +139,14 @@ START_TEST(test_prepare_each_kind)
     where(&w);
     struct board_read r;
     struct board_read_args a = {.kind = BOARD_READ_MEMBER, .id = "alice\0x", .id_len = 7};
-    board_read_prepare(&fx_model, "b", &w, &a, &r);
+    board_read_prepare(&g_m, "b", &w, &a, &r);
     ck_assert_ptr_eq(r.script, board_script(SCRIPT_MEMBER));
     ck_assert_int_eq(r.nargs, 5);
     ck_assert_uint_eq(r.lens[9], 7); /* binary-safe: sent with its length */
 
     a.kind = BOARD_READ_AROUND;
     a.size = 5;
-    board_read_prepare(&fx_model, "b", &w, &a, &r);
+    board_read_prepare(&g_m, "b", &w, &a, &r);
     ck_assert_ptr_eq(r.script, board_script(SCRIPT_AROUND));
     ck_assert_int_eq(r.nargs, 6);
     assert_arg(r.argv, r.lens, 10, "5");
@@ -155,7 +155,7 @@ START_TEST(test_prepare_each_kind)
     s.layout.order = SCORE_ORDER_ASC;
     s.layout.tiebreak = SCORE_TIEBREAK_LAST;
     s.layout.decimals = 2;
-    board_read_prepare(&fx_model, "b", &w, &s, &r);
+    board_read_prepare(&g_m, "b", &w, &s, &r);
     ck_assert_ptr_eq(r.script, board_script(SCRIPT_AROUND_SCORE));
     ck_assert_int_eq(r.nargs, 10);
     assert_arg(r.argv, r.lens, 9, score_order_name(SCORE_ORDER_ASC));
@@ -165,19 +165,19 @@ START_TEST(test_prepare_each_kind)
     assert_arg(r.argv, r.lens, 13, "4");
     assert_arg(r.argv, r.lens, 14, "packed"); /* the score_layout judged under */
     s.refused = 1; /* refused under that layout: no key, the script confirms the layout */
-    board_read_prepare(&fx_model, "b", &w, &s, &r);
+    board_read_prepare(&g_m, "b", &w, &s, &r);
     ck_assert_uint_eq(r.lens[12], 0);
 
     /* a percentile is read with ordinal ranks whatever was asked */
     struct board_read_args p = {
         .kind = BOARD_READ_PERCENTILE, .rank = RANK_DENSE, .num = 1, .den = 4};
-    board_read_prepare(&fx_model, "b", &w, &p, &r);
+    board_read_prepare(&g_m, "b", &w, &p, &r);
     ck_assert_ptr_eq(r.script, board_script(SCRIPT_PERCENTILE));
     assert_arg(r.argv, r.lens, 8, rank_type_name(RANK_ORDINAL));
     assert_arg(r.argv, r.lens, 9, "1");
     assert_arg(r.argv, r.lens, 10, "4");
     p.kind = BOARD_READ_TOP;
-    board_read_prepare(&fx_model, "b", &w, &p, &r);
+    board_read_prepare(&g_m, "b", &w, &p, &r);
     ck_assert_ptr_eq(r.script, board_script(SCRIPT_TOP));
     assert_arg(r.argv, r.lens, 8, rank_type_name(RANK_DENSE));
 }
@@ -199,7 +199,7 @@ START_TEST(test_prepare_walk)
                                 .edge_gen = 9,
                                 .size = 20};
     struct board_read r;
-    board_read_prepare(&fx_model, "b", &w, &a, &r);
+    board_read_prepare(&g_m, "b", &w, &a, &r);
     ck_assert_ptr_eq(r.script, board_script(SCRIPT_WALK));
     ck_assert_int_eq(r.nargs, 18);
     ck_assert_uint_eq(r.lens[22], 0); /* no sub-score bytes: a board without sub-scores */
@@ -216,7 +216,7 @@ START_TEST(test_prepare_walk)
     assert_arg(r.argv, r.lens, 21, "packed"); /* the score_layout judged under */
     a.edge_id = NULL;
     a.walk = BOARD_WALK_CHECK;
-    board_read_prepare(&fx_model, "b", &w, &a, &r);
+    board_read_prepare(&g_m, "b", &w, &a, &r);
     ck_assert_uint_eq(r.lens[17], 0);
     assert_arg(r.argv, r.lens, 14, "check");
 }
@@ -228,12 +228,11 @@ END_TEST
 START_TEST(test_take_common_answers)
 {
     struct board_member *mb = NULL;
-    ck_assert_int_eq(board_member_take(&fx_model, "b", reply_text("-ERR boom\r\n"), &mb), -EIO);
-    ck_assert_int_eq(board_member_take(&fx_model, "b", reply_text(RETRY), &mb), -EAGAIN);
-    ck_assert_int_eq(board_member_take(&fx_model, "b", reply_text(DENSE), &mb), -ENOSYS);
-    ck_assert_int_eq(board_member_take(&fx_model, "b", reply_text("$-1\r\n"), &mb), -ENOENT);
-    ck_assert_int_eq(board_member_take(&fx_model, "b", reply_text("*2\r\n*0\r\n:0\r\n"), &mb),
-                     -EIO);
+    ck_assert_int_eq(board_member_take(&g_m, "b", reply_text("-ERR boom\r\n"), &mb), -EIO);
+    ck_assert_int_eq(board_member_take(&g_m, "b", reply_text(RETRY), &mb), -EAGAIN);
+    ck_assert_int_eq(board_member_take(&g_m, "b", reply_text(DENSE), &mb), -ENOSYS);
+    ck_assert_int_eq(board_member_take(&g_m, "b", reply_text("$-1\r\n"), &mb), -ENOENT);
+    ck_assert_int_eq(board_member_take(&g_m, "b", reply_text("*2\r\n*0\r\n:0\r\n"), &mb), -EIO);
     ck_assert_ptr_null(mb);
     /* the retry taught the view the board's periods: the next call is prepared for them */
     struct board_where w;
@@ -254,7 +253,7 @@ START_TEST(test_member_take)
     bulk(&r, "{\"x\":1}");
     put(&r, ":2\r\n");
     struct board_member *mb = NULL;
-    ck_assert_int_eq(board_member_take(&fx_model, "b", reply_of(&r), &mb), 0);
+    ck_assert_int_eq(board_member_take(&g_m, "b", reply_of(&r), &mb), 0);
     ck_assert_int_eq(mb->total, 10);
     ck_assert_double_eq(mb->score, 120);
     ck_assert_int_eq(mb->ordinal, 4);
@@ -270,7 +269,7 @@ START_TEST(test_member_take)
     settings(&n);
     put(&n, ":10\r\n$-1\r\n$-1\r\n$-1\r\n$-1\r\n");
     mb = NULL;
-    ck_assert_int_eq(board_member_take(&fx_model, "b", reply_of(&n), &mb), -ENODATA);
+    ck_assert_int_eq(board_member_take(&g_m, "b", reply_of(&n), &mb), -ENODATA);
     ck_assert_ptr_null(mb);
 }
 END_TEST
@@ -289,7 +288,7 @@ START_TEST(test_around_take)
     bulk(&r, "{}");
     put(&r, "*2\r\n:3\r\n:4\r\n");
     struct board_page *p = NULL;
-    ck_assert_int_eq(board_around_take(&fx_model, "b", reply_of(&r), &p), 0);
+    ck_assert_int_eq(board_around_take(&g_m, "b", reply_of(&r), &p), 0);
     ck_assert_int_eq(p->total, 9);
     ck_assert_uint_eq(p->n, 2);
     ck_assert_str_eq(p->items[0].id, "c");
@@ -309,7 +308,7 @@ START_TEST(test_around_take)
     settings(&n);
     put(&n, ":9\r\n:2\r\n:-1\r\n*0\r\n*0\r\n*0\r\n");
     p = NULL;
-    ck_assert_int_eq(board_around_take(&fx_model, "b", reply_of(&n), &p), -ENODATA);
+    ck_assert_int_eq(board_around_take(&g_m, "b", reply_of(&n), &p), -ENODATA);
     ck_assert_ptr_null(p);
 }
 END_TEST
@@ -327,7 +326,7 @@ START_TEST(test_around_score_take)
     bulk(&r, "2");
     struct board_settings seen;
     struct board_page *p = NULL;
-    ck_assert_int_eq(board_around_score_take(&fx_model, "b", reply_of(&r), &seen, &p), -ESTALE);
+    ck_assert_int_eq(board_around_score_take(&g_m, "b", reply_of(&r), &seen, &p), -ESTALE);
     ck_assert_int_eq(seen.layout.order, SCORE_ORDER_ASC);
     ck_assert_int_eq(seen.layout.decimals, 2);
     ck_assert_ptr_null(p);
@@ -337,7 +336,7 @@ START_TEST(test_around_score_take)
     put(&e, "*7\r\n");
     settings(&e);
     put(&e, ":0\r\n:2\r\n:0\r\n*0\r\n*0\r\n*0\r\n");
-    ck_assert_int_eq(board_around_score_take(&fx_model, "b", reply_of(&e), &seen, &p), 0);
+    ck_assert_int_eq(board_around_score_take(&g_m, "b", reply_of(&e), &seen, &p), 0);
     ck_assert_uint_eq(p->n, 0);
     board_page_free(p);
 }
@@ -348,14 +347,13 @@ START_TEST(test_walk_take)
     struct board_settings seen;
     struct board_page *p = NULL;
     ck_assert_int_eq(
-        board_walk_take(&fx_model, "b", reply_text("*1\r\n$7\r\nexpired\r\n"), 0, &seen, &p),
+        board_walk_take(&g_m, "b", reply_text("*1\r\n$7\r\nexpired\r\n"), 0, &seen, &p),
         -EKEYEXPIRED);
     ck_assert_int_eq(
-        board_walk_take(&fx_model, "b", reply_text("*2\r\n$7\r\nrefused\r\n*0\r\n"), 1, &seen, &p),
+        board_walk_take(&g_m, "b", reply_text("*2\r\n$7\r\nrefused\r\n*0\r\n"), 1, &seen, &p),
         -ESTALE);
     ck_assert_int_eq(seen.page_size, BOARD_PAGE_SIZE_DEFAULT);
-    ck_assert_int_eq(board_walk_take(&fx_model, "b", reply_text("*1\r\n*0\r\n"), 0, &seen, &p),
-                     -EIO);
+    ck_assert_int_eq(board_walk_take(&g_m, "b", reply_text("*1\r\n*0\r\n"), 0, &seen, &p), -EIO);
     ck_assert_ptr_null(p);
 
     struct resp r = {.n = 0};
@@ -365,7 +363,7 @@ START_TEST(test_walk_take)
     bulk(&r, "k");
     stored(&r, 7, 0);
     put(&r, "*0\r\n*0\r\n:10\r\n:40\r\n");
-    ck_assert_int_eq(board_walk_take(&fx_model, "b", reply_of(&r), 1, &seen, &p), 0);
+    ck_assert_int_eq(board_walk_take(&g_m, "b", reply_of(&r), 1, &seen, &p), 0);
     ck_assert_uint_eq(p->n, 1);
     ck_assert_int_eq(p->items[0].ordinal, 11);
     ck_assert_int_eq(p->items[0].rank, 11); /* no ranks sent: ordinal */
@@ -387,7 +385,7 @@ START_TEST(test_page_take_top)
     stored(&r, 1, 0);
     put(&r, "*0\r\n*0\r\n:13\r\n");
     struct board_page *p = NULL;
-    ck_assert_int_eq(board_page_take(&fx_model, "b", reply_of(&r), 1, &p), 0);
+    ck_assert_int_eq(board_page_take(&g_m, "b", reply_of(&r), 1, &p), 0);
     ck_assert_int_eq(p->count, 13);
     ck_assert_int_eq(p->items[0].ordinal, 1);
     board_page_free(p);
@@ -403,7 +401,7 @@ START_TEST(test_percentile_take)
     bulk(&r, "p90");
     stored(&r, 77, 0);
     struct board_percentile *p = NULL;
-    ck_assert_int_eq(board_percentile_take(&fx_model, "b", reply_of(&r), &p), 0);
+    ck_assert_int_eq(board_percentile_take(&g_m, "b", reply_of(&r), &p), 0);
     ck_assert_int_eq(p->total, 40);
     ck_assert_int_eq(p->rank, 10);
     ck_assert_uint_eq(p->id_len, 3);
@@ -415,7 +413,7 @@ START_TEST(test_percentile_take)
     put(&e, "*3\r\n");
     settings(&e);
     put(&e, ":0\r\n:0\r\n");
-    ck_assert_int_eq(board_percentile_take(&fx_model, "b", reply_of(&e), &p), 0);
+    ck_assert_int_eq(board_percentile_take(&g_m, "b", reply_of(&e), &p), 0);
     ck_assert_int_eq(p->rank, 0);
     ck_assert_ptr_null(p->id);
     board_percentile_free(p);
@@ -430,7 +428,7 @@ START_TEST(test_lookup)
     const char *ids[] = {"a", "bb", "a", "c", "bb"};
     const size_t lens[] = {1, 2, 1, 1, 2};
     struct board_lookup_call c;
-    ck_assert_int_eq(board_lookup_prepare(&fx_model, "b", &w, RANK_ORDINAL, ids, lens, 5, &c), 0);
+    ck_assert_int_eq(board_lookup_prepare(&g_m, "b", &w, RANK_ORDINAL, ids, lens, 5, &c), 0);
     ck_assert_ptr_eq(c.script, board_script(SCRIPT_LOOKUP));
     ck_assert_int_eq(c.nkeys, 5);
     ck_assert_int_eq(c.nargs, 4 + 3); /* each id once, in the order first asked */
@@ -457,7 +455,7 @@ START_TEST(test_lookup)
     bulk(&r, "{}");
     put(&r, "$-1\r\n");
     struct board_lookup *l = NULL;
-    ck_assert_int_eq(board_lookup_take(&fx_model, "b", reply_of(&r), &l), 0);
+    ck_assert_int_eq(board_lookup_take(&g_m, "b", reply_of(&r), &l), 0);
     ck_assert_int_eq(l->total, 30);
     ck_assert_uint_eq(l->n, 2);
     ck_assert_str_eq(l->items[0].id, "a");
@@ -477,18 +475,18 @@ START_TEST(test_lookup)
     settings(&bad);
     put(&bad, ":1\r\n:0\r\n*0\r\n*0\r\n");
     l = NULL;
-    ck_assert_int_eq(board_lookup_take(&fx_model, "b", reply_of(&bad), &l), -EIO);
+    ck_assert_int_eq(board_lookup_take(&g_m, "b", reply_of(&bad), &l), -EIO);
     ck_assert_ptr_null(l);
 }
 END_TEST
 
 START_TEST(test_boards_single)
 {
-    ck_assert_uint_eq(board_boards_calls(&fx_model, 0), 0);
-    ck_assert_uint_eq(board_boards_calls(&fx_model, 5), 1);
+    ck_assert_uint_eq(board_boards_calls(&g_m, 0), 0);
+    ck_assert_uint_eq(board_boards_calls(&g_m, 5), 1);
     const char *boards[] = {"x", "y"};
     struct board_boards_call c;
-    board_boards_prepare(&fx_model, boards, 2, "id1", 3, RANK_DENSE, &c);
+    board_boards_prepare(&g_m, boards, 2, "id1", 3, RANK_DENSE, &c);
     ck_assert_ptr_eq(c.script, board_script(SCRIPT_MEMBER_BOARDS));
     ck_assert_int_eq(c.nkeys, 8);
     ck_assert_int_eq(c.nargs, 2 + 6);
@@ -510,7 +508,7 @@ START_TEST(test_boards_single)
     put(&r, ":1\r\n:1\r\n$-1\r\n");
     struct board_on_board out[2];
     size_t bad = 99;
-    ck_assert_int_eq(board_boards_take(&fx_model, boards, 2, reply_of(&r), out, &bad), 0);
+    ck_assert_int_eq(board_boards_take(&g_m, boards, 2, reply_of(&r), out, &bad), 0);
     ck_assert_int_eq(out[0].exists, 1);
     ck_assert_int_eq(out[0].found, 1);
     ck_assert_int_eq(out[0].ordinal, 2);
@@ -523,42 +521,41 @@ START_TEST(test_boards_single)
     put(&m, "*1\r\n*5\r\n");
     settings(&m);
     put(&m, ":4\r\n$-1\r\n$-1\r\n$-1\r\n");
-    ck_assert_int_eq(board_boards_take(&fx_model, boards, 1, reply_of(&m), out, &bad), 0);
+    ck_assert_int_eq(board_boards_take(&g_m, boards, 1, reply_of(&m), out, &bad), 0);
     ck_assert_int_eq(out[0].exists, 1);
     ck_assert_int_eq(out[0].found, 0);
 
     /* a retry teaches y's periods; dense ranks unavailable on y; a bad index; the wrong count */
-    ck_assert_int_eq(board_boards_take(&fx_model, boards, 2,
+    ck_assert_int_eq(board_boards_take(&g_m, boards, 2,
                                        reply_text("*2\r\n$5\r\nretry\r\n*4\r\n:1\r\n$6\r\n"
                                                   "weekly\r\n$1\r\n0\r\n$1\r\n2\r\n"),
                                        out, &bad),
                      -EAGAIN);
     struct board_where w;
-    ck_assert_int_eq(board_where_cached(&fx_model, "y", NULL, &w), 0);
+    ck_assert_int_eq(board_where_cached(&g_m, "y", NULL, &w), 0);
     ck_assert_int_eq(w.kind, PERIOD_WEEKLY);
     ck_assert_int_eq(w.retain, 2);
-    ck_assert_int_eq(board_boards_take(&fx_model, boards, 2,
+    ck_assert_int_eq(board_boards_take(&g_m, boards, 2,
                                        reply_text("*2\r\n$17\r\ndense_unavailable\r\n:1\r\n"), out,
                                        &bad),
                      -ENOSYS);
     ck_assert_uint_eq(bad, 1);
-    ck_assert_int_eq(board_boards_take(&fx_model, boards, 2,
+    ck_assert_int_eq(board_boards_take(&g_m, boards, 2,
                                        reply_text("*2\r\n$17\r\ndense_unavailable\r\n:7\r\n"), out,
                                        &bad),
                      -EIO);
-    ck_assert_int_eq(
-        board_boards_take(&fx_model, boards, 2, reply_text("*1\r\n$-1\r\n"), out, &bad), -EIO);
-    ck_assert_int_eq(board_boards_take(&fx_model, boards, 2, reply_text("-ERR x\r\n"), out, &bad),
+    ck_assert_int_eq(board_boards_take(&g_m, boards, 2, reply_text("*1\r\n$-1\r\n"), out, &bad),
                      -EIO);
+    ck_assert_int_eq(board_boards_take(&g_m, boards, 2, reply_text("-ERR x\r\n"), out, &bad), -EIO);
 }
 END_TEST
 
 START_TEST(test_boards_cluster)
 {
-    ck_assert_uint_eq(board_boards_calls(&fx_model, 5), 5); /* a board a slot: a call each */
+    ck_assert_uint_eq(board_boards_calls(&g_m, 5), 5); /* a board a slot: a call each */
     const char *boards[] = {"x"};
     struct board_boards_call c;
-    board_boards_prepare(&fx_model, boards, 1, "id", 2, RANK_ORDINAL, &c);
+    board_boards_prepare(&g_m, boards, 1, "id", 2, RANK_ORDINAL, &c);
     ck_assert_int_eq(c.nkeys, 4);
     ck_assert_int_eq(c.nargs, 5);
 }

@@ -60,7 +60,7 @@ static void job_up(struct fixture *f, size_t nt, size_t n, int flags)
         board_settings_default(&t->assumed);
         t->entries = f->e;
         t->outcomes = f->o[b];
-        ck_assert_int_eq(board_where_resolve(&fx_model, t->board, t->assumed.period, &t->assumed.tz,
+        ck_assert_int_eq(board_where_resolve(&g_m, t->board, t->assumed.period, &t->assumed.tz,
                                              t->assumed.retain, NULL, &t->where),
                          0);
     }
@@ -68,7 +68,7 @@ static void job_up(struct fixture *f, size_t nt, size_t n, int flags)
     f->j.ntargets = nt;
     f->j.n = n;
     f->j.flags = flags;
-    f->j.m = &fx_model;
+    f->j.m = &g_m;
 }
 
 static const char digest[] = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
