@@ -18,6 +18,9 @@ export interface RankdItem {
     score: number;
     /** on a board with sub-scores only: its sub-scores, in column order */
     subscores?: number[];
+    /** on a board with track_updated_at only: when its score last changed, ms since the Unix
+     * epoch (null: a time rankd does not have; a cached page's as of when it was computed) */
+    updated_at?: number | null;
     record: RankdRecord | null;
 }
 
@@ -52,6 +55,9 @@ export interface RankdWithItem {
     score: number;
     /** on a board with sub-scores only */
     subscores?: number[];
+    /** on a board with track_updated_at only: when its score last changed, ms since the Unix
+     * epoch (null: a time rankd does not have; a cached page's as of when it was computed) */
+    updated_at?: number | null;
     /** the page that holds this member at the page's size */
     page: number;
     record: RankdRecord | null;
@@ -149,7 +155,8 @@ export interface RankdBoardSettings {
     score_decimals: number;
     /** how pages show the scores (display only): see RankdScoreFormat */
     score_format: RankdScoreFormat;
-    /** each entry keeps when its score last changed (member reads carry `updated_at`) */
+    /** each entry keeps when its score last changed (every entry a read returns carries
+     * `updated_at`) */
     track_updated_at: boolean;
     total: number;
     score_range: { min: number; max: number };
@@ -278,6 +285,11 @@ export interface RankdExportRow {
     rank: number;
     id: string;
     score: number;
+    /** on a board with sub-scores only */
+    subscores?: number[];
+    /** on a board with track_updated_at only: when its score last changed, ms since the Unix
+     * epoch, read with the records when the rows are read */
+    updated_at?: number | null;
     record: RankdRecord | null;
 }
 

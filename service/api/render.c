@@ -197,6 +197,16 @@ static void out_subscores(struct out *o, int nsub, const int64_t *sub)
         out_mem(o, "]", 1);
 }
 
+/* ,"updated_at":<ms> (null: -1) of an entry of a board with track_updated_at. */
+static void out_updated_at(struct out *o, int64_t ms)
+{
+    out_str(o, ",\"updated_at\":");
+    if (ms >= 0)
+        out_i64(o, ms);
+    else
+        out_str(o, "null");
+}
+
 static void out_items(struct out *o, const struct board_page *p)
 {
     out_str(o, "\"items\":[");
@@ -209,6 +219,8 @@ static void out_items(struct out *o, const struct board_page *p)
         out_str(o, ",\"score\":");
         out_score(o, it->score);
         out_subscores(o, it->nsub, it->sub);
+        if (p->settings.track_updated_at)
+            out_updated_at(o, it->updated_at);
         out_str(o, ",\"record\":");
         out_record(o, it->record, it->record_len);
         out_mem(o, "}", 1);
@@ -231,6 +243,8 @@ static void out_with(struct out *o, const struct board_lookup *l, int size)
         out_subscores(o, it->nsub, it->sub);
         out_str(o, ",\"page\":");
         out_i64(o, size > 0 ? (it->ordinal - 1) / size + 1 : 1);
+        if (l->settings.track_updated_at)
+            out_updated_at(o, it->updated_at);
         out_str(o, ",\"record\":");
         out_record(o, it->record, it->record_len);
         out_mem(o, "}", 1);
@@ -394,13 +408,8 @@ char *render_member(const char *id, const struct board_member *mb, int size)
     out_i64(&o, (mb->ordinal - 1) / size + 1); /* integer division: the page holding it */
     out_str(&o, ",\"percentile\":");
     out_cents(&o, rank_percentile_cents(mb->total, mb->ordinal));
-    if (mb->settings.track_updated_at) {
-        out_str(&o, ",\"updated_at\":");
-        if (mb->updated_at >= 0)
-            out_i64(&o, mb->updated_at);
-        else
-            out_str(&o, "null");
-    }
+    if (mb->settings.track_updated_at)
+        out_updated_at(&o, mb->updated_at);
     out_str(&o, ",\"record\":");
     out_record(&o, mb->record, mb->record_len);
     out_mem(&o, "}", 1);
@@ -546,12 +555,12 @@ char *render_boards_write(const char *id, const char *const *boards,
     return out_finish(&b);
 }
 
-char *render_export_rows(const struct board_item *items, size_t n, size_t *len)
+char *render_export_rows(const struct board_item *items, size_t n, int updated_at, size_t *len)
 {
     struct out o = {0};
     size_t est = 1;
     for (size_t i = 0; i < n; i++)
-        est += 64 + items[i].id_len + items[i].record_len;
+        est += 96 + items[i].id_len + items[i].record_len;
     out_reserve(&o, est);
     for (size_t i = 0; i < n; i++) {
         const struct board_item *it = &items[i];
@@ -562,6 +571,8 @@ char *render_export_rows(const struct board_item *items, size_t n, size_t *len)
         out_str(&o, ",\"score\":");
         out_score(&o, it->score);
         out_subscores(&o, it->nsub, it->sub);
+        if (updated_at)
+            out_updated_at(&o, it->updated_at);
         out_str(&o, ",\"record\":");
         out_record(&o, it->record, it->record_len);
         out_mem(&o, "}\n", 2);
@@ -578,7 +589,7 @@ char *render_lookup(const char *board, const struct board_lookup *l)
     out_str(&o, "{\"board\":");
     out_json_string(&o, board, strlen(board));
     out_mem(&o, ",", 1);
-    struct board_page p = {.n = l->n, .items = l->items};
+    struct board_page p = {.settings = l->settings, .n = l->n, .items = l->items};
     out_items(&o, &p);
     out_str(&o, ",\"missing\":[");
     for (size_t i = 0; i < l->nmissing; i++) {

@@ -81,9 +81,10 @@ char *render_batch(const struct board_outcome *o, size_t n, int64_t version);
 char *render_boards_write(const char *id, const char *const *boards,
                           const struct board_outcome *const *o, const int64_t *versions, size_t n);
 
-/** NDJSON lines {"rank","id","score","record"} of items[0..n), one a line ('\n' after each):
- *  a new string of *len bytes (free()), or NULL on ENOMEM. */
-char *render_export_rows(const struct board_item *items, size_t n, size_t *len);
+/** NDJSON lines {"rank","id","score","record"} of items[0..n), one a line ('\n' after each),
+ *  with "subscores" on a sub-score board and "updated_at" (null for -1) when `updated_at`: a
+ *  new string of *len bytes (free()), or NULL on ENOMEM. */
+char *render_export_rows(const struct board_item *items, size_t n, int updated_at, size_t *len);
 
 /** The shortest decimal text that reads back as exactly `d` (at most 17 significant digits);
  *  an integer within 2^53 in magnitude is its plain digits (1000000000000000, never 1e+15). */

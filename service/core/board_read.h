@@ -22,9 +22,9 @@ enum board_read_kind {
 };
 
 #define BOARD_WITH_MAX 20 /**< ids of a page's `with` (GET .../rank?with=) */
-#define BOARD_READ_ARGV                                                                            \
-    32 /**< 5 keys and at most 27 arguments (lua/prelude_read.lua's layout;
-                            *   page.lua: 6 and its `with` ids) */
+/** 6 keys and at most 27 arguments (lua/prelude_read.lua's layout; page.lua: 6 and its `with`
+ *  ids) */
+#define BOARD_READ_ARGV 33
 
 /** Where a walk (BOARD_READ_WALK) starts: page `page` of the range, or after / before an edge;
  *  CHECK: a bound was refused under `layout`, only that layout is checked (the reply is -ESTALE

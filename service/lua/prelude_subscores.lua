@@ -8,6 +8,7 @@ local SUB_ABS_MAX = 9007199254740991
 
 -- The op of an entry argument and its sub-score text ('' none).
 local function entry_op(arg)
+  if arg == 'set' or arg == 'best' or arg == 'incr' then return arg, '' end
   local c = arg:find(':', 1, true)
   if not c then return arg, '' end
   return arg:sub(1, c - 1), arg:sub(c + 1)

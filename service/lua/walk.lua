@@ -75,4 +75,4 @@ else
   count = e - start
 end
 local range, records = rows(start, count)
-return {settings, total, size, start, range, records, ranks(range, start), first, stop}
+return times({settings, total, size, start, range, records, ranks(range, start), first, stop}, 5)

@@ -280,6 +280,40 @@ describe('sub-scores', () => {
     });
 });
 
+describe('update times', () => {
+    it('a board with track_updated_at: every entry a read returns carries its updated_at', async () => {
+        const ub = uniqueBoard('jswupd');
+        const s = await w.putBoard(ub, { track_updated_at: true, page_ttl_ms: 0 });
+        assert.equal(s.track_updated_at, true);
+        await w.writeScores(ub, [{ id: 'a', score: 3 }, { id: 'b', score: 2 }, { id: 'c', score: 1 }]);
+        await w.writeScore(ub, { id: 'b', score: 1, op: 'best' }); // keeps 2: the time stays
+        const times = {};
+        for (const id of ['a', 'b', 'c']) times[id] = (await w.member(ub, id)).updated_at;
+        assert.equal(typeof times.a, 'number');
+        const check = (items) => {
+            assert.ok(items.length > 0);
+            for (const it of items) assert.equal(it.updated_at, times[it.id], it.id);
+        };
+        const p = await w.page(ub, 1, { with: ['c'] });
+        check(p.items);
+        check(p.with);
+        check((await w.around(ub, 'b')).items);
+        check((await w.members(ub, ['a', 'c'])).items);
+        check((await w.top(ub, 100)).items);
+        const rows = [];
+        for await (const row of w.exportRows(ub)) rows.push(row);
+        check(rows);
+        // a board without it: no updated_at anywhere
+        const plain = uniqueBoard('jswupd0');
+        await w.putBoard(plain, { page_ttl_ms: 0 });
+        await w.writeScore(plain, { id: 'a', score: 1 });
+        assert.equal('updated_at' in (await w.page(plain, 1)).items[0], false);
+        assert.equal('updated_at' in (await w.member(plain, 'a')), false);
+        await w.deleteBoard(ub);
+        await w.deleteBoard(plain);
+    });
+});
+
 describe('read your writes', () => {
     it('page(..., {minVersion}) is never a page cached before that write', async () => {
         const rw = uniqueBoard('jswrw');
