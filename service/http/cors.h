@@ -15,7 +15,7 @@
  * header or none): the reply is then the same for every request, and says no Vary: Origin.
  * A preflight (OPTIONS with Origin and Access-Control-Request-Method GET or HEAD) is 204 with
  *   Access-Control-Allow-Methods: GET, HEAD
- *   Access-Control-Allow-Headers: If-None-Match, X-Request-Id
+ *   Access-Control-Allow-Headers: If-None-Match, X-Request-Id, Last-Event-ID
  *   Access-Control-Max-Age: 600
  * No credentials (cookies) are ever allowed: rankd has none.
  */
@@ -29,7 +29,7 @@
 
 #define CORS_EXPOSE_HEADERS "ETag, Age, X-Cache, X-Request-Id, Retry-After"
 #define CORS_ALLOW_METHODS "GET, HEAD"
-#define CORS_ALLOW_HEADERS "If-None-Match, X-Request-Id"
+#define CORS_ALLOW_HEADERS "If-None-Match, X-Request-Id, Last-Event-ID"
 #define CORS_MAX_AGE_S "600"
 
 /** The allowed origins: none (off), any ("*"), or a list. */
