@@ -18,6 +18,9 @@ export interface RankdItem {
     score: number;
     /** on a board with sub-scores only: its sub-scores, in column order */
     subscores?: number[];
+    /** on a board with track_updated_at only: when its score last changed, ms since the Unix
+     * epoch (null: a time rankd does not have; a cached page's as of when it was computed) */
+    updated_at?: number | null;
     record: RankdRecord | null;
 }
 
@@ -52,6 +55,9 @@ export interface RankdWithItem {
     score: number;
     /** on a board with sub-scores only */
     subscores?: number[];
+    /** on a board with track_updated_at only: when its score last changed, ms since the Unix
+     * epoch (null: a time rankd does not have; a cached page's as of when it was computed) */
+    updated_at?: number | null;
     /** the page that holds this member at the page's size */
     page: number;
     record: RankdRecord | null;
@@ -102,6 +108,8 @@ export interface RankdMemberOnBoard {
     /** null where the board or the member is absent */
     rank: number | null;
     score: number | null;
+    /** on a board with sub-scores that holds the member only */
+    subscores?: number[];
     percentile: number | null;
 }
 
@@ -149,7 +157,8 @@ export interface RankdBoardSettings {
     score_decimals: number;
     /** how pages show the scores (display only): see RankdScoreFormat */
     score_format: RankdScoreFormat;
-    /** each entry keeps when its score last changed (member reads carry `updated_at`) */
+    /** each entry keeps when its score last changed (every entry a read returns carries
+     * `updated_at`) */
     track_updated_at: boolean;
     total: number;
     score_range: { min: number; max: number };
@@ -278,6 +287,11 @@ export interface RankdExportRow {
     rank: number;
     id: string;
     score: number;
+    /** on a board with sub-scores only */
+    subscores?: number[];
+    /** on a board with track_updated_at only: when its score last changed, ms since the Unix
+     * epoch, read with the records when the rows are read */
+    updated_at?: number | null;
     record: RankdRecord | null;
 }
 
@@ -419,12 +433,18 @@ export interface RankdWriteResult {
     id: string;
     /** the score stored after the write (for a `best` that lost, the old one) */
     score: number;
+    /** on a board with sub-scores only: those stored with `score` (a `best` that lost: the old
+     * ones; `incr`: the sums) */
+    subscores?: number[];
     /** the member's rank after the write; null when max_members left it off the board */
     rank: number | null;
     /** whether the stored score changed */
     updated: boolean;
     /** the score before the write; null when the member was new */
     prev_score: number | null;
+    /** on a board with sub-scores only: those stored before the write; null when the member was
+     * new */
+    prev_subscores?: number[] | null;
     /** the rank before the write; null when the member was new */
     prev_rank: number | null;
     /** the board's write counter after the write */
@@ -434,6 +454,8 @@ export interface RankdWriteResult {
 export interface RankdEntryResult {
     /** this entry's result */
     score: number;
+    /** on a board with sub-scores only: the sub-scores of this entry's result */
+    subscores?: number[];
     /** the member's rank after the whole batch (null: max_members left it off) */
     rank: number | null;
     updated: boolean;

@@ -61,7 +61,8 @@ static void rows_read(void *arg, int rc, const struct board_item *items, size_t 
     e->chunk = NULL;
     e->len = e->off = 0;
     /* n 0: rows the snapshot counted are gone (its TTL, an UNLINK): cut, as for a fault */
-    if (rc || n == 0 || !(e->chunk = render_export_rows(items, n, &e->len)))
+    if (rc || n == 0 ||
+        !(e->chunk = render_export_rows(items, n, e->job.track_updated_at, &e->len)))
         e->failed = 1;
     else
         e->next += (int64_t)n;
@@ -144,6 +145,7 @@ static void export_begin(struct export_req *e, const struct board_settings *s, i
         e->job.conn = worker_writes(http_async_worker(e->async));
         e->job.board = e->board;
         e->job.layout = s->layout;
+        e->job.track_updated_at = s->track_updated_at;
         e->job.call_timeout_ms = api_ctx_of(e->rq)->request_timeout_ms;
         e->job.done = snapshot_done;
         rc = e->head ? export_count(m, &e->job) : export_snapshot(m, &e->job);

@@ -186,15 +186,34 @@ static char *out_finish(struct out *o)
     return o->p;
 }
 
-/* ,"subscores":[n1,...] of a sub-score board's entry (nothing for nsub 0) */
-static void out_subscores(struct out *o, int nsub, const int64_t *sub)
+/* <key>[n1,...] (key: ',"subscores":' or another member's name) of a sub-score board's entry
+ * (nothing for nsub 0) */
+static void out_subs_as(struct out *o, const char *key, int nsub, const int64_t *sub)
 {
     for (int c = 0; c < nsub && c < SCORE_SUB_MAX; c++) {
-        out_str(o, c ? "," : ",\"subscores\":[");
+        out_str(o, c ? "," : key);
+        if (!c)
+            out_mem(o, "[", 1);
         out_i64(o, sub[c]);
     }
     if (nsub > 0)
         out_mem(o, "]", 1);
+}
+
+/* ,"subscores":[n1,...] of a sub-score board's entry (nothing for nsub 0) */
+static void out_subscores(struct out *o, int nsub, const int64_t *sub)
+{
+    out_subs_as(o, ",\"subscores\":", nsub, sub);
+}
+
+/* ,"updated_at":<ms> (null: -1) of an entry of a board with track_updated_at. */
+static void out_updated_at(struct out *o, int64_t ms)
+{
+    out_str(o, ",\"updated_at\":");
+    if (ms >= 0)
+        out_i64(o, ms);
+    else
+        out_str(o, "null");
 }
 
 static void out_items(struct out *o, const struct board_page *p)
@@ -209,6 +228,8 @@ static void out_items(struct out *o, const struct board_page *p)
         out_str(o, ",\"score\":");
         out_score(o, it->score);
         out_subscores(o, it->nsub, it->sub);
+        if (p->settings.track_updated_at)
+            out_updated_at(o, it->updated_at);
         out_str(o, ",\"record\":");
         out_record(o, it->record, it->record_len);
         out_mem(o, "}", 1);
@@ -231,6 +252,8 @@ static void out_with(struct out *o, const struct board_lookup *l, int size)
         out_subscores(o, it->nsub, it->sub);
         out_str(o, ",\"page\":");
         out_i64(o, size > 0 ? (it->ordinal - 1) / size + 1 : 1);
+        if (l->settings.track_updated_at)
+            out_updated_at(o, it->updated_at);
         out_str(o, ",\"record\":");
         out_record(o, it->record, it->record_len);
         out_mem(o, "}", 1);
@@ -394,13 +417,8 @@ char *render_member(const char *id, const struct board_member *mb, int size)
     out_i64(&o, (mb->ordinal - 1) / size + 1); /* integer division: the page holding it */
     out_str(&o, ",\"percentile\":");
     out_cents(&o, rank_percentile_cents(mb->total, mb->ordinal));
-    if (mb->settings.track_updated_at) {
-        out_str(&o, ",\"updated_at\":");
-        if (mb->updated_at >= 0)
-            out_i64(&o, mb->updated_at);
-        else
-            out_str(&o, "null");
-    }
+    if (mb->settings.track_updated_at)
+        out_updated_at(&o, mb->updated_at);
     out_str(&o, ",\"record\":");
     out_record(&o, mb->record, mb->record_len);
     out_mem(&o, "}", 1);
@@ -472,12 +490,14 @@ char *render_board_list(const struct board_list *l)
     return finish(doc);
 }
 
-/* "score","rank","updated" of an outcome, then the previous score and rank when asked; rank
- * null when the member is not on the board after the write (max_members removed it). */
+/* "score"(,"subscores"),"rank","updated" of an outcome, then the previous score (and
+ * sub-scores) and rank when asked; rank null when the member is not on the board after the write
+ * (max_members removed it). */
 static void out_outcome(struct out *b, const struct board_outcome *o, int prev)
 {
     out_str(b, "\"score\":");
     out_score(b, o->score);
+    out_subscores(b, o->nsub, o->sub);
     out_str(b, ",\"rank\":");
     if (o->rank > 0)
         out_i64(b, o->rank);
@@ -487,11 +507,14 @@ static void out_outcome(struct out *b, const struct board_outcome *o, int prev)
     if (!prev)
         return;
     if (!o->has_prev) {
-        out_str(b, ",\"prev_score\":null,\"prev_rank\":null");
+        out_str(b, ",\"prev_score\":null");
+        out_str(b, o->nsub > 0 ? ",\"prev_subscores\":null,\"prev_rank\":null"
+                               : ",\"prev_rank\":null");
         return;
     }
     out_str(b, ",\"prev_score\":");
     out_score(b, o->prev_score);
+    out_subs_as(b, ",\"prev_subscores\":", o->nsub, o->prev_sub);
     out_str(b, ",\"prev_rank\":");
     out_i64(b, o->prev_rank);
 }
@@ -546,12 +569,12 @@ char *render_boards_write(const char *id, const char *const *boards,
     return out_finish(&b);
 }
 
-char *render_export_rows(const struct board_item *items, size_t n, size_t *len)
+char *render_export_rows(const struct board_item *items, size_t n, int updated_at, size_t *len)
 {
     struct out o = {0};
     size_t est = 1;
     for (size_t i = 0; i < n; i++)
-        est += 64 + items[i].id_len + items[i].record_len;
+        est += 96 + items[i].id_len + items[i].record_len;
     out_reserve(&o, est);
     for (size_t i = 0; i < n; i++) {
         const struct board_item *it = &items[i];
@@ -562,6 +585,8 @@ char *render_export_rows(const struct board_item *items, size_t n, size_t *len)
         out_str(&o, ",\"score\":");
         out_score(&o, it->score);
         out_subscores(&o, it->nsub, it->sub);
+        if (updated_at)
+            out_updated_at(&o, it->updated_at);
         out_str(&o, ",\"record\":");
         out_record(&o, it->record, it->record_len);
         out_mem(&o, "}\n", 2);
@@ -578,7 +603,7 @@ char *render_lookup(const char *board, const struct board_lookup *l)
     out_str(&o, "{\"board\":");
     out_json_string(&o, board, strlen(board));
     out_mem(&o, ",", 1);
-    struct board_page p = {.n = l->n, .items = l->items};
+    struct board_page p = {.settings = l->settings, .n = l->n, .items = l->items};
     out_items(&o, &p);
     out_str(&o, ",\"missing\":[");
     for (size_t i = 0; i < l->nmissing; i++) {
@@ -625,6 +650,7 @@ char *render_member_boards(const char *id, const char *const *boards,
             out_i64(&o, on[i].rank);
             out_str(&o, ",\"score\":");
             out_score(&o, on[i].score);
+            out_subscores(&o, on[i].settings.layout.nsub, on[i].sub);
             out_str(&o, ",\"percentile\":");
             out_cents(&o, rank_percentile_cents(on[i].total, on[i].ordinal));
             out_mem(&o, "}", 1);

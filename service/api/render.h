@@ -56,7 +56,8 @@ char *render_lookup(const char *board, const struct board_lookup *l);
 char *render_percentile(const char *p, const struct board_percentile *pc);
 
 /** {"id","boards":[{"board","rank","score","percentile"}...]} for boards[0..n) and what each said
- *  (on[0..n)): rank, score and percentile null where the board or the member is absent. */
+ *  (on[0..n)): rank, score and percentile null where the board or the member is absent;
+ *  "subscores" after "score" where a board with sub-scores holds the member. */
 char *render_member_boards(const char *id, const char *const *boards,
                            const struct board_on_board *on, size_t n);
 
@@ -69,11 +70,13 @@ char *render_board(const char *board, const struct board_info *info,
 char *render_board_list(const struct board_list *l);
 
 /** {"id","score","rank","updated","prev_score","prev_rank","version"}: rank null when the member
- *  is not on the board after the write (max_members), prev_* null when it was not on it before. */
+ *  is not on the board after the write (max_members), prev_* null when it was not on it before.
+ *  On a board with sub-scores (o->nsub > 0) "subscores" after "score" and "prev_subscores" after
+ *  "prev_score": the tuple stored after the write and before it (here and below). */
 char *render_write(const char *id, const struct board_outcome *o, int64_t version);
 
 /** {"applied":n,"rejected":[],"results":[{"score","rank","updated"}...],"version"}: o[0..n) in
- *  entry order. */
+ *  entry order ("subscores" after "score" on a board with them). */
 char *render_batch(const struct board_outcome *o, size_t n, int64_t version);
 
 /** {"id","boards":[{"board","score","rank","updated","prev_score","prev_rank","version"}...]}:
@@ -81,9 +84,10 @@ char *render_batch(const struct board_outcome *o, size_t n, int64_t version);
 char *render_boards_write(const char *id, const char *const *boards,
                           const struct board_outcome *const *o, const int64_t *versions, size_t n);
 
-/** NDJSON lines {"rank","id","score","record"} of items[0..n), one a line ('\n' after each):
- *  a new string of *len bytes (free()), or NULL on ENOMEM. */
-char *render_export_rows(const struct board_item *items, size_t n, size_t *len);
+/** NDJSON lines {"rank","id","score","record"} of items[0..n), one a line ('\n' after each),
+ *  with "subscores" on a sub-score board and "updated_at" (null for -1) when `updated_at`: a
+ *  new string of *len bytes (free()), or NULL on ENOMEM. */
+char *render_export_rows(const struct board_item *items, size_t n, int updated_at, size_t *len);
 
 /** The shortest decimal text that reads back as exactly `d` (at most 17 significant digits);
  *  an integer within 2^53 in magnitude is its plain digits (1000000000000000, never 1e+15). */

@@ -161,19 +161,25 @@ struct board_outcome {
     int has_prev;      /**< BOARD_WRITE_PREV: 1 when the member was on the board before */
     double prev_score; /**< its score before the write, board units */
     int64_t prev_rank; /**< its 1-based rank before the write */
+    int nsub;          /**< the board's sub-score columns (layout.nsub), 0 without (or when
+                        *   the stored value came without them: an older idempotency record) */
+    int64_t sub[SCORE_SUB_MAX];      /**< the sub-scores stored with `score` (nsub of them) */
+    int64_t prev_sub[SCORE_SUB_MAX]; /**< with has_prev: those stored with prev_score */
 };
 
 /** One ranked entry of a page; strings borrowed from the page. */
 struct board_item {
     const char *id;
     size_t id_len;
-    double score;    /**< board units */
-    int64_t rank;    /**< 1-based, of the rank type read */
-    int64_t ordinal; /**< 1-based position */
-    int64_t stored;  /**< the stored value (score_codec.h): what a cursor names it by */
-    int64_t tie;     /**< a `wide` board's tie position (score_codec_member_split), else 0:
+    double score;       /**< board units */
+    int64_t rank;       /**< 1-based, of the rank type read */
+    int64_t ordinal;    /**< 1-based position */
+    int64_t updated_at; /**< a board with track_updated_at: ms since the epoch when its score
+                         *   last changed; -1 unknown (or not tracked) */
+    int64_t stored;     /**< the stored value (score_codec.h): what a cursor names it by */
+    int64_t tie;        /**< a `wide` board's tie position (score_codec_member_split), else 0:
                          *   a cursor names it by this too */
-    int nsub;        /**< the board's sub-score columns (layout.nsub), 0 without */
+    int nsub;           /**< the board's sub-score columns (layout.nsub), 0 without */
     int64_t sub[SCORE_SUB_MAX]; /**< its sub-scores (nsub of them) */
     const char *record;         /**< record JSON or NULL */
     size_t record_len;

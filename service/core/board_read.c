@@ -58,6 +58,21 @@ static int fill_items(struct board_page *p, const struct store_reply *range,
     return 0;
 }
 
+/* The updated_at times of items[0..n) from the list t (a tracked board's reply's last element)
+ * from t[at] on; -1 where there is none. */
+static void fill_times(struct board_item *items, size_t n, const struct store_reply *t, size_t at)
+{
+    for (size_t i = 0; i < n; i++)
+        items[i].updated_at = reply_array(t, at + i + 1) ? reply_i64(t->element[at + i], -1) : -1;
+}
+
+/* The times list of a tracked board's reply r (its last element), or NULL. */
+static const struct store_reply *reply_times(const struct board_settings *s,
+                                             const struct store_reply *r)
+{
+    return s->track_updated_at && r->elements > 0 ? r->element[r->elements - 1] : NULL;
+}
+
 /* A page-shaped reply {settings, total, size, ..., range, records, ranks} with the range at
  * range_at (r is taken). */
 static int page_from_reply(struct board_model *m, const char *board, struct store_reply *r,
@@ -80,6 +95,7 @@ static int page_from_reply(struct board_model *m, const char *board, struct stor
         board_page_free(p);
         return rc;
     }
+    fill_times(p->items, p->n, reply_times(&p->settings, r), 0);
     *out = p;
     return 0;
 }
@@ -93,8 +109,8 @@ static void i64_text(char *out, size_t len, int64_t v)
 }
 
 /* Keys and the prelude's arguments of a read of one board (lua/prelude_read.lua's layout):
- * settings, set, records, distinct scores, ids hash; period kind, offset, retain, rank type.
- * Returns how many argv slots it filled (9). */
+ * settings, set, records, distinct scores, ids hash, updated_at hash; period kind, offset,
+ * retain, rank type. Returns how many argv slots it filled (10). */
 static int read_head(struct board_model *m, const char *board, const struct board_where *w,
                      enum rank_type rank, struct board_read *out)
 {
@@ -105,17 +121,25 @@ static int read_head(struct board_model *m, const char *board, const struct boar
     util_copy(out->z, sizeof(out->z), w->z);
     util_copy(out->dense, sizeof(out->dense), w->dense);
     util_copy(out->ids, sizeof(out->ids), w->ids);
+    util_copy(out->upd, sizeof(out->upd), w->upd);
     period_tz_text(&w->tz, out->tz, sizeof(out->tz)); /* no snprintf: every read prepares one */
     i64_text(out->retain, sizeof(out->retain), w->retain);
-    const char *head[] = {out->meta,  out->z,      out->items,
-                          out->dense, out->ids,    period_kind_name(w->kind),
-                          out->tz,    out->retain, rank_type_name(rank)};
-    for (int i = 0; i < 9; i++) {
+    const char *head[] = {out->meta,
+                          out->z,
+                          out->items,
+                          out->dense,
+                          out->ids,
+                          out->upd,
+                          period_kind_name(w->kind),
+                          out->tz,
+                          out->retain,
+                          rank_type_name(rank)};
+    for (int i = 0; i < 10; i++) {
         out->argv[i] = head[i];
         out->lens[i] = strlen(head[i]);
     }
-    out->nkeys = 5;
-    return 9;
+    out->nkeys = 6;
+    return 10;
 }
 
 /* Append the argument s (n bytes) at argv[*k] (read calls). */
@@ -146,15 +170,6 @@ void board_read_prepare(struct board_model *m, const char *board, const struct b
         break;
     case BOARD_READ_MEMBER: /* member.lua: id; around.lua: id, size */
     case BOARD_READ_AROUND:
-        if (a->kind == BOARD_READ_MEMBER) { /* member.lua's KEYS[6]: the updated_at hash */
-            util_copy(out->upd, sizeof(out->upd), w->upd);
-            memmove(out->argv + 6, out->argv + 5, (size_t)(k - 5) * sizeof(*out->argv));
-            memmove(out->lens + 6, out->lens + 5, (size_t)(k - 5) * sizeof(*out->lens));
-            out->argv[5] = out->upd;
-            out->lens[5] = strlen(out->upd);
-            out->nkeys = 6;
-            k++;
-        }
         arg_put(out, &k, a->id, a->id_len);
         if (a->kind == BOARD_READ_AROUND)
             arg_put(out, &k, num[1], strlen(num[1]));
@@ -263,12 +278,14 @@ int board_page_take(struct board_model *m, const char *board, struct store_reply
         return rc;
     int64_t used = reply_i64(r->element[2], 0);
     int64_t count = r->elements > 6 ? reply_i64(r->element[6], 0) : 0; /* top.lua's */
-    /* page.lua with ids: {..., found, missing[, prefixes on a wide board]} */
-    int with = r->elements == 8 || r->elements == 9;
+    size_t elements = r->elements;
     rc = page_from_reply(m, board, r, (page - 1) * used + 1, 3, out);
     if (rc == 0)
         (*out)->count = count;
-    if (rc == 0 && with && (rc = page_with_take(*out, (*out)->reply)) != 0) {
+    /* page.lua with ids: {..., found, missing[, prefixes on a wide board]}, and a tracked
+     * board's times after them (top.lua's reply is shorter: 7, its count last but the times) */
+    int with = rc == 0 && elements - ((*out)->settings.track_updated_at ? 1 : 0) >= 8;
+    if (with && (rc = page_with_take(*out, (*out)->reply)) != 0) {
         board_page_free(*out);
         *out = NULL;
     }
@@ -316,6 +333,8 @@ int board_walk_take(struct board_model *m, const char *board, struct store_reply
     const struct store_reply *tag = r->element[0];
     if (tag->type == STORE_REPLY_STRING && strcmp(tag->str, "expired") == 0)
         rc = -EKEYEXPIRED;
+    else if (tag->type == STORE_REPLY_STRING && strcmp(tag->str, "invalid") == 0)
+        rc = -EBADR;
     else if (tag->type == STORE_REPLY_STRING && r->elements > 1 &&
              (strcmp(tag->str, "layout") == 0 || strcmp(tag->str, "refused") == 0))
         rc = -ESTALE;
@@ -512,7 +531,8 @@ static void lookup_subscores(const struct score_layout *l, const struct store_re
  * 0 or -EIO / -ENOMEM (l partly filled: board_lookup_free). */
 static int lookup_fill(struct board_lookup *l, const struct store_reply *found,
                        const struct store_reply *missing, const struct store_reply *records,
-                       size_t rec_at, const struct store_reply *prefixes)
+                       size_t rec_at, const struct store_reply *prefixes,
+                       const struct store_reply *times)
 {
     if (found->type != STORE_REPLY_ARRAY || missing->type != STORE_REPLY_ARRAY)
         return -EIO;
@@ -535,6 +555,7 @@ static int lookup_fill(struct board_lookup *l, const struct store_reply *found,
         it->rank = reply_i64(x[3], it->ordinal);
         item_record(it, records, rec_at + i);
         lookup_subscores(&l->settings.layout, prefixes, i, it);
+        fill_times(it, 1, times, rec_at + i);
     }
     qsort(l->items, n, sizeof(*l->items), cmp_item_ordinal);
     l->n = n;
@@ -565,7 +586,9 @@ int board_lookup_take(struct board_model *m, const char *board, struct store_rep
     l->settings = set;
     l->total = reply_i64(r->element[1], 0);
     rc = lookup_fill(l, r->element[2], r->element[3], r->element[4], 0,
-                     r->elements > 5 ? r->element[5] : NULL);
+                     r->elements > 5 + (size_t)(l->settings.track_updated_at != 0) ? r->element[5]
+                                                                                   : NULL,
+                     reply_times(&l->settings, r));
     if (rc) {
         board_lookup_free(l);
         return rc;
@@ -585,7 +608,9 @@ static int page_with_take(struct board_page *p, const struct store_reply *r)
     l->settings = p->settings;
     l->total = p->total;
     return lookup_fill(l, r->element[6], r->element[7], r->element[4], p->n,
-                       r->elements > 8 ? r->element[8] : NULL);
+                       r->elements > 8 + (size_t)(p->settings.track_updated_at != 0) ? r->element[8]
+                                                                                     : NULL,
+                       reply_times(&p->settings, r));
 }
 
 /* ---- one member on several boards */
@@ -668,6 +693,9 @@ int board_boards_take(struct board_model *m, const char *const *boards, size_t n
         out[i].score = board_decode_stored(&out[i].settings.layout, e->element[2]->str);
         out[i].ordinal = reply_i64(e->element[3], 0) + 1;
         out[i].rank = reply_i64(e->element[4], out[i].ordinal);
+        const struct store_reply *sm = e->elements > 5 ? e->element[5] : NULL;
+        if (sm && sm->type == STORE_REPLY_STRING)
+            score_codec_member_subscores(&out[i].settings.layout, sm->str, sm->len, out[i].sub);
     }
     store_reply_free(r);
     return rc;

@@ -22,9 +22,9 @@ enum board_read_kind {
 };
 
 #define BOARD_WITH_MAX 20 /**< ids of a page's `with` (GET .../rank?with=) */
-#define BOARD_READ_ARGV                                                                            \
-    32 /**< 5 keys and at most 27 arguments (lua/prelude_read.lua's layout;
-                            *   page.lua: 6 and its `with` ids) */
+/** 6 keys and at most 27 arguments (lua/prelude_read.lua's layout; page.lua: 6 and its `with`
+ *  ids) */
+#define BOARD_READ_ARGV 33
 
 /** Where a walk (BOARD_READ_WALK) starts: page `page` of the range, or after / before an edge;
  *  CHECK: a bound was refused under `layout`, only that layout is checked (the reply is -ESTALE
@@ -112,7 +112,8 @@ int board_member_take(struct board_model *m, const char *board, struct store_rep
 /** walk.lua's reply, as board_page_take (p->first, end and ranged set, the items at their
  *  positions); -ESTALE with *seen when the range must be judged again under those settings,
  *  -EKEYEXPIRED when the cursor's generation is not the board's any more (reset, layout change,
- *  re-created board). */
+ *  re-created board), -EBADR when a cursor of this generation names an edge of another shape
+ *  than the board's set members (sub-score bytes of other columns: forged). */
 int board_walk_take(struct board_model *m, const char *board, struct store_reply *r, int ranged,
                     struct board_settings *seen, struct board_page **out);
 
@@ -214,6 +215,7 @@ struct board_on_board {
     int64_t total;
     double score;
     int64_t rank, ordinal;
+    int64_t sub[SCORE_SUB_MAX]; /**< found: its sub-scores (settings.layout.nsub of them) */
 };
 
 /** member_boards.lua's reply (r is freed) for the n boards of its call: 0 and out[0..n), -EAGAIN

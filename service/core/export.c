@@ -35,7 +35,7 @@ void export_scripts_register(void)
     pthread_once(&scripts_once, scripts_init);
 }
 
-enum { K_SET = 0, K_META, K_ROWS, K_MOVES, K_ITEMS };
+enum { K_SET = 0, K_META, K_ROWS, K_MOVES, K_ITEMS, K_UPD };
 
 /* A token no other export of any process uses at once: the clock, a counter and the pid, in hex
  * (export.lua lists it in a field of words). */
@@ -157,6 +157,7 @@ int export_snapshot(struct board_model *m, struct export_job *j)
     export_key(j, "rows", j->keys[K_ROWS]);
     export_key(j, "moves", j->keys[K_MOVES]);
     snprintf(j->keys[K_ITEMS], EXPORT_KEY_MAX, "%s:items", m->prefix);
+    util_copy(j->keys[K_UPD], EXPORT_KEY_MAX, j->where.upd);
     j->gen[0] = '\0';
     j->size0[0] = '\0';
     j->edge[0] = '\0';
@@ -198,12 +199,27 @@ struct read_call {
     export_rows_fn fn;
     void *arg;
     struct store_reply *rows; /* ZRANGE's reply, taken */
+    int timed;                /* the records' HMGET has the times' after it */
 };
 
-static void read_end(struct read_call *c, int rc, const struct store_reply *records)
+/* A row's updated_at from the times HMGET's reply (NULL: not read), -1 where there is none. */
+static int64_t row_time(const struct store_reply *times, size_t i)
+{
+    const struct store_reply *t = times ? times->element[i] : NULL;
+    if (!t || t->type != STORE_REPLY_STRING)
+        return -1;
+    char *end;
+    long long v = strtoll(t->str, &end, 10);
+    return end != t->str && *end == '\0' && v >= 0 ? (int64_t)v : -1;
+}
+
+static void read_end(struct read_call *c, int rc, const struct store_reply *records,
+                     const struct store_reply *times)
 {
     const struct store_reply *r = c->rows;
     size_t n = !rc && r ? r->elements / 2 : 0;
+    if (times && (times->type != STORE_REPLY_ARRAY || times->elements != n))
+        times = NULL; /* not read: the rows go without their times rather than not at all */
     if (n && (!records || records->type != STORE_REPLY_ARRAY || records->elements != n)) {
         rc = -EIO;
         n = 0;
@@ -231,6 +247,7 @@ static void read_end(struct read_call *c, int rc, const struct store_reply *reco
                                        .rank = c->from + (int64_t)i + 1,
                                        .record = rec->str,
                                        .record_len = rec->str ? rec->len : 0,
+                                       .updated_at = row_time(times, i),
                                        .nsub = c->j->layout.nsub};
         score_codec_member_subscores(&c->j->layout, id->str, id->len, items[i].sub);
     }
@@ -245,7 +262,7 @@ static void records_reply(void *arg, int rc, struct store_reply **replies)
     struct read_call *c = arg;
     if (!rc && replies[0]->type == STORE_REPLY_ERROR)
         rc = -EIO;
-    read_end(c, rc, rc ? NULL : replies[0]);
+    read_end(c, rc, rc ? NULL : replies[0], rc || !c->timed ? NULL : replies[1]);
 }
 
 /* The rows came: their records next (HMGET), or the end. */
@@ -256,20 +273,20 @@ static void rows_reply(void *arg, int rc, struct store_reply **replies)
     if (r && (r->type != STORE_REPLY_ARRAY || r->elements % 2 != 0))
         rc = -EIO;
     if (rc) {
-        read_end(c, rc, NULL);
+        read_end(c, rc, NULL, NULL);
         return;
     }
     c->rows = replies[0];
     replies[0] = NULL; /* taken */
     size_t n = c->rows ? c->rows->elements / 2 : 0;
     if (n == 0) {
-        read_end(c, 0, NULL);
+        read_end(c, 0, NULL, NULL);
         return;
     }
     /* the ids: a `wide` board's set members after their tie position (score_codec.h) */
     struct store_reply *bare = calloc(n, sizeof(*bare));
     if (!bare) {
-        read_end(c, -ENOMEM, NULL);
+        read_end(c, -ENOMEM, NULL, NULL);
         return;
     }
     for (size_t i = 0; i < n; i++) {
@@ -289,24 +306,31 @@ static void rows_reply(void *arg, int rc, struct store_reply **replies)
         free(ids);
         free(bare);
         if (rc)
-            read_end(c, rc, NULL);
+            read_end(c, rc, NULL, NULL);
         return;
     }
-    const char **argv = calloc(n + 2, sizeof(*argv));
-    size_t *lens = calloc(n + 2, sizeof(*lens));
+    /* HMGET of the records, and on a board that tracks them of the times: one round trip */
+    const char **argv = calloc(2 * (n + 2), sizeof(*argv));
+    size_t *lens = calloc(2 * (n + 2), sizeof(*lens));
     if (argv && lens) {
-        argv[0] = "HMGET";
-        lens[0] = 5;
-        argv[1] = c->j->keys[K_ITEMS];
-        lens[1] = strlen(argv[1]);
-        for (size_t i = 0; i < n; i++) {
-            argv[2 + i] = bare[i].str;
-            lens[2 + i] = bare[i].len;
+        c->timed = c->j->track_updated_at;
+        for (int k = 0; k <= c->timed; k++) {
+            const char **a = argv + (size_t)k * (n + 2);
+            size_t *l = lens + (size_t)k * (n + 2);
+            a[0] = "HMGET";
+            l[0] = 5;
+            a[1] = c->j->keys[k ? K_UPD : K_ITEMS];
+            l[1] = strlen(a[1]);
+            for (size_t i = 0; i < n; i++) {
+                a[2 + i] = bare[i].str;
+                l[2 + i] = bare[i].len;
+            }
         }
-        const char *const *av[] = {argv};
-        const size_t *const lv[] = {lens};
-        const int argc[] = {(int)n + 2};
-        rc = store_async_send(c->j->conn, 1, argc, av, lv, deadline(c->j), records_reply, c);
+        const char *const *av[] = {argv, argv + n + 2};
+        const size_t *const lv[] = {lens, lens + n + 2};
+        const int argc[] = {(int)n + 2, (int)n + 2};
+        rc = store_async_send(c->j->conn, 1 + c->timed, argc, av, lv, deadline(c->j), records_reply,
+                              c);
         rc = rc < 0 ? rc : 0;
     } else {
         rc = -ENOMEM;
@@ -315,7 +339,7 @@ static void rows_reply(void *arg, int rc, struct store_reply **replies)
     free(lens);
     free(bare);
     if (rc)
-        read_end(c, rc, NULL);
+        read_end(c, rc, NULL, NULL);
 }
 
 int export_read(struct export_job *j, int64_t from, int count, export_rows_fn fn, void *arg)

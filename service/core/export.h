@@ -10,7 +10,10 @@
  * so the copy ends holding the set exactly as it was when the export started, however members
  * moved, arrived or left meanwhile. Then the rows are read in chunks of EXPORT_READ_CHUNK
  * (ZRANGE of the snapshot, which nothing changes any more, and HMGET of their records as they
- * are then: records are shared by boards, not part of one), ranks 1..N, each row once. A reset, a
+ * are then: records are shared by boards, not part of one; on a board with track_updated_at an
+ * HMGET of their updated_at times too, in the same round trip and as they are then, so a row
+ * whose score changed after the export began carries the snapshot's score with the later
+ * time), ranks 1..N, each row once. A reset, a
  * delete or a layout change of the board during the copy, or the sweep of the period's set,
  * interrupts it (-ESTALE): there is nothing consistent to export. The temporary keys carry
  * EXPORT_TTL_MS as a safety net (renewed by each call) and are unlinked at the end
@@ -34,7 +37,9 @@
 #include "board.h"
 
 #define EXPORT_COPY_CHUNK 100 /**< ranks copied per export.lua call */
-#define EXPORT_READ_CHUNK 500 /**< rows read per ZRANGE (then one HMGET of their records) */
+#define EXPORT_READ_CHUNK                                                                          \
+    500 /**< rows read per ZRANGE (then one HMGET of their records, and of their times on a board
+         *   with track_updated_at) */
 #define EXPORT_LEASE_MS                                                                            \
     30000                          /**< an export's listing lapses this long after its last copy   \
                                     *   call (a process that died stops costing writers) */
@@ -47,13 +52,14 @@ struct export_job {
     const char *board;          /**< the board name */
     struct board_where where;   /**< the set (board_where_settled or board_where_cached) */
     struct score_layout layout; /**< the board's layout, to decode scores */
+    int track_updated_at;       /**< 1: the rows carry their updated_at (settings) */
     int call_timeout_ms;        /**< each call's time from its send (0: the store's timeout) */
     void (*done)(struct export_job *j, int rc); /**< the snapshot is taken (rc 0) or failed */
     int64_t total;                              /**< out, with rc 0: rows in the snapshot */
     /* private */
     struct board_model *m;
     char token[24], gen[32], size0[24];
-    char keys[5][EXPORT_KEY_MAX]; /* the set, settings, rows, moves, records */
+    char keys[6][EXPORT_KEY_MAX]; /* the set, settings, rows, moves, records, updated_at */
     char edge[40]; /* the stored value the copy has reached ("" before its first chunk) */
     int64_t off;   /* members of that value it has taken */
 };
@@ -71,7 +77,7 @@ int export_snapshot(struct board_model *m, struct export_job *j);
 int export_count(struct board_model *m, struct export_job *j);
 
 /** Rows from..from+n of the snapshot, rank from+1 first: items[0..n) (strings borrowed for the
- *  call; n 0 past the end), or rc < 0. */
+ *  call; n 0 past the end; updated_at -1 unless j->track_updated_at), or rc < 0. */
 typedef void (*export_rows_fn)(void *arg, int rc, const struct board_item *items, size_t n);
 
 /** Read up to `count` (<= EXPORT_READ_CHUNK) rows from rank `from` (0-based) of a snapshot

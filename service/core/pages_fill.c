@@ -216,31 +216,21 @@ static int fill_lock_call(struct page_cache_fill *f, void *ctx, const struct pag
     snprintf(ttl, sizeof(ttl), "%d", lk->ttl_ms);
     snprintf(older, sizeof(older), "%" PRId64, lk->older_than_ms);
     snprintf(stamp, sizeof(stamp), "%" PRId64, lk->min_stamp);
-    struct board_read rd; /* its keys: settings, set, records, distinct scores, ids hash */
+    struct board_read rd; /* its keys: settings, set, records, distinct scores, ids and
+                           * updated_at hashes */
     struct board_read_args ra = {
         .kind = BOARD_READ_PAGE, .rank = c->q.rank, .page = c->page, .size = c->q.size};
     board_read_prepare(c->pg->cfg.model, c->board, &c->w, &ra, &rd);
     /* lua/prelude_read.lua's layout (keys, the assumed period kind, offset, retain, the rank
      * type), then the fill's */
-    const char *argv[] = {rd.meta,
-                          rd.z,
-                          rd.items,
-                          rd.dense,
-                          rd.ids,
-                          lk->key,
-                          lk->lock,
-                          period_kind_name(c->q.kind),
-                          tz,
-                          rd.retain,
-                          rank_type_name(c->q.rank),
-                          page_s,
-                          size_s,
-                          gen,
-                          lk->token,
-                          ttl,
-                          older,
+    const char *argv[] = {rd.meta,   rd.z,      rd.items,
+                          rd.dense,  rd.ids,    rd.upd,
+                          lk->key,   lk->lock,  period_kind_name(c->q.kind),
+                          tz,        rd.retain, rank_type_name(c->q.rank),
+                          page_s,    size_s,    gen,
+                          lk->token, ttl,       older,
                           stamp};
-    int rc = store_async_script(c->writes, c->pg->page_fill, 7, 11, argv, NULL, deadline_ms,
+    int rc = store_async_script(c->writes, c->pg->page_fill, 8, 11, argv, NULL, deadline_ms,
                                 fill_reply, c);
     return rc < 0 ? rc : 0;
 }

@@ -10,5 +10,5 @@ local size = page_size(ARGV[6])
 local total = redis.call('ZCARD', KEYS[2])
 local sm = member_of(ARGV[5])
 local rank = sm and redis.call('ZRANK', KEYS[2], sm)
-if not rank then return {settings, total, size, -1, {}, {}, {}} end
+if not rank then return times({settings, total, size, -1, {}, {}, {}}, 5) end
 return window(rank, size, total)

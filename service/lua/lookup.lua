@@ -9,11 +9,12 @@
 --   {'dense_unavailable'}, else {settings, total, {id, stored, rank0, rank, ...} (found, in the
 --   order asked), {id, ...} (missing), {record|nil, ...} (of the found, in their order; {} on a
 --   cluster, where the caller fetches them: prelude_read.lua), and on a `wide` board {set member
---   prefix, ...} of the found (their sub-scores and tie positions)}
+--   prefix, ...} of the found (their sub-scores and tie positions)}; on a board with
+--   track_updated_at one more, last: the found ids' times (prelude_read.lua: times)
 --@prelude
 local found, missing, fids, prefixes = lookup_ids(5)
 local records = {}
 if #fids > 0 and KEYS[3] ~= KEYS[1] then records = redis.call('HMGET', KEYS[3], unpack(fids)) end
 local out = {settings, redis.call('ZCARD', KEYS[2]), found, missing, records}
 if plen > 0 then out[6] = prefixes end
-return out
+return times(out, nil, fids)

@@ -1,8 +1,7 @@
 #!lua flags=no-writes
 --@script read-only
 -- member.lua -- one member's stored score, rank and record, with the board settings. O(log N).
--- KEYS and ARGV[1..4] as prelude_read.lua; KEYS[6] the set's updated_at hash (read on a board
--- that tracks it); ARGV[5] member
+-- KEYS and ARGV[1..4] as prelude_read.lua; ARGV[5] member
 -- Reply: nil when the board does not exist, the prelude's {'retry', ...} or
 --   {'dense_unavailable'}, else {settings, total, stored|nil, rank0|nil, record|nil, rank|nil,
 --   updated_at|nil, set member|nil} (rank0 the 0-based ordinal position, rank the 1-based rank of

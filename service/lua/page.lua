@@ -12,10 +12,11 @@
 --   {id, stored, rank0, rank, ...} (found, in the order asked) and {id, ...} (missing), and the
 --   records list holds the page's records, then the found ids' (on a cluster none: the caller
 --   fetches them all, records.h); on a `wide` board a ninth, the found's set-member prefixes
---   (their sub-scores)
+--   (their sub-scores); on a board with track_updated_at one more, last: the times of the
+--   page's members, then of the found ids (prelude_read.lua: times)
 --@prelude
 local reply = page_reply(tonumber(ARGV[5]), page_size(ARGV[6]))
-if #ARGV < 7 then return reply end
+if #ARGV < 7 then return times(reply, 4) end
 local found, missing, fids, prefixes = lookup_ids(7)
 if #fids > 0 and KEYS[3] ~= KEYS[1] then
   local records = reply[5]
@@ -25,4 +26,4 @@ end
 reply[7] = found
 reply[8] = missing
 if plen > 0 then reply[9] = prefixes end
-return reply
+return times(reply, 4, fids)

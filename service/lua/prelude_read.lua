@@ -2,21 +2,22 @@
 -- "--@prelude" line at build time (Makefile). One KEYS/ARGV layout for all of them: KEYS[1] the
 -- board's settings hash, KEYS[2] the sorted set of the period read, KEYS[3] the records hash, or
 -- KEYS[1] again when the records are in other slots (Redis Cluster: the script reads none, the
--- records in its reply are empty or false, and the C caller's continuation fetches them by
--- bucket, records.h), KEYS[4] the set's distinct scores (prelude_dense.lua; in the board's slot
--- like KEYS[1..2]), KEYS[5] the set's ids hash (a `wide` board's id -> tie prefix, read by the
--- scripts given an id: member_of); ARGV[1] the period kind, ARGV[2] the UTC offset (minutes) and ARGV[3] the
+-- records in its reply are empty or false, and the C caller's continuation fetches them by bucket,
+-- records.h), KEYS[4] the set's distinct scores (prelude_dense.lua; in the board's slot like
+-- KEYS[1..2]), KEYS[5] the set's ids hash (a `wide` board's id -> tie prefix, read by the scripts
+-- given an id: member_of), KEYS[6] the set's updated_at hash (a board with track_updated_at: id ->
+-- ms; times() reads it); ARGV[1] the period kind, ARGV[2] the UTC offset (minutes) and ARGV[3] the
 -- retain the caller assumed when it chose KEYS[2] (and judged the period readable), ARGV[4] the
 -- rank type ('ordinal', 'competition' or 'dense'); the script's own arguments from ARGV[5] on.
--- Checking retain here is what makes processes agree on which periods are readable: a process
--- whose retain is stale (another one changed it) is told the real one and judges again. One
--- HGETALL, checked in Lua (a second redis.call costs more than the loop). Gives `settings` (the
--- flat HGETALL, for the reply), `s` (field -> value), `base` (2^T), page_size(asked), rows(start,
+-- Checking retain here is what makes processes agree on which periods are readable: a process whose
+-- retain is stale (another one changed it) is told the real one and judges again. One HGETALL,
+-- checked in Lua (a second redis.call costs more than the loop). Gives `settings` (the flat
+-- HGETALL, for the reply), `s` (field -> value), `base` (2^T), page_size(asked), rows(start,
 -- count), ranks(range, start), rank_of(stored, r0), page_reply(page, size), window(center, size,
--- total) and share(total, num, den); returns nil when the board does not exist, {'retry', period,
--- offset, retain} when its periods are not what the caller assumed (it learns them and calls
--- again), and {'dense_unavailable'} for a dense read of a set written before rankd kept its
--- distinct scores.
+-- total), times(out, range_at, more) and share(total, num, den); returns nil when the board does
+-- not exist, {'retry', period, offset, retain} when its periods are not what the caller assumed (it
+-- learns them and calls again), and {'dense_unavailable'} for a dense read of a set written before
+-- rankd kept its distinct scores.
 --@prelude layout
 --@prelude defaults
 local settings = redis.call('HGETALL', KEYS[1])
@@ -52,6 +53,24 @@ local function page_size(asked)
     size = tonumber(BOARD_PAGE_SIZE_DEFAULT)
   end
   return size
+end
+-- The updated_at times (ms, or false) of a board with track_updated_at, for a reply: `out` with
+-- one more element, the times of the range at out[range_at] ({member, stored, ...}: set members;
+-- nil: none) followed by those of the ids `more` (may be nil); `out` as it is on a board that
+-- does not track. One HMGET. The C side reads the last element of a tracked board's reply as the
+-- times.
+local function times(out, range_at, more)
+  if s.track_updated_at ~= '1' then return out end
+  local range, ids = range_at and out[range_at] or {}, {}
+  for i = 1, #range, 2 do ids[#ids + 1] = plen > 0 and range[i]:sub(plen + 1) or range[i] end
+  for i = 1, more and #more or 0 do ids[#ids + 1] = more[i] end
+  local t = {}
+  if #ids > 0 then
+    local got = redis.call('HMGET', KEYS[6], unpack(ids))
+    for i = 1, #ids do t[i] = tonumber(got[i] or '') or false end
+  end
+  out[#out + 1] = t
+  return out
 end
 -- `count` (>= 0) entries from 0-based position `start`: {member, stored, ...} and their records
 -- ({} on a cluster: KEYS[3] == KEYS[1], the caller fetches them). O(log N + count). Ascending
@@ -133,6 +152,10 @@ local function page_reply(page, size)
   if start < total then range, records = rows(start, size) end
   return {settings, total, size, range, records, ranks(range, start)}
 end
+-- page_reply with the times of a tracked board (page_fill.lua's and a plain page.lua's reply)
+local function page_reply_timed(page, size)
+  return times(page_reply(page, size), 4)
+end
 -- `size` entries centred on 0-based position `center` of `total`, clamped at both ends:
 -- {settings, total, size, start0, range, records, ranks}. O(log N + size).
 local function window(center, size, total)
@@ -140,7 +163,7 @@ local function window(center, size, total)
   if start + size > total then start = total - size end
   if start < 0 then start = 0 end
   local range, records = rows(start, size)
-  return {settings, total, size, start, range, records, ranks(range, start)}
+  return times({settings, total, size, start, range, records, ranks(range, start)}, 5)
 end
 -- ceil(total * num / den) exactly, for 0 <= total < 2^53 and 0 <= num <= den <= 10^6 (Lua
 -- numbers are doubles: every step stays an integer below 2^53).

@@ -8,6 +8,7 @@ local SUB_ABS_MAX = 9007199254740991
 
 -- The op of an entry argument and its sub-score text ('' none).
 local function entry_op(arg)
+  if arg == 'set' or arg == 'best' or arg == 'incr' then return arg, '' end
   local c = arg:find(':', 1, true)
   if not c then return arg, '' end
   return arg:sub(1, c - 1), arg:sub(c + 1)
@@ -50,6 +51,16 @@ local function sub_result(op, key, arg, oldkey, oldck, given)
     return key, ck
   end
   return key, given
+end
+
+-- A stored value in a write's reply (write.lua's result values): on a sub-score board (ck the
+-- member's column keys) {stored, column keys...}, so the reply gives the tuple stored; else
+-- `stored` itself (nil none).
+local function sub_stored(stored, ck)
+  if not stored or not ck then return stored end
+  local out = {stored}
+  for c = 1, #ck do out[c + 1] = ck[c] end
+  return out
 end
 
 -- After a write's ZADD on a sub-score board: the distinct tuples (prelude_dense.lua's

@@ -11,4 +11,4 @@ local total = redis.call('ZCARD', KEYS[2])
 local count = share(total, tonumber(ARGV[5]), tonumber(ARGV[6]))
 local size = count < 100 and count or 100
 local range, records = rows(0, size)
-return {settings, total, size, range, records, ranks(range, 0), count}
+return times({settings, total, size, range, records, ranks(range, 0), count}, 4)

@@ -81,8 +81,9 @@
 --   section {listed (1: a new period set was listed), version (the board's write counter after
 --   the call), 2^T, order, score_decimals (the layout the scores were stored under), trimmed
 --   (members max_members removed), then per handled entry: code (0 applied or unchanged, 2 key
---   out of range: nothing written for it), stored (an integer; nil none), rank0 (-1: none
---   asked, or not on the board after the call), updated, previous stored (nil none), previous
+--   out of range: nothing written for it), stored (an integer; nil none; on a sub-score board
+--   {stored, column keys...}: prelude_subscores.lua's sub_stored), rank0 (-1: none asked, or not
+--   on the board after the call), updated, previous stored (nil none; as stored), previous
 --   rank0 (-1 none)}; a brief section (ARGV[3] 'r') has, after the same head, the 0-based
 --   indexes of the handled entries refused alone, and nothing else per entry. Stored values are
 --   integers below 2^53, returned as numbers (Redis replies integers): formatting each as text
@@ -201,14 +202,14 @@ local function result_key(op, arg, oldkey, lo, hi)
   return key
 end
 
--- The members of the call, once each (members repeated in the call read their own earlier
--- results from `cur` as the loop goes).
-local members, seen = {}, {}
-for i = first, n - 1 do
-  local member = ARGV[E0 + EV * i]
-  if not seen[member] then
-    seen[member] = true
-    members[#members + 1] = member
+-- The members of the call in entry order (a member repeated in the call is named again: ZMSCORE
+-- answers it twice, and its later entries read its earlier results from `cur`).
+local members = {}
+do
+  local e, argv = E0 + EV * first, ARGV
+  for j = 1, n - first do
+    members[j] = argv[e]
+    e = e + EV
   end
 end
 
@@ -216,13 +217,19 @@ end
 -- last entry (first) or just before its first (last), read once per group with one bounded
 -- ZRANGE and then kept here as entries join it. A member leaving a group is not subtracted: the
 -- next arrival still goes after every entry, so the order holds (a gap in the numbering is
--- harmless).
+-- harmless). The loop over the entries is the script's hot path (an import chunk's hundreds of
+-- entries): it reads each argument once, calls no function for a plain set into a known group,
+-- and gathers what the writes need (the ZADD's pairs with their stored values as text: a number
+-- handed to redis.call is formatted with '%.17g', twice the cost of '%d'; the keys held and
+-- left, for the distinct scores; the records of a one-board call).
 local plans = {}
 local status, done, info, at_board = 0, n, '', 0
 for b = 0, nb - 1 do
   if not replay[b] then
     local z, base, tiebreak, kmax = key_of(b, 1), tonumber(hdr(b, 0)), hdr(b, 1), tonumber(hdr(b, 2))
-    local cur, cur0 = {}, {} -- member -> stored value (number) or false: now, before the call
+    -- member -> stored value (number) or false: after this call's writes so far (nil: not written
+    -- yet, `got` has it), and before the call (set for the members written)
+    local cur, cur0, got = {}, {}, {}
     -- wide: member -> its set member before the call (false: none), the next tie position
     local layout = hdr(b, 13)
     local plen, sm0, seq = member_prefix(tiebreak, layout), {}, 0
@@ -236,23 +243,19 @@ for b = 0, nb - 1 do
         if p[i] then sms[#sms + 1] = sm0[members[i]] end
         if p[i] and nsub > 0 then cursub[members[i]] = sub_keys(p[i], nsub) end
       end
-      local got = #sms > 0 and redis.call('ZMSCORE', z, unpack(sms)) or {}
+      local zs = #sms > 0 and redis.call('ZMSCORE', z, unpack(sms)) or {}
       local j = 0
       for i = 1, #members do
         local v = false
         if sm0[members[i]] then
           j = j + 1
-          v = got[j] and tonumber(got[j]) or false
+          v = zs[j] and tonumber(zs[j]) or false
         end
         cur[members[i]], cur0[members[i]] = v, v
       end
       seq = tonumber(redis.call('HGET', key_of(b, 2), 'seq') or '0')
     elseif #members > 0 then
-      local got = redis.call('ZMSCORE', z, unpack(members))
-      for i = 1, #members do
-        cur[members[i]] = got[i] and tonumber(got[i]) or false
-        cur0[members[i]] = cur[members[i]]
-      end
+      got = redis.call('ZMSCORE', z, unpack(members)) -- got[j]: entry first + j - 1's member
     end
     if atomic then
       -- would any entry leave the range? (members repeated in the call included), before a full
@@ -262,7 +265,9 @@ for b = 0, nb - 1 do
         local e = E0 + EV * i
         local member, k = ARGV[e], e + 3 + 3 * b
         if keys[member] == nil then
-          keys[member] = cur[member] and math.floor(cur[member] / base) or false
+          local v = cur[member]
+          if v == nil then v = got[i - first + 1] and tonumber(got[i - first + 1]) or false end
+          keys[member] = v and math.floor(v / base) or false
           subs[member] = cursub[member]
         end
         local op, st = entry_op(ARGV[e + 1])
@@ -278,11 +283,15 @@ for b = 0, nb - 1 do
         keys[member], subs[member] = key, ck
       end
     end
-    -- adds_before[i]: the ZADD values of the entries before entry i (a full group cuts there);
-    -- known: keys some member held before the call (their tie group was read), texts: the keys
-    -- written as the caller sent them (exact text, no formatting), refused: entries refused alone
+    -- adds: the ZADD's pairs (stored, member); adds_before[i] (a call to several boards): the
+    -- ZADD values of the entries before entry i (a full group on another board cuts there);
+    -- known: keys some member held before the call (their tie group was read); texts: each key
+    -- written -> its text as the caller sent it (exact, no formatting) or true; left: the keys the
+    -- written members held before the call; dup: a member written twice (its first key may not be
+    -- held at the end); refused: entries refused alone (index -> true, and in order in nref)
     local plan = {adds = {}, results = {}, adds_before = {}, cur0 = cur0, known = {}, texts = {},
-                  refused = {}, plen = plen, sm0 = sm0, ids = {}, spl = SUB_BYTES * nsub}
+                  left = {}, refused = {}, nref = {}, plen = plen, sm0 = sm0, ids = {},
+                  spl = SUB_BYTES * nsub, records = nb == 1 and {} or nil}
     -- Whether the distinct scores are kept (dense_state), asked once, before any write of the call
     local dense_known, dense = false, nil
     local function dense_of()
@@ -296,22 +305,24 @@ for b = 0, nb - 1 do
     local empty, all_empty = {}, false
     if tiebreak ~= 'id' and plen == 0 then -- (a wide board reads no tie group)
       local texts, tseen = {}, {}
-      for i = first, n - 1 do
-        local e = E0 + EV * i
-        local t = ARGV[e + 3 + 3 * b]
-        if entry_op(ARGV[e + 1]) ~= 'incr' and not tseen[t] then
-          tseen[t] = true
-          texts[#texts + 1] = t
+      local e, argv, nt = E0 + EV * first + 3 + 3 * b, ARGV, 0
+      for _ = first, n - 1 do
+        local t, op = argv[e], argv[e - 2 - 3 * b]
+        if not tseen[t] and (op == 'set' or op == 'best' or
+                             (op ~= 'incr' and entry_op(op) ~= 'incr')) then
+          tseen[t], nt = true, nt + 1
+          texts[nt] = t
         end
+        e = e + EV
       end
       if #texts > 1 then
         local d = dense_of()
         if d == 'new' then
           all_empty = true
         elseif d == 'kept' then
-          local got = redis.call('ZMSCORE', key_of(b, 5), unpack(texts))
+          local has = redis.call('ZMSCORE', key_of(b, 5), unpack(texts))
           for i = 1, #texts do
-            if not got[i] then empty[texts[i]] = true end
+            if not has[i] then empty[texts[i]] = true end
           end
         end
       end
@@ -337,25 +348,41 @@ for b = 0, nb - 1 do
       end
       return t
     end
+    local adds, texts, left, records = plan.adds, plan.texts, plan.left, plan.records
+    local step = tiebreak == 'last' and -1 or (tiebreak == 'first' and 1 or 0)
+    local e, j, na, nr = E0 + EV * first, 0, 0, 0 -- na, nr: #adds, #records
+    local argv, tonum, floor, format = ARGV, tonumber, math.floor, string.format
     for i = first, n - 1 do
-      local e = E0 + EV * i
-      local member, op, st = ARGV[e], entry_op(ARGV[e + 1])
+      local member, op, st = argv[e], argv[e + 1], ''
+      if op ~= 'set' and op ~= 'best' and op ~= 'incr' then op, st = entry_op(op) end
       local k = e + 3 + 3 * b
-      local arg, lo, hi = tonumber(ARGV[k]), nil, nil
-      if op == 'incr' then lo, hi = tonumber(ARGV[k + 1]), tonumber(ARGV[k + 2]) end
-      local old = cur[member] or nil
-      local oldkey = old and math.floor(old / base) or nil
-      local key = result_key(op, arg, oldkey, lo, hi)
+      local text = argv[k]
+      local record = argv[e + 2]
+      e, j = e + EV, j + 1
+      local arg = tonum(text)
+      local old = cur[member]
+      if old == nil then
+        old = got[j]
+        old = old and tonum(old) or false
+      end
+      local oldkey, oldck = old and floor(old / base) or nil, cursub[member]
+      local key = arg
+      if op ~= 'set' then
+        local lo, hi = nil, nil
+        if op == 'incr' then lo, hi = tonumber(ARGV[k + 1]), tonumber(ARGV[k + 2]) end
+        key = result_key(op, arg, oldkey, lo, hi)
+      end
       local ck, same = nil, old and key == oldkey
       if nsub > 0 then
         key, ck = sub_result(op, key, arg, oldkey, cursub[member], sub_given(st, layout))
         same = old and ck and tuple_cmp(key, ck, oldkey, cursub[member]) == 0
       end
       local code, stored, updated = 0, old, 0
-      plan.adds_before[i] = #plan.adds
+      if nb > 1 then plan.adds_before[i] = na end
       if key > kmax or key < -kmax or ck == false then
         code = 2 -- refused alone (all or nothing refused the call above)
         plan.refused[i] = true
+        plan.nref[#plan.nref + 1] = i
       elseif plen > 0 and not same then
         -- wide: the next tie position (first: ascending; last: descending from 2^53 - 1),
         -- after the sub-score columns of a sub-score board (none on tiebreak id)
@@ -366,34 +393,42 @@ for b = 0, nb - 1 do
         cursub[member] = ck
         local prefix = ck and sub_bytes(ck) or ''
         if tiebreak ~= 'id' then prefix = prefix .. tie_bytes(tie) end
-        plan.adds[#plan.adds + 1] = stored
-        plan.adds[#plan.adds + 1] = prefix .. member
+        adds[na + 1], adds[na + 2], na = stored, prefix .. member, na + 2
         plan.ids[#plan.ids + 1] = member
-        if key == arg then plan.texts[key] = ARGV[k] end
+        if key == arg then texts[key] = text end
       elseif not (old and key == oldkey) then
         local low = key * base
-        local tie = next_tie(key, low, key == arg and ARGV[k] or nil)
+        local tie = edge[key]
+        if tie == nil then tie = next_tie(key, low, key == arg and text or nil) end
         if tie >= cap or tie < 0 then
           if i < done then status, done, info, at_board = 3, i, string.format(fmt, key), b end
           break
         end
-        edge[key] = tiebreak == 'last' and tie - 1 or (tiebreak == 'first' and tie + 1 or 0)
+        edge[key] = tie + step
         stored = low + tie
         updated = 1
         cur[member] = stored
-        plan.adds[#plan.adds + 1] = stored
-        plan.adds[#plan.adds + 1] = member
-        if key == arg then plan.texts[key] = ARGV[k] end
+        if cur0[member] == nil then cur0[member] = old else plan.dup = true end
+        adds[na + 1], adds[na + 2], na = format('%d', stored), member, na + 2
+        if key == arg then
+          texts[key] = text
+        elseif not texts[key] then
+          texts[key] = true
+        end
+        if old then left[oldkey] = true end
+      end
+      if records and record ~= '' and code == 0 then
+        records[nr + 1], records[nr + 2], nr = member, record, nr + 2
       end
       if not brief then
         local prev, prev_rank = false, -1
         if want_prev and old then
-          prev = old
+          prev = sub_stored(old, oldck)
           prev_rank = redis.call('ZRANK', z, plen > 0 and sm0[member] or member)
         end
         local r = plan.results
         r[#r + 1] = code
-        r[#r + 1] = stored or false
+        r[#r + 1] = sub_stored(stored, cursub[member]) or false
         r[#r + 1] = updated
         r[#r + 1] = prev
         r[#r + 1] = prev_rank
@@ -435,7 +470,7 @@ for b = 0, nb - 1 do
   else
     local z, meta, plan = key_of(b, 1), key_of(b, 2), plans[b]
     local adds = plan.adds
-    if done < n and plan.adds_before[done] then
+    if done < n and nb > 1 and plan.adds_before[done] then
       adds = {unpack(plan.adds, 1, plan.adds_before[done])}
     end
     if create[b] and (#adds > 0 or done > first) then
@@ -462,6 +497,9 @@ for b = 0, nb - 1 do
       end
       if dense and plan.spl > 0 then
         sub_dense(z, dz, plan, adds, wide)
+      elseif dense and not wide and not plan.dup and (done == n or nb == 1) then
+        -- each member written once, none cut: every key written is held, `left` what they left
+        dense_update(z, dz, base, plan.texts, plan.left, dense == 'kept' and plan.known)
       elseif dense then
         -- the keys the written members hold now (ZADD applied the pairs in order: a member's
         -- last pair is its value) and the keys they held before the call
@@ -522,8 +560,8 @@ for b = 0, nb - 1 do
                      trimmed + (p and p[6] or 0)}
     local r, ranks = plan.results, {}
     if brief then
-      for i = first, done - 1 do
-        if plan.refused[i] then section[#section + 1] = i end
+      for _, i in ipairs(plan.nref) do
+        if i < done then section[#section + 1] = i end
       end
     end
     for i = brief and done or 0, done - 1 do
@@ -564,8 +602,8 @@ for b = 0, nb - 1 do
   end
 end
 
-local records = {}
-for i = first, done - 1 do
+local records = nb == 1 and plans[0].records or {}
+for i = first, nb == 1 and first - 1 or done - 1 do
   local e = E0 + EV * i
   local record = ARGV[e + 2]
   -- an entry refused alone (out of range on the only board) writes no record

@@ -80,30 +80,7 @@ static struct store_reply *reply_text(const char *resp)
 #define RETRY "*4\r\n$5\r\nretry\r\n$5\r\ndaily\r\n$1\r\n0\r\n$1\r\n1\r\n"
 #define DENSE "*1\r\n$17\r\ndense_unavailable\r\n"
 
-/* ---- a model over a store that is never dialled */
-
-static struct store *g_store;
-static struct board_model g_m;
-
-static void model_up(int cluster)
-{
-    fixture_model_up(&g_m, &g_store, cluster, NULL);
-}
-
-static void setup_single(void)
-{
-    model_up(0);
-}
-
-static void setup_cluster(void)
-{
-    model_up(1);
-}
-
-static void teardown(void)
-{
-    fixture_model_down(&g_m, &g_store);
-}
+/* ---- the model: g_m over a store that is never dialled (model_fixture.h) */
 
 static void assert_arg(const char *const *argv, const size_t *lens, int i, const char *want)
 {
@@ -126,19 +103,20 @@ START_TEST(test_prepare_page)
     struct board_read r;
     board_read_prepare(&g_m, "b", &w, &a, &r);
     ck_assert_ptr_eq(r.script, board_script(SCRIPT_PAGE));
-    ck_assert_int_eq(r.nkeys, 5);
+    ck_assert_int_eq(r.nkeys, 6);
     ck_assert_int_eq(r.nargs, 6);
     assert_arg(r.argv, r.lens, 0, "P:{b}:meta");
     assert_arg(r.argv, r.lens, 1, "P:{b}:z");
     assert_arg(r.argv, r.lens, 2, "P:items");
     assert_arg(r.argv, r.lens, 3, "P:{b}:dense");
     assert_arg(r.argv, r.lens, 4, "P:{b}:ids");
-    assert_arg(r.argv, r.lens, 5, period_kind_name(PERIOD_NONE));
-    assert_arg(r.argv, r.lens, 6, "0");
-    assert_arg(r.argv, r.lens, 7, "1");
-    assert_arg(r.argv, r.lens, 8, rank_type_name(RANK_DENSE));
-    assert_arg(r.argv, r.lens, 9, "3");
-    assert_arg(r.argv, r.lens, 10, "0"); /* size 0: the board's page_size */
+    assert_arg(r.argv, r.lens, 5, "P:{b}:upd");
+    assert_arg(r.argv, r.lens, 6, period_kind_name(PERIOD_NONE));
+    assert_arg(r.argv, r.lens, 7, "0");
+    assert_arg(r.argv, r.lens, 8, "1");
+    assert_arg(r.argv, r.lens, 9, rank_type_name(RANK_DENSE));
+    assert_arg(r.argv, r.lens, 10, "3");
+    assert_arg(r.argv, r.lens, 11, "0"); /* size 0: the board's page_size */
 }
 END_TEST
 
@@ -152,7 +130,9 @@ START_TEST(test_prepare_page_cluster)
     board_read_prepare(&g_m, "b", &w, &a, &r);
     assert_arg(r.argv, r.lens, 0, "P:{b}:meta");
     assert_arg(r.argv, r.lens, 2, "P:{b}:meta");
-    assert_arg(r.argv, r.lens, 10, "10");
+    assert_arg(r.argv, r.lens, 5,
+               "P:{b}:z"); /* no board tracks updated_at there: a key in the slot */
+    assert_arg(r.argv, r.lens, 11, "10");
 }
 END_TEST
 
@@ -165,14 +145,14 @@ START_TEST(test_prepare_each_kind)
     board_read_prepare(&g_m, "b", &w, &a, &r);
     ck_assert_ptr_eq(r.script, board_script(SCRIPT_MEMBER));
     ck_assert_int_eq(r.nargs, 5);
-    ck_assert_uint_eq(r.lens[9], 7); /* binary-safe: sent with its length */
+    ck_assert_uint_eq(r.lens[10], 7); /* binary-safe: sent with its length */
 
     a.kind = BOARD_READ_AROUND;
     a.size = 5;
     board_read_prepare(&g_m, "b", &w, &a, &r);
     ck_assert_ptr_eq(r.script, board_script(SCRIPT_AROUND));
     ck_assert_int_eq(r.nargs, 6);
-    assert_arg(r.argv, r.lens, 10, "5");
+    assert_arg(r.argv, r.lens, 11, "5");
 
     struct board_read_args s = {.kind = BOARD_READ_AROUND_SCORE, .key = 42, .size = 4};
     s.layout.order = SCORE_ORDER_ASC;
@@ -181,28 +161,28 @@ START_TEST(test_prepare_each_kind)
     board_read_prepare(&g_m, "b", &w, &s, &r);
     ck_assert_ptr_eq(r.script, board_script(SCRIPT_AROUND_SCORE));
     ck_assert_int_eq(r.nargs, 10);
-    assert_arg(r.argv, r.lens, 9, score_order_name(SCORE_ORDER_ASC));
-    assert_arg(r.argv, r.lens, 10, score_tiebreak_name(SCORE_TIEBREAK_LAST));
-    assert_arg(r.argv, r.lens, 11, "2");
-    assert_arg(r.argv, r.lens, 12, "42");
-    assert_arg(r.argv, r.lens, 13, "4");
-    assert_arg(r.argv, r.lens, 14, "packed"); /* the score_layout judged under */
+    assert_arg(r.argv, r.lens, 10, score_order_name(SCORE_ORDER_ASC));
+    assert_arg(r.argv, r.lens, 11, score_tiebreak_name(SCORE_TIEBREAK_LAST));
+    assert_arg(r.argv, r.lens, 12, "2");
+    assert_arg(r.argv, r.lens, 13, "42");
+    assert_arg(r.argv, r.lens, 14, "4");
+    assert_arg(r.argv, r.lens, 15, "packed"); /* the score_layout judged under */
     s.refused = 1; /* refused under that layout: no key, the script confirms the layout */
     board_read_prepare(&g_m, "b", &w, &s, &r);
-    ck_assert_uint_eq(r.lens[12], 0);
+    ck_assert_uint_eq(r.lens[13], 0);
 
     /* a percentile is read with ordinal ranks whatever was asked */
     struct board_read_args p = {
         .kind = BOARD_READ_PERCENTILE, .rank = RANK_DENSE, .num = 1, .den = 4};
     board_read_prepare(&g_m, "b", &w, &p, &r);
     ck_assert_ptr_eq(r.script, board_script(SCRIPT_PERCENTILE));
-    assert_arg(r.argv, r.lens, 8, rank_type_name(RANK_ORDINAL));
-    assert_arg(r.argv, r.lens, 9, "1");
-    assert_arg(r.argv, r.lens, 10, "4");
+    assert_arg(r.argv, r.lens, 9, rank_type_name(RANK_ORDINAL));
+    assert_arg(r.argv, r.lens, 10, "1");
+    assert_arg(r.argv, r.lens, 11, "4");
     p.kind = BOARD_READ_TOP;
     board_read_prepare(&g_m, "b", &w, &p, &r);
     ck_assert_ptr_eq(r.script, board_script(SCRIPT_TOP));
-    assert_arg(r.argv, r.lens, 8, rank_type_name(RANK_DENSE));
+    assert_arg(r.argv, r.lens, 9, rank_type_name(RANK_DENSE));
 }
 END_TEST
 
@@ -225,23 +205,23 @@ START_TEST(test_prepare_walk)
     board_read_prepare(&g_m, "b", &w, &a, &r);
     ck_assert_ptr_eq(r.script, board_script(SCRIPT_WALK));
     ck_assert_int_eq(r.nargs, 18);
-    ck_assert_uint_eq(r.lens[22], 0); /* no sub-score bytes: a board without sub-scores */
-    assert_arg(r.argv, r.lens, 11, "0");
-    assert_arg(r.argv, r.lens, 12, "-5");
-    ck_assert_uint_eq(r.lens[13], 0); /* no upper bound */
-    assert_arg(r.argv, r.lens, 14, "after");
-    assert_arg(r.argv, r.lens, 15, "2");
-    assert_arg(r.argv, r.lens, 16, "123");
-    assert_arg(r.argv, r.lens, 17, "bob");
-    assert_arg(r.argv, r.lens, 18, "9");
-    assert_arg(r.argv, r.lens, 19, "20");
-    assert_arg(r.argv, r.lens, 20, "0");      /* the edge's tie position (a wide board's) */
-    assert_arg(r.argv, r.lens, 21, "packed"); /* the score_layout judged under */
+    ck_assert_uint_eq(r.lens[23], 0); /* no sub-score bytes: a board without sub-scores */
+    assert_arg(r.argv, r.lens, 12, "0");
+    assert_arg(r.argv, r.lens, 13, "-5");
+    ck_assert_uint_eq(r.lens[14], 0); /* no upper bound */
+    assert_arg(r.argv, r.lens, 15, "after");
+    assert_arg(r.argv, r.lens, 16, "2");
+    assert_arg(r.argv, r.lens, 17, "123");
+    assert_arg(r.argv, r.lens, 18, "bob");
+    assert_arg(r.argv, r.lens, 19, "9");
+    assert_arg(r.argv, r.lens, 20, "20");
+    assert_arg(r.argv, r.lens, 21, "0");      /* the edge's tie position (a wide board's) */
+    assert_arg(r.argv, r.lens, 22, "packed"); /* the score_layout judged under */
     a.edge_id = NULL;
     a.walk = BOARD_WALK_CHECK;
     board_read_prepare(&g_m, "b", &w, &a, &r);
-    ck_assert_uint_eq(r.lens[17], 0);
-    assert_arg(r.argv, r.lens, 14, "check");
+    ck_assert_uint_eq(r.lens[18], 0);
+    assert_arg(r.argv, r.lens, 15, "check");
 }
 END_TEST
 
@@ -415,6 +395,76 @@ START_TEST(test_page_take_top)
 }
 END_TEST
 
+/* The settings of a board with track_updated_at: its read replies carry the times last. */
+static void settings_tracked(struct resp *r)
+{
+    put(r, "*4\r\n");
+    bulk(r, "page_size");
+    bulk(r, "2");
+    bulk(r, "track_updated_at");
+    bulk(r, "1");
+}
+
+START_TEST(test_page_take_times)
+{
+    /* page.lua on a tracked board: the page's times after the ranks (false: none kept) */
+    struct resp r = {.n = 0};
+    put(&r, "*7\r\n");
+    settings_tracked(&r);
+    put(&r, ":50\r\n:2\r\n*4\r\n");
+    bulk(&r, "a");
+    stored(&r, 9, 0);
+    bulk(&r, "b");
+    stored(&r, 8, 0);
+    put(&r, "*0\r\n*0\r\n*2\r\n:1700000000123\r\n$-1\r\n");
+    struct board_page *p = NULL;
+    ck_assert_int_eq(board_page_take(&g_m, "b", reply_of(&r), 1, &p), 0);
+    ck_assert_int_eq(p->settings.track_updated_at, 1);
+    ck_assert_uint_eq(p->n, 2);
+    ck_assert_int_eq(p->items[0].updated_at, 1700000000123);
+    ck_assert_int_eq(p->items[1].updated_at, -1);
+    ck_assert_int_eq(p->count, 0); /* the times are not top.lua's count */
+    ck_assert_ptr_null(p->with);
+    board_page_free(p);
+
+    /* top.lua: the count, then the times */
+    struct resp t = {.n = 0};
+    put(&t, "*8\r\n");
+    settings_tracked(&t);
+    put(&t, ":50\r\n:2\r\n*2\r\n");
+    bulk(&t, "a");
+    stored(&t, 9, 0);
+    put(&t, "*0\r\n*0\r\n:13\r\n*1\r\n:5\r\n");
+    ck_assert_int_eq(board_page_take(&g_m, "b", reply_of(&t), 1, &p), 0);
+    ck_assert_int_eq(p->count, 13);
+    ck_assert_ptr_null(p->with);
+    ck_assert_int_eq(p->items[0].updated_at, 5);
+    board_page_free(p);
+
+    /* with ids: the page's times, then the found's */
+    struct resp w = {.n = 0};
+    put(&w, "*9\r\n");
+    settings_tracked(&w);
+    put(&w, ":50\r\n:2\r\n*2\r\n");
+    bulk(&w, "a");
+    stored(&w, 9, 0);
+    put(&w, "*0\r\n*0\r\n*4\r\n");
+    bulk(&w, "z");
+    stored(&w, 1, 0);
+    put(&w, ":40\r\n:41\r\n*1\r\n");
+    bulk(&w, "gone");
+    put(&w, "*2\r\n:7\r\n:8\r\n");
+    ck_assert_int_eq(board_page_take(&g_m, "b", reply_of(&w), 1, &p), 0);
+    ck_assert_int_eq(p->items[0].updated_at, 7);
+    ck_assert_ptr_nonnull(p->with);
+    ck_assert_uint_eq(p->with->n, 1);
+    ck_assert_int_eq(p->with->items[0].ordinal, 41);
+    ck_assert_int_eq(p->with->items[0].updated_at, 8);
+    ck_assert_uint_eq(p->with->nmissing, 1);
+    board_page_free(p);
+}
+END_TEST
+
 START_TEST(test_percentile_take)
 {
     struct resp r = {.n = 0};
@@ -453,12 +503,12 @@ START_TEST(test_lookup)
     struct board_lookup_call c;
     ck_assert_int_eq(board_lookup_prepare(&g_m, "b", &w, RANK_ORDINAL, ids, lens, 5, &c), 0);
     ck_assert_ptr_eq(c.script, board_script(SCRIPT_LOOKUP));
-    ck_assert_int_eq(c.nkeys, 5);
+    ck_assert_int_eq(c.nkeys, 6);
     ck_assert_int_eq(c.nargs, 4 + 3); /* each id once, in the order first asked */
     assert_arg(c.argv, c.lens, 4, "P:{b}:ids");
-    assert_arg(c.argv, c.lens, 9, "a");
-    assert_arg(c.argv, c.lens, 10, "bb");
-    assert_arg(c.argv, c.lens, 11, "c");
+    assert_arg(c.argv, c.lens, 10, "a");
+    assert_arg(c.argv, c.lens, 11, "bb");
+    assert_arg(c.argv, c.lens, 12, "c");
     board_lookup_call_free(&c);
     board_lookup_call_free(&c); /* twice: a no-op */
 
@@ -588,7 +638,7 @@ Suite *board_read_suite(void)
 {
     Suite *s = suite_create("board_read");
     TCase *tc = tcase_create("single");
-    tcase_add_checked_fixture(tc, setup_single, teardown);
+    tcase_add_checked_fixture(tc, fixture_setup_single_now, fixture_teardown);
     tcase_set_timeout(tc, 10);
     tcase_add_test(tc, test_prepare_page);
     tcase_add_test(tc, test_prepare_each_kind);
@@ -599,12 +649,13 @@ Suite *board_read_suite(void)
     tcase_add_test(tc, test_around_score_take);
     tcase_add_test(tc, test_walk_take);
     tcase_add_test(tc, test_page_take_top);
+    tcase_add_test(tc, test_page_take_times);
     tcase_add_test(tc, test_percentile_take);
     tcase_add_test(tc, test_lookup);
     tcase_add_test(tc, test_boards_single);
     suite_add_tcase(s, tc);
     TCase *cl = tcase_create("cluster");
-    tcase_add_checked_fixture(cl, setup_cluster, teardown);
+    tcase_add_checked_fixture(cl, fixture_setup_cluster_now, fixture_teardown);
     tcase_set_timeout(cl, 10);
     tcase_add_test(cl, test_prepare_page_cluster);
     tcase_add_test(cl, test_boards_cluster);
