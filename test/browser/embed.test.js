@@ -11,6 +11,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium } from 'playwright-core';
 
+import { contrasts, settled } from './helpers.js';
+
 const BASE = process.env.RANKD_URL;
 const TOKEN = process.env.RANKD_WRITE_TOKEN;
 const SHOTS = process.env.RANKD_SCREENSHOT_DIR || new URL('../../build/screenshots', import.meta.url).pathname;
@@ -48,11 +50,6 @@ async function newPage(viewport) {
     return p;
 }
 
-async function settled(p) {
-    await p.waitForFunction(() => document.body.dataset.state !== 'loading', null, { timeout: 10000 });
-    return p.evaluate(() => document.body.dataset.state);
-}
-
 /** The table's rows: id, the cells' text, highlighted (is-me), aria-current; pinned too. */
 function rowsOf(p, sel = '#rows tr') {
     return p.$$eval(sel, (trs) => trs.map((tr) => ({
@@ -61,33 +58,6 @@ function rowsOf(p, sel = '#rows tr') {
         me: tr.classList.contains('is-me'),
         current: tr.getAttribute('aria-current'),
     })));
-}
-
-/** The WCAG contrast of each selector's text against its background. */
-function contrasts(p, selectors) {
-    return p.evaluate((sels) => {
-        const rgb = (c) => (c.match(/[\d.]+/g) || []).map(Number);
-        const lum = ([r, g, b]) => {
-            const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
-            return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
-        };
-        const bgOf = (el) => {
-            for (let e = el; e; e = e.parentElement) {
-                const c = rgb(getComputedStyle(e).backgroundColor);
-                if (c.length === 3 || (c.length === 4 && c[3] > 0.5)) return c.slice(0, 3);
-            }
-            return [255, 255, 255];
-        };
-        const out = {};
-        for (const sel of sels) {
-            const el = document.querySelector(sel);
-            if (!el || !el.getClientRects().length) { out[sel] = null; continue; }
-            const a = lum(rgb(getComputedStyle(el).color));
-            const b = lum(bgOf(el));
-            out[sel] = Math.round(((Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05)) * 100) / 100;
-        }
-        return out;
-    }, selectors);
 }
 
 before(async () => {

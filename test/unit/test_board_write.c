@@ -22,24 +22,6 @@
 
 #define reply_of fixture_reply
 
-static struct store *g_store;
-static struct board_model g_m;
-
-static void model_up(int cluster)
-{
-    fixture_model_up(&g_m, &g_store, cluster, fixture_clock);
-}
-
-static void setup_single(void)
-{
-    model_up(0);
-}
-
-static void teardown(void)
-{
-    fixture_model_down(&g_m, &g_store);
-}
-
 /* ---- a job of up to 3 entries on up to 3 boards */
 
 #define NT 3
@@ -462,7 +444,7 @@ Suite *board_write_suite(void)
 {
     Suite *s = suite_create("board_write");
     TCase *tc = tcase_create("single");
-    tcase_add_checked_fixture(tc, setup_single, teardown);
+    tcase_add_checked_fixture(tc, fixture_setup_single_fixed, fixture_teardown);
     tcase_add_test(tc, test_args_one_board);
     tcase_add_test(tc, test_args_several_boards);
     tcase_add_test(tc, test_args_digest_and_brief);
