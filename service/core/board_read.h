@@ -215,6 +215,7 @@ struct board_on_board {
     int64_t total;
     double score;
     int64_t rank, ordinal;
+    int64_t sub[SCORE_SUB_MAX]; /**< found: its sub-scores (settings.layout.nsub of them) */
 };
 
 /** member_boards.lua's reply (r is freed) for the n boards of its call: 0 and out[0..n), -EAGAIN

@@ -12,7 +12,7 @@
 -- Reply: {'retry', {i, period, offset, retain, ...}} for the boards (0-based i) whose periods are
 --   not what the caller assumed (it learns them and calls again), {'dense_unavailable', i}, else
 --   one entry per board: false (no such board) or {settings, total, stored|nil, rank0|nil,
---   rank|nil}
+--   rank|nil, set member|nil (on a board with sub-scores: they are its first bytes)}
 --@prelude layout
 --@prelude defaults
 local id, kind, out, retry = ARGV[1], ARGV[2], {}, {}
@@ -35,14 +35,15 @@ for b = 0, #KEYS / 4 - 1 do
   else
     local sm = set_member(KEYS[4 * b + 4], member_prefix(s.tiebreak, s.score_layout), id)
     local stored = sm and redis.call('ZSCORE', z, sm)
-    local rank0, rank = false, false
+    local rank0, rank, subs = false, false, false
     if stored then
       rank0 = redis.call('ZRANK', z, sm)
       local spl = SUB_BYTES * sub_count(s.score_layout)
       rank = rank_in(z, d, tie_base(s.tiebreak, s.score_layout), kind, tonumber(stored), rank0, nil,
                      spl > 0 and sm:sub(1, spl) or nil)
+      if spl > 0 then subs = sm end
     end
-    out[#out + 1] = {flat, redis.call('ZCARD', z), stored, rank0, rank}
+    out[#out + 1] = {flat, redis.call('ZCARD', z), stored, rank0, rank, subs}
   end
 end
 if #retry > 0 then return {'retry', retry} end

@@ -92,6 +92,8 @@ Suite *api_suite(void);
 Suite *ordering_suite(void);
 Suite *wide_suite(void);
 Suite *subscores_suite(void);
+/** The `subscores` suite's cases of test_subscores_replies.c (added to s). */
+void subscores_replies_add(Suite *s);
 Suite *cities_suite(void);
 Suite *faults_suite(void);
 Suite *page_cache_suite(void);

@@ -381,5 +381,6 @@ Suite *subscores_suite(void)
     tcase_set_timeout(rf, 30);
     tcase_add_test(rf, test_subscores_refusals);
     suite_add_tcase(s, rf);
+    subscores_replies_add(s);
     return s;
 }
