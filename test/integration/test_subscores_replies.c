@@ -248,6 +248,44 @@ START_TEST(subscores_cached_pages)
 }
 END_TEST
 
+/* Four columns (the most a board takes), every direction alternating: each column decides in
+ * turn, equal 4-tuples tie (competition ranks) and keep first-to-reach order, a best that wins
+ * on the last column alone moves the member. */
+START_TEST(subscores_four_columns)
+{
+    ck_assert_int_eq(it_status("PUT", "/boards/f4",
+                               "{\"subscores\":[\"desc\",\"asc\",\"desc\",\"asc\"],"
+                               "\"page_ttl_ms\":0}"),
+                     201);
+    it_post_score("f4", "{\"entries\":[{\"id\":\"a\",\"score\":1,\"subscores\":[5,5,5,5]},"
+                        "{\"id\":\"b\",\"score\":1,\"subscores\":[5,5,5,4]},"
+                        "{\"id\":\"c\",\"score\":1,\"subscores\":[5,5,6,9]},"
+                        "{\"id\":\"d\",\"score\":1,\"subscores\":[5,4,0,0]},"
+                        "{\"id\":\"e\",\"score\":1,\"subscores\":[6,9,0,9]},"
+                        "{\"id\":\"f\",\"score\":1,\"subscores\":[5,5,5,5]},"
+                        "{\"id\":\"g\",\"score\":2,\"subscores\":[-9007199254740991,"
+                        "9007199254740991,-9007199254740991,9007199254740991]}]}");
+    expect_has(g_port, "/boards/f4/rank?rank=competition", NULL,
+               "\"items\":[{\"rank\":1,\"id\":\"g\",\"score\":2,\"subscores\":["
+               "-9007199254740991,9007199254740991,-9007199254740991,9007199254740991],"
+               "\"record\":null},"
+               "{\"rank\":2,\"id\":\"e\",\"score\":1,\"subscores\":[6,9,0,9],\"record\":null},"
+               "{\"rank\":3,\"id\":\"d\",\"score\":1,\"subscores\":[5,4,0,0],\"record\":null},"
+               "{\"rank\":4,\"id\":\"c\",\"score\":1,\"subscores\":[5,5,6,9],\"record\":null},"
+               "{\"rank\":5,\"id\":\"b\",\"score\":1,\"subscores\":[5,5,5,4],\"record\":null},"
+               "{\"rank\":6,\"id\":\"a\",\"score\":1,\"subscores\":[5,5,5,5],\"record\":null},"
+               "{\"rank\":6,\"id\":\"f\",\"score\":1,\"subscores\":[5,5,5,5],\"record\":null}]");
+    expect_body("POST", "/boards/f4/scores",
+                "{\"id\":\"f\",\"score\":1,\"subscores\":[5,5,5,4],\"op\":\"best\"}",
+                "{\"id\":\"f\",\"score\":1,\"subscores\":[5,5,5,4],\"rank\":6,\"updated\":true,"
+                "\"prev_score\":1,\"prev_subscores\":[5,5,5,5],\"prev_rank\":7,\"version\":2}");
+    expect_has(g_port, "/boards/f4/rank?rank=dense&page=1&size=3&with=f,a", NULL,
+               "\"with\":[{\"rank\":5,\"id\":\"f\",\"score\":1,\"subscores\":[5,5,5,4],"
+               "\"page\":2,\"record\":null},{\"rank\":6,\"id\":\"a\",\"score\":1,"
+               "\"subscores\":[5,5,5,5],\"page\":3,\"record\":null}]");
+}
+END_TEST
+
 void subscores_replies_add(Suite *s)
 {
     const struct {
@@ -257,6 +295,7 @@ void subscores_replies_add(Suite *s)
         {"subscores_write_replies", subscores_write_replies},
         {"subscores_member_boards", subscores_member_boards},
         {"subscores_cached_pages", subscores_cached_pages},
+        {"subscores_four_columns", subscores_four_columns},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         TCase *tc = tcase_create(cases[i].name);
