@@ -333,6 +333,8 @@ int board_walk_take(struct board_model *m, const char *board, struct store_reply
     const struct store_reply *tag = r->element[0];
     if (tag->type == STORE_REPLY_STRING && strcmp(tag->str, "expired") == 0)
         rc = -EKEYEXPIRED;
+    else if (tag->type == STORE_REPLY_STRING && strcmp(tag->str, "invalid") == 0)
+        rc = -EBADR;
     else if (tag->type == STORE_REPLY_STRING && r->elements > 1 &&
              (strcmp(tag->str, "layout") == 0 || strcmp(tag->str, "refused") == 0))
         rc = -ESTALE;

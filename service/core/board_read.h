@@ -112,7 +112,8 @@ int board_member_take(struct board_model *m, const char *board, struct store_rep
 /** walk.lua's reply, as board_page_take (p->first, end and ranged set, the items at their
  *  positions); -ESTALE with *seen when the range must be judged again under those settings,
  *  -EKEYEXPIRED when the cursor's generation is not the board's any more (reset, layout change,
- *  re-created board). */
+ *  re-created board), -EBADR when a cursor of this generation names an edge of another shape
+ *  than the board's set members (sub-score bytes of other columns: forged). */
 int board_walk_take(struct board_model *m, const char *board, struct store_reply *r, int ranged,
                     struct board_settings *seen, struct board_page **out);
 

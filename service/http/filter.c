@@ -10,7 +10,7 @@
 
 void filter_header_add(struct filter_headers *out, const char *name, const char *value)
 {
-    assert(out->n < FILTER_HEADERS_MAX); /* the chain adds at most 7 */
+    assert(out->n < FILTER_HEADERS_MAX); /* the chain adds at most 5 */
     out->h[out->n].name = name;
     out->h[out->n++].value = value;
 }
@@ -48,16 +48,29 @@ static const char *reply_etag(const struct http_reply *rp)
     return NULL;
 }
 
+/* The one Vary value of the enum filter_vary bits v (1-7), its tokens in the enum's order. */
+static const char *vary_value(unsigned v)
+{
+    static const char *const values[8] = {
+        NULL,     "Accept-Encoding",         "Accept",         "Accept-Encoding, Accept",
+        "Origin", "Accept-Encoding, Origin", "Accept, Origin", "Accept-Encoding, Accept, Origin",
+    };
+    return values[v & 7];
+}
+
 int filters_reply(struct gzip_cache *gz, const struct filters_seen *seen, const char *request_id,
                   struct http_reply *rp, struct filter_headers *out)
 {
     out->n = 0;
+    out->vary = 0;
     const char *etag = reply_etag(rp);
     int gzipped = gzip_filter_reply(gz, seen->gzip_ok, etag, rp, out);
     if (seen->vary_accept)
-        filter_header_add(out, "Vary", "Accept");
+        filter_vary(out, FILTER_VARY_ACCEPT);
     etag_filter_reply(&seen->etag, gzipped, etag, rp, &out->etag);
     filter_header_add(out, "X-Request-Id", request_id);
     cors_filter_reply(&seen->cors, out);
+    if (out->vary)
+        filter_header_add(out, "Vary", vary_value(out->vary));
     return gzipped;
 }

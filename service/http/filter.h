@@ -18,12 +18,15 @@
  *                               a ROUTE_EVENTS route's replies are remembered to vary on Accept
  *   reply, once decided (filters_reply), before libmicrohttpd sends it:
  *     5. gzip                   the body's gzip form (kept per event thread by ETag: the ETag
- *                               cache), Content-Encoding, Vary: Accept-Encoding; then Vary:
+ *                               cache), Content-Encoding, varies on Accept-Encoding; then on
  *                               Accept on every reply of a ROUTE_EVENTS route (a stream or a
  *                               JSON reply by Accept: a shared cache must keep them apart)
  *     6. etag                   the ETag of a gzip form (or of a 304 about one) ends in "-gz"
  *     7. request id (access.h)  X-Request-Id, as given or made
- *     8. cors                   Access-Control-Allow-Origin, -Expose-Headers, Vary: Origin
+ *     8. cors                   Access-Control-Allow-Origin, -Expose-Headers, varies on Origin
+ *   then one Vary header with what the steps vary on, in that order ("Accept-Encoding, Accept,
+ *   Origin": RFC 9110 5.3 makes it the same as a line per value, and each header line is an
+ *   allocation and a copy more in libmicrohttpd)
  *
  * A request step that answers (a preflight, a refusal) fills the reply and ends the request
  * phases; the reply phase runs for every reply libmicrohttpd sends (an upload answered in the
@@ -56,6 +59,13 @@ struct filter_request {
 
 #define FILTER_HEADERS_MAX 8
 
+/** What a reply varies on (filter_vary): the tokens of its one Vary header, in this order. */
+enum filter_vary {
+    FILTER_VARY_ACCEPT_ENCODING = 1, /**< gzip */
+    FILTER_VARY_ACCEPT = 2,          /**< a ROUTE_EVENTS route */
+    FILTER_VARY_ORIGIN = 4,          /**< cors */
+};
+
 /** What the reply filters make of a reply's headers: the headers to add, in order, after the
  *  reply's own (http_reply.headers), and a value to send instead of one of those
  *  (filter_header_value). Lives while the caller sends the headers; filters_reply sets what
@@ -67,6 +77,7 @@ struct filter_headers {
         const char *value; /**< static, or borrowed from the policy or the request: valid until
                             *   the request completes */
     } h[FILTER_HEADERS_MAX];
+    unsigned vary;         /**< enum filter_vary bits, sent as one Vary header at the end */
     struct etag_swap etag; /**< filter_etag.h */
 };
 
@@ -79,6 +90,13 @@ static inline const char *filter_header_value(const struct filter_headers *out, 
 
 /** Append a header to out (a filter bug past FILTER_HEADERS_MAX: asserted). */
 void filter_header_add(struct filter_headers *out, const char *name, const char *value);
+
+/** The reply varies on `what` (enum filter_vary): filters_reply sends one Vary header with
+ *  every token so noted (not a header of its own per filter). */
+static inline void filter_vary(struct filter_headers *out, enum filter_vary what)
+{
+    out->vary |= (unsigned)what;
+}
 
 /** What the request steps leave for the reply steps, per request (zeroed at its start). */
 struct filters_seen {
@@ -110,7 +128,8 @@ int filters_route_found(const struct filters_config *cfg, const struct filter_re
 
 /**
  * Steps 5 to 8 on reply rp (a 200's body may be replaced by its gzip form), into *out: the
- * headers to add after rp's own, and the "-gz" ETag to send in place of rp's
+ * headers to add after rp's own (the last of them one Vary header when the reply varies on
+ * anything), and the "-gz" ETag to send in place of rp's
  * (filter_header_value; rp's own headers are left as they are). `gz`: the event thread's gzip
  * cache (filter_gzip.h); `request_id`: X-Request-Id's value (borrowed). Returns 1 when rp's
  * body is now gzip.

@@ -49,5 +49,5 @@ void cors_filter_reply(const struct cors_seen *seen, struct filter_headers *out)
         filter_header_add(out, "Access-Control-Expose-Headers", CORS_EXPOSE_HEADERS);
     }
     if (seen->vary)
-        filter_header_add(out, "Vary", "Origin");
+        filter_vary(out, FILTER_VARY_ORIGIN);
 }

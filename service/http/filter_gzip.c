@@ -111,6 +111,6 @@ int gzip_filter_reply(struct gzip_cache *gz, int gzip_ok, const char *etag, stru
     if (gzipped)
         filter_header_add(out, "Content-Encoding", "gzip");
     if (vary || (rp->status == 304 && etag))
-        filter_header_add(out, "Vary", "Accept-Encoding");
+        filter_vary(out, FILTER_VARY_ACCEPT_ENCODING);
     return gzipped;
 }

@@ -194,6 +194,11 @@ const struct http_errno_row http_errno_rows[] = {
     ROW(-ESTALE, HTTP_ERRNO_BOARD, ERR_EXPORT_INTERRUPTED, NULL, NULL, 0),
     ROW(-ENOTSUP, HTTP_ERRNO_BOARD, ERR_BOARD_HAS_NO_PERIODS, NULL, NULL, 0),
     ROW(-EKEYEXPIRED, HTTP_ERRNO_BOARD, ERR_CURSOR_EXPIRED, NULL, NULL, 0),
+    ROW(-EBADR, HTTP_ERRNO_BOARD, ERR_INVALID_CURSOR,
+        "The cursor is not one rankd made for this board: its edge does not have the shape of "
+        "the board's entries (their sub-scores). Start again from a page without after or "
+        "before.",
+        NULL, 0),
     ROW(-ENOSYS, HTTP_ERRNO_BOARD, ERR_DENSE_RANK_UNAVAILABLE, NULL, NULL, 0),
     ROW(-ENODATA, HTTP_ERRNO_ITEM, ERR_ITEM_NOT_FOUND, NULL, NULL, 0),
     ROW(-EEXIST, HTTP_ERRNO_SETTINGS, ERR_BOARD_NOT_EMPTY, NULL, NULL, 0),

@@ -16,7 +16,9 @@
 -- Reply: nil when the board does not exist, the prelude's {'retry', ...} or
 --   {'dense_unavailable'}, {'layout', settings} (judge the bounds again under these),
 --   {'refused', settings} ('check': the layout held, the refusal stands),
---   {'expired'} (a new generation since the cursor), else {settings, total, size, start0, range,
+--   {'expired'} (a new generation since the cursor), {'invalid'} (a cursor of this generation
+--   whose edge has another shape than the board's set members: sub-score bytes of other columns
+--   than the board's, which rankd never makes; forged), else {settings, total, size, start0, range,
 --   records, ranks, first0, end0} with [first0, end0) the range's positions on the board
 --@prelude
 local mode, bounded = ARGV[10], ARGV[8] ~= '' or ARGV[9] ~= '' or ARGV[10] == 'check'
@@ -28,6 +30,9 @@ if bounded and ((s.order or BOARD_ORDER_DEFAULT) ~= ARGV[5] or
 end
 if mode == 'check' then return {'refused', settings} end
 if mode ~= 'page' and (s.gen or '0') ~= ARGV[14] then return {'expired'} end
+-- a board's layout is fixed within a generation, so the edge of a cursor rankd made for it has
+-- exactly the sub-score bytes of its set members
+if mode ~= 'page' and #ARGV[18] ~= spl then return {'invalid'} end
 local z, size = KEYS[2], page_size(ARGV[15])
 local total = redis.call('ZCARD', z)
 local first, stop = 0, total

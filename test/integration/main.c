@@ -183,6 +183,7 @@ static const struct {
     {"with", with_suite, 1, 1},
     {"updated_at", updated_suite, 1, 0},
     {"streams", streams_suite, 1, 0},
+    {"attack12", attack12_suite, 1, 0},
     {"sentinel", sentinel_suite, 1, 0},
     {"replicas_api", replicas_api_suite, 1, 1},
     {"sentinel_replicas", sentinel_replicas_suite, 1, 0},

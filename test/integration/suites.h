@@ -87,5 +87,6 @@ Suite *sentinel_replicas_suite(void);
 Suite *replicas_suite(void);
 Suite *replicas_api_suite(void);
 Suite *streams_suite(void);
+Suite *attack12_suite(void);
 
 #endif

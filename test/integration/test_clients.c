@@ -251,7 +251,7 @@ START_TEST(cors_reads_only)
     ck_assert_msg(strncmp(a, "HTTP/1.1 200", 12) == 0, "%s", a);
     ck_assert_msg(strcasestr(a, "\r\nAccess-Control-Allow-Origin: https://app.example\r\n"), "%s",
                   a);
-    ck_assert_msg(strcasestr(a, "\r\nVary: Origin\r\n"), "%s", a);
+    ck_assert_msg(http_varies(a, "Origin", NULL), "%s", a);
     ck_assert_msg(strcasestr(a, "\r\nAccess-Control-Expose-Headers: ETag"), "%s", a);
     ck_assert_msg(strncmp(b, "HTTP/1.1 200", 12) == 0 && !strcasestr(b, "Access-Control-"), "%s",
                   b);
@@ -309,7 +309,7 @@ START_TEST(cors_vary_every_reply)
     for (int i = 0; i < 3; i++) {
         ck_assert_msg(strncmp(list[i], "HTTP/1.1 200", 12) == 0, "%s", list[i]);
         ck_assert_msg(strcasestr(list[i], "\r\nCache-Control: public"), "%s", list[i]);
-        ck_assert_msg(strcasestr(list[i], "\r\nVary: Origin\r\n"), "%s", list[i]);
+        ck_assert_msg(http_varies(list[i], "Origin", NULL), "%s", list[i]);
         ck_assert_msg(!strcasestr(list[i], "Access-Control-Allow-Origin") == (i < 2), "%s",
                       list[i]);
     }
@@ -317,7 +317,7 @@ START_TEST(cors_vary_every_reply)
     for (int i = 0; i < 2; i++) {
         ck_assert_msg(strncmp(star[i], "HTTP/1.1 200", 12) == 0, "%s", star[i]);
         ck_assert_msg(strcasestr(star[i], "\r\nAccess-Control-Allow-Origin: *\r\n"), "%s", star[i]);
-        ck_assert_msg(!strcasestr(star[i], "\r\nVary: Origin\r\n"), "%s", star[i]);
+        ck_assert_msg(!http_varies(star[i], "Origin", NULL), "%s", star[i]);
     }
     fprintf(stderr, "cors: no Origin and another origin: Vary: Origin; \"*\": the header "
                     "without Origin\n");
@@ -417,7 +417,7 @@ START_TEST(gzip_pages)
                         &small_len);
     ck_assert_msg(strncmp(gz, "HTTP/1.1 200", 12) == 0, "%s", gz);
     ck_assert_msg(strcasestr(gz, "\r\nContent-Encoding: gzip\r\n"), "%.400s", gz);
-    ck_assert_msg(strcasestr(gz, "\r\nVary: Accept-Encoding\r\n"), "%.400s", gz);
+    ck_assert_msg(http_varies(gz, "Accept-Encoding", NULL), "%.400s", gz);
     ck_assert_msg(!strcasestr(plain, "Content-Encoding"), "%.400s", plain);
     ck_assert_msg(!strcasestr(small, "Content-Encoding"), "%.400s", small);
     char *etag = header_value(plain, "ETag"), *gz_etag = header_value(gz, "ETag");

@@ -403,6 +403,38 @@ int http_req(int port, const char *method, const char *path, const char *body, s
     return http_req_h(port, method, path, body, body_len, ctype, token, NULL, out);
 }
 
+int http_varies(const char *head, const char *token, int *lines)
+{
+    size_t tn = strlen(token);
+    int found = 0, n = 0;
+    for (const char *p = strstr(head, "\r\n"); p; p = strstr(p, "\r\n")) {
+        p += 2;
+        if (strncasecmp(p, "Vary:", 5) != 0)
+            continue;
+        n++;
+        const char *end = strstr(p, "\r\n");
+        const char *v = p + 5;
+        if (!end)
+            end = v + strlen(v);
+        while (v < end) { /* each element of the list, blanks around it dropped */
+            while (v < end && (*v == ' ' || *v == '\t' || *v == ','))
+                v++;
+            const char *e = v;
+            while (e < end && *e != ',')
+                e++;
+            size_t len = (size_t)(e - v);
+            while (len && (v[len - 1] == ' ' || v[len - 1] == '\t'))
+                len--;
+            if (len == tn && strncasecmp(v, token, tn) == 0)
+                found = 1;
+            v = e;
+        }
+    }
+    if (lines)
+        *lines = n;
+    return found;
+}
+
 int http_req_h(int port, const char *method, const char *path, const char *body, size_t body_len,
                const char *ctype, const char *token, const char *const *headers,
                struct http_result *out)

@@ -153,6 +153,12 @@ void http_result_free(struct http_result *r);
  *  "rankd_x{thread=\"0\"}"). Returns its value, or -1 when absent or /metrics failed. */
 double http_metric(int port, const char *name);
 
+/** How a raw header block (a status line, then "Name: value" lines with CRLF) varies on
+ *  `token` (case-insensitive): 1 when one of its Vary lines lists it (RFC 9110 12.5.5: a
+ *  comma-separated list; one line or several mean the same), else 0. *lines, when not NULL, is
+ *  set to the number of Vary lines. */
+int http_varies(const char *head, const char *token, int *lines);
+
 /** The error code of an error body, or "" */
 const char *http_error_code(const struct http_result *r);
 

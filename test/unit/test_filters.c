@@ -68,8 +68,9 @@ START_TEST(gzip_page_and_its_etag)
     ck_assert_uint_lt(rp.body.len, 4000);
     ck_assert_str_eq(filter_header_value(&out, rp.headers[0].value), "\"v12-gz\"");
     ck_assert_str_eq(out.h[0].name, "Content-Encoding");
-    ck_assert_str_eq(out.h[1].value, "Accept-Encoding");
-    ck_assert_str_eq(out.h[2].name, "X-Request-Id");
+    ck_assert_str_eq(out.h[1].name, "X-Request-Id");
+    ck_assert_str_eq(out.h[2].name, "Vary"); /* one Vary header, last */
+    ck_assert_str_eq(out.h[2].value, "Accept-Encoding");
     ck_assert_int_eq(out.n, 3); /* no CORS policy: no CORS headers */
     buf_free(&rp.body);
     gzip_cache_free(gz);
@@ -133,8 +134,8 @@ START_TEST(cors_preflight_and_read)
 END_TEST
 
 /* A route that streams (ROUTE_EVENTS) varies on Accept: every reply of it (a gzipped page, a
- * 304, a stream) says Vary: Accept besides the gzip and CORS Vary headers, which stay; another
- * route's do not. */
+ * 304, a stream) says Vary: Accept besides the gzip and CORS values, which stay; another route's
+ * do not. All of them on one Vary header (before: one header per value, two or three). */
 START_TEST(events_route_varies_on_accept)
 {
     struct cors policy;
@@ -161,18 +162,9 @@ START_TEST(events_route_varies_on_accept)
             rp.status = status;
             struct filter_headers out = {0};
             filters_reply(gz, &seen, "rid", &rp, &out);
-            const char *vary[4] = {NULL};
-            for (int i = 0; i < 4; i++)
-                vary[i] = added(&out, "Vary", i);
-            ck_assert_str_eq(vary[0], "Accept-Encoding");
-            if (r == 0) {
-                ck_assert_str_eq(vary[1], "Accept");
-                ck_assert_str_eq(vary[2], "Origin");
-                ck_assert_ptr_null(vary[3]);
-            } else {
-                ck_assert_str_eq(vary[1], "Origin");
-                ck_assert_ptr_null(vary[2]);
-            }
+            ck_assert_str_eq(added(&out, "Vary", 0), r == 0 ? "Accept-Encoding, Accept, Origin"
+                                                            : "Accept-Encoding, Origin");
+            ck_assert_ptr_null(added(&out, "Vary", 1));
             ck_assert_str_eq(added(&out, "Access-Control-Allow-Origin", 0), "https://app.example");
             buf_free(&rp.body);
         }

@@ -33,6 +33,7 @@ static const struct expect {
     {HTTP_ERRNO_BOARD, -ESTALE, 409, "export_interrupted", 0},
     {HTTP_ERRNO_BOARD, -ENOTSUP, 400, "board_has_no_periods", 0},
     {HTTP_ERRNO_BOARD, -EKEYEXPIRED, 410, "cursor_expired", 0},
+    {HTTP_ERRNO_BOARD, -EBADR, 400, "invalid_cursor", 0},
     {HTTP_ERRNO_BOARD, -ENOSYS, 409, "dense_rank_unavailable", 0},
     {HTTP_ERRNO_ITEM, -ENODATA, 404, "item_not_found", 0},
     {HTTP_ERRNO_SETTINGS, -EEXIST, 409, "board_not_empty", 0},
