@@ -111,6 +111,8 @@ export interface RankdMemberOnBoard {
     /** null where the board or the member is absent */
     rank: number | null;
     score: number | null;
+    /** on a board with sub-scores that holds the member only */
+    subscores?: number[];
     percentile: number | null;
     /** on a board with track_updated_at where the member is: when its score last changed, ms
      * since the Unix epoch */
@@ -437,12 +439,18 @@ export interface RankdWriteResult {
     id: string;
     /** the score stored after the write (for a `best` that lost, the old one) */
     score: number;
+    /** on a board with sub-scores only: those stored with `score` (a `best` that lost: the old
+     * ones; `incr`: the sums) */
+    subscores?: number[];
     /** the member's rank after the write; null when max_members left it off the board */
     rank: number | null;
     /** whether the stored score changed */
     updated: boolean;
     /** the score before the write; null when the member was new */
     prev_score: number | null;
+    /** on a board with sub-scores only: those stored before the write; null when the member was
+     * new */
+    prev_subscores?: number[] | null;
     /** the rank before the write; null when the member was new */
     prev_rank: number | null;
     /** the board's write counter after the write */
@@ -452,6 +460,8 @@ export interface RankdWriteResult {
 export interface RankdEntryResult {
     /** this entry's result */
     score: number;
+    /** on a board with sub-scores only: the sub-scores of this entry's result */
+    subscores?: number[];
     /** the member's rank after the whole batch (null: max_members left it off) */
     rank: number | null;
     updated: boolean;

@@ -205,14 +205,15 @@ const withMe = (v) => (v.me ? { with: [v.me] } : {});
 
 /**
  * A page read with withMe(v) split in two: the page as any page read answers it, and the viewer
- * {id, item}, item (rank, score, record) null when they are not on the board (or the period);
- * me null without me=.
+ * {id, item}, item (rank, score, subscores on a board with them, record) null when they are not
+ * on the board (or the period); me null without me=.
  */
 function splitMe(v, read) {
     if (!v.me) return { page: read, me: null };
     const { with: found = [], missing, ...page } = read;
     const it = found.find((x) => x.id === v.me);
-    return { page, me: { id: v.me, item: it ? { id: it.id, rank: it.rank, score: it.score, record: it.record } : null } };
+    const subs = it && it.subscores ? { subscores: it.subscores } : {};
+    return { page, me: { id: v.me, item: it ? { id: it.id, rank: it.rank, score: it.score, ...subs, record: it.record } : null } };
 }
 
 function fillBoards() {
@@ -372,8 +373,10 @@ function render(page, found, notice, { focusRow = false, refresh = false } = {})
     const meItem = shownMe?.item ?? null;
     const cols = recordColumns(meItem ? [...page.items, meItem] : page.items);
     const idIsPrimary = cols.length === 0;
-    // A board with sub-scores: one column each after the score.
-    const subs = page.items.reduce((n, it) => Math.max(n, it.subscores ? it.subscores.length : 0), 0);
+    // A board with sub-scores: one column each after the score (the viewer's pinned row counts:
+    // a page past the end has no items).
+    const subs = (meItem ? [...page.items, meItem] : page.items)
+        .reduce((n, it) => Math.max(n, it.subscores ? it.subscores.length : 0), 0);
     const th = (cls, text) => {
         const c = cell('th', cls, text);
         c.scope = 'col';

@@ -41,12 +41,14 @@
  * @property {number} rank    of the rank type asked (ordinal by default)
  * @property {string} id
  * @property {number} score
+ * @property {number[]} [subscores]  on a board with sub-scores only
  * @property {number} page    the page that holds this member at the page's size
  * @property {RankdRecord|null} record
  *
  * @typedef {Object} RankdMember
  * @property {string} id
  * @property {number} score
+ * @property {number[]} [subscores]  on a board with sub-scores only
  * @property {number} rank    of the rank type asked (ordinal by default)
  * @property {number} page    the page that holds this member's position at the size asked for
  * @property {number} percentile  100 * (total - position) / total, two decimals
@@ -64,6 +66,8 @@
  * @property {number|null} rank  the ordinal rank at that percentile; null on an empty board
  * @property {string|null} id
  * @property {number|null} score
+ * @property {number[]} [subscores]  on a board with sub-scores only (and a member at that
+ *   percentile)
  *
  * @typedef {RankdPage & {count: number}} RankdTopPage  `count`: the members the percent asks for
  *
@@ -71,6 +75,7 @@
  * @property {string} board
  * @property {number|null} rank  null where the board or the member is absent
  * @property {number|null} score
+ * @property {number[]} [subscores]  on a board with sub-scores that holds the member only
  * @property {number|null} percentile
  *
  * @typedef {Object} RankdMemberBoards
@@ -91,6 +96,9 @@
  * @property {string} board
  * @property {'desc'|'asc'} order
  * @property {'first'|'last'|'id'} tiebreak
+ * @property {'packed'|'wide'} score_layout  'wide': a first|last board takes |score| up to
+ *   2^53 - 1
+ * @property {('desc'|'asc')[]} [subscores]  a board with sub-scores only: their directions
  * @property {number} page_size
  * @property {number} page_ttl_ms
  * @property {number} score_decimals
@@ -158,24 +166,30 @@
  * @typedef {Object} RankdWriteResult
  * @property {string} id
  * @property {number} score   the score stored after the write
+ * @property {number[]} [subscores]  on a board with sub-scores only: those stored with `score`
  * @property {number|null} rank  null when the board keeps fewer members (max_members) and this
  *   one is not among them
  * @property {boolean} updated  whether the stored score changed
  * @property {number|null} prev_score  the score before the write (null: the member was new)
+ * @property {number[]|null} [prev_subscores]  on a board with sub-scores only: those before the
+ *   write (null: the member was new)
  * @property {number|null} prev_rank   the rank before the write (null: the member was new)
  * @property {number} version  the board's write counter after the write (page(..., {minVersion}))
  *
  * @typedef {Object} RankdEntryResult
  * @property {number} score  this entry's result
+ * @property {number[]} [subscores]  on a board with sub-scores only: the sub-scores of this result
  * @property {number|null} rank  the member's rank after the whole batch
  * @property {boolean} updated
  *
  * @typedef {Object} RankdBoardWriteResult
  * @property {string} board
  * @property {number} score
+ * @property {number[]} [subscores]  on a board with sub-scores only
  * @property {number|null} rank
  * @property {boolean} updated
  * @property {number|null} prev_score
+ * @property {number[]|null} [prev_subscores]  on a board with sub-scores only
  * @property {number|null} prev_rank
  * @property {number} version
  *
@@ -187,6 +201,7 @@
  * @property {number} rank  1..N, each once
  * @property {string} id
  * @property {number} score
+ * @property {number[]} [subscores]  on a board with sub-scores only
  * @property {RankdRecord|null} record
  *
  * @typedef {Object} ExportOptions

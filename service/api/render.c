@@ -186,15 +186,24 @@ static char *out_finish(struct out *o)
     return o->p;
 }
 
-/* ,"subscores":[n1,...] of a sub-score board's entry (nothing for nsub 0) */
-static void out_subscores(struct out *o, int nsub, const int64_t *sub)
+/* <key>[n1,...] (key: ',"subscores":' or another member's name) of a sub-score board's entry
+ * (nothing for nsub 0) */
+static void out_subs_as(struct out *o, const char *key, int nsub, const int64_t *sub)
 {
     for (int c = 0; c < nsub && c < SCORE_SUB_MAX; c++) {
-        out_str(o, c ? "," : ",\"subscores\":[");
+        out_str(o, c ? "," : key);
+        if (!c)
+            out_mem(o, "[", 1);
         out_i64(o, sub[c]);
     }
     if (nsub > 0)
         out_mem(o, "]", 1);
+}
+
+/* ,"subscores":[n1,...] of a sub-score board's entry (nothing for nsub 0) */
+static void out_subscores(struct out *o, int nsub, const int64_t *sub)
+{
+    out_subs_as(o, ",\"subscores\":", nsub, sub);
 }
 
 /* ,"updated_at":<ms> (null: -1) of an entry of a board with track_updated_at. */
@@ -481,12 +490,14 @@ char *render_board_list(const struct board_list *l)
     return finish(doc);
 }
 
-/* "score","rank","updated" of an outcome, then the previous score and rank when asked; rank
- * null when the member is not on the board after the write (max_members removed it). */
+/* "score"(,"subscores"),"rank","updated" of an outcome, then the previous score (and
+ * sub-scores) and rank when asked; rank null when the member is not on the board after the write
+ * (max_members removed it). */
 static void out_outcome(struct out *b, const struct board_outcome *o, int prev)
 {
     out_str(b, "\"score\":");
     out_score(b, o->score);
+    out_subscores(b, o->nsub, o->sub);
     out_str(b, ",\"rank\":");
     if (o->rank > 0)
         out_i64(b, o->rank);
@@ -496,11 +507,14 @@ static void out_outcome(struct out *b, const struct board_outcome *o, int prev)
     if (!prev)
         return;
     if (!o->has_prev) {
-        out_str(b, ",\"prev_score\":null,\"prev_rank\":null");
+        out_str(b, ",\"prev_score\":null");
+        out_str(b, o->nsub > 0 ? ",\"prev_subscores\":null,\"prev_rank\":null"
+                               : ",\"prev_rank\":null");
         return;
     }
     out_str(b, ",\"prev_score\":");
     out_score(b, o->prev_score);
+    out_subs_as(b, ",\"prev_subscores\":", o->nsub, o->prev_sub);
     out_str(b, ",\"prev_rank\":");
     out_i64(b, o->prev_rank);
 }
@@ -638,6 +652,7 @@ char *render_member_boards(const char *id, const char *const *boards,
             out_i64(&o, on[i].rank);
             out_str(&o, ",\"score\":");
             out_score(&o, on[i].score);
+            out_subscores(&o, on[i].settings.layout.nsub, on[i].sub);
             out_str(&o, ",\"percentile\":");
             out_cents(&o, rank_percentile_cents(on[i].total, on[i].ordinal));
             if (on[i].settings.track_updated_at)

@@ -56,7 +56,8 @@ char *render_lookup(const char *board, const struct board_lookup *l);
 char *render_percentile(const char *p, const struct board_percentile *pc);
 
 /** {"id","boards":[{"board","rank","score","percentile"}...]} for boards[0..n) and what each said
- *  (on[0..n)): rank, score and percentile null where the board or the member is absent. */
+ *  (on[0..n)): rank, score and percentile null where the board or the member is absent;
+ *  "subscores" after "score" where a board with sub-scores holds the member. */
 char *render_member_boards(const char *id, const char *const *boards,
                            const struct board_on_board *on, size_t n);
 
@@ -69,11 +70,13 @@ char *render_board(const char *board, const struct board_info *info,
 char *render_board_list(const struct board_list *l);
 
 /** {"id","score","rank","updated","prev_score","prev_rank","version"}: rank null when the member
- *  is not on the board after the write (max_members), prev_* null when it was not on it before. */
+ *  is not on the board after the write (max_members), prev_* null when it was not on it before.
+ *  On a board with sub-scores (o->nsub > 0) "subscores" after "score" and "prev_subscores" after
+ *  "prev_score": the tuple stored after the write and before it (here and below). */
 char *render_write(const char *id, const struct board_outcome *o, int64_t version);
 
 /** {"applied":n,"rejected":[],"results":[{"score","rank","updated"}...],"version"}: o[0..n) in
- *  entry order. */
+ *  entry order ("subscores" after "score" on a board with them). */
 char *render_batch(const struct board_outcome *o, size_t n, int64_t version);
 
 /** {"id","boards":[{"board","score","rank","updated","prev_score","prev_rank","version"}...]}:

@@ -161,6 +161,10 @@ struct board_outcome {
     int has_prev;      /**< BOARD_WRITE_PREV: 1 when the member was on the board before */
     double prev_score; /**< its score before the write, board units */
     int64_t prev_rank; /**< its 1-based rank before the write */
+    int nsub;          /**< the board's sub-score columns (layout.nsub), 0 without (or when
+                        *   the stored value came without them: an older idempotency record) */
+    int64_t sub[SCORE_SUB_MAX];      /**< the sub-scores stored with `score` (nsub of them) */
+    int64_t prev_sub[SCORE_SUB_MAX]; /**< with has_prev: those stored with prev_score */
 };
 
 /** One ranked entry of a page; strings borrowed from the page. */

@@ -696,7 +696,10 @@ int board_boards_take(struct board_model *m, const char *const *boards, size_t n
         out[i].score = board_decode_stored(&out[i].settings.layout, e->element[2]->str);
         out[i].ordinal = reply_i64(e->element[3], 0) + 1;
         out[i].rank = reply_i64(e->element[4], out[i].ordinal);
-        out[i].updated_at = e->elements > 5 ? reply_i64(e->element[5], -1) : -1;
+        const struct store_reply *sm = e->elements > 5 ? e->element[5] : NULL;
+        if (sm && sm->type == STORE_REPLY_STRING)
+            score_codec_member_subscores(&out[i].settings.layout, sm->str, sm->len, out[i].sub);
+        out[i].updated_at = e->elements > 6 ? reply_i64(e->element[6], -1) : -1;
     }
     store_reply_free(r);
     return rc;

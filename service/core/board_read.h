@@ -216,7 +216,8 @@ struct board_on_board {
     int64_t total;
     double score;
     int64_t rank, ordinal;
-    int64_t updated_at; /**< settings.track_updated_at: its time (ms), -1 unknown */
+    int64_t sub[SCORE_SUB_MAX]; /**< found: its sub-scores (settings.layout.nsub of them) */
+    int64_t updated_at;         /**< settings.track_updated_at: its time (ms), -1 unknown */
 };
 
 /** member_boards.lua's reply (r is freed) for the n boards of its call: 0 and out[0..n), -EAGAIN

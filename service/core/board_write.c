@@ -229,10 +229,22 @@ static int reply_int(const struct store_reply *r)
 }
 
 /* A stored value of a section: an integer, a string (a record an older rankd wrote), or none
- * (nil, or ''); 1 with its score in *score, 0 none. */
-static int section_stored(const struct score_layout *l, const struct store_reply *v, double *score)
+ * (nil, or ''); on a sub-score board {stored, column keys...}, the sub-scores into sub[] (as
+ * the client sent them: a desc column's key is -v; `cols` the board's layout); 1 with its score
+ * in *score, 0 none. */
+static int section_stored(const struct score_layout *l, const struct score_layout *cols,
+                          const struct store_reply *v, double *score, int64_t sub[SCORE_SUB_MAX])
 {
     *score = 0;
+    if (v->type == STORE_REPLY_ARRAY && v->elements >= 1) {
+        for (size_t c = 0; c + 1 < v->elements && c < (size_t)cols->nsub && c < SCORE_SUB_MAX;
+             c++) {
+            const struct store_reply *k = v->element[c + 1];
+            int64_t key = k->type == STORE_REPLY_INTEGER ? (int64_t)k->integer : 0;
+            sub[c] = cols->sub_asc[c] ? key : -key;
+        }
+        v = v->element[0];
+    }
     if (v->type == STORE_REPLY_INTEGER) {
         if (score_codec_decode(l, (double)v->integer, score) < 0)
             *score = 0;
@@ -285,11 +297,15 @@ static int section_take(const struct store_reply *x, struct board_write_target *
         if (!reply_int(v[0]) || !reply_int(v[2]) || !reply_int(v[3]) || !reply_int(v[5]))
             return -EIO;
         struct board_outcome *o = &t->outcomes[at + i];
-        o->rc = v[0]->integer == 0 ? 0 : -ERANGE;
-        section_stored(&l, v[1], &o->score);
+        /* sub-scores only from {stored, column keys...}: a replayed record an older rankd
+         * wrote holds the stored value alone, and its reply stays as it was */
+        int subs = v[1]->type == STORE_REPLY_ARRAY;
+        *o = (struct board_outcome){.rc = v[0]->integer == 0 ? 0 : -ERANGE,
+                                    .nsub = subs ? t->assumed.layout.nsub : 0};
+        section_stored(&l, &t->assumed.layout, v[1], &o->score, o->sub);
         o->rank = v[2]->integer >= 0 ? v[2]->integer + 1 : 0;
         o->updated = (int)v[3]->integer;
-        o->has_prev = section_stored(&l, v[4], &o->prev_score);
+        o->has_prev = section_stored(&l, &t->assumed.layout, v[4], &o->prev_score, o->prev_sub);
         o->prev_rank = v[5]->integer >= 0 ? v[5]->integer + 1 : 0;
     }
     return 0;

@@ -13,7 +13,8 @@
 -- Reply: {'retry', {i, period, offset, retain, ...}} for the boards (0-based i) whose periods are
 --   not what the caller assumed (it learns them and calls again), {'dense_unavailable', i}, else
 --   one entry per board: false (no such board) or {settings, total, stored|nil, rank0|nil,
---   rank|nil, updated_at|nil (ms; a board with track_updated_at)}
+--   rank|nil, set member|nil (on a board with sub-scores: they are its first bytes),
+--   updated_at|nil (ms; a board with track_updated_at)}
 --@prelude layout
 --@prelude defaults
 local id, kind, out, retry = ARGV[1], ARGV[2], {}, {}
@@ -36,18 +37,19 @@ for b = 0, #KEYS / 5 - 1 do
   else
     local sm = set_member(KEYS[5 * b + 4], member_prefix(s.tiebreak, s.score_layout), id)
     local stored = sm and redis.call('ZSCORE', z, sm)
-    local rank0, rank = false, false
+    local rank0, rank, subs = false, false, false
     if stored then
       rank0 = redis.call('ZRANK', z, sm)
       local spl = SUB_BYTES * sub_count(s.score_layout)
       rank = rank_in(z, d, tie_base(s.tiebreak, s.score_layout), kind, tonumber(stored), rank0, nil,
                      spl > 0 and sm:sub(1, spl) or nil)
+      if spl > 0 then subs = sm end
     end
     local updated = false
     if stored and s.track_updated_at == '1' then
       updated = tonumber(redis.call('HGET', KEYS[5 * b + 5], id) or '') or false
     end
-    out[#out + 1] = {flat, redis.call('ZCARD', z), stored, rank0, rank, updated}
+    out[#out + 1] = {flat, redis.call('ZCARD', z), stored, rank0, rank, subs, updated}
   end
 end
 if #retry > 0 then return {'retry', retry} end

@@ -53,6 +53,16 @@ local function sub_result(op, key, arg, oldkey, oldck, given)
   return key, given
 end
 
+-- A stored value in a write's reply (write.lua's result values): on a sub-score board (ck the
+-- member's column keys) {stored, column keys...}, so the reply gives the tuple stored; else
+-- `stored` itself (nil none).
+local function sub_stored(stored, ck)
+  if not stored or not ck then return stored end
+  local out = {stored}
+  for c = 1, #ck do out[c + 1] = ck[c] end
+  return out
+end
+
 -- After a write's ZADD on a sub-score board: the distinct tuples (prelude_dense.lua's
 -- dense_tuples) gain the tuples the written members hold now (`adds`, the pairs ZADD applied;
 -- wide.id maps each set member to its id) and lose those they left that no member holds.

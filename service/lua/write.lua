@@ -81,8 +81,9 @@
 --   section {listed (1: a new period set was listed), version (the board's write counter after
 --   the call), 2^T, order, score_decimals (the layout the scores were stored under), trimmed
 --   (members max_members removed), then per handled entry: code (0 applied or unchanged, 2 key
---   out of range: nothing written for it), stored (an integer; nil none), rank0 (-1: none
---   asked, or not on the board after the call), updated, previous stored (nil none), previous
+--   out of range: nothing written for it), stored (an integer; nil none; on a sub-score board
+--   {stored, column keys...}: prelude_subscores.lua's sub_stored), rank0 (-1: none asked, or not
+--   on the board after the call), updated, previous stored (nil none; as stored), previous
 --   rank0 (-1 none)}; a brief section (ARGV[3] 'r') has, after the same head, the 0-based
 --   indexes of the handled entries refused alone, and nothing else per entry. Stored values are
 --   integers below 2^53, returned as numbers (Redis replies integers): formatting each as text
@@ -364,7 +365,7 @@ for b = 0, nb - 1 do
         old = got[j]
         old = old and tonum(old) or false
       end
-      local oldkey = old and floor(old / base) or nil
+      local oldkey, oldck = old and floor(old / base) or nil, cursub[member]
       local key = arg
       if op ~= 'set' then
         local lo, hi = nil, nil
@@ -422,12 +423,12 @@ for b = 0, nb - 1 do
       if not brief then
         local prev, prev_rank = false, -1
         if want_prev and old then
-          prev = old
+          prev = sub_stored(old, oldck)
           prev_rank = redis.call('ZRANK', z, plen > 0 and sm0[member] or member)
         end
         local r = plan.results
         r[#r + 1] = code
-        r[#r + 1] = stored or false
+        r[#r + 1] = sub_stored(stored, cursub[member]) or false
         r[#r + 1] = updated
         r[#r + 1] = prev
         r[#r + 1] = prev_rank

@@ -11,11 +11,14 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium } from 'playwright-core';
 
+import { contrasts, settled } from './helpers.js';
+
 const BASE = process.env.RANKD_URL;
 const TOKEN = process.env.RANKD_WRITE_TOKEN;
 const SHOTS = process.env.RANKD_SCREENSHOT_DIR || new URL('../../build/screenshots', import.meta.url).pathname;
 const LAPS = 'zz-embed-laps'; // lap times: asc, score_format duration_ms, 5 a page, 12 players
 const CASH = 'zz-embed-cash'; // score_format decimal with 2 decimals, no name field
+const RACE = 'zz-embed-race'; // sub-scores: stars (desc), then moves (asc); 3 a page, 5 racers
 const TTL = 1000;
 let GAME = ''; // a site that embeds the page: http://localhost:PORT, another origin than rankd's
 let gameServer = null;
@@ -48,11 +51,6 @@ async function newPage(viewport) {
     return p;
 }
 
-async function settled(p) {
-    await p.waitForFunction(() => document.body.dataset.state !== 'loading', null, { timeout: 10000 });
-    return p.evaluate(() => document.body.dataset.state);
-}
-
 /** The table's rows: id, the cells' text, highlighted (is-me), aria-current; pinned too. */
 function rowsOf(p, sel = '#rows tr') {
     return p.$$eval(sel, (trs) => trs.map((tr) => ({
@@ -63,37 +61,10 @@ function rowsOf(p, sel = '#rows tr') {
     })));
 }
 
-/** The WCAG contrast of each selector's text against its background. */
-function contrasts(p, selectors) {
-    return p.evaluate((sels) => {
-        const rgb = (c) => (c.match(/[\d.]+/g) || []).map(Number);
-        const lum = ([r, g, b]) => {
-            const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
-            return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
-        };
-        const bgOf = (el) => {
-            for (let e = el; e; e = e.parentElement) {
-                const c = rgb(getComputedStyle(e).backgroundColor);
-                if (c.length === 3 || (c.length === 4 && c[3] > 0.5)) return c.slice(0, 3);
-            }
-            return [255, 255, 255];
-        };
-        const out = {};
-        for (const sel of sels) {
-            const el = document.querySelector(sel);
-            if (!el || !el.getClientRects().length) { out[sel] = null; continue; }
-            const a = lum(rgb(getComputedStyle(el).color));
-            const b = lum(bgOf(el));
-            out[sel] = Math.round(((Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05)) * 100) / 100;
-        }
-        return out;
-    }, selectors);
-}
-
 before(async () => {
     assert.ok(BASE && TOKEN, 'run through scripts/test-clients.sh (RANKD_URL, RANKD_WRITE_TOKEN)');
     mkdirSync(SHOTS, { recursive: true });
-    for (const b of [LAPS, CASH]) await writeApi('DELETE', `/boards/${b}`);
+    for (const b of [LAPS, CASH, RACE]) await writeApi('DELETE', `/boards/${b}`);
     await writeApi('PUT', `/boards/${LAPS}`, JSON.stringify({ order: 'asc', page_size: 5, page_ttl_ms: TTL, score_format: 'duration_ms' }));
     const entries = [];
     for (let i = 1; i <= 12; i++) entries.push({ id: pid(i), score: lapOf(i), record: { name: `Player ${i}`, team: i % 2 ? 'Red' : 'Blue' } });
@@ -104,6 +75,10 @@ before(async () => {
     await writeApi('POST', `/boards/${CASH}/scores`, JSON.stringify({ entries: [
         { id: 'zz-cash-ann', score: 1234.5 }, { id: 'zz-cash-bo', score: 99.25 }, { id: 'zz-cash-cy', score: 7 },
     ] }));
+    await writeApi('PUT', `/boards/${RACE}`, JSON.stringify({ subscores: ['desc', 'asc'], page_size: 3 }));
+    const racers = [];
+    for (let i = 1; i <= 5; i++) racers.push({ id: `zz-race-${i}`, score: 10, subscores: [3, 10 * i], record: { name: `Racer ${i}` } });
+    await writeApi('POST', `/boards/${RACE}/scores`, JSON.stringify({ entries: racers }));
     // A game's site on another origin (localhost, another port), framing both pages.
     gameServer = createServer((req, res) => {
         res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8' });
@@ -199,6 +174,21 @@ describe('the embed page', () => {
         assert.equal(await settled(p), 'ready');
         assert.equal(await p.isHidden('#me-rows'), true);
         assert.match(await p.textContent('#status'), /You are not on this leaderboard yet\./);
+        await p.close();
+    });
+
+    it('a board with sub-scores: a column each after the score, the pinned viewer\'s too', async () => {
+        const p = await newPage(DESKTOP);
+        await p.goto(`${BASE}/?embed=1&board=${RACE}&me=zz-race-5`);
+        assert.equal(await settled(p), 'ready');
+        const head = await p.$$eval('#head th', (ths) => ths.map((t) => t.textContent));
+        assert.deepEqual(head, ['Rank', 'Name', 'Score', 'Sub-score 1', 'Sub-score 2']);
+        const rows = await rowsOf(p);
+        assert.deepEqual(rows.map((r) => r.cells.slice(1)), [
+            ['Racer 1', '10', '3', '10'], ['Racer 2', '10', '3', '20'], ['Racer 3', '10', '3', '30']]);
+        // The viewer (rank 5, page 2) comes with the page (with=): its sub-scores with it.
+        const pinned = await rowsOf(p, '#me-rows tr');
+        assert.deepEqual(pinned.map((r) => r.cells), [['5', 'Racer 5 You', '10', '3', '50']]);
         await p.close();
     });
 

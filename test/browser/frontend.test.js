@@ -10,6 +10,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium } from 'playwright-core';
 
+import { contrasts as contrastsOn, settled as settledOn } from './helpers.js';
+
 const BASE = process.env.RANKD_URL;
 const TOKEN = process.env.RANKD_WRITE_TOKEN;
 const REDIS_PORT = process.env.RANKD_TEST_REDIS_PORT;
@@ -91,10 +93,7 @@ async function startRedis() {
 }
 
 /** Wait until the page has finished loading a view (ready or error). */
-async function settled(p = page) {
-    await p.waitForFunction(() => document.body.dataset.state !== 'loading', null, { timeout: 10000 });
-    return p.evaluate(() => document.body.dataset.state);
-}
+const settled = (p = page) => settledOn(p);
 
 /** The rows on screen: rank, id, name, country, raw score. */
 function rows(p = page) {
@@ -487,33 +486,9 @@ describe('the cities board in chromium', () => {
 
 // ---------------------------------------------------------------- the "Frontend developers" items
 
-/** Colour helpers (in the page): the contrast ratio of an element's text on its background. */
-async function contrasts(p, selectors) {
-    return p.evaluate((sels) => {
-        const rgb = (c) => (c.match(/[\d.]+/g) || []).map(Number);
-        const lum = ([r, g, b]) => {
-            const f = (v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
-            return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
-        };
-        const bgOf = (el) => {
-            for (let e = el; e; e = e.parentElement) {
-                const c = rgb(getComputedStyle(e).backgroundColor);
-                if (c.length === 3 || (c.length === 4 && c[3] > 0.5)) return c.slice(0, 3);
-            }
-            return [255, 255, 255];
-        };
-        const out = {};
-        for (const sel of sels) {
-            const el = document.querySelector(sel);
-            if (!el || !el.getClientRects().length) { out[sel] = null; continue; }
-            const a = lum(rgb(getComputedStyle(el).color));
-            const b = lum(bgOf(el));
-            out[sel] = Math.round(((Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05)) * 100) / 100;
-        }
-        out.body = lum(bgOf(document.body));
-        return out;
-    }, selectors);
-}
+/** Colour helpers (in the page): the contrast ratio of an element's text on its background, and
+ * the page background's luminance (body). */
+const contrasts = (p, selectors) => contrastsOn(p, selectors, { body: true });
 
 const CONTRAST_SELECTORS = ['h1', '#view-board', '#rows tr:nth-child(5) td.primary', '#rows tr:nth-child(5) td.rank',
     '#rows tr:nth-child(5) td.secondary', '#rows tr:nth-child(1) .medal', '#rows tr:nth-child(2) .medal',

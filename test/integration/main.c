@@ -58,6 +58,55 @@ long it_status(const char *method, const char *path, const char *body)
     return s;
 }
 
+void it_expect(const char *method, const char *path, const char *body, long want,
+               struct http_result *r)
+{
+    http_expect(g_port, method, path, body, want, r);
+}
+
+void it_expect_free(const char *method, const char *path, const char *body, long want)
+{
+    http_expect_free(g_port, method, path, body, want);
+}
+
+void it_expect_error(const char *method, const char *path, const char *body, long want,
+                     const char *code)
+{
+    http_expect_error(g_port, method, path, body, want, code);
+}
+
+cJSON *it_json(const char *method, const char *path, const char *body, long want)
+{
+    return http_expect_json(g_port, method, path, body, want);
+}
+
+cJSON *it_get(const char *path)
+{
+    return it_json("GET", path, NULL, 200);
+}
+
+void it_zkey(char *out, size_t len, const char *board, const char *period)
+{
+    board_zkey(out, len, g_app->cfg.key_prefix, board, period);
+}
+
+long long it_zcard(const char *board, const char *period)
+{
+    char k[256];
+    it_zkey(k, sizeof(k), board, period);
+    return redis_key_int(g_admin, "ZCARD", k);
+}
+
+int it_zhas(const char *board, const char *period, const char *id)
+{
+    return board_zhas(g_admin, g_app->cfg.key_prefix, board, period, id);
+}
+
+long long it_period_start(const char *board, const char *period)
+{
+    return board_period_start(g_admin, g_app->cfg.key_prefix, board, period);
+}
+
 void it_post_score(const char *board, const char *json)
 {
     char path[200];

@@ -4,6 +4,7 @@
 
 #include <check.h>
 
+#include "checks.h"
 #include "fixture.h"
 
 extern struct redis_proc g_redis;     /* started by main.c for the whole run; on the cluster run
@@ -24,8 +25,37 @@ void it_teardown(void);
 /** Status of one request (body may be NULL); the result is freed. */
 long it_status(const char *method, const char *path, const char *body);
 
+/** http_expect (checks.h) on rankd at g_port: the status must be `want`; r is the caller's. */
+void it_expect(const char *method, const char *path, const char *body, long want,
+               struct http_result *r);
+
+/** it_expect, the result freed. */
+void it_expect_free(const char *method, const char *path, const char *body, long want);
+
+/** it_expect, and the error code must be `code`; freed. */
+void it_expect_error(const char *method, const char *path, const char *body, long want,
+                     const char *code);
+
+/** it_expect; its parsed body (cJSON_Delete it). */
+cJSON *it_json(const char *method, const char *path, const char *body, long want);
+
+/** GET path (with the token): 200, and its parsed body (cJSON_Delete it). */
+cJSON *it_get(const char *path);
+
 /** POST a JSON body to /boards/{board}/scores and assert 200. */
 void it_post_score(const char *board, const char *json);
+
+/** board_zkey with the test rankd's key prefix. */
+void it_zkey(char *out, size_t len, const char *board, const char *period);
+
+/** ZCARD of the set of `board`'s `period` (NULL: the board's own set), on g_admin. */
+long long it_zcard(const char *board, const char *period);
+
+/** board_zhas on g_admin with the test rankd's key prefix. */
+int it_zhas(const char *board, const char *period, const char *id);
+
+/** board_period_start on g_admin with the test rankd's key prefix. */
+long long it_period_start(const char *board, const char *period);
 
 /** DBSIZE of the test database. */
 long long it_dbsize(void);
@@ -62,6 +92,8 @@ Suite *api_suite(void);
 Suite *ordering_suite(void);
 Suite *wide_suite(void);
 Suite *subscores_suite(void);
+/** The `subscores` suite's cases of test_subscores_replies.c (added to s). */
+void subscores_replies_add(Suite *s);
 Suite *cities_suite(void);
 Suite *faults_suite(void);
 Suite *page_cache_suite(void);

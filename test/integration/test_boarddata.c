@@ -30,51 +30,14 @@
 #include "score_codec.h"
 #include "suites.h"
 
-/* ---------------------------------------------------------------- clocks (the fake wall clock:
- * fixture.h) */
-
-static void sleep_ms(int ms)
-{
-    struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&t, &t) != 0)
-        ;
-}
-
 /* ---------------------------------------------------------------- HTTP helpers */
-
-/* A request with the write token to rankd on `port`; asserts the status; r is handed back. */
-static void expect_on(int port, const char *method, const char *path, const char *body, long want,
-                      struct http_result *r)
-{
-    int rc = http_req(port, method, path, body, body ? strlen(body) : 0, NULL, TEST_TOKEN, r);
-    ck_assert_msg(rc == 0, "%s %s: no HTTP answer", method, path);
-    ck_assert_msg(r->status == want, "%s %s %s -> %ld %.400s; want %ld", method, path,
-                  body ? body : "", r->status, r->body, want);
-}
-
-static void expect(const char *method, const char *path, const char *body, long want)
-{
-    struct http_result r;
-    expect_on(g_port, method, path, body, want, &r);
-    http_result_free(&r);
-}
-
-static void expect_error_on(int port, const char *method, const char *path, const char *body,
-                            long want, const char *code)
-{
-    struct http_result r;
-    expect_on(port, method, path, body, want, &r);
-    ck_assert_msg(strcmp(http_error_code(&r), code) == 0, "%s %s -> %ld %.300s; want code %s",
-                  method, path, r.status, r.body, code);
-    http_result_free(&r);
-}
 
 static void post_score(const char *board, const char *id, double score)
 {
     char path[160], body[200];
     snprintf(path, sizeof(path), "/boards/%s/scores", board);
     snprintf(body, sizeof(body), "{\"id\":\"%s\",\"score\":%.10g}", id, score);
-    expect("POST", path, body, 200);
+    it_expect_free("POST", path, body, 200);
 }
 
 /* GET /boards/{board}/rank[?period=] on `port`: 200, the total, and, when first_id is given,
@@ -86,7 +49,7 @@ static void expect_page_on(int port, const char *board, const char *period, long
     snprintf(path, sizeof(path), "/boards/%s/rank%s%s", board, period ? "?period=" : "",
              period ? period : "");
     struct http_result r;
-    expect_on(port, "GET", path, NULL, 200, &r);
+    http_expect(port, "GET", path, NULL, 200, &r);
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(r.json, "total");
     const cJSON *items = cJSON_GetObjectItemCaseSensitive(r.json, "items");
     ck_assert_msg(cJSON_IsNumber(t) && (long)t->valuedouble == total,
@@ -114,39 +77,16 @@ static void expect_page(const char *board, const char *period, long total, const
 
 /* ---------------------------------------------------------------- Redis helpers */
 
-static void zkey(char *out, size_t len, const char *board, const char *period)
-{
-    snprintf(out, len, "%s:{%s}:z%s%s", g_app->cfg.key_prefix, board, period ? ":" : "",
-             period ? period : "");
-}
-
-static long long admin_int(redisContext *a, const char *fmt, const char *arg)
-{
-    redisReply *r = redis_admin_cmd(a, fmt, arg);
-    ck_assert_msg(r->type == REDIS_REPLY_INTEGER, "%s %s: reply type %d %s", fmt, arg, r->type,
-                  r->type == REDIS_REPLY_ERROR ? r->str : "");
-    long long v = r->integer;
-    freeReplyObject(r);
-    return v;
-}
-
-static long long zcard_of(const char *board, const char *period)
-{
-    char k[256];
-    zkey(k, sizeof(k), board, period);
-    return admin_int(g_admin, "ZCARD %s", k);
-}
-
 /* Wait up to 2 s for a period's set and its distinct scores to be gone (a sweep runs behind the
  * write that starts it). */
 static int set_gone(const char *board, const char *period)
 {
     char k[256], d[256];
-    zkey(k, sizeof(k), board, period);
+    it_zkey(k, sizeof(k), board, period);
     snprintf(d, sizeof(d), "%s:{%s}:dense%s%s", g_app->cfg.key_prefix, board, period ? ":" : "",
              period ? period : "");
     for (int waited = 0; waited < 2000; waited += 10) {
-        if (admin_int(g_admin, "EXISTS %s", k) == 0 && admin_int(g_admin, "EXISTS %s", d) == 0)
+        if (redis_key_int(g_admin, "EXISTS", k) == 0 && redis_key_int(g_admin, "EXISTS", d) == 0)
             return 1;
         sleep_ms(10);
     }
@@ -210,29 +150,31 @@ static long at_limit(int port, const char *method, const char *path, const char 
 START_TEST(test_deleted_board_stays_gone)
 {
     fixture_set_clock("2036-11-28T12:00:00Z");
-    expect("PUT", "/boards/gone", "{\"period\":\"daily\",\"retain\":1,\"page_ttl_ms\":0}", 201);
+    it_expect_free("PUT", "/boards/gone", "{\"period\":\"daily\",\"retain\":1,\"page_ttl_ms\":0}",
+                   201);
     post_score("gone", "secret", 5);
     fixture_set_clock("2036-11-29T12:00:00Z");
     post_score("gone", "x", 1);
     /* Nov 30, no write yet: Nov 28 is no longer readable, and no write has swept it */
     fixture_set_clock("2036-11-30T12:00:00Z");
-    expect_error_on(g_port, "GET", "/boards/gone/rank?period=2036-11-28", NULL, 404,
-                    "period_not_found");
-    expect("DELETE", "/boards/gone", NULL, 204);
-    ck_assert_msg(zcard_of("gone", "2036-11-28") == 0,
+    it_expect_error("GET", "/boards/gone/rank?period=2036-11-28", NULL, 404, "period_not_found");
+    it_expect_free("DELETE", "/boards/gone", NULL, 204);
+    ck_assert_msg(it_zcard("gone", "2036-11-28") == 0,
                   "the deleted board's set of 2036-11-28 is still in Redis (%lld members)",
-                  zcard_of("gone", "2036-11-28"));
+                  it_zcard("gone", "2036-11-28"));
 
     /* re-created under its name, then retain raised: every period it shows is empty */
-    expect("PUT", "/boards/gone", "{\"period\":\"daily\",\"retain\":1,\"page_ttl_ms\":0}", 201);
-    expect("PUT", "/boards/gone", "{\"retain\":5}", 200);
+    it_expect_free("PUT", "/boards/gone", "{\"period\":\"daily\",\"retain\":1,\"page_ttl_ms\":0}",
+                   201);
+    it_expect_free("PUT", "/boards/gone", "{\"retain\":5}", 200);
     expect_page("gone", "2036-11-28", 0, NULL, 0);
     expect_page("gone", "2036-11-29", 0, NULL, 0);
-    expect_error_on(g_port, "GET", "/boards/gone/members/secret?period=2036-11-28", NULL, 404,
+    it_expect_error("GET", "/boards/gone/members/secret?period=2036-11-28", NULL, 404,
                     "member_not_found");
     /* re-created with a larger retain at once: the same */
-    expect("DELETE", "/boards/gone", NULL, 204);
-    expect("PUT", "/boards/gone", "{\"period\":\"daily\",\"retain\":9,\"page_ttl_ms\":0}", 201);
+    it_expect_free("DELETE", "/boards/gone", NULL, 204);
+    it_expect_free("PUT", "/boards/gone", "{\"period\":\"daily\",\"retain\":9,\"page_ttl_ms\":0}",
+                   201);
     expect_page("gone", "2036-11-28", 0, NULL, 0);
     redisReply *r = redis_admin_cmd(g_admin, "EXISTS %s:{gone}:periods", g_app->cfg.key_prefix);
     ck_assert_int_eq(r->integer, 0); /* no index left behind either */
@@ -250,13 +192,14 @@ END_TEST
 START_TEST(test_layout_change_never_reads_old_sets)
 {
     fixture_set_clock("2036-11-28T12:00:00Z");
-    expect("PUT", "/boards/lay", "{\"period\":\"daily\",\"retain\":1,\"page_ttl_ms\":0}", 201);
+    it_expect_free("PUT", "/boards/lay", "{\"period\":\"daily\",\"retain\":1,\"page_ttl_ms\":0}",
+                   201);
     post_score("lay", "a", 5);
     expect_page("lay", NULL, 1, "a", 5);
     /* Nov 30: the current period and the one readable past one (Nov 29) are empty */
     fixture_set_clock("2036-11-30T12:00:00Z");
-    expect("PUT", "/boards/lay", "{\"order\":\"asc\"}", 200);
-    expect("PUT", "/boards/lay", "{\"retain\":5}", 200);
+    it_expect_free("PUT", "/boards/lay", "{\"order\":\"asc\"}", 200);
+    it_expect_free("PUT", "/boards/lay", "{\"retain\":5}", 200);
     expect_page("lay", "2036-11-28", 0, NULL, 0);
     /* what is written under the new layout reads back exactly */
     post_score("lay", "b", 7);
@@ -265,10 +208,11 @@ START_TEST(test_layout_change_never_reads_old_sets)
 
     /* score_decimals: the same, a stored value must never be read with other decimals */
     fixture_set_clock("2036-11-28T12:00:00Z");
-    expect("PUT", "/boards/dec", "{\"period\":\"daily\",\"retain\":1,\"page_ttl_ms\":0}", 201);
+    it_expect_free("PUT", "/boards/dec", "{\"period\":\"daily\",\"retain\":1,\"page_ttl_ms\":0}",
+                   201);
     post_score("dec", "a", 123);
     fixture_set_clock("2036-11-30T12:00:00Z");
-    expect("PUT", "/boards/dec", "{\"score_decimals\":3,\"retain\":4}", 200);
+    it_expect_free("PUT", "/boards/dec", "{\"score_decimals\":3,\"retain\":4}", 200);
     expect_page("dec", "2036-11-28", 0, NULL, 0);
 }
 END_TEST
@@ -281,16 +225,16 @@ END_TEST
 START_TEST(test_unreadable_period_never_returns)
 {
     fixture_set_clock("2036-11-28T12:00:00Z");
-    expect("PUT", "/boards/back", "{\"period\":\"daily\",\"retain\":1,\"page_ttl_ms\":60000}", 201);
+    it_expect_free("PUT", "/boards/back",
+                   "{\"period\":\"daily\",\"retain\":1,\"page_ttl_ms\":60000}", 201);
     post_score("back", "a", 5);
     fixture_set_clock("2036-11-29T12:00:00Z");
     expect_page("back", "2036-11-28", 1, "a", 5); /* cached for 60 s */
     fixture_set_clock("2036-11-30T12:00:00Z");
-    expect_error_on(g_port, "GET", "/boards/back/rank?period=2036-11-28", NULL, 404,
-                    "period_not_found");
-    expect("PUT", "/boards/back", "{\"retain\":5}", 200);
+    it_expect_error("GET", "/boards/back/rank?period=2036-11-28", NULL, 404, "period_not_found");
+    it_expect_free("PUT", "/boards/back", "{\"retain\":5}", 200);
     expect_page("back", "2036-11-28", 0, NULL, 0);
-    ck_assert_int_eq(zcard_of("back", "2036-11-28"), 0);
+    ck_assert_int_eq(it_zcard("back", "2036-11-28"), 0);
 }
 END_TEST
 
@@ -305,24 +249,25 @@ END_TEST
 START_TEST(test_reset_unlocks_layout_change)
 {
     fixture_set_clock("2036-12-02T12:00:00Z"); /* 2036-W49 */
-    expect("PUT", "/boards/wk", "{\"period\":\"weekly\",\"retain\":3,\"page_ttl_ms\":0}", 201);
+    it_expect_free("PUT", "/boards/wk", "{\"period\":\"weekly\",\"retain\":3,\"page_ttl_ms\":0}",
+                   201);
     post_score("wk", "a", 5);
     fixture_set_clock("2036-12-09T12:00:00Z"); /* 2036-W50 */
     post_score("wk", "b", 6);
-    expect("POST", "/boards/wk/reset", NULL, 204);
+    it_expect_free("POST", "/boards/wk/reset", NULL, 204);
     struct http_result r;
-    expect_on(g_port, "PUT", "/boards/wk", "{\"order\":\"asc\"}", 409, &r);
+    it_expect("PUT", "/boards/wk", "{\"order\":\"asc\"}", 409, &r);
     ck_assert_str_eq(http_error_code(&r), "board_not_empty");
     ck_assert_msg(strstr(r.body, "\\\"retain\\\":0") && strstr(r.body, "reset"),
                   "the 409 does not say what helps: %s", r.body);
     http_result_free(&r);
     expect_page("wk", "2036-W49", 1, "a", 5); /* refused: nothing changed */
-    expect_on(g_port, "PUT", "/boards/wk", "{\"order\":\"asc\",\"retain\":0}", 200, &r);
+    it_expect("PUT", "/boards/wk", "{\"order\":\"asc\",\"retain\":0}", 200, &r);
     const cJSON *order = cJSON_GetObjectItemCaseSensitive(r.json, "order");
     ck_assert(cJSON_IsString(order) && strcmp(order->valuestring, "asc") == 0);
     http_result_free(&r);
-    ck_assert_int_eq(zcard_of("wk", "2036-W49"), 0);
-    expect("PUT", "/boards/wk", "{\"retain\":3}", 200);
+    ck_assert_int_eq(it_zcard("wk", "2036-W49"), 0);
+    it_expect_free("PUT", "/boards/wk", "{\"retain\":3}", 200);
     expect_page("wk", "2036-W49", 0, NULL, 0);
     post_score("wk", "c", 9);
     post_score("wk", "d", 1);
@@ -359,9 +304,9 @@ START_TEST(test_processes_agree_on_retain)
     for (int i = 0; i < 2; i++) {
         char path[64], k[256];
         snprintf(path, sizeof(path), "/boards/%s", boards[i]);
-        expect("PUT", path, settings[i], 201);
+        it_expect_free("PUT", path, settings[i], 201);
         /* two months back has a member: written then (writes reach only the current period) */
-        zkey(k, sizeof(k), boards[i], old);
+        it_zkey(k, sizeof(k), boards[i], old);
         freeReplyObject(redis_admin_cmd(g_admin, "ZADD %s %.17g a", k, stored));
         freeReplyObject(redis_admin_cmd(g_admin, "ZADD %s:{%s}:periods %lld %s",
                                         g_app->cfg.key_prefix, boards[i], (long long)old_start, k));
@@ -370,18 +315,18 @@ START_TEST(test_processes_agree_on_retain)
     char member[128];
     snprintf(member, sizeof(member), "/boards/agree/members/a?period=%s", old);
     struct http_result r;
-    expect_on(b.port, "GET", member, NULL, 200, &r);
+    http_expect(b.port, "GET", member, NULL, 200, &r);
     http_result_free(&r);
     /* A lowers retain: two months back is no longer readable, for A and for B */
     for (int i = 0; i < 2; i++) {
         char path[64], rank[128];
         snprintf(path, sizeof(path), "/boards/%s", boards[i]);
-        expect("PUT", path, "{\"retain\":1}", 200);
+        it_expect_free("PUT", path, "{\"retain\":1}", 200);
         snprintf(rank, sizeof(rank), "/boards/%s/rank?period=%s", boards[i], old);
-        expect_error_on(g_port, "GET", rank, NULL, 404, "period_not_found");
-        expect_error_on(b.port, "GET", rank, NULL, 404, "period_not_found");
+        it_expect_error("GET", rank, NULL, 404, "period_not_found");
+        http_expect_error(b.port, "GET", rank, NULL, 404, "period_not_found");
     }
-    expect_error_on(b.port, "GET", member, NULL, 404, "period_not_found");
+    http_expect_error(b.port, "GET", member, NULL, 404, "period_not_found");
     rankd_proc_stop(&b);
 }
 END_TEST
@@ -394,15 +339,15 @@ START_TEST(test_sweep_lock_and_catch_up)
 {
     const char *prefix = g_app->cfg.key_prefix;
     fixture_set_clock("2036-11-30T12:00:00Z");
-    expect("PUT", "/boards/sw", "{\"period\":\"daily\",\"retain\":0,\"page_ttl_ms\":0}", 201);
+    it_expect_free("PUT", "/boards/sw", "{\"period\":\"daily\",\"retain\":0,\"page_ttl_ms\":0}",
+                   201);
     post_score("sw", "a", 1);
     freeReplyObject(redis_admin_cmd(g_admin, "SET %s:{sw}:sweep elsewhere PX 5000", prefix));
     fixture_set_clock("2036-12-01T12:00:00Z");
     post_score("sw", "b", 2); /* a new period: its sweep finds the lock held */
     sleep_ms(200);
-    ck_assert_int_eq(zcard_of("sw", "2036-11-30"), 1);
-    expect_error_on(g_port, "GET", "/boards/sw/rank?period=2036-11-30", NULL, 404,
-                    "period_not_found");
+    ck_assert_int_eq(it_zcard("sw", "2036-11-30"), 1);
+    it_expect_error("GET", "/boards/sw/rank?period=2036-11-30", NULL, 404, "period_not_found");
     freeReplyObject(redis_admin_cmd(g_admin, "UNLINK %s:{sw}:sweep", prefix));
     fixture_set_clock("2036-12-03T12:00:00Z");
     post_score("sw", "c", 3);
@@ -479,7 +424,8 @@ START_TEST(test_maxmemory_keeps_board_data)
     freeReplyObject(redis_admin_cmd(a, "CONFIG SET maxmemory-policy volatile-ttl"));
     freeReplyObject(redis_admin_cmd(a, "CONFIG SET lazyfree-lazy-eviction yes"));
     struct http_result r;
-    expect_on(port, "PUT", "/boards/mem", "{\"period\":\"daily\",\"page_ttl_ms\":60000}", 201, &r);
+    http_expect(port, "PUT", "/boards/mem", "{\"period\":\"daily\",\"page_ttl_ms\":60000}", 201,
+                &r);
     const cJSON *cur = cJSON_GetObjectItemCaseSensitive(r.json, "current_period");
     ck_assert(cJSON_IsString(cur));
     char period[PERIOD_ID_MAX];
@@ -527,8 +473,8 @@ START_TEST(test_maxmemory_keeps_board_data)
         refused = 2;
     char z[256];
     snprintf(z, sizeof(z), "%s:{mem}:z:%s", app->cfg.key_prefix, period);
-    long long card = admin_int(a, "ZCARD %s", z);
-    long long ttl = admin_int(a, "PTTL %s", z);
+    long long card = redis_key_int(a, "ZCARD", z);
+    long long ttl = redis_key_int(a, "PTTL", z);
     long long evicted = info_field(a, "stats", "evicted_keys:");
     fprintf(stderr,
             "boarddata: maxmemory %lld + %d: %lld entries acknowledged, %lld in the set, %d pages "
@@ -575,11 +521,11 @@ START_TEST(test_maxmemory_keeps_board_data)
         created = at_limit(port, "PUT", path, "{}", &acked, &next, 0);
     }
     ck_assert_msg(created == 507, "a new board at maxmemory -> %ld; want 507", created);
-    expect_on(port, "DELETE", "/boards/mem/members/e000007", NULL, 204, &r);
+    http_expect(port, "DELETE", "/boards/mem/members/e000007", NULL, 204, &r);
     http_result_free(&r);
-    expect_on(port, "PUT", "/boards/mem", "{\"page_size\":50,\"retain\":0}", 200, &r);
+    http_expect(port, "PUT", "/boards/mem", "{\"page_size\":50,\"retain\":0}", 200, &r);
     http_result_free(&r);
-    ck_assert_int_eq(admin_int(a, "ZCARD %s", z), acked - 1);
+    ck_assert_int_eq(redis_key_int(a, "ZCARD", z), acked - 1);
 
     /* memory back: writes accepted, and said so */
     freeReplyObject(redis_admin_cmd(a, "CONFIG SET maxmemory 0"));
@@ -588,9 +534,9 @@ START_TEST(test_maxmemory_keeps_board_data)
                   ready ? ready : "");
     free(ready);
     ck_assert(http_metric(port, "rankd_redis_writes_refused{reason=\"oom\"}") == 0);
-    expect_on(port, "POST", "/boards/mem/scores", "{\"id\":\"late\",\"score\":1}", 200, &r);
+    http_expect(port, "POST", "/boards/mem/scores", "{\"id\":\"late\",\"score\":1}", 200, &r);
     http_result_free(&r);
-    expect_on(port, "DELETE", "/boards/mem", NULL, 204, &r);
+    http_expect(port, "DELETE", "/boards/mem", NULL, 204, &r);
     http_result_free(&r);
 
     redisFree(a);

@@ -676,7 +676,7 @@ START_TEST(test_subscores_refused_on_cluster)
 END_TEST
 
 /* The master of a busy board is killed (SIGKILL): its replica is promoted (cluster-node-timeout
- * 1 s), rankd answers 503 for about the failover's time, then recovers without a restart; no
+ * 3 s), rankd answers 503 for about the failover's time, then recovers without a restart; no
  * acknowledged write is lost. The node is started again afterwards (it rejoins as a replica). */
 START_TEST(test_master_killed_replica_promoted)
 {
@@ -733,11 +733,7 @@ END_TEST
 
 Suite *cluster_suite(void)
 {
-    const struct {
-        const char *name;
-        const TTest *test;
-        double timeout_s;
-    } cases[] = {
+    const struct it_timed_case cases[] = {
         {"fixture_routes_admin", test_fixture_routes_admin, 30},
         {"records_spread", test_records_spread_over_slots, 30},
         {"reads_with_records", test_reads_with_records, 30},
@@ -750,13 +746,5 @@ Suite *cluster_suite(void)
         {"subscores_refused", test_subscores_refused_on_cluster, 30},
         {"failover", test_master_killed_replica_promoted, 90},
     };
-    Suite *s = suite_create("cluster");
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        TCase *tc = tcase_create(cases[i].name);
-        tcase_add_checked_fixture(tc, it_setup, it_teardown);
-        tcase_set_timeout(tc, cases[i].timeout_s);
-        tcase_add_test(tc, cases[i].test);
-        suite_add_tcase(s, tc);
-    }
-    return s;
+    return it_suite_with("cluster", cases, sizeof(cases) / sizeof(cases[0]), it_setup);
 }

@@ -25,22 +25,6 @@
 
 #define BIG 200000
 
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0)
-        ;
-}
-
-static void expect(const char *method, const char *path, const char *body, long status)
-{
-    struct http_result r;
-    ck_assert_int_eq(
-        http_req(g_port, method, path, body, body ? strlen(body) : 0, NULL, TEST_TOKEN, &r), 0);
-    ck_assert_msg(r.status == status, "%s %s -> %ld %s", method, path, r.status, r.body);
-    http_result_free(&r);
-}
-
 /* Keys of the export's snapshot still in Redis (KEYS is fine in a test: a small database). */
 static long long export_keys_left(const char *board)
 {
@@ -60,10 +44,11 @@ static int exports_listed(const char *board)
 
 START_TEST(export_small_exact)
 {
-    expect("POST", "/boards/es/scores",
-           "{\"entries\":[{\"id\":\"a\",\"score\":5,\"record\":{\"n\":\"A\"}},{\"id\":\"b\","
-           "\"score\":7},{\"id\":\"c\\\"q\",\"score\":5}]}",
-           200);
+    it_expect_free(
+        "POST", "/boards/es/scores",
+        "{\"entries\":[{\"id\":\"a\",\"score\":5,\"record\":{\"n\":\"A\"}},{\"id\":\"b\","
+        "\"score\":7},{\"id\":\"c\\\"q\",\"score\":5}]}",
+        200);
     struct http_result r;
     ck_assert_int_eq(http_get(g_port, "/boards/es/export", &r), 0);
     ck_assert_int_eq(r.status, 200);
@@ -78,7 +63,7 @@ START_TEST(export_small_exact)
     ck_assert_int_eq(export_keys_left("es"), 0);
     ck_assert_int_eq(exports_listed("es"), 0);
     /* an empty board (all members deleted), an unknown one, a period of a board without any */
-    expect("PUT", "/boards/empty", "{}", 201);
+    it_expect_free("PUT", "/boards/empty", "{}", 201);
     ck_assert_int_eq(http_get(g_port, "/boards/empty/export", &r), 0);
     ck_assert_int_eq(r.status, 200);
     ck_assert_str_eq(r.body, "");
@@ -92,7 +77,7 @@ START_TEST(export_small_exact)
     ck_assert_int_eq(r.status, 400);
     http_result_free(&r);
     /* more rows than one read chunk, with decimals */
-    expect("PUT", "/boards/dec", "{\"score_decimals\":2,\"order\":\"asc\"}", 201);
+    it_expect_free("PUT", "/boards/dec", "{\"score_decimals\":2,\"order\":\"asc\"}", 201);
     char body[64000] = "{\"entries\":[";
     for (int i = 0; i < 1000; i++) {
         size_t at = strlen(body);
@@ -100,8 +85,8 @@ START_TEST(export_small_exact)
                  i ? "," : "", i, i / 100, i % 100);
     }
     strcat(body, "]}");
-    expect("POST", "/boards/dec/scores", body, 200);
-    expect("POST", "/boards/dec/scores", "{\"id\":\"last\",\"score\":99}", 200);
+    it_expect_free("POST", "/boards/dec/scores", body, 200);
+    it_expect_free("POST", "/boards/dec/scores", "{\"id\":\"last\",\"score\":99}", 200);
     ck_assert_int_eq(http_get(g_port, "/boards/dec/export", &r), 0);
     ck_assert_int_eq(r.status, 200);
     const char *p = r.body;
@@ -157,8 +142,8 @@ START_TEST(export_head_no_snapshot)
                  i);
     }
     strcat(body, "]}");
-    expect("POST", "/boards/hd/scores", body, 200);
-    expect("POST", "/boards/hd/scores", "{\"id\":\"last\",\"score\":-1}", 200);
+    it_expect_free("POST", "/boards/hd/scores", body, 200);
+    it_expect_free("POST", "/boards/hd/scores", "{\"id\":\"last\",\"score\":-1}", 200);
     slowlog_all();
     struct http_result r, nope, period;
     ck_assert_int_eq(http_req(g_port, "HEAD", "/boards/hd/export", NULL, 0, NULL, NULL, &r), 0);
@@ -470,21 +455,21 @@ START_TEST(export_is_the_board_at_its_start)
     load_big();
     struct export_get g = {0};
     export_begun(&g); /* the snapshot's start: now it is taken */
-    expect("DELETE", "/boards/big/members/m100000", NULL, 204);
-    expect("DELETE", "/boards/big/members/m000000", NULL, 204);
-    expect("POST", "/boards/big/scores",
-           "{\"entries\":[{\"id\":\"m199999\",\"score\":1000000},{\"id\":\"m000001\","
-           "\"score\":-5},{\"id\":\"new1\",\"score\":500000},{\"id\":\"m150000\",\"score\":"
-           "7,\"op\":\"incr\"}]}",
-           200);
+    it_expect_free("DELETE", "/boards/big/members/m100000", NULL, 204);
+    it_expect_free("DELETE", "/boards/big/members/m000000", NULL, 204);
+    it_expect_free("POST", "/boards/big/scores",
+                   "{\"entries\":[{\"id\":\"m199999\",\"score\":1000000},{\"id\":\"m000001\","
+                   "\"score\":-5},{\"id\":\"new1\",\"score\":500000},{\"id\":\"m150000\",\"score\":"
+                   "7,\"op\":\"incr\"}]}",
+                   200);
     struct http_result r;
     ck_assert_int_eq(http_req(g_port, "DELETE", "/boards/big/members?keep=199000", NULL, 0, NULL,
                               TEST_TOKEN, &r),
                      0);
     ck_assert_int_eq(r.status, 200);
     http_result_free(&r);
-    expect("PUT", "/boards/big", "{\"max_members\":150000}", 200);
-    expect("POST", "/boards/big/scores", "{\"id\":\"new2\",\"score\":600000}", 200);
+    it_expect_free("PUT", "/boards/big", "{\"max_members\":150000}", 200);
+    it_expect_free("POST", "/boards/big/scores", "{\"id\":\"new2\",\"score\":600000}", 200);
     int copying = exports_listed("big");
     pthread_join(g.t, NULL);
     ck_assert_int_eq(g.rc, 0);
@@ -546,12 +531,12 @@ START_TEST(export_within_one_tie_group)
     for (size_t i = 0; i < sizeof(gone) / sizeof(gone[0]); i++) {
         char path[64];
         snprintf(path, sizeof(path), "/boards/ties/members/t%06d", gone[i]);
-        expect("DELETE", path, NULL, 204);
+        it_expect_free("DELETE", path, NULL, 204);
     }
-    expect("POST", "/boards/ties/scores",
-           "{\"entries\":[{\"id\":\"t030000\",\"score\":5},{\"id\":\"a-new\",\"score\":0},"
-           "{\"id\":\"t099998\",\"score\":-1},{\"id\":\"zz-new\",\"score\":0}]}",
-           200);
+    it_expect_free("POST", "/boards/ties/scores",
+                   "{\"entries\":[{\"id\":\"t030000\",\"score\":5},{\"id\":\"a-new\",\"score\":0},"
+                   "{\"id\":\"t099998\",\"score\":-1},{\"id\":\"zz-new\",\"score\":0}]}",
+                   200);
     int copying = exports_listed("ties");
     pthread_join(g.t, NULL);
     ck_assert_int_eq(g.rc, 0);
@@ -581,7 +566,7 @@ START_TEST(export_interrupted_by_reset)
     load_big();
     struct export_get g = {0};
     export_begun(&g);
-    expect("POST", "/boards/big/reset", NULL, 204);
+    it_expect_free("POST", "/boards/big/reset", NULL, 204);
     pthread_join(g.t, NULL);
     ck_assert_int_eq(g.rc, 0);
     ck_assert_msg(g.status == 409 && strstr(g.body.data, "export_interrupted"), "%ld %s", g.status,

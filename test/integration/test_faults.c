@@ -76,20 +76,6 @@ static void faults_teardown(void)
 
 /* ---------------------------------------------------------------- helpers */
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0)
-        ;
-}
-
 /* rankd's Redis command timeout in seconds, and the bound a slow-Redis 503 must meet. */
 static double command_timeout_s(void)
 {
@@ -140,35 +126,12 @@ static double expect_unavailable(const char *method, const char *path, const cha
     return s;
 }
 
-/* Assert a status; the parsed JSON body is handed back in *r (caller frees). */
-static void expect_status(const char *method, const char *path, const char *body, long want,
-                          struct http_result *r)
-{
-    req(method, path, body, NULL, r);
-    ck_assert_msg(r->status == want, "%s %s %s -> %ld %s; want %ld", method, path, body ? body : "",
-                  r->status, r->body, want);
-}
-
-static void expect_status_free(const char *method, const char *path, const char *body, long want)
-{
-    struct http_result r;
-    expect_status(method, path, body, want, &r);
-    http_result_free(&r);
-}
-
-static double json_num(const cJSON *obj, const char *name)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, name);
-    ck_assert_msg(cJSON_IsNumber(v), "field %s is missing or not a number", name);
-    return v->valuedouble;
-}
-
 static void post_score(const char *board, const char *id, long score)
 {
     char path[160], body[200];
     snprintf(path, sizeof(path), "/boards/%s/scores", board);
     snprintf(body, sizeof(body), "{\"id\":\"%s\",\"score\":%ld}", id, score);
-    expect_status_free("POST", path, body, 200);
+    http_expect_free(f_port, "POST", path, body, 200);
 }
 
 /* GET /boards/{board}: its total (asserts 200). */
@@ -177,7 +140,7 @@ static long long board_total(const char *board)
     char path[160];
     snprintf(path, sizeof(path), "/boards/%s", board);
     struct http_result r;
-    expect_status("GET", path, NULL, 200, &r);
+    http_expect(f_port, "GET", path, NULL, 200, &r);
     long long n = (long long)json_num(r.json, "total");
     http_result_free(&r);
     return n;
@@ -189,7 +152,7 @@ static void expect_member(const char *board, const char *id, double score, long 
     char path[200];
     snprintf(path, sizeof(path), "/boards/%s/members/%s", board, id);
     struct http_result r;
-    expect_status("GET", path, NULL, 200, &r);
+    http_expect(f_port, "GET", path, NULL, 200, &r);
     ck_assert_msg(json_num(r.json, "score") == score && (long)json_num(r.json, "rank") == rank,
                   "%s -> %s; want score %g rank %ld", path, r.body, score, rank);
     http_result_free(&r);
@@ -219,24 +182,6 @@ static void admin_reconnect(void)
 {
     redisFree(f_admin);
     f_admin = redis_admin(f_redis.port);
-}
-
-/* `calls` of one command in INFO commandstats (0 when it never ran). */
-static long long cmd_calls(const char *cmd)
-{
-    redisReply *r = redis_admin_cmd(f_admin, "INFO commandstats");
-    ck_assert_int_eq(r->type, REDIS_REPLY_STRING);
-    char pat[64];
-    snprintf(pat, sizeof(pat), "cmdstat_%s:calls=", cmd);
-    long long n = 0;
-    for (const char *p = r->str; (p = strstr(p, pat)) != NULL; p++) {
-        if (p == r->str || p[-1] == '\n') {
-            n = strtoll(p + strlen(pat), NULL, 10);
-            break;
-        }
-    }
-    freeReplyObject(r);
-    return n;
 }
 
 /* A request on its own thread (assertions stay on the test's thread). */
@@ -325,7 +270,7 @@ START_TEST(test_redis_down)
 {
     /* rankd has live pool connections when Redis dies (the harder case: they fail on use). */
     post_score("x", "a", 5);
-    expect_status_free("GET", "/readyz", NULL, 200);
+    http_expect_free(f_port, "GET", "/readyz", NULL, 200);
     redis_proc_stop(&f_redis);
 
     for (size_t i = 0; i < N_REDIS_ROUTES; i++)
@@ -333,11 +278,11 @@ START_TEST(test_redis_down)
                            redis_routes[i].ctype, DOWN_LIMIT_S);
 
     struct http_result r;
-    expect_status("GET", "/healthz", NULL, 200, &r);
+    http_expect(f_port, "GET", "/healthz", NULL, 200, &r);
     ck_assert_msg(r.seconds < DOWN_LIMIT_S, "/healthz took %.3f s", r.seconds);
     http_result_free(&r);
     expect_unavailable("GET", "/readyz", NULL, NULL, DOWN_LIMIT_S);
-    expect_status_free("GET", "/metrics", NULL, 200);
+    http_expect_free(f_port, "GET", "/metrics", NULL, 200);
 
     /* 50 in a row: the back-off keeps every one fast, none waits for a dial or a timeout. */
     double max = 0, total = 0;
@@ -353,7 +298,7 @@ START_TEST(test_redis_down)
     fprintf(stderr, "faults: Redis down: 50 requests, max %.4f s, mean %.4f s\n", max, total / 50);
 
     /* Still alive. */
-    expect_status_free("GET", "/healthz", NULL, 200);
+    http_expect_free(f_port, "GET", "/healthz", NULL, 200);
 }
 END_TEST
 
@@ -393,12 +338,12 @@ START_TEST(test_recovery_after_restart)
     /* Data written after the restart reads back (the old data died with the unsaved Redis). */
     expect_member("r", "new", 42, 1);
     struct http_result r;
-    expect_status("GET", "/boards/r/rank", NULL, 200, &r);
+    http_expect(f_port, "GET", "/boards/r/rank", NULL, 200, &r);
     ck_assert_msg(json_num(r.json, "total") == 1, "rank after restart: %s", r.body);
     const cJSON *first = cJSON_GetArrayItem(cJSON_GetObjectItem(r.json, "items"), 0);
     ck_assert_str_eq(cJSON_GetStringValue(cJSON_GetObjectItem(first, "id")), "new");
     http_result_free(&r);
-    expect_status_free("GET", "/readyz", NULL, 200);
+    http_expect_free(f_port, "GET", "/readyz", NULL, 200);
     redisReply *z = redis_admin_cmd(f_admin, "ZCARD %s:{r}:z", f_app->cfg.key_prefix);
     ck_assert_int_eq(z->integer, 1);
     freeReplyObject(z);
@@ -412,27 +357,27 @@ static void uncached_board(const char *board)
 {
     char path[128];
     snprintf(path, sizeof(path), "/boards/%s", board);
-    expect_status_free("PUT", path, "{\"page_ttl_ms\":0}", 201);
+    http_expect_free(f_port, "PUT", path, "{\"page_ttl_ms\":0}", 201);
 }
 
 START_TEST(test_scripts_reloaded)
 {
     uncached_board("sc"); /* so that every page read runs page.lua */
     post_score("sc", "a", 10);
-    expect_status_free("GET", "/boards/sc/rank", NULL, 200);
+    http_expect_free(f_port, "GET", "/boards/sc/rank", NULL, 200);
 
     freeReplyObject(redis_admin_cmd(f_admin, "SCRIPT FLUSH"));
-    long long eval0 = cmd_calls("eval");
+    long long eval0 = redis_cmd_calls(f_admin, "eval");
     post_score("sc", "b", 20); /* EVALSHA -> NOSCRIPT -> EVAL */
-    long long eval1 = cmd_calls("eval");
+    long long eval1 = redis_cmd_calls(f_admin, "eval");
     ck_assert_msg(eval1 == eval0 + 1, "a write after SCRIPT FLUSH ran EVAL %lld times; want 1",
                   eval1 - eval0);
     post_score("sc", "c", 30); /* the EVAL cached the script again: EVALSHA works */
-    ck_assert_msg(cmd_calls("eval") == eval1,
+    ck_assert_msg(redis_cmd_calls(f_admin, "eval") == eval1,
                   "the write script was not re-cached by the EVAL fallback (EVAL ran again)");
 
     struct http_result r;
-    expect_status("GET", "/boards/sc/rank", NULL, 200, &r); /* page.lua: NOSCRIPT too */
+    http_expect(f_port, "GET", "/boards/sc/rank", NULL, 200, &r); /* page.lua: NOSCRIPT too */
     ck_assert_msg(json_num(r.json, "total") == 3, "rank after SCRIPT FLUSH: %s", r.body);
     const cJSON *items = cJSON_GetObjectItem(r.json, "items");
     ck_assert_int_eq(cJSON_GetArraySize(items), 3);
@@ -440,11 +385,11 @@ START_TEST(test_scripts_reloaded)
                      "c");
     http_result_free(&r);
     expect_member("sc", "a", 10, 3);
-    expect_status_free("GET", "/boards/sc/members/b/around", NULL, 200);
-    expect_status_free("PUT", "/boards/sc", "{\"page_size\":5}", 200);
+    http_expect_free(f_port, "GET", "/boards/sc/members/b/around", NULL, 200);
+    http_expect_free(f_port, "PUT", "/boards/sc", "{\"page_size\":5}", 200);
     /* page, member, around and put_board each fell back to EVAL once (a page cache lookup is
      * plain commands) */
-    ck_assert_int_eq(cmd_calls("eval"), eval1 + 4);
+    ck_assert_int_eq(redis_cmd_calls(f_admin, "eval"), eval1 + 4);
 
     /* A restarted Redis: no data, no scripts; the same rankd must write and read again. */
     ck_assert_int_eq(redis_proc_restart(&f_redis), 0);
@@ -459,9 +404,9 @@ START_TEST(test_scripts_reloaded)
     expect_member("sc2", "y", 2, 1);
     expect_member("sc2", "x", 1, 2);
     ck_assert_int_eq(board_total("sc2"), 2);
-    expect_status_free("GET", "/boards/sc2/rank", NULL, 200);
-    expect_status_free("PUT", "/boards/sc3", "{\"page_size\":5}", 201);
-    expect_status_free("GET", "/boards/sc/rank", NULL, 404); /* gone with the old Redis */
+    http_expect_free(f_port, "GET", "/boards/sc2/rank", NULL, 200);
+    http_expect_free(f_port, "PUT", "/boards/sc3", "{\"page_size\":5}", 201);
+    http_expect_free(f_port, "GET", "/boards/sc/rank", NULL, 404); /* gone with the old Redis */
 }
 END_TEST
 
@@ -651,26 +596,26 @@ static void big_board_operations(void)
     const char *path = "/boards/" BIG "/scores";
     struct http_result r;
     /* pages at the start, the middle and the end; the biggest page */
-    expect_status("GET", "/boards/" BIG "/rank?page=7500", NULL, 200, &r);
+    http_expect(f_port, "GET", "/boards/" BIG "/rank?page=7500", NULL, 200, &r);
     const cJSON *first = cJSON_GetArrayItem(cJSON_GetObjectItem(r.json, "items"), 0);
     ck_assert_int_eq((long)json_num(first, "rank"), 149981);
     http_result_free(&r);
-    expect_status_free("GET", "/boards/" BIG "/rank?page=3000&size=100", NULL, 200);
-    expect_status_free("GET", "/boards/" BIG "/rank?page=15000", NULL, 200);
-    expect_status_free("GET", "/rank?board=" BIG, NULL, 200);
+    http_expect_free(f_port, "GET", "/boards/" BIG "/rank?page=3000&size=100", NULL, 200);
+    http_expect_free(f_port, "GET", "/boards/" BIG "/rank?page=15000", NULL, 200);
+    http_expect_free(f_port, "GET", "/rank?board=" BIG, NULL, 200);
     expect_member(BIG, "m150000", BIG_MEMBERS - 150000, 150001);
-    expect_status_free("GET", "/boards/" BIG "/members/m150000/around?size=100", NULL, 200);
-    expect_status_free("GET", "/boards/" BIG "/members/m299999/around", NULL, 200);
-    expect_status_free("GET", "/boards/" BIG, NULL, 200);
-    expect_status_free("GET", "/boards", NULL, 200);
-    expect_status_free("PUT", "/boards/" BIG, "{\"page_size\":50}", 200);
+    http_expect_free(f_port, "GET", "/boards/" BIG "/members/m150000/around?size=100", NULL, 200);
+    http_expect_free(f_port, "GET", "/boards/" BIG "/members/m299999/around", NULL, 200);
+    http_expect_free(f_port, "GET", "/boards/" BIG, NULL, 200);
+    http_expect_free(f_port, "GET", "/boards", NULL, 200);
+    http_expect_free(f_port, "PUT", "/boards/" BIG, "{\"page_size\":50}", 200);
 
     /* writes: a tie with an existing score (tiebreak first: after it), incr, best, a batch */
-    expect_status("POST", path, "{\"id\":\"tie\",\"score\":150000}", 200, &r);
+    http_expect(f_port, "POST", path, "{\"id\":\"tie\",\"score\":150000}", 200, &r);
     ck_assert_msg(json_num(r.json, "rank") == 150002, "tie write: %s", r.body); /* m150000 +1 */
     http_result_free(&r);
-    expect_status_free("POST", path, "{\"id\":\"m000005\",\"score\":5,\"op\":\"incr\"}", 200);
-    expect_status_free("POST", path, "{\"id\":\"m000006\",\"score\":1,\"op\":\"best\"}", 200);
+    http_expect_free(f_port, "POST", path, "{\"id\":\"m000005\",\"score\":5,\"op\":\"incr\"}", 200);
+    http_expect_free(f_port, "POST", path, "{\"id\":\"m000006\",\"score\":1,\"op\":\"best\"}", 200);
     struct buf batch = {0};
     buf_append(&batch, "{\"entries\":[", 12);
     for (int i = 0; i < BOARD_BATCH_MAX; i++) {
@@ -692,10 +637,10 @@ static void big_board_operations(void)
     post_applied(BIG, nd.data, "application/x-ndjson", 2500);
     buf_free(&nd);
 
-    expect_status_free("DELETE", "/boards/" BIG "/members/m000001", NULL, 204);
-    expect_status_free("PUT", "/items/m000002", "{\"name\":\"two\"}", 204);
-    expect_status_free("GET", "/items/m000002", NULL, 200);
-    expect_status_free("DELETE", "/items/m000002", NULL, 204);
+    http_expect_free(f_port, "DELETE", "/boards/" BIG "/members/m000001", NULL, 204);
+    http_expect_free(f_port, "PUT", "/items/m000002", "{\"name\":\"two\"}", 204);
+    http_expect_free(f_port, "GET", "/items/m000002", NULL, 200);
+    http_expect_free(f_port, "DELETE", "/items/m000002", NULL, 204);
     ck_assert_int_eq(board_total(BIG), BIG_MEMBERS + 1 + BOARD_BATCH_MAX + 2500 - 1);
 }
 
@@ -717,7 +662,7 @@ START_TEST(test_big_board_bounded_commands)
     enum { N_WATCHED = sizeof(watched) / sizeof(watched[0]) };
     long long before[N_WATCHED], after[N_WATCHED];
     for (int i = 0; i < N_WATCHED; i++)
-        before[i] = cmd_calls(watched[i]);
+        before[i] = redis_cmd_calls(f_admin, watched[i]);
 
     redisContext *mon = redis_admin(f_redis.port);
     struct timeval tv = {10, 0};
@@ -730,7 +675,7 @@ START_TEST(test_big_board_bounded_commands)
     big_board_operations();
     double ops_s = now_s() - t1;
     struct http_result r;
-    expect_status("DELETE", "/boards/" BIG, NULL, 204, &r);
+    http_expect(f_port, "DELETE", "/boards/" BIG, NULL, 204, &r);
     double delete_s = r.seconds;
     http_result_free(&r);
     freeReplyObject(redis_admin_cmd(f_admin, "ECHO %s", MONITOR_MARKER));
@@ -739,7 +684,7 @@ START_TEST(test_big_board_bounded_commands)
     scan_monitor(mon, zkey, items_key, &scan);
     redisFree(mon);
     for (int i = 0; i < N_WATCHED; i++)
-        after[i] = cmd_calls(watched[i]);
+        after[i] = redis_cmd_calls(f_admin, watched[i]);
     fprintf(stderr,
             "faults: big board: %d members loaded in %.3f s; operations %.3f s; DELETE %.4f s; "
             "%d commands on MONITOR (%d from scripts, %d write/compact calls)\n",
@@ -761,7 +706,7 @@ START_TEST(test_big_board_bounded_commands)
                       before[i], after[i]);
 
     /* The board is gone, keys and registry entry included; a write starts a fresh one. */
-    expect_status("GET", "/boards/" BIG, NULL, 404, &r);
+    http_expect(f_port, "GET", "/boards/" BIG, NULL, 404, &r);
     ck_assert_str_eq(http_error_code(&r), "board_not_found");
     http_result_free(&r);
     redisReply *e = redis_admin_cmd(f_admin, "EXISTS %s %s:{%s}:meta", zkey, prefix, board);
@@ -773,7 +718,7 @@ START_TEST(test_big_board_bounded_commands)
     post_score(board, "fresh", 3);
     ck_assert_int_eq(board_total(board), 1);
     expect_member(board, "fresh", 3, 1);
-    expect_status("GET", "/boards/" BIG, NULL, 200, &r);
+    http_expect(f_port, "GET", "/boards/" BIG, NULL, 200, &r);
     ck_assert_int_eq((long)json_num(r.json, "page_size"), 20); /* defaults, not the old 50 */
     http_result_free(&r);
 }
@@ -785,7 +730,7 @@ START_TEST(test_paused_redis_times_out)
 {
     uncached_board("slow");
     post_score("slow", "a", 10);
-    expect_status_free("GET", "/boards/slow/rank", NULL, 200);
+    http_expect_free(f_port, "GET", "/boards/slow/rank", NULL, 200);
 
     double limit = slow_limit_s();
     double paused = pause_redis(PAUSE_MS, "ALL");
@@ -806,10 +751,10 @@ START_TEST(test_paused_redis_times_out)
     expect_member("slow", "b", 20, 1);
     expect_member("slow", "a", 10, 2);
     struct http_result r;
-    expect_status("GET", "/boards/slow/rank", NULL, 200, &r);
+    http_expect(f_port, "GET", "/boards/slow/rank", NULL, 200, &r);
     ck_assert_msg(json_num(r.json, "total") == 2, "rank after the pause: %s", r.body);
     http_result_free(&r);
-    expect_status_free("GET", "/readyz", NULL, 200);
+    http_expect_free(f_port, "GET", "/readyz", NULL, 200);
 }
 END_TEST
 
@@ -900,9 +845,9 @@ START_TEST(test_redis_oom_writes_507)
         http_result_free(&r);
     }
     expect_member("oom", "a", 10, 1);
-    expect_status_free("GET", "/boards/oom/rank", NULL, 200);
-    expect_status_free("GET", "/boards/oom2", NULL, 404); /* the refused write left nothing */
-    expect_status_free("GET", "/readyz", NULL, 200);
+    http_expect_free(f_port, "GET", "/boards/oom/rank", NULL, 200);
+    http_expect_free(f_port, "GET", "/boards/oom2", NULL, 404); /* the refused write left nothing */
+    http_expect_free(f_port, "GET", "/readyz", NULL, 200);
 
     freeReplyObject(redis_admin_cmd(f_admin, "CONFIG SET maxmemory 0"));
     post_score("oom", "b", 20);
@@ -916,7 +861,7 @@ END_TEST
 START_TEST(test_stuck_requests_do_not_block_healthz)
 {
     post_score("iso", "a", 1);
-    expect_status_free("GET", "/boards/iso/rank", NULL, 200);
+    http_expect_free(f_port, "GET", "/boards/iso/rank", NULL, 200);
 
     /* As many stuck requests as rankd has Redis connections: the whole pool is held. */
     enum { STUCK_MAX = 16 };
@@ -930,14 +875,14 @@ START_TEST(test_stuck_requests_do_not_block_healthz)
     double worst = 0;
     for (int i = 0; i < 5; i++) {
         struct http_result r;
-        expect_status("GET", "/healthz", NULL, 200, &r);
+        http_expect(f_port, "GET", "/healthz", NULL, 200, &r);
         ck_assert_msg(r.seconds < HEALTHZ_LIMIT_S,
                       "/healthz took %.3f s while %d requests were stuck on Redis", r.seconds,
                       stuck);
         if (r.seconds > worst)
             worst = r.seconds;
         http_result_free(&r);
-        expect_status("GET", "/metrics", NULL, 200, &r);
+        http_expect(f_port, "GET", "/metrics", NULL, 200, &r);
         ck_assert_msg(r.seconds < HEALTHZ_LIMIT_S, "/metrics took %.3f s", r.seconds);
         http_result_free(&r);
     }
@@ -954,7 +899,7 @@ START_TEST(test_stuck_requests_do_not_block_healthz)
             "%.4f s\n",
             stuck, slowest, worst);
     wait_until(paused + PAUSE_MS / 1000.0 + 0.05);
-    expect_status_free("GET", "/boards/iso/rank", NULL, 200);
+    http_expect_free(f_port, "GET", "/boards/iso/rank", NULL, 200);
 }
 END_TEST
 
@@ -980,7 +925,7 @@ static int process_threads(void)
 START_TEST(test_slow_clients_hold_no_threads)
 {
     post_score("sc", "a", 1);
-    expect_status_free("GET", "/boards/sc/rank", NULL, 200);
+    http_expect_free(f_port, "GET", "/boards/sc/rank", NULL, 200);
     int before = process_threads();
     int fds[SLOW_CLIENTS];
     for (int i = 0; i < SLOW_CLIENTS; i++) {
@@ -992,7 +937,7 @@ START_TEST(test_slow_clients_hold_no_threads)
     sleep_ms(300); /* rankd has accepted and read them all */
     int during = process_threads();
     struct http_result r;
-    expect_status("GET", "/boards/sc/rank", NULL, 200, &r);
+    http_expect(f_port, "GET", "/boards/sc/rank", NULL, 200, &r);
     double page_s = r.seconds;
     http_result_free(&r);
     for (int i = 0; i < SLOW_CLIENTS; i++)
@@ -1057,7 +1002,7 @@ START_TEST(test_admin_report_is_valid_utf8)
         body[at++] = (char)0xa9;
     }
     snprintf(body + at, sizeof(body) - at, "\"}}");
-    expect_status_free("POST", "/boards/u8/scores", body, 200);
+    http_expect_free(f_port, "POST", "/boards/u8/scores", body, 200);
     struct http_result r;
     req("GET", "/admin/redis", NULL, NULL, &r);
     freeReplyObject(redis_admin_cmd(f_admin, "CONFIG SET slowlog-log-slower-than 10000"));
@@ -1275,7 +1220,7 @@ static double probe_400_s(const char *board)
     char path[128];
     snprintf(path, sizeof(path), "/boards/%s/rank?page=0", board);
     struct http_result r;
-    expect_status("GET", path, NULL, 400, &r);
+    http_expect(f_port, "GET", path, NULL, 400, &r);
     double s = r.seconds;
     http_result_free(&r);
     return s;
@@ -1291,13 +1236,13 @@ static void one_thread_warm_page(const char *board)
     post_score(board, "a", 1);
     char path[128];
     snprintf(path, sizeof(path), "/boards/%s/rank", board);
-    expect_status_free("GET", path, NULL, 200); /* computed, cached */
+    http_expect_free(f_port, "GET", path, NULL, 200); /* computed, cached */
     /* the event thread dials its Redis connection on a helper thread at start: wait for it, so
      * that the next read is a hit on an open connection (a timing flake in CI) */
     double up_by = now_s() + 2.0;
     while (http_metric(f_port, "rankd_hit_connection_up{thread=\"0\"}") != 1 && now_s() < up_by)
         sleep_ms(10);
-    expect_status_free("GET", path, NULL, 200); /* a hit */
+    http_expect_free(f_port, "GET", path, NULL, 200); /* a hit */
 }
 
 START_TEST(test_hit_connection_times_out_and_redials)
@@ -1323,7 +1268,7 @@ START_TEST(test_hit_connection_times_out_and_redials)
     double up_by = now_s() + RECOVERY_S, h1 = batched_hits();
     int ok = 0;
     while (!ok && now_s() < up_by) {
-        expect_status_free("GET", "/boards/hc/rank", NULL, 200);
+        http_expect_free(f_port, "GET", "/boards/hc/rank", NULL, 200);
         ok = batched_hits() > h1;
         sleep_ms(20);
     }
@@ -1365,7 +1310,7 @@ START_TEST(test_hits_keep_their_own_timeout)
                   probe_s);
     ck_assert_msg(y == 200, "the younger hit answered %ld with the older one's timeout", y);
     double h0 = batched_hits();
-    expect_status_free("GET", "/boards/hy/rank", NULL, 200);
+    http_expect_free(f_port, "GET", "/boards/hy/rank", NULL, 200);
     ck_assert_msg(batched_hits() == h0 + 1, "the connection did not survive the slow Redis");
 }
 END_TEST
@@ -1417,7 +1362,7 @@ START_TEST(test_hit_connection_killed)
     for (int round = 0; round < 5; round++) {
         freeReplyObject(redis_admin_cmd(f_admin, "CLIENT KILL TYPE normal SKIPME yes"));
         for (int i = 0; i < 5; i++)
-            expect_status_free("GET", "/boards/hk/rank", NULL, 200);
+            http_expect_free(f_port, "GET", "/boards/hk/rank", NULL, 200);
     }
 }
 END_TEST
@@ -1569,10 +1514,11 @@ START_TEST(test_identical_hits_share_one_lookup)
     struct rankd_proc p;
     int fds[BURST_CONNS], status[BURST_CONNS];
     burst_setup(&p, "sh", "1000", fds);
-    long long gets = cmd_calls("get"), hmgets = cmd_calls("hmget");
+    long long gets = redis_cmd_calls(f_admin, "get"), hmgets = redis_cmd_calls(f_admin, "hmget");
     burst_send(&p, "sh", fds);
     int answered = read_statuses(fds, BURST_CONNS, 5.0, status);
-    long long dg = cmd_calls("get") - gets, dh = cmd_calls("hmget") - hmgets;
+    long long dg = redis_cmd_calls(f_admin, "get") - gets,
+              dh = redis_cmd_calls(f_admin, "hmget") - hmgets;
     double shared = http_metric(p.port, "rankd_page_cache_shared_lookups_total");
     for (int i = 0; i < BURST_CONNS; i++)
         close(fds[i]);
@@ -1668,7 +1614,7 @@ START_TEST(test_event_thread_never_waits_for_redis)
     f_app = rankd_test_start_with(f_redis.port, TEST_TOKEN, one_event_thread_l1, NULL);
     f_port = rankd_port(f_app);
     post_score("ev", "a", 1);
-    expect_status_free("GET", "/boards/ev/rank", NULL, 200);
+    http_expect_free(f_port, "GET", "/boards/ev/rank", NULL, 200);
     double paused = pause_redis(PAUSE_MS, "ALL");
     struct job j;
     job_start(&j, "GET", "/boards/ev/rank?period=2020-01-01", NULL);
@@ -1722,7 +1668,7 @@ START_TEST(test_reads_during_write_pause)
 {
     post_score("wp", "a", 10);
     post_score("wp", "b", 20);
-    expect_status_free("GET", "/boards/wp/rank", NULL, 200);
+    http_expect_free(f_port, "GET", "/boards/wp/rank", NULL, 200);
 
     double paused = pause_redis(PAUSE_MS, "WRITE");
     /* Writers held by the pause, more than rankd has Redis connections: reads must not wait
@@ -1736,8 +1682,8 @@ START_TEST(test_reads_during_write_pause)
     redisReply *z = redis_admin_cmd(f_admin, "ZCARD %s:{wp}:z", f_app->cfg.key_prefix);
     ck_assert_int_eq(z->integer, 2); /* Redis itself answers reads */
     freeReplyObject(z);
-    expect_status_free("GET", "/boards/wp", NULL, 200); /* plain commands */
-    expect_status_free("GET", "/readyz", NULL, 200);
+    http_expect_free(f_port, "GET", "/boards/wp", NULL, 200); /* plain commands */
+    http_expect_free(f_port, "GET", "/readyz", NULL, 200);
 
     static const char *const reads[] = {"/boards/wp/rank", "/boards/wp/members/a",
                                         "/boards/wp/members/a/around", "/rank?board=wp"};
@@ -1797,7 +1743,7 @@ START_TEST(test_killed_connections_redialled)
     expect_member("kc", "a", 5, 1);
     freeReplyObject(redis_admin_cmd(f_admin, "CLIENT KILL TYPE normal SKIPME yes"));
     sleep_ms(50);
-    expect_status_free("GET", "/boards/kc/rank", NULL, 200);
+    http_expect_free(f_port, "GET", "/boards/kc/rank", NULL, 200);
     post_score("kc", "b", 7);
     expect_member("kc", "b", 7, 1);
 }

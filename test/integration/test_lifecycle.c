@@ -42,16 +42,6 @@
 #define MONITOR_MARKER "rankd-lifecycle-monitor-end"
 #define LUA_CMDS_PER_SCRIPT_MAX 12 /* O(1) commands a lifecycle script may run (delete: 3 + k) */
 
-/* ---------------------------------------------------------------- clocks (the fake wall clock:
- * fixture.h) */
-
-static double mono_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
 /* ---------------------------------------------------------------- HTTP helpers */
 
 static void req(const char *method, const char *path, const char *body, const char *token,
@@ -61,32 +51,6 @@ static void req(const char *method, const char *path, const char *body, const ch
     ck_assert_msg(rc == 0, "%s %s: no HTTP answer from rankd", method, path);
 }
 
-/* A request with the write token; assert the status; the result is handed back. */
-static void expect(const char *method, const char *path, const char *body, long want,
-                   struct http_result *r)
-{
-    req(method, path, body, TEST_TOKEN, r);
-    ck_assert_msg(r->status == want, "%s %s %s -> %ld %.400s; want %ld", method, path,
-                  body ? body : "", r->status, r->body, want);
-}
-
-static void expect_free(const char *method, const char *path, const char *body, long want)
-{
-    struct http_result r;
-    expect(method, path, body, want, &r);
-    http_result_free(&r);
-}
-
-static void expect_error(const char *method, const char *path, const char *body, long want,
-                         const char *code)
-{
-    struct http_result r;
-    expect(method, path, body, want, &r);
-    ck_assert_msg(strcmp(http_error_code(&r), code) == 0, "%s %s -> %ld %.300s; want code %s",
-                  method, path, r.status, r.body, code);
-    http_result_free(&r);
-}
-
 static const cJSON *jget(const cJSON *o, const char *name)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
@@ -94,26 +58,12 @@ static const cJSON *jget(const cJSON *o, const char *name)
     return v;
 }
 
-static double jnum(const cJSON *o, const char *name)
-{
-    const cJSON *v = jget(o, name);
-    ck_assert_msg(cJSON_IsNumber(v), "field %s is not a number", name);
-    return v->valuedouble;
-}
-
-static const char *jstr(const cJSON *o, const char *name)
-{
-    const cJSON *v = jget(o, name);
-    ck_assert_msg(cJSON_IsString(v), "field %s is not a string", name);
-    return v->valuestring;
-}
-
 static void post_score(const char *board, const char *id, double score)
 {
     char path[160], body[200];
     snprintf(path, sizeof(path), "/boards/%s/scores", board);
     snprintf(body, sizeof(body), "{\"id\":\"%s\",\"score\":%.10g}", id, score);
-    expect_free("POST", path, body, 200);
+    it_expect_free("POST", path, body, 200);
 }
 
 /* Set the fake clock, then write one score. */
@@ -139,8 +89,8 @@ static void post_batch(const char *board, const char *prefix, int from, int to,
     char path[160];
     snprintf(path, sizeof(path), "/boards/%s/scores", board);
     struct http_result r;
-    expect("POST", path, b.data, 200, &r);
-    ck_assert_msg(jnum(r.json, "applied") == to - from, "batch: %.300s", r.body);
+    it_expect("POST", path, b.data, 200, &r);
+    ck_assert_msg(json_num(r.json, "applied") == to - from, "batch: %.300s", r.body);
     http_result_free(&r);
     buf_free(&b);
 }
@@ -153,13 +103,13 @@ static void expect_page(const char *board, const char *period, long total, const
     snprintf(path, sizeof(path), "/boards/%s/rank%s%s", board, period ? "?period=" : "",
              period ? period : "");
     struct http_result r;
-    expect("GET", path, NULL, 200, &r);
+    it_expect("GET", path, NULL, 200, &r);
     const cJSON *items = jget(r.json, "items");
-    ck_assert_msg((long)jnum(r.json, "total") == total, "%s -> %.300s; want total %ld", path,
+    ck_assert_msg((long)json_num(r.json, "total") == total, "%s -> %.300s; want total %ld", path,
                   r.body, total);
     if (first_id) {
         const cJSON *first = cJSON_GetArrayItem(items, 0);
-        ck_assert_msg(first && strcmp(jstr(first, "id"), first_id) == 0,
+        ck_assert_msg(first && strcmp(json_str(first, "id"), first_id) == 0,
                       "%s -> %.300s; want first id %s", path, r.body, first_id);
     } else {
         ck_assert_msg(cJSON_GetArraySize(items) == 0, "%s -> %.300s; want no items", path, r.body);
@@ -172,7 +122,7 @@ static void expect_period_error(const char *board, const char *period, long stat
 {
     char path[200];
     snprintf(path, sizeof(path), "/boards/%s/rank?period=%s", board, period);
-    expect_error("GET", path, NULL, status, code);
+    it_expect_error("GET", path, NULL, status, code);
 }
 
 /* GET /boards/{board}: current_period and the readable periods, newest first. */
@@ -181,8 +131,8 @@ static void expect_periods(const char *board, const char *current, const char *c
     char path[160];
     snprintf(path, sizeof(path), "/boards/%s", board);
     struct http_result r;
-    expect("GET", path, NULL, 200, &r);
-    ck_assert_msg(strcmp(jstr(r.json, "current_period"), current) == 0,
+    it_expect("GET", path, NULL, 200, &r);
+    ck_assert_msg(strcmp(json_str(r.json, "current_period"), current) == 0,
                   "GET %s: %.400s; want current_period %s", path, r.body, current);
     const cJSON *list = jget(r.json, "periods");
     ck_assert_msg(cJSON_GetArraySize(list) == n, "GET %s: %.400s; want %d periods", path, r.body,
@@ -201,44 +151,19 @@ static long board_total(const char *board)
     char path[160];
     snprintf(path, sizeof(path), "/boards/%s", board);
     struct http_result r;
-    expect("GET", path, NULL, 200, &r);
-    long n = (long)jnum(r.json, "total");
+    it_expect("GET", path, NULL, 200, &r);
+    long n = (long)json_num(r.json, "total");
     http_result_free(&r);
     return n;
 }
 
 /* ---------------------------------------------------------------- Redis helpers */
 
-/* The key of a board's set: P:{b}:z, or P:{b}:z:<period>. */
-static void zkey(char *out, size_t len, const char *board, const char *period)
-{
-    snprintf(out, len, "%s:{%s}:z%s%s", g_app->cfg.key_prefix, board, period ? ":" : "",
-             period ? period : "");
-}
-
-/* An integer reply of `<cmd> <key>` on the admin connection. */
-static long long key_int(const char *cmd, const char *key)
-{
-    redisReply *r = redis_admin_cmd(g_admin, "%s %s", cmd, key);
-    ck_assert_msg(r->type == REDIS_REPLY_INTEGER, "%s %s: reply type %d %s", cmd, key, r->type,
-                  r->type == REDIS_REPLY_ERROR ? r->str : "");
-    long long v = r->integer;
-    freeReplyObject(r);
-    return v;
-}
-
-static long long zcard_of(const char *board, const char *period)
-{
-    char k[256];
-    zkey(k, sizeof(k), board, period);
-    return key_int("ZCARD", k);
-}
-
 static long long pttl_of(const char *board, const char *period)
 {
     char k[256];
-    zkey(k, sizeof(k), board, period);
-    return key_int("PTTL", k);
+    it_zkey(k, sizeof(k), board, period);
+    return redis_key_int(g_admin, "PTTL", k);
 }
 
 /* A score as rankd stores it on a desc/first/0-decimal board (tie 0), as text. */
@@ -250,40 +175,16 @@ static void stored_text(long score, char out[32])
     snprintf(out, 32, "%.17g", stored);
 }
 
-/* One member of a period's set: 1 when present. */
-static int zhas(const char *board, const char *period, const char *id)
-{
-    char k[256];
-    zkey(k, sizeof(k), board, period);
-    redisReply *r = redis_admin_cmd(g_admin, "ZSCORE %s %s", k, id);
-    int has = r->type == REDIS_REPLY_STRING;
-    freeReplyObject(r);
-    return has;
-}
-
-/* The score of a period's set in the board's period index (its period's start, ms), or -1 when
- * the index does not list it. */
-static long long index_score(const char *board, const char *period)
-{
-    char k[256];
-    zkey(k, sizeof(k), board, period);
-    redisReply *r =
-        redis_admin_cmd(g_admin, "ZSCORE %s:{%s}:periods %s", g_app->cfg.key_prefix, board, k);
-    long long v = r->type == REDIS_REPLY_STRING ? strtoll(r->str, NULL, 10) : -1;
-    freeReplyObject(r);
-    return v;
-}
-
 /* A period's set: present with `members`, no TTL (board data is never evictable: only page
  * caches and locks carry TTLs), listed in the board's period index (how the sweep finds it). */
 static void expect_current_set(const char *board, const char *period, long long members)
 {
-    ck_assert_msg(zcard_of(board, period) == members, "ZCARD of %s's %s: %lld; want %lld", board,
-                  period, zcard_of(board, period), members);
+    ck_assert_msg(it_zcard(board, period) == members, "ZCARD of %s's %s: %lld; want %lld", board,
+                  period, it_zcard(board, period), members);
     ck_assert_msg(pttl_of(board, period) == -1, "%s's set %s has PTTL %lld; want no TTL", board,
                   period, pttl_of(board, period));
-    ck_assert_msg(index_score(board, period) > 0, "%s's set %s is not in the period index", board,
-                  period);
+    ck_assert_msg(it_period_start(board, period) > 0, "%s's set %s is not in the period index",
+                  board, period);
 }
 
 /* A past period's set while it is readable: as a current one, listed with its period's start,
@@ -293,7 +194,7 @@ static void expect_listed(const char *board, const char *period, long long membe
                           const char *unreadable_iso)
 {
     expect_current_set(board, period, members);
-    long long start = index_score(board, period);
+    long long start = it_period_start(board, period);
     ck_assert_msg(start < (long long)fixture_ts(unreadable_iso),
                   "%s's %s listed at %lld, not before %s", board, period, start, unreadable_iso);
 }
@@ -303,13 +204,15 @@ static void expect_listed(const char *board, const char *period, long long membe
 static void expect_swept(const char *board, const char *period)
 {
     char k[256];
-    zkey(k, sizeof(k), board, period);
-    for (int waited = 0; waited < 2000 && (key_int("EXISTS", k) || index_score(board, period) >= 0);
+    it_zkey(k, sizeof(k), board, period);
+    for (int waited = 0; waited < 2000 && (redis_key_int(g_admin, "EXISTS", k) ||
+                                           it_period_start(board, period) >= 0);
          waited += 10)
         nanosleep(&(struct timespec){0, 10000000L}, NULL);
-    ck_assert_msg(key_int("EXISTS", k) == 0, "%s's set of %s (no longer readable) is still there",
-                  board, period);
-    ck_assert_msg(index_score(board, period) < 0, "%s's set of %s is still listed", board, period);
+    ck_assert_msg(redis_key_int(g_admin, "EXISTS", k) == 0,
+                  "%s's set of %s (no longer readable) is still there", board, period);
+    ck_assert_msg(it_period_start(board, period) < 0, "%s's set of %s is still listed", board,
+                  period);
 }
 
 /* The server whose counters, slow log and MONITOR a test reads: the one Redis, or on a cluster
@@ -325,24 +228,6 @@ static redisContext *focus(void)
 static void focus_on(const char *zk)
 {
     g_focus = redis_admin_for_key(g_admin, zk);
-}
-
-/* `calls` of one command in INFO commandstats (0 when it never ran). */
-static long long cmd_calls(const char *cmd)
-{
-    redisReply *r = redis_admin_cmd(focus(), "INFO commandstats");
-    ck_assert_int_eq(r->type, REDIS_REPLY_STRING);
-    char pat[64];
-    snprintf(pat, sizeof(pat), "cmdstat_%s:calls=", cmd);
-    long long n = 0;
-    for (const char *p = r->str; (p = strstr(p, pat)) != NULL; p++) {
-        if (p == r->str || p[-1] == '\n') {
-            n = strtoll(p + strlen(pat), NULL, 10);
-            break;
-        }
-    }
-    freeReplyObject(r);
-    return n;
 }
 
 /*
@@ -427,17 +312,6 @@ struct mon_scan {
     const char *why;
 };
 
-static redisContext *mon_start(void)
-{
-    redisContext *mon = redis_admin(focus()->tcp.port);
-    struct timeval tv = {10, 0};
-    redisSetTimeout(mon, tv);
-    redisReply *ok = redis_admin_cmd(mon, "MONITOR");
-    ck_assert_msg(ok->type == REDIS_REPLY_STATUS, "MONITOR refused");
-    freeReplyObject(ok);
-    return mon;
-}
-
 /* Mark the end with an ECHO, read the stream up to it, classify every command; frees mon. */
 static void mon_finish(redisContext *mon, const char *zk, struct mon_scan *s)
 {
@@ -513,7 +387,7 @@ static const char *const watched[] = {"del", "keys", "flushall", "flushdb", "sca
 static void watched_calls(long long out[N_WATCHED])
 {
     for (size_t i = 0; i < N_WATCHED; i++)
-        out[i] = cmd_calls(watched[i]);
+        out[i] = redis_cmd_calls(focus(), watched[i]);
 }
 
 static void expect_same_calls(const long long before[N_WATCHED], const char *what)
@@ -568,92 +442,103 @@ static int has_header(const struct http_result *r, const char *line)
     return r->headers && strcasestr(r->headers, line) != NULL;
 }
 
-START_TEST(test_reset_big_board)
+/* `method path` (204) on a board of BIG_MEMBERS (its set zk; loaded in load_s) with the node of
+ * zk watched: the watched commands' calls unchanged, no forbidden command, at least one script
+ * and none on more than max_keys keys, its scripts' commands bounded, an UNLINK of the set;
+ * prints what it took. */
+static void expect_bounded_op(const char *what, const char *method, const char *path,
+                              const char *zk, int max_keys, double load_s)
 {
-    mon_self_test();
-    const char *board = "big";
-    char zk[200];
-    zkey(zk, sizeof(zk), board, NULL);
-    double t0 = mono_s();
-    load_board_direct(board, BIG_MEMBERS);
-    double load_s = mono_s() - t0;
-
-    /* pages cached before the reset (page_ttl_ms 60000: still fresh afterwards) */
-    struct http_result r;
-    expect_page(board, NULL, BIG_MEMBERS, "m000000");
-    expect("GET", "/boards/big/rank", NULL, 200, &r);
-    ck_assert_msg(has_header(&r, "X-Cache: hit"), "page 1 was not cached: %s", r.headers);
-    http_result_free(&r);
-    expect("GET", "/boards/big/rank?page=7500", NULL, 200, &r);
-    ck_assert_int_eq((long)jnum(cJSON_GetArrayItem(jget(r.json, "items"), 0), "rank"), 149981);
-    http_result_free(&r);
-    expect_free("GET", "/boards/big/rank?page=7500", NULL, 200);
-    expect_error("POST", "/boards/nope/reset", NULL, 404, "board_not_found");
-    struct http_result u;
-    req("POST", "/boards/big/reset", NULL, NULL, &u);
-    ck_assert_msg(u.status == 401, "reset without the token -> %ld", u.status);
-    http_result_free(&u);
-    ck_assert_int_eq(zcard_of(board, NULL), BIG_MEMBERS);
-
     long long before[N_WATCHED];
     focus_on(zk);
     watched_calls(before);
     slowlog_arm();
-    redisContext *mon = mon_start();
-    expect("POST", "/boards/big/reset", NULL, 204, &r);
-    double reset_s = r.seconds;
+    redisContext *mon = mon_start(focus()->tcp.port);
+    struct http_result r;
+    it_expect(method, path, NULL, 204, &r);
+    double op_s = r.seconds;
     http_result_free(&r);
     struct mon_scan s;
     mon_finish(mon, zk, &s);
     char slow_cmd[64];
     long long slow_us = slowlog_max_us(slow_cmd, sizeof(slow_cmd));
-    expect_same_calls(before, "reset");
+    expect_same_calls(before, what);
     fprintf(stderr,
-            "lifecycle: reset of %d members (loaded in %.2f s): %.4f s over HTTP; %d commands on "
+            "lifecycle: %s of %d members (loaded in %.2f s): %.4f s over HTTP; %d commands on "
             "MONITOR (%d scripts, %d from scripts, at most %d keys); slowest Redis command %lld us "
             "(%s)\n",
-            BIG_MEMBERS, load_s, reset_s, s.lines, s.scripts, s.lua_lines, s.max_keys, slow_us,
+            what, BIG_MEMBERS, load_s, op_s, s.lines, s.scripts, s.lua_lines, s.max_keys, slow_us,
             slow_cmd);
-    ck_assert_msg(s.bad == 0, "%d forbidden command(s) during the reset; first (%s): %s", s.bad,
+    ck_assert_msg(s.bad == 0, "%d forbidden command(s) during the %s; first (%s): %s", s.bad, what,
                   s.why, s.first_bad);
-    /* the settings, the set, its distinct scores, its ids hash (a wide board's), its updated_at
-     * hash (a board that tracks it) */
-    ck_assert_msg(s.scripts >= 1 && s.max_keys <= 5,
-                  "reset: %d script calls, up to %d keys; want one script on at most 5 keys",
-                  s.scripts, s.max_keys);
-    ck_assert_msg(s.lua_lines <= LUA_CMDS_PER_SCRIPT_MAX * s.scripts,
-                  "reset: scripts ran %d commands", s.lua_lines);
-    ck_assert_msg(s.unlink_board, "no UNLINK of %s during the reset", zk);
+    ck_assert_msg(s.scripts >= 1 && s.max_keys <= max_keys,
+                  "%s: %d script calls, up to %d keys; want one script on at most %d keys", what,
+                  s.scripts, s.max_keys, max_keys);
+    ck_assert_msg(s.lua_lines <= LUA_CMDS_PER_SCRIPT_MAX * s.scripts, "%s: scripts ran %d commands",
+                  what, s.lua_lines);
+    ck_assert_msg(s.unlink_board, "no UNLINK of %s during the %s", zk, what);
+}
+
+START_TEST(test_reset_big_board)
+{
+    mon_self_test();
+    const char *board = "big";
+    char zk[200];
+    it_zkey(zk, sizeof(zk), board, NULL);
+    double t0 = now_s();
+    load_board_direct(board, BIG_MEMBERS);
+    double load_s = now_s() - t0;
+
+    /* pages cached before the reset (page_ttl_ms 60000: still fresh afterwards) */
+    struct http_result r;
+    expect_page(board, NULL, BIG_MEMBERS, "m000000");
+    it_expect("GET", "/boards/big/rank", NULL, 200, &r);
+    ck_assert_msg(has_header(&r, "X-Cache: hit"), "page 1 was not cached: %s", r.headers);
+    http_result_free(&r);
+    it_expect("GET", "/boards/big/rank?page=7500", NULL, 200, &r);
+    ck_assert_int_eq((long)json_num(cJSON_GetArrayItem(jget(r.json, "items"), 0), "rank"), 149981);
+    http_result_free(&r);
+    it_expect_free("GET", "/boards/big/rank?page=7500", NULL, 200);
+    it_expect_error("POST", "/boards/nope/reset", NULL, 404, "board_not_found");
+    struct http_result u;
+    req("POST", "/boards/big/reset", NULL, NULL, &u);
+    ck_assert_msg(u.status == 401, "reset without the token -> %ld", u.status);
+    http_result_free(&u);
+    ck_assert_int_eq(it_zcard(board, NULL), BIG_MEMBERS);
+
+    /* one script on the settings, the set, its distinct scores, its ids hash (a wide board's), its
+     * updated_at hash (a board that tracks it) */
+    expect_bounded_op("reset", "POST", "/boards/big/reset", zk, 5, load_s);
 
     /* empty at once (its distinct scores too); the cached pages are not served; the settings
      * stay */
-    ck_assert_int_eq(key_int("EXISTS", zk), 0);
+    ck_assert_int_eq(redis_key_int(g_admin, "EXISTS", zk), 0);
     char dk[200];
     snprintf(dk, sizeof(dk), "%s:{%s}:dense", g_app->cfg.key_prefix, board);
-    ck_assert_int_eq(key_int("EXISTS", dk), 0);
-    expect("GET", "/boards/big/rank?page=7500", NULL, 200, &r);
-    ck_assert_msg(jnum(r.json, "total") == 0 && cJSON_GetArraySize(jget(r.json, "items")) == 0,
+    ck_assert_int_eq(redis_key_int(g_admin, "EXISTS", dk), 0);
+    it_expect("GET", "/boards/big/rank?page=7500", NULL, 200, &r);
+    ck_assert_msg(json_num(r.json, "total") == 0 && cJSON_GetArraySize(jget(r.json, "items")) == 0,
                   "page 7500 after the reset: %.300s", r.body);
     ck_assert_msg(!has_header(&r, "X-Cache: hit"), "page 7500 after the reset came from the cache");
     http_result_free(&r);
-    expect_error("GET", "/boards/big/members/m000000", NULL, 404, "member_not_found");
-    expect("GET", "/boards/big", NULL, 200, &r);
-    ck_assert_msg(jnum(r.json, "total") == 0 && jnum(r.json, "page_ttl_ms") == 60000,
+    it_expect_error("GET", "/boards/big/members/m000000", NULL, 404, "member_not_found");
+    it_expect("GET", "/boards/big", NULL, 200, &r);
+    ck_assert_msg(json_num(r.json, "total") == 0 && json_num(r.json, "page_ttl_ms") == 60000,
                   "board after the reset: %.300s", r.body);
     http_result_free(&r);
 
     /* a new write starts afresh: page 1 (cached for 60 s before the reset) shows only it */
     post_score(board, "fresh", 3);
-    expect("GET", "/boards/big/rank", NULL, 200, &r);
-    ck_assert_msg(jnum(r.json, "total") == 1 && cJSON_GetArraySize(jget(r.json, "items")) == 1 &&
-                      strcmp(jstr(cJSON_GetArrayItem(jget(r.json, "items"), 0), "id"), "fresh") ==
-                          0,
-                  "page 1 after the reset and one write: %.300s", r.body);
+    it_expect("GET", "/boards/big/rank", NULL, 200, &r);
+    ck_assert_msg(
+        json_num(r.json, "total") == 1 && cJSON_GetArraySize(jget(r.json, "items")) == 1 &&
+            strcmp(json_str(cJSON_GetArrayItem(jget(r.json, "items"), 0), "id"), "fresh") == 0,
+        "page 1 after the reset and one write: %.300s", r.body);
     ck_assert_msg(!has_header(&r, "X-Cache: hit"), "page 1 after the reset came from the cache");
     http_result_free(&r);
     ck_assert_int_eq(board_total(board), 1);
-    ck_assert_int_eq(zcard_of(board, NULL), 1);
-    expect_free("GET", "/boards/big/members/fresh", NULL, 200);
+    ck_assert_int_eq(it_zcard(board, NULL), 1);
+    it_expect_free("GET", "/boards/big/members/fresh", NULL, 200);
 }
 END_TEST
 
@@ -661,75 +546,50 @@ START_TEST(test_delete_big_board)
 {
     const char *board = "bigd";
     char zk[200], meta[200];
-    zkey(zk, sizeof(zk), board, NULL);
+    it_zkey(zk, sizeof(zk), board, NULL);
     snprintf(meta, sizeof(meta), "%s:{%s}:meta", g_app->cfg.key_prefix, board);
-    double t0 = mono_s();
+    double t0 = now_s();
     load_board_direct(board, BIG_MEMBERS);
-    double load_s = mono_s() - t0;
-    expect_free("PUT", "/items/m000001", "{\"name\":\"one\"}", 204);
+    double load_s = now_s() - t0;
+    it_expect_free("PUT", "/items/m000001", "{\"name\":\"one\"}", 204);
     expect_page(board, NULL, BIG_MEMBERS, "m000000");
-    expect_free("GET", "/boards/bigd/rank?page=15000", NULL, 200);
-    expect_free("PUT", "/boards/bigd", "{\"page_size\":50}", 200);
+    it_expect_free("GET", "/boards/bigd/rank?page=15000", NULL, 200);
+    it_expect_free("PUT", "/boards/bigd", "{\"page_size\":50}", 200);
     expect_page(board, NULL, BIG_MEMBERS, "m000000"); /* size 50: cached too */
 
-    long long before[N_WATCHED];
-    focus_on(zk);
-    watched_calls(before);
-    slowlog_arm();
-    redisContext *mon = mon_start();
+    /* one script on a board without periods: its settings, the registry, its (empty) period
+     * index, its set, the set's distinct scores, its ids hash (a wide board's) and its updated_at
+     * hash */
+    expect_bounded_op("delete", "DELETE", "/boards/bigd", zk, 7, load_s);
     struct http_result r;
-    expect("DELETE", "/boards/bigd", NULL, 204, &r);
-    double delete_s = r.seconds;
-    http_result_free(&r);
-    struct mon_scan s;
-    mon_finish(mon, zk, &s);
-    char slow_cmd[64];
-    long long slow_us = slowlog_max_us(slow_cmd, sizeof(slow_cmd));
-    expect_same_calls(before, "delete");
-    fprintf(stderr,
-            "lifecycle: delete of %d members (loaded in %.2f s): %.4f s over HTTP; %d commands on "
-            "MONITOR (%d scripts, %d from scripts, at most %d keys); slowest Redis command %lld us "
-            "(%s)\n",
-            BIG_MEMBERS, load_s, delete_s, s.lines, s.scripts, s.lua_lines, s.max_keys, slow_us,
-            slow_cmd);
-    ck_assert_msg(s.bad == 0, "%d forbidden command(s) during the delete; first (%s): %s", s.bad,
-                  s.why, s.first_bad);
-    /* a board without periods: its settings, the registry, its (empty) period index, its set,
-     * the set's distinct scores, its ids hash (a wide board's) and its updated_at hash */
-    ck_assert_msg(s.scripts >= 1 && s.max_keys <= 7,
-                  "delete: %d script calls, up to %d keys; want one script on at most 7 keys",
-                  s.scripts, s.max_keys);
-    ck_assert_msg(s.lua_lines <= LUA_CMDS_PER_SCRIPT_MAX * s.scripts,
-                  "delete: scripts ran %d commands", s.lua_lines);
-    ck_assert_msg(s.unlink_board, "no UNLINK of %s during the delete", zk);
 
     /* gone for readers and writers at once, cached pages included */
-    expect_error("GET", "/boards/bigd", NULL, 404, "board_not_found");
-    expect_error("GET", "/boards/bigd/rank", NULL, 404, "board_not_found");
-    expect_error("GET", "/boards/bigd/rank?page=15000", NULL, 404, "board_not_found");
-    expect_error("GET", "/boards/bigd/members/m000000", NULL, 404, "board_not_found");
-    expect_error("DELETE", "/boards/bigd", NULL, 404, "board_not_found");
-    expect_error("POST", "/boards/bigd/reset", NULL, 404, "board_not_found");
-    ck_assert_int_eq(key_int("EXISTS", zk), 0);
-    ck_assert_int_eq(key_int("EXISTS", meta), 0);
+    it_expect_error("GET", "/boards/bigd", NULL, 404, "board_not_found");
+    it_expect_error("GET", "/boards/bigd/rank", NULL, 404, "board_not_found");
+    it_expect_error("GET", "/boards/bigd/rank?page=15000", NULL, 404, "board_not_found");
+    it_expect_error("GET", "/boards/bigd/members/m000000", NULL, 404, "board_not_found");
+    it_expect_error("DELETE", "/boards/bigd", NULL, 404, "board_not_found");
+    it_expect_error("POST", "/boards/bigd/reset", NULL, 404, "board_not_found");
+    ck_assert_int_eq(redis_key_int(g_admin, "EXISTS", zk), 0);
+    ck_assert_int_eq(redis_key_int(g_admin, "EXISTS", meta), 0);
     char dk[200];
     snprintf(dk, sizeof(dk), "%s:{%s}:dense", g_app->cfg.key_prefix, board);
-    ck_assert_int_eq(key_int("EXISTS", dk), 0);
+    ck_assert_int_eq(redis_key_int(g_admin, "EXISTS", dk), 0);
     redisReply *m =
         redis_admin_cmd(g_admin, "SISMEMBER %s:boards %s", g_app->cfg.key_prefix, board);
     ck_assert_int_eq(m->integer, 0);
     freeReplyObject(m);
-    expect("GET", "/boards", NULL, 200, &r);
+    it_expect("GET", "/boards", NULL, 200, &r);
     ck_assert_msg(strstr(r.body, "\"bigd\"") == NULL, "GET /boards still lists it: %.300s", r.body);
     http_result_free(&r);
-    expect_free("GET", "/items/m000001", NULL, 200); /* records are shared and stay */
+    it_expect_free("GET", "/items/m000001", NULL, 200); /* records are shared and stay */
 
     /* a new write starts a fresh board with one member and the default settings */
     post_score(board, "fresh", 3);
     expect_page(board, NULL, 1, "fresh");
-    expect("GET", "/boards/bigd", NULL, 200, &r);
-    ck_assert_msg(jnum(r.json, "total") == 1 && jnum(r.json, "page_size") == 20 &&
-                      jnum(r.json, "page_ttl_ms") == 1000,
+    it_expect("GET", "/boards/bigd", NULL, 200, &r);
+    ck_assert_msg(json_num(r.json, "total") == 1 && json_num(r.json, "page_size") == 20 &&
+                      json_num(r.json, "page_ttl_ms") == 1000,
                   "re-created board: %.300s", r.body);
     http_result_free(&r);
 }
@@ -740,23 +600,23 @@ START_TEST(test_delete_periodic_board)
 {
     const char *board = "pdel";
     fixture_set_clock("2036-11-28T12:00:00.000Z");
-    expect_free("PUT", "/boards/pdel", "{\"period\":\"daily\",\"retain\":2,\"page_ttl_ms\":0}",
-                201);
+    it_expect_free("PUT", "/boards/pdel", "{\"period\":\"daily\",\"retain\":2,\"page_ttl_ms\":0}",
+                   201);
     write_at("2036-11-28T12:00:00.000Z", board, "a", 1);
     write_at("2036-11-29T12:00:00.000Z", board, "b", 2);
     write_at("2036-11-30T12:00:00.000Z", board, "c", 3);
     post_score(board, "d", 4);
-    ck_assert_int_eq(zcard_of(board, "2036-11-28"), 1);
-    ck_assert_int_eq(zcard_of(board, "2036-11-29"), 1);
-    ck_assert_int_eq(zcard_of(board, "2036-11-30"), 2);
+    ck_assert_int_eq(it_zcard(board, "2036-11-28"), 1);
+    ck_assert_int_eq(it_zcard(board, "2036-11-29"), 1);
+    ck_assert_int_eq(it_zcard(board, "2036-11-30"), 2);
 
     char zk[200];
-    zkey(zk, sizeof(zk), board, "2036-11-30");
+    it_zkey(zk, sizeof(zk), board, "2036-11-30");
     long long before[N_WATCHED];
     focus_on(zk);
     watched_calls(before);
-    redisContext *mon = mon_start();
-    expect_free("DELETE", "/boards/pdel", NULL, 204);
+    redisContext *mon = mon_start(focus()->tcp.port);
+    it_expect_free("DELETE", "/boards/pdel", NULL, 204);
     struct mon_scan s;
     mon_finish(mon, zk, &s);
     expect_same_calls(before, "periodic delete");
@@ -766,14 +626,14 @@ START_TEST(test_delete_periodic_board)
     ck_assert_msg(s.max_keys <= 3 + 4 * (1 + 2 + 1), "delete named %d keys; want at most 19",
                   s.max_keys);
     ck_assert_msg(s.unlink_board, "no UNLINK of %s", zk);
-    ck_assert_int_eq(zcard_of(board, "2036-11-28"), 0);
-    ck_assert_int_eq(zcard_of(board, "2036-11-29"), 0);
-    ck_assert_int_eq(zcard_of(board, "2036-11-30"), 0);
+    ck_assert_int_eq(it_zcard(board, "2036-11-28"), 0);
+    ck_assert_int_eq(it_zcard(board, "2036-11-29"), 0);
+    ck_assert_int_eq(it_zcard(board, "2036-11-30"), 0);
     expect_period_error(board, "2036-11-29", 404, "board_not_found");
 
     /* re-created with the same settings: the old periods do not come back */
-    expect_free("PUT", "/boards/pdel", "{\"period\":\"daily\",\"retain\":2,\"page_ttl_ms\":0}",
-                201);
+    it_expect_free("PUT", "/boards/pdel", "{\"period\":\"daily\",\"retain\":2,\"page_ttl_ms\":0}",
+                   201);
     expect_page(board, "2036-11-29", 0, NULL);
     expect_page(board, NULL, 0, NULL);
 }
@@ -786,12 +646,12 @@ START_TEST(test_period_daily_rollover)
     const char *b = "day";
     fixture_set_clock("2036-11-30T12:00:00.000Z");
     struct http_result r;
-    expect("PUT", "/boards/day", "{\"period\":\"daily\",\"retain\":1,\"page_ttl_ms\":60000}", 201,
-           &r);
-    ck_assert_str_eq(jstr(r.json, "period"), "daily");
-    ck_assert_str_eq(jstr(r.json, "timezone"), "UTC");
-    ck_assert_int_eq((long)jnum(r.json, "retain"), 1);
-    ck_assert_str_eq(jstr(r.json, "current_period"), "2036-11-30");
+    it_expect("PUT", "/boards/day", "{\"period\":\"daily\",\"retain\":1,\"page_ttl_ms\":60000}",
+              201, &r);
+    ck_assert_str_eq(json_str(r.json, "period"), "daily");
+    ck_assert_str_eq(json_str(r.json, "timezone"), "UTC");
+    ck_assert_int_eq((long)json_num(r.json, "retain"), 1);
+    ck_assert_str_eq(json_str(r.json, "current_period"), "2036-11-30");
     http_result_free(&r);
     static const char *const p1[] = {"2036-11-30", "2036-11-29"};
     expect_periods(b, "2036-11-30", p1, 2);
@@ -800,22 +660,22 @@ START_TEST(test_period_daily_rollover)
     write_at("2036-11-30T23:59:59.999Z", b, "a", 10);
     expect_current_set(b, "2036-11-30", 1);
     char plain[200];
-    zkey(plain, sizeof(plain), b, NULL);
-    ck_assert_int_eq(key_int("EXISTS", plain), 0);
+    it_zkey(plain, sizeof(plain), b, NULL);
+    ck_assert_int_eq(redis_key_int(g_admin, "EXISTS", plain), 0);
     expect_page(b, NULL, 1, "a"); /* cached for 60 s under 2036-11-30 */
 
     /* Dec 1 00:00:00.000: a new period; the page cached for Nov 30 is not the current one */
     write_at("2036-12-01T00:00:00.000Z", b, "b", 20);
     expect_current_set(b, "2036-12-01", 1);
-    ck_assert(zhas(b, "2036-12-01", "b") && !zhas(b, "2036-12-01", "a"));
-    ck_assert(zhas(b, "2036-11-30", "a") && !zhas(b, "2036-11-30", "b"));
+    ck_assert(it_zhas(b, "2036-12-01", "b") && !it_zhas(b, "2036-12-01", "a"));
+    ck_assert(it_zhas(b, "2036-11-30", "a") && !it_zhas(b, "2036-11-30", "b"));
     expect_listed(b, "2036-11-30", 1, "2036-12-02T00:00:00.000Z");
     expect_page(b, NULL, 1, "b");
     expect_page(b, "2036-12-01", 1, "b");
     expect_page(b, "2036-11-30", 1, "a");
-    expect_free("GET", "/boards/day/members/a?period=2036-11-30", NULL, 200);
-    expect_free("GET", "/boards/day/members/a/around?period=2036-11-30", NULL, 200);
-    expect_error("GET", "/boards/day/members/a", NULL, 404, "member_not_found");
+    it_expect_free("GET", "/boards/day/members/a?period=2036-11-30", NULL, 200);
+    it_expect_free("GET", "/boards/day/members/a/around?period=2036-11-30", NULL, 200);
+    it_expect_error("GET", "/boards/day/members/a", NULL, 404, "member_not_found");
     static const char *const p2[] = {"2036-12-01", "2036-11-30"};
     expect_periods(b, "2036-12-01", p2, 2);
     ck_assert_int_eq(board_total(b), 1);
@@ -837,7 +697,8 @@ START_TEST(test_period_daily_rollover)
     expect_page(b, "2036-11-30", 1, "a");
     fixture_set_clock("2036-12-02T00:00:00.000Z");
     expect_period_error(b, "2036-11-30", 404, "period_not_found");
-    expect_error("GET", "/boards/day/members/a?period=2036-11-30", NULL, 404, "period_not_found");
+    it_expect_error("GET", "/boards/day/members/a?period=2036-11-30", NULL, 404,
+                    "period_not_found");
     expect_page(b, "2036-12-01", 1, "b");
     expect_page(b, NULL, 0, NULL);
     static const char *const p3[] = {"2036-12-02", "2036-12-01"};
@@ -852,8 +713,8 @@ START_TEST(test_period_daily_rollover)
     /* a board without periods takes no period id */
     post_score("plain", "x", 1);
     expect_period_error("plain", "2036-12-02", 400, "board_has_no_periods");
-    expect_error("GET", "/boards/plain/members/x?period=2036-12-02", NULL, 400,
-                 "board_has_no_periods");
+    it_expect_error("GET", "/boards/plain/members/x?period=2036-12-02", NULL, 400,
+                    "board_has_no_periods");
 }
 END_TEST
 
@@ -861,7 +722,8 @@ START_TEST(test_period_weekly_iso)
 {
     const char *b = "wk";
     fixture_set_clock("2036-11-30T12:00:00.000Z");
-    expect_free("PUT", "/boards/wk", "{\"period\":\"weekly\",\"retain\":2,\"page_ttl_ms\":0}", 201);
+    it_expect_free("PUT", "/boards/wk", "{\"period\":\"weekly\",\"retain\":2,\"page_ttl_ms\":0}",
+                   201);
     /* Sunday 2036-11-30 23:59:59.999 is the end of 2036-W48; Monday 00:00 starts 2036-W49 */
     write_at("2036-11-30T23:59:59.999Z", b, "a", 1);
     expect_current_set(b, "2036-W48", 1);
@@ -915,7 +777,7 @@ START_TEST(test_period_monthly)
 {
     const char *b = "mon";
     fixture_set_clock("2036-11-15T12:00:00.000Z");
-    expect_free("PUT", "/boards/mon", "{\"period\":\"monthly\",\"page_ttl_ms\":0}", 201);
+    it_expect_free("PUT", "/boards/mon", "{\"period\":\"monthly\",\"page_ttl_ms\":0}", 201);
     write_at("2036-11-30T23:59:59.999Z", b, "a", 1);
     expect_current_set(b, "2036-11", 1);
     write_at("2036-12-01T00:00:00.000Z", b, "b", 2);
@@ -949,9 +811,9 @@ START_TEST(test_period_utc_offsets)
     const char *b = "off";
     fixture_set_clock("2036-11-30T12:00:00.000Z");
     struct http_result r;
-    expect("PUT", "/boards/off", "{\"period\":\"daily\",\"timezone\":\"+02:00\",\"page_ttl_ms\":0}",
-           201, &r);
-    ck_assert_str_eq(jstr(r.json, "timezone"), "+02:00");
+    it_expect("PUT", "/boards/off",
+              "{\"period\":\"daily\",\"timezone\":\"+02:00\",\"page_ttl_ms\":0}", 201, &r);
+    ck_assert_str_eq(json_str(r.json, "timezone"), "+02:00");
     http_result_free(&r);
     write_at("2036-11-30T21:59:59.999Z", b, "a", 1);
     expect_current_set(b, "2036-11-30", 1);
@@ -970,9 +832,9 @@ START_TEST(test_period_utc_offsets)
 
     /* -05:00: 04:59:59.999 UTC on Dec 1 is still Nov 30 */
     fixture_set_clock("2036-11-30T12:00:00.000Z");
-    expect("PUT", "/boards/west",
-           "{\"period\":\"daily\",\"timezone\":\"-05:00\",\"page_ttl_ms\":0}", 201, &r);
-    ck_assert_str_eq(jstr(r.json, "timezone"), "-05:00");
+    it_expect("PUT", "/boards/west",
+              "{\"period\":\"daily\",\"timezone\":\"-05:00\",\"page_ttl_ms\":0}", 201, &r);
+    ck_assert_str_eq(json_str(r.json, "timezone"), "-05:00");
     http_result_free(&r);
     write_at("2036-12-01T04:59:59.999Z", "west", "a", 1);
     expect_current_set("west", "2036-11-30", 1);
@@ -982,8 +844,8 @@ START_TEST(test_period_utc_offsets)
 
     /* +05:30 hourly: the local hour 14 runs from 08:30 to 09:30 UTC */
     fixture_set_clock("2036-11-30T08:30:00.000Z");
-    expect_free("PUT", "/boards/hr",
-                "{\"period\":\"hourly\",\"timezone\":\"+05:30\",\"page_ttl_ms\":0}", 201);
+    it_expect_free("PUT", "/boards/hr",
+                   "{\"period\":\"hourly\",\"timezone\":\"+05:30\",\"page_ttl_ms\":0}", 201);
     static const char *const p2[] = {"2036-11-30T14", "2036-11-30T13"};
     expect_periods("hr", "2036-11-30T14", p2, 2);
     write_at("2036-11-30T09:29:59.999Z", "hr", "a", 1);
@@ -996,15 +858,15 @@ START_TEST(test_period_utc_offsets)
     expect_period_error("hr", "2036-11-30", 400, "invalid_period");
 
     /* offsets that are not offsets */
-    expect_error("PUT", "/boards/bad", "{\"period\":\"daily\",\"timezone\":\"+15:00\"}", 400,
-                 "invalid_field");
-    expect_error("PUT", "/boards/bad", "{\"period\":\"daily\",\"timezone\":\"+0200\"}", 400,
-                 "invalid_field");
-    expect_error("PUT", "/boards/bad", "{\"period\":\"daily\",\"timezone\":\"Mars/Base\"}", 400,
-                 "unknown_timezone");
-    expect_error("PUT", "/boards/bad", "{\"period\":\"fortnightly\"}", 400, "invalid_field");
-    expect_error("PUT", "/boards/bad", "{\"retain\":401}", 400, "invalid_field");
-    expect_error("GET", "/boards/bad", NULL, 404, "board_not_found");
+    it_expect_error("PUT", "/boards/bad", "{\"period\":\"daily\",\"timezone\":\"+15:00\"}", 400,
+                    "invalid_field");
+    it_expect_error("PUT", "/boards/bad", "{\"period\":\"daily\",\"timezone\":\"+0200\"}", 400,
+                    "invalid_field");
+    it_expect_error("PUT", "/boards/bad", "{\"period\":\"daily\",\"timezone\":\"Mars/Base\"}", 400,
+                    "unknown_timezone");
+    it_expect_error("PUT", "/boards/bad", "{\"period\":\"fortnightly\"}", 400, "invalid_field");
+    it_expect_error("PUT", "/boards/bad", "{\"retain\":401}", 400, "invalid_field");
+    it_expect_error("GET", "/boards/bad", NULL, 404, "board_not_found");
 }
 END_TEST
 
@@ -1012,7 +874,7 @@ START_TEST(test_period_leap_day)
 {
     const char *b = "leap";
     fixture_set_clock("2036-02-28T12:00:00.000Z");
-    expect_free("PUT", "/boards/leap", "{\"period\":\"daily\",\"page_ttl_ms\":0}", 201);
+    it_expect_free("PUT", "/boards/leap", "{\"period\":\"daily\",\"page_ttl_ms\":0}", 201);
     write_at("2036-02-28T23:59:59.999Z", b, "a", 1);
     expect_current_set(b, "2036-02-28", 1);
     write_at("2036-02-29T00:00:00.000Z", b, "b", 2);
@@ -1036,7 +898,7 @@ START_TEST(test_period_leap_day)
 
     /* a monthly board across February of a leap year */
     fixture_set_clock("2036-02-29T23:59:59.999Z");
-    expect_free("PUT", "/boards/feb", "{\"period\":\"monthly\",\"page_ttl_ms\":0}", 201);
+    it_expect_free("PUT", "/boards/feb", "{\"period\":\"monthly\",\"page_ttl_ms\":0}", 201);
     post_score("feb", "x", 1);
     expect_current_set("feb", "2036-02", 1);
     write_at("2036-03-01T00:00:00.000Z", "feb", "y", 2);
@@ -1051,7 +913,8 @@ START_TEST(test_period_retain_zero)
 {
     const char *b = "r0";
     fixture_set_clock("2036-11-30T12:00:00.000Z");
-    expect_free("PUT", "/boards/r0", "{\"period\":\"daily\",\"retain\":0,\"page_ttl_ms\":0}", 201);
+    it_expect_free("PUT", "/boards/r0", "{\"period\":\"daily\",\"retain\":0,\"page_ttl_ms\":0}",
+                   201);
     static const char *const p1[] = {"2036-11-30"};
     expect_periods(b, "2036-11-30", p1, 1);
     post_score(b, "a", 1);
@@ -1073,7 +936,8 @@ START_TEST(test_period_gap_gets_ttl)
 {
     const char *b = "gap";
     fixture_set_clock("2036-11-30T12:00:00.000Z");
-    expect_free("PUT", "/boards/gap", "{\"period\":\"daily\",\"retain\":1,\"page_ttl_ms\":0}", 201);
+    it_expect_free("PUT", "/boards/gap", "{\"period\":\"daily\",\"retain\":1,\"page_ttl_ms\":0}",
+                   201);
     post_score(b, "a", 1);
     /* no write at all on Dec 1 */
     write_at("2036-12-02T12:00:00.000Z", b, "b", 2);
@@ -1092,11 +956,12 @@ START_TEST(test_period_retain_raised)
 {
     const char *b = "rr";
     fixture_set_clock("2036-11-30T12:00:00.000Z");
-    expect_free("PUT", "/boards/rr", "{\"period\":\"daily\",\"retain\":1,\"page_ttl_ms\":0}", 201);
+    it_expect_free("PUT", "/boards/rr", "{\"period\":\"daily\",\"retain\":1,\"page_ttl_ms\":0}",
+                   201);
     post_score(b, "a", 1);
     write_at("2036-12-01T12:00:00.000Z", b, "b", 2);
     expect_listed(b, "2036-11-30", 1, "2036-12-02T00:00:00.000Z");
-    expect_free("PUT", "/boards/rr", "{\"retain\":3}", 200);
+    it_expect_free("PUT", "/boards/rr", "{\"retain\":3}", 200);
     fixture_set_clock("2036-12-03T12:00:00.000Z");
     static const char *const p[] = {"2036-12-03", "2036-12-02", "2036-12-01", "2036-11-30"};
     expect_periods(b, "2036-12-03", p, 4);
@@ -1135,10 +1000,10 @@ START_TEST(test_period_read_stale_hint)
     freeReplyObject(redis_admin_cmd(g_admin, "ZADD %s:{other}:z:2036-11-30 %s a", prefix, five));
     freeReplyObject(redis_admin_cmd(g_admin, "ZADD %s:{other}:z:2036-12-01 %s b", prefix, seven));
     struct http_result r;
-    expect("GET", "/boards/other/rank?period=2036-11-30", NULL, 200, &r);
-    ck_assert_msg(jnum(r.json, "total") == 1, "%.300s", r.body);
+    it_expect("GET", "/boards/other/rank?period=2036-11-30", NULL, 200, &r);
+    ck_assert_msg(json_num(r.json, "total") == 1, "%.300s", r.body);
     http_result_free(&r);
-    expect_free("GET", "/boards/other/members/b?period=2036-12-01", NULL, 200);
+    it_expect_free("GET", "/boards/other/members/b?period=2036-12-01", NULL, 200);
 }
 END_TEST
 
@@ -1151,7 +1016,8 @@ START_TEST(test_period_read_stale_retain)
     const char *prefix = g_app->cfg.key_prefix;
     char five[32];
     stored_text(5, five);
-    expect_free("PUT", "/boards/ret", "{\"period\":\"daily\",\"retain\":1,\"page_ttl_ms\":0}", 201);
+    it_expect_free("PUT", "/boards/ret", "{\"period\":\"daily\",\"retain\":1,\"page_ttl_ms\":0}",
+                   201);
     freeReplyObject(redis_admin_cmd(g_admin, "HSET %s:{ret}:meta retain 3", prefix));
     freeReplyObject(redis_admin_cmd(g_admin, "ZADD %s:{ret}:z:2036-11-29 %s a", prefix, five));
     expect_page("ret", NULL, 0, NULL); /* a current read does not correct the retain either */
@@ -1174,7 +1040,7 @@ static cJSON *read_pages(const char *board, int n, int size)
         char path[200];
         snprintf(path, sizeof(path), "/boards/%s/rank?page=%d&size=%d", board, p, size);
         struct http_result r;
-        expect("GET", path, NULL, 200, &r);
+        it_expect("GET", path, NULL, 200, &r);
         cJSON_AddItemToArray(all, cJSON_Duplicate(jget(r.json, "items"), 1));
         http_result_free(&r);
     }
@@ -1201,8 +1067,8 @@ static long long trim(const char *board, const char *query)
     char path[200];
     snprintf(path, sizeof(path), "/boards/%s/members?%s", board, query);
     struct http_result r;
-    expect("DELETE", path, NULL, 200, &r);
-    long long n = (long long)jnum(r.json, "removed");
+    it_expect("DELETE", path, NULL, 200, &r);
+    long long n = (long long)json_num(r.json, "removed");
     http_result_free(&r);
     return n;
 }
@@ -1210,22 +1076,22 @@ static long long trim(const char *board, const char *query)
 START_TEST(test_trim_keep_top_with_ties)
 {
     const char *b = "trim";
-    expect_free("PUT", "/boards/trim", "{\"page_ttl_ms\":0}", 201);
+    it_expect_free("PUT", "/boards/trim", "{\"page_ttl_ms\":0}", 201);
     for (int at = 0; at < 5000; at += 1000)
         post_batch(b, "p", at, at + 1000, tie_score);
     ck_assert_int_eq(board_total(b), 5000);
     cJSON *before = read_pages(b, 11, 100);
     /* the cut at rank 1000 falls inside the 50-point tie group (ranks 715..1428) */
     const cJSON *p10 = cJSON_GetArrayItem(before, 9), *p11 = cJSON_GetArrayItem(before, 10);
-    ck_assert(jnum(cJSON_GetArrayItem(p10, 99), "score") == 50 &&
-              jnum(cJSON_GetArrayItem(p11, 0), "score") == 50);
+    ck_assert(json_num(cJSON_GetArrayItem(p10, 99), "score") == 50 &&
+              json_num(cJSON_GetArrayItem(p11, 0), "score") == 50);
 
-    double t0 = mono_s();
+    double t0 = now_s();
     long long removed = trim(b, "keep=1000");
-    double trim_s = mono_s() - t0;
+    double trim_s = now_s() - t0;
     fprintf(stderr, "lifecycle: trim of 5000 to the top 1000: %.4f s\n", trim_s);
     ck_assert_int_eq(removed, 4000);
-    ck_assert_int_eq(zcard_of(b, NULL), 1000);
+    ck_assert_int_eq(it_zcard(b, NULL), 1000);
     ck_assert_int_eq(board_total(b), 1000);
     cJSON *after = read_pages(b, 11, 100);
     for (int p = 0; p < 10; p++)
@@ -1241,7 +1107,7 @@ START_TEST(test_trim_keep_top_with_ties)
     ck_assert_int_eq(board_total(b), 999);
     ck_assert_int_eq(trim(b, "keep=0"), 999);
     ck_assert_int_eq(board_total(b), 0);
-    expect_error("DELETE", "/boards/nope/members?keep=10", NULL, 404, "board_not_found");
+    it_expect_error("DELETE", "/boards/nope/members?keep=10", NULL, 404, "board_not_found");
 }
 END_TEST
 
@@ -1256,7 +1122,7 @@ static void check_below(const char *board, const char *settings, double below, i
 {
     char path[160], q[64];
     snprintf(path, sizeof(path), "/boards/%s", board);
-    expect_free("PUT", path, settings, 201);
+    it_expect_free("PUT", path, settings, 201);
     for (int at = 0; at < BELOW_N; at += 1000)
         post_batch(board, "s", at, at + 1000, half_score);
     int keep = 0, at_below = 0;
@@ -1276,8 +1142,8 @@ static void check_below(const char *board, const char *settings, double below, i
         ck_assert_msg(cJSON_Compare(cJSON_GetArrayItem(before, i), cJSON_GetArrayItem(after, i), 1),
                       "%s: item %d differs after below=%g", board, i, below);
     /* the last kept is not worse than `below`, the first removed was */
-    double last = jnum(cJSON_GetArrayItem(after, keep - 1), "score");
-    double gone = jnum(cJSON_GetArrayItem(before, keep), "score");
+    double last = json_num(cJSON_GetArrayItem(after, keep - 1), "score");
+    double gone = json_num(cJSON_GetArrayItem(before, keep), "score");
     ck_assert(last == below);
     ck_assert(desc ? gone < below : gone > below);
     cJSON_Delete(before);
@@ -1291,14 +1157,14 @@ START_TEST(test_trim_below)
     check_below("basc",
                 "{\"order\":\"asc\",\"tiebreak\":\"last\",\"score_decimals\":1,\"page_ttl_ms\":0}",
                 -2.5, 0);
-    expect_error("DELETE", "/boards/nope/members?below=3", NULL, 404, "board_not_found");
+    it_expect_error("DELETE", "/boards/nope/members?below=3", NULL, 404, "board_not_found");
 }
 END_TEST
 
 START_TEST(test_trim_bad_parameters)
 {
     const char *b = "tb";
-    expect_free("PUT", "/boards/tb", "{\"page_ttl_ms\":0}", 201);
+    it_expect_free("PUT", "/boards/tb", "{\"page_ttl_ms\":0}", 201);
     post_batch(b, "q", 0, 100, tie_score);
     static const char *const bad[] = {
         "",
@@ -1319,19 +1185,21 @@ START_TEST(test_trim_bad_parameters)
         "?below=5x",
         "?keep=99999999999999999999",
     };
-    long long zrem0 = cmd_calls("zrem"), zrr0 = cmd_calls("zremrangebyrank");
+    long long zrem0 = redis_cmd_calls(focus(), "zrem"),
+              zrr0 = redis_cmd_calls(focus(), "zremrangebyrank");
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         char path[200];
         snprintf(path, sizeof(path), "/boards/tb/members%s", bad[i]);
-        expect_error("DELETE", path, NULL, 400, "invalid_parameter");
+        it_expect_error("DELETE", path, NULL, 400, "invalid_parameter");
     }
     struct http_result r;
     req("DELETE", "/boards/tb/members?keep=1", NULL, NULL, &r);
     ck_assert_msg(r.status == 401, "trim without the token -> %ld", r.status);
     http_result_free(&r);
-    ck_assert_int_eq(zcard_of(b, NULL), 100);
+    ck_assert_int_eq(it_zcard(b, NULL), 100);
     ck_assert_int_eq(board_total(b), 100);
-    ck_assert_msg(cmd_calls("zrem") == zrem0 && cmd_calls("zremrangebyrank") == zrr0,
+    ck_assert_msg(redis_cmd_calls(focus(), "zrem") == zrem0 &&
+                      redis_cmd_calls(focus(), "zremrangebyrank") == zrr0,
                   "a refused trim removed members");
 }
 END_TEST
@@ -1343,12 +1211,12 @@ END_TEST
 START_TEST(test_settings_past_period_counts)
 {
     fixture_set_clock("2036-12-07T12:00:00.000Z"); /* a Sunday: week 2036-W49 */
-    expect_free("PUT", "/boards/pp", "{\"period\":\"weekly\",\"retain\":3}", 201);
+    it_expect_free("PUT", "/boards/pp", "{\"period\":\"weekly\",\"retain\":3}", 201);
     post_score("pp", "a", 7);
     fixture_set_clock("2036-12-08T01:00:00.000Z"); /* Monday: a new, empty week */
-    expect_error("PUT", "/boards/pp", "{\"order\":\"asc\"}", 409, "board_not_empty");
-    expect_error("PUT", "/boards/pp", "{\"score_decimals\":3}", 409, "board_not_empty");
-    expect_error("PUT", "/boards/pp", "{\"period\":\"none\"}", 409, "board_not_empty");
+    it_expect_error("PUT", "/boards/pp", "{\"order\":\"asc\"}", 409, "board_not_empty");
+    it_expect_error("PUT", "/boards/pp", "{\"score_decimals\":3}", 409, "board_not_empty");
+    it_expect_error("PUT", "/boards/pp", "{\"period\":\"none\"}", 409, "board_not_empty");
     expect_page("pp", "2036-W49", 1, "a");
 }
 END_TEST
@@ -1358,14 +1226,14 @@ END_TEST
 START_TEST(test_retain_lowered_drops_periods)
 {
     fixture_set_clock("2036-12-07T12:00:00.000Z");
-    expect_free("PUT", "/boards/rl", "{\"period\":\"weekly\",\"retain\":3}", 201);
+    it_expect_free("PUT", "/boards/rl", "{\"period\":\"weekly\",\"retain\":3}", 201);
     post_score("rl", "old-secret", 7);
     fixture_set_clock("2036-12-08T01:00:00.000Z");
     post_score("rl", "new", 1);
-    expect_free("PUT", "/boards/rl", "{\"retain\":0}", 200);
-    ck_assert_int_eq(zcard_of("rl", "2036-W49"), 0); /* unlinked, not only unreadable */
-    expect_free("DELETE", "/boards/rl", NULL, 204);
-    expect_free("PUT", "/boards/rl", "{\"period\":\"weekly\",\"retain\":3}", 201);
+    it_expect_free("PUT", "/boards/rl", "{\"retain\":0}", 200);
+    ck_assert_int_eq(it_zcard("rl", "2036-W49"), 0); /* unlinked, not only unreadable */
+    it_expect_free("DELETE", "/boards/rl", NULL, 204);
+    it_expect_free("PUT", "/boards/rl", "{\"period\":\"weekly\",\"retain\":3}", 201);
     expect_page("rl", "2036-W49", 0, NULL);
 }
 END_TEST
@@ -1375,40 +1243,40 @@ START_TEST(test_settings_period_changes)
     fixture_set_clock("2036-11-30T12:00:00.000Z");
     /* a non-empty board without periods */
     post_score("ne", "a", 1);
-    expect_error("PUT", "/boards/ne", "{\"period\":\"daily\"}", 409, "board_not_empty");
-    expect_error("PUT", "/boards/ne", "{\"timezone\":\"+02:00\"}", 409, "board_not_empty");
-    expect_free("PUT", "/boards/ne", "{\"period\":\"none\",\"timezone\":\"UTC\"}", 200);
-    expect_free("PUT", "/boards/ne", "{\"retain\":5}", 200);
+    it_expect_error("PUT", "/boards/ne", "{\"period\":\"daily\"}", 409, "board_not_empty");
+    it_expect_error("PUT", "/boards/ne", "{\"timezone\":\"+02:00\"}", 409, "board_not_empty");
+    it_expect_free("PUT", "/boards/ne", "{\"period\":\"none\",\"timezone\":\"UTC\"}", 200);
+    it_expect_free("PUT", "/boards/ne", "{\"retain\":5}", 200);
     ck_assert_int_eq(board_total("ne"), 1);
 
     /* an empty board: period and timezone may change */
     struct http_result r;
-    expect_free("PUT", "/boards/em", "{}", 201);
-    expect("PUT", "/boards/em", "{\"period\":\"daily\"}", 200, &r);
-    ck_assert_str_eq(jstr(r.json, "period"), "daily");
-    ck_assert_str_eq(jstr(r.json, "current_period"), "2036-11-30");
+    it_expect_free("PUT", "/boards/em", "{}", 201);
+    it_expect("PUT", "/boards/em", "{\"period\":\"daily\"}", 200, &r);
+    ck_assert_str_eq(json_str(r.json, "period"), "daily");
+    ck_assert_str_eq(json_str(r.json, "current_period"), "2036-11-30");
     http_result_free(&r);
-    expect("PUT", "/boards/em", "{\"timezone\":\"+02:00\",\"period\":\"weekly\"}", 200, &r);
-    ck_assert_str_eq(jstr(r.json, "timezone"), "+02:00");
-    ck_assert_str_eq(jstr(r.json, "current_period"), "2036-W48");
+    it_expect("PUT", "/boards/em", "{\"timezone\":\"+02:00\",\"period\":\"weekly\"}", 200, &r);
+    ck_assert_str_eq(json_str(r.json, "timezone"), "+02:00");
+    ck_assert_str_eq(json_str(r.json, "current_period"), "2036-W48");
     http_result_free(&r);
     post_score("em", "a", 1);
     expect_current_set("em", "2036-W48", 1);
     /* non-empty now: both are refused, other settings are not */
-    expect_error("PUT", "/boards/em", "{\"period\":\"daily\"}", 409, "board_not_empty");
-    expect_error("PUT", "/boards/em", "{\"timezone\":\"UTC\"}", 409, "board_not_empty");
-    expect_error("PUT", "/boards/em", "{\"period\":\"none\"}", 409, "board_not_empty");
-    expect_free("PUT", "/boards/em", "{\"retain\":4,\"page_size\":10}", 200);
-    expect("GET", "/boards/em", NULL, 200, &r);
-    ck_assert_str_eq(jstr(r.json, "period"), "weekly");
-    ck_assert_str_eq(jstr(r.json, "timezone"), "+02:00");
-    ck_assert_int_eq((long)jnum(r.json, "retain"), 4);
+    it_expect_error("PUT", "/boards/em", "{\"period\":\"daily\"}", 409, "board_not_empty");
+    it_expect_error("PUT", "/boards/em", "{\"timezone\":\"UTC\"}", 409, "board_not_empty");
+    it_expect_error("PUT", "/boards/em", "{\"period\":\"none\"}", 409, "board_not_empty");
+    it_expect_free("PUT", "/boards/em", "{\"retain\":4,\"page_size\":10}", 200);
+    it_expect("GET", "/boards/em", NULL, 200, &r);
+    ck_assert_str_eq(json_str(r.json, "period"), "weekly");
+    ck_assert_str_eq(json_str(r.json, "timezone"), "+02:00");
+    ck_assert_int_eq((long)json_num(r.json, "retain"), 4);
     http_result_free(&r);
 
     /* emptied by a reset: the period may change again */
     post_score("rs", "a", 1);
-    expect_free("POST", "/boards/rs/reset", NULL, 204);
-    expect_free("PUT", "/boards/rs", "{\"period\":\"monthly\"}", 200);
+    it_expect_free("POST", "/boards/rs/reset", NULL, 204);
+    it_expect_free("PUT", "/boards/rs", "{\"period\":\"monthly\"}", 200);
     post_score("rs", "b", 2);
     expect_current_set("rs", "2036-11", 1);
 }
@@ -1419,18 +1287,18 @@ START_TEST(test_settings_recreated_board_writes)
     fixture_set_clock("2036-11-30T12:00:00.000Z");
     const char *prefix = g_app->cfg.key_prefix;
     char plain[200];
-    zkey(plain, sizeof(plain), "h", NULL);
+    it_zkey(plain, sizeof(plain), "h", NULL);
 
     /* through rankd: none, written, deleted, re-created as daily */
     post_score("h", "a", 1);
     expect_page("h", NULL, 1, "a");
-    ck_assert_int_eq(zcard_of("h", NULL), 1);
-    expect_free("DELETE", "/boards/h", NULL, 204);
-    expect_free("PUT", "/boards/h", "{\"period\":\"daily\",\"page_ttl_ms\":0}", 201);
+    ck_assert_int_eq(it_zcard("h", NULL), 1);
+    it_expect_free("DELETE", "/boards/h", NULL, 204);
+    it_expect_free("PUT", "/boards/h", "{\"period\":\"daily\",\"page_ttl_ms\":0}", 201);
     post_score("h", "b", 2);
-    ck_assert_int_eq(key_int("EXISTS", plain), 0);
+    ck_assert_int_eq(redis_key_int(g_admin, "EXISTS", plain), 0);
     expect_current_set("h", "2036-11-30", 1);
-    ck_assert(zhas("h", "2036-11-30", "b"));
+    ck_assert(it_zhas("h", "2036-11-30", "b"));
     expect_page("h", NULL, 1, "b");
     expect_page("h", "2036-11-30", 1, "b");
 
@@ -1447,20 +1315,20 @@ START_TEST(test_settings_recreated_board_writes)
     expect_page("h2", NULL, 0, NULL); /* a read with the stale hint learns the settings */
     expect_page("h2", "2036-12-01", 0, NULL);
     post_score("h2", "b", 2);
-    ck_assert_int_eq(zcard_of("h2", NULL), 0);
+    ck_assert_int_eq(it_zcard("h2", NULL), 0);
     expect_current_set("h2", "2036-12-01", 1);
     expect_page("h2", NULL, 1, "b");
 
     /* and the other way: "h3" was daily here, is now a board without periods */
-    expect_free("PUT", "/boards/h3", "{\"period\":\"daily\",\"page_ttl_ms\":0}", 201);
+    it_expect_free("PUT", "/boards/h3", "{\"period\":\"daily\",\"page_ttl_ms\":0}", 201);
     post_score("h3", "a", 1);
     expect_page("h3", NULL, 1, "a");
     freeReplyObject(
         redis_admin_cmd(g_admin, "UNLINK %s:{h3}:meta %s:{h3}:z:2036-11-30", prefix, prefix));
-    expect_error("GET", "/boards/h3/rank", NULL, 404, "board_not_found");
+    it_expect_error("GET", "/boards/h3/rank", NULL, 404, "board_not_found");
     post_score("h3", "b", 2); /* a fresh board without periods */
-    ck_assert_int_eq(zcard_of("h3", NULL), 1);
-    ck_assert(zhas("h3", NULL, "b"));
+    ck_assert_int_eq(it_zcard("h3", NULL), 1);
+    ck_assert(it_zhas("h3", NULL, "b"));
     expect_page("h3", NULL, 1, "b");
     expect_period_error("h3", "2036-11-30", 400, "board_has_no_periods");
 }
@@ -1479,7 +1347,7 @@ START_TEST(test_admin_redis)
     http_result_free(&r);
 
     post_score("adm", "a", 1);
-    expect("GET", "/admin/redis", NULL, 200, &r);
+    it_expect("GET", "/admin/redis", NULL, 200, &r);
     ck_assert_msg(cJSON_IsArray(jget(r.json, "slowlog")), "slowlog: %.300s", r.body);
     ck_assert_msg(cJSON_IsArray(jget(r.json, "latency_latest")), "latency_latest: %.300s", r.body);
     const cJSON *server = jget(r.json, "server");
@@ -1488,7 +1356,7 @@ START_TEST(test_admin_redis)
     for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
         ck_assert_msg(cJSON_IsNumber(jget(server, fields[i])), "server.%s: %.600s", fields[i],
                       r.body);
-    ck_assert_msg(jnum(server, "used_memory") > 0, "%.300s", r.body);
+    ck_assert_msg(json_num(server, "used_memory") > 0, "%.300s", r.body);
     http_result_free(&r);
 }
 END_TEST

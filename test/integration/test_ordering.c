@@ -51,13 +51,6 @@ static uint32_t rnd_below(uint64_t *state, uint32_t n)
     return (uint32_t)(splitmix64(state) % n);
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void sb_printf(struct buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void sb_printf(struct buf *b, const char *fmt, ...)

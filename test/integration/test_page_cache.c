@@ -111,20 +111,6 @@ static int h_nrules;
 static struct hook_call h_calls[HOOK_CALLS_MAX];
 static int h_ncalls;
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0)
-        ;
-}
-
 /* Runs in rankd's threads at the start of every page computation. */
 static int hook_delay(const char *board, int64_t page, int size)
 {
@@ -405,27 +391,28 @@ static int fetch(int port, const char *path, const char *inm, struct http_result
     return rc;
 }
 
-/* A response header's value ("" when absent). */
-static const char *header(const struct http_result *r, const char *name, char *out, size_t n)
+/* PUT path body again and again (50 ms apart) until it is 201: writes must work again within
+ * 3 s of Redis restarted (rankd redials). */
+static void put_after_restart(const char *path, const char *body)
 {
-    out[0] = '\0';
-    char pat[64];
-    snprintf(pat, sizeof(pat), "\n%s:", name);
-    const char *p = r->headers ? strcasestr(r->headers, pat) : NULL;
-    if (!p)
-        return out;
-    p += strlen(pat);
-    while (*p == ' ' || *p == '\t')
-        p++;
-    size_t len = strcspn(p, "\r\n");
-    snprintf(out, n, "%.*s", (int)(len < n ? len : n - 1), p);
-    return out;
+    double t0 = now_s();
+    for (;;) {
+        struct http_result w;
+        int rc = http_write(p_port, "PUT", path, body, &w);
+        long st = rc == 0 ? w.status : 0;
+        if (rc == 0)
+            http_result_free(&w);
+        if (st == 201)
+            break;
+        ck_assert_msg(now_s() - t0 < 3.0, "writes fail 3 s after the restart (%ld)", st);
+        sleep_ms(50);
+    }
 }
 
 static const char *xcache(const struct http_result *r)
 {
     static __thread char v[32]; /* per thread: the concurrent tests call it from many at once */
-    return header(r, "X-Cache", v, sizeof(v));
+    return http_header_value(r, "X-Cache", v, sizeof(v));
 }
 
 /* GET that must answer `want`; the caller frees *r. */
@@ -566,7 +553,7 @@ static void *stream_run(void *arg)
         }
         s->n++;
         char xc[32];
-        header(&r, "X-Cache", xc, sizeof(xc));
+        http_header_value(&r, "X-Cache", xc, sizeof(xc));
         if (r.status != 200) {
             s->bad++;
             snprintf(s->note, sizeof(s->note), "status %ld %.100s", r.status, r.body);
@@ -1074,17 +1061,7 @@ START_TEST(test_scripts_flush_and_restart)
     redisFree(a);
     a = redis_admin(rp->port);
     double t0 = now_s();
-    for (;;) {
-        struct http_result w;
-        int rc = http_write(p_port, "PUT", "/boards/sf", "{\"page_size\":10}", &w);
-        long st = rc == 0 ? w.status : 0;
-        if (rc == 0)
-            http_result_free(&w);
-        if (st == 201)
-            break;
-        ck_assert_msg(now_s() - t0 < 3.0, "writes fail 3 s after the restart (%ld)", st);
-        sleep_ms(50);
-    }
+    put_after_restart("/boards/sf", "{\"page_size\":10}");
     load_board("sf", "n", 30, 0);
     get_status("/boards/sf/rank", NULL, 200, &r);
     ck_assert_msg(strstr(r.body, "\"n00000\"") && !strstr(r.body, "\"m000"), "after restart: %s",
@@ -1471,7 +1448,7 @@ END_TEST
 static long cache_control_max_age(const struct http_result *r)
 {
     char cc[128];
-    header(r, "Cache-Control", cc, sizeof(cc));
+    http_header_value(r, "Cache-Control", cc, sizeof(cc));
     if (strcmp(cc, "no-cache") == 0)
         return -1;
     long max_age = -2;
@@ -1487,7 +1464,7 @@ static long cache_control_max_age(const struct http_result *r)
 static long age_of(const struct http_result *r)
 {
     char v[32];
-    header(r, "Age", v, sizeof(v));
+    http_header_value(r, "Age", v, sizeof(v));
     ck_assert_msg(v[0], "no Age header");
     return strtol(v, NULL, 10);
 }
@@ -1500,7 +1477,7 @@ START_TEST(test_etag_304_and_headers)
     struct http_result r1, r2, r3;
     get_status("/boards/et/rank", NULL, 200, &r1);
     char etag[64], e2[64], e3[64];
-    header(&r1, "ETag", etag, sizeof(etag));
+    http_header_value(&r1, "ETag", etag, sizeof(etag));
     ck_assert_msg(strlen(etag) > 2 && etag[0] == '"' && etag[strlen(etag) - 1] == '"', "ETag '%s'",
                   etag);
     ck_assert_str_eq(xcache(&r1), "miss");
@@ -1510,7 +1487,7 @@ START_TEST(test_etag_304_and_headers)
 
     get_status("/boards/et/rank", NULL, 200, &r2);
     ck_assert_str_eq(xcache(&r2), "hit");
-    ck_assert_str_eq(header(&r2, "ETag", e2, sizeof(e2)), etag);
+    ck_assert_str_eq(http_header_value(&r2, "ETag", e2, sizeof(e2)), etag);
     ck_assert(r2.len == r1.len && memcmp(r1.body, r2.body, r1.len) == 0);
     http_result_free(&r2);
 
@@ -1522,7 +1499,7 @@ START_TEST(test_etag_304_and_headers)
     for (int i = 0; i < 3; i++) {
         get_status("/boards/et/rank", inms[i], 304, &r3);
         ck_assert_msg(r3.len == 0, "304 with a %zu-byte body", r3.len);
-        ck_assert_str_eq(header(&r3, "ETag", e3, sizeof(e3)), etag);
+        ck_assert_str_eq(http_header_value(&r3, "ETag", e3, sizeof(e3)), etag);
         ck_assert_str_eq(xcache(&r3), "hit");
         cache_control_max_age(&r3);
         http_result_free(&r3);
@@ -1553,7 +1530,8 @@ START_TEST(test_etag_304_and_headers)
     ck_assert_str_eq(xcache(&r2), "stale");
     ck_assert_msg(r2.seconds < 0.2, "a stale serve took %.3f s (it must not wait)", r2.seconds);
     ck_assert_int_eq(cache_control_max_age(&r2), 0);
-    ck_assert_str_eq(header(&r2, "ETag", e2, sizeof(e2)), header(&r1, "ETag", e3, sizeof(e3)));
+    ck_assert_str_eq(http_header_value(&r2, "ETag", e2, sizeof(e2)),
+                     http_header_value(&r1, "ETag", e3, sizeof(e3)));
     http_result_free(&r1);
     http_result_free(&r2);
     sleep_ms(500);
@@ -1568,13 +1546,13 @@ START_TEST(test_etag_304_and_headers)
     load_board("et0", "m", 30, 0);
     get_status("/boards/et0/rank", NULL, 200, &r1);
     char cc[64];
-    ck_assert_str_eq(header(&r1, "Cache-Control", cc, sizeof(cc)), "no-cache");
+    ck_assert_str_eq(http_header_value(&r1, "Cache-Control", cc, sizeof(cc)), "no-cache");
     ck_assert_str_eq(xcache(&r1), "miss");
-    header(&r1, "ETag", etag, sizeof(etag));
+    http_header_value(&r1, "ETag", etag, sizeof(etag));
     ck_assert_msg(strlen(etag) > 2, "no ETag with caching off");
     get_status("/boards/et0/rank", etag, 304, &r2);
     ck_assert_msg(r2.len == 0, "304 with a body");
-    ck_assert_str_eq(header(&r2, "Cache-Control", cc, sizeof(cc)), "no-cache");
+    ck_assert_str_eq(http_header_value(&r2, "Cache-Control", cc, sizeof(cc)), "no-cache");
     http_result_free(&r1);
     http_result_free(&r2);
     ck_assert_int_eq(page_keys(p_admin, "et0", NULL, 0), 0);
@@ -1629,7 +1607,7 @@ static void expect_new_page(const char *path, const char *old_etag)
     ck_assert_msg(strstr(r.body, "\"new00000\"") && !strstr(r.body, "\"old"),
                   "GET %s after delete and re-create served: %.300s", path, r.body);
     char e[64];
-    ck_assert_str_ne(header(&r, "ETag", e, sizeof(e)), old_etag);
+    ck_assert_str_ne(http_header_value(&r, "ETag", e, sizeof(e)), old_etag);
     http_result_free(&r);
 }
 
@@ -1642,7 +1620,7 @@ START_TEST(test_generation_retires_old_pages)
     get_status("/boards/gn/rank", NULL, 200, &r);
     ck_assert_msg(strstr(r.body, "\"old00000\""), "%s", r.body);
     char old_etag[64], old_key[256];
-    header(&r, "ETag", old_etag, sizeof(old_etag));
+    http_header_value(&r, "ETag", old_etag, sizeof(old_etag));
     http_result_free(&r);
     ck_assert_int_eq(page_keys(p_admin, "gn", old_key, sizeof(old_key)), 1);
 
@@ -1786,18 +1764,7 @@ START_TEST(test_generation_after_data_redis_restart)
     http_result_free(&r);
 
     ck_assert_int_eq(redis_proc_restart(data), 0); /* the data (and the generation) are gone */
-    double t0 = now_s();
-    for (;;) {
-        struct http_result w;
-        int rc = http_write(p_port, "PUT", "/boards/gr", "{\"page_ttl_ms\":60000}", &w);
-        long st = rc == 0 ? w.status : 0;
-        if (rc == 0)
-            http_result_free(&w);
-        if (st == 201)
-            break;
-        ck_assert_msg(now_s() - t0 < 3.0, "writes fail 3 s after the restart (%ld)", st);
-        sleep_ms(50);
-    }
+    put_after_restart("/boards/gr", "{\"page_ttl_ms\":60000}");
     load_board("gr", "mid", 10, 0);
     get_status("/boards/gr/rank", NULL, 200, &r);
     ck_assert_msg(strstr(r.body, "\"mid00000\""), "after the restart: %s", r.body);

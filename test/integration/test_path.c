@@ -23,8 +23,6 @@
 
 #include "suites.h"
 
-#define MARKER "rankd-path-monitor-end"
-
 static struct redis_proc p_redis;
 static struct rankd *p_app;
 static int p_port;
@@ -50,8 +48,6 @@ static void path_teardown(void)
     rmdir(p_redis.dir);
 }
 
-static void sleep_ms(int ms);
-
 /* rankd with both of its event thread's Redis connections up (until then requests wait for the
  * dial, and the commands counted would include its SCRIPT LOADs). */
 static void start_with(void (*tweak)(struct config *cfg))
@@ -68,83 +64,15 @@ static void start_with(void (*tweak)(struct config *cfg))
     ck_abort_msg("the event thread's Redis connections did not come up in 5 s");
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void sleep_ms(int ms)
-{
-    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&ts, &ts) != 0)
-        ;
-}
-
-static void expect(const char *method, const char *path, const char *body, long status,
-                   struct http_result *r)
-{
-    ck_assert_int_eq(
-        http_req(p_port, method, path, body, body ? strlen(body) : 0, NULL, TEST_TOKEN, r), 0);
-    ck_assert_msg(r->status == status, "%s %s -> %ld %s; want %ld", method, path, r->status,
-                  r->body, status);
-}
-
-static void expect_free(const char *method, const char *path, const char *body, long status)
-{
-    struct http_result r;
-    expect(method, path, body, status, &r);
-    http_result_free(&r);
-}
-
 /* ---------------------------------------------------------------- 1. round trips */
-
-static redisContext *mon_start(void)
-{
-    redisContext *mon = redis_admin(p_redis.port);
-    struct timeval tv = {10, 0};
-    redisSetTimeout(mon, tv);
-    redisReply *ok = redis_admin_cmd(mon, "MONITOR");
-    ck_assert_msg(ok->type == REDIS_REPLY_STATUS, "MONITOR refused");
-    freeReplyObject(ok);
-    return mon;
-}
-
-/* The top-level commands seen since mon_start, as "VERB VERB ..." (scripts' own commands not
- * counted); frees mon. */
-static int mon_top_level(redisContext *mon, char *verbs, size_t len)
-{
-    freeReplyObject(redis_admin_cmd(p_admin, "ECHO %s", MARKER));
-    int n = 0;
-    verbs[0] = '\0';
-    for (;;) {
-        void *v = NULL;
-        ck_assert_msg(redisGetReply(mon, &v) == REDIS_OK && v, "MONITOR stream ended early: %s",
-                      mon->errstr);
-        redisReply *r = v;
-        int end = strstr(r->str, MARKER) != NULL;
-        struct mon_cmd c;
-        if (!end && mon_parse(r->str, &c) == 0 && !c.lua) {
-            n++;
-            size_t at = strlen(verbs);
-            snprintf(verbs + at, len - at, "%s%s", at ? " " : "", c.argv[0]);
-        }
-        freeReplyObject(r);
-        if (end)
-            break;
-    }
-    redisFree(mon);
-    return n;
-}
 
 /* One request, and the top-level commands it cost Redis. */
 static int commands_of(const char *method, const char *path, const char *body, long status,
                        char *verbs, size_t len)
 {
-    redisContext *mon = mon_start();
-    expect_free(method, path, body, status);
-    return mon_top_level(mon, verbs, len);
+    redisContext *mon = mon_start(p_redis.port);
+    http_expect_free(p_port, method, path, body, status);
+    return mon_top_level(p_admin, mon, verbs, len);
 }
 
 static void expect_commands(const char *method, const char *path, const char *body, long status,
@@ -161,19 +89,19 @@ static void expect_commands(const char *method, const char *path, const char *bo
 START_TEST(test_round_trips_per_request)
 {
     start_with(NULL);
-    expect_free("PUT", "/boards/rt", "{\"page_ttl_ms\":0}", 201);
-    expect_free("PUT", "/boards/rc", "{\"page_ttl_ms\":60000}", 201);
+    http_expect_free(p_port, "PUT", "/boards/rt", "{\"page_ttl_ms\":0}", 201);
+    http_expect_free(p_port, "PUT", "/boards/rc", "{\"page_ttl_ms\":60000}", 201);
     for (int i = 0; i < 30; i++) {
         char body[96];
         snprintf(body, sizeof(body), "{\"id\":\"m%d\",\"score\":%d}", i, 100 - i);
-        expect_free("POST", "/boards/rt/scores", body, 200);
-        expect_free("POST", "/boards/rc/scores", body, 200);
+        http_expect_free(p_port, "POST", "/boards/rt/scores", body, 200);
+        http_expect_free(p_port, "POST", "/boards/rc/scores", body, 200);
     }
     /* every connection dialled and every board seen once */
-    expect_free("GET", "/boards/rt/rank", NULL, 200);
-    expect_free("GET", "/boards/rt/members/m3", NULL, 200);
-    expect_free("GET", "/boards/rc/rank?page=2", NULL, 200);
-    expect_free("GET", "/boards/rc/rank?page=2", NULL, 200);
+    http_expect_free(p_port, "GET", "/boards/rt/rank", NULL, 200);
+    http_expect_free(p_port, "GET", "/boards/rt/members/m3", NULL, 200);
+    http_expect_free(p_port, "GET", "/boards/rc/rank?page=2", NULL, 200);
+    http_expect_free(p_port, "GET", "/boards/rc/rank?page=2", NULL, 200);
 
     expect_commands("GET", "/boards/rt/rank?page=2", NULL, 200, 1, "EVALSHA");
     expect_commands("GET", "/boards/rt/members/m7", NULL, 200, 1, "EVALSHA");
@@ -203,7 +131,7 @@ START_TEST(test_round_trips_per_request)
                     "EVALSHA");
     expect_commands("GET", "/boards/rc/rank?min=75&size=5", NULL, 200, 1, "EVALSHA");
     struct http_result pr;
-    expect("GET", "/boards/rt/rank?size=5", NULL, 200, &pr);
+    http_expect(p_port, "GET", "/boards/rt/rank?size=5", NULL, 200, &pr);
     const cJSON *next = cJSON_GetObjectItemCaseSensitive(pr.json, "next");
     ck_assert(cJSON_IsString(next));
     char after[512];
@@ -212,7 +140,7 @@ START_TEST(test_round_trips_per_request)
     expect_commands("GET", after, NULL, 200, 1, "EVALSHA");
     /* a cached page: one command (page_get.lua: the settings and the guessed page key) */
     expect_commands("GET", "/boards/rc/rank?page=2", NULL, 200, 1, "EVALSHA");
-    expect_free("GET", "/boards/rc/rank?page=2&rank=dense", NULL, 200);
+    http_expect_free(p_port, "GET", "/boards/rc/rank?page=2&rank=dense", NULL, 200);
     expect_commands("GET", "/boards/rc/rank?page=2&rank=dense", NULL, 200, 1, "EVALSHA");
     /* a miss: the lookup, then page_fill.lua (lock and rows) answers the request; the page is
      * stored and the lock released after it in one command (lock_release.lua), without the
@@ -258,7 +186,7 @@ static void long_timeout(struct config *cfg)
 static void write_lost_after_sent(struct bg *b)
 {
     start_with(long_timeout);
-    expect_free("POST", "/boards/lost/scores", "{\"id\":\"a\",\"score\":1}", 200);
+    http_expect_free(p_port, "POST", "/boards/lost/scores", "{\"id\":\"a\",\"score\":1}", 200);
     freeReplyObject(redis_admin_cmd(p_admin, "CLIENT PAUSE 3000 WRITE"));
     ck_assert_int_eq(pthread_create(&b->t, NULL, bg_main, b), 0);
     sleep_ms(300); /* the write is in Redis now, held by the pause */
@@ -282,7 +210,7 @@ START_TEST(test_write_lost_after_sent_is_unknown)
     ck_assert_msg(b.r.seconds < 1.0, "the lost write took %.3f s to answer", b.r.seconds);
     http_result_free(&b.r);
     /* and the service goes on */
-    expect_free("POST", "/boards/lost/scores", "{\"id\":\"c\",\"score\":3}", 200);
+    http_expect_free(p_port, "POST", "/boards/lost/scores", "{\"id\":\"c\",\"score\":3}", 200);
 }
 END_TEST
 
@@ -341,16 +269,16 @@ static void short_request(struct config *cfg)
 START_TEST(test_request_deadline_below_command_timeout)
 {
     start_with(short_request);
-    expect_free("PUT", "/boards/dl", "{\"page_ttl_ms\":0}", 201);
-    expect_free("POST", "/boards/dl/scores", "{\"id\":\"a\",\"score\":1}", 200);
-    expect_free("GET", "/boards/dl/members/a", NULL, 200);
-    expect_free("GET", "/boards/dl/rank", NULL, 200);
+    http_expect_free(p_port, "PUT", "/boards/dl", "{\"page_ttl_ms\":0}", 201);
+    http_expect_free(p_port, "POST", "/boards/dl/scores", "{\"id\":\"a\",\"score\":1}", 200);
+    http_expect_free(p_port, "GET", "/boards/dl/members/a", NULL, 200);
+    http_expect_free(p_port, "GET", "/boards/dl/rank", NULL, 200);
     static const char *const reads[] = {"/boards/dl/members/a", "/boards/dl/rank",
                                         "/boards/dl/members/a/around"};
     for (size_t i = 0; i < sizeof(reads) / sizeof(reads[0]); i++) {
         freeReplyObject(redis_admin_cmd(p_admin, "CLIENT PAUSE 700 ALL"));
         struct http_result r;
-        expect("GET", reads[i], NULL, 503, &r);
+        http_expect(p_port, "GET", reads[i], NULL, 503, &r);
         ck_assert_str_eq(http_error_code(&r), "redis_unavailable");
         fprintf(stderr, "path: GET %s under a pause: 503 after %.3f s\n", reads[i], r.seconds);
         ck_assert_msg(r.seconds >= 0.15 && r.seconds < 0.6,
@@ -361,7 +289,7 @@ START_TEST(test_request_deadline_below_command_timeout)
     }
     freeReplyObject(redis_admin_cmd(p_admin, "CLIENT PAUSE 700 WRITE"));
     struct http_result r;
-    expect("POST", "/boards/dl/scores", "{\"id\":\"b\",\"score\":1}", 503, &r);
+    http_expect(p_port, "POST", "/boards/dl/scores", "{\"id\":\"b\",\"score\":1}", 503, &r);
     ck_assert_str_eq(http_error_code(&r), "write_outcome_unknown");
     ck_assert_msg(r.seconds < 0.6, "the write answered after %.3f s", r.seconds);
     http_result_free(&r);
@@ -376,19 +304,19 @@ END_TEST
 START_TEST(test_misses_during_write_pause)
 {
     start_with(NULL);
-    expect_free("PUT", "/boards/wpm", "{\"page_size\":2}", 201);
+    http_expect_free(p_port, "PUT", "/boards/wpm", "{\"page_size\":2}", 201);
     for (int i = 0; i < 40; i++) {
         char body[64];
         snprintf(body, sizeof(body), "{\"id\":\"m%d\",\"score\":%d}", i, i);
-        expect_free("POST", "/boards/wpm/scores", body, 200);
+        http_expect_free(p_port, "POST", "/boards/wpm/scores", body, 200);
     }
-    expect_free("GET", "/boards/wpm/rank?page=1", NULL, 200);
+    http_expect_free(p_port, "GET", "/boards/wpm/rank?page=1", NULL, 200);
     freeReplyObject(redis_admin_cmd(p_admin, "CLIENT PAUSE 2500 WRITE"));
     for (int page = 2; page <= 8; page++) {
         char path[64];
         snprintf(path, sizeof(path), "/boards/wpm/rank?page=%d", page);
         struct http_result r;
-        expect("GET", path, NULL, 200, &r);
+        http_expect(p_port, "GET", path, NULL, 200, &r);
         ck_assert_msg(r.seconds < 0.9, "GET %s took %.3f s", path, r.seconds);
         http_result_free(&r);
     }
@@ -422,14 +350,14 @@ static void *bg_get_main(void *arg)
 START_TEST(test_cached_lookups_keep_the_deadline)
 {
     start_with(short_request_long_wait);
-    expect_free("PUT", "/boards/cl", "{\"page_ttl_ms\":60000}", 201);
-    expect_free("PUT", "/boards/cl0", "{\"page_ttl_ms\":0}", 201);
-    expect_free("POST", "/boards/cl/scores", "{\"id\":\"a\",\"score\":1}", 200);
-    expect_free("POST", "/boards/cl0/scores", "{\"id\":\"a\",\"score\":1}", 200);
-    expect_free("GET", "/boards/cl/rank", NULL, 200);
-    expect_free("GET", "/boards/cl/rank", NULL, 200);
-    expect_free("GET", "/boards/cl0/rank", NULL, 200);
-    expect_free("GET", "/boards/cl0/members/a", NULL, 200);
+    http_expect_free(p_port, "PUT", "/boards/cl", "{\"page_ttl_ms\":60000}", 201);
+    http_expect_free(p_port, "PUT", "/boards/cl0", "{\"page_ttl_ms\":0}", 201);
+    http_expect_free(p_port, "POST", "/boards/cl/scores", "{\"id\":\"a\",\"score\":1}", 200);
+    http_expect_free(p_port, "POST", "/boards/cl0/scores", "{\"id\":\"a\",\"score\":1}", 200);
+    http_expect_free(p_port, "GET", "/boards/cl/rank", NULL, 200);
+    http_expect_free(p_port, "GET", "/boards/cl/rank", NULL, 200);
+    http_expect_free(p_port, "GET", "/boards/cl0/rank", NULL, 200);
+    http_expect_free(p_port, "GET", "/boards/cl0/members/a", NULL, 200);
     freeReplyObject(redis_admin_cmd(p_admin, "CLIENT PAUSE 1500 ALL"));
     struct bg_get g[] = {{.path = "/boards/cl/rank"},
                          {.path = "/boards/cl0/rank"},
@@ -456,16 +384,16 @@ END_TEST
 START_TEST(test_lock_wait_keeps_the_deadline)
 {
     start_with(short_request_long_wait);
-    expect_free("PUT", "/boards/lw", "{\"page_ttl_ms\":60000}", 201);
-    expect_free("POST", "/boards/lw/scores", "{\"id\":\"a\",\"score\":1}", 200);
-    expect_free("GET", "/boards/lw/rank?page=1", NULL, 200); /* the board is known */
+    http_expect_free(p_port, "PUT", "/boards/lw", "{\"page_ttl_ms\":60000}", 201);
+    http_expect_free(p_port, "POST", "/boards/lw/scores", "{\"id\":\"a\",\"score\":1}", 200);
+    http_expect_free(p_port, "GET", "/boards/lw/rank?page=1", NULL, 200); /* the board is known */
     redisReply *g = redis_admin_cmd(p_admin, "HGET %s:{lw}:meta gen", p_app->cfg.key_prefix);
     ck_assert_int_eq(g->type, REDIS_REPLY_STRING);
     freeReplyObject(redis_admin_cmd(p_admin, "SET %s:{lw}:page:%s:-:20:3:lock x PX 20000",
                                     p_app->cfg.key_prefix, g->str));
     freeReplyObject(g);
     struct http_result r;
-    expect("GET", "/boards/lw/rank?page=3", NULL, 200, &r);
+    http_expect(p_port, "GET", "/boards/lw/rank?page=3", NULL, 200, &r);
     fprintf(stderr, "path: a page locked elsewhere: 200 after %.3f s\n", r.seconds);
     ck_assert_msg(r.seconds < 0.5, "the locked page took %.3f s (deadline 0.3 s)", r.seconds);
     http_result_free(&r);
@@ -477,10 +405,10 @@ END_TEST
 START_TEST(test_read_cut_by_kill_is_retried)
 {
     start_with(NULL);
-    expect_free("PUT", "/boards/rk", "{\"page_ttl_ms\":0}", 201);
-    expect_free("POST", "/boards/rk/scores", "{\"id\":\"a\",\"score\":1}", 200);
-    expect_free("GET", "/boards/rk/members/a", NULL, 200);
-    expect_free("GET", "/boards/rk/rank", NULL, 200);
+    http_expect_free(p_port, "PUT", "/boards/rk", "{\"page_ttl_ms\":0}", 201);
+    http_expect_free(p_port, "POST", "/boards/rk/scores", "{\"id\":\"a\",\"score\":1}", 200);
+    http_expect_free(p_port, "GET", "/boards/rk/members/a", NULL, 200);
+    http_expect_free(p_port, "GET", "/boards/rk/rank", NULL, 200);
     static const char *const paths[] = {"/boards/rk/members/a", "/boards/rk/rank"};
     for (size_t i = 0; i < 2; i++) {
         /* wait for the event thread's read connection after the previous kill */
@@ -542,7 +470,7 @@ static void *kb_writer_main(void *arg)
 START_TEST(test_killed_connections_under_incr_batches)
 {
     start_with(NULL);
-    expect_free("POST", "/boards/kb/scores", "{\"id\":\"seed\",\"score\":1}", 200);
+    http_expect_free(p_port, "POST", "/boards/kb/scores", "{\"id\":\"seed\",\"score\":1}", 200);
     static struct kb_writer w[KB_THREADS];
     memset(w, 0, sizeof(w));
     for (int i = 0; i < KB_THREADS; i++) {
@@ -832,15 +760,15 @@ END_TEST
 START_TEST(test_readonly_is_primary_changed)
 {
     start_with(NULL);
-    expect_free("POST", "/boards/ro/scores", "{\"id\":\"a\",\"score\":1}", 200);
+    http_expect_free(p_port, "POST", "/boards/ro/scores", "{\"id\":\"a\",\"score\":1}", 200);
     freeReplyObject(redis_admin_cmd(p_admin, "REPLICAOF 127.0.0.1 1")); /* nobody there */
     struct http_result r;
-    expect("POST", "/boards/ro/scores", "{\"id\":\"b\",\"score\":2}", 503, &r);
+    http_expect(p_port, "POST", "/boards/ro/scores", "{\"id\":\"b\",\"score\":2}", 503, &r);
     ck_assert_msg(strcmp(http_error_code(&r), "primary_changed") == 0, "%s", r.body);
     http_result_free(&r);
-    expect_free("GET", "/boards/ro/members/a", NULL, 200);
+    http_expect_free(p_port, "GET", "/boards/ro/members/a", NULL, 200);
     freeReplyObject(redis_admin_cmd(p_admin, "REPLICAOF NO ONE"));
-    expect_free("POST", "/boards/ro/scores", "{\"id\":\"b\",\"score\":2}", 200);
+    http_expect_free(p_port, "POST", "/boards/ro/scores", "{\"id\":\"b\",\"score\":2}", 200);
 }
 END_TEST
 
@@ -849,8 +777,8 @@ END_TEST
 START_TEST(test_recovery_within_100ms_of_redis)
 {
     start_with(NULL);
-    expect_free("PUT", "/boards/rv", "{\"page_ttl_ms\":0}", 201);
-    expect_free("POST", "/boards/rv/scores", "{\"id\":\"a\",\"score\":1}", 200);
+    http_expect_free(p_port, "PUT", "/boards/rv", "{\"page_ttl_ms\":0}", 201);
+    http_expect_free(p_port, "POST", "/boards/rv/scores", "{\"id\":\"a\",\"score\":1}", 200);
     redis_proc_stop(&p_redis);
     /* long enough down for every back-off to reach its longest step */
     double until = now_s() + 2.0;
@@ -964,8 +892,8 @@ END_TEST
 START_TEST(test_control_routes_down_and_back)
 {
     start_with(NULL);
-    expect_free("PUT", "/boards/cr", "{\"page_size\":5}", 201);
-    expect_free("PUT", "/items/cr", "{\"name\":\"x\"}", 204);
+    http_expect_free(p_port, "PUT", "/boards/cr", "{\"page_size\":5}", 201);
+    http_expect_free(p_port, "PUT", "/items/cr", "{\"name\":\"x\"}", 204);
     redis_proc_stop(&p_redis);
     static const char *const methods[] = {"GET", "PUT", "DELETE", "GET"};
     static const char *const paths[] = {"/boards/cr", "/items/cr", "/boards/cr/members/a",
@@ -975,7 +903,7 @@ START_TEST(test_control_routes_down_and_back)
     while (now_s() < until) {
         for (int i = 0; i < 4; i++) {
             struct http_result r;
-            expect(methods[i], paths[i], bodies[i], 503, &r);
+            http_expect(p_port, methods[i], paths[i], bodies[i], 503, &r);
             ck_assert_msg(strcmp(http_error_code(&r), "redis_unavailable") == 0, "%s %s: %s",
                           methods[i], paths[i], r.body);
             worst = r.seconds > worst ? r.seconds : worst;

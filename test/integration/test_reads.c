@@ -24,43 +24,6 @@
 /* ---------------------------------------------------------------- helpers (the fake wall clock:
  * fixture.h) */
 
-static void sleep_ms(int ms)
-{
-    struct timespec t = {ms / 1000, (long)(ms % 1000) * 1000000L};
-    while (nanosleep(&t, &t) != 0)
-        ;
-}
-
-/* A request (with the write token); asserts the status; returns the parsed body (cJSON_Delete). */
-static cJSON *req_json(const char *method, const char *path, const char *body, long want)
-{
-    struct http_result r;
-    ck_assert_int_eq(
-        http_req(g_port, method, path, body, body ? strlen(body) : 0, NULL, TEST_TOKEN, &r), 0);
-    ck_assert_msg(r.status == want, "%s %s %.200s -> %ld %.500s; want %ld", method, path,
-                  body ? body : "", r.status, r.body, want);
-    cJSON *doc = r.json;
-    r.json = NULL;
-    http_result_free(&r);
-    return doc;
-}
-
-static cJSON *get(const char *path)
-{
-    return req_json("GET", path, NULL, 200);
-}
-
-static void expect_error(const char *method, const char *path, const char *body, long status,
-                         const char *code)
-{
-    struct http_result r;
-    ck_assert_int_eq(
-        http_req(g_port, method, path, body, body ? strlen(body) : 0, NULL, TEST_TOKEN, &r), 0);
-    ck_assert_msg(r.status == status && strcmp(http_error_code(&r), code) == 0,
-                  "%s %s -> %ld %.400s; want %ld %s", method, path, r.status, r.body, status, code);
-    http_result_free(&r);
-}
-
 /* One refused request: method, path, body (may be NULL), status, code. */
 struct refusal {
     const char *method, *path, *body;
@@ -71,7 +34,7 @@ struct refusal {
 static void expect_refusals(const struct refusal *r, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        expect_error(r[i].method, r[i].path, r[i].body, r[i].status, r[i].code);
+        it_expect_error(r[i].method, r[i].path, r[i].body, r[i].status, r[i].code);
 }
 
 /* prefix, then n items stem0,stem1,... (a list argument of n entries) into out. */
@@ -88,28 +51,14 @@ static void write_json(const char *board, const char *json)
 {
     char path[160];
     snprintf(path, sizeof(path), "/boards/%s/scores", board);
-    cJSON_Delete(req_json("POST", path, json, 200));
+    cJSON_Delete(it_json("POST", path, json, 200));
 }
 
 static void put_board(const char *board, const char *json, long want)
 {
     char path[160];
     snprintf(path, sizeof(path), "/boards/%s", board);
-    cJSON_Delete(req_json("PUT", path, json, want));
-}
-
-static double num(const cJSON *o, const char *name)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
-    ck_assert_msg(cJSON_IsNumber(v), "no number %s", name);
-    return v->valuedouble;
-}
-
-static const char *str(const cJSON *o, const char *name)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
-    ck_assert_msg(cJSON_IsString(v), "no string %s", name);
-    return v->valuestring;
+    cJSON_Delete(it_json("PUT", path, json, want));
 }
 
 static int is_null(const cJSON *o, const char *name)
@@ -132,14 +81,15 @@ static void items_text(const cJSON *doc, char *out, size_t len)
     cJSON_ArrayForEach(it, items(doc))
     {
         size_t at = strlen(out);
-        snprintf(out + at, len - at, "%s%s:%d", at ? " " : "", str(it, "id"), (int)num(it, "rank"));
+        snprintf(out + at, len - at, "%s%s:%d", at ? " " : "", json_str(it, "id"),
+                 (int)json_num(it, "rank"));
     }
 }
 
 /* The items of GET path as "id:rank ...", compared with want. */
 static void expect_items(const char *path, const char *want)
 {
-    cJSON *doc = get(path);
+    cJSON *doc = it_get(path);
     char got[2048];
     items_text(doc, got, sizeof(got));
     ck_assert_msg(strcmp(got, want) == 0, "GET %s: %s; want %s", path, got, want);
@@ -220,7 +170,7 @@ static void expect_all_pages(const char *board, int size, const char *rank, cons
         char path[200], got[512];
         snprintf(path, sizeof(path), "/boards/%s/rank?page=%d&size=%d&rank=%s", board, page, size,
                  rank);
-        cJSON *doc = get(path);
+        cJSON *doc = it_get(path);
         items_text(doc, got, sizeof(got));
         cJSON_Delete(doc);
         size_t at = strlen(all);
@@ -273,10 +223,10 @@ START_TEST(test_rank_types_on_pages)
     freeReplyObject(k);
     /* GET /rank?board= takes the rank type too */
     expect_items("/rank?board=ex&size=3&page=3&rank=competition", "g:6 h:6 i:9");
-    expect_error("GET", "/boards/ex/rank?rank=modified", NULL, 400, "invalid_parameter");
-    expect_error("GET", "/boards/ex/rank?rank=dense&rank=dense", NULL, 400, "invalid_parameter");
-    expect_error("GET", "/boards/ex/rank?rank=", NULL, 400, "invalid_parameter");
-    expect_error("GET", "/boards/nope/rank?rank=dense", NULL, 404, "board_not_found");
+    it_expect_error("GET", "/boards/ex/rank?rank=modified", NULL, 400, "invalid_parameter");
+    it_expect_error("GET", "/boards/ex/rank?rank=dense&rank=dense", NULL, 400, "invalid_parameter");
+    it_expect_error("GET", "/boards/ex/rank?rank=", NULL, 400, "invalid_parameter");
+    it_expect_error("GET", "/boards/nope/rank?rank=dense", NULL, 404, "board_not_found");
     ck_assert_int_eq(dense_exact("ex", NULL), 6);
 }
 END_TEST
@@ -286,29 +236,29 @@ START_TEST(test_rank_types_on_member_reads)
     put_board("ex", "{\"page_ttl_ms\":0}", 201);
     write_example("ex");
     /* a member: rank of the type asked; page and percentile from its position */
-    cJSON *d = get("/boards/ex/members/h?rank=competition&size=4");
-    ck_assert_int_eq((int)num(d, "rank"), 6);
-    ck_assert_int_eq((int)num(d, "page"), 2);         /* position 8 */
-    ck_assert_double_eq(num(d, "percentile"), 11.11); /* 100 * (9 - 8) / 9 */
+    cJSON *d = it_get("/boards/ex/members/h?rank=competition&size=4");
+    ck_assert_int_eq((int)json_num(d, "rank"), 6);
+    ck_assert_int_eq((int)json_num(d, "page"), 2);         /* position 8 */
+    ck_assert_double_eq(json_num(d, "percentile"), 11.11); /* 100 * (9 - 8) / 9 */
     cJSON_Delete(d);
-    d = get("/boards/ex/members/h?rank=dense");
-    ck_assert_int_eq((int)num(d, "rank"), 5);
+    d = it_get("/boards/ex/members/h?rank=dense");
+    ck_assert_int_eq((int)json_num(d, "rank"), 5);
     cJSON_Delete(d);
-    d = get("/boards/ex/members/h");
-    ck_assert_int_eq((int)num(d, "rank"), 8);
-    ck_assert_double_eq(num(d, "percentile"), 11.11);
+    d = it_get("/boards/ex/members/h");
+    ck_assert_int_eq((int)json_num(d, "rank"), 8);
+    ck_assert_double_eq(json_num(d, "percentile"), 11.11);
     cJSON_Delete(d);
-    d = get("/boards/ex/members/a");
-    ck_assert_double_eq(num(d, "percentile"), 88.89); /* 800 / 9 = 88.888... */
+    d = it_get("/boards/ex/members/a");
+    ck_assert_double_eq(json_num(d, "percentile"), 88.89); /* 800 / 9 = 88.888... */
     cJSON_Delete(d);
-    d = get("/boards/ex/members/i");
-    ck_assert_double_eq(num(d, "percentile"), 0);
+    d = it_get("/boards/ex/members/i");
+    ck_assert_double_eq(json_num(d, "percentile"), 0);
     cJSON_Delete(d);
     /* around a member: global ranks in the window, the page of its first position */
     expect_items("/boards/ex/members/c/around?size=3&rank=competition", "b:2 c:2 d:4");
     expect_items("/boards/ex/members/g/around?size=4&rank=dense", "e:4 f:5 g:5 h:5");
-    d = get("/boards/ex/members/g/around?size=4&rank=dense");
-    ck_assert_int_eq((int)num(d, "page"), 2); /* first position 5 */
+    d = it_get("/boards/ex/members/g/around?size=4&rank=dense");
+    ck_assert_int_eq((int)json_num(d, "page"), 2); /* first position 5 */
     cJSON_Delete(d);
     expect_items("/boards/ex/members/i/around?size=3&rank=dense", "g:5 h:5 i:6");
     /* around a score, top, many members, across boards */
@@ -317,10 +267,10 @@ START_TEST(test_rank_types_on_member_reads)
     expect_items("/boards/ex/members?ids=h,b,f,c&rank=competition", "b:2 c:2 f:6 h:6");
     expect_items("/boards/ex/members?ids=h,b,f,c&rank=dense", "b:2 c:2 f:5 h:5");
     expect_items("/boards/ex/members?ids=h,b,f,c", "b:2 c:3 f:6 h:8");
-    d = get("/members/g?boards=ex&rank=dense");
+    d = it_get("/members/g?boards=ex&rank=dense");
     const cJSON *b0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(d, "boards"), 0);
-    ck_assert_int_eq((int)num(b0, "rank"), 5);
-    ck_assert_double_eq(num(b0, "percentile"), 22.22); /* position 7: 200 / 9 */
+    ck_assert_int_eq((int)json_num(b0, "rank"), 5);
+    ck_assert_double_eq(json_num(b0, "percentile"), 22.22); /* position 7: 200 / 9 */
     cJSON_Delete(d);
 }
 END_TEST
@@ -364,27 +314,27 @@ START_TEST(test_dense_after_changes)
     ck_assert_int_eq(dense_exact("dz", NULL), 4); /* 100 50 9 8 */
     expect_items("/boards/dz/rank?rank=dense", "a:1 b:2 c:2 d:2 x:3 i:3 f:4 g:4 h:4 e:4");
     /* member deletes: the last of a group takes its key along */
-    cJSON_Delete(req_json("DELETE", "/boards/dz/members/a", NULL, 204));
+    cJSON_Delete(it_json("DELETE", "/boards/dz/members/a", NULL, 204));
     ck_assert_int_eq(dense_exact("dz", NULL), 3);
-    cJSON_Delete(req_json("DELETE", "/boards/dz/members/b", NULL, 204));
+    cJSON_Delete(it_json("DELETE", "/boards/dz/members/b", NULL, 204));
     ck_assert_int_eq(dense_exact("dz", NULL), 3);
     expect_items("/boards/dz/members?ids=c,e&rank=dense", "c:1 e:3");
     /* trims: keep the top 3 (the 9 group is cut through), then below a score */
-    cJSON *t = req_json("DELETE", "/boards/dz/members?keep=3", NULL, 200);
-    ck_assert_int_eq((int)num(t, "removed"), 5);
+    cJSON *t = it_json("DELETE", "/boards/dz/members?keep=3", NULL, 200);
+    ck_assert_int_eq((int)json_num(t, "removed"), 5);
     cJSON_Delete(t);
     ck_assert_int_eq(dense_exact("dz", NULL), 2); /* 50 (c, d) and 9 (x) */
     expect_items("/boards/dz/rank?rank=dense", "c:1 d:1 x:2");
     write_json("dz", "{\"entries\":[{\"id\":\"m1\",\"score\":5},{\"id\":\"m2\",\"score\":4},"
                      "{\"id\":\"m3\",\"score\":4},{\"id\":\"m4\",\"score\":3}]}");
     ck_assert_int_eq(dense_exact("dz", NULL), 5);
-    t = req_json("DELETE", "/boards/dz/members?below=5", NULL, 200);
-    ck_assert_int_eq((int)num(t, "removed"), 3);
+    t = it_json("DELETE", "/boards/dz/members?below=5", NULL, 200);
+    ck_assert_int_eq((int)json_num(t, "removed"), 3);
     cJSON_Delete(t);
     ck_assert_int_eq(dense_exact("dz", NULL), 3);
     expect_items("/boards/dz/rank?rank=competition", "c:1 d:1 x:3 m1:4");
     /* reset: both go; the next write starts both again */
-    cJSON_Delete(req_json("POST", "/boards/dz/reset", NULL, 204));
+    cJSON_Delete(it_json("POST", "/boards/dz/reset", NULL, 204));
     ck_assert_int_eq(key_exists("z", "dz", NULL), 0);
     ck_assert_int_eq(key_exists("dense", "dz", NULL), 0);
     expect_items("/boards/dz/rank?rank=dense", "");
@@ -392,7 +342,7 @@ START_TEST(test_dense_after_changes)
     ck_assert_int_eq(dense_exact("dz", NULL), 1);
     expect_items("/boards/dz/rank?rank=dense", "n:1");
     /* the board's delete takes it along */
-    cJSON_Delete(req_json("DELETE", "/boards/dz", NULL, 204));
+    cJSON_Delete(it_json("DELETE", "/boards/dz", NULL, 204));
     ck_assert_int_eq(key_exists("dense", "dz", NULL), 0);
 }
 END_TEST
@@ -415,19 +365,19 @@ START_TEST(test_dense_big_trim_and_compact)
         free(body);
     }
     ck_assert_int_eq(dense_exact("bt", NULL), 97);
-    cJSON *t = req_json("DELETE", "/boards/bt/members?keep=333", NULL, 200);
-    ck_assert_int_eq((int)num(t, "removed"), N - 333);
+    cJSON *t = it_json("DELETE", "/boards/bt/members?keep=333", NULL, 200);
+    ck_assert_int_eq((int)json_num(t, "removed"), N - 333);
     cJSON_Delete(t);
     long long keys = dense_exact("bt", NULL);
     /* the top 333 of 1200 scores i % 97 (12 members each from 96 down to 36): 96 down to 70
      * whole (324) and 9 of the 12 at 69 */
     ck_assert_msg(keys == 28, "%lld distinct scores kept", keys);
-    cJSON *d = get("/boards/bt/members?ids=m0096,m0094&rank=dense");
+    cJSON *d = it_get("/boards/bt/members?ids=m0096,m0094&rank=dense");
     char got[256];
     items_text(d, got, sizeof(got));
     ck_assert_str_eq(got, "m0096:1 m0094:3");
     cJSON_Delete(d);
-    t = req_json("DELETE", "/boards/bt/members?below=90", NULL, 200);
+    t = it_json("DELETE", "/boards/bt/members?below=90", NULL, 200);
     cJSON_Delete(t);
     ck_assert_int_eq(dense_exact("bt", NULL), 7); /* 96..90 */
     /* a tie group whose ties run out (the cap lowered to 4) is renumbered by compact.lua: every
@@ -435,11 +385,11 @@ START_TEST(test_dense_big_trim_and_compact)
     board_set_tie_cap(4);
     write_json("bt", "{\"entries\":[{\"id\":\"t1\",\"score\":200},{\"id\":\"t2\",\"score\":200},"
                      "{\"id\":\"t3\",\"score\":200},{\"id\":\"t4\",\"score\":200}]}");
-    cJSON_Delete(req_json("DELETE", "/boards/bt/members/t1", NULL, 204));
-    cJSON_Delete(req_json("DELETE", "/boards/bt/members/t2", NULL, 204));
+    cJSON_Delete(it_json("DELETE", "/boards/bt/members/t1", NULL, 204));
+    cJSON_Delete(it_json("DELETE", "/boards/bt/members/t2", NULL, 204));
     write_json("bt", "{\"entries\":[{\"id\":\"t5\",\"score\":200},{\"id\":\"t6\",\"score\":50}]}");
     ck_assert_int_eq(dense_exact("bt", NULL), 9); /* 200, 96..90 and 50 */
-    d = get("/boards/bt/members?ids=t5,t4,t6&rank=dense");
+    d = it_get("/boards/bt/members?ids=t5,t4,t6&rank=dense");
     items_text(d, got, sizeof(got));
     ck_assert_str_eq(got, "t4:1 t5:1 t6:9");
     cJSON_Delete(d);
@@ -481,7 +431,7 @@ START_TEST(test_dense_period_sweep_and_retain)
     ck_assert_int_eq(key_exists("dense", "pd", "2036-11-30"), 0);
     ck_assert_int_eq(dense_exact("pd", "2036-12-01"), 1);
     /* the board's delete takes every side set along */
-    cJSON_Delete(req_json("DELETE", "/boards/pd", NULL, 204));
+    cJSON_Delete(it_json("DELETE", "/boards/pd", NULL, 204));
     ck_assert_int_eq(key_exists("dense", "pd", "2036-12-01"), 0);
     ck_assert_int_eq(key_exists("periods", "pd", NULL), 0);
 }
@@ -496,17 +446,17 @@ START_TEST(test_dense_unavailable_for_old_sets)
     zkey(zk, sizeof(zk), "z", "old", NULL);
     /* as an older rankd stored 100 and 50, 50 on a desc/first board */
     freeReplyObject(redis_admin_cmd(g_admin, "ZADD %s -209715200 a -104857600 b -104857599 c", zk));
-    expect_error("GET", "/boards/old/rank?rank=dense", NULL, 409, "dense_rank_unavailable");
-    expect_error("GET", "/boards/old/members/b?rank=dense", NULL, 409, "dense_rank_unavailable");
-    expect_error("GET", "/boards/old/members?ids=a&rank=dense", NULL, 409,
-                 "dense_rank_unavailable");
-    expect_error("GET", "/members/a?boards=old&rank=dense", NULL, 409, "dense_rank_unavailable");
+    it_expect_error("GET", "/boards/old/rank?rank=dense", NULL, 409, "dense_rank_unavailable");
+    it_expect_error("GET", "/boards/old/members/b?rank=dense", NULL, 409, "dense_rank_unavailable");
+    it_expect_error("GET", "/boards/old/members?ids=a&rank=dense", NULL, 409,
+                    "dense_rank_unavailable");
+    it_expect_error("GET", "/members/a?boards=old&rank=dense", NULL, 409, "dense_rank_unavailable");
     expect_items("/boards/old/rank?rank=competition", "a:1 b:2 c:2");
     /* writes do not start a partial side set on it */
     write_json("old", "{\"id\":\"d\",\"score\":7}");
     ck_assert_int_eq(key_exists("dense", "old", NULL), 0);
     expect_items("/boards/old/rank?rank=competition", "a:1 b:2 c:2 d:4");
-    cJSON_Delete(req_json("POST", "/boards/old/reset", NULL, 204));
+    cJSON_Delete(it_json("POST", "/boards/old/reset", NULL, 204));
     write_json("old", "{\"entries\":[{\"id\":\"a\",\"score\":1},{\"id\":\"b\",\"score\":1}]}");
     expect_items("/boards/old/rank?rank=dense", "a:1 b:1");
     ck_assert_int_eq(dense_exact("old", NULL), 1);
@@ -554,20 +504,22 @@ static void ref_check(const struct ref *f, const char *board, int step)
     for (int t = 0; t < 2; t++) {
         char path[160];
         snprintf(path, sizeof(path), "/boards/%s/rank?size=100&rank=%s", board, types[t]);
-        cJSON *doc = get(path);
-        ck_assert_msg((int)num(doc, "total") == f->n, "step %d: total %d, want %d", step,
-                      (int)num(doc, "total"), f->n);
+        cJSON *doc = it_get(path);
+        ck_assert_msg((int)json_num(doc, "total") == f->n, "step %d: total %d, want %d", step,
+                      (int)json_num(doc, "total"), f->n);
         const cJSON *it;
         cJSON_ArrayForEach(it, items(doc))
         {
-            int i = ref_find((struct ref *)f, str(it, "id"));
-            ck_assert_msg(i >= 0, "step %d: %s is not on the reference board", step, str(it, "id"));
+            int i = ref_find((struct ref *)f, json_str(it, "id"));
+            ck_assert_msg(i >= 0, "step %d: %s is not on the reference board", step,
+                          json_str(it, "id"));
             int c, d;
             ref_ranks(f, f->score[i], &c, &d);
-            ck_assert_msg(
-                (long long)num(it, "score") == f->score[i] && (int)num(it, "rank") == (t ? d : c),
-                "step %d: %s %s rank %d score %g; want %d score %lld", step, str(it, "id"),
-                types[t], (int)num(it, "rank"), num(it, "score"), t ? d : c, f->score[i]);
+            ck_assert_msg((long long)json_num(it, "score") == f->score[i] &&
+                              (int)json_num(it, "rank") == (t ? d : c),
+                          "step %d: %s %s rank %d score %g; want %d score %lld", step,
+                          json_str(it, "id"), types[t], (int)json_num(it, "rank"),
+                          json_num(it, "score"), t ? d : c, f->score[i]);
         }
         cJSON_Delete(doc);
     }
@@ -644,7 +596,7 @@ START_TEST(test_dense_random_walk)
                 continue;
             char path[96];
             snprintf(path, sizeof(path), "/boards/rw/members/%s", id);
-            cJSON_Delete(req_json("DELETE", path, NULL, 204));
+            cJSON_Delete(it_json("DELETE", path, NULL, 204));
             f.score[i] = f.score[f.n - 1];
             memcpy(f.ids[i], f.ids[f.n - 1], sizeof(f.ids[i]));
             f.n--;
@@ -652,7 +604,7 @@ START_TEST(test_dense_random_walk)
             long long s = RND(10) - 3;
             char path[96];
             snprintf(path, sizeof(path), "/boards/rw/members?below=%lld", s);
-            cJSON_Delete(req_json("DELETE", path, NULL, 200));
+            cJSON_Delete(it_json("DELETE", path, NULL, 200));
             for (int k = 0; k < f.n;)
                 if (f.score[k] < s) {
                     f.score[k] = f.score[f.n - 1];
@@ -664,7 +616,7 @@ START_TEST(test_dense_random_walk)
         } else { /* a reset, now and then */
             if (RND(3))
                 continue;
-            cJSON_Delete(req_json("POST", "/boards/rw/reset", NULL, 204));
+            cJSON_Delete(it_json("POST", "/boards/rw/reset", NULL, 204));
             f.n = 0;
         }
         long long want = 0;
@@ -693,15 +645,16 @@ START_TEST(test_many_members)
                      "{\"id\":\"with space\",\"score\":20},{\"id\":\"x/y\",\"score\":5},"
                      "{\"id\":\"caf\xc3\xa9\",\"score\":20},{\"id\":\"\xe6\x97\xa5\xe6\x9c\xac\","
                      "\"score\":30},{\"id\":\"plain\",\"score\":1}]}");
-    cJSON *d = get("/boards/mm/members?ids=a%2Cb,with%20space,nobody,caf%C3%A9,%E6%97%A5%E6%9C%AC,"
-                   "x%2Fy,a%2Cb,gone%2Ctoo");
-    ck_assert_str_eq(str(d, "board"), "mm");
+    cJSON *d =
+        it_get("/boards/mm/members?ids=a%2Cb,with%20space,nobody,caf%C3%A9,%E6%97%A5%E6%9C%AC,"
+               "x%2Fy,a%2Cb,gone%2Ctoo");
+    ck_assert_str_eq(json_str(d, "board"), "mm");
     char got[512];
     items_text(d, got, sizeof(got));
     ck_assert_str_eq(got, "\xe6\x97\xa5\xe6\x9c\xac:1 with space:2 caf\xc3\xa9:3 a,b:4 x/y:5");
     const cJSON *first = cJSON_GetArrayItem(items(d), 3);
-    ck_assert_int_eq((int)num(cJSON_GetObjectItemCaseSensitive(first, "record"), "n"), 1);
-    ck_assert_int_eq((int)num(first, "score"), 10);
+    ck_assert_int_eq((int)json_num(cJSON_GetObjectItemCaseSensitive(first, "record"), "n"), 1);
+    ck_assert_int_eq((int)json_num(first, "score"), 10);
     ck_assert(is_null(cJSON_GetArrayItem(items(d), 0), "record"));
     const cJSON *missing = cJSON_GetObjectItemCaseSensitive(d, "missing");
     ck_assert_int_eq(cJSON_GetArraySize(missing), 2); /* each once, in the order asked */
@@ -711,7 +664,7 @@ START_TEST(test_many_members)
     expect_items("/boards/mm/members?ids=with%20space,caf%C3%A9&rank=competition",
                  "with space:2 caf\xc3\xa9:2");
     /* only missing ids */
-    d = get("/boards/mm/members?ids=q");
+    d = it_get("/boards/mm/members?ids=q");
     ck_assert_int_eq(cJSON_GetArraySize(items(d)), 0);
     ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(d, "missing")), 1);
     cJSON_Delete(d);
@@ -723,7 +676,7 @@ START_TEST(test_many_members)
     for (int i = 2; i < 1000; i++)
         n += (size_t)snprintf(body + n, cap - n, ",\"n%d\"", i);
     snprintf(body + n, cap - n, "]}");
-    d = req_json("POST", "/boards/mm/lookup?rank=dense", body, 200);
+    d = it_json("POST", "/boards/mm/lookup?rank=dense", body, 200);
     items_text(d, got, sizeof(got));
     ck_assert_str_eq(got, "a,b:3 plain:5");
     ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(d, "missing")), 998);
@@ -760,7 +713,7 @@ START_TEST(test_many_members)
     for (int i = 1; i <= 1000; i++)
         n += (size_t)sprintf(body + n, ",\"i%d\"", i);
     sprintf(body + n, "]}");
-    expect_error("POST", "/boards/mm/lookup", body, 400, "invalid_ids");
+    it_expect_error("POST", "/boards/mm/lookup", body, 400, "invalid_ids");
     free(body);
     /* no token needed: it is a read */
     struct http_result r;
@@ -787,9 +740,9 @@ START_TEST(test_around_score)
     expect_items("/boards/as/around?score=1000&size=3", "a:1 b:2 c:3");
     expect_items("/boards/as/around?score=-5&size=3", "g:7 h:8 i:9");
     expect_items("/boards/as/around?score=1&size=4", "f:6 g:7 h:8 i:9");
-    cJSON *d = get("/boards/as/around?score=9&size=2");
-    ck_assert_int_eq((int)num(d, "page"), 3); /* first position 5 at size 2 */
-    ck_assert_int_eq((int)num(d, "total"), 9);
+    cJSON *d = it_get("/boards/as/around?score=9&size=2");
+    ck_assert_int_eq((int)json_num(d, "page"), 3); /* first position 5 at size 2 */
+    ck_assert_int_eq((int)json_num(d, "total"), 9);
     cJSON_Delete(d);
     /* exponent forms are plain values; the literal is judged exactly like a write's */
     expect_items("/boards/as/around?score=3e1&size=1", "d:4");
@@ -809,9 +762,9 @@ START_TEST(test_around_score)
     expect_refusals(bad, sizeof(bad) / sizeof(bad[0]));
     /* an empty board: a page without items */
     put_board("empty", "{}", 201);
-    d = get("/boards/empty/around?score=5");
+    d = it_get("/boards/empty/around?score=5");
     ck_assert_int_eq(cJSON_GetArraySize(items(d)), 0);
-    ck_assert_int_eq((int)num(d, "total"), 0);
+    ck_assert_int_eq((int)json_num(d, "total"), 0);
     cJSON_Delete(d);
     /* the layout this process saw moved under it (another process made the empty board keep 2
      * decimals and wrote 1.25 and 1.2): the score, refused under 0 decimals, is judged again
@@ -826,7 +779,7 @@ START_TEST(test_around_score)
     freeReplyObject(redis_admin_cmd(g_admin, "ZADD %s -262144000 p -251658240 q", zk));
     freeReplyObject(redis_admin_cmd(g_admin, "ZADD %s -125 -125 -120 -120", dk));
     expect_items("/boards/dec/around?score=1.21&size=1", "q:2");
-    expect_error("GET", "/boards/dec/around?score=1.211", NULL, 422, "invalid_score");
+    it_expect_error("GET", "/boards/dec/around?score=1.211", NULL, 422, "invalid_score");
 }
 END_TEST
 
@@ -836,12 +789,12 @@ START_TEST(test_percentiles)
 {
     put_board("pc", "{\"page_ttl_ms\":0}", 201);
     /* an empty board: no member at any percentile, top is empty */
-    cJSON *d = get("/boards/pc/percentile?p=50");
-    ck_assert_int_eq((int)num(d, "p"), 50);
+    cJSON *d = it_get("/boards/pc/percentile?p=50");
+    ck_assert_int_eq((int)json_num(d, "p"), 50);
     ck_assert(is_null(d, "rank") && is_null(d, "id") && is_null(d, "score"));
     cJSON_Delete(d);
-    d = get("/boards/pc/top?percent=100");
-    ck_assert_int_eq((int)num(d, "count"), 0);
+    d = it_get("/boards/pc/top?percent=100");
+    ck_assert_int_eq((int)json_num(d, "count"), 0);
     ck_assert_int_eq(cJSON_GetArraySize(items(d)), 0);
     cJSON_Delete(d);
     /* one member: it is at every percentile */
@@ -850,20 +803,20 @@ START_TEST(test_percentiles)
     for (size_t i = 0; i < sizeof(ps) / sizeof(ps[0]); i++) {
         char path[96];
         snprintf(path, sizeof(path), "/boards/pc/percentile?p=%s", ps[i]);
-        d = get(path);
-        ck_assert_int_eq((int)num(d, "rank"), 1);
-        ck_assert_str_eq(str(d, "id"), "only");
-        ck_assert_int_eq((int)num(d, "score"), 7);
+        d = it_get(path);
+        ck_assert_int_eq((int)json_num(d, "rank"), 1);
+        ck_assert_str_eq(json_str(d, "id"), "only");
+        ck_assert_int_eq((int)json_num(d, "score"), 7);
         cJSON_Delete(d);
     }
-    d = get("/boards/pc/members/only");
-    ck_assert_double_eq(num(d, "percentile"), 0);
+    d = it_get("/boards/pc/members/only");
+    ck_assert_double_eq(json_num(d, "percentile"), 0);
     cJSON_Delete(d);
-    d = get("/boards/pc/top?percent=0.0001");
-    ck_assert_int_eq((int)num(d, "count"), 1); /* ceil(1 * 0.000001) */
+    d = it_get("/boards/pc/top?percent=0.0001");
+    ck_assert_int_eq((int)json_num(d, "count"), 1); /* ceil(1 * 0.000001) */
     cJSON_Delete(d);
-    d = get("/boards/pc/top?percent=0");
-    ck_assert_int_eq((int)num(d, "count"), 0);
+    d = it_get("/boards/pc/top?percent=0");
+    ck_assert_int_eq((int)json_num(d, "count"), 0);
     ck_assert_int_eq(cJSON_GetArraySize(items(d)), 0);
     cJSON_Delete(d);
     /* two members: P = 50 is the nearest rank ceil(2 * 0.5) = 1; above 50, rank 1 too; below,
@@ -876,16 +829,16 @@ START_TEST(test_percentiles)
     for (size_t i = 0; i < sizeof(two) / sizeof(two[0]); i++) {
         char path[96];
         snprintf(path, sizeof(path), "/boards/pc/percentile?p=%s", two[i].p);
-        d = get(path);
-        ck_assert_msg((int)num(d, "rank") == two[i].rank, "p=%s: rank %d, want %d", two[i].p,
-                      (int)num(d, "rank"), two[i].rank);
+        d = it_get(path);
+        ck_assert_msg((int)json_num(d, "rank") == two[i].rank, "p=%s: rank %d, want %d", two[i].p,
+                      (int)json_num(d, "rank"), two[i].rank);
         cJSON_Delete(d);
     }
-    d = get("/boards/pc/percentile?p=99.90");
-    ck_assert_double_eq(num(d, "p"), 99.9);
+    d = it_get("/boards/pc/percentile?p=99.90");
+    ck_assert_double_eq(json_num(d, "p"), 99.9);
     cJSON_Delete(d);
-    d = get("/boards/pc/members/only");
-    ck_assert_double_eq(num(d, "percentile"), 50);
+    d = it_get("/boards/pc/members/only");
+    ck_assert_double_eq(json_num(d, "percentile"), 50);
     cJSON_Delete(d);
     static const struct {
         const char *percent;
@@ -894,10 +847,10 @@ START_TEST(test_percentiles)
     for (size_t i = 0; i < sizeof(tops) / sizeof(tops[0]); i++) {
         char path[96];
         snprintf(path, sizeof(path), "/boards/pc/top?percent=%s", tops[i].percent);
-        d = get(path);
-        ck_assert_msg((int)num(d, "count") == tops[i].count &&
+        d = it_get(path);
+        ck_assert_msg((int)json_num(d, "count") == tops[i].count &&
                           cJSON_GetArraySize(items(d)) == tops[i].count,
-                      "percent=%s: count %d", tops[i].percent, (int)num(d, "count"));
+                      "percent=%s: count %d", tops[i].percent, (int)json_num(d, "count"));
         cJSON_Delete(d);
     }
     /* 150 members: top caps at 100 items, count says 150; ceil is exact (33.3333% of 150 is
@@ -911,44 +864,45 @@ START_TEST(test_percentiles)
     sprintf(body + n, "]}");
     write_json("big", body);
     free(body);
-    d = get("/boards/big/top?percent=100");
-    ck_assert_int_eq((int)num(d, "count"), 150);
-    ck_assert_int_eq((int)num(d, "size"), 100);
+    d = it_get("/boards/big/top?percent=100");
+    ck_assert_int_eq((int)json_num(d, "count"), 150);
+    ck_assert_int_eq((int)json_num(d, "size"), 100);
     ck_assert_int_eq(cJSON_GetArraySize(items(d)), 100);
-    ck_assert_str_eq(str(cJSON_GetArrayItem(items(d), 0), "id"), "b149");
+    ck_assert_str_eq(json_str(cJSON_GetArrayItem(items(d), 0), "id"), "b149");
     cJSON_Delete(d);
-    d = get("/boards/big/top?percent=33.3333");
-    ck_assert_int_eq((int)num(d, "count"), 50);
+    d = it_get("/boards/big/top?percent=33.3333");
+    ck_assert_int_eq((int)json_num(d, "count"), 50);
     cJSON_Delete(d);
-    d = get("/boards/big/top?percent=10");
-    ck_assert_int_eq((int)num(d, "count"), 15);
+    d = it_get("/boards/big/top?percent=10");
+    ck_assert_int_eq((int)json_num(d, "count"), 15);
     cJSON_Delete(d);
-    d = get("/boards/big/percentile?p=90"); /* rank ceil(150 * 10 / 100) = 15 */
-    ck_assert_int_eq((int)num(d, "rank"), 15);
-    ck_assert_str_eq(str(d, "id"), "b135");
+    d = it_get("/boards/big/percentile?p=90"); /* rank ceil(150 * 10 / 100) = 15 */
+    ck_assert_int_eq((int)json_num(d, "rank"), 15);
+    ck_assert_str_eq(json_str(d, "id"), "b135");
     cJSON_Delete(d);
-    d = get("/boards/big/percentile?p=33.3333"); /* ceil(150 * 66.6667 / 100) = ceil(100.00005) */
-    ck_assert_int_eq((int)num(d, "rank"), 101);
+    d = it_get(
+        "/boards/big/percentile?p=33.3333"); /* ceil(150 * 66.6667 / 100) = ceil(100.00005) */
+    ck_assert_int_eq((int)json_num(d, "rank"), 101);
     cJSON_Delete(d);
-    d = get("/boards/big/members/b000");
-    ck_assert_double_eq(num(d, "percentile"), 0);
+    d = it_get("/boards/big/members/b000");
+    ck_assert_double_eq(json_num(d, "percentile"), 0);
     cJSON_Delete(d);
-    d = get("/boards/big/members/b100"); /* position 50 of 150: 100 * 100 / 150 = 66.67 */
-    ck_assert_double_eq(num(d, "percentile"), 66.67);
+    d = it_get("/boards/big/members/b100"); /* position 50 of 150: 100 * 100 / 150 = 66.67 */
+    ck_assert_double_eq(json_num(d, "percentile"), 66.67);
     cJSON_Delete(d);
     static const char *const bad[] = {"p=-1",  "p=100.0001", "p=101", "p=0.00001",
                                       "p=abc", "p=1e2",      "p=",    "p=50&p=50"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         char path[96];
         snprintf(path, sizeof(path), "/boards/big/percentile?%s", bad[i]);
-        expect_error("GET", path, NULL, 400, "invalid_parameter");
+        it_expect_error("GET", path, NULL, 400, "invalid_parameter");
         snprintf(path, sizeof(path), "/boards/big/top?%s", bad[i]);
-        expect_error("GET", path, NULL, 400, "invalid_parameter"); /* percent missing */
+        it_expect_error("GET", path, NULL, 400, "invalid_parameter"); /* percent missing */
     }
-    expect_error("GET", "/boards/big/percentile", NULL, 400, "invalid_parameter");
-    expect_error("GET", "/boards/big/top?percent=101", NULL, 400, "invalid_parameter");
-    expect_error("GET", "/boards/nope/percentile?p=1", NULL, 404, "board_not_found");
-    expect_error("GET", "/boards/nope/top?percent=1", NULL, 404, "board_not_found");
+    it_expect_error("GET", "/boards/big/percentile", NULL, 400, "invalid_parameter");
+    it_expect_error("GET", "/boards/big/top?percent=101", NULL, 400, "invalid_parameter");
+    it_expect_error("GET", "/boards/nope/percentile?p=1", NULL, 404, "board_not_found");
+    it_expect_error("GET", "/boards/nope/top?percent=1", NULL, 404, "board_not_found");
 }
 END_TEST
 
@@ -961,36 +915,38 @@ START_TEST(test_member_across_boards)
     write_json("alltime", "{\"entries\":[{\"id\":\"o\",\"score\":9},{\"id\":\"m\",\"score\":9},"
                           "{\"id\":\"p\",\"score\":1},{\"id\":\"q\",\"score\":0}]}");
     write_json("other", "{\"id\":\"o\",\"score\":1}");
-    cJSON *d = get("/members/m?boards=daily,nope,alltime,other,daily");
-    ck_assert_str_eq(str(d, "id"), "m");
+    cJSON *d = it_get("/members/m?boards=daily,nope,alltime,other,daily");
+    ck_assert_str_eq(json_str(d, "id"), "m");
     const cJSON *bs = cJSON_GetObjectItemCaseSensitive(d, "boards");
     ck_assert_int_eq(cJSON_GetArraySize(bs), 4); /* each board once, in the order named */
     const cJSON *b = cJSON_GetArrayItem(bs, 0);
-    ck_assert_str_eq(str(b, "board"), "daily");
-    ck_assert_int_eq((int)num(b, "rank"), 2);
-    ck_assert_int_eq((int)num(b, "score"), 5);
-    ck_assert_double_eq(num(b, "percentile"), 0);
+    ck_assert_str_eq(json_str(b, "board"), "daily");
+    ck_assert_int_eq((int)json_num(b, "rank"), 2);
+    ck_assert_int_eq((int)json_num(b, "score"), 5);
+    ck_assert_double_eq(json_num(b, "percentile"), 0);
     b = cJSON_GetArrayItem(bs, 1);
-    ck_assert_str_eq(str(b, "board"), "nope");
+    ck_assert_str_eq(json_str(b, "board"), "nope");
     ck_assert(is_null(b, "rank") && is_null(b, "score") && is_null(b, "percentile"));
     b = cJSON_GetArrayItem(bs, 2);
-    ck_assert_str_eq(str(b, "board"), "alltime");
-    ck_assert_int_eq((int)num(b, "rank"), 2); /* o reached 9 first */
-    ck_assert_double_eq(num(b, "percentile"), 50);
+    ck_assert_str_eq(json_str(b, "board"), "alltime");
+    ck_assert_int_eq((int)json_num(b, "rank"), 2); /* o reached 9 first */
+    ck_assert_double_eq(json_num(b, "percentile"), 50);
     b = cJSON_GetArrayItem(bs, 3);
-    ck_assert_str_eq(str(b, "board"), "other");
+    ck_assert_str_eq(json_str(b, "board"), "other");
     ck_assert(is_null(b, "rank") && is_null(b, "score") && is_null(b, "percentile"));
     cJSON_Delete(d);
-    d = get("/members/m?boards=alltime&rank=competition");
+    d = it_get("/members/m?boards=alltime&rank=competition");
     ck_assert_int_eq(
-        (int)num(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(d, "boards"), 0), "rank"), 1);
+        (int)json_num(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(d, "boards"), 0), "rank"),
+        1);
     cJSON_Delete(d);
     /* a member id that needs escaping */
     write_json("other", "{\"id\":\"a/b c\",\"score\":2}");
-    d = get("/members/a%2Fb%20c?boards=other");
-    ck_assert_str_eq(str(d, "id"), "a/b c");
+    d = it_get("/members/a%2Fb%20c?boards=other");
+    ck_assert_str_eq(json_str(d, "id"), "a/b c");
     ck_assert_int_eq(
-        (int)num(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(d, "boards"), 0), "rank"), 1);
+        (int)json_num(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(d, "boards"), 0), "rank"),
+        1);
     cJSON_Delete(d);
     char many[512];
     list_path(many, sizeof(many), "/members/m?boards=", "b", 21);
@@ -1025,10 +981,10 @@ START_TEST(test_score_range)
     put_board("sr", "{\"page_ttl_ms\":0}", 201);
     write_example("sr");
     /* inclusive at both ends, global ranks, total the members in the range */
-    cJSON *d = get("/boards/sr/rank?min=8&max=50&size=3");
-    ck_assert_int_eq((int)num(d, "total"), 7);
-    ck_assert_int_eq((int)num(d, "pages"), 3);
-    ck_assert_int_eq((int)num(d, "page"), 1);
+    cJSON *d = it_get("/boards/sr/rank?min=8&max=50&size=3");
+    ck_assert_int_eq((int)json_num(d, "total"), 7);
+    ck_assert_int_eq((int)json_num(d, "pages"), 3);
+    ck_assert_int_eq((int)json_num(d, "page"), 1);
     char got[512], next[CURSOR_TEXT_MAX];
     items_text(d, got, sizeof(got));
     ck_assert_str_eq(got, "b:2 c:3 d:4");
@@ -1037,7 +993,7 @@ START_TEST(test_score_range)
     expect_items("/boards/sr/rank?min=8&max=50&size=3&page=2", "e:5 f:6 g:7");
     expect_items("/boards/sr/rank?min=8&max=50&size=3&page=3", "h:8");
     expect_items("/boards/sr/rank?min=8&max=50&size=3&page=4", "");
-    d = get("/boards/sr/rank?min=8&max=50&size=3&page=3");
+    d = it_get("/boards/sr/rank?min=8&max=50&size=3&page=3");
     ck_assert(!cursor_of(d, "next", got, sizeof(got))); /* the range's end, not the board's */
     cJSON_Delete(d);
     /* a cursor continues inside the range */
@@ -1050,9 +1006,9 @@ START_TEST(test_score_range)
     expect_items("/boards/sr/rank?min=9&max=49&rank=dense", "d:3 e:4");
     expect_items("/boards/sr/rank?min=50&max=50", "b:2 c:3");
     expect_items("/boards/sr/rank?min=60&max=90", "");
-    d = get("/boards/sr/rank?min=60&max=90");
-    ck_assert_int_eq((int)num(d, "total"), 0);
-    ck_assert_int_eq((int)num(d, "pages"), 0);
+    d = it_get("/boards/sr/rank?min=60&max=90");
+    ck_assert_int_eq((int)json_num(d, "total"), 0);
+    ck_assert_int_eq((int)json_num(d, "pages"), 0);
     cJSON_Delete(d);
     expect_items("/rank?board=sr&min=1e2", "a:1");
     /* an asc board: lower is better, min and max still score bounds */
@@ -1082,7 +1038,7 @@ static void ids_text(const cJSON *doc, char *out, size_t len)
     cJSON_ArrayForEach(it, items(doc))
     {
         size_t at = strlen(out);
-        snprintf(out + at, len - at, "%s%s", at ? " " : "", str(it, "id"));
+        snprintf(out + at, len - at, "%s%s", at ? " " : "", json_str(it, "id"));
     }
 }
 
@@ -1094,21 +1050,21 @@ enum { WALK_MAX = 400 };
 static int walk_page(const char *board, const char *path, const char *name, char *cur,
                      char (*seen)[16], int *n, int backwards)
 {
-    cJSON *d = get(path);
+    cJSON *d = it_get(path);
     char zk[256];
     zkey(zk, sizeof(zk), "z", board, NULL);
     const cJSON *its = items(d);
     int count = cJSON_GetArraySize(its);
     for (int k = 0; k < count; k++) {
         const cJSON *it = cJSON_GetArrayItem(its, backwards ? count - 1 - k : k);
-        redisReply *r = redis_admin_cmd(g_admin, "ZRANK %s %s", zk, str(it, "id"));
+        redisReply *r = redis_admin_cmd(g_admin, "ZRANK %s %s", zk, json_str(it, "id"));
         ck_assert_msg(r->type == REDIS_REPLY_INTEGER &&
-                          r->integer + 1 == (long long)num(it, "rank"),
-                      "%s: %s has rank %d, Redis says %lld", path, str(it, "id"),
-                      (int)num(it, "rank"), r->integer + 1);
+                          r->integer + 1 == (long long)json_num(it, "rank"),
+                      "%s: %s has rank %d, Redis says %lld", path, json_str(it, "id"),
+                      (int)json_num(it, "rank"), r->integer + 1);
         freeReplyObject(r);
         ck_assert(*n < 4 * WALK_MAX);
-        snprintf(seen[(*n)++], sizeof(seen[0]), "%s", str(it, "id"));
+        snprintf(seen[(*n)++], sizeof(seen[0]), "%s", json_str(it, "id"));
     }
     int more = cursor_of(d, name, cur, CURSOR_TEXT_MAX);
     cJSON_Delete(d);
@@ -1204,18 +1160,18 @@ START_TEST(test_cursor_walks)
     cursor_walk("cid", "v", 0);
     cursor_walk("cid", "v", 1);
     /* the edge member itself gone: the next page starts where it was */
-    cJSON *d = get("/boards/cid/rank?size=5");
+    cJSON *d = it_get("/boards/cid/rank?size=5");
     char next[CURSOR_TEXT_MAX], want[256], got[256], path[1024];
     ck_assert(cursor_of(d, "next", next, sizeof(next)));
     snprintf(path, sizeof(path), "/boards/cid/members/%s",
-             str(cJSON_GetArrayItem(items(d), 4), "id"));
+             json_str(cJSON_GetArrayItem(items(d), 4), "id"));
     cJSON_Delete(d);
-    d = get("/boards/cid/rank?size=5&page=2");
+    d = it_get("/boards/cid/rank?size=5&page=2");
     ids_text(d, want, sizeof(want));
     cJSON_Delete(d);
-    cJSON_Delete(req_json("DELETE", path, NULL, 204));
+    cJSON_Delete(it_json("DELETE", path, NULL, 204));
     snprintf(path, sizeof(path), "/boards/cid/rank?size=5&after=%s", next);
-    d = get(path);
+    d = it_get(path);
     ids_text(d, got, sizeof(got));
     cJSON_Delete(d);
     ck_assert_str_eq(got, want);
@@ -1229,7 +1185,7 @@ START_TEST(test_cursor_expiry_and_errors)
     write_example("ce");
     write_example("other");
     char next[CURSOR_TEXT_MAX], prev[CURSOR_TEXT_MAX], path[1024];
-    cJSON *d = get("/boards/ce/rank?size=3&page=2");
+    cJSON *d = it_get("/boards/ce/rank?size=3&page=2");
     ck_assert(cursor_of(d, "next", next, sizeof(next)) && cursor_of(d, "prev", prev, sizeof(prev)));
     cJSON_Delete(d);
     snprintf(path, sizeof(path), "/boards/ce/rank?size=3&before=%s", prev);
@@ -1237,22 +1193,22 @@ START_TEST(test_cursor_expiry_and_errors)
     /* another board's cursor is not this one's, expired: one rankd did not make for it (before:
      * 410 cursor_expired, blaming a reset that never happened) */
     snprintf(path, sizeof(path), "/boards/other/rank?after=%s", next);
-    expect_error("GET", path, NULL, 400, "invalid_cursor");
+    it_expect_error("GET", path, NULL, 400, "invalid_cursor");
     snprintf(path, sizeof(path), "/boards/other/rank?before=%s", prev);
-    expect_error("GET", path, NULL, 400, "invalid_cursor");
+    it_expect_error("GET", path, NULL, 400, "invalid_cursor");
     snprintf(path, sizeof(path), "/rank?board=other&after=%s", next);
-    expect_error("GET", path, NULL, 400, "invalid_cursor");
+    it_expect_error("GET", path, NULL, 400, "invalid_cursor");
     snprintf(path, sizeof(path), "/rank?board=ce&size=3&before=%s", prev);
     expect_items(path, "a:1 b:2 c:3");
     /* the kinds are not interchangeable; a period on a board without periods is refused */
     snprintf(path, sizeof(path), "/boards/ce/rank?before=%s", next);
-    expect_error("GET", path, NULL, 400, "invalid_cursor");
+    it_expect_error("GET", path, NULL, 400, "invalid_cursor");
     snprintf(path, sizeof(path), "/boards/ce/rank?after=%s&before=%s", next, prev);
-    expect_error("GET", path, NULL, 400, "invalid_parameter");
+    it_expect_error("GET", path, NULL, 400, "invalid_parameter");
     snprintf(path, sizeof(path), "/boards/ce/rank?after=%s&page=2", next);
-    expect_error("GET", path, NULL, 400, "invalid_parameter");
+    it_expect_error("GET", path, NULL, 400, "invalid_parameter");
     snprintf(path, sizeof(path), "/boards/ce/rank?after=%s&period=2026-W49", next);
-    expect_error("GET", path, NULL, 400, "invalid_cursor");
+    it_expect_error("GET", path, NULL, 400, "invalid_cursor");
     const struct refusal bad[] = {
         {"GET", "/boards/ce/rank?after=", NULL, 400, "invalid_cursor"},
         {"GET", "/boards/ce/rank?after=abc", NULL, 400, "invalid_cursor"},
@@ -1262,27 +1218,27 @@ START_TEST(test_cursor_expiry_and_errors)
     expect_refusals(bad, sizeof(bad) / sizeof(bad[0]));
     /* a reset: 410 */
     snprintf(path, sizeof(path), "/boards/ce/rank?after=%s", next);
-    cJSON_Delete(req_json("POST", "/boards/ce/reset", NULL, 204));
-    expect_error("GET", path, NULL, 410, "cursor_expired");
+    cJSON_Delete(it_json("POST", "/boards/ce/reset", NULL, 204));
+    it_expect_error("GET", path, NULL, 410, "cursor_expired");
     /* a layout change (of the emptied board): 410 */
     write_example("ce");
-    d = get("/boards/ce/rank?size=3");
+    d = it_get("/boards/ce/rank?size=3");
     ck_assert(cursor_of(d, "next", next, sizeof(next)));
     cJSON_Delete(d);
-    cJSON_Delete(req_json("POST", "/boards/ce/reset", NULL, 204));
+    cJSON_Delete(it_json("POST", "/boards/ce/reset", NULL, 204));
     put_board("ce", "{\"order\":\"asc\"}", 200);
     write_example("ce");
     snprintf(path, sizeof(path), "/boards/ce/rank?after=%s", next);
-    expect_error("GET", path, NULL, 410, "cursor_expired");
+    it_expect_error("GET", path, NULL, 410, "cursor_expired");
     /* deleted: 404; re-created: 410 */
-    d = get("/boards/ce/rank?size=3");
+    d = it_get("/boards/ce/rank?size=3");
     ck_assert(cursor_of(d, "next", next, sizeof(next)));
     cJSON_Delete(d);
-    cJSON_Delete(req_json("DELETE", "/boards/ce", NULL, 204));
+    cJSON_Delete(it_json("DELETE", "/boards/ce", NULL, 204));
     snprintf(path, sizeof(path), "/boards/ce/rank?after=%s", next);
-    expect_error("GET", path, NULL, 404, "board_not_found");
+    it_expect_error("GET", path, NULL, 404, "board_not_found");
     write_example("ce");
-    expect_error("GET", path, NULL, 410, "cursor_expired");
+    it_expect_error("GET", path, NULL, 410, "cursor_expired");
 }
 END_TEST
 
@@ -1293,7 +1249,7 @@ START_TEST(test_cursor_keeps_period)
     fixture_set_clock("2036-11-30T12:00:00Z");
     put_board("cp", "{\"period\":\"daily\",\"retain\":1,\"page_ttl_ms\":0}", 201);
     write_example("cp");
-    cJSON *d = get("/boards/cp/rank?size=4");
+    cJSON *d = it_get("/boards/cp/rank?size=4");
     char next[CURSOR_TEXT_MAX], path[1024];
     ck_assert(cursor_of(d, "next", next, sizeof(next)));
     cJSON_Delete(d);
@@ -1304,11 +1260,11 @@ START_TEST(test_cursor_keeps_period)
     snprintf(path, sizeof(path), "/boards/cp/rank?size=4&after=%s&period=2036-11-30", next);
     expect_items(path, "e:5 f:6 g:7 h:8");
     snprintf(path, sizeof(path), "/boards/cp/rank?size=4&after=%s&period=2036-12-01", next);
-    expect_error("GET", path, NULL, 400, "invalid_cursor");
+    it_expect_error("GET", path, NULL, 400, "invalid_cursor");
     /* two periods on: not readable any more */
     fixture_set_clock("2036-12-02T12:00:00Z");
     snprintf(path, sizeof(path), "/boards/cp/rank?size=4&after=%s", next);
-    expect_error("GET", path, NULL, 404, "period_not_found");
+    it_expect_error("GET", path, NULL, 404, "period_not_found");
 }
 END_TEST
 
@@ -1396,8 +1352,8 @@ START_TEST(test_dense_multi_board_write)
     ck_assert_int_eq(dense_exact("m3", NULL), 2);
     /* a: 5 -> 7 on m1 (its key 5 goes: alone there), 5 -> 7 on m2 (5 stays: c), new on m3 at 7,
      * where c (4) is popped in the same call */
-    cJSON_Delete(req_json("POST", "/scores",
-                          "{\"boards\":[\"m1\",\"m2\",\"m3\"],\"id\":\"a\",\"score\":7}", 200));
+    cJSON_Delete(it_json("POST", "/scores",
+                         "{\"boards\":[\"m1\",\"m2\",\"m3\"],\"id\":\"a\",\"score\":7}", 200));
     ck_assert_int_eq(dense_exact("m1", NULL), 2); /* 7 3 */
     ck_assert_int_eq(dense_exact("m2", NULL), 2); /* 5 7 */
     ck_assert_int_eq(dense_exact("m3", NULL), 2); /* 9 7 */
@@ -1406,8 +1362,8 @@ START_TEST(test_dense_multi_board_write)
     expect_items("/boards/m3/rank?rank=dense", "b:1 a:2");
     /* a new member on every board, one board creating its set's first key */
     put_board("m4", "{\"page_ttl_ms\":0}", 201);
-    cJSON_Delete(req_json("POST", "/scores",
-                          "{\"boards\":[\"m4\",\"m1\",\"m2\"],\"id\":\"n\",\"score\":3}", 200));
+    cJSON_Delete(it_json("POST", "/scores",
+                         "{\"boards\":[\"m4\",\"m1\",\"m2\"],\"id\":\"n\",\"score\":3}", 200));
     ck_assert_int_eq(dense_exact("m4", NULL), 1);
     ck_assert_int_eq(dense_exact("m1", NULL), 2); /* 7 3: n joins b's key */
     ck_assert_int_eq(dense_exact("m2", NULL), 3); /* 3 5 7 */
@@ -1418,7 +1374,7 @@ START_TEST(test_dense_multi_board_write)
     char *r1 = write_keyed("/scores", body, "Idempotency-Key: dense-1");
     ck_assert_int_eq(dense_exact("m1", NULL), 3); /* 7 4 3 */
     ck_assert_int_eq(dense_exact("m3", NULL), 2); /* 10 7 */
-    cJSON_Delete(req_json("DELETE", "/boards/m1/members/n", NULL, 204));
+    cJSON_Delete(it_json("DELETE", "/boards/m1/members/n", NULL, 204));
     ck_assert_int_eq(dense_exact("m1", NULL), 2); /* 7 4 */
     char *r2 = write_keyed("/scores", body, "Idempotency-Key: dense-1");
     ck_assert_str_eq(r1, r2);
@@ -1456,8 +1412,8 @@ START_TEST(test_rank_types_min_version)
         expect_items(path, before[t]); /* a hit */
     }
     /* i (1) joins the 8 group: one distinct score fewer */
-    cJSON *w = req_json("POST", "/boards/rv/scores", "{\"id\":\"i\",\"score\":8}", 200);
-    long long version = (long long)num(w, "version");
+    cJSON *w = it_json("POST", "/boards/rv/scores", "{\"id\":\"i\",\"score\":8}", 200);
+    long long version = (long long)json_num(w, "version");
     cJSON_Delete(w);
     ck_assert_int_eq(dense_exact("rv", NULL), 5);
     static const char *const after[] = {"a:1 b:2 c:3 d:4 e:5 f:6 g:7 h:8 i:9",

@@ -532,26 +532,14 @@ END_TEST
 
 Suite *replicas_suite(void)
 {
-    const struct {
-        const char *name;
-        const TTest *test;
-        double timeout_s;
-    } cases[] = {
+    const struct it_timed_case cases[] = {
         {"reads_on_replicas", test_reads_on_replicas, 60},
         {"min_version_lagging", test_min_version_on_lagging_replica, 60},
         {"min_version_cached_apart", test_min_version_cached_apart, 60},
         {"replica_stopped", test_replica_stopped, 60},
         {"replica_killed", test_replica_killed, 90},
     };
-    Suite *s = suite_create("replicas");
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        TCase *tc = tcase_create(cases[i].name);
-        tcase_add_checked_fixture(tc, rr_setup, it_teardown);
-        tcase_set_timeout(tc, cases[i].timeout_s);
-        tcase_add_test(tc, cases[i].test);
-        suite_add_tcase(s, tc);
-    }
-    return s;
+    return it_suite_with("replicas", cases, sizeof(cases) / sizeof(cases[0]), rr_setup);
 }
 
 /* ================================================================ Redis Sentinel */

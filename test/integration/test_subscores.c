@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "board.h"
+#include "score_model.h"
 #include "suites.h"
 
 #define S_MEMBERS 80
@@ -30,37 +31,7 @@
 #define S_THREADS 4
 #define S_THREAD_BATCHES 4
 #define S_THREAD_BATCH 100
-#define S_MAX INT64_C(9007199254740991) /* 2^53 - 1 */
-#define S_COLS 3
-
-struct sm {
-    char id[16];
-    int present;
-    int64_t score;
-    int64_t sub[S_COLS];
-    uint64_t seq;
-};
-
-struct sb {
-    char name[32];
-    int nsub;
-    int asc[S_COLS];
-    enum score_order order;
-    enum score_tiebreak tiebreak;
-    struct sm m[S_MEMBERS];
-    uint64_t seq;
-    pthread_mutex_t lock; /* the concurrent phase: the model's sequence */
-};
-
-static struct sb *g_sb; /* qsort context */
-
-static uint64_t mix(uint64_t *s)
-{
-    uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
-    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-    return z ^ (z >> 31);
-}
+#define S_MAX MODEL_MAX
 
 /* Scores and sub-scores: few distinct values (many ties), both ends of the range among them. */
 static const int64_t values[] = {0, 1, 2, 3, -1, 5, S_MAX, -S_MAX, INT64_C(1) << 40};
@@ -68,177 +39,41 @@ static const int64_t values[] = {0, 1, 2, 3, -1, 5, S_MAX, -S_MAX, INT64_C(1) <<
 static const int64_t subvalues[] = {0, 1, 2, -1, -2, S_MAX, -S_MAX, 7};
 #define NSUBVALUES (sizeof(subvalues) / sizeof(subvalues[0]))
 
-/* <0: tuple (s1, u1) ranks before (s2, u2); 0 equal; >0 after. */
-static int tuple_cmp(const struct sb *b, int64_t s1, const int64_t *u1, int64_t s2,
-                     const int64_t *u2)
-{
-    if (s1 != s2)
-        return (b->order == SCORE_ORDER_DESC) == (s1 > s2) ? -1 : 1;
-    for (int c = 0; c < b->nsub; c++)
-        if (u1[c] != u2[c])
-            return b->asc[c] == (u1[c] < u2[c]) ? -1 : 1;
-    return 0;
-}
-
-static int cmp(const void *pa, const void *pb)
-{
-    const struct sm *a = *(const struct sm *const *)pa, *b = *(const struct sm *const *)pb;
-    int t = tuple_cmp(g_sb, a->score, a->sub, b->score, b->sub);
-    if (t)
-        return t;
-    if (g_sb->tiebreak != SCORE_TIEBREAK_ID && a->seq != b->seq)
-        return (g_sb->tiebreak == SCORE_TIEBREAK_FIRST) == (a->seq < b->seq) ? -1 : 1;
-    return strcmp(a->id, b->id);
-}
-
-static size_t sorted(struct sb *b, const struct sm **v)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < S_MEMBERS; i++)
-        if (b->m[i].present)
-            v[n++] = &b->m[i];
-    g_sb = b;
-    qsort(v, n, sizeof(*v), cmp);
-    return n;
-}
-
-/* Apply a write to the model; 0 when a result would leave the range (refused, nothing). */
-static int apply(struct sb *b, struct sm *m, enum board_op op, int64_t v, const int64_t *u)
-{
-    int64_t next = v, nu[S_COLS] = {0};
-    for (int c = 0; c < b->nsub; c++)
-        nu[c] = u[c];
-    if (op == BOARD_OP_INCR) {
-        int64_t cur = m->present ? m->score : 0;
-        if ((v > 0 && cur > S_MAX - v) || (v < 0 && cur < -S_MAX - v))
-            return 0;
-        next = cur + v;
-        for (int c = 0; c < b->nsub; c++) {
-            int64_t cu = m->present ? m->sub[c] : 0;
-            if ((u[c] > 0 && cu > S_MAX - u[c]) || (u[c] < 0 && cu < -S_MAX - u[c]))
-                return 0;
-            nu[c] = cu + u[c];
-        }
-    } else if (op == BOARD_OP_BEST && m->present && tuple_cmp(b, v, u, m->score, m->sub) >= 0) {
-        next = m->score;
-        memcpy(nu, m->sub, sizeof(nu));
-    }
-    if (!(m->present && tuple_cmp(b, next, nu, m->score, m->sub) == 0)) {
-        m->present = 1;
-        m->score = next;
-        memcpy(m->sub, nu, sizeof(nu));
-        pthread_mutex_lock(&b->lock);
-        m->seq = ++b->seq;
-        pthread_mutex_unlock(&b->lock);
-    }
-    return 1;
-}
-
-static double num(const cJSON *o, const char *name)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
-    ck_assert_msg(cJSON_IsNumber(v), "no number %s", name);
-    return v->valuedouble;
-}
-
-static const char *str(const cJSON *o, const char *name)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
-    ck_assert_msg(cJSON_IsString(v), "no string %s", name);
-    return v->valuestring;
-}
-
-static cJSON *get_json(const char *path, struct http_result *r)
-{
-    ck_assert_int_eq(http_get(g_port, path, r), 0);
-    ck_assert_msg(r->status == 200, "GET %s -> %ld %.300s", path, r->status, r->body);
-    return r->json;
-}
-
-/* 1 when the object's "subscores" are the member's, exactly (integers up to 2^53 - 1 are exact
- * doubles, so cJSON's value is the literal's). */
-static int subs_equal(const struct sb *b, const cJSON *o, const struct sm *e)
-{
-    const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, "subscores");
-    if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) != b->nsub)
-        return 0;
-    int c = 0;
-    for (const cJSON *x = a->child; x; x = x->next, c++)
-        if (!cJSON_IsNumber(x) || x->valuedouble != (double)e->sub[c])
-            return 0;
-    return 1;
-}
-
-/* The items are v[from ..] with ranks from+1 .. (or ranks[]). */
-static void expect_items(const struct sb *b, const char *what, const cJSON *items,
-                         const struct sm **v, size_t from, size_t want, const int64_t *ranks)
-{
-    ck_assert_msg(cJSON_IsArray(items) && (size_t)cJSON_GetArraySize(items) == want,
-                  "%s: %d items, want %zu", what, cJSON_GetArraySize(items), want);
-    size_t k = 0;
-    for (const cJSON *it = items->child; it; it = it->next, k++) {
-        const struct sm *e = v[from + k];
-        int64_t rank = ranks ? ranks[from + k] : (int64_t)(from + k + 1);
-        const cJSON *rec = cJSON_GetObjectItemCaseSensitive(it, "record");
-        ck_assert_msg(cJSON_IsObject(rec) && strcmp(str(rec, "of"), e->id) == 0,
-                      "%s position %zu: the record of %s is not its own", what, from + k, e->id);
-        char *got = cJSON_PrintUnformatted(it);
-        ck_assert_msg(strcmp(str(it, "id"), e->id) == 0 && num(it, "score") == (double)e->score &&
-                          (int64_t)num(it, "rank") == rank && subs_equal(b, it, e),
-                      "%s position %zu: want %s %" PRId64 " [%" PRId64 ",%" PRId64 ",%" PRId64
-                      "] rank %" PRId64 ", got %s",
-                      what, from + k, e->id, e->score, e->sub[0], e->sub[1], e->sub[2], rank, got);
-        free(got);
-    }
-}
-
 /* Every read of the board equals the model. */
-static void verify(struct sb *b)
+static void verify(const struct model_board *b)
 {
-    const struct sm *v[S_MEMBERS];
-    size_t n = sorted(b, v);
+    const struct model_member *v[S_MEMBERS];
+    size_t n = model_sorted(b, v);
     char path[512];
     struct http_result r;
     int64_t comp[S_MEMBERS], dense[S_MEMBERS];
-    for (size_t i = 0; i < n; i++) {
-        int tie =
-            i > 0 && tuple_cmp(b, v[i]->score, v[i]->sub, v[i - 1]->score, v[i - 1]->sub) == 0;
-        comp[i] = tie ? comp[i - 1] : (int64_t)i + 1;
-        dense[i] = tie ? dense[i - 1] : (i ? dense[i - 1] + 1 : 1);
-    }
+    model_ranks(b, v, n, comp, dense);
     static const char *const kinds[] = {"ordinal", "competition", "dense"};
     const int64_t *const want_ranks[] = {NULL, comp, dense};
     for (int t = 0; t < 3; t++)
         for (size_t from = 0; from < n + 1; from += 30) {
             snprintf(path, sizeof(path), "/boards/%s/rank?page=%zu&size=30&rank=%s", b->name,
                      from / 30 + 1, kinds[t]);
-            cJSON *j = get_json(path, &r);
-            ck_assert_int_eq((int64_t)num(j, "total"), (int64_t)n);
-            expect_items(b, path, cJSON_GetObjectItemCaseSensitive(j, "items"), v, from,
-                         n - from < 30 ? n - from : 30, want_ranks[t]);
+            cJSON *j = model_get(g_port, path, &r);
+            ck_assert_int_eq((int64_t)json_num(j, "total"), (int64_t)n);
+            model_expect_items(b, path, cJSON_GetObjectItemCaseSensitive(j, "items"), v, from,
+                               n - from < 30 ? n - from : 30, want_ranks[t]);
             http_result_free(&r);
         }
     for (size_t i = 0; i < n; i++) {
         snprintf(path, sizeof(path), "/boards/%s/members/%s?rank=%s", b->name, v[i]->id,
                  kinds[i % 3]);
-        cJSON *j = get_json(path, &r);
+        cJSON *j = model_get(g_port, path, &r);
         int64_t want = i % 3 == 0 ? (int64_t)i + 1 : i % 3 == 1 ? comp[i] : dense[i];
-        ck_assert_msg((int64_t)num(j, "rank") == want && num(j, "score") == (double)v[i]->score &&
-                          subs_equal(b, j, v[i]),
+        ck_assert_msg((int64_t)json_num(j, "rank") == want &&
+                          json_num(j, "score") == (double)v[i]->score &&
+                          model_subs_equal(b, j, v[i]),
                       "%s: want rank %" PRId64 " score %" PRId64 " [%" PRId64 ",%" PRId64
                       ",%" PRId64 "], got %s",
                       path, want, v[i]->score, v[i]->sub[0], v[i]->sub[1], v[i]->sub[2], r.body);
         http_result_free(&r);
-        if (i % 17 == 0) {
-            snprintf(path, sizeof(path), "/boards/%s/members/%s/around?size=5", b->name, v[i]->id);
-            j = get_json(path, &r);
-            size_t start = i >= 2 ? i - 2 : 0;
-            if (start + 5 > n)
-                start = n >= 5 ? n - 5 : 0;
-            expect_items(b, path, cJSON_GetObjectItemCaseSensitive(j, "items"), v, start,
-                         n < 5 ? n : 5, NULL);
-            http_result_free(&r);
-        }
+        if (i % 17 == 0)
+            model_expect_around(g_port, b, v, n, i);
     }
     /* lookup of three members, in rank order */
     if (n >= 3) {
@@ -249,13 +84,14 @@ static void verify(struct sb *b)
         ck_assert_int_eq(http_write(g_port, "POST", path, body, &r), 0);
         ck_assert_msg(r.status == 200, "lookup -> %ld %s", r.status, r.body);
         const cJSON *items = cJSON_GetObjectItemCaseSensitive(r.json, "items");
-        const struct sm *want[3] = {v[0], v[n / 2], v[n - 1]};
+        const struct model_member *want[3] = {v[0], v[n / 2], v[n - 1]};
         int64_t ranks[3] = {1, (int64_t)n / 2 + 1, (int64_t)n};
-        const struct sm *wv[3] = {want[0], want[1], want[2]};
+        const struct model_member *wv[3] = {want[0], want[1], want[2]};
         for (int k = 0; k < 3; k++) {
             const cJSON *it = cJSON_GetArrayItem(items, k);
-            ck_assert_msg(it && strcmp(str(it, "id"), wv[k]->id) == 0 &&
-                              (int64_t)num(it, "rank") == ranks[k] && subs_equal(b, it, wv[k]),
+            ck_assert_msg(it && strcmp(json_str(it, "id"), wv[k]->id) == 0 &&
+                              (int64_t)json_num(it, "rank") == ranks[k] &&
+                              model_subs_equal(b, it, wv[k]),
                           "lookup item %d: %s", k, r.body);
         }
         http_result_free(&r);
@@ -264,84 +100,37 @@ static void verify(struct sb *b)
     if (n > 0) {
         snprintf(path, sizeof(path), "/boards/%s/rank?page=1&size=5&with=%s", b->name,
                  v[n - 1]->id);
-        cJSON *j = get_json(path, &r);
-        expect_items(b, path, cJSON_GetObjectItemCaseSensitive(j, "items"), v, 0, n < 5 ? n : 5,
-                     NULL);
+        cJSON *j = model_get(g_port, path, &r);
+        model_expect_items(b, path, cJSON_GetObjectItemCaseSensitive(j, "items"), v, 0,
+                           n < 5 ? n : 5, NULL);
         const cJSON *w = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(j, "with"), 0);
-        ck_assert_msg(w && strcmp(str(w, "id"), v[n - 1]->id) == 0 && (size_t)num(w, "rank") == n &&
-                          subs_equal(b, w, v[n - 1]),
+        ck_assert_msg(w && strcmp(json_str(w, "id"), v[n - 1]->id) == 0 &&
+                          (size_t)json_num(w, "rank") == n && model_subs_equal(b, w, v[n - 1]),
                       "%s: %s", path, r.body);
         http_result_free(&r);
     }
     /* the member at the 50th percentile, and the top 10 percent */
     if (n > 0) {
         snprintf(path, sizeof(path), "/boards/%s/percentile?p=50", b->name);
-        cJSON *j = get_json(path, &r);
+        cJSON *j = model_get(g_port, path, &r);
         size_t at50 = (n + 1) / 2; /* max(1, ceil(n * 50 / 100)) */
-        ck_assert_msg((size_t)num(j, "rank") == at50 &&
-                          strcmp(str(j, "id"), v[at50 - 1]->id) == 0 &&
-                          subs_equal(b, j, v[at50 - 1]),
+        ck_assert_msg((size_t)json_num(j, "rank") == at50 &&
+                          strcmp(json_str(j, "id"), v[at50 - 1]->id) == 0 &&
+                          model_subs_equal(b, j, v[at50 - 1]),
                       "%s: want %s at %zu, got %s", path, v[at50 - 1]->id, at50, r.body);
         http_result_free(&r);
         snprintf(path, sizeof(path), "/boards/%s/top?percent=10", b->name);
-        j = get_json(path, &r);
+        j = model_get(g_port, path, &r);
         size_t top = (n + 9) / 10;
-        expect_items(b, path, cJSON_GetObjectItemCaseSensitive(j, "items"), v, 0, top, NULL);
+        model_expect_items(b, path, cJSON_GetObjectItemCaseSensitive(j, "items"), v, 0, top, NULL);
         http_result_free(&r);
     }
     /* a cursor walk: next from page 1 to the end */
-    size_t at = 0;
-    snprintf(path, sizeof(path), "/boards/%s/rank?page=1&size=7", b->name);
-    for (;;) {
-        cJSON *j = get_json(path, &r);
-        const cJSON *items = cJSON_GetObjectItemCaseSensitive(j, "items");
-        size_t got = (size_t)cJSON_GetArraySize(items);
-        expect_items(b, path, items, v, at, n - at < 7 ? n - at : 7, NULL);
-        at += got;
-        const cJSON *next = cJSON_GetObjectItemCaseSensitive(j, "next");
-        if (!cJSON_IsString(next)) {
-            http_result_free(&r);
-            break;
-        }
-        char cur[400];
-        snprintf(cur, sizeof(cur), "%s", next->valuestring);
-        http_result_free(&r);
-        snprintf(path, sizeof(path), "/boards/%s/rank?after=%s&size=7", b->name, cur);
-    }
-    ck_assert_uint_eq(at, n);
+    model_expect_cursor_walk(g_port, b, v, n, 7);
     /* a score range on the primary score: [0, 3] */
-    snprintf(path, sizeof(path), "/boards/%s/rank?min=0&max=3&size=100", b->name);
-    cJSON *j = get_json(path, &r);
-    size_t lo = 0, cnt = 0;
-    for (size_t i = 0; i < n; i++)
-        if (v[i]->score >= 0 && v[i]->score <= 3) {
-            if (!cnt)
-                lo = i;
-            cnt++;
-        }
-    ck_assert_int_eq((int64_t)num(j, "total"), (int64_t)cnt);
-    expect_items(b, path, cJSON_GetObjectItemCaseSensitive(j, "items"), v, lo,
-                 cnt < 100 ? cnt : 100, NULL);
-    http_result_free(&r);
+    model_expect_range(g_port, b, v, n, 0, 3);
     /* export: NDJSON in rank order, with the sub-scores */
-    snprintf(path, sizeof(path), "/boards/%s/export", b->name);
-    ck_assert_int_eq(http_get(g_port, path, &r), 0);
-    ck_assert_msg(r.status == 200, "GET %s -> %ld", path, r.status);
-    size_t line = 0;
-    for (char *p = r.body; p && *p; line++) {
-        char *nl = strchr(p, '\n');
-        if (nl)
-            *nl = '\0';
-        cJSON *e = cJSON_Parse(p);
-        ck_assert_msg(e && line < n, "export line %zu: %s", line, p);
-        ck_assert_msg(strcmp(str(e, "id"), v[line]->id) == 0 &&
-                          num(e, "score") == (double)v[line]->score && subs_equal(b, e, v[line]),
-                      "export line %zu: want %s, got %s", line, v[line]->id, p);
-        cJSON_Delete(e);
-        p = nl ? nl + 1 : NULL;
-    }
-    ck_assert_uint_eq(line, n);
-    http_result_free(&r);
+    model_expect_export(g_port, b, v, n);
 }
 
 static const char *op_name(enum board_op op)
@@ -351,26 +140,26 @@ static const char *op_name(enum board_op op)
 
 /* One batch of `count` random entries on members[i] with i % stride == lane, applied to the
  * model as they are chosen; POSTed as one request (all of it applied). */
-static void write_batch(struct sb *b, uint64_t *rng, int count, int lane, int stride)
+static void write_batch(struct model_board *b, uint64_t *rng, int count, int lane, int stride)
 {
     struct buf body = {0};
     ck_assert_int_eq(buf_append(&body, "{\"entries\":[", 12), 0);
     int k = 0;
     while (k < count) {
-        int pick = (int)(mix(rng) % (k % 4 ? S_MEMBERS / stride : 6));
-        struct sm *m = &b->m[pick * stride + lane];
-        uint64_t o = mix(rng) % 10;
+        int pick = (int)(mix64(rng) % (k % 4 ? S_MEMBERS / stride : 6));
+        struct model_member *m = &b->m[pick * stride + lane];
+        uint64_t o = mix64(rng) % 10;
         enum board_op op = o < 4 ? BOARD_OP_SET : o < 7 ? BOARD_OP_BEST : BOARD_OP_INCR;
         int incr = op == BOARD_OP_INCR;
-        int64_t v = incr ? (int64_t)(mix(rng) % 3) - 1 : values[mix(rng) % NVALUES];
-        int64_t u[S_COLS] = {0};
+        int64_t v = incr ? (int64_t)(mix64(rng) % 3) - 1 : values[mix64(rng) % NVALUES];
+        int64_t u[MODEL_COLS] = {0};
         char subs[200] = "";
         size_t sl = 0;
         for (int c = 0; c < b->nsub; c++) {
-            u[c] = incr ? (int64_t)(mix(rng) % 3) - 1 : subvalues[mix(rng) % NSUBVALUES];
+            u[c] = incr ? (int64_t)(mix64(rng) % 3) - 1 : subvalues[mix64(rng) % NSUBVALUES];
             sl += (size_t)snprintf(subs + sl, sizeof(subs) - sl, "%s%" PRId64, c ? "," : "", u[c]);
         }
-        if (!apply(b, m, op, v, u))
+        if (!model_apply(b, m, op, v, u))
             continue; /* past the range: refusals are tested on their own */
         char e[400];
         int len = snprintf(e, sizeof(e),
@@ -385,22 +174,19 @@ static void write_batch(struct sb *b, uint64_t *rng, int count, int lane, int st
     snprintf(path, sizeof(path), "/boards/%s/scores", b->name);
     struct http_result r;
     ck_assert_int_eq(http_write(g_port, "POST", path, body.data, &r), 0);
-    ck_assert_msg(r.status == 200 && (int)num(r.json, "applied") == count, "%s: %ld %.300s",
+    ck_assert_msg(r.status == 200 && (int)json_num(r.json, "applied") == count, "%s: %ld %.300s",
                   b->name, r.status, r.body);
     http_result_free(&r);
     buf_free(&body);
 }
 
 /* A board of direction mix `mask` over `nsub` columns (bit c set: column c asc). */
-static void board_make(struct sb *b, const char *tag, int nsub, int mask, enum score_order order,
-                       enum score_tiebreak tb)
+static void board_make(struct model_board *b, const char *tag, int nsub, int mask,
+                       enum score_order order, enum score_tiebreak tb)
 {
-    memset(b->m, 0, sizeof(b->m));
-    b->seq = 0;
     b->nsub = nsub;
     b->order = order;
     b->tiebreak = tb;
-    pthread_mutex_init(&b->lock, NULL);
     snprintf(b->name, sizeof(b->name), "s%s%d-%d", tag, nsub, mask);
     char settings[300], dirs[100] = "";
     size_t dl = 0;
@@ -412,8 +198,7 @@ static void board_make(struct sb *b, const char *tag, int nsub, int mask, enum s
     snprintf(settings, sizeof(settings),
              "{\"subscores\":[%s],\"order\":\"%s\",\"tiebreak\":\"%s\",\"page_ttl_ms\":0}", dirs,
              score_order_name(order), score_tiebreak_name(tb));
-    for (int i = 0; i < S_MEMBERS; i++)
-        snprintf(b->m[i].id, sizeof(b->m[i].id), "m%03d", i);
+    model_init(b, S_MEMBERS);
     char path[100];
     snprintf(path, sizeof(path), "/boards/%s", b->name);
     ck_assert_int_eq(it_status("PUT", path, settings), 201);
@@ -421,7 +206,7 @@ static void board_make(struct sb *b, const char *tag, int nsub, int mask, enum s
     ck_assert_int_eq(http_get(g_port, path, &r), 0);
     const cJSON *got = cJSON_GetObjectItemCaseSensitive(r.json, "subscores");
     ck_assert_msg(cJSON_IsArray(got) && cJSON_GetArraySize(got) == nsub &&
-                      strcmp(str(r.json, "score_layout"), "wide") == 0,
+                      strcmp(json_str(r.json, "score_layout"), "wide") == 0,
                   "GET %s: %s", path, r.body);
     http_result_free(&r);
 }
@@ -434,7 +219,7 @@ static void mix_of(int i, int *nsub, int *mask)
     *mask = i < 2 ? i : i < 6 ? i - 2 : i - 6;
 }
 
-static struct sb g_boards[2];
+static struct model_board g_boards[2];
 
 /* One connection, batches of random set/best/incr: the model's sequence is the server's, so
  * first/last order is exact too. */
@@ -444,18 +229,19 @@ START_TEST(test_subscores_model)
     mix_of(_i, &nsub, &mask);
     static const enum score_tiebreak ties[] = {SCORE_TIEBREAK_FIRST, SCORE_TIEBREAK_LAST,
                                                SCORE_TIEBREAK_ID};
-    struct sb *b = &g_boards[0];
+    struct model_board *b = &g_boards[0];
     board_make(b, "q", nsub, mask, _i % 2 ? SCORE_ORDER_ASC : SCORE_ORDER_DESC, ties[_i % 3]);
     uint64_t rng = UINT64_C(0x5ab5c0de) + (uint64_t)_i;
     for (int at = 0; at < S_ENTRIES; at += S_BATCH)
         write_batch(b, &rng, S_BATCH, 0, 1);
     verify(b);
+    model_free(b);
 }
 END_TEST
 
 struct writer {
     pthread_t t;
-    struct sb *b;
+    struct model_board *b;
     int lane;
     uint64_t rng;
 };
@@ -474,7 +260,7 @@ START_TEST(test_subscores_concurrent)
 {
     int nsub, mask;
     mix_of(_i, &nsub, &mask);
-    struct sb *b = &g_boards[1];
+    struct model_board *b = &g_boards[1];
     board_make(b, "c", nsub, mask, _i % 2 ? SCORE_ORDER_DESC : SCORE_ORDER_ASC, SCORE_TIEBREAK_ID);
     struct writer w[S_THREADS];
     for (int i = 0; i < S_THREADS; i++) {
@@ -485,6 +271,7 @@ START_TEST(test_subscores_concurrent)
     for (int i = 0; i < S_THREADS; i++)
         pthread_join(w[i].t, NULL);
     verify(b);
+    model_free(b);
 }
 END_TEST
 
@@ -531,8 +318,8 @@ START_TEST(test_subscores_refusals)
         "{\"id\":\"a\",\"score\":1,\"subscores\":[1,\"2\"]}",             /* a string */
         "{\"id\":\"a\",\"score\":1,\"subscores\":[]}",                    /* empty */
         "{\"id\":\"a\",\"score\":1,\"subscores\":{\"a\":1}}",             /* not an array */
-        "{\"entries\":[{\"id\":\"b\",\"score\":1,\"subscores\":[1,2]},"
-        "{\"id\":\"a\",\"score\":1,\"subscores\":[1]}]}", /* one of a batch */
+        ("{\"entries\":[{\"id\":\"b\",\"score\":1,\"subscores\":[1,2]},"
+         "{\"id\":\"a\",\"score\":1,\"subscores\":[1]}]}"), /* one of a batch */
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         ck_assert_msg(post_nothing_written("sr", bad[i]) == 400, "%s was not refused", bad[i]);
@@ -594,5 +381,6 @@ Suite *subscores_suite(void)
     tcase_set_timeout(rf, 30);
     tcase_add_test(rf, test_subscores_refusals);
     suite_add_tcase(s, rf);
+    subscores_replies_add(s);
     return s;
 }

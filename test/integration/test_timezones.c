@@ -23,32 +23,6 @@
 
 #include "suites.h"
 
-static void expect(const char *method, const char *path, const char *body, long want,
-                   struct http_result *r)
-{
-    int rc = http_req(g_port, method, path, body, body ? strlen(body) : 0, NULL, TEST_TOKEN, r);
-    ck_assert_msg(rc == 0, "%s %s: no HTTP answer from rankd", method, path);
-    ck_assert_msg(r->status == want, "%s %s %s -> %ld %.400s; want %ld", method, path,
-                  body ? body : "", r->status, r->body, want);
-}
-
-static void expect_error(const char *method, const char *path, const char *body, long want,
-                         const char *code)
-{
-    struct http_result r;
-    expect(method, path, body, want, &r);
-    ck_assert_msg(strcmp(http_error_code(&r), code) == 0, "%s %s %s -> %ld %.300s; want code %s",
-                  method, path, body ? body : "", r.status, r.body, code);
-    http_result_free(&r);
-}
-
-static const char *jstr(const cJSON *o, const char *name)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
-    ck_assert_msg(cJSON_IsString(v), "field %s is not a string", name);
-    return v->valuestring;
-}
-
 /* Set the fake clock, then write one score. */
 static void write_at(const char *iso, const char *board, const char *id, int score)
 {
@@ -57,36 +31,8 @@ static void write_at(const char *iso, const char *board, const char *id, int sco
     snprintf(path, sizeof(path), "/boards/%s/scores", board);
     snprintf(body, sizeof(body), "{\"id\":\"%s\",\"score\":%d}", id, score);
     struct http_result r;
-    expect("POST", path, body, 200, &r);
+    it_expect("POST", path, body, 200, &r);
     http_result_free(&r);
-}
-
-static void zkey(char *out, size_t len, const char *board, const char *period)
-{
-    snprintf(out, len, "%s:{%s}:z:%s", g_app->cfg.key_prefix, board, period);
-}
-
-/* 1 when `id` is in the set of `board`'s `period`. */
-static int zhas(const char *board, const char *period, const char *id)
-{
-    char k[256];
-    zkey(k, sizeof(k), board, period);
-    redisReply *r = redis_admin_cmd(g_admin, "ZSCORE %s %s", k, id);
-    int has = r->type == REDIS_REPLY_STRING;
-    freeReplyObject(r);
-    return has;
-}
-
-/* The start (ms) the period index lists `period`'s set at, or -1. */
-static long long index_score(const char *board, const char *period)
-{
-    char k[256];
-    zkey(k, sizeof(k), board, period);
-    redisReply *r =
-        redis_admin_cmd(g_admin, "ZSCORE %s:{%s}:periods %s", g_app->cfg.key_prefix, board, k);
-    long long v = r->type == REDIS_REPLY_STRING ? strtoll(r->str, NULL, 10) : -1;
-    freeReplyObject(r);
-    return v;
 }
 
 /* The write of `id` at `iso` went to `period`'s set, listed at the period's start `start_iso`. */
@@ -94,9 +40,9 @@ static void expect_landed(const char *board, const char *iso, const char *id, co
                           const char *start_iso)
 {
     write_at(iso, board, id, 1);
-    ck_assert_msg(zhas(board, period, id), "%s's write of %s at %s is not in the set of %s", board,
-                  id, iso, period);
-    long long start = index_score(board, period);
+    ck_assert_msg(it_zhas(board, period, id), "%s's write of %s at %s is not in the set of %s",
+                  board, id, iso, period);
+    long long start = it_period_start(board, period);
     ck_assert_msg(start == (long long)fixture_ts(start_iso),
                   "%s's %s is listed at %lld; want its start %s (%lld)", board, period, start,
                   start_iso, (long long)fixture_ts(start_iso));
@@ -108,8 +54,8 @@ static void expect_periods(const char *board, const char *current, const char *p
     char path[160];
     snprintf(path, sizeof(path), "/boards/%s", board);
     struct http_result r;
-    expect("GET", path, NULL, 200, &r);
-    ck_assert_msg(strcmp(jstr(r.json, "current_period"), current) == 0,
+    it_expect("GET", path, NULL, 200, &r);
+    ck_assert_msg(strcmp(json_str(r.json, "current_period"), current) == 0,
                   "GET %s: %.400s; want current_period %s", path, r.body, current);
     const cJSON *list = cJSON_GetObjectItemCaseSensitive(r.json, "periods");
     ck_assert_msg(cJSON_GetArraySize(list) == 2 &&
@@ -125,7 +71,7 @@ static void expect_total(const char *board, const char *period, int total)
     char path[200];
     snprintf(path, sizeof(path), "/boards/%s/rank?period=%s", board, period);
     struct http_result r;
-    expect("GET", path, NULL, 200, &r);
+    it_expect("GET", path, NULL, 200, &r);
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(r.json, "total");
     ck_assert_msg(cJSON_IsNumber(t) && (int)t->valuedouble == total, "%s -> %.300s; want total %d",
                   path, r.body, total);
@@ -137,10 +83,10 @@ START_TEST(test_paris_daily_dst_days)
     const char *b = "paris";
     fixture_set_clock("2026-03-28T12:00:00.000Z");
     struct http_result r;
-    expect("PUT", "/boards/paris",
-           "{\"period\":\"daily\",\"timezone\":\"Europe/Paris\",\"page_ttl_ms\":0}", 201, &r);
-    ck_assert_str_eq(jstr(r.json, "timezone"), "Europe/Paris");
-    ck_assert_str_eq(jstr(r.json, "current_period"), "2026-03-28");
+    it_expect("PUT", "/boards/paris",
+              "{\"period\":\"daily\",\"timezone\":\"Europe/Paris\",\"page_ttl_ms\":0}", 201, &r);
+    ck_assert_str_eq(json_str(r.json, "timezone"), "Europe/Paris");
+    ck_assert_str_eq(json_str(r.json, "current_period"), "2026-03-28");
     http_result_free(&r);
 
     /* spring: 2026-03-29 starts at 00:00 CET (23:00Z) and ends at 00:00 CEST (22:00Z) */
@@ -155,7 +101,7 @@ START_TEST(test_paris_daily_dst_days)
     expect_periods(b, "2026-03-30", "2026-03-29");
     expect_total(b, "2026-03-29", 4);
     expect_total(b, "2026-03-30", 1);
-    expect_error("GET", "/boards/paris/rank?period=2026-03-28", NULL, 404, "period_not_found");
+    it_expect_error("GET", "/boards/paris/rank?period=2026-03-28", NULL, 404, "period_not_found");
 
     /* autumn: 2026-10-25 starts at 00:00 CEST (22:00Z the day before), ends at 00:00 CET
      * (23:00Z): 25 hours, the hour 02:00-03:00 twice */
@@ -180,8 +126,9 @@ START_TEST(test_new_york_weekly_dst)
     const char *b = "ny";
     fixture_set_clock("2026-03-02T12:00:00.000Z");
     struct http_result r;
-    expect("PUT", "/boards/ny",
-           "{\"period\":\"weekly\",\"timezone\":\"America/New_York\",\"page_ttl_ms\":0}", 201, &r);
+    it_expect("PUT", "/boards/ny",
+              "{\"period\":\"weekly\",\"timezone\":\"America/New_York\",\"page_ttl_ms\":0}", 201,
+              &r);
     http_result_free(&r);
     expect_landed(b, "2026-03-02T04:59:59.999Z", "c1", "2026-W09", "2026-02-23T05:00:00Z");
     expect_landed(b, "2026-03-02T05:00:00.000Z", "c2", "2026-W10", "2026-03-02T05:00:00Z");
@@ -198,9 +145,9 @@ START_TEST(test_zone_changed_behind_back)
     const char *b = "moved";
     fixture_set_clock("2026-03-29T03:00:00.000Z");
     struct http_result r;
-    expect("PUT", "/boards/moved",
-           "{\"period\":\"daily\",\"timezone\":\"Europe/Paris\",\"page_ttl_ms\":0}", 201, &r);
-    ck_assert_str_eq(jstr(r.json, "current_period"), "2026-03-29");
+    it_expect("PUT", "/boards/moved",
+              "{\"period\":\"daily\",\"timezone\":\"Europe/Paris\",\"page_ttl_ms\":0}", 201, &r);
+    ck_assert_str_eq(json_str(r.json, "current_period"), "2026-03-29");
     http_result_free(&r);
     expect_total(b, "2026-03-29", 0); /* this process now holds the Paris placement */
     redisReply *x = redis_admin_cmd(g_admin, "HSET %s:{moved}:meta timezone America/New_York",
@@ -208,14 +155,15 @@ START_TEST(test_zone_changed_behind_back)
     freeReplyObject(x);
     /* the read of the current period is placed from the stale hint: the script answers retry
      * with the hash's zone, and the read goes to New York's 2026-03-28 */
-    expect("GET", "/boards/moved/rank", NULL, 200, &r);
+    it_expect("GET", "/boards/moved/rank", NULL, 200, &r);
     http_result_free(&r);
     write_at("2026-03-29T03:00:00.000Z", b, "d1", 1);
-    ck_assert_msg(zhas(b, "2026-03-28", "d1"), "the write did not follow the zone in the hash");
-    ck_assert_int_eq(index_score(b, "2026-03-28"), (long long)fixture_ts("2026-03-28T04:00:00Z"));
-    expect("GET", "/boards/moved", NULL, 200, &r);
-    ck_assert_str_eq(jstr(r.json, "timezone"), "America/New_York");
-    ck_assert_str_eq(jstr(r.json, "current_period"), "2026-03-28");
+    ck_assert_msg(it_zhas(b, "2026-03-28", "d1"), "the write did not follow the zone in the hash");
+    ck_assert_int_eq(it_period_start(b, "2026-03-28"),
+                     (long long)fixture_ts("2026-03-28T04:00:00Z"));
+    it_expect("GET", "/boards/moved", NULL, 200, &r);
+    ck_assert_str_eq(json_str(r.json, "timezone"), "America/New_York");
+    ck_assert_str_eq(json_str(r.json, "current_period"), "2026-03-28");
     http_result_free(&r);
 }
 END_TEST
@@ -227,7 +175,7 @@ START_TEST(test_bad_zones)
     for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
         char body[160];
         snprintf(body, sizeof(body), "{\"period\":\"daily\",\"timezone\":\"%s\"}", unknown[i]);
-        expect_error("PUT", "/boards/bad", body, 400, "unknown_timezone");
+        it_expect_error("PUT", "/boards/bad", body, 400, "unknown_timezone");
     }
     static const char *const malformed[] = {"../../../etc/passwd",    "/etc/localtime",
                                             "Europe/../Europe/Paris", "Europe//Paris",
@@ -237,17 +185,18 @@ START_TEST(test_bad_zones)
     for (size_t i = 0; i < sizeof malformed / sizeof malformed[0]; i++) {
         char body[160];
         snprintf(body, sizeof(body), "{\"period\":\"daily\",\"timezone\":\"%s\"}", malformed[i]);
-        expect_error("PUT", "/boards/bad", body, 400, "invalid_field");
+        it_expect_error("PUT", "/boards/bad", body, 400, "invalid_field");
     }
-    expect_error("GET", "/boards/bad", NULL, 404, "board_not_found");
+    it_expect_error("GET", "/boards/bad", NULL, 404, "board_not_found");
     /* an existing board keeps its zone after a refused change */
     struct http_result r;
-    expect("PUT", "/boards/kept", "{\"period\":\"daily\",\"timezone\":\"Asia/Kolkata\"}", 201, &r);
+    it_expect("PUT", "/boards/kept", "{\"period\":\"daily\",\"timezone\":\"Asia/Kolkata\"}", 201,
+              &r);
     http_result_free(&r);
-    expect_error("PUT", "/boards/kept", "{\"timezone\":\"Asia/Kolkatta\"}", 400,
-                 "unknown_timezone");
-    expect("GET", "/boards/kept", NULL, 200, &r);
-    ck_assert_str_eq(jstr(r.json, "timezone"), "Asia/Kolkata");
+    it_expect_error("PUT", "/boards/kept", "{\"timezone\":\"Asia/Kolkatta\"}", 400,
+                    "unknown_timezone");
+    it_expect("GET", "/boards/kept", NULL, 200, &r);
+    ck_assert_str_eq(json_str(r.json, "timezone"), "Asia/Kolkata");
     http_result_free(&r);
 }
 END_TEST

@@ -25,41 +25,16 @@
 
 #include "suites.h"
 
-static cJSON *req_json(const char *method, const char *path, const char *body, long want)
-{
-    struct http_result r;
-    ck_assert_int_eq(
-        http_req(g_port, method, path, body, body ? strlen(body) : 0, NULL, TEST_TOKEN, &r), 0);
-    ck_assert_msg(r.status == want, "%s %s %.200s -> %ld %.500s; want %ld", method, path,
-                  body ? body : "", r.status, r.body, want);
-    cJSON *doc = r.json;
-    r.json = NULL;
-    http_result_free(&r);
-    return doc;
-}
-
 /* The member's updated_at: its value (ms), -1 for null, -2 when the field is absent. */
 static long long updated_of(const char *board, const char *id)
 {
     char path[256];
     snprintf(path, sizeof(path), "/boards/%s/members/%s", board, id);
-    cJSON *d = req_json("GET", path, NULL, 200);
+    cJSON *d = it_json("GET", path, NULL, 200);
     const cJSON *u = cJSON_GetObjectItemCaseSensitive(d, "updated_at");
     long long v = !u ? -2 : cJSON_IsNull(u) ? -1 : (long long)u->valuedouble;
     cJSON_Delete(d);
     return v;
-}
-
-/* ms since the epoch of a "2036-11-30T12:00:00Z" time */
-static long long ms_of(const char *iso)
-{
-    struct tm tm = {0};
-    int ms = 0;
-    ck_assert(sscanf(iso, "%d-%d-%dT%d:%d:%d.%dZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-                     &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &ms) >= 6);
-    tm.tm_year -= 1900;
-    tm.tm_mon -= 1;
-    return (long long)timegm(&tm) * 1000 + ms;
 }
 
 /* Write `body` to board b at time `iso`. */
@@ -68,7 +43,7 @@ static void write_at(const char *iso, const char *b, const char *body)
     fixture_set_clock(iso);
     char path[128];
     snprintf(path, sizeof(path), "/boards/%s/scores", b);
-    cJSON_Delete(req_json("POST", path, body, 200));
+    cJSON_Delete(it_json("POST", path, body, 200));
 }
 
 /* The keys of board b in the test Redis (KEYS on a test database of a few keys). */
@@ -82,7 +57,7 @@ static long long keys_of(const char *b, const char *kind)
 
 START_TEST(test_updated_setting)
 {
-    cJSON *d = req_json("PUT", "/boards/u0", "{}", 201);
+    cJSON *d = it_json("PUT", "/boards/u0", "{}", 201);
     ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(d, "track_updated_at")));
     cJSON_Delete(d);
     it_post_score("u0", "{\"id\":\"a\",\"score\":1}");
@@ -92,16 +67,16 @@ START_TEST(test_updated_setting)
     /* shaping: refused while the board has members */
     ck_assert_int_eq(it_status("PUT", "/boards/u0", "{\"track_updated_at\":true}"), 409);
     ck_assert_int_eq(it_status("DELETE", "/boards/u0/members/a", NULL), 204);
-    d = req_json("PUT", "/boards/u0", "{\"track_updated_at\":true}", 200);
+    d = it_json("PUT", "/boards/u0", "{\"track_updated_at\":true}", 200);
     ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(d, "track_updated_at")));
     cJSON_Delete(d);
     write_at("2036-11-30T12:00:00Z", "u0", "{\"id\":\"a\",\"score\":1}");
-    ck_assert_int_eq(updated_of("u0", "a"), ms_of("2036-11-30T12:00:00Z"));
+    ck_assert_int_eq(updated_of("u0", "a"), fixture_ts("2036-11-30T12:00:00Z"));
     ck_assert_int_eq(keys_of("u0", "upd"), 1);
     /* a setting a write's view of the board did not know: the write learns it */
     ck_assert_int_eq(it_status("PUT", "/boards/u1", "{\"track_updated_at\":true}"), 201);
     write_at("2036-11-30T12:00:01Z", "u1", "{\"id\":\"a\",\"score\":1}");
-    ck_assert_int_eq(updated_of("u1", "a"), ms_of("2036-11-30T12:00:01Z"));
+    ck_assert_int_eq(updated_of("u1", "a"), fixture_ts("2036-11-30T12:00:01Z"));
     fixture_set_clock(NULL);
 }
 END_TEST
@@ -114,35 +89,35 @@ START_TEST(test_updated_moves_with_the_score)
     write_at(t0, "ut", "{\"id\":\"s\",\"score\":10}");
     write_at(t0, "ut", "{\"id\":\"b\",\"score\":10,\"op\":\"best\"}");
     write_at(t0, "ut", "{\"id\":\"i\",\"score\":10,\"op\":\"incr\"}");
-    ck_assert_int_eq(updated_of("ut", "s"), ms_of(t0));
-    ck_assert_int_eq(updated_of("ut", "b"), ms_of(t0));
-    ck_assert_int_eq(updated_of("ut", "i"), ms_of(t0));
+    ck_assert_int_eq(updated_of("ut", "s"), fixture_ts(t0));
+    ck_assert_int_eq(updated_of("ut", "b"), fixture_ts(t0));
+    ck_assert_int_eq(updated_of("ut", "i"), fixture_ts(t0));
     /* no change of score: set to the same score, best with a worse one, incr by 0 */
     write_at(t1, "ut", "{\"id\":\"s\",\"score\":10}");
     write_at(t1, "ut", "{\"id\":\"b\",\"score\":3,\"op\":\"best\"}");
     write_at(t1, "ut", "{\"id\":\"i\",\"score\":0,\"op\":\"incr\"}");
-    ck_assert_int_eq(updated_of("ut", "s"), ms_of(t0));
-    ck_assert_int_eq(updated_of("ut", "b"), ms_of(t0));
-    ck_assert_int_eq(updated_of("ut", "i"), ms_of(t0));
+    ck_assert_int_eq(updated_of("ut", "s"), fixture_ts(t0));
+    ck_assert_int_eq(updated_of("ut", "b"), fixture_ts(t0));
+    ck_assert_int_eq(updated_of("ut", "i"), fixture_ts(t0));
     /* a record alone changes no score either */
     write_at(t1, "ut", "{\"id\":\"s\",\"score\":10,\"record\":{\"x\":1}}");
-    ck_assert_int_eq(updated_of("ut", "s"), ms_of(t0));
+    ck_assert_int_eq(updated_of("ut", "s"), fixture_ts(t0));
     /* a change: each op */
     write_at(t2, "ut", "{\"id\":\"s\",\"score\":11}");
     write_at(t2, "ut", "{\"id\":\"b\",\"score\":12,\"op\":\"best\"}");
     write_at(t2, "ut", "{\"id\":\"i\",\"score\":-1,\"op\":\"incr\"}");
-    ck_assert_int_eq(updated_of("ut", "s"), ms_of(t2));
-    ck_assert_int_eq(updated_of("ut", "b"), ms_of(t2));
-    ck_assert_int_eq(updated_of("ut", "i"), ms_of(t2));
+    ck_assert_int_eq(updated_of("ut", "s"), fixture_ts(t2));
+    ck_assert_int_eq(updated_of("ut", "b"), fixture_ts(t2));
+    ck_assert_int_eq(updated_of("ut", "i"), fixture_ts(t2));
     /* a batch: only the entries that change; a member twice, back to where it was (it moved) */
     write_at(t3, "ut",
              "{\"entries\":[{\"id\":\"s\",\"score\":11},{\"id\":\"b\",\"score\":13,\"op\":"
              "\"best\"},{\"id\":\"i\",\"score\":1,\"op\":\"incr\"},{\"id\":\"i\",\"score\":-1,"
              "\"op\":\"incr\"},{\"id\":\"n\",\"score\":5}]}");
-    ck_assert_int_eq(updated_of("ut", "s"), ms_of(t2));
-    ck_assert_int_eq(updated_of("ut", "b"), ms_of(t3));
-    ck_assert_int_eq(updated_of("ut", "i"), ms_of(t3));
-    ck_assert_int_eq(updated_of("ut", "n"), ms_of(t3));
+    ck_assert_int_eq(updated_of("ut", "s"), fixture_ts(t2));
+    ck_assert_int_eq(updated_of("ut", "b"), fixture_ts(t3));
+    ck_assert_int_eq(updated_of("ut", "i"), fixture_ts(t3));
+    ck_assert_int_eq(updated_of("ut", "n"), fixture_ts(t3));
     /* an NDJSON import */
     fixture_set_clock("2036-11-30T12:00:04Z");
     const char *nd = "{\"id\":\"s\",\"score\":11}\n{\"id\":\"m\",\"score\":7}\n";
@@ -152,17 +127,17 @@ START_TEST(test_updated_moves_with_the_score)
                      0);
     ck_assert_msg(r.status == 200, "import: %ld %s", r.status, r.body);
     http_result_free(&r);
-    ck_assert_int_eq(updated_of("ut", "s"), ms_of(t2));
-    ck_assert_int_eq(updated_of("ut", "m"), ms_of("2036-11-30T12:00:04Z"));
+    ck_assert_int_eq(updated_of("ut", "s"), fixture_ts(t2));
+    ck_assert_int_eq(updated_of("ut", "m"), fixture_ts("2036-11-30T12:00:04Z"));
     /* a `wide` board: the same (its set members hold a tie prefix before the id) */
     ck_assert_int_eq(
         it_status("PUT", "/boards/uw", "{\"track_updated_at\":true,\"score_layout\":\"wide\"}"),
         201);
     write_at(t0, "uw", "{\"id\":\"a\",\"score\":5}");
     write_at(t1, "uw", "{\"id\":\"a\",\"score\":4,\"op\":\"best\"}");
-    ck_assert_int_eq(updated_of("uw", "a"), ms_of(t0));
+    ck_assert_int_eq(updated_of("uw", "a"), fixture_ts(t0));
     write_at(t2, "uw", "{\"id\":\"a\",\"score\":6,\"op\":\"best\"}");
-    ck_assert_int_eq(updated_of("uw", "a"), ms_of(t2));
+    ck_assert_int_eq(updated_of("uw", "a"), fixture_ts(t2));
     redisReply *f = redis_admin_cmd(g_admin, "HKEYS rankd:{uw}:upd");
     ck_assert_int_eq(f->elements, 1);
     ck_assert_str_eq(f->element[0]->str, "a"); /* the id, not the set member */
@@ -220,7 +195,7 @@ START_TEST(test_updated_removed_with_members)
     ck_assert_int_eq(idx->type, REDIS_REPLY_STRING);
     freeReplyObject(idx);
     write_at("2036-12-01T00:00:01Z", "ud", "{\"id\":\"a\",\"score\":2}");
-    ck_assert_int_eq(updated_of("ud", "a"), ms_of("2036-12-01T00:00:01Z"));
+    ck_assert_int_eq(updated_of("ud", "a"), fixture_ts("2036-12-01T00:00:01Z"));
     for (int i = 0; i < 100 && keys_of("ud", "upd:2036-11-30") > 0; i++) {
         struct timespec t = {0, 20 * 1000000L};
         nanosleep(&t, NULL);
@@ -404,7 +379,7 @@ static void every_read(const char *b, int tracked)
     cJSON_Delete(d);
     /* POST /lookup */
     snprintf(path, sizeof(path), "/boards/%s/lookup", b);
-    d = req_json("POST", path, "{\"ids\":[\"m2\",\"m10\",\"nobody\"]}", 200);
+    d = it_json("POST", path, "{\"ids\":[\"m2\",\"m10\",\"nobody\"]}", 200);
     ck_assert_int_eq(check_entries(b, d, "items", tracked, "lookup"), 2);
     cJSON_Delete(d);
     /* a score range, then its cursors */
@@ -473,7 +448,7 @@ START_TEST(test_updated_every_read)
     fill_board("ec", 0);
     fill_board("es", 1);
     /* the worse best kept m1's score and its time */
-    ck_assert_int_eq(updated_of("el", "m1"), ms_of("2036-11-30T12:00:01.007Z"));
+    ck_assert_int_eq(updated_of("el", "m1"), fixture_ts("2036-11-30T12:00:01.007Z"));
     every_read("el", 1);
     every_read("ec", 1);
     every_read("es", 1);
@@ -496,10 +471,10 @@ START_TEST(test_updated_best_kept_on_pages)
     const cJSON *first = cJSON_GetArrayItem(items, 0), *second = cJSON_GetArrayItem(items, 1);
     ck_assert_str_eq(cJSON_GetObjectItem(first, "id")->valuestring, "b");
     ck_assert_int_eq((long long)cJSON_GetObjectItem(first, "updated_at")->valuedouble,
-                     ms_of("2036-11-30T12:00:06Z"));
+                     fixture_ts("2036-11-30T12:00:06Z"));
     ck_assert_str_eq(cJSON_GetObjectItem(second, "id")->valuestring, "a");
     ck_assert_int_eq((long long)cJSON_GetObjectItem(second, "updated_at")->valuedouble,
-                     ms_of("2036-11-30T12:00:00Z")); /* the kept score's time */
+                     fixture_ts("2036-11-30T12:00:00Z")); /* the kept score's time */
     cJSON_Delete(d);
 }
 END_TEST
@@ -535,17 +510,6 @@ static int upd_reads(redisContext *mon)
     return n;
 }
 
-static redisContext *upd_monitor(void)
-{
-    redisContext *mon = redis_admin(g_redis.port);
-    struct timeval tv = {10, 0};
-    redisSetTimeout(mon, tv);
-    redisReply *ok = redis_admin_cmd(mon, "MONITOR");
-    ck_assert_msg(ok->type == REDIS_REPLY_STATUS, "MONITOR refused");
-    freeReplyObject(ok);
-    return mon;
-}
-
 START_TEST(test_updated_untracked_pays_nothing)
 {
     ck_assert_int_eq(it_status("PUT", "/boards/nl", "{\"page_ttl_ms\":0}"), 201);
@@ -555,7 +519,7 @@ START_TEST(test_updated_untracked_pays_nothing)
     fill_board("nl", 0);
     fill_board("nc", 0);
     fill_board("ns", 1);
-    redisContext *mon = upd_monitor();
+    redisContext *mon = mon_start(g_redis.port);
     every_read("nl", 0);
     every_read("nc", 0);
     every_read("ns", 0);
@@ -564,7 +528,7 @@ START_TEST(test_updated_untracked_pays_nothing)
     ck_assert_int_eq(
         it_status("PUT", "/boards/nt", "{\"track_updated_at\":true,\"page_ttl_ms\":0}"), 201);
     it_post_score("nt", "{\"id\":\"a\",\"score\":1}");
-    mon = upd_monitor();
+    mon = mon_start(g_redis.port);
     cJSON_Delete(read_checked("nt", "/boards/nt/rank?page=1", 1, 1));
     ck_assert_int_ge(upd_reads(mon), 1);
 }

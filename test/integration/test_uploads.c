@@ -16,28 +16,6 @@
 
 #define PAUSE_MS 600 /* long enough for rankd to read and send the second chunk meanwhile */
 
-static long long calls_of(const char *cmd)
-{
-    redisReply *r = redis_admin_cmd(g_admin, "INFO commandstats");
-    ck_assert_int_eq(r->type, REDIS_REPLY_STRING);
-    char pat[64];
-    snprintf(pat, sizeof(pat), "cmdstat_%s:calls=", cmd);
-    long long n = 0;
-    const char *p = strstr(r->str, pat);
-    if (p)
-        n = strtoll(p + strlen(pat), NULL, 10);
-    freeReplyObject(r);
-    return n;
-}
-
-static long long zcard(const char *board)
-{
-    redisReply *r = redis_admin_cmd(g_admin, "ZCARD rankd:{%s}:z", board);
-    long long n = r->integer;
-    freeReplyObject(r);
-    return n;
-}
-
 /* Lines [from, to) of an upload: {"id":"m<i>","score":<i>} (with a record when `record`). */
 static void lines(struct buf *b, int from, int to, int record)
 {
@@ -78,7 +56,7 @@ START_TEST(pipelined_chunks_all_applied)
     struct buf b = {0};
     int n = 5 * UPLOAD_CHUNK_LINES;
     lines(&b, 0, n, 0);
-    long long gets = calls_of("get");
+    long long gets = redis_cmd_calls(g_admin, "get");
     pause_writes();
     struct http_result r;
     post_upload("pipe", &b, &r);
@@ -86,8 +64,8 @@ START_TEST(pipelined_chunks_all_applied)
     ck_assert_msg(r.status == 200 && field(&r, "applied") == n, "%ld %s", r.status, r.body);
     http_result_free(&r);
     buf_free(&b);
-    ck_assert_int_eq(zcard("pipe"), n);
-    long long checked = calls_of("get") - gets;
+    ck_assert_int_eq(it_zcard("pipe", NULL), n);
+    long long checked = redis_cmd_calls(g_admin, "get") - gets;
     ck_assert_msg(checked >= 1, "no chunk was sent behind another (%lld sequence reads)", checked);
 }
 END_TEST
@@ -102,12 +80,12 @@ START_TEST(failed_chunk_stops_the_next)
     struct buf b = {0};
     lines(&b, 0, UPLOAD_CHUNK_LINES, 1);                      /* chunk 0: fails at its HSET */
     lines(&b, UPLOAD_CHUNK_LINES, 2 * UPLOAD_CHUNK_LINES, 0); /* chunk 1: would apply alone */
-    long long gets = calls_of("get");
+    long long gets = redis_cmd_calls(g_admin, "get");
     pause_writes();
     struct http_result r;
     post_upload("cut", &b, &r);
-    long long members = zcard("cut");
-    long long checked = calls_of("get") - gets;
+    long long members = it_zcard("cut", NULL);
+    long long checked = redis_cmd_calls(g_admin, "get") - gets;
     fprintf(stderr,
             "uploads: a failed first chunk with the second in flight: %ld %s; %lld "
             "members on the board, %lld sequence reads\n",
@@ -162,7 +140,7 @@ START_TEST(upload_after_fault_resumes)
     ck_assert_msg(r.status == 200 && field(&r, "applied") == 2 * UPLOAD_CHUNK_LINES, "%ld %s",
                   r.status, r.body);
     http_result_free(&r);
-    ck_assert_int_eq(zcard("again"), 3 * UPLOAD_CHUNK_LINES);
+    ck_assert_int_eq(it_zcard("again", NULL), 3 * UPLOAD_CHUNK_LINES);
     buf_free(&b);
     buf_free(&rest);
     buf_free(&tail);
@@ -199,7 +177,7 @@ START_TEST(client_gone_with_chunks_in_flight)
     close(fd);
     usleep((PAUSE_MS + 300) * 1000);
     ck_assert_int_eq(it_status("GET", "/healthz", NULL), 200);
-    ck_assert_int_eq(zcard("gone"), 2 * UPLOAD_CHUNK_LINES);
+    ck_assert_int_eq(it_zcard("gone", NULL), 2 * UPLOAD_CHUNK_LINES);
     it_post_score("gone", "{\"id\":\"after\",\"score\":1}");
 }
 END_TEST
@@ -226,7 +204,7 @@ START_TEST(stop_with_a_chunk_in_flight)
                       strstr(reply, "\"settled_through_line\":300") &&
                       strstr(reply, "\"unknown_through_line\":null"),
                   "%s", reply);
-    ck_assert_int_eq(zcard("stopped"), UPLOAD_CHUNK_LINES);
+    ck_assert_int_eq(it_zcard("stopped", NULL), UPLOAD_CHUNK_LINES);
 }
 END_TEST
 
@@ -242,11 +220,12 @@ START_TEST(script_failed_midway_is_unknown)
         http_req(g_port, "POST", "/boards/midway/scores", one, strlen(one), NULL, TEST_TOKEN, &r),
         0);
     fprintf(stderr, "uploads: a single write failed midway: %ld %s; %lld members\n", r.status,
-            r.body, zcard("midway"));
+            r.body, it_zcard("midway", NULL));
     ck_assert_msg(r.status == 503 && strcmp(http_error_code(&r), "write_outcome_unknown") == 0,
                   "%ld %s", r.status, r.body);
     http_result_free(&r);
-    ck_assert_int_eq(zcard("midway"), 1); /* applied in part: why it is not "retry safely" */
+    ck_assert_int_eq(it_zcard("midway", NULL),
+                     1); /* applied in part: why it is not "retry safely" */
     struct buf b = {0};
     lines(&b, 0, 10, 1);
     post_upload("midway-up", &b, &r);
@@ -256,7 +235,7 @@ START_TEST(script_failed_midway_is_unknown)
                   "%ld %s", r.status, r.body);
     http_result_free(&r);
     buf_free(&b);
-    ck_assert_int_eq(zcard("midway-up"), 10);
+    ck_assert_int_eq(it_zcard("midway-up", NULL), 10);
 }
 END_TEST
 

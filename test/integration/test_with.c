@@ -15,79 +15,31 @@
 
 #include "suites.h"
 
-#define MARKER "rankd-with-monitor-end"
-
-/* A request (with the write token); asserts the status; returns the result (free it). */
-static void req(const char *method, const char *path, const char *body, long want,
-                struct http_result *r)
-{
-    ck_assert_int_eq(
-        http_req(g_port, method, path, body, body ? strlen(body) : 0, NULL, TEST_TOKEN, r), 0);
-    ck_assert_msg(r->status == want, "%s %s %.200s -> %ld %.500s; want %ld", method, path,
-                  body ? body : "", r->status, r->body, want);
-}
-
-static cJSON *get(const char *path)
-{
-    struct http_result r;
-    req("GET", path, NULL, 200, &r);
-    cJSON *doc = r.json;
-    r.json = NULL;
-    http_result_free(&r);
-    return doc;
-}
-
-static void expect_error(const char *path, long status, const char *code)
-{
-    struct http_result r;
-    ck_assert_int_eq(http_req(g_port, "GET", path, NULL, 0, NULL, TEST_TOKEN, &r), 0);
-    ck_assert_msg(r.status == status && strcmp(http_error_code(&r), code) == 0,
-                  "GET %s -> %ld %.400s; want %ld %s", path, r.status, r.body, status, code);
-    http_result_free(&r);
-}
-
-/* A response header's value ("" when absent). */
-static const char *header(const struct http_result *r, const char *name, char *out, size_t n)
-{
-    out[0] = '\0';
-    char pat[64];
-    snprintf(pat, sizeof(pat), "\n%s:", name);
-    const char *p = r->headers ? strcasestr(r->headers, pat) : NULL;
-    if (!p)
-        return out;
-    p += strlen(pat);
-    while (*p == ' ' || *p == '\t')
-        p++;
-    size_t len = strcspn(p, "\r\n");
-    snprintf(out, n, "%.*s", (int)(len < n ? len : n - 1), p);
-    return out;
-}
-
 /* ---------------------------------------------------------------- 1. refusals */
 
 START_TEST(test_with_refusals)
 {
     ck_assert_int_eq(it_status("PUT", "/boards/wr", "{}"), 201);
     it_post_score("wr", "{\"id\":\"a\",\"score\":1}");
-    expect_error("/boards/wr/rank?with=", 400, "invalid_id");
-    expect_error("/boards/wr/rank?with=a,,b", 400, "invalid_id");
-    expect_error("/boards/wr/rank?with=a%01", 400, "invalid_id");
-    expect_error("/boards/wr/rank?with=a,b,a", 400, "invalid_ids");
-    expect_error("/boards/wr/rank?with=a&with=b", 400, "invalid_parameter");
-    expect_error("/boards/wr/rank?with=a&min=0", 400, "invalid_parameter");
+    it_expect_error("GET", "/boards/wr/rank?with=", NULL, 400, "invalid_id");
+    it_expect_error("GET", "/boards/wr/rank?with=a,,b", NULL, 400, "invalid_id");
+    it_expect_error("GET", "/boards/wr/rank?with=a%01", NULL, 400, "invalid_id");
+    it_expect_error("GET", "/boards/wr/rank?with=a,b,a", NULL, 400, "invalid_ids");
+    it_expect_error("GET", "/boards/wr/rank?with=a&with=b", NULL, 400, "invalid_parameter");
+    it_expect_error("GET", "/boards/wr/rank?with=a&min=0", NULL, 400, "invalid_parameter");
     char path[512] = "/boards/wr/rank?with=i0";
     for (int i = 1; i < 21; i++)
         snprintf(path + strlen(path), sizeof(path) - strlen(path), ",i%d", i);
-    expect_error(path, 400, "invalid_ids"); /* 21 ids */
-    *strrchr(path, ',') = '\0';             /* 20: fine */
-    cJSON *d = get(path);
+    it_expect_error("GET", path, NULL, 400, "invalid_ids"); /* 21 ids */
+    *strrchr(path, ',') = '\0';                             /* 20: fine */
+    cJSON *d = it_get(path);
     ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(d, "missing")), 20);
     ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(d, "with")), 0);
     cJSON_Delete(d);
-    expect_error("/boards/nope/rank?with=a", 404, "board_not_found");
+    it_expect_error("GET", "/boards/nope/rank?with=a", NULL, 404, "board_not_found");
     /* a ',' inside an id is %2C, as in members?ids= */
     it_post_score("wr", "{\"id\":\"x,y\",\"score\":5}");
-    d = get("/boards/wr/rank?with=x%2Cy");
+    d = it_get("/boards/wr/rank?with=x%2Cy");
     cJSON *w = cJSON_GetArrayItem(cJSON_GetObjectItem(d, "with"), 0);
     ck_assert_str_eq(cJSON_GetObjectItem(w, "id")->valuestring, "x,y");
     ck_assert_int_eq(cJSON_GetObjectItem(w, "rank")->valueint, 1);
@@ -97,50 +49,13 @@ END_TEST
 
 /* ---------------------------------------------------------------- 2. round trips */
 
-static redisContext *mon_start(void)
-{
-    redisContext *mon = redis_admin(g_redis.port);
-    struct timeval tv = {10, 0};
-    redisSetTimeout(mon, tv);
-    redisReply *ok = redis_admin_cmd(mon, "MONITOR");
-    ck_assert_msg(ok->type == REDIS_REPLY_STATUS, "MONITOR refused");
-    freeReplyObject(ok);
-    return mon;
-}
-
-/* The top-level commands seen since mon_start as "VERB VERB ..." (scripts' own not counted);
- * frees mon. */
-static int mon_top_level(redisContext *mon, char *verbs, size_t len)
-{
-    freeReplyObject(redis_admin_cmd(g_admin, "ECHO %s", MARKER));
-    int n = 0;
-    verbs[0] = '\0';
-    for (;;) {
-        void *v = NULL;
-        ck_assert_msg(redisGetReply(mon, &v) == REDIS_OK && v, "MONITOR stream ended early");
-        redisReply *r = v;
-        int end = strstr(r->str, MARKER) != NULL;
-        struct mon_cmd c;
-        if (!end && mon_parse(r->str, &c) == 0 && !c.lua) {
-            n++;
-            size_t at = strlen(verbs);
-            snprintf(verbs + at, len - at, "%s%s", at ? " " : "", c.argv[0]);
-        }
-        freeReplyObject(r);
-        if (end)
-            break;
-    }
-    redisFree(mon);
-    return n;
-}
-
 /* GET path with MONITOR on: its top-level commands must be want_verbs; returns the body. */
 static cJSON *get_counted(const char *path, const char *want_verbs)
 {
-    redisContext *mon = mon_start();
-    cJSON *d = get(path);
+    redisContext *mon = mon_start(g_redis.port);
+    cJSON *d = it_get(path);
     char verbs[400];
-    int n = mon_top_level(mon, verbs, sizeof(verbs));
+    int n = mon_top_level(g_admin, mon, verbs, sizeof(verbs));
     fprintf(stderr, "with: GET %s: %d top-level command(s): %s\n", path, n, verbs);
     ck_assert_msg(strcmp(verbs, want_verbs) == 0, "GET %s cost %d top-level commands (%s); want %s",
                   path, n, verbs, want_verbs);
@@ -158,9 +73,9 @@ START_TEST(test_with_round_trips)
         it_post_score("wc", body);
     }
     /* the connections dialled and each board's settings seen once */
-    cJSON_Delete(get("/boards/wl/rank?with=m1"));
-    cJSON_Delete(get("/boards/wc/rank?page=2&size=5"));
-    cJSON_Delete(get("/boards/wc/rank?page=2&size=5"));
+    cJSON_Delete(it_get("/boards/wl/rank?with=m1"));
+    cJSON_Delete(it_get("/boards/wc/rank?page=2&size=5"));
+    cJSON_Delete(it_get("/boards/wc/rank?page=2&size=5"));
 
     /* a live page and its members: one EVALSHA (page.lua reads both) */
     cJSON *d = get_counted("/boards/wl/rank?page=2&size=5&with=m0,m7,m29,nobody", "EVALSHA");
@@ -325,7 +240,7 @@ static void model_reads(const char *base, const struct member *sorted, unsigned 
         snprintf(path, sizeof(path), "%s&page=%d&rank=%s&with=%s", base, page, type, list);
         if (sizes[si])
             snprintf(path + strlen(path), sizeof(path) - strlen(path), "&size=%d", size);
-        cJSON *d = get(path);
+        cJSON *d = it_get(path);
         check_read(d, sorted, NM, page, size, type, ids, nids, path);
         cJSON_Delete(d);
     }
@@ -357,24 +272,24 @@ START_TEST(test_with_cached_page_live_members)
         it_post_score("cl", body);
     }
     struct http_result r1, r2, r3;
-    req("GET", "/boards/cl/rank?size=3&with=c9", NULL, 200, &r1);
+    it_expect("GET", "/boards/cl/rank?size=3&with=c9", NULL, 200, &r1);
     char e1[64], e2[64], xc[16], cc[64];
-    header(&r1, "ETag", e1, sizeof(e1));
+    http_header_value(&r1, "ETag", e1, sizeof(e1));
     const cJSON *w = cJSON_GetArrayItem(cJSON_GetObjectItem(r1.json, "with"), 0);
     ck_assert_int_eq(cJSON_GetObjectItem(w, "rank")->valueint, 10);
     ck_assert_int_eq(cJSON_GetObjectItem(w, "page")->valueint, 4);
     /* c9 to the top: the cached page 1 still shows c0..c2, c9's entry is live */
     it_post_score("cl", "{\"id\":\"c9\",\"score\":1000}");
-    req("GET", "/boards/cl/rank?size=3&with=c9", NULL, 200, &r2);
-    ck_assert_str_eq(header(&r2, "X-Cache", xc, sizeof(xc)), "hit");
-    ck_assert_str_eq(header(&r2, "Cache-Control", cc, sizeof(cc)), "no-cache");
+    it_expect("GET", "/boards/cl/rank?size=3&with=c9", NULL, 200, &r2);
+    ck_assert_str_eq(http_header_value(&r2, "X-Cache", xc, sizeof(xc)), "hit");
+    ck_assert_str_eq(http_header_value(&r2, "Cache-Control", cc, sizeof(cc)), "no-cache");
     const cJSON *items = cJSON_GetObjectItem(r2.json, "items");
     ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetArrayItem(items, 0), "id")->valuestring, "c0");
     w = cJSON_GetArrayItem(cJSON_GetObjectItem(r2.json, "with"), 0);
     ck_assert_int_eq(cJSON_GetObjectItem(w, "rank")->valueint, 1);
     ck_assert_int_eq(cJSON_GetObjectItem(w, "page")->valueint, 1);
     ck_assert_int_eq((int)cJSON_GetObjectItem(w, "score")->valuedouble, 1000);
-    header(&r2, "ETag", e2, sizeof(e2));
+    http_header_value(&r2, "ETag", e2, sizeof(e2));
     ck_assert_msg(strcmp(e1, e2) != 0, "the ETag did not change with the members (%s)", e1);
     /* the same body again: 304 on its ETag */
     char inm[96];
@@ -385,7 +300,7 @@ START_TEST(test_with_cached_page_live_members)
                      0);
     ck_assert_int_eq(r3.status, 304);
     /* without with the page is the plain cached page */
-    cJSON *d = get("/boards/cl/rank?size=3");
+    cJSON *d = it_get("/boards/cl/rank?size=3");
     ck_assert_ptr_null(cJSON_GetObjectItem(d, "with"));
     cJSON_Delete(d);
     http_result_free(&r1);
@@ -401,18 +316,19 @@ START_TEST(test_with_period)
                      201);
     it_post_score("pd", "{\"id\":\"a\",\"score\":3}");
     it_post_score("pd", "{\"id\":\"b\",\"score\":7}");
-    cJSON *info = get("/boards/pd");
+    cJSON *info = it_get("/boards/pd");
     char path[256];
     snprintf(path, sizeof(path), "/boards/pd/rank?period=%s&with=a,zz",
              cJSON_GetObjectItem(info, "current_period")->valuestring);
     cJSON_Delete(info);
-    cJSON *d = get(path);
+    cJSON *d = it_get(path);
     const cJSON *w = cJSON_GetArrayItem(cJSON_GetObjectItem(d, "with"), 0);
     ck_assert_str_eq(cJSON_GetObjectItem(w, "id")->valuestring, "a");
     ck_assert_int_eq(cJSON_GetObjectItem(w, "rank")->valueint, 2);
     ck_assert_str_eq(cJSON_GetArrayItem(cJSON_GetObjectItem(d, "missing"), 0)->valuestring, "zz");
     cJSON_Delete(d);
-    expect_error("/boards/pd/rank?period=2001-01-01&with=a", 404, "period_not_found");
+    it_expect_error("GET", "/boards/pd/rank?period=2001-01-01&with=a", NULL, 404,
+                    "period_not_found");
 }
 END_TEST
 

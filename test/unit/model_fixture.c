@@ -54,3 +54,31 @@ void fixture_model_down(struct board_model *m, struct store **st)
     store_free(*st);
     *st = NULL;
 }
+
+struct board_model g_m;
+struct store *g_store;
+
+void fixture_setup_single_fixed(void)
+{
+    fixture_model_up(&g_m, &g_store, 0, fixture_clock);
+}
+
+void fixture_setup_cluster_fixed(void)
+{
+    fixture_model_up(&g_m, &g_store, 1, fixture_clock);
+}
+
+void fixture_setup_single_now(void)
+{
+    fixture_model_up(&g_m, &g_store, 0, NULL);
+}
+
+void fixture_setup_cluster_now(void)
+{
+    fixture_model_up(&g_m, &g_store, 1, NULL);
+}
+
+void fixture_teardown(void)
+{
+    fixture_model_down(&g_m, &g_store);
+}

@@ -31,4 +31,18 @@ void fixture_model_up(struct board_model *m, struct store **st, int cluster,
 /** The model and its store freed; *st NULL. */
 void fixture_model_down(struct board_model *m, struct store **st);
 
+/** The model of the checked fixtures below, and its store. */
+extern struct board_model g_m;
+extern struct store *g_store;
+
+/** Checked-fixture set-ups: g_m over g_store (fixture_model_up), one Redis or a cluster,
+ *  on the clock FIXTURE_NOW_MS ..._fixed) or the real one (..._now). */
+void fixture_setup_single_fixed(void);
+void fixture_setup_cluster_fixed(void);
+void fixture_setup_single_now(void);
+void fixture_setup_cluster_now(void);
+
+/** Their teardown: fixture_model_down of g_m. */
+void fixture_teardown(void);
+
 #endif

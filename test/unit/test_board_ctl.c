@@ -22,29 +22,6 @@ static const struct period_tz utc = {0}; /* the fixed offset 0 the tests' boards
 
 #define reply_of fixture_reply
 
-static struct store *g_store;
-static struct board_model g_m;
-
-static void model_up(int cluster)
-{
-    fixture_model_up(&g_m, &g_store, cluster, fixture_clock);
-}
-
-static void setup_single(void)
-{
-    model_up(0);
-}
-
-static void setup_cluster(void)
-{
-    model_up(1);
-}
-
-static void teardown(void)
-{
-    fixture_model_down(&g_m, &g_store);
-}
-
 /* The key of board b's set (dense: distinct scores) of the daily period d days before NOW_MS. */
 /* dense 1: the set's distinct scores, 2: its ids hash (a wide board's) */
 static void daily_key(int d, int dense, char out[KEY_MAX])
@@ -439,7 +416,7 @@ Suite *board_ctl_suite(void)
 {
     Suite *s = suite_create("board_ctl");
     TCase *tc = tcase_create("single");
-    tcase_add_checked_fixture(tc, setup_single, teardown);
+    tcase_add_checked_fixture(tc, fixture_setup_single_fixed, fixture_teardown);
     tcase_set_timeout(tc, 10);
     tcase_add_test(tc, test_put_create_prepare);
     tcase_add_test(tc, test_put_update_prepare);
@@ -453,7 +430,7 @@ Suite *board_ctl_suite(void)
     tcase_add_test(tc, test_list);
     suite_add_tcase(s, tc);
     TCase *cl = tcase_create("cluster");
-    tcase_add_checked_fixture(cl, setup_cluster, teardown);
+    tcase_add_checked_fixture(cl, fixture_setup_cluster_fixed, fixture_teardown);
     tcase_set_timeout(cl, 10);
     tcase_add_test(cl, test_put_create_cluster);
     suite_add_tcase(s, cl);

@@ -80,30 +80,7 @@ static struct store_reply *reply_text(const char *resp)
 #define RETRY "*4\r\n$5\r\nretry\r\n$5\r\ndaily\r\n$1\r\n0\r\n$1\r\n1\r\n"
 #define DENSE "*1\r\n$17\r\ndense_unavailable\r\n"
 
-/* ---- a model over a store that is never dialled */
-
-static struct store *g_store;
-static struct board_model g_m;
-
-static void model_up(int cluster)
-{
-    fixture_model_up(&g_m, &g_store, cluster, NULL);
-}
-
-static void setup_single(void)
-{
-    model_up(0);
-}
-
-static void setup_cluster(void)
-{
-    model_up(1);
-}
-
-static void teardown(void)
-{
-    fixture_model_down(&g_m, &g_store);
-}
+/* ---- the model: g_m over a store that is never dialled (model_fixture.h) */
 
 static void assert_arg(const char *const *argv, const size_t *lens, int i, const char *want)
 {
@@ -664,7 +641,7 @@ Suite *board_read_suite(void)
 {
     Suite *s = suite_create("board_read");
     TCase *tc = tcase_create("single");
-    tcase_add_checked_fixture(tc, setup_single, teardown);
+    tcase_add_checked_fixture(tc, fixture_setup_single_now, fixture_teardown);
     tcase_set_timeout(tc, 10);
     tcase_add_test(tc, test_prepare_page);
     tcase_add_test(tc, test_prepare_each_kind);
@@ -681,7 +658,7 @@ Suite *board_read_suite(void)
     tcase_add_test(tc, test_boards_single);
     suite_add_tcase(s, tc);
     TCase *cl = tcase_create("cluster");
-    tcase_add_checked_fixture(cl, setup_cluster, teardown);
+    tcase_add_checked_fixture(cl, fixture_setup_cluster_now, fixture_teardown);
     tcase_set_timeout(cl, 10);
     tcase_add_test(cl, test_prepare_page_cluster);
     tcase_add_test(cl, test_boards_cluster);

@@ -22,24 +22,6 @@
 
 #define reply_of fixture_reply
 
-static struct store *g_store;
-static struct board_model g_m;
-
-static void model_up(int cluster)
-{
-    fixture_model_up(&g_m, &g_store, cluster, fixture_clock);
-}
-
-static void setup_single(void)
-{
-    model_up(0);
-}
-
-static void teardown(void)
-{
-    fixture_model_down(&g_m, &g_store);
-}
-
 /* ---- a job of up to 3 entries on up to 3 boards */
 
 #define NT 3
@@ -314,6 +296,44 @@ START_TEST(test_reply_applied)
 }
 END_TEST
 
+/* A sub-score board (desc, asc columns): a stored value {stored, column keys...} gives the
+ * sub-scores as sent (a desc column's key is -v), the previous one too; a stored value alone (a
+ * record an older rankd wrote, replayed) gives none. */
+START_TEST(test_reply_subscores)
+{
+    struct fixture f;
+    job_up(&f, 1, 2, BOARD_WRITE_RANKS | BOARD_WRITE_PREV);
+    struct score_layout *l = &f.t[0].assumed.layout;
+    l->wide = 1;
+    l->nsub = 2;
+    l->sub_asc[0] = 0;
+    l->sub_asc[1] = 1;
+    /* 2^T 1 (wide): the stored value is the key, -score on a desc board */
+    const char *resp = "*6\r\n:0\r\n:2\r\n:0\r\n:0\r\n:0\r\n"
+                       "*18\r\n:0\r\n:3\r\n:1\r\n$4\r\ndesc\r\n:0\r\n:0\r\n"
+                       ":0\r\n*3\r\n:-10\r\n:-3\r\n:-9007199254740991\r\n:0\r\n:1\r\n"
+                       "*3\r\n:-9\r\n:4\r\n:6\r\n:1\r\n"
+                       ":0\r\n:-7\r\n:1\r\n:0\r\n:-7\r\n:1\r\n";
+    size_t done = 99;
+    int full = -1;
+    ck_assert_int_eq(board_write_reply_take(reply_of(resp), &f.j, 2, &done, &full), 0);
+    ck_assert_uint_eq(done, 2);
+    const struct board_outcome *a = &f.o[0][0], *b = &f.o[0][1];
+    ck_assert_double_eq(a->score, 10);
+    ck_assert_int_eq(a->nsub, 2);
+    ck_assert_int_eq(a->sub[0], 3);
+    ck_assert_int_eq(a->sub[1], -9007199254740991);
+    ck_assert_int_eq(a->has_prev, 1);
+    ck_assert_double_eq(a->prev_score, 9);
+    ck_assert_int_eq(a->prev_sub[0], -4);
+    ck_assert_int_eq(a->prev_sub[1], 6);
+    ck_assert_double_eq(b->score, 7);
+    ck_assert_int_eq(b->nsub, 0);
+    ck_assert_double_eq(b->prev_score, 7);
+    ck_assert_int_eq(b->rank, 2);
+}
+END_TEST
+
 START_TEST(test_reply_replayed_several)
 {
     struct fixture f;
@@ -462,11 +482,12 @@ Suite *board_write_suite(void)
 {
     Suite *s = suite_create("board_write");
     TCase *tc = tcase_create("single");
-    tcase_add_checked_fixture(tc, setup_single, teardown);
+    tcase_add_checked_fixture(tc, fixture_setup_single_fixed, fixture_teardown);
     tcase_add_test(tc, test_args_one_board);
     tcase_add_test(tc, test_args_several_boards);
     tcase_add_test(tc, test_args_digest_and_brief);
     tcase_add_test(tc, test_reply_applied);
+    tcase_add_test(tc, test_reply_subscores);
     tcase_add_test(tc, test_reply_replayed_several);
     tcase_add_test(tc, test_reply_brief);
     tcase_add_test(tc, test_reply_statuses);

@@ -27,8 +27,6 @@ static char *render(const char *board, int64_t page, const struct board_page *p)
     return NULL;
 }
 
-static struct store *g_store;
-static struct board_model g_m;
 static struct pages *g_pg;
 static struct board_where g_w;    /* board b, no periods, as this process knows it */
 static struct page_req g_q;       /* page 2 of b, ordinal ranks, the board's page size */

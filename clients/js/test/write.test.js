@@ -197,6 +197,37 @@ describe('periods', () => {
         assert.deepEqual(now.items.map((it) => it.id), ['a', 'b']);
         assert.equal((await w.page(periodic, 1, { period: s.periods[1] })).total, 0);
     });
+
+    it('an IANA time zone: the current day is the local one; an unknown zone is refused', async () => {
+        const paris = uniqueBoard('jswtz');
+        const day = () => new Intl.DateTimeFormat('en-CA', { timeZone: 'Europe/Paris', year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date());
+        const before = day();
+        const s = await w.putBoard(paris, { period: 'daily', timezone: 'Europe/Paris' });
+        assert.equal(s.timezone, 'Europe/Paris');
+        assert.ok([before, day()].includes(s.current_period), `${s.current_period}, Paris says ${before}`);
+        const e = await rejection(w.putBoard(uniqueBoard('jswtz'), { period: 'daily', timezone: 'Europe/Nowhere' }));
+        assert.deepEqual([e.status, e.code], [400, 'unknown_timezone']);
+        await w.deleteBoard(paris);
+    });
+});
+
+describe('the full range', () => {
+    it('a wide first-to-reach board takes +-(2^53 - 1) exactly, ties in arrival order', async () => {
+        const wide = uniqueBoard('jswwide');
+        const s = await w.putBoard(wide, { score_layout: 'wide', page_ttl_ms: 0 });
+        assert.deepEqual([s.score_layout, s.score_range], ['wide', { min: -9007199254740991, max: 9007199254740991 }]);
+        await w.writeScores(wide, [
+            { id: 'lo', score: -9007199254740991 }, { id: 'b', score: 9007199254740991 },
+            { id: 'a', score: 9007199254740991 },
+        ]);
+        const r = await w.writeScore(wide, { id: 'c', score: 9007199254740990, op: 'incr' });
+        assert.equal(r.score, 9007199254740990);
+        const items = (await w.page(wide, 1)).items.map((it) => [it.id, it.score]);
+        assert.deepEqual(items, [['b', 9007199254740991], ['a', 9007199254740991], ['c', 9007199254740990], ['lo', -9007199254740991]]);
+        const e = await rejection(w.writeScore(wide, { id: 'c', score: 2, op: 'incr' }));
+        assert.deepEqual([e.status, e.code], [422, 'score_out_of_range']);
+        await w.deleteBoard(wide);
+    });
 });
 
 describe('Idempotency-Key', () => {
@@ -248,23 +279,34 @@ describe('sub-scores', () => {
         const race = uniqueBoard('jswsub');
         const s = await w.putBoard(race, { subscores: ['asc'], page_ttl_ms: 0 });
         assert.deepEqual([s.score_layout, s.subscores], ['wide', ['asc']]);
-        await w.writeScores(race, [
+        const batch = await w.writeScores(race, [
             { id: 'ana', score: 12, subscores: [95310] },
             { id: 'bo', score: 12, subscores: [94870] },
             { id: 'cy', score: 11, subscores: [90000] },
         ]);
+        assert.deepEqual(batch.results.map((r) => r.subscores), [[95310], [94870], [90000]]);
         const ids = async () => (await w.page(race, 1)).items.map((it) => [it.id, it.score, it.subscores]);
         assert.deepEqual(await ids(), [['bo', 12, [94870]], ['ana', 12, [95310]], ['cy', 11, [90000]]]);
         // best keeps the better tuple: a slower time on the same laps loses, a faster one wins
-        assert.equal((await w.writeScore(race, { id: 'ana', score: 12, subscores: [96000], op: 'best' })).updated, false);
-        assert.equal((await w.writeScore(race, { id: 'ana', score: 12, subscores: [94000], op: 'best' })).rank, 1);
+        // (a write answers the tuple it stored, and the one before it)
+        const kept = await w.writeScore(race, { id: 'ana', score: 12, subscores: [96000], op: 'best' });
+        assert.deepEqual([kept.updated, kept.score, kept.subscores, kept.prev_subscores], [false, 12, [95310], [95310]]);
+        const won = await w.writeScore(race, { id: 'ana', score: 12, subscores: [94000], op: 'best' });
+        assert.deepEqual([won.rank, won.subscores, won.prev_subscores], [1, [94000], [95310]]);
         // incr adds element-wise
-        await w.writeScore(race, { id: 'cy', score: 1, subscores: [4000], op: 'incr' });
+        const inc = await w.writeScore(race, { id: 'cy', score: 1, subscores: [4000], op: 'incr' });
+        assert.deepEqual([inc.score, inc.subscores, inc.prev_score, inc.prev_subscores], [12, [94000], 11, [90000]]);
         const m = await w.member(race, 'cy');
         assert.deepEqual([m.score, m.subscores, m.rank], [12, [94000], 2]); // ana reached it first
         assert.deepEqual((await w.member(race, 'cy', { rankType: 'competition' })).rank, 1);
         assert.deepEqual((await w.member(race, 'ana', { rankType: 'competition' })).rank, 1);
         assert.deepEqual((await w.member(race, 'bo', { rankType: 'dense' })).rank, 2);
+        // a member across boards, and the export
+        const on = await w.memberBoards('cy', [race]);
+        assert.deepEqual(on.boards.map((b) => [b.board, b.score, b.subscores]), [[race, 12, [94000]]]);
+        const rows = [];
+        for await (const row of w.exportRows(race)) rows.push([row.id, row.subscores]);
+        assert.deepEqual(rows, [['ana', [94000]], ['cy', [94000]], ['bo', [94870]]]);
         // a wrong count, a fraction and an exponent are refused, nothing written
         for (const bad of [[1, 2], [1.5], ['3']]) {
             const e = await rejection(w.writeScore(race, { id: 'dee', score: 1, subscores: bad }));
