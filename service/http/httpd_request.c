@@ -86,10 +86,33 @@ static int media_type_is(const char *value, const char *type)
     return n == strlen(type) && strncasecmp(value, type, n) == 0;
 }
 
-/* Content-Type and Content-Length checks for routes with a body. */
+/* Sets *cls to the value of a Content-Encoding header that names a coding (anything but
+ * "identity"), if one does. */
+static enum MHD_Result find_coding(void *cls, enum MHD_ValueKind kind, const char *key,
+                                   const char *value)
+{
+    (void)kind;
+    const char **coding = cls;
+    if (!*coding && strcasecmp(key, "Content-Encoding") == 0 && value &&
+        strcasecmp(value, "identity") != 0)
+        *coding = value;
+    return MHD_YES;
+}
+
+/* Content-Encoding, Content-Type and Content-Length checks for routes with a body. */
 static void check_body(struct MHD_Connection *c, struct exchange *x)
 {
     struct http_request *rq = &x->rq;
+    /* rankd reads a body as sent: a compressed one would be taken as JSON (400 invalid_json) or
+     * as NDJSON lines of garbage (200, each line rejected) */
+    const char *coding = NULL;
+    MHD_get_connection_values(c, MHD_HEADER_KIND, find_coding, &coding);
+    if (coding) {
+        http_reply_error(&x->rp, ERR_UNSUPPORTED_MEDIA_TYPE,
+                         "rankd reads request bodies as sent and decodes no Content-Encoding "
+                         "(gzip, br, ...): send the body uncompressed.");
+        return;
+    }
     rq->content_type = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
     if ((x->route->flags & ROUTE_NDJSON) &&
         media_type_is(rq->content_type, "application/x-ndjson")) {
