@@ -96,6 +96,9 @@ export interface RankdPercentile {
     score: number | null;
     /** on a board with sub-scores only (and a member at that percentile) */
     subscores?: number[];
+    /** on a board with track_updated_at only (and a member at that percentile): when its score
+     * last changed, ms since the Unix epoch */
+    updated_at?: number | null;
 }
 
 export interface RankdTopPage extends RankdPage {
@@ -111,6 +114,9 @@ export interface RankdMemberOnBoard {
     /** on a board with sub-scores that holds the member only */
     subscores?: number[];
     percentile: number | null;
+    /** on a board with track_updated_at where the member is: when its score last changed, ms
+     * since the Unix epoch */
+    updated_at?: number | null;
 }
 
 export interface RankdMemberBoards {

@@ -4,6 +4,7 @@
  * two files share.
  */
 #include "handlers_read_int.h"
+#include "spare.h"
 #include "worker.h"
 
 /* ---------------------------------------------------------------- pages */
@@ -226,7 +227,7 @@ static void rank_job_done(struct pages_job *job, int rc)
     struct http_async *async = rj->async;
     if (rc == 0 && job->nwith && !job->out.with_done) { /* a cached page: the members now */
         with_start(rj->rq, rj->rp, async, &rj->a, &job->out);
-        free(rj);
+        spare_give(rj, sizeof(*rj));
         return;
     }
     if (rc == 0 && job->nwith)
@@ -236,7 +237,7 @@ static void rank_job_done(struct pages_job *job, int rc)
     else
         handlers_reply_board_errno(rj->rp, rc, job->board, NULL);
     request_list_free(&rj->a.with);
-    free(rj);
+    spare_give(rj, sizeof(*rj));
     http_async_done(async);
 }
 
@@ -249,16 +250,20 @@ static int rank_after(void *ctx, int ms, void (*fn)(void *arg), void *arg)
 void handle_rank_async(struct http_request *rq, struct http_reply *rp, struct http_async *async)
 {
     struct rank_args a;
-    struct rank_job *rj = calloc(1, sizeof(*rj));
+    /* kept per thread (spare.h): glibc 2.36's calloc never takes from its per-thread cache,
+     * and gcc makes a malloc and memset a calloc */
+    struct rank_job *rj = spare_take(sizeof(*rj));
+    if (rj)
+        memset(rj, 0, sizeof(*rj));
     if (!rj || rank_parse(rq, rp, &a)) { /* parsing cannot fail: handle_rank_quick parsed it */
-        free(rj);
+        spare_give(rj, sizeof(*rj));
         if (!rp->status)
             http_reply_errno(rp, -ENOMEM);
         handlers_answered(async);
         return;
     }
     if (rq->event_stream) { /* a page by number, or a score range's (never a cursor) */
-        free(rj);
+        spare_give(rj, sizeof(*rj));
         struct watch_page wp = {.board = a.board,
                                 .period = a.period,
                                 .page = a.page,
@@ -274,7 +279,7 @@ void handle_rank_async(struct http_request *rq, struct http_reply *rp, struct ht
         return;
     }
     if (a.walk) {
-        free(rj);
+        spare_give(rj, sizeof(*rj));
         walk_start(rq, rp, async, &a);
         return;
     }
@@ -306,7 +311,7 @@ void handle_rank_async(struct http_request *rq, struct http_reply *rp, struct ht
     if (rc) { /* Redis is not answering, or cannot be reached: 503 now */
         handlers_reply_board_errno(rp, rc, a.board, NULL);
         request_list_free(&rj->a.with);
-        free(rj);
+        spare_give(rj, sizeof(*rj));
         handlers_answered(async);
         return;
     }

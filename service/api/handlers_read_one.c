@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "handlers_read_int.h"
+#include "spare.h"
 #include "worker.h"
 
 /* ---------------------------------------------------------------- one board by one script */
@@ -93,7 +94,7 @@ static void read_end(struct read_job *j, int rc)
     cJSON_Delete(j->body_json);
     free(j->ids);
     free(j->lens);
-    free(j);
+    spare_give(j, sizeof(*j));
     if (on_done)
         on_done(on_arg, body, body ? etag : NULL);
     else
@@ -381,7 +382,7 @@ static int read_send(struct read_job *j)
 static struct read_job *read_job_new(struct http_request *rq, struct http_reply *rp,
                                      struct http_async *async, enum read_what what)
 {
-    struct read_job *j = calloc(1, sizeof(*j));
+    struct read_job *j = spare_take(sizeof(*j)); /* 1.4 KiB: kept per thread (spare.h) */
     if (!j) {
         http_reply_errno(rp, -ENOMEM);
         handlers_answered(async);
@@ -397,7 +398,7 @@ static struct read_job *read_job_new(struct http_request *rq, struct http_reply 
     if (handlers_board_param(rq, rp, &j->board) || handlers_period_arg(rq, rp, &j->period) ||
         handlers_rank_arg(rq, rp, &j->rank) ||
         handlers_count_arg(rq, rp, "min_version", REQUEST_VERSION_MAX, &j->min_version)) {
-        free(j);
+        spare_give(j, sizeof(*j));
         handlers_answered(async); /* a 400 */
         return NULL;
     }
@@ -477,7 +478,7 @@ static struct read_job *walk_job_new(const struct api_ctx *ctx, const struct wor
                                      int64_t deadline_ms, struct http_reply *rp,
                                      const struct rank_args *a)
 {
-    struct read_job *j = calloc(1, sizeof(*j));
+    struct read_job *j = spare_take(sizeof(*j));
     if (!j)
         return NULL;
     *j = (struct read_job){
@@ -523,7 +524,7 @@ int walk_read_submit(const struct api_ctx *ctx, const struct worker *wk, int64_t
     j->on_arg = arg;
     int rc = read_send(j);
     if (rc)
-        free(j);
+        spare_give(j, sizeof(*j));
     return rc;
 }
 
@@ -653,7 +654,7 @@ void handle_lookup_async(struct http_request *rq, struct http_reply *rp, struct 
 void with_start(struct http_request *rq, struct http_reply *rp, struct http_async *async,
                 struct rank_args *a, struct page_reply *pr)
 {
-    struct read_job *j = calloc(1, sizeof(*j));
+    struct read_job *j = spare_take(sizeof(*j));
     if (!j) {
         page_reply_free(pr);
         request_list_free(&a->with);
@@ -697,8 +698,9 @@ int with_read_submit(const struct api_ctx *ctx, const struct worker *wk, int64_t
                      size_t n, struct page_reply *pr, struct http_reply *rp,
                      void (*done)(void *arg, char *body, const char *etag), void *arg)
 {
-    struct read_job *j = calloc(1, sizeof(*j));
+    struct read_job *j = spare_take(sizeof(*j));
     if (j) {
+        memset(j, 0, sizeof(*j));
         j->ids = calloc(n ? n : 1, sizeof(*j->ids));
         j->lens = calloc(n ? n : 1, sizeof(*j->lens));
     }
@@ -707,7 +709,7 @@ int with_read_submit(const struct api_ctx *ctx, const struct worker *wk, int64_t
             free(j->ids);
             free(j->lens);
         }
-        free(j);
+        spare_give(j, sizeof(*j));
         page_reply_free(pr);
         return -ENOMEM;
     }
@@ -735,7 +737,7 @@ int with_read_submit(const struct api_ctx *ctx, const struct worker *wk, int64_t
         page_reply_free(&j->page);
         free(j->ids);
         free(j->lens);
-        free(j);
+        spare_give(j, sizeof(*j));
     }
     return rc;
 }

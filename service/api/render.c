@@ -628,6 +628,8 @@ char *render_percentile(const char *p, const struct board_percentile *pc)
         out_str(&o, ",\"score\":");
         out_score(&o, pc->score);
         out_subscores(&o, pc->settings.layout.nsub, pc->sub);
+        if (pc->settings.track_updated_at)
+            out_updated_at(&o, pc->updated_at);
         out_mem(&o, "}", 1);
     } else {
         out_str(&o, ",\"rank\":null,\"id\":null,\"score\":null}");
@@ -653,6 +655,8 @@ char *render_member_boards(const char *id, const char *const *boards,
             out_subscores(&o, on[i].settings.layout.nsub, on[i].sub);
             out_str(&o, ",\"percentile\":");
             out_cents(&o, rank_percentile_cents(on[i].total, on[i].ordinal));
+            if (on[i].settings.track_updated_at)
+                out_updated_at(&o, on[i].updated_at);
             out_mem(&o, "}", 1);
         } else {
             out_str(&o, ",\"rank\":null,\"score\":null,\"percentile\":null}");

@@ -417,6 +417,8 @@ int board_percentile_take(struct board_model *m, const char *board, struct store
         score_codec_member_subscores(&p->settings.layout, r->element[3]->str, r->element[3]->len,
                                      p->sub);
         p->score = board_decode_stored(&p->settings.layout, r->element[4]->str);
+        const struct store_reply *t = r->elements > 5 ? reply_times(&p->settings, r) : NULL;
+        p->updated_at = reply_array(t, 1) ? reply_i64(t->element[0], -1) : -1;
     } else {
         p->rank = 0;
     }
@@ -639,6 +641,7 @@ void board_boards_prepare(struct board_model *m, const char *const *boards, size
         util_copy(out->keys[nk++], KEY_MAX, w.z);
         util_copy(out->keys[nk++], KEY_MAX, w.dense);
         util_copy(out->keys[nk++], KEY_MAX, w.ids);
+        util_copy(out->keys[nk++], KEY_MAX, w.upd);
         period_tz_text(&w.tz, out->nums[2 * i], sizeof(out->nums[0]));
         snprintf(out->nums[2 * i + 1], sizeof(out->nums[0]), "%d", w.retain);
         args[na] = period_kind_name(w.kind), alens[na] = strlen(args[na]), na++;
@@ -696,6 +699,7 @@ int board_boards_take(struct board_model *m, const char *const *boards, size_t n
         const struct store_reply *sm = e->elements > 5 ? e->element[5] : NULL;
         if (sm && sm->type == STORE_REPLY_STRING)
             score_codec_member_subscores(&out[i].settings.layout, sm->str, sm->len, out[i].sub);
+        out[i].updated_at = e->elements > 6 ? reply_i64(e->element[6], -1) : -1;
     }
     store_reply_free(r);
     return rc;

@@ -129,6 +129,7 @@ struct board_percentile {
     size_t id_len;
     double score;
     int64_t sub[SCORE_SUB_MAX]; /**< its sub-scores (settings.layout.nsub of them) */
+    int64_t updated_at;         /**< settings.track_updated_at: its time (ms), -1 unknown */
     void *reply;
 };
 
@@ -191,9 +192,9 @@ void board_lookup_free(struct board_lookup *l);
 struct board_boards_call {
     const struct store_script *script;
     int nkeys, nargs;
-    const char *argv[2 + 7 * BOARD_MEMBER_BOARDS_MAX];
-    size_t lens[2 + 7 * BOARD_MEMBER_BOARDS_MAX];
-    char keys[4 * BOARD_MEMBER_BOARDS_MAX][192];
+    const char *argv[2 + 8 * BOARD_MEMBER_BOARDS_MAX]; /* 5 keys and 3 arguments a board */
+    size_t lens[2 + 8 * BOARD_MEMBER_BOARDS_MAX];
+    char keys[5 * BOARD_MEMBER_BOARDS_MAX][192];
     char nums[2 * BOARD_MEMBER_BOARDS_MAX][PERIOD_TZ_TEXT_MAX];
 };
 
@@ -210,12 +211,13 @@ void board_boards_prepare(struct board_model *m, const char *const *boards, size
 /** What one board said of the member. */
 struct board_on_board {
     int exists; /**< the board exists */
-    int found;  /**< the member is on it (then score, rank, ordinal) */
+    int found;  /**< the member is on it (then score, rank, ordinal, updated_at) */
     struct board_settings settings;
     int64_t total;
     double score;
     int64_t rank, ordinal;
     int64_t sub[SCORE_SUB_MAX]; /**< found: its sub-scores (settings.layout.nsub of them) */
+    int64_t updated_at;         /**< settings.track_updated_at: its time (ms), -1 unknown */
 };
 
 /** member_boards.lua's reply (r is freed) for the n boards of its call: 0 and out[0..n), -EAGAIN

@@ -16,6 +16,7 @@
 #include "metrics.h"
 #include "pages.h"
 #include "records.h"
+#include "spare.h"
 #include "util.h"
 
 #define KEY_MAX PAGE_CACHE_KEY_MAX

@@ -97,9 +97,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
             return MHD_NO; /* answered 408 already: headers that came after all are dropped */
         if (k)
             k->phase = PHASE_REQUEST;
-        x = calloc(1, sizeof(*x));
+        x = spare_take(sizeof(*x)); /* kept for the thread's next request (spare.h) */
         if (!x)
             return MHD_NO;
+        memset(x, 0, sizeof(*x));
         if (k)
             k->x = x;
         x->start_us = util_now_us();
@@ -168,7 +169,7 @@ static void exchange_free(struct exchange *x)
     if (x->body)
         x->body->x = NULL;
     free(x->fault);
-    free(x);
+    spare_give(x, sizeof(*x));
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,

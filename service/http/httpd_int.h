@@ -32,6 +32,7 @@
 #include "metrics.h"
 #include "request.h"
 #include "route.h"
+#include "spare.h"
 #include "static_files.h"
 
 #define CONNECTION_TIMEOUT_S 30

@@ -86,10 +86,33 @@ static int media_type_is(const char *value, const char *type)
     return n == strlen(type) && strncasecmp(value, type, n) == 0;
 }
 
-/* Content-Type and Content-Length checks for routes with a body. */
+/* Sets *cls to the value of a Content-Encoding header that names a coding (anything but
+ * "identity"), if one does. */
+static enum MHD_Result find_coding(void *cls, enum MHD_ValueKind kind, const char *key,
+                                   const char *value)
+{
+    (void)kind;
+    const char **coding = cls;
+    if (!*coding && strcasecmp(key, "Content-Encoding") == 0 && value &&
+        strcasecmp(value, "identity") != 0)
+        *coding = value;
+    return MHD_YES;
+}
+
+/* Content-Encoding, Content-Type and Content-Length checks for routes with a body. */
 static void check_body(struct MHD_Connection *c, struct exchange *x)
 {
     struct http_request *rq = &x->rq;
+    /* rankd reads a body as sent: a compressed one would be taken as JSON (400 invalid_json) or
+     * as NDJSON lines of garbage (200, each line rejected) */
+    const char *coding = NULL;
+    MHD_get_connection_values(c, MHD_HEADER_KIND, find_coding, &coding);
+    if (coding) {
+        http_reply_error(&x->rp, ERR_UNSUPPORTED_MEDIA_TYPE,
+                         "rankd reads request bodies as sent and decodes no Content-Encoding "
+                         "(gzip, br, ...): send the body uncompressed.");
+        return;
+    }
     rq->content_type = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
     if ((x->route->flags & ROUTE_NDJSON) &&
         media_type_is(rq->content_type, "application/x-ndjson")) {
@@ -177,25 +200,75 @@ static int serve_static(const struct httpd *srv, struct MHD_Connection *c, const
     return 0;
 }
 
-/* How often one request header was given, and whether its values differ. */
-struct header_count {
+/* The request headers rankd reads, found in one walk over them (a lookup or a count of its own
+ * per header walked the list a dozen times a request): for each, how often it was given, its
+ * first value, and whether the values differ. */
+enum seen_header {
+    H_IF_NONE_MATCH,
+    H_ACCEPT,
+    H_LAST_EVENT_ID,
+    H_IDEMPOTENCY_KEY,
+    H_ACCEPT_ENCODING,
+    H_X_REQUEST_ID,
+    H_CONTENT_LENGTH,
+    H_TRANSFER_ENCODING,
+    H_HOST,
+    H_AUTHORIZATION,
+    H_ORIGIN,
+    H_AC_REQUEST_METHOD,
+    H_COUNT
+};
+
+static const struct {
     const char *name;
-    const char *first; /* the first value */
+    size_t len;
+} seen_names[H_COUNT] = {
+#define SEEN(s)                                                                                    \
+    {                                                                                              \
+        s, sizeof(s) - 1                                                                           \
+    }
+    SEEN("If-None-Match"),
+    SEEN("Accept"),
+    SEEN("Last-Event-ID"),
+    SEEN("Idempotency-Key"),
+    SEEN("Accept-Encoding"),
+    SEEN("X-Request-Id"),
+    SEEN("Content-Length"),
+    SEEN("Transfer-Encoding"),
+    SEEN("Host"),
+    SEEN("Authorization"),
+    SEEN("Origin"),
+    SEEN("Access-Control-Request-Method"),
+#undef SEEN
+};
+
+struct header_count {
+    const char *first; /* the first value, NULL when not given */
     int n;
     int differ;
 };
 
-static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const char *key,
-                                    const char *value)
+struct headers_seen {
+    struct MHD_Connection *c; /* for a header outside the table (filter_request.header) */
+    struct header_count h[H_COUNT];
+};
+
+static enum MHD_Result see_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                  const char *value)
 {
     (void)kind;
-    struct header_count *h = cls;
-    if (strcasecmp(key, h->name) != 0)
-        return MHD_YES;
-    if (h->n++ == 0)
-        h->first = value ? value : "";
-    else if (strcmp(h->first, value ? value : "") != 0)
-        h->differ = 1;
+    struct headers_seen *s = cls;
+    size_t n = strlen(key);
+    for (int i = 0; i < H_COUNT; i++) {
+        if (seen_names[i].len != n || strcasecmp(key, seen_names[i].name) != 0)
+            continue;
+        struct header_count *h = &s->h[i];
+        if (h->n++ == 0)
+            h->first = value ? value : "";
+        else if (strcmp(h->first, value ? value : "") != 0)
+            h->differ = 1;
+        break;
+    }
     return MHD_YES;
 }
 
@@ -203,22 +276,20 @@ static enum MHD_Result count_header(void *cls, enum MHD_ValueKind kind, const ch
  * by the first Content-Length and reads any Transfer-Encoding but chunked as a body running to
  * the end of the connection; a proxy in front may take another header: a smuggled request. The
  * reply closes the connection, so nothing after it is read as a request. */
-static int check_framing(struct MHD_Connection *c, struct http_reply *rp)
+static int check_framing(const struct headers_seen *s, struct http_reply *rp)
 {
-    struct header_count cl = {.name = "Content-Length"}, te = {.name = "Transfer-Encoding"};
-    MHD_get_connection_values(c, MHD_HEADER_KIND, count_header, &cl);
-    MHD_get_connection_values(c, MHD_HEADER_KIND, count_header, &te);
-    if (cl.differ)
+    const struct header_count *cl = &s->h[H_CONTENT_LENGTH], *te = &s->h[H_TRANSFER_ENCODING];
+    if (cl->differ)
         http_reply_error(rp, ERR_INVALID_CONTENT_LENGTH,
                          "The request has Content-Length headers with different values.");
-    else if (cl.n && te.n) /* RFC 9112 6.3: a proxy may frame it by either: refuse, close */
+    else if (cl->n && te->n) /* RFC 9112 6.3: a proxy may frame it by either: refuse, close */
         http_reply_error(rp, ERR_INVALID_CONTENT_LENGTH,
                          "The request has both Content-Length and Transfer-Encoding.");
-    else if (te.n && (te.n > 1 || strcasecmp(te.first, "chunked") != 0))
+    else if (te->n && (te->n > 1 || strcasecmp(te->first, "chunked") != 0))
         http_reply_error(rp, ERR_NOT_IMPLEMENTED,
                          "Transfer-Encoding '%.60s' is not supported: send the body with a "
                          "Content-Length or as Transfer-Encoding: chunked.",
-                         te.n > 1 ? "given twice" : te.first);
+                         te->n > 1 ? "given twice" : te->first);
     else
         return 0;
     http_reply_header(rp, "Connection", "close");
@@ -228,36 +299,67 @@ static int check_framing(struct MHD_Connection *c, struct http_reply *rp)
 /* 0 when the request's Host is as RFC 9112 3.2 wants it: one Host header (none in HTTP/1.0), its
  * value "" or uri-host[:port] (reg-name characters, or an IP literal in brackets); else the reply
  * is 400 invalid_host. */
-static int check_host(struct MHD_Connection *c, const char *version, struct http_reply *rp)
+static int check_host(const struct headers_seen *s, const char *version, struct http_reply *rp)
 {
-    struct header_count host = {.name = "Host"};
-    MHD_get_connection_values(c, MHD_HEADER_KIND, count_header, &host);
+    const struct header_count *host = &s->h[H_HOST];
     int v11 = strcmp(version, MHD_HTTP_VERSION_1_0) != 0;
-    int ok = host.n == 1 || (host.n == 0 && !v11);
-    for (const char *p = host.n == 1 ? host.first : ""; ok && *p; p++)
+    int ok = host->n == 1 || (host->n == 0 && !v11);
+    for (const char *p = host->n == 1 ? host->first : ""; ok && *p; p++)
         ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
              strchr("-._~%!$&'()*+,;=:[]", *p) != NULL;
     if (ok)
         return 0;
     http_reply_error(rp, ERR_INVALID_HOST,
-                     host.n == 0  ? "The request has no Host header (required since HTTP/1.1)."
-                     : host.n > 1 ? "The request has more than one Host header."
-                                  : "The Host header is not a host[:port].");
+                     host->n == 0  ? "The request has no Host header (required since HTTP/1.1)."
+                     : host->n > 1 ? "The request has more than one Host header."
+                                   : "The Host header is not a host[:port].");
     return -1;
+}
+
+/* The entry of the table for header `name`, or -1. */
+static int seen_index(const char *name)
+{
+    size_t n = strlen(name);
+    for (int i = 0; i < H_COUNT; i++)
+        if (seen_names[i].len == n && strcasecmp(name, seen_names[i].name) == 0)
+            return i;
+    return -1;
+}
+
+/* How often one header not in the table was given (MHD's own walk). */
+struct header_tally {
+    const char *name;
+    int n;
+};
+
+static enum MHD_Result tally_header(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    const char *value)
+{
+    (void)kind;
+    (void)value;
+    struct header_tally *t = cls;
+    t->n += strcasecmp(key, t->name) == 0;
+    return MHD_YES;
 }
 
 /* How many times a request header appears, for the filters (filter_request.header_copies). */
 static int header_copies_of(void *conn, const char *name)
 {
-    struct header_count h = {.name = name};
-    MHD_get_connection_values(conn, MHD_HEADER_KIND, count_header, &h);
-    return h.n;
+    const struct headers_seen *s = conn;
+    int i = seen_index(name);
+    if (i >= 0)
+        return s->h[i].n;
+    struct header_tally t = {name, 0};
+    MHD_get_connection_values(s->c, MHD_HEADER_KIND, tally_header, &t);
+    return t.n;
 }
 
-/* A request header's value for the filters (filter_request.header). */
+/* A request header's value for the filters (filter_request.header): the first one given. */
 static const char *header_of(void *conn, const char *name)
 {
-    return MHD_lookup_connection_value(conn, MHD_HEADER_KIND, name);
+    const struct headers_seen *s = conn;
+    int i = seen_index(name);
+    return i >= 0 ? s->h[i].first : MHD_lookup_connection_value(s->c, MHD_HEADER_KIND, name);
 }
 
 /* The X-Forwarded-For values of a request, joined with ',' (cut at the buffer's end). */
@@ -350,26 +452,28 @@ void begin(struct httpd *srv, struct MHD_Connection *c, const char *url, const c
            const char *version, struct exchange *x)
 {
     client_of(srv, c, x->client);
+    struct headers_seen hs;
+    memset(&hs, 0, sizeof(hs));
+    hs.c = c;
+    MHD_get_connection_values(c, MHD_HEADER_KIND, see_header, &hs);
     x->rq.ctx = srv->o.ctx;
     x->rq.server = srv->o.metrics_of ? srv->o.metrics_of : srv;
     x->rq.method = method;
-    x->rq.if_none_match = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "If-None-Match");
-    x->rq.event_stream = events_accepted(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept"));
-    x->rq.last_event_id = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Last-Event-ID");
-    struct header_count idem = {.name = "Idempotency-Key"};
-    MHD_get_connection_values(c, MHD_HEADER_KIND, count_header, &idem);
-    x->rq.idempotency_key = idem.n > 1 ? "" : idem.first; /* twice: refused where honoured */
+    x->rq.if_none_match = hs.h[H_IF_NONE_MATCH].first;
+    x->rq.event_stream = events_accepted(hs.h[H_ACCEPT].first);
+    x->rq.last_event_id = hs.h[H_LAST_EVENT_ID].first;
+    const struct header_count *idem = &hs.h[H_IDEMPOTENCY_KEY];
+    x->rq.idempotency_key = idem->n > 1 ? "" : idem->first; /* twice: refused where honoured */
     /* the filters' request steps run at fixed points below, in filter.h's order */
     const struct filter_request in = {
-        .method = method, .header = header_of, .conn = c, .header_copies = header_copies_of};
+        .method = method, .header = header_of, .conn = &hs, .header_copies = header_copies_of};
     filters_headers_in(&in, &x->seen, &x->rq);
-    access_request_id(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Request-Id"),
-                      x->request_id);
-    if (check_framing(c, &x->rp)) {
+    access_request_id(hs.h[H_X_REQUEST_ID].first, x->request_id);
+    if (check_framing(&hs, &x->rp)) {
         x->no_drain = 1; /* its body's length is in doubt: never read it */
         return;
     }
-    if (check_host(c, version, &x->rp))
+    if (check_host(&hs, version, &x->rp))
         return;
     if (filters_before_route(&srv->filters, &in, &x->seen, &x->rp))
         return;
@@ -402,7 +506,7 @@ void begin(struct httpd *srv, struct MHD_Connection *c, const char *url, const c
         check_body(c, x);
         return;
     }
-    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+    const char *cl = hs.h[H_CONTENT_LENGTH].first;
     if (cl && strtoll(cl, NULL, 10) > 0)
         http_reply_error_default(&x->rp, ERR_UNEXPECTED_BODY);
 }

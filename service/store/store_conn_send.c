@@ -146,19 +146,31 @@ static struct pending *pending_new(store_async_fn fn, void *arg, int n)
     return p;
 }
 
-/* FNV-1a over the argument counts and every argument with its NUL; never 0 (0: not shared). */
+/* A hash of the argument counts and every argument with its NUL; never 0 (0: not shared). */
 static uint64_t group_hash(int n, const int *argc, const char *const *const *argv, size_t *len)
 {
+    /* eight bytes a step (a byte a step over a lookup's ~150 bytes was 1,700 instructions a
+     * hit); each argument with its NUL, so "ab","c" and "a","bc" differ; a collision only costs
+     * same_group's compare */
+    const uint64_t k = UINT64_C(0x9E3779B97F4A7C15);
     uint64_t h = UINT64_C(14695981039346656037);
     size_t total = 0;
     for (int i = 0; i < n; i++) {
-        h = (h ^ (uint64_t)argc[i]) * UINT64_C(1099511628211);
+        h = (h ^ (uint64_t)argc[i]) * k;
         for (int a = 0; a < argc[i]; a++) {
             const char *s = argv[i][a];
-            do
-                h = (h ^ (unsigned char)*s) * UINT64_C(1099511628211);
-            while (*s++);
-            total += (size_t)(s - argv[i][a]);
+            size_t l = strlen(s) + 1, at = 0;
+            for (; at + 8 <= l; at += 8) {
+                uint64_t w;
+                memcpy(&w, s + at, 8);
+                h = (h ^ w) * k;
+                h ^= h >> 29;
+            }
+            uint64_t w = 0;
+            memcpy(&w, s + at, l - at);
+            h = (h ^ w ^ ((uint64_t)l << 56)) * k;
+            h ^= h >> 29;
+            total += l;
         }
     }
     *len = total;

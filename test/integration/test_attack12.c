@@ -5,6 +5,10 @@
  *      (no sub-score bytes on a board with sub-scores, a column too many, sub-score bytes on a
  *      board without them) is not one rankd made for this board: 400 invalid_cursor, never a
  *      page read from a made-up place. The cursors rankd made still walk.
+ *   2. content_encoding_refused: a body with a Content-Encoding (gzip) is 415
+ *      unsupported_media_type, nothing written: rankd reads bodies as sent, and took the gzip
+ *      bytes as JSON (400 invalid_json) or as NDJSON lines (200, every line rejected).
+ *      `identity` is no coding and is taken.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -118,10 +122,54 @@ START_TEST(test_forged_cursor_shape)
 }
 END_TEST
 
+/* A write of body (content type ctype) with extra headers; asserts the status and error code
+ * ("" for a 200). */
+static void write_h(const char *path, const char *body, size_t len, const char *ctype,
+                    const char *const *headers, long want, const char *code)
+{
+    struct http_result r;
+    ck_assert_int_eq(http_req_h(g_port, "POST", path, body, len, ctype, TEST_TOKEN, headers, &r),
+                     0);
+    ck_assert_msg(r.status == want && (want == 200 || strcmp(http_error_code(&r), code) == 0),
+                  "POST %s -> %ld %.300s; want %ld %s", path, r.status, r.body, want, code);
+    http_result_free(&r);
+}
+
+START_TEST(test_content_encoding_refused)
+{
+    cJSON_Delete(req("PUT", "/boards/ce", "{}", 201));
+    /* '{"id":"g","score":1}\n', gzip -n: what a client that compresses its upload sends */
+    static const unsigned char gz[] = {
+        0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0xab, 0x56, 0xca, 0x4c,
+        0x51, 0xb2, 0x52, 0x4a, 0x57, 0xd2, 0x51, 0x2a, 0x4e, 0xce, 0x2f, 0x4a, 0x55, 0xb2,
+        0x32, 0xac, 0xe5, 0x02, 0x00, 0x8b, 0xc8, 0xda, 0xb1, 0x15, 0x00, 0x00, 0x00};
+    const char *gzip[] = {"Content-Encoding: gzip", NULL};
+    const char *br[] = {"Content-Encoding: br", NULL};
+    const char *identity[] = {"Content-Encoding: identity", NULL};
+    write_h("/boards/ce/scores", (const char *)gz, sizeof(gz), "application/x-ndjson", gzip, 415,
+            "unsupported_media_type");
+    write_h("/boards/ce/scores", (const char *)gz, sizeof(gz), "application/json", gzip, 415,
+            "unsupported_media_type");
+    const char *plain = "{\"id\":\"g\",\"score\":1}\n";
+    write_h("/boards/ce/scores", plain, strlen(plain), "application/x-ndjson", br, 415,
+            "unsupported_media_type");
+    cJSON *d = req("GET", "/boards/ce", NULL, 200);
+    ck_assert_int_eq(cJSON_GetObjectItem(d, "total")->valueint, 0);
+    ck_assert_int_eq(cJSON_GetObjectItem(d, "version")->valueint, 0);
+    cJSON_Delete(d);
+    write_h("/boards/ce/scores", plain, strlen(plain), "application/x-ndjson", identity, 200, "");
+    write_h("/boards/ce/scores", plain, strlen(plain) - 1, "application/json", identity, 200, "");
+    d = req("GET", "/boards/ce", NULL, 200);
+    ck_assert_int_eq(cJSON_GetObjectItem(d, "total")->valueint, 1);
+    cJSON_Delete(d);
+}
+END_TEST
+
 Suite *attack12_suite(void)
 {
     const struct it_case cases[] = {
         {"forged_cursor_shape", test_forged_cursor_shape},
+        {"content_encoding_refused", test_content_encoding_refused},
     };
     return it_suite("attack12", cases, sizeof(cases) / sizeof(cases[0]));
 }

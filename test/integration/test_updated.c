@@ -9,7 +9,8 @@
  *      delete, a period swept (no key of the board is left);
  *   4. every read that returns an entry carries the member read's updated_at: pages (live, filled
  *      into the page cache, and from it), score ranges, cursors, around (a member, a score), top,
- *      `with`, many members, an event stream's page, export; on a `wide` board with sub-scores
+ *      `with`, many members, a percentile's member, one member on several boards, an event
+ *      stream's page, export; on a `wide` board with sub-scores
  *      too; a `best` that keeps the old score leaves it as it was on pages;
  *   5. a board without the setting: no updated_at in any of those replies, and no read of a
  *      times hash (MONITOR).
@@ -224,8 +225,22 @@ static char *get_text(const char *path, cJSON **doc)
     return text;
 }
 
-/* Each entry of the array `name` of doc carries the member read's updated_at (tracked), or no
- * updated_at at all (!tracked). Returns how many entries it checked. */
+/* The entry `it` carries the member read's updated_at (tracked), or no updated_at at all. */
+static void check_entry(const char *board, const cJSON *it, int tracked, const char *what)
+{
+    const char *id = cJSON_GetObjectItemCaseSensitive(it, "id")->valuestring;
+    const cJSON *u = cJSON_GetObjectItemCaseSensitive(it, "updated_at");
+    if (!tracked) {
+        ck_assert_msg(!u, "%s: %s carries updated_at on a board without the setting", what, id);
+        return;
+    }
+    ck_assert_msg(cJSON_IsNumber(u), "%s: %s has no updated_at", what, id);
+    long long want = updated_of(board, id);
+    ck_assert_msg((long long)u->valuedouble == want, "%s: %s updated_at %.0f, member %lld", what,
+                  id, u->valuedouble, want);
+}
+
+/* Each entry of the array `name` of doc checked as check_entry does. Returns how many. */
 static int check_entries(const char *board, const cJSON *doc, const char *name, int tracked,
                          const char *what)
 {
@@ -235,16 +250,7 @@ static int check_entries(const char *board, const cJSON *doc, const char *name, 
     const cJSON *it;
     cJSON_ArrayForEach(it, items)
     {
-        const char *id = cJSON_GetObjectItemCaseSensitive(it, "id")->valuestring;
-        const cJSON *u = cJSON_GetObjectItemCaseSensitive(it, "updated_at");
-        if (!tracked) {
-            ck_assert_msg(!u, "%s: %s carries updated_at on a board without the setting", what, id);
-        } else {
-            ck_assert_msg(cJSON_IsNumber(u), "%s: %s has no updated_at", what, id);
-            long long want = updated_of(board, id);
-            ck_assert_msg((long long)u->valuedouble == want, "%s: %s updated_at %.0f, member %lld",
-                          what, id, u->valuedouble, want);
-        }
+        check_entry(board, it, tracked, what);
         n++;
     }
     return n;
@@ -352,9 +358,28 @@ static void every_read(const char *b, int tracked)
         snprintf(path, sizeof(path), "%s%s%s", plain[i].pre, b, plain[i].post);
         cJSON_Delete(read_checked(b, path, tracked, plain[i].min));
     }
+    /* the member at a percentile */
+    snprintf(path, sizeof(path), "/boards/%s/percentile?p=50", b);
+    cJSON *d = NULL;
+    free(get_text(path, &d));
+    check_entry(b, d, tracked, "percentile");
+    cJSON_Delete(d);
+    /* one member on several boards */
+    snprintf(path, sizeof(path), "/members/m3?boards=%s,nosuchboard", b);
+    free(get_text(path, &d));
+    const cJSON *on = cJSON_GetArrayItem(cJSON_GetObjectItem(d, "boards"), 0);
+    const cJSON *u = cJSON_GetObjectItemCaseSensitive(on, "updated_at");
+    if (tracked)
+        ck_assert_msg(cJSON_IsNumber(u) && (long long)u->valuedouble == updated_of(b, "m3"),
+                      "member boards: m3 on %s has updated_at %s", b, u ? "other" : "none");
+    else
+        ck_assert_msg(!u, "member boards: updated_at on %s, a board without the setting", b);
+    ck_assert_ptr_null(cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetArrayItem(cJSON_GetObjectItem(d, "boards"), 1), "updated_at"));
+    cJSON_Delete(d);
     /* POST /lookup */
     snprintf(path, sizeof(path), "/boards/%s/lookup", b);
-    cJSON *d = it_json("POST", path, "{\"ids\":[\"m2\",\"m10\",\"nobody\"]}", 200);
+    d = it_json("POST", path, "{\"ids\":[\"m2\",\"m10\",\"nobody\"]}", 200);
     ck_assert_int_eq(check_entries(b, d, "items", tracked, "lookup"), 2);
     cJSON_Delete(d);
     /* a score range, then its cursors */

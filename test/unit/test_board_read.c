@@ -561,16 +561,18 @@ START_TEST(test_boards_single)
     struct board_boards_call c;
     board_boards_prepare(&g_m, boards, 2, "id1", 3, RANK_DENSE, &c);
     ck_assert_ptr_eq(c.script, board_script(SCRIPT_MEMBER_BOARDS));
-    ck_assert_int_eq(c.nkeys, 8);
+    ck_assert_int_eq(c.nkeys, 10);
     ck_assert_int_eq(c.nargs, 2 + 6);
     assert_arg(c.argv, c.lens, 0, "P:{x}:meta");
     assert_arg(c.argv, c.lens, 1, "P:{x}:z");
     assert_arg(c.argv, c.lens, 3, "P:{x}:ids");
-    assert_arg(c.argv, c.lens, 6, "P:{y}:dense");
-    assert_arg(c.argv, c.lens, 7, "P:{y}:ids");
-    assert_arg(c.argv, c.lens, 8, "id1");
-    assert_arg(c.argv, c.lens, 9, rank_type_name(RANK_DENSE));
-    assert_arg(c.argv, c.lens, 10, period_kind_name(PERIOD_NONE));
+    assert_arg(c.argv, c.lens, 4, "P:{x}:upd");
+    assert_arg(c.argv, c.lens, 7, "P:{y}:dense");
+    assert_arg(c.argv, c.lens, 8, "P:{y}:ids");
+    assert_arg(c.argv, c.lens, 9, "P:{y}:upd");
+    assert_arg(c.argv, c.lens, 10, "id1");
+    assert_arg(c.argv, c.lens, 11, rank_type_name(RANK_DENSE));
+    assert_arg(c.argv, c.lens, 12, period_kind_name(PERIOD_NONE));
 
     /* x: found; y: no such board */
     struct resp r = {.n = 0};
@@ -629,7 +631,8 @@ START_TEST(test_boards_cluster)
     const char *boards[] = {"x"};
     struct board_boards_call c;
     board_boards_prepare(&g_m, boards, 1, "id", 2, RANK_ORDINAL, &c);
-    ck_assert_int_eq(c.nkeys, 4);
+    ck_assert_int_eq(c.nkeys, 5);
+    assert_arg(c.argv, c.lens, 4, "P:{x}:z"); /* no board tracks updated_at there */
     ck_assert_int_eq(c.nargs, 5);
 }
 END_TEST

@@ -1,8 +1,12 @@
-/* test_util.c -- the fixed-buffer string builder behind keys and header values (util.h). */
+/* test_util.c -- the fixed-buffer string builder behind keys and header values (util.h), and the
+ * blocks kept per thread for reuse (spare.h). */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "spare.h"
 #include "suites.h"
 #include "util.h"
 
@@ -47,12 +51,75 @@ START_TEST(test_strb_cuts_like_snprintf)
 }
 END_TEST
 
+/* A block given back is the next one of its size taken on the same thread, never one of another
+ * size; past SPARE_KEEP of a size the rest are freed (ASan's leak check would see a block lost);
+ * another thread's blocks are its own, freed when it ends. */
+START_TEST(test_spare_reuses_by_size)
+{
+    void *a = spare_take(1500), *b = spare_take(700);
+    ck_assert_ptr_nonnull(a);
+    ck_assert_ptr_nonnull(b);
+    memset(a, 1, 1500);
+    memset(b, 2, 700);
+    spare_give(a, 1500);
+    spare_give(b, 700);
+    spare_give(NULL, 700); /* ignored */
+    ck_assert_ptr_eq(spare_take(700), b);
+    ck_assert_ptr_eq(spare_take(1500), a);
+    void *c = spare_take(1500); /* none kept: a new one */
+    ck_assert_ptr_nonnull(c);
+    ck_assert_ptr_ne(c, a);
+    void *many[SPARE_KEEP + 8];
+    for (int i = 0; i < SPARE_KEEP + 8; i++)
+        ck_assert_ptr_nonnull(many[i] = spare_take(900));
+    for (int i = 0; i < SPARE_KEEP + 8; i++)
+        spare_give(many[i], 900); /* the last 8 freed */
+    for (int i = SPARE_KEEP - 1; i >= 0; i--)
+        ck_assert_ptr_eq(spare_take(900), many[i]); /* last given, first taken */
+    for (int i = 0; i < SPARE_KEEP; i++)
+        free(many[i]); /* a taken block may go to free() as well */
+    free(a);
+    free(b);
+    free(c);
+}
+END_TEST
+
+static void *give_on_thread(void *arg)
+{
+    spare_give(arg, 1200);                       /* kept by this thread... */
+    return spare_take(1200) == arg ? arg : NULL; /* ...and taken back here */
+}
+
+static void *keep_on_thread(void *arg)
+{
+    spare_give(arg, 1200); /* freed when the thread ends */
+    return NULL;
+}
+
+START_TEST(test_spare_per_thread)
+{
+    pthread_t t;
+    void *p = malloc(1200), *got = NULL;
+    ck_assert_ptr_nonnull(p);
+    ck_assert_int_eq(pthread_create(&t, NULL, give_on_thread, p), 0);
+    ck_assert_int_eq(pthread_join(t, &got), 0);
+    ck_assert_ptr_eq(got, p);
+    void *mine = spare_take(1200); /* this thread has none of that size kept */
+    ck_assert_ptr_ne(mine, NULL);
+    ck_assert_int_eq(pthread_create(&t, NULL, keep_on_thread, p), 0);
+    ck_assert_int_eq(pthread_join(t, NULL), 0);
+    free(mine);
+}
+END_TEST
+
 Suite *util_suite(void)
 {
     Suite *s = suite_create("util");
     TCase *tc = tcase_create("strb");
     tcase_add_test(tc, test_strb_matches_snprintf);
     tcase_add_test(tc, test_strb_cuts_like_snprintf);
+    tcase_add_test(tc, test_spare_reuses_by_size);
+    tcase_add_test(tc, test_spare_per_thread);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -342,6 +342,7 @@ describe('update times', () => {
         check((await w.around(ub, 'b')).items);
         check((await w.members(ub, ['a', 'c'])).items);
         check((await w.top(ub, 100)).items);
+        check([await w.percentile(ub, 50)]);
         const rows = [];
         for await (const row of w.exportRows(ub)) rows.push(row);
         check(rows);
