@@ -391,6 +391,26 @@ static void scores_start(struct http_request *rq, struct http_reply *rp, struct 
         scores_read_settings(j);
 }
 
+/* A parsed write (si, taken over whatever happens) sent as a job: to the one board *board, or
+ * with board NULL to si's boards (POST /scores). Out of memory: the -ENOMEM reply, nothing
+ * written. */
+static void scores_go(struct http_request *rq, struct http_reply *rp, struct http_async *async,
+                      struct scores_in *si, const char *const *board)
+{
+    struct scores_job *j = scores_job_new(board ? 1 : si->nboards);
+    if (!j) {
+        scores_in_free(si);
+        http_reply_errno(rp, -ENOMEM);
+        handlers_answered(async);
+        return;
+    }
+    j->si = *si;
+    if (board)
+        scores_start(rq, rp, async, j, board, 1);
+    else
+        scores_start(rq, rp, async, j, (const char *const *)j->si.boards, j->si.nboards);
+}
+
 void handle_scores_async(struct http_request *rq, struct http_reply *rp, struct http_async *async)
 {
     const char *board;
@@ -403,15 +423,7 @@ void handle_scores_async(struct http_request *rq, struct http_reply *rp, struct 
         handlers_answered(async); /* a 4xx */
         return;
     }
-    struct scores_job *j = scores_job_new(1);
-    if (!j) {
-        scores_in_free(&si);
-        http_reply_errno(rp, -ENOMEM);
-        handlers_answered(async);
-        return;
-    }
-    j->si = si;
-    scores_start(rq, rp, async, j, &board, 1);
+    scores_go(rq, rp, async, &si, &board);
 }
 
 void handle_scores_boards_async(struct http_request *rq, struct http_reply *rp,
@@ -428,15 +440,7 @@ void handle_scores_boards_async(struct http_request *rq, struct http_reply *rp,
             handlers_answered(async); /* a 403, nothing written */
             return;
         }
-    struct scores_job *j = scores_job_new(si.nboards);
-    if (!j) {
-        scores_in_free(&si);
-        http_reply_errno(rp, -ENOMEM);
-        handlers_answered(async);
-        return;
-    }
-    j->si = si;
-    scores_start(rq, rp, async, j, (const char *const *)j->si.boards, j->si.nboards);
+    scores_go(rq, rp, async, &si, NULL);
 }
 
 /* ---------------------------------------------------------------- records */
