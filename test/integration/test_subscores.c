@@ -360,6 +360,18 @@ START_TEST(test_subscores_refusals)
     ck_assert_int_eq(http_get(g_port, "/boards/sr", &r), 0);
     ck_assert_msg(!strstr(r.body, "subscores"), "%s", r.body);
     http_result_free(&r);
+    /* on an empty board, `packed` alone removes them as [] does (docs/api.md); not while it has
+     * members */
+    ck_assert_int_eq(it_status("PUT", "/boards/sr", "{\"subscores\":[\"desc\"]}"), 200);
+    ck_assert_int_eq(post_nothing_written("sr", "{\"id\":\"a\",\"score\":1,\"subscores\":[4]}"),
+                     200);
+    ck_assert_int_eq(it_status("PUT", "/boards/sr", "{\"score_layout\":\"packed\"}"), 409);
+    ck_assert_int_eq(it_status("DELETE", "/boards/sr/members/a", NULL), 204);
+    ck_assert_int_eq(it_status("PUT", "/boards/sr", "{\"score_layout\":\"packed\"}"), 200);
+    ck_assert_int_eq(http_get(g_port, "/boards/sr", &r), 0);
+    ck_assert_msg(!strstr(r.body, "subscores") && strstr(r.body, "\"score_layout\":\"packed\""),
+                  "%s", r.body);
+    http_result_free(&r);
 }
 END_TEST
 
