@@ -24,6 +24,21 @@ static uint64_t body_hash(const char *p, size_t n)
 {
     uint64_t h = UINT64_C(14695981039346656037) ^ n;
     size_t i = 0;
+    for (; i + 32 <= n; i += 32) { /* the same steps, four a loop: a live page's body is ~4 KiB */
+        uint64_t a, b, c, d;
+        memcpy(&a, p + i, 8);
+        memcpy(&b, p + i + 8, 8);
+        memcpy(&c, p + i + 16, 8);
+        memcpy(&d, p + i + 24, 8);
+        h = (h ^ a) * UINT64_C(0x9E3779B97F4A7C15);
+        h ^= h >> 29;
+        h = (h ^ b) * UINT64_C(0x9E3779B97F4A7C15);
+        h ^= h >> 29;
+        h = (h ^ c) * UINT64_C(0x9E3779B97F4A7C15);
+        h ^= h >> 29;
+        h = (h ^ d) * UINT64_C(0x9E3779B97F4A7C15);
+        h ^= h >> 29;
+    }
     for (; i + 8 <= n; i += 8) {
         uint64_t w;
         memcpy(&w, p + i, 8);
