@@ -70,7 +70,7 @@ if out_of_range and flags % 8 >= 4 then return {2, 0, '', 0, 0} end
 
 local code, stored, updated, prev, prev_rank = 0, old, 0, false, -1
 local known, dense, dense_known, empty = false, nil, false, false
-local left = nil -- the key the member left (its group may be empty now)
+local left, lefttext = nil, nil -- the key the member left (its group may be empty now), as text
 if out_of_range then
   code = 2
 elseif not (old and key == oldkey) then
@@ -83,7 +83,8 @@ elseif not (old and key == oldkey) then
     -- the distinct scores with the key the member holds says whether they are kept and whether
     -- the new key's group has members (write.lua's probe)
     if oldkey and op ~= 'incr' and not (op == 'best' and oldkey <= arg) then
-      local has = redis.call('ZMSCORE', dz, text, oldkey == 0 and '0' or string.format('%d', oldkey))
+      lefttext = oldkey == 0 and '0' or string.format('%d', oldkey)
+      local has = redis.call('ZMSCORE', dz, text, lefttext)
       dense, dense_known = has[2] and 'kept' or false, true
       empty = dense and not has[1]
     end
@@ -134,7 +135,7 @@ if updated == 1 then
       local lo = left * base
       if redis.call('ZCOUNT', z, lo == 0 and '0' or string.format('%d', lo),
                     string.format('%d', lo + base - 1)) == 0 then
-        redis.call('ZREM', dz, left == 0 and '0' or string.format('%d', left))
+        redis.call('ZREM', dz, lefttext or (left == 0 and '0' or string.format('%d', left)))
       end
     end
   end
