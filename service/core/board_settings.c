@@ -32,13 +32,17 @@ void board_settings_default(struct board_settings *s)
  * wrote, skip strtol: this runs for each field of every page hit and member read. */
 static long field_number(const char *v, int *plain)
 {
-    long n = 0;
+    unsigned long n = 0;
     size_t i = 0;
-    for (; v[i] >= '0' && v[i] <= '9' && i < 18; i++)
-        n = n * 10 + (v[i] - '0');
+    for (; v[i] >= '0' && v[i] <= '9'; i++) { /* up to LONG_MAX: a generation has 19 digits */
+        unsigned long d = (unsigned long)(v[i] - '0');
+        if (n > ((unsigned long)LONG_MAX - d) / 10)
+            break; /* past it: not plain, strtol's (saturated) value below */
+        n = n * 10 + d;
+    }
     *plain = i > 0 && v[i] == '\0';
     if (*plain)
-        return n;
+        return (long)n;
     /* strtol is 0 for text anyway; skipping it for the text fields halves the HGETALL loop */
     if ((*v >= 'a' && *v <= 'z') || (*v >= 'A' && *v <= 'Z'))
         return LONG_MIN;

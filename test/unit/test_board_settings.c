@@ -181,6 +181,33 @@ START_TEST(test_defaults)
 }
 END_TEST
 
+/* Numbers of every length the hash may hold, by both decoding paths: a 19-digit generation (what
+ * rankd writes: nanoseconds), LONG_MAX, one past it (strtoll's saturated value, as ever) and a
+ * negative one (not plain digits: strtoll's value). */
+START_TEST(test_long_numbers)
+{
+    static const struct {
+        const char *v;
+        int64_t want;
+    } cases[] = {
+        {"1796206208835453777", INT64_C(1796206208835453777)},
+        {"9223372036854775807", INT64_MAX},
+        {"9223372036854775808", INT64_MAX},
+        {"99999999999999999999", INT64_MAX},
+        {"-5", -5},
+        {"123456789012345678", INT64_C(123456789012345678)},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *fv[] = {"gen", cases[i].v, "version", cases[i].v};
+        struct board_settings s;
+        assert_paths_agree(fv, 4, &s);
+        ck_assert_msg(s.gen == cases[i].want && s.version == cases[i].want,
+                      "gen/version '%s': %lld/%lld, want %lld", cases[i].v, (long long)s.gen,
+                      (long long)s.version, (long long)cases[i].want);
+    }
+}
+END_TEST
+
 START_TEST(test_every_field)
 {
     struct store_reply *r = hash_of(every_field, sizeof(every_field) / sizeof(every_field[0]));
@@ -461,6 +488,7 @@ Suite *board_settings_suite(void)
     tcase_set_timeout(tc, 10);
     tcase_add_test(tc, test_defaults);
     tcase_add_test(tc, test_every_field);
+    tcase_add_test(tc, test_long_numbers);
     tcase_add_test(tc, test_damaged_fields);
     tcase_add_test(tc, test_hmget_path);
     tcase_add_test(tc, test_lua_defaults);
