@@ -264,6 +264,15 @@ int board_check_score(const struct board_settings *s, double score, int64_t *key
 int board_where_cached(struct board_model *m, const char *board, const char *period,
                        struct board_where *out);
 
+/** board_where_cached without the keys: out->z, dense, ids and upd are "" (a page cache hit reads
+ *  none of them); board_where_keys makes them for a read that needs them. */
+int board_where_cached_place(struct board_model *m, const char *board, const char *period,
+                             struct board_where *out);
+
+/** The keys of w's set (z, dense, ids, upd) for its period and kind, unless they are made
+ *  already (w->z not ""). */
+void board_where_keys(const struct board_model *m, const char *board, struct board_where *w);
+
 /** board_where_cached under settings read from Redis (board_settings_submit's settings and
  *  exists): never a Redis call. Returns as board_where_cached (never -EAGAIN), or -ENOENT when
  *  the board does not exist. */

@@ -231,24 +231,19 @@ static void where_ids(const struct board_model *m, const char *board, const char
     }
 }
 
-/* The set for `requested` (NULL/"": current) under the given period settings. */
-int board_where_resolve(const struct board_model *m, const char *board, enum period_kind kind,
-                        const struct period_tz *tz, int retain, const char *requested,
-                        struct board_where *w)
+/* The set for `requested` (NULL/"": current) under the given period settings, without its keys
+ * (z, dense, ids and upd ""). */
+static int where_place(const struct board_model *m, enum period_kind kind,
+                       const struct period_tz *tz, int retain, const char *requested,
+                       struct board_where *w)
 {
     memset(w, 0, sizeof(*w));
     w->kind = kind;
     w->tz = *tz;
     w->retain = retain;
     int asked = requested && requested[0];
-    if (kind == PERIOD_NONE) {
-        if (asked)
-            return -ENOTSUP;
-        board_z_key(w->z, sizeof(w->z), m->prefix, board, NULL);
-        dense_key(w->dense, sizeof(w->dense), m->prefix, board, NULL);
-        where_ids(m, board, NULL, w);
-        return 0;
-    }
+    if (kind == PERIOD_NONE)
+        return asked ? -ENOTSUP : 0;
     /* a zone this process cannot load (another one's tzdata named it): no set can be placed */
     if (period_tz_bind(&w->tz, m->zones))
         return -EBADMSG;
@@ -264,10 +259,28 @@ int board_where_resolve(const struct board_model *m, const char *board, enum per
     } else {
         period_id(kind, &w->tz, now, w->period);
     }
-    board_z_key(w->z, sizeof(w->z), m->prefix, board, w->period);
-    dense_key(w->dense, sizeof(w->dense), m->prefix, board, w->period);
-    where_ids(m, board, w->period, w);
     return 0;
+}
+
+void board_where_keys(const struct board_model *m, const char *board, struct board_where *w)
+{
+    if (w->z[0])
+        return;
+    const char *period = w->kind == PERIOD_NONE ? NULL : w->period;
+    board_z_key(w->z, sizeof(w->z), m->prefix, board, period);
+    dense_key(w->dense, sizeof(w->dense), m->prefix, board, period);
+    where_ids(m, board, period, w);
+}
+
+/* The set for `requested` (NULL/"": current) under the given period settings. */
+int board_where_resolve(const struct board_model *m, const char *board, enum period_kind kind,
+                        const struct period_tz *tz, int retain, const char *requested,
+                        struct board_where *w)
+{
+    int rc = where_place(m, kind, tz, retain, requested, w);
+    if (rc == 0)
+        board_where_keys(m, board, w);
+    return rc;
 }
 
 int board_where_settled(struct board_model *m, const char *board, const char *period,
@@ -281,9 +294,18 @@ int board_where_settled(struct board_model *m, const char *board, const char *pe
 int board_where_cached(struct board_model *m, const char *board, const char *period,
                        struct board_where *out)
 {
+    int rc = board_where_cached_place(m, board, period, out);
+    if (rc == 0)
+        board_where_keys(m, board, out);
+    return rc;
+}
+
+int board_where_cached_place(struct board_model *m, const char *board, const char *period,
+                             struct board_where *out)
+{
     struct hint h;
     hint_read(m, board, &h);
-    int rc = board_where_resolve(m, board, h.kind, &h.tz, h.retain, period, out);
+    int rc = where_place(m, h.kind, &h.tz, h.retain, period, out);
     return rc && period && period[0] ? -EAGAIN : rc;
 }
 

@@ -305,7 +305,8 @@ static void place(struct pages *pg, struct page_req *q, int requested_size,
 static int locate(struct pages *pg, struct page_req *q, int requested_size, struct board_where *w,
                   char *guess, size_t guess_len)
 {
-    int rc = board_where_cached(pg->cfg.model, q->board, q->requested, w);
+    /* its keys only for a live read or a fill (board_where_keys): a hit needs none */
+    int rc = board_where_cached_place(pg->cfg.model, q->board, q->requested, w);
     if (rc)
         return rc;
     place(pg, q, requested_size, w, guess, guess_len);
@@ -317,7 +318,8 @@ int pages_get_l1(struct pages *pg, const char *board, const char *period, int64_
                  struct page_reply *out)
 {
     struct board_where w;
-    if (!page_cache_l1_on(pg->cfg.cache) || board_where_cached(pg->cfg.model, board, period, &w))
+    if (!page_cache_l1_on(pg->cfg.cache) ||
+        board_where_cached_place(pg->cfg.model, board, period, &w))
         return -EAGAIN; /* no tier, or the period needs a Redis read to place: not here */
     char key[KEY_MAX], *value = NULL;
     size_t len = 0;
@@ -586,6 +588,7 @@ static int live_send(struct hit *h)
                                  .with = j->with,
                                  .with_lens = j->with_lens,
                                  .nwith = j->nwith};
+    board_where_keys(h->pg->cfg.model, j->board, &h->w); /* placed without them (locate) */
     board_read_prepare(h->pg->cfg.model, j->board, &h->w, &ra, &rd);
     int rc = store_async_script_flags(h->reads, rd.script,
                                       store_read_flags(j->min_version, h->primary), rd.nkeys,

@@ -54,6 +54,7 @@ static void *fill_ctx_new(void *arg)
     c->q.board = c->board;
     c->q.requested = c->requested[0] ? c->requested : NULL;
     c->w = h->w;
+    board_where_keys(h->pg->cfg.model, c->board, &c->w); /* placed without them (locate) */
     return c;
 }
 
