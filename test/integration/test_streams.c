@@ -7,12 +7,14 @@
  * each stream with an `end` event; --max-streams and --max-streams-per-ip (503); the keep-alive
  * comment; score ranges streamed like pages, cursors refused; Vary: Accept; Redis stopped
  * (SIGSTOP) under streams: they stay open, and a write after it is back shows within the
- * refresh's bound plus a Redis timeout; and 1,000 viewers
+ * refresh's bound plus a Redis timeout; a loop timer due at the top of an iteration (as a
+ * refresh may be) has its Redis work sent in that iteration; and 1,000 viewers
  * of one page: each gets the page and its change, and the commands Redis runs (INFO
  * commandstats) per refresh of the page, one per TTL, are those of 10 viewers.
  */
 #include <poll.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "loop.h"
 #include "suites.h"
 
 static int64_t now_ms(void)
@@ -1104,6 +1107,69 @@ START_TEST(test_redis_stopped_under_streams)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- a refresh's timer */
+
+/* What the case below sees of one event loop: its step-4 hook sets a 0 ms timer once, the timer
+ * queues as a watch's refresh queues its read (a Redis command, sent at step 5), the step-5 hook
+ * sends it. */
+struct step_probe {
+    struct loop *l;
+    int armed, queued;              /* the loop's thread only */
+    atomic_llong timer_ms, sent_ms; /* when the timer ran, when its work was sent */
+};
+
+static void probe_timer(void *arg)
+{
+    struct step_probe *p = arg;
+    p->queued = 1;
+    atomic_store(&p->timer_ms, (long long)now_ms());
+}
+
+static void probe_run(void *arg)
+{
+    struct step_probe *p = arg;
+    if (!p->armed)
+        p->armed = loop_timer_after(p->l, 0, probe_timer, p) != NULL;
+}
+
+static void probe_flush(void *arg)
+{
+    struct step_probe *p = arg;
+    if (p->queued) {
+        p->queued = 0;
+        atomic_store(&p->sent_ms, (long long)now_ms());
+    }
+}
+
+/* A loop timer that comes due at the top of an iteration (step 1 in loop.h: a watch's refresh
+ * whose time came while the iteration before ran, or one set with no delay from a request's
+ * step) queues its Redis command for the same iteration's step 5: the loop must not sleep in
+ * between. Here nothing else would wake it for 60 s. Before: the timer's work waited for the
+ * loop's next wake-up (this case: 'not sent 3000 ms after the timer ran'). */
+START_TEST(test_timer_work_not_held)
+{
+    struct loop_group_options o = {
+        .host = "127.0.0.1", .port = 0, .threads = 1, .max_connections = 4};
+    int err = 0;
+    struct loop_group *g = loop_group_new(&o, &err);
+    ck_assert_msg(g != NULL, "loop_group_new: %d", err);
+    static struct step_probe p;
+    p.l = loop_group_loop(g, 0);
+    struct loop_hooks h = {.run = probe_run, .flush = probe_flush, .arg = &p};
+    ck_assert_int_eq(loop_hooks_add(p.l, &h), 0);
+    ck_assert_int_eq(loop_group_start(g), 0);
+    loop_wake(p.l); /* one iteration: its step 4 sets the timer */
+    for (int64_t until = now_ms() + 3000; !atomic_load(&p.sent_ms) && now_ms() < until;)
+        sleep_ms(10);
+    long long ran = atomic_load(&p.timer_ms), sent = atomic_load(&p.sent_ms);
+    loop_group_stop(g);
+    loop_group_free(g);
+    ck_assert_msg(ran > 0, "the timer did not run");
+    ck_assert_msg(sent > 0, "not sent %lld ms after the timer ran", (long long)now_ms() - ran);
+    ck_assert_msg(sent - ran < 1000, "sent %lld ms after the timer ran", sent - ran);
+}
+END_TEST
+
 Suite *streams_suite(void)
 {
     const struct it_case cases[] = {
@@ -1121,6 +1187,7 @@ Suite *streams_suite(void)
         {"score_range_stream_refusals", test_score_range_stream_refusals},
         {"with_stream", test_with_stream},
         {"redis_stopped_under_streams", test_redis_stopped_under_streams},
+        {"timer_work_not_held", test_timer_work_not_held},
     };
     return it_suite_timeout("streams", cases, sizeof(cases) / sizeof(cases[0]), 120);
 }
