@@ -4,8 +4,11 @@
 # page_ttl_ms 1000 for `hit`): the quick measurement behind the CPU numbers in the session notes
 # (make bench has the full tables).
 #
-#   bench/cpu-per-request.sh [live|hit|member|random|write] [seconds]  (build first: make; make
-#                                                                  bench builds build/bench/*)
+#   bench/cpu-per-request.sh [live|hit|hit-l1|member|random|write|nginx] [seconds]  (build first:
+#                                                         make; make bench builds build/bench/*)
+#   hit-l1: the hot page with the in-process tier on (--l1-ttl-ms 250).
+#   nginx: nginx (bench/lib.sh's configuration, as in make bench) serving the hot page's bytes as a
+#   static file; the CPU and syscalls are its workers'.
 #   write: POSTs of one score each ({"op":"set"}) to the live board, with a write token.
 #   PERF=out.txt bench/cpu-per-request.sh ...   also samples rankd with `perf record -g` over the
 #                                               measured seconds and writes the flat profile
@@ -25,6 +28,10 @@
 #                                               `rep stosb` as an instruction, so a large memset
 #                                               (libmicrohttpd's pool) weighs far more than its
 #                                               time (PERF shows the time).
+#   SYSCALLS=out.txt bench/cpu-per-request.sh ...   counts the server's system calls over the
+#                                               measured seconds (`perf stat` of the syscalls
+#                                               tracepoints, every thread) and writes each call's
+#                                               count per request to out.txt (also printed)
 #   CONNS=n (default 64): the load generator's connections.
 #   RANKD=path (default build/rankd): the binary to measure (a kept build of another commit).
 # Starts its own redis-server and rankd on free loopback ports (never 6379) and stops both on exit.
@@ -38,7 +45,12 @@ RANKD=${RANKD:-$ROOT/build/rankd}
     { echo "build first: make && make bench (or BENCH_QUICK=1 make bench)" >&2; exit 2; }
 port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
 RP=$(port); HP=$(port); DIR=$(mktemp -d)
-cleanup() { kill "${RK:-}" 2>/dev/null || true; redis-cli -p "$RP" shutdown nosave >/dev/null 2>&1 || true; rm -rf "$DIR"; }
+cleanup() {
+    kill "${RK:-}" 2>/dev/null || true
+    [ ! -s "$DIR/nginx/nginx.pid" ] || kill "$(cat "$DIR/nginx/nginx.pid")" 2>/dev/null || true
+    redis-cli -p "$RP" shutdown nosave >/dev/null 2>&1 || true
+    rm -rf "$DIR"
+}
 trap cleanup EXIT
 redis-server --port "$RP" --bind 127.0.0.1 --save '' --appendonly no --dir "$DIR" --daemonize yes \
     --logfile "$DIR/redis.log"
@@ -54,30 +66,52 @@ if [ "$KIND" = write ]; then
     printf '%s\n' "$TOKEN" >"$DIR/write-token" # a file, not a flag: ps shows flags
     AUTH=(--write-token-file "$DIR/write-token")
 fi
+L1=()
+[ "$KIND" != hit-l1 ] || L1=(--l1-ttl-ms 250)
 [ -z "${CALLGRIND:-}" ] || WRAP=(valgrind --tool=callgrind --instr-atstart=no
     "--callgrind-out-file=$DIR/callgrind.out")
 "${WRAP[@]}" "$RANKD" --listen "127.0.0.1:$HP" --redis "redis://127.0.0.1:$RP" \
-    --log-level info --access-log "$ACCESS_LOG" "${AUTH[@]}" >"$DIR/rankd.log" 2>&1 &
+    --log-level info --access-log "$ACCESS_LOG" "${AUTH[@]}" "${L1[@]}" >"$DIR/rankd.log" 2>&1 &
 RK=$!
 for _ in $(seq 300); do curl -fs "127.0.0.1:$HP/healthz" >/dev/null 2>&1 && break; sleep 0.1; done
 case "$KIND" in
 live) ARGS=(--url '/boards/live/rank?page={p}' --pages 1 --hot-pages 1) ;;
-hit) ARGS=(--url '/boards/hot/rank?page={p}' --pages 1 --hot-pages 1) ;;
+hit | hit-l1 | nginx) ARGS=(--url '/boards/hot/rank?page={p}' --pages 1 --hot-pages 1) ;;
 random) ARGS=(--url '/boards/live/rank?page={p}' --pages 10000 --hot-pages 1 --hot-frac 0) ;;
 member) ARGS=(--url '/x' --member-url '/boards/live/members/u{m}' --member-frac 1 --members 200000) ;;
 write) ARGS=(--url /boards/live/scores --token "$TOKEN" --members 200000
     --body '{"id":"u{m}","score":{s},"op":"set"}') ;;
-*) echo "kind: live, hit, random, member or write" >&2; exit 2 ;;
+*) echo "kind: live, hit, hit-l1, random, member, write or nginx" >&2; exit 2 ;;
 esac
+PIDS=$RK # the measured server's processes (comma-separated)
+if [ "$KIND" = nginx ]; then # the same page bytes from nginx, as make bench serves them
+    T_START=$(date +%s) BENCH_TAG=cpu
+    # shellcheck source=bench/lib.sh
+    . "$ROOT/bench/lib.sh"
+    curl -fs "127.0.0.1:$HP/boards/hot/rank?page=1" >"$DIR/page.json"
+    kill "$RK" && wait "$RK" 2>/dev/null || true
+    RK=
+    chmod 711 "$DIR" # nginx workers (www-data when started as root) read nginx/www/
+    mkdir -p "$DIR/nginx/www" && mv "$DIR/page.json" "$DIR/nginx/www/page.json"
+    HP=$(port)
+    nginx_start "$DIR/nginx" "$HP" || { echo "nginx did not start" >&2; exit 1; }
+    for _ in $(seq 50); do curl -fs "127.0.0.1:$HP/x" >/dev/null 2>&1 && break; sleep 0.1; done
+    PIDS=$(pgrep -d, -P "$(cat "$DIR/nginx/nginx.pid")")
+fi
+cpu_of() { local s=0 p; for p in ${PIDS//,/ }; do s=$((s + $(awk '{print $14+$15}' "/proc/$p/stat"))); done; echo "$s"; }
 "$BIN/loadgen" --port "$HP" --conns "$CONNS" --duration 1 --warmup 0 "${ARGS[@]}" >/dev/null
-t0=$(awk '{print $14+$15}' "/proc/$RK/stat")
+t0=$(cpu_of)
 [ -z "${CALLGRIND:-}" ] || callgrind_control -i on "$RK" >/dev/null
 if [ -n "${PERF:-}" ]; then
     perf record -q -F 2999 -g -p "$RK" -o "$DIR/perf.data" -- sleep "$SECS" 2>/dev/null &
     PERF_PID=$!
 fi
+if [ -n "${SYSCALLS:-}" ]; then
+    perf stat -x, -e 'syscalls:sys_enter_*' -p "$PIDS" -o "$DIR/syscalls.csv" -- sleep "$SECS" &
+    SC_PID=$!
+fi
 out=$("$BIN/loadgen" --port "$HP" --conns "$CONNS" --duration "$SECS" --warmup 0 "${ARGS[@]}")
-t1=$(awk '{print $14+$15}' "/proc/$RK/stat")
+t1=$(cpu_of)
 IR=0
 if [ -n "${CALLGRIND:-}" ]; then
     callgrind_control -i off "$RK" >/dev/null
@@ -101,4 +135,13 @@ print('$KIND, access log $ACCESS_LOG: %.0f req/s, p99 %.2f ms, non-2xx %d, rankd
 if $IR:
     print('rankd instructions (callgrind Ir, user space, every thread): %d per request over %d requests'
           % ($IR // n, n))"
+if [ -n "${SYSCALLS:-}" ]; then
+    wait "$SC_PID" || true
+    n=$(echo "$out" | python3 -c 'import json,sys; print(json.load(sys.stdin)["total_requests"])')
+    awk -F, -v n="$n" -v kind="$KIND" '$1 ~ /^[0-9]+$/ && $1 > 0 {
+        sub(/^syscalls:sys_enter_/, "", $3); c[$3] = $1; t += $1 }
+        END { printf "%s: system calls per request over %d requests: %.3f\n", kind, n, t / n
+              for (k in c) printf "  %-20s %8.3f\n", k, c[k] / n }' "$DIR/syscalls.csv" |
+        { IFS= read -r head; echo "$head"; sort -k2 -rn; } | tee "$SYSCALLS"
+fi
 [ "$ACCESS_LOG" = off ] || echo "access lines written: $(grep -c ' access ' "$DIR/rankd.log")"

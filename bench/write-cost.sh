@@ -5,7 +5,12 @@
 # ZADD; for each, Redis' INFO commandstats (calls, usec per call: the commands scripts run
 # included) and rankd's CPU per entry or request from /proc.
 #
-#   bench/write-cost.sh [import|write|both]   (build first: make; make bench builds build/bench/*)
+#   bench/write-cost.sh [import|write|both|single]   (build first: make; make bench builds
+#                  build/bench/*). single: SWN (5,000) `set` lines imported into a new board
+#                  (so its distinct scores are kept, as on any board rankd wrote), then single
+#                  `set` writes with a record of a random member of it to a random score (WCONNS
+#                  connections, SECS seconds): Redis' commands per write (commandstats), and
+#                  with RCG= its instructions per write
 #   RCG=prefix     runs redis-server under valgrind's callgrind, counting only over each row:
 #                  Redis' instructions per entry or write (load-independent, unlike usec on a
 #                  shared machine), the top functions in prefix.ROW. Redis runs ~50x slower:
@@ -68,6 +73,33 @@ rstat() { r info stats | tr -d '\r' | awk -F: '/total_commands_processed/{print 
 rcpu() { r info cpu | tr -d '\r' | awk -F: '/used_cpu_(sys|user)_main_thread/{s+=$2} END{printf "%.3f", s}'; }
 load() { cut -d' ' -f1-3 /proc/loadavg; }
 echo "load before: $(load)"
+if [ "$KIND" = single ]; then
+  SWN=${SWN:-5000}
+  "$BIN/gen" ndjson "$SWN" i set > "$DIR/sw.ndjson"
+  curl -fsS -X POST -H "Authorization: Bearer $TOKEN" -H 'Content-Type: application/x-ndjson' --data-binary "@$DIR/sw.ndjson" "127.0.0.1:$HP/boards/sw/scores" > /dev/null
+  r config resetstat >/dev/null
+  [ -z "${CALLGRIND:-}" ] || callgrind_control -i on "$RK" >/dev/null
+  rcg_on; p0=$(rstat)
+  out=$("$BIN/loadgen" --port "$HP" --conns "${WCONNS:-4}" --duration "$SECS" --warmup 0 --seed 11 --url /boards/sw/scores --token "$TOKEN" --members "$SWN" --body '{"id":"i{m}","score":{s},"op":"set","record":{"w":1}}')
+  p1=$(rstat)
+  nreq=$(echo "$out" | python3 -c "import json,sys; print(json.load(sys.stdin)['total_requests'])")
+  rcg_off single "$nreq"
+  echo "$out" | python3 -c "
+import json,sys
+d=json.load(sys.stdin); a=d['all']
+print('rankd single writes into a kept board: %d writes, %.0f req/s, non2xx %d; Redis commands %d = %.2f per write (the EVALSHA included)' % (d['total_requests'], a['rps'], a['non2xx'], $p1-$p0, ($p1-$p0)/d['total_requests']))
+"
+  stats
+  if [ -n "${CALLGRIND:-}" ]; then
+    callgrind_control -i off "$RK" >/dev/null; callgrind_control -d "$RK" >/dev/null
+    for _ in $(seq 100); do grep -qs '^totals:' "$DIR/cg.out.1" && break; sleep 0.1; done
+    IR=$(awk '/^totals:/ {print $2; exit}' "$DIR/cg.out.1")
+    echo "callgrind: rankd Ir $IR = $(( IR / nreq )) per write"
+    callgrind_annotate "$DIR/cg.out.1" 2>/dev/null | head -50 > "$CALLGRIND.single" || true
+  fi
+  echo "load after: $(load)"
+  exit 0
+fi
 if [ "$KIND" != write ]; then
   "$BIN/gen" pipe "$N" 'bench:{imp}:z' bench:items i > "$DIR/imp.resp"
   "$BIN/gen" ndjson "$N" i set > "$DIR/imp.ndjson"

@@ -179,28 +179,57 @@ static void reply_page(struct http_reply *rp, struct page_reply *pr)
     page_reply_free(pr);
 }
 
+/* A page read on its way through the batched hit path (on the event thread's connection). */
+struct rank_job {
+    struct pages_job job; /* first: the flow hands it back */
+    struct http_request *rq;
+    struct http_reply *rp;
+    struct http_async *async;
+    struct rank_args a; /* the arguments (a.with: the ids the job borrows) */
+};
+
+/* A rank_job that never ran (http_request.parsed_free): its arguments' ids and the block. */
+static void rank_job_discard(void *p)
+{
+    struct rank_job *rj = p;
+    request_list_free(&rj->a.with);
+    spare_give(rj, sizeof(*rj));
+}
+
 int handle_rank_quick(struct http_request *rq, struct http_reply *rp)
 {
-    struct rank_args a;
-    if (rank_parse(rq, rp, &a))
+    /* parsed once, in the block the async step runs in (kept per thread, spare.h: glibc 2.36's
+     * calloc never takes from its per-thread cache); in place, since a cursor's period points
+     * into the arguments themselves */
+    struct rank_job *rj = spare_take(sizeof(*rj));
+    if (!rj) {
+        http_reply_errno(rp, -ENOMEM);
         return 1;
-    if (rq->event_stream && a.walk && a.from != BOARD_WALK_PAGE) {
+    }
+    struct rank_args *a = &rj->a;
+    if (rank_parse(rq, rp, a)) {
+        spare_give(rj, sizeof(*rj));
+        return 1;
+    }
+    if (rq->event_stream && a->walk && a->from != BOARD_WALK_PAGE) {
         http_reply_error(rp, ERR_INVALID_PARAMETER,
                          "an event stream cannot follow a cursor (after or before): a cursor "
                          "continues from where an earlier page ended, which moves as the board "
                          "changes. Watch the page by number (page=N) or the score range (min, "
                          "max, page=N); read cursor pages with GET.");
+        rank_job_discard(rj);
         return 1;
     }
-    if (a.walk || rq->event_stream || a.with.n) { /* a walk: walk.lua, never cached; a stream:
-                                                    * watch.h; with: the members are live */
-        request_list_free(&a.with);
+    struct page_reply pr;
+    /* a walk: walk.lua, never cached; a stream: watch.h; with: the members are live */
+    if (a->walk || rq->event_stream || a->with.n ||
+        pages_get_l1(api_ctx_of(rq)->pages, a->board, a->period, a->page, (int)a->size, a->rank,
+                     a->min_version, rq->if_none_match, &pr)) {
+        rq->parsed = rj; /* handle_rank_async's */
+        rq->parsed_free = rank_job_discard;
         return 0;
     }
-    struct page_reply pr;
-    if (pages_get_l1(api_ctx_of(rq)->pages, a.board, a.period, a.page, (int)a.size, a.rank,
-                     a.min_version, rq->if_none_match, &pr))
-        return 0;
+    rank_job_discard(rj);
     reply_page(rp, &pr);
     return 1;
 }
@@ -211,15 +240,6 @@ void with_reply(struct http_request *rq, struct http_reply *rp, struct page_repl
     pr->not_modified = rq->if_none_match && pages_etag_matches(rq->if_none_match, pr->etag);
     reply_page(rp, pr);
 }
-
-/* A page read on its way through the batched hit path (on the event thread's connection). */
-struct rank_job {
-    struct pages_job job; /* first: the flow hands it back */
-    struct http_request *rq;
-    struct http_reply *rp;
-    struct http_async *async;
-    struct rank_args a; /* the arguments (a.with: the ids the job borrows) */
-};
 
 static void rank_job_done(struct pages_job *job, int rc)
 {
@@ -249,54 +269,49 @@ static int rank_after(void *ctx, int ms, void (*fn)(void *arg), void *arg)
 
 void handle_rank_async(struct http_request *rq, struct http_reply *rp, struct http_async *async)
 {
-    struct rank_args a;
-    /* kept per thread (spare.h): glibc 2.36's calloc never takes from its per-thread cache,
-     * and gcc makes a malloc and memset a calloc */
-    struct rank_job *rj = spare_take(sizeof(*rj));
-    if (rj)
-        memset(rj, 0, sizeof(*rj));
-    if (!rj || rank_parse(rq, rp, &a)) { /* parsing cannot fail: handle_rank_quick parsed it */
-        spare_give(rj, sizeof(*rj));
-        if (!rp->status)
-            http_reply_errno(rp, -ENOMEM);
+    struct rank_job *rj = rq->parsed; /* handle_rank_quick's: the arguments, parsed */
+    rq->parsed = NULL;
+    rq->parsed_free = NULL;
+    if (!rj) { /* a route table bug: the quick step runs first */
+        http_reply_error(rp, ERR_INTERNAL, "The page's arguments were not parsed.");
         handlers_answered(async);
         return;
     }
+    /* read in place: a cursor's period points into the arguments themselves */
+    const struct rank_args *a = &rj->a;
     if (rq->event_stream) { /* a page by number, or a score range's (never a cursor) */
-        spare_give(rj, sizeof(*rj));
-        struct watch_page wp = {.board = a.board,
-                                .period = a.period,
-                                .page = a.page,
-                                .size = (int)a.size,
-                                .rank = a.rank,
-                                .min_version = a.min_version,
-                                .walk = a.walk ? &a : NULL,
-                                .with = (const char *const *)a.with.items,
-                                .with_lens = a.with.lens,
-                                .nwith = a.with.n};
+        struct watch_page wp = {.board = a->board,
+                                .period = a->period,
+                                .page = a->page,
+                                .size = (int)a->size,
+                                .rank = a->rank,
+                                .min_version = a->min_version,
+                                .walk = a->walk ? a : NULL,
+                                .with = (const char *const *)a->with.items,
+                                .with_lens = a->with.lens,
+                                .nwith = a->with.n};
         watch_start(api_ctx_of(rq)->watches, rq, rp, async, &wp); /* copies the ids */
-        request_list_free(&a.with);
+        rank_job_discard(rj);
         return;
     }
-    if (a.walk) {
-        spare_give(rj, sizeof(*rj));
-        walk_start(rq, rp, async, &a);
+    if (a->walk) {
+        walk_start(rq, rp, async, a);
+        rank_job_discard(rj);
         return;
     }
     const struct worker *w = http_async_worker(async);
-    rj->a = a; /* the ids stay where they are: the list moves whole */
-    rj->job = (struct pages_job){.board = a.board,
-                                 .period = a.period,
-                                 .page = a.page,
-                                 .size = (int)a.size,
-                                 .min_version = a.min_version,
-                                 .rank = a.rank,
+    rj->job = (struct pages_job){.board = a->board,
+                                 .period = a->period,
+                                 .page = a->page,
+                                 .size = (int)a->size,
+                                 .min_version = a->min_version,
+                                 .rank = a->rank,
                                  /* with ids the ETag is the whole body's:
                                   * judged here (with_reply) */
-                                 .if_none_match = a.with.n ? NULL : rq->if_none_match,
-                                 .with = (const char *const *)rj->a.with.items,
-                                 .with_lens = rj->a.with.lens,
-                                 .nwith = rj->a.with.n,
+                                 .if_none_match = a->with.n ? NULL : rq->if_none_match,
+                                 .with = (const char *const *)a->with.items,
+                                 .with_lens = a->with.lens,
+                                 .nwith = a->with.n,
                                  .deadline_ms = rq->deadline_ms,
                                  .writes = worker_writes(w),
                                  .cache_reads = worker_cache(w, 0),
@@ -309,9 +324,8 @@ void handle_rank_async(struct http_request *rq, struct http_reply *rp, struct ht
     rj->async = async;
     int rc = pages_submit(api_ctx_of(rq)->pages, worker_reads(w), &rj->job);
     if (rc) { /* Redis is not answering, or cannot be reached: 503 now */
-        handlers_reply_board_errno(rp, rc, a.board, NULL);
-        request_list_free(&rj->a.with);
-        spare_give(rj, sizeof(*rj));
+        handlers_reply_board_errno(rp, rc, rj->a.board, NULL);
+        rank_job_discard(rj);
         handlers_answered(async);
         return;
     }

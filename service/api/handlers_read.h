@@ -11,10 +11,12 @@
 #include "http.h"
 
 /** A page from memory (route_quick_fn): 1 when rp is filled (a 400, or an in-process tier
- *  hit), 0 to go on with handle_rank_async. The board is the path's, else the board= argument. */
+ *  hit), 0 to go on with handle_rank_async, with the parsed arguments left in rq->parsed for
+ *  it. The board is the path's, else the board= argument. */
 int handle_rank_quick(struct http_request *rq, struct http_reply *rp);
 
-/** The page through the rank flow (pages_submit): a hit in one round trip, else computed. */
+/** The page through the rank flow (pages_submit): a hit in one round trip, else computed. Runs
+ *  after handle_rank_quick returned 0, and takes the arguments it parsed (rq->parsed). */
 void handle_rank_async(struct http_request *rq, struct http_reply *rp, struct http_async *async);
 
 /** GET .../members/{id} and .../members/{id}/around: one script call on the read connection (a

@@ -17,20 +17,32 @@ int64_t render_pages(int64_t total, int size)
     return size > 0 ? (total + size - 1) / size : 0;
 }
 
-/* v in decimal at p (at least 21 bytes); returns the length. */
+/* v in decimal at p (at least 21 bytes) and a NUL; returns the length. Two digits a step. */
 static size_t i64_text(int64_t v, char *p)
 {
+    static const char pairs[] =
+        "00010203040506070809101112131415161718192021222324252627282930313233"
+        "34353637383940414243444546474849505152535455565758596061626364656667"
+        "6869707172737475767778798081828384858687888990919293949596979899";
     char tmp[24];
-    size_t n = 0;
+    char *end = tmp + sizeof(tmp), *q = end;
     uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    do
-        tmp[n++] = (char)('0' + u % 10);
-    while ((u /= 10) != 0);
+    while (u >= 100) {
+        q -= 2;
+        memcpy(q, pairs + 2 * (u % 100), 2);
+        u /= 100;
+    }
+    if (u >= 10) {
+        q -= 2;
+        memcpy(q, pairs + 2 * u, 2);
+    } else {
+        *--q = (char)('0' + u);
+    }
     size_t len = 0;
     if (v < 0)
         p[len++] = '-';
-    while (n)
-        p[len++] = tmp[--n];
+    memcpy(p + len, q, (size_t)(end - q));
+    len += (size_t)(end - q);
     p[len] = '\0';
     return len;
 }
@@ -100,6 +112,69 @@ static void out_str(struct out *o, const char *s)
     out_mem(o, s, strlen(s));
 }
 
+/* out_str of a string literal, its length known when compiled */
+#define OUT_LIT(o, s) out_mem((o), "" s, sizeof(s) - 1)
+
+/* ---- writing into room already reserved (out_reserve): the entries of a page, where a
+ * reservation each would be most of the work */
+
+/* the literal s at w; returns the byte after it */
+#define PUT_LIT(w, s) ((char *)memcpy((w), "" s, sizeof(s) - 1) + sizeof(s) - 1)
+
+/* A JSON string (out_json_string's bytes) at w, which has room for 6 * n + 2; returns the byte
+ * after it. */
+static char *put_json_string(char *w, const char *s, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    *w++ = '"';
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 32 && c != '"' && c != '\\') {
+            *w++ = (char)c;
+            continue;
+        }
+        *w++ = '\\';
+        switch (c) {
+        case '"':
+        case '\\':
+            *w++ = (char)c;
+            break;
+        case '\b':
+            *w++ = 'b';
+            break;
+        case '\f':
+            *w++ = 'f';
+            break;
+        case '\n':
+            *w++ = 'n';
+            break;
+        case '\r':
+            *w++ = 'r';
+            break;
+        case '\t':
+            *w++ = 't';
+            break;
+        default:
+            w = PUT_LIT(w, "u00");
+            *w++ = hex[c >> 4];
+            *w++ = hex[c & 15];
+        }
+    }
+    *w++ = '"';
+    return w;
+}
+
+/* A score as out_score writes it, at w (room for 40); returns the byte after it. */
+static char *put_score(char *w, double d)
+{
+    if (!isfinite(d))
+        return PUT_LIT(w, "null");
+    if (fabs(d) <= 9007199254740992.0 && (double)(int64_t)d == d) /* render_number_text's */
+        return w + i64_text((int64_t)d, w);
+    render_number_text(d, w, 40);
+    return w + strlen(w);
+}
+
 static void out_i64(struct out *o, int64_t v)
 {
     out_reserve(o, 24);
@@ -109,62 +184,18 @@ static void out_i64(struct out *o, int64_t v)
 
 static void out_score(struct out *o, double d)
 {
-    if (!isfinite(d)) {
-        out_str(o, "null");
-        return;
-    }
     out_reserve(o, 40);
-    if (o->oom)
-        return;
-    render_number_text(d, o->p + o->len, 40);
-    o->len += strlen(o->p + o->len);
+    if (!o->oom)
+        o->len = (size_t)(put_score(o->p + o->len, d) - o->p);
 }
 
 /* A JSON string as cJSON prints it: ", \ and the C0 controls escaped, the rest verbatim. */
 static void out_json_string(struct out *o, const char *s, size_t n)
 {
-    static const char hex[] = "0123456789abcdef";
-    out_reserve(o, n + 2);
-    out_mem(o, "\"", 1);
-    size_t run = 0;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c >= 32 && c != '"' && c != '\\')
-            continue;
-        out_mem(o, s + run, i - run);
-        run = i + 1;
-        char esc[6] = {'\\', 0};
-        size_t el = 2;
-        switch (c) {
-        case '"':
-            esc[1] = '"';
-            break;
-        case '\\':
-            esc[1] = '\\';
-            break;
-        case '\b':
-            esc[1] = 'b';
-            break;
-        case '\f':
-            esc[1] = 'f';
-            break;
-        case '\n':
-            esc[1] = 'n';
-            break;
-        case '\r':
-            esc[1] = 'r';
-            break;
-        case '\t':
-            esc[1] = 't';
-            break;
-        default:
-            esc[1] = 'u', esc[2] = '0', esc[3] = '0', esc[4] = hex[c >> 4], esc[5] = hex[c & 15];
-            el = 6;
-        }
-        out_mem(o, esc, el);
-    }
-    out_mem(o, s + run, n - run);
-    out_mem(o, "\"", 1);
+    out_reserve(o, 6 * n + 2);
+    if (o->oom)
+        return;
+    o->len = (size_t)(put_json_string(o->p + o->len, s, n) - o->p);
 }
 
 static void out_record(struct out *o, const char *record, size_t len)
@@ -172,7 +203,7 @@ static void out_record(struct out *o, const char *record, size_t len)
     if (record)
         out_mem(o, record, len);
     else
-        out_str(o, "null");
+        OUT_LIT(o, "null");
 }
 
 static char *out_finish(struct out *o)
@@ -209,30 +240,57 @@ static void out_subscores(struct out *o, int nsub, const int64_t *sub)
 /* ,"updated_at":<ms> (null: -1) of an entry of a board with track_updated_at. */
 static void out_updated_at(struct out *o, int64_t ms)
 {
-    out_str(o, ",\"updated_at\":");
+    OUT_LIT(o, ",\"updated_at\":");
     if (ms >= 0)
         out_i64(o, ms);
     else
-        out_str(o, "null");
+        OUT_LIT(o, "null");
+}
+
+/* An entry's {"rank":..,"id":..,"score":.. (with a ',' before it unless first), one reservation
+ * for it all. */
+static void out_entry_head(struct out *o, int first, const struct board_item *it)
+{
+    out_reserve(o, 96 + 6 * it->id_len);
+    if (o->oom)
+        return;
+    char *w = o->p + o->len;
+    w = first ? PUT_LIT(w, "{\"rank\":") : PUT_LIT(w, ",{\"rank\":");
+    w += i64_text(it->rank, w);
+    w = PUT_LIT(w, ",\"id\":");
+    w = put_json_string(w, it->id, it->id_len);
+    w = PUT_LIT(w, ",\"score\":");
+    w = put_score(w, it->score);
+    o->len = (size_t)(w - o->p);
+}
+
+/* An entry's ,"record":<record>} */
+static void out_entry_tail(struct out *o, const struct board_item *it)
+{
+    out_reserve(o, 16 + it->record_len);
+    if (o->oom)
+        return;
+    char *w = PUT_LIT(o->p + o->len, ",\"record\":");
+    if (it->record) {
+        memcpy(w, it->record, it->record_len);
+        w += it->record_len;
+    } else {
+        w = PUT_LIT(w, "null");
+    }
+    *w++ = '}';
+    o->len = (size_t)(w - o->p);
 }
 
 static void out_items(struct out *o, const struct board_page *p)
 {
-    out_str(o, "\"items\":[");
+    OUT_LIT(o, "\"items\":[");
     for (size_t i = 0; i < p->n; i++) {
         const struct board_item *it = &p->items[i];
-        out_str(o, i ? ",{\"rank\":" : "{\"rank\":");
-        out_i64(o, it->rank);
-        out_str(o, ",\"id\":");
-        out_json_string(o, it->id, strlen(it->id));
-        out_str(o, ",\"score\":");
-        out_score(o, it->score);
+        out_entry_head(o, i == 0, it);
         out_subscores(o, it->nsub, it->sub);
         if (p->settings.track_updated_at)
             out_updated_at(o, it->updated_at);
-        out_str(o, ",\"record\":");
-        out_record(o, it->record, it->record_len);
-        out_mem(o, "}", 1);
+        out_entry_tail(o, it);
     }
     out_mem(o, "]", 1);
 }
@@ -240,25 +298,18 @@ static void out_items(struct out *o, const struct board_page *p)
 /* ,"with":[...],"missing":[...] of a page read with ids (render_page_with), pages at `size`. */
 static void out_with(struct out *o, const struct board_lookup *l, int size)
 {
-    out_str(o, ",\"with\":[");
+    OUT_LIT(o, ",\"with\":[");
     for (size_t i = 0; i < l->n; i++) {
         const struct board_item *it = &l->items[i];
-        out_str(o, i ? ",{\"rank\":" : "{\"rank\":");
-        out_i64(o, it->rank);
-        out_str(o, ",\"id\":");
-        out_json_string(o, it->id, it->id_len);
-        out_str(o, ",\"score\":");
-        out_score(o, it->score);
+        out_entry_head(o, i == 0, it);
         out_subscores(o, it->nsub, it->sub);
-        out_str(o, ",\"page\":");
+        OUT_LIT(o, ",\"page\":");
         out_i64(o, size > 0 ? (it->ordinal - 1) / size + 1 : 1);
         if (l->settings.track_updated_at)
             out_updated_at(o, it->updated_at);
-        out_str(o, ",\"record\":");
-        out_record(o, it->record, it->record_len);
-        out_mem(o, "}", 1);
+        out_entry_tail(o, it);
     }
-    out_str(o, "],\"missing\":[");
+    OUT_LIT(o, "],\"missing\":[");
     for (size_t i = 0; i < l->nmissing; i++) {
         if (i)
             out_mem(o, ",", 1);
@@ -309,7 +360,7 @@ static void out_cursor(struct out *o, const char *name, const char *board,
         out_str(o, text); /* base64url: nothing to escape */
         out_mem(o, "\"", 1);
     } else {
-        out_str(o, "null");
+        OUT_LIT(o, "null");
     }
 }
 
@@ -324,19 +375,19 @@ static char *page_body(const char *board, int64_t page, const struct board_page 
     for (size_t i = 0; i < p->n; i++)
         est += 64 + p->items[i].id_len + p->items[i].record_len;
     out_reserve(&o, est);
-    out_str(&o, "{\"board\":");
+    OUT_LIT(&o, "{\"board\":");
     out_json_string(&o, board, strlen(board));
-    out_str(&o, ",\"page\":");
+    OUT_LIT(&o, ",\"page\":");
     out_i64(&o, page);
-    out_str(&o, ",\"size\":");
+    OUT_LIT(&o, ",\"size\":");
     out_i64(&o, p->size);
     int64_t total = p->ranged ? p->end - p->first : p->total;
-    out_str(&o, ",\"total\":");
+    OUT_LIT(&o, ",\"total\":");
     out_i64(&o, total);
-    out_str(&o, ",\"pages\":");
+    OUT_LIT(&o, ",\"pages\":");
     out_i64(&o, render_pages(total, p->size));
     if (count >= 0) {
-        out_str(&o, ",\"count\":");
+        OUT_LIT(&o, ",\"count\":");
         out_i64(&o, count);
     }
     if (cursors) {
@@ -406,20 +457,20 @@ char *render_member(const char *id, const struct board_member *mb, int size)
 {
     struct out o = {0};
     out_reserve(&o, 96 + strlen(id) + mb->record_len);
-    out_str(&o, "{\"id\":");
+    OUT_LIT(&o, "{\"id\":");
     out_json_string(&o, id, strlen(id));
-    out_str(&o, ",\"score\":");
+    OUT_LIT(&o, ",\"score\":");
     out_score(&o, mb->score);
     out_subscores(&o, mb->settings.layout.nsub, mb->sub);
-    out_str(&o, ",\"rank\":");
+    OUT_LIT(&o, ",\"rank\":");
     out_i64(&o, mb->rank);
-    out_str(&o, ",\"page\":");
+    OUT_LIT(&o, ",\"page\":");
     out_i64(&o, (mb->ordinal - 1) / size + 1); /* integer division: the page holding it */
-    out_str(&o, ",\"percentile\":");
+    OUT_LIT(&o, ",\"percentile\":");
     out_cents(&o, rank_percentile_cents(mb->total, mb->ordinal));
     if (mb->settings.track_updated_at)
         out_updated_at(&o, mb->updated_at);
-    out_str(&o, ",\"record\":");
+    OUT_LIT(&o, ",\"record\":");
     out_record(&o, mb->record, mb->record_len);
     out_mem(&o, "}", 1);
     return out_finish(&o);
@@ -495,57 +546,57 @@ char *render_board_list(const struct board_list *l)
  * (max_members removed it). */
 static void out_outcome(struct out *b, const struct board_outcome *o, int prev)
 {
-    out_str(b, "\"score\":");
+    OUT_LIT(b, "\"score\":");
     out_score(b, o->score);
     out_subscores(b, o->nsub, o->sub);
-    out_str(b, ",\"rank\":");
+    OUT_LIT(b, ",\"rank\":");
     if (o->rank > 0)
         out_i64(b, o->rank);
     else
-        out_str(b, "null");
+        OUT_LIT(b, "null");
     out_str(b, o->updated ? ",\"updated\":true" : ",\"updated\":false");
     if (!prev)
         return;
     if (!o->has_prev) {
-        out_str(b, ",\"prev_score\":null");
+        OUT_LIT(b, ",\"prev_score\":null");
         out_str(b, o->nsub > 0 ? ",\"prev_subscores\":null,\"prev_rank\":null"
                                : ",\"prev_rank\":null");
         return;
     }
-    out_str(b, ",\"prev_score\":");
+    OUT_LIT(b, ",\"prev_score\":");
     out_score(b, o->prev_score);
     out_subs_as(b, ",\"prev_subscores\":", o->nsub, o->prev_sub);
-    out_str(b, ",\"prev_rank\":");
+    OUT_LIT(b, ",\"prev_rank\":");
     out_i64(b, o->prev_rank);
 }
 
 char *render_write(const char *id, const struct board_outcome *o, int64_t version)
 {
     struct out b = {0};
-    out_str(&b, "{\"id\":");
+    OUT_LIT(&b, "{\"id\":");
     out_json_string(&b, id, strlen(id));
-    out_str(&b, ",");
+    OUT_LIT(&b, ",");
     out_outcome(&b, o, 1);
-    out_str(&b, ",\"version\":");
+    OUT_LIT(&b, ",\"version\":");
     out_i64(&b, version);
-    out_str(&b, "}");
+    OUT_LIT(&b, "}");
     return out_finish(&b);
 }
 
 char *render_batch(const struct board_outcome *o, size_t n, int64_t version)
 {
     struct out b = {0};
-    out_str(&b, "{\"applied\":");
+    OUT_LIT(&b, "{\"applied\":");
     out_i64(&b, (int64_t)n);
-    out_str(&b, ",\"rejected\":[],\"results\":[");
+    OUT_LIT(&b, ",\"rejected\":[],\"results\":[");
     for (size_t i = 0; i < n; i++) {
         out_str(&b, i ? ",{" : "{");
         out_outcome(&b, &o[i], 0);
-        out_str(&b, "}");
+        OUT_LIT(&b, "}");
     }
-    out_str(&b, "],\"version\":");
+    OUT_LIT(&b, "],\"version\":");
     out_i64(&b, version);
-    out_str(&b, "}");
+    OUT_LIT(&b, "}");
     return out_finish(&b);
 }
 
@@ -553,19 +604,19 @@ char *render_boards_write(const char *id, const char *const *boards,
                           const struct board_outcome *const *o, const int64_t *versions, size_t n)
 {
     struct out b = {0};
-    out_str(&b, "{\"id\":");
+    OUT_LIT(&b, "{\"id\":");
     out_json_string(&b, id, strlen(id));
-    out_str(&b, ",\"boards\":[");
+    OUT_LIT(&b, ",\"boards\":[");
     for (size_t i = 0; i < n; i++) {
         out_str(&b, i ? ",{\"board\":" : "{\"board\":");
         out_json_string(&b, boards[i], strlen(boards[i]));
-        out_str(&b, ",");
+        OUT_LIT(&b, ",");
         out_outcome(&b, o[i], 1);
-        out_str(&b, ",\"version\":");
+        OUT_LIT(&b, ",\"version\":");
         out_i64(&b, versions[i]);
-        out_str(&b, "}");
+        OUT_LIT(&b, "}");
     }
-    out_str(&b, "]}");
+    OUT_LIT(&b, "]}");
     return out_finish(&b);
 }
 
@@ -578,16 +629,16 @@ char *render_export_rows(const struct board_item *items, size_t n, int updated_a
     out_reserve(&o, est);
     for (size_t i = 0; i < n; i++) {
         const struct board_item *it = &items[i];
-        out_str(&o, "{\"rank\":");
+        OUT_LIT(&o, "{\"rank\":");
         out_i64(&o, it->rank);
-        out_str(&o, ",\"id\":");
+        OUT_LIT(&o, ",\"id\":");
         out_json_string(&o, it->id, it->id_len);
-        out_str(&o, ",\"score\":");
+        OUT_LIT(&o, ",\"score\":");
         out_score(&o, it->score);
         out_subscores(&o, it->nsub, it->sub);
         if (updated_at)
             out_updated_at(&o, it->updated_at);
-        out_str(&o, ",\"record\":");
+        OUT_LIT(&o, ",\"record\":");
         out_record(&o, it->record, it->record_len);
         out_mem(&o, "}\n", 2);
     }
@@ -600,39 +651,39 @@ char *render_export_rows(const struct board_item *items, size_t n, int updated_a
 char *render_lookup(const char *board, const struct board_lookup *l)
 {
     struct out o = {0};
-    out_str(&o, "{\"board\":");
+    OUT_LIT(&o, "{\"board\":");
     out_json_string(&o, board, strlen(board));
     out_mem(&o, ",", 1);
     struct board_page p = {.settings = l->settings, .n = l->n, .items = l->items};
     out_items(&o, &p);
-    out_str(&o, ",\"missing\":[");
+    OUT_LIT(&o, ",\"missing\":[");
     for (size_t i = 0; i < l->nmissing; i++) {
         if (i)
             out_mem(&o, ",", 1);
         out_json_string(&o, l->missing[i], l->missing_len[i]);
     }
-    out_str(&o, "]}");
+    OUT_LIT(&o, "]}");
     return out_finish(&o);
 }
 
 char *render_percentile(const char *p, const struct board_percentile *pc)
 {
     struct out o = {0};
-    out_str(&o, "{\"p\":");
+    OUT_LIT(&o, "{\"p\":");
     out_str(&o, p);
     if (pc->rank > 0) {
-        out_str(&o, ",\"rank\":");
+        OUT_LIT(&o, ",\"rank\":");
         out_i64(&o, pc->rank);
-        out_str(&o, ",\"id\":");
+        OUT_LIT(&o, ",\"id\":");
         out_json_string(&o, pc->id, pc->id_len);
-        out_str(&o, ",\"score\":");
+        OUT_LIT(&o, ",\"score\":");
         out_score(&o, pc->score);
         out_subscores(&o, pc->settings.layout.nsub, pc->sub);
         if (pc->settings.track_updated_at)
             out_updated_at(&o, pc->updated_at);
         out_mem(&o, "}", 1);
     } else {
-        out_str(&o, ",\"rank\":null,\"id\":null,\"score\":null}");
+        OUT_LIT(&o, ",\"rank\":null,\"id\":null,\"score\":null}");
     }
     return out_finish(&o);
 }
@@ -641,27 +692,27 @@ char *render_member_boards(const char *id, const char *const *boards,
                            const struct board_on_board *on, size_t n)
 {
     struct out o = {0};
-    out_str(&o, "{\"id\":");
+    OUT_LIT(&o, "{\"id\":");
     out_json_string(&o, id, strlen(id));
-    out_str(&o, ",\"boards\":[");
+    OUT_LIT(&o, ",\"boards\":[");
     for (size_t i = 0; i < n; i++) {
         out_str(&o, i ? ",{\"board\":" : "{\"board\":");
         out_json_string(&o, boards[i], strlen(boards[i]));
         if (on[i].found) {
-            out_str(&o, ",\"rank\":");
+            OUT_LIT(&o, ",\"rank\":");
             out_i64(&o, on[i].rank);
-            out_str(&o, ",\"score\":");
+            OUT_LIT(&o, ",\"score\":");
             out_score(&o, on[i].score);
             out_subscores(&o, on[i].settings.layout.nsub, on[i].sub);
-            out_str(&o, ",\"percentile\":");
+            OUT_LIT(&o, ",\"percentile\":");
             out_cents(&o, rank_percentile_cents(on[i].total, on[i].ordinal));
             if (on[i].settings.track_updated_at)
                 out_updated_at(&o, on[i].updated_at);
             out_mem(&o, "}", 1);
         } else {
-            out_str(&o, ",\"rank\":null,\"score\":null,\"percentile\":null}");
+            OUT_LIT(&o, ",\"rank\":null,\"score\":null,\"percentile\":null}");
         }
     }
-    out_str(&o, "]}");
+    OUT_LIT(&o, "]}");
     return out_finish(&o);
 }

@@ -383,6 +383,10 @@ void board_scripts_register(void);
 /** Test hook: the tie capacity the write script uses (default SCORE_TIE_CAP; tests lower it). */
 void board_set_tie_cap(int64_t cap);
 
+/** Test hook: 0 sends every score write through write.lua, 1 (the default) lets a single write
+ *  of the common kind take write_one.lua (the same effects and replies, in less Redis work). */
+void board_set_short_writes(int on);
+
 /* The operation families, each in its own header (they need the types above). */
 #include "board_ctl.h"
 #include "board_read.h"

@@ -110,6 +110,22 @@ struct write_args {
     int nkeys, nargs;
 };
 
+/* write_one.lua's call (board_write_short.c): the set, the settings hash, the distinct scores,
+ * the updated_at hash, the records hash; then the settings as assumed (one argument), the
+ * flags, the tie cap, 2^T, the largest |key|, the member, the op, the record, the key, and on a
+ * board that tracks updated_at the time. argv points into the struct and into the job. */
+#define WRITE_SHORT_KEYS 5
+#define WRITE_SHORT_ARGS_MAX 10
+struct write_short_args {
+    char meta[KEY_MAX], items[KEY_MAX];
+    char settings[160]; /* order|tiebreak|decimals|period|timezone|score_layout|track */
+    char flags[4], cap[24], base[24], kmax[24], now[24];
+    char key[WRITE_KEY_TEXT_MAX];
+    const char *argv[WRITE_SHORT_KEYS + WRITE_SHORT_ARGS_MAX];
+    size_t len[WRITE_SHORT_KEYS + WRITE_SHORT_ARGS_MAX];
+    int nkeys, nargs;
+};
+
 #define TRIM_CHUNK 250 /* measured: 1000 removals from a 3M set took 3-5 ms, over the 2 ms goal */
 
 /* trim.lua's call, repeated until a chunk removes fewer than TRIM_CHUNK: the set, its distinct
@@ -163,11 +179,19 @@ void board_sweep_submit(struct board_model *m, struct store_async *conn, const c
 /* board_write.c */
 double board_stored_value(const char *s);
 double board_decode_stored(const struct score_layout *l, const char *s);
+double board_decode_value(const struct score_layout *l, double stored);
 int board_write_args_build(struct write_args *w, const struct board_write_job *j, size_t at,
                            size_t n);
 void board_write_args_free(struct write_args *w);
 int board_write_reply_take(struct store_reply *r, struct board_write_job *j, size_t n, size_t *done,
                            int *full);
+
+/* board_write_short.c: 1 when entries[at..n) of j go to write_one.lua rather than write.lua
+ * (one entry, one board without periods, `packed` without sub-scores, no max_members, no
+ * Idempotency-Key, not an upload's chunk, no brief reply; the one place that decides), and its
+ * arguments (0, or a negative errno) */
+int board_write_short_fits(const struct board_write_job *j, size_t at);
+int board_write_short_args(struct write_short_args *w, const struct board_write_job *j, size_t at);
 
 /* board_ctl.c */
 void board_info_take(const struct store_reply *r, const struct board_where *w,

@@ -21,12 +21,17 @@ double board_stored_value(const char *s)
     return *s == '-' ? -(double)v : (double)v;
 }
 
-double board_decode_stored(const struct score_layout *l, const char *s)
+double board_decode_value(const struct score_layout *l, double stored)
 {
     double score = 0;
-    if (s && *s && score_codec_decode(l, board_stored_value(s), &score) < 0)
+    if (score_codec_decode(l, stored, &score) < 0)
         score = 0;
     return score;
+}
+
+double board_decode_stored(const struct score_layout *l, const char *s)
+{
+    return s && *s ? board_decode_value(l, board_stored_value(s)) : 0;
 }
 
 void board_write_args_free(struct write_args *w)
@@ -329,7 +334,8 @@ static size_t call_at(const struct board_write_job *j)
  * nothing): entry *done would leave the range and nothing was written; -EAGAIN: the settings
  * differ; -ENOENT: a target does not exist; -EKEYREJECTED: the idempotency record holds another
  * digest; -EALREADY: an upload's chunk whose predecessor was not applied in full (nothing
- * written); -EIO: an error reply or an unexpected shape. */
+ * written); -ENOTSUP: write_one.lua's "not this script's board" (nothing written: send write.lua);
+ * -EIO: an error reply or an unexpected shape. A write_one.lua reply has write.lua's shape. */
 int board_write_reply_take(struct store_reply *r, struct board_write_job *j, size_t n, size_t *done,
                            int *full)
 {
@@ -344,11 +350,12 @@ int board_write_reply_take(struct store_reply *r, struct board_write_job *j, siz
     if (handled > n || target >= j->ntargets)
         goto out;
     j->target = target;
-    if (status == 1 || status == 4 || status == 5 || status == 6) {
+    if (status == 1 || status == 4 || status == 5 || status == 6 || status == 7) {
         rc = status == 1   ? -EAGAIN
              : status == 4 ? -ENOENT
              : status == 5 ? -EKEYREJECTED
-                           : -EALREADY;
+             : status == 6 ? -EALREADY
+                           : -ENOTSUP;
         goto out;
     }
     if (status == 2) {
@@ -542,6 +549,12 @@ static void write_reply(void *arg, int rc, struct store_reply **replies)
     int full = 0;
     size_t at = call_at(j), before = j->at;
     rc = board_write_reply_take(r, j, j->n - at, &done, &full);
+    if (rc == -ENOTSUP && !j->no_short) { /* write_one.lua wrote nothing: write.lua takes it */
+        j->no_short = 1;
+        if ((rc = write_job_send(j)) < 0)
+            write_job_finish(j, write_job_errno(j, rc, 0));
+        return;
+    }
     /* -ERANGE (all or nothing): handled names the entry refused, none written by this call; but
      * refused after an earlier call applied a part (a writer in between), the outcome is mixed */
     if (rc == -ERANGE && before > 0)
@@ -575,9 +588,18 @@ static void write_reply(void *arg, int rc, struct store_reply **replies)
     write_after(j, rc, full, done);
 }
 
-/* Send write.lua for entries[at..n); 0 or a negative errno (nothing sent). */
+/* Send write.lua, or write_one.lua where it fits (board_write_short_fits), for entries[at..n);
+ * 0 or a negative errno (nothing sent). */
 static int write_job_send(struct board_write_job *j)
 {
+    if (board_write_short_fits(j, call_at(j))) {
+        struct write_short_args s;
+        int rc = board_write_short_args(&s, j, call_at(j));
+        if (!rc)
+            rc = store_async_script(j->conn, board_script(SCRIPT_WRITE_ONE), s.nkeys, s.nargs,
+                                    s.argv, s.len, j->deadline_ms, write_reply, j);
+        return rc < 0 ? rc : 0;
+    }
     struct write_args w = {0};
     int rc = board_write_args_build(&w, j, call_at(j), j->n - call_at(j));
     if (!rc)
@@ -641,6 +663,7 @@ int board_write_submit(struct board_model *m, struct store_async *conn, struct b
     j->stalls = 0;
     j->replayed = 0;
     j->unconfirmed = 0;
+    j->no_short = 0;
     j->full_target = 0;
     j->full_key[0] = '\0';
     memset(j->listed, 0, sizeof(j->listed));

@@ -69,6 +69,11 @@ struct http_request {
     void *stream_state;          /**< the handler's, freed by its stream_free */
     struct tokens_grant *grant;  /**< what the request's token allows (ROUTE_WRITE routes:
                                   *   auth.h), owned; NULL otherwise */
+    void *parsed;                /**< what the route's quick step left for its async step (its
+                                  *   arguments, parsed once), or NULL; owned: the async step
+                                  *   takes it (sets it NULL), else parsed_free frees it with the
+                                  *   request (a connection gone before the async step ran) */
+    void (*parsed_free)(void *parsed);
 };
 
 struct http_body; /* a streamed reply body being sent (httpd.c) */

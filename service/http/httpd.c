@@ -160,6 +160,8 @@ static void exchange_free(struct exchange *x)
     free(x->rq.grant);
     if (x->rq.stream_state && x->route && x->route->stream_free)
         x->route->stream_free(x->rq.stream_state);
+    if (x->rq.parsed && x->rq.parsed_free)
+        x->rq.parsed_free(x->rq.parsed);
     buf_free(&x->rp.body);
     http_reply_free_fault(&x->rp);
     if (x->rp.fd > 0)

@@ -175,6 +175,9 @@ static const char *const single_only[] = {
     /* MONITOR of one Redis counts what write.lua runs; on a cluster the records are written
      * after the script, by the caller, and each master has its own MONITOR */
     "writes/single_write_script_commands",
+    /* the same, and write_one.lua's random walk reads both boards' keys on one Redis */
+    "writes/short_write_commands",
+    "writes/short_write_same_as_write_lua",
     "writes/import_chunk_script_commands",
     /* the same: MONITOR counts a page's commands on one Redis (on a cluster the records are
      * read after the script, by the caller) */

@@ -108,6 +108,8 @@ Suite *acl_suite(void);
 Suite *ops_suite(void);
 Suite *security_suite(void);
 Suite *writes_suite(void);
+/** The `writes` suite's cases of test_writes_short.c (added to s). */
+void writes_short_add(Suite *s);
 Suite *uploads_suite(void);
 Suite *export_suite(void);
 Suite *reads_suite(void);

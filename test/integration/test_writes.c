@@ -853,7 +853,7 @@ static int verb_count(const char *verbs, const char *verb, const char *key)
     return n;
 }
 
-/* A single write runs only the commands its semantics need inside write.lua: a score moving
+/* A single write runs only the commands its semantics need inside its script: a score moving
  * into a group that has members leaves the distinct scores' set alone (the key is in it), a
  * write that changes nothing reads the member's rank once, and a score moving into a group no
  * member holds reads no tie group. */
@@ -988,5 +988,7 @@ Suite *writes_suite(void)
         {"single_write_script_commands", single_write_script_commands},
         {"import_chunk_script_commands", import_chunk_script_commands},
     };
-    return it_suite("writes", cases, sizeof(cases) / sizeof(cases[0]));
+    Suite *s = it_suite("writes", cases, sizeof(cases) / sizeof(cases[0]));
+    writes_short_add(s);
+    return s;
 }

@@ -21,7 +21,7 @@
 #include "fixture.h"
 
 #define MODEL_MAX INT64_C(9007199254740991) /* 2^53 - 1: a wide board's range */
-#define MODEL_COLS 3                        /* sub-score columns at most */
+#define MODEL_COLS 4                        /* sub-score columns at most (board.h) */
 
 struct model_member {
     char id[16];

@@ -15,6 +15,7 @@ static const struct {
     int flags;
 } expected[] = {
     {SCRIPT_WRITE, "lua/write.lua", SCRIPT_WAITS},
+    {SCRIPT_WRITE_ONE, "lua/write_one.lua", SCRIPT_WAITS}, /* write.lua's short path */
     {SCRIPT_COMPACT, "lua/compact.lua", 0},
     {SCRIPT_PAGE, "lua/page.lua", SCRIPT_READ_ONLY},
     {SCRIPT_MEMBER, "lua/member.lua", SCRIPT_READ_ONLY},
