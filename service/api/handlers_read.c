@@ -173,7 +173,7 @@ static void reply_page(struct http_reply *rp, struct page_reply *pr)
     if (pr->not_modified) {
         rp->status = 304;
     } else {
-        http_reply_json(rp, 200, pr->body);
+        http_reply_json_len(rp, 200, pr->body, pr->len);
         pr->body = NULL; /* the reply owns it now */
     }
     page_reply_free(pr);

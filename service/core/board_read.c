@@ -127,10 +127,13 @@ static void i64_text(char *out, size_t len, int64_t v)
 static int read_head(struct board_model *m, const char *board, const struct board_where *w,
                      enum rank_type rank, struct board_read *out)
 {
-    struct board_keys k;
-    board_make_keys(m, board, &k);
-    util_copy(out->meta, sizeof(out->meta), k.meta);
-    util_copy(out->items, sizeof(out->items), k.script_items);
+    /* the two keys of the board's own it needs (board_make_keys makes six: every read) */
+    struct strb b;
+    board_key_make(&b, out->meta, sizeof(out->meta), m->prefix, board, BOARD_KEY_META);
+    if (board_clustered(m)) /* the records are in other slots: the settings again */
+        util_copy(out->items, sizeof(out->items), out->meta);
+    else
+        records_key(m->prefix, 0, "", 0, out->items, sizeof(out->items));
     util_copy(out->z, sizeof(out->z), w->z);
     util_copy(out->dense, sizeof(out->dense), w->dense);
     util_copy(out->ids, sizeof(out->ids), w->ids);

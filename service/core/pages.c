@@ -24,6 +24,21 @@ static uint64_t body_hash(const char *p, size_t n)
 {
     uint64_t h = UINT64_C(14695981039346656037) ^ n;
     size_t i = 0;
+    for (; i + 32 <= n; i += 32) { /* the same steps, four a loop: a live page's body is ~4 KiB */
+        uint64_t a, b, c, d;
+        memcpy(&a, p + i, 8);
+        memcpy(&b, p + i + 8, 8);
+        memcpy(&c, p + i + 16, 8);
+        memcpy(&d, p + i + 24, 8);
+        h = (h ^ a) * UINT64_C(0x9E3779B97F4A7C15);
+        h ^= h >> 29;
+        h = (h ^ b) * UINT64_C(0x9E3779B97F4A7C15);
+        h ^= h >> 29;
+        h = (h ^ c) * UINT64_C(0x9E3779B97F4A7C15);
+        h ^= h >> 29;
+        h = (h ^ d) * UINT64_C(0x9E3779B97F4A7C15);
+        h ^= h >> 29;
+    }
     for (; i + 8 <= n; i += 8) {
         uint64_t w;
         memcpy(&w, p + i, 8);
@@ -83,7 +98,7 @@ int pages_etag_matches(const char *if_none_match, const char *etag)
 }
 
 /* The reply for a cache value parsed as e (taken: freed, or its body kept in place as
- * out->body). */
+ * out->body, moved to the front of value unless e->data is value itself). */
 static int reply_from_entry(struct pages *pg, const struct page_req *q, char *value,
                             const struct page_cache_value *ep, enum page_source source,
                             const char *inm, struct page_reply *out)
@@ -105,7 +120,8 @@ static int reply_from_entry(struct pages *pg, const struct page_req *q, char *va
         free(value);
         return 0;
     }
-    memmove(value, e.data, e.len + 1); /* the body, in place: no copy of the page */
+    if (e.data != value)
+        memmove(value, e.data, e.len + 1); /* the body, in place: no copy of the page */
     out->body = value;
     out->len = e.len;
     return 0;
@@ -383,26 +399,31 @@ static int hit_serve(struct hit *h, const struct store_reply *got)
     char l1key[KEY_MAX];
     l1key[0] = '\0';
     size_t len = got->len;
-    char *value = malloc(len + 1); /* a copy: other hits may share the reply */
-    if (!value)
-        return -ENOMEM;
-    memcpy(value, got->str, len + 1);
     if (page_cache_l1_on(pg->cfg.cache)) /* the tier's key, only with a tier */
         l1_key(j->board, h->q.period, j->page, j->size, j->rank, l1key, sizeof(l1key));
     enum page_source source = PAGE_HIT;
     int refresh = 0;
     struct page_cache_value e;
-    switch (page_cache_judge(pg->cfg.cache, h->q.key, h->q.gen, j->min_version, h->q.ttl_ms, value,
-                             len, l1key, &source, &refresh, &e)) {
+    /* judged where it is (other hits may share the reply: read only), then copied: the whole
+     * value as a fallback, or the body alone to serve */
+    char *value;
+    switch (page_cache_judge(pg->cfg.cache, h->q.key, h->q.gen, j->min_version, h->q.ttl_ms,
+                             got->str, len, l1key, &source, &refresh, &e)) {
     case PAGE_CACHE_TOO_OLD: /* compute it now; the copy is the fallback should that fail */
+        if (!(value = malloc(len + 1)))
+            return -ENOMEM;
+        memcpy(value, got->str, len + 1);
         return miss_begin(h, e.created_ms, value, len);
     case PAGE_CACHE_UNUSABLE: /* another generation's page, caching turned off, or a page
                                * computed before the write counter asked for (min_version) */
-        free(value);
         return miss_begin(h, 0, NULL, 0);
     case PAGE_CACHE_SERVE:
         break;
     }
+    if (!(value = malloc(e.len + 1)))
+        return -ENOMEM;
+    memcpy(value, e.data, e.len + 1);
+    e.data = value; /* the body alone: reply_from_entry leaves it where it is */
     if (refresh)
         refresh_on_loop(h, e.created_ms);
     return reply_from_entry(pg, &h->q, value, &e, source, j->if_none_match, &j->out);

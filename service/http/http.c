@@ -54,6 +54,11 @@ void http_reply_stream(struct http_reply *rp, int status, const char *content_ty
 
 void http_reply_json(struct http_reply *rp, int status, char *json)
 {
+    http_reply_json_len(rp, status, json, json ? strlen(json) : 0);
+}
+
+void http_reply_json_len(struct http_reply *rp, int status, char *json, size_t len)
+{
     buf_free(&rp->body);
     drop_stream(rp);
     drop_error(rp);
@@ -62,8 +67,8 @@ void http_reply_json(struct http_reply *rp, int status, char *json)
         return;
     }
     rp->body.data = json;
-    rp->body.len = strlen(json);
-    rp->body.cap = rp->body.len + 1;
+    rp->body.len = len;
+    rp->body.cap = len + 1;
     rp->status = status;
     rp->content_type = "application/json; charset=utf-8";
 }

@@ -130,6 +130,9 @@ int http_arg_raw(const struct http_request *rq, const char *name, const char **r
  *  even on failure. A NULL json becomes a 500. */
 void http_reply_json(struct http_reply *rp, int status, char *json);
 
+/** The same for a body whose length is known (json[len] is its NUL): not measured again. */
+void http_reply_json_len(struct http_reply *rp, int status, char *json, size_t len);
+
 /** The error reply of `id` (errors.h: its status and code), {"error":{"code","message"}}; the
  *  message is printf-formatted, cut at 511 bytes and made valid UTF-8. */
 void http_reply_error(struct http_reply *rp, enum err_id id, const char *fmt, ...)

@@ -87,32 +87,6 @@ void util_sleep_ms(int ms)
         ;
 }
 
-void strb_init(struct strb *b, char *p, size_t cap)
-{
-    b->p = p;
-    b->cap = cap;
-    b->len = 0;
-    b->over = 0;
-    p[0] = '\0';
-}
-
-static void strb_mem(struct strb *b, const char *s, size_t n)
-{
-    size_t room = b->cap - 1 - b->len;
-    if (n > room) {
-        n = room;
-        b->over = 1;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-void strb_str(struct strb *b, const char *s)
-{
-    strb_mem(b, s, strlen(s));
-}
-
 void strb_i64(struct strb *b, int64_t v)
 {
     char d[24], *at = d + sizeof(d);
