@@ -113,7 +113,8 @@ struct stream {
     int orphan;    /* the connection closed with chunks in flight: freed after the last */
     int failed;    /* a chunk failed (fault): the upload stops, the reply says where */
     int fault;
-    int unknown; /* that chunk's outcome is unknown: so is any after it written */
+    int unknown;                  /* that chunk's outcome is unknown: so is any after it written */
+    struct board_write_ties ties; /* what the chunks in write.lua's short layout assumed */
 };
 
 /* The write of one chunk of an upload. */
@@ -325,6 +326,7 @@ static void flush_send(struct stream_flush *f, const struct board_settings *set)
                                     .upload = seq ? st->token : NULL,
                                     .upload_chunk = f->chunk,
                                     .upload_after = seq && f->after,
+                                    .ties = seq ? &st->ties : NULL,
                                     .done = flush_written_async};
     int rc = board_write_submit(st->model, worker_writes(st->worker), &f->w);
     if (rc)

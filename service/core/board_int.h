@@ -84,11 +84,11 @@ struct board_reset_call {
 /* The argv of one write.lua call (its header says the layout): per target 7 keys (the set, its
  * settings, the period index, the idempotency record, the set's distinct scores, its ids hash,
  * its updated_at hash) and 16 header
- * values, then the records hash and the registry; 9 values before the targets' headers; per
- * entry 3 values and 3 per target. */
+ * values, then the records hash and the registry; 12 values before the targets' headers; per
+ * entry 3 values and 1 per target (the short layout: write.lua). */
 #define WRITE_TARGET_KEYS 7
 #define WRITE_TARGET_HDR 16
-#define WRITE_GLOBAL_ARGS 11
+#define WRITE_GLOBAL_ARGS 12
 #define IDEM_KEY_MAX (KEY_MAX + BOARD_IDEM_KEY_MAX + 8)
 
 struct write_target_args {
@@ -104,6 +104,7 @@ struct write_args {
     char (*num)[WRITE_KEY_TEXT_MAX]; /* per entry and target: key, or an incr's "delta lo hi" */
     char (*ops)
         [WRITE_OP_TEXT_MAX]; /* per entry with sub-scores: "op:n1,n2" (prelude_subscores.lua) */
+    char (*sv)[24];          /* the short layout: the entries' stored values, the keys, the ties */
     struct write_target_args *t;
     char items[KEY_MAX], registry[KEY_MAX];
     char glob[WRITE_GLOBAL_ARGS][32];
@@ -111,18 +112,19 @@ struct write_args {
 };
 
 /* write_one.lua's call (board_write_short.c): the set, the settings hash, the distinct scores,
- * the updated_at hash, the records hash; then the settings as assumed (one argument), the
- * flags, the tie cap, 2^T, the largest |key|, the member, the op, the record, the key, and on a
- * board that tracks updated_at the time. argv points into the struct and into the job. */
-#define WRITE_SHORT_KEYS 5
-#define WRITE_SHORT_ARGS_MAX 10
+ * the updated_at hash, the records hash, and on a periodic board the period index; then the
+ * settings as assumed (one argument), the flags, the tie cap, 2^T, the largest |key|, the
+ * member, the op, the record, the key, and on a board that tracks updated_at or has periods the
+ * time, on a periodic board the period's start. argv points into the struct and into the job. */
+#define WRITE_SHORT_KEYS 5 /* and the period index on a periodic board */
+#define WRITE_SHORT_ARGS_MAX 11
 struct write_short_args {
-    char meta[KEY_MAX], items[KEY_MAX];
+    char meta[KEY_MAX], items[KEY_MAX], index[KEY_MAX];
     char settings[160]; /* order|tiebreak|decimals|period|timezone|score_layout|track */
-    char flags[4], cap[24], base[24], kmax[24], now[24];
+    char flags[4], cap[24], base[24], kmax[24], now[24], start[24];
     char key[WRITE_KEY_TEXT_MAX];
-    const char *argv[WRITE_SHORT_KEYS + WRITE_SHORT_ARGS_MAX];
-    size_t len[WRITE_SHORT_KEYS + WRITE_SHORT_ARGS_MAX];
+    const char *argv[WRITE_SHORT_KEYS + 1 + WRITE_SHORT_ARGS_MAX];
+    size_t len[WRITE_SHORT_KEYS + 1 + WRITE_SHORT_ARGS_MAX];
     int nkeys, nargs;
 };
 
@@ -179,14 +181,30 @@ void board_sweep_submit(struct board_model *m, struct store_async *conn, const c
 double board_stored_value(const char *s);
 double board_decode_stored(const struct score_layout *l, const char *s);
 double board_decode_value(const struct score_layout *l, double stored);
-int board_write_args_build(struct write_args *w, const struct board_write_job *j, size_t at,
-                           size_t n);
+int board_write_args_build(struct write_args *w, struct board_write_job *j, size_t at, size_t n);
+/* argv[*at] = s (len bytes), then *at + 1 */
+void board_write_arg(struct write_args *w, size_t *at, const char *s, size_t len);
+
+/* write.lua's short layout (board_write_chunk.c): an upload's chunk entries[at..at+n) of job j
+ * (j->ties set and not off, one target, BOARD_WRITE_BRIEF without ranks, previous values, all or
+ * nothing or a digest; at 0; every entry a `set` without sub-scores, its key in range, each id
+ * once; a board neither wide nor with sub-scores, tiebreak first or last; no key's tie past
+ * cap) numbered key by key: a new plan (free()), or NULL for the general layout (ENOMEM too). */
+struct write_chunk;
+struct write_chunk *board_write_chunk_plan(const struct board_write_job *j, size_t at, size_t n,
+                                           int64_t cap);
+/* The arguments the plan's n entries take in the short layout. */
+size_t board_write_chunk_count(const struct write_chunk *p, size_t n);
+/* Those arguments into argv from *k on (w->sv holds their texts: board_write_args_free frees
+ * it), and j->ties becomes what the next chunk may assume. 0 or -ENOMEM. */
+int board_write_chunk_args(struct write_args *w, struct board_write_job *j, size_t n, size_t *k,
+                           const struct write_chunk *p);
 void board_write_args_free(struct write_args *w);
 int board_write_reply_take(struct store_reply *r, struct board_write_job *j, size_t n, size_t *done,
                            int *full);
 
 /* board_write_short.c: 1 when entries[at..n) of j go to write_one.lua rather than write.lua
- * (one entry, one board without periods, `packed` without sub-scores, no max_members, no
+ * (one entry, one board `packed` without sub-scores, no max_members, no
  * Idempotency-Key, not an upload's chunk, no brief reply; the one place that decides), and its
  * arguments (0, or a negative errno) */
 int board_write_short_fits(const struct board_write_job *j, size_t at);

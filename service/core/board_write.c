@@ -41,9 +41,10 @@ void board_write_args_free(struct write_args *w)
     free(w->num);
     free(w->ops);
     free(w->t);
+    free(w->sv);
 }
 
-static void args_put(struct write_args *w, size_t *at, const char *s, size_t len)
+void board_write_arg(struct write_args *w, size_t *at, const char *s, size_t len)
 {
     w->argv[*at] = s;
     w->len[*at] = len;
@@ -52,7 +53,7 @@ static void args_put(struct write_args *w, size_t *at, const char *s, size_t len
 
 static void args_str(struct write_args *w, size_t *at, const char *s)
 {
-    args_put(w, at, s, strlen(s));
+    board_write_arg(w, at, s, strlen(s));
 }
 
 /* v in decimal into out[0..cap) (no snprintf: a dozen of these a write); returns out. */
@@ -81,13 +82,14 @@ static const char *write_op_text(const struct board_entry *e, const char *op,
 }
 
 /* The argv of write.lua for entries[at..at+n) of every target of j. */
-int board_write_args_build(struct write_args *w, const struct board_write_job *j, size_t at,
-                           size_t n)
+int board_write_args_build(struct write_args *w, struct board_write_job *j, size_t at, size_t n)
 {
     static const char *const ops[] = {"set", "best", "incr"};
     size_t nt = j->ntargets;
-    size_t total =
-        nt * (WRITE_TARGET_KEYS + WRITE_TARGET_HDR) + 2 + WRITE_GLOBAL_ARGS + n * (3 + nt);
+    int64_t cap = atomic_load(&board_tie_cap); /* the one the script is told */
+    struct write_chunk *sp = board_write_chunk_plan(j, at, n, cap);
+    size_t total = nt * (WRITE_TARGET_KEYS + WRITE_TARGET_HDR) + 2 + WRITE_GLOBAL_ARGS +
+                   (sp ? board_write_chunk_count(sp, n) : n * (3 + nt));
     /* not zeroed: every slot is written below (argv and len: exactly `total`) */
     w->argv = malloc(total * sizeof(*w->argv));
     w->len = malloc(total * sizeof(*w->len));
@@ -95,8 +97,10 @@ int board_write_args_build(struct write_args *w, const struct board_write_job *j
     w->t = malloc(nt * sizeof(*w->t));
     w->ops =
         malloc((n ? n : 1) * sizeof(*w->ops)); /* only the entries with sub-scores use theirs */
-    if (!w->argv || !w->len || !w->num || !w->t || !w->ops)
+    if (!w->argv || !w->len || !w->num || !w->t || !w->ops) {
+        free(sp);
         return -ENOMEM;
+    }
     struct board_model *m = j->m;
     size_t k = 0;
     for (size_t b = 0; b < nt; b++) {
@@ -127,7 +131,7 @@ int board_write_args_build(struct write_args *w, const struct board_write_job *j
         if (cl && !(j->digest && j->idem_key) && !j->upload)
             args_str(w, &k, ta->meta);
         else
-            args_put(w, &k, ta->idem, idem_len);
+            board_write_arg(w, &k, ta->idem, idem_len);
         /* the distinct scores: in the board's slot, and kept exactly when the set is */
         args_str(w, &k, t->where.dense);
         args_str(w, &k, t->where.ids); /* a `wide` set's ids hash: in the board's slot */
@@ -143,7 +147,7 @@ int board_write_args_build(struct write_args *w, const struct board_write_job *j
     i64_text(w->glob[0], 32, (int64_t)n);
     i64_text(w->glob[1], 32, (int64_t)nt);
     i64_text(w->glob[2], 32, j->upload ? BOARD_UPLOAD_SEQ_TTL_MS : BOARD_IDEM_TTL_MS);
-    i64_text(w->glob[3], 32, atomic_load(&board_tie_cap));
+    i64_text(w->glob[3], 32, cap);
     args_str(w, &k, w->glob[0]);
     args_str(w, &k, w->glob[1]);
     int digest = j->digest && j->idem_key;
@@ -161,6 +165,7 @@ int board_write_args_build(struct write_args *w, const struct board_write_job *j
         i64_text(w->glob[4], 32, j->upload_chunk);
     args_str(w, &k, j->upload ? w->glob[4] : "");
     args_str(w, &k, j->upload && j->upload_after ? "1" : "0");
+    args_str(w, &k, sp ? "f" : "");
     for (size_t b = 0; b < nt; b++) {
         const struct board_write_target *t = &j->targets[b];
         const struct board_settings *s = &t->assumed;
@@ -192,11 +197,21 @@ int board_write_args_build(struct write_args *w, const struct board_write_job *j
                 args_str(w, &k, h[v]);
         }
     }
+    if (sp) {
+        int rc = board_write_chunk_args(w, j, n, &k, sp);
+        free(sp);
+        if (rc)
+            return rc;
+        w->nargs = (int)k - w->nkeys;
+        assert((size_t)k == total);
+        return 0;
+    }
     const struct board_entry *e0 = j->targets[0].entries + at;
     for (size_t i = 0; i < n; i++) {
-        args_put(w, &k, e0[i].id, e0[i].id_len);
+        board_write_arg(w, &k, e0[i].id, e0[i].id_len);
         args_str(w, &k, write_op_text(&e0[i], ops[e0[i].op], w->ops[i]));
-        args_put(w, &k, e0[i].record ? e0[i].record : "", e0[i].record ? e0[i].record_len : 0);
+        board_write_arg(w, &k, e0[i].record ? e0[i].record : "",
+                        e0[i].record ? e0[i].record_len : 0);
         for (size_t b = 0; b < nt; b++) {
             const struct board_entry *e = &j->targets[b].entries[at + i];
             /* one argument: the key (delta), and for an incr with a floor or ceiling " lo hi"
@@ -363,6 +378,10 @@ int board_write_reply_take(struct store_reply *r, struct board_write_job *j, siz
         rc = -ERANGE;
         goto out;
     }
+    /* a chunk in the short layout handled in the general one: its assumptions were wrong */
+    if (status == 0 && j->ties && r->element[2]->type == STORE_REPLY_STRING && r->element[2]->str &&
+        strcmp(r->element[2]->str, "g") == 0)
+        j->ties->off = 1;
     *full = status == 3;
     if (*full) {
         j->full_target = target;

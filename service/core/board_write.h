@@ -31,6 +31,21 @@ enum board_write_flags {
     INT64_C(600000) /**< how long an upload's sequence key outlives its last chunk written */
 #define BOARD_UPLOAD_TOKEN_MAX 33 /**< bytes of an upload's token (32 hex digits), with the NUL */
 
+/**
+ * What an upload's chunks sent in write.lua's short layout assumed of the board's tie groups:
+ * the keys the last such chunk wrote, each with the tie its key's next arrival takes once that
+ * chunk is applied whole. Only a guess: write.lua checks every assumption, and a wrong one costs
+ * that chunk the general layout's work (then `off` is set, and the upload's later chunks go in
+ * the general layout). Zero it before the upload's first chunk.
+ */
+#define BOARD_WRITE_TIES_MAX BOARD_BATCH_MAX
+struct board_write_ties {
+    int off;  /**< a chunk's short layout lapsed: send the next ones in the general layout */
+    size_t n; /**< keys below */
+    int64_t key[BOARD_WRITE_TIES_MAX];
+    int64_t next[BOARD_WRITE_TIES_MAX];
+};
+
 /** One board of a write: the same entries (ids, ops, records) with this board's keys. */
 struct board_write_target {
     const char *board;                 /**< borrowed until done */
@@ -99,6 +114,10 @@ struct board_write_job {
     const char *upload;   /**< an upload's token ([0-9a-f], < BOARD_UPLOAD_TOKEN_MAX), or NULL */
     int64_t upload_chunk; /**< with upload: this chunk's number in the upload, from 0 */
     int upload_after;     /**< with upload: refused unless chunk upload_chunk - 1 is applied */
+    /** with upload (or NULL): a chunk of `set` entries, each id once, every key in range, on a
+     *  board without sub-scores or the wide layout (tiebreak first or last), goes in write.lua's
+     *  short layout: its stored values numbered here (fewer arguments, no Lua work per entry) */
+    struct board_write_ties *ties;
     void (*done)(struct board_write_job *job, int rc);
     size_t handled;
     size_t target; /**< out: the target an -ERANGE, -EAGAIN or -ENOENT is about */

@@ -65,6 +65,8 @@
 -- then per entry: member, op, record JSON or '', and per board: key (or key delta for incr); an
 -- incr whose result has a lowest or highest key it may take (its ceiling and floor, in key
 -- order) sends 'delta lo hi' there instead, '' for the one it lacks (incr_args).
+-- ARGV[12] 'f': the entries come in the short layout instead (an upload's chunk, one board; the
+-- short layout's comment below), '' as above.
 --
 -- Reply {status, done, info, board, replayed, section per board...}:
 --   status 0: all n entries handled; 1: board `board`'s settings differ from ARGV (or it is gone
@@ -94,7 +96,7 @@
 --@prelude wide
 --@prelude subscores
 --@prelude defaults
-local KB, HB, H0 = 7, 16, 12
+local KB, HB, H0 = 7, 16, 13
 local TRIM_SLACK = 64 -- members a write may remove beyond its own entries (a lowered max_members)
 local n, nb = tonumber(ARGV[1]), tonumber(ARGV[2])
 local want_rank, atomic, create_ok, want_prev =
@@ -211,11 +213,100 @@ local function result_key(op, arg, oldkey, lo, hi)
   return key
 end
 
+-- The short layout (ARGV[12] 'f', board_write_args_build): an upload's chunk, one board without
+-- sub-scores or the wide layout, tiebreak first or last, every entry a `set` of a member named
+-- once in the chunk, every key in range. From E0: g (the chunk's distinct keys), c, the ZADD's
+-- pairs (stored, member) of the n entries, their n records ('' none), the g keys as text, then c
+-- pairs (a key's index in those, 1-based; the tie its first entry takes). The caller numbered
+-- each key's entries in order from that tie (first: up from 0 for a key it did not name; last:
+-- down from cap - 1): the stored values are this call's exactly when every member is new to the
+-- board and each key's group is as the caller believed (one it did not name has no member, one
+-- it named takes that tie next). Then no entry needs Lua work of its own: the plan of phase 2 is
+-- made from the arguments as they are, in few passes. Else (`lapsed`) the entries are laid out
+-- as the general layout (AV) and the call goes on as any other; its reply's info says 'g' then.
+local AV, plan0, got0, lapsed = ARGV, nil, nil, false
+if ARGV[12] == 'f' then
+  local g, c = tonumber(ARGV[E0]), tonumber(ARGV[E0 + 1])
+  local P = E0 + 2
+  local R, D = P + 2 * n, P + 3 * n
+  local C = D + g
+  local z, dz, base, tiebreak = key_of(0, 1), key_of(0, 5), tonumber(hdr(0, 0)), hdr(0, 1)
+  local kmax, layout = tonumber(hdr(0, 2)), hdr(0, 13)
+  local members, argv = {}, ARGV
+  for i = 1, n do members[i] = argv[P + 2 * i - 1] end
+  got0 = redis.call('ZMSCORE', z, unpack(members))
+  local ok = nb == 1 and brief and not replay[0] and tiebreak ~= 'id' and
+             member_prefix(tiebreak, layout) == 0 and sub_count(layout) == 0
+  for i = 1, n do
+    if got0[i] then ok = false break end
+  end
+  local cont, dense = {}, nil
+  for k = 1, ok and g or 0 do
+    local key = tonumber(argv[D + k - 1])
+    if key > kmax or key < -kmax then ok = false end
+  end
+  if ok then
+    for k = 0, c - 1 do cont[tonumber(argv[C + 2 * k])] = tonumber(argv[C + 2 * k + 1]) end
+    dense = dense_state(z, dz)
+    if dense == 'new' then
+      ok = c == 0
+    elseif dense ~= 'kept' then
+      ok = false -- a set written before its distinct scores were kept: groups read one by one
+    else
+      local ask = {}
+      for k = 1, g do
+        if not cont[k] then ask[#ask + 1] = argv[D + k - 1] end
+      end
+      local has = #ask > 0 and redis.call('ZMSCORE', dz, unpack(ask)) or {}
+      for k = 1, #ask do
+        if has[k] then ok = false break end
+      end
+      for k, t in pairs(cont) do
+        if not ok then break end
+        local lo = tonumber(argv[D + k - 1]) * base
+        if tiebreak == 'first' then
+          local r = redis.call('ZRANGE', z, lo + cap - 1, lo, 'BYSCORE', 'REV', 'LIMIT', 0, 1,
+                               'WITHSCORES')
+          ok = r[2] ~= nil and tonumber(r[2]) - lo + 1 == t
+        else
+          local r = redis.call('ZRANGE', z, lo, lo + cap - 1, 'BYSCORE', 'LIMIT', 0, 1, 'WITHSCORES')
+          ok = r[2] ~= nil and tonumber(r[2]) - lo - 1 == t
+        end
+      end
+    end
+  end
+  if ok then
+    -- the held keys (text -> text: dense_update adds them; none was held before), the records
+    local texts, records, nr, cur0 = {}, {}, 0, {}
+    for k = 1, dense and g or 0 do
+      if not cont[k] then texts[argv[D + k - 1]] = argv[D + k - 1] end
+    end
+    for i = 1, n do
+      local r = argv[R + i - 1]
+      if r ~= '' then records[nr + 1], records[nr + 2], nr = members[i], r, nr + 2 end
+    end
+    if exports[0] then
+      for i = 1, n do cur0[members[i]] = false end
+    end
+    plan0 = {adds = {unpack(argv, P, P + 2 * n - 1)}, results = {}, adds_before = {},
+             cur0 = cur0, known = {}, texts = texts, left = {}, refused = {}, nref = {}, plen = 0,
+             sm0 = {}, ids = {}, spl = 0, records = records, seq = 0,
+             dense_of = function() return dense end}
+  else
+    lapsed, AV = true, {}
+    for i = 0, n - 1 do
+      local e = E0 + EV * i
+      AV[e], AV[e + 1], AV[e + 2] = argv[P + 2 * i + 1], 'set', argv[R + i]
+      AV[e + 3] = key_text(math.floor(tonumber(argv[P + 2 * i]) / base))
+    end
+  end
+end
+
 -- The members of the call in entry order (a member repeated in the call is named again: ZMSCORE
 -- answers it twice, and its later entries read its earlier results from `cur`).
 local members = {}
-do
-  local e, argv = E0 + EV * first, ARGV
+if not plan0 then
+  local e, argv = E0 + EV * first, AV
   for j = 1, n - first do
     members[j] = argv[e]
     e = e + EV
@@ -232,9 +323,10 @@ end
 -- handed to redis.call is formatted with '%.17g', twice the cost of '%d'; the keys held and
 -- left, for the distinct scores; the records of a one-board call).
 local plans = {}
+plans[0] = plan0
 local status, done, info, at_board = 0, n, '', 0
 for b = 0, nb - 1 do
-  if not replay[b] then
+  if not replay[b] and not plan0 then
     local z, base, tiebreak, kmax = key_of(b, 1), tonumber(hdr(b, 0)), hdr(b, 1), tonumber(hdr(b, 2))
     -- member -> stored value (number) or false: after this call's writes so far (nil: not written
     -- yet, `got` has it), and before the call (set for the members written)
@@ -264,7 +356,8 @@ for b = 0, nb - 1 do
       end
       seq = tonumber(redis.call('HGET', key_of(b, 2), 'seq') or '0')
     elseif #members > 0 then
-      got = redis.call('ZMSCORE', z, unpack(members)) -- got[j]: entry first + j - 1's member
+      -- got[j]: entry first + j - 1's member (asked already by a chunk whose layout lapsed)
+      got = got0 or redis.call('ZMSCORE', z, unpack(members))
     end
     if atomic then
       -- would any entry leave the range? (members repeated in the call included), before a full
@@ -272,17 +365,17 @@ for b = 0, nb - 1 do
       local keys, subs = {}, {}
       for i = first, n - 1 do
         local e = E0 + EV * i
-        local member, k = ARGV[e], e + 3 + b
+        local member, k = AV[e], e + 3 + b
         if keys[member] == nil then
           local v = cur[member]
           if v == nil then v = got[i - first + 1] and tonumber(got[i - first + 1]) or false end
           keys[member] = v and math.floor(v / base) or false
           subs[member] = cursub[member]
         end
-        local op, st = entry_op(ARGV[e + 1])
-        local arg, lo, hi = tonumber(ARGV[k]), nil, nil
+        local op, st = entry_op(AV[e + 1])
+        local arg, lo, hi = tonumber(AV[k]), nil, nil
         if op == 'incr' then
-          local d, _, l, h = incr_args(ARGV[k])
+          local d, _, l, h = incr_args(AV[k])
           arg, lo, hi = d, l, h
         end
         local key = result_key(op, arg, keys[member] or nil, lo, hi)
@@ -321,7 +414,7 @@ for b = 0, nb - 1 do
     local empty, all_empty = {}, false
     if tiebreak ~= 'id' and plen == 0 then -- (a wide board reads no tie group)
       local texts, tseen, probe = {}, {}, nil
-      local e, argv, nt = E0 + EV * first + 3 + b, ARGV, 0
+      local e, argv, nt = E0 + EV * first + 3 + b, AV, 0
       for j = 1, n - first do
         local t, op, g = argv[e], argv[e - 2 - b], got[j]
         local held = g and math.floor(tonumber(g) / base)
@@ -377,7 +470,7 @@ for b = 0, nb - 1 do
     local adds, texts, left, records = plan.adds, plan.texts, plan.left, plan.records
     local step = tiebreak == 'last' and -1 or (tiebreak == 'first' and 1 or 0)
     local e, j, na, nr = E0 + EV * first, 0, 0, 0 -- na, nr: #adds, #records
-    local argv, tonum, floor, format = ARGV, tonumber, math.floor, string.format
+    local argv, tonum, floor, format = AV, tonumber, math.floor, string.format
     for i = first, n - 1 do
       local member, op, st = argv[e], argv[e + 1], ''
       if op ~= 'set' and op ~= 'best' and op ~= 'incr' then op, st = entry_op(op) end
@@ -489,6 +582,7 @@ end
 -- a member given twice ends as its last entry, as one by one), board by board; a full group on
 -- one board cuts every board's writes at the same entry.
 local RV = 5 -- plan values per entry: code, stored, updated, previous stored, previous rank0
+if lapsed and status == 0 then info = 'g' end
 local out = {status, done, info, at_board, 0}
 for b = 0, nb - 1 do
   if replay[b] then
@@ -591,7 +685,7 @@ for b = 0, nb - 1 do
       end
     end
     for i = brief and done or 0, done - 1 do
-      local m = ARGV[E0 + EV * i]
+      local m = AV[E0 + EV * i]
       local code, stored, updated, prev, prev_rank
       if i < first then
         local q = 6 + 6 * i
@@ -631,10 +725,10 @@ end
 local records = nb == 1 and plans[0].records or {}
 for i = first, nb == 1 and first - 1 or done - 1 do
   local e = E0 + EV * i
-  local record = ARGV[e + 2]
+  local record = AV[e + 2]
   -- an entry refused alone (out of range on the only board) writes no record
   if record ~= '' and (nb > 1 or not plans[0].refused[i]) then
-    records[#records + 1] = ARGV[e]
+    records[#records + 1] = AV[e]
     records[#records + 1] = record
   end
 end

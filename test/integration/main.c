@@ -179,6 +179,8 @@ static const char *const single_only[] = {
     "writes/short_write_commands",
     "writes/short_write_same_as_write_lua",
     "writes/import_chunk_script_commands",
+    /* the same, and a cluster's uploads send one chunk at a time, in the general layout */
+    "writes/import_short_layout",
     /* the same: MONITOR counts a page's commands on one Redis (on a cluster the records are
      * read after the script, by the caller) */
     "with/round_trips",

@@ -968,6 +968,149 @@ START_TEST(import_chunk_script_commands)
 }
 END_TEST
 
+/* An upload's commands as MONITOR saw them: the script's own (their number, verbs into verbs)
+ * and the argument count of each EVALSHA (into argc[0..*calls)), during one NDJSON request. */
+static int upload_commands(const char *path, const char *body, struct http_result *r, char *verbs,
+                           size_t len, int *argc, int *calls)
+{
+    redisContext *mon = redis_admin(g_redis.port);
+    struct timeval tv = {10, 0};
+    redisSetTimeout(mon, tv);
+    freeReplyObject(redis_admin_cmd(mon, "MONITOR"));
+    req("POST", path, body, "application/x-ndjson", NULL, 200, NULL, r);
+    freeReplyObject(redis_admin_cmd(g_admin, "ECHO %s", SCRIPT_MARKER));
+    int n = 0;
+    *calls = 0;
+    verbs[0] = '\0';
+    for (;;) {
+        void *v = NULL;
+        ck_assert_msg(redisGetReply(mon, &v) == REDIS_OK && v, "MONITOR ended: %s", mon->errstr);
+        redisReply *x = v;
+        int end = x->str && strstr(x->str, SCRIPT_MARKER) != NULL;
+        struct mon_cmd c;
+        if (!end && x->str && mon_parse(x->str, &c) == 0 && c.lua) {
+            n++;
+            size_t at = strlen(verbs);
+            snprintf(verbs + at, len - at, " %s %s", c.argv[0], c.argc > 1 ? c.argv[1] : "");
+        } else if (!end && x->str && mon_parse(x->str, &c) == 0 && mon_is(&c, "EVALSHA") &&
+                   *calls < 8) {
+            argc[(*calls)++] = c.argc;
+        }
+        freeReplyObject(x);
+        if (end)
+            break;
+    }
+    redisFree(mon);
+    return n;
+}
+
+/* ZMSCORE of ids on board b's set: the stored values as integers into v[]. */
+static void stored_of(const char *b, const char *const *ids, int n, long long *v)
+{
+    for (int i = 0; i < n; i++) {
+        redisReply *x = redis_admin_cmd(g_admin, "ZSCORE rankd:{%s}:z %s", b, ids[i]);
+        ck_assert_msg(x->type == REDIS_REPLY_STRING, "%s has no score", ids[i]);
+        v[i] = strtoll(x->str, NULL, 10);
+        freeReplyObject(x);
+    }
+}
+
+/* The EVALSHA of a chunk of n lines: 3 + 9 keys + 12 + 16 header values, then the general
+ * layout's 4 per line, or the short one's 2 + 3 per line + 1 per distinct key + 2 per key that
+ * continues from the chunk before. */
+#define CHUNK_HEAD (3 + 9 + 12 + 16)
+
+/* An upload of `set` lines goes in write.lua's short layout (stored values numbered by rankd per
+ * key, checked in Redis) with exactly the general layout's results: a group of equal scores
+ * that spans two chunks is continued in arrival order (one ZRANGE), and where rankd's guess is
+ * wrong (a member already on the board, a group it believed empty) the chunk is handled as in
+ * the general layout, and the upload's later chunks are sent in it. */
+START_TEST(import_short_layout)
+{
+    expect("PUT", "/boards/sl", "{\"page_ttl_ms\":0}", 201, NULL);
+    size_t cap = 64 * 800, at = 0;
+    char *nd = malloc(cap);
+    ck_assert_ptr_nonnull(nd);
+    /* 400 lines, scores 1000 - (i + 1) / 3: 134 keys, key 100 (score 900) on lines 299-301 */
+    for (int i = 0; i < 400; i++)
+        at += (size_t)snprintf(nd + at, cap - at,
+                               "{\"id\":\"s%d\",\"score\":%d,\"record\":{\"i\":%d}}\n", i,
+                               1000 - (i + 1) / 3, i);
+    char verbs[8192];
+    int argc[8], calls = 0;
+    struct http_result r;
+    int n = upload_commands("/boards/sl/scores", nd, &r, verbs, sizeof(verbs), argc, &calls);
+    fprintf(stderr, "writes: a sorted upload of 400 lines: %d commands:%s; EVALSHA %d, %d args\n",
+            n, verbs, calls > 0 ? argc[0] : 0, calls > 1 ? argc[1] : 0);
+    ck_assert_msg(strstr(r.body, "\"applied\":400,\"rejected_total\":0"), "%s", r.body);
+    http_result_free(&r);
+    ck_assert_int_eq(calls, 2);
+    ck_assert_int_eq(argc[0], CHUNK_HEAD + 2 + 3 * 300 + 101);
+    ck_assert_int_eq(argc[1], CHUNK_HEAD + 2 + 3 * 100 + 34 + 2);
+    ck_assert_msg(verb_count(verbs, "ZRANGE", NULL) == 1, "one group continued:%s", verbs);
+    ck_assert_msg(n <= 22, "%d commands:%s", n, verbs);
+    const char *g100[] = {"s299", "s300", "s301"};
+    long long v[3];
+    stored_of("sl", g100, 3, v);
+    ck_assert_msg(v[1] == v[0] + 1 && v[2] == v[0] + 2, "%lld %lld %lld", v[0], v[1], v[2]);
+    redisReply *d = redis_admin_cmd(g_admin, "ZCARD rankd:{sl}:dense");
+    ck_assert_int_eq(d->integer, 134);
+    freeReplyObject(d);
+    d = redis_admin_cmd(g_admin, "HGET rankd:items s350");
+    ck_assert_str_eq(d->str, "{\"i\":350}");
+    freeReplyObject(d);
+    expect_score("sl", "s399", "867");
+
+    /* s5 is on the board: the first chunk (s5 and 299 lines into score 7) is handled as in the
+     * general layout; the third goes in the general layout */
+    at = 0;
+    at += (size_t)snprintf(nd + at, cap - at, "{\"id\":\"s5\",\"score\":7}\n");
+    for (int i = 1; i < 600; i++)
+        at += (size_t)snprintf(nd + at, cap - at, "{\"id\":\"b%d\",\"score\":7}\n", i);
+    for (int i = 0; i < 50; i++)
+        at += (size_t)snprintf(nd + at, cap - at, "{\"id\":\"c%d\",\"score\":3}\n", i);
+    n = upload_commands("/boards/sl/scores", nd, &r, verbs, sizeof(verbs), argc, &calls);
+    fprintf(stderr,
+            "writes: an upload whose first chunk lapses: %d commands:%s; EVALSHA %d, %d, %d args\n",
+            n, verbs, argc[0], calls > 1 ? argc[1] : 0, calls > 2 ? argc[2] : 0);
+    ck_assert_msg(strstr(r.body, "\"applied\":650,\"rejected_total\":0"), "%s", r.body);
+    http_result_free(&r);
+    ck_assert_int_eq(calls, 3);
+    ck_assert_int_eq(argc[0], CHUNK_HEAD + 2 + 3 * 300 + 1);
+    /* the second: short when sent while the first ran, else general (the first's reply came) */
+    ck_assert_msg(argc[1] == CHUNK_HEAD + 2 + 3 * 300 + 1 + 2 || argc[1] == CHUNK_HEAD + 4 * 300,
+                  "%d", argc[1]);
+    ck_assert_int_eq(argc[2], CHUNK_HEAD + 4 * 50);
+    const char *g7[] = {"s5", "b1", "b299", "b300", "b599"};
+    long long w[5];
+    stored_of("sl", g7, 5, w);
+    for (int i = 1; i < 5; i++)
+        ck_assert_msg(w[i] == w[0] + (i == 1   ? 1
+                                      : i == 2 ? 299
+                                      : i == 3 ? 300
+                                               : 599),
+                      "key 7 out of arrival order: %s %lld after %lld", g7[i], w[i], w[0]);
+    expect_score("sl", "s5", "7");
+    expect_score("sl", "c49", "3");
+    /* s6 and s7 still hold s5's old key (998); 7 and 3 are new */
+    d = redis_admin_cmd(g_admin, "ZCARD rankd:{sl}:dense");
+    ck_assert_int_eq(d->integer, 136);
+    freeReplyObject(d);
+
+    /* a key rankd believes empty has members (900: s299-s301): handled as in the general layout,
+     * d0 after them */
+    n = upload_commands("/boards/sl/scores", "{\"id\":\"d0\",\"score\":900}\n", &r, verbs,
+                        sizeof(verbs), argc, &calls);
+    ck_assert_msg(strstr(r.body, "\"applied\":1,\"rejected_total\":0"), "%s", r.body);
+    http_result_free(&r);
+    ck_assert_int_eq(argc[0], CHUNK_HEAD + 2 + 3 + 1);
+    const char *g900[] = {"s299", "d0"};
+    stored_of("sl", g900, 2, v);
+    ck_assert_int_eq(v[1], v[0] + 3);
+    free(nd);
+}
+END_TEST
+
 Suite *writes_suite(void)
 {
     const struct it_case cases[] = {
@@ -987,6 +1130,7 @@ Suite *writes_suite(void)
         {"min_version_after_write", min_version_after_write},
         {"single_write_script_commands", single_write_script_commands},
         {"import_chunk_script_commands", import_chunk_script_commands},
+        {"import_short_layout", import_short_layout},
     };
     Suite *s = it_suite("writes", cases, sizeof(cases) / sizeof(cases[0]));
     writes_short_add(s);

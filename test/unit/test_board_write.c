@@ -97,7 +97,7 @@ START_TEST(test_args_one_board)
     struct write_args w = {0};
     ck_assert_int_eq(board_write_args_build(&w, &f.j, 0, 3), 0);
     ck_assert_int_eq(w.nkeys, 9); /* 7 of the board, records, registry */
-    ck_assert_int_eq(w.nargs, 11 + 16 + 3 * 4);
+    ck_assert_int_eq(w.nargs, 12 + 16 + 3 * 4);
     arg_eq(&w, 0, "P:{b}:z");
     arg_eq(&w, 1, "P:{b}:meta");
     arg_eq(&w, 3, "P:{b}:idem:"); /* no Idempotency-Key: the record's bare prefix, unused */
@@ -105,7 +105,7 @@ START_TEST(test_args_one_board)
     arg_eq(&w, 5, f.t[0].where.ids);
     arg_eq(&w, 6, f.t[0].where.upd);
     arg_eq(&w, 8, "P:boards");
-    const int g = w.nkeys; /* the 11 values before the boards' headers */
+    const int g = w.nkeys; /* the 12 values before the boards' headers */
     arg_eq(&w, g + 0, "3");
     arg_eq(&w, g + 1, "1");
     arg_eq(&w, g + 2, "0"); /* no ranks */
@@ -118,7 +118,7 @@ START_TEST(test_args_one_board)
     arg_eq(&w, g + 7, ttl);
     arg_eq(&w, g + 9, ""); /* not a chunk of an upload */
     arg_eq(&w, g + 10, "0");
-    const int h = g + 11; /* the board's 16 header values */
+    const int h = g + 12; /* the board's 16 header values */
     arg_eq(&w, h + 1, score_tiebreak_name(f.t[0].assumed.layout.tiebreak));
     arg_eq(&w, h + 3, score_order_name(f.t[0].assumed.layout.order));
     arg_eq(&w, h + 7, "b");
@@ -146,12 +146,12 @@ START_TEST(test_args_one_board)
     f.e[2].has_lo = 0;
     memset(&w, 0, sizeof(w));
     ck_assert_int_eq(board_write_args_build(&w, &f.j, 2, 1), 0);
-    arg_eq(&w, w.nkeys + 11 + 16 + 3, "5  300");
+    arg_eq(&w, w.nkeys + 12 + 16 + 3, "5  300");
     board_write_args_free(&w);
     f.e[2].has_hi = 0;
     memset(&w, 0, sizeof(w));
     ck_assert_int_eq(board_write_args_build(&w, &f.j, 2, 1), 0);
-    arg_eq(&w, w.nkeys + 11 + 16 + 3, "5");
+    arg_eq(&w, w.nkeys + 12 + 16 + 3, "5");
     board_write_args_free(&w);
 
     /* a floor or ceiling on a set is not sent; entries from `at` on */
@@ -159,13 +159,13 @@ START_TEST(test_args_one_board)
     f.e[0].key_lo = 7;
     memset(&w, 0, sizeof(w));
     ck_assert_int_eq(board_write_args_build(&w, &f.j, 1, 2), 0);
-    ck_assert_int_eq(w.nargs, 11 + 16 + 2 * 4);
+    ck_assert_int_eq(w.nargs, 12 + 16 + 2 * 4);
     arg_eq(&w, w.nkeys, "2");
-    arg_eq(&w, w.nkeys + 11 + 16, "bob");
+    arg_eq(&w, w.nkeys + 12 + 16, "bob");
     board_write_args_free(&w);
     memset(&w, 0, sizeof(w));
     ck_assert_int_eq(board_write_args_build(&w, &f.j, 0, 1), 0);
-    arg_eq(&w, w.nkeys + 11 + 16 + 3, "100");
+    arg_eq(&w, w.nkeys + 12 + 16 + 3, "100");
     board_write_args_free(&w);
 
     /* a chunk of an upload: its sequence key in the idempotency record's place, its TTL, the
@@ -176,7 +176,7 @@ START_TEST(test_args_one_board)
     f.j.upload_after = 1;
     memset(&w, 0, sizeof(w));
     ck_assert_int_eq(board_write_args_build(&w, &f.j, 0, 3), 0);
-    ck_assert_int_eq(w.nargs, 11 + 16 + 3 * 4);
+    ck_assert_int_eq(w.nargs, 12 + 16 + 3 * 4);
     arg_eq(&w, 3, "P:{b}:upload:0123abcd");
     snprintf(ttl, sizeof(ttl), "%" PRId64, BOARD_UPLOAD_SEQ_TTL_MS);
     arg_eq(&w, w.nkeys + 2, "r"); /* brief */
@@ -187,6 +187,85 @@ START_TEST(test_args_one_board)
 }
 END_TEST
 
+/* An upload's chunk of `set` entries in write.lua's short layout: the stored values numbered
+ * here per key (tiebreak first: up from 0, or from the tie the last chunk left its key at), the
+ * records, the keys, the keys continued; what the next chunk may assume; the general layout for
+ * a chunk it cannot describe (an id twice, another op, a tiebreak id board, a lapsed upload). */
+START_TEST(test_args_short_layout)
+{
+    struct fixture f;
+    job_up(&f, 1, 3, BOARD_WRITE_CREATE | BOARD_WRITE_BRIEF);
+    f.e[1] = (struct board_entry){.id = "bob", .id_len = 3, .op = BOARD_OP_SET, .key = 100};
+    f.e[2] = (struct board_entry){
+        .id = "carol", .id_len = 5, .op = BOARD_OP_SET, .key = 7, .record = "{}", .record_len = 2};
+    struct board_write_ties ties = {.n = 1, .key = {7}, .next = {5}};
+    f.j.upload = "0123abcd";
+    f.j.ties = &ties;
+    struct write_args w = {0};
+    ck_assert_int_eq(board_write_args_build(&w, &f.j, 0, 3), 0);
+    const int g = w.nkeys, e = g + 12 + 16;
+    arg_eq(&w, g + 11, "f");
+    ck_assert_int_eq(w.nargs, 12 + 16 + 2 + 3 * 3 + 2 + 2);
+    int64_t base = INT64_C(1) << score_codec_tie_bits(&f.t[0].assumed.layout);
+    char v[32];
+    arg_eq(&w, e + 0, "2"); /* keys */
+    arg_eq(&w, e + 1, "1"); /* keys continued */
+    snprintf(v, sizeof(v), "%" PRId64, 100 * base);
+    arg_eq(&w, e + 2, v);
+    arg_eq(&w, e + 3, "alice");
+    snprintf(v, sizeof(v), "%" PRId64, 100 * base + 1); /* bob after alice */
+    arg_eq(&w, e + 4, v);
+    arg_eq(&w, e + 5, "bob");
+    snprintf(v, sizeof(v), "%" PRId64, 7 * base + 5); /* where the last chunk left key 7 */
+    arg_eq(&w, e + 6, v);
+    arg_eq(&w, e + 7, "carol");
+    arg_eq(&w, e + 8, "{\"a\":1}");
+    arg_eq(&w, e + 9, "");
+    arg_eq(&w, e + 10, "{}");
+    arg_eq(&w, e + 11, "100");
+    arg_eq(&w, e + 12, "7");
+    arg_eq(&w, e + 13, "2"); /* key 7 (the second) goes on at tie 5 */
+    arg_eq(&w, e + 14, "5");
+    board_write_args_free(&w);
+    ck_assert_uint_eq(ties.n, 2);
+    ck_assert(ties.key[0] == 100 && ties.next[0] == 2 && ties.key[1] == 7 && ties.next[1] == 6);
+
+    /* tiebreak last: down from cap - 1 */
+    f.t[0].assumed.layout.tiebreak = SCORE_TIEBREAK_LAST;
+    ties.n = 0;
+    memset(&w, 0, sizeof(w));
+    ck_assert_int_eq(board_write_args_build(&w, &f.j, 0, 2), 0);
+    arg_eq(&w, g + 11, "f");
+    snprintf(v, sizeof(v), "%" PRId64, 100 * base + atomic_load(&board_tie_cap) - 2);
+    arg_eq(&w, e + 4, v);
+    board_write_args_free(&w);
+
+    /* what the short layout cannot say: the general layout */
+    const char *why[] = {"id twice", "best", "tiebreak id", "lapsed", "resumed"};
+    for (int c = 0; c < 5; c++) {
+        f.t[0].assumed.layout.tiebreak = SCORE_TIEBREAK_FIRST;
+        f.e[1] = (struct board_entry){.id = "bob", .id_len = 3, .op = BOARD_OP_SET, .key = 100};
+        ties.off = 0;
+        size_t at = 0;
+        if (c == 0)
+            f.e[1].id = "alice", f.e[1].id_len = 5;
+        else if (c == 1)
+            f.e[1].op = BOARD_OP_BEST;
+        else if (c == 2)
+            f.t[0].assumed.layout.tiebreak = SCORE_TIEBREAK_ID;
+        else if (c == 3)
+            ties.off = 1;
+        else
+            at = 1;
+        memset(&w, 0, sizeof(w));
+        ck_assert_int_eq(board_write_args_build(&w, &f.j, at, 3 - at), 0);
+        ck_assert_msg(w.len[g + 11] == 0, "%s: the short layout", why[c]);
+        ck_assert_int_eq(w.nargs, 12 + 16 + 4 * (3 - (int)at));
+        board_write_args_free(&w);
+    }
+}
+END_TEST
+
 START_TEST(test_args_several_boards)
 {
     struct fixture f;
@@ -194,7 +273,7 @@ START_TEST(test_args_several_boards)
     struct write_args w = {0};
     ck_assert_int_eq(board_write_args_build(&w, &f.j, 0, 2), 0);
     ck_assert_int_eq(w.nkeys, 3 * 7 + 2);
-    ck_assert_int_eq(w.nargs, 11 + 3 * 16 + 2 * (3 + 3));
+    ck_assert_int_eq(w.nargs, 12 + 3 * 16 + 2 * (3 + 3));
     arg_eq(&w, 0, "P:{b}:z");
     arg_eq(&w, 7, "P:{c}:z");
     arg_eq(&w, 8, "P:{c}:meta");
@@ -205,10 +284,10 @@ START_TEST(test_args_several_boards)
     arg_eq(&w, g + 2, "1"); /* ranks */
     arg_eq(&w, g + 3, "0");
     arg_eq(&w, g + 5, "1"); /* previous */
-    arg_eq(&w, g + 11 + 7, "b");
-    arg_eq(&w, g + 11 + 16 + 7, "c");
-    arg_eq(&w, g + 11 + 32 + 7, "d");
-    const int e = g + 11 + 3 * 16;
+    arg_eq(&w, g + 12 + 7, "b");
+    arg_eq(&w, g + 12 + 16 + 7, "c");
+    arg_eq(&w, g + 12 + 32 + 7, "d");
+    const int e = g + 12 + 3 * 16;
     arg_eq(&w, e + 0, "alice");
     arg_eq(&w, e + 3, "100"); /* board b */
     arg_eq(&w, e + 4, "100"); /* board c */
@@ -384,6 +463,16 @@ START_TEST(test_reply_brief)
     ck_assert_int_eq(board_write_reply_take(reply_of(resp), &f.j, 3, &done, &full), -EIO);
     resp = "*6\r\n:0\r\n:3\r\n:0\r\n:0\r\n:0\r\n*7\r\n" HEAD(0, 2, 0) "$1\r\n1\r\n";
     ck_assert_int_eq(board_write_reply_take(reply_of(resp), &f.j, 3, &done, &full), -EIO);
+    /* a chunk sent in the short layout and handled in the general one (info 'g'): the upload's
+     * next chunks go in the general layout */
+    struct board_write_ties ties = {0};
+    f.j.ties = &ties;
+    resp = "*6\r\n:0\r\n:3\r\n$0\r\n\r\n:0\r\n:0\r\n*6\r\n" HEAD(0, 2, 0);
+    ck_assert_int_eq(board_write_reply_take(reply_of(resp), &f.j, 3, &done, &full), 0);
+    ck_assert_int_eq(ties.off, 0);
+    resp = "*6\r\n:0\r\n:3\r\n$1\r\ng\r\n:0\r\n:0\r\n*6\r\n" HEAD(0, 2, 0);
+    ck_assert_int_eq(board_write_reply_take(reply_of(resp), &f.j, 3, &done, &full), 0);
+    ck_assert_int_eq(ties.off, 1);
 }
 END_TEST
 
@@ -492,6 +581,7 @@ Suite *board_write_suite(void)
     TCase *tc = tcase_create("single");
     tcase_add_checked_fixture(tc, fixture_setup_single_fixed, fixture_teardown);
     tcase_add_test(tc, test_args_one_board);
+    tcase_add_test(tc, test_args_short_layout);
     tcase_add_test(tc, test_args_several_boards);
     tcase_add_test(tc, test_args_digest_and_brief);
     tcase_add_test(tc, test_reply_applied);
