@@ -112,18 +112,19 @@ struct write_args {
 };
 
 /* write_one.lua's call (board_write_short.c): the set, the settings hash, the distinct scores,
- * the updated_at hash, the records hash; then the settings as assumed (one argument), the
- * flags, the tie cap, 2^T, the largest |key|, the member, the op, the record, the key, and on a
- * board that tracks updated_at the time. argv points into the struct and into the job. */
-#define WRITE_SHORT_KEYS 5
-#define WRITE_SHORT_ARGS_MAX 10
+ * the updated_at hash, the records hash, and on a periodic board the period index; then the
+ * settings as assumed (one argument), the flags, the tie cap, 2^T, the largest |key|, the
+ * member, the op, the record, the key, and on a board that tracks updated_at or has periods the
+ * time, on a periodic board the period's start. argv points into the struct and into the job. */
+#define WRITE_SHORT_KEYS 5 /* and the period index on a periodic board */
+#define WRITE_SHORT_ARGS_MAX 11
 struct write_short_args {
-    char meta[KEY_MAX], items[KEY_MAX];
+    char meta[KEY_MAX], items[KEY_MAX], index[KEY_MAX];
     char settings[160]; /* order|tiebreak|decimals|period|timezone|score_layout|track */
-    char flags[4], cap[24], base[24], kmax[24], now[24];
+    char flags[4], cap[24], base[24], kmax[24], now[24], start[24];
     char key[WRITE_KEY_TEXT_MAX];
-    const char *argv[WRITE_SHORT_KEYS + WRITE_SHORT_ARGS_MAX];
-    size_t len[WRITE_SHORT_KEYS + WRITE_SHORT_ARGS_MAX];
+    const char *argv[WRITE_SHORT_KEYS + 1 + WRITE_SHORT_ARGS_MAX];
+    size_t len[WRITE_SHORT_KEYS + 1 + WRITE_SHORT_ARGS_MAX];
     int nkeys, nargs;
 };
 
@@ -155,8 +156,7 @@ extern _Atomic int64_t board_tie_cap;
 void board_new_generation(char out[32]);
 void board_make_keys(const struct board_model *m, const char *board, struct board_keys *k);
 
-/* board_settings.c */
-void board_settings_from_reply(const struct store_reply *r, struct board_settings *s);
+/* board_settings.c: board_settings_from_reply and board_settings_reply are board.h's */
 
 /* board_view.c */
 void board_view_put(const struct board_model *m, const char *board,
@@ -204,7 +204,7 @@ int board_write_reply_take(struct store_reply *r, struct board_write_job *j, siz
                            int *full);
 
 /* board_write_short.c: 1 when entries[at..n) of j go to write_one.lua rather than write.lua
- * (one entry, one board without periods, `packed` without sub-scores, no max_members, no
+ * (one entry, one board `packed` without sub-scores, no max_members, no
  * Idempotency-Key, not an upload's chunk, no brief reply; the one place that decides), and its
  * arguments (0, or a negative errno) */
 int board_write_short_fits(const struct board_write_job *j, size_t at);

@@ -24,8 +24,15 @@ int board_write_short_fits(const struct board_write_job *j, size_t at)
     const struct board_settings *s = &j->targets[0].assumed;
     const struct board_entry *e = &j->targets[0].entries[at];
     /* max_members and exports are judged by the script too (status 7: write.lua then) */
-    return s->period == PERIOD_NONE && !s->layout.wide && s->layout.nsub == 0 &&
-           s->max_members == 0 && e->nsub <= 0;
+    return !s->layout.wide && s->layout.nsub == 0 && s->max_members == 0 && e->nsub <= 0;
+}
+
+static void short_put(struct write_short_args *w, size_t *k, const char *s, size_t len)
+{
+    assert(*k < WRITE_SHORT_KEYS + 1 + WRITE_SHORT_ARGS_MAX);
+    w->argv[*k] = s;
+    w->len[*k] = len;
+    (*k)++;
 }
 
 /* v in decimal into out[0..cap); returns out. */
@@ -91,31 +98,28 @@ int board_write_short_args(struct write_short_args *w, const struct board_write_
     w->now[0] = '\0';
     if (s->track_updated_at) /* the member's updated_at when its score changes */
         i64_text(w->now, sizeof(w->now), board_now_ms(m));
-    const char *argv[] = {t->where.z,
-                          w->meta,
-                          t->where.dense,
-                          t->where.upd,
-                          w->items,
-                          w->settings,
-                          w->flags,
-                          w->cap,
-                          w->base,
-                          w->kmax,
-                          e->id,
-                          ops[e->op],
-                          e->record ? e->record : "",
-                          w->key,
-                          w->now};
-    _Static_assert(sizeof(argv) / sizeof(argv[0]) == WRITE_SHORT_KEYS + WRITE_SHORT_ARGS_MAX,
-                   "write_one.lua's keys and arguments");
-    for (size_t i = 0; i < sizeof(argv) / sizeof(argv[0]); i++) {
-        w->argv[i] = argv[i];
-        w->len[i] = i == 10   ? e->id_len
-                    : i == 12 ? (e->record ? e->record_len : 0)
-                              : strlen(argv[i]);
+    int periodic = s->period != PERIOD_NONE;
+    if (periodic) { /* the period index, and the current period's start: its score there */
+        board_key_make(&b, w->index, sizeof(w->index), m->prefix, t->board, BOARD_KEY_INDEX);
+        i64_text(w->start, sizeof(w->start),
+                 period_start(s->period, &t->where.tz, board_now_ms(m), 0));
     }
-    w->nkeys = WRITE_SHORT_KEYS;
-    /* the time only on a board that tracks updated_at */
-    w->nargs = WRITE_SHORT_ARGS_MAX - (s->track_updated_at ? 0 : 1);
+    size_t k = 0;
+    const char *keys[] = {t->where.z, w->meta, t->where.dense, t->where.upd, w->items, w->index};
+    for (size_t i = 0; i < WRITE_SHORT_KEYS + (size_t)periodic; i++)
+        short_put(w, &k, keys[i], strlen(keys[i]));
+    w->nkeys = (int)k;
+    const char *args[] = {w->settings, w->flags, w->cap, w->base, w->kmax};
+    for (size_t i = 0; i < sizeof(args) / sizeof(args[0]); i++)
+        short_put(w, &k, args[i], strlen(args[i]));
+    short_put(w, &k, e->id, e->id_len);
+    short_put(w, &k, ops[e->op], strlen(ops[e->op]));
+    short_put(w, &k, e->record ? e->record : "", e->record ? e->record_len : 0);
+    short_put(w, &k, w->key, strlen(w->key));
+    if (s->track_updated_at || periodic)
+        short_put(w, &k, w->now, strlen(w->now));
+    if (periodic)
+        short_put(w, &k, w->start, strlen(w->start));
+    w->nargs = (int)k - w->nkeys;
     return 0;
 }

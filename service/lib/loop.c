@@ -203,10 +203,12 @@ struct loop_timer *loop_timer_after(struct loop *l, int ms, void (*fn)(void *arg
     return t;
 }
 
-/* Run the timers that are due; the milliseconds until the next one, or -1. */
+/* Run the timers that are due; the milliseconds until the next one, or -1; 0 when one ran (what
+ * it queued, a Redis command, goes out at step 5: the loop must not wait for it). */
 static int run_timers(struct loop *l)
 {
     int64_t now = util_now_ms();
+    int ran = 0;
     while (l->timers && l->timers->at_ms <= now) {
         struct loop_timer *t = l->timers;
         l->timers = t->next;
@@ -214,7 +216,10 @@ static int run_timers(struct loop *l)
         void *arg = t->arg;
         free(t);
         fn(arg); /* may add timers */
+        ran = 1;
     }
+    if (ran)
+        return 0;
     if (!l->timers)
         return -1;
     int64_t wait = l->timers->at_ms - now;

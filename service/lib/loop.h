@@ -19,7 +19,8 @@
  *
  * One iteration of a loop, in this order (hooks in the order they were added):
  *   1. each hook's `prepare`, then the due timers: the wait is the least of what they return
- *      (capped at 60 s), or 0 after a loop_wake on the loop's own thread;
+ *      (capped at 60 s), or 0 after a loop_wake on the loop's own thread or when a timer ran
+ *      (what it queued, a Redis command, goes out at step 5 before the loop sleeps);
  *   2. epoll_wait; each ready watch's callback; the wake eventfd takes the inbox;
  *   3. each hook's `check`, then the due timers;
  *   4. each hook's `run` (libmicrohttpd: new requests, resumed replies, its timeouts);

@@ -1,8 +1,8 @@
 #!lua
 --@script waits
--- write_one.lua -- the common single write: one entry (set | best | incr) to one board that
--- keeps no periods, is `packed` without sub-scores, keeps every member (max_members 0) and is
--- not being exported, without an Idempotency-Key and not a chunk of an upload. It carries only
+-- write_one.lua -- the common single write: one entry (set | best | incr) to one board that is
+-- `packed` without sub-scores, keeps every member (max_members 0) and is not being exported,
+-- without an Idempotency-Key and not a chunk of an upload. It carries only
 -- what that write needs (write.lua's preludes, its phases' tables and its 37 arguments cost a
 -- single write more than its commands), and its effects and reply are write.lua's for the same
 -- call, byte for byte: the caller (board_write_short.c) decides which script a write takes,
@@ -15,9 +15,11 @@
 -- keys members hold, kept in this call).
 -- Flagged (no allow-oom): at maxmemory Redis refuses the whole call before it runs.
 --
--- KEYS: 1 the set, 2 the settings hash, 3 the distinct scores, 4 the set's updated_at hash
--- (used when the board tracks it), 5 the records hash (on Redis Cluster KEYS[2] again: the
--- caller writes the record of an entry applied).
+-- KEYS: 1 the set (the current period's on a periodic board), 2 the settings hash, 3 the
+-- distinct scores, 4 the set's updated_at hash (used when the board tracks it), 5 the records
+-- hash (on Redis Cluster KEYS[2] again: the caller writes the record of an entry applied), 6 (a
+-- periodic board only) the period index: the set is listed there with its period's start (ZADD
+-- NX) by the write that changes it, its distinct scores and updated_at hash with it.
 -- ARGV: 1 the settings as the caller assumed them: order|tiebreak|score_decimals|period|
 -- timezone|score_layout|track_updated_at (the hash's fields, a field it lacks as its default),
 -- 2 flags (a number: 1 return the rank, 2 return the previous score and rank, 4 all or
@@ -25,14 +27,16 @@
 -- 5 largest |key|, 6 member, 7 op, 8 record JSON or '', 9 key (set, best) or delta (incr; 'delta
 -- lo hi' with the lowest and highest key its result may take, '' for the one it lacks),
 -- 10 (a board that tracks updated_at) the time, ms since the epoch, the member gets as its
--- updated_at when its score changes.
+-- updated_at when its score changes ('' on a periodic board that does not track it), 11 (a
+-- periodic board) the current period's start (ms), its score in the index.
 -- Reply: write.lua's for one entry on one board: {status, done, info, 0, 0, section}: status 0
 -- (the entry handled), 1 (the settings differ), 2 (all or nothing: the result leaves the range),
 -- 3 (its tie group is full: info the group's key; nothing written), or 7 (not this script's
--- board: {7, 0, '', 0, 0}, nothing written); section {listed 0, version, 2^T, order,
--- score_decimals, trimmed 0, code, stored, rank0, updated, previous stored, previous rank0}.
+-- board: {7, 0, '', 0, 0}, nothing written); section {listed (1: this write listed a new
+-- period set: a period began), version, 2^T, order, score_decimals, trimmed 0, code, stored,
+-- rank0, updated, previous stored, previous rank0}.
 --@prelude defaults
-local z, meta, dz = KEYS[1], KEYS[2], KEYS[3]
+local z, meta, dz, index = KEYS[1], KEYS[2], KEYS[3], KEYS[6]
 local m = redis.call('HMGET', meta, 'order', 'tiebreak', 'score_decimals', 'period', 'timezone',
                      'max_members', 'exports', 'score_layout', 'track_updated_at')
 if not m[1] or (m[6] and m[6] ~= '0') or (m[7] and m[7] ~= '') then return {7, 0, '', 0, 0} end
@@ -68,7 +72,7 @@ end
 local out_of_range = key > kmax or key < -kmax
 if out_of_range and flags % 8 >= 4 then return {2, 0, '', 0, 0} end
 
-local code, stored, updated, prev, prev_rank = 0, old, 0, false, -1
+local code, stored, updated, prev, prev_rank, listed = 0, old, 0, false, -1, 0
 local known, dense, dense_known, empty = false, nil, false, false
 local left, lefttext = nil, nil -- the key the member left (its group may be empty now), as text
 if out_of_range then
@@ -124,8 +128,18 @@ if updated == 1 then
       dense = false
     end
   end
-  if m[9] == '1' then redis.call('HSET', KEYS[4], member, ARGV[10]) end
+  if m[9] == '1' then
+    redis.call('HSET', KEYS[4], member, ARGV[10])
+    if index then redis.call('ZADD', index, 'NX', ARGV[11], KEYS[4]) end
+  end
   redis.call('ZADD', z, string.format('%d', stored), member)
+  if index then -- the set is listed while it exists, its distinct scores with it
+    if dense == 'new' then redis.call('ZADD', index, 'NX', ARGV[11], dz) end
+    if redis.call('ZADD', index, 'NX', ARGV[11], z) == 1 then
+      listed = 1
+      redis.call('PERSIST', z) -- a set an older rankd wrote carries a TTL: it must not expire
+    end
+  end
   if dense then -- prelude_dense.lua's dense_update: the key held now, the key left
     if not (dense == 'kept' and known) then
       local kt = key == arg and op ~= 'incr' and text or (key == 0 and '0' or string.format('%d', key))
@@ -151,4 +165,5 @@ if want_rank and code == 0 then
 end
 if record ~= '' and code == 0 and KEYS[5] ~= meta then redis.call('HSET', KEYS[5], member, record) end
 return {0, 1, '', 0, 0,
-        {0, version, base, m[1], tonumber(m[3]), 0, code, stored, rank, updated, prev, prev_rank}}
+        {listed, version, base, m[1], tonumber(m[3]), 0, code, stored, rank, updated, prev,
+         prev_rank}}

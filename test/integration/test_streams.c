@@ -5,11 +5,16 @@
  * Last-Event-ID of the current page gets no repeat; the usual JSON errors before a stream starts;
  * a board deleted while watched ends the stream with an `end` event saying so; rankd's stop ends
  * each stream with an `end` event; --max-streams and --max-streams-per-ip (503); the keep-alive
- * comment; score ranges streamed like pages, cursors refused; Vary: Accept; and 1,000 viewers
+ * comment; score ranges streamed like pages, cursors refused; Vary: Accept; Redis stopped
+ * (SIGSTOP) under streams: they stay open, and a write after it is back shows within the
+ * refresh's bound plus a Redis timeout; a loop timer due at the top of an iteration (as a
+ * refresh may be) has its Redis work sent in that iteration; and 1,000 viewers
  * of one page: each gets the page and its change, and the commands Redis runs (INFO
  * commandstats) per refresh of the page, one per TTL, are those of 10 viewers.
  */
 #include <poll.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "loop.h"
 #include "suites.h"
 
 static int64_t now_ms(void)
@@ -932,6 +938,238 @@ START_TEST(test_redis_cost_flat_with_viewers)
 }
 END_TEST
 
+/* ---------------------------------------------------------------- Redis stopped under streams */
+
+/* One watched page of the case below: its board, the board's settings, the stream's query, the
+ * member a write moves to make the page change (a member off the page for a `with` page). */
+struct watched {
+    const char *board, *settings, *query, *member;
+    int ttl_ms;
+    struct sse s;
+    size_t pos;
+};
+
+static void fault_streams(struct config *cfg)
+{
+    cfg->stream_heartbeat_ms = 1000; /* a stream silent for a second says so */
+}
+
+/* POST one score to rankd on `port` until it is answered 200 (a write just after Redis came back
+ * may meet the connection's recovery: 503, retried) within 10 s; returns when it was. */
+static int64_t post_until_ok(int port, const char *board, const char *json)
+{
+    char path[128];
+    snprintf(path, sizeof(path), "/boards/%s/scores", board);
+    long last = 0;
+    for (int64_t until = now_ms() + 10000; now_ms() < until; sleep_ms(50)) {
+        struct http_result r;
+        ck_assert_int_eq(http_write(port, "POST", path, json, &r), 0);
+        last = r.status;
+        http_result_free(&r);
+        if (last == 200)
+            return now_ms();
+    }
+    ck_abort_msg("POST %s %s: still %ld 10 s after Redis came back", path, json, last);
+    return 0;
+}
+
+/* Keep-alive comments in s's body from byte `from` on. */
+static int beats_since(const struct sse *s, size_t from)
+{
+    int n = 0;
+    for (const char *p = s->text && from <= s->len ? s->text + from : NULL;
+         p && (p = strstr(p, ": keep-alive\n\n")); p++)
+        n++;
+    return n;
+}
+
+/* The case's own Redis, stopped at exit too: a failed check ends the test's process (exit). */
+static struct redis_proc stopped_redis;
+
+static void stopped_redis_end(void)
+{
+    redis_proc_stop(&stopped_redis);
+}
+
+/* Redis stopped (SIGSTOP) for 3 s under watched pages, at moments spread over the refresh
+ * interval, on a live board and on one that caches pages, each with a plain page and a `with`
+ * page: every stream stays open and keeps saying so (keep-alive comments: the event thread is
+ * not held), and once Redis runs again a write shows on every stream within the refresh's
+ * bound (docs/api.md: the page TTL plus a second) plus one Redis timeout (the read out when
+ * Redis stopped) plus 2 s. This case runs its own Redis. */
+START_TEST(test_redis_stopped_under_streams)
+{
+    enum { ROUNDS = 6, STOP_MS = 3000 };
+    static const char LIVE[] = "{\"page_ttl_ms\":0,\"page_size\":2}";
+    static const char CACHED[] = "{\"page_ttl_ms\":1000,\"page_size\":2}";
+    struct redis_proc *red = &stopped_redis;
+    ck_assert_int_eq(redis_proc_start(red), 0);
+    atexit(stopped_redis_end);
+    struct rankd *app = rankd_test_start_with(red->port, TEST_TOKEN, fault_streams, NULL);
+    int port = rankd_port(app);
+    int timeout_ms = app->cfg.redis_timeout_ms;
+    struct watched ws[] = {
+        {.board = "swlive", .settings = LIVE, .query = "page=1&with=d", .member = "d"},
+        {.board = "splive", .settings = LIVE, .query = "page=1", .member = "a"},
+        {.board = "swcached",
+         .settings = CACHED,
+         .query = "page=1&with=d",
+         .member = "d",
+         .ttl_ms = 1000},
+        {.board = "spcached", .settings = CACHED, .query = "page=1", .member = "a", .ttl_ms = 1000},
+    };
+    enum { N = sizeof(ws) / sizeof(ws[0]) };
+    char path[256], json[128];
+    for (int i = 0; i < N; i++) {
+        snprintf(path, sizeof(path), "/boards/%s", ws[i].board);
+        struct http_result r;
+        ck_assert_int_eq(http_write(port, "PUT", path, ws[i].settings, &r), 0);
+        ck_assert_msg(r.status == 200 || r.status == 201, "PUT %s -> %ld", path, r.status);
+        http_result_free(&r);
+        const char *ids[] = {"a", "b", "c", "d"};
+        for (int k = 0; k < 4; k++) {
+            snprintf(json, sizeof(json), "{\"id\":\"%s\",\"score\":%d}", ids[k], 50 - 10 * k);
+            post_until_ok(port, ws[i].board, json);
+        }
+        snprintf(path, sizeof(path), "/boards/%s/rank?%s", ws[i].board, ws[i].query);
+        ck_assert_int_eq(sse_open_on(port, &ws[i].s, path, ""), 0);
+        ck_assert_int_eq(ws[i].s.status, 200);
+        struct sse_event e;
+        ck_assert_msg(sse_next(&ws[i].s, &ws[i].pos, &e, 5000) == 0, "%s: no first page", path);
+        free(e.data);
+    }
+    int64_t worst[N] = {0};
+    for (int round = 0; round < ROUNDS; round++) {
+        /* the stop lands at another moment of the refresh interval each round */
+        sleep_ms(round * 1000 / ROUNDS);
+        size_t mark[N];
+        for (int i = 0; i < N; i++)
+            mark[i] = ws[i].s.len;
+        ck_assert_int_eq(kill(red->pid, SIGSTOP), 0);
+        for (int64_t until = now_ms() + STOP_MS; now_ms() < until;)
+            for (int i = 0; i < N; i++)
+                sse_pump(&ws[i].s, 10);
+        ck_assert_int_eq(kill(red->pid, SIGCONT), 0);
+        int64_t resumed = now_ms();
+        for (int i = 0; i < N; i++) {
+            ck_assert_msg(!ws[i].s.closed && !ws[i].s.ended, "%s: the stream ended under the stop",
+                          ws[i].board);
+            ck_assert_msg(beats_since(&ws[i].s, mark[i]) >= 1,
+                          "%s: no keep-alive in a %d ms stop of Redis (heartbeat 1000 ms)",
+                          ws[i].board, STOP_MS);
+        }
+        int64_t acked[N];
+        int score = 100 + round;
+        for (int i = 0; i < N; i++) {
+            snprintf(json, sizeof(json), "{\"id\":\"%s\",\"score\":%d}", ws[i].member, score);
+            acked[i] = post_until_ok(port, ws[i].board, json);
+        }
+        char want[64];
+        for (int i = 0; i < N; i++) {
+            snprintf(want, sizeof(want), "\"id\":\"%s\",\"score\":%d", ws[i].member, score);
+            /* the page TTL plus a second (and the interval's tenth), the read out when Redis
+             * stopped, 2 s of margin */
+            int64_t bound = ws[i].ttl_ms + 1000 + ws[i].ttl_ms / 10 + timeout_ms + 2000;
+            int64_t lag = -1;
+            while (lag < 0) {
+                struct sse_event e;
+                if (sse_next(&ws[i].s, &ws[i].pos, &e, (int)(acked[i] + 15000 - now_ms())))
+                    break;
+                if (strcmp(e.name, "page") == 0 && strstr(e.data, want))
+                    lag = now_ms() - acked[i];
+                ck_assert_msg(strcmp(e.name, "end") != 0, "%s: the stream ended: %s", ws[i].board,
+                              e.data);
+                free(e.data);
+            }
+            ck_assert_msg(lag >= 0, "%s round %d: no page with %s within 15 s of the write",
+                          ws[i].board, round, want);
+            fprintf(stderr,
+                    "streams: %s round %d: the write, answered %lld ms after Redis came back, "
+                    "showed in %lld ms\n",
+                    ws[i].board, round, (long long)(acked[i] - resumed), (long long)lag);
+            ck_assert_msg(lag <= bound,
+                          "%s round %d: the write after Redis came back showed in %lld ms (bound "
+                          "%lld ms)",
+                          ws[i].board, round, (long long)lag, (long long)bound);
+            if (lag > worst[i])
+                worst[i] = lag;
+        }
+    }
+    fprintf(stderr,
+            "streams: Redis stopped %d x %d ms: the slowest write to show, per stream: %s %lld ms, "
+            "%s %lld ms, %s %lld ms, %s %lld ms\n",
+            ROUNDS, STOP_MS, ws[0].board, (long long)worst[0], ws[1].board, (long long)worst[1],
+            ws[2].board, (long long)worst[2], ws[3].board, (long long)worst[3]);
+    for (int i = 0; i < N; i++)
+        sse_close(&ws[i].s);
+    rankd_stop(app);
+    redis_proc_stop(red);
+}
+END_TEST
+
+/* ---------------------------------------------------------------- a refresh's timer */
+
+/* What the case below sees of one event loop: its step-4 hook sets a 0 ms timer once, the timer
+ * queues as a watch's refresh queues its read (a Redis command, sent at step 5), the step-5 hook
+ * sends it. */
+struct step_probe {
+    struct loop *l;
+    int armed, queued;              /* the loop's thread only */
+    atomic_llong timer_ms, sent_ms; /* when the timer ran, when its work was sent */
+};
+
+static void probe_timer(void *arg)
+{
+    struct step_probe *p = arg;
+    p->queued = 1;
+    atomic_store(&p->timer_ms, (long long)now_ms());
+}
+
+static void probe_run(void *arg)
+{
+    struct step_probe *p = arg;
+    if (!p->armed)
+        p->armed = loop_timer_after(p->l, 0, probe_timer, p) != NULL;
+}
+
+static void probe_flush(void *arg)
+{
+    struct step_probe *p = arg;
+    if (p->queued) {
+        p->queued = 0;
+        atomic_store(&p->sent_ms, (long long)now_ms());
+    }
+}
+
+/* A loop timer that comes due at the top of an iteration (step 1 in loop.h: a watch's refresh
+ * whose time came while the iteration before ran, or one set with no delay from a request's
+ * step) queues its Redis command for the same iteration's step 5: the loop must not sleep in
+ * between. Here nothing else would wake it for 60 s. Before: the timer's work waited for the
+ * loop's next wake-up (this case: 'not sent 3000 ms after the timer ran'). */
+START_TEST(test_timer_work_not_held)
+{
+    struct loop_group_options o = {
+        .host = "127.0.0.1", .port = 0, .threads = 1, .max_connections = 4};
+    int err = 0;
+    struct loop_group *g = loop_group_new(&o, &err);
+    ck_assert_msg(g != NULL, "loop_group_new: %d", err);
+    static struct step_probe p;
+    p.l = loop_group_loop(g, 0);
+    struct loop_hooks h = {.run = probe_run, .flush = probe_flush, .arg = &p};
+    ck_assert_int_eq(loop_hooks_add(p.l, &h), 0);
+    ck_assert_int_eq(loop_group_start(g), 0);
+    loop_wake(p.l); /* one iteration: its step 4 sets the timer */
+    for (int64_t until = now_ms() + 3000; !atomic_load(&p.sent_ms) && now_ms() < until;)
+        sleep_ms(10);
+    long long ran = atomic_load(&p.timer_ms), sent = atomic_load(&p.sent_ms);
+    loop_group_stop(g);
+    loop_group_free(g);
+    ck_assert_msg(ran > 0, "the timer did not run");
+    ck_assert_msg(sent > 0, "not sent %lld ms after the timer ran", (long long)now_ms() - ran);
+    ck_assert_msg(sent - ran < 1000, "sent %lld ms after the timer ran", sent - ran);
+}
+END_TEST
+
 Suite *streams_suite(void)
 {
     const struct it_case cases[] = {
@@ -948,6 +1186,8 @@ Suite *streams_suite(void)
         {"score_range_stream", test_score_range_stream},
         {"score_range_stream_refusals", test_score_range_stream_refusals},
         {"with_stream", test_with_stream},
+        {"redis_stopped_under_streams", test_redis_stopped_under_streams},
+        {"timer_work_not_held", test_timer_work_not_held},
     };
     return it_suite_timeout("streams", cases, sizeof(cases) / sizeof(cases[0]), 120);
 }

@@ -112,6 +112,17 @@ START_TEST(short_write_commands)
     ck_assert_int_eq(s.argc[1], 3 + 9 + 32);
     ck_assert_msg(strncmp(s.verbs, " HMGET rankd:{sc}:meta HMGET rankd:{sc}:meta", 44) == 0,
                   "write_one.lua wrote before it handed over:%s", s.verbs);
+    /* a daily board: the period index and the period's start too (6 keys, 11 arguments); the
+     * set listed again with ZADD NX by every write that changes it */
+    it_expect_free("PUT", "/boards/sd", "{\"page_ttl_ms\":0,\"period\":\"daily\"}", 201);
+    it_post_score("sd", "{\"id\":\"a\",\"score\":10}");
+    post_watched("sd", "{\"id\":\"a\",\"score\":20}", 200, &r, &s);
+    fprintf(stderr, "writes: a daily board's write: %d EVALSHA of %d arguments:%s\n", s.evalsha,
+            s.argc[0], s.verbs);
+    http_result_free(&r);
+    ck_assert_int_eq(s.evalsha, 1);
+    ck_assert_int_eq(s.argc[0], 3 + 6 + 11);
+    ck_assert_msg(strstr(s.verbs, " ZADD rankd:{sd}:periods") && s.n == 11, "%d:%s", s.n, s.verbs);
     /* max_members: write.lua at once */
     it_expect_free("PUT", "/boards/sm", "{\"page_ttl_ms\":0,\"max_members\":2}", 201);
     it_post_score("sm", "{\"id\":\"a\",\"score\":10}");
@@ -158,30 +169,52 @@ static void key_text(const char *cmd, const char *board, const char *suffix, cha
     freeReplyObject(x);
 }
 
-/* The two boards hold the same: set, distinct scores, version, updated_at's members. */
+/* The period of the set board `a`'s index lists ("" none: a board without periods). */
+static void listed_period(const char *a, char *out, size_t len)
+{
+    char prefix[64];
+    snprintf(prefix, sizeof(prefix), "rankd:{%s}:z:", a);
+    redisReply *x = redis_admin_cmd(g_admin, "ZRANGE rankd:{%s}:periods 0 -1", a);
+    out[0] = '\0';
+    for (size_t i = 0; x->type == REDIS_REPLY_ARRAY && i < x->elements; i++)
+        if (strncmp(x->element[i]->str, prefix, strlen(prefix)) == 0)
+            snprintf(out, len, ":%s", x->element[i]->str + strlen(prefix));
+    freeReplyObject(x);
+}
+
+/* The two boards hold the same: set, distinct scores, version, updated_at's members, and on a
+ * periodic board the index (with a's name read as b's). */
 static void same_boards(const char *a, const char *b, const char *what)
 {
     static const struct {
         const char *cmd, *suffix;
+        int period;
     } keys[] = {
-        {"ZRANGE %s 0 -1 WITHSCORES", "z"},
-        {"ZRANGE %s 0 -1 WITHSCORES", "dense"},
-        {"HGET %s version", "meta"},
-        {"HKEYS %s", "upd"},
+        {"ZRANGE %s 0 -1 WITHSCORES", "z", 1},
+        {"ZRANGE %s 0 -1 WITHSCORES", "dense", 1},
+        {"HGET %s version", "meta", 0},
+        {"HKEYS %s", "upd", 1},
+        {"ZRANGE %s 0 -1 WITHSCORES", "periods", 0},
     };
     static char ta[16384], tb[16384];
+    char period[64], suffix[96];
+    listed_period(a, period, sizeof(period));
     for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
-        key_text(keys[k].cmd, a, keys[k].suffix, ta, sizeof(ta));
-        key_text(keys[k].cmd, b, keys[k].suffix, tb, sizeof(tb));
-        ck_assert_msg(strcmp(ta, tb) == 0, "%s: %s %s differ:\n%s\n%s", what, keys[k].cmd,
-                      keys[k].suffix, ta, tb);
+        snprintf(suffix, sizeof(suffix), "%s%s", keys[k].suffix, keys[k].period ? period : "");
+        key_text(keys[k].cmd, a, suffix, ta, sizeof(ta));
+        key_text(keys[k].cmd, b, suffix, tb, sizeof(tb));
+        for (char *q = tb; (q = strstr(q, "{wb}")) != NULL; q += 4)
+            q[2] = 'a';
+        ck_assert_msg(strcmp(ta, tb) == 0, "%s: %s %s differ:\n%s\n%s", what, keys[k].cmd, suffix,
+                      ta, tb);
     }
 }
 
 /*
  * Random single writes (set, best, incr with and without floor and ceiling, records, scores
  * that collide, a tie cap of 3 so groups fill and are compacted, incr results past the range)
- * on boards of every tiebreak, both orders, 0 and 2 decimals, with and without updated_at: each
+ * on boards of every tiebreak, both orders, 0 and 2 decimals, with and without updated_at, with
+ * and without periods: each
  * write goes to board "wa" through write_one.lua and to "wb" through write.lua; their statuses
  * and bodies must be equal, and so must the boards after every write. RANKD_SHORT_SEED=<n>
  * replays a walk.
@@ -199,14 +232,16 @@ START_TEST(short_write_same_as_write_lua)
     redisReply *x = redis_admin_cmd(g_admin, "CONFIG RESETSTAT");
     freeReplyObject(x);
     int writes = 0;
-    for (int cfg = 0; cfg < 24; cfg++) {
+    for (int cfg = 0; cfg < 32; cfg++) {
         const char *tb = tiebreaks[cfg % 3], *order = orders[cfg / 3 % 2];
-        int decimals = cfg / 6 % 2 ? 2 : 0, track = cfg / 12;
-        char settings[256], what[128];
+        int decimals = cfg / 6 % 2 ? 2 : 0, track = cfg / 12 % 2;
+        /* the last 8: daily and weekly boards (the current period's set) */
+        const char *period = cfg < 24 ? "none" : cfg % 2 ? "daily" : "weekly";
+        char settings[256], what[160];
         snprintf(settings, sizeof(settings),
                  "{\"page_ttl_ms\":0,\"tiebreak\":\"%s\",\"order\":\"%s\","
-                 "\"score_decimals\":%d,\"track_updated_at\":%s}",
-                 tb, order, decimals, track ? "true" : "false");
+                 "\"score_decimals\":%d,\"track_updated_at\":%s,\"period\":\"%s\"}",
+                 tb, order, decimals, track ? "true" : "false", period);
         it_expect_free("PUT", "/boards/wa", settings, 201);
         it_expect_free("PUT", "/boards/wb", settings, 201);
         for (int i = 0; i < 40; i++) {
@@ -256,8 +291,9 @@ START_TEST(short_write_same_as_write_lua)
             for (char *q = rb.body; (q = strstr(q, "wb")) != NULL; q += 2)
                 if (q > rb.body && (q[-1] == '"' || q[-1] == '\'') && (q[2] == '"' || q[2] == '\''))
                     q[1] = 'a';
-            snprintf(what, sizeof(what), "seed %llu, %s %s %d decimals, updated_at %d, write %d",
-                     seed, tb, order, decimals, track, i);
+            snprintf(what, sizeof(what),
+                     "seed %llu, %s %s %d decimals, updated_at %d, period %s, write %d", seed, tb,
+                     order, decimals, track, period, i);
             ck_assert_msg(ra.status == rb.status && strcmp(ra.body, rb.body) == 0,
                           "%s: %s\nwrite_one.lua: %ld %s\nwrite.lua:     %ld %s", what, body,
                           ra.status, ra.body, rb.status, rb.body);
