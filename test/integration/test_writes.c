@@ -1107,6 +1107,25 @@ START_TEST(import_short_layout)
     const char *g900[] = {"s299", "d0"};
     stored_of("sl", g900, 2, v);
     ck_assert_int_eq(v[1], v[0] + 3);
+
+    /* tiebreak last: each key numbered down from the top, a later arrival first; key 900 spans
+     * the two chunks again */
+    expect("PUT", "/boards/sll", "{\"page_ttl_ms\":0,\"tiebreak\":\"last\"}", 201, NULL);
+    at = 0;
+    for (int i = 0; i < 400; i++)
+        at += (size_t)snprintf(nd + at, cap - at, "{\"id\":\"s%d\",\"score\":%d}\n", i,
+                               1000 - (i + 1) / 3);
+    n = upload_commands("/boards/sll/scores", nd, &r, verbs, sizeof(verbs), argc, &calls);
+    ck_assert_msg(strstr(r.body, "\"applied\":400,\"rejected_total\":0"), "%s", r.body);
+    http_result_free(&r);
+    ck_assert_int_eq(calls, 2);
+    ck_assert_int_eq(argc[1], CHUNK_HEAD + 2 + 3 * 100 + 34 + 2);
+    ck_assert_msg(verb_count(verbs, "ZRANGE", NULL) == 1, "one group continued:%s", verbs);
+    stored_of("sll", g100, 3, v);
+    ck_assert_msg(v[1] == v[0] - 1 && v[2] == v[0] - 2, "%lld %lld %lld", v[0], v[1], v[2]);
+    redisReply *top = redis_admin_cmd(g_admin, "ZRANGE rankd:{sll}:z 0 0");
+    ck_assert_str_eq(top->element[0]->str, "s1"); /* key 1000: s0 and s1, s1 the later */
+    freeReplyObject(top);
     free(nd);
 }
 END_TEST
