@@ -248,6 +248,18 @@ void board_settings_default(struct board_settings *s);
 void board_settings_field(struct board_settings *s, const char *field, const char *value);
 
 /**
+ * Settings from a reply that holds the settings hash: a flat HGETALL array, or the read
+ * scripts' one string (lua/prelude_read.lua: a NUL byte, then each field and value followed by
+ * a NUL, the last value by the string's end: one bulk string instead of two a field). Anything
+ * else (NULL included) gives the defaults; unknown or damaged fields keep theirs.
+ */
+void board_settings_from_reply(const struct store_reply *r, struct board_settings *s);
+
+/** 1 when r is a reply board_settings_from_reply reads as settings (an array, or a string that
+ *  starts with a NUL byte: no tag of a script's reply does), else 0. */
+int board_settings_reply(const struct store_reply *r);
+
+/**
  * Validate a score for a board and turn it into the key the write script takes.
  * Returns 0, -EINVAL (not finite), -EDOM (too many decimals), -ERANGE (outside the range).
  */

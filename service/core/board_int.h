@@ -156,8 +156,7 @@ extern _Atomic int64_t board_tie_cap;
 void board_new_generation(char out[32]);
 void board_make_keys(const struct board_model *m, const char *board, struct board_keys *k);
 
-/* board_settings.c */
-void board_settings_from_reply(const struct store_reply *r, struct board_settings *s);
+/* board_settings.c: board_settings_from_reply and board_settings_reply are board.h's */
 
 /* board_view.c */
 void board_view_put(const struct board_model *m, const char *board,

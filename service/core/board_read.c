@@ -243,9 +243,14 @@ int64_t board_read_version(const struct store_reply *r)
 {
     if (r->type == STORE_REPLY_NIL)
         return 0; /* no such board (yet, where the read went) */
-    if (r->type != STORE_REPLY_ARRAY || r->elements < 2 || r->element[0]->type != STORE_REPLY_ARRAY)
+    if (r->type != STORE_REPLY_ARRAY || r->elements < 2 || !board_settings_reply(r->element[0]))
         return -1; /* a retry, a refusal ({'layout', settings}), an error */
     const struct store_reply *set = r->element[0];
+    if (set->type == STORE_REPLY_STRING) { /* the read scripts' settings */
+        struct board_settings s;
+        board_settings_from_reply(set, &s);
+        return s.version;
+    }
     for (size_t i = 0; i + 1 < set->elements; i += 2)
         if (set->element[i]->type == STORE_REPLY_STRING &&
             set->element[i + 1]->type == STORE_REPLY_STRING &&

@@ -106,10 +106,28 @@ void board_settings_field(struct board_settings *s, const char *f, const char *v
     }
 }
 
-/* Settings from a flat HGETALL array; unknown or damaged fields keep their defaults. */
+int board_settings_reply(const struct store_reply *r)
+{
+    return r && (r->type == STORE_REPLY_ARRAY ||
+                 (r->type == STORE_REPLY_STRING && r->len > 0 && r->str[0] == '\0'));
+}
+
 void board_settings_from_reply(const struct store_reply *r, struct board_settings *s)
 {
     board_settings_default(s);
+    if (board_settings_reply(r) && r->type == STORE_REPLY_STRING) {
+        /* "\0" field "\0" value "\0" ... value: each in place a C string (the reply's own NUL
+         * ends the last); a field without a value after it is dropped */
+        const char *p = r->str + 1, *end = r->str + r->len;
+        while (p < end) {
+            const char *f = p, *v = f + strnlen(f, (size_t)(end - f)) + 1;
+            if (v > end)
+                break;
+            board_settings_field(s, f, v);
+            p = v + strnlen(v, (size_t)(end - v)) + 1;
+        }
+        return;
+    }
     for (size_t i = 0; r && r->type == STORE_REPLY_ARRAY && i + 1 < r->elements; i += 2)
         board_settings_field(s, r->element[i]->str, r->element[i + 1]->str);
 }

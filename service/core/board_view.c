@@ -158,8 +158,8 @@ void board_view_note(const struct board_model *m, const char *board, const struc
                      struct board_settings *out)
 {
     board_settings_from_reply(r, out);
-    if (r && r->type == STORE_REPLY_ARRAY)
-        board_view_put(m, board, out, r->elements > 0);
+    if (board_settings_reply(r)) /* an empty hash: no board */
+        board_view_put(m, board, out, r->type == STORE_REPLY_ARRAY ? r->elements > 0 : r->len > 1);
 }
 
 int board_settings_cached(struct board_model *m, const char *board, struct board_settings *out,

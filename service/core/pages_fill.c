@@ -183,7 +183,7 @@ static void fill_reply(void *arg, int rc, struct store_reply **replies)
         return;
     }
     const struct store_reply *tag = r->elements ? r->element[0] : NULL;
-    if (tag && tag->type == STORE_REPLY_STRING) {
+    if (tag && tag->type == STORE_REPLY_STRING && !board_settings_reply(tag)) { /* no page */
         if (strcmp(tag->str, "cached") == 0 && r->elements == 2) {
             page_cache_fill_locked(f, PAGE_CACHE_LOCK_CACHED, r->element[1]->str,
                                    r->element[1]->len);

@@ -195,24 +195,16 @@ static void pass(struct store_reply *reply, store_async_fn fn, void *arg)
     store_reply_free(out[0]);
 }
 
-/* The bytes a set member holds before its id under the settings of a flat HGETALL
+/* The bytes a set member holds before its id under the settings of a read script's reply
  * (score_codec_member_prefix: a `wide` board's tie position). */
 static size_t settings_member_prefix(const struct store_reply *settings)
 {
-    struct score_layout l = {.tiebreak = SCORE_TIEBREAK_FIRST};
-    for (size_t i = 0; i + 1 < settings->elements; i += 2) {
-        const char *f = settings->element[i]->str, *v = settings->element[i + 1]->str;
-        if (!f || !v)
-            continue;
-        if (strcmp(f, "score_layout") == 0)
-            score_layout_parse(v, &l);
-        else if (strcmp(f, "tiebreak") == 0 && strcmp(v, "id") == 0)
-            l.tiebreak = SCORE_TIEBREAK_ID;
-    }
-    return score_codec_member_prefix(&l);
+    struct board_settings s;
+    board_settings_from_reply(settings, &s);
+    return score_codec_member_prefix(&s.layout);
 }
 
-/* A reply {settings (array), ...} of `elements` whose element `list_at` is either a read's packed
+/* A reply {settings, ...} of `elements` whose element `list_at` is either a read's packed
  * rows (board_rows.h; rows 1) or a flat list of `stride` values per entry, the entry's id first
  * (lookup.lua's found {id, stored, rank0, rank, ...}: 4), and whose element `records_at` is the
  * records (empty from the script: KEYS[3] == KEYS[1]): the ids' records fetched into a new array
@@ -225,7 +217,7 @@ static void then_list2(struct store_async *sa, struct store_reply *reply,
 {
     struct board_rows it = {0};
     if (reply->type != STORE_REPLY_ARRAY || reply->elements != elements ||
-        reply->element[0]->type != STORE_REPLY_ARRAY ||
+        !board_settings_reply(reply->element[0]) ||
         reply->element[list_at]->type != (rows ? STORE_REPLY_STRING : STORE_REPLY_ARRAY) ||
         reply->element[records_at]->type != STORE_REPLY_ARRAY ||
         (list2_at && reply->element[list2_at]->type != STORE_REPLY_ARRAY)) {
@@ -340,8 +332,8 @@ void records_then_member(struct store_async *sa, struct store_reply *reply,
     /* {settings, total, stored, rank0, record, rank, updated_at}: a member that is there
      * (stored) has its record fetched; ARGV[5] is its id (ARGV[1..4] the read prelude's) */
     if (reply->type != STORE_REPLY_ARRAY || reply->elements < 6 ||
-        reply->element[0]->type != STORE_REPLY_ARRAY ||
-        reply->element[2]->type != STORE_REPLY_STRING || call->nargs < 5) {
+        !board_settings_reply(reply->element[0]) || reply->element[2]->type != STORE_REPLY_STRING ||
+        call->nargs < 5) {
         pass(reply, fn, arg);
         return;
     }

@@ -24,6 +24,10 @@ local settings = redis.call('HGETALL', KEYS[1])
 if #settings == 0 then return false end
 local s = {}
 for i = 1, #settings, 2 do s[settings[i]] = settings[i + 1] end
+-- the settings as the replies carry them: one string, a NUL and then each field and value
+-- followed by a NUL (board_settings_from_reply; one bulk string for the C side to parse, not two
+-- a field)
+settings = '\0' .. table.concat(settings, '\0')
 if (s.period or BOARD_PERIOD_DEFAULT) ~= ARGV[1] or
    (s.timezone or BOARD_TIMEZONE_DEFAULT) ~= ARGV[2] or
    (s.retain or BOARD_RETAIN_DEFAULT) ~= ARGV[3] then

@@ -81,15 +81,41 @@ static void decode_hmget(const char *const *fv, size_t n, struct board_settings 
     store_reply_free(r);
 }
 
-/* Both paths give the same settings for fv. */
+/* The read scripts' one string of the pairs fv[0..n) (lua/prelude_read.lua: a NUL, then the
+ * fields and values joined by NULs) as a reply. */
+static struct store_reply *packed_of(const char *const *fv, size_t n)
+{
+    char text[2048];
+    size_t len = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t l = strlen(fv[i]);
+        ck_assert_uint_lt(len + l + 1, sizeof(text));
+        text[len++] = '\0';
+        memcpy(text + len, fv[i], l);
+        len += l;
+    }
+    char resp[2200];
+    int k = snprintf(resp, sizeof(resp), "$%zu\r\n", len);
+    memcpy(resp + k, text, len);
+    memcpy(resp + (size_t)k + len, "\r\n", 2);
+    return fixture_reply_n(resp, (size_t)k + len + 2);
+}
+
+/* The three paths (HGETALL, the read scripts' string, HMGET) give the same settings for fv. */
 static void assert_paths_agree(const char *const *fv, size_t n, struct board_settings *out)
 {
     struct store_reply *r = hash_of(fv, n);
-    struct board_settings a, b;
+    struct board_settings a, b, c;
     memset(&a, 0, sizeof(a));
     memset(&b, 0, sizeof(b));
+    memset(&c, 0, sizeof(c));
     board_settings_from_reply(r, &a);
     store_reply_free(r);
+    r = packed_of(fv, n);
+    ck_assert_int_eq(board_settings_reply(r), 1);
+    board_settings_from_reply(r, &c);
+    store_reply_free(r);
+    ck_assert_mem_eq(&a, &c, sizeof(a));
     decode_hmget(fv, n, &b);
     ck_assert_int_eq(a.layout.order, b.layout.order);
     ck_assert_int_eq(a.layout.tiebreak, b.layout.tiebreak);
@@ -352,6 +378,57 @@ START_TEST(test_hmget_path)
 }
 END_TEST
 
+/* The read scripts' string, damaged: a field without its value is dropped, an empty string
+ * and a string that does not start with a NUL (a tag, not settings) give the defaults. */
+START_TEST(test_packed_settings_damaged)
+{
+    static const struct {
+        const char *b;
+        size_t n;
+        int settings; /* board_settings_reply */
+    } cases[] = {
+        {"\0", 1, 1},
+        {"\0page_size", 10, 1},
+        {"\0page_size\0", 11, 1}, /* an empty value: page_size "" is damaged */
+        {"page_size\0"
+         "50",
+         12, 0},
+        {"", 0, 0},
+        {"retry", 5, 0},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char resp[64];
+        int k = snprintf(resp, sizeof(resp), "$%zu\r\n", cases[i].n);
+        memcpy(resp + k, cases[i].b, cases[i].n);
+        memcpy(resp + (size_t)k + cases[i].n, "\r\n", 2);
+        struct store_reply *r = fixture_reply_n(resp, (size_t)k + cases[i].n + 2);
+        ck_assert_int_eq(board_settings_reply(r), cases[i].settings);
+        struct board_settings s;
+        board_settings_from_reply(r, &s);
+        assert_defaults(&s);
+        store_reply_free(r);
+    }
+    /* the last value ends at the string's end; a page's version read from it */
+    static const char *const fv[] = {"page_size", "7", "version", "12"};
+    struct store_reply *set = packed_of(fv, 4);
+    struct board_settings s;
+    board_settings_from_reply(set, &s);
+    ck_assert_int_eq(s.page_size, 7);
+    ck_assert_int_eq(s.version, 12);
+    store_reply_free(set);
+    /* board_read_version of a read's reply {settings, total}, and of tags that are no settings */
+    static const char resp[] = "*2\r\n$23\r\n\0page_size\0"
+                               "7\0version\0"
+                               "12\r\n:3\r\n";
+    struct store_reply *page = fixture_reply_n(resp, sizeof(resp) - 1);
+    ck_assert_int_eq(board_read_version(page), 12);
+    store_reply_free(page);
+    struct store_reply *tag = fixture_reply("*2\r\n$6\r\nlocked\r\n:3\r\n");
+    ck_assert_int_eq(board_read_version(tag), -1);
+    store_reply_free(tag);
+}
+END_TEST
+
 /* The Lua prelude the build writes from board.h (scripts/lua-defaults.awk) holds the C values:
  * every local it defines is one of these, with this value. */
 START_TEST(test_lua_defaults)
@@ -463,6 +540,7 @@ Suite *board_settings_suite(void)
     tcase_add_test(tc, test_every_field);
     tcase_add_test(tc, test_damaged_fields);
     tcase_add_test(tc, test_hmget_path);
+    tcase_add_test(tc, test_packed_settings_damaged);
     tcase_add_test(tc, test_lua_defaults);
     tcase_add_test(tc, test_read_version);
     tcase_add_test(tc, test_check_score);
