@@ -807,38 +807,15 @@ END_TEST
 
 /* ---------------------------------------------------------------- what a write costs Redis */
 
-#define SCRIPT_MARKER "rankd-writes-monitor-end"
-
 /* The commands scripts ran (MONITOR's `[0 lua]` lines) during one request: their number, their
  * verbs (" VERB KEY" each, into verbs) and the request's body (into r, the caller's). */
 static int script_commands(const char *path, const char *body, const char *ctype, long status,
                            struct http_result *r, char *verbs, size_t len)
 {
-    redisContext *mon = redis_admin(g_redis.port);
-    struct timeval tv = {10, 0};
-    redisSetTimeout(mon, tv);
-    freeReplyObject(redis_admin_cmd(mon, "MONITOR"));
+    redisContext *mon = mon_start(g_redis.port);
     req("POST", path, body, ctype, NULL, status, NULL, r);
-    freeReplyObject(redis_admin_cmd(g_admin, "ECHO %s", SCRIPT_MARKER));
-    int n = 0;
-    verbs[0] = '\0';
-    for (;;) {
-        void *v = NULL;
-        ck_assert_msg(redisGetReply(mon, &v) == REDIS_OK && v, "MONITOR ended: %s", mon->errstr);
-        redisReply *x = v;
-        int end = x->str && strstr(x->str, SCRIPT_MARKER) != NULL;
-        struct mon_cmd c;
-        if (!end && x->str && mon_parse(x->str, &c) == 0 && c.lua) {
-            n++;
-            size_t at = strlen(verbs);
-            snprintf(verbs + at, len - at, " %s %s", c.argv[0], c.argc > 1 ? c.argv[1] : "");
-        }
-        freeReplyObject(x);
-        if (end)
-            break;
-    }
-    redisFree(mon);
-    return n;
+    int calls;
+    return mon_scripts(g_admin, mon, verbs, len, NULL, 0, &calls);
 }
 
 /* How many of the commands in `verbs` are " VERB KEY" (key NULL: any key). */
@@ -973,35 +950,9 @@ END_TEST
 static int upload_commands(const char *path, const char *body, struct http_result *r, char *verbs,
                            size_t len, int *argc, int *calls)
 {
-    redisContext *mon = redis_admin(g_redis.port);
-    struct timeval tv = {10, 0};
-    redisSetTimeout(mon, tv);
-    freeReplyObject(redis_admin_cmd(mon, "MONITOR"));
+    redisContext *mon = mon_start(g_redis.port);
     req("POST", path, body, "application/x-ndjson", NULL, 200, NULL, r);
-    freeReplyObject(redis_admin_cmd(g_admin, "ECHO %s", SCRIPT_MARKER));
-    int n = 0;
-    *calls = 0;
-    verbs[0] = '\0';
-    for (;;) {
-        void *v = NULL;
-        ck_assert_msg(redisGetReply(mon, &v) == REDIS_OK && v, "MONITOR ended: %s", mon->errstr);
-        redisReply *x = v;
-        int end = x->str && strstr(x->str, SCRIPT_MARKER) != NULL;
-        struct mon_cmd c;
-        if (!end && x->str && mon_parse(x->str, &c) == 0 && c.lua) {
-            n++;
-            size_t at = strlen(verbs);
-            snprintf(verbs + at, len - at, " %s %s", c.argv[0], c.argc > 1 ? c.argv[1] : "");
-        } else if (!end && x->str && mon_parse(x->str, &c) == 0 && mon_is(&c, "EVALSHA") &&
-                   *calls < 8) {
-            argc[(*calls)++] = c.argc;
-        }
-        freeReplyObject(x);
-        if (end)
-            break;
-    }
-    redisFree(mon);
-    return n;
+    return mon_scripts(g_admin, mon, verbs, len, argc, 8, calls);
 }
 
 /* ZMSCORE of ids on board b's set: the stored values as integers into v[]. */

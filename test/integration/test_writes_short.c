@@ -14,8 +14,6 @@
 #include "board.h"
 #include "suites.h"
 
-#define SHORT_MARKER "rankd-short-monitor-end"
-
 /* What one request sent Redis (MONITOR): the EVALSHA calls and their argument counts (argc of
  * each, EVALSHA, sha and numkeys included), and the commands the scripts ran as " VERB KEY". */
 struct sent {
@@ -28,38 +26,12 @@ static void post_watched(const char *board, const char *body, long status, struc
 {
     char path[160];
     snprintf(path, sizeof(path), "/boards/%s/scores", board);
-    redisContext *mon = redis_admin(g_redis.port);
-    struct timeval tv = {10, 0};
-    redisSetTimeout(mon, tv);
-    freeReplyObject(redis_admin_cmd(mon, "MONITOR"));
+    redisContext *mon = mon_start(g_redis.port);
     ck_assert_int_eq(
         http_req_h(g_port, "POST", path, body, strlen(body), NULL, TEST_TOKEN, NULL, r), 0);
     ck_assert_msg(r->status == status, "%s -> %ld %s", body, r->status, r->body);
-    freeReplyObject(redis_admin_cmd(g_admin, "ECHO %s", SHORT_MARKER));
     memset(s, 0, sizeof(*s));
-    for (;;) {
-        void *v = NULL;
-        ck_assert_msg(redisGetReply(mon, &v) == REDIS_OK && v, "MONITOR ended: %s", mon->errstr);
-        redisReply *x = v;
-        int end = x->str && strstr(x->str, SHORT_MARKER) != NULL;
-        struct mon_cmd c;
-        if (!end && x->str && mon_parse(x->str, &c) == 0) {
-            if (c.lua) {
-                s->n++;
-                size_t at = strlen(s->verbs);
-                snprintf(s->verbs + at, sizeof(s->verbs) - at, " %s %s", c.argv[0],
-                         c.argc > 1 ? c.argv[1] : "");
-            } else if (mon_is(&c, "evalsha")) {
-                if (s->evalsha < 4)
-                    s->argc[s->evalsha] = c.argc;
-                s->evalsha++;
-            }
-        }
-        freeReplyObject(x);
-        if (end)
-            break;
-    }
-    redisFree(mon);
+    s->n = mon_scripts(g_admin, mon, s->verbs, sizeof(s->verbs), s->argc, 4, &s->evalsha);
 }
 
 /* A single write of the common kind is one EVALSHA of write_one.lua: its 5 keys and 9

@@ -189,3 +189,36 @@ int mon_top_level(redisContext *admin, redisContext *mon, char *verbs, size_t le
     redisFree(mon);
     return n;
 }
+
+int mon_scripts(redisContext *admin, redisContext *mon, char *verbs, size_t len, int *argc, int max,
+                int *evalsha)
+{
+    freeReplyObject(redis_admin_cmd(admin, "ECHO %s", MON_MARKER));
+    int n = 0;
+    *evalsha = 0;
+    verbs[0] = '\0';
+    for (;;) {
+        void *v = NULL;
+        ck_assert_msg(redisGetReply(mon, &v) == REDIS_OK && v, "MONITOR stream ended early: %s",
+                      mon->errstr);
+        redisReply *r = v;
+        int end = r->str && strstr(r->str, MON_MARKER) != NULL;
+        struct mon_cmd c;
+        if (!end && r->str && mon_parse(r->str, &c) == 0) {
+            if (c.lua) {
+                n++;
+                size_t at = strlen(verbs);
+                snprintf(verbs + at, len - at, " %s %s", c.argv[0], c.argc > 1 ? c.argv[1] : "");
+            } else if (mon_is(&c, "evalsha")) {
+                if (*evalsha < max)
+                    argc[*evalsha] = c.argc;
+                (*evalsha)++;
+            }
+        }
+        freeReplyObject(r);
+        if (end)
+            break;
+    }
+    redisFree(mon);
+    return n;
+}

@@ -78,4 +78,11 @@ redisContext *mon_start(int redis_port);
  *  end. Frees mon; returns how many. */
 int mon_top_level(redisContext *admin, redisContext *mon, char *verbs, size_t len);
 
+/** The commands scripts ran that `mon` saw since mon_start, as " VERB KEY" each into verbs, and
+ *  the EVALSHAs among the top-level ones: how many into *evalsha, the argument count of the first
+ *  `max` (EVALSHA, sha and numkeys included) into argc (NULL with max 0). An ECHO sent on `admin`
+ *  marks the end. Frees mon; returns how many commands the scripts ran. */
+int mon_scripts(redisContext *admin, redisContext *mon, char *verbs, size_t len, int *argc, int max,
+                int *evalsha);
+
 #endif
