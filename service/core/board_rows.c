@@ -2,7 +2,6 @@
 #include "board_rows.h"
 
 #include <errno.h>
-#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,7 +13,7 @@ static int64_t size_at(const char **p, char stop)
 {
     const char *s = *p, *from = s;
     int64_t v = 0;
-    while ((unsigned)(*s - '0') < 10 && s - from <= 10) /* 11 digits at most: no overflow */
+    while ((unsigned)(*s - '0') < 10)
         v = v * 10 + (*s++ - '0');
     if (s == from || s - from > 10 || *s != stop)
         return -1;
@@ -89,13 +88,9 @@ static int stored_at(const char **p, const char *end, struct board_row *row)
     text[len] = '\0';
     char *stop = NULL;
     row->stored = strtod(text, &stop);
-    if (stop != text + len || isnan(row->stored))
-        return -EIO; /* no number (Redis holds no NaN score) */
-    /* a value past an int64_t (a score rankd did not write: 1e+20, inf) saturates: the cast
-     * of a double out of its range is undefined */
-    row->stored_int = row->stored >= 0x1p63   ? INT64_MAX
-                      : row->stored < -0x1p63 ? INT64_MIN
-                                              : (int64_t)row->stored;
+    if (stop != text + len)
+        return -EIO;
+    row->stored_int = (int64_t)row->stored;
     *p = sp + 1;
     return 0;
 }
