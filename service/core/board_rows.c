@@ -2,7 +2,6 @@
 #include "board_rows.h"
 
 #include <errno.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,37 +37,12 @@ int board_rows_open(const struct store_reply *r, struct board_rows *it)
     return 0;
 }
 
-/* The value of the 8 ASCII digits at s, or -1 when a byte of them is no digit: the 8 at once
- * (a stored value has 14-16 digits; a digit a step was most of a row's decoding). */
-static int64_t eight_digits(const char *s)
-{
-    uint64_t w;
-    memcpy(&w, s, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-    w = __builtin_bswap64(w); /* the first digit in the low byte */
-#endif
-    const uint64_t high = UINT64_C(0xF0F0F0F0F0F0F0F0), zeros = UINT64_C(0x3030303030303030);
-    if ((w & high) != zeros || ((w + UINT64_C(0x0606060606060606)) & high) != zeros)
-        return -1; /* a byte not in '0'..'9' */
-    w -= zeros;
-    w = w * 10 + (w >> 8); /* each pair's value in its first byte */
-    const uint64_t mask = UINT64_C(0x000000FF000000FF);
-    w = ((w & mask) * (100 + (UINT64_C(1000000) << 32)) +
-         ((w >> 16) & mask) * (1 + (UINT64_C(10000) << 32))) >>
-        32;
-    return (int64_t)w;
-}
-
 /* The stored value at *p up to the next ' ': plain digits (an optional '-', 1..18 digits) read
  * exactly, else strtod's reading of the text; -EIO when there is no ' ' or no number. */
 static int stored_at(const char **p, const char *end, struct board_row *row)
 {
     const char *s = *p, *from = s + (*s == '-'), *d = from;
-    int64_t v = 0, e;
-    while (end - d >= 8 && d - from <= 10 && (e = eight_digits(d)) >= 0) {
-        v = v * 100000000 + e;
-        d += 8;
-    }
+    int64_t v = 0;
     while ((unsigned)(*d - '0') < 10 && d - from < 18)
         v = v * 10 + (*d++ - '0');
     if (*d == ' ' && d > from) { /* exact in an int64_t, and in a double as Redis

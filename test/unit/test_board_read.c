@@ -585,49 +585,6 @@ START_TEST(test_rows_values)
                      0);
     ck_assert_uint_eq(p->n, 3);
     ck_assert_int_eq(p->items[0].stored, -5);
-    board_page_free(p);
-    /* digits read 8 at a time and one at a time: every length to 18, and a non-digit (the bytes
-     * ':' and '/' beside '0'..'9') in each place of an 8-digit group */
-    char text[128];
-    for (int len = 1; len <= 18; len++) {
-        int64_t want = 0;
-        char digits[24];
-        for (int i = 0; i < len; i++) {
-            digits[i] = (char)('1' + (i * 7) % 9);
-            want = want * 10 + (digits[i] - '0');
-        }
-        digits[len] = '\0';
-        int k = snprintf(text, sizeof(text), "1\n-%s 1 a", digits);
-        memcpy(text + k, "\0- \0", 4);
-        ck_assert_int_eq(board_page_take(&g_m, "b", page_with_bytes(text, (size_t)k + 4), 1, &p),
-                         0);
-        ck_assert_int_eq(p->items[0].stored, -want);
-        board_page_free(p);
-    }
-    for (int at = 0; at < 8; at++)
-        for (int bad = 0; bad < 2; bad++) {
-            char digits[] = "1234567890123";
-            digits[at] = bad ? ':' : '/';
-            int k = snprintf(text, sizeof(text), "1\n%s 1 a", digits);
-            memcpy(text + k, "\0- \0", 4);
-            ck_assert_int_eq(
-                board_page_take(&g_m, "b", page_with_bytes(text, (size_t)k + 4), 1, &p), -EIO);
-        }
-    /* 19 digits: past an int64_t's exact digits, read as strtod does */
-    ck_assert_int_eq(board_page_take(&g_m, "b",
-                                     page_with_bytes(BYTES("1\n1234567890123456789 1 a\0- \0")), 1,
-                                     &p),
-                     0);
-    ck_assert_double_eq(p->items[0].score,
-                        board_decode_stored(&p->settings.layout, "1234567890123456789"));
-    board_page_free(p);
-    ck_assert_int_eq(board_page_take(&g_m, "b",
-                                     page_with_bytes(BYTES("3\n-5 1 a\0- \0"
-                                                           "1e+20 1 b\0- \0"
-                                                           "4503599627370496 3 c\0d\0"
-                                                           "2 {}\0")),
-                                     1, &p),
-                     0);
     ck_assert_double_eq(p->items[1].score, board_decode_stored(&p->settings.layout, "1e+20"));
     ck_assert_int_eq(p->items[2].stored, INT64_C(4503599627370496));
     ck_assert_uint_eq(p->items[2].id_len, 3);
