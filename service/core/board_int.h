@@ -180,7 +180,6 @@ void board_sweep_submit(struct board_model *m, struct store_async *conn, const c
 /* board_write.c */
 double board_stored_value(const char *s);
 double board_decode_stored(const struct score_layout *l, const char *s);
-double board_decode_value(const struct score_layout *l, double stored);
 int board_write_args_build(struct write_args *w, struct board_write_job *j, size_t at, size_t n);
 /* argv[*at] = s (len bytes), then *at + 1 */
 void board_write_arg(struct write_args *w, size_t *at, const char *s, size_t len);

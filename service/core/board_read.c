@@ -4,7 +4,6 @@
  * contract is in board.h; board_int.h holds what the board_*.c files share.
  */
 #include "board_int.h"
-#include "board_rows.h"
 
 /* ---------------------------------------------------------------- reads */
 
@@ -29,46 +28,34 @@ static void item_record(struct board_item *it, const struct store_reply *records
     }
 }
 
-/* Fill items from a reply's packed rows (board_rows.h), the records array (a cluster's: the
- * rows' records the script did not read, fetched by the caller, records.h) and the ranks of the
- * type read (empty for ordinal: the position is the rank); the first entry is at 1-based
- * position `first`. -EIO when the rows are not rows. */
-static int fill_items(struct board_page *p, const struct store_reply *rows,
+/* Fill items from a flat {member, stored, ...} range, a parallel records array and the ranks of
+ * the type read (empty for ordinal: the position is the rank); the first entry is at 1-based
+ * position `first`. */
+static int fill_items(struct board_page *p, const struct store_reply *range,
                       const struct store_reply *records, const struct store_reply *ranks,
                       int64_t first)
 {
-    struct board_rows it; /* no read sends more than a page's most */
-    if (board_rows_open(rows, &it) < 0 || it.n > BOARD_PAGE_SIZE_MAX)
-        return -EIO;
-    p->items = calloc(it.n ? it.n : 1, sizeof(*p->items));
+    size_t n = range->type == STORE_REPLY_ARRAY ? range->elements / 2 : 0;
+    p->items = calloc(n ? n : 1, sizeof(*p->items));
     if (!p->items)
         return -ENOMEM;
-    const struct score_layout *l = &p->settings.layout;
-    int has_ranks = reply_array(ranks, 1);
-    size_t i = 0;
-    struct board_row row;
-    int rc;
-    while ((rc = board_rows_next(&it, &row)) == 1) {
-        struct board_item *x = &p->items[i];
-        size_t plen = score_codec_member_split(l, row.member, row.member_len, &x->tie);
-        if (l->nsub > 0)
-            score_codec_member_subscores(l, row.member, row.member_len, x->sub);
-        x->nsub = l->nsub;
-        x->id = row.member + plen;
-        x->id_len = row.member_len - plen;
-        x->score = board_decode_value(l, row.stored);
-        x->stored = row.stored_int;
-        x->ordinal = first + (int64_t)i;
-        x->rank = has_ranks && reply_array(ranks, i + 1) ? reply_i64(ranks->element[i], x->ordinal)
-                                                         : x->ordinal;
-        x->record = row.record;
-        x->record_len = row.record_len;
-        if (row.unread)
-            item_record(x, records, i);
-        i++;
+    for (size_t i = 0; i < n; i++) {
+        struct board_item *it = &p->items[i];
+        const struct store_reply *id = range->element[2 * i];
+        size_t plen = score_codec_member_split(&p->settings.layout, id->str, id->len, &it->tie);
+        score_codec_member_subscores(&p->settings.layout, id->str, id->len, it->sub);
+        it->nsub = p->settings.layout.nsub;
+        it->id = id->str + plen;
+        it->id_len = id->len - plen;
+        it->score = board_decode_stored(&p->settings.layout, range->element[2 * i + 1]->str);
+        it->stored = (int64_t)board_stored_value(range->element[2 * i + 1]->str);
+        it->ordinal = first + (int64_t)i;
+        it->rank =
+            reply_array(ranks, i + 1) ? reply_i64(ranks->element[i], it->ordinal) : it->ordinal;
+        item_record(it, records, i);
     }
-    p->n = i;
-    return rc < 0 ? -EIO : 0;
+    p->n = n;
+    return 0;
 }
 
 /* The updated_at times of items[0..n) from the list t (a tracked board's reply's last element)
@@ -86,8 +73,8 @@ static const struct store_reply *reply_times(const struct board_settings *s,
     return s->track_updated_at && r->elements > 0 ? r->element[r->elements - 1] : NULL;
 }
 
-/* A page-shaped reply {settings, total, size, ..., rows, records, ranks} with the rows
- * (board_rows.h) at range_at (r is taken). */
+/* A page-shaped reply {settings, total, size, ..., range, records, ranks} with the range at
+ * range_at (r is taken). */
 static int page_from_reply(struct board_model *m, const char *board, struct store_reply *r,
                            int64_t first_rank, size_t range_at, struct board_page **out)
 {
@@ -550,12 +537,12 @@ static void lookup_subscores(const struct score_layout *l, const struct store_re
 }
 
 /* A lookup's members from a reply's found {id, stored, rank0, rank, ...} and missing {id, ...}
- * lists, the records of the found from records[rec_at] on and their times from times[times_at]
- * on (the reply stays the caller's): 0 or -EIO / -ENOMEM (l partly filled: board_lookup_free). */
+ * lists and the records of the found, from records[rec_at] on (the reply stays the caller's):
+ * 0 or -EIO / -ENOMEM (l partly filled: board_lookup_free). */
 static int lookup_fill(struct board_lookup *l, const struct store_reply *found,
                        const struct store_reply *missing, const struct store_reply *records,
                        size_t rec_at, const struct store_reply *prefixes,
-                       const struct store_reply *times, size_t times_at)
+                       const struct store_reply *times)
 {
     if (found->type != STORE_REPLY_ARRAY || missing->type != STORE_REPLY_ARRAY)
         return -EIO;
@@ -578,7 +565,7 @@ static int lookup_fill(struct board_lookup *l, const struct store_reply *found,
         it->rank = reply_i64(x[3], it->ordinal);
         item_record(it, records, rec_at + i);
         lookup_subscores(&l->settings.layout, prefixes, i, it);
-        fill_times(it, 1, times, times_at + i);
+        fill_times(it, 1, times, rec_at + i);
     }
     qsort(l->items, n, sizeof(*l->items), cmp_item_ordinal);
     l->n = n;
@@ -611,7 +598,7 @@ int board_lookup_take(struct board_model *m, const char *board, struct store_rep
     rc = lookup_fill(l, r->element[2], r->element[3], r->element[4], 0,
                      r->elements > 5 + (size_t)(l->settings.track_updated_at != 0) ? r->element[5]
                                                                                    : NULL,
-                     reply_times(&l->settings, r), 0);
+                     reply_times(&l->settings, r));
     if (rc) {
         board_lookup_free(l);
         return rc;
@@ -620,9 +607,8 @@ int board_lookup_take(struct board_model *m, const char *board, struct store_rep
     return 0;
 }
 
-/* page.lua's `with` part of r (the page's reply, which p holds): p->with, its records the last
- * of the records list (the list holds only them on one Redis, where the rows carry the page's
- * own; the page's then them on a cluster, records.h). */
+/* page.lua's `with` part of r (the page's reply, which p holds): p->with, its records after
+ * the page's in the records list. */
 static int page_with_take(struct board_page *p, const struct store_reply *r)
 {
     struct board_lookup *l = calloc(1, sizeof(*l));
@@ -631,13 +617,10 @@ static int page_with_take(struct board_page *p, const struct store_reply *r)
     p->with = l; /* freed with the page; its strings are in the page's reply */
     l->settings = p->settings;
     l->total = p->total;
-    const struct store_reply *records = r->element[4], *found = r->element[6];
-    size_t nrec = records->type == STORE_REPLY_ARRAY ? records->elements : 0;
-    size_t nfound = found->type == STORE_REPLY_ARRAY ? found->elements / 4 : 0;
-    return lookup_fill(l, found, r->element[7], records, nrec >= nfound ? nrec - nfound : nrec,
+    return lookup_fill(l, r->element[6], r->element[7], r->element[4], p->n,
                        r->elements > 8 + (size_t)(p->settings.track_updated_at != 0) ? r->element[8]
                                                                                      : NULL,
-                       reply_times(&p->settings, r), p->n);
+                       reply_times(&p->settings, r));
 }
 
 /* ---- one member on several boards */

@@ -21,17 +21,12 @@ double board_stored_value(const char *s)
     return *s == '-' ? -(double)v : (double)v;
 }
 
-double board_decode_value(const struct score_layout *l, double stored)
-{
-    double score = 0;
-    if (score_codec_decode(l, stored, &score) < 0)
-        score = 0;
-    return score;
-}
-
 double board_decode_stored(const struct score_layout *l, const char *s)
 {
-    return s && *s ? board_decode_value(l, board_stored_value(s)) : 0;
+    double score = 0;
+    if (s && *s && score_codec_decode(l, board_stored_value(s), &score) < 0)
+        score = 0;
+    return score;
 }
 
 void board_write_args_free(struct write_args *w)

@@ -6,8 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "board.h"
-#include "board_rows.h"
 #include "crc16.h"
 #include "score_codec.h"
 #include "util.h"
@@ -204,42 +202,35 @@ static size_t settings_member_prefix(const struct store_reply *settings)
     return score_codec_member_prefix(&s.layout);
 }
 
-/* A reply {settings, ...} of `elements` whose element `list_at` is either a read's packed
- * rows (board_rows.h; rows 1) or a flat list of `stride` values per entry, the entry's id first
- * (lookup.lua's found {id, stored, rank0, rank, ...}: 4), and whose element `records_at` is the
- * records (empty from the script: KEYS[3] == KEYS[1]): the ids' records fetched into a new array
- * there. With list2_at (nonzero) a second list of found ids of stride 4 (page.lua's `with`),
- * whose records follow the rows'. */
+/* A reply {settings (one string: board_settings_reply), ...} of `elements` whose element `list_at` is a flat list of
+ * `stride` values per entry, the entry's id first ({member, stored, ...}: 2; lookup.lua's found
+ * {id, stored, rank0, rank, ...}: 4), and whose element `records_at` is the records (empty from
+ * the script: KEYS[3] == KEYS[1]): the ids' records fetched into a new array there. With
+ * list2_at (nonzero) a second list of found ids of stride 4 (page.lua's `with`), whose records
+ * follow the first list's. */
 static void then_list2(struct store_async *sa, struct store_reply *reply,
-                       const struct store_call *call, size_t elements, size_t list_at, int rows,
+                       const struct store_call *call, size_t elements, size_t list_at,
                        size_t stride, size_t records_at, size_t list2_at, store_async_fn fn,
                        void *arg)
 {
-    struct board_rows it = {0};
     if (reply->type != STORE_REPLY_ARRAY || reply->elements != elements ||
         !board_settings_reply(reply->element[0]) ||
-        reply->element[list_at]->type != (rows ? STORE_REPLY_STRING : STORE_REPLY_ARRAY) ||
+        reply->element[list_at]->type != STORE_REPLY_ARRAY ||
         reply->element[records_at]->type != STORE_REPLY_ARRAY ||
         (list2_at && reply->element[list2_at]->type != STORE_REPLY_ARRAY)) {
-        pass(reply, fn, arg); /* no board, a retry, a cached page, a lock held, an absent
-                               * member's empty rows: as it is */
+        pass(reply, fn, arg); /* no board, a retry, a cached page, a lock held: as it is */
         return;
     }
     const struct store_reply *list = reply->element[list_at];
-    if (rows && (board_rows_open(list, &it) < 0 || it.n > BOARD_PAGE_SIZE_MAX)) {
-        store_reply_free(reply);
-        fn(arg, -EIO, NULL); /* not a reply of the board scripts */
-        return;
-    }
-    size_t n1 = rows ? it.n : list->elements / stride;
+    size_t n1 = list->elements / stride;
     size_t n2 = list2_at ? reply->element[list2_at]->elements / 4 : 0;
     size_t n = n1 + n2;
     const struct store_reply **ids = calloc(n ? n : 1, sizeof(const struct store_reply *));
-    /* a row's member is a set member: on a `wide` board the id follows the tie position
+    /* a range's members are set members: on a `wide` board the id follows the tie position
      * (lookup.lua's found list holds the ids asked) */
-    size_t plen = rows ? settings_member_prefix(reply->element[0]) : 0;
-    struct store_reply *bare = rows ? calloc(n1 ? n1 : 1, sizeof(*bare)) : NULL;
-    if (!ids || (rows && !bare)) {
+    size_t plen = stride == 2 ? settings_member_prefix(reply->element[0]) : 0;
+    struct store_reply *bare = plen ? calloc(n ? n : 1, sizeof(*bare)) : NULL;
+    if (!ids || (plen && !bare)) {
         free(bare);
         free(ids);
         store_reply_free(reply);
@@ -247,25 +238,19 @@ static void then_list2(struct store_async *sa, struct store_reply *reply,
         return;
     }
     size_t k = 0;
-    struct board_row row;
     for (size_t i = 0; i < n; i++) {
-        const struct store_reply *e;
-        if (rows && i < n1) {
-            if (board_rows_next(&it, &row) != 1)
-                break;
-            size_t cut = row.member_len >= plen ? plen : 0;
-            bare[i] = (struct store_reply){
-                .type = STORE_REPLY_STRING, .str = row.member + cut, .len = row.member_len - cut};
-            e = &bare[i];
-        } else {
-            e = i < n1 ? list->element[stride * i]
-                       : reply->element[list2_at]->element[4 * (i - n1)];
-        }
+        const struct store_reply *e =
+            i < n1 ? list->element[stride * i] : reply->element[list2_at]->element[4 * (i - n1)];
         if (e->type != STORE_REPLY_STRING)
-            break;
+            continue;
+        if (bare && i < n1 && e->len >= plen) {
+            bare[k] =
+                (struct store_reply){.type = e->type, .str = e->str + plen, .len = e->len - plen};
+            e = &bare[k];
+        }
         ids[k++] = e;
     }
-    if (k != n) { /* a row cut short, an id that is no string: not a reply of the board scripts */
+    if (k != n) { /* an id that is no string: not a reply of the board scripts */
         free(bare);
         free(ids);
         store_reply_free(reply);
@@ -279,51 +264,50 @@ static void then_list2(struct store_async *sa, struct store_reply *reply,
     free(ids);
 }
 
-/* then_list2 of a read's rows (page.lua, around.lua, top.lua, walk.lua) at list_at. */
-static void then_rows(struct store_async *sa, struct store_reply *reply,
-                      const struct store_call *call, size_t elements, size_t list_at,
+static void then_list(struct store_async *sa, struct store_reply *reply,
+                      const struct store_call *call, size_t elements, size_t list_at, size_t stride,
                       size_t records_at, store_async_fn fn, void *arg)
 {
-    then_list2(sa, reply, call, elements, list_at, 1, 2, records_at, 0, fn, arg);
+    then_list2(sa, reply, call, elements, list_at, stride, records_at, 0, fn, arg);
 }
 
 void records_then_page(struct store_async *sa, struct store_reply *reply,
                        const struct store_call *call, store_async_fn fn, void *arg)
 {
-    /* {settings, total, size, rows, records, ranks}; with ids (page.lua's `with`) also
-     * {..., found, missing}, the found ids' records after the rows' */
+    /* {settings, total, size, range, records, ranks}; with ids (page.lua's `with`) also
+     * {..., found, missing}, the found ids' records after the range's */
     if (reply->type == STORE_REPLY_ARRAY && reply->elements == 8)
-        then_list2(sa, reply, call, 8, 3, 1, 2, 4, 6, fn, arg);
+        then_list2(sa, reply, call, 8, 3, 2, 4, 6, fn, arg);
     else
-        then_rows(sa, reply, call, 6, 3, 4, fn, arg);
+        then_list(sa, reply, call, 6, 3, 2, 4, fn, arg);
 }
 
 void records_then_around(struct store_async *sa, struct store_reply *reply,
                          const struct store_call *call, store_async_fn fn, void *arg)
 {
-    /* {settings, total, size, start0, rows, records, ranks} */
-    then_rows(sa, reply, call, 7, 4, 5, fn, arg);
+    /* {settings, total, size, start0, range, records, ranks} */
+    then_list(sa, reply, call, 7, 4, 2, 5, fn, arg);
 }
 
 void records_then_top(struct store_async *sa, struct store_reply *reply,
                       const struct store_call *call, store_async_fn fn, void *arg)
 {
-    /* {settings, total, size, rows, records, ranks, count} */
-    then_rows(sa, reply, call, 7, 3, 4, fn, arg);
+    /* {settings, total, size, range, records, ranks, count} */
+    then_list(sa, reply, call, 7, 3, 2, 4, fn, arg);
 }
 
 void records_then_walk(struct store_async *sa, struct store_reply *reply,
                        const struct store_call *call, store_async_fn fn, void *arg)
 {
-    /* {settings, total, size, start0, rows, records, ranks, first0, end0} */
-    then_rows(sa, reply, call, 9, 4, 5, fn, arg);
+    /* {settings, total, size, start0, range, records, ranks, first0, end0} */
+    then_list(sa, reply, call, 9, 4, 2, 5, fn, arg);
 }
 
 void records_then_lookup(struct store_async *sa, struct store_reply *reply,
                          const struct store_call *call, store_async_fn fn, void *arg)
 {
     /* {settings, total, {id, stored, rank0, rank, ...} found, {id, ...} missing, records} */
-    then_list2(sa, reply, call, 5, 2, 0, 4, 4, 0, fn, arg);
+    then_list(sa, reply, call, 5, 2, 4, 4, fn, arg);
 }
 
 void records_then_member(struct store_async *sa, struct store_reply *reply,

@@ -51,11 +51,9 @@ void records_key(const char *prefix, int clustered, const char *id, size_t len, 
 /** Continuations (store_async.h) for read scripts on a cluster, by the shape of their reply
  *  (the read scripts' layout, lua/prelude_read.lua: KEYS[3] == KEYS[1] there, so the script's
  *  records are empty and these fill them): page.lua's and page_fill.lua's rows {settings, total,
- *  size, rows, records, ranks}, around.lua's and around_score.lua's {settings, total, size,
- *  start, rows, records, ranks}, top.lua's {settings, total, size, rows, records, ranks,
- *  count}, walk.lua's {settings, total, size, start, rows, records, ranks, first0, end0} (rows:
- *  one string, board_rows.h, its records marked not read; the records array made holds them in
- *  the rows' order, then those of page.lua's `with` ids),
+ *  size, range, records, ranks}, around.lua's and around_score.lua's {settings, total, size,
+ *  start, range, records, ranks}, top.lua's {settings, total, size, range, records, ranks,
+ *  count}, walk.lua's {settings, total, size, start, range, records, ranks, first0, end0},
  *  lookup.lua's {settings, total, found {id, stored, rank0, rank, ...}, missing, records} and
  *  member.lua's {settings, total, stored, rank0, record, rank} (the id: the call's ARGV[5]); the
  *  key prefix is KEYS[1]'s, before its ":{". A reply of another shape (no board, a retry, a

@@ -4,7 +4,7 @@
 -- KEYS and ARGV[1..4] as prelude_read.lua; ARGV[5] member, ARGV[6] size (0: the board's)
 -- Reply: nil when the board does not exist, the prelude's {'retry', ...} or
 --   {'dense_unavailable'}, else {settings, total, size, start0 (-1 when the member is absent),
---   rows (prelude_read.lua's packed(); {} when absent), {}, ranks}
+--   range, records, ranks}
 --@prelude
 local size = page_size(ARGV[6])
 local total = redis.call('ZCARD', KEYS[2])

@@ -14,7 +14,7 @@
 -- checked in Lua (a second redis.call costs more than the loop). Gives `settings` (the flat
 -- HGETALL, for the reply), `s` (field -> value), `base` (2^T), page_size(asked), rows(start,
 -- count), ranks(range, start), rank_of(stored, r0), page_reply(page, size), window(center, size,
--- total), times(out, range_at, more), packed(out, at) and share(total, num, den); returns nil when the board does
+-- total), times(out, range_at, more) and share(total, num, den); returns nil when the board does
 -- not exist, {'retry', period, offset, retain} when its periods are not what the caller assumed (it
 -- learns them and calls again), and {'dense_unavailable'} for a dense read of a set written before
 -- rankd kept its distinct scores.
@@ -74,26 +74,6 @@ local function times(out, range_at, more)
     for i = 1, #ids do t[i] = tonumber(got[i] or '') or false end
   end
   out[#out + 1] = t
-  return out
-end
--- The rows of a reply as one string, out[at] (the range {member, stored, ...}) and out[at + 1]
--- (their records, and after them any others: page.lua's `with`) into out[at] = "<n>\n" and per
--- entry "<stored> <#member> <member>\0<#record> <record>\0" (#record '-': none; '?': not read
--- here, on a cluster: KEYS[3] == KEYS[1], the caller fetches it into out[at + 1]), out[at + 1]
--- the records after the range's. Decoded by board_rows.c: one string for the page instead of
--- three per entry (the reply's parse was a third of a live page's CPU in rankd). After times().
-local function packed(out, at)
-  local range, records, t = out[at], out[at + 1], {}
-  local n, mark = #range / 2, KEYS[3] == KEYS[1] and '?' or '-'
-  for i = 1, n do
-    local m, rec = range[2 * i - 1], records[i]
-    t[i] = range[2 * i] .. ' ' .. #m .. ' ' .. m .. '\0' .. (rec and #rec or mark) .. ' ' ..
-           (rec or '') .. '\0'
-  end
-  local rest = {}
-  for i = n + 1, #records do rest[#rest + 1] = records[i] end
-  out[at] = n .. '\n' .. table.concat(t)
-  out[at + 1] = rest
   return out
 end
 -- `count` (>= 0) entries from 0-based position `start`: {member, stored, ...} and their records
@@ -176,19 +156,18 @@ local function page_reply(page, size)
   if start < total then range, records = rows(start, size) end
   return {settings, total, size, range, records, ranks(range, start)}
 end
--- page_reply with the times of a tracked board, packed (page_fill.lua's and a plain page.lua's
--- reply)
+-- page_reply with the times of a tracked board (page_fill.lua's and a plain page.lua's reply)
 local function page_reply_timed(page, size)
-  return packed(times(page_reply(page, size), 4), 4)
+  return times(page_reply(page, size), 4)
 end
 -- `size` entries centred on 0-based position `center` of `total`, clamped at both ends:
--- {settings, total, size, start0, rows (packed), {}, ranks}. O(log N + size).
+-- {settings, total, size, start0, range, records, ranks}. O(log N + size).
 local function window(center, size, total)
   local start = center - math.floor(size / 2)
   if start + size > total then start = total - size end
   if start < 0 then start = 0 end
   local range, records = rows(start, size)
-  return packed(times({settings, total, size, start, range, records, ranks(range, start)}, 5), 5)
+  return times({settings, total, size, start, range, records, ranks(range, start)}, 5)
 end
 -- ceil(total * num / den) exactly, for 0 <= total < 2^53 and 0 <= num <= den <= 10^6 (Lua
 -- numbers are doubles: every step stays an integer below 2^53).

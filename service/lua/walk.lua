@@ -18,8 +18,8 @@
 --   {'refused', settings} ('check': the layout held, the refusal stands),
 --   {'expired'} (a new generation since the cursor), {'invalid'} (a cursor of this generation
 --   whose edge has another shape than the board's set members: sub-score bytes of other columns
---   than the board's, which rankd never makes; forged), else {settings, total, size, start0, rows
---   (prelude_read.lua's packed()), {}, ranks, first0, end0} with [first0, end0) the range's positions on the board
+--   than the board's, which rankd never makes; forged), else {settings, total, size, start0, range,
+--   records, ranks, first0, end0} with [first0, end0) the range's positions on the board
 --@prelude
 local mode, bounded = ARGV[10], ARGV[8] ~= '' or ARGV[9] ~= '' or ARGV[10] == 'check'
 if bounded and ((s.order or BOARD_ORDER_DEFAULT) ~= ARGV[5] or
@@ -80,5 +80,4 @@ else
   count = e - start
 end
 local range, records = rows(start, count)
-return packed(times({settings, total, size, start, range, records, ranks(range, start), first, stop}, 5),
-              5)
+return times({settings, total, size, start, range, records, ranks(range, start), first, stop}, 5)

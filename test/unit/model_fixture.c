@@ -1,7 +1,6 @@
 /* model_fixture.c -- the model suites' shared set-up (model_fixture.h). */
 #include "model_fixture.h"
 
-#include <stdio.h>
 #include <string.h>
 
 #include <check.h>
@@ -28,46 +27,6 @@ struct store_reply *fixture_reply_n(const char *resp, size_t n)
 struct store_reply *fixture_reply(const char *resp)
 {
     return fixture_reply_n(resp, strlen(resp));
-}
-
-const char FIXTURE_UNREAD[] = "?";
-
-static void rows_put(struct fixture_rows *w, const void *p, size_t n)
-{
-    ck_assert_uint_le(w->len + n, sizeof(w->b));
-    memcpy(w->b + w->len, p, n);
-    w->len += n;
-}
-
-void fixture_row(struct fixture_rows *w, const char *m, size_t mlen, double stored,
-                 const char *record)
-{
-    char head[64];
-    int k = snprintf(head, sizeof(head), "%.17g %zu ", stored, mlen);
-    rows_put(w, head, (size_t)k);
-    rows_put(w, m, mlen);
-    rows_put(w, "", 1);
-    if (!record || record == FIXTURE_UNREAD) {
-        rows_put(w, record ? "? " : "- ", 2);
-    } else {
-        k = snprintf(head, sizeof(head), "%zu ", strlen(record));
-        rows_put(w, head, (size_t)k);
-        rows_put(w, record, strlen(record));
-    }
-    rows_put(w, "", 1);
-    w->n++;
-}
-
-size_t fixture_rows_resp(const struct fixture_rows *w, char *out, size_t cap)
-{
-    char count[24];
-    int c = snprintf(count, sizeof(count), "%d\n", w->n);
-    int k = snprintf(out, cap, "$%zu\r\n%s", (size_t)c + w->len, count);
-    ck_assert_int_gt(k, 0);
-    ck_assert_uint_le((size_t)k + w->len + 2, cap);
-    memcpy(out + k, w->b, w->len);
-    memcpy(out + (size_t)k + w->len, "\r\n", 2);
-    return (size_t)k + w->len + 2;
 }
 
 void fixture_model_up(struct board_model *m, struct store **st, int cluster, int64_t (*clock)(void))

@@ -23,26 +23,6 @@ struct store_reply *fixture_reply_n(const char *resp, size_t n);
 /** fixture_reply_n of a NUL-terminated text. */
 struct store_reply *fixture_reply(const char *resp);
 
-/** A read's packed rows (board_rows.h) being built: fixture_row per entry, then
- *  fixture_rows_resp. Zero-initialise. */
-struct fixture_rows {
-    char b[4096];
-    size_t len;
-    int n;
-};
-
-/** The record argument of fixture_row for a record the script did not read ('?'). */
-extern const char FIXTURE_UNREAD[];
-
-/** Append an entry: set member m[0..mlen), the stored value `stored` as Redis writes a score
- *  (%.17g), the record (NULL: none, '-'; FIXTURE_UNREAD: not read, '?'). */
-void fixture_row(struct fixture_rows *w, const char *m, size_t mlen, double stored,
-                 const char *record);
-
-/** The rows as one RESP bulk string into out[0..cap) (a test failure when it does not fit);
- *  returns the bytes written. */
-size_t fixture_rows_resp(const struct fixture_rows *w, char *out, size_t cap);
-
 /** A store on 127.0.0.1:1 (one Redis, or a cluster of that one seed; never dialled) into *st, and
  *  model m over it with prefix "P" and clock_ms `clock` (NULL: the real clock). */
 void fixture_model_up(struct board_model *m, struct store **st, int cluster,

@@ -65,29 +65,6 @@ static void stored(struct resp *r, int64_t score, int64_t tie)
     bulk(r, text);
 }
 
-/* The stored value of `score` with tie-break `tie` under the default layout. */
-static double stored_value(int64_t score, int64_t tie)
-{
-    struct board_settings s;
-    board_settings_default(&s);
-    double v = 0;
-    ck_assert_int_eq(score_codec_pack(&s.layout, -score, tie, &v), 0);
-    return v;
-}
-
-/* An entry of packed rows (board_rows.h): id, score, tie, record (NULL: none; FIXTURE_UNREAD). */
-static void row(struct fixture_rows *w, const char *id, int64_t score, int64_t tie,
-                const char *record)
-{
-    fixture_row(w, id, strlen(id), stored_value(score, tie), record);
-}
-
-/* The rows w as one bulk string. */
-static void rows(struct resp *r, const struct fixture_rows *w)
-{
-    r->n += fixture_rows_resp(w, r->b + r->n, sizeof(r->b) - r->n);
-}
-
 static struct store_reply *reply_of(const struct resp *r)
 {
     return fixture_reply_n(r->b, r->n);
@@ -305,12 +282,14 @@ START_TEST(test_around_take)
     struct resp r = {.n = 0};
     put(&r, "*7\r\n");
     settings(&r);
-    put(&r, ":9\r\n:2\r\n:4\r\n");
-    struct fixture_rows w = {.n = 0};
-    row(&w, "c", 50, 0, NULL);
-    row(&w, "d", 40, 1, "{}");
-    rows(&r, &w);
-    put(&r, "*0\r\n*2\r\n:3\r\n:4\r\n");
+    put(&r, ":9\r\n:2\r\n:4\r\n*4\r\n");
+    bulk(&r, "c");
+    stored(&r, 50, 0);
+    bulk(&r, "d");
+    stored(&r, 40, 1);
+    put(&r, "*2\r\n$-1\r\n");
+    bulk(&r, "{}");
+    put(&r, "*2\r\n:3\r\n:4\r\n");
     struct board_page *p = NULL;
     ck_assert_int_eq(board_around_take(&g_m, "b", reply_of(&r), &p), 0);
     ck_assert_int_eq(p->total, 9);
@@ -383,10 +362,9 @@ START_TEST(test_walk_take)
     struct resp r = {.n = 0};
     put(&r, "*9\r\n");
     settings(&r);
-    put(&r, ":100\r\n:2\r\n:10\r\n");
-    struct fixture_rows w = {.n = 0};
-    row(&w, "k", 7, 0, NULL);
-    rows(&r, &w);
+    put(&r, ":100\r\n:2\r\n:10\r\n*2\r\n");
+    bulk(&r, "k");
+    stored(&r, 7, 0);
     put(&r, "*0\r\n*0\r\n:10\r\n:40\r\n");
     ck_assert_int_eq(board_walk_take(&g_m, "b", reply_of(&r), 1, &seen, &p), 0);
     ck_assert_uint_eq(p->n, 1);
@@ -405,10 +383,9 @@ START_TEST(test_page_take_top)
     struct resp r = {.n = 0};
     put(&r, "*7\r\n");
     settings(&r);
-    put(&r, ":50\r\n:2\r\n");
-    struct fixture_rows w = {.n = 0};
-    row(&w, "a", 1, 0, NULL);
-    rows(&r, &w);
+    put(&r, ":50\r\n:2\r\n*2\r\n");
+    bulk(&r, "a");
+    stored(&r, 1, 0);
     put(&r, "*0\r\n*0\r\n:13\r\n");
     struct board_page *p = NULL;
     ck_assert_int_eq(board_page_take(&g_m, "b", reply_of(&r), 1, &p), 0);
@@ -434,11 +411,11 @@ START_TEST(test_page_take_times)
     struct resp r = {.n = 0};
     put(&r, "*7\r\n");
     settings_tracked(&r);
-    put(&r, ":50\r\n:2\r\n");
-    struct fixture_rows ab = {.n = 0};
-    row(&ab, "a", 9, 0, NULL);
-    row(&ab, "b", 8, 0, NULL);
-    rows(&r, &ab);
+    put(&r, ":50\r\n:2\r\n*4\r\n");
+    bulk(&r, "a");
+    stored(&r, 9, 0);
+    bulk(&r, "b");
+    stored(&r, 8, 0);
     put(&r, "*0\r\n*0\r\n*2\r\n:1700000000123\r\n$-1\r\n");
     struct board_page *p = NULL;
     ck_assert_int_eq(board_page_take(&g_m, "b", reply_of(&r), 1, &p), 0);
@@ -454,10 +431,9 @@ START_TEST(test_page_take_times)
     struct resp t = {.n = 0};
     put(&t, "*8\r\n");
     settings_tracked(&t);
-    put(&t, ":50\r\n:2\r\n");
-    struct fixture_rows a = {.n = 0};
-    row(&a, "a", 9, 0, NULL);
-    rows(&t, &a);
+    put(&t, ":50\r\n:2\r\n*2\r\n");
+    bulk(&t, "a");
+    stored(&t, 9, 0);
     put(&t, "*0\r\n*0\r\n:13\r\n*1\r\n:5\r\n");
     ck_assert_int_eq(board_page_take(&g_m, "b", reply_of(&t), 1, &p), 0);
     ck_assert_int_eq(p->count, 13);
@@ -469,8 +445,9 @@ START_TEST(test_page_take_times)
     struct resp w = {.n = 0};
     put(&w, "*9\r\n");
     settings_tracked(&w);
-    put(&w, ":50\r\n:2\r\n");
-    rows(&w, &a);
+    put(&w, ":50\r\n:2\r\n*2\r\n");
+    bulk(&w, "a");
+    stored(&w, 9, 0);
     put(&w, "*0\r\n*0\r\n*4\r\n");
     bulk(&w, "z");
     stored(&w, 1, 0);
@@ -485,150 +462,6 @@ START_TEST(test_page_take_times)
     ck_assert_int_eq(p->with->items[0].updated_at, 8);
     ck_assert_uint_eq(p->with->nmissing, 1);
     board_page_free(p);
-}
-END_TEST
-
-/* page.lua's reply with its rows (board_rows.h) as bytes: settings, total 50, size 2, rows (a
- * RESP value: a bulk string, or another), records, no ranks. */
-static struct store_reply *page_with_rows(const char *rows_resp, size_t len, const char *records)
-{
-    struct resp r = {.n = 0};
-    put(&r, "*6\r\n");
-    settings(&r);
-    put(&r, ":50\r\n:2\r\n");
-    ck_assert_uint_lt(r.n + len, sizeof(r.b));
-    memcpy(r.b + r.n, rows_resp, len);
-    r.n += len;
-    put(&r, "%s*0\r\n", records);
-    return reply_of(&r);
-}
-
-/* The rows' bytes (NULs written as \0 in `text` of `len` bytes) as a bulk string. */
-static struct store_reply *page_with_bytes(const char *text, size_t len)
-{
-    char b[512];
-    int k = snprintf(b, sizeof(b), "$%zu\r\n", len);
-    ck_assert_uint_lt((size_t)k + len + 2, sizeof(b));
-    memcpy(b + k, text, len);
-    memcpy(b + (size_t)k + len, "\r\n", 2);
-    return page_with_rows(b, (size_t)k + len + 2, "*0\r\n");
-}
-
-#define BYTES(s) s, sizeof(s) - 1
-
-/* A short or corrupt rows string is -EIO (a 503 for the client), never a crash or a read past
- * it (run under ASan); a good one beside them reads. */
-START_TEST(test_rows_malformed)
-{
-    struct board_page *p = NULL;
-    ck_assert_int_eq(board_page_take(&g_m, "b", page_with_bytes(BYTES("1\n7 1 a\0- \0")), 1, &p),
-                     0);
-    ck_assert_uint_eq(p->n, 1);
-    ck_assert_str_eq(p->items[0].id, "a");
-    ck_assert_ptr_null(p->items[0].record);
-    board_page_free(p);
-    p = NULL;
-    static const struct {
-        const char *b;
-        size_t n;
-    } bad[] = {
-        {BYTES("")},                   /* no count */
-        {BYTES("x\n")},                /* no count */
-        {BYTES("1")},                  /* no newline */
-        {BYTES("2\n7 1 a\0- \0")},     /* one entry of two */
-        {BYTES("1\n7 1 a\0- \0junk")}, /* bytes after the last */
-        {BYTES("1\n7 9 a\0- \0")},     /* the member's length past the end */
-        {BYTES("1\n7 1 ab- \0")},      /* no NUL after the member */
-        {BYTES("1\n7 1 a\0")},         /* cut after the member */
-        {BYTES("1\n7 1 a\0-")},        /* cut in the record's length */
-        {BYTES("1\n7 1 a\0"
-               "5 {}\0")}, /* the record's length past the end */
-        {BYTES("1\n7 1 a\0"
-               "2 {}x")},                    /* no NUL after the record */
-        {BYTES("1\n7 1 a\0 2 {}\0")},        /* no record length */
-        {BYTES("1\n7 1 a\0- x")},            /* bytes where the NUL goes */
-        {BYTES("1\nseven 1 a\0- \0")},       /* no stored value */
-        {BYTES("1\n 1 a\0- \0")},            /* an empty stored value */
-        {BYTES("1\n7e 1 a\0- \0")},          /* a number with text after it */
-        {BYTES("1\n7 -1 a\0- \0")},          /* a negative length */
-        {BYTES("1\n7 99999999999 a\0- \0")}, /* a length of 11 digits */
-        {BYTES("101\n")},                    /* more than a page holds */
-        {BYTES("1\n7")},                     /* cut in the stored value */
-    };
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        ck_assert_msg(board_page_take(&g_m, "b", page_with_bytes(bad[i].b, bad[i].n), 1, &p) ==
-                          -EIO,
-                      "rows %zu read", i);
-        ck_assert_ptr_null(p);
-    }
-    /* rows that are no string: an integer, a non-empty array */
-    ck_assert_int_eq(board_page_take(&g_m, "b", page_with_rows(BYTES(":3\r\n"), "*0\r\n"), 1, &p),
-                     -EIO);
-    ck_assert_int_eq(
-        board_page_take(&g_m, "b", page_with_rows(BYTES("*1\r\n$1\r\na\r\n"), "*0\r\n"), 1, &p),
-        -EIO);
-    ck_assert_ptr_null(p);
-}
-END_TEST
-
-/* The stored value as Redis writes it: plain digits, a negative, an exponent form (read as
- * strtod does); a set member with NUL bytes (a `wide` board's prefix) is taken by its length. */
-START_TEST(test_rows_values)
-{
-    struct board_page *p = NULL;
-    ck_assert_int_eq(board_page_take(&g_m, "b",
-                                     page_with_bytes(BYTES("3\n-5 1 a\0- \0"
-                                                           "1e+20 1 b\0- \0"
-                                                           "4503599627370496 3 c\0d\0"
-                                                           "2 {}\0")),
-                                     1, &p),
-                     0);
-    ck_assert_uint_eq(p->n, 3);
-    ck_assert_int_eq(p->items[0].stored, -5);
-    ck_assert_double_eq(p->items[1].score, board_decode_stored(&p->settings.layout, "1e+20"));
-    ck_assert_int_eq(p->items[2].stored, INT64_C(4503599627370496));
-    ck_assert_uint_eq(p->items[2].id_len, 3);
-    ck_assert_int_eq(memcmp(p->items[2].id, "c\0d", 3), 0);
-    ck_assert_uint_eq(p->items[2].record_len, 2);
-    ck_assert_str_eq(p->items[2].record, "{}");
-    board_page_free(p);
-}
-END_TEST
-
-/* Where the records are: in the rows on one Redis (the records list then holds only the `with`
- * ids'), in the records list on a cluster ('?' rows: the page's, then the `with` ids'). */
-START_TEST(test_rows_records)
-{
-    for (int cluster = 0; cluster < 2; cluster++) {
-        struct fixture_rows w = {.n = 0};
-        row(&w, "a", 9, 0, cluster ? FIXTURE_UNREAD : "{\"x\":1}");
-        row(&w, "b", 8, 0, cluster ? FIXTURE_UNREAD : NULL);
-        struct resp r = {.n = 0};
-        put(&r, "*8\r\n");
-        settings(&r);
-        put(&r, ":50\r\n:2\r\n");
-        rows(&r, &w);
-        if (cluster) {
-            put(&r, "*3\r\n");
-            bulk(&r, "{\"x\":1}");
-            put(&r, "$-1\r\n");
-        } else {
-            put(&r, "*1\r\n");
-        }
-        bulk(&r, "{\"z\":2}");
-        put(&r, "*0\r\n*4\r\n");
-        bulk(&r, "z");
-        stored(&r, 1, 0);
-        put(&r, ":40\r\n:41\r\n*0\r\n");
-        struct board_page *p = NULL;
-        ck_assert_int_eq(board_page_take(&g_m, "b", reply_of(&r), 1, &p), 0);
-        ck_assert_uint_eq(p->n, 2);
-        ck_assert_str_eq(p->items[0].record, "{\"x\":1}");
-        ck_assert_ptr_null(p->items[1].record);
-        ck_assert_uint_eq(p->with->n, 1);
-        ck_assert_str_eq(p->with->items[0].record, "{\"z\":2}");
-        board_page_free(p);
-    }
 }
 END_TEST
 
@@ -820,9 +653,6 @@ Suite *board_read_suite(void)
     tcase_add_test(tc, test_walk_take);
     tcase_add_test(tc, test_page_take_top);
     tcase_add_test(tc, test_page_take_times);
-    tcase_add_test(tc, test_rows_malformed);
-    tcase_add_test(tc, test_rows_values);
-    tcase_add_test(tc, test_rows_records);
     tcase_add_test(tc, test_percentile_take);
     tcase_add_test(tc, test_lookup);
     tcase_add_test(tc, test_boards_single);

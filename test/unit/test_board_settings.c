@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include "board_int.h"
-#include "model_fixture.h"
 #include "store_internal.h"
 #include "store_reply.h"
 #include "suites.h"
@@ -331,7 +330,7 @@ START_TEST(test_check_score)
 }
 END_TEST
 
-/* page.lua's reply {settings, total, size, rows, records, ranks} as board_page_take sees it: page
+/* page.lua's reply {settings, total, size, range, records, ranks} as board_page_take sees it: page
  * 2 of 2 on a desc board of 5; the ranks are the positions from (page - 1) * size + 1. */
 START_TEST(test_page_take)
 {
@@ -340,19 +339,17 @@ START_TEST(test_page_take)
     double a = 0, b = 0;
     ck_assert_int_eq(score_codec_pack(&set.layout, -120, 0, &a), 0);
     ck_assert_int_eq(score_codec_pack(&set.layout, -95, 3, &b), 0);
-    struct fixture_rows w = {.n = 0};
-    fixture_row(&w, "alice", 5, a, "{\"a\":1}");
-    fixture_row(&w, "bob", 3, b, NULL);
-    char resp[1024];
-    size_t n =
-        (size_t)snprintf(resp, sizeof(resp),
-                         "*6\r\n*4\r\n$5\r\norder\r\n$4\r\ndesc\r\n$9\r\npage_size\r\n$1\r\n2\r\n"
-                         ":5\r\n:2\r\n");
-    n += fixture_rows_resp(&w, resp + n, sizeof(resp) - n);
-    n += (size_t)snprintf(resp + n, sizeof(resp) - n, "*0\r\n*0\r\n");
+    char resp[1024], sa[40], sb[40];
+    snprintf(sa, sizeof(sa), "%.17g", a);
+    snprintf(sb, sizeof(sb), "%.17g", b);
+    snprintf(resp, sizeof(resp),
+             "*6\r\n*4\r\n$5\r\norder\r\n$4\r\ndesc\r\n$9\r\npage_size\r\n$1\r\n2\r\n"
+             ":5\r\n:2\r\n*4\r\n$5\r\nalice\r\n$%zu\r\n%s\r\n$3\r\nbob\r\n$%zu\r\n%s\r\n"
+             "*2\r\n$7\r\n{\"a\":1}\r\n$-1\r\n*0\r\n",
+             strlen(sa), sa, strlen(sb), sb);
     struct board_model m = {.prefix = "P"}; /* no view: nothing remembered */
     struct board_page *p = NULL;
-    ck_assert_int_eq(board_page_take(&m, "b", fixture_reply_n(resp, n), 2, &p), 0);
+    ck_assert_int_eq(board_page_take(&m, "b", reply_of(resp), 2, &p), 0);
     ck_assert_int_eq(p->total, 5);
     ck_assert_int_eq(p->size, 2);
     ck_assert_int_eq(p->settings.page_size, 2);
