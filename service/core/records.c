@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "board.h"
 #include "crc16.h"
 #include "score_codec.h"
 #include "util.h"

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "board_int.h"
+#include "model_fixture.h"
 #include "store_internal.h"
 #include "store_reply.h"
 #include "suites.h"
