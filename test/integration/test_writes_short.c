@@ -88,10 +88,18 @@ START_TEST(short_write_commands)
      * set listed again with ZADD NX by every write that changes it */
     it_expect_free("PUT", "/boards/sd", "{\"page_ttl_ms\":0,\"period\":\"daily\"}", 201);
     it_post_score("sd", "{\"id\":\"a\",\"score\":10}");
-    post_watched("sd", "{\"id\":\"a\",\"score\":20}", 200, &r, &s);
+    /* the board's sweep of old periods (a timer's own EVALSHA) may fall in the watched window:
+     * then another write is watched */
+    for (int k = 0;; k++) {
+        char body[64];
+        snprintf(body, sizeof(body), "{\"id\":\"a\",\"score\":%d}", 20 + 10 * k);
+        post_watched("sd", body, 200, &r, &s);
+        http_result_free(&r);
+        if (!strstr(s.verbs, "rankd:{sd}:sweep") || k == 2)
+            break;
+    }
     fprintf(stderr, "writes: a daily board's write: %d EVALSHA of %d arguments:%s\n", s.evalsha,
             s.argc[0], s.verbs);
-    http_result_free(&r);
     ck_assert_int_eq(s.evalsha, 1);
     ck_assert_int_eq(s.argc[0], 3 + 6 + 11);
     ck_assert_msg(strstr(s.verbs, " ZADD rankd:{sd}:periods") && s.n == 11, "%d:%s", s.n, s.verbs);
