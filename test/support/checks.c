@@ -165,38 +165,12 @@ redisContext *mon_start(int redis_port)
     return mon;
 }
 
-int mon_top_level(redisContext *admin, redisContext *mon, char *verbs, size_t len)
+/* Each command `mon` saw since mon_start to fn, until the ECHO sent on `admin` marks the end;
+ * frees mon. */
+static void mon_each(redisContext *admin, redisContext *mon,
+                     void (*fn)(const struct mon_cmd *c, void *arg), void *arg)
 {
     freeReplyObject(redis_admin_cmd(admin, "ECHO %s", MON_MARKER));
-    int n = 0;
-    verbs[0] = '\0';
-    for (;;) {
-        void *v = NULL;
-        ck_assert_msg(redisGetReply(mon, &v) == REDIS_OK && v, "MONITOR stream ended early: %s",
-                      mon->errstr);
-        redisReply *r = v;
-        int end = strstr(r->str, MON_MARKER) != NULL;
-        struct mon_cmd c;
-        if (!end && mon_parse(r->str, &c) == 0 && !c.lua) {
-            n++;
-            size_t at = strlen(verbs);
-            snprintf(verbs + at, len - at, "%s%s", at ? " " : "", c.argv[0]);
-        }
-        freeReplyObject(r);
-        if (end)
-            break;
-    }
-    redisFree(mon);
-    return n;
-}
-
-int mon_scripts(redisContext *admin, redisContext *mon, char *verbs, size_t len, int *argc, int max,
-                int *evalsha)
-{
-    freeReplyObject(redis_admin_cmd(admin, "ECHO %s", MON_MARKER));
-    int n = 0;
-    *evalsha = 0;
-    verbs[0] = '\0';
     for (;;) {
         void *v = NULL;
         ck_assert_msg(redisGetReply(mon, &v) == REDIS_OK && v, "MONITOR stream ended early: %s",
@@ -204,21 +178,59 @@ int mon_scripts(redisContext *admin, redisContext *mon, char *verbs, size_t len,
         redisReply *r = v;
         int end = r->str && strstr(r->str, MON_MARKER) != NULL;
         struct mon_cmd c;
-        if (!end && r->str && mon_parse(r->str, &c) == 0) {
-            if (c.lua) {
-                n++;
-                size_t at = strlen(verbs);
-                snprintf(verbs + at, len - at, " %s %s", c.argv[0], c.argc > 1 ? c.argv[1] : "");
-            } else if (mon_is(&c, "evalsha")) {
-                if (*evalsha < max)
-                    argc[*evalsha] = c.argc;
-                (*evalsha)++;
-            }
-        }
+        if (!end && r->str && mon_parse(r->str, &c) == 0)
+            fn(&c, arg);
         freeReplyObject(r);
         if (end)
             break;
     }
     redisFree(mon);
-    return n;
+}
+
+struct mon_tally {
+    char *verbs;
+    size_t len;
+    int n, *argc, max, *evalsha;
+};
+
+static void top_level_one(const struct mon_cmd *c, void *arg)
+{
+    struct mon_tally *t = arg;
+    if (c->lua)
+        return;
+    t->n++;
+    size_t at = strlen(t->verbs);
+    snprintf(t->verbs + at, t->len - at, "%s%s", at ? " " : "", c->argv[0]);
+}
+
+int mon_top_level(redisContext *admin, redisContext *mon, char *verbs, size_t len)
+{
+    struct mon_tally t = {.verbs = verbs, .len = len};
+    verbs[0] = '\0';
+    mon_each(admin, mon, top_level_one, &t);
+    return t.n;
+}
+
+static void scripts_one(const struct mon_cmd *c, void *arg)
+{
+    struct mon_tally *t = arg;
+    if (c->lua) {
+        t->n++;
+        size_t at = strlen(t->verbs);
+        snprintf(t->verbs + at, t->len - at, " %s %s", c->argv[0], c->argc > 1 ? c->argv[1] : "");
+    } else if (mon_is(c, "evalsha")) {
+        if (*t->evalsha < t->max)
+            t->argc[*t->evalsha] = c->argc;
+        (*t->evalsha)++;
+    }
+}
+
+int mon_scripts(redisContext *admin, redisContext *mon, char *verbs, size_t len, int *argc, int max,
+                int *evalsha)
+{
+    struct mon_tally t = {.verbs = verbs, .len = len, .argc = argc, .max = max, .evalsha = evalsha};
+    verbs[0] = '\0';
+    *evalsha = 0;
+    mon_each(admin, mon, scripts_one, &t);
+    return t.n;
 }
