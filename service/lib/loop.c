@@ -17,11 +17,11 @@
 
 #include "errors.h"
 #include "log.h"
+#include "peer_count.h"
 #include "util.h"
 
 #define LOOP_EVENTS 64      /* epoll events taken per wait */
 #define ACCEPTS_PER_WAKE 16 /* accepts per readiness of the listening socket, for fairness */
-#define IP_BUCKETS 256
 #define WAIT_MAX_MS 60000
 #define REFUSALS_MAX 64        /* refused connections lingering per loop; beyond, closed at once */
 #define REFUSAL_LINGER_MS 1000 /* how long a refused connection waits for its client to close */
@@ -51,14 +51,6 @@ struct handoff {
     struct sockaddr_storage addr;
     socklen_t len;
     struct handoff *next;
-};
-
-/* Open connections from one client address (--max-connections-per-ip, for the whole process). */
-struct ip_count {
-    unsigned char addr[16];
-    size_t len;
-    int count;
-    struct ip_count *next;
 };
 
 struct loop {
@@ -104,8 +96,7 @@ struct loop_group {
     atomic_int open;     /* open connections, against max_connections */
     int max_connections;
     int max_per_ip;
-    pthread_mutex_t ip_lock;
-    struct ip_count *ips[IP_BUCKETS];
+    struct peer_count *peers; /* open connections per client address (max_per_ip) */
 };
 
 /* The loop whose thread runs now (NULL elsewhere). */
@@ -228,79 +219,9 @@ static int run_timers(struct loop *l)
 
 /* ---------------------------------------------------------------- admission */
 
-/* The address bytes of an IPv4 or IPv6 peer; 0 for other families (not limited). */
-static size_t addr_bytes(const struct sockaddr *sa, unsigned char out[16])
-{
-    if (sa && sa->sa_family == AF_INET) {
-        memcpy(out, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4);
-        return 4;
-    }
-    if (sa && sa->sa_family == AF_INET6) {
-        memcpy(out, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, 16);
-        return 16;
-    }
-    return 0;
-}
-
-static size_t addr_hash(const unsigned char *a, size_t n)
-{
-    size_t h = 5381;
-    for (size_t i = 0; i < n; i++)
-        h = h * 33 + a[i];
-    return h % IP_BUCKETS;
-}
-
-/* Count one more connection from sa's address: 0, or -1 at the per-address limit. */
-static int ip_take(struct loop_group *g, const struct sockaddr *sa)
-{
-    unsigned char a[16];
-    size_t n = addr_bytes(sa, a);
-    if (!g->max_per_ip || !n)
-        return 0;
-    size_t b = addr_hash(a, n);
-    int rc = 0;
-    pthread_mutex_lock(&g->ip_lock);
-    struct ip_count *e = g->ips[b];
-    while (e && !(e->len == n && memcmp(e->addr, a, n) == 0))
-        e = e->next;
-    if (!e && (e = calloc(1, sizeof(*e))) != NULL) {
-        memcpy(e->addr, a, n);
-        e->len = n;
-        e->next = g->ips[b];
-        g->ips[b] = e;
-    }
-    if (!e || e->count >= g->max_per_ip)
-        rc = -1;
-    else
-        e->count++;
-    pthread_mutex_unlock(&g->ip_lock);
-    return rc;
-}
-
-static void ip_give(struct loop_group *g, const struct sockaddr *sa)
-{
-    unsigned char a[16];
-    size_t n = addr_bytes(sa, a);
-    if (!g->max_per_ip || !n)
-        return;
-    size_t b = addr_hash(a, n);
-    pthread_mutex_lock(&g->ip_lock);
-    for (struct ip_count **pp = &g->ips[b]; *pp; pp = &(*pp)->next) {
-        struct ip_count *e = *pp;
-        if (e->len != n || memcmp(e->addr, a, n) != 0)
-            continue;
-        if (--e->count <= 0) {
-            *pp = e->next;
-            free(e);
-        }
-        break;
-    }
-    pthread_mutex_unlock(&g->ip_lock);
-}
-
 static void give_back(struct loop_group *g, const struct sockaddr *sa)
 {
-    ip_give(g, sa);
+    peer_count_give(g->peers, sa);
     atomic_fetch_sub(&g->open, 1);
 }
 
@@ -318,7 +239,7 @@ static int admit(struct loop_group *g, const struct sockaddr *sa)
         if (atomic_compare_exchange_weak(&g->open, &open, open + 1))
             break;
     }
-    if (ip_take(g, sa)) {
+    if (peer_count_take(g->peers, sa)) {
         atomic_fetch_sub(&g->open, 1);
         return REFUSED_PER_ADDRESS;
     }
@@ -716,7 +637,6 @@ struct loop_group *loop_group_new(const struct loop_group_options *o, int *err)
         *err = -ENOMEM;
         return NULL;
     }
-    pthread_mutex_init(&g->ip_lock, NULL);
     g->max_connections = o->max_connections;
     g->max_per_ip = o->max_per_ip;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -724,8 +644,9 @@ struct loop_group *loop_group_new(const struct loop_group_options *o, int *err)
     if (n > LOOP_THREADS_MAX)
         n = LOOP_THREADS_MAX;
     g->loops = calloc((size_t)n, sizeof(*g->loops));
+    g->peers = peer_count_new(g->max_per_ip);
     g->listen_fd = -1;
-    *err = g->loops ? 0 : -ENOMEM;
+    *err = g->loops && g->peers ? 0 : -ENOMEM;
     if (!*err && (g->listen_fd = listen_on(&ss, v6, err)) >= 0)
         for (; g->nloops < n && !*err; g->nloops++)
             *err = loop_open(g, &g->loops[g->nloops]);
@@ -792,12 +713,6 @@ void loop_group_free(struct loop_group *g)
     }
     if (g->listen_fd >= 0)
         close(g->listen_fd);
-    for (int b = 0; b < IP_BUCKETS; b++)
-        while (g->ips[b]) {
-            struct ip_count *e = g->ips[b];
-            g->ips[b] = e->next;
-            free(e);
-        }
-    pthread_mutex_destroy(&g->ip_lock);
+    peer_count_free(g->peers);
     free(g);
 }

@@ -40,6 +40,7 @@ static const struct {
     {"cors", cors_suite, 0},
     {"filters", filters_suite, 0},
     {"cidr", cidr_suite, 0},
+    {"peer_count", peer_count_suite, 0},
     {"validate", validate_suite, 0},
     {"log", log_suite, 1},
     {"errors", errors_suite, 0},

@@ -21,6 +21,7 @@ Suite *filters_suite(void);
 Suite *validate_suite(void);
 Suite *log_suite(void);
 Suite *cidr_suite(void);
+Suite *peer_count_suite(void);
 Suite *errors_suite(void);
 Suite *http_suite(void);
 Suite *upload_suite(void);
