@@ -174,7 +174,9 @@ static void reply_page(struct http_reply *rp, struct page_reply *pr)
         rp->status = 304;
     } else {
         http_reply_json_len(rp, 200, pr->body, pr->len);
-        pr->body = NULL; /* the reply owns it now */
+        if (pr->body && pr->cap)
+            rp->body.cap = pr->cap; /* a spare block: given back once sent (spare.h) */
+        pr->body = NULL;            /* the reply owns it now */
     }
     page_reply_free(pr);
 }

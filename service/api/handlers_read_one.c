@@ -152,6 +152,7 @@ static int with_put(struct read_job *j, const struct board_lookup *l)
         return -ENOMEM;
     free(j->page.body);
     j->page.body = body;
+    j->page.cap = 0; /* not a spare block (pages.h) */
     j->page.len = strlen(body);
     page_etag(l->settings.gen, body, j->page.len, j->page.etag);
     if (j->on_done) { /* an event stream's read: the page is the caller's */

@@ -158,8 +158,10 @@ void page_cache_count(struct page_cache *pc, enum page_source source);
 int page_cache_l1_on(const struct page_cache *pc);
 
 /** 1 and *value (a malloc'd copy of a whole value; counted as a hit) when the tier holds l1key,
- *  else 0 (also when the tier is off, or on ENOMEM). */
-int page_cache_l1_get(struct page_cache *pc, const char *l1key, char **value, size_t *len);
+ *  else 0 (also when the tier is off, or on ENOMEM). *cap: SPARE_BODY_BYTES when the copy is in
+ *  a spare block of that size (spare.h: a value that fits one), else 0; free() takes either. */
+int page_cache_l1_get(struct page_cache *pc, const char *l1key, char **value, size_t *len,
+                      size_t *cap);
 
 /* ---- misses and refreshes on an event loop: fills */
 

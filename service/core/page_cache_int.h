@@ -19,6 +19,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "page_cache.h"
+#include "spare.h"
 #include "util.h"
 
 #define KEY_MAX PAGE_CACHE_KEY_MAX

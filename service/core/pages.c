@@ -322,9 +322,9 @@ int pages_get_l1(struct pages *pg, const char *board, const char *period, int64_
         board_where_cached_place(pg->cfg.model, board, period, &w))
         return -EAGAIN; /* no tier, or the period needs a Redis read to place: not here */
     char key[KEY_MAX], *value = NULL;
-    size_t len = 0;
+    size_t len = 0, cap = 0;
     l1_key(board, w.period, page, size, rank, key, sizeof(key));
-    if (!page_cache_l1_get(pg->cfg.cache, key, &value, &len))
+    if (!page_cache_l1_get(pg->cfg.cache, key, &value, &len, &cap))
         return -EAGAIN;
     struct page_cache_value e;
     if (min_version > 0 && (page_cache_value_parse(value, len, &e) || e.stamp < min_version)) {
@@ -332,7 +332,10 @@ int pages_get_l1(struct pages *pg, const char *board, const char *period, int64_
         return -EAGAIN;
     }
     struct page_req q = {.board = board, .ttl_ms = INT32_MAX}; /* the copy's own expiry stands */
-    return reply_from_value(pg, &q, value, len, PAGE_HIT, if_none_match, out);
+    int rc = reply_from_value(pg, &q, value, len, PAGE_HIT, if_none_match, out);
+    if (rc == 0 && out->body)
+        out->cap = cap; /* the body moved to the front of the same block */
+    return rc;
 }
 
 /* ---------------------------------------------------------------- lookups on an event loop */
@@ -422,13 +425,19 @@ static int hit_serve(struct hit *h, const struct store_reply *got)
     case PAGE_CACHE_SERVE:
         break;
     }
-    if (!(value = malloc(e.len + 1)))
+    /* a page that fits one goes out in a block kept per thread (spare.h): glibc serves 4 KiB
+     * outside its per-thread cache */
+    size_t cap = e.len + 1 <= SPARE_BODY_BYTES ? SPARE_BODY_BYTES : 0;
+    if (!(value = cap ? spare_take(cap) : malloc(e.len + 1)))
         return -ENOMEM;
     memcpy(value, e.data, e.len + 1);
     e.data = value; /* the body alone: reply_from_entry leaves it where it is */
     if (refresh)
         refresh_on_loop(h, e.created_ms);
-    return reply_from_entry(pg, &h->q, value, &e, source, j->if_none_match, &j->out);
+    int rc = reply_from_entry(pg, &h->q, value, &e, source, j->if_none_match, &j->out);
+    if (j->out.body)
+        j->out.cap = cap;
+    return rc;
 }
 
 static void hit_done(void *arg, int rc, struct store_reply **replies);

@@ -81,6 +81,9 @@ struct pages_config {
 struct page_reply {
     char *body;              /**< JSON, owned (NULL when not_modified) */
     size_t len;              /**< its length (also when not_modified: the 304's Content-Length) */
+    size_t cap;              /**< SPARE_BODY_BYTES when body is a spare block of that size
+                              *   (spare.h), else 0 (len + 1 bytes or more); free() takes both.
+                              *   Whoever puts another body here sets it (0) with it. */
     char etag[48];           /**< quoted strong ETag */
     enum page_source source; /**< X-Cache */
     int64_t age_s;           /**< Age: seconds since the page was computed */

@@ -26,6 +26,13 @@ const char *reply_header(const struct http_reply *rp, const char *name)
     return NULL;
 }
 
+/* libmicrohttpd's free of a body in a block of SPARE_BODY_BYTES (struct buf's cap is the bytes
+ * allocated): back to the spare blocks of the thread that sent it. */
+static void body_block_give(void *p)
+{
+    spare_give(p, SPARE_BODY_BYTES);
+}
+
 #define BODY_BLOCK_BYTES ((size_t)32 * 1024) /* a streamed body's reads at most */
 
 /* libmicrohttpd's content reader of a streamed body, on the event thread. */
@@ -135,7 +142,12 @@ enum MHD_Result send_reply(struct MHD_Connection *c, struct exchange *x)
     } else if (rp->fd > 0) {
         resp = MHD_create_response_from_fd64(rp->fd_size, rp->fd);
         if (resp)
-            rp->fd = 0; /* MHD closes it */
+            rp->fd = 0;                                             /* MHD closes it */
+    } else if (rp->body.data && rp->body.cap == SPARE_BODY_BYTES) { /* kept for reuse */
+        resp = MHD_create_response_from_buffer_with_free_callback(rp->body.len, rp->body.data,
+                                                                  body_block_give);
+        if (resp)
+            rp->body.data = NULL, rp->body.len = rp->body.cap = 0;
     } else if (rp->body.data) {
         resp = MHD_create_response_from_buffer(rp->body.len, rp->body.data, MHD_RESPMEM_MUST_FREE);
         if (resp)

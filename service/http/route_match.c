@@ -39,22 +39,36 @@ static int split(const char *path, struct segs *s)
     }
 }
 
-/* 1 when the raw segments fit the pattern's shape (literals equal, params non-empty). */
+/* 1 when the raw segments fit the pattern's shape (literals equal, params non-empty). The pattern
+ * is walked as it is compared (splitting it as well cost a match more than the rest together): a
+ * path segment holds no '/' and no NUL, so a literal's comparison stops at the pattern's end or
+ * its next '/' at the latest. */
 static int shape_matches(const char *pattern, const struct segs *s)
 {
-    struct segs ps;
-    split(pattern, &ps);
-    if (ps.n != s->n)
-        return 0;
+    const char *p = pattern + 1; /* a pattern starts with '/' */
+    if (*p == '\0')
+        return s->n == 0;
     for (int i = 0; i < s->n; i++) {
-        if (ps.p[i][0] == '{') {
+        if (*p == '{') {
             if (s->len[i] == 0)
                 return 0;
-        } else if (ps.len[i] != s->len[i] || memcmp(ps.p[i], s->p[i], s->len[i]) != 0) {
-            return 0;
+            while (*p && *p != '/')
+                p++;
+        } else {
+            const char *q = s->p[i];
+            size_t len = s->len[i];
+            for (size_t k = 0; k < len; k++)
+                if (p[k] != q[k])
+                    return 0;
+            p += len;
+            if (*p != '/' && *p != '\0')
+                return 0;
         }
+        if (*p != '/')
+            return i == s->n - 1; /* the pattern ends: so must the path */
+        p++;
     }
-    return 1;
+    return 0; /* the path ends before the pattern (a path "/" against "/x" too) */
 }
 
 static int same_method(const char *route_method, const char *method)
@@ -65,19 +79,20 @@ static int same_method(const char *route_method, const char *method)
 
 static int decode_params(const char *pattern, const struct segs *s, struct http_request *rq)
 {
-    struct segs ps;
-    split(pattern, &ps);
     rq->nparams = 0;
-    for (int i = 0; i < s->n; i++) {
-        if (ps.p[i][0] != '{')
+    const char *p = pattern;
+    for (int i = 0; i < s->n && p; i++, p = strchr(p + 1, '/')) {
+        if (p[1] != '{')
             continue;
         if (rq->nparams == HTTP_PATH_PARAMS_MAX)
             return -EINVAL;
-        char *out = malloc(SEG_BYTES_MAX + 1);
+        /* decoding never makes it longer: its raw length, up to the bound the decoder checks */
+        size_t cap = (s->len[i] < SEG_BYTES_MAX ? s->len[i] : SEG_BYTES_MAX) + 1;
+        char *out = malloc(cap);
         if (!out)
             return -ENOMEM;
         size_t n = 0;
-        int rc = request_pct_decode(s->p[i], s->len[i], out, SEG_BYTES_MAX + 1, &n);
+        int rc = request_pct_decode(s->p[i], s->len[i], out, cap, &n);
         rq->params[rq->nparams] = out;
         rq->param_len[rq->nparams++] = n;
         if (rc)

@@ -13,6 +13,10 @@
 
 #define SPARE_SIZES 6 /**< distinct block sizes a thread keeps */
 #define SPARE_KEEP 32 /**< blocks of one size a thread keeps */
+/** A reply body's block (a cached page's bytes fit one): a struct buf whose cap is this many
+ *  bytes goes back to the spare blocks once sent (httpd_reply.c); store_reply.c's arena blocks
+ *  are this size too. */
+#define SPARE_BODY_BYTES ((size_t)4096)
 
 /** A block of `size` bytes (not zeroed): one this thread gave back, else malloc's. NULL when out
  *  of memory. Free it with spare_give(p, size) (or free()). */

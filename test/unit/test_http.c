@@ -318,6 +318,10 @@ START_TEST(route_shapes)
         {"GET", "/boards/b1/", -ENOENT, -1, "", ""}, /* a third, empty segment */
         {"GET", "/boards/b1/rank", 0, 5, "b1", ""},
         {"GET", "/boards/b1/ranks", -ENOENT, -1, "", ""},
+        {"GET", "/boards/b1/ran", -ENOENT, -1, "", ""},     /* a literal's prefix */
+        {"GET", "/boards/b1/members", -ENOENT, -1, "", ""}, /* ends inside a pattern */
+        {"GET", "/board", -ENOENT, -1, "", ""},
+        {"GET", "/boardsx/b1", -ENOENT, -1, "", ""},
         {"GET", "/boards/b1/members/u%2F7", 0, 6, "b1|u/7", ""},
         {"GET", "/boards//members/u7", -ENOENT, -1, "", ""},
         {"GET", "/boards/b1/members/u7/around", 0, 7, "b1|u7", ""},
