@@ -210,7 +210,8 @@ static void member_left(const char *board, const char *id, char *rec, size_t rle
 /*
  * Random single writes (set, best, incr with and without floor and ceiling, records, scores
  * that collide, a tie cap of 3 so groups fill and are compacted (the cap it is sent; a quarter of
- * the boards keep the default cap, which write_one.lua is not sent), incr results past the range)
+ * the boards keep the default cap, which write_one.lua is not sent), scores at the largest |key|,
+ * incr results past the range)
  * on boards of every tiebreak, both orders, 0 and 2 decimals, with and without updated_at, with
  * and without periods: each
  * write goes to board "wa" through write_one.lua and to "wb" through write.lua; their statuses
@@ -249,6 +250,9 @@ START_TEST(short_write_same_as_write_lua)
             unsigned pick = rnd(20);
             if (pick == 0) /* past the range of a packed key after two of them */
                 snprintf(score, sizeof(score), "%s1500000000", rnd(2) ? "-" : "");
+            else if (pick == 1) /* the largest |key|, and an incr of one past it */
+                snprintf(score, sizeof(score), "%s%s", rnd(2) ? "-" : "",
+                         decimals ? "42949672.95" : "4294967295");
             else if (decimals)
                 snprintf(score, sizeof(score), "%d.%02u", (int)rnd(7) - 3, rnd(3) * 25);
             else

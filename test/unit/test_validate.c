@@ -502,6 +502,205 @@ START_TEST(test_fast_same_as_tree)
 }
 END_TEST
 
+/* Hostile one-entry bodies, each compared with the tree path: a body the scan takes is accepted
+ * by the tree path as the same entry; `want` 1 must be taken (the common form), 0 must not
+ * (the tree path answers it). Ids and records at their byte limits and one past, invalid and
+ * overlong UTF-8, surrogates, code points past U+10FFFF, numbers at the edge of exactness, a BOM,
+ * truncations, trailing garbage, duplicate keys (in the record too), unknown and wrong-case ops. */
+START_TEST(test_fast_attacks)
+{
+    static const struct {
+        const char *body;
+        int want; /* 1 taken, 0 declined, -1 either (compared only) */
+    } cases[] = {
+        {"{\"id\":\"a\",\"score\":1}", 1},
+        {"{\"id\":\"a\",\"id\":\"b\",\"score\":1}", 0},
+        {"{\"id\":\"a\",\"score\":1,\"score\":2}", 0},
+        {"{\"id\":\"a\",\"score\":1,\"op\":\"set\",\"op\":\"best\"}", 0},
+        {"{\"id\":\"a\",\"score\":1,\"record\":{},\"record\":{}}", 0},
+        {"{\"id\":\"a\",\"score\":1,\"record\":{\"x\":1,\"x\":1}}", 0},
+        {"{\"id\":\"a\",\"score\":1,\"record\":{\"x\":1,\"y\":2,\"x\":\"1\"}}", 0},
+        {"{\"\\u0069d\":\"a\",\"score\":1}", 0},
+        {"{\"id\":\"\\u00e9\",\"score\":1}", 0},
+        {"{\"id\":\"a\xc0\xaf\",\"score\":1}", 0},         /* overlong '/' */
+        {"{\"id\":\"a\xe0\x80\xaf\",\"score\":1}", 0},     /* overlong, 3 bytes */
+        {"{\"id\":\"a\xed\xa0\x80\",\"score\":1}", 0},     /* a surrogate */
+        {"{\"id\":\"a\xf4\x90\x80\x80\",\"score\":1}", 0}, /* past U+10FFFF */
+        {"{\"id\":\"a\xf0\x9f\x98\x80\",\"score\":1}", 1}, /* U+1F600 */
+        {"{\"id\":\"a\xc3\",\"score\":1}", 0},             /* truncated sequence */
+        {"{\"id\":\"a\",\"score\":1,\"record\":{\"k\":\"\xed\xbf\xbf\"}}", 0},
+        {"{\"id\":\"a\",\"score\":1,\"record\":{\"\xc0\x80\":1}}", 0},
+        {"{\"id\":\"a\",\"score\":1,\"record\":{\"k\":\"\xf8\x88\x80\x80\x80\"}}", 0},
+        {"{\"id\":\"a\",\"score\":1,\"record\":{\"k\":\"\xe2\x80\xa8\"}}", 1},
+        {"{\"id\":\"a\",\"score\":9007199254740993}", 1},
+        {"{\"id\":\"a\",\"score\":9007199254740991}", 1},
+        {"{\"id\":\"a\",\"score\":-0}", 1},
+        {"{\"id\":\"a\",\"score\":-0.0e-5}", 1},
+        {"{\"id\":\"a\",\"score\":1e308}", 1},
+        {"{\"id\":\"a\",\"score\":1E2}", 1},
+        {"{\"id\":\"a\",\"score\":0.1}", 1},
+        {"{\"id\":\"a\",\"score\":01}", 0},
+        {"{\"id\":\"a\",\"score\":1.}", 0},
+        {"{\"id\":\"a\",\"score\":.5}", 0},
+        {"{\"id\":\"a\",\"score\":+1}", 0},
+        {"{\"id\":\"a\",\"score\":1e99999999999999999999}", -1},
+        {"{\"id\":\"a\",\"score\":1e-99999999999999999999}", -1},
+        {"{\"id\":\"a\",\"score\":0x10}", 0},
+        {"{\"id\":\"a\",\"score\":NaN}", 0},
+        {"{\"id\":\"a\",\"score\":Infinity}", 0},
+        {"{\"id\":\"a\",\"score\":-Infinity}", 0},
+        {"{\"id\":\"a\",\"score\":1-2}", 0},
+        {"{\"id\":\"a\",\"score\":1e5e5}", 0},
+        {"{\"id\":\"a\",\"score\":1,\"record\":{\"n\":9007199254740992}}", 1},
+        {"{\"id\":\"a\",\"score\":1,\"record\":{\"n\":9007199254740993}}", 0},
+        {"{\"id\":\"a\",\"score\":1,\"record\":{\"n\":-9007199254740993}}", 0},
+        {"{\"id\":\"a\",\"score\":1,\"record\":{\"n\":-0}}", -1},
+        {"{\"id\":\"a\",\"score\":1,\"record\":{\"n\":-0.0}}", -1},
+        {"{\"id\":\"a\",\"score\":1,\"record\":{\"n\":1e308}}", 1},
+        {"{\"id\":\"a\",\"score\":1,\"record\":{\"n\":1e309}}", 0},
+        {"{\"id\":\"a\",\"score\":1,\"record\":{\"n\":1.7976931348623157e308}}", 1},
+        {"{\"id\":\"a\",\"score\":1,\"record\":{\"n\":5e-324}}", 0},
+        {"{\"id\":\"a\",\"score\":1,\"record\":{\"n\":2.2250738585072014e-308}}", -1},
+        {"{\"id\":\"a\",\"score\":1,\"record\":{\"n\":1E2}}", 1},
+        {"{\"id\":\"a\",\"score\":1,\"record\":{\"n\":0.1}}", 1},
+        {"{\"id\":\"a\",\"score\":1,\"record\":{\"n\":01}}", 0},
+        {"{\"id\":\"a\",\"score\":1,\"record\":{\"n\":1.}}", 0},
+        {"{\"id\":\"a\",\"score\":1,\"record\":{\"n\":.5}}", 0},
+        {"{\"id\":\"a\",\"score\":1,\"record\":{\"n\":-}}", 0},
+        {"{\"id\":\"a\",\"score\":1,\"record\":{\"n\":1e-400}}", 0},
+        {"{\"id\":\"a\",\"score\":1,\"record\":{\"n\":0e999999999999}}", -1},
+        {"{\"id\":\"a\",\"score\":1,\"record\":{\"n\":100000000000000000000000}}", -1},
+        {"{\"id\":\"a\",\"score\":1,\"record\":{\"n\":1e22}}", 1},
+        {"{\"id\":\"a\",\"score\":1,\"record\":{\"n\":1e23}}", -1},
+        {"{\"id\":\"a\",\"score\":1,\"record\":{\"n\":123456789012345680000}}", -1},
+        {"{\"id\":\"a\",\"score\":1,\"record\":{\"a\":{}}}", 0},
+        {"{\"id\":\"a\",\"score\":1,\"record\":{\"a\":[]}}", 0},
+        {"{\"id\":\"a\",\"score\":1,\"record\":{}}", 1},
+        {"{\"id\":\"a\",\"score\":1,\"record\":{ }}", 1},
+        {"{\"id\":\"a\",\"score\":1,\"record\":{\"\":\"\"}}", 1},
+        {"{\"id\":\"a\",\"score\":1,\"record\":null}", 0},
+        {"{\"id\":\"a\",\"score\":1,\"record\":{\"t\":truex}}", 0},
+        {"{\"id\":\"a\",\"score\":1,\"record\":{\"t\":nul}}", 0},
+        {"\xef\xbb\xbf{\"id\":\"a\",\"score\":1}", 0},
+        {" \t\r\n{\"id\":\"a\",\"score\":1} \t\r\n", 1},
+        {"\f{\"id\":\"a\",\"score\":1}", 0},
+        {"{\"id\":\"a\",\"score\":1}x", 0},
+        {"{\"id\":\"a\",\"score\":1}{}", 0},
+        {"{\"id\":\"a\",\"score\":1},", 0},
+        {"{\"id\":\"a\",\"score\":1,}", 0},
+        {"{,\"id\":\"a\",\"score\":1}", 0},
+        {"{\"id\":\"a\"\"score\":1}", 0},
+        {"{\"id\":\"a\",\"score\":1", 0},
+        {"{\"id\":\"a\",\"score\":", 0},
+        {"{\"id\":\"a\",\"sc", 0},
+        {"{\"id\":\"a", 0},
+        {"{\"id\"", 0},
+        {"{", 0},
+        {"", 0},
+        {"{\"id\":\"a\",\"score\":1,\"record\":{\"a\":1", 0},
+        {"{\"id\":\"a\",\"score\":1,\"record\":{\"a\":", 0},
+        {"{\"id\":\"a\",\"score\":1,\"record\":{\"a\"", 0},
+        {"{\"id\":\"a\",\"score\":1,\"record\":{", 0},
+        {"{\"id\":\"a\",\"score\":1,\"op\":\"BEST\"}", 0},
+        {"{\"id\":\"a\",\"score\":1,\"op\":\"Set\"}", 0},
+        {"{\"id\":\"a\",\"score\":1,\"op\":\"max\"}", 0},
+        {"{\"id\":\"a\",\"score\":1,\"op\":\"incr \"}", 0},
+        {"{\"id\":\"a\",\"score\":1,\"op\":\"\"}", 0},
+        {"{\"id\":\"a\",\"score\":1,\"op\":\"incr\"}", 1},
+        {"{\"id\":\"\",\"score\":1}", 0},
+        {"{\"id\":\" \",\"score\":1}", -1},
+        {"{\"id\":\"a\x7f\",\"score\":1}", -1},
+        {"{\"id\":\"a\xc2\x85\",\"score\":1}", -1},
+        {"{\"ID\":\"a\",\"score\":1}", 0},
+        {"{\"id\":\"a\",\"score\":1,\"floor\":0}", 0},
+        {"{\"entries\":[{\"id\":\"a\",\"score\":1}]}", 0},
+        {"[{\"id\":\"a\",\"score\":1}]", 0},
+        {"{\"id\":[\"a\"],\"score\":1}", 0},
+        {"{\"id\":\"a\",\"score\":[1]}", 0},
+        {"{\"id\":\"a\",\"score\":\"1\"}", 0},
+        {"{\"id\":\"a\",\"score\":true}", 0},
+    };
+    char body[4096];
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]) + 12; i++) {
+        const char *b = i < sizeof(cases) / sizeof(cases[0]) ? cases[i].body : body;
+        int want = i < sizeof(cases) / sizeof(cases[0]) ? cases[i].want : -1;
+        size_t k = i - sizeof(cases) / sizeof(cases[0]);
+        if (b == body) {
+            /* ids of 128 and 129 bytes (ASCII, and 2-byte UTF-8 ending on and past the limit),
+             * records printed as 1024 and 1025 bytes, a 400-digit score and record number */
+            char pad[2048];
+            memset(pad, 'x', sizeof(pad));
+            if (k < 2) {
+                snprintf(body, sizeof(body), "{\"id\":\"%.*s\",\"score\":1}",
+                         BOARD_ID_LEN_MAX + (int)k, pad);
+                want = k == 0 ? 1 : 0;
+            } else if (k < 4) {
+                for (int c = 0; c < BOARD_ID_LEN_MAX + 2; c += 2)
+                    memcpy(pad + c, "\xc3\xa9", 2);
+                snprintf(body, sizeof(body), "{\"id\":\"%.*s\",\"score\":1}",
+                         k == 2 ? BOARD_ID_LEN_MAX : BOARD_ID_LEN_MAX + 2, pad);
+                want = k == 2 ? 1 : 0;
+            } else if (k < 8) {
+                /* {"k":"xx..."}: 8 bytes of frame; 1024 - 8 = 1016 of value */
+                int v = BOARD_RECORD_BYTES_MAX - 8 + (int)(k & 1);
+                if (k < 6)
+                    snprintf(body, sizeof(body),
+                             "{\"id\":\"a\",\"score\":1,\"record\":{\"k\":\"%.*s\"}}", v, pad);
+                else /* the same limit reached by a number printed shorter than its literal */
+                    snprintf(
+                        body, sizeof(body),
+                        "{\"id\":\"a\",\"score\":1,\"record\":{\"k\":\"%.*s\",\"n\":1.000000}}",
+                        v - 6, pad); /* {"k":"...","n":1}: 14 bytes of frame */
+                want = k & 1 ? 0 : 1;
+            } else if (k < 10) {
+                char digits[401];
+                memset(digits, '7', 400);
+                digits[400] = '\0';
+                snprintf(body, sizeof(body),
+                         k == 8 ? "{\"id\":\"a\",\"score\":%s}"
+                                : "{\"id\":\"a\",\"score\":1,\"record\":{\"n\":%s}}",
+                         digits);
+                want = 0;
+            } else {
+                /* a record of 33 fields (the scan compares at most 32), and 32 */
+                size_t n =
+                    (size_t)snprintf(body, sizeof(body), "{\"id\":\"a\",\"score\":1,\"record\":{");
+                for (int f = 0; f < (k == 10 ? 33 : 32); f++)
+                    n += (size_t)snprintf(body + n, sizeof(body) - n, "%s\"f%d\":%d", f ? "," : "",
+                                          f, f);
+                snprintf(body + n, sizeof(body) - n, "}}");
+                want = k == 10 ? 0 : 1;
+            }
+        }
+        size_t n = strlen(b);
+        struct entry_in fast, tree;
+        int f = validate_entry_fast(b, n, &fast);
+        int t = entry_by_tree(b, n, &tree);
+        if (want >= 0)
+            ck_assert_msg(f == want, "case %zu: the scan %s %s", i, f ? "took" : "declined", b);
+        if (f) {
+            ck_assert_msg(t == 0, "case %zu: taken by the scan, refused by the tree: %s", i, b);
+            ck_assert_str_eq(fast.id, tree.id);
+            ck_assert_int_eq(fast.op, tree.op);
+            ck_assert_msg(json_number_equal(&fast.score, &tree.score) &&
+                              fast.score.neg == tree.score.neg &&
+                              strcmp(fast.score.text, tree.score.text) == 0,
+                          "case %zu: score of %s", i, b);
+            ck_assert_msg((!fast.record && !tree.record) ||
+                              (fast.record && tree.record && strcmp(fast.record, tree.record) == 0),
+                          "case %zu: record of %s: %s vs %s", i, b, fast.record ? fast.record : "-",
+                          tree.record ? tree.record : "-");
+            entry_free(&fast);
+        } else {
+            ck_assert_ptr_null(fast.id);
+            ck_assert_ptr_null(fast.record);
+        }
+        if (t == 0)
+            entry_free(&tree);
+    }
+}
+END_TEST
+
 Suite *validate_suite(void)
 {
     Suite *s = suite_create("validate");
@@ -524,6 +723,7 @@ Suite *validate_suite(void)
     tcase_add_test(tc, test_duplicate_fields);
     tcase_add_test(tc, test_number_literal);
     tcase_add_test(tc, test_fast_same_as_tree);
+    tcase_add_test(tc, test_fast_attacks);
     suite_add_tcase(s, tc);
     return s;
 }
