@@ -72,7 +72,7 @@ INTEG_OBJ := $(INTEG_SRC:test/%.c=$(BUILD)/test/%.o)
 # no sockets). Built with clang's libFuzzer into build/fuzz/; with $(CC) and test/fuzz/replay.c
 # into $(BUILD)/fuzz-replay/ (test-unit replays the seed corpus, in every build).
 FUZZ_TARGETS := path entry settings ndjson score_codec json_number
-FUZZ_PURE := lib/request http/route_match api/validate http/http lib/errors lib/json_number lib/ndjson \
+FUZZ_PURE := lib/request http/route_match api/validate api/validate_fast http/http lib/errors lib/json_number lib/ndjson \
              lib/score_codec api/render lib/period lib/tzif lib/civil lib/util lib/rank lib/cursor
 FUZZ_SECONDS ?= 5
 FUZZ_CC ?= clang

@@ -87,6 +87,20 @@ static int scores_parse(struct http_request *rq, struct http_reply *rp, int boar
                         struct scores_in *si)
 {
     memset(si, 0, sizeof(*si));
+    if (!boards && rq->body.len > 0) { /* the common single entry, without a parse tree */
+        struct entry_in one;
+        if (validate_entry_fast(rq->body.data, rq->body.len, &one)) {
+            if (!(si->in = calloc(2, sizeof(*si->in)))) {
+                entry_free(&one);
+                http_reply_errno(rp, -ENOMEM);
+                return -1;
+            }
+            si->in[0] = one;
+            si->n = 1;
+            si->shape = IDEM_ENTRY;
+            return 0;
+        }
+    }
     cJSON *doc = handlers_parse_body(rq, rp);
     if (!doc)
         return -1;

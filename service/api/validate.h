@@ -63,6 +63,17 @@ int entry_fail(struct entry_error *err, enum err_id id, const char *fmt, ...)
 int validate_entry(const cJSON *e, struct entry_in *out, struct entry_error *err);
 
 /**
+ * The common single-entry body (POST /boards/{board}/scores) read without a parse tree: an
+ * object of "id", "score" and optionally "op" and "record" (each once, in any order, JSON
+ * whitespace between tokens), strings without escapes or control characters, a record whose
+ * keys and strings need no escapes. Returns 1 with *out exactly as cJSON,
+ * json_number_annotate and validate_entry give it for body[0..len) (owned: entry_free), or 0 with
+ * *out empty: anything else, valid or not (floor, ceiling, subscores, escapes, a batch, an
+ * error), which that path decides and words. Test: validate_fast_same_as_tree (test-unit).
+ */
+int validate_entry_fast(const char *body, size_t len, struct entry_in *out);
+
+/**
  * A record: a flat object of strings, numbers a double holds exactly, booleans and nulls, in
  * valid UTF-8, without duplicate fields, printed as at most BOARD_RECORD_BYTES_MAX bytes.
  * Returns the new JSON (free()), or NULL with *err (ERR_INVALID_RECORD, ERR_DUPLICATE_FIELD,

@@ -69,6 +69,7 @@
 #define BOARD_RECORD_BYTES_MAX 1024          /**< serialized record JSON */
 #define BOARD_BATCH_MAX 1000                 /**< entries per write script call */
 #define BOARD_MAX_MEMBERS_MAX 100000000      /**< the largest max_members setting */
+#define BOARD_TIE_CAP_MAX 2097152            /**< a tie group's entries: SCORE_TIE_CAP, 2^T */
 
 /** Settings of one board (the meta hash). */
 struct board_settings {

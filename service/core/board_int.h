@@ -112,19 +112,21 @@ struct write_args {
 };
 
 /* write_one.lua's call (board_write_short.c): the set, the settings hash, the distinct scores,
- * the updated_at hash, the records hash, and on a periodic board the period index; then the
- * settings as assumed (one argument), the flags, the tie cap, 2^T, the largest |key|, the
- * member, the op, the record, the key, and on a board that tracks updated_at or has periods the
- * time, on a periodic board the period's start. argv points into the struct and into the job. */
-#define WRITE_SHORT_KEYS 5 /* and the period index on a periodic board */
-#define WRITE_SHORT_ARGS_MAX 11
+ * then only those the write uses: the updated_at hash (a board that tracks it), the period index
+ * (a periodic board), the records hash (a record, not on a cluster); then the settings as
+ * assumed (one argument), the member, the op, the key (with an incr's bounds, and the largest
+ * |key| but for a set), the flags (one digit), and only those that apply: the record, the time
+ * (updated_at), the period's start, the tie cap (a test's). argv points into the struct and
+ * into the job. */
+#define WRITE_SHORT_KEYS_MAX 6
+#define WRITE_SHORT_ARGS_MAX 9
 struct write_short_args {
     char meta[KEY_MAX], items[KEY_MAX], index[KEY_MAX];
     char settings[160]; /* order|tiebreak|decimals|period|timezone|score_layout|track */
-    char flags[4], cap[24], base[24], kmax[24], now[24], start[24];
-    char key[WRITE_KEY_TEXT_MAX];
-    const char *argv[WRITE_SHORT_KEYS + 1 + WRITE_SHORT_ARGS_MAX];
-    size_t len[WRITE_SHORT_KEYS + 1 + WRITE_SHORT_ARGS_MAX];
+    char flags[2], cap[24], now[24], start[24];
+    char key[WRITE_KEY_TEXT_MAX + 24];
+    const char *argv[WRITE_SHORT_KEYS_MAX + WRITE_SHORT_ARGS_MAX];
+    size_t len[WRITE_SHORT_KEYS_MAX + WRITE_SHORT_ARGS_MAX];
     int nkeys, nargs;
 };
 
@@ -208,6 +210,10 @@ int board_write_reply_take(struct store_reply *r, struct board_write_job *j, siz
  * arguments (0, or a negative errno) */
 int board_write_short_fits(const struct board_write_job *j, size_t at);
 int board_write_short_args(struct write_short_args *w, const struct board_write_job *j, size_t at);
+/* What write_one.lua's reply (r, freed) says for entries[at] of j, as board_write_reply_take
+ * reads write.lua's for the same call: the same return values, *done and *full. */
+int board_write_short_take(struct store_reply *r, struct board_write_job *j, size_t at,
+                           size_t *done, int *full);
 
 /* board_ctl.c */
 void board_info_take(const struct store_reply *r, const struct board_where *w,

@@ -345,7 +345,7 @@ static size_t call_at(const struct board_write_job *j)
  * differ; -ENOENT: a target does not exist; -EKEYREJECTED: the idempotency record holds another
  * digest; -EALREADY: an upload's chunk whose predecessor was not applied in full (nothing
  * written); -ENOTSUP: write_one.lua's "not this script's board" (nothing written: send write.lua);
- * -EIO: an error reply or an unexpected shape. A write_one.lua reply has write.lua's shape. */
+ * -EIO: an error reply or an unexpected shape. */
 int board_write_reply_take(struct store_reply *r, struct board_write_job *j, size_t n, size_t *done,
                            int *full)
 {
@@ -562,7 +562,8 @@ static void write_reply(void *arg, int rc, struct store_reply **replies)
     size_t done = 0;
     int full = 0;
     size_t at = call_at(j), before = j->at;
-    rc = board_write_reply_take(r, j, j->n - at, &done, &full);
+    rc = j->sent_short ? board_write_short_take(r, j, at, &done, &full)
+                       : board_write_reply_take(r, j, j->n - at, &done, &full);
     if (rc == -ENOTSUP && !j->no_short) { /* write_one.lua wrote nothing: write.lua takes it */
         j->no_short = 1;
         if ((rc = write_job_send(j)) < 0)
@@ -606,7 +607,8 @@ static void write_reply(void *arg, int rc, struct store_reply **replies)
  * 0 or a negative errno (nothing sent). */
 static int write_job_send(struct board_write_job *j)
 {
-    if (board_write_short_fits(j, call_at(j))) {
+    j->sent_short = board_write_short_fits(j, call_at(j));
+    if (j->sent_short) {
         struct write_short_args s;
         int rc = board_write_short_args(&s, j, call_at(j));
         if (!rc)

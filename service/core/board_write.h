@@ -62,7 +62,7 @@ struct board_write_target {
 /**
  * A score write on an event loop: n (<= BOARD_BATCH_MAX) entries applied in order to each of
  * ntargets (1..BOARD_WRITE_BOARDS_MAX) boards in one write.lua call (one entry to one board of
- * the common kind: write_one.lua, the same effects and reply: board_write_short.c), and
+ * the common kind: write_one.lua, the same effects and outcome: board_write_short.c), and
  * compact.lua chunks for a full tie group (then the write is sent again or resumes), as a chain
  * of non-blocking script calls on `conn`. The caller fills the first block (borrowed until done) and calls
  * board_write_submit; done(job, rc) is called once, later, on the loop's thread. job->handled is
@@ -139,6 +139,7 @@ struct board_write_job {
     struct records_entry *recs;
     int unconfirmed; /* --write-replicas: a step that wrote is not confirmed on the replicas */
     int no_short;    /* write_one.lua answered "not this script's board": write.lua from now */
+    int sent_short;  /* the call in flight is write_one.lua's (board_write_short_take reads it) */
 };
 
 /** Returns 0 (done will be called), or a negative errno with nothing sent and done not called:

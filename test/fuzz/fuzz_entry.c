@@ -3,12 +3,14 @@
  * same) through parse_body's steps and validate_entry, then the score checked against every
  * layout as validate_check_score does (json_number_score).
  *
- * Properties: an accepted entry has a valid id and an op; its record is a JSON object of at most
+ * Properties: a body validate_entry_fast takes is one the tree path accepts, as the same entry
+ * (id, op, score literal, record text); an accepted entry has a valid id and an op; its record is a JSON object of at most
  * BOARD_RECORD_BYTES_MAX bytes that validates again to the same text (the printed form is a
  * fixed point); a refusal is a 4xx (or 500) with a code and a message; an accepted score is
  * inside the layout's range and the key decodes back to it (score_codec).
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "board.h"
@@ -62,16 +64,48 @@ static void check_score(const struct json_number *score)
     }
 }
 
+/* The fast scan's entry (taken) against the tree path's: rc and e are validate_entry's. */
+static void check_fast(const struct entry_in *fast, const cJSON *doc, int rc,
+                       const struct entry_in *e)
+{
+    FUZZ_CHECK(doc && rc == 0 && !cJSON_GetObjectItemCaseSensitive(doc, "entries"),
+               "the fast scan took a body the tree path refuses");
+    FUZZ_CHECK(strcmp(fast->id, e->id) == 0 && fast->op == e->op, "id or op");
+    FUZZ_CHECK(fast->score.digits == e->score.digits && fast->score.exp == e->score.exp &&
+                   fast->score.neg == e->score.neg && fast->score.wide == e->score.wide &&
+                   strcmp(fast->score.text, e->score.text) == 0,
+               "score");
+    FUZZ_CHECK(!e->has_floor && !e->has_ceiling && !e->nsub, "bounds or sub-scores");
+    FUZZ_CHECK((!fast->record && !e->record) ||
+                   (fast->record && e->record && strcmp(fast->record, e->record) == 0),
+               "record %s vs %s", fast->record ? fast->record : "-", e->record ? e->record : "-");
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size > 65536)
         return 0;
-    cJSON *doc = fuzz_json_doc(data, size);
-    if (!doc)
+    struct entry_in fast;
+    char *body = malloc(size + 1); /* as a request body: NUL after it */
+    if (!body)
         return 0;
+    memcpy(body, data, size);
+    body[size] = '\0';
+    int taken = validate_entry_fast(body, size, &fast);
+    free(body);
+    cJSON *doc = fuzz_json_doc(data, size);
+    if (!doc) {
+        FUZZ_CHECK(!taken, "the fast scan took a body the parse refuses");
+        return 0;
+    }
     struct entry_in e;
     struct entry_error err = {0};
-    if (validate_entry(doc, &e, &err) == 0) {
+    int rc = validate_entry(doc, &e, &err);
+    if (taken) {
+        check_fast(&fast, doc, rc, &e);
+        entry_free(&fast);
+    }
+    if (rc == 0) {
         FUZZ_CHECK(e.id && request_id_valid(e.id, strlen(e.id)), "id");
         FUZZ_CHECK(e.op == BOARD_OP_SET || e.op == BOARD_OP_BEST || e.op == BOARD_OP_INCR, "op");
         if (e.record)

@@ -482,6 +482,7 @@ START_TEST(test_lua_defaults)
         {"BOARD_SCORE_LAYOUT_DEFAULT", "", 0},
         {"BOARD_SCORE_FORMAT_DEFAULT", "", 0},
         {"BOARD_TRACK_UPDATED_AT_DEFAULT", "", 0},
+        {"BOARD_TIE_CAP_MAX", "", 0},
     };
     const size_t nwant = sizeof(want) / sizeof(want[0]);
     snprintf(want[0].value, sizeof(want[0].value), "'%d'", BOARD_PAGE_SIZE_DEFAULT);
@@ -503,6 +504,8 @@ START_TEST(test_lua_defaults)
     snprintf(want[16].value, sizeof(want[16].value), "'%s'", BOARD_SCORE_LAYOUT_DEFAULT);
     snprintf(want[17].value, sizeof(want[17].value), "'%s'", BOARD_SCORE_FORMAT_DEFAULT);
     snprintf(want[18].value, sizeof(want[18].value), "'%d'", BOARD_TRACK_UPDATED_AT_DEFAULT);
+    /* write_one.lua's 2^T of a packed board */
+    snprintf(want[19].value, sizeof(want[19].value), "%lld", (long long)SCORE_TIE_CAP);
 
     /* the text defaults are what board_settings_default means */
     static const char *const text[] = {

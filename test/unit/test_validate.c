@@ -326,6 +326,182 @@ START_TEST(test_number_literal)
 }
 END_TEST
 
+/* What the tree path (handlers_parse_body's parse and annotate, then validate_entry) makes of a
+ * body: 0 with *e, or -1 (refused). */
+static int entry_by_tree(const char *body, size_t len, struct entry_in *e)
+{
+    const char *end = NULL;
+    cJSON *doc = cJSON_ParseWithLengthOpts(body, len + 1, &end, 1);
+    size_t at = 0;
+    struct entry_error err = {0};
+    int rc = -1;
+    if (doc && json_number_annotate(doc, body, len, &at) == 0 &&
+        !cJSON_GetObjectItemCaseSensitive(doc, "entries"))
+        rc = validate_entry(doc, e, &err);
+    cJSON_Delete(doc);
+    return rc;
+}
+
+static const char *pick(const char *const *list, size_t n, unsigned long long *r)
+{
+    *r = *r * 6364136223846793005ULL + 1442695040888963407ULL;
+    return list[(*r >> 33) % n];
+}
+
+#define PICK(list, r) pick(list, sizeof(list) / sizeof(list[0]), r)
+
+/* A one-entry body the fast scan takes gives the entry the tree path gives, field by field; the
+ * scan takes only bodies the tree path accepts. Random bodies from fragments: the fields in any
+ * order, some twice or unknown, JSON and other whitespace, ids, scores, ops and records valid
+ * and not (escapes, nesting, inexact and long numbers, a record past its byte limit, trailing
+ * text, NUL). Most valid common bodies must be taken (else the scan does nothing). */
+START_TEST(test_fast_same_as_tree)
+{
+    static const char *const sp[] = {"", "", "", "", "", " ", "\t", "\n ", "\r", "\x01", "  ", ""};
+    static const char *const ids[] = {
+        "\"a\"",
+        "\"m12345\"",
+        "\"\xc3\xa9t\xc3\xa9\"",
+        "\"a\\\"b\"",
+        "\"\"",
+        "\"a\\u0041\"",
+        "\"\xff\"",
+        "\"a\x7f\"",
+        "5",
+        "null",
+        "\"tab\tin\"",
+        "\"a\\\\\"",
+        ("\"0123456789012345678901234567890123456789012345678901234567890123456789012345678901234"
+         "5678901234567890123456789012345678901234567890123456\"")};
+    static const char *const scores[] = {"1",
+                                         "-0",
+                                         "1.5",
+                                         "1e3",
+                                         "2.5E-1",
+                                         "01",
+                                         "1.",
+                                         "-",
+                                         "\"5\"",
+                                         "null",
+                                         "true",
+                                         "-12",
+                                         "4294967296",
+                                         "12345678901234567890",
+                                         "1.0000000000000000001",
+                                         "1e400",
+                                         "0.001",
+                                         "9007199254740993",
+                                         "-1.25e+2",
+                                         "1.5x"};
+    static const char *const ops[] = {"\"set\"",       "\"best\"", "\"incr\"", "\"SET\"",
+                                      "\"se\\u0074\"", "null",     "1",        "\"\""};
+    static const char *const recs[] = {
+        "{}",
+        "{\"w\":1}",
+        "{ \"a\" : \"x\" , \"b\":true,\"c\":null,\"d\":1.5,\"e\":false}",
+        "{\"a\":1,\"a\":2}",
+        "{\"a\":{\"b\":1}}",
+        "{\"a\":[1]}",
+        "{\"a\":9007199254740993}",
+        "{\"a\":0.1}",
+        "{\"a\":1e400}",
+        "{\"a\":\"\\n\"}",
+        "{\"a\":1.50}",
+        "{\"a\":2E2}",
+        "{\"a\":tru}",
+        "{\"a\":\"\xc3\xa9\"}",
+        "{\"\xc3\":1}",
+        "[]",
+        "\"r\"",
+        "{\"a\":1,}",
+        "{\"a\" 1}",
+        "{\"a\":-0}",
+        "{\"a\":123456789012345678}",
+        "{\"a\":1e-7}"};
+    static const char *const keys[] = {"id",    "score",   "op", "record",
+                                       "floor", "entries", "Id", "i\\u0064"};
+    char big[1400];
+    snprintf(big, sizeof(big), "{\"k\":\"%01100d\"}", 0);
+    unsigned long long r = 29;
+    int taken = 0, common = 0, common_taken = 0;
+    for (int i = 0; i < 40000; i++) {
+        char body[8192];
+        size_t n = 0;
+        int nf = 2 + (int)(r >> 40) % 3;
+        int plain = 1; /* only the four fields, each once, valid values: the scan must take most */
+        const char *used[6];
+        n += (size_t)snprintf(body + n, sizeof(body) - n, "%s{", PICK(sp, &r));
+        for (int f = 0; f < nf; f++) {
+            const char *k = f == 0 ? "id" : f == 1 ? "score" : PICK(keys, &r);
+            if (f >= 2 && (r >> 20) % 3)
+                k = f == 2 ? "op" : "record";
+            for (int u = 0; u < f; u++)
+                if (strcmp(used[u], k) == 0)
+                    plain = 0;
+            used[f] = k;
+            const char *v = strcmp(k, "id") == 0       ? PICK(ids, &r)
+                            : strcmp(k, "op") == 0     ? PICK(ops, &r)
+                            : strcmp(k, "record") == 0 ? ((r >> 30) % 13 ? PICK(recs, &r) : big)
+                                                       : PICK(scores, &r);
+            if (strcmp(k, "id") && strcmp(k, "score") && strcmp(k, "op") && strcmp(k, "record"))
+                plain = 0;
+            n += (size_t)snprintf(body + n, sizeof(body) - n, "%s%s\"%s\"%s:%s%s%s%s", f ? "," : "",
+                                  PICK(sp, &r), k, PICK(sp, &r), PICK(sp, &r), v, PICK(sp, &r), "");
+        }
+        n += (size_t)snprintf(body + n, sizeof(body) - n, "}%s%s", PICK(sp, &r),
+                              (r >> 50) % 17 == 0 ? "x" : "");
+        ck_assert_uint_lt(n, sizeof(body));
+        if ((r >> 45) % 23 == 0 && n > 4)
+            body[n / 2] = '\0'; /* a NUL inside */
+        struct entry_in fast, tree;
+        int f = validate_entry_fast(body, n, &fast);
+        int t = entry_by_tree(body, n, &tree);
+        if (f) {
+            taken++;
+            ck_assert_msg(t == 0, "taken by the scan, refused by the tree: %.*s", (int)n, body);
+            ck_assert_str_eq(fast.id, tree.id);
+            ck_assert_int_eq(fast.op, tree.op);
+            ck_assert_msg(
+                fast.score.digits == tree.score.digits && fast.score.exp == tree.score.exp &&
+                    fast.score.neg == tree.score.neg && fast.score.wide == tree.score.wide &&
+                    strcmp(fast.score.text, tree.score.text) == 0,
+                "score of %.*s", (int)n, body);
+            ck_assert_int_eq(fast.has_floor + fast.has_ceiling + fast.nsub, 0);
+            ck_assert_int_eq(tree.has_floor + tree.has_ceiling + tree.nsub, 0);
+            ck_assert_msg((!fast.record && !tree.record) ||
+                              (fast.record && tree.record && strcmp(fast.record, tree.record) == 0),
+                          "record of %.*s: %s vs %s", (int)n, body, fast.record ? fast.record : "-",
+                          tree.record ? tree.record : "-");
+            entry_free(&fast);
+        } else {
+            ck_assert_ptr_null(fast.id);
+            ck_assert_ptr_null(fast.record);
+        }
+        if (t == 0)
+            entry_free(&tree);
+        /* a valid body of only the four fields, JSON whitespace, no escapes, no NUL */
+        if (t == 0 && plain && !memchr(body, '\\', n) && !memchr(body, '\x01', n) &&
+            strlen(body) == n && !strstr(body, "\"a\\") && n < 1000) {
+            common++;
+            common_taken += f;
+        }
+    }
+    fprintf(stderr, "validate: fast scan took %d of 40000 random bodies, %d of %d common ones\n",
+            taken, common_taken, common);
+    ck_assert_int_gt(common, 400);
+    ck_assert_int_ge(common_taken * 10, common * 9);
+    /* and these, as the write bench sends them */
+    static const char *const mine[] = {
+        "{\"id\":\"i42\",\"score\":1234567,\"op\":\"set\",\"record\":{\"w\":1}}",
+        "{\"id\":\"u7\",\"score\":-3}", "{ \"score\": 1.5, \"id\": \"p\" }\n"};
+    for (size_t i = 0; i < sizeof(mine) / sizeof(mine[0]); i++) {
+        struct entry_in e;
+        ck_assert_int_eq(validate_entry_fast(mine[i], strlen(mine[i]), &e), 1);
+        entry_free(&e);
+    }
+}
+END_TEST
+
 Suite *validate_suite(void)
 {
     Suite *s = suite_create("validate");
@@ -347,6 +523,7 @@ Suite *validate_suite(void)
     tcase_set_timeout(tc, 10);
     tcase_add_test(tc, test_duplicate_fields);
     tcase_add_test(tc, test_number_literal);
+    tcase_add_test(tc, test_fast_same_as_tree);
     suite_add_tcase(s, tc);
     return s;
 }
