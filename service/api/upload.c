@@ -251,6 +251,13 @@ void upload_settle(struct upload *u, int rc, const struct board_settings *used,
 /* One line read: parsed into the pending lines, or rejected. */
 static void stream_line(struct upload *u, char *text, size_t len, long line)
 {
+    struct entry_in *e = &u->pending[u->npending];
+    if (validate_entry_fast(text, len, e)) { /* the common line, read without a tree */
+        e->line = line;
+        u->npending++;
+        u->pending_bytes += strlen(e->id) + (e->record ? strlen(e->record) : 0);
+        return;
+    }
     struct entry_error err = {0};
     cJSON *doc = NULL;
     if (request_json_has_nul(text, len))
@@ -267,7 +274,6 @@ static void stream_line(struct upload *u, char *text, size_t len, long line)
         cJSON_Delete(doc);
         doc = NULL;
     }
-    struct entry_in *e = &u->pending[u->npending];
     if (doc && validate_entry(doc, e, &err) == 0) {
         e->line = line;
         u->npending++;
