@@ -57,8 +57,12 @@ static int str(struct scan *c, const char **p, size_t *n)
 static int num(struct scan *c, const char **p, size_t *n, struct json_number *out)
 {
     size_t from = c->at;
-    while (c->at < c->len && strchr("0123456789+-.eE", c->s[c->at]) && c->s[c->at])
-        c->at++;
+    for (; c->at < c->len; c->at++) {
+        char ch = c->s[c->at];
+        if (!((ch >= '0' && ch <= '9') || ch == '+' || ch == '-' || ch == '.' || ch == 'e' ||
+              ch == 'E'))
+            break;
+    }
     *p = c->s + from;
     *n = c->at - from;
     if (*n == 0 || *n > FAST_NUMBER_MAX)

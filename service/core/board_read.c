@@ -28,31 +28,91 @@ static void item_record(struct board_item *it, const struct store_reply *records
     }
 }
 
+/* Item i of p from its set member m (mlen bytes) and stored value text (NUL-terminated), at
+ * 1-based position first + i, its rank from ranks (empty for ordinal: the position). */
+static void item_fill(struct board_page *p, size_t i, const char *m, size_t mlen,
+                      const char *stored, const struct store_reply *ranks, int64_t first)
+{
+    struct board_item *it = &p->items[i];
+    size_t plen = score_codec_member_split(&p->settings.layout, m, mlen, &it->tie);
+    score_codec_member_subscores(&p->settings.layout, m, mlen, it->sub);
+    it->nsub = p->settings.layout.nsub;
+    it->id = m + plen;
+    it->id_len = mlen - plen;
+    double v = board_stored_value(stored); /* read once: the score and the cursor's value */
+    it->stored = (int64_t)v;
+    if (!*stored || score_codec_decode(&p->settings.layout, v, &it->score) < 0)
+        it->score = 0; /* board_decode_stored's reading */
+    it->ordinal = first + (int64_t)i;
+    it->rank = reply_array(ranks, i + 1) ? reply_i64(ranks->element[i], it->ordinal) : it->ordinal;
+}
+
+/* The next field of packed rows at *q: `skip` bytes (a `wide` member's prefix, which may hold
+ * NULs), then bytes up to a NUL before end, which *q is moved past; NULL when there is none. */
+static const char *rows_field(const char **q, const char *end, size_t skip, size_t *len)
+{
+    const char *f = *q;
+    if ((size_t)(end - f) < skip)
+        return NULL;
+    const char *z = memchr(f + skip, 0, (size_t)(end - f) - skip);
+    if (!z)
+        return NULL;
+    *len = (size_t)(z - f);
+    *q = z + 1;
+    return f;
+}
+
+/* Fill items from the range of a page's n entries packed in one string s of len bytes
+ * (prelude_read.lua's packed()): each entry's set member and stored value, a NUL between two,
+ * the last stored value running to the end; n is the records array's length (their records, as
+ * Redis sends them). -EIO when s is not that shape: nothing is read past s + len. */
+static int fill_packed(struct board_page *p, const char *s, size_t len,
+                       const struct store_reply *records, const struct store_reply *ranks,
+                       int64_t first)
+{
+    const char *q = s, *end = s + len;
+    size_t plen = score_codec_member_prefix(&p->settings.layout);
+    size_t n = records->type == STORE_REPLY_ARRAY ? records->elements : 0;
+    if (n == 0)
+        return -EIO;
+    p->items = calloc(n, sizeof(*p->items));
+    if (!p->items)
+        return -ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        size_t mlen, slen;
+        const char *m = rows_field(&q, end, plen, &mlen);
+        if (!m)
+            return -EIO;
+        const char *stored = q; /* the last one ends at the reply's own NUL (store_reply.h) */
+        if (i + 1 < n ? !rows_field(&q, end, 0, &slen)
+                      : (slen = (size_t)(end - q), memchr(q, 0, slen) != NULL))
+            return -EIO;
+        if (slen == 0)
+            return -EIO;
+        item_fill(p, i, m, mlen, stored, ranks, first);
+        item_record(&p->items[i], records, i);
+    }
+    p->n = n;
+    return 0;
+}
+
 /* Fill items from a flat {member, stored, ...} range, a parallel records array and the ranks of
  * the type read (empty for ordinal: the position is the rank); the first entry is at 1-based
- * position `first`. */
+ * position `first`. A range that is one string holds the entries packed (fill_packed). */
 static int fill_items(struct board_page *p, const struct store_reply *range,
                       const struct store_reply *records, const struct store_reply *ranks,
                       int64_t first)
 {
+    if (range->type == STORE_REPLY_STRING)
+        return fill_packed(p, range->str, range->len, records, ranks, first);
     size_t n = range->type == STORE_REPLY_ARRAY ? range->elements / 2 : 0;
     p->items = calloc(n ? n : 1, sizeof(*p->items));
     if (!p->items)
         return -ENOMEM;
     for (size_t i = 0; i < n; i++) {
-        struct board_item *it = &p->items[i];
         const struct store_reply *id = range->element[2 * i];
-        size_t plen = score_codec_member_split(&p->settings.layout, id->str, id->len, &it->tie);
-        score_codec_member_subscores(&p->settings.layout, id->str, id->len, it->sub);
-        it->nsub = p->settings.layout.nsub;
-        it->id = id->str + plen;
-        it->id_len = id->len - plen;
-        it->score = board_decode_stored(&p->settings.layout, range->element[2 * i + 1]->str);
-        it->stored = (int64_t)board_stored_value(range->element[2 * i + 1]->str);
-        it->ordinal = first + (int64_t)i;
-        it->rank =
-            reply_array(ranks, i + 1) ? reply_i64(ranks->element[i], it->ordinal) : it->ordinal;
-        item_record(it, records, i);
+        item_fill(p, i, id->str, id->len, range->element[2 * i + 1]->str, ranks, first);
+        item_record(&p->items[i], records, i);
     }
     p->n = n;
     return 0;

@@ -8,7 +8,8 @@
 -- ARGV[7..] the ids of `with` (none: a plain page; the caller sends each once, at most 20)
 -- Reply: nil when the board does not exist, {'retry', period, offset, retain} and
 --   {'dense_unavailable'} (prelude), else {settings (flat HGETALL), total, size, {member,
---   stored, member, stored, ...}, {record|nil, ...}, ranks ({} for ordinal)}; with ids, two more:
+--   stored, member, stored, ...}, {record|nil, ...}, ranks ({} for ordinal)}, without ids the
+--   range as one string (prelude_read.lua: packed); with ids, two more:
 --   {id, stored, rank0, rank, ...} (found, in the order asked) and {id, ...} (missing), and the
 --   records list holds the page's records, then the found ids' (on a cluster none: the caller
 --   fetches them all, records.h); on a `wide` board a ninth, the found's set-member prefixes
@@ -16,7 +17,7 @@
 --   page's members, then of the found ids (prelude_read.lua: times)
 --@prelude
 local reply = page_reply(tonumber(ARGV[5]), page_size(ARGV[6]))
-if #ARGV < 7 then return times(reply, 4) end
+if #ARGV < 7 then return packed(times(reply, 4)) end
 local found, missing, fids, prefixes = lookup_ids(7)
 if #fids > 0 and KEYS[3] ~= KEYS[1] then
   local records = reply[5]

@@ -14,7 +14,7 @@
 -- checked in Lua (a second redis.call costs more than the loop). Gives `settings` (the flat
 -- HGETALL, for the reply), `s` (field -> value), `base` (2^T), page_size(asked), rows(start,
 -- count), ranks(range, start), rank_of(stored, r0), page_reply(page, size), window(center, size,
--- total), times(out, range_at, more) and share(total, num, den); returns nil when the board does
+-- total), times(out, range_at, more), packed(out) and share(total, num, den); returns nil when the board does
 -- not exist, {'retry', period, offset, retain} when its periods are not what the caller assumed (it
 -- learns them and calls again), and {'dense_unavailable'} for a dense read of a set written before
 -- rankd kept its distinct scores.
@@ -156,9 +156,23 @@ local function page_reply(page, size)
   if start < total then range, records = rows(start, size) end
   return {settings, total, size, range, records, ranks(range, start)}
 end
--- page_reply with the times of a tracked board (page_fill.lua's and a plain page.lua's reply)
+-- A page_reply's range as one string, when the script read the records (one Redis): out[4]
+-- ({member, stored, ...}) becomes its members and stored values with a NUL between two
+-- (table.concat: no number text; Redis hashes every byte of a string Lua makes, so the records,
+-- most of a page's bytes, stay Redis' own array, whose length is the entries'). The C side skips
+-- a `wide` member's prefix (its length is the layout's) before it looks for the NUL; ids hold
+-- none. After times() (which reads the range). On a cluster (the records left to the caller,
+-- records.h) and for an empty page, out as it is.
+local function packed(out)
+  local range = out[4]
+  if #range == 0 or KEYS[3] == KEYS[1] then return out end
+  out[4] = table.concat(range, '\0')
+  return out
+end
+-- page_reply with the times of a tracked board, packed (page_fill.lua's and a plain page.lua's
+-- reply)
 local function page_reply_timed(page, size)
-  return times(page_reply(page, size), 4)
+  return packed(times(page_reply(page, size), 4))
 end
 -- `size` entries centred on 0-based position `center` of `total`, clamped at both ends:
 -- {settings, total, size, start0, range, records, ranks}. O(log N + size).

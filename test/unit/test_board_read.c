@@ -395,6 +395,195 @@ START_TEST(test_page_take_top)
 }
 END_TEST
 
+/* n raw bytes (NULs too) into r */
+static void raw(struct resp *r, const void *b, size_t n)
+{
+    ck_assert_uint_lt(r->n + n, sizeof(r->b));
+    memcpy(r->b + r->n, b, n);
+    r->n += n;
+}
+
+/* A bulk string of n raw bytes */
+static void bulk_n(struct resp *r, const void *b, size_t n)
+{
+    put(r, "$%zu\r\n", n);
+    raw(r, b, n);
+    put(r, "\r\n");
+}
+
+/* page.lua's reply without ids, its range packed (prelude_read.lua's packed()): settings `set`
+ * (RESP of the flat settings), total 50, size 3, the `len` bytes of the range, then the records
+ * (RESP of an array: as many as the entries) and no ranks */
+static struct store_reply *packed_reply(const char *set, const void *range, size_t len,
+                                        const char *records)
+{
+    struct resp r = {.n = 0};
+    put(&r, "*6\r\n%s:50\r\n:3\r\n", set);
+    bulk_n(&r, range, len);
+    put(&r, "%s*0\r\n", records);
+    return reply_of(&r);
+}
+
+#define SET_PACKED "*4\r\n$9\r\npage_size\r\n$1\r\n3\r\n$7\r\nversion\r\n$1\r\n7\r\n"
+#define RECORDS3 "*3\r\n$7\r\n{\"a\":1}\r\n$-1\r\n$9\r\n{\"c\":\"x\"}\r\n"
+
+/* The stored value text of `score` with tie 0 under the default layout into out */
+static void stored_text(char *out, size_t len, int64_t score)
+{
+    struct board_settings s;
+    board_settings_default(&s);
+    double v = 0;
+    ck_assert_int_eq(score_codec_pack(&s.layout, -score, 0, &v), 0);
+    snprintf(out, len, "%.17g", v);
+}
+
+/* The same page as Redis' own arrays and with its range packed: each item the same */
+START_TEST(test_page_take_packed)
+{
+    char s1[40], s2[40], s3[40];
+    stored_text(s1, sizeof(s1), 30);
+    stored_text(s2, sizeof(s2), 20);
+    stored_text(s3, sizeof(s3), -5);
+    struct resp a = {.n = 0};
+    put(&a, "*6\r\n" SET_PACKED ":50\r\n:3\r\n*6\r\n");
+    bulk(&a, "u1");
+    bulk(&a, s1);
+    bulk(&a, "u\xc3\xa9");
+    bulk(&a, s2);
+    bulk(&a, "u3");
+    bulk(&a, s3);
+    put(&a, RECORDS3 "*0\r\n");
+    struct board_page *pa = NULL, *pp = NULL;
+    ck_assert_int_eq(board_page_take(&g_m, "b", reply_of(&a), 2, &pa), 0);
+
+    char range[256];
+    int len =
+        snprintf(range, sizeof(range), "u1%c%s%cu\xc3\xa9%c%s%cu3%c%s", 0, s1, 0, 0, s2, 0, 0, s3);
+    ck_assert_int_gt(len, 0);
+    ck_assert_int_eq(
+        board_page_take(&g_m, "b", packed_reply(SET_PACKED, range, (size_t)len, RECORDS3), 2, &pp),
+        0);
+    ck_assert_uint_eq(pa->n, 3);
+    ck_assert_uint_eq(pp->n, 3);
+    for (size_t i = 0; i < 3; i++) {
+        const struct board_item *x = &pa->items[i], *y = &pp->items[i];
+        ck_assert_uint_eq(x->id_len, y->id_len);
+        ck_assert_mem_eq(x->id, y->id, x->id_len);
+        ck_assert(x->score == y->score);
+        ck_assert_int_eq(x->stored, y->stored);
+        ck_assert_int_eq(x->ordinal, y->ordinal);
+        ck_assert_int_eq(x->rank, y->rank);
+        ck_assert_int_eq(x->tie, y->tie);
+        ck_assert_uint_eq(x->record_len, y->record_len);
+        ck_assert_int_eq(!x->record, !y->record);
+        if (x->record)
+            ck_assert_mem_eq(x->record, y->record, x->record_len);
+    }
+    ck_assert(pp->items[0].score == 30);
+    ck_assert(pp->items[2].score == -5);
+    ck_assert_uint_eq(pp->items[1].id_len, 3);
+    ck_assert_int_eq(pp->items[0].ordinal, 4); /* page 2 of 3 */
+    ck_assert_ptr_null(pp->items[1].record);
+    ck_assert_uint_eq(pp->items[2].record_len, 9);
+    board_page_free(pa);
+    board_page_free(pp);
+}
+END_TEST
+
+/* A `wide` board's set members start with their sub-score columns (8 bytes each) and tie
+ * position (8 bytes): NUL bytes among them are the member's, skipped by the layout's length */
+START_TEST(test_page_take_packed_wide)
+{
+    static const char set[] =
+        "*6\r\n$9\r\npage_size\r\n$1\r\n3\r\n$8\r\ntiebreak\r\n$5\r\nfirst\r\n"
+        "$12\r\nscore_layout\r\n$6\r\nwide:d\r\n";
+    /* column key 0 (2^63 big-endian: 0x80 then seven NULs), tie 0 and tie 258, then the id */
+    static const char m1[] = "\x80\0\0\0\0\0\0\0"
+                             "\0\0\0\0\0\0\0\0"
+                             "a";
+    static const char m2[] = "\x80\0\0\0\0\0\0\0"
+                             "\0\0\0\0\0\0\x01\x02"
+                             "bb";
+    char range[128];
+    size_t n = 0;
+    memcpy(range + n, m1, sizeof(m1)); /* the id's NUL is the separator */
+    n += sizeof(m1);
+    memcpy(range + n, "-7\0", 3);
+    n += 3;
+    memcpy(range + n, m2, sizeof(m2));
+    n += sizeof(m2);
+    memcpy(range + n, "-3", 2);
+    n += 2;
+    struct board_page *p = NULL;
+    ck_assert_int_eq(
+        board_page_take(&g_m, "b", packed_reply(set, range, n, "*2\r\n$7\r\n{\"r\":1}\r\n$-1\r\n"),
+                        1, &p),
+        0);
+    ck_assert_uint_eq(p->n, 2);
+    ck_assert_uint_eq(p->items[0].id_len, 1);
+    ck_assert_mem_eq(p->items[0].id, "a", 1);
+    ck_assert_int_eq(p->items[0].tie, 0);
+    ck_assert_uint_eq(p->items[1].id_len, 2);
+    ck_assert_mem_eq(p->items[1].id, "bb", 2);
+    ck_assert_int_eq(p->items[1].tie, 258);
+    ck_assert_int_eq(p->items[0].nsub, 1);
+    ck_assert_int_eq(p->items[0].sub[0], 0);
+    ck_assert_int_eq(p->items[0].stored, -7);
+    ck_assert_int_eq(p->items[1].stored, -3);
+    ck_assert_uint_eq(p->items[0].record_len, 7);
+    ck_assert_ptr_null(p->items[1].record);
+    board_page_free(p);
+    p = NULL;
+
+    /* a member shorter than its prefix: not the shape */
+    ck_assert_int_eq(
+        board_page_take(&g_m, "b", packed_reply(set, "\x80\0\0-7\0", 6, "*1\r\n$-1\r\n"), 1, &p),
+        -EIO);
+    ck_assert_ptr_null(p);
+}
+END_TEST
+
+/* A packed range that is not the shape: -EIO (each field looked for within the string's length) */
+START_TEST(test_page_take_packed_malformed)
+{
+    static const struct {
+        const char *range;
+        size_t len;
+        const char *records;
+    } bad[] = {
+        {"u1", 2, "*1\r\n$-1\r\n"},                            /* no NUL after the member */
+        {"u1\0", 3, "*1\r\n$-1\r\n"},                          /* no stored value */
+        {"u1\0-5\0u2", 8, "*1\r\n$-1\r\n"},                    /* a field after the last one */
+        {"u1\0-5\0", 6, "*1\r\n$-1\r\n"},                      /* a NUL after it */
+        {"u1\0-5\0u2\0", 9, "*2\r\n$-1\r\n$-1\r\n"},           /* two entries, one stored value */
+        {"u1\0-5\0u2\0-4", 11, "*3\r\n$-1\r\n$-1\r\n$-1\r\n"}, /* two for three records */
+        {"u1\0\0u2\0-4", 9, "*2\r\n$-1\r\n$-1\r\n"},           /* an empty stored value */
+        {"u1\0-5", 5, "*0\r\n"},                               /* no records: no count */
+        {"u1\0-5", 5, ":1\r\n"},
+        {"u1\0-5", 5, "$1\r\n1\r\n"},
+        {"", 0, "*1\r\n$-1\r\n"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct board_page *p = NULL;
+        int rc = board_page_take(
+            &g_m, "b", packed_reply(SET_PACKED, bad[i].range, bad[i].len, bad[i].records), 1, &p);
+        ck_assert_msg(rc == -EIO, "case %zu: %d", i, rc);
+        ck_assert_ptr_null(p);
+    }
+    /* the same kind of range well formed: taken */
+    struct board_page *p = NULL;
+    ck_assert_int_eq(
+        board_page_take(&g_m, "b",
+                        packed_reply(SET_PACKED, "u1\0-5\0u2\0-4", 11, "*2\r\n$2\r\n{}\r\n$-1\r\n"),
+                        1, &p),
+        0);
+    ck_assert_uint_eq(p->n, 2);
+    ck_assert_uint_eq(p->items[0].record_len, 2);
+    ck_assert_int_eq(p->items[1].stored, -4);
+    board_page_free(p);
+}
+END_TEST
+
 /* The settings of a board with track_updated_at: its read replies carry the times last. */
 static void settings_tracked(struct resp *r)
 {
@@ -653,6 +842,9 @@ Suite *board_read_suite(void)
     tcase_add_test(tc, test_walk_take);
     tcase_add_test(tc, test_page_take_top);
     tcase_add_test(tc, test_page_take_times);
+    tcase_add_test(tc, test_page_take_packed);
+    tcase_add_test(tc, test_page_take_packed_wide);
+    tcase_add_test(tc, test_page_take_packed_malformed);
     tcase_add_test(tc, test_percentile_take);
     tcase_add_test(tc, test_lookup);
     tcase_add_test(tc, test_boards_single);
