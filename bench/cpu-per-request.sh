@@ -32,6 +32,15 @@
 #                                               measured seconds (`perf stat` of the syscalls
 #                                               tracepoints, every thread) and writes each call's
 #                                               count per request to out.txt (also printed)
+#   RCG=out.txt bench/cpu-per-request.sh ...   runs redis-server under callgrind the same way
+#                                               (counting only over the measured seconds) and
+#                                               prints Redis' instructions per request: all of
+#                                               them, and the EVALSHAs' alone (evalShaCommand
+#                                               inclusive: the scripts' commands, not the
+#                                               server's reading, writing and timers); the top
+#                                               functions in out.txt, the raw profile in
+#                                               out.txt.out. With CONNS=16 and a page read,
+#                                               Redis runs ~50x slower, so is the bottleneck
 #   CONNS=n (default 64): the load generator's connections.
 #   RANKD=path (default build/rankd): the binary to measure (a kept build of another commit).
 # Starts its own redis-server and rankd on free loopback ports (never 6379) and stops both on exit.
@@ -52,9 +61,16 @@ cleanup() {
     rm -rf "$DIR"
 }
 trap cleanup EXIT
-redis-server --port "$RP" --bind 127.0.0.1 --save '' --appendonly no --dir "$DIR" --daemonize yes \
-    --logfile "$DIR/redis.log"
-for _ in $(seq 50); do redis-cli -p "$RP" ping >/dev/null 2>&1 && break; sleep 0.1; done
+if [ -n "${RCG:-}" ]; then
+    valgrind --tool=callgrind --instr-atstart=no "--callgrind-out-file=$DIR/rcg.out" \
+        redis-server --port "$RP" --bind 127.0.0.1 --save '' --appendonly no --dir "$DIR" \
+        --logfile "$DIR/redis.log" >"$DIR/rvg.log" 2>&1 &
+    RVG=$!
+else
+    redis-server --port "$RP" --bind 127.0.0.1 --save '' --appendonly no --dir "$DIR" --daemonize yes \
+        --logfile "$DIR/redis.log"
+fi
+for _ in $(seq 300); do redis-cli -p "$RP" ping >/dev/null 2>&1 && break; sleep 0.1; done
 "$BIN/gen" resp 200000 live u rankd 0 1 | redis-cli -p "$RP" --pipe >/dev/null
 "$BIN/gen" resp 200000 hot u rankd 1000 1 | redis-cli -p "$RP" --pipe >/dev/null
 ACCESS_LOG=${ACCESS_LOG:-off}
@@ -102,6 +118,7 @@ cpu_of() { local s=0 p; for p in ${PIDS//,/ }; do s=$((s + $(awk '{print $14+$15
 "$BIN/loadgen" --port "$HP" --conns "$CONNS" --duration 1 --warmup 0 "${ARGS[@]}" >/dev/null
 t0=$(cpu_of)
 [ -z "${CALLGRIND:-}" ] || callgrind_control -i on "$RK" >/dev/null
+[ -z "${RCG:-}" ] || callgrind_control -i on "$RVG" >/dev/null
 if [ -n "${PERF:-}" ]; then
     perf record -q -F 2999 -g -p "$RK" -o "$DIR/perf.data" -- sleep "$SECS" 2>/dev/null &
     PERF_PID=$!
@@ -121,6 +138,17 @@ if [ -n "${CALLGRIND:-}" ]; then
     callgrind_annotate "$DIR/callgrind.out.1" 2>/dev/null | head -60 >"$CALLGRIND" || true
     cp "$DIR/callgrind.out.1" "$CALLGRIND.out" # the whole profile: callgrind_annotate --tree=caller
 fi
+RIR=0 REV=0
+if [ -n "${RCG:-}" ]; then
+    callgrind_control -i off "$RVG" >/dev/null
+    callgrind_control -d "$RVG" >/dev/null
+    for _ in $(seq 100); do grep -qs '^totals:' "$DIR/rcg.out.1" && break; sleep 0.1; done
+    RIR=$(awk '/^totals:/ {print $2; exit}' "$DIR/rcg.out.1")
+    REV=$(callgrind_annotate --inclusive=yes "$DIR/rcg.out.1" 2>/dev/null |
+        awk '/:evalShaCommand / && !ev {gsub(",", "", $1); ev = $1} END {print ev + 0}')
+    callgrind_annotate "$DIR/rcg.out.1" 2>/dev/null | head -60 >"$RCG" || true
+    cp "$DIR/rcg.out.1" "$RCG.out"
+fi
 if [ -n "${PERF:-}" ]; then
     wait "$PERF_PID" || true
     { perf report -q -i "$DIR/perf.data" --no-children --sort dso,symbol --stdio -g none 2>&1 |
@@ -134,7 +162,10 @@ print('$KIND, access log $ACCESS_LOG: %.0f req/s, p99 %.2f ms, non-2xx %d, rankd
       % (a['rps'], a['p99_ms'], a['non2xx'], ($t1 - $t0) * 1e6 / tck / n))
 if $IR:
     print('rankd instructions (callgrind Ir, user space, every thread): %d per request over %d requests'
-          % ($IR // n, n))"
+          % ($IR // n, n))
+if $RIR:
+    print('Redis instructions (callgrind Ir): %d per request, of them the EVALSHAs %d, over %d requests'
+          % ($RIR // n, $REV // n, n))"
 if [ -n "${SYSCALLS:-}" ]; then
     wait "$SC_PID" || true
     n=$(echo "$out" | python3 -c 'import json,sys; print(json.load(sys.stdin)["total_requests"])')

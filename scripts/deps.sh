@@ -6,10 +6,11 @@
 # loader, clang for the fuzzers...). As root it runs apt-get; otherwise it prints the one command
 # that would, and fails.
 set -euo pipefail
-# build and run: the compiler, the libraries' headers, the Redis make run starts, curl, and tzdata
-# (the IANA time zones of periodic boards, read from /usr/share/zoneinfo; the unit tests read it)
+# build and run: the compiler, the libraries' headers (libjemalloc-dev: the allocator, see the
+# Makefile's JEMALLOC), the Redis make run starts, curl, and tzdata (the IANA time zones of
+# periodic boards, read from /usr/share/zoneinfo; the unit tests read it)
 pkgs=(build-essential pkg-config libmicrohttpd-dev libhiredis-dev libcjson-dev zlib1g-dev
-      libsystemd-dev redis-server curl tzdata)
+      libsystemd-dev libjemalloc-dev redis-server curl tzdata)
 if [ "${1:-}" = "--test" ]; then
     shift
     # check: the unit and integration test framework; libcurl4-openssl-dev: the tests' HTTP

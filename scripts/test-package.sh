@@ -121,7 +121,7 @@ if [ "$WHAT" = deb ] || [ "$WHAT" = all ]; then
         check "dpkg-deb -c: nothing else under /" sh -c "! grep -Ev '^(usr/(bin|share)/|lib/systemd/system/|etc/default/)' '$T/deb-files'"
         check "Depends: the libraries, adduser" sh -c "dpkg-deb -f '$DEB' Depends | grep -q libmicrohttpd12 &&
             dpkg-deb -f '$DEB' Depends | grep -q libhiredis0.14 && dpkg-deb -f '$DEB' Depends | grep -q libcjson1 &&
-            dpkg-deb -f '$DEB' Depends | grep -q adduser"
+            dpkg-deb -f '$DEB' Depends | grep -q libjemalloc2 && dpkg-deb -f '$DEB' Depends | grep -q adduser"
         check "/etc/default/rankd is 0640" sh -c "dpkg-deb -c '$DEB' | grep -q '^-rw-r----- .* ./etc/default/rankd\$'"
         check "/etc/default/rankd is a conffile" sh -c "dpkg-deb --ctrl-tarfile '$DEB' | tar -xOf - ./conffiles | grep -qx /etc/default/rankd"
         check "postinst enables and starts rankd.service, makes the token file" sh -c "
