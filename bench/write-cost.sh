@@ -18,6 +18,9 @@
 #   CALLGRIND=prefix  the same for rankd (instructions per entry or write)
 #   N, RBN (redis-benchmark requests, 200000), SECS (4), WCONNS (64), KEEP=1 (keep the work dir)
 #   RANKD=path (default build/rankd): the binary to measure (a kept build of another commit)
+#   PRELOAD=n      first write a board of n members with records (bench/gen resp, ids u1..,
+#                  board b1m) into rankd's keys, as make bench has loaded (1000000) before its
+#                  import row: the import's records then go into a hash that holds n already
 # Starts its own redis-server (schema/redis.conf, no persistence) and rankd on free loopback
 # ports (never 6379) and stops both on exit. The write rows use a 200,000-member board written
 # straight into Redis (bench/gen resp), and a load-generator seed of their own, so no write
@@ -76,6 +79,7 @@ stats() { r info commandstats | tr -d '\r' | grep -v '^#' | grep . | sed 's/cmds
 rstat() { r info stats | tr -d '\r' | awk -F: '/total_commands_processed/{print $2}'; }
 rcpu() { r info cpu | tr -d '\r' | awk -F: '/used_cpu_(sys|user)_main_thread/{s+=$2} END{printf "%.3f", s}'; }
 load() { cut -d' ' -f1-3 /proc/loadavg; }
+[ -z "${PRELOAD:-}" ] || "$BIN/gen" resp "$PRELOAD" b1m u rankd 1000 1 | r --pipe >/dev/null
 echo "load before: $(load)"
 if [ "$KIND" = single ]; then
   SWN=${SWN:-5000}
@@ -130,7 +134,7 @@ if [ "$KIND" != write ]; then
     IR=$(awk '/^totals:/ {print $2; exit}' "$DIR/cg.out.1")
     echo "callgrind: rankd Ir $IR = $(( IR / N )) per entry"
     callgrind_annotate "$DIR/cg.out.1" 2>/dev/null | head -50 > "$CALLGRIND.import" || true
-    rm -f "$DIR/cg.out.1"
+    [ -n "${KEEP:-}" ] || rm -f "$DIR/cg.out.1"
   fi
 fi
 if [ "$KIND" != import ]; then

@@ -251,6 +251,13 @@ void upload_settle(struct upload *u, int rc, const struct board_settings *used,
 /* One line read: parsed into the pending lines, or rejected. */
 static void stream_line(struct upload *u, char *text, size_t len, long line)
 {
+    struct entry_in *e = &u->pending[u->npending];
+    if (validate_entry_fast(text, len, e)) { /* the common line, read without a tree */
+        e->line = line;
+        u->npending++;
+        u->pending_bytes += strlen(e->id) + (e->record ? strlen(e->record) : 0);
+        return;
+    }
     struct entry_error err = {0};
     cJSON *doc = NULL;
     if (request_json_has_nul(text, len))
@@ -267,7 +274,6 @@ static void stream_line(struct upload *u, char *text, size_t len, long line)
         cJSON_Delete(doc);
         doc = NULL;
     }
-    struct entry_in *e = &u->pending[u->npending];
     if (doc && validate_entry(doc, e, &err) == 0) {
         e->line = line;
         u->npending++;
@@ -349,14 +355,18 @@ void upload_fault(const struct upload *u, int rc, enum err_id *id, int *retry_af
                                .settled_line = u->settled_line,
                                .unknown_line =
                                    unknown && u->cut_line > u->settled_line ? u->cut_line : 0};
+    /* the lines in doubt are named: with chunks in flight they may be more than one chunk's */
+    char doubt[96] = "";
+    if (cut->unknown_line)
+        snprintf(doubt, sizeof(doubt), ", and lines %ld to %ld may or may not be applied",
+                 u->settled_line + 1, cut->unknown_line);
     snprintf(msg, len,
              "%s: %ld lines were applied and %ld rejected, every line up to line %ld is settled%s; "
              "send the lines after line %ld again%s.",
              what, u->applied, rejected, u->settled_line,
-             unknown       ? ", and the chunk after it may or may not be applied"
-             : unconfirmed ? " (the last chunk's on the primary, not confirmed on the replicas: "
-                             "do not send those again)"
-                           : "",
+             unconfirmed ? " (the last chunk's on the primary, not confirmed on the replicas: "
+                           "do not send those again)"
+                         : doubt,
              u->settled_line,
-             unknown ? " (read the members of the chunk first if it has incr)" : "");
+             cut->unknown_line ? " (read the members of those first if they have incr)" : "");
 }

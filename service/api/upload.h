@@ -3,7 +3,8 @@
  * outcomes in, counts and the rejected list kept in line order. Pure: no I/O (the caller writes
  * each chunk and reports how it went); unit tests in test/unit/test_upload.c.
  *
- * Lines are split by ndjson.h and parsed as entries (validate.h). A line that is not an entry is
+ * Lines are split by ndjson.h and parsed as entries (validate.h: validate_entry_fast reads the
+ * common line from its text, validate_entry every other one). A line that is not an entry is
  * rejected when read; the others wait, pending, until they make a chunk: UPLOAD_CHUNK_LINES
  * lines or UPLOAD_CHUNK_BYTES of ids and records (one write.lua call, about 2 ms of Redis time),
  * or the end of the upload. The caller then takes the chunk and writes it:

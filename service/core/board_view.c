@@ -119,6 +119,18 @@ static void hint_read(const struct board_model *m, const char *board, struct hin
         pthread_mutex_unlock(&v->hint_lock);
 }
 
+/* The hint of slot i (hint_slot's, for the key `full`). */
+static void hint_write_at(struct board_view *v, size_t i, const char *full, enum period_kind kind,
+                          const struct period_tz *tz, int retain)
+{
+    pthread_mutex_lock(&v->hint_lock);
+    util_copy(v->hints[i].key, sizeof(v->hints[i].key), full);
+    v->hints[i].kind = kind;
+    v->hints[i].tz = *tz;
+    v->hints[i].retain = retain;
+    pthread_mutex_unlock(&v->hint_lock);
+}
+
 static void hint_write(const struct board_model *m, const char *board, enum period_kind kind,
                        const struct period_tz *tz, int retain)
 {
@@ -127,12 +139,7 @@ static void hint_write(const struct board_model *m, const char *board, enum peri
         return;
     char full[KEY_MAX];
     size_t i = hint_slot(board, full, sizeof(full), m);
-    pthread_mutex_lock(&v->hint_lock);
-    util_copy(v->hints[i].key, sizeof(v->hints[i].key), full);
-    v->hints[i].kind = kind;
-    v->hints[i].tz = *tz;
-    v->hints[i].retain = retain;
-    pthread_mutex_unlock(&v->hint_lock);
+    hint_write_at(v, i, full, kind, tz, retain);
 }
 
 void board_view_put(const struct board_model *m, const char *board,
@@ -149,7 +156,7 @@ void board_view_put(const struct board_model *m, const char *board,
     v->views[i].exists = exists;
     v->views[i].seen_ms = util_now_ms();
     pthread_mutex_unlock(&v->view_lock);
-    hint_write(m, board, set->period, &set->tz, set->retain);
+    hint_write_at(v, i, full, set->period, &set->tz, set->retain); /* the same slot: one hash */
 }
 
 /* A board's settings as a flat HGETALL reply (empty: no board): parsed into *out (the defaults

@@ -35,7 +35,7 @@ static char *value_format(int64_t version, int64_t stamp, int64_t created, int64
                           int64_t delta, const char *tag, const char *data, size_t len,
                           size_t *out_len)
 {
-    char head[180];
+    char head[VALUE_HEAD_MAX];
     int n =
         snprintf(head, sizeof(head),
                  VALUE_MAGIC " %" PRId64 " %" PRId64 " %" PRId64 " %" PRId64 " %" PRId64 " %s\n",
@@ -52,17 +52,18 @@ static char *value_format(int64_t version, int64_t stamp, int64_t created, int64
 
 /* A decimal int64 at p, then a space: 0, *v and *end just past the space; -EINVAL for anything
  * else (the cache writes plain digits; strtoll's locale and whitespace handling was a tenth of a
- * cached hit's instructions, two values' headers of four numbers each). */
+ * cached hit's instructions, two values' headers of four numbers each). Up to 19 digits are
+ * read without a check each (they fit a uint64_t); a 20th is out of range (so is 0-padding the
+ * cache never writes). */
 static int parse_i64(const char *p, int64_t *v, const char **end)
 {
     int neg = *p == '-';
     const char *d = p + neg, *at = d;
     uint64_t u = 0;
     for (; *at >= '0' && *at <= '9'; at++) {
-        unsigned digit = (unsigned)(*at - '0');
-        if (u > (UINT64_MAX - digit) / 10)
+        if (at - d == 19)
             return -EINVAL;
-        u = u * 10 + digit;
+        u = u * 10 + (unsigned)(*at - '0');
     }
     if (at == d || *at != ' ' || u > (uint64_t)INT64_MAX + (uint64_t)neg)
         return -EINVAL;
@@ -79,23 +80,22 @@ int page_cache_value_parse(const char *v, size_t len, struct page_cache_value *o
     int v2 = nl && strncmp(v, VALUE_MAGIC_V2 " ", sizeof(VALUE_MAGIC_V2)) == 0;
     if (!nl || (!v2 && strncmp(v, VALUE_MAGIC " ", sizeof(VALUE_MAGIC)) != 0))
         return -EINVAL;
-    char head[180];
     size_t hl = (size_t)(nl - v);
-    if (hl >= sizeof(head))
+    if (hl >= VALUE_HEAD_MAX)
         return -EINVAL;
-    memcpy(head, v, hl);
-    head[hl] = '\0';
-    /* after the magic: five integers (four in a rankd2 header, which has no stamp) and the tag */
+    /* after the magic: five integers (four in a rankd2 header, which has no stamp) and the tag,
+     * read in place (each number stops at the line's '\n' at the latest) */
     out->stamp = 0;
     int64_t *nums[] = {&out->version, &out->stamp, &out->created_ms, &out->soft_ms, &out->delta_us};
-    const char *p = head + sizeof(VALUE_MAGIC);
+    const char *p = v + sizeof(VALUE_MAGIC);
     for (size_t i = 0; i < 5; i++)
         if (!(v2 && i == 1) && parse_i64(p, nums[i], &p))
             return -EINVAL;
-    size_t el = strlen(p);
-    if (el == 0 || el >= sizeof(out->tag) || strchr(p, ' '))
+    size_t el = strnlen(p, (size_t)(nl - p)); /* the tag, up to a NUL as a C string would be */
+    if (el == 0 || el >= sizeof(out->tag) || memchr(p, ' ', el))
         return -EINVAL;
-    memcpy(out->tag, p, el + 1);
+    memcpy(out->tag, p, el);
+    out->tag[el] = '\0';
     out->data = nl + 1;
     out->len = len - hl - 1;
     return 0;

@@ -25,7 +25,8 @@
 #define KEY_MAX PAGE_CACHE_KEY_MAX
 #define VALUE_MAGIC "rankd3" /* rankd2 had no stamp, rankd1 held the computation time in ms */
 #define VALUE_MAGIC_V2 "rankd2"
-#define POLL_MIN_MS 5 /* waiters re-read the cache every 5..10 ms */
+#define VALUE_HEAD_MAX 180 /* a value's header line (without its '\n') is shorter */
+#define POLL_MIN_MS 5      /* waiters re-read the cache every 5..10 ms */
 #define POLL_JITTER_MS 5
 /* The soft TTL is 80-90% of the TTL: jittered by 10% so that values made together expire apart,
  * and ending at least a tenth early so that a busy value's stale copy, served while one refresh

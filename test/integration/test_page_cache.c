@@ -1686,9 +1686,15 @@ START_TEST(test_cache_redis_down_breaker)
     get_status("/boards/br/rank", NULL, 200, &r);
     ck_assert_str_eq(xcache(&r), "miss");
     http_result_free(&r);
-    get_status("/boards/br/rank", NULL, 200, &r);
-    ck_assert_str_eq(xcache(&r), "hit");
-    http_result_free(&r);
+    /* The miss's SET goes out before its reply, but on the cache's write connection: the next
+     * read, on another, can reach the cache Redis first on a busy machine. A hit within 2 s. */
+    int hit = 0;
+    for (double t0 = now_s(); !hit && now_s() - t0 < 2.0; sleep_ms(hit ? 0 : 20)) {
+        get_status("/boards/br/rank", NULL, 200, &r);
+        hit = strcmp(xcache(&r), "hit") == 0;
+        http_result_free(&r);
+    }
+    ck_assert_msg(hit, "the page missed for 2 s after its first miss");
     ck_assert_msg(page_keys(ca, "br", NULL, 0) == 1 && page_keys(p_admin, "br", NULL, 0) == 0,
                   "pages must live in the cache Redis only");
     redisFree(ca);
@@ -1726,7 +1732,7 @@ START_TEST(test_cache_redis_down_breaker)
     ck_assert_int_eq(redis_proc_restart(cache), 0);
     ca = redis_admin(cache->port);
     double t0 = now_s();
-    int hit = 0;
+    hit = 0;
     while (!hit) {
         ck_assert_msg(now_s() - t0 < 6.0, "caching did not resume 6 s after the restart");
         sleep_ms(50);

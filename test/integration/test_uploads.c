@@ -6,6 +6,7 @@
  * chunks are in flight when Redis runs them, whatever the machine's speed. One Redis only: a
  * cluster keeps one chunk in flight.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -239,6 +240,70 @@ START_TEST(script_failed_midway_is_unknown)
 }
 END_TEST
 
+/* Redis is killed while two chunks are outstanding (both sent, held by a pause, so neither ran):
+ * the upload's answer comes at once and never says a line after the settled one is safe to send
+ * as new: write_outcome_unknown, nothing applied or settled, and the lines in doubt run through
+ * the second chunk's last line (not the first's: the second was sent too, and a Redis that ran
+ * it before dying would have applied it). */
+START_TEST(redis_killed_with_two_chunks_in_flight)
+{
+    signal(SIGPIPE, SIG_IGN);
+    struct redis_proc rp = {0};
+    ck_assert_msg(redis_proc_start(&rp) == 0, "could not start this test's redis-server");
+    struct rankd *app = rankd_test_start(rp.port, TEST_TOKEN);
+    redisContext *admin = redis_admin(rp.port);
+    redisReply *pr = redisCommand(admin, "CLIENT PAUSE %d WRITE", 10 * PAUSE_MS);
+    ck_assert(pr && pr->type == REDIS_REPLY_STATUS);
+    freeReplyObject(pr);
+    int n = 3 * UPLOAD_CHUNK_LINES;
+    struct buf b = {0};
+    lines(&b, 0, n, 0);
+    int fd = connect_loopback(rankd_port(app));
+    ck_assert(fd >= 0);
+    char head[512];
+    int hl = snprintf(head, sizeof(head),
+                      "POST /boards/killed/scores HTTP/1.1\r\nHost: t\r\nAuthorization: Bearer "
+                      "%s\r\nContent-Type: application/x-ndjson\r\nContent-Length: %zu\r\n\r\n",
+                      TEST_TOKEN, b.len);
+    ck_assert(write(fd, head, (size_t)hl) == hl);
+    ck_assert(write(fd, b.data, b.len) == (ssize_t)b.len);
+    usleep(300 * 1000); /* two chunks read and sent, held by the pause; the third waits */
+    double t0 = now_s();
+    redis_proc_stop(&rp); /* SIGKILL */
+    char reply[4096];
+    size_t got = 0;
+    for (ssize_t r;
+         got < sizeof(reply) - 1 && (r = read(fd, reply + got, sizeof(reply) - 1 - got)) > 0;) {
+        got += (size_t)r;
+        reply[got] = '\0';
+        if (strstr(reply, "\r\n\r\n") && strchr(strstr(reply, "\r\n\r\n"), '}'))
+            break; /* the whole JSON reply */
+    }
+    reply[got] = '\0';
+    double took = now_s() - t0;
+    close(fd);
+    fprintf(stderr, "uploads: Redis killed with two chunks in flight: answered in %.2f s: %.600s\n",
+            took, reply);
+    char unknown[64], doubt[64];
+    snprintf(unknown, sizeof(unknown), "\"unknown_through_line\":%d", 2 * UPLOAD_CHUNK_LINES);
+    snprintf(doubt, sizeof(doubt), "lines 1 to %d may or may not be applied",
+             2 * UPLOAD_CHUNK_LINES);
+    ck_assert_msg(strstr(reply, " 503 ") && strstr(reply, "write_outcome_unknown") &&
+                      strstr(reply, "\"applied\":0,") &&
+                      strstr(reply, "\"settled_through_line\":0,") && strstr(reply, unknown) &&
+                      strstr(reply, doubt),
+                  "%s", reply);
+    ck_assert_msg(took < 5.0, "the answer took %.2f s", took);
+    buf_free(&b);
+    redisFree(admin);
+    rankd_stop(app);
+    char file[200];
+    snprintf(file, sizeof(file), "%s/redis.log", rp.dir);
+    unlink(file);
+    rmdir(rp.dir);
+}
+END_TEST
+
 Suite *uploads_suite(void)
 {
     const struct it_case cases[] = {
@@ -248,6 +313,7 @@ Suite *uploads_suite(void)
         {"client_gone_with_chunks_in_flight", client_gone_with_chunks_in_flight},
         {"stop_with_a_chunk_in_flight", stop_with_a_chunk_in_flight},
         {"script_failed_midway_is_unknown", script_failed_midway_is_unknown},
+        {"redis_killed_with_two_chunks_in_flight", redis_killed_with_two_chunks_in_flight},
     };
     return it_suite("uploads", cases, sizeof(cases) / sizeof(cases[0]));
 }

@@ -36,6 +36,11 @@ START_TEST(test_parse)
     ck_assert_int_eq(e.stamp, 0);
     ck_assert_int_eq(e.created_ms, 10000);
     ck_assert_int_eq(e.delta_us, 40000);
+    /* the int64 bounds, 19 digits */
+    static const char big[] = "rankd3 9223372036854775807 -9223372036854775808 1 2 3 t\n";
+    ck_assert_int_eq(page_cache_value_parse(big, sizeof(big) - 1, &e), 0);
+    ck_assert_int_eq(e.version, INT64_MAX);
+    ck_assert_int_eq(e.stamp, INT64_MIN);
 }
 END_TEST
 
@@ -52,6 +57,10 @@ START_TEST(test_junk_is_a_miss)
         "rankd2 17 10000 10850 40000 \nx",        /* no tag */
         "rankd2 17 10000 10850 40000 a b\nx",     /* a tag with a space */
         "rankd2 99999999999999999999 1 2 3 t\nx", /* out of range */
+        "rankd2 9223372036854775808 1 2 3 t\nx",  /* INT64_MAX + 1 */
+        "rankd2 9999999999999999999 1 2 3 t\nx",  /* 19 digits past INT64_MAX */
+        "rankd2 18446744073709551616 1 2 3 t\nx", /* 2^64: would wrap a uint64_t */
+        "rankd2 1 2 3 4\nx",                      /* the line ends in a number: no tag */
     };
     struct page_cache_value e;
     for (size_t i = 0; i < sizeof(junk) / sizeof(junk[0]); i++)

@@ -207,7 +207,7 @@ START_TEST(test_fault_counts_what_is_settled)
     ck_assert_int_eq(err_status(id), 503);
     ck_assert_str_eq(err_code(id), "write_outcome_unknown");
     ck_assert_msg(strstr(msg, "300 lines were applied and 0 rejected, every line up to line 300 "
-                              "is settled, and the chunk after it may or may not be applied; "
+                              "is settled, and lines 301 to 320 may or may not be applied; "
                               "send the lines after line 300 again"),
                   "%s", msg);
     /* the same as numbers: lines 301..320 (the chunk cut) may be applied */
