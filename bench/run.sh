@@ -692,22 +692,8 @@ wd_stop() { kill "$WD_PID" 2>/dev/null || true; wait "$WD_PID" 2>/dev/null || tr
 if command -v webdis >/dev/null; then
     WD_VERSION=$(dpkg-query -W -f='${Version}' webdis 2>/dev/null || echo unknown)
     wd_start
-    # One page in one script: ZCARD, ZRANGE of 20 WITHSCORES, HMGET of their records. The reply
-    # is flat ({total, id, stored, ..., record, ...}): webdis 0.1.9 renders nested arrays as null.
-    cat > "$WORK/webdis-page.lua" <<'EOF'
-local total = redis.call('ZCARD', KEYS[1])
-local start = (tonumber(ARGV[1]) - 1) * 20
-local range = redis.call('ZRANGE', KEYS[1], start, start + 19, 'WITHSCORES')
-local out, ids = {total}, {}
-for i = 1, #range, 2 do ids[#ids + 1] = range[i] end
-for i = 1, #range do out[#out + 1] = range[i] end
-if #ids > 0 then
-  local records = redis.call('HMGET', KEYS[2], unpack(ids))
-  for i = 1, #ids do out[#out + 1] = records[i] end
-end
-return out
-EOF
-    WD_SHA=$(rcli script load "$(cat "$WORK/webdis-page.lua")")
+    # One page in one script (bench/webdis-page.lua says what it does).
+    WD_SHA=$(rcli script load "$(cat "$ROOT/bench/webdis-page.lua")")
     [ ${#WD_SHA} = 40 ] || die "SCRIPT LOAD of the webdis page script failed: $WD_SHA"
     # webdis at its best: Debian's settings (2 threads, 2 Redis connections each), upstream's
     # defaults (4 threads) and larger pools, each 1 s on page 1 of b200k (wrk when installed);

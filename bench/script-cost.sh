@@ -55,19 +55,6 @@ line = sys.stdin.read()
 sys.stdout.write("\0".join(shlex.split(line[line.index("\""):])))' >"$DIR/args"
 mapfile -d '' ARGS <"$DIR/args"
 [ "${#ARGS[@]}" -gt 6 ] || { echo "no EVALSHA of the page seen (MONITOR: $DIR/monitor.txt)" >&2; exit 1; }
-cat >"$DIR/webdis.lua" <<'LUA'
-local total = redis.call('ZCARD', KEYS[1])
-local start = (tonumber(ARGV[1]) - 1) * 20
-local range = redis.call('ZRANGE', KEYS[1], start, start + 19, 'WITHSCORES')
-local out, ids = {total}, {}
-for i = 1, #range, 2 do ids[#ids + 1] = range[i] end
-for i = 1, #range do out[#out + 1] = range[i] end
-if #ids > 0 then
-  local records = redis.call('HMGET', KEYS[2], unpack(ids))
-  for i = 1, #ids do out[#out + 1] = records[i] end
-end
-return out
-LUA
 row() { # row LABEL COMMAND...: one row's count
     local label=$1
     shift
@@ -89,7 +76,7 @@ row() { # row LABEL COMMAND...: one row's count
     mv "$f" "$DIR/cg.$label"
 }
 # rankd's arguments: EVALSHA sha numkeys settings set records ...; webdis': the set and records
-WSHA=$(redis-cli -p "$RP" script load "$(cat "$DIR/webdis.lua")")
+WSHA=$(redis-cli -p "$RP" script load "$(cat "$ROOT/bench/webdis-page.lua")")
 row webdis EVALSHA "$WSHA" 2 "${ARGS[4]}" "${ARGS[5]}" 1
 row rankd "${ARGS[@]}"
 for f in "$@"; do
